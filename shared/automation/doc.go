@@ -1,0 +1,27 @@
+// Package automation holds the domain vocabulary of the automation pipeline: the
+// AutomationScheduler row, its statuses and reason codes, the SchedulerKey helper,
+// InputHash, the ensure decision table and the injected Clock. It imports the standard
+// library only (STYLE.md).
+//
+// Life of a scheduler row (ARCHITECTURE.md §3, seed 000):
+//
+//	            ensure (no row)
+//	                  │
+//	                  ▼
+//	  ┌──────────► Pending ◄──────────────────────────┐
+//	  │               │ claim: lease + Version+1      │ stale rescue / retryable failure
+//	  │               ▼                               │ (RetryCount+1, NextRetryOn = backoff)
+//	  │          Processing ──────────────────────────┘
+//	  │          │    │    └──────────────┐
+//	  │ complete │    │ deactivate        │ attempts exhausted / permanent
+//	  │          ▼    ▼ (an outcome)      ▼
+//	  │   Completed  Deactivated       Failed + IsOnSupportHold
+//	  │               │                   │
+//	  └───────────────┴───────────────────┘ ensure with the same InputHash reactivates
+//	                                        (Pending/Failed/Deactivated/Cancelled)
+//
+// Completed rows are never re-sent: ensure returns their coordinates. Every write bumps
+// Version; the Version read by a claim is the token that later Complete/Fail/Deactivate
+// calls must present, so a worker whose lease expired and was re-claimed cannot overwrite
+// newer state (§3.4).
+package automation

@@ -1,0 +1,196 @@
+// Package bus is the messaging seam: a Message, a Publisher, a Handler, and the in-process
+// bus used by the embedded runtime. Service Bus implements the same Publisher in the azure
+// package; both pass bus/bustest.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Message is one broker message.
+type Message struct {
+	// ID is the broker MessageId: deterministic, used for duplicate detection.
+	ID string
+	// Destination is the queue or topic.
+	Destination string
+	// SessionID orders messages of one entity ("" = unordered).
+	SessionID string
+	Body      []byte
+	// DeliveryCount is 1 on the first delivery (set by the bus).
+	DeliveryCount int
+}
+
+// Publisher sends messages. Publish returns only after the broker accepted the message.
+type Publisher interface {
+	Publish(ctx context.Context, m Message) error
+}
+
+// Handler processes one delivered message. nil completes it; an error abandons it for
+// redelivery, or dead-letters it once MaxDeliveryCount is reached; an error wrapped with
+// DeadLetter dead-letters it at once (it can never succeed).
+type Handler func(ctx context.Context, m Message) error
+
+type deadLetterError struct{ err error }
+
+func (e deadLetterError) Error() string { return "dead-letter: " + e.err.Error() }
+func (e deadLetterError) Unwrap() error { return e.err }
+
+// DeadLetter marks err as permanent: the message goes to the dead-letter queue with err as
+// the reason instead of being retried.
+func DeadLetter(err error) error { return deadLetterError{err} }
+
+// IsDeadLetter reports whether err was wrapped with DeadLetter.
+func IsDeadLetter(err error) bool {
+	var d deadLetterError
+	return errors.As(err, &d)
+}
+
+// ErrQueueFull is returned by Memory.Publish when a queue holds MaxQueueLength messages;
+// the caller (the outbox relay) keeps the message and retries later.
+var ErrQueueFull = errors.New("bus: queue full")
+
+// DeadLettered is a message that was given up on, with the reason.
+type DeadLettered struct {
+	Message Message
+	Reason  string
+}
+
+// MemoryOptions configure the in-process bus. Zero values take the defaults.
+type MemoryOptions struct {
+	MaxQueueLength   int // per destination; default 10000
+	MaxDeliveryCount int // default 10 (Service Bus default)
+	DuplicateWindow  int // how many recent message ids are remembered; default 10000
+}
+
+// Memory is the in-process bus: bounded FIFO queues, duplicate detection by message id over
+// a bounded window, redelivery up to MaxDeliveryCount, and a dead-letter list. Delivery is
+// pull-based (Drain), which keeps the replay simulator deterministic. Safe for concurrent use.
+type Memory struct {
+	mu       sync.Mutex
+	opts     MemoryOptions
+	queues   map[string][]Message
+	order    []string // destinations in first-publish order, for deterministic draining
+	handlers map[string]Handler
+	recent   map[string]struct{}
+	recentQ  []string
+	dead     []DeadLettered
+}
+
+var _ Publisher = (*Memory)(nil)
+
+// NewMemory returns an empty in-process bus.
+func NewMemory(opts *MemoryOptions) *Memory {
+	o := MemoryOptions{MaxQueueLength: 10000, MaxDeliveryCount: 10, DuplicateWindow: 10000}
+	if opts != nil {
+		if opts.MaxQueueLength > 0 {
+			o.MaxQueueLength = opts.MaxQueueLength
+		}
+		if opts.MaxDeliveryCount > 0 {
+			o.MaxDeliveryCount = opts.MaxDeliveryCount
+		}
+		if opts.DuplicateWindow > 0 {
+			o.DuplicateWindow = opts.DuplicateWindow
+		}
+	}
+	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, recent: map[string]struct{}{}}
+}
+
+// Subscribe sets the handler of a destination (one per destination).
+func (b *Memory) Subscribe(destination string, h Handler) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.handlers[destination] = h
+}
+
+// Publish enqueues m. A message whose ID was published within the duplicate window is
+// accepted and dropped, as Service Bus duplicate detection does.
+func (b *Memory) Publish(_ context.Context, m Message) error {
+	if m.ID == "" || m.Destination == "" {
+		return fmt.Errorf("bus: message needs an ID and a Destination")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, dup := b.recent[m.ID]; dup {
+		return nil
+	}
+	q := b.queues[m.Destination]
+	if len(q) >= b.opts.MaxQueueLength {
+		return fmt.Errorf("bus: %s: %w", m.Destination, ErrQueueFull)
+	}
+	if _, ok := b.queues[m.Destination]; !ok {
+		b.order = append(b.order, m.Destination)
+	}
+	m.DeliveryCount = 0
+	m.Body = append([]byte(nil), m.Body...)
+	b.queues[m.Destination] = append(q, m)
+	b.recent[m.ID] = struct{}{}
+	b.recentQ = append(b.recentQ, m.ID)
+	if len(b.recentQ) > b.opts.DuplicateWindow {
+		delete(b.recent, b.recentQ[0])
+		b.recentQ = b.recentQ[1:]
+	}
+	return nil
+}
+
+// Drain delivers queued messages to their handlers until every queue with a handler is
+// empty or limit deliveries were made (limit <= 0: no limit). Failed messages are requeued
+// at the tail (redelivery) or dead-lettered. It returns the number of deliveries made.
+func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
+	n := 0
+	for limit <= 0 || n < limit {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		m, h, ok := b.next()
+		if !ok {
+			return n, nil
+		}
+		n++
+		err := h(ctx, m)
+		if err == nil {
+			continue
+		}
+		b.mu.Lock()
+		if IsDeadLetter(err) || m.DeliveryCount >= b.opts.MaxDeliveryCount {
+			b.dead = append(b.dead, DeadLettered{Message: m, Reason: err.Error()})
+		} else {
+			b.queues[m.Destination] = append(b.queues[m.Destination], m)
+		}
+		b.mu.Unlock()
+	}
+	return n, nil
+}
+
+func (b *Memory) next() (Message, Handler, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range b.order {
+		q := b.queues[d]
+		h := b.handlers[d]
+		if len(q) == 0 || h == nil {
+			continue
+		}
+		m := q[0]
+		b.queues[d] = q[1:]
+		m.DeliveryCount++
+		return m, h, true
+	}
+	return Message{}, nil, false
+}
+
+// Len returns the number of queued messages at destination.
+func (b *Memory) Len(destination string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queues[destination])
+}
+
+// DeadLetters returns a copy of the dead-letter list.
+func (b *Memory) DeadLetters() []DeadLettered {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]DeadLettered(nil), b.dead...)
+}

@@ -1,0 +1,192 @@
+// Package events parses domain events - CloudEvents 1.0 in structured JSON mode
+// (ARCHITECTURE.md §4.1) - into a typed Event, and routes them to the handlers registered
+// for their entity type (a registry, never one giant switch).
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+
+	"github.com/automation-platform/automation/shared/automation"
+)
+
+// Event is a validated domain event.
+type Event struct {
+	ID             string
+	Source         string
+	Type           string
+	Subject        string
+	Time           time.Time // UTC; zero when the event has no "time"
+	BusinessUnitID string
+	EntityType     string
+	EntityGuid     string
+	// Revision is monotonic per entity; older revisions than the stored one are ignored.
+	Revision int64
+	// Deleted is true when Type ends with ".deleted": the entity is gone.
+	Deleted bool
+	// Data is the entity's current fields (fat event), a JSON object.
+	Data map[string]any
+	// DataJSON is Data as received (compact JSON).
+	DataJSON string
+}
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
+
+// Parse decodes and validates one CloudEvent in structured JSON mode. Required beyond the
+// CloudEvents spec: extensions businessunitid, entitytype, entityguid (tokens of letters,
+// digits and ._~@+/-) and revision (a non-negative integer, as a JSON number or decimal
+// string); data must be a JSON object (datacontenttype absent or application/json).
+// Errors are automation.Invalid with the offending field named.
+func Parse(raw []byte) (Event, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Event{}, automation.Invalid("event", "not a JSON object")
+	}
+	// revision is read from the raw JSON: the CloudEvents integer type is 32-bit and the SDK
+	// would silently truncate 1.5, while revisions are 64-bit counters.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return Event{}, automation.Invalid("event", "not valid JSON: %v", err)
+	}
+	rawRev, hasRev := fields["revision"]
+	if hasRev {
+		delete(fields, "revision")
+		raw, _ = json.Marshal(fields)
+	}
+	var ce cloudevents.Event
+	if err := json.Unmarshal(raw, &ce); err != nil {
+		return Event{}, automation.Invalid("event", "not a valid CloudEvent: %v", err)
+	}
+	if err := ce.Validate(); err != nil {
+		return Event{}, automation.Invalid("event", "not a valid CloudEvent 1.0: %v", err)
+	}
+	if ce.SpecVersion() != "1.0" {
+		return Event{}, automation.Invalid("specversion", "must be \"1.0\", got %q", ce.SpecVersion())
+	}
+	ev := Event{ID: ce.ID(), Source: ce.Source(), Type: ce.Type(), Subject: ce.Subject()}
+	if !ce.Time().IsZero() {
+		ev.Time = ce.Time().UTC()
+	}
+	ext := ce.Extensions()
+	var err error
+	if ev.BusinessUnitID, err = tokenExt(ext, "businessunitid"); err != nil {
+		return Event{}, err
+	}
+	if ev.EntityType, err = tokenExt(ext, "entitytype"); err != nil {
+		return Event{}, err
+	}
+	if ev.EntityGuid, err = tokenExt(ext, "entityguid"); err != nil {
+		return Event{}, err
+	}
+	if !hasRev {
+		return Event{}, automation.Invalid("revision", "extension is required")
+	}
+	if ev.Revision, err = parseRevision(rawRev); err != nil {
+		return Event{}, err
+	}
+	ev.Deleted = strings.HasSuffix(ev.Type, ".deleted")
+	if ct := ce.DataContentType(); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return Event{}, automation.Invalid("datacontenttype", "must be application/json, got %q", ct)
+	}
+	if ce.DataBase64 {
+		return Event{}, automation.Invalid("data_base64", "binary data is not accepted; send data as a JSON object")
+	}
+	data := bytes.TrimSpace(ce.Data())
+	switch {
+	case len(data) == 0 || string(data) == "null":
+		if !ev.Deleted {
+			return Event{}, automation.Invalid("data", "is required (the entity's current fields)")
+		}
+		ev.Data, ev.DataJSON = map[string]any{}, "{}"
+	default:
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&ev.Data); err != nil || ev.Data == nil {
+			return Event{}, automation.Invalid("data", "must be a JSON object")
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			return Event{}, automation.Invalid("data", "must be a JSON object")
+		}
+		ev.DataJSON = buf.String()
+	}
+	return ev, nil
+}
+
+// parseRevision accepts a JSON integer or a string of decimal digits, 0..2^63-1.
+func parseRevision(raw json.RawMessage) (int64, error) {
+	text := string(bytes.TrimSpace(raw))
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		text = str
+	}
+	if !revisionRE.MatchString(text) {
+		return 0, automation.Invalid("revision", "must be a non-negative integer, got %s", string(raw))
+	}
+	v, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return 0, automation.Invalid("revision", "out of range: %s", text)
+	}
+	return v, nil
+}
+
+var revisionRE = regexp.MustCompile(`^[0-9]{1,19}$`)
+
+func tokenExt(ext map[string]any, name string) (string, error) {
+	v, ok := ext[name]
+	if !ok {
+		return "", automation.Invalid(name, "extension is required")
+	}
+	s, ok := v.(string)
+	if !ok || !tokenRE.MatchString(s) {
+		return "", automation.Invalid(name, "must be a non-empty token of letters, digits and ._~@+/- (got %v)", v)
+	}
+	return s, nil
+}
+
+// Handler processes one parsed event.
+type Handler interface {
+	HandleEvent(ctx context.Context, ev Event) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, ev Event) error
+
+// HandleEvent calls f.
+func (f HandlerFunc) HandleEvent(ctx context.Context, ev Event) error { return f(ctx, ev) }
+
+// Router sends each event to the handlers registered for its entity type, then to the
+// handlers registered for every type (e.g. setting-driven reminders), in registration order.
+type Router struct {
+	byType map[string][]Handler
+	all    []Handler
+}
+
+// NewRouter returns an empty router.
+func NewRouter() *Router { return &Router{byType: map[string][]Handler{}} }
+
+// Register adds h for one entity type.
+func (r *Router) Register(entityType string, h Handler) {
+	r.byType[entityType] = append(r.byType[entityType], h)
+}
+
+// RegisterAll adds h for every entity type.
+func (r *Router) RegisterAll(h Handler) { r.all = append(r.all, h) }
+
+// Dispatch runs the handlers for ev; the first error stops it and is returned (the event
+// is then redelivered; handlers are idempotent).
+func (r *Router) Dispatch(ctx context.Context, ev Event) error {
+	for _, h := range append(append([]Handler(nil), r.byType[ev.EntityType]...), r.all...) {
+		if err := h.HandleEvent(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}

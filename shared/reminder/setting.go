@@ -1,0 +1,156 @@
+// Package reminder turns domain events into reminder occurrences in AutomationScheduler
+// (ARCHITECTURE.md §4) and revalidates them at due time (§3.6).
+//
+// Date-based reminders (§4.3): for each offset d of a setting, the occurrence's local date
+// is targetDate − d (calendar days) at the setting's local send time in the business
+// unit's zone, converted to UTC with the DST product rule (localtime.Resolve). Annual
+// settings target the next anniversary and ensure the following year's occurrence when one
+// completes (29 February → 28 February in common years).
+package reminder
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/localtime"
+)
+
+// DefaultMaxLatenessHours is how late (after ScheduledOn) a row may still be sent (§4.3).
+const DefaultMaxLatenessHours = 48
+
+// MaxAnnualOffsetDays bounds offsets of annual settings so one occurrence maps to one year.
+const MaxAnnualOffsetDays = 364
+
+// MaxOffsetDays bounds offsets of one-off settings (10 years).
+const MaxOffsetDays = 3650
+
+// Setting is a reminder setting (§4.1). JSON field names are the scenario/API names.
+type Setting struct {
+	Guid           string                 `json:"guid"`
+	BusinessUnitID string                 `json:"businessUnitId"`
+	Name           string                 `json:"name"`
+	SourceType     string                 `json:"sourceType"`
+	TriggerType    automation.TriggerType `json:"triggerType"`
+	// TriggerKey is the field of the event's data holding the target date ("YYYY-MM-DD").
+	TriggerKey string `json:"triggerKey"`
+	// OffsetsDays are calendar days before the target date, each >= 0, no duplicates.
+	OffsetsDays []int `json:"offsetsDays"`
+	// SendLocalTime is the local wall time ("HH:MM") in the business unit's zone.
+	SendLocalTime *localtime.TimeOfDay `json:"sendLocalTime"`
+	// Annual makes the target the next anniversary of the date (work anniversaries, birthdays).
+	Annual     bool            `json:"annual,omitempty"`
+	Template   string          `json:"template"`
+	Channels   []string        `json:"channels"`
+	Recipients RecipientPolicy `json:"recipients"`
+	// IsActive defaults to true when omitted.
+	IsActive *bool `json:"isActive,omitempty"`
+	// MaxLatenessHours: a row found due later than this after ScheduledOn is Deactivated
+	// TooLate (default 48).
+	MaxLatenessHours *int `json:"maxLatenessHours,omitempty"`
+}
+
+// RecipientPolicy says who receives the reminder; resolved at execution time (§3.6).
+type RecipientPolicy struct {
+	// Field is the source data field holding an address, or an array of addresses.
+	Field string `json:"field"`
+}
+
+// Active reports IsActive (default true).
+func (s Setting) Active() bool { return s.IsActive == nil || *s.IsActive }
+
+// MaxLatenessHoursOrDefault returns MaxLatenessHours or the default.
+func (s Setting) MaxLatenessHoursOrDefault() int {
+	if s.MaxLatenessHours == nil {
+		return DefaultMaxLatenessHours
+	}
+	return *s.MaxLatenessHours
+}
+
+var (
+	guidRE  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,100}$`)
+)
+
+// ParseSetting decodes one setting strictly (unknown fields are an error) and validates it.
+// Errors are automation.Invalid naming the field.
+func ParseSetting(raw []byte) (Setting, error) {
+	var s Setting
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Setting{}, automation.Invalid("setting", "%s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return Setting{}, automation.Invalid("setting", "trailing data after the object")
+	}
+	return s, s.Validate(nil)
+}
+
+// Validate checks every field; channels, when non-nil, lists the channel names that exist.
+// All problems are reported together (errors.Join of automation.Invalid).
+func (s *Setting) Validate(channels map[string]bool) error {
+	var errs []error
+	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
+	if !guidRE.MatchString(s.Guid) {
+		bad("guid", "must be a GUID, got %q", s.Guid)
+	}
+	s.Guid = strings.ToLower(s.Guid)
+	if !tokenRE.MatchString(s.BusinessUnitID) {
+		bad("businessUnitId", "is required (letters, digits, ._~@+/-)")
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		bad("name", "is required")
+	}
+	if !tokenRE.MatchString(s.SourceType) {
+		bad("sourceType", "is required (letters, digits, ._~@+/-)")
+	}
+	if s.TriggerType != automation.TriggerDateBased {
+		bad("triggerType", "must be %q (ThresholdCondition arrives with the reminder-lifecycle work), got %q", automation.TriggerDateBased, s.TriggerType)
+	}
+	if !tokenRE.MatchString(s.TriggerKey) {
+		bad("triggerKey", "is required (the data field holding the target date)")
+	}
+	if len(s.OffsetsDays) == 0 {
+		bad("offsetsDays", "needs at least one offset")
+	}
+	maxOff := MaxOffsetDays
+	if s.Annual {
+		maxOff = MaxAnnualOffsetDays
+	}
+	seen := map[int]bool{}
+	for i, d := range s.OffsetsDays {
+		if d < 0 || d > maxOff {
+			bad(fmt.Sprintf("offsetsDays[%d]", i), "must be 0..%d days, got %d", maxOff, d)
+		}
+		if seen[d] {
+			bad(fmt.Sprintf("offsetsDays[%d]", i), "duplicate offset %d", d)
+		}
+		seen[d] = true
+	}
+	if s.SendLocalTime == nil {
+		bad("sendLocalTime", "is required (\"HH:MM\", local to the business unit)")
+	}
+	if strings.TrimSpace(s.Template) == "" {
+		bad("template", "is required")
+	}
+	if len(s.Channels) == 0 {
+		bad("channels", "needs at least one channel")
+	}
+	for i, c := range s.Channels {
+		if channels != nil && !channels[c] {
+			bad(fmt.Sprintf("channels[%d]", i), "unknown channel %q", c)
+		}
+	}
+	if !tokenRE.MatchString(s.Recipients.Field) {
+		bad("recipients.field", "is required (the data field holding the recipient)")
+	}
+	if s.MaxLatenessHours != nil && (*s.MaxLatenessHours < 1 || *s.MaxLatenessHours > 24*30) {
+		bad("maxLatenessHours", "must be 1..720, got %d", *s.MaxLatenessHours)
+	}
+	return errors.Join(errs...)
+}

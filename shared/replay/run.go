@@ -1,0 +1,228 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Options tune Run.
+type Options struct {
+	// Dir holds the run's SQLite database and trace; "" uses a temporary directory that
+	// is removed afterwards.
+	Dir string
+	Log *slog.Logger
+}
+
+// DeliveryLine is a "delivery" output line.
+type DeliveryLine struct {
+	Kind           string `json:"kind"` // "delivery"
+	At             string `json:"at"`   // tick instant, RFC 3339 UTC
+	SchedulerKey   string `json:"schedulerKey"`
+	BusinessUnitID string `json:"businessUnitId"`
+	ScheduledOn    string `json:"scheduledOn"` // RFC 3339 UTC
+	LocalTime      string `json:"localTime"`   // RFC 3339 with the business unit's offset
+	Channel        string `json:"channel"`
+	Recipient      string `json:"recipient"`
+	Template       string `json:"template"`
+}
+
+// RejectedLine is a "rejected" output line.
+type RejectedLine struct {
+	Kind    string `json:"kind"` // "rejected"
+	At      string `json:"at"`
+	Input   int    `json:"input"` // index in the scenario's inputs
+	EventID string `json:"eventId"`
+	Error   string `json:"error"`
+}
+
+// SummaryLine is the closing "summary" line.
+type SummaryLine struct {
+	Kind       string                    `json:"kind"` // "summary"
+	Rows       map[automation.Status]int `json:"rows"`
+	Deliveries int                       `json:"deliveries"`
+	Rejected   int                       `json:"rejected"`
+}
+
+// Run replays sc and writes one JSON object per line to out, in simulated-time order.
+// It returns an error only when the pipeline itself fails (store, disk); bad inputs are
+// "rejected" lines.
+func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (SummaryLine, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	dir := o.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "automation-replay-*")
+		if err != nil {
+			return SummaryLine{}, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return SummaryLine{}, err
+	}
+	r := &runner{sc: sc, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start)}
+	logChannel := delivery.FuncChannel(r.deliver)
+	e, err := app.NewEmbedded(ctx, app.EmbeddedOptions{
+		DBPath: filepath.Join(dir, "automation.db"), TraceDir: filepath.Join(dir, "trace"),
+		Clock: r.clock, Channels: map[string]delivery.Channel{"log": logChannel}, Seed: 1, Log: o.Log,
+	})
+	if err != nil {
+		return SummaryLine{}, err
+	}
+	defer e.Close()
+	r.e = e
+	if err := r.setup(ctx); err != nil {
+		return SummaryLine{}, err
+	}
+	if err := r.loop(ctx); err != nil {
+		return SummaryLine{}, err
+	}
+	counts, err := e.Store.SchedulerCountByStatus(ctx)
+	if err != nil {
+		return SummaryLine{}, err
+	}
+	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected}
+	return sum, r.enc.Encode(sum)
+}
+
+type runner struct {
+	sc         *Scenario
+	e          *app.Embedded
+	enc        *json.Encoder
+	clock      *automation.ManualClock
+	deliveries int
+	rejected   int
+}
+
+func (r *runner) setup(ctx context.Context) error {
+	for _, bu := range r.sc.BusinessUnits {
+		if err := r.e.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone}); err != nil {
+			return err
+		}
+	}
+	for i, set := range r.sc.settings {
+		if err := set.Validate(map[string]bool{"log": true}); err != nil {
+			return fmt.Errorf("scenario: reminderSettings[%d]: %w", i, err)
+		}
+		rec, err := reminder.SettingRecord(set, 1, r.sc.Start)
+		if err != nil {
+			return err
+		}
+		if err := r.e.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loop advances the clock: inputs at their own instants, polls on the tick grid whenever a
+// row can be due; an input and a poll at the same instant: the input first.
+func (r *runner) loop(ctx context.Context) error {
+	tick := r.sc.Tick.Duration
+	next := 0 // position in r.sc.order
+	lastPoll := r.sc.Start.Add(-tick)
+	now := r.sc.Start
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var poll time.Time
+		wake, err := r.e.Store.SchedulerNextWakeUp(ctx)
+		if err != nil {
+			return err
+		}
+		if wake != nil {
+			w := *wake
+			if w.Before(now) {
+				w = now
+			}
+			poll = r.ceilGrid(w)
+			if min := lastPoll.Add(tick); poll.Before(min) {
+				poll = min
+			}
+		}
+		var inputAt time.Time
+		if next < len(r.sc.order) {
+			inputAt = r.sc.Inputs[r.sc.order[next]].At
+		}
+		switch {
+		case !inputAt.IsZero() && !inputAt.After(r.sc.Until) && (poll.IsZero() || !inputAt.After(poll)):
+			now = inputAt
+			r.clock.Set(now)
+			if err := r.input(ctx, r.sc.order[next]); err != nil {
+				return err
+			}
+			next++
+		case !poll.IsZero() && !poll.After(r.sc.Until):
+			now, lastPoll = poll, poll
+			r.clock.Set(now)
+			if _, err := r.e.Tick(ctx); err != nil {
+				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
+			}
+		default:
+			// Inputs after until are not replayed.
+			return nil
+		}
+	}
+}
+
+func (r *runner) ceilGrid(t time.Time) time.Time {
+	tick := r.sc.Tick.Duration
+	d := t.Sub(r.sc.Start)
+	k := (d + tick - 1) / tick
+	return r.sc.Start.Add(k * tick)
+}
+
+func (r *runner) input(ctx context.Context, idx int) error {
+	in := r.sc.Inputs[idx]
+	ev, err := events.Parse(in.Event)
+	if err == nil {
+		err = r.e.Router.Dispatch(ctx, ev)
+	}
+	if err == nil {
+		return nil
+	}
+	if !automation.IsInvalid(err) {
+		return fmt.Errorf("inputs[%d]: %w", idx, err)
+	}
+	r.rejected++
+	id := ev.ID
+	if id == "" {
+		var peek struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(in.Event, &peek) == nil {
+			if s, ok := peek.ID.(string); ok {
+				id = s
+			}
+		}
+	}
+	return r.enc.Encode(RejectedLine{Kind: "rejected", At: in.At.UTC().Format(time.RFC3339), Input: idx, EventID: id, Error: err.Error()})
+}
+
+// deliver is the replay's "log" channel: it writes the delivery line.
+func (r *runner) deliver(_ context.Context, m delivery.Message) (string, error) {
+	var p reminder.Payload
+	if err := json.Unmarshal([]byte(m.PayloadJSON), &p); err != nil {
+		return "", fmt.Errorf("replay: payload of %s: %w", m.DeliveryKey, err)
+	}
+	r.deliveries++
+	return m.DeliveryKey, r.enc.Encode(DeliveryLine{Kind: "delivery", At: m.SentOn.UTC().Format(time.RFC3339), SchedulerKey: m.SchedulerKey,
+		BusinessUnitID: m.BusinessUnitID, ScheduledOn: p.ScheduledOn, LocalTime: p.LocalTime, Channel: m.Channel,
+		Recipient: m.Recipient, Template: m.Template})
+}

@@ -1,0 +1,71 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Outcome is what a Handler decided for one claimed row. Exactly one of these holds:
+// Deactivate is set (revalidation said no: an outcome, not a failure); or the row completes
+// with Deliveries/Outbox/FollowUps written in the same transaction (§5.1).
+type Outcome struct {
+	Deactivate         automation.ReasonCode
+	Deliveries         []store.NotificationRequest
+	Outbox             []store.OutboxMessage
+	FollowUps          []automation.Candidate
+	DispatchResultJSON string
+}
+
+// Handler executes claimed rows of one AutomationType at due time: it revalidates (§3.6)
+// and says what to do. It must not write the row itself. A returned error is a failed
+// attempt (retried with backoff); wrap with Permanent to hold at once.
+type Handler interface {
+	Execute(ctx context.Context, row automation.SchedulerRow, now time.Time) (Outcome, error)
+}
+
+// LongRunning is implemented by handlers whose rows retry daily after the backoff ladder
+// instead of going on support hold (§3.5).
+type LongRunning interface {
+	LongRunning() bool
+}
+
+type permanentError struct{ err error }
+
+func (p permanentError) Error() string { return p.err.Error() }
+func (p permanentError) Unwrap() error { return p.err }
+
+// Permanent marks err as one that retrying cannot fix: the row goes on support hold now.
+func Permanent(err error) error { return permanentError{err} }
+
+// IsPermanent reports whether err was marked Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// Registry maps an AutomationType to its Handler (a registry, never one big switch).
+type Registry struct {
+	m map[automation.AutomationType]Handler
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{m: map[automation.AutomationType]Handler{}} }
+
+// Register sets the handler for t; registering a type twice is a programming error (panic).
+func (r *Registry) Register(t automation.AutomationType, h Handler) {
+	if _, dup := r.m[t]; dup {
+		panic(fmt.Sprintf("scheduler: handler for %s registered twice", t))
+	}
+	r.m[t] = h
+}
+
+// Lookup returns the handler for t.
+func (r *Registry) Lookup(t automation.AutomationType) (Handler, bool) {
+	h, ok := r.m[t]
+	return h, ok
+}

@@ -1,0 +1,149 @@
+// Package localtrace is the embedded implementation of trace.Store: trace rows in a small
+// SQLite database (modernc.org/sqlite) and diagnostics blobs as files under a directory.
+package localtrace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // "sqlite" driver
+
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// Store keeps trace rows in dir/trace.db and blobs under dir/blobs/.
+type Store struct {
+	db  *sql.DB
+	dir string
+}
+
+var _ trace.Store = (*Store)(nil)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS AutomationJob (
+    RowGuid TEXT NOT NULL, Attempt INTEGER NOT NULL, Version INTEGER NOT NULL,
+    SchedulerKey TEXT NOT NULL, RowId INTEGER NOT NULL, BusinessUnitId TEXT NOT NULL,
+    AutomationType TEXT NOT NULL, Outcome TEXT NOT NULL, ReasonCode TEXT NOT NULL,
+    ErrorCode TEXT NOT NULL, Message TEXT NOT NULL, StartedOn INTEGER NOT NULL,
+    FinishedOn INTEGER NOT NULL, UtcDay TEXT NOT NULL, TraceBlobName TEXT NOT NULL,
+    PRIMARY KEY (RowGuid, Attempt, Version));
+CREATE INDEX IF NOT EXISTS IX_AutomationJob_Key ON AutomationJob (SchedulerKey, StartedOn);
+CREATE INDEX IF NOT EXISTS IX_AutomationJob_BuDay ON AutomationJob (BusinessUnitId, UtcDay, StartedOn);`
+
+// Open opens (creating) the local trace store under dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
+		return nil, fmt.Errorf("localtrace: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		return nil, fmt.Errorf("localtrace: %w", err)
+	}
+	db.SetMaxOpenConns(4)
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("localtrace: schema: %w", err)
+	}
+	return &Store{db: db, dir: dir}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// WriteJob implements trace.Writer.
+func (s *Store) WriteJob(ctx context.Context, r trace.JobRecord) error {
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO AutomationJob
+        (RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId, AutomationType, Outcome,
+         ReasonCode, ErrorCode, Message, StartedOn, FinishedOn, UtcDay, TraceBlobName)
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.RowGuid, r.Attempt, r.Version, r.SchedulerKey, r.RowID, r.BusinessUnitID, r.AutomationType,
+		string(r.Outcome), r.ReasonCode, r.ErrorCode, r.Message, r.StartedOn.UTC().UnixMilli(),
+		r.FinishedOn.UTC().UnixMilli(), r.StartedOn.UTC().Format("2006-01-02"), r.TraceBlobName)
+	if err != nil {
+		return fmt.Errorf("localtrace: write job: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]trace.JobRecord, error) {
+	rs, err := s.db.QueryContext(ctx, `SELECT RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId,
+        AutomationType, Outcome, ReasonCode, ErrorCode, Message, StartedOn, FinishedOn, TraceBlobName
+        FROM AutomationJob `+q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("localtrace: %w", err)
+	}
+	defer rs.Close()
+	var out []trace.JobRecord
+	for rs.Next() {
+		var r trace.JobRecord
+		var outcome string
+		var started, finished int64
+		if err := rs.Scan(&r.RowGuid, &r.Attempt, &r.Version, &r.SchedulerKey, &r.RowID, &r.BusinessUnitID,
+			&r.AutomationType, &outcome, &r.ReasonCode, &r.ErrorCode, &r.Message, &started, &finished, &r.TraceBlobName); err != nil {
+			return nil, err
+		}
+		r.Outcome = trace.Outcome(outcome)
+		r.StartedOn, r.FinishedOn = time.UnixMilli(started).UTC(), time.UnixMilli(finished).UTC()
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// JobsByKey implements trace.Reader.
+func (s *Store) JobsByKey(ctx context.Context, key string) ([]trace.JobRecord, error) {
+	return s.query(ctx, `WHERE SchedulerKey = ? ORDER BY StartedOn, Attempt, Version`, key)
+}
+
+// JobsByBusinessUnitDay implements trace.Reader.
+func (s *Store) JobsByBusinessUnitDay(ctx context.Context, bu, day string, limit int) ([]trace.JobRecord, error) {
+	if _, err := time.Parse("2006-01-02", day); err != nil {
+		return nil, fmt.Errorf("localtrace: day %q is not YYYY-MM-DD", day)
+	}
+	if limit <= 0 || limit > 1000 {
+		return nil, fmt.Errorf("localtrace: limit %d outside 1..1000", limit)
+	}
+	return s.query(ctx, `WHERE BusinessUnitId = ? AND UtcDay = ? ORDER BY StartedOn, RowGuid, Attempt LIMIT ?`, bu, day, limit)
+}
+
+func (s *Store) blobPath(name string) (string, error) {
+	clean := filepath.ToSlash(filepath.Clean(name))
+	if name == "" || clean != name || strings.HasPrefix(clean, "/") || strings.HasPrefix(clean, "..") || strings.Contains(clean, "/../") {
+		return "", fmt.Errorf("localtrace: invalid blob name %q", name)
+	}
+	return filepath.Join(s.dir, "blobs", filepath.FromSlash(clean)), nil
+}
+
+// PutBlob implements trace.Writer (write to a temp file, then rename: no torn blobs).
+func (s *Store) PutBlob(_ context.Context, name string, data []byte) error {
+	p, err := s.blobPath(name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("localtrace: %w", err)
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("localtrace: %w", err)
+	}
+	return os.Rename(tmp, p)
+}
+
+// GetBlob implements trace.Reader.
+func (s *Store) GetBlob(_ context.Context, name string) ([]byte, error) {
+	p, err := s.blobPath(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, trace.ErrBlobNotFound
+	}
+	return b, err
+}

@@ -1,0 +1,78 @@
+// Package trace records what happened to scheduler rows: a thin AutomationJob trace row per
+// attempt (Azure Table Storage in production, never scanned for work) and, for failures and
+// holds, a diagnostics blob named by the row's TraceBlobName (Blob Storage in production).
+// The local implementation (trace/localtrace) keeps both on disk; the Azure one lives in
+// the azure package. Both run the same conformance suite (trace/tracetest).
+package trace
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Outcome is what one attempt ended with.
+type Outcome string
+
+// Attempt outcomes.
+const (
+	OutcomeCompleted   Outcome = "Completed"   // delivery queued
+	OutcomeDeactivated Outcome = "Deactivated" // revalidation said no (an outcome, not a failure)
+	OutcomeRetrying    Outcome = "Retrying"    // failed; NextRetryOn set
+	OutcomeHeld        Outcome = "Held"        // failed; on support hold
+	OutcomeLeaseLost   Outcome = "LeaseLost"   // another worker owns the row now; nothing written
+)
+
+// JobRecord is one AutomationJob trace row: one attempt on one scheduler row. Instants UTC.
+type JobRecord struct {
+	SchedulerKey   string
+	RowGuid        string
+	RowID          int64
+	BusinessUnitID string
+	AutomationType string
+	Attempt        int   // 1-based: RetryCount+1 at claim time
+	Version        int64 // the claim token
+	Outcome        Outcome
+	ReasonCode     string
+	ErrorCode      string
+	Message        string // short; no personal data
+	StartedOn      time.Time
+	FinishedOn     time.Time
+	TraceBlobName  string // "" when no diagnostics blob was written
+}
+
+// Writer stores trace rows and diagnostics blobs.
+type Writer interface {
+	// WriteJob stores one trace row. Writing the same (RowGuid, Attempt, Version) twice
+	// overwrites (idempotent under retries).
+	WriteJob(ctx context.Context, r JobRecord) error
+	// PutBlob stores a diagnostics blob under name (overwrites).
+	PutBlob(ctx context.Context, name string, data []byte) error
+}
+
+// Reader queries what Writer stored.
+type Reader interface {
+	// JobsByKey returns every trace row of one SchedulerKey, oldest first.
+	JobsByKey(ctx context.Context, schedulerKey string) ([]JobRecord, error)
+	// JobsByBusinessUnitDay returns the trace rows of one business unit whose StartedOn is on
+	// the given UTC day ("YYYY-MM-DD"), oldest first, at most limit.
+	JobsByBusinessUnitDay(ctx context.Context, businessUnitID, utcDay string, limit int) ([]JobRecord, error)
+	// GetBlob returns a diagnostics blob, or ErrBlobNotFound.
+	GetBlob(ctx context.Context, name string) ([]byte, error)
+}
+
+// Store is both sides.
+type Store interface {
+	Writer
+	Reader
+}
+
+// ErrBlobNotFound is returned by GetBlob for an unknown name.
+var ErrBlobNotFound = fmt.Errorf("trace: blob not found")
+
+// BlobName returns the diagnostics blob name for one attempt:
+// "scheduler/{rowGuid}/{attempt:03d}-v{version}.json". Names are stable so a retried write
+// overwrites instead of multiplying.
+func BlobName(rowGuid string, attempt int, version int64) string {
+	return fmt.Sprintf("scheduler/%s/%03d-v%d.json", rowGuid, attempt, version)
+}

@@ -1,0 +1,100 @@
+-- AutomationScheduler queries (SQLite). Same names as sql/mssql/queries/scheduler.sql.
+-- Parameters are named (@Name); "now" is always a parameter.
+
+-- name: SchedulerGetByKey :one
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler WHERE SchedulerKey = @SchedulerKey;
+
+-- name: SchedulerInsert :one
+INSERT INTO AutomationScheduler (Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid,
+    SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate,
+    ScheduledLocalTime, TimeZoneId, Status, ReasonCode, InputHash, Version, CreatedOn, UpdatedOn)
+VALUES (@Guid, @AutomationType, @TriggerType, @SchedulerKey, @SettingGuid,
+    @SourceEntityType, @SourceEntityGuid, @BusinessUnitId, @ScheduledOn, @ScheduledLocalDate,
+    @ScheduledLocalTime, @TimeZoneId, @Status, @ReasonCode, @InputHash, 1, @Now, @Now)
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SchedulerReschedule :one
+-- Updated (Pending) or Reactivated (Failed/Deactivated/Cancelled): same key and InputHash.
+-- Keeps RetryCount, diagnostics and dispatch coordinates.
+UPDATE AutomationScheduler
+SET Status = 'Pending', ReasonCode = NULL, NextRetryOn = NULL,
+    ScheduledOn = @ScheduledOn, ScheduledLocalDate = @ScheduledLocalDate,
+    ScheduledLocalTime = @ScheduledLocalTime, TimeZoneId = @TimeZoneId,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SchedulerHoldConflict :one
+UPDATE AutomationScheduler
+SET IsOnSupportHold = 1, ConflictInputHash = @ConflictInputHash,
+    FailureReasonCode = 'InputHashConflict', Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SchedulerListBySource :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: SchedulerClaimDue :many
+-- Set-based claim: one statement claims the batch; SQLite serialises writers, so no two
+-- claimers can take the same row. The new Version is each row's token.
+UPDATE AutomationScheduler
+SET Status = 'Processing', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id IN (
+    SELECT Id FROM AutomationScheduler
+    WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+    ORDER BY ScheduledOn, Id
+    LIMIT @Limit)
+  AND Status = 'Pending'
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SchedulerComplete :exec
+UPDATE AutomationScheduler
+SET Status = 'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
+    DispatchResultJson = @DispatchResultJson, CompletedOn = @Now,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Token AND Status = 'Processing';
+
+-- name: SchedulerFail :exec
+UPDATE AutomationScheduler
+SET Status = CASE WHEN @Hold = 1 THEN 'Failed' ELSE 'Pending' END,
+    IsOnSupportHold = CASE WHEN @Hold = 1 THEN 1 ELSE IsOnSupportHold END,
+    RetryCount = RetryCount + 1,
+    NextRetryOn = CASE WHEN @Hold = 1 THEN NULL ELSE @NextRetryOn END,
+    FailureReasonCode = @FailureReasonCode,
+    TraceBlobName = COALESCE(@TraceBlobName, TraceBlobName),
+    ProcessingLeaseExpiresOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Token AND Status = 'Processing';
+
+-- name: SchedulerDeactivate :exec
+UPDATE AutomationScheduler
+SET Status = 'Deactivated', ReasonCode = @ReasonCode, ProcessingLeaseExpiresOn = NULL,
+    NextRetryOn = NULL, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Token AND Status IN ('Pending', 'Processing', 'Failed');
+
+-- name: SchedulerListExpiredLeases :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE Status = 'Processing' AND ProcessingLeaseExpiresOn <= @Now
+ORDER BY ProcessingLeaseExpiresOn, Id
+LIMIT @Limit;
+
+-- name: SchedulerNextWakeUp :one
+SELECT MIN(t) FROM (
+    SELECT MIN(CASE WHEN NextRetryOn IS NOT NULL AND NextRetryOn > ScheduledOn
+                    THEN NextRetryOn ELSE ScheduledOn END) AS t
+    FROM AutomationScheduler WHERE Status = 'Pending' AND IsOnSupportHold = 0
+    UNION ALL
+    SELECT MIN(ProcessingLeaseExpiresOn) AS t
+    FROM AutomationScheduler WHERE Status = 'Processing'
+) AS w;
+
+-- name: SchedulerCountByStatus :many
+SELECT Status, COUNT(*) FROM AutomationScheduler GROUP BY Status;

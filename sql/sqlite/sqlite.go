@@ -1,0 +1,111 @@
+// Package sqlite is the embedded SQL dialect: SQLite through modernc.org/sqlite (pure Go,
+// no cgo). It carries its forward-only migrations and named queries as embedded .sql files
+// (same file and query names as sql/mssql) and opens a store.Store backed by
+// sql/sqlstore.
+//
+// Connection settings: WAL journal, synchronous=NORMAL, a busy timeout so concurrent
+// writers wait instead of failing, foreign keys on, and BEGIN IMMEDIATE transactions so a
+// read-then-write transaction never fails on lock upgrade. Instants are stored as INTEGER
+// milliseconds since the Unix epoch (UTC).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/automation-platform/automation/sql/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrationsFS embed.FS
+
+//go:embed queries/*.sql
+var queriesFS embed.FS
+
+// Migrations returns the embedded migrations (root = the migrations folder).
+func Migrations() fs.FS { sub, _ := fs.Sub(migrationsFS, "migrations"); return sub }
+
+// QueryFiles returns the embedded query files (root = the queries folder).
+func QueryFiles() fs.FS { sub, _ := fs.Sub(queriesFS, "queries"); return sub }
+
+// Dialect is the SQLite dialect description.
+var Dialect = sqlstore.Dialect{
+	Name:       "sqlite",
+	EncodeTime: func(t time.Time) any { return t.UTC().UnixMilli() },
+	DecodeTime: func(src any) (time.Time, error) {
+		switch v := src.(type) {
+		case int64:
+			return time.UnixMilli(v).UTC(), nil
+		default:
+			return time.Time{}, fmt.Errorf("sqlite: instant column holds %T, want INTEGER milliseconds", src)
+		}
+	},
+}
+
+// Options tune Open. Nil means defaults.
+type Options struct {
+	// BusyTimeout is how long a writer waits for the write lock (default 10 s).
+	BusyTimeout time.Duration
+	// MaxOpenConns bounds the pool (default 8).
+	MaxOpenConns int
+}
+
+// Open opens (creating if needed) the SQLite database file at path, applies pending
+// migrations and returns the store. Errors if the file cannot be opened or a migration fails.
+func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty database path")
+	}
+	o := Options{BusyTimeout: 10 * time.Second, MaxOpenConns: 8}
+	if opts != nil {
+		if opts.BusyTimeout > 0 {
+			o.BusyTimeout = opts.BusyTimeout
+		}
+		if opts.MaxOpenConns > 0 {
+			o.MaxOpenConns = opts.MaxOpenConns
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(o.MaxOpenConns)
+	db.SetMaxIdleConns(o.MaxOpenConns)
+	if err := Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	queries, err := sqlstore.LoadQueries(QueryFiles())
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return sqlstore.New(db, queries, Dialect, nil), nil
+}
+
+// Migrate applies the embedded forward-only migrations with goose.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, Migrations())
+	if err != nil {
+		return fmt.Errorf("sqlite: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return nil
+}

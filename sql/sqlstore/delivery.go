@@ -1,0 +1,123 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+func (s *Store) scanNotification(r rowScanner) (store.NotificationJob, error) {
+	var j store.NotificationJob
+	var st string
+	err := r.Scan(&j.ID, &j.DeliveryKey, &j.SchedulerKey, &j.BusinessUnitID, &j.Channel, &j.Recipient,
+		&j.Template, &j.PayloadJSON, &st, s.nt(&j.ProcessingLeaseExpiresOn), &j.AttemptCount,
+		ns(&j.ProviderReference), ns(&j.LastError), &j.Version, s.t(&j.CreatedOn), s.t(&j.UpdatedOn), s.nt(&j.SentOn))
+	j.Status = store.NotificationStatus(st)
+	return j, err
+}
+
+// NotificationGetByKey implements store.DeliveryStore.
+func (s *Store) NotificationGetByKey(ctx context.Context, deliveryKey string) (store.NotificationJob, error) {
+	j, err := s.scanNotification(s.db.QueryRowContext(ctx, s.q.SQL("NotificationGetByKey"), sql.Named("DeliveryKey", deliveryKey)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, store.ErrNotFound
+	}
+	if err != nil {
+		return j, fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, err)
+	}
+	return j, nil
+}
+
+// NotificationClaim implements store.DeliveryStore (the send claim, §5.2).
+func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaimParams) (store.NotificationClaimResult, error) {
+	if p.Lease <= 0 {
+		return store.NotificationClaimResult{}, fmt.Errorf("NotificationClaim: lease %s must be positive", p.Lease)
+	}
+	var res store.NotificationClaimResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := s.scanNotification(tx.QueryRowContext(ctx, s.q.SQL("NotificationClaim"),
+			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("DeliveryKey", p.DeliveryKey)))
+		if err == nil {
+			res = store.NotificationClaimResult{Claimed: true, Job: j}
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%s NotificationClaim: %w", s.d.Name, err)
+		}
+		j, err = s.scanNotification(tx.QueryRowContext(ctx, s.q.SQL("NotificationGetByKey"), sql.Named("DeliveryKey", p.DeliveryKey)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, err)
+		}
+		res = store.NotificationClaimResult{Claimed: false, Job: j}
+		return nil
+	})
+	return res, err
+}
+
+// NotificationFinish implements store.DeliveryStore.
+func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error {
+	if p.Status != store.NotificationSent && p.Status != store.NotificationFailed {
+		return fmt.Errorf("NotificationFinish: status %q is not Sent or Failed", p.Status)
+	}
+	return s.execOne(ctx, s.db, "NotificationFinish",
+		sql.Named("Status", string(p.Status)),
+		sql.Named("ProviderReference", nstr(p.ProviderReference)),
+		sql.Named("LastError", nstr(p.Error)),
+		sql.Named("Now", s.tm(p.Now)),
+		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+}
+
+// OutboxListUnpublished implements store.DeliveryStore.
+func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListParams) ([]store.OutboxMessage, error) {
+	if err := checkLimit("OutboxListUnpublished", p.Limit); err != nil {
+		return nil, err
+	}
+	rs, err := s.db.QueryContext(ctx, s.q.SQL("OutboxListUnpublished"), sql.Named("Limit", p.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("%s OutboxListUnpublished: %w", s.d.Name, err)
+	}
+	defer rs.Close()
+	var out []store.OutboxMessage
+	for rs.Next() {
+		var m store.OutboxMessage
+		if err := rs.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body,
+			s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rs.Err()
+}
+
+// OutboxMarkPublished implements store.DeliveryStore.
+func (s *Store) OutboxMarkPublished(ctx context.Context, p store.OutboxMarkPublishedParams) error {
+	if len(p.IDs) > store.MaxBatch {
+		return fmt.Errorf("OutboxMarkPublished: more than %d ids", store.MaxBatch)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, id := range p.IDs {
+			if _, err := tx.ExecContext(ctx, s.q.SQL("OutboxMarkPublished"), sql.Named("Now", s.tm(p.Now)), sql.Named("Id", id)); err != nil {
+				return fmt.Errorf("%s OutboxMarkPublished: %w", s.d.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// OutboxRecordAttempt implements store.DeliveryStore.
+func (s *Store) OutboxRecordAttempt(ctx context.Context, id int64, _ time.Time) error {
+	_, err := s.db.ExecContext(ctx, s.q.SQL("OutboxRecordAttempt"), sql.Named("Id", id))
+	if err != nil {
+		return fmt.Errorf("%s OutboxRecordAttempt: %w", s.d.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+// Package sqlstore is the database/sql adapter that implements store.Store for every SQL
+// dialect. A dialect (sql/sqlite, sql/mssql) supplies only its SQL files (named queries with
+// identical names, @Name parameters) and how it encodes instants; the Go logic - the
+// ensure table, snapshot ordering, transactions - is written once here, so dialects cannot
+// drift in behaviour. Go never branches on the dialect name.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/qustavo/dotsql"
+)
+
+// Dialect describes one SQL dialect.
+type Dialect struct {
+	// Name is for messages only ("sqlite", "mssql").
+	Name string
+	// EncodeTime converts a UTC instant to the driver value stored in instant columns.
+	EncodeTime func(time.Time) any
+	// DecodeTime converts a scanned instant column value back to a UTC instant.
+	DecodeTime func(src any) (time.Time, error)
+}
+
+// Queries holds a dialect's named queries, loaded from its queries/*.sql files.
+type Queries struct {
+	byName map[string]string
+}
+
+// LoadQueries reads every *.sql file in fsys's root. Queries are blocks introduced by a
+// "-- name: QueryName :kind" line (the :kind suffix documents the result shape and is not
+// used). Errors on a duplicate name.
+func LoadQueries(fsys fs.FS) (*Queries, error) {
+	files, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	q := &Queries{byName: map[string]string{}}
+	for _, f := range files {
+		b, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		dot, err := dotsql.LoadFromString(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("queries %s: %w", f, err)
+		}
+		for name := range dot.QueryMap() {
+			if _, dup := q.byName[name]; dup {
+				return nil, fmt.Errorf("queries %s: query %s defined twice", f, name)
+			}
+			raw, err := dot.Raw(name)
+			if err != nil {
+				return nil, err
+			}
+			q.byName[name] = raw
+		}
+	}
+	return q, nil
+}
+
+// Names lists the query names (for the dialect parity test).
+func (q *Queries) Names() []string {
+	out := make([]string, 0, len(q.byName))
+	for n := range q.byName {
+		out = append(out, n)
+	}
+	return out
+}
+
+// SQL returns the text of a named query; it panics on an unknown name, which the parity
+// and conformance tests catch before any release.
+func (q *Queries) SQL(name string) string {
+	s, ok := q.byName[name]
+	if !ok {
+		panic("sqlstore: no query named " + name)
+	}
+	return strings.TrimSpace(s)
+}
+
+// execer is what both *sql.DB and *sql.Tx offer.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}

@@ -1,0 +1,485 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Store implements store.Store over database/sql for one dialect.
+type Store struct {
+	db *sql.DB
+	q  *Queries
+	d  Dialect
+	// closeFn, when set, runs on Close (dialects own extra resources).
+	closeFn func() error
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New wraps an open, migrated database. onClose (optional) runs after db.Close.
+func New(db *sql.DB, q *Queries, d Dialect, onClose func() error) *Store {
+	return &Store{db: db, q: q, d: d, closeFn: onClose}
+}
+
+// DB exposes the pool for migrations and diagnostics.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.closeFn != nil {
+		err = errors.Join(err, s.closeFn())
+	}
+	return err
+}
+
+// inTx runs fn in a transaction, committing when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+func checkLimit(what string, n int) error {
+	if n <= 0 || n > store.MaxBatch {
+		return fmt.Errorf("%s: limit %d outside 1..%d", what, n, store.MaxBatch)
+	}
+	return nil
+}
+
+// ms truncates to the stored precision (milliseconds) so round trips compare equal.
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+func (s *Store) tm(t time.Time) any { return s.d.EncodeTime(ms(t)) }
+
+func (s *Store) ntm(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return s.tm(*t)
+}
+
+func nstr(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// --- scanning helpers ---------------------------------------------------------------
+
+type timeScan struct {
+	d    *Dialect
+	dst  *time.Time
+	ndst **time.Time
+}
+
+func (t timeScan) Scan(src any) error {
+	if src == nil {
+		if t.ndst != nil {
+			*t.ndst = nil
+			return nil
+		}
+		return errors.New("unexpected NULL instant")
+	}
+	v, err := t.d.DecodeTime(src)
+	if err != nil {
+		return err
+	}
+	v = v.UTC()
+	if t.ndst != nil {
+		*t.ndst = &v
+	} else {
+		*t.dst = v
+	}
+	return nil
+}
+
+func (s *Store) t(dst *time.Time) sql.Scanner   { return timeScan{d: &s.d, dst: dst} }
+func (s *Store) nt(dst **time.Time) sql.Scanner { return timeScan{d: &s.d, ndst: dst} }
+
+type strScan struct{ dst *string }
+
+func (n strScan) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n.dst = ""
+	case string:
+		*n.dst = v
+	case []byte:
+		*n.dst = string(v)
+	default:
+		*n.dst = fmt.Sprint(v)
+	}
+	return nil
+}
+
+func ns(dst *string) sql.Scanner { return strScan{dst} }
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func (s *Store) scanScheduler(r rowScanner) (automation.SchedulerRow, error) {
+	var row automation.SchedulerRow
+	var at, tt, st, frc, rc string
+	err := r.Scan(&row.ID, &row.Guid, &at, &tt, &row.SchedulerKey, ns(&row.SettingGuid),
+		&row.SourceEntityType, &row.SourceEntityGuid, &row.BusinessUnitID, s.t(&row.ScheduledOn),
+		&row.ScheduledLocalDate, &row.ScheduledLocalTime, &row.TimeZoneID, &st,
+		s.nt(&row.ProcessingLeaseExpiresOn), &row.RetryCount, s.nt(&row.NextRetryOn), ns(&frc), ns(&rc),
+		&row.IsOnSupportHold, &row.InputHash, ns(&row.ConflictInputHash), ns(&row.DispatchResultJSON),
+		ns(&row.TraceBlobName), &row.Version, s.t(&row.CreatedOn), s.t(&row.UpdatedOn), s.nt(&row.CompletedOn))
+	row.AutomationType = automation.AutomationType(at)
+	row.TriggerType = automation.TriggerType(tt)
+	row.Status = automation.Status(st)
+	row.FailureReasonCode = automation.ReasonCode(frc)
+	row.ReasonCode = automation.ReasonCode(rc)
+	return row, err
+}
+
+func (s *Store) queryRows(ctx context.Context, ex execer, name string, args ...any) ([]automation.SchedulerRow, error) {
+	rs, err := ex.QueryContext(ctx, s.q.SQL(name), args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	defer rs.Close()
+	var out []automation.SchedulerRow
+	for rs.Next() {
+		row, err := s.scanScheduler(rs)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: scan: %w", s.d.Name, name, err)
+		}
+		out = append(out, row)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return out, nil
+}
+
+func (s *Store) queryOne(ctx context.Context, ex execer, name string, args ...any) (automation.SchedulerRow, error) {
+	rows, err := s.queryRows(ctx, ex, name, args...)
+	if err != nil {
+		return automation.SchedulerRow{}, err
+	}
+	if len(rows) == 0 {
+		return automation.SchedulerRow{}, store.ErrNotFound
+	}
+	return rows[0], nil
+}
+
+// execOne runs a Version-guarded update and maps "no row changed" to ErrLeaseLost.
+func (s *Store) execOne(ctx context.Context, ex execer, name string, args ...any) error {
+	res, err := ex.ExecContext(ctx, s.q.SQL(name), args...)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, store.ErrLeaseLost)
+	}
+	return nil
+}
+
+// --- SchedulerStore -----------------------------------------------------------------
+
+// SchedulerEnsure implements store.SchedulerStore (ensure table: automation.DecideEnsure).
+func (s *Store) SchedulerEnsure(ctx context.Context, p store.SchedulerEnsureParams) ([]store.EnsureResult, error) {
+	if len(p.Candidates) == 0 {
+		return nil, nil
+	}
+	if err := validateCandidates("SchedulerEnsure", p.Candidates); err != nil {
+		return nil, err
+	}
+	var out []store.EnsureResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		for _, c := range p.Candidates {
+			r, err := s.ensureOne(ctx, tx, p.Now, c)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// validateCandidates rejects a batch that is too large, has a candidate without key or
+// InputHash or with a key longer than the column, or names one key twice.
+func validateCandidates(op string, cs []automation.Candidate) error {
+	if err := checkLimit(op, len(cs)); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		if c.SchedulerKey == "" || c.InputHash == "" {
+			return fmt.Errorf("%s: candidate without SchedulerKey or InputHash", op)
+		}
+		if len(c.SchedulerKey) > automation.MaxSchedulerKeyLength {
+			return fmt.Errorf("%s: key longer than %d characters (use automation.ShortenKey)", op, automation.MaxSchedulerKeyLength)
+		}
+		if seen[c.SchedulerKey] {
+			return fmt.Errorf("%s: key %q appears twice in one batch", op, c.SchedulerKey)
+		}
+		seen[c.SchedulerKey] = true
+	}
+	return nil
+}
+
+func (s *Store) ensureOne(ctx context.Context, tx *sql.Tx, now time.Time, c automation.Candidate) (store.EnsureResult, error) {
+	existing, err := s.queryOne(ctx, tx, "SchedulerGetByKey", sql.Named("SchedulerKey", c.SchedulerKey))
+	var cur *automation.SchedulerRow
+	switch {
+	case err == nil:
+		cur = &existing
+	case errors.Is(err, store.ErrNotFound):
+	default:
+		return store.EnsureResult{}, err
+	}
+	action := automation.DecideEnsure(cur, c)
+	res := store.EnsureResult{Action: action}
+	switch action {
+	case automation.EnsureInserted, automation.EnsureRecordedMissed:
+		status, reason := automation.StatusPending, automation.ReasonCode("")
+		if action == automation.EnsureRecordedMissed {
+			status, reason = automation.StatusDeactivated, c.MissedReason
+		}
+		res.Row, err = s.queryOne(ctx, tx, "SchedulerInsert",
+			sql.Named("Guid", store.RowGuid(c.SchedulerKey)),
+			sql.Named("AutomationType", string(c.AutomationType)),
+			sql.Named("TriggerType", string(c.TriggerType)),
+			sql.Named("SchedulerKey", c.SchedulerKey),
+			sql.Named("SettingGuid", nstr(c.SettingGuid)),
+			sql.Named("SourceEntityType", c.SourceEntityType),
+			sql.Named("SourceEntityGuid", c.SourceEntityGuid),
+			sql.Named("BusinessUnitId", c.BusinessUnitID),
+			sql.Named("ScheduledOn", s.tm(c.ScheduledOn)),
+			sql.Named("ScheduledLocalDate", c.ScheduledLocalDate),
+			sql.Named("ScheduledLocalTime", c.ScheduledLocalTime),
+			sql.Named("TimeZoneId", c.TimeZoneID),
+			sql.Named("Status", string(status)),
+			sql.Named("ReasonCode", nstr(string(reason))),
+			sql.Named("InputHash", c.InputHash),
+			sql.Named("Now", s.tm(now)))
+	case automation.EnsureUpdated, automation.EnsureReactivated:
+		res.Row, err = s.queryOne(ctx, tx, "SchedulerReschedule",
+			sql.Named("ScheduledOn", s.tm(c.ScheduledOn)),
+			sql.Named("ScheduledLocalDate", c.ScheduledLocalDate),
+			sql.Named("ScheduledLocalTime", c.ScheduledLocalTime),
+			sql.Named("TimeZoneId", c.TimeZoneID),
+			sql.Named("Now", s.tm(now)),
+			sql.Named("Id", cur.ID), sql.Named("Version", cur.Version))
+	case automation.EnsureConflict:
+		res.Row, err = s.queryOne(ctx, tx, "SchedulerHoldConflict",
+			sql.Named("ConflictInputHash", c.InputHash),
+			sql.Named("Now", s.tm(now)),
+			sql.Named("Id", cur.ID), sql.Named("Version", cur.Version))
+	default: // Unchanged, AlreadyCompleted, InProgress
+		res.Row = *cur
+	}
+	if err != nil {
+		return res, fmt.Errorf("ensure %q (%s): %w", c.SchedulerKey, action, err)
+	}
+	return res, nil
+}
+
+// SchedulerGetByKey implements store.SchedulerStore.
+func (s *Store) SchedulerGetByKey(ctx context.Context, key string) (automation.SchedulerRow, error) {
+	return s.queryOne(ctx, s.db, "SchedulerGetByKey", sql.Named("SchedulerKey", key))
+}
+
+// SchedulerListBySource implements store.SchedulerStore.
+func (s *Store) SchedulerListBySource(ctx context.Context, p store.SchedulerListParams) ([]automation.SchedulerRow, error) {
+	if err := checkLimit("SchedulerListBySource", p.Limit); err != nil {
+		return nil, err
+	}
+	return s.queryRows(ctx, s.db, "SchedulerListBySource",
+		sql.Named("SourceEntityType", p.SourceEntityType),
+		sql.Named("SourceEntityGuid", p.SourceEntityGuid),
+		sql.Named("Limit", p.Limit))
+}
+
+// SchedulerClaimDue implements store.SchedulerStore.
+func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDueParams) ([]automation.SchedulerRow, error) {
+	if err := checkLimit("SchedulerClaimDue", p.Limit); err != nil {
+		return nil, err
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("SchedulerClaimDue: lease %s must be positive", p.Lease)
+	}
+	var rows []automation.SchedulerRow
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		rows, err = s.queryRows(ctx, tx, "SchedulerClaimDue",
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
+			sql.Named("Limit", p.Limit))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if !rows[i].ScheduledOn.Equal(rows[j].ScheduledOn) {
+			return rows[i].ScheduledOn.Before(rows[j].ScheduledOn)
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	return rows, nil
+}
+
+// SchedulerComplete implements store.SchedulerStore: complete + NotificationJob + outbox +
+// follow-up ensures in one transaction (§5.1).
+func (s *Store) SchedulerComplete(ctx context.Context, p store.SchedulerCompleteParams) error {
+	if len(p.Deliveries) > store.MaxBatch || len(p.Outbox) > store.MaxBatch || len(p.FollowUps) > store.MaxBatch {
+		return fmt.Errorf("SchedulerComplete: more than %d deliveries, messages or follow-ups", store.MaxBatch)
+	}
+	if len(p.FollowUps) > 0 {
+		if err := validateCandidates("SchedulerComplete follow-ups", p.FollowUps); err != nil {
+			return err
+		}
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.execOne(ctx, tx, "SchedulerComplete",
+			sql.Named("DispatchResultJson", nstr(p.DispatchResultJSON)),
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("Id", p.ID), sql.Named("Token", p.Token)); err != nil {
+			return err
+		}
+		for _, d := range p.Deliveries {
+			if _, err := tx.ExecContext(ctx, s.q.SQL("NotificationInsert"),
+				sql.Named("DeliveryKey", d.DeliveryKey),
+				sql.Named("SchedulerKey", d.SchedulerKey),
+				sql.Named("BusinessUnitId", d.BusinessUnitID),
+				sql.Named("Channel", d.Channel),
+				sql.Named("Recipient", d.Recipient),
+				sql.Named("Template", d.Template),
+				sql.Named("PayloadJson", d.PayloadJSON),
+				sql.Named("Now", s.tm(p.Now))); err != nil {
+				return fmt.Errorf("%s NotificationInsert: %w", s.d.Name, err)
+			}
+		}
+		for _, m := range p.Outbox {
+			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+				return err
+			}
+		}
+		for _, c := range p.FollowUps {
+			if _, err := s.ensureOne(ctx, tx, p.Now, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) outboxInsert(ctx context.Context, ex execer, now time.Time, m store.OutboxMessage) error {
+	_, err := ex.ExecContext(ctx, s.q.SQL("OutboxInsert"),
+		sql.Named("MessageId", m.MessageID),
+		sql.Named("Destination", m.Destination),
+		sql.Named("SessionId", nstr(m.SessionID)),
+		sql.Named("Body", m.Body),
+		sql.Named("Now", s.tm(now)))
+	if err != nil {
+		return fmt.Errorf("%s OutboxInsert: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// SchedulerFail implements store.SchedulerStore.
+func (s *Store) SchedulerFail(ctx context.Context, p store.SchedulerFailParams) error {
+	if p.FailureReasonCode == "" {
+		return errors.New("SchedulerFail: FailureReasonCode is required")
+	}
+	var next any
+	if !p.Hold {
+		if p.NextRetryOn.IsZero() {
+			return errors.New("SchedulerFail: NextRetryOn is required unless Hold")
+		}
+		next = s.tm(p.NextRetryOn)
+	}
+	return s.execOne(ctx, s.db, "SchedulerFail",
+		sql.Named("Hold", boolInt(p.Hold)),
+		sql.Named("NextRetryOn", next),
+		sql.Named("FailureReasonCode", string(p.FailureReasonCode)),
+		sql.Named("TraceBlobName", nstr(p.TraceBlobName)),
+		sql.Named("Now", s.tm(p.Now)),
+		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+}
+
+// SchedulerDeactivate implements store.SchedulerStore.
+func (s *Store) SchedulerDeactivate(ctx context.Context, p store.SchedulerDeactivateParams) error {
+	if p.Reason == "" {
+		return errors.New("SchedulerDeactivate: Reason is required")
+	}
+	return s.execOne(ctx, s.db, "SchedulerDeactivate",
+		sql.Named("ReasonCode", string(p.Reason)),
+		sql.Named("Now", s.tm(p.Now)),
+		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+}
+
+// SchedulerListExpiredLeases implements store.SchedulerStore.
+func (s *Store) SchedulerListExpiredLeases(ctx context.Context, p store.SchedulerListParams) ([]automation.SchedulerRow, error) {
+	if err := checkLimit("SchedulerListExpiredLeases", p.Limit); err != nil {
+		return nil, err
+	}
+	return s.queryRows(ctx, s.db, "SchedulerListExpiredLeases",
+		sql.Named("Now", s.tm(p.Now)), sql.Named("Limit", p.Limit))
+}
+
+// SchedulerNextWakeUp implements store.SchedulerStore.
+func (s *Store) SchedulerNextWakeUp(ctx context.Context) (*time.Time, error) {
+	var t *time.Time
+	if err := s.db.QueryRowContext(ctx, s.q.SQL("SchedulerNextWakeUp")).Scan(s.nt(&t)); err != nil {
+		return nil, fmt.Errorf("%s SchedulerNextWakeUp: %w", s.d.Name, err)
+	}
+	return t, nil
+}
+
+// SchedulerCountByStatus implements store.SchedulerStore.
+func (s *Store) SchedulerCountByStatus(ctx context.Context) (map[automation.Status]int, error) {
+	rs, err := s.db.QueryContext(ctx, s.q.SQL("SchedulerCountByStatus"))
+	if err != nil {
+		return nil, fmt.Errorf("%s SchedulerCountByStatus: %w", s.d.Name, err)
+	}
+	defer rs.Close()
+	out := make(map[automation.Status]int, len(automation.AllStatuses))
+	for _, st := range automation.AllStatuses {
+		out[st] = 0
+	}
+	for rs.Next() {
+		var st string
+		var n int
+		if err := rs.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[automation.Status(st)] = n
+	}
+	return out, rs.Err()
+}
