@@ -5,20 +5,20 @@
 //
 // Life of a scheduler row (ARCHITECTURE.md §3, seed 000):
 //
-//	            ensure (no row)
-//	                  │
-//	                  ▼
-//	  ┌──────────► Pending ◄──────────────────────────┐
-//	  │               │ claim: lease + Version+1      │ stale rescue / retryable failure
-//	  │               ▼                               │ (RetryCount+1, NextRetryOn = backoff)
-//	  │          Processing ──────────────────────────┘
-//	  │          │    │    └──────────────┐
-//	  │ complete │    │ deactivate        │ attempts exhausted / permanent
-//	  │          ▼    ▼ (an outcome)      ▼
-//	  │   Completed  Deactivated       Failed + IsOnSupportHold
-//	  │               │                   │
-//	  └───────────────┴───────────────────┘ ensure with the same InputHash reactivates
-//	                                        (Pending/Failed/Deactivated/Cancelled)
+//	          ensure (no row)
+//	                │
+//	                ▼
+//	┌──────────► Pending ◄──────────────────────────┐
+//	│               │ claim: lease + Version+1      │ stale rescue / retryable failure
+//	│               ▼                               │ (RetryCount+1, NextRetryOn = backoff)
+//	│          Processing ──────────────────────────┘
+//	│          │    │    └──────────────┐
+//	│ complete │    │ deactivate        │ attempts exhausted / permanent
+//	│          ▼    ▼ (an outcome)      ▼
+//	│   Completed  Deactivated       Failed + IsOnSupportHold
+//	│               │                   │
+//	└───────────────┴───────────────────┘ ensure with the same InputHash reactivates
+//	                                      (Pending/Failed/Deactivated/Cancelled)
 //
 // Completed rows are never re-sent: ensure returns their coordinates. Every write bumps
 // Version; the Version read by a claim is the token that later Complete/Fail/Deactivate

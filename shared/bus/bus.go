@@ -74,7 +74,7 @@ type Memory struct {
 	queues   map[string][]Message
 	order    []string // destinations in first-publish order, for deterministic draining
 	handlers map[string]Handler
-	recent   map[string]struct{}
+	recent   map[string]struct{} // destination + "\x00" + message id
 	recentQ  []string
 	dead     []DeadLettered
 }
@@ -105,15 +105,20 @@ func (b *Memory) Subscribe(destination string, h Handler) {
 	b.handlers[destination] = h
 }
 
-// Publish enqueues m. A message whose ID was published within the duplicate window is
-// accepted and dropped, as Service Bus duplicate detection does.
-func (b *Memory) Publish(_ context.Context, m Message) error {
+// Publish enqueues m. A message whose ID was published to the same destination within the
+// duplicate window is accepted and dropped, as Service Bus duplicate detection (per entity)
+// does.
+func (b *Memory) Publish(ctx context.Context, m Message) error {
 	if m.ID == "" || m.Destination == "" {
 		return fmt.Errorf("bus: message needs an ID and a Destination")
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bus: publish %s: %w", m.ID, err)
+	}
+	key := m.Destination + "\x00" + m.ID
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, dup := b.recent[m.ID]; dup {
+	if _, dup := b.recent[key]; dup {
 		return nil
 	}
 	q := b.queues[m.Destination]
@@ -126,8 +131,8 @@ func (b *Memory) Publish(_ context.Context, m Message) error {
 	m.DeliveryCount = 0
 	m.Body = append([]byte(nil), m.Body...)
 	b.queues[m.Destination] = append(q, m)
-	b.recent[m.ID] = struct{}{}
-	b.recentQ = append(b.recentQ, m.ID)
+	b.recent[key] = struct{}{}
+	b.recentQ = append(b.recentQ, key)
 	if len(b.recentQ) > b.opts.DuplicateWindow {
 		delete(b.recent, b.recentQ[0])
 		b.recentQ = b.recentQ[1:]
@@ -149,7 +154,11 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 			return n, nil
 		}
 		n++
-		err := h(ctx, m)
+		// The handler gets its own copy of the body: what it does to it must not reach a
+		// redelivery or the dead-letter list.
+		delivered := m
+		delivered.Body = append([]byte(nil), m.Body...)
+		err := h(ctx, delivered)
 		if err == nil {
 			continue
 		}

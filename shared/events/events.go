@@ -55,6 +55,9 @@ func Parse(raw []byte) (Event, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return Event{}, automation.Invalid("event", "not valid JSON: %v", err)
 	}
+	if err := checkContext(fields); err != nil {
+		return Event{}, err
+	}
 	rawRev, hasRev := fields["revision"]
 	if hasRev {
 		delete(fields, "revision")
@@ -118,6 +121,52 @@ func Parse(raw []byte) (Event, error) {
 		ev.DataJSON = buf.String()
 	}
 	return ev, nil
+}
+
+// checkContext checks the context attributes the SDK would otherwise report without naming
+// the field (its errors become Invalid("event", ...)): specversion, id, source, type,
+// datacontenttype and time.
+func checkContext(fields map[string]json.RawMessage) error {
+	str := func(name string) (string, bool, error) {
+		raw, ok := fields[name]
+		if !ok || string(bytes.TrimSpace(raw)) == "null" {
+			return "", false, nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", true, automation.Invalid(name, "must be a string, got %s", string(raw))
+		}
+		return s, true, nil
+	}
+	v, ok, err := str("specversion")
+	if err != nil {
+		return err
+	}
+	if !ok || v != "1.0" {
+		return automation.Invalid("specversion", "must be \"1.0\", got %q", v)
+	}
+	for _, name := range []string{"id", "source", "type"} {
+		v, _, err := str(name)
+		if err != nil {
+			return err
+		}
+		if v == "" {
+			return automation.Invalid(name, "is required (a non-empty string)")
+		}
+	}
+	if ct, ok, err := str("datacontenttype"); err != nil {
+		return err
+	} else if ok && !strings.HasPrefix(ct, "application/json") {
+		return automation.Invalid("datacontenttype", "must be application/json, got %q", ct)
+	}
+	if ts, ok, err := str("time"); err != nil {
+		return err
+	} else if ok {
+		if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+			return automation.Invalid("time", "must be an RFC 3339 timestamp, got %q", ts)
+		}
+	}
+	return nil
 }
 
 // parseRevision accepts a JSON integer or a string of decimal digits, 0..2^63-1.

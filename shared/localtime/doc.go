@@ -17,10 +17,13 @@
 //   - Day offsets are calendar days on local dates ([Date.AddDays]), never
 //     multiples of 24 hours.
 //
-// The rule is implemented explicitly from the zone's transition table
-// (via [time.Time.ZoneBounds]); it does not depend on what [time.Date] happens
-// to do for non-existent or ambiguous wall times, which the time package
-// leaves unspecified.
+// The rule is implemented explicitly from the zone's UTC offsets around the
+// wall time (see [ResolveDetail]); it does not depend on what [time.Date]
+// happens to do for non-existent or ambiguous wall times, which the time
+// package leaves unspecified. [time.Time.ZoneBounds] is used only as a hint
+// for where transitions are, because its bounds are approximate for years
+// served by a zone's POSIX TZ rule and wrong on 31 December of leap years
+// (golang/go#81583).
 //
 // # Why the tzdata is embedded
 //

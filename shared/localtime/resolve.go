@@ -45,8 +45,9 @@ func (r Resolution) String() string {
 //     skipped day, -> 2011-12-31 12:00 +14:00);
 //   - an ambiguous local time (fall-back overlap) takes the EARLIER instant.
 //
-// It returns the instant with Location [time.UTC]; seconds and nanoseconds
-// are zero. d and t are expected to be valid; out-of-range fields are
+// It returns the instant with Location [time.UTC]; its seconds are zero
+// except where the zone's offset itself has seconds (historical local mean
+// time). d and t are expected to be valid; out-of-range fields are
 // normalised as by [time.Date]. It panics if loc is nil. See [ResolveDetail]
 // to learn which case applied.
 func Resolve(loc *time.Location, d Date, t TimeOfDay) time.Time {
@@ -54,22 +55,18 @@ func Resolve(loc *time.Location, d Date, t TimeOfDay) time.Time {
 	return u
 }
 
-// resolveWindow bounds the zone periods examined around a wall time. It must
+// resolveWindow bounds the zone history examined around a wall time. It must
 // exceed the largest UTC offset magnitude in the tzdata (under 16h, even for
-// local mean time) so that the first period examined can only be "too late"
-// or matching and the last only "too early" or matching.
+// local mean time), so every instant that could show the wall time, and the
+// transition before any gap containing it, lie inside the window.
 const resolveWindow = 48 * time.Hour
 
-// period is one interval of constant UTC offset of a zone, [start, end).
-type period struct {
-	start, end       time.Time // UTC instants; meaningful only if has*
-	hasStart, hasEnd bool      // false: unbounded in that direction
-	offset           time.Duration
-}
-
-// contains reports whether the instant u lies in [p.start, p.end).
-func (p period) contains(u time.Time) bool {
-	return (!p.hasStart || !u.Before(p.start)) && (!p.hasEnd || u.Before(p.end))
+// segment is a stretch of constant UTC offset of a zone, beginning at begin
+// (an exact transition instant, except for the first segment, which begins
+// at the window start) and lasting until the next segment's begin.
+type segment struct {
+	begin  time.Time // UTC
+	offset time.Duration
 }
 
 // ResolveDetail is [Resolve] plus the [Resolution] that applied: Normal,
@@ -77,29 +74,35 @@ func (p period) contains(u time.Time) bool {
 // chosen). The instant is in UTC (Location [time.UTC]). It panics if loc is
 // nil.
 //
-// The rule is computed explicitly from the zone's transitions, not from
-// [time.Date]'s unspecified gap/overlap behaviour: the wall time is read as if
-// it were UTC ("wall"); for every zone period with offset o overlapping
-// [wall-48h, wall+48h], wall-o is a candidate if it lies inside that period.
-// The earliest candidate wins (Normal if it is the only one, Overlap
-// otherwise). With no candidate the wall time is in a gap between consecutive
-// periods p and q, and the answer is wall-o_p: the pre-transition offset,
-// which is the same as moving forward by the gap's length. Whole skipped days
+// The rule (ARCHITECTURE.md §4.3, DST product rule) is computed explicitly
+// from the zone's offsets, not from [time.Date]'s unspecified gap/overlap
+// behaviour: the wall time is read as if it were UTC ("wall"); for every
+// offset o the zone uses in [wall-48h, wall+48h], u = wall-o is a candidate
+// if the zone's offset at instant u is o. The earliest candidate wins (Normal
+// if it is the only one, Overlap otherwise). With no candidate the wall time
+// lies in a gap: a transition at instant T from offset o_p to o_q > o_p with
+// T+o_p <= wall < T+o_q, and the answer is wall-o_p — the pre-transition
+// offset, the same as moving forward by the gap's length. Whole skipped days
 // are handled the same way.
 func ResolveDetail(loc *time.Location, d Date, t TimeOfDay) (time.Time, Resolution) {
 	if loc == nil {
 		panic("localtime: Resolve called with a nil *time.Location")
 	}
 	wall := time.Date(d.Year, d.Month, d.Day, t.Hour, t.Minute, 0, 0, time.UTC)
-	ps := zonePeriods(loc, wall.Add(-resolveWindow), wall.Add(resolveWindow))
+	segs := offsetSegments(loc, wall.Add(-resolveWindow), wall.Add(resolveWindow))
 
 	var (
 		best  time.Time
 		found int
+		tried = make(map[time.Duration]bool, len(segs))
 	)
-	for _, p := range ps {
-		u := wall.Add(-p.offset)
-		if !p.contains(u) {
+	for _, sg := range segs {
+		if tried[sg.offset] {
+			continue
+		}
+		tried[sg.offset] = true
+		u := wall.Add(-sg.offset)
+		if offsetAt(loc, u) != sg.offset {
 			continue
 		}
 		if found == 0 || u.Before(best) {
@@ -114,44 +117,81 @@ func ResolveDetail(loc *time.Location, d Date, t TimeOfDay) (time.Time, Resoluti
 		return best.UTC(), Overlap
 	}
 
-	// Gap: find consecutive periods p, q such that the wall time read with
-	// p's offset is already past p, and read with q's offset is still before
-	// q. Using p's (pre-transition) offset moves the time forward by the gap.
-	for i := 0; i+1 < len(ps); i++ {
-		p, q := ps[i], ps[i+1]
-		up, uq := wall.Add(-p.offset), wall.Add(-q.offset)
-		if p.hasEnd && !up.Before(p.end) && q.hasStart && uq.Before(q.start) {
-			return up.UTC(), Gap
+	// Gap: the forward transition whose skipped wall-clock range contains
+	// wall. Reading wall with the pre-transition offset moves it forward by
+	// the gap's length.
+	for i := 1; i < len(segs); i++ {
+		tr, op, oq := segs[i].begin, segs[i-1].offset, segs[i].offset
+		if oq > op && !wall.Before(tr.Add(op)) && wall.Before(tr.Add(oq)) {
+			return wall.Add(-op).UTC(), Gap
 		}
 	}
 	// Unreachable for well-formed zone data (see resolveWindow); fall back to
 	// the offset in force at the wall time read as UTC.
-	_, off := wall.In(loc).Zone()
-	return wall.Add(-time.Duration(off) * time.Second).UTC(), Gap
+	return wall.Add(-offsetAt(loc, wall)).UTC(), Gap
 }
 
-// zonePeriods lists loc's constant-offset periods, in order, from the one
-// containing the instant from up to and including the one containing to.
-func zonePeriods(loc *time.Location, from, to time.Time) []period {
-	var ps []period
+// offsetAt returns loc's UTC offset at instant u (local = UTC + offset).
+func offsetAt(loc *time.Location, u time.Time) time.Duration {
+	_, off := u.In(loc).Zone()
+	return time.Duration(off) * time.Second
+}
+
+// offsetSegments lists loc's constant-offset segments that intersect
+// [from, to], in order, with exact transition instants.
+//
+// It steps from transition to transition with [time.Time.ZoneBounds], but
+// treats the bounds only as hints, because for years served by a zone's POSIX
+// TZ rule they may be approximate: away from a DST change they are the UTC
+// year's bounds, and in leap years the reported end for instants on 31
+// December is 31 December 00:00 UTC, before the instant itself
+// (golang/go#81583). Offsets are always read with [time.Time.Zone], which is
+// exact, and a transition found other than at a reported bound is located to
+// the second by bisection.
+func offsetSegments(loc *time.Location, from, to time.Time) []segment {
+	segs := []segment{{begin: from.UTC(), offset: offsetAt(loc, from)}}
 	s := from
 	for {
-		lt := s.In(loc)
-		_, off := lt.Zone()
-		start, end := lt.ZoneBounds()
-		p := period{
-			start:    start.UTC(),
-			end:      end.UTC(),
-			hasStart: !start.IsZero(),
-			hasEnd:   !end.IsZero(),
-			offset:   time.Duration(off) * time.Second,
+		_, end := s.In(loc).ZoneBounds()
+		if end.IsZero() {
+			return segs // no further transitions
 		}
-		ps = append(ps, p)
-		if !p.hasEnd || p.end.After(to) || !p.end.After(s) {
-			// Reached the period containing to, or (malformed data) no
-			// progress; stop.
-			return ps
+		exact := true
+		if !end.After(s) {
+			// Bogus bound (see above): probe forward instead.
+			end, exact = s.Add(time.Hour), false
 		}
-		s = p.end
+		if end.After(to) {
+			if !exact && offsetAt(loc, to) != segs[len(segs)-1].offset {
+				segs = append(segs, segment{begin: firstChange(loc, s, to), offset: offsetAt(loc, to)})
+			}
+			return segs
+		}
+		if off := offsetAt(loc, end); off != segs[len(segs)-1].offset {
+			begin := end
+			if !exact {
+				begin = firstChange(loc, s, end)
+			}
+			segs = append(segs, segment{begin: begin.UTC(), offset: off})
+		}
+		s = end
 	}
+}
+
+// firstChange returns the first whole second in (lo, hi] at which loc's
+// offset differs from its offset at lo; the offset at hi must differ.
+func firstChange(loc *time.Location, lo, hi time.Time) time.Time {
+	want := offsetAt(loc, lo)
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+		if !mid.After(lo) {
+			mid = lo.Add(time.Second)
+		}
+		if offsetAt(loc, mid) == want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }

@@ -1,6 +1,7 @@
 package localtime
 
 import (
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -122,27 +123,36 @@ func bruteResolve(loc *time.Location, wall time.Time) (time.Time, Resolution) {
 	return wall.Add(-time.Duration(off) * time.Second), Gap
 }
 
-// transitionsIn lists loc's offset changes in [from, to) as (instant,
-// offset before, offset after), using ZoneBounds.
+// transition is an offset change of a zone at instant at.
 type transition struct {
 	at            time.Time
 	before, after time.Duration
 }
 
+// transitionsIn lists loc's offset changes in [from, to), found
+// independently of the code under test (and of ZoneBounds): it samples the
+// offset hourly and bisects each change to the second. Offsets in real zone
+// data never change twice within an hour.
 func transitionsIn(loc *time.Location, from, to time.Time) []transition {
 	var out []transition
-	for s := from; s.Before(to); {
-		lt := s.In(loc)
-		_, off := lt.Zone()
-		_, end := lt.ZoneBounds()
-		if end.IsZero() || !end.Before(to) {
-			break
+	prev := offsetAt(loc, from)
+	for s := from; s.Before(to); s = s.Add(time.Hour) {
+		next := s.Add(time.Hour)
+		off := offsetAt(loc, next)
+		if off == prev {
+			continue
 		}
-		_, next := end.In(loc).Zone()
-		if next != off {
-			out = append(out, transition{end.UTC(), time.Duration(off) * time.Second, time.Duration(next) * time.Second})
+		lo, hi := s, next // offset(lo) == prev, offset(hi) == off
+		for hi.Sub(lo) > time.Second {
+			mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+			if offsetAt(loc, mid) == prev {
+				lo = mid
+			} else {
+				hi = mid
+			}
 		}
-		s = end
+		out = append(out, transition{hi, prev, off})
+		prev = off
 	}
 	return out
 }
@@ -281,5 +291,76 @@ func TestResolveInvariants(t *testing.T) {
 				t.Fatalf("no gap or overlap on %s", day.date)
 			}
 		})
+	}
+}
+
+// TestResolveSampledAgainstBruteForce compares Resolve with bruteResolve for
+// every embedded zone at fixed awkward dates — including 31 December of leap
+// years, where time.Time.ZoneBounds misreports bounds (golang/go#81583) — and
+// at pseudo-random wall times in 1975-2100 (after the last non-whole-minute
+// UTC offsets, which bruteResolve cannot represent).
+func TestResolveSampledAgainstBruteForce(t *testing.T) {
+	t.Parallel()
+	fixed := []time.Time{
+		time.Date(2024, 12, 31, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 12, 31, 23, 59, 0, 0, time.UTC),
+		time.Date(2028, 12, 30, 23, 0, 0, 0, time.UTC),
+		time.Date(2028, 12, 31, 12, 0, 0, 0, time.UTC),
+		time.Date(2029, 1, 1, 0, 30, 0, 0, time.UTC),
+		time.Date(2040, 12, 31, 12, 0, 0, 0, time.UTC),
+		time.Date(2041, 1, 1, 9, 0, 0, 0, time.UTC),
+	}
+	perZone := 6
+	if testing.Short() {
+		perZone = 1
+	}
+	rng := rand.New(rand.NewPCG(2026, 1004))
+	lo := time.Date(1975, 1, 1, 0, 0, 0, 0, time.UTC)
+	span := int64(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).Sub(lo) / time.Minute)
+	ids := zoneIDs(t)
+	sort.Strings(ids)
+	for _, id := range ids {
+		loc := mustZone(t, id)
+		walls := append([]time.Time(nil), fixed...)
+		for range perZone {
+			walls = append(walls, lo.Add(time.Duration(rng.Int64N(span))*time.Minute))
+		}
+		for _, wall := range walls {
+			d := Date{wall.Year(), wall.Month(), wall.Day()}
+			tod := TimeOfDay{wall.Hour(), wall.Minute()}
+			got, gotRes := ResolveDetail(loc, d, tod)
+			want, wantRes := bruteResolve(loc, wall)
+			if !got.Equal(want) || gotRes != wantRes {
+				t.Errorf("%s %s %s: Resolve = %s %v, brute force = %s %v",
+					id, d, tod, got.Format(time.RFC3339), gotRes, want.Format(time.RFC3339), wantRes)
+			}
+		}
+	}
+}
+
+// TestOffsetSegmentsLeapYearDec31 pins the ZoneBounds workaround: on 31
+// December of a leap year in a rule-based (POSIX TZ footer) year, the
+// segments must still tile the window with exact transitions.
+func TestOffsetSegmentsLeapYearDec31(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"Australia/Sydney", "America/New_York", "Europe/Warsaw", "Australia/Lord_Howe"} {
+		loc := mustZone(t, id)
+		for _, y := range []int{2028, 2040} {
+			at := time.Date(y, 12, 31, 12, 0, 0, 0, time.UTC)
+			if _, end := at.In(loc).ZoneBounds(); end.After(at) {
+				t.Logf("%s %d: ZoneBounds end %s is after the instant; golang/go#81583 fixed?", id, y, end.UTC().Format(time.RFC3339))
+			}
+			from, to := at.Add(-resolveWindow), at.Add(resolveWindow)
+			segs := offsetSegments(loc, from, to)
+			want := transitionsIn(loc, from, to)
+			if len(segs) != len(want)+1 {
+				t.Fatalf("%s %d: %d segments, want %d", id, y, len(segs), len(want)+1)
+			}
+			for i, tr := range want {
+				if sg := segs[i+1]; !sg.begin.Equal(tr.at) || sg.offset != tr.after {
+					t.Errorf("%s %d: segment %d = %v, want transition %v", id, y, i+1, sg, tr)
+				}
+			}
+		}
 	}
 }

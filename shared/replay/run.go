@@ -133,7 +133,7 @@ func (r *runner) setup(ctx context.Context) error {
 // loop advances the clock: inputs at their own instants, polls on the tick grid whenever a
 // row can be due; an input and a poll at the same instant: the input first.
 func (r *runner) loop(ctx context.Context) error {
-	tick := r.sc.Tick.Duration
+	tick := r.sc.tick
 	next := 0 // position in r.sc.order
 	lastPoll := r.sc.Start.Add(-tick)
 	now := r.sc.Start
@@ -182,7 +182,7 @@ func (r *runner) loop(ctx context.Context) error {
 }
 
 func (r *runner) ceilGrid(t time.Time) time.Time {
-	tick := r.sc.Tick.Duration
+	tick := r.sc.tick
 	d := t.Sub(r.sc.Start)
 	k := (d + tick - 1) / tick
 	return r.sc.Start.Add(k * tick)

@@ -21,11 +21,12 @@ import (
 type Scenario struct {
 	Start            time.Time         `json:"start"` // UTC
 	Until            time.Time         `json:"until"` // UTC, inclusive
-	Tick             Duration          `json:"tick"`  // e.g. "30s"
+	Tick             string            `json:"tick"`  // Go duration, e.g. "30s"
 	BusinessUnits    []BusinessUnit    `json:"businessUnits"`
 	ReminderSettings []json.RawMessage `json:"reminderSettings"`
 	Inputs           []Input           `json:"inputs"`
 
+	tick     time.Duration
 	settings []reminder.Setting
 	order    []int // input indexes by arrival instant (stable)
 }
@@ -41,23 +42,6 @@ type BusinessUnit struct {
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
-}
-
-// Duration is a Go duration string in JSON ("30s", "1m").
-type Duration struct{ time.Duration }
-
-// UnmarshalJSON parses a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("must be a duration string like \"30s\"")
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("must be a duration string like \"30s\": %v", err)
-	}
-	d.Duration = v
-	return nil
 }
 
 // MaxTicks bounds how many grid ticks a scenario may span (a year of 30 s ticks is ~1.05M).
@@ -88,11 +72,16 @@ func Parse(raw []byte) (*Scenario, error) {
 		bad("until %s must be after start %s", sc.Until.Format(time.RFC3339), sc.Start.Format(time.RFC3339))
 	}
 	sc.Start, sc.Until = sc.Start.UTC(), sc.Until.UTC()
-	if sc.Tick.Duration < time.Second || sc.Tick.Duration > time.Hour || sc.Tick.Duration%time.Second != 0 {
-		bad("tick must be whole seconds from 1s to 1h, got %s", sc.Tick.Duration)
-	} else if sc.Until.Sub(sc.Start)/sc.Tick.Duration > MaxTicks {
+	tick, err := time.ParseDuration(sc.Tick)
+	switch {
+	case err != nil:
+		bad("tick %q is not a duration like \"30s\"", sc.Tick)
+	case tick < time.Second || tick > time.Hour || tick%time.Second != 0:
+		bad("tick must be whole seconds from 1s to 1h, got %s", sc.Tick)
+	case sc.Until.Sub(sc.Start)/tick > MaxTicks:
 		bad("start..until spans more than %d ticks", MaxTicks)
 	}
+	sc.tick = tick
 	buIDs := map[string]bool{}
 	for i, bu := range sc.BusinessUnits {
 		switch {

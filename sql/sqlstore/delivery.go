@@ -22,7 +22,7 @@ func (s *Store) scanNotification(r rowScanner) (store.NotificationJob, error) {
 
 // NotificationGetByKey implements store.DeliveryStore.
 func (s *Store) NotificationGetByKey(ctx context.Context, deliveryKey string) (store.NotificationJob, error) {
-	j, err := s.scanNotification(s.db.QueryRowContext(ctx, s.q.SQL("NotificationGetByKey"), sql.Named("DeliveryKey", deliveryKey)))
+	j, err := s.scanNotification(s.queryRow(ctx, nil, "NotificationGetByKey", sql.Named("DeliveryKey", deliveryKey)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, store.ErrNotFound
 	}
@@ -39,7 +39,7 @@ func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaim
 	}
 	var res store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(tx.QueryRowContext(ctx, s.q.SQL("NotificationClaim"),
+		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationClaim",
 			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
 			sql.Named("Now", s.tm(p.Now)),
 			sql.Named("DeliveryKey", p.DeliveryKey)))
@@ -50,7 +50,7 @@ func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaim
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%s NotificationClaim: %w", s.d.Name, err)
 		}
-		j, err = s.scanNotification(tx.QueryRowContext(ctx, s.q.SQL("NotificationGetByKey"), sql.Named("DeliveryKey", p.DeliveryKey)))
+		j, err = s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", p.DeliveryKey)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -68,7 +68,7 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 	if p.Status != store.NotificationSent && p.Status != store.NotificationFailed {
 		return fmt.Errorf("NotificationFinish: status %q is not Sent or Failed", p.Status)
 	}
-	return s.execOne(ctx, s.db, "NotificationFinish",
+	return s.execOne(ctx, nil, "NotificationFinish",
 		sql.Named("Status", string(p.Status)),
 		sql.Named("ProviderReference", nstr(p.ProviderReference)),
 		sql.Named("LastError", nstr(p.Error)),
@@ -81,7 +81,7 @@ func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListPar
 	if err := checkLimit("OutboxListUnpublished", p.Limit); err != nil {
 		return nil, err
 	}
-	rs, err := s.db.QueryContext(ctx, s.q.SQL("OutboxListUnpublished"), sql.Named("Limit", p.Limit))
+	rs, err := s.query(ctx, nil, "OutboxListUnpublished", sql.Named("Limit", p.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("%s OutboxListUnpublished: %w", s.d.Name, err)
 	}
@@ -105,7 +105,7 @@ func (s *Store) OutboxMarkPublished(ctx context.Context, p store.OutboxMarkPubli
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, id := range p.IDs {
-			if _, err := tx.ExecContext(ctx, s.q.SQL("OutboxMarkPublished"), sql.Named("Now", s.tm(p.Now)), sql.Named("Id", id)); err != nil {
+			if _, err := s.exec(ctx, tx, "OutboxMarkPublished", sql.Named("Now", s.tm(p.Now)), sql.Named("Id", id)); err != nil {
 				return fmt.Errorf("%s OutboxMarkPublished: %w", s.d.Name, err)
 			}
 		}
@@ -115,7 +115,7 @@ func (s *Store) OutboxMarkPublished(ctx context.Context, p store.OutboxMarkPubli
 
 // OutboxRecordAttempt implements store.DeliveryStore.
 func (s *Store) OutboxRecordAttempt(ctx context.Context, id int64, _ time.Time) error {
-	_, err := s.db.ExecContext(ctx, s.q.SQL("OutboxRecordAttempt"), sql.Named("Id", id))
+	_, err := s.exec(ctx, nil, "OutboxRecordAttempt", sql.Named("Id", id))
 	if err != nil {
 		return fmt.Errorf("%s OutboxRecordAttempt: %w", s.d.Name, err)
 	}

@@ -6,8 +6,6 @@
 package sqlstore
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -82,9 +80,3 @@ func (q *Queries) SQL(name string) string {
 	return strings.TrimSpace(s)
 }
 
-// execer is what both *sql.DB and *sql.Tx offer.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}

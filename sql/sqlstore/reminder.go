@@ -12,7 +12,7 @@ import (
 
 // BusinessUnitUpsert implements store.ReminderStore.
 func (s *Store) BusinessUnitUpsert(ctx context.Context, bu store.BusinessUnit) error {
-	_, err := s.db.ExecContext(ctx, s.q.SQL("BusinessUnitUpsert"),
+	_, err := s.exec(ctx, nil, "BusinessUnitUpsert",
 		sql.Named("Id", bu.ID), sql.Named("Name", bu.Name), sql.Named("TimeZoneId", bu.TimeZoneID))
 	if err != nil {
 		return fmt.Errorf("%s BusinessUnitUpsert: %w", s.d.Name, err)
@@ -23,7 +23,7 @@ func (s *Store) BusinessUnitUpsert(ctx context.Context, bu store.BusinessUnit) e
 // BusinessUnitGet implements store.ReminderStore.
 func (s *Store) BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error) {
 	var bu store.BusinessUnit
-	err := s.db.QueryRowContext(ctx, s.q.SQL("BusinessUnitGet"), sql.Named("Id", id)).Scan(&bu.ID, &bu.Name, &bu.TimeZoneID)
+	err := s.queryRow(ctx, nil, "BusinessUnitGet", sql.Named("Id", id)).Scan(&bu.ID, &bu.Name, &bu.TimeZoneID)
 	return bu, s.oneErr("BusinessUnitGet", err)
 }
 
@@ -40,7 +40,7 @@ func (s *Store) oneErr(name string, err error) error {
 
 // ReminderSettingUpsert implements store.ReminderStore.
 func (s *Store) ReminderSettingUpsert(ctx context.Context, r store.ReminderSettingRecord) error {
-	_, err := s.db.ExecContext(ctx, s.q.SQL("ReminderSettingUpsert"),
+	_, err := s.exec(ctx, nil, "ReminderSettingUpsert",
 		sql.Named("Guid", r.Guid), sql.Named("BusinessUnitId", r.BusinessUnitID),
 		sql.Named("SourceType", r.SourceType), sql.Named("TriggerType", r.TriggerType),
 		sql.Named("IsActive", boolInt(r.IsActive)), sql.Named("Body", r.Body),
@@ -60,13 +60,13 @@ func (s *Store) scanSetting(r rowScanner) (store.ReminderSettingRecord, error) {
 
 // ReminderSettingGet implements store.ReminderStore.
 func (s *Store) ReminderSettingGet(ctx context.Context, guid string) (store.ReminderSettingRecord, error) {
-	rec, err := s.scanSetting(s.db.QueryRowContext(ctx, s.q.SQL("ReminderSettingGet"), sql.Named("Guid", guid)))
+	rec, err := s.scanSetting(s.queryRow(ctx, nil, "ReminderSettingGet", sql.Named("Guid", guid)))
 	return rec, s.oneErr("ReminderSettingGet", err)
 }
 
 // ReminderSettingListBySource implements store.ReminderStore.
 func (s *Store) ReminderSettingListBySource(ctx context.Context, businessUnitID, sourceType string) ([]store.ReminderSettingRecord, error) {
-	rs, err := s.db.QueryContext(ctx, s.q.SQL("ReminderSettingListBySource"),
+	rs, err := s.query(ctx, nil, "ReminderSettingListBySource",
 		sql.Named("BusinessUnitId", businessUnitID), sql.Named("SourceType", sourceType))
 	if err != nil {
 		return nil, fmt.Errorf("%s ReminderSettingListBySource: %w", s.d.Name, err)
@@ -92,7 +92,7 @@ func (s *Store) scanSnapshot(r rowScanner) (store.SourceSnapshot, error) {
 
 // SourceSnapshotGet implements store.ReminderStore.
 func (s *Store) SourceSnapshotGet(ctx context.Context, entityType, entityGuid string) (store.SourceSnapshot, error) {
-	sn, err := s.scanSnapshot(s.db.QueryRowContext(ctx, s.q.SQL("SourceSnapshotGet"),
+	sn, err := s.scanSnapshot(s.queryRow(ctx, nil, "SourceSnapshotGet",
 		sql.Named("EntityType", entityType), sql.Named("EntityGuid", entityGuid)))
 	return sn, s.oneErr("SourceSnapshotGet", err)
 }
@@ -107,11 +107,11 @@ func (s *Store) SourceSnapshotApply(ctx context.Context, sn store.SourceSnapshot
 			sql.Named("LastEventId", sn.LastEventID), sql.Named("UpdatedOn", s.tm(sn.UpdatedOn))}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		cur, err := s.scanSnapshot(tx.QueryRowContext(ctx, s.q.SQL("SourceSnapshotGet"),
+		cur, err := s.scanSnapshot(s.queryRow(ctx, tx, "SourceSnapshotGet",
 			sql.Named("EntityType", sn.EntityType), sql.Named("EntityGuid", sn.EntityGuid)))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, s.q.SQL("SourceSnapshotInsert"), args()...); err != nil {
+			if _, err := s.exec(ctx, tx, "SourceSnapshotInsert", args()...); err != nil {
 				return fmt.Errorf("%s SourceSnapshotInsert: %w", s.d.Name, err)
 			}
 			out = store.SnapshotApplied
@@ -135,7 +135,7 @@ func (s *Store) SourceSnapshotApply(ctx context.Context, sn store.SourceSnapshot
 // EventProcessed implements store.ReminderStore.
 func (s *Store) EventProcessed(ctx context.Context, source, id string) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, s.q.SQL("EventProcessedGet"), sql.Named("EventSource", source), sql.Named("EventId", id)).Scan(&n)
+	err := s.queryRow(ctx, nil, "EventProcessedGet", sql.Named("EventSource", source), sql.Named("EventId", id)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("%s EventProcessedGet: %w", s.d.Name, err)
 	}
@@ -144,7 +144,7 @@ func (s *Store) EventProcessed(ctx context.Context, source, id string) (bool, er
 
 // EventMarkProcessed implements store.ReminderStore.
 func (s *Store) EventMarkProcessed(ctx context.Context, source, id string, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, s.q.SQL("EventMarkProcessed"),
+	_, err := s.exec(ctx, nil, "EventMarkProcessed",
 		sql.Named("EventSource", source), sql.Named("EventId", id), sql.Named("Now", s.tm(now)))
 	if err != nil {
 		return fmt.Errorf("%s EventMarkProcessed: %w", s.d.Name, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -19,6 +20,9 @@ type Store struct {
 	d  Dialect
 	// closeFn, when set, runs on Close (dialects own extra resources).
 	closeFn func() error
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // prepared once per pool, by query name
 }
 
 var _ store.Store = (*Store)(nil)
@@ -31,13 +35,79 @@ func New(db *sql.DB, q *Queries, d Dialect, onClose func() error) *Store {
 // DB exposes the pool for migrations and diagnostics.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close closes the pool.
+// Close closes the prepared statements and the pool.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
+	s.stmts = nil
+	s.mu.Unlock()
 	err := s.db.Close()
 	if s.closeFn != nil {
 		err = errors.Join(err, s.closeFn())
 	}
 	return err
+}
+
+// stmt returns the prepared statement for a named query, bound to tx when tx is non-nil.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, name string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	st, ok := s.stmts[name]
+	s.mu.Unlock()
+	if !ok {
+		prepared, err := s.db.PrepareContext(ctx, s.q.SQL(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s prepare %s: %w", s.d.Name, name, err)
+		}
+		s.mu.Lock()
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		if existing, ok := s.stmts[name]; ok {
+			_ = prepared.Close()
+			prepared = existing
+		} else {
+			s.stmts[name] = prepared
+		}
+		s.mu.Unlock()
+		st = prepared
+	}
+	if tx != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return st, nil
+}
+
+// exec runs a named statement on tx (nil: the pool).
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, name string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, tx, name)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// query runs a named query on tx (nil: the pool).
+func (s *Store) query(ctx context.Context, tx *sql.Tx, name string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, tx, name)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow runs a named single-row query on tx (nil: the pool). A prepare error surfaces
+// from Scan, as database/sql does.
+func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, name string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, tx, name)
+	if err != nil {
+		if tx != nil {
+			return tx.QueryRowContext(ctx, s.q.SQL(name), args...)
+		}
+		return s.db.QueryRowContext(ctx, s.q.SQL(name), args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // inTx runs fn in a transaction, committing when fn returns nil.
@@ -158,8 +228,8 @@ func (s *Store) scanScheduler(r rowScanner) (automation.SchedulerRow, error) {
 	return row, err
 }
 
-func (s *Store) queryRows(ctx context.Context, ex execer, name string, args ...any) ([]automation.SchedulerRow, error) {
-	rs, err := ex.QueryContext(ctx, s.q.SQL(name), args...)
+func (s *Store) queryRows(ctx context.Context, tx *sql.Tx, name string, args ...any) ([]automation.SchedulerRow, error) {
+	rs, err := s.query(ctx, tx, name, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
@@ -178,8 +248,8 @@ func (s *Store) queryRows(ctx context.Context, ex execer, name string, args ...a
 	return out, nil
 }
 
-func (s *Store) queryOne(ctx context.Context, ex execer, name string, args ...any) (automation.SchedulerRow, error) {
-	rows, err := s.queryRows(ctx, ex, name, args...)
+func (s *Store) queryOne(ctx context.Context, tx *sql.Tx, name string, args ...any) (automation.SchedulerRow, error) {
+	rows, err := s.queryRows(ctx, tx, name, args...)
 	if err != nil {
 		return automation.SchedulerRow{}, err
 	}
@@ -190,8 +260,8 @@ func (s *Store) queryOne(ctx context.Context, ex execer, name string, args ...an
 }
 
 // execOne runs a Version-guarded update and maps "no row changed" to ErrLeaseLost.
-func (s *Store) execOne(ctx context.Context, ex execer, name string, args ...any) error {
-	res, err := ex.ExecContext(ctx, s.q.SQL(name), args...)
+func (s *Store) execOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
+	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
@@ -311,7 +381,7 @@ func (s *Store) ensureOne(ctx context.Context, tx *sql.Tx, now time.Time, c auto
 
 // SchedulerGetByKey implements store.SchedulerStore.
 func (s *Store) SchedulerGetByKey(ctx context.Context, key string) (automation.SchedulerRow, error) {
-	return s.queryOne(ctx, s.db, "SchedulerGetByKey", sql.Named("SchedulerKey", key))
+	return s.queryOne(ctx, nil, "SchedulerGetByKey", sql.Named("SchedulerKey", key))
 }
 
 // SchedulerListBySource implements store.SchedulerStore.
@@ -319,7 +389,7 @@ func (s *Store) SchedulerListBySource(ctx context.Context, p store.SchedulerList
 	if err := checkLimit("SchedulerListBySource", p.Limit); err != nil {
 		return nil, err
 	}
-	return s.queryRows(ctx, s.db, "SchedulerListBySource",
+	return s.queryRows(ctx, nil, "SchedulerListBySource",
 		sql.Named("SourceEntityType", p.SourceEntityType),
 		sql.Named("SourceEntityGuid", p.SourceEntityGuid),
 		sql.Named("Limit", p.Limit))
@@ -373,7 +443,7 @@ func (s *Store) SchedulerComplete(ctx context.Context, p store.SchedulerComplete
 			return err
 		}
 		for _, d := range p.Deliveries {
-			if _, err := tx.ExecContext(ctx, s.q.SQL("NotificationInsert"),
+			if _, err := s.exec(ctx, tx, "NotificationInsert",
 				sql.Named("DeliveryKey", d.DeliveryKey),
 				sql.Named("SchedulerKey", d.SchedulerKey),
 				sql.Named("BusinessUnitId", d.BusinessUnitID),
@@ -399,8 +469,8 @@ func (s *Store) SchedulerComplete(ctx context.Context, p store.SchedulerComplete
 	})
 }
 
-func (s *Store) outboxInsert(ctx context.Context, ex execer, now time.Time, m store.OutboxMessage) error {
-	_, err := ex.ExecContext(ctx, s.q.SQL("OutboxInsert"),
+func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {
+	_, err := s.exec(ctx, tx, "OutboxInsert",
 		sql.Named("MessageId", m.MessageID),
 		sql.Named("Destination", m.Destination),
 		sql.Named("SessionId", nstr(m.SessionID)),
@@ -424,7 +494,7 @@ func (s *Store) SchedulerFail(ctx context.Context, p store.SchedulerFailParams) 
 		}
 		next = s.tm(p.NextRetryOn)
 	}
-	return s.execOne(ctx, s.db, "SchedulerFail",
+	return s.execOne(ctx, nil, "SchedulerFail",
 		sql.Named("Hold", boolInt(p.Hold)),
 		sql.Named("NextRetryOn", next),
 		sql.Named("FailureReasonCode", string(p.FailureReasonCode)),
@@ -438,7 +508,7 @@ func (s *Store) SchedulerDeactivate(ctx context.Context, p store.SchedulerDeacti
 	if p.Reason == "" {
 		return errors.New("SchedulerDeactivate: Reason is required")
 	}
-	return s.execOne(ctx, s.db, "SchedulerDeactivate",
+	return s.execOne(ctx, nil, "SchedulerDeactivate",
 		sql.Named("ReasonCode", string(p.Reason)),
 		sql.Named("Now", s.tm(p.Now)),
 		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
@@ -449,14 +519,14 @@ func (s *Store) SchedulerListExpiredLeases(ctx context.Context, p store.Schedule
 	if err := checkLimit("SchedulerListExpiredLeases", p.Limit); err != nil {
 		return nil, err
 	}
-	return s.queryRows(ctx, s.db, "SchedulerListExpiredLeases",
+	return s.queryRows(ctx, nil, "SchedulerListExpiredLeases",
 		sql.Named("Now", s.tm(p.Now)), sql.Named("Limit", p.Limit))
 }
 
 // SchedulerNextWakeUp implements store.SchedulerStore.
 func (s *Store) SchedulerNextWakeUp(ctx context.Context) (*time.Time, error) {
 	var t *time.Time
-	if err := s.db.QueryRowContext(ctx, s.q.SQL("SchedulerNextWakeUp")).Scan(s.nt(&t)); err != nil {
+	if err := s.queryRow(ctx, nil, "SchedulerNextWakeUp").Scan(s.nt(&t)); err != nil {
 		return nil, fmt.Errorf("%s SchedulerNextWakeUp: %w", s.d.Name, err)
 	}
 	return t, nil
@@ -464,7 +534,7 @@ func (s *Store) SchedulerNextWakeUp(ctx context.Context) (*time.Time, error) {
 
 // SchedulerCountByStatus implements store.SchedulerStore.
 func (s *Store) SchedulerCountByStatus(ctx context.Context) (map[automation.Status]int, error) {
-	rs, err := s.db.QueryContext(ctx, s.q.SQL("SchedulerCountByStatus"))
+	rs, err := s.query(ctx, nil, "SchedulerCountByStatus")
 	if err != nil {
 		return nil, fmt.Errorf("%s SchedulerCountByStatus: %w", s.d.Name, err)
 	}

@@ -137,6 +137,11 @@ Pacific/Apia 2011-12-30 12:00 gap
 Pacific/Apia 2011-12-30 23:59 gap
 Pacific/Apia 2011-12-31 00:00 normal
 Pacific/Apia 2026-10-04 02:30 normal
+# 31 December of a leap year in a rule-based (POSIX TZ footer) year, where
+# Go's time.Time.ZoneBounds misreports bounds (golang/go#81583).
+Australia/Sydney 2028-12-31 12:00 normal
+America/New_York 2028-12-31 23:59 normal
+Europe/London 2040-12-31 00:30 normal
 # UTC itself.
 UTC 2026-10-04 02:30 normal
 EOF

@@ -113,13 +113,14 @@ func (s *Store) JobsByBusinessUnitDay(ctx context.Context, bu, day string, limit
 
 func (s *Store) blobPath(name string) (string, error) {
 	clean := filepath.ToSlash(filepath.Clean(name))
-	if name == "" || clean != name || strings.HasPrefix(clean, "/") || strings.HasPrefix(clean, "..") || strings.Contains(clean, "/../") {
+	if name == "" || name == "." || clean != name || strings.HasPrefix(clean, "/") || strings.HasPrefix(clean, "..") || strings.Contains(clean, "/../") {
 		return "", fmt.Errorf("localtrace: invalid blob name %q", name)
 	}
 	return filepath.Join(s.dir, "blobs", filepath.FromSlash(clean)), nil
 }
 
-// PutBlob implements trace.Writer (write to a temp file, then rename: no torn blobs).
+// PutBlob implements trace.Writer (write to a temp file of its own, then rename: no torn
+// blobs, and concurrent writers of one name do not share a temp file).
 func (s *Store) PutBlob(_ context.Context, name string, data []byte) error {
 	p, err := s.blobPath(name)
 	if err != nil {
@@ -128,11 +129,25 @@ func (s *Store) PutBlob(_ context.Context, name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("localtrace: %w", err)
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("localtrace: %w", err)
 	}
-	return os.Rename(tmp, p)
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), p)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("localtrace: put blob %q: %w", name, werr)
+	}
+	return nil
 }
 
 // GetBlob implements trace.Reader.
@@ -145,5 +160,12 @@ func (s *Store) GetBlob(_ context.Context, name string) ([]byte, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, trace.ErrBlobNotFound
 	}
-	return b, err
+	if err != nil {
+		// A name that is only a prefix of other blobs (a directory here) is not a blob.
+		if fi, serr := os.Stat(p); serr == nil && fi.IsDir() {
+			return nil, trace.ErrBlobNotFound
+		}
+		return nil, fmt.Errorf("localtrace: get blob %q: %w", name, err)
+	}
+	return b, nil
 }

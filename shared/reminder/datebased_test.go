@@ -1,0 +1,212 @@
+package reminder_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/reminder"
+)
+
+const settingGuid = "0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f"
+
+func mustSetting(t *testing.T, js string) reminder.Setting {
+	t.Helper()
+	s, err := reminder.ParseSetting([]byte(js))
+	if err != nil {
+		t.Fatalf("setting: %v", err)
+	}
+	return s
+}
+
+func settingJSON(bu, tz string, offsets string, at string, annual bool) string {
+	a := ""
+	if annual {
+		a = `"annual": true,`
+	}
+	_ = tz
+	return `{"guid":"` + settingGuid + `","businessUnitId":"` + bu + `","name":"Expiry","sourceType":"PoliceVetting",
+	  "triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":` + offsets + `,"sendLocalTime":"` + at + `",` + a + `
+	  "template":"tpl","channels":["log"],"recipients":{"field":"staffEmail"},"isActive":true}`
+}
+
+func zone(t *testing.T, bu, id string) reminder.Zone {
+	t.Helper()
+	loc, err := localtime.LoadZone(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reminder.Zone{BusinessUnitID: bu, TimeZoneID: id, Loc: loc}
+}
+
+func utc(s string) time.Time {
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Expected instants come from ../shared/tools/tzoracle.py (Python zoneinfo), e.g.
+// `tzoracle.py Australia/Sydney 2026-10-31 09:00 7`, not from our own code.
+func TestDateOccurrencesAgainstOracle(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		zone, target, at string
+		offset           int
+		wantLocal        string
+		wantUTC          string
+	}{
+		{"Australia/Sydney", "2026-10-31", "09:00", 30, "2026-10-01", "2026-09-30T23:00:00Z"}, // before DST start: +10
+		{"Australia/Sydney", "2026-10-31", "09:00", 7, "2026-10-24", "2026-10-23T22:00:00Z"},  // after: +11
+		{"Australia/Sydney", "2026-10-31", "09:00", 0, "2026-10-31", "2026-10-30T22:00:00Z"},
+		{"America/New_York", "2027-03-31", "09:00", 30, "2027-03-01", "2027-03-01T14:00:00Z"},  // month end, across DST
+		{"America/New_York", "2026-03-01", "09:00", 1, "2026-02-28", "2026-02-28T14:00:00Z"},   // common-year February
+		{"Asia/Ho_Chi_Minh", "2028-03-01", "08:00", 1, "2028-02-29", "2028-02-29T01:00:00Z"},   // leap day
+		{"Australia/Sydney", "2026-10-18", "02:30", 14, "2026-10-04", "2026-10-03T16:30:00Z"},  // gap → 03:30 AEDT
+		{"America/New_York", "2026-11-08", "01:30", 7, "2026-11-01", "2026-11-01T05:30:00Z"},   // overlap → earlier (EDT)
+		{"Asia/Kathmandu", "2026-12-25", "09:00", 0, "2026-12-25", "2026-12-25T03:15:00Z"},     // +05:45
+		{"Australia/Lord_Howe", "2026-10-04", "02:15", 0, "2026-10-04", "2026-10-03T15:45:00Z"}, // 30-min gap → 02:45
+	}
+	for _, tc := range cases {
+		t.Run(tc.zone+"/"+tc.target+"-"+tc.wantLocal, func(t *testing.T) {
+			t.Parallel()
+			set := mustSetting(t, settingJSON("bu", tc.zone, "["+itoa(tc.offset)+"]", tc.at, false))
+			src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu", Data: map[string]any{"expiresOn": tc.target}}
+			occ, err := reminder.DateOccurrences(set, src, zone(t, "bu", tc.zone), localtime.MustDate("2026-01-01"), utc("2026-01-01T00:00:00Z"), true)
+			if err != nil || len(occ) != 1 {
+				t.Fatalf("%v %v", occ, err)
+			}
+			o := occ[0]
+			if o.ScheduledLocalDate != tc.wantLocal || !o.ScheduledOn.Equal(utc(tc.wantUTC)) || o.MissedReason != "" {
+				t.Fatalf("got %s %s missed=%q, want %s %s", o.ScheduledLocalDate, o.ScheduledOn.Format(time.RFC3339), o.MissedReason, tc.wantLocal, tc.wantUTC)
+			}
+			if o.ScheduledLocalTime != tc.at || o.TimeZoneID != tc.zone {
+				t.Fatalf("local intent %s %s", o.ScheduledLocalTime, o.TimeZoneID)
+			}
+			if !strings.HasSuffix(o.SchedulerKey, ":expiresOn:"+tc.target+":"+itoa(tc.offset)) {
+				t.Fatalf("key %s", o.SchedulerKey)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// The late rule (§4.3): a passed send time on today's local date is sent now; older ones
+// are recorded MissedWindow.
+func TestLateRule(t *testing.T) {
+	t.Parallel()
+	set := mustSetting(t, settingJSON("bu", "", "[30, 7, 0]", "09:00", false))
+	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2026-10-31"}}
+	z := zone(t, "bu", "Australia/Sydney")
+	// 2026-10-24 11:00 AEDT: offset 30 (10-01) is older → missed; offset 7 (10-24 09:00) is
+	// today → kept, due in the past; offset 0 is in the future.
+	now := utc("2026-10-24T00:00:00Z")
+	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]automation.ReasonCode{30: automation.ReasonMissedWindow, 7: "", 0: ""}
+	for _, o := range occ {
+		if o.MissedReason != want[o.OffsetDays] {
+			t.Errorf("offset %d: missed=%q want %q", o.OffsetDays, o.MissedReason, want[o.OffsetDays])
+		}
+	}
+	if !occ[1].ScheduledOn.Before(now) {
+		t.Fatal("today's passed occurrence keeps its scheduled instant (due now)")
+	}
+	// Revalidation (markMissed=false) never marks.
+	occ, _ = reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, false)
+	for _, o := range occ {
+		if o.MissedReason != "" {
+			t.Fatal("markMissed=false must not mark")
+		}
+	}
+}
+
+func TestNextAnniversary(t *testing.T) {
+	t.Parallel()
+	d := localtime.MustDate
+	cases := []struct{ orig, ref, want string }{
+		{"2020-02-29", "2027-01-01", "2027-02-28"}, // common year
+		{"2020-02-29", "2027-03-01", "2028-02-29"}, // leap year
+		{"2019-10-15", "2026-10-15", "2026-10-15"}, // on the day
+		{"2019-10-15", "2026-10-16", "2027-10-15"},
+		{"2026-12-01", "2026-09-01", "2027-12-01"}, // the first anniversary, not the hire date
+		{"2026-09-01", "2026-09-01", "2027-09-01"},
+		{"1999-12-31", "2026-12-31", "2026-12-31"},
+	}
+	for _, tc := range cases {
+		if got := reminder.NextAnniversary(d(tc.orig), d(tc.ref)); got.String() != tc.want {
+			t.Errorf("NextAnniversary(%s, %s) = %s, want %s", tc.orig, tc.ref, got, tc.want)
+		}
+	}
+}
+
+func TestAnnualFollowingYear(t *testing.T) {
+	t.Parallel()
+	set := mustSetting(t, settingJSON("bu", "", "[7, 0]", "08:00", true))
+	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2020-02-29"}}
+	z := zone(t, "bu", "Asia/Ho_Chi_Minh")
+	now := utc("2027-01-10T00:00:00Z")
+	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if occ[0].Target.String() != "2027-02-28" || occ[0].ScheduledLocalDate != "2027-02-21" || occ[1].ScheduledLocalDate != "2027-02-28" {
+		t.Fatalf("occurrences %+v", occ)
+	}
+	next, err := reminder.FollowingYear(set, src, z, occ[0])
+	if err != nil || next.Target.String() != "2028-02-29" || next.ScheduledLocalDate != "2028-02-22" || next.OffsetDays != 7 {
+		t.Fatalf("following %+v %v", next, err)
+	}
+}
+
+func TestTriggerDateBadInput(t *testing.T) {
+	t.Parallel()
+	set := mustSetting(t, settingJSON("bu", "", "[0]", "09:00", false))
+	for _, v := range []any{"2027-02-30", "2026-13-01", "31/12/2026", "2026-12-01T00:00:00Z", 20261201.0, true, map[string]any{}} {
+		_, _, err := reminder.TriggerDate(set, map[string]any{"expiresOn": v})
+		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), "data.expiresOn") {
+			t.Errorf("%v: err = %v", v, err)
+		}
+	}
+	for _, data := range []map[string]any{{}, {"expiresOn": nil}} {
+		if _, ok, err := reminder.TriggerDate(set, data); ok || err != nil {
+			t.Errorf("%v: absent/null means no reminder, got ok=%v err=%v", data, ok, err)
+		}
+	}
+}
+
+func TestParseSettingRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	base := settingJSON("bu", "", "[30, 7, 0]", "09:00", false)
+	mutate := func(old, new string) string { return strings.Replace(base, old, new, 1) }
+	cases := []struct{ name, js, field string }{
+		{"negative offset", mutate("[30, 7, 0]", "[30, -1]"), "offsetsDays[1]"},
+		{"duplicate offset", mutate("[30, 7, 0]", "[7, 7]"), "offsetsDays[1]"},
+		{"no offsets", mutate("[30, 7, 0]", "[]"), "offsetsDays"},
+		{"25:00", mutate(`"09:00"`, `"25:00"`), "25:00"},
+		{"send time missing", mutate(`"sendLocalTime":"09:00",`, ``), "sendLocalTime"},
+		{"unknown field", mutate(`"name":"Expiry"`, `"name":"Expiry","colour":"red"`), "colour"},
+		{"empty channels", mutate(`["log"]`, `[]`), "channels"},
+		{"bad guid", mutate(settingGuid, "nope"), "guid"},
+		{"threshold without support", mutate(`"DateBased"`, `"ThresholdCondition"`), "triggerType"},
+		{"no recipient field", mutate(`{"field":"staffEmail"}`, `{}`), "recipients.field"},
+		{"annual offset too big", settingJSON("bu", "", "[400]", "09:00", true), "offsetsDays[0]"},
+		{"not json", `{"guid":`, "setting"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := reminder.ParseSetting([]byte(tc.js))
+			if err == nil || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("err = %v, want mention of %s", err, tc.field)
+			}
+		})
+	}
+}

@@ -1,0 +1,293 @@
+package reminder_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+type fixture struct {
+	st    store.Store
+	clock *automation.ManualClock
+	svc   *reminder.Service
+	h     *reminder.Handler
+}
+
+func newFixture(t *testing.T, settings ...string) *fixture {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "r.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
+		if err := st.BusinessUnitUpsert(ctx, bu); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := &fixture{st: st, clock: automation.NewManualClock(utc("2026-09-01T00:00:00Z"))}
+	f.svc = &reminder.Service{Store: st, Clock: f.clock, Channels: map[string]bool{"log": true}}
+	f.h = &reminder.Handler{Store: st}
+	if len(settings) == 0 {
+		settings = []string{settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false)}
+	}
+	for _, js := range settings {
+		f.putSetting(t, js)
+	}
+	return f
+}
+
+func (f *fixture) putSetting(t *testing.T, js string) {
+	t.Helper()
+	set := mustSetting(t, js)
+	rec, err := reminder.SettingRecord(set, 1, f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.ReminderSettingUpsert(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func event(id string, rev int64, data map[string]any) []byte {
+	e := map[string]any{"specversion": "1.0", "id": id, "source": "/hr", "type": "PoliceVetting.Upserted",
+		"businessunitid": "bu-syd", "entitytype": "PoliceVetting", "entityguid": "e-1", "revision": rev, "data": data}
+	if data == nil {
+		e["type"] = "PoliceVetting.deleted"
+		delete(e, "data")
+	}
+	b, _ := json.Marshal(e)
+	return b
+}
+
+func (f *fixture) process(t *testing.T, raw []byte) (reminder.EventResult, error) {
+	t.Helper()
+	ev, err := events.Parse(raw)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return f.svc.Process(context.Background(), ev)
+}
+
+func (f *fixture) mustProcess(t *testing.T, raw []byte) reminder.EventResult {
+	t.Helper()
+	r, err := f.process(t, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// rows returns "localDate/status/reason" for every row of e-1, sorted.
+func (f *fixture) rows(t *testing.T) []string {
+	t.Helper()
+	rows, err := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "e-1", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s/%s/%s", r.ScheduledLocalDate, r.Status, r.ReasonCode))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func eq(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("rows\n got %v\nwant %v", got, want)
+	}
+}
+
+var alice = map[string]any{"expiresOn": "2026-10-31", "staffEmail": "alice@example.test", "isActive": true}
+
+func with(m map[string]any, k string, v any) map[string]any {
+	out := map[string]any{}
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}
+
+func TestEventCreatesOccurrences(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	r := f.mustProcess(t, event("evt-1", 1, alice))
+	if r.Outcome != reminder.EventApplied || r.Ensured[automation.EnsureInserted] != 3 {
+		t.Fatalf("%+v", r)
+	}
+	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
+}
+
+func TestDuplicateEventIsNoop(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	before, _ := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "e-1", Limit: 10})
+	// The same id again, even with other content, changes nothing.
+	r := f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2027-01-01")))
+	if r.Outcome != reminder.EventDuplicate {
+		t.Fatalf("%+v", r)
+	}
+	after, _ := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "e-1", Limit: 10})
+	if len(before) != len(after) {
+		t.Fatal("rows changed")
+	}
+	for i := range before {
+		if before[i].Version != after[i].Version {
+			t.Fatalf("row %s version changed", before[i].SchedulerKey)
+		}
+	}
+}
+
+func TestOutOfOrderRevisionIgnored(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-3", 3, with(alice, "expiresOn", "2026-12-15")))
+	r := f.mustProcess(t, event("evt-2", 2, alice))
+	if r.Outcome != reminder.EventStale {
+		t.Fatalf("%+v", r)
+	}
+	eq(t, f.rows(t), "2026-11-15/Pending/", "2026-12-08/Pending/", "2026-12-15/Pending/")
+	snap, _ := f.st.SourceSnapshotGet(context.Background(), "PoliceVetting", "e-1")
+	if snap.Revision != 3 {
+		t.Fatalf("snapshot revision %d", snap.Revision)
+	}
+}
+
+func TestDateMoveSupersedesAndDeletionInvalidates(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	f.clock.Set(utc("2026-09-20T00:00:00Z"))
+	r := f.mustProcess(t, event("evt-2", 2, with(alice, "expiresOn", "2026-11-30")))
+	if r.Deactivated != 3 || r.Ensured[automation.EnsureInserted] != 3 {
+		t.Fatalf("%+v", r)
+	}
+	eq(t, f.rows(t),
+		"2026-10-01/Deactivated/Superseded", "2026-10-24/Deactivated/Superseded", "2026-10-31/Deactivated/Superseded",
+		"2026-10-31/Pending/", "2026-11-23/Pending/", "2026-11-30/Pending/")
+	// Moving back reactivates the original rows (same key, same InputHash).
+	r = f.mustProcess(t, event("evt-3", 3, alice))
+	if r.Ensured[automation.EnsureReactivated] != 3 || r.Deactivated != 3 {
+		t.Fatalf("%+v", r)
+	}
+	// Deletion deactivates every pending row with SourceNoLongerValid.
+	r = f.mustProcess(t, event("evt-4", 4, nil))
+	if r.Deactivated != 3 {
+		t.Fatalf("%+v", r)
+	}
+	for _, row := range f.rows(t) {
+		if strings.Contains(row, "Pending") {
+			t.Fatalf("pending row after deletion: %v", f.rows(t))
+		}
+	}
+	if !strings.Contains(strings.Join(f.rows(t), " "), "2026-10-01/Deactivated/SourceNoLongerValid") {
+		t.Fatalf("%v", f.rows(t))
+	}
+}
+
+func TestInactiveSourceAndSettingDeactivate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	f.mustProcess(t, event("evt-2", 2, with(alice, "isActive", false)))
+	eq(t, f.rows(t), "2026-10-01/Deactivated/SourceNoLongerValid", "2026-10-24/Deactivated/SourceNoLongerValid", "2026-10-31/Deactivated/SourceNoLongerValid")
+	f.mustProcess(t, event("evt-3", 3, alice))
+	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
+	f.putSetting(t, strings.Replace(settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false), `"isActive":true`, `"isActive":false`, 1))
+	f.mustProcess(t, event("evt-4", 4, alice))
+	eq(t, f.rows(t), "2026-10-01/Deactivated/ReminderSettingInactive", "2026-10-24/Deactivated/ReminderSettingInactive", "2026-10-31/Deactivated/ReminderSettingInactive")
+}
+
+func TestBadEventChangesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cases := map[string][]byte{
+		"impossible date": event("evt-1", 1, with(alice, "expiresOn", "2026-02-30")),
+		"date as number":  event("evt-2", 1, with(alice, "expiresOn", 20261031)),
+		"unknown BU":      []byte(strings.Replace(string(event("evt-3", 1, alice)), `"bu-syd"`, `"bu-mel"`, 1)),
+	}
+	for name, raw := range cases {
+		_, err := f.process(t, raw)
+		if !automation.IsInvalid(err) {
+			t.Errorf("%s: err = %v, want bad input", name, err)
+		}
+	}
+	if _, err := f.st.SourceSnapshotGet(context.Background(), "PoliceVetting", "e-1"); err == nil {
+		t.Fatal("a rejected event stored a snapshot")
+	}
+	if rows := f.rows(t); len(rows) != 0 {
+		t.Fatalf("a rejected event stored rows: %v", rows)
+	}
+	for _, id := range []string{"evt-1", "evt-2", "evt-3"} {
+		if done, _ := f.st.EventProcessed(context.Background(), "/hr", id); done {
+			t.Fatalf("%s marked processed", id)
+		}
+	}
+}
+
+// A crash after the snapshot was stored but before the rows were ensured: the redelivered
+// event finds its own revision (Reapplied) and finishes the work.
+func TestCrashAfterSnapshotIsRepairedByRedelivery(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	raw := event("evt-1", 1, alice)
+	ev, _ := events.Parse(raw)
+	if _, err := f.st.SourceSnapshotApply(context.Background(), store.SourceSnapshot{EntityType: ev.EntityType, EntityGuid: ev.EntityGuid,
+		BusinessUnitID: "bu-syd", Revision: 1, DataJSON: ev.DataJSON, LastEventID: ev.ID, UpdatedOn: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.mustProcess(t, raw)
+	if r.Outcome != reminder.EventApplied || r.Ensured[automation.EnsureInserted] != 3 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestLateEventRecordsMissedWindow(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.clock.Set(utc("2026-10-24T00:00:00Z")) // 11:00 AEDT on the offset-7 day
+	f.mustProcess(t, event("evt-1", 1, alice))
+	eq(t, f.rows(t), "2026-10-01/Deactivated/MissedWindow", "2026-10-24/Pending/", "2026-10-31/Pending/")
+}
+
+func TestTimeAwareDeactivationKeepsCompletedRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	ctx := context.Background()
+	f.clock.Set(utc("2026-10-01T00:00:00Z"))
+	claimed, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("%v %v", claimed, err)
+	}
+	out, err := f.h.Execute(ctx, claimed[0], f.clock.Now())
+	if err != nil || len(out.Deliveries) != 1 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: claimed[0].ID, Token: claimed[0].Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
+		t.Fatal(err)
+	}
+	// Redelivering an equivalent event later never resends; a deletion keeps the completed row.
+	r := f.mustProcess(t, event("evt-2", 2, alice))
+	if r.Ensured[automation.EnsureAlreadyCompleted] != 1 {
+		t.Fatalf("%+v", r)
+	}
+	f.mustProcess(t, event("evt-3", 3, nil))
+	eq(t, f.rows(t), "2026-10-01/Completed/", "2026-10-24/Deactivated/SourceNoLongerValid", "2026-10-31/Deactivated/SourceNoLongerValid")
+}
