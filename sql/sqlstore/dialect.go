@@ -79,4 +79,3 @@ func (q *Queries) SQL(name string) string {
 	}
 	return strings.TrimSpace(s)
 }
-

@@ -667,7 +667,7 @@ func testSnapshots(t *testing.T, open Opener) {
 		data string
 	}{
 		{snap(2, "evt-2", `{"v":2}`), store.SnapshotApplied, `{"v":2}`},
-		{snap(1, "evt-1", `{"v":1}`), store.SnapshotStale, `{"v":2}`},    // out of order
+		{snap(1, "evt-1", `{"v":1}`), store.SnapshotStale, `{"v":2}`},     // out of order
 		{snap(2, "evt-2", `{"v":2}`), store.SnapshotReapplied, `{"v":2}`}, // redelivery
 		{snap(2, "evt-x", `{"v":9}`), store.SnapshotStale, `{"v":2}`},     // same revision, other event
 		{snap(3, "evt-3", `{"v":3}`), store.SnapshotApplied, `{"v":3}`},
