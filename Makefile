@@ -1,0 +1,44 @@
+# Automation pipeline. `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+SCENARIO ?= testdata/scenarios/realistic.json
+BENCH_ROWS ?= 100000
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-zA-Z0-9_/.-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## Replay the realistic scenario on the embedded default (SQLite, in-process bus)
+	$(GO) run ./functions replay $(SCENARIO)
+
+.PHONY: test
+test: ## Run the whole test suite
+	$(GO) test -count=1 ./...
+
+.PHONY: test/race
+test/race: ## Run the suite with the race detector (needs cgo)
+	$(GO) test -count=1 -race ./...
+
+.PHONY: test/golden
+test/golden: ## Rewrite the replay golden files after an intended output change
+	$(GO) test ./shared/replay -run TestGoldenScenarios -update
+
+.PHONY: bench
+bench: ## Burn-down of $(BENCH_ROWS) due rows on SQLite: rows/s and peak memory
+	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
+
+.PHONY: build
+build: ## Build bin/automation
+	$(GO) build -o bin/automation ./functions
+
+.PHONY: lint
+lint: ## go vet and gofmt check
+	$(GO) vet ./...
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: tz/oracle
+tz/oracle: ## Regenerate the DST oracle cases (needs python3 with zoneinfo)
+	bash testdata/tz/gen_oracle_cases.sh

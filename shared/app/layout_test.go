@@ -1,0 +1,74 @@
+package app_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportArrowsPointDown enforces STYLE.md's layering with `go list -deps`: domain
+// packages import no project package above them, and nothing but the composition root and
+// the binary knows the SQL dialects.
+func TestImportArrowsPointDown(t *testing.T) {
+	t.Parallel()
+	const mod = "github.com/automation-platform/automation/"
+	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", "../../...").Output()
+	if err != nil {
+		t.Skipf("go list unavailable: %v", err)
+	}
+	allowed := map[string][]string{ // package → project packages it may depend on
+		"shared/automation": {},
+		"shared/localtime":  {},
+		"shared/store":      {"shared/automation"},
+		"shared/bus":        {},
+		"shared/trace":      {},
+		"shared/events":     {"shared/automation"},
+		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace"},
+		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus"},
+		"shared/reminder":   {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(p.ImportPath, mod)
+		may, checked := allowed[rel]
+		for _, d := range p.Deps {
+			if !strings.HasPrefix(d, mod) {
+				if strings.Contains(d, "azure-sdk-for-go") && rel != "shared/azure" && rel != "shared/app" && rel != "functions" {
+					t.Errorf("%s imports the Azure SDK (%s); only shared/azure may", rel, d)
+				}
+				continue
+			}
+			dep := strings.TrimPrefix(d, mod)
+			if strings.HasPrefix(dep, "sql/") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" {
+				t.Errorf("%s depends on SQL dialect %s; only shared/app (and runtimes built on it) may", rel, dep)
+			}
+			if checked && !contains(may, dep) {
+				t.Errorf("%s depends on %s; allowed: %v", rel, dep, may)
+			}
+		}
+		if checked {
+			seen++
+		}
+	}
+	if seen != len(allowed) {
+		t.Fatalf("checked %d of %d packages", seen, len(allowed))
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
