@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,9 +101,14 @@ func NewPoller(cfg Config, s store.SchedulerStore, reg *Registry, clock automati
 	return &Poller{cfg: cfg, store: s, reg: reg, clock: clock, trace: tw, log: log}, nil
 }
 
-// RunOnce rescues stale leases, claims one batch of due rows and executes it. It returns
-// the counts; an error means a store call failed (the rows involved stay safe: unclaimed,
-// or claimed and rescued later when their lease expires).
+// completeChunk bounds how many completions share one transaction.
+const completeChunk = 200
+
+// RunOnce rescues stale leases, claims one batch of due rows and executes it: handlers run
+// with bounded concurrency, then the outcomes are written - completions in batched
+// transactions, each row still guarded by its own Version token. It returns the counts; an
+// error means a store call failed (the rows involved stay safe: unclaimed, or claimed and
+// rescued later when their lease expires).
 func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	var res Result
 	if err := p.rescue(ctx, &res); err != nil {
@@ -114,34 +120,39 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("claim: %w", err)
 	}
 	res.Claimed = len(rows)
-	var mu sync.Mutex
-	var firstErr error
-	sem := make(chan struct{}, p.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for _, row := range rows {
-		if p.cfg.Concurrency == 1 {
-			o, err := p.Execute(ctx, row)
-			res.add(o)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			continue
+	runs := make([]execution, len(rows))
+	if p.cfg.Concurrency == 1 {
+		for i, row := range rows {
+			runs[i] = p.run(ctx, row)
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(row automation.SchedulerRow) {
-			defer func() { <-sem; wg.Done() }()
-			o, err := p.Execute(ctx, row)
-			mu.Lock()
-			res.add(o)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			mu.Unlock()
-		}(row)
+	} else {
+		sem := make(chan struct{}, p.cfg.Concurrency)
+		var wg sync.WaitGroup
+		for i, row := range rows {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				runs[i] = p.run(ctx, row)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
-	return res, firstErr
+	outcomes, err := p.settle(ctx, runs)
+	for _, o := range outcomes {
+		res.add(o)
+	}
+	return res, err
+}
+
+// Execute runs one claimed row through its handler and records the outcome, guarded by the
+// row's Version token. It returns the outcome and an error only when a store call failed.
+func (p *Poller) Execute(ctx context.Context, row automation.SchedulerRow) (trace.Outcome, error) {
+	outcomes, err := p.settle(ctx, []execution{p.run(ctx, row)})
+	if len(outcomes) == 0 {
+		return "", err
+	}
+	return outcomes[0], err
 }
 
 func (r *Result) add(o trace.Outcome) {
@@ -159,6 +170,93 @@ func (r *Result) add(o trace.Outcome) {
 	}
 }
 
+// execution is one handler run, not yet written.
+type execution struct {
+	row          automation.SchedulerRow
+	started, now time.Time
+	out          Outcome
+	err          error
+	code         automation.ReasonCode // failure code when err != nil
+	hold         bool                  // hold at once (permanent, no handler)
+}
+
+func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution {
+	ex := execution{row: row, started: p.clock.Now()}
+	h, ok := p.reg.Lookup(row.AutomationType)
+	if !ok {
+		ex.now, ex.err, ex.code, ex.hold = ex.started, fmt.Errorf("no handler registered for %s", row.AutomationType), automation.ReasonNoHandler, true
+		return ex
+	}
+	ex.out, ex.err = h.Execute(ctx, row, ex.started)
+	ex.now = p.clock.Now()
+	if ex.err != nil {
+		ex.code, ex.hold = automation.ReasonHandlerError, IsPermanent(ex.err)
+		if ex.hold {
+			ex.code = automation.ReasonPermanentError
+		}
+	}
+	return ex
+}
+
+// settle writes the outcomes of runs (in order) and their trace rows.
+func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome, error) {
+	outcomes := make([]trace.Outcome, len(runs))
+	recs := make([]trace.JobRecord, 0, len(runs))
+	var completes []int
+	var firstErr error
+	for i, ex := range runs {
+		var rec trace.JobRecord
+		var err error
+		switch {
+		case ex.err != nil:
+			outcomes[i], rec, err = p.fail(ctx, ex.row, ex.started, ex.now, ex.code, ex.err, ex.hold)
+		case ex.out.Deactivate != "":
+			err = p.store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: ex.row.ID, Token: ex.row.Version, Now: ex.now, Reason: ex.out.Deactivate})
+			outcomes[i], rec, err = p.record(ex.row, ex.started, ex.now, trace.OutcomeDeactivated, string(ex.out.Deactivate), "", err)
+		default:
+			completes = append(completes, i)
+			continue
+		}
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	for start := 0; start < len(completes); start += completeChunk {
+		chunk := completes[start:min(start+completeChunk, len(completes))]
+		items := make([]store.SchedulerCompleteParams, len(chunk))
+		for j, i := range chunk {
+			ex := runs[i]
+			items[j] = store.SchedulerCompleteParams{ID: ex.row.ID, Token: ex.row.Version, Now: ex.now,
+				DispatchResultJSON: ex.out.DispatchResultJSON, Deliveries: ex.out.Deliveries, Outbox: ex.out.Outbox, FollowUps: ex.out.FollowUps}
+		}
+		itemErrs, err := p.store.SchedulerCompleteBatch(ctx, items)
+		for j, i := range chunk {
+			ex := runs[i]
+			var ierr error
+			if err != nil {
+				ierr = err
+			} else {
+				ierr = itemErrs[j]
+			}
+			o, rec, rerr := p.record(ex.row, ex.started, ex.now, trace.OutcomeCompleted, "", "", ierr)
+			outcomes[i] = o
+			if rerr != nil {
+				firstErr = cmp.Or(firstErr, rerr)
+				continue
+			}
+			recs = append(recs, rec)
+		}
+	}
+	if p.trace != nil && len(recs) > 0 {
+		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
+			p.log.Warn("trace rows not written", "rows", len(recs), "error", err)
+		}
+	}
+	return outcomes, firstErr
+}
+
 // rescue puts Processing rows with expired leases back to Pending with backoff. An expired
 // lease counts as a failed attempt: the worker may have done part of the work (§3.5).
 func (p *Poller) rescue(ctx context.Context, res *Result) error {
@@ -167,49 +265,28 @@ func (p *Poller) rescue(ctx context.Context, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("rescue: %w", err)
 	}
+	recs := make([]trace.JobRecord, 0, len(rows))
 	for _, row := range rows {
-		o, err := p.fail(ctx, row, now, now, automation.ReasonLeaseExpired, errors.New("processing lease expired before the attempt finished"), false)
+		o, rec, err := p.fail(ctx, row, now, now, automation.ReasonLeaseExpired, errors.New("processing lease expired before the attempt finished"), false)
 		if err != nil {
 			return fmt.Errorf("rescue %s: %w", row.SchedulerKey, err)
 		}
+		recs = append(recs, rec)
 		if o != trace.OutcomeLeaseLost {
 			res.Rescued++
+		}
+	}
+	if p.trace != nil && len(recs) > 0 {
+		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
+			p.log.Warn("trace rows not written", "rows", len(recs), "error", err)
 		}
 	}
 	return nil
 }
 
-// Execute runs one claimed row through its handler and records the outcome, guarded by the
-// row's Version token. It returns the outcome and an error only when a store call failed.
-func (p *Poller) Execute(ctx context.Context, row automation.SchedulerRow) (trace.Outcome, error) {
-	started := p.clock.Now()
-	h, ok := p.reg.Lookup(row.AutomationType)
-	if !ok {
-		return p.fail(ctx, row, started, started, automation.ReasonNoHandler, fmt.Errorf("no handler registered for %s", row.AutomationType), true)
-	}
-	out, herr := h.Execute(ctx, row, started)
-	now := p.clock.Now()
-	if herr != nil {
-		code := automation.ReasonHandlerError
-		if IsPermanent(herr) {
-			code = automation.ReasonPermanentError
-		}
-		return p.fail(ctx, row, started, now, code, herr, IsPermanent(herr))
-	}
-	if out.Deactivate != "" {
-		err := p.store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: row.ID, Token: row.Version, Now: now, Reason: out.Deactivate})
-		return p.finish(ctx, row, started, now, trace.OutcomeDeactivated, string(out.Deactivate), "", err)
-	}
-	err := p.store.SchedulerComplete(ctx, store.SchedulerCompleteParams{
-		ID: row.ID, Token: row.Version, Now: now, DispatchResultJSON: out.DispatchResultJSON,
-		Deliveries: out.Deliveries, Outbox: out.Outbox, FollowUps: out.FollowUps,
-	})
-	return p.finish(ctx, row, started, now, trace.OutcomeCompleted, "", "", err)
-}
-
 // fail records a failed attempt: backoff (or hold when hold is set or the ladder is
-// exhausted), a diagnostics blob and a trace row.
-func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started, now time.Time, code automation.ReasonCode, cause error, hold bool) (trace.Outcome, error) {
+// exhausted) and a diagnostics blob. It returns the trace row to write.
+func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started, now time.Time, code automation.ReasonCode, cause error, hold bool) (trace.Outcome, trace.JobRecord, error) {
 	longRunning := false
 	if h, ok := p.reg.Lookup(row.AutomationType); ok {
 		if lr, ok := h.(LongRunning); ok {
@@ -221,12 +298,13 @@ func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started,
 		next, hold = p.cfg.Backoff.Next(now, row.RetryCount, longRunning)
 	}
 	attempt := row.RetryCount + 1
-	blob := trace.BlobName(row.Guid, attempt, row.Version)
+	blob := ""
 	outcome := trace.OutcomeRetrying
 	if hold {
 		outcome = trace.OutcomeHeld
 	}
 	if p.trace != nil {
+		blob = trace.BlobName(row.Guid, attempt, row.Version)
 		diag := map[string]any{
 			"schedulerKey": row.SchedulerKey, "rowGuid": row.Guid, "attempt": attempt, "version": row.Version,
 			"reasonCode": code, "error": cause.Error(), "hold": hold, "retryCount": row.RetryCount,
@@ -240,44 +318,39 @@ func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started,
 			p.log.Warn("diagnostics blob not written", "schedulerKey", row.SchedulerKey, "error", err)
 			blob = ""
 		}
-	} else {
-		blob = ""
 	}
 	err := p.store.SchedulerFail(ctx, store.SchedulerFailParams{
 		ID: row.ID, Token: row.Version, Now: now, FailureReasonCode: code,
 		NextRetryOn: next, Hold: hold, TraceBlobName: blob,
 	})
-	rec := trace.JobRecord{TraceBlobName: blob, Message: truncate(cause.Error(), 256)}
-	return p.finishRec(ctx, row, started, now, outcome, string(code), string(code), err, rec)
+	o, rec, err := p.record(row, started, now, outcome, string(code), string(code), err)
+	if o != trace.OutcomeLeaseLost {
+		rec.TraceBlobName = blob
+	}
+	rec.Message = truncate(cause.Error(), 256)
+	return o, rec, err
 }
 
-func (p *Poller) finish(ctx context.Context, row automation.SchedulerRow, started, now time.Time, o trace.Outcome, reason, code string, err error) (trace.Outcome, error) {
-	return p.finishRec(ctx, row, started, now, o, reason, code, err, trace.JobRecord{})
-}
-
-func (p *Poller) finishRec(ctx context.Context, row automation.SchedulerRow, started, now time.Time, o trace.Outcome, reason, code string, err error, rec trace.JobRecord) (trace.Outcome, error) {
+// record maps a store write's result to the attempt's outcome and trace row. ErrLeaseLost
+// is an outcome (another worker owns the row), not an error.
+func (p *Poller) record(row automation.SchedulerRow, started, now time.Time, o trace.Outcome, reason, code string, err error) (trace.Outcome, trace.JobRecord, error) {
 	if errors.Is(err, store.ErrLeaseLost) {
 		p.log.Warn("lease lost; another worker owns the row", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID, "step", "finish", "token", row.Version)
-		o, err = trace.OutcomeLeaseLost, nil
-		rec.TraceBlobName = ""
+		o, err, code = trace.OutcomeLeaseLost, nil, string(automation.CodeLeaseLost)
 	}
 	if err != nil {
-		return o, fmt.Errorf("%s %s: %w", o, row.SchedulerKey, err)
+		return "", trace.JobRecord{}, fmt.Errorf("%s %s: %w", o, row.SchedulerKey, err)
 	}
-	rec.SchedulerKey, rec.RowGuid, rec.RowID = row.SchedulerKey, row.Guid, row.ID
-	rec.BusinessUnitID, rec.AutomationType = row.BusinessUnitID, string(row.AutomationType)
-	rec.Attempt, rec.Version, rec.Outcome = row.RetryCount+1, row.Version, o
-	rec.ReasonCode, rec.ErrorCode, rec.StartedOn, rec.FinishedOn = reason, code, started, now
 	if o == trace.OutcomeCompleted || o == trace.OutcomeDeactivated {
-		rec.ErrorCode = ""
-	}
-	if p.trace != nil {
-		if terr := p.trace.WriteJob(ctx, rec); terr != nil {
-			p.log.Warn("trace row not written", "schedulerKey", row.SchedulerKey, "error", terr)
-		}
+		code = ""
 	}
 	p.log.Debug("row executed", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID, "outcome", string(o), "reasonCode", reason)
-	return o, nil
+	return o, trace.JobRecord{
+		SchedulerKey: row.SchedulerKey, RowGuid: row.Guid, RowID: row.ID,
+		BusinessUnitID: row.BusinessUnitID, AutomationType: string(row.AutomationType),
+		Attempt: row.RetryCount + 1, Version: row.Version, Outcome: o,
+		ReasonCode: reason, ErrorCode: code, StartedOn: started, FinishedOn: now,
+	}, nil
 }
 
 func truncate(s string, n int) string {

@@ -140,6 +140,11 @@ type SchedulerStore interface {
 	SchedulerClaimDue(ctx context.Context, p SchedulerClaimDueParams) ([]automation.SchedulerRow, error)
 	// SchedulerComplete completes a claimed row with its delivery requests atomically.
 	SchedulerComplete(ctx context.Context, p SchedulerCompleteParams) error
+	// SchedulerCompleteBatch completes up to MaxBatch claimed rows in one transaction (for
+	// throughput). Each item is guarded by its own token: itemErrs[i] is ErrLeaseLost for an
+	// item whose token is stale (nothing of that item is written) and nil otherwise. A
+	// non-nil err means nothing at all was written.
+	SchedulerCompleteBatch(ctx context.Context, items []SchedulerCompleteParams) (itemErrs []error, err error)
 	// SchedulerFail records a failed attempt (retry with backoff, or hold).
 	SchedulerFail(ctx context.Context, p SchedulerFailParams) error
 	// SchedulerDeactivate deactivates a row guarded by its Version.

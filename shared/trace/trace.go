@@ -50,6 +50,26 @@ type Writer interface {
 	PutBlob(ctx context.Context, name string, data []byte) error
 }
 
+// BatchWriter is implemented by writers that store many rows at once more cheaply than
+// one by one (one transaction, one table batch). Callers use it when available.
+type BatchWriter interface {
+	// WriteJobs stores the rows with the same semantics as WriteJob for each.
+	WriteJobs(ctx context.Context, rs []JobRecord) error
+}
+
+// WriteJobs stores rs through w, in one batch when w implements BatchWriter.
+func WriteJobs(ctx context.Context, w Writer, rs []JobRecord) error {
+	if bw, ok := w.(BatchWriter); ok {
+		return bw.WriteJobs(ctx, rs)
+	}
+	for _, r := range rs {
+		if err := w.WriteJob(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Reader queries what Writer stored.
 type Reader interface {
 	// JobsByKey returns every trace row of one SchedulerKey, oldest first.

@@ -427,46 +427,82 @@ func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDue
 // SchedulerComplete implements store.SchedulerStore: complete + NotificationJob + outbox +
 // follow-up ensures in one transaction (§5.1).
 func (s *Store) SchedulerComplete(ctx context.Context, p store.SchedulerCompleteParams) error {
-	if len(p.Deliveries) > store.MaxBatch || len(p.Outbox) > store.MaxBatch || len(p.FollowUps) > store.MaxBatch {
-		return fmt.Errorf("SchedulerComplete: more than %d deliveries, messages or follow-ups", store.MaxBatch)
+	errs, err := s.SchedulerCompleteBatch(ctx, []store.SchedulerCompleteParams{p})
+	if err != nil {
+		return err
 	}
-	if len(p.FollowUps) > 0 {
-		if err := validateCandidates("SchedulerComplete follow-ups", p.FollowUps); err != nil {
-			return err
-		}
+	return errs[0]
+}
+
+// SchedulerCompleteBatch implements store.SchedulerStore. The Version-guarded UPDATE of
+// each item runs first; only when it changed exactly one row are the item's delivery rows,
+// outbox messages and follow-ups written, so a stale item leaves no trace.
+func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.SchedulerCompleteParams) ([]error, error) {
+	if err := checkLimit("SchedulerCompleteBatch", len(items)); err != nil {
+		return nil, err
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := s.execOne(ctx, tx, "SchedulerComplete",
-			sql.Named("DispatchResultJson", nstr(p.DispatchResultJSON)),
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("Id", p.ID), sql.Named("Token", p.Token)); err != nil {
-			return err
+	for _, p := range items {
+		if len(p.Deliveries) > store.MaxBatch || len(p.Outbox) > store.MaxBatch || len(p.FollowUps) > store.MaxBatch {
+			return nil, fmt.Errorf("SchedulerComplete: more than %d deliveries, messages or follow-ups", store.MaxBatch)
 		}
-		for _, d := range p.Deliveries {
-			if _, err := s.exec(ctx, tx, "NotificationInsert",
-				sql.Named("DeliveryKey", d.DeliveryKey),
-				sql.Named("SchedulerKey", d.SchedulerKey),
-				sql.Named("BusinessUnitId", d.BusinessUnitID),
-				sql.Named("Channel", d.Channel),
-				sql.Named("Recipient", d.Recipient),
-				sql.Named("Template", d.Template),
-				sql.Named("PayloadJson", d.PayloadJSON),
-				sql.Named("Now", s.tm(p.Now))); err != nil {
-				return fmt.Errorf("%s NotificationInsert: %w", s.d.Name, err)
+		if len(p.FollowUps) > 0 {
+			if err := validateCandidates("SchedulerComplete follow-ups", p.FollowUps); err != nil {
+				return nil, err
 			}
 		}
-		for _, m := range p.Outbox {
-			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+	}
+	itemErrs := make([]error, len(items))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range items {
+			itemErrs[i] = nil
+			err := s.execOne(ctx, tx, "SchedulerComplete",
+				sql.Named("DispatchResultJson", nstr(p.DispatchResultJSON)),
+				sql.Named("Now", s.tm(p.Now)),
+				sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+			if errors.Is(err, store.ErrLeaseLost) {
+				itemErrs[i] = err
+				continue
+			}
+			if err != nil {
 				return err
 			}
-		}
-		for _, c := range p.FollowUps {
-			if _, err := s.ensureOne(ctx, tx, p.Now, c); err != nil {
+			if err := s.completeItem(ctx, tx, p); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return itemErrs, nil
+}
+
+func (s *Store) completeItem(ctx context.Context, tx *sql.Tx, p store.SchedulerCompleteParams) error {
+	for _, d := range p.Deliveries {
+		if _, err := s.exec(ctx, tx, "NotificationInsert",
+			sql.Named("DeliveryKey", d.DeliveryKey),
+			sql.Named("SchedulerKey", d.SchedulerKey),
+			sql.Named("BusinessUnitId", d.BusinessUnitID),
+			sql.Named("Channel", d.Channel),
+			sql.Named("Recipient", d.Recipient),
+			sql.Named("Template", d.Template),
+			sql.Named("PayloadJson", d.PayloadJSON),
+			sql.Named("Now", s.tm(p.Now))); err != nil {
+			return fmt.Errorf("%s NotificationInsert: %w", s.d.Name, err)
+		}
+	}
+	for _, m := range p.Outbox {
+		if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+			return err
+		}
+	}
+	for _, c := range p.FollowUps {
+		if _, err := s.ensureOne(ctx, tx, p.Now, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {

@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ExpiredLeaseCanBeReclaimed", func(t *testing.T) { testExpiredLease(t, open) })
 	t.Run("VersionBumpsOnEveryWrite", func(t *testing.T) { testVersionBumps(t, open) })
 	t.Run("CompleteWritesDeliveryAtomically", func(t *testing.T) { testCompleteAtomic(t, open) })
+	t.Run("CompleteBatchGuardsEachItem", func(t *testing.T) { testCompleteBatch(t, open) })
 	t.Run("FailBackoffAndHold", func(t *testing.T) { testFail(t, open) })
 	t.Run("NextWakeUpAndCounts", func(t *testing.T) { testNextWakeUp(t, open) })
 	t.Run("SendClaim", func(t *testing.T) { testSendClaim(t, open) })
@@ -529,6 +530,52 @@ func testCompleteAtomic(t *testing.T, open Opener) {
 	}
 	if f := get(t, s, follow.SchedulerKey); f.Status != automation.StatusPending {
 		t.Fatalf("follow-up: %+v", f)
+	}
+}
+
+func testCompleteBatch(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		ensure1(t, s, T0, Candidate(i, T0))
+	}
+	rows := claim(t, s, T0, 10)
+	if len(rows) != 3 {
+		t.Fatalf("claimed %d", len(rows))
+	}
+	item := func(r automation.SchedulerRow, token int64) store.SchedulerCompleteParams {
+		dk := "dk-" + r.SourceEntityGuid
+		return store.SchedulerCompleteParams{ID: r.ID, Token: token, Now: T0,
+			Deliveries: []store.NotificationRequest{{DeliveryKey: dk, SchedulerKey: r.SchedulerKey, BusinessUnitID: "bu-1", Channel: "log", Recipient: "a@example.test", Template: "t", PayloadJSON: "{}"}},
+			Outbox:     []store.OutboxMessage{{MessageID: dk, Destination: "q", Body: []byte(dk)}}}
+	}
+	items := []store.SchedulerCompleteParams{item(rows[0], rows[0].Version), item(rows[1], rows[1].Version-1), item(rows[2], rows[2].Version)}
+	errs, err := s.SchedulerCompleteBatch(ctx, items)
+	if err != nil || len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], store.ErrLeaseLost) || errs[2] != nil {
+		t.Fatalf("batch: %v %v", errs, err)
+	}
+	for i, want := range []automation.Status{automation.StatusCompleted, automation.StatusProcessing, automation.StatusCompleted} {
+		if got := get(t, s, rows[i].SchedulerKey); got.Status != want {
+			t.Fatalf("row %d: %s, want %s", i, got.Status, want)
+		}
+	}
+	if _, err := s.NotificationGetByKey(ctx, "dk-"+rows[1].SourceEntityGuid); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the stale item wrote its delivery: %v", err)
+	}
+	if msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(msgs) != 2 {
+		t.Fatalf("outbox has %d, want 2", len(msgs))
+	}
+	// An invalid follow-up rejects the whole batch before anything is written.
+	bad := item(rows[1], rows[1].Version)
+	bad.FollowUps = []automation.Candidate{{SchedulerKey: "x"}}
+	if _, err := s.SchedulerCompleteBatch(ctx, []store.SchedulerCompleteParams{bad}); err == nil {
+		t.Fatal("invalid follow-up accepted")
+	}
+	if got := get(t, s, rows[1].SchedulerKey); got.Status != automation.StatusProcessing {
+		t.Fatalf("rejected batch changed the row: %s", got.Status)
+	}
+	if _, err := s.SchedulerCompleteBatch(ctx, nil); err == nil {
+		t.Fatal("empty batch accepted")
 	}
 }
 

@@ -23,7 +23,10 @@ type Store struct {
 	dir string
 }
 
-var _ trace.Store = (*Store)(nil)
+var (
+	_ trace.Store       = (*Store)(nil)
+	_ trace.BatchWriter = (*Store)(nil)
+)
 
 const schema = `
 CREATE TABLE IF NOT EXISTS AutomationJob (
@@ -56,17 +59,44 @@ func Open(dir string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// WriteJob implements trace.Writer.
-func (s *Store) WriteJob(ctx context.Context, r trace.JobRecord) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO AutomationJob
+const insertJob = `INSERT OR REPLACE INTO AutomationJob
         (RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId, AutomationType, Outcome,
          ReasonCode, ErrorCode, Message, StartedOn, FinishedOn, UtcDay, TraceBlobName)
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		r.RowGuid, r.Attempt, r.Version, r.SchedulerKey, r.RowID, r.BusinessUnitID, r.AutomationType,
+        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+func jobArgs(r trace.JobRecord) []any {
+	return []any{r.RowGuid, r.Attempt, r.Version, r.SchedulerKey, r.RowID, r.BusinessUnitID, r.AutomationType,
 		string(r.Outcome), r.ReasonCode, r.ErrorCode, r.Message, r.StartedOn.UTC().UnixMilli(),
-		r.FinishedOn.UTC().UnixMilli(), r.StartedOn.UTC().Format("2006-01-02"), r.TraceBlobName)
+		r.FinishedOn.UTC().UnixMilli(), r.StartedOn.UTC().Format("2006-01-02"), r.TraceBlobName}
+}
+
+// WriteJob implements trace.Writer.
+func (s *Store) WriteJob(ctx context.Context, r trace.JobRecord) error {
+	return s.WriteJobs(ctx, []trace.JobRecord{r})
+}
+
+// WriteJobs implements trace.BatchWriter: all records in one transaction.
+func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("localtrace: write job: %w", err)
+		return fmt.Errorf("localtrace: write jobs: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, insertJob)
+	if err != nil {
+		return fmt.Errorf("localtrace: write jobs: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range recs {
+		if _, err := stmt.ExecContext(ctx, jobArgs(r)...); err != nil {
+			return fmt.Errorf("localtrace: write job: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("localtrace: write jobs: %w", err)
 	}
 	return nil
 }
