@@ -285,19 +285,27 @@ func (s *Store) SchedulerEnsure(ctx context.Context, p store.SchedulerEnsurePara
 	if err := validateCandidates("SchedulerEnsure", p.Candidates); err != nil {
 		return nil, err
 	}
-	var out []store.EnsureResult
+	// Lock rows in key order so concurrent batches cannot deadlock; answer in input order.
+	order := make([]int, len(p.Candidates))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return p.Candidates[order[a]].SchedulerKey < p.Candidates[order[b]].SchedulerKey })
+	out := make([]store.EnsureResult, len(p.Candidates))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		for _, c := range p.Candidates {
-			r, err := s.ensureOne(ctx, tx, p.Now, c)
+		for _, i := range order {
+			r, err := s.ensureOne(ctx, tx, p.Now, p.Candidates[i])
 			if err != nil {
 				return err
 			}
-			out = append(out, r)
+			out[i] = r
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // validateCandidates rejects a batch that is too large, has a candidate without key or

@@ -1,0 +1,56 @@
+package mssql
+
+import (
+	"database/sql/driver"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-sql/civil"
+	mssqldb "github.com/microsoft/go-mssqldb"
+	"github.com/microsoft/go-mssqldb/azuread"
+)
+
+func TestUsesFedAuth(t *testing.T) {
+	t.Parallel()
+	cases := map[string]bool{
+		"sqlserver://sa:pw@localhost:1433?database=automation":                                            false,
+		"server=localhost;user id=sa;password=pw;database=automation":                                     false,
+		"sqlserver://srv.database.windows.net?database=automation&fedauth=ActiveDirectoryManagedIdentity": true,
+		"server=srv.database.windows.net;database=automation;FedAuth=ActiveDirectoryDefault":              true,
+	}
+	for dsn, want := range cases {
+		if got := usesFedAuth(dsn); got != want {
+			t.Errorf("usesFedAuth(%q) = %v, want %v", dsn, got, want)
+		}
+	}
+}
+
+// A fedauth DSN goes through the azuread connector: its own validation rejects a
+// workflow without the parameters it needs, before any network access.
+func TestOpenDBUsesAzureADForFedAuth(t *testing.T) {
+	t.Parallel()
+	_, err := OpenDB("sqlserver://srv.database.windows.net?database=automation&fedauth=ActiveDirectoryPassword")
+	if err == nil || !strings.Contains(err.Error(), azuread.DriverName) {
+		t.Fatalf("OpenDB with fedauth=ActiveDirectoryPassword and no client id: %v", err)
+	}
+	db, err := OpenDB("sqlserver://srv.database.windows.net?database=automation&fedauth=ActiveDirectoryManagedIdentity")
+	if err != nil {
+		t.Fatalf("OpenDB with fedauth=ActiveDirectoryManagedIdentity: %v", err)
+	}
+	db.Close()
+}
+
+// go-mssqldb must accept the encoded instant as is (it then sends a civil.DateTime as a
+// datetime2 parameter; a time.Time would go as datetimeoffset).
+func TestDriverAcceptsEncodedTime(t *testing.T) {
+	t.Parallel()
+	nv := &driver.NamedValue{Name: "Now", Ordinal: 1, Value: EncodeTime(time.Date(2026, 10, 1, 9, 30, 0, 123_456_789, time.UTC))}
+	if err := (&mssqldb.Conn{}).CheckNamedValue(nv); err != nil {
+		t.Fatal(err)
+	}
+	want := civil.DateTime{Date: civil.Date{Year: 2026, Month: 10, Day: 1}, Time: civil.Time{Hour: 9, Minute: 30, Nanosecond: 123_000_000}}
+	if got, ok := nv.Value.(civil.DateTime); !ok || got != want {
+		t.Fatalf("driver value %#v, want %#v", nv.Value, want)
+	}
+}
