@@ -1,0 +1,237 @@
+// Azure runtime of the automation pipeline: Go custom handler on Azure Functions (Flex
+// Consumption by default, Elastic Premium by parameter), Azure SQL (Entra-only), Service
+// Bus, Storage (host + trace), Application Insights, one user-assigned managed identity
+// with least-privilege roles. Deploy into an existing resource group:
+//
+//   az deployment group create -g <rg> -f infra/main.bicep -p infra/parameters/dev.bicepparam
+//
+// See infra/README.md for the one manual T-SQL step and the code deployment.
+
+targetScope = 'resourceGroup'
+
+@description('Short environment name (e.g. dev, prod); part of every resource name.')
+@minLength(2)
+@maxLength(10)
+param environmentName string
+
+@description('Azure region for all resources. Flex Consumption is not offered in every region (az functionapp list-flexconsumption-locations).')
+param location string = resourceGroup().location
+
+@description('Function app hosting plan.')
+@allowed([
+  'FlexConsumption'
+  'ElasticPremium'
+])
+param planKind string = 'FlexConsumption'
+
+@description('Display name of the Microsoft Entra admin of the Azure SQL server (a group is recommended).')
+param sqlEntraAdminLogin string
+
+@description('Object id of that Microsoft Entra admin.')
+param sqlEntraAdminObjectId string
+
+@description('Principal type of the Microsoft Entra admin.')
+@allowed([
+  'User'
+  'Group'
+  'Application'
+])
+param sqlEntraAdminPrincipalType string = 'Group'
+
+@description('Azure SQL database SKU: GP_S_Gen5 (serverless) or Basic.')
+@allowed([
+  'GP_S_Gen5'
+  'Basic'
+])
+param sqlDatabaseSkuName string = 'GP_S_Gen5'
+
+@description('Azure SQL backup storage redundancy.')
+@allowed([
+  'Local'
+  'Zone'
+  'Geo'
+  'GeoZone'
+])
+param sqlBackupStorageRedundancy string = 'Local'
+
+@description('Optional operator/CI IPv4 address let through the SQL firewall (to run migrate). Empty: none.')
+param sqlClientIpAddress string = ''
+
+@description('Flex Consumption: maximum instance count.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Flex Consumption: instance memory size (MB).')
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int = 2048
+
+@description('Elastic Premium: SKU.')
+@allowed([
+  'EP1'
+  'EP2'
+  'EP3'
+])
+param elasticPremiumSku string = 'EP1'
+
+@description('DueWorkPoller mode.')
+@allowed([
+  'inline'
+  'fanout'
+])
+param dueWorkMode string = 'inline'
+
+@description('Application log level.')
+@allowed([
+  'debug'
+  'info'
+  'warn'
+  'error'
+])
+param logLevel string = 'info'
+
+@description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
+param deployerPrincipalId string = ''
+
+@description('Principal type of deployerPrincipalId.')
+@allowed([
+  'User'
+  'Group'
+  'ServicePrincipal'
+])
+param deployerPrincipalType string = 'User'
+
+@description('Tags applied to every resource.')
+param tags object = {}
+
+var env = toLower(environmentName)
+var token = toLower(uniqueString(subscription().id, resourceGroup().id, env))
+var allTags = union(tags, {
+  environment: env
+  workload: 'automation'
+})
+
+var names = {
+  identity: 'id-automation-${env}'
+  logAnalytics: 'log-automation-${env}'
+  appInsights: 'appi-automation-${env}'
+  // 3-24 lowercase letters/digits.
+  storage: take('stauto${replace(env, '-', '')}${token}', 24)
+  serviceBus: 'sb-automation-${env}-${take(token, 6)}'
+  sqlServer: 'sql-automation-${env}-${take(token, 6)}'
+  sqlDatabase: 'automation'
+  plan: 'plan-automation-${env}'
+  functionApp: 'func-automation-${env}-${take(token, 6)}'
+}
+
+module identity 'modules/identity.bicep' = {
+  name: 'identity'
+  params: {
+    name: names.identity
+    location: location
+    tags: allTags
+  }
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    logAnalyticsName: names.logAnalytics
+    applicationInsightsName: names.appInsights
+    location: location
+    tags: allTags
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  params: {
+    name: names.storage
+    location: location
+    tags: allTags
+  }
+}
+
+module serviceBus 'modules/servicebus.bicep' = {
+  name: 'servicebus'
+  params: {
+    name: names.serviceBus
+    location: location
+    tags: allTags
+  }
+}
+
+module sql 'modules/sql.bicep' = {
+  name: 'sql'
+  params: {
+    serverName: names.sqlServer
+    databaseName: names.sqlDatabase
+    location: location
+    tags: allTags
+    entraAdminLogin: sqlEntraAdminLogin
+    entraAdminObjectId: sqlEntraAdminObjectId
+    entraAdminPrincipalType: sqlEntraAdminPrincipalType
+    databaseSkuName: sqlDatabaseSkuName
+    backupStorageRedundancy: sqlBackupStorageRedundancy
+    clientIpAddress: sqlClientIpAddress
+  }
+}
+
+module roles 'modules/roles.bicep' = {
+  name: 'roles'
+  params: {
+    principalId: identity.outputs.principalId
+    storageAccountName: storage.outputs.name
+    deploymentContainerName: storage.outputs.deploymentContainerName
+    serviceBusNamespaceName: serviceBus.outputs.name
+    applicationInsightsName: monitoring.outputs.applicationInsightsName
+    deployerPrincipalId: deployerPrincipalId
+    deployerPrincipalType: deployerPrincipalType
+  }
+}
+
+module functionApp 'modules/functionapp.bicep' = {
+  name: 'functionapp'
+  // The host connects with the identity as soon as it starts; create the roles first.
+  dependsOn: [
+    roles
+  ]
+  params: {
+    planKind: planKind
+    planName: names.plan
+    appName: names.functionApp
+    location: location
+    tags: allTags
+    identityId: identity.outputs.id
+    identityClientId: identity.outputs.clientId
+    storageAccountName: storage.outputs.name
+    storageBlobEndpoint: storage.outputs.blobEndpoint
+    storageBlobUrl: storage.outputs.blobUrl
+    storageTableUrl: storage.outputs.tableUrl
+    deploymentContainerName: storage.outputs.deploymentContainerName
+    serviceBusFullyQualifiedNamespace: serviceBus.outputs.fullyQualifiedNamespace
+    sqlServerFqdn: sql.outputs.fullyQualifiedDomainName
+    sqlDatabaseName: sql.outputs.databaseName
+    applicationInsightsConnectionString: monitoring.outputs.applicationInsightsConnectionString
+    maximumInstanceCount: maximumInstanceCount
+    instanceMemoryMB: instanceMemoryMB
+    elasticPremiumSku: elasticPremiumSku
+    dueWorkMode: dueWorkMode
+    logLevel: logLevel
+  }
+}
+
+output functionAppName string = functionApp.outputs.name
+output functionAppDefaultHostName string = functionApp.outputs.defaultHostName
+output serviceBusNamespaceFqdn string = serviceBus.outputs.fullyQualifiedNamespace
+output sqlServerFqdn string = sql.outputs.fullyQualifiedDomainName
+output sqlDatabaseName string = sql.outputs.databaseName
+output identityClientId string = identity.outputs.clientId
+output identityName string = identity.outputs.name
+output storageAccountName string = storage.outputs.name
+output deploymentContainerName string = storage.outputs.deploymentContainerName
+output planKind string = planKind

@@ -1,0 +1,341 @@
+// Function app hosting the Go custom handler (binary "automation", see host.json), on
+// either plan:
+//
+//   FlexConsumption  serverfarm FC1/FlexConsumption; the runtime, deployment container and
+//                    scale live in properties.functionAppConfig. FUNCTIONS_WORKER_RUNTIME and
+//                    FUNCTIONS_EXTENSION_VERSION are NOT set: "Flex Consumption plan
+//                    deprecations" (functions-app-settings) lists FUNCTIONS_WORKER_RUNTIME as
+//                    replaced by functionAppConfig.runtime.name and FUNCTIONS_EXTENSION_VERSION
+//                    as set by the backend. Likewise siteConfig.ftpsState ("FTPS not
+//                    supported"), linuxFxVersion, alwaysOn, use32BitWorkerProcess are not set.
+//   ElasticPremium   serverfarm EP1..EP3 (Linux, reserved). Classic settings
+//                    FUNCTIONS_EXTENSION_VERSION=~4 and FUNCTIONS_WORKER_RUNTIME=custom; no
+//                    linuxFxVersion (the custom stack has an empty linuxFxVersion). Because the
+//                    storage account has shared-key access disabled there is no Azure Files
+//                    content share (it needs a key connection string): the app runs from a
+//                    package blob fetched with the managed identity (WEBSITE_RUN_FROM_PACKAGE +
+//                    WEBSITE_RUN_FROM_PACKAGE_BLOB_MI_RESOURCE_ID), as described in "Create an
+//                    app without Azure Files" (storage-considerations).
+//
+// All connections are identity-based with the one user-assigned identity.
+
+@description('Hosting plan.')
+@allowed([
+  'FlexConsumption'
+  'ElasticPremium'
+])
+param planKind string = 'FlexConsumption'
+
+@description('Hosting plan (serverfarm) name.')
+param planName string
+
+@description('Function app name (globally unique, becomes <name>.azurewebsites.net).')
+param appName string
+
+@description('Azure region.')
+param location string
+
+@description('Tags applied to plan and app.')
+param tags object = {}
+
+@description('Resource id of the user-assigned identity.')
+param identityId string
+
+@description('Client id of the user-assigned identity.')
+param identityClientId string
+
+@description('Storage account used for host storage and the deployment package.')
+param storageAccountName string
+
+@description('Blob endpoint of that account, with trailing slash.')
+param storageBlobEndpoint string
+
+@description('Blob service URL without trailing slash (AUTOMATION_STORAGE_BLOB_URL).')
+param storageBlobUrl string
+
+@description('Table service URL without trailing slash (AUTOMATION_STORAGE_TABLE_URL).')
+param storageTableUrl string
+
+@description('Deployment package container.')
+param deploymentContainerName string
+
+@description('Elastic Premium only: blob name of the package inside the deployment container.')
+param packageBlobName string = 'automation.zip'
+
+@description('Fully qualified Service Bus namespace (<name>.servicebus.windows.net).')
+param serviceBusFullyQualifiedNamespace string
+
+@description('Azure SQL server FQDN.')
+param sqlServerFqdn string
+
+@description('Azure SQL database name.')
+param sqlDatabaseName string
+
+@description('Application Insights connection string.')
+param applicationInsightsConnectionString string
+
+@description('Flex Consumption: maximum instance count (per-function scale group).')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int = 40
+
+@description('Flex Consumption: instance memory size.')
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int = 2048
+
+@description('Elastic Premium: SKU.')
+@allowed([
+  'EP1'
+  'EP2'
+  'EP3'
+])
+param elasticPremiumSku string = 'EP1'
+
+@description('Elastic Premium: maximum burst instance count.')
+@minValue(1)
+@maxValue(100)
+param maximumElasticWorkerCount int = 20
+
+@description('NCRONTAB (6 fields, UTC) of the DueWorkPoller timer.')
+param dueWorkSchedule string = '*/30 * * * * *'
+
+@description('NCRONTAB of the OutboxRelay timer.')
+param outboxRelaySchedule string = '*/10 * * * * *'
+
+@description('DueWorkPoller mode.')
+@allowed([
+  'inline'
+  'fanout'
+])
+param dueWorkMode string = 'inline'
+
+@description('Rows claimed per poll (1..1000).')
+param dueWorkBatchSize string = '100'
+
+@description('Rows executed at once by an inline poll (1..64).')
+param dueWorkConcurrency string = '4'
+
+@description('Processing lease of a claimed row, seconds (>= 30).')
+param leaseSeconds string = '300'
+
+@description('Application log level.')
+@allowed([
+  'debug'
+  'info'
+  'warn'
+  'error'
+])
+param logLevel string = 'info'
+
+var isFlex = planKind == 'FlexConsumption'
+
+// Settings read by the Go code (shared/config/config.go, "Azure" settings). A test greps
+// infra/*.bicep and infra/modules/*.bicep for each of these names.
+var automationSettings = [
+  {
+    name: 'AUTOMATION_SQLSERVER_DSN'
+    // go-mssqldb azuread DSN; "user+id" decodes to "user id" = client id of the
+    // user-assigned identity. Not a secret: it carries no credential.
+    value: 'sqlserver://${sqlServerFqdn}?database=${sqlDatabaseName}&fedauth=ActiveDirectoryManagedIdentity&user+id=${identityClientId}'
+  }
+  {
+    name: 'AUTOMATION_SERVICEBUS_NAMESPACE'
+    value: serviceBusFullyQualifiedNamespace
+  }
+  {
+    name: 'AUTOMATION_STORAGE_TABLE_URL'
+    value: storageTableUrl
+  }
+  {
+    name: 'AUTOMATION_STORAGE_BLOB_URL'
+    value: storageBlobUrl
+  }
+  {
+    // azidentity (DefaultAzureCredential / ManagedIdentityCredential) picks the
+    // user-assigned identity from AZURE_CLIENT_ID.
+    name: 'AZURE_CLIENT_ID'
+    value: identityClientId
+  }
+  {
+    name: 'DueWorkSchedule'
+    value: dueWorkSchedule
+  }
+  {
+    name: 'OutboxRelaySchedule'
+    value: outboxRelaySchedule
+  }
+  {
+    name: 'AUTOMATION_DUEWORK_MODE'
+    value: dueWorkMode
+  }
+  {
+    name: 'AUTOMATION_DUEWORK_BATCH_SIZE'
+    value: dueWorkBatchSize
+  }
+  {
+    name: 'AUTOMATION_DUEWORK_CONCURRENCY'
+    value: dueWorkConcurrency
+  }
+  {
+    name: 'AUTOMATION_LEASE_SECONDS'
+    value: leaseSeconds
+  }
+  {
+    name: 'AUTOMATION_LOG_LEVEL'
+    value: logLevel
+  }
+]
+
+// Settings read by the Functions host itself.
+var hostSettings = [
+  // Identity-based host storage ("Connecting to host storage with an identity").
+  {
+    name: 'AzureWebJobsStorage__accountName'
+    value: storageAccountName
+  }
+  {
+    name: 'AzureWebJobsStorage__credential'
+    value: 'managedidentity'
+  }
+  {
+    name: 'AzureWebJobsStorage__clientId'
+    value: identityClientId
+  }
+  // Service Bus trigger bindings use "connection": "ServiceBusConnection" (a prefix).
+  {
+    name: 'ServiceBusConnection__fullyQualifiedNamespace'
+    value: serviceBusFullyQualifiedNamespace
+  }
+  {
+    name: 'ServiceBusConnection__credential'
+    value: 'managedidentity'
+  }
+  {
+    name: 'ServiceBusConnection__clientId'
+    value: identityClientId
+  }
+  {
+    name: 'APPLICATIONINSIGHTS_CONNECTION_STRING'
+    value: applicationInsightsConnectionString
+  }
+  {
+    // User-assigned identity form; needs Monitoring Metrics Publisher on the component.
+    name: 'APPLICATIONINSIGHTS_AUTHENTICATION_STRING'
+    value: 'Authorization=AAD;ClientId=${identityClientId}'
+  }
+]
+
+// Elastic Premium only (never on Flex Consumption, see the header).
+var elasticPremiumSettings = [
+  {
+    name: 'FUNCTIONS_EXTENSION_VERSION'
+    value: '~4'
+  }
+  {
+    name: 'FUNCTIONS_WORKER_RUNTIME'
+    value: 'custom'
+  }
+  {
+    name: 'WEBSITE_RUN_FROM_PACKAGE'
+    value: '${storageBlobEndpoint}${deploymentContainerName}/${packageBlobName}'
+  }
+  {
+    name: 'WEBSITE_RUN_FROM_PACKAGE_BLOB_MI_RESOURCE_ID'
+    value: identityId
+  }
+]
+
+var appSettings = concat(hostSettings, automationSettings, isFlex ? [] : elasticPremiumSettings)
+
+// Schema of functionAppConfig: https://learn.microsoft.com/azure/templates/microsoft.web/sites
+// (FunctionAppConfig / FunctionsDeployment / FunctionsRuntime / FunctionsScaleAndConcurrency).
+var flexFunctionAppConfig = {
+  deployment: {
+    storage: {
+      type: 'blobContainer'
+      value: '${storageBlobEndpoint}${deploymentContainerName}'
+      authentication: {
+        type: 'UserAssignedIdentity'
+        userAssignedIdentityResourceId: identityId
+      }
+    }
+  }
+  runtime: {
+    // Custom handlers on Flex Consumption: runtime "custom", version "1.0".
+    name: 'custom'
+    version: '1.0'
+  }
+  scaleAndConcurrency: {
+    maximumInstanceCount: maximumInstanceCount
+    instanceMemoryMB: instanceMemoryMB
+  }
+}
+
+var flexSku = {
+  name: 'FC1'
+  tier: 'FlexConsumption'
+}
+
+var elasticPremiumSkuObject = {
+  name: elasticPremiumSku
+  tier: 'ElasticPremium'
+  family: 'EP'
+}
+
+// FTPS is switched off explicitly on Elastic Premium. On Flex Consumption properties.ftpsState
+// is listed as deprecated ("FTPS not supported"), so it is not sent there.
+var elasticPremiumSiteConfig = {
+  ftpsState: 'Disabled'
+}
+
+var baseSiteConfig = {
+  minTlsVersion: '1.2'
+  scmMinTlsVersion: '1.2'
+  http20Enabled: true
+  appSettings: appSettings
+}
+
+// Schema: https://learn.microsoft.com/azure/templates/microsoft.web/serverfarms
+resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
+  name: planName
+  location: location
+  tags: tags
+  kind: isFlex ? 'functionapp' : 'elastic'
+  sku: isFlex ? flexSku : elasticPremiumSkuObject
+  properties: {
+    // Linux.
+    reserved: true
+    maximumElasticWorkerCount: isFlex ? null : maximumElasticWorkerCount
+  }
+}
+
+// Schema: https://learn.microsoft.com/azure/templates/microsoft.web/sites
+resource site 'Microsoft.Web/sites@2024-04-01' = {
+  name: appName
+  location: location
+  tags: tags
+  kind: 'functionapp,linux'
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identityId}': {}
+    }
+  }
+  properties: {
+    serverFarmId: plan.id
+    httpsOnly: true
+    // Key Vault references (if any are added later) resolve with the same identity.
+    keyVaultReferenceIdentity: identityId
+    functionAppConfig: isFlex ? flexFunctionAppConfig : null
+    siteConfig: union(baseSiteConfig, isFlex ? {} : elasticPremiumSiteConfig)
+  }
+}
+
+output name string = site.name
+output id string = site.id
+output defaultHostName string = site.properties.defaultHostName
+output planKind string = planKind

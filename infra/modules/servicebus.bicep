@@ -1,0 +1,102 @@
+// Service Bus namespace and entities used by the pipeline.
+//
+// Standard tier: duplicate detection, sessions and topics are not available on Basic.
+// Local (SAS key) authentication is disabled; the Functions host and the Go azservicebus
+// client both connect with the managed identity.
+//
+// requiresDuplicateDetection and requiresSession can only be chosen when an entity is
+// created; changing them later means deleting and recreating the entity.
+
+@description('Namespace name (6-50 characters, letters, digits and hyphens, globally unique).')
+@minLength(6)
+@maxLength(50)
+param name string
+
+@description('Azure region.')
+param location string
+
+@description('Tags applied to the namespace.')
+param tags object = {}
+
+@description('Topic carrying domain events into the pipeline.')
+param domainEventsTopicName string = 'domain-events'
+
+@description('Session-enabled subscription of the pipeline on the domain events topic (DomainEventHandler).')
+param automationSubscriptionName string = 'automation'
+
+@description('Queues: due-work (DueWorkExecutor fan-out) and notification-dispatch (NotificationDispatch).')
+param queueNames array = [
+  'due-work'
+  'notification-dispatch'
+]
+
+@description('Duplicate detection window (ISO 8601 duration).')
+param duplicateDetectionWindow string = 'PT10M'
+
+@description('Deliveries before a message is dead-lettered.')
+param maxDeliveryCount int = 10
+
+@description('Peek-lock duration (ISO 8601, at most PT5M).')
+param lockDuration string = 'PT5M'
+
+// Schema: https://learn.microsoft.com/azure/templates/microsoft.servicebus/namespaces
+resource namespace 'Microsoft.ServiceBus/namespaces@2024-01-01' = {
+  name: name
+  location: location
+  tags: tags
+  sku: {
+    name: 'Standard'
+    tier: 'Standard'
+  }
+  properties: {
+    disableLocalAuth: true
+    minimumTlsVersion: '1.2'
+    publicNetworkAccess: 'Enabled'
+  }
+}
+
+// Schema: https://learn.microsoft.com/azure/templates/microsoft.servicebus/namespaces/topics
+resource domainEvents 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
+  parent: namespace
+  name: domainEventsTopicName
+  properties: {
+    requiresDuplicateDetection: true
+    duplicateDetectionHistoryTimeWindow: duplicateDetectionWindow
+  }
+}
+
+// Schema: https://learn.microsoft.com/azure/templates/microsoft.servicebus/namespaces/topics/subscriptions
+// Sessions give per-entity ordering (SessionId set by the publisher); the trigger's
+// function.json must set "isSessionsEnabled": true.
+resource automationSubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = {
+  parent: domainEvents
+  name: automationSubscriptionName
+  properties: {
+    requiresSession: true
+    maxDeliveryCount: maxDeliveryCount
+    lockDuration: lockDuration
+    deadLetteringOnMessageExpiration: true
+    deadLetteringOnFilterEvaluationExceptions: true
+  }
+}
+
+// Schema: https://learn.microsoft.com/azure/templates/microsoft.servicebus/namespaces/queues
+resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [
+  for queueName in queueNames: {
+    parent: namespace
+    name: queueName
+    properties: {
+      requiresDuplicateDetection: true
+      duplicateDetectionHistoryTimeWindow: duplicateDetectionWindow
+      maxDeliveryCount: maxDeliveryCount
+      lockDuration: lockDuration
+      deadLetteringOnMessageExpiration: true
+    }
+  }
+]
+
+output name string = namespace.name
+output id string = namespace.id
+// Public Azure host suffix. A sovereign cloud uses a different suffix (e.g.
+// servicebus.chinacloudapi.cn); adjust here if deploying there.
+output fullyQualifiedNamespace string = '${namespace.name}.servicebus.windows.net'

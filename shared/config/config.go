@@ -1,0 +1,173 @@
+// Package config is the only reader of environment variables. Load reads them into a
+// validated Config; Settings lists every variable the code reads, with where it must be
+// declared (local.settings.sample.json, the Bicep app settings), so a test can fail when
+// code and deployment drift apart.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Where says in which deployment descriptions a setting must appear.
+type Where int
+
+// Declaration places.
+const (
+	Local Where = 1 << iota // local.settings.sample.json
+	Azure                   // infra/*.bicep app settings
+	Host                    // set by the Functions host itself; declared nowhere
+)
+
+// Setting describes one environment variable.
+type Setting struct {
+	Name    string
+	Where   Where
+	Default string
+	Doc     string
+}
+
+// Settings is every environment variable the code reads (README lists them).
+var Settings = []Setting{
+	{"FUNCTIONS_CUSTOMHANDLER_PORT", Host, "", "Port the Functions host expects the custom handler on; set by the host. When set and no subcommand is given, the binary serves the custom-handler protocol."},
+	{"AUTOMATION_SQLSERVER_DSN", Local | Azure, "", "go-mssqldb DSN. Empty: the embedded SQLite store. In Azure: sqlserver://<server>.database.windows.net?database=<db>&fedauth=ActiveDirectoryManagedIdentity&user+id=<client id>."},
+	{"AUTOMATION_DATA_DIR", Local, ".data", "Embedded runtime: folder for the SQLite database (automation.db) and local trace (trace/)."},
+	{"AUTOMATION_SERVICEBUS_CONNECTION", Local, "", "Service Bus connection string (development). Empty and no namespace: the in-process bus."},
+	{"AUTOMATION_SERVICEBUS_NAMESPACE", Local | Azure, "", "Service Bus fully qualified namespace (<name>.servicebus.windows.net), used with managed identity."},
+	{"AUTOMATION_STORAGE_CONNECTION", Local, "", "Storage connection string for trace rows and blobs (development, Azurite: the explicit devstoreaccount1 string). Empty and no URLs: local trace."},
+	{"AUTOMATION_STORAGE_TABLE_URL", Local | Azure, "", "Table service URL (https://<account>.table.core.windows.net), used with managed identity."},
+	{"AUTOMATION_STORAGE_BLOB_URL", Local | Azure, "", "Blob service URL (https://<account>.blob.core.windows.net), used with managed identity."},
+	{"AZURE_CLIENT_ID", Local | Azure, "", "Client id of the user-assigned managed identity (azidentity reads it)."},
+	{"DueWorkSchedule", Local | Azure, "*/30 * * * * *", "NCRONTAB (6 fields, UTC) of the DueWorkPoller timer."},
+	{"OutboxRelaySchedule", Local | Azure, "*/10 * * * * *", "NCRONTAB of the OutboxRelay timer."},
+	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
+	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
+	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
+	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
+	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
+}
+
+// Mode selects how DueWorkPoller executes claimed rows.
+type Mode string
+
+// DueWork modes.
+const (
+	ModeInline Mode = "inline"
+	ModeFanout Mode = "fanout"
+)
+
+// Config is the validated configuration.
+type Config struct {
+	CustomHandlerPort    string
+	SQLServerDSN         string
+	DataDir              string
+	ServiceBusConnection string
+	ServiceBusNamespace  string
+	StorageConnection    string
+	StorageTableURL      string
+	StorageBlobURL       string
+	AzureClientID        string
+	DueWorkSchedule      string
+	OutboxRelaySchedule  string
+	DueWorkMode          Mode
+	DueWorkBatchSize     int
+	DueWorkConcurrency   int
+	Lease                time.Duration
+	LogLevel             string
+}
+
+// UsesSQLServer reports whether the SQL Server store is configured.
+func (c Config) UsesSQLServer() bool { return c.SQLServerDSN != "" }
+
+// UsesServiceBus reports whether Service Bus is configured.
+func (c Config) UsesServiceBus() bool { return c.ServiceBusConnection != "" || c.ServiceBusNamespace != "" }
+
+// UsesAzureStorage reports whether Table/Blob trace storage is configured.
+func (c Config) UsesAzureStorage() bool {
+	return c.StorageConnection != "" || c.StorageTableURL != "" || c.StorageBlobURL != ""
+}
+
+// Load reads the settings through getenv (os.Getenv in production, a map in tests),
+// applies defaults and validates. All problems are reported together, each naming its
+// variable.
+func Load(getenv func(string) string) (Config, error) {
+	get := func(name string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		for _, s := range Settings {
+			if s.Name == name {
+				return s.Default
+			}
+		}
+		panic("config: undeclared setting " + name)
+	}
+	var errs []error
+	bad := func(name, f string, a ...any) { errs = append(errs, fmt.Errorf("%s: "+f, append([]any{name}, a...)...)) }
+	num := func(name string, lo, hi int) int {
+		v, err := strconv.Atoi(get(name))
+		if err != nil || v < lo || v > hi {
+			bad(name, "must be a whole number from %d to %d, got %q", lo, hi, get(name))
+		}
+		return v
+	}
+	c := Config{
+		CustomHandlerPort:    get("FUNCTIONS_CUSTOMHANDLER_PORT"),
+		SQLServerDSN:         get("AUTOMATION_SQLSERVER_DSN"),
+		DataDir:              get("AUTOMATION_DATA_DIR"),
+		ServiceBusConnection: get("AUTOMATION_SERVICEBUS_CONNECTION"),
+		ServiceBusNamespace:  get("AUTOMATION_SERVICEBUS_NAMESPACE"),
+		StorageConnection:    get("AUTOMATION_STORAGE_CONNECTION"),
+		StorageTableURL:      get("AUTOMATION_STORAGE_TABLE_URL"),
+		StorageBlobURL:       get("AUTOMATION_STORAGE_BLOB_URL"),
+		AzureClientID:        get("AZURE_CLIENT_ID"),
+		DueWorkSchedule:      get("DueWorkSchedule"),
+		OutboxRelaySchedule:  get("OutboxRelaySchedule"),
+		DueWorkMode:          Mode(strings.ToLower(get("AUTOMATION_DUEWORK_MODE"))),
+		DueWorkBatchSize:     num("AUTOMATION_DUEWORK_BATCH_SIZE", 1, 1000),
+		DueWorkConcurrency:   num("AUTOMATION_DUEWORK_CONCURRENCY", 1, 64),
+		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
+		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
+	}
+	if p := c.CustomHandlerPort; p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			bad("FUNCTIONS_CUSTOMHANDLER_PORT", "must be a port number 1..65535, got %q", p)
+		}
+	}
+	if c.DueWorkMode != ModeInline && c.DueWorkMode != ModeFanout {
+		bad("AUTOMATION_DUEWORK_MODE", "must be inline or fanout, got %q", c.DueWorkMode)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("AUTOMATION_LOG_LEVEL", "must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	if c.ServiceBusConnection != "" && c.ServiceBusNamespace != "" {
+		bad("AUTOMATION_SERVICEBUS_CONNECTION", "set either it or AUTOMATION_SERVICEBUS_NAMESPACE, not both")
+	}
+	if c.ServiceBusNamespace != "" && (strings.Contains(c.ServiceBusNamespace, "/") || !strings.Contains(c.ServiceBusNamespace, ".")) {
+		bad("AUTOMATION_SERVICEBUS_NAMESPACE", "must be a host name like <name>.servicebus.windows.net, got %q", c.ServiceBusNamespace)
+	}
+	if c.StorageConnection == "" && (c.StorageTableURL != "") != (c.StorageBlobURL != "") {
+		bad("AUTOMATION_STORAGE_TABLE_URL", "set both AUTOMATION_STORAGE_TABLE_URL and AUTOMATION_STORAGE_BLOB_URL, or a connection string")
+	}
+	for name, v := range map[string]string{"AUTOMATION_STORAGE_TABLE_URL": c.StorageTableURL, "AUTOMATION_STORAGE_BLOB_URL": c.StorageBlobURL} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost") || u.Host == "" {
+			bad(name, "must be an https URL (http only for 127.0.0.1/localhost), got %q", v)
+		}
+	}
+	if strings.Contains(strings.ToLower(c.StorageConnection), "usedevelopmentstorage=true") {
+		bad("AUTOMATION_STORAGE_CONNECTION", "the Go SDKs need the explicit devstoreaccount1 connection string, not UseDevelopmentStorage=true")
+	}
+	if c.DataDir == "" {
+		bad("AUTOMATION_DATA_DIR", "must not be empty")
+	}
+	return c, errors.Join(errs...)
+}

@@ -1,0 +1,59 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/config"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UsesSQLServer() || c.UsesServiceBus() || c.UsesAzureStorage() || c.DueWorkMode != config.ModeInline ||
+		c.DueWorkBatchSize != 100 || c.Lease != 5*time.Minute || c.DataDir != ".data" || c.DueWorkSchedule != "*/30 * * * * *" {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestBadValuesNameTheVariable(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"AUTOMATION_DUEWORK_MODE":         "sideways",
+		"AUTOMATION_DUEWORK_BATCH_SIZE":   "5000",
+		"AUTOMATION_DUEWORK_CONCURRENCY":  "x",
+		"AUTOMATION_LEASE_SECONDS":        "5",
+		"AUTOMATION_LOG_LEVEL":            "loud",
+		"FUNCTIONS_CUSTOMHANDLER_PORT":    "70000",
+		"AUTOMATION_SERVICEBUS_NAMESPACE": "https://x.servicebus.windows.net/",
+		"AUTOMATION_STORAGE_CONNECTION":   "UseDevelopmentStorage=true",
+		"AUTOMATION_STORAGE_TABLE_URL":    "http://example.com",
+	}
+	for name, v := range cases {
+		_, err := config.Load(env(map[string]string{name: v}))
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%q: err = %v", name, v, err)
+		}
+	}
+	_, err := config.Load(env(map[string]string{"AUTOMATION_SERVICEBUS_CONNECTION": "Endpoint=sb://x/", "AUTOMATION_SERVICEBUS_NAMESPACE": "x.servicebus.windows.net"}))
+	if err == nil {
+		t.Fatal("both Service Bus settings accepted")
+	}
+}
+
+func TestSettingsAreUniqueAndDocumented(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, s := range config.Settings {
+		if seen[s.Name] || s.Doc == "" || s.Where == 0 {
+			t.Errorf("setting %s duplicated, undocumented or declared nowhere", s.Name)
+		}
+		seen[s.Name] = true
+	}
+}

@@ -1,0 +1,85 @@
+// Package funchost speaks the Azure Functions custom-handler protocol: it decodes the
+// host's invocation requests, routes them by function name to thin handlers, maps handler
+// errors to the replies the host understands, and serves forwarded HTTP functions.
+//
+// The facts this package relies on are collected, with sources, in the design notes'
+// FUNCTIONS-PROTOCOL.md (shared/design/, next to this repository; "the protocol doc"
+// below, § numbers refer to it).
+//
+// # Wire shape (§1)
+//
+// The host calls the handler over plain HTTP on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT:
+//
+//   - GET / is the readiness probe; any reply counts, we answer 200 {"status":"ok"}.
+//   - Non-HTTP triggers arrive as POST /{FunctionName} (the function folder name) with a
+//     JSON body {"Data":{...},"Metadata":{...}} ([InvocationRequest]).
+//   - HTTP functions with enableForwardingHttpRequest arrive as the original request on the
+//     original path, /api/... ([Router.RegisterHTTP]).
+//
+// The reply to an invocation is always JSON with Content-Type application/json and a
+// non-empty body ([InvocationResponse]): the host reads the body with a JSON media-type
+// formatter and never completes an invocation whose body is empty or null.
+//
+// # Error mapping (one place: Router)
+//
+//	handler result                      reply                      host behaviour (§1, §3)
+//	nil error                           200 InvocationResponse     outputs written; SB message completed
+//	Permanent(err)                      200, err appended to Logs  SB message completed (caller recorded it)
+//	any other error, decode errors,     500 {"error": "..."}       invocation failed; SB message abandoned,
+//	  handler panic                                                redelivered, dead-lettered by the broker
+//	                                                               at MaxDeliveryCount; timer waits for
+//	                                                               its next occurrence
+//	unknown function name               404 {"error": "..."}       invocation failed
+//	malformed invocation JSON           400 {"error": "..."}       invocation failed
+//	body larger than MaxBodyBytes       413 {"error": "..."}       invocation failed
+//
+// Decode errors ([DecodeError]) are retryable on purpose: a message that can never be
+// decoded ends up in the broker's dead-letter queue after MaxDeliveryCount attempts
+// (there is no settlement API in a custom handler, §3 "Failure, retry, dead-letter"),
+// which keeps it inspectable. A handler that has recorded a poison message itself returns
+// Permanent(err) instead.
+//
+// # Service Bus keys decoded (§3 "Invocation payload", §1 "Request payload")
+//
+//	ServiceBusMessage field  source                                    encoding accepted
+//	Body                     Data[binding]                             JSON string holding a JSON string
+//	                                                                   literal (default dataType string:
+//	                                                                   decoded twice); a plain JSON string;
+//	                                                                   base64 string (dataType binary);
+//	                                                                   a JSON object/array, kept as is
+//	MessageID                Metadata["MessageId"]                     "\"id\"" or "id"
+//	SessionID                Metadata["SessionId"]                     same
+//	CorrelationID            Metadata["CorrelationId"]                 same
+//	ContentType              Metadata["ContentType"]                   same
+//	DeliveryCount            Metadata["DeliveryCount"]                 "1", 1 or "\"1\""
+//	EnqueuedTimeUtc          Metadata["EnqueuedTimeUtc"], else         "2023-10-12T20:13:49" (no zone = UTC),
+//	                         Metadata["EnqueuedTime"]                  RFC 3339 with Z or offset, either
+//	                                                                   possibly JSON-encoded once more
+//	ApplicationProperties    Metadata["ApplicationProperties"], else   JSON object (or a JSON string holding
+//	                         Metadata["UserProperties"]                one); numbers kept as json.Number
+//
+// A key is looked up exactly first, then case-insensitively (the extension's binding data
+// dictionary is case-insensitive). Missing or null keys leave the zero value; a present but
+// malformed key is a [DecodeError] naming it.
+//
+// Shadowing: when the trigger value is a string holding a JSON object, the host copies the
+// object's top-level non-null, non-array properties into Metadata, overwriting keys of the
+// same name (§1 "Request payload", Utility.ApplyBindingData; §8 last bullet). A body field
+// "MessageId" therefore replaces the broker's MessageId. The decoder never returns a value
+// that may have come from the body: for each key above it looks for a same-named (case-
+// insensitive) top-level body field; if there is one, the Metadata value is used only when
+// it provably differs from that field (both are plain strings and differ — the body's value
+// cannot have produced it). Otherwise the key is treated as shadowed: the alias in the
+// table is tried (EnqueuedTime, UserProperties: the extension sends the same value under
+// both names), and if none is usable the field keeps its zero value and the key is listed
+// in [ServiceBusMessage.Shadowed]. Binary bodies are never shadowed (the host only parses
+// string trigger values).
+//
+// # Timer keys decoded (§2 "Invocation payload")
+//
+// Data[binding] is a JSON object {Schedule:{AdjustForDST}, ScheduleStatus:{Last, Next,
+// LastUpdated}|null, IsPastDue}; ScheduleStatus is null when useMonitor is false, the
+// schedule is shorter than a minute, or no storage is configured, so it is a pointer.
+// IsPastDue is only computed for invocations at startup; compare now with
+// ScheduleStatus.Next to detect an overrun.
+package funchost

@@ -1,0 +1,411 @@
+package funchost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Handler handles one invocation of a non-HTTP function. Keep it thin: decode the trigger
+// with inv.Timer or inv.ServiceBus, call one service, return its error.
+type Handler func(ctx context.Context, inv *Invocation) (Result, error)
+
+// DefaultMaxBodyBytes bounds invocation and forwarded request bodies (4 MiB: a Service
+// Bus message of 256 KiB, JSON-escaped twice and repeated in Metadata, fits easily).
+const DefaultMaxBodyBytes = 4 << 20
+
+// RouterOptions configures a Router; nil or zero fields mean defaults.
+type RouterOptions struct {
+	// MaxBodyBytes bounds request bodies; larger requests get 413. Default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives handler failures (the host does not read non-2xx bodies, but it
+	// captures the process's output). Default slog.Default().
+	Logger *slog.Logger
+	// HTTPRoutePrefix is host.json's extensions.http.routePrefix. Default "api". Forwarded
+	// requests arrive on /{prefix}/...; an empty prefix is not supported because forwarded
+	// paths would collide with /{FunctionName}.
+	HTTPRoutePrefix string
+	// InvocationTimeout, when positive, bounds each handler's context. The host's own
+	// limit is functionTimeout (10 min in our host.json).
+	InvocationTimeout time.Duration
+}
+
+// Router is the custom handler's http.Handler: GET / for readiness, POST /{FunctionName}
+// for registered functions and /{HTTPRoutePrefix}/... for forwarded HTTP functions. The
+// zero value is ready to use with default options. Register functions before serving.
+type Router struct {
+	opts RouterOptions
+
+	mu       sync.RWMutex
+	funcs    map[string]route // lower-cased name → route
+	httpMux  *http.ServeMux
+	patterns []string
+}
+
+type route struct {
+	name string
+	h    Handler
+}
+
+// NewRouter returns a Router with opts (nil means defaults).
+func NewRouter(opts *RouterOptions) *Router {
+	r := &Router{}
+	if opts != nil {
+		r.opts = *opts
+	}
+	return r
+}
+
+// functionNameRE is the host's function name rule (Utility.IsValidFunctionName).
+var functionNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_\-]{0,127}$`)
+
+// Register routes POST /{functionName} to h. Names are matched case-insensitively like
+// the host does. It panics on an invalid or duplicate name or a nil handler, like
+// http.ServeMux.
+func (r *Router) Register(functionName string, h Handler) {
+	if h == nil {
+		panic("funchost: Register " + functionName + ": nil handler")
+	}
+	if !functionNameRE.MatchString(functionName) || strings.EqualFold(functionName, "host") {
+		panic(fmt.Sprintf("funchost: Register: invalid function name %q", functionName))
+	}
+	if strings.EqualFold(functionName, r.prefix()) {
+		panic(fmt.Sprintf("funchost: Register: function name %q collides with the HTTP route prefix", functionName))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := strings.ToLower(functionName)
+	if old, dup := r.funcs[key]; dup {
+		panic(fmt.Sprintf("funchost: Register: function %q already registered as %q", functionName, old.name))
+	}
+	if r.funcs == nil {
+		r.funcs = map[string]route{}
+	}
+	r.funcs[key] = route{name: functionName, h: h}
+}
+
+// RegisterHTTP serves a forwarded HTTP function (enableForwardingHttpRequest) on its
+// original path. pattern is an http.ServeMux pattern such as "POST /api/events" or
+// "GET /api/support/{id}"; its path must start with /{HTTPRoutePrefix}/ and it must not
+// name a host. Unknown paths under the prefix get a JSON 404, wrong methods a JSON 405.
+// Replies that set no Content-Type get application/json.
+func (r *Router) RegisterHTTP(pattern string, h http.Handler) {
+	if h == nil {
+		panic("funchost: RegisterHTTP " + pattern + ": nil handler")
+	}
+	path := pattern
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
+		path = strings.TrimLeft(pattern[i:], " \t")
+	}
+	p := "/" + r.prefix()
+	if path != p && !strings.HasPrefix(path, p+"/") {
+		panic(fmt.Sprintf("funchost: RegisterHTTP: pattern %q must start with %s/ (forwarded requests keep the route prefix)", pattern, p))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.httpMux == nil {
+		r.httpMux = http.NewServeMux()
+	}
+	r.httpMux.Handle(pattern, forwarded{h: h, log: r.logger()})
+	r.patterns = append(r.patterns, pattern)
+}
+
+// Functions returns the registered function names, sorted.
+func (r *Router) Functions() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.funcs))
+	for _, rt := range r.funcs {
+		names = append(names, rt.name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (r *Router) prefix() string {
+	if p := strings.Trim(r.opts.HTTPRoutePrefix, "/"); p != "" {
+		return p
+	}
+	return "api"
+}
+
+func (r *Router) maxBody() int64 {
+	if r.opts.MaxBodyBytes > 0 {
+		return r.opts.MaxBodyBytes
+	}
+	return DefaultMaxBodyBytes
+}
+
+func (r *Router) logger() *slog.Logger {
+	if r.opts.Logger != nil {
+		return r.opts.Logger
+	}
+	return slog.Default()
+}
+
+// ServeHTTP implements http.Handler.
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	p := req.URL.Path
+	prefix := "/" + r.prefix()
+	switch {
+	case p == "/":
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" not allowed on /")
+			return
+		}
+		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+	case p == prefix || strings.HasPrefix(p, prefix+"/"):
+		r.serveForwarded(w, req)
+	default:
+		r.serveInvocation(w, req, strings.TrimPrefix(p, "/"))
+	}
+}
+
+func (r *Router) serveInvocation(w http.ResponseWriter, req *http.Request, name string) {
+	r.mu.RLock()
+	rt, ok := r.funcs[strings.ToLower(name)]
+	r.mu.RUnlock()
+	if !ok || strings.Contains(name, "/") {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no function named %q", name))
+		return
+	}
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "functions are invoked with POST")
+		return
+	}
+	max := r.maxBody()
+	if req.ContentLength > max {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invocation body exceeds %d bytes", max))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, max))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("invocation body exceeds %d bytes", max))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "reading invocation body: "+err.Error())
+		return
+	}
+	invReq, err := DecodeInvocationRequest(body)
+	if err != nil {
+		r.logger().Warn("funchost: malformed invocation", "function", rt.name, "error", err)
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	inv := &Invocation{FunctionName: rt.name, InvocationID: req.Header.Get(InvocationIDHeader), Request: invReq}
+	ctx := req.Context()
+	if r.opts.InvocationTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.opts.InvocationTimeout)
+		defer cancel()
+	}
+	res, err := r.call(ctx, rt.h, inv)
+	r.respond(w, inv, res, err)
+}
+
+// call runs h, turning a panic into an error so one bad message cannot stop the process.
+func (r *Router) call(ctx context.Context, h Handler, inv *Invocation) (res Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			r.logger().Error("funchost: handler panicked", "function", inv.FunctionName,
+				"invocationId", inv.InvocationID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = Result{}, fmt.Errorf("handler panicked: %v", v)
+		}
+	}()
+	return h(ctx, inv)
+}
+
+// respond is the one place handler errors become replies (see the package doc).
+func (r *Router) respond(w http.ResponseWriter, inv *Invocation, res Result, err error) {
+	log := r.logger().With("function", inv.FunctionName, "invocationId", inv.InvocationID)
+	switch {
+	case err == nil:
+		body, merr := json.Marshal(InvocationResponse{
+			Outputs:     nonNilMap(res.Outputs),
+			Logs:        nonNilLogs(res.Logs),
+			ReturnValue: res.ReturnValue,
+		})
+		if merr != nil {
+			log.Error("funchost: encoding the invocation response", "error", merr)
+			writeError(w, http.StatusInternalServerError, "encoding the invocation response: "+merr.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, body)
+	case IsPermanent(err):
+		// Outputs are dropped: the invocation failed, it is only acknowledged.
+		log.Warn("funchost: permanent failure, acknowledged without retry", "error", err)
+		logs := append(append([]string{}, res.Logs...), "permanent failure, not retried: "+err.Error())
+		body, _ := json.Marshal(InvocationResponse{Outputs: map[string]any{}, Logs: logs})
+		writeJSON(w, http.StatusOK, body)
+	default:
+		log.Error("funchost: invocation failed; the host will retry", "error", err, "logs", res.Logs)
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+func (r *Router) serveForwarded(w http.ResponseWriter, req *http.Request) {
+	r.mu.RLock()
+	mux := r.httpMux
+	r.mu.RUnlock()
+	if mux == nil {
+		writeError(w, http.StatusNotFound, "no HTTP function at "+req.URL.Path)
+		return
+	}
+	max := r.maxBody()
+	if req.ContentLength > max {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", max))
+		return
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, max)
+	fw := &forwardWriter{w: w}
+	mux.ServeHTTP(fw, req)
+	if fw.matched {
+		return
+	}
+	// The mux answered itself (404, 405 or a path-cleaning redirect): say it in JSON.
+	status := fw.status
+	if status == 0 {
+		status = http.StatusNotFound
+	}
+	for _, h := range []string{"Allow", "Location"} {
+		if v := fw.hdr.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	msg := http.StatusText(status)
+	if status == http.StatusNotFound {
+		msg = "no HTTP function at " + req.URL.Path
+	}
+	writeError(w, status, msg)
+}
+
+// forwardWriter is what the mux writes to: registered handlers switch it to pass-through
+// (matched); anything the mux writes by itself is captured and rewritten as JSON.
+type forwardWriter struct {
+	w       http.ResponseWriter
+	matched bool
+	hdr     http.Header
+	status  int
+}
+
+func (f *forwardWriter) Header() http.Header {
+	if f.hdr == nil {
+		f.hdr = http.Header{}
+	}
+	return f.hdr
+}
+
+func (f *forwardWriter) WriteHeader(code int) {
+	if f.status == 0 {
+		f.status = code
+	}
+}
+
+func (f *forwardWriter) Write(b []byte) (int, error) {
+	if f.status == 0 {
+		f.status = http.StatusOK
+	}
+	return len(b), nil
+}
+
+// forwarded wraps a registered HTTP handler.
+type forwarded struct {
+	h   http.Handler
+	log *slog.Logger
+}
+
+func (f forwarded) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if fw, ok := w.(*forwardWriter); ok {
+		fw.matched = true
+		w = fw.w
+	}
+	jw := &jsonDefaultWriter{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			f.log.Error("funchost: HTTP handler panicked", "path", req.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if jw.wrote {
+				panic(http.ErrAbortHandler)
+			}
+			writeError(w, http.StatusInternalServerError, "internal error")
+		}
+	}()
+	f.h.ServeHTTP(jw, req)
+}
+
+// jsonDefaultWriter sets Content-Type application/json on replies that set none, so Go's
+// content sniffing never labels JSON as text/plain.
+type jsonDefaultWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (j *jsonDefaultWriter) WriteHeader(code int) {
+	if !j.wrote && code >= 200 {
+		j.wrote = true
+		if j.Header().Get("Content-Type") == "" {
+			j.Header().Set("Content-Type", "application/json")
+		}
+	}
+	j.ResponseWriter.WriteHeader(code)
+}
+
+func (j *jsonDefaultWriter) Write(b []byte) (int, error) {
+	if !j.wrote {
+		j.WriteHeader(http.StatusOK)
+	}
+	return j.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (Flush, deadlines).
+func (j *jsonDefaultWriter) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	body, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	writeJSON(w, status, body)
+}
+
+func nonNilMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func nonNilLogs(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
