@@ -84,7 +84,9 @@ type Config struct {
 func (c Config) UsesSQLServer() bool { return c.SQLServerDSN != "" }
 
 // UsesServiceBus reports whether Service Bus is configured.
-func (c Config) UsesServiceBus() bool { return c.ServiceBusConnection != "" || c.ServiceBusNamespace != "" }
+func (c Config) UsesServiceBus() bool {
+	return c.ServiceBusConnection != "" || c.ServiceBusNamespace != ""
+}
 
 // UsesAzureStorage reports whether Table/Blob trace storage is configured.
 func (c Config) UsesAzureStorage() bool {
@@ -107,7 +109,9 @@ func Load(getenv func(string) string) (Config, error) {
 		panic("config: undeclared setting " + name)
 	}
 	var errs []error
-	bad := func(name, f string, a ...any) { errs = append(errs, fmt.Errorf("%s: "+f, append([]any{name}, a...)...)) }
+	bad := func(name, f string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+f, append([]any{name}, a...)...))
+	}
 	num := func(name string, lo, hi int) int {
 		v, err := strconv.Atoi(get(name))
 		if err != nil || v < lo || v > hi {
