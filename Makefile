@@ -8,15 +8,26 @@ BENCH_ROWS ?= 100000
 
 .PHONY: help
 help: ## List the targets
-	@grep -hE '^[a-zA-Z0-9_/.-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_/.-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: run
 run: ## Replay the realistic scenario on the embedded default (SQLite, in-process bus)
-	$(GO) run ./functions replay $(SCENARIO)
+	@$(GO) run ./functions replay $(SCENARIO)
 
 .PHONY: test
-test: ## Run the whole test suite
-	$(GO) test -count=1 ./...
+test: node_modules ## Run the whole test suite (starts Azurite on 127.0.0.1 for the Table/Blob tests)
+	@set -e; export "$$(scripts/azurite.sh start)"; trap 'scripts/azurite.sh stop >/dev/null' EXIT; \
+	  $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 ./...
+
+node_modules: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch node_modules
+
+.PHONY: azurite/start azurite/stop
+azurite/start: node_modules ## Start Azurite (in-memory) on 127.0.0.1; prints AZURITE_CONNECTION=…
+	@scripts/azurite.sh start
+azurite/stop: ## Stop Azurite
+	@scripts/azurite.sh stop
 
 .PHONY: test/race
 test/race: ## Run the suite with the race detector (needs cgo)
@@ -27,7 +38,7 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## Burn-down of $(BENCH_ROWS) due rows on SQLite: rows/s and peak memory
+bench: ## Burn-down of 100,000 due rows on SQLite (BENCH_ROWS=n to change): rows/s, peak memory
 	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
 
 .PHONY: build

@@ -71,6 +71,10 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	if _, err := replay.Run(ctx, sc, stdout, &replay.Options{Dir: *dir}); err != nil {
+		if errors.Is(err, replay.ErrDirNotEmpty) {
+			fmt.Fprintf(stderr, "automation replay: %v\n", err)
+			return 2
+		}
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "automation replay: interrupted")
 			return 1

@@ -1,59 +1,161 @@
 // Package app is the composition root: it wires the store, trace, bus, scheduler,
-// reminder and delivery services for a runtime. Only this package knows every other one.
+// reminder and delivery services and the Functions router for a runtime - Azure (SQL
+// Server, Service Bus, Table/Blob) or embedded (SQLite, in-process bus, local trace), part
+// by part as configured. Only this package knows every other one.
 package app
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
+	"github.com/automation-platform/automation/sql/mssql"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
-// EmbeddedOptions configure the embedded runtime (SQLite, in-process bus, local trace).
-type EmbeddedOptions struct {
-	DBPath   string // SQLite file
-	TraceDir string // trace.db and diagnostics blobs
-	Clock    automation.Clock
-	// Channels are the delivery channels by name (e.g. "log").
-	Channels map[string]delivery.Channel
-	// Poller tunes the due-work poller (zero values: defaults).
-	Poller scheduler.Config
-	// Seed makes backoff jitter deterministic (replay); 0 uses seed 1.
-	Seed uint64
-	Log  *slog.Logger
-}
-
-// Embedded is a wired embedded runtime.
-type Embedded struct {
+// Runtime is a wired pipeline.
+type Runtime struct {
 	Store      store.Store
-	Trace      *localtrace.Store
-	Bus        *bus.Memory
+	Trace      trace.Store
+	Publisher  bus.Publisher
+	Memory     *bus.Memory // the in-process bus; nil when Service Bus is used
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
 	Reminders  *reminder.Service
-	Router     *events.Router
+	Events     *events.Router
+	Functions  *funchost.Router
 	Clock      automation.Clock
+	closers    []func() error
 }
 
-// NewEmbedded opens the store and trace and wires the services.
-func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
+// Embedded is a Runtime on the embedded parts (kept as a name for the replay simulator).
+type Embedded = Runtime
+
+// Options are what a runtime needs beyond Config.
+type Options struct {
+	Clock automation.Clock
+	Log   *slog.Logger
+	// Channels are the delivery channels by name; nil: {"log": JSON lines to LogOutput}.
+	Channels map[string]delivery.Channel
+	// LogOutput receives the "log" channel's lines when Channels is nil (default io.Discard).
+	LogOutput io.Writer
+	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
+	Seed uint64
+}
+
+// Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else
+// SQLite under DataDir), Service Bus when configured (else the in-process bus), Table/Blob
+// trace when configured (else local trace under DataDir).
+func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
 	}
-	log := o.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	r := &Runtime{Clock: o.Clock}
+	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
+
+	if cfg.UsesSQLServer() {
+		st, err := mssql.Open(ctx, cfg.SQLServerDSN, nil)
+		if err != nil {
+			return fail(err)
+		}
+		r.Store = st
+	} else {
+		st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), nil)
+		if err != nil {
+			return fail(err)
+		}
+		r.Store = st
+	}
+	r.closers = append(r.closers, r.Store.Close)
+
+	var cred azcore.TokenCredential
+	if cfg.ServiceBusNamespace != "" || (cfg.StorageConnection == "" && cfg.UsesAzureStorage()) {
+		c, err := azure.NewCredential(cfg.AzureClientID)
+		if err != nil {
+			return fail(err)
+		}
+		cred = c
+	}
+	if cfg.UsesAzureStorage() {
+		ts, err := azure.NewTraceStore(ctx, azure.TraceOptions{ConnectionString: cfg.StorageConnection,
+			TableServiceURL: cfg.StorageTableURL, BlobServiceURL: cfg.StorageBlobURL, Credential: cred})
+		if err != nil {
+			return fail(err)
+		}
+		r.Trace = ts
+	} else {
+		ts, err := localtrace.Open(filepath.Join(cfg.DataDir, "trace"))
+		if err != nil {
+			return fail(err)
+		}
+		r.Trace = ts
+		r.closers = append(r.closers, ts.Close)
+	}
+	if cfg.UsesServiceBus() {
+		p, err := azure.NewServiceBusPublisher(azure.ServiceBusOptions{ConnectionString: cfg.ServiceBusConnection, Namespace: cfg.ServiceBusNamespace, Credential: cred})
+		if err != nil {
+			return fail(err)
+		}
+		r.Publisher = p
+		r.closers = append(r.closers, func() error {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return p.Close(cctx)
+		})
+	} else {
+		r.Memory = bus.NewMemory(nil)
+		r.Publisher = r.Memory
+	}
+	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if err := r.wire(pc, o); err != nil {
+		return fail(err)
+	}
+	mode := handler.Inline
+	if cfg.DueWorkMode == config.ModeFanout {
+		mode = handler.Fanout
+	}
+	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
+	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
+		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	return r, nil
+}
+
+// EmbeddedOptions configure NewEmbedded (the replay simulator's runtime).
+type EmbeddedOptions struct {
+	DBPath   string // SQLite file
+	TraceDir string // trace.db and diagnostics blobs
+	Clock    automation.Clock
+	Channels map[string]delivery.Channel
+	Poller   scheduler.Config
+	Seed     uint64
+	Log      *slog.Logger
+}
+
+// NewEmbedded wires the embedded parts at explicit paths, without the Functions router.
+func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
+	if o.Clock == nil {
+		return nil, errors.New("app: a Clock is required")
 	}
 	st, err := sqlite.Open(ctx, o.DBPath, nil)
 	if err != nil {
@@ -64,43 +166,67 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		st.Close()
 		return nil, err
 	}
+	r := &Runtime{Store: st, Trace: tr, Clock: o.Clock, closers: []func() error{st.Close, tr.Close}}
+	r.Memory = bus.NewMemory(nil)
+	r.Publisher = r.Memory
+	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed}); err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	// Without the Functions router the dispatcher consumes the queue directly.
+	r.Memory.Subscribe(delivery.DispatchQueue, r.Dispatcher.Handle)
+	return r, nil
+}
+
+// wire builds the services on the chosen store, trace and publisher.
+func (r *Runtime) wire(pc scheduler.Config, o Options) error {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	seed := o.Seed
 	if seed == 0 {
-		seed = 1
+		seed = uint64(r.Clock.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	pc := o.Poller
 	if pc.Backoff.Rand == nil {
 		pc.Backoff.Rand = rng.Float64
 	}
-	reg := scheduler.NewRegistry()
-	reg.Register(automation.TypeReminder, &reminder.Handler{Store: st})
-	poller, err := scheduler.NewPoller(pc, st, reg, o.Clock, tr, log)
-	if err != nil {
-		st.Close()
-		tr.Close()
-		return nil, err
+	channels := o.Channels
+	if channels == nil {
+		out := o.LogOutput
+		if out == nil {
+			out = io.Discard
+		}
+		channels = map[string]delivery.Channel{"log": &delivery.LogChannel{W: out}}
 	}
-	b := bus.NewMemory(nil)
+	reg := scheduler.NewRegistry()
+	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
+	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
+	if err != nil {
+		return err
+	}
 	names := map[string]bool{}
-	for n := range o.Channels {
+	for n := range channels {
 		names[n] = true
 	}
-	e := &Embedded{
-		Store: st, Trace: tr, Bus: b, Poller: poller, Clock: o.Clock,
-		Relay:      &delivery.Relay{Store: st, Publisher: b, Clock: o.Clock, Log: log},
-		Dispatcher: &delivery.Dispatcher{Store: st, Channels: o.Channels, Clock: o.Clock, Log: log},
-		Reminders:  &reminder.Service{Store: st, Clock: o.Clock, Channels: names, Log: log},
-		Router:     events.NewRouter(),
-	}
-	b.Subscribe(delivery.DispatchQueue, e.Dispatcher.Handle)
-	e.Router.RegisterAll(e.Reminders)
-	return e, nil
+	r.Poller = poller
+	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
+	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Channels: channels, Clock: r.Clock, Log: log}
+	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
+	r.Events = events.NewRouter()
+	r.Events.RegisterAll(r.Reminders)
+	return nil
 }
 
-// Close closes the store and trace.
-func (e *Embedded) Close() error {
-	return errors.Join(e.Store.Close(), e.Trace.Close())
+// Close releases everything Open created, in reverse order.
+func (r *Runtime) Close() error {
+	var errs []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		errs = append(errs, r.closers[i]())
+	}
+	r.closers = nil
+	return errors.Join(errs...)
 }
 
 // TickResult counts one pass of the pipeline.
@@ -110,25 +236,40 @@ type TickResult struct {
 	Dispatched int
 }
 
-// maxRelayRounds bounds the relay/dispatch rounds of one tick.
-const maxRelayRounds = 100
+// maxRelayRounds bounds the relay/dispatch rounds of one tick; maxTickBatches the poller
+// batches.
+const (
+	maxRelayRounds = 10_000
+	maxTickBatches = 10_000
+)
 
-// Tick runs one pass of stages ② and ③ at the clock's now: the due-work poller (rescue,
-// claim, execute), the outbox relay, and dispatch of what the relay published.
-func (e *Embedded) Tick(ctx context.Context) (TickResult, error) {
+// Tick runs one pass of stages ② and ③ at the clock's now on the in-process bus: the
+// due-work poller (rescue, claim, execute), the outbox relay, and dispatch of what the relay
+// published. It is the replay simulator's step.
+func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 	var tr TickResult
-	r, err := e.Poller.RunOnce(ctx)
-	tr.Result = r
-	if err != nil {
-		return tr, err
+	if r.Memory == nil {
+		return tr, fmt.Errorf("app: Tick needs the in-process bus")
+	}
+	// Drain everything due at this instant: a burst larger than one batch must not wait a
+	// tick per batch (and risk TooLate). Bounded by maxTickBatches.
+	for i := 0; i < maxTickBatches; i++ {
+		res, err := r.Poller.RunOnce(ctx)
+		tr.Result.Add(res)
+		if err != nil {
+			return tr, err
+		}
+		if res.Claimed == 0 {
+			break
+		}
 	}
 	for i := 0; i < maxRelayRounds; i++ {
-		n, err := e.Relay.RunOnce(ctx)
+		n, err := r.Relay.RunOnce(ctx)
 		tr.Published += n
 		if err != nil {
 			return tr, err
 		}
-		d, err := e.Bus.Drain(ctx, 0)
+		d, err := r.Memory.Drain(ctx, 0)
 		tr.Dispatched += d
 		if err != nil {
 			return tr, err

@@ -73,7 +73,7 @@ func burnDown(b *testing.B, rows int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := e.Router.Dispatch(ctx, ev); err != nil {
+		if err := e.Events.Dispatch(ctx, ev); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -37,6 +37,8 @@ type Event struct {
 	DataJSON string
 }
 
+var attrNameRE = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
+
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
 
 // Parse decodes and validates one CloudEvent in structured JSON mode. Required beyond the
@@ -94,7 +96,7 @@ func Parse(raw []byte) (Event, error) {
 	if ev.Revision, err = parseRevision(rawRev); err != nil {
 		return Event{}, err
 	}
-	ev.Deleted = strings.HasSuffix(ev.Type, ".deleted")
+	ev.Deleted = strings.HasSuffix(strings.ToLower(ev.Type), ".deleted")
 	if ct := ce.DataContentType(); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return Event{}, automation.Invalid("datacontenttype", "must be application/json, got %q", ct)
 	}
@@ -138,12 +140,31 @@ func checkContext(fields map[string]json.RawMessage) error {
 		}
 		return s, true, nil
 	}
+	for name, raw := range fields {
+		if name == "data" || name == "data_base64" {
+			continue
+		}
+		// CloudEvents 1.0 §3.1.1: attribute names are lower-case a-z and 0-9 only.
+		if !attrNameRE.MatchString(name) {
+			return automation.Invalid(name, "is not a valid CloudEvents attribute name (lower-case letters and digits, at most 20)")
+		}
+		// Context attribute values are scalars (string, number, boolean); objects and arrays
+		// belong in data.
+		if t := bytes.TrimSpace(raw); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			return automation.Invalid(name, "must be a string, number or boolean (structured values belong in data)")
+		}
+	}
 	v, ok, err := str("specversion")
 	if err != nil {
 		return err
 	}
 	if !ok || v != "1.0" {
 		return automation.Invalid("specversion", "must be \"1.0\", got %q", v)
+	}
+	for _, name := range []string{"subject", "dataschema"} {
+		if _, _, err := str(name); err != nil {
+			return err
+		}
 	}
 	for _, name := range []string{"id", "source", "type"} {
 		v, _, err := str(name)

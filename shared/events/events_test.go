@@ -492,3 +492,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestAttributeNamesAndDeletedSuffix(t *testing.T) {
+	t.Parallel()
+	base := `{"specversion":"1.0","id":"e","source":"/s","type":"T.Deleted","businessunitid":"b","entitytype":"T","entityguid":"g","revision":1%s}`
+	ev, err := events.Parse([]byte(strings.Replace(base, "%s", "", 1)))
+	if err != nil || !ev.Deleted {
+		t.Fatalf("a type ending .Deleted (any case) is a deletion: %+v %v", ev, err)
+	}
+	for extra, field := range map[string]string{
+		`,"BusinessUnitID":"x"`:       "BusinessUnitID",
+		`,"my-ext":"x"`:               "my-ext",
+		`,"averyveryverylongname1":1`: "averyveryverylongname1",
+		`,"ext":{"a":1}`:              "ext",
+		`,"subject":5`:                "subject",
+	} {
+		_, err := events.Parse([]byte(strings.Replace(base, "%s", extra, 1)))
+		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: err = %v", extra, err)
+		}
+	}
+}

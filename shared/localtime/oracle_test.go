@@ -18,7 +18,7 @@ const oracleCasesFile = "../../testdata/tz/oracle_cases.txt"
 
 // defaultOracle is the oracle script; TZORACLE overrides it (as in
 // gen_oracle_cases.sh).
-const defaultOracle = "/work/shared/tools/tzoracle.py"
+const defaultOracle = "../../../shared/tools/tzoracle.py" // ../shared beside the repository
 
 type oracleCase struct {
 	line       int

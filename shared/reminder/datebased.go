@@ -90,10 +90,11 @@ func jsonText(v any) string {
 
 // DateOccurrences returns the occurrences a DateBased setting wants for src.
 //
-// ref selects the target of annual settings: the first anniversary on or after ref (and
-// after the original date). Event processing passes the business unit's local today;
-// revalidation passes the row's own local date so a late execution still finds its
-// occurrence. now (UTC) applies the late rule when markMissed is set: an occurrence whose
+// ref selects the target of annual settings, per offset: the first anniversary (after
+// the original date) whose occurrence date is on or after ref. Event processing passes the
+// business unit's local today, so annual occurrences are never recorded as missed (the
+// chain moves to next year); revalidation passes the row's own local date so a late
+// execution still finds its occurrence. now (UTC) applies the late rule when markMissed is set: an occurrence whose
 // send instant is before now is kept (sent now) when its local date is today in the zone,
 // and marked MissedReason=MissedWindow when older (§4.3).
 func DateOccurrences(set Setting, src Source, z Zone, ref localtime.Date, now time.Time, markMissed bool) ([]Occurrence, error) {
@@ -101,13 +102,16 @@ func DateOccurrences(set Setting, src Source, z Zone, ref localtime.Date, now ti
 	if err != nil || !ok {
 		return nil, err
 	}
-	target := date
-	if set.Annual {
-		target = NextAnniversary(date, ref)
-	}
 	today := localtime.DateOf(now, z.Loc)
 	out := make([]Occurrence, 0, len(set.OffsetsDays))
 	for _, off := range set.OffsetsDays {
+		target := date
+		if set.Annual {
+			// Each offset follows its own yearly chain: the first anniversary whose
+			// occurrence (anniversary − offset) is on or after ref, so a missed year
+			// moves on to the next one instead of ending the chain.
+			target = NextAnniversary(date, ref.AddDays(off))
+		}
 		o, err := dateOccurrence(set, src, z, target, off)
 		if err != nil {
 			return nil, err
@@ -120,8 +124,17 @@ func DateOccurrences(set Setting, src Source, z Zone, ref localtime.Date, now ti
 	return out, nil
 }
 
+// Supported calendar range of targets and occurrence dates.
+var (
+	minDate = localtime.Date{Year: 1900, Month: 1, Day: 1}
+	maxDate = localtime.Date{Year: 9998, Month: 12, Day: 31}
+)
+
 func dateOccurrence(set Setting, src Source, z Zone, target localtime.Date, off int) (Occurrence, error) {
 	local := target.AddDays(-off)
+	if target.After(maxDate) || local.Before(minDate) {
+		return Occurrence{}, automation.Invalid("data."+set.TriggerKey, "date %s gives an occurrence outside the supported range %s..%s", target, minDate, maxDate)
+	}
 	at := localtime.Resolve(z.Loc, local, *set.SendLocalTime)
 	key, err := automation.ReminderDateKey(set.Guid, src.EntityType, src.EntityGuid, set.TriggerKey, target.String(), off)
 	if err != nil {

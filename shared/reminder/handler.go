@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -17,6 +18,10 @@ import (
 
 // ReasonNoRecipients: at due time the source has no recipient in the setting's field.
 const ReasonNoRecipients automation.ReasonCode = "NoRecipients"
+
+// LocalTimeLayout is RFC 3339 with a numeric offset always (+00:00, never Z), so a local
+// time is never mistaken for a UTC instant.
+const LocalTimeLayout = "2006-01-02T15:04:05-07:00"
 
 // MaxRecipients bounds the recipients one occurrence may fan out to.
 const MaxRecipients = 100
@@ -78,6 +83,9 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if !src.Active() {
 		return deact(automation.ReasonSourceNoLongerValid)
 	}
+	if src.BusinessUnitID != row.BusinessUnitID {
+		return deact(automation.ReasonSuperseded) // the entity moved to another business unit
+	}
 	bu, err := h.Store.BusinessUnitGet(ctx, row.BusinessUnitID)
 	if err != nil {
 		return scheduler.Outcome{}, fmt.Errorf("business unit %s: %w", row.BusinessUnitID, err)
@@ -105,16 +113,29 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if mine == nil {
 		return deact(automation.ReasonSuperseded)
 	}
-	if now.Sub(row.ScheduledOn) > time.Duration(set.MaxLatenessHoursOrDefault())*time.Hour {
-		return deact(automation.ReasonTooLate)
+	// An annual chain continues whatever this year's occurrence ends as (sent, too late,
+	// nobody to send to): next year's occurrence is ensured in the same transaction.
+	var followUps []automation.Candidate
+	if set.Annual {
+		next, err := FollowingYear(set, src, z, *mine)
+		if err != nil {
+			return scheduler.Outcome{}, scheduler.Permanent(err)
+		}
+		followUps = []automation.Candidate{next.Candidate}
 	}
-	recipients := resolveRecipients(data[set.Recipients.Field])
+	if now.Sub(row.ScheduledOn) > time.Duration(set.MaxLatenessHoursOrDefault())*time.Hour {
+		return scheduler.Outcome{Deactivate: automation.ReasonTooLate, FollowUps: followUps}, nil
+	}
+	recipients, err := resolveRecipients(set.Recipients.Field, data[set.Recipients.Field])
+	if err != nil {
+		return scheduler.Outcome{}, scheduler.Permanent(err)
+	}
 	if len(recipients) == 0 {
-		return deact(ReasonNoRecipients)
+		return scheduler.Outcome{Deactivate: ReasonNoRecipients, FollowUps: followUps}, nil
 	}
 	payload := Payload{SettingGuid: set.Guid, SettingName: set.Name, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
 		TargetDate: mine.Target.String(), OffsetDays: mine.OffsetDays, ScheduledOn: row.ScheduledOn.UTC().Format(time.RFC3339),
-		LocalTime: row.ScheduledOn.In(loc).Format(time.RFC3339), TimeZoneID: bu.TimeZoneID}
+		LocalTime: row.ScheduledOn.In(loc).Format(LocalTimeLayout), TimeZoneID: bu.TimeZoneID}
 	var reqs []delivery.Request
 	for _, ch := range set.Channels {
 		for _, r := range recipients {
@@ -126,40 +147,48 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if err != nil {
 		return scheduler.Outcome{}, scheduler.Permanent(err)
 	}
-	out := scheduler.Outcome{Deliveries: jobs, Outbox: msgs}
+	out := scheduler.Outcome{Deliveries: jobs, Outbox: msgs, FollowUps: followUps}
 	keys := make([]string, len(jobs))
 	for i, j := range jobs {
 		keys[i] = j.DeliveryKey
 	}
 	out.DispatchResultJSON = mustJSON(map[string]any{"deliveryKeys": keys, "queue": delivery.DispatchQueue})
-	if set.Annual {
-		next, err := FollowingYear(set, src, z, *mine)
-		if err != nil {
-			return scheduler.Outcome{}, scheduler.Permanent(err)
-		}
-		out.FollowUps = []automation.Candidate{next.Candidate}
-	}
 	return out, nil
 }
 
-// resolveRecipients accepts one address or an array of addresses; blanks are dropped and
-// the list is bounded by MaxRecipients.
-func resolveRecipients(v any) []string {
-	var out []string
-	add := func(x any) {
-		if s, ok := x.(string); ok && strings.TrimSpace(s) != "" && len(out) < MaxRecipients {
-			out = append(out, strings.TrimSpace(s))
-		}
-	}
+// resolveRecipients accepts one address or an array of addresses from the source field;
+// blank entries are dropped. More than MaxRecipients, a non-string entry, or an address with
+// control characters (header injection) is an error naming the field: the row goes on
+// support hold rather than silently sending to part of the list.
+func resolveRecipients(field string, v any) ([]string, error) {
+	var items []any
 	switch t := v.(type) {
+	case nil:
+		return nil, nil
 	case []any:
-		for _, x := range t {
-			add(x)
-		}
+		items = t
 	default:
-		add(t)
+		items = []any{t}
 	}
-	return out
+	if len(items) > MaxRecipients {
+		return nil, fmt.Errorf("data.%s: %d recipients, more than the %d one occurrence may send to", field, len(items), MaxRecipients)
+	}
+	out := make([]string, 0, len(items))
+	for i, x := range items {
+		s, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("data.%s[%d]: recipient must be a string", field, i)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+			return nil, fmt.Errorf("data.%s[%d]: recipient contains control characters", field, i)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func mustJSON(v any) string {

@@ -140,3 +140,39 @@ func TestCorruptSettingIsPermanent(t *testing.T) {
 		t.Fatalf("err = %v, want permanent", err)
 	}
 }
+
+func TestBadRecipientListsHoldTheRow(t *testing.T) {
+	t.Parallel()
+	many := make([]any, reminder.MaxRecipients+1)
+	for i := range many {
+		many[i] = "p@example.test"
+	}
+	for name, v := range map[string]any{
+		"too many":         many,
+		"header injection": "a@example.test\nBcc: evil@example.test",
+		"not a string":     []any{"a@example.test", 5},
+	} {
+		f := newFixture(t)
+		row := claimFirst(t, f, alice)
+		snapshot(t, f, 2, false, with(alice, "staffEmail", v))
+		_, err := f.h.Execute(context.Background(), row, f.clock.Now())
+		if !scheduler.IsPermanent(err) || !strings.Contains(err.Error(), "data.staffEmail") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
+
+func TestSourceMovedBusinessUnitIsSuperseded(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	row := claimFirst(t, f, alice)
+	b, _ := json.Marshal(alice)
+	if _, err := f.st.SourceSnapshotApply(context.Background(), store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-nyc",
+		Revision: 2, DataJSON: string(b), LastEventID: "x", UpdatedOn: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.h.Execute(context.Background(), row, f.clock.Now())
+	if err != nil || out.Deactivate != automation.ReasonSuperseded {
+		t.Fatalf("%+v %v", out, err)
+	}
+}

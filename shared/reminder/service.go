@@ -92,6 +92,11 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	}
 	now := s.Clock.Now()
 	src := Source{EntityType: ev.EntityType, EntityGuid: ev.EntityGuid, BusinessUnitID: bu.ID, Deleted: ev.Deleted, Data: ev.Data}
+	if v, ok := ev.Data["isActive"]; ok && v != nil {
+		if _, isBool := v.(bool); !isBool {
+			return res, automation.Invalid("data.isActive", "must be true or false, got %s", jsonText(v))
+		}
+	}
 	var want []automation.Candidate
 	if src.Active() {
 		today := localtime.DateOf(now, loc)
@@ -177,13 +182,13 @@ func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting
 	}
 	n := 0
 	for _, r := range rows {
-		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] || r.BusinessUnitID != src.BusinessUnitID {
+		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] {
 			continue
 		}
 		if r.Status != automation.StatusPending && r.Status != automation.StatusFailed {
 			continue
 		}
-		reason := deactivationReason(src, byGuid[r.SettingGuid])
+		reason := deactivationReason(src, r, byGuid[r.SettingGuid])
 		err := s.Store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: r.ID, Token: r.Version, Now: now, Reason: reason})
 		if err != nil {
 			// ErrLeaseLost: the row changed since we read it (claimed by a poller, or another
@@ -196,10 +201,12 @@ func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting
 }
 
 // deactivationReason explains why a row of src is no longer wanted.
-func deactivationReason(src Source, set *Setting) automation.ReasonCode {
+func deactivationReason(src Source, row automation.SchedulerRow, set *Setting) automation.ReasonCode {
 	switch {
 	case !src.Active():
 		return automation.ReasonSourceNoLongerValid
+	case row.BusinessUnitID != src.BusinessUnitID:
+		return automation.ReasonSuperseded // the entity moved to another business unit
 	case set == nil || !set.Active():
 		return automation.ReasonReminderSettingInactive
 	default:

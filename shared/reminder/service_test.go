@@ -291,3 +291,57 @@ func TestTimeAwareDeactivationKeepsCompletedRows(t *testing.T) {
 	f.mustProcess(t, event("evt-3", 3, nil))
 	eq(t, f.rows(t), "2026-10-01/Completed/", "2026-10-24/Deactivated/SourceNoLongerValid", "2026-10-31/Deactivated/SourceNoLongerValid")
 }
+
+// An annual offset whose this-year occurrence already passed moves to next year instead of
+// being recorded missed (the yearly chain must never end).
+func TestAnnualMissedOffsetMovesToNextYear(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, settingJSON("bu-syd", "", "[364, 0]", "09:00", true))
+	f.clock.Set(utc("2026-09-02T01:00:00Z")) // 2026-09-02 11:00 AEST
+	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2020-09-03")))
+	// offset 364 of the 2026-09-03 anniversary was 2025-09-04 (past): the chain targets
+	// 2027-09-03, whose offset-364 date is 2026-09-04.
+	eq(t, f.rows(t), "2026-09-03/Pending/", "2026-09-04/Pending/")
+}
+
+func TestAnnualTooLateStillEnsuresNextYear(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, settingJSON("bu-syd", "", "[0]", "09:00", true))
+	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
+	f.clock.Set(utc("2026-09-30T23:00:00Z"))
+	rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	out, err := f.h.Execute(context.Background(), rows[0], utc("2026-10-05T00:00:00Z"))
+	if err != nil || out.Deactivate != automation.ReasonTooLate || len(out.FollowUps) != 1 || out.FollowUps[0].ScheduledLocalDate != "2027-10-01" {
+		t.Fatalf("%+v %v", out, err)
+	}
+}
+
+func TestMoveToAnotherBusinessUnitSupersedesOldRows(t *testing.T) {
+	t.Parallel()
+	nyc := strings.Replace(strings.Replace(settingJSON("bu-nyc", "", "[0]", "09:00", false), settingGuid, "1f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f", 1), "", "", 1)
+	f := newFixture(t, settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false), nyc)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	moved := strings.Replace(string(event("evt-2", 2, alice)), `"bu-syd"`, `"bu-nyc"`, 1)
+	r := f.mustProcess(t, []byte(moved))
+	if r.Deactivated != 3 || r.Ensured[automation.EnsureInserted] != 1 {
+		t.Fatalf("%+v", r)
+	}
+	rows, _ := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "e-1", Limit: 10})
+	for _, row := range rows {
+		if row.BusinessUnitID == "bu-syd" && (row.Status != automation.StatusDeactivated || row.ReasonCode != automation.ReasonSuperseded) {
+			t.Fatalf("old BU row %+v", row)
+		}
+		if row.BusinessUnitID == "bu-nyc" && row.Status != automation.StatusPending {
+			t.Fatalf("new BU row %+v", row)
+		}
+	}
+}
+
+func TestIsActiveMustBeBoolean(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, err := f.process(t, event("evt-1", 1, with(alice, "isActive", "false")))
+	if !automation.IsInvalid(err) || !strings.Contains(err.Error(), "data.isActive") {
+		t.Fatalf("err = %v", err)
+	}
+}

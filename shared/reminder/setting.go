@@ -80,15 +80,48 @@ var (
 // Errors are automation.Invalid naming the field.
 func ParseSetting(raw []byte) (Setting, error) {
 	var s Setting
+	// Check the fields whose decoding errors would not name them.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return Setting{}, automation.Invalid("setting", "must be a JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if v, ok := fields["sendLocalTime"]; ok {
+		var str string
+		if err := json.Unmarshal(v, &str); err != nil {
+			return Setting{}, automation.Invalid("sendLocalTime", "must be a string \"HH:MM\"")
+		}
+		if _, err := localtime.ParseTimeOfDay(str); err != nil {
+			return Setting{}, automation.Invalid("sendLocalTime", "%v", err)
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Setting{}, automation.Invalid(te.Field, "must be %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)
+		}
 		return Setting{}, automation.Invalid("setting", "%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
 		return Setting{}, automation.Invalid("setting", "trailing data after the object")
 	}
 	return s, s.Validate(nil)
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int64":
+		return "a whole number"
+	case "slice":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	case "bool":
+		return "true or false"
+	default:
+		return "a " + goKind
+	}
 }
 
 // Validate checks every field; channels, when non-nil, lists the channel names that exist.
@@ -141,10 +174,15 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	if len(s.Channels) == 0 {
 		bad("channels", "needs at least one channel")
 	}
+	seenCh := map[string]bool{}
 	for i, c := range s.Channels {
 		if channels != nil && !channels[c] {
 			bad(fmt.Sprintf("channels[%d]", i), "unknown channel %q", c)
 		}
+		if seenCh[c] {
+			bad(fmt.Sprintf("channels[%d]", i), "duplicate channel %q", c)
+		}
+		seenCh[c] = true
 	}
 	if !tokenRE.MatchString(s.Recipients.Field) {
 		bad("recipients.field", "is required (the data field holding the recipient)")

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/replay"
 )
@@ -207,5 +211,105 @@ func TestParseRejectsBadScenarios(t *testing.T) {
 				t.Fatalf("err = %v, want mention of %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// scenario builds a small scenario with n PoliceVetting entities expiring on expires.
+func scenario(n int, expires, tick, until string, maxLateness int) []byte {
+	var inputs []string
+	for i := 0; i < n; i++ {
+		inputs = append(inputs, fmt.Sprintf(`{"at":"2026-09-01T00:00:00Z","event":{"specversion":"1.0","id":"e%d","source":"/hr","type":"PoliceVetting.Upserted",
+		  "businessunitid":"bu-1","entitytype":"PoliceVetting","entityguid":"g%d","revision":1,"data":{"expiresOn":"%s","staffEmail":"p%d@example.test"}}}`, i, i, expires, i))
+	}
+	return []byte(fmt.Sprintf(`{"start":"2026-09-01T00:00:00Z","until":"%s","tick":"%s",
+	  "businessUnits":[{"id":"bu-1","name":"One","timeZone":"Australia/Sydney"}],
+	  "reminderSettings":[{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-1","name":"n","sourceType":"PoliceVetting",
+	    "triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[0],"sendLocalTime":"09:00","template":"t","channels":["log"],
+	    "recipients":{"field":"staffEmail"},"maxLatenessHours":%d}],
+	  "inputs":[%s]}`, until, tick, maxLateness, strings.Join(inputs, ",")))
+}
+
+func runBytes(t *testing.T, raw []byte, opts *replay.Options) (replay.SummaryLine, []byte) {
+	t.Helper()
+	sc, err := replay.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sum, err := replay.Run(context.Background(), sc, &out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, out.Bytes()
+}
+
+// Many rows due in one tick: all delivered (a burst larger than a poll batch does not turn
+// into TooLate), in the same order on every run.
+func TestBurstInOneTickIsDeliveredDeterministically(t *testing.T) {
+	t.Parallel()
+	raw := scenario(250, "2026-10-01", "1h", "2026-10-02T00:00:00Z", 1)
+	sum, first := runBytes(t, raw, nil)
+	if sum.Deliveries != 250 || sum.Rows["Completed"] != 250 {
+		t.Fatalf("%+v", sum)
+	}
+	_, second := runBytes(t, raw, nil)
+	if !bytes.Equal(first, second) {
+		t.Fatal("same file, different output")
+	}
+}
+
+// A far-future date must not make the simulator crawl tick by tick.
+func TestFarFutureDateDoesNotStepEveryTick(t *testing.T) {
+	t.Parallel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sum, _ := runBytes(t, scenario(1, "2500-12-31", "1s", "2026-11-01T00:00:00Z", 48), nil)
+		if sum.Rows["Pending"] != 1 {
+			t.Errorf("%+v", sum)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("replay of one far-future row did not finish in 20 s")
+	}
+}
+
+func TestDbDirMustBeNew(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	runBytes(t, scenario(1, "2026-10-01", "30s", "2026-10-02T00:00:00Z", 48), &replay.Options{Dir: filepath.Join(dir, "run")})
+	sc, _ := replay.Parse(scenario(1, "2026-10-01", "30s", "2026-10-02T00:00:00Z", 48))
+	_, err := replay.Run(context.Background(), sc, io.Discard, &replay.Options{Dir: filepath.Join(dir, "run")})
+	if !errors.Is(err, replay.ErrDirNotEmpty) {
+		t.Fatalf("reusing a -db directory: %v", err)
+	}
+}
+
+func TestParseNamesPaths(t *testing.T) {
+	t.Parallel()
+	base := string(scenario(1, "2026-10-01", "30s", "2026-10-02T00:00:00Z", 48))
+	cases := []struct{ from, to, want string }{
+		{`"name":"One"`, `"name":"One","colour":"red"`, "businessUnits[0]: unknown field \"colour\""},
+		{`"recipients":{"field":"staffEmail"}`, `"recipients":{"field":"staffEmail","x":1}`, "reminderSettings[0]"},
+		{`"sendLocalTime":"09:00"`, `"sendLocalTime":"25:00"`, "reminderSettings[0].sendLocalTime"},
+		{`"offsetsDays":[0]`, `"offsetsDays":[1.5]`, "reminderSettings[0].offsetsDays"},
+		{`"channels":["log"]`, `"channels":["sms"]`, "reminderSettings[0].channels[0]: unknown channel \"sms\""},
+		{`"channels":["log"]`, `"channels":["log","log"]`, "duplicate channel"},
+		{`"start":"2026-09-01T00:00:00Z"`, `"start":"2026-09-01"`, "start \"2026-09-01\" is not RFC 3339"},
+		{`"start":"2026-09-01T00:00:00Z"`, `"start":"1000-01-01T00:00:00Z"`, "start 1000-01-01T00:00:00Z is outside"},
+		{`{"at":"2026-09-01T00:00:00Z"`, `{"at":"2026-08-01T00:00:00Z"`, "inputs[0].at 2026-08-01T00:00:00Z is before start"},
+		{`{"at":"2026-09-01T00:00:00Z"`, `{"kind":"x","at":"2026-09-01T00:00:00Z"`, "inputs[0]: unknown field \"kind\""},
+	}
+	for _, tc := range cases {
+		js := strings.Replace(base, tc.from, tc.to, 1)
+		if js == base {
+			t.Fatalf("mutation %q did not apply", tc.from)
+		}
+		_, err := replay.Parse([]byte(js))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.to, err, tc.want)
+		}
 	}
 }

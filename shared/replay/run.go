@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +26,10 @@ type Options struct {
 	Dir string
 	Log *slog.Logger
 }
+
+// ErrDirNotEmpty: Options.Dir already holds something; a replay always starts from an
+// empty database, so it refuses rather than mixing runs.
+var ErrDirNotEmpty = errors.New("replay: the -db directory must be new or empty")
 
 // DeliveryLine is a "delivery" output line.
 type DeliveryLine struct {
@@ -72,8 +77,13 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return SummaryLine{}, err
+	} else {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return SummaryLine{}, fmt.Errorf("%w: %s", ErrDirNotEmpty, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return SummaryLine{}, err
+		}
 	}
 	r := &runner{sc: sc, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start)}
 	logChannel := delivery.FuncChannel(r.deliver)
@@ -146,7 +156,7 @@ func (r *runner) loop(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if wake != nil {
+		if wake != nil && !wake.After(r.sc.Until) {
 			w := *wake
 			if w.Before(now) {
 				w = now
@@ -192,7 +202,7 @@ func (r *runner) input(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
 	ev, err := events.Parse(in.Event)
 	if err == nil {
-		err = r.e.Router.Dispatch(ctx, ev)
+		err = r.e.Events.Dispatch(ctx, ev)
 	}
 	if err == nil {
 		return nil

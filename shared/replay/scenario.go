@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/reminder"
 )
@@ -50,40 +51,88 @@ const MaxTicks = 20_000_000
 // MaxInputs bounds the number of inputs in one scenario file.
 const MaxInputs = 1_000_000
 
+// Channels are the delivery channels a replay offers.
+var Channels = map[string]bool{"log": true}
+
+// Supported simulated-time range.
+var (
+	minInstant = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxInstant = time.Date(9998, 12, 31, 0, 0, 0, 0, time.UTC)
+)
+
+// MaxSpan bounds until − start.
+const MaxSpan = 100 * 365 * 24 * time.Hour
+
 // Parse decodes and validates a scenario. Static configuration (business units,
 // settings, times) must be valid or nothing runs; input contents are checked when they are
 // replayed, so a bad event becomes a "rejected" line and the run goes on. Errors name the
-// offending field (e.g. "businessUnits[1].timeZone").
+// offending field with its path (e.g. "businessUnits[1].timeZone", "inputs[3].at").
 func Parse(raw []byte) (*Scenario, error) {
+	var top struct {
+		Start            json.RawMessage   `json:"start"`
+		Until            json.RawMessage   `json:"until"`
+		Tick             json.RawMessage   `json:"tick"`
+		BusinessUnits    []json.RawMessage `json:"businessUnits"`
+		ReminderSettings []json.RawMessage `json:"reminderSettings"`
+		Inputs           []json.RawMessage `json:"inputs"`
+	}
+	if err := strictDecode(raw, &top); err != nil {
+		return nil, fmt.Errorf("scenario: %v", err)
+	}
 	var sc Scenario
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sc); err != nil {
-		return nil, fmt.Errorf("scenario: %s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if dec.More() {
-		return nil, errors.New("scenario: trailing data after the object")
-	}
 	var errs []error
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf("scenario: "+f, a...)) }
-	if sc.Start.IsZero() || sc.Until.IsZero() {
-		bad("start and until are required (RFC 3339 UTC)")
-	} else if !sc.Until.After(sc.Start) {
+	instant := func(field string, raw json.RawMessage) time.Time {
+		var str string
+		if len(raw) == 0 {
+			bad("%s is required (RFC 3339 UTC, e.g. \"2026-09-01T00:00:00Z\")", field)
+			return time.Time{}
+		}
+		if err := json.Unmarshal(raw, &str); err != nil {
+			bad("%s must be a string (RFC 3339 UTC)", field)
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339, str)
+		if err != nil {
+			bad("%s %q is not RFC 3339 (e.g. \"2026-09-01T00:00:00Z\")", field, str)
+			return time.Time{}
+		}
+		t = t.UTC()
+		if t.Before(minInstant) || t.After(maxInstant) {
+			bad("%s %s is outside %s..%s", field, str, minInstant.Format("2006-01-02"), maxInstant.Format("2006-01-02"))
+			return time.Time{}
+		}
+		return t
+	}
+	sc.Start, sc.Until = instant("start", top.Start), instant("until", top.Until)
+	timesOK := !sc.Start.IsZero() && !sc.Until.IsZero()
+	if timesOK && !sc.Until.After(sc.Start) {
 		bad("until %s must be after start %s", sc.Until.Format(time.RFC3339), sc.Start.Format(time.RFC3339))
+		timesOK = false
 	}
-	sc.Start, sc.Until = sc.Start.UTC(), sc.Until.UTC()
-	tick, err := time.ParseDuration(sc.Tick)
-	switch {
-	case err != nil:
+	if timesOK && sc.Until.Sub(sc.Start) > MaxSpan {
+		bad("until − start is more than 100 years")
+		timesOK = false
+	}
+	if len(top.Tick) == 0 || json.Unmarshal(top.Tick, &sc.Tick) != nil {
+		bad("tick is required (a duration string like \"30s\")")
+	} else if tick, err := time.ParseDuration(sc.Tick); err != nil {
 		bad("tick %q is not a duration like \"30s\"", sc.Tick)
-	case tick < time.Second || tick > time.Hour || tick%time.Second != 0:
+	} else if tick < time.Second || tick > time.Hour || tick%time.Second != 0 {
 		bad("tick must be whole seconds from 1s to 1h, got %s", sc.Tick)
-	case sc.Until.Sub(sc.Start)/tick > MaxTicks:
-		bad("start..until spans more than %d ticks", MaxTicks)
+	} else {
+		sc.tick = tick
+		if timesOK && sc.Until.Sub(sc.Start)/tick > MaxTicks {
+			bad("start..until spans more than %d ticks of %s", MaxTicks, sc.Tick)
+		}
 	}
-	sc.tick = tick
 	buIDs := map[string]bool{}
-	for i, bu := range sc.BusinessUnits {
+	for i, rawBU := range top.BusinessUnits {
+		var bu BusinessUnit
+		if err := strictDecode(rawBU, &bu); err != nil {
+			bad("businessUnits[%d]: %v", i, err)
+			continue
+		}
 		switch {
 		case bu.ID == "":
 			bad("businessUnits[%d].id is required", i)
@@ -94,12 +143,25 @@ func Parse(raw []byte) (*Scenario, error) {
 		if _, err := localtime.LoadZone(bu.TimeZone); err != nil {
 			bad("businessUnits[%d].timeZone: %v", i, err)
 		}
+		sc.BusinessUnits = append(sc.BusinessUnits, bu)
 	}
 	guids := map[string]bool{}
-	for i, rawSet := range sc.ReminderSettings {
+	for i, rawSet := range top.ReminderSettings {
 		set, err := reminder.ParseSetting(rawSet)
+		if err == nil {
+			err = set.Validate(Channels)
+		}
 		if err != nil {
-			bad("reminderSettings[%d]: %v", i, strings.ReplaceAll(err.Error(), "\n", "; "))
+			for _, e := range unjoin(err) {
+				var ae *automation.Error
+				if errors.As(e, &ae) && ae.Field != "" && ae.Field != "setting" {
+					bad("reminderSettings[%d].%s: %s", i, ae.Field, ae.Message)
+				} else if errors.As(e, &ae) {
+					bad("reminderSettings[%d]: %s", i, ae.Message)
+				} else {
+					bad("reminderSettings[%d]: %v", i, e)
+				}
+			}
 			continue
 		}
 		if !buIDs[set.BusinessUnitID] {
@@ -111,16 +173,28 @@ func Parse(raw []byte) (*Scenario, error) {
 		guids[set.Guid] = true
 		sc.settings = append(sc.settings, set)
 	}
-	if len(sc.Inputs) > MaxInputs {
+	if len(top.Inputs) > MaxInputs {
 		bad("more than %d inputs", MaxInputs)
+		top.Inputs = nil
 	}
-	for i, in := range sc.Inputs {
-		if in.At.IsZero() {
-			bad("inputs[%d].at is required", i)
+	for i, rawIn := range top.Inputs {
+		var in struct {
+			At    json.RawMessage `json:"at"`
+			Event json.RawMessage `json:"event"`
 		}
+		if err := strictDecode(rawIn, &in); err != nil {
+			bad("inputs[%d]: %v", i, err)
+			sc.Inputs = append(sc.Inputs, Input{})
+			continue
+		}
+		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
 		if len(in.Event) == 0 {
 			bad("inputs[%d] has no input kind (expected \"event\")", i)
 		}
+		if timesOK && !at.IsZero() && at.Before(sc.Start) {
+			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
+		}
+		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event})
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {
@@ -128,4 +202,25 @@ func Parse(raw []byte) (*Scenario, error) {
 	}
 	sort.SliceStable(sc.order, func(a, b int) bool { return sc.Inputs[sc.order[a]].At.Before(sc.Inputs[sc.order[b]].At) })
 	return &sc, nil
+}
+
+// strictDecode decodes one JSON value into v, rejecting unknown fields and trailing data.
+func strictDecode(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if dec.More() {
+		return errors.New("trailing data after the object")
+	}
+	return nil
+}
+
+// unjoin splits an errors.Join result into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -12,7 +12,8 @@ import (
 
 // Outcome is what a Handler decided for one claimed row. Exactly one of these holds:
 // Deactivate is set (revalidation said no: an outcome, not a failure); or the row completes
-// with Deliveries/Outbox/FollowUps written in the same transaction (§5.1).
+// with Deliveries/Outbox written in the same transaction (§5.1). FollowUps (e.g. next year's
+// occurrence) are ensured in that same transaction in both cases.
 type Outcome struct {
 	Deactivate         automation.ReasonCode
 	Deliveries         []store.NotificationRequest

@@ -145,6 +145,21 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	return res, err
 }
 
+// Claim rescues stale leases and claims one batch of due rows without executing them (the
+// fan-out path: each row goes to DueWorkExecutor with its Version as the token).
+func (p *Poller) Claim(ctx context.Context) (Result, []automation.SchedulerRow, error) {
+	var res Result
+	if err := p.rescue(ctx, &res); err != nil {
+		return res, nil, err
+	}
+	rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
+	if err != nil {
+		return res, nil, fmt.Errorf("claim: %w", err)
+	}
+	res.Claimed = len(rows)
+	return res, rows, nil
+}
+
 // Execute runs one claimed row through its handler and records the outcome, guarded by the
 // row's Version token. It returns the outcome and an error only when a store call failed.
 func (p *Poller) Execute(ctx context.Context, row automation.SchedulerRow) (trace.Outcome, error) {
@@ -153,6 +168,17 @@ func (p *Poller) Execute(ctx context.Context, row automation.SchedulerRow) (trac
 		return "", err
 	}
 	return outcomes[0], err
+}
+
+// Add accumulates another result's counts into r.
+func (r *Result) Add(o Result) {
+	r.Rescued += o.Rescued
+	r.Claimed += o.Claimed
+	r.Completed += o.Completed
+	r.Deactivated += o.Deactivated
+	r.Retrying += o.Retrying
+	r.Held += o.Held
+	r.LeaseLost += o.LeaseLost
 }
 
 func (r *Result) add(o trace.Outcome) {
@@ -211,7 +237,7 @@ func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome,
 		case ex.err != nil:
 			outcomes[i], rec, err = p.fail(ctx, ex.row, ex.started, ex.now, ex.code, ex.err, ex.hold)
 		case ex.out.Deactivate != "":
-			err = p.store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: ex.row.ID, Token: ex.row.Version, Now: ex.now, Reason: ex.out.Deactivate})
+			err = p.store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: ex.row.ID, Token: ex.row.Version, Now: ex.now, Reason: ex.out.Deactivate, FollowUps: ex.out.FollowUps})
 			outcomes[i], rec, err = p.record(ex.row, ex.started, ex.now, trace.OutcomeDeactivated, string(ex.out.Deactivate), "", err)
 		default:
 			completes = append(completes, i)

@@ -117,6 +117,9 @@ type SchedulerDeactivateParams struct {
 	Token  int64
 	Now    time.Time
 	Reason automation.ReasonCode
+	// FollowUps are ensured in the same transaction (e.g. next year's occurrence of an
+	// annual reminder whose this-year occurrence was found too late).
+	FollowUps []automation.Candidate
 }
 
 // SchedulerListParams bounds a list: rows of one source, or rows with expired leases.

@@ -552,10 +552,25 @@ func (s *Store) SchedulerDeactivate(ctx context.Context, p store.SchedulerDeacti
 	if p.Reason == "" {
 		return errors.New("SchedulerDeactivate: Reason is required")
 	}
-	return s.execOne(ctx, nil, "SchedulerDeactivate",
-		sql.Named("ReasonCode", string(p.Reason)),
-		sql.Named("Now", s.tm(p.Now)),
-		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+	args := []any{sql.Named("ReasonCode", string(p.Reason)), sql.Named("Now", s.tm(p.Now)),
+		sql.Named("Id", p.ID), sql.Named("Token", p.Token)}
+	if len(p.FollowUps) == 0 {
+		return s.execOne(ctx, nil, "SchedulerDeactivate", args...)
+	}
+	if err := validateCandidates("SchedulerDeactivate follow-ups", p.FollowUps); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.execOne(ctx, tx, "SchedulerDeactivate", args...); err != nil {
+			return err
+		}
+		for _, c := range p.FollowUps {
+			if _, err := s.ensureOne(ctx, tx, p.Now, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // SchedulerListExpiredLeases implements store.SchedulerStore.

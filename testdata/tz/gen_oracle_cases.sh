@@ -17,7 +17,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-oracle="${TZORACLE:-/work/shared/tools/tzoracle.py}"
+oracle="${TZORACLE:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/tools/tzoracle.py}"
 out="$here/oracle_cases.txt"
 
 # zone date hh:mm intended-kind  (comments after '#')

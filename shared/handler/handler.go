@@ -1,0 +1,271 @@
+// Package handler holds the thin adapters between the Functions custom-handler protocol
+// (funchost) and the services: decode the trigger, call one service, map its errors to the
+// host's retry semantics (ARCHITECTURE.md §1.3). No business logic lives here.
+//
+// Error mapping: bad input that can never succeed (a malformed message, an invalid event)
+// is recorded as a dead-letter diagnostics blob and completed (funchost.Permanent → 200),
+// so the host does not retry it forever; any other error returns non-2xx and the host
+// redelivers (Service Bus dead-letters after MaxDeliveryCount).
+package handler
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// Function names (the folder names under functions/).
+const (
+	DomainEventHandler   = "DomainEventHandler"
+	DueWorkPoller        = "DueWorkPoller"
+	DueWorkExecutor      = "DueWorkExecutor"
+	NotificationDispatch = "NotificationDispatch"
+	OutboxRelay          = "OutboxRelay"
+)
+
+// Queue and topic names (§1.3).
+const (
+	DomainEventsTopic = "domain-events"
+	DueWorkQueue      = "due-work"
+)
+
+// Mode is how DueWorkPoller executes claimed rows.
+type Mode string
+
+// Modes.
+const (
+	Inline Mode = "inline" // execute in the poller with bounded concurrency
+	Fanout Mode = "fanout" // one due-work message per claimed row, for DueWorkExecutor
+)
+
+// Deps are the services the functions call.
+type Deps struct {
+	Store      store.SchedulerStore
+	Events     *events.Router
+	Poller     *scheduler.Poller
+	Relay      *delivery.Relay
+	Dispatcher *delivery.Dispatcher
+	Publisher  bus.Publisher // due-work fan-out
+	Trace      trace.Writer  // dead-letter diagnostics; may be nil
+	Clock      automation.Clock
+	Mode       Mode
+	Log        *slog.Logger
+}
+
+// Register adds every function to r.
+func Register(r *funchost.Router, d Deps) {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	r.Register(DomainEventHandler, d.domainEvent)
+	r.Register(DueWorkPoller, d.dueWorkPoller)
+	r.Register(DueWorkExecutor, d.dueWorkExecutor)
+	r.Register(NotificationDispatch, d.notificationDispatch)
+	r.Register(OutboxRelay, d.outboxRelay)
+}
+
+func ok(summary any, logs ...string) (funchost.Result, error) {
+	return funchost.Result{ReturnValue: summary, Logs: logs}, nil
+}
+
+// domainEvent: ① run the trigger providers for one CloudEvent.
+func (d Deps) domainEvent(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	msg, err := inv.ServiceBus("message")
+	if err != nil {
+		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+	}
+	ev, err := events.Parse(msg.Body)
+	if err == nil {
+		err = d.Events.Dispatch(ctx, ev)
+	}
+	switch {
+	case err == nil:
+		d.Log.Info("domain event processed", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
+		return ok(map[string]any{"eventId": ev.ID})
+	case automation.IsInvalid(err):
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+	default:
+		return funchost.Result{}, err
+	}
+}
+
+// DueWorkMessage is the body of a due-work message: one claimed row and its claim token.
+type DueWorkMessage struct {
+	SchedulerKey string `json:"schedulerKey"`
+	Token        int64  `json:"token"`
+}
+
+// dueWorkPoller: ② rescue, claim a bounded batch, execute inline or fan out.
+func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	if _, err := inv.Timer("timer"); err != nil {
+		return funchost.Result{}, funchost.Permanent(err)
+	}
+	if d.Mode != Fanout {
+		res, err := d.Poller.RunOnce(ctx)
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		return ok(res)
+	}
+	res, rows, err := d.Poller.Claim(ctx)
+	if err != nil {
+		return funchost.Result{}, err
+	}
+	for i, row := range rows {
+		body, _ := json.Marshal(DueWorkMessage{SchedulerKey: row.SchedulerKey, Token: row.Version})
+		m := bus.Message{ID: fmt.Sprintf("%s-v%d", row.Guid, row.Version), Destination: DueWorkQueue, Body: body}
+		if err := d.Publisher.Publish(ctx, m); err != nil {
+			// The unpublished rows stay claimed; stale-lease rescue returns them to Pending.
+			return funchost.Result{}, fmt.Errorf("fan out %d of %d claimed rows: %w", i, len(rows), err)
+		}
+	}
+	return ok(map[string]any{"rescued": res.Rescued, "claimed": len(rows), "fannedOut": len(rows)})
+}
+
+// dueWorkExecutor: ② execute one claimed row from a due-work message.
+func (d Deps) dueWorkExecutor(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	msg, err := inv.ServiceBus("message")
+	if err != nil {
+		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+	}
+	var m DueWorkMessage
+	if err := strictJSON(msg.Body, &m); err != nil || m.SchedulerKey == "" || m.Token <= 0 {
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, fmt.Errorf("due-work message: want {\"schedulerKey\",\"token\"}: %v", err))
+	}
+	row, err := d.Store.SchedulerGetByKey(ctx, m.SchedulerKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, fmt.Errorf("due-work message: no row %q", m.SchedulerKey))
+	}
+	if err != nil {
+		return funchost.Result{}, err
+	}
+	if row.Status != automation.StatusProcessing || row.Version != m.Token {
+		// Redelivered after the row moved on (completed, rescued or re-claimed): the
+		// current owner decides; nothing to do here.
+		return ok(map[string]any{"schedulerKey": m.SchedulerKey, "outcome": "Stale"})
+	}
+	o, err := d.Poller.Execute(ctx, row)
+	if err != nil {
+		return funchost.Result{}, err
+	}
+	return ok(map[string]any{"schedulerKey": m.SchedulerKey, "outcome": o})
+}
+
+// notificationDispatch: ③ send one delivery behind its send claim.
+func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	msg, err := inv.ServiceBus("message")
+	if err != nil {
+		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+	}
+	err = d.Dispatcher.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: delivery.DispatchQueue, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
+	if bus.IsDeadLetter(err) {
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+	}
+	if err != nil {
+		return funchost.Result{}, err
+	}
+	return ok(map[string]any{"messageId": msg.MessageID})
+}
+
+// maxRelayRounds bounds one OutboxRelay invocation.
+const maxRelayRounds = 20
+
+// outboxRelay: publish what the outbox still holds (the safety net of §5.1).
+func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	if _, err := inv.Timer("timer"); err != nil {
+		return funchost.Result{}, funchost.Permanent(err)
+	}
+	total := 0
+	for i := 0; i < maxRelayRounds; i++ {
+		n, err := d.Relay.RunOnce(ctx)
+		total += n
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return ok(map[string]any{"published": total})
+}
+
+// maxDeadLetterBody bounds the body copy kept in a dead-letter blob.
+const maxDeadLetterBody = 64 << 10
+
+// deadLetter records a message that can never succeed (reason and a bounded copy of its
+// body) as a diagnostics blob "deadletter/{function}/{messageId or body hash}.json", logs
+// it, and returns a Permanent error so the host completes the message instead of retrying.
+func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *funchost.ServiceBusMessage, reason error) error {
+	id := inv.InvocationID
+	var body []byte
+	if msg != nil {
+		body = msg.Body
+		id = msg.MessageID
+		if id == "" {
+			sum := sha256.Sum256(msg.Body)
+			id = "sha256-" + hex.EncodeToString(sum[:12])
+		}
+	}
+	if len(body) > maxDeadLetterBody {
+		body = body[:maxDeadLetterBody]
+	}
+	name := fmt.Sprintf("deadletter/%s/%s.json", inv.FunctionName, sanitize(id))
+	if d.Trace != nil {
+		rec, _ := json.MarshalIndent(map[string]any{
+			"function": inv.FunctionName, "invocationId": inv.InvocationID, "messageId": id,
+			"reason": reason.Error(), "recordedOn": d.Clock.Now().Format(time.RFC3339Nano), "body": string(body),
+		}, "", "  ")
+		if err := d.Trace.PutBlob(ctx, name, rec); err != nil {
+			// Without the record, let the broker keep the message (it dead-letters it itself).
+			return fmt.Errorf("dead-letter record %s: %w (reason: %v)", name, err, reason)
+		}
+	}
+	d.Log.Error("message dead-lettered", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
+	return funchost.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
+}
+
+func sanitize(id string) string {
+	var b bytes.Buffer
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+		if b.Len() >= 120 {
+			break
+		}
+	}
+	if b.Len() == 0 || b.String() == "." || b.String() == ".." {
+		return "unnamed"
+	}
+	return b.String()
+}
+
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+// Package local is the embedded runtime's stand-in for the Azure Functions host: it reads
+// the same functions/*/function.json folders, fires timer functions on their NCRONTAB
+// schedules and delivers in-process bus messages to Service Bus functions - each as the
+// host's own invocation payload POSTed through the same funchost router the Azure host
+// calls (FUNCTIONS-PROTOCOL.md). Non-2xx answers are retried by the bus up to its
+// MaxDeliveryCount, then dead-lettered, as Service Bus does.
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/funchost"
+)
+
+// ncrontab parses the Functions 6-field NCRONTAB format: second minute hour day month
+// day-of-week (UTC here, as WEBSITE_TIME_ZONE is not used).
+var ncrontab = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ParseSchedule validates a 6-field NCRONTAB expression.
+func ParseSchedule(expr string) (cron.Schedule, error) {
+	s, err := ncrontab.Parse(expr)
+	if err != nil {
+		return nil, fmt.Errorf("NCRONTAB %q: %w", expr, err)
+	}
+	return s, nil
+}
+
+type timer struct {
+	def      funchost.FunctionDef
+	schedule cron.Schedule
+	next     time.Time
+	last     time.Time
+}
+
+// Host drives the functions of one runtime locally.
+type Host struct {
+	handler http.Handler
+	bus     *bus.Memory
+	clock   automation.Clock
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	timers []*timer
+}
+
+// NewHost wires defs (from funchost.LoadFunctionFolders) to h (the funchost router) and b.
+// lookup resolves %Setting% references in schedules and queue names. It fails on a schedule
+// that does not parse or a trigger type the local host cannot run.
+func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup func(string) (string, bool), clock automation.Clock, log *slog.Logger) (*Host, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	host := &Host{handler: h, bus: b, clock: clock, log: log}
+	now := clock.Now()
+	for _, def := range defs {
+		if def.Disabled {
+			continue
+		}
+		switch def.Trigger.Type {
+		case funchost.TriggerTimer:
+			expr, err := funchost.ResolveSetting(def.Trigger.Schedule, lookup)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", def.Name, err)
+			}
+			s, err := ParseSchedule(expr)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", def.Name, err)
+			}
+			host.timers = append(host.timers, &timer{def: def, schedule: s, next: s.Next(now)})
+		case funchost.TriggerServiceBus:
+			dest := def.Trigger.QueueName
+			if dest == "" {
+				dest = def.Trigger.TopicName
+			}
+			dest, err := funchost.ResolveSetting(dest, lookup)
+			if err != nil || dest == "" {
+				return nil, fmt.Errorf("%s: no queue or topic: %v", def.Name, err)
+			}
+			b.Subscribe(dest, host.deliverTo(def))
+		default:
+			log.Info("trigger not run by the local host", "function", def.Name, "type", def.Trigger.Type)
+		}
+	}
+	sort.Slice(host.timers, func(i, j int) bool { return host.timers[i].def.Name < host.timers[j].def.Name })
+	return host, nil
+}
+
+// Invoke POSTs an invocation payload to /{function} through the router and returns the
+// HTTP status and body.
+func (h *Host) Invoke(ctx context.Context, function string, payload any) (int, []byte, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return 0, nil, err
+	}
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/"+function, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes(), nil
+}
+
+func sysMetadata(function string, now time.Time) map[string]any {
+	return map[string]any{"sys": map[string]any{"MethodName": function, "UtcNow": now.Format(time.RFC3339Nano), "RandGuid": ""}}
+}
+
+// FireTimer invokes a timer function now, with the payload the host sends.
+func (h *Host) FireTimer(ctx context.Context, name string) (int, []byte, error) {
+	h.mu.Lock()
+	var t *timer
+	for _, x := range h.timers {
+		if x.def.Name == name {
+			t = x
+		}
+	}
+	h.mu.Unlock()
+	if t == nil {
+		return 0, nil, fmt.Errorf("local host: no timer function %q", name)
+	}
+	return h.fire(ctx, t)
+}
+
+func (h *Host) fire(ctx context.Context, t *timer) (int, []byte, error) {
+	now := h.clock.Now()
+	status := map[string]any{"Next": t.schedule.Next(now).Format(time.RFC3339Nano), "LastUpdated": now.Format(time.RFC3339Nano)}
+	if !t.last.IsZero() {
+		status["Last"] = t.last.Format(time.RFC3339Nano)
+	}
+	t.last = now
+	payload := map[string]any{
+		"Data":     map[string]any{t.def.Trigger.Name: map[string]any{"Schedule": map[string]any{"AdjustForDST": true}, "ScheduleStatus": status, "IsPastDue": false}},
+		"Metadata": sysMetadata(t.def.Name, now),
+	}
+	code, body, err := h.Invoke(ctx, t.def.Name, payload)
+	if err == nil && code/100 != 2 {
+		h.log.Warn("timer function failed", "function", t.def.Name, "status", code, "body", string(body))
+	}
+	return code, body, err
+}
+
+// deliverTo returns the bus handler that invokes def for each message, as the Service Bus
+// trigger does: string body JSON-encoded twice, metadata scalars as JSON strings.
+func (h *Host) deliverTo(def funchost.FunctionDef) bus.Handler {
+	return func(ctx context.Context, m bus.Message) error {
+		now := h.clock.Now()
+		once, _ := json.Marshal(string(m.Body))
+		twice, _ := json.Marshal(string(once))
+		quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		md := sysMetadata(def.Name, now)
+		md["MessageId"] = quote(m.ID)
+		md["DeliveryCount"] = strconv.Itoa(m.DeliveryCount)
+		md["EnqueuedTimeUtc"] = now.Format("2006-01-02T15:04:05")
+		md["ContentType"] = quote("application/json")
+		if m.SessionID != "" {
+			md["SessionId"] = quote(m.SessionID)
+		}
+		md["ApplicationProperties"] = map[string]any{}
+		payload := map[string]any{"Data": map[string]json.RawMessage{def.Trigger.Name: twice}, "Metadata": md}
+		code, body, err := h.Invoke(ctx, def.Name, payload)
+		if err != nil {
+			return err
+		}
+		if code/100 != 2 {
+			return fmt.Errorf("%s answered %d: %s", def.Name, code, bytes.TrimSpace(body))
+		}
+		return nil
+	}
+}
+
+// RunDue fires every timer whose next occurrence is due at the clock's now (each at most
+// once per call) and then delivers queued messages (at most maxDeliveries).
+func (h *Host) RunDue(ctx context.Context, maxDeliveries int) error {
+	now := h.clock.Now()
+	h.mu.Lock()
+	var due []*timer
+	for _, t := range h.timers {
+		if !t.next.After(now) {
+			due = append(due, t)
+			t.next = t.schedule.Next(now)
+		}
+	}
+	h.mu.Unlock()
+	for _, t := range due {
+		if _, _, err := h.fire(ctx, t); err != nil {
+			return err
+		}
+	}
+	_, err := h.bus.Drain(ctx, maxDeliveries)
+	return err
+}
+
+// Run calls RunDue every interval of real time until ctx ends.
+func (h *Host) Run(ctx context.Context, interval time.Duration) error {
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		if err := h.RunDue(ctx, 1000); err != nil && ctx.Err() == nil {
+			h.log.Error("local host step failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tk.C:
+		}
+	}
+}
