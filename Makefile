@@ -41,6 +41,10 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 bench: ## Burn-down of 100,000 due rows on SQLite (BENCH_ROWS=n to change): rows/s, peak memory
 	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
 
+.PHONY: package
+package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders
+	bash infra/scripts/package.sh
+
 .PHONY: build
 build: ## Build bin/automation
 	$(GO) build -o bin/automation ./functions

@@ -1,45 +1,79 @@
 // Command automation is the only binary: the Azure Functions custom handler and the
-// embedded runtime's commands.
+// embedded runtime's commands (config → app → serve).
 //
-//	automation replay [-db DIR] <scenario.json>   run a scenario on a simulated clock (§9)
+//	automation                          with FUNCTIONS_CUSTOMHANDLER_PORT set: serve the
+//	                                    custom-handler protocol for the Functions host
+//	automation serve [-port N] [-functions DIR]
+//	                                    run locally: the same routes on 127.0.0.1, timers
+//	                                    from function.json, the in-process bus
+//	automation replay [-db DIR] <scenario.json>
+//	automation migrate                  apply SQL migrations (SQL Server or SQLite)
+//	automation publish [-local URL] <events.json>
+//	                                    send CloudEvents to Service Bus (or to a local serve)
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/azure"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/publish"
 	"github.com/automation-platform/automation/shared/replay"
 )
 
 const usage = `usage: automation <command> [flags]
 
 commands:
-  replay [-db DIR] <scenario.json>   replay a scenario file on a simulated clock; writes
-                                     one JSON line per delivery/rejection and a summary
+  (none)        with FUNCTIONS_CUSTOMHANDLER_PORT set: serve the Functions custom-handler protocol
+  serve         run the pipeline locally: HTTP on 127.0.0.1, timers and in-process bus
+  replay        replay a scenario file on a simulated clock (JSON lines on stdout)
+  migrate       apply the SQL migrations of the configured store
+  publish       send CloudEvents from a file to Service Bus (or -local to a serve)
+
+Configuration comes from environment variables (see README.md, "Configuration").
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 // run executes one command and returns the process exit code: 0 ok, 1 runtime failure,
-// 2 bad usage or bad input.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// 2 bad usage, configuration or input.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		if getenv("FUNCTIONS_CUSTOMHANDLER_PORT") != "" {
+			return serveCmd(ctx, nil, getenv, stdout, stderr, true)
+		}
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	switch args[0] {
 	case "replay":
 		return replayCmd(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return serveCmd(ctx, args[1:], getenv, stdout, stderr, false)
+	case "migrate":
+		return migrateCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "publish":
+		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -49,10 +83,224 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+func loadConfig(getenv func(string) string, stderr io.Writer) (config.Config, *slog.Logger, bool) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation: configuration:\n%v\n", err)
+		return cfg, nil, false
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	return cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})), true
+}
+
+// serveCmd runs the custom-handler protocol (protocol=true: the Functions host drives
+// timers and Service Bus) or the local runtime.
+func serveCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, protocol bool) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	port := fs.String("port", "", "port on 127.0.0.1 (default FUNCTIONS_CUSTOMHANDLER_PORT, else 7071)")
+	dir := fs.String("functions", "", "function folders (default: . when it holds host.json, else ./functions)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, log, ok := loadConfig(getenv, stderr)
+	if !ok {
+		return 2
+	}
+	p := *port
+	if p == "" {
+		p = cmpOr(cfg.CustomHandlerPort, "7071")
+	}
+	addr, err := funchost.Addr(p)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation serve: %v\n", err)
+		return 2
+	}
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{}, Log: log, LogOutput: stdout})
+	if err != nil {
+		fmt.Fprintf(stderr, "automation serve: %v\n", err)
+		return 1
+	}
+	defer rt.Close()
+	var host interface {
+		Run(context.Context, time.Duration) error
+	}
+	if rt.Memory != nil {
+		h, err := rt.LocalHost(app.FunctionsDir(*dir), cfg, !protocol, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "automation serve: %v\n", err)
+			return 2
+		}
+		host = h
+	}
+	log.Info("serving", "addr", addr, "protocol", protocol, "store", storeName(cfg), "bus", busName(cfg))
+	errc := make(chan error, 1)
+	go func() { errc <- funchost.Serve(ctx, addr, rt.Functions, nil) }()
+	if host != nil {
+		go func() { _ = host.Run(ctx, 200*time.Millisecond) }()
+	}
+	if err := <-errc; err != nil {
+		fmt.Fprintf(stderr, "automation serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func storeName(c config.Config) string {
+	if c.UsesSQLServer() {
+		return "sqlserver"
+	}
+	return "sqlite"
+}
+
+func busName(c config.Config) string {
+	if c.UsesServiceBus() {
+		return "servicebus"
+	}
+	return "in-process"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) != 0 {
+		fmt.Fprint(stderr, "usage: automation migrate (configuration from the environment)\n")
+		return 2
+	}
+	cfg, log, ok := loadConfig(getenv, stderr)
+	if !ok {
+		return 2
+	}
+	if err := app.Migrate(ctx, cfg); err != nil {
+		fmt.Fprintf(stderr, "automation migrate: %v\n", err)
+		return 1
+	}
+	log.Info("migrations applied", "store", storeName(cfg))
+	fmt.Fprintf(stdout, "migrations applied (%s)\n", storeName(cfg))
+	return 0
+}
+
+// publishCmd sends the events in a file: one CloudEvent object, an array of them, or one
+// per line.
+func publishCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	localURL := fs.String("local", "", "base URL of a local `serve` (e.g. http://127.0.0.1:7071) instead of Service Bus")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprint(stderr, "usage: automation publish [-local URL] <events.json>\n")
+		return 2
+	}
+	raw, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "automation publish: %v\n", err)
+		return 2
+	}
+	evs, err := splitEvents(raw)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation publish: %s: %v\n", fs.Arg(0), err)
+		return 2
+	}
+	send := func(ctx context.Context, ev []byte) error { return errors.New("no destination") }
+	if *localURL != "" {
+		client := &http.Client{Timeout: 10 * time.Second}
+		url := strings.TrimRight(*localURL, "/") + app.LocalEventsPath
+		send = func(ctx context.Context, ev []byte) error {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev))
+			req.Header.Set("Content-Type", "application/cloudevents+json")
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			if resp.StatusCode/100 != 2 {
+				return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(body))
+			}
+			return nil
+		}
+	} else {
+		cfg, _, ok := loadConfig(getenv, stderr)
+		if !ok {
+			return 2
+		}
+		if !cfg.UsesServiceBus() {
+			fmt.Fprint(stderr, "automation publish: set AUTOMATION_SERVICEBUS_CONNECTION or AUTOMATION_SERVICEBUS_NAMESPACE, or use -local URL\n")
+			return 2
+		}
+		opts := azure.ServiceBusOptions{ConnectionString: cfg.ServiceBusConnection, Namespace: cfg.ServiceBusNamespace}
+		if cfg.ServiceBusNamespace != "" {
+			cred, err := azure.NewCredential(cfg.AzureClientID)
+			if err != nil {
+				fmt.Fprintf(stderr, "automation publish: %v\n", err)
+				return 1
+			}
+			opts.Credential = cred
+		}
+		pub, err := azure.NewServiceBusPublisher(opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "automation publish: %v\n", err)
+			return 2
+		}
+		defer pub.Close(context.Background())
+		send = func(ctx context.Context, ev []byte) error { _, err := publish.Event(ctx, pub, ev); return err }
+	}
+	failed := 0
+	for i, ev := range evs {
+		if err := send(ctx, ev); err != nil {
+			failed++
+			fmt.Fprintf(stderr, "event %d: %v\n", i, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "event %d: sent\n", i)
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// splitEvents accepts one JSON object, a JSON array of objects, or JSON lines.
+func splitEvents(raw []byte) ([][]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, errors.New("no events")
+	}
+	if raw[0] == '[' {
+		var arr []json.RawMessage
+		if err := json.Unmarshal(raw, &arr); err != nil {
+			return nil, fmt.Errorf("not a JSON array of events: %v", err)
+		}
+		out := make([][]byte, len(arr))
+		for i, a := range arr {
+			out[i] = a
+		}
+		return out, nil
+	}
+	var out [][]byte
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	for dec.More() {
+		var m json.RawMessage
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("event %d: %v", len(out), err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("db", "", "keep the run's SQLite database and trace in `DIR` (default: a temporary directory, removed)")
+	dir := fs.String("db", "", "keep the run's SQLite database and trace in `DIR` (must be new or empty; default: a temporary directory, removed)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -67,7 +315,7 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	sc, err := replay.Parse(raw)
 	if err != nil {
-		fmt.Fprintf(stderr, "automation replay: %s: %v\n", fs.Arg(0), err)
+		fmt.Fprintf(stderr, "automation replay: %s:\n%v\n", fs.Arg(0), err)
 		return 2
 	}
 	if _, err := replay.Run(ctx, sc, stdout, &replay.Options{Dir: *dir}); err != nil {

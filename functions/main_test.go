@@ -40,7 +40,7 @@ func TestRunCommands(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var out, errOut bytes.Buffer
-			code := run(context.Background(), tc.args, &out, &errOut)
+			code := run(context.Background(), tc.args, func(string) string { return "" }, &out, &errOut)
 			if code != tc.code || !strings.Contains(out.String(), tc.inOut) || !strings.Contains(errOut.String(), tc.inStderr) {
 				t.Fatalf("code %d\nstdout %s\nstderr %s", code, out.String(), errOut.String())
 			}

@@ -7,20 +7,21 @@
 #     <Function>/function.json  (every functions/<Function>/function.json; folders at the
 #                                repository root that hold a function.json are taken too)
 #
-# Usage: infra/scripts/package.sh [out.zip]     (default: bin/functionapp.zip)
+# Usage: infra/scripts/package.sh [out.zip]     (default: dist/functionapp.zip; the app
+# root is staged in dist/functionapp/, both ignored by git)
 # Run from anywhere; paths are resolved from the repository root. Intended to back a
 # `make package` target.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-out="${1:-$root/bin/functionapp.zip}"
+out="${1:-$root/dist/functionapp.zip}"
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
-command -v zip >/dev/null || { echo "package: the zip tool is required (apt-get install zip)" >&2; exit 1; }
 [ -f "$root/host.json" ] || { echo "package: $root/host.json not found" >&2; exit 1; }
 
-stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
+stage="$root/dist/functionapp"
+rm -rf "$stage"
+mkdir -p "$stage"
 
 # The executable name must match host.json customHandler.description.defaultExecutablePath.
 exe="$(sed -n 's/.*"defaultExecutablePath"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$root/host.json" | head -n1)"
@@ -50,6 +51,23 @@ fi
 
 mkdir -p "$(dirname "$out")"
 rm -f "$out"
-# Info-ZIP on Linux stores Unix permissions, so the handler stays executable on the host.
-(cd "$stage" && zip -q -r -X "$out" .)
+# Unix permissions are stored in the zip so the handler stays executable on the host
+# (Info-ZIP when installed, else Python's zipfile with the mode in external_attr).
+if command -v zip >/dev/null; then
+  (cd "$stage" && zip -q -r -X "$out" .)
+else
+  python3 - "$stage" "$out" <<'PY'
+import os, sys, zipfile
+stage, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for base, dirs, files in os.walk(stage):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(base, name)
+            info = zipfile.ZipInfo.from_file(path, os.path.relpath(path, stage))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with open(path, "rb") as f:
+                z.writestr(info, f.read())
+PY
+fi
 echo "package: wrote $out ($count functions)"

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -81,6 +82,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		}
 		r.Store = st
 	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fail(fmt.Errorf("app: data folder: %w", err))
+		}
 		st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), nil)
 		if err != nil {
 			return fail(err)
@@ -139,6 +143,25 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
 	return r, nil
+}
+
+// Migrate applies the migrations of the configured store (SQL Server when
+// AUTOMATION_SQLSERVER_DSN is set, else SQLite under DataDir): opening a store migrates it.
+func Migrate(ctx context.Context, cfg config.Config) error {
+	var st interface{ Close() error }
+	var err error
+	if cfg.UsesSQLServer() {
+		st, err = mssql.Open(ctx, cfg.SQLServerDSN, nil)
+	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fmt.Errorf("app: data folder: %w", err)
+		}
+		st, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), nil)
+	}
+	if err != nil {
+		return err
+	}
+	return st.Close()
 }
 
 // EmbeddedOptions configure NewEmbedded (the replay simulator's runtime).

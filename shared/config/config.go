@@ -93,6 +93,18 @@ func (c Config) UsesAzureStorage() bool {
 	return c.StorageConnection != "" || c.StorageTableURL != "" || c.StorageBlobURL != ""
 }
 
+// Lookup resolves a %Setting% reference of function.json (funchost.ResolveSetting) from
+// the validated configuration.
+func (c Config) Lookup(name string) (string, bool) {
+	switch name {
+	case "DueWorkSchedule":
+		return c.DueWorkSchedule, true
+	case "OutboxRelaySchedule":
+		return c.OutboxRelaySchedule, true
+	}
+	return "", false
+}
+
 // Load reads the settings through getenv (os.Getenv in production, a map in tests),
 // applies defaults and validates. All problems are reported together, each naming its
 // variable.

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -108,6 +109,8 @@ func (h *Host) Invoke(ctx context.Context, function string, payload any) (int, [
 	}
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/"+function, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(funchost.InvocationIDHeader, uuid.NewString())
+	req.Header.Set("User-Agent", "automation-local-host")
 	rec := httptest.NewRecorder()
 	h.handler.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.Bytes(), nil

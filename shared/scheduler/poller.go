@@ -67,13 +67,13 @@ func (c *Config) Validate() error {
 
 // Result counts what one RunOnce did.
 type Result struct {
-	Rescued     int // expired leases put back to Pending (or on hold)
-	Claimed     int
-	Completed   int
-	Deactivated int
-	Retrying    int
-	Held        int
-	LeaseLost   int // rows another worker took over; nothing written by us
+	Rescued     int `json:"rescued"` // expired leases put back to Pending (or on hold)
+	Claimed     int `json:"claimed"`
+	Completed   int `json:"completed"`
+	Deactivated int `json:"deactivated"`
+	Retrying    int `json:"retrying"`
+	Held        int `json:"held"`
+	LeaseLost   int `json:"leaseLost"` // rows another worker took over; nothing written by us
 }
 
 // Poller claims due rows and executes them (stage ②). Safe to run any number of pollers

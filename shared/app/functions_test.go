@@ -1,0 +1,276 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/local"
+	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+const fixtures = "../../testdata/funchost/functions/"
+
+// syncBuffer is the log channel's output, safe for the dispatcher and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) Lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
+}
+
+type fnEnv struct {
+	rt    *app.Runtime
+	host  *local.Host
+	clock *automation.ManualClock
+	cfg   config.Config
+	out   *syncBuffer
+}
+
+func newFnEnv(t *testing.T, env map[string]string) *fnEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string {
+		if k == "AUTOMATION_DATA_DIR" {
+			return dir
+		}
+		return env[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &fnEnv{clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), cfg: cfg, out: &syncBuffer{}}
+	e.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: e.clock, LogOutput: e.out, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.rt.Close() })
+	e.host, err = e.rt.LocalHost("../../functions", cfg, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := reminder.ParseSetting([]byte(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"Police check expiry",
+	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00",
+	  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
+	if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// post sends a recorded host payload to /{function} through the Functions router.
+func (e *fnEnv) post(t *testing.T, function string, payload []byte) (int, map[string]any) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/"+function, bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Azure-Functions-InvocationId", "inv-1")
+	rec := httptest.NewRecorder()
+	e.rt.Functions.ServeHTTP(rec, req)
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") || rec.Body.Len() == 0 {
+		t.Fatalf("%s: reply must be non-empty JSON, got %q %q", function, ct, rec.Body.String())
+	}
+	var body map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("%s: reply not JSON: %s", function, rec.Body.String())
+	}
+	return rec.Code, body
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(fixtures + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// withBody rewrites a Service Bus fixture's body and MessageId, keeping the host's shape.
+func withBody(t *testing.T, name string, body []byte, messageID string) []byte {
+	t.Helper()
+	var p map[string]map[string]any
+	if err := json.Unmarshal(fixture(t, name), &p); err != nil {
+		t.Fatal(err)
+	}
+	once, _ := json.Marshal(string(body))
+	twice, _ := json.Marshal(string(once))
+	p["Data"]["message"] = json.RawMessage(twice)
+	id, _ := json.Marshal(messageID)
+	p["Metadata"]["MessageId"] = string(id)
+	out, _ := json.Marshal(p)
+	return out
+}
+
+func rows(t *testing.T, e *fnEnv) map[automation.Status]int {
+	t.Helper()
+	c, err := e.rt.Store.SchedulerCountByStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Every function answers the host's recorded payloads: the happy path end to end, then
+// redelivery and bad input.
+func TestFunctionsAnswerHostPayloads(t *testing.T) {
+	t.Parallel()
+	e := newFnEnv(t, nil)
+	ctx := context.Background()
+
+	code, body := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json"))
+	if code != 200 || rows(t, e)[automation.StatusPending] != 3 {
+		t.Fatalf("DomainEventHandler: %d %v rows %v", code, body, rows(t, e))
+	}
+	// Redelivery of the same event (same MessageId, DeliveryCount 2): no change.
+	code, _ = e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json"))
+	if code != 200 || rows(t, e)[automation.StatusPending] != 3 {
+		t.Fatalf("redelivery: %d rows %v", code, rows(t, e))
+	}
+	// Bad input that can never succeed: completed (200) into our dead-letter record.
+	for _, f := range []string{"DomainEventHandler_unknown_bu.json", "DomainEventHandler_not_json.json"} {
+		code, body = e.post(t, handler.DomainEventHandler, fixture(t, f))
+		logs, _ := json.Marshal(body["Logs"])
+		if code != 200 || !strings.Contains(string(logs), "dead-lettered") {
+			t.Fatalf("%s: %d %v", f, code, body)
+		}
+	}
+	if _, err := e.rt.Trace.GetBlob(ctx, "deadletter/DomainEventHandler/evt-fx-2.json"); err != nil {
+		t.Fatalf("dead-letter record: %v", err)
+	}
+	if rows(t, e)[automation.StatusPending] != 3 {
+		t.Fatal("a rejected event stored rows")
+	}
+
+	// Due time of the first occurrence (2026-10-01 09:00 AEST): the poller completes it and
+	// queues the delivery; the relay publishes; dispatch sends once.
+	e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
+	code, body = e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+	rv, _ := body["ReturnValue"].(map[string]any)
+	if code != 200 || rv["completed"] != float64(1) {
+		t.Fatalf("DueWorkPoller: %d %v", code, body)
+	}
+	code, body = e.post(t, handler.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
+	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["published"] != float64(1) || e.rt.Memory.Len(delivery.DispatchQueue) != 1 {
+		t.Fatalf("OutboxRelay: %d %v", code, body)
+	}
+	if err := e.host.RunDue(ctx, 100); err != nil { // delivers the dispatch message as the host would
+		t.Fatal(err)
+	}
+	lines := e.out.Lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "amelia.nguyen@example.test") {
+		t.Fatalf("log channel: %q", lines)
+	}
+	var sent delivery.Message
+	_ = json.Unmarshal([]byte(lines[0]), &sent)
+	// The same dispatch message again (the host redelivers after a lost ack): not sent twice.
+	code, _ = e.post(t, handler.NotificationDispatch, withBody(t, "NotificationDispatch_malformed.json", []byte(`{"deliveryKey":"`+sent.DeliveryKey+`"}`), sent.DeliveryKey))
+	if code != 200 || len(e.out.Lines()) != 1 {
+		t.Fatalf("redelivered dispatch: %d, %d lines", code, len(e.out.Lines()))
+	}
+	code, body = e.post(t, handler.NotificationDispatch, fixture(t, "NotificationDispatch_malformed.json"))
+	if logs, _ := json.Marshal(body["Logs"]); code != 200 || !strings.Contains(string(logs), "dead-lettered") {
+		t.Fatalf("malformed dispatch: %d %v", code, body)
+	}
+	// A malformed invocation is a 400; an unknown function a 404.
+	if code, _ := e.post(t, handler.DueWorkPoller, []byte(`{"Data":`)); code != 400 {
+		t.Fatalf("malformed invocation: %d", code)
+	}
+	if code, _ := e.post(t, "NoSuchFunction", fixture(t, "DueWorkPoller_timer.json")); code != 404 {
+		t.Fatalf("unknown function: %d", code)
+	}
+	// A retryable failure (the store is gone) answers non-2xx so the host retries.
+	e.rt.Store.Close()
+	if code, body := e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json")); code/100 == 2 {
+		t.Fatalf("store failure must not be acknowledged: %d %v", code, body)
+	}
+}
+
+// Fan-out mode: the poller claims and sends one due-work message per row; DueWorkExecutor
+// executes it; a redelivered message after completion is a no-op.
+func TestFanOutThroughDueWorkExecutor(t *testing.T) {
+	t.Parallel()
+	e := newFnEnv(t, map[string]string{"AUTOMATION_DUEWORK_MODE": "fanout"})
+	if code, _ := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+		t.Fatal(code)
+	}
+	e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
+	code, body := e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["fannedOut"] != float64(1) || e.rt.Memory.Len(handler.DueWorkQueue) != 1 {
+		t.Fatalf("fan out: %d %v", code, body)
+	}
+	if rows(t, e)[automation.StatusProcessing] != 1 {
+		t.Fatalf("claimed row: %v", rows(t, e))
+	}
+	if err := e.host.RunDue(context.Background(), 100); err != nil { // DueWorkExecutor via the bus
+		t.Fatal(err)
+	}
+	if rows(t, e)[automation.StatusCompleted] != 1 {
+		t.Fatalf("after executor: %v", rows(t, e))
+	}
+	r, _ := e.rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6b", Limit: 10})
+	var done automation.SchedulerRow
+	for _, x := range r {
+		if x.Status == automation.StatusCompleted {
+			done = x
+		}
+	}
+	msg, _ := json.Marshal(handler.DueWorkMessage{SchedulerKey: done.SchedulerKey, Token: done.Version - 1})
+	code, body = e.post(t, handler.DueWorkExecutor, withBody(t, "NotificationDispatch_malformed.json", msg, "dup"))
+	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["outcome"] != "Stale" {
+		t.Fatalf("redelivered due-work: %d %v", code, body)
+	}
+	code, body = e.post(t, handler.DueWorkExecutor, withBody(t, "NotificationDispatch_malformed.json", []byte(`{"schedulerKey":""}`), "bad"))
+	if logs, _ := json.Marshal(body["Logs"]); code != 200 || !strings.Contains(string(logs), "dead-lettered") {
+		t.Fatalf("malformed due-work: %d %v", code, body)
+	}
+}
+
+func TestLocalEventsRoute(t *testing.T) {
+	t.Parallel()
+	e := newFnEnv(t, nil)
+	post := func(body string) int {
+		req := httptest.NewRequest(http.MethodPost, app.LocalEventsPath, strings.NewReader(body))
+		rec := httptest.NewRecorder()
+		e.rt.Functions.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	raw := `{"specversion":"1.0","id":"evt-l","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu-syd","entitytype":"PoliceVetting","entityguid":"g-9","revision":1,"data":{"expiresOn":"2026-12-01","staffEmail":"x@example.test"}}`
+	if code := post(raw); code != 202 {
+		t.Fatalf("valid event: %d", code)
+	}
+	if code := post(`{"id":1}`); code != 400 {
+		t.Fatalf("invalid event: %d", code)
+	}
+	if err := e.host.RunDue(context.Background(), 100); err != nil {
+		t.Fatal(err)
+	}
+	if rows(t, e)[automation.StatusPending] != 3 {
+		t.Fatalf("rows %v", rows(t, e))
+	}
+}

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/local"
+	"github.com/automation-platform/automation/shared/publish"
+)
+
+// LocalEventsPath is the serve-only HTTP route that puts a domain event on the in-process
+// domain-events topic, standing in for Service Bus (the `publish -local` command uses it).
+const LocalEventsPath = "/api/local/domain-events"
+
+// maxEventBytes bounds one event posted to LocalEventsPath.
+const maxEventBytes = 1 << 20
+
+// FunctionsDir finds the function folders: explicit when given; else ./functions when it
+// holds function folders (the repository); else the current folder (a deployed app root,
+// where the folders sit beside host.json).
+func FunctionsDir(explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	if m, _ := filepath.Glob(filepath.Join("functions", "*", "function.json")); len(m) > 0 {
+		return "functions"
+	}
+	return "."
+}
+
+// LocalHost wires the function folders in dir to this runtime's Functions router on the
+// in-process bus: Service Bus functions receive bus messages; timer functions fire on their
+// schedules when timers is true (serve), and are left to the Functions host otherwise.
+// It also registers LocalEventsPath. Errors when the runtime uses Service Bus.
+func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slog.Logger) (*local.Host, error) {
+	if r.Memory == nil {
+		return nil, errors.New("app: the local host needs the in-process bus (Service Bus is configured)")
+	}
+	defs, err := funchost.LoadFunctionFolders(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(defs) == 0 {
+		return nil, fmt.Errorf("app: no function folders (*/function.json) in %s", dir)
+	}
+	if !timers {
+		kept := defs[:0]
+		for _, d := range defs {
+			if d.Trigger.Type != funchost.TriggerTimer {
+				kept = append(kept, d)
+			}
+		}
+		defs = kept
+	}
+	h, err := local.NewHost(r.Functions, r.Memory, defs, cfg.Lookup, r.Clock, log)
+	if err != nil {
+		return nil, err
+	}
+	r.Functions.RegisterHTTP(LocalEventsPath, http.HandlerFunc(r.postLocalEvent))
+	return h, nil
+}
+
+// postLocalEvent validates one CloudEvent and publishes it to the in-process topic.
+func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request) {
+	reply := func(code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	if req.Method != http.MethodPost {
+		reply(http.StatusMethodNotAllowed, map[string]string{"error": "use POST"})
+		return
+	}
+	raw, err := io.ReadAll(io.LimitReader(req.Body, maxEventBytes+1))
+	if err != nil || len(raw) > maxEventBytes {
+		reply(http.StatusRequestEntityTooLarge, map[string]string{"error": fmt.Sprintf("an event is at most %d bytes", maxEventBytes)})
+		return
+	}
+	ev, err := publish.Event(req.Context(), r.Publisher, raw)
+	switch {
+	case automation.IsInvalid(err):
+		reply(http.StatusBadRequest, map[string]string{"error": err.Error()})
+	case err != nil:
+		reply(http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+	default:
+		reply(http.StatusAccepted, map[string]string{"eventId": ev.ID})
+	}
+}

@@ -1,0 +1,141 @@
+package local_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/local"
+)
+
+func TestParseSchedule(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"*/30 * * * * *", "0 0 * * * *", "0 */5 9-17 * * MON-FRI"} {
+		if _, err := local.ParseSchedule(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"* * * * *", "61 * * * * *", "", "every minute"} {
+		if _, err := local.ParseSchedule(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	s, _ := local.ParseSchedule("*/30 * * * * *")
+	at := time.Date(2026, 9, 1, 0, 0, 10, 0, time.UTC)
+	if got := s.Next(at); !got.Equal(at.Add(20 * time.Second)) {
+		t.Fatalf("next %s", got)
+	}
+}
+
+type recorder struct {
+	timers []string
+	msgs   []*funchost.ServiceBusMessage
+	fail   int
+}
+
+func setup(t *testing.T, rec *recorder, clock automation.Clock, b *bus.Memory) *local.Host {
+	t.Helper()
+	r := funchost.NewRouter(nil)
+	r.Register("Tick", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		ti, err := inv.Timer("timer")
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		if ti.ScheduleStatus == nil {
+			return funchost.Result{}, errors.New("local host must send a ScheduleStatus")
+		}
+		rec.timers = append(rec.timers, clock.Now().Format(time.RFC3339))
+		return funchost.Result{}, nil
+	})
+	r.Register("Consume", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		m, err := inv.ServiceBus("message")
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		rec.msgs = append(rec.msgs, m)
+		if rec.fail > 0 {
+			rec.fail--
+			return funchost.Result{}, errors.New("try again")
+		}
+		return funchost.Result{}, nil
+	})
+	defs := []funchost.FunctionDef{
+		{Name: "Tick", Trigger: funchost.BindingDef{Name: "timer", Type: funchost.TriggerTimer, Schedule: "%S%"}},
+		{Name: "Consume", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: "q"}},
+	}
+	h, err := local.NewHost(r, b, defs, func(n string) (string, bool) { return "0 */10 * * * *", n == "S" }, clock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestTimersFireOnTheirSchedule(t *testing.T) {
+	t.Parallel()
+	clock := automation.NewManualClock(time.Date(2026, 9, 1, 0, 0, 1, 0, time.UTC))
+	rec := &recorder{}
+	h := setup(t, rec, clock, bus.NewMemory(nil))
+	ctx := context.Background()
+	for _, at := range []string{"2026-09-01T00:05:00Z", "2026-09-01T00:10:00Z", "2026-09-01T00:10:30Z", "2026-09-01T00:31:00Z"} {
+		v, _ := time.Parse(time.RFC3339, at)
+		clock.Set(v)
+		if err := h.RunDue(ctx, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Fires at 00:10 and, after missing 00:20 and 00:30, once at 00:31 (no burst of catch-ups).
+	if strings.Join(rec.timers, " ") != "2026-09-01T00:10:00Z 2026-09-01T00:31:00Z" {
+		t.Fatalf("fired at %v", rec.timers)
+	}
+	if _, _, err := h.FireTimer(ctx, "Nope"); err == nil {
+		t.Fatal("unknown timer accepted")
+	}
+}
+
+func TestMessagesArriveAsHostInvocationsAndFailuresAreRetried(t *testing.T) {
+	t.Parallel()
+	clock := automation.NewManualClock(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
+	rec := &recorder{fail: 1}
+	b := bus.NewMemory(&bus.MemoryOptions{MaxDeliveryCount: 3})
+	h := setup(t, rec, clock, b)
+	body := `{"deliveryKey":"dlv_1","note":"quotes \" and \\ survive"}`
+	if err := b.Publish(context.Background(), bus.Message{ID: "m-1", Destination: "q", SessionID: "s-1", Body: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RunDue(context.Background(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.msgs) != 2 {
+		t.Fatalf("deliveries %d, want 2 (one failure, one retry)", len(rec.msgs))
+	}
+	m := rec.msgs[1]
+	if string(m.Body) != body || m.MessageID != "m-1" || m.SessionID != "s-1" || m.DeliveryCount != 2 {
+		t.Fatalf("decoded %+v", m)
+	}
+	// A handler that always fails ends in the dead-letter list after MaxDeliveryCount.
+	rec.fail = 100
+	_ = b.Publish(context.Background(), bus.Message{ID: "m-2", Destination: "q", Body: []byte(`{}`)})
+	_ = h.RunDue(context.Background(), 10)
+	if dl := b.DeadLetters(); len(dl) != 1 || dl[0].Message.ID != "m-2" || !strings.Contains(dl[0].Reason, "500") {
+		t.Fatalf("dead letters %+v", dl)
+	}
+}
+
+func TestNewHostRejectsBadSchedules(t *testing.T) {
+	t.Parallel()
+	defs := []funchost.FunctionDef{{Name: "Tick", Trigger: funchost.BindingDef{Name: "timer", Type: funchost.TriggerTimer, Schedule: "%Missing%"}}}
+	_, err := local.NewHost(funchost.NewRouter(nil), bus.NewMemory(nil), defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, nil)
+	if err == nil {
+		t.Fatal("unresolved setting accepted")
+	}
+	defs[0].Trigger.Schedule = "not cron"
+	_, err = local.NewHost(funchost.NewRouter(nil), bus.NewMemory(nil), defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, nil)
+	if err == nil {
+		t.Fatal("bad schedule accepted")
+	}
+}

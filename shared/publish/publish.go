@@ -1,0 +1,33 @@
+// Package publish lets domain apps send their events to the automation pipeline: a
+// CloudEvent (structured JSON, ARCHITECTURE.md §4.1) validated here and published to the
+// domain-events topic with MessageID = event id (Service Bus duplicate detection drops a
+// re-sent event) and SessionID = entity guid (per-entity ordering).
+//
+//	pub, err := azure.NewServiceBusPublisher(azure.ServiceBusOptions{Namespace: "...", Credential: cred})
+//	ev, err := publish.Event(ctx, pub, raw)
+package publish
+
+import (
+	"context"
+
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/events"
+)
+
+// Topic is the domain-events topic (§1.3).
+const Topic = "domain-events"
+
+// Event validates raw with events.Parse and publishes it. It returns the parsed event; a
+// validation error is automation.Invalid and nothing is sent.
+func Event(ctx context.Context, p bus.Publisher, raw []byte) (events.Event, error) {
+	ev, err := events.Parse(raw)
+	if err != nil {
+		return ev, err
+	}
+	return ev, p.Publish(ctx, Message(ev, raw))
+}
+
+// Message is the bus message for a parsed event (raw is the event as received).
+func Message(ev events.Event, raw []byte) bus.Message {
+	return bus.Message{ID: ev.ID, Destination: Topic, SessionID: ev.EntityGuid, Body: raw}
+}

@@ -1,0 +1,28 @@
+package publish_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/publish"
+)
+
+func TestEventSetsIdentityAndRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	b := bus.NewMemory(nil)
+	var got []bus.Message
+	b.Subscribe(publish.Topic, func(_ context.Context, m bus.Message) error { got = append(got, m); return nil })
+	raw := []byte(`{"specversion":"1.0","id":"evt-1","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu","entitytype":"PoliceVetting","entityguid":"g-1","revision":1,"data":{}}`)
+	if _, err := publish.Event(context.Background(), b, raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := publish.Event(context.Background(), b, []byte(`{"id":"x"}`)); !automation.IsInvalid(err) {
+		t.Fatalf("bad event: %v", err)
+	}
+	b.Drain(context.Background(), 0)
+	if len(got) != 1 || got[0].ID != "evt-1" || got[0].SessionID != "g-1" || string(got[0].Body) != string(raw) {
+		t.Fatalf("%+v", got)
+	}
+}
