@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +17,12 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
 )
 
 const fixtures = "../../testdata/funchost/functions/"
@@ -276,5 +279,41 @@ func TestLocalEventsRoute(t *testing.T) {
 	}
 	if rows(t, e)[automation.StatusPending] != 3 {
 		t.Fatalf("rows %v", rows(t, e))
+	}
+}
+
+// The Functions router, the function folders and the handler registrations must not drift.
+func TestFunctionFoldersMatchRoutes(t *testing.T) {
+	t.Parallel()
+	e := newFnEnv(t, nil)
+	defs, err := funchost.LoadFunctionFolders("../../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folders []string
+	for _, d := range defs {
+		folders = append(folders, d.Name)
+		want := "message"
+		if d.Trigger.Type == funchost.TriggerTimer {
+			want = "timer"
+		}
+		if d.Trigger.Name != want {
+			t.Errorf("%s: trigger binding %q, the handler reads %q", d.Name, d.Trigger.Name, want)
+		}
+	}
+	routes := e.rt.Functions.Functions()
+	sort.Strings(folders)
+	sort.Strings(routes)
+	if strings.Join(folders, ",") != strings.Join(routes, ",") {
+		t.Fatalf("function folders %v, registered functions %v", folders, routes)
+	}
+	recs, err := e.rt.Trace.JobsByKey(context.Background(), "deadletter:DomainEventHandler:m-3")
+	if err != nil || len(recs) != 0 {
+		t.Fatalf("%v %v", recs, err)
+	}
+	e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_not_json.json"))
+	recs, _ = e.rt.Trace.JobsByKey(context.Background(), "deadletter:DomainEventHandler:m-3")
+	if len(recs) != 1 || recs[0].Outcome != trace.OutcomeDeadLettered || recs[0].TraceBlobName == "" {
+		t.Fatalf("dead-letter trace row: %+v", recs)
 	}
 }

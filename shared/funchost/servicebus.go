@@ -286,34 +286,21 @@ func (d *sbDecoder) deliveryCount() (int, error) {
 
 // enqueuedTime reads EnqueuedTimeUtc, falling back to EnqueuedTime.
 func (d *sbDecoder) enqueuedTime() (time.Time, error) {
-	skipped := false
-	for _, key := range []string{MetaEnqueuedTimeUtc, MetaEnqueuedTime} {
-		raw, ok := lookupKey(d.meta, key)
-		if !ok {
-			continue
-		}
-		if d.body.mayShadow(key) {
-			skipped = true
-			continue
-		}
-		t, present, err := parseTime(raw)
-		if err != nil {
-			return time.Time{}, d.fail(key, err)
-		}
-		if present {
-			return t, nil
-		}
-	}
-	if skipped {
-		d.shadowed = append(d.shadowed, MetaEnqueuedTimeUtc)
-	}
-	return time.Time{}, nil
+	return firstUnshadowed(d, []string{MetaEnqueuedTimeUtc, MetaEnqueuedTime}, parseTime)
 }
 
 // properties reads ApplicationProperties, falling back to UserProperties.
 func (d *sbDecoder) properties() (map[string]any, error) {
+	return firstUnshadowed(d, []string{MetaApplicationProperties, MetaUserProperties}, parseObject)
+}
+
+// firstUnshadowed parses the first of keys (aliases of one value) that is present and not
+// possibly overwritten by a body field; when every present key was shadowed, keys[0] is
+// recorded in d.shadowed and the zero value returned.
+func firstUnshadowed[T any](d *sbDecoder, keys []string, parse func(json.RawMessage) (T, bool, error)) (T, error) {
+	var zero T
 	skipped := false
-	for _, key := range []string{MetaApplicationProperties, MetaUserProperties} {
+	for _, key := range keys {
 		raw, ok := lookupKey(d.meta, key)
 		if !ok {
 			continue
@@ -322,16 +309,16 @@ func (d *sbDecoder) properties() (map[string]any, error) {
 			skipped = true
 			continue
 		}
-		m, present, err := parseObject(raw)
+		v, present, err := parse(raw)
 		if err != nil {
-			return nil, d.fail(key, err)
+			return zero, d.fail(key, err)
 		}
 		if present {
-			return m, nil
+			return v, nil
 		}
 	}
 	if skipped {
-		d.shadowed = append(d.shadowed, MetaApplicationProperties)
+		d.shadowed = append(d.shadowed, keys[0])
 	}
-	return nil, nil
+	return zero, nil
 }

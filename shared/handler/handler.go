@@ -207,9 +207,11 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 // maxDeadLetterBody bounds the body copy kept in a dead-letter blob.
 const maxDeadLetterBody = 64 << 10
 
-// deadLetter records a message that can never succeed (reason and a bounded copy of its
-// body) as a diagnostics blob "deadletter/{function}/{messageId or body hash}.json", logs
-// it, and returns a Permanent error so the host completes the message instead of retrying.
+// deadLetter records a message that can never succeed: a diagnostics blob
+// "deadletter/{function}/{messageId or body hash}.json" (reason and a bounded copy of the
+// body) and an AutomationJob trace row (Outcome DeadLettered, SchedulerKey
+// "deadletter:{function}:{messageId}"); it logs it and returns a Permanent error so the host
+// completes the message instead of retrying it.
 func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *funchost.ServiceBusMessage, reason error) error {
 	id := inv.InvocationID
 	var body []byte
@@ -226,13 +228,31 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 	}
 	name := fmt.Sprintf("deadletter/%s/%s.json", inv.FunctionName, sanitize(id))
 	if d.Trace != nil {
+		now := d.Clock.Now()
 		rec, _ := json.MarshalIndent(map[string]any{
 			"function": inv.FunctionName, "invocationId": inv.InvocationID, "messageId": id,
-			"reason": reason.Error(), "recordedOn": d.Clock.Now().Format(time.RFC3339Nano), "body": string(body),
+			"reason": reason.Error(), "recordedOn": now.Format(time.RFC3339Nano), "body": string(body),
 		}, "", "  ")
 		if err := d.Trace.PutBlob(ctx, name, rec); err != nil {
 			// Without the record, let the broker keep the message (it dead-letters it itself).
 			return fmt.Errorf("dead-letter record %s: %w (reason: %v)", name, err, reason)
+		}
+		attempt := 1
+		if msg != nil && msg.DeliveryCount > 0 {
+			attempt = msg.DeliveryCount
+		}
+		sum := sha256.Sum256([]byte(inv.FunctionName + "\x00" + id))
+		msgText := reason.Error()
+		if len(msgText) > 256 {
+			msgText = msgText[:256]
+		}
+		if err := d.Trace.WriteJob(ctx, trace.JobRecord{
+			SchedulerKey: "deadletter:" + inv.FunctionName + ":" + id, RowGuid: "dl-" + hex.EncodeToString(sum[:16]),
+			BusinessUnitID: "none", AutomationType: "Message", Attempt: attempt, Version: 1,
+			Outcome: trace.OutcomeDeadLettered, ReasonCode: "InvalidMessage", ErrorCode: string(automation.CodeOf(reason)),
+			Message: msgText, StartedOn: now, FinishedOn: now, TraceBlobName: name,
+		}); err != nil {
+			return fmt.Errorf("dead-letter trace row %s: %w (reason: %v)", name, err, reason)
 		}
 	}
 	d.Log.Error("message dead-lettered", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)

@@ -21,6 +21,9 @@ const (
 	OutcomeRetrying    Outcome = "Retrying"    // failed; NextRetryOn set
 	OutcomeHeld        Outcome = "Held"        // failed; on support hold
 	OutcomeLeaseLost   Outcome = "LeaseLost"   // another worker owns the row now; nothing written
+	// OutcomeDeadLettered: a message that can never succeed was recorded and acknowledged
+	// (SchedulerKey "deadletter:{function}:{messageId}", no scheduler row).
+	OutcomeDeadLettered Outcome = "DeadLettered"
 )
 
 // JobRecord is one AutomationJob trace row: one attempt on one scheduler row. Instants UTC.
