@@ -33,6 +33,7 @@ import (
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/publish"
 	"github.com/automation-platform/automation/shared/replay"
 )
@@ -91,7 +92,8 @@ func loadConfig(getenv func(string) string, stderr io.Writer) (config.Config, *s
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	return cfg, slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level})), true
+	// Personal data (e-mail addresses, phone numbers) is masked before any log line is written.
+	return cfg, slog.New(logmask.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))), true
 }
 
 // serveCmd runs the custom-handler protocol (protocol=true: the Functions host drives

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"log/slog"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -54,12 +57,14 @@ func TestServeRunsTheScenarioThroughTheFunctionRoutes(t *testing.T) {
 	})
 	clock := automation.NewManualClock(sc.Start)
 	out := &syncBuffer{}
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: out, Seed: 1})
+	logs := &syncBuffer{}
+	log := slog.New(logmask.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: out, Seed: 1, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	host, err := rt.LocalHost("../../functions", cfg, true, nil)
+	host, err := rt.LocalHost("../../functions", cfg, true, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +167,17 @@ done:
 	}
 	if dl := rt.Memory.DeadLetters(); len(dl) != 0 {
 		t.Fatalf("bus dead letters: %+v", dl)
+	}
+	// The run's logs carry row context but no personal data (§8).
+	all := strings.Join(logs.Lines(), "\n")
+	if n := strings.Count(all, "***@"); n < 23 {
+		t.Fatalf("expected a masked recipient on each of the 23 delivery log lines, found %d", n)
+	}
+	if !strings.Contains(all, `"schedulerKey"`) || !strings.Contains(all, `"businessUnitId"`) {
+		t.Fatalf("logs lack row context:\n%.2000s", all)
+	}
+	if leak := regexp.MustCompile(`[A-Za-z0-9._%+-]{2,}@[A-Za-z0-9.-]+\.[a-z]{2,}`).FindString(all); leak != "" {
+		t.Fatalf("unmasked address %q in the logs", leak)
 	}
 }
 

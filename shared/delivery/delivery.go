@@ -184,7 +184,15 @@ func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
 		// that cannot say whether a send happened are handled by the UNKNOWN flow (issue 5).
 		return fmt.Errorf("dispatch %s: %w", job.DeliveryKey, sendErr)
 	}
-	return d.finish(ctx, job, d.Clock.Now(), store.NotificationSent, ref, "")
+	if err := d.finish(ctx, job, d.Clock.Now(), store.NotificationSent, ref, ""); err != nil {
+		return err
+	}
+	if d.Log != nil {
+		// The recipient is personal data: the log handler masks it (shared/logmask).
+		d.Log.Info("delivery sent", "deliveryKey", job.DeliveryKey, "schedulerKey", job.SchedulerKey,
+			"businessUnitId", job.BusinessUnitID, "channel", job.Channel, "recipient", job.Recipient, "step", "dispatch")
+	}
+	return nil
 }
 
 func (d *Dispatcher) finish(ctx context.Context, job store.NotificationJob, now time.Time, st store.NotificationStatus, ref, msg string) error {
