@@ -35,7 +35,9 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/publish"
+	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/replay"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 const usage = `usage: automation <command> [flags]
@@ -102,8 +104,13 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	port := fs.String("port", "", "port on 127.0.0.1 (default FUNCTIONS_CUSTOMHANDLER_PORT, else 7071)")
-	dir := fs.String("functions", "", "function folders (default: . when it holds host.json, else ./functions)")
+	dir := fs.String("functions", "", "function folders (default: ./functions when present, else .)")
+	seed := fs.String("seed", "", "load businessUnits and reminderSettings from a scenario `file` (until the settings API exists)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "automation serve: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	cfg, log, ok := loadConfig(getenv, stderr)
@@ -116,37 +123,89 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	addr, err := funchost.Addr(p)
 	if err != nil {
-		fmt.Fprintf(stderr, "automation serve: %v\n", err)
+		fmt.Fprintf(stderr, "automation %s: port %q (-port or FUNCTIONS_CUSTOMHANDLER_PORT): %v\n", cmdName(protocol), p, err)
 		return 2
 	}
 	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{}, Log: log, LogOutput: stdout})
 	if err != nil {
-		fmt.Fprintf(stderr, "automation serve: %v\n", err)
+		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
 		return 1
 	}
 	defer rt.Close()
-	var host interface {
-		Run(context.Context, time.Duration) error
+	if *seed != "" {
+		if err := seedFrom(ctx, rt, *seed); err != nil {
+			fmt.Fprintf(stderr, "automation %s: -seed %s:\n%v\n", cmdName(protocol), *seed, err)
+			return 2
+		}
+		log.Info("seeded business units and reminder settings", "file", *seed)
 	}
+	// The local host (in-process bus; timers too unless the Functions host drives them)
+	// stops before the store closes: hostCtx ends first, then we wait for it.
+	hostCtx, stopHost := context.WithCancel(ctx)
+	defer stopHost()
+	hostDone := make(chan struct{})
+	close(hostDone)
 	if rt.Memory != nil {
 		h, err := rt.LocalHost(app.FunctionsDir(*dir), cfg, !protocol, log)
 		if err != nil {
-			fmt.Fprintf(stderr, "automation serve: %v\n", err)
+			fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
 			return 2
 		}
-		host = h
+		n, err := rt.RedispatchUnsent(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "automation %s: re-dispatching unsent deliveries: %v\n", cmdName(protocol), err)
+			return 1
+		}
+		if n > 0 {
+			log.Info("re-dispatched unsent deliveries after a restart", "count", n)
+		}
+		hostDone = make(chan struct{})
+		go func() { defer close(hostDone); _ = h.Run(hostCtx, 200*time.Millisecond) }()
 	}
 	log.Info("serving", "addr", addr, "protocol", protocol, "store", storeName(cfg), "bus", busName(cfg))
-	errc := make(chan error, 1)
-	go func() { errc <- funchost.Serve(ctx, addr, rt.Functions, nil) }()
-	if host != nil {
-		go func() { _ = host.Run(ctx, 200*time.Millisecond) }()
-	}
-	if err := <-errc; err != nil {
-		fmt.Fprintf(stderr, "automation serve: %v\n", err)
+	err = funchost.Serve(ctx, addr, rt.Functions, nil)
+	stopHost()
+	<-hostDone
+	if err != nil {
+		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
 		return 1
 	}
+	log.Info("stopped")
 	return 0
+}
+
+// seedFrom upserts the business units and reminder settings of a scenario file.
+func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	sc, err := replay.Parse(raw)
+	if err != nil {
+		return err
+	}
+	for _, bu := range sc.BusinessUnits {
+		if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone}); err != nil {
+			return err
+		}
+	}
+	for _, set := range sc.Settings() {
+		rec, err := reminder.SettingRecord(set, 1, rt.Clock.Now())
+		if err != nil {
+			return err
+		}
+		if err := rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cmdName(protocol bool) string {
+	if protocol {
+		return "custom handler"
+	}
+	return "serve"
 }
 
 func storeName(c config.Config) string {
@@ -257,6 +316,10 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	failed := 0
 	for i, ev := range evs {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "interrupted: %d of %d events not sent\n", len(evs)-i, len(evs))
+			return 1
+		}
 		if err := send(ctx, ev); err != nil {
 			failed++
 			fmt.Fprintf(stderr, "event %d: %v\n", i, err)

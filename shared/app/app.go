@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +129,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return p.Close(cctx)
 		})
 	} else {
-		r.Memory = bus.NewMemory(nil)
+		// The in-process bus retries a failed message with growing delays (not ten times in a
+		// millisecond) and records what it finally gives up on.
+		r.Memory = bus.NewMemory(&bus.MemoryOptions{RetryDelay: time.Second, MaxRetryDelay: time.Minute,
+			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log)})
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
@@ -240,6 +244,71 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
 	return nil
+}
+
+// recordDeadLetter keeps a message the in-process bus gave up on: a diagnostics blob
+// "deadletter/bus/{destination}/{id}.json" and an error log line.
+func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func(d bus.DeadLettered) {
+		name := "deadletter/bus/" + safeName(d.Message.Destination) + "/" + safeName(d.Message.ID) + ".json"
+		b, _ := json.MarshalIndent(map[string]any{"destination": d.Message.Destination, "messageId": d.Message.ID,
+			"deliveryCount": d.Message.DeliveryCount, "reason": d.Reason, "recordedOn": r.Clock.Now(), "body": string(d.Message.Body)}, "", "  ")
+		if r.Trace != nil {
+			if err := r.Trace.PutBlob(context.Background(), name, b); err != nil {
+				log.Error("dead-letter record not written", "messageId", d.Message.ID, "error", err)
+			}
+		}
+		log.Error("message dead-lettered by the in-process bus", "destination", d.Message.Destination, "messageId", d.Message.ID,
+			"deliveryCount", d.Message.DeliveryCount, "error", d.Reason, "blob", name)
+	}
+}
+
+func safeName(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			out[i] = '_'
+		}
+	}
+	if len(out) == 0 || string(out) == "." || string(out) == ".." {
+		return "unnamed"
+	}
+	if len(out) > 120 {
+		out = out[:120]
+	}
+	return string(out)
+}
+
+// RedispatchUnsent puts a dispatch message on the in-process bus for every NotificationJob
+// not yet Sent or Failed. The in-process bus forgets its messages when the process stops;
+// the jobs (in SQL) do not, so a restart re-dispatches them and the send claim keeps each to
+// one send. It returns how many were re-dispatched. No-op on Service Bus (durable).
+func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
+	if r.Memory == nil {
+		return 0, nil
+	}
+	n := 0
+	var after int64
+	for {
+		jobs, err := r.Store.NotificationListUnsent(ctx, after, store.MaxBatch)
+		if err != nil {
+			return n, err
+		}
+		for _, j := range jobs {
+			body, _ := json.Marshal(delivery.DispatchMessage{DeliveryKey: j.DeliveryKey})
+			if err := r.Memory.Publish(ctx, bus.Message{ID: j.DeliveryKey, Destination: delivery.DispatchQueue, Body: body}); err != nil {
+				return n, err
+			}
+			n++
+			after = j.ID
+		}
+		if len(jobs) < store.MaxBatch {
+			return n, nil
+		}
+	}
 }
 
 // Close releases everything Open created, in reverse order.

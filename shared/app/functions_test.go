@@ -167,7 +167,7 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 			t.Fatalf("%s: %d %v", f, code, body)
 		}
 	}
-	if _, err := e.rt.Trace.GetBlob(ctx, "deadletter/DomainEventHandler/evt-fx-2.json"); err != nil {
+	if _, err := e.rt.Trace.GetBlob(ctx, handler.DeadLetterBlobName(handler.DomainEventHandler, "evt-fx-2")); err != nil {
 		t.Fatalf("dead-letter record: %v", err)
 	}
 	if rows(t, e)[automation.StatusPending] != 3 {
@@ -268,17 +268,18 @@ func TestLocalEventsRoute(t *testing.T) {
 		return rec.Code
 	}
 	raw := `{"specversion":"1.0","id":"evt-l","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu-syd","entitytype":"PoliceVetting","entityguid":"g-9","revision":1,"data":{"expiresOn":"2026-12-01","staffEmail":"x@example.test"}}`
-	if code := post(raw); code != 202 {
-		t.Fatalf("valid event: %d", code)
+	// Processed before the answer: nothing waits in memory.
+	if code := post(raw); code != 200 || rows(t, e)[automation.StatusPending] != 3 {
+		t.Fatalf("valid event: %d rows %v", code, rows(t, e))
 	}
 	if code := post(`{"id":1}`); code != 400 {
 		t.Fatalf("invalid event: %d", code)
 	}
-	if err := e.host.RunDue(context.Background(), 100); err != nil {
-		t.Fatal(err)
+	if code := post(strings.Replace(strings.Replace(raw, `"bu-syd"`, `"bu-mel"`, 1), `"evt-l"`, `"evt-m"`, 1)); code != 422 {
+		t.Fatalf("event of an unknown business unit: %d", code)
 	}
-	if rows(t, e)[automation.StatusPending] != 3 {
-		t.Fatalf("rows %v", rows(t, e))
+	if e.rt.Memory.Len("domain-events") != 0 {
+		t.Fatal("events must not wait in the in-process queue")
 	}
 }
 
@@ -315,5 +316,42 @@ func TestFunctionFoldersMatchRoutes(t *testing.T) {
 	recs, _ = e.rt.Trace.JobsByKey(context.Background(), "deadletter:DomainEventHandler:m-3")
 	if len(recs) != 1 || recs[0].Outcome != trace.OutcomeDeadLettered || recs[0].TraceBlobName == "" {
 		t.Fatalf("dead-letter trace row: %+v", recs)
+	}
+}
+
+// A restart forgets the in-process queue but not the jobs: RedispatchUnsent re-queues every
+// job not yet sent, and the send claim keeps each to one send.
+func TestRedispatchAfterRestart(t *testing.T) {
+	t.Parallel()
+	e := newFnEnv(t, nil)
+	if code, _ := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+		t.Fatal(code)
+	}
+	e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
+	e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+	e.post(t, handler.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
+	// "Restart": a fresh runtime on the same data folder; the queued dispatch message is gone.
+	e.rt.Close()
+	out := &syncBuffer{}
+	rt, err := app.Open(context.Background(), e.cfg, app.Options{Clock: e.clock, LogOutput: out, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	host, err := rt.LocalHost("../../functions", e.cfg, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // twice: the second finds nothing unsent
+		n, err := rt.RedispatchUnsent(context.Background())
+		if err != nil || n != 1-i {
+			t.Fatalf("round %d: redispatched %d %v", i, n, err)
+		}
+		if err := host.RunDue(context.Background(), 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lines := out.Lines(); len(lines) != 1 || !strings.Contains(lines[0], "dlv_") {
+		t.Fatalf("sent after restart: %q", lines)
 	}
 }

@@ -8,9 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 
-	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/publish"
@@ -64,18 +65,22 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 	if err != nil {
 		return nil, err
 	}
-	r.Functions.RegisterHTTP(LocalEventsPath, http.HandlerFunc(r.postLocalEvent))
+	r.Functions.RegisterHTTP(LocalEventsPath, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.postLocalEvent(w, req, h) }))
 	return h, nil
 }
 
-// postLocalEvent validates one CloudEvent and publishes it to the in-process topic.
-func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request) {
+// postLocalEvent validates one CloudEvent and hands it to DomainEventHandler at once,
+// exactly as the host would deliver it from the topic, answering only when it was
+// processed: 200 processed, 400 not a valid CloudEvent, 422 rejected by the handler (recorded
+// as a dead letter), 503 a retryable failure (send it again). Nothing waits in memory.
+func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *local.Host) {
 	reply := func(code int, v any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(v)
 	}
 	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
 		reply(http.StatusMethodNotAllowed, map[string]string{"error": "use POST"})
 		return
 	}
@@ -84,13 +89,23 @@ func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request) {
 		reply(http.StatusRequestEntityTooLarge, map[string]string{"error": fmt.Sprintf("an event is at most %d bytes", maxEventBytes)})
 		return
 	}
-	ev, err := publish.Event(req.Context(), r.Publisher, raw)
-	switch {
-	case automation.IsInvalid(err):
+	ev, err := events.Parse(raw)
+	if err != nil {
 		reply(http.StatusBadRequest, map[string]string{"error": err.Error()})
-	case err != nil:
-		reply(http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
-	default:
-		reply(http.StatusAccepted, map[string]string{"eventId": ev.ID})
+		return
 	}
+	code, body, err := h.Deliver(req.Context(), publish.Topic, publish.Message(ev, raw))
+	if err != nil || code/100 != 2 {
+		reply(http.StatusServiceUnavailable, map[string]any{"error": "not processed, send it again", "detail": strings.TrimSpace(string(body)), "cause": fmt.Sprint(err)})
+		return
+	}
+	var res funchost.InvocationResponse
+	_ = json.Unmarshal(body, &res)
+	for _, l := range res.Logs {
+		if strings.Contains(l, "dead-lettered") {
+			reply(http.StatusUnprocessableEntity, map[string]string{"eventId": ev.ID, "error": l})
+			return
+		}
+	}
+	reply(http.StatusOK, map[string]string{"eventId": ev.ID, "status": "processed"})
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Message is one broker message.
@@ -63,6 +64,22 @@ type MemoryOptions struct {
 	MaxQueueLength   int // per destination; default 10000
 	MaxDeliveryCount int // default 10 (Service Bus default)
 	DuplicateWindow  int // how many recent message ids are remembered; default 10000
+	// RetryDelay, when set, delays a failed message's redelivery: RetryDelay after the first
+	// failure, doubling up to MaxRetryDelay (default 1 min). Needs Now. Zero: redeliver at
+	// once (the replay simulator's deterministic mode).
+	RetryDelay    time.Duration
+	MaxRetryDelay time.Duration
+	Now           func() time.Time
+	// OnDeadLetter, when set, is called (outside the bus lock) for each dead-lettered
+	// message, so the runtime can record it.
+	OnDeadLetter func(DeadLettered)
+	// MaxDeadLetters bounds the dead-letter list kept in memory (oldest dropped; default 1000).
+	MaxDeadLetters int
+}
+
+type delayed struct {
+	m         Message
+	notBefore time.Time
 }
 
 // Memory is the in-process bus: bounded FIFO queues, duplicate detection by message id over
@@ -77,14 +94,25 @@ type Memory struct {
 	recent   map[string]struct{} // destination + "\x00" + message id
 	recentQ  []string
 	dead     []DeadLettered
+	waiting  []delayed // failed messages waiting for their redelivery time
 }
 
 var _ Publisher = (*Memory)(nil)
 
 // NewMemory returns an empty in-process bus.
 func NewMemory(opts *MemoryOptions) *Memory {
-	o := MemoryOptions{MaxQueueLength: 10000, MaxDeliveryCount: 10, DuplicateWindow: 10000}
+	o := MemoryOptions{MaxQueueLength: 10000, MaxDeliveryCount: 10, DuplicateWindow: 10000, MaxRetryDelay: time.Minute, MaxDeadLetters: 1000}
 	if opts != nil {
+		o.RetryDelay, o.Now, o.OnDeadLetter = opts.RetryDelay, opts.Now, opts.OnDeadLetter
+		if opts.MaxRetryDelay > 0 {
+			o.MaxRetryDelay = opts.MaxRetryDelay
+		}
+		if opts.MaxDeadLetters > 0 {
+			o.MaxDeadLetters = opts.MaxDeadLetters
+		}
+		if o.RetryDelay > 0 && o.Now == nil {
+			panic("bus: MemoryOptions.RetryDelay needs Now")
+		}
 		if opts.MaxQueueLength > 0 {
 			o.MaxQueueLength = opts.MaxQueueLength
 		}
@@ -163,12 +191,27 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 			continue
 		}
 		b.mu.Lock()
-		if IsDeadLetter(err) || m.DeliveryCount >= b.opts.MaxDeliveryCount {
-			b.dead = append(b.dead, DeadLettered{Message: m, Reason: err.Error()})
-		} else {
+		var dl *DeadLettered
+		switch {
+		case IsDeadLetter(err) || m.DeliveryCount >= b.opts.MaxDeliveryCount:
+			dl = &DeadLettered{Message: m, Reason: err.Error()}
+			b.dead = append(b.dead, *dl)
+			if len(b.dead) > b.opts.MaxDeadLetters {
+				b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
+			}
+		case b.opts.RetryDelay > 0:
+			d := b.opts.RetryDelay << min(m.DeliveryCount-1, 20)
+			if d <= 0 || d > b.opts.MaxRetryDelay {
+				d = b.opts.MaxRetryDelay
+			}
+			b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(d)})
+		default:
 			b.queues[m.Destination] = append(b.queues[m.Destination], m)
 		}
 		b.mu.Unlock()
+		if dl != nil && b.opts.OnDeadLetter != nil {
+			b.opts.OnDeadLetter(*dl)
+		}
 	}
 	return n, nil
 }
@@ -176,6 +219,18 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 func (b *Memory) next() (Message, Handler, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.waiting) > 0 {
+		now := b.opts.Now()
+		kept := b.waiting[:0]
+		for _, w := range b.waiting {
+			if w.notBefore.After(now) {
+				kept = append(kept, w)
+				continue
+			}
+			b.queues[w.m.Destination] = append(b.queues[w.m.Destination], w.m)
+		}
+		b.waiting = kept
+	}
 	for _, d := range b.order {
 		q := b.queues[d]
 		h := b.handlers[d]
@@ -190,11 +245,17 @@ func (b *Memory) next() (Message, Handler, bool) {
 	return Message{}, nil, false
 }
 
-// Len returns the number of queued messages at destination.
+// Len returns the number of messages at destination: queued, or waiting for redelivery.
 func (b *Memory) Len(destination string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.queues[destination])
+	n := len(b.queues[destination])
+	for _, w := range b.waiting {
+		if w.m.Destination == destination {
+			n++
+		}
+	}
+	return n
 }
 
 // DeadLetters returns a copy of the dead-letter list.

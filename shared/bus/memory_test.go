@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/bus/bustest"
@@ -423,5 +424,38 @@ func TestDeadLetterError(t *testing.T) {
 				t.Errorf("DeadLetter does not unwrap to its cause")
 			}
 		})
+	}
+}
+
+func TestMemoryRetryDelayAndDeadLetterCallback(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	var dead []bus.DeadLettered
+	b := bus.NewMemory(&bus.MemoryOptions{MaxDeliveryCount: 3, RetryDelay: time.Second, MaxRetryDelay: 3 * time.Second,
+		Now: func() time.Time { return now }, OnDeadLetter: func(d bus.DeadLettered) { dead = append(dead, d) }})
+	calls := 0
+	b.Subscribe("q", func(context.Context, bus.Message) error { calls++; return errors.New("busy") })
+	if err := b.Publish(context.Background(), bus.Message{ID: "m", Destination: "q", Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() { _, _ = b.Drain(context.Background(), 0) }
+	drain()
+	if calls != 1 || b.Len("q") != 1 {
+		t.Fatalf("first delivery: calls %d len %d", calls, b.Len("q"))
+	}
+	now = now.Add(999 * time.Millisecond)
+	drain()
+	if calls != 1 {
+		t.Fatal("redelivered before RetryDelay")
+	}
+	now = now.Add(time.Millisecond)
+	drain()
+	if calls != 2 {
+		t.Fatalf("not redelivered after RetryDelay: %d", calls)
+	}
+	now = now.Add(2 * time.Second) // doubled delay
+	drain()
+	if calls != 3 || len(dead) != 1 || dead[0].Message.ID != "m" || dead[0].Reason != "busy" || b.Len("q") != 0 {
+		t.Fatalf("calls %d dead %+v len %d", calls, dead, b.Len("q"))
 	}
 }

@@ -116,14 +116,15 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 
 // Message is what a channel sends.
 type Message struct {
-	DeliveryKey    string // also the provider idempotency key
-	SchedulerKey   string
-	BusinessUnitID string
-	Channel        string
-	Recipient      string
-	Template       string
-	PayloadJSON    string
-	SentOn         time.Time // UTC, the dispatcher's clock
+	DeliveryKey    string          `json:"deliveryKey"` // also the provider idempotency key
+	SchedulerKey   string          `json:"schedulerKey"`
+	BusinessUnitID string          `json:"businessUnitId"`
+	Channel        string          `json:"channel"`
+	Recipient      string          `json:"recipient"`
+	Template       string          `json:"template"`
+	PayloadJSON    string          `json:"-"`
+	Payload        json.RawMessage `json:"payload,omitempty"` // PayloadJSON as JSON, for the log channel
+	SentOn         time.Time       `json:"sentOn"`            // UTC, the dispatcher's clock
 }
 
 // Channel sends one message and returns a provider reference.
@@ -178,7 +179,7 @@ func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
 		return d.finish(ctx, job, now, store.NotificationFailed, "", fmt.Sprintf("unknown channel %q", job.Channel))
 	}
 	ref, sendErr := ch.Send(ctx, Message{DeliveryKey: job.DeliveryKey, SchedulerKey: job.SchedulerKey, BusinessUnitID: job.BusinessUnitID,
-		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, SentOn: now})
+		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, Payload: rawJSON(job.PayloadJSON), SentOn: now})
 	if sendErr != nil {
 		// The claim stays until its lease expires, then a redelivery re-claims it. Channels
 		// that cannot say whether a send happened are handled by the UNKNOWN flow (issue 5).
@@ -191,6 +192,13 @@ func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
 		// The recipient is personal data: the log handler masks it (shared/logmask).
 		d.Log.Info("delivery sent", "deliveryKey", job.DeliveryKey, "schedulerKey", job.SchedulerKey,
 			"businessUnitId", job.BusinessUnitID, "channel", job.Channel, "recipient", job.Recipient, "step", "dispatch")
+	}
+	return nil
+}
+
+func rawJSON(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
 	}
 	return nil
 }

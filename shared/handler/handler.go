@@ -120,6 +120,13 @@ func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (func
 		if err != nil {
 			return funchost.Result{}, err
 		}
+		level := slog.LevelInfo
+		if res.Claimed == 0 && res.Rescued == 0 {
+			level = slog.LevelDebug
+		}
+		d.Log.Log(ctx, level, "due-work poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "poll",
+			"rescued", res.Rescued, "claimed", res.Claimed, "completed", res.Completed, "deactivated", res.Deactivated,
+			"retrying", res.Retrying, "held", res.Held, "leaseLost", res.LeaseLost)
 		return ok(res)
 	}
 	res, rows, err := d.Poller.Claim(ctx)
@@ -134,6 +141,8 @@ func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (func
 			return funchost.Result{}, fmt.Errorf("fan out %d of %d claimed rows: %w", i, len(rows), err)
 		}
 	}
+	d.Log.Info("due-work poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "fan-out",
+		"rescued", res.Rescued, "claimed", len(rows))
 	return ok(map[string]any{"rescued": res.Rescued, "claimed": len(rows), "fannedOut": len(rows)})
 }
 
@@ -201,6 +210,11 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 			break
 		}
 	}
+	level := slog.LevelInfo
+	if total == 0 {
+		level = slog.LevelDebug
+	}
+	d.Log.Log(ctx, level, "outbox relay", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay", "published", total)
 	return ok(map[string]any{"published": total})
 }
 
@@ -215,6 +229,11 @@ const maxDeadLetterBody = 64 << 10
 func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *funchost.ServiceBusMessage, reason error) error {
 	id := inv.InvocationID
 	var body []byte
+	if msg == nil && id == "" {
+		// No message and no invocation id: name the record by the request content.
+		sum := sha256.Sum256(inv.Request.Data["message"])
+		id = "req-" + hex.EncodeToString(sum[:8])
+	}
 	if msg != nil {
 		body = msg.Body
 		id = msg.MessageID
@@ -226,7 +245,10 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 	if len(body) > maxDeadLetterBody {
 		body = body[:maxDeadLetterBody]
 	}
-	name := fmt.Sprintf("deadletter/%s/%s.json", inv.FunctionName, sanitize(id))
+	if id == "" {
+		id = "no-id"
+	}
+	name := DeadLetterBlobName(inv.FunctionName, id)
 	if d.Trace != nil {
 		now := d.Clock.Now()
 		rec, _ := json.MarshalIndent(map[string]any{
@@ -257,6 +279,15 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 	}
 	d.Log.Error("message dead-lettered", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
 	return funchost.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
+}
+
+// DeadLetterBlobName is where the dead-letter record of message id of function lives:
+// "deadletter/{function}/{readable id}-{8 hex of sha256(function, id)}.json". The hash keeps
+// ids that sanitize alike ("a/b", "a_b") or are cut at 120 characters apart; a redelivery of
+// the same message overwrites its own record.
+func DeadLetterBlobName(function, id string) string {
+	sum := sha256.Sum256([]byte(function + "\x00" + id))
+	return fmt.Sprintf("deadletter/%s/%s-%s.json", sanitize(function), sanitize(id), hex.EncodeToString(sum[:4]))
 }
 
 func sanitize(id string) string {

@@ -56,6 +56,7 @@ type Host struct {
 
 	mu     sync.Mutex
 	timers []*timer
+	byDest map[string]funchost.FunctionDef // Service Bus functions by queue/topic
 }
 
 // NewHost wires defs (from funchost.LoadFunctionFolders) to h (the funchost router) and b.
@@ -65,7 +66,7 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	host := &Host{handler: h, bus: b, clock: clock, log: log}
+	host := &Host{handler: h, bus: b, clock: clock, log: log, byDest: map[string]funchost.FunctionDef{}}
 	now := clock.Now()
 	for _, def := range defs {
 		if def.Disabled {
@@ -92,6 +93,7 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 				return nil, fmt.Errorf("%s: no queue or topic: %v", def.Name, err)
 			}
 			b.Subscribe(dest, host.deliverTo(def))
+			host.byDest[dest] = def
 		default:
 			log.Info("trigger not run by the local host", "function", def.Name, "type", def.Trigger.Type)
 		}
@@ -158,21 +160,7 @@ func (h *Host) fire(ctx context.Context, t *timer) (int, []byte, error) {
 // trigger does: string body JSON-encoded twice, metadata scalars as JSON strings.
 func (h *Host) deliverTo(def funchost.FunctionDef) bus.Handler {
 	return func(ctx context.Context, m bus.Message) error {
-		now := h.clock.Now()
-		once, _ := json.Marshal(string(m.Body))
-		twice, _ := json.Marshal(string(once))
-		quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-		md := sysMetadata(def.Name, now)
-		md["MessageId"] = quote(m.ID)
-		md["DeliveryCount"] = strconv.Itoa(m.DeliveryCount)
-		md["EnqueuedTimeUtc"] = now.Format("2006-01-02T15:04:05")
-		md["ContentType"] = quote("application/json")
-		if m.SessionID != "" {
-			md["SessionId"] = quote(m.SessionID)
-		}
-		md["ApplicationProperties"] = map[string]any{}
-		payload := map[string]any{"Data": map[string]json.RawMessage{def.Trigger.Name: twice}, "Metadata": md}
-		code, body, err := h.Invoke(ctx, def.Name, payload)
+		code, body, err := h.invokeMessage(ctx, def, m)
 		if err != nil {
 			return err
 		}
@@ -181,6 +169,38 @@ func (h *Host) deliverTo(def funchost.FunctionDef) bus.Handler {
 		}
 		return nil
 	}
+}
+
+func (h *Host) invokeMessage(ctx context.Context, def funchost.FunctionDef, m bus.Message) (int, []byte, error) {
+	now := h.clock.Now()
+	once, _ := json.Marshal(string(m.Body))
+	twice, _ := json.Marshal(string(once))
+	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	md := sysMetadata(def.Name, now)
+	md["MessageId"] = quote(m.ID)
+	md["DeliveryCount"] = strconv.Itoa(m.DeliveryCount)
+	md["EnqueuedTimeUtc"] = now.Format("2006-01-02T15:04:05")
+	md["ContentType"] = quote("application/json")
+	if m.SessionID != "" {
+		md["SessionId"] = quote(m.SessionID)
+	}
+	md["ApplicationProperties"] = map[string]any{}
+	payload := map[string]any{"Data": map[string]json.RawMessage{def.Trigger.Name: twice}, "Metadata": md}
+	return h.Invoke(ctx, def.Name, payload)
+}
+
+// Deliver invokes the Service Bus function subscribed to destination with m right now,
+// bypassing the queue, and returns its HTTP status and body (the caller learns the outcome
+// synchronously; nothing is left in memory to lose).
+func (h *Host) Deliver(ctx context.Context, destination string, m bus.Message) (int, []byte, error) {
+	def, ok := h.byDest[destination]
+	if !ok {
+		return 0, nil, fmt.Errorf("local host: no function for %q", destination)
+	}
+	if m.DeliveryCount == 0 {
+		m.DeliveryCount = 1
+	}
+	return h.invokeMessage(ctx, def, m)
 }
 
 // RunDue fires every timer whose next occurrence is due at the clock's now (each at most

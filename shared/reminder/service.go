@@ -75,10 +75,14 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 		return res, nil
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, ev.BusinessUnitID)
-	if errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, store.ErrNotFound) && ev.Deleted:
+		// A deletion needs no time zone: it only deactivates, so it is applied even when the
+		// business unit is unknown (never let a deletion be lost).
+		bu = store.BusinessUnit{ID: ev.BusinessUnitID, TimeZoneID: "UTC"}
+	case errors.Is(err, store.ErrNotFound):
 		return res, automation.Invalid("businessunitid", "unknown business unit %q", ev.BusinessUnitID)
-	}
-	if err != nil {
+	case err != nil:
 		return res, err
 	}
 	loc, err := localtime.LoadZone(bu.TimeZoneID)

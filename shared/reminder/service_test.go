@@ -345,3 +345,16 @@ func TestIsActiveMustBeBoolean(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A deletion is applied even when its business unit is unknown (it only deactivates).
+func TestDeletionWithUnknownBusinessUnitStillDeactivates(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	del := strings.Replace(string(event("evt-2", 2, nil)), `"bu-syd"`, `"bu-gone"`, 1)
+	r := f.mustProcess(t, []byte(del))
+	if r.Deactivated != 3 {
+		t.Fatalf("%+v", r)
+	}
+	eq(t, f.rows(t), "2026-10-01/Deactivated/SourceNoLongerValid", "2026-10-24/Deactivated/SourceNoLongerValid", "2026-10-31/Deactivated/SourceNoLongerValid")
+}

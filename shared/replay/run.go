@@ -78,6 +78,9 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else {
+		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+			return SummaryLine{}, fmt.Errorf("%w: %s is not a directory", ErrDirNotEmpty, dir)
+		}
 		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 			return SummaryLine{}, fmt.Errorf("%w: %s", ErrDirNotEmpty, dir)
 		}

@@ -51,6 +51,9 @@ const MaxTicks = 20_000_000
 // MaxInputs bounds the number of inputs in one scenario file.
 const MaxInputs = 1_000_000
 
+// Settings returns the scenario's validated reminder settings.
+func (sc *Scenario) Settings() []reminder.Setting { return sc.settings }
+
 // Channels are the delivery channels a replay offers.
 var Channels = map[string]bool{"log": true}
 
@@ -111,7 +114,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		timesOK = false
 	}
 	if timesOK && sc.Until.Sub(sc.Start) > MaxSpan {
-		bad("until − start is more than 100 years")
+		bad("until − start is more than %d days (about 100 years)", int(MaxSpan/(24*time.Hour)))
 		timesOK = false
 	}
 	if len(top.Tick) == 0 || json.Unmarshal(top.Tick, &sc.Tick) != nil {

@@ -96,6 +96,9 @@ type DeliveryStore interface {
 	NotificationFinish(ctx context.Context, p NotificationFinishParams) error
 	// NotificationGetByKey returns the job with that delivery key, or ErrNotFound.
 	NotificationGetByKey(ctx context.Context, deliveryKey string) (NotificationJob, error)
+	// NotificationListUnsent returns up to limit jobs still Queued or Sending with Id >
+	// afterID, by Id.
+	NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]NotificationJob, error)
 	// OutboxListUnpublished returns unpublished outbox messages, oldest first.
 	OutboxListUnpublished(ctx context.Context, p OutboxListParams) ([]OutboxMessage, error)
 	// OutboxMarkPublished marks messages published; already-published ones are left alone.

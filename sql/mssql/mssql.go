@@ -32,6 +32,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,16 +125,18 @@ func Open(ctx context.Context, dsn string, opts *Options) (*sqlstore.Store, erro
 	if err != nil {
 		return nil, fmt.Errorf("mssql: queries: %w", err)
 	}
-	db, err := OpenDB(dsn)
+	db, err := OpenDB(WithDefaultTimeouts(dsn))
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(o.MaxOpenConns)
 	db.SetMaxIdleConns(o.MaxOpenConns)
 	db.SetConnMaxLifetime(o.ConnMaxLifetime)
-	if err := db.PingContext(ctx); err != nil {
+	pingCtx, cancel := context.WithTimeout(ctx, DefaultConnectTimeout+5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("mssql: connect: %w", err)
+		return nil, fmt.Errorf("mssql: connect (AUTOMATION_SQLSERVER_DSN): %w", err)
 	}
 	if !o.SkipMigrations {
 		if err := Migrate(ctx, db); err != nil {
@@ -141,6 +145,37 @@ func Open(ctx context.Context, dsn string, opts *Options) (*sqlstore.Store, erro
 		}
 	}
 	return sqlstore.New(db, queries, Dialect, nil), nil
+}
+
+// DefaultConnectTimeout bounds connecting (and the login handshake) when the DSN does not
+// set "connection timeout" itself: a server that accepts the TCP connection but never
+// answers must not hang startup or migrate.
+const DefaultConnectTimeout = 30 * time.Second
+
+// WithDefaultTimeouts adds "connection timeout" (DefaultConnectTimeout) and "dial timeout"
+// (15 s) to dsn when it sets neither; URL (sqlserver://…) and key=value;… forms.
+func WithDefaultTimeouts(dsn string) string {
+	lower := strings.ToLower(dsn)
+	if strings.Contains(lower, "connection timeout") || strings.Contains(lower, "connection+timeout") || strings.Contains(lower, "dial timeout") || strings.Contains(lower, "dial+timeout") {
+		return dsn
+	}
+	secs := strconv.Itoa(int(DefaultConnectTimeout / time.Second))
+	if strings.HasPrefix(lower, "sqlserver://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return dsn // OpenDB reports the parse error
+		}
+		q := u.Query()
+		q.Set("connection timeout", secs)
+		q.Set("dial timeout", "15")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	sep := ";"
+	if strings.HasSuffix(strings.TrimSpace(dsn), ";") {
+		sep = ""
+	}
+	return dsn + sep + "connection timeout=" + secs + ";dial timeout=15"
 }
 
 // OpenDB returns a connection pool for dsn without connecting. A DSN containing fedauth=

@@ -54,3 +54,18 @@ func TestDriverAcceptsEncodedTime(t *testing.T) {
 		t.Fatalf("driver value %#v, want %#v", nv.Value, want)
 	}
 }
+
+func TestWithDefaultTimeouts(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"sqlserver://sa:x@host:1433?database=d":         "connection+timeout=30",
+		"server=host;user id=sa;password=x;database=d":  "connection timeout=30;dial timeout=15",
+		"sqlserver://h?database=d&connection+timeout=5": "connection+timeout=5",
+		"server=h;database=d;dial timeout=3;":           "dial timeout=3;",
+	}
+	for in, want := range cases {
+		if got := WithDefaultTimeouts(in); !strings.Contains(got, want) {
+			t.Errorf("%q → %q, want it to contain %q", in, got, want)
+		}
+	}
+}

@@ -76,6 +76,27 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
 }
 
+// NotificationListUnsent implements store.DeliveryStore.
+func (s *Store) NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]store.NotificationJob, error) {
+	if err := checkLimit("NotificationListUnsent", limit); err != nil {
+		return nil, err
+	}
+	rs, err := s.query(ctx, nil, "NotificationListUnsent", sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	if err != nil {
+		return nil, fmt.Errorf("%s NotificationListUnsent: %w", s.d.Name, err)
+	}
+	defer rs.Close()
+	var out []store.NotificationJob
+	for rs.Next() {
+		j, err := s.scanNotification(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rs.Err()
+}
+
 // OutboxListUnpublished implements store.DeliveryStore.
 func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListParams) ([]store.OutboxMessage, error) {
 	if err := checkLimit("OutboxListUnpublished", p.Limit); err != nil {

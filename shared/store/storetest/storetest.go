@@ -642,6 +642,13 @@ func testSendClaim(t *testing.T, open Opener) {
 	if _, err := s.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: "nope", Now: T0, Lease: time.Minute}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown key: %v", err)
 	}
+	unsent, err := s.NotificationListUnsent(ctx, 0, 10)
+	if err != nil || len(unsent) != 1 || unsent[0].DeliveryKey != "dk-1" {
+		t.Fatalf("unsent: %+v %v", unsent, err)
+	}
+	if more, _ := s.NotificationListUnsent(ctx, unsent[0].ID, 10); len(more) != 0 {
+		t.Fatal("cursor not honoured")
+	}
 	a, err := s.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: "dk-1", Now: T0, Lease: time.Minute})
 	if err != nil || !a.Claimed || a.Job.Status != store.NotificationSending || a.Job.AttemptCount != 1 {
 		t.Fatalf("first claim: %+v %v", a, err)
@@ -660,6 +667,9 @@ func testSendClaim(t *testing.T, open Opener) {
 	}
 	if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c2.Job.ID, Token: c2.Job.Version, Now: T0.Add(time.Minute), Status: store.NotificationSent, ProviderReference: "ref-1"}); err != nil {
 		t.Fatal(err)
+	}
+	if unsent, err := s.NotificationListUnsent(ctx, 0, 10); err != nil || len(unsent) != 0 {
+		t.Fatalf("a sent job is not unsent: %+v %v", unsent, err)
 	}
 	d, err := s.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: "dk-1", Now: T0.Add(time.Hour), Lease: time.Minute})
 	if err != nil || d.Claimed || d.Job.Status != store.NotificationSent || d.Job.ProviderReference != "ref-1" || d.Job.SentOn == nil {

@@ -54,3 +54,11 @@ UPDATE dbo.Outbox SET PublishedOn = @Now WHERE Id = @Id AND PublishedOn IS NULL;
 
 -- name: OutboxRecordAttempt :exec
 UPDATE dbo.Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;
+
+-- name: NotificationListUnsent :many
+-- Jobs not yet Sent or Failed, by Id after a cursor (re-dispatch after an in-process bus
+-- lost its messages, e.g. a local restart).
+SELECT TOP (@Limit) Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, ProcessingLeaseExpiresOn, AttemptCount, ProviderReference, LastError, Version, CreatedOn, UpdatedOn, SentOn
+FROM dbo.NotificationJob
+WHERE Status IN (N'Queued', N'Sending') AND Id > @AfterId
+ORDER BY Id;
