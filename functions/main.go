@@ -162,7 +162,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		hostDone = make(chan struct{})
 		go func() { defer close(hostDone); _ = h.Run(hostCtx, 200*time.Millisecond) }()
 	}
-	log.Info("serving", "addr", addr, "protocol", protocol, "store", storeName(cfg), "bus", busName(cfg))
+	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg))
 	err = funchost.Serve(ctx, addr, rt.Functions, nil)
 	stopHost()
 	<-hostDone
