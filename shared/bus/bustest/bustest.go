@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,18 +161,6 @@ func deadLetters(t *testing.T, h Harness, destination string) []bus.DeadLettered
 	return dl
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func testPublishRejectsIncompleteMessage(t *testing.T, h Harness) {
 	cases := []struct {
 		name string
@@ -193,7 +182,7 @@ func testPublishRejectsIncompleteMessage(t *testing.T, h Harness) {
 	// The rejected ID was not remembered for duplicate detection.
 	publish(t, h, bus.Message{ID: "m-no-dest", Destination: DestinationA, Body: []byte("ok")})
 	receiveAll(t, h, DestinationA, s.handle)
-	if !equalStrings(s.ids(), []string{"m-no-dest"}) {
+	if !slices.Equal(s.ids(), []string{"m-no-dest"}) {
 		t.Errorf("after a rejected publish, a valid one delivered %v, want [m-no-dest]", s.got)
 	}
 }
@@ -212,7 +201,7 @@ func testFIFOPerDestination(t *testing.T, h Harness) {
 	if n := receiveAll(t, h, DestinationA, sa.handle); n != len(wantA) {
 		t.Errorf("Receive(A) delivered %d, want %d", n, len(wantA))
 	}
-	if !equalStrings(sa.ids(), wantA) {
+	if !slices.Equal(sa.ids(), wantA) {
 		t.Errorf("destination A order = %v, want %v", sa.ids(), wantA)
 	}
 	for _, d := range sa.got {
@@ -222,7 +211,7 @@ func testFIFOPerDestination(t *testing.T, h Harness) {
 	}
 	sb := &sink{}
 	receiveAll(t, h, DestinationB, sb.handle)
-	if !equalStrings(sb.ids(), wantB) {
+	if !slices.Equal(sb.ids(), wantB) {
 		t.Errorf("destination B order = %v, want %v", sb.ids(), wantB)
 	}
 }
@@ -255,7 +244,7 @@ func testDuplicateIDDeliveredOnce(t *testing.T, h Harness) {
 		bus.Message{ID: "dup", Destination: DestinationA, Body: []byte("second")})
 	s := &sink{}
 	receiveAll(t, h, DestinationA, s.handle)
-	if !equalStrings(s.ids(), []string{"dup", "other"}) {
+	if !slices.Equal(s.ids(), []string{"dup", "other"}) {
 		t.Fatalf("delivered %v, want dup then other, once each", s.got)
 	}
 	if s.got[0].Body != "first" {

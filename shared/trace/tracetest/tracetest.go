@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -102,18 +103,6 @@ func idents(rs []trace.JobRecord) []string {
 	return out
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func testWriteJobRoundTrip(t *testing.T, s trace.Store) {
 	sydney := time.FixedZone("AEDT", 11*3600)
 	tests := []struct {
@@ -188,7 +177,7 @@ func testWriteJobIdempotent(t *testing.T, s trace.Store) {
 	if err != nil {
 		t.Fatalf("JobsByKey: %v", err)
 	}
-	if want := []string{"g1/1/v5", "g1/1/v6", "g1/2/v7"}; !equalStrings(idents(got), want) {
+	if want := []string{"g1/1/v5", "g1/1/v6", "g1/2/v7"}; !slices.Equal(idents(got), want) {
 		t.Errorf("rows %v, want %v", idents(got), want)
 	}
 }
@@ -212,7 +201,7 @@ func testJobsByKeyOrdering(t *testing.T, s trace.Store) {
 	if err != nil {
 		t.Fatalf("JobsByKey: %v", err)
 	}
-	if want := []string{"r1/1/v3", "r1/2/v6", "r1/3/v9", "r1/4/v12"}; !equalStrings(idents(got), want) {
+	if want := []string{"r1/1/v3", "r1/2/v6", "r1/3/v9", "r1/4/v12"}; !slices.Equal(idents(got), want) {
 		t.Errorf("JobsByKey = %v, want %v (oldest first, every attempt, no other key)", idents(got), want)
 	}
 	for i := 1; i < len(got); i++ {
@@ -266,7 +255,7 @@ func testJobsByBusinessUnitDay(t *testing.T, s trace.Store) {
 			t.Errorf("%s: JobsByBusinessUnitDay: %v", tt.name, err)
 			continue
 		}
-		if !equalStrings(idents(got), tt.want) {
+		if !slices.Equal(idents(got), tt.want) {
 			t.Errorf("%s: JobsByBusinessUnitDay(%s, %s, %d) = %v, want %v", tt.name, tt.bu, tt.day, tt.limit, idents(got), tt.want)
 		}
 		for _, r := range got {
