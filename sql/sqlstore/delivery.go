@@ -81,20 +81,7 @@ func (s *Store) NotificationListUnsent(ctx context.Context, afterID int64, limit
 	if err := checkLimit("NotificationListUnsent", limit); err != nil {
 		return nil, err
 	}
-	rs, err := s.query(ctx, nil, "NotificationListUnsent", sql.Named("AfterId", afterID), sql.Named("Limit", limit))
-	if err != nil {
-		return nil, fmt.Errorf("%s NotificationListUnsent: %w", s.d.Name, err)
-	}
-	defer rs.Close()
-	var out []store.NotificationJob
-	for rs.Next() {
-		j, err := s.scanNotification(rs)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rs.Err()
+	return queryAll(ctx, s, nil, "NotificationListUnsent", s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
 // OutboxListUnpublished implements store.DeliveryStore.
@@ -102,21 +89,11 @@ func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListPar
 	if err := checkLimit("OutboxListUnpublished", p.Limit); err != nil {
 		return nil, err
 	}
-	rs, err := s.query(ctx, nil, "OutboxListUnpublished", sql.Named("Limit", p.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("%s OutboxListUnpublished: %w", s.d.Name, err)
-	}
-	defer rs.Close()
-	var out []store.OutboxMessage
-	for rs.Next() {
+	return queryAll(ctx, s, nil, "OutboxListUnpublished", func(r rowScanner) (store.OutboxMessage, error) {
 		var m store.OutboxMessage
-		if err := rs.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body,
-			s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rs.Err()
+		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
+		return m, err
+	}, sql.Named("Limit", p.Limit))
 }
 
 // OutboxMarkPublished implements store.DeliveryStore.

@@ -66,21 +66,8 @@ func (s *Store) ReminderSettingGet(ctx context.Context, guid string) (store.Remi
 
 // ReminderSettingListBySource implements store.ReminderStore.
 func (s *Store) ReminderSettingListBySource(ctx context.Context, businessUnitID, sourceType string) ([]store.ReminderSettingRecord, error) {
-	rs, err := s.query(ctx, nil, "ReminderSettingListBySource",
+	return queryAll(ctx, s, nil, "ReminderSettingListBySource", s.scanSetting,
 		sql.Named("BusinessUnitId", businessUnitID), sql.Named("SourceType", sourceType))
-	if err != nil {
-		return nil, fmt.Errorf("%s ReminderSettingListBySource: %w", s.d.Name, err)
-	}
-	defer rs.Close()
-	var out []store.ReminderSettingRecord
-	for rs.Next() {
-		rec, err := s.scanSetting(rs)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
-	return out, rs.Err()
 }
 
 func (s *Store) scanSnapshot(r rowScanner) (store.SourceSnapshot, error) {

@@ -228,24 +228,29 @@ func (s *Store) scanScheduler(r rowScanner) (automation.SchedulerRow, error) {
 	return row, err
 }
 
-func (s *Store) queryRows(ctx context.Context, tx *sql.Tx, name string, args ...any) ([]automation.SchedulerRow, error) {
+// queryAll runs a named query on tx (nil: the pool) and scans every row with scan.
+func queryAll[T any](ctx context.Context, s *Store, tx *sql.Tx, name string, scan func(rowScanner) (T, error), args ...any) ([]T, error) {
 	rs, err := s.query(ctx, tx, name, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
 	defer rs.Close()
-	var out []automation.SchedulerRow
+	var out []T
 	for rs.Next() {
-		row, err := s.scanScheduler(rs)
+		v, err := scan(rs)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: scan: %w", s.d.Name, name, err)
 		}
-		out = append(out, row)
+		out = append(out, v)
 	}
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
 	return out, nil
+}
+
+func (s *Store) queryRows(ctx context.Context, tx *sql.Tx, name string, args ...any) ([]automation.SchedulerRow, error) {
+	return queryAll(ctx, s, tx, name, s.scanScheduler, args...)
 }
 
 func (s *Store) queryOne(ctx context.Context, tx *sql.Tx, name string, args ...any) (automation.SchedulerRow, error) {
