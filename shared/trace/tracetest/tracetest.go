@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) trace.Store) {
 	}{
 		{"WriteJobRoundTrip", testWriteJobRoundTrip},
 		{"WriteJobIdempotent", testWriteJobIdempotent},
+		{"WriteJobsBatch", testWriteJobsBatch},
 		{"JobsByKeyOrdering", testJobsByKeyOrdering},
 		{"JobsByBusinessUnitDay", testJobsByBusinessUnitDay},
 		{"JobsByBusinessUnitDayRejects", testJobsByBusinessUnitDayRejects},
@@ -179,6 +180,35 @@ func testWriteJobIdempotent(t *testing.T, s trace.Store) {
 	}
 	if want := []string{"g1/1/v5", "g1/1/v6", "g1/2/v7"}; !slices.Equal(idents(got), want) {
 		t.Errorf("rows %v, want %v", idents(got), want)
+	}
+}
+
+// testWriteJobsBatch: trace.WriteJobs (one batch when the store implements BatchWriter)
+// stores exactly what one-by-one writes would, across keys and business units, and is
+// idempotent when the same batch is written again.
+func testWriteJobsBatch(t *testing.T, s trace.Store) {
+	var recs []trace.JobRecord
+	for i := 0; i < 30; i++ {
+		r := record(fmt.Sprintf("b%02d", i), 1, 2, base.Add(time.Duration(i)*time.Minute))
+		if i%3 == 0 {
+			r.BusinessUnitID = "bu-2"
+		}
+		recs = append(recs, r)
+	}
+	for round := 0; round < 2; round++ {
+		if err := trace.WriteJobs(t.Context(), s, recs); err != nil {
+			t.Fatalf("WriteJobs round %d: %v", round, err)
+		}
+	}
+	for _, r := range []trace.JobRecord{recs[0], recs[29]} {
+		got, err := s.JobsByKey(t.Context(), r.SchedulerKey)
+		if err != nil || len(got) != 1 || got[0].RowGuid != r.RowGuid || got[0].BusinessUnitID != r.BusinessUnitID {
+			t.Fatalf("JobsByKey(%s) = %+v, %v", r.SchedulerKey, got, err)
+		}
+	}
+	bu2, err := s.JobsByBusinessUnitDay(t.Context(), "bu-2", base.Format("2006-01-02"), 100)
+	if err != nil || len(bu2) != 10 {
+		t.Fatalf("bu-2 rows: %d, %v", len(bu2), err)
 	}
 }
 
