@@ -94,7 +94,7 @@ func (s *Store) SourceSnapshotApply(ctx context.Context, sn store.SourceSnapshot
 			sql.Named("LastEventId", sn.LastEventID), sql.Named("UpdatedOn", s.tm(sn.UpdatedOn))}
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		cur, err := s.scanSnapshot(s.queryRow(ctx, tx, "SourceSnapshotGet",
+		cur, err := s.scanSnapshot(s.queryRow(ctx, tx, "SourceSnapshotGetForUpdate",
 			sql.Named("EntityType", sn.EntityType), sql.Named("EntityGuid", sn.EntityGuid)))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):

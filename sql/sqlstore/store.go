@@ -336,7 +336,7 @@ func validateCandidates(op string, cs []automation.Candidate) error {
 }
 
 func (s *Store) ensureOne(ctx context.Context, tx *sql.Tx, now time.Time, c automation.Candidate) (store.EnsureResult, error) {
-	existing, err := s.queryOne(ctx, tx, "SchedulerGetByKey", sql.Named("SchedulerKey", c.SchedulerKey))
+	existing, err := s.queryOne(ctx, tx, "SchedulerGetByKeyForUpdate", sql.Named("SchedulerKey", c.SchedulerKey))
 	var cur *automation.SchedulerRow
 	switch {
 	case err == nil:

@@ -41,7 +41,7 @@ SELECT Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, U
 FROM dbo.ReminderSetting WHERE BusinessUnitId = @BusinessUnitId AND SourceType = @SourceType
 ORDER BY Guid;
 
--- name: SourceSnapshotGet :one
+-- name: SourceSnapshotGetForUpdate :one
 -- Also the read of SourceSnapshotApply's read-then-write transaction: UPDLOCK + HOLDLOCK
 -- keep the row (or, for a new entity, the key range) locked until that transaction ends,
 -- so two concurrent applies of one entity serialise instead of both inserting (duplicate
@@ -49,6 +49,12 @@ ORDER BY Guid;
 -- for this statement only.
 SELECT EntityType, EntityGuid, BusinessUnitId, Revision, IsDeleted, DataJson, LastEventId, UpdatedOn
 FROM dbo.SourceSnapshot WITH (UPDLOCK, HOLDLOCK)
+WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
+
+-- name: SourceSnapshotGet :one
+-- A plain read (no locks); the ensure/apply transactions use SourceSnapshotGetForUpdate.
+SELECT EntityType, EntityGuid, BusinessUnitId, Revision, IsDeleted, DataJson, LastEventId, UpdatedOn
+FROM dbo.SourceSnapshot
 WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
 
 -- name: SourceSnapshotInsert :exec

@@ -3,7 +3,7 @@
 -- RETURNING in SQLite is OUTPUT inserted.<columns> here (no triggers on the table, see the
 -- migration). Status literals are N'...' to match the nvarchar columns and the filtered indexes.
 
--- name: SchedulerGetByKey :one
+-- name: SchedulerGetByKeyForUpdate :one
 -- Also the first statement of every ensure (read, decide, then insert or update in the same
 -- transaction). UPDLOCK + HOLDLOCK make that read-then-write safe under concurrency: for an
 -- existing row the update lock is held to the end of the transaction, and for a missing key
@@ -15,6 +15,12 @@
 -- statement only.
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
 FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK)
+WHERE SchedulerKey = @SchedulerKey;
+
+-- name: SchedulerGetByKey :one
+-- A plain read (no locks); the ensure/apply transactions use SchedulerGetByKeyForUpdate.
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
 WHERE SchedulerKey = @SchedulerKey;
 
 -- name: SchedulerInsert :one

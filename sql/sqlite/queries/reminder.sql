@@ -28,6 +28,12 @@ ORDER BY Guid;
 SELECT EntityType, EntityGuid, BusinessUnitId, Revision, IsDeleted, DataJson, LastEventId, UpdatedOn
 FROM SourceSnapshot WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
 
+-- name: SourceSnapshotGetForUpdate :one
+-- Same as SourceSnapshotGet: SQLite transactions here are BEGIN IMMEDIATE, so the write lock is
+-- already held.
+SELECT EntityType, EntityGuid, BusinessUnitId, Revision, IsDeleted, DataJson, LastEventId, UpdatedOn
+FROM SourceSnapshot WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
+
 -- name: SourceSnapshotInsert :exec
 INSERT INTO SourceSnapshot (EntityType, EntityGuid, BusinessUnitId, Revision, IsDeleted, DataJson, LastEventId, UpdatedOn)
 VALUES (@EntityType, @EntityGuid, @BusinessUnitId, @Revision, @IsDeleted, @DataJson, @LastEventId, @UpdatedOn);

@@ -5,6 +5,12 @@
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
 FROM AutomationScheduler WHERE SchedulerKey = @SchedulerKey;
 
+-- name: SchedulerGetByKeyForUpdate :one
+-- Same as SchedulerGetByKey: SQLite transactions here are BEGIN IMMEDIATE, so the write lock is
+-- already held.
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler WHERE SchedulerKey = @SchedulerKey;
+
 -- name: SchedulerInsert :one
 INSERT INTO AutomationScheduler (Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid,
     SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate,
