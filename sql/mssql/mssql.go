@@ -38,7 +38,7 @@ import (
 	"time"
 
 	"github.com/golang-sql/civil"
-	_ "github.com/microsoft/go-mssqldb" // registers the "sqlserver" driver
+	mssqldb "github.com/microsoft/go-mssqldb" // also registers the "sqlserver" driver
 	"github.com/microsoft/go-mssqldb/azuread"
 	"github.com/pressly/goose/v3"
 
@@ -66,9 +66,10 @@ const DriverName = "sqlserver"
 // parameter); DecodeTime accepts the time.Time go-mssqldb returns for a datetime2 column
 // (or a civil.DateTime) and reads its wall clock as UTC.
 var Dialect = sqlstore.Dialect{
-	Name:       "mssql",
-	EncodeTime: EncodeTime,
-	DecodeTime: DecodeTime,
+	Name:        "mssql",
+	EncodeTime:  EncodeTime,
+	DecodeTime:  DecodeTime,
+	IsRetryable: isRetryable,
 }
 
 // EncodeTime converts an instant to the parameter value stored in a datetime2(3) column:
@@ -145,6 +146,17 @@ func Open(ctx context.Context, dsn string, opts *Options) (*sqlstore.Store, erro
 		}
 	}
 	return sqlstore.New(db, queries, Dialect, nil), nil
+}
+
+// retryableNumbers are SQL Server / Azure SQL error numbers after which a transaction may be
+// run again: 1205 deadlock victim; 40501 service busy; 40613 database unavailable; 40197
+// service error processing the request; 10928/10929 resource limits; 49918-49920 cannot
+// process request (Azure SQL transient-fault guidance).
+var retryableNumbers = map[int32]bool{1205: true, 40501: true, 40613: true, 40197: true, 10928: true, 10929: true, 49918: true, 49919: true, 49920: true}
+
+func isRetryable(err error) bool {
+	var e mssqldb.Error
+	return errors.As(err, &e) && retryableNumbers[e.Number]
 }
 
 // DefaultConnectTimeout bounds connecting (and the login handshake) when the DSN does not

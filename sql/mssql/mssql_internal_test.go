@@ -2,6 +2,8 @@ package mssql
 
 import (
 	"database/sql/driver"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +69,12 @@ func TestWithDefaultTimeouts(t *testing.T) {
 		if got := WithDefaultTimeouts(in); !strings.Contains(got, want) {
 			t.Errorf("%q → %q, want it to contain %q", in, got, want)
 		}
+	}
+}
+
+func TestRetryableErrors(t *testing.T) {
+	t.Parallel()
+	if !isRetryable(fmt.Errorf("wrapped: %w", mssqldb.Error{Number: 1205})) || isRetryable(mssqldb.Error{Number: 2627}) || isRetryable(errors.New("x")) {
+		t.Fatal("deadlock victim must retry; a duplicate key or a plain error must not")
 	}
 }

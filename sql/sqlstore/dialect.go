@@ -22,6 +22,9 @@ type Dialect struct {
 	EncodeTime func(time.Time) any
 	// DecodeTime converts a scanned instant column value back to a UTC instant.
 	DecodeTime func(src any) (time.Time, error)
+	// IsRetryable, when set, reports errors after which a whole transaction may simply be
+	// run again (a deadlock victim, a transient cloud error). Nil: never retry.
+	IsRetryable func(error) bool
 }
 
 // Queries holds a dialect's named queries, loaded from its queries/*.sql files.

@@ -110,8 +110,33 @@ func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, name string, args ...a
 	return st.QueryRowContext(ctx, args...)
 }
 
-// inTx runs fn in a transaction, committing when fn returns nil.
+// txAttempts bounds how often inTx runs a transaction whose failure the dialect calls
+// retryable; txRetryPause is the pause before the first retry (doubled each time).
+const (
+	txAttempts   = 3
+	txRetryPause = 50 * time.Millisecond
+)
+
+// inTx runs fn in a transaction, committing when fn returns nil. When the dialect says the
+// failure is retryable (deadlock victim, transient error), the whole transaction runs again,
+// up to txAttempts times: fn must only assign its results, never accumulate them.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	pause := txRetryPause
+	for attempt := 1; ; attempt++ {
+		err := s.inTxOnce(ctx, fn)
+		if err == nil || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
+func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
