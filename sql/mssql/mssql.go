@@ -22,6 +22,11 @@
 // "sqlserver://myserver.database.windows.net?database=automation&fedauth=ActiveDirectoryManagedIdentity")
 // is opened with the azuread connector; any other DSN with the "sqlserver" driver (SQL
 // authentication, integrated authentication).
+//
+// Operational requirements: the session must report row counts (SET NOCOUNT OFF, the
+// default) because every Version-guarded update checks that exactly one row changed; a
+// server- or database-wide NOCOUNT ON would make each such write look like a lost lease.
+// The claim must run at READ COMMITTED (READPAST is refused under SERIALIZABLE/SNAPSHOT).
 package mssql
 
 import (
