@@ -253,7 +253,7 @@ func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func(d bus.DeadLettered) {
-		name := "deadletter/bus/" + safeName(d.Message.Destination) + "/" + safeName(d.Message.ID) + ".json"
+		name := trace.DeadLetterBlobName("bus/"+d.Message.Destination, d.Message.ID)
 		b, _ := json.MarshalIndent(map[string]any{"destination": d.Message.Destination, "messageId": d.Message.ID,
 			"deliveryCount": d.Message.DeliveryCount, "reason": d.Reason, "recordedOn": r.Clock.Now(), "body": string(d.Message.Body)}, "", "  ")
 		if r.Trace != nil {
@@ -264,22 +264,6 @@ func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
 		log.Error("message dead-lettered by the in-process bus", "destination", d.Message.Destination, "messageId", d.Message.ID,
 			"deliveryCount", d.Message.DeliveryCount, "error", d.Reason, "blob", name)
 	}
-}
-
-func safeName(s string) string {
-	out := []byte(s)
-	for i, c := range out {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			out[i] = '_'
-		}
-	}
-	if len(out) == 0 || string(out) == "." || string(out) == ".." {
-		return "unnamed"
-	}
-	if len(out) > 120 {
-		out = out[:120]
-	}
-	return string(out)
 }
 
 // RedispatchUnsent puts a dispatch message on the in-process bus for every NotificationJob

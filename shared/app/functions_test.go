@@ -167,7 +167,7 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 			t.Fatalf("%s: %d %v", f, code, body)
 		}
 	}
-	if _, err := e.rt.Trace.GetBlob(ctx, handler.DeadLetterBlobName(handler.DomainEventHandler, "evt-fx-2")); err != nil {
+	if _, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(handler.DomainEventHandler, "evt-fx-2")); err != nil {
 		t.Fatalf("dead-letter record: %v", err)
 	}
 	if rows(t, e)[automation.StatusPending] != 3 {

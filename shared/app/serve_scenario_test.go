@@ -23,6 +23,7 @@ import (
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
 )
 
 // TestServeRunsTheScenarioThroughTheFunctionRoutes feeds the realistic scenario's events to
@@ -157,7 +158,7 @@ done:
 	// DomainEventHandler (unknown business unit, impossible date).
 	deadLettered := 0
 	for _, id := range []string{"evt-bad-2", "evt-bad-3"} {
-		if _, err := rt.Trace.GetBlob(ctx, handler.DeadLetterBlobName(handler.DomainEventHandler, id)); err == nil {
+		if _, err := rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(handler.DomainEventHandler, id)); err == nil {
 			deadLettered++
 		}
 	}

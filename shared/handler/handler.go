@@ -248,7 +248,7 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 	if id == "" {
 		id = "no-id"
 	}
-	name := DeadLetterBlobName(inv.FunctionName, id)
+	name := trace.DeadLetterBlobName(inv.FunctionName, id)
 	if d.Trace != nil {
 		now := d.Clock.Now()
 		rec, _ := json.MarshalIndent(map[string]any{
@@ -279,34 +279,6 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 	}
 	d.Log.Error("message dead-lettered", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
 	return funchost.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
-}
-
-// DeadLetterBlobName is where the dead-letter record of message id of function lives:
-// "deadletter/{function}/{readable id}-{8 hex of sha256(function, id)}.json". The hash keeps
-// ids that sanitize alike ("a/b", "a_b") or are cut at 120 characters apart; a redelivery of
-// the same message overwrites its own record.
-func DeadLetterBlobName(function, id string) string {
-	sum := sha256.Sum256([]byte(function + "\x00" + id))
-	return fmt.Sprintf("deadletter/%s/%s-%s.json", sanitize(function), sanitize(id), hex.EncodeToString(sum[:4]))
-}
-
-func sanitize(id string) string {
-	var b bytes.Buffer
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-		if b.Len() >= 120 {
-			break
-		}
-	}
-	if b.Len() == 0 || b.String() == "." || b.String() == ".." {
-		return "unnamed"
-	}
-	return b.String()
 }
 
 func strictJSON(b []byte, v any) error {

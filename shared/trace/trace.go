@@ -7,7 +7,10 @@ package trace
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -92,6 +95,39 @@ type Store interface {
 
 // ErrBlobNotFound is returned by GetBlob for an unknown name.
 var ErrBlobNotFound = fmt.Errorf("trace: blob not found")
+
+// DeadLetterBlobName is where the record of a message that could not be processed lives:
+// "deadletter/{scope}/{readable id}-{8 hex of sha256(scope, id)}.json". Every segment keeps
+// only letters, digits, '-', '_' and '.' (others become '_', at most 120 characters); the
+// hash keeps ids that sanitize alike ("a/b", "a_b") or are cut apart, while a redelivery of
+// the same message overwrites its own record. scope may hold '/' (e.g. "bus/due-work").
+func DeadLetterBlobName(scope, id string) string {
+	sum := sha256.Sum256([]byte(scope + "\x00" + id))
+	parts := strings.Split(scope, "/")
+	for i, p := range parts {
+		parts[i] = SafeSegment(p)
+	}
+	return fmt.Sprintf("deadletter/%s/%s-%s.json", strings.Join(parts, "/"), SafeSegment(id), hex.EncodeToString(sum[:4]))
+}
+
+// SafeSegment turns s into one blob-name segment valid for every trace store: letters,
+// digits, '-', '_' and '.' kept, anything else '_', at most 120 characters; "", "." and ".."
+// become "unnamed".
+func SafeSegment(s string) string {
+	out := make([]byte, 0, min(len(s), 120))
+	for i := 0; i < len(s) && len(out) < 120; i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			out = append(out, c)
+		} else {
+			out = append(out, '_')
+		}
+	}
+	if len(out) == 0 || string(out) == "." || string(out) == ".." {
+		return "unnamed"
+	}
+	return string(out)
+}
 
 // BlobName returns the diagnostics blob name for one attempt:
 // "scheduler/{rowGuid}/{attempt:03d}-v{version}.json". Names are stable so a retried write

@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/trace"
@@ -47,5 +48,23 @@ func TestBlobNameDistinct(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestDeadLetterBlobName(t *testing.T) {
+	t.Parallel()
+	a := trace.DeadLetterBlobName("DomainEventHandler", "a/b")
+	b := trace.DeadLetterBlobName("DomainEventHandler", "a_b")
+	if a == b || !strings.HasPrefix(a, "deadletter/DomainEventHandler/a_b-") || !strings.HasSuffix(a, ".json") {
+		t.Fatalf("%q %q", a, b)
+	}
+	if got := trace.DeadLetterBlobName("bus/due-work", ".."); !strings.HasPrefix(got, "deadletter/bus/due-work/unnamed-") {
+		t.Fatalf("%q", got)
+	}
+	if a != trace.DeadLetterBlobName("DomainEventHandler", "a/b") {
+		t.Fatal("not stable")
+	}
+	if len(trace.SafeSegment(strings.Repeat("x", 500))) != 120 {
+		t.Fatal("segment not bounded")
 	}
 }
