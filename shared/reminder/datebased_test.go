@@ -22,12 +22,11 @@ func mustSetting(t *testing.T, js string) reminder.Setting {
 	return s
 }
 
-func settingJSON(bu, tz string, offsets string, at string, annual bool) string {
+func settingJSON(bu, offsets, at string, annual bool) string {
 	a := ""
 	if annual {
 		a = `"annual": true,`
 	}
-	_ = tz
 	return `{"guid":"` + settingGuid + `","businessUnitId":"` + bu + `","name":"Expiry","sourceType":"PoliceVetting",
 	  "triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":` + offsets + `,"sendLocalTime":"` + at + `",` + a + `
 	  "template":"tpl","channels":["log"],"recipients":{"field":"staffEmail"},"isActive":true}`
@@ -74,7 +73,7 @@ func TestDateOccurrencesAgainstOracle(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.zone+"/"+tc.target+"-"+tc.wantLocal, func(t *testing.T) {
 			t.Parallel()
-			set := mustSetting(t, settingJSON("bu", tc.zone, "["+itoa(tc.offset)+"]", tc.at, false))
+			set := mustSetting(t, settingJSON("bu", "["+itoa(tc.offset)+"]", tc.at, false))
 			src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu", Data: map[string]any{"expiresOn": tc.target}}
 			occ, err := reminder.DateOccurrences(set, src, zone(t, "bu", tc.zone), localtime.MustDate("2026-01-01"), utc("2026-01-01T00:00:00Z"), true)
 			if err != nil || len(occ) != 1 {
@@ -100,7 +99,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // are recorded MissedWindow.
 func TestLateRule(t *testing.T) {
 	t.Parallel()
-	set := mustSetting(t, settingJSON("bu", "", "[30, 7, 0]", "09:00", false))
+	set := mustSetting(t, settingJSON("bu", "[30, 7, 0]", "09:00", false))
 	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2026-10-31"}}
 	z := zone(t, "bu", "Australia/Sydney")
 	// 2026-10-24 11:00 AEDT: offset 30 (10-01) is older → missed; offset 7 (10-24 09:00) is
@@ -149,7 +148,7 @@ func TestNextAnniversary(t *testing.T) {
 
 func TestAnnualFollowingYear(t *testing.T) {
 	t.Parallel()
-	set := mustSetting(t, settingJSON("bu", "", "[7, 0]", "08:00", true))
+	set := mustSetting(t, settingJSON("bu", "[7, 0]", "08:00", true))
 	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2020-02-29"}}
 	z := zone(t, "bu", "Asia/Ho_Chi_Minh")
 	now := utc("2027-01-10T00:00:00Z")
@@ -168,7 +167,7 @@ func TestAnnualFollowingYear(t *testing.T) {
 
 func TestTriggerDateBadInput(t *testing.T) {
 	t.Parallel()
-	set := mustSetting(t, settingJSON("bu", "", "[0]", "09:00", false))
+	set := mustSetting(t, settingJSON("bu", "[0]", "09:00", false))
 	for _, v := range []any{"2027-02-30", "2026-13-01", "31/12/2026", "2026-12-01T00:00:00Z", 20261201.0, true, map[string]any{}} {
 		_, _, err := reminder.TriggerDate(set, map[string]any{"expiresOn": v})
 		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), "data.expiresOn") {
@@ -184,7 +183,7 @@ func TestTriggerDateBadInput(t *testing.T) {
 
 func TestParseSettingRejectsBadInput(t *testing.T) {
 	t.Parallel()
-	base := settingJSON("bu", "", "[30, 7, 0]", "09:00", false)
+	base := settingJSON("bu", "[30, 7, 0]", "09:00", false)
 	mutate := func(old, new string) string { return strings.Replace(base, old, new, 1) }
 	cases := []struct{ name, js, field string }{
 		{"negative offset", mutate("[30, 7, 0]", "[30, -1]"), "offsetsDays[1]"},
@@ -197,7 +196,7 @@ func TestParseSettingRejectsBadInput(t *testing.T) {
 		{"bad guid", mutate(settingGuid, "nope"), "guid"},
 		{"threshold without support", mutate(`"DateBased"`, `"ThresholdCondition"`), "triggerType"},
 		{"no recipient field", mutate(`{"field":"staffEmail"}`, `{}`), "recipients.field"},
-		{"annual offset too big", settingJSON("bu", "", "[400]", "09:00", true), "offsetsDays[0]"},
+		{"annual offset too big", settingJSON("bu", "[400]", "09:00", true), "offsetsDays[0]"},
 		{"not json", `{"guid":`, "setting"},
 	}
 	for _, tc := range cases {

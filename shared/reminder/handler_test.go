@@ -35,7 +35,7 @@ func TestRevalidation(t *testing.T) {
 		want   automation.ReasonCode
 	}{
 		{"setting deactivated", func(t *testing.T, f *fixture) {
-			f.putSetting(t, strings.Replace(settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false), `"isActive":true`, `"isActive":false`, 1))
+			f.putSetting(t, strings.Replace(settingJSON("bu-syd", "[30, 7, 0]", "09:00", false), `"isActive":true`, `"isActive":false`, 1))
 		}, "", automation.ReasonReminderSettingInactive},
 		{"source deleted (snapshot)", func(t *testing.T, f *fixture) {
 			snapshot(t, f, 2, true, alice)
@@ -109,7 +109,7 @@ func TestRecipientsResolvedAtExecution(t *testing.T) {
 
 func TestAnnualCompletionEnsuresNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "", "[0]", "09:00", true))
+	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
 	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
 	f.clock.Set(utc("2026-09-30T23:00:00Z"))
 	rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})

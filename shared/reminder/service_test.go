@@ -41,7 +41,7 @@ func newFixture(t *testing.T, settings ...string) *fixture {
 	f.svc = &reminder.Service{Store: st, Clock: f.clock, Channels: map[string]bool{"log": true}}
 	f.h = &reminder.Handler{Store: st}
 	if len(settings) == 0 {
-		settings = []string{settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false)}
+		settings = []string{settingJSON("bu-syd", "[30, 7, 0]", "09:00", false)}
 	}
 	for _, js := range settings {
 		f.putSetting(t, js)
@@ -209,7 +209,7 @@ func TestInactiveSourceAndSettingDeactivate(t *testing.T) {
 	eq(t, f.rows(t), "2026-10-01/Deactivated/SourceNoLongerValid", "2026-10-24/Deactivated/SourceNoLongerValid", "2026-10-31/Deactivated/SourceNoLongerValid")
 	f.mustProcess(t, event("evt-3", 3, alice))
 	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
-	f.putSetting(t, strings.Replace(settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false), `"isActive":true`, `"isActive":false`, 1))
+	f.putSetting(t, strings.Replace(settingJSON("bu-syd", "[30, 7, 0]", "09:00", false), `"isActive":true`, `"isActive":false`, 1))
 	f.mustProcess(t, event("evt-4", 4, alice))
 	eq(t, f.rows(t), "2026-10-01/Deactivated/ReminderSettingInactive", "2026-10-24/Deactivated/ReminderSettingInactive", "2026-10-31/Deactivated/ReminderSettingInactive")
 }
@@ -296,7 +296,7 @@ func TestTimeAwareDeactivationKeepsCompletedRows(t *testing.T) {
 // being recorded missed (the yearly chain must never end).
 func TestAnnualMissedOffsetMovesToNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "", "[364, 0]", "09:00", true))
+	f := newFixture(t, settingJSON("bu-syd", "[364, 0]", "09:00", true))
 	f.clock.Set(utc("2026-09-02T01:00:00Z")) // 2026-09-02 11:00 AEST
 	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2020-09-03")))
 	// offset 364 of the 2026-09-03 anniversary was 2025-09-04 (past): the chain targets
@@ -306,7 +306,7 @@ func TestAnnualMissedOffsetMovesToNextYear(t *testing.T) {
 
 func TestAnnualTooLateStillEnsuresNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "", "[0]", "09:00", true))
+	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
 	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
 	f.clock.Set(utc("2026-09-30T23:00:00Z"))
 	rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
@@ -318,8 +318,8 @@ func TestAnnualTooLateStillEnsuresNextYear(t *testing.T) {
 
 func TestMoveToAnotherBusinessUnitSupersedesOldRows(t *testing.T) {
 	t.Parallel()
-	nyc := strings.Replace(strings.Replace(settingJSON("bu-nyc", "", "[0]", "09:00", false), settingGuid, "1f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f", 1), "", "", 1)
-	f := newFixture(t, settingJSON("bu-syd", "", "[30, 7, 0]", "09:00", false), nyc)
+	nyc := strings.Replace(strings.Replace(settingJSON("bu-nyc", "[0]", "09:00", false), settingGuid, "1f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f", 1), "", "", 1)
+	f := newFixture(t, settingJSON("bu-syd", "[30, 7, 0]", "09:00", false), nyc)
 	f.mustProcess(t, event("evt-1", 1, alice))
 	moved := strings.Replace(string(event("evt-2", 2, alice)), `"bu-syd"`, `"bu-nyc"`, 1)
 	r := f.mustProcess(t, []byte(moved))
