@@ -79,5 +79,6 @@ type Store interface {
 	SchedulerStore
 	DeliveryStore
 	ReminderStore
+	IdempotencyStore
 	Close() error
 }
