@@ -48,11 +48,11 @@ type Attachment struct {
 // A retry rebuilds exactly these requests, so it can only ever re-create the same delivery
 // keys (§7: retries reuse ownership and coordinates).
 type Coordinates struct {
-	RunKeyHash   string             `json:"runKeyHash"`
-	SchedulerKey string             `json:"schedulerKey"`
-	File         Attachment         `json:"file"`
-	DeliveryKeys []string           `json:"deliveryKeys"`
-	Queue        string             `json:"queue"`
+	RunKeyHash   string              `json:"runKeyHash"`
+	SchedulerKey string              `json:"schedulerKey"`
+	File         Attachment          `json:"file"`
+	DeliveryKeys []string            `json:"deliveryKeys"`
+	Queue        string              `json:"queue"`
 	Requests     []CoordinateRequest `json:"requests"`
 }
 

@@ -397,10 +397,10 @@ type ShadowKey struct {
 // ShadowComparison compares the scheduled keys we expect for a subscription (its most recent
 // scheduled runs) with the runs the old scheduler reported through the ownership API.
 type ShadowComparison struct {
-	Expected  []ShadowKey `json:"expected"`
-	Matched   int         `json:"matched"`
-	Missing   int         `json:"missing"`   // expected keys the old scheduler has not reported
-	Unexpected []string   `json:"unexpected"` // keys the old scheduler reported that we never expected
+	Expected   []ShadowKey `json:"expected"`
+	Matched    int         `json:"matched"`
+	Missing    int         `json:"missing"`    // expected keys the old scheduler has not reported
+	Unexpected []string    `json:"unexpected"` // keys the old scheduler reported that we never expected
 }
 
 // Shadow compares the subscription's last `limit` scheduled runs with the old scheduler's

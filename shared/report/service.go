@@ -84,7 +84,9 @@ func New(c Config) (*Service, error) {
 // Renderers returns the registry of report types.
 func (s *Service) Renderers() *Registry { return s.c.Renderers }
 
-func notFound(what string) error { return automation.Errorf(automation.CodeNotFound, "%s not found", what) }
+func notFound(what string) error {
+	return automation.Errorf(automation.CodeNotFound, "%s not found", what)
+}
 
 func conflict(f string, a ...any) error { return automation.Errorf(automation.CodeConflict, f, a...) }
 
