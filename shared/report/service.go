@@ -81,6 +81,9 @@ func New(c Config) (*Service, error) {
 	return &Service{c: c}, nil
 }
 
+// Now is the service clock's instant (UTC).
+func (s *Service) Now() time.Time { return s.c.Clock.Now() }
+
 // Renderers returns the registry of report types.
 func (s *Service) Renderers() *Registry { return s.c.Renderers }
 
