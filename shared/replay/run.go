@@ -114,6 +114,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 }
 
 type runner struct {
+	reportState
 	sc         *Scenario
 	e          *app.Embedded
 	enc        *json.Encoder
@@ -203,6 +204,9 @@ func (r *runner) ceilGrid(t time.Time) time.Time {
 
 func (r *runner) input(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
+	if in.ReportInputs.count() > 0 {
+		return r.reportInput(ctx, idx)
+	}
 	ev, err := events.Parse(in.Event)
 	if err == nil {
 		err = r.e.Events.Dispatch(ctx, ev)

@@ -39,10 +39,12 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set (today: event).
+// Input is one timed input. Exactly one kind field is set: event, or one of the report
+// kinds (ReportInputs, report.go).
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
+	ReportInputs
 }
 
 // MaxTicks bounds how many grid ticks a scenario may span (a year of 30 s ticks is ~1.05M).
@@ -184,6 +186,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		var in struct {
 			At    json.RawMessage `json:"at"`
 			Event json.RawMessage `json:"event"`
+			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
 			bad("inputs[%d]: %v", i, err)
@@ -191,13 +194,16 @@ func Parse(raw []byte) (*Scenario, error) {
 			continue
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
-		if len(in.Event) == 0 {
-			bad("inputs[%d] has no input kind (expected \"event\")", i)
+		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1); {
+		case kinds == 0:
+			bad("inputs[%d] has no input kind (expected \"event\" or %s)", i, reportKindNames)
+		case kinds > 1:
+			bad("inputs[%d] has more than one input kind", i)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
-		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event})
+		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ReportInputs: in.ReportInputs})
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {
