@@ -180,3 +180,25 @@ func TestCompileRejects(t *testing.T) {
 		t.Errorf("the RRULE: prefix is allowed: %v", err)
 	}
 }
+
+// BenchmarkScheduleNext measures finding the next run of a weekly rule ten years after its
+// DTSTART (rrule-go iterates from DTSTART) and of an hourly rule one year after.
+func BenchmarkScheduleNext(b *testing.B) {
+	for _, bc := range []struct{ name, rule, dtStart, after string }{
+		{"weekly-10y", "FREQ=WEEKLY;BYDAY=MO", "2027-03-01T08:00", "2037-03-20T00:00:00Z"},
+		{"hourly-1y", "FREQ=HOURLY", "2027-03-01T08:00", "2028-03-20T00:00:00Z"},
+	} {
+		s, err := report.Compile(report.Recurrence{RRule: bc.rule, DTStart: bc.dtStart}, "Australia/Sydney")
+		if err != nil {
+			b.Fatal(err)
+		}
+		after := utc(bc.after)
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := s.Next(after); !ok {
+					b.Fatal("no next")
+				}
+			}
+		})
+	}
+}
