@@ -322,3 +322,6 @@ func (r *runner) seedTemplates(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ParsedTemplates returns the scenario's validated templates (serve -seed stores them).
+func (sc *Scenario) ParsedTemplates() []Template { return sc.templates }
