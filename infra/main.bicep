@@ -94,6 +94,9 @@ param dueWorkMode string = 'inline'
 ])
 param logLevel string = 'info'
 
+@description('Business units the HTTP APIs may show at most (comma-separated ids, or *).')
+param apiBusinessUnits string = '*'
+
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
 
@@ -222,6 +225,7 @@ module functionApp 'modules/functionapp.bicep' = {
     elasticPremiumSku: elasticPremiumSku
     dueWorkMode: dueWorkMode
     logLevel: logLevel
+    apiBusinessUnits: apiBusinessUnits
   }
 }
 

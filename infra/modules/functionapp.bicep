@@ -131,6 +131,9 @@ param leaseSeconds string = '300'
 ])
 param logLevel string = 'info'
 
+@description('Business units the HTTP APIs may show at most (comma-separated ids, or *). The front door narrows it per request with the X-Automation-Business-Units header.')
+param apiBusinessUnits string = '*'
+
 var isFlex = planKind == 'FlexConsumption'
 
 // Settings read by the Go code (shared/config/config.go, "Azure" settings). A test greps
@@ -187,6 +190,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_LOG_LEVEL'
     value: logLevel
+  }
+  {
+    name: 'AUTOMATION_API_BUSINESS_UNITS'
+    value: apiBusinessUnits
   }
 ]
 

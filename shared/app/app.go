@@ -26,6 +26,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
@@ -50,8 +51,11 @@ type Runtime struct {
 	Reminders  *reminder.Service
 	Events     *events.Router
 	Functions  *funchost.Router
-	Clock      automation.Clock
-	closers    []func() error
+	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
+	// details); the HTTP functions register their routes on Functions with it.
+	API     *httpapi.API
+	Clock   automation.Clock
+	closers []func() error
 }
 
 // Embedded is a Runtime on the embedded parts (kept as a name for the replay simulator).
@@ -146,6 +150,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if cfg.DueWorkMode == config.ModeFanout {
 		mode = handler.Fanout
 	}
+	scope := httpapi.ParseScope(cfg.APIBusinessUnits)
+	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
@@ -201,6 +207,7 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	r := &Runtime{Store: st, Trace: tr, Clock: o.Clock, closers: []func() error{st.Close, tr.Close}}
 	r.Memory = bus.NewMemory(nil)
 	r.Publisher = r.Memory
+	r.API = httpapi.New(httpapi.Options{Idempotency: st, Clock: o.Clock, Logger: o.Log})
 	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed}); err != nil {
 		_ = r.Close()
 		return nil, err

@@ -25,6 +25,7 @@ func TestImportArrowsPointDown(t *testing.T) {
 		"shared/trace":      {},
 		"shared/events":     {"shared/automation"},
 		"shared/funchost":   {},
+		"shared/httpapi":    {"shared/automation", "shared/store"},
 		"shared/config":     {},
 		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace"},
 		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace"},

@@ -3,6 +3,7 @@ package automation
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrorCode is a stable, machine-readable error code. The HTTP layer maps codes to
@@ -11,20 +12,33 @@ type ErrorCode string
 
 // Error codes.
 const (
-	CodeInvalidInput ErrorCode = "InvalidInput" // bad input: nothing was changed
-	CodeNotFound     ErrorCode = "NotFound"
-	CodeConflict     ErrorCode = "Conflict"
+	CodeInvalidInput ErrorCode = "InvalidInput" // bad input: nothing was changed (HTTP 422)
+	CodeMalformed    ErrorCode = "Malformed"    // unreadable request: not JSON, unknown field, bad query parameter (HTTP 400)
+	CodeNotFound     ErrorCode = "NotFound"     // unknown, or outside the caller's business units (HTTP 404)
+	CodeConflict     ErrorCode = "Conflict"     // the state forbids it, or a concurrent change won (HTTP 409)
 	CodeLeaseLost    ErrorCode = "LeaseLost"
 	CodeInternal     ErrorCode = "Internal"
+	// CodePreconditionFailed: If-Match named a Version that is no longer current (HTTP 412).
+	CodePreconditionFailed ErrorCode = "PreconditionFailed"
+	// CodePreconditionRequired: an update without If-Match (HTTP 428).
+	CodePreconditionRequired ErrorCode = "PreconditionRequired"
+	// CodeIdempotencyMismatch: an Idempotency-Key reused with a different body (HTTP 422).
+	CodeIdempotencyMismatch ErrorCode = "IdempotencyKeyReused"
+	// CodeInProgress: a request with the same Idempotency-Key is still running (HTTP 409).
+	CodeInProgress ErrorCode = "RequestInProgress"
+	// CodeUnauthorized: missing or wrong credentials (HTTP 401).
+	CodeUnauthorized ErrorCode = "Unauthorized"
 )
 
 // Error is a typed error with a stable Code and a human message. Field names the input
-// (e.g. "data.expiresOn") when the error is about one.
+// (e.g. "data.expiresOn") when the error is about one. Fields lists one error per invalid
+// field when a whole input was validated (see InvalidFields).
 type Error struct {
 	Code    ErrorCode
 	Field   string
 	Message string
 	Err     error
+	Fields  []*Error
 }
 
 func (e *Error) Error() string {
@@ -43,6 +57,44 @@ func (e *Error) Unwrap() error { return e.Err }
 // Invalid returns a CodeInvalidInput error about field.
 func Invalid(field, format string, args ...any) error {
 	return &Error{Code: CodeInvalidInput, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code ErrorCode, format string, args ...any) error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidFields joins field errors into one CodeInvalidInput error whose Fields lists them
+// all (so an API can answer every problem at once). It returns nil for no errors and the
+// error itself for one. Errors that are not *Error are wrapped as CodeInvalidInput.
+func InvalidFields(errs ...error) error {
+	var fields []*Error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeInvalidInput {
+			if len(e.Fields) > 0 {
+				fields = append(fields, e.Fields...)
+			} else {
+				fields = append(fields, e)
+			}
+			continue
+		}
+		fields = append(fields, &Error{Code: CodeInvalidInput, Message: err.Error()})
+	}
+	switch len(fields) {
+	case 0:
+		return nil
+	case 1:
+		return fields[0]
+	}
+	msgs := make([]string, len(fields))
+	for i, f := range fields {
+		msgs[i] = f.Error()
+	}
+	return &Error{Code: CodeInvalidInput, Message: strings.Join(msgs, "; "), Fields: fields}
 }
 
 // CodeOf returns err's ErrorCode, or CodeInternal when err carries none.

@@ -49,6 +49,8 @@ var Settings = []Setting{
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
+	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
+	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
 }
 
 // Mode selects how DueWorkPoller executes claimed rows.
@@ -78,6 +80,8 @@ type Config struct {
 	DueWorkConcurrency   int
 	Lease                time.Duration
 	LogLevel             string
+	APIToken             string
+	APIBusinessUnits     string // "*" or comma-separated business-unit ids
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -148,6 +152,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DueWorkConcurrency:   num("AUTOMATION_DUEWORK_CONCURRENCY", 1, 64),
 		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
+		APIToken:             get("AUTOMATION_API_TOKEN"),
+		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
 	}
 	if p := c.CustomHandlerPort; p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

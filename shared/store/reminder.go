@@ -80,5 +80,6 @@ type Store interface {
 	DeliveryStore
 	DeliverySupportStore
 	ReminderStore
+	IdempotencyStore
 	Close() error
 }

@@ -1,0 +1,128 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Options configures an API. The zero value serves everything to everyone without
+// idempotency records: fine for tests, never for production (see app wiring).
+type Options struct {
+	// Token, when not empty, is required as "Authorization: Bearer <Token>" on every request
+	// (local serve). In Azure the Functions host checks function keys before us.
+	Token string
+	// BusinessUnits is what any caller may see at most; the X-Automation-Business-Units
+	// header narrows it per request. Nil (the zero Scope) means all business units, so set
+	// it deliberately in multi-tenant deployments.
+	BusinessUnits *Scope
+	// Idempotency stores Idempotency-Key records; nil disables the header (it is then
+	// rejected with 400 rather than silently ignored).
+	Idempotency store.IdempotencyStore
+	// IdempotencyLease is how long a request may run before a retry with the same key may
+	// take over (default 1 minute).
+	IdempotencyLease time.Duration
+	// Clock gives "now" for idempotency records (default automation.SystemClock).
+	Clock automation.Clock
+	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// Logger receives 5xx details and recovered panics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// API turns HandlerFuncs into http.Handlers that authenticate, scope, apply
+// Idempotency-Key and answer errors as problem details. Safe for concurrent use.
+type API struct{ o Options }
+
+// New returns an API with o.
+func New(o Options) *API {
+	if o.IdempotencyLease <= 0 {
+		o.IdempotencyLease = time.Minute
+	}
+	if o.Clock == nil {
+		o.Clock = automation.SystemClock{}
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &API{o: o}
+}
+
+// HandlerFunc is a route handler: it writes its success answer itself (WriteJSON) and
+// returns errors for WriteError to answer.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Logger returns the API's logger.
+func (a *API) Logger() *slog.Logger { return a.o.Logger }
+
+// Clock returns the API's clock.
+func (a *API) Clock() automation.Clock { return a.o.Clock }
+
+// Handler wraps h: bounded body, bearer token, Caller in the context, Idempotency-Key on
+// POST, errors and panics as problem details.
+func (a *API) Handler(h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				a.o.Logger.Error("http handler panicked", "panic", fmt.Sprint(v), "path", r.URL.Path, "stack", string(debug.Stack()))
+				WriteError(w, r, nil, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		if err := a.authenticate(r); err != nil {
+			WriteError(w, r, a.o.Logger, err)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
+		r = r.WithContext(WithCaller(r.Context(), a.caller(r)))
+		if key := r.Header.Get(HeaderIdempotencyKey); key != "" || len(r.Header.Values(HeaderIdempotencyKey)) > 0 {
+			if r.Method != http.MethodPost {
+				WriteError(w, r, a.o.Logger, &automation.Error{Code: automation.CodeMalformed, Field: HeaderIdempotencyKey,
+					Message: "is only accepted on POST (PUT, PATCH and DELETE are guarded by If-Match)"})
+				return
+			}
+			a.idempotent(w, r, h)
+			return
+		}
+		if err := h(w, r); err != nil {
+			WriteError(w, r, a.o.Logger, err)
+		}
+	})
+}
+
+func (a *API) authenticate(r *http.Request) error {
+	if a.o.Token == "" {
+		return nil
+	}
+	auth := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") ||
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(a.o.Token)) != 1 {
+		return automation.Errorf(automation.CodeUnauthorized, "send Authorization: Bearer <token>")
+	}
+	return nil
+}
+
+func (a *API) caller(r *http.Request) Caller {
+	scope := AllBusinessUnits()
+	if a.o.BusinessUnits != nil {
+		scope = *a.o.BusinessUnits
+	}
+	if vals := r.Header.Values(HeaderBusinessUnits); len(vals) > 0 {
+		scope = scope.Intersect(ParseScope(strings.Join(vals, ",")))
+	}
+	op := operatorName(r.Header.Get(headerPrincipalName))
+	if op == "" {
+		op = operatorName(r.Header.Get(HeaderOperator))
+	}
+	return Caller{Scope: scope, Operator: op}
+}

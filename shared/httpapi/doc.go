@@ -1,0 +1,42 @@
+// Package httpapi holds what every HTTP API of the platform shares, so the route handlers
+// (reminder settings, report subscriptions, support) stay thin:
+//
+//   - Problem details (RFC 9457): every error answer is application/problem+json with type,
+//     title, status, detail, the stable error code and, for validation, one entry per field.
+//     WriteError is the one place that maps error codes to statuses:
+//
+//     automation.CodeMalformed              400  unreadable JSON, unknown field, bad query
+//     automation.CodeUnauthorized           401  missing or wrong bearer token
+//     automation.CodeNotFound, ErrNotFound  404  unknown, or outside the caller's business units
+//     automation.CodeConflict, ErrConflict  409  state conflict
+//     automation.CodeInProgress             409  same Idempotency-Key still running
+//     automation.CodePreconditionFailed     412  If-Match names an old Version
+//     store.ErrLeaseLost                    412  the Version moved on between read and write
+//     automation.CodeInvalidInput           422  validation, with field errors
+//     automation.CodeIdempotencyMismatch    422  Idempotency-Key reused with another body
+//     automation.CodePreconditionRequired   428  update without If-Match
+//     anything else                         500  no detail leaves the process; it is logged
+//
+//   - Strict JSON bodies (DecodeJSON: unknown fields and trailing data rejected, size bounded)
+//     and strict query strings (Query: unknown parameters rejected).
+//
+//   - Optimistic concurrency on the integer Version of a resource: ETag is the strong tag
+//     "<version>", If-Match must name it (IfMatch).
+//
+//   - Idempotency-Key on POST (ARCHITECTURE §6 "Sync APIs"): same key + same body → the stored
+//     response (with header Idempotent-Replayed: true); same key + another body → 422; while
+//     the first request runs → 409 with Retry-After. Records live in SQL
+//     (store.IdempotencyStore). Handlers that create resources derive their ids from the key
+//     with DeterministicID, so a retry after a crash between "created" and "response stored"
+//     finds the same resource instead of creating a second one.
+//
+//   - Who is calling (Caller): an optional bearer token (constant-time compare; locally the
+//     serve command's token, in Azure the Functions host checks function keys first), the
+//     business units the caller may see (the configured set, narrowed by the
+//     X-Automation-Business-Units header that the front door sets in Azure), and the
+//     operator's name for audits (X-MS-CLIENT-PRINCIPAL-NAME from App Service
+//     authentication, else X-Automation-Operator). A resource of another business unit
+//     answers 404, never 403, so ids cannot be probed.
+//
+//   - Opaque, tamper-evident page cursors (EncodeCursor / DecodeCursor).
+package httpapi

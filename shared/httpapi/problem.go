@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// ProblemContentType is the media type of RFC 9457 problem details.
+const ProblemContentType = "application/problem+json"
+
+// ProblemTypeBase prefixes the type URI of every problem: ProblemTypeBase + code, e.g.
+// "https://automation-platform.dev/problems/InvalidInput". The URI identifies the problem
+// kind; it need not resolve.
+const ProblemTypeBase = "https://automation-platform.dev/problems/"
+
+// Problem is an RFC 9457 problem details object. Code (extension member) is the stable
+// automation.ErrorCode; Errors (extension member) lists field errors of a validation problem.
+type Problem struct {
+	Type     string       `json:"type"`
+	Title    string       `json:"title"`
+	Status   int          `json:"status"`
+	Detail   string       `json:"detail,omitempty"`
+	Instance string       `json:"instance,omitempty"`
+	Code     string       `json:"code"`
+	Errors   []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError is one invalid input field: Field is a JSON path ("offsetsDays[1]") or a
+// query parameter name.
+type FieldError struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+var titles = map[automation.ErrorCode]string{
+	automation.CodeMalformed:            "Malformed request",
+	automation.CodeUnauthorized:         "Unauthorized",
+	automation.CodeNotFound:             "Not found",
+	automation.CodeConflict:             "Conflict",
+	automation.CodeInProgress:           "Request in progress",
+	automation.CodePreconditionFailed:   "Precondition failed",
+	automation.CodeInvalidInput:         "Invalid input",
+	automation.CodeIdempotencyMismatch:  "Idempotency key reused",
+	automation.CodePreconditionRequired: "Precondition required",
+	automation.CodeInternal:             "Internal error",
+}
+
+// StatusOf returns the HTTP status for err (the table in the package doc).
+func StatusOf(err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrLeaseLost):
+		return http.StatusPreconditionFailed
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict
+	}
+	switch automation.CodeOf(err) {
+	case automation.CodeMalformed:
+		return http.StatusBadRequest
+	case automation.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case automation.CodeNotFound:
+		return http.StatusNotFound
+	case automation.CodeConflict, automation.CodeInProgress:
+		return http.StatusConflict
+	case automation.CodePreconditionFailed:
+		return http.StatusPreconditionFailed
+	case automation.CodeInvalidInput, automation.CodeIdempotencyMismatch:
+		return http.StatusUnprocessableEntity
+	case automation.CodePreconditionRequired:
+		return http.StatusPreconditionRequired
+	}
+	return http.StatusInternalServerError
+}
+
+// ProblemOf builds the problem details for err. A 500 carries no detail: internal errors
+// may name tables, hosts or personal data.
+func ProblemOf(err error) Problem {
+	status := StatusOf(err)
+	code := automation.CodeOf(err)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		code = automation.CodeNotFound
+	case errors.Is(err, store.ErrLeaseLost):
+		code = automation.CodePreconditionFailed
+	case errors.Is(err, store.ErrConflict) && code == automation.CodeInternal:
+		code = automation.CodeConflict
+	}
+	p := Problem{Type: ProblemTypeBase + string(code), Title: titles[code], Status: status, Code: string(code)}
+	if p.Title == "" {
+		p.Title = http.StatusText(status)
+	}
+	if status == http.StatusInternalServerError {
+		p.Detail = "the request failed; it was logged"
+		return p
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) && automation.CodeOf(err) == automation.CodeInternal:
+		p.Detail = "not found"
+	case errors.Is(err, store.ErrLeaseLost) && automation.CodeOf(err) == automation.CodeInternal:
+		p.Detail = "the resource changed since it was read; read it again"
+	default:
+		p.Detail = err.Error()
+	}
+	var e *automation.Error
+	if errors.As(err, &e) {
+		if len(e.Fields) > 0 {
+			for _, f := range e.Fields {
+				p.Errors = append(p.Errors, FieldError{Field: f.Field, Message: f.Message})
+			}
+			p.Detail = strings.TrimSpace(e.Message)
+		} else if e.Field != "" {
+			p.Errors = []FieldError{{Field: e.Field, Message: e.Message}}
+		}
+	}
+	return p
+}
+
+// WriteProblem writes p as application/problem+json with p.Status.
+func WriteProblem(w http.ResponseWriter, p Problem) {
+	body, err := json.Marshal(p)
+	if err != nil { // cannot happen: Problem has only strings and ints
+		body = []byte(`{"type":"about:blank","title":"Internal error","status":500}`)
+		p.Status = http.StatusInternalServerError
+	}
+	h := w.Header()
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("ETag")
+	if p.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="automation"`)
+	}
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// WriteError answers err as problem details (StatusOf) and logs 5xx with the error's text
+// (never sent to the caller). r may be nil.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	p := ProblemOf(err)
+	if r != nil {
+		p.Instance = r.URL.Path
+	}
+	if p.Status >= 500 && log != nil {
+		attrs := []any{"error", err.Error(), "status", p.Status}
+		if r != nil {
+			attrs = append(attrs, "method", r.Method, "path", r.URL.Path)
+		}
+		log.Error("http request failed", attrs...)
+	}
+	WriteProblem(w, p)
+}

@@ -1,0 +1,130 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+func testIdempotency(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	begin := func(key, hash string, now time.Time) store.IdempotencyBeginResult {
+		t.Helper()
+		r, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "POST /api/x", Key: key, RequestHash: hash, Now: now, Lease: time.Minute})
+		if err != nil {
+			t.Fatalf("IdempotencyBegin(%s): %v", key, err)
+		}
+		return r
+	}
+
+	first := begin("k1", "h1", T0)
+	if !first.Started || first.Record.Completed || first.Record.RequestHash != "h1" || !first.Record.CreatedOn.Equal(T0) {
+		t.Fatalf("first begin = %+v, want started in-progress record", first)
+	}
+	if second := begin("k1", "h1", T0.Add(time.Second)); second.Started || second.Record.Completed {
+		t.Fatalf("begin during a live lease = %+v, want not started, in progress", second)
+	}
+	if other := begin("k1", "h2", T0.Add(2*time.Minute)); other.Started {
+		t.Fatalf("a different body must never take over an in-progress key: %+v", other)
+	}
+	// The first attempt crashed: after the lease, a retry with the same body takes over.
+	if retry := begin("k1", "h1", T0.Add(2*time.Minute)); !retry.Started {
+		t.Fatalf("retry after the lease expired = %+v, want started", retry)
+	}
+	if err := s.IdempotencyComplete(ctx, store.IdempotencyCompleteParams{Scope: "POST /api/x", Key: "k1", RequestHash: "h2",
+		ResponseStatus: 201, ResponseBody: `{}`, Now: T0}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("complete with another hash: err = %v, want ErrNotFound", err)
+	}
+	done := T0.Add(3 * time.Minute)
+	if err := s.IdempotencyComplete(ctx, store.IdempotencyCompleteParams{Scope: "POST /api/x", Key: "k1", RequestHash: "h1",
+		ResponseStatus: 201, ResponseHeadersJSON: `{"ETag":"\"1\""}`, ResponseBody: `{"guid":"g"}`, Now: done}); err != nil {
+		t.Fatal(err)
+	}
+	got := begin("k1", "h1", T0.Add(time.Hour))
+	if got.Started || !got.Record.Completed || got.Record.ResponseStatus != 201 || got.Record.ResponseBody != `{"guid":"g"}` ||
+		got.Record.ResponseHeadersJSON != `{"ETag":"\"1\""}` || got.Record.CompletedOn == nil || !got.Record.CompletedOn.Equal(done) {
+		t.Fatalf("after complete = %+v", got)
+	}
+	// Completing twice is refused; releasing a completed record does nothing.
+	if err := s.IdempotencyComplete(ctx, store.IdempotencyCompleteParams{Scope: "POST /api/x", Key: "k1", RequestHash: "h1",
+		ResponseStatus: 500, Now: done}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second complete: err = %v, want ErrNotFound", err)
+	}
+	if err := s.IdempotencyRelease(ctx, "POST /api/x", "k1", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if again := begin("k1", "h1", T0.Add(time.Hour)); !again.Record.Completed {
+		t.Fatal("release removed a completed record")
+	}
+
+	// Release frees an in-progress key at once (a server error must not pin the key).
+	begin("k2", "h", T0)
+	if err := s.IdempotencyRelease(ctx, "POST /api/x", "k2", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if r := begin("k2", "h", T0.Add(time.Second)); !r.Started {
+		t.Fatal("released key was not free")
+	}
+
+	// The same key in another scope is another record.
+	r, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "POST /api/y", Key: "k1", RequestHash: "zz", Now: T0, Lease: time.Minute})
+	if err != nil || !r.Started {
+		t.Fatalf("other scope: %+v, %v", r, err)
+	}
+
+	// Purge is bounded and removes only old records.
+	n, err := s.IdempotencyPurge(ctx, T0.Add(time.Hour), 2)
+	if err != nil || n != 2 {
+		t.Fatalf("purge = %d, %v; want 2 (bounded)", n, err)
+	}
+	n, err = s.IdempotencyPurge(ctx, T0.Add(time.Hour), 100)
+	if err != nil || n != 1 {
+		t.Fatalf("second purge = %d, %v; want the 1 left", n, err)
+	}
+	if _, err := s.IdempotencyPurge(ctx, T0, 0); err == nil {
+		t.Fatal("purge with limit 0 must fail")
+	}
+	if _, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "s", Key: "k", RequestHash: "h", Now: T0}); err == nil {
+		t.Fatal("begin without a lease must fail")
+	}
+}
+
+// testIdempotencyConcurrent: of many concurrent first requests with one key, exactly one starts.
+func testIdempotencyConcurrent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	const n = 8
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		started int
+		errs    []error
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "POST /api/x", Key: "race", RequestHash: "h", Now: T0, Lease: time.Minute})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("goroutine %d: %w", i, err))
+			} else if r.Started {
+				started++
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if started != 1 {
+		t.Fatalf("%d concurrent begins started, want exactly 1", started)
+	}
+}

@@ -1,0 +1,103 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+var _ store.IdempotencyStore = (*Store)(nil)
+
+func (s *Store) scanIdempotency(r rowScanner) (store.IdempotencyRecord, error) {
+	var (
+		rec    store.IdempotencyRecord
+		status string
+		code   sql.NullInt64
+	)
+	err := r.Scan(&rec.Scope, &rec.Key, &rec.RequestHash, &status, &code, ns(&rec.ResponseHeadersJSON),
+		ns(&rec.ResponseBody), s.nt(&rec.LeaseExpiresOn), s.t(&rec.CreatedOn), s.nt(&rec.CompletedOn))
+	rec.Completed = status == "Completed"
+	rec.ResponseStatus = int(code.Int64)
+	return rec, err
+}
+
+// IdempotencyBegin implements store.IdempotencyStore in one transaction: insert an
+// in-progress record, else take over a crashed one (same hash, lease expired), else return
+// the existing record.
+func (s *Store) IdempotencyBegin(ctx context.Context, p store.IdempotencyBeginParams) (store.IdempotencyBeginResult, error) {
+	if p.Scope == "" || p.Key == "" || p.RequestHash == "" || p.Lease <= 0 {
+		return store.IdempotencyBeginResult{}, fmt.Errorf("%s IdempotencyBegin: scope, key, request hash and a positive lease are required", s.d.Name)
+	}
+	var out store.IdempotencyBeginResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = store.IdempotencyBeginResult{}
+		args := []any{sql.Named("Scope", p.Scope), sql.Named("IdempotencyKey", p.Key),
+			sql.Named("RequestHash", p.RequestHash), sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
+			sql.Named("Now", s.tm(p.Now))}
+		for _, name := range []string{"IdempotencyInsert", "IdempotencyTakeOver"} {
+			res, err := s.exec(ctx, tx, name, args...)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+			} else if n == 1 {
+				out.Started = true
+				break
+			}
+		}
+		rec, err := s.scanIdempotency(s.queryRow(ctx, tx, "IdempotencyGet",
+			sql.Named("Scope", p.Scope), sql.Named("IdempotencyKey", p.Key)))
+		if err = s.oneErr("IdempotencyGet", err); err != nil {
+			return err
+		}
+		out.Record = rec
+		return nil
+	})
+	return out, err
+}
+
+// IdempotencyComplete implements store.IdempotencyStore.
+func (s *Store) IdempotencyComplete(ctx context.Context, p store.IdempotencyCompleteParams) error {
+	res, err := s.exec(ctx, nil, "IdempotencyComplete",
+		sql.Named("Scope", p.Scope), sql.Named("IdempotencyKey", p.Key), sql.Named("RequestHash", p.RequestHash),
+		sql.Named("ResponseStatus", p.ResponseStatus), sql.Named("ResponseHeadersJson", p.ResponseHeadersJSON),
+		sql.Named("ResponseBody", p.ResponseBody), sql.Named("Now", s.tm(p.Now)))
+	if err != nil {
+		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, err)
+	} else if n != 1 {
+		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, store.ErrNotFound)
+	}
+	return nil
+}
+
+// IdempotencyRelease implements store.IdempotencyStore.
+func (s *Store) IdempotencyRelease(ctx context.Context, scope, key, requestHash string) error {
+	if _, err := s.exec(ctx, nil, "IdempotencyRelease", sql.Named("Scope", scope),
+		sql.Named("IdempotencyKey", key), sql.Named("RequestHash", requestHash)); err != nil {
+		return fmt.Errorf("%s IdempotencyRelease: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// IdempotencyPurge implements store.IdempotencyStore.
+func (s *Store) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := checkLimit("IdempotencyPurge", limit); err != nil {
+		return 0, err
+	}
+	res, err := s.exec(ctx, nil, "IdempotencyPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	if err != nil {
+		return 0, fmt.Errorf("%s IdempotencyPurge: %w", s.d.Name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("%s IdempotencyPurge: %w", s.d.Name, err)
+	}
+	return int(n), nil
+}
