@@ -26,6 +26,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
@@ -155,6 +156,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
+	// they belong to the SupportApi HTTP function (its folder comes with the support API).
+	deliveryapi.Register(r.Functions, r.API, r.Support)
 	return r, nil
 }
 

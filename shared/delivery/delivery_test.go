@@ -783,7 +783,7 @@ func TestResolveGuardsVersionScopeAndInput(t *testing.T) {
 	}
 	stale := req
 	stale.ExpectedVersion--
-	if _, err := e.support.Resolve(ctx, stale); !errors.Is(err, store.ErrConflict) {
+	if _, err := e.support.Resolve(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("stale version: %v", err)
 	}
 	if j := e.job(t, item.DeliveryKey); j.Status != store.NotificationUnknown || j.Version != item.Version {

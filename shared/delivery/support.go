@@ -101,7 +101,8 @@ type ResolveRequest struct {
 // Resolve records the operator's verdict on an UNKNOWN delivery, with its fact, guarded by
 // ExpectedVersion. Errors: automation.Invalid (nothing changed) for a missing field or a
 // status other than Sent/Failed; store.ErrNotFound when the delivery does not exist in the
-// business unit; store.ErrConflict when it is no longer Unknown or its Version moved on.
+// business unit; store.ErrConflict when it is no longer Unknown; store.ErrLeaseLost when its
+// Version moved on (someone else changed it since it was listed).
 func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.NotificationJob, error) {
 	switch {
 	case strings.TrimSpace(r.BusinessUnitID) == "":

@@ -53,7 +53,7 @@ type NotificationListUnknownParams struct {
 // NotificationResolveParams resolves an Unknown job of BusinessUnitID by hand: Status Sent or
 // Failed, by Operator for Reason, guarded by the Version the operator saw (ExpectedVersion).
 // ErrNotFound when no such job exists in that business unit; ErrConflict when it is not
-// Unknown any more or its Version moved on.
+// Unknown any more; ErrLeaseLost when it is still Unknown but its Version moved on.
 type NotificationResolveParams struct {
 	DeliveryKey       string
 	BusinessUnitID    string

@@ -107,7 +107,7 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 			case cur.Status != store.NotificationUnknown:
 				return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
 			default:
-				return fmt.Errorf("delivery %s is at version %d, not %d: %w", p.DeliveryKey, cur.Version, p.ExpectedVersion, store.ErrConflict)
+				return fmt.Errorf("delivery %s is at version %d, not %d: %w", p.DeliveryKey, cur.Version, p.ExpectedVersion, store.ErrLeaseLost)
 			}
 		}
 		if err != nil {

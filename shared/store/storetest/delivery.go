@@ -271,7 +271,7 @@ func testResolve(t *testing.T, open Opener) {
 	}
 	stale := p
 	stale.ExpectedVersion = j.Version - 1
-	if _, err := s.NotificationResolve(ctx, stale); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.NotificationResolve(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("stale version: %v", err)
 	}
 	bad := p
