@@ -26,6 +26,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
@@ -45,6 +46,9 @@ type Runtime struct {
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
+	Projector  *delivery.Projector
+	Templates  *delivery.Templates
+	Support    *delivery.Support
 	Reminders  *reminder.Service
 	Events     *events.Router
 	Functions  *funchost.Router
@@ -151,7 +155,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
-		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
+	// they belong to the SupportApi HTTP function (its folder comes with the support API).
+	deliveryapi.Register(r.Functions, r.API, r.Support)
 	return r, nil
 }
 
@@ -183,6 +190,8 @@ type EmbeddedOptions struct {
 	Poller   scheduler.Config
 	Seed     uint64
 	Log      *slog.Logger
+	// OnOutcome observes each recorded dispatch outcome (the replay's output).
+	OnOutcome func(delivery.Outcome)
 }
 
 // NewEmbedded wires the embedded parts at explicit paths, without the Functions router.
@@ -207,8 +216,10 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		_ = r.Close()
 		return nil, err
 	}
-	// Without the Functions router the dispatcher consumes the queue directly.
+	// Without the Functions router the dispatcher and the projector consume directly.
+	r.Dispatcher.OnOutcome = o.OnOutcome
 	r.Memory.Subscribe(delivery.DispatchQueue, r.Dispatcher.Handle)
+	r.Memory.Subscribe(store.DeliveryFactsTopic, r.Projector.Handle)
 	return r, nil
 }
 
@@ -246,7 +257,11 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	}
 	r.Poller = poller
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
-	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Channels: channels, Clock: r.Clock, Log: log}
+	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
+	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Channels: channels, Clock: r.Clock, Log: log,
+		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
+	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
+	r.Support = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
@@ -317,6 +332,7 @@ type TickResult struct {
 	scheduler.Result
 	Published  int
 	Dispatched int
+	Swept      int // jobs the dispatcher's sweep claimed (retries, lookups, expired claims)
 }
 
 // maxRelayRounds bounds the relay/dispatch rounds of one tick; maxTickBatches the poller
@@ -345,6 +361,13 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		if res.Claimed == 0 {
 			break
 		}
+	}
+	// Retries, lookups and expired send claims due now (once per tick; their facts are
+	// relayed below).
+	sw, err := r.Dispatcher.Sweep(ctx)
+	tr.Swept += sw.Claimed
+	if err != nil {
+		return tr, err
 	}
 	for i := 0; i < maxRelayRounds; i++ {
 		n, err := r.Relay.RunOnce(ctx)

@@ -25,11 +25,13 @@ type Scenario struct {
 	Tick             string            `json:"tick"`  // Go duration, e.g. "30s"
 	BusinessUnits    []BusinessUnit    `json:"businessUnits"`
 	ReminderSettings []json.RawMessage `json:"reminderSettings"`
+	Templates        []json.RawMessage `json:"templates,omitempty"`
 	Inputs           []Input           `json:"inputs"`
 
-	tick     time.Duration
-	settings []reminder.Setting
-	order    []int // input indexes by arrival instant (stable)
+	tick      time.Duration
+	settings  []reminder.Setting
+	templates []Template
+	order     []int // input indexes by arrival instant (stable)
 }
 
 // BusinessUnit is a scenario business unit.
@@ -39,10 +41,12 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set (today: event).
+// Input is one timed input. Exactly one kind field is set: event or channelFault.
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
+	// ChannelFault (parsed) makes a channel fail or time out until a given instant.
+	ChannelFault *ChannelFault `json:"channelFault,omitempty"`
 }
 
 // MaxTicks bounds how many grid ticks a scenario may span (a year of 30 s ticks is ~1.05M).
@@ -55,7 +59,7 @@ const MaxInputs = 1_000_000
 func (sc *Scenario) Settings() []reminder.Setting { return sc.settings }
 
 // Channels are the delivery channels a replay offers.
-var Channels = map[string]bool{"log": true}
+var Channels = map[string]bool{"log": true, "webhook": true}
 
 // Supported simulated-time range.
 var (
@@ -77,6 +81,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		Tick             json.RawMessage   `json:"tick"`
 		BusinessUnits    []json.RawMessage `json:"businessUnits"`
 		ReminderSettings []json.RawMessage `json:"reminderSettings"`
+		Templates        []json.RawMessage `json:"templates"`
 		Inputs           []json.RawMessage `json:"inputs"`
 	}
 	if err := strictDecode(raw, &top); err != nil {
@@ -176,14 +181,16 @@ func Parse(raw []byte) (*Scenario, error) {
 		guids[set.Guid] = true
 		sc.settings = append(sc.settings, set)
 	}
+	sc.templates = parseTemplates(top.Templates, buIDs, bad)
 	if len(top.Inputs) > MaxInputs {
 		bad("more than %d inputs", MaxInputs)
 		top.Inputs = nil
 	}
 	for i, rawIn := range top.Inputs {
 		var in struct {
-			At    json.RawMessage `json:"at"`
-			Event json.RawMessage `json:"event"`
+			At           json.RawMessage `json:"at"`
+			Event        json.RawMessage `json:"event"`
+			ChannelFault json.RawMessage `json:"channelFault"`
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
 			bad("inputs[%d]: %v", i, err)
@@ -191,13 +198,19 @@ func Parse(raw []byte) (*Scenario, error) {
 			continue
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
-		if len(in.Event) == 0 {
-			bad("inputs[%d] has no input kind (expected \"event\")", i)
+		var fault *ChannelFault
+		switch {
+		case len(in.Event) > 0 && len(in.ChannelFault) > 0:
+			bad("inputs[%d] has two input kinds (event and channelFault)", i)
+		case len(in.ChannelFault) > 0:
+			fault = parseFault(i, in.ChannelFault, at, bad)
+		case len(in.Event) == 0:
+			bad("inputs[%d] has no input kind (expected \"event\" or \"channelFault\")", i)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
-		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event})
+		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ChannelFault: fault})
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {
