@@ -66,7 +66,9 @@ type Embedded = Runtime
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
-	// Channels are the delivery channels by name; nil: {"log": JSON lines to LogOutput}.
+	// Channels are the delivery channels by name; nil: Open builds them from the
+	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
+	// configured), NewEmbedded uses {"log": JSON lines to LogOutput}.
 	Channels map[string]delivery.Channel
 	// LogOutput receives the "log" channel's lines when Channels is nil (default io.Discard).
 	LogOutput io.Writer
@@ -144,6 +146,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if o.Channels == nil {
+		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
+		if err != nil {
+			return fail(err)
+		}
+		o.Channels = chs
+	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
 	}
