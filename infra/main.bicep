@@ -97,6 +97,16 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *).')
 param apiBusinessUnits string = '*'
 
+@description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
+@secure()
+param webhookSecret string = ''
+param webhookIdempotent string = 'false'
+param smtpHost string = ''
+param smtpFrom string = ''
+param smtpUsername string = ''
+@secure()
+param smtpPassword string = ''
+
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
 
@@ -226,6 +236,12 @@ module functionApp 'modules/functionapp.bicep' = {
     dueWorkMode: dueWorkMode
     logLevel: logLevel
     apiBusinessUnits: apiBusinessUnits
+    webhookSecret: webhookSecret
+    webhookIdempotent: webhookIdempotent
+    smtpHost: smtpHost
+    smtpFrom: smtpFrom
+    smtpUsername: smtpUsername
+    smtpPassword: smtpPassword
   }
 }
 

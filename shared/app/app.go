@@ -26,6 +26,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
@@ -47,6 +48,9 @@ type Runtime struct {
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
+	Projector  *delivery.Projector
+	Templates  *delivery.Templates
+	Support    *delivery.Support
 	Reminders  *reminder.Service
 	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
 	Reports   *report.Service
@@ -66,7 +70,9 @@ type Embedded = Runtime
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
-	// Channels are the delivery channels by name; nil: {"log": JSON lines to LogOutput}.
+	// Channels are the delivery channels by name; nil: Open builds them from the
+	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
+	// configured), NewEmbedded uses {"log": JSON lines to LogOutput}.
 	Channels map[string]delivery.Channel
 	// LogOutput receives the "log" channel's lines when Channels is nil (default io.Discard).
 	LogOutput io.Writer
@@ -147,6 +153,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if o.Channels == nil {
+		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
+		if err != nil {
+			return fail(err)
+		}
+		o.Channels = chs
+	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
 	}
@@ -158,7 +171,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
-		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
+	// they belong to the SupportApi HTTP function (its folder comes with the support API).
+	deliveryapi.Register(r.Functions, r.API, r.Support)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	return r, nil
 }
@@ -191,6 +207,8 @@ type EmbeddedOptions struct {
 	Poller   scheduler.Config
 	Seed     uint64
 	Log      *slog.Logger
+	// OnOutcome observes each recorded dispatch outcome (the replay's output).
+	OnOutcome func(delivery.Outcome)
 	// ReportSources: see Options.ReportSources.
 	ReportSources map[string]report.Renderer
 }
@@ -217,8 +235,10 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 		_ = r.Close()
 		return nil, err
 	}
-	// Without the Functions router the dispatcher consumes the queue directly.
+	// Without the Functions router the dispatcher and the projector consume directly.
+	r.Dispatcher.OnOutcome = o.OnOutcome
 	r.Memory.Subscribe(delivery.DispatchQueue, r.Dispatcher.Handle)
+	r.Memory.Subscribe(store.DeliveryFactsTopic, r.Projector.Handle)
 	return r, nil
 }
 
@@ -268,7 +288,11 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	}
 	r.Poller = poller
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
-	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Channels: channels, Clock: r.Clock, Log: log}
+	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
+	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Channels: channels, Clock: r.Clock, Log: log,
+		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
+	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
+	r.Support = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
@@ -339,6 +363,7 @@ type TickResult struct {
 	scheduler.Result
 	Published  int
 	Dispatched int
+	Swept      int // jobs the dispatcher's sweep claimed (retries, lookups, expired claims)
 }
 
 // maxRelayRounds bounds the relay/dispatch rounds of one tick; maxTickBatches the poller
@@ -367,6 +392,13 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		if res.Claimed == 0 {
 			break
 		}
+	}
+	// Retries, lookups and expired send claims due now (once per tick; their facts are
+	// relayed below).
+	sw, err := r.Dispatcher.Sweep(ctx)
+	tr.Swept += sw.Claimed
+	if err != nil {
+		return tr, err
 	}
 	for i := 0; i < maxRelayRounds; i++ {
 		n, err := r.Relay.RunOnce(ctx)

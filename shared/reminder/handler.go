@@ -47,6 +47,8 @@ type Payload struct {
 	ScheduledOn string `json:"scheduledOn"` // RFC 3339 UTC
 	LocalTime   string `json:"localTime"`   // RFC 3339 with the business unit's offset
 	TimeZoneID  string `json:"timeZoneId"`
+	// Source is the source snapshot's fields at execution time, for the template ({{.source.x}}).
+	Source map[string]any `json:"source,omitempty"`
 }
 
 // Execute implements scheduler.Handler.
@@ -135,12 +137,12 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	payload := Payload{SettingGuid: set.Guid, SettingName: set.Name, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
 		TargetDate: mine.Target.String(), OffsetDays: mine.OffsetDays, ScheduledOn: row.ScheduledOn.UTC().Format(time.RFC3339),
-		LocalTime: row.ScheduledOn.In(loc).Format(LocalTimeLayout), TimeZoneID: bu.TimeZoneID}
+		LocalTime: row.ScheduledOn.In(loc).Format(LocalTimeLayout), TimeZoneID: bu.TimeZoneID, Source: data}
 	var reqs []delivery.Request
 	for _, ch := range set.Channels {
 		for _, r := range recipients {
 			reqs = append(reqs, delivery.Request{SchedulerKey: row.SchedulerKey, BusinessUnitID: row.BusinessUnitID,
-				Channel: ch, Recipient: r, Template: set.Template, Payload: payload})
+				Channel: ch, Recipient: r, Template: set.Template, Payload: payload, LocalDate: row.ScheduledLocalDate})
 		}
 	}
 	jobs, msgs, err := delivery.Build(reqs)

@@ -25,11 +25,13 @@ type Scenario struct {
 	Tick             string            `json:"tick"`  // Go duration, e.g. "30s"
 	BusinessUnits    []BusinessUnit    `json:"businessUnits"`
 	ReminderSettings []json.RawMessage `json:"reminderSettings"`
+	Templates        []json.RawMessage `json:"templates,omitempty"`
 	Inputs           []Input           `json:"inputs"`
 
-	tick     time.Duration
-	settings []reminder.Setting
-	order    []int // input indexes by arrival instant (stable)
+	tick      time.Duration
+	settings  []reminder.Setting
+	templates []Template
+	order     []int // input indexes by arrival instant (stable)
 }
 
 // BusinessUnit is a scenario business unit.
@@ -39,11 +41,13 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set: event, or one of the report
-// kinds (ReportInputs, report.go).
+// Input is one timed input. Exactly one kind field is set: event, channelFault, or one of
+// the report kinds (ReportInputs, report.go).
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
+	// ChannelFault (parsed) makes a channel fail or time out until a given instant.
+	ChannelFault *ChannelFault `json:"channelFault,omitempty"`
 	ReportInputs
 }
 
@@ -57,7 +61,7 @@ const MaxInputs = 1_000_000
 func (sc *Scenario) Settings() []reminder.Setting { return sc.settings }
 
 // Channels are the delivery channels a replay offers.
-var Channels = map[string]bool{"log": true}
+var Channels = map[string]bool{"log": true, "webhook": true}
 
 // Supported simulated-time range.
 var (
@@ -79,6 +83,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		Tick             json.RawMessage   `json:"tick"`
 		BusinessUnits    []json.RawMessage `json:"businessUnits"`
 		ReminderSettings []json.RawMessage `json:"reminderSettings"`
+		Templates        []json.RawMessage `json:"templates"`
 		Inputs           []json.RawMessage `json:"inputs"`
 	}
 	if err := strictDecode(raw, &top); err != nil {
@@ -178,14 +183,16 @@ func Parse(raw []byte) (*Scenario, error) {
 		guids[set.Guid] = true
 		sc.settings = append(sc.settings, set)
 	}
+	sc.templates = parseTemplates(top.Templates, buIDs, bad)
 	if len(top.Inputs) > MaxInputs {
 		bad("more than %d inputs", MaxInputs)
 		top.Inputs = nil
 	}
 	for i, rawIn := range top.Inputs {
 		var in struct {
-			At    json.RawMessage `json:"at"`
-			Event json.RawMessage `json:"event"`
+			At           json.RawMessage `json:"at"`
+			Event        json.RawMessage `json:"event"`
+			ChannelFault json.RawMessage `json:"channelFault"`
 			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
@@ -194,16 +201,19 @@ func Parse(raw []byte) (*Scenario, error) {
 			continue
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
-		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1); {
-		case kinds == 0:
-			bad("inputs[%d] has no input kind (expected \"event\" or %s)", i, reportKindNames)
+		var fault *ChannelFault
+		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1); {
 		case kinds > 1:
-			bad("inputs[%d] has more than one input kind", i)
+			bad("inputs[%d] has two input kinds or more; give one", i)
+		case len(in.ChannelFault) > 0:
+			fault = parseFault(i, in.ChannelFault, at, bad)
+		case kinds == 0:
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
-		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ReportInputs: in.ReportInputs})
+		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ChannelFault: fault, ReportInputs: in.ReportInputs})
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {

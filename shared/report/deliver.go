@@ -64,6 +64,7 @@ type CoordinateRequest struct {
 	Recipient      string          `json:"recipient"`
 	Template       string          `json:"template"`
 	Payload        json.RawMessage `json:"payload"`
+	LocalDate      string          `json:"localDate,omitempty"` // the business unit's day of the run
 }
 
 // buildDeliveries makes one request per channel × recipient for the run keyed by
@@ -78,7 +79,7 @@ func buildDeliveries(deliveryKeyBase, businessUnitID, template string, channels,
 	for _, ch := range channels {
 		for _, r := range recipients {
 			c.Requests = append(c.Requests, CoordinateRequest{SchedulerKey: deliveryKeyBase, BusinessUnitID: businessUnitID,
-				Channel: ch, Recipient: r, Template: template, Payload: raw})
+				Channel: ch, Recipient: r, Template: template, Payload: raw, LocalDate: localDate(p.LocalTime)})
 		}
 	}
 	jobs, _, err := c.rows()
@@ -97,11 +98,19 @@ func (c Coordinates) rows() ([]store.NotificationRequest, []store.OutboxMessage,
 	reqs := make([]delivery.Request, len(c.Requests))
 	for i, r := range c.Requests {
 		reqs[i] = delivery.Request{SchedulerKey: r.SchedulerKey, BusinessUnitID: r.BusinessUnitID, Channel: r.Channel,
-			Recipient: r.Recipient, Template: r.Template, Payload: r.Payload}
+			Recipient: r.Recipient, Template: r.Template, Payload: r.Payload, LocalDate: r.LocalDate}
 	}
 	jobs, msgs, err := delivery.Build(reqs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("report deliveries: %w", err)
 	}
 	return jobs, msgs, nil
+}
+
+// localDate is the "YYYY-MM-DD" of an RFC 3339 local time ("" when it is not one).
+func localDate(localTime string) string {
+	if len(localTime) < 10 {
+		return ""
+	}
+	return localTime[:10]
 }

@@ -78,6 +78,7 @@ type ReminderStore interface {
 type Store interface {
 	SchedulerStore
 	DeliveryStore
+	DeliverySupportStore
 	ReminderStore
 	IdempotencyStore
 	ReportStore
