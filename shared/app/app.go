@@ -29,6 +29,8 @@ import (
 	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/report"
+	"github.com/automation-platform/automation/shared/reportapi"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -50,8 +52,10 @@ type Runtime struct {
 	Templates  *delivery.Templates
 	Support    *delivery.Support
 	Reminders  *reminder.Service
-	Events     *events.Router
-	Functions  *funchost.Router
+	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
+	Reports   *report.Service
+	Events    *events.Router
+	Functions *funchost.Router
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API     *httpapi.API
@@ -74,6 +78,9 @@ type Options struct {
 	LogOutput io.Writer
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
+	// ReportSources are renderers of domain report types (report.HTTPSource) beside the
+	// built-in automation-activity report.
+	ReportSources map[string]report.Renderer
 }
 
 // Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else
@@ -168,6 +175,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
 	// they belong to the SupportApi HTTP function (its folder comes with the support API).
 	deliveryapi.Register(r.Functions, r.API, r.Support)
+	reportapi.Register(r.Functions, r.API, r.Reports)
 	return r, nil
 }
 
@@ -201,6 +209,8 @@ type EmbeddedOptions struct {
 	Log      *slog.Logger
 	// OnOutcome observes each recorded dispatch outcome (the replay's output).
 	OnOutcome func(delivery.Outcome)
+	// ReportSources: see Options.ReportSources.
+	ReportSources map[string]report.Renderer
 }
 
 // NewEmbedded wires the embedded parts at explicit paths, without the Functions router.
@@ -221,7 +231,7 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	r.Memory = bus.NewMemory(nil)
 	r.Publisher = r.Memory
 	r.API = httpapi.New(httpapi.Options{Idempotency: st, Clock: o.Clock, Logger: o.Log})
-	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed}); err != nil {
+	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed, ReportSources: o.ReportSources}); err != nil {
 		_ = r.Close()
 		return nil, err
 	}
@@ -254,15 +264,27 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		}
 		channels = map[string]delivery.Channel{"log": &delivery.LogChannel{W: out}}
 	}
-	reg := scheduler.NewRegistry()
-	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
-	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
-	if err != nil {
-		return err
-	}
 	names := map[string]bool{}
 	for n := range channels {
 		names[n] = true
+	}
+	renderers := report.NewRegistry()
+	renderers.Register(report.ActivityReportType, &report.ActivityRenderer{Store: r.Store})
+	for t, rr := range o.ReportSources {
+		renderers.Register(t, rr)
+	}
+	reports, err := report.New(report.Config{Store: r.Store, Blobs: r.Trace, Renderers: renderers, Channels: names,
+		Clock: r.Clock, Trace: r.Trace, Log: log})
+	if err != nil {
+		return err
+	}
+	r.Reports = reports
+	reg := scheduler.NewRegistry()
+	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
+	reg.Register(automation.TypeReportSubscription, &report.Handler{Service: reports})
+	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
+	if err != nil {
+		return err
 	}
 	r.Poller = poller
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}

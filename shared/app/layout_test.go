@@ -32,6 +32,8 @@ func TestImportArrowsPointDown(t *testing.T) {
 		// The real channels sit below the composition root and above the delivery core.
 		"shared/delivery/channel": {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/delivery"},
 		"shared/reminder":         {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
+		"shared/report":           {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
+		"shared/reportapi":        {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/httpapi", "shared/funchost", "shared/report"},
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0

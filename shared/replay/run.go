@@ -123,6 +123,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 }
 
 type runner struct {
+	reportState
 	sc         *Scenario
 	e          *app.Embedded
 	out        io.Writer
@@ -223,6 +224,9 @@ func (r *runner) ceilGrid(t time.Time) time.Time {
 
 func (r *runner) input(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
+	if in.ReportInputs.count() > 0 {
+		return r.reportInput(ctx, idx)
+	}
 	if f := in.ChannelFault; f != nil {
 		r.faults.set(*f)
 		return r.enc.Encode(FaultLine{Kind: "fault", At: in.At.UTC().Format(time.RFC3339), Input: idx, Channel: f.Channel, Mode: f.Mode, Until: f.Until.Format(time.RFC3339)})

@@ -41,12 +41,14 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set: event or channelFault.
+// Input is one timed input. Exactly one kind field is set: event, channelFault, or one of
+// the report kinds (ReportInputs, report.go).
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
 	// ChannelFault (parsed) makes a channel fail or time out until a given instant.
 	ChannelFault *ChannelFault `json:"channelFault,omitempty"`
+	ReportInputs
 }
 
 // MaxTicks bounds how many grid ticks a scenario may span (a year of 30 s ticks is ~1.05M).
@@ -191,6 +193,7 @@ func Parse(raw []byte) (*Scenario, error) {
 			At           json.RawMessage `json:"at"`
 			Event        json.RawMessage `json:"event"`
 			ChannelFault json.RawMessage `json:"channelFault"`
+			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
 			bad("inputs[%d]: %v", i, err)
@@ -199,18 +202,18 @@ func Parse(raw []byte) (*Scenario, error) {
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
 		var fault *ChannelFault
-		switch {
-		case len(in.Event) > 0 && len(in.ChannelFault) > 0:
-			bad("inputs[%d] has two input kinds (event and channelFault)", i)
+		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1); {
+		case kinds > 1:
+			bad("inputs[%d] has two input kinds or more; give one", i)
 		case len(in.ChannelFault) > 0:
 			fault = parseFault(i, in.ChannelFault, at, bad)
-		case len(in.Event) == 0:
-			bad("inputs[%d] has no input kind (expected \"event\" or \"channelFault\")", i)
+		case kinds == 0:
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
-		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ChannelFault: fault})
+		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ChannelFault: fault, ReportInputs: in.ReportInputs})
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {

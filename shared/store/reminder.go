@@ -81,5 +81,6 @@ type Store interface {
 	DeliverySupportStore
 	ReminderStore
 	IdempotencyStore
+	ReportStore
 	Close() error
 }
