@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,12 @@ const (
 	intervalCheckCount   = 1000
 	// maxShift bounds how far the DST product rule can move a wall time (a skipped day).
 	maxShift = 26 * time.Hour
+	// MaxCount bounds COUNT: a rule with COUNT is evaluated from its DTSTART every time.
+	MaxCount = 10000
 )
+
+// MinDTStartYear is the earliest year of dtStart.
+const MinDTStartYear = 1970
 
 // Occurrence is one run time: the local intent (date and wall time in the zone) and the UTC
 // instant the DST product rule gives for it (localtime.Resolve, ARCHITECTURE §4.3).
@@ -70,7 +76,11 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	if err != nil {
 		return nil, automation.Invalid("recurrence.dtStart", "%v", err)
 	}
-	raw := strings.TrimSpace(r.RRule)
+	if d.Year < MinDTStartYear {
+		return nil, automation.Invalid("recurrence.dtStart", "must be in %d or later, got %s", MinDTStartYear, r.DTStart)
+	}
+	// RFC 5545 §3.1: names and values are case-insensitive.
+	raw := strings.ToUpper(strings.TrimSpace(r.RRule))
 	raw = strings.TrimPrefix(raw, "RRULE:")
 	switch up := strings.ToUpper(raw); {
 	case raw == "":
@@ -81,6 +91,9 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 		return nil, automation.Invalid("recurrence.rrule", "must be one RRULE value, without DTSTART or other lines")
 	case strings.Contains(up, "DTSTART") || strings.Contains(up, "TZID"):
 		return nil, automation.Invalid("recurrence.rrule", "may not contain DTSTART or TZID: the start is dtStart and the zone is the business unit's")
+	}
+	if err := checkRuleParts(raw); err != nil {
+		return nil, err
 	}
 	opts, err := rrule.StrToROptionInLocation(raw, time.UTC)
 	if err != nil {
@@ -111,8 +124,110 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	if _, err := rrule.NewRRule(*opts); err != nil {
 		return nil, automation.Invalid("recurrence.rrule", "%v", err)
 	}
+	fillDefaults(opts, sch.dtstart)
 	sch.opts = *opts
 	return sch, nil
+}
+
+// checkRuleParts checks what rrule-go lets through: RFC 5545 §3.3.10 allows each rule part
+// once (rrule-go keeps the last), and COUNT and INTERVAL are positive integers (rrule-go
+// reads COUNT=0 as no count at all, and INTERVAL=0 as 1).
+func checkRuleParts(raw string) error {
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, ";") {
+		name, value, _ := strings.Cut(part, "=")
+		if seen[name] {
+			return automation.Invalid("recurrence.rrule", "%s appears more than once", name)
+		}
+		seen[name] = true
+		if name != "COUNT" && name != "INTERVAL" {
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || value[0] < '1' || value[0] > '9' {
+			return automation.Invalid("recurrence.rrule", "%s must be a positive integer, got %q", name, value)
+		}
+		if name == "COUNT" && n > MaxCount {
+			return automation.Invalid("recurrence.rrule", "COUNT may be at most %d (use UNTIL for a longer rule)", MaxCount)
+		}
+	}
+	return nil
+}
+
+// fillDefaults writes down the rule parts rrule-go would otherwise take from DTSTART (RFC
+// 5545 §3.3.10: the day of the month, month, weekday and time of day of DTSTART), so that
+// the iteration can start from another DTSTART on the rule's period grid (see rebase).
+func fillDefaults(o *rrule.ROption, dtstart time.Time) {
+	if len(o.Byweekno) == 0 && len(o.Byyearday) == 0 && len(o.Bymonthday) == 0 && len(o.Byweekday) == 0 && len(o.Byeaster) == 0 {
+		switch o.Freq {
+		case rrule.YEARLY:
+			if len(o.Bymonth) == 0 {
+				o.Bymonth = []int{int(dtstart.Month())}
+			}
+			o.Bymonthday = []int{dtstart.Day()}
+		case rrule.MONTHLY:
+			o.Bymonthday = []int{dtstart.Day()}
+		case rrule.WEEKLY:
+			o.Byweekday = []rrule.Weekday{weekdays[dtstart.Weekday()]}
+		}
+	}
+	if len(o.Byhour) == 0 && o.Freq < rrule.HOURLY {
+		o.Byhour = []int{dtstart.Hour()}
+	}
+	if len(o.Byminute) == 0 && o.Freq < rrule.MINUTELY {
+		o.Byminute = []int{dtstart.Minute()}
+	}
+	if len(o.Bysecond) == 0 && o.Freq < rrule.SECONDLY {
+		o.Bysecond = []int{dtstart.Second()}
+	}
+	if o.Interval < 1 {
+		o.Interval = 1
+	}
+}
+
+var weekdays = [...]rrule.Weekday{time.Sunday: rrule.SU, time.Monday: rrule.MO, time.Tuesday: rrule.TU,
+	time.Wednesday: rrule.WE, time.Thursday: rrule.TH, time.Friday: rrule.FR, time.Saturday: rrule.SA}
+
+// rebase returns a DTSTART for iterating the rule from floating wall time `from` on: the
+// start of a period of the rule's own grid (DTSTART + k×INTERVAL periods) at least one
+// period before `from`, or DTSTART itself when that is not later. Every occurrence at or
+// after `from` is the same from either start - the parts DTSTART would supply are written
+// down (fillDefaults) and the period grid is kept - while the work no longer grows with the
+// time since DTSTART. A rule with COUNT is always counted from its DTSTART.
+func (s *Schedule) rebase(from time.Time) time.Time {
+	d0, o := s.dtstart, s.opts
+	if o.Count > 0 || !from.After(d0) {
+		return d0
+	}
+	n := int64(o.Interval)
+	var step int64 // seconds, for the fixed-length periods of the floating clock
+	switch o.Freq {
+	case rrule.MINUTELY:
+		step = 60
+	case rrule.HOURLY:
+		step = 3600
+	case rrule.DAILY:
+		step = 86400
+	case rrule.WEEKLY:
+		step = 7 * 86400
+	case rrule.MONTHLY:
+		months := int64(from.Year()-d0.Year())*12 + int64(from.Month()-d0.Month())
+		if k := months/n - 1; k > 0 {
+			return time.Date(d0.Year(), d0.Month()+time.Month(k*n), 1, 0, 0, 0, 0, time.UTC)
+		}
+		return d0
+	case rrule.YEARLY:
+		if k := int64(from.Year()-d0.Year())/n - 1; k > 0 {
+			return time.Date(d0.Year()+int(k*n), time.January, 1, 0, 0, 0, 0, time.UTC)
+		}
+		return d0
+	default:
+		return d0
+	}
+	if k := (from.Unix()-d0.Unix())/(step*n) - 1; k > 0 {
+		return time.Unix(d0.Unix()+k*step*n, 0).UTC()
+	}
+	return d0
 }
 
 func untilIsUTC(raw string) bool {
@@ -145,14 +260,17 @@ func (s *Schedule) ZoneID() string { return s.zoneID }
 // Location is the schedule's zone.
 func (s *Schedule) Location() *time.Location { return s.loc }
 
-// iterator returns an rrule iterator on the floating clock bounded by until (floating):
-// the rule's own UNTIL or until, whichever is earlier. The bound keeps a rule that never
-// matches from being searched to year 9999.
-func (s *Schedule) iterator(until time.Time) func() (time.Time, bool) {
+// iterator returns an rrule iterator on the floating clock that yields every occurrence
+// from `from` to until (floating; it may yield some earlier ones too), bounded by the rule's
+// own UNTIL or until, whichever is earlier. The bound keeps a rule that never matches from
+// being searched to year 9999; starting near `from` (rebase) keeps the work independent of
+// the age of DTSTART.
+func (s *Schedule) iterator(from, until time.Time) func() (time.Time, bool) {
 	o := s.opts
 	if o.Until.IsZero() || until.Before(o.Until) {
 		o.Until = until
 	}
+	o.Dtstart = s.rebase(from)
 	r, err := rrule.NewRRule(o)
 	if err != nil { // validated by Compile; only the bound changed
 		return func() (time.Time, bool) { return time.Time{}, false }
@@ -178,8 +296,8 @@ func (s *Schedule) occurrence(w time.Time) Occurrence {
 // The earliest instant is not always the earliest wall time (a wall time in a gap moves
 // forward), so wall times up to maxShift past the first hit are compared too.
 func (s *Schedule) Next(after time.Time) (Occurrence, bool) {
-	next := s.iterator(s.floating(after).Add(NeverOccursHorizon))
 	lo := s.floating(after).Add(-maxShift)
+	next := s.iterator(lo, s.floating(after).Add(NeverOccursHorizon))
 	var best Occurrence
 	found := false
 	for {
@@ -198,19 +316,25 @@ func (s *Schedule) Next(after time.Time) (Occurrence, bool) {
 }
 
 // Prev returns the latest occurrence whose instant is before `before` (UTC); ok is false
-// when there is none.
+// when there is none. It looks back over a window that grows until it finds one whose wall
+// time is far enough inside the window (the DST product rule can reorder instants by up to
+// maxShift), or reaches DTSTART.
 func (s *Schedule) Prev(before time.Time) (Occurrence, bool) {
-	next := s.iterator(s.floating(before).Add(maxShift))
-	var best Occurrence
-	found := false
-	for {
-		w, ok := next()
-		if !ok {
-			return best, found
+	end := s.floating(before).Add(maxShift)
+	for span := 8 * maxShift; ; span *= 8 {
+		from := s.floating(before).Add(-span)
+		whole := !from.After(s.dtstart)
+		next := s.iterator(from, end)
+		var best Occurrence
+		found := false
+		for w, ok := next(); ok; w, ok = next() {
+			o := s.occurrence(w)
+			if o.At.Before(before) && (!found || o.At.After(best.At)) {
+				best, found = o, true
+			}
 		}
-		o := s.occurrence(w)
-		if o.At.Before(before) && (!found || o.At.After(best.At)) {
-			best, found = o, true
+		if whole || (found && !s.floating(best.At).Before(from.Add(maxShift))) {
+			return best, found
 		}
 	}
 }
@@ -218,7 +342,7 @@ func (s *Schedule) Prev(before time.Time) (Occurrence, bool) {
 // Contains reports whether the local intent (date, wall time) is an occurrence of the rule.
 func (s *Schedule) Contains(d localtime.Date, t localtime.TimeOfDay) bool {
 	w := time.Date(d.Year, d.Month, d.Day, t.Hour, t.Minute, 0, 0, time.UTC)
-	next := s.iterator(w)
+	next := s.iterator(w, w)
 	for {
 		x, ok := next()
 		if !ok {
@@ -235,7 +359,7 @@ func (s *Schedule) Contains(d localtime.Date, t localtime.TimeOfDay) bool {
 // when it has fewer than two there). The gap is measured on the rule's own clock: DST
 // changes are the product rule's doing, not the subscriber's.
 func (s *Schedule) MinInterval() time.Duration {
-	next := s.iterator(s.dtstart.Add(intervalCheckHorizon))
+	next := s.iterator(s.dtstart, s.dtstart.Add(intervalCheckHorizon))
 	var prev time.Time
 	var min time.Duration
 	for i := 0; i < intervalCheckCount; i++ {

@@ -168,6 +168,15 @@ func TestCompileRejects(t *testing.T) {
 		"dtStart date":     {"FREQ=DAILY", "2026-02-30T08:00", "UTC", "recurrence.dtStart"},
 		"dtStart missing":  {"FREQ=DAILY", "", "UTC", "recurrence.dtStart"},
 		"unknown zone":     {"FREQ=DAILY", "2026-09-01T08:00", "Mars/Olympus", "businessUnitId"},
+		// rrule-go takes a zero DTSTART as "now" on the host's clock.
+		"dtStart year 1":  {"FREQ=DAILY", "0001-01-01T00:00", "UTC", "recurrence.dtStart"},
+		"dtStart 1969":    {"FREQ=HOURLY", "1969-12-31T23:00", "UTC", "recurrence.dtStart"},
+		"COUNT=0":         {"FREQ=DAILY;COUNT=0", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"INTERVAL=0":      {"FREQ=DAILY;INTERVAL=0", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"INTERVAL=+2":     {"FREQ=DAILY;INTERVAL=+2", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"COUNT too large": {"FREQ=HOURLY;COUNT=10001", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"FREQ twice":      {"FREQ=DAILY;FREQ=HOURLY", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"BYDAY twice":     {"FREQ=WEEKLY;BYDAY=MO;BYDAY=TU", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
 	}
 	for name, tc := range cases {
 		_, err := report.Compile(report.Recurrence{RRule: tc.rule, DTStart: tc.dtStart}, tc.zone)
@@ -179,14 +188,24 @@ func TestCompileRejects(t *testing.T) {
 	if _, err := report.Compile(report.Recurrence{RRule: "RRULE:FREQ=WEEKLY;BYDAY=MO", DTStart: "2026-09-07T08:00"}, "UTC"); err != nil {
 		t.Errorf("the RRULE: prefix is allowed: %v", err)
 	}
+	// RFC 5545 §3.1: names and values are case-insensitive.
+	s, err := report.Compile(report.Recurrence{RRule: "rrule:freq=weekly;byday=mo;until=20261231t000000z", DTStart: "2026-09-07T08:00"}, "UTC")
+	if err != nil {
+		t.Fatalf("lower-case rule: %v", err)
+	}
+	if o, ok := s.Next(utc("2026-09-08T00:00:00Z")); !ok || o.At != utc("2026-09-14T08:00:00Z") {
+		t.Errorf("lower-case rule: next = %+v %v", o, ok)
+	}
 }
 
 // BenchmarkScheduleNext measures finding the next run of a weekly rule ten years after its
-// DTSTART (rrule-go iterates from DTSTART) and of an hourly rule one year after.
+// DTSTART, of an hourly rule one year after, and of an hourly rule from 1970 (the iteration
+// starts near the instant asked about, so the age of DTSTART does not matter).
 func BenchmarkScheduleNext(b *testing.B) {
 	for _, bc := range []struct{ name, rule, dtStart, after string }{
 		{"weekly-10y", "FREQ=WEEKLY;BYDAY=MO", "2027-03-01T08:00", "2037-03-20T00:00:00Z"},
 		{"hourly-1y", "FREQ=HOURLY", "2027-03-01T08:00", "2028-03-20T00:00:00Z"},
+		{"hourly-since-1970", "FREQ=HOURLY", "1970-01-01T00:00", "2028-03-20T00:00:00Z"},
 	} {
 		s, err := report.Compile(report.Recurrence{RRule: bc.rule, DTStart: bc.dtStart}, "Australia/Sydney")
 		if err != nil {
