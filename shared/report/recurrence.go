@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ const (
 	maxShift = 26 * time.Hour
 	// MaxCount bounds COUNT: a rule with COUNT is evaluated from its DTSTART every time.
 	MaxCount = 10000
+	// MaxInterval bounds INTERVAL (rrule-go's date arithmetic overflows on huge ones).
+	MaxInterval = 1000000
 )
 
 // MinDTStartYear is the earliest year of dtStart.
@@ -124,6 +127,10 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	if _, err := rrule.NewRRule(*opts); err != nil {
 		return nil, automation.Invalid("recurrence.rrule", "%v", err)
 	}
+	if !clockReachable(opts, sch.dtstart) {
+		return nil, automation.Invalid("recurrence", "never occurs: counting every %d %s from dtStart %s never reaches a BYHOUR/BYMINUTE the rule allows",
+			max(opts.Interval, 1), map[rrule.Frequency]string{rrule.HOURLY: "hours", rrule.MINUTELY: "minutes"}[opts.Freq], r.DTStart)
+	}
 	fillDefaults(opts, sch.dtstart)
 	sch.opts = *opts
 	return sch, nil
@@ -150,8 +157,47 @@ func checkRuleParts(raw string) error {
 		if name == "COUNT" && n > MaxCount {
 			return automation.Invalid("recurrence.rrule", "COUNT may be at most %d (use UNTIL for a longer rule)", MaxCount)
 		}
+		if name == "INTERVAL" && n > MaxInterval {
+			return automation.Invalid("recurrence.rrule", "INTERVAL may be at most %d", MaxInterval)
+		}
 	}
 	return nil
+}
+
+// clockReachable reports whether an HOURLY or MINUTELY rule can ever reach one of its
+// BYHOUR (and BYMINUTE) values. Counting INTERVAL hours (minutes) from DTSTART visits only
+// the hours of the day (minutes of the day) congruent to DTSTART's modulo gcd(INTERVAL, 24)
+// (gcd(INTERVAL, 1440)); rrule-go looks for the next allowed one without a bound, so a rule
+// like FREQ=HOURLY;INTERVAL=2;BYHOUR=1 from an even hour would spin forever.
+func clockReachable(o *rrule.ROption, dtstart time.Time) bool {
+	var cycle, start int
+	switch o.Freq {
+	case rrule.HOURLY:
+		cycle, start = 24, dtstart.Hour()
+	case rrule.MINUTELY:
+		cycle, start = 1440, dtstart.Hour()*60+dtstart.Minute()
+	default:
+		return true
+	}
+	g := gcd(max(o.Interval, 1), cycle)
+	allowed := func(xs []int, v int) bool { return len(xs) == 0 || slices.Contains(xs, v) }
+	for v := start % g; v < cycle; v += g {
+		h, m := v, -1
+		if o.Freq == rrule.MINUTELY {
+			h, m = v/60, v%60
+		}
+		if allowed(o.Byhour, h) && (m < 0 || allowed(o.Byminute, m)) {
+			return true
+		}
+	}
+	return false
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // fillDefaults writes down the rule parts rrule-go would otherwise take from DTSTART (RFC

@@ -221,3 +221,57 @@ func BenchmarkScheduleNext(b *testing.B) {
 		})
 	}
 }
+
+// TestRulesThatNeverReachTheirClockAreRefused: rrule-go looks for the next hour (minute) a
+// rule allows without a bound, so FREQ=HOURLY;INTERVAL=2;BYHOUR=1 from an even hour spun a
+// core forever on create (and in every poll, had it been stored). Such rules, and INTERVALs
+// large enough to overflow rrule-go's date arithmetic (FREQ=MONTHLY;INTERVAL=2^63-1
+// panicked), are a 4xx now; rules whose clock does reach an allowed value still work.
+func TestRulesThatNeverReachTheirClockAreRefused(t *testing.T) {
+	t.Parallel()
+	now := utc("2026-09-01T00:00:00Z")
+	check := func(rule, dtStart string) error {
+		done := make(chan error, 1)
+		go func() {
+			s, err := report.Compile(report.Recurrence{RRule: rule, DTStart: dtStart}, "Australia/Sydney")
+			if err == nil {
+				err = s.Validate(now, time.Hour)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Minute):
+			t.Fatalf("%s from %s: still evaluating after a minute (spins forever)", rule, dtStart)
+			return nil
+		}
+	}
+	for _, tc := range []struct{ rule, dtStart, field string }{
+		{"FREQ=HOURLY;INTERVAL=2;BYHOUR=1", "2026-09-01T00:00", "recurrence"},
+		{"FREQ=HOURLY;INTERVAL=24;BYHOUR=5", "2026-09-01T00:00", "recurrence"},
+		{"FREQ=MINUTELY;INTERVAL=60;BYMINUTE=30", "2026-09-01T08:00", "recurrence"},
+		{"FREQ=MINUTELY;INTERVAL=120;BYHOUR=1", "2026-09-01T00:00", "recurrence"},
+		{"FREQ=MONTHLY;INTERVAL=9223372036854775807", "2026-09-01T00:00", "recurrence.rrule"},
+		{"FREQ=DAILY;INTERVAL=1000001", "2026-09-01T00:00", "recurrence.rrule"},
+	} {
+		err := check(tc.rule, tc.dtStart)
+		var ae *automation.Error
+		if err == nil || !asErr(err, &ae) || ae.Field != tc.field {
+			t.Errorf("%s from %s: err = %v, want an invalid %s", tc.rule, tc.dtStart, err, tc.field)
+		}
+	}
+	for _, tc := range []struct{ rule, dtStart, next string }{
+		{"FREQ=HOURLY;INTERVAL=2;BYHOUR=1,5", "2026-09-01T01:00", "2026-09-01T15:00:00Z"},     // 01:00 AEST
+		{"FREQ=MINUTELY;INTERVAL=90;BYMINUTE=30", "2026-09-01T00:00", "2026-09-01T00:30:00Z"}, // 10:30 AEST
+		{"FREQ=MINUTELY;INTERVAL=1000000", "2026-09-01T00:00", "2028-07-26T00:40:00Z"},        // 10:40 AEST
+	} {
+		if err := check(tc.rule, tc.dtStart); err != nil {
+			t.Errorf("%s from %s: %v", tc.rule, tc.dtStart, err)
+			continue
+		}
+		if o, ok := mustSchedule(t, tc.rule, tc.dtStart, "Australia/Sydney").Next(now.Add(-time.Second)); !ok || o.At != utc(tc.next) {
+			t.Errorf("%s from %s: next = %+v %v, want %s", tc.rule, tc.dtStart, o, ok, tc.next)
+		}
+	}
+}
