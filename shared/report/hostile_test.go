@@ -1,0 +1,52 @@
+package report_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/report"
+	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// A support retry after a rollback would have been accepted (202), deactivated the failed
+// run (SupportRetried, so it left the failed-run queue) and then been dropped as ShadowOnly
+// at execution: the run vanished without being delivered by anyone. Like run-now, a retry
+// the rollout mode would not let us execute is a 409 that changes nothing.
+func TestSupportRetryIsRefusedWhenTheRolloutLeavesTheRunToTheOldScheduler(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
+	v := e.create(t, subGuid, weekly())
+	e.setMode(t, subGuid, report.ModeCutover)
+	perm := scheduler.Permanent(errors.New("bad parameters"))
+	e.render.fail.Store(&perm)
+	e.runUntil(t, utc("2027-03-21T21:00:00Z"))
+	if f, _, _ := e.svc.FailedRuns(ctx, report.AllScope{}, "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {
+		t.Fatalf("failed queue = %+v", f)
+	}
+	e.render.fail.Store(nil)
+	if _, _, err := e.svc.RemoveRollout(ctx, report.AllScope{}, store.RolloutSubscription, subGuid, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	runs, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 50)
+	const rg = "0c1d2e3f-4a5b-4c6d-8e9f-a0b1c2d3e4f5"
+	if r, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); automation.CodeOf(err) != automation.CodeConflict {
+		t.Fatalf("retry in Shadow mode = %+v %v, want a conflict", r, err)
+	}
+	if f, _, _ := e.svc.FailedRuns(ctx, report.AllScope{}, "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {
+		t.Fatalf("the refused retry changed the failed queue: %+v", f)
+	}
+	if after, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 50); len(after) != len(runs) {
+		t.Fatalf("the refused retry registered a run: %d → %d", len(runs), len(after))
+	}
+	// Back in the allowlist, the same retry runs and delivers.
+	e.setMode(t, subGuid, report.ModeScheduledAllowlist)
+	if _, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	if n := len(e.sentMessages()); n != 2 {
+		t.Fatalf("sent %d, want 2", n)
+	}
+}
