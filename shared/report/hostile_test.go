@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
@@ -78,5 +79,53 @@ func TestActivityCSVNeutralisesFormulas(t *testing.T) {
 	}
 	if got := recs[1][5]; got != "'"+in.Name {
 		t.Fatalf("settingName cell = %q, want the name behind an apostrophe", got)
+	}
+}
+
+// A recipient its channel can never send to (an e-mail address on the webhook channel, a
+// URL on e-mail) was accepted and stored; every run then failed that delivery permanently.
+// With the channels' own checks wired in, it is a 422 naming the recipient, nothing stored.
+func TestRecipientsMustSuitEveryChannel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, utc("2027-03-20T00:00:00Z"))
+	reg := report.NewRegistry()
+	reg.Register(report.ActivityReportType, &report.ActivityRenderer{Store: e.st})
+	checks := map[string]func(string) error{
+		"log":     func(string) error { return nil },
+		"webhook": func(a string) error { return channel.ValidateWebhookURL(a, false) },
+		"email":   channel.ValidateEmail,
+	}
+	svc, err := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: reg, Clock: e.clock,
+		Channels:       map[string]bool{"log": true, "webhook": true, "email": true},
+		RecipientCheck: func(ch, r string) error { return checks[ch](r) }}) // panics on a channel it does not know
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		channels, recipients []string
+		want                 string
+	}{
+		"address on webhook":       {[]string{"webhook"}, []string{"ops@example.test"}, "recipients[0]: cannot receive on channel webhook"},
+		"URL on e-mail":            {[]string{"log", "email"}, []string{"ops@example.test", "https://hooks.example.test/r"}, "recipients[1]: cannot receive on channel email"},
+		"display name on e-mail":   {[]string{"email"}, []string{"Ops <ops@example.test>"}, "recipients[0]: cannot receive on channel email"},
+		"plain http on webhook":    {[]string{"webhook"}, []string{"http://hooks.example.test/r"}, "recipients[0]: cannot receive on channel webhook"},
+		"one address two channels": {[]string{"email", "webhook"}, []string{"ops@example.test"}, "recipients[0]: cannot receive on channel webhook"},
+		"unknown channel":          {[]string{"sms"}, []string{"ops@example.test"}, "channels[0]: unknown channel"},
+	} {
+		in := weekly()
+		in.Channels, in.Recipients = tc.channels, tc.recipients
+		_, err := svc.Create(ctx, report.AllScope{}, subGuid, in)
+		var ae *automation.Error
+		if !asErr(err, &ae) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+	if _, err := svc.Get(ctx, report.AllScope{}, subGuid); automation.CodeOf(err) != automation.CodeNotFound {
+		t.Fatalf("a refused subscription was stored: %v", err)
+	}
+	in := weekly()
+	in.Channels, in.Recipients = []string{"email"}, []string{"ops@example.test", "lead@example.test"}
+	if _, err := svc.Create(ctx, report.AllScope{}, subGuid, in); err != nil {
+		t.Fatalf("valid e-mail recipients: %v", err)
 	}
 }

@@ -68,11 +68,14 @@ func (s Subscription) Active() bool { return s.Status == store.ReportSubscriptio
 
 // Rules are what validation needs from the deployment.
 type Rules struct {
-	Renderers   *Registry
-	Channels    map[string]bool // nil: any channel name
-	MinInterval time.Duration
-	Now         time.Time
-	TimeZoneID  string // the business unit's zone
+	Renderers *Registry
+	Channels  map[string]bool // nil: any channel name
+	// RecipientCheck, when set, checks a recipient for a channel (the channel's
+	// delivery.Channel.ValidateRecipient); nil checks only the shape.
+	RecipientCheck func(channel, recipient string) error
+	MinInterval    time.Duration
+	Now            time.Time
+	TimeZoneID     string // the business unit's zone
 }
 
 // Normalize trims fields and fills defaults (Delivery link, Status Active).
@@ -93,7 +96,8 @@ func (in *Input) Normalize() {
 
 // Validate checks every field and reports all problems at once (automation.InvalidFields,
 // each naming its field). The schedule must occur after Rules.Now and never more often than
-// Rules.MinInterval; the report type must be registered with the format.
+// Rules.MinInterval; the report type must be registered with the format; every recipient
+// must be one every channel of the subscription can send to (Rules.RecipientCheck).
 func (in *Input) Validate(r Rules) (*Schedule, error) {
 	in.Normalize()
 	var errs []error
@@ -149,6 +153,18 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 			bad(fmt.Sprintf("recipients[%d]", i), "duplicate recipient")
 		}
 		seenR[low] = true
+		if r.RecipientCheck == nil || rcp == "" || len(rcp) > maxRecipientLen {
+			continue
+		}
+		for _, c := range in.Channels {
+			if r.Channels != nil && !r.Channels[c] {
+				continue // reported above
+			}
+			if err := r.RecipientCheck(c, rcp); err != nil {
+				bad(fmt.Sprintf("recipients[%d]", i), "cannot receive on channel %s: %v", c, err)
+				break
+			}
+		}
 	}
 	if len(in.Parameters) > 0 {
 		var obj map[string]any
