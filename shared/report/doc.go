@@ -14,7 +14,8 @@
 //
 // and a ReportRun registry row: its StorageRunKeyHash ("r" + 24 hex digits of the key's
 // sha256), the period it reports on, who asked and why. The hash names every artifact: the
-// file in Blob (reports/{hash}/{file}), the support URLs, the HTTP source's Idempotency-Key.
+// file in Blob (reports/{hash}/{first 16 hex digits of the file's sha256}/{file}), the
+// support URLs, the HTTP source's Idempotency-Key.
 //
 // # Schedules
 //

@@ -1,10 +1,16 @@
 package report_test
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery/channel"
@@ -127,5 +133,76 @@ func TestRecipientsMustSuitEveryChannel(t *testing.T) {
 	in.Channels, in.Recipients = []string{"email"}, []string{"ops@example.test", "lead@example.test"}
 	if _, err := svc.Create(ctx, report.AllScope{}, subGuid, in); err != nil {
 		t.Fatalf("valid e-mail recipients: %v", err)
+	}
+}
+
+// gatedRenderer renders "run N" for its N-th call; the first call waits until released.
+type gatedRenderer struct {
+	n       atomic.Int64
+	release chan struct{}
+}
+
+func (g *gatedRenderer) Formats() []string { return []string{"csv"} }
+
+func (g *gatedRenderer) Render(context.Context, report.RenderRequest) (report.File, error) {
+	n := g.n.Add(1)
+	if n == 1 {
+		<-g.release
+	}
+	return report.File{Body: []byte(fmt.Sprintf("run %d\n", n)), ContentType: "text/csv", Extension: "csv"}, nil
+}
+
+// Two executions of one run overlapping (the first stalled past its lease, the rescued row
+// ran again): the second recorded its coordinates, then the stale first overwrote the file
+// under the same blob name, so the delivered link served other content than the recorded
+// sha256 (and ETag). Blob names carry the content's hash now, so a stale writer cannot touch
+// the recorded file.
+func TestStaleExecutionCannotOverwriteTheRecordedFile(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
+	g := &gatedRenderer{release: make(chan struct{})}
+	reg := report.NewRegistry()
+	reg.Register(report.ActivityReportType, g)
+	svc, err := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: reg, Clock: e.clock, Channels: map[string]bool{"log": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.Create(ctx, report.AllScope{}, subGuid, weekly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetRollout(ctx, report.AllScope{}, store.RolloutSubscription, subGuid, report.ModeCutover, "t"); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Set(utc("2027-03-21T21:00:00Z"))
+	rows, err := e.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: e.clock.Now(), Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim %v %v", rows, err)
+	}
+	h := &report.Handler{Service: svc}
+	stale := make(chan error, 1)
+	go func() {
+		_, err := h.Execute(ctx, rows[0], e.clock.Now())
+		stale <- err
+	}()
+	for g.n.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := h.Execute(ctx, rows[0], e.clock.Now()); err != nil {
+		t.Fatalf("second execution: %v", err)
+	}
+	close(g.release)
+	if err := <-stale; err == nil {
+		t.Fatal("the stale execution recorded a delivery too")
+	}
+	att, data, err := svc.File(ctx, report.AllScope{}, v.NextRun.RunKeyHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != att.SHA256 || string(data) != "run 2\n" {
+		t.Fatalf("file %q does not match the recorded sha256 %s (%+v)", data, att.SHA256, att)
+	}
+	if !strings.HasPrefix(att.BlobName, "reports/"+v.NextRun.RunKeyHash+"/") {
+		t.Fatalf("blob %s is not under the run's StorageRunKeyHash", att.BlobName)
 	}
 }
