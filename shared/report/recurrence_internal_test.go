@@ -53,6 +53,9 @@ func TestScheduleAgreesWithFullIterationFromDTSTART(t *testing.T) {
 		{"FREQ=YEARLY;BYMONTH=3,10;BYDAY=-1SU;BYHOUR=1,2;BYMINUTE=30", "1992-01-01T00:00", "Europe/Berlin"},
 		{"FREQ=WEEKLY;BYDAY=MO;UNTIL=20270315T000000Z", "1995-03-06T08:00", "Australia/Sydney"},
 		{"FREQ=DAILY;COUNT=9000", "2003-02-01T07:00", "Asia/Kathmandu"},
+		{"FREQ=HOURLY;INTERVAL=7;BYMONTH=3,10;BYDAY=SU", "1994-02-03T05:00", "Europe/Berlin"},
+		{"FREQ=MINUTELY;INTERVAL=45;BYDAY=MO;BYHOUR=9,10", "2011-12-29T09:15", "Pacific/Apia"},
+		{"FREQ=DAILY;INTERVAL=2;BYMONTHDAY=29,30,31", "2000-02-29T02:30", "America/Santiago"},
 	}
 	rng := rand.New(rand.NewPCG(6, 6))
 	lo, hi := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
