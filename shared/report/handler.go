@@ -104,7 +104,11 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		}
 		d, derr := localtime.ParseDate(row.ScheduledLocalDate)
 		t, terr := localtime.ParseTimeOfDay(row.ScheduledLocalTime)
-		if derr != nil || terr != nil || row.TimeZoneID != bu.TimeZoneID || !sched.Contains(d, t) {
+		contained := derr == nil && terr == nil && row.TimeZoneID == bu.TimeZoneID && sched.Contains(d, t)
+		if err := sched.Err(); err != nil {
+			return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored subscription %s: %w", sub.Guid, err))
+		}
+		if !contained {
 			return deact(automation.ReasonSuperseded, follow)
 		}
 	}

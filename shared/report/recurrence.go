@@ -66,7 +66,13 @@ type Schedule struct {
 	opts    rrule.ROption // floating clock
 	until   time.Time     // floating; zero when the rule has none
 	dtstart time.Time     // floating
+	err     error         // a panic inside rrule-go (see Err)
 }
+
+// Err is the panic rrule-go raised while this schedule was evaluated, as an error (nil when
+// none): the iteration that panicked ended as if the rule had no more occurrences. A
+// Schedule is meant for one goroutine.
+func (s *Schedule) Err() error { return s.err }
 
 // Compile parses r for the zone zoneID. Errors are automation.Invalid naming the field
 // ("recurrence.rrule", "recurrence.dtStart").
@@ -127,6 +133,9 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	if _, err := rrule.NewRRule(*opts); err != nil {
 		return nil, automation.Invalid("recurrence.rrule", "%v", err)
 	}
+	if err := checkParsed(opts); err != nil {
+		return nil, err
+	}
 	if !clockReachable(opts, sch.dtstart) {
 		return nil, automation.Invalid("recurrence", "never occurs: counting every %d %s from dtStart %s never reaches a BYHOUR/BYMINUTE the rule allows",
 			max(opts.Interval, 1), map[rrule.Frequency]string{rrule.HOURLY: "hours", rrule.MINUTELY: "minutes"}[opts.Freq], r.DTStart)
@@ -162,6 +171,43 @@ func checkRuleParts(raw string) error {
 		}
 	}
 	return nil
+}
+
+// checkParsed refuses what rrule-go accepts but cannot evaluate: BYEASTER (not RFC 5545; an
+// offset outside the year panics), a BYDAY ordinal beyond the 5th weekday of a month
+// (MONTHLY, or YEARLY with BYMONTH: rrule-go indexes outside the year and panics), and a
+// BYSETPOS of a MINUTELY, HOURLY or DAILY rule that no period can have (each period is one
+// day's run times of one minute, hour or day; rrule-go then walks every period to year 9999).
+func checkParsed(o *rrule.ROption) error {
+	if len(o.Byeaster) > 0 {
+		return automation.Invalid("recurrence.rrule", "BYEASTER is not part of RFC 5545")
+	}
+	if o.Freq == rrule.MONTHLY || (o.Freq == rrule.YEARLY && len(o.Bymonth) > 0) {
+		for _, w := range o.Byweekday {
+			if n := w.N(); n > 5 || n < -5 {
+				return automation.Invalid("recurrence.rrule", "BYDAY %s: a month has at most 5 of each weekday (use -5..5)", w)
+			}
+		}
+	}
+	if len(o.Bysetpos) == 0 || o.Freq < rrule.DAILY {
+		return nil
+	}
+	size := 1 // run times per period: the expanded BYxxx parts (with repeats, as rrule-go counts them)
+	for _, part := range [][]int{o.Byhour, o.Byminute, o.Bysecond} {
+		size *= max(len(part), 1)
+	}
+	if o.Freq >= rrule.HOURLY {
+		size /= max(len(o.Byhour), 1)
+	}
+	if o.Freq >= rrule.MINUTELY {
+		size /= max(len(o.Byminute), 1)
+	}
+	for _, p := range o.Bysetpos {
+		if p >= -size && p <= size {
+			return nil
+		}
+	}
+	return automation.Invalid("recurrence", "never occurs: each period of the rule has %d run time(s), so BYSETPOS %v selects none", size, o.Bysetpos)
 }
 
 // clockReachable reports whether an HOURLY or MINUTELY rule can ever reach one of its
@@ -321,7 +367,25 @@ func (s *Schedule) iterator(from, until time.Time) func() (time.Time, bool) {
 	if err != nil { // validated by Compile; only the bound changed
 		return func() (time.Time, bool) { return time.Time{}, false }
 	}
-	return r.Iterator()
+	var next func() (time.Time, bool)
+	done := false
+	return func() (w time.Time, ok bool) {
+		if done {
+			return time.Time{}, false
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				done, w, ok = true, time.Time{}, false
+				if s.err == nil {
+					s.err = fmt.Errorf("rrule-go panicked: %v", v)
+				}
+			}
+		}()
+		if next == nil {
+			next = r.Iterator() // builds the first period's masks: may panic too
+		}
+		return next()
+	}
 }
 
 // floating returns the local wall time of instant t on the floating clock.
@@ -426,11 +490,19 @@ func (s *Schedule) MinInterval() time.Duration {
 // Validate checks that the schedule occurs after now and never more often than
 // minInterval. Errors are automation.Invalid naming "recurrence" or "recurrence.rrule".
 func (s *Schedule) Validate(now time.Time, minInterval time.Duration) error {
-	if _, ok := s.Next(now); !ok {
+	_, ok := s.Next(now)
+	if s.err != nil {
+		return automation.Invalid("recurrence.rrule", "cannot be evaluated: %v", s.err)
+	}
+	if !ok {
 		return automation.Invalid("recurrence", "never occurs after %s in %s (checked %d years ahead): the rule ended, or matches no date",
 			now.UTC().Format(time.RFC3339), s.zoneID, int(NeverOccursHorizon/(365*24*time.Hour)))
 	}
-	if g := s.MinInterval(); g > 0 && g < minInterval {
+	g := s.MinInterval()
+	if s.err != nil {
+		return automation.Invalid("recurrence.rrule", "cannot be evaluated: %v", s.err)
+	}
+	if g > 0 && g < minInterval {
 		return automation.Invalid("recurrence.rrule", "occurs every %s at times; the minimum interval between runs is %s", g, minInterval)
 	}
 	return nil

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +130,28 @@ func TestScheduleWorkDoesNotGrowWithTheAgeOfDTSTART(t *testing.T) {
 		if n := testing.AllocsPerRun(1, f); n > 20000 {
 			t.Errorf("%s: %.0f allocations for one call (it walks from DTSTART)", name, n)
 		}
+	}
+}
+
+// rrule-go panics on some rules (index out of range); the poller runs handlers in their own
+// goroutines, where a panic would stop the whole process. A panic inside the library ends
+// the iteration and is reported by Err (and Validate) instead. The rule is built past
+// Compile's checks, as a stored rule a future rrule-go version might trip on.
+func TestSchedulePanicInRRuleIsAnError(t *testing.T) {
+	t.Parallel()
+	s, err := Compile(Recurrence{RRule: "FREQ=MONTHLY;BYDAY=1MO", DTStart: "2026-09-07T08:00"}, "UTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.opts.Byweekday = []rrule.Weekday{rrule.MO.Nth(53)} // index out of range in rrule-go
+	at := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	if o, ok := s.Next(at); ok {
+		t.Fatalf("Next = %+v", o)
+	}
+	if s.Err() == nil {
+		t.Fatal("Err() = nil after a panic in rrule-go")
+	}
+	if err := s.Validate(at, time.Hour); err == nil || !strings.Contains(err.Error(), "cannot be evaluated") {
+		t.Fatalf("Validate = %v", err)
 	}
 }

@@ -177,6 +177,15 @@ func TestCompileRejects(t *testing.T) {
 		"COUNT too large": {"FREQ=HOURLY;COUNT=10001", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
 		"FREQ twice":      {"FREQ=DAILY;FREQ=HOURLY", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
 		"BYDAY twice":     {"FREQ=WEEKLY;BYDAY=MO;BYDAY=TU", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		// rrule-go panics (index out of range) on these; found by fuzzing Compile+Validate.
+		"53rd Monday of a month":          {"FREQ=MONTHLY;BYDAY=53MO", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"-6th Friday of a month":          {"FREQ=MONTHLY;BYDAY=-6FR", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"6th Monday of February (yearly)": {"FREQ=YEARLY;BYMONTH=2;BYDAY=6MO", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"BYEASTER (not RFC 5545)":         {"FREQ=YEARLY;BYEASTER=400", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		// No period ever has a second run time: rrule-go walked every minute to year 9999.
+		"minutely BYSETPOS=2":       {"FREQ=MINUTELY;BYSETPOS=2", "2026-09-01T08:00", "UTC", "recurrence"},
+		"hourly BYSETPOS=-2":        {"FREQ=HOURLY;BYSETPOS=-2", "2026-09-01T08:00", "UTC", "recurrence"},
+		"daily BYSETPOS past times": {"FREQ=DAILY;BYHOUR=8,20;BYSETPOS=3,-3", "2026-09-01T08:00", "UTC", "recurrence"},
 	}
 	for name, tc := range cases {
 		_, err := report.Compile(report.Recurrence{RRule: tc.rule, DTStart: tc.dtStart}, tc.zone)

@@ -377,6 +377,9 @@ func (s *Service) sync(ctx context.Context, sub Subscription, sched *Schedule, n
 			return errors.New("report: sync of an active subscription without a schedule")
 		}
 		occ, ok := sched.Next(now)
+		if err := sched.Err(); err != nil {
+			return err
+		}
 		if !ok {
 			return automation.Invalid("recurrence", "never occurs after %s", now.Format(time.RFC3339))
 		}
