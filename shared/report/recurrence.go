@@ -136,6 +136,9 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	if err := checkParsed(opts); err != nil {
 		return nil, err
 	}
+	if !someDayMatches(opts, sch.dtstart) {
+		return nil, automation.Invalid("recurrence", "never occurs: no date satisfies its BYMONTH, BYMONTHDAY, BYYEARDAY, BYWEEKNO and BYDAY together")
+	}
 	if !clockReachable(opts, sch.dtstart) {
 		return nil, automation.Invalid("recurrence", "never occurs: counting every %d %s from dtStart %s never reaches a BYHOUR/BYMINUTE the rule allows",
 			max(opts.Interval, 1), map[rrule.Frequency]string{rrule.HOURLY: "hours", rrule.MINUTELY: "minutes"}[opts.Freq], r.DTStart)
@@ -208,6 +211,35 @@ func checkParsed(o *rrule.ROption) error {
 		}
 	}
 	return automation.Invalid("recurrence", "never occurs: each period of the rule has %d run time(s), so BYSETPOS %v selects none", size, o.Bysetpos)
+}
+
+// someDayMatches reports whether any date satisfies the day filters of a WEEKLY, DAILY,
+// HOURLY or MINUTELY rule. When none does, rrule-go finds no occurrence only after walking
+// every period to year 9999 (seconds of CPU for a minutely rule). rrule-go filters days with
+// the same year masks whatever the frequency, and below MONTHLY a BYDAY ordinal is ignored,
+// so the same filters on a yearly grid (at most 8,000 periods) find a matching date if there
+// is one: the Gregorian calendar repeats every 400 years.
+func someDayMatches(o *rrule.ROption, dtstart time.Time) (ok bool) {
+	if o.Freq < rrule.WEEKLY || len(o.Bymonth)+len(o.Bymonthday)+len(o.Byyearday)+len(o.Byweekno)+len(o.Byweekday) == 0 {
+		return true
+	}
+	p := rrule.ROption{Freq: rrule.YEARLY, Dtstart: time.Date(dtstart.Year(), time.January, 1, 0, 0, 0, 0, time.UTC), Wkst: o.Wkst,
+		Bymonth: o.Bymonth, Bymonthday: o.Bymonthday, Byyearday: o.Byyearday, Byweekno: o.Byweekno,
+		Byhour: []int{0}, Byminute: []int{0}, Bysecond: []int{0}}
+	for _, w := range o.Byweekday {
+		p.Byweekday = append(p.Byweekday, weekdays[(w.Day()+1)%7]) // rrule-go: 0 = Monday
+	}
+	r, err := rrule.NewRRule(p)
+	if err != nil {
+		return true // the rule itself is checked by rrule.NewRRule above
+	}
+	defer func() {
+		if recover() != nil {
+			ok = true // evaluated (and reported) by the schedule itself
+		}
+	}()
+	_, ok = r.Iterator()()
+	return ok
 }
 
 // clockReachable reports whether an HOURLY or MINUTELY rule can ever reach one of its

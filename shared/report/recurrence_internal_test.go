@@ -155,3 +155,42 @@ func TestSchedulePanicInRRuleIsAnError(t *testing.T) {
 		t.Fatalf("Validate = %v", err)
 	}
 }
+
+// A rule whose day filters no date ever satisfies produced nothing, so rrule-go walked every
+// day (every minute of the allowed hours) to year 9999 before Validate could say "never
+// occurs": up to 7 s of CPU per request for FREQ=MINUTELY;BYMONTH=1;BYMONTHDAY=31;
+// BYWEEKNO=53,-1. The day filters are tried once on a yearly grid first. Allocations count
+// the work deterministically.
+func TestNeverMatchingDayFiltersAreRefusedCheaply(t *testing.T) {
+	now := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for _, rule := range []string{
+		"FREQ=MINUTELY;BYHOUR=23;BYMONTH=1;BYMONTHDAY=-1,31;BYWEEKNO=53,-1",
+		"FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30",
+		"FREQ=DAILY;BYYEARDAY=366;BYMONTH=2",
+		"FREQ=WEEKLY;BYMONTH=4;BYMONTHDAY=31;BYDAY=MO",
+	} {
+		var err error
+		n := testing.AllocsPerRun(1, func() {
+			var s *Schedule
+			if s, err = Compile(Recurrence{RRule: rule, DTStart: "2026-01-01T00:00"}, "UTC"); err == nil {
+				err = s.Validate(now, time.Hour)
+			}
+		})
+		if err == nil || !strings.Contains(err.Error(), "never occurs") {
+			t.Errorf("%s: %v", rule, err)
+		}
+		if n > 50000 {
+			t.Errorf("%s: %.0f allocations to find it never occurs", rule, n)
+		}
+	}
+	// Day filters that do match keep working, ordinals included (ignored below MONTHLY).
+	for _, rule := range []string{"FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=29", "FREQ=DAILY;BYDAY=1MO;BYMONTH=3", "FREQ=MINUTELY;INTERVAL=60;BYWEEKNO=53;BYDAY=TH"} {
+		s, err := Compile(Recurrence{RRule: rule, DTStart: "2026-01-01T00:00"}, "UTC")
+		if err == nil {
+			err = s.Validate(now, time.Hour)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", rule, err)
+		}
+	}
+}
