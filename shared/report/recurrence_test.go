@@ -133,9 +133,12 @@ func TestScheduleValidate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := mustSchedule(t, tc.rule, tc.dtStart, "Australia/Sydney")
 			start := time.Now()
-			err := s.Validate(now, time.Hour)
+			// Compile refuses what it can tell without evaluating the rule; Validate the rest.
+			s, err := report.Compile(report.Recurrence{RRule: tc.rule, DTStart: tc.dtStart}, "Australia/Sydney")
+			if err == nil {
+				err = s.Validate(now, time.Hour)
+			}
 			if time.Since(start) > 20*time.Second {
 				t.Errorf("validation took %s", time.Since(start))
 			}
