@@ -464,7 +464,10 @@ func (s *Schedule) Next(after time.Time) (Occurrence, bool) {
 func (s *Schedule) Prev(before time.Time) (Occurrence, bool) {
 	end := s.floating(before).Add(maxShift)
 	for span := 8 * maxShift; ; span *= 8 {
-		from := s.floating(before).Add(-span)
+		from := s.dtstart // a window past a century (time.Duration ends at 292 years): all of it
+		if span < 100*365*24*time.Hour {
+			from = s.floating(before).Add(-span)
+		}
 		whole := !from.After(s.dtstart)
 		next := s.iterator(from, end)
 		var best Occurrence

@@ -194,3 +194,26 @@ func TestNeverMatchingDayFiltersAreRefusedCheaply(t *testing.T) {
 		}
 	}
 }
+
+// Prev widens its look-back window eightfold each time it finds nothing; past 292 years the
+// window overflowed time.Duration, went negative and the search never reached DTSTART.
+func TestPrevFarAfterTheLastOccurrence(t *testing.T) {
+	t.Parallel()
+	s, err := Compile(Recurrence{RRule: "FREQ=DAILY;UNTIL=19710101T000000", DTStart: "1970-01-01T09:00"}, "UTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Occurrence, 1)
+	go func() {
+		o, _ := s.Prev(time.Date(2600, 1, 1, 0, 0, 0, 0, time.UTC))
+		done <- o
+	}()
+	select {
+	case o := <-done:
+		if want := time.Date(1970, 12, 31, 9, 0, 0, 0, time.UTC); !o.At.Equal(want) {
+			t.Fatalf("Prev = %+v, want %s", o, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Prev did not return within a minute")
+	}
+}
