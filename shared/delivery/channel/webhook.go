@@ -59,7 +59,8 @@ type WebhookConfig struct {
 	// Timeout bounds one request, connection to response headers (default 10 s).
 	Timeout time.Duration
 	// Idempotent declares that receivers deduplicate by Idempotency-Key, so the dispatcher
-	// may resend after an UNKNOWN outcome. False: an UNKNOWN outcome goes to manual resolution.
+	// may resend after an UNKNOWN outcome. False: an UNKNOWN outcome goes to manual
+	// resolution, and the HTTP client never replays a request it wrote (see Send).
 	Idempotent bool
 	// AllowLocalHTTP accepts http://localhost, http://127.0.0.1 and http://[::1] URLs (local
 	// mode only); every other URL must be https.
@@ -196,6 +197,13 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Recipient, bytes.NewReader(body))
 	if err != nil {
 		return "", delivery.Permanent(err)
+	}
+	if !w.cfg.Idempotent {
+		// net/http replays a request that carries an Idempotency-Key header (and can rewind
+		// its body) on a new connection when a kept-alive one breaks after it was written:
+		// a second delivery to a receiver that does not deduplicate. Without GetBody the
+		// client never replays a written body; the dispatcher decides instead.
+		req.GetBody = nil
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "automation-webhook/1")

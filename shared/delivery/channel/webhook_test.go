@@ -262,3 +262,44 @@ func TestWebhookURLValidation(t *testing.T) {
 		t.Fatal("short secret accepted")
 	}
 }
+
+// Go's HTTP client replays a request that carries an Idempotency-Key header on a fresh
+// connection when a kept-alive one breaks after the request was written. For a receiver
+// that does not deduplicate (Idempotent false) that is a second delivery the dispatcher
+// never sees: the channel must report UNKNOWN instead, having sent once.
+func TestWebhookNotIdempotentIsNeverReplayedByTheHTTPClient(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string]int{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		key := r.Header.Get(channel.IdempotencyHeader)
+		mu.Lock()
+		got[key]++
+		first := got[key] == 1
+		mu.Unlock()
+		if key == "dlv_second" && first {
+			// The receiver acts on the request, then the connection breaks before it answers.
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	w := newWebhook(t, srv, func(c *channel.WebhookConfig) { c.Idempotent = false })
+	m := msg(srv.URL)
+	if _, err := w.Send(context.Background(), m); err != nil { // opens the kept-alive connection
+		t.Fatal(err)
+	}
+	m.DeliveryKey = "dlv_second"
+	_, err := w.Send(context.Background(), m)
+	mu.Lock()
+	n := got["dlv_second"]
+	mu.Unlock()
+	if n != 1 || delivery.KindOf(err) != delivery.KindUnknown {
+		t.Fatalf("received %d times, outcome %v (%s); want once and Unknown", n, err, delivery.KindOf(err))
+	}
+}
