@@ -20,6 +20,12 @@ const (
 	NotificationUnknown NotificationStatus = "Unknown"
 )
 
+// MaxProviderReference bounds NotificationJob.ProviderReference, in characters (UTF-16 code
+// units, as SQL Server's nvarchar(400) counts them): the store keeps a longer reference cut
+// to this length at a character boundary (it comes from outside: a receiver's header, an
+// SMTP server's answer, an operator).
+const MaxProviderReference = 400
+
 // NotificationJob is one delivery to one recipient on one channel, keyed by DeliveryKey. It
 // is also the command of seed 002 (§5.3): CommandID is the DeliveryKey, EffectKey is unique
 // per business unit, Revision grows by one on every status change and each change writes a

@@ -92,7 +92,7 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 			sql.Named("Status", string(p.Status)),
 			sql.Named("ResolvedBy", p.Operator),
 			sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
-			sql.Named("ProviderReference", nstr(p.ProviderReference)),
+			sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
 			sql.Named("Now", s.tm(p.Now)),
 			sql.Named("DeliveryKey", p.DeliveryKey),
 			sql.Named("BusinessUnitId", p.BusinessUnitID),
