@@ -367,10 +367,16 @@ type Templates struct {
 // maxCachedTemplates bounds the compiled-template cache (cleared when full).
 const maxCachedTemplates = 512
 
+// Column bounds of a template's identifiers (characters).
+const (
+	maxBusinessUnitID = 100
+	maxCreatedBy      = 200
+)
+
 // Save validates t (Compile) and stores it as the next version of (Key, BusinessUnitID).
 // expectedVersion, when non-nil, guards against a concurrent edit (store.ErrConflict).
 // Errors: automation.Invalid (nothing stored) for a template that does not parse, a bad
-// key or a missing CreatedBy.
+// key or business unit id (at most 100 characters), a missing or over-long (200) CreatedBy.
 func (ts *Templates) Save(ctx context.Context, t store.NotificationTemplate, expectedVersion *int64) (store.NotificationTemplate, error) {
 	if _, err := Compile(t); err != nil {
 		return store.NotificationTemplate{}, err
@@ -378,8 +384,11 @@ func (ts *Templates) Save(ctx context.Context, t store.NotificationTemplate, exp
 	if strings.TrimSpace(t.CreatedBy) == "" {
 		return store.NotificationTemplate{}, automation.Invalid("createdBy", "is required (the operator saving the template)")
 	}
-	if t.BusinessUnitID != "" && !templateKeyRE.MatchString(t.BusinessUnitID) {
-		return store.NotificationTemplate{}, automation.Invalid("businessUnitId", "is not a business unit id: %q", t.BusinessUnitID)
+	if utf16Len(t.CreatedBy) > maxCreatedBy {
+		return store.NotificationTemplate{}, automation.Invalid("createdBy", "is longer than %d characters", maxCreatedBy)
+	}
+	if t.BusinessUnitID != "" && (!templateKeyRE.MatchString(t.BusinessUnitID) || len(t.BusinessUnitID) > maxBusinessUnitID) {
+		return store.NotificationTemplate{}, automation.Invalid("businessUnitId", "is not a business unit id (1..%d letters, digits or ._~@+/-): %q", maxBusinessUnitID, t.BusinessUnitID)
 	}
 	return ts.Store.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: t, ExpectedVersion: expectedVersion, Now: ts.Clock.Now()})
 }

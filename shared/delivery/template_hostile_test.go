@@ -117,3 +117,25 @@ func TestHTMLTemplateThatCannotBeEscapedIsRejectedAtSave(t *testing.T) {
 		t.Fatalf("%q %v", out.HTML, err)
 	}
 }
+
+// Save refuses what its columns cannot hold (SQL Server would fail the insert with a
+// truncation error, a 500): a business unit id over 100 characters, a CreatedBy over 200.
+func TestTemplateSaveBoundsItsIdentifiers(t *testing.T) {
+	t.Parallel()
+	ts := newEnv(t, nil).tpl
+	ctx := context.Background()
+	for field, tpl := range map[string]store.NotificationTemplate{
+		"businessUnitId": {Key: "k", BusinessUnitID: strings.Repeat("b", 101), Subject: "s", Text: "t", CreatedBy: "ops"},
+		"createdBy":      {Key: "k", Subject: "s", Text: "t", CreatedBy: strings.Repeat("o", 201)},
+	} {
+		_, err := ts.Save(ctx, tpl, nil)
+		var ae *automation.Error
+		if !errors.As(err, &ae) || ae.Field != field {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	if _, err := ts.Save(ctx, store.NotificationTemplate{Key: "k", BusinessUnitID: strings.Repeat("b", 100), Subject: "s", Text: "t",
+		CreatedBy: strings.Repeat("ô", 200)}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
