@@ -66,6 +66,10 @@ type Dispatcher struct {
 	Backoff scheduler.Backoff
 	// SweepBatch bounds the jobs one Sweep claims (default 100, at most store.MaxBatch).
 	SweepBatch int
+	// QueuedGrace is how long a new delivery waits for its dispatch message before the sweep
+	// starts it itself (default 10 min): a message lost for good (dead-lettered while SQL was
+	// unavailable) must not leave the delivery Queued forever. Negative: never.
+	QueuedGrace time.Duration
 	Log        *slog.Logger
 	// OnOutcome, when set, is called after each recorded outcome (synchronously).
 	OnOutcome func(Outcome)
@@ -108,8 +112,9 @@ type SweepResult struct {
 	Unknown int `json:"unknown"`
 }
 
-// Sweep claims the jobs whose retry or lookup time came and the send claims whose lease
-// expired (up to SweepBatch) and processes them. It is the dispatcher's timer-driven half:
+// Sweep claims the jobs whose retry or lookup time came, the send claims whose lease
+// expired and the new deliveries whose dispatch message has not come within QueuedGrace (up
+// to SweepBatch) and processes them. It is the dispatcher's timer-driven half:
 // dispatch messages start deliveries, the sweep finishes what needs a second attempt.
 // Each job is claimed when its turn comes, so its lease covers its own send only, not the
 // sends before it in the batch (a claim that expired unsent would be taken over by another
@@ -123,7 +128,12 @@ func (d *Dispatcher) Sweep(ctx context.Context) (SweepResult, error) {
 	var sr SweepResult
 	var errs []error
 	for sr.Claimed < batch {
-		claims, err := d.Store.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: d.Clock.Now(), Lease: d.lease(), Limit: 1})
+		now := d.Clock.Now()
+		p := store.NotificationClaimDueParams{Now: now, Lease: d.lease(), Limit: 1}
+		if g := d.queuedGrace(); g > 0 {
+			p.QueuedBefore = now.Add(-g)
+		}
+		claims, err := d.Store.NotificationClaimDue(ctx, p)
 		if err != nil {
 			return sr, errors.Join(append(errs, err)...)
 		}
@@ -156,6 +166,13 @@ func (d *Dispatcher) lease() time.Duration {
 		return d.Lease
 	}
 	return 2 * time.Minute
+}
+
+func (d *Dispatcher) queuedGrace() time.Duration {
+	if d.QueuedGrace == 0 {
+		return 10 * time.Minute
+	}
+	return d.QueuedGrace
 }
 
 func (d *Dispatcher) backoff() scheduler.Backoff {

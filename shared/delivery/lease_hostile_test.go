@@ -158,3 +158,33 @@ func TestChannelCallEndsWithTheLease(t *testing.T) {
 		t.Fatalf("deadline %v (set %v), want the lease %s from the call (%v..%v)", deadline, ok, e.disp.Lease, start, end)
 	}
 }
+
+// A delivery whose dispatch message was lost for good (dead-lettered while SQL was down) is
+// not lost: once it has waited QueuedGrace the sweep starts it, once; the message turning
+// up after all sends nothing more.
+func TestSweepStartsADeliveryWhoseMessageWasLost(t *testing.T) {
+	t.Parallel()
+	p := &provider{}
+	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
+	key := e.queue(t, nil, "log", "a@example.test")[0] // its outbox message is never relayed
+	sweep := func(d time.Duration) delivery.SweepResult {
+		e.clock.Advance(d)
+		r, err := e.disp.Sweep(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := sweep(5 * time.Minute); r.Claimed != 0 || p.calls != 0 {
+		t.Fatalf("within the grace: %+v, calls %d", r, p.calls)
+	}
+	if r := sweep(10 * time.Minute); r.Sent != 1 || p.deliveries() != 1 {
+		t.Fatalf("after the grace: %+v, deliveries %d", r, p.deliveries())
+	}
+	if err := e.disp.Handle(context.Background(), dispatchMsg(key)); err != nil || p.calls != 1 {
+		t.Fatalf("late message: %v, calls %d", err, p.calls)
+	}
+	if j := e.job(t, key); j.Status != store.NotificationSent || j.AttemptCount != 1 {
+		t.Fatalf("job %+v", j)
+	}
+}

@@ -156,8 +156,9 @@ type DeliveryStore interface {
 	// afterID, by Id.
 	NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]NotificationJob, error)
 	// NotificationClaimDue takes the send claim of up to Limit jobs NotificationClaimable at
-	// Now without a dispatch message: retries and lookups whose NextAttemptOn came, and
-	// Sending jobs whose lease expired (oldest first). Each result has Claimed true.
+	// Now without a dispatch message: Sending jobs whose lease expired, retries and lookups
+	// whose NextAttemptOn came (oldest first), then, with QueuedBefore, Queued jobs whose
+	// dispatch message was lost. Each result has Claimed true.
 	NotificationClaimDue(ctx context.Context, p NotificationClaimDueParams) ([]NotificationClaimResult, error)
 	// NotificationNextWakeUp returns the earliest instant (UTC) at which a job becomes
 	// claimable by NotificationClaimDue, or nil if none will.

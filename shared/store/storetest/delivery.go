@@ -22,6 +22,7 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("TemplatesVersionedPerBusinessUnit", func(t *testing.T) { testTemplates(t, open) })
 	t.Run("FactProjectionKeepsHighestRevision", func(t *testing.T) { testProjection(t, open) })
 	t.Run("ProviderReferenceFitsItsColumn", func(t *testing.T) { testProviderReferenceBound(t, open) })
+	t.Run("ClaimDueTakesQueuedJobsWhoseMessageWasLost", func(t *testing.T) { testClaimDueOrphans(t, open) })
 }
 
 // queueJobs completes one row with the given delivery requests.
@@ -440,4 +441,37 @@ func truncated(v string) string {
 		return v[:20]
 	}
 	return v
+}
+
+// A Queued job is started by its dispatch message. When that message is lost for good
+// (dead-lettered after the broker's delivery count while SQL was unavailable), the job
+// would wait forever: NotificationClaimDue with QueuedBefore also claims Queued jobs without
+// a retry time that have not changed since QueuedBefore (not in doubt: nothing was sent).
+func testClaimDueOrphans(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-orphan", "bu-1"), req("dk-retry", "bu-1"), req("dk-held", "bu-1"), req("dk-sent", "bu-1"))
+	c := claimKey(t, s, "dk-retry", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationQueued, NextAttemptOn: ptr(T0.Add(time.Hour))})
+	c = claimKey(t, s, "dk-held", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationFailed, Hold: true})
+	c = claimKey(t, s, "dk-sent", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationSent})
+	now := T0.Add(20 * time.Minute)
+	got, err := s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("without QueuedBefore: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: T0.Add(-time.Millisecond)})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("changed after QueuedBefore: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: T0})
+	if err != nil || len(got) != 1 || got[0].Job.DeliveryKey != "dk-orphan" || got[0].InDoubt || got[0].Job.Status != store.NotificationSending {
+		t.Fatalf("orphan: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: now})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("claimed twice: %+v %v", got, err)
+	}
 }
