@@ -70,7 +70,7 @@ type Dispatcher struct {
 	// starts it itself (default 10 min): a message lost for good (dead-lettered while SQL was
 	// unavailable) must not leave the delivery Queued forever. Negative: never.
 	QueuedGrace time.Duration
-	Log        *slog.Logger
+	Log         *slog.Logger
 	// OnOutcome, when set, is called after each recorded outcome (synchronously).
 	OnOutcome func(Outcome)
 }
