@@ -110,8 +110,9 @@ func (w *Webhook) Traits() delivery.Traits {
 	return delivery.Traits{Idempotent: w.cfg.Idempotent, NeedsContent: true}
 }
 
-// ValidateRecipient implements delivery.Channel: an absolute https URL with a host and no
-// user information (http only to localhost in local mode), at most 2000 characters.
+// ValidateRecipient implements delivery.Channel: an absolute https URL with a host, a port
+// (if any) in 1..65535 and no user information (http only to localhost in local mode), at
+// most 2000 characters.
 func (w *Webhook) ValidateRecipient(addr string) error {
 	return ValidateWebhookURL(addr, w.cfg.AllowLocalHTTP)
 }
@@ -130,6 +131,11 @@ func ValidateWebhookURL(addr string, allowLocalHTTP bool) error {
 	}
 	if u.User != nil {
 		return errors.New("webhook URL must not carry user information")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("webhook URL %q: port %s outside 1..65535", host(addr), p)
+		}
 	}
 	switch u.Scheme {
 	case "https":

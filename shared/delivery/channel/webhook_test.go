@@ -242,6 +242,10 @@ func TestWebhookURLValidation(t *testing.T) {
 		{"a@example.test", false, false},
 		{"https:///nohost", false, false},
 		{"https://" + strings.Repeat("a", 2000) + ".test/", false, false},
+		{"https://hooks.example.test:99999/x", false, false},
+		{"https://hooks.example.test:0/x", false, false},
+		{"http://localhost:70000/hook", true, false},
+		{"https://hooks.example.test:65535/x", false, true},
 	}
 	for _, tc := range cases {
 		err := channel.ValidateWebhookURL(tc.url, tc.local)
