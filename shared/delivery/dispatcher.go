@@ -199,6 +199,11 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 		return d.failed(ctx, o, fmt.Errorf("unknown channel %q", job.Channel))
 	}
 	tr := ch.Traits()
+	if c.InDoubt && d.attemptsExhausted(job, now) {
+		// Every earlier attempt failed or its claim expired (§3.5: an expired lease counts as
+		// a failed attempt): a sender that dies on this delivery each time is not sent again.
+		return d.unknown(ctx, o, tr, nil, fmt.Sprintf("%d attempts without an outcome or with a retry (the sender may crash on this delivery); the last claim expired", job.AttemptCount-1))
+	}
 	if c.InDoubt && !tr.Idempotent {
 		looker, canLook := ch.(Looker)
 		if !canLook {
@@ -255,6 +260,17 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	default:
 		return d.retry(ctx, o, sendErr)
 	}
+}
+
+// attemptsExhausted reports whether the claimed job's earlier attempts (AttemptCount-1: each
+// ended in a scheduled retry or lookup, or its claim expired) used up the backoff ladder: the
+// same bound a job whose failures were all recorded reaches (1 + len(Steps) attempts).
+func (d *Dispatcher) attemptsExhausted(job store.NotificationJob, now time.Time) bool {
+	if job.AttemptCount < 2 {
+		return false
+	}
+	_, hold := d.backoff().Next(now, job.AttemptCount-2, false)
+	return hold
 }
 
 // callContext bounds a channel call by what is left of the claim's lease (by the Clock),

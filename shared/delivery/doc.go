@@ -32,6 +32,9 @@
 // resolution, never two. A channel call gets a context that ends with the lease, and a claim
 // whose lease ran out before the call is never used to call the channel. A Queued job whose
 // dispatch message was lost for good is started by the sweep after Dispatcher.QueuedGrace.
+// An expired claim counts as a failed attempt (§3.5): once the attempts of the backoff ladder
+// are used up, an in-doubt claim goes to the manual-resolution queue instead of calling the
+// channel again, so a delivery that kills its sender every time does not loop.
 //
 // # Channels
 //

@@ -188,3 +188,46 @@ func TestSweepStartsADeliveryWhoseMessageWasLost(t *testing.T) {
 		t.Fatalf("job %+v", j)
 	}
 }
+
+// An expired send claim counts as a failed attempt (ARCHITECTURE §3.5): a delivery that
+// kills its sender every time (crash between claim and send, or between send and
+// recording) is not resent forever on an idempotent or looking channel. After the attempts
+// of the backoff ladder it waits, Unknown, for a person.
+func TestSenderThatCrashesEveryTimeEndsOnTheManualQueue(t *testing.T) {
+	t.Parallel()
+	for name, mk := range map[string]func(*provider) delivery.Channel{
+		"idempotent": func(p *provider) delivery.Channel {
+			p.dedupe = true
+			return &testChannel{p: p, traits: delivery.Traits{Idempotent: true}}
+		},
+		"lookup": func(p *provider) delivery.Channel { return &lookingChannel{testChannel{p: p}} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := &provider{}
+			e := newEnv(t, map[string]delivery.Channel{"log": mk(p)})
+			key := e.queue(t, nil, "log", "a@example.test")[0]
+			if _, err := e.relay.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			crashOnce(t, e, p, key, "before")
+			for i := 0; i < 10; i++ {
+				e.clock.Advance(time.Hour)
+				p.panicAt = "before"
+				func() {
+					defer func() { _ = recover() }()
+					_, _ = e.disp.Sweep(context.Background())
+				}()
+				p.panicAt = ""
+			}
+			j := e.job(t, key)
+			if j.Status != store.NotificationUnknown || j.NextAttemptOn != nil || p.calls > 4 {
+				t.Fatalf("after 11 crashes: %s, %d channel calls (attempts %d)", j.Status, p.calls, j.AttemptCount)
+			}
+			page, err := e.support.ListUnknown(context.Background(), "bu-1", 0, 10)
+			if err != nil || len(page.Items) != 1 {
+				t.Fatalf("manual queue: %+v %v", page, err)
+			}
+		})
+	}
+}
