@@ -391,10 +391,10 @@ func testSupportActBadInput(t *testing.T, open Opener) {
 	h := hold(t, s, Candidate(1, T0.Add(time.Hour)))
 	retry := Candidate(9, T0)
 	cases := []store.SupportActParams{
-		{ID: h.ID, Version: h.Version, Action: store.SupportRelease, Reason: "r", Now: T0},                          // no operator
-		{ID: h.ID, Version: h.Version, Action: store.SupportRelease, Operator: "o", Reason: "  ", Now: T0},          // blank reason
-		{ID: h.ID, Version: h.Version, Action: "Frobnicate", Operator: "o", Reason: "r", Now: T0},                   // unknown action
-		{ID: h.ID, Version: h.Version, Action: store.SupportRetry, Operator: "o", Reason: "r", Now: T0},             // no candidate
+		{ID: h.ID, Version: h.Version, Action: store.SupportRelease, Reason: "r", Now: T0},                 // no operator
+		{ID: h.ID, Version: h.Version, Action: store.SupportRelease, Operator: "o", Reason: "  ", Now: T0}, // blank reason
+		{ID: h.ID, Version: h.Version, Action: "Frobnicate", Operator: "o", Reason: "r", Now: T0},          // unknown action
+		{ID: h.ID, Version: h.Version, Action: store.SupportRetry, Operator: "o", Reason: "r", Now: T0},    // no candidate
 		{ID: h.ID, Version: h.Version, Action: store.SupportCancel, Operator: "o", Reason: "r", Now: T0, RetryCandidate: &retry},
 	}
 	for i, p := range cases {
@@ -482,7 +482,7 @@ func testSupportMetrics(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
 	now := T0.Add(10 * time.Hour)
-	ensure1(t, s, T0, supportCandidate(1, T0.Add(time.Hour), "bu-a"))  // due
+	ensure1(t, s, T0, supportCandidate(1, T0.Add(time.Hour), "bu-a"))   // due
 	ensure1(t, s, T0, supportCandidate(2, T0.Add(2*time.Hour), "bu-b")) // due, oldest in bu-b
 	ensure1(t, s, T0, supportCandidate(3, now.Add(time.Hour), "bu-a"))  // not yet due
 	hold(t, s, supportCandidate(4, T0.Add(time.Minute), "bu-a"))        // Failed, held HandlerError
