@@ -58,10 +58,20 @@ func SupportRetryVersion(key string) (version int64, ok bool) {
 	return v, true
 }
 
-// IsSupportRetryOf reports whether key is a support-retry key of the row with key original
-// (SupportRetryKey(original, v) for the version v that key names). Revalidation uses it to
-// recognise a retry row's occurrence among the ones the source and setting produce now.
+// IsSupportRetryOf reports whether key is a support-retry key of the row with key original:
+// SupportRetryKey(original, v) for the version v that key names, or a support retry of such
+// a retry (at most 8 levels). Revalidation uses it to recognise a retry row's occurrence
+// among the ones the source and setting produce now.
 func IsSupportRetryOf(key, original string) bool {
-	v, ok := SupportRetryVersion(key)
-	return ok && SupportRetryKey(original, v) == key
+	for level := 0; level < 8; level++ {
+		v, ok := SupportRetryVersion(key)
+		if !ok {
+			return false
+		}
+		if SupportRetryKey(original, v) == key {
+			return true
+		}
+		key = key[:strings.LastIndex(key, supportRetrySep)] // one level down (a shortened key stops matching)
+	}
+	return false
 }

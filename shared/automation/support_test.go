@@ -23,9 +23,9 @@ func TestSupportRetryKey(t *testing.T) {
 	if automation.SupportRetryKey(orig, 6) == k {
 		t.Fatal("another version must give another key")
 	}
-	// A retry of a retry is a retry of the retry row (its own original).
+	// A retry of a retry is a retry of the retry row and of the first original.
 	kk := automation.SupportRetryKey(k, 7)
-	if !automation.IsSupportRetryOf(kk, k) || automation.IsSupportRetryOf(kk, orig) {
+	if !automation.IsSupportRetryOf(kk, k) || !automation.IsSupportRetryOf(kk, orig) || automation.IsSupportRetryOf(kk, orig+"x") {
 		t.Fatalf("retry of retry %q", kk)
 	}
 	for _, bad := range []string{orig, orig + ":support-retry:v", orig + ":support-retry:vx1", orig + ":support-retry:v99999999999999999999"} {

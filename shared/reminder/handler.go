@@ -106,7 +106,10 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	var mine *Occurrence
 	for i := range occ {
-		if occ[i].SchedulerKey == row.SchedulerKey && occ[i].InputHash == row.InputHash {
+		// A support-retry row (automation.SupportRetryKey) stands for the occurrence whose
+		// key it extends: same input, new key, so new delivery keys.
+		sameKey := occ[i].SchedulerKey == row.SchedulerKey || automation.IsSupportRetryOf(row.SchedulerKey, occ[i].SchedulerKey)
+		if sameKey && occ[i].InputHash == row.InputHash {
 			mine = &occ[i]
 		}
 	}

@@ -186,7 +186,7 @@ func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting
 	}
 	n := 0
 	for _, r := range rows {
-		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] {
+		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] || supportRetryOfWanted(r.SchedulerKey, want) {
 			continue
 		}
 		if r.Status != automation.StatusPending && r.Status != automation.StatusFailed {
@@ -202,6 +202,21 @@ func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting
 		n++
 	}
 	return n, nil
+}
+
+// supportRetryOfWanted reports whether key is a support retry (automation.SupportRetryKey)
+// of an occurrence still wanted: an operator's retry survives events that keep its
+// occurrence, and is deactivated with it when the occurrence goes.
+func supportRetryOfWanted(key string, want []automation.Candidate) bool {
+	if _, ok := automation.SupportRetryVersion(key); !ok {
+		return false
+	}
+	for _, c := range want {
+		if automation.IsSupportRetryOf(key, c.SchedulerKey) {
+			return true
+		}
+	}
+	return false
 }
 
 // deactivationReason explains why a row of src is no longer wanted.
