@@ -298,7 +298,9 @@ func (s *Service) settingsFor(ctx context.Context, sc Scope, buID, sourceType st
 		}
 		add(rec)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name || (out[i].Name == out[j].Name && out[i].Guid < out[j].Guid) })
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].Name < out[j].Name || (out[i].Name == out[j].Name && out[i].Guid < out[j].Guid)
+	})
 	return out, nil
 }
 
