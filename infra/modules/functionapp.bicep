@@ -134,6 +134,9 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *). The front door narrows it per request with the X-Automation-Business-Units header.')
 param apiBusinessUnits string = '*'
 
+@description('Support API: the highest rate (rows per minute) a paced release of support holds may ask for.')
+param supportMaxReleasePerMinute string = '600'
+
 var isFlex = planKind == 'FlexConsumption'
 
 // Settings read by the Go code (shared/config/config.go, "Azure" settings). A test greps
@@ -194,6 +197,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_API_BUSINESS_UNITS'
     value: apiBusinessUnits
+  }
+  {
+    name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'
+    value: supportMaxReleasePerMinute
   }
 ]
 

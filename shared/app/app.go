@@ -30,6 +30,8 @@ import (
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/support"
+	"github.com/automation-platform/automation/shared/supportapi"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/mssql"
@@ -50,7 +52,10 @@ type Runtime struct {
 	Functions  *funchost.Router
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
-	API     *httpapi.API
+	API *httpapi.API
+	// Support is the support API's service (find, explain, act, metrics); its routes are
+	// registered on Functions under /api/support/ (supportapi.Register).
+	Support *support.Service
 	Clock   automation.Clock
 	closers []func() error
 }
@@ -152,6 +157,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
+		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
+	if err != nil {
+		return fail(err)
+	}
+	r.Support = sup
+	supportapi.Register(r.Functions, r.API, r.Support)
 	return r, nil
 }
 

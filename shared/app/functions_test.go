@@ -22,6 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/supportapi"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -291,8 +292,25 @@ func TestFunctionFoldersMatchRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// HTTP functions are forwarded requests served by routes (RegisterHTTP), not invocations:
+	// each folder's route must cover a registered route, probed with a GET on this path.
+	httpProbes := map[string]string{supportapi.FunctionName: "/api/support/metrics"}
 	var folders []string
 	for _, d := range defs {
+		if d.Trigger.Type == funchost.TriggerHTTP {
+			probe, ok := httpProbes[d.Name]
+			prefix := "/api/" + strings.SplitN(d.Trigger.Route, "{", 2)[0]
+			if !ok || d.Trigger.AuthLevel != "function" || !strings.HasPrefix(probe, prefix) || len(d.Bindings) != 2 {
+				t.Errorf("%s: HTTP function needs authLevel function, one http output and a route covering %q (route %q, auth %q)", d.Name, probe, d.Trigger.Route, d.Trigger.AuthLevel)
+				continue
+			}
+			rec := httptest.NewRecorder()
+			e.rt.Functions.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, probe, nil))
+			if rec.Code != http.StatusOK {
+				t.Errorf("%s: GET %s = %d %s", d.Name, probe, rec.Code, rec.Body.String())
+			}
+			continue
+		}
 		folders = append(folders, d.Name)
 		want := "message"
 		if d.Trigger.Type == funchost.TriggerTimer {

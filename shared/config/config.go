@@ -51,6 +51,7 @@ var Settings = []Setting{
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
+	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 }
 
 // Mode selects how DueWorkPoller executes claimed rows.
@@ -82,6 +83,8 @@ type Config struct {
 	LogLevel             string
 	APIToken             string
 	APIBusinessUnits     string // "*" or comma-separated business-unit ids
+	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
+	SupportMaxReleasePerMinute int
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -154,6 +157,8 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
+
+		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
 	}
 	if p := c.CustomHandlerPort; p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
