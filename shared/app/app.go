@@ -27,6 +27,7 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
@@ -81,6 +82,9 @@ type Options struct {
 func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
+	}
+	if o.Log != nil {
+		o.Log = logctx.Logger(o.Log) // row, event and invocation context on every line
 	}
 	r := &Runtime{Clock: o.Clock}
 	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
@@ -201,6 +205,9 @@ type EmbeddedOptions struct {
 func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
+	}
+	if o.Log != nil {
+		o.Log = logctx.Logger(o.Log)
 	}
 	st, err := sqlite.Open(ctx, o.DBPath, nil)
 	if err != nil {

@@ -27,17 +27,18 @@ func TestImportArrowsPointDown(t *testing.T) {
 		"shared/funchost":   {},
 		"shared/httpapi":    {"shared/automation", "shared/store"},
 		"shared/config":     {},
-		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace"},
+		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace", "shared/logctx"},
 		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus"},
-		"shared/reminder":   {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
+		"shared/reminder":   {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
 		"shared/logmask":    {},
+		"shared/logctx":     {},
 		// The support service reads what the pipeline wrote; the reminder package explains
 		// date-based settings with the same functions that computed them.
 		"shared/support": {"shared/automation", "shared/store", "shared/trace", "shared/logmask", "shared/reminder", "shared/localtime",
-			"shared/events", "shared/scheduler", "shared/delivery", "shared/bus"},
+			"shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
 		// Thin HTTP handlers: the service, httpapi and the router only.
 		"shared/supportapi": {"shared/support", "shared/httpapi", "shared/funchost", "shared/automation", "shared/store", "shared/trace",
-			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus"},
+			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0

@@ -190,7 +190,7 @@ func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
 	}
 	if d.Log != nil {
 		// The recipient is personal data: the log handler masks it (shared/logmask).
-		d.Log.Info("delivery sent", "deliveryKey", job.DeliveryKey, "schedulerKey", job.SchedulerKey,
+		d.Log.InfoContext(ctx, "delivery sent", "deliveryKey", job.DeliveryKey, "schedulerKey", job.SchedulerKey,
 			"businessUnitId", job.BusinessUnitID, "channel", job.Channel, "recipient", job.Recipient, "step", "dispatch")
 	}
 	return nil

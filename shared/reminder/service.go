@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -66,6 +67,7 @@ const maxRowsPerSource = store.MaxBatch
 // Errors: automation.Invalid for bad input (nothing stored); others are retryable.
 func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, error) {
 	res := EventResult{Ensured: map[automation.EnsureAction]int{}}
+	ctx = logctx.With(ctx, logctx.SourceEventID, ev.ID, logctx.BusinessUnitID, ev.BusinessUnitID, logctx.Step, "event")
 	done, err := s.Store.EventProcessed(ctx, ev.Source, ev.ID)
 	if err != nil {
 		return res, err
@@ -127,7 +129,7 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	}
 	if outcome == store.SnapshotStale {
 		res.Outcome = EventStale
-		s.logger().Info("older revision ignored", "sourceEventId", ev.ID, "businessUnitId", bu.ID, "entityType", ev.EntityType, "revision", ev.Revision)
+		s.logger().InfoContext(ctx, "older revision ignored", "sourceEventId", ev.ID, "businessUnitId", bu.ID, "entityType", ev.EntityType, "revision", ev.Revision)
 		return res, s.Store.EventMarkProcessed(ctx, ev.Source, ev.ID, now)
 	}
 	res.Outcome = EventApplied
@@ -145,7 +147,8 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 		for _, r := range results {
 			res.Ensured[r.Action]++
 			if r.Action == automation.EnsureConflict {
-				s.logger().Warn("scheduler key conflict: row put on support hold", "schedulerKey", r.Row.SchedulerKey, "sourceEventId", ev.ID, "businessUnitId", bu.ID)
+				s.logger().WarnContext(ctx, "scheduler key conflict: row put on support hold", "schedulerKey", r.Row.SchedulerKey, "sourceEventId", ev.ID,
+					"businessUnitId", bu.ID, "step", "ensure", "errorCode", string(automation.ReasonInputHashConflict))
 			}
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/support"
 )
 
@@ -39,14 +40,24 @@ const Prefix = "/api/support/"
 // Register adds the support routes to r, wrapped by api (auth, scope, problems).
 func Register(r *funchost.Router, api *httpapi.API, svc *support.Service) {
 	h := handlers{svc: svc}
-	r.RegisterHTTP("GET "+Prefix+"scheduler-rows", api.Handler(h.find))
-	r.RegisterHTTP("GET "+Prefix+"scheduler-rows/{id}", api.Handler(h.get))
-	r.RegisterHTTP("POST "+Prefix+"scheduler-rows/{id}/release", api.Handler(h.act(svc.Release)))
-	r.RegisterHTTP("POST "+Prefix+"scheduler-rows/{id}/retry", api.Handler(h.act(svc.Retry)))
-	r.RegisterHTTP("POST "+Prefix+"scheduler-rows/{id}/cancel", api.Handler(h.act(svc.Cancel)))
-	r.RegisterHTTP("POST "+Prefix+"releases", api.Handler(h.releaseMany))
-	r.RegisterHTTP("GET "+Prefix+"explain", api.Handler(h.explain))
-	r.RegisterHTTP("GET "+Prefix+"metrics", api.Handler(h.metrics))
+	route := func(pattern string, fn httpapi.HandlerFunc) { r.RegisterHTTP(pattern, logged(api.Handler(fn))) }
+	route("GET "+Prefix+"scheduler-rows", h.find)
+	route("GET "+Prefix+"scheduler-rows/{id}", h.get)
+	route("POST "+Prefix+"scheduler-rows/{id}/release", h.act(svc.Release))
+	route("POST "+Prefix+"scheduler-rows/{id}/retry", h.act(svc.Retry))
+	route("POST "+Prefix+"scheduler-rows/{id}/cancel", h.act(svc.Cancel))
+	route("POST "+Prefix+"releases", h.releaseMany)
+	route("GET "+Prefix+"explain", h.explain)
+	route("GET "+Prefix+"metrics", h.metrics)
+}
+
+// logged names the function and the host's invocation id (when the Functions host
+// forwarded the request) in the request's logging context.
+func logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := logctx.With(r.Context(), logctx.Function, FunctionName, logctx.InvocationID, r.Header.Get(funchost.InvocationIDHeader))
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 type handlers struct{ svc *support.Service }
