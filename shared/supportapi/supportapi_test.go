@@ -210,7 +210,9 @@ func TestActs(t *testing.T) {
 	ctx := context.Background()
 	rowsA := e.rowsOf(t, guidA)
 	held := e.hold(t, rowsA[1]) // rowsA[0] gets a backoff (Pending, NextRetryOn) from hold()
-	path := func(id int64, action string) string { return fmt.Sprintf("/api/support/scheduler-rows/%d/%s", id, action) }
+	path := func(id int64, action string) string {
+		return fmt.Sprintf("/api/support/scheduler-rows/%d/%s", id, action)
+	}
 	reason := `{"reason":"SMTP provider fixed"}`
 
 	bad := []struct {
