@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -180,7 +181,7 @@ func (s *Service) act(ctx context.Context, sc Scope, req ActRequest, decide func
 	}
 	s.writeTrace(ctx, recs)
 	s.log.InfoContext(ctx, "support action", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID,
-		"step", "support-"+string(p.Action), "auditId", res.AuditID, "versionBefore", row.Version, "versionAfter", res.Row.Version)
+		"step", "support-"+strings.ToLower(string(p.Action)), "auditId", res.AuditID, "versionBefore", row.Version, "versionAfter", res.Row.Version)
 	return out, nil
 }
 

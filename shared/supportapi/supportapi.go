@@ -24,6 +24,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -51,11 +53,15 @@ func Register(r *funchost.Router, api *httpapi.API, svc *support.Service) {
 	route("GET "+Prefix+"metrics", h.metrics)
 }
 
-// logged names the function and the host's invocation id (when the Functions host
-// forwarded the request) in the request's logging context.
+// logged names the function and the host's invocation id in the request's logging context
+// (a request id of our own when no Functions host forwarded the request).
 func logged(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := logctx.With(r.Context(), logctx.Function, FunctionName, logctx.InvocationID, r.Header.Get(funchost.InvocationIDHeader))
+		id := r.Header.Get(funchost.InvocationIDHeader)
+		if id == "" { // serve: no Functions host in front; name the request for its log lines
+			id = "req-" + uuid.NewString()
+		}
+		ctx := logctx.With(r.Context(), logctx.Function, FunctionName, logctx.InvocationID, id)
 		h.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
