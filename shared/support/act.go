@@ -168,7 +168,11 @@ func (s *Service) act(ctx context.Context, sc Scope, req ActRequest, decide func
 	if err != nil {
 		return ActResult{}, err
 	}
-	out := ActResult{Action: string(p.Action), Row: rowView(res.Row, nil), AuditID: res.AuditID}
+	audit, err := s.store.SupportAuditList(ctx, []int64{res.Row.ID}, maxAuditShown)
+	if err != nil {
+		audit = nil // the action is done; its summary just lacks the audit count
+	}
+	out := ActResult{Action: string(p.Action), Row: rowView(res.Row, audit), AuditID: res.AuditID}
 	recs := []trace.JobRecord{s.traceRecord(res.Row, p.Action, res.AuditID, reason, now, "")}
 	if res.RetryRow != nil {
 		rv := rowView(res.RetryRow.Row, nil)

@@ -368,7 +368,7 @@ func (s *Service) explainSetting(set reminder.Setting, src reminder.Source, z re
 	}
 	for i := range e.Occurrences {
 		if e.Occurrences[i].Row == nil {
-			explainMissingRow(&e.Occurrences[i], src, now)
+			explainMissingRow(&e.Occurrences[i], now)
 		}
 	}
 	sort.SliceStable(e.Occurrences, func(i, j int) bool {
@@ -591,7 +591,7 @@ func deactivationText(r automation.SchedulerRow, set *reminder.Setting, src remi
 }
 
 // explainMissingRow explains an occurrence the source and setting want but that has no row.
-func explainMissingRow(o *Occurrence, src reminder.Source, now time.Time) {
+func explainMissingRow(o *Occurrence, now time.Time) {
 	o.Outcome = "NotCreated"
 	if o.ScheduledOn.Before(now) {
 		o.Explanation = "No row: its send time has passed and no event created it in time; if one arrives now it is recorded MissedWindow unless it is still that local day."
