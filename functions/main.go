@@ -10,6 +10,7 @@
 //	automation migrate                  apply SQL migrations (SQL Server or SQLite)
 //	automation publish [-local URL] <events.json>
 //	                                    send CloudEvents to Service Bus (or to a local serve)
+//	automation support <command> ...    the support API from a terminal (support.go)
 package main
 
 import (
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "publish":
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "support":
+		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -107,9 +110,13 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	port := fs.String("port", "", "port on 127.0.0.1 (default FUNCTIONS_CUSTOMHANDLER_PORT, else 7071)")
 	dir := fs.String("functions", "", "function folders (default: ./functions when present, else .)")
 	seed := fs.String("seed", "", "load businessUnits and reminderSettings from a scenario `file` (until the settings API exists)")
+	token := fs.String("token", "", "require Authorization: Bearer `token` on every /api request (default AUTOMATION_API_TOKEN)")
+	units := fs.String("business-units", "", "business units the HTTP APIs show at most: comma-separated `ids` or * (default AUTOMATION_API_BUSINESS_UNITS)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "automation serve: unexpected arguments %q\n", fs.Args())
 		return 2
@@ -117,6 +124,20 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	cfg, log, ok := loadConfig(getenv, stderr)
 	if !ok {
 		return 2
+	}
+	if set["token"] {
+		if strings.TrimSpace(*token) == "" {
+			fmt.Fprintln(stderr, "automation serve: -token must not be empty")
+			return 2
+		}
+		cfg.APIToken = *token
+	}
+	if set["business-units"] {
+		if strings.TrimSpace(*units) == "" {
+			fmt.Fprintln(stderr, "automation serve: -business-units must list ids or be *")
+			return 2
+		}
+		cfg.APIBusinessUnits = *units
 	}
 	p := *port
 	if p == "" {
@@ -163,7 +184,8 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		hostDone = make(chan struct{})
 		go func() { defer close(hostDone); _ = h.Run(hostCtx, 200*time.Millisecond) }()
 	}
-	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg))
+	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg),
+		"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
 	err = funchost.Serve(ctx, addr, rt.Functions, nil)
 	stopHost()
 	<-hostDone

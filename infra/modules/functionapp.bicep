@@ -167,6 +167,9 @@ param smtpPassword string = ''
 @description('Sender address of the email channel.')
 param smtpFrom string = ''
 
+@description('Support API: the highest rate (rows per minute) a paced release of support holds may ask for.')
+param supportMaxReleasePerMinute string = '600'
+
 var isFlex = planKind == 'FlexConsumption'
 
 // Settings read by the Go code (shared/config/config.go, "Azure" settings). A test greps
@@ -263,6 +266,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_SMTP_FROM'
     value: smtpFrom
+  }
+  {
+    name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'
+    value: supportMaxReleasePerMinute
   }
 ]
 

@@ -28,11 +28,14 @@ import (
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/reportapi"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/support"
+	"github.com/automation-platform/automation/shared/supportapi"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/mssql"
@@ -50,15 +53,19 @@ type Runtime struct {
 	Dispatcher *delivery.Dispatcher
 	Projector  *delivery.Projector
 	Templates  *delivery.Templates
-	Support    *delivery.Support
-	Reminders  *reminder.Service
+	// DeliverySupport lists and resolves UNKNOWN deliveries (/api/support/deliveries/...).
+	DeliverySupport *delivery.Support
+	Reminders       *reminder.Service
 	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
 	Reports   *report.Service
 	Events    *events.Router
 	Functions *funchost.Router
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
-	API     *httpapi.API
+	API *httpapi.API
+	// Support is the support API's service (find, explain, act, metrics); its routes are
+	// registered on Functions under /api/support/ (supportapi.Register).
+	Support *support.Service
 	Clock   automation.Clock
 	closers []func() error
 }
@@ -89,6 +96,9 @@ type Options struct {
 func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
+	}
+	if o.Log != nil {
+		o.Log = logctx.Logger(o.Log) // row, event and invocation context on every line
 	}
 	r := &Runtime{Clock: o.Clock}
 	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
@@ -172,9 +182,15 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
-	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
-	// they belong to the SupportApi HTTP function (its folder comes with the support API).
-	deliveryapi.Register(r.Functions, r.API, r.Support)
+	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
+		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
+	if err != nil {
+		return fail(err)
+	}
+	r.Support = sup
+	// Support routes (/api/support/...) belong to the SupportApi HTTP function in Azure.
+	supportapi.Register(r.Functions, r.API, r.Support)
+	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	return r, nil
 }
@@ -217,6 +233,9 @@ type EmbeddedOptions struct {
 func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
+	}
+	if o.Log != nil {
+		o.Log = logctx.Logger(o.Log)
 	}
 	st, err := sqlite.Open(ctx, o.DBPath, nil)
 	if err != nil {
@@ -292,7 +311,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
-	r.Support = &delivery.Support{Store: r.Store, Clock: r.Clock}
+	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)

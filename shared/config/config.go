@@ -60,6 +60,7 @@ var Settings = []Setting{
 	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
+	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 }
 
 // Mode selects how DueWorkPoller executes claimed rows.
@@ -91,8 +92,10 @@ type Config struct {
 	LogLevel             string
 	APIToken             string
 	APIBusinessUnits     string // "*" or comma-separated business-unit ids
-	Webhook              WebhookConfig
-	SMTP                 SMTPConfig
+	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
+	SupportMaxReleasePerMinute int
+	Webhook                    WebhookConfig
+	SMTP                       SMTPConfig
 }
 
 // WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
@@ -183,6 +186,7 @@ func Load(getenv func(string) string) (Config, error) {
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
+		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
 		SMTP: SMTPConfig{Host: get("AUTOMATION_SMTP_HOST"), Port: num("AUTOMATION_SMTP_PORT", 0, 65535),
 			Security: strings.ToLower(get("AUTOMATION_SMTP_SECURITY")), Username: get("AUTOMATION_SMTP_USERNAME"),
 			Password: get("AUTOMATION_SMTP_PASSWORD"), From: get("AUTOMATION_SMTP_FROM")},

@@ -15,6 +15,8 @@ var (
 	// Phone-like: an optional +, then 8 or more digits possibly separated by spaces, dots,
 	// dashes or parentheses.
 	phoneRE = regexp.MustCompile(`\+?\(?\d(?:[\s.\-()]*\d){7,}`)
+	// isoDate is a date as the pipeline writes them ("2027-03-20"): eight digits, but no phone.
+	isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 	// Identifiers that look numeric but are not personal data are left alone when they are
 	// part of a longer token (GUIDs, RFC 3339 instants, keys).
 	tokenChar = func(b byte) bool {
@@ -41,6 +43,9 @@ func String(s string) string {
 		start, end := l[0], l[1]
 		// Part of a longer identifier or timestamp: not a phone number.
 		if (start > 0 && tokenChar(s[start-1])) || (end < len(s) && tokenChar(s[end])) {
+			continue
+		}
+		if isoDate.MatchString(s[start:end]) { // a calendar date (YYYY-MM-DD), not a phone number
 			continue
 		}
 		digits := 0

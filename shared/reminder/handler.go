@@ -81,6 +81,10 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if err := dec.Decode(&data); err != nil {
 		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored snapshot of %s/%s is not JSON: %w", snap.EntityType, snap.EntityGuid, err))
 	}
+	// From here on, outcomes name the event that last shaped the source (logged with them).
+	deact = func(r automation.ReasonCode) (scheduler.Outcome, error) {
+		return scheduler.Outcome{Deactivate: r, SourceEventID: snap.LastEventID}, nil
+	}
 	src := Source{EntityType: snap.EntityType, EntityGuid: snap.EntityGuid, BusinessUnitID: snap.BusinessUnitID, Deleted: snap.IsDeleted, Data: data}
 	if !src.Active() {
 		return deact(automation.ReasonSourceNoLongerValid)
@@ -108,7 +112,10 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	var mine *Occurrence
 	for i := range occ {
-		if occ[i].SchedulerKey == row.SchedulerKey && occ[i].InputHash == row.InputHash {
+		// A support-retry row (automation.SupportRetryKey) stands for the occurrence whose
+		// key it extends: same input, new key, so new delivery keys.
+		sameKey := occ[i].SchedulerKey == row.SchedulerKey || automation.IsSupportRetryOf(row.SchedulerKey, occ[i].SchedulerKey)
+		if sameKey && occ[i].InputHash == row.InputHash {
 			mine = &occ[i]
 		}
 	}
@@ -126,14 +133,14 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		followUps = []automation.Candidate{next.Candidate}
 	}
 	if now.Sub(row.ScheduledOn) > time.Duration(set.MaxLatenessHoursOrDefault())*time.Hour {
-		return scheduler.Outcome{Deactivate: automation.ReasonTooLate, FollowUps: followUps}, nil
+		return scheduler.Outcome{Deactivate: automation.ReasonTooLate, FollowUps: followUps, SourceEventID: snap.LastEventID}, nil
 	}
 	recipients, err := resolveRecipients(set.Recipients.Field, data[set.Recipients.Field])
 	if err != nil {
 		return scheduler.Outcome{}, scheduler.Permanent(err)
 	}
 	if len(recipients) == 0 {
-		return scheduler.Outcome{Deactivate: ReasonNoRecipients, FollowUps: followUps}, nil
+		return scheduler.Outcome{Deactivate: ReasonNoRecipients, FollowUps: followUps, SourceEventID: snap.LastEventID}, nil
 	}
 	payload := Payload{SettingGuid: set.Guid, SettingName: set.Name, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
 		TargetDate: mine.Target.String(), OffsetDays: mine.OffsetDays, ScheduledOn: row.ScheduledOn.UTC().Format(time.RFC3339),
@@ -149,7 +156,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if err != nil {
 		return scheduler.Outcome{}, scheduler.Permanent(err)
 	}
-	out := scheduler.Outcome{Deliveries: jobs, Outbox: msgs, FollowUps: followUps}
+	out := scheduler.Outcome{Deliveries: jobs, Outbox: msgs, FollowUps: followUps, SourceEventID: snap.LastEventID}
 	keys := make([]string, len(jobs))
 	for i, j := range jobs {
 		keys[i] = j.DeliveryKey

@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -66,6 +67,7 @@ const maxRowsPerSource = store.MaxBatch
 // Errors: automation.Invalid for bad input (nothing stored); others are retryable.
 func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, error) {
 	res := EventResult{Ensured: map[automation.EnsureAction]int{}}
+	ctx = logctx.With(ctx, logctx.SourceEventID, ev.ID, logctx.BusinessUnitID, ev.BusinessUnitID, logctx.Step, "event")
 	done, err := s.Store.EventProcessed(ctx, ev.Source, ev.ID)
 	if err != nil {
 		return res, err
@@ -127,7 +129,7 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	}
 	if outcome == store.SnapshotStale {
 		res.Outcome = EventStale
-		s.logger().Info("older revision ignored", "sourceEventId", ev.ID, "businessUnitId", bu.ID, "entityType", ev.EntityType, "revision", ev.Revision)
+		s.logger().InfoContext(ctx, "older revision ignored", "sourceEventId", ev.ID, "businessUnitId", bu.ID, "entityType", ev.EntityType, "revision", ev.Revision)
 		return res, s.Store.EventMarkProcessed(ctx, ev.Source, ev.ID, now)
 	}
 	res.Outcome = EventApplied
@@ -145,7 +147,8 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 		for _, r := range results {
 			res.Ensured[r.Action]++
 			if r.Action == automation.EnsureConflict {
-				s.logger().Warn("scheduler key conflict: row put on support hold", "schedulerKey", r.Row.SchedulerKey, "sourceEventId", ev.ID, "businessUnitId", bu.ID)
+				s.logger().WarnContext(ctx, "scheduler key conflict: row put on support hold", "schedulerKey", r.Row.SchedulerKey, "sourceEventId", ev.ID,
+					"businessUnitId", bu.ID, "step", "ensure", "errorCode", string(automation.ReasonInputHashConflict))
 			}
 		}
 	}
@@ -186,7 +189,7 @@ func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting
 	}
 	n := 0
 	for _, r := range rows {
-		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] {
+		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] || supportRetryOfWanted(r.SchedulerKey, want) {
 			continue
 		}
 		if r.Status != automation.StatusPending && r.Status != automation.StatusFailed {
@@ -202,6 +205,21 @@ func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting
 		n++
 	}
 	return n, nil
+}
+
+// supportRetryOfWanted reports whether key is a support retry (automation.SupportRetryKey)
+// of an occurrence still wanted: an operator's retry survives events that keep its
+// occurrence, and is deactivated with it when the occurrence goes.
+func supportRetryOfWanted(key string, want []automation.Candidate) bool {
+	if _, ok := automation.SupportRetryVersion(key); !ok {
+		return false
+	}
+	for _, c := range want {
+		if automation.IsSupportRetryOf(key, c.SchedulerKey) {
+			return true
+		}
+	}
+	return false
 }
 
 // deactivationReason explains why a row of src is no longer wanted.

@@ -20,6 +20,9 @@ type Outcome struct {
 	Outbox             []store.OutboxMessage
 	FollowUps          []automation.Candidate
 	DispatchResultJSON string
+	// SourceEventID, when the handler knows it, is the event that last changed the row's
+	// source; the poller logs it with the outcome (sourceEventId).
+	SourceEventID string
 }
 
 // Handler executes claimed rows of one AutomationType at due time: it revalidates (§3.6)
