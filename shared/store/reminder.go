@@ -80,5 +80,6 @@ type Store interface {
 	DeliveryStore
 	ReminderStore
 	IdempotencyStore
+	LifecycleStore
 	Close() error
 }

@@ -55,6 +55,17 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, name string) (*sql.Stmt, e
 	s.mu.Lock()
 	st, ok := s.stmts[name]
 	s.mu.Unlock()
+	if !ok && tx != nil {
+		// Prepare on the transaction's own connection: preparing on the pool here could wait
+		// for a free connection while this transaction holds the write lock that every other
+		// connection is waiting for (a deadlock until the busy timeout). The statement closes
+		// with the transaction; the next use outside one caches a pool statement.
+		prepared, err := tx.PrepareContext(ctx, s.q.SQL(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s prepare %s: %w", s.d.Name, name, err)
+		}
+		return prepared, nil
+	}
 	if !ok {
 		prepared, err := s.db.PrepareContext(ctx, s.q.SQL(name))
 		if err != nil {
