@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("SettingsAndBusinessUnits", func(t *testing.T) { testSettings(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
 	t.Run("IdempotencyConcurrent", func(t *testing.T) { testIdempotencyConcurrent(t, open) })
+	RunLifecycle(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {
