@@ -194,7 +194,7 @@ func TestThresholdMetricBoundaries(t *testing.T) {
 		invalid          string
 	}{
 		{"exactly 90 of 100 percent", 9, 10, []string{"90:OncePerThreshold:src/Pending/"}, ""},
-		{"just under 90 %", 8.99, 10, []string{"87.5:OncePerThreshold:src/Pending/"}, ""},
+		{"just under 90 percent", 8.99, 10, []string{"87.5:OncePerThreshold:src/Pending/"}, ""},
 		{"decimal level 87.5", 7, 8, []string{"87.5:OncePerThreshold:src/Pending/"}, ""},
 		{"no capacity", 5, 0, nil, ""},
 		{"missing field", nil, 10, nil, ""},
