@@ -30,6 +30,8 @@ func TestImportArrowsPointDown(t *testing.T) {
 		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace"},
 		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus"},
 		"shared/reminder":   {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
+		"shared/settingsapi": {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus",
+			"shared/httpapi", "shared/reminder"},
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0

@@ -193,7 +193,7 @@ func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in 
 	if err != nil {
 		return cur, prop, err
 	}
-	prop = Propagation{Status: PropagationNone}
+	prop = Propagation{Change: []string{}, Status: PropagationNone}
 	if out.TimeZoneID != cur.TimeZoneID {
 		prop.Change = []string{"timeZone"}
 		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id, Limit: store.MaxBatch})
