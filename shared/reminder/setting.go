@@ -62,9 +62,9 @@ type Setting struct {
 	ImmediateIfOverdue bool `json:"immediateIfOverdue,omitempty"`
 	// Threshold configures a ThresholdCondition setting (§4.4); nil for DateBased.
 	Threshold  *ThresholdConfig `json:"threshold,omitempty"`
-	Template   string          `json:"template"`
-	Channels   []string        `json:"channels"`
-	Recipients RecipientPolicy `json:"recipients"`
+	Template   string           `json:"template"`
+	Channels   []string         `json:"channels"`
+	Recipients RecipientPolicy  `json:"recipients"`
 	// IsActive defaults to true when omitted.
 	IsActive *bool `json:"isActive,omitempty"`
 	// MaxLatenessHours: a row found due later than this after ScheduledOn is Deactivated

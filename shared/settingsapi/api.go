@@ -100,13 +100,13 @@ func scopeOf(r *http.Request) store.UnitScope {
 
 // BusinessUnit is the business-unit resource.
 type BusinessUnit struct {
-	ID            string              `json:"id"`
-	Name          string              `json:"name"`
-	TimeZone      string              `json:"timeZone"`                // IANA id used for scheduling
-	TimeZoneGiven string              `json:"timeZoneGiven,omitempty"` // as given, when it was a Windows id
-	Roles         map[string][]string `json:"roles,omitempty"`
-	Version       int64               `json:"version"`
-	UpdatedOn     string              `json:"updatedOn"` // RFC 3339 UTC
+	ID            string                `json:"id"`
+	Name          string                `json:"name"`
+	TimeZone      string                `json:"timeZone"`                // IANA id used for scheduling
+	TimeZoneGiven string                `json:"timeZoneGiven,omitempty"` // as given, when it was a Windows id
+	Roles         map[string][]string   `json:"roles,omitempty"`
+	Version       int64                 `json:"version"`
+	UpdatedOn     string                `json:"updatedOn"` // RFC 3339 UTC
 	Propagation   *reminder.Propagation `json:"propagation,omitempty"`
 }
 

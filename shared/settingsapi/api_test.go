@@ -141,7 +141,9 @@ func (e *env) call(method, path, body string, headers ...string) answer {
 // recorder captures the patterns Register adds.
 type recorder struct{ patterns []string }
 
-func (r *recorder) RegisterHTTP(pattern string, _ http.Handler) { r.patterns = append(r.patterns, pattern) }
+func (r *recorder) RegisterHTTP(pattern string, _ http.Handler) {
+	r.patterns = append(r.patterns, pattern)
+}
 
 // The OpenAPI document is valid OpenAPI 3.1 and describes exactly the registered routes.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
