@@ -97,6 +97,12 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *).')
 param apiBusinessUnits string = '*'
 
+@description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
+param reconcileBusinessUnits string = '*'
+
+@description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...).')
+param sourceUrls string = ''
+
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
 
@@ -226,6 +232,8 @@ module functionApp 'modules/functionapp.bicep' = {
     dueWorkMode: dueWorkMode
     logLevel: logLevel
     apiBusinessUnits: apiBusinessUnits
+    reconcileBusinessUnits: reconcileBusinessUnits
+    sourceUrls: sourceUrls
   }
 }
 

@@ -46,6 +46,10 @@ type Runtime struct {
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
 	Reminders  *reminder.Service
+	// Admin manages business units and reminder settings (the settings API, replay's
+	// setting inputs); Reconciler runs the bounded repair sweeps (Reconciliation).
+	Admin      *reminder.Admin
+	Reconciler *reminder.Reconciler
 	Events     *events.Router
 	Functions  *funchost.Router
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
@@ -152,6 +156,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	r.wireLifecycle(cfg, o.Log)
 	return r, nil
 }
 
@@ -248,6 +253,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Channels: channels, Clock: r.Clock, Log: log}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
+	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log}
+	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
 	return nil

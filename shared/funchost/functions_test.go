@@ -30,6 +30,7 @@ func TestFunctionFolders(t *testing.T) {
 		"DueWorkExecutor":      {typ: funchost.TriggerServiceBus, binding: "message", queue: "due-work"},
 		"NotificationDispatch": {typ: funchost.TriggerServiceBus, binding: "message", queue: "notification-dispatch"},
 		"OutboxRelay":          {typ: funchost.TriggerTimer, binding: "timer", schedule: "%OutboxRelaySchedule%"},
+		"Reconciliation":       {typ: funchost.TriggerTimer, binding: "timer", schedule: "%ReconciliationSchedule%"},
 	}
 	bindingName := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,127}$`)
 	found := map[string]bool{}

@@ -122,6 +122,15 @@ func (r *Router) RegisterHTTP(pattern string, h http.Handler) {
 	r.patterns = append(r.patterns, pattern)
 }
 
+// HTTPPatterns returns the patterns registered with RegisterHTTP, sorted.
+func (r *Router) HTTPPatterns() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := append([]string(nil), r.patterns...)
+	sort.Strings(out)
+	return out
+}
+
 // Functions returns the registered function names, sorted.
 func (r *Router) Functions() []string {
 	r.mu.RLock()
