@@ -49,8 +49,10 @@ type RejectedLine struct {
 	Kind    string `json:"kind"` // "rejected"
 	At      string `json:"at"`
 	Input   int    `json:"input"` // index in the scenario's inputs
-	EventID string `json:"eventId"`
-	Error   string `json:"error"`
+	EventID string `json:"eventId,omitempty"`
+	// SettingGuid names the setting of a rejected settingUpsert/settingDeactivate input.
+	SettingGuid string `json:"settingGuid,omitempty"`
+	Error       string `json:"error"`
 }
 
 // SummaryLine is the closing "summary" line.
@@ -99,6 +101,9 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	}
 	defer e.Close()
 	r.e = e
+	// A settings change is applied in full when it is replayed (the simulator has no
+	// Reconciliation timer to finish a large propagation later).
+	e.Admin.InlineBatches = 1 << 20
 	if err := r.setup(ctx); err != nil {
 		return SummaryLine{}, err
 	}
@@ -203,6 +208,9 @@ func (r *runner) ceilGrid(t time.Time) time.Time {
 
 func (r *runner) input(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
+	if len(in.Event) == 0 {
+		return r.settingInput(ctx, idx)
+	}
 	ev, err := events.Parse(in.Event)
 	if err == nil {
 		err = r.e.Events.Dispatch(ctx, ev)

@@ -39,10 +39,13 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set (today: event).
+// Input is one timed input. Exactly one kind field is set: event, settingUpsert or
+// settingDeactivate (settings.go).
 type Input struct {
-	At    time.Time       `json:"at"` // arrival instant, UTC
-	Event json.RawMessage `json:"event,omitempty"`
+	At                time.Time          `json:"at"` // arrival instant, UTC
+	Event             json.RawMessage    `json:"event,omitempty"`
+	SettingUpsert     json.RawMessage    `json:"settingUpsert,omitempty"`
+	SettingDeactivate *SettingDeactivate `json:"settingDeactivate,omitempty"`
 }
 
 // MaxTicks bounds how many grid ticks a scenario may span (a year of 30 s ticks is ~1.05M).
@@ -182,8 +185,10 @@ func Parse(raw []byte) (*Scenario, error) {
 	}
 	for i, rawIn := range top.Inputs {
 		var in struct {
-			At    json.RawMessage `json:"at"`
-			Event json.RawMessage `json:"event"`
+			At                json.RawMessage `json:"at"`
+			Event             json.RawMessage `json:"event"`
+			SettingUpsert     json.RawMessage `json:"settingUpsert"`
+			SettingDeactivate json.RawMessage `json:"settingDeactivate"`
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
 			bad("inputs[%d]: %v", i, err)
@@ -191,13 +196,22 @@ func Parse(raw []byte) (*Scenario, error) {
 			continue
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
-		if len(in.Event) == 0 {
-			bad("inputs[%d] has no input kind (expected \"event\")", i)
+		input := Input{At: at, Event: in.Event}
+		kinds := 0
+		for _, k := range []json.RawMessage{in.Event, in.SettingUpsert, in.SettingDeactivate} {
+			if len(k) > 0 {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			bad("inputs[%d] needs exactly one input kind (\"event\", \"settingUpsert\" or \"settingDeactivate\"), found %d", i, kinds)
+		} else if len(in.Event) == 0 {
+			errs = append(errs, parseSettingInput(i, in.SettingUpsert, in.SettingDeactivate, buIDs, &input)...)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
-		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event})
+		sc.Inputs = append(sc.Inputs, input)
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {
