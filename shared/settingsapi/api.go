@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -291,9 +292,28 @@ func (h handlers) listSettings(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readOnlyFields are answer-only fields a client may send back unchanged after a GET; they
+// are ignored on writes (the version to replace is If-Match's).
+var readOnlyFields = []string{"version", "updatedOn", "propagation"}
+
+// decodeSettingBody reads a setting body and drops the read-only fields.
+func decodeSettingBody(r *http.Request) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := httpapi.DecodeJSON(r, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, &automation.Error{Code: automation.CodeMalformed, Message: "the body must be one JSON object (a reminder setting)"}
+	}
+	for _, f := range readOnlyFields {
+		delete(m, f)
+	}
+	return json.Marshal(m)
+}
+
 func (h handlers) createSetting(w http.ResponseWriter, r *http.Request) error {
-	var raw json.RawMessage
-	if err := httpapi.DecodeJSON(r, &raw); err != nil {
+	raw, err := decodeSettingBody(r)
+	if err != nil {
 		return err
 	}
 	guid, ok := httpapi.DeterministicID(r.Context(), "reminder-setting")
@@ -328,8 +348,8 @@ func (h handlers) putSetting(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var raw json.RawMessage
-	if err := httpapi.DecodeJSON(r, &raw); err != nil {
+	raw, err := decodeSettingBody(r)
+	if err != nil {
 		return err
 	}
 	res, err := h.admin.UpdateSetting(r.Context(), scopeOf(r), r.PathValue("guid"), raw, v)

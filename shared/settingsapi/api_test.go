@@ -361,6 +361,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"unknown field", "POST", "/api/reminder-settings", settingBody(`,"colour":"red"`), nil, 400, []string{"colour"}},
 		{"wrong type", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), "[30,7,0]", `"30"`, 1), nil, 400, []string{"offsetsDays"}},
 		{"not JSON", "POST", "/api/reminder-settings", `{"name":`, nil, 400, nil},
+		{"null body", "POST", "/api/reminder-settings", `null`, nil, 400, nil},
+		{"array body", "POST", "/api/reminder-settings", `[1]`, nil, 400, nil},
 		{"unknown business unit", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), "bu-syd", "bu-mel", 1), nil, 404, nil},
 		{"out-of-scope business unit", "POST", "/api/reminder-settings", settingBody(""), []string{httpapi.HeaderBusinessUnits, "bu-nyc"}, 404, nil},
 		{"unknown zone", "POST", "/api/business-units", `{"id":"bu-mars","name":"Mars","timeZone":"Mars/Olympus_Mons"}`, nil, 422, []string{"timeZone"}},
