@@ -519,6 +519,9 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 	if rot.Cursor != "" {
 		_ = json.Unmarshal([]byte(rot.Cursor), &after)
 	}
+	// One round at most: after the last pair swept (the rotation point) to the end, then
+	// from the beginning up to and including that pair.
+	begin := after
 	wrapped := false
 	for cfg.MaxBatches-res.Batches > 0 {
 		pairs, err := st.ReminderSettingListPairs(ctx, after, store.MaxBatch)
@@ -526,16 +529,23 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 			return false, err
 		}
 		if len(pairs) == 0 {
-			if wrapped || after == (store.SettingSourcePair{}) {
+			if wrapped || begin == (store.SettingSourcePair{}) {
 				break
 			}
 			wrapped, after = true, store.SettingSourcePair{}
 			continue
 		}
+		stop := false
 		for _, p := range pairs {
 			if cfg.MaxBatches-res.Batches <= 0 {
+				stop = true
 				break
 			}
+			if wrapped && pairLess(begin, p) {
+				stop = true // past where this run began: a full round is done
+				break
+			}
+			prev := after
 			after = p
 			if cfg.BusinessUnits != nil && !allows(*cfg.BusinessUnits, p.BusinessUnitID) {
 				continue
@@ -547,10 +557,12 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 				return false, fmt.Errorf("source sweep %s/%s: %w", p.BusinessUnitID, p.SourceType, err)
 			}
 			if !run.Done {
-				break // the budget ran out inside this pair: resume with it next time
+				after = prev // the budget ran out inside this pair: resume with it next time
+				stop = true
+				break
 			}
 		}
-		if wrapped {
+		if stop {
 			break
 		}
 	}
@@ -640,6 +652,13 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 		}
 	}
 	return run, nil
+}
+
+func pairLess(a, b store.SettingSourcePair) bool {
+	if a.BusinessUnitID != b.BusinessUnitID {
+		return a.BusinessUnitID < b.BusinessUnitID
+	}
+	return a.SourceType < b.SourceType
 }
 
 // applyListed applies one listed source like an event: a revision newer than the stored

@@ -416,3 +416,42 @@ func TestRoleRecipientsResolvedAtExecution(t *testing.T) {
 		t.Fatalf("%+v %v", out, err)
 	}
 }
+
+// With a budget of one batch per run, the source sweeps of several (business unit, source
+// type) pairs all progress and finish: a run resumes where the previous one stopped.
+func TestReconciliationRotatesPairsWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	aid := strings.NewReplacer(settingGuid, "3c3c3c3c-5d7a-4c41-9d0e-6b1c2a3d4e5f", `"PoliceVetting"`, `"FirstAid"`).Replace(settingJSON("bu-syd", "[0]", "09:00", false))
+	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", false), aid)
+	ctx := context.Background()
+	for _, typ := range []string{"PoliceVetting", "FirstAid"} {
+		for i := 0; i < 2; i++ {
+			if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: typ, EntityGuid: fmt.Sprintf("%s-%d", typ, i), BusinessUnitID: "bu-syd",
+				Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"x@example.test"}`, LastEventID: "x", UpdatedOn: f.clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := f.st.ReconcileStateSave(ctx, store.ReconcileState{SweepKey: "tzdata", Marker: localtime.TZDataVersion, UpdatedOn: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &reminder.Reconciler{Service: f.svc, Config: reminder.ReconcileConfig{BatchSize: 1, MaxBatches: 1}}
+	for i := 0; i < 12; i++ {
+		r, err := rec.RunOnce(ctx)
+		if err != nil || r.Batches > 1 {
+			t.Fatalf("run %d: %+v %v", i, r, err)
+		}
+	}
+	for _, typ := range []string{"PoliceVetting", "FirstAid"} {
+		st, _ := f.st.ReconcileStateGet(ctx, "source:bu-syd:"+typ)
+		if st.WatermarkOn == nil {
+			t.Errorf("%s: first pass not finished: %+v", typ, st)
+		}
+		for i := 0; i < 2; i++ {
+			rows, _ := f.st.SchedulerListBySource(ctx, store.SchedulerListParams{SourceEntityType: typ, SourceEntityGuid: fmt.Sprintf("%s-%d", typ, i), Limit: 10})
+			if len(rows) != 1 {
+				t.Errorf("%s-%d: %d rows", typ, i, len(rows))
+			}
+		}
+	}
+}

@@ -234,8 +234,8 @@ func versionMismatch(current, ifMatch int64) error {
 
 // Propagation reports how a change reached the scheduler rows.
 type Propagation struct {
-	// Change lists what changed: identity, sendTime, delivery, deactivated, reactivated,
-	// timeZone (business units).
+	// Change lists what changed: created, identity, sendTime, delivery, deactivated,
+	// reactivated, timeZone (business units).
 	Change []string `json:"change"`
 	// Status: None (nothing to apply to rows), Complete, or Queued (bounded inline work
 	// done; the Reconciliation function finishes it).
@@ -380,8 +380,8 @@ func (a *Admin) ListSettings(ctx context.Context, sc Scope, f SettingFilter, aft
 // CreateSetting validates raw (DecodeSetting) and stores it as a new setting (Version 1).
 // Errors: Malformed/Invalid with field errors (nothing stored); ErrNotFound when its business
 // unit is unknown or outside the caller's scope; Conflict when the guid exists. A new
-// setting schedules nothing by itself: its rows appear with the next event of each source
-// or the next reconciliation sweep of its (business unit, source type).
+// active setting is applied at once to the sources the pipeline already knows (a bounded
+// sweep, finished by Reconciliation when large); later events schedule the rest.
 func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (SettingResult, error) {
 	set, err := DecodeSetting(raw, a.Channels)
 	if err != nil {
@@ -406,7 +406,33 @@ func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (Settin
 		}
 		return SettingResult{}, err
 	}
-	return SettingResult{Setting: set, Version: 1, UpdatedOn: ms(now)}, nil
+	res := SettingResult{Setting: set, Version: 1, UpdatedOn: ms(now), Propagation: &Propagation{Change: []string{"created"}, Status: PropagationNone}}
+	if set.Active() {
+		// Sources the pipeline already knows get their rows now, not at their next event.
+		a.propagate(ctx, set.Guid, now, res.Propagation)
+	}
+	return res, nil
+}
+
+// propagate requests the setting's sweep and runs it for at most InlineBatches batches,
+// recording what it did in p (Status Queued when Reconciliation must finish it).
+func (a *Admin) propagate(ctx context.Context, guid string, now time.Time, p *Propagation) {
+	if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
+		// The setting is stored; revalidation at due time keeps rows correct meanwhile and
+		// the next request or sweep repairs the rest.
+		a.logger().Error("propagation not requested", "settingGuid", guid, "error", err)
+		p.Status = PropagationQueued
+		return
+	}
+	r, err := runSettingSweep(ctx, a.Service, guid, a.batch(), a.inline(), now)
+	p.add(r)
+	p.Status = PropagationComplete
+	if err != nil || !r.Done {
+		if err != nil {
+			a.logger().Warn("propagation left to reconciliation", "settingGuid", guid, "error", err)
+		}
+		p.Status = PropagationQueued
+	}
 }
 
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
@@ -483,24 +509,8 @@ func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderS
 	change := ClassifyChange(old, set)
 	res := SettingResult{Setting: set, Version: next.Version, UpdatedOn: ms(now),
 		Propagation: &Propagation{Change: change.Names(), Status: PropagationNone}}
-	if !change.NeedsPropagation() {
-		return res, nil
-	}
-	if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(set.Guid), now); err != nil {
-		// The setting is stored; revalidation at due time keeps rows correct meanwhile and
-		// the next request or sweep repairs the rest.
-		a.logger().Error("propagation not requested", "settingGuid", set.Guid, "error", err)
-		res.Propagation.Status = PropagationQueued
-		return res, nil
-	}
-	r, err := runSettingSweep(ctx, a.Service, set.Guid, a.batch(), a.inline(), now)
-	res.Propagation.add(r)
-	res.Propagation.Status = PropagationComplete
-	if err != nil || !r.Done {
-		if err != nil {
-			a.logger().Warn("propagation left to reconciliation", "settingGuid", set.Guid, "error", err)
-		}
-		res.Propagation.Status = PropagationQueued
+	if change.NeedsPropagation() {
+		a.propagate(ctx, set.Guid, now, res.Propagation)
 	}
 	return res, nil
 }

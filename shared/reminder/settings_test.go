@@ -353,3 +353,16 @@ func TestBusinessUnitZoneChangeRetimesPendingRows(t *testing.T) {
 		t.Fatalf("stale update: %v", err)
 	}
 }
+
+// A new active setting is applied at once to the sources the pipeline already knows.
+func TestCreatedSettingSchedulesKnownSources(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	js := strings.NewReplacer(settingGuid, "4d4d4d4d-5d7a-4c41-9d0e-6b1c2a3d4e5f", "[30, 7, 0]", "[14]").Replace(settingJSON("bu-syd", "[30, 7, 0]", "09:00", false))
+	res, err := f.admin().CreateSetting(context.Background(), all, []byte(js))
+	if err != nil || res.Propagation.Status != reminder.PropagationComplete || res.Propagation.RowsEnsured != 1 || res.Propagation.Change[0] != "created" {
+		t.Fatalf("%+v %v", res.Propagation, err)
+	}
+	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-17/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
+}

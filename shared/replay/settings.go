@@ -127,9 +127,6 @@ func (r *runner) settingInput(ctx context.Context, idx int) error {
 		switch {
 		case errors.Is(gerr, store.ErrNotFound):
 			res, err = r.e.Admin.CreateSetting(ctx, all, in.SettingUpsert)
-			if err == nil {
-				res.Propagation = &reminder.Propagation{Change: []string{"created"}, Status: reminder.PropagationNone}
-			}
 		case gerr != nil:
 			return fmt.Errorf("inputs[%d]: %w", idx, gerr)
 		default:
