@@ -21,12 +21,12 @@ CREATE TABLE dbo.ThresholdEdgeState (
     SettingGuid      nvarchar(100) COLLATE Latin1_General_100_BIN2 NOT NULL,
     SourceEntityType nvarchar(100) COLLATE Latin1_General_100_BIN2 NOT NULL,
     SourceEntityGuid nvarchar(100) COLLATE Latin1_General_100_BIN2 NOT NULL,
-    Level            nvarchar(50)  COLLATE Latin1_General_100_BIN2 NOT NULL,
+    ThresholdLevel   nvarchar(50)   COLLATE Latin1_General_100_BIN2 NOT NULL,
     IsMet            bit           NOT NULL,
     EdgeCount        bigint        NOT NULL,
     Revision         bigint        NOT NULL,
     UpdatedOn        datetime2(3)  NOT NULL,
-    CONSTRAINT PK_ThresholdEdgeState PRIMARY KEY CLUSTERED (SettingGuid, SourceEntityType, SourceEntityGuid, Level)
+    CONSTRAINT PK_ThresholdEdgeState PRIMARY KEY CLUSTERED (SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel)
 );
 
 CREATE TABLE dbo.ReconciliationState (
@@ -35,7 +35,7 @@ CREATE TABLE dbo.ReconciliationState (
     DoneGeneration bigint        NOT NULL,
     WatermarkOn    datetime2(3)  NULL,
     PassHighOn     datetime2(3)  NULL,
-    Position       nvarchar(1000) NULL, -- the keyset cursor (CURSOR is a reserved word)
+    CursorPosition nvarchar(1000) NULL, -- the keyset cursor (CURSOR, POSITION and LEVEL are reserved or future keywords)
     Marker         nvarchar(100) NULL,
     Version        bigint        NOT NULL,
     UpdatedOn      datetime2(3)  NOT NULL

@@ -80,22 +80,22 @@ WHERE Id > @AfterId AND Status = N'Pending' AND ScheduledOn > @Now
 ORDER BY Id;
 
 -- name: ThresholdEdgeGet :one
-SELECT SettingGuid, SourceEntityType, SourceEntityGuid, Level, IsMet, EdgeCount, Revision, UpdatedOn
+SELECT SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn
 FROM dbo.ThresholdEdgeState
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
-  AND SourceEntityGuid = @SourceEntityGuid AND Level = @Level;
+  AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level;
 
 -- name: ThresholdEdgeGetForUpdate :one
 -- The read of ThresholdEdgeApply's read-then-write transaction: UPDLOCK + HOLDLOCK hold the
 -- row (or the key range of a missing one) until the transaction ends, so two concurrent
 -- applies of one level serialise.
-SELECT SettingGuid, SourceEntityType, SourceEntityGuid, Level, IsMet, EdgeCount, Revision, UpdatedOn
+SELECT SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn
 FROM dbo.ThresholdEdgeState WITH (UPDLOCK, HOLDLOCK)
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
-  AND SourceEntityGuid = @SourceEntityGuid AND Level = @Level;
+  AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level;
 
 -- name: ThresholdEdgeInsert :exec
-INSERT INTO dbo.ThresholdEdgeState (SettingGuid, SourceEntityType, SourceEntityGuid, Level, IsMet, EdgeCount, Revision, UpdatedOn)
+INSERT INTO dbo.ThresholdEdgeState (SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn)
 VALUES (@SettingGuid, @SourceEntityType, @SourceEntityGuid, @Level, @IsMet, @EdgeCount, @Revision, @UpdatedOn);
 
 -- name: ThresholdEdgeUpdate :exec
@@ -103,21 +103,21 @@ VALUES (@SettingGuid, @SourceEntityType, @SourceEntityGuid, @Level, @IsMet, @Edg
 UPDATE dbo.ThresholdEdgeState
 SET IsMet = @IsMet, EdgeCount = @EdgeCount, Revision = @Revision, UpdatedOn = @UpdatedOn
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
-  AND SourceEntityGuid = @SourceEntityGuid AND Level = @Level AND Revision < @Revision;
+  AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level AND Revision < @Revision;
 
 -- name: ReconcileStateGet :one
-SELECT SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, Position, Marker, Version, UpdatedOn
+SELECT SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn
 FROM dbo.ReconciliationState WHERE SweepKey = @SweepKey;
 
 -- name: ReconcileStateInsert :exec
-INSERT INTO dbo.ReconciliationState (SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, Position, Marker, Version, UpdatedOn)
+INSERT INTO dbo.ReconciliationState (SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn)
 SELECT @SweepKey, @Generation, @DoneGeneration, @WatermarkOn, @PassHighOn, @Position, @Marker, 1, @UpdatedOn
 WHERE NOT EXISTS (SELECT 1 FROM dbo.ReconciliationState WITH (UPDLOCK, HOLDLOCK) WHERE SweepKey = @SweepKey);
 
 -- name: ReconcileStateUpdate :exec
 UPDATE dbo.ReconciliationState
 SET Generation = @Generation, DoneGeneration = @DoneGeneration, WatermarkOn = @WatermarkOn,
-    PassHighOn = @PassHighOn, Position = @Position, Marker = @Marker,
+    PassHighOn = @PassHighOn, CursorPosition = @Position, Marker = @Marker,
     Version = Version + 1, UpdatedOn = @UpdatedOn
 WHERE SweepKey = @SweepKey AND Version = @Version;
 
@@ -128,12 +128,12 @@ SELECT @SweepKey, 1, 0, 1, @UpdatedOn
 WHERE NOT EXISTS (SELECT 1 FROM dbo.ReconciliationState WITH (UPDLOCK, HOLDLOCK) WHERE SweepKey = @SweepKey);
 IF @@ROWCOUNT = 0
     UPDATE dbo.ReconciliationState
-    SET Generation = Generation + 1, Position = NULL, PassHighOn = NULL,
+    SET Generation = Generation + 1, CursorPosition = NULL, PassHighOn = NULL,
         Version = Version + 1, UpdatedOn = @UpdatedOn
     WHERE SweepKey = @SweepKey;
 
 -- name: ReconcileStateListRequested :many
-SELECT TOP (@Limit) SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, Position, Marker, Version, UpdatedOn
+SELECT TOP (@Limit) SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn
 FROM dbo.ReconciliationState
 WHERE Generation > DoneGeneration AND LEFT(SweepKey, LEN(@Prefix)) = @Prefix
 ORDER BY UpdatedOn, SweepKey;

@@ -25,12 +25,12 @@ CREATE TABLE ThresholdEdgeState (
     SettingGuid      TEXT    NOT NULL,
     SourceEntityType TEXT    NOT NULL,
     SourceEntityGuid TEXT    NOT NULL,
-    Level            TEXT    NOT NULL,
+    ThresholdLevel   TEXT    NOT NULL,
     IsMet            INTEGER NOT NULL,
     EdgeCount        INTEGER NOT NULL,
     Revision         INTEGER NOT NULL,
     UpdatedOn        INTEGER NOT NULL,
-    PRIMARY KEY (SettingGuid, SourceEntityType, SourceEntityGuid, Level)
+    PRIMARY KEY (SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel)
 );
 
 -- Progress of each bounded sweep (§3.7): requested/completed passes, the changed-since
@@ -41,7 +41,7 @@ CREATE TABLE ReconciliationState (
     DoneGeneration INTEGER NOT NULL,
     WatermarkOn    INTEGER NULL,
     PassHighOn     INTEGER NULL,
-    Position       TEXT    NULL,
+    CursorPosition TEXT    NULL,
     Marker         TEXT    NULL,
     Version        INTEGER NOT NULL,
     UpdatedOn      INTEGER NOT NULL

@@ -85,20 +85,20 @@ ORDER BY Id
 LIMIT @Limit;
 
 -- name: ThresholdEdgeGet :one
-SELECT SettingGuid, SourceEntityType, SourceEntityGuid, Level, IsMet, EdgeCount, Revision, UpdatedOn
+SELECT SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn
 FROM ThresholdEdgeState
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
-  AND SourceEntityGuid = @SourceEntityGuid AND Level = @Level;
+  AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level;
 
 -- name: ThresholdEdgeGetForUpdate :one
 -- Same as ThresholdEdgeGet: SQLite transactions here are BEGIN IMMEDIATE (write lock held).
-SELECT SettingGuid, SourceEntityType, SourceEntityGuid, Level, IsMet, EdgeCount, Revision, UpdatedOn
+SELECT SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn
 FROM ThresholdEdgeState
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
-  AND SourceEntityGuid = @SourceEntityGuid AND Level = @Level;
+  AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level;
 
 -- name: ThresholdEdgeInsert :exec
-INSERT INTO ThresholdEdgeState (SettingGuid, SourceEntityType, SourceEntityGuid, Level, IsMet, EdgeCount, Revision, UpdatedOn)
+INSERT INTO ThresholdEdgeState (SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn)
 VALUES (@SettingGuid, @SourceEntityType, @SourceEntityGuid, @Level, @IsMet, @EdgeCount, @Revision, @UpdatedOn);
 
 -- name: ThresholdEdgeUpdate :exec
@@ -106,32 +106,32 @@ VALUES (@SettingGuid, @SourceEntityType, @SourceEntityGuid, @Level, @IsMet, @Edg
 UPDATE ThresholdEdgeState
 SET IsMet = @IsMet, EdgeCount = @EdgeCount, Revision = @Revision, UpdatedOn = @UpdatedOn
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
-  AND SourceEntityGuid = @SourceEntityGuid AND Level = @Level AND Revision < @Revision;
+  AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level AND Revision < @Revision;
 
 -- name: ReconcileStateGet :one
-SELECT SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, Position, Marker, Version, UpdatedOn
+SELECT SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn
 FROM ReconciliationState WHERE SweepKey = @SweepKey;
 
 -- name: ReconcileStateInsert :exec
-INSERT INTO ReconciliationState (SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, Position, Marker, Version, UpdatedOn)
+INSERT INTO ReconciliationState (SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn)
 VALUES (@SweepKey, @Generation, @DoneGeneration, @WatermarkOn, @PassHighOn, @Position, @Marker, 1, @UpdatedOn)
 ON CONFLICT (SweepKey) DO NOTHING;
 
 -- name: ReconcileStateUpdate :exec
 UPDATE ReconciliationState
 SET Generation = @Generation, DoneGeneration = @DoneGeneration, WatermarkOn = @WatermarkOn,
-    PassHighOn = @PassHighOn, Position = @Position, Marker = @Marker,
+    PassHighOn = @PassHighOn, CursorPosition = @Position, Marker = @Marker,
     Version = Version + 1, UpdatedOn = @UpdatedOn
 WHERE SweepKey = @SweepKey AND Version = @Version;
 
 -- name: ReconcileStateRequest :exec
 INSERT INTO ReconciliationState (SweepKey, Generation, DoneGeneration, Version, UpdatedOn)
 VALUES (@SweepKey, 1, 0, 1, @UpdatedOn)
-ON CONFLICT (SweepKey) DO UPDATE SET Generation = Generation + 1, Position = NULL, PassHighOn = NULL,
+ON CONFLICT (SweepKey) DO UPDATE SET Generation = Generation + 1, CursorPosition = NULL, PassHighOn = NULL,
     Version = Version + 1, UpdatedOn = excluded.UpdatedOn;
 
 -- name: ReconcileStateListRequested :many
-SELECT SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, Position, Marker, Version, UpdatedOn
+SELECT SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn
 FROM ReconciliationState
 WHERE Generation > DoneGeneration AND substr(SweepKey, 1, length(@Prefix)) = @Prefix
 ORDER BY UpdatedOn, SweepKey
