@@ -24,36 +24,50 @@ func DecodeSetting(raw []byte, channels map[string]bool) (Setting, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return Setting{}, &automation.Error{Code: automation.CodeMalformed, Message: "the body must be one JSON object (a reminder setting)"}
 	}
-	// Times of day are checked first so "25:00" is reported against its field.
+	// Times of day are checked first so "25:00" is reported against its field; a bad one is
+	// then blanked so the rest of the setting is still validated and every problem is
+	// reported at once.
 	var errs []error
-	checkTime := func(name string, v json.RawMessage) {
+	badTime := map[string]bool{}
+	checkTime := func(name string, v json.RawMessage) bool {
 		if len(v) == 0 || string(v) == "null" {
-			return
+			return true
 		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			errs = append(errs, automation.Invalid(name, "must be a string \"HH:MM\""))
-			return
+			badTime[name] = true
+			return false
 		}
 		if _, err := localtime.ParseTimeOfDay(s); err != nil {
 			errs = append(errs, automation.Invalid(name, "%v", err))
+			badTime[name] = true
+			return false
 		}
+		return true
 	}
-	checkTime("sendLocalTime", fields["sendLocalTime"])
+	if !checkTime("sendLocalTime", fields["sendLocalTime"]) {
+		fields["sendLocalTime"] = json.RawMessage(`"00:00"`)
+	}
 	if th, ok := fields["threshold"]; ok {
 		var t map[string]json.RawMessage
 		if json.Unmarshal(th, &t) == nil {
 			if w, ok := t["sendWindow"]; ok {
 				var win map[string]json.RawMessage
 				if json.Unmarshal(w, &win) == nil {
-					checkTime("threshold.sendWindow.start", win["start"])
-					checkTime("threshold.sendWindow.end", win["end"])
+					okStart := checkTime("threshold.sendWindow.start", win["start"])
+					okEnd := checkTime("threshold.sendWindow.end", win["end"])
+					if !okStart || !okEnd {
+						win["start"], win["end"] = json.RawMessage(`"00:00"`), json.RawMessage(`"01:00"`)
+						t["sendWindow"], _ = json.Marshal(win)
+						fields["threshold"], _ = json.Marshal(t)
+					}
 				}
 			}
 		}
 	}
 	if len(errs) > 0 {
-		return Setting{}, automation.InvalidFields(errs...)
+		raw, _ = json.Marshal(fields)
 	}
 	var s Setting
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -74,7 +88,10 @@ func DecodeSetting(raw []byte, channels map[string]bool) (Setting, error) {
 		return Setting{}, &automation.Error{Code: automation.CodeMalformed, Message: "the body holds more than one JSON value"}
 	}
 	if err := s.Validate(channels); err != nil {
-		return Setting{}, automation.InvalidFields(unjoin(err)...)
+		errs = append(errs, unjoin(err)...)
+	}
+	if len(errs) > 0 {
+		return Setting{}, automation.InvalidFields(errs...)
 	}
 	return s, nil
 }
