@@ -3,6 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SCENARIO ?= testdata/scenarios/realistic.json
 BENCH_ROWS ?= 100000
+BENCH_DELIVERIES ?= 20000
 
 .DEFAULT_GOAL := help
 
@@ -38,8 +39,9 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## Burn-down of 100,000 due rows on SQLite (BENCH_ROWS=n to change): rows/s, peak memory
+bench: ## Burn-down of 100,000 due rows (BENCH_ROWS) and dispatch of 20,000 deliveries (BENCH_DELIVERIES) on SQLite: rows/s, deliveries/s
 	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
+	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

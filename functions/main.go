@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -174,7 +175,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	return 0
 }
 
-// seedFrom upserts the business units and reminder settings of a scenario file.
+// seedFrom upserts the business units, reminder settings and templates of a scenario file.
 func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -196,6 +197,18 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 		}
 		if err := rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
 			return err
+		}
+	}
+	// Templates: a new version only when the content differs from the latest stored one,
+	// so restarting with the same -seed file does not pile up versions.
+	for _, t := range sc.ParsedTemplates() {
+		cur, err := rt.Store.NotificationTemplateGet(ctx, t.Key, t.BusinessUnitID)
+		if err == nil && cur.BusinessUnitID == t.BusinessUnitID && cur.Subject == t.Subject && cur.Text == t.Text && cur.HTML == t.HTML {
+			continue
+		}
+		if _, err := rt.Templates.Save(ctx, store.NotificationTemplate{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Subject: t.Subject,
+			Text: t.Text, HTML: t.HTML, CreatedBy: "seed:" + filepath.Base(path)}, nil); err != nil {
+			return fmt.Errorf("template %q: %w", t.Key, err)
 		}
 	}
 	return nil

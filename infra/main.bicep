@@ -103,6 +103,16 @@ param reconcileBusinessUnits string = '*'
 @description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...).')
 param sourceUrls string = ''
 
+@description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
+@secure()
+param webhookSecret string = ''
+param webhookIdempotent string = 'false'
+param smtpHost string = ''
+param smtpFrom string = ''
+param smtpUsername string = ''
+@secure()
+param smtpPassword string = ''
+
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
 
@@ -234,6 +244,12 @@ module functionApp 'modules/functionapp.bicep' = {
     apiBusinessUnits: apiBusinessUnits
     reconcileBusinessUnits: reconcileBusinessUnits
     sourceUrls: sourceUrls
+    webhookSecret: webhookSecret
+    webhookIdempotent: webhookIdempotent
+    smtpHost: smtpHost
+    smtpFrom: smtpFrom
+    smtpUsername: smtpUsername
+    smtpPassword: smtpPassword
   }
 }
 

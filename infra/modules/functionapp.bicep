@@ -155,6 +155,39 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *). The front door narrows it per request with the X-Automation-Business-Units header.')
 param apiBusinessUnits string = '*'
 
+@description('Delivery channels (shared/config): webhook signing secret (empty: no webhook channel); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)" rather than the secret itself.')
+@secure()
+param webhookSecret string = ''
+
+@description('Webhook receivers deduplicate by Idempotency-Key ("true"/"false").')
+param webhookIdempotent string = 'false'
+
+@description('Webhook request timeout, seconds.')
+param webhookTimeoutSeconds string = '10'
+
+@description('SMTP host of the email channel (empty: no email channel).')
+param smtpHost string = ''
+
+@description('SMTP port (0: 587, or 465 with security tls).')
+param smtpPort string = '0'
+
+@allowed([
+  'starttls'
+  'opportunistic'
+  'tls'
+  'none'
+])
+param smtpSecurity string = 'starttls'
+
+param smtpUsername string = ''
+
+@description('SMTP password; pass a Key Vault reference.')
+@secure()
+param smtpPassword string = ''
+
+@description('Sender address of the email channel.')
+param smtpFrom string = ''
+
 var isFlex = planKind == 'FlexConsumption'
 
 // Settings read by the Go code (shared/config/config.go, "Azure" settings). A test greps
@@ -243,6 +276,42 @@ var automationSettings = [
   {
     name: 'AUTOMATION_IDEMPOTENCY_RETENTION_HOURS'
     value: idempotencyRetentionHours
+  }
+  {
+    name: 'AUTOMATION_WEBHOOK_SECRET'
+    value: webhookSecret
+  }
+  {
+    name: 'AUTOMATION_WEBHOOK_IDEMPOTENT'
+    value: webhookIdempotent
+  }
+  {
+    name: 'AUTOMATION_WEBHOOK_TIMEOUT_SECONDS'
+    value: webhookTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_SMTP_HOST'
+    value: smtpHost
+  }
+  {
+    name: 'AUTOMATION_SMTP_PORT'
+    value: smtpPort
+  }
+  {
+    name: 'AUTOMATION_SMTP_SECURITY'
+    value: smtpSecurity
+  }
+  {
+    name: 'AUTOMATION_SMTP_USERNAME'
+    value: smtpUsername
+  }
+  {
+    name: 'AUTOMATION_SMTP_PASSWORD'
+    value: smtpPassword
+  }
+  {
+    name: 'AUTOMATION_SMTP_FROM'
+    value: smtpFrom
   }
 ]
 

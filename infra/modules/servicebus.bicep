@@ -24,6 +24,12 @@ param domainEventsTopicName string = 'domain-events'
 @description('Session-enabled subscription of the pipeline on the domain events topic (DomainEventHandler).')
 param automationSubscriptionName string = 'automation'
 
+@description('Topic carrying delivery facts (one message per status change of a delivery command) to reporting.')
+param deliveryFactsTopicName string = 'delivery-facts'
+
+@description('Subscription of the reporting projection (DeliveryFactProjection) on the delivery facts topic.')
+param reportingSubscriptionName string = 'reporting'
+
 @description('Queues: due-work (DueWorkExecutor fan-out) and notification-dispatch (NotificationDispatch).')
 param queueNames array = [
   'due-work'
@@ -73,6 +79,28 @@ resource automationSubscription 'Microsoft.ServiceBus/namespaces/topics/subscrip
   name: automationSubscriptionName
   properties: {
     requiresSession: true
+    maxDeliveryCount: maxDeliveryCount
+    lockDuration: lockDuration
+    deadLetteringOnMessageExpiration: true
+    deadLetteringOnFilterEvaluationExceptions: true
+  }
+}
+
+// Facts are published through the outbox with MessageId = eventId; duplicate detection drops a
+// relay's re-publication, and the projection ignores any other duplicate by revision.
+resource deliveryFacts 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
+  parent: namespace
+  name: deliveryFactsTopicName
+  properties: {
+    requiresDuplicateDetection: true
+    duplicateDetectionHistoryTimeWindow: duplicateDetectionWindow
+  }
+}
+
+resource reportingSubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = {
+  parent: deliveryFacts
+  name: reportingSubscriptionName
+  properties: {
     maxDeliveryCount: maxDeliveryCount
     lockDuration: lockDuration
     deadLetteringOnMessageExpiration: true

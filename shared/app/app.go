@@ -26,8 +26,11 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/report"
+	"github.com/automation-platform/automation/shared/reportapi"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -45,7 +48,12 @@ type Runtime struct {
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
+	Projector  *delivery.Projector
+	Templates  *delivery.Templates
+	Support    *delivery.Support
 	Reminders  *reminder.Service
+	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
+	Reports *report.Service
 	// Admin manages business units and reminder settings (the settings API, replay's
 	// setting inputs); Reconciler runs the bounded repair sweeps (Reconciliation).
 	Admin      *reminder.Admin
@@ -66,12 +74,17 @@ type Embedded = Runtime
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
-	// Channels are the delivery channels by name; nil: {"log": JSON lines to LogOutput}.
+	// Channels are the delivery channels by name; nil: Open builds them from the
+	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
+	// configured), NewEmbedded uses {"log": JSON lines to LogOutput}.
 	Channels map[string]delivery.Channel
 	// LogOutput receives the "log" channel's lines when Channels is nil (default io.Discard).
 	LogOutput io.Writer
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
+	// ReportSources are renderers of domain report types (report.HTTPSource) beside the
+	// built-in automation-activity report.
+	ReportSources map[string]report.Renderer
 }
 
 // Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else
@@ -144,6 +157,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if o.Channels == nil {
+		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
+		if err != nil {
+			return fail(err)
+		}
+		o.Channels = chs
+	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
 	}
@@ -155,7 +175,11 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
-		Dispatcher: r.Dispatcher, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
+	// they belong to the SupportApi HTTP function (its folder comes with the support API).
+	deliveryapi.Register(r.Functions, r.API, r.Support)
+	reportapi.Register(r.Functions, r.API, r.Reports)
 	r.wireLifecycle(cfg, o.Log)
 	return r, nil
 }
@@ -188,6 +212,10 @@ type EmbeddedOptions struct {
 	Poller   scheduler.Config
 	Seed     uint64
 	Log      *slog.Logger
+	// OnOutcome observes each recorded dispatch outcome (the replay's output).
+	OnOutcome func(delivery.Outcome)
+	// ReportSources: see Options.ReportSources.
+	ReportSources map[string]report.Renderer
 }
 
 // NewEmbedded wires the embedded parts at explicit paths, without the Functions router.
@@ -208,12 +236,14 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	r.Memory = bus.NewMemory(nil)
 	r.Publisher = r.Memory
 	r.API = httpapi.New(httpapi.Options{Idempotency: st, Clock: o.Clock, Logger: o.Log})
-	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed}); err != nil {
+	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed, ReportSources: o.ReportSources}); err != nil {
 		_ = r.Close()
 		return nil, err
 	}
-	// Without the Functions router the dispatcher consumes the queue directly.
+	// Without the Functions router the dispatcher and the projector consume directly.
+	r.Dispatcher.OnOutcome = o.OnOutcome
 	r.Memory.Subscribe(delivery.DispatchQueue, r.Dispatcher.Handle)
+	r.Memory.Subscribe(store.DeliveryFactsTopic, r.Projector.Handle)
 	return r, nil
 }
 
@@ -239,19 +269,35 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		}
 		channels = map[string]delivery.Channel{"log": &delivery.LogChannel{W: out}}
 	}
-	reg := scheduler.NewRegistry()
-	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
-	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
-	if err != nil {
-		return err
-	}
 	names := map[string]bool{}
 	for n := range channels {
 		names[n] = true
 	}
+	renderers := report.NewRegistry()
+	renderers.Register(report.ActivityReportType, &report.ActivityRenderer{Store: r.Store})
+	for t, rr := range o.ReportSources {
+		renderers.Register(t, rr)
+	}
+	reports, err := report.New(report.Config{Store: r.Store, Blobs: r.Trace, Renderers: renderers, Channels: names,
+		Clock: r.Clock, Trace: r.Trace, Log: log})
+	if err != nil {
+		return err
+	}
+	r.Reports = reports
+	reg := scheduler.NewRegistry()
+	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
+	reg.Register(automation.TypeReportSubscription, &report.Handler{Service: reports})
+	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
+	if err != nil {
+		return err
+	}
 	r.Poller = poller
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
-	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Channels: channels, Clock: r.Clock, Log: log}
+	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
+	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Channels: channels, Clock: r.Clock, Log: log,
+		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
+	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
+	r.Support = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log}
 	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
@@ -324,6 +370,7 @@ type TickResult struct {
 	scheduler.Result
 	Published  int
 	Dispatched int
+	Swept      int // jobs the dispatcher's sweep claimed (retries, lookups, expired claims)
 }
 
 // maxRelayRounds bounds the relay/dispatch rounds of one tick; maxTickBatches the poller
@@ -352,6 +399,13 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		if res.Claimed == 0 {
 			break
 		}
+	}
+	// Retries, lookups and expired send claims due now (once per tick; their facts are
+	// relayed below).
+	sw, err := r.Dispatcher.Sweep(ctx)
+	tr.Swept += sw.Claimed
+	if err != nil {
+		return tr, err
 	}
 	for i := 0; i < maxRelayRounds; i++ {
 		n, err := r.Relay.RunOnce(ctx)

@@ -50,6 +50,15 @@ var Settings = []Setting{
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
+	{"AUTOMATION_WEBHOOK_SECRET", Local | Azure, "", "Webhook channel: HMAC-SHA256 signing key (at least 16 bytes). Empty: no webhook channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_WEBHOOK_IDEMPOTENT", Local | Azure, "false", "Webhook channel: true when every receiver deduplicates by Idempotency-Key, so an UNKNOWN outcome is resent with the same key; false sends it to manual resolution."},
+	{"AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", Local | Azure, "10", "Webhook channel: request timeout, seconds (1..300)."},
+	{"AUTOMATION_SMTP_HOST", Local | Azure, "", "Email channel: SMTP server host. Empty: no email channel."},
+	{"AUTOMATION_SMTP_PORT", Local | Azure, "0", "Email channel: SMTP port; 0 = 587 (465 with security tls)."},
+	{"AUTOMATION_SMTP_SECURITY", Local | Azure, "starttls", "Email channel: starttls (required), opportunistic, tls (implicit, port 465) or none (local test servers only)."},
+	{"AUTOMATION_SMTP_USERNAME", Local | Azure, "", "Email channel: SMTP AUTH user (with AUTOMATION_SMTP_PASSWORD)."},
+	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
+	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
 	{"AUTOMATION_RECONCILE_BATCH_SIZE", Local | Azure, "100", "Reconciliation: sources or rows per batch (1..1000)."},
@@ -89,6 +98,8 @@ type Config struct {
 	LogLevel             string
 	APIToken             string
 	APIBusinessUnits     string // "*" or comma-separated business-unit ids
+	Webhook              WebhookConfig
+	SMTP                 SMTPConfig
 	// Reconciliation (§3.7).
 	ReconciliationSchedule string
 	ReconcileBatchSize     int
@@ -97,6 +108,22 @@ type Config struct {
 	ReconcileBusinessUnits string            // "*" or comma-separated business-unit ids
 	SourceURLs             map[string]string // source type → domain-app list endpoint
 	IdempotencyRetention   time.Duration
+}
+
+// WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
+type WebhookConfig struct {
+	Secret     string
+	Idempotent bool
+	Timeout    time.Duration
+}
+
+// SMTPConfig configures the email channel; Host "" means no email channel.
+type SMTPConfig struct {
+	Host               string
+	Port               int    // 0: the default for Security
+	Security           string // starttls | opportunistic | tls | none
+	Username, Password string
+	From               string
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -153,30 +180,55 @@ func Load(getenv func(string) string) (Config, error) {
 		return v
 	}
 	c := Config{
-		CustomHandlerPort:      get("FUNCTIONS_CUSTOMHANDLER_PORT"),
-		SQLServerDSN:           get("AUTOMATION_SQLSERVER_DSN"),
-		DataDir:                get("AUTOMATION_DATA_DIR"),
-		ServiceBusConnection:   get("AUTOMATION_SERVICEBUS_CONNECTION"),
-		ServiceBusNamespace:    get("AUTOMATION_SERVICEBUS_NAMESPACE"),
-		StorageConnection:      get("AUTOMATION_STORAGE_CONNECTION"),
-		StorageTableURL:        get("AUTOMATION_STORAGE_TABLE_URL"),
-		StorageBlobURL:         get("AUTOMATION_STORAGE_BLOB_URL"),
-		AzureClientID:          get("AZURE_CLIENT_ID"),
-		DueWorkSchedule:        get("DueWorkSchedule"),
-		OutboxRelaySchedule:    get("OutboxRelaySchedule"),
-		DueWorkMode:            Mode(strings.ToLower(get("AUTOMATION_DUEWORK_MODE"))),
-		DueWorkBatchSize:       num("AUTOMATION_DUEWORK_BATCH_SIZE", 1, 1000),
-		DueWorkConcurrency:     num("AUTOMATION_DUEWORK_CONCURRENCY", 1, 64),
-		Lease:                  time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
-		LogLevel:               strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
-		APIToken:               get("AUTOMATION_API_TOKEN"),
-		APIBusinessUnits:       get("AUTOMATION_API_BUSINESS_UNITS"),
+		CustomHandlerPort:    get("FUNCTIONS_CUSTOMHANDLER_PORT"),
+		SQLServerDSN:         get("AUTOMATION_SQLSERVER_DSN"),
+		DataDir:              get("AUTOMATION_DATA_DIR"),
+		ServiceBusConnection: get("AUTOMATION_SERVICEBUS_CONNECTION"),
+		ServiceBusNamespace:  get("AUTOMATION_SERVICEBUS_NAMESPACE"),
+		StorageConnection:    get("AUTOMATION_STORAGE_CONNECTION"),
+		StorageTableURL:      get("AUTOMATION_STORAGE_TABLE_URL"),
+		StorageBlobURL:       get("AUTOMATION_STORAGE_BLOB_URL"),
+		AzureClientID:        get("AZURE_CLIENT_ID"),
+		DueWorkSchedule:      get("DueWorkSchedule"),
+		OutboxRelaySchedule:  get("OutboxRelaySchedule"),
+		DueWorkMode:          Mode(strings.ToLower(get("AUTOMATION_DUEWORK_MODE"))),
+		DueWorkBatchSize:     num("AUTOMATION_DUEWORK_BATCH_SIZE", 1, 1000),
+		DueWorkConcurrency:   num("AUTOMATION_DUEWORK_CONCURRENCY", 1, 64),
+		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
+		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
+		APIToken:             get("AUTOMATION_API_TOKEN"),
+		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
+		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
+			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
+		SMTP: SMTPConfig{Host: get("AUTOMATION_SMTP_HOST"), Port: num("AUTOMATION_SMTP_PORT", 0, 65535),
+			Security: strings.ToLower(get("AUTOMATION_SMTP_SECURITY")), Username: get("AUTOMATION_SMTP_USERNAME"),
+			Password: get("AUTOMATION_SMTP_PASSWORD"), From: get("AUTOMATION_SMTP_FROM")},
 		ReconciliationSchedule: get("ReconciliationSchedule"),
 		ReconcileBatchSize:     num("AUTOMATION_RECONCILE_BATCH_SIZE", 1, 1000),
 		ReconcileMaxBatches:    num("AUTOMATION_RECONCILE_MAX_BATCHES", 1, 10000),
 		ReconcileDueDays:       num("AUTOMATION_RECONCILE_DUE_DAYS", 1, 366),
 		ReconcileBusinessUnits: get("AUTOMATION_RECONCILE_BUSINESS_UNITS"),
 		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
+	}
+	switch v := strings.ToLower(get("AUTOMATION_WEBHOOK_IDEMPOTENT")); v {
+	case "true", "false":
+		c.Webhook.Idempotent = v == "true"
+	default:
+		bad("AUTOMATION_WEBHOOK_IDEMPOTENT", "must be true or false, got %q", v)
+	}
+	if s := c.Webhook.Secret; s != "" && len(s) < 16 {
+		bad("AUTOMATION_WEBHOOK_SECRET", "must be at least 16 bytes (got %d)", len(s))
+	}
+	switch c.SMTP.Security {
+	case "starttls", "opportunistic", "tls", "none":
+	default:
+		bad("AUTOMATION_SMTP_SECURITY", "must be starttls, opportunistic, tls or none, got %q", c.SMTP.Security)
+	}
+	if c.SMTP.Host != "" && c.SMTP.From == "" {
+		bad("AUTOMATION_SMTP_FROM", "is required when AUTOMATION_SMTP_HOST is set")
+	}
+	if (c.SMTP.Username == "") != (c.SMTP.Password == "") {
+		bad("AUTOMATION_SMTP_USERNAME", "set both AUTOMATION_SMTP_USERNAME and AUTOMATION_SMTP_PASSWORD, or neither")
 	}
 	if urls, err := parseSourceURLs(get("AUTOMATION_SOURCE_URLS")); err != nil {
 		bad("AUTOMATION_SOURCE_URLS", "%v", err)

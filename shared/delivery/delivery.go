@@ -1,6 +1,3 @@
-// Package delivery is stage ③ (ARCHITECTURE.md §5): delivery requests written with a
-// completed scheduler row, the outbox relay that publishes them after commit, and the
-// dispatcher that sends each one exactly once behind a send claim keyed by its delivery key.
 package delivery
 
 import (
@@ -12,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -43,11 +39,16 @@ type Request struct {
 	Channel        string
 	Recipient      string
 	Template       string
-	Payload        any // JSON-encodable render data
+	Payload        any // JSON-encodable render data: a JSON object (the template's fields)
+	// LocalDate is the business unit's local day of the occurrence ("YYYY-MM-DD"), the day
+	// the reporting counts the delivery under; "" = the UTC date at hand-off.
+	LocalDate string
 }
 
 // Build turns requests into NotificationJob rows and their outbox messages, ready for
-// store.SchedulerCompleteParams. Duplicate (channel, recipient) pairs collapse to one.
+// store.SchedulerCompleteParams. Duplicate (channel, recipient) pairs collapse to one. The
+// command's EffectKey is its delivery key: one (SchedulerKey, channel, recipient) is one
+// effect, unique per business unit (§5.3).
 func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, error) {
 	var jobs []store.NotificationRequest
 	var msgs []store.OutboxMessage
@@ -66,7 +67,7 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 			return nil, nil, fmt.Errorf("delivery: payload: %w", err)
 		}
 		body, _ := json.Marshal(DispatchMessage{DeliveryKey: k})
-		jobs = append(jobs, store.NotificationRequest{DeliveryKey: k, SchedulerKey: r.SchedulerKey, BusinessUnitID: r.BusinessUnitID,
+		jobs = append(jobs, store.NotificationRequest{DeliveryKey: k, EffectKey: k, LocalDate: r.LocalDate, SchedulerKey: r.SchedulerKey, BusinessUnitID: r.BusinessUnitID,
 			Channel: r.Channel, Recipient: strings.TrimSpace(r.Recipient), Template: r.Template, PayloadJSON: string(payload)})
 		msgs = append(msgs, store.OutboxMessage{MessageID: k, Destination: DispatchQueue, Body: body})
 	}
@@ -112,101 +113,4 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return len(done), pubErr
-}
-
-// Message is what a channel sends.
-type Message struct {
-	DeliveryKey    string          `json:"deliveryKey"` // also the provider idempotency key
-	SchedulerKey   string          `json:"schedulerKey"`
-	BusinessUnitID string          `json:"businessUnitId"`
-	Channel        string          `json:"channel"`
-	Recipient      string          `json:"recipient"`
-	Template       string          `json:"template"`
-	PayloadJSON    string          `json:"-"`
-	Payload        json.RawMessage `json:"payload,omitempty"` // PayloadJSON as JSON, for the log channel
-	SentOn         time.Time       `json:"sentOn"`            // UTC, the dispatcher's clock
-}
-
-// Channel sends one message and returns a provider reference.
-type Channel interface {
-	Send(ctx context.Context, m Message) (providerRef string, err error)
-}
-
-// ErrInFlight means another sender holds a live send claim on the delivery key; the
-// message is redelivered later rather than dropped.
-var ErrInFlight = errors.New("delivery: another sender holds the send claim")
-
-// Dispatcher sends queued deliveries (NotificationDispatch, §5.2).
-type Dispatcher struct {
-	Store    store.DeliveryStore
-	Channels map[string]Channel
-	Clock    automation.Clock
-	Lease    time.Duration // send-claim lease; default 2 min
-	Log      *slog.Logger
-}
-
-// Handle is the bus handler for DispatchQueue. A redelivered message for a job already
-// sent is completed without sending; a malformed body or an unknown delivery key is
-// dead-lettered (it can never succeed).
-func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
-	var body DispatchMessage
-	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
-		return bus.DeadLetter(fmt.Errorf("dispatch message %s: malformed body", m.ID))
-	}
-	lease := d.Lease
-	if lease == 0 {
-		lease = 2 * time.Minute
-	}
-	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: body.DeliveryKey, Now: d.Clock.Now(), Lease: lease})
-	if errors.Is(err, store.ErrNotFound) {
-		return bus.DeadLetter(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, body.DeliveryKey))
-	}
-	if err != nil {
-		return err
-	}
-	if !res.Claimed {
-		if res.Job.Status == store.NotificationSending {
-			return ErrInFlight
-		}
-		return nil // already Sent or Failed: a duplicate message
-	}
-	job := res.Job
-	ch, ok := d.Channels[job.Channel]
-	now := d.Clock.Now()
-	if !ok {
-		return d.finish(ctx, job, now, store.NotificationFailed, "", fmt.Sprintf("unknown channel %q", job.Channel))
-	}
-	ref, sendErr := ch.Send(ctx, Message{DeliveryKey: job.DeliveryKey, SchedulerKey: job.SchedulerKey, BusinessUnitID: job.BusinessUnitID,
-		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, Payload: rawJSON(job.PayloadJSON), SentOn: now})
-	if sendErr != nil {
-		// The claim stays until its lease expires, then a redelivery re-claims it. Channels
-		// that cannot say whether a send happened are handled by the UNKNOWN flow (issue 5).
-		return fmt.Errorf("dispatch %s: %w", job.DeliveryKey, sendErr)
-	}
-	if err := d.finish(ctx, job, d.Clock.Now(), store.NotificationSent, ref, ""); err != nil {
-		return err
-	}
-	if d.Log != nil {
-		// The recipient is personal data: the log handler masks it (shared/logmask).
-		d.Log.Info("delivery sent", "deliveryKey", job.DeliveryKey, "schedulerKey", job.SchedulerKey,
-			"businessUnitId", job.BusinessUnitID, "channel", job.Channel, "recipient", job.Recipient, "step", "dispatch")
-	}
-	return nil
-}
-
-func rawJSON(s string) json.RawMessage {
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	return nil
-}
-
-func (d *Dispatcher) finish(ctx context.Context, job store.NotificationJob, now time.Time, st store.NotificationStatus, ref, msg string) error {
-	err := d.Store.NotificationFinish(ctx, store.NotificationFinishParams{ID: job.ID, Token: job.Version, Now: now, Status: st, ProviderReference: ref, Error: msg})
-	if errors.Is(err, store.ErrLeaseLost) {
-		return nil // another sender took over after our lease expired; it records the outcome
-	}
-	return err
 }

@@ -3,24 +3,44 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"sync"
 )
 
-// LogChannel is the local "log" channel: it writes one JSON line per message to W. Its
-// provider reference is the delivery key.
+// LogChannel is the local "log" channel: it writes one JSON line per message to W (the
+// Message itself, or what Line returns). Its provider reference is the delivery key. A
+// line cannot be taken back, so it is not idempotent; it needs no template (it writes the
+// payload, and the rendered content when the template exists).
 type LogChannel struct {
 	mu sync.Mutex
 	W  io.Writer
+	// Line, when set, chooses what is written for m (e.g. the replay's delivery line).
+	Line func(m Message) any
 }
 
 var _ Channel = (*LogChannel)(nil)
 
+// Traits implements Channel.
+func (c *LogChannel) Traits() Traits { return Traits{} }
+
+// ValidateRecipient implements Channel: any non-empty recipient.
+func (c *LogChannel) ValidateRecipient(addr string) error {
+	if addr == "" {
+		return errors.New("empty recipient")
+	}
+	return nil
+}
+
 // Send writes m as a JSON line.
 func (c *LogChannel) Send(_ context.Context, m Message) (string, error) {
-	b, err := json.Marshal(m)
+	var v any = m
+	if c.Line != nil {
+		v = c.Line(m)
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
-		return "", err
+		return "", Permanent(err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -29,9 +49,3 @@ func (c *LogChannel) Send(_ context.Context, m Message) (string, error) {
 	}
 	return m.DeliveryKey, nil
 }
-
-// FuncChannel adapts a function to Channel (the replay output uses it).
-type FuncChannel func(ctx context.Context, m Message) (string, error)
-
-// Send calls f.
-func (f FuncChannel) Send(ctx context.Context, m Message) (string, error) { return f(ctx, m) }

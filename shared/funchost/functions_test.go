@@ -25,12 +25,13 @@ func TestFunctionFolders(t *testing.T) {
 		sessions                                           bool
 	}
 	expected := map[string]want{
-		"DomainEventHandler":   {typ: funchost.TriggerServiceBus, binding: "message", topic: "domain-events", subscription: "automation", sessions: true},
-		"DueWorkPoller":        {typ: funchost.TriggerTimer, binding: "timer", schedule: "%DueWorkSchedule%"},
-		"DueWorkExecutor":      {typ: funchost.TriggerServiceBus, binding: "message", queue: "due-work"},
-		"NotificationDispatch": {typ: funchost.TriggerServiceBus, binding: "message", queue: "notification-dispatch"},
-		"OutboxRelay":          {typ: funchost.TriggerTimer, binding: "timer", schedule: "%OutboxRelaySchedule%"},
-		"Reconciliation":       {typ: funchost.TriggerTimer, binding: "timer", schedule: "%ReconciliationSchedule%"},
+		"DomainEventHandler":     {typ: funchost.TriggerServiceBus, binding: "message", topic: "domain-events", subscription: "automation", sessions: true},
+		"DueWorkPoller":          {typ: funchost.TriggerTimer, binding: "timer", schedule: "%DueWorkSchedule%"},
+		"DueWorkExecutor":        {typ: funchost.TriggerServiceBus, binding: "message", queue: "due-work"},
+		"NotificationDispatch":   {typ: funchost.TriggerServiceBus, binding: "message", queue: "notification-dispatch"},
+		"OutboxRelay":            {typ: funchost.TriggerTimer, binding: "timer", schedule: "%OutboxRelaySchedule%"},
+		"DeliveryFactProjection": {typ: funchost.TriggerServiceBus, binding: "message", topic: "delivery-facts", subscription: "reporting"},
+		"Reconciliation":         {typ: funchost.TriggerTimer, binding: "timer", schedule: "%ReconciliationSchedule%"},
 	}
 	bindingName := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,127}$`)
 	found := map[string]bool{}

@@ -36,6 +36,9 @@ const (
 	DueWorkExecutor      = "DueWorkExecutor"
 	NotificationDispatch = "NotificationDispatch"
 	OutboxRelay          = "OutboxRelay"
+	// DeliveryFactProjection keeps the reporting projection of delivery facts (§5.5), from
+	// the delivery-facts topic (subscription "reporting").
+	DeliveryFactProjection = "DeliveryFactProjection"
 )
 
 // Queue and topic names (§1.3).
@@ -60,6 +63,7 @@ type Deps struct {
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
+	Projector  *delivery.Projector
 	Publisher  bus.Publisher // due-work fan-out
 	Trace      trace.Writer  // dead-letter diagnostics; may be nil
 	Clock      automation.Clock
@@ -77,6 +81,7 @@ func Register(r *funchost.Router, d Deps) {
 	r.Register(DueWorkExecutor, d.dueWorkExecutor)
 	r.Register(NotificationDispatch, d.notificationDispatch)
 	r.Register(OutboxRelay, d.outboxRelay)
+	r.Register(DeliveryFactProjection, d.deliveryFactProjection)
 }
 
 func ok(summary any, logs ...string) (funchost.Result, error) {
@@ -210,12 +215,35 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 			break
 		}
 	}
+	// The dispatcher's timer-driven half rides the same timer: retries and lookups whose
+	// time came, and send claims whose lease expired (bounded by its SweepBatch).
+	sweep, err := d.Dispatcher.Sweep(ctx)
+	if err != nil {
+		return funchost.Result{}, err
+	}
 	level := slog.LevelInfo
-	if total == 0 {
+	if total == 0 && sweep.Claimed == 0 {
 		level = slog.LevelDebug
 	}
-	d.Log.Log(ctx, level, "outbox relay", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay", "published", total)
-	return ok(map[string]any{"published": total})
+	d.Log.Log(ctx, level, "outbox relay", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay", "published", total,
+		"swept", sweep.Claimed, "sent", sweep.Sent, "retry", sweep.Retry, "unknown", sweep.Unknown, "failed", sweep.Failed)
+	return ok(map[string]any{"published": total, "sweep": sweep})
+}
+
+// deliveryFactProjection: apply one delivery fact to the reporting projection.
+func (d Deps) deliveryFactProjection(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	msg, err := inv.ServiceBus("message")
+	if err != nil {
+		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+	}
+	err = d.Projector.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: store.DeliveryFactsTopic, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
+	if bus.IsDeadLetter(err) {
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+	}
+	if err != nil {
+		return funchost.Result{}, err
+	}
+	return ok(map[string]any{"messageId": msg.MessageID})
 }
 
 // maxDeadLetterBody bounds the body copy kept in a dead-letter blob.

@@ -48,6 +48,8 @@ type Payload struct {
 	ScheduledOn string `json:"scheduledOn"` // RFC 3339 UTC
 	LocalTime   string `json:"localTime"`   // RFC 3339 with the business unit's offset
 	TimeZoneID  string `json:"timeZoneId"`
+	// Source is the source snapshot's fields at execution time, for the template ({{.source.x}}).
+	Source map[string]any `json:"source,omitempty"`
 	// Overdue marks the immediate notification of a source first seen after its target date.
 	Overdue bool `json:"overdue,omitempty"`
 	// Threshold firings: the metric, its value at due time (decimal), the level the row
@@ -148,11 +150,12 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	payload.ScheduledOn = row.ScheduledOn.UTC().Format(time.RFC3339)
 	payload.LocalTime = row.ScheduledOn.In(loc).Format(LocalTimeLayout)
 	payload.TimeZoneID = bu.TimeZoneID
+	payload.Source = data
 	var reqs []delivery.Request
 	for _, ch := range set.Channels {
 		for _, r := range recipients {
 			reqs = append(reqs, delivery.Request{SchedulerKey: row.SchedulerKey, BusinessUnitID: row.BusinessUnitID,
-				Channel: ch, Recipient: r, Template: set.Template, Payload: payload})
+				Channel: ch, Recipient: r, Template: set.Template, Payload: payload, LocalDate: row.ScheduledLocalDate})
 		}
 	}
 	jobs, msgs, err := delivery.Build(reqs)

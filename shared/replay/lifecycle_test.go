@@ -168,7 +168,7 @@ func TestSettingInputsAreValidatedAtParse(t *testing.T) {
 		{`{"at":"2026-10-01T01:00:00Z","settingUpsert":` + strings.Replace(setting, `"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f",`, ``, 1) + `}`, "inputs[0].settingUpsert.guid"},
 		{`{"at":"2026-10-01T01:00:00Z","settingDeactivate":{"guid":"nope"}}`, "inputs[0].settingDeactivate.guid"},
 		{`{"at":"2026-10-01T01:00:00Z","settingDeactivate":{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","why":1}}`, "inputs[0].settingDeactivate"},
-		{`{"at":"2026-10-01T01:00:00Z","settingDeactivate":{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f"},"settingUpsert":` + setting + `}`, "exactly one input kind"},
+		{`{"at":"2026-10-01T01:00:00Z","settingDeactivate":{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f"},"settingUpsert":` + setting + `}`, "two input kinds or more"},
 	}
 	for _, c := range cases {
 		_, err := replay.Parse([]byte(strings.Replace(base, "%s", c.input, 1)))

@@ -13,7 +13,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -42,6 +41,8 @@ type DeliveryLine struct {
 	Channel        string `json:"channel"`
 	Recipient      string `json:"recipient"`
 	Template       string `json:"template"`
+	Subject        string `json:"subject,omitempty"` // rendered, when the template exists
+	Text           string `json:"text,omitempty"`
 }
 
 // RejectedLine is a "rejected" output line.
@@ -61,6 +62,8 @@ type SummaryLine struct {
 	Rows       map[automation.Status]int `json:"rows"`
 	Deliveries int                       `json:"deliveries"`
 	Rejected   int                       `json:"rejected"`
+	Unknown    int                       `json:"unknown,omitempty"` // outcomes recorded UNKNOWN
+	Failed     int                       `json:"failed,omitempty"`  // deliveries that failed for good
 }
 
 // Run replays sc and writes one JSON object per line to out, in simulated-time order.
@@ -90,11 +93,14 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return SummaryLine{}, err
 		}
 	}
-	r := &runner{sc: sc, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start)}
-	logChannel := delivery.FuncChannel(r.deliver)
+	r := &runner{sc: sc, out: out, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start)}
+	channels, err := r.channels()
+	if err != nil {
+		return SummaryLine{}, err
+	}
 	e, err := app.NewEmbedded(ctx, app.EmbeddedOptions{
 		DBPath: filepath.Join(dir, "automation.db"), TraceDir: filepath.Join(dir, "trace"),
-		Clock: r.clock, Channels: map[string]delivery.Channel{"log": logChannel}, Seed: 1, Log: o.Log,
+		Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
 	})
 	if err != nil {
 		return SummaryLine{}, err
@@ -114,17 +120,26 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if err != nil {
 		return SummaryLine{}, err
 	}
-	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected}
+	if r.err != nil {
+		return SummaryLine{}, r.err
+	}
+	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Unknown: r.unknown, Failed: r.failed}
 	return sum, r.enc.Encode(sum)
 }
 
 type runner struct {
+	reportState
 	sc         *Scenario
 	e          *app.Embedded
+	out        io.Writer
 	enc        *json.Encoder
 	clock      *automation.ManualClock
+	faults     *faults
 	deliveries int
 	rejected   int
+	unknown    int
+	failed     int
+	err        error // first output error of an outcome line
 }
 
 func (r *runner) setup(ctx context.Context) error {
@@ -134,7 +149,7 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 	}
 	for i, set := range r.sc.settings {
-		if err := set.Validate(map[string]bool{"log": true}); err != nil {
+		if err := set.Validate(Channels); err != nil {
 			return fmt.Errorf("scenario: reminderSettings[%d]: %w", i, err)
 		}
 		rec, err := reminder.SettingRecord(set, 1, r.sc.Start)
@@ -145,7 +160,7 @@ func (r *runner) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.seedTemplates(ctx)
 }
 
 // loop advances the clock: inputs at their own instants, polls on the tick grid whenever a
@@ -163,6 +178,12 @@ func (r *runner) loop(ctx context.Context) error {
 		wake, err := r.e.Store.SchedulerNextWakeUp(ctx)
 		if err != nil {
 			return err
+		}
+		// Delivery retries, lookups and expired send claims wake the simulator too.
+		if dw, err := r.e.Store.NotificationNextWakeUp(ctx); err != nil {
+			return err
+		} else if dw != nil && (wake == nil || dw.Before(*wake)) {
+			wake = dw
 		}
 		if wake != nil && !wake.After(r.sc.Until) {
 			w := *wake
@@ -208,8 +229,15 @@ func (r *runner) ceilGrid(t time.Time) time.Time {
 
 func (r *runner) input(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
-	if len(in.Event) == 0 {
+	if in.SettingUpsert != nil || in.SettingDeactivate != nil {
 		return r.settingInput(ctx, idx)
+	}
+	if in.ReportInputs.count() > 0 {
+		return r.reportInput(ctx, idx)
+	}
+	if f := in.ChannelFault; f != nil {
+		r.faults.set(*f)
+		return r.enc.Encode(FaultLine{Kind: "fault", At: in.At.UTC().Format(time.RFC3339), Input: idx, Channel: f.Channel, Mode: f.Mode, Until: f.Until.Format(time.RFC3339)})
 	}
 	ev, err := events.Parse(in.Event)
 	if err == nil {
@@ -234,16 +262,4 @@ func (r *runner) input(ctx context.Context, idx int) error {
 		}
 	}
 	return r.enc.Encode(RejectedLine{Kind: "rejected", At: in.At.UTC().Format(time.RFC3339), Input: idx, EventID: id, Error: err.Error()})
-}
-
-// deliver is the replay's "log" channel: it writes the delivery line.
-func (r *runner) deliver(_ context.Context, m delivery.Message) (string, error) {
-	var p reminder.Payload
-	if err := json.Unmarshal([]byte(m.PayloadJSON), &p); err != nil {
-		return "", fmt.Errorf("replay: payload of %s: %w", m.DeliveryKey, err)
-	}
-	r.deliveries++
-	return m.DeliveryKey, r.enc.Encode(DeliveryLine{Kind: "delivery", At: m.SentOn.UTC().Format(time.RFC3339), SchedulerKey: m.SchedulerKey,
-		BusinessUnitID: m.BusinessUnitID, ScheduledOn: p.ScheduledOn, LocalTime: p.LocalTime, Channel: m.Channel,
-		Recipient: m.Recipient, Template: m.Template})
 }

@@ -25,11 +25,13 @@ type Scenario struct {
 	Tick             string            `json:"tick"`  // Go duration, e.g. "30s"
 	BusinessUnits    []BusinessUnit    `json:"businessUnits"`
 	ReminderSettings []json.RawMessage `json:"reminderSettings"`
+	Templates        []json.RawMessage `json:"templates,omitempty"`
 	Inputs           []Input           `json:"inputs"`
 
-	tick     time.Duration
-	settings []reminder.Setting
-	order    []int // input indexes by arrival instant (stable)
+	tick      time.Duration
+	settings  []reminder.Setting
+	templates []Template
+	order     []int // input indexes by arrival instant (stable)
 }
 
 // BusinessUnit is a scenario business unit.
@@ -39,13 +41,17 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set: event, settingUpsert or
-// settingDeactivate (settings.go).
+// Input is one timed input. Exactly one kind field is set: event, channelFault,
+// settingUpsert or settingDeactivate (settings.go), or one of the report kinds
+// (ReportInputs, report.go).
 type Input struct {
-	At                time.Time          `json:"at"` // arrival instant, UTC
-	Event             json.RawMessage    `json:"event,omitempty"`
+	At    time.Time       `json:"at"` // arrival instant, UTC
+	Event json.RawMessage `json:"event,omitempty"`
+	// ChannelFault (parsed) makes a channel fail or time out until a given instant.
+	ChannelFault      *ChannelFault      `json:"channelFault,omitempty"`
 	SettingUpsert     json.RawMessage    `json:"settingUpsert,omitempty"`
 	SettingDeactivate *SettingDeactivate `json:"settingDeactivate,omitempty"`
+	ReportInputs
 }
 
 // MaxTicks bounds how many grid ticks a scenario may span (a year of 30 s ticks is ~1.05M).
@@ -58,7 +64,7 @@ const MaxInputs = 1_000_000
 func (sc *Scenario) Settings() []reminder.Setting { return sc.settings }
 
 // Channels are the delivery channels a replay offers.
-var Channels = map[string]bool{"log": true}
+var Channels = map[string]bool{"log": true, "webhook": true}
 
 // Supported simulated-time range.
 var (
@@ -80,6 +86,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		Tick             json.RawMessage   `json:"tick"`
 		BusinessUnits    []json.RawMessage `json:"businessUnits"`
 		ReminderSettings []json.RawMessage `json:"reminderSettings"`
+		Templates        []json.RawMessage `json:"templates"`
 		Inputs           []json.RawMessage `json:"inputs"`
 	}
 	if err := strictDecode(raw, &top); err != nil {
@@ -179,6 +186,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		guids[set.Guid] = true
 		sc.settings = append(sc.settings, set)
 	}
+	sc.templates = parseTemplates(top.Templates, buIDs, bad)
 	if len(top.Inputs) > MaxInputs {
 		bad("more than %d inputs", MaxInputs)
 		top.Inputs = nil
@@ -187,8 +195,10 @@ func Parse(raw []byte) (*Scenario, error) {
 		var in struct {
 			At                json.RawMessage `json:"at"`
 			Event             json.RawMessage `json:"event"`
+			ChannelFault      json.RawMessage `json:"channelFault"`
 			SettingUpsert     json.RawMessage `json:"settingUpsert"`
 			SettingDeactivate json.RawMessage `json:"settingDeactivate"`
+			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
 			bad("inputs[%d]: %v", i, err)
@@ -196,21 +206,23 @@ func Parse(raw []byte) (*Scenario, error) {
 			continue
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
-		input := Input{At: at, Event: in.Event}
-		kinds := 0
-		for _, k := range []json.RawMessage{in.Event, in.SettingUpsert, in.SettingDeactivate} {
-			if len(k) > 0 {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			bad("inputs[%d] needs exactly one input kind (\"event\", \"settingUpsert\" or \"settingDeactivate\"), found %d", i, kinds)
-		} else if len(in.Event) == 0 {
+		var fault *ChannelFault
+		input := Input{At: at, Event: in.Event, ReportInputs: in.ReportInputs}
+		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1) +
+			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1); {
+		case kinds > 1:
+			bad("inputs[%d] has two input kinds or more; give one", i)
+		case len(in.ChannelFault) > 0:
+			fault = parseFault(i, in.ChannelFault, at, bad)
+		case len(in.SettingUpsert) > 0 || len(in.SettingDeactivate) > 0:
 			errs = append(errs, parseSettingInput(i, in.SettingUpsert, in.SettingDeactivate, buIDs, &input)...)
+		case kinds == 0:
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
+		input.ChannelFault = fault
 		sc.Inputs = append(sc.Inputs, input)
 		sc.order = append(sc.order, i)
 	}

@@ -14,32 +14,51 @@ const (
 	NotificationSending NotificationStatus = "Sending" // claimed: lease + Version
 	NotificationSent    NotificationStatus = "Sent"
 	NotificationFailed  NotificationStatus = "Failed"
+	// NotificationUnknown: the provider may or may not have acted (a timeout after the
+	// request left us). With NextAttemptOn set the channel's lookup is retried then; without
+	// it the job waits on the manual-resolution queue (§5.2).
+	NotificationUnknown NotificationStatus = "Unknown"
 )
 
-// NotificationJob is one delivery to one recipient on one channel, keyed by DeliveryKey.
+// NotificationJob is one delivery to one recipient on one channel, keyed by DeliveryKey. It
+// is also the command of seed 002 (§5.3): CommandID is the DeliveryKey, EffectKey is unique
+// per business unit, Revision grows by one on every status change and each change writes a
+// DeliveryFact to the outbox in the same transaction (§5.5).
 type NotificationJob struct {
-	ID                       int64
-	DeliveryKey              string
-	SchedulerKey             string
-	BusinessUnitID           string
-	Channel                  string
-	Recipient                string
-	Template                 string
-	PayloadJSON              string
+	ID             int64
+	DeliveryKey    string
+	EffectKey      string
+	SchedulerKey   string
+	BusinessUnitID string
+	Channel        string
+	Recipient      string
+	Template       string
+	PayloadJSON    string
+	// LocalDate is the business unit's local day the delivery belongs to ("YYYY-MM-DD"; the
+	// occurrence's ScheduledLocalDate), the day the reporting counts it under.
+	LocalDate                string
 	Status                   NotificationStatus
 	ProcessingLeaseExpiresOn *time.Time
-	AttemptCount             int
+	AttemptCount             int // send claims taken
+	RetryCount               int // failed attempts that were scheduled for retry (the backoff ladder position)
+	NextAttemptOn            *time.Time
+	IsOnSupportHold          bool
 	ProviderReference        string
 	LastError                string
+	TemplateVersion          int64 // version of the template last rendered; 0 = none
+	Revision                 int64
+	ResolvedBy               string // operator who resolved an Unknown outcome
+	ResolutionReason         string
+	ResolvedOn               *time.Time
 	Version                  int64
 	CreatedOn                time.Time
 	UpdatedOn                time.Time
 	SentOn                   *time.Time
 }
 
-// NotificationClaimParams claims the job with DeliveryKey for sending (the send claim):
-// Queued → Sending, or Sending with an expired lease → Sending again, lease = Now+Lease,
-// Version+1, AttemptCount+1.
+// NotificationClaimParams claims the job with DeliveryKey for sending (the send claim), as
+// decided by NotificationClaimable: lease = Now+Lease, Version+1, AttemptCount+1, Status
+// Sending (Revision+1 and a fact when the status changes).
 type NotificationClaimParams struct {
 	DeliveryKey string
 	Now         time.Time
@@ -50,11 +69,39 @@ type NotificationClaimParams struct {
 // sender holds a live lease; Job then shows its current state.
 type NotificationClaimResult struct {
 	Claimed bool
+	// InDoubt: the claim took over a job whose previous attempt may have reached the
+	// provider (an expired Sending lease, or an Unknown job due for a lookup). The caller must
+	// not send blindly: only an idempotent channel may resend with the same key (§5.2).
+	InDoubt bool
 	Job     NotificationJob
 }
 
-// NotificationFinishParams finishes a claimed job whose Version is Token: Status Sent (with
-// ProviderReference) or Failed (with Error). ErrLeaseLost when the token is stale.
+// NotificationClaimable is the send-claim rule every dialect applies (one pure function, like
+// automation.DecideEnsure): a Queued job not on hold whose NextAttemptOn is unset or has come;
+// a Sending job whose lease expired at or before now (in doubt); an Unknown job not on hold
+// whose lookup time (NextAttemptOn) has come (in doubt). Sent, Failed, a live lease and an
+// Unknown job awaiting manual resolution are not claimable.
+func NotificationClaimable(j NotificationJob, now time.Time) (ok, inDoubt bool) {
+	due := func() bool { return j.NextAttemptOn == nil || !j.NextAttemptOn.After(now) }
+	switch j.Status {
+	case NotificationQueued:
+		return !j.IsOnSupportHold && due(), false
+	case NotificationSending:
+		return j.ProcessingLeaseExpiresOn != nil && !j.ProcessingLeaseExpiresOn.After(now), true
+	case NotificationUnknown:
+		return !j.IsOnSupportHold && j.NextAttemptOn != nil && !j.NextAttemptOn.After(now), true
+	}
+	return false, false
+}
+
+// NotificationFinishParams records the outcome of the claimed (Sending) job whose Version is
+// Token, in one transaction with its fact (Revision+1). ErrLeaseLost when the token is stale.
+//
+//   - Sent: delivered (ProviderReference); SentOn = Now.
+//   - Failed: permanent failure (Error); Hold also sets IsOnSupportHold (retries exhausted).
+//   - Queued: a retry at NextAttemptOn (required, UTC); RetryCount+1.
+//   - Unknown: the outcome is unknown; NextAttemptOn set = look it up then (RetryCount+1),
+//     nil = the manual-resolution queue.
 type NotificationFinishParams struct {
 	ID                int64
 	Token             int64
@@ -62,6 +109,9 @@ type NotificationFinishParams struct {
 	Status            NotificationStatus
 	ProviderReference string
 	Error             string
+	NextAttemptOn     *time.Time
+	Hold              bool
+	TemplateVersion   int64 // 0 keeps the stored value
 }
 
 // OutboxMessage is a message written in the same transaction as the state it announces
@@ -99,6 +149,13 @@ type DeliveryStore interface {
 	// NotificationListUnsent returns up to limit jobs still Queued or Sending with Id >
 	// afterID, by Id.
 	NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]NotificationJob, error)
+	// NotificationClaimDue takes the send claim of up to Limit jobs NotificationClaimable at
+	// Now without a dispatch message: retries and lookups whose NextAttemptOn came, and
+	// Sending jobs whose lease expired (oldest first). Each result has Claimed true.
+	NotificationClaimDue(ctx context.Context, p NotificationClaimDueParams) ([]NotificationClaimResult, error)
+	// NotificationNextWakeUp returns the earliest instant (UTC) at which a job becomes
+	// claimable by NotificationClaimDue, or nil if none will.
+	NotificationNextWakeUp(ctx context.Context) (*time.Time, error)
 	// OutboxListUnpublished returns unpublished outbox messages, oldest first.
 	OutboxListUnpublished(ctx context.Context, p OutboxListParams) ([]OutboxMessage, error)
 	// OutboxMarkPublished marks messages published; already-published ones are left alone.

@@ -78,8 +78,10 @@ type ReminderStore interface {
 type Store interface {
 	SchedulerStore
 	DeliveryStore
+	DeliverySupportStore
 	ReminderStore
 	IdempotencyStore
+	ReportStore
 	LifecycleStore
 	Close() error
 }

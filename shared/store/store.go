@@ -70,6 +70,8 @@ type SchedulerClaimDueParams struct {
 // NotificationJob plus an outbox message to the notification-dispatch queue.
 type NotificationRequest struct {
 	DeliveryKey    string // unique; derived from SchedulerKey, channel and recipient
+	EffectKey      string // unique per business unit (§5.3); "" = DeliveryKey
+	LocalDate      string // the business unit's local day ("YYYY-MM-DD"); "" = Now's UTC date
 	SchedulerKey   string
 	BusinessUnitID string
 	Channel        string

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -13,10 +14,14 @@ import (
 func (s *Store) scanNotification(r rowScanner) (store.NotificationJob, error) {
 	var j store.NotificationJob
 	var st string
-	err := r.Scan(&j.ID, &j.DeliveryKey, &j.SchedulerKey, &j.BusinessUnitID, &j.Channel, &j.Recipient,
-		&j.Template, &j.PayloadJSON, &st, s.nt(&j.ProcessingLeaseExpiresOn), &j.AttemptCount,
-		ns(&j.ProviderReference), ns(&j.LastError), &j.Version, s.t(&j.CreatedOn), s.t(&j.UpdatedOn), s.nt(&j.SentOn))
+	var tv sql.NullInt64
+	err := r.Scan(&j.ID, &j.DeliveryKey, &j.EffectKey, &j.SchedulerKey, &j.BusinessUnitID, &j.Channel, &j.Recipient,
+		&j.Template, &j.PayloadJSON, &j.LocalDate, &st, s.nt(&j.ProcessingLeaseExpiresOn), &j.AttemptCount, &j.RetryCount,
+		s.nt(&j.NextAttemptOn), &j.IsOnSupportHold, ns(&j.ProviderReference), ns(&j.LastError), &tv, &j.Revision,
+		ns(&j.ResolvedBy), ns(&j.ResolutionReason), s.nt(&j.ResolvedOn),
+		&j.Version, s.t(&j.CreatedOn), s.t(&j.UpdatedOn), s.nt(&j.SentOn))
 	j.Status = store.NotificationStatus(st)
+	j.TemplateVersion = tv.Int64
 	return j, err
 }
 
@@ -32,48 +37,128 @@ func (s *Store) NotificationGetByKey(ctx context.Context, deliveryKey string) (s
 	return j, nil
 }
 
-// NotificationClaim implements store.DeliveryStore (the send claim, §5.2).
+// NotificationClaim implements store.DeliveryStore (the send claim, §5.2): read the job
+// with a lock, decide with store.NotificationClaimable, then a Version-guarded update and,
+// when the status changes, the fact - one transaction.
 func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaimParams) (store.NotificationClaimResult, error) {
 	if p.Lease <= 0 {
 		return store.NotificationClaimResult{}, fmt.Errorf("NotificationClaim: lease %s must be positive", p.Lease)
 	}
 	var res store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationClaim",
-			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("DeliveryKey", p.DeliveryKey)))
-		if err == nil {
-			res = store.NotificationClaimResult{Claimed: true, Job: j}
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s NotificationClaim: %w", s.d.Name, err)
-		}
-		j, err = s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", p.DeliveryKey)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, err)
-		}
-		res = store.NotificationClaimResult{Claimed: false, Job: j}
-		return nil
+		var err error
+		res, err = s.claimOne(ctx, tx, p.DeliveryKey, p.Now, p.Lease)
+		return err
 	})
 	return res, err
 }
 
+func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.Time, lease time.Duration) (store.NotificationClaimResult, error) {
+	cur, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKeyForUpdate", sql.Named("DeliveryKey", key)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.NotificationClaimResult{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationGetByKeyForUpdate: %w", s.d.Name, err)
+	}
+	ok, inDoubt := store.NotificationClaimable(cur, now)
+	if !ok {
+		return store.NotificationClaimResult{Job: cur}, nil
+	}
+	rev := cur.Revision
+	if cur.Status != store.NotificationSending {
+		rev++
+	}
+	j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationClaim",
+		sql.Named("LeaseExpiresOn", s.tm(now.Add(lease))),
+		sql.Named("Revision", rev),
+		sql.Named("Now", s.tm(now)),
+		sql.Named("Id", cur.ID), sql.Named("Version", cur.Version)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationClaim: %w", s.d.Name, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationClaim: %w", s.d.Name, err)
+	}
+	if j.Revision != cur.Revision {
+		if err := s.writeFact(ctx, tx, j, now); err != nil {
+			return store.NotificationClaimResult{}, err
+		}
+	}
+	return store.NotificationClaimResult{Claimed: true, InDoubt: inDoubt, Job: j}, nil
+}
+
+// writeFact writes the fact of j's current status (its Revision) to the outbox (§5.5).
+func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJob, now time.Time) error {
+	f := store.DeliveryFact{EventID: store.FactEventID(j.DeliveryKey, j.Revision), CommandID: j.DeliveryKey, EffectKey: j.EffectKey,
+		BusinessUnitID: j.BusinessUnitID, SchedulerKey: j.SchedulerKey, Channel: j.Channel, LocalDate: j.LocalDate,
+		Status: j.Status, Revision: j.Revision, OccurredOn: ms(now), ProviderReference: j.ProviderReference, ResolvedBy: j.ResolvedBy}
+	body, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return s.outboxInsert(ctx, tx, now, store.OutboxMessage{MessageID: f.EventID, Destination: store.DeliveryFactsTopic, SessionID: j.DeliveryKey, Body: body})
+}
+
 // NotificationFinish implements store.DeliveryStore.
 func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error {
-	if p.Status != store.NotificationSent && p.Status != store.NotificationFailed {
-		return fmt.Errorf("NotificationFinish: status %q is not Sent or Failed", p.Status)
+	var retry int
+	switch p.Status {
+	case store.NotificationSent, store.NotificationFailed:
+		if p.NextAttemptOn != nil {
+			return fmt.Errorf("NotificationFinish: status %s takes no NextAttemptOn", p.Status)
+		}
+	case store.NotificationQueued:
+		if p.NextAttemptOn == nil || p.Hold {
+			return errors.New("NotificationFinish: a retry (Queued) needs NextAttemptOn and no Hold")
+		}
+		retry = 1
+	case store.NotificationUnknown:
+		if p.Hold {
+			return errors.New("NotificationFinish: Unknown takes no Hold")
+		}
+		if p.NextAttemptOn != nil {
+			retry = 1
+		}
+	default:
+		return fmt.Errorf("NotificationFinish: status %q is not Sent, Failed, Queued or Unknown", p.Status)
 	}
-	return s.execOne(ctx, nil, "NotificationFinish",
-		sql.Named("Status", string(p.Status)),
-		sql.Named("ProviderReference", nstr(p.ProviderReference)),
-		sql.Named("LastError", nstr(p.Error)),
-		sql.Named("Now", s.tm(p.Now)),
-		sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+	if p.Hold && p.Status != store.NotificationFailed {
+		return errors.New("NotificationFinish: Hold only with Failed")
+	}
+	var tv any
+	if p.TemplateVersion > 0 {
+		tv = p.TemplateVersion
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationFinish",
+			sql.Named("Status", string(p.Status)),
+			sql.Named("ProviderReference", nstr(p.ProviderReference)),
+			sql.Named("LastError", nstr(truncate(p.Error, maxErrorText))),
+			sql.Named("NextAttemptOn", s.ntm(p.NextAttemptOn)),
+			sql.Named("RetryIncrement", retry),
+			sql.Named("Hold", boolInt(p.Hold)),
+			sql.Named("TemplateVersion", tv),
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("Id", p.ID), sql.Named("Token", p.Token)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
+		}
+		if err != nil {
+			return fmt.Errorf("%s NotificationFinish: %w", s.d.Name, err)
+		}
+		return s.writeFact(ctx, tx, j, p.Now)
+	})
+}
+
+// maxErrorText bounds LastError (the full error belongs in logs and trace blobs).
+const maxErrorText = 2000
+
+func truncate(v string, n int) string {
+	if len(v) <= n {
+		return v
+	}
+	return v[:n]
 }
 
 // NotificationListUnsent implements store.DeliveryStore.

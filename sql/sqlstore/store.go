@@ -529,8 +529,17 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 
 func (s *Store) completeItem(ctx context.Context, tx *sql.Tx, p store.SchedulerCompleteParams) error {
 	for _, d := range p.Deliveries {
+		effect, day := d.EffectKey, d.LocalDate
+		if effect == "" {
+			effect = d.DeliveryKey
+		}
+		if day == "" {
+			day = p.Now.UTC().Format("2006-01-02")
+		}
 		if _, err := s.exec(ctx, tx, "NotificationInsert",
 			sql.Named("DeliveryKey", d.DeliveryKey),
+			sql.Named("EffectKey", effect),
+			sql.Named("LocalDate", day),
 			sql.Named("SchedulerKey", d.SchedulerKey),
 			sql.Named("BusinessUnitId", d.BusinessUnitID),
 			sql.Named("Channel", d.Channel),

@@ -40,8 +40,10 @@ func Run(t *testing.T, open Opener) {
 	t.Run("SnapshotRevisionOrder", func(t *testing.T) { testSnapshots(t, open) })
 	t.Run("EventDedupe", func(t *testing.T) { testEventDedupe(t, open) })
 	t.Run("SettingsAndBusinessUnits", func(t *testing.T) { testSettings(t, open) })
+	t.Run("Delivery", func(t *testing.T) { runDelivery(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
 	t.Run("IdempotencyConcurrent", func(t *testing.T) { testIdempotencyConcurrent(t, open) })
+	t.Run("Report", func(t *testing.T) { runReport(t, open) })
 	RunLifecycle(t, open)
 }
 

@@ -2,41 +2,88 @@
 -- as sql/sqlite/queries/delivery.sql.
 
 -- name: NotificationInsert :exec
--- A redelivered request for the same delivery key is a no-op (SQLite: ON CONFLICT DO
--- NOTHING). One statement, so it is atomic even outside a transaction: UPDLOCK + HOLDLOCK
--- hold a key-range lock on the unique DeliveryKey index from the existence check to the
--- insert, so two concurrent inserts of one key serialise and the second inserts nothing
--- instead of failing with a duplicate-key error (2627).
-INSERT INTO dbo.NotificationJob (DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
-    Template, PayloadJson, Status, Version, CreatedOn, UpdatedOn)
-SELECT @DeliveryKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
-    @Template, @PayloadJson, N'Queued', 1, @Now, @Now
+-- A redelivered request for the same delivery key, or another command for the same effect
+-- (BusinessUnitId, EffectKey), is a no-op (SQLite: ON CONFLICT DO NOTHING). One statement,
+-- so it is atomic even outside a transaction: UPDLOCK + HOLDLOCK hold key-range locks on
+-- both unique indexes from the existence check to the insert, so two concurrent inserts of
+-- one key serialise and the second inserts nothing instead of failing with a duplicate-key
+-- error (2627).
+INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+    Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
+SELECT @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, N'Queued', 1, 1, @Now, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey);
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey)
+  AND NOT EXISTS (
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey);
 
 -- name: NotificationGetByKey :one
-SELECT Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, ProcessingLeaseExpiresOn, AttemptCount, ProviderReference, LastError, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
 FROM dbo.NotificationJob WHERE DeliveryKey = @DeliveryKey;
 
+-- name: NotificationGetByKeyForUpdate :one
+-- The read of the send claim's read-decide-write transaction: UPDLOCK + HOLDLOCK keep the
+-- row locked until the transaction ends, so of two concurrent claimers the second waits here
+-- and then reads the first one's committed claim (also under READ_COMMITTED_SNAPSHOT).
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey;
+
 -- name: NotificationClaim :one
--- The send claim: Queued, or Sending whose lease expired. A single-row UPDATE: the target
--- row is read with an update lock (also under READ_COMMITTED_SNAPSHOT), so of two
--- concurrent claimers the second re-evaluates the predicate on the committed row and
--- claims nothing.
+-- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
 UPDATE dbo.NotificationJob
 SET Status = N'Sending', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
-    AttemptCount = AttemptCount + 1, Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.ProviderReference, inserted.LastError, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
-WHERE DeliveryKey = @DeliveryKey
-  AND (Status = N'Queued' OR (Status = N'Sending' AND ProcessingLeaseExpiresOn <= @Now));
+    AttemptCount = AttemptCount + 1, Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+WHERE Id = @Id AND Version = @Version;
 
--- name: NotificationFinish :exec
+-- name: NotificationFinish :one
 UPDATE dbo.NotificationJob
 SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastError,
-    ProcessingLeaseExpiresOn = NULL,
+    ProcessingLeaseExpiresOn = NULL, NextAttemptOn = @NextAttemptOn,
+    RetryCount = RetryCount + @RetryIncrement, IsOnSupportHold = @Hold,
+    TemplateVersion = COALESCE(@TemplateVersion, TemplateVersion),
     SentOn = CASE WHEN @Status = N'Sent' THEN @Now ELSE SentOn END,
-    Version = Version + 1, UpdatedOn = @Now
+    Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
 WHERE Id = @Id AND Version = @Token AND Status = N'Sending';
+
+-- name: NotificationListRetryDue :many
+-- Retries and lookups whose time came (the dispatch sweep), oldest first.
+SELECT TOP (@Limit) DeliveryKey FROM dbo.NotificationJob
+WHERE Status IN (N'Queued', N'Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSupportHold = 0
+  AND NextAttemptOn <= @Now
+ORDER BY NextAttemptOn, Id;
+
+-- name: NotificationListLeaseExpired :many
+-- Send claims whose lease expired (the sender crashed or hung), oldest first.
+SELECT TOP (@Limit) DeliveryKey FROM dbo.NotificationJob
+WHERE Status = N'Sending' AND ProcessingLeaseExpiresOn <= @Now
+ORDER BY ProcessingLeaseExpiresOn, Id;
+
+-- name: NotificationNextWakeUp :one
+-- One row; NULL when nothing will become claimable (MIN over no rows).
+SELECT MIN(t) FROM (
+    SELECT MIN(NextAttemptOn) AS t FROM dbo.NotificationJob
+    WHERE Status IN (N'Queued', N'Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSupportHold = 0
+    UNION ALL
+    SELECT MIN(ProcessingLeaseExpiresOn) AS t FROM dbo.NotificationJob WHERE Status = N'Sending'
+) AS w;
+
+-- name: NotificationListUnknown :many
+-- The manual-resolution queue of one business unit, by Id after a cursor.
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM dbo.NotificationJob
+WHERE Status = N'Unknown' AND NextAttemptOn IS NULL AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
+ORDER BY Id;
+
+-- name: NotificationResolve :one
+UPDATE dbo.NotificationJob
+SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionReason, ResolvedOn = @Now,
+    ProviderReference = COALESCE(@ProviderReference, ProviderReference),
+    SentOn = CASE WHEN @Status = N'Sent' THEN @Now ELSE SentOn END,
+    Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Unknown';
 
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
@@ -58,7 +105,64 @@ UPDATE dbo.Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;
 -- name: NotificationListUnsent :many
 -- Jobs not yet Sent or Failed, by Id after a cursor (re-dispatch after an in-process bus
 -- lost its messages, e.g. a local restart).
-SELECT TOP (@Limit) Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, ProcessingLeaseExpiresOn, AttemptCount, ProviderReference, LastError, Version, CreatedOn, UpdatedOn, SentOn
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
 FROM dbo.NotificationJob
 WHERE Status IN (N'Queued', N'Sending') AND Id > @AfterId
 ORDER BY Id;
+
+-- name: NotificationTemplateLatest :one
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+FROM dbo.NotificationTemplate
+WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
+ORDER BY Version DESC
+OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
+
+-- name: NotificationTemplateLatestForUpdate :one
+-- The read of a template save: UPDLOCK + HOLDLOCK lock the key range of (key, business unit)
+-- to the end of the transaction, so two concurrent saves serialise instead of both taking
+-- the same next version (a primary-key violation).
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+FROM dbo.NotificationTemplate WITH (UPDLOCK, HOLDLOCK)
+WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
+ORDER BY Version DESC
+OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
+
+-- name: NotificationTemplateInsert :exec
+INSERT INTO dbo.NotificationTemplate (TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn)
+VALUES (@TemplateKey, @BusinessUnitId, @Version, @Subject, @TextBody, @HtmlBody, @CreatedBy, @Now);
+
+-- name: DeliveryProjectionUpdate :exec
+-- A fact replaces the projected state only when its revision is higher.
+UPDATE dbo.DeliveryProjection
+SET BusinessUnitId = @BusinessUnitId, LocalDate = @LocalDate, Channel = @Channel, Status = @Status,
+    Revision = @Revision, EventId = @EventId, OccurredOn = @OccurredOn, AppliedOn = @Now
+WHERE CommandId = @CommandId AND Revision < @Revision;
+
+-- name: DeliveryProjectionInsert :exec
+-- Race-safe as NotificationInsert; when a concurrent projector inserted first, nothing is
+-- inserted and the caller runs DeliveryProjectionUpdate again.
+INSERT INTO dbo.DeliveryProjection (CommandId, BusinessUnitId, LocalDate, Channel, Status, Revision, EventId, OccurredOn, AppliedOn)
+SELECT @CommandId, @BusinessUnitId, @LocalDate, @Channel, @Status, @Revision, @EventId, @OccurredOn, @Now
+WHERE NOT EXISTS (
+    SELECT 1 FROM dbo.DeliveryProjection WITH (UPDLOCK, HOLDLOCK) WHERE CommandId = @CommandId);
+
+-- name: DeliveryProjectionStateUpdate :exec
+UPDATE dbo.DeliveryProjectionState
+SET FreshTo = CASE WHEN FreshTo < @FreshTo THEN @FreshTo ELSE FreshTo END, UpdatedOn = @Now
+WHERE Name = @Name;
+
+-- name: DeliveryProjectionStateInsert :exec
+INSERT INTO dbo.DeliveryProjectionState (Name, FreshTo, UpdatedOn)
+SELECT @Name, @FreshTo, @Now
+WHERE NOT EXISTS (
+    SELECT 1 FROM dbo.DeliveryProjectionState WITH (UPDLOCK, HOLDLOCK) WHERE Name = @Name);
+
+-- name: DeliveryProjectionStateGet :one
+SELECT FreshTo FROM dbo.DeliveryProjectionState WHERE Name = @Name;
+
+-- name: DeliveryCountsByDay :many
+SELECT LocalDate, Status, COUNT(*) FROM dbo.DeliveryProjection
+WHERE BusinessUnitId = @BusinessUnitId AND LocalDate >= @FromDate AND LocalDate <= @ToDate
+  AND Status IN (N'Sent', N'Failed', N'Unknown')
+GROUP BY LocalDate, Status
+ORDER BY LocalDate, Status;

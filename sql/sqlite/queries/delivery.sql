@@ -1,33 +1,82 @@
 -- NotificationJob and Outbox queries (SQLite). Same names as sql/mssql/queries/delivery.sql.
 
 -- name: NotificationInsert :exec
--- A redelivered request for the same delivery key is a no-op.
-INSERT INTO NotificationJob (DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
-    Template, PayloadJson, Status, Version, CreatedOn, UpdatedOn)
-VALUES (@DeliveryKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
-    @Template, @PayloadJson, 'Queued', 1, @Now, @Now)
-ON CONFLICT (DeliveryKey) DO NOTHING;
+-- A redelivered request for the same delivery key, or another command for the same effect
+-- (BusinessUnitId, EffectKey), is a no-op: the effect already has its command (§5.3).
+INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+    Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
+VALUES (@DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, 'Queued', 1, 1, @Now, @Now)
+ON CONFLICT DO NOTHING;
 
 -- name: NotificationGetByKey :one
-SELECT Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, ProcessingLeaseExpiresOn, AttemptCount, ProviderReference, LastError, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM NotificationJob WHERE DeliveryKey = @DeliveryKey;
+
+-- name: NotificationGetByKeyForUpdate :one
+-- The read of the send claim's read-decide-write transaction (BEGIN IMMEDIATE already holds
+-- the write lock in SQLite).
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
 FROM NotificationJob WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationClaim :one
--- The send claim: Queued, or Sending whose lease expired.
+-- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
 UPDATE NotificationJob
 SET Status = 'Sending', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
-    AttemptCount = AttemptCount + 1, Version = Version + 1, UpdatedOn = @Now
-WHERE DeliveryKey = @DeliveryKey
-  AND (Status = 'Queued' OR (Status = 'Sending' AND ProcessingLeaseExpiresOn <= @Now))
-RETURNING Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, ProcessingLeaseExpiresOn, AttemptCount, ProviderReference, LastError, Version, CreatedOn, UpdatedOn, SentOn;
+    AttemptCount = AttemptCount + 1, Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
 
--- name: NotificationFinish :exec
+-- name: NotificationFinish :one
 UPDATE NotificationJob
 SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastError,
-    ProcessingLeaseExpiresOn = NULL,
+    ProcessingLeaseExpiresOn = NULL, NextAttemptOn = @NextAttemptOn,
+    RetryCount = RetryCount + @RetryIncrement, IsOnSupportHold = @Hold,
+    TemplateVersion = COALESCE(@TemplateVersion, TemplateVersion),
     SentOn = CASE WHEN @Status = 'Sent' THEN @Now ELSE SentOn END,
-    Version = Version + 1, UpdatedOn = @Now
-WHERE Id = @Id AND Version = @Token AND Status = 'Sending';
+    Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Token AND Status = 'Sending'
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+
+-- name: NotificationListRetryDue :many
+-- Retries and lookups whose time came (the dispatch sweep), oldest first.
+SELECT DeliveryKey FROM NotificationJob
+WHERE Status IN ('Queued','Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSupportHold = 0
+  AND NextAttemptOn <= @Now
+ORDER BY NextAttemptOn, Id
+LIMIT @Limit;
+
+-- name: NotificationListLeaseExpired :many
+-- Send claims whose lease expired (the sender crashed or hung), oldest first.
+SELECT DeliveryKey FROM NotificationJob
+WHERE Status = 'Sending' AND ProcessingLeaseExpiresOn <= @Now
+ORDER BY ProcessingLeaseExpiresOn, Id
+LIMIT @Limit;
+
+-- name: NotificationNextWakeUp :one
+SELECT MIN(t) FROM (
+    SELECT MIN(NextAttemptOn) AS t FROM NotificationJob
+    WHERE Status IN ('Queued','Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSupportHold = 0
+    UNION ALL
+    SELECT MIN(ProcessingLeaseExpiresOn) AS t FROM NotificationJob WHERE Status = 'Sending'
+) AS w;
+
+-- name: NotificationListUnknown :many
+-- The manual-resolution queue of one business unit, by Id after a cursor.
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM NotificationJob
+WHERE Status = 'Unknown' AND NextAttemptOn IS NULL AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: NotificationResolve :one
+UPDATE NotificationJob
+SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionReason, ResolvedOn = @Now,
+    ProviderReference = COALESCE(@ProviderReference, ProviderReference),
+    SentOn = CASE WHEN @Status = 'Sent' THEN @Now ELSE SentOn END,
+    Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
+WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Unknown'
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
 
 -- name: OutboxInsert :exec
 INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
@@ -47,8 +96,59 @@ UPDATE Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;
 -- name: NotificationListUnsent :many
 -- Jobs not yet Sent or Failed, by Id after a cursor (re-dispatch after an in-process bus
 -- lost its messages, e.g. a local restart).
-SELECT Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, ProcessingLeaseExpiresOn, AttemptCount, ProviderReference, LastError, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
 FROM NotificationJob
 WHERE Status IN ('Queued', 'Sending') AND Id > @AfterId
 ORDER BY Id
 LIMIT @Limit;
+
+-- name: NotificationTemplateLatest :one
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+FROM NotificationTemplate
+WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
+ORDER BY Version DESC
+LIMIT 1;
+
+-- name: NotificationTemplateLatestForUpdate :one
+-- The read of a template save (BEGIN IMMEDIATE already serialises writers in SQLite).
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+FROM NotificationTemplate
+WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
+ORDER BY Version DESC
+LIMIT 1;
+
+-- name: NotificationTemplateInsert :exec
+INSERT INTO NotificationTemplate (TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn)
+VALUES (@TemplateKey, @BusinessUnitId, @Version, @Subject, @TextBody, @HtmlBody, @CreatedBy, @Now);
+
+-- name: DeliveryProjectionUpdate :exec
+-- A fact replaces the projected state only when its revision is higher.
+UPDATE DeliveryProjection
+SET BusinessUnitId = @BusinessUnitId, LocalDate = @LocalDate, Channel = @Channel, Status = @Status,
+    Revision = @Revision, EventId = @EventId, OccurredOn = @OccurredOn, AppliedOn = @Now
+WHERE CommandId = @CommandId AND Revision < @Revision;
+
+-- name: DeliveryProjectionInsert :exec
+INSERT INTO DeliveryProjection (CommandId, BusinessUnitId, LocalDate, Channel, Status, Revision, EventId, OccurredOn, AppliedOn)
+VALUES (@CommandId, @BusinessUnitId, @LocalDate, @Channel, @Status, @Revision, @EventId, @OccurredOn, @Now)
+ON CONFLICT (CommandId) DO NOTHING;
+
+-- name: DeliveryProjectionStateUpdate :exec
+UPDATE DeliveryProjectionState
+SET FreshTo = CASE WHEN FreshTo < @FreshTo THEN @FreshTo ELSE FreshTo END, UpdatedOn = @Now
+WHERE Name = @Name;
+
+-- name: DeliveryProjectionStateInsert :exec
+INSERT INTO DeliveryProjectionState (Name, FreshTo, UpdatedOn)
+VALUES (@Name, @FreshTo, @Now)
+ON CONFLICT (Name) DO NOTHING;
+
+-- name: DeliveryProjectionStateGet :one
+SELECT FreshTo FROM DeliveryProjectionState WHERE Name = @Name;
+
+-- name: DeliveryCountsByDay :many
+SELECT LocalDate, Status, COUNT(*) FROM DeliveryProjection
+WHERE BusinessUnitId = @BusinessUnitId AND LocalDate >= @FromDate AND LocalDate <= @ToDate
+  AND Status IN ('Sent', 'Failed', 'Unknown')
+GROUP BY LocalDate, Status
+ORDER BY LocalDate, Status;

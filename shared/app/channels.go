@@ -1,0 +1,40 @@
+package app
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/channel"
+)
+
+// ChannelsFromConfig builds the delivery channels the configuration enables: "log" always
+// (JSON lines to logOut), "webhook" when AUTOMATION_WEBHOOK_SECRET is set, "email" when
+// AUTOMATION_SMTP_HOST is set. local (the embedded runtime) allows webhook URLs on
+// http://localhost; in Azure every webhook URL must be https.
+func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock automation.Clock) (map[string]delivery.Channel, error) {
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	out := map[string]delivery.Channel{"log": &delivery.LogChannel{W: logOut}}
+	if cfg.Webhook.Secret != "" {
+		w, err := channel.NewWebhook(channel.WebhookConfig{Secret: []byte(cfg.Webhook.Secret), Idempotent: cfg.Webhook.Idempotent,
+			Timeout: cfg.Webhook.Timeout, AllowLocalHTTP: local, Clock: clock})
+		if err != nil {
+			return nil, fmt.Errorf("app: webhook channel: %w", err)
+		}
+		out["webhook"] = w
+	}
+	if cfg.SMTP.Host != "" {
+		m, err := channel.NewSMTP(channel.SMTPConfig{Host: cfg.SMTP.Host, Port: cfg.SMTP.Port,
+			Security: channel.SMTPSecurity(cfg.SMTP.Security), Username: cfg.SMTP.Username, Password: cfg.SMTP.Password,
+			From: cfg.SMTP.From})
+		if err != nil {
+			return nil, fmt.Errorf("app: email channel: %w", err)
+		}
+		out["email"] = m
+	}
+	return out, nil
+}

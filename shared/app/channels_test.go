@@ -1,0 +1,57 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+)
+
+func TestChannelsFromConfig(t *testing.T) {
+	t.Parallel()
+	load := func(env map[string]string) config.Config {
+		t.Helper()
+		cfg, err := config.Load(func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	clk := automation.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	chs, err := ChannelsFromConfig(load(nil), nil, true, clk)
+	if err != nil || len(chs) != 1 || chs["log"] == nil {
+		t.Fatalf("default: %v, %v", chs, err)
+	}
+	chs, err = ChannelsFromConfig(load(map[string]string{
+		"AUTOMATION_WEBHOOK_SECRET": "0123456789abcdef0123", "AUTOMATION_SMTP_HOST": "smtp.example.test",
+		"AUTOMATION_SMTP_FROM": "Reminders <noreply@example.test>"}), nil, false, clk)
+	if err != nil || chs["webhook"] == nil || chs["email"] == nil {
+		t.Fatalf("configured: %v, %v", chs, err)
+	}
+	// In Azure (local=false) a webhook to http://localhost is refused; locally it is allowed.
+	if err := chs["webhook"].ValidateRecipient("http://localhost:8080/hook"); err == nil {
+		t.Fatal("Azure webhook channel accepted a plain-http URL")
+	}
+	local, _ := ChannelsFromConfig(load(map[string]string{"AUTOMATION_WEBHOOK_SECRET": "0123456789abcdef0123"}), nil, true, clk)
+	if err := local["webhook"].ValidateRecipient("http://localhost:8080/hook"); err != nil {
+		t.Fatalf("local webhook: %v", err)
+	}
+	if err := chs["email"].ValidateRecipient("not an address"); err == nil {
+		t.Fatal("email channel accepted a bad address")
+	}
+}
+
+func TestChannelSettingsAreValidated(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load(func(k string) string {
+		return map[string]string{"AUTOMATION_WEBHOOK_SECRET": "short", "AUTOMATION_SMTP_HOST": "smtp.example.test",
+			"AUTOMATION_SMTP_SECURITY": "ssl", "AUTOMATION_WEBHOOK_IDEMPOTENT": "yes", "AUTOMATION_SMTP_USERNAME": "u"}[k]
+	})
+	for _, want := range []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_FROM", "AUTOMATION_SMTP_SECURITY", "AUTOMATION_WEBHOOK_IDEMPOTENT", "AUTOMATION_SMTP_USERNAME"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}

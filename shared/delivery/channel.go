@@ -1,0 +1,125 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Message is what a channel sends.
+type Message struct {
+	DeliveryKey    string          `json:"deliveryKey"` // also the provider idempotency key
+	SchedulerKey   string          `json:"schedulerKey"`
+	BusinessUnitID string          `json:"businessUnitId"`
+	Channel        string          `json:"channel"`
+	Recipient      string          `json:"recipient"`
+	Template       string          `json:"template"`
+	PayloadJSON    string          `json:"-"`
+	Payload        json.RawMessage `json:"payload,omitempty"` // PayloadJSON as JSON
+	// Content is the rendered template; nil when the channel needs none and the template
+	// key has no stored template.
+	Content *Content  `json:"content,omitempty"`
+	SentOn  time.Time `json:"sentOn"` // UTC, the dispatcher's clock
+}
+
+// Content is a rendered message.
+type Content struct {
+	Subject         string `json:"subject"`
+	Text            string `json:"text,omitempty"`
+	HTML            string `json:"html,omitempty"`
+	TemplateVersion int64  `json:"templateVersion"`
+}
+
+// Traits are what a channel declares to the dispatcher (§5.2).
+type Traits struct {
+	// Idempotent: the provider deduplicates by the message's DeliveryKey (its idempotency
+	// key), so resending after an UNKNOWN outcome or a crash is safe.
+	Idempotent bool
+	// NeedsContent: the message must carry a rendered template (subject and body); a
+	// missing template is then a permanent failure.
+	NeedsContent bool
+}
+
+// Channel sends messages to one kind of destination.
+type Channel interface {
+	// Traits declares the channel's idempotency and content needs.
+	Traits() Traits
+	// ValidateRecipient checks that addr is an address this channel can send to; an
+	// invalid address is a permanent failure for that recipient only.
+	ValidateRecipient(addr string) error
+	// Send delivers m and returns the provider's reference. Errors: wrapped with Permanent
+	// = it can never succeed; wrapped with Unknown = the provider may have acted (e.g. a
+	// timeout after the request was written); anything else = not delivered, retry later.
+	Send(ctx context.Context, m Message) (providerRef string, err error)
+}
+
+// LookupStatus is what a provider says about an earlier send.
+type LookupStatus string
+
+// Lookup statuses.
+const (
+	LookupDelivered    LookupStatus = "Delivered"    // it was delivered: record Sent
+	LookupNotDelivered LookupStatus = "NotDelivered" // it never arrived: sending again is safe
+	LookupUnknown      LookupStatus = "Unknown"      // the provider cannot tell yet: ask later
+)
+
+// Looker is implemented by channels whose provider can say what happened to a send, by
+// the message's DeliveryKey (the reconciliation path of an UNKNOWN outcome, §5.2).
+type Looker interface {
+	Lookup(ctx context.Context, m Message) (status LookupStatus, providerRef string, err error)
+}
+
+// ErrorKind classifies a send error.
+type ErrorKind string
+
+// Error kinds.
+const (
+	KindTransient ErrorKind = "Transient" // not delivered; retry with backoff
+	KindPermanent ErrorKind = "Permanent" // will never succeed
+	KindUnknown   ErrorKind = "Unknown"   // may or may not have been delivered
+)
+
+type kindError struct {
+	kind ErrorKind
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }
+func (e *kindError) Unwrap() error { return e.err }
+
+// Permanent marks err as a failure that can never succeed (a 4xx answer, a rejected
+// address).
+func Permanent(err error) error { return &kindError{KindPermanent, err} }
+
+// Unknown marks err as an outcome that cannot be known: the provider may have acted.
+func Unknown(err error) error { return &kindError{KindUnknown, err} }
+
+// KindOf classifies err: the kind it was marked with, else KindTransient.
+func KindOf(err error) ErrorKind {
+	var k *kindError
+	if errors.As(err, &k) {
+		return k.kind
+	}
+	return KindTransient
+}
+
+// FuncChannel adapts a function to Channel: not idempotent, needs no content, accepts
+// any non-empty recipient (tests, simulators).
+type FuncChannel func(ctx context.Context, m Message) (string, error)
+
+var _ Channel = FuncChannel(nil)
+
+// Traits implements Channel.
+func (f FuncChannel) Traits() Traits { return Traits{} }
+
+// ValidateRecipient implements Channel.
+func (f FuncChannel) ValidateRecipient(addr string) error {
+	if addr == "" {
+		return errors.New("empty recipient")
+	}
+	return nil
+}
+
+// Send calls f.
+func (f FuncChannel) Send(ctx context.Context, m Message) (string, error) { return f(ctx, m) }

@@ -1,0 +1,242 @@
+// Package channel holds the real delivery channels behind delivery.Channel (ARCHITECTURE.md
+// §5.2): an HTTPS webhook with an HMAC-SHA256 signature and the delivery key as
+// Idempotency-Key, and SMTP e-mail through github.com/wneessen/go-mail. Each validates its
+// recipient addresses and classifies failures as permanent, unknown (the provider may have
+// acted) or transient (not delivered, retry).
+package channel
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+)
+
+// Webhook request headers. The signature is HMAC-SHA256, keyed with the shared secret, over
+// the bytes TimestampHeader + "." + the request body; SignatureHeader carries
+// "v1=" + its lower-case hex. Receivers recompute it, compare in constant time and reject a
+// timestamp more than a few minutes away from their clock (replays).
+const (
+	SignatureHeader   = "X-Automation-Signature"
+	TimestampHeader   = "X-Automation-Timestamp" // Unix seconds (UTC) when the request was signed
+	IdempotencyHeader = "Idempotency-Key"        // the delivery key: the same for every retry
+	DeliveryHeader    = "X-Automation-Delivery"  // the delivery key again, for receivers' logs
+)
+
+// WebhookBody is the JSON body POSTed to the recipient URL.
+type WebhookBody struct {
+	DeliveryKey    string          `json:"deliveryKey"`
+	SchedulerKey   string          `json:"schedulerKey"`
+	BusinessUnitID string          `json:"businessUnitId"`
+	Template       string          `json:"template"`
+	Subject        string          `json:"subject"`
+	Text           string          `json:"text,omitempty"`
+	HTML           string          `json:"html,omitempty"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	SentOn         time.Time       `json:"sentOn"`
+}
+
+// WebhookConfig configures the webhook channel.
+type WebhookConfig struct {
+	// Secret is the HMAC-SHA256 key shared with the receivers (at least 16 bytes).
+	Secret []byte
+	// Timeout bounds one request, connection to response headers (default 10 s).
+	Timeout time.Duration
+	// Idempotent declares that receivers deduplicate by Idempotency-Key, so the dispatcher
+	// may resend after an UNKNOWN outcome. False: an UNKNOWN outcome goes to manual resolution.
+	Idempotent bool
+	// AllowLocalHTTP accepts http://localhost, http://127.0.0.1 and http://[::1] URLs (local
+	// mode only); every other URL must be https.
+	AllowLocalHTTP bool
+	// Client, when set, is used for requests (its Transport, e.g. a test CA); its Timeout
+	// and redirect policy are replaced.
+	Client *http.Client
+	// Clock signs the timestamp (default: the dispatcher's SentOn of the message).
+	Clock automation.Clock
+}
+
+// Webhook is the "webhook" channel: an HTTPS POST of the rendered message to the recipient
+// URL. 2xx = sent (provider reference: the X-Request-Id answer header, else the delivery key);
+// 408, 425 and 429 = not processed, retry; any other 4xx = permanent failure; 3xx = permanent
+// (redirects are not followed); 5xx, or a failure after the request was written (timeout,
+// reset) = UNKNOWN; a failure before it was written (DNS, refused, TLS) = retry.
+type Webhook struct {
+	cfg    WebhookConfig
+	client *http.Client
+	sent   atomic.Int64
+}
+
+var _ delivery.Channel = (*Webhook)(nil)
+
+// NewWebhook validates cfg and returns the channel.
+func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
+	if len(cfg.Secret) < 16 {
+		return nil, errors.New("webhook: the signing secret must be at least 16 bytes")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Timeout < 0 || cfg.Timeout > 5*time.Minute {
+		return nil, fmt.Errorf("webhook: timeout %s outside 0..5m", cfg.Timeout)
+	}
+	c := &http.Client{}
+	if cfg.Client != nil {
+		*c = *cfg.Client
+	}
+	c.Timeout = cfg.Timeout
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Webhook{cfg: cfg, client: c}, nil
+}
+
+// Traits implements delivery.Channel.
+func (w *Webhook) Traits() delivery.Traits {
+	return delivery.Traits{Idempotent: w.cfg.Idempotent, NeedsContent: true}
+}
+
+// ValidateRecipient implements delivery.Channel: an absolute https URL with a host and no
+// user information (http only to localhost in local mode), at most 2000 characters.
+func (w *Webhook) ValidateRecipient(addr string) error {
+	return ValidateWebhookURL(addr, w.cfg.AllowLocalHTTP)
+}
+
+// ValidateWebhookURL checks a webhook URL (see Webhook.ValidateRecipient).
+func ValidateWebhookURL(addr string, allowLocalHTTP bool) error {
+	if len(addr) > 2000 {
+		return errors.New("webhook URL longer than 2000 characters")
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return fmt.Errorf("webhook URL does not parse: %w", err)
+	}
+	if u.Host == "" || u.Hostname() == "" || !u.IsAbs() {
+		return fmt.Errorf("webhook URL %q is not an absolute URL with a host", addr)
+	}
+	if u.User != nil {
+		return errors.New("webhook URL must not carry user information")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if allowLocalHTTP && isLoopbackHost(u.Hostname()) {
+			return nil
+		}
+		if allowLocalHTTP {
+			return fmt.Errorf("webhook URL %q: http is allowed only to localhost in local mode", addr)
+		}
+		return fmt.Errorf("webhook URL %q must use https", addr)
+	default:
+		return fmt.Errorf("webhook URL %q must use https", addr)
+	}
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Sign returns the SignatureHeader value for body signed at timestamp (Unix seconds).
+func Sign(secret []byte, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(timestamp))
+	m.Write([]byte("."))
+	m.Write(body)
+	return "v1=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify checks a request's signature (for receivers and tests): sig must equal
+// Sign(secret, timestamp, body), compared in constant time.
+func Verify(secret []byte, timestamp, sig string, body []byte) bool {
+	return hmac.Equal([]byte(sig), []byte(Sign(secret, timestamp, body)))
+}
+
+// Send implements delivery.Channel.
+func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) {
+	if err := w.ValidateRecipient(m.Recipient); err != nil {
+		return "", delivery.Permanent(err)
+	}
+	if m.Content == nil {
+		return "", delivery.Permanent(fmt.Errorf("webhook: message %s has no rendered content", m.DeliveryKey))
+	}
+	body, err := json.Marshal(WebhookBody{DeliveryKey: m.DeliveryKey, SchedulerKey: m.SchedulerKey, BusinessUnitID: m.BusinessUnitID,
+		Template: m.Template, Subject: m.Content.Subject, Text: m.Content.Text, HTML: m.Content.HTML, Payload: m.Payload, SentOn: m.SentOn.UTC()})
+	if err != nil {
+		return "", delivery.Permanent(err)
+	}
+	signedAt := m.SentOn
+	if w.cfg.Clock != nil {
+		signedAt = w.cfg.Clock.Now()
+	}
+	ts := strconv.FormatInt(signedAt.Unix(), 10)
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Recipient, bytes.NewReader(body))
+	if err != nil {
+		return "", delivery.Permanent(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "automation-webhook/1")
+	req.Header.Set(IdempotencyHeader, m.DeliveryKey)
+	req.Header.Set(DeliveryHeader, m.DeliveryKey)
+	req.Header.Set(TimestampHeader, ts)
+	req.Header.Set(SignatureHeader, Sign(w.cfg.Secret, ts, body))
+	resp, err := w.client.Do(req)
+	if err != nil {
+		if wrote.Load() {
+			return "", delivery.Unknown(fmt.Errorf("webhook %s: no answer after the request was sent: %w", host(m.Recipient), err))
+		}
+		return "", fmt.Errorf("webhook %s: request not sent: %w", host(m.Recipient), err)
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	status := fmt.Sprintf("webhook %s answered %s", host(m.Recipient), resp.Status)
+	if s := strings.TrimSpace(string(snippet)); s != "" {
+		status += ": " + s
+	}
+	switch c := resp.StatusCode; {
+	case c >= 200 && c < 300:
+		w.sent.Add(1)
+		if ref := resp.Header.Get("X-Request-Id"); ref != "" {
+			return ref, nil
+		}
+		return m.DeliveryKey, nil
+	case c == http.StatusRequestTimeout || c == http.StatusTooEarly || c == http.StatusTooManyRequests:
+		return "", errors.New(status)
+	case c >= 500:
+		return "", delivery.Unknown(errors.New(status))
+	default:
+		return "", delivery.Permanent(errors.New(status))
+	}
+}
+
+// host names the receiver in errors without the path or query (which may hold tokens).
+func host(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Scheme + "://" + u.Host
+	}
+	return "(unparsable URL)"
+}

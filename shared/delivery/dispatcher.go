@@ -1,0 +1,347 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// ErrInFlight means another sender holds a live send claim on the delivery key; the
+// message is redelivered later rather than dropped.
+var ErrInFlight = errors.New("delivery: another sender holds the send claim")
+
+// DispatchStore is what the Dispatcher needs from SQL.
+type DispatchStore interface {
+	NotificationClaim(ctx context.Context, p store.NotificationClaimParams) (store.NotificationClaimResult, error)
+	NotificationClaimDue(ctx context.Context, p store.NotificationClaimDueParams) ([]store.NotificationClaimResult, error)
+	NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error
+}
+
+// Resolution says what happens next to a delivery that was not sent.
+type Resolution string
+
+// Resolutions.
+const (
+	ResolutionNone   Resolution = ""       // sent, or failed for good
+	ResolutionRetry  Resolution = "retry"  // sent again at NextAttemptOn (same idempotency key)
+	ResolutionLookup Resolution = "lookup" // the channel's lookup asks the provider at NextAttemptOn
+	ResolutionManual Resolution = "manual" // the manual-resolution queue
+	ResolutionHold   Resolution = "hold"   // retries exhausted: Failed on support hold
+)
+
+// Outcome is what one dispatch attempt recorded (for logs, metrics and the replay output).
+type Outcome struct {
+	Job           store.NotificationJob // as claimed
+	Status        store.NotificationStatus
+	Resolution    Resolution
+	NextAttemptOn *time.Time
+	Content       *Content
+	Error         string
+	InDoubt       bool // the attempt took over a claim whose previous attempt may have sent
+	At            time.Time
+}
+
+// Dispatcher renders and sends queued deliveries (NotificationDispatch, §5.2).
+type Dispatcher struct {
+	Store     DispatchStore
+	Templates *Templates // nil: no templates (channels that need content fail)
+	Channels  map[string]Channel
+	Clock     automation.Clock
+	// Lease is the send-claim lease (default 2 min); longer than any channel timeout.
+	Lease time.Duration
+	// Backoff is the retry ladder of transient failures, UNKNOWN outcomes on idempotent
+	// channels and lookups (default scheduler.DefaultBackoff, 5 min → 15 min → 1 h; set Rand
+	// for jitter). Exhausted: transient → Failed on hold; unknown → manual resolution.
+	Backoff scheduler.Backoff
+	// SweepBatch bounds the jobs one Sweep claims (default 100, at most store.MaxBatch).
+	SweepBatch int
+	Log        *slog.Logger
+	// OnOutcome, when set, is called after each recorded outcome (synchronously).
+	OnOutcome func(Outcome)
+}
+
+// Handle is the bus handler for DispatchQueue. A redelivered message for a job already
+// finished, waiting for its retry time or awaiting resolution is completed without sending;
+// a malformed body or an unknown delivery key is dead-lettered (it can never succeed); a
+// live claim held by another sender returns ErrInFlight (redeliver later).
+func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
+	var body DispatchMessage
+	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
+		return bus.DeadLetter(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+	}
+	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: body.DeliveryKey, Now: d.Clock.Now(), Lease: d.lease()})
+	if errors.Is(err, store.ErrNotFound) {
+		return bus.DeadLetter(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, body.DeliveryKey))
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Claimed {
+		if res.Job.Status == store.NotificationSending {
+			return ErrInFlight
+		}
+		return nil // Sent, Failed, Unknown, or Queued for a later retry (the sweep's)
+	}
+	_, err = d.Process(ctx, res)
+	return err
+}
+
+// SweepResult counts one Sweep.
+type SweepResult struct {
+	Claimed int `json:"claimed"`
+	Sent    int `json:"sent"`
+	Failed  int `json:"failed"`
+	Retry   int `json:"retry"`
+	Unknown int `json:"unknown"`
+}
+
+// Sweep claims the jobs whose retry or lookup time came and the send claims whose lease
+// expired (up to SweepBatch) and processes them. It is the dispatcher's timer-driven half:
+// dispatch messages start deliveries, the sweep finishes what needs a second attempt.
+func (d *Dispatcher) Sweep(ctx context.Context) (SweepResult, error) {
+	batch := d.SweepBatch
+	if batch <= 0 {
+		batch = 100
+	}
+	var sr SweepResult
+	claims, err := d.Store.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: d.Clock.Now(), Lease: d.lease(), Limit: min(batch, store.MaxBatch)})
+	if err != nil {
+		return sr, err
+	}
+	var errs []error
+	for _, c := range claims {
+		sr.Claimed++
+		o, err := d.Process(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch o.Status {
+		case store.NotificationSent:
+			sr.Sent++
+		case store.NotificationFailed:
+			sr.Failed++
+		case store.NotificationQueued:
+			sr.Retry++
+		case store.NotificationUnknown:
+			sr.Unknown++
+		}
+	}
+	return sr, errors.Join(errs...)
+}
+
+func (d *Dispatcher) lease() time.Duration {
+	if d.Lease > 0 {
+		return d.Lease
+	}
+	return 2 * time.Minute
+}
+
+func (d *Dispatcher) backoff() scheduler.Backoff {
+	if d.Backoff.Steps == nil {
+		b := d.Backoff
+		b.Steps = scheduler.DefaultBackoff
+		return b
+	}
+	return d.Backoff
+}
+
+// Process runs one claimed job: look up or refuse an in-doubt claim, validate the
+// recipient, render, send, and record the outcome (with its fact). It returns an error only
+// when the outcome could not be recorded (the claim then expires and the next attempt is
+// in doubt); a claim lost to another sender is not an error.
+func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResult) (Outcome, error) {
+	job := c.Job
+	now := d.Clock.Now()
+	o := Outcome{Job: job, InDoubt: c.InDoubt, At: now}
+	msg := Message{DeliveryKey: job.DeliveryKey, SchedulerKey: job.SchedulerKey, BusinessUnitID: job.BusinessUnitID,
+		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, Payload: rawJSON(job.PayloadJSON), SentOn: now}
+	ch, ok := d.Channels[job.Channel]
+	if !ok {
+		return d.failed(ctx, o, fmt.Errorf("unknown channel %q", job.Channel))
+	}
+	tr := ch.Traits()
+	if c.InDoubt && !tr.Idempotent {
+		looker, canLook := ch.(Looker)
+		if !canLook {
+			return d.unknown(ctx, o, tr, nil, "the previous attempt's outcome is unknown (claim expired) and the channel can neither deduplicate nor look it up")
+		}
+		st, ref, err := looker.Lookup(ctx, msg)
+		switch {
+		case err == nil && st == LookupDelivered:
+			return d.sent(ctx, o, ref, nil)
+		case err == nil && st == LookupNotDelivered:
+			// Not delivered: sending now is the first delivery.
+		default:
+			why := "lookup: the provider cannot tell yet"
+			if err != nil {
+				why = "lookup: " + err.Error()
+			}
+			return d.unknown(ctx, o, tr, ch, why)
+		}
+	}
+	if err := ch.ValidateRecipient(job.Recipient); err != nil {
+		return d.failed(ctx, o, fmt.Errorf("recipient not valid for channel %s: %w", job.Channel, err))
+	}
+	content, err := d.render(ctx, msg, tr)
+	if err != nil {
+		var re *RenderError
+		if errors.As(err, &re) || automation.IsInvalid(err) || (errors.Is(err, store.ErrNotFound) && tr.NeedsContent) {
+			return d.failed(ctx, o, err)
+		}
+		return d.retry(ctx, o, err) // e.g. the template store was unavailable: nothing was sent
+	}
+	msg.Content, o.Content = content, content
+	ref, sendErr := ch.Send(ctx, msg)
+	if sendErr == nil {
+		return d.sent(ctx, o, ref, content)
+	}
+	switch KindOf(sendErr) {
+	case KindPermanent:
+		return d.failed(ctx, o, sendErr)
+	case KindUnknown:
+		if tr.Idempotent {
+			return d.retry(ctx, o, sendErr)
+		}
+		return d.unknown(ctx, o, tr, ch, sendErr.Error())
+	default:
+		return d.retry(ctx, o, sendErr)
+	}
+}
+
+// render returns the content for msg: nil when the template does not exist and the
+// channel needs none.
+func (d *Dispatcher) render(ctx context.Context, msg Message, tr Traits) (*Content, error) {
+	if d.Templates == nil {
+		if tr.NeedsContent {
+			return nil, fmt.Errorf("template %q: no template store: %w", msg.Template, store.ErrNotFound)
+		}
+		return nil, nil
+	}
+	tpl, err := d.Templates.Get(ctx, msg.Template, msg.BusinessUnitID)
+	if errors.Is(err, store.ErrNotFound) && !tr.NeedsContent {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := RenderData(msg)
+	if err != nil {
+		return nil, automation.Invalid("payload", "%v", err)
+	}
+	c, err := tpl.Render(data)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (d *Dispatcher) sent(ctx context.Context, o Outcome, ref string, c *Content) (Outcome, error) {
+	var tv int64
+	if c != nil {
+		tv = c.TemplateVersion
+	}
+	o.Status = store.NotificationSent
+	return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationSent, ProviderReference: ref, TemplateVersion: tv})
+}
+
+func (d *Dispatcher) failed(ctx context.Context, o Outcome, err error) (Outcome, error) {
+	o.Status, o.Error = store.NotificationFailed, err.Error()
+	return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: err.Error()})
+}
+
+// retry schedules the next attempt on the backoff ladder, or holds the job when the ladder
+// is exhausted (an UNKNOWN on an idempotent channel then goes to manual resolution).
+func (d *Dispatcher) retry(ctx context.Context, o Outcome, err error) (Outcome, error) {
+	o.Error = err.Error()
+	next, hold := d.backoff().Next(d.Clock.Now(), o.Job.RetryCount, false)
+	if hold {
+		if KindOf(err) == KindUnknown {
+			o.Status, o.Resolution = store.NotificationUnknown, ResolutionManual
+			return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationUnknown, Error: o.Error})
+		}
+		o.Status, o.Resolution = store.NotificationFailed, ResolutionHold
+		return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: o.Error, Hold: true})
+	}
+	o.Status, o.Resolution, o.NextAttemptOn = store.NotificationQueued, ResolutionRetry, &next
+	return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationQueued, Error: o.Error, NextAttemptOn: &next})
+}
+
+// unknown records an UNKNOWN outcome: a lookup at the next backoff step when the channel
+// can look up (and the ladder is not exhausted), else the manual-resolution queue.
+func (d *Dispatcher) unknown(ctx context.Context, o Outcome, _ Traits, ch Channel, why string) (Outcome, error) {
+	o.Status, o.Error, o.Resolution = store.NotificationUnknown, why, ResolutionManual
+	p := store.NotificationFinishParams{Status: store.NotificationUnknown, Error: why}
+	if _, canLook := ch.(Looker); canLook {
+		if next, hold := d.backoff().Next(d.Clock.Now(), o.Job.RetryCount, false); !hold {
+			o.Resolution, o.NextAttemptOn, p.NextAttemptOn = ResolutionLookup, &next, &next
+		}
+	}
+	return d.finish(ctx, o, p)
+}
+
+func (d *Dispatcher) finish(ctx context.Context, o Outcome, p store.NotificationFinishParams) (Outcome, error) {
+	o.At = d.Clock.Now()
+	p.ID, p.Token, p.Now = o.Job.ID, o.Job.Version, o.At
+	err := d.Store.NotificationFinish(ctx, p)
+	if errors.Is(err, store.ErrLeaseLost) {
+		// Another sender took over after our lease expired; its claim was in doubt, so it
+		// did not send blindly. It records the outcome.
+		return o, nil
+	}
+	if err != nil {
+		return o, fmt.Errorf("dispatch %s: record %s: %w", o.Job.DeliveryKey, o.Status, err)
+	}
+	d.log(ctx, o)
+	if d.OnOutcome != nil {
+		d.OnOutcome(o)
+	}
+	return o, nil
+}
+
+func (d *Dispatcher) log(ctx context.Context, o Outcome) {
+	if d.Log == nil {
+		return
+	}
+	level := slog.LevelInfo
+	switch o.Status {
+	case store.NotificationFailed, store.NotificationUnknown:
+		level = slog.LevelWarn
+	}
+	attrs := []any{"deliveryKey", o.Job.DeliveryKey, "commandId", o.Job.DeliveryKey, "schedulerKey", o.Job.SchedulerKey,
+		"businessUnitId", o.Job.BusinessUnitID, "channel", o.Job.Channel, "recipient", o.Job.Recipient, "step", "dispatch",
+		"status", string(o.Status), "attempt", o.Job.AttemptCount}
+	if o.Resolution != ResolutionNone {
+		attrs = append(attrs, "resolution", string(o.Resolution))
+	}
+	if o.NextAttemptOn != nil {
+		attrs = append(attrs, "nextAttemptOn", o.NextAttemptOn.UTC().Format(time.RFC3339))
+	}
+	if o.Error != "" {
+		attrs = append(attrs, "error", o.Error)
+	}
+	// The recipient is personal data: the log handler masks it (shared/logmask).
+	msg := "delivery " + strings.ToLower(string(o.Status))
+	if o.Status == store.NotificationQueued {
+		msg = "delivery retry scheduled"
+	}
+	d.Log.Log(ctx, level, msg, attrs...)
+}
+
+func rawJSON(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	return nil
+}

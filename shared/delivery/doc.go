@@ -1,0 +1,48 @@
+// Package delivery is stage ③ (ARCHITECTURE.md §5): delivery requests written with a
+// completed scheduler row, the outbox relay that publishes them after commit, and the
+// dispatcher that renders each one and sends it through a channel exactly once per delivery
+// key behind a send claim, recording an UNKNOWN outcome instead of guessing when a provider
+// may or may not have acted.
+//
+// # Commands and their states
+//
+// A NotificationJob is a command (seed 002, §5.3): CommandID = DeliveryKey, an EffectKey
+// unique per business unit, a Revision that grows on every status change, each change
+// writing a fact (store.DeliveryFact) to the outbox in the same transaction (§5.5).
+//
+//	           claim (lease, Version+1)              send ok
+//	Queued ───────────────────────────► Sending ─────────────► Sent
+//	  ▲  ▲                               │  │ │ permanent error / bad address / render error
+//	  │  └─ retry at NextAttemptOn ◄─────┘  │ └────────────────► Failed
+//	  │     (transient error; UNKNOWN on an │   retries exhausted ► Failed + IsOnSupportHold
+//	  │      idempotent channel)            │
+//	  │                                     │ UNKNOWN (timeout after the request left)
+//	  │                                     ▼
+//	  │                                  Unknown ── NextAttemptOn set: the channel's lookup
+//	  │                                     │       runs then (claim in doubt → Lookup)
+//	  │                                     └─ NextAttemptOn null: manual-resolution queue,
+//	  │                                        resolved Sent or Failed by an operator
+//	  └─ (a claim whose lease expired is taken over "in doubt": resend only on an
+//	      idempotent channel, else look up, else Unknown — never a blind second send)
+//
+// Crash safety: a sender that dies between claim and send, or between send and recording
+// the outcome, leaves a Sending job whose lease expires. The next claim is InDoubt, so a
+// channel that cannot deduplicate by the delivery key is never called twice: the job goes
+// to Unknown for lookup or a person. Exactly one delivery, or one UNKNOWN awaiting
+// resolution, never two.
+//
+// # Channels
+//
+// A Channel declares its Traits (Idempotent: a resend with the same Idempotency-Key is
+// safe; NeedsContent: a rendered template is required), validates recipient addresses, and
+// reports send errors as Permanent, Unknown, or anything else (not delivered, retry). A
+// channel may also implement Looker to find out what happened to an UNKNOWN send. Real
+// channels (webhook, SMTP) live in shared/delivery/channel; the log channel is here.
+//
+// # Templates
+//
+// Templates are versioned per key and overridable per business unit (store
+// NotificationTemplate), parsed at save time (a template that does not parse is rejected),
+// and rendered with text/template (subject, text) and html/template (HTML) and
+// missingkey=error: a missing field is a RenderError naming it, never a blank.
+package delivery

@@ -1,0 +1,150 @@
+package delivery
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// SupportStore is what Support needs from SQL.
+type SupportStore interface {
+	NotificationListUnknown(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error)
+	NotificationResolve(ctx context.Context, p store.NotificationResolveParams) (store.NotificationJob, error)
+	DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error)
+}
+
+// Support is the support side of delivery (§8): the manual-resolution queue of UNKNOWN
+// outcomes and the delivery counts per business unit and local day. Every method is scoped
+// to one business unit; a delivery of another unit is store.ErrNotFound.
+type Support struct {
+	Store SupportStore
+	Clock automation.Clock
+}
+
+// MaxCountDays bounds one counts request (inclusive days).
+const MaxCountDays = 366
+
+// DefaultUnknownPage and MaxUnknownPage bound a page of the manual-resolution queue.
+const (
+	DefaultUnknownPage = 50
+	MaxUnknownPage     = 500
+)
+
+// UnknownDelivery is one entry of the manual-resolution queue.
+type UnknownDelivery struct {
+	DeliveryKey    string    `json:"deliveryKey"`
+	SchedulerKey   string    `json:"schedulerKey"`
+	BusinessUnitID string    `json:"businessUnitId"`
+	Channel        string    `json:"channel"`
+	Recipient      string    `json:"recipient"`
+	Template       string    `json:"template"`
+	LocalDate      string    `json:"localDate"`
+	AttemptCount   int       `json:"attemptCount"`
+	LastError      string    `json:"lastError,omitempty"`
+	Version        int64     `json:"version"` // send it back to resolve (If-Match)
+	UpdatedOn      time.Time `json:"updatedOn"`
+}
+
+// UnknownPage is one page of the queue; NextAfter is the cursor of the next page (0: none).
+type UnknownPage struct {
+	Items     []UnknownDelivery `json:"items"`
+	NextAfter int64             `json:"-"`
+}
+
+// ListUnknown returns up to limit (default 50, at most 500) UNKNOWN deliveries of the
+// business unit awaiting manual resolution, oldest first, after the cursor afterID (0: from
+// the start). Errors: automation.Invalid for a bad business unit or limit.
+func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterID int64, limit int) (UnknownPage, error) {
+	if strings.TrimSpace(businessUnitID) == "" {
+		return UnknownPage{}, automation.Invalid("businessUnitId", "is required")
+	}
+	if limit == 0 {
+		limit = DefaultUnknownPage
+	}
+	if limit < 1 || limit > MaxUnknownPage {
+		return UnknownPage{}, automation.Invalid("limit", "must be 1..%d, got %d", MaxUnknownPage, limit)
+	}
+	if afterID < 0 {
+		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
+	}
+	jobs, err := s.Store.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
+	if err != nil {
+		return UnknownPage{}, err
+	}
+	page := UnknownPage{Items: []UnknownDelivery{}}
+	for i, j := range jobs {
+		if i == limit {
+			page.NextAfter = jobs[i-1].ID
+			break
+		}
+		page.Items = append(page.Items, UnknownDelivery{DeliveryKey: j.DeliveryKey, SchedulerKey: j.SchedulerKey, BusinessUnitID: j.BusinessUnitID,
+			Channel: j.Channel, Recipient: j.Recipient, Template: j.Template, LocalDate: j.LocalDate, AttemptCount: j.AttemptCount,
+			LastError: j.LastError, Version: j.Version, UpdatedOn: j.UpdatedOn})
+	}
+	return page, nil
+}
+
+// ResolveRequest resolves one UNKNOWN delivery by hand.
+type ResolveRequest struct {
+	BusinessUnitID    string
+	DeliveryKey       string
+	ExpectedVersion   int64                    // the Version the operator saw
+	Status            store.NotificationStatus // Sent or Failed
+	Operator          string                   // who resolves it (audited)
+	Reason            string                   // why (audited)
+	ProviderReference string                   // optional
+}
+
+// Resolve records the operator's verdict on an UNKNOWN delivery, with its fact, guarded by
+// ExpectedVersion. Errors: automation.Invalid (nothing changed) for a missing field or a
+// status other than Sent/Failed; store.ErrNotFound when the delivery does not exist in the
+// business unit; store.ErrConflict when it is no longer Unknown; store.ErrLeaseLost when its
+// Version moved on (someone else changed it since it was listed).
+func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.NotificationJob, error) {
+	switch {
+	case strings.TrimSpace(r.BusinessUnitID) == "":
+		return store.NotificationJob{}, automation.Invalid("businessUnitId", "is required")
+	case !strings.HasPrefix(r.DeliveryKey, "dlv_"):
+		return store.NotificationJob{}, automation.Invalid("deliveryKey", "is not a delivery key")
+	case r.Status != store.NotificationSent && r.Status != store.NotificationFailed:
+		return store.NotificationJob{}, automation.Invalid("status", "must be %q or %q, got %q", store.NotificationSent, store.NotificationFailed, r.Status)
+	case r.ExpectedVersion <= 0:
+		return store.NotificationJob{}, automation.Invalid("version", "is required (the version listed)")
+	case strings.TrimSpace(r.Operator) == "":
+		return store.NotificationJob{}, automation.Invalid("operator", "is required")
+	case strings.TrimSpace(r.Reason) == "":
+		return store.NotificationJob{}, automation.Invalid("reason", "is required")
+	case len(r.Reason) > 1000:
+		return store.NotificationJob{}, automation.Invalid("reason", "is longer than 1000 characters")
+	}
+	return s.Store.NotificationResolve(ctx, store.NotificationResolveParams{DeliveryKey: r.DeliveryKey, BusinessUnitID: r.BusinessUnitID,
+		ExpectedVersion: r.ExpectedVersion, Status: r.Status, Operator: strings.TrimSpace(r.Operator), Reason: strings.TrimSpace(r.Reason),
+		ProviderReference: r.ProviderReference, Now: s.Clock.Now()})
+}
+
+// Counts returns the sent/failed/unknown counts of the business unit per local day from..to
+// (inclusive, YYYY-MM-DD, at most MaxCountDays days), with the instant the data is fresh to.
+// Errors: automation.Invalid for a bad business unit or range.
+func (s *Support) Counts(ctx context.Context, businessUnitID, from, to string) (store.DeliveryCounts, error) {
+	if strings.TrimSpace(businessUnitID) == "" {
+		return store.DeliveryCounts{}, automation.Invalid("businessUnitId", "is required")
+	}
+	f, err := time.Parse("2006-01-02", from)
+	if err != nil {
+		return store.DeliveryCounts{}, automation.Invalid("from", "must be a date YYYY-MM-DD, got %q", from)
+	}
+	t, err := time.Parse("2006-01-02", to)
+	if err != nil {
+		return store.DeliveryCounts{}, automation.Invalid("to", "must be a date YYYY-MM-DD, got %q", to)
+	}
+	if t.Before(f) {
+		return store.DeliveryCounts{}, automation.Invalid("to", "is before from")
+	}
+	if days := int(t.Sub(f).Hours()/24) + 1; days > MaxCountDays {
+		return store.DeliveryCounts{}, automation.Invalid("to", "the range is %d days, at most %d", days, MaxCountDays)
+	}
+	return s.Store.DeliveryCountsByDay(ctx, store.DeliveryCountsParams{BusinessUnitID: businessUnitID, From: from, To: to})
+}

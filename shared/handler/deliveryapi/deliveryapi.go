@@ -1,0 +1,172 @@
+// Package deliveryapi holds the delivery support routes of the SupportApi function
+// (ARCHITECTURE.md §5.2, §5.5, §8): the manual-resolution queue of UNKNOWN deliveries and the
+// delivery counts per business unit and local day. Thin adapters over delivery.Support on
+// shared/httpapi (problem details, strict JSON and query, If-Match, cursors, business-unit
+// scope: a delivery of a unit the caller may not see answers 404).
+//
+//	GET  /api/support/deliveries/unknown?businessUnitId=bu-1[&limit=50][&cursor=…]
+//	     → 200 {"items":[{deliveryKey, schedulerKey, businessUnitId, channel, recipient,
+//	        template, localDate, attemptCount, lastError, version, updatedOn}], "nextCursor":"…"}
+//	POST /api/support/deliveries/unknown/{deliveryKey}/resolve   If-Match: "<version>"
+//	     {"businessUnitId":"bu-1","status":"Sent"|"Failed","reason":"…","providerReference":"…"}
+//	     → 200 the resolved delivery, ETag its new version; the operator is the caller's name
+//	       (X-MS-CLIENT-PRINCIPAL-NAME or X-Automation-Operator), required.
+//	     412 the version moved on; 409 no longer Unknown; 404 unknown or out of scope.
+//	GET  /api/support/deliveries/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-31
+//	     → 200 {"businessUnitId","from","to","days":[{localDate,sent,failed,unknown}],"freshTo"}
+package deliveryapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
+type Registrar interface {
+	RegisterHTTP(pattern string, h http.Handler)
+}
+
+// Route patterns.
+const (
+	PathUnknown = "/api/support/deliveries/unknown"
+	PathResolve = "/api/support/deliveries/unknown/{deliveryKey}/resolve"
+	PathCounts  = "/api/support/deliveries/counts"
+)
+
+// Register adds the delivery support routes to reg.
+func Register(reg Registrar, api *httpapi.API, s *delivery.Support) {
+	h := handlers{s: s}
+	reg.RegisterHTTP("GET "+PathUnknown, api.Handler(h.listUnknown))
+	reg.RegisterHTTP("POST "+PathResolve, api.Handler(h.resolve))
+	reg.RegisterHTTP("GET "+PathCounts, api.Handler(h.counts))
+}
+
+type handlers struct{ s *delivery.Support }
+
+// scoped returns the business unit named by the request when the caller may see it;
+// a missing one is a validation error, one out of scope is 404.
+func scoped(r *http.Request, bu string) error {
+	if strings.TrimSpace(bu) == "" {
+		return automation.Invalid("businessUnitId", "is required")
+	}
+	if !httpapi.CallerFrom(r.Context()).Scope.Allows(bu) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	}
+	return nil
+}
+
+type unknownPage struct {
+	Items      []delivery.UnknownDelivery `json:"items"`
+	NextCursor string                     `json:"nextCursor,omitempty"`
+}
+
+func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
+	q := httpapi.NewQuery(r.URL.Query())
+	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
+		return err
+	}
+	bu := q.String("businessUnitId")
+	if err := scoped(r, bu); err != nil {
+		return err
+	}
+	limit, err := q.Int("limit", delivery.DefaultUnknownPage, 1, delivery.MaxUnknownPage)
+	if err != nil {
+		return err
+	}
+	cursorQuery := "unknown:" + bu
+	var after int64
+	if c := q.String("cursor"); c != "" {
+		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
+			return err
+		}
+	}
+	page, err := h.s.ListUnknown(r.Context(), bu, after, limit)
+	if err != nil {
+		return err
+	}
+	out := unknownPage{Items: page.Items}
+	if page.NextAfter > 0 {
+		if out.NextCursor, err = httpapi.EncodeCursor(cursorQuery, page.NextAfter); err != nil {
+			return err
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type resolveBody struct {
+	BusinessUnitID    string `json:"businessUnitId"`
+	Status            string `json:"status"`
+	Reason            string `json:"reason"`
+	ProviderReference string `json:"providerReference,omitempty"`
+}
+
+// resolved is the answer of a resolution.
+type resolved struct {
+	DeliveryKey       string     `json:"deliveryKey"`
+	BusinessUnitID    string     `json:"businessUnitId"`
+	Status            string     `json:"status"`
+	ResolvedBy        string     `json:"resolvedBy"`
+	ResolutionReason  string     `json:"resolutionReason"`
+	ResolvedOn        *time.Time `json:"resolvedOn"`
+	ProviderReference string     `json:"providerReference,omitempty"`
+	Version           int64      `json:"version"`
+}
+
+func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
+	version, _, err := httpapi.IfMatch(r, true)
+	if err != nil {
+		return err
+	}
+	var b resolveBody
+	if err := httpapi.DecodeJSON(r, &b); err != nil {
+		return err
+	}
+	if err := scoped(r, b.BusinessUnitID); err != nil {
+		return err
+	}
+	op := httpapi.CallerFrom(r.Context()).Operator
+	if op == "" {
+		return automation.Invalid("operator", "is required: send X-Automation-Operator (or sign in) so the resolution is audited")
+	}
+	j, err := h.s.Resolve(r.Context(), delivery.ResolveRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
+		ExpectedVersion: version, Status: store.NotificationStatus(b.Status), Operator: op, Reason: b.Reason, ProviderReference: b.ProviderReference})
+	if err != nil {
+		return err
+	}
+	httpapi.SetETag(w, j.Version)
+	httpapi.WriteJSON(w, http.StatusOK, resolved{DeliveryKey: j.DeliveryKey, BusinessUnitID: j.BusinessUnitID, Status: string(j.Status),
+		ResolvedBy: j.ResolvedBy, ResolutionReason: j.ResolutionReason, ResolvedOn: j.ResolvedOn, ProviderReference: j.ProviderReference, Version: j.Version})
+	return nil
+}
+
+type countsAnswer struct {
+	BusinessUnitID string                    `json:"businessUnitId"`
+	From           string                    `json:"from"`
+	To             string                    `json:"to"`
+	Days           []store.DeliveryDayCounts `json:"days"`
+	FreshTo        *time.Time                `json:"freshTo"`
+}
+
+func (h handlers) counts(w http.ResponseWriter, r *http.Request) error {
+	q := httpapi.NewQuery(r.URL.Query())
+	if err := q.Check("businessUnitId", "from", "to"); err != nil {
+		return err
+	}
+	bu := q.String("businessUnitId")
+	if err := scoped(r, bu); err != nil {
+		return err
+	}
+	c, err := h.s.Counts(r.Context(), bu, q.String("from"), q.String("to"))
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, countsAnswer{BusinessUnitID: bu, From: q.String("from"), To: q.String("to"), Days: c.Days, FreshTo: c.FreshTo})
+	return nil
+}

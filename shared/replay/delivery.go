@@ -1,0 +1,327 @@
+package replay
+
+// Delivery inputs of a scenario (issue 5): templates seeded at start, channel faults as
+// timed inputs, and the replay's channels - the real log channel writing delivery lines, and
+// the real webhook channel posting through an in-memory transport to a receiver that
+// verifies the signature and deduplicates by Idempotency-Key (no network).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/channel"
+	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Template is a scenario template (seeded as version 1 before the run, by "scenario").
+type Template struct {
+	Key            string `json:"key"`
+	BusinessUnitID string `json:"businessUnitId,omitempty"` // "" = the default for every unit
+	Subject        string `json:"subject"`
+	Text           string `json:"text,omitempty"`
+	HTML           string `json:"html,omitempty"`
+}
+
+// ChannelFault makes a channel fail from the input's at until Until (exclusive).
+type ChannelFault struct {
+	Channel string    `json:"channel"` // "log" or "webhook"
+	Mode    string    `json:"mode"`    // "fail": nothing arrives; "timeout": it arrives, the answer is lost
+	Until   time.Time `json:"until"`
+}
+
+// Fault modes.
+const (
+	FaultFail    = "fail"
+	FaultTimeout = "timeout"
+)
+
+// parseTemplates validates the scenario's templates (each must compile) and returns them.
+func parseTemplates(raws []json.RawMessage, buIDs map[string]bool, bad func(string, ...any)) []Template {
+	var out []Template
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		var t Template
+		if err := strictDecode(raw, &t); err != nil {
+			bad("templates[%d]: %v", i, err)
+			continue
+		}
+		if t.BusinessUnitID != "" && !buIDs[t.BusinessUnitID] {
+			bad("templates[%d].businessUnitId: unknown business unit %q", i, t.BusinessUnitID)
+		}
+		id := t.Key + "\x00" + t.BusinessUnitID
+		if seen[id] {
+			bad("templates[%d]: key %q for business unit %q is a duplicate", i, t.Key, t.BusinessUnitID)
+		}
+		seen[id] = true
+		if _, err := delivery.Compile(store.NotificationTemplate{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Subject: t.Subject, Text: t.Text, HTML: t.HTML}); err != nil {
+			for _, e := range unjoin(err) {
+				var ae *automation.Error
+				if errors.As(e, &ae) && ae.Field != "" {
+					bad("templates[%d].%s: %s", i, ae.Field, ae.Message)
+				} else {
+					bad("templates[%d]: %v", i, e)
+				}
+			}
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// parseFault validates one channelFault input.
+func parseFault(i int, raw json.RawMessage, at time.Time, bad func(string, ...any)) *ChannelFault {
+	var f struct {
+		Channel string `json:"channel"`
+		Mode    string `json:"mode"`
+		Until   string `json:"until"`
+	}
+	if err := strictDecode(raw, &f); err != nil {
+		bad("inputs[%d].channelFault: %v", i, err)
+		return nil
+	}
+	var out ChannelFault
+	ok := true
+	if !Channels[f.Channel] {
+		bad("inputs[%d].channelFault.channel: unknown channel %q (log or webhook)", i, f.Channel)
+		ok = false
+	}
+	if f.Mode != FaultFail && f.Mode != FaultTimeout {
+		bad("inputs[%d].channelFault.mode must be %q or %q, got %q", i, FaultFail, FaultTimeout, f.Mode)
+		ok = false
+	}
+	until, err := time.Parse(time.RFC3339, f.Until)
+	if err != nil {
+		bad("inputs[%d].channelFault.until %q is not RFC 3339", i, f.Until)
+		ok = false
+	} else if !at.IsZero() && !until.After(at) {
+		bad("inputs[%d].channelFault.until must be after at", i)
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	out.Channel, out.Mode, out.Until = f.Channel, f.Mode, until.UTC()
+	return &out
+}
+
+// FaultLine is a "fault" output line: a channel fault input took effect.
+type FaultLine struct {
+	Kind    string `json:"kind"` // "fault"
+	At      string `json:"at"`
+	Input   int    `json:"input"`
+	Channel string `json:"channel"`
+	Mode    string `json:"mode"`
+	Until   string `json:"until"`
+}
+
+// OutcomeLine is a "retry", "unknown" or "failed" output line (a delivery attempt that did
+// not end as sent; resolution says what happens next: retry, lookup, manual, hold), or a
+// "sent" line when an attempt after the first was acknowledged (a webhook retried with the
+// same Idempotency-Key is delivered once: its delivery line came with the first attempt).
+type OutcomeLine struct {
+	Kind          string `json:"kind"`
+	At            string `json:"at"`
+	SchedulerKey  string `json:"schedulerKey"`
+	Channel       string `json:"channel"`
+	Recipient     string `json:"recipient"`
+	Attempt       int    `json:"attempt"`
+	Resolution    string `json:"resolution,omitempty"`
+	NextAttemptOn string `json:"nextAttemptOn,omitempty"`
+	Error         string `json:"error"`
+}
+
+// faults is the set of active channel faults, by channel.
+type faults struct {
+	mu    sync.Mutex
+	clock automation.Clock
+	by    map[string]ChannelFault
+}
+
+func (f *faults) set(cf ChannelFault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.by == nil {
+		f.by = map[string]ChannelFault{}
+	}
+	f.by[cf.Channel] = cf
+}
+
+// active returns the fault mode of channel now ("" = none).
+func (f *faults) active(channel string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cf, ok := f.by[channel]
+	if !ok || !f.clock.Now().Before(cf.Until) {
+		return ""
+	}
+	return cf.Mode
+}
+
+// errSimulatedTimeout is what a "timeout" fault produces after the provider got the message.
+var errSimulatedTimeout = errors.New("simulated timeout: no answer after the message was handed over")
+
+// faultyLog wraps the real log channel with the log faults.
+type faultyLog struct {
+	*delivery.LogChannel
+	f *faults
+}
+
+func (c faultyLog) Send(ctx context.Context, m delivery.Message) (string, error) {
+	switch c.f.active("log") {
+	case FaultFail:
+		return "", errors.New("simulated failure: the log sink refused the line")
+	case FaultTimeout:
+		if _, err := c.LogChannel.Send(ctx, m); err != nil {
+			return "", err
+		}
+		return "", delivery.Unknown(errSimulatedTimeout)
+	}
+	return c.LogChannel.Send(ctx, m)
+}
+
+// replaySecret signs the replay's webhook requests (the in-memory receiver verifies them).
+var replaySecret = []byte("replay-webhook-signing-secret")
+
+// webhookReceiver is the far side of the replay's webhook: it verifies the signature,
+// deduplicates by Idempotency-Key and writes one delivery line per key it accepts.
+type webhookReceiver struct {
+	r    *runner
+	f    *faults
+	seen map[string]bool
+}
+
+// RoundTrip implements http.RoundTripper: the request never leaves the process. It reports
+// WroteRequest to the client trace as a real transport does, so the channel classifies a
+// timeout after the request the way it would on the network.
+func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
+	mode := w.f.active("webhook")
+	if mode == FaultFail {
+		return nil, errors.New("simulated failure: connection refused")
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteRequest != nil {
+		tr.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	answer := func(code int, msg string) *http.Response {
+		return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: io.NopCloser(bytes.NewReader([]byte(msg))), Request: req}
+	}
+	if !channel.Verify(replaySecret, req.Header.Get(channel.TimestampHeader), req.Header.Get(channel.SignatureHeader), body) {
+		return answer(http.StatusUnauthorized, "bad signature"), nil
+	}
+	var b channel.WebhookBody
+	if err := json.Unmarshal(body, &b); err != nil || b.DeliveryKey != req.Header.Get(channel.IdempotencyHeader) {
+		return answer(http.StatusBadRequest, "body and Idempotency-Key disagree"), nil
+	}
+	if !w.seen[b.DeliveryKey] {
+		w.seen[b.DeliveryKey] = true
+		var p reminder.Payload
+		_ = json.Unmarshal(b.Payload, &p)
+		if err := w.r.writeDelivery(delivery.Message{DeliveryKey: b.DeliveryKey, SchedulerKey: b.SchedulerKey, BusinessUnitID: b.BusinessUnitID,
+			Channel: "webhook", Recipient: req.URL.String(), Template: b.Template, PayloadJSON: string(b.Payload), SentOn: b.SentOn,
+			Content: &delivery.Content{Subject: b.Subject, Text: b.Text, HTML: b.HTML}}); err != nil {
+			return nil, err
+		}
+	}
+	if mode == FaultTimeout {
+		return nil, errSimulatedTimeout
+	}
+	return answer(http.StatusOK, "ok"), nil
+}
+
+// channels builds the replay's channels on the runner's output.
+func (r *runner) channels() (map[string]delivery.Channel, error) {
+	r.faults = &faults{clock: r.clock}
+	logCh := faultyLog{LogChannel: &delivery.LogChannel{W: lineWriter{r}, Line: r.deliveryLine}, f: r.faults}
+	wh, err := channel.NewWebhook(channel.WebhookConfig{Secret: replaySecret, Idempotent: true, Clock: r.clock,
+		Client: &http.Client{Transport: &webhookReceiver{r: r, f: r.faults, seen: map[string]bool{}}}})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]delivery.Channel{"log": logCh, "webhook": wh}, nil
+}
+
+// lineWriter counts the delivery lines the log channel writes to the replay output.
+type lineWriter struct{ r *runner }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w.r.deliveries++
+	return w.r.out.Write(p)
+}
+
+// deliveryLine is the log channel's line format in a replay: the "delivery" line, with the
+// rendered subject and text when the template exists.
+func (r *runner) deliveryLine(m delivery.Message) any {
+	var p reminder.Payload
+	_ = json.Unmarshal([]byte(m.PayloadJSON), &p)
+	l := DeliveryLine{Kind: "delivery", At: m.SentOn.UTC().Format(time.RFC3339), SchedulerKey: m.SchedulerKey,
+		BusinessUnitID: m.BusinessUnitID, ScheduledOn: p.ScheduledOn, LocalTime: p.LocalTime, Channel: m.Channel,
+		Recipient: m.Recipient, Template: m.Template}
+	if m.Content != nil {
+		l.Subject, l.Text = m.Content.Subject, m.Content.Text
+	}
+	return l
+}
+
+// writeDelivery writes the delivery line of m (the webhook receiver's side).
+func (r *runner) writeDelivery(m delivery.Message) error {
+	r.deliveries++
+	return r.enc.Encode(r.deliveryLine(m))
+}
+
+// outcome writes the line of a dispatch outcome that is not "sent".
+func (r *runner) outcome(o delivery.Outcome) {
+	kind := ""
+	switch o.Status {
+	case store.NotificationQueued:
+		kind = "retry"
+	case store.NotificationUnknown:
+		kind, r.unknown = "unknown", r.unknown+1
+	case store.NotificationFailed:
+		kind, r.failed = "failed", r.failed+1
+	case store.NotificationSent:
+		if o.Job.AttemptCount < 2 {
+			return // the delivery line says it all
+		}
+		kind = "sent" // after a retry or a take-over: acknowledged on this attempt
+	default:
+		return
+	}
+	l := OutcomeLine{Kind: kind, At: o.At.UTC().Format(time.RFC3339), SchedulerKey: o.Job.SchedulerKey, Channel: o.Job.Channel,
+		Recipient: o.Job.Recipient, Attempt: o.Job.AttemptCount, Resolution: string(o.Resolution), Error: o.Error}
+	if o.NextAttemptOn != nil {
+		l.NextAttemptOn = o.NextAttemptOn.UTC().Format(time.RFC3339)
+	}
+	if err := r.enc.Encode(l); err != nil && r.err == nil {
+		r.err = err
+	}
+}
+
+// seedTemplates stores the scenario's templates as version 1.
+func (r *runner) seedTemplates(ctx context.Context) error {
+	for _, t := range r.sc.templates {
+		if _, err := r.e.Templates.Save(ctx, store.NotificationTemplate{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Subject: t.Subject,
+			Text: t.Text, HTML: t.HTML, CreatedBy: "scenario"}, nil); err != nil {
+			return fmt.Errorf("scenario template %q: %w", t.Key, err)
+		}
+	}
+	return nil
+}
+
+// ParsedTemplates returns the scenario's validated templates (serve -seed stores them).
+func (sc *Scenario) ParsedTemplates() []Template { return sc.templates }

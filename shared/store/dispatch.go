@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// NotificationClaimDueParams bounds one dispatch sweep (see DeliveryStore.NotificationClaimDue).
+type NotificationClaimDueParams struct {
+	Now   time.Time
+	Lease time.Duration
+	Limit int // 1..MaxBatch
+}
+
+// DeliveryFactsTopic is the topic facts are published to through the outbox (§5.5).
+const DeliveryFactsTopic = "delivery-facts"
+
+// DeliveryFact is one status change of a delivery command (seed 002 §5, ARCHITECTURE.md
+// §5.5), written to the outbox (Destination DeliveryFactsTopic, MessageId = EventID, body =
+// this struct as JSON) in the transaction that changes the status. EventID is
+// "{commandId}:r{revision}": a relay that publishes the same change again keeps it, the next
+// change has a higher Revision. No recipient address travels in a fact (personal data); the
+// command id joins back to the NotificationJob.
+type DeliveryFact struct {
+	EventID           string             `json:"eventId"`
+	CommandID         string             `json:"commandId"` // the DeliveryKey
+	EffectKey         string             `json:"effectKey"`
+	BusinessUnitID    string             `json:"businessUnitId"`
+	SchedulerKey      string             `json:"schedulerKey"`
+	Channel           string             `json:"channel"`
+	LocalDate         string             `json:"localDate"` // YYYY-MM-DD, the business unit's day
+	Status            NotificationStatus `json:"status"`
+	Revision          int64              `json:"revision"`
+	OccurredOn        time.Time          `json:"occurredOn"` // UTC
+	ProviderReference string             `json:"providerReference,omitempty"`
+	ResolvedBy        string             `json:"resolvedBy,omitempty"`
+}
+
+// FactEventID returns the event id of a command's change to revision.
+func FactEventID(commandID string, revision int64) string {
+	return commandID + ":r" + strconv.FormatInt(revision, 10)
+}
+
+// NotificationListUnknownParams lists the manual-resolution queue of one business unit:
+// Unknown jobs without a pending lookup, by Id after AfterID (a cursor).
+type NotificationListUnknownParams struct {
+	BusinessUnitID string
+	AfterID        int64
+	Limit          int // 1..MaxBatch
+}
+
+// NotificationResolveParams resolves an Unknown job of BusinessUnitID by hand: Status Sent or
+// Failed, by Operator for Reason, guarded by the Version the operator saw (ExpectedVersion).
+// ErrNotFound when no such job exists in that business unit; ErrConflict when it is not
+// Unknown any more; ErrLeaseLost when it is still Unknown but its Version moved on.
+type NotificationResolveParams struct {
+	DeliveryKey       string
+	BusinessUnitID    string
+	ExpectedVersion   int64
+	Status            NotificationStatus
+	Operator          string
+	Reason            string
+	ProviderReference string // optional, e.g. the provider's id found by the operator
+	Now               time.Time
+}
+
+// NotificationTemplate is one version of a message template (§5.2): Go text/template for
+// Subject and Text, html/template for HTML. BusinessUnitID "" is the default every business
+// unit without its own override uses.
+type NotificationTemplate struct {
+	Key            string
+	BusinessUnitID string
+	Version        int64 // 1, 2, … per (Key, BusinessUnitID)
+	Subject        string
+	Text           string
+	HTML           string
+	CreatedBy      string
+	CreatedOn      time.Time
+}
+
+// NotificationTemplateSaveParams stores a new version of (Key, BusinessUnitID). With
+// ExpectedVersion set, the latest stored version must equal it (0: none stored yet) or the
+// save fails with ErrConflict, so two editors cannot silently overwrite each other.
+type NotificationTemplateSaveParams struct {
+	Template        NotificationTemplate // Version and CreatedOn are assigned
+	ExpectedVersion *int64
+	Now             time.Time
+}
+
+// DeliveryFactApplyResult counts what one projection batch did.
+type DeliveryFactApplyResult struct {
+	Applied int // facts that became the command's projected state
+	Stale   int // facts at or below the projected revision (replays, out of order): ignored
+}
+
+// DeliveryCountsParams asks for the projected counts of one business unit for the local days
+// From..To (inclusive, "YYYY-MM-DD").
+type DeliveryCountsParams struct {
+	BusinessUnitID string
+	From, To       string
+}
+
+// DeliveryDayCounts is one business-unit local day of the projection.
+type DeliveryDayCounts struct {
+	LocalDate string `json:"localDate"`
+	Sent      int    `json:"sent"`
+	Failed    int    `json:"failed"`
+	Unknown   int    `json:"unknown"`
+}
+
+// DeliveryCounts is the answer of DeliveryCountsByDay: only days with at least one sent,
+// failed or unknown command, by date. FreshTo is the newest fact instant (UTC) the projection
+// has applied (nil: none yet): facts of later changes, or still in the outbox or on the bus,
+// are not counted.
+type DeliveryCounts struct {
+	Days    []DeliveryDayCounts `json:"days"`
+	FreshTo *time.Time          `json:"freshTo"`
+}
+
+// DeliverySupportStore holds the support side of delivery: the manual-resolution queue,
+// templates and the reporting projection of facts.
+type DeliverySupportStore interface {
+	// NotificationListUnknown lists the manual-resolution queue of one business unit.
+	NotificationListUnknown(ctx context.Context, p NotificationListUnknownParams) ([]NotificationJob, error)
+	// NotificationResolve resolves an Unknown job; it returns the job as resolved.
+	NotificationResolve(ctx context.Context, p NotificationResolveParams) (NotificationJob, error)
+	// NotificationTemplateSave stores a new template version and returns it.
+	NotificationTemplateSave(ctx context.Context, p NotificationTemplateSaveParams) (NotificationTemplate, error)
+	// NotificationTemplateGet returns the latest version of key for the business unit, or
+	// of the default (BusinessUnitID "") when the unit has no override; ErrNotFound if neither.
+	NotificationTemplateGet(ctx context.Context, key, businessUnitID string) (NotificationTemplate, error)
+	// DeliveryFactApply applies up to MaxBatch facts in one transaction: a fact replaces the
+	// projected state of its command only when its Revision is higher, so replayed or
+	// out-of-order facts never double-count. It advances FreshTo to the newest OccurredOn.
+	DeliveryFactApply(ctx context.Context, facts []DeliveryFact, now time.Time) (DeliveryFactApplyResult, error)
+	// DeliveryCountsByDay returns sent/failed/unknown counts per local day and FreshTo.
+	DeliveryCountsByDay(ctx context.Context, p DeliveryCountsParams) (DeliveryCounts, error)
+}

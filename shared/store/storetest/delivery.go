@@ -1,0 +1,395 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// runDelivery is the delivery part of the suite (issue 5): commands, facts, the send-claim
+// rule with backoff/hold/Unknown, resolution, templates and the fact projection.
+func runDelivery(t *testing.T, open Opener) {
+	t.Run("CommandEffectKeyAndFacts", func(t *testing.T) { testCommandFacts(t, open) })
+	t.Run("SendClaimRetryHoldAndDoubt", func(t *testing.T) { testSendClaimStates(t, open) })
+	t.Run("ClaimDueAndWakeUp", func(t *testing.T) { testClaimDue2(t, open) })
+	t.Run("UnknownQueueAndResolve", func(t *testing.T) { testResolve(t, open) })
+	t.Run("TemplatesVersionedPerBusinessUnit", func(t *testing.T) { testTemplates(t, open) })
+	t.Run("FactProjectionKeepsHighestRevision", func(t *testing.T) { testProjection(t, open) })
+}
+
+// queueJobs completes one row with the given delivery requests.
+func queueJobs(t *testing.T, s store.Store, n int, reqs ...store.NotificationRequest) {
+	t.Helper()
+	c := Candidate(n, T0)
+	ensure1(t, s, T0, c)
+	r := claim(t, s, T0, 1)[0]
+	for i := range reqs {
+		reqs[i].SchedulerKey = c.SchedulerKey
+		if reqs[i].PayloadJSON == "" {
+			reqs[i].PayloadJSON = "{}"
+		}
+	}
+	if err := s.SchedulerComplete(context.Background(), store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0, Deliveries: reqs}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func req(key, bu string) store.NotificationRequest {
+	return store.NotificationRequest{DeliveryKey: key, BusinessUnitID: bu, Channel: "log", Recipient: "a@example.test", Template: "t", LocalDate: "2026-10-01"}
+}
+
+// facts returns the unpublished delivery facts in the outbox, decoded.
+func facts(t *testing.T, s store.Store) []store.DeliveryFact {
+	t.Helper()
+	msgs, err := s.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: store.MaxBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.DeliveryFact
+	for _, m := range msgs {
+		if m.Destination != store.DeliveryFactsTopic {
+			continue
+		}
+		var f store.DeliveryFact
+		if err := json.Unmarshal(m.Body, &f); err != nil || m.MessageID != f.EventID || m.SessionID != f.CommandID {
+			t.Fatalf("fact message %+v: %v", m, err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func claimKey(t *testing.T, s store.Store, key string, now time.Time) store.NotificationClaimResult {
+	t.Helper()
+	r, err := s.NotificationClaim(context.Background(), store.NotificationClaimParams{DeliveryKey: key, Now: now, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func testCommandFacts(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	a := req("dk-a", "bu-1")
+	dupEffect := req("dk-b", "bu-1")
+	dupEffect.EffectKey = "dk-a" // the same effect under another delivery key: no second command
+	otherBU := req("dk-c", "bu-2")
+	otherBU.EffectKey = "dk-a" // unique per business unit only
+	noDay := req("dk-d", "bu-1")
+	noDay.LocalDate = ""
+	queueJobs(t, s, 1, a, dupEffect, otherBU, noDay)
+	if _, err := s.NotificationGetByKey(ctx, "dk-b"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a second command for one effect: %v", err)
+	}
+	j, err := s.NotificationGetByKey(ctx, "dk-c")
+	if err != nil || j.EffectKey != "dk-a" || j.BusinessUnitID != "bu-2" {
+		t.Fatalf("other business unit: %+v %v", j, err)
+	}
+	j, _ = s.NotificationGetByKey(ctx, "dk-a")
+	if j.EffectKey != "dk-a" || j.LocalDate != "2026-10-01" || j.Revision != 1 || j.Status != store.NotificationQueued {
+		t.Fatalf("new command: %+v", j)
+	}
+	if d, _ := s.NotificationGetByKey(ctx, "dk-d"); d.LocalDate != T0.Format("2006-01-02") {
+		t.Fatalf("default local date: %q", d.LocalDate)
+	}
+	if fs := facts(t, s); len(fs) != 0 {
+		t.Fatalf("queuing is no status change: %+v", fs)
+	}
+	c := claimKey(t, s, "dk-a", T0)
+	if !c.Claimed || c.InDoubt || c.Job.Revision != 2 {
+		t.Fatalf("claim: %+v", c)
+	}
+	// The lease expires: the take-over is in doubt, keeps the status and writes no fact.
+	c2 := claimKey(t, s, "dk-a", T0.Add(time.Minute))
+	if !c2.Claimed || !c2.InDoubt || c2.Job.Revision != 2 || c2.Job.AttemptCount != 2 {
+		t.Fatalf("take-over: %+v", c2)
+	}
+	if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c2.Job.ID, Token: c2.Job.Version, Now: T0.Add(2 * time.Minute),
+		Status: store.NotificationSent, ProviderReference: "ref", TemplateVersion: 4}); err != nil {
+		t.Fatal(err)
+	}
+	fs := facts(t, s)
+	if len(fs) != 2 || fs[0].Status != store.NotificationSending || fs[0].Revision != 2 || fs[0].EventID != "dk-a:r2" ||
+		fs[1].Status != store.NotificationSent || fs[1].Revision != 3 || fs[1].EventID != "dk-a:r3" || fs[1].ProviderReference != "ref" ||
+		!fs[1].OccurredOn.Equal(T0.Add(2*time.Minute)) || fs[1].LocalDate != "2026-10-01" || fs[1].EffectKey != "dk-a" || fs[1].BusinessUnitID != "bu-1" {
+		t.Fatalf("facts: %+v", fs)
+	}
+	j, _ = s.NotificationGetByKey(ctx, "dk-a")
+	if j.TemplateVersion != 4 || j.Revision != 3 || j.SentOn == nil {
+		t.Fatalf("sent: %+v", j)
+	}
+}
+
+func testSendClaimStates(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"))
+	finish := func(c store.NotificationClaimResult, p store.NotificationFinishParams) error {
+		p.ID, p.Token = c.Job.ID, c.Job.Version
+		if p.Now.IsZero() {
+			p.Now = T0
+		}
+		return s.NotificationFinish(ctx, p)
+	}
+	c := claimKey(t, s, "dk-1", T0)
+	for name, p := range map[string]store.NotificationFinishParams{
+		"retry without time":  {Status: store.NotificationQueued},
+		"hold on a retry":     {Status: store.NotificationQueued, NextAttemptOn: ptr(T0), Hold: true},
+		"hold on sent":        {Status: store.NotificationSent, Hold: true},
+		"sending is no end":   {Status: store.NotificationSending},
+		"sent with next time": {Status: store.NotificationSent, NextAttemptOn: ptr(T0)},
+	} {
+		if err := finish(c, p); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	next := T0.Add(5 * time.Minute)
+	if err := finish(c, store.NotificationFinishParams{Status: store.NotificationQueued, NextAttemptOn: &next, Error: "451"}); err != nil {
+		t.Fatal(err)
+	}
+	j, _ := s.NotificationGetByKey(ctx, "dk-1")
+	if j.Status != store.NotificationQueued || j.RetryCount != 1 || j.NextAttemptOn == nil || !j.NextAttemptOn.Equal(next) || j.LastError != "451" || j.ProcessingLeaseExpiresOn != nil {
+		t.Fatalf("retry: %+v", j)
+	}
+	if r := claimKey(t, s, "dk-1", next.Add(-time.Millisecond)); r.Claimed {
+		t.Fatal("claimed before its retry time")
+	}
+	c = claimKey(t, s, "dk-1", next)
+	if !c.Claimed || c.InDoubt {
+		t.Fatalf("retry claim: %+v", c)
+	}
+	// Unknown with a lookup time: claimable then, in doubt.
+	look := next.Add(time.Hour)
+	if err := finish(c, store.NotificationFinishParams{Status: store.NotificationUnknown, NextAttemptOn: &look, Now: next}); err != nil {
+		t.Fatal(err)
+	}
+	if r := claimKey(t, s, "dk-1", look.Add(-time.Second)); r.Claimed || r.Job.Status != store.NotificationUnknown {
+		t.Fatalf("lookup before its time: %+v", r)
+	}
+	c = claimKey(t, s, "dk-1", look)
+	if !c.Claimed || !c.InDoubt || c.Job.RetryCount != 2 {
+		t.Fatalf("lookup claim: %+v", c)
+	}
+	// Unknown without a time: manual resolution only, never claimed.
+	if err := finish(c, store.NotificationFinishParams{Status: store.NotificationUnknown, Now: look}); err != nil {
+		t.Fatal(err)
+	}
+	if r := claimKey(t, s, "dk-1", look.AddDate(1, 0, 0)); r.Claimed {
+		t.Fatal("a manual-resolution job was claimed")
+	}
+	// Hold: Failed on support hold.
+	queueJobs(t, s, 2, req("dk-2", "bu-1"))
+	c = claimKey(t, s, "dk-2", T0)
+	if err := finish(c, store.NotificationFinishParams{Status: store.NotificationFailed, Hold: true, Error: "gave up"}); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := s.NotificationGetByKey(ctx, "dk-2"); j.Status != store.NotificationFailed || !j.IsOnSupportHold {
+		t.Fatalf("hold: %+v", j)
+	}
+	if r := claimKey(t, s, "dk-2", T0.AddDate(0, 0, 1)); r.Claimed {
+		t.Fatal("a held job was claimed")
+	}
+	if err := finish(c, store.NotificationFinishParams{Status: store.NotificationSent}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("finish of a finished job: %v", err)
+	}
+}
+
+func ptr(t time.Time) *time.Time { return &t }
+
+func testClaimDue2(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var reqs []store.NotificationRequest
+	for i := 0; i < 5; i++ {
+		reqs = append(reqs, req(fmt.Sprintf("dk-%d", i), "bu-1"))
+	}
+	queueJobs(t, s, 1, reqs...)
+	if w, err := s.NotificationNextWakeUp(ctx); err != nil || w != nil {
+		t.Fatalf("fresh Queued jobs are dispatched by message, not woken: %v %v", w, err)
+	}
+	// dk-0: retry at +10 min; dk-1: claimed, lease to +1 min; dk-2: lookup at +3 min;
+	// dk-3: retry at +20 min but held after; dk-4 untouched.
+	c0 := claimKey(t, s, "dk-0", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c0.Job.ID, Token: c0.Job.Version, Now: T0, Status: store.NotificationQueued, NextAttemptOn: ptr(T0.Add(10 * time.Minute))})
+	claimKey(t, s, "dk-1", T0)
+	c2 := claimKey(t, s, "dk-2", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c2.Job.ID, Token: c2.Job.Version, Now: T0, Status: store.NotificationUnknown, NextAttemptOn: ptr(T0.Add(3 * time.Minute))})
+	if w, _ := s.NotificationNextWakeUp(ctx); w == nil || !w.Equal(T0.Add(time.Minute)) {
+		t.Fatalf("wake-up = the lease expiry: %v", w)
+	}
+	if _, err := s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: T0, Lease: time.Minute, Limit: 0}); err == nil {
+		t.Fatal("limit 0 accepted")
+	}
+	got, err := s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: T0.Add(30 * time.Second), Lease: time.Minute, Limit: 10})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("nothing due yet: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: T0.Add(5 * time.Minute), Lease: time.Minute, Limit: 10})
+	if err != nil || len(got) != 2 || got[0].Job.DeliveryKey != "dk-1" || !got[0].InDoubt || got[1].Job.DeliveryKey != "dk-2" || !got[1].InDoubt {
+		t.Fatalf("due at +5 min: %+v %v", got, err)
+	}
+	if w, _ := s.NotificationNextWakeUp(ctx); w == nil || !w.Equal(T0.Add(6*time.Minute)) {
+		t.Fatalf("wake-up = the new leases: %v", w)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: T0.Add(10 * time.Minute), Lease: time.Minute, Limit: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("limit: %+v %v", got, err)
+	}
+}
+
+func testResolve(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-2"))
+	for _, k := range []string{"dk-1", "dk-2", "dk-3"} {
+		c := claimKey(t, s, k, T0)
+		if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationUnknown, Error: "timeout"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: "bu-1", Limit: 1})
+	if err != nil || len(list) != 1 || list[0].DeliveryKey != "dk-1" {
+		t.Fatalf("page 1: %+v %v", list, err)
+	}
+	list2, _ := s.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: "bu-1", AfterID: list[0].ID, Limit: 10})
+	if len(list2) != 1 || list2[0].DeliveryKey != "dk-2" {
+		t.Fatalf("page 2: %+v", list2)
+	}
+	j := list[0]
+	p := store.NotificationResolveParams{DeliveryKey: "dk-1", BusinessUnitID: "bu-1", ExpectedVersion: j.Version, Status: store.NotificationSent,
+		Operator: "ops", Reason: "seen in the provider portal", ProviderReference: "portal-1", Now: T0.Add(time.Hour)}
+	wrongBU := p
+	wrongBU.BusinessUnitID = "bu-2"
+	if _, err := s.NotificationResolve(ctx, wrongBU); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("wrong business unit: %v", err)
+	}
+	stale := p
+	stale.ExpectedVersion = j.Version - 1
+	if _, err := s.NotificationResolve(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("stale version: %v", err)
+	}
+	bad := p
+	bad.Status = store.NotificationQueued
+	if _, err := s.NotificationResolve(ctx, bad); err == nil {
+		t.Fatal("resolve to Queued accepted")
+	}
+	before := len(facts(t, s))
+	r, err := s.NotificationResolve(ctx, p)
+	if err != nil || r.Status != store.NotificationSent || r.ResolvedBy != "ops" || r.ResolutionReason != "seen in the provider portal" ||
+		r.ProviderReference != "portal-1" || r.SentOn == nil || r.Version != j.Version+1 || r.Revision != j.Revision+1 {
+		t.Fatalf("resolved: %+v %v", r, err)
+	}
+	fs := facts(t, s)
+	if len(fs) != before+1 || fs[len(fs)-1].Status != store.NotificationSent || fs[len(fs)-1].ResolvedBy != "ops" {
+		t.Fatalf("resolution fact: %+v", fs)
+	}
+	if _, err := s.NotificationResolve(ctx, p); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("resolved twice: %v", err)
+	}
+	missing := p
+	missing.DeliveryKey = "dk-none"
+	if _, err := s.NotificationResolve(ctx, missing); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if list, _ := s.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: "bu-1", Limit: 10}); len(list) != 1 {
+		t.Fatalf("queue after resolution: %+v", list)
+	}
+}
+
+func testTemplates(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	save := func(bu, subject string, expected *int64) (store.NotificationTemplate, error) {
+		return s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "k", BusinessUnitID: bu,
+			Subject: subject, Text: "text", HTML: "<p>html</p>", CreatedBy: "ops"}, ExpectedVersion: expected, Now: T0})
+	}
+	if _, err := s.NotificationTemplateGet(ctx, "k", "bu-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("empty: %v", err)
+	}
+	d1, err := save("", "default 1", nil)
+	if err != nil || d1.Version != 1 || !d1.CreatedOn.Equal(T0) {
+		t.Fatalf("default v1: %+v %v", d1, err)
+	}
+	if got, _ := s.NotificationTemplateGet(ctx, "k", "bu-1"); got.Subject != "default 1" || got.BusinessUnitID != "" {
+		t.Fatalf("fallback: %+v", got)
+	}
+	zero, one := int64(0), int64(1)
+	if _, err := save("bu-1", "bu 1", &one); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("expected 1 with none stored: %v", err)
+	}
+	if o, err := save("bu-1", "bu 1", &zero); err != nil || o.Version != 1 {
+		t.Fatalf("override: %+v %v", o, err)
+	}
+	if d2, err := save("", "default 2", &one); err != nil || d2.Version != 2 {
+		t.Fatalf("default v2: %+v %v", d2, err)
+	}
+	got, err := s.NotificationTemplateGet(ctx, "k", "bu-1")
+	if err != nil || got.Subject != "bu 1" || got.Text != "text" || got.HTML != "<p>html</p>" || got.CreatedBy != "ops" {
+		t.Fatalf("override wins: %+v %v", got, err)
+	}
+	if got, _ := s.NotificationTemplateGet(ctx, "k", "bu-2"); got.Subject != "default 2" || got.Version != 2 {
+		t.Fatalf("latest default: %+v", got)
+	}
+	if _, err := s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "k"}, Now: T0}); err == nil {
+		t.Fatal("a template without CreatedBy was saved")
+	}
+}
+
+func testProjection(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	f := func(cmd, bu, day string, st store.NotificationStatus, rev int64, at time.Time) store.DeliveryFact {
+		return store.DeliveryFact{EventID: store.FactEventID(cmd, rev), CommandID: cmd, EffectKey: cmd, BusinessUnitID: bu, Channel: "log",
+			LocalDate: day, Status: st, Revision: rev, OccurredOn: at}
+	}
+	batch := []store.DeliveryFact{
+		f("c1", "bu-1", "2026-10-01", store.NotificationSent, 3, T0.Add(3*time.Minute)),
+		f("c1", "bu-1", "2026-10-01", store.NotificationSending, 2, T0.Add(2*time.Minute)), // older, after the newer
+		f("c2", "bu-1", "2026-10-01", store.NotificationUnknown, 3, T0.Add(4*time.Minute)),
+		f("c3", "bu-1", "2026-10-02", store.NotificationFailed, 3, T0.Add(time.Minute)),
+		f("c4", "bu-2", "2026-10-01", store.NotificationSent, 3, T0.Add(5*time.Minute)),
+		f("c5", "bu-1", "2026-10-03", store.NotificationSending, 2, T0),
+	}
+	res, err := s.DeliveryFactApply(ctx, batch, T0.Add(time.Hour))
+	if err != nil || res.Applied != 5 || res.Stale != 1 {
+		t.Fatalf("apply: %+v %v", res, err)
+	}
+	res, err = s.DeliveryFactApply(ctx, batch, T0.Add(time.Hour)) // replayed
+	if err != nil || res.Applied != 0 || res.Stale != 6 {
+		t.Fatalf("replay: %+v %v", res, err)
+	}
+	counts, err := s.DeliveryCountsByDay(ctx, store.DeliveryCountsParams{BusinessUnitID: "bu-1", From: "2026-10-01", To: "2026-10-31"})
+	want := []store.DeliveryDayCounts{{LocalDate: "2026-10-01", Sent: 1, Unknown: 1}, {LocalDate: "2026-10-02", Failed: 1}}
+	if err != nil || fmt.Sprint(counts.Days) != fmt.Sprint(want) || counts.FreshTo == nil || !counts.FreshTo.Equal(T0.Add(5*time.Minute)) {
+		t.Fatalf("counts: %+v %v", counts, err)
+	}
+	// The Unknown command is resolved (revision 4); an older fact arriving later is ignored.
+	if _, err := s.DeliveryFactApply(ctx, []store.DeliveryFact{f("c2", "bu-1", "2026-10-01", store.NotificationFailed, 4, T0.Add(6*time.Minute)),
+		f("c2", "bu-1", "2026-10-01", store.NotificationSending, 2, T0.Add(2*time.Minute))}, T0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	counts, _ = s.DeliveryCountsByDay(ctx, store.DeliveryCountsParams{BusinessUnitID: "bu-1", From: "2026-10-01", To: "2026-10-01"})
+	if len(counts.Days) != 1 || counts.Days[0] != (store.DeliveryDayCounts{LocalDate: "2026-10-01", Sent: 1, Failed: 1}) || !counts.FreshTo.Equal(T0.Add(6*time.Minute)) {
+		t.Fatalf("after resolution: %+v", counts)
+	}
+	empty, err := s.DeliveryCountsByDay(ctx, store.DeliveryCountsParams{BusinessUnitID: "bu-9", From: "2026-10-01", To: "2026-10-01"})
+	if err != nil || empty.Days == nil || len(empty.Days) != 0 {
+		t.Fatalf("no data: %+v %v", empty, err)
+	}
+	if _, err := s.DeliveryCountsByDay(ctx, store.DeliveryCountsParams{BusinessUnitID: "bu-1", From: "2026-10-02", To: "2026-10-01"}); err == nil {
+		t.Fatal("reversed range accepted")
+	}
+	bad := f("c9", "bu-1", "2026-10-01", store.NotificationSent, 0, T0)
+	if _, err := s.DeliveryFactApply(ctx, []store.DeliveryFact{bad}, T0); err == nil {
+		t.Fatal("revision 0 accepted")
+	}
+	if _, err := s.DeliveryFactApply(ctx, make([]store.DeliveryFact, store.MaxBatch+1), T0); err == nil {
+		t.Fatal("oversized batch accepted")
+	}
+}

@@ -1,0 +1,292 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// NotificationClaimDue implements store.DeliveryStore: the keys of due retries/lookups and of
+// expired send claims are listed, then each is claimed in its own transaction by the same
+// read-decide-write as NotificationClaim (a key another sweeper claimed first is skipped).
+func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationClaimDueParams) ([]store.NotificationClaimResult, error) {
+	if err := checkLimit("NotificationClaimDue", p.Limit); err != nil {
+		return nil, err
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("NotificationClaimDue: lease %s must be positive", p.Lease)
+	}
+	scanKey := func(r rowScanner) (string, error) {
+		var k string
+		return k, r.Scan(&k)
+	}
+	args := []any{sql.Named("Now", s.tm(p.Now)), sql.Named("Limit", p.Limit)}
+	expired, err := queryAll(ctx, s, nil, "NotificationListLeaseExpired", scanKey, args...)
+	if err != nil {
+		return nil, err
+	}
+	retry, err := queryAll(ctx, s, nil, "NotificationListRetryDue", scanKey, args...)
+	if err != nil {
+		return nil, err
+	}
+	keys := append(expired, retry...)
+	if len(keys) > p.Limit {
+		keys = keys[:p.Limit]
+	}
+	var out []store.NotificationClaimResult
+	for _, k := range keys {
+		var res store.NotificationClaimResult
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			var err error
+			res, err = s.claimOne(ctx, tx, k, p.Now, p.Lease)
+			return err
+		})
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrLeaseLost) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if res.Claimed {
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+// NotificationNextWakeUp implements store.DeliveryStore.
+func (s *Store) NotificationNextWakeUp(ctx context.Context) (*time.Time, error) {
+	var t *time.Time
+	if err := s.queryRow(ctx, nil, "NotificationNextWakeUp").Scan(s.nt(&t)); err != nil {
+		return nil, fmt.Errorf("%s NotificationNextWakeUp: %w", s.d.Name, err)
+	}
+	return t, nil
+}
+
+// NotificationListUnknown implements store.DeliverySupportStore.
+func (s *Store) NotificationListUnknown(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
+	if err := checkLimit("NotificationListUnknown", p.Limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "NotificationListUnknown", s.scanNotification,
+		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
+}
+
+// NotificationResolve implements store.DeliverySupportStore: the Version-guarded update and
+// its fact in one transaction.
+func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationResolveParams) (store.NotificationJob, error) {
+	if p.Status != store.NotificationSent && p.Status != store.NotificationFailed {
+		return store.NotificationJob{}, fmt.Errorf("NotificationResolve: status %q is not Sent or Failed", p.Status)
+	}
+	if strings.TrimSpace(p.Operator) == "" || strings.TrimSpace(p.Reason) == "" {
+		return store.NotificationJob{}, errors.New("NotificationResolve: Operator and Reason are required")
+	}
+	var out store.NotificationJob
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationResolve",
+			sql.Named("Status", string(p.Status)),
+			sql.Named("ResolvedBy", p.Operator),
+			sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
+			sql.Named("ProviderReference", nstr(p.ProviderReference)),
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("DeliveryKey", p.DeliveryKey),
+			sql.Named("BusinessUnitId", p.BusinessUnitID),
+			sql.Named("Version", p.ExpectedVersion)))
+		if errors.Is(err, sql.ErrNoRows) {
+			cur, gerr := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", p.DeliveryKey)))
+			switch {
+			case errors.Is(gerr, sql.ErrNoRows) || (gerr == nil && cur.BusinessUnitID != p.BusinessUnitID):
+				return fmt.Errorf("delivery %s in business unit %s: %w", p.DeliveryKey, p.BusinessUnitID, store.ErrNotFound)
+			case gerr != nil:
+				return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, gerr)
+			case cur.Status != store.NotificationUnknown:
+				return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+			default:
+				return fmt.Errorf("delivery %s is at version %d, not %d: %w", p.DeliveryKey, cur.Version, p.ExpectedVersion, store.ErrLeaseLost)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s NotificationResolve: %w", s.d.Name, err)
+		}
+		out = j
+		return s.writeFact(ctx, tx, j, p.Now)
+	})
+	return out, err
+}
+
+func (s *Store) scanTemplate(r rowScanner) (store.NotificationTemplate, error) {
+	var t store.NotificationTemplate
+	err := r.Scan(&t.Key, &t.BusinessUnitID, &t.Version, &t.Subject, &t.Text, &t.HTML, &t.CreatedBy, s.t(&t.CreatedOn))
+	return t, err
+}
+
+// NotificationTemplateSave implements store.DeliverySupportStore.
+func (s *Store) NotificationTemplateSave(ctx context.Context, p store.NotificationTemplateSaveParams) (store.NotificationTemplate, error) {
+	t := p.Template
+	if t.Key == "" || t.CreatedBy == "" {
+		return t, errors.New("NotificationTemplateSave: Key and CreatedBy are required")
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		latest, err := s.scanTemplate(s.queryRow(ctx, tx, "NotificationTemplateLatestForUpdate",
+			sql.Named("TemplateKey", t.Key), sql.Named("BusinessUnitId", t.BusinessUnitID)))
+		var cur int64
+		switch {
+		case err == nil:
+			cur = latest.Version
+		case errors.Is(err, sql.ErrNoRows):
+		default:
+			return fmt.Errorf("%s NotificationTemplateLatestForUpdate: %w", s.d.Name, err)
+		}
+		if p.ExpectedVersion != nil && *p.ExpectedVersion != cur {
+			return fmt.Errorf("template %q (business unit %q) is at version %d, not %d: %w", t.Key, t.BusinessUnitID, cur, *p.ExpectedVersion, store.ErrConflict)
+		}
+		t.Version, t.CreatedOn = cur+1, ms(p.Now)
+		if _, err := s.exec(ctx, tx, "NotificationTemplateInsert",
+			sql.Named("TemplateKey", t.Key), sql.Named("BusinessUnitId", t.BusinessUnitID), sql.Named("Version", t.Version),
+			sql.Named("Subject", t.Subject), sql.Named("TextBody", t.Text), sql.Named("HtmlBody", t.HTML),
+			sql.Named("CreatedBy", t.CreatedBy), sql.Named("Now", s.tm(p.Now))); err != nil {
+			return fmt.Errorf("%s NotificationTemplateInsert: %w", s.d.Name, err)
+		}
+		return nil
+	})
+	return t, err
+}
+
+// NotificationTemplateGet implements store.DeliverySupportStore.
+func (s *Store) NotificationTemplateGet(ctx context.Context, key, businessUnitID string) (store.NotificationTemplate, error) {
+	for _, bu := range []string{businessUnitID, ""} {
+		t, err := s.scanTemplate(s.queryRow(ctx, nil, "NotificationTemplateLatest", sql.Named("TemplateKey", key), sql.Named("BusinessUnitId", bu)))
+		if err == nil {
+			return t, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return t, fmt.Errorf("%s NotificationTemplateLatest: %w", s.d.Name, err)
+		}
+		if bu == "" {
+			break
+		}
+	}
+	return store.NotificationTemplate{}, fmt.Errorf("template %q for business unit %q: %w", key, businessUnitID, store.ErrNotFound)
+}
+
+// projectionStateName names the one DeliveryProjectionState row.
+const projectionStateName = "delivery"
+
+// DeliveryFactApply implements store.DeliverySupportStore. Per fact: a revision-guarded
+// update; when no row changed, an insert-if-absent; when that inserted nothing either (the
+// row exists, or a concurrent projector just inserted it), the guarded update once more.
+func (s *Store) DeliveryFactApply(ctx context.Context, facts []store.DeliveryFact, now time.Time) (store.DeliveryFactApplyResult, error) {
+	var res store.DeliveryFactApplyResult
+	if len(facts) == 0 {
+		return res, nil
+	}
+	if err := checkLimit("DeliveryFactApply", len(facts)); err != nil {
+		return res, err
+	}
+	var newest time.Time
+	for i, f := range facts {
+		if f.CommandID == "" || f.EventID == "" || f.BusinessUnitID == "" || f.Status == "" || f.Revision <= 0 || f.OccurredOn.IsZero() {
+			return res, fmt.Errorf("DeliveryFactApply: fact %d lacks commandId, eventId, businessUnitId, status, revision or occurredOn", i)
+		}
+		if f.OccurredOn.After(newest) {
+			newest = f.OccurredOn
+		}
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res = store.DeliveryFactApplyResult{}
+		for _, f := range facts {
+			args := []any{sql.Named("BusinessUnitId", f.BusinessUnitID), sql.Named("LocalDate", f.LocalDate),
+				sql.Named("Channel", f.Channel), sql.Named("Status", string(f.Status)), sql.Named("Revision", f.Revision),
+				sql.Named("EventId", f.EventID), sql.Named("OccurredOn", s.tm(f.OccurredOn)), sql.Named("Now", s.tm(now)),
+				sql.Named("CommandId", f.CommandID)}
+			n, err := s.execCount(ctx, tx, "DeliveryProjectionUpdate", args...)
+			if err == nil && n == 0 {
+				n, err = s.execCount(ctx, tx, "DeliveryProjectionInsert", args...)
+				if err == nil && n == 0 {
+					n, err = s.execCount(ctx, tx, "DeliveryProjectionUpdate", args...)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				res.Applied++
+			} else {
+				res.Stale++
+			}
+		}
+		args := []any{sql.Named("FreshTo", s.tm(newest)), sql.Named("Now", s.tm(now)), sql.Named("Name", projectionStateName)}
+		n, err := s.execCount(ctx, tx, "DeliveryProjectionStateUpdate", args...)
+		if err == nil && n == 0 {
+			n, err = s.execCount(ctx, tx, "DeliveryProjectionStateInsert", args...)
+			if err == nil && n == 0 {
+				_, err = s.execCount(ctx, tx, "DeliveryProjectionStateUpdate", args...)
+			}
+		}
+		return err
+	})
+	return res, err
+}
+
+func (s *Store) execCount(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
+	r, err := s.exec(ctx, tx, name, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return n, nil
+}
+
+// DeliveryCountsByDay implements store.DeliverySupportStore.
+func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error) {
+	var out store.DeliveryCounts
+	if p.BusinessUnitID == "" || !isDate(p.From) || !isDate(p.To) || p.From > p.To {
+		return out, fmt.Errorf("DeliveryCountsByDay: want a business unit and From <= To as YYYY-MM-DD, got %q %q..%q", p.BusinessUnitID, p.From, p.To)
+	}
+	type row struct {
+		day, status string
+		n           int
+	}
+	rows, err := queryAll(ctx, s, nil, "DeliveryCountsByDay", func(r rowScanner) (row, error) {
+		var x row
+		return x, r.Scan(&x.day, &x.status, &x.n)
+	}, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
+	if err != nil {
+		return out, err
+	}
+	out.Days = []store.DeliveryDayCounts{}
+	for _, x := range rows {
+		if len(out.Days) == 0 || out.Days[len(out.Days)-1].LocalDate != x.day {
+			out.Days = append(out.Days, store.DeliveryDayCounts{LocalDate: x.day})
+		}
+		d := &out.Days[len(out.Days)-1]
+		switch store.NotificationStatus(x.status) {
+		case store.NotificationSent:
+			d.Sent = x.n
+		case store.NotificationFailed:
+			d.Failed = x.n
+		case store.NotificationUnknown:
+			d.Unknown = x.n
+		}
+	}
+	var fresh *time.Time
+	err = s.queryRow(ctx, nil, "DeliveryProjectionStateGet", sql.Named("Name", projectionStateName)).Scan(s.nt(&fresh))
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("%s DeliveryProjectionStateGet: %w", s.d.Name, err)
+	}
+	out.FreshTo = fresh
+	return out, nil
+}
+
+func isDate(v string) bool {
+	_, err := time.Parse("2006-01-02", v)
+	return err == nil && len(v) == 10
+}
