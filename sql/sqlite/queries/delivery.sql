@@ -46,6 +46,15 @@ WHERE Status IN ('Queued','Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSuppo
 ORDER BY NextAttemptOn, Id
 LIMIT @Limit;
 
+-- name: NotificationListQueuedStale :many
+-- Queued jobs without a retry time unchanged since @QueuedBefore: their dispatch message was
+-- lost (dead-lettered); the sweep starts them instead, oldest first.
+SELECT DeliveryKey FROM NotificationJob
+WHERE Status = 'Queued' AND NextAttemptOn IS NULL AND IsOnSupportHold = 0
+  AND UpdatedOn <= @QueuedBefore
+ORDER BY Id
+LIMIT @Limit;
+
 -- name: NotificationListLeaseExpired :many
 -- Send claims whose lease expired (the sender crashed or hung), oldest first.
 SELECT DeliveryKey FROM NotificationJob
