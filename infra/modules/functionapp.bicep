@@ -106,6 +106,27 @@ param dueWorkSchedule string = '*/30 * * * * *'
 @description('NCRONTAB of the OutboxRelay timer.')
 param outboxRelaySchedule string = '*/10 * * * * *'
 
+@description('NCRONTAB of the Reconciliation timer (low frequency).')
+param reconciliationSchedule string = '0 */15 * * * *'
+
+@description('Reconciliation: sources or rows per batch (1..1000).')
+param reconcileBatchSize string = '100'
+
+@description('Reconciliation: batches per run across every sweep.')
+param reconcileMaxBatches string = '50'
+
+@description('Reconciliation: due window of a first source pass, days.')
+param reconcileDueDays string = '14'
+
+@description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
+param reconcileBusinessUnits string = '*'
+
+@description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...); empty: sweep the pipeline\'s own snapshots.')
+param sourceUrls string = ''
+
+@description('Idempotency-Key records older than this many hours are purged.')
+param idempotencyRetentionHours string = '168'
+
 @description('DueWorkPoller mode.')
 @allowed([
   'inline'
@@ -230,6 +251,34 @@ var automationSettings = [
   {
     name: 'AUTOMATION_API_BUSINESS_UNITS'
     value: apiBusinessUnits
+  }
+  {
+    name: 'ReconciliationSchedule'
+    value: reconciliationSchedule
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_BATCH_SIZE'
+    value: reconcileBatchSize
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_MAX_BATCHES'
+    value: reconcileMaxBatches
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_DUE_DAYS'
+    value: reconcileDueDays
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_BUSINESS_UNITS'
+    value: reconcileBusinessUnits
+  }
+  {
+    name: 'AUTOMATION_SOURCE_URLS'
+    value: sourceUrls
+  }
+  {
+    name: 'AUTOMATION_IDEMPOTENCY_RETENTION_HOURS'
+    value: idempotencyRetentionHours
   }
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'

@@ -57,9 +57,13 @@ type Runtime struct {
 	DeliverySupport *delivery.Support
 	Reminders       *reminder.Service
 	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
-	Reports   *report.Service
-	Events    *events.Router
-	Functions *funchost.Router
+	Reports *report.Service
+	// Admin manages business units and reminder settings (the settings API, replay's
+	// setting inputs); Reconciler runs the bounded repair sweeps (Reconciliation).
+	Admin      *reminder.Admin
+	Reconciler *reminder.Reconciler
+	Events     *events.Router
+	Functions  *funchost.Router
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API *httpapi.API
@@ -192,6 +196,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
+	r.wireLifecycle(cfg, o.Log)
 	return r, nil
 }
 
@@ -313,6 +318,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
+	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log}
+	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
 	return nil

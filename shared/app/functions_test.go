@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -293,14 +291,10 @@ func TestFunctionFoldersMatchRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// HTTP functions are forwarded requests served by routes (RegisterHTTP), not
-	// invocations: checkHTTPFolders matches every registered route with a folder.
 	var folders []string
-	var httpFolders []funchost.FunctionDef
 	for _, d := range defs {
 		if d.Trigger.Type == funchost.TriggerHTTP {
-			httpFolders = append(httpFolders, d)
-			continue
+			continue // TestHTTPFunctionFoldersCoverRoutes
 		}
 		folders = append(folders, d.Name)
 		want := "message"
@@ -311,7 +305,6 @@ func TestFunctionFoldersMatchRoutes(t *testing.T) {
 			t.Errorf("%s: trigger binding %q, the handler reads %q", d.Name, d.Trigger.Name, want)
 		}
 	}
-	checkHTTPFolders(t, e, httpFolders)
 	routes := e.rt.Functions.Functions()
 	sort.Strings(folders)
 	sort.Strings(routes)
@@ -369,45 +362,3 @@ func TestRedispatchAfterRestart(t *testing.T) {
 // checkHTTPFolders: every HTTP route the app registers is covered by one HTTP function
 // folder (route prefix and method, authLevel "function"), each folder covers at least one
 // route, and each route is served by the router (not the router's "no HTTP function" 404).
-func checkHTTPFolders(t *testing.T, e *fnEnv, folders []funchost.FunctionDef) {
-	t.Helper()
-	covered := map[string]int{}
-	for _, pattern := range e.rt.Functions.HTTPPatterns() {
-		method, path, ok := strings.Cut(pattern, " ")
-		if !ok {
-			method, path = "", pattern
-		}
-		if strings.HasPrefix(path, "/api/local/") {
-			continue // served by the local runtime only (serve), never deployed
-		}
-		var owner string
-		for _, d := range folders {
-			prefix, _, _ := strings.Cut(d.Trigger.Route, "{")
-			if strings.HasPrefix(path+"/", "/api/"+prefix) && (method == "" || slices.Contains(d.Trigger.Methods, strings.ToLower(method))) {
-				owner = d.Name
-				if d.Trigger.AuthLevel != "function" {
-					t.Errorf("%s: authLevel %q, want function", d.Name, d.Trigger.AuthLevel)
-				}
-			}
-		}
-		if owner == "" {
-			t.Errorf("route %s is not covered by any HTTP function folder (route prefix and methods)", pattern)
-			continue
-		}
-		covered[owner]++
-		if method == "" {
-			method = http.MethodGet
-		}
-		concrete := regexp.MustCompile(`\{[^}]+\}`).ReplaceAllString(path, "x")
-		rec := httptest.NewRecorder()
-		e.rt.Functions.ServeHTTP(rec, httptest.NewRequest(method, concrete, nil))
-		if strings.Contains(rec.Body.String(), "no HTTP function") {
-			t.Errorf("route %s is not served: %d %s", pattern, rec.Code, rec.Body)
-		}
-	}
-	for _, d := range folders {
-		if covered[d.Name] == 0 {
-			t.Errorf("HTTP function folder %s covers no route", d.Name)
-		}
-	}
-}

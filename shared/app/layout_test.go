@@ -43,6 +43,8 @@ func TestImportArrowsPointDown(t *testing.T) {
 		// Thin HTTP handlers: the service, httpapi and the router only.
 		"shared/supportapi": {"shared/support", "shared/httpapi", "shared/funchost", "shared/automation", "shared/store", "shared/trace",
 			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+		"shared/settingsapi": {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus",
+			"shared/httpapi", "shared/reminder", "shared/logctx"},
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -49,9 +50,22 @@ type Payload struct {
 	TimeZoneID  string `json:"timeZoneId"`
 	// Source is the source snapshot's fields at execution time, for the template ({{.source.x}}).
 	Source map[string]any `json:"source,omitempty"`
+	// Overdue marks the immediate notification of a source first seen after its target date.
+	Overdue bool `json:"overdue,omitempty"`
+	// Threshold firings: the metric, its value at due time (decimal), the level the row
+	// fired for (OncePerSource: the highest level reached) and the firing policy.
+	MetricKey      string `json:"metricKey,omitempty"`
+	MetricValue    string `json:"metricValue,omitempty"`
+	ThresholdLevel string `json:"thresholdLevel,omitempty"`
+	FiringPolicy   string `json:"firingPolicy,omitempty"`
 }
 
-// Execute implements scheduler.Handler.
+// Execute implements scheduler.Handler. Revalidation (§3.6): the setting, the source
+// snapshot, the business unit (zone and role lists) are reloaded and the row's occurrence is
+// recomputed with the same key helpers as the event path; the outcomes
+// ReminderSettingInactive, SourceNoLongerValid, Superseded, ConditionNoLongerMet, TooLate
+// and NoRecipients deactivate the row (outcomes, not failures). Recipients and channels are
+// resolved now, from the setting's current recipient policy and channels.
 func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now time.Time) (scheduler.Outcome, error) {
 	deact := func(r automation.ReasonCode) (scheduler.Outcome, error) { return scheduler.Outcome{Deactivate: r}, nil }
 	rec, err := h.Store.ReminderSettingGet(ctx, row.SettingGuid)
@@ -85,14 +99,14 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	deact = func(r automation.ReasonCode) (scheduler.Outcome, error) {
 		return scheduler.Outcome{Deactivate: r, SourceEventID: snap.LastEventID}, nil
 	}
-	src := Source{EntityType: snap.EntityType, EntityGuid: snap.EntityGuid, BusinessUnitID: snap.BusinessUnitID, Deleted: snap.IsDeleted, Data: data}
+	src := Source{EntityType: snap.EntityType, EntityGuid: snap.EntityGuid, BusinessUnitID: snap.BusinessUnitID, Deleted: snap.IsDeleted, Data: data, Revision: snap.Revision}
 	if !src.Active() {
 		return deact(automation.ReasonSourceNoLongerValid)
 	}
-	if src.BusinessUnitID != row.BusinessUnitID {
-		return deact(automation.ReasonSuperseded) // the entity moved to another business unit
+	if src.BusinessUnitID != row.BusinessUnitID || set.BusinessUnitID != row.BusinessUnitID {
+		return deact(automation.ReasonSuperseded) // the entity (or setting) moved to another business unit
 	}
-	bu, err := h.Store.BusinessUnitGet(ctx, row.BusinessUnitID)
+	bu, err := h.Store.BusinessUnitGetRecord(ctx, row.BusinessUnitID)
 	if err != nil {
 		return scheduler.Outcome{}, fmt.Errorf("business unit %s: %w", row.BusinessUnitID, err)
 	}
@@ -101,50 +115,46 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		return scheduler.Outcome{}, scheduler.Permanent(err)
 	}
 	z := Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
-	ref, err := localtime.ParseDate(row.ScheduledLocalDate)
-	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("row local date: %w", err))
-	}
-	occ, err := DateOccurrences(set, src, z, ref, now, false)
-	if err != nil {
-		// The stored source no longer yields a valid date: the row cannot be what it was.
-		return deact(automation.ReasonSuperseded)
-	}
-	var mine *Occurrence
-	for i := range occ {
-		// A support-retry row (automation.SupportRetryKey) stands for the occurrence whose
-		// key it extends: same input, new key, so new delivery keys.
-		sameKey := occ[i].SchedulerKey == row.SchedulerKey || automation.IsSupportRetryOf(row.SchedulerKey, occ[i].SchedulerKey)
-		if sameKey && occ[i].InputHash == row.InputHash {
-			mine = &occ[i]
+
+	var (
+		payload   Payload
+		followUps []automation.Candidate
+	)
+	switch {
+	case row.TriggerType == automation.TriggerThresholdCondition:
+		if set.TriggerType != automation.TriggerThresholdCondition {
+			return deact(automation.ReasonSuperseded)
 		}
-	}
-	if mine == nil {
-		return deact(automation.ReasonSuperseded)
+		p, reason, err := h.revalidateThreshold(ctx, set, src, z, row)
+		if err != nil || reason != "" {
+			return scheduler.Outcome{Deactivate: reason, SourceEventID: snap.LastEventID}, err
+		}
+		payload = p
+	default:
+		p, next, reason, err := revalidateDate(set, src, z, row, now)
+		if err != nil || reason != "" {
+			return scheduler.Outcome{Deactivate: reason, SourceEventID: snap.LastEventID}, err
+		}
+		payload = p
+		followUps = next
 	}
 	// An annual chain continues whatever this year's occurrence ends as (sent, too late,
 	// nobody to send to): next year's occurrence is ensured in the same transaction.
-	var followUps []automation.Candidate
-	if set.Annual {
-		next, err := FollowingYear(set, src, z, *mine)
-		if err != nil {
-			return scheduler.Outcome{}, scheduler.Permanent(err)
-		}
-		followUps = []automation.Candidate{next.Candidate}
-	}
 	if now.Sub(row.ScheduledOn) > time.Duration(set.MaxLatenessHoursOrDefault())*time.Hour {
 		return scheduler.Outcome{Deactivate: automation.ReasonTooLate, FollowUps: followUps, SourceEventID: snap.LastEventID}, nil
 	}
-	recipients, err := resolveRecipients(set.Recipients.Field, data[set.Recipients.Field])
+	recipients, err := ResolveRecipients(set.Recipients, data, bu.Roles)
 	if err != nil {
 		return scheduler.Outcome{}, scheduler.Permanent(err)
 	}
 	if len(recipients) == 0 {
 		return scheduler.Outcome{Deactivate: ReasonNoRecipients, FollowUps: followUps, SourceEventID: snap.LastEventID}, nil
 	}
-	payload := Payload{SettingGuid: set.Guid, SettingName: set.Name, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
-		TargetDate: mine.Target.String(), OffsetDays: mine.OffsetDays, ScheduledOn: row.ScheduledOn.UTC().Format(time.RFC3339),
-		LocalTime: row.ScheduledOn.In(loc).Format(LocalTimeLayout), TimeZoneID: bu.TimeZoneID, Source: data}
+	payload.SettingGuid, payload.SettingName, payload.SourceType, payload.SourceGuid = set.Guid, set.Name, src.EntityType, src.EntityGuid
+	payload.ScheduledOn = row.ScheduledOn.UTC().Format(time.RFC3339)
+	payload.LocalTime = row.ScheduledOn.In(loc).Format(LocalTimeLayout)
+	payload.TimeZoneID = bu.TimeZoneID
+	payload.Source = data
 	var reqs []delivery.Request
 	for _, ch := range set.Channels {
 		for _, r := range recipients {
@@ -165,11 +175,160 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	return out, nil
 }
 
-// resolveRecipients accepts one address or an array of addresses from the source field;
+// revalidateDate recomputes a DateBased row (an offset occurrence or the overdue
+// notification) from the reloaded setting and source. A reason means "deactivate".
+func revalidateDate(set Setting, src Source, z Zone, row automation.SchedulerRow, now time.Time) (Payload, []automation.Candidate, automation.ReasonCode, error) {
+	if set.TriggerType != automation.TriggerDateBased {
+		return Payload{}, nil, automation.ReasonSuperseded, nil
+	}
+	ref, err := localtime.ParseDate(row.ScheduledLocalDate)
+	if err != nil {
+		return Payload{}, nil, "", scheduler.Permanent(fmt.Errorf("row local date: %w", err))
+	}
+	if c, target, ok, err := overdueCandidate(set, src, z, now); err == nil && ok && sameOccurrenceKey(row.SchedulerKey, c.SchedulerKey) {
+		if c.InputHash != row.InputHash {
+			return Payload{}, nil, automation.ReasonSuperseded, nil
+		}
+		return Payload{TargetDate: target.String(), Overdue: true}, nil, "", nil
+	}
+	occ, err := DateOccurrences(set, src, z, ref, now, false)
+	if err != nil {
+		// The stored source no longer yields a valid date: the row cannot be what it was.
+		return Payload{}, nil, automation.ReasonSuperseded, nil
+	}
+	var mine *Occurrence
+	for i := range occ {
+		if sameOccurrenceKey(row.SchedulerKey, occ[i].SchedulerKey) && occ[i].InputHash == row.InputHash {
+			mine = &occ[i]
+		}
+	}
+	if mine == nil {
+		return Payload{}, nil, automation.ReasonSuperseded, nil
+	}
+	var followUps []automation.Candidate
+	if set.Annual {
+		next, err := FollowingYear(set, src, z, *mine)
+		if err != nil {
+			return Payload{}, nil, "", scheduler.Permanent(err)
+		}
+		followUps = []automation.Candidate{next.Candidate}
+	}
+	return Payload{TargetDate: mine.Target.String(), OffsetDays: mine.OffsetDays}, followUps, "", nil
+}
+
+// revalidateThreshold recomputes a ThresholdCondition row at due time: the metric from the
+// reloaded snapshot, the level the row fired for, and (FalseToTrue) the current edge.
+func (h *Handler) revalidateThreshold(ctx context.Context, set Setting, src Source, z Zone, row automation.SchedulerRow) (Payload, automation.ReasonCode, error) {
+	ev, err := evalThreshold(set, src.Data)
+	if err != nil {
+		return Payload{}, automation.ReasonSuperseded, nil
+	}
+	var wantKey string
+	lvlText := ""
+	switch set.Threshold.FiringPolicy {
+	case OncePerSource:
+		if !ev.anyReached() {
+			return Payload{}, thresholdRowReason(set, src, z, ev, row), nil
+		}
+		c, err := thresholdCandidate(set, src, z, nil, "src", row.ScheduledOn)
+		if err != nil {
+			return Payload{}, automation.ReasonSuperseded, nil
+		}
+		wantKey, lvlText = c.SchedulerKey, ev.highest()
+	default:
+		i, ok := rowLevel(set, src, z, ev, row)
+		if !ok || !ev.reached[i] {
+			return Payload{}, thresholdRowReason(set, src, z, ev, row), nil
+		}
+		lvl := &ev.levels[i]
+		scope := "src"
+		switch set.Threshold.FiringPolicy {
+		case OncePerDay:
+			scope = "d" + row.ScheduledLocalDate
+		case FalseToTrue:
+			e, err := h.Store.ThresholdEdgeGet(ctx, set.Guid, src.EntityType, src.EntityGuid, lvl.text)
+			if errors.Is(err, store.ErrNotFound) {
+				return Payload{}, automation.ReasonSuperseded, nil
+			}
+			if err != nil {
+				return Payload{}, "", err
+			}
+			if !e.IsMet {
+				return Payload{}, automation.ReasonConditionNoLongerMet, nil
+			}
+			scope = "e" + strconv.FormatInt(e.EdgeCount, 10)
+		}
+		c, err := thresholdCandidate(set, src, z, lvl, scope, row.ScheduledOn)
+		if err != nil {
+			return Payload{}, automation.ReasonSuperseded, nil
+		}
+		wantKey, lvlText = c.SchedulerKey, lvl.text
+	}
+	if !sameOccurrenceKey(row.SchedulerKey, wantKey) {
+		return Payload{}, automation.ReasonSuperseded, nil
+	}
+	return Payload{MetricKey: set.Threshold.Metric.Key, MetricValue: metricText(ev.value), ThresholdLevel: lvlText,
+		FiringPolicy: string(set.Threshold.FiringPolicy)}, "", nil
+}
+
+// ResolveRecipients resolves a recipient policy at execution time (§3.6): the addresses in
+// the source's data field (one address or an array), the business unit's role list, and the
+// fixed list - in that order, blank entries dropped, duplicates removed. More than
+// MaxRecipients, a non-string entry, or an address with control characters (header
+// injection) is an error naming its origin: the row goes on support hold rather than
+// silently sending to part of the list.
+func ResolveRecipients(p RecipientPolicy, data map[string]any, roles map[string][]string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(list []string) error {
+		for _, r := range list {
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
+			}
+		}
+		if len(out) > MaxRecipients {
+			return fmt.Errorf("%d recipients, more than the %d one occurrence may send to", len(out), MaxRecipients)
+		}
+		return nil
+	}
+	if p.Field != "" {
+		list, err := resolveRecipients("data."+p.Field, data[p.Field])
+		if err != nil {
+			return nil, err
+		}
+		if err := add(list); err != nil {
+			return nil, fmt.Errorf("data.%s: %w", p.Field, err)
+		}
+	}
+	for _, part := range []struct {
+		name string
+		list []string
+	}{{"roles." + p.Role, roles[p.Role]}, {"recipients.fixed", p.Fixed}} {
+		if len(part.list) == 0 {
+			continue
+		}
+		items := make([]any, len(part.list))
+		for i, a := range part.list {
+			items[i] = a
+		}
+		list, err := resolveRecipients(part.name, items)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(list); err != nil {
+			return nil, fmt.Errorf("%s: %w", part.name, err)
+		}
+	}
+	return out, nil
+}
+
+// resolveRecipients accepts one address or an array of addresses from one origin (a source
+// field, a role list, the fixed list);
 // blank entries are dropped. More than MaxRecipients, a non-string entry, or an address with
 // control characters (header injection) is an error naming the field: the row goes on
 // support hold rather than silently sending to part of the list.
-func resolveRecipients(field string, v any) ([]string, error) {
+func resolveRecipients(origin string, v any) ([]string, error) {
 	var items []any
 	switch t := v.(type) {
 	case nil:
@@ -180,20 +339,20 @@ func resolveRecipients(field string, v any) ([]string, error) {
 		items = []any{t}
 	}
 	if len(items) > MaxRecipients {
-		return nil, fmt.Errorf("data.%s: %d recipients, more than the %d one occurrence may send to", field, len(items), MaxRecipients)
+		return nil, fmt.Errorf("%s: %d recipients, more than the %d one occurrence may send to", origin, len(items), MaxRecipients)
 	}
 	out := make([]string, 0, len(items))
 	for i, x := range items {
 		s, ok := x.(string)
 		if !ok {
-			return nil, fmt.Errorf("data.%s[%d]: recipient must be a string", field, i)
+			return nil, fmt.Errorf("%s[%d]: recipient must be a string", origin, i)
 		}
 		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}
 		if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-			return nil, fmt.Errorf("data.%s[%d]: recipient contains control characters", field, i)
+			return nil, fmt.Errorf("%s[%d]: recipient contains control characters", origin, i)
 		}
 		out = append(out, s)
 	}
@@ -206,4 +365,11 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// sameOccurrenceKey reports whether a row with rowKey stands for the occurrence keyed
+// wantKey: the same key, or a support retry of it (automation.SupportRetryKey: same input,
+// new key, so new delivery keys).
+func sameOccurrenceKey(rowKey, wantKey string) bool {
+	return rowKey == wantKey || automation.IsSupportRetryOf(rowKey, wantKey)
 }

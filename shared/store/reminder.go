@@ -84,5 +84,6 @@ type Store interface {
 	IdempotencyStore
 	ReportStore
 	SupportStore
+	LifecycleStore
 	Close() error
 }
