@@ -343,32 +343,37 @@ func (r *Reconciler) logger() *slog.Logger {
 	return r.Log
 }
 
-// RunOnce runs every sweep within the batch budget. An error stops the run (the sweep that
-// failed keeps its last saved position and is retried at the next run); the counts so far
-// are returned with it.
+// RunOnce runs every sweep within the batch budget. A sweep that fails keeps its last saved
+// position and is retried at the next run; the run goes on with the other sweeps (one
+// failing domain-app endpoint or one broken setting must not starve every other business
+// unit, source type and the Idempotency-Key purge) and returns the counts with the failures
+// joined (Complete is then false).
 func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	cfg := r.Config.withDefaults()
 	svc := r.Service
 	now := svc.Clock.Now()
 	var res ReconcileResult
+	var errs []error
 	budget := func() int { return cfg.MaxBatches - res.Batches }
 	res.Complete = true
 
 	// 1. Settings changes not yet fully applied.
 	owed, err := svc.Store.ReconcileStateListRequested(ctx, sweepSettingPrefix, store.MaxBatch)
 	if err != nil {
-		return res, err
+		errs = append(errs, err)
 	}
 	for _, st := range owed {
 		if budget() <= 0 {
 			res.Complete = false
 			break
 		}
-		run, err := runSettingSweep(ctx, svc, strings.TrimPrefix(st.SweepKey, sweepSettingPrefix), cfg.BatchSize, budget(), now)
+		guid := strings.TrimPrefix(st.SweepKey, sweepSettingPrefix)
+		run, err := runSettingSweep(ctx, svc, guid, cfg.BatchSize, budget(), now)
 		res.add(run)
 		res.SettingSweeps++
 		if err != nil {
-			return res, err
+			errs = append(errs, fmt.Errorf("setting sweep %s: %w", guid, err))
+			continue
 		}
 		if !run.Done {
 			res.Complete = false
@@ -381,9 +386,8 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 		res.Rescheduled += n
 		res.Batches += batches
 		if err != nil {
-			return res, err
-		}
-		if !done {
+			errs = append(errs, fmt.Errorf("tzdata resync: %w", err))
+		} else if !done {
 			res.Complete = false
 		}
 	}
@@ -392,7 +396,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	if budget() > 0 {
 		done, err := r.sourceSweeps(ctx, cfg, now, &res)
 		if err != nil {
-			return res, err
+			errs = append(errs, err)
 		}
 		if !done {
 			res.Complete = false
@@ -405,12 +409,20 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 			n, err := svc.Store.IdempotencyPurge(ctx, now.Add(-cfg.IdempotencyRetention), store.MaxBatch)
 			res.Purged += n
 			if err != nil {
-				return res, err
+				errs = append(errs, fmt.Errorf("idempotency purge: %w", err))
+				break
 			}
 			if n < store.MaxBatch {
 				break
 			}
 		}
+	}
+	if len(errs) > 0 {
+		res.Complete = false
+		err := errors.Join(errs...)
+		r.logger().Error("reconciliation: sweeps failed; they resume from their saved positions at the next run", "step", "reconcile",
+			"batches", res.Batches, "error", err)
+		return res, err
 	}
 	r.logger().Info("reconciliation", "step", "reconcile", "batches", res.Batches, "settingSweeps", res.SettingSweeps,
 		"sourceSweeps", res.SourceSweeps, "sources", res.SourcesProcessed, "deactivated", res.Deactivated, "ensured", res.Ensured,
@@ -521,6 +533,7 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 	}
 	// One round at most: after the last pair swept (the rotation point) to the end, then
 	// from the beginning up to and including that pair.
+	var errs []error
 	begin := after
 	wrapped := false
 	for cfg.MaxBatches-res.Batches > 0 {
@@ -554,7 +567,10 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 			res.add(run)
 			res.SourceSweeps++
 			if err != nil {
-				return false, fmt.Errorf("source sweep %s/%s: %w", p.BusinessUnitID, p.SourceType, err)
+				// The pair keeps its saved position; the rotation moves on so the pairs
+				// after it are not starved by one that keeps failing.
+				errs = append(errs, fmt.Errorf("source sweep %s/%s: %w", p.BusinessUnitID, p.SourceType, err))
+				continue
 			}
 			if !run.Done {
 				after = prev // the budget ran out inside this pair: resume with it next time
@@ -569,9 +585,9 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 	b, _ := json.Marshal(after)
 	rot.Cursor, rot.UpdatedOn = string(b), now
 	if _, err := st.ReconcileStateSave(ctx, rot); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		return false, err
+		errs = append(errs, err)
 	}
-	return cfg.MaxBatches-res.Batches > 0, nil
+	return cfg.MaxBatches-res.Batches > 0 && len(errs) == 0, errors.Join(errs...)
 }
 
 // sourceSweep runs one pass (or part of one) of source:{bu}:{type}: pages from the lister,
