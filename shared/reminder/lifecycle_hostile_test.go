@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -48,4 +49,76 @@ func TestReconciliationFailingSweepDoesNotStarveTheOthers(t *testing.T) {
 		}
 	}
 	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
+}
+
+// A threshold row waiting for its send window (quiet hours) is re-timed in place when the
+// window changes (§4.5: a send-time change updates pending rows, same key, new ScheduledOn)
+// and when its business unit's time zone changes. A row already due keeps its schedule, so
+// a stream of events still cannot push it back. Expectations from tzoracle.py.
+func TestThresholdPendingRowFollowsSendWindowAndZoneChanges(t *testing.T) {
+	t.Parallel()
+	quiet := `{"start":"08:00","end":"20:00"}`
+	pending := func(t *testing.T, f *fixture) (string, string) {
+		t.Helper()
+		rows, err := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "ClassSession", SourceEntityGuid: "class-1", Limit: 10})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("rows %+v %v", rows, err)
+		}
+		r := rows[0]
+		return r.ScheduledOn.UTC().Format(time.RFC3339), r.ScheduledLocalDate + " " + r.ScheduledLocalTime + " " + r.TimeZoneID + " " + string(r.Status)
+	}
+	setup := func(t *testing.T) *fixture {
+		f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", quiet))
+		// 2026-10-01 21:00 AEST: outside the window, due at 08:00 AEST the next morning.
+		f.clock.Set(utc("2026-10-01T11:00:00Z"))
+		f.mustProcess(t, classEvent("e1", 1, 9, 10))
+		if on, local := pending(t, f); on != "2026-10-01T22:00:00Z" || local != "2026-10-02 08:00 Australia/Sydney Pending" {
+			t.Fatalf("before: %s %s", on, local)
+		}
+		f.clock.Set(utc("2026-10-01T12:00:00Z"))
+		return f
+	}
+	t.Run("window opens earlier", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		res, err := f.admin().UpdateSetting(context.Background(), all, classSetting,
+			[]byte(classSettingJSON(string(reminder.OncePerThreshold), "[80]", `{"start":"06:00","end":"20:00"}`)), 1)
+		if err != nil || strings.Join(res.Propagation.Change, ",") != "sendTime" || res.Propagation.RowsUpdatedInPlace != 1 {
+			t.Fatalf("%+v %v", res.Propagation, err)
+		}
+		// tzoracle.py Australia/Sydney 2026-10-02 06:00 → 2026-10-01T20:00:00Z
+		if on, local := pending(t, f); on != "2026-10-01T20:00:00Z" || local != "2026-10-02 06:00 Australia/Sydney Pending" {
+			t.Fatalf("after: %s %s", on, local)
+		}
+	})
+	t.Run("business unit moves to Perth", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		a := f.admin()
+		bu, err := a.GetBusinessUnit(context.Background(), all, "bu-syd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, prop, err := a.UpdateBusinessUnit(context.Background(), all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version); err != nil || prop.RowsUpdatedInPlace != 1 {
+			t.Fatalf("%+v %v", prop, err)
+		}
+		// tzoracle.py Australia/Perth 2026-10-02 08:00 → 2026-10-02T00:00:00Z
+		if on, local := pending(t, f); on != "2026-10-02T00:00:00Z" || local != "2026-10-02 08:00 Australia/Perth Pending" {
+			t.Fatalf("after: %s %s", on, local)
+		}
+	})
+	t.Run("a due row keeps its schedule", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		// 08:30 AEST: due (not yet executed); an event arrives and the window is narrowed.
+		f.clock.Set(utc("2026-10-01T22:30:00Z"))
+		f.mustProcess(t, classEvent("e2", 2, 10, 10))
+		if _, err := f.admin().UpdateSetting(context.Background(), all, classSetting,
+			[]byte(classSettingJSON(string(reminder.OncePerThreshold), "[80]", `{"start":"09:00","end":"20:00"}`)), 1); err != nil {
+			t.Fatal(err)
+		}
+		if on, _ := pending(t, f); on != "2026-10-01T22:00:00Z" {
+			t.Fatalf("a due row was pushed back to %s", on)
+		}
+	})
 }

@@ -339,7 +339,11 @@ func nextInWindow(t time.Time, loc *time.Location, start, end localtime.TimeOfDa
 // thresholdCandidates returns the rows a ThresholdCondition setting wants for src at now
 // (§4.4). edges records rising edges (FalseToTrue only; nil outside event processing means
 // "read only"). existing holds this source's rows by key: a firing whose row is already
-// Pending keeps that row's schedule, so a stream of events cannot keep pushing it back.
+// Pending and due (ScheduledOn <= now) keeps that row's schedule, so a stream of events
+// cannot keep pushing it back. A Pending row still waiting for its send window is re-timed
+// from now: under an unchanged window and zone that is the same instant, and after a send
+// window or business-unit time-zone change it is the new window's next start (§4.5, update
+// in place).
 func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, ev thresholdEval, now time.Time,
 	edges EdgeApplier, existing map[string]automation.SchedulerRow) ([]automation.Candidate, error) {
 	due := thresholdDue(set, z, now)
@@ -349,7 +353,7 @@ func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, e
 		if err != nil {
 			return err
 		}
-		if r, ok := existing[c.SchedulerKey]; ok && r.Status == automation.StatusPending {
+		if r, ok := existing[c.SchedulerKey]; ok && r.Status == automation.StatusPending && !r.ScheduledOn.After(now) {
 			c.ScheduledOn, c.ScheduledLocalDate, c.ScheduledLocalTime, c.TimeZoneID = r.ScheduledOn, r.ScheduledLocalDate, r.ScheduledLocalTime, r.TimeZoneID
 		}
 		out = append(out, c)
