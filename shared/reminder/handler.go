@@ -236,33 +236,40 @@ func (h *Handler) revalidateThreshold(ctx context.Context, set Setting, src Sour
 		}
 		wantKey, lvlText = c.SchedulerKey, ev.highest()
 	default:
-		i, ok := rowLevel(set, src, z, ev, row)
-		if !ok || !ev.reached[i] {
+		// The level the row fired for: the level whose key, under the row's scope (its local
+		// day, or the level's current rising edge), is the row's key. Whole keys are compared:
+		// an over-long key is shortened with a hash (§3.2), so a prefix would not match.
+		found, met := -1, false
+		for i := range ev.levels {
+			lvl := &ev.levels[i]
+			scope, edgeMet := "src", true
+			switch set.Threshold.FiringPolicy {
+			case OncePerDay:
+				scope = "d" + row.ScheduledLocalDate
+			case FalseToTrue:
+				e, err := h.Store.ThresholdEdgeGet(ctx, set.Guid, src.EntityType, src.EntityGuid, lvl.text)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return Payload{}, "", err
+				}
+				scope, edgeMet = "e"+strconv.FormatInt(e.EdgeCount, 10), e.IsMet
+			}
+			c, err := thresholdCandidate(set, src, z, lvl, scope, row.ScheduledOn)
+			if err == nil && sameOccurrenceKey(row.SchedulerKey, c.SchedulerKey) {
+				found, met = i, edgeMet
+				break
+			}
+		}
+		if found < 0 {
+			// A level edited away, an older day or edge, or a level no longer reached.
 			return Payload{}, thresholdRowReason(set, src, z, ev, row), nil
 		}
-		lvl := &ev.levels[i]
-		scope := "src"
-		switch set.Threshold.FiringPolicy {
-		case OncePerDay:
-			scope = "d" + row.ScheduledLocalDate
-		case FalseToTrue:
-			e, err := h.Store.ThresholdEdgeGet(ctx, set.Guid, src.EntityType, src.EntityGuid, lvl.text)
-			if errors.Is(err, store.ErrNotFound) {
-				return Payload{}, automation.ReasonSuperseded, nil
-			}
-			if err != nil {
-				return Payload{}, "", err
-			}
-			if !e.IsMet {
-				return Payload{}, automation.ReasonConditionNoLongerMet, nil
-			}
-			scope = "e" + strconv.FormatInt(e.EdgeCount, 10)
+		if !ev.reached[found] || !met {
+			return Payload{}, automation.ReasonConditionNoLongerMet, nil
 		}
-		c, err := thresholdCandidate(set, src, z, lvl, scope, row.ScheduledOn)
-		if err != nil {
-			return Payload{}, automation.ReasonSuperseded, nil
-		}
-		wantKey, lvlText = c.SchedulerKey, lvl.text
+		wantKey, lvlText = row.SchedulerKey, ev.levels[found].text
 	}
 	if !sameOccurrenceKey(row.SchedulerKey, wantKey) {
 		return Payload{}, automation.ReasonSuperseded, nil

@@ -122,3 +122,47 @@ func TestThresholdPendingRowFollowsSendWindowAndZoneChanges(t *testing.T) {
 		}
 	})
 }
+
+// A threshold level is written into the SchedulerKey and the ThresholdLevel column
+// (nvarchar(50)): a level whose decimal text is longer than MaxLevelChars is refused when
+// the setting is saved (422 naming the level), not stored to make over-long keys.
+func TestThresholdLevelTextIsBounded(t *testing.T) {
+	t.Parallel()
+	for _, lv := range []string{"1e-300", "0.00000000000000000000000000001", "123456789012345.123456789"} {
+		_, err := reminder.DecodeSetting([]byte(classSettingJSON(string(reminder.FalseToTrue), "[80, "+lv+"]", "")), nil)
+		if err == nil || !strings.Contains(err.Error(), "threshold.levels[1]") {
+			t.Errorf("level %s: err = %v, want a field error on threshold.levels[1]", lv, err)
+		}
+	}
+	for _, lv := range []string{"87.5", "0.001", "-5", "1000000"} {
+		if _, err := reminder.DecodeSetting([]byte(classSettingJSON(string(reminder.FalseToTrue), "["+lv+"]", "")), nil); err != nil {
+			t.Errorf("level %s refused: %v", lv, err)
+		}
+	}
+}
+
+// Names that make a threshold key longer than the SchedulerKey column (it is then shortened
+// with a hash, §3.2) must still be sent: revalidation compares whole keys, not prefixes.
+func TestThresholdRowWithShortenedKeyIsSent(t *testing.T) {
+	t.Parallel()
+	long := func(c byte) string { return strings.Repeat(string(c), 100) }
+	for _, policy := range []reminder.FiringPolicy{reminder.OncePerThreshold, reminder.OncePerDay, reminder.FalseToTrue, reminder.OncePerSource} {
+		t.Run(string(policy), func(t *testing.T) {
+			t.Parallel()
+			js := strings.NewReplacer(`"sourceType":"ClassSession"`, `"sourceType":"`+long('S')+`"`, `"triggerKey":"booking"`, `"triggerKey":"`+long('t')+`"`,
+				`"key":"bookedPercent"`, `"key":"`+long('m')+`"`).Replace(classSettingJSON(string(policy), "[80]", ""))
+			f := newFixture(t, js)
+			f.clock.Set(utc("2026-10-01T00:00:00Z"))
+			ev := strings.NewReplacer(`"ClassSession"`, `"`+long('S')+`"`, `"class-1"`, `"class-`+long('g')+`"`).Replace(string(classEvent("e1", 1, 9, 10)))
+			f.mustProcess(t, []byte(ev))
+			rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+			if err != nil || len(rows) != 1 || !strings.Contains(rows[0].SchedulerKey, "#sha256=") {
+				t.Fatalf("want one row with a shortened key: %+v %v", rows, err)
+			}
+			out, err := f.h.Execute(context.Background(), rows[0], f.clock.Now())
+			if err != nil || out.Deactivate != "" || len(out.Deliveries) != 2 {
+				t.Fatalf("deactivate %q, %d deliveries, %v", out.Deactivate, len(out.Deliveries), err)
+			}
+		})
+	}
+}

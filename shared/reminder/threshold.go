@@ -115,14 +115,28 @@ func (c *ThresholdConfig) validate(prefix string) []error {
 	return errs
 }
 
+// MaxLevelChars bounds the canonical text of a threshold level: it is a SchedulerKey
+// component and the ThresholdLevel column (nvarchar(50)) of the edge state.
+const MaxLevelChars = 24
+
 // levelText is the canonical text of a level: the shortest decimal that round-trips, no
-// trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (§3.2).
+// trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (§3.2). A level outside
+// ±1e15 or whose text is longer than MaxLevelChars ("1e-300") is an error.
 func levelText(n json.Number) (string, error) {
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f != f || f > 1e15 || f < -1e15 {
 		return "", fmt.Errorf("must be a finite number, got %s", string(n))
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64), nil
+	text := strconv.FormatFloat(f, 'f', -1, 64)
+	if len(text) > MaxLevelChars {
+		return "", fmt.Errorf("must be a number written in at most %d characters as a decimal (e.g. 87.5), got %s", MaxLevelChars, string(n))
+	}
+	given, ok1 := new(big.Rat).SetString(string(n))
+	canon, ok2 := new(big.Rat).SetString(text)
+	if !ok1 || !ok2 || given.Cmp(canon) != 0 {
+		return "", fmt.Errorf("must be exact in at most 15 significant digits, got %s (it would be compared as %s)", string(n), text)
+	}
+	return text, nil
 }
 
 // level is one configured level.
@@ -415,15 +429,4 @@ func thresholdRowReason(set Setting, src Source, z Zone, ev thresholdEval, row a
 		}
 	}
 	return automation.ReasonSuperseded
-}
-
-// rowLevel returns the configured level a threshold row fired for (nil for OncePerSource
-// or when the row matches no configured level).
-func rowLevel(set Setting, src Source, z Zone, ev thresholdEval, row automation.SchedulerRow) (int, bool) {
-	for i := range ev.levels {
-		if strings.HasPrefix(row.SchedulerKey, keyPrefix(set, src, z, &ev.levels[i])) {
-			return i, true
-		}
-	}
-	return -1, false
 }
