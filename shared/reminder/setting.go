@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
@@ -99,7 +100,21 @@ func (s Setting) MaxLatenessHoursOrDefault() int {
 var (
 	guidRE  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,100}$`)
+	// templateKeyRE is a NotificationTemplate key (shared/delivery; NotificationJob.Template
+	// is nvarchar(200)).
+	templateKeyRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
 )
+
+// MaxNameChars bounds display names (settings, business units): UTF-16 code units, as the
+// SQL Server nvarchar columns count them.
+const MaxNameChars = 200
+
+// validName reports whether s is a display name: not blank, at most MaxNameChars, no
+// control characters (a name is copied into every delivery's payload and may end up in an
+// e-mail subject).
+func validName(s string) bool {
+	return strings.TrimSpace(s) != "" && len(utf16.Encode([]rune(s))) <= MaxNameChars && strings.IndexFunc(s, unicode.IsControl) < 0
+}
 
 // ParseSetting decodes one setting strictly (unknown fields are an error) and validates it.
 // Errors are automation.Invalid naming the field.
@@ -162,8 +177,8 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	if !tokenRE.MatchString(s.BusinessUnitID) {
 		bad("businessUnitId", "is required (letters, digits, ._~@+/-)")
 	}
-	if strings.TrimSpace(s.Name) == "" {
-		bad("name", "is required")
+	if !validName(s.Name) {
+		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
 	}
 	if !tokenRE.MatchString(s.SourceType) {
 		bad("sourceType", "is required (letters, digits, ._~@+/-)")
@@ -182,8 +197,8 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	default:
 		bad("triggerType", "must be %q or %q, got %q", automation.TriggerDateBased, automation.TriggerThresholdCondition, s.TriggerType)
 	}
-	if strings.TrimSpace(s.Template) == "" {
-		bad("template", "is required")
+	if !templateKeyRE.MatchString(s.Template) {
+		bad("template", "is required: a template key of 1..200 letters, digits and ._~@+/-")
 	}
 	if len(s.Channels) == 0 {
 		bad("channels", "needs at least one channel")

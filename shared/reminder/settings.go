@@ -95,8 +95,8 @@ func (in BusinessUnitInput) record(now time.Time) (store.BusinessUnitRecord, err
 	if !tokenRE.MatchString(in.ID) {
 		bad("id", "is required (1-100 letters, digits, ._~@+/-)")
 	}
-	if strings.TrimSpace(in.Name) == "" || len(in.Name) > 200 {
-		bad("name", "is required (at most 200 characters)")
+	if !validName(in.Name) {
+		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
 	}
 	iana, windows, err := localtime.ResolveZoneID(in.TimeZone)
 	if err != nil {
@@ -142,7 +142,9 @@ func (a *Admin) CreateBusinessUnit(ctx context.Context, sc Scope, in BusinessUni
 	}
 	if err := a.Store.BusinessUnitInsert(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return rec, &automation.Error{Code: automation.CodeConflict, Field: "id", Message: fmt.Sprintf("business unit %q already exists", rec.ID), Err: err}
+			// The store's error is not wrapped: its text (dialect, statement) would reach the
+			// problem detail.
+			return rec, &automation.Error{Code: automation.CodeConflict, Field: "id", Message: fmt.Sprintf("business unit %q already exists", rec.ID)}
 		}
 		return rec, err
 	}
@@ -402,7 +404,7 @@ func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (Settin
 	}
 	if err := a.Store.ReminderSettingInsert(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return SettingResult{}, &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid), Err: err}
+			return SettingResult{}, &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
 		}
 		return SettingResult{}, err
 	}
