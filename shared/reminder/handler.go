@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -26,6 +27,10 @@ const LocalTimeLayout = "2006-01-02T15:04:05-07:00"
 
 // MaxRecipients bounds the recipients one occurrence may fan out to.
 const MaxRecipients = 100
+
+// MaxRecipientChars bounds one recipient (UTF-16 code units, the NotificationJob.Recipient
+// column; an e-mail address is at most 320 characters).
+const MaxRecipientChars = 320
 
 // Handler executes due reminder rows (stage ②, §3.6): it reloads the setting, the source
 // snapshot and the business unit, recomputes the occurrence, and either deactivates the row
@@ -332,9 +337,9 @@ func ResolveRecipients(p RecipientPolicy, data map[string]any, roles map[string]
 
 // resolveRecipients accepts one address or an array of addresses from one origin (a source
 // field, a role list, the fixed list);
-// blank entries are dropped. More than MaxRecipients, a non-string entry, or an address with
-// control characters (header injection) is an error naming the field: the row goes on
-// support hold rather than silently sending to part of the list.
+// blank entries are dropped. More than MaxRecipients, a non-string entry, an address with
+// control characters (header injection) or longer than MaxRecipientChars is an error naming
+// the field: the row goes on support hold rather than silently sending to part of the list.
 func resolveRecipients(origin string, v any) ([]string, error) {
 	var items []any
 	switch t := v.(type) {
@@ -360,6 +365,9 @@ func resolveRecipients(origin string, v any) ([]string, error) {
 		}
 		if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 			return nil, fmt.Errorf("%s[%d]: recipient contains control characters", origin, i)
+		}
+		if n := len(utf16.Encode([]rune(s))); n > MaxRecipientChars {
+			return nil, fmt.Errorf("%s[%d]: recipient is %d characters, more than %d", origin, i, n, MaxRecipientChars)
 		}
 		out = append(out, s)
 	}

@@ -166,3 +166,21 @@ func TestThresholdRowWithShortenedKeyIsSent(t *testing.T) {
 		})
 	}
 }
+
+// A recipient resolved at execution that cannot be a delivery's recipient (longer than the
+// NotificationJob.Recipient column, 320 characters) holds the row with an error naming its
+// origin, like a control character does; on SQL Server it used to fail the whole
+// transaction on every retry with a truncation error that named nothing.
+func TestOverLongRecipientHoldsTheRow(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 310) + "@example.test"
+	for name, p := range map[string]reminder.RecipientPolicy{
+		"data.staffEmail[0]": {Field: "staffEmail"},
+		"roles.managers[0]":  {Role: "managers"},
+	} {
+		_, err := reminder.ResolveRecipients(p, map[string]any{"staffEmail": []any{long}}, map[string][]string{"managers": {long}})
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "320") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
