@@ -184,3 +184,28 @@ func TestOverLongRecipientHoldsTheRow(t *testing.T) {
 		}
 	}
 }
+
+// FalseToTrue counts rising edges from event revisions (§4.4). A settings change evaluated
+// from the stored snapshot (no new revision) that finds a level met while its stored state
+// says "not met" records no edge, so it must not make a row for an edge that was never
+// counted ("e0"): the crossing fires once, as e1, when the next revision confirms it.
+func TestFalseToTrueSettingsChangeMakesNoRowForAnUncountedEdge(t *testing.T) {
+	t.Parallel()
+	js := classSettingJSON(string(reminder.FalseToTrue), "[80]", ``)
+	f := newFixture(t, js)
+	f.clock.Set(utc("2026-10-01T01:00:00Z"))
+	ev := func(id string, rev int64) []byte {
+		return []byte(strings.Replace(string(classEvent(id, rev, 5, 10)), `"booked":5`, `"booked":5,"waitlisted":9`, 1))
+	}
+	f.mustProcess(t, ev("e1", 1)) // 5 of 10 booked: not met
+	eq(t, classRows(t, f))
+	// The metric now reads the waitlist: 9 of 10, met under the new field.
+	if _, err := f.admin().UpdateSetting(context.Background(), all, classSetting, []byte(strings.Replace(js, `"field":"booked"`, `"field":"waitlisted"`, 1)), 1); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, classRows(t, f))
+	f.clock.Set(utc("2026-10-01T01:10:00Z"))
+	f.mustProcess(t, ev("e2", 2))
+	completeDue(t, f)
+	eq(t, classRows(t, f), "80:FalseToTrue:e1/Completed/")
+}

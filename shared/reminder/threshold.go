@@ -315,7 +315,8 @@ func keyPrefix(set Setting, src Source, z Zone, lvl *level) string {
 }
 
 // EdgeApplier records the condition of one level at the source's revision and returns the
-// number of rising edges counted so far (store.LifecycleStore.ThresholdEdgeApply).
+// number of rising edges counted so far (store.LifecycleStore.ThresholdEdgeApply); 0 means
+// no edge to fire for.
 type EdgeApplier func(ctx context.Context, level string, met bool) (edges int64, err error)
 
 // thresholdDue is when a threshold reached at now is sent: now (to the minute), or, outside
@@ -387,7 +388,7 @@ func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, e
 			if err != nil {
 				return nil, err
 			}
-			if ev.reached[i] {
+			if ev.reached[i] && n > 0 {
 				if err := add(&ev.levels[i], "e"+strconv.FormatInt(n, 10)); err != nil {
 					return nil, err
 				}
