@@ -5,6 +5,7 @@ package reminder_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -208,4 +209,32 @@ func TestFalseToTrueSettingsChangeMakesNoRowForAnUncountedEdge(t *testing.T) {
 	f.mustProcess(t, ev("e2", 2))
 	completeDue(t, f)
 	eq(t, classRows(t, f), "80:FalseToTrue:e1/Completed/")
+}
+
+// A business unit's time-zone change re-times the rows of every active setting of the
+// unit, however many there are: settings past the first page are queued for Reconciliation
+// too (the list used to stop at store.MaxBatch settings, leaving the rest in the old zone).
+func TestZoneChangeReachesEverySettingOfTheUnit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	base := settingJSON("bu-syd", "[0]", "09:00", false)
+	var last string
+	for i := 0; i <= store.MaxBatch; i++ {
+		last = fmt.Sprintf("%08x-5d7a-4c41-9d0e-6b1c2a3d4e5f", 0x10000000+i)
+		f.putSetting(t, strings.NewReplacer(settingGuid, last, `"PoliceVetting"`, fmt.Sprintf(`"Type%d"`, i)).Replace(base))
+	}
+	a := f.admin()
+	bu, err := a.GetBusinessUnit(ctx, all, "bu-syd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, prop, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version)
+	if err != nil || prop.Status != reminder.PropagationQueued {
+		t.Fatalf("%+v %v", prop, err)
+	}
+	st, err := f.st.ReconcileStateGet(ctx, "setting:"+last)
+	if err != nil || st.Generation <= st.DoneGeneration {
+		t.Fatalf("the last setting's propagation is not owed: %+v %v", st, err)
+	}
 }

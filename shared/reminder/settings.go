@@ -198,29 +198,40 @@ func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in 
 	prop = Propagation{Change: []string{}, Status: PropagationNone}
 	if out.TimeZoneID != cur.TimeZoneID {
 		prop.Change = []string{"timeZone"}
-		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id, Limit: store.MaxBatch})
-		if err != nil {
-			return out, prop, err
-		}
 		prop.Status = PropagationComplete
 		budget := a.inline()
-		for _, s := range sets {
-			if !s.IsActive {
-				continue
-			}
-			if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(s.Guid), now); err != nil {
+		active := true
+		// Every active setting of the unit, page by page: each gets its propagation
+		// requested; the inline budget runs the first ones, Reconciliation the rest.
+		for after := ""; ; {
+			sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id,
+				Active: &active, AfterGuid: after, Limit: a.batch()})
+			if err != nil {
 				return out, prop, err
 			}
-			r, err := runSettingSweep(ctx, a.Service, s.Guid, a.batch(), budget, now)
-			prop.add(r)
-			budget -= r.Batches
-			if err != nil {
-				a.logger().Warn("propagation left to reconciliation", "settingGuid", s.Guid, "businessUnitId", id, "error", err)
-				prop.Status = PropagationQueued
-				continue
+			for _, s := range sets {
+				after = s.Guid
+				if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(s.Guid), now); err != nil {
+					return out, prop, err
+				}
+				if budget <= 0 {
+					prop.Status = PropagationQueued
+					continue
+				}
+				r, err := runSettingSweep(ctx, a.Service, s.Guid, a.batch(), budget, now)
+				prop.add(r)
+				budget -= r.Batches
+				if err != nil {
+					a.logger().Warn("propagation left to reconciliation", "settingGuid", s.Guid, "businessUnitId", id, "error", err)
+					prop.Status = PropagationQueued
+					continue
+				}
+				if !r.Done {
+					prop.Status = PropagationQueued
+				}
 			}
-			if !r.Done {
-				prop.Status = PropagationQueued
+			if len(sets) < a.batch() {
+				break
 			}
 		}
 	}
