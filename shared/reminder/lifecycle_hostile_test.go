@@ -6,6 +6,7 @@ package reminder_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -236,5 +237,23 @@ func TestZoneChangeReachesEverySettingOfTheUnit(t *testing.T) {
 	st, err := f.st.ReconcileStateGet(ctx, "setting:"+last)
 	if err != nil || st.Generation <= st.DoneGeneration {
 		t.Fatalf("the last setting's propagation is not owed: %+v %v", st, err)
+	}
+}
+
+// The sweep's position is stored in ReconciliationState.CursorPosition (nvarchar(1000)): a
+// domain app's nextCursor longer than that is refused by the lister with an error saying
+// so, before any source of the page is applied (on SQL Server it failed the save after the
+// page, so the sweep re-applied the same page on every run and never moved).
+func TestHTTPListerRefusesOverLongCursor(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"items":[{"entityGuid":"e-1","revision":1,"changedOn":"2026-09-01T00:00:00Z","data":{"expiresOn":"2026-10-31"}}],"nextCursor":%q}`,
+			strings.Repeat("c", 1001))
+	}))
+	defer srv.Close()
+	_, err := reminder.HTTPSourceLister{URL: srv.URL}.ListSources(context.Background(), reminder.SourceQuery{BusinessUnitID: "bu-syd", SourceType: "PoliceVetting", Limit: 10})
+	if err == nil || !strings.Contains(err.Error(), "nextCursor") {
+		t.Fatalf("err = %v", err)
 	}
 }
