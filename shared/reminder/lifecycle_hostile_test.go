@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -256,4 +257,35 @@ func TestHTTPListerRefusesOverLongCursor(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nextCursor") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// A metric is a count or an amount: a number outside ±1e15, nearer to zero than 1e-15 or
+// written in more than 64 characters is bad input naming the field (nothing stored). A
+// capacity of 1e-999999 made the percentage a million-digit number, copied as metricValue
+// into every delivery's payload (1 MB per recipient).
+func TestThresholdMetricNumbersAreBounded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ booked, capacity, field string }{
+		{"9", "1e-999999", "data.capacity"},
+		{"1e16", "10", "data.booked"},
+		{"9", strings.Repeat("9", 65), "data.capacity"},
+		{"-1e300", "10", "data.booked"},
+	} {
+		f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
+		f.clock.Set(utc("2026-10-01T00:00:00Z"))
+		raw := strings.Replace(string(classEvent("e1", 1, 9, 10)), `"booked":9,"capacity":10`, `"booked":`+tc.booked+`,"capacity":`+tc.capacity, 1)
+		_, err := f.process(t, []byte(raw))
+		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("booked %.20s of %.20s: err = %.200v, want bad input naming %s", tc.booked, tc.capacity, err, tc.field)
+		}
+		if _, serr := f.st.SourceSnapshotGet(context.Background(), "ClassSession", "class-1"); serr == nil {
+			t.Errorf("booked %.20s of %.20s: a rejected event stored a snapshot", tc.booked, tc.capacity)
+		}
+	}
+	// In range: fine, and exact.
+	f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
+	f.clock.Set(utc("2026-10-01T00:00:00Z"))
+	raw := strings.Replace(string(classEvent("e1", 1, 9, 10)), `"booked":9,"capacity":10`, `"booked":0.000000000000001,"capacity":0.0000000000000012`, 1)
+	f.mustProcess(t, []byte(raw))
+	eq(t, classRows(t, f), "80:OncePerThreshold:src/Pending/")
 }

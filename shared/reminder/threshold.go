@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -193,7 +194,8 @@ func (e thresholdEval) highest() string {
 
 // evalThreshold computes the metric of set from data with exact decimal arithmetic (no
 // floating-point rounding at the boundary: 9 of 10 is exactly 90 %). A field that is absent
-// or null means no metric (nothing reached); a field that is not a number is bad input
+// or null means no metric (nothing reached); a field that is not a number, or a number
+// outside ±1e15, nearer to 0 than 1e-15 or longer than 64 characters, is bad input
 // (automation.Invalid naming "data.<field>").
 func evalThreshold(set Setting, data map[string]any) (thresholdEval, error) {
 	c := set.Threshold
@@ -239,12 +241,30 @@ func dataNumber(field string, data map[string]any) (*big.Rat, bool, error) {
 	default:
 		return nil, false, automation.Invalid("data."+field, "must be a number, got %s", jsonText(v))
 	}
+	bad := func() (*big.Rat, bool, error) {
+		if len(text) > 40 {
+			text = text[:40] + "…"
+		}
+		return nil, false, automation.Invalid("data."+field, "must be a number within ±1e15, 0 or at least 1e-15 away from it, in at most %d characters; got %s",
+			maxMetricChars, text)
+	}
+	// Bounds first, cheaply: a million-digit exponent must not reach big.Rat.
+	f, err := strconv.ParseFloat(text, 64)
+	if len(text) > maxMetricChars || err != nil || math.IsNaN(f) || math.Abs(f) > 1e15 || (f != 0 && math.Abs(f) < 1e-15) {
+		return bad()
+	}
+	if f == 0 && strings.Trim(strings.FieldsFunc(text, func(r rune) bool { return r == 'e' || r == 'E' })[0], "+-0.") != "" {
+		return bad() // a non-zero number that underflows to 0 (1e-999999)
+	}
 	r, ok := new(big.Rat).SetString(text)
 	if !ok {
-		return nil, false, automation.Invalid("data."+field, "must be a number, got %s", text)
+		return bad()
 	}
 	return r, true, nil
 }
+
+// maxMetricChars bounds the text of a metric field's number.
+const maxMetricChars = 64
 
 // metricText formats a metric value for payloads: up to 4 decimals, no trailing zeros.
 func metricText(v *big.Rat) string {
