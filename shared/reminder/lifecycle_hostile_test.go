@@ -289,3 +289,39 @@ func TestThresholdMetricNumbersAreBounded(t *testing.T) {
 	f.mustProcess(t, []byte(raw))
 	eq(t, classRows(t, f), "80:OncePerThreshold:src/Pending/")
 }
+
+// A stored source whose data is bad input for a setting (its event would have been
+// rejected had the setting existed then) is skipped by the setting's propagation and by the
+// source sweep, like a bad listed source: it used to stop the sweep at that source on every
+// run, so the sources after it never got their rows.
+func TestSweepsSkipSourcesWithBadData(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, strings.Replace(settingJSON("bu-syd", "[0]", "09:00", false), `"triggerKey":"expiresOn"`, `"triggerKey":"renewalDue"`, 1))
+	ctx := context.Background()
+	for i, data := range []string{`{"expiresOn":"2026-10-31","renewalDue":"soon","staffEmail":"a@example.test"}`,
+		`{"expiresOn":"2026-10-31","renewalDue":"2026-11-30","staffEmail":"b@example.test"}`} {
+		if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: fmt.Sprintf("e-%d", i+1), BusinessUnitID: "bu-syd",
+			Revision: 1, DataJSON: data, LastEventID: "x", UpdatedOn: f.clock.Now().Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new setting on expiresOn propagates to both; the old one (renewalDue) is changed to
+	// an offset that e-1's bad renewalDue cannot give.
+	js := strings.NewReplacer(settingGuid, "4d4d4d4d-5d7a-4c41-9d0e-6b1c2a3d4e5f").Replace(settingJSON("bu-syd", "[0]", "09:00", false))
+	res, err := f.admin().CreateSetting(ctx, all, []byte(js))
+	if err != nil || res.Propagation.Status != reminder.PropagationComplete || res.Propagation.RowsEnsured != 2 {
+		t.Fatalf("create: %+v %v", res.Propagation, err)
+	}
+	upd, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(strings.Replace(settingJSON("bu-syd", "[1]", "09:00", false), `"triggerKey":"expiresOn"`, `"triggerKey":"renewalDue"`, 1)), 1)
+	if err != nil || upd.Propagation.Status != reminder.PropagationComplete {
+		t.Fatalf("update: %+v %v", upd.Propagation, err)
+	}
+	rows, _ := f.st.SchedulerListBySource(ctx, store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "e-2", Limit: 10})
+	if len(rows) != 2 {
+		t.Fatalf("e-2 has %d rows, want the expiresOn and the renewalDue ones", len(rows))
+	}
+	rec := &reminder.Reconciler{Service: f.svc}
+	if r, err := rec.RunOnce(ctx); err != nil || !r.Complete {
+		t.Fatalf("reconciliation: %+v %v", r, err)
+	}
+}

@@ -129,10 +129,7 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 	if err != nil {
 		return run, fmt.Errorf("stored setting %s is invalid: %w", guid, err)
 	}
-	var (
-		z        Zone
-		settings []Setting
-	)
+	var z Zone
 	if set.Active() {
 		bu, err := svc.Store.BusinessUnitGet(ctx, set.BusinessUnitID)
 		if err != nil {
@@ -141,10 +138,10 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 		if z, err = zoneOf(bu); err != nil {
 			return run, err
 		}
-		if settings, err = svc.loadSettings(ctx, set.BusinessUnitID, set.SourceType); err != nil {
-			return run, err
-		}
 	}
+	// Only this setting is evaluated (its own rows are the only ones touched): a source whose
+	// data is bad for another setting does not stop this one.
+	settings := []Setting{set}
 	for run.Batches < maxBatches {
 		if st.Generation <= st.DoneGeneration {
 			run.Done = true
@@ -168,7 +165,12 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 				}
 				sr, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{OnlySetting: set.Guid, ReadOnlyEdges: true})
 				run.addSync(sr)
-				if err != nil {
+				if automation.IsInvalid(err) {
+					// The stored data is bad input for this setting (its event would be
+					// rejected now): the source keeps its rows; the pass goes on.
+					svc.logger().WarnContext(ctx, "setting propagation skipped a source with bad data", "settingGuid", guid,
+						"businessUnitId", set.BusinessUnitID, "entityType", sn.EntityType, "entityGuid", sn.EntityGuid, "step", "reconcile", "error", err)
+				} else if err != nil {
 					return run, fmt.Errorf("setting %s, source %s/%s: %w", guid, sn.EntityType, sn.EntityGuid, err)
 				}
 				run.Sources++
@@ -710,5 +712,13 @@ func (r *Reconciler) applyListed(ctx context.Context, settings []Setting, p stor
 	if err != nil {
 		return syncResult{}, err
 	}
-	return svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true})
+	sr, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true})
+	if automation.IsInvalid(err) {
+		// The stored data is bad input under the current settings: skip it (its next event
+		// is rejected the same way) rather than stop the sweep here on every run.
+		r.logger().Warn("reconciliation skipped a stored source with bad data", "businessUnitId", p.BusinessUnitID, "entityType", p.SourceType,
+			"entityGuid", item.EntityGuid, "step", "reconcile", "error", err)
+		return sr, nil
+	}
+	return sr, err
 }
