@@ -69,3 +69,18 @@ func TestNamesAndTemplateKeysAreBounded(t *testing.T) {
 		t.Errorf("a 201-character name: %d %s", a.status, a.body)
 	}
 }
+
+// Business-unit ids may contain '/' (and '@', '+', '~'): the Location of a created unit is
+// its escaped path, which a client can follow (it pointed at a route that does not exist).
+func TestLocationOfAUnitWithASlashIsFollowable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.call("POST", "/api/business-units", `{"id":"acme/syd+1","name":"Acme Sydney","timeZone":"Australia/Sydney"}`)
+	loc := a.header.Get("Location")
+	if a.status != 201 || loc != "/api/business-units/acme%2Fsyd+1" {
+		t.Fatalf("%d Location %q", a.status, loc)
+	}
+	if g := e.call("GET", loc, ""); g.status != 200 || g.json(t)["id"] != "acme/syd+1" {
+		t.Fatalf("GET %s: %d %s", loc, g.status, g.body)
+	}
+}
