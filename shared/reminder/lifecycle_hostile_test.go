@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -324,4 +325,49 @@ func TestSweepsSkipSourcesWithBadData(t *testing.T) {
 	if r, err := rec.RunOnce(ctx); err != nil || !r.Complete {
 		t.Fatalf("reconciliation: %+v %v", r, err)
 	}
+}
+
+// racingStore runs hook once, right after the first settings read of an event: a settings
+// change (and its propagation) lands between the event's read of the settings and its sync.
+type racingStore struct {
+	reminder.Store
+	hook func()
+}
+
+func (s *racingStore) ReminderSettingListBySource(ctx context.Context, bu, typ string) ([]store.ReminderSettingRecord, error) {
+	recs, err := s.Store.ReminderSettingListBySource(ctx, bu, typ)
+	if h := s.hook; h != nil {
+		s.hook = nil
+		h()
+	}
+	return recs, err
+}
+
+// An event applied with the settings it read while a settings change was being propagated
+// to the same source must not leave the source in the old settings' state: the change's
+// rows were superseded by the event's sync and the old rows reactivated, so the reminder was
+// lost (the old rows are Superseded at due time). The event re-syncs with the settings as
+// they are after its sync.
+func TestEventRacingASettingsChangeEndsInTheNewState(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.mustProcess(t, event("evt-1", 1, alice))
+	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
+	rs := &racingStore{Store: f.st}
+	svc := &reminder.Service{Store: rs, Clock: f.clock}
+	rs.hook = func() {
+		// Offsets 30/7/0 → 14/0 while the event is between its settings read and its sync.
+		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 1); err != nil {
+			t.Error(err)
+		}
+	}
+	ev, err := events.Parse(event("evt-2", 2, with(alice, "staffEmail", "alice.n@example.test")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Process(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, f.rows(t), "2026-10-01/Deactivated/Superseded", "2026-10-17/Pending/", "2026-10-24/Deactivated/Superseded", "2026-10-31/Pending/")
 }
