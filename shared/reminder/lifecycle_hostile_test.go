@@ -371,3 +371,68 @@ func TestEventRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 	}
 	eq(t, f.rows(t), "2026-10-01/Deactivated/Superseded", "2026-10-17/Pending/", "2026-10-24/Deactivated/Superseded", "2026-10-31/Pending/")
 }
+
+// settingRaceStore runs hook once, when the n-th read of a setting returns.
+type settingRaceStore struct {
+	reminder.Store
+	n    int
+	hook func()
+}
+
+func (s *settingRaceStore) ReminderSettingGet(ctx context.Context, guid string) (store.ReminderSettingRecord, error) {
+	rec, err := s.Store.ReminderSettingGet(ctx, guid)
+	if s.n--; s.n == 0 && s.hook != nil {
+		h := s.hook
+		s.hook = nil
+		h()
+	}
+	return rec, err
+}
+
+// Two quick edits of one setting: the first one's propagation read version 2, then version 3
+// was stored and fully propagated, then the first propagation synced the sources with
+// version 2 — the setting said 14 days, the rows said 7. A propagation that finds a newer
+// version after a batch syncs that batch again with it and leaves the rest to its pass.
+func TestStalePropagationDoesNotUndoANewerOne(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.mustProcess(t, event("evt-1", 1, alice))
+	rs := &settingRaceStore{Store: f.st, n: 2}
+	svc := &reminder.Service{Store: rs, Clock: f.clock}
+	a := &reminder.Admin{Store: rs, Clock: f.clock, Service: svc, Channels: map[string]bool{"log": true}}
+	rs.hook = func() {
+		// Read 1 is the update's own load; read 2 is its propagation's: version 3 lands now.
+		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 2); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := a.UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[7, 0]", "09:00", false)), 1); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, f.rows(t), "2026-10-01/Deactivated/Superseded", "2026-10-17/Pending/", "2026-10-24/Deactivated/Superseded", "2026-10-31/Pending/")
+}
+
+// The same race in a source sweep: the sweep read the settings, a settings change was stored
+// and propagated, then the sweep synced its batch with the settings it had read. The batch
+// is synced again with the settings as they are after it.
+func TestSourceSweepRacingASettingsChangeEndsInTheNewState(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
+		Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	rs := &racingStore{Store: f.st}
+	rs.hook = func() {
+		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 1); err != nil {
+			t.Error(err)
+		}
+	}
+	rec := &reminder.Reconciler{Service: &reminder.Service{Store: rs, Clock: f.clock}}
+	if _, err := rec.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, f.rows(t), "2026-10-01/Deactivated/Superseded", "2026-10-17/Pending/", "2026-10-24/Deactivated/Superseded", "2026-10-31/Pending/")
+}

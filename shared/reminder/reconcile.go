@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -152,6 +153,7 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 			cur = snapshotCursor{} // an unreadable cursor restarts the pass (idempotent)
 		}
 		n := 0
+		var touched []sourceRef
 		if set.Active() {
 			snaps, err := svc.Store.SourceSnapshotList(ctx, store.SourceSnapshotListParams{BusinessUnitID: set.BusinessUnitID, EntityType: set.SourceType,
 				AfterUpdatedOn: time.UnixMilli(cur.On).UTC(), AfterGuid: cur.Guid, IncludeDeleted: true, Limit: batchSize})
@@ -174,6 +176,7 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 					return run, fmt.Errorf("setting %s, source %s/%s: %w", guid, sn.EntityType, sn.EntityGuid, err)
 				}
 				run.Sources++
+				touched = append(touched, sourceRef{sn.EntityType, sn.EntityGuid})
 				cur = snapshotCursor{On: sn.UpdatedOn.UnixMilli(), Guid: sn.EntityGuid}
 			}
 			n = len(snaps)
@@ -192,11 +195,18 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 				default:
 					return run, err
 				}
+				touched = append(touched, sourceRef{r.SourceEntityType, r.SourceEntityGuid})
 				cur = snapshotCursor{ID: r.ID}
 			}
 			n = len(rows)
 		}
 		run.Batches++
+		// A newer version stored while this batch ran may already have been propagated to
+		// these sources, and this batch undone it: sync them again with the newest version
+		// and leave the rest of the pass to the newer version's own (it was requested with it).
+		if newer, err := resyncWithNewest(ctx, svc, guid, rec.Version, touched, now); err != nil || newer {
+			return run, err
+		}
 		st.Cursor, st.UpdatedOn = cur.String(), now
 		if n < batchSize {
 			st.DoneGeneration, st.Cursor = st.Generation, ""
@@ -207,6 +217,57 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 	}
 	run.Done = st.Generation <= st.DoneGeneration
 	return run, nil
+}
+
+// sourceRef names one source.
+type sourceRef struct{ entityType, entityGuid string }
+
+// resyncWithNewest syncs touched again with the newest version of setting guid when it is
+// newer than version (bounded: a version stored during the re-sync is handled the same
+// way). newer reports whether there was one.
+func resyncWithNewest(ctx context.Context, svc *Service, guid string, version int64, touched []sourceRef, now time.Time) (newer bool, err error) {
+	for i := 0; i < maxSettingsResyncs; i++ {
+		rec, err := svc.Store.ReminderSettingGet(ctx, guid)
+		if errors.Is(err, store.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil || rec.Version == version {
+			return newer, err
+		}
+		newer, version = true, rec.Version
+		set, err := ParseSetting([]byte(rec.Body))
+		if err != nil {
+			return newer, fmt.Errorf("stored setting %s is invalid: %w", guid, err)
+		}
+		bu, err := svc.Store.BusinessUnitGet(ctx, set.BusinessUnitID)
+		if err != nil {
+			return newer, fmt.Errorf("business unit %s: %w", set.BusinessUnitID, err)
+		}
+		z, err := zoneOf(bu)
+		if err != nil {
+			return newer, err
+		}
+		for _, ref := range touched {
+			sn, err := svc.Store.SourceSnapshotGet(ctx, ref.entityType, ref.entityGuid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return newer, err
+			}
+			if sn.BusinessUnitID != set.BusinessUnitID {
+				continue // moved away: revalidation supersedes its rows of this setting
+			}
+			src, err := sourceFromSnapshot(sn)
+			if err != nil {
+				return newer, err
+			}
+			if _, err := svc.syncSource(ctx, []Setting{set}, src, z, now, syncOptions{OnlySetting: guid, ReadOnlyEdges: true}); err != nil && !automation.IsInvalid(err) {
+				return newer, err
+			}
+		}
+	}
+	return newer, nil
 }
 
 // ignoreLost: another runner (or a new request) moved the sweep on; not an error.
@@ -613,7 +674,7 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 	if err != nil {
 		return run, err
 	}
-	settings, err := svc.loadSettings(ctx, p.BusinessUnitID, p.SourceType)
+	settings, versions, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
 	if err != nil {
 		return run, err
 	}
@@ -648,6 +709,11 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 				st.PassHighOn = &c
 			}
 		}
+		// Settings changed while the batch ran: their propagation may have reached these
+		// sources first and the batch undone it; sync them again with the current settings.
+		if settings, versions, err = r.resyncListed(ctx, p, z, page.Items, settings, versions, now); err != nil {
+			return run, err
+		}
 		run.Batches++
 		st.Cursor, st.UpdatedOn = page.Cursor, now
 		if len(page.Items) < cfg.BatchSize {
@@ -670,6 +736,43 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 		}
 	}
 	return run, nil
+}
+
+// resyncListed syncs the stored state of items again when the settings of the pair changed
+// since versions were read (bounded, like the event path's resyncIfSettingsChanged), and
+// returns the settings to go on with.
+func (r *Reconciler) resyncListed(ctx context.Context, p store.SettingSourcePair, z Zone, items []ListedSource, settings []Setting, versions map[string]int64, now time.Time) ([]Setting, map[string]int64, error) {
+	svc := r.Service
+	for i := 0; i < maxSettingsResyncs; i++ {
+		current, cv, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
+		if err != nil {
+			return settings, versions, err
+		}
+		if maps.Equal(cv, versions) {
+			return settings, versions, nil
+		}
+		settings, versions = current, cv
+		for _, item := range items {
+			sn, err := svc.Store.SourceSnapshotGet(ctx, p.SourceType, item.EntityGuid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return settings, versions, err
+			}
+			if sn.BusinessUnitID != p.BusinessUnitID {
+				continue
+			}
+			src, err := sourceFromSnapshot(sn)
+			if err != nil {
+				return settings, versions, err
+			}
+			if _, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true}); err != nil && !automation.IsInvalid(err) {
+				return settings, versions, err
+			}
+		}
+	}
+	return settings, versions, nil
 }
 
 func pairLess(a, b store.SettingSourcePair) bool {
