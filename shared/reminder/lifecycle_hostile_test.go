@@ -436,3 +436,50 @@ func TestSourceSweepRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 	}
 	eq(t, f.rows(t), "2026-10-01/Deactivated/Superseded", "2026-10-17/Pending/", "2026-10-24/Deactivated/Superseded", "2026-10-31/Pending/")
 }
+
+// buRaceStore runs hook once, right after the first read of a business unit.
+type buRaceStore struct {
+	reminder.Store
+	hook func()
+}
+
+func (s *buRaceStore) BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error) {
+	bu, err := s.Store.BusinessUnitGet(ctx, id)
+	if h := s.hook; h != nil {
+		s.hook = nil
+		h()
+	}
+	return bu, err
+}
+
+// The same race with a business unit's time-zone change: the event read the old zone, the
+// change re-timed the source's rows, then the event wrote them back in the old zone.
+func TestEventRacingAZoneChangeEndsInTheNewZone(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.mustProcess(t, event("evt-1", 1, alice))
+	rs := &buRaceStore{Store: f.st}
+	rs.hook = func() {
+		a := f.admin()
+		bu, err := a.GetBusinessUnit(ctx, all, "bu-syd")
+		if err == nil {
+			_, _, err = a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	ev, err := events.Parse(event("evt-2", 2, with(alice, "staffEmail", "alice.n@example.test")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&reminder.Service{Store: rs, Clock: f.clock}).Process(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range f.rowMap(t) {
+		if r.TimeZoneID != "Australia/Perth" {
+			t.Errorf("row %s left in %s", k, r.TimeZoneID)
+		}
+	}
+}

@@ -138,12 +138,12 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 // maxSettingsResyncs bounds the re-syncs of one source after a concurrent settings change.
 const maxSettingsResyncs = 3
 
-// resyncIfSettingsChanged closes the race between an event and a settings change (§4.5): a
-// change stored after the event read the settings may have been propagated to this source
-// before the event's sync wrote the older settings' rows over it. Once the settings read
-// after the sync are the ones it used, the state is right (a later change's propagation
-// syncs this source after that read); otherwise the source is synced again with the new
-// ones. New settings under which the stored data is bad input are logged and left to their
+// resyncIfSettingsChanged closes the race between an event and a settings change (§4.5) or a
+// business unit's zone change: a change stored after the event read the settings (or the
+// zone) may have been propagated to this source before the event's sync wrote the older
+// state over it. Once the settings and zone read after the sync are the ones it used, the
+// state is right (a later change's propagation syncs this source after that read);
+// otherwise the source is synced again with the new ones. New settings under which the stored data is bad input are logged and left to their
 // own propagation, which skips the source the same way.
 func (s *Service) resyncIfSettingsChanged(ctx context.Context, buID string, src Source, z Zone, now time.Time, versions map[string]int64, res *EventResult) error {
 	for i := 0; i < maxSettingsResyncs; i++ {
@@ -151,10 +151,19 @@ func (s *Service) resyncIfSettingsChanged(ctx context.Context, buID string, src 
 		if err != nil {
 			return err
 		}
-		if maps.Equal(current, versions) {
+		// The business unit's zone too: a zone change re-times rows the same way.
+		zone := z
+		if bu, err := s.Store.BusinessUnitGet(ctx, buID); err == nil {
+			if zone, err = zoneOf(bu); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if maps.Equal(current, versions) && zone.TimeZoneID == z.TimeZoneID {
 			return nil
 		}
-		versions = current
+		versions, z = current, zone
 		sr, err := s.syncSource(ctx, settings, src, z, now, syncOptions{})
 		for a, n := range sr.Ensured {
 			res.Ensured[a] += n
