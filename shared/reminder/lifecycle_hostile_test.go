@@ -483,3 +483,37 @@ func TestEventRacingAZoneChangeEndsInTheNewZone(t *testing.T) {
 		}
 	}
 }
+
+// A tzdata resync interrupted by the deployment of yet another tzdata version starts over:
+// it used to resume at its cursor, so the rows before it were only ever resynced with the
+// intermediate version.
+func TestTZDataResyncRestartsForANewerVersion(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.mustProcess(t, event("evt-1", 1, alice))
+	rows, err := f.st.SchedulerListFuturePending(ctx, store.SchedulerListFuturePendingParams{Now: f.clock.Now(), Limit: 10})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows %v", len(rows), err)
+	}
+	first := rows[0]
+	// The first row is an hour off its local intent (as under other tzdata rules).
+	c := automation.Candidate{AutomationType: first.AutomationType, TriggerType: first.TriggerType, SchedulerKey: first.SchedulerKey, InputHash: first.InputHash,
+		SettingGuid: first.SettingGuid, SourceEntityType: first.SourceEntityType, SourceEntityGuid: first.SourceEntityGuid, BusinessUnitID: first.BusinessUnitID,
+		ScheduledOn: first.ScheduledOn.Add(time.Hour), ScheduledLocalDate: first.ScheduledLocalDate, ScheduledLocalTime: first.ScheduledLocalTime, TimeZoneID: first.TimeZoneID}
+	if _, err := f.st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: f.clock.Now(), Candidates: []automation.Candidate{c}}); err != nil {
+		t.Fatal(err)
+	}
+	// A resync for an intermediate version stopped after the first row.
+	if _, err := f.st.ReconcileStateSave(ctx, store.ReconcileState{SweepKey: "tzdata", Marker: "2024a",
+		Cursor: fmt.Sprintf(`{"on":0,"g":"","id":%d,"tz":"2024b"}`, first.ID), UpdatedOn: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := (&reminder.Reconciler{Service: f.svc}).RunOnce(ctx)
+	if err != nil || r.Rescheduled != 1 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if got, _ := f.st.SchedulerGetByKey(ctx, first.SchedulerKey); !got.ScheduledOn.Equal(first.ScheduledOn) {
+		t.Fatalf("row at %v, want %v", got.ScheduledOn, first.ScheduledOn)
+	}
+}

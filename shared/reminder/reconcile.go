@@ -67,7 +67,10 @@ func (r *sweepRun) addSync(s syncResult) {
 type snapshotCursor struct {
 	On   int64  `json:"on"` // UpdatedOn, Unix ms
 	Guid string `json:"g"`
-	ID   int64  `json:"id,omitempty"` // rows by Id (inactive-setting phase)
+	ID   int64  `json:"id,omitempty"` // rows by Id (inactive-setting phase, tzdata resync)
+	// TZ is the tzdata version a resync in progress recomputes with: a position of another
+	// version is not resumed (the rows before it were not resynced with this one).
+	TZ string `json:"tz,omitempty"`
 }
 
 func parseCursor(s string) (snapshotCursor, error) {
@@ -519,6 +522,9 @@ func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now 
 		return 0, 0, true, nil
 	}
 	cur, _ := parseCursor(state.Cursor)
+	if cur.TZ != localtime.TZDataVersion {
+		cur = snapshotCursor{}
+	}
 	for batches < budget {
 		rows, err := st.SchedulerListFuturePending(ctx, store.SchedulerListFuturePendingParams{Now: now, AfterID: cur.ID, Limit: cfg.BatchSize})
 		if err != nil {
@@ -526,7 +532,7 @@ func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now 
 		}
 		var fix []automation.Candidate
 		for _, row := range rows {
-			cur = snapshotCursor{ID: row.ID}
+			cur = snapshotCursor{ID: row.ID, TZ: localtime.TZDataVersion}
 			at, ok := resolveIntent(row)
 			if !ok || at.Equal(row.ScheduledOn) {
 				continue
