@@ -177,8 +177,8 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	if !tokenRE.MatchString(s.BusinessUnitID) {
 		bad("businessUnitId", "is required (letters, digits, ._~@+/-)")
 	}
-	if !validName(s.Name) {
-		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
+	if strings.TrimSpace(s.Name) == "" {
+		bad("name", "is required")
 	}
 	if !tokenRE.MatchString(s.SourceType) {
 		bad("sourceType", "is required (letters, digits, ._~@+/-)")
@@ -197,8 +197,8 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	default:
 		bad("triggerType", "must be %q or %q, got %q", automation.TriggerDateBased, automation.TriggerThresholdCondition, s.TriggerType)
 	}
-	if !templateKeyRE.MatchString(s.Template) {
-		bad("template", "is required: a template key of 1..200 letters, digits and ._~@+/-")
+	if strings.TrimSpace(s.Template) == "" {
+		bad("template", "is required")
 	}
 	if len(s.Channels) == 0 {
 		bad("channels", "needs at least one channel")
@@ -218,6 +218,22 @@ func (s *Setting) Validate(channels map[string]bool) error {
 		bad("maxLatenessHours", "must be 1..720, got %d", *s.MaxLatenessHours)
 	}
 	return errors.Join(errs...)
+}
+
+// validateWrite adds the checks of a setting being written (management API, replay
+// settings inputs) to Validate's: a display name of 1..MaxNameChars characters without
+// control characters (it is copied into every delivery's payload) and a template key as
+// NotificationTemplate keys are written (NotificationJob.Template is nvarchar(200)). They
+// are not applied to stored settings, so a setting stored before them stays readable.
+func (s *Setting) validateWrite() []error {
+	var errs []error
+	if strings.TrimSpace(s.Name) != "" && !validName(s.Name) {
+		errs = append(errs, automation.Invalid("name", "must be 1..%d characters without control characters", MaxNameChars))
+	}
+	if strings.TrimSpace(s.Template) != "" && !templateKeyRE.MatchString(s.Template) {
+		errs = append(errs, automation.Invalid("template", "must be a template key: 1..200 letters, digits and ._~@+/-"))
+	}
+	return errs
 }
 
 func (s *Setting) validateDateBased() []error {
