@@ -222,9 +222,11 @@ func (s *Setting) Validate(channels map[string]bool) error {
 
 // validateWrite adds the checks of a setting being written (management API, replay
 // settings inputs) to Validate's: a display name of 1..MaxNameChars characters without
-// control characters (it is copied into every delivery's payload) and a template key as
-// NotificationTemplate keys are written (NotificationJob.Template is nvarchar(200)). They
-// are not applied to stored settings, so a setting stored before them stays readable.
+// control characters (it is copied into every delivery's payload), a template key as
+// NotificationTemplate keys are written (NotificationJob.Template is nvarchar(200)) and
+// threshold levels of at most MaxLevelChars that are exactly the number given (a level is a
+// SchedulerKey component and the ThresholdLevel column, nvarchar(50)). They are not applied
+// to stored settings, so a setting stored before them stays readable by the event path.
 func (s *Setting) validateWrite() []error {
 	var errs []error
 	if strings.TrimSpace(s.Name) != "" && !validName(s.Name) {
@@ -232,6 +234,16 @@ func (s *Setting) validateWrite() []error {
 	}
 	if strings.TrimSpace(s.Template) != "" && !templateKeyRE.MatchString(s.Template) {
 		errs = append(errs, automation.Invalid("template", "must be a template key: 1..200 letters, digits and ._~@+/-"))
+	}
+	if s.Threshold != nil {
+		for i, l := range s.Threshold.Levels {
+			if _, err := levelText(l); err != nil {
+				continue // reported by Validate
+			}
+			if err := checkLevelWrite(l); err != nil {
+				errs = append(errs, automation.Invalid(fmt.Sprintf("threshold.levels[%d]", i), "%v", err))
+			}
+		}
 	}
 	return errs
 }

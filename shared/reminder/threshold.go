@@ -122,22 +122,32 @@ const MaxLevelChars = 24
 
 // levelText is the canonical text of a level: the shortest decimal that round-trips, no
 // trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (§3.2). A level outside
-// ±1e15 or whose text is longer than MaxLevelChars ("1e-300") is an error.
+// ±1e15 is an error.
 func levelText(n json.Number) (string, error) {
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f != f || f > 1e15 || f < -1e15 {
 		return "", fmt.Errorf("must be a finite number, got %s", string(n))
 	}
-	text := strconv.FormatFloat(f, 'f', -1, 64)
+	return strconv.FormatFloat(f, 'f', -1, 64), nil
+}
+
+// checkLevelWrite is the check of a level being written: its canonical text is at most
+// MaxLevelChars ("1e-300" is not) and exactly the number given (more than 15 significant
+// digits would be compared as another number).
+func checkLevelWrite(n json.Number) error {
+	text, err := levelText(n)
+	if err != nil {
+		return err
+	}
 	if len(text) > MaxLevelChars {
-		return "", fmt.Errorf("must be a number written in at most %d characters as a decimal (e.g. 87.5), got %s", MaxLevelChars, string(n))
+		return fmt.Errorf("must be a number written in at most %d characters as a decimal (e.g. 87.5), got %s", MaxLevelChars, string(n))
 	}
 	given, ok1 := new(big.Rat).SetString(string(n))
 	canon, ok2 := new(big.Rat).SetString(text)
 	if !ok1 || !ok2 || given.Cmp(canon) != 0 {
-		return "", fmt.Errorf("must be exact in at most 15 significant digits, got %s (it would be compared as %s)", string(n), text)
+		return fmt.Errorf("must be exact in at most 15 significant digits, got %s (it would be compared as %s)", string(n), text)
 	}
-	return text, nil
+	return nil
 }
 
 // level is one configured level.
