@@ -517,3 +517,44 @@ func TestTZDataResyncRestartsForANewerVersion(t *testing.T) {
 		t.Fatalf("row at %v, want %v", got.ScheduledOn, first.ScheduledOn)
 	}
 }
+
+// requestFailingStore fails every request for a sweep pass.
+type requestFailingStore struct{ reminder.Store }
+
+func (requestFailingStore) ReconcileStateRequest(context.Context, string, time.Time) error {
+	return fmt.Errorf("database unavailable")
+}
+
+// A change whose propagation cannot be requested is not stored: it used to be stored and
+// answered "Queued" although nothing was queued, so Reconciliation never applied it (an
+// offset change left the old rows, Superseded at due time, and no new ones). The request is
+// made before the write, so a crash between the two cannot lose it either.
+func TestChangeIsNotStoredWithoutItsPropagation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.mustProcess(t, event("evt-1", 1, alice))
+	st := requestFailingStore{f.st}
+	a := &reminder.Admin{Store: st, Clock: f.clock, Service: &reminder.Service{Store: st, Clock: f.clock}, Channels: map[string]bool{"log": true}}
+	if _, err := a.UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 1); err == nil {
+		t.Fatal("the change was accepted without its propagation")
+	}
+	if rec, _ := f.st.ReminderSettingGet(ctx, settingGuid); rec.Version != 1 {
+		t.Fatalf("stored version %d", rec.Version)
+	}
+	js := strings.NewReplacer(settingGuid, "4d4d4d4d-5d7a-4c41-9d0e-6b1c2a3d4e5f").Replace(settingJSON("bu-syd", "[14]", "09:00", false))
+	if _, err := a.CreateSetting(ctx, all, []byte(js)); err == nil {
+		t.Fatal("the setting was created without its propagation")
+	}
+	bu, _ := a.GetBusinessUnit(ctx, all, "bu-syd")
+	if _, _, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version); err == nil {
+		t.Fatal("the zone change was accepted without its propagation")
+	}
+	if got, _ := f.st.BusinessUnitGet(ctx, "bu-syd"); got.TimeZoneID != "Australia/Sydney" {
+		t.Fatalf("zone %s stored", got.TimeZoneID)
+	}
+	// A change that needs no propagation (template only) goes through.
+	if _, err := a.UpdateSetting(ctx, all, settingGuid, []byte(strings.Replace(settingJSON("bu-syd", "[30, 7, 0]", "09:00", false), `"template":"tpl"`, `"template":"tpl-2"`, 1)), 1); err != nil {
+		t.Fatal(err)
+	}
+}
