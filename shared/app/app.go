@@ -345,18 +345,23 @@ func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
 	}
 }
 
-// RedispatchUnsent puts a dispatch message on the in-process bus for every NotificationJob
-// not yet Sent or Failed. The in-process bus forgets its messages when the process stops;
-// the jobs (in SQL) do not, so a restart re-dispatches them and the send claim keeps each to
-// one send. It returns how many were re-dispatched. No-op on Service Bus (durable).
+// MaxRedispatch bounds how many dispatch messages RedispatchUnsent puts on the in-process
+// bus at start-up; the dispatch sweep (QueuedGrace) starts any others later.
+const MaxRedispatch = 10 * store.MaxBatch
+
+// RedispatchUnsent puts a dispatch message on the in-process bus for the oldest
+// NotificationJobs not yet Sent or Failed, at most MaxRedispatch. The in-process bus forgets
+// its messages when the process stops; the jobs (in SQL) do not, so a restart re-dispatches
+// them and the send claim keeps each to one send; the dispatch sweep starts whatever is
+// beyond the bound. It returns how many were re-dispatched. No-op on Service Bus (durable).
 func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 	if r.Memory == nil {
 		return 0, nil
 	}
 	n := 0
 	var after int64
-	for {
-		jobs, err := r.Store.NotificationListUnsent(ctx, after, store.MaxBatch)
+	for n < MaxRedispatch {
+		jobs, err := r.Store.NotificationListUnsent(ctx, after, min(store.MaxBatch, MaxRedispatch-n))
 		if err != nil {
 			return n, err
 		}
@@ -372,6 +377,7 @@ func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
+	return n, nil
 }
 
 // Close releases everything Open created, in reverse order.
