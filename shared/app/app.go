@@ -90,7 +90,8 @@ type Options struct {
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
 	// ReportSources are renderers of domain report types (report.HTTPSource) beside the
-	// built-in automation-activity report.
+	// built-in automation-activity report; nil: Open builds them from
+	// AUTOMATION_REPORT_SOURCES.
 	ReportSources map[string]report.Renderer
 }
 
@@ -167,6 +168,16 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if o.ReportSources == nil {
+		o.ReportSources = map[string]report.Renderer{}
+		for typ, u := range cfg.ReportSources {
+			src, err := report.NewHTTPSource(u)
+			if err != nil {
+				return fail(fmt.Errorf("app: AUTOMATION_REPORT_SOURCES: %w", err))
+			}
+			o.ReportSources[typ] = src
+		}
+	}
 	if o.Channels == nil {
 		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
 		if err != nil {
