@@ -26,6 +26,7 @@ func runSupport(t *testing.T, open Opener) {
 	t.Run("SupportMetrics", func(t *testing.T) { testSupportMetrics(t, open) })
 	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
 	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
+	t.Run("SupportRetryKeepsWhenTheRowEnded", func(t *testing.T) { testSupportRetryKeepsEndTime(t, open) })
 }
 
 // supportCandidate is Candidate(n, due) in business unit bu.
@@ -598,5 +599,39 @@ func testSupportNotifications(t *testing.T, open Opener) {
 	}
 	if jobs, _ := s.SupportNotificationList(ctx, "other", 10); len(jobs) != 0 {
 		t.Fatalf("other key: %+v", jobs)
+	}
+}
+
+// testSupportRetryKeepsEndTime: a support retry of a row that ended long ago moves its
+// Version on (so a second retry needs a fresh read) but not its UpdatedOn, which says when it
+// ended: the row must not count as "deactivated in the last 24 hours" again, and its history
+// keeps the real deactivation time.
+func testSupportRetryKeepsEndTime(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
+	ended := putInStatus(t, s, c, automation.StatusDeactivated)
+	now := ended.UpdatedOn.Add(30 * 24 * time.Hour)
+	retry := c
+	retry.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, ended.Version)
+	retry.ScheduledOn = now
+	res, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: ended.ID, Version: ended.Version, Action: store.SupportRetry,
+		Operator: "ops.jane", Reason: "send it anyway", Now: now, RetryCandidate: &retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := get(t, s, c.SchedulerKey)
+	if after.Version != ended.Version+1 || res.Row.Version != after.Version {
+		t.Fatalf("version after a support retry: %d (answer %d), want %d", after.Version, res.Row.Version, ended.Version+1)
+	}
+	if !after.UpdatedOn.Equal(ended.UpdatedOn) || !res.Row.UpdatedOn.Equal(ended.UpdatedOn) {
+		t.Fatalf("a support retry moved the ended row's UpdatedOn from %s to %s", ended.UpdatedOn, after.UpdatedOn)
+	}
+	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.DeactivatedByReason) != 0 {
+		t.Fatalf("a row deactivated 30 days ago counts as deactivated in the last 24 hours after a support retry: %v", m.DeactivatedByReason)
 	}
 }

@@ -163,8 +163,10 @@ OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Pending', N'Failed', N'Deactivated');
 
 -- name: SupportSchedulerTouch :one
+-- The Version moves on (a second retry needs a fresh read); UpdatedOn stays: it says when the
+-- row ended (history, "deactivated in the last 24 hours").
 UPDATE dbo.AutomationScheduler
-SET Version = Version + 1, UpdatedOn = @Now
+SET Version = Version + 1
 OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Completed', N'Deactivated', N'Cancelled');
 

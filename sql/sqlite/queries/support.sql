@@ -184,8 +184,10 @@ RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, Sour
 -- name: SupportSchedulerTouch :one
 -- A support retry of a row that ended (Completed, Deactivated, Cancelled): the row itself is
 -- unchanged but its Version moves on, so a second retry needs a fresh read (If-Match).
+-- UpdatedOn stays: it says when the row ended (history, "deactivated in the last 24 hours");
+-- the retry itself is in SupportAudit.
 UPDATE AutomationScheduler
-SET Version = Version + 1, UpdatedOn = @Now
+SET Version = Version + 1
 WHERE Id = @Id AND Version = @Version AND Status IN ('Completed', 'Deactivated', 'Cancelled')
 RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
 
