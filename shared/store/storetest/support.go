@@ -27,6 +27,7 @@ func runSupport(t *testing.T, open Opener) {
 	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
 	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
 	t.Run("SupportRetryKeepsWhenTheRowEnded", func(t *testing.T) { testSupportRetryKeepsEndTime(t, open) })
+	t.Run("SupportMetricsOldestDueAfterABackoff", func(t *testing.T) { testSupportMetricsOldestDueAfterBackoff(t, open) })
 }
 
 // supportCandidate is Candidate(n, due) in business unit bu.
@@ -633,5 +634,46 @@ func testSupportRetryKeepsEndTime(t *testing.T, open Opener) {
 	}
 	if len(m.DeactivatedByReason) != 0 {
 		t.Fatalf("a row deactivated 30 days ago counts as deactivated in the last 24 hours after a support retry: %v", m.DeactivatedByReason)
+	}
+}
+
+// testSupportMetricsOldestDueAfterABackoff: a row waiting on a backoff (or a released hold)
+// becomes due at its NextRetryOn, not at its old ScheduledOn; the oldest due figure says how
+// long due work has waited for the poller, so a retry that came due a minute ago is a minute
+// old, not days.
+func testSupportMetricsOldestDueAfterBackoff(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
+	ensure1(t, s, T0, c)
+	r := claim(t, s, c.ScheduledOn, 10)[0]
+	retryAt := c.ScheduledOn.Add(72 * time.Hour) // three days later (a long backoff, or a paced release)
+	if err := s.SchedulerFail(ctx, store.SchedulerFailParams{ID: r.ID, Token: r.Version, Now: c.ScheduledOn,
+		FailureReasonCode: automation.ReasonHandlerError, NextRetryOn: retryAt}); err != nil {
+		t.Fatal(err)
+	}
+	// A row due later than the retry, never failed: due since its ScheduledOn.
+	later := supportCandidate(2, retryAt.Add(30*time.Second), "bu-a")
+	ensure1(t, s, T0, later)
+	for _, tc := range []struct {
+		now  time.Time
+		want any
+	}{
+		{retryAt.Add(-time.Minute), nil},         // nothing is due yet
+		{retryAt.Add(20 * time.Second), retryAt}, // the retry: due 20 s ago, not 3 days
+		{retryAt.Add(time.Minute), retryAt},      // both due; the retry came due first
+		{retryAt.Add(48 * time.Hour), retryAt},   // still waiting: its age grows from NextRetryOn
+	} {
+		m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: tc.now, Since: tc.now.Add(-24 * time.Hour), Cap: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got any
+		if m.OldestDueOn != nil {
+			got = *m.OldestDueOn
+		}
+		if got != tc.want {
+			t.Errorf("at %s: oldest due %v, want %v", tc.now, got, tc.want)
+		}
 	}
 }

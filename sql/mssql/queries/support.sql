@@ -230,12 +230,15 @@ SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHER
       AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
 
 -- name: SupportMetricsOldestDue :one
-SELECT ScheduledOn FROM dbo.AutomationScheduler
-WHERE Status = N'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
-  AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
-  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
-ORDER BY ScheduledOn, Id
-OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
+-- The earliest instant a due row became due: its NextRetryOn when a backoff or a paced release
+-- put it later than its ScheduledOn; over the same (at most @Cap) rows as
+-- SupportMetricsPendingDue, in ScheduledOn order (IX_AutomationScheduler_Due).
+SELECT MIN(CASE WHEN NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) FROM (
+    SELECT TOP (@Cap) ScheduledOn, NextRetryOn FROM dbo.AutomationScheduler
+    WHERE Status = N'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+    ORDER BY ScheduledOn, Id) AS d;
 
 -- name: SupportMetricsProcessing :one
 SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHERE Status = N'Processing' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;

@@ -256,12 +256,16 @@ SELECT COUNT(*) FROM (SELECT 1 AS x FROM AutomationScheduler INDEXED BY IX_Autom
       AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
 
 -- name: SupportMetricsOldestDue :one
-SELECT ScheduledOn FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due
-WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
-  AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
-  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
-ORDER BY ScheduledOn, Id
-LIMIT 1;
+-- The earliest instant a due row became due: its NextRetryOn when a backoff or a paced release
+-- put it later than its ScheduledOn. Read over the same (at most @Cap) rows as
+-- SupportMetricsPendingDue, in ScheduledOn order (IX_AutomationScheduler_Due).
+SELECT MIN(CASE WHEN NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) FROM (
+    SELECT ScheduledOn, NextRetryOn FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due
+    WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+    ORDER BY ScheduledOn, Id
+    LIMIT @Cap) AS d;
 
 -- name: SupportMetricsProcessing :one
 -- IX_AutomationScheduler_Lease.
