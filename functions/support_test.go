@@ -5,6 +5,9 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -216,5 +219,69 @@ func TestServeScopeFlags(t *testing.T) {
 		}, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d %s", args, code, errOut.String())
 		}
+	}
+}
+
+// TestSupportCommandReachesTheFunctionApp: in Azure the Functions host checks a function key
+// (x-functions-key; authLevel "function") before the request reaches SupportApi. The
+// command sends the key given with -function-key; without it the host's 401 is the answer.
+func TestSupportCommandReachesTheFunctionApp(t *testing.T) {
+	t.Parallel()
+	base := startServe(t, t.TempDir())
+	target, _ := url.Parse(base)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-functions-key") != "fk-123" && r.URL.Query().Get("code") != "fk-123" {
+			w.WriteHeader(http.StatusUnauthorized) // the host answers 401 with an empty body
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer host.Close()
+	if code, out, errOut := cli(t, "metrics", "-url", host.URL+"/", "-function-key", "fk-123"); code != 0 || !strings.Contains(out, "pending due now") {
+		t.Fatalf("with the function key: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "metrics", "-url", host.URL); code != 1 || !strings.Contains(errOut, "401") {
+		t.Fatalf("without the function key: exit %d %s", code, errOut)
+	}
+}
+
+// TestSupportCommandEscapesControlCharacters: what the tables show comes from domain events
+// and operators (event ids, data, reasons). Terminal control sequences in it are shown
+// escaped, never sent to the terminal, and tabs or new lines cannot break a table's columns.
+func TestSupportCommandEscapesControlCharacters(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := startServe(t, dir)
+	ev := filepath.Join(dir, "ev.json")
+	if err := os.WriteFile(ev, []byte(`{"specversion":"1.0","id":"evt-\u001b]0;pwned\u0007\u001b[2J","source":"/hr","type":"PoliceVetting.Upserted",
+	  "businessunitid":"bu-syd","entitytype":"PoliceVetting","entityguid":"`+cliGuid+`","revision":1,
+	  "data":{"expiresOn":"2030-11-30","staffEmail":"zoe.walker@example.test","isActive":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(context.Background(), []string{"publish", "-local", base, ev}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("publish: %d", code)
+	}
+	code, out, errOut := cli(t, "explain", "-url", base, "PoliceVetting", cliGuid)
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `evt-\x1b]0;pwned\a\x1b[2J`) {
+		t.Fatalf("explain: exit %d\n%q%s", code, out, errOut)
+	}
+	code, out, _ = cli(t, "find", "-url", base, "-source", "PoliceVetting/"+cliGuid, "-limit", "1")
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	if code != 0 {
+		t.Fatalf("find: %d %s", code, out)
+	}
+	if code, out, errOut := cli(t, "cancel", id, "-url", base, "-operator", "ops.jane", "-reason", "left\tthe company\nfor good"); code != 0 {
+		t.Fatalf("cancel: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = cli(t, "show", id, "-url", base)
+	var auditLine string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "ops.jane") {
+			auditLine = l
+		}
+	}
+	if code != 0 || strings.Contains(out, "\t") || !strings.Contains(auditLine, `left\tthe company\nfor good`) {
+		t.Fatalf("show: exit %d, audit line %q\n%s", code, auditLine, out)
 	}
 }
