@@ -114,7 +114,7 @@ func TestSupportCommandAgainstServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pubOut, pubErr bytes.Buffer
-	if code := run(context.Background(), []string{"publish", "-local", base, ev}, func(string) string { return "" }, &pubOut, &pubErr); code != 0 {
+	if code := run(context.Background(), []string{"publish", "-local", base, "-token", "s3cret", ev}, func(string) string { return "" }, &pubOut, &pubErr); code != 0 {
 		t.Fatalf("publish: %d %s %s", code, pubOut.String(), pubErr.String())
 	}
 	auth := []string{"-url", base, "-token", "s3cret"}
@@ -283,5 +283,48 @@ func TestSupportCommandEscapesControlCharacters(t *testing.T) {
 	}
 	if code != 0 || strings.Contains(out, "\t") || !strings.Contains(auditLine, `left\tthe company\nfor good`) {
 		t.Fatalf("show: exit %d, audit line %q\n%s", code, auditLine, out)
+	}
+}
+
+// TestServeTokenGuardsLocalEvents: with -token, serve requires the bearer token on every /api
+// request — the local domain-events route included, which creates scheduled work in any
+// business unit. publish -local sends the token it is given (-token, default
+// AUTOMATION_API_TOKEN).
+func TestServeTokenGuardsLocalEvents(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := startServe(t, dir, "-token", "s3cret")
+	ev := filepath.Join(dir, "ev.json")
+	if err := os.WriteFile(ev, []byte(`{"specversion":"1.0","id":"live-9","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu-syd",
+	  "entitytype":"PoliceVetting","entityguid":"`+cliGuid+`","revision":1,
+	  "data":{"expiresOn":"2030-11-30","staffEmail":"zoe.walker@example.test","isActive":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(getenv func(string) string, args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append(append([]string{"publish"}, args...), ev), getenv, &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	none := func(string) string { return "" }
+	if code, out := publish(none, "-local", base); code != 1 || !strings.Contains(out, "401") {
+		t.Fatalf("publish without the token: exit %d %s", code, out)
+	}
+	if code, out := publish(none, "-local", base, "-token", "wrong"); code != 1 || !strings.Contains(out, "401") {
+		t.Fatalf("publish with a wrong token: exit %d %s", code, out)
+	}
+	code, out, _ := cli(t, "find", "-url", base, "-token", "s3cret", "-source", "PoliceVetting/"+cliGuid)
+	if code != 0 || !strings.Contains(out, "0 row(s)") {
+		t.Fatalf("a refused event created rows: %d\n%s", code, out)
+	}
+	if code, out := publish(func(k string) string {
+		if k == "AUTOMATION_API_TOKEN" {
+			return "s3cret"
+		}
+		return ""
+	}, "-local", base); code != 0 {
+		t.Fatalf("publish with AUTOMATION_API_TOKEN: exit %d %s", code, out)
+	}
+	if code, out, _ := cli(t, "find", "-url", base, "-token", "s3cret", "-source", "PoliceVetting/"+cliGuid); code != 0 || !strings.Contains(out, "3 row(s)") {
+		t.Fatalf("rows of the published event: %d\n%s", code, out)
 	}
 }
