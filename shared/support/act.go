@@ -2,6 +2,7 @@ package support
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -72,8 +73,9 @@ func (s *Service) Release(ctx context.Context, sc Scope, req ActRequest) (ActRes
 // (automation.SupportRetryKey: the original key + ":support-retry:v{version}") is ensured,
 // due now, with the same input and local intent, so its deliveries get new delivery keys and
 // the original delivery key is never reused; revalidation still applies when it runs.
-// Errors as Release, with CodeConflict for Processing rows and for Pending rows that are
-// simply waiting for their time.
+// Errors as Release, with CodeConflict for Processing rows, for Pending rows that are simply
+// waiting for their time, and for ended rows other than reminders (a report run is retried
+// by the report API, which registers it; the answer names its route).
 func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		switch row.Status {
@@ -87,6 +89,9 @@ func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResul
 		case automation.StatusProcessing:
 			return store.SupportActParams{}, conflict("the row is being processed (lease until %s); wait for its outcome", leaseText(row))
 		case automation.StatusCompleted, automation.StatusDeactivated, automation.StatusCancelled:
+			if row.AutomationType != automation.TypeReminder {
+				return store.SupportActParams{}, endedRunElsewhere(row)
+			}
 			c := retryCandidate(row, utc(s.clock.Now()))
 			return store.SupportActParams{Action: store.SupportRetry, RetryCandidate: &c}, nil
 		}
@@ -110,6 +115,26 @@ func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResu
 		}
 		return store.SupportActParams{}, conflict("the row is already %s", row.Status)
 	})
+}
+
+// endedRunElsewhere is the answer to a support retry of an ended row that is not a
+// reminder: only reminder revalidation knows support-retry rows ("{key}:support-retry:v{n}").
+// A report run is registered by the report service (its run record and one-owner guard, §7),
+// which has its own audited retry; a generic support-retry row would only fail, unregistered.
+func endedRunElsewhere(row automation.SchedulerRow) error {
+	if row.AutomationType != automation.TypeReportSubscription {
+		return conflict("a %s row that ended cannot be retried here; only reminders get a support-retry row", row.AutomationType)
+	}
+	hash := "{runKeyHash}"
+	var dr struct {
+		RunKeyHash string `json:"runKeyHash"`
+	}
+	if json.Unmarshal([]byte(row.DispatchResultJSON), &dr) == nil && dr.RunKeyHash != "" {
+		hash = dr.RunKeyHash
+	}
+	return conflict("a report run is sent again by the report API, which registers the run and its one-owner guard: "+
+		"POST /api/report-subscriptions/%s/automation-runs/%s/retry (GET /api/report-subscriptions/%s/automation-runs lists the runs)",
+		row.SettingGuid, hash, row.SettingGuid)
 }
 
 func leaseText(r automation.SchedulerRow) string {
