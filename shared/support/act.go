@@ -102,11 +102,20 @@ func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResul
 // Cancel sets a Pending, Failed or Deactivated row to Cancelled (ReasonCode
 // SupportCancelled): it is never sent, and a later event that ensures the same occurrence
 // with the same input leaves it Cancelled (automation.DecideEnsure). Errors as Release, with
-// CodeConflict for Processing, Completed and already Cancelled rows.
+// CodeConflict for Processing, Completed and already Cancelled rows, and for the pending next
+// scheduled run of a report subscription (it carries the schedule: pause the subscription).
 func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		switch row.Status {
 		case automation.StatusPending, automation.StatusFailed, automation.StatusDeactivated:
+			if row.Status == automation.StatusPending && row.AutomationType == automation.TypeReportSubscription &&
+				row.TriggerType == automation.TriggerScheduledRun {
+				// A subscription keeps only its next scheduled run, which schedules the one
+				// after when it executes (§7): cancelling it would end the schedule silently.
+				return store.SupportActParams{}, conflict("this is the next scheduled run of report subscription %s, which carries its schedule: "+
+					"cancelling it would stop every later run. To stop the reports, set the subscription's status to Paused "+
+					"(PUT /api/report-subscriptions/%s)", row.SettingGuid, row.SettingGuid)
+			}
 			return store.SupportActParams{Action: store.SupportCancel}, nil
 		case automation.StatusProcessing:
 			return store.SupportActParams{}, conflict("the row is being processed (lease until %s); cancel it after its outcome", leaseText(row))

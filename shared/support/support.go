@@ -16,6 +16,7 @@
 //	           Cancelled (reminders only)       due at once; the original row keeps its state
 //	                                            (an ended report run: the report API's retry)
 //	cancel     Pending, Failed, Deactivated     Cancelled (SupportCancelled); sticks through ensure
+//	           (not a report subscription's pending next scheduled run: pause the subscription)
 //	releases   rows on hold matching a filter   paced: batches due at most RatePerMinute apart
 //
 // Every action needs the operator's name and a reason, is guarded by the Version the
