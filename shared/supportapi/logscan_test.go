@@ -22,7 +22,11 @@ type lockedLog struct {
 	b  bytes.Buffer
 }
 
-func (l *lockedLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
 
 var (
 	// Any address, upper case or percent-encoded, with at least two characters before the
