@@ -10,6 +10,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/logmask"
+	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -217,10 +218,37 @@ func (s *Service) act(ctx context.Context, sc Scope, req ActRequest, decide func
 			out.Note = fmt.Sprintf("the support-retry row already existed (%s): nothing new was scheduled", res.RetryRow.Action)
 		}
 	}
+	if p.Action == store.SupportRelease || p.Action == store.SupportRetryNow {
+		out.Note = s.lateNote(ctx, res.Row, now)
+	}
 	s.writeTrace(ctx, recs)
 	s.log.InfoContext(ctx, "support action", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID,
 		"step", "support-"+strings.ToLower(string(p.Action)), "auditId", res.AuditID, "versionBefore", row.Version, "versionAfter", res.Row.Version)
 	return out, nil
+}
+
+// lateNote warns that a reminder released or retried now is past its setting's lateness
+// window: revalidation records it TooLate instead of sending it (§3.6, the late rule). ""
+// when it is within the window, not a reminder, or its setting cannot be read.
+func (s *Service) lateNote(ctx context.Context, row automation.SchedulerRow, now time.Time) string {
+	if row.AutomationType != automation.TypeReminder || row.SettingGuid == "" {
+		return ""
+	}
+	rec, err := s.store.ReminderSettingGet(ctx, row.SettingGuid)
+	if err != nil {
+		return ""
+	}
+	set, err := reminder.ParseSetting([]byte(rec.Body))
+	if err != nil {
+		return ""
+	}
+	max := time.Duration(set.MaxLatenessHoursOrDefault()) * time.Hour
+	if late := now.Sub(row.ScheduledOn); late > max {
+		return fmt.Sprintf("this occurrence was due %s, %d h ago; its setting sends at most %d h late (maxLatenessHours), so when it runs "+
+			"it is recorded TooLate, not sent. To send it anyway, retry the row once it has ended: a support-retry row is due now",
+			stamp(row.ScheduledOn), int(late/time.Hour), int(max/time.Hour))
+	}
+	return ""
 }
 
 // outcomeOf maps a support action to its trace outcome.
