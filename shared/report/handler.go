@@ -135,8 +135,9 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	own := acq.Ownership
 	if acq.Outcome == store.OwnershipConflict {
-		s.c.Log.Warn("report run ownership conflict: put on support hold", "schedulerKey", row.SchedulerKey,
-			"ownershipKey", run.OwnershipKey, "owner", string(own.OwnerType), "ownershipStatus", string(own.Status), "businessUnitId", row.BusinessUnitID)
+		s.c.Log.WarnContext(ctx, "report run ownership conflict: put on support hold", "schedulerKey", row.SchedulerKey,
+			"ownershipKey", run.OwnershipKey, "owner", string(own.OwnerType), "ownershipStatus", string(own.Status), "businessUnitId", row.BusinessUnitID,
+			"step", "execute", "errorCode", string(ReasonOwnershipConflict))
 		return scheduler.Outcome{}, scheduler.PermanentReason(ReasonOwnershipConflict,
 			fmt.Errorf("%w (%s %s, owner version %d)", ErrOwnershipConflict, run.OwnershipKey, own.Status, own.OwnerVersion))
 	}
