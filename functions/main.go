@@ -8,7 +8,7 @@
 //	                                    from function.json, the in-process bus
 //	automation replay [-db DIR] <scenario.json>
 //	automation migrate                  apply SQL migrations (SQL Server or SQLite)
-//	automation publish [-local URL] <events.json>
+//	automation publish [-local URL [-token T]] <events.json>
 //	                                    send CloudEvents to Service Bus (or to a local serve)
 //	automation support <command> ...    the support API from a terminal (support.go)
 package main
@@ -288,11 +288,12 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	localURL := fs.String("local", "", "base URL of a local `serve` (e.g. http://127.0.0.1:7071) instead of Service Bus")
+	token := fs.String("token", "", "with -local: the serve's bearer `token` (default AUTOMATION_API_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "usage: automation publish [-local URL] <events.json>\n")
+		fmt.Fprint(stderr, "usage: automation publish [-local URL [-token T]] <events.json>\n")
 		return 2
 	}
 	raw, err := os.ReadFile(fs.Arg(0))
@@ -307,11 +308,22 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	send := func(ctx context.Context, ev []byte) error { return errors.New("no destination") }
 	if *localURL != "" {
+		if *token == "" {
+			cfg, err := config.Load(getenv)
+			if err != nil {
+				fmt.Fprintf(stderr, "automation publish: configuration:\n%v\n", err)
+				return 2
+			}
+			*token = cfg.APIToken
+		}
 		client := &http.Client{Timeout: 10 * time.Second}
 		url := strings.TrimRight(*localURL, "/") + app.LocalEventsPath
 		send = func(ctx context.Context, ev []byte) error {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev))
 			req.Header.Set("Content-Type", "application/cloudevents+json")
+			if *token != "" {
+				req.Header.Set("Authorization", "Bearer "+*token)
+			}
 			resp, err := client.Do(req)
 			if err != nil {
 				return err

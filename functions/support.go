@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
@@ -41,6 +43,7 @@ commands:
 flags of every command:
   -url URL              the API's base URL (default http://127.0.0.1:7071)
   -token T              bearer token (default AUTOMATION_API_TOKEN)
+  -function-key K       the SupportApi function's key (x-functions-key), for the Function App
   -operator NAME        your name for the audit (required by release, retry, cancel)
   -business-units LIST  narrow what you see (X-Automation-Business-Units)
   -version V            (release, retry, cancel) the version you read; default: read it now
@@ -53,6 +56,7 @@ Exit codes: 0 ok, 1 the API refused or failed, 2 bad usage.
 type supportClient struct {
 	base     string
 	token    string
+	fnKey    string // the Functions host's function key (authLevel "function"), if any
 	operator string
 	units    string
 	http     *http.Client
@@ -68,18 +72,46 @@ type apiError struct {
 func (e *apiError) Error() string {
 	p := e.problem
 	if p.Title == "" {
-		return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), strings.TrimSpace(e.body))
+		return clean(fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), strings.TrimSpace(e.body)))
 	}
-	msg := fmt.Sprintf("%d %s", e.status, p.Title)
+	msg := fmt.Sprintf("%d %s", e.status, clean(p.Title))
 	if p.Detail != "" {
-		msg += ": " + p.Detail
+		msg += ": " + clean(p.Detail)
 	}
 	for _, f := range p.Errors {
 		if f.Field != "" && !strings.Contains(p.Detail, f.Message) {
-			msg += "\n  " + f.Field + ": " + f.Message
+			msg += "\n  " + clean(f.Field) + ": " + clean(f.Message)
 		}
 	}
 	return msg
+}
+
+// clean makes text from the API safe for a terminal and a table cell: control characters
+// (terminal escape sequences, tabs and new lines included) and bidirectional overrides are
+// shown escaped ("\x1b", "\t", "\n"), never written as they are. The text comes from domain
+// events and operators (event ids, data, reasons).
+func clean(s string) string {
+	return cleanText(s, false)
+}
+
+// cleanText is clean, keeping new lines when lines is true (a multi-line block).
+func cleanText(s string, lines bool) string {
+	unsafe := func(r rune) bool {
+		return (unicode.IsControl(r) && !(lines && r == '\n')) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == utf8.RuneError
+	}
+	if strings.IndexFunc(s, unsafe) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unsafe(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r) // '\x1b', '\t', '\u202e'
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
 }
 
 // do sends one request; body (when not nil) is JSON. It returns the raw body and headers of
@@ -107,6 +139,9 @@ func (c *supportClient) do(ctx context.Context, method, path string, query url.V
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.fnKey != "" {
+		req.Header.Set("x-functions-key", c.fnKey)
 	}
 	if c.operator != "" {
 		req.Header.Set(httpapi.HeaderOperator, c.operator)
@@ -149,6 +184,7 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 	fs.Usage = func() { fmt.Fprint(stderr, supportUsage) }
 	base := fs.String("url", "http://127.0.0.1:7071", "")
 	token := fs.String("token", "", "")
+	fnKey := fs.String("function-key", "", "")
 	op := fs.String("operator", "", "")
 	units := fs.String("business-units", "", "")
 	asJSON := fs.Bool("json", false, "")
@@ -205,7 +241,7 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		*token = cfg.APIToken
 	}
-	c := &supportClient{base: *base, token: *token, operator: *op, units: *units, http: &http.Client{Timeout: time.Minute}}
+	c := &supportClient{base: *base, token: *token, fnKey: *fnKey, operator: *op, units: *units, http: &http.Client{Timeout: time.Minute}}
 	out := &supportOut{w: stdout, json: *asJSON}
 	var runErr error
 	switch cmd {
@@ -360,7 +396,11 @@ func (o *supportOut) table(header string, rows [][]string) {
 	tw := tabwriter.NewWriter(o.w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = clean(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
 }
@@ -411,7 +451,7 @@ func (o *supportOut) find(body []byte, _ http.Header, err error) error {
 	}
 	fmt.Fprintf(o.w, "%d row(s), %s\n", len(page.Rows), order)
 	if page.NextCursor != "" {
-		fmt.Fprintf(o.w, "more: add -cursor %s\n", page.NextCursor)
+		fmt.Fprintf(o.w, "more: add -cursor %s\n", clean(page.NextCursor))
 	}
 	return nil
 }
@@ -465,7 +505,7 @@ func (o *supportOut) show(body []byte, _ http.Header, err error) error {
 		o.table("DELIVERY KEY\tCHANNEL\tRECIPIENT\tSTATUS\tSENT", rows)
 	}
 	if d.Diagnostics != nil {
-		fmt.Fprintf(o.w, "\ndiagnostics %s:\n", d.Diagnostics.BlobName)
+		fmt.Fprintf(o.w, "\ndiagnostics %s:\n", clean(d.Diagnostics.BlobName))
 		switch {
 		case d.Diagnostics.Missing:
 			fmt.Fprintln(o.w, "  (blob not found)")
@@ -475,11 +515,11 @@ func (o *supportOut) show(body []byte, _ http.Header, err error) error {
 			b, _ := json.MarshalIndent(v, "  ", "  ")
 			fmt.Fprintf(o.w, "  %s\n", b)
 		default:
-			fmt.Fprintf(o.w, "  %s\n", d.Diagnostics.Text)
+			fmt.Fprintf(o.w, "  %s\n", cleanText(d.Diagnostics.Text, true))
 		}
 	}
 	for _, n := range d.Notes {
-		fmt.Fprintln(o.w, "note: "+n)
+		fmt.Fprintln(o.w, "note: "+clean(n))
 	}
 	return nil
 }
@@ -496,15 +536,19 @@ func (o *supportOut) explain(body []byte, _ http.Header, err error) error {
 	if err := json.Unmarshal(body, &x); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.w, "%s %s in %s (%s, local today %s), as of %s\n", x.Source.SourceType, x.Source.SourceGuid, x.BusinessUnit.ID,
-		x.BusinessUnit.TimeZoneID, x.BusinessUnit.LocalToday, utcText(x.AsOf))
+	fmt.Fprintf(o.w, "%s %s in %s (%s, local today %s), as of %s\n", clean(x.Source.SourceType), clean(x.Source.SourceGuid), clean(x.BusinessUnit.ID),
+		clean(x.BusinessUnit.TimeZoneID), x.BusinessUnit.LocalToday, utcText(x.AsOf))
 	for _, s := range x.Summary {
-		fmt.Fprintln(o.w, "  "+s)
+		fmt.Fprintln(o.w, "  "+clean(s))
 	}
 	for _, s := range x.Settings {
-		fmt.Fprintf(o.w, "\n%s (%s, %s=%v, offsets %v at %s):\n", s.Name, activeText(s.IsActive), s.TriggerKey, s.TriggerValue, s.OffsetsDays, s.SendLocalTime)
+		value := "-"
+		if s.TriggerValue != nil {
+			value = fmt.Sprint(s.TriggerValue)
+		}
+		fmt.Fprintf(o.w, "\n%s (%s, %s=%s, offsets %v at %s):\n", clean(s.Name), activeText(s.IsActive), clean(s.TriggerKey), clean(value), s.OffsetsDays, orDash(s.SendLocalTime))
 		if s.Why != "" {
-			fmt.Fprintln(o.w, "  "+s.Why)
+			fmt.Fprintln(o.w, "  "+clean(s.Why))
 		}
 		rows := make([][]string, 0, len(s.Occurrences))
 		for _, oc := range s.Occurrences {
@@ -597,12 +641,12 @@ func (o *supportOut) acted(body []byte, hdr http.Header, err error) error {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.w, "%s: row %d is %s (version %d, audit %d)\n", r.Action, r.Row.ID, r.Row.Status, r.Row.Version, r.AuditID)
+	fmt.Fprintf(o.w, "%s: row %d is %s (version %d, audit %d)\n", clean(r.Action), r.Row.ID, clean(r.Row.Status), r.Row.Version, r.AuditID)
 	if r.RetryRow != nil {
-		fmt.Fprintf(o.w, "support-retry row %d: %s, due %s\n", r.RetryRow.ID, r.RetryRow.SchedulerKey, utcText(r.RetryRow.ScheduledOn))
+		fmt.Fprintf(o.w, "support-retry row %d: %s, due %s\n", r.RetryRow.ID, clean(r.RetryRow.SchedulerKey), utcText(r.RetryRow.ScheduledOn))
 	}
 	if r.Note != "" {
-		fmt.Fprintln(o.w, "note: "+r.Note)
+		fmt.Fprintln(o.w, "note: "+clean(r.Note))
 	}
 	return nil
 }
@@ -619,7 +663,7 @@ func (o *supportOut) released(body []byte, _ http.Header, err error) error {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.w, "release %s: %d row(s) in %d batch(es) of %d, %d/min (one batch every %gs)\n", r.ID, r.Released, r.Batches, r.BatchSize, r.RatePerMinute, r.IntervalSeconds)
+	fmt.Fprintf(o.w, "release %s: %d row(s) in %d batch(es) of %d, %d/min (one batch every %gs)\n", clean(r.ID), r.Released, r.Batches, r.BatchSize, r.RatePerMinute, r.IntervalSeconds)
 	if r.FirstDueOn != nil && r.LastDueOn != nil {
 		fmt.Fprintf(o.w, "due from %s to %s\n", utcText(*r.FirstDueOn), utcText(*r.LastDueOn))
 	}

@@ -5,6 +5,9 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,7 +114,7 @@ func TestSupportCommandAgainstServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pubOut, pubErr bytes.Buffer
-	if code := run(context.Background(), []string{"publish", "-local", base, ev}, func(string) string { return "" }, &pubOut, &pubErr); code != 0 {
+	if code := run(context.Background(), []string{"publish", "-local", base, "-token", "s3cret", ev}, func(string) string { return "" }, &pubOut, &pubErr); code != 0 {
 		t.Fatalf("publish: %d %s %s", code, pubOut.String(), pubErr.String())
 	}
 	auth := []string{"-url", base, "-token", "s3cret"}
@@ -216,5 +219,112 @@ func TestServeScopeFlags(t *testing.T) {
 		}, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d %s", args, code, errOut.String())
 		}
+	}
+}
+
+// TestSupportCommandReachesTheFunctionApp: in Azure the Functions host checks a function key
+// (x-functions-key; authLevel "function") before the request reaches SupportApi. The
+// command sends the key given with -function-key; without it the host's 401 is the answer.
+func TestSupportCommandReachesTheFunctionApp(t *testing.T) {
+	t.Parallel()
+	base := startServe(t, t.TempDir())
+	target, _ := url.Parse(base)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("x-functions-key") != "fk-123" && r.URL.Query().Get("code") != "fk-123" {
+			w.WriteHeader(http.StatusUnauthorized) // the host answers 401 with an empty body
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer host.Close()
+	if code, out, errOut := cli(t, "metrics", "-url", host.URL+"/", "-function-key", "fk-123"); code != 0 || !strings.Contains(out, "pending due now") {
+		t.Fatalf("with the function key: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "metrics", "-url", host.URL); code != 1 || !strings.Contains(errOut, "401") {
+		t.Fatalf("without the function key: exit %d %s", code, errOut)
+	}
+}
+
+// TestSupportCommandEscapesControlCharacters: what the tables show comes from domain events
+// and operators (event ids, data, reasons). Terminal control sequences in it are shown
+// escaped, never sent to the terminal, and tabs or new lines cannot break a table's columns.
+func TestSupportCommandEscapesControlCharacters(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := startServe(t, dir)
+	ev := filepath.Join(dir, "ev.json")
+	if err := os.WriteFile(ev, []byte(`{"specversion":"1.0","id":"evt-\u001b]0;pwned\u0007\u001b[2J","source":"/hr","type":"PoliceVetting.Upserted",
+	  "businessunitid":"bu-syd","entitytype":"PoliceVetting","entityguid":"`+cliGuid+`","revision":1,
+	  "data":{"expiresOn":"2030-11-30","staffEmail":"zoe.walker@example.test","isActive":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(context.Background(), []string{"publish", "-local", base, ev}, func(string) string { return "" }, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("publish: %d", code)
+	}
+	code, out, errOut := cli(t, "explain", "-url", base, "PoliceVetting", cliGuid)
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `evt-\x1b]0;pwned\a\x1b[2J`) {
+		t.Fatalf("explain: exit %d\n%q%s", code, out, errOut)
+	}
+	code, out, _ = cli(t, "find", "-url", base, "-source", "PoliceVetting/"+cliGuid, "-limit", "1")
+	id := strings.Fields(strings.Split(out, "\n")[1])[0]
+	if code != 0 {
+		t.Fatalf("find: %d %s", code, out)
+	}
+	if code, out, errOut := cli(t, "cancel", id, "-url", base, "-operator", "ops.jane", "-reason", "left\tthe company\nfor good"); code != 0 {
+		t.Fatalf("cancel: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = cli(t, "show", id, "-url", base)
+	var auditLine string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "ops.jane") {
+			auditLine = l
+		}
+	}
+	if code != 0 || strings.Contains(out, "\t") || !strings.Contains(auditLine, `left\tthe company\nfor good`) {
+		t.Fatalf("show: exit %d, audit line %q\n%s", code, auditLine, out)
+	}
+}
+
+// TestServeTokenGuardsLocalEvents: with -token, serve requires the bearer token on every /api
+// request — the local domain-events route included, which creates scheduled work in any
+// business unit. publish -local sends the token it is given (-token, default
+// AUTOMATION_API_TOKEN).
+func TestServeTokenGuardsLocalEvents(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := startServe(t, dir, "-token", "s3cret")
+	ev := filepath.Join(dir, "ev.json")
+	if err := os.WriteFile(ev, []byte(`{"specversion":"1.0","id":"live-9","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu-syd",
+	  "entitytype":"PoliceVetting","entityguid":"`+cliGuid+`","revision":1,
+	  "data":{"expiresOn":"2030-11-30","staffEmail":"zoe.walker@example.test","isActive":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(getenv func(string) string, args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append(append([]string{"publish"}, args...), ev), getenv, &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	none := func(string) string { return "" }
+	if code, out := publish(none, "-local", base); code != 1 || !strings.Contains(out, "401") {
+		t.Fatalf("publish without the token: exit %d %s", code, out)
+	}
+	if code, out := publish(none, "-local", base, "-token", "wrong"); code != 1 || !strings.Contains(out, "401") {
+		t.Fatalf("publish with a wrong token: exit %d %s", code, out)
+	}
+	code, out, _ := cli(t, "find", "-url", base, "-token", "s3cret", "-source", "PoliceVetting/"+cliGuid)
+	if code != 0 || !strings.Contains(out, "0 row(s)") {
+		t.Fatalf("a refused event created rows: %d\n%s", code, out)
+	}
+	if code, out := publish(func(k string) string {
+		if k == "AUTOMATION_API_TOKEN" {
+			return "s3cret"
+		}
+		return ""
+	}, "-local", base); code != 0 {
+		t.Fatalf("publish with AUTOMATION_API_TOKEN: exit %d %s", code, out)
+	}
+	if code, out, _ := cli(t, "find", "-url", base, "-token", "s3cret", "-source", "PoliceVetting/"+cliGuid); code != 0 || !strings.Contains(out, "3 row(s)") {
+		t.Fatalf("rows of the published event: %d\n%s", code, out)
 	}
 }

@@ -102,6 +102,7 @@ param reconcileBusinessUnits string = '*'
 
 @description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...).')
 param sourceUrls string = ''
+param reportSources string = ''
 
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
@@ -244,6 +245,7 @@ module functionApp 'modules/functionapp.bicep' = {
     apiBusinessUnits: apiBusinessUnits
     reconcileBusinessUnits: reconcileBusinessUnits
     sourceUrls: sourceUrls
+    reportSources: reportSources
     webhookSecret: webhookSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost

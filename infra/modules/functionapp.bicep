@@ -124,6 +124,9 @@ param reconcileBusinessUnits string = '*'
 @description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...); empty: sweep the pipeline\'s own snapshots.')
 param sourceUrls string = ''
 
+@description('Report types rendered by an HTTP report source: ReportType=https://...,Other=https://...')
+param reportSources string = ''
+
 @description('Idempotency-Key records older than this many hours are purged.')
 param idempotencyRetentionHours string = '168'
 
@@ -275,6 +278,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_SOURCE_URLS'
     value: sourceUrls
+  }
+  {
+    name: 'AUTOMATION_REPORT_SOURCES'
+    value: reportSources
   }
   {
     name: 'AUTOMATION_IDEMPOTENCY_RETENTION_HOURS'

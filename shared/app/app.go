@@ -90,7 +90,8 @@ type Options struct {
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
 	// ReportSources are renderers of domain report types (report.HTTPSource) beside the
-	// built-in automation-activity report.
+	// built-in automation-activity report; nil: Open builds them from
+	// AUTOMATION_REPORT_SOURCES.
 	ReportSources map[string]report.Renderer
 }
 
@@ -167,6 +168,16 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if o.ReportSources == nil {
+		o.ReportSources = map[string]report.Renderer{}
+		for typ, u := range cfg.ReportSources {
+			src, err := report.NewHTTPSource(u)
+			if err != nil {
+				return fail(fmt.Errorf("app: AUTOMATION_REPORT_SOURCES: %w", err))
+			}
+			o.ReportSources[typ] = src
+		}
+	}
 	if o.Channels == nil {
 		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
 		if err != nil {
@@ -345,18 +356,23 @@ func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
 	}
 }
 
-// RedispatchUnsent puts a dispatch message on the in-process bus for every NotificationJob
-// not yet Sent or Failed. The in-process bus forgets its messages when the process stops;
-// the jobs (in SQL) do not, so a restart re-dispatches them and the send claim keeps each to
-// one send. It returns how many were re-dispatched. No-op on Service Bus (durable).
+// MaxRedispatch bounds how many dispatch messages RedispatchUnsent puts on the in-process
+// bus at start-up; the dispatch sweep (QueuedGrace) starts any others later.
+const MaxRedispatch = 10 * store.MaxBatch
+
+// RedispatchUnsent puts a dispatch message on the in-process bus for the oldest
+// NotificationJobs not yet Sent or Failed, at most MaxRedispatch. The in-process bus forgets
+// its messages when the process stops; the jobs (in SQL) do not, so a restart re-dispatches
+// them and the send claim keeps each to one send; the dispatch sweep starts whatever is
+// beyond the bound. It returns how many were re-dispatched. No-op on Service Bus (durable).
 func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 	if r.Memory == nil {
 		return 0, nil
 	}
 	n := 0
 	var after int64
-	for {
-		jobs, err := r.Store.NotificationListUnsent(ctx, after, store.MaxBatch)
+	for n < MaxRedispatch {
+		jobs, err := r.Store.NotificationListUnsent(ctx, after, min(store.MaxBatch, MaxRedispatch-n))
 		if err != nil {
 			return n, err
 		}
@@ -372,6 +388,7 @@ func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
+	return n, nil
 }
 
 // Close releases everything Open created, in reverse order.

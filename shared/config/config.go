@@ -67,6 +67,7 @@ var Settings = []Setting{
 	{"AUTOMATION_RECONCILE_DUE_DAYS", Local | Azure, "14", "Reconciliation: due window of a first source pass, today..today+N days (1..366)."},
 	{"AUTOMATION_RECONCILE_BUSINESS_UNITS", Local | Azure, "*", "Reconciliation: business units whose sources are swept (comma-separated ids, or *)."},
 	{"AUTOMATION_SOURCE_URLS", Local | Azure, "", "Reconciliation: domain-app list endpoints by source type, SourceType=https://...,Other=https://... (a type without one is swept from the pipeline's own snapshots)."},
+	{"AUTOMATION_REPORT_SOURCES", Local | Azure, "", "Report subscriptions: domain report types rendered by an HTTP report source, ReportType=https://...,Other=https://... (the built-in automation-activity report needs none)."},
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 }
 
@@ -110,6 +111,7 @@ type Config struct {
 	ReconcileDueDays       int
 	ReconcileBusinessUnits string            // "*" or comma-separated business-unit ids
 	SourceURLs             map[string]string // source type → domain-app list endpoint
+	ReportSources          map[string]string // report type → HTTP report source URL
 	IdempotencyRetention   time.Duration
 }
 
@@ -239,6 +241,11 @@ func Load(getenv func(string) string) (Config, error) {
 	} else {
 		c.SourceURLs = urls
 	}
+	if urls, err := parseSourceURLs(get("AUTOMATION_REPORT_SOURCES")); err != nil {
+		bad("AUTOMATION_REPORT_SOURCES", "%v", err)
+	} else {
+		c.ReportSources = urls
+	}
 	if p := c.CustomHandlerPort; p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			bad("FUNCTIONS_CUSTOMHANDLER_PORT", "must be a port number 1..65535, got %q", p)
@@ -278,7 +285,7 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, errors.Join(errs...)
 }
 
-// parseSourceURLs reads "SourceType=https://...,Other=https://..." (http only for
+// parseSourceURLs reads "Type=https://...,Other=https://..." (http only for
 // 127.0.0.1/localhost).
 func parseSourceURLs(v string) (map[string]string, error) {
 	out := map[string]string{}

@@ -414,7 +414,13 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 		attrs = append(attrs, "nextAttemptOn", o.NextAttemptOn.UTC().Format(time.RFC3339))
 	}
 	if o.Error != "" {
-		attrs = append(attrs, "error", o.Error)
+		// errorCode: a stable code per outcome kind (DeliveryFailed, DeliveryUnknown,
+		// DeliveryRetryScheduled) so alerts can match without parsing the error text.
+		code := "Delivery" + string(o.Status)
+		if o.Status == store.NotificationQueued {
+			code = "DeliveryRetryScheduled"
+		}
+		attrs = append(attrs, "error", o.Error, "errorCode", code)
 	}
 	// The recipient is personal data: the log handler masks it (shared/logmask).
 	msg := "delivery " + strings.ToLower(string(o.Status))

@@ -24,6 +24,17 @@ func TestString(t *testing.T) {
 		"expiresOn changed to 2027-03-20 today": "expiresOn changed to 2027-03-20 today",
 		"\"2027-03-20\"":                        "\"2027-03-20\"",
 		"call 2027-0320-11":                     "call ***2011",
+		// Addresses and numbers inside URLs: percent-encoded, and the tel: scheme.
+		"POST https://hooks.example.test/notify?to=amelia.nguyen%40example.test&x=1": "POST https://hooks.example.test/notify?to=a***%40example.test&x=1",
+		"to=ZOE%40EXAMPLE.TEST":     "to=Z***%40EXAMPLE.TEST",
+		"sms?to=%2B61412345678":     "sms?to=***5678",
+		"tel:+61412345678":          "tel:***5678",
+		"TEL:+61-412-345-678":       "TEL:***5678",
+		"tel:0412345678":            "tel:***5678",
+		"phone:+61 412 345 678":     "phone:***5678",
+		"key:+11:00":                "key:+11:00",
+		"hotel:12345678":            "hotel:12345678",
+		"reminder:x:evt-12345678:0": "reminder:x:evt-12345678:0",
 	}
 	for in, want := range cases {
 		if got := logmask.String(in); got != want {

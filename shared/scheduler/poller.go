@@ -221,6 +221,9 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution
 		ex.code, ex.hold = automation.ReasonHandlerError, IsPermanent(ex.err)
 		if ex.hold {
 			ex.code = automation.ReasonPermanentError
+			if r := permanentReason(ex.err); r != "" {
+				ex.code = r
+			}
 		}
 	}
 	return ex

@@ -2,6 +2,7 @@ package support
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/logmask"
+	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -72,8 +74,9 @@ func (s *Service) Release(ctx context.Context, sc Scope, req ActRequest) (ActRes
 // (automation.SupportRetryKey: the original key + ":support-retry:v{version}") is ensured,
 // due now, with the same input and local intent, so its deliveries get new delivery keys and
 // the original delivery key is never reused; revalidation still applies when it runs.
-// Errors as Release, with CodeConflict for Processing rows and for Pending rows that are
-// simply waiting for their time.
+// Errors as Release, with CodeConflict for Processing rows, for Pending rows that are simply
+// waiting for their time, and for ended rows other than reminders (a report run is retried
+// by the report API, which registers it; the answer names its route).
 func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		switch row.Status {
@@ -87,6 +90,9 @@ func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResul
 		case automation.StatusProcessing:
 			return store.SupportActParams{}, conflict("the row is being processed (lease until %s); wait for its outcome", leaseText(row))
 		case automation.StatusCompleted, automation.StatusDeactivated, automation.StatusCancelled:
+			if row.AutomationType != automation.TypeReminder {
+				return store.SupportActParams{}, endedRunElsewhere(row)
+			}
 			c := retryCandidate(row, utc(s.clock.Now()))
 			return store.SupportActParams{Action: store.SupportRetry, RetryCandidate: &c}, nil
 		}
@@ -97,11 +103,20 @@ func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResul
 // Cancel sets a Pending, Failed or Deactivated row to Cancelled (ReasonCode
 // SupportCancelled): it is never sent, and a later event that ensures the same occurrence
 // with the same input leaves it Cancelled (automation.DecideEnsure). Errors as Release, with
-// CodeConflict for Processing, Completed and already Cancelled rows.
+// CodeConflict for Processing, Completed and already Cancelled rows, and for the pending next
+// scheduled run of a report subscription (it carries the schedule: pause the subscription).
 func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		switch row.Status {
 		case automation.StatusPending, automation.StatusFailed, automation.StatusDeactivated:
+			if row.Status == automation.StatusPending && row.AutomationType == automation.TypeReportSubscription &&
+				row.TriggerType == automation.TriggerScheduledRun {
+				// A subscription keeps only its next scheduled run, which schedules the one
+				// after when it executes (§7): cancelling it would end the schedule silently.
+				return store.SupportActParams{}, conflict("this is the next scheduled run of report subscription %s, which carries its schedule: "+
+					"cancelling it would stop every later run. To stop the reports, set the subscription's status to Paused "+
+					"(PUT /api/report-subscriptions/%s)", row.SettingGuid, row.SettingGuid)
+			}
 			return store.SupportActParams{Action: store.SupportCancel}, nil
 		case automation.StatusProcessing:
 			return store.SupportActParams{}, conflict("the row is being processed (lease until %s); cancel it after its outcome", leaseText(row))
@@ -110,6 +125,26 @@ func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResu
 		}
 		return store.SupportActParams{}, conflict("the row is already %s", row.Status)
 	})
+}
+
+// endedRunElsewhere is the answer to a support retry of an ended row that is not a
+// reminder: only reminder revalidation knows support-retry rows ("{key}:support-retry:v{n}").
+// A report run is registered by the report service (its run record and one-owner guard, §7),
+// which has its own audited retry; a generic support-retry row would only fail, unregistered.
+func endedRunElsewhere(row automation.SchedulerRow) error {
+	if row.AutomationType != automation.TypeReportSubscription {
+		return conflict("a %s row that ended cannot be retried here; only reminders get a support-retry row", row.AutomationType)
+	}
+	hash := "{runKeyHash}"
+	var dr struct {
+		RunKeyHash string `json:"runKeyHash"`
+	}
+	if json.Unmarshal([]byte(row.DispatchResultJSON), &dr) == nil && dr.RunKeyHash != "" {
+		hash = dr.RunKeyHash
+	}
+	return conflict("a report run is sent again by the report API, which registers the run and its one-owner guard: "+
+		"POST /api/report-subscriptions/%s/automation-runs/%s/retry (GET /api/report-subscriptions/%s/automation-runs lists the runs)",
+		row.SettingGuid, hash, row.SettingGuid)
 }
 
 func leaseText(r automation.SchedulerRow) string {
@@ -183,10 +218,37 @@ func (s *Service) act(ctx context.Context, sc Scope, req ActRequest, decide func
 			out.Note = fmt.Sprintf("the support-retry row already existed (%s): nothing new was scheduled", res.RetryRow.Action)
 		}
 	}
+	if p.Action == store.SupportRelease || p.Action == store.SupportRetryNow {
+		out.Note = s.lateNote(ctx, res.Row, now)
+	}
 	s.writeTrace(ctx, recs)
 	s.log.InfoContext(ctx, "support action", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID,
 		"step", "support-"+strings.ToLower(string(p.Action)), "auditId", res.AuditID, "versionBefore", row.Version, "versionAfter", res.Row.Version)
 	return out, nil
+}
+
+// lateNote warns that a reminder released or retried now is past its setting's lateness
+// window: revalidation records it TooLate instead of sending it (§3.6, the late rule). ""
+// when it is within the window, not a reminder, or its setting cannot be read.
+func (s *Service) lateNote(ctx context.Context, row automation.SchedulerRow, now time.Time) string {
+	if row.AutomationType != automation.TypeReminder || row.SettingGuid == "" {
+		return ""
+	}
+	rec, err := s.store.ReminderSettingGet(ctx, row.SettingGuid)
+	if err != nil {
+		return ""
+	}
+	set, err := reminder.ParseSetting([]byte(rec.Body))
+	if err != nil {
+		return ""
+	}
+	max := time.Duration(set.MaxLatenessHoursOrDefault()) * time.Hour
+	if late := now.Sub(row.ScheduledOn); late > max {
+		return fmt.Sprintf("this occurrence was due %s, %d h ago; its setting sends at most %d h late (maxLatenessHours), so when it runs "+
+			"it is recorded TooLate, not sent. To send it anyway, retry the row once it has ended: a support-retry row is due now",
+			stamp(row.ScheduledOn), int(late/time.Hour), int(max/time.Hour))
+	}
+	return ""
 }
 
 // outcomeOf maps a support action to its trace outcome.

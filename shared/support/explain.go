@@ -140,7 +140,10 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 	if strings.TrimSpace(sourceType) == "" || strings.TrimSpace(sourceGuid) == "" {
 		return Explanation{}, &automation.Error{Code: automation.CodeMalformed, Field: "sourceGuid", Message: "sourceType and sourceGuid are required"}
 	}
-	what := "source " + sourceType + "/" + sourceGuid
+	// One answer for "never accepted" and "outside your business units", word for word, so
+	// that a caller cannot tell another business unit's source from a missing one.
+	unknown := automation.Errorf(automation.CodeNotFound,
+		"source %s/%s not found: no event for it was accepted (an event rejected as invalid is dead-lettered and creates nothing)", sourceType, sourceGuid)
 	snap, snapErr := s.store.SourceSnapshotGet(ctx, sourceType, sourceGuid)
 	if snapErr != nil && !errors.Is(snapErr, store.ErrNotFound) {
 		return Explanation{}, snapErr
@@ -152,13 +155,12 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 	buID := snap.BusinessUnitID
 	if snapErr != nil {
 		if len(rows) == 0 {
-			return Explanation{}, automation.Errorf(automation.CodeNotFound,
-				"%s not found: no event for it was accepted (an event rejected as invalid is dead-lettered and creates nothing)", what)
+			return Explanation{}, unknown
 		}
 		buID = rows[len(rows)-1].BusinessUnitID
 	}
 	if sc == nil || !sc.Allows(buID) {
-		return Explanation{}, notFound(what)
+		return Explanation{}, unknown
 	}
 	now := utc(s.clock.Now())
 	x := Explanation{AsOf: now, Settings: []Setting{}, Summary: []string{}}

@@ -18,7 +18,9 @@ type Metrics struct {
 	BusinessUnits []string `json:"businessUnits"`
 	// PendingDueNow: Pending, not on hold, ScheduledOn and NextRetryOn passed.
 	PendingDueNow int `json:"pendingDueNow"`
-	// OldestDueOn / OldestDueAgeSeconds: the oldest of those (how far behind the poller is).
+	// OldestDueOn / OldestDueAgeSeconds: the earliest instant one of those became due — its
+	// NextRetryOn when a backoff or a paced release put it after its ScheduledOn — and how
+	// long ago that was (how far behind the poller is). Over the first MetricsCap due rows.
 	OldestDueOn         *time.Time `json:"oldestDueOn,omitempty"`
 	OldestDueAgeSeconds *int64     `json:"oldestDueAgeSeconds,omitempty"`
 	Processing          int        `json:"processing"`
@@ -38,8 +40,7 @@ type Metrics struct {
 	OutboxOldestOn         *time.Time `json:"outboxOldestOn,omitempty"`
 	OutboxOldestAgeSeconds *int64     `json:"outboxOldestAgeSeconds,omitempty"`
 	// UnknownDeliveries: NotificationJob rows whose outcome is UNKNOWN (Status "Unknown",
-	// ARCHITECTURE §5.2). No channel records that outcome yet — the delivery work adds it —
-	// so until then this reads 0; the query and its index are in place.
+	// ARCHITECTURE §5.2): awaiting manual resolution or a provider lookup.
 	UnknownDeliveries int `json:"unknownDeliveries"`
 	// Capped lists the figures that reached the cap (their true value is at least that).
 	Capped []string `json:"capped,omitempty"`

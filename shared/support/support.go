@@ -13,8 +13,10 @@
 //	release    on support hold (any status)    hold cleared; Failed → Pending; due at once
 //	retry      Failed; Pending in backoff/hold  due at once (hold and backoff cleared)
 //	           Completed, Deactivated,          a new support-retry row (automation.SupportRetryKey)
-//	           Cancelled                        due at once; the original row keeps its state
+//	           Cancelled (reminders only)       due at once; the original row keeps its state
+//	                                            (an ended report run: the report API's retry)
 //	cancel     Pending, Failed, Deactivated     Cancelled (SupportCancelled); sticks through ensure
+//	           (not a report subscription's pending next scheduled run: pause the subscription)
 //	releases   rows on hold matching a filter   paced: batches due at most RatePerMinute apart
 //
 // Every action needs the operator's name and a reason, is guarded by the Version the

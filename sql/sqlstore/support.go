@@ -353,7 +353,7 @@ func (s *Store) SupportMetrics(ctx context.Context, p store.SupportMetricsParams
 	with := func(extra ...any) []any { return append(append([]any{}, units...), extra...) }
 	steps := []func() error{
 		func() error { return count("SupportMetricsPendingDue", &m.PendingDue, with(now, capArg)...) },
-		func() error { return first("SupportMetricsOldestDue", &m.OldestDueOn, with(now)...) },
+		func() error { return first("SupportMetricsOldestDue", &m.OldestDueOn, with(now, capArg)...) },
 		func() error { return count("SupportMetricsProcessing", &m.Processing, with(capArg)...) },
 		func() error { return count("SupportMetricsExpiredLeases", &m.ExpiredLeases, with(now, capArg)...) },
 		func() error { return count("SupportMetricsFailed", &m.Failed, with(capArg)...) },

@@ -26,6 +26,8 @@ func runSupport(t *testing.T, open Opener) {
 	t.Run("SupportMetrics", func(t *testing.T) { testSupportMetrics(t, open) })
 	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
 	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
+	t.Run("SupportRetryKeepsWhenTheRowEnded", func(t *testing.T) { testSupportRetryKeepsEndTime(t, open) })
+	t.Run("SupportMetricsOldestDueAfterABackoff", func(t *testing.T) { testSupportMetricsOldestDueAfterBackoff(t, open) })
 }
 
 // supportCandidate is Candidate(n, due) in business unit bu.
@@ -598,5 +600,80 @@ func testSupportNotifications(t *testing.T, open Opener) {
 	}
 	if jobs, _ := s.SupportNotificationList(ctx, "other", 10); len(jobs) != 0 {
 		t.Fatalf("other key: %+v", jobs)
+	}
+}
+
+// testSupportRetryKeepsEndTime: a support retry of a row that ended long ago moves its
+// Version on (so a second retry needs a fresh read) but not its UpdatedOn, which says when it
+// ended: the row must not count as "deactivated in the last 24 hours" again, and its history
+// keeps the real deactivation time.
+func testSupportRetryKeepsEndTime(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
+	ended := putInStatus(t, s, c, automation.StatusDeactivated)
+	now := ended.UpdatedOn.Add(30 * 24 * time.Hour)
+	retry := c
+	retry.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, ended.Version)
+	retry.ScheduledOn = now
+	res, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: ended.ID, Version: ended.Version, Action: store.SupportRetry,
+		Operator: "ops.jane", Reason: "send it anyway", Now: now, RetryCandidate: &retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := get(t, s, c.SchedulerKey)
+	if after.Version != ended.Version+1 || res.Row.Version != after.Version {
+		t.Fatalf("version after a support retry: %d (answer %d), want %d", after.Version, res.Row.Version, ended.Version+1)
+	}
+	if !after.UpdatedOn.Equal(ended.UpdatedOn) || !res.Row.UpdatedOn.Equal(ended.UpdatedOn) {
+		t.Fatalf("a support retry moved the ended row's UpdatedOn from %s to %s", ended.UpdatedOn, after.UpdatedOn)
+	}
+	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.DeactivatedByReason) != 0 {
+		t.Fatalf("a row deactivated 30 days ago counts as deactivated in the last 24 hours after a support retry: %v", m.DeactivatedByReason)
+	}
+}
+
+// testSupportMetricsOldestDueAfterABackoff: a row waiting on a backoff (or a released hold)
+// becomes due at its NextRetryOn, not at its old ScheduledOn; the oldest due figure says how
+// long due work has waited for the poller, so a retry that came due a minute ago is a minute
+// old, not days.
+func testSupportMetricsOldestDueAfterBackoff(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
+	ensure1(t, s, T0, c)
+	r := claim(t, s, c.ScheduledOn, 10)[0]
+	retryAt := c.ScheduledOn.Add(72 * time.Hour) // three days later (a long backoff, or a paced release)
+	if err := s.SchedulerFail(ctx, store.SchedulerFailParams{ID: r.ID, Token: r.Version, Now: c.ScheduledOn,
+		FailureReasonCode: automation.ReasonHandlerError, NextRetryOn: retryAt}); err != nil {
+		t.Fatal(err)
+	}
+	// A row due later than the retry, never failed: due since its ScheduledOn.
+	later := supportCandidate(2, retryAt.Add(30*time.Second), "bu-a")
+	ensure1(t, s, T0, later)
+	for _, tc := range []struct {
+		now  time.Time
+		want any
+	}{
+		{retryAt.Add(-time.Minute), nil},         // nothing is due yet
+		{retryAt.Add(20 * time.Second), retryAt}, // the retry: due 20 s ago, not 3 days
+		{retryAt.Add(time.Minute), retryAt},      // both due; the retry came due first
+		{retryAt.Add(48 * time.Hour), retryAt},   // still waiting: its age grows from NextRetryOn
+	} {
+		m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: tc.now, Since: tc.now.Add(-24 * time.Hour), Cap: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got any
+		if m.OldestDueOn != nil {
+			got = *m.OldestDueOn
+		}
+		if got != tc.want {
+			t.Errorf("at %s: oldest due %v, want %v", tc.now, got, tc.want)
+		}
 	}
 }

@@ -163,8 +163,10 @@ OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Pending', N'Failed', N'Deactivated');
 
 -- name: SupportSchedulerTouch :one
+-- The Version moves on (a second retry needs a fresh read); UpdatedOn stays: it says when the
+-- row ended (history, "deactivated in the last 24 hours").
 UPDATE dbo.AutomationScheduler
-SET Version = Version + 1, UpdatedOn = @Now
+SET Version = Version + 1
 OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Completed', N'Deactivated', N'Cancelled');
 
@@ -228,12 +230,15 @@ SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHER
       AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
 
 -- name: SupportMetricsOldestDue :one
-SELECT ScheduledOn FROM dbo.AutomationScheduler
-WHERE Status = N'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
-  AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
-  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
-ORDER BY ScheduledOn, Id
-OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
+-- The earliest instant a due row became due: its NextRetryOn when a backoff or a paced release
+-- put it later than its ScheduledOn; over the same (at most @Cap) rows as
+-- SupportMetricsPendingDue, in ScheduledOn order (IX_AutomationScheduler_Due).
+SELECT MIN(CASE WHEN NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) FROM (
+    SELECT TOP (@Cap) ScheduledOn, NextRetryOn FROM dbo.AutomationScheduler
+    WHERE Status = N'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+    ORDER BY ScheduledOn, Id) AS d;
 
 -- name: SupportMetricsProcessing :one
 SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHERE Status = N'Processing' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;

@@ -184,8 +184,10 @@ RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, Sour
 -- name: SupportSchedulerTouch :one
 -- A support retry of a row that ended (Completed, Deactivated, Cancelled): the row itself is
 -- unchanged but its Version moves on, so a second retry needs a fresh read (If-Match).
+-- UpdatedOn stays: it says when the row ended (history, "deactivated in the last 24 hours");
+-- the retry itself is in SupportAudit.
 UPDATE AutomationScheduler
-SET Version = Version + 1, UpdatedOn = @Now
+SET Version = Version + 1
 WHERE Id = @Id AND Version = @Version AND Status IN ('Completed', 'Deactivated', 'Cancelled')
 RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
 
@@ -254,12 +256,16 @@ SELECT COUNT(*) FROM (SELECT 1 AS x FROM AutomationScheduler INDEXED BY IX_Autom
       AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
 
 -- name: SupportMetricsOldestDue :one
-SELECT ScheduledOn FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due
-WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
-  AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
-  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
-ORDER BY ScheduledOn, Id
-LIMIT 1;
+-- The earliest instant a due row became due: its NextRetryOn when a backoff or a paced release
+-- put it later than its ScheduledOn. Read over the same (at most @Cap) rows as
+-- SupportMetricsPendingDue, in ScheduledOn order (IX_AutomationScheduler_Due).
+SELECT MIN(CASE WHEN NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) FROM (
+    SELECT ScheduledOn, NextRetryOn FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due
+    WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+    ORDER BY ScheduledOn, Id
+    LIMIT @Cap) AS d;
 
 -- name: SupportMetricsProcessing :one
 -- IX_AutomationScheduler_Lease.
