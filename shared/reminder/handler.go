@@ -28,9 +28,10 @@ const LocalTimeLayout = "2006-01-02T15:04:05-07:00"
 // MaxRecipients bounds the recipients one occurrence may fan out to.
 const MaxRecipients = 100
 
-// MaxRecipientChars bounds one recipient (UTF-16 code units, the NotificationJob.Recipient
-// column; an e-mail address is at most 320 characters).
-const MaxRecipientChars = 320
+// MaxRecipientChars bounds one recipient (UTF-16 code units): the NotificationJob.Recipient
+// column (nvarchar(2000), migration 0007: an e-mail address is at most 320 characters, a
+// webhook URL at most 2000; each channel validates its own).
+const MaxRecipientChars = 2000
 
 // Handler executes due reminder rows (stage ②, §3.6): it reloads the setting, the source
 // snapshot and the business unit, recomputes the occurrence, and either deactivates the row

@@ -172,20 +172,25 @@ func TestThresholdRowWithShortenedKeyIsSent(t *testing.T) {
 }
 
 // A recipient resolved at execution that cannot be a delivery's recipient (longer than the
-// NotificationJob.Recipient column, 320 characters) holds the row with an error naming its
+// NotificationJob.Recipient column, 2000 characters) holds the row with an error naming its
 // origin, like a control character does; on SQL Server it used to fail the whole
 // transaction on every retry with a truncation error that named nothing.
 func TestOverLongRecipientHoldsTheRow(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("a", 310) + "@example.test"
+	long := "https://hooks.example.test/" + strings.Repeat("a", 2000)
 	for name, p := range map[string]reminder.RecipientPolicy{
 		"data.staffEmail[0]": {Field: "staffEmail"},
 		"roles.managers[0]":  {Role: "managers"},
 	} {
 		_, err := reminder.ResolveRecipients(p, map[string]any{"staffEmail": []any{long}}, map[string][]string{"managers": {long}})
-		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "320") {
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "2000") {
 			t.Errorf("%s: err = %v", name, err)
 		}
+	}
+	// A long webhook URL that fits the column is the channel's to judge.
+	url := "https://hooks.example.test/" + strings.Repeat("a", 1500)
+	if got, err := reminder.ResolveRecipients(reminder.RecipientPolicy{Field: "hook"}, map[string]any{"hook": url}, nil); err != nil || len(got) != 1 {
+		t.Errorf("a 1527-character URL: %v %v", got, err)
 	}
 }
 
