@@ -90,6 +90,7 @@ func DecodeSetting(raw []byte, channels map[string]bool) (Setting, error) {
 	if err := s.Validate(channels); err != nil {
 		errs = append(errs, unjoin(err)...)
 	}
+	errs = append(errs, s.validateWrite()...)
 	if len(errs) > 0 {
 		return Setting{}, automation.InvalidFields(errs...)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -26,6 +27,11 @@ const LocalTimeLayout = "2006-01-02T15:04:05-07:00"
 
 // MaxRecipients bounds the recipients one occurrence may fan out to.
 const MaxRecipients = 100
+
+// MaxRecipientChars bounds one recipient (UTF-16 code units): the NotificationJob.Recipient
+// column (nvarchar(2000), migration 0007: an e-mail address is at most 320 characters, a
+// webhook URL at most 2000; each channel validates its own).
+const MaxRecipientChars = 2000
 
 // Handler executes due reminder rows (stage ②, §3.6): it reloads the setting, the source
 // snapshot and the business unit, recomputes the occurrence, and either deactivates the row
@@ -236,33 +242,40 @@ func (h *Handler) revalidateThreshold(ctx context.Context, set Setting, src Sour
 		}
 		wantKey, lvlText = c.SchedulerKey, ev.highest()
 	default:
-		i, ok := rowLevel(set, src, z, ev, row)
-		if !ok || !ev.reached[i] {
+		// The level the row fired for: the level whose key, under the row's scope (its local
+		// day, or the level's current rising edge), is the row's key. Whole keys are compared:
+		// an over-long key is shortened with a hash (§3.2), so a prefix would not match.
+		found, met := -1, false
+		for i := range ev.levels {
+			lvl := &ev.levels[i]
+			scope, edgeMet := "src", true
+			switch set.Threshold.FiringPolicy {
+			case OncePerDay:
+				scope = "d" + row.ScheduledLocalDate
+			case FalseToTrue:
+				e, err := h.Store.ThresholdEdgeGet(ctx, set.Guid, src.EntityType, src.EntityGuid, lvl.text)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return Payload{}, "", err
+				}
+				scope, edgeMet = "e"+strconv.FormatInt(e.EdgeCount, 10), e.IsMet
+			}
+			c, err := thresholdCandidate(set, src, z, lvl, scope, row.ScheduledOn)
+			if err == nil && sameOccurrenceKey(row.SchedulerKey, c.SchedulerKey) {
+				found, met = i, edgeMet
+				break
+			}
+		}
+		if found < 0 {
+			// A level edited away, an older day or edge, or a level no longer reached.
 			return Payload{}, thresholdRowReason(set, src, z, ev, row), nil
 		}
-		lvl := &ev.levels[i]
-		scope := "src"
-		switch set.Threshold.FiringPolicy {
-		case OncePerDay:
-			scope = "d" + row.ScheduledLocalDate
-		case FalseToTrue:
-			e, err := h.Store.ThresholdEdgeGet(ctx, set.Guid, src.EntityType, src.EntityGuid, lvl.text)
-			if errors.Is(err, store.ErrNotFound) {
-				return Payload{}, automation.ReasonSuperseded, nil
-			}
-			if err != nil {
-				return Payload{}, "", err
-			}
-			if !e.IsMet {
-				return Payload{}, automation.ReasonConditionNoLongerMet, nil
-			}
-			scope = "e" + strconv.FormatInt(e.EdgeCount, 10)
+		if !ev.reached[found] || !met {
+			return Payload{}, automation.ReasonConditionNoLongerMet, nil
 		}
-		c, err := thresholdCandidate(set, src, z, lvl, scope, row.ScheduledOn)
-		if err != nil {
-			return Payload{}, automation.ReasonSuperseded, nil
-		}
-		wantKey, lvlText = c.SchedulerKey, lvl.text
+		wantKey, lvlText = row.SchedulerKey, ev.levels[found].text
 	}
 	if !sameOccurrenceKey(row.SchedulerKey, wantKey) {
 		return Payload{}, automation.ReasonSuperseded, nil
@@ -325,9 +338,9 @@ func ResolveRecipients(p RecipientPolicy, data map[string]any, roles map[string]
 
 // resolveRecipients accepts one address or an array of addresses from one origin (a source
 // field, a role list, the fixed list);
-// blank entries are dropped. More than MaxRecipients, a non-string entry, or an address with
-// control characters (header injection) is an error naming the field: the row goes on
-// support hold rather than silently sending to part of the list.
+// blank entries are dropped. More than MaxRecipients, a non-string entry, an address with
+// control characters (header injection) or longer than MaxRecipientChars is an error naming
+// the field: the row goes on support hold rather than silently sending to part of the list.
 func resolveRecipients(origin string, v any) ([]string, error) {
 	var items []any
 	switch t := v.(type) {
@@ -353,6 +366,9 @@ func resolveRecipients(origin string, v any) ([]string, error) {
 		}
 		if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 			return nil, fmt.Errorf("%s[%d]: recipient contains control characters", origin, i)
+		}
+		if n := len(utf16.Encode([]rune(s))); n > MaxRecipientChars {
+			return nil, fmt.Errorf("%s[%d]: recipient is %d characters, more than %d", origin, i, n, MaxRecipientChars)
 		}
 		out = append(out, s)
 	}

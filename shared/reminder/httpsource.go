@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+	"unicode/utf16"
 )
 
 // HTTPSourceLister reads sources from the domain app's list endpoint, so reconciliation can
@@ -25,8 +26,9 @@ import (
 //	{"items":[{"entityGuid":"…","revision":7,"changedOn":"2026-09-02T01:00:00Z",
 //	           "deleted":false,"data":{…}}], "nextCursor":"…"}
 //
-// items ordered by (changedOn, entityGuid), at most limit of them; nextCursor continues
-// after the last item. Anything else is an error and the sweep's position does not move.
+// items ordered by (changedOn, entityGuid), at most limit of them; nextCursor (at most
+// MaxSourceCursorChars) continues after the last item. Anything else is an error and the
+// sweep's position does not move.
 type HTTPSourceLister struct {
 	URL string
 	// Client defaults to one with a 30 s timeout.
@@ -38,6 +40,10 @@ type HTTPSourceLister struct {
 }
 
 var entityGuidRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
+
+// MaxSourceCursorChars bounds a domain app's nextCursor (UTF-16 code units): the sweep stores
+// it as its position (ReconciliationState.CursorPosition, nvarchar(1000)).
+const MaxSourceCursorChars = 1000
 
 // ListSources implements SourceLister.
 func (l HTTPSourceLister) ListSources(ctx context.Context, q SourceQuery) (SourcePage, error) {
@@ -141,6 +147,9 @@ func (l HTTPSourceLister) ListSources(ctx context.Context, q SourceQuery) (Sourc
 	}
 	if len(page.Items) > 0 && page.Cursor == "" {
 		return SourcePage{}, fmt.Errorf("source lister: nextCursor is required when items are returned")
+	}
+	if n := len(utf16.Encode([]rune(page.Cursor))); n > MaxSourceCursorChars {
+		return SourcePage{}, fmt.Errorf("source lister: nextCursor has %d characters, more than the %d a sweep position may hold", n, MaxSourceCursorChars)
 	}
 	return page, nil
 }

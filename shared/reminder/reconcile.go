@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -66,7 +67,10 @@ func (r *sweepRun) addSync(s syncResult) {
 type snapshotCursor struct {
 	On   int64  `json:"on"` // UpdatedOn, Unix ms
 	Guid string `json:"g"`
-	ID   int64  `json:"id,omitempty"` // rows by Id (inactive-setting phase)
+	ID   int64  `json:"id,omitempty"` // rows by Id (inactive-setting phase, tzdata resync)
+	// TZ is the tzdata version a resync in progress recomputes with: a position of another
+	// version is not resumed (the rows before it were not resynced with this one).
+	TZ string `json:"tz,omitempty"`
 }
 
 func parseCursor(s string) (snapshotCursor, error) {
@@ -129,10 +133,7 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 	if err != nil {
 		return run, fmt.Errorf("stored setting %s is invalid: %w", guid, err)
 	}
-	var (
-		z        Zone
-		settings []Setting
-	)
+	var z Zone
 	if set.Active() {
 		bu, err := svc.Store.BusinessUnitGet(ctx, set.BusinessUnitID)
 		if err != nil {
@@ -141,10 +142,10 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 		if z, err = zoneOf(bu); err != nil {
 			return run, err
 		}
-		if settings, err = svc.loadSettings(ctx, set.BusinessUnitID, set.SourceType); err != nil {
-			return run, err
-		}
 	}
+	// Only this setting is evaluated (its own rows are the only ones touched): a source whose
+	// data is bad for another setting does not stop this one.
+	settings := []Setting{set}
 	for run.Batches < maxBatches {
 		if st.Generation <= st.DoneGeneration {
 			run.Done = true
@@ -155,6 +156,7 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 			cur = snapshotCursor{} // an unreadable cursor restarts the pass (idempotent)
 		}
 		n := 0
+		var touched []sourceRef
 		if set.Active() {
 			snaps, err := svc.Store.SourceSnapshotList(ctx, store.SourceSnapshotListParams{BusinessUnitID: set.BusinessUnitID, EntityType: set.SourceType,
 				AfterUpdatedOn: time.UnixMilli(cur.On).UTC(), AfterGuid: cur.Guid, IncludeDeleted: true, Limit: batchSize})
@@ -168,10 +170,16 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 				}
 				sr, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{OnlySetting: set.Guid, ReadOnlyEdges: true})
 				run.addSync(sr)
-				if err != nil {
+				if automation.IsInvalid(err) {
+					// The stored data is bad input for this setting (its event would be
+					// rejected now): the source keeps its rows; the pass goes on.
+					svc.logger().WarnContext(ctx, "setting propagation skipped a source with bad data", "settingGuid", guid,
+						"businessUnitId", set.BusinessUnitID, "entityType", sn.EntityType, "entityGuid", sn.EntityGuid, "step", "reconcile", "error", err)
+				} else if err != nil {
 					return run, fmt.Errorf("setting %s, source %s/%s: %w", guid, sn.EntityType, sn.EntityGuid, err)
 				}
 				run.Sources++
+				touched = append(touched, sourceRef{sn.EntityType, sn.EntityGuid})
 				cur = snapshotCursor{On: sn.UpdatedOn.UnixMilli(), Guid: sn.EntityGuid}
 			}
 			n = len(snaps)
@@ -190,11 +198,18 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 				default:
 					return run, err
 				}
+				touched = append(touched, sourceRef{r.SourceEntityType, r.SourceEntityGuid})
 				cur = snapshotCursor{ID: r.ID}
 			}
 			n = len(rows)
 		}
 		run.Batches++
+		// A newer version stored while this batch ran may already have been propagated to
+		// these sources, and this batch undone it: sync them again with the newest version
+		// and leave the rest of the pass to the newer version's own (it was requested with it).
+		if newer, err := resyncWithNewest(ctx, svc, guid, rec.Version, touched, now); err != nil || newer {
+			return run, err
+		}
 		st.Cursor, st.UpdatedOn = cur.String(), now
 		if n < batchSize {
 			st.DoneGeneration, st.Cursor = st.Generation, ""
@@ -205,6 +220,57 @@ func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, 
 	}
 	run.Done = st.Generation <= st.DoneGeneration
 	return run, nil
+}
+
+// sourceRef names one source.
+type sourceRef struct{ entityType, entityGuid string }
+
+// resyncWithNewest syncs touched again with the newest version of setting guid when it is
+// newer than version (bounded: a version stored during the re-sync is handled the same
+// way). newer reports whether there was one.
+func resyncWithNewest(ctx context.Context, svc *Service, guid string, version int64, touched []sourceRef, now time.Time) (newer bool, err error) {
+	for i := 0; i < maxSettingsResyncs; i++ {
+		rec, err := svc.Store.ReminderSettingGet(ctx, guid)
+		if errors.Is(err, store.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil || rec.Version == version {
+			return newer, err
+		}
+		newer, version = true, rec.Version
+		set, err := ParseSetting([]byte(rec.Body))
+		if err != nil {
+			return newer, fmt.Errorf("stored setting %s is invalid: %w", guid, err)
+		}
+		bu, err := svc.Store.BusinessUnitGet(ctx, set.BusinessUnitID)
+		if err != nil {
+			return newer, fmt.Errorf("business unit %s: %w", set.BusinessUnitID, err)
+		}
+		z, err := zoneOf(bu)
+		if err != nil {
+			return newer, err
+		}
+		for _, ref := range touched {
+			sn, err := svc.Store.SourceSnapshotGet(ctx, ref.entityType, ref.entityGuid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return newer, err
+			}
+			if sn.BusinessUnitID != set.BusinessUnitID {
+				continue // moved away: revalidation supersedes its rows of this setting
+			}
+			src, err := sourceFromSnapshot(sn)
+			if err != nil {
+				return newer, err
+			}
+			if _, err := svc.syncSource(ctx, []Setting{set}, src, z, now, syncOptions{OnlySetting: guid, ReadOnlyEdges: true}); err != nil && !automation.IsInvalid(err) {
+				return newer, err
+			}
+		}
+	}
+	return newer, nil
 }
 
 // ignoreLost: another runner (or a new request) moved the sweep on; not an error.
@@ -343,32 +409,37 @@ func (r *Reconciler) logger() *slog.Logger {
 	return r.Log
 }
 
-// RunOnce runs every sweep within the batch budget. An error stops the run (the sweep that
-// failed keeps its last saved position and is retried at the next run); the counts so far
-// are returned with it.
+// RunOnce runs every sweep within the batch budget. A sweep that fails keeps its last saved
+// position and is retried at the next run; the run goes on with the other sweeps (one
+// failing domain-app endpoint or one broken setting must not starve every other business
+// unit, source type and the Idempotency-Key purge) and returns the counts with the failures
+// joined (Complete is then false).
 func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	cfg := r.Config.withDefaults()
 	svc := r.Service
 	now := svc.Clock.Now()
 	var res ReconcileResult
+	var errs []error
 	budget := func() int { return cfg.MaxBatches - res.Batches }
 	res.Complete = true
 
 	// 1. Settings changes not yet fully applied.
 	owed, err := svc.Store.ReconcileStateListRequested(ctx, sweepSettingPrefix, store.MaxBatch)
 	if err != nil {
-		return res, err
+		errs = append(errs, err)
 	}
 	for _, st := range owed {
 		if budget() <= 0 {
 			res.Complete = false
 			break
 		}
-		run, err := runSettingSweep(ctx, svc, strings.TrimPrefix(st.SweepKey, sweepSettingPrefix), cfg.BatchSize, budget(), now)
+		guid := strings.TrimPrefix(st.SweepKey, sweepSettingPrefix)
+		run, err := runSettingSweep(ctx, svc, guid, cfg.BatchSize, budget(), now)
 		res.add(run)
 		res.SettingSweeps++
 		if err != nil {
-			return res, err
+			errs = append(errs, fmt.Errorf("setting sweep %s: %w", guid, err))
+			continue
 		}
 		if !run.Done {
 			res.Complete = false
@@ -381,9 +452,8 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 		res.Rescheduled += n
 		res.Batches += batches
 		if err != nil {
-			return res, err
-		}
-		if !done {
+			errs = append(errs, fmt.Errorf("tzdata resync: %w", err))
+		} else if !done {
 			res.Complete = false
 		}
 	}
@@ -392,7 +462,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	if budget() > 0 {
 		done, err := r.sourceSweeps(ctx, cfg, now, &res)
 		if err != nil {
-			return res, err
+			errs = append(errs, err)
 		}
 		if !done {
 			res.Complete = false
@@ -405,12 +475,20 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 			n, err := svc.Store.IdempotencyPurge(ctx, now.Add(-cfg.IdempotencyRetention), store.MaxBatch)
 			res.Purged += n
 			if err != nil {
-				return res, err
+				errs = append(errs, fmt.Errorf("idempotency purge: %w", err))
+				break
 			}
 			if n < store.MaxBatch {
 				break
 			}
 		}
+	}
+	if len(errs) > 0 {
+		res.Complete = false
+		err := errors.Join(errs...)
+		r.logger().Error("reconciliation: sweeps failed; they resume from their saved positions at the next run", "step", "reconcile",
+			"batches", res.Batches, "error", err)
+		return res, err
 	}
 	r.logger().Info("reconciliation", "step", "reconcile", "batches", res.Batches, "settingSweeps", res.SettingSweeps,
 		"sourceSweeps", res.SourceSweeps, "sources", res.SourcesProcessed, "deactivated", res.Deactivated, "ensured", res.Ensured,
@@ -444,6 +522,9 @@ func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now 
 		return 0, 0, true, nil
 	}
 	cur, _ := parseCursor(state.Cursor)
+	if cur.TZ != localtime.TZDataVersion {
+		cur = snapshotCursor{}
+	}
 	for batches < budget {
 		rows, err := st.SchedulerListFuturePending(ctx, store.SchedulerListFuturePendingParams{Now: now, AfterID: cur.ID, Limit: cfg.BatchSize})
 		if err != nil {
@@ -451,7 +532,7 @@ func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now 
 		}
 		var fix []automation.Candidate
 		for _, row := range rows {
-			cur = snapshotCursor{ID: row.ID}
+			cur = snapshotCursor{ID: row.ID, TZ: localtime.TZDataVersion}
 			at, ok := resolveIntent(row)
 			if !ok || at.Equal(row.ScheduledOn) {
 				continue
@@ -521,6 +602,7 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 	}
 	// One round at most: after the last pair swept (the rotation point) to the end, then
 	// from the beginning up to and including that pair.
+	var errs []error
 	begin := after
 	wrapped := false
 	for cfg.MaxBatches-res.Batches > 0 {
@@ -554,7 +636,10 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 			res.add(run)
 			res.SourceSweeps++
 			if err != nil {
-				return false, fmt.Errorf("source sweep %s/%s: %w", p.BusinessUnitID, p.SourceType, err)
+				// The pair keeps its saved position; the rotation moves on so the pairs
+				// after it are not starved by one that keeps failing.
+				errs = append(errs, fmt.Errorf("source sweep %s/%s: %w", p.BusinessUnitID, p.SourceType, err))
+				continue
 			}
 			if !run.Done {
 				after = prev // the budget ran out inside this pair: resume with it next time
@@ -569,9 +654,9 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 	b, _ := json.Marshal(after)
 	rot.Cursor, rot.UpdatedOn = string(b), now
 	if _, err := st.ReconcileStateSave(ctx, rot); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		return false, err
+		errs = append(errs, err)
 	}
-	return cfg.MaxBatches-res.Batches > 0, nil
+	return cfg.MaxBatches-res.Batches > 0 && len(errs) == 0, errors.Join(errs...)
 }
 
 // sourceSweep runs one pass (or part of one) of source:{bu}:{type}: pages from the lister,
@@ -595,7 +680,7 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 	if err != nil {
 		return run, err
 	}
-	settings, err := svc.loadSettings(ctx, p.BusinessUnitID, p.SourceType)
+	settings, versions, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
 	if err != nil {
 		return run, err
 	}
@@ -630,6 +715,11 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 				st.PassHighOn = &c
 			}
 		}
+		// Settings changed while the batch ran: their propagation may have reached these
+		// sources first and the batch undone it; sync them again with the current settings.
+		if settings, versions, err = r.resyncListed(ctx, p, z, page.Items, settings, versions, now); err != nil {
+			return run, err
+		}
 		run.Batches++
 		st.Cursor, st.UpdatedOn = page.Cursor, now
 		if len(page.Items) < cfg.BatchSize {
@@ -652,6 +742,43 @@ func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p sto
 		}
 	}
 	return run, nil
+}
+
+// resyncListed syncs the stored state of items again when the settings of the pair changed
+// since versions were read (bounded, like the event path's resyncIfSettingsChanged), and
+// returns the settings to go on with.
+func (r *Reconciler) resyncListed(ctx context.Context, p store.SettingSourcePair, z Zone, items []ListedSource, settings []Setting, versions map[string]int64, now time.Time) ([]Setting, map[string]int64, error) {
+	svc := r.Service
+	for i := 0; i < maxSettingsResyncs; i++ {
+		current, cv, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
+		if err != nil {
+			return settings, versions, err
+		}
+		if maps.Equal(cv, versions) {
+			return settings, versions, nil
+		}
+		settings, versions = current, cv
+		for _, item := range items {
+			sn, err := svc.Store.SourceSnapshotGet(ctx, p.SourceType, item.EntityGuid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return settings, versions, err
+			}
+			if sn.BusinessUnitID != p.BusinessUnitID {
+				continue
+			}
+			src, err := sourceFromSnapshot(sn)
+			if err != nil {
+				return settings, versions, err
+			}
+			if _, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true}); err != nil && !automation.IsInvalid(err) {
+				return settings, versions, err
+			}
+		}
+	}
+	return settings, versions, nil
 }
 
 func pairLess(a, b store.SettingSourcePair) bool {
@@ -694,5 +821,13 @@ func (r *Reconciler) applyListed(ctx context.Context, settings []Setting, p stor
 	if err != nil {
 		return syncResult{}, err
 	}
-	return svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true})
+	sr, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true})
+	if automation.IsInvalid(err) {
+		// The stored data is bad input under the current settings: skip it (its next event
+		// is rejected the same way) rather than stop the sweep here on every run.
+		r.logger().Warn("reconciliation skipped a stored source with bad data", "businessUnitId", p.BusinessUnitID, "entityType", p.SourceType,
+			"entityGuid", item.EntityGuid, "step", "reconcile", "error", err)
+		return sr, nil
+	}
+	return sr, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -95,7 +96,7 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	if err != nil {
 		return res, err
 	}
-	settings, err := s.loadSettings(ctx, bu.ID, ev.EntityType)
+	settings, versions, err := s.loadSettingsVersions(ctx, bu.ID, ev.EntityType)
 	if err != nil {
 		return res, err
 	}
@@ -128,7 +129,56 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	if err != nil {
 		return res, err
 	}
+	if err := s.resyncIfSettingsChanged(ctx, bu.ID, src, z, now, versions, &res); err != nil {
+		return res, err
+	}
 	return res, s.Store.EventMarkProcessed(ctx, ev.Source, ev.ID, now)
+}
+
+// maxSettingsResyncs bounds the re-syncs of one source after a concurrent settings change.
+const maxSettingsResyncs = 3
+
+// resyncIfSettingsChanged closes the race between an event and a settings change (§4.5) or a
+// business unit's zone change: a change stored after the event read the settings (or the
+// zone) may have been propagated to this source before the event's sync wrote the older
+// state over it. Once the settings and zone read after the sync are the ones it used, the
+// state is right (a later change's propagation syncs this source after that read);
+// otherwise the source is synced again with the new ones. New settings under which the stored data is bad input are logged and left to their
+// own propagation, which skips the source the same way.
+func (s *Service) resyncIfSettingsChanged(ctx context.Context, buID string, src Source, z Zone, now time.Time, versions map[string]int64, res *EventResult) error {
+	for i := 0; i < maxSettingsResyncs; i++ {
+		settings, current, err := s.loadSettingsVersions(ctx, buID, src.EntityType)
+		if err != nil {
+			return err
+		}
+		// The business unit's zone too: a zone change re-times rows the same way.
+		zone := z
+		if bu, err := s.Store.BusinessUnitGet(ctx, buID); err == nil {
+			if zone, err = zoneOf(bu); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if maps.Equal(current, versions) && zone.TimeZoneID == z.TimeZoneID {
+			return nil
+		}
+		versions, z = current, zone
+		sr, err := s.syncSource(ctx, settings, src, z, now, syncOptions{})
+		for a, n := range sr.Ensured {
+			res.Ensured[a] += n
+		}
+		res.Deactivated += sr.Deactivated
+		if automation.IsInvalid(err) {
+			s.logger().WarnContext(ctx, "changed settings find the event's data invalid; left to their propagation", "businessUnitId", buID,
+				"entityType", src.EntityType, "entityGuid", src.EntityGuid, "error", err)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // zoneOf loads a business unit's zone; an unusable zone is bad input naming the unit.
@@ -141,19 +191,28 @@ func zoneOf(bu store.BusinessUnit) (Zone, error) {
 }
 
 func (s *Service) loadSettings(ctx context.Context, buID, sourceType string) ([]Setting, error) {
+	out, _, err := s.loadSettingsVersions(ctx, buID, sourceType)
+	return out, err
+}
+
+// loadSettingsVersions loads the settings of one business unit and source type with their
+// Versions by guid.
+func (s *Service) loadSettingsVersions(ctx context.Context, buID, sourceType string) ([]Setting, map[string]int64, error) {
 	recs, err := s.Store.ReminderSettingListBySource(ctx, buID, sourceType)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Setting, 0, len(recs))
+	versions := make(map[string]int64, len(recs))
 	for _, r := range recs {
 		set, err := ParseSetting([]byte(r.Body))
 		if err != nil {
-			return nil, fmt.Errorf("stored setting %s is invalid: %w", r.Guid, err)
+			return nil, nil, fmt.Errorf("stored setting %s is invalid: %w", r.Guid, err)
 		}
 		out = append(out, set)
+		versions[r.Guid] = r.Version
 	}
-	return out, nil
+	return out, versions, nil
 }
 
 func (s *Service) logger() *slog.Logger {

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
@@ -99,7 +100,21 @@ func (s Setting) MaxLatenessHoursOrDefault() int {
 var (
 	guidRE  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,100}$`)
+	// templateKeyRE is a NotificationTemplate key (shared/delivery; NotificationJob.Template
+	// is nvarchar(200)).
+	templateKeyRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
 )
+
+// MaxNameChars bounds display names (settings, business units): UTF-16 code units, as the
+// SQL Server nvarchar columns count them.
+const MaxNameChars = 200
+
+// validName reports whether s is a display name: not blank, at most MaxNameChars, no
+// control characters (a name is copied into every delivery's payload and may end up in an
+// e-mail subject).
+func validName(s string) bool {
+	return strings.TrimSpace(s) != "" && len(utf16.Encode([]rune(s))) <= MaxNameChars && strings.IndexFunc(s, unicode.IsControl) < 0
+}
 
 // ParseSetting decodes one setting strictly (unknown fields are an error) and validates it.
 // Errors are automation.Invalid naming the field.
@@ -203,6 +218,34 @@ func (s *Setting) Validate(channels map[string]bool) error {
 		bad("maxLatenessHours", "must be 1..720, got %d", *s.MaxLatenessHours)
 	}
 	return errors.Join(errs...)
+}
+
+// validateWrite adds the checks of a setting being written (management API, replay
+// settings inputs) to Validate's: a display name of 1..MaxNameChars characters without
+// control characters (it is copied into every delivery's payload), a template key as
+// NotificationTemplate keys are written (NotificationJob.Template is nvarchar(200)) and
+// threshold levels of at most MaxLevelChars that are exactly the number given (a level is a
+// SchedulerKey component and the ThresholdLevel column, nvarchar(50)). They are not applied
+// to stored settings, so a setting stored before them stays readable by the event path.
+func (s *Setting) validateWrite() []error {
+	var errs []error
+	if strings.TrimSpace(s.Name) != "" && !validName(s.Name) {
+		errs = append(errs, automation.Invalid("name", "must be 1..%d characters without control characters", MaxNameChars))
+	}
+	if strings.TrimSpace(s.Template) != "" && !templateKeyRE.MatchString(s.Template) {
+		errs = append(errs, automation.Invalid("template", "must be a template key: 1..200 letters, digits and ._~@+/-"))
+	}
+	if s.Threshold != nil {
+		for i, l := range s.Threshold.Levels {
+			if _, err := levelText(l); err != nil {
+				continue // reported by Validate
+			}
+			if err := checkLevelWrite(l); err != nil {
+				errs = append(errs, automation.Invalid(fmt.Sprintf("threshold.levels[%d]", i), "%v", err))
+			}
+		}
+	}
+	return errs
 }
 
 func (s *Setting) validateDateBased() []error {

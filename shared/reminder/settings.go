@@ -95,8 +95,8 @@ func (in BusinessUnitInput) record(now time.Time) (store.BusinessUnitRecord, err
 	if !tokenRE.MatchString(in.ID) {
 		bad("id", "is required (1-100 letters, digits, ._~@+/-)")
 	}
-	if strings.TrimSpace(in.Name) == "" || len(in.Name) > 200 {
-		bad("name", "is required (at most 200 characters)")
+	if !validName(in.Name) {
+		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
 	}
 	iana, windows, err := localtime.ResolveZoneID(in.TimeZone)
 	if err != nil {
@@ -142,7 +142,9 @@ func (a *Admin) CreateBusinessUnit(ctx context.Context, sc Scope, in BusinessUni
 	}
 	if err := a.Store.BusinessUnitInsert(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return rec, &automation.Error{Code: automation.CodeConflict, Field: "id", Message: fmt.Sprintf("business unit %q already exists", rec.ID), Err: err}
+			// The store's error is not wrapped: its text (dialect, statement) would reach the
+			// problem detail.
+			return rec, &automation.Error{Code: automation.CodeConflict, Field: "id", Message: fmt.Sprintf("business unit %q already exists", rec.ID)}
 		}
 		return rec, err
 	}
@@ -189,6 +191,13 @@ func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in 
 	if err != nil {
 		return cur, prop, err
 	}
+	if rec.TimeZoneID != cur.TimeZoneID {
+		// Every active setting's propagation is owed before the new zone is stored (see
+		// requestFirst); after it, they are requested again and the first ones run inline.
+		if err := a.eachActiveSetting(ctx, id, func(guid string) error { return a.requestFirst(ctx, guid, now) }); err != nil {
+			return cur, prop, err
+		}
+	}
 	out, err := a.Store.BusinessUnitUpdate(ctx, rec, ifMatch)
 	if err != nil {
 		return cur, prop, err
@@ -196,33 +205,61 @@ func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in 
 	prop = Propagation{Change: []string{}, Status: PropagationNone}
 	if out.TimeZoneID != cur.TimeZoneID {
 		prop.Change = []string{"timeZone"}
-		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id, Limit: store.MaxBatch})
-		if err != nil {
-			return out, prop, err
-		}
 		prop.Status = PropagationComplete
 		budget := a.inline()
-		for _, s := range sets {
-			if !s.IsActive {
-				continue
+		// Every active setting of the unit: each gets its propagation requested; the inline
+		// budget runs the first ones, Reconciliation the rest.
+		err := a.eachActiveSetting(ctx, id, func(guid string) error {
+			if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
+				// Requested before the update already: Reconciliation still owes the pass.
+				a.logger().Warn("propagation left to reconciliation", "settingGuid", guid, "businessUnitId", id, "error", err)
+				prop.Status = PropagationQueued
+				return nil
 			}
-			if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(s.Guid), now); err != nil {
-				return out, prop, err
+			if budget <= 0 {
+				prop.Status = PropagationQueued
+				return nil
 			}
-			r, err := runSettingSweep(ctx, a.Service, s.Guid, a.batch(), budget, now)
+			r, err := runSettingSweep(ctx, a.Service, guid, a.batch(), budget, now)
 			prop.add(r)
 			budget -= r.Batches
 			if err != nil {
-				a.logger().Warn("propagation left to reconciliation", "settingGuid", s.Guid, "businessUnitId", id, "error", err)
+				a.logger().Warn("propagation left to reconciliation", "settingGuid", guid, "businessUnitId", id, "error", err)
 				prop.Status = PropagationQueued
-				continue
+				return nil
 			}
 			if !r.Done {
 				prop.Status = PropagationQueued
 			}
+			return nil
+		})
+		if err != nil {
+			return out, prop, err
 		}
 	}
 	return out, prop, nil
+}
+
+// eachActiveSetting calls fn with the guid of every active setting of business unit id,
+// page by page (bounded pages, however many settings).
+func (a *Admin) eachActiveSetting(ctx context.Context, id string, fn func(guid string) error) error {
+	active := true
+	for after := ""; ; {
+		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id,
+			Active: &active, AfterGuid: after, Limit: a.batch()})
+		if err != nil {
+			return err
+		}
+		for _, s := range sets {
+			after = s.Guid
+			if err := fn(s.Guid); err != nil {
+				return err
+			}
+		}
+		if len(sets) < a.batch() {
+			return nil
+		}
+	}
 }
 
 func versionMismatch(current, ifMatch int64) error {
@@ -379,9 +416,10 @@ func (a *Admin) ListSettings(ctx context.Context, sc Scope, f SettingFilter, aft
 
 // CreateSetting validates raw (DecodeSetting) and stores it as a new setting (Version 1).
 // Errors: Malformed/Invalid with field errors (nothing stored); ErrNotFound when its business
-// unit is unknown or outside the caller's scope; Conflict when the guid exists. A new
-// active setting is applied at once to the sources the pipeline already knows (a bounded
-// sweep, finished by Reconciliation when large); later events schedule the rest.
+// unit is unknown or outside the caller's scope; Conflict when the guid exists; a store
+// error when its propagation cannot be requested (nothing stored). A new active setting is
+// applied at once to the sources the pipeline already knows (a bounded sweep, finished by
+// Reconciliation when large); later events schedule the rest.
 func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (SettingResult, error) {
 	set, err := DecodeSetting(raw, a.Channels)
 	if err != nil {
@@ -400,9 +438,20 @@ func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (Settin
 	if err != nil {
 		return SettingResult{}, err
 	}
+	conflict := &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
+	if _, err := a.Store.ReminderSettingGet(ctx, set.Guid); err == nil {
+		return SettingResult{}, conflict // before requesting anything for the existing one
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return SettingResult{}, err
+	}
+	if set.Active() {
+		if err := a.requestFirst(ctx, set.Guid, now); err != nil {
+			return SettingResult{}, err
+		}
+	}
 	if err := a.Store.ReminderSettingInsert(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return SettingResult{}, &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid), Err: err}
+			return SettingResult{}, &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
 		}
 		return SettingResult{}, err
 	}
@@ -418,9 +467,8 @@ func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (Settin
 // recording what it did in p (Status Queued when Reconciliation must finish it).
 func (a *Admin) propagate(ctx context.Context, guid string, now time.Time, p *Propagation) {
 	if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
-		// The setting is stored; revalidation at due time keeps rows correct meanwhile and
-		// the next request or sweep repairs the rest.
-		a.logger().Error("propagation not requested", "settingGuid", guid, "error", err)
+		// The pass requested before the write is still owed: Reconciliation applies it.
+		a.logger().Error("propagation not run inline", "settingGuid", guid, "error", err)
 		p.Status = PropagationQueued
 		return
 	}
@@ -503,6 +551,11 @@ func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderS
 	if err != nil {
 		return SettingResult{}, err
 	}
+	if ClassifyChange(old, set).NeedsPropagation() {
+		if err := a.requestFirst(ctx, set.Guid, now); err != nil {
+			return SettingResult{}, err
+		}
+	}
 	if err := a.Store.ReminderSettingUpdate(ctx, next, ifMatch); err != nil {
 		return SettingResult{}, err
 	}
@@ -513,6 +566,17 @@ func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderS
 		a.propagate(ctx, set.Guid, now, res.Propagation)
 	}
 	return res, nil
+}
+
+// requestFirst records that a pass of the setting's propagation is owed before the change
+// is stored: a change is never stored without it (a failure here stores nothing), so a
+// crash between the write and the inline propagation leaves the pass to Reconciliation. A
+// pass run before the write is harmless (idempotent) and propagate requests another after.
+func (a *Admin) requestFirst(ctx context.Context, guid string, now time.Time) error {
+	if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
+		return fmt.Errorf("requesting the propagation of setting %s: %w", guid, err)
+	}
+	return nil
 }
 
 // withGuid adds "guid" to a JSON object that has none (a PUT may omit it).

@@ -110,7 +110,8 @@ func (s *Service) wanted(ctx context.Context, settings []Setting, src Source, z 
 }
 
 // edgeApplier records FalseToTrue crossings at the source's revision (idempotent under
-// redelivery: the store ignores a revision it has seen). readOnly reads the stored state.
+// redelivery: the store ignores a revision it has seen). readOnly reads the stored state; it
+// answers 0 (no edge) for a level met now but not in the stored state.
 func (s *Service) edgeApplier(set Setting, src Source, now time.Time, readOnly bool) EdgeApplier {
 	return func(ctx context.Context, lvl string, met bool) (int64, error) {
 		if readOnly {
@@ -123,6 +124,11 @@ func (s *Service) edgeApplier(set Setting, src Source, now time.Time, readOnly b
 			}
 			if err != nil {
 				return 0, err
+			}
+			if met && !e.IsMet {
+				// Met now, not at the stored revision (the setting's metric changed): no
+				// edge is counted without a new revision; the next one counts it.
+				return 0, nil
 			}
 			return e.EdgeCount, nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -115,14 +116,38 @@ func (c *ThresholdConfig) validate(prefix string) []error {
 	return errs
 }
 
+// MaxLevelChars bounds the canonical text of a threshold level: it is a SchedulerKey
+// component and the ThresholdLevel column (nvarchar(50)) of the edge state.
+const MaxLevelChars = 24
+
 // levelText is the canonical text of a level: the shortest decimal that round-trips, no
-// trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (§3.2).
+// trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (§3.2). A level outside
+// ±1e15 is an error.
 func levelText(n json.Number) (string, error) {
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil || f != f || f > 1e15 || f < -1e15 {
 		return "", fmt.Errorf("must be a finite number, got %s", string(n))
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64), nil
+}
+
+// checkLevelWrite is the check of a level being written: its canonical text is at most
+// MaxLevelChars ("1e-300" is not) and exactly the number given (more than 15 significant
+// digits would be compared as another number).
+func checkLevelWrite(n json.Number) error {
+	text, err := levelText(n)
+	if err != nil {
+		return err
+	}
+	if len(text) > MaxLevelChars {
+		return fmt.Errorf("must be a number written in at most %d characters as a decimal (e.g. 87.5), got %s", MaxLevelChars, string(n))
+	}
+	given, ok1 := new(big.Rat).SetString(string(n))
+	canon, ok2 := new(big.Rat).SetString(text)
+	if !ok1 || !ok2 || given.Cmp(canon) != 0 {
+		return fmt.Errorf("must be exact in at most 15 significant digits, got %s (it would be compared as %s)", string(n), text)
+	}
+	return nil
 }
 
 // level is one configured level.
@@ -179,7 +204,8 @@ func (e thresholdEval) highest() string {
 
 // evalThreshold computes the metric of set from data with exact decimal arithmetic (no
 // floating-point rounding at the boundary: 9 of 10 is exactly 90 %). A field that is absent
-// or null means no metric (nothing reached); a field that is not a number is bad input
+// or null means no metric (nothing reached); a field that is not a number, or a number
+// outside ±1e15, nearer to 0 than 1e-15 or longer than 64 characters, is bad input
 // (automation.Invalid naming "data.<field>").
 func evalThreshold(set Setting, data map[string]any) (thresholdEval, error) {
 	c := set.Threshold
@@ -225,12 +251,30 @@ func dataNumber(field string, data map[string]any) (*big.Rat, bool, error) {
 	default:
 		return nil, false, automation.Invalid("data."+field, "must be a number, got %s", jsonText(v))
 	}
+	bad := func() (*big.Rat, bool, error) {
+		if len(text) > 40 {
+			text = text[:40] + "…"
+		}
+		return nil, false, automation.Invalid("data."+field, "must be a number within ±1e15, 0 or at least 1e-15 away from it, in at most %d characters; got %s",
+			maxMetricChars, text)
+	}
+	// Bounds first, cheaply: a million-digit exponent must not reach big.Rat.
+	f, err := strconv.ParseFloat(text, 64)
+	if len(text) > maxMetricChars || err != nil || math.IsNaN(f) || math.Abs(f) > 1e15 || (f != 0 && math.Abs(f) < 1e-15) {
+		return bad()
+	}
+	if f == 0 && strings.Trim(strings.FieldsFunc(text, func(r rune) bool { return r == 'e' || r == 'E' })[0], "+-0.") != "" {
+		return bad() // a non-zero number that underflows to 0 (1e-999999)
+	}
 	r, ok := new(big.Rat).SetString(text)
 	if !ok {
-		return nil, false, automation.Invalid("data."+field, "must be a number, got %s", text)
+		return bad()
 	}
 	return r, true, nil
 }
+
+// maxMetricChars bounds the text of a metric field's number.
+const maxMetricChars = 64
 
 // metricText formats a metric value for payloads: up to 4 decimals, no trailing zeros.
 func metricText(v *big.Rat) string {
@@ -301,7 +345,8 @@ func keyPrefix(set Setting, src Source, z Zone, lvl *level) string {
 }
 
 // EdgeApplier records the condition of one level at the source's revision and returns the
-// number of rising edges counted so far (store.LifecycleStore.ThresholdEdgeApply).
+// number of rising edges counted so far (store.LifecycleStore.ThresholdEdgeApply); 0 means
+// no edge to fire for.
 type EdgeApplier func(ctx context.Context, level string, met bool) (edges int64, err error)
 
 // thresholdDue is when a threshold reached at now is sent: now (to the minute), or, outside
@@ -339,7 +384,11 @@ func nextInWindow(t time.Time, loc *time.Location, start, end localtime.TimeOfDa
 // thresholdCandidates returns the rows a ThresholdCondition setting wants for src at now
 // (§4.4). edges records rising edges (FalseToTrue only; nil outside event processing means
 // "read only"). existing holds this source's rows by key: a firing whose row is already
-// Pending keeps that row's schedule, so a stream of events cannot keep pushing it back.
+// Pending and due (ScheduledOn <= now) keeps that row's schedule, so a stream of events
+// cannot keep pushing it back. A Pending row still waiting for its send window is re-timed
+// from now: under an unchanged window and zone that is the same instant, and after a send
+// window or business-unit time-zone change it is the new window's next start (§4.5, update
+// in place).
 func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, ev thresholdEval, now time.Time,
 	edges EdgeApplier, existing map[string]automation.SchedulerRow) ([]automation.Candidate, error) {
 	due := thresholdDue(set, z, now)
@@ -349,7 +398,7 @@ func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, e
 		if err != nil {
 			return err
 		}
-		if r, ok := existing[c.SchedulerKey]; ok && r.Status == automation.StatusPending {
+		if r, ok := existing[c.SchedulerKey]; ok && r.Status == automation.StatusPending && !r.ScheduledOn.After(now) {
 			c.ScheduledOn, c.ScheduledLocalDate, c.ScheduledLocalTime, c.TimeZoneID = r.ScheduledOn, r.ScheduledLocalDate, r.ScheduledLocalTime, r.TimeZoneID
 		}
 		out = append(out, c)
@@ -369,7 +418,7 @@ func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, e
 			if err != nil {
 				return nil, err
 			}
-			if ev.reached[i] {
+			if ev.reached[i] && n > 0 {
 				if err := add(&ev.levels[i], "e"+strconv.FormatInt(n, 10)); err != nil {
 					return nil, err
 				}
@@ -411,15 +460,4 @@ func thresholdRowReason(set Setting, src Source, z Zone, ev thresholdEval, row a
 		}
 	}
 	return automation.ReasonSuperseded
-}
-
-// rowLevel returns the configured level a threshold row fired for (nil for OncePerSource
-// or when the row matches no configured level).
-func rowLevel(set Setting, src Source, z Zone, ev thresholdEval, row automation.SchedulerRow) (int, bool) {
-	for i := range ev.levels {
-		if strings.HasPrefix(row.SchedulerKey, keyPrefix(set, src, z, &ev.levels[i])) {
-			return i, true
-		}
-	}
-	return -1, false
 }

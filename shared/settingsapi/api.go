@@ -22,6 +22,7 @@ import (
 	_ "embed" // openapi.yaml
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -184,7 +185,7 @@ func (h handlers) createBusinessUnit(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	httpapi.SetETag(w, rec.Version)
-	w.Header().Set("Location", "/api/business-units/"+rec.ID)
+	w.Header().Set("Location", "/api/business-units/"+url.PathEscape(rec.ID)) // ids may hold a slash
 	httpapi.WriteJSON(w, http.StatusCreated, buView(rec))
 	return nil
 }
