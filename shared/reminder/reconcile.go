@@ -533,6 +533,13 @@ func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now 
 		var fix []automation.Candidate
 		for _, row := range rows {
 			cur = snapshotCursor{ID: row.ID, TZ: localtime.TZDataVersion}
+			if row.AutomationType != automation.TypeReminder {
+				// Only reminder keys are free of instants. A report run's key holds its period
+				// start in UTC (§3.2), so moving its ScheduledOn would make the row disagree with
+				// its own key; report schedules are recomputed from the RRULE when the next run
+				// is ensured.
+				continue
+			}
 			at, ok := resolveIntent(row)
 			if !ok || at.Equal(row.ScheduledOn) {
 				continue

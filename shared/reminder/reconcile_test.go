@@ -265,8 +265,20 @@ func TestReconciliationTZDataResync(t *testing.T) {
 	if res, err := f.st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: f.clock.Now(), Candidates: []automation.Candidate{c}}); err != nil || res[0].Action != automation.EnsureUpdated {
 		t.Fatalf("%+v %v", res, err)
 	}
+	// A report run whose key holds its UTC period start is never re-timed by the resync,
+	// even when its instant disagrees with its local intent.
+	rep := c
+	rep.AutomationType, rep.TriggerType = automation.TypeReportSubscription, automation.TriggerScheduledRun
+	rep.SchedulerKey = "report-subscription:7d1c2b3a-0000-4000-8000-000000000001:scheduled:" + rep.ScheduledOn.UTC().Format(time.RFC3339)
+	rep.SettingGuid = ""
+	if _, err := f.st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: f.clock.Now(), Candidates: []automation.Candidate{rep}}); err != nil {
+		t.Fatal(err)
+	}
 	rec := &reminder.Reconciler{Service: f.svc, Config: reminder.ReconcileConfig{BatchSize: 2}}
 	r, err := rec.RunOnce(ctx)
+	if got, _ := f.st.SchedulerGetByKey(ctx, rep.SchedulerKey); !got.ScheduledOn.Equal(rep.ScheduledOn) {
+		t.Fatalf("report row re-timed to %v", got.ScheduledOn)
+	}
 	if err != nil || r.Rescheduled != 1 {
 		t.Fatalf("%+v %v", r, err)
 	}
