@@ -109,7 +109,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(stderr)
 	port := fs.String("port", "", "port on 127.0.0.1 (default FUNCTIONS_CUSTOMHANDLER_PORT, else 7071)")
 	dir := fs.String("functions", "", "function folders (default: ./functions when present, else .)")
-	seed := fs.String("seed", "", "load businessUnits and reminderSettings from a scenario `file` (until the settings API exists)")
+	seed := fs.String("seed", "", "load the businessUnits, reminderSettings and templates of a scenario `file` that are not stored yet (the management API owns later changes)")
 	token := fs.String("token", "", "require Authorization: Bearer `token` on every /api request (default AUTOMATION_API_TOKEN)")
 	units := fs.String("business-units", "", "business units the HTTP APIs show at most: comma-separated `ids` or * (default AUTOMATION_API_BUSINESS_UNITS)")
 	if err := fs.Parse(args); err != nil {
@@ -197,7 +197,9 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	return 0
 }
 
-// seedFrom upserts the business units, reminder settings and templates of a scenario file.
+// seedFrom loads the business units, reminder settings and templates of a scenario file
+// that are not stored yet: a restart with the same -seed file never undoes what was changed
+// through the management API since (that API owns changes; -seed only bootstraps).
 func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -208,11 +210,21 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 		return err
 	}
 	for _, bu := range sc.BusinessUnits {
+		if _, err := rt.Store.BusinessUnitGet(ctx, bu.ID); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone}); err != nil {
 			return err
 		}
 	}
 	for _, set := range sc.Settings() {
+		if _, err := rt.Store.ReminderSettingGet(ctx, set.Guid); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		rec, err := reminder.SettingRecord(set, 1, rt.Clock.Now())
 		if err != nil {
 			return err
