@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -80,29 +79,11 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 	}
 	for _, name := range names {
 		text := q.SQL(name)
-		var args []any
-		seen := map[string]bool{}
-		for _, m := range planParam.FindAllStringSubmatch(regexp.MustCompile(`--[^\n]*`).ReplaceAllString(text, ""), -1) {
-			if !seen[m[1]] {
-				seen[m[1]] = true
-				args = append(args, sql.Named(m[1], nil))
-			}
-		}
-		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+text, args...)
+		plan, err := explain(s.DB(), text)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
 		w, ok := want[name]
 		if !ok {
 			t.Errorf("%s: no expected plan in this test; add one", name)
