@@ -56,6 +56,10 @@ lint: ## go vet and gofmt check
 	$(GO) vet ./...
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+.PHONY: tz/windows
+tz/windows: ## Refresh the vendored CLDR windowsZones (Windows → IANA zone ids) from npm cldr-core
+	bash testdata/tz/refresh_windows_zones.sh
+
 .PHONY: tz/oracle
 tz/oracle: ## Regenerate the DST oracle cases (needs python3 with zoneinfo)
 	bash testdata/tz/gen_oracle_cases.sh

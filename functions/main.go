@@ -8,8 +8,9 @@
 //	                                    from function.json, the in-process bus
 //	automation replay [-db DIR] <scenario.json>
 //	automation migrate                  apply SQL migrations (SQL Server or SQLite)
-//	automation publish [-local URL] <events.json>
+//	automation publish [-local URL [-token T]] <events.json>
 //	                                    send CloudEvents to Service Bus (or to a local serve)
+//	automation support <command> ...    the support API from a terminal (support.go)
 package main
 
 import (
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "publish":
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "support":
+		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -106,10 +109,14 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(stderr)
 	port := fs.String("port", "", "port on 127.0.0.1 (default FUNCTIONS_CUSTOMHANDLER_PORT, else 7071)")
 	dir := fs.String("functions", "", "function folders (default: ./functions when present, else .)")
-	seed := fs.String("seed", "", "load businessUnits and reminderSettings from a scenario `file` (until the settings API exists)")
+	seed := fs.String("seed", "", "load the businessUnits, reminderSettings and templates of a scenario `file` that are not stored yet (the management API owns later changes)")
+	token := fs.String("token", "", "require Authorization: Bearer `token` on every /api request (default AUTOMATION_API_TOKEN)")
+	units := fs.String("business-units", "", "business units the HTTP APIs show at most: comma-separated `ids` or * (default AUTOMATION_API_BUSINESS_UNITS)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "automation serve: unexpected arguments %q\n", fs.Args())
 		return 2
@@ -117,6 +124,20 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	cfg, log, ok := loadConfig(getenv, stderr)
 	if !ok {
 		return 2
+	}
+	if set["token"] {
+		if strings.TrimSpace(*token) == "" {
+			fmt.Fprintln(stderr, "automation serve: -token must not be empty")
+			return 2
+		}
+		cfg.APIToken = *token
+	}
+	if set["business-units"] {
+		if strings.TrimSpace(*units) == "" {
+			fmt.Fprintln(stderr, "automation serve: -business-units must list ids or be *")
+			return 2
+		}
+		cfg.APIBusinessUnits = *units
 	}
 	p := *port
 	if p == "" {
@@ -163,7 +184,8 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		hostDone = make(chan struct{})
 		go func() { defer close(hostDone); _ = h.Run(hostCtx, 200*time.Millisecond) }()
 	}
-	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg))
+	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg),
+		"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
 	err = funchost.Serve(ctx, addr, rt.Functions, nil)
 	stopHost()
 	<-hostDone
@@ -175,7 +197,9 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	return 0
 }
 
-// seedFrom upserts the business units, reminder settings and templates of a scenario file.
+// seedFrom loads the business units, reminder settings and templates of a scenario file
+// that are not stored yet: a restart with the same -seed file never undoes what was changed
+// through the management API since (that API owns changes; -seed only bootstraps).
 func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -186,11 +210,21 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 		return err
 	}
 	for _, bu := range sc.BusinessUnits {
+		if _, err := rt.Store.BusinessUnitGet(ctx, bu.ID); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone}); err != nil {
 			return err
 		}
 	}
 	for _, set := range sc.Settings() {
+		if _, err := rt.Store.ReminderSettingGet(ctx, set.Guid); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		rec, err := reminder.SettingRecord(set, 1, rt.Clock.Now())
 		if err != nil {
 			return err
@@ -266,11 +300,12 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	localURL := fs.String("local", "", "base URL of a local `serve` (e.g. http://127.0.0.1:7071) instead of Service Bus")
+	token := fs.String("token", "", "with -local: the serve's bearer `token` (default AUTOMATION_API_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "usage: automation publish [-local URL] <events.json>\n")
+		fmt.Fprint(stderr, "usage: automation publish [-local URL [-token T]] <events.json>\n")
 		return 2
 	}
 	raw, err := os.ReadFile(fs.Arg(0))
@@ -285,11 +320,22 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	send := func(ctx context.Context, ev []byte) error { return errors.New("no destination") }
 	if *localURL != "" {
+		if *token == "" {
+			cfg, err := config.Load(getenv)
+			if err != nil {
+				fmt.Fprintf(stderr, "automation publish: configuration:\n%v\n", err)
+				return 2
+			}
+			*token = cfg.APIToken
+		}
 		client := &http.Client{Timeout: 10 * time.Second}
 		url := strings.TrimRight(*localURL, "/") + app.LocalEventsPath
 		send = func(ctx context.Context, ev []byte) error {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev))
 			req.Header.Set("Content-Type", "application/cloudevents+json")
+			if *token != "" {
+				req.Header.Set("Authorization", "Bearer "+*token)
+			}
 			resp, err := client.Do(req)
 			if err != nil {
 				return err

@@ -97,6 +97,13 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *).')
 param apiBusinessUnits string = '*'
 
+@description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
+param reconcileBusinessUnits string = '*'
+
+@description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...).')
+param sourceUrls string = ''
+param reportSources string = ''
+
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
 param webhookSecret string = ''
@@ -236,6 +243,9 @@ module functionApp 'modules/functionapp.bicep' = {
     dueWorkMode: dueWorkMode
     logLevel: logLevel
     apiBusinessUnits: apiBusinessUnits
+    reconcileBusinessUnits: reconcileBusinessUnits
+    sourceUrls: sourceUrls
+    reportSources: reportSources
     webhookSecret: webhookSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost

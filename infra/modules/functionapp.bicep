@@ -106,6 +106,30 @@ param dueWorkSchedule string = '*/30 * * * * *'
 @description('NCRONTAB of the OutboxRelay timer.')
 param outboxRelaySchedule string = '*/10 * * * * *'
 
+@description('NCRONTAB of the Reconciliation timer (low frequency).')
+param reconciliationSchedule string = '0 */15 * * * *'
+
+@description('Reconciliation: sources or rows per batch (1..1000).')
+param reconcileBatchSize string = '100'
+
+@description('Reconciliation: batches per run across every sweep.')
+param reconcileMaxBatches string = '50'
+
+@description('Reconciliation: due window of a first source pass, days.')
+param reconcileDueDays string = '14'
+
+@description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
+param reconcileBusinessUnits string = '*'
+
+@description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...); empty: sweep the pipeline\'s own snapshots.')
+param sourceUrls string = ''
+
+@description('Report types rendered by an HTTP report source: ReportType=https://...,Other=https://...')
+param reportSources string = ''
+
+@description('Idempotency-Key records older than this many hours are purged.')
+param idempotencyRetentionHours string = '168'
+
 @description('DueWorkPoller mode.')
 @allowed([
   'inline'
@@ -166,6 +190,9 @@ param smtpPassword string = ''
 
 @description('Sender address of the email channel.')
 param smtpFrom string = ''
+
+@description('Support API: the highest rate (rows per minute) a paced release of support holds may ask for.')
+param supportMaxReleasePerMinute string = '600'
 
 var isFlex = planKind == 'FlexConsumption'
 
@@ -229,6 +256,38 @@ var automationSettings = [
     value: apiBusinessUnits
   }
   {
+    name: 'ReconciliationSchedule'
+    value: reconciliationSchedule
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_BATCH_SIZE'
+    value: reconcileBatchSize
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_MAX_BATCHES'
+    value: reconcileMaxBatches
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_DUE_DAYS'
+    value: reconcileDueDays
+  }
+  {
+    name: 'AUTOMATION_RECONCILE_BUSINESS_UNITS'
+    value: reconcileBusinessUnits
+  }
+  {
+    name: 'AUTOMATION_SOURCE_URLS'
+    value: sourceUrls
+  }
+  {
+    name: 'AUTOMATION_REPORT_SOURCES'
+    value: reportSources
+  }
+  {
+    name: 'AUTOMATION_IDEMPOTENCY_RETENTION_HOURS'
+    value: idempotencyRetentionHours
+  }
+  {
     name: 'AUTOMATION_WEBHOOK_SECRET'
     value: webhookSecret
   }
@@ -263,6 +322,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_SMTP_FROM'
     value: smtpFrom
+  }
+  {
+    name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'
+    value: supportMaxReleasePerMinute
   }
 ]
 

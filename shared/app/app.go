@@ -28,11 +28,14 @@ import (
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/reportapi"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/support"
+	"github.com/automation-platform/automation/shared/supportapi"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/mssql"
@@ -50,15 +53,23 @@ type Runtime struct {
 	Dispatcher *delivery.Dispatcher
 	Projector  *delivery.Projector
 	Templates  *delivery.Templates
-	Support    *delivery.Support
-	Reminders  *reminder.Service
+	// DeliverySupport lists and resolves UNKNOWN deliveries (/api/support/deliveries/...).
+	DeliverySupport *delivery.Support
+	Reminders       *reminder.Service
 	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
-	Reports   *report.Service
-	Events    *events.Router
-	Functions *funchost.Router
+	Reports *report.Service
+	// Admin manages business units and reminder settings (the settings API, replay's
+	// setting inputs); Reconciler runs the bounded repair sweeps (Reconciliation).
+	Admin      *reminder.Admin
+	Reconciler *reminder.Reconciler
+	Events     *events.Router
+	Functions  *funchost.Router
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
-	API     *httpapi.API
+	API *httpapi.API
+	// Support is the support API's service (find, explain, act, metrics); its routes are
+	// registered on Functions under /api/support/ (supportapi.Register).
+	Support *support.Service
 	Clock   automation.Clock
 	closers []func() error
 }
@@ -79,7 +90,8 @@ type Options struct {
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
 	// ReportSources are renderers of domain report types (report.HTTPSource) beside the
-	// built-in automation-activity report.
+	// built-in automation-activity report; nil: Open builds them from
+	// AUTOMATION_REPORT_SOURCES.
 	ReportSources map[string]report.Renderer
 }
 
@@ -89,6 +101,9 @@ type Options struct {
 func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
+	}
+	if o.Log != nil {
+		o.Log = logctx.Logger(o.Log) // row, event and invocation context on every line
 	}
 	r := &Runtime{Clock: o.Clock}
 	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
@@ -153,6 +168,16 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
+	if o.ReportSources == nil {
+		o.ReportSources = map[string]report.Renderer{}
+		for typ, u := range cfg.ReportSources {
+			src, err := report.NewHTTPSource(u)
+			if err != nil {
+				return fail(fmt.Errorf("app: AUTOMATION_REPORT_SOURCES: %w", err))
+			}
+			o.ReportSources[typ] = src
+		}
+	}
 	if o.Channels == nil {
 		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
 		if err != nil {
@@ -172,10 +197,17 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
-	// Delivery support routes (/api/support/deliveries/...): served by `serve` now; in Azure
-	// they belong to the SupportApi HTTP function (its folder comes with the support API).
-	deliveryapi.Register(r.Functions, r.API, r.Support)
+	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
+		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
+	if err != nil {
+		return fail(err)
+	}
+	r.Support = sup
+	// Support routes (/api/support/...) belong to the SupportApi HTTP function in Azure.
+	supportapi.Register(r.Functions, r.API, r.Support)
+	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
+	r.wireLifecycle(cfg, o.Log)
 	return r, nil
 }
 
@@ -217,6 +249,9 @@ type EmbeddedOptions struct {
 func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
+	}
+	if o.Log != nil {
+		o.Log = logctx.Logger(o.Log)
 	}
 	st, err := sqlite.Open(ctx, o.DBPath, nil)
 	if err != nil {
@@ -298,8 +333,10 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
-	r.Support = &delivery.Support{Store: r.Store, Clock: r.Clock}
+	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
+	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log}
+	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
 	return nil
@@ -325,18 +362,23 @@ func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
 	}
 }
 
-// RedispatchUnsent puts a dispatch message on the in-process bus for every NotificationJob
-// not yet Sent or Failed. The in-process bus forgets its messages when the process stops;
-// the jobs (in SQL) do not, so a restart re-dispatches them and the send claim keeps each to
-// one send. It returns how many were re-dispatched. No-op on Service Bus (durable).
+// MaxRedispatch bounds how many dispatch messages RedispatchUnsent puts on the in-process
+// bus at start-up; the dispatch sweep (QueuedGrace) starts any others later.
+const MaxRedispatch = 10 * store.MaxBatch
+
+// RedispatchUnsent puts a dispatch message on the in-process bus for the oldest
+// NotificationJobs not yet Sent or Failed, at most MaxRedispatch. The in-process bus forgets
+// its messages when the process stops; the jobs (in SQL) do not, so a restart re-dispatches
+// them and the send claim keeps each to one send; the dispatch sweep starts whatever is
+// beyond the bound. It returns how many were re-dispatched. No-op on Service Bus (durable).
 func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 	if r.Memory == nil {
 		return 0, nil
 	}
 	n := 0
 	var after int64
-	for {
-		jobs, err := r.Store.NotificationListUnsent(ctx, after, store.MaxBatch)
+	for n < MaxRedispatch {
+		jobs, err := r.Store.NotificationListUnsent(ctx, after, min(store.MaxBatch, MaxRedispatch-n))
 		if err != nil {
 			return n, err
 		}
@@ -352,6 +394,7 @@ func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
+	return n, nil
 }
 
 // Close releases everything Open created, in reverse order.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,30 @@ func TestChannelSettingsAreValidated(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
+	}
+}
+
+func TestReportSourcesFromConfig(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load(func(k string) string {
+		return map[string]string{"AUTOMATION_REPORT_SOURCES": "rostered-hours=http://10.0.0.5/report"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), "AUTOMATION_REPORT_SOURCES") {
+		t.Fatalf("plain http to a remote host must be refused: %v", err)
+	}
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"AUTOMATION_REPORT_SOURCES": "rostered-hours=https://hr.example.test/reports/hours, payroll=http://127.0.0.1:9000/r",
+			"AUTOMATION_DATA_DIR": t.TempDir()}[k]
+	})
+	if err != nil || len(cfg.ReportSources) != 2 || cfg.ReportSources["payroll"] != "http://127.0.0.1:9000/r" {
+		t.Fatalf("%v %v", cfg.ReportSources, err)
+	}
+	rt, err := Open(context.Background(), cfg, Options{Clock: automation.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, ok := rt.Reports.Renderers().Lookup("rostered-hours"); !ok {
+		t.Fatal("configured report types are not registered")
 	}
 }

@@ -27,13 +27,24 @@ func TestImportArrowsPointDown(t *testing.T) {
 		"shared/funchost":   {},
 		"shared/httpapi":    {"shared/automation", "shared/store"},
 		"shared/config":     {},
-		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace"},
-		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace"},
+		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace", "shared/logctx"},
+		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/logctx"},
 		// The real channels sit below the composition root and above the delivery core.
-		"shared/delivery/channel": {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/delivery"},
-		"shared/reminder":         {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
-		"shared/report":           {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus"},
-		"shared/reportapi":        {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/httpapi", "shared/funchost", "shared/report"},
+		"shared/delivery/channel": {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/delivery", "shared/logctx"},
+		"shared/reminder":         {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+		"shared/report":           {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+		"shared/reportapi":        {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/httpapi", "shared/funchost", "shared/report", "shared/logctx"},
+		"shared/logmask":          {},
+		"shared/logctx":           {},
+		// The support service reads what the pipeline wrote; the reminder package explains
+		// date-based settings with the same functions that computed them.
+		"shared/support": {"shared/automation", "shared/store", "shared/trace", "shared/logmask", "shared/reminder", "shared/localtime",
+			"shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+		// Thin HTTP handlers: the service, httpapi and the router only.
+		"shared/supportapi": {"shared/support", "shared/httpapi", "shared/funchost", "shared/automation", "shared/store", "shared/trace",
+			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+		"shared/settingsapi": {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus",
+			"shared/httpapi", "shared/reminder", "shared/logctx"},
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0

@@ -65,7 +65,15 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 	if err != nil {
 		return nil, err
 	}
-	r.Functions.RegisterHTTP(LocalEventsPath, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.postLocalEvent(w, req, h) }))
+	post := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.postLocalEvent(w, req, h) })
+	if r.API != nil { // the bearer token of every /api route (serve -token) guards this one too
+		r.Functions.RegisterHTTP(LocalEventsPath, r.API.Handler(func(w http.ResponseWriter, req *http.Request) error {
+			post.ServeHTTP(w, req)
+			return nil
+		}))
+		return h, nil
+	}
+	r.Functions.RegisterHTTP(LocalEventsPath, post)
 	return h, nil
 }
 

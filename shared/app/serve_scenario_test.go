@@ -179,6 +179,7 @@ done:
 	if leak := regexp.MustCompile(`[A-Za-z0-9._%+-]{2,}@[A-Za-z0-9.-]+\.[a-z]{2,}`).FindString(all); leak != "" {
 		t.Fatalf("unmasked address %q in the logs", leak)
 	}
+	checkLogLines(t, logs.Lines())
 }
 
 func goldenDeliveries(t *testing.T) []string {

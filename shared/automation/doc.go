@@ -20,6 +20,11 @@
 //	└───────────────┴───────────────────┘ ensure with the same InputHash reactivates
 //	                                      (Pending/Failed/Deactivated/Cancelled)
 //
+// Support (shared/support) may also release a hold, retry a row now, or cancel it
+// (Cancelled, ReasonSupportCancelled): a support-cancelled row is not reactivated by ensure
+// with the same InputHash, and a row that ended is re-sent as a new row under a
+// support-retry key (SupportRetryKey), never by reopening it.
+//
 // Completed rows are never re-sent: ensure returns their coordinates. Every write bumps
 // Version; the Version read by a claim is the token that later Complete/Fail/Deactivate
 // calls must present, so a worker whose lease expired and was re-claimed cannot overwrite

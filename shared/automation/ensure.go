@@ -14,7 +14,9 @@ const (
 	// EnsureUpdated: a Pending row with the same InputHash got a new schedule in place.
 	EnsureUpdated EnsureAction = "Updated"
 	// EnsureReactivated: a Failed/Deactivated/Cancelled row with the same InputHash became
-	// Pending again; diagnostics, attempts and dispatch coordinates are kept.
+	// Pending again; diagnostics, attempts and dispatch coordinates are kept. A row that
+	// support cancelled (ReasonSupportCancelled) is the exception: it stays Cancelled
+	// (EnsureUnchanged).
 	EnsureReactivated EnsureAction = "Reactivated"
 	// EnsureUnchanged: the row already says what the candidate says; nothing was written.
 	EnsureUnchanged EnsureAction = "Unchanged"
@@ -57,6 +59,15 @@ func DecideEnsure(existing *SchedulerRow, c Candidate) EnsureAction {
 		return EnsureUnchanged
 	}
 	switch existing.Status {
+	case StatusCancelled:
+		if existing.ReasonCode == ReasonSupportCancelled {
+			// An operator cancelled this very occurrence (same key, same input): a
+			// redelivered, replayed or unrelated-field event must not undo that. A real
+			// change of the occurrence arrives under another key (new rows) or another
+			// InputHash (the conflict above).
+			return EnsureUnchanged
+		}
+		return EnsureReactivated
 	case StatusPending:
 		if sameSchedule(existing, c) {
 			return EnsureUnchanged

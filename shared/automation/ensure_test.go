@@ -22,6 +22,8 @@ func TestDecideEnsure(t *testing.T) {
 	other.InputHash = "h2"
 	missed := c
 	missed.MissedReason = automation.ReasonMissedWindow
+	supportCancelled := row(automation.StatusCancelled)
+	supportCancelled.ReasonCode = automation.ReasonSupportCancelled
 	held := row(automation.StatusPending)
 	held.IsOnSupportHold, held.ConflictInputHash = true, "h2"
 	cases := []struct {
@@ -38,6 +40,9 @@ func TestDecideEnsure(t *testing.T) {
 		{"failed, same hash", row(automation.StatusFailed), c, automation.EnsureReactivated},
 		{"deactivated, same hash", row(automation.StatusDeactivated), c, automation.EnsureReactivated},
 		{"cancelled, same hash", row(automation.StatusCancelled), c, automation.EnsureReactivated},
+		{"cancelled by support, same hash: the cancel sticks", supportCancelled, c, automation.EnsureUnchanged},
+		{"cancelled by support, new schedule: still cancelled", supportCancelled, moved, automation.EnsureUnchanged},
+		{"cancelled by support, other hash: conflict", supportCancelled, other, automation.EnsureConflict},
 		{"deactivated, missed", row(automation.StatusDeactivated), missed, automation.EnsureUnchanged},
 		{"completed", row(automation.StatusCompleted), c, automation.EnsureAlreadyCompleted},
 		{"completed, other hash", row(automation.StatusCompleted), other, automation.EnsureAlreadyCompleted},

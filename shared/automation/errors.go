@@ -67,14 +67,19 @@ func Errorf(code ErrorCode, format string, args ...any) error {
 // InvalidFields joins field errors into one CodeInvalidInput error whose Fields lists them
 // all (so an API can answer every problem at once). It returns nil for no errors and the
 // error itself for one. Errors that are not *Error are wrapped as CodeInvalidInput.
-func InvalidFields(errs ...error) error {
+func InvalidFields(errs ...error) error { return JoinFields(CodeInvalidInput, errs...) }
+
+// JoinFields joins field errors into one error with code whose Fields lists them all: nil
+// for none, the error itself for one. Errors of another code, or not *Error, become
+// fields with code.
+func JoinFields(code ErrorCode, errs ...error) error {
 	var fields []*Error
 	for _, err := range errs {
 		if err == nil {
 			continue
 		}
 		var e *Error
-		if errors.As(err, &e) && e.Code == CodeInvalidInput {
+		if errors.As(err, &e) && e.Code == code {
 			if len(e.Fields) > 0 {
 				fields = append(fields, e.Fields...)
 			} else {
@@ -82,7 +87,7 @@ func InvalidFields(errs ...error) error {
 			}
 			continue
 		}
-		fields = append(fields, &Error{Code: CodeInvalidInput, Message: err.Error()})
+		fields = append(fields, &Error{Code: code, Message: err.Error()})
 	}
 	switch len(fields) {
 	case 0:
@@ -94,7 +99,7 @@ func InvalidFields(errs ...error) error {
 	for i, f := range fields {
 		msgs[i] = f.Error()
 	}
-	return &Error{Code: CodeInvalidInput, Message: strings.Join(msgs, "; "), Fields: fields}
+	return &Error{Code: code, Message: strings.Join(msgs, "; "), Fields: fields}
 }
 
 // CodeOf returns err's ErrorCode, or CodeInternal when err carries none.

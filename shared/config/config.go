@@ -60,6 +60,15 @@ var Settings = []Setting{
 	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
+	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
+	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
+	{"AUTOMATION_RECONCILE_BATCH_SIZE", Local | Azure, "100", "Reconciliation: sources or rows per batch (1..1000)."},
+	{"AUTOMATION_RECONCILE_MAX_BATCHES", Local | Azure, "50", "Reconciliation: batches per run across every sweep (1..10000)."},
+	{"AUTOMATION_RECONCILE_DUE_DAYS", Local | Azure, "14", "Reconciliation: due window of a first source pass, today..today+N days (1..366)."},
+	{"AUTOMATION_RECONCILE_BUSINESS_UNITS", Local | Azure, "*", "Reconciliation: business units whose sources are swept (comma-separated ids, or *)."},
+	{"AUTOMATION_SOURCE_URLS", Local | Azure, "", "Reconciliation: domain-app list endpoints by source type, SourceType=https://...,Other=https://... (a type without one is swept from the pipeline's own snapshots)."},
+	{"AUTOMATION_REPORT_SOURCES", Local | Azure, "", "Report subscriptions: domain report types rendered by an HTTP report source, ReportType=https://...,Other=https://... (the built-in automation-activity report needs none)."},
+	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 }
 
 // Mode selects how DueWorkPoller executes claimed rows.
@@ -91,8 +100,19 @@ type Config struct {
 	LogLevel             string
 	APIToken             string
 	APIBusinessUnits     string // "*" or comma-separated business-unit ids
-	Webhook              WebhookConfig
-	SMTP                 SMTPConfig
+	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
+	SupportMaxReleasePerMinute int
+	Webhook                    WebhookConfig
+	SMTP                       SMTPConfig
+	// Reconciliation (§3.7).
+	ReconciliationSchedule string
+	ReconcileBatchSize     int
+	ReconcileMaxBatches    int
+	ReconcileDueDays       int
+	ReconcileBusinessUnits string            // "*" or comma-separated business-unit ids
+	SourceURLs             map[string]string // source type → domain-app list endpoint
+	ReportSources          map[string]string // report type → HTTP report source URL
+	IdempotencyRetention   time.Duration
 }
 
 // WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
@@ -132,6 +152,8 @@ func (c Config) Lookup(name string) (string, bool) {
 		return c.DueWorkSchedule, true
 	case "OutboxRelaySchedule":
 		return c.OutboxRelaySchedule, true
+	case "ReconciliationSchedule":
+		return c.ReconciliationSchedule, true
 	}
 	return "", false
 }
@@ -183,9 +205,16 @@ func Load(getenv func(string) string) (Config, error) {
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
+		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
 		SMTP: SMTPConfig{Host: get("AUTOMATION_SMTP_HOST"), Port: num("AUTOMATION_SMTP_PORT", 0, 65535),
 			Security: strings.ToLower(get("AUTOMATION_SMTP_SECURITY")), Username: get("AUTOMATION_SMTP_USERNAME"),
 			Password: get("AUTOMATION_SMTP_PASSWORD"), From: get("AUTOMATION_SMTP_FROM")},
+		ReconciliationSchedule: get("ReconciliationSchedule"),
+		ReconcileBatchSize:     num("AUTOMATION_RECONCILE_BATCH_SIZE", 1, 1000),
+		ReconcileMaxBatches:    num("AUTOMATION_RECONCILE_MAX_BATCHES", 1, 10000),
+		ReconcileDueDays:       num("AUTOMATION_RECONCILE_DUE_DAYS", 1, 366),
+		ReconcileBusinessUnits: get("AUTOMATION_RECONCILE_BUSINESS_UNITS"),
+		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
 	}
 	switch v := strings.ToLower(get("AUTOMATION_WEBHOOK_IDEMPOTENT")); v {
 	case "true", "false":
@@ -206,6 +235,16 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if (c.SMTP.Username == "") != (c.SMTP.Password == "") {
 		bad("AUTOMATION_SMTP_USERNAME", "set both AUTOMATION_SMTP_USERNAME and AUTOMATION_SMTP_PASSWORD, or neither")
+	}
+	if urls, err := parseSourceURLs(get("AUTOMATION_SOURCE_URLS")); err != nil {
+		bad("AUTOMATION_SOURCE_URLS", "%v", err)
+	} else {
+		c.SourceURLs = urls
+	}
+	if urls, err := parseSourceURLs(get("AUTOMATION_REPORT_SOURCES")); err != nil {
+		bad("AUTOMATION_REPORT_SOURCES", "%v", err)
+	} else {
+		c.ReportSources = urls
 	}
 	if p := c.CustomHandlerPort; p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -244,4 +283,29 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("AUTOMATION_DATA_DIR", "must not be empty")
 	}
 	return c, errors.Join(errs...)
+}
+
+// parseSourceURLs reads "Type=https://...,Other=https://..." (http only for
+// 127.0.0.1/localhost).
+func parseSourceURLs(v string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(v) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		typ, raw, ok := strings.Cut(strings.TrimSpace(part), "=")
+		typ, raw = strings.TrimSpace(typ), strings.TrimSpace(raw)
+		if !ok || typ == "" || raw == "" {
+			return nil, fmt.Errorf("want SourceType=URL pairs separated by commas, got %q", part)
+		}
+		if _, dup := out[typ]; dup {
+			return nil, fmt.Errorf("source type %q given twice", typ)
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost"))) {
+			return nil, fmt.Errorf("%s: %q must be an https URL (http only for 127.0.0.1/localhost)", typ, raw)
+		}
+		out[typ] = raw
+	}
+	return out, nil
 }

@@ -19,12 +19,29 @@ import (
 const DispatchQueue = "notification-dispatch"
 
 // Key returns the delivery key of one (SchedulerKey, channel, recipient): "dlv_" + 32 hex
-// digits of sha256 over the three, with the recipient trimmed and lower-cased. It is the
-// NotificationJob's identity, the outbox MessageId and the provider idempotency key, so a
-// redelivered request can never produce a second delivery (§5.2).
+// digits of sha256 over the three, with the recipient trimmed and lower-cased (a URL only in
+// its scheme and host: its path and query are case-sensitive). It is the NotificationJob's
+// identity, the outbox MessageId and the provider idempotency key, so a redelivered request
+// can never produce a second delivery (§5.2).
 func Key(schedulerKey, channel, recipient string) string {
-	sum := sha256.Sum256([]byte(schedulerKey + "\x00" + channel + "\x00" + strings.ToLower(strings.TrimSpace(recipient))))
+	sum := sha256.Sum256([]byte(schedulerKey + "\x00" + channel + "\x00" + normalizeRecipient(recipient)))
 	return "dlv_" + hex.EncodeToString(sum[:16])
+}
+
+// normalizeRecipient trims r and lower-cases it, except the path, query and fragment of a URL
+// ("scheme://authority/…"), which keep their case.
+func normalizeRecipient(r string) string {
+	r = strings.TrimSpace(r)
+	i := strings.Index(r, "://")
+	if i <= 0 {
+		return strings.ToLower(r)
+	}
+	rest := r[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	return strings.ToLower(r[:i+3+end]) + rest[end:]
 }
 
 // DispatchMessage is the body of a notification-dispatch message (JSON).

@@ -56,7 +56,9 @@ type Dispatcher struct {
 	Templates *Templates // nil: no templates (channels that need content fail)
 	Channels  map[string]Channel
 	Clock     automation.Clock
-	// Lease is the send-claim lease (default 2 min); longer than any channel timeout.
+	// Lease is the send-claim lease (default 2 min); longer than any channel timeout. A
+	// channel call gets a context that ends with the lease, and a claim whose lease ran out
+	// before the call is not used to call the channel at all.
 	Lease time.Duration
 	// Backoff is the retry ladder of transient failures, UNKNOWN outcomes on idempotent
 	// channels and lookups (default scheduler.DefaultBackoff, 5 min → 15 min → 1 h; set Rand
@@ -64,7 +66,11 @@ type Dispatcher struct {
 	Backoff scheduler.Backoff
 	// SweepBatch bounds the jobs one Sweep claims (default 100, at most store.MaxBatch).
 	SweepBatch int
-	Log        *slog.Logger
+	// QueuedGrace is how long a new delivery waits for its dispatch message before the sweep
+	// starts it itself (default 10 min): a message lost for good (dead-lettered while SQL was
+	// unavailable) must not leave the delivery Queued forever. Negative: never.
+	QueuedGrace time.Duration
+	Log         *slog.Logger
 	// OnOutcome, when set, is called after each recorded outcome (synchronously).
 	OnOutcome func(Outcome)
 }
@@ -106,21 +112,35 @@ type SweepResult struct {
 	Unknown int `json:"unknown"`
 }
 
-// Sweep claims the jobs whose retry or lookup time came and the send claims whose lease
-// expired (up to SweepBatch) and processes them. It is the dispatcher's timer-driven half:
+// Sweep claims the jobs whose retry or lookup time came, the send claims whose lease
+// expired and the new deliveries whose dispatch message has not come within QueuedGrace (up
+// to SweepBatch) and processes them. It is the dispatcher's timer-driven half:
 // dispatch messages start deliveries, the sweep finishes what needs a second attempt.
+// Each job is claimed when its turn comes, so its lease covers its own send only, not the
+// sends before it in the batch (a claim that expired unsent would be taken over by another
+// sweeper while this one still meant to send it).
 func (d *Dispatcher) Sweep(ctx context.Context) (SweepResult, error) {
 	batch := d.SweepBatch
 	if batch <= 0 {
 		batch = 100
 	}
+	batch = min(batch, store.MaxBatch)
 	var sr SweepResult
-	claims, err := d.Store.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: d.Clock.Now(), Lease: d.lease(), Limit: min(batch, store.MaxBatch)})
-	if err != nil {
-		return sr, err
-	}
 	var errs []error
-	for _, c := range claims {
+	for sr.Claimed < batch {
+		now := d.Clock.Now()
+		p := store.NotificationClaimDueParams{Now: now, Lease: d.lease(), Limit: 1}
+		if g := d.queuedGrace(); g > 0 {
+			p.QueuedBefore = now.Add(-g)
+		}
+		claims, err := d.Store.NotificationClaimDue(ctx, p)
+		if err != nil {
+			return sr, errors.Join(append(errs, err)...)
+		}
+		if len(claims) == 0 {
+			break
+		}
+		c := claims[0]
 		sr.Claimed++
 		o, err := d.Process(ctx, c)
 		if err != nil {
@@ -148,6 +168,13 @@ func (d *Dispatcher) lease() time.Duration {
 	return 2 * time.Minute
 }
 
+func (d *Dispatcher) queuedGrace() time.Duration {
+	if d.QueuedGrace == 0 {
+		return 10 * time.Minute
+	}
+	return d.QueuedGrace
+}
+
 func (d *Dispatcher) backoff() scheduler.Backoff {
 	if d.Backoff.Steps == nil {
 		b := d.Backoff
@@ -172,12 +199,22 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 		return d.failed(ctx, o, fmt.Errorf("unknown channel %q", job.Channel))
 	}
 	tr := ch.Traits()
+	if c.InDoubt && d.attemptsExhausted(job, now) {
+		// Every earlier attempt failed or its claim expired (§3.5: an expired lease counts as
+		// a failed attempt): a sender that dies on this delivery each time is not sent again.
+		return d.unknown(ctx, o, tr, nil, fmt.Sprintf("%d attempts without an outcome or with a retry (the sender may crash on this delivery); the last claim expired", job.AttemptCount-1))
+	}
 	if c.InDoubt && !tr.Idempotent {
 		looker, canLook := ch.(Looker)
 		if !canLook {
 			return d.unknown(ctx, o, tr, nil, "the previous attempt's outcome is unknown (claim expired) and the channel can neither deduplicate nor look it up")
 		}
-		st, ref, err := looker.Lookup(ctx, msg)
+		callCtx, cancel, live := d.callContext(ctx, job)
+		if !live {
+			return d.expired(ctx, o, c)
+		}
+		st, ref, err := looker.Lookup(callCtx, msg)
+		cancel()
 		switch {
 		case err == nil && st == LookupDelivered:
 			return d.sent(ctx, o, ref, nil)
@@ -203,7 +240,12 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 		return d.retry(ctx, o, err) // e.g. the template store was unavailable: nothing was sent
 	}
 	msg.Content, o.Content = content, content
-	ref, sendErr := ch.Send(ctx, msg)
+	callCtx, cancel, live := d.callContext(ctx, job)
+	if !live {
+		return d.expired(ctx, o, c)
+	}
+	ref, sendErr := ch.Send(callCtx, msg)
+	cancel()
 	if sendErr == nil {
 		return d.sent(ctx, o, ref, content)
 	}
@@ -218,6 +260,49 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	default:
 		return d.retry(ctx, o, sendErr)
 	}
+}
+
+// attemptsExhausted reports whether the claimed job's earlier attempts (AttemptCount-1: each
+// ended in a scheduled retry or lookup, or its claim expired) used up the backoff ladder: the
+// same bound a job whose failures were all recorded reaches (1 + len(Steps) attempts).
+func (d *Dispatcher) attemptsExhausted(job store.NotificationJob, now time.Time) bool {
+	if job.AttemptCount < 2 {
+		return false
+	}
+	_, hold := d.backoff().Next(now, job.AttemptCount-2, false)
+	return hold
+}
+
+// callContext bounds a channel call by what is left of the claim's lease (by the Clock),
+// so a slow provider is given up on before another sender may take the claim over. live is
+// false when the lease already ran out: the channel must not be called on this claim.
+func (d *Dispatcher) callContext(ctx context.Context, job store.NotificationJob) (context.Context, context.CancelFunc, bool) {
+	if job.ProcessingLeaseExpiresOn == nil {
+		return ctx, func() {}, true
+	}
+	left := job.ProcessingLeaseExpiresOn.Sub(d.Clock.Now())
+	if left <= 0 {
+		return ctx, func() {}, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, left)
+	return cctx, cancel, true
+}
+
+// errClaimExpired: the claim's lease ran out before the channel was called.
+var errClaimExpired = errors.New("the send claim expired before the channel was called: nothing was sent")
+
+// expired handles a claim whose lease ran out before the channel was called (nothing was
+// sent on it). A clean claim goes back on the retry ladder; an in-doubt one is left as it
+// is, Sending with an expired lease, for the next claimer to take over still in doubt.
+func (d *Dispatcher) expired(ctx context.Context, o Outcome, c store.NotificationClaimResult) (Outcome, error) {
+	if c.InDoubt {
+		o.Status, o.Error = store.NotificationSending, errClaimExpired.Error()
+		if d.Log != nil {
+			d.Log.WarnContext(ctx, "delivery claim expired before the lookup", "deliveryKey", o.Job.DeliveryKey, "step", "dispatch")
+		}
+		return o, nil
+	}
+	return d.retry(ctx, o, errClaimExpired)
 }
 
 // render returns the content for msg: nil when the template does not exist and the
@@ -329,7 +414,13 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 		attrs = append(attrs, "nextAttemptOn", o.NextAttemptOn.UTC().Format(time.RFC3339))
 	}
 	if o.Error != "" {
-		attrs = append(attrs, "error", o.Error)
+		// errorCode: a stable code per outcome kind (DeliveryFailed, DeliveryUnknown,
+		// DeliveryRetryScheduled) so alerts can match without parsing the error text.
+		code := "Delivery" + string(o.Status)
+		if o.Status == store.NotificationQueued {
+			code = "DeliveryRetryScheduled"
+		}
+		attrs = append(attrs, "error", o.Error, "errorCode", code)
 	}
 	// The recipient is personal data: the log handler masks it (shared/logmask).
 	msg := "delivery " + strings.ToLower(string(o.Status))

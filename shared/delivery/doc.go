@@ -29,7 +29,12 @@
 // the outcome, leaves a Sending job whose lease expires. The next claim is InDoubt, so a
 // channel that cannot deduplicate by the delivery key is never called twice: the job goes
 // to Unknown for lookup or a person. Exactly one delivery, or one UNKNOWN awaiting
-// resolution, never two.
+// resolution, never two. A channel call gets a context that ends with the lease, and a claim
+// whose lease ran out before the call is never used to call the channel. A Queued job whose
+// dispatch message was lost for good is started by the sweep after Dispatcher.QueuedGrace.
+// An expired claim counts as a failed attempt (§3.5): once the attempts of the backoff ladder
+// are used up, an in-doubt claim goes to the manual-resolution queue instead of calling the
+// channel again, so a delivery that kills its sender every time does not loop.
 //
 // # Channels
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -87,6 +88,19 @@ func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterI
 	return page, nil
 }
 
+// MaxResolutionReason bounds ResolveRequest.Reason, in characters (UTF-16 code units, as
+// SQL Server's nvarchar counts them).
+const MaxResolutionReason = 1000
+
+// utf16Len is the length of v in UTF-16 code units.
+func utf16Len(v string) int {
+	n := 0
+	for _, r := range v {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
 // ResolveRequest resolves one UNKNOWN delivery by hand.
 type ResolveRequest struct {
 	BusinessUnitID    string
@@ -94,13 +108,13 @@ type ResolveRequest struct {
 	ExpectedVersion   int64                    // the Version the operator saw
 	Status            store.NotificationStatus // Sent or Failed
 	Operator          string                   // who resolves it (audited)
-	Reason            string                   // why (audited)
-	ProviderReference string                   // optional
+	Reason            string                   // why (audited), at most MaxResolutionReason characters
+	ProviderReference string                   // optional, at most store.MaxProviderReference characters
 }
 
 // Resolve records the operator's verdict on an UNKNOWN delivery, with its fact, guarded by
-// ExpectedVersion. Errors: automation.Invalid (nothing changed) for a missing field or a
-// status other than Sent/Failed; store.ErrNotFound when the delivery does not exist in the
+// ExpectedVersion. Errors: automation.Invalid (nothing changed) for a missing field, a
+// status other than Sent/Failed or an over-long reason or provider reference; store.ErrNotFound when the delivery does not exist in the
 // business unit; store.ErrConflict when it is no longer Unknown; store.ErrLeaseLost when its
 // Version moved on (someone else changed it since it was listed).
 func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.NotificationJob, error) {
@@ -117,8 +131,10 @@ func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.Notifica
 		return store.NotificationJob{}, automation.Invalid("operator", "is required")
 	case strings.TrimSpace(r.Reason) == "":
 		return store.NotificationJob{}, automation.Invalid("reason", "is required")
-	case len(r.Reason) > 1000:
-		return store.NotificationJob{}, automation.Invalid("reason", "is longer than 1000 characters")
+	case utf16Len(r.Reason) > MaxResolutionReason:
+		return store.NotificationJob{}, automation.Invalid("reason", "is longer than %d characters", MaxResolutionReason)
+	case utf16Len(r.ProviderReference) > store.MaxProviderReference:
+		return store.NotificationJob{}, automation.Invalid("providerReference", "is longer than %d characters", store.MaxProviderReference)
 	}
 	return s.Store.NotificationResolve(ctx, store.NotificationResolveParams{DeliveryKey: r.DeliveryKey, BusinessUnitID: r.BusinessUnitID,
 		ExpectedVersion: r.ExpectedVersion, Status: r.Status, Operator: strings.TrimSpace(r.Operator), Reason: strings.TrimSpace(r.Reason),

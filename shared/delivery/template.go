@@ -7,19 +7,24 @@ import (
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
 	texttemplate "text/template"
+	"text/template/parse"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Template limits (bytes per part), so one template cannot bloat every message.
+// Template limits (bytes per part), so one template cannot bloat every message:
+// MaxSubjectBytes and MaxBodyBytes bound the stored source, MaxRenderedBytes the output of
+// one rendered part (a larger one is a RenderError, not memory exhausted).
 const (
-	MaxSubjectBytes = 1000
-	MaxBodyBytes    = 256 << 10
+	MaxSubjectBytes  = 1000
+	MaxBodyBytes     = 256 << 10
+	MaxRenderedBytes = 1 << 20
 )
 
 // Template parts.
@@ -42,7 +47,11 @@ type Compiled struct {
 
 // Compile parses the parts of t (text/template for subject and text, html/template for
 // HTML, all with missingkey=error). Errors are automation.Invalid naming the part
-// ("subject", "text", "html", or "template" when both bodies are empty).
+// ("subject", "text", "html", or "template" when both bodies are empty). Besides syntax
+// errors a part is rejected when it could render without bound (see checkBounded) or, for
+// HTML, when html/template cannot escape it (an attribute or script left open, branches
+// ending in different contexts): html/template finds those only on first use, so Compile
+// escapes the HTML part once here.
 func Compile(t store.NotificationTemplate) (*Compiled, error) {
 	var errs []error
 	if !templateKeyRE.MatchString(t.Key) {
@@ -61,15 +70,23 @@ func Compile(t store.NotificationTemplate) (*Compiled, error) {
 	var err error
 	if c.subject, err = texttemplate.New(PartSubject).Option("missingkey=error").Parse(t.Subject); err != nil {
 		errs = append(errs, automation.Invalid(PartSubject, "does not parse: %s", parseMessage(err)))
+	} else if err := checkBounded(c.subject.Tree, len(c.subject.Templates())); err != nil {
+		errs = append(errs, automation.Invalid(PartSubject, "%v", err))
 	}
 	if t.Text != "" {
 		if c.text, err = texttemplate.New(PartText).Option("missingkey=error").Parse(t.Text); err != nil {
 			errs = append(errs, automation.Invalid(PartText, "does not parse: %s", parseMessage(err)))
+		} else if err := checkBounded(c.text.Tree, len(c.text.Templates())); err != nil {
+			errs = append(errs, automation.Invalid(PartText, "%v", err))
 		}
 	}
 	if t.HTML != "" {
 		if c.html, err = htmltemplate.New(PartHTML).Option("missingkey=error").Parse(t.HTML); err != nil {
 			errs = append(errs, automation.Invalid(PartHTML, "does not parse: %s", parseMessage(err)))
+		} else if err := checkBounded(c.html.Tree, len(c.html.Templates())); err != nil {
+			errs = append(errs, automation.Invalid(PartHTML, "%v", err))
+		} else if err := escapeHTML(c.html); err != nil {
+			errs = append(errs, automation.Invalid(PartHTML, "cannot be escaped: %s", strings.TrimPrefix(err.Error(), "html/template:")))
 		}
 	}
 	if len(errs) > 0 {
@@ -79,6 +96,148 @@ func Compile(t store.NotificationTemplate) (*Compiled, error) {
 }
 
 func parseMessage(err error) string { return strings.TrimPrefix(err.Error(), "template: ") }
+
+// checkBounded rejects the constructs that could make one render run without bound, even
+// without output for the MaxRenderedBytes limit to stop: a {{range}} over a number (a
+// literal, len, or a variable assigned one; the render data comes from JSON, which has no
+// integers, so every other range is bounded by the payload), and {{define}}, {{block}} and
+// {{template}} (templates calling each other can fan out exponentially). A message part is
+// one template.
+func checkBounded(tree *parse.Tree, templates int) error {
+	if tree == nil || tree.Root == nil {
+		return nil
+	}
+	if templates > 1 {
+		return errors.New("{{define}} and {{block}} are not allowed: a part is one template")
+	}
+	walk := func(n parse.Node, visit func(parse.Node) error) error {
+		var rec func(n parse.Node) error
+		rec = func(n parse.Node) error {
+			if n == nil {
+				return nil
+			}
+			if err := visit(n); err != nil {
+				return err
+			}
+			switch x := n.(type) {
+			case *parse.ListNode:
+				if x == nil {
+					return nil
+				}
+				for _, c := range x.Nodes {
+					if err := rec(c); err != nil {
+						return err
+					}
+				}
+			case *parse.IfNode:
+				return errors.Join(rec(x.List), rec(x.ElseList))
+			case *parse.RangeNode:
+				return errors.Join(rec(x.List), rec(x.ElseList))
+			case *parse.WithNode:
+				return errors.Join(rec(x.List), rec(x.ElseList))
+			}
+			return nil
+		}
+		return rec(n)
+	}
+	// The declarations first: a variable that was ever given a number is numeric wherever it
+	// is ranged over.
+	numericVars := map[string]bool{}
+	decls := func(n parse.Node) error {
+		var p *parse.PipeNode
+		switch x := n.(type) {
+		case *parse.ActionNode:
+			p = x.Pipe
+		case *parse.IfNode:
+			p = x.Pipe
+		case *parse.WithNode:
+			p = x.Pipe
+		case *parse.RangeNode:
+			p = x.Pipe
+		}
+		if p != nil && len(p.Decl) > 0 && numericPipe(p, numericVars) {
+			for _, v := range p.Decl {
+				numericVars[v.Ident[0]] = true
+			}
+		}
+		return nil
+	}
+	// Declarations can chain ($a := 5, $b := $a): repeat until nothing changes.
+	for before := -1; before != len(numericVars); {
+		before = len(numericVars)
+		_ = walk(tree.Root, decls)
+	}
+	ranges := func(n parse.Node) error {
+		switch x := n.(type) {
+		case *parse.TemplateNode:
+			return fmt.Errorf("{{template %q}} is not allowed: a part is one template", x.Name)
+		case *parse.RangeNode:
+			if numericPipe(x.Pipe, numericVars) {
+				return fmt.Errorf("line %d: {{range}} over a number is not allowed (range over the data's lists)", x.Line)
+			}
+		}
+		return nil
+	}
+	return walk(tree.Root, ranges)
+}
+
+// numericPipe reports whether pipe may evaluate to an integer: its last command is a number,
+// a call of len, a numeric variable, or such a pipeline in parentheses.
+func numericPipe(p *parse.PipeNode, numericVars map[string]bool) bool {
+	if p == nil || len(p.Cmds) == 0 {
+		return false
+	}
+	for _, cmd := range p.Cmds {
+		if len(cmd.Args) > 0 {
+			if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && id.Ident == "len" {
+				return true
+			}
+		}
+	}
+	last := p.Cmds[len(p.Cmds)-1]
+	if len(last.Args) == 0 {
+		return false
+	}
+	switch a := last.Args[0].(type) {
+	case *parse.NumberNode:
+		return true
+	case *parse.VariableNode:
+		return len(a.Ident) == 1 && numericVars[a.Ident[0]]
+	case *parse.PipeNode:
+		return numericPipe(a, numericVars)
+	}
+	return false
+}
+
+// escapeHTML makes html/template escape t now (it does so on first execution) and returns
+// the escaping error, if any. The execution runs without data, so it stops at the first
+// field; any error that is not html/template's own is not the template's fault.
+func escapeHTML(t *htmltemplate.Template) error {
+	err := t.Execute(&limitedWriter{w: io.Discard, max: MaxRenderedBytes}, nil)
+	var he *htmltemplate.Error
+	if errors.As(err, &he) {
+		return err
+	}
+	return nil
+}
+
+// errRenderedTooLong stops a render whose part outgrew MaxRenderedBytes.
+var errRenderedTooLong = fmt.Errorf("rendered output longer than %d bytes", MaxRenderedBytes)
+
+// limitedWriter fails the write that would take the output past max bytes.
+type limitedWriter struct {
+	w   io.Writer
+	n   int
+	max int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n+len(p) > l.max {
+		return 0, errRenderedTooLong
+	}
+	l.n += len(p)
+	return l.w.Write(p)
+}
 
 // RenderError is a template that could not be rendered with the data at hand. Field is the
 // missing field's path in the render data (e.g. "source.staffName") when that was the cause.
@@ -104,13 +263,15 @@ func (e *RenderError) Unwrap() error { return e.Err }
 var missingKeyRE = regexp.MustCompile(`at <\.?([^>]*)>: map has no entry for key "([^"]*)"`)
 
 // Render renders every part with data. data is normally the JSON object of the render data
-// (see RenderData): JSON nulls count as missing, so a null field is an error too, not a blank.
+// (see RenderData): JSON nulls count as missing at any depth, so a null field is an error
+// too, not a blank, and a null list element is left out. A part longer than
+// MaxRenderedBytes is a RenderError.
 func (c *Compiled) Render(data map[string]any) (Content, error) {
 	data = dropNulls(data)
 	out := Content{TemplateVersion: c.Version}
-	run := func(part string, exec func(*bytes.Buffer) error) (string, error) {
+	run := func(part string, exec func(io.Writer) error) (string, error) {
 		var b bytes.Buffer
-		if err := exec(&b); err != nil {
+		if err := exec(&limitedWriter{w: &b, max: MaxRenderedBytes}); err != nil {
 			re := &RenderError{Template: c.Key, Version: c.Version, Part: part, Err: err}
 			if m := missingKeyRE.FindStringSubmatch(err.Error()); m != nil {
 				re.Field = m[1]
@@ -123,17 +284,17 @@ func (c *Compiled) Render(data map[string]any) (Content, error) {
 		return b.String(), nil
 	}
 	var err error
-	if out.Subject, err = run(PartSubject, func(b *bytes.Buffer) error { return c.subject.Execute(b, data) }); err != nil {
+	if out.Subject, err = run(PartSubject, func(w io.Writer) error { return c.subject.Execute(w, data) }); err != nil {
 		return Content{}, err
 	}
 	out.Subject = strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(out.Subject, "\r", " "), "\n", " "))
 	if c.text != nil {
-		if out.Text, err = run(PartText, func(b *bytes.Buffer) error { return c.text.Execute(b, data) }); err != nil {
+		if out.Text, err = run(PartText, func(w io.Writer) error { return c.text.Execute(w, data) }); err != nil {
 			return Content{}, err
 		}
 	}
 	if c.html != nil {
-		if out.HTML, err = run(PartHTML, func(b *bytes.Buffer) error { return c.html.Execute(b, data) }); err != nil {
+		if out.HTML, err = run(PartHTML, func(w io.Writer) error { return c.html.Execute(w, data) }); err != nil {
 			return Content{}, err
 		}
 	}
@@ -143,16 +304,28 @@ func (c *Compiled) Render(data map[string]any) (Content, error) {
 func dropNulls(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		switch x := v.(type) {
-		case nil:
-			continue
-		case map[string]any:
-			out[k] = dropNulls(x)
-		default:
-			out[k] = v
+		if v != nil {
+			out[k] = dropNullsIn(v)
 		}
 	}
 	return out
+}
+
+// dropNullsIn removes JSON nulls from v: map entries and list elements, at any depth.
+func dropNullsIn(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return dropNulls(x)
+	case []any:
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			if e != nil {
+				out = append(out, dropNullsIn(e))
+			}
+		}
+		return out
+	}
+	return v
 }
 
 // RenderData builds the data a template renders with: the job's payload object (for a
@@ -194,10 +367,16 @@ type Templates struct {
 // maxCachedTemplates bounds the compiled-template cache (cleared when full).
 const maxCachedTemplates = 512
 
+// Column bounds of a template's identifiers (characters).
+const (
+	maxBusinessUnitID = 100
+	maxCreatedBy      = 200
+)
+
 // Save validates t (Compile) and stores it as the next version of (Key, BusinessUnitID).
 // expectedVersion, when non-nil, guards against a concurrent edit (store.ErrConflict).
 // Errors: automation.Invalid (nothing stored) for a template that does not parse, a bad
-// key or a missing CreatedBy.
+// key or business unit id (at most 100 characters), a missing or over-long (200) CreatedBy.
 func (ts *Templates) Save(ctx context.Context, t store.NotificationTemplate, expectedVersion *int64) (store.NotificationTemplate, error) {
 	if _, err := Compile(t); err != nil {
 		return store.NotificationTemplate{}, err
@@ -205,8 +384,11 @@ func (ts *Templates) Save(ctx context.Context, t store.NotificationTemplate, exp
 	if strings.TrimSpace(t.CreatedBy) == "" {
 		return store.NotificationTemplate{}, automation.Invalid("createdBy", "is required (the operator saving the template)")
 	}
-	if t.BusinessUnitID != "" && !templateKeyRE.MatchString(t.BusinessUnitID) {
-		return store.NotificationTemplate{}, automation.Invalid("businessUnitId", "is not a business unit id: %q", t.BusinessUnitID)
+	if utf16Len(t.CreatedBy) > maxCreatedBy {
+		return store.NotificationTemplate{}, automation.Invalid("createdBy", "is longer than %d characters", maxCreatedBy)
+	}
+	if t.BusinessUnitID != "" && (!templateKeyRE.MatchString(t.BusinessUnitID) || len(t.BusinessUnitID) > maxBusinessUnitID) {
+		return store.NotificationTemplate{}, automation.Invalid("businessUnitId", "is not a business unit id (1..%d letters, digits or ._~@+/-): %q", maxBusinessUnitID, t.BusinessUnitID)
 	}
 	return ts.Store.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: t, ExpectedVersion: expectedVersion, Now: ts.Clock.Now()})
 }

@@ -31,6 +31,7 @@ func TestFunctionFolders(t *testing.T) {
 		"NotificationDispatch":   {typ: funchost.TriggerServiceBus, binding: "message", queue: "notification-dispatch"},
 		"OutboxRelay":            {typ: funchost.TriggerTimer, binding: "timer", schedule: "%OutboxRelaySchedule%"},
 		"DeliveryFactProjection": {typ: funchost.TriggerServiceBus, binding: "message", topic: "delivery-facts", subscription: "reporting"},
+		"Reconciliation":         {typ: funchost.TriggerTimer, binding: "timer", schedule: "%ReconciliationSchedule%"},
 	}
 	bindingName := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,127}$`)
 	found := map[string]bool{}

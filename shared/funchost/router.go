@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,6 +121,16 @@ func (r *Router) RegisterHTTP(pattern string, h http.Handler) {
 	}
 	r.httpMux.Handle(pattern, forwarded{h: h, log: r.logger()})
 	r.patterns = append(r.patterns, pattern)
+}
+
+// HTTPPatterns returns the patterns registered with RegisterHTTP, sorted (for drift tests
+// between routes and the HTTP function folders that forward them).
+func (r *Router) HTTPPatterns() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := slices.Clone(r.patterns)
+	sort.Strings(out)
+	return out
 }
 
 // Functions returns the registered function names, sorted.

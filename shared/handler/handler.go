@@ -24,6 +24,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -76,12 +77,20 @@ func Register(r *funchost.Router, d Deps) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	r.Register(DomainEventHandler, d.domainEvent)
-	r.Register(DueWorkPoller, d.dueWorkPoller)
-	r.Register(DueWorkExecutor, d.dueWorkExecutor)
-	r.Register(NotificationDispatch, d.notificationDispatch)
-	r.Register(OutboxRelay, d.outboxRelay)
-	r.Register(DeliveryFactProjection, d.deliveryFactProjection)
+	r.Register(DomainEventHandler, logged(d.domainEvent))
+	r.Register(DueWorkPoller, logged(d.dueWorkPoller))
+	r.Register(DueWorkExecutor, logged(d.dueWorkExecutor))
+	r.Register(NotificationDispatch, logged(d.notificationDispatch))
+	r.Register(OutboxRelay, logged(d.outboxRelay))
+	r.Register(DeliveryFactProjection, logged(d.deliveryFactProjection))
+}
+
+// logged puts the function name and invocation id in the context, so every line the
+// services log for this invocation carries them (logctx).
+func logged(h funchost.Handler) funchost.Handler {
+	return func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		return h(logctx.With(ctx, logctx.Function, inv.FunctionName, logctx.InvocationID, inv.InvocationID), inv)
+	}
 }
 
 func ok(summary any, logs ...string) (funchost.Result, error) {
@@ -100,7 +109,7 @@ func (d Deps) domainEvent(ctx context.Context, inv *funchost.Invocation) (funcho
 	}
 	switch {
 	case err == nil:
-		d.Log.Info("domain event processed", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
+		d.Log.InfoContext(ctx, "domain event processed", "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
 		return ok(map[string]any{"eventId": ev.ID})
 	case automation.IsInvalid(err):
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
@@ -146,7 +155,7 @@ func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (func
 			return funchost.Result{}, fmt.Errorf("fan out %d of %d claimed rows: %w", i, len(rows), err)
 		}
 	}
-	d.Log.Info("due-work poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "fan-out",
+	d.Log.InfoContext(ctx, "due-work poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "fan-out",
 		"rescued", res.Rescued, "claimed", len(rows))
 	return ok(map[string]any{"rescued": res.Rescued, "claimed": len(rows), "fannedOut": len(rows)})
 }
@@ -305,7 +314,7 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 			return fmt.Errorf("dead-letter trace row %s: %w (reason: %v)", name, err, reason)
 		}
 	}
-	d.Log.Error("message dead-lettered", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
+	d.Log.ErrorContext(ctx, "message dead-lettered", "step", "dead-letter", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
 	return funchost.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
 }
 

@@ -35,7 +35,7 @@ func (q Query) Check(allowed ...string) error {
 			errs = append(errs, &automation.Error{Code: automation.CodeMalformed, Field: name, Message: "given more than once"})
 		}
 	}
-	return malformedFields(errs)
+	return automation.JoinFields(automation.CodeMalformed, errs...)
 }
 
 // String returns the parameter's value ("" when absent).
@@ -88,25 +88,4 @@ func (q Query) get(name string) (string, bool) {
 		return "", false
 	}
 	return q.v.Get(name), true
-}
-
-// malformedFields joins CodeMalformed field errors into one (nil for none).
-func malformedFields(errs []error) error {
-	var fields []*automation.Error
-	for _, err := range errs {
-		if e, ok := err.(*automation.Error); ok {
-			fields = append(fields, e)
-		}
-	}
-	switch len(fields) {
-	case 0:
-		return nil
-	case 1:
-		return fields[0]
-	}
-	msgs := make([]string, len(fields))
-	for i, f := range fields {
-		msgs[i] = f.Error()
-	}
-	return &automation.Error{Code: automation.CodeMalformed, Message: strings.Join(msgs, "; "), Fields: fields}
 }

@@ -11,10 +11,13 @@ import (
 )
 
 var (
-	emailRE = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`)
+	// An address, its @ possibly percent-encoded (%40) as in a URL's query.
+	emailRE = regexp.MustCompile(`[A-Za-z0-9._%+\-]+(?:@|%40)[A-Za-z0-9.\-]+\.[A-Za-z]{2,}`)
 	// Phone-like: an optional +, then 8 or more digits possibly separated by spaces, dots,
 	// dashes or parentheses.
 	phoneRE = regexp.MustCompile(`\+?\(?\d(?:[\s.\-()]*\d){7,}`)
+	// isoDate is a date as the pipeline writes them ("2027-03-20"): eight digits, but no phone.
+	isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 	// Identifiers that look numeric but are not personal data are left alone when they are
 	// part of a longer token (GUIDs, RFC 3339 instants, keys).
 	tokenChar = func(b byte) bool {
@@ -22,12 +25,16 @@ var (
 	}
 )
 
-// String masks e-mail addresses ("amelia.nguyen@example.test" → "a***@example.test") and
-// phone numbers ("+61 412 345 678" → "***5678") in s.
+// String masks e-mail addresses ("amelia.nguyen@example.test" → "a***@example.test", also
+// percent-encoded in URLs: "a***%40example.test") and phone numbers ("+61 412 345 678",
+// "tel:+61412345678", "to=%2B61412345678" → "***5678") in s.
 func String(s string) string {
-	if strings.IndexByte(s, '@') >= 0 {
+	if strings.IndexByte(s, '@') >= 0 || strings.Contains(s, "%40") {
 		s = emailRE.ReplaceAllStringFunc(s, func(m string) string {
 			at := strings.LastIndexByte(m, '@')
+			if at < 0 {
+				at = strings.LastIndex(m, "%40")
+			}
 			return m[:1] + "***" + m[at:]
 		})
 	}
@@ -39,8 +46,15 @@ func String(s string) string {
 	last := 0
 	for _, l := range locs {
 		start, end := l[0], l[1]
-		// Part of a longer identifier or timestamp: not a phone number.
-		if (start > 0 && tokenChar(s[start-1])) || (end < len(s) && tokenChar(s[end])) {
+		if start >= 3 && strings.EqualFold(s[start-3:start], "%2B") { // a percent-encoded "+"
+			start -= 3
+		}
+		// Part of a longer identifier or timestamp: not a phone number — unless a colon
+		// introduces it as one: an international number ("phone:+61…") or a tel: URI.
+		if (start > 0 && tokenChar(s[start-1]) && !phoneAfterColon(s, start)) || (end < len(s) && tokenChar(s[end])) {
+			continue
+		}
+		if isoDate.MatchString(s[start:end]) { // a calendar date (YYYY-MM-DD), not a phone number
 			continue
 		}
 		digits := 0
@@ -65,6 +79,25 @@ func String(s string) string {
 	b.WriteString(s[last:])
 	return b.String()
 }
+
+// phoneAfterColon reports whether the number starting at s[start] follows a colon that makes
+// it a phone number: it is in international form ("+…", "%2B…") or the colon ends a tel: or
+// sms: scheme. Keys and instants never have a "+" and eight digits after a colon.
+func phoneAfterColon(s string, start int) bool {
+	if s[start-1] != ':' {
+		return false
+	}
+	if s[start] == '+' || s[start] == '%' {
+		return true
+	}
+	if start < 4 || (start > 4 && isLetter(s[start-5])) { // the scheme is a whole word
+		return false
+	}
+	scheme := strings.ToLower(s[start-4 : start-1])
+	return scheme == "tel" || scheme == "sms"
+}
+
+func isLetter(b byte) bool { return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') }
 
 // Handler wraps another slog.Handler.
 type Handler struct{ next slog.Handler }

@@ -13,14 +13,28 @@ import (
 func TestString(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"to amelia.nguyen@example.test now":    "to a***@example.test now",
-		"call +61 412 345 678 today":           "call ***5678 today",
-		"(02) 9876-5432":                       "***5432",
-		"2026-10-04T03:30:00+11:00":            "2026-10-04T03:30:00+11:00",
-		"3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6b": "3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6b",
-		"reminder:0f8f6b1e:x:2026-10-31:30":    "reminder:0f8f6b1e:x:2026-10-31:30",
-		"revision 12345678901234567890":        "revision 12345678901234567890",
-		"no personal data":                     "no personal data",
+		"to amelia.nguyen@example.test now":     "to a***@example.test now",
+		"call +61 412 345 678 today":            "call ***5678 today",
+		"(02) 9876-5432":                        "***5432",
+		"2026-10-04T03:30:00+11:00":             "2026-10-04T03:30:00+11:00",
+		"3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6b":  "3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6b",
+		"reminder:0f8f6b1e:x:2026-10-31:30":     "reminder:0f8f6b1e:x:2026-10-31:30",
+		"revision 12345678901234567890":         "revision 12345678901234567890",
+		"no personal data":                      "no personal data",
+		"expiresOn changed to 2027-03-20 today": "expiresOn changed to 2027-03-20 today",
+		"\"2027-03-20\"":                        "\"2027-03-20\"",
+		"call 2027-0320-11":                     "call ***2011",
+		// Addresses and numbers inside URLs: percent-encoded, and the tel: scheme.
+		"POST https://hooks.example.test/notify?to=amelia.nguyen%40example.test&x=1": "POST https://hooks.example.test/notify?to=a***%40example.test&x=1",
+		"to=ZOE%40EXAMPLE.TEST":     "to=Z***%40EXAMPLE.TEST",
+		"sms?to=%2B61412345678":     "sms?to=***5678",
+		"tel:+61412345678":          "tel:***5678",
+		"TEL:+61-412-345-678":       "TEL:***5678",
+		"tel:0412345678":            "tel:***5678",
+		"phone:+61 412 345 678":     "phone:***5678",
+		"key:+11:00":                "key:+11:00",
+		"hotel:12345678":            "hotel:12345678",
+		"reminder:x:evt-12345678:0": "reminder:x:evt-12345678:0",
 	}
 	for in, want := range cases {
 		if got := logmask.String(in); got != want {

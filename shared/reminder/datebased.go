@@ -16,6 +16,8 @@ type Source struct {
 	BusinessUnitID string
 	Deleted        bool
 	Data           map[string]any
+	// Revision is the source revision the state is from (threshold edge state is guarded by it).
+	Revision int64
 }
 
 // Active reports whether the source can still have reminders: not deleted and its data

@@ -6,18 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Store is what the reminder service and handler need.
+// Store is what the reminder service, handler, settings service and reconciler need.
 type Store interface {
 	store.SchedulerStore
 	store.ReminderStore
+	store.LifecycleStore
+	store.IdempotencyStore
 }
 
 // Service is the reminder trigger/invalidation provider for domain events (stage ①):
@@ -61,11 +65,14 @@ const maxRowsPerSource = store.MaxBatch
 // Process runs the flow of one event (§4.2): dedupe by id → resolve the business unit
 // and its zone → load the settings for the source type → compute every occurrence (bad
 // input is rejected here, before anything is stored) → store the snapshot (older revisions
-// ignored) → deactivate rows that are no longer valid → ensure the occurrences → mark the
-// event processed. Every step is idempotent, so a crash anywhere is repaired by redelivery.
+// ignored) → deactivate rows that are no longer valid → ensure the occurrences (trigger
+// providers, the immediate-notification provider, threshold levels with their rising-edge
+// state) → mark the event processed. Every step is idempotent, so a crash anywhere is
+// repaired by redelivery.
 // Errors: automation.Invalid for bad input (nothing stored); others are retryable.
 func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, error) {
 	res := EventResult{Ensured: map[automation.EnsureAction]int{}}
+	ctx = logctx.With(ctx, logctx.SourceEventID, ev.ID, logctx.BusinessUnitID, ev.BusinessUnitID, logctx.Step, "event")
 	done, err := s.Store.EventProcessed(ctx, ev.Source, ev.ID)
 	if err != nil {
 		return res, err
@@ -85,37 +92,23 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	case err != nil:
 		return res, err
 	}
-	loc, err := localtime.LoadZone(bu.TimeZoneID)
+	z, err := zoneOf(bu)
 	if err != nil {
-		return res, automation.Invalid("businessunitid", "business unit %q has an unusable time zone: %v", bu.ID, err)
+		return res, err
 	}
-	z := Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
-	settings, err := s.loadSettings(ctx, bu.ID, ev.EntityType)
+	settings, versions, err := s.loadSettingsVersions(ctx, bu.ID, ev.EntityType)
 	if err != nil {
 		return res, err
 	}
 	now := s.Clock.Now()
-	src := Source{EntityType: ev.EntityType, EntityGuid: ev.EntityGuid, BusinessUnitID: bu.ID, Deleted: ev.Deleted, Data: ev.Data}
+	src := Source{EntityType: ev.EntityType, EntityGuid: ev.EntityGuid, BusinessUnitID: bu.ID, Deleted: ev.Deleted, Data: ev.Data, Revision: ev.Revision}
 	if v, ok := ev.Data["isActive"]; ok && v != nil {
 		if _, isBool := v.(bool); !isBool {
 			return res, automation.Invalid("data.isActive", "must be true or false, got %s", jsonText(v))
 		}
 	}
-	var want []automation.Candidate
-	if src.Active() {
-		today := localtime.DateOf(now, loc)
-		for _, set := range settings {
-			if !set.Active() {
-				continue
-			}
-			occ, err := DateOccurrences(set, src, z, today, now, true)
-			if err != nil {
-				return res, err
-			}
-			for _, o := range occ {
-				want = append(want, o.Candidate)
-			}
-		}
+	if err := validateSource(settings, src, z, now); err != nil {
+		return res, err
 	}
 
 	outcome, err := s.Store.SourceSnapshotApply(ctx, store.SourceSnapshot{
@@ -127,95 +120,99 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	}
 	if outcome == store.SnapshotStale {
 		res.Outcome = EventStale
-		s.logger().Info("older revision ignored", "sourceEventId", ev.ID, "businessUnitId", bu.ID, "entityType", ev.EntityType, "revision", ev.Revision)
+		s.logger().InfoContext(ctx, "older revision ignored", "sourceEventId", ev.ID, "businessUnitId", bu.ID, "entityType", ev.EntityType, "revision", ev.Revision)
 		return res, s.Store.EventMarkProcessed(ctx, ev.Source, ev.ID, now)
 	}
 	res.Outcome = EventApplied
-
-	// Deactivate first (§4.2): rows of this source that the current state no longer wants.
-	if res.Deactivated, err = s.invalidate(ctx, src, settings, want, now); err != nil {
+	sr, err := s.syncSource(ctx, settings, src, z, now, syncOptions{})
+	res.Ensured, res.Deactivated = sr.Ensured, sr.Deactivated
+	if err != nil {
 		return res, err
 	}
-	for start := 0; start < len(want); start += store.MaxBatch {
-		end := min(start+store.MaxBatch, len(want))
-		results, err := s.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: now, Candidates: want[start:end]})
-		if err != nil {
-			return res, err
-		}
-		for _, r := range results {
-			res.Ensured[r.Action]++
-			if r.Action == automation.EnsureConflict {
-				s.logger().Warn("scheduler key conflict: row put on support hold", "schedulerKey", r.Row.SchedulerKey, "sourceEventId", ev.ID, "businessUnitId", bu.ID)
-			}
-		}
+	if err := s.resyncIfSettingsChanged(ctx, bu.ID, src, z, now, versions, &res); err != nil {
+		return res, err
 	}
 	return res, s.Store.EventMarkProcessed(ctx, ev.Source, ev.ID, now)
 }
 
+// maxSettingsResyncs bounds the re-syncs of one source after a concurrent settings change.
+const maxSettingsResyncs = 3
+
+// resyncIfSettingsChanged closes the race between an event and a settings change (§4.5) or a
+// business unit's zone change: a change stored after the event read the settings (or the
+// zone) may have been propagated to this source before the event's sync wrote the older
+// state over it. Once the settings and zone read after the sync are the ones it used, the
+// state is right (a later change's propagation syncs this source after that read);
+// otherwise the source is synced again with the new ones. New settings under which the stored data is bad input are logged and left to their
+// own propagation, which skips the source the same way.
+func (s *Service) resyncIfSettingsChanged(ctx context.Context, buID string, src Source, z Zone, now time.Time, versions map[string]int64, res *EventResult) error {
+	for i := 0; i < maxSettingsResyncs; i++ {
+		settings, current, err := s.loadSettingsVersions(ctx, buID, src.EntityType)
+		if err != nil {
+			return err
+		}
+		// The business unit's zone too: a zone change re-times rows the same way.
+		zone := z
+		if bu, err := s.Store.BusinessUnitGet(ctx, buID); err == nil {
+			if zone, err = zoneOf(bu); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if maps.Equal(current, versions) && zone.TimeZoneID == z.TimeZoneID {
+			return nil
+		}
+		versions, z = current, zone
+		sr, err := s.syncSource(ctx, settings, src, z, now, syncOptions{})
+		for a, n := range sr.Ensured {
+			res.Ensured[a] += n
+		}
+		res.Deactivated += sr.Deactivated
+		if automation.IsInvalid(err) {
+			s.logger().WarnContext(ctx, "changed settings find the event's data invalid; left to their propagation", "businessUnitId", buID,
+				"entityType", src.EntityType, "entityGuid", src.EntityGuid, "error", err)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// zoneOf loads a business unit's zone; an unusable zone is bad input naming the unit.
+func zoneOf(bu store.BusinessUnit) (Zone, error) {
+	loc, err := localtime.LoadZone(bu.TimeZoneID)
+	if err != nil {
+		return Zone{}, automation.Invalid("businessunitid", "business unit %q has an unusable time zone: %v", bu.ID, err)
+	}
+	return Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}, nil
+}
+
 func (s *Service) loadSettings(ctx context.Context, buID, sourceType string) ([]Setting, error) {
+	out, _, err := s.loadSettingsVersions(ctx, buID, sourceType)
+	return out, err
+}
+
+// loadSettingsVersions loads the settings of one business unit and source type with their
+// Versions by guid.
+func (s *Service) loadSettingsVersions(ctx context.Context, buID, sourceType string) ([]Setting, map[string]int64, error) {
 	recs, err := s.Store.ReminderSettingListBySource(ctx, buID, sourceType)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Setting, 0, len(recs))
+	versions := make(map[string]int64, len(recs))
 	for _, r := range recs {
 		set, err := ParseSetting([]byte(r.Body))
 		if err != nil {
-			return nil, fmt.Errorf("stored setting %s is invalid: %w", r.Guid, err)
+			return nil, nil, fmt.Errorf("stored setting %s is invalid: %w", r.Guid, err)
 		}
 		out = append(out, set)
+		versions[r.Guid] = r.Version
 	}
-	return out, nil
-}
-
-// invalidate deactivates this source's Pending/Failed reminder rows whose keys are not
-// wanted any more, with the reason that explains why. Rows of settings of other business
-// units are left alone.
-func (s *Service) invalidate(ctx context.Context, src Source, settings []Setting, want []automation.Candidate, now time.Time) (int, error) {
-	rows, err := s.Store.SchedulerListBySource(ctx, store.SchedulerListParams{SourceEntityType: src.EntityType, SourceEntityGuid: src.EntityGuid, Limit: maxRowsPerSource})
-	if err != nil {
-		return 0, err
-	}
-	wanted := make(map[string]bool, len(want))
-	for _, c := range want {
-		wanted[c.SchedulerKey] = true
-	}
-	byGuid := make(map[string]*Setting, len(settings))
-	for i := range settings {
-		byGuid[settings[i].Guid] = &settings[i]
-	}
-	n := 0
-	for _, r := range rows {
-		if r.AutomationType != automation.TypeReminder || wanted[r.SchedulerKey] {
-			continue
-		}
-		if r.Status != automation.StatusPending && r.Status != automation.StatusFailed {
-			continue
-		}
-		reason := deactivationReason(src, r, byGuid[r.SettingGuid])
-		err := s.Store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: r.ID, Token: r.Version, Now: now, Reason: reason})
-		if err != nil {
-			// ErrLeaseLost: the row changed since we read it (claimed by a poller, or another
-			// event); the event is retried and the executor's revalidation covers the claim.
-			return n, fmt.Errorf("deactivate %s: %w", r.SchedulerKey, err)
-		}
-		n++
-	}
-	return n, nil
-}
-
-// deactivationReason explains why a row of src is no longer wanted.
-func deactivationReason(src Source, row automation.SchedulerRow, set *Setting) automation.ReasonCode {
-	switch {
-	case !src.Active():
-		return automation.ReasonSourceNoLongerValid
-	case row.BusinessUnitID != src.BusinessUnitID:
-		return automation.ReasonSuperseded // the entity moved to another business unit
-	case set == nil || !set.Active():
-		return automation.ReasonReminderSettingInactive
-	default:
-		return automation.ReasonSuperseded
-	}
+	return out, versions, nil
 }
 
 func (s *Service) logger() *slog.Logger {

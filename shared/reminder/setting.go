@@ -6,6 +6,15 @@
 // unit's zone, converted to UTC with the DST product rule (localtime.Resolve). Annual
 // settings target the next anniversary and ensure the following year's occurrence when one
 // completes (29 February → 28 February in common years).
+//
+// Threshold reminders (§4.4, threshold.go): a metric computed from the event's aggregate is
+// compared with one or more levels; a reached level ensures a row under the key scope of the
+// setting's firing policy, a level no longer reached deactivates pending rows
+// (ConditionNoLongerMet).
+//
+// Settings changes (§4.5, settings.go), the immediate-notification provider (immediate.go),
+// execution-time revalidation with recipients resolved at due time (handler.go, §3.6) and
+// bounded reconciliation (reconcile.go, §3.7) complete the lifecycle.
 package reminder
 
 import (
@@ -15,6 +24,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
@@ -36,17 +47,25 @@ type Setting struct {
 	Name           string                 `json:"name"`
 	SourceType     string                 `json:"sourceType"`
 	TriggerType    automation.TriggerType `json:"triggerType"`
-	// TriggerKey is the field of the event's data holding the target date ("YYYY-MM-DD").
+	// TriggerKey is, for DateBased, the field of the event's data holding the target date
+	// ("YYYY-MM-DD"); for ThresholdCondition, the name of the aggregate the metric is read
+	// from (a SchedulerKey component, e.g. "booking").
 	TriggerKey string `json:"triggerKey"`
-	// OffsetsDays are calendar days before the target date, each >= 0, no duplicates.
-	OffsetsDays []int `json:"offsetsDays"`
-	// SendLocalTime is the local wall time ("HH:MM") in the business unit's zone.
-	SendLocalTime *localtime.TimeOfDay `json:"sendLocalTime"`
+	// OffsetsDays (DateBased) are calendar days before the target date, each >= 0, no duplicates.
+	OffsetsDays []int `json:"offsetsDays,omitempty"`
+	// SendLocalTime (DateBased) is the local wall time ("HH:MM") in the business unit's zone.
+	SendLocalTime *localtime.TimeOfDay `json:"sendLocalTime,omitempty"`
 	// Annual makes the target the next anniversary of the date (work anniversaries, birthdays).
-	Annual     bool            `json:"annual,omitempty"`
-	Template   string          `json:"template"`
-	Channels   []string        `json:"channels"`
-	Recipients RecipientPolicy `json:"recipients"`
+	Annual bool `json:"annual,omitempty"`
+	// ImmediateIfOverdue (DateBased, not annual): a source whose target date has already
+	// passed when it is seen gets one notification now (the immediate-notification provider,
+	// §4.2), once per target date.
+	ImmediateIfOverdue bool `json:"immediateIfOverdue,omitempty"`
+	// Threshold configures a ThresholdCondition setting (§4.4); nil for DateBased.
+	Threshold  *ThresholdConfig `json:"threshold,omitempty"`
+	Template   string           `json:"template"`
+	Channels   []string         `json:"channels"`
+	Recipients RecipientPolicy  `json:"recipients"`
 	// IsActive defaults to true when omitted.
 	IsActive *bool `json:"isActive,omitempty"`
 	// MaxLatenessHours: a row found due later than this after ScheduledOn is Deactivated
@@ -54,10 +73,17 @@ type Setting struct {
 	MaxLatenessHours *int `json:"maxLatenessHours,omitempty"`
 }
 
-// RecipientPolicy says who receives the reminder; resolved at execution time (§3.6).
+// RecipientPolicy says who receives the reminder; resolved at execution time (§3.6), never
+// stored on the scheduler row. At least one part is required; the recipients are the union
+// of all parts (duplicates removed, at most MaxRecipients).
 type RecipientPolicy struct {
 	// Field is the source data field holding an address, or an array of addresses.
-	Field string `json:"field"`
+	Field string `json:"field,omitempty"`
+	// Role names a role list of the setting's business unit (BusinessUnitRecord.Roles), read
+	// when the reminder is due.
+	Role string `json:"role,omitempty"`
+	// Fixed lists addresses that always receive the reminder.
+	Fixed []string `json:"fixed,omitempty"`
 }
 
 // Active reports IsActive (default true).
@@ -74,7 +100,21 @@ func (s Setting) MaxLatenessHoursOrDefault() int {
 var (
 	guidRE  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,100}$`)
+	// templateKeyRE is a NotificationTemplate key (shared/delivery; NotificationJob.Template
+	// is nvarchar(200)).
+	templateKeyRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
 )
+
+// MaxNameChars bounds display names (settings, business units): UTF-16 code units, as the
+// SQL Server nvarchar columns count them.
+const MaxNameChars = 200
+
+// validName reports whether s is a display name: not blank, at most MaxNameChars, no
+// control characters (a name is copied into every delivery's payload and may end up in an
+// e-mail subject).
+func validName(s string) bool {
+	return strings.TrimSpace(s) != "" && len(utf16.Encode([]rune(s))) <= MaxNameChars && strings.IndexFunc(s, unicode.IsControl) < 0
+}
 
 // ParseSetting decodes one setting strictly (unknown fields are an error) and validates it.
 // Errors are automation.Invalid naming the field.
@@ -125,7 +165,8 @@ func jsonKind(goKind string) string {
 }
 
 // Validate checks every field; channels, when non-nil, lists the channel names that exist.
-// All problems are reported together (errors.Join of automation.Invalid).
+// All problems are reported together (errors.Join of automation.Invalid, one per field:
+// offsetsDays[1], sendLocalTime, threshold.metric, channels, recipients, …).
 func (s *Setting) Validate(channels map[string]bool) error {
 	var errs []error
 	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
@@ -142,11 +183,76 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	if !tokenRE.MatchString(s.SourceType) {
 		bad("sourceType", "is required (letters, digits, ._~@+/-)")
 	}
-	if s.TriggerType != automation.TriggerDateBased {
-		bad("triggerType", "must be %q (ThresholdCondition arrives with the reminder-lifecycle work), got %q", automation.TriggerDateBased, s.TriggerType)
+	switch s.TriggerType {
+	case automation.TriggerDateBased:
+		if !tokenRE.MatchString(s.TriggerKey) {
+			bad("triggerKey", "is required (the data field holding the target date)")
+		}
+		errs = append(errs, s.validateDateBased()...)
+	case automation.TriggerThresholdCondition:
+		if !tokenRE.MatchString(s.TriggerKey) {
+			bad("triggerKey", "is required (the name of the aggregate the metric is read from, e.g. \"booking\")")
+		}
+		errs = append(errs, s.validateThreshold()...)
+	default:
+		bad("triggerType", "must be %q or %q, got %q", automation.TriggerDateBased, automation.TriggerThresholdCondition, s.TriggerType)
 	}
-	if !tokenRE.MatchString(s.TriggerKey) {
-		bad("triggerKey", "is required (the data field holding the target date)")
+	if strings.TrimSpace(s.Template) == "" {
+		bad("template", "is required")
+	}
+	if len(s.Channels) == 0 {
+		bad("channels", "needs at least one channel")
+	}
+	seenCh := map[string]bool{}
+	for i, c := range s.Channels {
+		if channels != nil && !channels[c] {
+			bad(fmt.Sprintf("channels[%d]", i), "unknown channel %q", c)
+		}
+		if seenCh[c] {
+			bad(fmt.Sprintf("channels[%d]", i), "duplicate channel %q", c)
+		}
+		seenCh[c] = true
+	}
+	errs = append(errs, s.Recipients.validate()...)
+	if s.MaxLatenessHours != nil && (*s.MaxLatenessHours < 1 || *s.MaxLatenessHours > 24*30) {
+		bad("maxLatenessHours", "must be 1..720, got %d", *s.MaxLatenessHours)
+	}
+	return errors.Join(errs...)
+}
+
+// validateWrite adds the checks of a setting being written (management API, replay
+// settings inputs) to Validate's: a display name of 1..MaxNameChars characters without
+// control characters (it is copied into every delivery's payload), a template key as
+// NotificationTemplate keys are written (NotificationJob.Template is nvarchar(200)) and
+// threshold levels of at most MaxLevelChars that are exactly the number given (a level is a
+// SchedulerKey component and the ThresholdLevel column, nvarchar(50)). They are not applied
+// to stored settings, so a setting stored before them stays readable by the event path.
+func (s *Setting) validateWrite() []error {
+	var errs []error
+	if strings.TrimSpace(s.Name) != "" && !validName(s.Name) {
+		errs = append(errs, automation.Invalid("name", "must be 1..%d characters without control characters", MaxNameChars))
+	}
+	if strings.TrimSpace(s.Template) != "" && !templateKeyRE.MatchString(s.Template) {
+		errs = append(errs, automation.Invalid("template", "must be a template key: 1..200 letters, digits and ._~@+/-"))
+	}
+	if s.Threshold != nil {
+		for i, l := range s.Threshold.Levels {
+			if _, err := levelText(l); err != nil {
+				continue // reported by Validate
+			}
+			if err := checkLevelWrite(l); err != nil {
+				errs = append(errs, automation.Invalid(fmt.Sprintf("threshold.levels[%d]", i), "%v", err))
+			}
+		}
+	}
+	return errs
+}
+
+func (s *Setting) validateDateBased() []error {
+	var errs []error
+	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
+	if s.Threshold != nil {
+		bad("threshold", "is only for triggerType %q", automation.TriggerThresholdCondition)
 	}
 	if len(s.OffsetsDays) == 0 {
 		bad("offsetsDays", "needs at least one offset")
@@ -168,27 +274,53 @@ func (s *Setting) Validate(channels map[string]bool) error {
 	if s.SendLocalTime == nil {
 		bad("sendLocalTime", "is required (\"HH:MM\", local to the business unit)")
 	}
-	if strings.TrimSpace(s.Template) == "" {
-		bad("template", "is required")
+	if s.Annual && s.ImmediateIfOverdue {
+		bad("immediateIfOverdue", "cannot be combined with annual (an annual date is never overdue)")
 	}
-	if len(s.Channels) == 0 {
-		bad("channels", "needs at least one channel")
+	return errs
+}
+
+func (s *Setting) validateThreshold() []error {
+	var errs []error
+	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
+	if len(s.OffsetsDays) > 0 {
+		bad("offsetsDays", "is only for triggerType %q", automation.TriggerDateBased)
 	}
-	seenCh := map[string]bool{}
-	for i, c := range s.Channels {
-		if channels != nil && !channels[c] {
-			bad(fmt.Sprintf("channels[%d]", i), "unknown channel %q", c)
+	if s.SendLocalTime != nil {
+		bad("sendLocalTime", "is only for triggerType %q (thresholds are due when reached; use threshold.sendWindow for quiet hours)", automation.TriggerDateBased)
+	}
+	if s.Annual {
+		bad("annual", "is only for triggerType %q", automation.TriggerDateBased)
+	}
+	if s.ImmediateIfOverdue {
+		bad("immediateIfOverdue", "is only for triggerType %q", automation.TriggerDateBased)
+	}
+	if s.Threshold == nil {
+		bad("threshold", "is required for triggerType %q (metric, levels, firingPolicy)", automation.TriggerThresholdCondition)
+		return errs
+	}
+	return append(errs, s.Threshold.validate("threshold")...)
+}
+
+func (p RecipientPolicy) validate() []error {
+	var errs []error
+	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
+	if p.Field == "" && p.Role == "" && len(p.Fixed) == 0 {
+		bad("recipients", "needs field (a source data field), role (a business-unit role list) or fixed (addresses)")
+	}
+	if p.Field != "" && !tokenRE.MatchString(p.Field) {
+		bad("recipients.field", "must be a data field name (letters, digits, ._~@+/-)")
+	}
+	if p.Role != "" && !tokenRE.MatchString(p.Role) {
+		bad("recipients.role", "must be a role name (letters, digits, ._~@+/-)")
+	}
+	if len(p.Fixed) > MaxRecipients {
+		bad("recipients.fixed", "lists %d addresses, more than %d", len(p.Fixed), MaxRecipients)
+	}
+	for i, a := range p.Fixed {
+		if strings.TrimSpace(a) == "" || strings.IndexFunc(a, unicode.IsControl) >= 0 || len(a) > 320 {
+			bad(fmt.Sprintf("recipients.fixed[%d]", i), "must be a non-empty address without control characters (at most 320 characters)")
 		}
-		if seenCh[c] {
-			bad(fmt.Sprintf("channels[%d]", i), "duplicate channel %q", c)
-		}
-		seenCh[c] = true
 	}
-	if !tokenRE.MatchString(s.Recipients.Field) {
-		bad("recipients.field", "is required (the data field holding the recipient)")
-	}
-	if s.MaxLatenessHours != nil && (*s.MaxLatenessHours < 1 || *s.MaxLatenessHours > 24*30) {
-		bad("maxLatenessHours", "must be 1..720, got %d", *s.MaxLatenessHours)
-	}
-	return errors.Join(errs...)
+	return errs
 }

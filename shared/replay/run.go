@@ -50,8 +50,10 @@ type RejectedLine struct {
 	Kind    string `json:"kind"` // "rejected"
 	At      string `json:"at"`
 	Input   int    `json:"input"` // index in the scenario's inputs
-	EventID string `json:"eventId"`
-	Error   string `json:"error"`
+	EventID string `json:"eventId,omitempty"`
+	// SettingGuid names the setting of a rejected settingUpsert/settingDeactivate input.
+	SettingGuid string `json:"settingGuid,omitempty"`
+	Error       string `json:"error"`
 }
 
 // SummaryLine is the closing "summary" line.
@@ -105,6 +107,9 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	}
 	defer e.Close()
 	r.e = e
+	// A settings change is applied in full when it is replayed (the simulator has no
+	// Reconciliation timer to finish a large propagation later).
+	e.Admin.InlineBatches = 1 << 20
 	if err := r.setup(ctx); err != nil {
 		return SummaryLine{}, err
 	}
@@ -224,6 +229,9 @@ func (r *runner) ceilGrid(t time.Time) time.Time {
 
 func (r *runner) input(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
+	if in.SettingUpsert != nil || in.SettingDeactivate != nil {
+		return r.settingInput(ctx, idx)
+	}
 	if in.ReportInputs.count() > 0 {
 		return r.reportInput(ctx, idx)
 	}

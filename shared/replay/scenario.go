@@ -41,13 +41,16 @@ type BusinessUnit struct {
 	TimeZone string `json:"timeZone"` // IANA id
 }
 
-// Input is one timed input. Exactly one kind field is set: event, channelFault, or one of
-// the report kinds (ReportInputs, report.go).
+// Input is one timed input. Exactly one kind field is set: event, channelFault,
+// settingUpsert or settingDeactivate (settings.go), or one of the report kinds
+// (ReportInputs, report.go).
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
 	// ChannelFault (parsed) makes a channel fail or time out until a given instant.
-	ChannelFault *ChannelFault `json:"channelFault,omitempty"`
+	ChannelFault      *ChannelFault      `json:"channelFault,omitempty"`
+	SettingUpsert     json.RawMessage    `json:"settingUpsert,omitempty"`
+	SettingDeactivate *SettingDeactivate `json:"settingDeactivate,omitempty"`
 	ReportInputs
 }
 
@@ -190,9 +193,11 @@ func Parse(raw []byte) (*Scenario, error) {
 	}
 	for i, rawIn := range top.Inputs {
 		var in struct {
-			At           json.RawMessage `json:"at"`
-			Event        json.RawMessage `json:"event"`
-			ChannelFault json.RawMessage `json:"channelFault"`
+			At                json.RawMessage `json:"at"`
+			Event             json.RawMessage `json:"event"`
+			ChannelFault      json.RawMessage `json:"channelFault"`
+			SettingUpsert     json.RawMessage `json:"settingUpsert"`
+			SettingDeactivate json.RawMessage `json:"settingDeactivate"`
 			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
@@ -202,18 +207,23 @@ func Parse(raw []byte) (*Scenario, error) {
 		}
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
 		var fault *ChannelFault
-		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1); {
+		input := Input{At: at, Event: in.Event, ReportInputs: in.ReportInputs}
+		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1) +
+			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1); {
 		case kinds > 1:
 			bad("inputs[%d] has two input kinds or more; give one", i)
 		case len(in.ChannelFault) > 0:
 			fault = parseFault(i, in.ChannelFault, at, bad)
+		case len(in.SettingUpsert) > 0 || len(in.SettingDeactivate) > 0:
+			errs = append(errs, parseSettingInput(i, in.SettingUpsert, in.SettingDeactivate, buIDs, &input)...)
 		case kinds == 0:
-			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\" or %s)", i, reportKindNames)
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))
 		}
-		sc.Inputs = append(sc.Inputs, Input{At: at, Event: in.Event, ChannelFault: fault, ReportInputs: in.ReportInputs})
+		input.ChannelFault = fault
+		sc.Inputs = append(sc.Inputs, input)
 		sc.order = append(sc.order, i)
 	}
 	if len(errs) > 0 {

@@ -17,6 +17,10 @@ import (
 
 // ErrOwnershipConflict: the old scheduler owns the run's key; the row goes on support hold
 // and no delivery artifact is created.
+// ReasonOwnershipConflict is the FailureReasonCode of a run held because another owner
+// holds its ReportRunOwnership (seed 004: conflict → support hold, never a second delivery).
+const ReasonOwnershipConflict automation.ReasonCode = "OwnershipConflict"
+
 var ErrOwnershipConflict = errors.New("report run ownership conflict: the old scheduler owns this run")
 
 // Handler executes due report rows (stage ②). For each run it:
@@ -136,9 +140,11 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	own := acq.Ownership
 	if acq.Outcome == store.OwnershipConflict {
-		s.c.Log.Warn("report run ownership conflict: put on support hold", "schedulerKey", row.SchedulerKey,
-			"ownershipKey", run.OwnershipKey, "owner", string(own.OwnerType), "ownershipStatus", string(own.Status), "businessUnitId", row.BusinessUnitID)
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("%w (%s %s, owner version %d)", ErrOwnershipConflict, run.OwnershipKey, own.Status, own.OwnerVersion))
+		s.c.Log.WarnContext(ctx, "report run ownership conflict: put on support hold", "schedulerKey", row.SchedulerKey,
+			"ownershipKey", run.OwnershipKey, "owner", string(own.OwnerType), "ownershipStatus", string(own.Status), "businessUnitId", row.BusinessUnitID,
+			"step", "execute", "errorCode", string(ReasonOwnershipConflict))
+		return scheduler.Outcome{}, scheduler.PermanentReason(ReasonOwnershipConflict,
+			fmt.Errorf("%w (%s %s, owner version %d)", ErrOwnershipConflict, run.OwnershipKey, own.Status, own.OwnerVersion))
 	}
 	if own.Status == store.OwnershipDeliveryCreated {
 		// A retry of a run whose delivery was recorded: the same requests, nothing rendered.

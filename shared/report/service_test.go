@@ -354,8 +354,9 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 	}
 	e.runUntil(t, utc("2027-03-22T00:00:00Z"))
 	row, _ := e.st.SchedulerGetByKey(ctx, v.NextRun.SchedulerKey)
-	if row.Status != automation.StatusFailed || !row.IsOnSupportHold || len(e.sentMessages()) != 0 || e.render.n.Load() != 0 {
-		t.Fatalf("conflict: row %s hold=%v, sent %d, rendered %d", row.Status, row.IsOnSupportHold, len(e.sentMessages()), e.render.n.Load())
+	if row.Status != automation.StatusFailed || !row.IsOnSupportHold || row.FailureReasonCode != report.ReasonOwnershipConflict ||
+		len(e.sentMessages()) != 0 || e.render.n.Load() != 0 {
+		t.Fatalf("conflict: row %s hold=%v reason %s, sent %d, rendered %d", row.Status, row.IsOnSupportHold, row.FailureReasonCode, len(e.sentMessages()), e.render.n.Load())
 	}
 	if open := e.open(t, subGuid); len(open) != 2 { // the held run and the next one
 		t.Fatalf("open = %v", open)

@@ -20,6 +20,9 @@ type Outcome struct {
 	Outbox             []store.OutboxMessage
 	FollowUps          []automation.Candidate
 	DispatchResultJSON string
+	// SourceEventID, when the handler knows it, is the event that last changed the row's
+	// source; the poller logs it with the outcome (sourceEventId).
+	SourceEventID string
 }
 
 // Handler executes claimed rows of one AutomationType at due time: it revalidates (§3.6)
@@ -35,13 +38,31 @@ type LongRunning interface {
 	LongRunning() bool
 }
 
-type permanentError struct{ err error }
+type permanentError struct {
+	err    error
+	reason automation.ReasonCode
+}
 
 func (p permanentError) Error() string { return p.err.Error() }
 func (p permanentError) Unwrap() error { return p.err }
 
 // Permanent marks err as one that retrying cannot fix: the row goes on support hold now.
-func Permanent(err error) error { return permanentError{err} }
+func Permanent(err error) error { return permanentError{err: err} }
+
+// PermanentReason is Permanent with the FailureReasonCode the row is held with (instead of
+// automation.ReasonPermanentError), so support can filter on the cause.
+func PermanentReason(reason automation.ReasonCode, err error) error {
+	return permanentError{err: err, reason: reason}
+}
+
+// permanentReason returns the reason given to PermanentReason, or "".
+func permanentReason(err error) automation.ReasonCode {
+	var p permanentError
+	if errors.As(err, &p) {
+		return p.reason
+	}
+	return ""
+}
 
 // IsPermanent reports whether err was marked Permanent.
 func IsPermanent(err error) bool {

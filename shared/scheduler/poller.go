@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -207,6 +208,7 @@ type execution struct {
 }
 
 func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution {
+	ctx = rowContext(ctx, row, "execute")
 	ex := execution{row: row, started: p.clock.Now()}
 	h, ok := p.reg.Lookup(row.AutomationType)
 	if !ok {
@@ -219,6 +221,9 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution
 		ex.code, ex.hold = automation.ReasonHandlerError, IsPermanent(ex.err)
 		if ex.hold {
 			ex.code = automation.ReasonPermanentError
+			if r := permanentReason(ex.err); r != "" {
+				ex.code = r
+			}
 		}
 	}
 	return ex
@@ -238,7 +243,7 @@ func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome,
 			outcomes[i], rec, err = p.fail(ctx, ex.row, ex.started, ex.now, ex.code, ex.err, ex.hold)
 		case ex.out.Deactivate != "":
 			err = p.store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: ex.row.ID, Token: ex.row.Version, Now: ex.now, Reason: ex.out.Deactivate, FollowUps: ex.out.FollowUps})
-			outcomes[i], rec, err = p.record(ex.row, ex.started, ex.now, trace.OutcomeDeactivated, string(ex.out.Deactivate), "", err)
+			outcomes[i], rec, err = p.record(ctx, ex.row, ex.started, ex.now, trace.OutcomeDeactivated, string(ex.out.Deactivate), "", ex.out.SourceEventID, err)
 		default:
 			completes = append(completes, i)
 			continue
@@ -266,7 +271,7 @@ func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome,
 			} else {
 				ierr = itemErrs[j]
 			}
-			o, rec, rerr := p.record(ex.row, ex.started, ex.now, trace.OutcomeCompleted, "", "", ierr)
+			o, rec, rerr := p.record(ctx, ex.row, ex.started, ex.now, trace.OutcomeCompleted, "", "", ex.out.SourceEventID, ierr)
 			outcomes[i] = o
 			if rerr != nil {
 				firstErr = cmp.Or(firstErr, rerr)
@@ -277,7 +282,7 @@ func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome,
 	}
 	if p.trace != nil && len(recs) > 0 {
 		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
-			p.log.Warn("trace rows not written", "rows", len(recs), "error", err)
+			p.log.WarnContext(ctx, "trace rows not written", "rows", len(recs), "step", "trace", "errorCode", string(automation.CodeInternal), "error", err)
 		}
 	}
 	return outcomes, firstErr
@@ -293,7 +298,7 @@ func (p *Poller) rescue(ctx context.Context, res *Result) error {
 	}
 	recs := make([]trace.JobRecord, 0, len(rows))
 	for _, row := range rows {
-		o, rec, err := p.fail(ctx, row, now, now, automation.ReasonLeaseExpired, errors.New("processing lease expired before the attempt finished"), false)
+		o, rec, err := p.fail(rowContext(ctx, row, "rescue"), row, now, now, automation.ReasonLeaseExpired, errors.New("processing lease expired before the attempt finished"), false)
 		if err != nil {
 			return fmt.Errorf("rescue %s: %w", row.SchedulerKey, err)
 		}
@@ -304,7 +309,7 @@ func (p *Poller) rescue(ctx context.Context, res *Result) error {
 	}
 	if p.trace != nil && len(recs) > 0 {
 		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
-			p.log.Warn("trace rows not written", "rows", len(recs), "error", err)
+			p.log.WarnContext(ctx, "trace rows not written", "rows", len(recs), "step", "rescue", "errorCode", string(automation.CodeInternal), "error", err)
 		}
 	}
 	return nil
@@ -341,7 +346,7 @@ func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started,
 		}
 		b, _ := json.MarshalIndent(diag, "", "  ")
 		if err := p.trace.PutBlob(ctx, blob, b); err != nil {
-			p.log.Warn("diagnostics blob not written", "schedulerKey", row.SchedulerKey, "error", err)
+			p.log.WarnContext(rowContext(ctx, row, "diagnostics"), "diagnostics blob not written", "errorCode", string(automation.CodeInternal), "error", err)
 			blob = ""
 		}
 	}
@@ -349,7 +354,7 @@ func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started,
 		ID: row.ID, Token: row.Version, Now: now, FailureReasonCode: code,
 		NextRetryOn: next, Hold: hold, TraceBlobName: blob,
 	})
-	o, rec, err := p.record(row, started, now, outcome, string(code), string(code), err)
+	o, rec, err := p.record(ctx, row, started, now, outcome, string(code), string(code), "", err)
 	if o != trace.OutcomeLeaseLost {
 		rec.TraceBlobName = blob
 	}
@@ -358,10 +363,12 @@ func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started,
 }
 
 // record maps a store write's result to the attempt's outcome and trace row. ErrLeaseLost
-// is an outcome (another worker owns the row), not an error.
-func (p *Poller) record(row automation.SchedulerRow, started, now time.Time, o trace.Outcome, reason, code string, err error) (trace.Outcome, trace.JobRecord, error) {
+// is an outcome (another worker owns the row), not an error. sourceEventID ("" when
+// unknown) is logged with the outcome.
+func (p *Poller) record(ctx context.Context, row automation.SchedulerRow, started, now time.Time, o trace.Outcome, reason, code, sourceEventID string, err error) (trace.Outcome, trace.JobRecord, error) {
+	ctx = logctx.With(rowContext(ctx, row, "finish"), logctx.SourceEventID, sourceEventID)
 	if errors.Is(err, store.ErrLeaseLost) {
-		p.log.Warn("lease lost; another worker owns the row", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID, "step", "finish", "token", row.Version)
+		p.log.WarnContext(ctx, "lease lost; another worker owns the row", "errorCode", string(automation.CodeLeaseLost), "token", row.Version)
 		o, err, code = trace.OutcomeLeaseLost, nil, string(automation.CodeLeaseLost)
 	}
 	if err != nil {
@@ -370,13 +377,22 @@ func (p *Poller) record(row automation.SchedulerRow, started, now time.Time, o t
 	if o == trace.OutcomeCompleted || o == trace.OutcomeDeactivated {
 		code = ""
 	}
-	p.log.Debug("row executed", "schedulerKey", row.SchedulerKey, "businessUnitId", row.BusinessUnitID, "outcome", string(o), "reasonCode", reason)
+	attrs := []any{"outcome", string(o), "reasonCode", reason}
+	if code != "" {
+		attrs = append(attrs, logctx.ErrorCode, code)
+	}
+	p.log.DebugContext(ctx, "row executed", attrs...)
 	return o, trace.JobRecord{
 		SchedulerKey: row.SchedulerKey, RowGuid: row.Guid, RowID: row.ID,
 		BusinessUnitID: row.BusinessUnitID, AutomationType: string(row.AutomationType),
 		Attempt: row.RetryCount + 1, Version: row.Version, Outcome: o,
 		ReasonCode: reason, ErrorCode: code, StartedOn: started, FinishedOn: now,
 	}, nil
+}
+
+// rowContext adds a row's identity and the step to ctx for logging (logctx).
+func rowContext(ctx context.Context, row automation.SchedulerRow, step string) context.Context {
+	return logctx.With(ctx, logctx.SchedulerKey, row.SchedulerKey, logctx.BusinessUnitID, row.BusinessUnitID, logctx.Step, step)
 }
 
 func truncate(s string, n int) string {

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -257,6 +258,21 @@ func TestPermanentErrorAndMissingHandlerHoldAtOnce(t *testing.T) {
 	}
 	e.run(t)
 	if row := e.row(t, c2.SchedulerKey); row.FailureReasonCode != automation.ReasonNoHandler || !row.IsOnSupportHold {
+		t.Fatalf("%+v", row)
+	}
+}
+
+func TestPermanentReasonNamesTheHold(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, scheduler.Config{})
+	e.h.fail = func(automation.SchedulerRow) error {
+		return fmt.Errorf("wrapped: %w", scheduler.PermanentReason("OwnershipConflict", errors.New("the old scheduler owns it")))
+	}
+	c := e.ensure(t, 1, t0)
+	if r := e.run(t); r.Held != 1 {
+		t.Fatalf("%+v", r)
+	}
+	if row := e.row(t, c.SchedulerKey); row.FailureReasonCode != "OwnershipConflict" || !row.IsOnSupportHold {
 		t.Fatalf("%+v", row)
 	}
 }

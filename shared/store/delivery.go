@@ -20,6 +20,12 @@ const (
 	NotificationUnknown NotificationStatus = "Unknown"
 )
 
+// MaxProviderReference bounds NotificationJob.ProviderReference, in characters (UTF-16 code
+// units, as SQL Server's nvarchar(400) counts them): the store keeps a longer reference cut
+// to this length at a character boundary (it comes from outside: a receiver's header, an
+// SMTP server's answer, an operator).
+const MaxProviderReference = 400
+
 // NotificationJob is one delivery to one recipient on one channel, keyed by DeliveryKey. It
 // is also the command of seed 002 (§5.3): CommandID is the DeliveryKey, EffectKey is unique
 // per business unit, Revision grows by one on every status change and each change writes a
@@ -150,8 +156,9 @@ type DeliveryStore interface {
 	// afterID, by Id.
 	NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]NotificationJob, error)
 	// NotificationClaimDue takes the send claim of up to Limit jobs NotificationClaimable at
-	// Now without a dispatch message: retries and lookups whose NextAttemptOn came, and
-	// Sending jobs whose lease expired (oldest first). Each result has Claimed true.
+	// Now without a dispatch message: Sending jobs whose lease expired, retries and lookups
+	// whose NextAttemptOn came (oldest first), then, with QueuedBefore, Queued jobs whose
+	// dispatch message was lost. Each result has Claimed true.
 	NotificationClaimDue(ctx context.Context, p NotificationClaimDueParams) ([]NotificationClaimResult, error)
 	// NotificationNextWakeUp returns the earliest instant (UTC) at which a job becomes
 	// claimable by NotificationClaimDue, or nil if none will.

@@ -11,6 +11,11 @@ type NotificationClaimDueParams struct {
 	Now   time.Time
 	Lease time.Duration
 	Limit int // 1..MaxBatch
+	// QueuedBefore, when set, also makes Queued jobs without NextAttemptOn (not on hold) due
+	// when they have not changed since QueuedBefore (UTC): their dispatch message should have
+	// started them long ago and was lost (dead-lettered). Zero: only retries, lookups and
+	// expired claims.
+	QueuedBefore time.Time
 }
 
 // DeliveryFactsTopic is the topic facts are published to through the outbox (§5.5).

@@ -66,7 +66,8 @@ type ReminderStore interface {
 	// SourceSnapshotGet returns ErrNotFound when the entity was never seen.
 	SourceSnapshotGet(ctx context.Context, entityType, entityGuid string) (SourceSnapshot, error)
 	// SourceSnapshotApply stores s if its Revision is newer than the stored one
-	// (out-of-order events are ignored, §4.1).
+	// (out-of-order events are ignored, §4.1). An ignored one is kept as the source's latest
+	// stale event (SupportStore.SourceStaleEventGet) in the same transaction.
 	SourceSnapshotApply(ctx context.Context, s SourceSnapshot) (SnapshotOutcome, error)
 	// EventProcessed reports whether the event (source + id) completed processing before.
 	EventProcessed(ctx context.Context, source, id string) (bool, error)
@@ -82,5 +83,7 @@ type Store interface {
 	ReminderStore
 	IdempotencyStore
 	ReportStore
+	SupportStore
+	LifecycleStore
 	Close() error
 }

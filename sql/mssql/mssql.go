@@ -150,7 +150,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*sqlstore.Store, erro
 			return nil, err
 		}
 	}
-	return sqlstore.New(db, queries, Dialect, nil), nil
+	st := sqlstore.New(db, queries, Dialect, nil)
+	if err := st.PrepareAll(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // retryableNumbers are SQL Server / Azure SQL error numbers after which a transaction may be

@@ -95,7 +95,12 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 		db.Close()
 		return nil, err
 	}
-	return sqlstore.New(db, queries, Dialect, nil), nil
+	st := sqlstore.New(db, queries, Dialect, nil)
+	if err := st.PrepareAll(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // Migrate applies the embedded forward-only migrations with goose.

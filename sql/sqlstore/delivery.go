@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -133,7 +136,7 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationFinish",
 			sql.Named("Status", string(p.Status)),
-			sql.Named("ProviderReference", nstr(p.ProviderReference)),
+			sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
 			sql.Named("LastError", nstr(truncate(p.Error, maxErrorText))),
 			sql.Named("NextAttemptOn", s.ntm(p.NextAttemptOn)),
 			sql.Named("RetryIncrement", retry),
@@ -154,11 +157,22 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 // maxErrorText bounds LastError (the full error belongs in logs and trace blobs).
 const maxErrorText = 2000
 
+// truncate cuts v to at most n characters counted as UTF-16 code units (how SQL Server's
+// nvarchar(n) counts), at a character boundary; invalid UTF-8 is replaced, so the cut text
+// is valid in every dialect.
 func truncate(v string, n int) string {
-	if len(v) <= n {
-		return v
+	if len(v) <= n && utf8.ValidString(v) {
+		return v // n bytes hold at most n code units
 	}
-	return v[:n]
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	units := 0
+	for i, r := range v {
+		units += utf16.RuneLen(r)
+		if units > n {
+			return v[:i]
+		}
+	}
+	return v
 }
 
 // NotificationListUnsent implements store.DeliveryStore.

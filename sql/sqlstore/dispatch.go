@@ -11,8 +11,8 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// NotificationClaimDue implements store.DeliveryStore: the keys of due retries/lookups and of
-// expired send claims are listed, then each is claimed in its own transaction by the same
+// NotificationClaimDue implements store.DeliveryStore: the keys of expired send claims, of
+// due retries/lookups and (with QueuedBefore) of Queued jobs whose message was lost are listed, then each is claimed in its own transaction by the same
 // read-decide-write as NotificationClaim (a key another sweeper claimed first is skipped).
 func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationClaimDueParams) ([]store.NotificationClaimResult, error) {
 	if err := checkLimit("NotificationClaimDue", p.Limit); err != nil {
@@ -35,6 +35,14 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 		return nil, err
 	}
 	keys := append(expired, retry...)
+	if !p.QueuedBefore.IsZero() && len(keys) < p.Limit {
+		stale, err := queryAll(ctx, s, nil, "NotificationListQueuedStale", scanKey,
+			sql.Named("QueuedBefore", s.tm(p.QueuedBefore)), sql.Named("Limit", p.Limit-len(keys)))
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, stale...)
+	}
 	if len(keys) > p.Limit {
 		keys = keys[:p.Limit]
 	}
@@ -92,7 +100,7 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 			sql.Named("Status", string(p.Status)),
 			sql.Named("ResolvedBy", p.Operator),
 			sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
-			sql.Named("ProviderReference", nstr(p.ProviderReference)),
+			sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
 			sql.Named("Now", s.tm(p.Now)),
 			sql.Named("DeliveryKey", p.DeliveryKey),
 			sql.Named("BusinessUnitId", p.BusinessUnitID),

@@ -113,6 +113,8 @@ func (s *Store) SourceSnapshotApply(ctx context.Context, sn store.SourceSnapshot
 			out = store.SnapshotReapplied
 		default:
 			out = store.SnapshotStale
+			// Kept for the support API's explain: "an older revision was ignored".
+			return s.recordStaleEvent(ctx, tx, sn, cur)
 		}
 		return nil
 	})

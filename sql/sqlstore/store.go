@@ -32,6 +32,19 @@ func New(db *sql.DB, q *Queries, d Dialect, onClose func() error) *Store {
 	return &Store{db: db, q: q, d: d, closeFn: onClose}
 }
 
+// PrepareAll prepares every named query on the pool up front. Dialects call it from Open:
+// a statement first needed inside a transaction then never has to be prepared on the pool
+// while the transaction holds the write lock (see stmt), and is parsed once per pooled
+// connection instead of once per use.
+func (s *Store) PrepareAll(ctx context.Context) error {
+	for _, name := range s.q.Names() {
+		if _, err := s.stmt(ctx, nil, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DB exposes the pool for migrations and diagnostics.
 func (s *Store) DB() *sql.DB { return s.db }
 
@@ -56,10 +69,10 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, name string) (*sql.Stmt, e
 	st, ok := s.stmts[name]
 	s.mu.Unlock()
 	if !ok && tx != nil {
-		// Prepare on the transaction's own connection: preparing on the pool here could wait
-		// for a free connection while this transaction holds the write lock that every other
-		// connection is waiting for (a deadlock until the busy timeout). The statement closes
-		// with the transaction; the next use outside one caches a pool statement.
+		// Not prepared by PrepareAll (a store built without it): prepare on the transaction's
+		// own connection. Preparing on the pool here could wait for a free connection while
+		// this transaction holds the write lock that every other connection is waiting for (a
+		// deadlock until the busy timeout). The statement closes with the transaction.
 		prepared, err := tx.PrepareContext(ctx, s.q.SQL(name))
 		if err != nil {
 			return nil, fmt.Errorf("%s prepare %s: %w", s.d.Name, name, err)

@@ -59,7 +59,8 @@ type WebhookConfig struct {
 	// Timeout bounds one request, connection to response headers (default 10 s).
 	Timeout time.Duration
 	// Idempotent declares that receivers deduplicate by Idempotency-Key, so the dispatcher
-	// may resend after an UNKNOWN outcome. False: an UNKNOWN outcome goes to manual resolution.
+	// may resend after an UNKNOWN outcome. False: an UNKNOWN outcome goes to manual
+	// resolution, and the HTTP client never replays a request it wrote (see Send).
 	Idempotent bool
 	// AllowLocalHTTP accepts http://localhost, http://127.0.0.1 and http://[::1] URLs (local
 	// mode only); every other URL must be https.
@@ -109,8 +110,9 @@ func (w *Webhook) Traits() delivery.Traits {
 	return delivery.Traits{Idempotent: w.cfg.Idempotent, NeedsContent: true}
 }
 
-// ValidateRecipient implements delivery.Channel: an absolute https URL with a host and no
-// user information (http only to localhost in local mode), at most 2000 characters.
+// ValidateRecipient implements delivery.Channel: an absolute https URL with a host, a port
+// (if any) in 1..65535 and no user information (http only to localhost in local mode), at
+// most 2000 characters.
 func (w *Webhook) ValidateRecipient(addr string) error {
 	return ValidateWebhookURL(addr, w.cfg.AllowLocalHTTP)
 }
@@ -129,6 +131,11 @@ func ValidateWebhookURL(addr string, allowLocalHTTP bool) error {
 	}
 	if u.User != nil {
 		return errors.New("webhook URL must not carry user information")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("webhook URL %q: port %s outside 1..65535", host(addr), p)
+		}
 	}
 	switch u.Scheme {
 	case "https":
@@ -196,6 +203,13 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Recipient, bytes.NewReader(body))
 	if err != nil {
 		return "", delivery.Permanent(err)
+	}
+	if !w.cfg.Idempotent {
+		// net/http replays a request that carries an Idempotency-Key header (and can rewind
+		// its body) on a new connection when a kept-alive one breaks after it was written:
+		// a second delivery to a receiver that does not deduplicate. Without GetBody the
+		// client never replays a written body; the dispatcher decides instead.
+		req.GetBody = nil
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "automation-webhook/1")

@@ -242,6 +242,10 @@ func TestWebhookURLValidation(t *testing.T) {
 		{"a@example.test", false, false},
 		{"https:///nohost", false, false},
 		{"https://" + strings.Repeat("a", 2000) + ".test/", false, false},
+		{"https://hooks.example.test:99999/x", false, false},
+		{"https://hooks.example.test:0/x", false, false},
+		{"http://localhost:70000/hook", true, false},
+		{"https://hooks.example.test:65535/x", false, true},
 	}
 	for _, tc := range cases {
 		err := channel.ValidateWebhookURL(tc.url, tc.local)
@@ -260,5 +264,46 @@ func TestWebhookURLValidation(t *testing.T) {
 	}
 	if _, err := channel.NewWebhook(channel.WebhookConfig{Secret: []byte("short")}); err == nil {
 		t.Fatal("short secret accepted")
+	}
+}
+
+// Go's HTTP client replays a request that carries an Idempotency-Key header on a fresh
+// connection when a kept-alive one breaks after the request was written. For a receiver
+// that does not deduplicate (Idempotent false) that is a second delivery the dispatcher
+// never sees: the channel must report UNKNOWN instead, having sent once.
+func TestWebhookNotIdempotentIsNeverReplayedByTheHTTPClient(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string]int{}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		key := r.Header.Get(channel.IdempotencyHeader)
+		mu.Lock()
+		got[key]++
+		first := got[key] == 1
+		mu.Unlock()
+		if key == "dlv_second" && first {
+			// The receiver acts on the request, then the connection breaks before it answers.
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	w := newWebhook(t, srv, func(c *channel.WebhookConfig) { c.Idempotent = false })
+	m := msg(srv.URL)
+	if _, err := w.Send(context.Background(), m); err != nil { // opens the kept-alive connection
+		t.Fatal(err)
+	}
+	m.DeliveryKey = "dlv_second"
+	_, err := w.Send(context.Background(), m)
+	mu.Lock()
+	n := got["dlv_second"]
+	mu.Unlock()
+	if n != 1 || delivery.KindOf(err) != delivery.KindUnknown {
+		t.Fatalf("received %d times, outcome %v (%s); want once and Unknown", n, err, delivery.KindOf(err))
 	}
 }

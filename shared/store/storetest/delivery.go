@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("UnknownQueueAndResolve", func(t *testing.T) { testResolve(t, open) })
 	t.Run("TemplatesVersionedPerBusinessUnit", func(t *testing.T) { testTemplates(t, open) })
 	t.Run("FactProjectionKeepsHighestRevision", func(t *testing.T) { testProjection(t, open) })
+	t.Run("ProviderReferenceFitsItsColumn", func(t *testing.T) { testProviderReferenceBound(t, open) })
+	t.Run("ClaimDueTakesQueuedJobsWhoseMessageWasLost", func(t *testing.T) { testClaimDueOrphans(t, open) })
 }
 
 // queueJobs completes one row with the given delivery requests.
@@ -391,5 +394,84 @@ func testProjection(t *testing.T, open Opener) {
 	}
 	if _, err := s.DeliveryFactApply(ctx, make([]store.DeliveryFact, store.MaxBatch+1), T0); err == nil {
 		t.Fatal("oversized batch accepted")
+	}
+}
+
+// A provider reference comes from outside (a receiver's X-Request-Id header, an SMTP
+// server's answer, an operator): it is stored cut to store.MaxProviderReference characters
+// (UTF-16 code units, as SQL Server counts nvarchar), at a character boundary, so an
+// over-long one never fails the write that records a send.
+func testProviderReferenceBound(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	long := map[string]string{
+		"dk-ascii": strings.Repeat("r", 5000),
+		"dk-latin": strings.Repeat("é", 1000),
+		"dk-emoji": strings.Repeat("😀", 300),
+	}
+	want := map[string]string{
+		"dk-ascii": strings.Repeat("r", store.MaxProviderReference),
+		"dk-latin": strings.Repeat("é", store.MaxProviderReference),
+		"dk-emoji": strings.Repeat("😀", store.MaxProviderReference/2),
+	}
+	queueJobs(t, s, 1, req("dk-ascii", "bu-1"), req("dk-latin", "bu-1"), req("dk-emoji", "bu-1"), req("dk-unknown", "bu-1"))
+	for k, ref := range long {
+		c := claimKey(t, s, k, T0)
+		if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationSent, ProviderReference: ref}); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		j, err := s.NotificationGetByKey(ctx, k)
+		if err != nil || j.ProviderReference != want[k] {
+			t.Fatalf("%s: stored %d bytes (%q...), want %d: %v", k, len(j.ProviderReference), truncated(j.ProviderReference), len(want[k]), err)
+		}
+	}
+	c := claimKey(t, s, "dk-unknown", T0)
+	if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationUnknown, Error: "timeout"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.NotificationResolve(ctx, store.NotificationResolveParams{DeliveryKey: "dk-unknown", BusinessUnitID: "bu-1", ExpectedVersion: c.Job.Version + 1,
+		Status: store.NotificationSent, Operator: "ops", Reason: strings.Repeat("ü", 1500), ProviderReference: long["dk-latin"], Now: T0})
+	if err != nil || r.ProviderReference != want["dk-latin"] || r.ResolutionReason != strings.Repeat("ü", 1000) {
+		t.Fatalf("resolve: %d bytes, reason %d bytes: %v", len(r.ProviderReference), len(r.ResolutionReason), err)
+	}
+}
+
+func truncated(v string) string {
+	if len(v) > 20 {
+		return v[:20]
+	}
+	return v
+}
+
+// A Queued job is started by its dispatch message. When that message is lost for good
+// (dead-lettered after the broker's delivery count while SQL was unavailable), the job
+// would wait forever: NotificationClaimDue with QueuedBefore also claims Queued jobs without
+// a retry time that have not changed since QueuedBefore (not in doubt: nothing was sent).
+func testClaimDueOrphans(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-orphan", "bu-1"), req("dk-retry", "bu-1"), req("dk-held", "bu-1"), req("dk-sent", "bu-1"))
+	c := claimKey(t, s, "dk-retry", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationQueued, NextAttemptOn: ptr(T0.Add(time.Hour))})
+	c = claimKey(t, s, "dk-held", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationFailed, Hold: true})
+	c = claimKey(t, s, "dk-sent", T0)
+	_ = s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationSent})
+	now := T0.Add(20 * time.Minute)
+	got, err := s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("without QueuedBefore: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: T0.Add(-time.Millisecond)})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("changed after QueuedBefore: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: T0})
+	if err != nil || len(got) != 1 || got[0].Job.DeliveryKey != "dk-orphan" || got[0].InDoubt || got[0].Job.Status != store.NotificationSending {
+		t.Fatalf("orphan: %+v %v", got, err)
+	}
+	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: now})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("claimed twice: %+v %v", got, err)
 	}
 }

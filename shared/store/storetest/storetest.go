@@ -44,6 +44,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
 	t.Run("IdempotencyConcurrent", func(t *testing.T) { testIdempotencyConcurrent(t, open) })
 	t.Run("Report", func(t *testing.T) { runReport(t, open) })
+	t.Run("Support", func(t *testing.T) { runSupport(t, open) })
+	RunLifecycle(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {

@@ -54,6 +54,14 @@ WHERE Status IN (N'Queued', N'Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSu
   AND NextAttemptOn <= @Now
 ORDER BY NextAttemptOn, Id;
 
+-- name: NotificationListQueuedStale :many
+-- Queued jobs without a retry time unchanged since @QueuedBefore: their dispatch message was
+-- lost (dead-lettered); the sweep starts them instead, oldest first.
+SELECT TOP (@Limit) DeliveryKey FROM dbo.NotificationJob
+WHERE Status = N'Queued' AND NextAttemptOn IS NULL AND IsOnSupportHold = 0
+  AND UpdatedOn <= @QueuedBefore
+ORDER BY Id;
+
 -- name: NotificationListLeaseExpired :many
 -- Send claims whose lease expired (the sender crashed or hung), oldest first.
 SELECT TOP (@Limit) DeliveryKey FROM dbo.NotificationJob

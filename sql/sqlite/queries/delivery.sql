@@ -46,6 +46,17 @@ WHERE Status IN ('Queued','Unknown') AND NextAttemptOn IS NOT NULL AND IsOnSuppo
 ORDER BY NextAttemptOn, Id
 LIMIT @Limit;
 
+-- name: NotificationListQueuedStale :many
+-- Queued jobs without a retry time unchanged since @QueuedBefore: their dispatch message was
+-- lost (dead-lettered); the sweep starts them instead, oldest first.
+-- The partial index IX_NotificationJob_Unsent holds only unsent jobs (its WHERE is repeated
+-- so SQLite can use it), so the sweep never walks sent history.
+SELECT DeliveryKey FROM NotificationJob INDEXED BY IX_NotificationJob_Unsent
+WHERE Status IN ('Queued','Sending') AND Status = 'Queued' AND NextAttemptOn IS NULL AND IsOnSupportHold = 0
+  AND UpdatedOn <= @QueuedBefore
+ORDER BY Id
+LIMIT @Limit;
+
 -- name: NotificationListLeaseExpired :many
 -- Send claims whose lease expired (the sender crashed or hung), oldest first.
 SELECT DeliveryKey FROM NotificationJob

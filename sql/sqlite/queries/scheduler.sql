@@ -52,7 +52,9 @@ UPDATE AutomationScheduler
 SET Status = 'Processing', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
     Version = Version + 1, UpdatedOn = @Now
 WHERE Id IN (
-    SELECT Id FROM AutomationScheduler
+    -- INDEXED BY: without statistics SQLite prefers an equality seek on Status and then
+    -- sorts every Pending row; the partial index walks due rows in order and stops at @Limit.
+    SELECT Id FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due
     WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
       AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
     ORDER BY ScheduledOn, Id
@@ -87,7 +89,7 @@ WHERE Id = @Id AND Version = @Token AND Status IN ('Pending', 'Processing', 'Fai
 
 -- name: SchedulerListExpiredLeases :many
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
-FROM AutomationScheduler
+FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Lease
 WHERE Status = 'Processing' AND ProcessingLeaseExpiresOn <= @Now
 ORDER BY ProcessingLeaseExpiresOn, Id
 LIMIT @Limit;

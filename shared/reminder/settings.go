@@ -1,0 +1,597 @@
+package reminder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Admin manages business units and reminder settings (§4.1) and applies the settings-change
+// rules of §4.5 to the scheduler rows:
+//
+//	change                                        rows
+//	offset / date / threshold (identity)          deactivated (Superseded) and recreated under the new keys
+//	send time (sendLocalTime, sendWindow)         updated in place: same key, new ScheduledOn
+//	template / channels / recipients / name       untouched: execution reloads the setting (§3.6)
+//	setting deactivated                           Pending/Failed rows Deactivated (ReminderSettingInactive); completed kept
+//	setting reactivated                           rows ensured again (same keys reactivate)
+//
+// Rows are brought in line by a bounded sweep over the setting's sources ("setting:{guid}",
+// the same sync as the event path): InlineBatches run inside the request, the rest in the
+// Reconciliation function (§3.7). Every call takes the caller's business-unit scope; a unit
+// or setting outside it is ErrNotFound, never a different answer.
+type Admin struct {
+	Store   Store
+	Clock   automation.Clock
+	Service *Service
+	// Channels lists the channel names settings may use (nil: any).
+	Channels map[string]bool
+	// InlineBatches bounds the propagation batches run inside one request (default 5).
+	InlineBatches int
+	// BatchSize is the sources (or rows) per propagation batch (default 200, at most
+	// store.MaxBatch).
+	BatchSize int
+	Log       *slog.Logger
+}
+
+// Scope restricts what a caller sees: every business unit, or exactly Units.
+type Scope = store.UnitScope
+
+func allows(sc Scope, id string) bool { return sc.All || slices.Contains(sc.Units, id) }
+
+func notFound(what, id string) error {
+	return &automation.Error{Code: automation.CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
+}
+
+func (a *Admin) batch() int {
+	if a.BatchSize <= 0 || a.BatchSize > store.MaxBatch {
+		return 200
+	}
+	return a.BatchSize
+}
+
+func (a *Admin) inline() int {
+	if a.InlineBatches <= 0 {
+		return 5
+	}
+	return a.InlineBatches
+}
+
+func (a *Admin) logger() *slog.Logger {
+	if a.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Log
+}
+
+// --- business units ------------------------------------------------------------------
+
+// BusinessUnitInput is a business unit as a client sends it. TimeZone is an IANA id or a
+// Windows id ("AUS Eastern Standard Time"), mapped through CLDR (localtime.ResolveZoneID).
+type BusinessUnitInput struct {
+	ID       string              `json:"id"`
+	Name     string              `json:"name"`
+	TimeZone string              `json:"timeZone"`
+	Roles    map[string][]string `json:"roles,omitempty"`
+}
+
+// MaxRoles bounds the role lists of one business unit.
+const MaxRoles = 50
+
+func (in BusinessUnitInput) record(now time.Time) (store.BusinessUnitRecord, error) {
+	var errs []error
+	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
+	if !tokenRE.MatchString(in.ID) {
+		bad("id", "is required (1-100 letters, digits, ._~@+/-)")
+	}
+	if !validName(in.Name) {
+		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
+	}
+	iana, windows, err := localtime.ResolveZoneID(in.TimeZone)
+	if err != nil {
+		bad("timeZone", "unknown time zone %q: use an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")", in.TimeZone)
+	}
+	if len(in.Roles) > MaxRoles {
+		bad("roles", "has %d roles, at most %d", len(in.Roles), MaxRoles)
+	}
+	for name, list := range in.Roles {
+		if !tokenRE.MatchString(name) {
+			bad("roles", "role name %q must use letters, digits and ._~@+/-", name)
+		}
+		if len(list) > MaxRecipients {
+			bad("roles."+name, "lists %d addresses, more than %d", len(list), MaxRecipients)
+		}
+		for i, addr := range list {
+			if strings.TrimSpace(addr) == "" || strings.IndexFunc(addr, unicode.IsControl) >= 0 || len(addr) > 320 {
+				bad(fmt.Sprintf("roles.%s[%d]", name, i), "must be a non-empty address without control characters")
+			}
+		}
+	}
+	if err := automation.InvalidFields(errs...); err != nil {
+		return store.BusinessUnitRecord{}, err
+	}
+	rec := store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: in.ID, Name: strings.TrimSpace(in.Name), TimeZoneID: iana},
+		Roles: in.Roles, UpdatedOn: now}
+	if windows {
+		rec.TimeZoneIDGiven = in.TimeZone
+	}
+	return rec, nil
+}
+
+// CreateBusinessUnit validates and stores a new business unit. Errors: Invalid (422) with
+// field errors, ErrNotFound when the id is outside the caller's scope, ErrConflict when it
+// exists.
+func (a *Admin) CreateBusinessUnit(ctx context.Context, sc Scope, in BusinessUnitInput) (store.BusinessUnitRecord, error) {
+	rec, err := in.record(a.Clock.Now())
+	if err != nil {
+		return rec, err
+	}
+	if !allows(sc, rec.ID) {
+		return rec, notFound("business unit", rec.ID)
+	}
+	if err := a.Store.BusinessUnitInsert(ctx, rec); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// The store's error is not wrapped: its text (dialect, statement) would reach the
+			// problem detail.
+			return rec, &automation.Error{Code: automation.CodeConflict, Field: "id", Message: fmt.Sprintf("business unit %q already exists", rec.ID)}
+		}
+		return rec, err
+	}
+	return a.Store.BusinessUnitGetRecord(ctx, rec.ID)
+}
+
+// GetBusinessUnit returns a business unit in the caller's scope, or ErrNotFound.
+func (a *Admin) GetBusinessUnit(ctx context.Context, sc Scope, id string) (store.BusinessUnitRecord, error) {
+	if !allows(sc, id) {
+		return store.BusinessUnitRecord{}, notFound("business unit", id)
+	}
+	rec, err := a.Store.BusinessUnitGetRecord(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return rec, notFound("business unit", id)
+	}
+	return rec, err
+}
+
+// ListBusinessUnits pages business units in the caller's scope by id.
+func (a *Admin) ListBusinessUnits(ctx context.Context, sc Scope, afterID string, limit int) ([]store.BusinessUnitRecord, error) {
+	return a.Store.BusinessUnitList(ctx, store.BusinessUnitListParams{Scope: sc, AfterID: afterID, Limit: limit})
+}
+
+// UpdateBusinessUnit replaces a business unit when its Version is ifMatch (CodePreconditionFailed
+// otherwise). A changed time zone re-times the pending rows of every setting of the unit in
+// place (same keys, ScheduledOn recomputed from the local intent in the new zone).
+func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in BusinessUnitInput, ifMatch int64) (store.BusinessUnitRecord, Propagation, error) {
+	var prop Propagation
+	cur, err := a.GetBusinessUnit(ctx, sc, id)
+	if err != nil {
+		return cur, prop, err
+	}
+	if in.ID == "" {
+		in.ID = id
+	}
+	if in.ID != id {
+		return cur, prop, automation.Invalid("id", "cannot change (%q in the body, %q in the path)", in.ID, id)
+	}
+	if cur.Version != ifMatch {
+		return cur, prop, versionMismatch(cur.Version, ifMatch)
+	}
+	now := a.Clock.Now()
+	rec, err := in.record(now)
+	if err != nil {
+		return cur, prop, err
+	}
+	if rec.TimeZoneID != cur.TimeZoneID {
+		// Every active setting's propagation is owed before the new zone is stored (see
+		// requestFirst); after it, they are requested again and the first ones run inline.
+		if err := a.eachActiveSetting(ctx, id, func(guid string) error { return a.requestFirst(ctx, guid, now) }); err != nil {
+			return cur, prop, err
+		}
+	}
+	out, err := a.Store.BusinessUnitUpdate(ctx, rec, ifMatch)
+	if err != nil {
+		return cur, prop, err
+	}
+	prop = Propagation{Change: []string{}, Status: PropagationNone}
+	if out.TimeZoneID != cur.TimeZoneID {
+		prop.Change = []string{"timeZone"}
+		prop.Status = PropagationComplete
+		budget := a.inline()
+		// Every active setting of the unit: each gets its propagation requested; the inline
+		// budget runs the first ones, Reconciliation the rest.
+		err := a.eachActiveSetting(ctx, id, func(guid string) error {
+			if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
+				// Requested before the update already: Reconciliation still owes the pass.
+				a.logger().Warn("propagation left to reconciliation", "settingGuid", guid, "businessUnitId", id, "error", err)
+				prop.Status = PropagationQueued
+				return nil
+			}
+			if budget <= 0 {
+				prop.Status = PropagationQueued
+				return nil
+			}
+			r, err := runSettingSweep(ctx, a.Service, guid, a.batch(), budget, now)
+			prop.add(r)
+			budget -= r.Batches
+			if err != nil {
+				a.logger().Warn("propagation left to reconciliation", "settingGuid", guid, "businessUnitId", id, "error", err)
+				prop.Status = PropagationQueued
+				return nil
+			}
+			if !r.Done {
+				prop.Status = PropagationQueued
+			}
+			return nil
+		})
+		if err != nil {
+			return out, prop, err
+		}
+	}
+	return out, prop, nil
+}
+
+// eachActiveSetting calls fn with the guid of every active setting of business unit id,
+// page by page (bounded pages, however many settings).
+func (a *Admin) eachActiveSetting(ctx context.Context, id string, fn func(guid string) error) error {
+	active := true
+	for after := ""; ; {
+		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id,
+			Active: &active, AfterGuid: after, Limit: a.batch()})
+		if err != nil {
+			return err
+		}
+		for _, s := range sets {
+			after = s.Guid
+			if err := fn(s.Guid); err != nil {
+				return err
+			}
+		}
+		if len(sets) < a.batch() {
+			return nil
+		}
+	}
+}
+
+func versionMismatch(current, ifMatch int64) error {
+	return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match",
+		Message: fmt.Sprintf("the resource is at version \"%d\", not \"%d\"; read it again", current, ifMatch)}
+}
+
+// --- settings ------------------------------------------------------------------------
+
+// Propagation reports how a change reached the scheduler rows.
+type Propagation struct {
+	// Change lists what changed: created, identity, sendTime, delivery, deactivated,
+	// reactivated, timeZone (business units).
+	Change []string `json:"change"`
+	// Status: None (nothing to apply to rows), Complete, or Queued (bounded inline work
+	// done; the Reconciliation function finishes it).
+	Status             PropagationStatus `json:"status"`
+	SourcesProcessed   int               `json:"sourcesProcessed"`
+	RowsDeactivated    int               `json:"rowsDeactivated"`
+	RowsEnsured        int               `json:"rowsEnsured"`
+	RowsUpdatedInPlace int               `json:"rowsUpdatedInPlace"`
+}
+
+// PropagationStatus says whether a change has reached every row.
+type PropagationStatus string
+
+// Propagation statuses.
+const (
+	PropagationNone     PropagationStatus = "None"
+	PropagationComplete PropagationStatus = "Complete"
+	PropagationQueued   PropagationStatus = "Queued"
+)
+
+func (p *Propagation) add(r sweepRun) {
+	p.SourcesProcessed += r.Sources
+	p.RowsDeactivated += r.Deactivated
+	p.RowsEnsured += r.Ensured[automation.EnsureInserted] + r.Ensured[automation.EnsureReactivated] + r.Ensured[automation.EnsureRecordedMissed]
+	p.RowsUpdatedInPlace += r.Ensured[automation.EnsureUpdated]
+}
+
+// SettingChange classifies an update of a setting (§4.5).
+type SettingChange struct {
+	Identity    bool // trigger key, offsets, annual, overdue option, threshold metric/levels/policy: keys change
+	SendTime    bool // sendLocalTime or threshold.sendWindow: same keys, new ScheduledOn
+	Delivery    bool // template, channels, recipients, name, maxLatenessHours: read at execution
+	Deactivated bool
+	Reactivated bool
+}
+
+// ClassifyChange compares two versions of one setting.
+func ClassifyChange(old, new Setting) SettingChange {
+	var c SettingChange
+	ot, nt := old.Threshold, new.Threshold
+	var oth, nth, ow, nw any
+	if ot != nil {
+		oth, ow = []any{ot.Metric, ot.levels(), ot.FiringPolicy}, ot.SendWindow
+	}
+	if nt != nil {
+		nth, nw = []any{nt.Metric, nt.levels(), nt.FiringPolicy}, nt.SendWindow
+	}
+	c.Identity = old.TriggerKey != new.TriggerKey || !slices.Equal(sortedInts(old.OffsetsDays), sortedInts(new.OffsetsDays)) ||
+		old.Annual != new.Annual || old.ImmediateIfOverdue != new.ImmediateIfOverdue || !reflect.DeepEqual(oth, nth)
+	c.SendTime = !reflect.DeepEqual(old.SendLocalTime, new.SendLocalTime) || !reflect.DeepEqual(ow, nw)
+	c.Delivery = old.Name != new.Name || old.Template != new.Template || !slices.Equal(old.Channels, new.Channels) ||
+		!reflect.DeepEqual(old.Recipients, new.Recipients) || old.MaxLatenessHoursOrDefault() != new.MaxLatenessHoursOrDefault()
+	c.Deactivated = old.Active() && !new.Active()
+	c.Reactivated = !old.Active() && new.Active()
+	return c
+}
+
+func sortedInts(xs []int) []int {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return out
+}
+
+// NeedsPropagation reports whether rows must change: identity, send time and activity do;
+// template/delivery/recipient changes alone never touch pending rows.
+func (c SettingChange) NeedsPropagation() bool {
+	return c.Identity || c.SendTime || c.Deactivated || c.Reactivated
+}
+
+// Names lists the changed aspects.
+func (c SettingChange) Names() []string {
+	var out []string
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{c.Identity, "identity"}, {c.SendTime, "sendTime"}, {c.Delivery, "delivery"}, {c.Deactivated, "deactivated"}, {c.Reactivated, "reactivated"}} {
+		if p.on {
+			out = append(out, p.name)
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// SettingResult is a stored setting with its Version and what a change did to the rows.
+type SettingResult struct {
+	Setting     Setting
+	Version     int64
+	UpdatedOn   time.Time
+	Propagation *Propagation
+}
+
+func (a *Admin) load(ctx context.Context, sc Scope, guid string) (Setting, store.ReminderSettingRecord, error) {
+	g := strings.ToLower(guid)
+	rec, err := a.Store.ReminderSettingGet(ctx, g)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !allows(sc, rec.BusinessUnitID)) {
+		return Setting{}, rec, notFound("reminder setting", guid)
+	}
+	if err != nil {
+		return Setting{}, rec, err
+	}
+	set, err := ParseSetting([]byte(rec.Body))
+	if err != nil {
+		return Setting{}, rec, fmt.Errorf("stored setting %s is invalid: %w", rec.Guid, err)
+	}
+	return set, rec, nil
+}
+
+// GetSetting returns a setting in the caller's scope, or ErrNotFound.
+func (a *Admin) GetSetting(ctx context.Context, sc Scope, guid string) (SettingResult, error) {
+	set, rec, err := a.load(ctx, sc, guid)
+	return SettingResult{Setting: set, Version: rec.Version, UpdatedOn: rec.UpdatedOn}, err
+}
+
+// SettingFilter filters a settings list.
+type SettingFilter struct {
+	BusinessUnitID string
+	SourceType     string
+	Active         *bool
+}
+
+// ListSettings pages settings in the caller's scope by guid.
+func (a *Admin) ListSettings(ctx context.Context, sc Scope, f SettingFilter, afterGuid string, limit int) ([]SettingResult, error) {
+	recs, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: sc, BusinessUnitID: f.BusinessUnitID,
+		SourceType: f.SourceType, Active: f.Active, AfterGuid: strings.ToLower(afterGuid), Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SettingResult, 0, len(recs))
+	for _, r := range recs {
+		set, err := ParseSetting([]byte(r.Body))
+		if err != nil {
+			return nil, fmt.Errorf("stored setting %s is invalid: %w", r.Guid, err)
+		}
+		out = append(out, SettingResult{Setting: set, Version: r.Version, UpdatedOn: r.UpdatedOn})
+	}
+	return out, nil
+}
+
+// CreateSetting validates raw (DecodeSetting) and stores it as a new setting (Version 1).
+// Errors: Malformed/Invalid with field errors (nothing stored); ErrNotFound when its business
+// unit is unknown or outside the caller's scope; Conflict when the guid exists; a store
+// error when its propagation cannot be requested (nothing stored). A new active setting is
+// applied at once to the sources the pipeline already knows (a bounded sweep, finished by
+// Reconciliation when large); later events schedule the rest.
+func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (SettingResult, error) {
+	set, err := DecodeSetting(raw, a.Channels)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	if !allows(sc, set.BusinessUnitID) {
+		return SettingResult{}, notFound("business unit", set.BusinessUnitID)
+	}
+	if _, err := a.Store.BusinessUnitGet(ctx, set.BusinessUnitID); errors.Is(err, store.ErrNotFound) {
+		return SettingResult{}, notFound("business unit", set.BusinessUnitID)
+	} else if err != nil {
+		return SettingResult{}, err
+	}
+	now := a.Clock.Now()
+	rec, err := SettingRecord(set, 1, now)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	conflict := &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
+	if _, err := a.Store.ReminderSettingGet(ctx, set.Guid); err == nil {
+		return SettingResult{}, conflict // before requesting anything for the existing one
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return SettingResult{}, err
+	}
+	if set.Active() {
+		if err := a.requestFirst(ctx, set.Guid, now); err != nil {
+			return SettingResult{}, err
+		}
+	}
+	if err := a.Store.ReminderSettingInsert(ctx, rec); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return SettingResult{}, &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
+		}
+		return SettingResult{}, err
+	}
+	res := SettingResult{Setting: set, Version: 1, UpdatedOn: ms(now), Propagation: &Propagation{Change: []string{"created"}, Status: PropagationNone}}
+	if set.Active() {
+		// Sources the pipeline already knows get their rows now, not at their next event.
+		a.propagate(ctx, set.Guid, now, res.Propagation)
+	}
+	return res, nil
+}
+
+// propagate requests the setting's sweep and runs it for at most InlineBatches batches,
+// recording what it did in p (Status Queued when Reconciliation must finish it).
+func (a *Admin) propagate(ctx context.Context, guid string, now time.Time, p *Propagation) {
+	if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
+		// The pass requested before the write is still owed: Reconciliation applies it.
+		a.logger().Error("propagation not run inline", "settingGuid", guid, "error", err)
+		p.Status = PropagationQueued
+		return
+	}
+	r, err := runSettingSweep(ctx, a.Service, guid, a.batch(), a.inline(), now)
+	p.add(r)
+	p.Status = PropagationComplete
+	if err != nil || !r.Done {
+		if err != nil {
+			a.logger().Warn("propagation left to reconciliation", "settingGuid", guid, "error", err)
+		}
+		p.Status = PropagationQueued
+	}
+}
+
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// UpdateSetting replaces the setting guid with raw when its Version is ifMatch, then applies
+// the settings-change rules (§4.5) to its rows. businessUnitId, sourceType and triggerType
+// cannot change (create a new setting and deactivate this one). Errors: as CreateSetting, plus
+// CodePreconditionFailed for a stale ifMatch (nothing changed).
+func (a *Admin) UpdateSetting(ctx context.Context, sc Scope, guid string, raw []byte, ifMatch int64) (SettingResult, error) {
+	old, rec, err := a.load(ctx, sc, guid)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	raw, err = withGuid(raw, rec.Guid)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	set, err := DecodeSetting(raw, a.Channels)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	var errs []error
+	if set.Guid != rec.Guid {
+		errs = append(errs, automation.Invalid("guid", "cannot change (%s in the body, %s in the path)", set.Guid, rec.Guid))
+	}
+	if set.BusinessUnitID != old.BusinessUnitID {
+		errs = append(errs, automation.Invalid("businessUnitId", "cannot change; create a setting in the other business unit and deactivate this one"))
+	}
+	if set.SourceType != old.SourceType {
+		errs = append(errs, automation.Invalid("sourceType", "cannot change; create a new setting and deactivate this one"))
+	}
+	if set.TriggerType != old.TriggerType {
+		errs = append(errs, automation.Invalid("triggerType", "cannot change; create a new setting and deactivate this one"))
+	}
+	if err := automation.InvalidFields(errs...); err != nil {
+		return SettingResult{}, err
+	}
+	if rec.Version != ifMatch {
+		return SettingResult{}, versionMismatch(rec.Version, ifMatch)
+	}
+	return a.write(ctx, old, set, rec, ifMatch)
+}
+
+// DeactivateSetting sets isActive to false when the Version is ifMatch and deactivates the
+// setting's Pending/Failed rows (ReminderSettingInactive); completed rows stay for history.
+// An inactive setting is returned unchanged (idempotent).
+func (a *Admin) DeactivateSetting(ctx context.Context, sc Scope, guid string, ifMatch int64) (SettingResult, error) {
+	old, rec, err := a.load(ctx, sc, guid)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	if rec.Version != ifMatch {
+		return SettingResult{}, versionMismatch(rec.Version, ifMatch)
+	}
+	if !old.Active() {
+		return SettingResult{Setting: old, Version: rec.Version, UpdatedOn: rec.UpdatedOn, Propagation: &Propagation{Change: []string{}, Status: PropagationNone}}, nil
+	}
+	set := old
+	f := false
+	set.IsActive = &f
+	return a.write(ctx, old, set, rec, ifMatch)
+}
+
+// write stores set as the next version and propagates the change.
+func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderSettingRecord, ifMatch int64) (SettingResult, error) {
+	now := a.Clock.Now()
+	next, err := SettingRecord(set, ifMatch+1, now)
+	if err != nil {
+		return SettingResult{}, err
+	}
+	if ClassifyChange(old, set).NeedsPropagation() {
+		if err := a.requestFirst(ctx, set.Guid, now); err != nil {
+			return SettingResult{}, err
+		}
+	}
+	if err := a.Store.ReminderSettingUpdate(ctx, next, ifMatch); err != nil {
+		return SettingResult{}, err
+	}
+	change := ClassifyChange(old, set)
+	res := SettingResult{Setting: set, Version: next.Version, UpdatedOn: ms(now),
+		Propagation: &Propagation{Change: change.Names(), Status: PropagationNone}}
+	if change.NeedsPropagation() {
+		a.propagate(ctx, set.Guid, now, res.Propagation)
+	}
+	return res, nil
+}
+
+// requestFirst records that a pass of the setting's propagation is owed before the change
+// is stored: a change is never stored without it (a failure here stores nothing), so a
+// crash between the write and the inline propagation leaves the pass to Reconciliation. A
+// pass run before the write is harmless (idempotent) and propagate requests another after.
+func (a *Admin) requestFirst(ctx context.Context, guid string, now time.Time) error {
+	if err := a.Store.ReconcileStateRequest(ctx, settingSweepKey(guid), now); err != nil {
+		return fmt.Errorf("requesting the propagation of setting %s: %w", guid, err)
+	}
+	return nil
+}
+
+// withGuid adds "guid" to a JSON object that has none (a PUT may omit it).
+func withGuid(raw []byte, guid string) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, &automation.Error{Code: automation.CodeMalformed, Message: "the body must be one JSON object (a reminder setting)"}
+	}
+	if _, ok := m["guid"]; ok {
+		return raw, nil
+	}
+	g, _ := json.Marshal(guid)
+	m["guid"] = g
+	return json.Marshal(m)
+}
+
+// WithGuid is withGuid for the API's create: a POST without "guid" gets the one given.
+func WithGuid(raw []byte, guid string) ([]byte, error) { return withGuid(raw, guid) }

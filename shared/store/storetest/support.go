@@ -1,0 +1,679 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// runSupport runs the support API's store conformance tests (store.SupportStore).
+func runSupport(t *testing.T, open Opener) {
+	t.Run("SupportFindDriversAndFilters", func(t *testing.T) { testSupportFind(t, open) })
+	t.Run("SupportFindPages", func(t *testing.T) { testSupportFindPages(t, open) })
+	t.Run("SupportGet", func(t *testing.T) { testSupportGet(t, open) })
+	t.Run("SupportActRelease", func(t *testing.T) { testSupportRelease(t, open) })
+	t.Run("SupportActRetryAndCancel", func(t *testing.T) { testSupportRetryCancel(t, open) })
+	t.Run("SupportRetryOfCompletedRow", func(t *testing.T) { testSupportRetryCompleted(t, open) })
+	t.Run("SupportCancelSticksThroughEnsure", func(t *testing.T) { testSupportCancelSticks(t, open) })
+	t.Run("SupportActRejectsBadInput", func(t *testing.T) { testSupportActBadInput(t, open) })
+	t.Run("SupportReleaseBatchPace", func(t *testing.T) { testSupportReleaseBatch(t, open) })
+	t.Run("SupportMetrics", func(t *testing.T) { testSupportMetrics(t, open) })
+	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
+	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
+	t.Run("SupportRetryKeepsWhenTheRowEnded", func(t *testing.T) { testSupportRetryKeepsEndTime(t, open) })
+	t.Run("SupportMetricsOldestDueAfterABackoff", func(t *testing.T) { testSupportMetricsOldestDueAfterBackoff(t, open) })
+}
+
+// supportCandidate is Candidate(n, due) in business unit bu.
+func supportCandidate(n int, due time.Time, bu string) automation.Candidate {
+	c := Candidate(n, due)
+	c.BusinessUnitID = bu
+	return c
+}
+
+func ids(rows []automation.SchedulerRow) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func find(t *testing.T, s store.Store, p store.SupportFindParams) []automation.SchedulerRow {
+	t.Helper()
+	if p.Limit == 0 {
+		p.Limit = 100
+	}
+	rows, err := s.SupportSchedulerFind(context.Background(), p)
+	if err != nil {
+		t.Fatalf("find %+v: %v", p, err)
+	}
+	return rows
+}
+
+// hold puts the fresh row of c on support hold through the public API (Failed + hold).
+func hold(t *testing.T, s store.Store, c automation.Candidate) automation.SchedulerRow {
+	t.Helper()
+	return putInStatus(t, s, c, automation.StatusFailed)
+}
+
+func testSupportFind(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	due := T0.Add(24 * time.Hour)
+	var all []automation.SchedulerRow
+	for i := 0; i < 6; i++ {
+		bu := "bu-a"
+		if i%2 == 1 {
+			bu = "bu-b"
+		}
+		ensure1(t, s, T0, supportCandidate(i, due.Add(time.Duration(i)*time.Hour), bu))
+	}
+	held := hold(t, s, supportCandidate(6, T0.Add(time.Hour), "bu-a")) // Failed, on hold
+	for i := 0; i < 7; i++ {
+		all = append(all, get(t, s, Candidate(i, T0).SchedulerKey))
+	}
+	newestFirst := func(rows []automation.SchedulerRow) []int64 {
+		out := ids(rows)
+		slices.Reverse(out)
+		return out
+	}
+	yes := true
+	from, to := due.Add(time.Hour), due.Add(4*time.Hour)
+	cases := []struct {
+		name string
+		p    store.SupportFindParams
+		want []int64
+	}{
+		{"no filter: newest first", store.SupportFindParams{}, newestFirst(all)},
+		{"by key", store.SupportFindParams{SchedulerKey: all[3].SchedulerKey}, []int64{all[3].ID}},
+		{"by key, other business unit", store.SupportFindParams{SchedulerKey: all[3].SchedulerKey, BusinessUnitID: "bu-a"}, nil},
+		{"by source", store.SupportFindParams{SourceEntityType: "Test", SourceEntityGuid: "src-2"}, []int64{all[2].ID}},
+		{"by business unit", store.SupportFindParams{BusinessUnitID: "bu-b"}, []int64{all[5].ID, all[3].ID, all[1].ID}},
+		{"by status", store.SupportFindParams{Status: automation.StatusFailed}, []int64{held.ID}},
+		{"by business unit and status", store.SupportFindParams{BusinessUnitID: "bu-a", Status: automation.StatusPending}, []int64{all[4].ID, all[2].ID, all[0].ID}},
+		{"on hold", store.SupportFindParams{OnHold: &yes}, []int64{held.ID}},
+		{"scheduledOn range only: schedule order", store.SupportFindParams{ScheduledFrom: &from, ScheduledTo: &to}, []int64{all[1].ID, all[2].ID, all[3].ID}},
+		{"range as a residual", store.SupportFindParams{BusinessUnitID: "bu-a", ScheduledFrom: &from}, []int64{all[4].ID, all[2].ID}},
+		{"scope narrows", store.SupportFindParams{Units: []string{"bu-b"}}, []int64{all[5].ID, all[3].ID, all[1].ID}},
+		{"empty scope sees nothing", store.SupportFindParams{Units: []string{}}, nil},
+		{"scope and a business unit outside it", store.SupportFindParams{Units: []string{"bu-b"}, BusinessUnitID: "bu-a"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ids(find(t, s, tc.p))
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, err := s.SupportSchedulerFind(context.Background(), store.SupportFindParams{Limit: store.MaxBatch + 1}); err == nil {
+		t.Fatal("a limit above MaxBatch must be refused")
+	}
+	if _, err := s.SupportSchedulerFind(context.Background(), store.SupportFindParams{SourceEntityType: "Test", Limit: 1}); err == nil {
+		t.Fatal("a source type without its guid must be refused")
+	}
+}
+
+func testSupportFindPages(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	at := T0.Add(24 * time.Hour)
+	for i := 0; i < 7; i++ {
+		// Pairs at the same instant, so schedule-order pages must break ties by Id.
+		ensure1(t, s, T0, supportCandidate(i, at.Add(time.Duration(i/2)*time.Hour), "bu-a"))
+	}
+	var seen []int64
+	p := store.SupportFindParams{BusinessUnitID: "bu-a", Limit: 3}
+	for page := 0; page < 5; page++ {
+		rows := find(t, s, p)
+		seen = append(seen, ids(rows)...)
+		if len(rows) < p.Limit {
+			break
+		}
+		p.BeforeID = rows[len(rows)-1].ID
+	}
+	if len(seen) != 7 || !slices.IsSortedFunc(seen, func(a, b int64) int { return int(b - a) }) {
+		t.Fatalf("newest-first pages gave %v", seen)
+	}
+	from := at
+	q := store.SupportFindParams{ScheduledFrom: &from, Limit: 2}
+	var ordered []automation.SchedulerRow
+	for page := 0; page < 6; page++ {
+		rows := find(t, s, q)
+		ordered = append(ordered, rows...)
+		if len(rows) < q.Limit {
+			break
+		}
+		last := rows[len(rows)-1]
+		q.AfterOn, q.AfterID = last.ScheduledOn, last.ID
+	}
+	if len(ordered) != 7 {
+		t.Fatalf("schedule-order pages gave %d rows", len(ordered))
+	}
+	for i := 1; i < len(ordered); i++ {
+		a, b := ordered[i-1], ordered[i]
+		if a.ScheduledOn.After(b.ScheduledOn) || (a.ScheduledOn.Equal(b.ScheduledOn) && a.ID >= b.ID) {
+			t.Fatalf("not in (ScheduledOn, Id) order at %d: %v %d, %v %d", i, a.ScheduledOn, a.ID, b.ScheduledOn, b.ID)
+		}
+	}
+}
+
+func testSupportGet(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	r := ensure1(t, s, T0, Candidate(1, T0.Add(time.Hour))).Row
+	byID, err := s.SupportSchedulerGet(ctx, r.ID)
+	if err != nil || byID.SchedulerKey != r.SchedulerKey {
+		t.Fatalf("get by id: %+v %v", byID, err)
+	}
+	byGuid, err := s.SupportSchedulerGetByGuid(ctx, r.Guid)
+	if err != nil || byGuid.ID != r.ID {
+		t.Fatalf("get by guid: %+v %v", byGuid, err)
+	}
+	if _, err := s.SupportSchedulerGet(ctx, r.ID+100); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	if _, err := s.SupportSchedulerGetByGuid(ctx, store.RowGuid("nope")); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown guid: %v", err)
+	}
+}
+
+func act(s store.Store, r automation.SchedulerRow, a store.SupportAction, now time.Time, due *time.Time) (store.SupportActResult, error) {
+	return s.SupportSchedulerAct(context.Background(), store.SupportActParams{ID: r.ID, Version: r.Version, Action: a,
+		Operator: "ops.jane", Reason: "provider fixed", Now: now, DueOn: due})
+}
+
+func audits(t *testing.T, s store.Store, id int64) []store.SupportAuditRecord {
+	t.Helper()
+	recs, err := s.SupportAuditList(context.Background(), []int64{id}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func testSupportRelease(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	now := T0.Add(48 * time.Hour)
+	h := hold(t, s, Candidate(1, T0.Add(time.Hour)))
+	res, err := act(s, h, store.SupportRelease, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, s, h.SchedulerKey)
+	if got.Status != automation.StatusPending || got.IsOnSupportHold || got.NextRetryOn != nil || got.RetryCount != h.RetryCount ||
+		got.Version != h.Version+1 || res.Row.Version != got.Version || res.AuditID == 0 {
+		t.Fatalf("released row %+v (result %+v)", got, res)
+	}
+	if rows := claim(t, s, now, 10); len(rows) != 1 || rows[0].ID != h.ID {
+		t.Fatalf("a released row is due at once: claimed %v", keys(rows))
+	}
+	a := audits(t, s, h.ID)
+	if len(a) != 1 || a[0].Action != store.SupportRelease || a[0].Operator != "ops.jane" || a[0].Reason != "provider fixed" ||
+		a[0].StatusBefore != automation.StatusFailed || a[0].StatusAfter != automation.StatusPending ||
+		a[0].VersionBefore != h.Version || a[0].VersionAfter != h.Version+1 || !a[0].CreatedOn.Equal(now) {
+		t.Fatalf("audit %+v", a)
+	}
+
+	// A conflict hold on a Pending row: released, still Pending, due after DueOn.
+	c := Candidate(2, T0.Add(time.Hour))
+	ensure1(t, s, T0, c)
+	c2 := c
+	c2.InputHash = automation.InputHash("another input")
+	conflict := ensure1(t, s, T0, c2).Row
+	due := now.Add(10 * time.Minute)
+	if _, err := act(s, conflict, store.SupportRelease, now, &due); err != nil {
+		t.Fatal(err)
+	}
+	got = get(t, s, c.SchedulerKey)
+	if got.IsOnSupportHold || got.Status != automation.StatusPending || got.NextRetryOn == nil || !got.NextRetryOn.Equal(due) ||
+		got.InputHash != c.InputHash || got.ConflictInputHash != c2.InputHash {
+		t.Fatalf("released conflict row %+v", got)
+	}
+	if rows := claim(t, s, now.Add(time.Minute), 10); len(rows) != 0 {
+		t.Fatalf("released with DueOn: not due before it, claimed %v", keys(rows))
+	}
+	// Not on hold any more: a second release is refused and writes nothing.
+	before := get(t, s, c.SchedulerKey)
+	if _, err := act(s, before, store.SupportRelease, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("release of a row not on hold: %v", err)
+	}
+	if after := get(t, s, c.SchedulerKey); after.Version != before.Version || len(audits(t, s, after.ID)) != 1 {
+		t.Fatalf("a refused action changed the row or the audit: v%d→v%d", before.Version, after.Version)
+	}
+}
+
+func testSupportRetryCancel(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	now := T0.Add(48 * time.Hour)
+	// Retry now: Failed on hold → Pending, due now.
+	h := hold(t, s, Candidate(1, T0.Add(time.Hour)))
+	if _, err := act(s, h, store.SupportRetryNow, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, h.SchedulerKey); got.Status != automation.StatusPending || got.IsOnSupportHold || got.NextRetryOn != nil {
+		t.Fatalf("retried row %+v", got)
+	}
+	// Retry now on a Pending row in backoff clears NextRetryOn.
+	c := Candidate(2, T0.Add(time.Hour))
+	ensure1(t, s, T0, c)
+	r := claim(t, s, T0.Add(2*time.Hour), 10)
+	var mine automation.SchedulerRow
+	for _, x := range r {
+		if x.SchedulerKey == c.SchedulerKey {
+			mine = x
+		}
+	}
+	if err := s.SchedulerFail(context.Background(), store.SchedulerFailParams{ID: mine.ID, Token: mine.Version, Now: T0.Add(2 * time.Hour),
+		FailureReasonCode: automation.ReasonHandlerError, NextRetryOn: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	backoff := get(t, s, c.SchedulerKey)
+	if _, err := act(s, backoff, store.SupportRetryNow, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, s, c.SchedulerKey); got.NextRetryOn != nil || got.Status != automation.StatusPending {
+		t.Fatalf("backoff row after retry now %+v", got)
+	}
+	// Retry now is refused for a Completed row (that needs a support retry).
+	done := putInStatus(t, s, Candidate(3, T0.Add(time.Hour)), automation.StatusCompleted)
+	if _, err := act(s, done, store.SupportRetryNow, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("retry now of a Completed row: %v", err)
+	}
+	// Cancel: Pending → Cancelled SupportCancelled; a second cancel is refused.
+	p := ensure1(t, s, T0, Candidate(4, now.Add(time.Hour))).Row
+	if _, err := act(s, p, store.SupportCancel, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, s, p.SchedulerKey)
+	if got.Status != automation.StatusCancelled || got.ReasonCode != automation.ReasonSupportCancelled {
+		t.Fatalf("cancelled row %+v", got)
+	}
+	if _, err := act(s, got, store.SupportCancel, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("second cancel: %v", err)
+	}
+	if rows := claim(t, s, now.Add(2*time.Hour), 10); slices.Contains(keys(rows), p.SchedulerKey) {
+		t.Fatal("a cancelled row was claimed")
+	}
+	// Processing and Completed rows cannot be cancelled.
+	proc := putInStatus(t, s, Candidate(5, T0.Add(time.Hour)), automation.StatusProcessing)
+	if _, err := act(s, proc, store.SupportCancel, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("cancel of a Processing row: %v", err)
+	}
+	if _, err := act(s, done, store.SupportCancel, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("cancel of a Completed row: %v", err)
+	}
+}
+
+func testSupportRetryCompleted(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	now := T0.Add(72 * time.Hour)
+	c := Candidate(1, T0.Add(time.Hour))
+	done := putInStatus(t, s, c, automation.StatusCompleted)
+	retry := c
+	retry.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, done.Version)
+	retry.ScheduledOn = now
+	res, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: done.ID, Version: done.Version, Action: store.SupportRetry,
+		Operator: "ops.jane", Reason: "customer asked again", Now: now, RetryCandidate: &retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := get(t, s, c.SchedulerKey)
+	if orig.Status != automation.StatusCompleted || orig.Version != done.Version+1 || orig.DispatchResultJSON != done.DispatchResultJSON {
+		t.Fatalf("original after support retry %+v", orig)
+	}
+	if res.RetryRow == nil || res.RetryRow.Action != automation.EnsureInserted || res.RetryRow.Row.Status != automation.StatusPending ||
+		!res.RetryRow.Row.ScheduledOn.Equal(now) || res.RetryRow.Row.InputHash != c.InputHash {
+		t.Fatalf("retry row %+v", res.RetryRow)
+	}
+	if rows := claim(t, s, now, 10); len(rows) != 1 || rows[0].SchedulerKey != retry.SchedulerKey {
+		t.Fatalf("the retry row is due now: %v", keys(rows))
+	}
+	a := audits(t, s, done.ID)
+	if len(a) != 1 || a[0].Action != store.SupportRetry || a[0].RetrySchedulerKey != retry.SchedulerKey {
+		t.Fatalf("audit %+v", a)
+	}
+	// The same read (old Version) again: refused, no second retry row.
+	if _, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: done.ID, Version: done.Version, Action: store.SupportRetry,
+		Operator: "ops.jane", Reason: "double click", Now: now, RetryCandidate: &retry}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("retry with a stale version: %v", err)
+	}
+	if rows := find(t, s, store.SupportFindParams{SourceEntityType: c.SourceEntityType, SourceEntityGuid: c.SourceEntityGuid}); len(rows) != 2 {
+		t.Fatalf("rows of the source: %v", ids(rows))
+	}
+	// Support retry of a row still in flight is refused.
+	p := ensure1(t, s, T0, Candidate(2, now.Add(time.Hour))).Row
+	r2 := Candidate(2, now)
+	r2.SchedulerKey = automation.SupportRetryKey(p.SchedulerKey, p.Version)
+	if _, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: p.ID, Version: p.Version, Action: store.SupportRetry,
+		Operator: "o", Reason: "r", Now: now, RetryCandidate: &r2}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("support retry of a Pending row: %v", err)
+	}
+	if _, err := s.SchedulerGetByKey(ctx, r2.SchedulerKey); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused support retry left a row: %v", err)
+	}
+}
+
+// testSupportCancelSticks: ensure meets a row support cancelled with the same InputHash and
+// leaves it Cancelled (automation.DecideEnsure); another InputHash is the conflict rule.
+func testSupportCancelSticks(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	c := Candidate(1, T0.Add(48*time.Hour))
+	p := ensure1(t, s, T0, c).Row
+	if _, err := act(s, p, store.SupportCancel, T0.Add(time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := get(t, s, c.SchedulerKey)
+	moved := c
+	moved.ScheduledOn = moved.ScheduledOn.Add(time.Hour)
+	moved.ScheduledLocalTime = moved.ScheduledOn.Format("15:04")
+	for _, cand := range []automation.Candidate{c, moved} {
+		res := ensure1(t, s, T0.Add(2*time.Hour), cand)
+		got := get(t, s, c.SchedulerKey)
+		if res.Action != automation.EnsureUnchanged || got.Status != automation.StatusCancelled || got.Version != cancelled.Version {
+			t.Fatalf("ensure after a support cancel: %s, row %s v%d", res.Action, got.Status, got.Version)
+		}
+	}
+	other := c
+	other.InputHash = automation.InputHash("the source really changed")
+	if res := ensure1(t, s, T0.Add(3*time.Hour), other); res.Action != automation.EnsureConflict || res.Row.Status != automation.StatusCancelled {
+		t.Fatalf("ensure with another input: %s %s", res.Action, res.Row.Status)
+	}
+}
+
+func testSupportActBadInput(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	h := hold(t, s, Candidate(1, T0.Add(time.Hour)))
+	retry := Candidate(9, T0)
+	cases := []store.SupportActParams{
+		{ID: h.ID, Version: h.Version, Action: store.SupportRelease, Reason: "r", Now: T0},                 // no operator
+		{ID: h.ID, Version: h.Version, Action: store.SupportRelease, Operator: "o", Reason: "  ", Now: T0}, // blank reason
+		{ID: h.ID, Version: h.Version, Action: "Frobnicate", Operator: "o", Reason: "r", Now: T0},          // unknown action
+		{ID: h.ID, Version: h.Version, Action: store.SupportRetry, Operator: "o", Reason: "r", Now: T0},    // no candidate
+		{ID: h.ID, Version: h.Version, Action: store.SupportCancel, Operator: "o", Reason: "r", Now: T0, RetryCandidate: &retry},
+	}
+	for i, p := range cases {
+		if _, err := s.SupportSchedulerAct(ctx, p); err == nil {
+			t.Errorf("case %d: accepted %+v", i, p)
+		}
+	}
+	if _, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: h.ID, Version: h.Version - 1, Action: store.SupportRelease,
+		Operator: "o", Reason: "r", Now: T0}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("stale version: %v", err)
+	}
+	if _, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: h.ID + 1000, Version: 1, Action: store.SupportRelease,
+		Operator: "o", Reason: "r", Now: T0}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown row: %v", err)
+	}
+	if got := get(t, s, h.SchedulerKey); got.Version != h.Version || !got.IsOnSupportHold || len(audits(t, s, h.ID)) != 0 {
+		t.Fatalf("bad input changed the row: %+v", got)
+	}
+}
+
+func testSupportReleaseBatch(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var held []automation.SchedulerRow
+	for i := 0; i < 5; i++ {
+		bu := "bu-a"
+		if i == 4 {
+			bu = "bu-b"
+		}
+		held = append(held, hold(t, s, supportCandidate(i, T0.Add(time.Hour), bu)))
+	}
+	now := T0.Add(24 * time.Hour)
+	batch := func(after int64, at time.Time, f store.SupportReleaseFilter) store.SupportReleaseBatchResult {
+		t.Helper()
+		res, err := s.SupportSchedulerReleaseBatch(ctx, store.SupportReleaseBatchParams{Filter: f, AfterID: after, Limit: 2,
+			Now: at, Interval: time.Minute, Operator: "ops.jane", Reason: "outage over", BatchID: "rel-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	f := store.SupportReleaseFilter{BusinessUnitID: "bu-a", FailureReasonCode: automation.ReasonHandlerError}
+	b1 := batch(0, now, f)
+	b2 := batch(b1.Rows[len(b1.Rows)-1].ID, now, f)
+	b3 := batch(b2.Rows[len(b2.Rows)-1].ID, now, f)
+	if len(b1.Rows) != 2 || len(b2.Rows) != 2 || len(b3.Rows) != 0 {
+		t.Fatalf("batches of %d, %d, %d rows", len(b1.Rows), len(b2.Rows), len(b3.Rows))
+	}
+	if !b1.DueOn.Equal(now) || !b2.DueOn.Equal(now.Add(time.Minute)) || !b3.DueOn.IsZero() {
+		t.Fatalf("paced due instants %v %v %v", b1.DueOn, b2.DueOn, b3.DueOn)
+	}
+	for _, r := range append(b1.Rows, b2.Rows...) {
+		if r.IsOnSupportHold || r.Status != automation.StatusPending || r.BusinessUnitID != "bu-a" {
+			t.Fatalf("released row %+v", r)
+		}
+	}
+	if r := get(t, s, held[4].SchedulerKey); !r.IsOnSupportHold {
+		t.Fatal("the other business unit's row was released")
+	}
+	if rows := claim(t, s, now, 10); len(rows) != 2 {
+		t.Fatalf("at the first slot only the first batch is due: %v", keys(rows))
+	}
+	if rows := claim(t, s, now.Add(time.Minute), 10); len(rows) != 2 {
+		t.Fatalf("at the second slot the second batch: %v", keys(rows))
+	}
+	// A later release continues after the last slot even when asked earlier (shared pace),
+	// and scope (Units) limits it.
+	if res := batch(0, now, store.SupportReleaseFilter{Units: []string{"bu-a"}}); len(res.Rows) != 0 {
+		t.Fatalf("nothing on hold in bu-a any more: %v", ids(res.Rows))
+	}
+	res := batch(0, now, store.SupportReleaseFilter{Units: []string{"bu-b"}})
+	if len(res.Rows) != 1 || !res.DueOn.Equal(now.Add(2*time.Minute)) {
+		t.Fatalf("third batch %v due %v", ids(res.Rows), res.DueOn)
+	}
+	a := audits(t, s, held[0].ID)
+	if len(a) != 1 || a[0].BatchID != "rel-1" || a[0].DueOn == nil || !a[0].DueOn.Equal(now) {
+		t.Fatalf("audit of a paced release %+v", a)
+	}
+	if _, err := s.SupportSchedulerReleaseBatch(ctx, store.SupportReleaseBatchParams{Limit: 2, Now: now, Interval: 0, Operator: "o", Reason: "r"}); err == nil {
+		t.Fatal("a zero interval must be refused")
+	}
+}
+
+func testSupportMetrics(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	now := T0.Add(10 * time.Hour)
+	ensure1(t, s, T0, supportCandidate(1, T0.Add(time.Hour), "bu-a"))   // due
+	ensure1(t, s, T0, supportCandidate(2, T0.Add(2*time.Hour), "bu-b")) // due, oldest in bu-b
+	ensure1(t, s, T0, supportCandidate(3, now.Add(time.Hour), "bu-a"))  // not yet due
+	hold(t, s, supportCandidate(4, T0.Add(time.Minute), "bu-a"))        // Failed, held HandlerError
+	putInStatus(t, s, supportCandidate(5, T0.Add(time.Minute), "bu-b"), automation.StatusDeactivated)
+	// Processing with an expired lease (claimed at 00:01:01 with a 5 min lease).
+	putInStatus(t, s, supportCandidate(6, T0, "bu-a"), automation.StatusProcessing)
+	// A completed row with one queued delivery and its outbox message.
+	c7 := supportCandidate(7, T0.Add(-time.Hour), "bu-a")
+	ensure1(t, s, T0, c7)
+	var r7 automation.SchedulerRow
+	for _, r := range claim(t, s, T0, 10) {
+		if r.SchedulerKey == c7.SchedulerKey {
+			r7 = r
+		}
+	}
+	if err := s.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: r7.ID, Token: r7.Version, Now: T0.Add(time.Minute),
+		Deliveries: []store.NotificationRequest{{DeliveryKey: "dk-m", SchedulerKey: c7.SchedulerKey, BusinessUnitID: "bu-a", Channel: "log", Recipient: "x", Template: "t", PayloadJSON: "{}"}},
+		Outbox:     []store.OutboxMessage{{MessageID: "m-m", Destination: "q", Body: []byte("{}")}}}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("due=%d oldest=%v proc=%d expired=%d held=%v failed=%d deact=%v outbox=%d outboxOldest=%v unknown=%d",
+		2, T0.Add(time.Hour), 1, 1, map[string]int{"HandlerError": 1}, 1, map[string]int{"Superseded": 1}, 1, T0.Add(time.Minute), 0)
+	if got := metricsString(m); got != want {
+		t.Fatalf("metrics\n got %s\nwant %s", got, want)
+	}
+	scoped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 1000, Units: []string{"bu-b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("due=%d oldest=%v proc=%d expired=%d held=%v failed=%d deact=%v outbox=%d outboxOldest=%v unknown=%d",
+		1, T0.Add(2*time.Hour), 0, 0, map[string]int{}, 0, map[string]int{"Superseded": 1}, 0, nil, 0)
+	if got := metricsString(scoped); got != want {
+		t.Fatalf("scoped metrics\n got %s\nwant %s", got, want)
+	}
+	capped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now, Cap: 1})
+	if err != nil || capped.PendingDue != 1 || len(capped.DeactivatedByReason) != 0 {
+		t.Fatalf("capped metrics %+v %v", capped, err)
+	}
+	if _, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Cap: 0}); err == nil {
+		t.Fatal("cap 0 must be refused")
+	}
+}
+
+func metricsString(m store.SupportMetrics) string {
+	tm := func(t *time.Time) any {
+		if t == nil {
+			return nil
+		}
+		return *t
+	}
+	held, deact := m.HeldByReason, m.DeactivatedByReason
+	if held == nil {
+		held = map[string]int{}
+	}
+	if deact == nil {
+		deact = map[string]int{}
+	}
+	return fmt.Sprintf("due=%d oldest=%v proc=%d expired=%d held=%v failed=%d deact=%v outbox=%d outboxOldest=%v unknown=%d",
+		m.PendingDue, tm(m.OldestDueOn), m.Processing, m.ExpiredLeases, held, m.Failed, deact, m.OutboxUnsent, tm(m.OutboxOldestOn), m.UnknownDeliveries)
+}
+
+func testSupportStaleEvent(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	snap := func(rev int64, id string, at time.Time) store.SnapshotOutcome {
+		t.Helper()
+		out, err := s.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "g-1", BusinessUnitID: "bu-1",
+			Revision: rev, DataJSON: "{}", LastEventID: id, UpdatedOn: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	snap(3, "evt-3", T0)
+	if _, err := s.SourceStaleEventGet(ctx, "PoliceVetting", "g-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("no stale event yet: %v", err)
+	}
+	if snap(3, "evt-3", T0.Add(time.Second)) != store.SnapshotReapplied {
+		t.Fatal("redelivery")
+	}
+	if _, err := s.SourceStaleEventGet(ctx, "PoliceVetting", "g-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a redelivery is not a stale event: %v", err)
+	}
+	snap(2, "evt-2", T0.Add(time.Minute))
+	snap(1, "evt-1", T0.Add(2*time.Minute))
+	e, err := s.SourceStaleEventGet(ctx, "PoliceVetting", "g-1")
+	if err != nil || e.EventID != "evt-1" || e.Revision != 1 || e.StoredRevision != 3 || e.StoredEventID != "evt-3" || !e.ReceivedOn.Equal(T0.Add(2*time.Minute)) {
+		t.Fatalf("stale event %+v %v", e, err)
+	}
+}
+
+func testSupportNotifications(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := Candidate(1, T0)
+	ensure1(t, s, T0, c)
+	r := claim(t, s, T0, 1)[0]
+	var reqs []store.NotificationRequest
+	for i := 0; i < 3; i++ {
+		reqs = append(reqs, store.NotificationRequest{DeliveryKey: fmt.Sprintf("dk-%d", i), SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-1",
+			Channel: "log", Recipient: fmt.Sprintf("r%d@example.test", i), Template: "t", PayloadJSON: "{}"})
+	}
+	if err := s.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0, Deliveries: reqs}); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.SupportNotificationList(ctx, c.SchedulerKey, 2)
+	if err != nil || len(jobs) != 2 || jobs[0].DeliveryKey != "dk-0" || jobs[1].DeliveryKey != "dk-1" {
+		t.Fatalf("jobs %+v %v", jobs, err)
+	}
+	if jobs, _ := s.SupportNotificationList(ctx, "other", 10); len(jobs) != 0 {
+		t.Fatalf("other key: %+v", jobs)
+	}
+}
+
+// testSupportRetryKeepsEndTime: a support retry of a row that ended long ago moves its
+// Version on (so a second retry needs a fresh read) but not its UpdatedOn, which says when it
+// ended: the row must not count as "deactivated in the last 24 hours" again, and its history
+// keeps the real deactivation time.
+func testSupportRetryKeepsEndTime(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
+	ended := putInStatus(t, s, c, automation.StatusDeactivated)
+	now := ended.UpdatedOn.Add(30 * 24 * time.Hour)
+	retry := c
+	retry.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, ended.Version)
+	retry.ScheduledOn = now
+	res, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: ended.ID, Version: ended.Version, Action: store.SupportRetry,
+		Operator: "ops.jane", Reason: "send it anyway", Now: now, RetryCandidate: &retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := get(t, s, c.SchedulerKey)
+	if after.Version != ended.Version+1 || res.Row.Version != after.Version {
+		t.Fatalf("version after a support retry: %d (answer %d), want %d", after.Version, res.Row.Version, ended.Version+1)
+	}
+	if !after.UpdatedOn.Equal(ended.UpdatedOn) || !res.Row.UpdatedOn.Equal(ended.UpdatedOn) {
+		t.Fatalf("a support retry moved the ended row's UpdatedOn from %s to %s", ended.UpdatedOn, after.UpdatedOn)
+	}
+	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.DeactivatedByReason) != 0 {
+		t.Fatalf("a row deactivated 30 days ago counts as deactivated in the last 24 hours after a support retry: %v", m.DeactivatedByReason)
+	}
+}
+
+// testSupportMetricsOldestDueAfterABackoff: a row waiting on a backoff (or a released hold)
+// becomes due at its NextRetryOn, not at its old ScheduledOn; the oldest due figure says how
+// long due work has waited for the poller, so a retry that came due a minute ago is a minute
+// old, not days.
+func testSupportMetricsOldestDueAfterBackoff(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
+	ensure1(t, s, T0, c)
+	r := claim(t, s, c.ScheduledOn, 10)[0]
+	retryAt := c.ScheduledOn.Add(72 * time.Hour) // three days later (a long backoff, or a paced release)
+	if err := s.SchedulerFail(ctx, store.SchedulerFailParams{ID: r.ID, Token: r.Version, Now: c.ScheduledOn,
+		FailureReasonCode: automation.ReasonHandlerError, NextRetryOn: retryAt}); err != nil {
+		t.Fatal(err)
+	}
+	// A row due later than the retry, never failed: due since its ScheduledOn.
+	later := supportCandidate(2, retryAt.Add(30*time.Second), "bu-a")
+	ensure1(t, s, T0, later)
+	for _, tc := range []struct {
+		now  time.Time
+		want any
+	}{
+		{retryAt.Add(-time.Minute), nil},         // nothing is due yet
+		{retryAt.Add(20 * time.Second), retryAt}, // the retry: due 20 s ago, not 3 days
+		{retryAt.Add(time.Minute), retryAt},      // both due; the retry came due first
+		{retryAt.Add(48 * time.Hour), retryAt},   // still waiting: its age grows from NextRetryOn
+	} {
+		m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: tc.now, Since: tc.now.Add(-24 * time.Hour), Cap: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got any
+		if m.OldestDueOn != nil {
+			got = *m.OldestDueOn
+		}
+		if got != tc.want {
+			t.Errorf("at %s: oldest due %v, want %v", tc.now, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+)
+
+// SupportAction is what an operator did to a scheduler row (ARCHITECTURE §3.5 "Support can
+// release a hold, retry now, or cancel — each an audited, versioned update").
+type SupportAction string
+
+// Support actions. Each is one guarded update of one row plus one SupportAudit record, in
+// one transaction.
+const (
+	// SupportRelease clears IsOnSupportHold; a Failed row becomes Pending (RetryCount kept,
+	// so a release buys one more attempt) and a Pending one is due at max(ScheduledOn,
+	// NextRetryOn) where NextRetryOn is the given DueOn (nil: at once). Needs the row on hold.
+	SupportRelease SupportAction = "Release"
+	// SupportRetryNow makes a Failed row, or a Pending row waiting on backoff or hold, due at
+	// once: Status Pending, hold cleared, NextRetryOn cleared.
+	SupportRetryNow SupportAction = "RetryNow"
+	// SupportRetry re-sends a row that ended (Completed, Deactivated, Cancelled): the row
+	// itself only gets a new Version, and RetryCandidate (a support-retry key, see
+	// automation.SupportRetryKey) is ensured in the same transaction.
+	SupportRetry SupportAction = "SupportRetry"
+	// SupportCancel sets a Pending, Failed or Deactivated row to Cancelled with ReasonCode
+	// automation.ReasonSupportCancelled (never sent; ensure leaves it so while its InputHash
+	// is unchanged).
+	SupportCancel SupportAction = "Cancel"
+)
+
+// SupportActParams applies Action to the row ID whose Version is still Version, recording
+// Operator and Reason. Errors: ErrNotFound (no such row), ErrLeaseLost (the Version moved on,
+// or the row's state no longer allows the action: nothing is written).
+type SupportActParams struct {
+	ID       int64
+	Version  int64
+	Action   SupportAction
+	Operator string // required
+	Reason   string // required
+	Now      time.Time
+	// DueOn (SupportRelease only): the earliest instant the released row may run (UTC); nil
+	// runs it at once.
+	DueOn *time.Time
+	// RetryCandidate (SupportRetry only): the new row to ensure.
+	RetryCandidate *automation.Candidate
+}
+
+// SupportActResult is the row after the action, the audit record's id and, for
+// SupportRetry, the ensured retry row.
+type SupportActResult struct {
+	Row      automation.SchedulerRow
+	AuditID  int64
+	RetryRow *EnsureResult
+}
+
+// SupportAuditRecord is one SupportAudit row. Instants UTC.
+type SupportAuditRecord struct {
+	ID                int64
+	SchedulerID       int64
+	SchedulerKey      string
+	BusinessUnitID    string
+	Action            SupportAction
+	Operator          string
+	Reason            string
+	StatusBefore      automation.Status
+	StatusAfter       automation.Status
+	VersionBefore     int64
+	VersionAfter      int64
+	RetrySchedulerKey string     // SupportRetry: the new row's key
+	DueOn             *time.Time // paced release: when the row became due
+	BatchID           string     // bulk release: its id
+	CreatedOn         time.Time
+}
+
+// SupportFindParams filters AutomationScheduler rows for the support API. Empty fields do
+// not filter. Units, when not nil, restricts the result to those business units (the
+// caller's scope; an empty non-nil slice matches nothing). Pages are keyset pages:
+// newest first (Id < BeforeID), except when ByScheduledOn reports true: then in schedule
+// order after (AfterOn, AfterID).
+type SupportFindParams struct {
+	SchedulerKey     string
+	SourceEntityType string // with SourceEntityGuid: one source
+	SourceEntityGuid string
+	BusinessUnitID   string
+	Status           automation.Status
+	OnHold           *bool
+	ScheduledFrom    *time.Time // inclusive, UTC
+	ScheduledTo      *time.Time // exclusive, UTC
+	Units            []string
+	// BeforeID (newest-first pages): only rows with Id < BeforeID; 0 means no bound.
+	BeforeID int64
+	// AfterOn, AfterID (schedule-order pages): only rows after (AfterOn, AfterID); the zero
+	// AfterOn means from ScheduledFrom.
+	AfterOn time.Time
+	AfterID int64
+	Limit   int // 1..MaxBatch
+}
+
+// ByScheduledOn reports whether the find pages in schedule order: only a scheduledOn range
+// narrows it (no key, source, business unit, status or on-hold filter), so the range index
+// drives the query.
+func (p SupportFindParams) ByScheduledOn() bool {
+	return p.SchedulerKey == "" && p.SourceEntityType == "" && p.BusinessUnitID == "" && p.Status == "" &&
+		(p.OnHold == nil || !*p.OnHold) && (p.ScheduledFrom != nil || p.ScheduledTo != nil)
+}
+
+// SupportReleaseFilter selects rows on support hold for a bulk release. Units as in
+// SupportFindParams.
+type SupportReleaseFilter struct {
+	SourceEntityType  string
+	SourceEntityGuid  string
+	BusinessUnitID    string
+	Status            automation.Status
+	FailureReasonCode automation.ReasonCode
+	ScheduledFrom     *time.Time
+	ScheduledTo       *time.Time
+	Units             []string
+}
+
+// SupportReleaseBatchParams releases one paced batch: up to Limit rows on hold matching
+// Filter with Id > AfterID, by Id, in one transaction. The batch is due at
+// max(Now, the release pace's next slot); the pace then moves to that instant + Interval,
+// so batches of every bulk release follow each other at least Interval apart.
+type SupportReleaseBatchParams struct {
+	Filter   SupportReleaseFilter
+	AfterID  int64
+	Limit    int // 1..MaxBatch
+	Now      time.Time
+	Interval time.Duration // > 0
+	Operator string
+	Reason   string
+	BatchID  string // the bulk release's id, kept in the audit
+}
+
+// SupportReleaseBatchResult lists the released rows (after the update) and when they are
+// due; DueOn is the zero time when nothing matched (the pace is then unchanged).
+type SupportReleaseBatchResult struct {
+	Rows  []automation.SchedulerRow
+	DueOn time.Time
+}
+
+// SupportMetricsParams: Now and Since (UTC) are the instants the figures are computed at;
+// Units as in SupportFindParams (nil: all business units); every count reads at most Cap
+// rows (1..MetricsMaxCap).
+type SupportMetricsParams struct {
+	Now   time.Time
+	Since time.Time
+	Units []string
+	Cap   int
+}
+
+// MetricsMaxCap bounds SupportMetricsParams.Cap.
+const MetricsMaxCap = 1_000_000
+
+// SupportMetrics are the pipeline's health figures (ARCHITECTURE §8). Counts are at most
+// the Cap asked for. Outbox figures are platform-wide and only computed when Units is nil.
+type SupportMetrics struct {
+	PendingDue          int
+	OldestDueOn         *time.Time // ScheduledOn of the oldest row due now
+	Processing          int
+	ExpiredLeases       int
+	HeldByReason        map[string]int // FailureReasonCode → rows on support hold
+	Failed              int
+	DeactivatedByReason map[string]int // ReasonCode → rows deactivated since Since
+	OutboxUnsent        int
+	OutboxOldestOn      *time.Time
+	UnknownDeliveries   int // NotificationJob rows with Status "Unknown"
+}
+
+// SourceStaleEvent is the latest event of a source ignored because its revision was older
+// than the stored snapshot's (§4.1: out-of-order delivery).
+type SourceStaleEvent struct {
+	EntityType     string
+	EntityGuid     string
+	EventID        string
+	Revision       int64
+	StoredRevision int64
+	StoredEventID  string
+	ReceivedOn     time.Time
+}
+
+// SupportStore is what the support API reads and writes beyond the pipeline's stores.
+type SupportStore interface {
+	// SupportSchedulerFind returns one page of rows (see SupportFindParams).
+	SupportSchedulerFind(ctx context.Context, p SupportFindParams) ([]automation.SchedulerRow, error)
+	// SupportSchedulerGet returns the row with that Id, or ErrNotFound.
+	SupportSchedulerGet(ctx context.Context, id int64) (automation.SchedulerRow, error)
+	// SupportSchedulerGetByGuid returns the row with that Guid, or ErrNotFound.
+	SupportSchedulerGetByGuid(ctx context.Context, guid string) (automation.SchedulerRow, error)
+	// SupportSchedulerAct applies one audited, Version-guarded action (SupportActParams).
+	SupportSchedulerAct(ctx context.Context, p SupportActParams) (SupportActResult, error)
+	// SupportSchedulerReleaseBatch releases one paced batch (SupportReleaseBatchParams).
+	SupportSchedulerReleaseBatch(ctx context.Context, p SupportReleaseBatchParams) (SupportReleaseBatchResult, error)
+	// SupportAuditList returns up to limit audit records of the rows schedulerIDs (at most
+	// MaxBatch ids), by row then Id.
+	SupportAuditList(ctx context.Context, schedulerIDs []int64, limit int) ([]SupportAuditRecord, error)
+	// SupportNotificationList returns up to limit NotificationJob rows of one SchedulerKey,
+	// by Id.
+	SupportNotificationList(ctx context.Context, schedulerKey string, limit int) ([]NotificationJob, error)
+	// SupportMetrics computes the health figures with bounded queries.
+	SupportMetrics(ctx context.Context, p SupportMetricsParams) (SupportMetrics, error)
+	// SourceStaleEventGet returns the latest ignored event of a source, or ErrNotFound.
+	// SourceSnapshotApply records it when it returns SnapshotStale.
+	SourceStaleEventGet(ctx context.Context, entityType, entityGuid string) (SourceStaleEvent, error)
+}

@@ -1,0 +1,109 @@
+package support
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Metrics are the pipeline's health figures (ARCHITECTURE §8), cheap enough to poll every
+// minute: each comes from one bounded SQL query over an index that holds just the rows it
+// counts (sql/*/queries/support.sql). A count equal to the cap means "at least" and is named
+// in Capped.
+type Metrics struct {
+	AsOf time.Time `json:"asOf"`
+	// BusinessUnits is "*" or the ids the figures cover.
+	BusinessUnits []string `json:"businessUnits"`
+	// PendingDueNow: Pending, not on hold, ScheduledOn and NextRetryOn passed.
+	PendingDueNow int `json:"pendingDueNow"`
+	// OldestDueOn / OldestDueAgeSeconds: the earliest instant one of those became due — its
+	// NextRetryOn when a backoff or a paced release put it after its ScheduledOn — and how
+	// long ago that was (how far behind the poller is). Over the first MetricsCap due rows.
+	OldestDueOn         *time.Time `json:"oldestDueOn,omitempty"`
+	OldestDueAgeSeconds *int64     `json:"oldestDueAgeSeconds,omitempty"`
+	Processing          int        `json:"processing"`
+	// ExpiredLeases: Processing rows whose lease ran out (the next poll rescues them).
+	ExpiredLeases int `json:"expiredLeases"`
+	// OnHold / OnHoldByReason: rows on support hold, by FailureReasonCode.
+	OnHold         int            `json:"onHold"`
+	OnHoldByReason map[string]int `json:"onHoldByReason"`
+	Failed         int            `json:"failed"`
+	// DeactivatedLast24h / …ByReason: rows deactivated in the 24 hours before AsOf.
+	DeactivatedLast24h         int            `json:"deactivatedLast24h"`
+	DeactivatedByReasonLast24h map[string]int `json:"deactivatedByReasonLast24h"`
+	// OutboxUnsent / OutboxOldest…: outbox messages not yet published. The outbox carries no
+	// business unit, so these are platform-wide and only shown to callers that see every
+	// business unit (nil otherwise).
+	OutboxUnsent           *int       `json:"outboxUnsent,omitempty"`
+	OutboxOldestOn         *time.Time `json:"outboxOldestOn,omitempty"`
+	OutboxOldestAgeSeconds *int64     `json:"outboxOldestAgeSeconds,omitempty"`
+	// UnknownDeliveries: NotificationJob rows whose outcome is UNKNOWN (Status "Unknown",
+	// ARCHITECTURE §5.2): awaiting manual resolution or a provider lookup.
+	UnknownDeliveries int `json:"unknownDeliveries"`
+	// Capped lists the figures that reached the cap (their true value is at least that).
+	Capped []string `json:"capped,omitempty"`
+	Cap    int      `json:"cap"`
+}
+
+// Metrics computes the figures for the business units the scope sees, or for one of them
+// (businessUnitID; CodeNotFound when outside the scope).
+func (s *Service) Metrics(ctx context.Context, sc Scope, businessUnitID string) (Metrics, error) {
+	u := units(sc)
+	if businessUnitID != "" {
+		if sc == nil || !sc.Allows(businessUnitID) {
+			return Metrics{}, notFound("business unit " + businessUnitID)
+		}
+		u = []string{businessUnitID}
+	}
+	now := utc(s.clock.Now())
+	m, err := s.store.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Units: u, Cap: s.cfg.MetricsCap})
+	if err != nil {
+		return Metrics{}, err
+	}
+	out := Metrics{AsOf: now, BusinessUnits: u, PendingDueNow: m.PendingDue, OldestDueOn: m.OldestDueOn,
+		Processing: m.Processing, ExpiredLeases: m.ExpiredLeases, OnHoldByReason: nonNil(m.HeldByReason), Failed: m.Failed,
+		DeactivatedByReasonLast24h: nonNil(m.DeactivatedByReason), UnknownDeliveries: m.UnknownDeliveries, Cap: s.cfg.MetricsCap}
+	if u == nil {
+		out.BusinessUnits = []string{"*"}
+	}
+	age := func(t *time.Time) *int64 {
+		if t == nil {
+			return nil
+		}
+		a := int64(now.Sub(*t) / time.Second)
+		return &a
+	}
+	out.OldestDueAgeSeconds = age(m.OldestDueOn)
+	for _, n := range out.OnHoldByReason {
+		out.OnHold += n
+	}
+	for _, n := range out.DeactivatedByReasonLast24h {
+		out.DeactivatedLast24h += n
+	}
+	if u == nil {
+		n := m.OutboxUnsent
+		out.OutboxUnsent, out.OutboxOldestOn, out.OutboxOldestAgeSeconds = &n, m.OutboxOldestOn, age(m.OutboxOldestOn)
+	}
+	capped := map[string]bool{
+		"pendingDueNow": m.PendingDue >= s.cfg.MetricsCap, "processing": m.Processing >= s.cfg.MetricsCap,
+		"expiredLeases": m.ExpiredLeases >= s.cfg.MetricsCap, "onHold": out.OnHold >= s.cfg.MetricsCap,
+		"failed": m.Failed >= s.cfg.MetricsCap, "deactivatedLast24h": out.DeactivatedLast24h >= s.cfg.MetricsCap,
+		"outboxUnsent": u == nil && m.OutboxUnsent >= s.cfg.MetricsCap, "unknownDeliveries": m.UnknownDeliveries >= s.cfg.MetricsCap,
+	}
+	for k, v := range capped {
+		if v {
+			out.Capped = append(out.Capped, k)
+		}
+	}
+	sort.Strings(out.Capped)
+	return out, nil
+}
+
+func nonNil(m map[string]int) map[string]int {
+	if m == nil {
+		return map[string]int{}
+	}
+	return m
+}

@@ -1,0 +1,239 @@
+// Package support holds the rules of the support API (ARCHITECTURE §3.5, §8): finding
+// scheduler rows, explaining why a source's reminders did or did not go out, the audited,
+// Version-guarded operator actions (release a hold, retry now, cancel, paced bulk release)
+// and the pipeline's health figures. The HTTP handlers (shared/supportapi) only decode and
+// encode; everything a caller may or may not do is decided here.
+//
+// Scope: every read and action is limited to the business units the caller may see. A row,
+// source or business unit outside them answers automation.CodeNotFound, exactly like one that
+// does not exist, so ids cannot be probed.
+//
+// Actions and the statuses they accept (anything else is CodeConflict, 409):
+//
+//	release    on support hold (any status)    hold cleared; Failed → Pending; due at once
+//	retry      Failed; Pending in backoff/hold  due at once (hold and backoff cleared)
+//	           Completed, Deactivated,          a new support-retry row (automation.SupportRetryKey)
+//	           Cancelled (reminders only)       due at once; the original row keeps its state
+//	                                            (an ended report run: the report API's retry)
+//	cancel     Pending, Failed, Deactivated     Cancelled (SupportCancelled); sticks through ensure
+//	           (not a report subscription's pending next scheduled run: pause the subscription)
+//	releases   rows on hold matching a filter   paced: batches due at most RatePerMinute apart
+//
+// Every action needs the operator's name and a reason, is guarded by the Version the
+// operator read (If-Match: CodePreconditionFailed when it moved on), writes one SupportAudit
+// record per row in the same transaction and one AutomationJob trace row per row after it.
+package support
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// Store is what the support service reads and writes.
+type Store interface {
+	store.SupportStore
+	store.SchedulerStore
+	store.ReminderStore
+}
+
+// Scope is the set of business units a caller may see (httpapi.Scope implements it).
+type Scope interface {
+	// All reports whether every business unit is visible.
+	All() bool
+	// Units lists the visible business units when not All (nil or empty: none).
+	Units() []string
+	// Allows reports whether business unit id is visible.
+	Allows(id string) bool
+}
+
+// units returns the store's Units parameter for a scope: nil for all business units, else a
+// non-nil slice (empty when the scope sees none, so that nothing matches).
+func units(sc Scope) []string {
+	if sc == nil {
+		return []string{}
+	}
+	if sc.All() {
+		return nil
+	}
+	u := sc.Units()
+	if u == nil {
+		u = []string{}
+	}
+	return u
+}
+
+// Config tunes the service. Zero values take the documented defaults (Validate fills them).
+type Config struct {
+	// PageSize is the default page of a find (default 50); MaxPageSize its maximum (default
+	// 500, at most store.MaxBatch).
+	PageSize, MaxPageSize int
+	// MaxReleasePerMinute is the highest rate a paced release may ask for, rows per minute
+	// (default 600); faster requests are rejected. DefaultReleasePerMinute is used when a
+	// release names none (default 60, at most MaxReleasePerMinute).
+	MaxReleasePerMinute, DefaultReleasePerMinute int
+	// DefaultReleaseBatch is the rows per paced batch when a release names none (default 10);
+	// MaxReleaseBatch bounds it (default 100, at most store.MaxBatch).
+	DefaultReleaseBatch, MaxReleaseBatch int
+	// MaxReleaseRows bounds the rows one release request touches (default 10,000); a release
+	// that stops there says so (More) and may be run again.
+	MaxReleaseRows int
+	// MetricsCap bounds every metrics count (default 100,000): a figure at the cap means "at
+	// least" and is listed in Metrics.Capped.
+	MetricsCap int
+	// MaxDiagnosticsBytes bounds the diagnostics blob content returned with a row (default
+	// 64 KiB); longer content is cut and marked truncated.
+	MaxDiagnosticsBytes int
+}
+
+// Validate fills defaults and rejects impossible values.
+func (c *Config) Validate() error {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.PageSize, 50)
+	def(&c.MaxPageSize, 500)
+	def(&c.MaxReleasePerMinute, 600)
+	def(&c.DefaultReleasePerMinute, min(60, c.MaxReleasePerMinute))
+	def(&c.DefaultReleaseBatch, 10)
+	def(&c.MaxReleaseBatch, 100)
+	def(&c.MaxReleaseRows, 10_000)
+	def(&c.MetricsCap, 100_000)
+	def(&c.MaxDiagnosticsBytes, 64<<10)
+	switch {
+	case c.MaxPageSize < 1 || c.MaxPageSize > store.MaxBatch || c.PageSize < 1 || c.PageSize > c.MaxPageSize:
+		return fmt.Errorf("support: page sizes %d/%d outside 1..%d", c.PageSize, c.MaxPageSize, store.MaxBatch)
+	case c.MaxReleasePerMinute < 1 || c.DefaultReleasePerMinute < 1 || c.DefaultReleasePerMinute > c.MaxReleasePerMinute:
+		return fmt.Errorf("support: release rates default %d, maximum %d: want 1 <= default <= maximum", c.DefaultReleasePerMinute, c.MaxReleasePerMinute)
+	case c.MaxReleaseBatch < 1 || c.MaxReleaseBatch > store.MaxBatch || c.DefaultReleaseBatch < 1 || c.DefaultReleaseBatch > c.MaxReleaseBatch:
+		return fmt.Errorf("support: release batch default %d, maximum %d outside 1..%d", c.DefaultReleaseBatch, c.MaxReleaseBatch, store.MaxBatch)
+	case c.MaxReleaseRows < 1:
+		return fmt.Errorf("support: MaxReleaseRows %d must be positive", c.MaxReleaseRows)
+	case c.MetricsCap < 1 || c.MetricsCap > store.MetricsMaxCap:
+		return fmt.Errorf("support: MetricsCap %d outside 1..%d", c.MetricsCap, store.MetricsMaxCap)
+	case c.MaxDiagnosticsBytes < 1:
+		return fmt.Errorf("support: MaxDiagnosticsBytes %d must be positive", c.MaxDiagnosticsBytes)
+	}
+	return nil
+}
+
+// Service implements the support API's rules. Safe for concurrent use.
+type Service struct {
+	store Store
+	trace trace.Store // nil: no trace rows read or written
+	clock automation.Clock
+	cfg   Config
+	log   *slog.Logger
+}
+
+// New validates cfg and returns a service. tr may be nil (no trace); log may be nil.
+func New(st Store, tr trace.Store, clock automation.Clock, cfg Config, log *slog.Logger) (*Service, error) {
+	if st == nil || clock == nil {
+		return nil, errors.New("support: a store and a clock are required")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: st, trace: tr, clock: clock, cfg: cfg, log: log}, nil
+}
+
+// Config returns the validated configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+// notFound is the one answer for "unknown" and "outside your business units".
+func notFound(what string) error {
+	return automation.Errorf(automation.CodeNotFound, "%s not found", what)
+}
+
+// maxReasonLength bounds an operator's reason (characters).
+const maxReasonLength = 1000
+
+// checkAudit validates who and why: both required, the reason at most maxReasonLength
+// characters without control characters other than new lines and tabs.
+func checkAudit(operator, reason string) (string, error) {
+	if strings.TrimSpace(operator) == "" {
+		return "", automation.Invalid("operator", "is required: name yourself (X-Automation-Operator) so the action can be audited")
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return "", automation.Invalid("reason", "is required: say why, for the audit")
+	case len([]rune(reason)) > maxReasonLength:
+		return "", automation.Invalid("reason", "is longer than %d characters", maxReasonLength)
+	case strings.IndexFunc(reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
+		return "", automation.Invalid("reason", "contains control characters")
+	}
+	return reason, nil
+}
+
+// lookup returns the row named by ref (its Id, or its Guid) if the scope sees it.
+func (s *Service) lookup(ctx context.Context, sc Scope, ref string) (automation.SchedulerRow, error) {
+	ref = strings.TrimSpace(ref)
+	var row automation.SchedulerRow
+	var err error
+	switch {
+	case isID(ref):
+		var id int64
+		if _, perr := fmt.Sscan(ref, &id); perr != nil {
+			return row, notFound("scheduler row " + ref)
+		}
+		row, err = s.store.SupportSchedulerGet(ctx, id)
+	case isGUID(ref):
+		row, err = s.store.SupportSchedulerGetByGuid(ctx, strings.ToLower(ref))
+	default:
+		return row, &automation.Error{Code: automation.CodeMalformed, Field: "id",
+			Message: "must be a scheduler row's Id (a positive integer) or its Guid"}
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (sc == nil || !sc.Allows(row.BusinessUnitID))) {
+		return automation.SchedulerRow{}, notFound("scheduler row " + ref)
+	}
+	return row, err
+}
+
+func isID(s string) bool {
+	if s == "" || len(s) > 18 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isGUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// utc returns t in UTC, truncated to the stored precision (milliseconds).
+func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

@@ -1,0 +1,195 @@
+package supportapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// env is a whole runtime (app.Open on SQLite and local trace) whose Functions router serves
+// the support routes, with two business units and a police-check setting in each.
+type env struct {
+	rt    *app.Runtime
+	clock *automation.ManualClock
+}
+
+const (
+	settingSyd = "0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f"
+	settingNyc = "2c4e6a8b-0d1f-4e3a-8b5c-7d9f1b3d5e7a"
+	guidA      = "3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6b" // bu-syd
+	guidB      = "3c5e7a9c-1e3a-4c5e-9a7c-9e1a3c5e7a9c" // bu-nyc
+)
+
+var start = time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)
+
+func newEnv(t *testing.T, vars map[string]string) *env {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string {
+		if k == "AUTOMATION_DATA_DIR" {
+			return dir
+		}
+		return vars[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{clock: automation.NewManualClock(start)}
+	e.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: e.clock, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.rt.Close() })
+	ctx := context.Background()
+	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
+		if err := e.rt.Store.BusinessUnitUpsert(ctx, bu); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []struct{ guid, bu, at string }{{settingSyd, "bu-syd", "09:00"}, {settingNyc, "bu-nyc", "01:30"}} {
+		set, err := reminder.ParseSetting([]byte(fmt.Sprintf(`{"guid":%q,"businessUnitId":%q,"name":"Police check expiry",
+		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":%q,
+		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, s.guid, s.bu, s.at)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := reminder.SettingRecord(set, 1, start)
+		if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// event processes one PoliceVetting event at the clock's now.
+func (e *env) event(t *testing.T, id, bu, guid string, rev int, expires string) {
+	t.Helper()
+	raw := fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
+	  "entitytype":"PoliceVetting","entityguid":%q,"revision":%d,"data":{"expiresOn":%q,"staffEmail":"amelia.nguyen@example.test","isActive":true}}`,
+		id, bu, guid, rev, expires)
+	ev, err := events.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rt.Events.Dispatch(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rowsOf returns the rows of a source in schedule order (the 30-, 7- and 0-day reminders).
+func (e *env) rowsOf(t *testing.T, guid string) []automation.SchedulerRow {
+	t.Helper()
+	rows, err := e.rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ScheduledOn.Before(rows[j].ScheduledOn) })
+	return rows
+}
+
+func (e *env) row(t *testing.T, id int64) automation.SchedulerRow {
+	t.Helper()
+	r, err := e.rt.Store.SupportSchedulerGet(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// poll runs the due-work poller at instant at.
+func (e *env) poll(t *testing.T, at time.Time) {
+	t.Helper()
+	e.clock.Set(at)
+	if _, err := e.rt.Poller.RunOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hold puts row r on support hold as the poller would after its last attempt, with a
+// diagnostics blob that names a recipient (the API must mask it).
+func (e *env) hold(t *testing.T, r automation.SchedulerRow) automation.SchedulerRow {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: r.ScheduledOn, Lease: time.Minute, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rows {
+		blob := ""
+		if c.ID == r.ID {
+			blob = "scheduler/" + c.Guid + "/001.json"
+			if err := e.rt.Trace.PutBlob(ctx, blob, []byte(`{"error":"smtp 550 for amelia.nguyen@example.test","attempt":1}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.rt.Store.SchedulerFail(ctx, store.SchedulerFailParams{ID: c.ID, Token: c.Version, Now: r.ScheduledOn,
+			FailureReasonCode: automation.ReasonHandlerError, Hold: c.ID == r.ID, NextRetryOn: r.ScheduledOn.Add(time.Hour), TraceBlobName: blob}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e.row(t, r.ID)
+}
+
+type resp struct {
+	code int
+	hdr  http.Header
+	body []byte
+}
+
+func (r resp) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("body is not JSON: %v\n%s", err, r.body)
+	}
+}
+
+func (r resp) problem(t *testing.T) httpapi.Problem {
+	t.Helper()
+	if ct := r.hdr.Get("Content-Type"); ct != httpapi.ProblemContentType {
+		t.Fatalf("content type %q, want problem+json; body %s", ct, r.body)
+	}
+	var p httpapi.Problem
+	r.json(t, &p)
+	return p
+}
+
+// call sends a request through the runtime's Functions router (as serve and the Functions
+// host do). Headers are "Name: value" strings.
+func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	rec := httptest.NewRecorder()
+	e.rt.Functions.ServeHTTP(rec, req)
+	return resp{code: rec.Code, hdr: rec.Header(), body: bytes.Clone(rec.Body.Bytes())}
+}
+
+const operator = "X-Automation-Operator: ops.jane"
+
+func ifMatch(v int64) string { return fmt.Sprintf("If-Match: %q", fmt.Sprint(v)) }

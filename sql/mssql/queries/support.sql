@@ -1,0 +1,270 @@
+-- Support API queries (SQL Server). Same names, parameters and result columns as
+-- sql/sqlite/queries/support.sql; see that file for what each query is for.
+-- The find queries repeat one optional-filter block ("@X IS NULL OR column = @X"); OPTION
+-- (RECOMPILE) lets the optimizer see the actual values, drop the filters that are NULL and
+-- seek the driving index. @Units is a JSON array of business-unit ids (OPENJSON, database
+-- compatibility level 130 or later); @AllUnits = 1 ignores it.
+
+-- name: SupportSchedulerFindByKey :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE SchedulerKey = @SchedulerKey
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindBySource :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindByBusinessUnitStatus :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE Status = @Status AND BusinessUnitId = @BusinessUnitId
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindByBusinessUnit :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE BusinessUnitId = @BusinessUnitId
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindByStatus :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE Status = @Status
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindOnHold :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE IsOnSupportHold = 1
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindAll :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id DESC
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerFindByScheduledOn :many
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler
+WHERE ScheduledOn >= @AfterOn AND (ScheduledOn > @AfterOn OR Id > @AfterId)
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY ScheduledOn, Id
+OPTION (RECOMPILE);
+
+-- name: SupportSchedulerGetById :one
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler WHERE Id = @Id;
+
+-- name: SupportSchedulerGetByGuid :one
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler WHERE Guid = @Guid;
+
+-- name: SupportSchedulerRelease :one
+UPDATE dbo.AutomationScheduler
+SET IsOnSupportHold = 0,
+    Status = CASE WHEN Status = N'Failed' THEN N'Pending' ELSE Status END,
+    NextRetryOn = CASE WHEN Status IN (N'Failed', N'Pending') THEN @NextRetryOn ELSE NextRetryOn END,
+    Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+WHERE Id = @Id AND Version = @Version AND IsOnSupportHold = 1;
+
+-- name: SupportSchedulerRetryNow :one
+UPDATE dbo.AutomationScheduler
+SET Status = N'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+WHERE Id = @Id AND Version = @Version AND Status IN (N'Failed', N'Pending');
+
+-- name: SupportSchedulerCancel :one
+UPDATE dbo.AutomationScheduler
+SET Status = N'Cancelled', ReasonCode = N'SupportCancelled', IsOnSupportHold = 0, NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+WHERE Id = @Id AND Version = @Version AND Status IN (N'Pending', N'Failed', N'Deactivated');
+
+-- name: SupportSchedulerTouch :one
+-- The Version moves on (a second retry needs a fresh read); UpdatedOn stays: it says when the
+-- row ended (history, "deactivated in the last 24 hours").
+UPDATE dbo.AutomationScheduler
+SET Version = Version + 1
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+WHERE Id = @Id AND Version = @Version AND Status IN (N'Completed', N'Deactivated', N'Cancelled');
+
+-- name: SupportSchedulerListHeld :many
+-- UPDLOCK: the rows stay locked until the batch's release commits.
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM dbo.AutomationScheduler WITH (UPDLOCK, ROWLOCK)
+WHERE IsOnSupportHold = 1 AND Id > @AfterId
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@FailureReasonCode IS NULL OR FailureReasonCode = @FailureReasonCode)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+ORDER BY Id
+OPTION (RECOMPILE);
+
+-- name: SupportReleasePaceGetForUpdate :one
+-- UPDLOCK + HOLDLOCK: concurrent bulk releases take their slots one after the other.
+SELECT NextSlotOn FROM dbo.SupportReleasePace WITH (UPDLOCK, HOLDLOCK) WHERE Name = @Name;
+
+-- name: SupportReleasePaceSet :exec
+UPDATE dbo.SupportReleasePace SET NextSlotOn = @NextSlotOn WHERE Name = @Name;
+IF @@ROWCOUNT = 0 INSERT INTO dbo.SupportReleasePace (Name, NextSlotOn) VALUES (@Name, @NextSlotOn);
+
+-- name: SupportAuditInsert :one
+INSERT INTO dbo.SupportAudit (SchedulerId, SchedulerKey, BusinessUnitId, Action, Operator, Reason,
+    StatusBefore, StatusAfter, VersionBefore, VersionAfter, RetrySchedulerKey, DueOn, BatchId, CreatedOn)
+OUTPUT inserted.Id
+VALUES (@SchedulerId, @SchedulerKey, @BusinessUnitId, @Action, @Operator, @Reason,
+    @StatusBefore, @StatusAfter, @VersionBefore, @VersionAfter, @RetrySchedulerKey, @DueOn, @BatchId, @Now);
+
+-- name: SupportAuditListByScheduler :many
+SELECT TOP (@Limit) Id, SchedulerId, SchedulerKey, BusinessUnitId, Action, Operator, Reason, StatusBefore, StatusAfter, VersionBefore, VersionAfter, RetrySchedulerKey, DueOn, BatchId, CreatedOn
+FROM dbo.SupportAudit
+WHERE SchedulerId IN (SELECT CAST(i.value AS bigint) FROM OPENJSON(@SchedulerIds) AS i)
+ORDER BY SchedulerId, Id;
+
+-- name: SupportNotificationListByKey :many
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM dbo.NotificationJob WHERE SchedulerKey = @SchedulerKey
+ORDER BY Id;
+
+-- name: SourceStaleEventUpsert :exec
+-- Runs inside SourceSnapshotApply's transaction, after its UPDLOCK, HOLDLOCK read of the
+-- snapshot, so two writers of one source are already serialised.
+UPDATE dbo.SourceStaleEvent SET EventId = @EventId, Revision = @Revision, StoredRevision = @StoredRevision,
+    StoredEventId = @StoredEventId, ReceivedOn = @ReceivedOn
+WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
+IF @@ROWCOUNT = 0 INSERT INTO dbo.SourceStaleEvent (EntityType, EntityGuid, EventId, Revision, StoredRevision, StoredEventId, ReceivedOn)
+    VALUES (@EntityType, @EntityGuid, @EventId, @Revision, @StoredRevision, @StoredEventId, @ReceivedOn);
+
+-- name: SourceStaleEventGet :one
+SELECT EntityType, EntityGuid, EventId, Revision, StoredRevision, StoredEventId, ReceivedOn
+FROM dbo.SourceStaleEvent WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
+
+-- name: SupportMetricsPendingDue :one
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHERE Status = N'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
+-- name: SupportMetricsOldestDue :one
+-- The earliest instant a due row became due: its NextRetryOn when a backoff or a paced release
+-- put it later than its ScheduledOn; over the same (at most @Cap) rows as
+-- SupportMetricsPendingDue, in ScheduledOn order (IX_AutomationScheduler_Due).
+SELECT MIN(CASE WHEN NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) FROM (
+    SELECT TOP (@Cap) ScheduledOn, NextRetryOn FROM dbo.AutomationScheduler
+    WHERE Status = N'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+    ORDER BY ScheduledOn, Id) AS d;
+
+-- name: SupportMetricsProcessing :one
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHERE Status = N'Processing' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
+-- name: SupportMetricsExpiredLeases :one
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHERE Status = N'Processing' AND ProcessingLeaseExpiresOn <= @Now AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
+-- name: SupportMetricsFailed :one
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.AutomationScheduler WHERE Status = N'Failed' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
+-- name: SupportMetricsHeldByReason :many
+SELECT r, COUNT(*) FROM (SELECT TOP (@Cap) COALESCE(FailureReasonCode, N'') AS r FROM dbo.AutomationScheduler
+    WHERE IsOnSupportHold = 1 AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d
+GROUP BY r;
+
+-- name: SupportMetricsDeactivatedSince :many
+SELECT r, COUNT(*) FROM (SELECT TOP (@Cap) COALESCE(ReasonCode, N'') AS r FROM dbo.AutomationScheduler
+    WHERE Status = N'Deactivated' AND UpdatedOn >= @Since AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d
+GROUP BY r;
+
+-- name: SupportMetricsOutboxUnsent :one
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.Outbox WHERE PublishedOn IS NULL) AS d;
+
+-- name: SupportMetricsOutboxOldest :one
+SELECT CreatedOn FROM dbo.Outbox WHERE PublishedOn IS NULL ORDER BY Id
+OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
+
+-- name: SupportMetricsUnknownDeliveries :one
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.NotificationJob WHERE Status = N'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;

@@ -1,0 +1,96 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlstore"
+)
+
+// TestHotPathQueriesSeekIndexes pins the plans of the queries every poll, relay and sweep
+// runs: each must seek its index (or walk a partial index that holds only the rows it is
+// for) and never sort, so their cost follows the batch, not the table. Without statistics
+// SQLite once chose an equality seek on Status for the claim and sorted every Pending row
+// on each poll.
+func TestHotPathQueriesSeekIndexes(t *testing.T) {
+	t.Parallel()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"SchedulerClaimDue":            "IX_AutomationScheduler_Due (ScheduledOn<?)",
+		"SchedulerListExpiredLeases":   "IX_AutomationScheduler_Lease (ProcessingLeaseExpiresOn<?)",
+		"NotificationClaim":            "INTEGER PRIMARY KEY (rowid=?)",
+		"NotificationGetByKey":         "sqlite_autoindex_NotificationJob_1 (DeliveryKey=?)",
+		"NotificationListLeaseExpired": "IX_NotificationJob_Lease (ProcessingLeaseExpiresOn<?)",
+		"NotificationListQueuedStale":  "SCAN NotificationJob USING INDEX IX_NotificationJob_Unsent",
+		"NotificationListRetryDue":     "IX_NotificationJob_NextAttempt",
+		"NotificationListUnsent":       "IX_NotificationJob_Unsent (Id>?)",
+		"OutboxListUnpublished":        "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
+		"IdempotencyPurge":             "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
+	}
+	for name, w := range want {
+		text := q.SQL(name)
+		if text == "" {
+			t.Errorf("%s: no such query", name)
+			continue
+		}
+		plan, err := explain(s.DB(), text)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		found := false
+		for _, line := range plan {
+			found = found || strings.Contains(line, w)
+			if strings.Contains(line, "TEMP B-TREE") {
+				t.Errorf("%s sorts: %q", name, plan)
+			}
+			if strings.HasPrefix(line, "SCAN ") && !strings.Contains(line, w) {
+				t.Errorf("%s scans: %q", name, plan)
+			}
+		}
+		if !found {
+			t.Errorf("%s does not use %q: %q", name, w, plan)
+		}
+	}
+}
+
+// explain returns SQLite's query plan lines for a named-parameter query (every parameter
+// bound to NULL: plans do not depend on the values).
+func explain(db *sql.DB, text string) ([]string, error) {
+	var args []any
+	seen := map[string]bool{}
+	for _, m := range planParam.FindAllStringSubmatch(regexp.MustCompile(`--[^\n]*`).ReplaceAllString(text, ""), -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			args = append(args, sql.Named(m[1], nil))
+		}
+	}
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return nil, err
+		}
+		plan = append(plan, detail)
+	}
+	return plan, rows.Err()
+}

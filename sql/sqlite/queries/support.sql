@@ -1,0 +1,304 @@
+-- Support API queries (SQLite). Same names as sql/mssql/queries/support.sql.
+-- Parameters are named (@Name); "now" is always a parameter.
+--
+-- Find: one query per driving filter, each seeking one index and applying the other filters
+-- as residual predicates ("@X IS NULL OR column = @X"): by key (the unique key), by source
+-- (IX_AutomationScheduler_Source), by status and business unit (IX_AutomationScheduler_Status),
+-- by business unit (IX_AutomationScheduler_BusinessUnit), by status
+-- (IX_AutomationScheduler_StatusId), on hold (IX_AutomationScheduler_Hold), by scheduledOn
+-- range (IX_AutomationScheduler_ScheduledOn, in schedule order), and no filter (the primary
+-- key, newest first). Pages are keyset pages: Id < @BeforeId newest first, or
+-- (ScheduledOn, Id) after (@AfterOn, @AfterId) in schedule order. @Units is a JSON array of
+-- the business-unit ids the caller may see; @AllUnits = 1 ignores it.
+--
+-- INDEXED BY names the index where SQLite's planner (which has no statistics here) would
+-- otherwise prefer an equality seek on IX_AutomationScheduler_Status and read every row of
+-- that status; with INDEXED BY the statement fails instead of silently scanning.
+-- sql/sqlite/support_plan_test.go checks every plan.
+
+-- name: SupportSchedulerFindByKey :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE SchedulerKey = @SchedulerKey
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindBySource :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindByBusinessUnitStatus :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE Status = @Status AND BusinessUnitId = @BusinessUnitId
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindByBusinessUnit :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE BusinessUnitId = @BusinessUnitId
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindByStatus :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE Status = @Status
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindOnHold :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Hold
+WHERE IsOnSupportHold = 1
+  AND Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindAll :many
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE Id < @BeforeId
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: SupportSchedulerFindByScheduledOn :many
+-- Schedule order; the seek starts at @AfterOn (the range start, or the last row of the
+-- previous page), rows at that same instant continue after @AfterId.
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler
+WHERE ScheduledOn >= @AfterOn AND (ScheduledOn > @AfterOn OR Id > @AfterId)
+  AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@OnHold IS NULL OR IsOnSupportHold = @OnHold)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY ScheduledOn, Id
+LIMIT @Limit;
+
+-- name: SupportSchedulerGetById :one
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler WHERE Id = @Id;
+
+-- name: SupportSchedulerGetByGuid :one
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler WHERE Guid = @Guid;
+
+-- name: SupportSchedulerRelease :one
+-- Release a support hold: the hold is cleared, a Failed row becomes Pending again (RetryCount
+-- kept: a release buys one more attempt), and a Pending row is due at max(ScheduledOn,
+-- @NextRetryOn) (NULL: at once; a paced release staggers it). Guarded by the Version read.
+UPDATE AutomationScheduler
+SET IsOnSupportHold = 0,
+    Status = CASE WHEN Status = 'Failed' THEN 'Pending' ELSE Status END,
+    NextRetryOn = CASE WHEN Status IN ('Failed', 'Pending') THEN @NextRetryOn ELSE NextRetryOn END,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version AND IsOnSupportHold = 1
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SupportSchedulerRetryNow :one
+-- Retry now: a Failed row, or a Pending row waiting on backoff or hold, becomes due at once.
+UPDATE AutomationScheduler
+SET Status = 'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version AND Status IN ('Failed', 'Pending')
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SupportSchedulerCancel :one
+-- Cancel by support: never sent; ensure leaves it Cancelled while its InputHash is unchanged
+-- (automation.DecideEnsure).
+UPDATE AutomationScheduler
+SET Status = 'Cancelled', ReasonCode = 'SupportCancelled', IsOnSupportHold = 0, NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version AND Status IN ('Pending', 'Failed', 'Deactivated')
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SupportSchedulerTouch :one
+-- A support retry of a row that ended (Completed, Deactivated, Cancelled): the row itself is
+-- unchanged but its Version moves on, so a second retry needs a fresh read (If-Match).
+-- UpdatedOn stays: it says when the row ended (history, "deactivated in the last 24 hours");
+-- the retry itself is in SupportAudit.
+UPDATE AutomationScheduler
+SET Version = Version + 1
+WHERE Id = @Id AND Version = @Version AND Status IN ('Completed', 'Deactivated', 'Cancelled')
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
+-- name: SupportSchedulerListHeld :many
+-- Rows on hold matching a bulk release's filter, by Id, after @AfterId.
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Hold
+WHERE IsOnSupportHold = 1 AND Id > @AfterId
+  AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))
+  AND (@BusinessUnitId IS NULL OR BusinessUnitId = @BusinessUnitId)
+  AND (@Status IS NULL OR Status = @Status)
+  AND (@FailureReasonCode IS NULL OR FailureReasonCode = @FailureReasonCode)
+  AND (@ScheduledFrom IS NULL OR ScheduledOn >= @ScheduledFrom)
+  AND (@ScheduledTo IS NULL OR ScheduledOn < @ScheduledTo)
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: SupportReleasePaceGetForUpdate :one
+-- Transactions are BEGIN IMMEDIATE: the write lock is already held.
+SELECT NextSlotOn FROM SupportReleasePace WHERE Name = @Name;
+
+-- name: SupportReleasePaceSet :exec
+INSERT INTO SupportReleasePace (Name, NextSlotOn) VALUES (@Name, @NextSlotOn)
+ON CONFLICT (Name) DO UPDATE SET NextSlotOn = excluded.NextSlotOn;
+
+-- name: SupportAuditInsert :one
+INSERT INTO SupportAudit (SchedulerId, SchedulerKey, BusinessUnitId, Action, Operator, Reason,
+    StatusBefore, StatusAfter, VersionBefore, VersionAfter, RetrySchedulerKey, DueOn, BatchId, CreatedOn)
+VALUES (@SchedulerId, @SchedulerKey, @BusinessUnitId, @Action, @Operator, @Reason,
+    @StatusBefore, @StatusAfter, @VersionBefore, @VersionAfter, @RetrySchedulerKey, @DueOn, @BatchId, @Now)
+RETURNING Id;
+
+-- name: SupportAuditListByScheduler :many
+-- The audit of the rows whose Ids are in the JSON array @SchedulerIds, by row then Id.
+SELECT Id, SchedulerId, SchedulerKey, BusinessUnitId, Action, Operator, Reason, StatusBefore, StatusAfter, VersionBefore, VersionAfter, RetrySchedulerKey, DueOn, BatchId, CreatedOn
+FROM SupportAudit
+WHERE SchedulerId IN (SELECT value FROM json_each(@SchedulerIds))
+ORDER BY SchedulerId, Id
+LIMIT @Limit;
+
+-- name: SupportNotificationListByKey :many
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM NotificationJob WHERE SchedulerKey = @SchedulerKey
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: SourceStaleEventUpsert :exec
+-- Written by SourceSnapshotApply when it ignores an older revision (in its transaction).
+INSERT INTO SourceStaleEvent (EntityType, EntityGuid, EventId, Revision, StoredRevision, StoredEventId, ReceivedOn)
+VALUES (@EntityType, @EntityGuid, @EventId, @Revision, @StoredRevision, @StoredEventId, @ReceivedOn)
+ON CONFLICT (EntityType, EntityGuid) DO UPDATE SET EventId = excluded.EventId, Revision = excluded.Revision,
+    StoredRevision = excluded.StoredRevision, StoredEventId = excluded.StoredEventId, ReceivedOn = excluded.ReceivedOn;
+
+-- name: SourceStaleEventGet :one
+SELECT EntityType, EntityGuid, EventId, Revision, StoredRevision, StoredEventId, ReceivedOn
+FROM SourceStaleEvent WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
+
+-- Metrics: every count reads at most @Cap rows (the caller reports "at least @Cap"), each
+-- through an index that holds only the rows it counts or a seek on its leading column.
+
+-- name: SupportMetricsPendingDue :one
+-- IX_AutomationScheduler_Due (ScheduledOn <= @Now).
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportMetricsOldestDue :one
+-- The earliest instant a due row became due: its NextRetryOn when a backoff or a paced release
+-- put it later than its ScheduledOn. Read over the same (at most @Cap) rows as
+-- SupportMetricsPendingDue, in ScheduledOn order (IX_AutomationScheduler_Due).
+SELECT MIN(CASE WHEN NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) FROM (
+    SELECT ScheduledOn, NextRetryOn FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Due
+    WHERE Status = 'Pending' AND IsOnSupportHold = 0 AND ScheduledOn <= @Now
+      AND (NextRetryOn IS NULL OR NextRetryOn <= @Now)
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+    ORDER BY ScheduledOn, Id
+    LIMIT @Cap) AS d;
+
+-- name: SupportMetricsProcessing :one
+-- IX_AutomationScheduler_Lease.
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Lease WHERE Status = 'Processing' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportMetricsExpiredLeases :one
+-- IX_AutomationScheduler_Lease.
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Lease WHERE Status = 'Processing' AND ProcessingLeaseExpiresOn <= @Now AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportMetricsFailed :one
+-- IX_AutomationScheduler_StatusId.
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM AutomationScheduler WHERE Status = 'Failed' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportMetricsHeldByReason :many
+-- Rows on support hold by FailureReasonCode (IX_AutomationScheduler_Hold).
+SELECT r, COUNT(*) FROM (SELECT COALESCE(FailureReasonCode, '') AS r FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Hold
+    WHERE IsOnSupportHold = 1 AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d
+GROUP BY r;
+
+-- name: SupportMetricsDeactivatedSince :many
+-- Rows deactivated (last changed) since @Since by ReasonCode (IX_AutomationScheduler_Deactivated).
+SELECT r, COUNT(*) FROM (SELECT COALESCE(ReasonCode, '') AS r FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Deactivated
+    WHERE Status = 'Deactivated' AND UpdatedOn >= @Since AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d
+GROUP BY r;
+
+-- name: SupportMetricsOutboxUnsent :one
+-- IX_Outbox_Unpublished. The outbox has no business unit: platform-wide only.
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM Outbox WHERE PublishedOn IS NULL LIMIT @Cap) AS d;
+
+-- name: SupportMetricsOutboxOldest :one
+SELECT CreatedOn FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id
+LIMIT 1;
+
+-- name: SupportMetricsUnknownDeliveries :one
+-- IX_NotificationJob_UnknownAll: every UNKNOWN delivery, awaiting manual resolution or a provider lookup.
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
