@@ -206,3 +206,28 @@ func TestStaleExecutionCannotOverwriteTheRecordedFile(t *testing.T) {
 		t.Fatalf("blob %s is not under the run's StorageRunKeyHash", att.BlobName)
 	}
 }
+
+// A webhook URL is a recipient too: the NotificationJob.Recipient column holds 2000
+// characters (migration 0007) and the webhook channel accepts URLs that long, but a report
+// subscription refused any recipient over 320 bytes. The bound is 2000 UTF-16 code units,
+// as for reminders; the channel judges the rest.
+func TestLongWebhookRecipientIsAccepted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, utc("2027-03-20T00:00:00Z"))
+	svc, err := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: e.svc.Renderers(), Clock: e.clock,
+		Channels:       map[string]bool{"webhook": true},
+		RecipientCheck: func(_, r string) error { return channel.ValidateWebhookURL(r, false) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := weekly()
+	in.Channels = []string{"webhook"}
+	in.Recipients = []string{"https://hooks.example.test/r?token=" + strings.Repeat("a", 1900)}
+	if _, err := svc.Create(ctx, report.AllScope{}, subGuid, in); err != nil {
+		t.Fatalf("a 1935-character webhook URL: %v", err)
+	}
+	in.Recipients = []string{"https://hooks.example.test/r?token=" + strings.Repeat("é", 1966)} // 2001 UTF-16 units
+	if _, err := svc.Create(ctx, report.AllScope{}, subGuid2, in); err == nil || !strings.Contains(err.Error(), "recipients[0]") {
+		t.Fatalf("a 2001-character recipient: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -28,7 +29,10 @@ const (
 	MaxRecipients     = 100
 	MaxParameterBytes = 4 << 10
 	maxNameLength     = 200
-	maxRecipientLen   = 320
+	// maxRecipientLen bounds one recipient in UTF-16 code units: the NotificationJob.Recipient
+	// column (nvarchar(2000), migration 0007; a webhook URL may be that long). Each channel
+	// judges the rest (Rules.RecipientCheck).
+	maxRecipientLen = 2000
 )
 
 var (
@@ -145,7 +149,7 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 	for i, rcp := range in.Recipients {
 		low := strings.ToLower(rcp)
 		switch {
-		case rcp == "" || len(rcp) > maxRecipientLen:
+		case rcp == "" || utf16Len(rcp) > maxRecipientLen:
 			bad(fmt.Sprintf("recipients[%d]", i), "must be 1 to %d characters", maxRecipientLen)
 		case strings.IndexFunc(rcp, unicode.IsControl) >= 0:
 			bad(fmt.Sprintf("recipients[%d]", i), "contains control characters")
@@ -153,7 +157,7 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 			bad(fmt.Sprintf("recipients[%d]", i), "duplicate recipient")
 		}
 		seenR[low] = true
-		if r.RecipientCheck == nil || rcp == "" || len(rcp) > maxRecipientLen {
+		if r.RecipientCheck == nil || rcp == "" || utf16Len(rcp) > maxRecipientLen {
 			continue
 		}
 		for _, c := range in.Channels {
@@ -198,6 +202,9 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 	}
 	return sched, nil
 }
+
+// utf16Len is the length of s in UTF-16 code units (what an nvarchar column counts).
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 
 func contains(xs []string, x string) bool {
 	for _, v := range xs {
