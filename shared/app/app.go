@@ -309,6 +309,12 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		renderers.Register(t, rr)
 	}
 	reports, err := report.New(report.Config{Store: r.Store, Blobs: r.Trace, Renderers: renderers, Channels: names,
+		RecipientCheck: func(ch, rcp string) error {
+			if c := channels[ch]; c != nil {
+				return c.ValidateRecipient(rcp)
+			}
+			return nil
+		},
 		Clock: r.Clock, Trace: r.Trace, Log: log})
 	if err != nil {
 		return err

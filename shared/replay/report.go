@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -116,6 +117,15 @@ func (r *runner) reportInput(ctx context.Context, idx int) error {
 	return r.enc.Encode(line)
 }
 
+// segment returns id escaped as one URL path segment (ids come from the scenario file: a
+// space, "%", "?" or "/" in them must neither break the request nor reach another route).
+func segment(field, id string) (string, error) {
+	if id == "" || id == "." || id == ".." {
+		return "", fmt.Errorf("%s %q is not an id", field, id)
+	}
+	return url.PathEscape(id), nil
+}
+
 // lookup reads a dotted path ("nextRun.localTime") from a decoded JSON object.
 func lookup(m map[string]any, path string) (any, bool) {
 	var cur any = m
@@ -164,7 +174,11 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 			return call{}, fmt.Errorf("reportSubscription.guid is required")
 		}
 		delete(body, "guid")
-		c := call{method: http.MethodPut, path: "/api/report-subscriptions/" + guid, body: body,
+		seg, err := segment("reportSubscription.guid", guid)
+		if err != nil {
+			return call{}, err
+		}
+		c := call{method: http.MethodPut, path: "/api/report-subscriptions/" + seg, body: body,
 			keep: []string{"version", "status", "nextRun.localTime", "rollout.mode"}}
 		// Replace with If-Match of the current version when it exists.
 		if code, hdr, _ := r.serve(ctx, call{method: http.MethodGet, path: c.path}); code == http.StatusOK {
@@ -178,7 +192,11 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 		if err := strictDecode(in.ReportSubscriptionDelete, &d); err != nil || d.Guid == "" {
 			return call{}, fmt.Errorf("reportSubscriptionDelete: want {\"guid\"}")
 		}
-		c := call{method: http.MethodDelete, path: "/api/report-subscriptions/" + d.Guid}
+		seg, err := segment("reportSubscriptionDelete.guid", d.Guid)
+		if err != nil {
+			return call{}, err
+		}
+		c := call{method: http.MethodDelete, path: "/api/report-subscriptions/" + seg}
 		if code, hdr, _ := r.serve(ctx, call{method: http.MethodGet, path: c.path}); code == http.StatusOK {
 			c.header = map[string]string{"If-Match": hdr.Get("ETag")}
 		}
@@ -193,7 +211,11 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 		if err := strictDecode(in.ReportRunNow, &d); err != nil || d.SubscriptionGuid == "" {
 			return call{}, fmt.Errorf("reportRunNow: want {\"subscriptionGuid\", \"idempotencyKey\", \"operator\", \"body\"}")
 		}
-		c := call{method: http.MethodPost, path: "/api/report-subscriptions/" + d.SubscriptionGuid + "/runs",
+		seg, err := segment("reportRunNow.subscriptionGuid", d.SubscriptionGuid)
+		if err != nil {
+			return call{}, err
+		}
+		c := call{method: http.MethodPost, path: "/api/report-subscriptions/" + seg + "/runs",
 			header: map[string]string{}, keep: []string{"manualRunGuid", "runKeyHash", "status", "periodStartUtc", "periodEndUtc"}}
 		if len(d.Body) > 0 {
 			c.body = d.Body
@@ -214,10 +236,17 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 		if err := strictDecode(in.ReportRollout, &d); err != nil || (d.BusinessUnitID == "") == (d.SubscriptionGuid == "") {
 			return call{}, fmt.Errorf("reportRollout: want {\"businessUnitId\" or \"subscriptionGuid\", \"mode\"}")
 		}
-		path := "/api/report-runs/rollout/business-units/" + d.BusinessUnitID
+		path := "/api/report-runs/rollout/business-units/"
+		id, field := d.BusinessUnitID, "reportRollout.businessUnitId"
 		if d.SubscriptionGuid != "" {
-			path = "/api/report-runs/rollout/subscriptions/" + d.SubscriptionGuid
+			path = "/api/report-runs/rollout/subscriptions/"
+			id, field = d.SubscriptionGuid, "reportRollout.subscriptionGuid"
 		}
+		seg, err := segment(field, id)
+		if err != nil {
+			return call{}, err
+		}
+		path += seg
 		if d.Mode == nil {
 			return call{method: http.MethodDelete, path: path, keep: []string{"removed", "released"}}, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -33,7 +34,8 @@ const maxActivityGroups = store.MaxBatch
 //
 // one row per reminder setting or report subscription with activity in the period: deliveries
 // sent and failed (NotificationJob finished in the period), scheduler rows that ended Failed
-// or on support hold. Only the subscription's own business unit is ever read.
+// or on support hold. Only the subscription's own business unit is ever read. Text cells
+// that a spreadsheet would evaluate (leading = + - @) start with an apostrophe.
 type ActivityRenderer struct {
 	Store ActivityStore
 }
@@ -65,7 +67,7 @@ func (a *ActivityRenderer) Render(ctx context.Context, req RenderRequest) (File,
 			name = a.name(ctx, r)
 			names[r.SettingGuid] = name
 		}
-		_ = w.Write([]string{start, end, r.BusinessUnitID, string(r.AutomationType), r.SettingGuid, name,
+		_ = w.Write([]string{start, end, cell(r.BusinessUnitID), cell(string(r.AutomationType)), cell(r.SettingGuid), cell(name),
 			strconv.Itoa(r.DeliveriesSent), strconv.Itoa(r.DeliveriesFailed), strconv.Itoa(r.RunsFailed), strconv.Itoa(r.RunsOnHold)})
 	}
 	w.Flush()
@@ -73,6 +75,16 @@ func (a *ActivityRenderer) Render(ctx context.Context, req RenderRequest) (File,
 		return File{}, err
 	}
 	return File{Body: buf.Bytes(), ContentType: "text/csv; charset=utf-8", Extension: "csv"}, nil
+}
+
+// cell neutralises a text cell a spreadsheet would run as a formula (CSV injection,
+// CWE-1236): one starting with = + - @, a tab or a carriage return gets a leading
+// apostrophe, which spreadsheets show as text and do not display.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // name returns the display name of a reminder setting or report subscription ("" when it

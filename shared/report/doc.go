@@ -14,14 +14,20 @@
 //
 // and a ReportRun registry row: its StorageRunKeyHash ("r" + 24 hex digits of the key's
 // sha256), the period it reports on, who asked and why. The hash names every artifact: the
-// file in Blob (reports/{hash}/{file}), the support URLs, the HTTP source's Idempotency-Key.
+// file in Blob (reports/{hash}/{first 16 hex digits of the file's sha256}/{file}), the
+// support URLs, the HTTP source's Idempotency-Key.
 //
 // # Schedules
 //
 // A subscription's recurrence is an RFC 5545 RRULE evaluated on the business unit's local
 // wall clock (rrule-go on a DST-free floating clock); each local occurrence becomes a UTC
-// instant through localtime.Resolve, the DST product rule of §4.3. A rule that never occurs
-// after now, or more often than the minimum interval (default 1 h), is refused. Only the next
+// instant through localtime.Resolve, the DST product rule of §4.3. The iteration starts on
+// the rule's period grid just before the instant asked about (DTSTART + k×INTERVAL periods,
+// with the parts DTSTART supplies written down), so its cost does not grow with the age of
+// DTSTART; dtStart is 1970 or later and COUNT at most 10,000 (a COUNT is counted from
+// DTSTART). A rule that never occurs after now, or more often than the minimum interval
+// (default 1 h), is refused, as are repeated rule parts and a COUNT or INTERVAL that is not a
+// positive integer. Only the next
 // scheduled run exists: create/update/resume ensure it (and deactivate other pending
 // scheduled rows: Superseded), pause/delete deactivate pending runs (completed runs stay),
 // and executing a scheduled run ensures the following one - at once, and again as a

@@ -36,8 +36,9 @@ var ErrOwnershipConflict = errors.New("report run ownership conflict: the old sc
 //     delivery; a retry that finds its own DeliveryCreated row reuses the recorded
 //     coordinates instead of rendering again;
 //  5. renders the report (template, recipients and channels read now), stores the file in
-//     Blob under reports/{StorageRunKeyHash}/, records DeliveryCreated with the coordinates,
-//     and returns the delivery requests, written with the completion in one transaction.
+//     Blob under reports/{StorageRunKeyHash}/{sha256 prefix}/, records DeliveryCreated with
+//     the coordinates, and returns the delivery requests, written with the completion in one
+//     transaction.
 //
 // DeliveryCreated is recorded before the completion commits: the coordinates are
 // deterministic, so a retry can only write the same delivery keys again (NotificationJob and
@@ -107,7 +108,11 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		}
 		d, derr := localtime.ParseDate(row.ScheduledLocalDate)
 		t, terr := localtime.ParseTimeOfDay(row.ScheduledLocalTime)
-		if derr != nil || terr != nil || row.TimeZoneID != bu.TimeZoneID || !sched.Contains(d, t) {
+		contained := derr == nil && terr == nil && row.TimeZoneID == bu.TimeZoneID && sched.Contains(d, t)
+		if err := sched.Err(); err != nil {
+			return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored subscription %s: %w", sub.Guid, err))
+		}
+		if !contained {
 			return deact(automation.ReasonSuperseded, follow)
 		}
 	}
@@ -164,7 +169,9 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	endLocal := localtime.DateOf(run.PeriodEnd.Add(-time.Second), sched.Location())
 	att := Attachment{FileName: fmt.Sprintf("%s-%s.%s", sub.ReportType, endLocal, file.Extension), ContentType: file.ContentType,
 		SizeBytes: len(file.Body), SHA256: hex.EncodeToString(sum[:])}
-	att.BlobName = "reports/" + run.RunKeyHash + "/" + att.FileName
+	// The content's hash in the name: an execution that overlaps a later one of the same run
+	// (it stalled past its lease) can never overwrite the file the coordinates record.
+	att.BlobName = "reports/" + run.RunKeyHash + "/" + att.SHA256[:16] + "/" + att.FileName
 	if err := s.c.Blobs.PutBlob(ctx, att.BlobName, file.Body); err != nil {
 		return scheduler.Outcome{}, fmt.Errorf("store report file: %w", err)
 	}

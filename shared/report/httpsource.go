@@ -37,12 +37,13 @@ var formatTypes = map[string]struct {
 // Request body: {"reportType","subscriptionGuid","businessUnitId","format","periodStartUtc",
 // "periodEndUtc","timeZoneId","runKeyHash","parameters"}.
 //
-// A 4xx answer (except 408 and 429), a wrong media type or an oversized body cannot be fixed
-// by retrying: the run goes on support hold (scheduler.Permanent). 5xx, 408, 429 and
-// transport errors are retried with backoff.
+// A 4xx answer (except 408 and 429), a redirect (never followed: it would turn the POST into
+// a GET, or send the request body to wherever Location points), a wrong media type or an
+// oversized body cannot be fixed by retrying: the run goes on support hold
+// (scheduler.Permanent). 5xx, 408, 429 and transport errors are retried with backoff.
 type HTTPSource struct {
 	URL      string
-	Client   *http.Client // default: 60 s timeout
+	Client   *http.Client // default: 60 s timeout; its CheckRedirect is overridden
 	MaxBytes int64        // default DefaultHTTPSourceMaxBytes
 	Format   []string     // formats offered; default ["csv"]
 }
@@ -100,10 +101,12 @@ func (h *HTTPSource) Render(ctx context.Context, req RenderRequest) (File, error
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", ft.media)
 	hr.Header.Set("Idempotency-Key", req.RunKeyHash)
-	client := h.Client
-	if client == nil {
-		client = &http.Client{Timeout: 60 * time.Second}
+	client := &http.Client{Timeout: 60 * time.Second}
+	if h.Client != nil {
+		c := *h.Client // a copy: redirects are never followed, whatever the caller's client does
+		client = &c
 	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := client.Do(hr)
 	if err != nil {
 		return File{}, fmt.Errorf("HTTP report source: %w", err)
@@ -120,6 +123,9 @@ func (h *HTTPSource) Render(ctx context.Context, req RenderRequest) (File, error
 	switch {
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests:
 		return File{}, fmt.Errorf("HTTP report source answered %d (retried)", resp.StatusCode)
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return File{}, scheduler.Permanent(fmt.Errorf("HTTP report source answered %d to %s: redirects are not followed (configure the final URL)",
+			resp.StatusCode, resp.Header.Get("Location")))
 	case resp.StatusCode != http.StatusOK:
 		return File{}, scheduler.Permanent(fmt.Errorf("HTTP report source answered %d: %s", resp.StatusCode, snippet(data)))
 	case int64(len(data)) > max:

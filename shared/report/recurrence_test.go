@@ -133,9 +133,12 @@ func TestScheduleValidate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := mustSchedule(t, tc.rule, tc.dtStart, "Australia/Sydney")
 			start := time.Now()
-			err := s.Validate(now, time.Hour)
+			// Compile refuses what it can tell without evaluating the rule; Validate the rest.
+			s, err := report.Compile(report.Recurrence{RRule: tc.rule, DTStart: tc.dtStart}, "Australia/Sydney")
+			if err == nil {
+				err = s.Validate(now, time.Hour)
+			}
 			if time.Since(start) > 20*time.Second {
 				t.Errorf("validation took %s", time.Since(start))
 			}
@@ -168,6 +171,24 @@ func TestCompileRejects(t *testing.T) {
 		"dtStart date":     {"FREQ=DAILY", "2026-02-30T08:00", "UTC", "recurrence.dtStart"},
 		"dtStart missing":  {"FREQ=DAILY", "", "UTC", "recurrence.dtStart"},
 		"unknown zone":     {"FREQ=DAILY", "2026-09-01T08:00", "Mars/Olympus", "businessUnitId"},
+		// rrule-go takes a zero DTSTART as "now" on the host's clock.
+		"dtStart year 1":  {"FREQ=DAILY", "0001-01-01T00:00", "UTC", "recurrence.dtStart"},
+		"dtStart 1969":    {"FREQ=HOURLY", "1969-12-31T23:00", "UTC", "recurrence.dtStart"},
+		"COUNT=0":         {"FREQ=DAILY;COUNT=0", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"INTERVAL=0":      {"FREQ=DAILY;INTERVAL=0", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"INTERVAL=+2":     {"FREQ=DAILY;INTERVAL=+2", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"COUNT too large": {"FREQ=HOURLY;COUNT=10001", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"FREQ twice":      {"FREQ=DAILY;FREQ=HOURLY", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"BYDAY twice":     {"FREQ=WEEKLY;BYDAY=MO;BYDAY=TU", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		// rrule-go panics (index out of range) on these; found by fuzzing Compile+Validate.
+		"53rd Monday of a month":          {"FREQ=MONTHLY;BYDAY=53MO", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"-6th Friday of a month":          {"FREQ=MONTHLY;BYDAY=-6FR", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"6th Monday of February (yearly)": {"FREQ=YEARLY;BYMONTH=2;BYDAY=6MO", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		"BYEASTER (not RFC 5545)":         {"FREQ=YEARLY;BYEASTER=400", "2026-09-01T08:00", "UTC", "recurrence.rrule"},
+		// No period ever has a second run time: rrule-go walked every minute to year 9999.
+		"minutely BYSETPOS=2":       {"FREQ=MINUTELY;BYSETPOS=2", "2026-09-01T08:00", "UTC", "recurrence"},
+		"hourly BYSETPOS=-2":        {"FREQ=HOURLY;BYSETPOS=-2", "2026-09-01T08:00", "UTC", "recurrence"},
+		"daily BYSETPOS past times": {"FREQ=DAILY;BYHOUR=8,20;BYSETPOS=3,-3", "2026-09-01T08:00", "UTC", "recurrence"},
 	}
 	for name, tc := range cases {
 		_, err := report.Compile(report.Recurrence{RRule: tc.rule, DTStart: tc.dtStart}, tc.zone)
@@ -179,14 +200,24 @@ func TestCompileRejects(t *testing.T) {
 	if _, err := report.Compile(report.Recurrence{RRule: "RRULE:FREQ=WEEKLY;BYDAY=MO", DTStart: "2026-09-07T08:00"}, "UTC"); err != nil {
 		t.Errorf("the RRULE: prefix is allowed: %v", err)
 	}
+	// RFC 5545 §3.1: names and values are case-insensitive.
+	s, err := report.Compile(report.Recurrence{RRule: "rrule:freq=weekly;byday=mo;until=20261231t000000z", DTStart: "2026-09-07T08:00"}, "UTC")
+	if err != nil {
+		t.Fatalf("lower-case rule: %v", err)
+	}
+	if o, ok := s.Next(utc("2026-09-08T00:00:00Z")); !ok || o.At != utc("2026-09-14T08:00:00Z") {
+		t.Errorf("lower-case rule: next = %+v %v", o, ok)
+	}
 }
 
 // BenchmarkScheduleNext measures finding the next run of a weekly rule ten years after its
-// DTSTART (rrule-go iterates from DTSTART) and of an hourly rule one year after.
+// DTSTART, of an hourly rule one year after, and of an hourly rule from 1970 (the iteration
+// starts near the instant asked about, so the age of DTSTART does not matter).
 func BenchmarkScheduleNext(b *testing.B) {
 	for _, bc := range []struct{ name, rule, dtStart, after string }{
 		{"weekly-10y", "FREQ=WEEKLY;BYDAY=MO", "2027-03-01T08:00", "2037-03-20T00:00:00Z"},
 		{"hourly-1y", "FREQ=HOURLY", "2027-03-01T08:00", "2028-03-20T00:00:00Z"},
+		{"hourly-since-1970", "FREQ=HOURLY", "1970-01-01T00:00", "2028-03-20T00:00:00Z"},
 	} {
 		s, err := report.Compile(report.Recurrence{RRule: bc.rule, DTStart: bc.dtStart}, "Australia/Sydney")
 		if err != nil {
@@ -200,5 +231,59 @@ func BenchmarkScheduleNext(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRulesThatNeverReachTheirClockAreRefused: rrule-go looks for the next hour (minute) a
+// rule allows without a bound, so FREQ=HOURLY;INTERVAL=2;BYHOUR=1 from an even hour spun a
+// core forever on create (and in every poll, had it been stored). Such rules, and INTERVALs
+// large enough to overflow rrule-go's date arithmetic (FREQ=MONTHLY;INTERVAL=2^63-1
+// panicked), are a 4xx now; rules whose clock does reach an allowed value still work.
+func TestRulesThatNeverReachTheirClockAreRefused(t *testing.T) {
+	t.Parallel()
+	now := utc("2026-09-01T00:00:00Z")
+	check := func(rule, dtStart string) error {
+		done := make(chan error, 1)
+		go func() {
+			s, err := report.Compile(report.Recurrence{RRule: rule, DTStart: dtStart}, "Australia/Sydney")
+			if err == nil {
+				err = s.Validate(now, time.Hour)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Minute):
+			t.Fatalf("%s from %s: still evaluating after a minute (spins forever)", rule, dtStart)
+			return nil
+		}
+	}
+	for _, tc := range []struct{ rule, dtStart, field string }{
+		{"FREQ=HOURLY;INTERVAL=2;BYHOUR=1", "2026-09-01T00:00", "recurrence"},
+		{"FREQ=HOURLY;INTERVAL=24;BYHOUR=5", "2026-09-01T00:00", "recurrence"},
+		{"FREQ=MINUTELY;INTERVAL=60;BYMINUTE=30", "2026-09-01T08:00", "recurrence"},
+		{"FREQ=MINUTELY;INTERVAL=120;BYHOUR=1", "2026-09-01T00:00", "recurrence"},
+		{"FREQ=MONTHLY;INTERVAL=9223372036854775807", "2026-09-01T00:00", "recurrence.rrule"},
+		{"FREQ=DAILY;INTERVAL=1000001", "2026-09-01T00:00", "recurrence.rrule"},
+	} {
+		err := check(tc.rule, tc.dtStart)
+		var ae *automation.Error
+		if err == nil || !asErr(err, &ae) || ae.Field != tc.field {
+			t.Errorf("%s from %s: err = %v, want an invalid %s", tc.rule, tc.dtStart, err, tc.field)
+		}
+	}
+	for _, tc := range []struct{ rule, dtStart, next string }{
+		{"FREQ=HOURLY;INTERVAL=2;BYHOUR=1,5", "2026-09-01T01:00", "2026-09-01T15:00:00Z"},     // 01:00 AEST
+		{"FREQ=MINUTELY;INTERVAL=90;BYMINUTE=30", "2026-09-01T00:00", "2026-09-01T00:30:00Z"}, // 10:30 AEST
+		{"FREQ=MINUTELY;INTERVAL=1000000", "2026-09-01T00:00", "2028-07-26T00:40:00Z"},        // 10:40 AEST
+	} {
+		if err := check(tc.rule, tc.dtStart); err != nil {
+			t.Errorf("%s from %s: %v", tc.rule, tc.dtStart, err)
+			continue
+		}
+		if o, ok := mustSchedule(t, tc.rule, tc.dtStart, "Australia/Sydney").Next(now.Add(-time.Second)); !ok || o.At != utc(tc.next) {
+			t.Errorf("%s from %s: next = %+v %v, want %s", tc.rule, tc.dtStart, o, ok, tc.next)
+		}
 	}
 }

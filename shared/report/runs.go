@@ -166,8 +166,9 @@ func (s *Service) RunNow(ctx context.Context, scope Scope, guid, manualRunGuid s
 // operator and reason: a new row due now that reports on the same period and is guarded by
 // the same ownership key, while the failed row is deactivated (SupportRetried) and stays as
 // history. Only a Failed run, or one on support hold, can be retried; a completed run
-// already delivered (use run-now for a new report), and a run the old scheduler owns is its
-// to deliver. retryGuid is a DeterministicID of the request's Idempotency-Key.
+// already delivered (use run-now for a new report), a run the old scheduler owns is its to
+// deliver, and a run whose kind the rollout mode leaves to the old scheduler is refused (409,
+// nothing changed). retryGuid is a DeterministicID of the request's Idempotency-Key.
 func (s *Service) SupportRetry(ctx context.Context, scope Scope, guid, runKeyHash, retryGuid, reason, operator string) (RunView, error) {
 	sub, err := s.load(ctx, scope, guid, false)
 	if err != nil {
@@ -193,6 +194,24 @@ func (s *Service) SupportRetry(ctx context.Context, scope Scope, guid, runKeyHas
 	}
 	if !sub.Active() {
 		return RunView{}, conflict("report subscription %s is paused; resume it first", sub.Guid)
+	}
+	// The retry is executed only if the rollout mode lets us run the retried run's kind;
+	// otherwise it would be dropped as ShadowOnly after taking the failed run off the queue.
+	ownKind := run.RunKind
+	if run.OwnershipKey != run.SchedulerKey {
+		orig, err := s.c.Store.ReportRunGetByKey(ctx, run.OwnershipKey)
+		if err != nil {
+			return RunView{}, err
+		}
+		ownKind = orig.RunKind
+	}
+	mode, err := s.Mode(ctx, sub)
+	if err != nil {
+		return RunView{}, err
+	}
+	if !mode.Mode.AutomationRuns(ownKind) {
+		return RunView{}, conflict("run %s cannot be retried here: the rollout mode of report subscription %s is %s (%s), so the old scheduler owns its %s runs",
+			runKeyHash, sub.Guid, mode.Mode, mode.Source, ownKind)
 	}
 	own, err := s.c.Store.ReportOwnershipGet(ctx, run.OwnershipKey)
 	switch {

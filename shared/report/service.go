@@ -51,6 +51,10 @@ type Config struct {
 	Renderers *Registry
 	// Channels lists the channel names subscriptions may use (nil: any).
 	Channels map[string]bool
+	// RecipientCheck, when set, refuses a recipient a channel can never send to (e.g. an
+	// e-mail address on the webhook channel) when a subscription is saved: wire it to the
+	// channels' delivery.Channel.ValidateRecipient.
+	RecipientCheck func(channel, recipient string) error
 	// MinInterval is the shortest gap between scheduled runs (default DefaultMinInterval).
 	MinInterval time.Duration
 	Clock       automation.Clock
@@ -140,7 +144,8 @@ func (s *Service) zone(ctx context.Context, scope Scope, buID string) (store.Bus
 }
 
 func (s *Service) rules(tz string) Rules {
-	return Rules{Renderers: s.c.Renderers, Channels: s.c.Channels, MinInterval: s.c.MinInterval, Now: s.c.Clock.Now(), TimeZoneID: tz}
+	return Rules{Renderers: s.c.Renderers, Channels: s.c.Channels, RecipientCheck: s.c.RecipientCheck, MinInterval: s.c.MinInterval,
+		Now: s.c.Clock.Now(), TimeZoneID: tz}
 }
 
 // Get returns a subscription (404 when unknown, deleted or outside scope).
@@ -372,6 +377,9 @@ func (s *Service) sync(ctx context.Context, sub Subscription, sched *Schedule, n
 			return errors.New("report: sync of an active subscription without a schedule")
 		}
 		occ, ok := sched.Next(now)
+		if err := sched.Err(); err != nil {
+			return err
+		}
 		if !ok {
 			return automation.Invalid("recurrence", "never occurs after %s", now.Format(time.RFC3339))
 		}

@@ -51,7 +51,7 @@ func TestScheduledRunsAcrossDSTOneNextRunAtATime(t *testing.T) {
 		t.Fatalf("payload = %+v", last)
 	}
 	att, data, err := e.svc.File(ctx, report.AllScope{}, last.RunKeyHash)
-	if err != nil || att.BlobName != "reports/"+last.RunKeyHash+"/automation-activity-2027-04-05.csv" {
+	if err != nil || att.BlobName != "reports/"+last.RunKeyHash+"/"+att.SHA256[:16]+"/automation-activity-2027-04-05.csv" {
 		t.Fatalf("file %+v %v", att, err)
 	}
 	recs, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -28,7 +29,10 @@ const (
 	MaxRecipients     = 100
 	MaxParameterBytes = 4 << 10
 	maxNameLength     = 200
-	maxRecipientLen   = 320
+	// maxRecipientLen bounds one recipient in UTF-16 code units: the NotificationJob.Recipient
+	// column (nvarchar(2000), migration 0007; a webhook URL may be that long). Each channel
+	// judges the rest (Rules.RecipientCheck).
+	maxRecipientLen = 2000
 )
 
 var (
@@ -68,11 +72,14 @@ func (s Subscription) Active() bool { return s.Status == store.ReportSubscriptio
 
 // Rules are what validation needs from the deployment.
 type Rules struct {
-	Renderers   *Registry
-	Channels    map[string]bool // nil: any channel name
-	MinInterval time.Duration
-	Now         time.Time
-	TimeZoneID  string // the business unit's zone
+	Renderers *Registry
+	Channels  map[string]bool // nil: any channel name
+	// RecipientCheck, when set, checks a recipient for a channel (the channel's
+	// delivery.Channel.ValidateRecipient); nil checks only the shape.
+	RecipientCheck func(channel, recipient string) error
+	MinInterval    time.Duration
+	Now            time.Time
+	TimeZoneID     string // the business unit's zone
 }
 
 // Normalize trims fields and fills defaults (Delivery link, Status Active).
@@ -93,7 +100,8 @@ func (in *Input) Normalize() {
 
 // Validate checks every field and reports all problems at once (automation.InvalidFields,
 // each naming its field). The schedule must occur after Rules.Now and never more often than
-// Rules.MinInterval; the report type must be registered with the format.
+// Rules.MinInterval; the report type must be registered with the format; every recipient
+// must be one every channel of the subscription can send to (Rules.RecipientCheck).
 func (in *Input) Validate(r Rules) (*Schedule, error) {
 	in.Normalize()
 	var errs []error
@@ -141,7 +149,7 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 	for i, rcp := range in.Recipients {
 		low := strings.ToLower(rcp)
 		switch {
-		case rcp == "" || len(rcp) > maxRecipientLen:
+		case rcp == "" || utf16Len(rcp) > maxRecipientLen:
 			bad(fmt.Sprintf("recipients[%d]", i), "must be 1 to %d characters", maxRecipientLen)
 		case strings.IndexFunc(rcp, unicode.IsControl) >= 0:
 			bad(fmt.Sprintf("recipients[%d]", i), "contains control characters")
@@ -149,6 +157,18 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 			bad(fmt.Sprintf("recipients[%d]", i), "duplicate recipient")
 		}
 		seenR[low] = true
+		if r.RecipientCheck == nil || rcp == "" || utf16Len(rcp) > maxRecipientLen {
+			continue
+		}
+		for _, c := range in.Channels {
+			if r.Channels != nil && !r.Channels[c] {
+				continue // reported above
+			}
+			if err := r.RecipientCheck(c, rcp); err != nil {
+				bad(fmt.Sprintf("recipients[%d]", i), "cannot receive on channel %s: %v", c, err)
+				break
+			}
+		}
 	}
 	if len(in.Parameters) > 0 {
 		var obj map[string]any
@@ -182,6 +202,9 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 	}
 	return sched, nil
 }
+
+// utf16Len is the length of s in UTF-16 code units (what an nvarchar column counts).
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 
 func contains(xs []string, x string) bool {
 	for _, v := range xs {
