@@ -315,7 +315,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 			}
 			return nil
 		},
-		Clock: r.Clock, Trace: r.Trace, Log: log})
+		CanAttach: func(ch string) bool { c := channels[ch]; return c != nil && c.Traits().Attachments },
+		Clock:     r.Clock, Trace: r.Trace, Log: log})
 	if err != nil {
 		return err
 	}
@@ -330,7 +331,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Poller = poller
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
-	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Channels: channels, Clock: r.Clock, Log: log,
+	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}

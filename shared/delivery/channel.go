@@ -21,6 +21,9 @@ type Message struct {
 	// key has no stored template.
 	Content *Content  `json:"content,omitempty"`
 	SentOn  time.Time `json:"sentOn"` // UTC, the dispatcher's clock
+	// Attachments are the files to send with the message (only to channels whose Traits
+	// say Attachments); loaded from blobs, never logged or stored.
+	Attachments []Attachment `json:"-"`
 }
 
 // Content is a rendered message.
@@ -39,6 +42,9 @@ type Traits struct {
 	// NeedsContent: the message must carry a rendered template (subject and body); a
 	// missing template is then a permanent failure.
 	NeedsContent bool
+	// Attachments: the channel sends Message.Attachments (e-mail). A payload that asks for
+	// an attachment on another channel is a permanent failure.
+	Attachments bool
 }
 
 // Channel sends messages to one kind of destination.

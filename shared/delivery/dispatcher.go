@@ -54,8 +54,10 @@ type Outcome struct {
 type Dispatcher struct {
 	Store     DispatchStore
 	Templates *Templates // nil: no templates (channels that need content fail)
-	Channels  map[string]Channel
-	Clock     automation.Clock
+	// Blobs reads the files payloads ask to attach (nil: such deliveries fail).
+	Blobs    BlobReader
+	Channels map[string]Channel
+	Clock    automation.Clock
 	// Lease is the send-claim lease (default 2 min); longer than any channel timeout. A
 	// channel call gets a context that ends with the lease, and a claim whose lease ran out
 	// before the call is not used to call the channel at all.
@@ -240,6 +242,15 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 		return d.retry(ctx, o, err) // e.g. the template store was unavailable: nothing was sent
 	}
 	msg.Content, o.Content = content, content
+	atts, err := d.attachments(ctx, job.PayloadJSON, tr)
+	if err != nil {
+		var ae *attachmentError
+		if errors.As(err, &ae) {
+			return d.failed(ctx, o, err)
+		}
+		return d.retry(ctx, o, err) // the blob store was unavailable: nothing was sent
+	}
+	msg.Attachments = atts
 	callCtx, cancel, live := d.callContext(ctx, job)
 	if !live {
 		return d.expired(ctx, o, c)

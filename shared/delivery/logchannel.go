@@ -21,8 +21,9 @@ type LogChannel struct {
 
 var _ Channel = (*LogChannel)(nil)
 
-// Traits implements Channel.
-func (c *LogChannel) Traits() Traits { return Traits{} }
+// Traits implements Channel: the log line names no attachment content, but accepts them
+// (so local runs show deliveries that carry files).
+func (c *LogChannel) Traits() Traits { return Traits{Attachments: true} }
 
 // ValidateRecipient implements Channel: any non-empty recipient.
 func (c *LogChannel) ValidateRecipient(addr string) error {

@@ -103,7 +103,8 @@ func TestRecipientsMustSuitEveryChannel(t *testing.T) {
 	}
 	svc, err := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: reg, Clock: e.clock,
 		Channels:       map[string]bool{"log": true, "webhook": true, "email": true},
-		RecipientCheck: func(ch, r string) error { return checks[ch](r) }}) // panics on a channel it does not know
+		RecipientCheck: func(ch, r string) error { return checks[ch](r) }, // panics on a channel it does not know
+		CanAttach:      func(ch string) bool { return ch != "webhook" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +118,13 @@ func TestRecipientsMustSuitEveryChannel(t *testing.T) {
 		"plain http on webhook":    {[]string{"webhook"}, []string{"http://hooks.example.test/r"}, "recipients[0]: cannot receive on channel webhook"},
 		"one address two channels": {[]string{"email", "webhook"}, []string{"ops@example.test"}, "recipients[0]: cannot receive on channel webhook"},
 		"unknown channel":          {[]string{"sms"}, []string{"ops@example.test"}, "channels[0]: unknown channel"},
+		"attachment on webhook":    {[]string{"email", "webhook"}, []string{"https://hooks.example.test/r"}, "channels[1]: channel webhook cannot send attachments"},
 	} {
 		in := weekly()
 		in.Channels, in.Recipients = tc.channels, tc.recipients
+		if name == "attachment on webhook" {
+			in.Delivery = report.DeliverAttachment
+		}
 		_, err := svc.Create(ctx, report.AllScope{}, subGuid, in)
 		var ae *automation.Error
 		if !asErr(err, &ae) || !strings.Contains(err.Error(), tc.want) {

@@ -55,6 +55,9 @@ type Config struct {
 	// e-mail address on the webhook channel) when a subscription is saved: wire it to the
 	// channels' delivery.Channel.ValidateRecipient.
 	RecipientCheck func(channel, recipient string) error
+	// CanAttach, when set, says whether a channel sends attachments; delivery "attachment"
+	// is refused on a channel that cannot (it would fail on every run).
+	CanAttach func(channel string) bool
 	// MinInterval is the shortest gap between scheduled runs (default DefaultMinInterval).
 	MinInterval time.Duration
 	Clock       automation.Clock
@@ -144,7 +147,7 @@ func (s *Service) zone(ctx context.Context, scope Scope, buID string) (store.Bus
 }
 
 func (s *Service) rules(tz string) Rules {
-	return Rules{Renderers: s.c.Renderers, Channels: s.c.Channels, RecipientCheck: s.c.RecipientCheck, MinInterval: s.c.MinInterval,
+	return Rules{Renderers: s.c.Renderers, Channels: s.c.Channels, RecipientCheck: s.c.RecipientCheck, CanAttach: s.c.CanAttach, MinInterval: s.c.MinInterval,
 		Now: s.c.Clock.Now(), TimeZoneID: tz}
 }
 

@@ -77,9 +77,12 @@ type Rules struct {
 	// RecipientCheck, when set, checks a recipient for a channel (the channel's
 	// delivery.Channel.ValidateRecipient); nil checks only the shape.
 	RecipientCheck func(channel, recipient string) error
-	MinInterval    time.Duration
-	Now            time.Time
-	TimeZoneID     string // the business unit's zone
+	// CanAttach, when set, says whether a channel sends attachments (delivery.Traits);
+	// delivery "attachment" needs every channel of the subscription to.
+	CanAttach   func(channel string) bool
+	MinInterval time.Duration
+	Now         time.Time
+	TimeZoneID  string // the business unit's zone
 }
 
 // Normalize trims fields and fills defaults (Delivery link, Status Active).
@@ -141,6 +144,9 @@ func (in *Input) Validate(r Rules) (*Schedule, error) {
 			bad(fmt.Sprintf("channels[%d]", i), "duplicate channel %q", c)
 		}
 		seen[c] = true
+		if in.Delivery == DeliverAttachment && r.CanAttach != nil && (r.Channels == nil || r.Channels[c]) && !r.CanAttach(c) {
+			bad(fmt.Sprintf("channels[%d]", i), "channel %s cannot send attachments; use delivery %q", c, DeliverLink)
+		}
 	}
 	if len(in.Recipients) == 0 || len(in.Recipients) > MaxRecipients {
 		bad("recipients", "needs 1 to %d recipients", MaxRecipients)

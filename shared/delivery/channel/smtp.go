@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -102,7 +103,9 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 }
 
 // Traits implements delivery.Channel.
-func (s *SMTP) Traits() delivery.Traits { return delivery.Traits{NeedsContent: true} }
+func (s *SMTP) Traits() delivery.Traits {
+	return delivery.Traits{NeedsContent: true, Attachments: true}
+}
 
 // ValidateRecipient implements delivery.Channel: one bare RFC 5322 address (net/mail), no
 // display name, no group, at most 254 characters.
@@ -173,6 +176,11 @@ func (s *SMTP) Send(ctx context.Context, m delivery.Message) (string, error) {
 	msg.SetMessageIDWithValue(m.DeliveryKey + "@" + s.cfg.MessageIDDomain)
 	msg.SetDateWithValue(m.SentOn.UTC())
 	msg.SetGenHeader("X-Automation-Delivery", m.DeliveryKey)
+	for _, att := range m.Attachments {
+		if err := msg.AttachReader(att.FileName, bytes.NewReader(att.Data), gomail.WithFileContentType(gomail.ContentType(att.ContentType))); err != nil {
+			return "", delivery.Permanent(fmt.Errorf("smtp: attachment %s: %w", att.FileName, err))
+		}
+	}
 	switch {
 	case m.Content.Text != "" && m.Content.HTML != "":
 		msg.SetBodyString(gomail.TypeTextPlain, m.Content.Text)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -307,6 +308,32 @@ func TestEmailAddressValidation(t *testing.T) {
 	} {
 		if _, err := channel.NewSMTP(cfg); err == nil {
 			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+func TestSMTPSendsAttachments(t *testing.T) {
+	t.Parallel()
+	box := &mailbox{}
+	port := startSMTP(t, box, nil, false)
+	ch := newSMTP(t, port, nil)
+	if !ch.Traits().Attachments {
+		t.Fatal("the email channel must declare attachments")
+	}
+	m := mailMsg("amelia.nguyen@example.test")
+	m.Attachments = []delivery.Attachment{{FileName: "automation-activity-2027-03-22.csv", ContentType: "text/csv", Data: []byte("businessUnitId,sent\nbu-syd,12\n")}}
+	if _, err := ch.Send(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	got := box.got()
+	if len(got) != 1 {
+		t.Fatalf("received %d messages", len(got))
+	}
+	d := got[0].data
+	for _, want := range []string{"multipart/mixed", `filename="automation-activity-2027-03-22.csv"`, "text/csv", "Hello Amelia",
+		base64.StdEncoding.EncodeToString(m.Attachments[0].Data)} {
+		if !strings.Contains(d, want) {
+			t.Errorf("message lacks %q:\n%s", want, d)
 		}
 	}
 }
