@@ -50,6 +50,7 @@ commands:
   replay        replay a scenario file on a simulated clock (JSON lines on stdout)
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
+  support       the support API from a terminal: find, show, explain, release, retry, cancel, metrics
 
 Configuration comes from environment variables (see README.md, "Configuration").
 `
@@ -215,7 +216,9 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone}); err != nil {
+		rec := store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone},
+			Version: 1, UpdatedOn: rt.Clock.Now().UTC()}
+		if err := rt.Store.BusinessUnitInsert(ctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {
 			return err
 		}
 	}

@@ -108,8 +108,8 @@ func (r *runner) reportInput(ctx context.Context, idx int) error {
 		}
 		if len(in.OldScheduler) > 0 {
 			if own, ok := m["ownership"].(map[string]any); ok && m["acquired"] == true {
-				if v, ok := own["OwnerVersion"].(float64); ok {
-					r.ownerVersions[own["SchedulerKey"].(string)] = int64(v)
+				if v, ok := own["ownerVersion"].(float64); ok {
+					r.ownerVersions[own["schedulerKey"].(string)] = int64(v)
 				}
 			}
 		}
@@ -260,7 +260,7 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 		if err := strictDecode(in.OldScheduler, &d); err != nil {
 			return call{}, fmt.Errorf("oldScheduler: %v", err)
 		}
-		keep := []string{"acquired", "reason", "ownership.OwnerVersion", "ownership.Status"}
+		keep := []string{"acquired", "reason", "ownership.ownerVersion", "ownership.status"}
 		switch d.Action {
 		case "acquire":
 			return call{method: http.MethodPost, path: "/api/report-runs/ownership/acquire", body: map[string]string{"schedulerKey": d.SchedulerKey}, keep: keep}, nil
@@ -273,7 +273,7 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 			if len(d.Coordinates) > 0 {
 				body["coordinates"] = d.Coordinates
 			}
-			return call{method: http.MethodPost, path: path, body: body, keep: []string{"OwnerVersion", "Status"}}, nil
+			return call{method: http.MethodPost, path: path, body: body, keep: []string{"ownerVersion", "status"}}, nil
 		}
 		return call{}, fmt.Errorf("oldScheduler.action must be acquire, deliveryCreated or release, got %s", strconv.Quote(d.Action))
 	}

@@ -107,7 +107,8 @@ func (s *Service) RunNow(ctx context.Context, scope Scope, guid, manualRunGuid s
 		return RunView{}, err
 	}
 	if !mode.Mode.AutomationRuns(store.ReportRunManual) {
-		return RunView{}, conflict("run-now is not enabled for report subscription %s: its rollout mode is %s (%s), so the old scheduler owns its runs", sub.Guid, mode.Mode, mode.Source)
+		return RunView{}, conflict("run-now is not enabled for report subscription %s: its rollout mode is %s (%s), so the old scheduler owns its runs; "+
+			"to let this platform run it, PUT /api/report-runs/rollout/subscriptions/%s with {\"mode\":\"RunNowAllowlist\"} (or a later mode)", sub.Guid, mode.Mode, mode.Source, sub.Guid)
 	}
 	if len(in.Reason) > 500 {
 		return RunView{}, automation.Invalid("reason", "is longer than 500 characters")

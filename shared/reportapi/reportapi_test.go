@@ -220,7 +220,7 @@ func TestRunNowOverHTTP(t *testing.T) {
 		t.Fatalf("sent %d, want 1", n)
 	}
 	detail := e.do(t, "GET", first.hdr.Get("Location"), "")
-	if detail.code != 200 || detail.body["status"] != "Completed" || detail.body["ownership"].(map[string]any)["Status"] != "DeliveryCreated" {
+	if detail.code != 200 || detail.body["status"] != "Completed" || detail.body["ownership"].(map[string]any)["status"] != "DeliveryCreated" {
 		t.Fatalf("detail: %d %s", detail.code, detail.raw)
 	}
 	hash := detail.body["runKeyHash"].(string)
@@ -294,7 +294,7 @@ func TestOwnershipEndpointsAndSupport(t *testing.T) {
 	if r := e.do(t, "POST", "/api/report-runs/ownership/release", `{"schedulerKey":"`+key+`","ownerVersion":2}`); r.code != 409 {
 		t.Fatalf("release with a wrong ownerVersion: %d %s", r.code, r.raw)
 	}
-	if r := e.do(t, "POST", "/api/report-runs/ownership/release", `{"schedulerKey":"`+key+`","ownerVersion":1}`); r.code != 200 || r.body["Status"] != "Cancelled" {
+	if r := e.do(t, "POST", "/api/report-runs/ownership/release", `{"schedulerKey":"`+key+`","ownerVersion":1}`); r.code != 200 || r.body["status"] != "Cancelled" {
 		t.Fatalf("release: %d %s", r.code, r.raw)
 	}
 	r := e.do(t, "POST", "/api/report-subscriptions/"+guid+"/automation-runs/"+hash+"/retry", `{"reason":"released"}`, "X-Automation-Operator", "support@example.test")

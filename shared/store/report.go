@@ -119,16 +119,16 @@ const (
 // of the run with SchedulerKey. OwnerVersion increases each time ownership changes hands and
 // fences the owner's later writes; Version increases on every write. Instants UTC.
 type ReportOwnership struct {
-	SchedulerKey     string
-	SubscriptionGuid string
-	RunKind          ReportRunKind
-	OwnerType        ReportOwnerType
-	OwnerVersion     int64
-	Status           ReportOwnershipStatus
-	CoordinatesJSON  string // "" until DeliveryCreated
-	Version          int64
-	CreatedOn        time.Time
-	UpdatedOn        time.Time
+	SchedulerKey     string                `json:"schedulerKey"`
+	SubscriptionGuid string                `json:"subscriptionGuid"`
+	RunKind          ReportRunKind         `json:"runKind"`
+	OwnerType        ReportOwnerType       `json:"ownerType"`
+	OwnerVersion     int64                 `json:"ownerVersion"`
+	Status           ReportOwnershipStatus `json:"status"`
+	CoordinatesJSON  string                `json:"coordinatesJson,omitempty"` // "" until DeliveryCreated
+	Version          int64                 `json:"version"`
+	CreatedOn        time.Time             `json:"createdOn"`
+	UpdatedOn        time.Time             `json:"updatedOn"`
 }
 
 // OwnershipOutcome is what an acquire did.

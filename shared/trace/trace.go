@@ -31,20 +31,20 @@ const (
 
 // JobRecord is one AutomationJob trace row: one attempt on one scheduler row. Instants UTC.
 type JobRecord struct {
-	SchedulerKey   string
-	RowGuid        string
-	RowID          int64
-	BusinessUnitID string
-	AutomationType string
-	Attempt        int   // 1-based: RetryCount+1 at claim time
-	Version        int64 // the claim token
-	Outcome        Outcome
-	ReasonCode     string
-	ErrorCode      string
-	Message        string // short; no personal data
-	StartedOn      time.Time
-	FinishedOn     time.Time
-	TraceBlobName  string // "" when no diagnostics blob was written
+	SchedulerKey   string    `json:"schedulerKey"`
+	RowGuid        string    `json:"rowGuid"`
+	RowID          int64     `json:"rowId"`
+	BusinessUnitID string    `json:"businessUnitId"`
+	AutomationType string    `json:"automationType"`
+	Attempt        int       `json:"attempt"` // 1-based: RetryCount+1 at claim time
+	Version        int64     `json:"version"` // the claim token
+	Outcome        Outcome   `json:"outcome"`
+	ReasonCode     string    `json:"reasonCode,omitempty"`
+	ErrorCode      string    `json:"errorCode,omitempty"`
+	Message        string    `json:"message,omitempty"` // short; no personal data
+	StartedOn      time.Time `json:"startedOn"`
+	FinishedOn     time.Time `json:"finishedOn"`
+	TraceBlobName  string    `json:"traceBlobName,omitempty"` // "" when no diagnostics blob was written
 }
 
 // Writer stores trace rows and diagnostics blobs.
