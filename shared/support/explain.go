@@ -176,6 +176,10 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 	if err != nil {
 		loc, bu.TimeZoneID = time.UTC, "UTC"
 	}
+	var roles map[string][]string
+	if rec, err := s.store.BusinessUnitGetRecord(ctx, buID); err == nil {
+		roles = rec.Roles
+	}
 	z := reminder.Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
 	today := localtime.DateOf(now, loc)
 	x.BusinessUnit = BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZoneID, LocalToday: today.String()}
@@ -238,7 +242,7 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 	}
 	claimed := map[int64]bool{}
 	for _, set := range settings {
-		e := s.explainSetting(set, src, z, today, now, visible, auditByRow, claimed)
+		e := s.explainSetting(set, src, z, roles, today, now, visible, auditByRow, claimed)
 		x.Settings = append(x.Settings, e)
 		x.Summary = append(x.Summary, settingSummary(e))
 	}
@@ -308,11 +312,11 @@ func (s *Service) settingsFor(ctx context.Context, sc Scope, buID, sourceType st
 
 // explainSetting builds one setting's explanation: why it applies or not, then every
 // occurrence it wants now and every row it produced.
-func (s *Service) explainSetting(set reminder.Setting, src reminder.Source, z reminder.Zone, today localtime.Date, now time.Time,
+func (s *Service) explainSetting(set reminder.Setting, src reminder.Source, z reminder.Zone, roles map[string][]string, today localtime.Date, now time.Time,
 	rows []automation.SchedulerRow, audit map[int64][]store.SupportAuditRecord, claimed map[int64]bool) Setting {
 	e := Setting{Guid: set.Guid, Name: set.Name, BusinessUnitID: set.BusinessUnitID, IsActive: set.Active(), TriggerKey: set.TriggerKey,
 		TriggerValue: maskValue(src.Data[set.TriggerKey]), OffsetsDays: set.OffsetsDays, Annual: set.Annual,
-		MaxLatenessHours: set.MaxLatenessHoursOrDefault(), Recipients: recipients(src.Data[set.Recipients.Field]), Occurrences: []Occurrence{}}
+		MaxLatenessHours: set.MaxLatenessHoursOrDefault(), Recipients: settingRecipients(set, src, roles), Occurrences: []Occurrence{}}
 	if set.SendLocalTime != nil {
 		e.SendLocalTime = set.SendLocalTime.String()
 	}
@@ -646,6 +650,21 @@ func maskValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// settingRecipients lists, masked, whom the setting would send to now: the source field, the
+// business unit's role list and the fixed list, resolved as at execution (§3.6). When the
+// policy cannot be resolved (a bad address in the data), the source field's entries as they are.
+func settingRecipients(set reminder.Setting, src reminder.Source, roles map[string][]string) []string {
+	all, err := reminder.ResolveRecipients(set.Recipients, src.Data, roles)
+	if err != nil {
+		return recipients(src.Data[set.Recipients.Field])
+	}
+	out := make([]string, 0, len(all))
+	for _, r := range all {
+		out = append(out, logmask.String(r))
+	}
+	return out
 }
 
 // recipients lists the masked recipient addresses of a source field (one or an array).

@@ -205,3 +205,33 @@ func TestScopeThatSeesNothing(t *testing.T) {
 		t.Fatalf("all: %+v", all)
 	}
 }
+
+// Explain lists every recipient the setting would send to now (source field, the business
+// unit's role list, the fixed list), masked — as execution resolves them (§3.6).
+func TestExplainListsRoleAndFixedRecipients(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	if err := e.st.BusinessUnitInsert(ctx, store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"},
+		Roles: map[string][]string{"managers": {"boss@example.test"}}, Version: 1, UpdatedOn: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	set, err := reminder.ParseSetting([]byte(fmt.Sprintf(`{"guid":%q,"businessUnitId":"bu-syd","name":"Police check expiry",
+	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[7,0],"sendLocalTime":"09:00",
+	  "template":"t","channels":["log"],"recipients":{"field":"staffEmail","role":"managers","fixed":["hr@example.test"]},"isActive":true}`, expSetting)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
+	if err := e.st.ReminderSettingUpsert(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Set(time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC))
+	e.event(t, "evt-1", 1, map[string]any{"expiresOn": "2027-04-04", "staffEmail": "zoe.walker@example.test"})
+	got := strings.Join(e.explain(t).Settings[0].Recipients, ",")
+	for _, want := range []string{"z***@example.test", "b***@example.test", "h***@example.test"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("recipients %s lack %s", got, want)
+		}
+	}
+}

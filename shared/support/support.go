@@ -43,6 +43,8 @@ type Store interface {
 	store.SupportStore
 	store.SchedulerStore
 	store.ReminderStore
+	// BusinessUnitGetRecord gives the role lists explain resolves recipients with.
+	BusinessUnitGetRecord(ctx context.Context, id string) (store.BusinessUnitRecord, error)
 }
 
 // Scope is the set of business units a caller may see (httpapi.Scope implements it).
