@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -80,6 +81,13 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 		}()
 		if err := a.authenticate(r); err != nil {
 			WriteError(w, r, a.o.Logger, err)
+			return
+		}
+		// r.URL.Query() silently drops what url.ParseQuery rejects (a bad %-escape, a ';'
+		// separator): a filter would vanish instead of being refused.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			WriteError(w, r, a.o.Logger, &automation.Error{Code: automation.CodeMalformed, Field: "query",
+				Message: "the query string is malformed: " + err.Error()})
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
