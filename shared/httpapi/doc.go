@@ -17,8 +17,9 @@
 //     automation.CodePreconditionRequired   428  update without If-Match
 //     anything else                         500  no detail leaves the process; it is logged
 //
-//   - Strict JSON bodies (DecodeJSON: unknown fields and trailing data rejected, size bounded)
-//     and strict query strings (Query: unknown parameters rejected).
+//   - Strict JSON bodies (DecodeJSON: unknown fields, members named twice, bytes that are
+//     not UTF-8 and trailing data rejected, size bounded) and strict query strings (a
+//     malformed query string is refused by API.Handler; Query rejects unknown parameters).
 //
 //   - Optimistic concurrency on the integer Version of a resource: ETag is the strong tag
 //     "<version>", If-Match must name it (IfMatch).

@@ -1,11 +1,13 @@
 package httpapi_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
@@ -49,5 +51,57 @@ func TestMalformedQueryStringIsRejected(t *testing.T) {
 	}
 	if rr := do(t, h, "GET", "/api/x?limit=1&businessUnitId=a%2Cb&empty=", "", nil); rr.Code != 200 {
 		t.Errorf("well-formed query: %d %s", rr.Code, rr.Body)
+	}
+}
+
+// Duplicate member names were accepted (the last one won), so a body could say two things
+// at once ({"id":"a","id":"b"}: a proxy or log reader sees "a", we stored "b"); invalid
+// UTF-8 was silently replaced by U+FFFD and stored. Both are malformed JSON for an API
+// (RFC 8259 §4 and §8.1; I-JSON, RFC 7493 §2.1, §2.3).
+func TestDecodeJSONRejectsDuplicateNamesAndInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		Field string `json:"field"`
+	}
+	type nested struct {
+		Name  string            `json:"name"`
+		In    inner             `json:"in"`
+		List  []inner           `json:"list"`
+		Extra map[string]string `json:"extra"`
+	}
+	cases := []struct{ name, body, field string }{
+		{"top level", `{"name":"a","name":"b"}`, "name"},
+		{"nested object", `{"in":{"field":"a","field":"b"}}`, "in.field"},
+		{"in an array", `{"list":[{"field":"a"},{"field":"a","field":"b"}]}`, "list[1].field"},
+		{"map", `{"extra":{"k":"1","k":"2"}}`, "extra.k"},
+		{"escaped spelling", `{"name":"a","n\u0061me":"b"}`, "name"},
+		{"other letter case", `{"name":"a","NAME":"b"}`, "NAME"},
+		{"deep path", `{"list":[{"field":"a"}],"in":{"field":"x","Field":"y"}}`, "in.Field"},
+	}
+	for _, c := range cases {
+		var v nested
+		err := httpapi.DecodeJSONBytes([]byte(c.body), &v)
+		var e *automation.Error
+		if !errors.As(err, &e) || e.Code != automation.CodeMalformed || e.Field != c.field {
+			t.Errorf("%s: err = %#v, want Malformed about %q", c.name, err, c.field)
+		}
+	}
+	var v nested
+	if err := httpapi.DecodeJSONBytes([]byte(`{"name":"a","in":{"field":"name"},"list":[{"field":"a"},{"field":"a"}],"extra":{"name":"x","field":"y"}}`), &v); err != nil {
+		t.Errorf("equal names at different levels are fine: %v", err)
+	}
+	for name, body := range map[string]string{
+		"invalid byte in a value": "{\"name\":\"a\xff\"}",
+		"invalid byte in a name":  "{\"na\xfeme\":\"a\"}",
+		"truncated sequence":      "{\"name\":\"\xe2\x82\"}",
+	} {
+		var v nested
+		err := httpapi.DecodeJSONBytes([]byte(body), &v)
+		if automation.CodeOf(err) != automation.CodeMalformed || !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("%s: err = %v, want Malformed about UTF-8", name, err)
+		}
+	}
+	if err := httpapi.DecodeJSONBytes([]byte(`{"name":"Hồ Chí Minh \ud83d\ude00"}`), &v); err != nil || v.Name != "Hồ Chí Minh 😀" {
+		t.Errorf("valid UTF-8: %q %v", v.Name, err)
 	}
 }
