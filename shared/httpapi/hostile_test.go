@@ -3,12 +3,14 @@ package httpapi_test
 import (
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // Regression tests from a hostile review of the HTTP layer: each names the attack.
@@ -103,5 +105,40 @@ func TestDecodeJSONRejectsDuplicateNamesAndInvalidUTF8(t *testing.T) {
 	}
 	if err := httpapi.DecodeJSONBytes([]byte(`{"name":"Hồ Chí Minh \ud83d\ude00"}`), &v); err != nil || v.Name != "Hồ Chí Minh 😀" {
 		t.Errorf("valid UTF-8: %q %v", v.Name, err)
+	}
+}
+
+// A 4xx built from a store error carried the store's text: ErrConflict and ErrLeaseLost
+// wrapped by sqlstore ("sqlite BusinessUnitInsert \"bu-x\": conflict"), an automation.Error
+// whose Err is the store error (support actions), or an automation.Error wrapped with
+// internal context. The detail is the message written for the client, nothing below it.
+func TestProblemDetailNeverCarriesInternalErrorText(t *testing.T) {
+	t.Parallel()
+	internal := []string{"sqlite", "mssql", "BusinessUnitInsert", "SupportSchedulerAct", "db01", "/var/lib"}
+	cases := []struct {
+		err    error
+		status int
+		detail string
+	}{
+		{fmt.Errorf("sqlite BusinessUnitInsert %q: %w", "bu-x", store.ErrConflict), 409, "conflicts"},
+		{fmt.Errorf("mssql BusinessUnitUpdate %q at version 3 (stored 4): %w", "bu-x", store.ErrLeaseLost), 412, "changed"},
+		{fmt.Errorf("sqlite open /var/lib/automation.db: %w", store.ErrNotFound), 404, "not found"},
+		{&automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the row changed while the action was applied; read it again",
+			Err: fmt.Errorf("sqlite SupportSchedulerAct: %w", store.ErrLeaseLost)}, 412, "If-Match: the row changed while the action was applied; read it again"},
+		{fmt.Errorf("mssql at db01: %w", automation.Invalid("name", "is required")), 422, "name: is required"},
+		{&automation.Error{Code: automation.CodeConflict, Message: "business unit is busy", Err: errors.New("mssql deadlock at db01")}, 409, "business unit is busy"},
+	}
+	for _, c := range cases {
+		rr := httptest.NewRecorder()
+		httpapi.WriteError(rr, httptest.NewRequest("POST", "/api/x", nil), nil, c.err)
+		p := httpapi.ProblemOf(c.err)
+		if rr.Code != c.status || p.Status != c.status || !strings.Contains(p.Detail, c.detail) {
+			t.Errorf("%v: %d %+v, want %d with detail %q", c.err, rr.Code, p, c.status, c.detail)
+		}
+		for _, word := range internal {
+			if strings.Contains(rr.Body.String(), word) {
+				t.Errorf("%v: the answer leaks %q: %s", c.err, word, rr.Body)
+			}
+		}
 	}
 }
