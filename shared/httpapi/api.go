@@ -90,6 +90,10 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 				Message: "the query string is malformed: " + err.Error()})
 			return
 		}
+		if r.ContentLength > a.o.MaxBodyBytes {
+			WriteError(w, r, a.o.Logger, tooLarge(a.o.MaxBodyBytes))
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
 		r = r.WithContext(WithCaller(r.Context(), a.caller(r)))
 		if key := r.Header.Get(HeaderIdempotencyKey); key != "" || len(r.Header.Values(HeaderIdempotencyKey)) > 0 {

@@ -14,6 +14,7 @@
 //     store.ErrLeaseLost                    412  the Version moved on between read and write
 //     automation.CodeInvalidInput           422  validation, with field errors
 //     automation.CodeIdempotencyMismatch    422  Idempotency-Key reused with another body
+//     CodeContentTooLarge                   413  body over Options.MaxBodyBytes (announced or chunked)
 //     automation.CodePreconditionRequired   428  update without If-Match
 //     anything else                         500  no detail leaves the process; it is logged
 //

@@ -3,8 +3,11 @@ package httpapi_test
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,5 +143,71 @@ func TestProblemDetailNeverCarriesInternalErrorText(t *testing.T) {
 				t.Errorf("%v: the answer leaks %q: %s", c.err, word, rr.Body)
 			}
 		}
+	}
+}
+
+// A body over the limit answered 400 Malformed from httpapi (read while decoding, or by
+// the Idempotency-Key middleware) but 413 from funchost when Content-Length announced it:
+// the same request got two statuses. It is 413 Content Too Large (RFC 9110 §15.5.14) in
+// every case, announced or chunked, and the handler does not run when the length is
+// announced.
+func TestBodyOverTheLimitIs413(t *testing.T) {
+	t.Parallel()
+	api, _ := idempotentAPI(t)
+	small := httpapi.New(httpapi.Options{MaxBodyBytes: 64})
+	var ran atomic.Int32
+	decode := func(w http.ResponseWriter, r *http.Request) error {
+		ran.Add(1)
+		var b body
+		if err := httpapi.DecodeJSON(r, &b); err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, 200, b)
+		return nil
+	}
+	big := `{"name":"` + strings.Repeat("x", 2<<20) + `"}`
+	check := func(name string, rr *httptest.ResponseRecorder) {
+		t.Helper()
+		if rr.Code != http.StatusRequestEntityTooLarge || rr.Header().Get("Content-Type") != httpapi.ProblemContentType ||
+			!strings.Contains(rr.Body.String(), `"code":"ContentTooLarge"`) {
+			t.Errorf("%s: %d %s", name, rr.Code, rr.Body)
+		}
+	}
+	// Announced length: refused before the handler runs.
+	check("announced", do(t, small.Handler(decode), "POST", "/api/x", `{"name":"`+strings.Repeat("x", 100)+`"}`, nil))
+	if ran.Load() != 0 {
+		t.Errorf("the handler ran %d times for an announced body over the limit", ran.Load())
+	}
+	// Unknown length (chunked): found while reading.
+	chunked := func(h http.Handler, body string, headers map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/api/x", io.MultiReader(strings.NewReader(body)))
+		r.ContentLength = -1
+		for k, v := range headers {
+			r.Header.Set(k, v)
+		}
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, r)
+		return rr
+	}
+	check("chunked", chunked(api.Handler(decode), big, nil))
+	check("chunked with Idempotency-Key", chunked(api.Handler(decode), big, map[string]string{"Idempotency-Key": "big"}))
+	// An optional body is bounded the same way.
+	optional := func(w http.ResponseWriter, r *http.Request) error {
+		var b body
+		if err := httpapi.DecodeOptionalJSON(r, &b); err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, 200, b)
+		return nil
+	}
+	check("optional body", chunked(small.Handler(optional), big, nil))
+	if rr := chunked(small.Handler(optional), "", nil); rr.Code != 200 {
+		t.Errorf("empty optional body: %d %s", rr.Code, rr.Body)
+	}
+	if rr := chunked(small.Handler(optional), `{"nmae":"x"}`, nil); rr.Code != 400 {
+		t.Errorf("an optional body is strict when present, also chunked: %d %s", rr.Code, rr.Body)
+	}
+	if rr := do(t, small.Handler(optional), "POST", "/api/x", `{"name":"x"}`, map[string]string{"Content-Type": "text/plain"}); rr.Code != 400 {
+		t.Errorf("an optional body with a wrong Content-Type: %d %s", rr.Code, rr.Body)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -82,14 +81,9 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, h HandlerFunc) 
 			Message: "is not supported by this deployment (no idempotency store configured)"})
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := ReadBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			fail(automation.Errorf(automation.CodeMalformed, "the body is larger than %d bytes", tooBig.Limit))
-			return
-		}
-		fail(automation.Errorf(automation.CodeMalformed, "reading the body: %v", err))
+		fail(err)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

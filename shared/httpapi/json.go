@@ -31,24 +31,66 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// DecodeJSON reads exactly one JSON value from the request body into v. Unknown fields,
-// trailing data, an empty body, a wrong Content-Type (anything but application/json or a
-// +json type; missing is accepted) and bodies over the limit are CodeMalformed errors that
-// name the offending field where the decoder knows it.
-func DecodeJSON(r *http.Request, v any) error {
+// CodeContentTooLarge is the code of a request body over the API's limit (HTTP 413).
+const CodeContentTooLarge automation.ErrorCode = "ContentTooLarge"
+
+// tooLarge is the error of a body over limit bytes.
+func tooLarge(limit int64) error {
+	return &automation.Error{Code: CodeContentTooLarge, Message: fmt.Sprintf("the body is larger than %d bytes", limit)}
+}
+
+// ReadBody reads the whole request body. A body over the API's limit (Options.MaxBodyBytes,
+// enforced by API.Handler) is a CodeContentTooLarge error (413), a failed read CodeMalformed.
+func ReadBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var big *http.MaxBytesError
+		if errors.As(err, &big) {
+			return nil, tooLarge(big.Limit)
+		}
+		return nil, automation.Errorf(automation.CodeMalformed, "reading the body: %v", err)
+	}
+	return body, nil
+}
+
+func checkContentType(r *http.Request) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt := strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
 		if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
 			return automation.Errorf(automation.CodeMalformed, "Content-Type %q is not application/json", ct)
 		}
 	}
-	body, err := io.ReadAll(r.Body)
+	return nil
+}
+
+// DecodeJSON reads exactly one JSON value from the request body into v. Unknown fields,
+// trailing data, an empty body and a wrong Content-Type (anything but application/json or
+// a +json type; missing is accepted) are CodeMalformed errors that name the offending
+// field where the decoder knows it; a body over the limit is CodeContentTooLarge (413).
+func DecodeJSON(r *http.Request, v any) error {
+	if err := checkContentType(r); err != nil {
+		return err
+	}
+	body, err := ReadBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return automation.Errorf(automation.CodeMalformed, "the body is larger than %d bytes", tooBig.Limit)
-		}
-		return automation.Errorf(automation.CodeMalformed, "reading the body: %v", err)
+		return err
+	}
+	return DecodeJSONBytes(body, v)
+}
+
+// DecodeOptionalJSON is DecodeJSON for a body that may be left out: an empty body (also a
+// chunked one, whatever Content-Length said) leaves v unchanged and returns nil; a
+// present one follows every rule of DecodeJSON.
+func DecodeOptionalJSON(r *http.Request, v any) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := checkContentType(r); err != nil {
+		return err
 	}
 	return DecodeJSONBytes(body, v)
 }

@@ -49,6 +49,7 @@ var titles = map[automation.ErrorCode]string{
 	automation.CodeIdempotencyMismatch:  "Idempotency key reused",
 	automation.CodePreconditionRequired: "Precondition required",
 	automation.CodeInternal:             "Internal error",
+	CodeContentTooLarge:                 "Content too large",
 }
 
 // StatusOf returns the HTTP status for err (the table in the package doc).
@@ -78,6 +79,8 @@ func StatusOf(err error) int {
 		return http.StatusUnprocessableEntity
 	case automation.CodePreconditionRequired:
 		return http.StatusPreconditionRequired
+	case CodeContentTooLarge:
+		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusInternalServerError
 }
