@@ -72,10 +72,19 @@ func (a *API) Clock() automation.Clock { return a.o.Clock }
 // Handler wraps h: bounded body, bearer token, Caller in the context, Idempotency-Key on
 // POST, errors and panics as problem details.
 func (a *API) Handler(h HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &startedWriter{ResponseWriter: rw}
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler { // the handler's own way to abort: pass it on
+					panic(v)
+				}
 				a.o.Logger.Error("http handler panicked", "panic", fmt.Sprint(v), "path", r.URL.Path, "stack", string(debug.Stack()))
+				if w.started {
+					// Part of the answer is out: a problem appended to it would be a corrupt
+					// success. Abort the connection so the client sees a failure.
+					panic(http.ErrAbortHandler)
+				}
 				WriteError(w, r, nil, fmt.Errorf("panic: %v", v))
 			}
 		}()
@@ -138,3 +147,24 @@ func (a *API) caller(r *http.Request) Caller {
 	}
 	return Caller{Scope: scope, Operator: op}
 }
+
+// startedWriter records whether the answer has started (status line or body sent).
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (s *startedWriter) WriteHeader(code int) {
+	if code >= 200 {
+		s.started = true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *startedWriter) Write(p []byte) (int, error) {
+	s.started = true
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (Flush, deadlines).
+func (s *startedWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -211,3 +211,145 @@ func TestBodyOverTheLimitIs413(t *testing.T) {
 		t.Errorf("an optional body with a wrong Content-Type: %d %s", rr.Code, rr.Body)
 	}
 }
+
+// An attempt whose lease ran out and was taken over released the key when it then failed
+// (any error answer releases): the retry that owned the key was still running, and a third
+// request with the key started a second concurrent run of the handler. Complete and Release
+// are fenced by the lease the attempt was given.
+func TestIdempotencyStaleAttemptCannotReleaseATakenOverKey(t *testing.T) {
+	t.Parallel()
+	api, clk := idempotentAPI(t)
+	var (
+		attempts   atomic.Int32
+		running    atomic.Int32
+		maxRunning atomic.Int32
+	)
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	entered := make(chan int, 3)
+	h := api.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		n := int(attempts.Add(1))
+		if cur := running.Add(1); cur > maxRunning.Load() {
+			maxRunning.Store(cur)
+		}
+		defer running.Add(-1)
+		entered <- n
+		if n <= len(gates) {
+			<-gates[n-1]
+		}
+		if n == 1 {
+			return automation.Invalid("name", "the first attempt fails late") // a 4xx: released
+		}
+		httpapi.WriteJSON(w, 201, map[string]int{"attempt": n})
+		return nil
+	})
+	key := map[string]string{"Idempotency-Key": "fenced"}
+	results := make(chan *httptest.ResponseRecorder, 2)
+	go func() { results <- do(t, h, "POST", "/api/things", `{}`, key) }() // A
+	<-entered
+	clk.add(2 * time.Minute)                                              // A's lease runs out
+	go func() { results <- do(t, h, "POST", "/api/things", `{}`, key) }() // B takes over
+	<-entered
+	close(gates[0]) // A fails now, while B owns the key
+	if a := <-results; a.Code != 422 {
+		t.Fatalf("A: %d %s", a.Code, a.Body)
+	}
+	c := do(t, h, "POST", "/api/things", `{}`, key)
+	if c.Code != 409 || attempts.Load() != 2 {
+		t.Fatalf("C while B owns the key: %d %s, handler attempts %d (max %d at once), want 409 and 2",
+			c.Code, c.Body, attempts.Load(), maxRunning.Load())
+	}
+	close(gates[1])
+	if b := <-results; b.Code != 201 {
+		t.Fatalf("B: %d %s", b.Code, b.Body)
+	}
+	if d := do(t, h, "POST", "/api/things", `{}`, key); d.Code != 201 || d.Header().Get(httpapi.HeaderIdempotentReplayed) != "true" ||
+		!strings.Contains(d.Body.String(), `"attempt":2`) {
+		t.Fatalf("after B: %d %v %s, want B's answer replayed", d.Code, d.Header(), d.Body)
+	}
+}
+
+// countingWriter is a ResponseWriter that counts the body bytes it received.
+type countingWriter struct {
+	header http.Header
+	status int
+	n      atomic.Int64
+}
+
+func (c *countingWriter) Header() http.Header { return c.header }
+func (c *countingWriter) WriteHeader(s int) {
+	if c.status == 0 {
+		c.status = s
+	}
+}
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = 200
+	}
+	c.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// A handler answering a huge body under an Idempotency-Key was buffered whole in memory
+// (only its storage was bounded). Past the storage limit the answer now streams to the
+// client while the handler writes, and is not stored (a retry runs the request again).
+func TestIdempotentHugeResponseStreamsInBoundedMemory(t *testing.T) {
+	t.Parallel()
+	api, _ := idempotentAPI(t)
+	const chunk, chunks = 32 << 10, 128 // 4 MiB
+	var runs atomic.Int32
+	cw := &countingWriter{header: http.Header{}}
+	var seenWhileWriting int64
+	h := api.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		runs.Add(1)
+		w.Header().Set("Content-Type", "text/csv")
+		w.WriteHeader(200)
+		p := []byte(strings.Repeat("x", chunk-1) + "\n")
+		for i := range chunks {
+			_, _ = w.Write(p)
+			if i == chunks/2 {
+				seenWhileWriting = cw.n.Load()
+			}
+		}
+		return nil
+	})
+	r := httptest.NewRequest("POST", "/api/export", strings.NewReader(`{}`))
+	r.Header.Set("Idempotency-Key", "huge")
+	h.ServeHTTP(cw, r)
+	if cw.status != 200 || cw.n.Load() != chunk*chunks || cw.header.Get("Content-Type") != "text/csv" {
+		t.Fatalf("answer: %d, %d bytes, %v", cw.status, cw.n.Load(), cw.header)
+	}
+	if seenWhileWriting < chunk*chunks/4 {
+		t.Fatalf("the client had %d bytes when the handler had written %d: the answer is buffered, not streamed", seenWhileWriting, chunk*(chunks/2+1))
+	}
+	if rr := do(t, h, "POST", "/api/export", `{}`, map[string]string{"Idempotency-Key": "huge"}); rr.Code != 200 || runs.Load() != 2 ||
+		rr.Header().Get(httpapi.HeaderIdempotentReplayed) != "" {
+		t.Fatalf("a retry must run again (the answer was too large to store): %d, runs %d", rr.Code, runs.Load())
+	}
+}
+
+// A handler that panicked after it had started its answer got a problem document appended
+// to the partial body (a 200 with two JSON texts). The connection is aborted instead
+// (http.ErrAbortHandler), and a handler's own ErrAbortHandler is passed on, not logged as
+// a failure and answered 500.
+func TestPanicAfterTheAnswerStartedAbortsIt(t *testing.T) {
+	t.Parallel()
+	api := httpapi.New(httpapi.Options{})
+	for name, h := range map[string]httpapi.HandlerFunc{
+		"partial answer": func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"items":[`))
+			panic("boom")
+		},
+		"abort": func(http.ResponseWriter, *http.Request) error { panic(http.ErrAbortHandler) },
+	} {
+		rr := httptest.NewRecorder()
+		var got any
+		func() {
+			defer func() { got = recover() }()
+			api.Handler(h).ServeHTTP(rr, httptest.NewRequest("GET", "/api/x", nil))
+		}()
+		if got != http.ErrAbortHandler || strings.Contains(rr.Body.String(), "problems") {
+			t.Errorf("%s: recovered %v, body %q; want the ErrAbortHandler panic and no problem appended", name, got, rr.Body)
+		}
+	}
+}
