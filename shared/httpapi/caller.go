@@ -112,11 +112,12 @@ func CallerFrom(ctx context.Context) Caller {
 	return c
 }
 
-// operatorName cleans a header value for audit records: trimmed, control characters
+// operatorName cleans a header value for audit records: trimmed, control characters and
+// bidirectional-text controls (which can make an audit line display as another name)
 // removed, at most maxOperatorNameBytes.
 func operatorName(v string) string {
 	v = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
 			return -1
 		}
 		return r

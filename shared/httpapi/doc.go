@@ -40,5 +40,7 @@
 //     authentication, else X-Automation-Operator). A resource of another business unit
 //     answers 404, never 403, so ids cannot be probed.
 //
-//   - Opaque, tamper-evident page cursors (EncodeCursor / DecodeCursor).
+//   - Opaque page cursors bound to their query (EncodeCursor / DecodeCursor): a cursor of
+//     other filters is refused. They are not signed: a position is no secret, and every
+//     query applies the caller's scope whatever the cursor says.
 package httpapi

@@ -353,3 +353,36 @@ func TestPanicAfterTheAnswerStartedAbortsIt(t *testing.T) {
 		}
 	}
 }
+
+// If-Match accepted tags that ETag never writes ("007", "+7" for version 7: a strong
+// comparison says they differ), and a second If-Match header line was ignored (header
+// lines are one comma-separated list, RFC 9110 §5.3, and lists are refused).
+func TestIfMatchIsExactlyOneTagAsWritten(t *testing.T) {
+	t.Parallel()
+	for _, values := range [][]string{{`"007"`}, {`"+7"`}, {`"7"`, `"8"`}, {`"7"`, `"7"`}, {`""`}, {`"7 "`}} {
+		r := httptest.NewRequest("PUT", "/", nil)
+		for _, v := range values {
+			r.Header.Add("If-Match", v)
+		}
+		if _, _, err := httpapi.IfMatch(r, true); automation.CodeOf(err) != automation.CodeMalformed {
+			t.Errorf("If-Match %q: err = %v, want Malformed", values, err)
+		}
+	}
+	r := httptest.NewRequest("PUT", "/", nil)
+	r.Header.Set("If-Match", `"0"`)
+	if v, ok, err := httpapi.IfMatch(r, true); v != 0 || !ok || err != nil {
+		t.Errorf(`If-Match "0": %d %v %v`, v, ok, err)
+	}
+}
+
+// The operator's name goes into audit records: bidirectional-text controls (U+202E and
+// friends, format characters, not control characters) could make an audit line read as
+// another name ("Trojan Source"). They are removed like control characters.
+func TestOperatorNameDropsBidiControls(t *testing.T) {
+	t.Parallel()
+	h := httpapi.New(httpapi.Options{}).Handler(echo)
+	rr := do(t, h, "GET", "/api/x", "", map[string]string{"X-Automation-Operator": "ana\u202egnalam\u2066\u200f Nguyễn"})
+	if !strings.Contains(rr.Body.String(), `"operator":"anagnalam Nguyễn"`) {
+		t.Fatalf("%s", rr.Body)
+	}
+}
