@@ -33,6 +33,12 @@
 //	malformed invocation JSON           400 {"error": "..."}       invocation failed
 //	body larger than MaxBodyBytes       413 {"error": "..."}       invocation failed
 //
+// On forwarded HTTP paths (/api/...) the router's own refusals are answered as RFC 9457
+// problem details (application/problem+json; type about:blank, title, status, detail, code),
+// the error shape of the HTTP APIs: no such route 404 NotFound, wrong method 405
+// MethodNotAllowed (with Allow), body over MaxBodyBytes 413 ContentTooLarge, a handler
+// panic before its answer started 500 Internal (no detail of the panic).
+//
 // Decode errors ([DecodeError]) are retryable on purpose: a message that can never be
 // decoded ends up in the broker's dead-letter queue after MaxDeliveryCount attempts
 // (there is no settlement API in a custom handler, §3 "Failure, retry, dead-letter"),

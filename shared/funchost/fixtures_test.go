@@ -358,12 +358,13 @@ func decodeResponse(t *testing.T, body []byte) funchost.InvocationResponse {
 func errorMessage(t *testing.T, body []byte) string {
 	t.Helper()
 	var e struct {
-		Error string `json:"error"`
+		Error  string `json:"error"`  // invocation paths
+		Detail string `json:"detail"` // problem details on forwarded paths
 	}
-	if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
-		t.Fatalf("want {\"error\": ...}, got %s (%v)", body, err)
+	if err := json.Unmarshal(body, &e); err != nil || e.Error+e.Detail == "" {
+		t.Fatalf("want {\"error\": ...} or problem details, got %s (%v)", body, err)
 	}
-	return e.Error
+	return e.Error + e.Detail
 }
 
 func containsEntry(logs []string, sub string) bool {
@@ -437,7 +438,7 @@ func TestFixtureForwardedHTTP(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		if resp.Header.Get("Content-Type") != "application/json" || len(b) == 0 {
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" && ct != "application/problem+json" || len(b) == 0 {
 			t.Fatalf("%s %s: Content-Type %q body %q", method, uri, resp.Header.Get("Content-Type"), b)
 		}
 		return resp.StatusCode, b, resp.Header

@@ -100,7 +100,8 @@ func (r *Router) Register(functionName string, h Handler) {
 // RegisterHTTP serves a forwarded HTTP function (enableForwardingHttpRequest) on its
 // original path. pattern is an http.ServeMux pattern such as "POST /api/events" or
 // "GET /api/support/{id}"; its path must start with /{HTTPRoutePrefix}/ and it must not
-// name a host. Unknown paths under the prefix get a JSON 404, wrong methods a JSON 405.
+// name a host. Unknown paths under the prefix get a 404, wrong methods a 405 (with Allow),
+// both as problem details (application/problem+json).
 // Replies that set no Content-Type get application/json.
 func (r *Router) RegisterHTTP(pattern string, h http.Handler) {
 	if h == nil {
@@ -278,12 +279,12 @@ func (r *Router) serveForwarded(w http.ResponseWriter, req *http.Request) {
 	mux := r.httpMux
 	r.mu.RUnlock()
 	if mux == nil {
-		writeError(w, http.StatusNotFound, "no HTTP function at "+req.URL.Path)
+		writeProblem(w, http.StatusNotFound, "no HTTP function at "+req.URL.Path)
 		return
 	}
 	max := r.maxBody()
 	if req.ContentLength > max {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", max))
+		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", max))
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, max)
@@ -303,10 +304,16 @@ func (r *Router) serveForwarded(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	msg := http.StatusText(status)
-	if status == http.StatusNotFound {
-		msg = "no HTTP function at " + req.URL.Path
+	switch {
+	case status == http.StatusNotFound:
+		writeProblem(w, status, "no HTTP function at "+req.URL.Path)
+	case status == http.StatusMethodNotAllowed:
+		writeProblem(w, status, "method "+req.Method+" is not allowed on "+req.URL.Path)
+	case status >= 400:
+		writeProblem(w, status, msg)
+	default: // a path-cleaning redirect: not an error
+		writeError(w, status, msg)
 	}
-	writeError(w, status, msg)
 }
 
 // forwardWriter is what the mux writes to: registered handlers switch it to pass-through
@@ -359,7 +366,7 @@ func (f forwarded) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			if jw.wrote {
 				panic(http.ErrAbortHandler)
 			}
-			writeError(w, http.StatusInternalServerError, "internal error")
+			writeProblem(w, http.StatusInternalServerError, "the request failed; it was logged")
 		}
 	}()
 	f.h.ServeHTTP(jw, req)
@@ -405,6 +412,37 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 		Error string `json:"error"`
 	}{msg})
 	writeJSON(w, status, body)
+}
+
+// Problem codes of the router's own answers on forwarded paths, the same strings as the
+// HTTP APIs' codes (shared/httpapi) for the same statuses.
+var problemCodes = map[int]string{
+	http.StatusNotFound:              "NotFound",
+	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusRequestEntityTooLarge: "ContentTooLarge",
+	http.StatusInternalServerError:   "Internal",
+}
+
+// writeProblem answers a forwarded HTTP request the router itself refuses as RFC 9457
+// problem details (application/problem+json), the error shape of every HTTP API route.
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	code := problemCodes[status]
+	if code == "" {
+		code = strings.ReplaceAll(http.StatusText(status), " ", "")
+	}
+	body, _ := json.Marshal(struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+		Code   string `json:"code"`
+	}{"about:blank", http.StatusText(status), status, detail, code})
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 func nonNilMap(m map[string]any) map[string]any {

@@ -23,13 +23,14 @@ func serve(r http.Handler, method, target string, body io.Reader) *httptest.Resp
 	return rec
 }
 
-// checkJSON asserts the invariant of every reply: JSON content type, non-empty body.
+// checkJSON asserts the invariant of every reply: JSON content type (problem details for
+// the router's own errors on forwarded paths), non-empty body.
 func checkJSON(t *testing.T, rec *httptest.ResponseRecorder, status int) string {
 	t.Helper()
 	if rec.Code != status {
 		t.Fatalf("status %d, want %d; body %s", rec.Code, status, rec.Body)
 	}
-	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" && ct != "application/problem+json" {
 		t.Fatalf("Content-Type %q", ct)
 	}
 	if rec.Body.Len() == 0 {

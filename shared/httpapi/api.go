@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -71,15 +72,35 @@ func (a *API) Clock() automation.Clock { return a.o.Clock }
 // Handler wraps h: bounded body, bearer token, Caller in the context, Idempotency-Key on
 // POST, errors and panics as problem details.
 func (a *API) Handler(h HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &startedWriter{ResponseWriter: rw}
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler { // the handler's own way to abort: pass it on
+					panic(v)
+				}
 				a.o.Logger.Error("http handler panicked", "panic", fmt.Sprint(v), "path", r.URL.Path, "stack", string(debug.Stack()))
+				if w.started {
+					// Part of the answer is out: a problem appended to it would be a corrupt
+					// success. Abort the connection so the client sees a failure.
+					panic(http.ErrAbortHandler)
+				}
 				WriteError(w, r, nil, fmt.Errorf("panic: %v", v))
 			}
 		}()
 		if err := a.authenticate(r); err != nil {
 			WriteError(w, r, a.o.Logger, err)
+			return
+		}
+		// r.URL.Query() silently drops what url.ParseQuery rejects (a bad %-escape, a ';'
+		// separator): a filter would vanish instead of being refused.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			WriteError(w, r, a.o.Logger, &automation.Error{Code: automation.CodeMalformed, Field: "query",
+				Message: "the query string is malformed: " + err.Error()})
+			return
+		}
+		if r.ContentLength > a.o.MaxBodyBytes {
+			WriteError(w, r, a.o.Logger, tooLarge(a.o.MaxBodyBytes))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
@@ -126,3 +147,24 @@ func (a *API) caller(r *http.Request) Caller {
 	}
 	return Caller{Scope: scope, Operator: op}
 }
+
+// startedWriter records whether the answer has started (status line or body sent).
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (s *startedWriter) WriteHeader(code int) {
+	if code >= 200 {
+		s.started = true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *startedWriter) Write(p []byte) (int, error) {
+	s.started = true
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (Flush, deadlines).
+func (s *startedWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

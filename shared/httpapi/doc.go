@@ -14,11 +14,13 @@
 //     store.ErrLeaseLost                    412  the Version moved on between read and write
 //     automation.CodeInvalidInput           422  validation, with field errors
 //     automation.CodeIdempotencyMismatch    422  Idempotency-Key reused with another body
+//     CodeContentTooLarge                   413  body over Options.MaxBodyBytes (announced or chunked)
 //     automation.CodePreconditionRequired   428  update without If-Match
 //     anything else                         500  no detail leaves the process; it is logged
 //
-//   - Strict JSON bodies (DecodeJSON: unknown fields and trailing data rejected, size bounded)
-//     and strict query strings (Query: unknown parameters rejected).
+//   - Strict JSON bodies (DecodeJSON: unknown fields, members named twice, bytes that are
+//     not UTF-8 and trailing data rejected, size bounded) and strict query strings (a
+//     malformed query string is refused by API.Handler; Query rejects unknown parameters).
 //
 //   - Optimistic concurrency on the integer Version of a resource: ETag is the strong tag
 //     "<version>", If-Match must name it (IfMatch).
@@ -38,5 +40,7 @@
 //     authentication, else X-Automation-Operator). A resource of another business unit
 //     answers 404, never 403, so ids cannot be probed.
 //
-//   - Opaque, tamper-evident page cursors (EncodeCursor / DecodeCursor).
+//   - Opaque page cursors bound to their query (EncodeCursor / DecodeCursor): a cursor of
+//     other filters is refused. They are not signed: a position is no secret, and every
+//     query applies the caller's scope whatever the cursor says.
 package httpapi

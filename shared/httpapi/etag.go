@@ -17,10 +17,12 @@ func SetETag(w http.ResponseWriter, version int64) { w.Header().Set("ETag", ETag
 
 // IfMatch returns the Version named by the request's If-Match header (RFC 9110 §13.1.1;
 // one strong tag as written by ETag). Errors: CodePreconditionRequired when the header is
-// missing and required; CodeMalformed for "*", weak tags, lists or anything not written by
-// ETag. ok is false when the header is absent and not required.
+// missing and required; CodeMalformed for "*", weak tags, lists (also as several header
+// lines) or anything not written by ETag (such as "007" for version 7). ok is false when
+// the header is absent and not required.
 func IfMatch(r *http.Request, required bool) (version int64, ok bool, err error) {
-	raw := strings.TrimSpace(r.Header.Get("If-Match"))
+	// Several If-Match lines are one comma-separated list (RFC 9110 §5.3): refused below.
+	raw := strings.TrimSpace(strings.Join(r.Header.Values("If-Match"), ", "))
 	if raw == "" {
 		if required {
 			return 0, false, &automation.Error{Code: automation.CodePreconditionRequired, Field: "If-Match",
@@ -33,8 +35,9 @@ func IfMatch(r *http.Request, required bool) (version int64, ok bool, err error)
 	if len(raw) < 3 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return 0, false, bad
 	}
-	v, perr := strconv.ParseInt(raw[1:len(raw)-1], 10, 64)
-	if perr != nil || v < 0 {
+	inner := raw[1 : len(raw)-1]
+	v, perr := strconv.ParseInt(inner, 10, 64)
+	if perr != nil || v < 0 || strconv.FormatInt(v, 10) != inner { // only tags ETag writes: not "007", "+7"
 		return 0, false, bad
 	}
 	return v, true, nil

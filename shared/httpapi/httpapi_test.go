@@ -287,7 +287,7 @@ func TestHandlerMapsErrorsAndPanics(t *testing.T) {
 		var b body
 		return httpapi.DecodeJSON(r, &b)
 	}), "POST", "/api/x", big, nil)
-	if rr.Code != 400 || !strings.Contains(rr.Body.String(), "larger than") {
+	if rr.Code != 413 || !strings.Contains(rr.Body.String(), "larger than") {
 		t.Fatalf("big body: %d %s", rr.Code, rr.Body)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -82,14 +82,9 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, h HandlerFunc) 
 			Message: "is not supported by this deployment (no idempotency store configured)"})
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := ReadBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			fail(automation.Errorf(automation.CodeMalformed, "the body is larger than %d bytes", tooBig.Limit))
-			return
-		}
-		fail(automation.Errorf(automation.CodeMalformed, "reading the body: %v", err))
+		fail(err)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -128,12 +123,22 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, h HandlerFunc) 
 		return
 	}
 
-	rec := newRecorder()
+	// The lease this attempt holds fences its Complete and Release: once a retry has taken
+	// the key over (this attempt ran past its lease), neither touches the record.
+	var lease time.Time
+	if begun.Record.LeaseExpiresOn != nil {
+		lease = *begun.Record.LeaseExpiresOn
+	}
+	release := func(ctx context.Context) error {
+		return a.o.Idempotency.IdempotencyRelease(ctx, store.IdempotencyReleaseParams{
+			Scope: scope, Key: key, RequestHash: hash, LeaseExpiresOn: lease})
+	}
+	rec := newRecorder(w)
 	r = r.WithContext(context.WithValue(ctx, idemKey{}, idemInfo{scope: scope, key: key}))
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
-				_ = a.o.Idempotency.IdempotencyRelease(context.WithoutCancel(ctx), scope, key, hash)
+				_ = release(context.WithoutCancel(ctx))
 				panic(v)
 			}
 		}()
@@ -144,7 +149,7 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, h HandlerFunc) 
 	// Only successes are stored: every error answer means nothing changed (bad input,
 	// conflict, server error), so the client may fix the request and retry with the same key.
 	bg := context.WithoutCancel(ctx)
-	if rec.status >= 200 && rec.status < 300 && !rec.overflow {
+	if rec.status >= 200 && rec.status < 300 && !rec.streamed {
 		headers := map[string]string{}
 		for _, name := range replayedHeaders {
 			if v := rec.header.Get(name); v != "" {
@@ -153,16 +158,17 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, h HandlerFunc) 
 		}
 		hj, _ := json.Marshal(headers)
 		if err := a.o.Idempotency.IdempotencyComplete(bg, store.IdempotencyCompleteParams{
-			Scope: scope, Key: key, RequestHash: hash, ResponseStatus: rec.status,
+			Scope: scope, Key: key, RequestHash: hash, LeaseExpiresOn: lease, ResponseStatus: rec.status,
 			ResponseHeadersJSON: string(hj), ResponseBody: rec.body.String(), Now: a.o.Clock.Now().UTC()}); err != nil {
-			// The change is made; only the record is missing. A retry after the lease runs
+			// The change is made; only the record is missing (or a retry that took the key
+			// over after this attempt's lease stores its own). A retry after the lease runs
 			// the handler again, which finds its DeterministicID resource.
 			a.o.Logger.Error("idempotency record not stored", "error", err.Error(), "path", r.URL.Path)
 		}
-	} else if err := a.o.Idempotency.IdempotencyRelease(bg, scope, key, hash); err != nil {
+	} else if err := release(bg); err != nil {
 		a.o.Logger.Error("idempotency record not released", "error", err.Error(), "path", r.URL.Path)
 	}
-	rec.flush(w)
+	rec.flush()
 }
 
 // requestHash is the sha256 of the query string and the body (JSON compacted, so
@@ -190,16 +196,18 @@ func replay(w http.ResponseWriter, rec store.IdempotencyRecord) {
 	_, _ = io.WriteString(w, rec.ResponseBody)
 }
 
-// recorder buffers a handler's answer so it can be stored before it is sent.
+// recorder buffers a handler's answer so it can be stored before it is sent. An answer
+// larger than maxStoredResponseBytes is not stored: from that point it streams to the
+// client as the handler writes it, so memory stays bounded whatever the handler writes.
 type recorder struct {
+	w        http.ResponseWriter // the client's
 	header   http.Header
 	status   int
 	body     bytes.Buffer
-	overflow bool
-	full     [][]byte // everything written, for flush when over the storage limit
+	streamed bool // past the storage limit: headers and body went to w
 }
 
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
+func newRecorder(w http.ResponseWriter) *recorder { return &recorder{w: w, header: http.Header{}} }
 
 func (r *recorder) Header() http.Header { return r.header }
 
@@ -213,30 +221,35 @@ func (r *recorder) Write(p []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	if !r.overflow && r.body.Len()+len(p) > maxStoredResponseBytes {
-		r.overflow = true
-		r.full = append(r.full, bytes.Clone(r.body.Bytes()))
+	if !r.streamed && r.body.Len()+len(p) > maxStoredResponseBytes {
+		r.streamed = true
+		r.sendHeader()
+		if _, err := r.w.Write(r.body.Bytes()); err != nil {
+			return 0, err
+		}
+		r.body = bytes.Buffer{}
 	}
-	if r.overflow {
-		r.full = append(r.full, bytes.Clone(p))
-		return len(p), nil
+	if r.streamed {
+		return r.w.Write(p)
 	}
 	return r.body.Write(p)
 }
 
-func (r *recorder) flush(w http.ResponseWriter) {
+func (r *recorder) sendHeader() {
 	for k, v := range r.header {
-		w.Header()[k] = v
+		r.w.Header()[k] = v
 	}
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	w.WriteHeader(r.status)
-	if r.overflow {
-		for _, p := range r.full {
-			_, _ = w.Write(p)
-		}
+	r.w.WriteHeader(r.status)
+}
+
+// flush sends a buffered answer (a streamed one is out already).
+func (r *recorder) flush() {
+	if r.streamed {
 		return
 	}
-	_, _ = w.Write(r.body.Bytes())
+	r.sendHeader()
+	_, _ = r.w.Write(r.body.Bytes())
 }

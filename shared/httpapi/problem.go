@@ -49,6 +49,7 @@ var titles = map[automation.ErrorCode]string{
 	automation.CodeIdempotencyMismatch:  "Idempotency key reused",
 	automation.CodePreconditionRequired: "Precondition required",
 	automation.CodeInternal:             "Internal error",
+	CodeContentTooLarge:                 "Content too large",
 }
 
 // StatusOf returns the HTTP status for err (the table in the package doc).
@@ -78,12 +79,16 @@ func StatusOf(err error) int {
 		return http.StatusUnprocessableEntity
 	case automation.CodePreconditionRequired:
 		return http.StatusPreconditionRequired
+	case CodeContentTooLarge:
+		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusInternalServerError
 }
 
 // ProblemOf builds the problem details for err. A 500 carries no detail: internal errors
-// may name tables, hosts or personal data.
+// may name tables, hosts or personal data. A 4xx carries the Field and Message of err's
+// automation.Error, never the text of errors it wraps or that wrap it; a bare store error
+// (ErrNotFound, ErrConflict, ErrLeaseLost) gets a fixed detail.
 func ProblemOf(err error) Problem {
 	status := StatusOf(err)
 	code := automation.CodeOf(err)
@@ -103,24 +108,29 @@ func ProblemOf(err error) Problem {
 		p.Detail = "the request failed; it was logged"
 		return p
 	}
-	switch {
-	case errors.Is(err, store.ErrNotFound) && automation.CodeOf(err) == automation.CodeInternal:
-		p.Detail = "not found"
-	case errors.Is(err, store.ErrLeaseLost) && automation.CodeOf(err) == automation.CodeInternal:
-		p.Detail = "the resource changed since it was read; read it again"
-	default:
-		p.Detail = err.Error()
-	}
+	// The detail is what an automation.Error says to the client (its Field and Message),
+	// never the text of what it wraps or of what wraps it: below it are store errors naming
+	// the dialect, statements, hosts and files.
 	var e *automation.Error
-	if errors.As(err, &e) {
-		if len(e.Fields) > 0 {
-			for _, f := range e.Fields {
-				p.Errors = append(p.Errors, FieldError{Field: f.Field, Message: f.Message})
-			}
-			p.Detail = strings.TrimSpace(e.Message)
-		} else if e.Field != "" {
-			p.Errors = []FieldError{{Field: e.Field, Message: e.Message}}
+	if !errors.As(err, &e) {
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			p.Detail = "not found"
+		case errors.Is(err, store.ErrLeaseLost):
+			p.Detail = "the resource changed since it was read; read it again"
+		default: // store.ErrConflict
+			p.Detail = "the request conflicts with the current state of the resource; read it again"
 		}
+		return p
+	}
+	p.Detail = strings.TrimSpace(e.Message)
+	if len(e.Fields) > 0 {
+		for _, f := range e.Fields {
+			p.Errors = append(p.Errors, FieldError{Field: f.Field, Message: f.Message})
+		}
+	} else if e.Field != "" {
+		p.Errors = []FieldError{{Field: e.Field, Message: e.Message}}
+		p.Detail = e.Field + ": " + p.Detail
 	}
 	return p
 }

@@ -10,7 +10,6 @@ package reportapi
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -204,19 +203,7 @@ func (h *handlers) delete(w http.ResponseWriter, r *http.Request) error {
 // --- runs ---------------------------------------------------------------------------
 
 // optionalJSON decodes an optional JSON body: empty means the zero value.
-func optionalJSON(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return automation.Errorf(automation.CodeMalformed, "reading the body: %v", err)
-	}
-	if strings.TrimSpace(string(body)) == "" {
-		return nil
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
-		return automation.Errorf(automation.CodeMalformed, "Content-Type %q is not application/json", ct)
-	}
-	return httpapi.DecodeJSONBytes(body, v)
-}
+func optionalJSON(r *http.Request, v any) error { return httpapi.DecodeOptionalJSON(r, v) }
 
 func runLocation(v report.RunView) string {
 	return "/api/report-subscriptions/" + v.SubscriptionGuid + "/automation-runs/" + v.RunKeyHash

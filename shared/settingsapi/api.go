@@ -365,11 +365,9 @@ func (h handlers) deactivateSetting(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if r.ContentLength > 0 {
-		var empty struct{}
-		if err := httpapi.DecodeJSON(r, &empty); err != nil {
-			return err
-		}
+	var empty struct{} // an optional body, "{}"; chunked too, whatever Content-Length says
+	if err := httpapi.DecodeOptionalJSON(r, &empty); err != nil {
+		return err
 	}
 	res, err := h.admin.DeactivateSetting(r.Context(), scopeOf(r), r.PathValue("guid"), v)
 	if err != nil {

@@ -4,6 +4,8 @@ package settingsapi_test
 // failed before its fix.
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -82,5 +84,40 @@ func TestLocationOfAUnitWithASlashIsFollowable(t *testing.T) {
 	}
 	if g := e.call("GET", loc, ""); g.status != 200 || g.json(t)["id"] != "acme/syd+1" {
 		t.Fatalf("GET %s: %d %s", loc, g.status, g.body)
+	}
+}
+
+// Deactivate takes an optional body that must be {} when present; the check ran only when
+// Content-Length was positive, so a chunked body (no Content-Length) with unknown fields
+// was ignored and the setting deactivated (review of the HTTP layer).
+func TestDeactivateRefusesAChunkedBodyWithUnknownFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.call("POST", "/api/business-units", buBody)
+	guid := e.call("POST", "/api/reminder-settings", settingBody("")).json(t)["guid"].(string)
+	send := func(body string) int {
+		req, err := http.NewRequest("POST", e.srv.URL+"/api/reminder-settings/"+guid+"/deactivate", io.MultiReader(strings.NewReader(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("If-Match", `"1"`)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if len(resp.TransferEncoding) == 0 && resp.Request.ContentLength > 0 {
+			t.Fatal("the request was not chunked")
+		}
+		return resp.StatusCode
+	}
+	if code := send(`{"reason":"x"}`); code != 400 {
+		t.Fatalf("chunked body with an unknown field: %d, want 400", code)
+	}
+	if a := e.call("GET", "/api/reminder-settings/"+guid, ""); a.json(t)["isActive"] != true {
+		t.Fatalf("the refused request deactivated the setting: %s", a.body)
+	}
+	if code := send(`{}`); code != 200 {
+		t.Fatalf("chunked {}: %d", code)
 	}
 }

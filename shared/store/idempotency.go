@@ -45,13 +45,25 @@ type IdempotencyBeginResult struct {
 
 // IdempotencyCompleteParams stores the response of a started request.
 type IdempotencyCompleteParams struct {
-	Scope               string
-	Key                 string
-	RequestHash         string
+	Scope       string
+	Key         string
+	RequestHash string
+	// LeaseExpiresOn is the lease IdempotencyBegin granted this attempt (its
+	// Record.LeaseExpiresOn, UTC): the fence. An attempt whose lease was taken over by a
+	// retry holds an older value and can no longer complete (or release) the record.
+	LeaseExpiresOn      time.Time
 	ResponseStatus      int
 	ResponseHeadersJSON string
 	ResponseBody        string
 	Now                 time.Time // UTC
+}
+
+// IdempotencyReleaseParams frees the key of a started request that failed.
+type IdempotencyReleaseParams struct {
+	Scope          string
+	Key            string
+	RequestHash    string
+	LeaseExpiresOn time.Time // the fence, as in IdempotencyCompleteParams
 }
 
 // IdempotencyStore keeps Idempotency-Key records in SQL.
@@ -59,13 +71,15 @@ type IdempotencyStore interface {
 	// IdempotencyBegin claims (Scope, Key) for a request; see IdempotencyBeginResult.
 	IdempotencyBegin(ctx context.Context, p IdempotencyBeginParams) (IdempotencyBeginResult, error)
 	// IdempotencyComplete stores the response of a request that IdempotencyBegin started.
-	// ErrNotFound when no in-progress record with that RequestHash exists (it completed
-	// already, or was released).
+	// ErrNotFound when no in-progress record with that RequestHash and LeaseExpiresOn
+	// exists (it completed already, was released, or a retry took it over).
 	IdempotencyComplete(ctx context.Context, p IdempotencyCompleteParams) error
-	// IdempotencyRelease deletes an in-progress record with that RequestHash (the request
-	// failed with a server error, so a retry must run it again). No error when none exists.
-	IdempotencyRelease(ctx context.Context, scope, key, requestHash string) error
+	// IdempotencyRelease deletes the in-progress record with that RequestHash and
+	// LeaseExpiresOn (the request failed, so a retry must run it again). No error when none
+	// exists: a record that completed, or that a retry took over, is left alone.
+	IdempotencyRelease(ctx context.Context, p IdempotencyReleaseParams) error
 	// IdempotencyPurge deletes up to limit (1..MaxBatch) records created before `before`
-	// (UTC) and returns how many it deleted.
+	// (UTC) and returns how many it deleted. An in-progress record whose lease has not
+	// expired by `before` is kept (a retry of an old request may be running).
 	IdempotencyPurge(ctx context.Context, before time.Time, limit int) (int, error)
 }

@@ -65,7 +65,7 @@ func (s *Store) IdempotencyComplete(ctx context.Context, p store.IdempotencyComp
 	res, err := s.exec(ctx, nil, "IdempotencyComplete",
 		sql.Named("Scope", p.Scope), sql.Named("IdempotencyKey", p.Key), sql.Named("RequestHash", p.RequestHash),
 		sql.Named("ResponseStatus", p.ResponseStatus), sql.Named("ResponseHeadersJson", p.ResponseHeadersJSON),
-		sql.Named("ResponseBody", p.ResponseBody), sql.Named("Now", s.tm(p.Now)))
+		sql.Named("ResponseBody", p.ResponseBody), sql.Named("Now", s.tm(p.Now)), sql.Named("LeaseExpiresOn", s.tm(p.LeaseExpiresOn)))
 	if err != nil {
 		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, err)
 	}
@@ -78,9 +78,10 @@ func (s *Store) IdempotencyComplete(ctx context.Context, p store.IdempotencyComp
 }
 
 // IdempotencyRelease implements store.IdempotencyStore.
-func (s *Store) IdempotencyRelease(ctx context.Context, scope, key, requestHash string) error {
-	if _, err := s.exec(ctx, nil, "IdempotencyRelease", sql.Named("Scope", scope),
-		sql.Named("IdempotencyKey", key), sql.Named("RequestHash", requestHash)); err != nil {
+func (s *Store) IdempotencyRelease(ctx context.Context, p store.IdempotencyReleaseParams) error {
+	if _, err := s.exec(ctx, nil, "IdempotencyRelease", sql.Named("Scope", p.Scope),
+		sql.Named("IdempotencyKey", p.Key), sql.Named("RequestHash", p.RequestHash),
+		sql.Named("LeaseExpiresOn", s.tm(p.LeaseExpiresOn))); err != nil {
 		return fmt.Errorf("%s IdempotencyRelease: %w", s.d.Name, err)
 	}
 	return nil

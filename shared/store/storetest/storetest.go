@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Delivery", func(t *testing.T) { runDelivery(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, open) })
 	t.Run("IdempotencyConcurrent", func(t *testing.T) { testIdempotencyConcurrent(t, open) })
+	t.Run("IdempotencyPurgeKeepsLiveLeases", func(t *testing.T) { testIdempotencyPurgeKeepsLiveLeases(t, open) })
 	t.Run("Report", func(t *testing.T) { runReport(t, open) })
 	t.Run("Support", func(t *testing.T) { runSupport(t, open) })
 	RunLifecycle(t, open)

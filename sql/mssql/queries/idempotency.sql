@@ -19,17 +19,21 @@ SELECT Scope, IdempotencyKey, RequestHash, Status, ResponseStatus, ResponseHeade
 FROM dbo.IdempotencyKey WHERE Scope = @Scope AND IdempotencyKey = @IdempotencyKey;
 
 -- name: IdempotencyComplete :exec
+-- Only the attempt holding the current lease (LeaseExpiresOn is its fence) completes.
 UPDATE dbo.IdempotencyKey
 SET Status = N'Completed', ResponseStatus = @ResponseStatus, ResponseHeadersJson = @ResponseHeadersJson,
     ResponseBody = @ResponseBody, LeaseExpiresOn = NULL, CompletedOn = @Now
 WHERE Scope = @Scope AND IdempotencyKey = @IdempotencyKey AND Status = N'InProgress'
-  AND RequestHash = @RequestHash;
+  AND RequestHash = @RequestHash AND LeaseExpiresOn = @LeaseExpiresOn;
 
 -- name: IdempotencyRelease :exec
+-- Only the attempt holding the current lease releases; a taken-over record is left alone.
 DELETE FROM dbo.IdempotencyKey
 WHERE Scope = @Scope AND IdempotencyKey = @IdempotencyKey AND Status = N'InProgress'
-  AND RequestHash = @RequestHash;
+  AND RequestHash = @RequestHash AND LeaseExpiresOn = @LeaseExpiresOn;
 
 -- name: IdempotencyPurge :exec
 -- Bounded: at most @Limit rows, through the CreatedOn index.
-DELETE TOP (@Limit) FROM dbo.IdempotencyKey WHERE CreatedOn < @Before;
+-- An in-progress record under a lease still live at @Before is kept (a retry is running).
+DELETE TOP (@Limit) FROM dbo.IdempotencyKey WHERE CreatedOn < @Before
+  AND (Status = N'Completed' OR LeaseExpiresOn < @Before);
