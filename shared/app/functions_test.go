@@ -265,6 +265,9 @@ func TestLocalEventsRoute(t *testing.T) {
 		req := httptest.NewRequest(http.MethodPost, app.LocalEventsPath, strings.NewReader(body))
 		rec := httptest.NewRecorder()
 		e.rt.Functions.ServeHTTP(rec, req)
+		if rec.Code != 200 && rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%d answered as %q, want problem details", rec.Code, rec.Header().Get("Content-Type"))
+		}
 		return rec.Code
 	}
 	raw := `{"specversion":"1.0","id":"evt-l","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu-syd","entitytype":"PoliceVetting","entityguid":"g-9","revision":1,"data":{"expiresOn":"2026-12-01","staffEmail":"x@example.test"}}`

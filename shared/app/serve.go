@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/publish"
 )
@@ -65,7 +67,10 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 	if err != nil {
 		return nil, err
 	}
-	post := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.postLocalEvent(w, req, h) })
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	post := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.postLocalEvent(w, req, h, log) })
 	if r.API != nil { // the bearer token of every /api route (serve -token) guards this one too
 		r.Functions.RegisterHTTP(LocalEventsPath, r.API.Handler(func(w http.ResponseWriter, req *http.Request) error {
 			post.ServeHTTP(w, req)
@@ -80,40 +85,44 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 // postLocalEvent validates one CloudEvent and hands it to DomainEventHandler at once,
 // exactly as the host would deliver it from the topic, answering only when it was
 // processed: 200 processed, 400 not a valid CloudEvent, 422 rejected by the handler (recorded
-// as a dead letter), 503 a retryable failure (send it again). Nothing waits in memory.
-func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *local.Host) {
-	reply := func(code int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(v)
+// as a dead letter), 503 a retryable failure (send it again; the cause is logged, never
+// answered). Errors are RFC 9457 problem details like every /api route. Nothing waits in
+// memory.
+func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *local.Host, log *slog.Logger) {
+	problem := func(status int, code, detail string) {
+		httpapi.WriteProblem(w, httpapi.Problem{Type: httpapi.ProblemTypeBase + code, Title: http.StatusText(status),
+			Status: status, Detail: detail, Instance: req.URL.Path, Code: code})
 	}
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		reply(http.StatusMethodNotAllowed, map[string]string{"error": "use POST"})
+		problem(http.StatusMethodNotAllowed, "MethodNotAllowed", "use POST")
 		return
 	}
 	raw, err := io.ReadAll(io.LimitReader(req.Body, maxEventBytes+1))
 	if err != nil || len(raw) > maxEventBytes {
-		reply(http.StatusRequestEntityTooLarge, map[string]string{"error": fmt.Sprintf("an event is at most %d bytes", maxEventBytes)})
+		problem(http.StatusRequestEntityTooLarge, string(httpapi.CodeContentTooLarge), fmt.Sprintf("an event is at most %d bytes", maxEventBytes))
 		return
 	}
 	ev, err := events.Parse(raw)
 	if err != nil {
-		reply(http.StatusBadRequest, map[string]string{"error": err.Error()})
+		problem(http.StatusBadRequest, string(automation.CodeMalformed), err.Error())
 		return
 	}
 	code, body, err := h.Deliver(req.Context(), publish.Topic, publish.Message(ev, raw))
 	if err != nil || code/100 != 2 {
-		reply(http.StatusServiceUnavailable, map[string]any{"error": "not processed, send it again", "detail": strings.TrimSpace(string(body)), "cause": fmt.Sprint(err)})
+		// The cause (a store error, a handler's text) stays in the log, never in the answer.
+		log.Error("local event not processed", "sourceEventId", ev.ID, "status", code, "error", fmt.Sprint(err),
+			"detail", strings.TrimSpace(string(body)))
+		problem(http.StatusServiceUnavailable, "NotProcessed", "event "+ev.ID+" was not processed; send it again")
 		return
 	}
 	var res funchost.InvocationResponse
 	_ = json.Unmarshal(body, &res)
 	for _, l := range res.Logs {
 		if strings.Contains(l, "dead-lettered") {
-			reply(http.StatusUnprocessableEntity, map[string]string{"eventId": ev.ID, "error": l})
+			problem(http.StatusUnprocessableEntity, string(automation.CodeInvalidInput), "event "+ev.ID+": "+l)
 			return
 		}
 	}
-	reply(http.StatusOK, map[string]string{"eventId": ev.ID, "status": "processed"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"eventId": ev.ID, "status": "processed"})
 }

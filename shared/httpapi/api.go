@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
@@ -126,8 +127,10 @@ func (a *API) authenticate(r *http.Request) error {
 	}
 	auth := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(auth, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") ||
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(a.o.Token)) != 1 {
+	// Digests of equal length are compared, so the time taken reveals neither the token's
+	// bytes nor its length.
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(a.o.Token))
+	if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 		return automation.Errorf(automation.CodeUnauthorized, "send Authorization: Bearer <token>")
 	}
 	return nil
