@@ -139,7 +139,8 @@ type runner struct {
 	rejected   int
 	unknown    int
 	failed     int
-	err        error // first output error of an outcome line
+	held       map[string]bool // scheduler keys already reported "held"
+	err        error           // first output error of an outcome line
 }
 
 func (r *runner) setup(ctx context.Context) error {
@@ -210,8 +211,14 @@ func (r *runner) loop(ctx context.Context) error {
 		case !poll.IsZero() && !poll.After(r.sc.Until):
 			now, lastPoll = poll, poll
 			r.clock.Set(now)
-			if _, err := r.e.Tick(ctx); err != nil {
+			res, err := r.e.Tick(ctx)
+			if err != nil {
 				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
+			}
+			if res.Held > 0 || res.Rescued > 0 {
+				if err := r.reportHeld(ctx, now.UTC().Format(time.RFC3339)); err != nil {
+					return err
+				}
 			}
 		default:
 			// Inputs after until are not replayed.
