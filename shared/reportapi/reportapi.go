@@ -9,6 +9,7 @@
 package reportapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -114,37 +115,47 @@ type listPage[T any] struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 }
 
-func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
+// servePage answers one page of a list: the query may hold filters (besides cursor and
+// limit), the cursor is bound to query (its filters), and fetch returns the items after pos
+// with the next position (the zero value at the end).
+func servePage[T any, P comparable](w http.ResponseWriter, r *http.Request, query string, filters []string,
+	fetch func(ctx context.Context, pos P, limit int) ([]T, P, error)) error {
 	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "cursor", "limit"); err != nil {
+	if err := q.Check(append([]string{"cursor", "limit"}, filters...)...); err != nil {
 		return err
 	}
 	limit, err := limitOf(q)
 	if err != nil {
 		return err
 	}
-	bu := q.String("businessUnitId")
-	after := ""
+	var pos, zero P
 	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, "subscriptions:"+bu, &after); err != nil {
+		if err := httpapi.DecodeCursor(c, query, &pos); err != nil {
 			return err
 		}
 	}
-	items, next, err := h.svc.List(r.Context(), caller(r).Scope, bu, after, limit)
+	items, next, err := fetch(r.Context(), pos, limit)
 	if err != nil {
 		return err
 	}
-	page := listPage[report.View]{Items: items}
+	page := listPage[T]{Items: items}
 	if page.Items == nil {
-		page.Items = []report.View{}
+		page.Items = []T{}
 	}
-	if next != "" {
-		if page.NextCursor, err = httpapi.EncodeCursor("subscriptions:"+bu, next); err != nil {
+	if next != zero {
+		if page.NextCursor, err = httpapi.EncodeCursor(query, next); err != nil {
 			return err
 		}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, page)
 	return nil
+}
+
+func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
+	bu := r.URL.Query().Get("businessUnitId")
+	return servePage(w, r, "subscriptions:"+bu, []string{"businessUnitId"}, func(ctx context.Context, after string, limit int) ([]report.View, string, error) {
+		return h.svc.List(ctx, caller(r).Scope, bu, after, limit)
+	})
 }
 
 func (h *handlers) get(w http.ResponseWriter, r *http.Request) error {
@@ -224,33 +235,10 @@ func (h *handlers) runNow(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) runs(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("cursor", "limit"); err != nil {
-		return err
-	}
-	limit, err := limitOf(q)
-	if err != nil {
-		return err
-	}
 	guid := r.PathValue("guid")
-	var before int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, "runs:"+guid, &before); err != nil {
-			return err
-		}
-	}
-	items, next, err := h.svc.Runs(r.Context(), caller(r).Scope, guid, before, limit)
-	if err != nil {
-		return err
-	}
-	page := listPage[report.RunView]{Items: items}
-	if next != 0 {
-		if page.NextCursor, err = httpapi.EncodeCursor("runs:"+guid, next); err != nil {
-			return err
-		}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return servePage(w, r, "runs:"+guid, nil, func(ctx context.Context, before int64, limit int) ([]report.RunView, int64, error) {
+		return h.svc.Runs(ctx, caller(r).Scope, guid, before, limit)
+	})
 }
 
 func (h *handlers) runDetail(w http.ResponseWriter, r *http.Request) error {
@@ -299,33 +287,10 @@ func (h *handlers) shadow(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handlers) failed(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "cursor", "limit"); err != nil {
-		return err
-	}
-	limit, err := limitOf(q)
-	if err != nil {
-		return err
-	}
-	bu := q.String("businessUnitId")
-	var after int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, "failed:"+bu, &after); err != nil {
-			return err
-		}
-	}
-	items, next, err := h.svc.FailedRuns(r.Context(), caller(r).Scope, bu, after, limit)
-	if err != nil {
-		return err
-	}
-	page := listPage[report.RunView]{Items: items}
-	if next != 0 {
-		if page.NextCursor, err = httpapi.EncodeCursor("failed:"+bu, next); err != nil {
-			return err
-		}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	bu := r.URL.Query().Get("businessUnitId")
+	return servePage(w, r, "failed:"+bu, []string{"businessUnitId"}, func(ctx context.Context, after int64, limit int) ([]report.RunView, int64, error) {
+		return h.svc.FailedRuns(ctx, caller(r).Scope, bu, after, limit)
+	})
 }
 
 func (h *handlers) file(w http.ResponseWriter, r *http.Request) error {
