@@ -93,7 +93,14 @@ func TestCancelOfTheNextScheduledReportRun(t *testing.T) {
 // reportsEnv replays testdata/scenarios/reports.json and reopens its data at the run's end.
 func reportsEnv(t *testing.T) (*env, *replay.Scenario) {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/scenarios/reports.json")
+	return scenarioEnv(t, "reports.json")
+}
+
+// scenarioEnv replays testdata/scenarios/<file> on the embedded runtime and reopens its data
+// with the Functions router (app.Open) on a clock at the scenario's end.
+func scenarioEnv(t *testing.T, file string) (*env, *replay.Scenario) {
+	t.Helper()
+	raw, err := os.ReadFile("../../testdata/scenarios/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}

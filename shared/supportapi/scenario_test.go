@@ -3,20 +3,15 @@ package supportapi_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
-	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 )
@@ -30,33 +25,8 @@ var addressRE = regexp.MustCompile(`[A-Za-z0-9._%+-]{2,}@[A-Za-z0-9.-]+\.[a-z]{2
 // carries an unmasked e-mail address.
 func TestExplainEveryRowKindOfTheScenario(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../testdata/scenarios/realistic.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := replay.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := replay.Run(context.Background(), sc, io.Discard, &replay.Options{Dir: dir}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(func(k string) string {
-		if k == "AUTOMATION_DATA_DIR" {
-			return dir
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := automation.NewManualClock(sc.Until)
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	e, sc := scenarioEnv(t, "realistic.json")
+	rt := e.rt
 
 	type source struct{ typ, guid string }
 	var sources []source
