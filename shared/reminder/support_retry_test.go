@@ -7,6 +7,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -97,4 +98,62 @@ func mustKey(t *testing.T, target string, off int) string {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// A support retry of a completed threshold row is executed as its occurrence too: it sends
+// again under new delivery keys while the condition holds, and is deactivated when it does not.
+func TestSupportRetryOfAThresholdRow(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
+	ctx := context.Background()
+	f.clock.Set(utc("2026-10-01T00:00:00Z"))
+	f.mustProcess(t, classEvent("e1", 1, 9, 10))
+	rows, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim %v %v", rows, err)
+	}
+	out, err := f.h.Execute(ctx, rows[0], f.clock.Now())
+	if err != nil || len(out.Deliveries) != 2 {
+		t.Fatalf("original: %+v %v", out, err)
+	}
+	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := f.st.SchedulerGetByKey(ctx, rows[0].SchedulerKey)
+	retry := func(version int64) automation.SchedulerRow {
+		t.Helper()
+		now := f.clock.Now()
+		c := automation.Candidate{AutomationType: done.AutomationType, TriggerType: done.TriggerType,
+			SchedulerKey: automation.SupportRetryKey(done.SchedulerKey, version), InputHash: done.InputHash, SettingGuid: done.SettingGuid,
+			SourceEntityType: done.SourceEntityType, SourceEntityGuid: done.SourceEntityGuid, BusinessUnitID: done.BusinessUnitID,
+			ScheduledOn: now, ScheduledLocalDate: done.ScheduledLocalDate, ScheduledLocalTime: done.ScheduledLocalTime, TimeZoneID: done.TimeZoneID}
+		cur, _ := f.st.SchedulerGetByKey(ctx, done.SchedulerKey)
+		if _, err := f.st.SupportSchedulerAct(ctx, store.SupportActParams{ID: cur.ID, Version: cur.Version, Action: store.SupportRetry,
+			Operator: "ops", Reason: "resend", Now: now, RetryCandidate: &c}); err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: now, Lease: time.Minute, Limit: 10})
+		if err != nil || len(claimed) != 1 || claimed[0].SchedulerKey != c.SchedulerKey {
+			t.Fatalf("claimed %v %v", claimed, err)
+		}
+		return claimed[0]
+	}
+	f.clock.Advance(time.Hour)
+	r1 := retry(done.Version)
+	out1, err := f.h.Execute(ctx, r1, f.clock.Now())
+	if err != nil || out1.Deactivate != "" || len(out1.Deliveries) != 2 || out1.Deliveries[0].DeliveryKey == out.Deliveries[0].DeliveryKey {
+		t.Fatalf("retry while the condition holds: %+v %v", out1, err)
+	}
+	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: r1.ID, Token: r1.Version, Now: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// The class empties; a second retry finds the condition gone.
+	f.mustProcess(t, classEvent("e2", 2, 2, 10))
+	f.clock.Advance(time.Hour)
+	done, _ = f.st.SchedulerGetByKey(ctx, done.SchedulerKey)
+	r2 := retry(done.Version)
+	out2, err := f.h.Execute(ctx, r2, f.clock.Now())
+	if err != nil || out2.Deactivate != automation.ReasonConditionNoLongerMet {
+		t.Fatalf("retry after the condition fell: %+v %v", out2, err)
+	}
 }
