@@ -165,6 +165,9 @@ param webhookSecret string = ''
 @description('Webhook receivers deduplicate by Idempotency-Key ("true"/"false").')
 param webhookIdempotent string = 'false'
 
+@description('Webhooks may reach private/VNet addresses ("true"/"false"); false is the SSRF guard.')
+param webhookAllowPrivateNetworks string = 'false'
+
 @description('Webhook request timeout, seconds.')
 param webhookTimeoutSeconds string = '10'
 
@@ -294,6 +297,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_WEBHOOK_IDEMPOTENT'
     value: webhookIdempotent
+  }
+  {
+    name: 'AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS'
+    value: webhookAllowPrivateNetworks
   }
   {
     name: 'AUTOMATION_WEBHOOK_TIMEOUT_SECONDS'

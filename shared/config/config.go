@@ -52,6 +52,7 @@ var Settings = []Setting{
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
 	{"AUTOMATION_WEBHOOK_SECRET", Local | Azure, "", "Webhook channel: HMAC-SHA256 signing key (at least 16 bytes). Empty: no webhook channel. In Azure a Key Vault reference."},
 	{"AUTOMATION_WEBHOOK_IDEMPOTENT", Local | Azure, "false", "Webhook channel: true when every receiver deduplicates by Idempotency-Key, so an UNKNOWN outcome is resent with the same key; false sends it to manual resolution."},
+	{"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS", Local | Azure, "false", "Webhook channel: true lets webhooks reach private, loopback and link-local addresses (receivers inside the VNet); false refuses URLs that resolve to them (SSRF guard; local serve always allows them)."},
 	{"AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", Local | Azure, "10", "Webhook channel: request timeout, seconds (1..300)."},
 	{"AUTOMATION_SMTP_HOST", Local | Azure, "", "Email channel: SMTP server host. Empty: no email channel."},
 	{"AUTOMATION_SMTP_PORT", Local | Azure, "0", "Email channel: SMTP port; 0 = 587 (465 with security tls)."},
@@ -117,9 +118,10 @@ type Config struct {
 
 // WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
 type WebhookConfig struct {
-	Secret     string
-	Idempotent bool
-	Timeout    time.Duration
+	Secret               string
+	Idempotent           bool
+	AllowPrivateNetworks bool
+	Timeout              time.Duration
 }
 
 // SMTPConfig configures the email channel; Host "" means no email channel.
@@ -216,11 +218,14 @@ func Load(getenv func(string) string) (Config, error) {
 		ReconcileBusinessUnits: get("AUTOMATION_RECONCILE_BUSINESS_UNITS"),
 		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
 	}
-	switch v := strings.ToLower(get("AUTOMATION_WEBHOOK_IDEMPOTENT")); v {
-	case "true", "false":
-		c.Webhook.Idempotent = v == "true"
-	default:
-		bad("AUTOMATION_WEBHOOK_IDEMPOTENT", "must be true or false, got %q", v)
+	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent,
+		"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS": &c.Webhook.AllowPrivateNetworks} {
+		switch v := strings.ToLower(get(name)); v {
+		case "true", "false":
+			*dst = v == "true"
+		default:
+			bad(name, "must be true or false, got %q", v)
+		}
 	}
 	if s := c.Webhook.Secret; s != "" && len(s) < 16 {
 		bad("AUTOMATION_WEBHOOK_SECRET", "must be at least 16 bytes (got %d)", len(s))

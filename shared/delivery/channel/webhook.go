@@ -65,8 +65,14 @@ type WebhookConfig struct {
 	// AllowLocalHTTP accepts http://localhost, http://127.0.0.1 and http://[::1] URLs (local
 	// mode only); every other URL must be https.
 	AllowLocalHTTP bool
-	// Client, when set, is used for requests (its Transport, e.g. a test CA); its Timeout
-	// and redirect policy are replaced.
+	// AllowPrivateNetworks lets webhooks reach non-public addresses (receivers inside the
+	// VNet). False (the default outside local mode): a URL that resolves to a loopback,
+	// private, link-local, CGNAT, unspecified or multicast address is a permanent failure
+	// (ErrAddressNotAllowed), checked on the address actually dialled. Local mode
+	// (AllowLocalHTTP) allows them.
+	AllowPrivateNetworks bool
+	// Client, when set, is used for requests (its Transport, e.g. a test CA; no address
+	// guard is added to it); its Timeout and redirect policy are replaced.
 	Client *http.Client
 	// Clock signs the timestamp (default: the dispatcher's SentOn of the message).
 	Clock automation.Clock
@@ -99,6 +105,8 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	c := &http.Client{}
 	if cfg.Client != nil {
 		*c = *cfg.Client
+	} else if !cfg.AllowPrivateNetworks && !cfg.AllowLocalHTTP {
+		c.Transport = guardedTransport()
 	}
 	c.Timeout = cfg.Timeout
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -221,6 +229,9 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	if err != nil {
 		if wrote.Load() {
 			return "", delivery.Unknown(fmt.Errorf("webhook %s: no answer after the request was sent: %w", host(m.Recipient), err))
+		}
+		if errors.Is(err, ErrAddressNotAllowed) {
+			return "", delivery.Permanent(fmt.Errorf("webhook %s: %w", host(m.Recipient), err))
 		}
 		return "", fmt.Errorf("webhook %s: request not sent: %w", host(m.Recipient), err)
 	}
