@@ -133,7 +133,9 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	}
 	op := httpapi.CallerFrom(r.Context()).Operator
 	if op == "" {
-		return automation.Invalid("operator", "is required: send X-Automation-Operator (or sign in) so the resolution is audited")
+		// The same answer as the support API's row actions: a missing header is a malformed request.
+		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
+			Message: "is required: send X-Automation-Operator (or sign in) so the resolution is audited"}
 	}
 	j, err := h.s.Resolve(r.Context(), delivery.ResolveRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
 		ExpectedVersion: version, Status: store.NotificationStatus(b.Status), Operator: op, Reason: b.Reason, ProviderReference: b.ProviderReference})

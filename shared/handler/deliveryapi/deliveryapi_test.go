@@ -111,7 +111,7 @@ func TestUnknownQueueListAndResolve(t *testing.T) {
 		code int
 	}{
 		{"no If-Match", body, map[string]string{"X-Automation-Operator": "ops"}, 428},
-		{"no operator", body, map[string]string{"If-Match": op["If-Match"]}, 422},
+		{"no operator", body, map[string]string{"If-Match": op["If-Match"]}, 400},
 		{"stale version", body, map[string]string{"X-Automation-Operator": "ops", "If-Match": fmt.Sprintf(`"%d"`, version-1)}, 412},
 		{"bad status", `{"businessUnitId":"bu-1","status":"Queued","reason":"x"}`, op, 422},
 		{"unknown field", `{"businessUnitId":"bu-1","status":"Sent","reason":"x","force":true}`, op, 400},
