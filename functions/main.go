@@ -211,11 +211,7 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 		return err
 	}
 	for _, bu := range sc.BusinessUnits {
-		if _, err := rt.Store.BusinessUnitGet(ctx, bu.ID); err == nil {
-			continue
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
+		// Insert only: a unit that exists (ErrConflict) keeps what the API made of it.
 		rec := store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone},
 			Version: 1, UpdatedOn: rt.Clock.Now().UTC()}
 		if err := rt.Store.BusinessUnitInsert(ctx, rec); err != nil && !errors.Is(err, store.ErrConflict) {

@@ -164,7 +164,9 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 	}
 	now := utc(s.clock.Now())
 	x := Explanation{AsOf: now, Settings: []Setting{}, Summary: []string{}}
-	bu, err := s.store.BusinessUnitGet(ctx, buID)
+	// One read gives the zone and the role lists recipients resolve with.
+	rec, err := s.store.BusinessUnitGetRecord(ctx, buID)
+	bu, roles := rec.BusinessUnit, rec.Roles
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		bu = store.BusinessUnit{ID: buID, TimeZoneID: "UTC"}
@@ -175,10 +177,6 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 	loc, err := localtime.LoadZone(bu.TimeZoneID)
 	if err != nil {
 		loc, bu.TimeZoneID = time.UTC, "UTC"
-	}
-	var roles map[string][]string
-	if rec, err := s.store.BusinessUnitGetRecord(ctx, buID); err == nil {
-		roles = rec.Roles
 	}
 	z := reminder.Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
 	today := localtime.DateOf(now, loc)
