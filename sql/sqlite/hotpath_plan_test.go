@@ -19,15 +19,7 @@ import (
 // on each poll.
 func TestHotPathQueriesSeekIndexes(t *testing.T) {
 	t.Parallel()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, q := planStore(t)
 	want := map[string]string{
 		"SchedulerClaimDue":            "IX_AutomationScheduler_Due (ScheduledOn<?)",
 		"SchedulerListExpiredLeases":   "IX_AutomationScheduler_Lease (ProcessingLeaseExpiresOn<?)",
@@ -93,4 +85,19 @@ func explain(db *sql.DB, text string) ([]string, error) {
 		plan = append(plan, detail)
 	}
 	return plan, rows.Err()
+}
+
+// planStore opens an empty migrated database and the SQLite query files for plan tests.
+func planStore(t *testing.T) (*sqlstore.Store, *sqlstore.Queries) {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, q
 }

@@ -1,15 +1,10 @@
 package sqlite_test
 
 import (
-	"context"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/automation-platform/automation/sql/sqlite"
-	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 var planParam = regexp.MustCompile(`(?:^|[^@\w])@([A-Za-z_][A-Za-z0-9_]*)`)
@@ -20,15 +15,7 @@ var planParam = regexp.MustCompile(`(?:^|[^@\w])@([A-Za-z_][A-Za-z0-9_]*)`)
 // each query names the index it must use.
 func TestSupportQueriesSeekIndexes(t *testing.T) {
 	t.Parallel()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, q := planStore(t)
 	// The index (or key) each query must seek; "-" for statements that read nothing.
 	want := map[string]string{
 		"SupportSchedulerFindByKey":                "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)",
