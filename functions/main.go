@@ -149,53 +149,77 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "automation %s: port %q (-port or FUNCTIONS_CUSTOMHANDLER_PORT): %v\n", cmdName(protocol), p, err)
 		return 2
 	}
-	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{}, Log: log, LogOutput: stdout})
+	opts := app.Options{Clock: automation.SystemClock{}, Log: log, LogOutput: stdout}
+	if protocol {
+		// The Functions host: listen at once, open the store in the background, never
+		// migrate (app.ServeHandler); `automation migrate` is a deployment step.
+		log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg),
+			"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
+		err := app.ServeHandler(ctx, addr, cfg, opts, app.HandlerOptions{
+			Prepare: func(ctx context.Context, rt *app.Runtime) (func(), error) {
+				return prepareRuntime(ctx, rt, cfg, *dir, *seed, false, log)
+			},
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
+			return 1
+		}
+		log.Info("stopped")
+		return 0
+	}
+	rt, err := app.Open(ctx, cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
 		return 1
 	}
 	defer rt.Close()
-	if *seed != "" {
-		if err := seedFrom(ctx, rt, *seed); err != nil {
-			fmt.Fprintf(stderr, "automation %s: -seed %s:\n%v\n", cmdName(protocol), *seed, err)
-			return 2
-		}
-		log.Info("seeded business units and reminder settings", "file", *seed)
-	}
-	// The local host (in-process bus; timers too unless the Functions host drives them)
-	// stops before the store closes: hostCtx ends first, then we wait for it.
-	hostCtx, stopHost := context.WithCancel(ctx)
-	defer stopHost()
-	hostDone := make(chan struct{})
-	close(hostDone)
-	if rt.Memory != nil {
-		h, err := rt.LocalHost(app.FunctionsDir(*dir), cfg, !protocol, log)
-		if err != nil {
-			fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
-			return 2
-		}
-		n, err := rt.RedispatchUnsent(ctx)
-		if err != nil {
-			fmt.Fprintf(stderr, "automation %s: re-dispatching unsent deliveries: %v\n", cmdName(protocol), err)
-			return 1
-		}
-		if n > 0 {
-			log.Info("re-dispatched unsent deliveries after a restart", "count", n)
-		}
-		hostDone = make(chan struct{})
-		go func() { defer close(hostDone); _ = h.Run(hostCtx, 200*time.Millisecond) }()
+	stopHost, err := prepareRuntime(ctx, rt, cfg, *dir, *seed, true, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
+		return 2
 	}
 	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg),
 		"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
 	err = funchost.Serve(ctx, addr, rt.Functions, nil)
 	stopHost()
-	<-hostDone
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
 		return 1
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// prepareRuntime seeds from a scenario file (when seed is set) and, on the in-process bus,
+// wires the local host (timers too when timers is true; the Functions host drives them
+// otherwise), re-dispatches unsent deliveries and runs the host until the returned stop
+// func is called (stop waits for it). Errors name the step.
+func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir, seed string, timers bool, log *slog.Logger) (func(), error) {
+	if seed != "" {
+		if err := seedFrom(ctx, rt, seed); err != nil {
+			return nil, fmt.Errorf("-seed %s:\n%w", seed, err)
+		}
+		log.Info("seeded business units and reminder settings", "file", seed)
+	}
+	if rt.Memory == nil {
+		return func() {}, nil
+	}
+	h, err := rt.LocalHost(app.FunctionsDir(dir), cfg, timers, log)
+	if err != nil {
+		return nil, err
+	}
+	n, err := rt.RedispatchUnsent(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("re-dispatching unsent deliveries: %w", err)
+	}
+	if n > 0 {
+		log.Info("re-dispatched unsent deliveries after a restart", "count", n)
+	}
+	// The local host stops before the store closes: stop cancels it, then waits for it.
+	hostCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(hostCtx, 200*time.Millisecond) }()
+	return func() { cancel(); <-done }, nil
 }
 
 // seedFrom loads the business units, reminder settings and templates of a scenario file

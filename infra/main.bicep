@@ -57,8 +57,8 @@ param sqlBackupStorageRedundancy string = 'Local'
 @description('Optional operator/CI IPv4 address let through the SQL firewall (to run migrate). Empty: none.')
 param sqlClientIpAddress string = ''
 
-@description('Flex Consumption: maximum instance count.')
-@minValue(1)
+@description('Flex Consumption: maximum instance count. 40 is the lowest maximum Flex Consumption accepts.')
+@minValue(40)
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
@@ -103,6 +103,19 @@ param reconcileBusinessUnits string = '*'
 @description('Reconciliation: domain-app list endpoints by source type (SourceType=https://...,Other=https://...).')
 param sourceUrls string = ''
 param reportSources string = ''
+
+@description('Name of a Key Vault in this resource group (Azure RBAC permission model) holding the secrets that webhookSecret/smtpPassword reference as "@Microsoft.KeyVault(SecretUri=...)"; the app identity gets Key Vault Secrets User on it. Empty: no Key Vault role (then pass no references).')
+param keyVaultName string = ''
+
+@description('Timer intervals: standard (poller 30 s, relay 10 s, reconciliation 15 min) or low (poller 5 min, relay 5 min as a safety net behind the relay run after each poll, reconciliation hourly), for low-traffic environments. See docs/deploy.md, "Cost at rest".')
+@allowed([
+  'standard'
+  'low'
+])
+param trafficProfile string = 'standard'
+
+@description('Create and assign the least-privilege custom role that lets the Service Bus scaler read entity runtime properties (needs Microsoft.Authorization/roleDefinitions/write for the deployer). False: documented fallback in infra/README.md.')
+param grantServiceBusScaleReader bool = true
 
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
@@ -211,6 +224,8 @@ module roles 'modules/roles.bicep' = {
     applicationInsightsName: monitoring.outputs.applicationInsightsName
     deployerPrincipalId: deployerPrincipalId
     deployerPrincipalType: deployerPrincipalType
+    keyVaultName: keyVaultName
+    grantServiceBusScaleReader: grantServiceBusScaleReader
   }
 }
 
@@ -238,6 +253,7 @@ module functionApp 'modules/functionapp.bicep' = {
     sqlDatabaseName: sql.outputs.databaseName
     applicationInsightsConnectionString: monitoring.outputs.applicationInsightsConnectionString
     maximumInstanceCount: maximumInstanceCount
+    trafficProfile: trafficProfile
     instanceMemoryMB: instanceMemoryMB
     elasticPremiumSku: elasticPremiumSku
     dueWorkMode: dueWorkMode
@@ -265,3 +281,4 @@ output identityName string = identity.outputs.name
 output storageAccountName string = storage.outputs.name
 output deploymentContainerName string = storage.outputs.deploymentContainerName
 output planKind string = planKind
+output trafficProfile string = trafficProfile

@@ -74,8 +74,8 @@ param sqlDatabaseName string
 @description('Application Insights connection string.')
 param applicationInsightsConnectionString string
 
-@description('Flex Consumption: maximum instance count (per-function scale group).')
-@minValue(1)
+@description('Flex Consumption: maximum instance count (per-function scale group); 40 is the lowest maximum Flex Consumption accepts.')
+@minValue(40)
 @maxValue(1000)
 param maximumInstanceCount int = 40
 
@@ -100,14 +100,34 @@ param elasticPremiumSku string = 'EP1'
 @maxValue(100)
 param maximumElasticWorkerCount int = 20
 
-@description('NCRONTAB (6 fields, UTC) of the DueWorkPoller timer.')
-param dueWorkSchedule string = '*/30 * * * * *'
+@description('Timer intervals: standard or low (see the profiles below and docs/deploy.md, "Cost at rest").')
+@allowed([
+  'standard'
+  'low'
+])
+param trafficProfile string = 'standard'
 
-@description('NCRONTAB of the OutboxRelay timer.')
-param outboxRelaySchedule string = '*/10 * * * * *'
-
-@description('NCRONTAB of the Reconciliation timer (low frequency).')
-param reconciliationSchedule string = '0 */15 * * * *'
+// Timer schedules by traffic profile. function.json reads them as %DueWorkSchedule%,
+// %OutboxRelaySchedule% and %ReconciliationSchedule% (app-setting binding expressions); the
+// local host resolves the same names from shared/config. "low" lets instances go idle
+// between runs: the poller runs every 5 min and relays what it committed at once
+// (AUTOMATION_RELAY_AFTER_POLL), so the 5-min relay timer is only the safety net for
+// messages written elsewhere (delivery facts, fan-out) or left by a failed publish.
+var trafficProfiles = {
+  standard: {
+    dueWorkSchedule: '*/30 * * * * *'
+    outboxRelaySchedule: '*/10 * * * * *'
+    reconciliationSchedule: '0 */15 * * * *'
+    relayAfterPoll: 'false'
+  }
+  low: {
+    dueWorkSchedule: '0 */5 * * * *'
+    outboxRelaySchedule: '30 */5 * * * *'
+    reconciliationSchedule: '0 7 * * * *'
+    relayAfterPoll: 'true'
+  }
+}
+var profile = trafficProfiles[trafficProfile]
 
 @description('Reconciliation: sources or rows per batch (1..1000).')
 param reconcileBatchSize string = '100'
@@ -228,11 +248,15 @@ var automationSettings = [
   }
   {
     name: 'DueWorkSchedule'
-    value: dueWorkSchedule
+    value: profile.dueWorkSchedule
   }
   {
     name: 'OutboxRelaySchedule'
-    value: outboxRelaySchedule
+    value: profile.outboxRelaySchedule
+  }
+  {
+    name: 'AUTOMATION_RELAY_AFTER_POLL'
+    value: profile.relayAfterPoll
   }
   {
     name: 'AUTOMATION_DUEWORK_MODE'
@@ -260,7 +284,7 @@ var automationSettings = [
   }
   {
     name: 'ReconciliationSchedule'
-    value: reconciliationSchedule
+    value: profile.reconciliationSchedule
   }
   {
     name: 'AUTOMATION_RECONCILE_BATCH_SIZE'
@@ -474,7 +498,11 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
-    // Key Vault references (if any are added later) resolve with the same identity.
+    // Key Vault references ("@Microsoft.KeyVault(SecretUri=...)" in webhookSecret /
+    // smtpPassword) resolve with the user-assigned identity, which roles.bicep grants Key
+    // Vault Secrets User on keyVaultName. Without this the platform would use the
+    // system-assigned identity, which this app does not have, and leave the reference text
+    // as the setting's value (shared/config refuses to start on it).
     keyVaultReferenceIdentity: identityId
     functionAppConfig: isFlex ? flexFunctionAppConfig : null
     siteConfig: union(baseSiteConfig, isFlex ? {} : elasticPremiumSiteConfig)

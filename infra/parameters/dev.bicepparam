@@ -22,6 +22,10 @@ param maximumInstanceCount = 40
 param instanceMemoryMB = 2048
 
 param dueWorkMode = 'inline'
+// Timer intervals (docs/deploy.md, "Cost at rest"): 'low' lets a quiet environment idle.
+param trafficProfile = 'low'
+// Key Vault (this resource group) whose secrets webhookSecret/smtpPassword reference; empty: none.
+param keyVaultName = readEnvironmentVariable('KEY_VAULT_NAME', '')
 param logLevel = 'debug'
 
 param tags = {

@@ -22,6 +22,10 @@ param instanceMemoryMB = 2048
 param elasticPremiumSku = 'EP1'
 
 param dueWorkMode = 'inline'
+// Timer intervals (docs/deploy.md, "Cost at rest"): 'low' lets a quiet environment idle.
+param trafficProfile = 'standard'
+// Key Vault (this resource group) whose secrets webhookSecret/smtpPassword reference; empty: none.
+param keyVaultName = readEnvironmentVariable('KEY_VAULT_NAME', '')
 param logLevel = 'info'
 
 param tags = {

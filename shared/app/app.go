@@ -93,11 +93,36 @@ type Options struct {
 	// built-in automation-activity report; nil: Open builds them from
 	// AUTOMATION_REPORT_SOURCES.
 	ReportSources map[string]report.Renderer
+	// SkipMigrations: never migrate; check that the database's schema version is the one the
+	// binary embeds and fail with a *sqlstore.SchemaError when it is not. The custom handler
+	// (ServeHandler) sets it: its identity holds no DDL rights and `automation migrate` is a
+	// deployment step. False (serve, replay, the embedded default): SQLite is migrated on open.
+	SkipMigrations bool
+	// OpenStore opens the store; nil means OpenStore (the package function). Tests inject a
+	// slow or failing opener.
+	OpenStore StoreOpener
+}
+
+// StoreOpener opens the configured store; skipMigrations as in Options.SkipMigrations.
+type StoreOpener func(ctx context.Context, cfg config.Config, skipMigrations bool) (store.Store, error)
+
+// OpenStore opens SQL Server when AUTOMATION_SQLSERVER_DSN is set, else SQLite at
+// DataDir/automation.db (creating DataDir). skipMigrations: check the schema version instead
+// of migrating (*sqlstore.SchemaError on a mismatch). ctx bounds connecting and checking.
+func OpenStore(ctx context.Context, cfg config.Config, skipMigrations bool) (store.Store, error) {
+	if cfg.UsesSQLServer() {
+		return mssql.Open(ctx, cfg.SQLServerDSN, &mssql.Options{SkipMigrations: skipMigrations})
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("app: data folder: %w", err)
+	}
+	return sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), &sqlite.Options{SkipMigrations: skipMigrations})
 }
 
 // Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else
-// SQLite under DataDir), Service Bus when configured (else the in-process bus), Table/Blob
-// trace when configured (else local trace under DataDir).
+// SQLite under DataDir; see OpenStore and Options.SkipMigrations), Service Bus when
+// configured (else the in-process bus), Table/Blob trace when configured (else local trace
+// under DataDir).
 func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
@@ -108,22 +133,15 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r := &Runtime{Clock: o.Clock}
 	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
 
-	if cfg.UsesSQLServer() {
-		st, err := mssql.Open(ctx, cfg.SQLServerDSN, nil)
-		if err != nil {
-			return fail(err)
-		}
-		r.Store = st
-	} else {
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return fail(fmt.Errorf("app: data folder: %w", err))
-		}
-		st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), nil)
-		if err != nil {
-			return fail(err)
-		}
-		r.Store = st
+	open := o.OpenStore
+	if open == nil {
+		open = OpenStore
 	}
+	st, err := open(ctx, cfg, o.SkipMigrations)
+	if err != nil {
+		return fail(err)
+	}
+	r.Store = st
 	r.closers = append(r.closers, r.Store.Close)
 
 	var cred azcore.TokenCredential
@@ -196,7 +214,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
-		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode, Log: o.Log})
+		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
+		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
 	if err != nil {
@@ -214,16 +233,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 // Migrate applies the migrations of the configured store (SQL Server when
 // AUTOMATION_SQLSERVER_DSN is set, else SQLite under DataDir): opening a store migrates it.
 func Migrate(ctx context.Context, cfg config.Config) error {
-	var st interface{ Close() error }
-	var err error
-	if cfg.UsesSQLServer() {
-		st, err = mssql.Open(ctx, cfg.SQLServerDSN, nil)
-	} else {
-		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-			return fmt.Errorf("app: data folder: %w", err)
-		}
-		st, err = sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), nil)
-	}
+	st, err := OpenStore(ctx, cfg, false)
 	if err != nil {
 		return err
 	}

@@ -365,3 +365,37 @@ func TestRedispatchAfterRestart(t *testing.T) {
 // checkHTTPFolders: every HTTP route the app registers is covered by one HTTP function
 // folder (route prefix and method, authLevel "function"), each folder covers at least one
 // route, and each route is served by the router (not the router's "no HTTP function" 404).
+
+// With AUTOMATION_RELAY_AFTER_POLL (the low traffic profile) the poll that completed a row
+// publishes its delivery at once, on the commit path; without it the delivery waits for the
+// OutboxRelay timer.
+func TestRelayAfterPoll(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{false, true} {
+		env := map[string]string{"AUTOMATION_RELAY_AFTER_POLL": "false"}
+		if on {
+			env["AUTOMATION_RELAY_AFTER_POLL"] = "true"
+		}
+		e := newFnEnv(t, env)
+		if code, body := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+			t.Fatalf("event: %d %v", code, body)
+		}
+		e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
+		code, body := e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+		if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["completed"] != float64(1) {
+			t.Fatalf("DueWorkPoller: %d %v", code, body)
+		}
+		want := 0
+		if on {
+			want = 1
+		}
+		if got := e.rt.Memory.Len(delivery.DispatchQueue); got != want {
+			t.Fatalf("relay after poll %v: %d dispatch messages after the poll, want %d", on, got, want)
+		}
+		// The timer (the safety net) finds nothing left when the poll relayed.
+		_, body = e.post(t, handler.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
+		if rv, _ := body["ReturnValue"].(map[string]any); rv["published"] != float64(1-want) {
+			t.Fatalf("relay after poll %v: OutboxRelay published %v", on, rv["published"])
+		}
+	}
+}

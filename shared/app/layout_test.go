@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -98,4 +99,32 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// The host logs a warning for every reply with empty Outputs or a null ReturnValue (timer and
+// Service Bus functions have no output bindings); host.json filters that category to Error
+// (see funchost's respond). Parsing the file keeps the filter from being dropped silently.
+func TestHostJSONFiltersReplyWarnings(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../host.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct {
+		Logging struct {
+			LogLevel map[string]string `json:"logLevel"`
+		} `json:"logging"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	const category = "Microsoft.Azure.WebJobs.Script.Workers.Http.DefaultHttpWorkerService"
+	switch lvl := h.Logging.LogLevel[category]; lvl {
+	case "Error", "Critical", "None":
+	default:
+		t.Fatalf("host.json logging.logLevel[%q] = %q, want Error (or higher) to drop the Outputs/ReturnValue warnings", category, lvl)
+	}
+	if h.Logging.LogLevel["default"] != "Information" {
+		t.Fatalf("the default level changed: %v", h.Logging.LogLevel)
+	}
 }

@@ -44,6 +44,7 @@ var Settings = []Setting{
 	{"AZURE_CLIENT_ID", Local | Azure, "", "Client id of the user-assigned managed identity (azidentity reads it)."},
 	{"DueWorkSchedule", Local | Azure, "*/30 * * * * *", "NCRONTAB (6 fields, UTC) of the DueWorkPoller timer."},
 	{"OutboxRelaySchedule", Local | Azure, "*/10 * * * * *", "NCRONTAB of the OutboxRelay timer."},
+	{"AUTOMATION_RELAY_AFTER_POLL", Local | Azure, "false", "true: an inline DueWorkPoller run relays the outbox messages it committed at once (the OutboxRelay timer stays as the safety net); the low traffic profile sets it with longer timer intervals."},
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
@@ -72,6 +73,24 @@ var Settings = []Setting{
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 }
 
+// SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
+// references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
+// or log line ever shows their value. Load refuses an unresolved reference in any setting.
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN",
+	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION"}
+
+// keyVaultReferencePrefix starts an App Service / Functions Key Vault reference
+// ("Use Key Vault references as app settings"): @Microsoft.KeyVault(SecretUri=...) or
+// @Microsoft.KeyVault(VaultName=...;SecretName=...).
+const keyVaultReferencePrefix = "@microsoft.keyvault("
+
+// IsUnresolvedKeyVaultReference reports whether v still is a Key Vault reference: after
+// surrounding white space, it starts with "@Microsoft.KeyVault(" (any letter case). The
+// platform replaces a reference it resolved with the secret, so seeing one means it failed.
+func IsUnresolvedKeyVaultReference(v string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), keyVaultReferencePrefix)
+}
+
 // Mode selects how DueWorkPoller executes claimed rows.
 type Mode string
 
@@ -94,13 +113,15 @@ type Config struct {
 	AzureClientID        string
 	DueWorkSchedule      string
 	OutboxRelaySchedule  string
-	DueWorkMode          Mode
-	DueWorkBatchSize     int
-	DueWorkConcurrency   int
-	Lease                time.Duration
-	LogLevel             string
-	APIToken             string
-	APIBusinessUnits     string // "*" or comma-separated business-unit ids
+	// RelayAfterPoll: an inline poll relays its outbox messages at once (commit path).
+	RelayAfterPoll     bool
+	DueWorkMode        Mode
+	DueWorkBatchSize   int
+	DueWorkConcurrency int
+	Lease              time.Duration
+	LogLevel           string
+	APIToken           string
+	APIBusinessUnits   string // "*" or comma-separated business-unit ids
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -164,8 +185,19 @@ func (c Config) Lookup(name string) (string, bool) {
 // applies defaults and validates. All problems are reported together, each naming its
 // variable.
 func Load(getenv func(string) string) (Config, error) {
+	// An app setting whose Key Vault reference the platform could not resolve keeps the
+	// reference text as its value. For a secret that text would pass every other check (a
+	// webhook key of more than 16 bytes) and sign with the wrong key, silently: refuse it,
+	// naming the setting and never the value; other checks see the default instead, so the
+	// one error is this one.
+	unresolved := map[string]bool{}
+	for _, s := range Settings {
+		if IsUnresolvedKeyVaultReference(getenv(s.Name)) {
+			unresolved[s.Name] = true
+		}
+	}
 	get := func(name string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
+		if v := strings.TrimSpace(getenv(name)); v != "" && !unresolved[name] {
 			return v
 		}
 		for _, s := range Settings {
@@ -178,6 +210,11 @@ func Load(getenv func(string) string) (Config, error) {
 	var errs []error
 	bad := func(name, f string, a ...any) {
 		errs = append(errs, fmt.Errorf("%s: "+f, append([]any{name}, a...)...))
+	}
+	for _, s := range Settings {
+		if unresolved[s.Name] {
+			bad(s.Name, "is an unresolved Key Vault reference: the platform could not read the secret (check the identity's Key Vault Secrets User role on the vault, the site's keyVaultReferenceIdentity and the secret URI); refusing to start")
+		}
 	}
 	num := func(name string, lo, hi int) int {
 		v, err := strconv.Atoi(get(name))
@@ -218,7 +255,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ReconcileBusinessUnits: get("AUTOMATION_RECONCILE_BUSINESS_UNITS"),
 		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
 	}
-	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent,
+	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent, "AUTOMATION_RELAY_AFTER_POLL": &c.RelayAfterPoll,
 		"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS": &c.Webhook.AllowPrivateNetworks} {
 		switch v := strings.ToLower(get(name)); v {
 		case "true", "false":

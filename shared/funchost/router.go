@@ -247,6 +247,18 @@ func (r *Router) call(ctx context.Context, h Handler, inv *Invocation) (res Resu
 }
 
 // respond is the one place handler errors become replies (see the package doc).
+//
+// Outputs stay {} for functions without output bindings (every timer and Service Bus
+// function here): the host matches Outputs keys to the function's output bindings, so
+// invented keys are not an option. Host versions of 2024 log "Outputs not set on http
+// response" and "ReturnValue not set on http response" at Warning level for such replies
+// (DefaultHttpWorkerService.ProcessDefaultInvocationRequest; later versions log them at
+// Debug) - about 17,000 lines a day with the 10 s and 30 s timers. host.json silences them
+// with a logging filter: category
+// Microsoft.Azure.WebJobs.Script.Workers.Http.DefaultHttpWorkerService at Error, the only
+// category those two lines use (its other lines are Debug). Invocation failures are still
+// logged by the host under the function's category. TestHostJSONFiltersReplyWarnings
+// (shared/app) checks the filter.
 func (r *Router) respond(w http.ResponseWriter, inv *Invocation, res Result, err error) {
 	log := r.logger().With("function", inv.FunctionName, "invocationId", inv.InvocationID)
 	switch {

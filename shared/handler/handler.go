@@ -69,7 +69,12 @@ type Deps struct {
 	Trace      trace.Writer  // dead-letter diagnostics; may be nil
 	Clock      automation.Clock
 	Mode       Mode
-	Log        *slog.Logger
+	// RelayAfterPoll: an inline DueWorkPoller run that completed rows relays the outbox
+	// right after its transactions committed (the commit path), so its deliveries do not
+	// wait for the OutboxRelay timer, which stays as the safety net (config
+	// AUTOMATION_RELAY_AFTER_POLL; the low traffic profile lengthens that timer).
+	RelayAfterPoll bool
+	Log            *slog.Logger
 }
 
 // Register adds every function to r.
@@ -141,6 +146,9 @@ func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (func
 		d.Log.Log(ctx, level, "due-work poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "poll",
 			"rescued", res.Rescued, "claimed", res.Claimed, "completed", res.Completed, "deactivated", res.Deactivated,
 			"retrying", res.Retrying, "held", res.Held, "leaseLost", res.LeaseLost)
+		if d.RelayAfterPoll && res.Completed > 0 {
+			d.relayAfterPoll(ctx, inv)
+		}
 		return ok(res)
 	}
 	res, rows, err := d.Poller.Claim(ctx)
@@ -203,6 +211,27 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 		return funchost.Result{}, err
 	}
 	return ok(map[string]any{"messageId": msg.MessageID})
+}
+
+// relayAfterPoll publishes what the poll just committed to the outbox. It never fails the
+// poll: the rows are committed, and whatever is not published now the OutboxRelay timer
+// publishes later (a concurrent relay may publish a message twice with the same MessageId:
+// Service Bus duplicate detection and the send claim absorb it).
+func (d Deps) relayAfterPoll(ctx context.Context, inv *funchost.Invocation) {
+	total := 0
+	for i := 0; i < maxRelayRounds; i++ {
+		n, err := d.Relay.RunOnce(ctx)
+		total += n
+		if err != nil {
+			d.Log.WarnContext(ctx, "relay after poll failed; the OutboxRelay timer retries", "function", inv.FunctionName,
+				"invocationId", inv.InvocationID, "step", "relay-after-poll", "published", total, "errorCode", "RelayFailed", "error", err.Error())
+			return
+		}
+		if n == 0 {
+			break
+		}
+	}
+	d.Log.InfoContext(ctx, "relay after poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay-after-poll", "published", total)
 }
 
 // maxRelayRounds bounds one OutboxRelay invocation.

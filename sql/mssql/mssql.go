@@ -107,13 +107,30 @@ type Options struct {
 	// failovers and token refreshes take effect.
 	ConnMaxLifetime time.Duration
 	// SkipMigrations opens the store without applying migrations, for deployments where a
-	// separate, more privileged step runs Migrate (default false: Open migrates).
+	// separate, more privileged step runs Migrate (the custom handler, whose identity holds
+	// only db_datareader/db_datawriter): Open then checks that the database's schema version
+	// is the binary's (CheckSchema) and fails with a *sqlstore.SchemaError when it is not.
+	// Default false: Open migrates.
 	SkipMigrations bool
 }
 
+// VersionQueries read goose's version table without writing (CheckSchema): they need only
+// db_datareader.
+var VersionQueries = sqlstore.VersionQueries{
+	TableExists: `SELECT CASE WHEN OBJECT_ID(N'goose_db_version', N'U') IS NULL THEN 0 ELSE 1 END`,
+	MaxVersion:  `SELECT MAX(version_id) FROM goose_db_version`,
+}
+
+// CheckSchema returns nil when db's goose version equals the highest embedded migration,
+// a *sqlstore.SchemaError when it differs (errors.Is sqlstore.ErrSchemaMismatch), the read
+// error otherwise. It never migrates and takes no lock.
+func CheckSchema(ctx context.Context, db *sql.DB) error {
+	return sqlstore.CheckSchema(ctx, db, Dialect.Name, VersionQueries, Migrations())
+}
+
 // Open connects to SQL Server / Azure SQL with dsn (see OpenDB for the driver choice),
-// checks the connection, applies pending migrations (unless opts.SkipMigrations) and returns
-// the store. ctx bounds the connection check and the migrations. It returns an error for an
+// checks the connection, applies pending migrations (with opts.SkipMigrations: checks the
+// schema version instead, *sqlstore.SchemaError on a mismatch) and returns the store. ctx bounds the connection check and the migrations. It returns an error for an
 // empty or malformed DSN, an unreachable server or failed login, and a failed migration;
 // the pool is closed on every error.
 func Open(ctx context.Context, dsn string, opts *Options) (*sqlstore.Store, error) {
@@ -144,11 +161,14 @@ func Open(ctx context.Context, dsn string, opts *Options) (*sqlstore.Store, erro
 		db.Close()
 		return nil, fmt.Errorf("mssql: connect (AUTOMATION_SQLSERVER_DSN): %w", err)
 	}
-	if !o.SkipMigrations {
-		if err := Migrate(ctx, db); err != nil {
+	if o.SkipMigrations {
+		if err := CheckSchema(ctx, db); err != nil {
 			db.Close()
 			return nil, err
 		}
+	} else if err := Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
 	}
 	st := sqlstore.New(db, queries, Dialect, nil)
 	if err := st.PrepareAll(ctx); err != nil {

@@ -57,10 +57,30 @@ type Options struct {
 	BusyTimeout time.Duration
 	// MaxOpenConns bounds the pool (default 8).
 	MaxOpenConns int
+	// SkipMigrations opens the store without applying migrations (the custom handler): Open
+	// then checks that the database's schema version is the binary's (CheckSchema) and
+	// fails with a *sqlstore.SchemaError when it is not. Default false: Open migrates (the
+	// embedded default, replay, tests).
+	SkipMigrations bool
+}
+
+// VersionQueries read goose's version table without writing (CheckSchema).
+var VersionQueries = sqlstore.VersionQueries{
+	TableExists: `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'`,
+	MaxVersion:  `SELECT MAX(version_id) FROM goose_db_version`,
+}
+
+// CheckSchema returns nil when db's goose version equals the highest embedded migration,
+// a *sqlstore.SchemaError when it differs (errors.Is sqlstore.ErrSchemaMismatch), the read
+// error otherwise. It never migrates.
+func CheckSchema(ctx context.Context, db *sql.DB) error {
+	return sqlstore.CheckSchema(ctx, db, Dialect.Name, VersionQueries, Migrations())
 }
 
 // Open opens (creating if needed) the SQLite database file at path, applies pending
-// migrations and returns the store. Errors if the file cannot be opened or a migration fails.
+// migrations (or, with opts.SkipMigrations, checks the schema version) and returns the
+// store. Errors if the file cannot be opened, a migration fails or the schema version
+// differs (*sqlstore.SchemaError).
 func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: empty database path")
@@ -73,6 +93,7 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 		if opts.MaxOpenConns > 0 {
 			o.MaxOpenConns = opts.MaxOpenConns
 		}
+		o.SkipMigrations = opts.SkipMigrations
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
@@ -86,7 +107,12 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	}
 	db.SetMaxOpenConns(o.MaxOpenConns)
 	db.SetMaxIdleConns(o.MaxOpenConns)
-	if err := Migrate(ctx, db); err != nil {
+	if o.SkipMigrations {
+		err = CheckSchema(ctx, db)
+	} else {
+		err = Migrate(ctx, db)
+	}
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
