@@ -1,86 +1,184 @@
 package app_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestImportArrowsPointDown enforces STYLE.md's layering with `go list -deps`: domain
-// packages import no project package above them, and nothing but the composition root and
-// the binary knows the SQL dialects.
+// layers is the module's architecture, bottom first: every package belongs to exactly one
+// layer, and a package imports project packages of strictly lower layers only (arrows point
+// down; nothing imports sideways or up). TestImportArrowsPointDown derives the package list
+// from `go list ./...`, so a new package fails the test until it is declared here.
+//
+//  0. vocabulary — no project imports: the domain types and intent codes (automation),
+//     local time (localtime), log context and masking (logctx, logmask), configuration
+//     (config), the Functions custom-handler protocol (funchost), and the bus and trace
+//     contracts (bus, trace).
+//  1. contracts — interfaces written in the vocabulary and their conformance suites: the
+//     store the logic needs (store), parsed domain events (events), bustest and tracetest,
+//     and the SQL files' parity test (sql).
+//  2. engine and leaf adapters — the scheduler row engine (scheduler), the HTTP conventions
+//     (httpapi), the store suite (storetest), SQL behind the store (sql/sqlstore), the trace
+//     and bus adapters (trace/localtrace, azure, local) and the event publisher (publish).
+//  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
+//     (delivery); the dialects (sql/mssql, sql/sqlite).
+//  4. domains and channels — the trigger providers (reminder) and report subscriptions
+//     (report), the real channels (delivery/channel) and their suite (channeltest), and
+//     the delivery HTTP adapter (handler/deliveryapi).
+//  5. services and adapters over the domains — support reads (support), settings and
+//     report HTTP adapters (settingsapi, reportapi), the Functions handlers (handler).
+//  6. adapters over the services — the support HTTP API (supportapi).
+//  7. clients of the adapters — the support API's HTTP client and terminal rendering
+//     (supportapi/supportclient), which speaks the adapter's request and answer types.
+//  8. composition root — app wires one runtime from the layers below.
+//  9. runtimes built on the root — replay.
+//  10. the binary — functions (main: flags and wiring only) — and the deployment
+//      artifacts' tests (infra: Bicep bounds, the deploy docs' commands).
+//
+// Besides the direction, two adapters are confined: only the composition root and what is
+// built on it depend on a SQL dialect (sql/mssql, sql/sqlite), and only the Azure adapter
+// (and the SQL Server driver's Entra ID auth in sql/mssql) imports the Azure SDK. A
+// package that imports "testing" (the conformance suites storetest, bustest, tracetest and
+// channeltest) is imported by tests only.
+var layers = [][]string{
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/funchost", "shared/bus", "shared/trace"},
+	{"shared/store", "shared/events", "shared/bus/bustest", "shared/trace/tracetest", "sql"},
+	{"shared/scheduler", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local", "shared/publish"},
+	{"shared/delivery", "sql/mssql", "sql/sqlite"},
+	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi"},
+	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler"},
+	{"shared/supportapi"},
+	{"shared/supportapi/supportclient"},
+	{"shared/app"},
+	{"shared/replay"},
+	{"functions", "infra"},
+}
+
+const module = "github.com/automation-platform/automation/"
+
+// listed is one package as `go list -json` describes it.
+type listed struct {
+	ImportPath string
+	Imports    []string // direct imports, without tests
+	Deps       []string // every transitive dependency, without tests
+}
+
+// listPackages runs `go list -json ./...` in dir (the module root). Errors: go list's own
+// failure with its standard error, an unreadable listing, or no packages at all.
+func listPackages(dir string) ([]listed, error) {
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("go list ./... failed: %w\n%s", err, ee.Stderr)
+		}
+		return nil, fmt.Errorf("go list ./... failed: %w", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list output: %w", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		return nil, errors.New("go list ./... listed no packages")
+	}
+	return pkgs, nil
+}
+
+// layerOf indexes layers: package (module-relative) → layer number.
+func layerOf(t *testing.T) map[string]int {
+	t.Helper()
+	at := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			if j, dup := at[p]; dup {
+				t.Errorf("%s is declared in layers %d and %d", p, j, i)
+			}
+			at[p] = i
+		}
+	}
+	return at
+}
+
+// TestImportArrowsPointDown checks every package of the module against layers (see its
+// comment): each is declared, each imports only strictly lower layers, SQL dialects and the
+// Azure SDK stay behind the composition root, and conformance suites are imported by tests
+// only.
 func TestImportArrowsPointDown(t *testing.T) {
 	t.Parallel()
-	const mod = "github.com/automation-platform/automation/"
-	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", "../../...").Output()
+	// A layout that cannot be listed is not a layout that was checked: fail, never skip.
+	pkgs, err := listPackages("../..")
 	if err != nil {
-		t.Skipf("go list unavailable: %v", err)
+		t.Fatal(err)
 	}
-	allowed := map[string][]string{ // package → project packages it may depend on
-		"shared/automation": {},
-		"shared/localtime":  {},
-		"shared/store":      {"shared/automation"},
-		"shared/bus":        {},
-		"shared/trace":      {},
-		"shared/events":     {"shared/automation"},
-		"shared/funchost":   {},
-		"shared/httpapi":    {"shared/automation", "shared/store"},
-		"shared/config":     {},
-		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace", "shared/logctx"},
-		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/logctx"},
-		// The real channels sit below the composition root and above the delivery core.
-		"shared/delivery/channel": {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/delivery", "shared/logctx"},
-		"shared/reminder":         {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
-		"shared/report":           {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
-		"shared/reportapi":        {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/httpapi", "shared/funchost", "shared/report", "shared/logctx"},
-		"shared/logmask":          {},
-		"shared/logctx":           {},
-		// The support service reads what the pipeline wrote; the reminder package explains
-		// date-based settings with the same functions that computed them.
-		"shared/support": {"shared/automation", "shared/store", "shared/trace", "shared/logmask", "shared/reminder", "shared/localtime",
-			"shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
-		// Thin HTTP handlers: the service, httpapi and the router only.
-		"shared/supportapi": {"shared/support", "shared/httpapi", "shared/funchost", "shared/automation", "shared/store", "shared/trace",
-			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
-		"shared/settingsapi": {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus",
-			"shared/httpapi", "shared/reminder", "shared/logctx"},
+	for _, problem := range checkLayout(pkgs, layerOf(t)) {
+		t.Error(problem)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	seen := 0
-	for dec.More() {
-		var p struct {
-			ImportPath string
-			Deps       []string
+	t.Logf("%d packages checked against %d layers", len(pkgs), len(layers))
+}
+
+// checkLayout returns every violation of the layout rules in pkgs, one sentence each;
+// at maps a module-relative package to its layer.
+func checkLayout(pkgs []listed, at map[string]int) []string {
+	var problems []string
+	errorf := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	suites := map[string]bool{}
+	for _, p := range pkgs {
+		if slices.Contains(p.Imports, "testing") {
+			suites[strings.TrimPrefix(p.ImportPath, module)] = true
 		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		seen[rel] = true
+		mine, declared := at[rel]
+		if !declared {
+			errorf("package %s has no layer: add it to `layers` in shared/app/layout_test.go, in the lowest layer above everything it imports", rel)
 		}
-		rel := strings.TrimPrefix(p.ImportPath, mod)
-		may, checked := allowed[rel]
-		for _, d := range p.Deps {
-			if !strings.HasPrefix(d, mod) {
-				if strings.Contains(d, "azure-sdk-for-go") && !azureAllowed(rel) {
-					t.Errorf("%s imports the Azure SDK (%s); only shared/azure (and the SQL Server driver's Entra ID auth in sql/mssql) may", rel, d)
-				}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module) {
 				continue
 			}
-			dep := strings.TrimPrefix(d, mod)
-			if strings.HasPrefix(dep, "sql/") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" {
-				t.Errorf("%s depends on SQL dialect %s; only shared/app (and runtimes built on it) may", rel, dep)
+			dep := strings.TrimPrefix(imp, module)
+			if suites[dep] {
+				errorf("%s imports the conformance suite %s; only tests may", rel, dep)
 			}
-			if checked && !contains(may, dep) {
-				t.Errorf("%s depends on %s; allowed: %v", rel, dep, may)
+			theirs, ok := at[dep]
+			if declared && ok && theirs >= mine {
+				errorf("%s (layer %d) imports %s (layer %d): arrows must point down to a lower layer", rel, mine, dep, theirs)
 			}
 		}
-		if checked {
-			seen++
+		for _, d := range p.Deps {
+			if strings.Contains(d, "azure-sdk-for-go") && !azureAllowed(rel) {
+				errorf("%s imports the Azure SDK (%s); only shared/azure (and the SQL Server driver's Entra ID auth in sql/mssql) may", rel, d)
+			}
+			dep := strings.TrimPrefix(d, module)
+			if (dep == "sql/mssql" || dep == "sql/sqlite") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" {
+				errorf("%s depends on SQL dialect %s; only shared/app (and runtimes built on it) may", rel, dep)
+			}
 		}
 	}
-	if seen != len(allowed) {
-		t.Fatalf("checked %d of %d packages", seen, len(allowed))
+	for p := range at {
+		if !seen[p] {
+			errorf("layers declares %s, which `go list ./...` does not list: remove or rename it", p)
+		}
 	}
+	slices.Sort(problems)
+	return problems
 }
 
 // azureAllowed: the adapters, and whatever is built on the composition root.
@@ -92,13 +190,68 @@ func azureAllowed(rel string) bool {
 	return strings.HasPrefix(rel, "shared/handler")
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
+// TestCheckLayoutFails proves each rule of checkLayout reports its violation.
+func TestCheckLayoutFails(t *testing.T) {
+	t.Parallel()
+	at := map[string]int{"shared/automation": 0, "shared/store": 1, "shared/store/storetest": 2, "shared/delivery": 3, "shared/app": 8, "sql/sqlite": 3}
+	pkg := func(rel string, imports ...string) listed {
+		p := listed{ImportPath: module + rel}
+		for _, i := range imports {
+			if !strings.Contains(i, ".") && strings.Contains(i, "/") {
+				i = module + i
+			}
+			p.Imports = append(p.Imports, i)
+			p.Deps = append(p.Deps, i)
+		}
+		return p
+	}
+	good := []listed{pkg("shared/automation"), pkg("shared/store", "shared/automation"), pkg("shared/store/storetest", "shared/store", "testing"),
+		pkg("shared/delivery", "shared/store"), pkg("shared/app", "shared/delivery", "sql/sqlite"), pkg("sql/sqlite", "shared/store")}
+	if got := checkLayout(good, at); len(got) != 0 {
+		t.Fatalf("a sound layout reported %q", got)
+	}
+	cases := []struct {
+		name string
+		edit func([]listed) []listed
+		want string
+	}{
+		{"undeclared package", func(ps []listed) []listed { return append(ps, pkg("shared/newthing", "shared/automation")) },
+			"package shared/newthing has no layer: add it to `layers` in shared/app/layout_test.go"},
+		{"stale declaration", func(ps []listed) []listed { return ps[1:] }, "layers declares shared/automation, which `go list ./...` does not list"},
+		{"arrow up", func(ps []listed) []listed { ps[1] = pkg("shared/store", "shared/delivery"); return ps },
+			"shared/store (layer 1) imports shared/delivery (layer 3): arrows must point down"},
+		{"arrow sideways", func(ps []listed) []listed { ps[3] = pkg("shared/delivery", "sql/sqlite"); return ps },
+			"shared/delivery (layer 3) imports sql/sqlite (layer 3)"},
+		{"dialect below the root", func(ps []listed) []listed { ps[3].Deps = append(ps[3].Deps, module+"sql/sqlite"); return ps },
+			"shared/delivery depends on SQL dialect sql/sqlite"},
+		{"Azure SDK outside the adapter", func(ps []listed) []listed {
+			ps[3].Deps = append(ps[3].Deps, "github.com/Azure/azure-sdk-for-go/sdk/azcore")
+			return ps
+		}, "shared/delivery imports the Azure SDK"},
+		{"suite imported by production code", func(ps []listed) []listed {
+			ps[3] = pkg("shared/delivery", "shared/store/storetest")
+			return ps
+		}, "shared/delivery imports the conformance suite shared/store/storetest"},
+	}
+	for _, tc := range cases {
+		got := checkLayout(tc.edit(slices.Clone(good)), at)
+		if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, tc.want) }) {
+			t.Errorf("%s: reported %q, want a problem containing %q", tc.name, got, tc.want)
 		}
 	}
-	return false
+}
+
+// A listing that fails is an error carrying go's own message, which
+// TestImportArrowsPointDown turns into a failure (never a skip).
+func TestListPackagesFailureIsAnError(t *testing.T) {
+	t.Parallel()
+	pkgs, err := listPackages(t.TempDir()) // no go.mod: "pattern ./...: directory prefix . does not contain main module" or similar
+	if err == nil || len(pkgs) != 0 {
+		t.Fatalf("listing outside a module: %d packages, error %v; want an error", len(pkgs), err)
+	}
+	if !strings.Contains(err.Error(), "go list ./... failed") || !strings.Contains(err.Error(), "go") {
+		t.Fatalf("error %q does not say what failed", err)
+	}
 }
 
 // The host logs a warning for every reply with empty Outputs or a null ReturnValue (timer and

@@ -54,7 +54,8 @@ type Channel interface {
 	// ValidateRecipient checks that addr is an address this channel can send to; an
 	// invalid address is a permanent failure for that recipient only.
 	ValidateRecipient(addr string) error
-	// Send delivers m and returns the provider's reference. Errors: wrapped with Permanent
+	// Send delivers m and returns the provider's reference. A recipient ValidateRecipient
+	// rejects is a Permanent error that reaches no provider. Errors: wrapped with Permanent
 	// = it can never succeed; wrapped with Unknown = the provider may have acted (e.g. a
 	// timeout after the request was written); anything else = not delivered, retry later.
 	Send(ctx context.Context, m Message) (providerRef string, err error)

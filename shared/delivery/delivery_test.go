@@ -820,11 +820,11 @@ func TestLogChannelWritesTheMessageOrItsLine(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	c := &delivery.LogChannel{W: &b}
-	if _, err := c.Send(context.Background(), delivery.Message{DeliveryKey: "dlv_1", Payload: json.RawMessage(`{"a":1}`), Content: &delivery.Content{Subject: "s"}}); err != nil {
+	if _, err := c.Send(context.Background(), delivery.Message{DeliveryKey: "dlv_1", Recipient: "a@example.test", Payload: json.RawMessage(`{"a":1}`), Content: &delivery.Content{Subject: "s"}}); err != nil {
 		t.Fatal(err)
 	}
 	c.Line = func(m delivery.Message) any { return map[string]string{"k": m.DeliveryKey} }
-	if _, err := c.Send(context.Background(), delivery.Message{DeliveryKey: "dlv_2"}); err != nil {
+	if _, err := c.Send(context.Background(), delivery.Message{DeliveryKey: "dlv_2", Recipient: "a@example.test"}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")

@@ -33,8 +33,12 @@ func (c *LogChannel) ValidateRecipient(addr string) error {
 	return nil
 }
 
-// Send writes m as a JSON line.
+// Send writes m as a JSON line. An invalid recipient is a permanent failure, as on every
+// channel (the dispatcher checks it first; this is the channel's own guard).
 func (c *LogChannel) Send(_ context.Context, m Message) (string, error) {
+	if err := c.ValidateRecipient(m.Recipient); err != nil {
+		return "", Permanent(err)
+	}
 	var v any = m
 	if c.Line != nil {
 		v = c.Line(m)

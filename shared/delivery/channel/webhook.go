@@ -82,7 +82,8 @@ type WebhookConfig struct {
 // URL. 2xx = sent (provider reference: the X-Request-Id answer header, else the delivery key);
 // 408, 425 and 429 = not processed, retry; any other 4xx = permanent failure; 3xx = permanent
 // (redirects are not followed); 5xx, or a failure after the request was written (timeout,
-// reset) = UNKNOWN; a failure before it was written (DNS, refused, TLS) = retry.
+// reset) = UNKNOWN; a failure before it was written (DNS, refused, TLS) = retry. A message
+// with attachments is a permanent failure (the channel sends none).
 type Webhook struct {
 	cfg    WebhookConfig
 	client *http.Client
@@ -191,6 +192,10 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	}
 	if m.Content == nil {
 		return "", delivery.Permanent(fmt.Errorf("webhook: message %s has no rendered content", m.DeliveryKey))
+	}
+	if len(m.Attachments) > 0 {
+		// Traits do not say Attachments: sending the body alone would drop the file silently.
+		return "", delivery.Permanent(fmt.Errorf("webhook: message %s carries %d attachment(s); the webhook channel sends none", m.DeliveryKey, len(m.Attachments)))
 	}
 	body, err := json.Marshal(WebhookBody{DeliveryKey: m.DeliveryKey, SchedulerKey: m.SchedulerKey, BusinessUnitID: m.BusinessUnitID,
 		Template: m.Template, Subject: m.Content.Subject, Text: m.Content.Text, HTML: m.Content.HTML, Payload: m.Payload, SentOn: m.SentOn.UTC()})
