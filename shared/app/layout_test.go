@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestImportArrowsPointDown enforces STYLE.md's layering with `go list -deps`: domain
+// TestImportArrowsPointDown enforces the layering of docs/conventions.md#import-direction with `go list -deps`: domain
 // packages import no project package above them, and nothing but the composition root and
 // the binary knows the SQL dialects.
 func TestImportArrowsPointDown(t *testing.T) {
