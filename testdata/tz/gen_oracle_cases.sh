@@ -10,7 +10,7 @@
 # intended category from the list below, verified here with Python zoneinfo
 # (fold=0 vs fold=1); generation fails if a case is not in its intended
 # category. Transitions were looked up with
-#   python3 "$TZORACLE" --transitions ZONE YEAR
+#   python3 tzoracle.py --transitions ZONE YEAR
 #
 # Usage: testdata/tz/gen_oracle_cases.sh   (from anywhere; needs python3)
 # Env:   TZORACLE=path/to/tzoracle.py to override the oracle location.
