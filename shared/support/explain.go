@@ -555,7 +555,7 @@ func deactivationText(r automation.SchedulerRow, set *reminder.Setting, src remi
 	switch r.ReasonCode {
 	case automation.ReasonMissedWindow:
 		return fmt.Sprintf("its send time (%s) had already passed when the event that created it arrived (%s), and it was not that local day any more; "+
-			"a late occurrence is only sent on its own local day (docs/architecture.md#late-rule).", o.ScheduledLocal, stamp(r.CreatedOn))
+			"a late occurrence is only sent on its own local day (the late rule, docs/architecture.md#late-rule).", o.ScheduledLocal, stamp(r.CreatedOn))
 	case automation.ReasonSuperseded:
 		msg := "a later change made this occurrence unwanted"
 		switch {
