@@ -1,4 +1,4 @@
-// Package sql_test holds the dialect parity test (STYLE.md: SQL as files, per dialect, same
+// Package sql_test holds the dialect parity test (docs/conventions.md#sql-per-dialect: SQL as files, per dialect, same
 // names). sql/sqlstore calls queries by name with sql.Named parameters and scans results by
 // position, so every dialect must define the same query names, take the same @Name
 // parameters and return the same columns in the same order, and number its migrations the

@@ -56,7 +56,7 @@ type Runtime struct {
 	// DeliverySupport lists and resolves UNKNOWN deliveries (/api/support/deliveries/...).
 	DeliverySupport *delivery.Support
 	Reminders       *reminder.Service
-	// Reports runs report subscriptions (§7); its HTTP routes are on Functions.
+	// Reports runs report subscriptions (docs/architecture.md#report-subscriptions); its HTTP routes are on Functions.
 	Reports *report.Service
 	// Admin manages business units and reminder settings (the settings API, replay's
 	// setting inputs); Reconciler runs the bounded repair sweeps (Reconciliation).

@@ -14,7 +14,7 @@ import (
 
 // layers is the module's architecture, bottom first: every package belongs to exactly one
 // layer, and a package imports project packages of strictly lower layers only (arrows point
-// down; nothing imports sideways or up). TestImportArrowsPointDown derives the package list
+// down; nothing imports sideways or up; docs/conventions.md#import-direction explains why). TestImportArrowsPointDown derives the package list
 // from `go list ./...`, so a new package fails the test until it is declared here.
 //
 //  0. vocabulary — no project imports: the domain types and intent codes (automation),
@@ -40,7 +40,8 @@ import (
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
-//      artifacts' tests (infra: Bicep bounds, the deploy docs' commands).
+//     artifacts' tests (infra: Bicep bounds, the deploy docs' commands) and the
+//     documentation's reference check (docs).
 //
 // Besides the direction, two adapters are confined: only the composition root and what is
 // built on it depend on a SQL dialect (sql/mssql, sql/sqlite), and only the Azure adapter
@@ -58,7 +59,7 @@ var layers = [][]string{
 	{"shared/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
-	{"functions", "infra"},
+	{"functions", "infra", "docs"},
 }
 
 const module = "github.com/automation-platform/automation/"

@@ -14,7 +14,7 @@ var (
 	unmaskedPhone = regexp.MustCompile(`\+\d[\d\s().-]{7,}\d`)
 )
 
-// checkLogLines scans the JSON log lines of a scenario run (ARCHITECTURE §8): every line is
+// checkLogLines scans the JSON log lines of a scenario run (docs/operations.md#logs): every line is
 // JSON; no string value holds an e-mail address or a phone number the masking handler would
 // still change; every line about a row names the row (schedulerKey, businessUnitId), the
 // function invocation (function, invocationId) and the step, warnings and errors carry an

@@ -168,7 +168,7 @@ done:
 	if dl := rt.Memory.DeadLetters(); len(dl) != 0 {
 		t.Fatalf("bus dead letters: %+v", dl)
 	}
-	// The run's logs carry row context but no personal data (§8).
+	// The run's logs carry row context but no personal data (docs/operations.md#logs).
 	all := strings.Join(logs.Lines(), "\n")
 	if n := strings.Count(all, "***@"); n < 23 {
 		t.Fatalf("expected a masked recipient on each of the 23 delivery log lines, found %d", n)

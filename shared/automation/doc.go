@@ -1,9 +1,9 @@
 // Package automation holds the domain vocabulary of the automation pipeline: the
 // AutomationScheduler row, its statuses and reason codes, the SchedulerKey helper,
 // InputHash, the ensure decision table and the injected Clock. It imports the standard
-// library only (STYLE.md).
+// library only (docs/conventions.md#import-direction).
 //
-// Life of a scheduler row (ARCHITECTURE.md §3, seed 000):
+// Life of a scheduler row (docs/architecture.md#the-scheduler-table, docs/seeds.md#seed-000):
 //
 //	          ensure (no row)
 //	                │
@@ -28,5 +28,5 @@
 // Completed rows are never re-sent: ensure returns their coordinates. Every write bumps
 // Version; the Version read by a claim is the token that later Complete/Fail/Deactivate
 // calls must present, so a worker whose lease expired and was re-claimed cannot overwrite
-// newer state (§3.4).
+// newer state (docs/architecture.md#claim).
 package automation

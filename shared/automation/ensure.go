@@ -1,6 +1,6 @@
 package automation
 
-// EnsureAction is the outcome of ensuring one Candidate (ARCHITECTURE.md §3.3, seed 000
+// EnsureAction is the outcome of ensuring one Candidate (docs/architecture.md#ensure, docs/seeds.md#seed-000
 // "ensure semantics").
 type EnsureAction string
 

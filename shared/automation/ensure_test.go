@@ -7,7 +7,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 )
 
-// TestDecideEnsure walks every row of the ensure table (ARCHITECTURE.md §3.3). The store
+// TestDecideEnsure walks every row of the ensure table (docs/architecture.md#ensure). The store
 // conformance suite checks the same rows end to end on every SQL dialect.
 func TestDecideEnsure(t *testing.T) {
 	t.Parallel()

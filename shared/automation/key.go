@@ -25,7 +25,7 @@ var (
 	componentRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]+$`)
 )
 
-// ReminderDateKey builds the key of one date-based reminder occurrence (§3.2):
+// ReminderDateKey builds the key of one date-based reminder occurrence (docs/architecture.md#scheduler-keys):
 //
 //	reminder:{settingGuid}:{sourceType}:{sourceGuid}:{triggerKey}:{targetDate}:{offsetDays}
 //
@@ -52,7 +52,7 @@ func ReminderDateKey(settingGuid, sourceType, sourceGuid, triggerKey, targetDate
 }
 
 // ThresholdKey builds thresholdKey = {metricKey}:{thresholdValue}:{firingPolicy}:{scopeKey}
-// (§3.2, §4.4). thresholdValue is written without trailing zeros ("0.9", "100");
+// (docs/architecture.md#scheduler-keys, docs/architecture.md#threshold-reminders). thresholdValue is written without trailing zeros ("0.9", "100");
 // pass "any" as valueText for OncePerSource by using ThresholdKeyAny.
 func ThresholdKey(metricKey string, thresholdValue float64, firingPolicy, scopeKey string) (string, error) {
 	return thresholdKey(metricKey, strconv.FormatFloat(thresholdValue, 'f', -1, 64), firingPolicy, scopeKey)
@@ -75,7 +75,7 @@ func thresholdKey(metricKey, value, policy, scope string) (string, error) {
 	return parts + ":" + value + ":" + rest, nil
 }
 
-// ReminderThresholdKey builds the key of one threshold reminder firing (§3.2):
+// ReminderThresholdKey builds the key of one threshold reminder firing (docs/architecture.md#scheduler-keys):
 //
 //	reminder:{settingGuid}:{sourceType}:{sourceGuid}:{triggerKey}:threshold:{thresholdKey}
 func ReminderThresholdKey(settingGuid, sourceType, sourceGuid, triggerKey, thresholdKey string) (string, error) {
@@ -94,7 +94,7 @@ func ReminderThresholdKey(settingGuid, sourceType, sourceGuid, triggerKey, thres
 	return ShortenKey("reminder:" + g + ":" + parts + ":threshold:" + thresholdKey), nil
 }
 
-// ReportScheduledKey builds report-subscription:{guid}:scheduled:{periodStartUtc} (§3.2).
+// ReportScheduledKey builds report-subscription:{guid}:scheduled:{periodStartUtc} (docs/architecture.md#scheduler-keys).
 // periodStart is written as RFC 3339 UTC with "Z" at second precision.
 func ReportScheduledKey(subscriptionGuid string, periodStart time.Time) (string, error) {
 	g, err := canonGUID("subscriptionGuid", subscriptionGuid)
@@ -104,7 +104,7 @@ func ReportScheduledKey(subscriptionGuid string, periodStart time.Time) (string,
 	return ShortenKey("report-subscription:" + g + ":scheduled:" + periodStart.UTC().Format(time.RFC3339)), nil
 }
 
-// ReportManualKey builds report-subscription:{guid}:manual:{manualRunGuid} (§3.2). The
+// ReportManualKey builds report-subscription:{guid}:manual:{manualRunGuid} (docs/architecture.md#scheduler-keys). The
 // manualRunGuid is generated once by run-now and reused on retry.
 func ReportManualKey(subscriptionGuid, manualRunGuid string) (string, error) {
 	g, err := canonGUID("subscriptionGuid", subscriptionGuid)
@@ -131,7 +131,7 @@ func ShortenKey(key string) string {
 	return key[:MaxSchedulerKeyLength-len(suffix)] + suffix
 }
 
-// InputHash is the lower-case hex sha256 of the canonical JSON of input (§3.1): the
+// InputHash is the lower-case hex sha256 of the canonical JSON of input (docs/architecture.md#the-row): the
 // candidate's canonical input plus the settings that affect its key. input must be a
 // struct or map whose JSON encoding is deterministic (encoding/json sorts map keys).
 func InputHash(input any) string {

@@ -3,7 +3,7 @@ package automation
 import "fmt"
 
 // ReminderOverdueKey builds the key of the immediate notification for a source first seen
-// after its target date had passed (the immediate-notification provider, §4.2):
+// after its target date had passed (the immediate-notification provider, docs/architecture.md#event-flow):
 //
 //	reminder:{settingGuid}:{sourceType}:{sourceGuid}:{triggerKey}:{targetDate}:overdue
 //

@@ -18,7 +18,7 @@ const ReasonSupportCancelled ReasonCode = "SupportCancelled"
 const supportRetrySep = ":support-retry:v"
 
 // SupportRetryKey returns the SchedulerKey of a support retry of the row with key original,
-// made when that row was at Version version (ARCHITECTURE §3.3: "a real resend needs a new
+// made when that row was at Version version (docs/architecture.md#ensure: "a real resend needs a new
 // trigger key or a support-retry key"):
 //
 //	{original}:support-retry:v{version}

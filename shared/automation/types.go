@@ -2,7 +2,7 @@ package automation
 
 import "time"
 
-// Status is the state of an AutomationScheduler row (ARCHITECTURE.md §3.1).
+// Status is the state of an AutomationScheduler row (docs/architecture.md#the-row).
 type Status string
 
 // Row statuses. See the package doc for the state diagram.
@@ -18,7 +18,7 @@ const (
 // AllStatuses lists every status in a stable order (for summaries and metrics).
 var AllStatuses = []Status{StatusPending, StatusProcessing, StatusCompleted, StatusFailed, StatusDeactivated, StatusCancelled}
 
-// AutomationType is the kind of work a row carries (§3.1).
+// AutomationType is the kind of work a row carries (docs/architecture.md#the-row).
 type AutomationType string
 
 // Automation types.
@@ -29,7 +29,7 @@ const (
 	TypeAutomationJob      AutomationType = "AutomationJob"
 )
 
-// TriggerType says what made a row due (§3.1).
+// TriggerType says what made a row due (docs/architecture.md#the-row).
 type TriggerType string
 
 // Trigger types.
@@ -42,10 +42,10 @@ const (
 )
 
 // ReasonCode says why a row was Deactivated or Cancelled, or why an attempt failed.
-// Deactivation is an outcome, not a failure (§3.5).
+// Deactivation is an outcome, not a failure (docs/architecture.md#failure-backoff-and-rescue).
 type ReasonCode string
 
-// Reason codes (§3.5, §3.6, §4.3, §4.4).
+// Reason codes (docs/architecture.md#failure-backoff-and-rescue, docs/architecture.md#revalidation, docs/architecture.md#date-based-reminders, docs/architecture.md#threshold-reminders).
 const (
 	ReasonSourceNoLongerValid     ReasonCode = "SourceNoLongerValid"
 	ReasonReminderSettingInactive ReasonCode = "ReminderSettingInactive"
@@ -62,7 +62,7 @@ const (
 )
 
 // SchedulerRow is one row of AutomationScheduler. It is compact on purpose: no large
-// input, recipient lists or rendered output (§3.1). All instants are UTC.
+// input, recipient lists or rendered output (docs/architecture.md#the-row). All instants are UTC.
 type SchedulerRow struct {
 	ID             int64
 	Guid           string // deterministic: UUIDv5 of SchedulerKey
@@ -99,7 +99,7 @@ type SchedulerRow struct {
 }
 
 // Candidate is what a trigger provider asks the scheduler to ensure: the identity (key +
-// InputHash) and schedule of one occurrence. It carries no recipients (§4.2).
+// InputHash) and schedule of one occurrence. It carries no recipients (docs/architecture.md#event-flow).
 type Candidate struct {
 	AutomationType     AutomationType
 	TriggerType        TriggerType
@@ -115,6 +115,6 @@ type Candidate struct {
 	TimeZoneID         string
 	// MissedReason, when set (ReasonMissedWindow), asks to record the occurrence as
 	// Deactivated with that reason instead of Pending: its send time passed before it was
-	// ensured and it must never be sent (§4.3 late rule). An existing row is left as it is.
+	// ensured and it must never be sent (docs/architecture.md#late-rule). An existing row is left as it is.
 	MissedReason ReasonCode
 }

@@ -126,7 +126,7 @@ type Config struct {
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
 	SMTP                       SMTPConfig
-	// Reconciliation (§3.7).
+	// Reconciliation (docs/architecture.md#reconciliation).
 	ReconciliationSchedule string
 	ReconcileBatchSize     int
 	ReconcileMaxBatches    int

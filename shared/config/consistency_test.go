@@ -71,7 +71,7 @@ func TestSettingsAreDeclaredWhereTheyRun(t *testing.T) {
 			t.Errorf("Bicep sets %s, which no code reads", n)
 		}
 	}
-	// Only this package reads the environment (STYLE.md).
+	// Only this package reads the environment (docs/conventions.md#configuration).
 	out, err := exec.Command("git", "-C", "../..", "grep", "-l", "-E", `os\.(Getenv|LookupEnv|Environ)\(`, "--", "*.go").Output()
 	if err == nil {
 		var offenders []string

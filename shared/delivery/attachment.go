@@ -29,7 +29,7 @@ type BlobReader interface {
 
 // payloadAttachment is the part of a delivery payload that asks for an attachment:
 // {"attachment": {"blobName", "fileName", "contentType", "sha256"}} (report subscriptions
-// with delivery "attachment", ARCHITECTURE §7).
+// with delivery "attachment", docs/architecture.md#report-subscriptions).
 type payloadAttachment struct {
 	Attachment *struct {
 		BlobName    string `json:"blobName"`

@@ -34,7 +34,7 @@ type Content struct {
 	TemplateVersion int64  `json:"templateVersion"`
 }
 
-// Traits are what a channel declares to the dispatcher (§5.2).
+// Traits are what a channel declares to the dispatcher (docs/architecture.md#dispatch).
 type Traits struct {
 	// Idempotent: the provider deduplicates by the message's DeliveryKey (its idempotency
 	// key), so resending after an UNKNOWN outcome or a crash is safe.
@@ -72,7 +72,7 @@ const (
 )
 
 // Looker is implemented by channels whose provider can say what happened to a send, by
-// the message's DeliveryKey (the reconciliation path of an UNKNOWN outcome, §5.2).
+// the message's DeliveryKey (the reconciliation path of an UNKNOWN outcome, docs/architecture.md#unknown-outcomes).
 type Looker interface {
 	Lookup(ctx context.Context, m Message) (status LookupStatus, providerRef string, err error)
 }

@@ -15,14 +15,14 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// DispatchQueue is the queue that carries delivery requests to NotificationDispatch (§1.3).
+// DispatchQueue is the queue that carries delivery requests to NotificationDispatch (docs/architecture.md#functions).
 const DispatchQueue = "notification-dispatch"
 
 // Key returns the delivery key of one (SchedulerKey, channel, recipient): "dlv_" + 32 hex
 // digits of sha256 over the three, with the recipient trimmed and lower-cased (a URL only in
 // its scheme and host: its path and query are case-sensitive). It is the NotificationJob's
 // identity, the outbox MessageId and the provider idempotency key, so a redelivered request
-// can never produce a second delivery (§5.2).
+// can never produce a second delivery (docs/architecture.md#dispatch).
 func Key(schedulerKey, channel, recipient string) string {
 	sum := sha256.Sum256([]byte(schedulerKey + "\x00" + channel + "\x00" + normalizeRecipient(recipient)))
 	return "dlv_" + hex.EncodeToString(sum[:16])
@@ -65,7 +65,7 @@ type Request struct {
 // Build turns requests into NotificationJob rows and their outbox messages, ready for
 // store.SchedulerCompleteParams. Duplicate (channel, recipient) pairs collapse to one. The
 // command's EffectKey is its delivery key: one (SchedulerKey, channel, recipient) is one
-// effect, unique per business unit (§5.3).
+// effect, unique per business unit (docs/architecture.md#commands).
 func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, error) {
 	var jobs []store.NotificationRequest
 	var msgs []store.OutboxMessage
@@ -91,7 +91,7 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 	return jobs, msgs, nil
 }
 
-// Relay publishes unsent outbox messages (OutboxRelay, §5.1): it marks a message published
+// Relay publishes unsent outbox messages (OutboxRelay, docs/architecture.md#hand-off): it marks a message published
 // only after the broker accepted it, and retries later with the same MessageId.
 type Relay struct {
 	Store     store.DeliveryStore

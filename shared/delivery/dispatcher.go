@@ -50,7 +50,7 @@ type Outcome struct {
 	At            time.Time
 }
 
-// Dispatcher renders and sends queued deliveries (NotificationDispatch, §5.2).
+// Dispatcher renders and sends queued deliveries (NotificationDispatch, docs/architecture.md#dispatch).
 type Dispatcher struct {
 	Store     DispatchStore
 	Templates *Templates // nil: no templates (channels that need content fail)
@@ -202,7 +202,7 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	}
 	tr := ch.Traits()
 	if c.InDoubt && d.attemptsExhausted(job, now) {
-		// Every earlier attempt failed or its claim expired (§3.5: an expired lease counts as
+		// Every earlier attempt failed or its claim expired (docs/architecture.md#failure-backoff-and-rescue: an expired lease counts as
 		// a failed attempt): a sender that dies on this delivery each time is not sent again.
 		return d.unknown(ctx, o, tr, nil, fmt.Sprintf("%d attempts without an outcome or with a retry (the sender may crash on this delivery); the last claim expired", job.AttemptCount-1))
 	}

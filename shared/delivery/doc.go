@@ -1,4 +1,4 @@
-// Package delivery is stage ③ (ARCHITECTURE.md §5): delivery requests written with a
+// Package delivery is stage ③ (docs/architecture.md#delivery): delivery requests written with a
 // completed scheduler row, the outbox relay that publishes them after commit, and the
 // dispatcher that renders each one and sends it through a channel exactly once per delivery
 // key behind a send claim, recording an UNKNOWN outcome instead of guessing when a provider
@@ -6,9 +6,9 @@
 //
 // # Commands and their states
 //
-// A NotificationJob is a command (seed 002, §5.3): CommandID = DeliveryKey, an EffectKey
+// A NotificationJob is a command (docs/seeds.md#seed-002, docs/architecture.md#commands): CommandID = DeliveryKey, an EffectKey
 // unique per business unit, a Revision that grows on every status change, each change
-// writing a fact (store.DeliveryFact) to the outbox in the same transaction (§5.5).
+// writing a fact (store.DeliveryFact) to the outbox in the same transaction (docs/architecture.md#facts).
 //
 //	           claim (lease, Version+1)              send ok
 //	Queued ───────────────────────────► Sending ─────────────► Sent
@@ -32,7 +32,7 @@
 // resolution, never two. A channel call gets a context that ends with the lease, and a claim
 // whose lease ran out before the call is never used to call the channel. A Queued job whose
 // dispatch message was lost for good is started by the sweep after Dispatcher.QueuedGrace.
-// An expired claim counts as a failed attempt (§3.5): once the attempts of the backoff ladder
+// An expired claim counts as a failed attempt (docs/architecture.md#failure-backoff-and-rescue): once the attempts of the backoff ladder
 // are used up, an in-doubt claim goes to the manual-resolution queue instead of calling the
 // channel again, so a delivery that kills its sender every time does not loop.
 //

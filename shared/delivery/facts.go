@@ -17,7 +17,7 @@ type FactStore interface {
 	DeliveryFactApply(ctx context.Context, facts []store.DeliveryFact, now time.Time) (store.DeliveryFactApplyResult, error)
 }
 
-// Projector keeps the reporting projection of delivery facts (§5.5): the highest revision per
+// Projector keeps the reporting projection of delivery facts (docs/architecture.md#facts): the highest revision per
 // command, so a fact delivered twice, replayed later or out of order never double-counts.
 type Projector struct {
 	Store FactStore

@@ -189,7 +189,7 @@ func TestSweepStartsADeliveryWhoseMessageWasLost(t *testing.T) {
 	}
 }
 
-// An expired send claim counts as a failed attempt (ARCHITECTURE §3.5): a delivery that
+// An expired send claim counts as a failed attempt (docs/architecture.md#failure-backoff-and-rescue): a delivery that
 // kills its sender every time (crash between claim and send, or between send and
 // recording) is not resent forever on an idempotent or looking channel. After the attempts
 // of the backoff ladder it waits, Unknown, for a person.

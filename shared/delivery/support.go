@@ -17,7 +17,7 @@ type SupportStore interface {
 	DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error)
 }
 
-// Support is the support side of delivery (§8): the manual-resolution queue of UNKNOWN
+// Support is the support side of delivery (docs/operations.md#support-api): the manual-resolution queue of UNKNOWN
 // outcomes and the delivery counts per business unit and local day. Every method is scoped
 // to one business unit; a delivery of another unit is store.ErrNotFound.
 type Support struct {

@@ -1,5 +1,5 @@
 // Package events parses domain events - CloudEvents 1.0 in structured JSON mode
-// (ARCHITECTURE.md §4.1) - into a typed Event, and routes them to the handlers registered
+// (docs/architecture.md#inputs) - into a typed Event, and routes them to the handlers registered
 // for their entity type (a registry, never one giant switch).
 package events
 
@@ -144,7 +144,7 @@ func checkContext(fields map[string]json.RawMessage) error {
 		if name == "data" || name == "data_base64" {
 			continue
 		}
-		// CloudEvents 1.0 §3.1.1: attribute names are lower-case a-z and 0-9 only.
+		// CloudEvents 1.0 section 3.1.1: attribute names are lower-case a-z and 0-9 only.
 		if !attrNameRE.MatchString(name) {
 			return automation.Invalid(name, "is not a valid CloudEvents attribute name (lower-case letters and digits, at most 20)")
 		}

@@ -2,11 +2,10 @@
 // host's invocation requests, routes them by function name to thin handlers, maps handler
 // errors to the replies the host understands, and serves forwarded HTTP functions.
 //
-// The facts this package relies on are collected, with sources, in the design notes'
-// FUNCTIONS-PROTOCOL.md (shared/design/, next to this repository; "the protocol doc"
-// below, § numbers refer to it).
+// The facts this package relies on are collected, with their public sources, in
+// docs/functions-protocol.md ("the protocol doc" below; the links name its sections).
 //
-// # Wire shape (§1)
+// # Wire shape (docs/functions-protocol.md#wire-shape)
 //
 // The host calls the handler over plain HTTP on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT:
 //
@@ -22,7 +21,7 @@
 //
 // # Error mapping (one place: Router)
 //
-//	handler result                      reply                      host behaviour (§1, §3)
+//	handler result                      reply                      host behaviour (docs/functions-protocol.md#wire-shape, docs/functions-protocol.md#service-bus-trigger)
 //	nil error                           200 InvocationResponse     outputs written; SB message completed
 //	Permanent(err)                      200, err appended to Logs  SB message completed (caller recorded it)
 //	any other error, decode errors,     500 {"error": "..."}       invocation failed; SB message abandoned,
@@ -41,11 +40,11 @@
 //
 // Decode errors ([DecodeError]) are retryable on purpose: a message that can never be
 // decoded ends up in the broker's dead-letter queue after MaxDeliveryCount attempts
-// (there is no settlement API in a custom handler, §3 "Failure, retry, dead-letter"),
+// (there is no settlement API in a custom handler, docs/functions-protocol.md#service-bus-trigger "Failure, retry, dead-letter"),
 // which keeps it inspectable. A handler that has recorded a poison message itself returns
 // Permanent(err) instead.
 //
-// # Service Bus keys decoded (§3 "Invocation payload", §1 "Request payload")
+// # Service Bus keys decoded (docs/functions-protocol.md#service-bus-trigger "Invocation payload", docs/functions-protocol.md#wire-shape "Request payload")
 //
 //	ServiceBusMessage field  source                                    encoding accepted
 //	Body                     Data[binding]                             JSON string holding a JSON string
@@ -70,7 +69,7 @@
 //
 // Shadowing: when the trigger value is a string holding a JSON object, the host copies the
 // object's top-level non-null, non-array properties into Metadata, overwriting keys of the
-// same name (§1 "Request payload", Utility.ApplyBindingData; §8 last bullet). A body field
+// same name (docs/functions-protocol.md#wire-shape "Request payload", Utility.ApplyBindingData; docs/functions-protocol.md#pitfalls last bullet). A body field
 // "MessageId" therefore replaces the broker's MessageId. The decoder never returns a value
 // that may have come from the body: for each key above it looks for a same-named (case-
 // insensitive) top-level body field; if there is one, the Metadata value is used only when
@@ -81,7 +80,7 @@
 // in [ServiceBusMessage.Shadowed]. Binary bodies are never shadowed (the host only parses
 // string trigger values).
 //
-// # Timer keys decoded (§2 "Invocation payload")
+// # Timer keys decoded (docs/functions-protocol.md#timer-trigger "Invocation payload")
 //
 // Data[binding] is a JSON object {Schedule:{AdjustForDST}, ScheduleStatus:{Last, Next,
 // LastUpdated}|null, IsPastDue}; ScheduleStatus is null when useMonitor is false, the

@@ -32,7 +32,7 @@ type FunctionDef struct {
 	Bindings []BindingDef
 }
 
-// BindingDef is one entry of function.json's "bindings" (§2, §3, §5). Fields that do not
+// BindingDef is one entry of function.json's "bindings" (docs/functions-protocol.md#timer-trigger, docs/functions-protocol.md#service-bus-trigger, docs/functions-protocol.md#http-trigger). Fields that do not
 // apply to the binding's type are zero.
 type BindingDef struct {
 	Name        string   `json:"name"`

@@ -11,7 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 )
 
-// TestFunctionFolders checks the app's function folders (ARCHITECTURE.md §1.3): each
+// TestFunctionFolders checks the app's function folders (docs/architecture.md#functions): each
 // expected function exists with exactly one trigger of the expected type and binding name,
 // and every function folder present has exactly one trigger with a valid binding name.
 func TestFunctionFolders(t *testing.T) {

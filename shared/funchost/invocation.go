@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// InvocationIDHeader carries the host's invocation id on every request (§1).
+// InvocationIDHeader carries the host's invocation id on every request (docs/functions-protocol.md#wire-shape).
 const InvocationIDHeader = "X-Azure-Functions-InvocationId"
 
 // InvocationRequest is the body of POST /{FunctionName}: Data holds trigger and input
@@ -82,7 +82,7 @@ func (inv *Invocation) ServiceBusBinary(binding string) (*ServiceBusMessage, err
 
 // Result is what a handler returns on success (and, with a Permanent error, the logs it
 // wants kept). Outputs values that are strings are base64-decoded by the host when they
-// happen to be valid base64 (§1 "Response payload"): send objects instead.
+// happen to be valid base64 (docs/functions-protocol.md#wire-shape "Response payload"): send objects instead.
 type Result struct {
 	Outputs     map[string]any
 	Logs        []string

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// PortEnv is the environment variable the host sets to the port it will call (§1
+// PortEnv is the environment variable the host sets to the port it will call (docs/functions-protocol.md#wire-shape
 // "Process environment and startup"). Read it in the config package and pass it to Addr.
 const PortEnv = "FUNCTIONS_CUSTOMHANDLER_PORT"
 
@@ -52,7 +52,7 @@ const (
 	// not limit how long a handler runs.
 	DefaultReadTimeout = time.Minute
 	// DefaultWriteTimeout bounds a handler plus its reply. The host's HTTP client waits
-	// functionTimeout + 1 min (10 + 1 min) before giving up (§1 "Timeout"); a reply after
+	// functionTimeout + 1 min (10 + 1 min) before giving up (docs/functions-protocol.md#wire-shape "Timeout"); a reply after
 	// that is never read, so the server stops waiting at the same point.
 	DefaultWriteTimeout = 11 * time.Minute
 	// DefaultIdleTimeout keeps idle keep-alive connections longer than the host's .NET

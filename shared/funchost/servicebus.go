@@ -14,14 +14,14 @@ import (
 type DataType string
 
 // Data types a Service Bus trigger can declare. An empty DataType means string, the
-// default for script functions (§3 "Default trigger type").
+// default for script functions (docs/functions-protocol.md#service-bus-trigger "Default trigger type").
 const (
 	DataTypeString DataType = "string"
 	DataTypeBinary DataType = "binary"
 )
 
 // Metadata keys read for a Service Bus trigger (cardinality "one"), as named by the
-// Service Bus extension's binding data (§3 "Invocation payload").
+// Service Bus extension's binding data (docs/functions-protocol.md#service-bus-trigger "Invocation payload").
 const (
 	MetaMessageID             = "MessageId"
 	MetaSessionID             = "SessionId"
@@ -57,7 +57,7 @@ type ServiceBusMessage struct {
 	// Shadowed lists the Metadata keys (MessageId, …) whose value may have been overwritten
 	// by a same-named top-level field of the JSON body and could not be recovered from an
 	// alias; the matching field holds its zero value. Read the value from your own body
-	// field instead (§8 last bullet).
+	// field instead (docs/functions-protocol.md#pitfalls last bullet).
 	Shadowed []string
 }
 

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TimerInfo is a timer trigger's Data value (§2): TimerInfo serialized by the host as a
+// TimerInfo is a timer trigger's Data value (docs/functions-protocol.md#timer-trigger): TimerInfo serialized by the host as a
 // real JSON object, not double-encoded.
 type TimerInfo struct {
 	Schedule TimerSchedule

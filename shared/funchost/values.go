@@ -11,7 +11,7 @@ import (
 
 // The host serializes most values with JsonConvert.SerializeObject before putting them
 // into the JSON body, so a string arrives as a JSON string whose content is itself a JSON
-// string literal ("\"abc\""), an int as "1" (§1 "Request payload"). These helpers accept
+// string literal ("\"abc\""), an int as "1" (docs/functions-protocol.md#wire-shape "Request payload"). These helpers accept
 // both the doubly and the singly encoded forms.
 
 // jsonKind names the kind of a JSON value by its first byte, for error messages.

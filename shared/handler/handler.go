@@ -1,6 +1,6 @@
 // Package handler holds the thin adapters between the Functions custom-handler protocol
 // (funchost) and the services: decode the trigger, call one service, map its errors to the
-// host's retry semantics (ARCHITECTURE.md §1.3). No business logic lives here.
+// host's retry semantics (docs/architecture.md#functions). No business logic lives here.
 //
 // Error mapping: bad input that can never succeed (a malformed message, an invalid event)
 // is recorded as a dead-letter diagnostics blob and completed (funchost.Permanent → 200),
@@ -37,12 +37,12 @@ const (
 	DueWorkExecutor      = "DueWorkExecutor"
 	NotificationDispatch = "NotificationDispatch"
 	OutboxRelay          = "OutboxRelay"
-	// DeliveryFactProjection keeps the reporting projection of delivery facts (§5.5), from
+	// DeliveryFactProjection keeps the reporting projection of delivery facts (docs/architecture.md#facts), from
 	// the delivery-facts topic (subscription "reporting").
 	DeliveryFactProjection = "DeliveryFactProjection"
 )
 
-// Queue and topic names (§1.3).
+// Queue and topic names (docs/architecture.md#functions).
 const (
 	DomainEventsTopic = "domain-events"
 	DueWorkQueue      = "due-work"
@@ -237,7 +237,7 @@ func (d Deps) relayAfterPoll(ctx context.Context, inv *funchost.Invocation) {
 // maxRelayRounds bounds one OutboxRelay invocation.
 const maxRelayRounds = 20
 
-// outboxRelay: publish what the outbox still holds (the safety net of §5.1).
+// outboxRelay: publish what the outbox still holds (the safety net of docs/architecture.md#hand-off).
 func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 	if _, err := inv.Timer("timer"); err != nil {
 		return funchost.Result{}, funchost.Permanent(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/automation-platform/automation/shared/reminder"
 )
 
-// Reconciliation is the function folder name of the bounded repair sweeps (§3.7).
+// Reconciliation is the function folder name of the bounded repair sweeps (docs/architecture.md#reconciliation).
 const Reconciliation = "Reconciliation"
 
 // RegisterReconciliation adds the Reconciliation timer function: one bounded run of every

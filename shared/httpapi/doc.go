@@ -25,7 +25,7 @@
 //   - Optimistic concurrency on the integer Version of a resource: ETag is the strong tag
 //     "<version>", If-Match must name it (IfMatch).
 //
-//   - Idempotency-Key on POST (ARCHITECTURE §6 "Sync APIs"): same key + same body → the stored
+//   - Idempotency-Key on POST (docs/api-conventions.md#idempotency-key): same key + same body → the stored
 //     response (with header Idempotent-Replayed: true); same key + another body → 422; while
 //     the first request runs → 409 with Retry-After. Records live in SQL
 //     (store.IdempotencyStore). Handlers that create resources derive their ids from the key

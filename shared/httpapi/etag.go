@@ -15,13 +15,13 @@ func ETag(version int64) string { return `"` + strconv.FormatInt(version, 10) + 
 // SetETag sets the ETag header for version.
 func SetETag(w http.ResponseWriter, version int64) { w.Header().Set("ETag", ETag(version)) }
 
-// IfMatch returns the Version named by the request's If-Match header (RFC 9110 §13.1.1;
+// IfMatch returns the Version named by the request's If-Match header (RFC 9110 section 13.1.1;
 // one strong tag as written by ETag). Errors: CodePreconditionRequired when the header is
 // missing and required; CodeMalformed for "*", weak tags, lists (also as several header
 // lines) or anything not written by ETag (such as "007" for version 7). ok is false when
 // the header is absent and not required.
 func IfMatch(r *http.Request, required bool) (version int64, ok bool, err error) {
-	// Several If-Match lines are one comma-separated list (RFC 9110 §5.3): refused below.
+	// Several If-Match lines are one comma-separated list (RFC 9110 section 5.3): refused below.
 	raw := strings.TrimSpace(strings.Join(r.Header.Values("If-Match"), ", "))
 	if raw == "" {
 		if required {

@@ -62,7 +62,7 @@ func TestMalformedQueryStringIsRejected(t *testing.T) {
 // Duplicate member names were accepted (the last one won), so a body could say two things
 // at once ({"id":"a","id":"b"}: a proxy or log reader sees "a", we stored "b"); invalid
 // UTF-8 was silently replaced by U+FFFD and stored. Both are malformed JSON for an API
-// (RFC 8259 §4 and §8.1; I-JSON, RFC 7493 §2.1, §2.3).
+// (RFC 8259 sections 4 and 8.1; I-JSON, RFC 7493 sections 2.1 and 2.3).
 func TestDecodeJSONRejectsDuplicateNamesAndInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	type inner struct {
@@ -148,7 +148,7 @@ func TestProblemDetailNeverCarriesInternalErrorText(t *testing.T) {
 
 // A body over the limit answered 400 Malformed from httpapi (read while decoding, or by
 // the Idempotency-Key middleware) but 413 from funchost when Content-Length announced it:
-// the same request got two statuses. It is 413 Content Too Large (RFC 9110 §15.5.14) in
+// the same request got two statuses. It is 413 Content Too Large (RFC 9110 section 15.5.14) in
 // every case, announced or chunked, and the handler does not run when the length is
 // announced.
 func TestBodyOverTheLimitIs413(t *testing.T) {
@@ -356,7 +356,7 @@ func TestPanicAfterTheAnswerStartedAbortsIt(t *testing.T) {
 
 // If-Match accepted tags that ETag never writes ("007", "+7" for version 7: a strong
 // comparison says they differ), and a second If-Match header line was ignored (header
-// lines are one comma-separated list, RFC 9110 §5.3, and lists are refused).
+// lines are one comma-separated list, RFC 9110 section 5.3, and lists are refused).
 func TestIfMatchIsExactlyOneTagAsWritten(t *testing.T) {
 	t.Parallel()
 	for _, values := range [][]string{{`"007"`}, {`"+7"`}, {`"7"`, `"8"`}, {`"7"`, `"7"`}, {`""`}, {`"7 "`}} {

@@ -98,13 +98,13 @@ func DecodeOptionalJSON(r *http.Request, v any) error {
 // DecodeJSONBytes is DecodeJSON on a body already read. Besides DecodeJSON's rules it
 // rejects (CodeMalformed) bytes that are not UTF-8 and an object naming a member twice,
 // also in another letter case (encoding/json matches names ignoring case and keeps the last
-// one, so {"id":"a","ID":"b"} would say two things at once; RFC 8259 §4, I-JSON RFC 7493 §2).
+// one, so {"id":"a","ID":"b"} would say two things at once; RFC 8259 section 4, I-JSON RFC 7493 section 2).
 func DecodeJSONBytes(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return automation.Errorf(automation.CodeMalformed, "the body is empty; a JSON object is required")
 	}
 	if !utf8.Valid(body) {
-		return automation.Errorf(automation.CodeMalformed, "the body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259 §8.1)")
+		return automation.Errorf(automation.CodeMalformed, "the body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259 section 8.1)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -2,7 +2,7 @@
 // the same functions/*/function.json folders, fires timer functions on their NCRONTAB
 // schedules and delivers in-process bus messages to Service Bus functions - each as the
 // host's own invocation payload POSTed through the same funchost router the Azure host
-// calls (FUNCTIONS-PROTOCOL.md). Non-2xx answers are retried by the bus up to its
+// calls (docs/functions-protocol.md). Non-2xx answers are retried by the bus up to its
 // MaxDeliveryCount, then dead-lettered, as Service Bus does.
 package local
 

@@ -6,7 +6,7 @@
 //
 // # DST product rule
 //
-// Source: ARCHITECTURE.md §4.3, DST product rule.
+// Source: docs/architecture.md#dst-product-rule.
 //
 //   - A local time that does not exist (spring-forward gap) moves forward by
 //     the gap's length: 02:30 on Sydney's DST start day becomes 03:30 AEDT,

@@ -7,7 +7,7 @@ import (
 	"github.com/automation-platform/automation/shared/localtime"
 )
 
-// 02:30 does not exist on Sydney's DST start day; under ARCHITECTURE.md §4.3,
+// 02:30 does not exist on Sydney's DST start day; under docs/architecture.md#dst-product-rule,
 // DST product rule, it moves forward by the gap (one hour) to 03:30 AEDT.
 func ExampleResolveDetail() {
 	syd, err := localtime.LoadZone("Australia/Sydney")

@@ -11,14 +11,14 @@ import (
 )
 
 // oracleCasesFile holds expectations for the DST product rule
-// (ARCHITECTURE.md §4.3, DST product rule) produced by the independent
+// (docs/architecture.md#dst-product-rule) produced by the independent
 // Python oracle, not by this package. Regenerate with
 // testdata/tz/gen_oracle_cases.sh.
 const oracleCasesFile = "../../testdata/tz/oracle_cases.txt"
 
 // defaultOracle is the oracle script; TZORACLE overrides it (as in
 // gen_oracle_cases.sh).
-const defaultOracle = "../../../shared/tools/tzoracle.py" // ../shared beside the repository
+const defaultOracle = "../../../shared/tools/tzoracle.py" // beside the repository, when present (docs/architecture.md#dst-oracle)
 
 type oracleCase struct {
 	line       int

@@ -6,7 +6,7 @@ import (
 )
 
 // Resolution reports how [ResolveDetail] mapped a local wall time to an
-// instant under the DST product rule (ARCHITECTURE.md §4.3, DST product rule).
+// instant under the DST product rule (docs/architecture.md#dst-product-rule).
 type Resolution int
 
 const (
@@ -37,7 +37,7 @@ func (r Resolution) String() string {
 }
 
 // Resolve converts the local wall time t on local date d in loc to an
-// instant, following ARCHITECTURE.md §4.3, DST product rule:
+// instant, following docs/architecture.md#dst-product-rule:
 //
 //   - a local time that does not exist (spring-forward gap) moves forward by
 //     the gap's length (02:30 on Sydney's DST start day 2026-10-04 ->
@@ -74,7 +74,7 @@ type segment struct {
 // chosen). The instant is in UTC (Location [time.UTC]). It panics if loc is
 // nil.
 //
-// The rule (ARCHITECTURE.md §4.3, DST product rule) is computed explicitly
+// The rule (docs/architecture.md#dst-product-rule) is computed explicitly
 // from the zone's offsets, not from [time.Date]'s unspecified gap/overlap
 // behaviour: the wall time is read as if it were UTC ("wall"); for every
 // offset o the zone uses in [wall-48h, wall+48h], u = wall-o is a candidate

@@ -16,7 +16,7 @@ func TestResolveBriefExamples(t *testing.T) {
 		wantLocal        string
 		wantRes          Resolution
 	}{
-		// ARCHITECTURE.md §4.3, DST product rule: 02:30 on Sydney's DST start
+		// docs/architecture.md#dst-product-rule: 02:30 on Sydney's DST start
 		// day -> 03:30 AEDT.
 		{"Australia/Sydney", "2026-10-04", "02:30", "2026-10-03T16:30:00Z", "2026-10-04T03:30:00+11:00", Gap},
 		// Ambiguous: the earlier (AEDT, +11) instant.

@@ -79,7 +79,7 @@ func WindowsZoneIDs() []string {
 }
 
 // ResolveZoneID maps a time-zone id as a user gives it to the IANA id the platform stores
-// (ARCHITECTURE.md §4.1: "IANA id; Windows ids such as AUS Eastern Standard Time accepted
+// (docs/architecture.md#inputs: "IANA id; Windows ids such as AUS Eastern Standard Time accepted
 // and mapped through CLDR data"). An IANA id present in the embedded tzdata is returned
 // unchanged with windows=false; a Windows id is mapped through CLDR's windowsZones
 // (territory 001, the world-wide default: "AUS Eastern Standard Time" → "Australia/Sydney")

@@ -14,7 +14,7 @@ import (
 // TZDataVersion is the IANA tzdata release of the embedded zoneinfo.zip
 // (copied from Go 1.26.8's $GOROOT/lib/time/zoneinfo.zip). Store it next to
 // computed UTC instants: when it changes, pending rows are recomputed from
-// their stored local intent (ARCHITECTURE.md §4.3, DST product rule).
+// their stored local intent (docs/architecture.md#dst-product-rule).
 const TZDataVersion = "2025c"
 
 //go:embed zoneinfo.zip

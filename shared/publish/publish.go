@@ -1,5 +1,5 @@
 // Package publish lets domain apps send their events to the automation pipeline: a
-// CloudEvent (structured JSON, ARCHITECTURE.md §4.1) validated here and published to the
+// CloudEvent (structured JSON, docs/architecture.md#inputs) validated here and published to the
 // domain-events topic with MessageID = event id (Service Bus duplicate detection drops a
 // re-sent event) and SessionID = entity guid (per-entity ordering).
 //
@@ -14,7 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 )
 
-// Topic is the domain-events topic (§1.3).
+// Topic is the domain-events topic (docs/architecture.md#functions).
 const Topic = "domain-events"
 
 // Event validates raw with events.Parse and publishes it. It returns the parsed event; a

@@ -15,7 +15,7 @@ import (
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
-// BenchmarkSendTimePropagation measures a send-time change (§4.5: rows updated in place)
+// BenchmarkSendTimePropagation measures a send-time change (docs/architecture.md#settings-changes: rows updated in place)
 // over 1,000 sources with three pending rows each, on SQLite: sources/s and rows/s.
 func BenchmarkSendTimePropagation(b *testing.B) {
 	const sources = 1000

@@ -50,8 +50,8 @@ type Occurrence struct {
 }
 
 // inputHashV1 is the canonical input of a date-based occurrence: the key components and
-// the settings that affect the key (§3.1). The send time is deliberately absent: a send
-// time change updates rows in place under the same key (§4.5).
+// the settings that affect the key (docs/architecture.md#the-row). The send time is deliberately absent: a send
+// time change updates rows in place under the same key (docs/architecture.md#settings-changes).
 type inputHashV1 struct {
 	V              int    `json:"v"`
 	AutomationType string `json:"automationType"`
@@ -98,7 +98,7 @@ func jsonText(v any) string {
 // chain moves to next year); revalidation passes the row's own local date so a late
 // execution still finds its occurrence. now (UTC) applies the late rule when markMissed is set: an occurrence whose
 // send instant is before now is kept (sent now) when its local date is today in the zone,
-// and marked MissedReason=MissedWindow when older (§4.3).
+// and marked MissedReason=MissedWindow when older (docs/architecture.md#date-based-reminders).
 func DateOccurrences(set Setting, src Source, z Zone, ref localtime.Date, now time.Time, markMissed bool) ([]Occurrence, error) {
 	date, ok, err := TriggerDate(set, src.Data)
 	if err != nil || !ok {

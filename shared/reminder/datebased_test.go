@@ -49,7 +49,7 @@ func utc(s string) time.Time {
 	return v
 }
 
-// Expected instants come from ../shared/tools/tzoracle.py (Python zoneinfo), e.g.
+// Expected instants come from the DST oracle (docs/architecture.md#dst-oracle; Python zoneinfo), e.g.
 // `tzoracle.py Australia/Sydney 2026-10-31 09:00 7`, not from our own code.
 func TestDateOccurrencesAgainstOracle(t *testing.T) {
 	t.Parallel()
@@ -95,7 +95,7 @@ func TestDateOccurrencesAgainstOracle(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// The late rule (§4.3): a passed send time on today's local date is sent now; older ones
+// The late rule (docs/architecture.md#late-rule): a passed send time on today's local date is sent now; older ones
 // are recorded MissedWindow.
 func TestLateRule(t *testing.T) {
 	t.Parallel()

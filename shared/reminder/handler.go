@@ -33,7 +33,7 @@ const MaxRecipients = 100
 // webhook URL at most 2000; each channel validates its own).
 const MaxRecipientChars = 2000
 
-// Handler executes due reminder rows (stage ②, §3.6): it reloads the setting, the source
+// Handler executes due reminder rows (stage ②, docs/architecture.md#revalidation): it reloads the setting, the source
 // snapshot and the business unit, recomputes the occurrence, and either deactivates the row
 // with a reason code or returns the delivery requests (recipients and channels resolved
 // now) plus, for annual settings, the following year's occurrence.
@@ -66,7 +66,7 @@ type Payload struct {
 	FiringPolicy   string `json:"firingPolicy,omitempty"`
 }
 
-// Execute implements scheduler.Handler. Revalidation (§3.6): the setting, the source
+// Execute implements scheduler.Handler. Revalidation (docs/architecture.md#revalidation): the setting, the source
 // snapshot, the business unit (zone and role lists) are reloaded and the row's occurrence is
 // recomputed with the same key helpers as the event path; the outcomes
 // ReminderSettingInactive, SourceNoLongerValid, Superseded, ConditionNoLongerMet, TooLate
@@ -244,7 +244,7 @@ func (h *Handler) revalidateThreshold(ctx context.Context, set Setting, src Sour
 	default:
 		// The level the row fired for: the level whose key, under the row's scope (its local
 		// day, or the level's current rising edge), is the row's key. Whole keys are compared:
-		// an over-long key is shortened with a hash (§3.2), so a prefix would not match.
+		// an over-long key is shortened with a hash (docs/architecture.md#scheduler-keys), so a prefix would not match.
 		found, met := -1, false
 		for i := range ev.levels {
 			lvl := &ev.levels[i]
@@ -284,7 +284,7 @@ func (h *Handler) revalidateThreshold(ctx context.Context, set Setting, src Sour
 		FiringPolicy: string(set.Threshold.FiringPolicy)}, "", nil
 }
 
-// ResolveRecipients resolves a recipient policy at execution time (§3.6): the addresses in
+// ResolveRecipients resolves a recipient policy at execution time (docs/architecture.md#revalidation): the addresses in
 // the source's data field (one address or an array), the business unit's role list, and the
 // fixed list - in that order, blank entries dropped, duplicates removed. More than
 // MaxRecipients, a non-string entry, or an address with control characters (header

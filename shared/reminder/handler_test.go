@@ -25,7 +25,7 @@ func claimFirst(t *testing.T, f *fixture, data map[string]any) automation.Schedu
 	return rows[0]
 }
 
-// Execution-time revalidation (§3.6): every reason code, and the happy path.
+// Execution-time revalidation (docs/architecture.md#revalidation): every reason code, and the happy path.
 func TestRevalidation(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -15,7 +15,7 @@ import (
 )
 
 // HTTPSourceLister reads sources from the domain app's list endpoint, so reconciliation can
-// repair what a dropped event never told us (§3.7, §4.1 "an HTTP source loader may be
+// repair what a dropped event never told us (docs/architecture.md#reconciliation, docs/architecture.md#inputs "an HTTP source loader may be
 // configured per source type"). The request is
 //
 //	GET {URL}?businessUnitId=…&sourceType=…&limit=…[&changedSince=RFC3339][&cursor=…]

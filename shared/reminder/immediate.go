@@ -22,7 +22,7 @@ type overdueHashV1 struct {
 }
 
 // overdueCandidate is the immediate-notification provider of a DateBased setting with
-// ImmediateIfOverdue (§4.2 "ensure immediate notification if needed"): when the source's
+// ImmediateIfOverdue (docs/architecture.md#event-flow "ensure immediate notification if needed"): when the source's
 // target date is before today in the business unit, one notification due now (to the
 // minute), keyed by automation.ReminderOverdueKey. ok is false when it does not apply (the
 // option is off, no date, the date is today or later). Whether the source is *first* seen

@@ -56,7 +56,7 @@ func TestReconciliationFailingSweepDoesNotStarveTheOthers(t *testing.T) {
 }
 
 // A threshold row waiting for its send window (quiet hours) is re-timed in place when the
-// window changes (§4.5: a send-time change updates pending rows, same key, new ScheduledOn)
+// window changes (docs/architecture.md#settings-changes: a send-time change updates pending rows, same key, new ScheduledOn)
 // and when its business unit's time zone changes. A row already due keeps its schedule, so
 // a stream of events still cannot push it back. Expectations from tzoracle.py.
 func TestThresholdPendingRowFollowsSendWindowAndZoneChanges(t *testing.T) {
@@ -146,7 +146,7 @@ func TestThresholdLevelTextIsBounded(t *testing.T) {
 }
 
 // Names that make a threshold key longer than the SchedulerKey column (it is then shortened
-// with a hash, §3.2) must still be sent: revalidation compares whole keys, not prefixes.
+// with a hash, docs/architecture.md#scheduler-keys) must still be sent: revalidation compares whole keys, not prefixes.
 func TestThresholdRowWithShortenedKeyIsSent(t *testing.T) {
 	t.Parallel()
 	long := func(c byte) string { return strings.Repeat(string(c), 100) }
@@ -194,7 +194,7 @@ func TestOverLongRecipientHoldsTheRow(t *testing.T) {
 	}
 }
 
-// FalseToTrue counts rising edges from event revisions (§4.4). A settings change evaluated
+// FalseToTrue counts rising edges from event revisions (docs/architecture.md#threshold-reminders). A settings change evaluated
 // from the stored snapshot (no new revision) that finds a level met while its stored state
 // says "not met" records no edge, so it must not make a row for an edge that was never
 // counted ("e0"): the crossing fires once, as e1, when the next revision confirms it.

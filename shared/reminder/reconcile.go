@@ -15,7 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Bounded reconciliation (ARCHITECTURE.md §3.7). There is no automation outbox: events are
+// Bounded reconciliation (docs/architecture.md#reconciliation). There is no automation outbox: events are
 // the fast path and these sweeps repair what they missed, each bounded, resumable and using
 // the same sync (same key helpers) as the event path:
 //
@@ -316,7 +316,7 @@ type SourcePage struct {
 	Cursor string
 }
 
-// SourceLister is a trigger provider's declared sweep source (§3.7): sources changed since
+// SourceLister is a trigger provider's declared sweep source (docs/architecture.md#reconciliation): sources changed since
 // a watermark, in a stable order, resumable by cursor, at most Limit per page.
 type SourceLister interface {
 	ListSources(ctx context.Context, q SourceQuery) (SourcePage, error)
@@ -509,7 +509,7 @@ func (res *ReconcileResult) add(run sweepRun) {
 
 // resyncTZData recomputes ScheduledOn of Pending rows due in the future from their stored
 // local intent (ScheduledLocalDate, ScheduledLocalTime, TimeZoneId) with the embedded tzdata
-// (§4.3), once per tzdata version; rows already right are left alone.
+// (docs/architecture.md#date-based-reminders), once per tzdata version; rows already right are left alone.
 func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now time.Time, budget int) (rescheduled, batches int, done bool, err error) {
 	st := r.Service.Store
 	state, err := st.ReconcileStateGet(ctx, sweepTZData)
@@ -535,7 +535,7 @@ func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now 
 			cur = snapshotCursor{ID: row.ID, TZ: localtime.TZDataVersion}
 			if row.AutomationType != automation.TypeReminder {
 				// Only reminder keys are free of instants. A report run's key holds its period
-				// start in UTC (§3.2), so moving its ScheduledOn would make the row disagree with
+				// start in UTC (docs/architecture.md#scheduler-keys), so moving its ScheduledOn would make the row disagree with
 				// its own key; report schedules are recomputed from the RRULE when the next run
 				// is ensured.
 				continue

@@ -328,7 +328,7 @@ func TestReconciliationAllowlist(t *testing.T) {
 	}
 }
 
-// The immediate-notification provider (§4.2): a source first seen after its target date
+// The immediate-notification provider (docs/architecture.md#event-flow): a source first seen after its target date
 // gets one notification now; one known before its date does not.
 func TestImmediateNotificationForOverdueSource(t *testing.T) {
 	t.Parallel()

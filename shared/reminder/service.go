@@ -25,7 +25,7 @@ type Store interface {
 }
 
 // Service is the reminder trigger/invalidation provider for domain events (stage ①):
-// it never sends anything, it only ensures and deactivates scheduler rows (§4.2).
+// it never sends anything, it only ensures and deactivates scheduler rows (docs/architecture.md#event-flow).
 type Service struct {
 	Store Store
 	Clock automation.Clock
@@ -62,7 +62,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev events.Event) error {
 // maxRowsPerSource bounds the rows one event may inspect for invalidation.
 const maxRowsPerSource = store.MaxBatch
 
-// Process runs the flow of one event (§4.2): dedupe by id → resolve the business unit
+// Process runs the flow of one event (docs/architecture.md#event-flow): dedupe by id → resolve the business unit
 // and its zone → load the settings for the source type → compute every occurrence (bad
 // input is rejected here, before anything is stored) → store the snapshot (older revisions
 // ignored) → deactivate rows that are no longer valid → ensure the occurrences (trigger
@@ -138,7 +138,7 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 // maxSettingsResyncs bounds the re-syncs of one source after a concurrent settings change.
 const maxSettingsResyncs = 3
 
-// resyncIfSettingsChanged closes the race between an event and a settings change (§4.5) or a
+// resyncIfSettingsChanged closes the race between an event and a settings change (docs/architecture.md#settings-changes) or a
 // business unit's zone change: a change stored after the event read the settings (or the
 // zone) may have been propagated to this source before the event's sync wrote the older
 // state over it. Once the settings and zone read after the sync are the ones it used, the

@@ -1,20 +1,20 @@
 // Package reminder turns domain events into reminder occurrences in AutomationScheduler
-// (ARCHITECTURE.md §4) and revalidates them at due time (§3.6).
+// (docs/architecture.md#reminders) and revalidates them at due time (docs/architecture.md#revalidation).
 //
-// Date-based reminders (§4.3): for each offset d of a setting, the occurrence's local date
+// Date-based reminders (docs/architecture.md#date-based-reminders): for each offset d of a setting, the occurrence's local date
 // is targetDate − d (calendar days) at the setting's local send time in the business
 // unit's zone, converted to UTC with the DST product rule (localtime.Resolve). Annual
 // settings target the next anniversary and ensure the following year's occurrence when one
 // completes (29 February → 28 February in common years).
 //
-// Threshold reminders (§4.4, threshold.go): a metric computed from the event's aggregate is
+// Threshold reminders (docs/architecture.md#threshold-reminders, threshold.go): a metric computed from the event's aggregate is
 // compared with one or more levels; a reached level ensures a row under the key scope of the
 // setting's firing policy, a level no longer reached deactivates pending rows
 // (ConditionNoLongerMet).
 //
-// Settings changes (§4.5, settings.go), the immediate-notification provider (immediate.go),
-// execution-time revalidation with recipients resolved at due time (handler.go, §3.6) and
-// bounded reconciliation (reconcile.go, §3.7) complete the lifecycle.
+// Settings changes (docs/architecture.md#settings-changes, settings.go), the immediate-notification provider (immediate.go),
+// execution-time revalidation with recipients resolved at due time (handler.go, docs/architecture.md#revalidation) and
+// bounded reconciliation (reconcile.go, docs/architecture.md#reconciliation) complete the lifecycle.
 package reminder
 
 import (
@@ -31,7 +31,7 @@ import (
 	"github.com/automation-platform/automation/shared/localtime"
 )
 
-// DefaultMaxLatenessHours is how late (after ScheduledOn) a row may still be sent (§4.3).
+// DefaultMaxLatenessHours is how late (after ScheduledOn) a row may still be sent (docs/architecture.md#date-based-reminders).
 const DefaultMaxLatenessHours = 48
 
 // MaxAnnualOffsetDays bounds offsets of annual settings so one occurrence maps to one year.
@@ -40,7 +40,7 @@ const MaxAnnualOffsetDays = 364
 // MaxOffsetDays bounds offsets of one-off settings (10 years).
 const MaxOffsetDays = 3650
 
-// Setting is a reminder setting (§4.1). JSON field names are the scenario/API names.
+// Setting is a reminder setting (docs/architecture.md#inputs). JSON field names are the scenario/API names.
 type Setting struct {
 	Guid           string                 `json:"guid"`
 	BusinessUnitID string                 `json:"businessUnitId"`
@@ -59,9 +59,9 @@ type Setting struct {
 	Annual bool `json:"annual,omitempty"`
 	// ImmediateIfOverdue (DateBased, not annual): a source whose target date has already
 	// passed when it is seen gets one notification now (the immediate-notification provider,
-	// §4.2), once per target date.
+	// docs/architecture.md#event-flow), once per target date.
 	ImmediateIfOverdue bool `json:"immediateIfOverdue,omitempty"`
-	// Threshold configures a ThresholdCondition setting (§4.4); nil for DateBased.
+	// Threshold configures a ThresholdCondition setting (docs/architecture.md#threshold-reminders); nil for DateBased.
 	Threshold  *ThresholdConfig `json:"threshold,omitempty"`
 	Template   string           `json:"template"`
 	Channels   []string         `json:"channels"`
@@ -73,7 +73,7 @@ type Setting struct {
 	MaxLatenessHours *int `json:"maxLatenessHours,omitempty"`
 }
 
-// RecipientPolicy says who receives the reminder; resolved at execution time (§3.6), never
+// RecipientPolicy says who receives the reminder; resolved at execution time (docs/architecture.md#revalidation), never
 // stored on the scheduler row. At least one part is required; the recipients are the union
 // of all parts (duplicates removed, at most MaxRecipients).
 type RecipientPolicy struct {

@@ -17,19 +17,19 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Admin manages business units and reminder settings (§4.1) and applies the settings-change
-// rules of §4.5 to the scheduler rows:
+// Admin manages business units and reminder settings (docs/architecture.md#inputs) and applies the settings-change
+// rules of docs/architecture.md#settings-changes to the scheduler rows:
 //
 //	change                                        rows
 //	offset / date / threshold (identity)          deactivated (Superseded) and recreated under the new keys
 //	send time (sendLocalTime, sendWindow)         updated in place: same key, new ScheduledOn
-//	template / channels / recipients / name       untouched: execution reloads the setting (§3.6)
+//	template / channels / recipients / name       untouched: execution reloads the setting (docs/architecture.md#revalidation)
 //	setting deactivated                           Pending/Failed rows Deactivated (ReminderSettingInactive); completed kept
 //	setting reactivated                           rows ensured again (same keys reactivate)
 //
 // Rows are brought in line by a bounded sweep over the setting's sources ("setting:{guid}",
 // the same sync as the event path): InlineBatches run inside the request, the rest in the
-// Reconciliation function (§3.7). Every call takes the caller's business-unit scope; a unit
+// Reconciliation function (docs/architecture.md#reconciliation). Every call takes the caller's business-unit scope; a unit
 // or setting outside it is ErrNotFound, never a different answer.
 type Admin struct {
 	Store   Store
@@ -300,7 +300,7 @@ func (p *Propagation) add(r sweepRun) {
 	p.RowsUpdatedInPlace += r.Ensured[automation.EnsureUpdated]
 }
 
-// SettingChange classifies an update of a setting (§4.5).
+// SettingChange classifies an update of a setting (docs/architecture.md#settings-changes).
 type SettingChange struct {
 	Identity    bool // trigger key, offsets, annual, overdue option, threshold metric/levels/policy: keys change
 	SendTime    bool // sendLocalTime or threshold.sendWindow: same keys, new ScheduledOn
@@ -486,7 +486,7 @@ func (a *Admin) propagate(ctx context.Context, guid string, now time.Time, p *Pr
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 // UpdateSetting replaces the setting guid with raw when its Version is ifMatch, then applies
-// the settings-change rules (§4.5) to its rows. businessUnitId, sourceType and triggerType
+// the settings-change rules (docs/architecture.md#settings-changes) to its rows. businessUnitId, sourceType and triggerType
 // cannot change (create a new setting and deactivate this one). Errors: as CreateSetting, plus
 // CodePreconditionFailed for a stale ifMatch (nothing changed).
 func (a *Admin) UpdateSetting(ctx context.Context, sc Scope, guid string, raw []byte, ifMatch int64) (SettingResult, error) {

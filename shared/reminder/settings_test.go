@@ -58,7 +58,7 @@ func put(t *testing.T, f *fixture, js string, ifMatch int64) reminder.SettingRes
 	return res
 }
 
-// Every row of the settings-change table (ARCHITECTURE.md §4.5).
+// Every row of the settings-change table (docs/architecture.md#settings-changes).
 func TestSettingsChangeRules(t *testing.T) {
 	t.Parallel()
 	base := settingJSON("bu-syd", "[30, 7, 0]", "09:00", false)

@@ -62,7 +62,7 @@ func validateSource(settings []Setting, src Source, z Zone, now time.Time) error
 }
 
 // wanted computes the rows the source's current state wants under its active settings
-// (§4.2 trigger and immediate-notification providers). existing are the source's rows by key.
+// (docs/architecture.md#event-flow trigger and immediate-notification providers). existing are the source's rows by key.
 func (s *Service) wanted(ctx context.Context, settings []Setting, src Source, z Zone, now time.Time, existing map[string]automation.SchedulerRow, opt syncOptions) (want, error) {
 	w := want{evals: map[string]thresholdEval{}}
 	if !src.Active() {
@@ -141,7 +141,7 @@ func (s *Service) edgeApplier(set Setting, src Source, now time.Time, readOnly b
 	}
 }
 
-// syncSource brings the rows of one source in line with its current state (§4.2): the
+// syncSource brings the rows of one source in line with its current state (docs/architecture.md#event-flow): the
 // same computation for an event, a settings change and a reconciliation sweep, so all
 // three produce the same keys. Rows no longer wanted are deactivated first, with the reason
 // that explains why; then the wanted rows are ensured (automation.DecideEnsure). Idempotent.
@@ -168,7 +168,7 @@ func (s *Service) syncSource(ctx context.Context, settings []Setting, src Source
 		}
 		w.candidates = kept
 	}
-	// Deactivate first (§4.2): rows of this source that the current state no longer wants.
+	// Deactivate first (docs/architecture.md#event-flow): rows of this source that the current state no longer wants.
 	if res.Deactivated, err = s.invalidate(ctx, src, z, settings, w, rows, now, opt); err != nil {
 		return res, err
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // FiringPolicy says how often a reached threshold fires; it is part of the SchedulerKey
-// (ARCHITECTURE.md §4.4):
+// (docs/architecture.md#threshold-reminders):
 //
 //	policy            thresholdValue / scopeKey    fires
 //	OncePerThreshold  level / src                  once per level per source
@@ -121,7 +121,7 @@ func (c *ThresholdConfig) validate(prefix string) []error {
 const MaxLevelChars = 24
 
 // levelText is the canonical text of a level: the shortest decimal that round-trips, no
-// trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (§3.2). A level outside
+// trailing zeros ("0.9", "100"), as the SchedulerKey writes numbers (docs/architecture.md#scheduler-keys). A level outside
 // ±1e15 is an error.
 func levelText(n json.Number) (string, error) {
 	f, err := strconv.ParseFloat(string(n), 64)
@@ -382,12 +382,12 @@ func nextInWindow(t time.Time, loc *time.Location, start, end localtime.TimeOfDa
 }
 
 // thresholdCandidates returns the rows a ThresholdCondition setting wants for src at now
-// (§4.4). edges records rising edges (FalseToTrue only; nil outside event processing means
+// (docs/architecture.md#threshold-reminders). edges records rising edges (FalseToTrue only; nil outside event processing means
 // "read only"). existing holds this source's rows by key: a firing whose row is already
 // Pending and due (ScheduledOn <= now) keeps that row's schedule, so a stream of events
 // cannot keep pushing it back. A Pending row still waiting for its send window is re-timed
 // from now: under an unchanged window and zone that is the same instant, and after a send
-// window or business-unit time-zone change it is the new window's next start (§4.5, update
+// window or business-unit time-zone change it is the new window's next start (docs/architecture.md#settings-changes, update
 // in place).
 func thresholdCandidates(ctx context.Context, set Setting, src Source, z Zone, ev thresholdEval, now time.Time,
 	edges EdgeApplier, existing map[string]automation.SchedulerRow) ([]automation.Candidate, error) {

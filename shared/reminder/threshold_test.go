@@ -81,7 +81,7 @@ func completeDue(t *testing.T, f *fixture) int {
 	return n
 }
 
-// The four firing policies of §4.4, each a sequence of booking events (capacity 10, levels
+// The four firing policies of docs/architecture.md#threshold-reminders, each a sequence of booking events (capacity 10, levels
 // 80 and 100 %), with rows executed in between where the step says so.
 func TestThresholdFiringPolicies(t *testing.T) {
 	t.Parallel()
@@ -266,7 +266,7 @@ func TestThresholdSendWindow(t *testing.T) {
 	}
 }
 
-// Revalidation of threshold rows at due time (§3.6, §4.4).
+// Revalidation of threshold rows at due time (docs/architecture.md#revalidation, docs/architecture.md#threshold-reminders).
 func TestThresholdRevalidation(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

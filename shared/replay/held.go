@@ -8,7 +8,7 @@ import (
 
 // HeldLine is a "held" output line: a scheduler row went on support hold at this tick (its
 // retries ran out, or a handler failed permanently, e.g. a report run whose key the old
-// scheduler owns). Nothing more happens to it until support acts (§3.5).
+// scheduler owns). Nothing more happens to it until support acts (docs/architecture.md#support-actions).
 type HeldLine struct {
 	Kind           string `json:"kind"` // "held"
 	At             string `json:"at"`   // tick instant, RFC 3339 UTC

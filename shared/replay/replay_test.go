@@ -118,7 +118,7 @@ func TestRealisticScenarioFacts(t *testing.T) {
 		}
 		return nil
 	}
-	// Expected local/UTC instants: ../shared/tools/tzoracle.py.
+	// Expected local/UTC instants: the DST oracle (docs/architecture.md#dst-oracle).
 	checks := []struct{ key, scheduledOn, localTime string }{
 		{"a9c1e3a5-7b9d-4f1b-8d3f-5b7d9f1b3d5f:expiresOn:2026-10-04:0", "2026-10-03T16:30:00Z", "2026-10-04T03:30:00+11:00"},  // Sydney gap
 		{"b8d0f2b4-6c8e-4a0c-9e2a-4c6e8a0c2e4a:expiresOn:2027-04-18:14", "2027-04-03T15:30:00Z", "2027-04-04T02:30:00+11:00"}, // Sydney overlap, earlier

@@ -17,7 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/reportapi"
 )
 
-// ReportInputs are the report-subscription input kinds (ARCHITECTURE §7). Each is replayed
+// ReportInputs are the report-subscription input kinds (docs/architecture.md#report-subscriptions). Each is replayed
 // through the report HTTP API exactly as a client would call it (problem details,
 // If-Match, Idempotency-Key), and answered by an "api" output line.
 type ReportInputs struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Settings changes as replay inputs (ARCHITECTURE.md §4.5), applied through the same
+// Settings changes as replay inputs (docs/architecture.md#settings-changes), applied through the same
 // management service as the settings API (reminder.Admin), as an operator who read the
 // latest version:
 //

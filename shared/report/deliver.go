@@ -1,6 +1,6 @@
 package report
 
-// This file is the report package's only coupling to the delivery stage (§5): it turns a
+// This file is the report package's only coupling to the delivery stage (docs/architecture.md#delivery): it turns a
 // rendered run into delivery requests through the public delivery API (delivery.Build: one
 // NotificationJob + one outbox message per recipient and channel, written with the row's
 // completion in one transaction; the dispatcher sends each behind its send claim). When the
@@ -46,7 +46,7 @@ type Attachment struct {
 // Coordinates are where a run's delivery artifacts are (ReportRunOwnership.CoordinatesJson
 // and the row's DispatchResultJson): the file and every delivery request as it was built.
 // A retry rebuilds exactly these requests, so it can only ever re-create the same delivery
-// keys (§7: retries reuse ownership and coordinates).
+// keys (docs/architecture.md#report-subscriptions: retries reuse ownership and coordinates).
 type Coordinates struct {
 	RunKeyHash   string              `json:"runKeyHash"`
 	SchedulerKey string              `json:"schedulerKey"`

@@ -1,5 +1,5 @@
 // Package report runs recurring report subscriptions on the automation pipeline
-// (ARCHITECTURE §7, seed 004): the same AutomationScheduler rows, claim, lease, backoff,
+// (docs/architecture.md#report-subscriptions, docs/seeds.md#seed-004): the same AutomationScheduler rows, claim, lease, backoff,
 // delivery hand-off and send claim as reminders, plus a one-owner guard so an old scheduler
 // and ours can run side by side during the cutover without a report ever going out twice.
 //
@@ -21,7 +21,7 @@
 //
 // A subscription's recurrence is an RFC 5545 RRULE evaluated on the business unit's local
 // wall clock (rrule-go on a DST-free floating clock); each local occurrence becomes a UTC
-// instant through localtime.Resolve, the DST product rule of §4.3. The iteration starts on
+// instant through localtime.Resolve, the DST product rule of docs/architecture.md#dst-product-rule. The iteration starts on
 // the rule's period grid just before the instant asked about (DTSTART + k×INTERVAL periods,
 // with the parts DTSTART supplies written down), so its cost does not grow with the age of
 // DTSTART; dtStart is 1970 or later and COUNT at most 10,000 (a COUNT is counted from

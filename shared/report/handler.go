@@ -18,7 +18,7 @@ import (
 // ErrOwnershipConflict: the old scheduler owns the run's key; the row goes on support hold
 // and no delivery artifact is created.
 // ReasonOwnershipConflict is the FailureReasonCode of a run held because another owner
-// holds its ReportRunOwnership (seed 004: conflict → support hold, never a second delivery).
+// holds its ReportRunOwnership (docs/seeds.md#seed-004: conflict → support hold, never a second delivery).
 const ReasonOwnershipConflict automation.ReasonCode = "OwnershipConflict"
 
 var ErrOwnershipConflict = errors.New("report run ownership conflict: the old scheduler owns this run")

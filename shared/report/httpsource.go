@@ -29,7 +29,7 @@ var formatTypes = map[string]struct {
 	"xlsx": {"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xlsx"},
 }
 
-// HTTPSource renders a domain report by asking the domain app over HTTP (§7: an HTTP
+// HTTPSource renders a domain report by asking the domain app over HTTP (docs/architecture.md#report-subscriptions: an HTTP
 // report source). It POSTs the request as JSON to URL with an Idempotency-Key header (the
 // run's StorageRunKeyHash, the same on every retry) and an Accept header for the format, and
 // expects 200 with a body of that media type, at most MaxBytes.

@@ -11,7 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// SourceEntityType is the SourceEntityType of every report row (§7: SourceEntityGuid is
+// SourceEntityType is the SourceEntityType of every report row (docs/architecture.md#report-subscriptions: SourceEntityGuid is
 // the subscription's Guid).
 const SourceEntityType = "ReportSubscription"
 
@@ -30,7 +30,7 @@ const (
 const runKeyHashLen = 24
 
 // StorageRunKeyHash is the short stable hash of a SchedulerKey that names every artifact of
-// one run (§7): "r" + the first 24 hex digits of its sha256. The blob, the delivery
+// one run (docs/architecture.md#report-subscriptions): "r" + the first 24 hex digits of its sha256. The blob, the delivery
 // coordinates and the support URLs use it.
 func StorageRunKeyHash(schedulerKey string) string {
 	sum := sha256.Sum256([]byte(schedulerKey))
@@ -52,7 +52,7 @@ func ValidRunKeyHash(s string) bool {
 
 // SupportRetryKey builds report-subscription:{guid}:support-retry:{retryGuid}: a support
 // retry is a new trigger key, so a run that never delivered can run again without touching
-// the history of the original row (ARCHITECTURE §3.3).
+// the history of the original row (docs/architecture.md#ensure).
 func SupportRetryKey(subscriptionGuid, retryGuid string) (string, error) {
 	if !guidRE.MatchString(subscriptionGuid) || !guidRE.MatchString(retryGuid) {
 		return "", fmt.Errorf("scheduler key: subscription and retry ids must be GUIDs")
@@ -67,7 +67,7 @@ type ParsedKey struct {
 	ScheduledOn      time.Time // Scheduled keys only (UTC)
 }
 
-// ParseKey reads a report SchedulerKey (§3.2) and checks it is canonical: the key the helpers
+// ParseKey reads a report SchedulerKey (docs/architecture.md#scheduler-keys) and checks it is canonical: the key the helpers
 // would build for its parts. Errors name "schedulerKey".
 func ParseKey(key string) (ParsedKey, error) {
 	bad := func(why string) (ParsedKey, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// OwnershipAnswer is what the old scheduler gets back from an acquire (§7 one-owner guard):
+// OwnershipAnswer is what the old scheduler gets back from an acquire (docs/architecture.md#one-owner-guard):
 // Acquired=true means it owns the run and may create its delivery artifacts, and must not
 // otherwise. Reason says why not: "OwnedByAutomationScheduler" or "GuardedByRollout".
 type OwnershipAnswer struct {

@@ -14,7 +14,7 @@ import (
 )
 
 // Recurrence is when a subscription runs: an RFC 5545 RRULE value evaluated on the business
-// unit's local wall clock, starting at DTStart (ARCHITECTURE §7). Example: weekly on Monday
+// unit's local wall clock, starting at DTStart (docs/architecture.md#report-subscriptions). Example: weekly on Monday
 // at 08:00 local is {"rrule": "FREQ=WEEKLY;BYDAY=MO", "dtStart": "2026-09-07T08:00"}.
 //
 // RFC 5545 semantics apply as written: "FREQ=MONTHLY;BYMONTHDAY=31" runs only in months that
@@ -47,7 +47,7 @@ const (
 const MinDTStartYear = 1970
 
 // Occurrence is one run time: the local intent (date and wall time in the zone) and the UTC
-// instant the DST product rule gives for it (localtime.Resolve, ARCHITECTURE §4.3).
+// instant the DST product rule gives for it (localtime.Resolve, docs/architecture.md#dst-product-rule).
 type Occurrence struct {
 	Date localtime.Date
 	Time localtime.TimeOfDay
@@ -88,7 +88,7 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	if d.Year < MinDTStartYear {
 		return nil, automation.Invalid("recurrence.dtStart", "must be in %d or later, got %s", MinDTStartYear, r.DTStart)
 	}
-	// RFC 5545 §3.1: names and values are case-insensitive.
+	// RFC 5545 section 3.1: names and values are case-insensitive.
 	raw := strings.ToUpper(strings.TrimSpace(r.RRule))
 	raw = strings.TrimPrefix(raw, "RRULE:")
 	switch up := strings.ToUpper(raw); {
@@ -148,7 +148,7 @@ func Compile(r Recurrence, zoneID string) (*Schedule, error) {
 	return sch, nil
 }
 
-// checkRuleParts checks what rrule-go lets through: RFC 5545 §3.3.10 allows each rule part
+// checkRuleParts checks what rrule-go lets through: RFC 5545 section 3.3.10 allows each rule part
 // once (rrule-go keeps the last), and COUNT and INTERVAL are positive integers (rrule-go
 // reads COUNT=0 as no count at all, and INTERVAL=0 as 1).
 func checkRuleParts(raw string) error {
@@ -279,7 +279,7 @@ func gcd(a, b int) int {
 }
 
 // fillDefaults writes down the rule parts rrule-go would otherwise take from DTSTART (RFC
-// 5545 §3.3.10: the day of the month, month, weekday and time of day of DTSTART), so that
+// 5545 section 3.3.10: the day of the month, month, weekday and time of day of DTSTART), so that
 // the iteration can start from another DTSTART on the rule's period grid (see rebase).
 func fillDefaults(o *rrule.ROption, dtstart time.Time) {
 	if len(o.Byweekno) == 0 && len(o.Byyearday) == 0 && len(o.Bymonthday) == 0 && len(o.Byweekday) == 0 && len(o.Byeaster) == 0 {

@@ -200,7 +200,7 @@ func TestCompileRejects(t *testing.T) {
 	if _, err := report.Compile(report.Recurrence{RRule: "RRULE:FREQ=WEEKLY;BYDAY=MO", DTStart: "2026-09-07T08:00"}, "UTC"); err != nil {
 		t.Errorf("the RRULE: prefix is allowed: %v", err)
 	}
-	// RFC 5545 §3.1: names and values are case-insensitive.
+	// RFC 5545 section 3.1: names and values are case-insensitive.
 	s, err := report.Compile(report.Recurrence{RRule: "rrule:freq=weekly;byday=mo;until=20261231t000000z", DTStart: "2026-09-07T08:00"}, "UTC")
 	if err != nil {
 		t.Fatalf("lower-case rule: %v", err)

@@ -30,7 +30,7 @@ type File struct {
 	Extension   string // without the dot, e.g. "csv"
 }
 
-// Renderer renders one report type (§7: a renderer interface; the built-in
+// Renderer renders one report type (docs/architecture.md#report-subscriptions: a renderer interface; the built-in
 // automation-activity CSV, and HTTP report sources for domain reports). An error is a failed
 // attempt, retried with backoff; wrap it with scheduler.Permanent when retrying cannot help.
 type Renderer interface {

@@ -2,7 +2,7 @@ package report
 
 import "github.com/automation-platform/automation/shared/store"
 
-// Mode is a rollout stage of seed 004, set per business unit or per subscription and stored
+// Mode is a rollout stage of the report note (docs/seeds.md#seed-004), set per business unit or per subscription and stored
 // in SQL (ReportRollout). A subscription's own mode wins over its business unit's; with
 // neither, the mode is Shadow: the old scheduler keeps every run until a subscription is
 // put on an allowlist, and removing it from the allowlist (deleting the mode) is the

@@ -163,7 +163,7 @@ func (s *Service) RunNow(ctx context.Context, scope Scope, guid, manualRunGuid s
 	return v, err
 }
 
-// SupportRetry runs a failed run again under a support-retry key (§3.3), audited with the
+// SupportRetry runs a failed run again under a support-retry key (docs/architecture.md#ensure), audited with the
 // operator and reason: a new row due now that reports on the same period and is guarded by
 // the same ownership key, while the failed row is deactivated (SupportRetried) and stays as
 // history. Only a Failed run, or one on support hold, can be retried; a completed run
@@ -424,7 +424,7 @@ type ShadowComparison struct {
 }
 
 // Shadow compares the subscription's last `limit` scheduled runs with the old scheduler's
-// reported runs (§7 shadow mode). Keys of due rows count as missing only once due.
+// reported runs (shadow mode, docs/architecture.md#rollout). Keys of due rows count as missing only once due.
 func (s *Service) Shadow(ctx context.Context, scope Scope, guid string, limit int) (ShadowComparison, error) {
 	sub, err := s.load(ctx, scope, guid, true)
 	if err != nil {

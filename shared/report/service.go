@@ -67,7 +67,7 @@ type Config struct {
 }
 
 // Service manages report subscriptions, their runs, the one-owner guard seen from the old
-// scheduler, and rollout modes (ARCHITECTURE §7). Every method validates before it writes:
+// scheduler, and rollout modes (docs/architecture.md#rollout). Every method validates before it writes:
 // bad input returns an error and changes nothing.
 type Service struct{ c Config }
 
@@ -369,7 +369,7 @@ func (s *Service) List(ctx context.Context, scope Scope, businessUnitID, after s
 	return out, after, nil
 }
 
-// sync brings the subscription's scheduled rows in line with it (§7 lifecycle): active →
+// sync brings the subscription's scheduled rows in line with it (docs/architecture.md#report-subscriptions lifecycle): active →
 // ensure only the next scheduled run and deactivate other pending scheduled rows
 // (Superseded); paused or deleted → deactivate every pending run. Completed runs are never
 // touched; rows being processed are revalidated by the handler.
@@ -543,7 +543,7 @@ func (s *Service) checkRolloutScope(ctx context.Context, scope Scope, st store.R
 
 // SetRollout sets the mode of a business unit or subscription. When the change takes runs
 // away from our scheduler, ownership of those runs that we hold but have not delivered is
-// released (Cancelled), so the old scheduler can acquire them (rollback, §7).
+// released (Cancelled), so the old scheduler can acquire them (rollback, docs/architecture.md#rollout).
 func (s *Service) SetRollout(ctx context.Context, scope Scope, st store.ReportRolloutScope, id string, mode Mode, operator string) (Rollout, error) {
 	if !mode.Valid() {
 		return Rollout{}, automation.Invalid("mode", "must be one of Shadow, RunNowAllowlist, ScheduledAllowlist, Cutover, got %q", mode)

@@ -41,7 +41,7 @@ var (
 )
 
 // Input is what a caller sends to create or replace a subscription (POST, PUT). Template,
-// channels and recipients are read again when each run executes (§7: changes apply to runs
+// channels and recipients are read again when each run executes (docs/architecture.md#report-subscriptions: changes apply to runs
 // that have not run yet).
 type Input struct {
 	BusinessUnitID string          `json:"businessUnitId"`

@@ -1,4 +1,4 @@
-// Package reportapi is the HTTP face of report subscriptions (ARCHITECTURE §7): thin
+// Package reportapi is the HTTP face of report subscriptions (docs/architecture.md#report-subscriptions): thin
 // handlers that decode a request, call one report.Service method and answer with
 // shared/httpapi (problem details, strict JSON and query strings, ETag/If-Match on Version,
 // Idempotency-Key, cursors, the caller's business-unit scope - another business unit's

@@ -2,12 +2,12 @@ package scheduler
 
 import "time"
 
-// DefaultBackoff is seed 000's retry ladder: 5 min → 15 min → 1 h, then support hold
-// (ARCHITECTURE.md §3.5).
+// DefaultBackoff is the retry ladder of docs/seeds.md#seed-000: 5 min → 15 min → 1 h, then support hold
+// (docs/architecture.md#failure-backoff-and-rescue).
 var DefaultBackoff = []time.Duration{5 * time.Minute, 15 * time.Minute, time.Hour}
 
 // LongRunningRetry is the retry interval of handlers marked long-running once the ladder is
-// exhausted (§3.5: "only handlers marked long-running retry daily after that").
+// exhausted (docs/architecture.md#failure-backoff-and-rescue: "only handlers marked long-running retry daily after that").
 const LongRunningRetry = 24 * time.Hour
 
 // Backoff computes when a failed row is retried.

@@ -12,7 +12,7 @@ import (
 
 // Outcome is what a Handler decided for one claimed row. Exactly one of these holds:
 // Deactivate is set (revalidation said no: an outcome, not a failure); or the row completes
-// with Deliveries/Outbox written in the same transaction (§5.1). FollowUps (e.g. next year's
+// with Deliveries/Outbox written in the same transaction (docs/architecture.md#hand-off). FollowUps (e.g. next year's
 // occurrence) are ensured in that same transaction in both cases.
 type Outcome struct {
 	Deactivate         automation.ReasonCode
@@ -25,7 +25,7 @@ type Outcome struct {
 	SourceEventID string
 }
 
-// Handler executes claimed rows of one AutomationType at due time: it revalidates (§3.6)
+// Handler executes claimed rows of one AutomationType at due time: it revalidates (docs/architecture.md#revalidation)
 // and says what to do. It must not write the row itself. A returned error is a failed
 // attempt (retried with backoff); wrap with Permanent to hold at once.
 type Handler interface {
@@ -33,7 +33,7 @@ type Handler interface {
 }
 
 // LongRunning is implemented by handlers whose rows retry daily after the backoff ladder
-// instead of going on support hold (§3.5).
+// instead of going on support hold (docs/architecture.md#support-actions).
 type LongRunning interface {
 	LongRunning() bool
 }

@@ -78,7 +78,7 @@ type Result struct {
 }
 
 // Poller claims due rows and executes them (stage ②). Safe to run any number of pollers
-// against one store: the claim protocol (§3.4) keeps each row with one worker.
+// against one store: the claim protocol (docs/architecture.md#claim) keeps each row with one worker.
 type Poller struct {
 	cfg   Config
 	store store.SchedulerStore
@@ -289,7 +289,7 @@ func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome,
 }
 
 // rescue puts Processing rows with expired leases back to Pending with backoff. An expired
-// lease counts as a failed attempt: the worker may have done part of the work (§3.5).
+// lease counts as a failed attempt: the worker may have done part of the work (docs/architecture.md#failure-backoff-and-rescue).
 func (p *Poller) rescue(ctx context.Context, res *Result) error {
 	now := p.clock.Now()
 	rows, err := p.store.SchedulerListExpiredLeases(ctx, store.SchedulerListParams{Now: now, Limit: p.cfg.RescueBatch})

@@ -1,5 +1,5 @@
 // Package settingsapi is the management HTTP API for business units and reminder settings
-// (ARCHITECTURE.md §4.1, §4.5; functions BusinessUnitsApi and ReminderSettingsApi). It is a
+// (docs/architecture.md#inputs, docs/architecture.md#settings-changes; functions BusinessUnitsApi and ReminderSettingsApi). It is a
 // thin adapter: decode the request, call one reminder.Admin method, answer JSON. The
 // conventions come from shared/httpapi: RFC 9457 problem details, strict JSON and query
 // strings, ETag/If-Match on Version, Idempotency-Key on POST, business-unit scope (a unit or
@@ -14,7 +14,7 @@
 //	GET  /api/reminder-settings                   list (businessUnitId, sourceType, active, limit, cursor)
 //	POST /api/reminder-settings                   create (Idempotency-Key; guid optional)
 //	GET  /api/reminder-settings/{guid}            read (ETag)
-//	PUT  /api/reminder-settings/{guid}            replace (If-Match required; §4.5 rules)
+//	PUT  /api/reminder-settings/{guid}            replace (If-Match required; docs/architecture.md#settings-changes rules)
 //	POST /api/reminder-settings/{guid}/deactivate deactivate (If-Match required)
 package settingsapi
 

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// NotificationStatus is the state of a NotificationJob (stage ③, §5.2).
+// NotificationStatus is the state of a NotificationJob (stage ③, docs/architecture.md#dispatch).
 type NotificationStatus string
 
 // Notification statuses.
@@ -16,7 +16,7 @@ const (
 	NotificationFailed  NotificationStatus = "Failed"
 	// NotificationUnknown: the provider may or may not have acted (a timeout after the
 	// request left us). With NextAttemptOn set the channel's lookup is retried then; without
-	// it the job waits on the manual-resolution queue (§5.2).
+	// it the job waits on the manual-resolution queue (docs/architecture.md#dispatch).
 	NotificationUnknown NotificationStatus = "Unknown"
 )
 
@@ -27,9 +27,9 @@ const (
 const MaxProviderReference = 400
 
 // NotificationJob is one delivery to one recipient on one channel, keyed by DeliveryKey. It
-// is also the command of seed 002 (§5.3): CommandID is the DeliveryKey, EffectKey is unique
+// is also the command of docs/seeds.md#seed-002 (docs/architecture.md#commands): CommandID is the DeliveryKey, EffectKey is unique
 // per business unit, Revision grows by one on every status change and each change writes a
-// DeliveryFact to the outbox in the same transaction (§5.5).
+// DeliveryFact to the outbox in the same transaction (docs/architecture.md#facts).
 type NotificationJob struct {
 	ID             int64
 	DeliveryKey    string
@@ -77,7 +77,7 @@ type NotificationClaimResult struct {
 	Claimed bool
 	// InDoubt: the claim took over a job whose previous attempt may have reached the
 	// provider (an expired Sending lease, or an Unknown job due for a lookup). The caller must
-	// not send blindly: only an idempotent channel may resend with the same key (§5.2).
+	// not send blindly: only an idempotent channel may resend with the same key (docs/architecture.md#dispatch).
 	InDoubt bool
 	Job     NotificationJob
 }
@@ -121,7 +121,7 @@ type NotificationFinishParams struct {
 }
 
 // OutboxMessage is a message written in the same transaction as the state it announces
-// and published after commit (§5.1).
+// and published after commit (docs/architecture.md#hand-off).
 type OutboxMessage struct {
 	ID          int64
 	MessageID   string // deterministic; used for broker duplicate detection

@@ -18,11 +18,11 @@ type NotificationClaimDueParams struct {
 	QueuedBefore time.Time
 }
 
-// DeliveryFactsTopic is the topic facts are published to through the outbox (§5.5).
+// DeliveryFactsTopic is the topic facts are published to through the outbox (docs/architecture.md#facts).
 const DeliveryFactsTopic = "delivery-facts"
 
-// DeliveryFact is one status change of a delivery command (seed 002 §5, ARCHITECTURE.md
-// §5.5), written to the outbox (Destination DeliveryFactsTopic, MessageId = EventID, body =
+// DeliveryFact is one status change of a delivery command (docs/seeds.md#seed-002,
+// docs/architecture.md#facts), written to the outbox (Destination DeliveryFactsTopic, MessageId = EventID, body =
 // this struct as JSON) in the transaction that changes the status. EventID is
 // "{commandId}:r{revision}": a relay that publishes the same change again keeps it, the next
 // change has a higher Revision. No recipient address travels in a fact (personal data); the
@@ -70,7 +70,7 @@ type NotificationResolveParams struct {
 	Now               time.Time
 }
 
-// NotificationTemplate is one version of a message template (§5.2): Go text/template for
+// NotificationTemplate is one version of a message template (docs/architecture.md#dispatch): Go text/template for
 // Subject and Text, html/template for HTML. BusinessUnitID "" is the default every business
 // unit without its own override uses.
 type NotificationTemplate struct {

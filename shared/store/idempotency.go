@@ -6,7 +6,7 @@ import (
 )
 
 // IdempotencyRecord is the stored outcome of one request made with an Idempotency-Key
-// header (ARCHITECTURE §6 "Sync APIs": same key + same body → the stored response; same
+// header (docs/api-conventions.md#idempotency-key: same key + same body → the stored response; same
 // key + different body → 422). Scope names who and where (the caller's scope and the
 // request's method and path), so the same key sent to two routes or by two tenants never
 // collides.

@@ -7,7 +7,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 )
 
-// BusinessUnitRecord is a business unit as the management API sees it (§4.1): the IANA
+// BusinessUnitRecord is a business unit as the management API sees it (docs/architecture.md#inputs): the IANA
 // zone the pipeline uses, the zone id as the client gave it (a Windows id such as "AUS
 // Eastern Standard Time" is stored mapped, with the original kept here), the recipient
 // role lists that reminder recipient policies may name, and the optimistic-concurrency
@@ -15,7 +15,7 @@ import (
 type BusinessUnitRecord struct {
 	BusinessUnit
 	TimeZoneIDGiven string              // as given; "" when it was the IANA id itself
-	Roles           map[string][]string // role name → recipient addresses (resolved at execution, §3.6)
+	Roles           map[string][]string // role name → recipient addresses (resolved at execution, docs/architecture.md#revalidation)
 	Version         int64
 	UpdatedOn       time.Time // UTC
 }
@@ -47,7 +47,7 @@ type ReminderSettingListParams struct {
 }
 
 // SettingSourcePair is one (business unit, source type) that has at least one active
-// reminder setting: the unit a source sweep runs for (§3.7).
+// reminder setting: the unit a source sweep runs for (docs/architecture.md#reconciliation).
 type SettingSourcePair struct {
 	BusinessUnitID string
 	SourceType     string
@@ -75,7 +75,7 @@ type SchedulerListBySettingParams struct {
 }
 
 // SchedulerListFuturePendingParams pages Pending rows whose ScheduledOn is after Now, by
-// Id (the tzdata resync, §4.3).
+// Id (the tzdata resync, docs/architecture.md#date-based-reminders).
 type SchedulerListFuturePendingParams struct {
 	Now     time.Time
 	AfterID int64
@@ -83,7 +83,7 @@ type SchedulerListFuturePendingParams struct {
 }
 
 // ThresholdEdge is the rising-edge state of one threshold level of one setting for one
-// source (§4.4, firing policy FalseToTrue): whether the condition was met at Revision and
+// source (docs/architecture.md#threshold-reminders, firing policy FalseToTrue): whether the condition was met at Revision and
 // how many false→true crossings were counted.
 type ThresholdEdge struct {
 	SettingGuid      string
@@ -107,7 +107,7 @@ type ThresholdEdgeApplyParams struct {
 	Now              time.Time
 }
 
-// ReconcileState is the progress of one bounded sweep (§3.7), keyed by SweepKey (e.g.
+// ReconcileState is the progress of one bounded sweep (docs/architecture.md#reconciliation), keyed by SweepKey (e.g.
 // "source:{bu}:{sourceType}", "setting:{guid}", "tzdata"). Generation counts requested
 // passes and DoneGeneration completed ones (Generation > DoneGeneration: a pass is owed).
 // WatermarkOn is the changed-since instant of the current pass, PassHighOn the latest change
@@ -127,7 +127,7 @@ type ReconcileState struct {
 
 // LifecycleStore is what the reminder lifecycle needs beyond ReminderStore: management of
 // business units and settings, paging for propagation and reconciliation, threshold edge
-// state and sweep progress (ARCHITECTURE.md §3.6–§4.5).
+// state and sweep progress (docs/architecture.md#reminders).
 type LifecycleStore interface {
 	// BusinessUnitInsert stores a new business unit with Version 1; ErrConflict if the id exists.
 	BusinessUnitInsert(ctx context.Context, bu BusinessUnitRecord) error

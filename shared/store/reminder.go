@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// BusinessUnit is a tenant with its IANA time zone (§4.1).
+// BusinessUnit is a tenant with its IANA time zone (docs/architecture.md#inputs).
 type BusinessUnit struct {
 	ID         string
 	Name       string
@@ -26,7 +26,7 @@ type ReminderSettingRecord struct {
 }
 
 // SourceSnapshot is the latest revision of one source entity's fields, so revalidation
-// can reload the source without calling the domain app (§4.1).
+// can reload the source without calling the domain app (docs/architecture.md#inputs).
 type SourceSnapshot struct {
 	EntityType     string
 	EntityGuid     string
@@ -66,7 +66,7 @@ type ReminderStore interface {
 	// SourceSnapshotGet returns ErrNotFound when the entity was never seen.
 	SourceSnapshotGet(ctx context.Context, entityType, entityGuid string) (SourceSnapshot, error)
 	// SourceSnapshotApply stores s if its Revision is newer than the stored one
-	// (out-of-order events are ignored, §4.1). An ignored one is kept as the source's latest
+	// (out-of-order events are ignored, docs/architecture.md#inputs). An ignored one is kept as the source's latest
 	// stale event (SupportStore.SourceStaleEventGet) in the same transaction.
 	SourceSnapshotApply(ctx context.Context, s SourceSnapshot) (SnapshotOutcome, error)
 	// EventProcessed reports whether the event (source + id) completed processing before.

@@ -7,7 +7,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 )
 
-// ReportSubscriptionStatus is the lifecycle state of a report subscription (ARCHITECTURE §7).
+// ReportSubscriptionStatus is the lifecycle state of a report subscription (docs/architecture.md#report-subscriptions).
 type ReportSubscriptionStatus string
 
 // Report subscription statuses. Deleted is a tombstone: the row stays so the history of its
@@ -47,7 +47,7 @@ type ReportSubscriptionListParams struct {
 	Limit          int
 }
 
-// ReportRunKind says what created a report run (the SchedulerKey shapes of §3.2).
+// ReportRunKind says what created a report run (the SchedulerKey shapes of docs/architecture.md#scheduler-keys).
 type ReportRunKind string
 
 // Report run kinds.
@@ -58,7 +58,7 @@ const (
 )
 
 // ReportRunRecord registers one report run: its StorageRunKeyHash (the short stable hash of
-// its SchedulerKey that names every artifact, §7), the period it reports on, and for manual
+// its SchedulerKey that names every artifact, docs/architecture.md#report-subscriptions), the period it reports on, and for manual
 // and support-retry runs who asked and why (the audit of those requests). OwnershipKey is
 // the SchedulerKey whose ReportRunOwnership row guards the run: the run's own key, or for a
 // support retry the key of the run it retries. Instants UTC.
@@ -94,7 +94,7 @@ type ReportFailedListParams struct {
 	Limit          int
 }
 
-// ReportOwnerType is who owns a report run (§7 one-owner guard).
+// ReportOwnerType is who owns a report run (docs/architecture.md#one-owner-guard).
 type ReportOwnerType string
 
 // Owners.
@@ -115,7 +115,7 @@ const (
 	OwnershipCancelled       ReportOwnershipStatus = "Cancelled"
 )
 
-// ReportOwnership is one ReportRunOwnership row (§7): who may create the delivery artifacts
+// ReportOwnership is one ReportRunOwnership row (docs/architecture.md#one-owner-guard): who may create the delivery artifacts
 // of the run with SchedulerKey. OwnerVersion increases each time ownership changes hands and
 // fences the owner's later writes; Version increases on every write. Instants UTC.
 type ReportOwnership struct {
@@ -190,7 +190,7 @@ type ReportOwnershipFenceParams struct {
 
 // ReportOwnershipReleaseAllParams cancels every Owned (never DeliveryCreated) row of Owner
 // for one subscription, of the given run kinds (rollback: ownership returns to the other
-// scheduler, §7). At most Limit rows per call.
+// scheduler, docs/architecture.md#report-subscriptions). At most Limit rows per call.
 type ReportOwnershipReleaseAllParams struct {
 	SubscriptionGuid string
 	Owner            ReportOwnerType
@@ -215,7 +215,7 @@ const (
 	RolloutSubscription ReportRolloutScope = "Subscription"
 )
 
-// ReportRolloutRecord is one rollout mode (§7 rollout; the report package names the modes).
+// ReportRolloutRecord is one rollout mode (docs/architecture.md#rollout; the report package names the modes).
 type ReportRolloutRecord struct {
 	ScopeType ReportRolloutScope
 	ScopeID   string
@@ -255,7 +255,7 @@ type ReportActivityRow struct {
 }
 
 // ReportStore holds report subscriptions, their run registry, the one-owner guard
-// ReportRunOwnership, rollout modes and the activity aggregates (ARCHITECTURE §7).
+// ReportRunOwnership, rollout modes and the activity aggregates (docs/architecture.md#report-subscriptions).
 type ReportStore interface {
 	// ReportSubscriptionInsert stores a new subscription (Version 1); ErrConflict when the
 	// Guid exists (deleted ones included).

@@ -3,7 +3,7 @@
 // (sql/sqlite, sql/mssql) implements them and must pass the one conformance suite in
 // store/storetest.
 //
-// Rules every implementation keeps (ARCHITECTURE.md §3.4, STYLE.md):
+// Rules every implementation keeps (docs/architecture.md#claim, docs/conventions.md):
 //   - "now" is always a parameter; SQL never reads the server clock.
 //   - every write to a scheduler or notification row bumps Version and is guarded by the
 //     Version the caller read (the claim token), so stale workers cannot overwrite newer state;
@@ -38,7 +38,7 @@ const MaxBatch = 1000
 var rowGuidNamespace = uuid.MustParse("6f1d3c2a-8b4e-5a7f-9c0d-2e4b6a8c0d1e")
 
 // RowGuid returns the deterministic Guid of the scheduler row with this SchedulerKey
-// (UUIDv5, lower-case): no random identifiers in the pipeline (§3.2).
+// (UUIDv5, lower-case): no random identifiers in the pipeline (docs/architecture.md#scheduler-keys).
 func RowGuid(schedulerKey string) string {
 	return uuid.NewSHA1(rowGuidNamespace, []byte(schedulerKey)).String()
 }
@@ -66,11 +66,11 @@ type SchedulerClaimDueParams struct {
 	Limit int
 }
 
-// NotificationRequest is one delivery request written with a completed row (§5.1): a
+// NotificationRequest is one delivery request written with a completed row (docs/architecture.md#hand-off): a
 // NotificationJob plus an outbox message to the notification-dispatch queue.
 type NotificationRequest struct {
 	DeliveryKey    string // unique; derived from SchedulerKey, channel and recipient
-	EffectKey      string // unique per business unit (§5.3); "" = DeliveryKey
+	EffectKey      string // unique per business unit (docs/architecture.md#commands); "" = DeliveryKey
 	LocalDate      string // the business unit's local day ("YYYY-MM-DD"); "" = Now's UTC date
 	SchedulerKey   string
 	BusinessUnitID string
@@ -132,7 +132,7 @@ type SchedulerListParams struct {
 	Limit            int
 }
 
-// SchedulerStore is the AutomationScheduler table (§3).
+// SchedulerStore is the AutomationScheduler table (docs/architecture.md#the-scheduler-table).
 type SchedulerStore interface {
 	// SchedulerEnsure applies automation.DecideEnsure to each candidate in one transaction.
 	SchedulerEnsure(ctx context.Context, p SchedulerEnsureParams) ([]EnsureResult, error)

@@ -7,7 +7,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 )
 
-// SupportAction is what an operator did to a scheduler row (ARCHITECTURE §3.5 "Support can
+// SupportAction is what an operator did to a scheduler row (docs/architecture.md#support-actions "Support can
 // release a hold, retry now, or cancel — each an audited, versioned update").
 type SupportAction string
 
@@ -155,7 +155,7 @@ type SupportMetricsParams struct {
 // MetricsMaxCap bounds SupportMetricsParams.Cap.
 const MetricsMaxCap = 1_000_000
 
-// SupportMetrics are the pipeline's health figures (ARCHITECTURE §8). Counts are at most
+// SupportMetrics are the pipeline's health figures (docs/operations.md#metrics). Counts are at most
 // the Cap asked for. Outbox figures are platform-wide and only computed when Units is nil.
 type SupportMetrics struct {
 	PendingDue          int
@@ -171,7 +171,7 @@ type SupportMetrics struct {
 }
 
 // SourceStaleEvent is the latest event of a source ignored because its revision was older
-// than the stored snapshot's (§4.1: out-of-order delivery).
+// than the stored snapshot's (docs/architecture.md#inputs: out-of-order delivery).
 type SourceStaleEvent struct {
 	EntityType     string
 	EntityGuid     string

@@ -112,7 +112,7 @@ func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResu
 			if row.Status == automation.StatusPending && row.AutomationType == automation.TypeReportSubscription &&
 				row.TriggerType == automation.TriggerScheduledRun {
 				// A subscription keeps only its next scheduled run, which schedules the one
-				// after when it executes (§7): cancelling it would end the schedule silently.
+				// after when it executes (docs/architecture.md#report-subscriptions): cancelling it would end the schedule silently.
 				return store.SupportActParams{}, conflict("this is the next scheduled run of report subscription %s, which carries its schedule: "+
 					"cancelling it would stop every later run. To stop the reports, set the subscription's status to Paused "+
 					"(PUT /api/report-subscriptions/%s)", row.SettingGuid, row.SettingGuid)
@@ -129,7 +129,7 @@ func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResu
 
 // endedRunElsewhere is the answer to a support retry of an ended row that is not a
 // reminder: only reminder revalidation knows support-retry rows ("{key}:support-retry:v{n}").
-// A report run is registered by the report service (its run record and one-owner guard, §7),
+// A report run is registered by the report service (its run record and one-owner guard, docs/architecture.md#one-owner-guard),
 // which has its own audited retry; a generic support-retry row would only fail, unregistered.
 func endedRunElsewhere(row automation.SchedulerRow) error {
 	if row.AutomationType != automation.TypeReportSubscription {
@@ -228,7 +228,7 @@ func (s *Service) act(ctx context.Context, sc Scope, req ActRequest, decide func
 }
 
 // lateNote warns that a reminder released or retried now is past its setting's lateness
-// window: revalidation records it TooLate instead of sending it (§3.6, the late rule). ""
+// window: revalidation records it TooLate instead of sending it (the late rule, docs/architecture.md#late-rule). ""
 // when it is within the window, not a reminder, or its setting cannot be read.
 func (s *Service) lateNote(ctx context.Context, row automation.SchedulerRow, now time.Time) string {
 	if row.AutomationType != automation.TypeReminder || row.SettingGuid == "" {

@@ -28,7 +28,7 @@ type Detail struct {
 	// Audit lists the support actions on the row, oldest first.
 	Audit []Audit `json:"audit"`
 	// Deliveries are the NotificationJob rows written when the row completed; recipients are
-	// masked (personal data, ARCHITECTURE §8).
+	// masked (personal data, docs/operations.md#personal-data).
 	Deliveries []Delivery `json:"deliveries"`
 	// Diagnostics is the content of the row's latest diagnostics blob (TraceBlobName).
 	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`

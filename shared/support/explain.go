@@ -204,7 +204,7 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 		ie := &IgnoredEvent{EventID: stale.EventID, Revision: stale.Revision, StoredRevision: stale.StoredRevision,
 			StoredEventID: stale.StoredEventID, ReceivedOn: stale.ReceivedOn}
 		ie.Explanation = fmt.Sprintf("Event %s (revision %d) arrived %s and was ignored: the stored snapshot was already at revision %d (event %s); "+
-			"events older than the stored revision are out of order and never change reminders (ARCHITECTURE §4.1).",
+			"events older than the stored revision are out of order and never change reminders (docs/architecture.md#inputs).",
 			stale.EventID, stale.Revision, stamp(stale.ReceivedOn), stale.StoredRevision, stale.StoredEventID)
 		x.IgnoredEvent = ie
 		x.Summary = append(x.Summary, ie.Explanation)
@@ -432,7 +432,7 @@ func dateKeyParts(key string) (string, int, bool) {
 }
 
 // dstNote says when the local wall time fell in a DST gap or overlap (the DST product rule,
-// ARCHITECTURE §4.3).
+// docs/architecture.md#date-based-reminders).
 func dstNote(loc *time.Location, date, tod, zone string) string {
 	d, err := localtime.ParseDate(date)
 	if err != nil {
@@ -555,7 +555,7 @@ func deactivationText(r automation.SchedulerRow, set *reminder.Setting, src remi
 	switch r.ReasonCode {
 	case automation.ReasonMissedWindow:
 		return fmt.Sprintf("its send time (%s) had already passed when the event that created it arrived (%s), and it was not that local day any more; "+
-			"a late occurrence is only sent on its own local day (ARCHITECTURE §4.3 late rule).", o.ScheduledLocal, stamp(r.CreatedOn))
+			"a late occurrence is only sent on its own local day (the late rule, docs/architecture.md#late-rule).", o.ScheduledLocal, stamp(r.CreatedOn))
 	case automation.ReasonSuperseded:
 		msg := "a later change made this occurrence unwanted"
 		switch {
@@ -651,7 +651,7 @@ func maskValue(v any) any {
 }
 
 // settingRecipients lists, masked, whom the setting would send to now: the source field, the
-// business unit's role list and the fixed list, resolved as at execution (§3.6). When the
+// business unit's role list and the fixed list, resolved as at execution (docs/architecture.md#revalidation). When the
 // policy cannot be resolved (a bad address in the data), the source field's entries as they are.
 func settingRecipients(set reminder.Setting, src reminder.Source, roles map[string][]string) []string {
 	all, err := reminder.ResolveRecipients(set.Recipients, src.Data, roles)

@@ -207,7 +207,7 @@ func TestScopeThatSeesNothing(t *testing.T) {
 }
 
 // Explain lists every recipient the setting would send to now (source field, the business
-// unit's role list, the fixed list), masked — as execution resolves them (§3.6).
+// unit's role list, the fixed list), masked — as execution resolves them (docs/architecture.md#revalidation).
 func TestExplainListsRoleAndFixedRecipients(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, support.Config{})

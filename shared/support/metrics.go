@@ -8,7 +8,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Metrics are the pipeline's health figures (ARCHITECTURE §8), cheap enough to poll every
+// Metrics are the pipeline's health figures (docs/operations.md#metrics), cheap enough to poll every
 // minute: each comes from one bounded SQL query over an index that holds just the rows it
 // counts (sql/*/queries/support.sql). A count equal to the cap means "at least" and is named
 // in Capped.
@@ -40,7 +40,7 @@ type Metrics struct {
 	OutboxOldestOn         *time.Time `json:"outboxOldestOn,omitempty"`
 	OutboxOldestAgeSeconds *int64     `json:"outboxOldestAgeSeconds,omitempty"`
 	// UnknownDeliveries: NotificationJob rows whose outcome is UNKNOWN (Status "Unknown",
-	// ARCHITECTURE §5.2): awaiting manual resolution or a provider lookup.
+	// docs/architecture.md#unknown-outcomes): awaiting manual resolution or a provider lookup.
 	UnknownDeliveries int `json:"unknownDeliveries"`
 	// Capped lists the figures that reached the cap (their true value is at least that).
 	Capped []string `json:"capped,omitempty"`

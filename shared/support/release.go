@@ -114,7 +114,7 @@ func interval(batch, ratePerMinute int) time.Duration {
 
 // ReleaseMany releases the rows on support hold matching req.Filter that the scope sees, in
 // bounded batches (one transaction each) whose due instants are spaced so that at most
-// RatePerMinute rows per minute become due (ARCHITECTURE §3.5): batch k is due at
+// RatePerMinute rows per minute become due (docs/architecture.md#support-actions): batch k is due at
 // max(now, the release pace) + k·BatchSize/RatePerMinute minutes. The pace is shared by every
 // release, so two releases one after the other (or at once) never add up past their rates:
 // the second starts where the first ends. Nothing waits in memory: the rows are released in

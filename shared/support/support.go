@@ -1,4 +1,4 @@
-// Package support holds the rules of the support API (ARCHITECTURE §3.5, §8): finding
+// Package support holds the rules of the support API (docs/architecture.md#support-actions, docs/operations.md#support-api): finding
 // scheduler rows, explaining why a source's reminders did or did not go out, the audited,
 // Version-guarded operator actions (release a hold, retry now, cancel, paced bulk release)
 // and the pipeline's health figures. The HTTP handlers (shared/supportapi) only decode and

@@ -10,7 +10,7 @@ import (
 )
 
 // TestReleaseOfARowPastItsLatenessSaysSo: a reminder more than its setting's
-// maxLatenessHours late is recorded TooLate when it runs, never sent (the late rule, §3.6).
+// maxLatenessHours late is recorded TooLate when it runs, never sent (the late rule, docs/architecture.md#late-rule).
 // Releasing (or retrying now) such a held row does not send it; the answer must say so, and
 // how to send it anyway, instead of only "due at once". Within the window there is no note.
 func TestReleaseOfARowPastItsLatenessSaysSo(t *testing.T) {

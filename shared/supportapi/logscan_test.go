@@ -36,7 +36,7 @@ var (
 )
 
 // TestScenarioLogsCarryNoPersonalData replays every scenario in testdata/scenarios with the
-// production logging (JSON, masked) at debug level and scans every log line (ARCHITECTURE §8):
+// production logging (JSON, masked) at debug level and scans every log line (docs/operations.md#logs):
 // no string anywhere in a line — nested objects, arrays, JSON held in a string — holds an
 // e-mail address or phone number, and every line about a row names its business unit.
 // (Function, invocation id and step come from the function adapters: shared/app's

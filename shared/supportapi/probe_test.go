@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestOutOfScopeAnswersExactlyLikeUnknown proves ids cannot be probed (ARCHITECTURE §8,
+// TestOutOfScopeAnswersExactlyLikeUnknown proves ids cannot be probed (docs/api-conventions.md#business-unit-scope,
 // issue 7 "an out-of-scope id answers 404, not 403"): for every support route, asking for a
 // resource of another business unit answers the same status and the same problem (apart
 // from the id echoed back) as asking for one that does not exist.

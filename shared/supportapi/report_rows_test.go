@@ -52,7 +52,7 @@ func TestSupportRetryOfAnEndedReportRun(t *testing.T) {
 }
 
 // TestCancelOfTheNextScheduledReportRun: a report subscription keeps only its next scheduled
-// run; the run, when it executes, schedules the one after (§7). Cancelling that pending run
+// run; the run, when it executes, schedules the one after (docs/architecture.md#report-subscriptions). Cancelling that pending run
 // here would end the subscription's schedule without a word (and a cancelled key stays
 // cancelled through ensure), so it is refused with the way to stop a subscription; a run-now
 // or a run that already failed (its successor exists) can be cancelled.

@@ -1,5 +1,5 @@
 // Package supportapi is the support API's HTTP surface (function SupportApi, route
-// support/{*path}; ARCHITECTURE §8): thin handlers that decode a request, call one
+// support/{*path}; docs/operations.md#support-api): thin handlers that decode a request, call one
 // shared/support method and encode its answer. Authentication, business-unit scope, the
 // operator's name, Idempotency-Key and RFC 9457 problem details come from shared/httpapi.
 //

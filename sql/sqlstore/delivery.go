@@ -40,7 +40,7 @@ func (s *Store) NotificationGetByKey(ctx context.Context, deliveryKey string) (s
 	return j, nil
 }
 
-// NotificationClaim implements store.DeliveryStore (the send claim, §5.2): read the job
+// NotificationClaim implements store.DeliveryStore (the send claim, docs/architecture.md#dispatch): read the job
 // with a lock, decide with store.NotificationClaimable, then a Version-guarded update and,
 // when the status changes, the fact - one transaction.
 func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaimParams) (store.NotificationClaimResult, error) {
@@ -91,7 +91,7 @@ func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.T
 	return store.NotificationClaimResult{Claimed: true, InDoubt: inDoubt, Job: j}, nil
 }
 
-// writeFact writes the fact of j's current status (its Revision) to the outbox (§5.5).
+// writeFact writes the fact of j's current status (its Revision) to the outbox (docs/architecture.md#facts).
 func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJob, now time.Time) error {
 	f := store.DeliveryFact{EventID: store.FactEventID(j.DeliveryKey, j.Revision), CommandID: j.DeliveryKey, EffectKey: j.EffectKey,
 		BusinessUnitID: j.BusinessUnitID, SchedulerKey: j.SchedulerKey, Channel: j.Channel, LocalDate: j.LocalDate,

@@ -487,7 +487,7 @@ func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDue
 }
 
 // SchedulerComplete implements store.SchedulerStore: complete + NotificationJob + outbox +
-// follow-up ensures in one transaction (§5.1).
+// follow-up ensures in one transaction (docs/architecture.md#hand-off).
 func (s *Store) SchedulerComplete(ctx context.Context, p store.SchedulerCompleteParams) error {
 	errs, err := s.SchedulerCompleteBatch(ctx, []store.SchedulerCompleteParams{p})
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package deliveryapi holds the delivery support routes of the SupportApi function
-// (ARCHITECTURE.md §5.2, §5.5, §8): the manual-resolution queue of UNKNOWN deliveries and the
+// (docs/architecture.md#unknown-outcomes, docs/architecture.md#facts, docs/operations.md#support-api): the manual-resolution queue of UNKNOWN deliveries and the
 // delivery counts per business unit and local day. Thin adapters over delivery.Support on
 // shared/httpapi (problem details, strict JSON and query, If-Match, cursors, business-unit
 // scope: a delivery of a unit the caller may not see answers 404).

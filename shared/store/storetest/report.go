@@ -12,7 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// runReport runs the report-subscription area of the suite (ARCHITECTURE §7).
+// runReport runs the report-subscription area of the suite (docs/architecture.md#report-subscriptions).
 func runReport(t *testing.T, open Opener) {
 	t.Run("ReportSubscriptions", func(t *testing.T) { testReportSubscriptions(t, open) })
 	t.Run("ReportRunRegistry", func(t *testing.T) { testReportRunRegistry(t, open) })

@@ -59,7 +59,7 @@ CREATE NONCLUSTERED INDEX IX_AutomationScheduler_Hold ON dbo.AutomationScheduler
 CREATE NONCLUSTERED INDEX IX_AutomationScheduler_Deactivated ON dbo.AutomationScheduler (UpdatedOn)
     INCLUDE (ReasonCode, BusinessUnitId)
     WHERE Status = N'Deactivated';
--- Metrics: deliveries whose outcome is UNKNOWN (status 'Unknown', ARCHITECTURE §5.2).
+-- Metrics: deliveries whose outcome is UNKNOWN (status 'Unknown', docs/architecture.md#unknown-outcomes).
 CREATE NONCLUSTERED INDEX IX_NotificationJob_UnknownAll ON dbo.NotificationJob (BusinessUnitId)
     WHERE Status = N'Unknown';
 

@@ -1,5 +1,5 @@
 -- +goose Up
--- Idempotency-Key records of the HTTP APIs (shared/httpapi, ARCHITECTURE §6 "Sync APIs").
+-- Idempotency-Key records of the HTTP APIs (shared/httpapi, docs/api-conventions.md#idempotency-key).
 -- Instants are INTEGER milliseconds since the Unix epoch, UTC.
 CREATE TABLE IdempotencyKey (
     Scope               TEXT    NOT NULL,

@@ -1,5 +1,5 @@
 -- +goose Up
--- Reminder lifecycle (ARCHITECTURE §3.6–§4.5): managed business units, settings paging,
+-- Reminder lifecycle (docs/architecture.md#reminders): managed business units, settings paging,
 -- threshold edge state and bounded reconciliation sweeps.
 -- Instants are INTEGER milliseconds since the Unix epoch, UTC.
 
@@ -13,13 +13,13 @@ ALTER TABLE BusinessUnit ADD COLUMN UpdatedOn INTEGER NOT NULL DEFAULT 0;
 -- Settings pages (by Guid within a business unit) and the active (BU, source type) pairs.
 CREATE INDEX IX_ReminderSetting_Unit ON ReminderSetting (BusinessUnitId, Guid);
 
--- Open rows of one setting (settings changes, §4.5).
+-- Open rows of one setting (settings changes, docs/architecture.md#settings-changes).
 CREATE INDEX IX_AutomationScheduler_Setting ON AutomationScheduler (SettingGuid, Id);
 
--- Sources of one business unit and type by change time (propagation and source sweeps, §3.7).
+-- Sources of one business unit and type by change time (propagation and source sweeps, docs/architecture.md#reconciliation).
 CREATE INDEX IX_SourceSnapshot_Changed ON SourceSnapshot (BusinessUnitId, EntityType, UpdatedOn, EntityGuid);
 
--- Rising-edge state per setting, source and threshold level (§4.4, FalseToTrue), guarded by
+-- Rising-edge state per setting, source and threshold level (docs/architecture.md#threshold-reminders, FalseToTrue), guarded by
 -- the source revision it was computed from.
 CREATE TABLE ThresholdEdgeState (
     SettingGuid      TEXT    NOT NULL,
@@ -33,7 +33,7 @@ CREATE TABLE ThresholdEdgeState (
     PRIMARY KEY (SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel)
 );
 
--- Progress of each bounded sweep (§3.7): requested/completed passes, the changed-since
+-- Progress of each bounded sweep (docs/architecture.md#reconciliation): requested/completed passes, the changed-since
 -- watermark, the keyset position (cursor) inside a pass, a marker (tzdata version) and a Version guard.
 CREATE TABLE ReconciliationState (
     SweepKey       TEXT    NOT NULL PRIMARY KEY,

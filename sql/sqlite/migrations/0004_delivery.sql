@@ -1,5 +1,5 @@
 -- +goose Up
--- Delivery (ARCHITECTURE.md §5.2, §5.3, §5.5): each NotificationJob is a command with an
+-- Delivery (docs/architecture.md#dispatch, docs/architecture.md#commands, docs/architecture.md#facts): each NotificationJob is a command with an
 -- EffectKey unique per business unit, a Revision that grows on every status change (each
 -- change writes a fact to the outbox in the same transaction), backoff and support hold on
 -- the send claim, the UNKNOWN outcome with its manual resolution, versioned templates

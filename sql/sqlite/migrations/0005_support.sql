@@ -1,5 +1,5 @@
 -- +goose Up
--- Support API (shared/support, ARCHITECTURE §3.5, §8): the audit of operators' actions, the
+-- Support API (shared/support, docs/architecture.md#support-actions, docs/operations.md#support-api): the audit of operators' actions, the
 -- pace of bulk hold releases, the latest ignored (older-revision) event per source for the
 -- explain endpoint, and the indexes the support find and metrics queries seek on.
 -- Instants are INTEGER milliseconds since the Unix epoch, UTC.
@@ -57,7 +57,7 @@ CREATE INDEX IX_AutomationScheduler_Hold ON AutomationScheduler (Id)
 -- Metrics: deactivations of the last 24 hours by reason.
 CREATE INDEX IX_AutomationScheduler_Deactivated ON AutomationScheduler (UpdatedOn, ReasonCode, BusinessUnitId)
     WHERE Status = 'Deactivated';
--- Metrics: deliveries whose outcome is UNKNOWN (status 'Unknown', ARCHITECTURE §5.2).
+-- Metrics: deliveries whose outcome is UNKNOWN (status 'Unknown', docs/architecture.md#unknown-outcomes).
 CREATE INDEX IX_NotificationJob_UnknownAll ON NotificationJob (BusinessUnitId)
     WHERE Status = 'Unknown';
 

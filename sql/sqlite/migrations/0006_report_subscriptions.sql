@@ -1,5 +1,5 @@
 -- +goose Up
--- Report subscriptions (ARCHITECTURE §7): the subscriptions, the registry of their runs
+-- Report subscriptions (docs/architecture.md#report-subscriptions): the subscriptions, the registry of their runs
 -- (StorageRunKeyHash → SchedulerKey, period, who asked), the one-owner guard
 -- ReportRunOwnership, rollout modes, and indexes for the automation-activity report.
 -- Instants are INTEGER milliseconds since the Unix epoch, UTC.

@@ -2,7 +2,7 @@
 
 -- name: NotificationInsert :exec
 -- A redelivered request for the same delivery key, or another command for the same effect
--- (BusinessUnitId, EffectKey), is a no-op: the effect already has its command (§5.3).
+-- (BusinessUnitId, EffectKey), is a no-op: the effect already has its command (docs/architecture.md#commands).
 INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
 VALUES (@DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
