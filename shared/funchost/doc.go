@@ -25,6 +25,8 @@
 //	handler result                      reply                      host behaviour (§1, §3)
 //	nil error                           200 InvocationResponse     outputs written; SB message completed
 //	Permanent(err)                      200, err appended to Logs  SB message completed (caller recorded it)
+//	RetryLater(err)                     500 {"error": "..."}       as below, logged at INFO (expected:
+//	                                                               another worker holds the claim)
 //	any other error, decode errors,     500 {"error": "..."}       invocation failed; SB message abandoned,
 //	  handler panic                                                redelivered, dead-lettered by the broker
 //	                                                               at MaxDeliveryCount; timer waits for

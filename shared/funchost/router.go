@@ -287,6 +287,9 @@ func (r *Router) respond(w http.ResponseWriter, inv *Invocation, res Result, err
 		logs := append(append([]string{}, res.Logs...), "permanent failure, not retried: "+err.Error())
 		body, _ := json.Marshal(InvocationResponse{Outputs: map[string]any{}, Logs: logs})
 		writeJSON(w, http.StatusOK, body)
+	case IsRetryLater(err):
+		log.Info("funchost: not now, another worker holds it; the host will redeliver", "error", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
 	default:
 		log.Error("funchost: invocation failed; the host will retry", "error", err, "logs", res.Logs)
 		writeError(w, http.StatusInternalServerError, err.Error())
