@@ -23,28 +23,31 @@ func TestImportArrowsPointDown(t *testing.T) {
 		"shared/store":      {"shared/automation"},
 		"shared/bus":        {},
 		"shared/trace":      {},
-		"shared/events":     {"shared/automation"},
+		// Strict JSON rules (repeated members, lone surrogates, UTF-8) under both the HTTP APIs
+		// and CloudEvents parsing.
+		"shared/strictjson": {"shared/automation"},
+		"shared/events":     {"shared/automation", "shared/strictjson"},
 		"shared/funchost":   {},
-		"shared/httpapi":    {"shared/automation", "shared/store"},
+		"shared/httpapi":    {"shared/automation", "shared/store", "shared/strictjson"},
 		"shared/config":     {},
 		"shared/scheduler":  {"shared/automation", "shared/store", "shared/trace", "shared/logctx"},
 		"shared/delivery":   {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/logctx"},
 		// The real channels sit below the composition root and above the delivery core.
 		"shared/delivery/channel": {"shared/automation", "shared/store", "shared/bus", "shared/scheduler", "shared/trace", "shared/delivery", "shared/logctx"},
-		"shared/reminder":         {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+		"shared/reminder":         {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx", "shared/strictjson"},
 		"shared/report":           {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
-		"shared/reportapi":        {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/httpapi", "shared/funchost", "shared/report", "shared/logctx"},
+		"shared/reportapi":        {"shared/automation", "shared/store", "shared/trace", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus", "shared/httpapi", "shared/funchost", "shared/report", "shared/logctx", "shared/strictjson"},
 		"shared/logmask":          {},
 		"shared/logctx":           {},
 		// The support service reads what the pipeline wrote; the reminder package explains
 		// date-based settings with the same functions that computed them.
 		"shared/support": {"shared/automation", "shared/store", "shared/trace", "shared/logmask", "shared/reminder", "shared/localtime",
-			"shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+			"shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx", "shared/strictjson"},
 		// Thin HTTP handlers: the service, httpapi and the router only.
 		"shared/supportapi": {"shared/support", "shared/httpapi", "shared/funchost", "shared/automation", "shared/store", "shared/trace",
-			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx"},
+			"shared/logmask", "shared/reminder", "shared/localtime", "shared/events", "shared/scheduler", "shared/delivery", "shared/bus", "shared/logctx", "shared/strictjson"},
 		"shared/settingsapi": {"shared/automation", "shared/store", "shared/trace", "shared/events", "shared/localtime", "shared/scheduler", "shared/delivery", "shared/bus",
-			"shared/httpapi", "shared/reminder", "shared/logctx"},
+			"shared/httpapi", "shared/reminder", "shared/logctx", "shared/strictjson"},
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := 0
