@@ -76,7 +76,9 @@ func TestRetryLaterLogsAtInfo(t *testing.T) {
 	r.Register("NotificationDispatch", func(context.Context, *funchost.Invocation) (funchost.Result, error) {
 		return funchost.Result{}, funchost.RetryLater(busy)
 	})
-	r.Register("Broken", func(context.Context, *funchost.Invocation) (funchost.Result, error) { return funchost.Result{}, errors.New("disk full") })
+	r.Register("Broken", func(context.Context, *funchost.Invocation) (funchost.Result, error) {
+		return funchost.Result{}, errors.New("disk full")
+	})
 	checkJSON(t, serve(r, http.MethodPost, "/NotificationDispatch", strings.NewReader(timerInvocation)), http.StatusInternalServerError)
 	if got := logs.String(); !strings.Contains(got, `"level":"INFO"`) || strings.Contains(got, `"level":"ERROR"`) || !strings.Contains(got, "another sender") {
 		t.Fatalf("RetryLater logs: %s", got)
