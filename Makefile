@@ -4,6 +4,7 @@ GO ?= go
 SCENARIO ?= testdata/scenarios/realistic.json
 BENCH_ROWS ?= 100000
 BENCH_DELIVERIES ?= 20000
+BENCH_REPLAY_EVENTS ?= 50000
 
 .DEFAULT_GOAL := help
 
@@ -39,9 +40,10 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## Burn-down of 100,000 due rows (BENCH_ROWS) and dispatch of 20,000 deliveries (BENCH_DELIVERIES) on SQLite: rows/s, deliveries/s
+bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliveries (BENCH_DELIVERIES) and replay of 1,000…50,000 events (BENCH_REPLAY_EVENTS) on SQLite: rows/s, deliveries/s, µs/event
 	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
 	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
+	$(GO) test ./shared/replay/ -run '^$$' -bench Replay -benchtime 1x -timeout 30m -args -replay.max=$(BENCH_REPLAY_EVENTS)
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

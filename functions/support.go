@@ -168,8 +168,18 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 			if version != 0 {
 				return usageErr("-version applies to one row, not to a paced release")
 			}
-			body := supportapi.ReleaseBody{Reason: reason, RatePerMinute: int(rate), BatchSize: int(batch), MaxRows: int(maxRows),
-				Filter: support.ReleaseFilter{BusinessUnitID: bu}}
+			// Only the counts given on the command line are sent (the API refuses 0).
+			setFlags := map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
+			count := func(name string, v int64) *int {
+				if !setFlags[name] {
+					return nil
+				}
+				n := int(v)
+				return &n
+			}
+			body := supportapi.ReleaseBody{Reason: reason, RatePerMinute: count("rate", rate), BatchSize: count("batch", batch),
+				MaxRows: count("max", maxRows), Filter: support.ReleaseFilter{BusinessUnitID: bu}}
 			body.Filter.Status = automation.Status(status)
 			body.Filter.FailureReasonCode = automation.ReasonCode(failure)
 			if source != "" {

@@ -22,13 +22,15 @@ import (
 //     (config), the Functions custom-handler protocol (funchost), and the bus and trace
 //     contracts (bus, trace).
 //  1. contracts — interfaces written in the vocabulary and their conformance suites: the
-//     store the logic needs (store), parsed domain events (events), bustest and tracetest,
-//     and the SQL files' parity test (sql).
-//  2. engine and leaf adapters — the scheduler row engine (scheduler), the HTTP conventions
+//     store the logic needs (store), strict JSON rules under the APIs and CloudEvents
+//     (strictjson), bustest and tracetest, and the SQL files' parity test (sql).
+//  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
+//     (events), the HTTP conventions
 //     (httpapi), the store suite (storetest), SQL behind the store (sql/sqlstore), the trace
-//     and bus adapters (trace/localtrace, azure, local) and the event publisher (publish).
+//     and bus adapters (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
-//     (delivery); the dialects (sql/mssql, sql/sqlite).
+//     (delivery); the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
+//     (publish), over parsed events.
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
 //     (report), the real channels (delivery/channel) and their suite (channeltest), and
 //     the delivery HTTP adapter (handler/deliveryapi).
@@ -50,9 +52,9 @@ import (
 // channeltest) is imported by tests only.
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/funchost", "shared/bus", "shared/trace"},
-	{"shared/store", "shared/events", "shared/bus/bustest", "shared/trace/tracetest", "sql"},
-	{"shared/scheduler", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local", "shared/publish"},
-	{"shared/delivery", "sql/mssql", "sql/sqlite"},
+	{"shared/store", "shared/strictjson", "shared/bus/bustest", "shared/trace/tracetest", "sql"},
+	{"shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi"},
 	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler"},
 	{"shared/supportapi"},

@@ -26,6 +26,21 @@ const LocalEventsPath = "/api/local/domain-events"
 // maxEventBytes bounds one event posted to LocalEventsPath.
 const maxEventBytes = 1 << 20
 
+// ListenerHandler is what a runtime serves on its HTTP listener. hostMode (the custom
+// handler, FUNCTIONS_CUSTOMHANDLER_PORT set): the whole Functions router — the invocation
+// paths POST /{FunctionName} and the forwarded /api routes — on 127.0.0.1 only
+// (funchost.Addr), where the Functions host on the same instance is the only caller; the
+// invocation protocol carries no token or scope, so the loopback bind is its guard. Local
+// serve (hostMode false): the readiness probe and the /api routes only (each checks the
+// bearer token and the business-unit scope); the invocation paths answer 404, because the
+// local host invokes the router in process and nothing else may reach them.
+func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
+	if hostMode {
+		return r.Functions
+	}
+	return r.Functions.ForwardedOnly()
+}
+
 // FunctionsDir finds the function folders: explicit when given; else ./functions when it
 // holds function folders (the repository); else the current folder (a deployed app root,
 // where the folders sit beside host.json).
@@ -84,7 +99,8 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 
 // postLocalEvent validates one CloudEvent and hands it to DomainEventHandler at once,
 // exactly as the host would deliver it from the topic, answering only when it was
-// processed: 200 processed, 400 not a valid CloudEvent, 422 rejected by the handler (recorded
+// processed: 200 processed, 400 not a valid CloudEvent, 404 its businessunitid is outside
+// the caller's scope (nothing processed or stored), 422 rejected by the handler (recorded
 // as a dead letter), 503 a retryable failure (send it again; the cause is logged, never
 // answered). Errors are RFC 9457 problem details like every /api route. Nothing waits in
 // memory.
@@ -106,6 +122,13 @@ func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *lo
 	ev, err := events.Parse(raw)
 	if err != nil {
 		problem(http.StatusBadRequest, string(automation.CodeMalformed), err.Error())
+		return
+	}
+	// Writes are scoped like reads: an event for a business unit outside the caller's scope
+	// answers 404 exactly like an unknown unit (httpapi's rule) and is not processed.
+	// Without an API wrapper there is no caller, and the empty scope refuses every event.
+	if !httpapi.CallerFrom(req.Context()).Scope.Allows(ev.BusinessUnitID) {
+		problem(http.StatusNotFound, string(automation.CodeNotFound), fmt.Sprintf("business unit %q not found", ev.BusinessUnitID))
 		return
 	}
 	code, body, err := h.Deliver(req.Context(), publish.Topic, publish.Message(ev, raw))

@@ -1,6 +1,9 @@
 package automation
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Status is the state of an AutomationScheduler row (docs/architecture.md#the-row).
 type Status string
@@ -60,6 +63,16 @@ const (
 	ReasonNoHandler               ReasonCode = "NoHandler"
 	ReasonRetriesExhausted        ReasonCode = "RetriesExhausted"
 )
+
+// FailureReasonCodes are the reason codes a failed attempt records in FailureReasonCode, the
+// ones a held row can carry: the scheduler's (HandlerError, PermanentError, NoHandler,
+// LeaseExpired, RetriesExhausted) and ensure's InputHashConflict. The support API's release
+// filter accepts exactly these.
+var FailureReasonCodes = []ReasonCode{ReasonHandlerError, ReasonPermanentError, ReasonNoHandler, ReasonLeaseExpired,
+	ReasonRetriesExhausted, ReasonInputHashConflict}
+
+// IsFailureReason reports whether c is one of FailureReasonCodes (exact spelling).
+func (c ReasonCode) IsFailureReason() bool { return slices.Contains(FailureReasonCodes, c) }
 
 // SchedulerRow is one row of AutomationScheduler. It is compact on purpose: no large
 // input, recipient lists or rendered output (docs/architecture.md#the-row). All instants are UTC.

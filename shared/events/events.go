@@ -7,14 +7,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // Event is a validated domain event.
@@ -41,10 +44,32 @@ var attrNameRE = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
 
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
 
+// Bounds of the context attributes that are stored or logged, in UTF-16 code units (the
+// unit of SQL Server's nvarchar; a character outside the BMP counts two). id and source are
+// the dedupe key, ProcessedEvent (EventSource, EventId) nvarchar(200) each, and the id is
+// also SourceSnapshot.LastEventId nvarchar(200); subject is not stored and has the same
+// bound so a log line or dead letter stays small.
+const (
+	MaxIDLength      = 200
+	MaxSourceLength  = 200
+	MaxSubjectLength = 200
+)
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(1, utf16.RuneLen(r))
+	}
+	return n
+}
+
 // Parse decodes and validates one CloudEvent in structured JSON mode. Required beyond the
 // CloudEvents spec: extensions businessunitid, entitytype, entityguid (tokens of letters,
 // digits and ._~@+/-) and revision (a non-negative integer, as a JSON number or decimal
-// string); data must be a JSON object (datacontenttype absent or application/json).
+// string); data must be a JSON object (datacontenttype absent or application/json); id,
+// source and subject at most MaxIDLength, MaxSourceLength and MaxSubjectLength. The JSON
+// must follow strictjson.CheckExact: no member given twice in one object (at any depth; data
+// is read into a map, so "email" and "Email" are two members), no lone surrogate escape, UTF-8.
 // Errors are automation.Invalid with the offending field named.
 func Parse(raw []byte) (Event, error) {
 	raw = bytes.TrimSpace(raw)
@@ -56,6 +81,19 @@ func Parse(raw []byte) (Event, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return Event{}, automation.Invalid("event", "not valid JSON: %v", err)
+	}
+	// The id is the dedupe key: {"id":"a","id":"b"} must not be read as "b" here and as "a"
+	// by another reader, and a lone surrogate must not be stored as U+FFFD.
+	if err := strictjson.CheckExact(raw); err != nil {
+		var ae *automation.Error
+		if errors.As(err, &ae) {
+			field := ae.Field
+			if field == "" {
+				field = "event"
+			}
+			return Event{}, automation.Invalid(field, "%s", ae.Message)
+		}
+		return Event{}, automation.Invalid("event", "%v", err)
 	}
 	if err := checkContext(fields); err != nil {
 		return Event{}, err
@@ -173,6 +211,11 @@ func checkContext(fields map[string]json.RawMessage) error {
 		}
 		if v == "" {
 			return automation.Invalid(name, "is required (a non-empty string)")
+		}
+	}
+	for name, max := range map[string]int{"id": MaxIDLength, "source": MaxSourceLength, "subject": MaxSubjectLength} {
+		if v, _, _ := str(name); utf16Len(v) > max {
+			return automation.Invalid(name, "is longer than %d characters (UTF-16 code units)", max)
 		}
 	}
 	if ct, ok, err := str("datacontenttype"); err != nil {

@@ -15,6 +15,18 @@
 //   - HTTP functions with enableForwardingHttpRequest arrive as the original request on the
 //     original path, /api/... ([Router.RegisterHTTP]).
 //
+// # Who may call (the invocation paths carry no credentials)
+//
+// An invocation carries neither a token nor a business-unit scope: the protocol trusts its
+// only caller. So the custom handler listens on 127.0.0.1 only ([Addr]; the host dials
+// http://127.0.0.1:<port> on the same instance), is never exposed through the app's front
+// end (the host takes the public requests, checks function keys and forwards only the HTTP
+// functions' /api/... requests), and so the Functions host is the only process that can
+// reach POST /{FunctionName}. A listener anyone else can reach — the embedded runtime's
+// local `serve` — must not serve the invocation paths: it serves [Router.ForwardedOnly]
+// (readiness and /api/... only, each route with its own token and scope check), and its
+// local host invokes the [Router] in process.
+//
 // The reply to an invocation is always JSON with Content-Type application/json and a
 // non-empty body ([InvocationResponse]): the host reads the body with a JSON media-type
 // formatter and never completes an invocation whose body is empty or null.
@@ -24,6 +36,8 @@
 //	handler result                      reply                      host behaviour (docs/functions-protocol.md#wire-shape, docs/functions-protocol.md#service-bus-trigger)
 //	nil error                           200 InvocationResponse     outputs written; SB message completed
 //	Permanent(err)                      200, err appended to Logs  SB message completed (caller recorded it)
+//	RetryLater(err)                     500 {"error": "..."}       as below, logged at INFO (expected:
+//	                                                               another worker holds the claim)
 //	any other error, decode errors,     500 {"error": "..."}       invocation failed; SB message abandoned,
 //	  handler panic                                                redelivered, dead-lettered by the broker
 //	                                                               at MaxDeliveryCount; timer waits for

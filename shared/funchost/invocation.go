@@ -146,3 +146,25 @@ func lookupKey(m map[string]json.RawMessage, key string) (json.RawMessage, bool)
 	sort.Strings(keys)
 	return m[keys[0]], true
 }
+
+// RetryLater marks err as an expected "not now" — another worker holds what the invocation
+// needs (a live send claim) — rather than a failure: the reply is the same 500 so the host
+// redelivers the message, but the router logs it at INFO, not ERROR, since nothing is
+// wrong. A nil err stays nil.
+func RetryLater(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryLaterError{err: err}
+}
+
+// IsRetryLater reports whether err, or an error it wraps, was marked with RetryLater.
+func IsRetryLater(err error) bool {
+	var r *retryLaterError
+	return errors.As(err, &r)
+}
+
+type retryLaterError struct{ err error }
+
+func (r *retryLaterError) Error() string { return r.err.Error() }
+func (r *retryLaterError) Unwrap() error { return r.err }

@@ -167,6 +167,25 @@ func (r *Router) logger() *slog.Logger {
 	return slog.Default()
 }
 
+// ForwardedOnly returns a handler for a listener that anyone other than the Functions host
+// can reach (local serve): it answers the readiness probe (GET /) and the forwarded HTTP
+// routes (/{HTTPRoutePrefix}/..., which carry their own authentication and scope), and
+// refuses every invocation path POST /{FunctionName} with 404 {"error": ...} as if no
+// function had that name. Invocations carry neither a token nor a business-unit scope (the
+// protocol trusts its only caller, the host), so they must never be reachable from such a
+// listener; an in-process caller (the local host) invokes the Router itself.
+func (r *Router) ForwardedOnly() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		p := req.URL.Path
+		prefix := "/" + r.prefix()
+		if p == "/" || p == prefix || strings.HasPrefix(p, prefix+"/") {
+			r.ServeHTTP(w, req)
+			return
+		}
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route %q (function invocations are not served on this listener)", p))
+	})
+}
+
 // ServeHTTP implements http.Handler.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	p := req.URL.Path
@@ -280,6 +299,9 @@ func (r *Router) respond(w http.ResponseWriter, inv *Invocation, res Result, err
 		logs := append(append([]string{}, res.Logs...), "permanent failure, not retried: "+err.Error())
 		body, _ := json.Marshal(InvocationResponse{Outputs: map[string]any{}, Logs: logs})
 		writeJSON(w, http.StatusOK, body)
+	case IsRetryLater(err):
+		log.Info("funchost: not now, another worker holds it; the host will redeliver", "error", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
 	default:
 		log.Error("funchost: invocation failed; the host will retry", "error", err, "logs", res.Logs)
 		writeError(w, http.StatusInternalServerError, err.Error())

@@ -207,6 +207,11 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 	if bus.IsDeadLetter(err) {
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
 	}
+	if errors.Is(err, delivery.ErrInFlight) {
+		// Two senders (two serve processes on one SQLite file, two instances) met on one
+		// delivery: the claim does its job; redeliver later, and say so at INFO, not ERROR.
+		return funchost.Result{}, funchost.RetryLater(err)
+	}
 	if err != nil {
 		return funchost.Result{}, err
 	}

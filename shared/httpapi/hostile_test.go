@@ -111,6 +111,29 @@ func TestDecodeJSONRejectsDuplicateNamesAndInvalidUTF8(t *testing.T) {
 	}
 }
 
+// A lone surrogate escape was decoded to U+FFFD and stored: every strict body refuses it,
+// in a value and in a name; a pair and an escaped backslash before "u" are text.
+func TestDecodeJSONRefusesLoneSurrogates(t *testing.T) {
+	t.Parallel()
+	type body struct {
+		Name string `json:"name"`
+	}
+	for _, doc := range []string{`{"name":"\ud800"}`, `{"name":"a\uDBFFb"}`, `{"name":"\udc00"}`, `{"name":"\ud800\u0041"}`,
+		`{"name":"\ud800\ud800"}`, `{"na\ud800me":"x"}`} {
+		var v body
+		err := httpapi.DecodeJSONBytes([]byte(doc), &v)
+		if automation.CodeOf(err) != automation.CodeMalformed || !strings.Contains(err.Error(), "surrogate") {
+			t.Errorf("%s: err = %v, want Malformed about a lone surrogate", doc, err)
+		}
+	}
+	for doc, want := range map[string]string{`{"name":"\ud83d\ude00"}`: "😀", `{"name":"\\ud800"}`: `\ud800`, `{"name":"\"\\\ud83d\ude00"}`: `"\😀`} {
+		var v body
+		if err := httpapi.DecodeJSONBytes([]byte(doc), &v); err != nil || v.Name != want {
+			t.Errorf("%s: %q %v, want %q", doc, v.Name, err, want)
+		}
+	}
+}
+
 // A 4xx built from a store error carried the store's text: ErrConflict and ErrLeaseLost
 // wrapped by sqlstore ("sqlite BusinessUnitInsert \"bu-x\": conflict"), an automation.Error
 // whose Err is the store error (support actions), or an automation.Error wrapped with

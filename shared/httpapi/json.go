@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // DefaultMaxBodyBytes bounds a request body (1 MiB) unless Options.MaxBodyBytes says otherwise.
@@ -96,15 +95,18 @@ func DecodeOptionalJSON(r *http.Request, v any) error {
 }
 
 // DecodeJSONBytes is DecodeJSON on a body already read. Besides DecodeJSON's rules it
-// rejects (CodeMalformed) bytes that are not UTF-8 and an object naming a member twice,
-// also in another letter case (encoding/json matches names ignoring case and keeps the last
-// one, so {"id":"a","ID":"b"} would say two things at once; RFC 8259 section 4, I-JSON RFC 7493 section 2).
+// rejects (CodeMalformed) what strictjson.Check refuses: bytes that are not UTF-8, an object
+// naming a member twice, also in another letter case (encoding/json matches names ignoring
+// case and keeps the last one, so {"id":"a","ID":"b"} would say two things at once), and a
+// lone UTF-16 surrogate escape such as "\ud800" (encoding/json would store U+FFFD).
 func DecodeJSONBytes(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return automation.Errorf(automation.CodeMalformed, "the body is empty; a JSON object is required")
 	}
-	if !utf8.Valid(body) {
-		return automation.Errorf(automation.CodeMalformed, "the body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259 section 8.1)")
+	// Before decoding: the decoder would report invalid bytes less clearly, and a name
+	// spoiled by a lone surrogate as an unknown field.
+	if err := strictjson.Text(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -114,78 +116,7 @@ func DecodeJSONBytes(body []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return automation.Errorf(automation.CodeMalformed, "the body holds more than one JSON value")
 	}
-	return checkUniqueNames(body)
-}
-
-// jsonFrame is one open object or array while checkUniqueNames walks a document.
-type jsonFrame struct {
-	path    string
-	object  bool
-	names   map[string]bool // folded member names seen (objects)
-	name    string          // the member whose value comes next (objects)
-	pending bool            // a name was read, its value comes next (objects)
-	index   int             // the next element's index (arrays)
-}
-
-// childPath returns the path of the value about to start in f and moves f past it.
-func (f *jsonFrame) childPath() string {
-	if f.object {
-		f.pending = false
-		if f.path == "" {
-			return f.name
-		}
-		return f.path + "." + f.name
-	}
-	p := f.path + "[" + strconv.Itoa(f.index) + "]"
-	f.index++
-	return p
-}
-
-// checkUniqueNames walks a syntactically valid JSON document and returns a CodeMalformed
-// error naming the first member given twice in one object (compared ignoring case) by its
-// path, e.g. "list[1].field".
-func checkUniqueNames(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var stack []*jsonFrame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil { // cannot happen after a successful Decode; refuse rather than pass
-			return malformedJSON(err)
-		}
-		var top *jsonFrame
-		path := ""
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-			if top.object && !top.pending {
-				if name, ok := tok.(string); ok { // a member name
-					folded := strings.ToLower(name)
-					if top.names[folded] {
-						top.name = name
-						return &automation.Error{Code: automation.CodeMalformed, Field: top.childPath(),
-							Message: "is given more than once in the same object (names are matched ignoring case)"}
-					}
-					top.names[folded] = true
-					top.name, top.pending = name, true
-					continue
-				}
-			}
-			if tok != json.Delim('}') && tok != json.Delim(']') {
-				path = top.childPath()
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &jsonFrame{path: path, object: true, names: map[string]bool{}})
-		case json.Delim('['):
-			stack = append(stack, &jsonFrame{path: path})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-	}
+	return strictjson.Check(body)
 }
 
 func malformedJSON(err error) error {

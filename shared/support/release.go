@@ -83,6 +83,10 @@ func (s *Service) validateRelease(req *ReleaseRequest) error {
 	if f.Status != "" && f.Status != automation.StatusFailed && f.Status != automation.StatusPending {
 		errs = append(errs, automation.Invalid("filter.status", "held rows to release are Failed or Pending, not %q", f.Status))
 	}
+	if f.FailureReasonCode != "" && !f.FailureReasonCode.IsFailureReason() {
+		errs = append(errs, automation.Invalid("filter.failureReasonCode", "must be one of %v (the codes a failed attempt records), got %q",
+			automation.FailureReasonCodes, f.FailureReasonCode))
+	}
 	if f.ScheduledFrom != nil && f.ScheduledTo != nil && !f.ScheduledFrom.Before(*f.ScheduledTo) {
 		errs = append(errs, automation.Invalid("filter.scheduledTo", "must be after scheduledFrom"))
 	}

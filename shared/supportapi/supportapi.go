@@ -183,13 +183,27 @@ func (h handlers) act(fn actFunc) httpapi.HandlerFunc {
 	}
 }
 
-// ReleaseBody is the body of POST /api/support/releases.
+// ReleaseBody is the body of POST /api/support/releases. RatePerMinute, BatchSize and
+// MaxRows are optional: left out (or null) they take the configured defaults; given, they
+// must be in range — 0 is refused (422), never read as "the default".
 type ReleaseBody struct {
 	Filter        support.ReleaseFilter `json:"filter"`
 	Reason        string                `json:"reason"`
-	RatePerMinute int                   `json:"ratePerMinute"`
-	BatchSize     int                   `json:"batchSize"`
-	MaxRows       int                   `json:"maxRows"`
+	RatePerMinute *int                  `json:"ratePerMinute,omitempty"`
+	BatchSize     *int                  `json:"batchSize,omitempty"`
+	MaxRows       *int                  `json:"maxRows,omitempty"`
+}
+
+// given refuses an explicit zero or negative value of an optional count and returns the
+// value for the service (0: the default).
+func given(field string, v *int) (int, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v < 1 {
+		return 0, automation.Invalid(field, "must be at least 1, got %d (leave it out for the default)", *v)
+	}
+	return *v, nil
 }
 
 func (h handlers) releaseMany(w http.ResponseWriter, r *http.Request) error {
@@ -204,8 +218,14 @@ func (h handlers) releaseMany(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	req := support.ReleaseRequest{Filter: body.Filter, RatePerMinute: body.RatePerMinute, BatchSize: body.BatchSize,
-		MaxRows: body.MaxRows, Operator: op, Reason: body.Reason}
+	rate, errRate := given("ratePerMinute", body.RatePerMinute)
+	batch, errBatch := given("batchSize", body.BatchSize)
+	maxRows, errMax := given("maxRows", body.MaxRows)
+	if err := automation.InvalidFields(errRate, errBatch, errMax); err != nil {
+		return err
+	}
+	req := support.ReleaseRequest{Filter: body.Filter, RatePerMinute: rate, BatchSize: batch,
+		MaxRows: maxRows, Operator: op, Reason: body.Reason}
 	if id, ok := httpapi.DeterministicID(r.Context(), "support-release"); ok {
 		req.ID = "rel-" + id // a retried request (same Idempotency-Key) names the same release
 	}

@@ -349,6 +349,16 @@ func TestReleases(t *testing.T) {
 		{"empty filter", `{"filter":{},"reason":"r","ratePerMinute":10}`, []string{operator}, 422, "filter"},
 		{"rate above the maximum", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r","ratePerMinute":121}`, []string{operator}, 422, "ratePerMinute"},
 		{"batch too large", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r","batchSize":1000}`, []string{operator}, 422, "batchSize"},
+		// 0 was silently read as the default (60 rows per minute): given, a count is at least 1.
+		{"rate zero", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r","ratePerMinute":0}`, []string{operator}, 422, "ratePerMinute"},
+		{"batch zero", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r","batchSize":0}`, []string{operator}, 422, "batchSize"},
+		{"max rows zero", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r","maxRows":0}`, []string{operator}, 422, "maxRows"},
+		{"rate negative", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r","ratePerMinute":-5}`, []string{operator}, 422, "ratePerMinute"},
+		// failureReasonCode took any text (and matched nothing): it must be a failure code.
+		{"unknown failure reason", `{"filter":{"failureReasonCode":"Timeout"},"reason":"r"}`, []string{operator}, 422, "filter.failureReasonCode"},
+		{"failure reason in another case", `{"filter":{"failureReasonCode":"handlererror"},"reason":"r"}`, []string{operator}, 422, "filter.failureReasonCode"},
+		{"not a failure reason", `{"filter":{"failureReasonCode":"TooLate"},"reason":"r"}`, []string{operator}, 422, "filter.failureReasonCode"},
+		{"lone surrogate", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r\ud800"}`, []string{operator}, 400, ""},
 		{"unknown filter", `{"filter":{"customer":"x"},"reason":"r"}`, []string{operator}, 400, "customer"},
 		{"not an instant", `{"filter":{"scheduledFrom":"yesterday"},"reason":"r"}`, []string{operator}, 400, ""},
 		{"no operator", `{"filter":{"businessUnitId":"bu-syd"},"reason":"r"}`, nil, 400, "X-Automation-Operator"},

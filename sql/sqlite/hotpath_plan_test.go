@@ -59,6 +59,32 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 	}
 }
 
+// TestNextWakeUpSeeks pins SchedulerNextWakeUp, which every replay input and tick and every
+// serve step runs: it must read one entry of an index for the next due row and one for the
+// next expiring lease, never walk the Pending rows (it once took the MIN of a CASE over
+// every Pending row, so replay slowed down quadratically as work piled up). The plan must
+// be two index searches without a scan or a sort.
+func TestNextWakeUpSeeks(t *testing.T) {
+	t.Parallel()
+	s, q := planStore(t)
+	plan, err := explain(s.DB(), q.SQL("SchedulerNextWakeUp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan: %q", plan)
+	var due, lease bool
+	for _, line := range plan {
+		due = due || strings.HasPrefix(line, "SEARCH AutomationScheduler USING INDEX IX_AutomationScheduler_NextWakeUp")
+		lease = lease || strings.HasPrefix(line, "SEARCH AutomationScheduler USING COVERING INDEX IX_AutomationScheduler_Lease")
+		if strings.HasPrefix(line, "SCAN AutomationScheduler") || strings.Contains(line, "TEMP B-TREE") {
+			t.Errorf("SchedulerNextWakeUp walks or sorts rows: %q", plan)
+		}
+	}
+	if !due || !lease {
+		t.Errorf("SchedulerNextWakeUp must seek IX_AutomationScheduler_NextWakeUp and IX_AutomationScheduler_Lease: %q", plan)
+	}
+}
+
 // explain returns SQLite's query plan lines for a named-parameter query (every parameter
 // bound to NULL: plans do not depend on the values).
 func explain(db *sql.DB, text string) ([]string, error) {

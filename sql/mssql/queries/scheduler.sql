@@ -116,11 +116,13 @@ WHERE Status = N'Processing' AND ProcessingLeaseExpiresOn <= @Now
 ORDER BY ProcessingLeaseExpiresOn, Id;
 
 -- name: SchedulerNextWakeUp :one
--- One row; NULL when nothing is pending or processing (MIN over no rows).
+-- One row; NULL when nothing is pending or processing. Two seeks: the first WakeUpOn of
+-- IX_AutomationScheduler_NextWakeUp (Status, IsOnSupportHold, WakeUpOn; WakeUpOn is the computed
+-- max(ScheduledOn, NextRetryOn)) and the first lease of the filtered IX_AutomationScheduler_Lease.
 SELECT MIN(t) FROM (
-    SELECT MIN(CASE WHEN NextRetryOn IS NOT NULL AND NextRetryOn > ScheduledOn
-                    THEN NextRetryOn ELSE ScheduledOn END) AS t
-    FROM dbo.AutomationScheduler WHERE Status = N'Pending' AND IsOnSupportHold = 0
+    SELECT MIN(WakeUpOn) AS t
+    FROM dbo.AutomationScheduler WITH (INDEX (IX_AutomationScheduler_NextWakeUp))
+    WHERE Status = N'Pending' AND IsOnSupportHold = 0
     UNION ALL
     SELECT MIN(ProcessingLeaseExpiresOn) AS t
     FROM dbo.AutomationScheduler WHERE Status = N'Processing'

@@ -95,13 +95,16 @@ ORDER BY ProcessingLeaseExpiresOn, Id
 LIMIT @Limit;
 
 -- name: SchedulerNextWakeUp :one
+-- Two index searches (TestNextWakeUpSeeks): the first entry of IX_AutomationScheduler_NextWakeUp
+-- (the CASE is that index's expression, verbatim) and the first of IX_AutomationScheduler_Lease.
+-- One row; NULL when nothing is pending or processing.
 SELECT MIN(t) FROM (
-    SELECT MIN(CASE WHEN NextRetryOn IS NOT NULL AND NextRetryOn > ScheduledOn
-                    THEN NextRetryOn ELSE ScheduledOn END) AS t
-    FROM AutomationScheduler WHERE Status = 'Pending' AND IsOnSupportHold = 0
+    SELECT MIN(CASE WHEN NextRetryOn IS NOT NULL AND NextRetryOn > ScheduledOn THEN NextRetryOn ELSE ScheduledOn END) AS t
+    FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_NextWakeUp
+    WHERE Status = 'Pending' AND IsOnSupportHold = 0
     UNION ALL
     SELECT MIN(ProcessingLeaseExpiresOn) AS t
-    FROM AutomationScheduler WHERE Status = 'Processing'
+    FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_Lease WHERE Status = 'Processing'
 ) AS w;
 
 -- name: SchedulerCountByStatus :many

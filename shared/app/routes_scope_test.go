@@ -1,0 +1,426 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/reportapi"
+	"github.com/automation-platform/automation/shared/settingsapi"
+)
+
+const scopeToken = "s3cret-token-for-the-route-table"
+
+// unitFixture names what one business unit holds in a scopeEnv: the unit, one reminder
+// setting with a source and its rows, one report subscription with its next run row, and
+// ids that do not exist yet but would be the unit's if created.
+type unitFixture struct {
+	bu, newBU         string // an existing unit; an id not stored (in scope for bu-a's fixture only)
+	setting, source   string
+	row               int64 // a Pending reminder row of source
+	sub               string
+	reportKey         string // the subscription's pending scheduled run
+	newSetting, event string // a setting guid and an event id not used yet
+}
+
+type scopeEnv struct {
+	rt      *app.Runtime
+	h       http.Handler // what `serve` listens with
+	dataDir string
+	db      *sql.DB
+	a, b    unitFixture
+}
+
+// newScopeEnv opens the runtime `serve -token T -business-units bu-a,bu-c` runs (bu-c does not
+// exist yet: creating it is an in-scope write) and stores bu-a and bu-b with a setting, a
+// source (three Pending rows) and a report subscription each — bu-b's through an unscoped
+// API, since the served one never shows bu-b.
+func newScopeEnv(t *testing.T) *scopeEnv {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_API_TOKEN": scopeToken, "AUTOMATION_API_BUSINESS_UNITS": "bu-a,bu-c"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC))
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Seed: 7, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if _, err := rt.LocalHost("../../functions", cfg, true, quietLog); err != nil {
+		t.Fatal(err)
+	}
+	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB()}
+	// The unscoped side door for seeding: the same routes behind an API without token or scope.
+	seed := funchost.NewRouter(&funchost.RouterOptions{Logger: quietLog})
+	all := httpapi.New(httpapi.Options{Idempotency: rt.Store, Clock: clock, Logger: quietLog})
+	settingsapi.Register(seed, all, rt.Admin)
+	reportapi.Register(seed, all, rt.Reports)
+	call := func(method, path, body string) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		seed.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+		if rec.Code/100 != 2 {
+			t.Fatalf("seed %s %s: %d %s", method, path, rec.Code, rec.Body)
+		}
+	}
+	for i, u := range []*unitFixture{&e.a, &e.b} {
+		n := string(rune('a' + i))
+		*u = unitFixture{bu: "bu-" + n, newBU: map[int]string{0: "bu-c", 1: "bu-d"}[i],
+			setting: fmt.Sprintf("0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5%d", i), source: fmt.Sprintf("3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6%d", i),
+			sub: fmt.Sprintf("5e0c8a52-3b1f-4d6e-9a7c-2f4b6d8e0a1%d", i), newSetting: fmt.Sprintf("7a7a7a7a-5d7a-4c41-9d0e-6b1c2a3d4e5%d", i),
+			event: "evt-new-" + n}
+		call("POST", "/api/business-units", `{"id":"`+u.bu+`","name":"Unit `+n+`","timeZone":"Australia/Sydney"}`)
+		call("POST", "/api/reminder-settings", strings.Replace(settingJSON(u.bu), `{`, `{"guid":"`+u.setting+`",`, 1))
+		call("PUT", "/api/report-subscriptions/"+u.sub, `{"businessUnitId":"`+u.bu+`","name":"Weekly activity","reportType":"automation-activity",
+		  "recurrence":{"rrule":"FREQ=WEEKLY;BYDAY=MO","dtStart":"2027-03-01T08:00"},"format":"csv",
+		  "template":"report-ready","channels":["log"],"recipients":["ops@example.test"]}`)
+		call("PUT", "/api/report-runs/rollout/subscriptions/"+u.sub, `{"mode":"RunNowAllowlist"}`)
+		ev := eventJSON("evt-seed-"+n, u.bu, u.source, "2027-03-14")
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", app.LocalEventsPath, strings.NewReader(ev))
+		req.Header.Set("Authorization", "Bearer "+scopeToken)
+		req.Header.Set(httpapi.HeaderBusinessUnits, "*")
+		if i == 1 { // bu-b is outside the served scope: its event goes through the domain-event path
+			parsed := mustParse(t, ev)
+			if err := rt.Events.Dispatch(context.Background(), parsed); err != nil {
+				t.Fatal(err)
+			}
+		} else if e.h.ServeHTTP(rec, req); rec.Code != 200 {
+			t.Fatalf("seed event: %d %s", rec.Code, rec.Body)
+		}
+		if err := e.db.QueryRow(`SELECT Id FROM AutomationScheduler WHERE SourceEntityGuid = ? AND Status = 'Pending' ORDER BY Id LIMIT 1`, u.source).Scan(&u.row); err != nil {
+			t.Fatalf("%s: no reminder row: %v", u.bu, err)
+		}
+		if err := e.db.QueryRow(`SELECT SchedulerKey FROM AutomationScheduler WHERE SettingGuid = ? AND Status = 'Pending' ORDER BY Id LIMIT 1`, u.sub).Scan(&u.reportKey); err != nil {
+			t.Fatalf("%s: no report row: %v", u.bu, err)
+		}
+	}
+	return e
+}
+
+func settingJSON(bu string) string {
+	return `{"businessUnitId":"` + bu + `","name":"Police check expiry","sourceType":"PoliceVetting","triggerType":"DateBased",
+	  "triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00","template":"police-vetting-expiry",
+	  "channels":["log"],"recipients":{"field":"staffEmail"}}`
+}
+
+func eventJSON(id, bu, source, expires string) string {
+	return `{"specversion":"1.0","id":"` + id + `","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"` + bu +
+		`","entitytype":"PoliceVetting","entityguid":"` + source + `","revision":1,"datacontenttype":"application/json",
+	  "data":{"expiresOn":"` + expires + `","staffEmail":"amelia@example.test"}}`
+}
+
+// fingerprint digests everything a request could write: every row of every table of the
+// SQLite database, and every file under the data folder but the database's own (the local
+// trace, diagnostics and dead-letter blobs).
+func (e *scopeEnv) fingerprint(t *testing.T) string {
+	t.Helper()
+	h := sha256.New()
+	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		tables = append(tables, n)
+	}
+	rows.Close()
+	for _, tbl := range tables {
+		rs, err := e.db.Query(`SELECT * FROM "` + tbl + `"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rs.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rs.Next() {
+			if err := rs.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(h, "%s%v\n", tbl, vals)
+		}
+		rs.Close()
+	}
+	_ = filepath.WalkDir(e.dataDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "automation.db") || strings.HasSuffix(d.Name(), "-shm") {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %x\n", strings.TrimPrefix(p, e.dataDir), sha256.Sum256(b))
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// routeRequest is one request of a route for a unit's fixture.
+type routeRequest struct {
+	method, path, body string
+	headers            []string // name, value pairs
+}
+
+// routeCase is one route of the table: its request for a unit, and the status in scope
+// (bu-a's fixture) and out of scope (bu-b's fixture, the same request naming bu-b's things).
+type routeCase struct {
+	req     func(u unitFixture) routeRequest
+	in, out int
+	inNote  string // why an in-scope status is not 2xx
+	writes  bool   // the in-scope request changes state
+}
+
+const op = "X-Automation-Operator"
+
+// routeTable covers every HTTP route the runtime registers; TestEveryRouteByTokenAndScope
+// fails on a registered route missing here (and on an entry no longer registered).
+func routeTable() map[string]routeCase {
+	get := func(path func(u unitFixture) string) func(u unitFixture) routeRequest {
+		return func(u unitFixture) routeRequest { return routeRequest{method: "GET", path: path(u)} }
+	}
+	return map[string]routeCase{
+		// Settings API.
+		"GET /api/business-units": {req: get(func(u unitFixture) string { return "/api/business-units" }), in: 200, out: 200},
+		"POST /api/business-units": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/business-units", body: `{"id":"` + u.newBU + `","name":"New","timeZone":"Australia/Sydney"}`}
+		}, in: 201, out: 404, writes: true},
+		"GET /api/business-units/{id}": {req: get(func(u unitFixture) string { return "/api/business-units/" + u.bu }), in: 200, out: 404},
+		"PUT /api/business-units/{id}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/business-units/" + u.bu, body: `{"name":"Renamed","timeZone":"Australia/Sydney"}`, headers: []string{"If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"GET /api/reminder-settings": {req: get(func(u unitFixture) string { return "/api/reminder-settings?businessUnitId=" + u.bu }), in: 200, out: 200}, // a list: empty
+		"POST /api/reminder-settings": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/reminder-settings", body: strings.Replace(settingJSON(u.bu), `"PoliceVetting"`, `"FirstAid"`, 1)}
+		}, in: 201, out: 404, writes: true},
+		"GET /api/reminder-settings/{guid}": {req: get(func(u unitFixture) string { return "/api/reminder-settings/" + u.setting }), in: 200, out: 404},
+		"PUT /api/reminder-settings/{guid}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/reminder-settings/" + u.setting, body: strings.Replace(settingJSON(u.bu), `"09:00"`, `"08:30"`, 1), headers: []string{"If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"POST /api/reminder-settings/{guid}/deactivate": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/reminder-settings/" + u.setting + "/deactivate", headers: []string{"If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		// Local events (serve only).
+		"/api/local/domain-events": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: app.LocalEventsPath, body: eventJSON(u.event, u.bu, u.source, "2027-05-01")}
+		}, in: 200, out: 404, writes: true},
+		// Support API.
+		"GET /api/support/scheduler-rows":      {req: get(func(u unitFixture) string { return "/api/support/scheduler-rows?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/support/scheduler-rows/{id}": {req: get(func(u unitFixture) string { return fmt.Sprintf("/api/support/scheduler-rows/%d", u.row) }), in: 200, out: 404},
+		"POST /api/support/scheduler-rows/{id}/release": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: fmt.Sprintf("/api/support/scheduler-rows/%d/release", u.row), body: `{"reason":"r"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 409, inNote: "a Pending row not on hold has no hold to release", out: 404},
+		"POST /api/support/scheduler-rows/{id}/retry": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: fmt.Sprintf("/api/support/scheduler-rows/%d/retry", u.row), body: `{"reason":"r"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 409, inNote: "a Pending row waiting for its time has nothing to retry", out: 404},
+		"POST /api/support/scheduler-rows/{id}/cancel": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: fmt.Sprintf("/api/support/scheduler-rows/%d/cancel", u.row), body: `{"reason":"r"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"POST /api/support/releases": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/releases", body: `{"filter":{"businessUnitId":"` + u.bu + `"},"reason":"r"}`, headers: []string{op, "jane"}}
+		}, in: 200, out: 404},
+		"GET /api/support/explain": {req: get(func(u unitFixture) string {
+			return "/api/support/explain?sourceType=PoliceVetting&sourceGuid=" + u.source
+		}), in: 200, out: 404},
+		"GET /api/support/metrics":            {req: get(func(u unitFixture) string { return "/api/support/metrics?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/support/deliveries/unknown": {req: get(func(u unitFixture) string { return "/api/support/deliveries/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/support/deliveries/unknown/{deliveryKey}/resolve": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/deliveries/unknown/dlv_" + u.bu + "/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"Sent","reason":"r"}`,
+				headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 404, inNote: "no UNKNOWN delivery is stored: the key is unknown", out: 404},
+		"GET /api/support/deliveries/counts": {req: get(func(u unitFixture) string {
+			return "/api/support/deliveries/counts?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
+		}), in: 200, out: 404},
+		// Report API.
+		"POST /api/report-subscriptions": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/report-subscriptions", body: `{"businessUnitId":"` + u.bu + `","name":"Daily","reportType":"automation-activity",
+			  "recurrence":{"rrule":"FREQ=DAILY","dtStart":"2027-03-01T08:00"},"format":"csv","template":"report-ready","channels":["log"],"recipients":["ops@example.test"]}`}
+		}, in: 201, out: 422, writes: true}, // bu-b is an unknown business unit to this caller (422 names the field)
+		"GET /api/report-subscriptions":        {req: get(func(u unitFixture) string { return "/api/report-subscriptions?businessUnitId=" + u.bu }), in: 200, out: 200}, // a list: empty
+		"GET /api/report-subscriptions/{guid}": {req: get(func(u unitFixture) string { return "/api/report-subscriptions/" + u.sub }), in: 200, out: 404},
+		"PUT /api/report-subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/report-subscriptions/" + u.sub, body: `{"businessUnitId":"` + u.bu + `","name":"Renamed","reportType":"automation-activity",
+			  "recurrence":{"rrule":"FREQ=WEEKLY;BYDAY=MO","dtStart":"2027-03-01T08:00"},"format":"csv","template":"report-ready","channels":["log"],"recipients":["ops@example.test"]}`,
+				headers: []string{"If-Match", `"1"`}}
+		}, in: 200, out: 409, writes: true}, // out of scope: a PUT is a create there, and the guid is taken (nothing said of whose)
+		"DELETE /api/report-subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "DELETE", path: "/api/report-subscriptions/" + u.sub, headers: []string{"If-Match", `"1"`}}
+		}, in: 204, out: 404, writes: true},
+		"POST /api/report-subscriptions/{guid}/runs": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/report-subscriptions/" + u.sub + "/runs"}
+		}, in: 202, out: 404, writes: true}, // the seed allows run-now (RunNowAllowlist)
+		"GET /api/report-subscriptions/{guid}/automation-runs": {req: get(func(u unitFixture) string { return "/api/report-subscriptions/" + u.sub + "/automation-runs" }), in: 200, out: 404},
+		"GET /api/report-subscriptions/{guid}/automation-runs/{runKeyHash}": {req: get(func(u unitFixture) string {
+			return "/api/report-subscriptions/" + u.sub + "/automation-runs/" + strings.Repeat("0", 64)
+		}), in: 404, inNote: "no run has that hash", out: 404},
+		"POST /api/report-subscriptions/{guid}/automation-runs/{runKeyHash}/retry": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/report-subscriptions/" + u.sub + "/automation-runs/" + strings.Repeat("0", 64) + "/retry", body: `{"reason":"r"}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: "no run has that hash", out: 404},
+		"GET /api/report-subscriptions/{guid}/shadow-comparison": {req: get(func(u unitFixture) string { return "/api/report-subscriptions/" + u.sub + "/shadow-comparison" }), in: 200, out: 404},
+		"GET /api/report-runs/failed":                            {req: get(func(u unitFixture) string { return "/api/report-runs/failed?businessUnitId=" + u.bu }), in: 200, out: 200}, // a list: empty
+		"GET /api/report-runs/{runKeyHash}/file": {req: get(func(u unitFixture) string {
+			return "/api/report-runs/" + strings.Repeat("0", 64) + "/file?subscriptionGuid=" + u.sub
+		}),
+			in: 404, inNote: "no run has that hash", out: 404},
+		"GET /api/report-runs/ownership": {req: get(func(u unitFixture) string { return "/api/report-runs/ownership?schedulerKey=" + u.reportKey }),
+			in: 404, inNote: "the old scheduler has not acquired this run", out: 404},
+		"POST /api/report-runs/ownership/acquire": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/report-runs/ownership/acquire", body: `{"schedulerKey":"` + u.reportKey + `"}`}
+		}, in: 200, out: 404, writes: true},
+		"POST /api/report-runs/ownership/delivery-created": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/report-runs/ownership/delivery-created", body: `{"schedulerKey":"` + u.reportKey + `","ownerVersion":1,"coordinates":{"ticket":"t-1"}}`}
+		}, in: 404, inNote: "nothing acquired the run", out: 404},
+		"POST /api/report-runs/ownership/release": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/report-runs/ownership/release", body: `{"schedulerKey":"` + u.reportKey + `","ownerVersion":1}`}
+		}, in: 404, inNote: "nothing acquired the run", out: 404},
+		"GET /api/report-runs/rollout": {req: get(func(u unitFixture) string { return "/api/report-runs/rollout" }), in: 200, out: 200}, // a list: never bu-b's
+		"PUT /api/report-runs/rollout/business-units/{businessUnitId}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/report-runs/rollout/business-units/" + u.bu, body: `{"mode":"ScheduledAllowlist"}`, headers: []string{op, "jane"}}
+		}, in: 200, out: 404, writes: true},
+		"DELETE /api/report-runs/rollout/business-units/{businessUnitId}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/business-units/" + u.bu, headers: []string{op, "jane"}}
+		}, in: 200, out: 404},
+		"PUT /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/report-runs/rollout/subscriptions/" + u.sub, body: `{"mode":"ScheduledAllowlist"}`, headers: []string{op, "jane"}}
+		}, in: 200, out: 404, writes: true},
+		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
+		}, in: 200, out: 404, writes: true},
+	}
+}
+
+func (e *scopeEnv) do(r routeRequest, auth string) *httptest.ResponseRecorder {
+	var body io.Reader = http.NoBody
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	req := httptest.NewRequest(r.method, r.path, body)
+	if r.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	for i := 0; i+1 < len(r.headers); i += 2 {
+		req.Header.Set(r.headers[i], r.headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestEveryRouteByTokenAndScope: every route `serve -token T -business-units …` answers —
+// the HTTP routes as the router lists them, and POST /{Function} for every function folder —
+// without a token, with a wrong one and with the right one, in scope (bu-a's things) and out
+// of scope (bu-b's). Without the right token every request is refused (401; the invocation
+// paths 404 whatever the token) and with it an out-of-scope request answers 404 like an
+// unknown id; a refused request changes nothing (database rows, trace, dead letters), and
+// an out-of-scope answer that succeeds (a list) never shows bu-b.
+func TestEveryRouteByTokenAndScope(t *testing.T) {
+	table := routeTable()
+	probe := newScopeEnv(t)
+	patterns := probe.rt.Functions.HTTPPatterns()
+	for _, p := range patterns {
+		if _, ok := table[p]; !ok {
+			t.Errorf("route %q is served but not in the route table: add it", p)
+		}
+	}
+	for p := range table {
+		if !slices.Contains(patterns, p) {
+			t.Errorf("route table entry %q is not served", p)
+		}
+	}
+	defs, err := funchost.LoadFunctionFolders("../../functions")
+	if err != nil || len(defs) == 0 {
+		t.Fatalf("function folders: %v", err)
+	}
+	auths := map[string]string{"no token": "", "wrong token": "Bearer not-" + scopeToken, "right token": "Bearer " + scopeToken}
+	// Invocation paths: never served on the listener, whatever the token or the unit.
+	for _, d := range defs {
+		for _, u := range []unitFixture{probe.a, probe.b} {
+			payload := fmt.Sprintf(`{"Data":{"message":%q},"Metadata":{"MessageId":"\"m-%s\""}}`, eventJSON("evt-inv-"+u.bu, u.bu, u.source, "2027-06-01"), u.bu)
+			for name, auth := range auths {
+				before := probe.fingerprint(t)
+				rec := probe.do(routeRequest{method: "POST", path: "/" + d.Name, body: payload}, auth)
+				if rec.Code != http.StatusNotFound {
+					t.Errorf("POST /%s (%s, %s): %d %s, want 404", d.Name, name, u.bu, rec.Code, rec.Body)
+				}
+				if probe.fingerprint(t) != before {
+					t.Errorf("POST /%s (%s, %s) wrote something", d.Name, name, u.bu)
+				}
+			}
+		}
+	}
+	for _, p := range patterns {
+		c, ok := table[p]
+		if !ok {
+			continue
+		}
+		t.Run(strings.NewReplacer("/", "_", " ", "_").Replace(p), func(t *testing.T) {
+			e := newScopeEnv(t)
+			for _, scope := range []string{"out of scope", "in scope"} {
+				u, want := e.b, c.out
+				if scope == "in scope" {
+					u, want = e.a, c.in
+				}
+				r := c.req(u)
+				for _, name := range []string{"no token", "wrong token", "right token"} {
+					before := e.fingerprint(t)
+					rec := e.do(r, auths[name])
+					refused := name != "right token" || scope == "out of scope" || want/100 != 2
+					w := want
+					if name != "right token" {
+						w = http.StatusUnauthorized
+					}
+					if rec.Code != w {
+						t.Errorf("%s %s (%s, %s): %d %s, want %d %s", r.method, r.path, name, scope, rec.Code, rec.Body, w, c.inNote)
+					}
+					if refused && e.fingerprint(t) != before {
+						t.Errorf("%s %s (%s, %s) was refused with %d but wrote something", r.method, r.path, name, scope, rec.Code)
+					}
+					if scope == "out of scope" && rec.Code/100 == 2 && bytes.Contains(rec.Body.Bytes(), []byte(e.b.bu)) {
+						t.Errorf("%s %s (%s): an answer shows bu-b: %s", r.method, r.path, name, rec.Body)
+					}
+					if !refused && c.writes && e.fingerprint(t) == before {
+						t.Errorf("%s %s (%s): answered %d but wrote nothing: the in-scope request does not exercise the write", r.method, r.path, scope, rec.Code)
+					}
+				}
+			}
+		})
+	}
+}
+
+var quietLog = slog.New(slog.DiscardHandler)
+
+func mustParse(t *testing.T, raw string) events.Event {
+	t.Helper()
+	ev, err := events.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
