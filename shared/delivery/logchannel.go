@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // LogChannel is the local "log" channel: it writes one JSON line per message to W (the
@@ -41,7 +43,7 @@ func (c *LogChannel) Send(_ context.Context, m Message) (string, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

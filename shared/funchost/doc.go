@@ -24,7 +24,7 @@
 //
 //	handler result                      reply                      host behaviour (§1, §3)
 //	nil error                           200 InvocationResponse     outputs written; SB message completed
-//	Permanent(err)                      200, err appended to Logs  SB message completed (caller recorded it)
+//	automation.Permanent(err)           200, err appended to Logs  SB message completed (caller recorded it)
 //	any other error, decode errors,     500 {"error": "..."}       invocation failed; SB message abandoned,
 //	  handler panic                                                redelivered, dead-lettered by the broker
 //	                                                               at MaxDeliveryCount; timer waits for
@@ -43,7 +43,8 @@
 // decoded ends up in the broker's dead-letter queue after MaxDeliveryCount attempts
 // (there is no settlement API in a custom handler, §3 "Failure, retry, dead-letter"),
 // which keeps it inspectable. A handler that has recorded a poison message itself returns
-// Permanent(err) instead.
+// automation.Permanent(err) instead. Other intents (automation.RetryAfter, automation.Unknown)
+// are answered like any other error: the host has no per-invocation delay.
 //
 // # Service Bus keys decoded (§3 "Invocation payload", §1 "Request payload")
 //

@@ -80,7 +80,7 @@ func (inv *Invocation) ServiceBusBinary(binding string) (*ServiceBusMessage, err
 	return DecodeServiceBus(inv.Request, binding, &ServiceBusOptions{DataType: DataTypeBinary})
 }
 
-// Result is what a handler returns on success (and, with a Permanent error, the logs it
+// Result is what a handler returns on success (and, with a permanent error, the logs it
 // wants kept). Outputs values that are strings are base64-decoded by the host when they
 // happen to be valid base64 (§1 "Response payload"): send objects instead.
 type Result struct {
@@ -106,27 +106,6 @@ func (e *DecodeError) Error() string {
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
-
-// Permanent marks err as not worth retrying: the router replies 200 with the error in
-// Logs, so the host completes the Service Bus message. Use it only after the message has
-// been recorded or dead-lettered by the application. Permanent(nil) is nil.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &permanentError{err: err}
-}
-
-// IsPermanent reports whether err, or an error it wraps, was marked with Permanent.
-func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
-}
-
-type permanentError struct{ err error }
-
-func (p *permanentError) Error() string { return p.err.Error() }
-func (p *permanentError) Unwrap() error { return p.err }
 
 // lookupKey finds key in m exactly, then case-insensitively (the first match in sorted
 // key order, so the result is deterministic).

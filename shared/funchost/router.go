@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // Handler handles one invocation of a non-HTTP function. Keep it thin: decode the trigger
@@ -262,7 +264,7 @@ func (r *Router) respond(w http.ResponseWriter, inv *Invocation, res Result, err
 			return
 		}
 		writeJSON(w, http.StatusOK, body)
-	case IsPermanent(err):
+	case automation.IntentOf(err) == automation.IntentPermanent:
 		// Outputs are dropped: the invocation failed, it is only acknowledged.
 		log.Warn("funchost: permanent failure, acknowledged without retry", "error", err)
 		logs := append(append([]string{}, res.Logs...), "permanent failure, not retried: "+err.Error())

@@ -15,7 +15,6 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/report"
-	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -28,7 +27,7 @@ func TestSupportRetryIsRefusedWhenTheRolloutLeavesTheRunToTheOldScheduler(t *tes
 	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
 	v := e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeCutover)
-	perm := scheduler.Permanent(errors.New("bad parameters"))
+	perm := automation.Permanent(errors.New("bad parameters"))
 	e.render.fail.Store(&perm)
 	e.runUntil(t, utc("2027-03-21T21:00:00Z"))
 	if f, _, _ := e.svc.FailedRuns(ctx, automation.AllBusinessUnits(), "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {

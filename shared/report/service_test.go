@@ -10,7 +10,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/report"
-	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -552,7 +551,7 @@ func TestRenderFailuresRetryThenHold(t *testing.T) {
 	if row.Status != automation.StatusFailed || !row.IsOnSupportHold || row.RetryCount != 4 || len(e.sentMessages()) != 0 {
 		t.Fatalf("row %+v, sent %d", row, len(e.sentMessages()))
 	}
-	perm := scheduler.Permanent(errors.New("bad parameters"))
+	perm := automation.Permanent(errors.New("bad parameters"))
 	e.render.fail.Store(&perm)
 	e.runUntil(t, utc("2027-03-29T00:00:00Z"))
 	second, _ := e.st.SchedulerGetByKey(ctx, "report-subscription:"+subGuid+":scheduled:2027-03-28T21:00:00Z")
