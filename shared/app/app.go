@@ -210,7 +210,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if cfg.DueWorkMode == config.ModeFanout {
 		mode = handler.Fanout
 	}
-	scope := httpapi.ParseScope(cfg.APIBusinessUnits)
+	scope := automation.ParseScope(cfg.APIBusinessUnits)
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,

@@ -17,17 +17,17 @@ import (
 // down; nothing imports sideways or up; docs/conventions.md#import-direction explains why). TestImportArrowsPointDown derives the package list
 // from `go list ./...`, so a new package fails the test until it is declared here.
 //
-//  0. vocabulary — no project imports: the domain types and intent codes (automation),
-//     local time (localtime), log context and masking (logctx, logmask), configuration
-//     (config), the Functions custom-handler protocol (funchost), and the bus and trace
-//     contracts (bus, trace).
-//  1. contracts — interfaces written in the vocabulary and their conformance suites: the
-//     store the logic needs (store), strict JSON rules under the APIs and CloudEvents
-//     (strictjson), bustest and tracetest, and the SQL files' parity test (sql).
+//  0. vocabulary — no project imports: the domain types, error codes, intents and the
+//     business-unit scope (automation), local time (localtime), log context and masking
+//     (logctx, logmask), configuration (config), and the trace contract (trace).
+//  1. contracts — written in the vocabulary: the store the logic needs (store), strict JSON
+//     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
+//     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
+//     and the SQL files' parity test (sql).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
-//     (events), the HTTP conventions
-//     (httpapi), the store suite (storetest), SQL behind the store (sql/sqlstore), the trace
-//     and bus adapters (trace/localtrace, azure, local).
+//     (events), the HTTP conventions (httpapi), the store and bus suites (storetest,
+//     bustest), SQL behind the store (sql/sqlstore), the trace and bus adapters
+//     (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
 //     (delivery); the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
 //     (publish), over parsed events.
@@ -51,9 +51,9 @@ import (
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
 // channeltest) is imported by tests only.
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/funchost", "shared/bus", "shared/trace"},
-	{"shared/store", "shared/strictjson", "shared/bus/bustest", "shared/trace/tracetest", "sql"},
-	{"shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace"},
+	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
+	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi"},
 	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler"},

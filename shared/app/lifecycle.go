@@ -3,12 +3,11 @@ package app
 import (
 	"log/slog"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/handler"
-	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/settingsapi"
-	"github.com/automation-platform/automation/shared/store"
 )
 
 // wireLifecycle adds the reminder lifecycle to the Functions router (so both the custom
@@ -17,8 +16,8 @@ import (
 func (r *Runtime) wireLifecycle(cfg config.Config, log *slog.Logger) {
 	rc := reminder.ReconcileConfig{BatchSize: cfg.ReconcileBatchSize, MaxBatches: cfg.ReconcileMaxBatches,
 		DueDays: cfg.ReconcileDueDays, IdempotencyRetention: cfg.IdempotencyRetention}
-	if sc := httpapi.ParseScope(cfg.ReconcileBusinessUnits); !sc.All() {
-		rc.BusinessUnits = &store.UnitScope{Units: sc.Units()}
+	if sc := automation.ParseScope(cfg.ReconcileBusinessUnits); !sc.All() {
+		rc.BusinessUnits = &sc
 	}
 	if len(cfg.SourceURLs) > 0 {
 		rc.Listers = map[string]reminder.SourceLister{}

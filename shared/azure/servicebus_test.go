@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/bus/bustest"
 )
@@ -290,12 +291,12 @@ func (h *serviceBusHarness) Receive(ctx context.Context, destination string, hd 
 			}
 			n++
 			herr := hd(ctx, m)
-			switch {
-			case herr == nil:
+			switch bus.Settle(herr, int(rm.DeliveryCount), harnessMaxDeliveryCount).Action {
+			case bus.ActionComplete:
 				err = r.CompleteMessage(ctx, rm, nil)
-			case bus.IsDeadLetter(herr) || int(rm.DeliveryCount) >= harnessMaxDeliveryCount:
+			case bus.ActionDeadLetter:
 				reason := "MaxDeliveryCountExceeded"
-				if bus.IsDeadLetter(herr) {
+				if automation.IsPermanent(herr) {
 					reason = "DeadLetter"
 				}
 				err = r.DeadLetterMessage(ctx, rm, &azservicebus.DeadLetterOptions{

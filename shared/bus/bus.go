@@ -30,24 +30,9 @@ type Publisher interface {
 }
 
 // Handler processes one delivered message. nil completes it; an error abandons it for
-// redelivery, or dead-letters it once MaxDeliveryCount is reached; an error wrapped with
-// DeadLetter dead-letters it at once (it can never succeed).
+// redelivery, or dead-letters it once MaxDeliveryCount is reached; an error marked
+// automation.Permanent dead-letters it at once (it can never succeed). See Settle.
 type Handler func(ctx context.Context, m Message) error
-
-type deadLetterError struct{ err error }
-
-func (e deadLetterError) Error() string { return "dead-letter: " + e.err.Error() }
-func (e deadLetterError) Unwrap() error { return e.err }
-
-// DeadLetter marks err as permanent: the message goes to the dead-letter queue with err as
-// the reason instead of being retried.
-func DeadLetter(err error) error { return deadLetterError{err} }
-
-// IsDeadLetter reports whether err was wrapped with DeadLetter.
-func IsDeadLetter(err error) bool {
-	var d deadLetterError
-	return errors.As(err, &d)
-}
 
 // ErrQueueFull is returned by Memory.Publish when a queue holds MaxQueueLength messages;
 // the caller (the outbox relay) keeps the message and retries later.
@@ -192,13 +177,16 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 		}
 		b.mu.Lock()
 		var dl *DeadLettered
+		st := Settle(err, m.DeliveryCount, b.opts.MaxDeliveryCount)
 		switch {
-		case IsDeadLetter(err) || m.DeliveryCount >= b.opts.MaxDeliveryCount:
+		case st.Action == ActionDeadLetter:
 			dl = &DeadLettered{Message: m, Reason: err.Error()}
 			b.dead = append(b.dead, *dl)
 			if len(b.dead) > b.opts.MaxDeadLetters {
 				b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
 			}
+		case st.Delay > 0 && b.opts.Now != nil:
+			b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(st.Delay)})
 		case b.opts.RetryDelay > 0:
 			d := b.opts.RetryDelay << min(m.DeliveryCount-1, 20)
 			if d <= 0 || d > b.opts.MaxRetryDelay {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/bus/bustest"
 )
@@ -372,7 +373,7 @@ func TestMemoryDeadLetterReason(t *testing.T) {
 		{"last error after max deliveries", 3, func(n int) error { return fmt.Errorf("attempt %d failed", n) }, 3, "attempt 3 failed"},
 		{"dead-letter on second delivery", 5, func(n int) error {
 			if n == 2 {
-				return bus.DeadLetter(errors.New("unknown job"))
+				return automation.Permanent(errors.New("unknown job"))
 			}
 			return errors.New("transient")
 		}, 2, "unknown job"},
@@ -410,15 +411,15 @@ func TestDeadLetterError(t *testing.T) {
 	}{
 		{"nil", nil, false},
 		{"plain", cause, false},
-		{"DeadLetter", bus.DeadLetter(cause), true},
-		{"wrapped", fmt.Errorf("ctx: %w", bus.DeadLetter(cause)), true},
-		{"joined", errors.Join(errors.New("x"), bus.DeadLetter(cause)), true},
+		{"DeadLetter", automation.Permanent(cause), true},
+		{"wrapped", fmt.Errorf("ctx: %w", automation.Permanent(cause)), true},
+		{"joined", errors.Join(errors.New("x"), automation.Permanent(cause)), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := bus.IsDeadLetter(tt.err); got != tt.want {
-				t.Errorf("IsDeadLetter(%v) = %v, want %v", tt.err, got, tt.want)
+			if got := automation.IsPermanent(tt.err); got != tt.want {
+				t.Errorf("automation.IsPermanent(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 			if tt.want && !errors.Is(tt.err, cause) {
 				t.Errorf("DeadLetter does not unwrap to its cause")

@@ -55,9 +55,10 @@ type Channel interface {
 	// invalid address is a permanent failure for that recipient only.
 	ValidateRecipient(addr string) error
 	// Send delivers m and returns the provider's reference. A recipient ValidateRecipient
-	// rejects is a Permanent error that reaches no provider. Errors: wrapped with Permanent
-	// = it can never succeed; wrapped with Unknown = the provider may have acted (e.g. a
-	// timeout after the request was written); anything else = not delivered, retry later.
+	// rejects is an automation.Permanent error that reaches no provider. Errors: marked
+	// automation.Permanent = it can never succeed; marked automation.Unknown = the provider
+	// may have acted (e.g. a timeout after the request was written); anything else = not
+	// delivered, retry later (the Dispatcher maps the intents).
 	Send(ctx context.Context, m Message) (providerRef string, err error)
 }
 
@@ -75,40 +76,6 @@ const (
 // the message's DeliveryKey (the reconciliation path of an UNKNOWN outcome, docs/architecture.md#unknown-outcomes).
 type Looker interface {
 	Lookup(ctx context.Context, m Message) (status LookupStatus, providerRef string, err error)
-}
-
-// ErrorKind classifies a send error.
-type ErrorKind string
-
-// Error kinds.
-const (
-	KindTransient ErrorKind = "Transient" // not delivered; retry with backoff
-	KindPermanent ErrorKind = "Permanent" // will never succeed
-	KindUnknown   ErrorKind = "Unknown"   // may or may not have been delivered
-)
-
-type kindError struct {
-	kind ErrorKind
-	err  error
-}
-
-func (e *kindError) Error() string { return e.err.Error() }
-func (e *kindError) Unwrap() error { return e.err }
-
-// Permanent marks err as a failure that can never succeed (a 4xx answer, a rejected
-// address).
-func Permanent(err error) error { return &kindError{KindPermanent, err} }
-
-// Unknown marks err as an outcome that cannot be known: the provider may have acted.
-func Unknown(err error) error { return &kindError{KindUnknown, err} }
-
-// KindOf classifies err: the kind it was marked with, else KindTransient.
-func KindOf(err error) ErrorKind {
-	var k *kindError
-	if errors.As(err, &k) {
-		return k.kind
-	}
-	return KindTransient
 }
 
 // FuncChannel adapts a function to Channel: not idempotent, needs no content, accepts

@@ -59,7 +59,7 @@ type provider struct {
 	calls     int
 	dedupe    bool
 	failWith  error // returned before anything arrives
-	afterSend error // returned after the message arrived (e.g. delivery.Unknown(timeout))
+	afterSend error // returned after the message arrived (e.g. automation.Unknown(timeout))
 	panicAt   string
 	lookup    func(key string) (delivery.LookupStatus, error)
 }
@@ -442,7 +442,7 @@ func TestTransientFailuresBackOffThenHold(t *testing.T) {
 
 func TestUnknownOutcomeByChannelKind(t *testing.T) {
 	t.Parallel()
-	timeout := delivery.Unknown(errors.New("read: i/o timeout"))
+	timeout := automation.Unknown(errors.New("read: i/o timeout"))
 	t.Run("not idempotent: manual resolution at once", func(t *testing.T) {
 		t.Parallel()
 		p := &provider{afterSend: timeout}
@@ -537,7 +537,7 @@ func TestMalformedDispatchMessagesAreDeadLettered(t *testing.T) {
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
 	for name, body := range map[string]string{"not json": `nope`, "no key": `{}`, "unknown field": `{"deliveryKey":"x","extra":1}`, "unknown key": `{"deliveryKey":"dlv_0000"}`} {
 		err := e.disp.Handle(context.Background(), bus.Message{ID: "m", Body: []byte(body)})
-		if !bus.IsDeadLetter(err) {
+		if !automation.IsPermanent(err) {
 			t.Errorf("%s: err = %v, want dead-letter", name, err)
 		}
 	}
@@ -664,7 +664,7 @@ func TestTemplateThatDoesNotParseIsRejectedAtSave(t *testing.T) {
 func TestFactsProjectionIsExactUnderReplayAndReordering(t *testing.T) {
 	t.Parallel()
 	p := &provider{}
-	timeout := &provider{afterSend: delivery.Unknown(errors.New("timeout"))}
+	timeout := &provider{afterSend: automation.Unknown(errors.New("timeout"))}
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}, "slow": &testChannel{p: timeout}})
 	// Capture every fact message the relay publishes.
 	var facts []bus.Message
@@ -733,14 +733,14 @@ func TestFactsProjectionIsExactUnderReplayAndReordering(t *testing.T) {
 	if err != nil || len(c.Days) != 1 || c.Days[0] != want || !c.FreshTo.Equal(storetest.T0.Add(time.Hour)) {
 		t.Fatalf("after resolution: %+v %v", c, err)
 	}
-	if err := proj.Handle(context.Background(), bus.Message{ID: "x", Body: []byte(`{"eventId":"x"}`)}); !bus.IsDeadLetter(err) {
+	if err := proj.Handle(context.Background(), bus.Message{ID: "x", Body: []byte(`{"eventId":"x"}`)}); !automation.IsPermanent(err) {
 		t.Fatalf("malformed fact: %v", err)
 	}
 }
 
 func TestResolveGuardsVersionScopeAndInput(t *testing.T) {
 	t.Parallel()
-	p := &provider{afterSend: delivery.Unknown(errors.New("timeout"))}
+	p := &provider{afterSend: automation.Unknown(errors.New("timeout"))}
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
 	var keys []string
 	for i := 0; i < 3; i++ {

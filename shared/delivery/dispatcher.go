@@ -16,7 +16,8 @@ import (
 )
 
 // ErrInFlight means another sender holds a live send claim on the delivery key; the
-// message is redelivered later rather than dropped.
+// message is redelivered later rather than dropped. Handle returns it marked
+// automation.RetryAfter(lease): the claim ends by then at the latest.
 var ErrInFlight = errors.New("delivery: another sender holds the send claim")
 
 // DispatchStore is what the Dispatcher needs from SQL.
@@ -86,18 +87,18 @@ func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
 	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
-		return bus.DeadLetter(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+		return automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
 	}
 	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: body.DeliveryKey, Now: d.Clock.Now(), Lease: d.lease()})
 	if errors.Is(err, store.ErrNotFound) {
-		return bus.DeadLetter(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, body.DeliveryKey))
+		return automation.Permanent(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, body.DeliveryKey))
 	}
 	if err != nil {
 		return err
 	}
 	if !res.Claimed {
 		if res.Job.Status == store.NotificationSending {
-			return ErrInFlight
+			return automation.RetryAfter(d.lease(), ErrInFlight)
 		}
 		return nil // Sent, Failed, Unknown, or Queued for a later retry (the sweep's)
 	}
@@ -260,10 +261,10 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	if sendErr == nil {
 		return d.sent(ctx, o, ref, content)
 	}
-	switch KindOf(sendErr) {
-	case KindPermanent:
+	switch automation.IntentOf(sendErr) {
+	case automation.IntentPermanent:
 		return d.failed(ctx, o, sendErr)
-	case KindUnknown:
+	case automation.IntentUnknown:
 		if tr.Idempotent {
 			return d.retry(ctx, o, sendErr)
 		}
@@ -363,7 +364,7 @@ func (d *Dispatcher) retry(ctx context.Context, o Outcome, err error) (Outcome, 
 	o.Error = err.Error()
 	next, hold := d.backoff().Next(d.Clock.Now(), o.Job.RetryCount, false)
 	if hold {
-		if KindOf(err) == KindUnknown {
+		if automation.IntentOf(err) == automation.IntentUnknown {
 			o.Status, o.Resolution = store.NotificationUnknown, ResolutionManual
 			return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationUnknown, Error: o.Error})
 		}

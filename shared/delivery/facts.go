@@ -50,7 +50,7 @@ func DecodeFact(body []byte) (store.DeliveryFact, error) {
 func (p *Projector) Handle(ctx context.Context, m bus.Message) error {
 	f, err := DecodeFact(m.Body)
 	if err != nil {
-		return bus.DeadLetter(fmt.Errorf("message %s: %w", m.ID, err))
+		return automation.Permanent(fmt.Errorf("message %s: %w", m.ID, err))
 	}
 	_, err = p.Store.DeliveryFactApply(ctx, []store.DeliveryFact{f}, p.Clock.Now())
 	return err

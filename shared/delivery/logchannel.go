@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // LogChannel is the local "log" channel: it writes one JSON line per message to W (the
@@ -37,7 +39,7 @@ func (c *LogChannel) ValidateRecipient(addr string) error {
 // channel (the dispatcher checks it first; this is the channel's own guard).
 func (c *LogChannel) Send(_ context.Context, m Message) (string, error) {
 	if err := c.ValidateRecipient(m.Recipient); err != nil {
-		return "", Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	var v any = m
 	if c.Line != nil {
@@ -45,7 +47,7 @@ func (c *LogChannel) Send(_ context.Context, m Message) (string, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -16,7 +16,7 @@ import (
 // not a database error), and a reason is measured in characters, not bytes.
 func TestResolveBoundsTextInCharacters(t *testing.T) {
 	t.Parallel()
-	p := &provider{afterSend: delivery.Unknown(errors.New("timeout"))}
+	p := &provider{afterSend: automation.Unknown(errors.New("timeout"))}
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
 	key := e.queue(t, nil, "log", "a@example.test")[0]
 	e.pump(t)

@@ -35,8 +35,8 @@
 //
 //	handler result                      reply                      host behaviour (docs/functions-protocol.md#wire-shape, docs/functions-protocol.md#service-bus-trigger)
 //	nil error                           200 InvocationResponse     outputs written; SB message completed
-//	Permanent(err)                      200, err appended to Logs  SB message completed (caller recorded it)
-//	RetryLater(err)                     500 {"error": "..."}       as below, logged at INFO (expected:
+//	automation.Permanent(err)           200, err appended to Logs  SB message completed (caller recorded it)
+//	automation.RetryAfter(d, err)       500 {"error": "..."}       as below, logged at INFO (expected:
 //	                                                               another worker holds the claim)
 //	any other error, decode errors,     500 {"error": "..."}       invocation failed; SB message abandoned,
 //	  handler panic                                                redelivered, dead-lettered by the broker
@@ -56,7 +56,8 @@
 // decoded ends up in the broker's dead-letter queue after MaxDeliveryCount attempts
 // (there is no settlement API in a custom handler, docs/functions-protocol.md#service-bus-trigger "Failure, retry, dead-letter"),
 // which keeps it inspectable. A handler that has recorded a poison message itself returns
-// Permanent(err) instead.
+// automation.Permanent(err) instead. Other intents (automation.RetryAfter, automation.Unknown)
+// are answered like any other error: the host has no per-invocation delay.
 //
 // # Service Bus keys decoded (docs/functions-protocol.md#service-bus-trigger "Invocation payload", docs/functions-protocol.md#wire-shape "Request payload")
 //

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 )
 
@@ -29,7 +30,7 @@ func ExampleRouter() {
 		var cmd struct{ NotificationID string }
 		if err := json.Unmarshal(msg.Body, &cmd); err != nil {
 			// (record the poison message here)
-			return funchost.Result{}, funchost.Permanent(fmt.Errorf("message %s: %w", msg.MessageID, err))
+			return funchost.Result{}, automation.Permanent(fmt.Errorf("message %s: %w", msg.MessageID, err))
 		}
 		if cmd.NotificationID == "down" {
 			return funchost.Result{}, errors.New("smtp unavailable")

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 )
 
@@ -72,7 +73,7 @@ func testHandler(kind trigger, requireJSON bool, fail error, got *decoded) funch
 			if err := json.Unmarshal(got.msg.Body, &v); err != nil {
 				// A real handler records the poison message first, then acknowledges it.
 				return funchost.Result{Logs: []string{"recorded poison message " + got.msg.MessageID}},
-					funchost.Permanent(fmt.Errorf("poison message %s: %w", got.msg.MessageID, err))
+					automation.Permanent(fmt.Errorf("poison message %s: %w", got.msg.MessageID, err))
 			}
 		}
 		if fail != nil {
@@ -178,7 +179,7 @@ func TestFixtures(t *testing.T) {
 		},
 		{
 			name: "topic message, permanent error", file: "servicebus_topic_json_body.json", function: "DomainEventHandler",
-			kind: sbString, fail: funchost.Permanent(errors.New("event type not routed")), status: 200,
+			kind: sbString, fail: automation.Permanent(errors.New("event type not routed")), status: 200,
 			wantLog: "permanent failure, not retried: event type not routed",
 		},
 		{

@@ -80,7 +80,7 @@ func (inv *Invocation) ServiceBusBinary(binding string) (*ServiceBusMessage, err
 	return DecodeServiceBus(inv.Request, binding, &ServiceBusOptions{DataType: DataTypeBinary})
 }
 
-// Result is what a handler returns on success (and, with a Permanent error, the logs it
+// Result is what a handler returns on success (and, with a permanent error, the logs it
 // wants kept). Outputs values that are strings are base64-decoded by the host when they
 // happen to be valid base64 (docs/functions-protocol.md#wire-shape "Response payload"): send objects instead.
 type Result struct {
@@ -107,27 +107,6 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// Permanent marks err as not worth retrying: the router replies 200 with the error in
-// Logs, so the host completes the Service Bus message. Use it only after the message has
-// been recorded or dead-lettered by the application. Permanent(nil) is nil.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &permanentError{err: err}
-}
-
-// IsPermanent reports whether err, or an error it wraps, was marked with Permanent.
-func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
-}
-
-type permanentError struct{ err error }
-
-func (p *permanentError) Error() string { return p.err.Error() }
-func (p *permanentError) Unwrap() error { return p.err }
-
 // lookupKey finds key in m exactly, then case-insensitively (the first match in sorted
 // key order, so the result is deterministic).
 func lookupKey(m map[string]json.RawMessage, key string) (json.RawMessage, bool) {
@@ -146,25 +125,3 @@ func lookupKey(m map[string]json.RawMessage, key string) (json.RawMessage, bool)
 	sort.Strings(keys)
 	return m[keys[0]], true
 }
-
-// RetryLater marks err as an expected "not now" — another worker holds what the invocation
-// needs (a live send claim) — rather than a failure: the reply is the same 500 so the host
-// redelivers the message, but the router logs it at INFO, not ERROR, since nothing is
-// wrong. A nil err stays nil.
-func RetryLater(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &retryLaterError{err: err}
-}
-
-// IsRetryLater reports whether err, or an error it wraps, was marked with RetryLater.
-func IsRetryLater(err error) bool {
-	var r *retryLaterError
-	return errors.As(err, &r)
-}
-
-type retryLaterError struct{ err error }
-
-func (r *retryLaterError) Error() string { return r.err.Error() }
-func (r *retryLaterError) Unwrap() error { return r.err }

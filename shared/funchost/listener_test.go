@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 )
 
@@ -66,29 +68,26 @@ func TestAddrIsLoopbackOnly(t *testing.T) {
 }
 
 // "Another sender holds the send claim" is expected when two senders meet (two serve
-// processes on one SQLite file): RetryLater keeps the 500 (the host redelivers) but logs at
+// processes on one SQLite file): automation.RetryAfter keeps the 500 (the host redelivers) but logs at
 // INFO; any other error is still an ERROR.
-func TestRetryLaterLogsAtInfo(t *testing.T) {
+func TestRetryAfterLogsAtInfo(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	r := funchost.NewRouter(&funchost.RouterOptions{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	busy := errors.New("delivery: another sender holds the send claim")
 	r.Register("NotificationDispatch", func(context.Context, *funchost.Invocation) (funchost.Result, error) {
-		return funchost.Result{}, funchost.RetryLater(busy)
+		return funchost.Result{}, automation.RetryAfter(time.Minute, busy)
 	})
 	r.Register("Broken", func(context.Context, *funchost.Invocation) (funchost.Result, error) {
 		return funchost.Result{}, errors.New("disk full")
 	})
 	checkJSON(t, serve(r, http.MethodPost, "/NotificationDispatch", strings.NewReader(timerInvocation)), http.StatusInternalServerError)
 	if got := logs.String(); !strings.Contains(got, `"level":"INFO"`) || strings.Contains(got, `"level":"ERROR"`) || !strings.Contains(got, "another sender") {
-		t.Fatalf("RetryLater logs: %s", got)
+		t.Fatalf("RetryAfter logs: %s", got)
 	}
 	logs.Reset()
 	checkJSON(t, serve(r, http.MethodPost, "/Broken", strings.NewReader(timerInvocation)), http.StatusInternalServerError)
 	if !strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Fatalf("a failure must stay an ERROR: %s", logs.String())
-	}
-	if !funchost.IsRetryLater(funchost.RetryLater(busy)) || funchost.IsRetryLater(busy) || funchost.RetryLater(nil) != nil {
-		t.Fatal("IsRetryLater")
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // Handler handles one invocation of a non-HTTP function. Keep it thin: decode the trigger
@@ -293,14 +295,16 @@ func (r *Router) respond(w http.ResponseWriter, inv *Invocation, res Result, err
 			return
 		}
 		writeJSON(w, http.StatusOK, body)
-	case IsPermanent(err):
+	case automation.IntentOf(err) == automation.IntentPermanent:
 		// Outputs are dropped: the invocation failed, it is only acknowledged.
 		log.Warn("funchost: permanent failure, acknowledged without retry", "error", err)
 		logs := append(append([]string{}, res.Logs...), "permanent failure, not retried: "+err.Error())
 		body, _ := json.Marshal(InvocationResponse{Outputs: map[string]any{}, Logs: logs})
 		writeJSON(w, http.StatusOK, body)
-	case IsRetryLater(err):
-		log.Info("funchost: not now, another worker holds it; the host will redeliver", "error", err)
+	case automation.IntentOf(err) == automation.IntentRetryAfter:
+		// An expected "not now" (another worker holds what the invocation needs): the same
+		// 500, so the host redelivers, but nothing is wrong, so INFO rather than ERROR.
+		log.Info("funchost: not now, retry after a while; the host will redeliver", "error", err)
 		writeError(w, http.StatusInternalServerError, err.Error())
 	default:
 		log.Error("funchost: invocation failed; the host will retry", "error", err, "logs", res.Logs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 )
 
@@ -81,11 +83,13 @@ func TestRouterResponseShape(t *testing.T) {
 		{"outputs and return value", funchost.Result{Outputs: map[string]any{"outMsg": map[string]int{"id": 1}}, Logs: []string{"a"}, ReturnValue: "r"}, nil,
 			200, `{"Outputs":{"outMsg":{"id":1}},"Logs":["a"],"ReturnValue":"r"}`},
 		{"permanent drops outputs, keeps logs", funchost.Result{Outputs: map[string]any{"outMsg": 1}, Logs: []string{"recorded"}, ReturnValue: 1},
-			funchost.Permanent(errors.New("bad input")), 200,
+			automation.Permanent(errors.New("bad input")), 200,
 			`{"Outputs":{},"Logs":["recorded","permanent failure, not retried: bad input"],"ReturnValue":null}`},
-		{"wrapped permanent", funchost.Result{}, errors.Join(errors.New("ctx"), funchost.Permanent(errors.New("gone"))), 200,
+		{"wrapped permanent", funchost.Result{}, errors.Join(errors.New("ctx"), automation.Permanent(errors.New("gone"))), 200,
 			`{"Outputs":{},"Logs":["permanent failure, not retried: ctx\ngone"],"ReturnValue":null}`},
 		{"retryable", funchost.Result{Logs: []string{"lost"}}, errors.New("timeout"), 500, `{"error":"timeout"}`},
+		{"retry after: the host has no delay, it retries", funchost.Result{}, automation.RetryAfter(time.Minute, errors.New("busy")), 500, `{"error":"busy"}`},
+		{"outcome unknown is retried", funchost.Result{}, fmt.Errorf("send: %w", automation.Unknown(errors.New("no answer"))), 500, `{"error":"send: no answer"}`},
 		{"unencodable output is retried", funchost.Result{Outputs: map[string]any{"x": make(chan int)}}, nil, 500, ""},
 	}
 	for _, tc := range cases {
@@ -234,21 +238,6 @@ func TestRouterRegisterPanics(t *testing.T) {
 			}()
 			f(funchost.NewRouter(nil))
 		})
-	}
-}
-
-func TestPermanent(t *testing.T) {
-	t.Parallel()
-	if funchost.Permanent(nil) != nil {
-		t.Fatal("Permanent(nil) must be nil")
-	}
-	base := errors.New("poison")
-	p := funchost.Permanent(base)
-	if !funchost.IsPermanent(p) || !errors.Is(p, base) || p.Error() != "poison" {
-		t.Fatal("Permanent must wrap")
-	}
-	if funchost.IsPermanent(base) || funchost.IsPermanent(nil) {
-		t.Fatal("plain errors are not permanent")
 	}
 }
 

@@ -3,7 +3,7 @@
 // host's retry semantics (docs/architecture.md#functions). No business logic lives here.
 //
 // Error mapping: bad input that can never succeed (a malformed message, an invalid event)
-// is recorded as a dead-letter diagnostics blob and completed (funchost.Permanent → 200),
+// is recorded as a dead-letter diagnostics blob and completed (automation.Permanent → 200),
 // so the host does not retry it forever; any other error returns non-2xx and the host
 // redelivers (Service Bus dead-letters after MaxDeliveryCount).
 package handler
@@ -132,7 +132,7 @@ type DueWorkMessage struct {
 // dueWorkPoller: ② rescue, claim a bounded batch, execute inline or fan out.
 func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 	if _, err := inv.Timer("timer"); err != nil {
-		return funchost.Result{}, funchost.Permanent(err)
+		return funchost.Result{}, automation.Permanent(err)
 	}
 	if d.Mode != Fanout {
 		res, err := d.Poller.RunOnce(ctx)
@@ -204,14 +204,12 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
 	err = d.Dispatcher.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: delivery.DispatchQueue, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
-	if bus.IsDeadLetter(err) {
+	if automation.IsPermanent(err) {
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
 	}
-	if errors.Is(err, delivery.ErrInFlight) {
-		// Two senders (two serve processes on one SQLite file, two instances) met on one
-		// delivery: the claim does its job; redeliver later, and say so at INFO, not ERROR.
-		return funchost.Result{}, funchost.RetryLater(err)
-	}
+	// Another sender holding the claim (two serve processes on one SQLite file, two
+	// instances) comes back as automation.RetryAfter(delivery.ErrInFlight): the router
+	// answers 500 so the host redelivers, and logs it at INFO, not ERROR.
 	if err != nil {
 		return funchost.Result{}, err
 	}
@@ -245,7 +243,7 @@ const maxRelayRounds = 20
 // outboxRelay: publish what the outbox still holds (the safety net of docs/architecture.md#hand-off).
 func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 	if _, err := inv.Timer("timer"); err != nil {
-		return funchost.Result{}, funchost.Permanent(err)
+		return funchost.Result{}, automation.Permanent(err)
 	}
 	total := 0
 	for i := 0; i < maxRelayRounds; i++ {
@@ -280,7 +278,7 @@ func (d Deps) deliveryFactProjection(ctx context.Context, inv *funchost.Invocati
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
 	err = d.Projector.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: store.DeliveryFactsTopic, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
-	if bus.IsDeadLetter(err) {
+	if automation.IsPermanent(err) {
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
 	}
 	if err != nil {
@@ -349,7 +347,7 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 		}
 	}
 	d.Log.ErrorContext(ctx, "message dead-lettered", "step", "dead-letter", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
-	return funchost.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
+	return automation.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
 }
 
 func strictJSON(b []byte, v any) error {

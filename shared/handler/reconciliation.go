@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/reminder"
 )
@@ -21,7 +22,7 @@ func RegisterReconciliation(r *funchost.Router, rec *reminder.Reconciler, log *s
 	}
 	r.Register(Reconciliation, func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		if _, err := inv.Timer("timer"); err != nil {
-			return funchost.Result{}, funchost.Permanent(err)
+			return funchost.Result{}, automation.Permanent(err)
 		}
 		res, err := rec.RunOnce(ctx)
 		if err != nil {

@@ -24,7 +24,7 @@ type Options struct {
 	// BusinessUnits is what any caller may see at most; the X-Automation-Business-Units
 	// header narrows it per request. Nil (the zero Scope) means all business units, so set
 	// it deliberately in multi-tenant deployments.
-	BusinessUnits *Scope
+	BusinessUnits *automation.Scope
 	// Idempotency stores Idempotency-Key records; nil disables the header (it is then
 	// rejected with 400 rather than silently ignored).
 	Idempotency store.IdempotencyStore
@@ -137,12 +137,12 @@ func (a *API) authenticate(r *http.Request) error {
 }
 
 func (a *API) caller(r *http.Request) Caller {
-	scope := AllBusinessUnits()
+	scope := automation.AllBusinessUnits()
 	if a.o.BusinessUnits != nil {
 		scope = *a.o.BusinessUnits
 	}
 	if vals := r.Header.Values(HeaderBusinessUnits); len(vals) > 0 {
-		scope = scope.Intersect(ParseScope(strings.Join(vals, ",")))
+		scope = scope.Intersect(automation.ParseScope(strings.Join(vals, ",")))
 	}
 	op := operatorName(r.Header.Get(headerPrincipalName))
 	if op == "" {

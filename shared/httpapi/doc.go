@@ -16,6 +16,7 @@
 //     automation.CodeIdempotencyMismatch    422  Idempotency-Key reused with another body
 //     CodeContentTooLarge                   413  body over Options.MaxBodyBytes (announced or chunked)
 //     automation.CodePreconditionRequired   428  update without If-Match
+//     automation.RetryAfter(d, …), no code  503  with Retry-After: d in whole seconds
 //     anything else                         500  no detail leaves the process; it is logged
 //
 //   - Strict JSON bodies (DecodeJSON: unknown fields, members named twice, bytes that are

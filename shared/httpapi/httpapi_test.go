@@ -40,15 +40,51 @@ func TestStatusAndProblemOfEveryCode(t *testing.T) {
 		{automation.Errorf(automation.CodeIdempotencyMismatch, "x"), 422, "IdempotencyKeyReused"},
 		{automation.Errorf(automation.CodePreconditionRequired, "x"), 428, "PreconditionRequired"},
 		{errors.New("dial tcp 10.0.0.5:1433: secret host"), 500, "Internal"},
+		// Intents (automation.Intent) without a code: only "retry after" has a status.
+		{automation.RetryAfter(time.Second, errors.New("secret busy")), 503, "Internal"},
+		{fmt.Errorf("w: %w", automation.RetryAfter(time.Second, errors.New("secret busy"))), 503, "Internal"},
+		{automation.Permanent(errors.New("secret gone")), 500, "Internal"},
+		{automation.Unknown(errors.New("secret timeout")), 500, "Internal"},
+		// A code wins over an intent.
+		{automation.RetryAfter(time.Second, automation.Errorf(automation.CodeConflict, "x")), 409, "Conflict"},
+		{automation.Permanent(automation.Invalid("f", "bad")), 422, "InvalidInput"},
+		{automation.Unknown(store.ErrNotFound), 404, "NotFound"},
 	}
 	for _, c := range cases {
 		p := httpapi.ProblemOf(c.err)
 		if p.Status != c.status || p.Code != c.code || p.Type != httpapi.ProblemTypeBase+c.code || p.Title == "" {
 			t.Errorf("ProblemOf(%v) = %+v, want %d %s", c.err, p, c.status, c.code)
 		}
-		if c.status == 500 && strings.Contains(p.Detail, "secret") {
+		if c.status >= 500 && strings.Contains(p.Detail, "secret") {
 			t.Errorf("500 leaks the internal error: %q", p.Detail)
 		}
+	}
+}
+
+// The store's sentinels are automation.Errors with codes, but their answer keeps its fixed
+// detail (the store's own text never reaches a client); RetryAfter answers Retry-After.
+func TestStoreSentinelsAndRetryAfterAnswers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err    error
+		code   automation.ErrorCode
+		detail string
+	}{
+		{store.ErrNotFound, automation.CodeNotFound, "not found"},
+		{fmt.Errorf("x: %w", store.ErrLeaseLost), automation.CodeLeaseLost, "the resource changed since it was read; read it again"},
+		{store.ErrConflict, automation.CodeConflict, "the request conflicts with the current state of the resource; read it again"},
+	} {
+		if got := automation.CodeOf(c.err); got != c.code {
+			t.Errorf("CodeOf(%v) = %s, want %s", c.err, got, c.code)
+		}
+		if p := httpapi.ProblemOf(c.err); p.Detail != c.detail {
+			t.Errorf("ProblemOf(%v).Detail = %q, want %q", c.err, p.Detail, c.detail)
+		}
+	}
+	rr := httptest.NewRecorder()
+	httpapi.WriteError(rr, nil, nil, automation.RetryAfter(1500*time.Millisecond, errors.New("busy")))
+	if rr.Code != 503 || rr.Header().Get("Retry-After") != "2" || strings.Contains(rr.Body.String(), "busy") {
+		t.Fatalf("%d Retry-After %q %s", rr.Code, rr.Header().Get("Retry-After"), rr.Body)
 	}
 }
 
@@ -211,21 +247,10 @@ func TestQueryIsStrict(t *testing.T) {
 	}
 }
 
-func TestScope(t *testing.T) {
+// The scope itself is tested in shared/automation (TestScope); here: without a caller
+// (a handler reached without API.Handler) the context sees nothing.
+func TestCallerFromFailsClosed(t *testing.T) {
 	t.Parallel()
-	s := httpapi.ParseScope(" bu-b, bu-a,,bu-b")
-	if s.All() || s.String() != "bu-a,bu-b" || !s.Allows("bu-a") || s.Allows("bu-c") {
-		t.Fatalf("scope = %v", s)
-	}
-	if !httpapi.ParseScope("*").All() || httpapi.ParseScope("").Allows("x") {
-		t.Fatal("* must see all; empty must see none")
-	}
-	if got := s.Intersect(httpapi.ParseScope("bu-b,bu-c")).String(); got != "bu-b" {
-		t.Fatalf("intersect = %q", got)
-	}
-	if got := httpapi.AllBusinessUnits().Intersect(s).String(); got != "bu-a,bu-b" {
-		t.Fatalf("all ∩ s = %q", got)
-	}
 	if httpapi.CallerFrom(context.Background()).Scope.Allows("bu-a") {
 		t.Fatal("no caller must see nothing")
 	}
@@ -251,7 +276,7 @@ func do(t *testing.T, h http.Handler, method, target, body string, headers map[s
 
 func TestAuthScopeAndOperator(t *testing.T) {
 	t.Parallel()
-	allowed := httpapi.ParseScope("bu-a,bu-b")
+	allowed := automation.ParseScope("bu-a,bu-b")
 	api := httpapi.New(httpapi.Options{Token: "s3cret", BusinessUnits: &allowed})
 	h := api.Handler(echo)
 	for _, auth := range []string{"", "Bearer wrong", "Basic s3cret", "Bearer"} {

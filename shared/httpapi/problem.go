@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -82,6 +84,11 @@ func StatusOf(err error) int {
 	case CodeContentTooLarge:
 		return http.StatusRequestEntityTooLarge
 	}
+	// No code: the intent decides (automation.Intent). Only "retry after" has an answer of
+	// its own; give-up and outcome-unknown errors without a code are internal errors.
+	if automation.IntentOf(err) == automation.IntentRetryAfter {
+		return http.StatusServiceUnavailable
+	}
 	return http.StatusInternalServerError
 }
 
@@ -108,11 +115,15 @@ func ProblemOf(err error) Problem {
 		p.Detail = "the request failed; it was logged"
 		return p
 	}
+	if status == http.StatusServiceUnavailable {
+		p.Title, p.Detail = http.StatusText(status), "temporarily unavailable; retry later (Retry-After)"
+		return p
+	}
 	// The detail is what an automation.Error says to the client (its Field and Message),
 	// never the text of what it wraps or of what wraps it: below it are store errors naming
 	// the dialect, statements, hosts and files.
 	var e *automation.Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) || error(e) == store.ErrNotFound || error(e) == store.ErrLeaseLost || error(e) == store.ErrConflict {
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			p.Detail = "not found"
@@ -166,6 +177,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			attrs = append(attrs, "method", r.Method, "path", r.URL.Path)
 		}
 		log.Error("http request failed", attrs...)
+	}
+	if d, ok := automation.RetryAfterOf(err); ok && p.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
 	}
 	WriteProblem(w, p)
 }

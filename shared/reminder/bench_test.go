@@ -52,7 +52,7 @@ func BenchmarkSendTimePropagation(b *testing.B) {
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		js := strings.Replace(settingJSON("bu-syd", "[30, 7, 0]", "09:00", false), `"09:00"`, `"`+times[i%2]+`"`, 1)
-		res, err := admin.UpdateSetting(ctx, reminder.Scope{All: true}, settingGuid, []byte(js), version)
+		res, err := admin.UpdateSetting(ctx, automation.AllBusinessUnits(), settingGuid, []byte(js), version)
 		if err != nil || res.Propagation.Status != reminder.PropagationComplete || res.Propagation.RowsUpdatedInPlace != 3*sources {
 			b.Fatalf("%+v %v", res.Propagation, err)
 		}

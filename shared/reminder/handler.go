@@ -83,7 +83,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	set, err := ParseSetting([]byte(rec.Body))
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored setting %s is invalid: %w", rec.Guid, err))
+		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("stored setting %s is invalid: %w", rec.Guid, err))
 	}
 	if !set.Active() {
 		return deact(automation.ReasonReminderSettingInactive)
@@ -99,7 +99,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	dec := json.NewDecoder(strings.NewReader(snap.DataJSON))
 	dec.UseNumber()
 	if err := dec.Decode(&data); err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored snapshot of %s/%s is not JSON: %w", snap.EntityType, snap.EntityGuid, err))
+		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("stored snapshot of %s/%s is not JSON: %w", snap.EntityType, snap.EntityGuid, err))
 	}
 	// From here on, outcomes name the event that last shaped the source (logged with them).
 	deact = func(r automation.ReasonCode) (scheduler.Outcome, error) {
@@ -118,7 +118,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	loc, err := localtime.LoadZone(bu.TimeZoneID)
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(err)
+		return scheduler.Outcome{}, automation.Permanent(err)
 	}
 	z := Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
 
@@ -151,7 +151,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	recipients, err := ResolveRecipients(set.Recipients, data, bu.Roles)
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(err)
+		return scheduler.Outcome{}, automation.Permanent(err)
 	}
 	if len(recipients) == 0 {
 		return scheduler.Outcome{Deactivate: ReasonNoRecipients, FollowUps: followUps, SourceEventID: snap.LastEventID}, nil
@@ -170,7 +170,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	jobs, msgs, err := delivery.Build(reqs)
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(err)
+		return scheduler.Outcome{}, automation.Permanent(err)
 	}
 	out := scheduler.Outcome{Deliveries: jobs, Outbox: msgs, FollowUps: followUps, SourceEventID: snap.LastEventID}
 	keys := make([]string, len(jobs))
@@ -189,7 +189,7 @@ func revalidateDate(set Setting, src Source, z Zone, row automation.SchedulerRow
 	}
 	ref, err := localtime.ParseDate(row.ScheduledLocalDate)
 	if err != nil {
-		return Payload{}, nil, "", scheduler.Permanent(fmt.Errorf("row local date: %w", err))
+		return Payload{}, nil, "", automation.Permanent(fmt.Errorf("row local date: %w", err))
 	}
 	if c, target, ok, err := overdueCandidate(set, src, z, now); err == nil && ok && sameOccurrenceKey(row.SchedulerKey, c.SchedulerKey) {
 		if c.InputHash != row.InputHash {
@@ -215,7 +215,7 @@ func revalidateDate(set Setting, src Source, z Zone, row automation.SchedulerRow
 	if set.Annual {
 		next, err := FollowingYear(set, src, z, *mine)
 		if err != nil {
-			return Payload{}, nil, "", scheduler.Permanent(err)
+			return Payload{}, nil, "", automation.Permanent(err)
 		}
 		followUps = []automation.Candidate{next.Candidate}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/reminder"
-	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -136,7 +135,7 @@ func TestCorruptSettingIsPermanent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.h.Execute(context.Background(), row, f.clock.Now())
-	if !scheduler.IsPermanent(err) {
+	if !automation.IsPermanent(err) {
 		t.Fatalf("err = %v, want permanent", err)
 	}
 }
@@ -156,7 +155,7 @@ func TestBadRecipientListsHoldTheRow(t *testing.T) {
 		row := claimFirst(t, f, alice)
 		snapshot(t, f, 2, false, with(alice, "staffEmail", v))
 		_, err := f.h.Execute(context.Background(), row, f.clock.Now())
-		if !scheduler.IsPermanent(err) || !strings.Contains(err.Error(), "data.staffEmail") {
+		if !automation.IsPermanent(err) || !strings.Contains(err.Error(), "data.staffEmail") {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}

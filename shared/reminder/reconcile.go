@@ -358,7 +358,7 @@ type ReconcileConfig struct {
 	// DueDays is the due window of a first source pass: today..today+DueDays (default 14).
 	DueDays int
 	// BusinessUnits is the allowlist of source sweeps (nil: every business unit).
-	BusinessUnits *store.UnitScope
+	BusinessUnits *automation.Scope
 	// Listers are the source listers by source type; a type without one uses SnapshotLister.
 	Listers map[string]SourceLister
 	// IdempotencyRetention: Idempotency-Key records older than this are purged (default 7
@@ -636,7 +636,7 @@ func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now 
 			}
 			prev := after
 			after = p
-			if cfg.BusinessUnits != nil && !allows(*cfg.BusinessUnits, p.BusinessUnitID) {
+			if cfg.BusinessUnits != nil && !cfg.BusinessUnits.Allows(p.BusinessUnitID) {
 				continue
 			}
 			run, err := r.sourceSweep(ctx, cfg, p, now, cfg.MaxBatches-res.Batches)

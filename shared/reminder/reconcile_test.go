@@ -319,7 +319,8 @@ func TestReconciliationAllowlist(t *testing.T) {
 		Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	rec := &reminder.Reconciler{Service: f.svc, Config: reminder.ReconcileConfig{BusinessUnits: &store.UnitScope{Units: []string{"bu-nyc"}}}}
+	nyc := automation.BusinessUnits("bu-nyc")
+	rec := &reminder.Reconciler{Service: f.svc, Config: reminder.ReconcileConfig{BusinessUnits: &nyc}}
 	if r, err := rec.RunOnce(ctx); err != nil || r.SourceSweeps != 0 {
 		t.Fatalf("%+v %v", r, err)
 	}

@@ -45,11 +45,6 @@ type Admin struct {
 	Log       *slog.Logger
 }
 
-// Scope restricts what a caller sees: every business unit, or exactly Units.
-type Scope = store.UnitScope
-
-func allows(sc Scope, id string) bool { return sc.All || slices.Contains(sc.Units, id) }
-
 func notFound(what, id string) error {
 	return &automation.Error{Code: automation.CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
 }
@@ -132,12 +127,12 @@ func (in BusinessUnitInput) record(now time.Time) (store.BusinessUnitRecord, err
 // CreateBusinessUnit validates and stores a new business unit. Errors: Invalid (422) with
 // field errors, ErrNotFound when the id is outside the caller's scope, ErrConflict when it
 // exists.
-func (a *Admin) CreateBusinessUnit(ctx context.Context, sc Scope, in BusinessUnitInput) (store.BusinessUnitRecord, error) {
+func (a *Admin) CreateBusinessUnit(ctx context.Context, sc automation.Scope, in BusinessUnitInput) (store.BusinessUnitRecord, error) {
 	rec, err := in.record(a.Clock.Now())
 	if err != nil {
 		return rec, err
 	}
-	if !allows(sc, rec.ID) {
+	if !sc.Allows(rec.ID) {
 		return rec, notFound("business unit", rec.ID)
 	}
 	if err := a.Store.BusinessUnitInsert(ctx, rec); err != nil {
@@ -152,8 +147,8 @@ func (a *Admin) CreateBusinessUnit(ctx context.Context, sc Scope, in BusinessUni
 }
 
 // GetBusinessUnit returns a business unit in the caller's scope, or ErrNotFound.
-func (a *Admin) GetBusinessUnit(ctx context.Context, sc Scope, id string) (store.BusinessUnitRecord, error) {
-	if !allows(sc, id) {
+func (a *Admin) GetBusinessUnit(ctx context.Context, sc automation.Scope, id string) (store.BusinessUnitRecord, error) {
+	if !sc.Allows(id) {
 		return store.BusinessUnitRecord{}, notFound("business unit", id)
 	}
 	rec, err := a.Store.BusinessUnitGetRecord(ctx, id)
@@ -164,14 +159,14 @@ func (a *Admin) GetBusinessUnit(ctx context.Context, sc Scope, id string) (store
 }
 
 // ListBusinessUnits pages business units in the caller's scope by id.
-func (a *Admin) ListBusinessUnits(ctx context.Context, sc Scope, afterID string, limit int) ([]store.BusinessUnitRecord, error) {
+func (a *Admin) ListBusinessUnits(ctx context.Context, sc automation.Scope, afterID string, limit int) ([]store.BusinessUnitRecord, error) {
 	return a.Store.BusinessUnitList(ctx, store.BusinessUnitListParams{Scope: sc, AfterID: afterID, Limit: limit})
 }
 
 // UpdateBusinessUnit replaces a business unit when its Version is ifMatch (CodePreconditionFailed
 // otherwise). A changed time zone re-times the pending rows of every setting of the unit in
 // place (same keys, ScheduledOn recomputed from the local intent in the new zone).
-func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in BusinessUnitInput, ifMatch int64) (store.BusinessUnitRecord, Propagation, error) {
+func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc automation.Scope, id string, in BusinessUnitInput, ifMatch int64) (store.BusinessUnitRecord, Propagation, error) {
 	var prop Propagation
 	cur, err := a.GetBusinessUnit(ctx, sc, id)
 	if err != nil {
@@ -245,7 +240,7 @@ func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc Scope, id string, in 
 func (a *Admin) eachActiveSetting(ctx context.Context, id string, fn func(guid string) error) error {
 	active := true
 	for after := ""; ; {
-		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: Scope{All: true}, BusinessUnitID: id,
+		sets, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: automation.AllBusinessUnits(), BusinessUnitID: id,
 			Active: &active, AfterGuid: after, Limit: a.batch()})
 		if err != nil {
 			return err
@@ -367,10 +362,10 @@ type SettingResult struct {
 	Propagation *Propagation
 }
 
-func (a *Admin) load(ctx context.Context, sc Scope, guid string) (Setting, store.ReminderSettingRecord, error) {
+func (a *Admin) load(ctx context.Context, sc automation.Scope, guid string) (Setting, store.ReminderSettingRecord, error) {
 	g := strings.ToLower(guid)
 	rec, err := a.Store.ReminderSettingGet(ctx, g)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !allows(sc, rec.BusinessUnitID)) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !sc.Allows(rec.BusinessUnitID)) {
 		return Setting{}, rec, notFound("reminder setting", guid)
 	}
 	if err != nil {
@@ -384,7 +379,7 @@ func (a *Admin) load(ctx context.Context, sc Scope, guid string) (Setting, store
 }
 
 // GetSetting returns a setting in the caller's scope, or ErrNotFound.
-func (a *Admin) GetSetting(ctx context.Context, sc Scope, guid string) (SettingResult, error) {
+func (a *Admin) GetSetting(ctx context.Context, sc automation.Scope, guid string) (SettingResult, error) {
 	set, rec, err := a.load(ctx, sc, guid)
 	return SettingResult{Setting: set, Version: rec.Version, UpdatedOn: rec.UpdatedOn}, err
 }
@@ -397,7 +392,7 @@ type SettingFilter struct {
 }
 
 // ListSettings pages settings in the caller's scope by guid.
-func (a *Admin) ListSettings(ctx context.Context, sc Scope, f SettingFilter, afterGuid string, limit int) ([]SettingResult, error) {
+func (a *Admin) ListSettings(ctx context.Context, sc automation.Scope, f SettingFilter, afterGuid string, limit int) ([]SettingResult, error) {
 	recs, err := a.Store.ReminderSettingList(ctx, store.ReminderSettingListParams{Scope: sc, BusinessUnitID: f.BusinessUnitID,
 		SourceType: f.SourceType, Active: f.Active, AfterGuid: strings.ToLower(afterGuid), Limit: limit})
 	if err != nil {
@@ -420,12 +415,12 @@ func (a *Admin) ListSettings(ctx context.Context, sc Scope, f SettingFilter, aft
 // error when its propagation cannot be requested (nothing stored). A new active setting is
 // applied at once to the sources the pipeline already knows (a bounded sweep, finished by
 // Reconciliation when large); later events schedule the rest.
-func (a *Admin) CreateSetting(ctx context.Context, sc Scope, raw []byte) (SettingResult, error) {
+func (a *Admin) CreateSetting(ctx context.Context, sc automation.Scope, raw []byte) (SettingResult, error) {
 	set, err := DecodeSetting(raw, a.Channels)
 	if err != nil {
 		return SettingResult{}, err
 	}
-	if !allows(sc, set.BusinessUnitID) {
+	if !sc.Allows(set.BusinessUnitID) {
 		return SettingResult{}, notFound("business unit", set.BusinessUnitID)
 	}
 	if _, err := a.Store.BusinessUnitGet(ctx, set.BusinessUnitID); errors.Is(err, store.ErrNotFound) {
@@ -489,7 +484,7 @@ func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 // the settings-change rules (docs/architecture.md#settings-changes) to its rows. businessUnitId, sourceType and triggerType
 // cannot change (create a new setting and deactivate this one). Errors: as CreateSetting, plus
 // CodePreconditionFailed for a stale ifMatch (nothing changed).
-func (a *Admin) UpdateSetting(ctx context.Context, sc Scope, guid string, raw []byte, ifMatch int64) (SettingResult, error) {
+func (a *Admin) UpdateSetting(ctx context.Context, sc automation.Scope, guid string, raw []byte, ifMatch int64) (SettingResult, error) {
 	old, rec, err := a.load(ctx, sc, guid)
 	if err != nil {
 		return SettingResult{}, err
@@ -527,7 +522,7 @@ func (a *Admin) UpdateSetting(ctx context.Context, sc Scope, guid string, raw []
 // DeactivateSetting sets isActive to false when the Version is ifMatch and deactivates the
 // setting's Pending/Failed rows (ReminderSettingInactive); completed rows stay for history.
 // An inactive setting is returned unchanged (idempotent).
-func (a *Admin) DeactivateSetting(ctx context.Context, sc Scope, guid string, ifMatch int64) (SettingResult, error) {
+func (a *Admin) DeactivateSetting(ctx context.Context, sc automation.Scope, guid string, ifMatch int64) (SettingResult, error) {
 	old, rec, err := a.load(ctx, sc, guid)
 	if err != nil {
 		return SettingResult{}, err

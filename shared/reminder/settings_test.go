@@ -18,7 +18,7 @@ func (f *fixture) admin() *reminder.Admin {
 	return &reminder.Admin{Store: f.st, Clock: f.clock, Service: f.svc, Channels: map[string]bool{"log": true, "email": true}}
 }
 
-var all = reminder.Scope{All: true}
+var all = automation.AllBusinessUnits()
 
 // rowsByKey returns the rows of e-1 by "localDate localTime", with status and reason.
 func (f *fixture) rowMap(t *testing.T) map[string]automation.SchedulerRow {
@@ -206,7 +206,7 @@ func TestAdminRejectsAndChangesNothing(t *testing.T) {
 			return err
 		}, automation.CodeMalformed},
 		{"out of scope", func() error {
-			_, err := a.UpdateSetting(ctx, reminder.Scope{Units: []string{"bu-nyc"}}, settingGuid, []byte(base), 1)
+			_, err := a.UpdateSetting(ctx, automation.BusinessUnits("bu-nyc"), settingGuid, []byte(base), 1)
 			return err
 		}, automation.CodeNotFound},
 		{"unknown setting", func() error {

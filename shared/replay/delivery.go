@@ -186,7 +186,7 @@ func (c faultyLog) Send(ctx context.Context, m delivery.Message) (string, error)
 		if _, err := c.LogChannel.Send(ctx, m); err != nil {
 			return "", err
 		}
-		return "", delivery.Unknown(errSimulatedTimeout)
+		return "", automation.Unknown(errSimulatedTimeout)
 	}
 	return c.LogChannel.Send(ctx, m)
 }

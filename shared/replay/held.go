@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -21,7 +22,7 @@ type HeldLine struct {
 // first. Held rows are few by nature; the look-up is bounded to one batch per tick.
 func (r *runner) reportHeld(ctx context.Context, at string) error {
 	on := true
-	rows, err := r.e.Store.SupportSchedulerFind(ctx, store.SupportFindParams{OnHold: &on, Limit: store.MaxBatch})
+	rows, err := r.e.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Scope: automation.AllBusinessUnits(), OnHold: &on, Limit: store.MaxBatch})
 	if err != nil {
 		return err
 	}

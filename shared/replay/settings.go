@@ -100,7 +100,7 @@ func parseSettingInput(i int, upsert, deactivate json.RawMessage, buIDs map[stri
 // settingInput applies a settings-change input through the management service.
 func (r *runner) settingInput(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
-	all := reminder.Scope{All: true}
+	all := automation.AllBusinessUnits()
 	var (
 		res  reminder.SettingResult
 		guid string

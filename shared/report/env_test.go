@@ -177,14 +177,14 @@ func weekly() report.Input {
 
 func (e *env) setMode(t *testing.T, guid string, m report.Mode) {
 	t.Helper()
-	if _, err := e.svc.SetRollout(context.Background(), report.AllScope{}, store.RolloutSubscription, guid, m, "test"); err != nil {
+	if _, err := e.svc.SetRollout(context.Background(), automation.AllBusinessUnits(), store.RolloutSubscription, guid, m, "test"); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (e *env) create(t *testing.T, guid string, in report.Input) report.View {
 	t.Helper()
-	v, err := e.svc.Create(context.Background(), report.AllScope{}, guid, in)
+	v, err := e.svc.Create(context.Background(), automation.AllBusinessUnits(), guid, in)
 	if err != nil {
 		t.Fatal(err)
 	}

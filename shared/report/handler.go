@@ -59,7 +59,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	run, err := st.ReportRunGetByKey(ctx, row.SchedulerKey)
 	if errors.Is(err, store.ErrNotFound) {
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("report run %s is not registered", row.SchedulerKey))
+		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("report run %s is not registered", row.SchedulerKey))
 	}
 	if err != nil {
 		return scheduler.Outcome{}, err
@@ -73,7 +73,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	sub, err := fromRecord(rec)
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(err)
+		return scheduler.Outcome{}, automation.Permanent(err)
 	}
 	switch sub.Status {
 	case store.ReportSubscriptionDeleted:
@@ -87,7 +87,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	sched, err := Compile(sub.Recurrence, bu.TimeZoneID)
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored subscription %s: %w", sub.Guid, err))
+		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("stored subscription %s: %w", sub.Guid, err))
 	}
 
 	var follow []automation.Candidate
@@ -110,7 +110,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		t, terr := localtime.ParseTimeOfDay(row.ScheduledLocalTime)
 		contained := derr == nil && terr == nil && row.TimeZoneID == bu.TimeZoneID && sched.Contains(d, t)
 		if err := sched.Err(); err != nil {
-			return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("stored subscription %s: %w", sub.Guid, err))
+			return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("stored subscription %s: %w", sub.Guid, err))
 		}
 		if !contained {
 			return deact(automation.ReasonSuperseded, follow)
@@ -121,7 +121,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if run.OwnershipKey != run.SchedulerKey {
 		orig, err := st.ReportRunGetByKey(ctx, run.OwnershipKey)
 		if err != nil {
-			return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("retried run %s: %w", run.OwnershipKey, err))
+			return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("retried run %s: %w", run.OwnershipKey, err))
 		}
 		ownKind = orig.RunKind
 	}
@@ -143,21 +143,21 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		s.c.Log.WarnContext(ctx, "report run ownership conflict: put on support hold", "schedulerKey", row.SchedulerKey,
 			"ownershipKey", run.OwnershipKey, "owner", string(own.OwnerType), "ownershipStatus", string(own.Status), "businessUnitId", row.BusinessUnitID,
 			"step", "execute", "errorCode", string(ReasonOwnershipConflict))
-		return scheduler.Outcome{}, scheduler.PermanentReason(ReasonOwnershipConflict,
+		return scheduler.Outcome{}, automation.PermanentReason(ReasonOwnershipConflict,
 			fmt.Errorf("%w (%s %s, owner version %d)", ErrOwnershipConflict, run.OwnershipKey, own.Status, own.OwnerVersion))
 	}
 	if own.Status == store.OwnershipDeliveryCreated {
 		// A retry of a run whose delivery was recorded: the same requests, nothing rendered.
 		c, err := decodeCoordinates(own.CoordinatesJSON)
 		if err != nil {
-			return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("coordinates of %s: %w", run.OwnershipKey, err))
+			return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("coordinates of %s: %w", run.OwnershipKey, err))
 		}
 		return complete(c, follow)
 	}
 
 	rend, ok := s.c.Renderers.Lookup(sub.ReportType)
 	if !ok {
-		return scheduler.Outcome{}, scheduler.Permanent(fmt.Errorf("unknown report type %q", sub.ReportType))
+		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("unknown report type %q", sub.ReportType))
 	}
 	file, err := rend.Render(ctx, RenderRequest{SubscriptionGuid: sub.Guid, SubscriptionName: sub.Name, BusinessUnitID: sub.BusinessUnitID,
 		ReportType: sub.ReportType, Format: sub.Format, Parameters: sub.Parameters, SchedulerKey: row.SchedulerKey,
@@ -187,7 +187,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	}
 	c, err := buildDeliveries(run.OwnershipKey, sub.BusinessUnitID, sub.Template, sub.Channels, sub.Recipients, p, att)
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(err)
+		return scheduler.Outcome{}, automation.Permanent(err)
 	}
 	raw, err := json.Marshal(c)
 	if err != nil {
@@ -206,7 +206,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 func complete(c Coordinates, follow []automation.Candidate) (scheduler.Outcome, error) {
 	jobs, msgs, err := c.rows()
 	if err != nil {
-		return scheduler.Outcome{}, scheduler.Permanent(err)
+		return scheduler.Outcome{}, automation.Permanent(err)
 	}
 	summary, _ := json.Marshal(map[string]any{"runKeyHash": c.RunKeyHash, "blobName": c.File.BlobName, "deliveryKeys": c.DeliveryKeys, "queue": c.Queue})
 	return scheduler.Outcome{Deliveries: jobs, Outbox: msgs, FollowUps: follow, DispatchResultJSON: string(summary)}, nil

@@ -15,7 +15,6 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/report"
-	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -28,30 +27,30 @@ func TestSupportRetryIsRefusedWhenTheRolloutLeavesTheRunToTheOldScheduler(t *tes
 	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
 	v := e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeCutover)
-	perm := scheduler.Permanent(errors.New("bad parameters"))
+	perm := automation.Permanent(errors.New("bad parameters"))
 	e.render.fail.Store(&perm)
 	e.runUntil(t, utc("2027-03-21T21:00:00Z"))
-	if f, _, _ := e.svc.FailedRuns(ctx, report.AllScope{}, "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {
+	if f, _, _ := e.svc.FailedRuns(ctx, automation.AllBusinessUnits(), "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {
 		t.Fatalf("failed queue = %+v", f)
 	}
 	e.render.fail.Store(nil)
-	if _, _, err := e.svc.RemoveRollout(ctx, report.AllScope{}, store.RolloutSubscription, subGuid, "ops"); err != nil {
+	if _, _, err := e.svc.RemoveRollout(ctx, automation.AllBusinessUnits(), store.RolloutSubscription, subGuid, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	runs, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 50)
+	runs, _, _ := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 50)
 	const rg = "0c1d2e3f-4a5b-4c6d-8e9f-a0b1c2d3e4f5"
-	if r, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); automation.CodeOf(err) != automation.CodeConflict {
+	if r, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("retry in Shadow mode = %+v %v, want a conflict", r, err)
 	}
-	if f, _, _ := e.svc.FailedRuns(ctx, report.AllScope{}, "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {
+	if f, _, _ := e.svc.FailedRuns(ctx, automation.AllBusinessUnits(), "", 0, 10); len(f) != 1 || f[0].RunKeyHash != v.NextRun.RunKeyHash {
 		t.Fatalf("the refused retry changed the failed queue: %+v", f)
 	}
-	if after, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 50); len(after) != len(runs) {
+	if after, _, _ := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 50); len(after) != len(runs) {
 		t.Fatalf("the refused retry registered a run: %d → %d", len(runs), len(after))
 	}
 	// Back in the allowlist, the same retry runs and delivers.
 	e.setMode(t, subGuid, report.ModeScheduledAllowlist)
-	if _, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); err != nil {
+	if _, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); err != nil {
 		t.Fatal(err)
 	}
 	e.tick(t)
@@ -75,7 +74,7 @@ func TestActivityCSVNeutralisesFormulas(t *testing.T) {
 	if len(sent) != 4 {
 		t.Fatalf("sent %d", len(sent))
 	}
-	_, data, err := e.svc.File(ctx, report.AllScope{}, payloadOf(t, sent[3]).RunKeyHash)
+	_, data, err := e.svc.File(ctx, automation.AllBusinessUnits(), payloadOf(t, sent[3]).RunKeyHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,18 +124,18 @@ func TestRecipientsMustSuitEveryChannel(t *testing.T) {
 		if name == "attachment on webhook" {
 			in.Delivery = report.DeliverAttachment
 		}
-		_, err := svc.Create(ctx, report.AllScope{}, subGuid, in)
+		_, err := svc.Create(ctx, automation.AllBusinessUnits(), subGuid, in)
 		var ae *automation.Error
 		if !asErr(err, &ae) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
 	}
-	if _, err := svc.Get(ctx, report.AllScope{}, subGuid); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := svc.Get(ctx, automation.AllBusinessUnits(), subGuid); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("a refused subscription was stored: %v", err)
 	}
 	in := weekly()
 	in.Channels, in.Recipients = []string{"email"}, []string{"ops@example.test", "lead@example.test"}
-	if _, err := svc.Create(ctx, report.AllScope{}, subGuid, in); err != nil {
+	if _, err := svc.Create(ctx, automation.AllBusinessUnits(), subGuid, in); err != nil {
 		t.Fatalf("valid e-mail recipients: %v", err)
 	}
 }
@@ -172,11 +171,11 @@ func TestStaleExecutionCannotOverwriteTheRecordedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := svc.Create(ctx, report.AllScope{}, subGuid, weekly())
+	v, err := svc.Create(ctx, automation.AllBusinessUnits(), subGuid, weekly())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.SetRollout(ctx, report.AllScope{}, store.RolloutSubscription, subGuid, report.ModeCutover, "t"); err != nil {
+	if _, err := svc.SetRollout(ctx, automation.AllBusinessUnits(), store.RolloutSubscription, subGuid, report.ModeCutover, "t"); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Set(utc("2027-03-21T21:00:00Z"))
@@ -200,7 +199,7 @@ func TestStaleExecutionCannotOverwriteTheRecordedFile(t *testing.T) {
 	if err := <-stale; err == nil {
 		t.Fatal("the stale execution recorded a delivery too")
 	}
-	att, data, err := svc.File(ctx, report.AllScope{}, v.NextRun.RunKeyHash)
+	att, data, err := svc.File(ctx, automation.AllBusinessUnits(), v.NextRun.RunKeyHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +227,11 @@ func TestLongWebhookRecipientIsAccepted(t *testing.T) {
 	in := weekly()
 	in.Channels = []string{"webhook"}
 	in.Recipients = []string{"https://hooks.example.test/r?token=" + strings.Repeat("a", 1900)}
-	if _, err := svc.Create(ctx, report.AllScope{}, subGuid, in); err != nil {
+	if _, err := svc.Create(ctx, automation.AllBusinessUnits(), subGuid, in); err != nil {
 		t.Fatalf("a 1935-character webhook URL: %v", err)
 	}
 	in.Recipients = []string{"https://hooks.example.test/r?token=" + strings.Repeat("é", 1966)} // 2001 UTF-16 units
-	if _, err := svc.Create(ctx, report.AllScope{}, subGuid2, in); err == nil || !strings.Contains(err.Error(), "recipients[0]") {
+	if _, err := svc.Create(ctx, automation.AllBusinessUnits(), subGuid2, in); err == nil || !strings.Contains(err.Error(), "recipients[0]") {
 		t.Fatalf("a 2001-character recipient: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // DefaultHTTPSourceMaxBytes bounds a report fetched from an HTTP source (20 MiB).
@@ -40,7 +40,7 @@ var formatTypes = map[string]struct {
 // A 4xx answer (except 408 and 429), a redirect (never followed: it would turn the POST into
 // a GET, or send the request body to wherever Location points), a wrong media type or an
 // oversized body cannot be fixed by retrying: the run goes on support hold
-// (scheduler.Permanent). 5xx, 408, 429 and transport errors are retried with backoff.
+// (automation.Permanent). 5xx, 408, 429 and transport errors are retried with backoff.
 type HTTPSource struct {
 	URL      string
 	Client   *http.Client // default: 60 s timeout; its CheckRedirect is overridden
@@ -88,7 +88,7 @@ type httpSourceRequest struct {
 func (h *HTTPSource) Render(ctx context.Context, req RenderRequest) (File, error) {
 	ft, ok := formatTypes[req.Format]
 	if !ok {
-		return File{}, scheduler.Permanent(fmt.Errorf("HTTP report source: unsupported format %q", req.Format))
+		return File{}, automation.Permanent(fmt.Errorf("HTTP report source: unsupported format %q", req.Format))
 	}
 	body, _ := json.Marshal(httpSourceRequest{ReportType: req.ReportType, SubscriptionGuid: req.SubscriptionGuid,
 		BusinessUnitID: req.BusinessUnitID, Format: req.Format, PeriodStartUTC: req.PeriodStart.UTC().Format(time.RFC3339),
@@ -96,7 +96,7 @@ func (h *HTTPSource) Render(ctx context.Context, req RenderRequest) (File, error
 		Parameters: req.Parameters})
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
-		return File{}, scheduler.Permanent(err)
+		return File{}, automation.Permanent(err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", ft.media)
@@ -124,16 +124,16 @@ func (h *HTTPSource) Render(ctx context.Context, req RenderRequest) (File, error
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests:
 		return File{}, fmt.Errorf("HTTP report source answered %d (retried)", resp.StatusCode)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return File{}, scheduler.Permanent(fmt.Errorf("HTTP report source answered %d to %s: redirects are not followed (configure the final URL)",
+		return File{}, automation.Permanent(fmt.Errorf("HTTP report source answered %d to %s: redirects are not followed (configure the final URL)",
 			resp.StatusCode, resp.Header.Get("Location")))
 	case resp.StatusCode != http.StatusOK:
-		return File{}, scheduler.Permanent(fmt.Errorf("HTTP report source answered %d: %s", resp.StatusCode, snippet(data)))
+		return File{}, automation.Permanent(fmt.Errorf("HTTP report source answered %d: %s", resp.StatusCode, snippet(data)))
 	case int64(len(data)) > max:
-		return File{}, scheduler.Permanent(fmt.Errorf("HTTP report source: the report is larger than %d bytes", max))
+		return File{}, automation.Permanent(fmt.Errorf("HTTP report source: the report is larger than %d bytes", max))
 	}
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || !strings.EqualFold(mt, ft.media) {
-		return File{}, scheduler.Permanent(errors.New("HTTP report source: answered Content-Type " + resp.Header.Get("Content-Type") + ", want " + ft.media))
+		return File{}, automation.Permanent(errors.New("HTTP report source: answered Content-Type " + resp.Header.Get("Content-Type") + ", want " + ft.media))
 	}
 	return File{Body: data, ContentType: resp.Header.Get("Content-Type"), Extension: ft.ext}, nil
 }

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/report"
-	"github.com/automation-platform/automation/shared/scheduler"
 )
 
 // The default client followed redirects: a 302/303 turned the POST into a body-less GET
@@ -32,7 +32,7 @@ func TestHTTPSourceDoesNotFollowRedirects(t *testing.T) {
 		s, _ := report.NewHTTPSource(src.URL, "csv")
 		f, err := s.Render(ctx, sourceRequest())
 		src.Close()
-		if err == nil || !scheduler.IsPermanent(err) {
+		if err == nil || !automation.IsPermanent(err) {
 			t.Errorf("%d: file %q, err %v; want a permanent failure", code, f.Body, err)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/report"
-	"github.com/automation-platform/automation/shared/scheduler"
 )
 
 func sourceRequest() report.RenderRequest {
@@ -75,8 +75,8 @@ func TestHTTPSourceFailures(t *testing.T) {
 			src, _ := report.NewHTTPSource(srv.URL, "csv")
 			src.MaxBytes = 1024
 			_, err := src.Render(ctx, sourceRequest())
-			if err == nil || scheduler.IsPermanent(err) != tc.permanent {
-				t.Fatalf("err = %v, permanent = %v, want %v", err, scheduler.IsPermanent(err), tc.permanent)
+			if err == nil || automation.IsPermanent(err) != tc.permanent {
+				t.Fatalf("err = %v, permanent = %v, want %v", err, automation.IsPermanent(err), tc.permanent)
 			}
 		})
 	}
@@ -84,7 +84,7 @@ func TestHTTPSourceFailures(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	src, _ := report.NewHTTPSource(url, "csv")
-	if _, err := src.Render(ctx, sourceRequest()); err == nil || scheduler.IsPermanent(err) {
+	if _, err := src.Render(ctx, sourceRequest()); err == nil || automation.IsPermanent(err) {
 		t.Fatalf("a connection failure must be retried: %v", err)
 	}
 	for _, bad := range []string{"ftp://x", "/relative", "http://"} {

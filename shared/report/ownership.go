@@ -29,7 +29,7 @@ const (
 
 // oldKey checks a key the old scheduler names: a canonical scheduled or manual key of a
 // subscription visible to scope.
-func (s *Service) oldKey(ctx context.Context, scope Scope, key string) (Subscription, ParsedKey, error) {
+func (s *Service) oldKey(ctx context.Context, scope automation.Scope, key string) (Subscription, ParsedKey, error) {
 	p, err := ParseKey(key)
 	if err != nil {
 		return Subscription{}, p, err
@@ -45,7 +45,7 @@ func (s *Service) oldKey(ctx context.Context, scope Scope, key string) (Subscrip
 // delivery artifact. It keeps a run it already owns (a retry gets its ownership back
 // whatever the mode); otherwise the rollout mode decides whether it may try (cutover guards
 // it out), and then the first owner wins. Nothing is stored when refused.
-func (s *Service) OldSchedulerAcquire(ctx context.Context, scope Scope, key string) (OwnershipAnswer, error) {
+func (s *Service) OldSchedulerAcquire(ctx context.Context, scope automation.Scope, key string) (OwnershipAnswer, error) {
 	sub, p, err := s.oldKey(ctx, scope, key)
 	if err != nil {
 		return OwnershipAnswer{}, err
@@ -85,7 +85,7 @@ func (s *Service) OldSchedulerAcquire(ctx context.Context, scope Scope, key stri
 }
 
 // OldSchedulerCheck returns the ownership of a key (404 when nobody acquired it).
-func (s *Service) OldSchedulerCheck(ctx context.Context, scope Scope, key string) (OwnershipAnswer, error) {
+func (s *Service) OldSchedulerCheck(ctx context.Context, scope automation.Scope, key string) (OwnershipAnswer, error) {
 	sub, _, err := s.oldKey(ctx, scope, key)
 	if err != nil {
 		return OwnershipAnswer{}, err
@@ -114,7 +114,7 @@ type OldSchedulerFence struct {
 
 // OldSchedulerDeliveryCreated records that the old scheduler created the run's delivery
 // (final: the run can never be released or taken over). 409 when it no longer owns the run.
-func (s *Service) OldSchedulerDeliveryCreated(ctx context.Context, scope Scope, f OldSchedulerFence) (store.ReportOwnership, error) {
+func (s *Service) OldSchedulerDeliveryCreated(ctx context.Context, scope automation.Scope, f OldSchedulerFence) (store.ReportOwnership, error) {
 	if _, _, err := s.oldKey(ctx, scope, f.SchedulerKey); err != nil {
 		return store.ReportOwnership{}, err
 	}
@@ -129,7 +129,7 @@ func (s *Service) OldSchedulerDeliveryCreated(ctx context.Context, scope Scope, 
 
 // OldSchedulerRelease gives a run the old scheduler owns back before any delivery (409 once
 // a delivery was created, or when it does not own the run).
-func (s *Service) OldSchedulerRelease(ctx context.Context, scope Scope, f OldSchedulerFence) (store.ReportOwnership, error) {
+func (s *Service) OldSchedulerRelease(ctx context.Context, scope automation.Scope, f OldSchedulerFence) (store.ReportOwnership, error) {
 	if _, _, err := s.oldKey(ctx, scope, f.SchedulerKey); err != nil {
 		return store.ReportOwnership{}, err
 	}

@@ -70,7 +70,7 @@ func TestTwoPollersAndOldSchedulerNeverDeliverTwice(t *testing.T) {
 		defer wg.Done()
 		for _, k := range shuffled {
 			time.Sleep(time.Duration(rnd.IntN(4)) * time.Millisecond)
-			a, err := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, k)
+			a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k)
 			if err != nil {
 				errs <- err
 				return
@@ -81,7 +81,7 @@ func TestTwoPollersAndOldSchedulerNeverDeliverTwice(t *testing.T) {
 			mu.Lock()
 			oldSent[k]++
 			mu.Unlock()
-			if _, err := e.svc.OldSchedulerDeliveryCreated(ctx, report.AllScope{}, report.OldSchedulerFence{SchedulerKey: k,
+			if _, err := e.svc.OldSchedulerDeliveryCreated(ctx, automation.AllBusinessUnits(), report.OldSchedulerFence{SchedulerKey: k,
 				OwnerVersion: a.Ownership.OwnerVersion, Coordinates: []byte(`{"oldJob":"` + k + `"}`)}); err != nil {
 				errs <- err
 				return

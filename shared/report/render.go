@@ -32,7 +32,7 @@ type File struct {
 
 // Renderer renders one report type (docs/architecture.md#report-subscriptions: a renderer interface; the built-in
 // automation-activity CSV, and HTTP report sources for domain reports). An error is a failed
-// attempt, retried with backoff; wrap it with scheduler.Permanent when retrying cannot help.
+// attempt, retried with backoff; wrap it with automation.Permanent when retrying cannot help.
 type Renderer interface {
 	// Formats lists the formats (lower-case, e.g. "csv") the renderer produces.
 	Formats() []string

@@ -91,7 +91,7 @@ func fillFromRow(v *RunView, row automation.SchedulerRow) {
 // returns it; the run is due at once. Refused, with nothing stored, for a paused
 // subscription, one whose rollout mode leaves manual runs to the old scheduler, an unknown
 // report type, or a bad period.
-func (s *Service) RunNow(ctx context.Context, scope Scope, guid, manualRunGuid string, in RunNowInput, operator string) (RunView, error) {
+func (s *Service) RunNow(ctx context.Context, scope automation.Scope, guid, manualRunGuid string, in RunNowInput, operator string) (RunView, error) {
 	sub, err := s.load(ctx, scope, guid, false)
 	if err != nil {
 		return RunView{}, err
@@ -170,7 +170,7 @@ func (s *Service) RunNow(ctx context.Context, scope Scope, guid, manualRunGuid s
 // already delivered (use run-now for a new report), a run the old scheduler owns is its to
 // deliver, and a run whose kind the rollout mode leaves to the old scheduler is refused (409,
 // nothing changed). retryGuid is a DeterministicID of the request's Idempotency-Key.
-func (s *Service) SupportRetry(ctx context.Context, scope Scope, guid, runKeyHash, retryGuid, reason, operator string) (RunView, error) {
+func (s *Service) SupportRetry(ctx context.Context, scope automation.Scope, guid, runKeyHash, retryGuid, reason, operator string) (RunView, error) {
 	sub, err := s.load(ctx, scope, guid, false)
 	if err != nil {
 		return RunView{}, err
@@ -267,7 +267,7 @@ func (s *Service) runOf(ctx context.Context, sub Subscription, runKeyHash string
 
 // Runs returns a subscription's recent runs, newest first (deleted subscriptions included:
 // their history stays). next is the cursor for the following page (0 when none).
-func (s *Service) Runs(ctx context.Context, scope Scope, guid string, beforeID int64, limit int) ([]RunView, int64, error) {
+func (s *Service) Runs(ctx context.Context, scope automation.Scope, guid string, beforeID int64, limit int) ([]RunView, int64, error) {
 	sub, err := s.load(ctx, scope, guid, true)
 	if err != nil {
 		return nil, 0, err
@@ -293,7 +293,7 @@ func (s *Service) Runs(ctx context.Context, scope Scope, guid string, beforeID i
 
 // RunDetail returns one run with its ownership, delivery coordinates, effective rollout
 // mode and trace rows.
-func (s *Service) RunDetail(ctx context.Context, scope Scope, guid, runKeyHash string) (RunDetail, error) {
+func (s *Service) RunDetail(ctx context.Context, scope automation.Scope, guid, runKeyHash string) (RunDetail, error) {
 	sub, err := s.load(ctx, scope, guid, true)
 	if err != nil {
 		return RunDetail{}, err
@@ -338,7 +338,7 @@ func (s *Service) RunDetail(ctx context.Context, scope Scope, guid, runKeyHash s
 
 // FailedRuns pages through report runs that need support (Failed, or on hold), by row Id,
 // in the caller's business units (businessUnitID narrows). next is the cursor (0 when none).
-func (s *Service) FailedRuns(ctx context.Context, scope Scope, businessUnitID string, afterID int64, limit int) ([]RunView, int64, error) {
+func (s *Service) FailedRuns(ctx context.Context, scope automation.Scope, businessUnitID string, afterID int64, limit int) ([]RunView, int64, error) {
 	if businessUnitID != "" && !scope.Allows(businessUnitID) {
 		return []RunView{}, 0, nil
 	}
@@ -373,7 +373,7 @@ func (s *Service) FailedRuns(ctx context.Context, scope Scope, businessUnitID st
 
 // File returns the stored report file of a run we delivered (404 when the run is unknown,
 // outside scope, or has no file).
-func (s *Service) File(ctx context.Context, scope Scope, runKeyHash string) (Attachment, []byte, error) {
+func (s *Service) File(ctx context.Context, scope automation.Scope, runKeyHash string) (Attachment, []byte, error) {
 	if !ValidRunKeyHash(runKeyHash) {
 		return Attachment{}, nil, notFound("report run")
 	}
@@ -425,7 +425,7 @@ type ShadowComparison struct {
 
 // Shadow compares the subscription's last `limit` scheduled runs with the old scheduler's
 // reported runs (shadow mode, docs/architecture.md#rollout). Keys of due rows count as missing only once due.
-func (s *Service) Shadow(ctx context.Context, scope Scope, guid string, limit int) (ShadowComparison, error) {
+func (s *Service) Shadow(ctx context.Context, scope automation.Scope, guid string, limit int) (ShadowComparison, error) {
 	sub, err := s.load(ctx, scope, guid, true)
 	if err != nil {
 		return ShadowComparison{}, err

@@ -29,18 +29,6 @@ type Blobs interface {
 	GetBlob(ctx context.Context, name string) ([]byte, error)
 }
 
-// Scope is the set of business units a caller may see (httpapi.Scope implements it). A
-// resource of another business unit is "not found", never "forbidden".
-type Scope interface {
-	Allows(businessUnitID string) bool
-}
-
-// AllScope sees every business unit (internal callers: the handler, replay set-up).
-type AllScope struct{}
-
-// Allows implements Scope.
-func (AllScope) Allows(string) bool { return true }
-
 // DefaultMinInterval is the shortest allowed gap between two scheduled runs.
 const DefaultMinInterval = time.Hour
 
@@ -123,7 +111,7 @@ type NextRun struct {
 const LocalTimeLayout = "2006-01-02T15:04:05-07:00"
 
 // load returns a subscription visible to scope (deleted ones only when withDeleted).
-func (s *Service) load(ctx context.Context, scope Scope, guid string, withDeleted bool) (Subscription, error) {
+func (s *Service) load(ctx context.Context, scope automation.Scope, guid string, withDeleted bool) (Subscription, error) {
 	if !guidRE.MatchString(guid) {
 		return Subscription{}, notFound("report subscription")
 	}
@@ -138,7 +126,7 @@ func (s *Service) load(ctx context.Context, scope Scope, guid string, withDelete
 	return fromRecord(rec)
 }
 
-func (s *Service) zone(ctx context.Context, scope Scope, buID string) (store.BusinessUnit, error) {
+func (s *Service) zone(ctx context.Context, scope automation.Scope, buID string) (store.BusinessUnit, error) {
 	bu, err := s.c.Store.BusinessUnitGet(ctx, buID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !scope.Allows(buID)) {
 		return bu, automation.Invalid("businessUnitId", "unknown business unit %q", buID)
@@ -152,7 +140,7 @@ func (s *Service) rules(tz string) Rules {
 }
 
 // Get returns a subscription (404 when unknown, deleted or outside scope).
-func (s *Service) Get(ctx context.Context, scope Scope, guid string) (View, error) {
+func (s *Service) Get(ctx context.Context, scope automation.Scope, guid string) (View, error) {
 	sub, err := s.load(ctx, scope, guid, false)
 	if err != nil {
 		return View{}, err
@@ -190,7 +178,7 @@ func (s *Service) view(ctx context.Context, sub Subscription) (View, error) {
 // the request's Idempotency-Key, or a fresh one) and ensures its next scheduled run. A
 // repeat with the same guid and the same definition returns the stored subscription; with
 // another definition it is a conflict.
-func (s *Service) Create(ctx context.Context, scope Scope, guid string, in Input) (View, error) {
+func (s *Service) Create(ctx context.Context, scope automation.Scope, guid string, in Input) (View, error) {
 	if !guidRE.MatchString(guid) {
 		return View{}, automation.Invalid("guid", "must be a GUID")
 	}
@@ -237,7 +225,7 @@ func (s *Service) Create(ctx context.Context, scope Scope, guid string, in Input
 // the business unit cannot change. Pausing deactivates pending runs; resuming or changing
 // the schedule ensures the next run and deactivates pending runs of other keys. Template,
 // channels and recipients apply to every run that has not executed yet.
-func (s *Service) Put(ctx context.Context, scope Scope, guid string, in Input, ifMatch *int64) (View, bool, error) {
+func (s *Service) Put(ctx context.Context, scope automation.Scope, guid string, in Input, ifMatch *int64) (View, bool, error) {
 	cur, err := s.load(ctx, scope, guid, true)
 	if automation.CodeOf(err) == automation.CodeNotFound {
 		// Not visible: create it - unless it exists outside the caller's scope.
@@ -299,7 +287,7 @@ func (s *Service) Put(ctx context.Context, scope Scope, guid string, in Input, i
 
 // Delete tombstones the subscription (its runs keep their history) and deactivates its
 // pending runs. ifMatch (If-Match) is required.
-func (s *Service) Delete(ctx context.Context, scope Scope, guid string, ifMatch *int64) error {
+func (s *Service) Delete(ctx context.Context, scope automation.Scope, guid string, ifMatch *int64) error {
 	cur, err := s.load(ctx, scope, guid, false)
 	if err != nil {
 		return err
@@ -333,7 +321,7 @@ func (s *Service) Delete(ctx context.Context, scope Scope, guid string, ifMatch 
 
 // List pages through the subscriptions visible to scope, by Guid (businessUnitID narrows
 // it). next is the last Guid of a full page ("" when there is no more).
-func (s *Service) List(ctx context.Context, scope Scope, businessUnitID, after string, limit int) (out []View, next string, err error) {
+func (s *Service) List(ctx context.Context, scope automation.Scope, businessUnitID, after string, limit int) (out []View, next string, err error) {
 	if businessUnitID != "" && !scope.Allows(businessUnitID) {
 		return nil, "", nil
 	}
@@ -504,7 +492,7 @@ type Rollout struct {
 
 // checkRolloutScope returns the subscriptions a scope covers (one for a subscription; the
 // business unit's otherwise), 404 when the scope is unknown or outside the caller's.
-func (s *Service) checkRolloutScope(ctx context.Context, scope Scope, st store.ReportRolloutScope, id string) ([]Subscription, error) {
+func (s *Service) checkRolloutScope(ctx context.Context, scope automation.Scope, st store.ReportRolloutScope, id string) ([]Subscription, error) {
 	switch st {
 	case store.RolloutSubscription:
 		sub, err := s.load(ctx, scope, id, false)
@@ -544,7 +532,7 @@ func (s *Service) checkRolloutScope(ctx context.Context, scope Scope, st store.R
 // SetRollout sets the mode of a business unit or subscription. When the change takes runs
 // away from our scheduler, ownership of those runs that we hold but have not delivered is
 // released (Cancelled), so the old scheduler can acquire them (rollback, docs/architecture.md#rollout).
-func (s *Service) SetRollout(ctx context.Context, scope Scope, st store.ReportRolloutScope, id string, mode Mode, operator string) (Rollout, error) {
+func (s *Service) SetRollout(ctx context.Context, scope automation.Scope, st store.ReportRolloutScope, id string, mode Mode, operator string) (Rollout, error) {
 	if !mode.Valid() {
 		return Rollout{}, automation.Invalid("mode", "must be one of Shadow, RunNowAllowlist, ScheduledAllowlist, Cutover, got %q", mode)
 	}
@@ -566,7 +554,7 @@ func (s *Service) SetRollout(ctx context.Context, scope Scope, st store.ReportRo
 // RemoveRollout deletes the mode of a business unit or subscription (the rollback: the
 // subscription falls back to its business unit's mode, else Shadow) and releases the
 // ownership the new effective mode no longer allows us. removed=false when none was set.
-func (s *Service) RemoveRollout(ctx context.Context, scope Scope, st store.ReportRolloutScope, id, operator string) (released int, removed bool, err error) {
+func (s *Service) RemoveRollout(ctx context.Context, scope automation.Scope, st store.ReportRolloutScope, id, operator string) (released int, removed bool, err error) {
 	subs, err := s.checkRolloutScope(ctx, scope, st, id)
 	if err != nil {
 		return 0, false, err
@@ -613,7 +601,7 @@ func (s *Service) releaseForModes(ctx context.Context, subs []Subscription) (int
 }
 
 // ListRollouts returns the rollout modes visible to scope (at most limit).
-func (s *Service) ListRollouts(ctx context.Context, scope Scope, limit int) ([]Rollout, error) {
+func (s *Service) ListRollouts(ctx context.Context, scope automation.Scope, limit int) ([]Rollout, error) {
 	var out []Rollout
 	var afterType store.ReportRolloutScope
 	afterID := ""

@@ -10,7 +10,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/report"
-	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -50,7 +49,7 @@ func TestScheduledRunsAcrossDSTOneNextRunAtATime(t *testing.T) {
 	if last.ScheduledOn != "2027-04-04T22:00:00Z" || last.PeriodStartUTC != "2027-03-28T21:00:00Z" || last.Link != "/api/report-runs/"+last.RunKeyHash+"/file" {
 		t.Fatalf("payload = %+v", last)
 	}
-	att, data, err := e.svc.File(ctx, report.AllScope{}, last.RunKeyHash)
+	att, data, err := e.svc.File(ctx, automation.AllBusinessUnits(), last.RunKeyHash)
 	if err != nil || att.BlobName != "reports/"+last.RunKeyHash+"/"+att.SHA256[:16]+"/automation-activity-2027-04-05.csv" {
 		t.Fatalf("file %+v %v", att, err)
 	}
@@ -62,12 +61,12 @@ func TestScheduledRunsAcrossDSTOneNextRunAtATime(t *testing.T) {
 	if r := recs[1]; r[3] != "ReportSubscription" || r[4] != subGuid || r[5] != "Weekly activity" || r[6] != "2" {
 		t.Fatalf("csv row %v", r)
 	}
-	d, err := e.svc.RunDetail(ctx, report.AllScope{}, subGuid, last.RunKeyHash)
+	d, err := e.svc.RunDetail(ctx, automation.AllBusinessUnits(), subGuid, last.RunKeyHash)
 	if err != nil || d.Ownership == nil || d.Ownership.Status != store.OwnershipDeliveryCreated || d.Coordinates == nil ||
 		len(d.Coordinates.DeliveryKeys) != 2 || d.Status != automation.StatusCompleted || d.Rollout.Mode != report.ModeCutover || len(d.Trace) != 1 {
 		t.Fatalf("detail = %+v %v", d, err)
 	}
-	runs, _, err := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 10)
+	runs, _, err := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 10)
 	if err != nil || len(runs) != 4 || runs[0].Status != automation.StatusPending || runs[1].RunKeyHash != last.RunKeyHash {
 		t.Fatalf("recent runs = %+v %v", runs, err)
 	}
@@ -83,7 +82,7 @@ func TestShadowRowsNeverAcquireAndAreCompared(t *testing.T) {
 	first := "report-subscription:" + subGuid + ":scheduled:2027-03-21T21:00:00Z"
 	stray := "report-subscription:" + subGuid + ":scheduled:2027-03-23T21:00:00Z"
 	for _, k := range []string{first, stray} {
-		if a, err := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, k); err != nil || !a.Acquired {
+		if a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k); err != nil || !a.Acquired {
 			t.Fatalf("old scheduler acquire %s: %+v %v", k, a, err)
 		}
 	}
@@ -98,11 +97,11 @@ func TestShadowRowsNeverAcquireAndAreCompared(t *testing.T) {
 	if own, _ := e.st.ReportOwnershipGet(ctx, first); own.OwnerType != store.OwnerOldScheduler {
 		t.Fatalf("a shadow row acquired ownership: %+v", own)
 	}
-	cmp, err := e.svc.Shadow(ctx, report.AllScope{}, subGuid, 10)
+	cmp, err := e.svc.Shadow(ctx, automation.AllBusinessUnits(), subGuid, 10)
 	if err != nil || cmp.Matched != 1 || cmp.Missing != 1 || len(cmp.Expected) != 3 || len(cmp.Unexpected) != 1 || cmp.Unexpected[0] != stray {
 		t.Fatalf("comparison = %+v %v", cmp, err)
 	}
-	if _, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, "11111111-2222-4333-8444-555555555555", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeConflict {
+	if _, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "11111111-2222-4333-8444-555555555555", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("run-now in shadow mode: %v", err)
 	}
 }
@@ -113,13 +112,13 @@ func TestRunNowIsIdempotentAndRejectsBadRequests(t *testing.T) {
 	e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeRunNowAllowlist)
 	const mg = "8b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d"
-	a, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, mg, report.RunNowInput{Reason: "board meeting"}, "ops@example.test")
+	a, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, mg, report.RunNowInput{Reason: "board meeting"}, "ops@example.test")
 	if err != nil || a.ManualRunGuid != mg || a.Status != automation.StatusPending || a.PeriodStartUTC != utc("2027-03-21T21:00:00Z") ||
 		a.PeriodEndUTC != utc("2027-03-24T03:00:00Z") || a.RequestedBy != "ops@example.test" {
 		t.Fatalf("run-now = %+v %v", a, err)
 	}
 	e.clock.Advance(time.Second)
-	b, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, mg, report.RunNowInput{Reason: "board meeting"}, "ops@example.test")
+	b, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, mg, report.RunNowInput{Reason: "board meeting"}, "ops@example.test")
 	if err != nil || b.SchedulerKey != a.SchedulerKey || b.PeriodEndUTC != a.PeriodEndUTC {
 		t.Fatalf("retry = %+v %v", b, err)
 	}
@@ -128,7 +127,7 @@ func TestRunNowIsIdempotentAndRejectsBadRequests(t *testing.T) {
 		t.Fatalf("manual run sent %d, want 2", n)
 	}
 	e.clock.Advance(time.Minute)
-	if c, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, mg, report.RunNowInput{Reason: "board meeting"}, "ops"); err != nil || c.Status != automation.StatusCompleted {
+	if c, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, mg, report.RunNowInput{Reason: "board meeting"}, "ops"); err != nil || c.Status != automation.StatusCompleted {
 		t.Fatalf("retry after completion = %+v %v", c, err)
 	}
 	e.tick(t)
@@ -136,7 +135,7 @@ func TestRunNowIsIdempotentAndRejectsBadRequests(t *testing.T) {
 		t.Fatalf("a retried run-now sent again: %d", n)
 	}
 	before := countRows(t, e.st)
-	runsBefore, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 100)
+	runsBefore, _, _ := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 100)
 	bad := map[string]struct {
 		in   report.RunNowInput
 		code automation.ErrorCode
@@ -147,33 +146,33 @@ func TestRunNowIsIdempotentAndRejectsBadRequests(t *testing.T) {
 		"reason too big": {report.RunNowInput{Reason: strings.Repeat("x", 501)}, automation.CodeInvalidInput},
 	}
 	for name, tc := range bad {
-		if _, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", tc.in, "ops"); automation.CodeOf(err) != tc.code {
+		if _, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", tc.in, "ops"); automation.CodeOf(err) != tc.code {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	if _, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, "not-a-guid", report.RunNowInput{}, "ops"); !automation.IsInvalid(err) {
+	if _, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "not-a-guid", report.RunNowInput{}, "ops"); !automation.IsInvalid(err) {
 		t.Errorf("bad manual run guid: %v", err)
 	}
-	if _, err := e.svc.RunNow(ctx, scopeOf("bu-nyc"), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.RunNow(ctx, automation.BusinessUnits("bu-nyc"), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Errorf("out of scope: %v", err)
 	}
 	// Paused: 409.
-	v, _ := e.svc.Get(ctx, report.AllScope{}, subGuid)
+	v, _ := e.svc.Get(ctx, automation.AllBusinessUnits(), subGuid)
 	in := v.Input
 	in.Status = store.ReportSubscriptionPaused
-	if _, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, &v.Version); err != nil {
+	if _, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, &v.Version); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.RunNow(ctx, report.AllScope{}, subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeConflict {
+	if _, err := e.svc.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeConflict {
 		t.Errorf("paused: %v", err)
 	}
 	// An unknown report type (removed from this deployment): 422.
 	other, _ := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: report.NewRegistry(), Clock: e.clock})
-	if _, err := other.RunNow(ctx, report.AllScope{}, subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeConflict && !automation.IsInvalid(err) {
+	if _, err := other.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops"); automation.CodeOf(err) != automation.CodeConflict && !automation.IsInvalid(err) {
 		t.Errorf("unknown type: %v", err)
 	}
 	after := countRows(t, e.st)
-	runsAfter, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 100)
+	runsAfter, _, _ := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 100)
 	if total(after) != total(before) || len(runsAfter) != len(runsBefore) {
 		t.Fatalf("rejected run-now requests stored something: rows %v → %v, runs %d → %d", before, after, len(runsBefore), len(runsAfter))
 	}
@@ -185,12 +184,12 @@ func TestRunNowUnknownReportTypeIs422(t *testing.T) {
 	e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeCutover)
 	other, _ := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: report.NewRegistry(), Clock: e.clock})
-	_, err := other.RunNow(ctx, report.AllScope{}, subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops")
+	_, err := other.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops")
 	var ae *automation.Error
 	if !asErr(err, &ae) || ae.Code != automation.CodeInvalidInput || ae.Field != "reportType" {
 		t.Fatalf("err = %v", err)
 	}
-	if runs, _, _ := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 10); len(runs) != 1 {
+	if runs, _, _ := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 10); len(runs) != 1 {
 		t.Fatalf("runs = %+v", runs)
 	}
 }
@@ -204,10 +203,6 @@ func total(m map[automation.Status]int) int {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-type scopeOf string
-
-func (s scopeOf) Allows(bu string) bool { return bu == string(s) }
 
 func TestCreateRejectsBadSubscriptionsAndStoresNothing(t *testing.T) {
 	t.Parallel()
@@ -235,16 +230,16 @@ func TestCreateRejectsBadSubscriptionsAndStoresNothing(t *testing.T) {
 	for name, tc := range cases {
 		in := weekly()
 		tc.mut(&in)
-		_, err := e.svc.Create(ctx, report.AllScope{}, subGuid, in)
+		_, err := e.svc.Create(ctx, automation.AllBusinessUnits(), subGuid, in)
 		var ae *automation.Error
 		if !asErr(err, &ae) || ae.Code != automation.CodeInvalidInput || !hasField(ae, tc.field) {
 			t.Errorf("%s: err = %v, want invalid %s", name, err, tc.field)
 		}
 	}
-	if _, err := e.svc.Create(ctx, scopeOf("bu-nyc"), subGuid, weekly()); !automation.IsInvalid(err) {
+	if _, err := e.svc.Create(ctx, automation.BusinessUnits("bu-nyc"), subGuid, weekly()); !automation.IsInvalid(err) {
 		t.Errorf("a business unit outside the caller's scope must look unknown: %v", err)
 	}
-	subs, _, _ := e.svc.List(ctx, report.AllScope{}, "", "", 10)
+	subs, _, _ := e.svc.List(ctx, automation.AllBusinessUnits(), "", "", 10)
 	if len(subs) != 0 || countRows(t, e.st)[automation.StatusPending] != 0 {
 		t.Fatalf("bad input stored something: %d subscriptions, rows %v", len(subs), countRows(t, e.st))
 	}
@@ -270,18 +265,18 @@ func TestLifecyclePauseResumeUpdateDelete(t *testing.T) {
 	e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeCutover)
 	e.runUntil(t, utc("2027-03-23T00:00:00Z")) // first run completed, next pending
-	v, _ := e.svc.Get(ctx, report.AllScope{}, subGuid)
+	v, _ := e.svc.Get(ctx, automation.AllBusinessUnits(), subGuid)
 	next := v.NextRun.SchedulerKey
 	in := v.Input
 	in.Status = store.ReportSubscriptionPaused
-	if _, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, nil); automation.CodeOf(err) != automation.CodePreconditionRequired {
+	if _, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, nil); automation.CodeOf(err) != automation.CodePreconditionRequired {
 		t.Fatalf("update without If-Match: %v", err)
 	}
 	stale := v.Version - 1
-	if _, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, &stale); automation.CodeOf(err) != automation.CodePreconditionFailed {
+	if _, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, &stale); automation.CodeOf(err) != automation.CodePreconditionFailed {
 		t.Fatalf("stale If-Match: %v", err)
 	}
-	p, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, &v.Version)
+	p, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, &v.Version)
 	if err != nil || p.Status != store.ReportSubscriptionPaused || p.NextRun != nil || p.Version != v.Version+1 {
 		t.Fatalf("pause = %+v %v", p, err)
 	}
@@ -298,13 +293,13 @@ func TestLifecyclePauseResumeUpdateDelete(t *testing.T) {
 	}
 	in.Status = store.ReportSubscriptionActive
 	in.Template = "report-ready-v2"
-	r, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, &p.Version)
+	r, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, &p.Version)
 	if err != nil || r.NextRun == nil || r.NextRun.ScheduledOn != utc("2027-04-11T22:00:00Z") {
 		t.Fatalf("resume = %+v %v", r, err)
 	}
 	// Change the schedule: Tuesday instead of Monday supersedes the pending Monday run.
 	in.Recurrence.RRule = "FREQ=WEEKLY;BYDAY=TU"
-	u, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, &r.Version)
+	u, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, &r.Version)
 	if err != nil || u.NextRun.ScheduledOn != utc("2027-04-12T22:00:00Z") {
 		t.Fatalf("update = %+v %v", u, err)
 	}
@@ -320,22 +315,22 @@ func TestLifecyclePauseResumeUpdateDelete(t *testing.T) {
 		t.Fatalf("after resume: %d sent, last %+v", len(sent), sent[len(sent)-1])
 	}
 	in.BusinessUnitID = "bu-nyc"
-	if _, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, &u.Version); !automation.IsInvalid(err) {
+	if _, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, &u.Version); !automation.IsInvalid(err) {
 		t.Fatalf("moving business unit: %v", err)
 	}
-	if err := e.svc.Delete(ctx, report.AllScope{}, subGuid, &u.Version); err != nil {
+	if err := e.svc.Delete(ctx, automation.AllBusinessUnits(), subGuid, &u.Version); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.Get(ctx, report.AllScope{}, subGuid); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.Get(ctx, automation.AllBusinessUnits(), subGuid); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("get after delete: %v", err)
 	}
 	if open := e.open(t, subGuid); len(open) != 0 {
 		t.Fatalf("pending runs after delete: %v", open)
 	}
-	if runs, _, err := e.svc.Runs(ctx, report.AllScope{}, subGuid, 0, 10); err != nil || len(runs) == 0 {
+	if runs, _, err := e.svc.Runs(ctx, automation.AllBusinessUnits(), subGuid, 0, 10); err != nil || len(runs) == 0 {
 		t.Fatalf("history after delete: %v %v", runs, err)
 	}
-	if _, _, err := e.svc.Put(ctx, report.AllScope{}, subGuid, in, nil); automation.CodeOf(err) != automation.CodeConflict {
+	if _, _, err := e.svc.Put(ctx, automation.AllBusinessUnits(), subGuid, in, nil); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("put on a deleted subscription: %v", err)
 	}
 }
@@ -348,7 +343,7 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 	e := newEnv(t, utc("2027-03-20T00:00:00Z"))
 	v := e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeScheduledAllowlist)
-	a, err := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, v.NextRun.SchedulerKey)
+	a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey)
 	if err != nil || !a.Acquired || a.Ownership.OwnerVersion != 1 {
 		t.Fatalf("old acquire: %+v %v", a, err)
 	}
@@ -361,28 +356,28 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 	if open := e.open(t, subGuid); len(open) != 2 { // the held run and the next one
 		t.Fatalf("open = %v", open)
 	}
-	failed, _, err := e.svc.FailedRuns(ctx, report.AllScope{}, "", 0, 10)
+	failed, _, err := e.svc.FailedRuns(ctx, automation.AllBusinessUnits(), "", 0, 10)
 	if err != nil || len(failed) != 1 || failed[0].RunKeyHash != v.NextRun.RunKeyHash || failed[0].Kind != store.ReportRunScheduled {
 		t.Fatalf("failed queue = %+v %v", failed, err)
 	}
-	if f, _, _ := e.svc.FailedRuns(ctx, scopeOf("bu-nyc"), "", 0, 10); len(f) != 0 {
+	if f, _, _ := e.svc.FailedRuns(ctx, automation.BusinessUnits("bu-nyc"), "", 0, 10); len(f) != 0 {
 		t.Fatalf("failed queue out of scope = %+v", f)
 	}
 	const rg = "0c1d2e3f-4a5b-4c6d-8e9f-a0b1c2d3e4f5"
-	if _, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); automation.CodeOf(err) != automation.CodeConflict {
+	if _, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, v.NextRun.RunKeyHash, rg, "customer asked", "ops"); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("retry while the old scheduler owns the run: %v", err)
 	}
-	if _, err := e.svc.OldSchedulerRelease(ctx, report.AllScope{}, report.OldSchedulerFence{SchedulerKey: v.NextRun.SchedulerKey, OwnerVersion: 1}); err != nil {
+	if _, err := e.svc.OldSchedulerRelease(ctx, automation.AllBusinessUnits(), report.OldSchedulerFence{SchedulerKey: v.NextRun.SchedulerKey, OwnerVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "", "ops"); !automation.IsInvalid(err) {
+	if _, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, v.NextRun.RunKeyHash, rg, "", "ops"); !automation.IsInvalid(err) {
 		t.Fatalf("retry without a reason: %v", err)
 	}
-	r, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "old scheduler released it", "ops@example.test")
+	r, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, v.NextRun.RunKeyHash, rg, "old scheduler released it", "ops@example.test")
 	if err != nil || r.Kind != store.ReportRunSupportRetry || r.OwnershipKey != v.NextRun.SchedulerKey || r.RequestedBy != "ops@example.test" {
 		t.Fatalf("retry = %+v %v", r, err)
 	}
-	if again, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, v.NextRun.RunKeyHash, rg, "old scheduler released it", "ops@example.test"); automation.CodeOf(err) != automation.CodeConflict {
+	if again, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, v.NextRun.RunKeyHash, rg, "old scheduler released it", "ops@example.test"); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("the retried row is no longer failed: %+v %v", again, err)
 	}
 	e.tick(t)
@@ -393,7 +388,7 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 	if own.OwnerType != store.OwnerAutomationScheduler || own.OwnerVersion != 2 || own.Status != store.OwnershipDeliveryCreated {
 		t.Fatalf("ownership after the retry: %+v", own)
 	}
-	if f, _, _ := e.svc.FailedRuns(ctx, report.AllScope{}, "", 0, 10); len(f) != 0 {
+	if f, _, _ := e.svc.FailedRuns(ctx, automation.AllBusinessUnits(), "", 0, 10); len(f) != 0 {
 		t.Fatalf("failed queue after the retry = %+v", f)
 	}
 	orig, _ := e.st.SchedulerGetByKey(ctx, v.NextRun.SchedulerKey)
@@ -401,7 +396,7 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 		t.Fatalf("original row = %+v", orig)
 	}
 	// Completed runs cannot be support-retried: that would be a resend.
-	if _, err := e.svc.SupportRetry(ctx, report.AllScope{}, subGuid, r.RunKeyHash, "1c1d2e3f-4a5b-4c6d-8e9f-a0b1c2d3e4f5", "again", "ops"); automation.CodeOf(err) != automation.CodeConflict {
+	if _, err := e.svc.SupportRetry(ctx, automation.AllBusinessUnits(), subGuid, r.RunKeyHash, "1c1d2e3f-4a5b-4c6d-8e9f-a0b1c2d3e4f5", "again", "ops"); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("retry of a completed run: %v", err)
 	}
 }
@@ -415,39 +410,39 @@ func TestOldSchedulerGuardByMode(t *testing.T) {
 	sched := v.NextRun.SchedulerKey
 	manual := "report-subscription:" + subGuid + ":manual:3c9a7e52-1f0b-4d8e-a4c6-7b2e9f1d0a35"
 	later := "report-subscription:" + subGuid + ":scheduled:2027-03-28T21:00:00Z"
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, sched); !a.Acquired {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), sched); !a.Acquired {
 		t.Fatalf("shadow: %+v", a)
 	}
 	e.setMode(t, subGuid, report.ModeRunNowAllowlist)
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, manual); a.Acquired || a.Reason != report.RefusedGuardedByRollout {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), manual); a.Acquired || a.Reason != report.RefusedGuardedByRollout {
 		t.Fatalf("manual key in the run-now allowlist: %+v", a)
 	}
 	e.setMode(t, subGuid, report.ModeCutover)
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, later); a.Acquired || a.Reason != report.RefusedGuardedByRollout || a.Ownership != nil {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), later); a.Acquired || a.Reason != report.RefusedGuardedByRollout || a.Ownership != nil {
 		t.Fatalf("cutover: %+v", a)
 	}
 	if _, err := e.st.ReportOwnershipGet(ctx, later); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a refused acquire stored something: %v", err)
 	}
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, sched); !a.Acquired || a.Outcome != store.OwnershipReacquired {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), sched); !a.Acquired || a.Outcome != store.OwnershipReacquired {
 		t.Fatalf("a key the old scheduler owns stays its own: %+v", a)
 	}
-	if a, err := e.svc.OldSchedulerDeliveryCreated(ctx, report.AllScope{}, report.OldSchedulerFence{SchedulerKey: sched, OwnerVersion: 1, Coordinates: []byte(`{"jobId":"old-17"}`)}); err != nil || a.Status != store.OwnershipDeliveryCreated {
+	if a, err := e.svc.OldSchedulerDeliveryCreated(ctx, automation.AllBusinessUnits(), report.OldSchedulerFence{SchedulerKey: sched, OwnerVersion: 1, Coordinates: []byte(`{"jobId":"old-17"}`)}); err != nil || a.Status != store.OwnershipDeliveryCreated {
 		t.Fatalf("delivery created: %+v %v", a, err)
 	}
-	if _, err := e.svc.OldSchedulerRelease(ctx, report.AllScope{}, report.OldSchedulerFence{SchedulerKey: sched, OwnerVersion: 1}); automation.CodeOf(err) != automation.CodeConflict {
+	if _, err := e.svc.OldSchedulerRelease(ctx, automation.AllBusinessUnits(), report.OldSchedulerFence{SchedulerKey: sched, OwnerVersion: 1}); automation.CodeOf(err) != automation.CodeConflict {
 		t.Fatalf("release after delivery: %v", err)
 	}
 	for name, k := range map[string]string{"garbage": "nope", "upper-case guid": strings.ToUpper(sched),
 		"support retry": "report-subscription:" + subGuid + ":support-retry:3c9a7e52-1f0b-4d8e-a4c6-7b2e9f1d0a35"} {
-		if _, err := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, k); !automation.IsInvalid(err) {
+		if _, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k); !automation.IsInvalid(err) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := e.svc.OldSchedulerAcquire(ctx, scopeOf("bu-nyc"), later); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.OldSchedulerAcquire(ctx, automation.BusinessUnits("bu-nyc"), later); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Errorf("out of scope: %v", err)
 	}
-	if _, err := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, "report-subscription:"+subGuid2+":scheduled:2027-03-28T21:00:00Z"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), "report-subscription:"+subGuid2+":scheduled:2027-03-28T21:00:00Z"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Errorf("unknown subscription: %v", err)
 	}
 	// Our own run of that key: the old scheduler delivered it, so ours is held, never sent.
@@ -469,14 +464,14 @@ func TestRollbackReturnsOwnershipToTheOldScheduler(t *testing.T) {
 		RunKind: store.ReportRunScheduled, Owner: store.OwnerAutomationScheduler, Now: e.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, v.NextRun.SchedulerKey); a.Acquired || a.Reason != report.RefusedOwnedByAutomation {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey); a.Acquired || a.Reason != report.RefusedOwnedByAutomation {
 		t.Fatalf("before rollback: %+v", a)
 	}
-	released, removed, err := e.svc.RemoveRollout(ctx, report.AllScope{}, store.RolloutSubscription, subGuid, "ops")
+	released, removed, err := e.svc.RemoveRollout(ctx, automation.AllBusinessUnits(), store.RolloutSubscription, subGuid, "ops")
 	if err != nil || !removed || released != 1 {
 		t.Fatalf("rollback released %d removed %v: %v", released, removed, err)
 	}
-	a, err := e.svc.OldSchedulerAcquire(ctx, report.AllScope{}, v.NextRun.SchedulerKey)
+	a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey)
 	if err != nil || !a.Acquired || a.Outcome != store.OwnershipTakenOver || a.Ownership.OwnerVersion != 2 {
 		t.Fatalf("after rollback: %+v %v", a, err)
 	}
@@ -484,20 +479,20 @@ func TestRollbackReturnsOwnershipToTheOldScheduler(t *testing.T) {
 	if row, _ := e.st.SchedulerGetByKey(ctx, v.NextRun.SchedulerKey); row.ReasonCode != report.ReasonShadowOnly || len(e.sentMessages()) != 0 {
 		t.Fatalf("after rollback our row %+v, sent %d", row, len(e.sentMessages()))
 	}
-	if _, err := e.svc.SetRollout(ctx, report.AllScope{}, store.RolloutBusinessUnit, "bu-syd", "Everything", "ops"); !automation.IsInvalid(err) {
+	if _, err := e.svc.SetRollout(ctx, automation.AllBusinessUnits(), store.RolloutBusinessUnit, "bu-syd", "Everything", "ops"); !automation.IsInvalid(err) {
 		t.Fatalf("unknown mode: %v", err)
 	}
-	if _, err := e.svc.SetRollout(ctx, scopeOf("bu-nyc"), store.RolloutBusinessUnit, "bu-syd", report.ModeCutover, "ops"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.SetRollout(ctx, automation.BusinessUnits("bu-nyc"), store.RolloutBusinessUnit, "bu-syd", report.ModeCutover, "ops"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("out of scope: %v", err)
 	}
-	r, err := e.svc.SetRollout(ctx, report.AllScope{}, store.RolloutBusinessUnit, "bu-syd", report.ModeCutover, "ops")
+	r, err := e.svc.SetRollout(ctx, automation.AllBusinessUnits(), store.RolloutBusinessUnit, "bu-syd", report.ModeCutover, "ops")
 	if err != nil || r.Mode != report.ModeCutover {
 		t.Fatal(err)
 	}
-	if got, _ := e.svc.Get(ctx, report.AllScope{}, subGuid); got.Rollout.Mode != report.ModeCutover || got.Rollout.Source != report.SourceBusinessUnit {
+	if got, _ := e.svc.Get(ctx, automation.AllBusinessUnits(), subGuid); got.Rollout.Mode != report.ModeCutover || got.Rollout.Source != report.SourceBusinessUnit {
 		t.Fatalf("business-unit mode: %+v", got.Rollout)
 	}
-	if l, _ := e.svc.ListRollouts(ctx, scopeOf("bu-nyc"), 10); len(l) != 0 {
+	if l, _ := e.svc.ListRollouts(ctx, automation.BusinessUnits("bu-nyc"), 10); len(l) != 0 {
 		t.Fatalf("rollouts out of scope: %+v", l)
 	}
 }
@@ -556,7 +551,7 @@ func TestRenderFailuresRetryThenHold(t *testing.T) {
 	if row.Status != automation.StatusFailed || !row.IsOnSupportHold || row.RetryCount != 4 || len(e.sentMessages()) != 0 {
 		t.Fatalf("row %+v, sent %d", row, len(e.sentMessages()))
 	}
-	perm := scheduler.Permanent(errors.New("bad parameters"))
+	perm := automation.Permanent(errors.New("bad parameters"))
 	e.render.fail.Store(&perm)
 	e.runUntil(t, utc("2027-03-29T00:00:00Z"))
 	second, _ := e.st.SchedulerGetByKey(ctx, "report-subscription:"+subGuid+":scheduled:2027-03-28T21:00:00Z")

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +26,8 @@ type Outcome struct {
 
 // Handler executes claimed rows of one AutomationType at due time: it revalidates (docs/architecture.md#revalidation)
 // and says what to do. It must not write the row itself. A returned error is a failed
-// attempt (retried with backoff); wrap with Permanent to hold at once.
+// attempt (retried with backoff); wrap with automation.Permanent (or PermanentReason, to
+// name the FailureReasonCode) to hold at once.
 type Handler interface {
 	Execute(ctx context.Context, row automation.SchedulerRow, now time.Time) (Outcome, error)
 }
@@ -36,38 +36,6 @@ type Handler interface {
 // instead of going on support hold (docs/architecture.md#support-actions).
 type LongRunning interface {
 	LongRunning() bool
-}
-
-type permanentError struct {
-	err    error
-	reason automation.ReasonCode
-}
-
-func (p permanentError) Error() string { return p.err.Error() }
-func (p permanentError) Unwrap() error { return p.err }
-
-// Permanent marks err as one that retrying cannot fix: the row goes on support hold now.
-func Permanent(err error) error { return permanentError{err: err} }
-
-// PermanentReason is Permanent with the FailureReasonCode the row is held with (instead of
-// automation.ReasonPermanentError), so support can filter on the cause.
-func PermanentReason(reason automation.ReasonCode, err error) error {
-	return permanentError{err: err, reason: reason}
-}
-
-// permanentReason returns the reason given to PermanentReason, or "".
-func permanentReason(err error) automation.ReasonCode {
-	var p permanentError
-	if errors.As(err, &p) {
-		return p.reason
-	}
-	return ""
-}
-
-// IsPermanent reports whether err was marked Permanent.
-func IsPermanent(err error) bool {
-	var p permanentError
-	return errors.As(err, &p)
 }
 
 // Registry maps an AutomationType to its Handler (a registry, never one big switch).

@@ -218,10 +218,10 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution
 	ex.out, ex.err = h.Execute(ctx, row, ex.started)
 	ex.now = p.clock.Now()
 	if ex.err != nil {
-		ex.code, ex.hold = automation.ReasonHandlerError, IsPermanent(ex.err)
+		ex.code, ex.hold = automation.ReasonHandlerError, automation.IsPermanent(ex.err)
 		if ex.hold {
 			ex.code = automation.ReasonPermanentError
-			if r := permanentReason(ex.err); r != "" {
+			if r := automation.PermanentReasonOf(ex.err); r != "" {
 				ex.code = r
 			}
 		}

@@ -242,7 +242,7 @@ func TestLongRunningHandlerRetriesDaily(t *testing.T) {
 func TestPermanentErrorAndMissingHandlerHoldAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, scheduler.Config{})
-	e.h.fail = func(automation.SchedulerRow) error { return scheduler.Permanent(errors.New("template missing")) }
+	e.h.fail = func(automation.SchedulerRow) error { return automation.Permanent(errors.New("template missing")) }
 	c := e.ensure(t, 1, t0)
 	if r := e.run(t); r.Held != 1 {
 		t.Fatalf("%+v", r)
@@ -266,7 +266,7 @@ func TestPermanentReasonNamesTheHold(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, scheduler.Config{})
 	e.h.fail = func(automation.SchedulerRow) error {
-		return fmt.Errorf("wrapped: %w", scheduler.PermanentReason("OwnershipConflict", errors.New("the old scheduler owns it")))
+		return fmt.Errorf("wrapped: %w", automation.PermanentReason("OwnershipConflict", errors.New("the old scheduler owns it")))
 	}
 	c := e.ensure(t, 1, t0)
 	if r := e.run(t); r.Held != 1 {

@@ -93,9 +93,8 @@ func Register(r Registrar, api *httpapi.API, admin *reminder.Admin) {
 	}
 }
 
-func scopeOf(r *http.Request) store.UnitScope {
-	sc := httpapi.CallerFrom(r.Context()).Scope
-	return store.UnitScope{All: sc.All(), Units: sc.Units()}
+func scopeOf(r *http.Request) automation.Scope {
+	return httpapi.CallerFrom(r.Context()).Scope
 }
 
 // --- business units ------------------------------------------------------------------

@@ -371,7 +371,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"change of business unit", "PUT", "/api/reminder-settings/" + guid, strings.Replace(settingBody(""), "bu-syd", "bu-nyc", 1), []string{"If-Match", `"1"`}, 422, []string{"businessUnitId"}},
 		{"unknown setting", "GET", "/api/reminder-settings/00000000-0000-4000-8000-000000000000", "", nil, 404, nil},
 	}
-	before, _ := e.st.ReminderSettingList(context.Background(), store.ReminderSettingListParams{Scope: store.UnitScope{All: true}, Limit: 100})
+	before, _ := e.st.ReminderSettingList(context.Background(), store.ReminderSettingListParams{Scope: automation.AllBusinessUnits(), Limit: 100})
 	for _, c := range cases {
 		a := e.call(c.method, c.path, c.body, c.headers...)
 		if a.status != c.status || a.header.Get("Content-Type") != httpapi.ProblemContentType {
@@ -382,7 +382,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 			t.Errorf("%s: fields %v, want %v (%s)", c.name, got, c.fields, a.body)
 		}
 	}
-	after, _ := e.st.ReminderSettingList(context.Background(), store.ReminderSettingListParams{Scope: store.UnitScope{All: true}, Limit: 100})
+	after, _ := e.st.ReminderSettingList(context.Background(), store.ReminderSettingListParams{Scope: automation.AllBusinessUnits(), Limit: 100})
 	if len(after) != len(before) || after[0].Version != 1 {
 		t.Fatalf("bad input stored something: %d → %d settings, version %d", len(before), len(after), after[0].Version)
 	}

@@ -20,25 +20,19 @@ type BusinessUnitRecord struct {
 	UpdatedOn       time.Time // UTC
 }
 
-// UnitScope restricts a list to business units: All, or exactly Units.
-type UnitScope struct {
-	All   bool
-	Units []string
-}
-
 // BusinessUnitListParams pages business units by Id: at most Limit (1..MaxBatch) units in
-// Scope with Id > AfterID, by Id.
+// Scope with Id > AfterID, by Id. The zero Scope lists none.
 type BusinessUnitListParams struct {
-	Scope   UnitScope
+	Scope   automation.Scope
 	AfterID string
 	Limit   int
 }
 
 // ReminderSettingListParams pages reminder settings by Guid: at most Limit (1..MaxBatch)
 // settings in Scope with Guid > AfterGuid, optionally of one business unit, one source type
-// and one activity state.
+// and one activity state. The zero Scope lists none.
 type ReminderSettingListParams struct {
-	Scope          UnitScope
+	Scope          automation.Scope
 	BusinessUnitID string // "" = any
 	SourceType     string // "" = any
 	Active         *bool  // nil = any

@@ -12,22 +12,25 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/google/uuid"
 )
 
-// Sentinel errors. Implementations wrap them; test with errors.Is.
+// Sentinel errors. Implementations wrap them; test with errors.Is. Each is an
+// *automation.Error, so automation.CodeOf gives its code: one error-code vocabulary from the
+// store to the HTTP answer (shared/httpapi.StatusOf).
 var (
-	// ErrNotFound: no row with that identity.
-	ErrNotFound = errors.New("store: not found")
+	// ErrNotFound: no row with that identity (automation.CodeNotFound).
+	ErrNotFound error = &automation.Error{Code: automation.CodeNotFound, Message: "store: not found"}
 	// ErrLeaseLost: the row's Version is no longer the caller's token (it was rescued,
-	// re-claimed or changed by someone else); the caller must drop its work.
-	ErrLeaseLost = errors.New("store: lease lost (version changed)")
-	// ErrConflict: a uniqueness or state conflict (e.g. a duplicate key with other content).
-	ErrConflict = errors.New("store: conflict")
+	// re-claimed or changed by someone else); the caller must drop its work
+	// (automation.CodeLeaseLost).
+	ErrLeaseLost error = &automation.Error{Code: automation.CodeLeaseLost, Message: "store: lease lost (version changed)"}
+	// ErrConflict: a uniqueness or state conflict (e.g. a duplicate key with other content)
+	// (automation.CodeConflict).
+	ErrConflict error = &automation.Error{Code: automation.CodeConflict, Message: "store: conflict"}
 )
 
 // MaxBatch bounds every batch parameter (candidates per ensure, claim limit, list limits).

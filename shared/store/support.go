@@ -76,8 +76,8 @@ type SupportAuditRecord struct {
 }
 
 // SupportFindParams filters AutomationScheduler rows for the support API. Empty fields do
-// not filter. Units, when not nil, restricts the result to those business units (the
-// caller's scope; an empty non-nil slice matches nothing). Pages are keyset pages:
+// not filter, except Scope: only rows of business units the caller's scope sees match (the
+// zero Scope matches nothing). Pages are keyset pages:
 // newest first (Id < BeforeID), except when ByScheduledOn reports true: then in schedule
 // order after (AfterOn, AfterID).
 type SupportFindParams struct {
@@ -89,7 +89,7 @@ type SupportFindParams struct {
 	OnHold           *bool
 	ScheduledFrom    *time.Time // inclusive, UTC
 	ScheduledTo      *time.Time // exclusive, UTC
-	Units            []string
+	Scope            automation.Scope
 	// BeforeID (newest-first pages): only rows with Id < BeforeID; 0 means no bound.
 	BeforeID int64
 	// AfterOn, AfterID (schedule-order pages): only rows after (AfterOn, AfterID); the zero
@@ -107,7 +107,7 @@ func (p SupportFindParams) ByScheduledOn() bool {
 		(p.OnHold == nil || !*p.OnHold) && (p.ScheduledFrom != nil || p.ScheduledTo != nil)
 }
 
-// SupportReleaseFilter selects rows on support hold for a bulk release. Units as in
+// SupportReleaseFilter selects rows on support hold for a bulk release. Scope as in
 // SupportFindParams.
 type SupportReleaseFilter struct {
 	SourceEntityType  string
@@ -117,7 +117,7 @@ type SupportReleaseFilter struct {
 	FailureReasonCode automation.ReasonCode
 	ScheduledFrom     *time.Time
 	ScheduledTo       *time.Time
-	Units             []string
+	Scope             automation.Scope
 }
 
 // SupportReleaseBatchParams releases one paced batch: up to Limit rows on hold matching
@@ -143,12 +143,12 @@ type SupportReleaseBatchResult struct {
 }
 
 // SupportMetricsParams: Now and Since (UTC) are the instants the figures are computed at;
-// Units as in SupportFindParams (nil: all business units); every count reads at most Cap
+// Scope as in SupportFindParams; every count reads at most Cap
 // rows (1..MetricsMaxCap).
 type SupportMetricsParams struct {
 	Now   time.Time
 	Since time.Time
-	Units []string
+	Scope automation.Scope
 	Cap   int
 }
 
@@ -156,7 +156,7 @@ type SupportMetricsParams struct {
 const MetricsMaxCap = 1_000_000
 
 // SupportMetrics are the pipeline's health figures (docs/operations.md#metrics). Counts are at most
-// the Cap asked for. Outbox figures are platform-wide and only computed when Units is nil.
+// the Cap asked for. Outbox figures are platform-wide and only computed when Scope.All().
 type SupportMetrics struct {
 	PendingDue          int
 	OldestDueOn         *time.Time // ScheduledOn of the oldest row due now

@@ -59,7 +59,7 @@ func precondition(row automation.SchedulerRow, ifMatch int64) error {
 // once, a Pending one (a conflict hold) runs at its ScheduledOn. Errors: CodeInvalidInput
 // (operator or reason missing), CodeNotFound, CodePreconditionFailed (the Version moved on),
 // CodeConflict (the row is not on hold).
-func (s *Service) Release(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
+func (s *Service) Release(ctx context.Context, sc automation.Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		if !row.IsOnSupportHold {
 			return store.SupportActParams{}, conflict("the row is %s and not on support hold; nothing to release", row.Status)
@@ -77,7 +77,7 @@ func (s *Service) Release(ctx context.Context, sc Scope, req ActRequest) (ActRes
 // Errors as Release, with CodeConflict for Processing rows, for Pending rows that are simply
 // waiting for their time, and for ended rows other than reminders (a report run is retried
 // by the report API, which registers it; the answer names its route).
-func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
+func (s *Service) Retry(ctx context.Context, sc automation.Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		switch row.Status {
 		case automation.StatusFailed:
@@ -105,7 +105,7 @@ func (s *Service) Retry(ctx context.Context, sc Scope, req ActRequest) (ActResul
 // with the same input leaves it Cancelled (automation.DecideEnsure). Errors as Release, with
 // CodeConflict for Processing, Completed and already Cancelled rows, and for the pending next
 // scheduled run of a report subscription (it carries the schedule: pause the subscription).
-func (s *Service) Cancel(ctx context.Context, sc Scope, req ActRequest) (ActResult, error) {
+func (s *Service) Cancel(ctx context.Context, sc automation.Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
 		switch row.Status {
 		case automation.StatusPending, automation.StatusFailed, automation.StatusDeactivated:
@@ -175,7 +175,7 @@ func retryCandidate(row automation.SchedulerRow, now time.Time) automation.Candi
 
 // act runs one action: validate who and why, find the row in scope, check If-Match, let
 // decide say what the row's state allows, write (guarded by the Version read), trace.
-func (s *Service) act(ctx context.Context, sc Scope, req ActRequest, decide func(automation.SchedulerRow) (store.SupportActParams, error)) (ActResult, error) {
+func (s *Service) act(ctx context.Context, sc automation.Scope, req ActRequest, decide func(automation.SchedulerRow) (store.SupportActParams, error)) (ActResult, error) {
 	reason, err := checkAudit(req.Operator, req.Reason)
 	if err != nil {
 		return ActResult{}, err

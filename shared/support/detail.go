@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -77,7 +78,7 @@ type Diagnostics struct {
 // and diagnostics. Errors: CodeNotFound (unknown or outside the scope), CodeMalformed (ref is
 // neither an Id nor a Guid). A trace store failure is a note, not an error: the SQL facts
 // still answer.
-func (s *Service) Get(ctx context.Context, sc Scope, ref string) (Detail, error) {
+func (s *Service) Get(ctx context.Context, sc automation.Scope, ref string) (Detail, error) {
 	row, err := s.lookup(ctx, sc, ref)
 	if err != nil {
 		return Detail{}, err

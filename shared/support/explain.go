@@ -136,7 +136,7 @@ type RowBrief struct {
 // argument is missing; CodeNotFound when no event for the source was ever accepted (events
 // rejected as invalid are dead-lettered and have no rows) or its business unit is outside
 // the scope.
-func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid string) (Explanation, error) {
+func (s *Service) Explain(ctx context.Context, sc automation.Scope, sourceType, sourceGuid string) (Explanation, error) {
 	if strings.TrimSpace(sourceType) == "" || strings.TrimSpace(sourceGuid) == "" {
 		return Explanation{}, &automation.Error{Code: automation.CodeMalformed, Field: "sourceGuid", Message: "sourceType and sourceGuid are required"}
 	}
@@ -159,7 +159,7 @@ func (s *Service) Explain(ctx context.Context, sc Scope, sourceType, sourceGuid 
 		}
 		buID = rows[len(rows)-1].BusinessUnitID
 	}
-	if sc == nil || !sc.Allows(buID) {
+	if !sc.Allows(buID) {
 		return Explanation{}, unknown
 	}
 	now := utc(s.clock.Now())
@@ -271,7 +271,7 @@ func sourceState(src reminder.Source) string {
 
 // settingsFor returns the settings of the source's business unit and type, plus the
 // settings its visible rows name (a source that moved business units keeps old rows).
-func (s *Service) settingsFor(ctx context.Context, sc Scope, buID, sourceType string, rows []automation.SchedulerRow) ([]reminder.Setting, error) {
+func (s *Service) settingsFor(ctx context.Context, sc automation.Scope, buID, sourceType string, rows []automation.SchedulerRow) ([]reminder.Setting, error) {
 	recs, err := s.store.ReminderSettingListBySource(ctx, buID, sourceType)
 	if err != nil {
 		return nil, err

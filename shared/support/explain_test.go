@@ -50,7 +50,7 @@ func (e *env) event(t *testing.T, id string, rev int, data map[string]any) {
 
 func (e *env) explain(t *testing.T) support.Explanation {
 	t.Helper()
-	x, err := e.svc.Explain(context.Background(), allUnits{}, "PoliceVetting", expGuid)
+	x, err := e.svc.Explain(context.Background(), automation.AllBusinessUnits(), "PoliceVetting", expGuid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestExplainCases(t *testing.T) {
 			seven = r
 		}
 	}
-	if _, err := e.svc.Cancel(ctx, allUnits{}, support.ActRequest{Ref: fmt.Sprint(seven.ID), IfMatch: seven.Version, Operator: "ops.jane", Reason: "asked to stop"}); err != nil {
+	if _, err := e.svc.Cancel(ctx, automation.AllBusinessUnits(), support.ActRequest{Ref: fmt.Sprint(seven.ID), IfMatch: seven.Version, Operator: "ops.jane", Reason: "asked to stop"}); err != nil {
 		t.Fatal(err)
 	}
 	e.event(t, "evt-2", 2, map[string]any{"expiresOn": "2027-04-04", "staffEmail": "zoe.walker@example.test", "team": "night"})
@@ -186,21 +186,21 @@ func TestScopeThatSeesNothing(t *testing.T) {
 	e := newEnv(t, support.Config{})
 	e.held(t, 0, 2, "bu-a")
 	ctx := context.Background()
-	page, err := e.svc.Find(ctx, scopeOf(), support.Filter{}, nil, 0)
+	page, err := e.svc.Find(ctx, automation.BusinessUnits(), support.Filter{}, nil, 0)
 	if err != nil || len(page.Rows) != 0 {
 		t.Fatalf("find: %d rows, %v", len(page.Rows), err)
 	}
-	if _, err := e.svc.Get(ctx, scopeOf(), "1"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.Get(ctx, automation.BusinessUnits(), "1"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("get: %v", err)
 	}
-	if _, err := e.svc.Get(ctx, nil, "1"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.Get(ctx, automation.Scope{}, "1"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("get without a scope: %v", err)
 	}
-	m, err := e.svc.Metrics(ctx, scopeOf(), "")
+	m, err := e.svc.Metrics(ctx, automation.BusinessUnits(), "")
 	if err != nil || m.OnHold != 0 || m.OutboxUnsent != nil {
 		t.Fatalf("metrics: %+v %v", m, err)
 	}
-	all, _ := e.svc.Metrics(ctx, allUnits{}, "")
+	all, _ := e.svc.Metrics(ctx, automation.AllBusinessUnits(), "")
 	if all.OnHold != 2 {
 		t.Fatalf("all: %+v", all)
 	}

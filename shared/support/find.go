@@ -98,10 +98,10 @@ type Page struct {
 	Next *Position `json:"-"`
 }
 
-func (f Filter) params(sc Scope) store.SupportFindParams {
+func (f Filter) params(sc automation.Scope) store.SupportFindParams {
 	return store.SupportFindParams{SchedulerKey: f.SchedulerKey, SourceEntityType: f.SourceType, SourceEntityGuid: f.SourceGuid,
 		BusinessUnitID: f.BusinessUnitID, Status: f.Status, OnHold: f.OnHold, ScheduledFrom: f.ScheduledFrom,
-		ScheduledTo: f.ScheduledTo, Units: units(sc)}
+		ScheduledTo: f.ScheduledTo, Scope: sc}
 }
 
 // Find returns one page of rows matching f that the scope sees: newest first, or in
@@ -109,7 +109,7 @@ func (f Filter) params(sc Scope) store.SupportFindParams {
 // previous page ended (nil: the first page); limit 0 means the configured page size.
 // Errors: CodeMalformed for a bad filter or limit; CodeNotFound when f names a business unit
 // outside the scope.
-func (s *Service) Find(ctx context.Context, sc Scope, f Filter, after *Position, limit int) (Page, error) {
+func (s *Service) Find(ctx context.Context, sc automation.Scope, f Filter, after *Position, limit int) (Page, error) {
 	if err := f.Validate(); err != nil {
 		return Page{}, err
 	}
@@ -120,7 +120,7 @@ func (s *Service) Find(ctx context.Context, sc Scope, f Filter, after *Position,
 		return Page{}, &automation.Error{Code: automation.CodeMalformed, Field: "limit",
 			Message: "must be an integer from 1 to " + strconv.Itoa(s.cfg.MaxPageSize)}
 	}
-	if f.BusinessUnitID != "" && (sc == nil || !sc.Allows(f.BusinessUnitID)) {
+	if f.BusinessUnitID != "" && (!sc.Allows(f.BusinessUnitID)) {
 		return Page{}, notFound("business unit " + f.BusinessUnitID)
 	}
 	p := f.params(sc)
@@ -161,11 +161,11 @@ func (s *Service) Find(ctx context.Context, sc Scope, f Filter, after *Position,
 }
 
 // views turns rows into Row views with their audit summaries (one bounded audit query).
-func (s *Service) views(ctx context.Context, sc Scope, rows []automation.SchedulerRow) ([]Row, error) {
+func (s *Service) views(ctx context.Context, sc automation.Scope, rows []automation.SchedulerRow) ([]Row, error) {
 	out := make([]Row, 0, len(rows))
 	ids := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		if sc != nil && sc.Allows(r.BusinessUnitID) { // the query is scoped; this is belt and braces
+		if sc.Allows(r.BusinessUnitID) { // the query is scoped; this is belt and braces
 			ids = append(ids, r.ID)
 		}
 	}
@@ -180,7 +180,7 @@ func (s *Service) views(ctx context.Context, sc Scope, rows []automation.Schedul
 		}
 	}
 	for _, r := range rows {
-		if sc == nil || !sc.Allows(r.BusinessUnitID) {
+		if !sc.Allows(r.BusinessUnitID) {
 			continue
 		}
 		out = append(out, rowView(r, byRow[r.ID]))

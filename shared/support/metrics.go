@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -49,23 +50,28 @@ type Metrics struct {
 
 // Metrics computes the figures for the business units the scope sees, or for one of them
 // (businessUnitID; CodeNotFound when outside the scope).
-func (s *Service) Metrics(ctx context.Context, sc Scope, businessUnitID string) (Metrics, error) {
-	u := units(sc)
+func (s *Service) Metrics(ctx context.Context, sc automation.Scope, businessUnitID string) (Metrics, error) {
 	if businessUnitID != "" {
-		if sc == nil || !sc.Allows(businessUnitID) {
+		if !sc.Allows(businessUnitID) {
 			return Metrics{}, notFound("business unit " + businessUnitID)
 		}
-		u = []string{businessUnitID}
+		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
+			sc = automation.Scope{} // "*" or an id with spaces names no business unit
+		}
+	}
+	u := sc.Units()
+	if u == nil {
+		u = []string{}
 	}
 	now := utc(s.clock.Now())
-	m, err := s.store.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Units: u, Cap: s.cfg.MetricsCap})
+	m, err := s.store.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Scope: sc, Cap: s.cfg.MetricsCap})
 	if err != nil {
 		return Metrics{}, err
 	}
 	out := Metrics{AsOf: now, BusinessUnits: u, PendingDueNow: m.PendingDue, OldestDueOn: m.OldestDueOn,
 		Processing: m.Processing, ExpiredLeases: m.ExpiredLeases, OnHoldByReason: nonNil(m.HeldByReason), Failed: m.Failed,
 		DeactivatedByReasonLast24h: nonNil(m.DeactivatedByReason), UnknownDeliveries: m.UnknownDeliveries, Cap: s.cfg.MetricsCap}
-	if u == nil {
+	if sc.All() {
 		out.BusinessUnits = []string{"*"}
 	}
 	age := func(t *time.Time) *int64 {
@@ -82,7 +88,7 @@ func (s *Service) Metrics(ctx context.Context, sc Scope, businessUnitID string) 
 	for _, n := range out.DeactivatedByReasonLast24h {
 		out.DeactivatedLast24h += n
 	}
-	if u == nil {
+	if sc.All() {
 		n := m.OutboxUnsent
 		out.OutboxUnsent, out.OutboxOldestOn, out.OutboxOldestAgeSeconds = &n, m.OutboxOldestOn, age(m.OutboxOldestOn)
 	}
@@ -90,7 +96,7 @@ func (s *Service) Metrics(ctx context.Context, sc Scope, businessUnitID string) 
 		"pendingDueNow": m.PendingDue >= s.cfg.MetricsCap, "processing": m.Processing >= s.cfg.MetricsCap,
 		"expiredLeases": m.ExpiredLeases >= s.cfg.MetricsCap, "onHold": out.OnHold >= s.cfg.MetricsCap,
 		"failed": m.Failed >= s.cfg.MetricsCap, "deactivatedLast24h": out.DeactivatedLast24h >= s.cfg.MetricsCap,
-		"outboxUnsent": u == nil && m.OutboxUnsent >= s.cfg.MetricsCap, "unknownDeliveries": m.UnknownDeliveries >= s.cfg.MetricsCap,
+		"outboxUnsent": sc.All() && m.OutboxUnsent >= s.cfg.MetricsCap, "unknownDeliveries": m.UnknownDeliveries >= s.cfg.MetricsCap,
 	}
 	for k, v := range capped {
 		if v {

@@ -125,12 +125,12 @@ func interval(batch, ratePerMinute int) time.Duration {
 // SQL and the due-work poller picks each batch at its instant. Errors: CodeInvalidInput (no
 // filter, a rate above the configured maximum, bad sizes; nothing changes), CodeNotFound (a
 // business unit outside the scope).
-func (s *Service) ReleaseMany(ctx context.Context, sc Scope, req ReleaseRequest) (ReleaseResult, error) {
+func (s *Service) ReleaseMany(ctx context.Context, sc automation.Scope, req ReleaseRequest) (ReleaseResult, error) {
 	reason, auditErr := checkAudit(req.Operator, req.Reason)
 	if err := automation.InvalidFields(auditErr, s.validateRelease(&req)); err != nil {
 		return ReleaseResult{}, err
 	}
-	if req.Filter.BusinessUnitID != "" && (sc == nil || !sc.Allows(req.Filter.BusinessUnitID)) {
+	if req.Filter.BusinessUnitID != "" && (!sc.Allows(req.Filter.BusinessUnitID)) {
 		return ReleaseResult{}, notFound("business unit " + req.Filter.BusinessUnitID)
 	}
 	now := utc(s.clock.Now())
@@ -140,7 +140,7 @@ func (s *Service) ReleaseMany(ctx context.Context, sc Scope, req ReleaseRequest)
 	}
 	f := req.Filter
 	sf := store.SupportReleaseFilter{SourceEntityType: f.SourceType, SourceEntityGuid: f.SourceGuid, BusinessUnitID: f.BusinessUnitID,
-		Status: f.Status, FailureReasonCode: f.FailureReasonCode, ScheduledFrom: f.ScheduledFrom, ScheduledTo: f.ScheduledTo, Units: units(sc)}
+		Status: f.Status, FailureReasonCode: f.FailureReasonCode, ScheduledFrom: f.ScheduledFrom, ScheduledTo: f.ScheduledTo, Scope: sc}
 	every := interval(req.BatchSize, req.RatePerMinute)
 	res := ReleaseResult{ID: req.ID, RatePerMinute: req.RatePerMinute, BatchSize: req.BatchSize, IntervalSeconds: every.Seconds(), Rows: []ReleasedRow{}}
 	var after int64

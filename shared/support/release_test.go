@@ -71,12 +71,6 @@ func (e *env) held(t *testing.T, first, n int, bu string) {
 	}
 }
 
-type allUnits struct{}
-
-func (allUnits) All() bool          { return true }
-func (allUnits) Units() []string    { return nil }
-func (allUnits) Allows(string) bool { return true }
-
 // TestPacedReleaseRespectsItsRate releases 95 held rows at 30 rows a minute in batches of 5
 // and drives the due-work claim second by second on a simulated clock: no 60-second window
 // ever sees more than 30 rows become due (claimed), every row is claimed, and a second
@@ -87,7 +81,7 @@ func TestPacedReleaseRespectsItsRate(t *testing.T) {
 	ctx := context.Background()
 	e.held(t, 0, 95, "bu-a")
 	e.held(t, 1000, 20, "bu-b")
-	res, err := e.svc.ReleaseMany(ctx, allUnits{}, support.ReleaseRequest{Filter: support.ReleaseFilter{BusinessUnitID: "bu-a"},
+	res, err := e.svc.ReleaseMany(ctx, automation.AllBusinessUnits(), support.ReleaseRequest{Filter: support.ReleaseFilter{BusinessUnitID: "bu-a"},
 		RatePerMinute: 30, BatchSize: 5, Operator: "ops.jane", Reason: "provider outage over"})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +102,7 @@ func TestPacedReleaseRespectsItsRate(t *testing.T) {
 	var second support.ReleaseResult
 	for s := 0; s <= 400; s++ {
 		if s == 30 { // another operator releases bu-b, as fast as allowed, half a minute in
-			second, err = e.svc.ReleaseMany(ctx, allUnits{}, support.ReleaseRequest{Filter: support.ReleaseFilter{BusinessUnitID: "bu-b"},
+			second, err = e.svc.ReleaseMany(ctx, automation.AllBusinessUnits(), support.ReleaseRequest{Filter: support.ReleaseFilter{BusinessUnitID: "bu-b"},
 				RatePerMinute: 60, BatchSize: 10, Operator: "ops.sam", Reason: "same outage"})
 			if err != nil {
 				t.Fatal(err)
@@ -146,7 +140,7 @@ func TestPacedReleaseRespectsItsRate(t *testing.T) {
 		t.Fatalf("batches not on their slots: %v", perSecond)
 	}
 	// Each released row has its audit and a trace row.
-	rows, err := e.st.SupportSchedulerFind(ctx, store.SupportFindParams{BusinessUnitID: "bu-a", Limit: 1})
+	rows, err := e.st.SupportSchedulerFind(ctx, store.SupportFindParams{Scope: automation.AllBusinessUnits(), BusinessUnitID: "bu-a", Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,23 +177,23 @@ func TestReleaseRejectsBadRequests(t *testing.T) {
 	for _, c := range cases {
 		req := ok
 		c.edit(&req)
-		_, err := e.svc.ReleaseMany(ctx, allUnits{}, req)
+		_, err := e.svc.ReleaseMany(ctx, automation.AllBusinessUnits(), req)
 		if automation.CodeOf(err) != automation.CodeInvalidInput || !hasField(err, c.field) {
 			t.Errorf("%s: err = %v, want InvalidInput on %s", c.name, err, c.field)
 		}
 	}
-	m, _ := e.st.SupportMetrics(ctx, store.SupportMetricsParams{Now: t0, Since: t0, Cap: 100})
+	m, _ := e.st.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: t0, Since: t0, Cap: 100})
 	if m.HeldByReason["HandlerError"] != 3 {
 		t.Fatalf("bad requests released rows: %+v", m.HeldByReason)
 	}
-	if _, err := e.svc.ReleaseMany(ctx, scopeOf("bu-b"), ok); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.ReleaseMany(ctx, automation.BusinessUnits("bu-b"), ok); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("a business unit outside the scope: %v", err)
 	}
-	res, err := e.svc.ReleaseMany(ctx, scopeOf("bu-b"), support.ReleaseRequest{Filter: support.ReleaseFilter{FailureReasonCode: automation.ReasonHandlerError}, Operator: "o", Reason: "r"})
+	res, err := e.svc.ReleaseMany(ctx, automation.BusinessUnits("bu-b"), support.ReleaseRequest{Filter: support.ReleaseFilter{FailureReasonCode: automation.ReasonHandlerError}, Operator: "o", Reason: "r"})
 	if err != nil || res.Released != 0 {
 		t.Fatalf("a scoped release must not touch other business units: %+v %v", res, err)
 	}
-	res, err = e.svc.ReleaseMany(ctx, allUnits{}, support.ReleaseRequest{Filter: support.ReleaseFilter{FailureReasonCode: automation.ReasonHandlerError}, MaxRows: 2, Operator: "o", Reason: "r"})
+	res, err = e.svc.ReleaseMany(ctx, automation.AllBusinessUnits(), support.ReleaseRequest{Filter: support.ReleaseFilter{FailureReasonCode: automation.ReasonHandlerError}, MaxRows: 2, Operator: "o", Reason: "r"})
 	if err != nil || res.Released != 2 || !res.More || res.RatePerMinute != 60 || res.BatchSize != 10 {
 		t.Fatalf("MaxRows stops the release and says so: %+v %v", res, err)
 	}
@@ -215,20 +209,6 @@ func hasField(err error, field string) bool {
 	}
 	for _, f := range e.Fields {
 		if f.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
-type scope []string
-
-func scopeOf(ids ...string) scope { return scope(ids) }
-func (s scope) All() bool         { return false }
-func (s scope) Units() []string   { return s }
-func (s scope) Allows(id string) bool {
-	for _, x := range s {
-		if x == id {
 			return true
 		}
 	}

@@ -47,32 +47,6 @@ type Store interface {
 	BusinessUnitGetRecord(ctx context.Context, id string) (store.BusinessUnitRecord, error)
 }
 
-// Scope is the set of business units a caller may see (httpapi.Scope implements it).
-type Scope interface {
-	// All reports whether every business unit is visible.
-	All() bool
-	// Units lists the visible business units when not All (nil or empty: none).
-	Units() []string
-	// Allows reports whether business unit id is visible.
-	Allows(id string) bool
-}
-
-// units returns the store's Units parameter for a scope: nil for all business units, else a
-// non-nil slice (empty when the scope sees none, so that nothing matches).
-func units(sc Scope) []string {
-	if sc == nil {
-		return []string{}
-	}
-	if sc.All() {
-		return nil
-	}
-	u := sc.Units()
-	if u == nil {
-		u = []string{}
-	}
-	return u
-}
-
 // Config tunes the service. Zero values take the documented defaults (Validate fills them).
 type Config struct {
 	// PageSize is the default page of a find (default 50); MaxPageSize its maximum (default
@@ -182,7 +156,7 @@ func checkAudit(operator, reason string) (string, error) {
 }
 
 // lookup returns the row named by ref (its Id, or its Guid) if the scope sees it.
-func (s *Service) lookup(ctx context.Context, sc Scope, ref string) (automation.SchedulerRow, error) {
+func (s *Service) lookup(ctx context.Context, sc automation.Scope, ref string) (automation.SchedulerRow, error) {
 	ref = strings.TrimSpace(ref)
 	var row automation.SchedulerRow
 	var err error
@@ -199,7 +173,7 @@ func (s *Service) lookup(ctx context.Context, sc Scope, ref string) (automation.
 		return row, &automation.Error{Code: automation.CodeMalformed, Field: "id",
 			Message: "must be a scheduler row's Id (a positive integer) or its Guid"}
 	}
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (sc == nil || !sc.Allows(row.BusinessUnitID))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (!sc.Allows(row.BusinessUnitID))) {
 		return automation.SchedulerRow{}, notFound("scheduler row " + ref)
 	}
 	return row, err

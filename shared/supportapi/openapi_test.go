@@ -274,7 +274,7 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 		page = next
 		pages++
 	}
-	all, err := e.rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Limit: 500})
+	all, err := e.rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Scope: automation.AllBusinessUnits(), Limit: 500})
 	if err != nil || len(all) == 0 {
 		t.Fatalf("no rows: %v", err)
 	}

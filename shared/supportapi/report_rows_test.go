@@ -26,7 +26,7 @@ func TestSupportRetryOfAnEndedReportRun(t *testing.T) {
 	rt := e.rt
 	ctx := context.Background()
 	var done automation.SchedulerRow
-	rows, err := rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Status: automation.StatusCompleted, Limit: 100})
+	rows, err := rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Scope: automation.AllBusinessUnits(), Status: automation.StatusCompleted, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCancelOfTheNextScheduledReportRun(t *testing.T) {
 	t.Parallel()
 	e, sc := reportsEnv(t)
 	ctx := context.Background()
-	rows, err := e.rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Status: automation.StatusPending, Limit: 100})
+	rows, err := e.rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Scope: automation.AllBusinessUnits(), Status: automation.StatusPending, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestCancelOfTheNextScheduledReportRun(t *testing.T) {
 	}
 	// The schedule goes on: the run executes and its successor exists.
 	e.poll(t, next.ScheduledOn)
-	after, err := e.rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{SourceEntityType: next.SourceEntityType, SourceEntityGuid: next.SourceEntityGuid,
+	after, err := e.rt.Store.SupportSchedulerFind(ctx, store.SupportFindParams{Scope: automation.AllBusinessUnits(), SourceEntityType: next.SourceEntityType, SourceEntityGuid: next.SourceEntityGuid,
 		Status: automation.StatusPending, Limit: 100})
 	if err != nil || len(after) == 0 || !after[0].ScheduledOn.After(next.ScheduledOn) {
 		t.Fatalf("no run scheduled after %s (until %s): %v %v", next.ScheduledOn, sc.Until, after, err)

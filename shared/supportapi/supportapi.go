@@ -152,7 +152,7 @@ func operator(r *http.Request) (string, error) {
 }
 
 // actFunc is support.Service.Release, Retry or Cancel.
-type actFunc func(ctx context.Context, sc support.Scope, req support.ActRequest) (support.ActResult, error)
+type actFunc func(ctx context.Context, sc automation.Scope, req support.ActRequest) (support.ActResult, error)
 
 // act decodes an action: the operator (400 without), If-Match (428 without, 412 stale), the
 // reason in the body; nothing changes when any of it is wrong.

@@ -17,13 +17,16 @@ var _ store.LifecycleStore = (*Store)(nil)
 // epoch is the "since the beginning" instant passed where a query needs a lower bound.
 var epoch = time.Unix(0, 0).UTC()
 
-func scopeArgs(sc store.UnitScope) []any {
-	units := sc.Units
+// scopeArgs returns the SQL parameters of a business-unit scope: @AllUnits (1 when the
+// scope sees every business unit) and the JSON array of the units it sees under listName
+// ("[]" when all or none; with @AllUnits 0 an empty array matches nothing).
+func scopeArgs(sc automation.Scope, listName string) []any {
+	units := sc.Units()
 	if units == nil {
 		units = []string{}
 	}
 	b, _ := json.Marshal(units)
-	return []any{sql.Named("AllUnits", boolInt(sc.All)), sql.Named("UnitsJson", string(b))}
+	return []any{sql.Named("AllUnits", boolInt(sc.All())), sql.Named(listName, string(b))}
 }
 
 // rowsAffectedOne reports whether a statement changed exactly one row.
@@ -112,7 +115,7 @@ func (s *Store) BusinessUnitList(ctx context.Context, p store.BusinessUnitListPa
 	if err := checkLimit("BusinessUnitList", p.Limit); err != nil {
 		return nil, err
 	}
-	args := append(scopeArgs(p.Scope), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
+	args := append(scopeArgs(p.Scope, "UnitsJson"), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
 	return queryAll(ctx, s, nil, "BusinessUnitList", s.scanBusinessUnit, args...)
 }
 
@@ -160,7 +163,7 @@ func (s *Store) ReminderSettingList(ctx context.Context, p store.ReminderSetting
 	if p.Active != nil {
 		active = boolInt(*p.Active)
 	}
-	args := append(scopeArgs(p.Scope), sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("SourceType", p.SourceType),
+	args := append(scopeArgs(p.Scope, "UnitsJson"), sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("SourceType", p.SourceType),
 		sql.Named("IsActive", active), sql.Named("AfterGuid", p.AfterGuid), sql.Named("Limit", p.Limit))
 	return queryAll(ctx, s, nil, "ReminderSettingList", s.scanSetting, args...)
 }

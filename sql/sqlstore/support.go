@@ -22,15 +22,8 @@ const releasePaceName = "release"
 // earliestInstant stands for "no lower bound" in schedule-order pages.
 var earliestInstant = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// unitsArgs returns @AllUnits and @Units (a JSON array) for a scope: nil means every
-// business unit.
-func unitsArgs(units []string) []any {
-	if units == nil {
-		return []any{sql.Named("AllUnits", 1), sql.Named("Units", "[]")}
-	}
-	b, _ := json.Marshal(units)
-	return []any{sql.Named("AllUnits", 0), sql.Named("Units", string(b))}
-}
+// unitsArgs returns @AllUnits and @Units (a JSON array) for a scope (scopeArgs).
+func unitsArgs(sc automation.Scope) []any { return scopeArgs(sc, "Units") }
 
 func nullTime(s *Store, t *time.Time) any {
 	if t == nil {
@@ -87,7 +80,7 @@ func (s *Store) SupportSchedulerFind(ctx context.Context, p store.SupportFindPar
 		sql.Named("ScheduledTo", nullTime(s, p.ScheduledTo)),
 		sql.Named("Limit", p.Limit),
 	}
-	args = append(args, unitsArgs(p.Units)...)
+	args = append(args, unitsArgs(p.Scope)...)
 	if name == "SupportSchedulerFindByScheduledOn" {
 		after := p.AfterOn
 		if after.IsZero() {
@@ -242,7 +235,7 @@ func (s *Store) SupportSchedulerReleaseBatch(ctx context.Context, p store.Suppor
 			sql.Named("FailureReasonCode", nstr(string(f.FailureReasonCode))),
 			sql.Named("ScheduledFrom", nullTime(s, f.ScheduledFrom)), sql.Named("ScheduledTo", nullTime(s, f.ScheduledTo)),
 		}
-		rows, err := s.queryRows(ctx, tx, "SupportSchedulerListHeld", append(args, unitsArgs(f.Units)...)...)
+		rows, err := s.queryRows(ctx, tx, "SupportSchedulerListHeld", append(args, unitsArgs(f.Scope)...)...)
 		if err != nil || len(rows) == 0 {
 			return err
 		}
@@ -312,7 +305,7 @@ func (s *Store) SupportMetrics(ctx context.Context, p store.SupportMetricsParams
 		return store.SupportMetrics{}, fmt.Errorf("SupportMetrics: cap %d outside 1..%d", p.Cap, store.MetricsMaxCap)
 	}
 	var m store.SupportMetrics
-	units := unitsArgs(p.Units)
+	units := unitsArgs(p.Scope)
 	now, capArg := sql.Named("Now", s.tm(p.Now)), sql.Named("Cap", p.Cap)
 	count := func(name string, dst *int, args ...any) error {
 		if err := s.queryRow(ctx, nil, name, args...).Scan(dst); err != nil {
@@ -367,7 +360,7 @@ func (s *Store) SupportMetrics(ctx context.Context, p store.SupportMetricsParams
 			return err
 		},
 	}
-	if p.Units == nil { // the outbox has no business unit: platform-wide figures only
+	if p.Scope.All() { // the outbox has no business unit: platform-wide figures only
 		steps = append(steps,
 			func() error { return count("SupportMetricsOutboxUnsent", &m.OutboxUnsent, capArg) },
 			func() error { return first("SupportMetricsOutboxOldest", &m.OutboxOldestOn) })

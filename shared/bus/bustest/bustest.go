@@ -17,7 +17,7 @@
 //   - DeliveryCount is 1 on the first delivery, whatever the publisher set.
 //   - A handler error abandons the message: it is redelivered with DeliveryCount + 1.
 //   - After MaxDeliveryCount failed deliveries the message is dead-lettered with a reason.
-//   - A handler error wrapped with bus.DeadLetter dead-letters at once, with its reason.
+//   - A handler error marked automation.Permanent dead-letters at once, with its reason.
 package bustest
 
 import (
@@ -29,6 +29,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 )
 
@@ -409,8 +410,8 @@ func testDeadLetterAtOnce(t *testing.T, h Harness) {
 		name string
 		err  error
 	}{
-		{"DeadLetter(err)", bus.DeadLetter(cause)},
-		{"wrapped DeadLetter(err)", fmt.Errorf("dispatch m1: %w", bus.DeadLetter(cause))},
+		{"Permanent(err)", automation.Permanent(cause)},
+		{"wrapped Permanent(err)", fmt.Errorf("dispatch m1: %w", automation.Permanent(cause))},
 	}
 	for i, tt := range tests {
 		id := fmt.Sprintf("permanent-%d", i)

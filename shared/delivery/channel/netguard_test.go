@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 )
 
@@ -35,8 +35,8 @@ func TestWebhookRefusesNonPublicAddresses(t *testing.T) {
 		"https://localhost" + srv.URL[len("https://127.0.0.1"):] + "/h", // a name that resolves to loopback
 	} {
 		_, err := guarded.Send(context.Background(), msg(url))
-		if !errors.Is(err, channel.ErrAddressNotAllowed) || delivery.KindOf(err) != delivery.KindPermanent {
-			t.Errorf("%s: err = %v (%s), want a permanent ErrAddressNotAllowed", url, err, delivery.KindOf(err))
+		if !errors.Is(err, channel.ErrAddressNotAllowed) || automation.IntentOf(err) != automation.IntentPermanent {
+			t.Errorf("%s: err = %v (%s), want a permanent ErrAddressNotAllowed", url, err, automation.IntentOf(err))
 		}
 	}
 	if hits.Load() != 0 {

@@ -12,6 +12,7 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 )
 
@@ -160,17 +161,17 @@ func (s *SMTP) client() (*gomail.Client, error) {
 // Send implements delivery.Channel.
 func (s *SMTP) Send(ctx context.Context, m delivery.Message) (string, error) {
 	if err := ValidateEmail(m.Recipient); err != nil {
-		return "", delivery.Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	if m.Content == nil || (m.Content.Text == "" && m.Content.HTML == "") {
-		return "", delivery.Permanent(fmt.Errorf("smtp: message %s has no rendered body", m.DeliveryKey))
+		return "", automation.Permanent(fmt.Errorf("smtp: message %s has no rendered body", m.DeliveryKey))
 	}
 	msg := gomail.NewMsg()
 	if err := msg.From(s.from.String()); err != nil {
-		return "", delivery.Permanent(fmt.Errorf("smtp: From: %w", err))
+		return "", automation.Permanent(fmt.Errorf("smtp: From: %w", err))
 	}
 	if err := msg.To(m.Recipient); err != nil {
-		return "", delivery.Permanent(fmt.Errorf("smtp: To: %w", err))
+		return "", automation.Permanent(fmt.Errorf("smtp: To: %w", err))
 	}
 	msg.Subject(m.Content.Subject)
 	msg.SetMessageIDWithValue(m.DeliveryKey + "@" + s.cfg.MessageIDDomain)
@@ -178,7 +179,7 @@ func (s *SMTP) Send(ctx context.Context, m delivery.Message) (string, error) {
 	msg.SetGenHeader("X-Automation-Delivery", m.DeliveryKey)
 	for _, att := range m.Attachments {
 		if err := msg.AttachReader(att.FileName, bytes.NewReader(att.Data), gomail.WithFileContentType(gomail.ContentType(att.ContentType))); err != nil {
-			return "", delivery.Permanent(fmt.Errorf("smtp: attachment %s: %w", att.FileName, err))
+			return "", automation.Permanent(fmt.Errorf("smtp: attachment %s: %w", att.FileName, err))
 		}
 	}
 	switch {
@@ -192,7 +193,7 @@ func (s *SMTP) Send(ctx context.Context, m delivery.Message) (string, error) {
 	}
 	c, err := s.client()
 	if err != nil {
-		return "", delivery.Permanent(fmt.Errorf("smtp: client: %w", err))
+		return "", automation.Permanent(fmt.Errorf("smtp: client: %w", err))
 	}
 	sc, err := c.DialToSMTPClientWithContext(ctx)
 	if err != nil {
@@ -221,12 +222,12 @@ func classifySMTP(host string, err error) error {
 	code := se.ErrorCode()
 	switch {
 	case code >= 500:
-		return delivery.Permanent(wrapped)
+		return automation.Permanent(wrapped)
 	case code >= 400:
 		return wrapped
 	case se.Reason == gomail.ErrSMTPDataClose:
 		// No answer to the final ".": the server may have queued the message.
-		return delivery.Unknown(wrapped)
+		return automation.Unknown(wrapped)
 	default:
 		return wrapped
 	}

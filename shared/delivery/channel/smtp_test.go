@@ -15,6 +15,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
@@ -212,8 +213,8 @@ func TestSMTPStartTLSRequiredButNotOfferedIsNotSent(t *testing.T) {
 	port := startSMTP(t, box, nil, false)
 	ch := newSMTP(t, port, func(cfg *channel.SMTPConfig) { cfg.Security = channel.SMTPStartTLS })
 	_, err := ch.Send(context.Background(), mailMsg("a@example.test"))
-	if err == nil || delivery.KindOf(err) != delivery.KindTransient || len(box.got()) != 0 {
-		t.Fatalf("%v (%s), received %d", err, delivery.KindOf(err), len(box.got()))
+	if err == nil || automation.IntentOf(err) != automation.IntentRetry || len(box.got()) != 0 {
+		t.Fatalf("%v (%s), received %d", err, automation.IntentOf(err), len(box.got()))
 	}
 }
 
@@ -244,11 +245,11 @@ func TestSMTPClassifiesFailures(t *testing.T) {
 	box := &mailbox{}
 	port := startSMTP(t, box, nil, false)
 	ch := newSMTP(t, port, nil)
-	if _, err := ch.Send(context.Background(), mailMsg("nobody@example.test")); delivery.KindOf(err) != delivery.KindPermanent || !strings.Contains(err.Error(), "550") {
-		t.Fatalf("550: %v (%s)", err, delivery.KindOf(err))
+	if _, err := ch.Send(context.Background(), mailMsg("nobody@example.test")); automation.IntentOf(err) != automation.IntentPermanent || !strings.Contains(err.Error(), "550") {
+		t.Fatalf("550: %v (%s)", err, automation.IntentOf(err))
 	}
-	if _, err := ch.Send(context.Background(), mailMsg("busy@example.test")); err == nil || delivery.KindOf(err) != delivery.KindTransient {
-		t.Fatalf("451: %v (%s)", err, delivery.KindOf(err))
+	if _, err := ch.Send(context.Background(), mailMsg("busy@example.test")); err == nil || automation.IntentOf(err) != automation.IntentRetry {
+		t.Fatalf("451: %v (%s)", err, automation.IntentOf(err))
 	}
 	if len(box.got()) != 0 {
 		t.Fatal("a rejected recipient received mail")
@@ -257,8 +258,8 @@ func TestSMTPClassifiesFailures(t *testing.T) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	if _, err := newSMTP(t, dead, nil).Send(context.Background(), mailMsg("a@example.test")); err == nil || delivery.KindOf(err) != delivery.KindTransient {
-		t.Fatalf("refused: %v (%s)", err, delivery.KindOf(err))
+	if _, err := newSMTP(t, dead, nil).Send(context.Background(), mailMsg("a@example.test")); err == nil || automation.IntentOf(err) != automation.IntentRetry {
+		t.Fatalf("refused: %v (%s)", err, automation.IntentOf(err))
 	}
 }
 
@@ -282,7 +283,7 @@ func TestEmailAddressValidation(t *testing.T) {
 		}
 	}
 	ch, _ := channel.NewSMTP(channel.SMTPConfig{Host: "127.0.0.1", Port: 1, From: "noreply@example.test"})
-	if _, err := ch.Send(context.Background(), mailMsg("not-an-address")); delivery.KindOf(err) != delivery.KindPermanent {
+	if _, err := ch.Send(context.Background(), mailMsg("not-an-address")); automation.IntentOf(err) != automation.IntentPermanent {
 		t.Fatalf("bad address: %v", err)
 	}
 	for name, cfg := range map[string]channel.SMTPConfig{

@@ -188,19 +188,19 @@ func Verify(secret []byte, timestamp, sig string, body []byte) bool {
 // Send implements delivery.Channel.
 func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) {
 	if err := w.ValidateRecipient(m.Recipient); err != nil {
-		return "", delivery.Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	if m.Content == nil {
-		return "", delivery.Permanent(fmt.Errorf("webhook: message %s has no rendered content", m.DeliveryKey))
+		return "", automation.Permanent(fmt.Errorf("webhook: message %s has no rendered content", m.DeliveryKey))
 	}
 	if len(m.Attachments) > 0 {
 		// Traits do not say Attachments: sending the body alone would drop the file silently.
-		return "", delivery.Permanent(fmt.Errorf("webhook: message %s carries %d attachment(s); the webhook channel sends none", m.DeliveryKey, len(m.Attachments)))
+		return "", automation.Permanent(fmt.Errorf("webhook: message %s carries %d attachment(s); the webhook channel sends none", m.DeliveryKey, len(m.Attachments)))
 	}
 	body, err := json.Marshal(WebhookBody{DeliveryKey: m.DeliveryKey, SchedulerKey: m.SchedulerKey, BusinessUnitID: m.BusinessUnitID,
 		Template: m.Template, Subject: m.Content.Subject, Text: m.Content.Text, HTML: m.Content.HTML, Payload: m.Payload, SentOn: m.SentOn.UTC()})
 	if err != nil {
-		return "", delivery.Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	signedAt := m.SentOn
 	if w.cfg.Clock != nil {
@@ -215,7 +215,7 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Recipient, bytes.NewReader(body))
 	if err != nil {
-		return "", delivery.Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	if !w.cfg.Idempotent {
 		// net/http replays a request that carries an Idempotency-Key header (and can rewind
@@ -233,10 +233,10 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	resp, err := w.client.Do(req)
 	if err != nil {
 		if wrote.Load() {
-			return "", delivery.Unknown(fmt.Errorf("webhook %s: no answer after the request was sent: %w", host(m.Recipient), err))
+			return "", automation.Unknown(fmt.Errorf("webhook %s: no answer after the request was sent: %w", host(m.Recipient), err))
 		}
 		if errors.Is(err, ErrAddressNotAllowed) {
-			return "", delivery.Permanent(fmt.Errorf("webhook %s: %w", host(m.Recipient), err))
+			return "", automation.Permanent(fmt.Errorf("webhook %s: %w", host(m.Recipient), err))
 		}
 		return "", fmt.Errorf("webhook %s: request not sent: %w", host(m.Recipient), err)
 	}
@@ -257,9 +257,9 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	case c == http.StatusRequestTimeout || c == http.StatusTooEarly || c == http.StatusTooManyRequests:
 		return "", errors.New(status)
 	case c >= 500:
-		return "", delivery.Unknown(errors.New(status))
+		return "", automation.Unknown(errors.New(status))
 	default:
-		return "", delivery.Permanent(errors.New(status))
+		return "", automation.Permanent(errors.New(status))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 )
@@ -137,15 +138,15 @@ func TestWebhookClassifiesAnswers(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		status int
-		kind   delivery.ErrorKind
+		kind   automation.Intent
 	}{
-		{http.StatusBadRequest, delivery.KindPermanent},
-		{http.StatusGone, delivery.KindPermanent},
-		{http.StatusMovedPermanently, delivery.KindPermanent},
-		{http.StatusTooManyRequests, delivery.KindTransient},
-		{http.StatusRequestTimeout, delivery.KindTransient},
-		{http.StatusInternalServerError, delivery.KindUnknown},
-		{http.StatusBadGateway, delivery.KindUnknown},
+		{http.StatusBadRequest, automation.IntentPermanent},
+		{http.StatusGone, automation.IntentPermanent},
+		{http.StatusMovedPermanently, automation.IntentPermanent},
+		{http.StatusTooManyRequests, automation.IntentRetry},
+		{http.StatusRequestTimeout, automation.IntentRetry},
+		{http.StatusInternalServerError, automation.IntentUnknown},
+		{http.StatusBadGateway, automation.IntentUnknown},
 	}
 	for _, tc := range cases {
 		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
@@ -153,8 +154,8 @@ func TestWebhookClassifiesAnswers(t *testing.T) {
 			srv := httptest.NewTLSServer(&receiver{status: tc.status})
 			defer srv.Close()
 			_, err := newWebhook(t, srv, nil).Send(context.Background(), msg(srv.URL))
-			if err == nil || delivery.KindOf(err) != tc.kind {
-				t.Fatalf("%d: %v (%s), want %s", tc.status, err, delivery.KindOf(err), tc.kind)
+			if err == nil || automation.IntentOf(err) != tc.kind {
+				t.Fatalf("%d: %v (%s), want %s", tc.status, err, automation.IntentOf(err), tc.kind)
 			}
 			if strings.Contains(err.Error(), "?") {
 				t.Fatalf("error leaks the URL query: %v", err)
@@ -166,7 +167,7 @@ func TestWebhookClassifiesAnswers(t *testing.T) {
 		srv := httptest.NewTLSServer(&receiver{})
 		defer srv.Close()
 		w := newWebhook(t, srv, func(c *channel.WebhookConfig) { c.Secret = []byte("not-the-shared-secret") })
-		if _, err := w.Send(context.Background(), msg(srv.URL)); delivery.KindOf(err) != delivery.KindPermanent || !strings.Contains(err.Error(), "401") {
+		if _, err := w.Send(context.Background(), msg(srv.URL)); automation.IntentOf(err) != automation.IntentPermanent || !strings.Contains(err.Error(), "401") {
 			t.Fatalf("%v", err)
 		}
 	})
@@ -186,15 +187,15 @@ func TestWebhookFailureBeforeTheRequestIsTransient(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = w.Send(context.Background(), msg("http://"+addr+"/hook"))
-	if err == nil || delivery.KindOf(err) != delivery.KindTransient {
-		t.Fatalf("%v (%s)", err, delivery.KindOf(err))
+	if err == nil || automation.IntentOf(err) != automation.IntentRetry {
+		t.Fatalf("%v (%s)", err, automation.IntentOf(err))
 	}
 	// A TLS server whose certificate the client does not trust: the handshake fails first.
 	srv := httptest.NewTLSServer(&receiver{})
 	defer srv.Close()
 	w2, _ := channel.NewWebhook(channel.WebhookConfig{Secret: secret, Timeout: time.Second, AllowPrivateNetworks: true})
-	if _, err := w2.Send(context.Background(), msg(srv.URL)); err == nil || delivery.KindOf(err) != delivery.KindTransient {
-		t.Fatalf("untrusted certificate: %v (%s)", err, delivery.KindOf(err))
+	if _, err := w2.Send(context.Background(), msg(srv.URL)); err == nil || automation.IntentOf(err) != automation.IntentRetry {
+		t.Fatalf("untrusted certificate: %v (%s)", err, automation.IntentOf(err))
 	}
 }
 
@@ -231,12 +232,12 @@ func TestWebhookURLValidation(t *testing.T) {
 		}
 	}
 	w, _ := channel.NewWebhook(channel.WebhookConfig{Secret: secret})
-	if _, err := w.Send(context.Background(), msg("http://hooks.example.test/")); delivery.KindOf(err) != delivery.KindPermanent {
+	if _, err := w.Send(context.Background(), msg("http://hooks.example.test/")); automation.IntentOf(err) != automation.IntentPermanent {
 		t.Fatalf("plain http must be a permanent failure: %v", err)
 	}
 	noContent := msg("https://hooks.example.test/")
 	noContent.Content = nil
-	if _, err := w.Send(context.Background(), noContent); delivery.KindOf(err) != delivery.KindPermanent {
+	if _, err := w.Send(context.Background(), noContent); automation.IntentOf(err) != automation.IntentPermanent {
 		t.Fatalf("no content: %v", err)
 	}
 	if _, err := channel.NewWebhook(channel.WebhookConfig{Secret: []byte("short")}); err == nil {
@@ -280,7 +281,7 @@ func TestWebhookNotIdempotentIsNeverReplayedByTheHTTPClient(t *testing.T) {
 	mu.Lock()
 	n := got["dlv_second"]
 	mu.Unlock()
-	if n != 1 || delivery.KindOf(err) != delivery.KindUnknown {
-		t.Fatalf("received %d times, outcome %v (%s); want once and Unknown", n, err, delivery.KindOf(err))
+	if n != 1 || automation.IntentOf(err) != automation.IntentUnknown {
+		t.Fatalf("received %d times, outcome %v (%s); want once and Unknown", n, err, automation.IntentOf(err))
 	}
 }

@@ -12,13 +12,13 @@
 //   - Sent: a message to an accepting recipient returns nil and a non-empty provider
 //     reference; the provider got it once, with its delivery key, subject and text.
 //   - InvalidRecipient: ValidateRecipient rejects the harness's invalid address, and Send to
-//     it is a permanent failure (delivery.KindPermanent) that reaches no provider.
+//     it is a permanent failure (automation.IntentPermanent) that reaches no provider.
 //   - NeedsContent: when the channel's Traits say NeedsContent, a message without rendered
 //     content is a permanent failure that reaches no provider.
 //   - PermanentFailure: a provider that refuses the message for good (a 4xx answer, an SMTP
-//     5xx) is delivery.KindPermanent.
+//     5xx) is automation.IntentPermanent.
 //   - TimeoutIsUnknown: a provider that applies the message but does not answer within the
-//     channel's timeout is delivery.KindUnknown (resending could deliver twice), and the
+//     channel's timeout is automation.IntentUnknown (resending could deliver twice), and the
 //     provider did get it.
 //   - IdempotencyKey: the same delivery key sent twice carries the same idempotency key,
 //     which contains the delivery key; another delivery key carries another one.
@@ -44,6 +44,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 )
 
@@ -210,13 +211,13 @@ func send(t TB, ch delivery.Channel, m delivery.Message) (string, error) {
 }
 
 // wantKind fails t unless err is classified kind.
-func wantKind(t TB, what string, err error, kind delivery.ErrorKind) {
+func wantKind(t TB, what string, err error, kind automation.Intent) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%s: Send returned nil, want a %s error", what, kind)
 		return
 	}
-	if got := delivery.KindOf(err); got != kind {
+	if got := automation.IntentOf(err); got != kind {
 		t.Errorf("%s: Send returned %v, classified %s, want %s", what, err, got, kind)
 	}
 }
@@ -254,7 +255,7 @@ func testSent(t TB, h Harness) {
 	m := message("dlv_channeltest_sent", to)
 	ref, err := send(t, ch, m)
 	if err != nil {
-		t.Fatalf("Send: %v (%s), want sent", err, delivery.KindOf(err))
+		t.Fatalf("Send: %v (%s), want sent", err, automation.IntentOf(err))
 	}
 	if ref == "" {
 		t.Errorf("Send returned an empty provider reference")
@@ -282,7 +283,7 @@ func testInvalidRecipient(t TB, h Harness) {
 		t.Errorf("ValidateRecipient(%q) accepted the invalid recipient", to)
 	}
 	_, err := send(t, ch, message("dlv_channeltest_invalid", to))
-	wantKind(t, fmt.Sprintf("invalid recipient %q", to), err, delivery.KindPermanent)
+	wantKind(t, fmt.Sprintf("invalid recipient %q", to), err, automation.IntentPermanent)
 	if got := h.Received(); len(got) != 0 {
 		t.Errorf("the provider got %v for an invalid recipient", keysOf(got))
 	}
@@ -296,7 +297,7 @@ func testNeedsContent(t TB, h Harness) {
 	m := message("dlv_channeltest_nocontent", h.Recipient(Accept))
 	m.Content = nil
 	_, err := send(t, ch, m)
-	wantKind(t, "no rendered content", err, delivery.KindPermanent)
+	wantKind(t, "no rendered content", err, automation.IntentPermanent)
 	if got := h.Received(); len(got) != 0 {
 		t.Errorf("the provider got %v without content", keysOf(got))
 	}
@@ -307,7 +308,7 @@ func testPermanentFailure(t TB, h Harness) {
 		t.Skipf("provider-side failure does not apply: %s", why)
 	}
 	_, err := send(t, h.Channel(), message("dlv_channeltest_refused", h.Recipient(Refuse)))
-	wantKind(t, "a provider that refuses for good", err, delivery.KindPermanent)
+	wantKind(t, "a provider that refuses for good", err, automation.IntentPermanent)
 }
 
 func testTimeoutIsUnknown(t TB, h Harness) {
@@ -316,7 +317,7 @@ func testTimeoutIsUnknown(t TB, h Harness) {
 	}
 	m := message("dlv_channeltest_timeout", h.Recipient(ApplyWithoutAnswer))
 	_, err := send(t, h.Channel(), m)
-	wantKind(t, "a provider that applies the message but does not answer in time", err, delivery.KindUnknown)
+	wantKind(t, "a provider that applies the message but does not answer in time", err, automation.IntentUnknown)
 	if got := h.Received(); !slices.Contains(keysOf(got), m.DeliveryKey) {
 		t.Errorf("the provider got %v, want %s: the harness's provider must apply the message before it stops answering", keysOf(got), m.DeliveryKey)
 	}
@@ -360,14 +361,14 @@ func testAttachments(t TB, h Harness) {
 	m.Attachments = []delivery.Attachment{file}
 	_, err := send(t, ch, m)
 	if !ch.Traits().Attachments {
-		wantKind(t, "an attachment on a channel that does not declare attachments", err, delivery.KindPermanent)
+		wantKind(t, "an attachment on a channel that does not declare attachments", err, automation.IntentPermanent)
 		if got := h.Received(); len(got) != 0 {
 			t.Errorf("the provider got %v: the channel dropped the attachment instead of refusing the message", keysOf(got))
 		}
 		return
 	}
 	if err != nil {
-		t.Fatalf("Send with an attachment: %v (%s)", err, delivery.KindOf(err))
+		t.Fatalf("Send with an attachment: %v (%s)", err, automation.IntentOf(err))
 	}
 	got := h.Received()
 	if len(got) != 1 {

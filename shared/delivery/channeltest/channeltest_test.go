@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
 )
@@ -108,13 +109,13 @@ func (f *fake) ValidateRecipient(addr string) error {
 
 func (f *fake) Send(_ context.Context, m delivery.Message) (string, error) {
 	if err := f.ValidateRecipient(m.Recipient); err != nil {
-		return "", delivery.Permanent(err)
+		return "", automation.Permanent(err)
 	}
 	if m.Content == nil && f.traits.NeedsContent && f.defect != "sends-without-content" {
-		return "", delivery.Permanent(errors.New("no content"))
+		return "", automation.Permanent(errors.New("no content"))
 	}
 	if len(m.Attachments) > 0 && !f.traits.Attachments && f.defect != "drops-attachments" {
-		return "", delivery.Permanent(errors.New("no attachments here"))
+		return "", automation.Permanent(errors.New("no attachments here"))
 	}
 	r := channeltest.Received{DeliveryKey: m.DeliveryKey, IdempotencyKey: "<" + m.DeliveryKey + "@fake>"}
 	if m.Content != nil {
@@ -151,12 +152,12 @@ func (f *fake) Send(_ context.Context, m delivery.Message) (string, error) {
 		if f.defect == "refusal-is-transient" {
 			return "", errors.New("550 no such mailbox")
 		}
-		return "", delivery.Permanent(errors.New("550 no such mailbox"))
+		return "", automation.Permanent(errors.New("550 no such mailbox"))
 	case strings.HasPrefix(m.Recipient, "slow@"):
 		if f.defect == "timeout-is-transient" {
 			return "", errors.New("timeout")
 		}
-		return "", delivery.Unknown(errors.New("timeout after the data was sent"))
+		return "", automation.Unknown(errors.New("timeout after the data was sent"))
 	}
 	if f.defect == "empty-reference" {
 		return "", nil

@@ -56,7 +56,7 @@ func newEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
-	scope := httpapi.BusinessUnits("bu-1")
+	scope := automation.BusinessUnits("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Clock: clock})
 	r := funchost.NewRouter(nil)
 	deliveryapi.Register(r, api, &delivery.Support{Store: st, Clock: clock})

@@ -75,19 +75,19 @@ func testBusinessUnitLifecycle(t *testing.T, open Opener) {
 		}
 		return out
 	}
-	if got := ids(store.BusinessUnitListParams{Scope: store.UnitScope{All: true}, Limit: 2}); got != "bu-a bu-b " {
+	if got := ids(store.BusinessUnitListParams{Scope: automation.AllBusinessUnits(), Limit: 2}); got != "bu-a bu-b " {
 		t.Fatalf("page 1: %q", got)
 	}
-	if got := ids(store.BusinessUnitListParams{Scope: store.UnitScope{All: true}, AfterID: "bu-b", Limit: 10}); got != "bu-c bu-syd " {
+	if got := ids(store.BusinessUnitListParams{Scope: automation.AllBusinessUnits(), AfterID: "bu-b", Limit: 10}); got != "bu-c bu-syd " {
 		t.Fatalf("page 2: %q", got)
 	}
-	if got := ids(store.BusinessUnitListParams{Scope: store.UnitScope{Units: []string{"bu-c", "bu-a", "bu-zzz"}}, Limit: 10}); got != "bu-a bu-c " {
+	if got := ids(store.BusinessUnitListParams{Scope: automation.BusinessUnits("bu-c", "bu-a", "bu-zzz"), Limit: 10}); got != "bu-a bu-c " {
 		t.Fatalf("scoped: %q", got)
 	}
-	if got := ids(store.BusinessUnitListParams{Scope: store.UnitScope{}, Limit: 10}); got != "" {
+	if got := ids(store.BusinessUnitListParams{Scope: automation.Scope{}, Limit: 10}); got != "" {
 		t.Fatalf("empty scope sees %q", got)
 	}
-	if _, err := s.BusinessUnitList(ctx, store.BusinessUnitListParams{Scope: store.UnitScope{All: true}, Limit: store.MaxBatch + 1}); err == nil {
+	if _, err := s.BusinessUnitList(ctx, store.BusinessUnitListParams{Scope: automation.AllBusinessUnits(), Limit: store.MaxBatch + 1}); err == nil {
 		t.Fatal("unbounded list must fail")
 	}
 }
@@ -145,7 +145,7 @@ func testSettingLifecycle(t *testing.T, open Opener) {
 		}
 		return out
 	}
-	all := store.UnitScope{All: true}
+	all := automation.AllBusinessUnits()
 	cases := []struct {
 		name string
 		p    store.ReminderSettingListParams
@@ -157,8 +157,8 @@ func testSettingLifecycle(t *testing.T, open Opener) {
 		{"type", store.ReminderSettingListParams{Scope: all, SourceType: "Cert"}, "1245"},
 		{"active", store.ReminderSettingListParams{Scope: all, Active: &yes}, "345"},
 		{"inactive", store.ReminderSettingListParams{Scope: all, Active: &no}, "12"},
-		{"scoped", store.ReminderSettingListParams{Scope: store.UnitScope{Units: []string{"bu-b"}}}, "45"},
-		{"scoped other bu", store.ReminderSettingListParams{Scope: store.UnitScope{Units: []string{"bu-b"}}, BusinessUnitID: "bu-a"}, ""},
+		{"scoped", store.ReminderSettingListParams{Scope: automation.BusinessUnits("bu-b")}, "45"},
+		{"scoped other bu", store.ReminderSettingListParams{Scope: automation.BusinessUnits("bu-b"), BusinessUnitID: "bu-a"}, ""},
 		{"no scope", store.ReminderSettingListParams{}, ""},
 	}
 	for _, c := range cases {

@@ -90,19 +90,19 @@ func testSupportFind(t *testing.T, open Opener) {
 		p    store.SupportFindParams
 		want []int64
 	}{
-		{"no filter: newest first", store.SupportFindParams{}, newestFirst(all)},
-		{"by key", store.SupportFindParams{SchedulerKey: all[3].SchedulerKey}, []int64{all[3].ID}},
-		{"by key, other business unit", store.SupportFindParams{SchedulerKey: all[3].SchedulerKey, BusinessUnitID: "bu-a"}, nil},
-		{"by source", store.SupportFindParams{SourceEntityType: "Test", SourceEntityGuid: "src-2"}, []int64{all[2].ID}},
-		{"by business unit", store.SupportFindParams{BusinessUnitID: "bu-b"}, []int64{all[5].ID, all[3].ID, all[1].ID}},
-		{"by status", store.SupportFindParams{Status: automation.StatusFailed}, []int64{held.ID}},
-		{"by business unit and status", store.SupportFindParams{BusinessUnitID: "bu-a", Status: automation.StatusPending}, []int64{all[4].ID, all[2].ID, all[0].ID}},
-		{"on hold", store.SupportFindParams{OnHold: &yes}, []int64{held.ID}},
-		{"scheduledOn range only: schedule order", store.SupportFindParams{ScheduledFrom: &from, ScheduledTo: &to}, []int64{all[1].ID, all[2].ID, all[3].ID}},
-		{"range as a residual", store.SupportFindParams{BusinessUnitID: "bu-a", ScheduledFrom: &from}, []int64{all[4].ID, all[2].ID}},
-		{"scope narrows", store.SupportFindParams{Units: []string{"bu-b"}}, []int64{all[5].ID, all[3].ID, all[1].ID}},
-		{"empty scope sees nothing", store.SupportFindParams{Units: []string{}}, nil},
-		{"scope and a business unit outside it", store.SupportFindParams{Units: []string{"bu-b"}, BusinessUnitID: "bu-a"}, nil},
+		{"no filter: newest first", store.SupportFindParams{Scope: automation.AllBusinessUnits()}, newestFirst(all)},
+		{"by key", store.SupportFindParams{Scope: automation.AllBusinessUnits(), SchedulerKey: all[3].SchedulerKey}, []int64{all[3].ID}},
+		{"by key, other business unit", store.SupportFindParams{Scope: automation.AllBusinessUnits(), SchedulerKey: all[3].SchedulerKey, BusinessUnitID: "bu-a"}, nil},
+		{"by source", store.SupportFindParams{Scope: automation.AllBusinessUnits(), SourceEntityType: "Test", SourceEntityGuid: "src-2"}, []int64{all[2].ID}},
+		{"by business unit", store.SupportFindParams{Scope: automation.AllBusinessUnits(), BusinessUnitID: "bu-b"}, []int64{all[5].ID, all[3].ID, all[1].ID}},
+		{"by status", store.SupportFindParams{Scope: automation.AllBusinessUnits(), Status: automation.StatusFailed}, []int64{held.ID}},
+		{"by business unit and status", store.SupportFindParams{Scope: automation.AllBusinessUnits(), BusinessUnitID: "bu-a", Status: automation.StatusPending}, []int64{all[4].ID, all[2].ID, all[0].ID}},
+		{"on hold", store.SupportFindParams{Scope: automation.AllBusinessUnits(), OnHold: &yes}, []int64{held.ID}},
+		{"scheduledOn range only: schedule order", store.SupportFindParams{Scope: automation.AllBusinessUnits(), ScheduledFrom: &from, ScheduledTo: &to}, []int64{all[1].ID, all[2].ID, all[3].ID}},
+		{"range as a residual", store.SupportFindParams{Scope: automation.AllBusinessUnits(), BusinessUnitID: "bu-a", ScheduledFrom: &from}, []int64{all[4].ID, all[2].ID}},
+		{"scope narrows", store.SupportFindParams{Scope: automation.BusinessUnits("bu-b")}, []int64{all[5].ID, all[3].ID, all[1].ID}},
+		{"empty scope sees nothing", store.SupportFindParams{Scope: automation.Scope{}}, nil},
+		{"scope and a business unit outside it", store.SupportFindParams{Scope: automation.BusinessUnits("bu-b"), BusinessUnitID: "bu-a"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,10 +112,10 @@ func testSupportFind(t *testing.T, open Opener) {
 			}
 		})
 	}
-	if _, err := s.SupportSchedulerFind(context.Background(), store.SupportFindParams{Limit: store.MaxBatch + 1}); err == nil {
+	if _, err := s.SupportSchedulerFind(context.Background(), store.SupportFindParams{Scope: automation.AllBusinessUnits(), Limit: store.MaxBatch + 1}); err == nil {
 		t.Fatal("a limit above MaxBatch must be refused")
 	}
-	if _, err := s.SupportSchedulerFind(context.Background(), store.SupportFindParams{SourceEntityType: "Test", Limit: 1}); err == nil {
+	if _, err := s.SupportSchedulerFind(context.Background(), store.SupportFindParams{Scope: automation.AllBusinessUnits(), SourceEntityType: "Test", Limit: 1}); err == nil {
 		t.Fatal("a source type without its guid must be refused")
 	}
 }
@@ -128,7 +128,7 @@ func testSupportFindPages(t *testing.T, open Opener) {
 		ensure1(t, s, T0, supportCandidate(i, at.Add(time.Duration(i/2)*time.Hour), "bu-a"))
 	}
 	var seen []int64
-	p := store.SupportFindParams{BusinessUnitID: "bu-a", Limit: 3}
+	p := store.SupportFindParams{Scope: automation.AllBusinessUnits(), BusinessUnitID: "bu-a", Limit: 3}
 	for page := 0; page < 5; page++ {
 		rows := find(t, s, p)
 		seen = append(seen, ids(rows)...)
@@ -141,7 +141,7 @@ func testSupportFindPages(t *testing.T, open Opener) {
 		t.Fatalf("newest-first pages gave %v", seen)
 	}
 	from := at
-	q := store.SupportFindParams{ScheduledFrom: &from, Limit: 2}
+	q := store.SupportFindParams{Scope: automation.AllBusinessUnits(), ScheduledFrom: &from, Limit: 2}
 	var ordered []automation.SchedulerRow
 	for page := 0; page < 6; page++ {
 		rows := find(t, s, q)
@@ -344,7 +344,7 @@ func testSupportRetryCompleted(t *testing.T, open Opener) {
 		Operator: "ops.jane", Reason: "double click", Now: now, RetryCandidate: &retry}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("retry with a stale version: %v", err)
 	}
-	if rows := find(t, s, store.SupportFindParams{SourceEntityType: c.SourceEntityType, SourceEntityGuid: c.SourceEntityGuid}); len(rows) != 2 {
+	if rows := find(t, s, store.SupportFindParams{Scope: automation.AllBusinessUnits(), SourceEntityType: c.SourceEntityType, SourceEntityGuid: c.SourceEntityGuid}); len(rows) != 2 {
 		t.Fatalf("rows of the source: %v", ids(rows))
 	}
 	// Support retry of a row still in flight is refused.
@@ -438,7 +438,7 @@ func testSupportReleaseBatch(t *testing.T, open Opener) {
 		}
 		return res
 	}
-	f := store.SupportReleaseFilter{BusinessUnitID: "bu-a", FailureReasonCode: automation.ReasonHandlerError}
+	f := store.SupportReleaseFilter{Scope: automation.AllBusinessUnits(), BusinessUnitID: "bu-a", FailureReasonCode: automation.ReasonHandlerError}
 	b1 := batch(0, now, f)
 	b2 := batch(b1.Rows[len(b1.Rows)-1].ID, now, f)
 	b3 := batch(b2.Rows[len(b2.Rows)-1].ID, now, f)
@@ -464,10 +464,10 @@ func testSupportReleaseBatch(t *testing.T, open Opener) {
 	}
 	// A later release continues after the last slot even when asked earlier (shared pace),
 	// and scope (Units) limits it.
-	if res := batch(0, now, store.SupportReleaseFilter{Units: []string{"bu-a"}}); len(res.Rows) != 0 {
+	if res := batch(0, now, store.SupportReleaseFilter{Scope: automation.BusinessUnits("bu-a")}); len(res.Rows) != 0 {
 		t.Fatalf("nothing on hold in bu-a any more: %v", ids(res.Rows))
 	}
-	res := batch(0, now, store.SupportReleaseFilter{Units: []string{"bu-b"}})
+	res := batch(0, now, store.SupportReleaseFilter{Scope: automation.BusinessUnits("bu-b")})
 	if len(res.Rows) != 1 || !res.DueOn.Equal(now.Add(2*time.Minute)) {
 		t.Fatalf("third batch %v due %v", ids(res.Rows), res.DueOn)
 	}
@@ -505,7 +505,7 @@ func testSupportMetrics(t *testing.T, open Opener) {
 		Outbox:     []store.OutboxMessage{{MessageID: "m-m", Destination: "q", Body: []byte("{}")}}}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 1000})
+	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: now, Since: now.Add(-24 * time.Hour), Cap: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +514,7 @@ func testSupportMetrics(t *testing.T, open Opener) {
 	if got := metricsString(m); got != want {
 		t.Fatalf("metrics\n got %s\nwant %s", got, want)
 	}
-	scoped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 1000, Units: []string{"bu-b"}})
+	scoped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 1000, Scope: automation.BusinessUnits("bu-b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,11 +523,11 @@ func testSupportMetrics(t *testing.T, open Opener) {
 	if got := metricsString(scoped); got != want {
 		t.Fatalf("scoped metrics\n got %s\nwant %s", got, want)
 	}
-	capped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now, Cap: 1})
+	capped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: now, Since: now, Cap: 1})
 	if err != nil || capped.PendingDue != 1 || len(capped.DeactivatedByReason) != 0 {
 		t.Fatalf("capped metrics %+v %v", capped, err)
 	}
-	if _, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Cap: 0}); err == nil {
+	if _, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: now, Cap: 0}); err == nil {
 		t.Fatal("cap 0 must be refused")
 	}
 }
@@ -628,7 +628,7 @@ func testSupportRetryKeepsEndTime(t *testing.T, open Opener) {
 	if !after.UpdatedOn.Equal(ended.UpdatedOn) || !res.Row.UpdatedOn.Equal(ended.UpdatedOn) {
 		t.Fatalf("a support retry moved the ended row's UpdatedOn from %s to %s", ended.UpdatedOn, after.UpdatedOn)
 	}
-	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Cap: 100})
+	m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: now, Since: now.Add(-24 * time.Hour), Cap: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +664,7 @@ func testSupportMetricsOldestDueAfterBackoff(t *testing.T, open Opener) {
 		{retryAt.Add(time.Minute), retryAt},      // both due; the retry came due first
 		{retryAt.Add(48 * time.Hour), retryAt},   // still waiting: its age grows from NextRetryOn
 	} {
-		m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Now: tc.now, Since: tc.now.Add(-24 * time.Hour), Cap: 100})
+		m, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: tc.now, Since: tc.now.Add(-24 * time.Hour), Cap: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
