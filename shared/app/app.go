@@ -36,6 +36,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 	"github.com/automation-platform/automation/shared/supportapi"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/mssql"
@@ -282,8 +283,8 @@ func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
 	}
 	// Without the Functions router the dispatcher and the projector consume directly.
 	r.Dispatcher.OnOutcome = o.OnOutcome
-	r.Memory.Subscribe(delivery.DispatchQueue, r.Dispatcher.Handle)
-	r.Memory.Subscribe(store.DeliveryFactsTopic, r.Projector.Handle)
+	r.Memory.Subscribe(topology.NotificationDispatchQueue, r.Dispatcher.Handle)
+	r.Memory.Subscribe(topology.DeliveryFactsTopic, r.Projector.Handle)
 	return r, nil
 }
 
@@ -395,7 +396,7 @@ func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 		}
 		for _, j := range jobs {
 			body, _ := json.Marshal(delivery.DispatchMessage{DeliveryKey: j.DeliveryKey})
-			if err := r.Memory.Publish(ctx, bus.Message{ID: j.DeliveryKey, Destination: delivery.DispatchQueue, Body: body}); err != nil {
+			if err := r.Memory.Publish(ctx, bus.Message{ID: j.DeliveryKey, Destination: topology.NotificationDispatchQueue, Body: body}); err != nil {
 				return n, err
 			}
 			n++

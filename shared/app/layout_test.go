@@ -19,8 +19,8 @@ import (
 //
 //  0. vocabulary — no project imports: the domain types and intent codes (automation),
 //     local time (localtime), log context and masking (logctx, logmask), configuration
-//     (config), the Functions custom-handler protocol (funchost), and the bus and trace
-//     contracts (bus, trace).
+//     (config), the Functions custom-handler protocol (funchost), the bus and trace
+//     contracts (bus, trace), and the one table of topics, queues and functions (topology).
 //  1. contracts — interfaces written in the vocabulary and their conformance suites: the
 //     store the logic needs (store), parsed domain events (events), bustest and tracetest,
 //     and the SQL files' parity test (sql).
@@ -40,7 +40,7 @@ import (
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
-//      artifacts' tests (infra: Bicep bounds, the deploy docs' commands).
+//     artifacts' tests (infra: Bicep bounds, the deploy docs' commands).
 //
 // Besides the direction, two adapters are confined: only the composition root and what is
 // built on it depend on a SQL dialect (sql/mssql, sql/sqlite), and only the Azure adapter
@@ -48,7 +48,7 @@ import (
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
 // channeltest) is imported by tests only.
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/funchost", "shared/bus", "shared/trace"},
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/funchost", "shared/bus", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/events", "shared/bus/bustest", "shared/trace/tracetest", "sql"},
 	{"shared/scheduler", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local", "shared/publish"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite"},

@@ -18,9 +18,6 @@ type NotificationClaimDueParams struct {
 	QueuedBefore time.Time
 }
 
-// DeliveryFactsTopic is the topic facts are published to through the outbox (§5.5).
-const DeliveryFactsTopic = "delivery-facts"
-
 // DeliveryFact is one status change of a delivery command (seed 002 §5, ARCHITECTURE.md
 // §5.5), written to the outbox (Destination DeliveryFactsTopic, MessageId = EventID, body =
 // this struct as JSON) in the transaction that changes the status. EventID is
