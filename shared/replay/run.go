@@ -26,6 +26,9 @@ type Options struct {
 	// is removed afterwards.
 	Dir string
 	Log *slog.Logger
+	// FanOut runs DueWorkPoller in fan-out mode (AUTOMATION_DUEWORK_MODE=fanout): one
+	// due-work message per claimed row, executed by DueWorkExecutor; the default is inline.
+	FanOut bool
 }
 
 // ErrDirNotEmpty: Options.Dir already holds something; a replay always starts from an
@@ -95,7 +98,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return SummaryLine{}, err
 		}
 	}
-	r := &runner{sc: sc, out: out, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start)}
+	r := &runner{sc: sc, out: out, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start), fanOut: o.FanOut}
 	channels, err := r.channels()
 	if err != nil {
 		return SummaryLine{}, err
@@ -103,8 +106,11 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	// The embedded default's configuration (no environment: a scenario runs the same
 	// everywhere), on the run's directory: dir/automation.db and dir/trace.
 	cfg, err := config.Load(func(name string) string {
-		if name == "AUTOMATION_DATA_DIR" {
+		switch {
+		case name == "AUTOMATION_DATA_DIR":
 			return dir
+		case name == "AUTOMATION_DUEWORK_MODE" && o.FanOut:
+			return string(config.ModeFanout)
 		}
 		return ""
 	})
@@ -146,6 +152,7 @@ type runner struct {
 	enc        *json.Encoder
 	clock      *automation.ManualClock
 	faults     *faults
+	fanOut     bool // Options.FanOut
 	deliveries int
 	rejected   int
 	unknown    int
@@ -226,7 +233,9 @@ func (r *runner) loop(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
 			}
-			if res.Held > 0 || res.Rescued > 0 {
+			// In fan-out mode DueWorkExecutor executes the rows, and the poll's result
+			// cannot say how many went on hold: look whenever rows were claimed.
+			if res.Held > 0 || res.Rescued > 0 || (r.fanOut && res.Claimed > 0) {
 				if err := r.reportHeld(ctx, now.UTC().Format(time.RFC3339)); err != nil {
 					return err
 				}
