@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -172,5 +173,27 @@ func TestLookupAndConsumer(t *testing.T) {
 	if got := []string{funchost.TriggerTimer, funchost.TriggerServiceBus, funchost.TriggerHTTP}; !slices.Equal(got,
 		[]string{topology.TimerTrigger, topology.ServiceBusTrigger, topology.HTTPTrigger}) {
 		t.Errorf("trigger types differ from funchost's: %q", got)
+	}
+}
+
+// The Service Bus module creates the table's entities: its parameter defaults name the same
+// topics, subscriptions and queues.
+func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bicep := string(raw)
+	for _, want := range []string{
+		"param domainEventsTopicName string = '" + topology.DomainEventsTopic + "'",
+		"param automationSubscriptionName string = '" + topology.AutomationSubscription + "'",
+		"param deliveryFactsTopicName string = '" + topology.DeliveryFactsTopic + "'",
+		"param reportingSubscriptionName string = '" + topology.ReportingSubscription + "'",
+		"param queueNames array = [\n  '" + topology.DueWorkQueue + "'\n  '" + topology.NotificationDispatchQueue + "'\n]",
+	} {
+		if !strings.Contains(bicep, want) {
+			t.Errorf("infra/modules/servicebus.bicep does not declare %q", want)
+		}
 	}
 }
