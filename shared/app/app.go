@@ -5,6 +5,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
@@ -36,6 +38,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 	"github.com/automation-platform/automation/shared/supportapi"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/mssql"
@@ -71,11 +74,12 @@ type Runtime struct {
 	// registered on Functions under /api/support/ (supportapi.Register).
 	Support *support.Service
 	Clock   automation.Clock
+	// host delivers the in-process bus's messages to the Service Bus functions and fires
+	// the timer functions, through Functions, as the Functions host would (the functions of
+	// topology.Functions); nil on Service Bus.
+	host    *local.Host
 	closers []func() error
 }
-
-// Embedded is a Runtime on the embedded parts (kept as a name for the replay simulator).
-type Embedded = Runtime
 
 // Options are what a runtime needs beyond Config.
 type Options struct {
@@ -83,12 +87,15 @@ type Options struct {
 	Log   *slog.Logger
 	// Channels are the delivery channels by name; nil: Open builds them from the
 	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
-	// configured), NewEmbedded uses {"log": JSON lines to LogOutput}.
+	// configured).
 	Channels map[string]delivery.Channel
 	// LogOutput receives the "log" channel's lines when Channels is nil (default io.Discard).
 	LogOutput io.Writer
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
+	// OnOutcome, when set, observes each dispatch outcome the dispatcher records (replay
+	// writes its output lines from it). It is called on the dispatching goroutine.
+	OnOutcome func(delivery.Outcome)
 	// ReportSources are renderers of domain report types (report.HTTPSource) beside the
 	// built-in automation-activity report; nil: Open builds them from
 	// AUTOMATION_REPORT_SOURCES.
@@ -122,13 +129,19 @@ func OpenStore(ctx context.Context, cfg config.Config, skipMigrations bool) (sto
 // Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else
 // SQLite under DataDir; see OpenStore and Options.SkipMigrations), Service Bus when
 // configured (else the in-process bus), Table/Blob trace when configured (else local trace
-// under DataDir).
+// under DataDir: DataDir/automation.db and DataDir/trace). It is the one composition root:
+// the custom handler (ServeHandler), serve, replay and the benchmarks all open their
+// runtime here. On the in-process bus, every message reaches its Service Bus function
+// through the Functions router, as the Functions host would deliver it (the functions and
+// destinations of topology.Functions), and Tick and DeliverEvent drive the same router.
 func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
 	}
 	if o.Log != nil {
 		o.Log = logctx.Logger(o.Log) // row, event and invocation context on every line
+	} else {
+		o.Log = slog.New(slog.DiscardHandler) // never slog.Default's stderr
 	}
 	r := &Runtime{Clock: o.Clock}
 	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
@@ -227,6 +240,19 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	r.wireLifecycle(cfg, o.Log)
+	if r.Memory != nil {
+		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run
+		for _, f := range topology.Functions() {
+			if f.Trigger != topology.HTTPTrigger {
+				fs = append(fs, f)
+			}
+		}
+		h, err := local.NewHost(r.Functions, r.Memory, local.Definitions(fs), cfg.Lookup, r.Clock, o.Log)
+		if err != nil {
+			return fail(err)
+		}
+		r.host = h
+	}
 	return r, nil
 }
 
@@ -238,53 +264,6 @@ func Migrate(ctx context.Context, cfg config.Config) error {
 		return err
 	}
 	return st.Close()
-}
-
-// EmbeddedOptions configure NewEmbedded (the replay simulator's runtime).
-type EmbeddedOptions struct {
-	DBPath   string // SQLite file
-	TraceDir string // trace.db and diagnostics blobs
-	Clock    automation.Clock
-	Channels map[string]delivery.Channel
-	Poller   scheduler.Config
-	Seed     uint64
-	Log      *slog.Logger
-	// OnOutcome observes each recorded dispatch outcome (the replay's output).
-	OnOutcome func(delivery.Outcome)
-	// ReportSources: see Options.ReportSources.
-	ReportSources map[string]report.Renderer
-}
-
-// NewEmbedded wires the embedded parts at explicit paths, without the Functions router.
-func NewEmbedded(ctx context.Context, o EmbeddedOptions) (*Embedded, error) {
-	if o.Clock == nil {
-		return nil, errors.New("app: a Clock is required")
-	}
-	if o.Log != nil {
-		o.Log = logctx.Logger(o.Log)
-	}
-	st, err := sqlite.Open(ctx, o.DBPath, nil)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := localtrace.Open(o.TraceDir)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	r := &Runtime{Store: st, Trace: tr, Clock: o.Clock, closers: []func() error{st.Close, tr.Close}}
-	r.Memory = bus.NewMemory(nil)
-	r.Publisher = r.Memory
-	r.API = httpapi.New(httpapi.Options{Idempotency: st, Clock: o.Clock, Logger: o.Log})
-	if err := r.wire(o.Poller, Options{Clock: o.Clock, Log: o.Log, Channels: o.Channels, Seed: o.Seed, ReportSources: o.ReportSources}); err != nil {
-		_ = r.Close()
-		return nil, err
-	}
-	// Without the Functions router the dispatcher and the projector consume directly.
-	r.Dispatcher.OnOutcome = o.OnOutcome
-	r.Memory.Subscribe(delivery.DispatchQueue, r.Dispatcher.Handle)
-	r.Memory.Subscribe(store.DeliveryFactsTopic, r.Projector.Handle)
-	return r, nil
 }
 
 // wire builds the services on the chosen store, trace and publisher.
@@ -342,7 +321,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
-		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}}
+		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
@@ -395,7 +374,7 @@ func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 		}
 		for _, j := range jobs {
 			body, _ := json.Marshal(delivery.DispatchMessage{DeliveryKey: j.DeliveryKey})
-			if err := r.Memory.Publish(ctx, bus.Message{ID: j.DeliveryKey, Destination: delivery.DispatchQueue, Body: body}); err != nil {
+			if err := r.Memory.Publish(ctx, bus.Message{ID: j.DeliveryKey, Destination: topology.NotificationDispatchQueue, Body: body}); err != nil {
 				return n, err
 			}
 			n++
@@ -422,30 +401,38 @@ func (r *Runtime) Close() error {
 type TickResult struct {
 	scheduler.Result
 	Published  int
-	Dispatched int
+	Dispatched int // bus messages delivered to their functions (dispatch, facts, fan-out)
 	Swept      int // jobs the dispatcher's sweep claimed (retries, lookups, expired claims)
 }
 
-// maxRelayRounds bounds the relay/dispatch rounds of one tick; maxTickBatches the poller
-// batches.
+// maxRelayRounds bounds the OutboxRelay invocations of one tick; maxTickBatches the
+// DueWorkPoller invocations.
 const (
 	maxRelayRounds = 10_000
 	maxTickBatches = 10_000
 )
 
-// Tick runs one pass of stages ② and ③ at the clock's now on the in-process bus: the
-// due-work poller (rescue, claim, execute), the outbox relay, and dispatch of what the relay
-// published. It is the replay simulator's step.
+// Tick is one step of a simulated Functions host at the clock's now, on the in-process bus:
+// it fires the DueWorkPoller timer function through the router until a poll claims nothing
+// (a burst larger than one batch does not wait a tick per batch and risk TooLate), then the
+// OutboxRelay timer function (relay, then the dispatch sweep) until it neither publishes nor
+// sweeps anything, and after each invocation delivers what the bus holds to its function
+// (DueWorkExecutor in fan-out mode, NotificationDispatch, DeliveryFactProjection) through
+// the router, with the host's invocation payloads. It is the replay simulator's step.
+// Errors: a function that answers non-2xx (the host would retry it), a context error.
 func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 	var tr TickResult
-	if r.Memory == nil {
+	if r.host == nil {
 		return tr, fmt.Errorf("app: Tick needs the in-process bus")
 	}
-	// Drain everything due at this instant: a burst larger than one batch must not wait a
-	// tick per batch (and risk TooLate). Bounded by maxTickBatches.
 	for i := 0; i < maxTickBatches; i++ {
-		res, err := r.Poller.RunOnce(ctx)
+		var res scheduler.Result // inline: the poll's Result; fan-out: rescued and claimed
+		if err := r.fire(ctx, topology.DueWorkPoller, &res); err != nil {
+			return tr, err
+		}
 		tr.Result.Add(res)
+		d, err := r.Memory.Drain(ctx, 0)
+		tr.Dispatched += d
 		if err != nil {
 			return tr, err
 		}
@@ -453,27 +440,105 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 			break
 		}
 	}
-	// Retries, lookups and expired send claims due now (once per tick; their facts are
-	// relayed below).
-	sw, err := r.Dispatcher.Sweep(ctx)
-	tr.Swept += sw.Claimed
-	if err != nil {
-		return tr, err
-	}
 	for i := 0; i < maxRelayRounds; i++ {
-		n, err := r.Relay.RunOnce(ctx)
-		tr.Published += n
-		if err != nil {
+		var rel struct {
+			Published int                  `json:"published"`
+			Sweep     delivery.SweepResult `json:"sweep"`
+		}
+		if err := r.fire(ctx, topology.OutboxRelay, &rel); err != nil {
 			return tr, err
 		}
+		tr.Published += rel.Published
+		tr.Swept += rel.Sweep.Claimed
 		d, err := r.Memory.Drain(ctx, 0)
 		tr.Dispatched += d
 		if err != nil {
 			return tr, err
 		}
-		if n == 0 {
+		if rel.Published == 0 && rel.Sweep.Claimed == 0 {
 			break
 		}
 	}
 	return tr, nil
+}
+
+// fire invokes the timer function name through the router and decodes its ReturnValue
+// into out. A non-2xx answer is an error carrying the function's error text.
+func (r *Runtime) fire(ctx context.Context, name string, out any) error {
+	code, body, err := r.host.FireTimer(ctx, name)
+	if err != nil {
+		return err
+	}
+	if code/100 != 2 {
+		return fmt.Errorf("%s answered %d: %s", name, code, bytes.TrimSpace(body))
+	}
+	var res struct {
+		ReturnValue json.RawMessage
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return fmt.Errorf("%s: invocation response: %w", name, err)
+	}
+	if len(res.ReturnValue) == 0 || string(res.ReturnValue) == "null" {
+		return fmt.Errorf("%s acknowledged without running: %s", name, bytes.TrimSpace(body))
+	}
+	return json.Unmarshal(res.ReturnValue, out)
+}
+
+// DeadLetteredError is a message its function recorded as a dead letter: it can never
+// succeed (a malformed body, an invalid event), so it was acknowledged, not retried.
+type DeadLetteredError struct {
+	Function  string
+	MessageID string
+	Blob      string // the dead-letter record in the diagnostics store
+	Reason    string // as recorded
+}
+
+func (e *DeadLetteredError) Error() string {
+	return e.Function + " dead-lettered message " + e.MessageID + ": " + e.Reason
+}
+
+// DeliverEvent hands m (a domain-events message: Body the CloudEvent JSON, ID its event id,
+// SessionID its entity guid; see publish.Message) to DomainEventHandler through the router
+// now, as the host delivers a message of the topic, and answers synchronously: nil when the
+// event was processed; a *DeadLetteredError when the handler recorded it as a dead letter
+// (Reason is the recorded reason: the event's validation error); any other error for a
+// failure the host would retry. Needs the in-process bus; m.ID must not be empty.
+func (r *Runtime) DeliverEvent(ctx context.Context, m bus.Message) error {
+	if r.host == nil {
+		return errors.New("app: DeliverEvent needs the in-process bus")
+	}
+	if m.ID == "" {
+		return errors.New("app: DeliverEvent: the message needs an ID")
+	}
+	m.Destination = topology.DomainEventsTopic
+	code, body, err := r.host.Deliver(ctx, m.Destination, m)
+	if err != nil {
+		return err
+	}
+	if code/100 != 2 {
+		return fmt.Errorf("%s answered %d: %s", topology.DomainEventHandler, code, bytes.TrimSpace(body))
+	}
+	var res struct {
+		ReturnValue json.RawMessage
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return fmt.Errorf("%s: invocation response: %w", topology.DomainEventHandler, err)
+	}
+	if len(res.ReturnValue) > 0 && string(res.ReturnValue) != "null" {
+		return nil // processed
+	}
+	// Acknowledged without a result: a permanent failure, which the handler records.
+	name := trace.DeadLetterBlobName(topology.DomainEventHandler, m.ID)
+	raw, err := r.Trace.GetBlob(ctx, name)
+	if err != nil {
+		return fmt.Errorf("%s acknowledged message %s without processing it, and its dead-letter record %s: %w (%s)",
+			topology.DomainEventHandler, m.ID, name, err, bytes.TrimSpace(body))
+	}
+	var rec struct {
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return fmt.Errorf("dead-letter record %s: %w", name, err)
+	}
+	return &DeadLetteredError{Function: topology.DomainEventHandler, MessageID: m.ID, Blob: name, Reason: rec.Reason}
 }

@@ -6,18 +6,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
-	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -40,11 +40,14 @@ func burnDown(b *testing.B, rows int) {
 	dir := b.TempDir()
 	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	clock := automation.NewManualClock(start)
-	e, err := app.NewEmbedded(ctx, app.EmbeddedOptions{
-		DBPath: filepath.Join(dir, "bench.db"), TraceDir: filepath.Join(dir, "trace"), Clock: clock,
-		Channels: map[string]delivery.Channel{"log": &delivery.LogChannel{W: io.Discard}},
-		Poller:   scheduler.Config{BatchSize: store.MaxBatch, Concurrency: 4},
+	cfg, err := config.Load(func(name string) string {
+		return map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_DUEWORK_BATCH_SIZE": strconv.Itoa(store.MaxBatch),
+			"AUTOMATION_DUEWORK_CONCURRENCY": "4"}[name]
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := app.Open(ctx, cfg, app.Options{Clock: clock, Channels: map[string]delivery.Channel{"log": &delivery.LogChannel{W: io.Discard}}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -150,24 +151,24 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 	e := newFnEnv(t, nil)
 	ctx := context.Background()
 
-	code, body := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json"))
+	code, body := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json"))
 	if code != 200 || rows(t, e)[automation.StatusPending] != 3 {
 		t.Fatalf("DomainEventHandler: %d %v rows %v", code, body, rows(t, e))
 	}
 	// Redelivery of the same event (same MessageId, DeliveryCount 2): no change.
-	code, _ = e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json"))
+	code, _ = e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json"))
 	if code != 200 || rows(t, e)[automation.StatusPending] != 3 {
 		t.Fatalf("redelivery: %d rows %v", code, rows(t, e))
 	}
 	// Bad input that can never succeed: completed (200) into our dead-letter record.
 	for _, f := range []string{"DomainEventHandler_unknown_bu.json", "DomainEventHandler_not_json.json"} {
-		code, body = e.post(t, handler.DomainEventHandler, fixture(t, f))
+		code, body = e.post(t, topology.DomainEventHandler, fixture(t, f))
 		logs, _ := json.Marshal(body["Logs"])
 		if code != 200 || !strings.Contains(string(logs), "dead-lettered") {
 			t.Fatalf("%s: %d %v", f, code, body)
 		}
 	}
-	if _, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(handler.DomainEventHandler, "evt-fx-2")); err != nil {
+	if _, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.DomainEventHandler, "evt-fx-2")); err != nil {
 		t.Fatalf("dead-letter record: %v", err)
 	}
 	if rows(t, e)[automation.StatusPending] != 3 {
@@ -177,13 +178,13 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 	// Due time of the first occurrence (2026-10-01 09:00 AEST): the poller completes it and
 	// queues the delivery; the relay publishes; dispatch sends once.
 	e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
-	code, body = e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+	code, body = e.post(t, topology.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
 	rv, _ := body["ReturnValue"].(map[string]any)
 	if code != 200 || rv["completed"] != float64(1) {
 		t.Fatalf("DueWorkPoller: %d %v", code, body)
 	}
-	code, body = e.post(t, handler.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
-	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["published"] != float64(1) || e.rt.Memory.Len(delivery.DispatchQueue) != 1 {
+	code, body = e.post(t, topology.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
+	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["published"] != float64(1) || e.rt.Memory.Len(topology.NotificationDispatchQueue) != 1 {
 		t.Fatalf("OutboxRelay: %d %v", code, body)
 	}
 	if err := e.host.RunDue(ctx, 100); err != nil { // delivers the dispatch message as the host would
@@ -196,16 +197,16 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 	var sent delivery.Message
 	_ = json.Unmarshal([]byte(lines[0]), &sent)
 	// The same dispatch message again (the host redelivers after a lost ack): not sent twice.
-	code, _ = e.post(t, handler.NotificationDispatch, withBody(t, "NotificationDispatch_malformed.json", []byte(`{"deliveryKey":"`+sent.DeliveryKey+`"}`), sent.DeliveryKey))
+	code, _ = e.post(t, topology.NotificationDispatch, withBody(t, "NotificationDispatch_malformed.json", []byte(`{"deliveryKey":"`+sent.DeliveryKey+`"}`), sent.DeliveryKey))
 	if code != 200 || len(e.out.Lines()) != 1 {
 		t.Fatalf("redelivered dispatch: %d, %d lines", code, len(e.out.Lines()))
 	}
-	code, body = e.post(t, handler.NotificationDispatch, fixture(t, "NotificationDispatch_malformed.json"))
+	code, body = e.post(t, topology.NotificationDispatch, fixture(t, "NotificationDispatch_malformed.json"))
 	if logs, _ := json.Marshal(body["Logs"]); code != 200 || !strings.Contains(string(logs), "dead-lettered") {
 		t.Fatalf("malformed dispatch: %d %v", code, body)
 	}
 	// A malformed invocation is a 400; an unknown function a 404.
-	if code, _ := e.post(t, handler.DueWorkPoller, []byte(`{"Data":`)); code != 400 {
+	if code, _ := e.post(t, topology.DueWorkPoller, []byte(`{"Data":`)); code != 400 {
 		t.Fatalf("malformed invocation: %d", code)
 	}
 	if code, _ := e.post(t, "NoSuchFunction", fixture(t, "DueWorkPoller_timer.json")); code != 404 {
@@ -213,7 +214,7 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 	}
 	// A retryable failure (the store is gone) answers non-2xx so the host retries.
 	e.rt.Store.Close()
-	if code, body := e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json")); code/100 == 2 {
+	if code, body := e.post(t, topology.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json")); code/100 == 2 {
 		t.Fatalf("store failure must not be acknowledged: %d %v", code, body)
 	}
 }
@@ -223,12 +224,12 @@ func TestFunctionsAnswerHostPayloads(t *testing.T) {
 func TestFanOutThroughDueWorkExecutor(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, map[string]string{"AUTOMATION_DUEWORK_MODE": "fanout"})
-	if code, _ := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+	if code, _ := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
 		t.Fatal(code)
 	}
 	e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
-	code, body := e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
-	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["fannedOut"] != float64(1) || e.rt.Memory.Len(handler.DueWorkQueue) != 1 {
+	code, body := e.post(t, topology.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["fannedOut"] != float64(1) || e.rt.Memory.Len(topology.DueWorkQueue) != 1 {
 		t.Fatalf("fan out: %d %v", code, body)
 	}
 	if rows(t, e)[automation.StatusProcessing] != 1 {
@@ -248,11 +249,11 @@ func TestFanOutThroughDueWorkExecutor(t *testing.T) {
 		}
 	}
 	msg, _ := json.Marshal(handler.DueWorkMessage{SchedulerKey: done.SchedulerKey, Token: done.Version - 1})
-	code, body = e.post(t, handler.DueWorkExecutor, withBody(t, "NotificationDispatch_malformed.json", msg, "dup"))
+	code, body = e.post(t, topology.DueWorkExecutor, withBody(t, "NotificationDispatch_malformed.json", msg, "dup"))
 	if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["outcome"] != "Stale" {
 		t.Fatalf("redelivered due-work: %d %v", code, body)
 	}
-	code, body = e.post(t, handler.DueWorkExecutor, withBody(t, "NotificationDispatch_malformed.json", []byte(`{"schedulerKey":""}`), "bad"))
+	code, body = e.post(t, topology.DueWorkExecutor, withBody(t, "NotificationDispatch_malformed.json", []byte(`{"schedulerKey":""}`), "bad"))
 	if logs, _ := json.Marshal(body["Logs"]); code != 200 || !strings.Contains(string(logs), "dead-lettered") {
 		t.Fatalf("malformed due-work: %d %v", code, body)
 	}
@@ -318,7 +319,7 @@ func TestFunctionFoldersMatchRoutes(t *testing.T) {
 	if err != nil || len(recs) != 0 {
 		t.Fatalf("%v %v", recs, err)
 	}
-	e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_not_json.json"))
+	e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_not_json.json"))
 	recs, _ = e.rt.Trace.JobsByKey(context.Background(), "deadletter:DomainEventHandler:m-3")
 	if len(recs) != 1 || recs[0].Outcome != trace.OutcomeDeadLettered || recs[0].TraceBlobName == "" {
 		t.Fatalf("dead-letter trace row: %+v", recs)
@@ -330,12 +331,12 @@ func TestFunctionFoldersMatchRoutes(t *testing.T) {
 func TestRedispatchAfterRestart(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, nil)
-	if code, _ := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+	if code, _ := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
 		t.Fatal(code)
 	}
 	e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
-	e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
-	e.post(t, handler.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
+	e.post(t, topology.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+	e.post(t, topology.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
 	// "Restart": a fresh runtime on the same data folder; the queued dispatch message is gone.
 	e.rt.Close()
 	out := &syncBuffer{}
@@ -377,11 +378,11 @@ func TestRelayAfterPoll(t *testing.T) {
 			env["AUTOMATION_RELAY_AFTER_POLL"] = "true"
 		}
 		e := newFnEnv(t, env)
-		if code, body := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+		if code, body := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
 			t.Fatalf("event: %d %v", code, body)
 		}
 		e.clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC))
-		code, body := e.post(t, handler.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+		code, body := e.post(t, topology.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
 		if rv, _ := body["ReturnValue"].(map[string]any); code != 200 || rv["completed"] != float64(1) {
 			t.Fatalf("DueWorkPoller: %d %v", code, body)
 		}
@@ -389,11 +390,11 @@ func TestRelayAfterPoll(t *testing.T) {
 		if on {
 			want = 1
 		}
-		if got := e.rt.Memory.Len(delivery.DispatchQueue); got != want {
+		if got := e.rt.Memory.Len(topology.NotificationDispatchQueue); got != want {
 			t.Fatalf("relay after poll %v: %d dispatch messages after the poll, want %d", on, got, want)
 		}
 		// The timer (the safety net) finds nothing left when the poll relayed.
-		_, body = e.post(t, handler.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
+		_, body = e.post(t, topology.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
 		if rv, _ := body["ReturnValue"].(map[string]any); rv["published"] != float64(1-want) {
 			t.Fatalf("relay after poll %v: OutboxRelay published %v", on, rv["published"])
 		}

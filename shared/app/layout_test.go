@@ -19,7 +19,8 @@ import (
 //
 //  0. vocabulary — no project imports: the domain types, error codes, intents and the
 //     business-unit scope (automation), local time (localtime), log context and masking
-//     (logctx, logmask), configuration (config), and the trace contract (trace).
+//     (logctx, logmask), configuration (config), the trace contract (trace), and the one
+//     table of topics, queues and functions (topology).
 //  1. contracts — written in the vocabulary: the store the logic needs (store), strict JSON
 //     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
@@ -51,7 +52,7 @@ import (
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
 // channeltest) is imported by tests only.
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace"},
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // do sends an HTTP request the way the host forwards it (original path, /api prefix)
@@ -40,7 +40,7 @@ func TestSettingsAPIAndReconciliationThroughTheRouter(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, nil)
 	ctx := context.Background()
-	if code, _ := e.post(t, handler.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
+	if code, _ := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 {
 		t.Fatal(code)
 	}
 	// newFnEnv stored the setting directly (version 1); read it through the API.
@@ -68,17 +68,17 @@ func TestSettingsAPIAndReconciliationThroughTheRouter(t *testing.T) {
 	}
 	// The Reconciliation timer.
 	e.clock.Set(time.Date(2026, 9, 2, 1, 15, 0, 0, time.UTC))
-	code, body2 := e.post(t, handler.Reconciliation, fixture(t, "Reconciliation_timer.json"))
+	code, body2 := e.post(t, topology.Reconciliation, fixture(t, "Reconciliation_timer.json"))
 	rv, _ := body2["ReturnValue"].(map[string]any)
 	if code != 200 || rv["complete"] != true {
 		t.Fatalf("Reconciliation: %d %v", code, body2)
 	}
 	// A malformed timer payload is acknowledged without retry; a store failure is retried.
-	if code, _ := e.post(t, handler.Reconciliation, bytes.ReplaceAll(fixture(t, "Reconciliation_timer.json"), []byte(`"timer"`), []byte(`"clock"`))); code != 200 {
+	if code, _ := e.post(t, topology.Reconciliation, bytes.ReplaceAll(fixture(t, "Reconciliation_timer.json"), []byte(`"timer"`), []byte(`"clock"`))); code != 200 {
 		t.Fatalf("malformed timer: %d", code)
 	}
 	e.rt.Store.Close()
-	if code, _ := e.post(t, handler.Reconciliation, fixture(t, "Reconciliation_timer.json")); code/100 == 2 {
+	if code, _ := e.post(t, topology.Reconciliation, fixture(t, "Reconciliation_timer.json")); code/100 == 2 {
 		t.Fatalf("store failure acknowledged: %d", code)
 	}
 }

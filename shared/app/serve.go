@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/publish"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // LocalEventsPath is the serve-only HTTP route that puts a domain event on the in-process
@@ -131,7 +132,7 @@ func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *lo
 		problem(http.StatusNotFound, string(automation.CodeNotFound), fmt.Sprintf("business unit %q not found", ev.BusinessUnitID))
 		return
 	}
-	code, body, err := h.Deliver(req.Context(), publish.Topic, publish.Message(ev, raw))
+	code, body, err := h.Deliver(req.Context(), topology.DomainEventsTopic, publish.Message(ev, raw))
 	if err != nil || code/100 != 2 {
 		// The cause (a store error, a handler's text) stays in the log, never in the answer.
 		log.Error("local event not processed", "sourceEventId", ev.ID, "status", code, "error", fmt.Sprint(err),

@@ -19,10 +19,10 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
-	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -88,7 +88,7 @@ func TestServeRunsTheScenarioThroughTheFunctionRoutes(t *testing.T) {
 	sort.SliceStable(sc.Inputs, func(i, j int) bool { return sc.Inputs[i].At.Before(sc.Inputs[j].At) })
 	rejectedAtRoute, rejectedByHandler := 0, 0
 	fire := func() {
-		for _, fn := range []string{handler.DueWorkPoller, handler.OutboxRelay} {
+		for _, fn := range []string{topology.DueWorkPoller, topology.OutboxRelay} {
 			if code, body, err := host.FireTimer(ctx, fn); err != nil || code != 200 {
 				t.Fatalf("%s at %s: %d %s %v", fn, clock.Now(), code, body, err)
 			}
@@ -158,7 +158,7 @@ done:
 	// DomainEventHandler (unknown business unit, impossible date).
 	deadLettered := 0
 	for _, id := range []string{"evt-bad-2", "evt-bad-3"} {
-		if _, err := rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(handler.DomainEventHandler, id)); err == nil {
+		if _, err := rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.DomainEventHandler, id)); err == nil {
 			deadLettered++
 		}
 	}

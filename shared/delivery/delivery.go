@@ -13,10 +13,8 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 )
-
-// DispatchQueue is the queue that carries delivery requests to NotificationDispatch (docs/architecture.md#functions).
-const DispatchQueue = "notification-dispatch"
 
 // Key returns the delivery key of one (SchedulerKey, channel, recipient): "dlv_" + 32 hex
 // digits of sha256 over the three, with the recipient trimmed and lower-cased (a URL only in
@@ -86,7 +84,7 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 		body, _ := json.Marshal(DispatchMessage{DeliveryKey: k})
 		jobs = append(jobs, store.NotificationRequest{DeliveryKey: k, EffectKey: k, LocalDate: r.LocalDate, SchedulerKey: r.SchedulerKey, BusinessUnitID: r.BusinessUnitID,
 			Channel: r.Channel, Recipient: strings.TrimSpace(r.Recipient), Template: r.Template, PayloadJSON: string(payload)})
-		msgs = append(msgs, store.OutboxMessage{MessageID: k, Destination: DispatchQueue, Body: body})
+		msgs = append(msgs, store.OutboxMessage{MessageID: k, Destination: topology.NotificationDispatchQueue, Body: body})
 	}
 	return jobs, msgs, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
@@ -39,7 +40,7 @@ func TestBuildCollapsesDuplicatesAndRejectsBlanks(t *testing.T) {
 		{SchedulerKey: "k", Channel: "log", Recipient: "a@example.test", Payload: 1, LocalDate: "2026-10-01"},
 		{SchedulerKey: "k", Channel: "log", Recipient: "A@example.test", Payload: 1},
 	})
-	if err != nil || len(jobs) != 1 || len(msgs) != 1 || msgs[0].MessageID != jobs[0].DeliveryKey || msgs[0].Destination != delivery.DispatchQueue {
+	if err != nil || len(jobs) != 1 || len(msgs) != 1 || msgs[0].MessageID != jobs[0].DeliveryKey || msgs[0].Destination != topology.NotificationDispatchQueue {
 		t.Fatalf("%+v %+v %v", jobs, msgs, err)
 	}
 	if jobs[0].EffectKey != jobs[0].DeliveryKey || jobs[0].LocalDate != "2026-10-01" {
@@ -155,8 +156,8 @@ func newEnv(t *testing.T, channels map[string]delivery.Channel) *env {
 	e.disp = &delivery.Dispatcher{Store: st, Templates: e.tpl, Channels: channels, Clock: e.clock, Lease: time.Minute,
 		OnOutcome: func(o delivery.Outcome) { e.mu.Lock(); e.outcomes = append(e.outcomes, o); e.mu.Unlock() }}
 	e.support = &delivery.Support{Store: st, Clock: e.clock}
-	e.bus.Subscribe(delivery.DispatchQueue, e.disp.Handle)
-	e.bus.Subscribe(store.DeliveryFactsTopic, (&delivery.Projector{Store: st, Clock: e.clock}).Handle)
+	e.bus.Subscribe(topology.NotificationDispatchQueue, e.disp.Handle)
+	e.bus.Subscribe(topology.DeliveryFactsTopic, (&delivery.Projector{Store: st, Clock: e.clock}).Handle)
 	return e
 }
 
@@ -234,7 +235,7 @@ func (e *env) job(t *testing.T, key string) store.NotificationJob {
 }
 
 func dispatchMsg(key string) bus.Message {
-	return bus.Message{ID: key, Destination: delivery.DispatchQueue, Body: []byte(`{"deliveryKey":"` + key + `"}`)}
+	return bus.Message{ID: key, Destination: topology.NotificationDispatchQueue, Body: []byte(`{"deliveryKey":"` + key + `"}`)}
 }
 
 func TestDispatchSendsOnceEvenWhenRedelivered(t *testing.T) {
@@ -668,7 +669,7 @@ func TestFactsProjectionIsExactUnderReplayAndReordering(t *testing.T) {
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}, "slow": &testChannel{p: timeout}})
 	// Capture every fact message the relay publishes.
 	var facts []bus.Message
-	e.bus.Subscribe(store.DeliveryFactsTopic, func(_ context.Context, m bus.Message) error { facts = append(facts, m); return nil })
+	e.bus.Subscribe(topology.DeliveryFactsTopic, func(_ context.Context, m bus.Message) error { facts = append(facts, m); return nil })
 	keys := e.queue(t, nil, "log", "a@example.test", "log", "bad", "slow", "c@example.test")
 	e.pump(t)
 	byKey := map[string][]store.DeliveryFact{}

@@ -45,7 +45,7 @@ func DecodeFact(body []byte) (store.DeliveryFact, error) {
 	return f, nil
 }
 
-// Handle is the bus handler of store.DeliveryFactsTopic: a malformed fact is dead-lettered,
+// Handle is the bus handler of topology.DeliveryFactsTopic: a malformed fact is dead-lettered,
 // a store failure is retried (applying a fact twice is harmless).
 func (p *Projector) Handle(ctx context.Context, m bus.Message) error {
 	f, err := DecodeFact(m.Body)

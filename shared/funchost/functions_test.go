@@ -11,30 +11,21 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 )
 
-// TestFunctionFolders checks the app's function folders (docs/architecture.md#functions): each
-// expected function exists with exactly one trigger of the expected type and binding name,
-// and every function folder present has exactly one trigger with a valid binding name.
+// TestFunctionFolders checks the app's function folders: every folder present has exactly
+// one trigger, an "in" binding with a valid name; timers run with runOnStartup false and
+// useMonitor true; Service Bus triggers use the ServiceBusConnection setting and the default
+// (string) dataType. Which functions exist, with which names, queues and topics, is the
+// topology table's test (shared/topology).
 func TestFunctionFolders(t *testing.T) {
 	t.Parallel()
 	defs, err := funchost.LoadFunctionFolders("../../functions")
 	if err != nil {
 		t.Fatal(err)
 	}
-	type want struct {
-		typ, binding, schedule, queue, topic, subscription string
-		sessions                                           bool
-	}
-	expected := map[string]want{
-		"DomainEventHandler":     {typ: funchost.TriggerServiceBus, binding: "message", topic: "domain-events", subscription: "automation", sessions: true},
-		"DueWorkPoller":          {typ: funchost.TriggerTimer, binding: "timer", schedule: "%DueWorkSchedule%"},
-		"DueWorkExecutor":        {typ: funchost.TriggerServiceBus, binding: "message", queue: "due-work"},
-		"NotificationDispatch":   {typ: funchost.TriggerServiceBus, binding: "message", queue: "notification-dispatch"},
-		"OutboxRelay":            {typ: funchost.TriggerTimer, binding: "timer", schedule: "%OutboxRelaySchedule%"},
-		"DeliveryFactProjection": {typ: funchost.TriggerServiceBus, binding: "message", topic: "delivery-facts", subscription: "reporting"},
-		"Reconciliation":         {typ: funchost.TriggerTimer, binding: "timer", schedule: "%ReconciliationSchedule%"},
+	if len(defs) == 0 {
+		t.Fatal("no function folders found")
 	}
 	bindingName := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,127}$`)
-	found := map[string]bool{}
 	for _, d := range defs {
 		triggers := 0
 		for _, b := range d.Bindings {
@@ -45,16 +36,7 @@ func TestFunctionFolders(t *testing.T) {
 		if triggers != 1 || !bindingName.MatchString(d.Trigger.Name) || d.Trigger.Direction != "in" {
 			t.Errorf("%s: %d triggers, trigger %+v", d.Name, triggers, d.Trigger)
 		}
-		w, ok := expected[d.Name]
-		if !ok {
-			continue // functions added later (HTTP APIs…) only need the checks above
-		}
-		found[d.Name] = true
 		tr := d.Trigger
-		if tr.Type != w.typ || tr.Name != w.binding || tr.Schedule != w.schedule || tr.QueueName != w.queue ||
-			tr.TopicName != w.topic || tr.SubscriptionName != w.subscription || tr.IsSessionsEnabled != w.sessions || d.Disabled {
-			t.Errorf("%s: trigger %+v, want %+v", d.Name, tr, w)
-		}
 		switch tr.Type {
 		case funchost.TriggerTimer:
 			if tr.RunOnStartup || tr.UseMonitor == nil || !*tr.UseMonitor {
@@ -67,11 +49,6 @@ func TestFunctionFolders(t *testing.T) {
 		}
 		if filepath.Base(d.Dir) != d.Name {
 			t.Errorf("%s: Dir %s", d.Name, d.Dir)
-		}
-	}
-	for name := range expected {
-		if !found[name] {
-			t.Errorf("function folder %s is missing", name)
 		}
 	}
 }

@@ -27,25 +27,8 @@ import (
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
-)
-
-// Function names (the folder names under functions/).
-const (
-	DomainEventHandler   = "DomainEventHandler"
-	DueWorkPoller        = "DueWorkPoller"
-	DueWorkExecutor      = "DueWorkExecutor"
-	NotificationDispatch = "NotificationDispatch"
-	OutboxRelay          = "OutboxRelay"
-	// DeliveryFactProjection keeps the reporting projection of delivery facts (docs/architecture.md#facts), from
-	// the delivery-facts topic (subscription "reporting").
-	DeliveryFactProjection = "DeliveryFactProjection"
-)
-
-// Queue and topic names (docs/architecture.md#functions).
-const (
-	DomainEventsTopic = "domain-events"
-	DueWorkQueue      = "due-work"
 )
 
 // Mode is how DueWorkPoller executes claimed rows.
@@ -82,12 +65,12 @@ func Register(r *funchost.Router, d Deps) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	r.Register(DomainEventHandler, logged(d.domainEvent))
-	r.Register(DueWorkPoller, logged(d.dueWorkPoller))
-	r.Register(DueWorkExecutor, logged(d.dueWorkExecutor))
-	r.Register(NotificationDispatch, logged(d.notificationDispatch))
-	r.Register(OutboxRelay, logged(d.outboxRelay))
-	r.Register(DeliveryFactProjection, logged(d.deliveryFactProjection))
+	r.Register(topology.DomainEventHandler, logged(d.domainEvent))
+	r.Register(topology.DueWorkPoller, logged(d.dueWorkPoller))
+	r.Register(topology.DueWorkExecutor, logged(d.dueWorkExecutor))
+	r.Register(topology.NotificationDispatch, logged(d.notificationDispatch))
+	r.Register(topology.OutboxRelay, logged(d.outboxRelay))
+	r.Register(topology.DeliveryFactProjection, logged(d.deliveryFactProjection))
 }
 
 // logged puts the function name and invocation id in the context, so every line the
@@ -157,7 +140,7 @@ func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (func
 	}
 	for i, row := range rows {
 		body, _ := json.Marshal(DueWorkMessage{SchedulerKey: row.SchedulerKey, Token: row.Version})
-		m := bus.Message{ID: fmt.Sprintf("%s-v%d", row.Guid, row.Version), Destination: DueWorkQueue, Body: body}
+		m := bus.Message{ID: fmt.Sprintf("%s-v%d", row.Guid, row.Version), Destination: topology.DueWorkQueue, Body: body}
 		if err := d.Publisher.Publish(ctx, m); err != nil {
 			// The unpublished rows stay claimed; stale-lease rescue returns them to Pending.
 			return funchost.Result{}, fmt.Errorf("fan out %d of %d claimed rows: %w", i, len(rows), err)
@@ -203,7 +186,7 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 	if err != nil {
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
-	err = d.Dispatcher.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: delivery.DispatchQueue, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
+	err = d.Dispatcher.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: topology.NotificationDispatchQueue, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
 	if automation.IsPermanent(err) {
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
 	}
@@ -277,7 +260,7 @@ func (d Deps) deliveryFactProjection(ctx context.Context, inv *funchost.Invocati
 	if err != nil {
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
-	err = d.Projector.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: store.DeliveryFactsTopic, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
+	err = d.Projector.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: topology.DeliveryFactsTopic, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
 	if automation.IsPermanent(err) {
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
 	}

@@ -7,10 +7,8 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/topology"
 )
-
-// Reconciliation is the function folder name of the bounded repair sweeps (docs/architecture.md#reconciliation).
-const Reconciliation = "Reconciliation"
 
 // RegisterReconciliation adds the Reconciliation timer function: one bounded run of every
 // sweep per invocation (reminder.Reconciler.RunOnce). A run is idempotent: a timer firing
@@ -20,7 +18,7 @@ func RegisterReconciliation(r *funchost.Router, rec *reminder.Reconciler, log *s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r.Register(Reconciliation, func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	r.Register(topology.Reconciliation, func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		if _, err := inv.Timer("timer"); err != nil {
 			return funchost.Result{}, automation.Permanent(err)
 		}

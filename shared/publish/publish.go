@@ -12,10 +12,8 @@ import (
 
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/topology"
 )
-
-// Topic is the domain-events topic (docs/architecture.md#functions).
-const Topic = "domain-events"
 
 // Event validates raw with events.Parse and publishes it. It returns the parsed event; a
 // validation error is automation.Invalid and nothing is sent.
@@ -29,5 +27,5 @@ func Event(ctx context.Context, p bus.Publisher, raw []byte) (events.Event, erro
 
 // Message is the bus message for a parsed event (raw is the event as received).
 func Message(ev events.Event, raw []byte) bus.Message {
-	return bus.Message{ID: ev.ID, Destination: Topic, SessionID: ev.EntityGuid, Body: raw}
+	return bus.Message{ID: ev.ID, Destination: topology.DomainEventsTopic, SessionID: ev.EntityGuid, Body: raw}
 }

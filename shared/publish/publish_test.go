@@ -7,13 +7,14 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/publish"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 func TestEventSetsIdentityAndRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	b := bus.NewMemory(nil)
 	var got []bus.Message
-	b.Subscribe(publish.Topic, func(_ context.Context, m bus.Message) error { got = append(got, m); return nil })
+	b.Subscribe(topology.DomainEventsTopic, func(_ context.Context, m bus.Message) error { got = append(got, m); return nil })
 	raw := []byte(`{"specversion":"1.0","id":"evt-1","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu","entitytype":"PoliceVetting","entityguid":"g-1","revision":1,"data":{}}`)
 	if _, err := publish.Event(context.Background(), b, raw); err != nil {
 		t.Fatal(err)

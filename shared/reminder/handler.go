@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // ReasonNoRecipients: at due time the source has no recipient in the setting's field.
@@ -177,7 +178,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	for i, j := range jobs {
 		keys[i] = j.DeliveryKey
 	}
-	out.DispatchResultJSON = mustJSON(map[string]any{"deliveryKeys": keys, "queue": delivery.DispatchQueue})
+	out.DispatchResultJSON = mustJSON(map[string]any{"deliveryKeys": keys, "queue": topology.NotificationDispatchQueue})
 	return out, nil
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/shared/reportapi"
 )
 
 // ReportInputs are the report-subscription input kinds (docs/architecture.md#report-subscriptions). Each is replayed
@@ -65,7 +64,7 @@ type APILine struct {
 
 // reportState is the runner's report API client.
 type reportState struct {
-	api           *funchost.Router
+	api           *funchost.Router // the runtime's Functions router (the report API's routes are on it)
 	ownerVersions map[string]int64 // the old scheduler's ownerVersion per key
 }
 
@@ -77,9 +76,7 @@ type call struct {
 }
 
 func (r *runner) reportInput(ctx context.Context, idx int) error {
-	if r.api == nil {
-		r.api = funchost.NewRouter(nil)
-		reportapi.Register(r.api, r.e.API, r.e.Reports)
+	if r.ownerVersions == nil {
 		r.ownerVersions = map[string]int64{}
 	}
 	in := r.sc.Inputs[idx]

@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/publish"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -24,6 +26,9 @@ type Options struct {
 	// is removed afterwards.
 	Dir string
 	Log *slog.Logger
+	// FanOut runs DueWorkPoller in fan-out mode (AUTOMATION_DUEWORK_MODE=fanout): one
+	// due-work message per claimed row, executed by DueWorkExecutor; the default is inline.
+	FanOut bool
 }
 
 // ErrDirNotEmpty: Options.Dir already holds something; a replay always starts from an
@@ -93,20 +98,32 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return SummaryLine{}, err
 		}
 	}
-	r := &runner{sc: sc, out: out, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start)}
+	r := &runner{sc: sc, out: out, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start), fanOut: o.FanOut}
 	channels, err := r.channels()
 	if err != nil {
 		return SummaryLine{}, err
 	}
-	e, err := app.NewEmbedded(ctx, app.EmbeddedOptions{
-		DBPath: filepath.Join(dir, "automation.db"), TraceDir: filepath.Join(dir, "trace"),
-		Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
+	// The embedded default's configuration (no environment: a scenario runs the same
+	// everywhere), on the run's directory: dir/automation.db and dir/trace.
+	cfg, err := config.Load(func(name string) string {
+		switch {
+		case name == "AUTOMATION_DATA_DIR":
+			return dir
+		case name == "AUTOMATION_DUEWORK_MODE" && o.FanOut:
+			return string(config.ModeFanout)
+		}
+		return ""
 	})
+	if err != nil {
+		return SummaryLine{}, err
+	}
+	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome})
 	if err != nil {
 		return SummaryLine{}, err
 	}
 	defer e.Close()
 	r.e = e
+	r.api = e.Functions
 	// A settings change is applied in full when it is replayed (the simulator has no
 	// Reconciliation timer to finish a large propagation later).
 	e.Admin.InlineBatches = 1 << 20
@@ -130,11 +147,12 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 type runner struct {
 	reportState
 	sc         *Scenario
-	e          *app.Embedded
+	e          *app.Runtime
 	out        io.Writer
 	enc        *json.Encoder
 	clock      *automation.ManualClock
 	faults     *faults
+	fanOut     bool // Options.FanOut
 	deliveries int
 	rejected   int
 	unknown    int
@@ -215,7 +233,9 @@ func (r *runner) loop(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
 			}
-			if res.Held > 0 || res.Rescued > 0 {
+			// In fan-out mode DueWorkExecutor executes the rows, and the poll's result
+			// cannot say how many went on hold: look whenever rows were claimed.
+			if res.Held > 0 || res.Rescued > 0 || (r.fanOut && res.Claimed > 0) {
 				if err := r.reportHeld(ctx, now.UTC().Format(time.RFC3339)); err != nil {
 					return err
 				}
@@ -246,19 +266,14 @@ func (r *runner) input(ctx context.Context, idx int) error {
 		r.faults.set(*f)
 		return r.enc.Encode(FaultLine{Kind: "fault", At: in.At.UTC().Format(time.RFC3339), Input: idx, Channel: f.Channel, Mode: f.Mode, Until: f.Until.Format(time.RFC3339)})
 	}
-	ev, err := events.Parse(in.Event)
-	if err == nil {
-		err = r.e.Events.Dispatch(ctx, ev)
-	}
-	if err == nil {
-		return nil
-	}
-	if !automation.IsInvalid(err) {
-		return fmt.Errorf("inputs[%d]: %w", idx, err)
-	}
-	r.rejected++
-	id := ev.ID
-	if id == "" {
+	// The event arrives as a message of the domain-events topic and goes to
+	// DomainEventHandler through the Functions router, as in serve: an invalid one is
+	// dead-lettered there (a record in the trace) and becomes a "rejected" line.
+	id := ""
+	var msg bus.Message
+	if ev, perr := events.Parse(in.Event); perr == nil {
+		id, msg = ev.ID, publish.Message(ev, in.Event)
+	} else {
 		var peek struct {
 			ID any `json:"id"`
 		}
@@ -267,6 +282,19 @@ func (r *runner) input(ctx context.Context, idx int) error {
 				id = s
 			}
 		}
+		msg = bus.Message{ID: id, Body: in.Event}
 	}
-	return r.enc.Encode(RejectedLine{Kind: "rejected", At: in.At.UTC().Format(time.RFC3339), Input: idx, EventID: id, Error: err.Error()})
+	if msg.ID == "" {
+		msg.ID = fmt.Sprintf("inputs-%d", idx) // a message always has an id; the event has none
+	}
+	err := r.e.DeliverEvent(ctx, msg)
+	if err == nil {
+		return nil
+	}
+	var dl *app.DeadLetteredError
+	if !errors.As(err, &dl) {
+		return fmt.Errorf("inputs[%d]: %w", idx, err)
+	}
+	r.rejected++
+	return r.enc.Encode(RejectedLine{Kind: "rejected", At: in.At.UTC().Format(time.RFC3339), Input: idx, EventID: id, Error: dl.Reason})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // Payload is the render data of one report delivery (small: the file itself stays in Blob).
@@ -75,7 +76,7 @@ func buildDeliveries(deliveryKeyBase, businessUnitID, template string, channels,
 	if err != nil {
 		return Coordinates{}, err
 	}
-	c := Coordinates{RunKeyHash: p.RunKeyHash, SchedulerKey: deliveryKeyBase, File: file, Queue: delivery.DispatchQueue}
+	c := Coordinates{RunKeyHash: p.RunKeyHash, SchedulerKey: deliveryKeyBase, File: file, Queue: topology.NotificationDispatchQueue}
 	for _, ch := range channels {
 		for _, r := range recipients {
 			c.Requests = append(c.Requests, CoordinateRequest{SchedulerKey: deliveryKeyBase, BusinessUnitID: businessUnitID,

@@ -15,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlstore"
@@ -97,7 +98,7 @@ func newEnv(t *testing.T, start time.Time) *env {
 		e.sent = append(e.sent, m)
 		return m.DeliveryKey, nil
 	})}}
-	e.bus.Subscribe(delivery.DispatchQueue, disp.Handle)
+	e.bus.Subscribe(topology.NotificationDispatchQueue, disp.Handle)
 	return e
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/reportapi"
@@ -27,7 +27,7 @@ import (
 var openapiDoc []byte
 
 type apiEnv struct {
-	rt     *app.Embedded
+	rt     *app.Runtime
 	clock  *automation.ManualClock
 	router *funchost.Router
 	mu     sync.Mutex
@@ -38,7 +38,11 @@ func newAPI(t *testing.T) *apiEnv {
 	t.Helper()
 	dir := t.TempDir()
 	e := &apiEnv{clock: automation.NewManualClock(time.Date(2027, 3, 20, 0, 0, 0, 0, time.UTC))}
-	rt, err := app.NewEmbedded(context.Background(), app.EmbeddedOptions{DBPath: filepath.Join(dir, "a.db"), TraceDir: filepath.Join(dir, "trace"),
+	cfg, err := config.Load(func(name string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[name] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg, app.Options{
 		Clock: e.clock, Seed: 1, Channels: map[string]delivery.Channel{"log": delivery.FuncChannel(func(_ context.Context, m delivery.Message) (string, error) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -55,8 +59,7 @@ func newAPI(t *testing.T) *apiEnv {
 		}
 	}
 	e.rt = rt
-	e.router = funchost.NewRouter(nil)
-	reportapi.Register(e.router, rt.API, rt.Reports)
+	e.router = rt.Functions // the report API's routes, as app.Open registers them
 	return e
 }
 

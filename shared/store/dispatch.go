@@ -18,11 +18,8 @@ type NotificationClaimDueParams struct {
 	QueuedBefore time.Time
 }
 
-// DeliveryFactsTopic is the topic facts are published to through the outbox (docs/architecture.md#facts).
-const DeliveryFactsTopic = "delivery-facts"
-
 // DeliveryFact is one status change of a delivery command (docs/seeds.md#seed-002,
-// docs/architecture.md#facts), written to the outbox (Destination DeliveryFactsTopic, MessageId = EventID, body =
+// docs/architecture.md#facts), written to the outbox (Destination topology.DeliveryFactsTopic, MessageId = EventID, body =
 // this struct as JSON) in the transaction that changes the status. EventID is
 // "{commandId}:r{revision}": a relay that publishes the same change again keeps it, the next
 // change has a higher Revision. No recipient address travels in a fact (personal data); the

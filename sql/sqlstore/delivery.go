@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 func (s *Store) scanNotification(r rowScanner) (store.NotificationJob, error) {
@@ -100,7 +101,7 @@ func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJ
 	if err != nil {
 		return err
 	}
-	return s.outboxInsert(ctx, tx, now, store.OutboxMessage{MessageID: f.EventID, Destination: store.DeliveryFactsTopic, SessionID: j.DeliveryKey, Body: body})
+	return s.outboxInsert(ctx, tx, now, store.OutboxMessage{MessageID: f.EventID, Destination: topology.DeliveryFactsTopic, SessionID: j.DeliveryKey, Body: body})
 }
 
 // NotificationFinish implements store.DeliveryStore.

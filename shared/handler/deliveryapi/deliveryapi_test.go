@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
@@ -137,7 +138,7 @@ func TestCountsPerDayWithFreshness(t *testing.T) {
 	// Project every fact in the outbox (as the DeliveryFactProjection function does).
 	msgs, _ := e.st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
 	for _, m := range msgs {
-		if m.Destination == store.DeliveryFactsTopic {
+		if m.Destination == topology.DeliveryFactsTopic {
 			if err := e.proj.Handle(context.Background(), busMsg(m)); err != nil {
 				t.Fatal(err)
 			}

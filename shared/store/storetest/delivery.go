@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // runDelivery is the delivery part of the suite (issue 5): commands, facts, the send-claim
@@ -55,7 +56,7 @@ func facts(t *testing.T, s store.Store) []store.DeliveryFact {
 	}
 	var out []store.DeliveryFact
 	for _, m := range msgs {
-		if m.Destination != store.DeliveryFactsTopic {
+		if m.Destination != topology.DeliveryFactsTopic {
 			continue
 		}
 		var f store.DeliveryFact

@@ -1,0 +1,122 @@
+// Package topology is the one table of the Functions app's messaging and functions: the
+// Service Bus topics, subscriptions and queues, and every function with its trigger. The bus
+// wiring (outbox destinations, the event publisher, the due-work fan-out), the local host
+// and the composition root take their names from here, and a test holds the table equal to
+// functions/*/function.json (every folder has a row and every row a folder, with the same
+// trigger type, binding name, schedule setting, queue, topic, subscription and route), so
+// a name changes in one place. It imports nothing from the project (the bottom layer).
+package topology
+
+// Service Bus entities (infra/modules/servicebus.bicep creates them in Azure; the
+// in-process bus uses the same names as destinations).
+const (
+	// DomainEventsTopic carries the domain apps' CloudEvents (MessageId = event id,
+	// SessionId = entity guid); AutomationSubscription is the pipeline's subscription.
+	DomainEventsTopic      = "domain-events"
+	AutomationSubscription = "automation"
+	// DueWorkQueue carries one claimed scheduler row per message in fan-out mode.
+	DueWorkQueue = "due-work"
+	// NotificationDispatchQueue carries one delivery (by delivery key) per message.
+	NotificationDispatchQueue = "notification-dispatch"
+	// DeliveryFactsTopic carries one message per status change of a delivery command;
+	// ReportingSubscription is the reporting projection's subscription.
+	DeliveryFactsTopic    = "delivery-facts"
+	ReportingSubscription = "reporting"
+)
+
+// Function names: the folder names under functions/, which are also the paths the
+// Functions host POSTs invocations to.
+const (
+	DomainEventHandler     = "DomainEventHandler"
+	DueWorkPoller          = "DueWorkPoller"
+	DueWorkExecutor        = "DueWorkExecutor"
+	NotificationDispatch   = "NotificationDispatch"
+	OutboxRelay            = "OutboxRelay"
+	DeliveryFactProjection = "DeliveryFactProjection"
+	Reconciliation         = "Reconciliation"
+	BusinessUnitsAPI       = "BusinessUnitsApi"
+	ReminderSettingsAPI    = "ReminderSettingsApi"
+	ReportSubscriptionsAPI = "ReportSubscriptionsApi"
+	ReportRunsAPI          = "ReportRunsApi"
+	SupportAPI             = "SupportApi"
+)
+
+// Trigger binding types of function.json (the same strings as funchost's Trigger* names).
+const (
+	TimerTrigger      = "timerTrigger"
+	ServiceBusTrigger = "serviceBusTrigger"
+	HTTPTrigger       = "httpTrigger"
+)
+
+// Function is one row of the table: a function and its trigger binding.
+type Function struct {
+	Name    string
+	Trigger string // TimerTrigger, ServiceBusTrigger or HTTPTrigger
+	Binding string // the trigger binding's name, which the handler reads ("timer", "message", "req")
+	// Schedule is a timer's NCRONTAB schedule as function.json writes it: an app-setting
+	// reference such as "%DueWorkSchedule%" (config.Config.Lookup resolves it).
+	Schedule string
+	// Queue, or Topic and Subscription: a Service Bus trigger's entity. Sessions: the
+	// subscription is session-enabled (per-entity order).
+	Queue, Topic, Subscription string
+	Sessions                   bool
+	// Route is an HTTP trigger's route template below the "api" prefix, Methods its
+	// lower-case methods.
+	Route   string
+	Methods []string
+}
+
+// Destination is the bus destination a Service Bus function consumes (its queue, else its
+// topic); "" for other triggers.
+func (f Function) Destination() string {
+	if f.Queue != "" {
+		return f.Queue
+	}
+	return f.Topic
+}
+
+// functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
+var functions = []Function{
+	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
+	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
+	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
+	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
+	{Name: DueWorkPoller, Trigger: TimerTrigger, Binding: "timer", Schedule: "%DueWorkSchedule%"},
+	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue},
+	{Name: OutboxRelay, Trigger: TimerTrigger, Binding: "timer", Schedule: "%OutboxRelaySchedule%"},
+	{Name: Reconciliation, Trigger: TimerTrigger, Binding: "timer", Schedule: "%ReconciliationSchedule%"},
+	{Name: ReminderSettingsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "reminder-settings/{*rest}", Methods: []string{"get", "post", "put"}},
+	{Name: ReportRunsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-runs/{*path}", Methods: []string{"get", "post", "put", "delete"}},
+	{Name: ReportSubscriptionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-subscriptions/{*path}", Methods: []string{"get", "post", "put", "delete"}},
+	{Name: SupportAPI, Trigger: HTTPTrigger, Binding: "req", Route: "support/{*path}", Methods: []string{"get", "post"}},
+}
+
+// Functions returns a copy of the table, sorted by name.
+func Functions() []Function {
+	out := make([]Function, len(functions))
+	for i, f := range functions {
+		f.Methods = append([]string(nil), f.Methods...)
+		out[i] = f
+	}
+	return out
+}
+
+// Lookup returns the row of the function called name (exact spelling).
+func Lookup(name string) (Function, bool) {
+	for _, f := range functions {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Function{}, false
+}
+
+// Consumer returns the Service Bus function that consumes destination (a queue or topic).
+func Consumer(destination string) (Function, bool) {
+	for _, f := range functions {
+		if f.Trigger == ServiceBusTrigger && f.Destination() == destination {
+			return f, true
+		}
+	}
+	return Function{}, false
+}

@@ -1,0 +1,199 @@
+package topology_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// row turns a function folder into a table row, for comparison.
+func row(d funchost.FunctionDef) topology.Function {
+	t := d.Trigger
+	var methods []string
+	for _, m := range t.Methods {
+		methods = append(methods, strings.ToLower(m))
+	}
+	return topology.Function{Name: d.Name, Trigger: t.Type, Binding: t.Name, Schedule: t.Schedule, Queue: t.QueueName,
+		Topic: t.TopicName, Subscription: t.SubscriptionName, Sessions: t.IsSessionsEnabled, Route: t.Route, Methods: methods}
+}
+
+// The table and functions/*/function.json agree: every folder has a row and every row a
+// folder, each with the same trigger type, binding name, schedule setting, queue, topic,
+// subscription, sessions flag, route and methods; no folder is disabled.
+func TestTableMatchesFunctionFolders(t *testing.T) {
+	t.Parallel()
+	defs, err := funchost.LoadFunctionFolders("../../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(defs) == 0 {
+		t.Fatal("no function folders found")
+	}
+	for _, p := range compare(defs, topology.Functions()) {
+		t.Error(p)
+	}
+}
+
+// compare returns every difference between the folders and the table, one sentence each.
+func compare(defs []funchost.FunctionDef, table []topology.Function) []string {
+	var problems []string
+	rows := map[string]topology.Function{}
+	for _, f := range table {
+		rows[f.Name] = f
+	}
+	seen := map[string]bool{}
+	for _, d := range defs {
+		seen[d.Name] = true
+		want, ok := rows[d.Name]
+		if !ok {
+			problems = append(problems, "function folder "+d.Name+" has no row in the topology table")
+			continue
+		}
+		got := row(d)
+		if got.Trigger != want.Trigger || got.Binding != want.Binding || got.Schedule != want.Schedule || got.Queue != want.Queue ||
+			got.Topic != want.Topic || got.Subscription != want.Subscription || got.Sessions != want.Sessions ||
+			got.Route != want.Route || !slices.Equal(got.Methods, want.Methods) {
+			problems = append(problems, "function "+d.Name+": function.json says "+describe(got)+", the table "+describe(want))
+		}
+		if d.Disabled {
+			problems = append(problems, "function "+d.Name+" is disabled in function.json")
+		}
+	}
+	for _, f := range table {
+		if !seen[f.Name] {
+			problems = append(problems, "table row "+f.Name+" has no function folder")
+		}
+	}
+	return problems
+}
+
+func describe(f topology.Function) string {
+	return strings.Join([]string{f.Trigger, "binding=" + f.Binding, "schedule=" + f.Schedule, "queue=" + f.Queue, "topic=" + f.Topic,
+		"subscription=" + f.Subscription, "sessions=" + map[bool]string{true: "true", false: "false"}[f.Sessions],
+		"route=" + f.Route, "methods=" + strings.Join(f.Methods, ",")}, " ")
+}
+
+// compare reports each kind of drift (so TestTableMatchesFunctionFolders can fail).
+func TestCompareReportsDrift(t *testing.T) {
+	t.Parallel()
+	defs, err := funchost.LoadFunctionFolders("../../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := topology.Functions()
+	if got := compare(defs, table); len(got) != 0 {
+		t.Fatalf("the real folders differ: %q", got)
+	}
+	cases := []struct {
+		name string
+		edit func(defs []funchost.FunctionDef, table []topology.Function) ([]funchost.FunctionDef, []topology.Function)
+		want string
+	}{
+		{"folder without a row", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			return d, tb[1:]
+		}, "has no row in the topology table"},
+		{"row without a folder", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			return d[1:], tb
+		}, "has no function folder"},
+		{"topic renamed", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			for i := range d {
+				if d[i].Name == topology.DomainEventHandler {
+					d[i].Trigger.TopicName = "domain-event"
+				}
+			}
+			return d, tb
+		}, "function DomainEventHandler: function.json says"},
+		{"subscription renamed", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			for i := range tb {
+				if tb[i].Name == topology.DeliveryFactProjection {
+					tb[i].Subscription = "reports"
+				}
+			}
+			return d, tb
+		}, "function DeliveryFactProjection"},
+		{"trigger type", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			for i := range d {
+				if d[i].Name == topology.OutboxRelay {
+					d[i].Trigger.Type = funchost.TriggerServiceBus
+				}
+			}
+			return d, tb
+		}, "function OutboxRelay"},
+		{"queue", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			for i := range tb {
+				if tb[i].Name == topology.NotificationDispatch {
+					tb[i].Queue = "dispatch"
+				}
+			}
+			return d, tb
+		}, "function NotificationDispatch"},
+		{"disabled", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			d[0].Disabled = true
+			return d, tb
+		}, "is disabled"},
+	}
+	for _, tc := range cases {
+		d, tb := tc.edit(slices.Clone(defs), topology.Functions())
+		got := compare(d, tb)
+		if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, tc.want) }) {
+			t.Errorf("%s: reported %q, want a problem containing %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Lookup and Consumer find rows by function name and by bus destination.
+func TestLookupAndConsumer(t *testing.T) {
+	t.Parallel()
+	for dest, fn := range map[string]string{topology.DomainEventsTopic: topology.DomainEventHandler, topology.DueWorkQueue: topology.DueWorkExecutor,
+		topology.NotificationDispatchQueue: topology.NotificationDispatch, topology.DeliveryFactsTopic: topology.DeliveryFactProjection} {
+		f, ok := topology.Consumer(dest)
+		if !ok || f.Name != fn {
+			t.Errorf("Consumer(%q) = %+v %v, want %s", dest, f, ok, fn)
+		}
+	}
+	if _, ok := topology.Consumer("nowhere"); ok {
+		t.Error("Consumer found a function for an unknown destination")
+	}
+	if f, ok := topology.Lookup(topology.DueWorkPoller); !ok || f.Trigger != topology.TimerTrigger || f.Destination() != "" {
+		t.Errorf("Lookup(DueWorkPoller) = %+v %v", f, ok)
+	}
+	if _, ok := topology.Lookup("dueworkpoller"); ok {
+		t.Error("Lookup is exact")
+	}
+	// Functions returns a copy: editing it leaves the table alone.
+	fs := topology.Functions()
+	fs[0].Methods[0] = "patch"
+	if topology.Functions()[0].Methods[0] == "patch" {
+		t.Error("Functions shares its slices with the table")
+	}
+	if got := []string{funchost.TriggerTimer, funchost.TriggerServiceBus, funchost.TriggerHTTP}; !slices.Equal(got,
+		[]string{topology.TimerTrigger, topology.ServiceBusTrigger, topology.HTTPTrigger}) {
+		t.Errorf("trigger types differ from funchost's: %q", got)
+	}
+}
+
+// The Service Bus module creates the table's entities: its parameter defaults name the same
+// topics, subscriptions and queues.
+func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bicep := string(raw)
+	for _, want := range []string{
+		"param domainEventsTopicName string = '" + topology.DomainEventsTopic + "'",
+		"param automationSubscriptionName string = '" + topology.AutomationSubscription + "'",
+		"param deliveryFactsTopicName string = '" + topology.DeliveryFactsTopic + "'",
+		"param reportingSubscriptionName string = '" + topology.ReportingSubscription + "'",
+		"param queueNames array = [\n  '" + topology.DueWorkQueue + "'\n  '" + topology.NotificationDispatchQueue + "'\n]",
+	} {
+		if !strings.Contains(bicep, want) {
+			t.Errorf("infra/modules/servicebus.bicep does not declare %q", want)
+		}
+	}
+}
