@@ -34,12 +34,12 @@ import (
 //     (publish), over parsed events.
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
 //     (report), the real channels (delivery/channel) and their suite (channeltest), and
-//     the delivery HTTP adapter (handler/deliveryapi).
+//     the delivery HTTP adapter (api/deliveryapi).
 //  5. services and adapters over the domains — support reads (support), settings and
-//     report HTTP adapters (settingsapi, reportapi), the Functions handlers (handler).
-//  6. adapters over the services — the support HTTP API (supportapi).
+//     report HTTP adapters (api/settingsapi, api/reportapi), the Functions handlers (handler).
+//  6. adapters over the services — the support HTTP API (api/supportapi).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
-//     (supportapi/supportclient), which speaks the adapter's request and answer types.
+//     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
@@ -56,10 +56,10 @@ var layers = [][]string{
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
-	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi"},
-	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler"},
-	{"shared/supportapi"},
-	{"shared/supportapi/supportclient"},
+	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi"},
+	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler"},
+	{"shared/api/supportapi"},
+	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
 	{"functions", "infra", "docs"},
