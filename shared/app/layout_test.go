@@ -26,7 +26,8 @@ import (
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
 //     and the SQL files' parity test (sql).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
-//     (events), the HTTP conventions (httpapi), the store and bus suites (storetest,
+//     (events), the HTTP conventions (httpapi), the business units every domain works in
+//     (businessunit), the store and bus suites (storetest,
 //     bustest), SQL behind the store (sql/sqlstore), the trace and bus adapters
 //     (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
@@ -54,7 +55,7 @@ import (
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
-	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler"},

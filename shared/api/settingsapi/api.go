@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -153,7 +154,7 @@ func (h handlers) listBusinessUnits(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	recs, err := h.admin.ListBusinessUnits(r.Context(), scopeOf(r), after, limit)
+	recs, err := h.admin.Units().List(r.Context(), scopeOf(r), after, limit)
 	if err != nil {
 		return err
 	}
@@ -172,11 +173,11 @@ func (h handlers) listBusinessUnits(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h handlers) createBusinessUnit(w http.ResponseWriter, r *http.Request) error {
-	var in reminder.BusinessUnitInput
+	var in businessunit.Input
 	if err := httpapi.DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	rec, err := h.admin.CreateBusinessUnit(r.Context(), scopeOf(r), in)
+	rec, err := h.admin.Units().Create(r.Context(), scopeOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (h handlers) getBusinessUnit(w http.ResponseWriter, r *http.Request) error 
 	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
 		return err
 	}
-	rec, err := h.admin.GetBusinessUnit(r.Context(), scopeOf(r), r.PathValue("id"))
+	rec, err := h.admin.Units().Get(r.Context(), scopeOf(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (h handlers) putBusinessUnit(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	var in reminder.BusinessUnitInput
+	var in businessunit.Input
 	if err := httpapi.DecodeJSON(r, &in); err != nil {
 		return err
 	}
