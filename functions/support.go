@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/support"
-	"github.com/automation-platform/automation/shared/supportapi"
-	"github.com/automation-platform/automation/shared/supportapi/supportclient"
 )
 
 const supportUsage = `usage: automation support <command> [flags] [arguments]

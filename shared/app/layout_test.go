@@ -26,7 +26,8 @@ import (
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
 //     and the SQL files' parity test (sql).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
-//     (events), the HTTP conventions (httpapi), the store and bus suites (storetest,
+//     (events), the HTTP conventions (httpapi), the business units every domain works in
+//     (businessunit), the store and bus suites (storetest,
 //     bustest), SQL behind the store (sql/sqlstore), the trace and bus adapters
 //     (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
@@ -34,12 +35,12 @@ import (
 //     (publish), over parsed events.
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
 //     (report), the real channels (delivery/channel) and their suite (channeltest), and
-//     the delivery HTTP adapter (handler/deliveryapi).
+//     the delivery HTTP adapter (api/deliveryapi).
 //  5. services and adapters over the domains — support reads (support), settings and
-//     report HTTP adapters (settingsapi, reportapi), the Functions handlers (handler).
-//  6. adapters over the services — the support HTTP API (supportapi).
+//     report HTTP adapters (api/settingsapi, api/reportapi), the Functions handlers (handler).
+//  6. adapters over the services — the support HTTP API (api/supportapi).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
-//     (supportapi/supportclient), which speaks the adapter's request and answer types.
+//     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
@@ -54,12 +55,12 @@ import (
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
-	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
-	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi"},
-	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler"},
-	{"shared/supportapi"},
-	{"shared/supportapi/supportclient"},
+	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi"},
+	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler"},
+	{"shared/api/supportapi"},
+	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
 	{"functions", "infra", "docs"},

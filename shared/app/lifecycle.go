@@ -3,11 +3,11 @@ package app
 import (
 	"log/slog"
 
+	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/reminder"
-	"github.com/automation-platform/automation/shared/settingsapi"
 )
 
 // wireLifecycle adds the reminder lifecycle to the Functions router (so both the custom

@@ -19,14 +19,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/reportapi"
+	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/shared/reportapi"
-	"github.com/automation-platform/automation/shared/settingsapi"
 )
 
 const scopeToken = "s3cret-token-for-the-route-table"

@@ -43,5 +43,6 @@
 //
 //   - Opaque page cursors bound to their query (EncodeCursor / DecodeCursor): a cursor of
 //     other filters is refused. They are not signed: a position is no secret, and every
-//     query applies the caller's scope whatever the cursor says.
+//     query applies the caller's scope whatever the cursor says. Every list answers one
+//     Page ({"items":[…],"nextCursor":"…"}), built by NewPage.
 package httpapi

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/localtime"
 )
 
@@ -34,12 +35,8 @@ func (s Source) Active() bool {
 	return true
 }
 
-// Zone is a business unit with its loaded time zone.
-type Zone struct {
-	BusinessUnitID string
-	TimeZoneID     string
-	Loc            *time.Location
-}
+// Zone is a business unit with its loaded time zone (businessunit.Zone).
+type Zone = businessunit.Zone
 
 // Occurrence is one candidate plus the target date and offset it came from.
 type Occurrence struct {

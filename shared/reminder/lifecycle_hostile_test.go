@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -99,11 +100,11 @@ func TestThresholdPendingRowFollowsSendWindowAndZoneChanges(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
 		a := f.admin()
-		bu, err := a.GetBusinessUnit(context.Background(), all, "bu-syd")
+		bu, err := a.Units().Get(context.Background(), all, "bu-syd")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, prop, err := a.UpdateBusinessUnit(context.Background(), all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version); err != nil || prop.RowsUpdatedInPlace != 1 {
+		if _, prop, err := a.UpdateBusinessUnit(context.Background(), all, "bu-syd", businessunit.Input{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version); err != nil || prop.RowsUpdatedInPlace != 1 {
 			t.Fatalf("%+v %v", prop, err)
 		}
 		// tzoracle.py Australia/Perth 2026-10-02 08:00 → 2026-10-02T00:00:00Z
@@ -233,11 +234,11 @@ func TestZoneChangeReachesEverySettingOfTheUnit(t *testing.T) {
 		f.putSetting(t, strings.NewReplacer(settingGuid, last, `"PoliceVetting"`, fmt.Sprintf(`"Type%d"`, i)).Replace(base))
 	}
 	a := f.admin()
-	bu, err := a.GetBusinessUnit(ctx, all, "bu-syd")
+	bu, err := a.Units().Get(ctx, all, "bu-syd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, prop, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version)
+	_, prop, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", businessunit.Input{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version)
 	if err != nil || prop.Status != reminder.PropagationQueued {
 		t.Fatalf("%+v %v", prop, err)
 	}
@@ -467,9 +468,9 @@ func TestEventRacingAZoneChangeEndsInTheNewZone(t *testing.T) {
 	rs := &buRaceStore{Store: f.st}
 	rs.hook = func() {
 		a := f.admin()
-		bu, err := a.GetBusinessUnit(ctx, all, "bu-syd")
+		bu, err := a.Units().Get(ctx, all, "bu-syd")
 		if err == nil {
-			_, _, err = a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version)
+			_, _, err = a.UpdateBusinessUnit(ctx, all, "bu-syd", businessunit.Input{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version)
 		}
 		if err != nil {
 			t.Error(err)
@@ -551,8 +552,8 @@ func TestChangeIsNotStoredWithoutItsPropagation(t *testing.T) {
 	if _, err := a.CreateSetting(ctx, all, []byte(js)); err == nil {
 		t.Fatal("the setting was created without its propagation")
 	}
-	bu, _ := a.GetBusinessUnit(ctx, all, "bu-syd")
-	if _, _, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version); err == nil {
+	bu, _ := a.Units().Get(ctx, all, "bu-syd")
+	if _, _, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", businessunit.Input{Name: "Sydney", TimeZone: "Australia/Perth"}, bu.Version); err == nil {
 		t.Fatal("the zone change was accepted without its propagation")
 	}
 	if got, _ := f.st.BusinessUnitGet(ctx, "bu-syd"); got.TimeZoneID != "Australia/Sydney" {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/events"
-	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -181,14 +181,9 @@ func (s *Service) resyncIfSettingsChanged(ctx context.Context, buID string, src 
 	return nil
 }
 
-// zoneOf loads a business unit's zone; an unusable zone is bad input naming the unit.
-func zoneOf(bu store.BusinessUnit) (Zone, error) {
-	loc, err := localtime.LoadZone(bu.TimeZoneID)
-	if err != nil {
-		return Zone{}, automation.Invalid("businessunitid", "business unit %q has an unusable time zone: %v", bu.ID, err)
-	}
-	return Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}, nil
-}
+// zoneOf loads a business unit's zone (businessunit.ZoneOf): an unusable zone is bad input
+// naming the unit.
+func zoneOf(bu store.BusinessUnit) (Zone, error) { return businessunit.ZoneOf(bu) }
 
 func (s *Service) loadSettings(ctx context.Context, buID, sourceType string) ([]Setting, error) {
 	out, _, err := s.loadSettingsVersions(ctx, buID, sourceType)

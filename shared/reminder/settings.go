@@ -10,10 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -72,133 +71,28 @@ func (a *Admin) logger() *slog.Logger {
 
 // --- business units ------------------------------------------------------------------
 
-// BusinessUnitInput is a business unit as a client sends it. TimeZone is an IANA id or a
-// Windows id ("AUS Eastern Standard Time"), mapped through CLDR (localtime.ResolveZoneID).
-type BusinessUnitInput struct {
-	ID       string              `json:"id"`
-	Name     string              `json:"name"`
-	TimeZone string              `json:"timeZone"`
-	Roles    map[string][]string `json:"roles,omitempty"`
+// Units is the business-unit admin over the same store and clock (create, read, list).
+func (a *Admin) Units() *businessunit.Admin {
+	return &businessunit.Admin{Store: a.Store, Clock: a.Clock}
 }
 
-// MaxRoles bounds the role lists of one business unit.
-const MaxRoles = 50
-
-func (in BusinessUnitInput) record(now time.Time) (store.BusinessUnitRecord, error) {
-	var errs []error
-	bad := func(field, f string, a ...any) { errs = append(errs, automation.Invalid(field, f, a...)) }
-	if !tokenRE.MatchString(in.ID) {
-		bad("id", "is required (1-100 letters, digits, ._~@+/-)")
-	}
-	if !validName(in.Name) {
-		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
-	}
-	iana, windows, err := localtime.ResolveZoneID(in.TimeZone)
-	if err != nil {
-		bad("timeZone", "unknown time zone %q: use an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")", in.TimeZone)
-	}
-	if len(in.Roles) > MaxRoles {
-		bad("roles", "has %d roles, at most %d", len(in.Roles), MaxRoles)
-	}
-	for name, list := range in.Roles {
-		if !tokenRE.MatchString(name) {
-			bad("roles", "role name %q must use letters, digits and ._~@+/-", name)
-		}
-		if len(list) > MaxRecipients {
-			bad("roles."+name, "lists %d addresses, more than %d", len(list), MaxRecipients)
-		}
-		for i, addr := range list {
-			if strings.TrimSpace(addr) == "" || strings.IndexFunc(addr, unicode.IsControl) >= 0 || len(addr) > 320 {
-				bad(fmt.Sprintf("roles.%s[%d]", name, i), "must be a non-empty address without control characters")
-			}
-		}
-	}
-	if err := automation.InvalidFields(errs...); err != nil {
-		return store.BusinessUnitRecord{}, err
-	}
-	rec := store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: in.ID, Name: strings.TrimSpace(in.Name), TimeZoneID: iana},
-		Roles: in.Roles, UpdatedOn: now}
-	if windows {
-		rec.TimeZoneIDGiven = in.TimeZone
-	}
-	return rec, nil
-}
-
-// CreateBusinessUnit validates and stores a new business unit. Errors: Invalid (422) with
-// field errors, ErrNotFound when the id is outside the caller's scope, ErrConflict when it
-// exists.
-func (a *Admin) CreateBusinessUnit(ctx context.Context, sc automation.Scope, in BusinessUnitInput) (store.BusinessUnitRecord, error) {
-	rec, err := in.record(a.Clock.Now())
-	if err != nil {
-		return rec, err
-	}
-	if !sc.Allows(rec.ID) {
-		return rec, notFound("business unit", rec.ID)
-	}
-	if err := a.Store.BusinessUnitInsert(ctx, rec); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			// The store's error is not wrapped: its text (dialect, statement) would reach the
-			// problem detail.
-			return rec, &automation.Error{Code: automation.CodeConflict, Field: "id", Message: fmt.Sprintf("business unit %q already exists", rec.ID)}
-		}
-		return rec, err
-	}
-	return a.Store.BusinessUnitGetRecord(ctx, rec.ID)
-}
-
-// GetBusinessUnit returns a business unit in the caller's scope, or ErrNotFound.
-func (a *Admin) GetBusinessUnit(ctx context.Context, sc automation.Scope, id string) (store.BusinessUnitRecord, error) {
-	if !sc.Allows(id) {
-		return store.BusinessUnitRecord{}, notFound("business unit", id)
-	}
-	rec, err := a.Store.BusinessUnitGetRecord(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return rec, notFound("business unit", id)
-	}
-	return rec, err
-}
-
-// ListBusinessUnits pages business units in the caller's scope by id.
-func (a *Admin) ListBusinessUnits(ctx context.Context, sc automation.Scope, afterID string, limit int) ([]store.BusinessUnitRecord, error) {
-	return a.Store.BusinessUnitList(ctx, store.BusinessUnitListParams{Scope: sc, AfterID: afterID, Limit: limit})
-}
-
-// UpdateBusinessUnit replaces a business unit when its Version is ifMatch (CodePreconditionFailed
-// otherwise). A changed time zone re-times the pending rows of every setting of the unit in
-// place (same keys, ScheduledOn recomputed from the local intent in the new zone).
-func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc automation.Scope, id string, in BusinessUnitInput, ifMatch int64) (store.BusinessUnitRecord, Propagation, error) {
+// UpdateBusinessUnit replaces a business unit (businessunit.Admin.Update: its Version must
+// be ifMatch, CodePreconditionFailed otherwise). A changed time zone re-times the pending rows
+// of every setting of the unit in place (same keys, ScheduledOn recomputed from the local
+// intent in the new zone).
+func (a *Admin) UpdateBusinessUnit(ctx context.Context, sc automation.Scope, id string, in businessunit.Input, ifMatch int64) (store.BusinessUnitRecord, Propagation, error) {
 	var prop Propagation
-	cur, err := a.GetBusinessUnit(ctx, sc, id)
+	// Every active setting's propagation is owed before the new zone is stored (see
+	// requestFirst); after it, they are requested again and the first ones run inline.
+	ch, err := a.Units().Update(ctx, sc, id, in, ifMatch, func(ctx context.Context, now time.Time) error {
+		return a.eachActiveSetting(ctx, id, func(guid string) error { return a.requestFirst(ctx, guid, now) })
+	})
 	if err != nil {
-		return cur, prop, err
+		return ch.Before, prop, err
 	}
-	if in.ID == "" {
-		in.ID = id
-	}
-	if in.ID != id {
-		return cur, prop, automation.Invalid("id", "cannot change (%q in the body, %q in the path)", in.ID, id)
-	}
-	if cur.Version != ifMatch {
-		return cur, prop, versionMismatch(cur.Version, ifMatch)
-	}
-	now := a.Clock.Now()
-	rec, err := in.record(now)
-	if err != nil {
-		return cur, prop, err
-	}
-	if rec.TimeZoneID != cur.TimeZoneID {
-		// Every active setting's propagation is owed before the new zone is stored (see
-		// requestFirst); after it, they are requested again and the first ones run inline.
-		if err := a.eachActiveSetting(ctx, id, func(guid string) error { return a.requestFirst(ctx, guid, now) }); err != nil {
-			return cur, prop, err
-		}
-	}
-	out, err := a.Store.BusinessUnitUpdate(ctx, rec, ifMatch)
-	if err != nil {
-		return cur, prop, err
-	}
+	out, now := ch.After, ch.At
 	prop = Propagation{Change: []string{}, Status: PropagationNone}
-	if out.TimeZoneID != cur.TimeZoneID {
+	if ch.ZoneChanged() {
 		prop.Change = []string{"timeZone"}
 		prop.Status = PropagationComplete
 		budget := a.inline()
@@ -255,11 +149,6 @@ func (a *Admin) eachActiveSetting(ctx context.Context, id string, fn func(guid s
 			return nil
 		}
 	}
-}
-
-func versionMismatch(current, ifMatch int64) error {
-	return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match",
-		Message: fmt.Sprintf("the resource is at version \"%d\", not \"%d\"; read it again", current, ifMatch)}
 }
 
 // --- settings ------------------------------------------------------------------------
@@ -514,7 +403,7 @@ func (a *Admin) UpdateSetting(ctx context.Context, sc automation.Scope, guid str
 		return SettingResult{}, err
 	}
 	if rec.Version != ifMatch {
-		return SettingResult{}, versionMismatch(rec.Version, ifMatch)
+		return SettingResult{}, businessunit.VersionMismatch(rec.Version, ifMatch)
 	}
 	return a.write(ctx, old, set, rec, ifMatch)
 }
@@ -528,7 +417,7 @@ func (a *Admin) DeactivateSetting(ctx context.Context, sc automation.Scope, guid
 		return SettingResult{}, err
 	}
 	if rec.Version != ifMatch {
-		return SettingResult{}, versionMismatch(rec.Version, ifMatch)
+		return SettingResult{}, businessunit.VersionMismatch(rec.Version, ifMatch)
 	}
 	if !old.Active() {
 		return SettingResult{Setting: old, Version: rec.Version, UpdatedOn: rec.UpdatedOn, Propagation: &Propagation{Change: []string{}, Status: PropagationNone}}, nil

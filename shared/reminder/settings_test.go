@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -222,7 +223,7 @@ func TestAdminRejectsAndChangesNothing(t *testing.T) {
 			return err
 		}, automation.CodeConflict},
 		{"business unit with unknown zone", func() error {
-			_, err := a.CreateBusinessUnit(ctx, all, reminder.BusinessUnitInput{ID: "bu-mars", Name: "Mars", TimeZone: "Mars/Olympus"})
+			_, err := a.Units().Create(ctx, all, businessunit.Input{ID: "bu-mars", Name: "Mars", TimeZone: "Mars/Olympus"})
 			return err
 		}, automation.CodeInvalidInput},
 	}
@@ -335,11 +336,11 @@ func TestBusinessUnitZoneChangeRetimesPendingRows(t *testing.T) {
 	ctx := context.Background()
 	f.mustProcess(t, event("evt-1", 1, alice))
 	a := f.admin()
-	bu, err := a.GetBusinessUnit(ctx, all, "bu-syd")
+	bu, err := a.Units().Get(ctx, all, "bu-syd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, prop, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "Sydney (Brisbane time)", TimeZone: "E. Australia Standard Time"}, bu.Version)
+	out, prop, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", businessunit.Input{Name: "Sydney (Brisbane time)", TimeZone: "E. Australia Standard Time"}, bu.Version)
 	if err != nil || out.TimeZoneID != "Australia/Brisbane" || out.TimeZoneIDGiven != "E. Australia Standard Time" || prop.RowsUpdatedInPlace != 3 {
 		t.Fatalf("%+v %+v %v", out, prop, err)
 	}
@@ -349,7 +350,7 @@ func TestBusinessUnitZoneChangeRetimesPendingRows(t *testing.T) {
 			t.Errorf("row %s: %v %s %s", r.SchedulerKey, r.ScheduledOn, r.TimeZoneID, r.ScheduledLocalTime)
 		}
 	}
-	if _, _, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", reminder.BusinessUnitInput{Name: "x", TimeZone: "UTC"}, bu.Version); automation.CodeOf(err) != automation.CodePreconditionFailed {
+	if _, _, err := a.UpdateBusinessUnit(ctx, all, "bu-syd", businessunit.Input{Name: "x", TimeZone: "UTC"}, bu.Version); automation.CodeOf(err) != automation.CodePreconditionFailed {
 		t.Fatalf("stale update: %v", err)
 	}
 }

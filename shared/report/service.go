@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -127,8 +128,8 @@ func (s *Service) load(ctx context.Context, scope automation.Scope, guid string,
 }
 
 func (s *Service) zone(ctx context.Context, scope automation.Scope, buID string) (store.BusinessUnit, error) {
-	bu, err := s.c.Store.BusinessUnitGet(ctx, buID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !scope.Allows(buID)) {
+	bu, err := businessunit.InScope(ctx, s.c.Store, scope, buID)
+	if errors.Is(err, store.ErrNotFound) {
 		return bu, automation.Invalid("businessUnitId", "unknown business unit %q", buID)
 	}
 	return bu, err

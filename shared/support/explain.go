@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -178,7 +179,7 @@ func (s *Service) Explain(ctx context.Context, sc automation.Scope, sourceType, 
 	if err != nil {
 		loc, bu.TimeZoneID = time.UTC, "UTC"
 	}
-	z := reminder.Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
+	z := businessunit.Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
 	today := localtime.DateOf(now, loc)
 	x.BusinessUnit = BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZoneID, LocalToday: today.String()}
 
@@ -310,7 +311,7 @@ func (s *Service) settingsFor(ctx context.Context, sc automation.Scope, buID, so
 
 // explainSetting builds one setting's explanation: why it applies or not, then every
 // occurrence it wants now and every row it produced.
-func (s *Service) explainSetting(set reminder.Setting, src reminder.Source, z reminder.Zone, roles map[string][]string, today localtime.Date, now time.Time,
+func (s *Service) explainSetting(set reminder.Setting, src reminder.Source, z businessunit.Zone, roles map[string][]string, today localtime.Date, now time.Time,
 	rows []automation.SchedulerRow, audit map[int64][]store.SupportAuditRecord, claimed map[int64]bool) Setting {
 	e := Setting{Guid: set.Guid, Name: set.Name, BusinessUnitID: set.BusinessUnitID, IsActive: set.Active(), TriggerKey: set.TriggerKey,
 		TriggerValue: maskValue(src.Data[set.TriggerKey]), OffsetsDays: set.OffsetsDays, Annual: set.Annual,

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/shared/supportapi"
 )
 
 // DefaultBaseURL is a local `automation serve` (and the Functions host's default port).

@@ -17,12 +17,12 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 
+	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
-	"github.com/automation-platform/automation/shared/settingsapi"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
 )

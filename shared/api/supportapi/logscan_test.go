@@ -43,7 +43,7 @@ var (
 // TestServeRunsTheScenarioThroughTheFunctionRoutes checks them on the realistic scenario.)
 func TestScenarioLogsCarryNoPersonalData(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("../../testdata/scenarios/*.json")
+	files, err := filepath.Glob("../../../testdata/scenarios/*.json")
 	if err != nil || len(files) < 5 {
 		t.Fatalf("scenarios: %v %v", files, err)
 	}

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
-	"github.com/automation-platform/automation/shared/reportapi"
 	"github.com/automation-platform/automation/shared/store"
 )
 

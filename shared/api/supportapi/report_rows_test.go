@@ -100,7 +100,7 @@ func reportsEnv(t *testing.T) (*env, *replay.Scenario) {
 // with the Functions router (app.Open) on a clock at the scenario's end.
 func scenarioEnv(t *testing.T, file string) (*env, *replay.Scenario) {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/scenarios/" + file)
+	raw, err := os.ReadFile("../../../testdata/scenarios/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,8 @@ func logged(h http.Handler) http.Handler {
 
 type handlers struct{ svc *support.Service }
 
-// FindResponse is the body of a find.
+// FindResponse is the body of a find. It is not an httpapi.Page: its published shape names
+// the items "rows" and says their Order; its cursor is httpapi's all the same.
 type FindResponse struct {
 	Rows       []support.Row `json:"rows"`
 	Order      string        `json:"order"`

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/shared/supportapi"
-	"github.com/automation-platform/automation/shared/supportapi/supportclient"
 )
 
 // seen is one request as the test server got it.

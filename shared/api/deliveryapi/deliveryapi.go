@@ -61,11 +61,6 @@ func scoped(r *http.Request, bu string) error {
 	return nil
 }
 
-type unknownPage struct {
-	Items      []delivery.UnknownDelivery `json:"items"`
-	NextCursor string                     `json:"nextCursor,omitempty"`
-}
-
 func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
 	q := httpapi.NewQuery(r.URL.Query())
 	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
@@ -90,11 +85,9 @@ func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := unknownPage{Items: page.Items}
-	if page.NextAfter > 0 {
-		if out.NextCursor, err = httpapi.EncodeCursor(cursorQuery, page.NextAfter); err != nil {
-			return err
-		}
+	out, err := httpapi.NewPage(page.Items, cursorQuery, page.NextAfter) // NextAfter 0: the last page
+	if err != nil {
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

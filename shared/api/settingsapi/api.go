@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -116,12 +117,6 @@ func buView(rec store.BusinessUnitRecord) BusinessUnit {
 		Roles: rec.Roles, Version: rec.Version, UpdatedOn: rec.UpdatedOn.UTC().Format(time.RFC3339Nano)}
 }
 
-// Page is a list answer; NextCursor is absent on the last page.
-type Page[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor,omitempty"`
-}
-
 type afterPos struct {
 	After string `json:"after"`
 }
@@ -141,11 +136,13 @@ func pageParams(q httpapi.Query, query string) (after string, limit int, err err
 	return after, limit, nil
 }
 
-func nextCursor(query, last string, n, limit int) (string, error) {
+// nextPos is the position after a page of n items ending at last: none (the last page)
+// when the page is not full.
+func nextPos(last string, n, limit int) afterPos {
 	if n < limit {
-		return "", nil
+		return afterPos{}
 	}
-	return httpapi.EncodeCursor(query, afterPos{After: last})
+	return afterPos{After: last}
 }
 
 func (h handlers) listBusinessUnits(w http.ResponseWriter, r *http.Request) error {
@@ -157,29 +154,30 @@ func (h handlers) listBusinessUnits(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	recs, err := h.admin.ListBusinessUnits(r.Context(), scopeOf(r), after, limit)
+	recs, err := h.admin.Units().List(r.Context(), scopeOf(r), after, limit)
 	if err != nil {
 		return err
 	}
-	page := Page[BusinessUnit]{Items: make([]BusinessUnit, 0, len(recs))}
+	items := make([]BusinessUnit, 0, len(recs))
+	var next afterPos
 	for _, rec := range recs {
-		page.Items = append(page.Items, buView(rec))
+		items = append(items, buView(rec))
+		next = nextPos(rec.ID, len(recs), limit)
 	}
-	if len(recs) > 0 {
-		if page.NextCursor, err = nextCursor("business-units", recs[len(recs)-1].ID, len(recs), limit); err != nil {
-			return err
-		}
+	page, err := httpapi.NewPage(items, "business-units", next)
+	if err != nil {
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, page)
 	return nil
 }
 
 func (h handlers) createBusinessUnit(w http.ResponseWriter, r *http.Request) error {
-	var in reminder.BusinessUnitInput
+	var in businessunit.Input
 	if err := httpapi.DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	rec, err := h.admin.CreateBusinessUnit(r.Context(), scopeOf(r), in)
+	rec, err := h.admin.Units().Create(r.Context(), scopeOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -193,7 +191,7 @@ func (h handlers) getBusinessUnit(w http.ResponseWriter, r *http.Request) error 
 	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
 		return err
 	}
-	rec, err := h.admin.GetBusinessUnit(r.Context(), scopeOf(r), r.PathValue("id"))
+	rec, err := h.admin.Units().Get(r.Context(), scopeOf(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -207,7 +205,7 @@ func (h handlers) putBusinessUnit(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	var in reminder.BusinessUnitInput
+	var in businessunit.Input
 	if err := httpapi.DecodeJSON(r, &in); err != nil {
 		return err
 	}
@@ -275,18 +273,19 @@ func (h handlers) listSettings(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := Page[json.RawMessage]{Items: make([]json.RawMessage, 0, len(list))}
+	items := make([]json.RawMessage, 0, len(list))
+	var next afterPos
 	for _, res := range list {
 		v, err := settingView(res)
 		if err != nil {
 			return err
 		}
-		page.Items = append(page.Items, v)
+		items = append(items, v)
+		next = nextPos(res.Setting.Guid, len(list), limit)
 	}
-	if len(list) > 0 {
-		if page.NextCursor, err = nextCursor(query, list[len(list)-1].Setting.Guid, len(list), limit); err != nil {
-			return err
-		}
+	page, err := httpapi.NewPage(items, query, next)
+	if err != nil {
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, page)
 	return nil

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
-	"github.com/automation-platform/automation/shared/supportapi"
 )
 
 // seeded: source A (bu-syd) has 3 pending rows, source B (bu-nyc) 3 pending rows.

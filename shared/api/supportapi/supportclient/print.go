@@ -12,8 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/support"
-	"github.com/automation-platform/automation/shared/supportapi"
 )
 
 // Clean makes text from the API safe for a terminal and a table cell: control characters

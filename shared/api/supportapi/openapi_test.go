@@ -18,14 +18,14 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
 
+	"github.com/automation-platform/automation/shared/api/deliveryapi"
+	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
-	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
-	"github.com/automation-platform/automation/shared/supportapi"
 )
 
 // openAPIDoc reads openapi.yaml, optionally edited by edit (a deliberate mismatch).

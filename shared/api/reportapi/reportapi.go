@@ -109,12 +109,6 @@ func (h *handlers) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listPage is a page of a list.
-type listPage[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"nextCursor,omitempty"`
-}
-
 // servePage answers one page of a list: the query may hold filters (besides cursor and
 // limit), the cursor is bound to query (its filters), and fetch returns the items after pos
 // with the next position (the zero value at the end).
@@ -128,7 +122,7 @@ func servePage[T any, P comparable](w http.ResponseWriter, r *http.Request, quer
 	if err != nil {
 		return err
 	}
-	var pos, zero P
+	var pos P
 	if c := q.String("cursor"); c != "" {
 		if err := httpapi.DecodeCursor(c, query, &pos); err != nil {
 			return err
@@ -138,14 +132,9 @@ func servePage[T any, P comparable](w http.ResponseWriter, r *http.Request, quer
 	if err != nil {
 		return err
 	}
-	page := listPage[T]{Items: items}
-	if page.Items == nil {
-		page.Items = []T{}
-	}
-	if next != zero {
-		if page.NextCursor, err = httpapi.EncodeCursor(query, next); err != nil {
-			return err
-		}
+	page, err := httpapi.NewPage(items, query, next)
+	if err != nil {
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, page)
 	return nil
@@ -390,10 +379,7 @@ func (h *handlers) rollouts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if items == nil {
-		items = []report.Rollout{}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, listPage[report.Rollout]{Items: items})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.PageOf(items))
 	return nil
 }
 

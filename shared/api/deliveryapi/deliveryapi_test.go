@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
-	"github.com/automation-platform/automation/shared/handler/deliveryapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"

@@ -1,0 +1,39 @@
+package httpapi
+
+// Page is the one list answer of the HTTP APIs (docs/api-conventions.md): a page of items
+// and, unless it is the last page, the opaque cursor of the next one:
+//
+//	{"items":[…],"nextCursor":"…"}
+//
+// Items is never null: an empty page is "items":[]. NextCursor is omitted on the last page.
+type Page[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// NewPage returns the page of items whose next page starts after position next: its
+// NextCursor is EncodeCursor(query, next), bound to query (the list's filters in canonical
+// form, as DecodeCursor expects them), and absent when next is the zero P (the last page).
+// A nil items becomes an empty page. Errors: EncodeCursor's (next is not JSON-encodable).
+func NewPage[T any, P comparable](items []T, query string, next P) (Page[T], error) {
+	p := PageOf(items)
+	var zero P
+	if next == zero {
+		return p, nil
+	}
+	c, err := EncodeCursor(query, next)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	p.NextCursor = c
+	return p, nil
+}
+
+// PageOf returns a list that fits in one page (no NextCursor); a nil items becomes an
+// empty page.
+func PageOf[T any](items []T) Page[T] {
+	if items == nil {
+		items = []T{}
+	}
+	return Page[T]{Items: items}
+}

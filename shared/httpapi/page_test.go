@@ -1,0 +1,68 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/httpapi"
+)
+
+// A page's JSON is the lists' shape byte for byte: items never null, nextCursor only when
+// a next position exists, and that cursor decodes back to the position for the same query
+// only.
+func TestNewPage(t *testing.T) {
+	t.Parallel()
+	type pos struct {
+		After string `json:"after"`
+	}
+	cases := []struct {
+		name  string
+		items []string
+		next  pos
+		want  string // JSON, "" to check the cursor instead
+	}{
+		{"nil items, last page", nil, pos{}, `{"items":[]}`},
+		{"empty items, last page", []string{}, pos{}, `{"items":[]}`},
+		{"items, last page", []string{"a", "b"}, pos{}, `{"items":["a","b"]}`},
+		{"items, more pages", []string{"a"}, pos{After: "a"}, ""},
+	}
+	for _, tc := range cases {
+		p, err := httpapi.NewPage(tc.items, "q=1", tc.next)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want != "" {
+			if string(b) != tc.want {
+				t.Errorf("%s: %s, want %s", tc.name, b, tc.want)
+			}
+			continue
+		}
+		if p.NextCursor == "" {
+			t.Fatalf("%s: no nextCursor for position %+v", tc.name, tc.next)
+		}
+		if want := `{"items":["a"],"nextCursor":"` + p.NextCursor + `"}`; string(b) != want {
+			t.Errorf("%s: %s, want %s", tc.name, b, want)
+		}
+		var got pos
+		if err := httpapi.DecodeCursor(p.NextCursor, "q=1", &got); err != nil || got != tc.next {
+			t.Errorf("%s: cursor decodes to %+v, %v; want %+v", tc.name, got, err, tc.next)
+		}
+		if err := httpapi.DecodeCursor(p.NextCursor, "q=2", &got); err == nil {
+			t.Errorf("%s: the cursor was accepted for another query", tc.name)
+		}
+	}
+	if b, _ := json.Marshal(httpapi.PageOf[string](nil)); string(b) != `{"items":[]}` {
+		t.Errorf("PageOf(nil) = %s, want {\"items\":[]}", b)
+	}
+	// Positions of other kinds: an int64 (deliveries, runs) is the last page at 0.
+	if p, err := httpapi.NewPage([]int{1}, "n", int64(0)); err != nil || p.NextCursor != "" {
+		t.Errorf("int64 zero position: %+v, %v; want no cursor", p, err)
+	}
+	if p, err := httpapi.NewPage([]int{1}, "n", int64(7)); err != nil || p.NextCursor == "" {
+		t.Errorf("int64 position 7: %+v, %v; want a cursor", p, err)
+	}
+}
