@@ -277,4 +277,3 @@ func resyncWithNewest(ctx context.Context, svc *Service, guid string, version in
 	}
 	return newer, nil
 }
-

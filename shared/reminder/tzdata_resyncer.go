@@ -150,4 +150,3 @@ func resolveIntent(row automation.SchedulerRow) (time.Time, bool) {
 	}
 	return localtime.Resolve(loc, d, t), true
 }
-
