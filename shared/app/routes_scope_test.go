@@ -121,6 +121,11 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 	return e
 }
 
+func reportSubJSON(bu string) string {
+	return `{"businessUnitId":"` + bu + `","name":"Daily","reportType":"automation-activity",
+	  "recurrence":{"rrule":"FREQ=DAILY","dtStart":"2027-03-01T08:00"},"format":"csv","template":"report-ready","channels":["log"],"recipients":["ops@example.test"]}`
+}
+
 func settingJSON(bu string) string {
 	return `{"businessUnitId":"` + bu + `","name":"Police check expiry","sourceType":"PoliceVetting","triggerType":"DateBased",
 	  "triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00","template":"police-vetting-expiry",
@@ -193,6 +198,19 @@ type routeCase struct {
 	in, out int
 	inNote  string // why an in-scope status is not 2xx
 	writes  bool   // the in-scope request changes state
+	// probes are more out-of-scope requests of the route: ids of bu-b's things sent by a
+	// caller of bu-a, each answered `out` (the answer of an unknown id) without writing.
+	probes []scopeProbe
+}
+
+// scopeProbe is one extra out-of-scope request of a route, built from bu-a's and bu-b's fixtures.
+type scopeProbe struct {
+	note string
+	req  func(a, b unitFixture) routeRequest
+	out  int
+	// sameAs, when set, is a request whose answer the probe's must equal byte for byte (the
+	// GET of an unknown id).
+	sameAs func(a, b unitFixture) routeRequest
 }
 
 const op = "X-Automation-Operator"
@@ -208,7 +226,10 @@ func routeTable() map[string]routeCase {
 		"GET /api/business-units": {req: get(func(u unitFixture) string { return "/api/business-units" }), in: 200, out: 200},
 		"POST /api/business-units": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/business-units", body: `{"id":"` + u.newBU + `","name":"New","timeZone":"Australia/Sydney"}`}
-		}, in: 201, out: 404, writes: true},
+		}, in: 201, out: 404, writes: true, probes: []scopeProbe{{note: "an existing unit outside the scope", out: 404,
+			req: func(a, b unitFixture) routeRequest {
+				return routeRequest{method: "POST", path: "/api/business-units", body: `{"id":"` + b.bu + `","name":"New","timeZone":"Australia/Sydney"}`}
+			}}}},
 		"GET /api/business-units/{id}": {req: get(func(u unitFixture) string { return "/api/business-units/" + u.bu }), in: 200, out: 404},
 		"PUT /api/business-units/{id}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "PUT", path: "/api/business-units/" + u.bu, body: `{"name":"Renamed","timeZone":"Australia/Sydney"}`, headers: []string{"If-Match", `"1"`}}
@@ -216,7 +237,10 @@ func routeTable() map[string]routeCase {
 		"GET /api/reminder-settings": {req: get(func(u unitFixture) string { return "/api/reminder-settings?businessUnitId=" + u.bu }), in: 200, out: 200}, // a list: empty
 		"POST /api/reminder-settings": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/reminder-settings", body: strings.Replace(settingJSON(u.bu), `"PoliceVetting"`, `"FirstAid"`, 1)}
-		}, in: 201, out: 404, writes: true},
+		}, in: 201, out: 404, writes: true, probes: []scopeProbe{{note: "bu-b's setting guid for a setting of bu-a", out: 404,
+			req: func(a, b unitFixture) routeRequest {
+				return routeRequest{method: "POST", path: "/api/reminder-settings", body: strings.Replace(settingJSON(a.bu), `{`, `{"guid":"`+b.setting+`",`, 1)}
+			}}}},
 		"GET /api/reminder-settings/{guid}": {req: get(func(u unitFixture) string { return "/api/reminder-settings/" + u.setting }), in: 200, out: 404},
 		"PUT /api/reminder-settings/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "PUT", path: "/api/reminder-settings/" + u.setting, body: strings.Replace(settingJSON(u.bu), `"09:00"`, `"08:30"`, 1), headers: []string{"If-Match", `"1"`}}
@@ -266,7 +290,20 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "PUT", path: "/api/report-subscriptions/" + u.sub, body: `{"businessUnitId":"` + u.bu + `","name":"Renamed","reportType":"automation-activity",
 			  "recurrence":{"rrule":"FREQ=WEEKLY;BYDAY=MO","dtStart":"2027-03-01T08:00"},"format":"csv","template":"report-ready","channels":["log"],"recipients":["ops@example.test"]}`,
 				headers: []string{"If-Match", `"1"`}}
-		}, in: 200, out: 409, writes: true}, // out of scope: a PUT is a create there, and the guid is taken (nothing said of whose)
+		}, in: 200, out: 404, writes: true, // out of scope: 404 like an unknown subscription (never "the id is taken")
+			probes: []scopeProbe{
+				{note: "bu-b's guid for a subscription of bu-a (a create)", out: 404,
+					req: func(a, b unitFixture) routeRequest {
+						return routeRequest{method: "PUT", path: "/api/report-subscriptions/" + b.sub, body: reportSubJSON(a.bu)}
+					},
+					sameAs: func(a, b unitFixture) routeRequest {
+						return routeRequest{method: "GET", path: "/api/report-subscriptions/" + b.sub}
+					}},
+				{note: "bu-b's guid with If-Match", out: 404,
+					req: func(a, b unitFixture) routeRequest {
+						return routeRequest{method: "PUT", path: "/api/report-subscriptions/" + b.sub, body: reportSubJSON(a.bu), headers: []string{"If-Match", `"1"`}}
+					}},
+			}},
 		"DELETE /api/report-subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-subscriptions/" + u.sub, headers: []string{"If-Match", `"1"`}}
 		}, in: 204, out: 404, writes: true},
@@ -407,6 +444,28 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 					}
 					if !refused && c.writes && e.fingerprint(t) == before {
 						t.Errorf("%s %s (%s): answered %d but wrote nothing: the in-scope request does not exercise the write", r.method, r.path, scope, rec.Code)
+					}
+				}
+			}
+			for _, pr := range c.probes {
+				r := pr.req(e.a, e.b)
+				for _, name := range []string{"no token", "wrong token", "right token"} {
+					before := e.fingerprint(t)
+					rec := e.do(r, auths[name])
+					w := pr.out
+					if name != "right token" {
+						w = http.StatusUnauthorized
+					}
+					if rec.Code != w {
+						t.Errorf("%s %s (%s, %s): %d %s, want %d", r.method, r.path, name, pr.note, rec.Code, rec.Body, w)
+					}
+					if e.fingerprint(t) != before {
+						t.Errorf("%s %s (%s, %s) answered %d but wrote something", r.method, r.path, name, pr.note, rec.Code)
+					}
+					if name == "right token" && pr.sameAs != nil {
+						if same := e.do(pr.sameAs(e.a, e.b), auths[name]); same.Code != rec.Code || same.Body.String() != rec.Body.String() {
+							t.Errorf("%s %s (%s): %d %s, unlike an unknown id's %d %s", r.method, r.path, pr.note, rec.Code, rec.Body, same.Code, same.Body)
+						}
 					}
 				}
 			}

@@ -42,7 +42,20 @@ type Event struct {
 
 var attrNameRE = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
 
-var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]+$`)
+
+// Bounds of the token extensions, in characters (a token is ASCII, so also UTF-16 code
+// units and bytes): every SQL column a value lands in holds 100 — businessunitid in
+// BusinessUnitId (AutomationScheduler, NotificationJob, SourceSnapshot, DeliveryProjection,
+// SupportAudit) and entitytype / entityguid in SourceEntityType / SourceEntityGuid
+// (AutomationScheduler, ThresholdEdgeState) and EntityType / EntityGuid (SourceSnapshot,
+// SourceStaleEvent), all nvarchar(100) in sql/mssql/migrations (SQLite's TEXT has no bound).
+// A longer value is rejected here, naming the field, rather than failing in the store.
+const (
+	MaxBusinessUnitIDLength = 100
+	MaxEntityTypeLength     = 100
+	MaxEntityGuidLength     = 100
+)
 
 // Bounds of the context attributes that are stored or logged, in UTF-16 code units (the
 // unit of SQL Server's nvarchar; a character outside the BMP counts two). id and source are
@@ -65,7 +78,8 @@ func utf16Len(s string) int {
 
 // Parse decodes and validates one CloudEvent in structured JSON mode. Required beyond the
 // CloudEvents spec: extensions businessunitid, entitytype, entityguid (tokens of letters,
-// digits and ._~@+/-) and revision (a non-negative integer, as a JSON number or decimal
+// digits and ._~@+/-, at most MaxBusinessUnitIDLength, MaxEntityTypeLength and
+// MaxEntityGuidLength) and revision (a non-negative integer, as a JSON number or decimal
 // string); data must be a JSON object (datacontenttype absent or application/json); id,
 // source and subject at most MaxIDLength, MaxSourceLength and MaxSubjectLength. The JSON
 // must follow strictjson.CheckExact: no member given twice in one object (at any depth; data
@@ -119,13 +133,13 @@ func Parse(raw []byte) (Event, error) {
 	}
 	ext := ce.Extensions()
 	var err error
-	if ev.BusinessUnitID, err = tokenExt(ext, "businessunitid"); err != nil {
+	if ev.BusinessUnitID, err = tokenExt(ext, "businessunitid", MaxBusinessUnitIDLength); err != nil {
 		return Event{}, err
 	}
-	if ev.EntityType, err = tokenExt(ext, "entitytype"); err != nil {
+	if ev.EntityType, err = tokenExt(ext, "entitytype", MaxEntityTypeLength); err != nil {
 		return Event{}, err
 	}
-	if ev.EntityGuid, err = tokenExt(ext, "entityguid"); err != nil {
+	if ev.EntityGuid, err = tokenExt(ext, "entityguid", MaxEntityGuidLength); err != nil {
 		return Event{}, err
 	}
 	if !hasRev {
@@ -252,12 +266,15 @@ func parseRevision(raw json.RawMessage) (int64, error) {
 
 var revisionRE = regexp.MustCompile(`^[0-9]{1,19}$`)
 
-func tokenExt(ext map[string]any, name string) (string, error) {
+func tokenExt(ext map[string]any, name string, maxLen int) (string, error) {
 	v, ok := ext[name]
 	if !ok {
 		return "", automation.Invalid(name, "extension is required")
 	}
 	s, ok := v.(string)
+	if ok && len(s) > maxLen {
+		return "", automation.Invalid(name, "is longer than %d characters", maxLen)
+	}
 	if !ok || !tokenRE.MatchString(s) {
 		return "", automation.Invalid(name, "must be a non-empty token of letters, digits and ._~@+/- (got %v)", v)
 	}

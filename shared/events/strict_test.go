@@ -59,3 +59,33 @@ func TestParseBoundsIDSourceSubject(t *testing.T) {
 		}
 	}
 }
+
+// businessunitid and entityguid were accepted up to 200 characters, but every SQL Server
+// column they land in is nvarchar(100): the event passed Parse and failed in the store. They
+// (and entitytype, stored the same way) are bounded at 100 when parsed.
+func TestParseBoundsTokenExtensionsByTheirColumns(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		field string
+		max   int
+	}{{"businessunitid", events.MaxBusinessUnitIDLength}, {"entitytype", events.MaxEntityTypeLength}, {"entityguid", events.MaxEntityGuidLength}} {
+		if c.max != 100 {
+			t.Errorf("%s: bound %d, the columns hold 100", c.field, c.max)
+		}
+		at := func(n int) (events.Event, error) {
+			m := validEvent()
+			m[c.field] = strings.Repeat("a", n)
+			return events.Parse(encode(t, m))
+		}
+		if ev, err := at(c.max); err != nil || len(ev.BusinessUnitID)+len(ev.EntityType)+len(ev.EntityGuid) < c.max {
+			t.Errorf("%s of %d characters: %+v %v", c.field, c.max, ev, err)
+		}
+		for _, n := range []int{c.max + 1, 200, 100_000} {
+			_, err := at(n)
+			var ae *automation.Error
+			if !errors.As(err, &ae) || ae.Field != c.field || !strings.Contains(ae.Message, "longer than 100") {
+				t.Errorf("%s of %d characters: err = %v", c.field, n, err)
+			}
+		}
+	}
+}

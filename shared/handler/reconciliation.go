@@ -11,7 +11,8 @@ import (
 )
 
 // RegisterReconciliation adds the Reconciliation timer function: one bounded run of every
-// sweep per invocation (reminder.Reconciler.RunOnce). A run is idempotent: a timer firing
+// sweep per invocation (reminder.Reconciler.RunOnce; its ReturnValue is the
+// reminder.ReconcileResult, one ServiceReport per maintenance service). A run is idempotent: a timer firing
 // twice (lost singleton lease, restart) repeats no work that was saved. A store or lister
 // failure answers non-2xx (the next occurrence retries from the saved positions).
 func RegisterReconciliation(r *funchost.Router, rec *reminder.Reconciler, log *slog.Logger) {

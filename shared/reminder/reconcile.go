@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
 	"time"
 
@@ -104,175 +103,6 @@ func sourceFromSnapshot(sn store.SourceSnapshot) (Source, error) {
 		Deleted: sn.IsDeleted, Data: data, Revision: sn.Revision}, nil
 }
 
-// runSettingSweep continues the owed pass of "setting:{guid}" for at most maxBatches
-// batches of batchSize: an active setting re-syncs its sources (its own rows only); an
-// inactive one deactivates its open rows. Progress is saved after each successful batch,
-// guarded by the state's Version (a newer request restarts the pass; this run then stops).
-func runSettingSweep(ctx context.Context, svc *Service, guid string, batchSize, maxBatches int, now time.Time) (sweepRun, error) {
-	var run sweepRun
-	key := settingSweepKey(guid)
-	st, err := svc.Store.ReconcileStateGet(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		run.Done = true
-		return run, nil
-	}
-	if err != nil {
-		return run, err
-	}
-	rec, err := svc.Store.ReminderSettingGet(ctx, guid)
-	if errors.Is(err, store.ErrNotFound) {
-		st.DoneGeneration, st.Cursor, st.UpdatedOn = st.Generation, "", now
-		_, err = svc.Store.ReconcileStateSave(ctx, st)
-		run.Done = err == nil
-		return run, ignoreLost(err)
-	}
-	if err != nil {
-		return run, err
-	}
-	set, err := ParseSetting([]byte(rec.Body))
-	if err != nil {
-		return run, fmt.Errorf("stored setting %s is invalid: %w", guid, err)
-	}
-	var z Zone
-	if set.Active() {
-		bu, err := svc.Store.BusinessUnitGet(ctx, set.BusinessUnitID)
-		if err != nil {
-			return run, fmt.Errorf("business unit %s: %w", set.BusinessUnitID, err)
-		}
-		if z, err = zoneOf(bu); err != nil {
-			return run, err
-		}
-	}
-	// Only this setting is evaluated (its own rows are the only ones touched): a source whose
-	// data is bad for another setting does not stop this one.
-	settings := []Setting{set}
-	for run.Batches < maxBatches {
-		if st.Generation <= st.DoneGeneration {
-			run.Done = true
-			return run, nil
-		}
-		cur, err := parseCursor(st.Cursor)
-		if err != nil {
-			cur = snapshotCursor{} // an unreadable cursor restarts the pass (idempotent)
-		}
-		n := 0
-		var touched []sourceRef
-		if set.Active() {
-			snaps, err := svc.Store.SourceSnapshotList(ctx, store.SourceSnapshotListParams{BusinessUnitID: set.BusinessUnitID, EntityType: set.SourceType,
-				AfterUpdatedOn: time.UnixMilli(cur.On).UTC(), AfterGuid: cur.Guid, IncludeDeleted: true, Limit: batchSize})
-			if err != nil {
-				return run, err
-			}
-			for _, sn := range snaps {
-				src, err := sourceFromSnapshot(sn)
-				if err != nil {
-					return run, err
-				}
-				sr, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{OnlySetting: set.Guid, ReadOnlyEdges: true})
-				run.addSync(sr)
-				if automation.IsInvalid(err) {
-					// The stored data is bad input for this setting (its event would be
-					// rejected now): the source keeps its rows; the pass goes on.
-					svc.logger().WarnContext(ctx, "setting propagation skipped a source with bad data", "settingGuid", guid,
-						"businessUnitId", set.BusinessUnitID, "entityType", sn.EntityType, "entityGuid", sn.EntityGuid, "step", "reconcile", "error", err)
-				} else if err != nil {
-					return run, fmt.Errorf("setting %s, source %s/%s: %w", guid, sn.EntityType, sn.EntityGuid, err)
-				}
-				run.Sources++
-				touched = append(touched, sourceRef{sn.EntityType, sn.EntityGuid})
-				cur = snapshotCursor{On: sn.UpdatedOn.UnixMilli(), Guid: sn.EntityGuid}
-			}
-			n = len(snaps)
-		} else {
-			rows, err := svc.Store.SchedulerListBySetting(ctx, store.SchedulerListBySettingParams{SettingGuid: set.Guid, AfterID: cur.ID, Limit: batchSize})
-			if err != nil {
-				return run, err
-			}
-			for _, r := range rows {
-				err := svc.Store.SchedulerDeactivate(ctx, store.SchedulerDeactivateParams{ID: r.ID, Token: r.Version, Now: now, Reason: automation.ReasonReminderSettingInactive})
-				switch {
-				case err == nil:
-					run.Deactivated++
-				case errors.Is(err, store.ErrLeaseLost):
-					// Claimed meanwhile: the executor's revalidation finds the setting inactive.
-				default:
-					return run, err
-				}
-				touched = append(touched, sourceRef{r.SourceEntityType, r.SourceEntityGuid})
-				cur = snapshotCursor{ID: r.ID}
-			}
-			n = len(rows)
-		}
-		run.Batches++
-		// A newer version stored while this batch ran may already have been propagated to
-		// these sources, and this batch undone it: sync them again with the newest version
-		// and leave the rest of the pass to the newer version's own (it was requested with it).
-		if newer, err := resyncWithNewest(ctx, svc, guid, rec.Version, touched, now); err != nil || newer {
-			return run, err
-		}
-		st.Cursor, st.UpdatedOn = cur.String(), now
-		if n < batchSize {
-			st.DoneGeneration, st.Cursor = st.Generation, ""
-		}
-		if st, err = svc.Store.ReconcileStateSave(ctx, st); err != nil {
-			return run, ignoreLost(err)
-		}
-	}
-	run.Done = st.Generation <= st.DoneGeneration
-	return run, nil
-}
-
-// sourceRef names one source.
-type sourceRef struct{ entityType, entityGuid string }
-
-// resyncWithNewest syncs touched again with the newest version of setting guid when it is
-// newer than version (bounded: a version stored during the re-sync is handled the same
-// way). newer reports whether there was one.
-func resyncWithNewest(ctx context.Context, svc *Service, guid string, version int64, touched []sourceRef, now time.Time) (newer bool, err error) {
-	for i := 0; i < maxSettingsResyncs; i++ {
-		rec, err := svc.Store.ReminderSettingGet(ctx, guid)
-		if errors.Is(err, store.ErrNotFound) {
-			return true, nil
-		}
-		if err != nil || rec.Version == version {
-			return newer, err
-		}
-		newer, version = true, rec.Version
-		set, err := ParseSetting([]byte(rec.Body))
-		if err != nil {
-			return newer, fmt.Errorf("stored setting %s is invalid: %w", guid, err)
-		}
-		bu, err := svc.Store.BusinessUnitGet(ctx, set.BusinessUnitID)
-		if err != nil {
-			return newer, fmt.Errorf("business unit %s: %w", set.BusinessUnitID, err)
-		}
-		z, err := zoneOf(bu)
-		if err != nil {
-			return newer, err
-		}
-		for _, ref := range touched {
-			sn, err := svc.Store.SourceSnapshotGet(ctx, ref.entityType, ref.entityGuid)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return newer, err
-			}
-			if sn.BusinessUnitID != set.BusinessUnitID {
-				continue // moved away: revalidation supersedes its rows of this setting
-			}
-			src, err := sourceFromSnapshot(sn)
-			if err != nil {
-				return newer, err
-			}
-			if _, err := svc.syncSource(ctx, []Setting{set}, src, z, now, syncOptions{OnlySetting: guid, ReadOnlyEdges: true}); err != nil && !automation.IsInvalid(err) {
-				return newer, err
-			}
-		}
-	}
-	return newer, nil
-}
-
 // ignoreLost: another runner (or a new request) moved the sweep on; not an error.
 func ignoreLost(err error) error {
 	if errors.Is(err, store.ErrLeaseLost) {
@@ -366,7 +196,8 @@ type ReconcileConfig struct {
 	IdempotencyRetention time.Duration
 }
 
-// Reconciler runs the bounded sweeps (the Reconciliation timer function).
+// Reconciler runs the maintenance services once per Reconciliation timer invocation (see
+// RunOnce); each service can also be run on its own.
 type Reconciler struct {
 	Service *Service
 	Config  ReconcileConfig
@@ -384,6 +215,8 @@ type ReconcileResult struct {
 	Rescheduled      int  `json:"rescheduled"` // tzdata resync
 	Purged           int  `json:"purged"`      // Idempotency-Key records
 	Complete         bool `json:"complete"`    // nothing owed was left for the next run
+	// Services reports each maintenance service of the run, in the order they ran.
+	Services []ServiceReport `json:"services"`
 }
 
 func (c ReconcileConfig) withDefaults() ReconcileConfig {
@@ -409,79 +242,107 @@ func (r *Reconciler) logger() *slog.Logger {
 	return r.Log
 }
 
-// RunOnce runs every sweep within the batch budget. A sweep that fails keeps its last saved
-// position and is retried at the next run; the run goes on with the other sweeps (one
+// Reconciliation's maintenance services, by the name a run reports them under.
+const (
+	ServiceSettingsPropagation = "settings-propagation"
+	ServiceTZDataResync        = "tzdata-resync"
+	ServiceSourceSweeps        = "source-sweeps"
+	ServiceIdempotencyPurge    = "idempotency-purge"
+)
+
+// ServiceReport is one maintenance service's part of a Reconciliation run.
+type ServiceReport struct {
+	Service string `json:"service"` // one of the Service* names
+	// Skipped: the service did not run (the run's batch budget was spent before its turn,
+	// or the Idempotency-Key purge is disabled).
+	Skipped bool   `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"` // its failure; its position stays at its last successful batch
+	// Result is the service's counts: SettingsPropagationResult, TZDataResyncResult,
+	// SourceSweepResult or IdempotencyPurgeResult (nil when Skipped).
+	Result any `json:"result,omitempty"`
+}
+
+// RunOnce runs every maintenance service once, in this order, sharing the batch budget
+// (Config.MaxBatches): settings propagation (SettingsPropagator), tzdata resync
+// (TZDataResyncer), source sweeps (SourceSweeper); then the Idempotency-Key purge
+// (IdempotencyPurger, bounded on its own). A service that fails keeps its last saved
+// position and is retried at the next run; the run goes on with the other services (one
 // failing domain-app endpoint or one broken setting must not starve every other business
-// unit, source type and the Idempotency-Key purge) and returns the counts with the failures
-// joined (Complete is then false).
+// unit, source type and the Idempotency-Key purge) and returns the counts, one ServiceReport
+// per service, with the failures joined (Complete is then false).
 func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	cfg := r.Config.withDefaults()
 	svc := r.Service
-	now := svc.Clock.Now()
 	var res ReconcileResult
 	var errs []error
 	budget := func() int { return cfg.MaxBatches - res.Batches }
 	res.Complete = true
+	report := func(name string, result any, err error) {
+		rep := ServiceReport{Service: name, Result: result}
+		if err != nil {
+			rep.Error = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+		res.Services = append(res.Services, rep)
+	}
+	skip := func(name string) { res.Services = append(res.Services, ServiceReport{Service: name, Skipped: true}) }
 
 	// 1. Settings changes not yet fully applied.
-	owed, err := svc.Store.ReconcileStateListRequested(ctx, sweepSettingPrefix, store.MaxBatch)
-	if err != nil {
-		errs = append(errs, err)
+	sp := &SettingsPropagator{Service: svc, Clock: svc.Clock, Log: r.Log,
+		Config: SettingsPropagatorConfig{BatchSize: cfg.BatchSize, MaxBatches: budget()}}
+	pr, err := sp.runOnce(ctx)
+	res.Batches += pr.Batches
+	res.SettingSweeps += pr.Sweeps
+	res.SourcesProcessed += pr.Sources
+	res.Deactivated += pr.Deactivated
+	res.Ensured += pr.Ensured
+	if !pr.Complete {
+		res.Complete = false
 	}
-	for _, st := range owed {
-		if budget() <= 0 {
-			res.Complete = false
-			break
-		}
-		guid := strings.TrimPrefix(st.SweepKey, sweepSettingPrefix)
-		run, err := runSettingSweep(ctx, svc, guid, cfg.BatchSize, budget(), now)
-		res.add(run)
-		res.SettingSweeps++
-		if err != nil {
-			errs = append(errs, fmt.Errorf("setting sweep %s: %w", guid, err))
-			continue
-		}
-		if !run.Done {
-			res.Complete = false
-		}
-	}
+	report(ServiceSettingsPropagation, pr, err)
 
 	// 2. tzdata resync of pending rows' ScheduledOn from their local intent.
 	if budget() > 0 {
-		n, batches, done, err := r.resyncTZData(ctx, cfg, now, budget())
-		res.Rescheduled += n
-		res.Batches += batches
-		if err != nil {
-			errs = append(errs, fmt.Errorf("tzdata resync: %w", err))
-		} else if !done {
+		tz := &TZDataResyncer{Store: svc.Store, Clock: svc.Clock,
+			Config: TZDataResyncConfig{BatchSize: cfg.BatchSize, MaxBatches: budget()}}
+		tr, err := tz.runOnce(ctx)
+		res.Rescheduled += tr.Rescheduled
+		res.Batches += tr.Batches
+		if err == nil && !tr.Complete {
 			res.Complete = false
 		}
+		report(ServiceTZDataResync, tr, err)
+	} else {
+		skip(ServiceTZDataResync)
 	}
 
 	// 3. Source sweeps, round robin over the (business unit, source type) pairs.
 	if budget() > 0 {
-		done, err := r.sourceSweeps(ctx, cfg, now, &res)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if !done {
+		ss := &SourceSweeper{Service: svc, Clock: svc.Clock, Log: r.Log,
+			Config: SourceSweepConfig{BatchSize: cfg.BatchSize, MaxBatches: budget(), DueDays: cfg.DueDays,
+				BusinessUnits: cfg.BusinessUnits, Listers: cfg.Listers}}
+		sr, err := ss.runOnce(ctx)
+		res.Batches += sr.Batches
+		res.SourceSweeps += sr.Sweeps
+		res.SourcesProcessed += sr.Sources
+		res.Deactivated += sr.Deactivated
+		res.Ensured += sr.Ensured
+		if !sr.Complete {
 			res.Complete = false
 		}
+		report(ServiceSourceSweeps, sr, err)
+	} else {
+		skip(ServiceSourceSweeps)
 	}
 
-	// 4. Old Idempotency-Key records (bounded deletes).
+	// 4. Old Idempotency-Key records (bounded deletes, outside the batch budget).
 	if cfg.IdempotencyRetention > 0 {
-		for i := 0; i < 10; i++ {
-			n, err := svc.Store.IdempotencyPurge(ctx, now.Add(-cfg.IdempotencyRetention), store.MaxBatch)
-			res.Purged += n
-			if err != nil {
-				errs = append(errs, fmt.Errorf("idempotency purge: %w", err))
-				break
-			}
-			if n < store.MaxBatch {
-				break
-			}
-		}
+		ip := &IdempotencyPurger{Store: svc.Store, Clock: svc.Clock, Config: IdempotencyPurgeConfig{Retention: cfg.IdempotencyRetention}}
+		ir, err := ip.runOnce(ctx)
+		res.Purged += ir.Purged
+		report(ServiceIdempotencyPurge, ir, err)
+	} else {
+		skip(ServiceIdempotencyPurge)
 	}
 	if len(errs) > 0 {
 		res.Complete = false
@@ -496,345 +357,59 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	return res, nil
 }
 
-func (res *ReconcileResult) add(run sweepRun) {
-	res.Batches += run.Batches
-	res.SourcesProcessed += run.Sources
-	res.Deactivated += run.Deactivated
-	for a, n := range run.Ensured {
+// --- shared by the maintenance services ------------------------------------------------
+
+// Defaults of the maintenance services' configurations.
+const (
+	defaultBatchSize  = 100
+	defaultMaxBatches = 50
+	defaultDueDays    = 14
+)
+
+// orDefault is v, or def when v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// checkBatchSize refuses a batch size outside 0..store.MaxBatch (0 takes the default).
+func checkBatchSize(config string, n int) error {
+	if n < 0 || n > store.MaxBatch {
+		return fmt.Errorf("%s.BatchSize %d is outside 1..%d (0 takes the default)", config, n, store.MaxBatch)
+	}
+	return nil
+}
+
+// checkMaxBatches refuses a negative batch bound (0 takes the default).
+func checkMaxBatches(config string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%s.MaxBatches %d is negative (0 takes the default)", config, n)
+	}
+	return nil
+}
+
+// testSignals lets a test watch a maintenance service's pass, like River's TestSignals:
+// batchSaved is called with the sweep key after each batch whose position was saved. It is
+// nil outside tests.
+type testSignals struct {
+	batchSaved func(sweepKey string)
+}
+
+func (s testSignals) saved(sweepKey string) {
+	if s.batchSaved != nil {
+		s.batchSaved(sweepKey)
+	}
+}
+
+// ensured counts the rows a sweep inserted, reactivated, updated or recorded missed.
+func (r sweepRun) ensured() int {
+	n := 0
+	for a, c := range r.Ensured {
 		if a == automation.EnsureInserted || a == automation.EnsureReactivated || a == automation.EnsureUpdated || a == automation.EnsureRecordedMissed {
-			res.Ensured += n
+			n += c
 		}
 	}
-}
-
-// resyncTZData recomputes ScheduledOn of Pending rows due in the future from their stored
-// local intent (ScheduledLocalDate, ScheduledLocalTime, TimeZoneId) with the embedded tzdata
-// (docs/architecture.md#date-based-reminders), once per tzdata version; rows already right are left alone.
-func (r *Reconciler) resyncTZData(ctx context.Context, cfg ReconcileConfig, now time.Time, budget int) (rescheduled, batches int, done bool, err error) {
-	st := r.Service.Store
-	state, err := st.ReconcileStateGet(ctx, sweepTZData)
-	if errors.Is(err, store.ErrNotFound) {
-		state = store.ReconcileState{SweepKey: sweepTZData}
-	} else if err != nil {
-		return 0, 0, false, err
-	}
-	if state.Marker == localtime.TZDataVersion {
-		return 0, 0, true, nil
-	}
-	cur, _ := parseCursor(state.Cursor)
-	if cur.TZ != localtime.TZDataVersion {
-		cur = snapshotCursor{}
-	}
-	for batches < budget {
-		rows, err := st.SchedulerListFuturePending(ctx, store.SchedulerListFuturePendingParams{Now: now, AfterID: cur.ID, Limit: cfg.BatchSize})
-		if err != nil {
-			return rescheduled, batches, false, err
-		}
-		var fix []automation.Candidate
-		for _, row := range rows {
-			cur = snapshotCursor{ID: row.ID, TZ: localtime.TZDataVersion}
-			if row.AutomationType != automation.TypeReminder {
-				// Only reminder keys are free of instants. A report run's key holds its period
-				// start in UTC (docs/architecture.md#scheduler-keys), so moving its ScheduledOn would make the row disagree with
-				// its own key; report schedules are recomputed from the RRULE when the next run
-				// is ensured.
-				continue
-			}
-			at, ok := resolveIntent(row)
-			if !ok || at.Equal(row.ScheduledOn) {
-				continue
-			}
-			fix = append(fix, automation.Candidate{AutomationType: row.AutomationType, TriggerType: row.TriggerType,
-				SchedulerKey: row.SchedulerKey, InputHash: row.InputHash, SettingGuid: row.SettingGuid,
-				SourceEntityType: row.SourceEntityType, SourceEntityGuid: row.SourceEntityGuid, BusinessUnitID: row.BusinessUnitID,
-				ScheduledOn: at, ScheduledLocalDate: row.ScheduledLocalDate, ScheduledLocalTime: row.ScheduledLocalTime, TimeZoneID: row.TimeZoneID})
-		}
-		if len(fix) > 0 {
-			results, err := st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: now, Candidates: fix})
-			if err != nil {
-				return rescheduled, batches, false, err
-			}
-			for _, x := range results {
-				if x.Action == automation.EnsureUpdated {
-					rescheduled++
-				}
-			}
-		}
-		batches++
-		state.Cursor, state.UpdatedOn = cur.String(), now
-		if len(rows) < cfg.BatchSize {
-			state.Marker, state.Cursor = localtime.TZDataVersion, ""
-		}
-		if state, err = st.ReconcileStateSave(ctx, state); err != nil {
-			return rescheduled, batches, false, ignoreLost(err)
-		}
-		if state.Marker == localtime.TZDataVersion {
-			return rescheduled, batches, true, nil
-		}
-	}
-	return rescheduled, batches, false, nil
-}
-
-// resolveIntent recomputes a row's instant from its local intent; ok is false when the row
-// has none in the "HH:MM" form.
-func resolveIntent(row automation.SchedulerRow) (time.Time, bool) {
-	d, err := localtime.ParseDate(row.ScheduledLocalDate)
-	if err != nil {
-		return time.Time{}, false
-	}
-	t, err := localtime.ParseTimeOfDay(row.ScheduledLocalTime)
-	if err != nil {
-		return time.Time{}, false
-	}
-	loc, err := localtime.LoadZone(row.TimeZoneID)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return localtime.Resolve(loc, d, t), true
-}
-
-// sourceSweeps runs the source sweeps of allowed (business unit, source type) pairs with an
-// active setting, starting after the pair the previous run stopped at.
-func (r *Reconciler) sourceSweeps(ctx context.Context, cfg ReconcileConfig, now time.Time, res *ReconcileResult) (bool, error) {
-	st := r.Service.Store
-	rot, err := st.ReconcileStateGet(ctx, sweepRotation)
-	if errors.Is(err, store.ErrNotFound) {
-		rot = store.ReconcileState{SweepKey: sweepRotation}
-	} else if err != nil {
-		return false, err
-	}
-	var after store.SettingSourcePair
-	if rot.Cursor != "" {
-		_ = json.Unmarshal([]byte(rot.Cursor), &after)
-	}
-	// One round at most: after the last pair swept (the rotation point) to the end, then
-	// from the beginning up to and including that pair.
-	var errs []error
-	begin := after
-	wrapped := false
-	for cfg.MaxBatches-res.Batches > 0 {
-		pairs, err := st.ReminderSettingListPairs(ctx, after, store.MaxBatch)
-		if err != nil {
-			return false, err
-		}
-		if len(pairs) == 0 {
-			if wrapped || begin == (store.SettingSourcePair{}) {
-				break
-			}
-			wrapped, after = true, store.SettingSourcePair{}
-			continue
-		}
-		stop := false
-		for _, p := range pairs {
-			if cfg.MaxBatches-res.Batches <= 0 {
-				stop = true
-				break
-			}
-			if wrapped && pairLess(begin, p) {
-				stop = true // past where this run began: a full round is done
-				break
-			}
-			prev := after
-			after = p
-			if cfg.BusinessUnits != nil && !cfg.BusinessUnits.Allows(p.BusinessUnitID) {
-				continue
-			}
-			run, err := r.sourceSweep(ctx, cfg, p, now, cfg.MaxBatches-res.Batches)
-			res.add(run)
-			res.SourceSweeps++
-			if err != nil {
-				// The pair keeps its saved position; the rotation moves on so the pairs
-				// after it are not starved by one that keeps failing.
-				errs = append(errs, fmt.Errorf("source sweep %s/%s: %w", p.BusinessUnitID, p.SourceType, err))
-				continue
-			}
-			if !run.Done {
-				after = prev // the budget ran out inside this pair: resume with it next time
-				stop = true
-				break
-			}
-		}
-		if stop {
-			break
-		}
-	}
-	b, _ := json.Marshal(after)
-	rot.Cursor, rot.UpdatedOn = string(b), now
-	if _, err := st.ReconcileStateSave(ctx, rot); err != nil && !errors.Is(err, store.ErrLeaseLost) {
-		errs = append(errs, err)
-	}
-	return cfg.MaxBatches-res.Batches > 0 && len(errs) == 0, errors.Join(errs...)
-}
-
-// sourceSweep runs one pass (or part of one) of source:{bu}:{type}: pages from the lister,
-// each source applied like an event (a newer revision is stored as the snapshot) and synced;
-// the watermark and cursor advance only after a successful batch.
-func (r *Reconciler) sourceSweep(ctx context.Context, cfg ReconcileConfig, p store.SettingSourcePair, now time.Time, maxBatches int) (sweepRun, error) {
-	var run sweepRun
-	svc := r.Service
-	key := sourceSweepKey(p.BusinessUnitID, p.SourceType)
-	st, err := svc.Store.ReconcileStateGet(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		st = store.ReconcileState{SweepKey: key}
-	} else if err != nil {
-		return run, err
-	}
-	bu, err := svc.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
-	if err != nil {
-		return run, err
-	}
-	z, err := zoneOf(bu)
-	if err != nil {
-		return run, err
-	}
-	settings, versions, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
-	if err != nil {
-		return run, err
-	}
-	lister := cfg.Listers[p.SourceType]
-	if lister == nil {
-		lister = SnapshotLister{Store: svc.Store}
-	}
-	today := localtime.DateOf(now, z.Loc)
-	for run.Batches < maxBatches {
-		q := SourceQuery{BusinessUnitID: p.BusinessUnitID, SourceType: p.SourceType, Cursor: st.Cursor, Limit: cfg.BatchSize}
-		if st.WatermarkOn != nil {
-			q.ChangedSince = *st.WatermarkOn
-		} else {
-			q.ActiveOnly, q.DueFrom, q.DueTo = true, today, today.AddDays(cfg.DueDays)
-		}
-		page, err := lister.ListSources(ctx, q)
-		if err != nil {
-			return run, err
-		}
-		if len(page.Items) > cfg.BatchSize {
-			return run, fmt.Errorf("lister returned %d sources for a page of %d", len(page.Items), cfg.BatchSize)
-		}
-		for _, item := range page.Items {
-			sr, err := r.applyListed(ctx, settings, p, z, item, now)
-			run.addSync(sr)
-			if err != nil {
-				return run, fmt.Errorf("source %s: %w", item.EntityGuid, err)
-			}
-			run.Sources++
-			if st.PassHighOn == nil || item.ChangedOn.After(*st.PassHighOn) {
-				c := item.ChangedOn.UTC()
-				st.PassHighOn = &c
-			}
-		}
-		// Settings changed while the batch ran: their propagation may have reached these
-		// sources first and the batch undone it; sync them again with the current settings.
-		if settings, versions, err = r.resyncListed(ctx, p, z, page.Items, settings, versions, now); err != nil {
-			return run, err
-		}
-		run.Batches++
-		st.Cursor, st.UpdatedOn = page.Cursor, now
-		if len(page.Items) < cfg.BatchSize {
-			// Pass complete: the next pass starts at the latest change seen (inclusive, so
-			// a change recorded at that very instant is read again, harmlessly).
-			// A pass that saw nothing keeps its watermark (an empty first pass stays a first
-			// pass, cheap while there is nothing).
-			if st.PassHighOn != nil {
-				st.WatermarkOn = st.PassHighOn
-			}
-			st.PassHighOn, st.Cursor = nil, ""
-			st.DoneGeneration = st.Generation
-			run.Done = true
-		}
-		if st, err = svc.Store.ReconcileStateSave(ctx, st); err != nil {
-			return run, ignoreLost(err)
-		}
-		if run.Done {
-			return run, nil
-		}
-	}
-	return run, nil
-}
-
-// resyncListed syncs the stored state of items again when the settings of the pair changed
-// since versions were read (bounded, like the event path's resyncIfSettingsChanged), and
-// returns the settings to go on with.
-func (r *Reconciler) resyncListed(ctx context.Context, p store.SettingSourcePair, z Zone, items []ListedSource, settings []Setting, versions map[string]int64, now time.Time) ([]Setting, map[string]int64, error) {
-	svc := r.Service
-	for i := 0; i < maxSettingsResyncs; i++ {
-		current, cv, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
-		if err != nil {
-			return settings, versions, err
-		}
-		if maps.Equal(cv, versions) {
-			return settings, versions, nil
-		}
-		settings, versions = current, cv
-		for _, item := range items {
-			sn, err := svc.Store.SourceSnapshotGet(ctx, p.SourceType, item.EntityGuid)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return settings, versions, err
-			}
-			if sn.BusinessUnitID != p.BusinessUnitID {
-				continue
-			}
-			src, err := sourceFromSnapshot(sn)
-			if err != nil {
-				return settings, versions, err
-			}
-			if _, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true}); err != nil && !automation.IsInvalid(err) {
-				return settings, versions, err
-			}
-		}
-	}
-	return settings, versions, nil
-}
-
-func pairLess(a, b store.SettingSourcePair) bool {
-	if a.BusinessUnitID != b.BusinessUnitID {
-		return a.BusinessUnitID < b.BusinessUnitID
-	}
-	return a.SourceType < b.SourceType
-}
-
-// applyListed applies one listed source like an event: a revision newer than the stored
-// snapshot is stored and synced (recording threshold crossings at that revision); otherwise
-// the stored snapshot, the pipeline's truth, is synced.
-func (r *Reconciler) applyListed(ctx context.Context, settings []Setting, p store.SettingSourcePair, z Zone, item ListedSource, now time.Time) (syncResult, error) {
-	svc := r.Service
-	stored, err := svc.Store.SourceSnapshotGet(ctx, p.SourceType, item.EntityGuid)
-	switch {
-	case errors.Is(err, store.ErrNotFound) || (err == nil && item.Revision > stored.Revision):
-		sn := store.SourceSnapshot{EntityType: p.SourceType, EntityGuid: item.EntityGuid, BusinessUnitID: p.BusinessUnitID, Revision: item.Revision,
-			IsDeleted: item.Deleted, DataJSON: item.DataJSON, LastEventID: fmt.Sprintf("reconciliation:%d", item.Revision), UpdatedOn: now}
-		src, err := sourceFromSnapshot(sn)
-		if err != nil {
-			return syncResult{}, automation.Invalid("data", "%v", err)
-		}
-		if err := validateSource(settings, src, z, now); err != nil {
-			// The domain app's data is bad: skip the source (an event would be rejected too).
-			r.logger().Warn("reconciliation skipped an invalid source", "businessUnitId", p.BusinessUnitID, "entityType", p.SourceType, "entityGuid", item.EntityGuid, "error", err)
-			return syncResult{}, nil
-		}
-		if _, err := svc.Store.SourceSnapshotApply(ctx, sn); err != nil {
-			return syncResult{}, err
-		}
-		return svc.syncSource(ctx, settings, src, z, now, syncOptions{})
-	case err != nil:
-		return syncResult{}, err
-	}
-	if stored.BusinessUnitID != p.BusinessUnitID {
-		return syncResult{}, nil // the source moved; its own unit's sweep covers it
-	}
-	src, err := sourceFromSnapshot(stored)
-	if err != nil {
-		return syncResult{}, err
-	}
-	sr, err := svc.syncSource(ctx, settings, src, z, now, syncOptions{ReadOnlyEdges: true})
-	if automation.IsInvalid(err) {
-		// The stored data is bad input under the current settings: skip it (its next event
-		// is rejected the same way) rather than stop the sweep here on every run.
-		r.logger().Warn("reconciliation skipped a stored source with bad data", "businessUnitId", p.BusinessUnitID, "entityType", p.SourceType,
-			"entityGuid", item.EntityGuid, "step", "reconcile", "error", err)
-		return sr, nil
-	}
-	return sr, err
+	return n
 }

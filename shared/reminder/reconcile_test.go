@@ -173,8 +173,20 @@ func TestReconciliationRepairsDroppedEvents(t *testing.T) {
 	app.mu.Lock()
 	app.fail = true
 	app.mu.Unlock()
-	if _, err := rec.RunOnce(ctx); err == nil {
+	rf, err := rec.RunOnce(ctx)
+	if err == nil {
 		t.Fatal("a failing lister must fail the run")
+	}
+	// The run reports each service: only the source sweeps failed.
+	var names []string
+	for _, sr := range rf.Services {
+		names = append(names, sr.Service)
+		if failed := sr.Error != ""; failed != (sr.Service == reminder.ServiceSourceSweeps) {
+			t.Fatalf("service report %+v", sr)
+		}
+	}
+	if strings.Join(names, ",") != "settings-propagation,tzdata-resync,source-sweeps,idempotency-purge" {
+		t.Fatalf("services reported: %v", names)
 	}
 	if st, _ := f.st.ReconcileStateGet(ctx, "source:bu-syd:PoliceVetting"); st.Cursor != st1.Cursor || st.Version != st1.Version {
 		t.Fatalf("state moved on a failed batch: %+v → %+v", st1, st)

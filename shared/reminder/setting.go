@@ -1,20 +1,3 @@
-// Package reminder turns domain events into reminder occurrences in AutomationScheduler
-// (docs/architecture.md#reminders) and revalidates them at due time (docs/architecture.md#revalidation).
-//
-// Date-based reminders (docs/architecture.md#date-based-reminders): for each offset d of a setting, the occurrence's local date
-// is targetDate − d (calendar days) at the setting's local send time in the business
-// unit's zone, converted to UTC with the DST product rule (localtime.Resolve). Annual
-// settings target the next anniversary and ensure the following year's occurrence when one
-// completes (29 February → 28 February in common years).
-//
-// Threshold reminders (docs/architecture.md#threshold-reminders, threshold.go): a metric computed from the event's aggregate is
-// compared with one or more levels; a reached level ensures a row under the key scope of the
-// setting's firing policy, a level no longer reached deactivates pending rows
-// (ConditionNoLongerMet).
-//
-// Settings changes (docs/architecture.md#settings-changes, settings.go), the immediate-notification provider (immediate.go),
-// execution-time revalidation with recipients resolved at due time (handler.go, docs/architecture.md#revalidation) and
-// bounded reconciliation (reconcile.go, docs/architecture.md#reconciliation) complete the lifecycle.
 package reminder
 
 import (

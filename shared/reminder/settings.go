@@ -243,6 +243,16 @@ func (c SettingChange) Names() []string {
 	return out
 }
 
+// takenErr is the answer to creating a setting whose guid cur already holds: conflict when
+// cur is in the caller's scope, else the 404 of an unknown setting, so that the id cannot be
+// probed across business units (docs/api-conventions.md#business-unit-scope).
+func takenErr(sc automation.Scope, cur store.ReminderSettingRecord, conflict error) error {
+	if !sc.Allows(cur.BusinessUnitID) {
+		return notFound("reminder setting", cur.Guid)
+	}
+	return conflict
+}
+
 // SettingResult is a stored setting with its Version and what a change did to the rows.
 type SettingResult struct {
 	Setting     Setting
@@ -300,7 +310,8 @@ func (a *Admin) ListSettings(ctx context.Context, sc automation.Scope, f Setting
 
 // CreateSetting validates raw (DecodeSetting) and stores it as a new setting (Version 1).
 // Errors: Malformed/Invalid with field errors (nothing stored); ErrNotFound when its business
-// unit is unknown or outside the caller's scope; Conflict when the guid exists; a store
+// unit is unknown or outside the caller's scope, or when the guid exists outside it (the
+// answer of an unknown setting); Conflict when the guid exists in the scope; a store
 // error when its propagation cannot be requested (nothing stored). A new active setting is
 // applied at once to the sources the pipeline already knows (a bounded sweep, finished by
 // Reconciliation when large); later events schedule the rest.
@@ -323,8 +334,8 @@ func (a *Admin) CreateSetting(ctx context.Context, sc automation.Scope, raw []by
 		return SettingResult{}, err
 	}
 	conflict := &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
-	if _, err := a.Store.ReminderSettingGet(ctx, set.Guid); err == nil {
-		return SettingResult{}, conflict // before requesting anything for the existing one
+	if cur, err := a.Store.ReminderSettingGet(ctx, set.Guid); err == nil {
+		return SettingResult{}, takenErr(sc, cur, conflict) // before requesting anything for the existing one
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return SettingResult{}, err
 	}
@@ -335,7 +346,10 @@ func (a *Admin) CreateSetting(ctx context.Context, sc automation.Scope, raw []by
 	}
 	if err := a.Store.ReminderSettingInsert(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return SettingResult{}, &automation.Error{Code: automation.CodeConflict, Field: "guid", Message: fmt.Sprintf("reminder setting %s already exists", set.Guid)}
+			if cur, gerr := a.Store.ReminderSettingGet(ctx, set.Guid); gerr == nil {
+				return SettingResult{}, takenErr(sc, cur, conflict)
+			}
+			return SettingResult{}, conflict
 		}
 		return SettingResult{}, err
 	}

@@ -178,7 +178,8 @@ func (s *Service) view(ctx context.Context, sub Subscription) (View, error) {
 // Create stores a new subscription with guid (chosen by the caller: a DeterministicID of
 // the request's Idempotency-Key, or a fresh one) and ensures its next scheduled run. A
 // repeat with the same guid and the same definition returns the stored subscription; with
-// another definition it is a conflict.
+// another definition it is a conflict. A guid taken outside the caller's scope answers
+// NotFound, like an unknown subscription.
 func (s *Service) Create(ctx context.Context, scope automation.Scope, guid string, in Input) (View, error) {
 	if !guidRE.MatchString(guid) {
 		return View{}, automation.Invalid("guid", "must be a GUID")
@@ -204,7 +205,12 @@ func (s *Service) Create(ctx context.Context, scope automation.Scope, guid strin
 		if gerr != nil {
 			return View{}, gerr
 		}
-		if cur.Body != rec.Body || cur.BusinessUnitID != rec.BusinessUnitID || cur.Status != rec.Status || !scope.Allows(cur.BusinessUnitID) {
+		if !scope.Allows(cur.BusinessUnitID) {
+			// Taken outside the caller's scope: the answer of an unknown subscription, so
+			// the id cannot be probed (docs/api-conventions.md#business-unit-scope).
+			return View{}, notFound("report subscription " + guid)
+		}
+		if cur.Body != rec.Body || cur.BusinessUnitID != rec.BusinessUnitID || cur.Status != rec.Status {
 			return View{}, conflict("report subscription %s already exists with another definition", guid)
 		}
 		stored, err = cur, nil // a retry of the same create
@@ -229,9 +235,13 @@ func (s *Service) Create(ctx context.Context, scope automation.Scope, guid strin
 func (s *Service) Put(ctx context.Context, scope automation.Scope, guid string, in Input, ifMatch *int64) (View, bool, error) {
 	cur, err := s.load(ctx, scope, guid, true)
 	if automation.CodeOf(err) == automation.CodeNotFound {
-		// Not visible: create it - unless it exists outside the caller's scope.
+		// Not visible: create it - unless it exists outside the caller's scope, which answers
+		// the 404 of an unknown subscription and writes nothing: a "taken" conflict would tell
+		// that the id exists in another business unit (docs/api-conventions.md#business-unit-scope).
 		if _, gerr := s.c.Store.ReportSubscriptionGet(ctx, strings.ToLower(guid)); gerr == nil {
-			return View{}, false, conflict("report subscription %s cannot be created: the id is taken", guid)
+			return View{}, false, err
+		} else if !errors.Is(gerr, store.ErrNotFound) {
+			return View{}, false, gerr
 		}
 		if ifMatch != nil {
 			return View{}, false, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the subscription does not exist"}

@@ -12,8 +12,9 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
-// A create that collides with an existing setting (here: another tenant's guid) answers 409
-// without the store's internals (dialect, statement names) in the problem text.
+// A create that collides with an existing setting of the caller's scope answers 409 without
+// the store's internals (dialect, statement names) in the problem text; another tenant's guid
+// answers 404 like an unknown setting (out of scope answers 404: the id cannot be probed).
 func TestCreateConflictDoesNotLeakInternals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -21,7 +22,10 @@ func TestCreateConflictDoesNotLeakInternals(t *testing.T) {
 	e.call("POST", "/api/business-units", `{"id":"bu-nyc","name":"New York","timeZone":"America/New_York"}`)
 	nyc := strings.Replace(settingBody(""), "bu-syd", "bu-nyc", 1)
 	guid := e.call("POST", "/api/reminder-settings", nyc).json(t)["guid"].(string)
-	a := e.call("POST", "/api/reminder-settings", settingBody(`,"guid":"`+guid+`"`), httpapi.HeaderBusinessUnits, "bu-syd")
+	if o := e.call("POST", "/api/reminder-settings", settingBody(`,"guid":"`+guid+`"`), httpapi.HeaderBusinessUnits, "bu-syd"); o.status != 404 {
+		t.Fatalf("another tenant's guid: %d %s", o.status, o.body)
+	}
+	a := e.call("POST", "/api/reminder-settings", strings.Replace(nyc, `{`, `{"guid":"`+guid+`",`, 1), httpapi.HeaderBusinessUnits, "bu-nyc")
 	if a.status != 409 {
 		t.Fatalf("%d %s", a.status, a.body)
 	}
