@@ -158,7 +158,7 @@ func TestThresholdRowWithShortenedKeyIsSent(t *testing.T) {
 				`"key":"bookedPercent"`, `"key":"`+long('m')+`"`).Replace(classSettingJSON(string(policy), "[80]", ""))
 			f := newFixture(t, js)
 			f.clock.Set(utc("2026-10-01T00:00:00Z"))
-			ev := strings.NewReplacer(`"ClassSession"`, `"`+long('S')+`"`, `"class-1"`, `"class-`+long('g')+`"`).Replace(string(classEvent("e1", 1, 9, 10)))
+			ev := strings.NewReplacer(`"ClassSession"`, `"`+long('S')+`"`, `"class-1"`, `"`+long('g')+`"`).Replace(string(classEvent("e1", 1, 9, 10)))
 			f.mustProcess(t, []byte(ev))
 			rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
 			if err != nil || len(rows) != 1 || !strings.Contains(rows[0].SchedulerKey, "#sha256=") {
