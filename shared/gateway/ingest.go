@@ -159,9 +159,9 @@ type SourceFunc func(ctx context.Context, raw []byte) error
 // Consume runs one event arriving on the domain-events topic through the same gateway code
 // (docs/gateway.md#domain-events): its non-source routes are accepted like Ingest's (a
 // redelivery is a duplicate and writes nothing), and its source route runs source inline
-// (the reminder path, which dedupes by event id itself). An event type not in the registry
-// that carries the domain-event extension entitytype is a SOURCE event (the reminder path's
-// traffic before the registry existed); any other unregistered type is rejected. Errors: a
+// (the reminder path, which dedupes by event id itself). An event whose type is not in the
+// registry is a SOURCE event: the reminder path's traffic before the registry existed,
+// validated by that path exactly as before (events.Parse). Errors: a
 // rejection is automation.Invalid naming the pointer (the caller dead-letters it); other
 // errors are retryable.
 func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc) (Result, error) {
@@ -169,15 +169,15 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 	if err != nil && reg == nil {
 		return Result{}, err
 	}
-	if raw.Err == nil {
-		if env, perr := events.ParseEnvelope(raw.JSON); perr == nil {
-			if _, registered := reg.Lookup(env.Type); !registered && env.Extensions["entitytype"] != nil {
-				if err := source(ctx, raw.JSON); err != nil {
-					return Result{ID: env.ID, Type: env.Type, Status: StatusRejected}, err
-				}
-				return Result{ID: env.ID, Type: env.Type, Status: StatusAccepted, Routes: []string{RouteSource}}, nil
-			}
+	if raw.Err != nil {
+		return Result{Status: StatusRejected}, raw.Err
+	}
+	if env, perr := events.ParseEnvelope(raw.JSON); perr != nil || reg.Len() == 0 || !registered(reg, env.Type) {
+		// Not a registered type: the reminder path's own traffic, validated by it as before.
+		if err := source(ctx, raw.JSON); err != nil {
+			return Result{ID: env.ID, Type: env.Type, Status: StatusRejected}, err
 		}
+		return Result{ID: env.ID, Type: env.Type, Status: StatusAccepted, Routes: []string{RouteSource}}, nil
 	}
 	now := s.Clock.Now().UTC()
 	p, res := s.prepare(reg, automation.AllBusinessUnits(), raw, now, true)
@@ -415,3 +415,11 @@ func scalarText(v any) (string, bool) {
 	}
 	return "", false
 }
+
+func registered(reg *Registry, typ string) bool {
+	_, ok := reg.Lookup(typ)
+	return ok
+}
+
+// BusinessUnit is the event's business unit ("" when it could not be read).
+func (r Result) BusinessUnit() string { return r.businessUnit }

@@ -92,4 +92,19 @@ type GatewayStore interface {
 	GatewayEventAccept(ctx context.Context, p GatewayEventAcceptParams) ([]GatewayAcceptOutcome, error)
 	// OutboxLagGet returns the unpublished backlog of each destination (platform-wide).
 	OutboxLagGet(ctx context.Context, destinations []string) ([]OutboxLag, error)
+	NotificationEnqueuer
+}
+
+// NotificationEnqueueParams writes immediate deliveries (NotificationJob rows, an existing
+// DeliveryKey left alone) and their dispatch outbox messages (an existing MessageId left
+// alone) in one transaction: the noti route's user messages (docs/gateway.md#noti).
+type NotificationEnqueueParams struct {
+	Now        time.Time
+	Deliveries []NotificationRequest
+	Outbox     []OutboxMessage
+}
+
+// NotificationEnqueuer writes immediate deliveries.
+type NotificationEnqueuer interface {
+	NotificationEnqueue(ctx context.Context, p NotificationEnqueueParams) error
 }

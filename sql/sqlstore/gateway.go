@@ -165,3 +165,14 @@ func (s *Store) OutboxLagGet(ctx context.Context, destinations []string) ([]stor
 	}
 	return out, nil
 }
+
+// NotificationEnqueue implements store.NotificationEnqueuer with the same writes as a
+// completed scheduler row's hand-off, without the row.
+func (s *Store) NotificationEnqueue(ctx context.Context, p store.NotificationEnqueueParams) error {
+	if len(p.Deliveries) > store.MaxBatch || len(p.Outbox) > store.MaxBatch {
+		return fmt.Errorf("NotificationEnqueue: more than %d deliveries or messages", store.MaxBatch)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.completeItem(ctx, tx, store.SchedulerCompleteParams{Now: p.Now, Deliveries: p.Deliveries, Outbox: p.Outbox})
+	})
+}
