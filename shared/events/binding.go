@@ -48,7 +48,7 @@ const (
 )
 
 // DecodeHTTP reads the events of one request of the CloudEvents HTTP binding (version 1.0):
-//   - binary mode (a ce-specversion header; the attributes in ce-* headers, percent-decoded,
+//   - binary mode (a ce-specversion header; the attributes in ce-* headers, read by the SDK's HTTP binding,
 //     and data the body, whose Content-Type is datacontenttype) — the SDKs' default;
 //   - batched mode (Content-Type application/cloudevents-batch+json: a JSON array of
 //     structured events, at most MaxBatchEvents);

@@ -111,7 +111,7 @@ type env struct {
 	svc   *gateway.Service
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), nil)
 	if err != nil {
@@ -209,7 +209,7 @@ func TestIngestOutOfScopeWritesNothing(t *testing.T) {
 	}
 }
 
-// The fat payload of §7.2: instructions resolved (ITEM target from data, APPEND_UNIQUE value,
+// The fat payload (docs/gateway.md#fat-payload): instructions resolved (ITEM target from data, APPEND_UNIQUE value,
 // defaults filled), MessageId {eventId}:{route}, SessionId the customer.
 func TestFatPayload(t *testing.T) {
 	e := newEnv(t)

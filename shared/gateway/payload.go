@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// Payload is the fat payload of seed 003 §7.2 (docs/gateway.md#fat-payload): what every
+// Payload is the fat payload of seed 003 (docs/gateway.md#fat-payload): what every
 // gateway route carries. Instructions only on tracking, Notification only on noti.
 type Payload struct {
 	EventID         string           `json:"event_id"`
@@ -24,7 +24,7 @@ type Payload struct {
 }
 
 // FatInstruction is a counter instruction with its target resolved: the attribute engine
-// executes it without knowing the event (seed 003 §7.3, the "dumb executor").
+// executes it without knowing the event (the attribute engine is a "dumb executor").
 type FatInstruction struct {
 	TargetEntityID string      `json:"target_entity_id"`
 	EntityType     string      `json:"entity_type"`
@@ -45,7 +45,7 @@ type FatNotification struct {
 }
 
 // instructionsFor resolves each instruction's target and value against the event; the
-// defaults of seed 003 §7.1 are filled in (period LIFETIME for counters, DAILY for
+// defaults of docs/gateway.md#fat-payload are filled in (period LIFETIME for counters, DAILY for
 // streaks, step 1, reset policy NONE). Errors name the data member (a JSON Pointer into
 // the event) that is missing.
 func instructionsFor(ins []Instruction, customerID string, data any) ([]FatInstruction, string, error) {

@@ -64,7 +64,7 @@ type Condition struct {
 	Values  []any  `json:"values,omitempty"`
 }
 
-// Instruction is one counter instruction of seed 003 §7.1 (docs/gateway.md#counter-instructions).
+// Instruction is one counter instruction of seed 003 (docs/gateway.md#counter-instructions).
 type Instruction struct {
 	AttributeCode string `json:"attribute_code"`
 	EntityType    string `json:"entity_type"`
@@ -96,7 +96,7 @@ type Notification struct {
 	Recipients       []string `json:"recipients,omitempty"`
 }
 
-// Document is the import/export file: every event type's definition (docs/gateway.md#import-and-export).
+// Document is the import/export file: every event type's definition (docs/gateway.md#registry-api).
 type Document struct {
 	Events []json.RawMessage `json:"events"`
 }
@@ -206,7 +206,7 @@ type Checker struct {
 // unit, step, max_items or threshold that does not fit its operation, a reset policy the
 // operation does not allow (RESET_ON_TRIGGER for SET_TRUE_ONCE and CHECK_AND_UPDATE_TIMER),
 // routes that do not fit the class, an unknown channel. The rules are docs/gateway.md's
-// (from seed 003 §7.1).
+// (from seed 003).
 func (ck Checker) CheckDefinition(raw []byte) (*Compiled, error) {
 	raw = bytes.TrimSpace(raw)
 	if err := strictjson.CheckExact(raw); err != nil {
@@ -367,7 +367,7 @@ func checkCondition(f Condition, at string) error {
 	return nil
 }
 
-// Operations of seed 003 §7.1 and §7.3.
+// Operations of docs/gateway.md#counter-instructions.
 const (
 	OpIncrement           = "INCREMENT"
 	OpDecrement           = "DECREMENT"
@@ -442,7 +442,7 @@ func checkInstruction(in Instruction, at string) error {
 		case !r.unit && t.Unit != "":
 			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
 		case t.ResetPolicy == "RESET_ON_TRIGGER" && !r.resetOnTrigger:
-			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (seed 003 §7.3: a flag set once and a timer are never reset by their trigger); use NONE", in.Operation)
+			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (a flag set once and a timer are never reset by their trigger); use NONE", in.Operation)
 		}
 		if prev != "" && !decimalLess(prev, v) {
 			return refuse(tp+"/value", "thresholds must be in increasing order (%s after %s)", v, prev)
