@@ -35,6 +35,7 @@ import (
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/publish"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -112,6 +113,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	dir := fs.String("functions", "", "function folders (default: ./functions when present, else .)")
 	seed := fs.String("seed", "", "load the businessUnits, reminderSettings and templates of a scenario `file` that are not stored yet (the management API owns later changes)")
 	token := fs.String("token", "", "require Authorization: Bearer `token` on every /api request (default AUTOMATION_API_TOKEN)")
+	registry := fs.String("registry", "", "import the event registry `file` ({\"events\":[…]}): a new version of each changed definition (docs/gateway.md#registry-api)")
 	units := fs.String("business-units", "", "business units the HTTP APIs show at most: comma-separated `ids` or * (default AUTOMATION_API_BUSINESS_UNITS)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -157,7 +159,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 			"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
 		err := app.ServeHandler(ctx, addr, cfg, opts, app.HandlerOptions{
 			Prepare: func(ctx context.Context, rt *app.Runtime) (func(), error) {
-				return prepareRuntime(ctx, rt, cfg, *dir, *seed, false, log)
+				return prepareRuntime(ctx, rt, cfg, *dir, *seed, *registry, false, log)
 			},
 		})
 		if err != nil {
@@ -173,7 +175,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return 1
 	}
 	defer rt.Close()
-	stopHost, err := prepareRuntime(ctx, rt, cfg, *dir, *seed, true, log)
+	stopHost, err := prepareRuntime(ctx, rt, cfg, *dir, *seed, *registry, true, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
 		return 2
@@ -194,7 +196,22 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 // wires the local host (timers too when timers is true; the Functions host drives them
 // otherwise), re-dispatches unsent deliveries and runs the host until the returned stop
 // func is called (stop waits for it). Errors name the step.
-func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir, seed string, timers bool, log *slog.Logger) (func(), error) {
+func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir, seed, registry string, timers bool, log *slog.Logger) (func(), error) {
+	if registry != "" {
+		raw, err := os.ReadFile(registry)
+		if err != nil {
+			return nil, fmt.Errorf("-registry: %w", err)
+		}
+		doc, err := gateway.ParseDocument(raw)
+		if err != nil {
+			return nil, fmt.Errorf("-registry %s: %w", registry, err)
+		}
+		res, err := rt.Registry.Import(ctx, doc, "serve -registry")
+		if err != nil {
+			return nil, fmt.Errorf("-registry %s: %w", registry, err)
+		}
+		log.Info("imported the event registry", "file", registry, "types", len(res))
+	}
 	if seed != "" {
 		if err := seedFrom(ctx, rt, seed); err != nil {
 			return nil, fmt.Errorf("-seed %s:\n%w", seed, err)

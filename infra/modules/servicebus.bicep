@@ -30,6 +30,24 @@ param deliveryFactsTopicName string = 'delivery-facts'
 @description('Subscription of the reporting projection (DeliveryFactProjection) on the delivery facts topic.')
 param reportingSubscriptionName string = 'reporting'
 
+@description('Event gateway topic for direct events (the rule/points engine).')
+param eventsTopicName string = 'events'
+
+@description('Subscription of the rule/points engine on the events topic.')
+param rulesSubscriptionName string = 'rules'
+
+@description('Event gateway topic for counter events with their instructions (the attribute engine).')
+param trackingTopicName string = 'tracking'
+
+@description('Subscription of the attribute engine on the tracking topic.')
+param attributesSubscriptionName string = 'attributes'
+
+@description('Event gateway topic for notification events (our delivery stage).')
+param notiTopicName string = 'noti'
+
+@description('Session-enabled subscription of the delivery stage (NotiDelivery) on the noti topic.')
+param deliverySubscriptionName string = 'delivery'
+
 @description('Queues: due-work (DueWorkExecutor fan-out) and notification-dispatch (NotificationDispatch).')
 param queueNames array = [
   'due-work'
@@ -107,6 +125,40 @@ resource reportingSubscription 'Microsoft.ServiceBus/namespaces/topics/subscript
     deadLetteringOnFilterEvaluationExceptions: true
   }
 }
+
+// Event gateway topics (docs/gateway.md#routing): the outbox publishes with MessageId
+// "{eventId}:{route}" (duplicate detection drops a relay's re-publication) and SessionId the
+// customer or entity id, so every subscription is session-enabled (one customer's events in order).
+var gatewayTopics = [
+  { topic: eventsTopicName, subscription: rulesSubscriptionName }
+  { topic: trackingTopicName, subscription: attributesSubscriptionName }
+  { topic: notiTopicName, subscription: deliverySubscriptionName }
+]
+
+resource gatewayTopic 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = [
+  for t in gatewayTopics: {
+    parent: namespace
+    name: t.topic
+    properties: {
+      requiresDuplicateDetection: true
+      duplicateDetectionHistoryTimeWindow: duplicateDetectionWindow
+    }
+  }
+]
+
+resource gatewaySubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = [
+  for (t, i) in gatewayTopics: {
+    parent: gatewayTopic[i]
+    name: t.subscription
+    properties: {
+      requiresSession: true
+      maxDeliveryCount: maxDeliveryCount
+      lockDuration: lockDuration
+      deadLetteringOnMessageExpiration: true
+      deadLetteringOnFilterEvaluationExceptions: true
+    }
+  }
+]
 
 // Schema: https://learn.microsoft.com/azure/templates/microsoft.servicebus/namespaces/queues
 resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [

@@ -15,11 +15,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
+	"github.com/automation-platform/automation/shared/api/eventsapi"
+	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/automation"
@@ -29,6 +32,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
@@ -73,7 +77,11 @@ type Runtime struct {
 	// Support is the support API's service (find, explain, act, metrics); its routes are
 	// registered on Functions under /api/support/ (supportapi.Register).
 	Support *support.Service
-	Clock   automation.Clock
+	// Gateway is the event gateway's ingest service (POST /api/events, domain-events);
+	// Registry manages its registry (/api/event-registry, serve -registry, replay).
+	Gateway  *gateway.Service
+	Registry *gateway.Admin
+	Clock    automation.Clock
 	// host delivers the in-process bus's messages to the Service Bus functions and fires
 	// the timer functions, through Functions, as the Functions host would (the functions of
 	// topology.Functions); nil on Service Bus.
@@ -108,6 +116,12 @@ type Options struct {
 	// OpenStore opens the store; nil means OpenStore (the package function). Tests inject a
 	// slow or failing opener.
 	OpenStore StoreOpener
+	// OnRouted, when set, observes each gateway message the relay published (events,
+	// tracking, noti and the source route): replay writes its "routed" lines from it.
+	OnRouted func(gateway.Routed)
+	// RegistryReload is how often the ingest path checks the registry for a new version
+	// (0: gateway.DefaultReloadInterval).
+	RegistryReload time.Duration
 }
 
 // StoreOpener opens the configured store; skipMigrations as in Options.SkipMigrations.
@@ -226,7 +240,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	scope := automation.ParseScope(cfg.APIBusinessUnits)
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
-	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Poller: r.Poller, Relay: r.Relay,
+	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
+		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
 		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
@@ -239,6 +254,11 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
+	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
+	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
+		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
+	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
+	registryapi.Register(r.Functions, r.API, r.Registry)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run
@@ -318,7 +338,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		return err
 	}
 	r.Poller = poller
-	r.Relay = &delivery.Relay{Store: r.Store, Publisher: r.Publisher, Clock: r.Clock, Log: log}
+	r.Relay = &delivery.Relay{Store: r.Store, Publisher: routedObserver{next: r.Publisher, on: o.OnRouted, log: log}, Clock: r.Clock, Log: log}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome}
@@ -329,6 +349,46 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
+	checker := gateway.Checker{Channels: names}
+	cache := &gateway.Cache{Store: r.Store, Checker: checker, Clock: r.Clock, Interval: o.RegistryReload, Log: log}
+	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
+	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
+	if r.Memory != nil {
+		// The rule/points engine and the attribute engine consume events and tracking; in
+		// one process nobody does, so their messages are acknowledged here (and seen by
+		// OnRouted when the relay published them).
+		for _, topic := range []string{topology.EventsTopic, topology.TrackingTopic} {
+			r.Memory.Subscribe(topic, func(ctx context.Context, m bus.Message) error {
+				log.DebugContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID)
+				return nil
+			})
+		}
+	}
+	return nil
+}
+
+// routedObserver tells OnRouted about each gateway message the relay published.
+type routedObserver struct {
+	next bus.Publisher
+	on   func(gateway.Routed)
+	log  *slog.Logger
+}
+
+func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
+	if err := p.next.Publish(ctx, m); err != nil {
+		return err
+	}
+	if p.on == nil {
+		return nil
+	}
+	switch m.Destination {
+	case topology.EventsTopic, topology.TrackingTopic, topology.NotiTopic, topology.DomainEventsTopic:
+		i := strings.LastIndex(m.ID, ":") // MessageId "{eventId}:{route}"; an id may hold ':'
+		if i < 0 || m.Destination == topology.DomainEventsTopic && m.ID[i+1:] != gateway.RouteSource {
+			return nil
+		}
+		p.on(gateway.Routed{Topic: m.Destination, EventID: m.ID[:i], SessionID: m.SessionID})
+	}
 	return nil
 }
 

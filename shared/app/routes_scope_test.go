@@ -26,6 +26,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
@@ -73,6 +74,10 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 		t.Fatal(err)
 	}
 	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB()}
+	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Login", Operator: "seed",
+		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
 	// The unscoped side door for seeding: the same routes behind an API without token or scope.
 	seed := funchost.NewRouter(&funchost.RouterOptions{Logger: quietLog})
 	all := httpapi.New(httpapi.Options{Idempotency: rt.Store, Clock: clock, Logger: quietLog})
@@ -215,6 +220,9 @@ type scopeProbe struct {
 
 const op = "X-Automation-Operator"
 
+// registryNote: the served scope (bu-a, bu-c) is not every business unit.
+const registryNote = "the event registry is platform-wide: only a caller that sees every business unit manages it"
+
 // routeTable covers every HTTP route the runtime registers; TestEveryRouteByTokenAndScope
 // fails on a registered route missing here (and on an entry no longer registered).
 func routeTable() map[string]routeCase {
@@ -252,6 +260,27 @@ func routeTable() map[string]routeCase {
 		"/api/local/domain-events": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: app.LocalEventsPath, body: eventJSON(u.event, u.bu, u.source, "2027-05-01")}
 		}, in: 200, out: 404, writes: true},
+		// Event gateway: ingest and metrics (scoped by the event's business unit), the
+		// registry (platform-wide: only a caller seeing every business unit reaches it).
+		"POST /api/events": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/events", body: `{"specversion":"1.0","id":"` + u.event + `","source":"/app","type":"Login",
+			  "businessunitid":"` + u.bu + `","customerid":"CUST-1","data":{}}`}
+		}, in: 200, out: 404, writes: true},
+		"GET /api/events/metrics":       {req: get(func(u unitFixture) string { return "/api/events/metrics?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/event-registry/types": {req: get(func(u unitFixture) string { return "/api/event-registry/types" }), in: 404, inNote: registryNote, out: 404},
+		"POST /api/event-registry/types": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/event-registry/types", body: `{"eventType":"New","class":"DIRECT","schema":{}}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: registryNote, out: 404},
+		"GET /api/event-registry/types/{eventType}": {req: get(func(u unitFixture) string { return "/api/event-registry/types/Login" }), in: 404, inNote: registryNote, out: 404},
+		"PUT /api/event-registry/types/{eventType}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/event-registry/types/Login", body: `{"eventType":"Login","class":"DIRECT","schema":{}}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 404, inNote: registryNote, out: 404},
+		"GET /api/event-registry/types/{eventType}/versions":           {req: get(func(u unitFixture) string { return "/api/event-registry/types/Login/versions" }), in: 404, inNote: registryNote, out: 404},
+		"GET /api/event-registry/types/{eventType}/versions/{version}": {req: get(func(u unitFixture) string { return "/api/event-registry/types/Login/versions/1" }), in: 404, inNote: registryNote, out: 404},
+		"GET /api/event-registry/export":                               {req: get(func(u unitFixture) string { return "/api/event-registry/export" }), in: 404, inNote: registryNote, out: 404},
+		"POST /api/event-registry/import": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/event-registry/import", body: `{"events":[]}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: registryNote, out: 404},
 		// Support API.
 		"GET /api/support/scheduler-rows":      {req: get(func(u unitFixture) string { return "/api/support/scheduler-rows?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"GET /api/support/scheduler-rows/{id}": {req: get(func(u unitFixture) string { return fmt.Sprintf("/api/support/scheduler-rows/%d", u.row) }), in: 200, out: 404},

@@ -115,38 +115,76 @@ func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *lo
 		problem(http.StatusMethodNotAllowed, "MethodNotAllowed", "use POST")
 		return
 	}
-	raw, err := io.ReadAll(io.LimitReader(req.Body, maxEventBytes+1))
-	if err != nil || len(raw) > maxEventBytes {
-		problem(http.StatusRequestEntityTooLarge, string(httpapi.CodeContentTooLarge), fmt.Sprintf("an event is at most %d bytes", maxEventBytes))
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxEventBytes+1))
+	if err != nil || len(body) > maxEventBytes {
+		problem(http.StatusRequestEntityTooLarge, string(httpapi.CodeContentTooLarge), fmt.Sprintf("a request is at most %d bytes", maxEventBytes))
 		return
 	}
+	// Every content mode of the CloudEvents HTTP binding (binary, structured, batched).
+	mode, raws, err := events.DecodeHTTP(req.Context(), req.Header, body)
+	if err != nil {
+		p := httpapi.ProblemOf(err)
+		p.Instance = req.URL.Path
+		httpapi.WriteProblem(w, p)
+		return
+	}
+	if mode == events.ModeBatch {
+		results := make([]localResult, len(raws))
+		for i, raw := range raws {
+			results[i] = r.processLocalEvent(req, h, log, raw)
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"results": results})
+		return
+	}
+	res := r.processLocalEvent(req, h, log, raws[0])
+	if res.Status == "processed" {
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"eventId": res.EventID, "status": "processed"})
+		return
+	}
+	problem(res.httpStatus, res.code, res.Reason)
+}
+
+// localResult is what became of one event posted to LocalEventsPath.
+type localResult struct {
+	EventID    string `json:"eventId,omitempty"`
+	Status     string `json:"status"` // processed or rejected
+	Reason     string `json:"reason,omitempty"`
+	httpStatus int
+	code       string
+}
+
+// processLocalEvent validates one event and hands it to DomainEventHandler (see postLocalEvent).
+func (r *Runtime) processLocalEvent(req *http.Request, h *local.Host, log *slog.Logger, in events.Raw) localResult {
+	rejected := func(id string, status int, code, reason string) localResult {
+		return localResult{EventID: id, Status: "rejected", Reason: reason, httpStatus: status, code: code}
+	}
+	if in.Err != nil {
+		return rejected("", http.StatusBadRequest, string(automation.CodeMalformed), in.Err.Error())
+	}
+	raw := in.JSON
 	ev, err := events.Parse(raw)
 	if err != nil {
-		problem(http.StatusBadRequest, string(automation.CodeMalformed), err.Error())
-		return
+		return rejected("", http.StatusBadRequest, string(automation.CodeMalformed), err.Error())
 	}
 	// Writes are scoped like reads: an event for a business unit outside the caller's scope
 	// answers 404 exactly like an unknown unit (httpapi's rule) and is not processed.
 	// Without an API wrapper there is no caller, and the empty scope refuses every event.
 	if !httpapi.CallerFrom(req.Context()).Scope.Allows(ev.BusinessUnitID) {
-		problem(http.StatusNotFound, string(automation.CodeNotFound), fmt.Sprintf("business unit %q not found", ev.BusinessUnitID))
-		return
+		return rejected(ev.ID, http.StatusNotFound, string(automation.CodeNotFound), fmt.Sprintf("business unit %q not found", ev.BusinessUnitID))
 	}
 	code, body, err := h.Deliver(req.Context(), topology.DomainEventsTopic, publish.Message(ev, raw))
 	if err != nil || code/100 != 2 {
 		// The cause (a store error, a handler's text) stays in the log, never in the answer.
 		log.Error("local event not processed", "sourceEventId", ev.ID, "status", code, "error", fmt.Sprint(err),
 			"detail", strings.TrimSpace(string(body)))
-		problem(http.StatusServiceUnavailable, "NotProcessed", "event "+ev.ID+" was not processed; send it again")
-		return
+		return rejected(ev.ID, http.StatusServiceUnavailable, "NotProcessed", "event "+ev.ID+" was not processed; send it again")
 	}
 	var res funchost.InvocationResponse
 	_ = json.Unmarshal(body, &res)
 	for _, l := range res.Logs {
 		if strings.Contains(l, "dead-lettered") {
-			problem(http.StatusUnprocessableEntity, string(automation.CodeInvalidInput), "event "+ev.ID+": "+l)
-			return
+			return rejected(ev.ID, http.StatusUnprocessableEntity, string(automation.CodeInvalidInput), "event "+ev.ID+": "+l)
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]string{"eventId": ev.ID, "status": "processed"})
+	return localResult{EventID: ev.ID, Status: "processed"}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
@@ -42,8 +43,12 @@ const (
 
 // Deps are the services the functions call.
 type Deps struct {
-	Store      store.SchedulerStore
-	Events     *events.Router
+	Store  store.SchedulerStore
+	Events *events.Router
+	// Gateway runs domain-events messages through the event gateway (docs/gateway.md#domain-events);
+	// nil: straight to Events. Noti turns noti messages into deliveries (NotiDelivery).
+	Gateway    *gateway.Service
+	Noti       *gateway.NotiDelivery
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
 	Dispatcher *delivery.Dispatcher
@@ -71,6 +76,26 @@ func Register(r *funchost.Router, d Deps) {
 	r.Register(topology.NotificationDispatch, logged(d.notificationDispatch))
 	r.Register(topology.OutboxRelay, logged(d.outboxRelay))
 	r.Register(topology.DeliveryFactProjection, logged(d.deliveryFactProjection))
+	r.Register(topology.NotiDelivery, logged(d.notiDelivery))
+}
+
+// notiDelivery: the noti route's message becomes immediate deliveries keyed by the event id.
+func (d Deps) notiDelivery(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	msg, err := inv.ServiceBus("message")
+	if err != nil {
+		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+	}
+	if d.Noti == nil {
+		return funchost.Result{}, errors.New("NotiDelivery is not configured")
+	}
+	switch err := d.Noti.Handle(ctx, msg.Body); {
+	case err == nil:
+		return ok(map[string]any{"messageId": msg.MessageID})
+	case automation.IsInvalid(err):
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+	default:
+		return funchost.Result{}, err
+	}
 }
 
 // logged puts the function name and invocation id in the context, so every line the
@@ -91,9 +116,23 @@ func (d Deps) domainEvent(ctx context.Context, inv *funchost.Invocation) (funcho
 	if err != nil {
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
-	ev, err := events.Parse(msg.Body)
-	if err == nil {
-		err = d.Events.Dispatch(ctx, ev)
+	var ev events.Event
+	source := func(ctx context.Context, raw []byte) error {
+		var err error
+		if ev, err = events.Parse(raw); err != nil {
+			return err
+		}
+		return d.Events.Dispatch(ctx, ev)
+	}
+	raw := events.DecodeServiceBusMessage(msg.ApplicationProperties, msg.ContentType, msg.Body)
+	if d.Gateway != nil {
+		var res gateway.Result
+		res, err = d.Gateway.Consume(ctx, raw, source)
+		if ev.ID == "" {
+			ev.ID, ev.BusinessUnitID = res.ID, res.BusinessUnit()
+		}
+	} else if err = raw.Err; err == nil {
+		err = source(ctx, raw.JSON)
 	}
 	switch {
 	case err == nil:

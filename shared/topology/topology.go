@@ -22,6 +22,16 @@ const (
 	// ReportingSubscription is the reporting projection's subscription.
 	DeliveryFactsTopic    = "delivery-facts"
 	ReportingSubscription = "reporting"
+	// The event gateway's topics (docs/gateway.md#routing): MessageId "{eventId}:{route}",
+	// SessionId the customer or entity id. EventsTopic feeds the rule/points engine
+	// (RulesSubscription), TrackingTopic the attribute engine (AttributesSubscription), and
+	// NotiTopic our delivery stage (DeliverySubscription, NotiDelivery).
+	EventsTopic            = "events"
+	RulesSubscription      = "rules"
+	TrackingTopic          = "tracking"
+	AttributesSubscription = "attributes"
+	NotiTopic              = "noti"
+	DeliverySubscription   = "delivery"
 )
 
 // Function names: the folder names under functions/, which are also the paths the
@@ -39,6 +49,9 @@ const (
 	ReportSubscriptionsAPI = "ReportSubscriptionsApi"
 	ReportRunsAPI          = "ReportRunsApi"
 	SupportAPI             = "SupportApi"
+	EventIngest            = "EventIngest"
+	EventRegistryAPI       = "EventRegistryApi"
+	NotiDelivery           = "NotiDelivery"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -82,6 +95,9 @@ var functions = []Function{
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
 	{Name: DueWorkPoller, Trigger: TimerTrigger, Binding: "timer", Schedule: "%DueWorkSchedule%"},
+	{Name: EventIngest, Trigger: HTTPTrigger, Binding: "req", Route: "events/{*path}", Methods: []string{"get", "post"}},
+	{Name: EventRegistryAPI, Trigger: HTTPTrigger, Binding: "req", Route: "event-registry/{*path}", Methods: []string{"get", "post", "put"}},
+	{Name: NotiDelivery, Trigger: ServiceBusTrigger, Binding: "message", Topic: NotiTopic, Subscription: DeliverySubscription, Sessions: true},
 	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue},
 	{Name: OutboxRelay, Trigger: TimerTrigger, Binding: "timer", Schedule: "%OutboxRelaySchedule%"},
 	{Name: Reconciliation, Trigger: TimerTrigger, Binding: "timer", Schedule: "%ReconciliationSchedule%"},

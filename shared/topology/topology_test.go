@@ -149,7 +149,7 @@ func TestCompareReportsDrift(t *testing.T) {
 func TestLookupAndConsumer(t *testing.T) {
 	t.Parallel()
 	for dest, fn := range map[string]string{topology.DomainEventsTopic: topology.DomainEventHandler, topology.DueWorkQueue: topology.DueWorkExecutor,
-		topology.NotificationDispatchQueue: topology.NotificationDispatch, topology.DeliveryFactsTopic: topology.DeliveryFactProjection} {
+		topology.NotificationDispatchQueue: topology.NotificationDispatch, topology.DeliveryFactsTopic: topology.DeliveryFactProjection, topology.NotiTopic: topology.NotiDelivery} {
 		f, ok := topology.Consumer(dest)
 		if !ok || f.Name != fn {
 			t.Errorf("Consumer(%q) = %+v %v, want %s", dest, f, ok, fn)
@@ -190,6 +190,12 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 		"param automationSubscriptionName string = '" + topology.AutomationSubscription + "'",
 		"param deliveryFactsTopicName string = '" + topology.DeliveryFactsTopic + "'",
 		"param reportingSubscriptionName string = '" + topology.ReportingSubscription + "'",
+		"param eventsTopicName string = '" + topology.EventsTopic + "'",
+		"param rulesSubscriptionName string = '" + topology.RulesSubscription + "'",
+		"param trackingTopicName string = '" + topology.TrackingTopic + "'",
+		"param attributesSubscriptionName string = '" + topology.AttributesSubscription + "'",
+		"param notiTopicName string = '" + topology.NotiTopic + "'",
+		"param deliverySubscriptionName string = '" + topology.DeliverySubscription + "'",
 		"param queueNames array = [\n  '" + topology.DueWorkQueue + "'\n  '" + topology.NotificationDispatchQueue + "'\n]",
 	} {
 		if !strings.Contains(bicep, want) {

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Report", func(t *testing.T) { runReport(t, open) })
 	t.Run("Support", func(t *testing.T) { runSupport(t, open) })
 	RunLifecycle(t, open)
+	RunGateway(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {

@@ -1,0 +1,135 @@
+// Package eventsapi is the event gateway's HTTP front door (the EventIngest function,
+// docs/gateway.md#ingest): POST /api/events takes one CloudEvent or a batch in any content
+// mode of the CloudEvents HTTP binding and answers one result per event, after the commit;
+// GET /api/events/metrics gives the gateway's counters. Thin: decode, one service, encode.
+package eventsapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// Path is the ingest route; MetricsPath the gateway's metrics.
+const (
+	Path        = "/api/events"
+	MetricsPath = "/api/events/metrics"
+)
+
+// MaxBodyBytes bounds a request: 500 events of at most gateway.DefaultMaxDataBytes of data.
+const MaxBodyBytes = 17 << 20
+
+// Response is the answer of POST /api/events: one result per event, in request order.
+type Response struct {
+	Results []gateway.Result `json:"results"`
+}
+
+// Deps are what the routes call.
+type Deps struct {
+	Service *gateway.Service
+	Store   store.GatewayStore
+}
+
+// Register adds the routes to r behind api (its MaxBodyBytes should be MaxBodyBytes).
+func Register(r *funchost.Router, api *httpapi.API, d Deps) {
+	r.RegisterHTTP("POST "+Path, api.Handler(d.ingest))
+	r.RegisterHTTP("GET "+MetricsPath, api.Handler(d.metrics))
+}
+
+// ingest: 200 with the results of a batch (each accepted, duplicate or rejected); for a
+// single event (binary or structured mode) 200 when accepted or a duplicate, 422 naming
+// the member when rejected, 404 when its business unit is outside the caller's scope (like
+// an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array.
+func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpapi.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	mode, raws, err := events.DecodeHTTP(r.Context(), r.Header, body)
+	if err != nil {
+		return err
+	}
+	results, err := d.Service.Ingest(r.Context(), httpapi.CallerFrom(r.Context()).Scope, raws)
+	if err != nil {
+		return err
+	}
+	if mode != events.ModeBatch && len(results) == 1 && results[0].Status == gateway.StatusRejected {
+		res := results[0]
+		if res.Pointer == "/businessunitid" && strings.Contains(res.Reason, "not found") {
+			return automation.Errorf(automation.CodeNotFound, "%s", res.Reason)
+		}
+		field := res.Pointer
+		if field == "" {
+			field = "/"
+		}
+		return automation.Invalid(field, "%s", res.Reason)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, Response{Results: results})
+	return nil
+}
+
+// MetricsResponse is the answer of GET /api/events/metrics.
+type MetricsResponse struct {
+	// RegistryVersion is the registry version in force in this process (the highest save
+	// sequence it loaded); EventTypes how many types it holds.
+	RegistryVersion int64               `json:"registryVersion"`
+	EventTypes      int                 `json:"eventTypes"`
+	Counts          []gateway.TypeCount `json:"counts"`
+	// OutboxLag is platform-wide: only shown to callers that see every business unit.
+	OutboxLag []Lag `json:"outboxLag,omitempty"`
+}
+
+// Lag is one gateway topic's unpublished backlog.
+type Lag struct {
+	Topic            string  `json:"topic"`
+	Unpublished      int     `json:"unpublished"`
+	OldestAgeSeconds float64 `json:"oldestAgeSeconds"`
+}
+
+func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
+	q := httpapi.NewQuery(r.URL.Query())
+	if err := q.Check("businessUnitId"); err != nil {
+		return err
+	}
+	scope := httpapi.CallerFrom(r.Context()).Scope
+	if bu := q.String("businessUnitId"); bu != "" {
+		if !scope.Allows(bu) {
+			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+		}
+		scope = automation.BusinessUnits(bu)
+	}
+	reg, err := d.Service.Registry.Current(r.Context())
+	if err != nil && reg == nil {
+		return err
+	}
+	out := MetricsResponse{Counts: d.Service.Metrics.Snapshot(scope), EventTypes: reg.Len()}
+	if reg != nil {
+		out.RegistryVersion = reg.Version
+	}
+	if out.Counts == nil {
+		out.Counts = []gateway.TypeCount{}
+	}
+	if scope.All() {
+		lags, err := d.Store.OutboxLagGet(r.Context(), []string{topology.EventsTopic, topology.TrackingTopic, topology.NotiTopic})
+		if err != nil {
+			return err
+		}
+		now := d.Service.Clock.Now()
+		for _, l := range lags {
+			x := Lag{Topic: l.Destination, Unpublished: l.Unpublished}
+			if l.OldestOn != nil {
+				x.OldestAgeSeconds = now.Sub(*l.OldestOn).Seconds()
+			}
+			out.OutboxLag = append(out.OutboxLag, x)
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,343 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+// Definitions of seed 003's examples (UC-02/UC-05 Login, UC-03 ViewItem) in the registry's form.
+const (
+	loginDef = `{"eventType":"Login","class":"DUAL","routes":["tracking","events"],
+	  "schema":{"type":"object","properties":{"channel":{"type":"string"}},"required":["channel"]},
+	  "counterInstructions":[
+	    {"attribute_code":"login_streak","entity_type":"CUSTOMER","operation":"STREAK_INCREMENT","period_type":"DAILY",
+	     "thresholds":[{"value":7,"trigger_event":"Login_Streak_7_Days","reset_policy":"NONE"},{"value":30,"trigger_event":"Login_Streak_30_Days","reset_policy":"RESET_ON_TRIGGER"}]},
+	    {"attribute_code":"last_login_date","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER",
+	     "thresholds":[{"value":90,"unit":"DAYS","trigger_event":"Account_Reactivated","reset_policy":"NONE"}]}]}`
+	viewItemDef = `{"eventType":"ViewItem","class":"COUNTER",
+	  "schema":{"type":"object","properties":{"itemId":{"type":"string"}},"required":["itemId"]},
+	  "counterInstructions":[
+	    {"attribute_code":"weekly_view_count","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"WEEKLY","step":1,
+	     "thresholds":[{"value":10,"trigger_event":"View_10_Items_Reward","reset_policy":"RESET_ON_TRIGGER"}]},
+	    {"attribute_code":"item_view_count","entity_type":"ITEM","entity_id_pointer":"/itemId","operation":"INCREMENT"},
+	    {"attribute_code":"recently_viewed","entity_type":"CUSTOMER","operation":"APPEND_UNIQUE","value_pointer":"/itemId","max_items":50}]}`
+	redeemDef = `{"eventType":"Redeem_Item","class":"NOTIFICATION","schema":{"type":"object"},
+	  "filters":[{"pointer":"/originChannel","op":"notEquals","value":"OLS"}],
+	  "notification":{"template":"redeem-done","channels":["log"],"recipientPointer":"/email"}}`
+)
+
+func TestDefinitionsOfTheSeedAreAccepted(t *testing.T) {
+	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
+	for _, d := range []string{loginDef, viewItemDef, redeemDef} {
+		c, err := ck.CheckDefinition([]byte(d))
+		if err != nil {
+			t.Fatalf("%.40s…: %v", d, err)
+		}
+		if len(c.Routes) == 0 {
+			t.Fatalf("%s: no routes", c.EventType)
+		}
+	}
+}
+
+// Each refusal names the JSON Pointer of the bad member.
+func TestDefinitionRefusalsNameThePointer(t *testing.T) {
+	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
+	base := func(ins string) string {
+		return `{"eventType":"E","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[` + ins + `]}`
+	}
+	cases := []struct{ name, def, pointer, reason string }{
+		{"invalid data schema", `{"eventType":"E","class":"DIRECT","schema":{"type":"objekt"}}`, "/schema/type", "not a valid JSON Schema"},
+		{"schema minLength not a number", `{"eventType":"E","class":"DIRECT","schema":{"minLength":"x"}}`, "/schema/minLength", "not a valid JSON Schema"},
+		{"unknown operation", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"MULTIPLY"}`), "/counterInstructions/0/operation", ""},
+		{"unknown member", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","stepp":1}`), "/counterInstructions/0", "stepp"},
+		{"reset on SET_TRUE_ONCE", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"T","reset_policy":"RESET_ON_TRIGGER"}]}`),
+			"/counterInstructions/0/thresholds/0/reset_policy", "not allowed for SET_TRUE_ONCE"},
+		{"reset on timer", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"DAYS","trigger_event":"T","reset_policy":"RESET_ON_TRIGGER"}]}`),
+			"/counterInstructions/0/thresholds/0/reset_policy", "not allowed for CHECK_AND_UPDATE_TIMER"},
+		{"unknown reset policy", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"T","reset_policy":"SOMETIMES"}]}`),
+			"/counterInstructions/0/thresholds/0/reset_policy", ""},
+		{"zero step", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","step":0}`), "/counterInstructions/0/step", "positive"},
+		{"negative step", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"DECREMENT","step":-2}`), "/counterInstructions/0/step", "positive"},
+		{"zero max_items", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"APPEND_UNIQUE","value_pointer":"/x","max_items":0}`), "/counterInstructions/0/max_items", ""},
+		{"inexact threshold", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1e3,"trigger_event":"T"}]}`),
+			"/counterInstructions/0/thresholds/0/value", "exact decimal"},
+		{"unknown period", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"HOURLY"}`), "/counterInstructions/0/period_type", ""},
+		{"period on a timer", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","period_type":"DAILY"}`), "/counterInstructions/0/period_type", "takes no period"},
+		{"unit missing on a gap", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","thresholds":[{"value":3,"trigger_event":"T"}]}`),
+			"/counterInstructions/0/thresholds/0/unit", "needs a unit"},
+		{"unknown unit", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","thresholds":[{"value":3,"unit":"WEEKS","trigger_event":"T"}]}`),
+			"/counterInstructions/0/thresholds/0/unit", ""},
+		{"thresholds out of order", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":10,"trigger_event":"T"},{"value":2,"trigger_event":"U"}]}`),
+			"/counterInstructions/1/thresholds/1/value", ""},
+		{"counter without instructions", `{"eventType":"E","class":"COUNTER","schema":{}}`, "/counterInstructions", "at least one"},
+		{"dual with one route", `{"eventType":"E","class":"DUAL","routes":["events"],"schema":{}}`, "/routes", "at least two"},
+		{"unknown channel", `{"eventType":"E","class":"NOTIFICATION","schema":{},"notification":{"template":"t","channels":["fax"],"recipients":["a@b.test"]}}`,
+			"/notification/channels/0", "unknown channel"},
+		{"member twice", `{"eventType":"E","eventType":"F","class":"DIRECT","schema":{}}`, "/eventType", ""},
+	}
+	for _, c := range cases {
+		_, err := ck.CheckDefinition([]byte(c.def))
+		var r *gateway.Refusal
+		if !errors.As(err, &r) {
+			t.Errorf("%s: %v, want a refusal", c.name, err)
+			continue
+		}
+		want := c.pointer
+		if c.name == "thresholds out of order" {
+			want = "/counterInstructions/0/thresholds/1/value"
+		}
+		if r.Pointer != want || !strings.Contains(r.Reason, c.reason) {
+			t.Errorf("%s: refused at %q (%s), want %q containing %q", c.name, r.Pointer, r.Reason, want, c.reason)
+		}
+	}
+}
+
+type env struct {
+	st    store.Store
+	clock *automation.ManualClock
+	admin *gateway.Admin
+	svc   *gateway.Service
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
+	cache := &gateway.Cache{Store: st, Checker: ck, Clock: clock}
+	e := &env{st: st, clock: clock, admin: &gateway.Admin{Store: st, Checker: ck, Cache: cache, Clock: clock},
+		svc: &gateway.Service{Store: st, Registry: cache, Clock: clock, Metrics: gateway.NewMetrics()}}
+	for _, d := range []string{loginDef, viewItemDef, redeemDef} {
+		var head struct{ EventType string }
+		_ = json.Unmarshal([]byte(d), &head)
+		if _, err := e.admin.Save(context.Background(), gateway.SaveParams{EventType: head.EventType, Definition: []byte(d), Operator: "jane"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func ce(id, typ, data string, ext ...string) events.Raw {
+	s := `{"specversion":"1.0","id":"` + id + `","source":"/app","type":"` + typ + `","businessunitid":"bu-1","customerid":"CUST-001"`
+	for i := 0; i+1 < len(ext); i += 2 {
+		s += `,"` + ext[i] + `":` + ext[i+1]
+	}
+	if data != "" {
+		s += `,"data":` + data
+	}
+	return events.Raw{JSON: []byte(s + "}")}
+}
+
+func (e *env) outbox(t *testing.T) []store.OutboxMessage {
+	t.Helper()
+	m, err := e.st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A batch: each event gets its result; a bad one (every "Bad input" row of the issue) is
+// rejected naming the member, writes nothing and leaves the others alone.
+func TestIngestBadInputRows(t *testing.T) {
+	e := newEnv(t)
+	big := `{"itemId":"` + strings.Repeat("x", gateway.DefaultMaxDataBytes) + `"}`
+	raws := []events.Raw{
+		ce("ok-1", "ViewItem", `{"itemId":"SKU-1"}`),
+		ce("bad-type", "Teleport", `{}`),
+		ce("bad-schema", "ViewItem", `{"itemId":42}`),
+		{JSON: []byte(`{"specversion":"1.0","source":"/app","type":"ViewItem","businessunitid":"bu-1","customerid":"C","data":{"itemId":"a"}}`)},
+		{JSON: []byte(`{"specversion":"1.0","id":"no-source","type":"ViewItem","businessunitid":"bu-1","customerid":"C","data":{"itemId":"a"}}`)},
+		{JSON: []byte(`{"specversion":"1.0","id":"no-type","source":"/app","businessunitid":"bu-1","customerid":"C","data":{"itemId":"a"}}`)},
+		{JSON: []byte(`{"specversion":"1.0","id":"no-customer","source":"/app","type":"ViewItem","businessunitid":"bu-1","data":{"itemId":"a"}}`)},
+		ce("too-big", "ViewItem", big),
+		ce("ok-2", "Login", `{"channel":"app"}`),
+		ce("other-bu", "ViewItem", `{"itemId":"a"}`, "businessunitid", `"bu-9"`),
+	}
+	raws[9] = events.Raw{JSON: []byte(strings.Replace(string(raws[9].JSON), `"businessunitid":"bu-1",`, ``, 1))}
+	res, err := e.svc.Ingest(context.Background(), automation.BusinessUnits("bu-1"), raws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ status, pointer string }{
+		{"accepted", ""}, {"rejected", "/type"}, {"rejected", "/data/itemId"}, {"rejected", "/id"}, {"rejected", "/source"},
+		{"rejected", "/type"}, {"rejected", "/customerid"}, {"rejected", "/data"}, {"accepted", ""}, {"rejected", "/businessunitid"},
+	}
+	for i, w := range want {
+		if res[i].Status != w.status || res[i].Pointer != w.pointer || res[i].Index != i {
+			t.Errorf("event %d: %+v, want %s at %q", i, res[i], w.status, w.pointer)
+		}
+		if w.status == "rejected" && res[i].Reason == "" {
+			t.Errorf("event %d: a rejection without a reason", i)
+		}
+	}
+	// Only the two accepted events wrote rows: ViewItem → tracking, Login → events + tracking.
+	var ids []string
+	for _, m := range e.outbox(t) {
+		ids = append(ids, m.MessageID+"@"+m.Destination+"/"+m.SessionID)
+	}
+	if got := strings.Join(ids, " "); got != "ok-1:tracking@tracking/CUST-001 ok-2:events@events/CUST-001 ok-2:tracking@tracking/CUST-001" {
+		t.Fatalf("outbox: %s", got)
+	}
+}
+
+// An event outside the caller's scope is rejected like an unknown unit, and nothing is written.
+func TestIngestOutOfScopeWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	res, err := e.svc.Ingest(context.Background(), automation.BusinessUnits("bu-2"), []events.Raw{ce("x", "ViewItem", `{"itemId":"a"}`)})
+	if err != nil || res[0].Status != "rejected" || res[0].Pointer != "/businessunitid" || !strings.Contains(res[0].Reason, "not found") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if n := len(e.outbox(t)); n != 0 {
+		t.Fatalf("%d outbox rows", n)
+	}
+}
+
+// The fat payload (docs/gateway.md#fat-payload): instructions resolved (ITEM target from data, APPEND_UNIQUE value,
+// defaults filled), MessageId {eventId}:{route}, SessionId the customer.
+func TestFatPayload(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.svc.Ingest(context.Background(), automation.AllBusinessUnits(), []events.Raw{
+		ce("evt_998877", "ViewItem", `{"itemId":"SKU-9"}`, "time", `"2026-07-10T16:00:00Z"`)}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.outbox(t)
+	if len(m) != 1 || m[0].MessageID != "evt_998877:tracking" || m[0].SessionID != "CUST-001" {
+		t.Fatalf("%+v", m)
+	}
+	var p gateway.Payload
+	if err := json.Unmarshal(m[0].Body, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.EventID != "evt_998877" || p.SourceEvent != "ViewItem" || p.CustomerID != "CUST-001" || p.Timestamp != "2026-07-10T16:00:00Z" || p.RegistryVersion != 1 || len(p.Instructions) != 3 {
+		t.Fatalf("%+v", p)
+	}
+	i0, i1, i2 := p.Instructions[0], p.Instructions[1], p.Instructions[2]
+	if i0.TargetEntityID != "CUST-001" || i0.Period != "WEEKLY" || i0.Step != "1" || i0.Thresholds[0].ResetPolicy != "RESET_ON_TRIGGER" {
+		t.Errorf("weekly_view_count: %+v", i0)
+	}
+	if i1.TargetEntityID != "SKU-9" || i1.EntityType != "ITEM" || i1.Period != "LIFETIME" || i1.Step != "1" {
+		t.Errorf("item_view_count: %+v", i1)
+	}
+	if i2.Value != "SKU-9" || i2.MaxItems == nil || *i2.MaxItems != 50 {
+		t.Errorf("recently_viewed: %+v", i2)
+	}
+}
+
+// Redelivery (the same batch again, and an id repeated inside a batch) routes once.
+func TestIngestRedeliveryRoutesOnce(t *testing.T) {
+	e := newEnv(t)
+	batch := []events.Raw{ce("a", "Login", `{"channel":"app"}`), ce("a", "Login", `{"channel":"app"}`), ce("r", "Redeem_Item", `{"email":"x@example.test"}`)}
+	for round := 0; round < 3; round++ {
+		res, err := e.svc.Ingest(context.Background(), automation.AllBusinessUnits(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"accepted", "duplicate", "accepted"}
+		if round > 0 {
+			want = []string{"duplicate", "duplicate", "duplicate"}
+		}
+		for i := range want {
+			if res[i].Status != want[i] {
+				t.Fatalf("round %d event %d: %+v, want %s", round, i, res[i], want[i])
+			}
+		}
+	}
+	if n := len(e.outbox(t)); n != 3 { // a:events, a:tracking, r:noti
+		t.Fatalf("%d outbox rows, want 3", n)
+	}
+	snap := e.svc.Metrics.Snapshot(automation.AllBusinessUnits())
+	if fmt.Sprint(snap) != "[{Login 1 5 0} {Redeem_Item 1 2 0}]" {
+		t.Fatalf("metrics %v", snap)
+	}
+}
+
+// UC-13's filter: an OLS-originated redeem is accepted but routed nowhere.
+func TestFilterRoutesNowhere(t *testing.T) {
+	e := newEnv(t)
+	res, err := e.svc.Ingest(context.Background(), automation.AllBusinessUnits(), []events.Raw{
+		ce("ols", "Redeem_Item", `{"email":"x@example.test","originChannel":"OLS"}`), ce("app", "Redeem_Item", `{"email":"x@example.test","originChannel":"APP"}`)})
+	if err != nil || res[0].Status != "accepted" || !res[0].Filtered || len(res[0].Routes) != 0 || res[1].Filtered {
+		t.Fatalf("%+v %v", res, err)
+	}
+	m := e.outbox(t)
+	if len(m) != 1 || m[0].MessageID != "app:noti" {
+		t.Fatalf("%+v", m)
+	}
+	var p gateway.Payload
+	_ = json.Unmarshal(m[0].Body, &p)
+	if p.Notification == nil || p.Notification.Template != "redeem-done" || fmt.Sprint(p.Notification.Recipients) != "[x@example.test]" {
+		t.Fatalf("%+v", p.Notification)
+	}
+}
+
+// Hot reload: a version saved by another process is in force within the Cache interval.
+func TestHotReloadWithinInterval(t *testing.T) {
+	e := newEnv(t)
+	other := &gateway.Admin{Store: e.st, Checker: gateway.Checker{}, Clock: e.clock} // another process: no shared cache
+	ctx := context.Background()
+	if _, err := e.svc.Ingest(ctx, automation.AllBusinessUnits(), []events.Raw{ce("w1", "ViewItem", `{"itemId":"a"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	stricter := strings.Replace(viewItemDef, `"required":["itemId"]`, `"required":["itemId","shelf"]`, 1)
+	if _, err := other.Save(ctx, gateway.SaveParams{EventType: "ViewItem", ExpectedVersion: 1, Definition: []byte(stricter), Operator: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := e.svc.Ingest(ctx, automation.AllBusinessUnits(), []events.Raw{ce("w2", "ViewItem", `{"itemId":"a"}`)})
+	if res[0].Status != "accepted" || res[0].RegistryVersion != 1 {
+		t.Fatalf("before the interval: %+v (the cached version 1 is still in force)", res[0])
+	}
+	e.clock.Advance(gateway.DefaultReloadInterval)
+	res, _ = e.svc.Ingest(ctx, automation.AllBusinessUnits(), []events.Raw{ce("w3", "ViewItem", `{"itemId":"a"}`)})
+	if res[0].Status != "rejected" || res[0].Pointer != "/data" || !strings.Contains(res[0].Reason, "version 2") {
+		t.Fatalf("after the interval: %+v, want rejected by version 2", res[0])
+	}
+}
+
+func TestAdminVersionsAndImport(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, err := e.admin.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItemDef), Operator: "jane"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("create existing: %v", err)
+	}
+	if _, err := e.admin.Save(ctx, gateway.SaveParams{EventType: "ViewItem", ExpectedVersion: 1, Definition: []byte(viewItemDef)}); automation.CodeOf(err) != automation.CodeMalformed {
+		t.Fatalf("no operator: %v", err)
+	}
+	doc, err := e.admin.Export(ctx)
+	if err != nil || len(doc.Events) != 3 {
+		t.Fatalf("export: %v %v", doc, err)
+	}
+	got, err := e.admin.Import(ctx, doc, "ops")
+	if err != nil || len(got) != 3 || got[0].Changed || got[1].Changed {
+		t.Fatalf("re-import changed something: %+v %v", got, err)
+	}
+	doc.Events[0] = json.RawMessage(strings.Replace(string(doc.Events[0]), `"channel":{"type":"string"}`, `"channel":{"type":"string","maxLength":10}`, 1))
+	got, err = e.admin.Import(ctx, doc, "ops")
+	if err != nil || !got[0].Changed || got[0].Version != 2 {
+		t.Fatalf("import of a change: %+v %v", got, err)
+	}
+	versions, _ := e.st.EventRegistryListVersions(ctx, "Login")
+	if len(versions) != 2 || versions[0].Operator != "jane" || versions[1].Operator != "ops" {
+		t.Fatalf("versions: %+v", versions)
+	}
+	doc.Events[1] = json.RawMessage(`{"eventType":"Bad","class":"SET"}`)
+	if _, err := e.admin.Import(ctx, doc, "ops"); err == nil || !strings.Contains(err.Error(), "/events/1") {
+		t.Fatalf("a bad file: %v", err)
+	}
+}

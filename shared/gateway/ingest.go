@@ -1,0 +1,425 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/go-openapi/jsonpointer"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// Bounds of an ingested event (docs/gateway.md#bad-input).
+const (
+	// MaxEventIDLength: "{eventId}:{route}" is a Service Bus MessageId (at most 128
+	// characters), so an id is at most 100 UTF-16 code units.
+	MaxEventIDLength = 100
+	// MaxCustomerIDLength: the customer id is the SessionId (at most 128 characters).
+	MaxCustomerIDLength = 128
+	// DefaultMaxDataBytes bounds data (compact JSON), so a fat payload fits a Service Bus
+	// message with room for its instructions.
+	DefaultMaxDataBytes = 32 << 10
+)
+
+// Result statuses.
+const (
+	StatusAccepted  = "accepted"
+	StatusDuplicate = "duplicate"
+	StatusRejected  = "rejected"
+)
+
+// Result is what became of one event, in request order. A rejection names the offending
+// member as a JSON Pointer into the event (structured form: "/id", "/data/itemId", …).
+type Result struct {
+	Index   int      `json:"index"`
+	ID      string   `json:"id,omitempty"`
+	Type    string   `json:"type,omitempty"`
+	Status  string   `json:"status"`
+	Routes  []string `json:"routes,omitempty"`
+	Pointer string   `json:"pointer,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	// RegistryVersion is the version of the event type's definition that routed it.
+	RegistryVersion int64 `json:"registryVersion,omitempty"`
+	// Filtered: accepted, but its filter conditions route it nowhere.
+	Filtered bool `json:"filtered,omitempty"`
+
+	businessUnit string
+}
+
+// Routed is one outbox message the gateway wrote (for observers: replay's "routed" lines).
+type Routed struct {
+	Topic     string
+	EventID   string
+	SessionID string
+}
+
+// Destination returns the bus destination of a route: the route's topic, or domain-events
+// for the source route (whose consumer is the reminder path).
+func Destination(route string) string {
+	switch route {
+	case RouteEvents:
+		return topology.EventsTopic
+	case RouteTracking:
+		return topology.TrackingTopic
+	case RouteNoti:
+		return topology.NotiTopic
+	case RouteSource:
+		return topology.DomainEventsTopic
+	}
+	return ""
+}
+
+// Service is the ingest path: validate, classify, enrich and accept events
+// (docs/gateway.md#ingest). Safe for concurrent use.
+type Service struct {
+	Store    store.GatewayStore
+	Registry *Cache
+	Clock    automation.Clock
+	Metrics  *Metrics // may be nil
+	Log      *slog.Logger
+	// MaxDataBytes bounds data (0: DefaultMaxDataBytes).
+	MaxDataBytes int
+}
+
+// prepared is a valid event ready to accept.
+type prepared struct {
+	ev     store.GatewayEvent
+	routes []string
+	source bool // the source route is among the routes
+	raw    []byte
+}
+
+// Ingest checks and accepts a request's events (at most events.MaxBatchEvents) for a
+// caller seeing scope, and returns one Result per event in order. All the accepted events
+// are written in one transaction (each event's ledger row and outbox rows together), so
+// the answer — given after the commit — never reports an event that could be lost. A
+// rejected event writes nothing and does not affect the others. Errors: the registry or the
+// store failed (nothing accepted; the caller may send the request again: it is idempotent
+// by (source, id)).
+func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]Result, error) {
+	if len(raws) > events.MaxBatchEvents {
+		return nil, &automation.Error{Code: events.CodeContentTooLarge, Field: "body", Message: "a batch holds at most 500 events"}
+	}
+	reg, err := s.Registry.Current(ctx)
+	if err != nil && reg == nil {
+		return nil, err
+	}
+	now := s.Clock.Now().UTC()
+	results := make([]Result, len(raws))
+	var batch []store.GatewayEvent
+	var at []int
+	for i, raw := range raws {
+		p, res := s.prepare(reg, scope, raw, now, false)
+		res.Index = i
+		results[i] = res
+		if p == nil {
+			continue
+		}
+		batch = append(batch, p.ev)
+		at = append(at, i)
+	}
+	if len(batch) > 0 {
+		outcomes, err := s.Store.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: now, Events: batch})
+		if err != nil {
+			return nil, err
+		}
+		for j, o := range outcomes {
+			r := &results[at[j]]
+			switch o {
+			case store.GatewayDuplicate:
+				r.Status, r.Routes, r.Filtered = StatusDuplicate, nil, false
+			case store.GatewayMessageIDTaken:
+				r.Status, r.Routes, r.Filtered = StatusRejected, nil, false
+				r.Pointer, r.Reason = "/id", "this id is already routed for another source: event ids must be unique across sources"
+			}
+		}
+	}
+	for _, r := range results {
+		s.Metrics.count(r)
+	}
+	return results, nil
+}
+
+// SourceFunc runs the reminder path (the source route) for one event in structured form.
+type SourceFunc func(ctx context.Context, raw []byte) error
+
+// Consume runs one event arriving on the domain-events topic through the same gateway code
+// (docs/gateway.md#domain-events): its non-source routes are accepted like Ingest's (a
+// redelivery is a duplicate and writes nothing), and its source route runs source inline
+// (the reminder path, which dedupes by event id itself). An event whose type is not in the
+// registry is a SOURCE event: the reminder path's traffic before the registry existed,
+// validated by that path exactly as before (events.Parse). Errors: a
+// rejection is automation.Invalid naming the pointer (the caller dead-letters it); other
+// errors are retryable.
+func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc) (Result, error) {
+	reg, err := s.Registry.Current(ctx)
+	if err != nil && reg == nil {
+		return Result{}, err
+	}
+	if raw.Err != nil {
+		return Result{Status: StatusRejected}, raw.Err
+	}
+	if env, perr := events.ParseEnvelope(raw.JSON); perr != nil || reg.Len() == 0 || !registered(reg, env.Type) {
+		// Not a registered type: the reminder path's own traffic, validated by it as before.
+		if err := source(ctx, raw.JSON); err != nil {
+			return Result{ID: env.ID, Type: env.Type, Status: StatusRejected}, err
+		}
+		return Result{ID: env.ID, Type: env.Type, Status: StatusAccepted, Routes: []string{RouteSource}}, nil
+	}
+	now := s.Clock.Now().UTC()
+	p, res := s.prepare(reg, automation.AllBusinessUnits(), raw, now, true)
+	if p == nil {
+		s.Metrics.count(res)
+		return res, automation.Invalid(strings.TrimPrefix(res.Pointer, "/"), "%s", res.Reason)
+	}
+	if len(p.ev.Outbox) > 0 {
+		outcomes, err := s.Store.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: now, Events: []store.GatewayEvent{p.ev}})
+		if err != nil {
+			return res, err
+		}
+		switch outcomes[0] {
+		case store.GatewayDuplicate:
+			res.Status = StatusDuplicate
+		case store.GatewayMessageIDTaken:
+			res.Status, res.Pointer, res.Reason = StatusRejected, "/id", "this id is already routed for another source"
+			s.Metrics.count(res)
+			return res, automation.Invalid("id", "%s", res.Reason)
+		}
+	}
+	if p.source {
+		if err := source(ctx, p.raw); err != nil {
+			return res, err
+		}
+	}
+	s.Metrics.count(res)
+	return res, nil
+}
+
+func reject(res Result, pointer, format string, args ...any) (*prepared, Result) {
+	res.Status, res.Pointer, res.Reason = StatusRejected, pointer, fmt.Sprintf(format, args...)
+	res.Routes = nil
+	return nil, res
+}
+
+func pointerOfInvalid(err error) (string, string) {
+	var ae *automation.Error
+	if errors.As(err, &ae) {
+		if ae.Field == "" || ae.Field == "event" {
+			return "", ae.Message
+		}
+		return pointerOf(ae.Field), ae.Message
+	}
+	return "", err.Error()
+}
+
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
+
+// prepare checks one event and builds its ledger row and outbox rows. viaBus: the event
+// came from domain-events, so the source route runs inline instead of being written.
+func (s *Service) prepare(reg *Registry, scope automation.Scope, raw events.Raw, now time.Time, viaBus bool) (*prepared, Result) {
+	res := Result{}
+	if raw.Err != nil {
+		p, msg := pointerOfInvalid(raw.Err)
+		return reject(res, p, "%s", msg)
+	}
+	env, err := events.ParseEnvelope(raw.JSON)
+	if err != nil {
+		p, msg := pointerOfInvalid(err)
+		return reject(res, p, "%s", msg)
+	}
+	res.ID, res.Type = env.ID, env.Type
+	if utf16Len(env.ID) > MaxEventIDLength {
+		return reject(res, "/id", "is longer than %d characters", MaxEventIDLength)
+	}
+	bu, _ := env.Extensions["businessunitid"].(string)
+	if bu == "" || !tokenRE.MatchString(bu) {
+		return reject(res, "/businessunitid", "extension is required: a token of letters, digits and ._~@+/-")
+	}
+	res.businessUnit = bu
+	if !scope.Allows(bu) {
+		return reject(res, "/businessunitid", "business unit %q not found", bu)
+	}
+	def, ok := reg.Lookup(env.Type)
+	if !ok {
+		return reject(res, "/type", "event type %q is not registered", env.Type)
+	}
+	res.RegistryVersion = def.Version
+	customer, customerAt := env.Extensions["customerid"], "/customerid"
+	if customer == nil {
+		customer, customerAt = env.Extensions["entityguid"], "/entityguid"
+	}
+	cid, _ := customer.(string)
+	if cid == "" || !tokenRE.MatchString(cid) || utf16Len(cid) > MaxCustomerIDLength {
+		return reject(res, "/customerid", "extension customerid (or the entity's entityguid) is required: a token of at most %d characters", MaxCustomerIDLength)
+	}
+	_ = customerAt
+	maxData := s.MaxDataBytes
+	if maxData <= 0 {
+		maxData = DefaultMaxDataBytes
+	}
+	if len(env.Data) > maxData {
+		return reject(res, "/data", "is %d bytes, over the limit of %d", len(env.Data), maxData)
+	}
+	var inst any
+	if env.Data != nil {
+		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(env.Data)); err != nil {
+			return reject(res, "/data", "is not valid JSON")
+		}
+	}
+	if err := def.schema.Validate(inst); err != nil {
+		p, msg := firstViolation(err)
+		return reject(res, "/data"+p, "does not match the registered schema (version %d): %s", def.Version, msg)
+	}
+	routes := def.Routes
+	if slices.Contains(routes, RouteSource) {
+		if _, err := events.Parse(raw.JSON); err != nil {
+			p, msg := pointerOfInvalid(err)
+			return reject(res, p, "a source event is an entity snapshot: %s", msg)
+		}
+	}
+	if !passes(def.Filters, inst) {
+		res.Status, res.Filtered = StatusAccepted, true
+		routes = nil
+	}
+	p := &prepared{raw: raw.JSON, ev: store.GatewayEvent{Source: env.Source, ID: env.ID, Type: env.Type, BusinessUnitID: bu,
+		CustomerID: cid, RegistryVersion: def.Version, Routes: strings.Join(routes, ",")}}
+	ts := env.Time
+	if ts.IsZero() {
+		ts = now
+	}
+	base := Payload{EventID: env.ID, Source: env.Source, SourceEvent: env.Type, CustomerID: cid, BusinessUnitID: bu,
+		Timestamp: ts.UTC().Format(time.RFC3339Nano), RegistryVersion: def.Version, Data: env.Data}
+	for _, route := range routes {
+		if route == RouteSource {
+			p.source = true
+			if viaBus {
+				continue
+			}
+			entity, _ := env.Extensions["entityguid"].(string)
+			p.ev.Outbox = append(p.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
+				SessionID: entity, Body: raw.JSON})
+			continue
+		}
+		body := base
+		body.Route = route
+		switch route {
+		case RouteTracking:
+			ins, ptr, err := instructionsFor(def.Counter, cid, inst)
+			if err != nil {
+				return reject(res, ptr, "%v", err)
+			}
+			body.Instructions = ins
+		case RouteNoti:
+			n, ptr, err := notificationFor(def.Notification, inst)
+			if err != nil {
+				return reject(res, ptr, "%v", err)
+			}
+			body.Notification = n
+		}
+		b, err := json.Marshal(body)
+		if err != nil {
+			return reject(res, "", "%v", err)
+		}
+		p.ev.Outbox = append(p.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
+			SessionID: cid, Body: b})
+	}
+	p.routes = routes
+	res.Status, res.Routes = StatusAccepted, routes
+	return p, res
+}
+
+// lookup resolves a JSON Pointer into data; ok false when a member is absent.
+func lookup(doc any, ptr string) (any, bool) {
+	p, err := jsonpointer.New(ptr)
+	if err != nil {
+		return nil, false
+	}
+	v, _, err := p.Get(doc)
+	if err != nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// passes evaluates the filter conditions: all must hold.
+func passes(conds []Condition, data any) bool {
+	for _, c := range conds {
+		v, ok := lookup(data, c.Pointer)
+		var hold bool
+		switch c.Op {
+		case "exists":
+			hold = ok
+		case "notExists":
+			hold = !ok
+		case "equals":
+			hold = ok && same(v, c.Value)
+		case "notEquals":
+			hold = !ok || !same(v, c.Value)
+		case "in", "notIn":
+			in := ok && slices.ContainsFunc(c.Values, func(x any) bool { return same(v, x) })
+			hold = in == (c.Op == "in")
+		}
+		if !hold {
+			return false
+		}
+	}
+	return true
+}
+
+// same compares two JSON scalars; numbers by value (1 equals 1.0).
+func same(a, b any) bool {
+	na, aNum := number(a)
+	nb, bNum := number(b)
+	if aNum || bNum {
+		return aNum && bNum && na.Cmp(nb) == 0
+	}
+	return a == b
+}
+
+func number(v any) (*big.Rat, bool) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = string(x)
+	case float64:
+		s = fmt.Sprint(x)
+	case int, int64:
+		s = fmt.Sprint(x)
+	default:
+		return nil, false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	return r, ok
+}
+
+// scalarText is a data value as an id or list item: a string, or a number's text.
+func scalarText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, x != ""
+	case json.Number:
+		return string(x), true
+	}
+	return "", false
+}
+
+func registered(reg *Registry, typ string) bool {
+	_, ok := reg.Lookup(typ)
+	return ok
+}
+
+// BusinessUnit is the event's business unit ("" when it could not be read).
+func (r Result) BusinessUnit() string { return r.businessUnit }

@@ -1,0 +1,56 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// UserMessageKey is the SchedulerKey of a noti route's deliveries: keyed by the event id,
+// so every delivery key (delivery.Key of it, the channel and the recipient) is the same
+// however often the message arrives, and the send claim keeps each to one send.
+func UserMessageKey(eventID string) string { return "user-message:" + eventID }
+
+// NotiDelivery turns a noti message (a fat Payload with its Notification) into immediate
+// NotificationJobs and their dispatch messages, in one transaction (docs/gateway.md#noti).
+type NotiDelivery struct {
+	Store store.NotificationEnqueuer
+	Clock automation.Clock
+}
+
+// Handle processes one noti message body. Errors: automation.Invalid for a body that is not
+// a noti payload (dead-lettered by the caller); the store's otherwise (retried: the writes
+// are idempotent by delivery key).
+func (n *NotiDelivery) Handle(ctx context.Context, body []byte) error {
+	var p Payload
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return automation.Invalid("body", "not a gateway payload: %v", err)
+	}
+	if p.EventID == "" || p.Route != RouteNoti || p.Notification == nil || len(p.Notification.Recipients) == 0 || len(p.Notification.Channels) == 0 {
+		return automation.Invalid("body", "a noti payload needs event_id, route noti and a notification with channels and recipients")
+	}
+	render := map[string]any{"eventId": p.EventID, "eventType": p.SourceEvent, "customerId": p.CustomerID, "timestamp": p.Timestamp}
+	if len(p.Data) > 0 {
+		var data any
+		_ = json.Unmarshal(p.Data, &data)
+		render["data"] = data
+	}
+	var reqs []delivery.Request
+	for _, ch := range p.Notification.Channels {
+		for _, r := range p.Notification.Recipients {
+			reqs = append(reqs, delivery.Request{SchedulerKey: UserMessageKey(p.EventID), BusinessUnitID: p.BusinessUnitID, Channel: ch,
+				Recipient: r, Template: p.Notification.Template, Payload: render})
+		}
+	}
+	jobs, msgs, err := delivery.Build(reqs)
+	if err != nil {
+		return automation.Invalid("body", "%v", err)
+	}
+	return n.Store.NotificationEnqueue(ctx, store.NotificationEnqueueParams{Now: n.Clock.Now().UTC(), Deliveries: jobs, Outbox: msgs})
+}

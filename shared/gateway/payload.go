@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Payload is the fat payload of seed 003 (docs/gateway.md#fat-payload): what every
+// gateway route carries. Instructions only on tracking, Notification only on noti.
+type Payload struct {
+	EventID         string           `json:"event_id"`
+	Source          string           `json:"source"`
+	SourceEvent     string           `json:"source_event"`
+	CustomerID      string           `json:"customer_id"`
+	BusinessUnitID  string           `json:"business_unit_id"`
+	Timestamp       string           `json:"timestamp"` // the event's time, else when it was accepted (RFC 3339, UTC)
+	RegistryVersion int64            `json:"registry_version"`
+	Route           string           `json:"route"`
+	Data            json.RawMessage  `json:"data,omitempty"`
+	Instructions    []FatInstruction `json:"instructions,omitempty"`
+	Notification    *FatNotification `json:"notification,omitempty"`
+}
+
+// FatInstruction is a counter instruction with its target resolved: the attribute engine
+// executes it without knowing the event (the attribute engine is a "dumb executor").
+type FatInstruction struct {
+	TargetEntityID string      `json:"target_entity_id"`
+	EntityType     string      `json:"entity_type"`
+	AttributeCode  string      `json:"attribute_code"`
+	Operation      string      `json:"operation"`
+	Period         string      `json:"period_type,omitempty"`
+	Step           json.Number `json:"step,omitempty"`
+	Value          string      `json:"value,omitempty"` // APPEND_UNIQUE: the value from data
+	MaxItems       *int        `json:"max_items,omitempty"`
+	Thresholds     []Threshold `json:"thresholds,omitempty"`
+}
+
+// FatNotification is what the noti route's consumer turns into deliveries.
+type FatNotification struct {
+	Template   string   `json:"template"`
+	Channels   []string `json:"channels"`
+	Recipients []string `json:"recipients"`
+}
+
+// instructionsFor resolves each instruction's target and value against the event; the
+// defaults of docs/gateway.md#fat-payload are filled in (period LIFETIME for counters, DAILY for
+// streaks, step 1, reset policy NONE). Errors name the data member (a JSON Pointer into
+// the event) that is missing.
+func instructionsFor(ins []Instruction, customerID string, data any) ([]FatInstruction, string, error) {
+	out := make([]FatInstruction, 0, len(ins))
+	for _, in := range ins {
+		f := FatInstruction{TargetEntityID: customerID, EntityType: in.EntityType, AttributeCode: in.AttributeCode,
+			Operation: in.Operation, Period: in.Period, Step: in.Step, MaxItems: in.MaxItems}
+		if in.EntityIDPointer != "" {
+			v, ok := lookup(data, in.EntityIDPointer)
+			id, isText := scalarText(v)
+			if !ok || !isText || !tokenRE.MatchString(id) {
+				return nil, "/data" + in.EntityIDPointer, fmt.Errorf("the %s id for %s is required (a string or number token)", in.EntityType, in.AttributeCode)
+			}
+			f.TargetEntityID = id
+		}
+		switch in.Operation {
+		case OpIncrement, OpDecrement:
+			if f.Period == "" {
+				f.Period = "LIFETIME"
+			}
+			if f.Step == "" {
+				f.Step = "1"
+			}
+		case OpStreakIncrement:
+			if f.Period == "" {
+				f.Period = "DAILY"
+			}
+		case OpAppendUnique:
+			v, ok := lookup(data, in.ValuePointer)
+			text, isText := scalarText(v)
+			if !ok || !isText || len(text) > 200 {
+				return nil, "/data" + in.ValuePointer, fmt.Errorf("the value to append to %s is required (a string or number, at most 200 bytes)", in.AttributeCode)
+			}
+			f.Value = text
+		}
+		for _, t := range in.Thresholds {
+			if t.ResetPolicy == "" {
+				t.ResetPolicy = "NONE"
+			}
+			f.Thresholds = append(f.Thresholds, t)
+		}
+		out = append(out, f)
+	}
+	return out, "", nil
+}
+
+// notificationFor resolves the recipients: the data member named by RecipientPointer (a
+// string) and the fixed list, duplicates removed.
+func notificationFor(n *Notification, data any) (*FatNotification, string, error) {
+	if n == nil {
+		return nil, "", errors.New("no notification configured")
+	}
+	out := &FatNotification{Template: n.Template, Channels: slices.Clone(n.Channels)}
+	if n.RecipientPointer != "" {
+		v, ok := lookup(data, n.RecipientPointer)
+		s, isStr := v.(string)
+		if !ok || !isStr || s == "" || len(s) > 320 {
+			return nil, "/data" + n.RecipientPointer, errors.New("the recipient is required (a string of at most 320 bytes)")
+		}
+		out.Recipients = append(out.Recipients, s)
+	}
+	for _, r := range n.Recipients {
+		if !slices.Contains(out.Recipients, r) {
+			out.Recipients = append(out.Recipients, r)
+		}
+	}
+	return out, "", nil
+}

@@ -1,0 +1,479 @@
+package gateway
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/strictjson"
+)
+
+// Class is how an event is routed (docs/gateway.md#classes).
+type Class string
+
+// Classes.
+const (
+	ClassDirect       Class = "DIRECT"       // → events (the rule/points engine)
+	ClassCounter      Class = "COUNTER"      // → tracking (the attribute engine), with counter instructions
+	ClassNotification Class = "NOTIFICATION" // → noti (our delivery stage)
+	ClassDual         Class = "DUAL"         // → the routes listed (at least two)
+	ClassSource       Class = "SOURCE"       // → source: the reminder path's entity snapshot
+)
+
+// Routes: the names in a definition and in MessageId "{eventId}:{route}".
+const (
+	RouteEvents   = "events"
+	RouteTracking = "tracking"
+	RouteNoti     = "noti"
+	RouteSource   = "source"
+)
+
+// Definition is one version of an event type's registry entry (docs/gateway.md#the-registry).
+// Counter instructions keep the member names of the fat payload the attribute engine reads
+// (snake_case, docs/gateway.md#fat-payload); the rest is camelCase like every API.
+type Definition struct {
+	EventType    string          `json:"eventType"`
+	Class        Class           `json:"class"`
+	Routes       []string        `json:"routes,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	Schema       json.RawMessage `json:"schema"`
+	Filters      []Condition     `json:"filters,omitempty"`
+	Counter      []Instruction   `json:"counterInstructions,omitempty"`
+	Notification *Notification   `json:"notification,omitempty"`
+}
+
+// Condition is one filter condition on the event's data: all must hold for the event to be
+// routed (UC-13 "not a transaction originated by OLS": {"pointer":"/originChannel",
+// "op":"notEquals","value":"OLS"}). Pointer is a JSON Pointer into data; a member that is
+// absent equals nothing.
+type Condition struct {
+	Pointer string `json:"pointer"`
+	Op      string `json:"op"` // equals, notEquals, in, notIn, exists, notExists
+	Value   any    `json:"value,omitempty"`
+	Values  []any  `json:"values,omitempty"`
+}
+
+// Instruction is one counter instruction of seed 003 (docs/gateway.md#counter-instructions).
+type Instruction struct {
+	AttributeCode string `json:"attribute_code"`
+	EntityType    string `json:"entity_type"`
+	// EntityIDPointer names the target entity's id in data (e.g. "/itemId" for ITEM); empty:
+	// the event's customer id.
+	EntityIDPointer string      `json:"entity_id_pointer,omitempty"`
+	Operation       string      `json:"operation"`
+	Period          string      `json:"period_type,omitempty"`
+	Step            json.Number `json:"step,omitempty"`
+	ValuePointer    string      `json:"value_pointer,omitempty"` // APPEND_UNIQUE: the value in data
+	MaxItems        *int        `json:"max_items,omitempty"`
+	Thresholds      []Threshold `json:"thresholds,omitempty"`
+}
+
+// Threshold fires TriggerEvent when the attribute crosses Value (an exact decimal).
+type Threshold struct {
+	Value        json.Number `json:"value"`
+	Unit         string      `json:"unit,omitempty"`
+	TriggerEvent string      `json:"trigger_event"`
+	ResetPolicy  string      `json:"reset_policy,omitempty"`
+}
+
+// Notification is what a noti route sends: a delivery template, its channels and the
+// recipients (a JSON Pointer into data, and/or a fixed list).
+type Notification struct {
+	Template         string   `json:"template"`
+	Channels         []string `json:"channels"`
+	RecipientPointer string   `json:"recipientPointer,omitempty"`
+	Recipients       []string `json:"recipients,omitempty"`
+}
+
+// Document is the import/export file: every event type's definition (docs/gateway.md#registry-api).
+type Document struct {
+	Events []json.RawMessage `json:"events"`
+}
+
+// Refusal is a definition refused when saved: the JSON Pointer of the bad member (relative
+// to the definition) and why. Its automation code is InvalidInput (HTTP 422).
+type Refusal struct {
+	Pointer string
+	Reason  string
+}
+
+func (r *Refusal) Error() string { return r.Pointer + ": " + r.Reason }
+
+// AsAutomation returns the error as an automation.Invalid naming the pointer.
+func (r *Refusal) AsAutomation() error {
+	p := r.Pointer
+	if p == "" {
+		p = "/"
+	}
+	return automation.Invalid(p, "%s", r.Reason)
+}
+
+func refuse(pointer, format string, args ...any) error {
+	return &Refusal{Pointer: pointer, Reason: fmt.Sprintf(format, args...)}
+}
+
+//go:embed definition.schema.json
+var definitionSchemaJSON []byte
+
+var (
+	definitionSchema = mustCompileMeta()
+	printer          = message.NewPrinter(language.English)
+)
+
+func mustCompileMeta() *jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(definitionSchemaJSON))
+	if err != nil {
+		panic(err)
+	}
+	c := newCompiler()
+	if err := c.AddResource("urn:automation:gateway:definition", doc); err != nil {
+		panic(err)
+	}
+	return c.MustCompile("urn:automation:gateway:definition")
+}
+
+// newCompiler is a draft 2020-12 compiler that loads nothing from outside (no file, no
+// network): a $ref must resolve inside the schema or to the draft's own meta-schemas.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	c.AssertFormat()
+	return c
+}
+
+// firstViolation turns a validation error into the deepest violated member (a JSON
+// Pointer) and its message: the first leaf cause with the longest instance location.
+func firstViolation(err error) (string, string) {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return "", err.Error()
+	}
+	var best *jsonschema.ValidationError
+	var walk func(v *jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			if best == nil || len(v.InstanceLocation) > len(best.InstanceLocation) {
+				best = v
+			}
+			return
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	var sb strings.Builder
+	for _, tok := range best.InstanceLocation {
+		sb.WriteString("/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+	}
+	return sb.String(), best.ErrorKind.LocalizedString(printer)
+}
+
+// Compiled is a checked definition ready to route: its compiled data schema and routes.
+type Compiled struct {
+	Definition
+	Version int64 // the definition's version (1, 2, …); 0 before it is saved
+	Raw     json.RawMessage
+	schema  *jsonschema.Schema
+}
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
+
+// exactDecimalRE: an exact decimal (no exponent), at most 18 integer and 6 fraction digits.
+var exactDecimalRE = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,17})(\.[0-9]{1,6})?$`)
+
+// Checker validates definitions when they are saved. Channels, when set, are the delivery
+// channels a notification may name.
+type Checker struct {
+	Channels map[string]bool
+}
+
+// CheckDefinition parses and validates one definition (raw JSON). Errors: a *Refusal naming
+// the JSON Pointer of the bad member (relative to the definition) — a duplicated or unknown
+// member, a wrong type, an invalid JSON Schema for data, an unknown operation, a period,
+// unit, step, max_items or threshold that does not fit its operation, a reset policy the
+// operation does not allow (RESET_ON_TRIGGER for SET_TRUE_ONCE and CHECK_AND_UPDATE_TIMER),
+// routes that do not fit the class, an unknown channel. The rules are docs/gateway.md's
+// (from seed 003).
+func (ck Checker) CheckDefinition(raw []byte) (*Compiled, error) {
+	raw = bytes.TrimSpace(raw)
+	if err := strictjson.CheckExact(raw); err != nil {
+		var ae *automation.Error
+		if errors.As(err, &ae) {
+			return nil, refuse(pointerOf(ae.Field), "%s", ae.Message)
+		}
+		return nil, refuse("", "%v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, refuse("", "not valid JSON: %v", err)
+	}
+	if err := definitionSchema.Validate(inst); err != nil {
+		p, msg := firstViolation(err)
+		return nil, refuse(p, "%s", msg)
+	}
+	var d Definition
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&d); err != nil {
+		return nil, refuse("", "%v", err)
+	}
+	c := &Compiled{Definition: d, Raw: json.RawMessage(compact(raw))}
+	if c.schema, err = compileDataSchema(d.Schema); err != nil {
+		return nil, err
+	}
+	routes, err := routesOf(d)
+	if err != nil {
+		return nil, err
+	}
+	c.Routes = routes
+	for i, f := range d.Filters {
+		if err := checkCondition(f, fmt.Sprintf("/filters/%d", i)); err != nil {
+			return nil, err
+		}
+	}
+	hasTracking, hasNoti := slices.Contains(routes, RouteTracking), slices.Contains(routes, RouteNoti)
+	switch {
+	case hasTracking && len(d.Counter) == 0:
+		return nil, refuse("/counterInstructions", "a %s event needs at least one counter instruction", RouteTracking)
+	case !hasTracking && len(d.Counter) > 0:
+		return nil, refuse("/counterInstructions", "only an event routed to %s carries counter instructions", RouteTracking)
+	case hasNoti && d.Notification == nil:
+		return nil, refuse("/notification", "a %s event needs a notification (template and channels)", RouteNoti)
+	case !hasNoti && d.Notification != nil:
+		return nil, refuse("/notification", "only an event routed to %s carries a notification", RouteNoti)
+	}
+	for i, in := range d.Counter {
+		if err := checkInstruction(in, fmt.Sprintf("/counterInstructions/%d", i)); err != nil {
+			return nil, err
+		}
+	}
+	if n := d.Notification; n != nil {
+		if n.RecipientPointer == "" && len(n.Recipients) == 0 {
+			return nil, refuse("/notification", "name the recipients: recipientPointer (into data) and/or recipients")
+		}
+		if ck.Channels != nil {
+			for i, ch := range n.Channels {
+				if !ck.Channels[ch] {
+					return nil, refuse(fmt.Sprintf("/notification/channels/%d", i), "unknown channel %q (known: %s)", ch, strings.Join(sortedKeys(ck.Channels), ", "))
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pointerOf turns a strictjson field path ("a.b[1]") into a JSON Pointer ("/a/b/1").
+func pointerOf(field string) string {
+	if field == "" || field == "event" {
+		return ""
+	}
+	field = strings.NewReplacer("[", ".", "]", "").Replace(field)
+	parts := strings.Split(field, ".")
+	for i, p := range parts {
+		parts[i] = strings.NewReplacer("~", "~0", "/", "~1").Replace(p)
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+func compact(raw []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// compileDataSchema compiles a definition's data schema (draft 2020-12 unless it says
+// another $schema). Errors: a *Refusal at /schema (or the member inside it).
+func compileDataSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, refuse("/schema", "not valid JSON: %v", err)
+	}
+	c := newCompiler()
+	const url = "urn:automation:gateway:data"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, refuse("/schema", "%v", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		var sve *jsonschema.SchemaValidationError
+		if errors.As(err, &sve) {
+			p, msg := firstViolation(sve.Err)
+			return nil, refuse("/schema"+p, "not a valid JSON Schema (draft 2020-12): %s", msg)
+		}
+		return nil, refuse("/schema", "not a usable JSON Schema: %v", err)
+	}
+	return s, nil
+}
+
+// routesOf derives the routes of a class; DUAL lists them (at least two).
+func routesOf(d Definition) ([]string, error) {
+	single := map[Class]string{ClassDirect: RouteEvents, ClassCounter: RouteTracking, ClassNotification: RouteNoti, ClassSource: RouteSource}
+	if r, ok := single[d.Class]; ok {
+		if len(d.Routes) > 0 && !slices.Equal(d.Routes, []string{r}) {
+			return nil, refuse("/routes", "a %s event is routed to %q only (leave routes out)", d.Class, r)
+		}
+		return []string{r}, nil
+	}
+	if len(d.Routes) < 2 {
+		return nil, refuse("/routes", "a DUAL event lists at least two routes of events, tracking, noti, source")
+	}
+	out := slices.Clone(d.Routes)
+	sort.Strings(out)
+	return out, nil
+}
+
+func checkCondition(f Condition, at string) error {
+	switch f.Op {
+	case "equals", "notEquals":
+		if f.Values != nil {
+			return refuse(at+"/values", "%s compares with value, not values", f.Op)
+		}
+	case "in", "notIn":
+		if f.Values == nil {
+			return refuse(at+"/values", "%s needs values", f.Op)
+		}
+		if f.Value != nil {
+			return refuse(at+"/value", "%s compares with values, not value", f.Op)
+		}
+	case "exists", "notExists":
+		if f.Value != nil || f.Values != nil {
+			return refuse(at, "%s takes no value", f.Op)
+		}
+	}
+	return nil
+}
+
+// Operations of docs/gateway.md#counter-instructions.
+const (
+	OpIncrement           = "INCREMENT"
+	OpDecrement           = "DECREMENT"
+	OpComputeGap          = "COMPUTE_GAP"
+	OpCheckAndUpdateTimer = "CHECK_AND_UPDATE_TIMER"
+	OpAppendUnique        = "APPEND_UNIQUE"
+	OpSetTrueOnce         = "SET_TRUE_ONCE"
+	OpStreakIncrement     = "STREAK_INCREMENT"
+)
+
+// operationRules says what each operation takes (docs/gateway.md#counter-instructions).
+var operationRules = map[string]struct {
+	period, step, value, thresholds, unit, resetOnTrigger, integerThresholds bool
+}{
+	OpIncrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
+	OpDecrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
+	OpComputeGap:          {thresholds: true, unit: true, resetOnTrigger: true},
+	OpCheckAndUpdateTimer: {thresholds: true, unit: true, integerThresholds: true},
+	OpAppendUnique:        {value: true},
+	OpSetTrueOnce:         {thresholds: true, integerThresholds: true},
+	OpStreakIncrement:     {period: true, thresholds: true, resetOnTrigger: true, integerThresholds: true},
+}
+
+func checkInstruction(in Instruction, at string) error {
+	r := operationRules[in.Operation] // the meta-schema admits known operations only
+	switch {
+	case in.Period != "" && !r.period:
+		return refuse(at+"/period_type", "%s takes no period", in.Operation)
+	case in.Operation == OpStreakIncrement && in.Period != "" && in.Period != "DAILY" && in.Period != "WEEKLY":
+		return refuse(at+"/period_type", "a streak counts consecutive DAILY or WEEKLY periods, not %s", in.Period)
+	case in.Step != "" && !r.step:
+		return refuse(at+"/step", "%s takes no step", in.Operation)
+	case in.ValuePointer != "" && !r.value:
+		return refuse(at+"/value_pointer", "%s takes no value", in.Operation)
+	case in.MaxItems != nil && !r.value:
+		return refuse(at+"/max_items", "%s takes no max_items", in.Operation)
+	case len(in.Thresholds) > 0 && !r.thresholds:
+		return refuse(at+"/thresholds", "%s takes no thresholds", in.Operation)
+	}
+	if in.Step != "" {
+		if !exactDecimalRE.MatchString(string(in.Step)) {
+			return refuse(at+"/step", "must be an exact decimal (at most 18 integer and 6 fraction digits, no exponent), got %s", in.Step)
+		}
+		if strings.HasPrefix(string(in.Step), "-") || strings.Trim(string(in.Step), "0.") == "" {
+			return refuse(at+"/step", "must be positive, got %s", in.Step)
+		}
+	}
+	if r.value {
+		if in.ValuePointer == "" {
+			return refuse(at+"/value_pointer", "%s needs the value to append (a JSON Pointer into data)", in.Operation)
+		}
+		if in.MaxItems == nil {
+			return refuse(at+"/max_items", "%s needs max_items (the list's bound)", in.Operation)
+		}
+		if *in.MaxItems <= 0 || *in.MaxItems > 1000 {
+			return refuse(at+"/max_items", "must be 1..1000, got %d", *in.MaxItems)
+		}
+	}
+	prev := ""
+	for j, t := range in.Thresholds {
+		tp := fmt.Sprintf("%s/thresholds/%d", at, j)
+		v := string(t.Value)
+		switch {
+		case !exactDecimalRE.MatchString(v):
+			return refuse(tp+"/value", "must be an exact decimal (at most 18 integer and 6 fraction digits, no exponent), got %s", v)
+		case r.integerThresholds && (strings.Contains(v, ".") || strings.HasPrefix(v, "-") || v == "0"):
+			return refuse(tp+"/value", "%s counts whole units: a positive integer, got %s", in.Operation, v)
+		case in.Operation == OpSetTrueOnce && v != "1":
+			return refuse(tp+"/value", "SET_TRUE_ONCE fires when the flag becomes true: the value is 1, got %s", v)
+		case r.unit && t.Unit == "":
+			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS or DAYS)", in.Operation)
+		case !r.unit && t.Unit != "":
+			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
+		case t.ResetPolicy == "RESET_ON_TRIGGER" && !r.resetOnTrigger:
+			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (a flag set once and a timer are never reset by their trigger); use NONE", in.Operation)
+		}
+		if prev != "" && !decimalLess(prev, v) {
+			return refuse(tp+"/value", "thresholds must be in increasing order (%s after %s)", v, prev)
+		}
+		prev = v
+	}
+	return nil
+}
+
+// decimalLess compares two exact decimals of exactDecimalRE.
+func decimalLess(a, b string) bool {
+	na, nb := strings.HasPrefix(a, "-"), strings.HasPrefix(b, "-")
+	if na != nb {
+		return na
+	}
+	if na {
+		return decimalLess(b[1:], a[1:])
+	}
+	ai, af, _ := strings.Cut(a, ".")
+	bi, bf, _ := strings.Cut(b, ".")
+	if len(ai) != len(bi) {
+		return len(ai) < len(bi)
+	}
+	if ai != bi {
+		return ai < bi
+	}
+	for len(af) < 6 {
+		af += "0"
+	}
+	for len(bf) < 6 {
+		bf += "0"
+	}
+	return af < bf
+}
