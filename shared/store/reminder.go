@@ -85,5 +85,6 @@ type Store interface {
 	ReportStore
 	SupportStore
 	LifecycleStore
+	InboxStore
 	Close() error
 }
