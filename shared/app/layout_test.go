@@ -34,9 +34,11 @@ import (
 //     (publish), over parsed events.
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
 //     (report), the real channels (delivery/channel) and their suite (channeltest), and
-//     the delivery HTTP adapter (handler/deliveryapi).
+//     the delivery HTTP adapter (handler/deliveryapi), the in-app inbox channel with its
+//     broker and service (inbox).
 //  5. services and adapters over the domains — support reads (support), settings and
-//     report HTTP adapters (settingsapi, reportapi), the Functions handlers (handler).
+//     report HTTP adapters (settingsapi, reportapi), the Functions handlers (handler), the
+//     inbox HTTP adapter (api/inboxapi).
 //  6. adapters over the services — the support HTTP API (supportapi).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
 //     (supportapi/supportclient), which speaks the adapter's request and answer types.
@@ -56,8 +58,8 @@ var layers = [][]string{
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
-	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi"},
-	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler"},
+	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/handler/deliveryapi", "shared/inbox"},
+	{"shared/support", "shared/settingsapi", "shared/reportapi", "shared/handler", "shared/api/inboxapi"},
 	{"shared/supportapi"},
 	{"shared/supportapi/supportclient"},
 	{"shared/app"},
