@@ -30,6 +30,7 @@ const (
 	DomainEventHandler     = "DomainEventHandler"
 	DueWorkPoller          = "DueWorkPoller"
 	DueWorkExecutor        = "DueWorkExecutor"
+	InboxAPI               = "InboxApi"
 	NotificationDispatch   = "NotificationDispatch"
 	OutboxRelay            = "OutboxRelay"
 	DeliveryFactProjection = "DeliveryFactProjection"
@@ -82,6 +83,7 @@ var functions = []Function{
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
 	{Name: DueWorkPoller, Trigger: TimerTrigger, Binding: "timer", Schedule: "%DueWorkSchedule%"},
+	{Name: InboxAPI, Trigger: HTTPTrigger, Binding: "req", Route: "inbox/{*path}", Methods: []string{"get", "post"}},
 	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue},
 	{Name: OutboxRelay, Trigger: TimerTrigger, Binding: "timer", Schedule: "%OutboxRelaySchedule%"},
 	{Name: Reconciliation, Trigger: TimerTrigger, Binding: "timer", Schedule: "%ReconciliationSchedule%"},
