@@ -22,6 +22,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
+	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
@@ -35,6 +36,7 @@ import (
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -81,7 +83,12 @@ type Runtime struct {
 	// Registry manages its registry (/api/event-registry, serve -registry, replay).
 	Gateway  *gateway.Service
 	Registry *gateway.Admin
-	Clock    automation.Clock
+	// Inbox reads and streams the in-app inbox (docs/inbox.md); InboxBroker fans the
+	// "inbox" channel's messages out to this instance's live streams. Its routes are
+	// registered on Functions under /api/inbox/ (inboxapi.Register).
+	Inbox       *inbox.Service
+	InboxBroker *inbox.Broker
+	Clock       automation.Clock
 	// host delivers the in-process bus's messages to the Service Bus functions and fires
 	// the timer functions, through Functions, as the Functions host would (the functions of
 	// topology.Functions); nil on Service Bus.
@@ -223,11 +230,15 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			o.ReportSources[typ] = src
 		}
 	}
+	r.InboxBroker = inbox.NewBroker(inbox.DefaultMaxSubscribers, inbox.DefaultQueue)
+	r.Inbox = &inbox.Service{Store: r.Store, Broker: r.InboxBroker, Clock: r.Clock}
 	if o.Channels == nil {
 		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
 		if err != nil {
 			return fail(err)
 		}
+		// The in-app inbox is our own database: always there, embedded and in Azure.
+		chs[inbox.ChannelName] = &inbox.Channel{Store: r.Store, Broker: r.InboxBroker}
 		o.Channels = chs
 	}
 	if err := r.wire(pc, o); err != nil {
@@ -259,6 +270,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
 	registryapi.Register(r.Functions, r.API, r.Registry)
+	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
+	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run

@@ -194,6 +194,8 @@ func (e *scopeEnv) fingerprint(t *testing.T) string {
 type routeRequest struct {
 	method, path, body string
 	headers            []string // name, value pairs
+	// timeout, when set, is how long the client stays (a stream ends when it goes away).
+	timeout time.Duration
 }
 
 // routeCase is one route of the table: its request for a unit, and the status in scope
@@ -373,6 +375,14 @@ func routeTable() map[string]routeCase {
 		"PUT /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "PUT", path: "/api/report-runs/rollout/subscriptions/" + u.sub, body: `{"mode":"ScheduledAllowlist"}`, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},
+		// Inbox API (the messages are stored by the inbox channel; none for these recipients yet).
+		"GET /api/inbox/{recipientId}": {req: get(func(u unitFixture) string { return "/api/inbox/user-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/inbox/{recipientId}/messages/{id}/read": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/inbox/user-" + u.bu + "/messages/1/read?businessUnitId=" + u.bu, headers: []string{"If-Match", `"1"`}}
+		}, in: 404, inNote: "the recipient has no message 1", out: 404},
+		"GET /api/inbox/{recipientId}/stream": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "GET", path: "/api/inbox/user-" + u.bu + "/stream?businessUnitId=" + u.bu, timeout: 200 * time.Millisecond}
+		}, in: 200, out: 404},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},
@@ -393,6 +403,11 @@ func (e *scopeEnv) do(r routeRequest, auth string) *httptest.ResponseRecorder {
 	}
 	for i := 0; i+1 < len(r.headers); i += 2 {
 		req.Header.Set(r.headers[i], r.headers[i+1])
+	}
+	if r.timeout > 0 {
+		ctx, cancel := context.WithTimeout(req.Context(), r.timeout)
+		defer cancel()
+		req = req.WithContext(ctx)
 	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)

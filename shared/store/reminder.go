@@ -86,5 +86,6 @@ type Store interface {
 	SupportStore
 	LifecycleStore
 	GatewayStore
+	InboxStore
 	Close() error
 }

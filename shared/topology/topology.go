@@ -40,6 +40,7 @@ const (
 	DomainEventHandler     = "DomainEventHandler"
 	DueWorkPoller          = "DueWorkPoller"
 	DueWorkExecutor        = "DueWorkExecutor"
+	InboxAPI               = "InboxApi"
 	NotificationDispatch   = "NotificationDispatch"
 	OutboxRelay            = "OutboxRelay"
 	DeliveryFactProjection = "DeliveryFactProjection"
@@ -98,6 +99,7 @@ var functions = []Function{
 	{Name: EventIngest, Trigger: HTTPTrigger, Binding: "req", Route: "events/{*path}", Methods: []string{"get", "post"}},
 	{Name: EventRegistryAPI, Trigger: HTTPTrigger, Binding: "req", Route: "event-registry/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: NotiDelivery, Trigger: ServiceBusTrigger, Binding: "message", Topic: NotiTopic, Subscription: DeliverySubscription, Sessions: true},
+	{Name: InboxAPI, Trigger: HTTPTrigger, Binding: "req", Route: "inbox/{*path}", Methods: []string{"get", "post"}},
 	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue},
 	{Name: OutboxRelay, Trigger: TimerTrigger, Binding: "timer", Schedule: "%OutboxRelaySchedule%"},
 	{Name: Reconciliation, Trigger: TimerTrigger, Binding: "timer", Schedule: "%ReconciliationSchedule%"},

@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("IdempotencyPurgeKeepsLiveLeases", func(t *testing.T) { testIdempotencyPurgeKeepsLiveLeases(t, open) })
 	t.Run("Report", func(t *testing.T) { runReport(t, open) })
 	t.Run("Support", func(t *testing.T) { runSupport(t, open) })
+	t.Run("Inbox", func(t *testing.T) { runInbox(t, open) })
 	RunLifecycle(t, open)
 	RunGateway(t, open)
 }
