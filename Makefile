@@ -64,5 +64,5 @@ tz/windows: ## Refresh the vendored CLDR windowsZones (Windows → IANA zone ids
 	bash testdata/tz/refresh_windows_zones.sh
 
 .PHONY: tz/oracle
-tz/oracle: ## Regenerate the DST oracle cases (needs python3 with zoneinfo)
+tz/oracle: ## Regenerate the DST oracle cases (needs python3 and tzoracle.py, which is not in the repo: docs/architecture.md#dst-oracle)
 	bash testdata/tz/gen_oracle_cases.sh
