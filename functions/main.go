@@ -169,6 +169,14 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("stopped")
 		return 0
 	}
+	// Bind before anything is written: a port already taken fails here, before the store is
+	// created, migrated or seeded.
+	ln, err := funchost.Listen(addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
+		return 1
+	}
+	defer ln.Close()
 	rt, err := app.Open(ctx, cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
@@ -182,7 +190,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg),
 		"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
-	err = funchost.Serve(ctx, addr, rt.ListenerHandler(protocol), nil)
+	err = funchost.Serve(ctx, addr, rt.ListenerHandler(protocol), &funchost.ServeOptions{Listener: ln})
 	stopHost()
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)

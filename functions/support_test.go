@@ -328,3 +328,32 @@ func TestServeTokenGuardsLocalEvents(t *testing.T) {
 		t.Fatalf("rows of the published event: %d\n%s", code, out)
 	}
 }
+
+// TestServeBindsBeforeWriting: with its port already taken, serve fails before it creates,
+// migrates or seeds the data directory (it used to seed and log "serving" first).
+func TestServeBindsBeforeWriting(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
+	data := filepath.Join(t.TempDir(), "data")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"serve", "-port", port, "-seed", "../testdata/scenarios/realistic.json"}, func(k string) string {
+		if k == "AUTOMATION_DATA_DIR" {
+			return data
+		}
+		return ""
+	}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "address already in use") {
+		t.Fatalf("exit %d, stderr %q: want 1 and the bind error", code, errOut.String())
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("the data directory was created before the bind failed (%v)", err)
+	}
+	if strings.Contains(out.String()+errOut.String(), "seeded") {
+		t.Fatalf("seeded before the bind failed: %s%s", out.String(), errOut.String())
+	}
+}

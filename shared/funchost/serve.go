@@ -76,6 +76,19 @@ type ServeOptions struct {
 	Ready func(addr net.Addr)
 	// ErrorLog receives the server's connection-level errors; nil means the log package.
 	ErrorLog *log.Logger
+	// Listener, when set, is served instead of listening on addr: a caller that must know
+	// the port is free before it does anything else (serve binds, then opens the store)
+	// listens first with Listen and hands the listener over. Serve closes it.
+	Listener net.Listener
+}
+
+// Listen opens the TCP listener Serve would open on addr (an address from Addr).
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("funchost: listen %s: %w", addr, err)
+	}
+	return ln, nil
 }
 
 func pick(v, def time.Duration) time.Duration {
@@ -99,9 +112,12 @@ func Serve(ctx context.Context, addr string, h http.Handler, opts *ServeOptions)
 	if opts != nil {
 		o = *opts
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("funchost: listen %s: %w", addr, err)
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		if ln, err = Listen(addr); err != nil {
+			return err
+		}
 	}
 	srv := &http.Server{
 		Handler:           h,
