@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -305,7 +306,7 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("AUTOMATION_SERVICEBUS_CONNECTION", "set either it or AUTOMATION_SERVICEBUS_NAMESPACE, not both")
 	}
 	if c.ServiceBusNamespace != "" && (strings.Contains(c.ServiceBusNamespace, "/") || !strings.Contains(c.ServiceBusNamespace, ".")) {
-		bad("AUTOMATION_SERVICEBUS_NAMESPACE", "must be a host name like <name>.servicebus.windows.net, got %q", c.ServiceBusNamespace)
+		bad("AUTOMATION_SERVICEBUS_NAMESPACE", "must be a host name like <name>.servicebus.windows.net, got %s", shownHost(c.ServiceBusNamespace))
 	}
 	if c.StorageConnection == "" && (c.StorageTableURL != "") != (c.StorageBlobURL != "") {
 		bad("AUTOMATION_STORAGE_TABLE_URL", "set both AUTOMATION_STORAGE_TABLE_URL and AUTOMATION_STORAGE_BLOB_URL, or a connection string")
@@ -315,7 +316,7 @@ func Load(getenv func(string) string) (Config, error) {
 			continue
 		}
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost") || u.Host == "" {
-			bad(name, "must be an https URL (http only for 127.0.0.1/localhost), got %q", v)
+			bad(name, "must be an https URL (http only for 127.0.0.1/localhost), got %s", shownURL(v))
 		}
 	}
 	if strings.Contains(strings.ToLower(c.StorageConnection), "usedevelopmentstorage=true") {
@@ -337,17 +338,55 @@ func parseSourceURLs(v string) (map[string]string, error) {
 	for _, part := range strings.Split(v, ",") {
 		typ, raw, ok := strings.Cut(strings.TrimSpace(part), "=")
 		typ, raw = strings.TrimSpace(typ), strings.TrimSpace(raw)
-		if !ok || typ == "" || raw == "" {
-			return nil, fmt.Errorf("want SourceType=URL pairs separated by commas, got %q", part)
+		if !ok || typ == "" || raw == "" || !sourceTypeRE.MatchString(typ) {
+			return nil, fmt.Errorf("want SourceType=URL pairs separated by commas, got %s", shownURL(strings.TrimSpace(part)))
 		}
 		if _, dup := out[typ]; dup {
 			return nil, fmt.Errorf("source type %q given twice", typ)
 		}
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost"))) {
-			return nil, fmt.Errorf("%s: %q must be an https URL (http only for 127.0.0.1/localhost)", typ, raw)
+			return nil, fmt.Errorf("%s: %s must be an https URL (http only for 127.0.0.1/localhost)", typ, shownURL(raw))
 		}
 		out[typ] = raw
 	}
 	return out, nil
+}
+
+// sourceTypeRE is what a source or report type in AUTOMATION_SOURCE_URLS and
+// AUTOMATION_REPORT_SOURCES looks like; anything else is a misplaced "=" (a URL's query).
+var sourceTypeRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,100}$`)
+
+// hostRE is a bare host name.
+var hostRE = regexp.MustCompile(`^[A-Za-z0-9.-]{1,253}$`)
+
+// shownURL is how an error shows a refused URL setting: scheme, host and path only. The
+// user info and the query may carry credentials (a password, a SAS signature, a function
+// key: "?code=…"), so they are replaced by "…"; a value that is no URL is not shown at all.
+func shownURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return fmt.Sprintf("a value of %d characters that is no absolute URL (not shown)", len(v))
+	}
+	host := u.Host
+	if u.User != nil {
+		host = "…@" + host
+	}
+	shown := u.Scheme + "://" + host + u.EscapedPath()
+	if u.RawQuery != "" || u.ForceQuery {
+		shown += "?…"
+	}
+	if u.Fragment != "" {
+		shown += "#…"
+	}
+	return strconv.Quote(shown)
+}
+
+// shownHost is how an error shows a refused host-name setting: quoted when it is a bare host
+// name, else not at all (it may be a connection string pasted into the wrong setting).
+func shownHost(v string) string {
+	if hostRE.MatchString(v) {
+		return strconv.Quote(v)
+	}
+	return fmt.Sprintf("a value of %d characters that is no host name (not shown: it may be a connection string)", len(v))
 }

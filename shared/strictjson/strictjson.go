@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -154,7 +155,7 @@ func uniqueNames(doc []byte, fold bool) error {
 				if name, ok := tok.(string); ok { // a member name
 					folded := name
 					if fold {
-						folded = strings.ToLower(name)
+						folded = foldName(name)
 					}
 					if top.names[folded] {
 						top.name = name
@@ -179,4 +180,21 @@ func uniqueNames(doc []byte, fold bool) error {
 			stack = stack[:len(stack)-1]
 		}
 	}
+}
+
+// foldName maps a member name to one representative of its case-folding class, so that
+// foldName(a) == foldName(b) exactly when encoding/json matches a and b to the same field
+// (bytes.EqualFold: Unicode simple case folding). strings.ToLower is not that relation: it
+// leaves "ſ" (U+017F), which folds with "s", alone, and lowers "İ" (U+0130), which folds
+// with nothing, to "i".
+func foldName(name string) string {
+	return strings.Map(func(r rune) rune {
+		min := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < min {
+				min = f
+			}
+		}
+		return min
+	}, name)
 }

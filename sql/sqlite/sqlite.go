@@ -135,8 +135,20 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+	// Another process may migrate the same file at once (two serve on one data directory):
+	// goose reads the version before each migration's own transaction, so a migration the
+	// other process just committed fails here ("table … already exists") and rolls back.
+	// While the version keeps moving, the other migrator is making progress: read it again
+	// and go on from there. A failure with the version standing still is a real one.
+	for {
+		before, verr := p.GetDBVersion(ctx)
+		_, err := p.Up(ctx)
+		if err == nil {
+			return nil
+		}
+		after, aerr := p.GetDBVersion(ctx)
+		if verr != nil || aerr != nil || after <= before {
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
 	}
-	return nil
 }
