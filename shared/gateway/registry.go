@@ -326,6 +326,9 @@ func compileDataSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 		}
 		return nil, refuse("/schema", "not a usable JSON Schema: %v", err)
 	}
+	if err := checkRefCycle(s, url); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
