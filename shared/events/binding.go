@@ -69,13 +69,13 @@ func DecodeHTTP(ctx context.Context, header http.Header, body []byte) (string, [
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil || tok != json.Delim('[') {
-		return ModeBatch, nil, automation.Invalid("body", "a batch is a JSON array of CloudEvents")
+		return ModeBatch, nil, malformedBatch("")
 	}
 	var out []Raw
 	for dec.More() {
 		var elem json.RawMessage
 		if err := dec.Decode(&elem); err != nil {
-			return ModeBatch, nil, automation.Invalid("body", "a batch is a JSON array of CloudEvents: %v", err)
+			return ModeBatch, nil, malformedBatch(err.Error())
 		}
 		if len(out) == MaxBatchEvents {
 			return ModeBatch, nil, &automation.Error{Code: CodeContentTooLarge, Field: "body",
@@ -84,12 +84,22 @@ func DecodeHTTP(ctx context.Context, header http.Header, body []byte) (string, [
 		out = append(out, Raw{JSON: elem})
 	}
 	if _, err := dec.Token(); err != nil {
-		return ModeBatch, nil, automation.Invalid("body", "a batch is a JSON array of CloudEvents: %v", err)
+		return ModeBatch, nil, malformedBatch(err.Error())
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return ModeBatch, nil, automation.Invalid("body", "trailing data after the batch")
+		return ModeBatch, nil, &automation.Error{Code: automation.CodeMalformed, Field: "body", Message: "trailing data after the batch"}
 	}
 	return ModeBatch, out, nil
+}
+
+// malformedBatch: a batch body that is not a JSON array of events is an unreadable request
+// (CodeMalformed, 400), like any body that is not JSON.
+func malformedBatch(detail string) error {
+	msg := "a batch is a JSON array of CloudEvents"
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return &automation.Error{Code: automation.CodeMalformed, Field: "body", Message: msg}
 }
 
 // binaryEvent reads a binary-mode event with the SDK's HTTP binding and writes it in

@@ -49,7 +49,7 @@ func TestDecodeHTTPModes(t *testing.T) {
 		t.Fatalf("%+v %v", env, err)
 	}
 	batch := http.Header{"Content-Type": {events.ContentTypeBatch}}
-	if _, _, err := events.DecodeHTTP(ctx, batch, []byte(`{"not":"an array"}`)); automation.CodeOf(err) != automation.CodeInvalidInput {
+	if _, _, err := events.DecodeHTTP(ctx, batch, []byte(`{"not":"an array"}`)); automation.CodeOf(err) != automation.CodeMalformed {
 		t.Fatalf("not an array: %v", err)
 	}
 	big := "[" + strings.TrimSuffix(strings.Repeat(`{},`, 501), ",") + "]"

@@ -40,7 +40,19 @@ type Event struct {
 	DataJSON string
 }
 
-var attrNameRE = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
+// validAttrName: lower-case a-z and 0-9 only, 1 to 20 characters (^[a-z0-9]{1,20}$; a
+// loop, as it runs for every attribute of every event).
+func validAttrName(name string) bool {
+	if len(name) == 0 || len(name) > 20 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]+$`)
 
@@ -197,7 +209,7 @@ func checkContext(fields map[string]json.RawMessage) error {
 			continue
 		}
 		// CloudEvents 1.0 section 3.1.1: attribute names are lower-case a-z and 0-9 only.
-		if !attrNameRE.MatchString(name) {
+		if !validAttrName(name) {
 			return automation.Invalid(name, "is not a valid CloudEvents attribute name (lower-case letters and digits, at most 20)")
 		}
 		// Context attribute values are scalars (string, number, boolean); objects and arrays

@@ -305,7 +305,7 @@ func TestHotReloadWithinInterval(t *testing.T) {
 	}
 	e.clock.Advance(gateway.DefaultReloadInterval)
 	res, _ = e.svc.Ingest(ctx, automation.AllBusinessUnits(), []events.Raw{ce("w3", "ViewItem", `{"itemId":"a"}`)})
-	if res[0].Status != "rejected" || res[0].Pointer != "/data" || !strings.Contains(res[0].Reason, "version 2") {
+	if res[0].Status != "rejected" || res[0].Pointer != "/data/shelf" || !strings.Contains(res[0].Reason, "version 2") {
 		t.Fatalf("after the interval: %+v, want rejected by version 2", res[0])
 	}
 }

@@ -172,7 +172,8 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 	if raw.Err != nil {
 		return Result{Status: StatusRejected}, raw.Err
 	}
-	if env, perr := events.ParseEnvelope(raw.JSON); perr != nil || reg.Len() == 0 || !registered(reg, env.Type) {
+	env, perr := events.ParseEnvelope(raw.JSON)
+	if perr != nil || reg.Len() == 0 || !registered(reg, env.Type) {
 		// Not a registered type: the reminder path's own traffic, validated by it as before.
 		if err := source(ctx, raw.JSON); err != nil {
 			return Result{ID: env.ID, Type: env.Type, Status: StatusRejected}, err
@@ -180,7 +181,7 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 		return Result{ID: env.ID, Type: env.Type, Status: StatusAccepted, Routes: []string{RouteSource}}, nil
 	}
 	now := s.Clock.Now().UTC()
-	p, res := s.prepare(reg, automation.AllBusinessUnits(), raw, now, true)
+	p, res := s.prepareEnvelope(reg, automation.AllBusinessUnits(), raw.JSON, env, now, true)
 	if p == nil {
 		s.Metrics.count(res)
 		return res, automation.Invalid(strings.TrimPrefix(res.Pointer, "/"), "%s", res.Reason)
@@ -225,21 +226,40 @@ func pointerOfInvalid(err error) (string, string) {
 	return "", err.Error()
 }
 
-func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
+// utf16Len is the length of s in UTF-16 code units (Service Bus counts them), without
+// allocating.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if utf16.RuneLen(r) == 2 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
 
 // prepare checks one event and builds its ledger row and outbox rows. viaBus: the event
 // came from domain-events, so the source route runs inline instead of being written.
 func (s *Service) prepare(reg *Registry, scope automation.Scope, raw events.Raw, now time.Time, viaBus bool) (*prepared, Result) {
-	res := Result{}
 	if raw.Err != nil {
 		p, msg := pointerOfInvalid(raw.Err)
-		return reject(res, p, "%s", msg)
+		return reject(Result{}, p, "%s", msg)
 	}
 	env, err := events.ParseEnvelope(raw.JSON)
 	if err != nil {
 		p, msg := pointerOfInvalid(err)
-		return reject(res, p, "%s", msg)
+		return reject(Result{}, p, "%s", msg)
 	}
+	return s.prepareEnvelope(reg, scope, raw.JSON, env, now, viaBus)
+}
+
+// prepareEnvelope is prepare for an event whose envelope was parsed already (raw is its
+// structured JSON), so no event is parsed twice.
+func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, raw []byte, env events.Envelope, now time.Time, viaBus bool) (*prepared, Result) {
+	res := Result{}
+	var err error
 	res.ID, res.Type = env.ID, env.Type
 	if utf16Len(env.ID) > MaxEventIDLength {
 		return reject(res, "/id", "is longer than %d characters", MaxEventIDLength)
@@ -285,7 +305,7 @@ func (s *Service) prepare(reg *Registry, scope automation.Scope, raw events.Raw,
 	}
 	routes := def.Routes
 	if slices.Contains(routes, RouteSource) {
-		if _, err := events.Parse(raw.JSON); err != nil {
+		if _, err := events.Parse(raw); err != nil {
 			p, msg := pointerOfInvalid(err)
 			return reject(res, p, "a source event is an entity snapshot: %s", msg)
 		}
@@ -294,7 +314,7 @@ func (s *Service) prepare(reg *Registry, scope automation.Scope, raw events.Raw,
 		res.Status, res.Filtered = StatusAccepted, true
 		routes = nil
 	}
-	p := &prepared{raw: raw.JSON, ev: store.GatewayEvent{Source: env.Source, ID: env.ID, Type: env.Type, BusinessUnitID: bu,
+	p := &prepared{raw: raw, ev: store.GatewayEvent{Source: env.Source, ID: env.ID, Type: env.Type, BusinessUnitID: bu,
 		CustomerID: cid, RegistryVersion: def.Version, Routes: strings.Join(routes, ",")}}
 	ts := env.Time
 	if ts.IsZero() {
@@ -310,7 +330,7 @@ func (s *Service) prepare(reg *Registry, scope automation.Scope, raw events.Raw,
 			}
 			entity, _ := env.Extensions["entityguid"].(string)
 			p.ev.Outbox = append(p.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
-				SessionID: entity, Body: raw.JSON})
+				SessionID: entity, Body: raw})
 			continue
 		}
 		body := base

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -175,8 +176,13 @@ func firstViolation(err error) (string, string) {
 	}
 	walk(ve)
 	var sb strings.Builder
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
 	for _, tok := range best.InstanceLocation {
-		sb.WriteString("/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+		sb.WriteString("/" + esc.Replace(tok))
+	}
+	// A missing required member is named itself (its first one), not its parent object.
+	if req, ok := best.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
+		sb.WriteString("/" + esc.Replace(req.Missing[0]))
 	}
 	return sb.String(), best.ErrorKind.LocalizedString(printer)
 }

@@ -41,13 +41,15 @@ type DeliveryLine struct {
 	At             string `json:"at"`   // tick instant, RFC 3339 UTC
 	SchedulerKey   string `json:"schedulerKey"`
 	BusinessUnitID string `json:"businessUnitId"`
-	ScheduledOn    string `json:"scheduledOn"` // RFC 3339 UTC
-	LocalTime      string `json:"localTime"`   // RFC 3339 with the business unit's offset
-	Channel        string `json:"channel"`
-	Recipient      string `json:"recipient"`
-	Template       string `json:"template"`
-	Subject        string `json:"subject,omitempty"` // rendered, when the template exists
-	Text           string `json:"text,omitempty"`
+	// ScheduledOn (RFC 3339 UTC) and LocalTime (with the business unit's offset) are a
+	// reminder's; a gateway user message (noti route) has neither.
+	ScheduledOn string `json:"scheduledOn,omitempty"`
+	LocalTime   string `json:"localTime,omitempty"`
+	Channel     string `json:"channel"`
+	Recipient   string `json:"recipient"`
+	Template    string `json:"template"`
+	Subject     string `json:"subject,omitempty"` // rendered, when the template exists
+	Text        string `json:"text,omitempty"`
 }
 
 // RejectedLine is a "rejected" output line.
@@ -56,6 +58,9 @@ type RejectedLine struct {
 	At      string `json:"at"`
 	Input   int    `json:"input"` // index in the scenario's inputs
 	EventID string `json:"eventId,omitempty"`
+	// Pointer is the JSON Pointer of the bad member of a rejected ingested event or
+	// registry file.
+	Pointer string `json:"pointer,omitempty"`
 	// SettingGuid names the setting of a rejected settingUpsert/settingDeactivate input.
 	SettingGuid string `json:"settingGuid,omitempty"`
 	Error       string `json:"error"`
@@ -67,6 +72,7 @@ type SummaryLine struct {
 	Rows       map[automation.Status]int `json:"rows"`
 	Deliveries int                       `json:"deliveries"`
 	Rejected   int                       `json:"rejected"`
+	Routed     int                       `json:"routed,omitempty"`  // gateway messages published
 	Unknown    int                       `json:"unknown,omitempty"` // outcomes recorded UNKNOWN
 	Failed     int                       `json:"failed,omitempty"`  // deliveries that failed for good
 }
@@ -117,7 +123,8 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if err != nil {
 		return SummaryLine{}, err
 	}
-	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome})
+	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
+		OnRouted: r.routed})
 	if err != nil {
 		return SummaryLine{}, err
 	}
@@ -140,7 +147,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if r.err != nil {
 		return SummaryLine{}, r.err
 	}
-	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Unknown: r.unknown, Failed: r.failed}
+	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Routed: r.routedCount, Unknown: r.unknown, Failed: r.failed}
 	return sum, r.enc.Encode(sum)
 }
 
@@ -157,8 +164,12 @@ type runner struct {
 	rejected   int
 	unknown    int
 	failed     int
-	held       map[string]bool // scheduler keys already reported "held"
-	err        error           // first output error of an outcome line
+	// routedCount counts the "routed" lines; relayDue: an ingest accepted an event with
+	// routes, so the next tick on the grid runs the relay even when no row is due.
+	routedCount int
+	relayDue    bool
+	held        map[string]bool // scheduler keys already reported "held"
+	err         error           // first output error of an outcome line
 }
 
 func (r *runner) setup(ctx context.Context) error {
@@ -204,6 +215,10 @@ func (r *runner) loop(ctx context.Context) error {
 		} else if dw != nil && (wake == nil || dw.Before(*wake)) {
 			wake = dw
 		}
+		if r.relayDue && (wake == nil || now.Before(*wake)) {
+			w := now
+			wake = &w
+		}
 		if wake != nil && !wake.After(r.sc.Until) {
 			w := *wake
 			if w.Before(now) {
@@ -229,6 +244,7 @@ func (r *runner) loop(ctx context.Context) error {
 		case !poll.IsZero() && !poll.After(r.sc.Until):
 			now, lastPoll = poll, poll
 			r.clock.Set(now)
+			r.relayDue = false
 			res, err := r.e.Tick(ctx)
 			if err != nil {
 				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
@@ -261,6 +277,12 @@ func (r *runner) input(ctx context.Context, idx int) error {
 	}
 	if in.ReportInputs.count() > 0 {
 		return r.reportInput(ctx, idx)
+	}
+	if len(in.Ingest) > 0 {
+		return r.ingestInput(ctx, idx)
+	}
+	if len(in.Registry) > 0 {
+		return r.registryInput(ctx, idx)
 	}
 	if f := in.ChannelFault; f != nil {
 		r.faults.set(*f)

@@ -42,8 +42,8 @@ type BusinessUnit struct {
 }
 
 // Input is one timed input. Exactly one kind field is set: event, channelFault,
-// settingUpsert or settingDeactivate (settings.go), or one of the report kinds
-// (ReportInputs, report.go).
+// settingUpsert or settingDeactivate (settings.go), ingest or registry (gateway.go), or one
+// of the report kinds (ReportInputs, report.go).
 type Input struct {
 	At    time.Time       `json:"at"` // arrival instant, UTC
 	Event json.RawMessage `json:"event,omitempty"`
@@ -51,6 +51,10 @@ type Input struct {
 	ChannelFault      *ChannelFault      `json:"channelFault,omitempty"`
 	SettingUpsert     json.RawMessage    `json:"settingUpsert,omitempty"`
 	SettingDeactivate *SettingDeactivate `json:"settingDeactivate,omitempty"`
+	// Ingest is a batch of CloudEvents (a JSON array) sent to POST /api/events.
+	Ingest json.RawMessage `json:"ingest,omitempty"`
+	// Registry is a registry file ({"events":[definition, …]}) imported as a new version.
+	Registry json.RawMessage `json:"registry,omitempty"`
 	ReportInputs
 }
 
@@ -198,6 +202,8 @@ func Parse(raw []byte) (*Scenario, error) {
 			ChannelFault      json.RawMessage `json:"channelFault"`
 			SettingUpsert     json.RawMessage `json:"settingUpsert"`
 			SettingDeactivate json.RawMessage `json:"settingDeactivate"`
+			Ingest            json.RawMessage `json:"ingest"`
+			Registry          json.RawMessage `json:"registry"`
 			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
@@ -209,15 +215,26 @@ func Parse(raw []byte) (*Scenario, error) {
 		var fault *ChannelFault
 		input := Input{At: at, Event: in.Event, ReportInputs: in.ReportInputs}
 		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1) +
-			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1); {
+			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1) + min(len(in.Ingest), 1) + min(len(in.Registry), 1); {
 		case kinds > 1:
 			bad("inputs[%d] has two input kinds or more; give one", i)
+		case len(in.Ingest) > 0:
+			// The events themselves are checked when replayed: a bad one is a "rejected" line.
+			if t := bytes.TrimSpace(in.Ingest); len(t) == 0 || t[0] != '[' {
+				bad("inputs[%d].ingest must be a JSON array of CloudEvents (a batch)", i)
+			}
+			input.Ingest = in.Ingest
+		case len(in.Registry) > 0:
+			if t := bytes.TrimSpace(in.Registry); len(t) == 0 || t[0] != '{' {
+				bad("inputs[%d].registry must be a registry file ({\"events\":[definition, …]})", i)
+			}
+			input.Registry = in.Registry
 		case len(in.ChannelFault) > 0:
 			fault = parseFault(i, in.ChannelFault, at, bad)
 		case len(in.SettingUpsert) > 0 || len(in.SettingDeactivate) > 0:
 			errs = append(errs, parseSettingInput(i, in.SettingUpsert, in.SettingDeactivate, buIDs, &input)...)
 		case kinds == 0:
-			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\" or %s)", i, reportKindNames)
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\", \"ingest\", \"registry\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))

@@ -137,6 +137,72 @@ func dupMessage(fold bool) string {
 // uniqueNames walks a JSON document and returns a CodeMalformed error naming the first
 // member given twice in one object (compared ignoring case when fold) by its path.
 func uniqueNames(doc []byte, fold bool) error {
+	if json.Valid(doc) && noRepeatedNames(doc, fold) {
+		return nil
+	}
+	return uniqueNamesSlow(doc, fold)
+}
+
+// maxFastMembers bounds the members of one object noRepeatedNames compares pairwise.
+const maxFastMembers = 64
+
+// noRepeatedNames is uniqueNames' fast path for a valid JSON doc: one pass over the bytes,
+// no token values built. It answers true only when it is sure no object names a member
+// twice; anything it does not decide itself — a name with an escape (equal to another only
+// once unescaped), a non-ASCII name when folding, an object of more than maxFastMembers
+// members, a repeated name — answers false, and uniqueNamesSlow decides and names the path.
+func noRepeatedNames(doc []byte, fold bool) bool {
+	type obj struct {
+		object, expectName bool
+		names              [][]byte
+	}
+	var stack []obj
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; c {
+		case '{':
+			stack = append(stack, obj{object: true, expectName: true})
+		case '[':
+			stack = append(stack, obj{})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if top := len(stack) - 1; stack[top].object {
+				stack[top].expectName = true
+			}
+		case '"':
+			start, escaped, ascii := i+1, false, true
+			for i++; doc[i] != '"'; i++ {
+				switch {
+				case doc[i] == '\\':
+					escaped = true
+					i++
+				case doc[i] >= 0x80:
+					ascii = false
+				}
+			}
+			top := len(stack) - 1
+			if top < 0 || !stack[top].object || !stack[top].expectName {
+				continue // a string value
+			}
+			f := &stack[top]
+			f.expectName = false
+			name := doc[start:i]
+			if escaped || (fold && !ascii) || len(f.names) == maxFastMembers {
+				return false
+			}
+			for _, n := range f.names {
+				if bytes.Equal(n, name) || fold && bytes.EqualFold(n, name) {
+					return false
+				}
+			}
+			f.names = append(f.names, name)
+		}
+	}
+	return true
+}
+
+// uniqueNamesSlow walks doc's tokens and names the path of the first repeated member.
+func uniqueNamesSlow(doc []byte, fold bool) error {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var stack []*frame

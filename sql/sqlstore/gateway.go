@@ -97,8 +97,17 @@ func (s *Store) GatewayEventAccept(ctx context.Context, p store.GatewayEventAcce
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = make([]store.GatewayAcceptOutcome, len(p.Events))
 		now := s.tm(p.Now)
+		// The two statements of every event are bound to the transaction once, not per event.
+		insEvent, err := s.stmt(ctx, tx, "GatewayEventInsert")
+		if err != nil {
+			return err
+		}
+		insOutbox, err := s.stmt(ctx, tx, "OutboxInsert")
+		if err != nil {
+			return err
+		}
 		for i, e := range p.Events {
-			res, err := s.exec(ctx, tx, "GatewayEventInsert", sql.Named("EventSource", e.Source), sql.Named("EventId", e.ID),
+			res, err := insEvent.ExecContext(ctx, sql.Named("EventSource", e.Source), sql.Named("EventId", e.ID),
 				sql.Named("EventType", e.Type), sql.Named("BusinessUnitId", e.BusinessUnitID), sql.Named("CustomerId", e.CustomerID),
 				sql.Named("RegistryVersion", e.RegistryVersion), sql.Named("Routes", e.Routes), sql.Named("Now", now))
 			if err != nil {
@@ -113,7 +122,7 @@ func (s *Store) GatewayEventAccept(ctx context.Context, p store.GatewayEventAcce
 			out[i] = store.GatewayAccepted
 			var written []string
 			for _, m := range e.Outbox {
-				res, err := s.exec(ctx, tx, "OutboxInsert", sql.Named("MessageId", m.MessageID), sql.Named("Destination", m.Destination),
+				res, err := insOutbox.ExecContext(ctx, sql.Named("MessageId", m.MessageID), sql.Named("Destination", m.Destination),
 					sql.Named("SessionId", nstr(m.SessionID)), sql.Named("Body", m.Body), sql.Named("Now", now))
 				if err != nil {
 					return fmt.Errorf("%s OutboxInsert: %w", s.d.Name, err)

@@ -5,6 +5,7 @@
 package eventsapi
 
 import (
+	_ "embed" // openapi.yaml
 	"net/http"
 	"strings"
 
@@ -16,6 +17,13 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of these routes (YAML); a test checks it against
+// the router in both directions and validates real calls with it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 
 // Path is the ingest route; MetricsPath the gateway's metrics.
 const (

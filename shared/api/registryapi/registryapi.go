@@ -6,6 +6,7 @@
 package registryapi
 
 import (
+	_ "embed" // openapi.yaml
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -17,6 +18,13 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 )
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of these routes (YAML); a test checks it against
+// the router in both directions and validates real calls with it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 
 // Prefix of every route.
 const Prefix = "/api/event-registry"

@@ -1,0 +1,311 @@
+package eventsapi_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	verrors "github.com/pb33f/libopenapi-validator/errors"
+
+	"github.com/automation-platform/automation/shared/api/eventsapi"
+	"github.com/automation-platform/automation/shared/api/registryapi"
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/httpapi"
+)
+
+// openAPIDoc parses the embedded document, optionally edited by edit (a deliberate mismatch).
+func openAPIDoc(t *testing.T, edit func(string) string) libopenapi.Document {
+	t.Helper()
+	raw := string(eventsapi.OpenAPI())
+	if edit != nil {
+		raw = edit(raw)
+	}
+	doc, err := libopenapi.NewDocument([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// documentedRoutes lists "METHOD /path" for every operation of doc.
+func documentedRoutes(t *testing.T, doc libopenapi.Document) []string {
+	t.Helper()
+	model, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for path, item := range model.Model.Paths.PathItems.FromOldest() {
+		for method := range item.GetOperations().FromOldest() {
+			out = append(out, strings.ToUpper(method)+" "+path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// routeDiff names the routes only one side has ("" when both list the same).
+func routeDiff(documented, registered []string) string {
+	var msgs []string
+	for _, d := range documented {
+		if !contains(registered, d) {
+			msgs = append(msgs, "documented but not registered: "+d)
+		}
+	}
+	for _, r := range registered {
+		if !contains(documented, r) {
+			msgs = append(msgs, "registered but not documented: "+r)
+		}
+	}
+	return strings.Join(msgs, "\n")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+type env struct {
+	rt *app.Runtime
+	v  validator.Validator
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC)),
+		Log: slog.New(slog.DiscardHandler), LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	v, errs := validator.NewValidator(openAPIDoc(t, nil))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return &env{rt: rt, v: v}
+}
+
+type resp struct {
+	code int
+	hdr  http.Header
+	body []byte
+}
+
+// call sends a request through the runtime's Functions router and checks request and
+// answer against the document: a 2xx must match its operation (parameters, body, headers,
+// response schema); an error answer must be a documented problem of that status.
+func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
+	t.Helper()
+	mk := func() *http.Request {
+		var rd io.Reader = http.NoBody
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req := httptest.NewRequest(method, path, rd)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for _, h := range headers {
+			k, v, _ := strings.Cut(h, ":")
+			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+		return req
+	}
+	rec := httptest.NewRecorder()
+	e.rt.Functions.ServeHTTP(rec, mk())
+	r := resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
+	req := mk()
+	res := &http.Response{StatusCode: r.code, Header: r.hdr, Body: io.NopCloser(bytes.NewReader(r.body)), Request: req}
+	var ok bool
+	var errs []*verrors.ValidationError
+	if r.code < 400 {
+		ok, errs = e.v.ValidateHttpRequestResponse(req, res)
+	} else {
+		ok, errs = e.v.ValidateHttpResponse(req, res)
+	}
+	if !ok {
+		var msgs []string
+		for _, ve := range errs {
+			msgs = append(msgs, ve.Message+": "+ve.Reason)
+			for _, se := range ve.SchemaValidationErrors {
+				msgs = append(msgs, "  "+se.FieldPath+" ("+se.KeywordLocation+"): "+se.Reason)
+			}
+		}
+		t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %.2000s", method, path, r.code, strings.Join(msgs, "\n"), r.body)
+	}
+	return r
+}
+
+// TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
+// the routes eventsapi.Register adds (both directions), which are exactly the runtime's
+// routes under /api/events; a renamed operation is caught both ways.
+func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
+	t.Parallel()
+	doc := openAPIDoc(t, nil)
+	if v := doc.GetVersion(); v != "3.1.0" {
+		t.Fatalf("OpenAPI version %q", v)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if ok, verrs := v.ValidateDocument(); !ok {
+		for _, e := range verrs {
+			t.Errorf("document: %s %s", e.Message, e.Reason)
+		}
+	}
+	documented := documentedRoutes(t, doc)
+	r := funchost.NewRouter(nil)
+	eventsapi.Register(r, httpapi.New(httpapi.Options{}), eventsapi.Deps{Service: &gateway.Service{}})
+	registered := r.HTTPPatterns()
+	sort.Strings(registered)
+	if diff := routeDiff(documented, registered); diff != "" {
+		t.Fatalf("openapi.yaml and the router differ:\n%s", diff)
+	}
+	e := newEnv(t)
+	var runtime []string
+	for _, p := range e.rt.Functions.HTTPPatterns() {
+		if _, path, _ := strings.Cut(p, " "); path == eventsapi.Path || strings.HasPrefix(path, eventsapi.Path+"/") {
+			runtime = append(runtime, p)
+		}
+	}
+	sort.Strings(runtime)
+	if diff := routeDiff(documented, runtime); diff != "" {
+		t.Fatalf("openapi.yaml and the runtime's %s routes differ:\n%s", eventsapi.Path, diff)
+	}
+	broken := documentedRoutes(t, openAPIDoc(t, func(s string) string {
+		return strings.Replace(s, "  /api/events/metrics:\n    get:", "  /api/events/metrics:\n    put:", 1)
+	}))
+	diff := routeDiff(broken, registered)
+	if !strings.Contains(diff, "documented but not registered: PUT /api/events/metrics") ||
+		!strings.Contains(diff, "registered but not documented: GET /api/events/metrics") {
+		t.Fatalf("a renamed operation was not caught:\n%s", diff)
+	}
+}
+
+const viewItem = `{"eventType":"ViewItem","class":"COUNTER","schema":{"type":"object","required":["itemId"],"properties":{"itemId":{"type":"string"}}},"counterInstructions":[{"attribute_code":"views","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`
+
+func event(id, data string) string {
+	return `{"specversion":"1.0","id":"` + id + `","source":"/app","type":"ViewItem","businessunitid":"bu-1","customerid":"C-1","data":` + data + `}`
+}
+
+// TestEventsAPIMatchesOpenAPI sends events in every content mode — a batch with accepted,
+// duplicate and rejected results, a structured event, a binary-mode event with ce-* headers,
+// an Idempotency-Key replay — and the error answers (400 not an array, 404 out of scope, 413
+// over 500, 422 naming the member), then reads the metrics (all, one business unit, out of
+// scope, an unknown parameter), checking each request and answer against openapi.yaml.
+func TestEventsAPIMatchesOpenAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	want := func(r resp, code int) resp {
+		t.Helper()
+		if r.code != code {
+			t.Fatalf("status %d, want %d: %s", r.code, code, r.body)
+		}
+		return r
+	}
+	if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	batch := "[" + event("v1", `{"itemId":"A"}`) + "," + event("v1", `{"itemId":"A"}`) + "," + event("v2", `{"itemId":7}`) + `,{"id":"v3"},"junk"]`
+	r := want(e.call(t, "POST", eventsapi.Path, batch, "Content-Type: application/cloudevents-batch+json"), 200)
+	for _, s := range []string{`"status":"accepted"`, `"status":"duplicate"`, `"pointer":"/data/itemId"`} {
+		if !strings.Contains(string(r.body), s) {
+			t.Errorf("batch results lack %s: %s", s, r.body)
+		}
+	}
+	want(e.call(t, "POST", eventsapi.Path, event("s1", `{"itemId":"B"}`), "Content-Type: application/cloudevents+json"), 200)
+	want(e.call(t, "POST", eventsapi.Path, event("s2", `{"itemId":"B"}`)), 200)
+	want(e.call(t, "POST", eventsapi.Path, event("s2", `{"itemId":"B"}`)), 200) // a duplicate
+	want(e.call(t, "POST", eventsapi.Path, event("s3", `{}`)), 422)
+	want(e.call(t, "POST", eventsapi.Path, event("s4", `{"itemId":"B"}`), "X-Automation-Business-Units: bu-2"), 404)
+	want(e.call(t, "POST", eventsapi.Path, `{"itemId":"C"}`, "ce-specversion: 1.0", "ce-id: b1", "ce-source: /app", "ce-type: ViewItem",
+		"ce-businessunitid: bu-1", "ce-customerid: C-1", "ce-time: 2026-07-10T16:00:00Z"), 200)
+	want(e.call(t, "POST", eventsapi.Path, `{}`, "ce-specversion: 1.0", "ce-id: b2", "ce-source: /app", "ce-type: ViewItem",
+		"ce-businessunitid: bu-1", "ce-customerid: C-1"), 422)
+	first := want(e.call(t, "POST", eventsapi.Path, event("k1", `{"itemId":"D"}`), "Idempotency-Key: key-1"), 200)
+	again := want(e.call(t, "POST", eventsapi.Path, event("k1", `{"itemId":"D"}`), "Idempotency-Key: key-1"), 200)
+	if string(first.body) != string(again.body) || again.hdr.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("Idempotency-Key: %s / %s %v", first.body, again.body, again.hdr)
+	}
+	want(e.call(t, "POST", eventsapi.Path, `{"not":"an array"}`, "Content-Type: application/cloudevents-batch+json"), 400)
+	big := make([]string, 501)
+	for i := range big {
+		big[i] = event("x", `{"itemId":"E"}`)
+	}
+	want(e.call(t, "POST", eventsapi.Path, "["+strings.Join(big, ",")+"]", "Content-Type: application/cloudevents-batch+json"), 413)
+	m := want(e.call(t, "GET", eventsapi.MetricsPath, ""), 200)
+	if !strings.Contains(string(m.body), `"outboxLag"`) || !strings.Contains(string(m.body), `"eventType":"ViewItem"`) {
+		t.Errorf("metrics: %s", m.body)
+	}
+	want(e.call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-1", ""), 200)
+	want(e.call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-9", "", "X-Automation-Business-Units: bu-1"), 404)
+	want(e.call(t, "GET", eventsapi.MetricsPath+"?nope=1", ""), 400)
+}
+
+// A document that disagrees with the answers fails the validation: the check is real.
+func TestBrokenDocumentFailsValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	broken := openAPIDoc(t, func(s string) string {
+		// A result's status without "duplicate": a real duplicate answer no longer matches.
+		return strings.Replace(s, "status: {enum: [accepted, duplicate, rejected]}", "status: {enum: [accepted, rejected]}", 1)
+	})
+	v, errs := validator.NewValidator(broken)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(viewItem))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Automation-Operator", "ops")
+	e.rt.Functions.ServeHTTP(rec, req)
+	if rec.Code != 201 {
+		t.Fatalf("registry: %d %s", rec.Code, rec.Body)
+	}
+	send := func() (*http.Request, *httptest.ResponseRecorder) {
+		body := "[" + event("d1", `{"itemId":"A"}`) + "]"
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", eventsapi.Path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+		e.rt.Functions.ServeHTTP(rec, req)
+		return httptest.NewRequest("POST", eventsapi.Path, strings.NewReader(body)), rec
+	}
+	send()
+	req, rec = send() // d1 again: a duplicate
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"duplicate"`) {
+		t.Fatalf("redelivery: %d %s", rec.Code, rec.Body)
+	}
+	req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+	res := func() *http.Response {
+		return &http.Response{StatusCode: rec.Code, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(rec.Body.Bytes())), Request: req}
+	}
+	if ok, _ := v.ValidateHttpResponse(req, res()); ok {
+		t.Fatal("the broken document accepted the duplicate answer")
+	}
+	if ok, errs := e.v.ValidateHttpResponse(req, res()); !ok {
+		t.Fatalf("the real document refused the answer: %v", errs[0].Reason)
+	}
+}
