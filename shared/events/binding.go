@@ -122,7 +122,7 @@ func binaryEvent(ctx context.Context, header http.Header, body []byte) Raw {
 // properties) in structured form; data must be JSON.
 func fromSDK(ev *cloudevents.Event) Raw {
 	ct := ev.DataContentType()
-	if ct != "" && !strings.HasPrefix(ct, "application/json") && !strings.HasSuffix(strings.SplitN(ct, ";", 2)[0], "+json") {
+	if ct != "" && !isJSONMediaType(ct, true) {
 		return Raw{Err: automation.Invalid("datacontenttype", "must be application/json, got %q", ct)}
 	}
 	fields := map[string]any{}
@@ -252,7 +252,7 @@ func DecodeServiceBusMessage(props map[string]any, contentType string, body []by
 			fields["datacontenttype"] = ct
 		}
 	}
-	if ct, _ := fields["datacontenttype"].(string); ct != "" && !strings.HasPrefix(ct, "application/json") {
+	if ct, _ := fields["datacontenttype"].(string); ct != "" && !isJSONMediaType(ct, false) {
 		return Raw{Err: automation.Invalid("datacontenttype", "must be application/json, got %q", ct)}
 	}
 	if data := bytes.TrimSpace(body); len(data) > 0 {
@@ -266,4 +266,16 @@ func DecodeServiceBusMessage(props map[string]any, contentType string, body []by
 		return Raw{Err: automation.Invalid("event", "%v", err)}
 	}
 	return Raw{JSON: raw}
+}
+
+// isJSONMediaType reports whether ct (a media type with optional parameters, RFC 9110
+// section 8.3.1) is application/json — or, with suffix, any type with the +json structured
+// syntax suffix (RFC 6839), e.g. application/cloudevents+json. Types are compared without
+// regard to case; "application/jsonx" is not JSON.
+func isJSONMediaType(ct string, suffix bool) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (suffix && strings.HasSuffix(mt, "+json"))
 }

@@ -161,7 +161,7 @@ func Parse(raw []byte) (Event, error) {
 		return Event{}, err
 	}
 	ev.Deleted = strings.HasSuffix(strings.ToLower(ev.Type), ".deleted")
-	if ct := ce.DataContentType(); ct != "" && !strings.HasPrefix(ct, "application/json") {
+	if ct := ce.DataContentType(); ct != "" && !isJSONMediaType(ct, false) {
 		return Event{}, automation.Invalid("datacontenttype", "must be application/json, got %q", ct)
 	}
 	if ce.DataBase64 {
@@ -246,7 +246,7 @@ func checkContext(fields map[string]json.RawMessage) error {
 	}
 	if ct, ok, err := str("datacontenttype"); err != nil {
 		return err
-	} else if ok && !strings.HasPrefix(ct, "application/json") {
+	} else if ok && !isJSONMediaType(ct, false) {
 		return automation.Invalid("datacontenttype", "must be application/json, got %q", ct)
 	}
 	if ts, ok, err := str("time"); err != nil {

@@ -513,3 +513,25 @@ func TestAttributeNamesAndDeletedSuffix(t *testing.T) {
 		}
 	}
 }
+
+// A datacontenttype is JSON by its media type, not by a prefix: "application/jsonx" and
+// "application/json-patch" are not application/json, while parameters are allowed (RFC 9110
+// section 8.3.1). Letter case is refused: the CloudEvents SDK reads data by the exact type.
+func TestDataContentTypeIsAMediaType(t *testing.T) {
+	t.Parallel()
+	for ct, ok := range map[string]bool{
+		"application/json":                true,
+		"application/json; charset=utf-8": true,
+		"Application/JSON":                false,
+		"application/jsonx":               false,
+		"application/json-patch+json":     false, // +json, but data is an object, not a patch
+		"application/json;;":              false,
+		"text/json":                       false,
+		"application/cloudevents+jsonfoo": false,
+	} {
+		_, err := events.Parse(encode(t, with(func(m map[string]any) { m["datacontenttype"] = ct })))
+		if (err == nil) != ok {
+			t.Errorf("datacontenttype %q: err %v, want accepted %v", ct, err, ok)
+		}
+	}
+}
