@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +48,16 @@ func Load(t testing.TB, raw []byte) *Doc {
 		t.Fatalf("validator: %v", errs)
 	}
 	return &Doc{raw: string(raw), doc: doc, v: v}
+}
+
+// LoadFile is Load of the file at path (relative to the test's package directory).
+func LoadFile(t testing.TB, path string) *Doc {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Load(t, raw)
 }
 
 // Edit loads a copy of the document changed by edit (a deliberate mismatch); an edit that
