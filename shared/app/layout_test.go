@@ -26,10 +26,10 @@ import (
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
 //     and the SQL files' parity test (sql).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
-//     (events), the HTTP conventions (httpapi), the business units every domain works in
-//     (businessunit), the store and bus suites (storetest,
-//     bustest), SQL behind the store (sql/sqlstore), the trace and bus adapters
-//     (trace/localtrace, azure, local).
+//     (events), the HTTP conventions (httpapi) and the adapters' OpenAPI checks
+//     (httpapi/openapitest), the business units every domain works in (businessunit), the
+//     store and bus suites (storetest, bustest), SQL behind the store (sql/sqlstore), the
+//     trace and bus adapters (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
 //     (delivery); the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
 //     (publish), over parsed events.
@@ -53,11 +53,11 @@ import (
 // built on it depend on a SQL dialect (sql/mssql, sql/sqlite), and only the Azure adapter
 // (and the SQL Server driver's Entra ID auth in sql/mssql) imports the Azure SDK. A
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
-// channeltest) is imported by tests only.
+// channeltest, the OpenAPI checks openapitest) is imported by tests only.
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
-	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/httpapi/openapitest", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi"},

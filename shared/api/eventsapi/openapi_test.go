@@ -1,20 +1,14 @@
 package eventsapi_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
@@ -24,67 +18,12 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
 
-// openAPIDoc parses the embedded document, optionally edited by edit (a deliberate mismatch).
-func openAPIDoc(t *testing.T, edit func(string) string) libopenapi.Document {
-	t.Helper()
-	raw := string(eventsapi.OpenAPI())
-	if edit != nil {
-		raw = edit(raw)
-	}
-	doc, err := libopenapi.NewDocument([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-// documentedRoutes lists "METHOD /path" for every operation of doc.
-func documentedRoutes(t *testing.T, doc libopenapi.Document) []string {
-	t.Helper()
-	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for path, item := range model.Model.Paths.PathItems.FromOldest() {
-		for method := range item.GetOperations().FromOldest() {
-			out = append(out, strings.ToUpper(method)+" "+path)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// routeDiff names the routes only one side has ("" when both list the same).
-func routeDiff(documented, registered []string) string {
-	var msgs []string
-	for _, d := range documented {
-		if !contains(registered, d) {
-			msgs = append(msgs, "documented but not registered: "+d)
-		}
-	}
-	for _, r := range registered {
-		if !contains(documented, r) {
-			msgs = append(msgs, "registered but not documented: "+r)
-		}
-	}
-	return strings.Join(msgs, "\n")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 type env struct {
-	rt *app.Runtime
-	v  validator.Validator
+	rt  *app.Runtime
+	doc *openapitest.Doc
 }
 
 func newEnv(t *testing.T) *env {
@@ -100,11 +39,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	v, errs := validator.NewValidator(openAPIDoc(t, nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	return &env{rt: rt, v: v}
+	return &env{rt: rt, doc: openapitest.Load(t, eventsapi.OpenAPI())}
 }
 
 type resp struct {
@@ -137,24 +72,7 @@ func (e *env) call(t *testing.T, method, path, body string, headers ...string) r
 	e.rt.Functions.ServeHTTP(rec, mk())
 	r := resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
 	req := mk()
-	res := &http.Response{StatusCode: r.code, Header: r.hdr, Body: io.NopCloser(bytes.NewReader(r.body)), Request: req}
-	var ok bool
-	var errs []*verrors.ValidationError
-	if r.code < 400 {
-		ok, errs = e.v.ValidateHttpRequestResponse(req, res)
-	} else {
-		ok, errs = e.v.ValidateHttpResponse(req, res)
-	}
-	if !ok {
-		var msgs []string
-		for _, ve := range errs {
-			msgs = append(msgs, ve.Message+": "+ve.Reason)
-			for _, se := range ve.SchemaValidationErrors {
-				msgs = append(msgs, "  "+se.FieldPath+" ("+se.KeywordLocation+"): "+se.Reason)
-			}
-		}
-		t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %.2000s", method, path, r.code, strings.Join(msgs, "\n"), r.body)
-	}
+	e.doc.Validate(t, req, openapitest.Answer(req, r.code, r.hdr, r.body))
 	return r
 }
 
@@ -163,46 +81,14 @@ func (e *env) call(t *testing.T, method, path, body string, headers ...string) r
 // routes under /api/events; a renamed operation is caught both ways.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc := openAPIDoc(t, nil)
-	if v := doc.GetVersion(); v != "3.1.0" {
-		t.Fatalf("OpenAPI version %q", v)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		for _, e := range verrs {
-			t.Errorf("document: %s %s", e.Message, e.Reason)
-		}
-	}
-	documented := documentedRoutes(t, doc)
+	e := newEnv(t)
+	e.doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	eventsapi.Register(r, httpapi.New(httpapi.Options{}), eventsapi.Deps{Service: &gateway.Service{}})
 	registered := r.HTTPPatterns()
-	sort.Strings(registered)
-	if diff := routeDiff(documented, registered); diff != "" {
-		t.Fatalf("openapi.yaml and the router differ:\n%s", diff)
-	}
-	e := newEnv(t)
-	var runtime []string
-	for _, p := range e.rt.Functions.HTTPPatterns() {
-		if _, path, _ := strings.Cut(p, " "); path == eventsapi.Path || strings.HasPrefix(path, eventsapi.Path+"/") {
-			runtime = append(runtime, p)
-		}
-	}
-	sort.Strings(runtime)
-	if diff := routeDiff(documented, runtime); diff != "" {
-		t.Fatalf("openapi.yaml and the runtime's %s routes differ:\n%s", eventsapi.Path, diff)
-	}
-	broken := documentedRoutes(t, openAPIDoc(t, func(s string) string {
-		return strings.Replace(s, "  /api/events/metrics:\n    get:", "  /api/events/metrics:\n    put:", 1)
-	}))
-	diff := routeDiff(broken, registered)
-	if !strings.Contains(diff, "documented but not registered: PUT /api/events/metrics") ||
-		!strings.Contains(diff, "registered but not documented: GET /api/events/metrics") {
-		t.Fatalf("a renamed operation was not caught:\n%s", diff)
-	}
+	e.doc.CheckRoutes(t, "the router", registered)
+	e.doc.CheckRoutes(t, "the runtime's "+eventsapi.Path+" routes", openapitest.Under(e.rt.Functions.HTTPPatterns(), eventsapi.Path))
+	e.doc.CheckRenameCaught(t, registered, eventsapi.MetricsPath, "get", "put")
 }
 
 const viewItem = `{"eventType":"ViewItem","class":"COUNTER","schema":{"type":"object","required":["itemId"],"properties":{"itemId":{"type":"string"}}},"counterInstructions":[{"attribute_code":"views","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`
@@ -269,14 +155,10 @@ func TestEventsAPIMatchesOpenAPI(t *testing.T) {
 func TestBrokenDocumentFailsValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	broken := openAPIDoc(t, func(s string) string {
+	broken := e.doc.Edit(t, func(s string) string {
 		// A result's status without "duplicate": a real duplicate answer no longer matches.
 		return strings.Replace(s, "status: {enum: [accepted, duplicate, rejected]}", "status: {enum: [accepted, rejected]}", 1)
 	})
-	v, errs := validator.NewValidator(broken)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(viewItem))
 	req.Header.Set("Content-Type", "application/json")
@@ -285,27 +167,28 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 	if rec.Code != 201 {
 		t.Fatalf("registry: %d %s", rec.Code, rec.Body)
 	}
-	send := func() (*http.Request, *httptest.ResponseRecorder) {
-		body := "[" + event("d1", `{"itemId":"A"}`) + "]"
+	body := "[" + event("d1", `{"itemId":"A"}`) + "]"
+	send := func() *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", eventsapi.Path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
 		e.rt.Functions.ServeHTTP(rec, req)
-		return httptest.NewRequest("POST", eventsapi.Path, strings.NewReader(body)), rec
+		return rec
 	}
 	send()
-	req, rec = send() // d1 again: a duplicate
+	rec = send() // d1 again: a duplicate
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"duplicate"`) {
 		t.Fatalf("redelivery: %d %s", rec.Code, rec.Body)
 	}
-	req.Header.Set("Content-Type", "application/cloudevents-batch+json")
-	res := func() *http.Response {
-		return &http.Response{StatusCode: rec.Code, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(rec.Body.Bytes())), Request: req}
+	exchange := func() (*http.Request, *http.Response) {
+		req := httptest.NewRequest("POST", eventsapi.Path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+		return req, openapitest.Answer(req, rec.Code, rec.Header(), rec.Body.Bytes())
 	}
-	if ok, _ := v.ValidateHttpResponse(req, res()); ok {
+	if msg := e.doc.Mismatch(exchange()); msg != "" {
+		t.Fatalf("the real document refused the answer: %s", msg)
+	}
+	if broken.Mismatch(exchange()) == "" {
 		t.Fatal("the broken document accepted the duplicate answer")
-	}
-	if ok, errs := e.v.ValidateHttpResponse(req, res()); !ok {
-		t.Fatalf("the real document refused the answer: %v", errs[0].Reason)
 	}
 }

@@ -2,7 +2,6 @@ package inboxapi_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,22 +9,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
@@ -99,120 +93,26 @@ func (e *env) call(method, path string, timeout time.Duration, headers ...string
 	return resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
 }
 
-func openAPIDoc(t *testing.T, edit func(string) string) libopenapi.Document {
-	t.Helper()
-	raw, err := os.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		raw = []byte(edit(string(raw)))
-	}
-	doc, err := libopenapi.NewDocument(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-func documentedRoutes(t *testing.T, doc libopenapi.Document) []string {
-	t.Helper()
-	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for path, item := range model.Model.Paths.PathItems.FromOldest() {
-		for method := range item.GetOperations().FromOldest() {
-			out = append(out, strings.ToUpper(method)+" "+path)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func routeDiff(documented, registered []string) string {
-	has := func(list []string, s string) bool {
-		for _, x := range list {
-			if x == s {
-				return true
-			}
-		}
-		return false
-	}
-	var msgs []string
-	for _, d := range documented {
-		if !has(registered, d) {
-			msgs = append(msgs, "documented but not registered: "+d)
-		}
-	}
-	for _, r := range registered {
-		if !has(documented, r) {
-			msgs = append(msgs, "registered but not documented: "+r)
-		}
-	}
-	return strings.Join(msgs, "\n")
-}
-
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
 // the routes inboxapi.Register adds, both ways; a renamed operation is caught.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc := openAPIDoc(t, nil)
-	if v := doc.GetVersion(); v != "3.1.0" {
-		t.Fatalf("OpenAPI version %q", v)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		for _, e := range verrs {
-			t.Errorf("document: %s %s", e.Message, e.Reason)
-		}
-	}
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	inboxapi.Register(r, httpapi.New(httpapi.Options{}), &inbox.Service{}, inboxapi.Options{})
 	registered := r.HTTPPatterns()
-	sort.Strings(registered)
-	if diff := routeDiff(documentedRoutes(t, doc), registered); diff != "" {
-		t.Fatalf("openapi.yaml and the router differ:\n%s", diff)
-	}
-	renamed := documentedRoutes(t, openAPIDoc(t, func(s string) string {
-		return strings.Replace(s, "  /api/inbox/{recipientId}/stream:\n    get:", "  /api/inbox/{recipientId}/stream:\n    post:", 1)
-	}))
-	diff := routeDiff(renamed, registered)
-	if !strings.Contains(diff, "documented but not registered: POST /api/inbox/{recipientId}/stream") ||
-		!strings.Contains(diff, "registered but not documented: GET /api/inbox/{recipientId}/stream") {
-		t.Fatalf("a renamed operation was not caught:\n%s", diff)
-	}
+	doc.CheckRoutes(t, "the router", registered)
+	doc.CheckRenameCaught(t, registered, "/api/inbox/{recipientId}/stream", "get", "post")
 }
 
 // validate returns why the exchange does not match the document ("" when it does).
-func validate(v validator.Validator, method, path string, r resp, headers ...string) string {
+func validate(v *openapitest.Doc, method, path string, r resp, headers ...string) string {
 	req := httptest.NewRequest(method, path, http.NoBody)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res := &http.Response{StatusCode: r.code, Header: r.hdr, Body: io.NopCloser(bytes.NewReader(r.body)), Request: req}
-	var ok bool
-	var errs []*verrors.ValidationError
-	if r.code < 400 {
-		ok, errs = v.ValidateHttpRequestResponse(req, res)
-	} else {
-		ok, errs = v.ValidateHttpResponse(req, res)
-	}
-	if ok {
-		return ""
-	}
-	var msgs []string
-	for _, ve := range errs {
-		msgs = append(msgs, ve.Message+": "+ve.Reason)
-		for _, se := range ve.SchemaValidationErrors {
-			msgs = append(msgs, "  "+se.FieldPath+": "+se.Reason)
-		}
-	}
-	return strings.Join(msgs, "\n")
+	return v.Mismatch(req, openapitest.Answer(req, r.code, r.hdr, r.body))
 }
 
 // TestInboxAPIMatchesOpenAPI makes real calls — pages with the cursor and every state,
@@ -222,10 +122,7 @@ func validate(v validator.Validator, method, path string, r resp, headers ...str
 func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1, time.Hour)
-	v, errs := validator.NewValidator(openAPIDoc(t, nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	v := openapitest.LoadFile(t, "openapi.yaml")
 	for i := 1; i <= 5; i++ {
 		e.send(t, "bu-1", "user-1", fmt.Sprintf("dlv_%d", i))
 	}
@@ -519,18 +416,11 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 			return strings.Replace(s, "enum: [Malformed, Unauthorized, NotFound, ", "enum: [Malformed, Unauthorized, ", 1)
 		}, "/api/inbox/user-1?businessUnitId=bu-2", missing},
 	} {
-		good, _ := validator.NewValidator(openAPIDoc(t, nil))
+		good := openapitest.LoadFile(t, "openapi.yaml")
 		if msg := validate(good, "GET", c.path, c.r); msg != "" {
 			t.Fatalf("%s: the real document refuses the answer: %s", name, msg)
 		}
-		raw, _ := os.ReadFile("openapi.yaml")
-		if c.edit(string(raw)) == string(raw) {
-			t.Fatalf("%s: the edit did not apply", name)
-		}
-		bad, errs := validator.NewValidator(openAPIDoc(t, c.edit))
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
+		bad := good.Edit(t, c.edit)
 		if validate(bad, "GET", c.path, c.r) == "" {
 			t.Errorf("%s: the answer was not refused", name)
 		}

@@ -1,20 +1,14 @@
 package registryapi_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/app"
@@ -23,67 +17,12 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
 
-// openAPIDoc parses the embedded document, optionally edited by edit (a deliberate mismatch).
-func openAPIDoc(t *testing.T, edit func(string) string) libopenapi.Document {
-	t.Helper()
-	raw := string(registryapi.OpenAPI())
-	if edit != nil {
-		raw = edit(raw)
-	}
-	doc, err := libopenapi.NewDocument([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-// documentedRoutes lists "METHOD /path" for every operation of doc.
-func documentedRoutes(t *testing.T, doc libopenapi.Document) []string {
-	t.Helper()
-	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for path, item := range model.Model.Paths.PathItems.FromOldest() {
-		for method := range item.GetOperations().FromOldest() {
-			out = append(out, strings.ToUpper(method)+" "+path)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// routeDiff names the routes only one side has ("" when both list the same).
-func routeDiff(documented, registered []string) string {
-	var msgs []string
-	for _, d := range documented {
-		if !contains(registered, d) {
-			msgs = append(msgs, "documented but not registered: "+d)
-		}
-	}
-	for _, r := range registered {
-		if !contains(documented, r) {
-			msgs = append(msgs, "registered but not documented: "+r)
-		}
-	}
-	return strings.Join(msgs, "\n")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 type env struct {
-	rt *app.Runtime
-	v  validator.Validator
+	rt  *app.Runtime
+	doc *openapitest.Doc
 }
 
 func newEnv(t *testing.T) *env {
@@ -99,11 +38,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	v, errs := validator.NewValidator(openAPIDoc(t, nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	return &env{rt: rt, v: v}
+	return &env{rt: rt, doc: openapitest.Load(t, registryapi.OpenAPI())}
 }
 
 type resp struct {
@@ -136,24 +71,7 @@ func (e *env) call(t *testing.T, method, path, body string, headers ...string) r
 	e.rt.Functions.ServeHTTP(rec, mk())
 	r := resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
 	req := mk()
-	res := &http.Response{StatusCode: r.code, Header: r.hdr, Body: io.NopCloser(bytes.NewReader(r.body)), Request: req}
-	var ok bool
-	var errs []*verrors.ValidationError
-	if r.code < 400 {
-		ok, errs = e.v.ValidateHttpRequestResponse(req, res)
-	} else {
-		ok, errs = e.v.ValidateHttpResponse(req, res)
-	}
-	if !ok {
-		var msgs []string
-		for _, ve := range errs {
-			msgs = append(msgs, ve.Message+": "+ve.Reason)
-			for _, se := range ve.SchemaValidationErrors {
-				msgs = append(msgs, "  "+se.FieldPath+" ("+se.KeywordLocation+"): "+se.Reason)
-			}
-		}
-		t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %.2000s", method, path, r.code, strings.Join(msgs, "\n"), r.body)
-	}
+	e.doc.Validate(t, req, openapitest.Answer(req, r.code, r.hdr, r.body))
 	return r
 }
 
@@ -162,46 +80,14 @@ func (e *env) call(t *testing.T, method, path, body string, headers ...string) r
 // routes under /api/event-registry; a renamed operation is caught both ways.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc := openAPIDoc(t, nil)
-	if v := doc.GetVersion(); v != "3.1.0" {
-		t.Fatalf("OpenAPI version %q", v)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		for _, e := range verrs {
-			t.Errorf("document: %s %s", e.Message, e.Reason)
-		}
-	}
-	documented := documentedRoutes(t, doc)
+	e := newEnv(t)
+	e.doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	registryapi.Register(r, httpapi.New(httpapi.Options{}), &gateway.Admin{})
 	registered := r.HTTPPatterns()
-	sort.Strings(registered)
-	if diff := routeDiff(documented, registered); diff != "" {
-		t.Fatalf("openapi.yaml and the router differ:\n%s", diff)
-	}
-	e := newEnv(t)
-	var runtime []string
-	for _, p := range e.rt.Functions.HTTPPatterns() {
-		if _, path, _ := strings.Cut(p, " "); strings.HasPrefix(path, registryapi.Prefix) {
-			runtime = append(runtime, p)
-		}
-	}
-	sort.Strings(runtime)
-	if diff := routeDiff(documented, runtime); diff != "" {
-		t.Fatalf("openapi.yaml and the runtime's %s routes differ:\n%s", registryapi.Prefix, diff)
-	}
-	broken := documentedRoutes(t, openAPIDoc(t, func(s string) string {
-		return strings.Replace(s, "  /api/event-registry/export:\n    get:", "  /api/event-registry/export:\n    post:", 1)
-	}))
-	diff := routeDiff(broken, registered)
-	if !strings.Contains(diff, "documented but not registered: POST /api/event-registry/export") ||
-		!strings.Contains(diff, "registered but not documented: GET /api/event-registry/export") {
-		t.Fatalf("a renamed operation was not caught:\n%s", diff)
-	}
+	e.doc.CheckRoutes(t, "the router", registered)
+	e.doc.CheckRoutes(t, "the runtime's "+registryapi.Prefix+" routes", openapitest.Under(e.rt.Functions.HTTPPatterns(), registryapi.Prefix))
+	e.doc.CheckRenameCaught(t, registered, registryapi.Prefix+"/export", "get", "post")
 }
 
 const (
@@ -272,14 +158,10 @@ func TestRegistryAPIMatchesOpenAPI(t *testing.T) {
 func TestBrokenDocumentFailsValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	broken := openAPIDoc(t, func(s string) string {
+	broken := e.doc.Edit(t, func(s string) string {
 		// Entry's createdOn renamed: every real answer now lacks a required member.
 		return strings.Replace(s, "required: [eventType, version, operator, createdOn, definition]", "required: [eventType, version, operator, savedOn, definition]", 1)
 	})
-	v, errs := validator.NewValidator(broken)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(login))
 	req.Header.Set("Content-Type", "application/json")
@@ -288,13 +170,16 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 	if rec.Code != 201 {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
 	}
-	req = httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(login))
-	req.Header.Set("Content-Type", "application/json")
-	res := &http.Response{StatusCode: rec.Code, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(rec.Body.Bytes())), Request: req}
-	if ok, _ := v.ValidateHttpResponse(req, res); ok {
-		t.Fatal("the broken document accepted the answer")
+	exchange := func() (*http.Request, *http.Response) {
+		req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(login))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Automation-Operator", "ops")
+		return req, openapitest.Answer(req, rec.Code, rec.Header(), rec.Body.Bytes())
 	}
-	if ok, _ := e.v.ValidateHttpResponse(req, &http.Response{StatusCode: rec.Code, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(rec.Body.Bytes())), Request: req}); !ok {
-		t.Fatal("the real document refused the answer")
+	if msg := e.doc.Mismatch(exchange()); msg != "" {
+		t.Fatalf("the real document refused the answer: %s", msg)
+	}
+	if broken.Mismatch(exchange()) == "" {
+		t.Fatal("the broken document accepted the answer")
 	}
 }

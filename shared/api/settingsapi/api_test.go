@@ -14,14 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
@@ -33,7 +31,7 @@ type env struct {
 	clock *automation.ManualClock
 	svc   *reminder.Service
 	srv   *httptest.Server
-	v     validator.Validator
+	doc   *openapitest.Doc
 }
 
 func newEnv(t *testing.T) *env {
@@ -51,15 +49,7 @@ func newEnv(t *testing.T) *env {
 	settingsapi.Register(router, api, admin)
 	e.srv = httptest.NewServer(router)
 	t.Cleanup(e.srv.Close)
-	doc, err := libopenapi.NewDocument(settingsapi.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatalf("validator: %v", errs)
-	}
-	e.v = v
+	e.doc = openapitest.Load(t, settingsapi.OpenAPI())
 	return e
 }
 
@@ -118,23 +108,7 @@ func (e *env) call(method, path, body string, headers ...string) answer {
 	// Validate against the document: the request (path, query, headers, body) and the answer.
 	vreq, _ := http.NewRequest(method, path, strings.NewReader(body))
 	vreq.Header = req.Header.Clone()
-	vresp := &http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(b)), Request: vreq}
-	if ok, errs := e.v.ValidateHttpRequestResponse(vreq, vresp); !ok && resp.StatusCode < 400 {
-		var msgs []string
-		for _, ve := range errs {
-			msgs = append(msgs, ve.Message+": "+ve.Reason)
-			for _, se := range ve.SchemaValidationErrors {
-				msgs = append(msgs, "  "+se.FieldPath+" ("+se.KeywordLocation+"): "+se.Reason)
-			}
-		}
-		e.t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %s", method, path, resp.StatusCode, strings.Join(msgs, "\n"), b)
-	} else if resp.StatusCode >= 400 {
-		// Error answers: the response must still be a documented problem.
-		vresp.Body = io.NopCloser(bytes.NewReader(b))
-		if ok, errs := e.v.ValidateHttpResponse(vreq, vresp); !ok {
-			e.t.Errorf("%s %s → %d: problem does not match openapi.yaml: %v body %s", method, path, resp.StatusCode, errs[0].Reason, b)
-		}
-	}
+	e.doc.Validate(e.t, vreq, openapitest.Answer(vreq, resp.StatusCode, resp.Header, b))
 	return answer{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
@@ -148,39 +122,12 @@ func (r *recorder) RegisterHTTP(pattern string, _ http.Handler) {
 // The OpenAPI document is valid OpenAPI 3.1 and describes exactly the registered routes.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc, err := libopenapi.NewDocument(settingsapi.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := doc.GetVersion(); v != "3.1.0" {
-		t.Fatalf("OpenAPI version %q", v)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		for _, e := range verrs {
-			t.Errorf("document: %s %s", e.Message, e.Reason)
-		}
-	}
-	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var documented []string
-	for path, item := range model.Model.Paths.PathItems.FromOldest() {
-		for method := range item.GetOperations().FromOldest() {
-			documented = append(documented, strings.ToUpper(method)+" "+path)
-		}
-	}
+	doc := openapitest.Load(t, settingsapi.OpenAPI())
+	doc.CheckDocument(t)
 	rec := &recorder{}
 	settingsapi.Register(rec, httpapi.New(httpapi.Options{}), &reminder.Admin{})
-	sort.Strings(documented)
+	doc.CheckRoutes(t, "the router", rec.patterns)
 	sort.Strings(rec.patterns)
-	if strings.Join(documented, "\n") != strings.Join(rec.patterns, "\n") {
-		t.Fatalf("documented:\n%s\nregistered:\n%s", strings.Join(documented, "\n"), strings.Join(rec.patterns, "\n"))
-	}
 	var listed []string
 	for _, r := range settingsapi.Routes {
 		listed = append(listed, r.Method+" "+r.Path)

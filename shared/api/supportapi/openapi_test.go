@@ -1,22 +1,16 @@
 package supportapi_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
-	verrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
@@ -24,43 +18,10 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 )
-
-// openAPIDoc reads openapi.yaml, optionally edited by edit (a deliberate mismatch).
-func openAPIDoc(t *testing.T, edit func(string) string) libopenapi.Document {
-	t.Helper()
-	raw, err := os.ReadFile("openapi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		raw = []byte(edit(string(raw)))
-	}
-	doc, err := libopenapi.NewDocument(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-// documentedRoutes lists "METHOD /path" for every operation of doc.
-func documentedRoutes(t *testing.T, doc libopenapi.Document) []string {
-	t.Helper()
-	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for path, item := range model.Model.Paths.PathItems.FromOldest() {
-		for method := range item.GetOperations().FromOldest() {
-			out = append(out, strings.ToUpper(method)+" "+path)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // registeredSupportRoutes lists the patterns supportapi.Register and deliveryapi.Register add.
 func registeredSupportRoutes() []string {
@@ -73,80 +34,26 @@ func registeredSupportRoutes() []string {
 	return out
 }
 
-// routeDiff names the routes only one side has ("" when both list the same).
-func routeDiff(documented, registered []string) string {
-	in := func(list []string, s string) bool {
-		for _, x := range list {
-			if x == s {
-				return true
-			}
-		}
-		return false
-	}
-	var msgs []string
-	for _, d := range documented {
-		if !in(registered, d) {
-			msgs = append(msgs, "documented but not registered: "+d)
-		}
-	}
-	for _, r := range registered {
-		if !in(documented, r) {
-			msgs = append(msgs, "registered but not documented: "+r)
-		}
-	}
-	return strings.Join(msgs, "\n")
-}
-
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
 // the routes of supportapi.Register and deliveryapi.Register (both directions), which are
 // exactly the runtime's routes under /api/support/; a document missing a route, or naming
 // one the router lacks, is caught.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc := openAPIDoc(t, nil)
-	if v := doc.GetVersion(); v != "3.1.0" {
-		t.Fatalf("OpenAPI version %q", v)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		for _, e := range verrs {
-			t.Errorf("document: %s %s", e.Message, e.Reason)
-		}
-	}
-	documented := documentedRoutes(t, doc)
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	doc.CheckDocument(t)
 	registered := registeredSupportRoutes()
-	if diff := routeDiff(documented, registered); diff != "" {
-		t.Fatalf("openapi.yaml and the router differ:\n%s", diff)
-	}
+	doc.CheckRoutes(t, "the router", registered)
 
 	// The runtime (app.Open) serves the same routes under the support prefix, no more.
 	e := newEnv(t, nil)
-	var runtime []string
-	for _, p := range e.rt.Functions.HTTPPatterns() {
-		if _, path, _ := strings.Cut(p, " "); strings.HasPrefix(path, supportapi.Prefix) {
-			runtime = append(runtime, p)
-		}
-	}
-	sort.Strings(runtime)
-	if diff := routeDiff(documented, runtime); diff != "" {
-		t.Fatalf("openapi.yaml and the runtime's /api/support/ routes differ:\n%s", diff)
-	}
+	doc.CheckRoutes(t, "the runtime's /api/support/ routes", openapitest.Under(e.rt.Functions.HTTPPatterns(), supportapi.Prefix))
 
 	// Deliberate mismatches are caught in both directions.
-	missing := documentedRoutes(t, openAPIDoc(t, func(s string) string {
-		return strings.Replace(s, "  /api/support/metrics:\n    get:", "  /api/support/metrics:\n    put:", 1)
-	}))
-	diff := routeDiff(missing, registered)
-	if !strings.Contains(diff, "documented but not registered: PUT /api/support/metrics") ||
-		!strings.Contains(diff, "registered but not documented: GET /api/support/metrics") {
-		t.Fatalf("a renamed operation was not caught:\n%s", diff)
-	}
+	doc.CheckRenameCaught(t, registered, "/api/support/metrics", "get", "put")
 
 	// Every operation names its problem answers; bodies may be too large; actions need If-Match.
-	model, err := doc.BuildV3Model()
+	model, err := doc.Document().BuildV3Model()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +100,7 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 // vcall sends a request through the runtime's Functions router and checks request and
 // answer against the document: a 2xx must match its operation (parameters, body, headers,
 // response schema); an error answer must be a documented problem of that status.
-func (e *env) vcall(t *testing.T, v validator.Validator, method, path, body string, headers ...string) resp {
+func (e *env) vcall(t *testing.T, v *openapitest.Doc, method, path, body string, headers ...string) resp {
 	t.Helper()
 	r := e.call(t, method, path, body, headers...)
 	if msg := validate(v, method, path, body, r, headers...); msg != "" {
@@ -203,7 +110,7 @@ func (e *env) vcall(t *testing.T, v validator.Validator, method, path, body stri
 }
 
 // validate returns why the exchange does not match the document ("" when it does).
-func validate(v validator.Validator, method, path, body string, r resp, headers ...string) string {
+func validate(v *openapitest.Doc, method, path, body string, r resp, headers ...string) string {
 	var rd io.Reader = http.NoBody
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -216,25 +123,7 @@ func validate(v validator.Validator, method, path, body string, r resp, headers 
 		k, val, _ := strings.Cut(h, ":")
 		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(val))
 	}
-	res := &http.Response{StatusCode: r.code, Header: r.hdr, Body: io.NopCloser(bytes.NewReader(r.body)), Request: req}
-	var ok bool
-	var errs []*verrors.ValidationError
-	if r.code < 400 {
-		ok, errs = v.ValidateHttpRequestResponse(req, res)
-	} else {
-		ok, errs = v.ValidateHttpResponse(req, res)
-	}
-	if ok {
-		return ""
-	}
-	var msgs []string
-	for _, ve := range errs {
-		msgs = append(msgs, ve.Message+": "+ve.Reason)
-		for _, se := range ve.SchemaValidationErrors {
-			msgs = append(msgs, "  "+se.FieldPath+" ("+se.KeywordLocation+"): "+se.Reason)
-		}
-	}
-	return strings.Join(msgs, "\n")
+	return v.Mismatch(req, openapitest.Answer(req, r.code, r.hdr, r.body))
 }
 
 // TestSupportAPIMatchesOpenAPI replays testdata/scenarios/realistic.json and makes a
@@ -245,10 +134,7 @@ func validate(v validator.Validator, method, path, body string, r resp, headers 
 func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e, _ := scenarioEnv(t, "realistic.json")
-	v, errs := validator.NewValidator(openAPIDoc(t, nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	v := openapitest.LoadFile(t, "openapi.yaml")
 	ctx := context.Background()
 	// Two police checks expiring after the scenario's end: six pending bu-syd reminders to act on.
 	e.event(t, "evt-openapi-1", "bu-syd", "7d1e4a2b-6c3f-4b8a-9e5d-1f2a3b4c5d6e", 1, "2027-09-01")
@@ -490,24 +376,14 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 	for _, c := range calls {
 		answers = append(answers, e.call(t, c.method, c.path, ""))
 	}
-	good, errs := validator.NewValidator(openAPIDoc(t, nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	good := openapitest.LoadFile(t, "openapi.yaml")
 	for i, c := range calls {
 		if msg := validate(good, c.method, c.path, "", answers[i]); msg != "" {
 			t.Fatalf("%s %s → %d: the real document refuses it: %s", c.method, c.path, answers[i].code, msg)
 		}
 	}
 	for name, edit := range edits {
-		raw, _ := os.ReadFile("openapi.yaml")
-		if edited := edit(string(raw)); edited == string(raw) {
-			t.Fatalf("%s: the edit did not apply", name)
-		}
-		bad, errs := validator.NewValidator(openAPIDoc(t, edit))
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
+		bad := good.Edit(t, edit)
 		refused := false
 		for i, c := range calls {
 			if validate(bad, c.method, c.path, "", answers[i]) != "" {
@@ -525,10 +401,7 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 func TestBearerAnswersMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, map[string]string{"AUTOMATION_API_TOKEN": "s3cret"})
-	v, errs := validator.NewValidator(openAPIDoc(t, nil))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	v := openapitest.LoadFile(t, "openapi.yaml")
 	row := e.rowsOf(t, guidA)[0]
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/api/support/scheduler-rows?businessUnitId=bu-syd", ""},

@@ -1,0 +1,207 @@
+// Package openapitest checks an HTTP adapter against its OpenAPI 3.1 document, for the
+// adapters' tests (it imports "testing": tests only import it). One document, three checks:
+//
+//   - the document itself is valid OpenAPI 3.1 (CheckDocument);
+//   - its operations ("METHOD /path") are exactly the router's patterns, both ways
+//     (CheckRoutes), and a deliberately renamed operation is caught both ways
+//     (CheckRenameCaught);
+//   - real request and answer pairs match it (Validate, Mismatch): a 2xx or 3xx exchange
+//     must match its operation (parameters, body, headers, response schema), an error answer
+//     must be a documented answer of that status. A deliberately broken copy (Edit) must
+//     refuse an answer the real document accepts.
+//
+// Documents are parsed with github.com/pb33f/libopenapi and exchanges validated with
+// github.com/pb33f/libopenapi-validator.
+package openapitest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	verrors "github.com/pb33f/libopenapi-validator/errors"
+)
+
+// Doc is one parsed OpenAPI document, its source text and its validator.
+type Doc struct {
+	raw string
+	doc libopenapi.Document
+	v   validator.Validator
+}
+
+// Load parses raw (YAML or JSON) and builds its validator; a document that does not parse,
+// or a validator that cannot be built, fails t at once.
+func Load(t testing.TB, raw []byte) *Doc {
+	t.Helper()
+	doc, err := libopenapi.NewDocument(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatalf("validator: %v", errs)
+	}
+	return &Doc{raw: string(raw), doc: doc, v: v}
+}
+
+// LoadFile is Load of the file at path (relative to the test's package directory).
+func LoadFile(t testing.TB, path string) *Doc {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Load(t, raw)
+}
+
+// Edit loads a copy of the document changed by edit (a deliberate mismatch); an edit that
+// changes nothing fails t, so a check built on it cannot pass vacuously.
+func (d *Doc) Edit(t testing.TB, edit func(string) string) *Doc {
+	t.Helper()
+	edited := edit(d.raw)
+	if edited == d.raw {
+		t.Fatal("the edit of the OpenAPI document did not apply")
+	}
+	return Load(t, []byte(edited))
+}
+
+// Document is the parsed document, for checks of an adapter's own conventions.
+func (d *Doc) Document() libopenapi.Document { return d.doc }
+
+// CheckDocument fails t unless the document declares OpenAPI 3.1.0 and is valid; each
+// problem of the document is reported.
+func (d *Doc) CheckDocument(t testing.TB) {
+	t.Helper()
+	if v := d.doc.GetVersion(); v != "3.1.0" {
+		t.Fatalf("OpenAPI version %q", v)
+	}
+	if ok, errs := d.v.ValidateDocument(); !ok {
+		for _, e := range errs {
+			t.Errorf("document: %s %s", e.Message, e.Reason)
+		}
+	}
+}
+
+// Routes lists "METHOD /path" (method upper case) for every operation, sorted.
+func (d *Doc) Routes(t testing.TB) []string {
+	t.Helper()
+	model, err := d.doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for path, item := range model.Model.Paths.PathItems.FromOldest() {
+		for method := range item.GetOperations().FromOldest() {
+			out = append(out, strings.ToUpper(method)+" "+path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckRoutes fails t unless the document's operations are exactly registered (router
+// patterns "METHOD /path", any order), naming each one only one side has; what names the
+// registered side in the message ("the router", "the runtime's /api/x routes").
+func (d *Doc) CheckRoutes(t testing.TB, what string, registered []string) {
+	t.Helper()
+	if diff := RouteDiff(d.Routes(t), registered); diff != "" {
+		t.Fatalf("the OpenAPI document and %s differ:\n%s", what, diff)
+	}
+}
+
+// CheckRenameCaught proves CheckRoutes can fail: a copy of the document whose operation
+// "from path" is renamed to "to path" (methods lower case, as written under the path key
+// indented two spaces) must differ from registered both ways.
+func (d *Doc) CheckRenameCaught(t testing.TB, registered []string, path, from, to string) {
+	t.Helper()
+	renamed := d.Edit(t, func(s string) string {
+		return strings.Replace(s, "  "+path+":\n    "+from+":", "  "+path+":\n    "+to+":", 1)
+	})
+	diff := RouteDiff(renamed.Routes(t), registered)
+	if !strings.Contains(diff, "documented but not registered: "+strings.ToUpper(to)+" "+path) ||
+		!strings.Contains(diff, "registered but not documented: "+strings.ToUpper(from)+" "+path) {
+		t.Fatalf("a renamed operation was not caught:\n%s", diff)
+	}
+}
+
+// RouteDiff names, one a line, the routes only one side has ("" when both list the same).
+func RouteDiff(documented, registered []string) string {
+	var msgs []string
+	for _, d := range documented {
+		if !slices.Contains(registered, d) {
+			msgs = append(msgs, "documented but not registered: "+d)
+		}
+	}
+	for _, r := range registered {
+		if !slices.Contains(documented, r) {
+			msgs = append(msgs, "registered but not documented: "+r)
+		}
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Under keeps the patterns ("METHOD /path") whose path starts with prefix, sorted: an
+// adapter's share of a runtime's router.
+func Under(patterns []string, prefix string) []string {
+	var out []string
+	for _, p := range patterns {
+		if _, path, _ := strings.Cut(p, " "); strings.HasPrefix(path, prefix) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Answer is the *http.Response the validator reads for a recorded answer to req.
+func Answer(req *http.Request, code int, header http.Header, body []byte) *http.Response {
+	return &http.Response{StatusCode: code, Header: header, Body: io.NopCloser(bytes.NewReader(body)), Request: req}
+}
+
+// Mismatch returns why the exchange does not match the document, one problem a line ("" when
+// it does). Below 400 the request and the answer are checked against their operation; from
+// 400 on only the answer, which must be documented for that status. It reads req's and
+// res's bodies.
+func (d *Doc) Mismatch(req *http.Request, res *http.Response) string {
+	var ok bool
+	var errs []*verrors.ValidationError
+	if res.StatusCode < 400 {
+		ok, errs = d.v.ValidateHttpRequestResponse(req, res)
+	} else {
+		ok, errs = d.v.ValidateHttpResponse(req, res)
+	}
+	if ok {
+		return ""
+	}
+	var msgs []string
+	for _, ve := range errs {
+		msgs = append(msgs, ve.Message+": "+ve.Reason)
+		for _, se := range ve.SchemaValidationErrors {
+			msgs = append(msgs, "  "+se.FieldPath+" ("+se.KeywordLocation+"): "+se.Reason)
+		}
+	}
+	if len(msgs) == 0 {
+		return "refused without a reason"
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Validate reports on t (Errorf, the test goes on) an exchange that does not match the
+// document (see Mismatch), with the answer's body (at most 2000 bytes).
+func (d *Doc) Validate(t testing.TB, req *http.Request, res *http.Response) {
+	t.Helper()
+	var body []byte
+	if res.Body != nil {
+		body, _ = io.ReadAll(res.Body)
+		res.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if msg := d.Mismatch(req, res); msg != "" {
+		t.Errorf("%s %s → %d does not match the OpenAPI document:\n%s\nbody: %.2000s", req.Method, req.URL.RequestURI(), res.StatusCode, msg, body)
+	}
+}

@@ -1,0 +1,72 @@
+package openapitest_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
+)
+
+const doc = `openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /items/{id}:
+    get:
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+      responses:
+        '200':
+          description: an item
+          content:
+            application/json:
+              schema: {type: object, required: [id], properties: {id: {type: string}}}
+        '404':
+          description: unknown
+          content:
+            application/problem+json:
+              schema: {type: object, required: [code], properties: {code: {enum: [NotFound]}}}
+`
+
+// The checks can fail: a route only one side has is named, an answer without a required
+// member or with an undocumented problem code is refused, a documented one is accepted.
+func TestChecksCanFail(t *testing.T) {
+	d := openapitest.Load(t, []byte(doc))
+	d.CheckDocument(t)
+	if got := d.Routes(t); strings.Join(got, ",") != "GET /items/{id}" {
+		t.Fatalf("routes %v", got)
+	}
+	diff := openapitest.RouteDiff(d.Routes(t), []string{"GET /items/{id}", "POST /items"})
+	if diff != "registered but not documented: POST /items" {
+		t.Fatalf("diff %q", diff)
+	}
+	if got := openapitest.Under([]string{"GET /b/x", "GET /a/1", "POST /a"}, "/a"); strings.Join(got, ",") != "GET /a/1,POST /a" {
+		t.Fatalf("under %v", got)
+	}
+	json := http.Header{"Content-Type": {"application/json"}}
+	problem := http.Header{"Content-Type": {"application/problem+json"}}
+	for _, c := range []struct {
+		code   int
+		hdr    http.Header
+		body   string
+		refuse bool
+	}{
+		{200, json, `{"id":"a"}`, false},
+		{200, json, `{"name":"a"}`, true},
+		{404, problem, `{"code":"NotFound"}`, false},
+		{404, problem, `{"code":"Gone"}`, true},
+		{500, problem, `{"code":"NotFound"}`, true},
+	} {
+		req := httptest.NewRequest("GET", "/items/a", nil)
+		msg := d.Mismatch(req, openapitest.Answer(req, c.code, c.hdr, []byte(c.body)))
+		if (msg != "") != c.refuse {
+			t.Errorf("%d %s: mismatch %q, want refused %v", c.code, c.body, msg, c.refuse)
+		}
+	}
+	broken := d.Edit(t, func(s string) string { return strings.Replace(s, "required: [id]", "required: [id, name]", 1) })
+	req := httptest.NewRequest("GET", "/items/a", nil)
+	if broken.Mismatch(req, openapitest.Answer(req, 200, json, []byte(`{"id":"a"}`))) == "" {
+		t.Error("the edited document accepted an answer without its new required member")
+	}
+}
