@@ -250,9 +250,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	}
 	scope := automation.ParseScope(cfg.APIBusinessUnits)
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
-	// The router's bound is the largest route's (the ingest route's batches); every API
-	// bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by default).
-	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
+	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
+	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by
+	// default). Invocation bodies keep the router's default.
+	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log, MaxForwardedBodyBytes: eventsapi.MaxBodyBytes})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,

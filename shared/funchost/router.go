@@ -30,9 +30,14 @@ const DefaultMaxBodyBytes = 4 << 20
 
 // RouterOptions configures a Router; nil or zero fields mean defaults.
 type RouterOptions struct {
-	// MaxBodyBytes bounds request bodies; larger requests get 413. Default
-	// DefaultMaxBodyBytes.
+	// MaxBodyBytes bounds invocation bodies (POST /<FunctionName>) and, unless
+	// MaxForwardedBodyBytes is set, forwarded HTTP bodies; larger requests get 413.
+	// Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxForwardedBodyBytes bounds forwarded HTTP request bodies (/{prefix}/...) when it
+	// differs from the invocations' bound: the largest any HTTP route accepts (each API
+	// bounds its own routes below it). Default MaxBodyBytes.
+	MaxForwardedBodyBytes int64
 	// Logger receives handler failures (the host does not read non-2xx bodies, but it
 	// captures the process's output). Default slog.Default().
 	Logger *slog.Logger
@@ -160,6 +165,13 @@ func (r *Router) maxBody() int64 {
 		return r.opts.MaxBodyBytes
 	}
 	return DefaultMaxBodyBytes
+}
+
+func (r *Router) maxForwardedBody() int64 {
+	if r.opts.MaxForwardedBodyBytes > 0 {
+		return r.opts.MaxForwardedBodyBytes
+	}
+	return r.maxBody()
 }
 
 func (r *Router) logger() *slog.Logger {
@@ -320,7 +332,7 @@ func (r *Router) serveForwarded(w http.ResponseWriter, req *http.Request) {
 		writeProblem(w, http.StatusNotFound, "no HTTP function at "+req.URL.Path)
 		return
 	}
-	max := r.maxBody()
+	max := r.maxForwardedBody()
 	if req.ContentLength > max {
 		writeProblem(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", max))
 		return

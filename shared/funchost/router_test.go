@@ -141,6 +141,27 @@ func TestRouterBodyLimit(t *testing.T) {
 	checkJSON(t, serve(r, http.MethodPost, "/DueWorkPoller", strings.NewReader(`{"Data":{},"Metadata":{}}`)), 200)
 }
 
+// The forwarded bound may exceed the invocations' (the event ingest route's batches) without
+// raising what an invocation may carry.
+func TestRouterForwardedBodyBoundIsItsOwn(t *testing.T) {
+	t.Parallel()
+	r := funchost.NewRouter(&funchost.RouterOptions{Logger: quiet, MaxBodyBytes: 64, MaxForwardedBodyBytes: 256})
+	r.Register("DueWorkPoller", func(context.Context, *funchost.Invocation) (funchost.Result, error) { return funchost.Result{}, nil })
+	r.RegisterHTTP("POST /api/events", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, err := io.ReadAll(req.Body); err != nil {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = w.Write([]byte(`{"error":"too large"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	big := `{"Data":{"x":"` + strings.Repeat("a", 100) + `"},"Metadata":{}}`
+	checkJSON(t, serve(r, http.MethodPost, "/DueWorkPoller", strings.NewReader(big)), http.StatusRequestEntityTooLarge)
+	checkJSON(t, serve(r, http.MethodPost, "/api/events", strings.NewReader(big)), http.StatusOK)
+	huge := strings.Repeat("a", 300)
+	checkJSON(t, serve(r, http.MethodPost, "/api/events", strings.NewReader(huge)), http.StatusRequestEntityTooLarge)
+}
+
 func TestRouterMalformedInvocations(t *testing.T) {
 	t.Parallel()
 	r := funchost.NewRouter(&funchost.RouterOptions{Logger: quiet})
