@@ -51,12 +51,20 @@ type Options struct {
 	// WriteTimeout bounds one event's write to the client: a client that stops reading
 	// ends its stream (default 30 s).
 	WriteTimeout time.Duration
+	// IOClock gives the instants write deadlines are set at (default
+	// automation.SystemClock). A connection's deadline is a wall-clock instant (net.Conn),
+	// so this is deliberately not the runtime's business Clock, which a test or replay may
+	// hold still.
+	IOClock automation.Clock
 }
 
 // Register adds the inbox routes to reg.
 func Register(reg Registrar, api *httpapi.API, svc *inbox.Service, o Options) {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 30 * time.Second
+	}
+	if o.IOClock == nil {
+		o.IOClock = automation.SystemClock{}
 	}
 	h := handlers{svc: svc, api: api, o: o}
 	reg.RegisterHTTP("GET "+PathList, api.Handler(h.list))
@@ -227,7 +235,7 @@ func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
 		// Bounded per write: a client that stops reading fails here instead of holding the
 		// stream (and its subscriber slot) open. Writers that cannot set deadlines (tests'
 		// recorders) are left as they are.
-		if err := rc.SetWriteDeadline(time.Now().Add(h.o.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		if err := rc.SetWriteDeadline(h.o.IOClock.Now().Add(h.o.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return err
 		}
 		if _, err := w.Write([]byte(s)); err != nil {

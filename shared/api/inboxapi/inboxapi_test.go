@@ -426,3 +426,39 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 		}
 	}
 }
+
+// Write deadlines come from Options.IOClock: with a clock stuck an hour in the past every
+// deadline has already passed, so the first write fails and the stream ends at once
+// (with the system clock the same request streams; see the tests above).
+func TestStreamWriteDeadlinesUseTheIOClock(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	b := inbox.NewBroker(4, 8)
+	scope := automation.ParseScope("bu-1")
+	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0)})
+	r := funchost.NewRouter(nil)
+	svc := &inbox.Service{Store: st, Broker: b, Clock: automation.NewManualClock(t0)}
+	inboxapi.Register(r, api, svc, inboxapi.Options{IOClock: automation.NewManualClock(time.Now().Add(-time.Hour))})
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	client := &http.Client{Timeout: 2 * time.Second} // an ignored IOClock would stream on
+	res, err := client.Get(srv.URL + "/api/inbox/user-1/stream?businessUnitId=bu-1")
+	if err == nil {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if strings.Contains(string(body), ": connected") {
+			t.Fatalf("the stream wrote past a deadline that had passed: %d %q", res.StatusCode, body)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for b.Subscribers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscribers: the stream did not end", b.Subscribers())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
