@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -173,24 +172,9 @@ type Envelope struct {
 // required, time RFC 3339, data JSON) but no domain-event extension required. Errors are
 // automation.Invalid naming the attribute.
 func ParseEnvelope(raw []byte) (Envelope, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return Envelope{}, automation.Invalid("event", "not a JSON object")
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return Envelope{}, automation.Invalid("event", "not valid JSON: %v", err)
-	}
-	if err := strictjson.CheckExact(raw); err != nil {
-		var ae *automation.Error
-		if errors.As(err, &ae) {
-			field := ae.Field
-			if field == "" {
-				field = "event"
-			}
-			return Envelope{}, automation.Invalid(field, "%s", ae.Message)
-		}
-		return Envelope{}, automation.Invalid("event", "%v", err)
+	raw, fields, err := strictObject(raw)
+	if err != nil {
+		return Envelope{}, err
 	}
 	if err := checkContext(fields); err != nil {
 		return Envelope{}, err

@@ -98,28 +98,11 @@ func utf16Len(s string) int {
 // is read into a map, so "email" and "Email" are two members), no lone surrogate escape, UTF-8.
 // Errors are automation.Invalid with the offending field named.
 func Parse(raw []byte) (Event, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return Event{}, automation.Invalid("event", "not a JSON object")
-	}
 	// revision is read from the raw JSON: the CloudEvents integer type is 32-bit and the SDK
 	// would silently truncate 1.5, while revisions are 64-bit counters.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return Event{}, automation.Invalid("event", "not valid JSON: %v", err)
-	}
-	// The id is the dedupe key: {"id":"a","id":"b"} must not be read as "b" here and as "a"
-	// by another reader, and a lone surrogate must not be stored as U+FFFD.
-	if err := strictjson.CheckExact(raw); err != nil {
-		var ae *automation.Error
-		if errors.As(err, &ae) {
-			field := ae.Field
-			if field == "" {
-				field = "event"
-			}
-			return Event{}, automation.Invalid(field, "%s", ae.Message)
-		}
-		return Event{}, automation.Invalid("event", "%v", err)
+	raw, fields, err := strictObject(raw)
+	if err != nil {
+		return Event{}, err
 	}
 	if err := checkContext(fields); err != nil {
 		return Event{}, err
@@ -144,7 +127,6 @@ func Parse(raw []byte) (Event, error) {
 		ev.Time = ce.Time().UTC()
 	}
 	ext := ce.Extensions()
-	var err error
 	if ev.BusinessUnitID, err = tokenExt(ext, "businessunitid", MaxBusinessUnitIDLength); err != nil {
 		return Event{}, err
 	}
@@ -331,4 +313,32 @@ func (r *Router) Dispatch(ctx context.Context, ev Event) error {
 		}
 	}
 	return nil
+}
+
+// strictObject trims raw and reads it as one JSON object of members (the event's
+// attributes), under strictjson.CheckExact: the id is the dedupe key, so {"id":"a","id":"b"}
+// must not be read as "b" here and as "a" by another reader, and a lone surrogate must not
+// be stored as U+FFFD. Errors are automation.Invalid naming the member ("event" for the
+// whole text).
+func strictObject(raw []byte) ([]byte, map[string]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, nil, automation.Invalid("event", "not a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, nil, automation.Invalid("event", "not valid JSON: %v", err)
+	}
+	if err := strictjson.CheckExact(raw); err != nil {
+		var ae *automation.Error
+		if errors.As(err, &ae) {
+			field := ae.Field
+			if field == "" {
+				field = "event"
+			}
+			return nil, nil, automation.Invalid(field, "%s", ae.Message)
+		}
+		return nil, nil, automation.Invalid("event", "%v", err)
+	}
+	return raw, fields, nil
 }
