@@ -41,6 +41,7 @@ func newEnv(t *testing.T) *env {
 	return &env{rt: rt, doc: openapitest.Load(t, registryapi.OpenAPI())}
 }
 
+// resp is one recorded answer.
 type resp struct {
 	code int
 	hdr  http.Header
@@ -48,31 +49,13 @@ type resp struct {
 }
 
 // call sends a request through the runtime's Functions router and checks request and
-// answer against the document: a 2xx must match its operation (parameters, body, headers,
-// response schema); an error answer must be a documented problem of that status.
+// answer against the document (openapitest.Doc.Call): a 2xx must match its operation
+// (parameters, body, headers, response schema); an error answer must be a documented
+// problem of that status.
 func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
 	t.Helper()
-	mk := func() *http.Request {
-		var rd io.Reader = http.NoBody
-		if body != "" {
-			rd = strings.NewReader(body)
-		}
-		req := httptest.NewRequest(method, path, rd)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for _, h := range headers {
-			k, v, _ := strings.Cut(h, ":")
-			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
-		return req
-	}
-	rec := httptest.NewRecorder()
-	e.rt.Functions.ServeHTTP(rec, mk())
-	r := resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
-	req := mk()
-	e.doc.Validate(t, req, openapitest.Answer(req, r.code, r.hdr, r.body))
-	return r
+	r := e.doc.Call(t, e.rt.Functions, method, path, body, headers...)
+	return resp{code: r.Code, hdr: r.Header, body: r.Body}
 }
 
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly

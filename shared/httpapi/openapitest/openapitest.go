@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -204,4 +205,40 @@ func (d *Doc) Validate(t testing.TB, req *http.Request, res *http.Response) {
 	if msg := d.Mismatch(req, res); msg != "" {
 		t.Errorf("%s %s → %d does not match the OpenAPI document:\n%s\nbody: %.2000s", req.Method, req.URL.RequestURI(), res.StatusCode, msg, body)
 	}
+}
+
+// Recorded is one answer a handler gave.
+type Recorded struct {
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+// Call serves method path (with a JSON body when body is not empty, and "Name: value"
+// headers) through h, validates the exchange against the document (Validate) and returns
+// the answer. The request is built twice, once to serve and once to validate, because a
+// body can be read only once.
+func (d *Doc) Call(t testing.TB, h http.Handler, method, path, body string, headers ...string) Recorded {
+	t.Helper()
+	mk := func() *http.Request {
+		var rd io.Reader = http.NoBody
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req := httptest.NewRequest(method, path, rd)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for _, hv := range headers {
+			k, v, _ := strings.Cut(hv, ":")
+			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+		return req
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, mk())
+	r := Recorded{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	req := mk()
+	d.Validate(t, req, Answer(req, r.Code, r.Header, r.Body))
+	return r
 }
