@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,63 @@ func TestServeImportsTheRegistryFile(t *testing.T) {
 	}
 	// The refused files changed nothing.
 	check(v2, map[string]int{"Login": 1, "ViewItem": 2})
+}
+
+// TestShippedRegistryFileImports: testdata/registry/gateway.json (the registry the gateway
+// scenario starts with, for `serve -registry`) imports as version 1 of each of its types and
+// is the scenario's first registry input, so the two cannot drift apart.
+func TestShippedRegistryFileImports(t *testing.T) {
+	t.Parallel()
+	const file = "../testdata/registry/gateway.json"
+	shipped, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Events []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(shipped, &doc); err != nil || len(doc.Events) == 0 {
+		t.Fatalf("%s: %v (%d definitions)", file, err, len(doc.Events))
+	}
+	rawScenario, err := os.ReadFile("../testdata/scenarios/gateway.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scenario struct {
+		Inputs []struct {
+			Registry json.RawMessage `json:"registry"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal(rawScenario, &scenario); err != nil {
+		t.Fatal(err)
+	}
+	var first json.RawMessage
+	for _, in := range scenario.Inputs {
+		if in.Registry != nil {
+			first = in.Registry
+			break
+		}
+	}
+	var a, b any
+	_ = json.Unmarshal(shipped, &a)
+	_ = json.Unmarshal(first, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("%s differs from the gateway scenario's first registry input", file)
+	}
+	base, stop, code, stderr := serveUntilStopped(t, t.TempDir(), "-registry", file)
+	if base == "" {
+		t.Fatalf("serve -registry %s exited %d:\n%s", file, code, stderr)
+	}
+	got := registryVersions(t, base)
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	if len(got) != len(doc.Events) {
+		t.Fatalf("imported %d types, the file defines %d: %v", len(got), len(doc.Events), got)
+	}
+	for typ, ops := range got {
+		if len(ops) != 1 {
+			t.Fatalf("%s: %d versions, want 1", typ, len(ops))
+		}
+	}
 }
