@@ -90,6 +90,8 @@ type Service struct {
 	Store       Store
 	Clock       automation.Clock
 	MaxAttempts int // 0: DefaultMaxAttempts
+	// OnApplied, when set, observes each applied or duplicate event after its commit.
+	OnApplied func(Result)
 }
 
 // ParsePayload reads and checks a tracking message. Errors: automation.Invalid naming the
@@ -267,6 +269,9 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 			res = Result{EventID: p.EventID}
 		}
 		res.Outcome, res.Attempts = out, attempt
+		if s.OnApplied != nil {
+			s.OnApplied(res)
+		}
 		return res, nil
 	}
 }

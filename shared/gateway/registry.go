@@ -493,8 +493,10 @@ func checkInstruction(in Instruction, at string) error {
 			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS or DAYS)", in.Operation)
 		case !r.unit && t.Unit != "":
 			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
+		case t.ResetPolicy == "RESET_ON_TRIGGER" && in.Operation == OpComputeGap:
+			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for COMPUTE_GAP (a gap is measured, never stored); use NONE")
 		case t.ResetPolicy == "RESET_ON_TRIGGER" && !r.resetOnTrigger:
-			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (a flag set once, a timer and a gap are never reset by their trigger); use NONE", in.Operation)
+			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (a flag set once and a timer are never reset by their trigger); use NONE", in.Operation)
 		}
 		if err := checkCap(t.Cap, tp+"/cap"); err != nil {
 			return err

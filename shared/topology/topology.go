@@ -53,6 +53,7 @@ const (
 	EventIngest            = "EventIngest"
 	EventRegistryAPI       = "EventRegistryApi"
 	NotiDelivery           = "NotiDelivery"
+	TrackingProcessor      = "TrackingProcessor"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -107,6 +108,7 @@ var functions = []Function{
 	{Name: ReportRunsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-runs/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: ReportSubscriptionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-subscriptions/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: SupportAPI, Trigger: HTTPTrigger, Binding: "req", Route: "support/{*path}", Methods: []string{"get", "post"}},
+	{Name: TrackingProcessor, Trigger: ServiceBusTrigger, Binding: "message", Topic: TrackingTopic, Subscription: AttributesSubscription, Sessions: true},
 }
 
 // Functions returns a copy of the table, sorted by name.
