@@ -54,6 +54,7 @@ const (
 	EventRegistryAPI       = "EventRegistryApi"
 	NotiDelivery           = "NotiDelivery"
 	TrackingProcessor      = "TrackingProcessor"
+	AttributesAPI          = "AttributesApi"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -92,6 +93,7 @@ func (f Function) Destination() string {
 
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
+	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
