@@ -125,7 +125,7 @@ func TestReadsMatchTheDocument(t *testing.T) {
 	if got := get("/api/attributes/CUSTOMER/nobody?businessUnitId=bu-syd", 200); len(got["attributes"].([]any)) != 0 {
 		t.Fatalf("unknown entity: %v", got)
 	}
-	get("/api/attributes/CUSTOMER/C1?businessUnitId=bu-other", 404)  // out of scope
+	get("/api/attributes/CUSTOMER/C1?businessUnitId=bu-other", 404)   // out of scope
 	get("/api/attributes/CUSTOMER/C1?businessUnitId=bu-nowhere", 404) // unknown (in scope "bu-syd" only, so also out of scope)
 	get("/api/attributes/CUSTOMER/C1", 422)
 	get("/api/attributes/customer/C1?businessUnitId=bu-syd", 422)
