@@ -135,6 +135,9 @@ type Options struct {
 	// OnAttributes, when set, observes each tracking message the attribute engine applied
 	// (its changes and triggers; replay prints them).
 	OnAttributes func(attribute.Result)
+	// OnAttributeRefused, when set, observes each tracking message refused with a
+	// permanent error (dead-lettered, nothing written).
+	OnAttributeRefused func(eventID string, err error)
 	// RegistryReload is how often the ingest path checks the registry for a new version
 	// (0: gateway.DefaultReloadInterval).
 	RegistryReload time.Duration
@@ -380,7 +383,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	cache := &gateway.Cache{Store: r.Store, Checker: checker, Clock: r.Clock, Interval: o.RegistryReload, Log: log}
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
-	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes}
+	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
 	if r.Memory != nil {
 		// The rule/points engine consumes events; in one process nobody does, so its

@@ -24,7 +24,7 @@ type RulesFunc func(Instruction) (Rules, error)
 
 // ApplyEntity applies ins — every non-hot instruction of one event for one entity, in order —
 // to states (by attribute code; absent = no row). It returns the states it changed (caps
-// included) and every crossing with Fired set after the caps: a threshold with a cap fires
+// included; a state the event left as it was is not returned, so nothing is written for it) and every crossing with Fired set after the caps: a threshold with a cap fires
 // only while the cap's spend in its period plus the cost stays within the limit, and then
 // spends the cost; RESET_ON_TRIGGER applies to fired crossings only. Pure: states is not
 // modified. Errors: Apply's, or the rules', for the first instruction that fails (nothing of
@@ -61,12 +61,20 @@ func ApplyEntity(states map[string]State, ins []Instruction, at time.Time, rules
 			}
 		}
 		s = resetAfter(s, cs)
-		cur[in.AttributeCode], changed[in.AttributeCode] = s, s
+		if s.Exists && !same(s, cur[in.AttributeCode]) {
+			cur[in.AttributeCode], changed[in.AttributeCode] = s, s
+		}
 		for _, c := range cs {
 			out = append(out, Fired{AttributeCode: in.AttributeCode, Crossing: c})
 		}
 	}
 	return changed, out, nil
+}
+
+// same reports whether two states would store the same row.
+func same(a, b State) bool {
+	return a.Exists == b.Exists && a.Type == b.Type && FormatValue(a) == FormatValue(b) && a.Period == b.Period &&
+		a.PeriodRule == b.PeriodRule && a.LastEventOn.Equal(b.LastEventOn)
 }
 
 // spend adds cap.Cost to the cap's spend in the period of at, if it stays within the limit.

@@ -90,8 +90,10 @@ type Service struct {
 	Store       Store
 	Clock       automation.Clock
 	MaxAttempts int // 0: DefaultMaxAttempts
-	// OnApplied, when set, observes each applied or duplicate event after its commit.
+	// OnApplied, when set, observes each applied or duplicate event after its commit;
+	// OnRefused each event refused with a permanent error (nothing written).
 	OnApplied func(Result)
+	OnRefused func(eventID string, err error)
 }
 
 // ParsePayload reads and checks a tracking message. Errors: automation.Invalid naming the
@@ -142,20 +144,31 @@ func TriggerID(sourceEventID string, e store.AttributeEntity, code string, thres
 // the stored value (naming the attribute) — with nothing written; a store error (transient:
 // the message is redelivered); ErrLeaseLost after MaxAttempts.
 func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
+	p, res, err := s.handle(ctx, body)
+	if err != nil && s.OnRefused != nil && automation.IsInvalid(err) {
+		s.OnRefused(p.EventID, err)
+	}
+	if err == nil && s.OnApplied != nil {
+		s.OnApplied(res)
+	}
+	return res, err
+}
+
+func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, error) {
 	p, at, err := ParsePayload(body)
 	if err != nil {
-		return Result{}, err
+		return p, Result{}, err
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
 	if errors.Is(err, store.ErrNotFound) {
-		return Result{}, automation.Invalid("business_unit_id", "business unit %q is not known", p.BusinessUnitID)
+		return p, Result{}, automation.Invalid("business_unit_id", "business unit %q is not known", p.BusinessUnitID)
 	}
 	if err != nil {
-		return Result{}, err
+		return p, Result{}, err
 	}
 	buZone, err := localtime.LoadZone(bu.TimeZoneID)
 	if err != nil {
-		return Result{}, automation.Invalid("business_unit_id", "business unit %q has an unusable time zone: %v", bu.ID, err)
+		return p, Result{}, automation.Invalid("business_unit_id", "business unit %q has an unusable time zone: %v", bu.ID, err)
 	}
 	rules := func(in Instruction) (Rules, error) {
 		r := Rules{Zone: buZone, ZoneID: bu.TimeZoneID}
@@ -263,16 +276,13 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 			continue
 		}
 		if err != nil {
-			return Result{EventID: p.EventID, Attempts: attempt}, err
+			return p, Result{EventID: p.EventID, Attempts: attempt}, err
 		}
 		if out == store.AttributeDuplicate {
 			res = Result{EventID: p.EventID}
 		}
 		res.Outcome, res.Attempts = out, attempt
-		if s.OnApplied != nil {
-			s.OnApplied(res)
-		}
-		return res, nil
+		return p, res, nil
 	}
 }
 
