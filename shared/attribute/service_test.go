@@ -58,7 +58,7 @@ func payload(id, bu, at string, ins ...string) []byte {
 		`","timestamp":"` + at + `","registry_version":1,"route":"tracking","instructions":[` + strings.Join(ins, ",") + `]}`)
 }
 
-func (e *env) handle(t *testing.T, body []byte) attribute.Result {
+func (e *env) handle(t testing.TB, body []byte) attribute.Result {
 	t.Helper()
 	r, err := e.svc.Handle(context.Background(), body)
 	if err != nil {
@@ -67,7 +67,7 @@ func (e *env) handle(t *testing.T, body []byte) attribute.Result {
 	return r
 }
 
-func (e *env) value(t *testing.T, typ, id, code string, asOf time.Time) any {
+func (e *env) value(t testing.TB, typ, id, code string, asOf time.Time) any {
 	t.Helper()
 	vs, err := attribute.Read(context.Background(), e.st, store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: typ, EntityID: id}, asOf)
 	if err != nil {
@@ -282,3 +282,25 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 }
 
 func mustDec(s string) decimalT { return decimalFrom(s) }
+
+// A gap between two operands of the event fires without a stored value and writes no row
+// (an earlier version wrote an empty-typed row, which the store refused); an event that
+// leaves a value as it was writes nothing (its Version does not move).
+func TestGapWithoutRowAndUnchangedValuesWriteNothing(t *testing.T) {
+	e := newEnv(t)
+	gap := `{"attribute_code":"order_gap","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","from":"2026-07-01T00:00:00Z","value":"2026-07-03T02:00:00Z",
+	  "thresholds":[{"value":48,"unit":"HOURS","trigger_event":"Slow"}]}`
+	r := e.handle(t, payload("o-1", "bu-syd", "2026-07-03T02:00:00Z", gap))
+	if len(r.Triggers) != 1 || len(r.Changes) != 0 {
+		t.Fatalf("gap: %+v", r)
+	}
+	flag := `{"attribute_code":"first_login","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE"}`
+	e.handle(t, payload("f-1", "bu-syd", "2026-07-03T02:00:00Z", flag))
+	if r := e.handle(t, payload("f-0", "bu-syd", "2026-07-01T00:00:00Z", flag)); len(r.Changes) != 0 {
+		t.Fatalf("an older flag event changed %+v", r.Changes)
+	}
+	rows, err := e.st.AttributeList(context.Background(), store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"})
+	if err != nil || len(rows) != 1 || rows[0].Version != 1 {
+		t.Fatalf("rows %+v %v", rows, err)
+	}
+}
