@@ -37,7 +37,7 @@ type Payload struct {
 }
 
 // TriggerEvent is the event a crossing sends to the events topic, in seed 003's shape
-// (docs/attributes.md#trigger-events). EventID is deterministic (TriggerID), so a redelivered
+// (docs/attributes.md#exactly-once). EventID is deterministic (TriggerID), so a redelivered
 // or replayed source event never triggers twice.
 type TriggerEvent struct {
 	EventID        string          `json:"event_id"`
