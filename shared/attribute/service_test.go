@@ -3,6 +3,7 @@ package attribute_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"path/filepath"
@@ -302,5 +303,36 @@ func TestGapWithoutRowAndUnchangedValuesWriteNothing(t *testing.T) {
 	rows, err := e.st.AttributeList(context.Background(), store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"})
 	if err != nil || len(rows) != 1 || rows[0].Version != 1 {
 		t.Fatalf("rows %+v %v", rows, err)
+	}
+}
+
+// leaseLosing loses the first `lose` AttributeApply calls, as a concurrent writer of the
+// same entity would (ErrLeaseLost: nothing written).
+type leaseLosing struct {
+	store.Store
+	lose, calls int
+}
+
+func (l *leaseLosing) AttributeApply(ctx context.Context, p store.AttributeApplyParams) (store.AttributeApplyOutcome, error) {
+	l.calls++
+	if l.calls <= l.lose {
+		return "", fmt.Errorf("moved on: %w", store.ErrLeaseLost)
+	}
+	return l.Store.AttributeApply(ctx, p)
+}
+
+// A lost optimistic race is retried, at most MaxAttempts times.
+func TestLeaseLostIsRetriedWithABound(t *testing.T) {
+	e := newEnv(t)
+	ll := &leaseLosing{Store: e.st, lose: 2}
+	svc := &attribute.Service{Store: ll, Clock: e.clock}
+	r, err := svc.Handle(context.Background(), payload("r-1", "bu-syd", "2026-07-07T00:00:00Z", weeklyView))
+	if err != nil || r.Attempts != 3 || r.Outcome != store.AttributeApplied {
+		t.Fatalf("%+v %v, want applied on the third attempt", r, err)
+	}
+	ll = &leaseLosing{Store: e.st, lose: 100}
+	svc = &attribute.Service{Store: ll, Clock: e.clock, MaxAttempts: 4}
+	if _, err := svc.Handle(context.Background(), payload("r-2", "bu-syd", "2026-07-07T00:00:00Z", weeklyView)); !errors.Is(err, store.ErrLeaseLost) || ll.calls != 4 {
+		t.Fatalf("err %v after %d calls, want ErrLeaseLost after 4", err, ll.calls)
 	}
 }
