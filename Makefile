@@ -45,6 +45,7 @@ bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliver
 	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
 	$(GO) test ./shared/replay/ -run '^$$' -bench Replay -benchtime 1x -timeout 30m -args -replay.max=$(BENCH_REPLAY_EVENTS)
 	$(GO) test ./shared/gateway/ -run '^$$' -bench IngestBatch -benchtime 1x
+	$(GO) test ./shared/attribute/ -run '^$$' -bench CounterOps -benchtime 1x
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

@@ -20,12 +20,14 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/automation-platform/automation/shared/api/attributeapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/bus"
@@ -88,7 +90,11 @@ type Runtime struct {
 	// registered on Functions under /api/inbox/ (inboxapi.Register).
 	Inbox       *inbox.Service
 	InboxBroker *inbox.Broker
-	Clock       automation.Clock
+	// Attributes is the attribute engine (TrackingProcessor, docs/attributes.md);
+	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer.
+	Attributes       *attribute.Service
+	AttributeFlusher *attribute.Flusher
+	Clock            automation.Clock
 	// host delivers the in-process bus's messages to the Service Bus functions and fires
 	// the timer functions, through Functions, as the Functions host would (the functions of
 	// topology.Functions); nil on Service Bus.
@@ -126,6 +132,12 @@ type Options struct {
 	// OnRouted, when set, observes each gateway message the relay published (events,
 	// tracking, noti and the source route): replay writes its "routed" lines from it.
 	OnRouted func(gateway.Routed)
+	// OnAttributes, when set, observes each tracking message the attribute engine applied
+	// (its changes and triggers; replay prints them).
+	OnAttributes func(attribute.Result)
+	// OnAttributeRefused, when set, observes each tracking message refused with a
+	// permanent error (dead-lettered, nothing written).
+	OnAttributeRefused func(eventID string, err error)
 	// RegistryReload is how often the ingest path checks the registry for a new version
 	// (0: gateway.DefaultReloadInterval).
 	RegistryReload time.Duration
@@ -255,7 +267,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// default). Invocation bodies keep the router's default.
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log, MaxForwardedBodyBytes: eventsapi.MaxBodyBytes})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
-		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Poller: r.Poller, Relay: r.Relay,
+		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
 		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
@@ -273,6 +285,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
 	registryapi.Register(r.Functions, r.API, r.Registry)
+	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
+	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
 	r.wireLifecycle(cfg, o.Log)
@@ -369,11 +383,13 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	cache := &gateway.Cache{Store: r.Store, Checker: checker, Clock: r.Clock, Interval: o.RegistryReload, Log: log}
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
+	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused}
+	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
 	if r.Memory != nil {
-		// The rule/points engine and the attribute engine consume events and tracking; in
-		// one process nobody does, so their messages are acknowledged here (and seen by
-		// OnRouted when the relay published them).
-		for _, topic := range []string{topology.EventsTopic, topology.TrackingTopic} {
+		// The rule/points engine consumes events; in one process nobody does, so its
+		// messages are acknowledged here (and seen by OnRouted when the relay published
+		// them). Tracking is consumed by TrackingProcessor, in process too.
+		for _, topic := range []string{topology.EventsTopic} {
 			r.Memory.Subscribe(topic, func(ctx context.Context, m bus.Message) error {
 				log.DebugContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID)
 				return nil

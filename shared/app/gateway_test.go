@@ -20,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -35,6 +36,7 @@ type gwEnv struct {
 	mu     sync.Mutex
 	routed []gateway.Routed
 	out    *syncBuffer
+	host   *local.Host
 }
 
 // openGateway opens the embedded runtime on dir (a restart when dir holds a database) and
@@ -54,7 +56,7 @@ func openGateway(t *testing.T, dir string) *gwEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rt.LocalHost("../../functions", cfg, false, quietLog); err != nil {
+	if e.host, err = e.rt.LocalHost("../../functions", cfg, false, quietLog); err != nil {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewServer(e.rt.ListenerHandler(false))

@@ -34,12 +34,12 @@ import (
 //     (delivery); the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
 //     (publish), over parsed events.
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
-//     (report), the event gateway (gateway), the real channels (delivery/channel) and their
+//     (report), the event gateway (gateway), the attribute engine (attribute), the real channels (delivery/channel) and their
 //     suite (channeltest), the delivery HTTP adapter (api/deliveryapi), and the in-app inbox
 //     channel with its broker and service (inbox).
 //  5. services and adapters over the domains — support reads (support), settings, report,
-//     event ingest, registry and inbox HTTP adapters (api/settingsapi, api/reportapi,
-//     api/eventsapi, api/registryapi, api/inboxapi), the Functions handlers (handler).
+//     event ingest, registry, inbox and attribute HTTP adapters (api/settingsapi, api/reportapi,
+//     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi), the Functions handlers (handler).
 //  6. adapters over the services — the support HTTP API (api/supportapi).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
@@ -59,8 +59,8 @@ var layers = [][]string{
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/httpapi/openapitest", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
-	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox"},
-	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi"},
+	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/attribute"},
+	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi"},
 	{"shared/api/supportapi"},
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},

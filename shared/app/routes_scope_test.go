@@ -375,6 +375,11 @@ func routeTable() map[string]routeCase {
 		"PUT /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "PUT", path: "/api/report-runs/rollout/subscriptions/" + u.sub, body: `{"mode":"ScheduledAllowlist"}`, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},
+		// Attribute reads (none stored for these entities yet: an empty list, an empty ranking).
+		"GET /api/attributes/{entityType}/{entityId}": {req: get(func(u unitFixture) string { return "/api/attributes/CUSTOMER/cust-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/attributes/{entityType}": {req: get(func(u unitFixture) string {
+			return "/api/attributes/ITEM?businessUnitId=" + u.bu + "&attribute=total_redeem_count&top=5"
+		}), in: 200, out: 404},
 		// Inbox API (the messages are stored by the inbox channel; none for these recipients yet).
 		"GET /api/inbox/{recipientId}": {req: get(func(u unitFixture) string { return "/api/inbox/user-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"POST /api/inbox/{recipientId}/messages/{id}/read": {req: func(u unitFixture) routeRequest {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -339,5 +340,102 @@ func TestAdminVersionsAndImport(t *testing.T) {
 	doc.Events[1] = json.RawMessage(`{"eventType":"Bad","class":"SET"}`)
 	if _, err := e.admin.Import(ctx, doc, "ops"); err == nil || !strings.Contains(err.Error(), "/events/1") {
 		t.Fatalf("a bad file: %v", err)
+	}
+}
+
+// The attribute engine's registry file (testdata/registry/attributes.json: UC-01, UC-02 with
+// its cap, UC-03, UC-05, UC-08, UC-12 and a gap) is accepted as it is.
+func TestAttributeRegistryFileIsAccepted(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "registry", "attributes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc gateway.Document
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ck := gateway.Checker{}
+	for i, d := range doc.Events {
+		if _, err := ck.CheckDefinition(d); err != nil {
+			t.Errorf("events[%d]: %v", i, err)
+		}
+	}
+}
+
+// The members the attribute engine added are checked when a definition is saved.
+func TestAttributeMembersRefusals(t *testing.T) {
+	ck := gateway.Checker{}
+	base := func(ins string) string {
+		return `{"eventType":"E","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[` + ins + `]}`
+	}
+	cases := []struct{ name, def, pointer, reason string }{
+		{"hot with thresholds", base(`{"attribute_code":"a","entity_type":"ITEM","operation":"INCREMENT","hot":true,"thresholds":[{"value":10,"trigger_event":"T"}]}`),
+			"/counterInstructions/0/thresholds", "hot counter takes no thresholds"},
+		{"hot weekly", base(`{"attribute_code":"a","entity_type":"ITEM","operation":"INCREMENT","hot":true,"period_type":"WEEKLY"}`), "/counterInstructions/0/period_type", "LIFETIME"},
+		{"hot streak", base(`{"attribute_code":"a","entity_type":"ITEM","operation":"STREAK_INCREMENT","hot":true}`), "/counterInstructions/0/hot", "only INCREMENT"},
+		{"unknown zone", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"DAILY","time_zone":"Mars/Olympus"}`), "/counterInstructions/0/time_zone", "unknown time zone"},
+		{"unknown week start", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"WEEKLY","week_start":"FUNDAY"}`), "/counterInstructions/0/week_start", ""},
+		{"week start without a week", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"DAILY","week_start":"SUNDAY"}`), "/counterInstructions/0/week_start", "WEEKLY"},
+		{"reset on a gap", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","thresholds":[{"value":1,"unit":"DAYS","trigger_event":"T","reset_policy":"RESET_ON_TRIGGER"}]}`),
+			"/counterInstructions/0/thresholds/0/reset_policy", "not allowed for COMPUTE_GAP"},
+		{"from_pointer on a counter", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","from_pointer":"/x"}`), "/counterInstructions/0/from_pointer", ""},
+		{"cap cost over its limit", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"T","cap":{"budget":"b","limit":10,"cost":20}}]}`),
+			"/counterInstructions/0/thresholds/0/cap/cost", "more than the limit"},
+		{"cap zero limit", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"T","cap":{"budget":"b","limit":0,"cost":1}}]}`),
+			"/counterInstructions/0/thresholds/0/cap/limit", "positive"},
+		{"cap unknown period", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"T","cap":{"budget":"b","period_type":"DECADE","limit":10,"cost":1}}]}`),
+			"/counterInstructions/0/thresholds/0/cap/period_type", ""},
+		{"brace without a member", base(`{"attribute_code":"survey_{}_done","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE"}`), "/counterInstructions/0/attribute_code", ""},
+		{"max_items on a gap", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","max_items":3}`), "/counterInstructions/0/max_items", ""},
+	}
+	for _, c := range cases {
+		_, err := ck.CheckDefinition([]byte(c.def))
+		var r *gateway.Refusal
+		if !errors.As(err, &r) {
+			t.Errorf("%s: %v, want a refusal", c.name, err)
+			continue
+		}
+		if r.Pointer != c.pointer || !strings.Contains(r.Reason, c.reason) {
+			t.Errorf("%s: refused at %q (%s), want %q containing %q", c.name, r.Pointer, r.Reason, c.pointer, c.reason)
+		}
+	}
+}
+
+// A "{member}" attribute code and a gap's operands are resolved into the fat payload; a
+// missing member rejects the event naming it.
+func TestFatPayloadResolvesCodeAndGap(t *testing.T) {
+	e := newEnv(t)
+	for _, d := range []string{
+		`{"eventType":"Survey_Completed","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"survey_{surveyId}_completed","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"Survey_Reward"}]}]}`,
+		`{"eventType":"Order_Completed","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"gap","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","from_pointer":"/placedAt","value_pointer":"/completedAt","time_zone":"Asia/Ho_Chi_Minh","thresholds":[{"value":48,"unit":"HOURS","trigger_event":"Slow"}]}]}`,
+	} {
+		var head struct{ EventType string }
+		_ = json.Unmarshal([]byte(d), &head)
+		if _, err := e.admin.Save(context.Background(), gateway.SaveParams{EventType: head.EventType, Definition: []byte(d), Operator: "jane"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := e.svc.Ingest(context.Background(), automation.AllBusinessUnits(), []events.Raw{
+		ce("s-1", "Survey_Completed", `{"surveyId":"NPS-2026"}`),
+		ce("o-1", "Order_Completed", `{"placedAt":"2026-07-01T00:00:00Z","completedAt":"2026-07-04T00:00:00Z"}`),
+		ce("s-2", "Survey_Completed", `{"other":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[2].Status != "rejected" || res[2].Pointer != "/data/surveyId" {
+		t.Fatalf("s-2: %+v, want rejected at /data/surveyId", res[2])
+	}
+	m := e.outbox(t)
+	if len(m) != 2 {
+		t.Fatalf("%d messages", len(m))
+	}
+	var p0, p1 gateway.Payload
+	_ = json.Unmarshal(m[0].Body, &p0)
+	_ = json.Unmarshal(m[1].Body, &p1)
+	if p0.Instructions[0].AttributeCode != "survey_NPS-2026_completed" {
+		t.Errorf("code = %q", p0.Instructions[0].AttributeCode)
+	}
+	if g := p1.Instructions[0]; g.From != "2026-07-01T00:00:00Z" || g.Value != "2026-07-04T00:00:00Z" || g.TimeZone != "Asia/Ho_Chi_Minh" {
+		t.Errorf("gap: %+v", g)
 	}
 }

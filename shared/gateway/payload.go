@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Payload is the fat payload of seed 003 (docs/gateway.md#fat-payload): what every
@@ -32,8 +33,12 @@ type FatInstruction struct {
 	Operation      string      `json:"operation"`
 	Period         string      `json:"period_type,omitempty"`
 	Step           json.Number `json:"step,omitempty"`
-	Value          string      `json:"value,omitempty"` // APPEND_UNIQUE: the value from data
+	Value          string      `json:"value,omitempty"` // APPEND_UNIQUE: the value from data; COMPUTE_GAP: the gap's end ("" = the event time)
+	From           string      `json:"from,omitempty"`  // COMPUTE_GAP: the gap's start ("" = the stored value)
 	MaxItems       *int        `json:"max_items,omitempty"`
+	Hot            bool        `json:"hot,omitempty"`
+	TimeZone       string      `json:"time_zone,omitempty"`
+	WeekStart      string      `json:"week_start,omitempty"`
 	Thresholds     []Threshold `json:"thresholds,omitempty"`
 }
 
@@ -52,7 +57,15 @@ func instructionsFor(ins []Instruction, customerID string, data any) ([]FatInstr
 	out := make([]FatInstruction, 0, len(ins))
 	for _, in := range ins {
 		f := FatInstruction{TargetEntityID: customerID, EntityType: in.EntityType, AttributeCode: in.AttributeCode,
-			Operation: in.Operation, Period: in.Period, Step: in.Step, MaxItems: in.MaxItems}
+			Operation: in.Operation, Period: in.Period, Step: in.Step, MaxItems: in.MaxItems, Hot: in.Hot,
+			TimeZone: in.TimeZone, WeekStart: in.WeekStart}
+		if strings.Contains(in.AttributeCode, "{") {
+			code, ptr, err := resolveCode(in.AttributeCode, data)
+			if err != nil {
+				return nil, ptr, err
+			}
+			f.AttributeCode = code
+		}
 		if in.EntityIDPointer != "" {
 			v, ok := lookup(data, in.EntityIDPointer)
 			id, isText := scalarText(v)
@@ -80,6 +93,21 @@ func instructionsFor(ins []Instruction, customerID string, data any) ([]FatInstr
 				return nil, "/data" + in.ValuePointer, fmt.Errorf("the value to append to %s is required (a string or number, at most 200 bytes)", in.AttributeCode)
 			}
 			f.Value = text
+		case OpComputeGap:
+			for _, x := range []struct {
+				ptr string
+				dst *string
+			}{{in.FromPointer, &f.From}, {in.ValuePointer, &f.Value}} {
+				if x.ptr == "" {
+					continue
+				}
+				v, ok := lookup(data, x.ptr)
+				text, isText := scalarText(v)
+				if !ok || !isText || len(text) > 64 {
+					return nil, "/data" + x.ptr, fmt.Errorf("the gap operand of %s is required (an RFC 3339 instant or a number)", in.AttributeCode)
+				}
+				*x.dst = text
+			}
 		}
 		for _, t := range in.Thresholds {
 			if t.ResetPolicy == "" {
@@ -111,6 +139,28 @@ func notificationFor(n *Notification, data any) (*FatNotification, string, error
 		if !slices.Contains(out.Recipients, r) {
 			out.Recipients = append(out.Recipients, r)
 		}
+	}
+	return out, "", nil
+}
+
+// resolveCode replaces each "{member}" of an attribute code by that data member (a token).
+// Errors name the member's pointer.
+func resolveCode(code string, data any) (string, string, error) {
+	var bad string
+	out := codeMemberRE.ReplaceAllStringFunc(code, func(m string) string {
+		name := m[1 : len(m)-1]
+		v, ok := lookup(data, "/"+name)
+		text, isText := scalarText(v)
+		if bad == "" && (!ok || !isText || !tokenRE.MatchString(text)) {
+			bad = "/data/" + name
+		}
+		return text
+	})
+	if bad != "" {
+		return "", bad, fmt.Errorf("the attribute code %s needs %s (a string or number token)", code, bad[len("/data"):])
+	}
+	if len(out) > 200 {
+		return "", "/data", fmt.Errorf("the attribute code %s resolves to more than 200 characters", code)
 	}
 	return out, "", nil
 }

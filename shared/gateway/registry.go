@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/strictjson"
 )
 
@@ -67,6 +68,8 @@ type Condition struct {
 
 // Instruction is one counter instruction of seed 003 (docs/gateway.md#counter-instructions).
 type Instruction struct {
+	// AttributeCode names the attribute; a "{member}" in it is replaced by that top-level
+	// member of data (UC-08 "survey_{surveyId}_completed"), which must be a token.
 	AttributeCode string `json:"attribute_code"`
 	EntityType    string `json:"entity_type"`
 	// EntityIDPointer names the target entity's id in data (e.g. "/itemId" for ITEM); empty:
@@ -77,7 +80,18 @@ type Instruction struct {
 	Step            json.Number `json:"step,omitempty"`
 	ValuePointer    string      `json:"value_pointer,omitempty"` // APPEND_UNIQUE: the value in data
 	MaxItems        *int        `json:"max_items,omitempty"`
-	Thresholds      []Threshold `json:"thresholds,omitempty"`
+	// FromPointer (COMPUTE_GAP): the gap's start in data (an instant or a number); empty:
+	// the attribute's stored value. ValuePointer is then the gap's end (empty: the event time).
+	FromPointer string `json:"from_pointer,omitempty"`
+	// Hot (INCREMENT/DECREMENT, LIFETIME only, no thresholds): a global counter such as an
+	// item's view count, appended to a delta table and folded in batches
+	// (docs/attributes.md#hot-counters).
+	Hot bool `json:"hot,omitempty"`
+	// TimeZone is the IANA zone of the periods (empty: the business unit's); WeekStart the
+	// day a week starts on (empty: MONDAY).
+	TimeZone   string      `json:"time_zone,omitempty"`
+	WeekStart  string      `json:"week_start,omitempty"`
+	Thresholds []Threshold `json:"thresholds,omitempty"`
 }
 
 // Threshold fires TriggerEvent when the attribute crosses Value (an exact decimal).
@@ -86,6 +100,17 @@ type Threshold struct {
 	Unit         string      `json:"unit,omitempty"`
 	TriggerEvent string      `json:"trigger_event"`
 	ResetPolicy  string      `json:"reset_policy,omitempty"`
+	Cap          *Cap        `json:"cap,omitempty"`
+}
+
+// Cap is a capped budget a threshold's trigger spends (UC-02: at most 1,000 points per
+// calendar year): the trigger fires only while the spend in the cap's period plus Cost stays
+// within Limit (docs/attributes.md#caps).
+type Cap struct {
+	Budget string      `json:"budget"`
+	Period string      `json:"period_type,omitempty"`
+	Limit  json.Number `json:"limit"`
+	Cost   json.Number `json:"cost"`
 }
 
 // Notification is what a noti route sends: a delivery template, its channels and the
@@ -389,13 +414,13 @@ const (
 
 // operationRules says what each operation takes (docs/gateway.md#counter-instructions).
 var operationRules = map[string]struct {
-	period, step, value, thresholds, unit, resetOnTrigger, integerThresholds bool
+	period, step, value, maxItems, thresholds, unit, resetOnTrigger, integerThresholds bool
 }{
 	OpIncrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
 	OpDecrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
-	OpComputeGap:          {thresholds: true, unit: true, resetOnTrigger: true},
+	OpComputeGap:          {thresholds: true, unit: true, value: true},
 	OpCheckAndUpdateTimer: {thresholds: true, unit: true, integerThresholds: true},
-	OpAppendUnique:        {value: true},
+	OpAppendUnique:        {value: true, maxItems: true},
 	OpSetTrueOnce:         {thresholds: true, integerThresholds: true},
 	OpStreakIncrement:     {period: true, thresholds: true, resetOnTrigger: true, integerThresholds: true},
 }
@@ -411,8 +436,18 @@ func checkInstruction(in Instruction, at string) error {
 		return refuse(at+"/step", "%s takes no step", in.Operation)
 	case in.ValuePointer != "" && !r.value:
 		return refuse(at+"/value_pointer", "%s takes no value", in.Operation)
-	case in.MaxItems != nil && !r.value:
+	case in.MaxItems != nil && !r.maxItems:
 		return refuse(at+"/max_items", "%s takes no max_items", in.Operation)
+	case in.FromPointer != "" && in.Operation != OpComputeGap:
+		return refuse(at+"/from_pointer", "%s takes no from_pointer", in.Operation)
+	case in.Hot && in.Operation != OpIncrement && in.Operation != OpDecrement:
+		return refuse(at+"/hot", "only INCREMENT and DECREMENT counters can be hot, not %s", in.Operation)
+	case in.Hot && in.Period != "" && in.Period != "LIFETIME":
+		return refuse(at+"/period_type", "a hot counter counts over its LIFETIME, not %s", in.Period)
+	case in.Hot && len(in.Thresholds) > 0:
+		return refuse(at+"/thresholds", "a hot counter takes no thresholds: its increments are folded in batches, so no event sees the crossing (docs/attributes.md#hot-counters)")
+	case in.WeekStart != "" && in.Period != "WEEKLY" && !hasWeeklyCap(in):
+		return refuse(at+"/week_start", "only a WEEKLY period takes week_start")
 	case len(in.Thresholds) > 0 && !r.thresholds:
 		return refuse(at+"/thresholds", "%s takes no thresholds", in.Operation)
 	}
@@ -424,7 +459,15 @@ func checkInstruction(in Instruction, at string) error {
 			return refuse(at+"/step", "must be positive, got %s", in.Step)
 		}
 	}
-	if r.value {
+	if in.TimeZone != "" {
+		if _, err := localtime.LoadZone(in.TimeZone); err != nil {
+			return refuse(at+"/time_zone", "unknown time zone %q (an IANA name such as Asia/Ho_Chi_Minh)", in.TimeZone)
+		}
+	}
+	if err := checkCodeTemplate(in.AttributeCode, at+"/attribute_code"); err != nil {
+		return err
+	}
+	if r.maxItems {
 		if in.ValuePointer == "" {
 			return refuse(at+"/value_pointer", "%s needs the value to append (a JSON Pointer into data)", in.Operation)
 		}
@@ -450,8 +493,13 @@ func checkInstruction(in Instruction, at string) error {
 			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS or DAYS)", in.Operation)
 		case !r.unit && t.Unit != "":
 			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
+		case t.ResetPolicy == "RESET_ON_TRIGGER" && in.Operation == OpComputeGap:
+			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for COMPUTE_GAP (a gap is measured, never stored); use NONE")
 		case t.ResetPolicy == "RESET_ON_TRIGGER" && !r.resetOnTrigger:
 			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (a flag set once and a timer are never reset by their trigger); use NONE", in.Operation)
+		}
+		if err := checkCap(t.Cap, tp+"/cap"); err != nil {
+			return err
 		}
 		if prev != "" && !decimalLess(prev, v) {
 			return refuse(tp+"/value", "thresholds must be in increasing order (%s after %s)", v, prev)
@@ -485,4 +533,51 @@ func decimalLess(a, b string) bool {
 		bf += "0"
 	}
 	return af < bf
+}
+
+func hasWeeklyCap(in Instruction) bool {
+	for _, t := range in.Thresholds {
+		if t.Cap != nil && t.Cap.Period == "WEEKLY" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCap: limit and cost are positive exact decimals and the cost fits the limit.
+func checkCap(c *Cap, at string) error {
+	if c == nil {
+		return nil
+	}
+	for _, x := range []struct {
+		name string
+		v    json.Number
+	}{{"limit", c.Limit}, {"cost", c.Cost}} {
+		v := string(x.v)
+		if !exactDecimalRE.MatchString(v) {
+			return refuse(at+"/"+x.name, "must be an exact decimal (at most 18 integer and 6 fraction digits, no exponent), got %s", v)
+		}
+		if strings.HasPrefix(v, "-") || strings.Trim(v, "0.") == "" {
+			return refuse(at+"/"+x.name, "must be positive, got %s", v)
+		}
+	}
+	if decimalLess(string(c.Limit), string(c.Cost)) {
+		return refuse(at+"/cost", "is more than the limit (%s > %s): the trigger could never fire", c.Cost, c.Limit)
+	}
+	return nil
+}
+
+// codeMemberRE finds the "{member}" placeholders of an attribute code.
+var codeMemberRE = regexp.MustCompile(`\{([A-Za-z0-9_]{1,50})\}`)
+
+// checkCodeTemplate: braces only as whole "{member}" placeholders, at most 5 of them.
+func checkCodeTemplate(code, at string) error {
+	rest := codeMemberRE.ReplaceAllString(code, "")
+	if strings.ContainsAny(rest, "{}") {
+		return refuse(at, "a brace must enclose a data member name: {member}")
+	}
+	if n := len(codeMemberRE.FindAllString(code, -1)); n > 5 {
+		return refuse(at, "at most 5 {member} placeholders, got %d", n)
+	}
+	return nil
 }

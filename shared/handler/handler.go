@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -47,16 +48,20 @@ type Deps struct {
 	Events *events.Router
 	// Gateway runs domain-events messages through the event gateway (docs/gateway.md#domain-events);
 	// nil: straight to Events. Noti turns noti messages into deliveries (NotiDelivery).
-	Gateway    *gateway.Service
-	Noti       *gateway.NotiDelivery
-	Poller     *scheduler.Poller
-	Relay      *delivery.Relay
-	Dispatcher *delivery.Dispatcher
-	Projector  *delivery.Projector
-	Publisher  bus.Publisher // due-work fan-out
-	Trace      trace.Writer  // dead-letter diagnostics; may be nil
-	Clock      automation.Clock
-	Mode       Mode
+	Gateway *gateway.Service
+	Noti    *gateway.NotiDelivery
+	// Attributes applies tracking messages (TrackingProcessor, docs/attributes.md);
+	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer. Nil: not run.
+	Attributes       *attribute.Service
+	AttributeFlusher *attribute.Flusher
+	Poller           *scheduler.Poller
+	Relay            *delivery.Relay
+	Dispatcher       *delivery.Dispatcher
+	Projector        *delivery.Projector
+	Publisher        bus.Publisher // due-work fan-out
+	Trace            trace.Writer  // dead-letter diagnostics; may be nil
+	Clock            automation.Clock
+	Mode             Mode
 	// RelayAfterPoll: an inline DueWorkPoller run that completed rows relays the outbox
 	// right after its transactions committed (the commit path), so its deliveries do not
 	// wait for the OutboxRelay timer, which stays as the safety net (config
@@ -77,6 +82,29 @@ func Register(r *funchost.Router, d Deps) {
 	r.Register(topology.OutboxRelay, logged(d.outboxRelay))
 	r.Register(topology.DeliveryFactProjection, logged(d.deliveryFactProjection))
 	r.Register(topology.NotiDelivery, logged(d.notiDelivery))
+	r.Register(topology.TrackingProcessor, logged(d.trackingProcessor))
+}
+
+// trackingProcessor: the tracking route's fat payload is applied to its entities' attributes
+// in one transaction; a permanent error (bad payload, an instruction that does not fit the
+// stored value) is dead-lettered with its reason and nothing is written.
+func (d Deps) trackingProcessor(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	msg, err := inv.ServiceBus("message")
+	if err != nil {
+		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+	}
+	if d.Attributes == nil {
+		return funchost.Result{}, errors.New("TrackingProcessor is not configured")
+	}
+	res, err := d.Attributes.Handle(ctx, msg.Body)
+	switch {
+	case err == nil:
+		return ok(map[string]any{"messageId": msg.MessageID, "outcome": res.Outcome, "changes": len(res.Changes), "triggers": len(res.Triggers)})
+	case automation.IsInvalid(err) || automation.IsPermanent(err):
+		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+	default:
+		return funchost.Result{}, err
+	}
 }
 
 // notiDelivery: the noti route's message becomes immediate deliveries keyed by the event id.
@@ -284,13 +312,21 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 	if err != nil {
 		return funchost.Result{}, err
 	}
+	// Hot counters' deltas are folded on the same timer, in bounded batches
+	// (docs/attributes.md#hot-counters).
+	var flushed attribute.FlushResult
+	if d.AttributeFlusher != nil {
+		if flushed, err = d.AttributeFlusher.RunOnce(ctx); err != nil {
+			return funchost.Result{}, err
+		}
+	}
 	level := slog.LevelInfo
 	if total == 0 && sweep.Claimed == 0 {
 		level = slog.LevelDebug
 	}
 	d.Log.Log(ctx, level, "outbox relay", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay", "published", total,
 		"swept", sweep.Claimed, "sent", sweep.Sent, "retry", sweep.Retry, "unknown", sweep.Unknown, "failed", sweep.Failed)
-	return ok(map[string]any{"published": total, "sweep": sweep})
+	return ok(map[string]any{"published": total, "sweep": sweep, "attributeFlush": flushed})
 }
 
 // deliveryFactProjection: apply one delivery fact to the reporting projection.

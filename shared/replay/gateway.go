@@ -137,6 +137,10 @@ func (r *runner) ingestInput(ctx context.Context, idx int) error {
 		switch x.Status {
 		case gateway.StatusAccepted:
 			line.Accepted++
+			if r.eventInput == nil {
+				r.eventInput = map[string]int{}
+			}
+			r.eventInput[x.ID] = idx
 			if x.Filtered {
 				line.Filtered++
 			} else if len(x.Routes) > 0 {

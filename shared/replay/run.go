@@ -72,9 +72,10 @@ type SummaryLine struct {
 	Rows       map[automation.Status]int `json:"rows"`
 	Deliveries int                       `json:"deliveries"`
 	Rejected   int                       `json:"rejected"`
-	Routed     int                       `json:"routed,omitempty"`  // gateway messages published
-	Unknown    int                       `json:"unknown,omitempty"` // outcomes recorded UNKNOWN
-	Failed     int                       `json:"failed,omitempty"`  // deliveries that failed for good
+	Routed     int                       `json:"routed,omitempty"`   // gateway messages published
+	Unknown    int                       `json:"unknown,omitempty"`  // outcomes recorded UNKNOWN
+	Failed     int                       `json:"failed,omitempty"`   // deliveries that failed for good
+	Triggers   int                       `json:"triggers,omitempty"` // attribute engine trigger events
 }
 
 // Run replays sc and writes one JSON object per line to out, in simulated-time order.
@@ -124,7 +125,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 		return SummaryLine{}, err
 	}
 	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
-		OnRouted: r.routed})
+		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused})
 	if err != nil {
 		return SummaryLine{}, err
 	}
@@ -147,7 +148,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if r.err != nil {
 		return SummaryLine{}, r.err
 	}
-	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Routed: r.routedCount, Unknown: r.unknown, Failed: r.failed}
+	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Routed: r.routedCount, Unknown: r.unknown, Failed: r.failed, Triggers: r.triggers}
 	return sum, r.enc.Encode(sum)
 }
 
@@ -168,6 +169,8 @@ type runner struct {
 	// routes, so the next tick on the grid runs the relay even when no row is due.
 	routedCount int
 	relayDue    bool
+	triggers    int             // "trigger" lines
+	eventInput  map[string]int  // accepted ingested event id -> its input index
 	held        map[string]bool // scheduler keys already reported "held"
 	err         error           // first output error of an outcome line
 }

@@ -27,6 +27,9 @@ type Scenario struct {
 	ReminderSettings []json.RawMessage `json:"reminderSettings"`
 	Templates        []json.RawMessage `json:"templates,omitempty"`
 	Inputs           []Input           `json:"inputs"`
+	// PrintAttributes adds an "attribute" line per value a tracking message wrote (and a
+	// "rejected" line per tracking message refused); trigger lines are always printed.
+	PrintAttributes bool `json:"printAttributes,omitempty"`
 
 	tick      time.Duration
 	settings  []reminder.Setting
@@ -92,11 +95,13 @@ func Parse(raw []byte) (*Scenario, error) {
 		ReminderSettings []json.RawMessage `json:"reminderSettings"`
 		Templates        []json.RawMessage `json:"templates"`
 		Inputs           []json.RawMessage `json:"inputs"`
+		PrintAttributes  bool              `json:"printAttributes"`
 	}
 	if err := strictDecode(raw, &top); err != nil {
 		return nil, fmt.Errorf("scenario: %v", err)
 	}
 	var sc Scenario
+	sc.PrintAttributes = top.PrintAttributes
 	var errs []error
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf("scenario: "+f, a...)) }
 	instant := func(field string, raw json.RawMessage) time.Time {

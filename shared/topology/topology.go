@@ -53,6 +53,8 @@ const (
 	EventIngest            = "EventIngest"
 	EventRegistryAPI       = "EventRegistryApi"
 	NotiDelivery           = "NotiDelivery"
+	TrackingProcessor      = "TrackingProcessor"
+	AttributesAPI          = "AttributesApi"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -91,6 +93,7 @@ func (f Function) Destination() string {
 
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
+	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
@@ -107,6 +110,7 @@ var functions = []Function{
 	{Name: ReportRunsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-runs/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: ReportSubscriptionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-subscriptions/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: SupportAPI, Trigger: HTTPTrigger, Binding: "req", Route: "support/{*path}", Methods: []string{"get", "post"}},
+	{Name: TrackingProcessor, Trigger: ServiceBusTrigger, Binding: "message", Topic: TrackingTopic, Subscription: AttributesSubscription, Sessions: true},
 }
 
 // Functions returns a copy of the table, sorted by name.

@@ -31,6 +31,9 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		"NotificationListUnsent":       "IX_NotificationJob_Unsent (Id>?)",
 		"OutboxListUnpublished":        "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
 		"IdempotencyPurge":             "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
+		// The top-N ranking reads its index in order (docs/attributes.md#read-api).
+		"AttributeTop":       "IX_AttributeValue_Rank (BusinessUnitId=? AND EntityType=? AND AttributeCode=?)",
+		"AttributeDeltaSums": "IX_AttributeDelta_Entity (BusinessUnitId=? AND EntityType=? AND EntityId=?)",
 	}
 	for name, w := range want {
 		text := q.SQL(name)

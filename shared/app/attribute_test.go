@@ -1,0 +1,71 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// TrackingProcessor through the in-process route: a tracking message is applied once (a
+// redelivery is a duplicate), its trigger goes to the events topic on the next relay, a hot
+// counter's delta is folded by the OutboxRelay timer, and a payload that fails permanently is
+// dead-lettered with its reason while nothing of it is written.
+func TestTrackingProcessorInProcess(t *testing.T) {
+	e := openGateway(t, t.TempDir())
+	ctx := context.Background()
+	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Asia/Ho_Chi_Minh"}); err != nil {
+		t.Fatal(err)
+	}
+	host := e.host
+	good := `{"event_id":"s-1","source_event":"Survey_Completed","customer_id":"C1","business_unit_id":"bu-1","timestamp":"2026-07-10T16:00:00Z",
+	  "instructions":[{"target_entity_id":"C1","entity_type":"CUSTOMER","attribute_code":"survey_NPS_completed","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"Survey_Reward"}]},
+	                  {"target_entity_id":"SKU-1","entity_type":"ITEM","attribute_code":"total_redeem_count","operation":"INCREMENT","hot":true,"step":"2"}]}`
+	for i := 0; i < 2; i++ {
+		code, body, err := host.Deliver(ctx, topology.TrackingTopic, bus.Message{ID: "s-1:tracking", Destination: topology.TrackingTopic, SessionID: "C1", Body: []byte(good)})
+		if err != nil || code != 200 {
+			t.Fatalf("delivery %d: %d %s %v", i, code, body, err)
+		}
+	}
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var trig []string
+	for _, r := range e.routed {
+		if r.Topic == topology.EventsTopic {
+			trig = append(trig, r.EventID)
+		}
+	}
+	if len(trig) != 1 || !strings.HasPrefix(trig[0], "attr-gen-") {
+		t.Fatalf("triggers routed: %v", trig)
+	}
+	rows, err := e.rt.Store.AttributeList(ctx, store.AttributeEntity{BusinessUnitID: "bu-1", EntityType: "ITEM", EntityID: "SKU-1"})
+	if err != nil || len(rows) != 1 || rows[0].ValueText != "2" {
+		t.Fatalf("hot counter after the relay timer: %+v %v (want folded 2, once)", rows, err)
+	}
+	bad := `{"event_id":"s-2","customer_id":"C1","business_unit_id":"bu-1","timestamp":"2026-07-10T16:00:00Z",
+	  "instructions":[{"target_entity_id":"C1","entity_type":"CUSTOMER","attribute_code":"visits","operation":"INCREMENT"},
+	                  {"target_entity_id":"C1","entity_type":"CUSTOMER","attribute_code":"survey_NPS_completed","operation":"APPEND_UNIQUE","value":"x","max_items":3}]}`
+	code, body, err := host.Deliver(ctx, topology.TrackingTopic, bus.Message{ID: "s-2:tracking", Destination: topology.TrackingTopic, SessionID: "C1", Body: []byte(bad)})
+	if err != nil || code != 200 {
+		t.Fatalf("a permanent error is completed (dead-lettered), not retried: %d %s %v", code, body, err)
+	}
+	rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.TrackingProcessor, "s-2:tracking"))
+	if err != nil || !strings.Contains(string(rec), "survey_NPS_completed") {
+		t.Fatalf("dead-letter record: %s %v", rec, err)
+	}
+	vs, err := attribute.Read(ctx, e.rt.Store, store.AttributeEntity{BusinessUnitID: "bu-1", EntityType: "CUSTOMER", EntityID: "C1"}, e.rt.Clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Code == "visits" {
+			t.Fatalf("half-applied: %+v", v)
+		}
+	}
+}

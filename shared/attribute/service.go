@@ -1,0 +1,470 @@
+package attribute
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// Store is what the engine needs: the attribute tables and the business units' zones.
+type Store interface {
+	store.AttributeStore
+	BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error)
+}
+
+// Payload is the part of the gateway's fat payload (docs/gateway.md#fat-payload) the engine
+// reads from the tracking topic.
+type Payload struct {
+	EventID        string        `json:"event_id"`
+	SourceEvent    string        `json:"source_event"`
+	CustomerID     string        `json:"customer_id"`
+	BusinessUnitID string        `json:"business_unit_id"`
+	Timestamp      string        `json:"timestamp"`
+	Instructions   []Instruction `json:"instructions"`
+}
+
+// TriggerEvent is the event a crossing sends to the events topic, in seed 003's shape
+// (docs/attributes.md#exactly-once). EventID is deterministic (TriggerID), so a redelivered
+// or replayed source event never triggers twice.
+type TriggerEvent struct {
+	EventID        string          `json:"event_id"`
+	EventName      string          `json:"event_name"`
+	CustomerID     string          `json:"customer_id"`
+	BusinessUnitID string          `json:"business_unit_id"`
+	Timestamp      string          `json:"timestamp"` // the source event's time (RFC 3339, UTC)
+	Metadata       TriggerMetadata `json:"metadata"`
+}
+
+// TriggerMetadata says where a trigger comes from.
+type TriggerMetadata struct {
+	SourceSystem           string      `json:"source_system"` // "attribute-service"
+	TriggerAttribute       string      `json:"trigger_attribute"`
+	EntityType             string      `json:"entity_type"`
+	EntityID               string      `json:"entity_id"`
+	ThresholdReached       json.Number `json:"threshold_reached"`
+	MeasuredValue          json.Number `json:"measured_value"`
+	OriginalTriggerEventID string      `json:"original_trigger_event_id"`
+}
+
+// Change is one attribute value an event wrote.
+type Change struct {
+	EntityType string `json:"entityType"`
+	EntityID   string `json:"entityId"`
+	Code       string `json:"attribute"`
+	Type       string `json:"type"`
+	Value      string `json:"value"`
+	Period     string `json:"period,omitempty"`
+	Hot        bool   `json:"hot,omitempty"` // a delta appended (Value is the delta)
+}
+
+// Result is what one tracking message did.
+type Result struct {
+	EventID  string                      `json:"eventId"`
+	Outcome  store.AttributeApplyOutcome `json:"outcome"`
+	Attempts int                         `json:"attempts"`
+	Changes  []Change                    `json:"changes,omitempty"`
+	Triggers []TriggerEvent              `json:"triggers,omitempty"`
+	Capped   int                         `json:"capped,omitempty"` // crossings a cap refused
+}
+
+// DefaultMaxAttempts bounds the optimistic retries of one event (ErrLeaseLost: another
+// event of the same entity committed between this one's read and write).
+const DefaultMaxAttempts = 8
+
+// Service is the attribute engine: it applies a tracking payload's instructions to their
+// entities in one transaction (docs/attributes.md#exactly-once).
+type Service struct {
+	Store       Store
+	Clock       automation.Clock
+	MaxAttempts int // 0: DefaultMaxAttempts
+	// OnApplied, when set, observes each applied or duplicate event after its commit;
+	// OnRefused each event refused with a permanent error (nothing written).
+	OnApplied func(Result)
+	OnRefused func(eventID string, err error)
+}
+
+// ParsePayload reads and checks a tracking message. Errors: automation.Invalid naming the
+// member (a permanent error: the message is dead-lettered).
+func ParsePayload(body []byte) (Payload, time.Time, error) {
+	var p Payload
+	if err := json.Unmarshal(body, &p); err != nil {
+		return p, time.Time{}, automation.Invalid("payload", "not a tracking payload: %v", err)
+	}
+	switch {
+	case p.EventID == "":
+		return p, time.Time{}, automation.Invalid("event_id", "is required")
+	case p.BusinessUnitID == "":
+		return p, time.Time{}, automation.Invalid("business_unit_id", "is required")
+	case len(p.Instructions) == 0:
+		return p, time.Time{}, automation.Invalid("instructions", "a tracking payload carries at least one instruction")
+	case len(p.Instructions) > 100:
+		return p, time.Time{}, automation.Invalid("instructions", "at most 100, got %d", len(p.Instructions))
+	}
+	at, err := time.Parse(time.RFC3339Nano, p.Timestamp)
+	if err != nil {
+		return p, time.Time{}, automation.Invalid("timestamp", "must be an RFC 3339 instant, got %q", p.Timestamp)
+	}
+	for i, in := range p.Instructions {
+		if in.TargetEntityID == "" || in.EntityType == "" || in.AttributeCode == "" {
+			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "target_entity_id, entity_type and attribute_code are required")
+		}
+		if strings.HasPrefix(in.AttributeCode, CapPrefix) {
+			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].attribute_code", i), "%q is reserved for caps", CapPrefix)
+		}
+		if in.Hot && (len(in.Thresholds) > 0 || (in.Operation != OpIncrement && in.Operation != OpDecrement) || (in.Period != "" && in.Period != PeriodLifetime)) {
+			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "attribute %s: a hot counter is a LIFETIME INCREMENT or DECREMENT without thresholds", in.AttributeCode)
+		}
+	}
+	return p, at.UTC(), nil
+}
+
+// TriggerID is a trigger's deterministic id: a hash of the source event id, the entity, the
+// attribute and the threshold value ("attr-gen-" + 24 hex digits).
+func TriggerID(sourceEventID string, e store.AttributeEntity, code string, threshold decimal.Decimal) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{sourceEventID, e.BusinessUnitID, e.EntityType, e.EntityID, code, threshold.String()}, "\x00")))
+	return "attr-gen-" + hex.EncodeToString(sum[:12])
+}
+
+// Handle applies one tracking message. The outcome is Duplicate when the event was applied
+// before (nothing written). Errors: a permanent automation.Invalid for bad input — an
+// unreadable payload, an unknown business unit or zone, an instruction that does not fit
+// the stored value (naming the attribute) — with nothing written; a store error (transient:
+// the message is redelivered); ErrLeaseLost after MaxAttempts.
+func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
+	p, res, err := s.handle(ctx, body)
+	if err != nil && s.OnRefused != nil && automation.IsInvalid(err) {
+		s.OnRefused(p.EventID, err)
+	}
+	if err == nil && s.OnApplied != nil {
+		s.OnApplied(res)
+	}
+	return res, err
+}
+
+func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, error) {
+	p, at, err := ParsePayload(body)
+	if err != nil {
+		return p, Result{}, err
+	}
+	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, Result{}, automation.Invalid("business_unit_id", "business unit %q is not known", p.BusinessUnitID)
+	}
+	if err != nil {
+		return p, Result{}, err
+	}
+	buZone, err := localtime.LoadZone(bu.TimeZoneID)
+	if err != nil {
+		return p, Result{}, automation.Invalid("business_unit_id", "business unit %q has an unusable time zone: %v", bu.ID, err)
+	}
+	rules := func(in Instruction) (Rules, error) {
+		r := Rules{Zone: buZone, ZoneID: bu.TimeZoneID}
+		if in.TimeZone != "" {
+			loc, err := localtime.LoadZone(in.TimeZone)
+			if err != nil {
+				return r, automation.Invalid("attribute "+in.AttributeCode, "unknown time zone %q", in.TimeZone)
+			}
+			r.Zone, r.ZoneID = loc, in.TimeZone
+		}
+		wd, err := WeekdayOf(in.WeekStart)
+		if err != nil {
+			return r, automation.Invalid("attribute "+in.AttributeCode, "%v", err)
+		}
+		r.WeekStart = wd
+		return r, nil
+	}
+	// Group the instructions by entity, keeping their order within each.
+	var entities []store.AttributeEntity
+	byEntity := map[store.AttributeEntity][]Instruction{}
+	for _, in := range p.Instructions {
+		e := store.AttributeEntity{BusinessUnitID: p.BusinessUnitID, EntityType: in.EntityType, EntityID: in.TargetEntityID}
+		if _, seen := byEntity[e]; !seen {
+			entities = append(entities, e)
+		}
+		byEntity[e] = append(byEntity[e], in)
+	}
+	var res Result
+	decide := func(rows map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error) {
+		res = Result{EventID: p.EventID}
+		var dec store.AttributeDecision
+		for _, e := range entities {
+			var cold []Instruction
+			for _, in := range byEntity[e] {
+				if !in.Hot {
+					cold = append(cold, in)
+					continue
+				}
+				micros, err := hotMicros(in)
+				if err != nil {
+					return dec, err
+				}
+				dec.Deltas = append(dec.Deltas, store.AttributeDelta{AttributeEntity: e, AttributeCode: in.AttributeCode, Micros: micros})
+				res.Changes = append(res.Changes, Change{EntityType: e.EntityType, EntityID: e.EntityID, Code: in.AttributeCode, Type: string(TypeNumber),
+					Value: decimal.New(micros, -6).String(), Hot: true})
+			}
+			if len(cold) == 0 {
+				continue
+			}
+			states := make(map[string]State, len(rows[e]))
+			for code, r := range rows[e] {
+				st, err := stateOf(r)
+				if err != nil {
+					return dec, automation.Invalid("attribute "+code, "%v", err)
+				}
+				states[code] = st
+			}
+			changed, fired, err := ApplyEntity(states, cold, at, rules)
+			if err != nil {
+				return dec, err
+			}
+			for _, code := range SortedCodes(changed) {
+				st := changed[code]
+				row := rows[e][code] // Version 0 when absent: insert
+				row.AttributeEntity, row.AttributeCode = e, code
+				row.ValueType, row.ValueText, row.Period, row.PeriodRule, row.LastEventOn = string(st.Type), FormatValue(st), st.Period, st.PeriodRule, st.LastEventOn
+				row.OrderKey = ""
+				if st.Type == TypeNumber {
+					row.OrderKey = OrderKey(st.Number)
+				}
+				dec.Rows = append(dec.Rows, row)
+				res.Changes = append(res.Changes, Change{EntityType: e.EntityType, EntityID: e.EntityID, Code: code, Type: row.ValueType, Value: row.ValueText, Period: row.Period})
+			}
+			for _, f := range fired {
+				if !f.Fired {
+					res.Capped++
+					continue
+				}
+				tr := TriggerEvent{EventID: TriggerID(p.EventID, e, f.AttributeCode, f.Value), EventName: f.Threshold.TriggerEvent,
+					CustomerID: p.CustomerID, BusinessUnitID: p.BusinessUnitID, Timestamp: at.Format(time.RFC3339Nano),
+					Metadata: TriggerMetadata{SourceSystem: "attribute-service", TriggerAttribute: f.AttributeCode, EntityType: e.EntityType,
+						EntityID: e.EntityID, ThresholdReached: json.Number(f.Value.String()), MeasuredValue: json.Number(f.Measured.String()),
+						OriginalTriggerEventID: p.EventID}}
+				if tr.CustomerID == "" {
+					tr.CustomerID = e.EntityID
+				}
+				body, err := json.Marshal(tr)
+				if err != nil {
+					return dec, err
+				}
+				dec.Outbox = append(dec.Outbox, store.OutboxMessage{MessageID: tr.EventID + ":" + topology.EventsTopic,
+					Destination: topology.EventsTopic, SessionID: tr.CustomerID, Body: body})
+				res.Triggers = append(res.Triggers, tr)
+			}
+		}
+		return dec, nil
+	}
+	maxAttempts := s.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	for attempt := 1; ; attempt++ {
+		out, err := s.Store.AttributeApply(ctx, store.AttributeApplyParams{Now: s.Clock.Now(), EventID: p.EventID, Entities: entities, Decide: decide})
+		if errors.Is(err, store.ErrLeaseLost) && attempt < maxAttempts && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return p, Result{EventID: p.EventID, Attempts: attempt}, err
+		}
+		if out == store.AttributeDuplicate {
+			res = Result{EventID: p.EventID}
+		}
+		res.Outcome, res.Attempts = out, attempt
+		return p, res, nil
+	}
+}
+
+// maxHotMicros bounds one hot increment (and keeps sums of a backlog inside int64).
+const maxHotMicros = 1_000_000_000_000_000 // 1e9 units
+
+// hotMicros is a hot instruction's increment in micro-units (negative for DECREMENT).
+// Errors: a step that is not a positive exact decimal with at most 6 fraction digits and at
+// most 1e9.
+func hotMicros(in Instruction) (int64, error) {
+	step := decimal.NewFromInt(1)
+	if in.Step != "" {
+		var err error
+		if step, err = parseDecimal(in.AttributeCode, "step", in.Step); err != nil {
+			return 0, err
+		}
+	}
+	m := step.Shift(6)
+	if !step.IsPositive() || !m.IsInteger() || m.GreaterThan(decimal.NewFromInt(maxHotMicros)) {
+		return 0, permanent(in.AttributeCode, "a hot counter's step is a positive decimal of at most 6 fraction digits and at most 1e9, got %s", in.Step)
+	}
+	if in.Operation == OpDecrement {
+		return -m.IntPart(), nil
+	}
+	return m.IntPart(), nil
+}
+
+// stateOf reads a stored row.
+func stateOf(r store.AttributeRow) (State, error) {
+	st, err := ParseValue(ValueType(r.ValueType), r.ValueText)
+	if err != nil {
+		return State{}, err
+	}
+	st.Period, st.PeriodRule, st.LastEventOn = r.Period, r.PeriodRule, r.LastEventOn.UTC()
+	return st, nil
+}
+
+// orderDigits: OrderKey's integer and fraction widths.
+const (
+	orderInt  = 24
+	orderFrac = 6
+)
+
+// OrderKey is a fixed-width text that sorts like the number (the ranking index): "1" and
+// 24 + 6 digits for zero and positives, "0" and the nines' complement for negatives;
+// magnitudes are clamped below 1e24 and rounded to 6 fraction digits.
+func OrderKey(d decimal.Decimal) string {
+	limit := decimal.New(1, orderInt).Sub(decimal.New(1, -orderFrac))
+	a := d.Abs().Round(orderFrac)
+	if a.GreaterThan(limit) {
+		a = limit
+	}
+	digits := a.Shift(orderFrac).StringFixed(0)
+	digits = strings.Repeat("0", orderInt+orderFrac-len(digits)) + digits
+	if d.Sign() >= 0 {
+		return "1" + digits
+	}
+	b := []byte(digits)
+	for i, c := range b {
+		b[i] = '9' - (c - '0')
+	}
+	return "0" + string(b)
+}
+
+// Flusher folds hot counters' deltas into their rows (docs/attributes.md#hot-counters).
+type Flusher struct {
+	Store store.AttributeStore
+	Clock automation.Clock
+	// Batch deltas per transaction (default 500) and at most MaxBatches per run (default 20):
+	// a run's work is bounded; what is left waits for the next run.
+	Batch, MaxBatches int
+}
+
+// FlushResult counts one run.
+type FlushResult struct {
+	Batches  int `json:"batches"`
+	Deltas   int `json:"deltas"`
+	Counters int `json:"counters"`
+}
+
+// RunOnce folds batches until one comes back short or MaxBatches ran. Errors: the store's
+// (the failing batch is rolled back whole; the deltas stay for the next run).
+func (f *Flusher) RunOnce(ctx context.Context) (FlushResult, error) {
+	batch, max := f.Batch, f.MaxBatches
+	if batch <= 0 {
+		batch = 500
+	}
+	if max <= 0 {
+		max = 20
+	}
+	var out FlushResult
+	for out.Batches < max {
+		r, err := f.Store.AttributeFlushDeltas(ctx, f.Clock.Now(), batch, Fold)
+		if err != nil {
+			return out, err
+		}
+		out.Batches++
+		out.Deltas += r.Deltas
+		out.Counters += r.Counters
+		if r.Deltas < batch {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Fold adds micros (micro-units) to a counter's stored text ("" = no row yet) and gives the
+// new text and its OrderKey.
+func Fold(old string, micros int64) (string, string, error) {
+	v := decimal.Zero
+	if old != "" {
+		var err error
+		if v, err = decimal.NewFromString(old); err != nil {
+			return "", "", fmt.Errorf("hot counter value %q: %w", old, err)
+		}
+	}
+	v = v.Add(decimal.New(micros, -6))
+	return v.String(), OrderKey(v), nil
+}
+
+// View is an attribute as a reader sees it at an instant (docs/attributes.md#read-api).
+type View struct {
+	Code        string    `json:"attribute"`
+	Type        string    `json:"type"`
+	Value       any       `json:"value"` // json.Number, bool, string (instant) or []string
+	Period      string    `json:"period,omitempty"`
+	LastEventOn time.Time `json:"lastEventOn"`
+	UpdatedOn   time.Time `json:"updatedOn"`
+	Version     int64     `json:"version"`
+	Unfolded    string    `json:"unfolded,omitempty"` // a hot counter's deltas not folded yet (included in value)
+}
+
+// Read returns every attribute of entity as seen at asOf: the period rule applied (ReadAt)
+// and hot counters' unfolded deltas added. Errors: the store's; a stored value that cannot
+// be read.
+func Read(ctx context.Context, st store.AttributeStore, e store.AttributeEntity, asOf time.Time) ([]View, error) {
+	rows, err := st.AttributeList(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := st.AttributeDeltaSums(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]View, 0, len(rows)+len(sums))
+	seen := map[string]bool{}
+	for _, r := range rows {
+		s, err := stateOf(r)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", r.AttributeCode, err)
+		}
+		if s, err = ReadAt(s, asOf); err != nil {
+			return nil, fmt.Errorf("attribute %s: %w", r.AttributeCode, err)
+		}
+		v := View{Code: r.AttributeCode, Type: r.ValueType, Period: s.Period, LastEventOn: r.LastEventOn, UpdatedOn: r.UpdatedOn, Version: r.Version}
+		if n, ok := sums[r.AttributeCode]; ok && s.Type == TypeNumber {
+			s.Number = s.Number.Add(decimal.New(n, -6))
+			v.Unfolded = decimal.New(n, -6).String()
+		}
+		v.Value = viewValue(s)
+		seen[r.AttributeCode] = true
+		out = append(out, v)
+	}
+	for code, n := range sums {
+		if !seen[code] {
+			out = append(out, View{Code: code, Type: string(TypeNumber), Value: json.Number(decimal.New(n, -6).String()), Unfolded: decimal.New(n, -6).String()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out, nil
+}
+
+func viewValue(s State) any {
+	switch s.Type {
+	case TypeNumber:
+		return json.Number(s.Number.String())
+	case TypeBoolean:
+		return s.Bool
+	case TypeInstant:
+		return s.Instant.UTC().Format(time.RFC3339Nano)
+	case TypeList:
+		return append([]string{}, s.List...)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+-- The attribute engine (SQLite). Same names as sql/mssql/queries/attribute.sql.
+
+-- name: AttributeProcessedInsert :exec
+-- RowsAffected 0: the entity processed this event before (a redelivery).
+INSERT INTO AttributeProcessedEvent (BusinessUnitId, EntityType, EntityId, EventId, ProcessedOn)
+VALUES (@BusinessUnitId, @EntityType, @EntityId, @EventId, @Now)
+ON CONFLICT (BusinessUnitId, EntityType, EntityId, EventId) DO NOTHING;
+
+-- name: AttributeListEntity :many
+SELECT BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version
+FROM AttributeValue
+WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId
+ORDER BY AttributeCode;
+
+-- name: AttributeGet :one
+SELECT BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version
+FROM AttributeValue
+WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId AND AttributeCode = @AttributeCode;
+
+-- name: AttributeInsert :exec
+-- RowsAffected 0: the row exists (someone inserted it since it was read).
+INSERT INTO AttributeValue (BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version)
+VALUES (@BusinessUnitId, @EntityType, @EntityId, @AttributeCode, @ValueType, @ValueText, @OrderKey, @Period, @PeriodRule, @LastEventOn, @Now, 1)
+ON CONFLICT (BusinessUnitId, EntityType, EntityId, AttributeCode) DO NOTHING;
+
+-- name: AttributeUpdate :exec
+-- Guarded by the Version read: RowsAffected 0 means it moved on.
+UPDATE AttributeValue
+SET ValueType = @ValueType, ValueText = @ValueText, OrderKey = @OrderKey, Period = @Period, PeriodRule = @PeriodRule,
+    LastEventOn = @LastEventOn, UpdatedOn = @Now, Version = Version + 1
+WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId AND AttributeCode = @AttributeCode
+  AND Version = @Version;
+
+-- name: AttributeDeltaInsert :exec
+INSERT INTO AttributeDelta (BusinessUnitId, EntityType, EntityId, AttributeCode, Micros, EventId, CreatedOn)
+VALUES (@BusinessUnitId, @EntityType, @EntityId, @AttributeCode, @Micros, @EventId, @Now);
+
+-- name: AttributeDeltaSums :many
+SELECT AttributeCode, SUM(Micros) FROM AttributeDelta
+WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId
+GROUP BY AttributeCode ORDER BY AttributeCode;
+
+-- name: AttributeDeltaOldest :many
+SELECT Id, BusinessUnitId, EntityType, EntityId, AttributeCode, Micros FROM AttributeDelta ORDER BY Id LIMIT @Limit;
+
+-- name: AttributeDeltaDelete :exec
+DELETE FROM AttributeDelta WHERE Id = @Id;
+
+-- name: AttributeTop :many
+-- Served by IX_AttributeValue_Rank (a seek on the first three columns, read in order).
+SELECT BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version
+FROM AttributeValue
+WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND AttributeCode = @AttributeCode AND ValueType = 'number'
+ORDER BY OrderKey DESC, EntityId
+LIMIT @Limit;
