@@ -70,11 +70,11 @@ func TestDateOccurrencesAgainstOracle(t *testing.T) {
 		{"Asia/Kathmandu", "2026-12-25", "09:00", 0, "2026-12-25", "2026-12-25T03:15:00Z"},      // +05:45
 		{"Australia/Lord_Howe", "2026-10-04", "02:15", 0, "2026-10-04", "2026-10-03T15:45:00Z"}, // 30-min gap → 02:45
 		// After-offsets (negative: days after the target date), same oracle: `tzoracle.py Australia/Sydney 2026-07-06 02:30 -90`.
-		{"Australia/Sydney", "2026-07-06", "02:30", -90, "2026-10-04", "2026-10-03T16:30:00Z"},  // 90 days after, into the DST gap → 03:30 AEDT
-		{"Australia/Sydney", "2026-01-05", "02:00", -90, "2026-04-05", "2026-04-04T15:00:00Z"},  // fall-back overlap → earlier (+11)
-		{"America/New_York", "2026-08-03", "01:30", -90, "2026-11-01", "2026-11-01T05:30:00Z"},  // overlap → earlier (EDT)
-		{"Asia/Vientiane", "2026-03-03", "10:00", -90, "2026-06-01", "2026-06-01T03:00:00Z"},    // no DST, +07
-		{"Asia/Ho_Chi_Minh", "2026-12-31", "23:30", -1, "2027-01-01", "2027-01-01T16:30:00Z"},   // across New Year
+		{"Australia/Sydney", "2026-07-06", "02:30", -90, "2026-10-04", "2026-10-03T16:30:00Z"}, // 90 days after, into the DST gap → 03:30 AEDT
+		{"Australia/Sydney", "2026-01-05", "02:00", -90, "2026-04-05", "2026-04-04T15:00:00Z"}, // fall-back overlap → earlier (+11)
+		{"America/New_York", "2026-08-03", "01:30", -90, "2026-11-01", "2026-11-01T05:30:00Z"}, // overlap → earlier (EDT)
+		{"Asia/Vientiane", "2026-03-03", "10:00", -90, "2026-06-01", "2026-06-01T03:00:00Z"},   // no DST, +07
+		{"Asia/Ho_Chi_Minh", "2026-12-31", "23:30", -1, "2027-01-01", "2027-01-01T16:30:00Z"},  // across New Year
 	}
 	for _, tc := range cases {
 		t.Run(tc.zone+"/"+tc.target+"-"+tc.wantLocal, func(t *testing.T) {
