@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -240,6 +241,18 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		// The in-app inbox is our own database: always there, embedded and in Azure.
 		chs[inbox.ChannelName] = &inbox.Channel{Store: r.Store, Broker: r.InboxBroker}
 		o.Channels = chs
+	}
+	// The product's own channels — the in-app inbox and the "event" channel into the
+	// gateway — are there too when the caller's map leaves them out (the replay brings its
+	// own log and webhook). The event channel's gateway is wired below.
+	o.Channels = maps.Clone(o.Channels)
+	if o.Channels[inbox.ChannelName] == nil {
+		o.Channels[inbox.ChannelName] = &inbox.Channel{Store: r.Store, Broker: r.InboxBroker}
+	}
+	if o.Channels[gateway.EventChannelName] == nil {
+		o.Channels[gateway.EventChannelName] = &gateway.EventChannel{Ingest: func(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]gateway.Result, error) {
+			return r.Gateway.Ingest(ctx, scope, raws)
+		}}
 	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
