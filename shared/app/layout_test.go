@@ -45,6 +45,8 @@ import (
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
+//  9a. drivers of a runtime — the acceptance harness (acceptance: a running embedded app
+//     over HTTP, seeded from a scenario file).
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
 //     artifacts' tests (infra: Bicep bounds, the deploy docs' commands) and the
 //     documentation's reference check (docs).
@@ -65,6 +67,7 @@ var layers = [][]string{
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
+	{"shared/acceptance"},
 	{"functions", "infra", "docs"},
 }
 
