@@ -25,8 +25,8 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )

@@ -45,7 +45,7 @@ import (
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
-//  9a. drivers of a runtime — the acceptance harness (acceptance: a running embedded app
+//     9a. drivers of a runtime — the acceptance harness (acceptance: a running embedded app
 //     over HTTP, seeded from a scenario file).
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
 //     artifacts' tests (infra: Bicep bounds, the deploy docs' commands) and the
