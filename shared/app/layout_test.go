@@ -44,9 +44,9 @@ import (
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
-//  9. runtimes built on the root — replay.
-//     9a. drivers of a runtime — the acceptance harness (acceptance: a running embedded app
-//     over HTTP, seeded from a scenario file).
+//  9. runtimes built on the root — replay; above it, in its own layer, the acceptance
+//     harness (acceptance: a running embedded app driven over HTTP, seeded from a
+//     scenario file read with replay's parser).
 //  10. the binary — functions (main: flags and wiring only) — and the deployment
 //     artifacts' tests (infra: Bicep bounds, the deploy docs' commands) and the
 //     documentation's reference check (docs).
