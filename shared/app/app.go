@@ -385,10 +385,12 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	if r.Memory != nil {
 		// The rule/points engine and the attribute engine consume events and tracking; in
 		// one process nobody does, so their messages are acknowledged here (and seen by
-		// OnRouted when the relay published them).
+		// OnRouted when the relay published them). Each is logged at INFO with its fat
+		// payload, so a local run shows what the other team's service would receive.
 		for _, topic := range []string{topology.EventsTopic, topology.TrackingTopic} {
 			r.Memory.Subscribe(topic, func(ctx context.Context, m bus.Message) error {
-				log.DebugContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID)
+				log.InfoContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID,
+					"sessionId", m.SessionID, "payload", string(m.Body))
 				return nil
 			})
 		}
