@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -253,6 +254,18 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		chs[inbox.ChannelName] = &inbox.Channel{Store: r.Store, Broker: r.InboxBroker}
 		o.Channels = chs
 	}
+	// The product's own channels — the in-app inbox and the "event" channel into the
+	// gateway — are there too when the caller's map leaves them out (the replay brings its
+	// own log and webhook). The event channel's gateway is wired below.
+	o.Channels = maps.Clone(o.Channels)
+	if o.Channels[inbox.ChannelName] == nil {
+		o.Channels[inbox.ChannelName] = &inbox.Channel{Store: r.Store, Broker: r.InboxBroker}
+	}
+	if o.Channels[gateway.EventChannelName] == nil {
+		o.Channels[gateway.EventChannelName] = &gateway.EventChannel{Ingest: func(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]gateway.Result, error) {
+			return r.Gateway.Ingest(ctx, scope, raws)
+		}}
+	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
 	}
@@ -388,10 +401,13 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	if r.Memory != nil {
 		// The rule/points engine consumes events; in one process nobody does, so its
 		// messages are acknowledged here (and seen by OnRouted when the relay published
-		// them). Tracking is consumed by TrackingProcessor, in process too.
+		// them), each logged at INFO with its fat payload, so a local run shows what the
+		// other team's service would receive. Tracking is consumed by TrackingProcessor,
+		// in process too.
 		for _, topic := range []string{topology.EventsTopic} {
 			r.Memory.Subscribe(topic, func(ctx context.Context, m bus.Message) error {
-				log.DebugContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID)
+				log.InfoContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID,
+					"sessionId", m.SessionID, "payload", string(m.Body))
 				return nil
 			})
 		}

@@ -25,12 +25,17 @@ var (
 	componentRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]+$`)
 )
 
+// MaxKeyOffsetDays bounds the offset component of a date-based key either way (ten years of
+// days; the reminder settings' own bound is the same).
+const MaxKeyOffsetDays = 3650
+
 // ReminderDateKey builds the key of one date-based reminder occurrence (docs/architecture.md#scheduler-keys):
 //
 //	reminder:{settingGuid}:{sourceType}:{sourceGuid}:{triggerKey}:{targetDate}:{offsetDays}
 //
 // settingGuid must be a GUID (written lower-case); sourceGuid is lower-cased when it is a
-// GUID; targetDate is "YYYY-MM-DD"; offsetDays >= 0. Components may not contain ':' or
+// GUID; targetDate is "YYYY-MM-DD"; offsetDays is the days before the target (negative:
+// after it, written "-90"; within ±MaxKeyOffsetDays). Components may not contain ':' or
 // white space. Errors name the offending component.
 func ReminderDateKey(settingGuid, sourceType, sourceGuid, triggerKey, targetDate string, offsetDays int) (string, error) {
 	g, err := canonGUID("settingGuid", settingGuid)
@@ -40,8 +45,8 @@ func ReminderDateKey(settingGuid, sourceType, sourceGuid, triggerKey, targetDate
 	if !dateRE.MatchString(targetDate) {
 		return "", fmt.Errorf("scheduler key: targetDate %q is not YYYY-MM-DD", targetDate)
 	}
-	if offsetDays < 0 {
-		return "", fmt.Errorf("scheduler key: offsetDays %d is negative", offsetDays)
+	if offsetDays < -MaxKeyOffsetDays || offsetDays > MaxKeyOffsetDays {
+		return "", fmt.Errorf("scheduler key: offsetDays %d is outside ±%d", offsetDays, MaxKeyOffsetDays)
 	}
 	parts, err := components(map[string]string{"sourceType": sourceType, "sourceGuid": sourceGuid, "triggerKey": triggerKey},
 		"sourceType", "sourceGuid", "triggerKey")

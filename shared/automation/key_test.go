@@ -22,6 +22,23 @@ func TestReminderDateKeyCanonical(t *testing.T) {
 	}
 }
 
+// An after-offset (negative: days after the target) is its own key component "-90",
+// never equal to the before-offset "90".
+func TestReminderDateKeyAfterOffset(t *testing.T) {
+	t.Parallel()
+	after, err := automation.ReminderDateKey(setG, "Customer", "CUST-1", "lastTransactionOn", "2026-03-03", -90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "reminder:0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f:Customer:CUST-1:lastTransactionOn:2026-03-03:-90"; after != want {
+		t.Fatalf("key\n got %s\nwant %s", after, want)
+	}
+	before, _ := automation.ReminderDateKey(setG, "Customer", "CUST-1", "lastTransactionOn", "2026-03-03", 90)
+	if before == after {
+		t.Fatal("90 before and 90 after share a key")
+	}
+}
+
 func TestKeyRejectsBadComponents(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -35,7 +52,8 @@ func TestKeyRejectsBadComponents(t *testing.T) {
 		{"space in type", setG, "Po lice", "s", "k", "2026-01-01", 0, "sourceType"},
 		{"empty trigger key", setG, "T", "s", "", "2026-01-01", 0, "triggerKey"},
 		{"date with time", setG, "T", "s", "k", "2026-01-01T00:00", 0, "targetDate"},
-		{"negative offset", setG, "T", "s", "k", "2026-01-01", -1, "offsetDays"},
+		{"offset over ten years after", setG, "T", "s", "k", "2026-01-01", -3651, "offsetDays"},
+		{"offset over ten years before", setG, "T", "s", "k", "2026-01-01", 3651, "offsetDays"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -86,6 +86,8 @@ func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 		{"dual with one route", `{"eventType":"E","class":"DUAL","routes":["events"],"schema":{}}`, "/routes", "at least two"},
 		{"unknown channel", `{"eventType":"E","class":"NOTIFICATION","schema":{},"notification":{"template":"t","channels":["fax"],"recipients":["a@b.test"]}}`,
 			"/notification/channels/0", "unknown channel"},
+		{"event channel for a notification", `{"eventType":"E","class":"NOTIFICATION","schema":{},"notification":{"template":"E","channels":["log","event"],"recipients":["CUST-1"]}}`,
+			"/notification/channels/1", "is for reminders"},
 		{"member twice", `{"eventType":"E","eventType":"F","class":"DIRECT","schema":{}}`, "/eventType", ""},
 	}
 	for _, c := range cases {

@@ -295,6 +295,13 @@ func (ck Checker) CheckDefinition(raw []byte) (*Compiled, error) {
 		if n.RecipientPointer == "" && len(n.Recipients) == 0 {
 			return nil, refuse("/notification", "name the recipients: recipientPointer (into data) and/or recipients")
 		}
+		for i, ch := range n.Channels {
+			if ch == EventChannelName {
+				// An event's notification that re-enters the gateway as an event could feed
+				// itself without end: the event channel is for scheduled work only.
+				return nil, refuse(fmt.Sprintf("/notification/channels/%d", i), "the %q channel is for reminders, not for an event's notification (it would ingest events from events)", EventChannelName)
+			}
+		}
 		if ck.Channels != nil {
 			for i, ch := range n.Channels {
 				if !ck.Channels[ch] {

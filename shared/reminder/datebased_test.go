@@ -69,6 +69,12 @@ func TestDateOccurrencesAgainstOracle(t *testing.T) {
 		{"America/New_York", "2026-11-08", "01:30", 7, "2026-11-01", "2026-11-01T05:30:00Z"},    // overlap → earlier (EDT)
 		{"Asia/Kathmandu", "2026-12-25", "09:00", 0, "2026-12-25", "2026-12-25T03:15:00Z"},      // +05:45
 		{"Australia/Lord_Howe", "2026-10-04", "02:15", 0, "2026-10-04", "2026-10-03T15:45:00Z"}, // 30-min gap → 02:45
+		// After-offsets (negative: days after the target date), same oracle: `tzoracle.py Australia/Sydney 2026-07-06 02:30 -90`.
+		{"Australia/Sydney", "2026-07-06", "02:30", -90, "2026-10-04", "2026-10-03T16:30:00Z"}, // 90 days after, into the DST gap → 03:30 AEDT
+		{"Australia/Sydney", "2026-01-05", "02:00", -90, "2026-04-05", "2026-04-04T15:00:00Z"}, // fall-back overlap → earlier (+11)
+		{"America/New_York", "2026-08-03", "01:30", -90, "2026-11-01", "2026-11-01T05:30:00Z"}, // overlap → earlier (EDT)
+		{"Asia/Vientiane", "2026-03-03", "10:00", -90, "2026-06-01", "2026-06-01T03:00:00Z"},   // no DST, +07
+		{"Asia/Ho_Chi_Minh", "2026-12-31", "23:30", -1, "2027-01-01", "2027-01-01T16:30:00Z"},  // across New Year
 	}
 	for _, tc := range cases {
 		t.Run(tc.zone+"/"+tc.target+"-"+tc.wantLocal, func(t *testing.T) {
@@ -124,6 +130,76 @@ func TestLateRule(t *testing.T) {
 		if o.MissedReason != "" {
 			t.Fatal("markMissed=false must not mark")
 		}
+	}
+}
+
+// The late rule applies to after-offsets exactly as to before-offsets: an occurrence 90
+// days after a date whose local day has passed is MissedWindow, one due earlier today is
+// kept (sent now), one in the future waits. A before- and an after-offset of one setting
+// are independent rows (distinct keys ending ":30" and ":-30").
+func TestLateRuleAfterOffsets(t *testing.T) {
+	t.Parallel()
+	set := mustSetting(t, settingJSON("bu", "[30, -30, -90]", "09:00", false))
+	z := zone(t, "bu", "Asia/Vientiane")
+	// now = 2026-06-01 11:00 +07 (04:00Z).
+	now := utc("2026-06-01T04:00:00Z")
+	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2026-03-03"}}
+	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	if err != nil || len(occ) != 3 {
+		t.Fatal(occ, err)
+	}
+	// Hand-computed: 2026-03-03 −30 → 2026-02-01 (missed), +30 → 2026-04-02 (missed),
+	// +90 → 2026-06-01 09:00 +07 = 02:00Z, today → kept, due in the past.
+	want := []struct {
+		local, utc string
+		missed     automation.ReasonCode
+		suffix     string
+	}{
+		{"2026-02-01", "2026-02-01T02:00:00Z", automation.ReasonMissedWindow, ":2026-03-03:30"},
+		{"2026-04-02", "2026-04-02T02:00:00Z", automation.ReasonMissedWindow, ":2026-03-03:-30"},
+		{"2026-06-01", "2026-06-01T02:00:00Z", "", ":2026-03-03:-90"},
+	}
+	for i, w := range want {
+		o := occ[i]
+		if o.ScheduledLocalDate != w.local || !o.ScheduledOn.Equal(utc(w.utc)) || o.MissedReason != w.missed || !strings.HasSuffix(o.SchedulerKey, w.suffix) {
+			t.Errorf("offset %d: %s %s missed=%q key %s, want %+v", o.OffsetDays, o.ScheduledLocalDate, o.ScheduledOn.Format(time.RFC3339), o.MissedReason, o.SchedulerKey, w)
+		}
+	}
+	if occ[1].SchedulerKey == occ[0].SchedulerKey || occ[1].InputHash == occ[0].InputHash {
+		t.Fatal("30 before and 30 after must be distinct occurrences")
+	}
+	// The next day the -90 occurrence is older than today: missed.
+	later := utc("2026-06-02T04:00:00Z")
+	occ, _ = reminder.DateOccurrences(set, src, z, localtime.DateOf(later, z.Loc), later, true)
+	if occ[2].MissedReason != automation.ReasonMissedWindow {
+		t.Fatalf("a day later: %+v", occ[2])
+	}
+}
+
+// An annual setting may remind after each anniversary too (within ±364 days): the chain
+// of a -7 offset moves to the next anniversary whose occurrence is on or after today.
+func TestAnnualAfterOffset(t *testing.T) {
+	t.Parallel()
+	set := mustSetting(t, settingJSON("bu", "[-7]", "08:00", true))
+	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2020-02-29"}}
+	z := zone(t, "bu", "Asia/Ho_Chi_Minh")
+	now := utc("2027-03-03T00:00:00Z") // 07:00 local on 2027-03-03: before 2027-03-07 (28 Feb + 7)
+	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	if err != nil || len(occ) != 1 {
+		t.Fatal(occ, err)
+	}
+	if occ[0].Target.String() != "2027-02-28" || occ[0].ScheduledLocalDate != "2027-03-07" || occ[0].MissedReason != "" {
+		t.Fatalf("%+v", occ[0])
+	}
+	next, err := reminder.FollowingYear(set, src, z, occ[0])
+	if err != nil || next.Target.String() != "2028-02-29" || next.ScheduledLocalDate != "2028-03-07" {
+		t.Fatalf("following %+v %v", next, err)
+	}
+	// After 2027-03-07 the chain has moved on to 2028.
+	now = utc("2027-03-08T00:00:00Z")
+	occ, _ = reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	if occ[0].Target.String() != "2028-02-29" || occ[0].MissedReason != "" {
+		t.Fatalf("after this year's: %+v", occ[0])
 	}
 }
 
@@ -186,7 +262,6 @@ func TestParseSettingRejectsBadInput(t *testing.T) {
 	base := settingJSON("bu", "[30, 7, 0]", "09:00", false)
 	mutate := func(old, new string) string { return strings.Replace(base, old, new, 1) }
 	cases := []struct{ name, js, field string }{
-		{"negative offset", mutate("[30, 7, 0]", "[30, -1]"), "offsetsDays[1]"},
 		{"duplicate offset", mutate("[30, 7, 0]", "[7, 7]"), "offsetsDays[1]"},
 		{"no offsets", mutate("[30, 7, 0]", "[]"), "offsetsDays"},
 		{"25:00", mutate(`"09:00"`, `"25:00"`), "25:00"},
@@ -201,6 +276,8 @@ func TestParseSettingRejectsBadInput(t *testing.T) {
 		{"blank fixed recipient", mutate(`{"field":"staffEmail"}`, `{"fixed":[" "]}`), "recipients.fixed[0]"},
 		{"overdue and annual", strings.Replace(settingJSON("bu", "[0]", "09:00", true), `"annual": true,`, `"annual": true, "immediateIfOverdue": true,`, 1), "immediateIfOverdue"},
 		{"annual offset too big", settingJSON("bu", "[400]", "09:00", true), "offsetsDays[0]"},
+		{"annual after-offset too big", settingJSON("bu", "[-365]", "09:00", true), "offsetsDays[0]"},
+		{"after-offset over ten years", mutate("[30, 7, 0]", "[-3651]"), "offsetsDays[0]"},
 		{"not json", `{"guid":`, "setting"},
 	}
 	for _, tc := range cases {

@@ -34,7 +34,12 @@ type Setting struct {
 	// ("YYYY-MM-DD"); for ThresholdCondition, the name of the aggregate the metric is read
 	// from (a SchedulerKey component, e.g. "booking").
 	TriggerKey string `json:"triggerKey"`
-	// OffsetsDays (DateBased) are calendar days before the target date, each >= 0, no duplicates.
+	// OffsetsDays (DateBased) are calendar days before the target date, no duplicates: 30 is
+	// 30 days before it, 0 the day itself and a negative offset is after it (-90: 90 days
+	// after the date, e.g. "dormant 90 days after the last transaction"). Each is within
+	// ±MaxOffsetDays (±MaxAnnualOffsetDays for annual settings). Every rule (late rule, DST
+	// rule, settings changes, reconciliation) treats both directions alike: the occurrence's
+	// local date is target − offset.
 	OffsetsDays []int `json:"offsetsDays,omitempty"`
 	// SendLocalTime (DateBased) is the local wall time ("HH:MM") in the business unit's zone.
 	SendLocalTime *localtime.TimeOfDay `json:"sendLocalTime,omitempty"`
@@ -246,8 +251,8 @@ func (s *Setting) validateDateBased() []error {
 	}
 	seen := map[int]bool{}
 	for i, d := range s.OffsetsDays {
-		if d < 0 || d > maxOff {
-			bad(fmt.Sprintf("offsetsDays[%d]", i), "must be 0..%d days, got %d", maxOff, d)
+		if d < -maxOff || d > maxOff {
+			bad(fmt.Sprintf("offsetsDays[%d]", i), "must be -%d..%d days (negative: after the date), got %d", maxOff, maxOff, d)
 		}
 		if seen[d] {
 			bad(fmt.Sprintf("offsetsDays[%d]", i), "duplicate offset %d", d)

@@ -198,8 +198,8 @@ func TestAdminRejectsAndChangesNothing(t *testing.T) {
 			_, err := a.UpdateSetting(ctx, all, settingGuid, []byte(strings.Replace(base, `"bu-syd"`, `"bu-nyc"`, 1)), 1)
 			return err
 		}, automation.CodeInvalidInput},
-		{"negative offset", func() error {
-			_, err := a.UpdateSetting(ctx, all, settingGuid, []byte(strings.Replace(base, "[30, 7, 0]", "[30, -7]", 1)), 1)
+		{"offset over ten years after the date", func() error {
+			_, err := a.UpdateSetting(ctx, all, settingGuid, []byte(strings.Replace(base, "[30, 7, 0]", "[30, -3651]", 1)), 1)
 			return err
 		}, automation.CodeInvalidInput},
 		{"unknown field", func() error {

@@ -20,6 +20,8 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channel"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -295,6 +297,17 @@ func (r *runner) outcome(o delivery.Outcome) {
 	case store.NotificationFailed:
 		kind, r.failed = "failed", r.failed+1
 	case store.NotificationSent:
+		if o.Job.Channel == inbox.ChannelName || o.Job.Channel == gateway.EventChannelName {
+			// The product's own channels (the in-app inbox, the event channel into the
+			// gateway) have no replay stand-in that writes lines: their delivery line is
+			// written from the outcome, once per sent delivery.
+			r.deliveries++
+			m := delivery.Message{DeliveryKey: o.Job.DeliveryKey, SchedulerKey: o.Job.SchedulerKey, BusinessUnitID: o.Job.BusinessUnitID,
+				Channel: o.Job.Channel, Recipient: o.Job.Recipient, Template: o.Job.Template, PayloadJSON: o.Job.PayloadJSON, Content: o.Content, SentOn: o.At}
+			if err := r.enc.Encode(r.deliveryLine(m)); err != nil && r.err == nil {
+				r.err = err
+			}
+		}
 		if o.Job.AttemptCount < 2 {
 			return // the delivery line says it all
 		}

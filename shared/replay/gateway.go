@@ -49,6 +49,9 @@ type IngestLine struct {
 	Filtered  int    `json:"filtered,omitempty"` // accepted, routed nowhere
 	Duplicate int    `json:"duplicate"`
 	Rejected  int    `json:"rejected"`
+	// Replayed: the answer is the one stored for the input's idempotencyKey
+	// (Idempotent-Replayed), not a new ingest.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // RoutedLine is one gateway message the relay published.
@@ -79,6 +82,18 @@ func (r *runner) post(ctx context.Context, path, contentType string, body []byte
 	rec := httptest.NewRecorder()
 	r.api.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.Bytes()
+}
+
+// postReplayed is post that also says whether the answer was an Idempotency-Key replay.
+func (r *runner) postReplayed(ctx context.Context, path, contentType string, body []byte, header map[string]string) (int, []byte, bool) {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	r.api.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes(), rec.Header().Get(httpapi.HeaderIdempotentReplayed) == "true"
 }
 
 // problemField returns a problem's first field and its message, else its detail.
@@ -118,7 +133,11 @@ func (r *runner) registryInput(ctx context.Context, idx int) error {
 func (r *runner) ingestInput(ctx context.Context, idx int) error {
 	in := r.sc.Inputs[idx]
 	at := in.At.UTC().Format(time.RFC3339)
-	code, body := r.post(ctx, eventsapi.Path, "application/cloudevents-batch+json", in.Ingest, nil)
+	var hdr map[string]string
+	if in.IdempotencyKey != "" {
+		hdr = map[string]string{httpapi.HeaderIdempotencyKey: in.IdempotencyKey}
+	}
+	code, body, replayed := r.postReplayed(ctx, eventsapi.Path, "application/cloudevents-batch+json", in.Ingest, hdr)
 	if code != http.StatusOK {
 		if code >= 500 {
 			return fmt.Errorf("inputs[%d]: ingest answered %d: %s", idx, code, body)
@@ -131,7 +150,7 @@ func (r *runner) ingestInput(ctx context.Context, idx int) error {
 	if err := json.Unmarshal(body, &res); err != nil {
 		return fmt.Errorf("inputs[%d]: ingest answer: %w", idx, err)
 	}
-	line := IngestLine{Kind: "ingest", At: at, Input: idx}
+	line := IngestLine{Kind: "ingest", At: at, Input: idx, Replayed: replayed}
 	var rejected []RejectedLine
 	for _, x := range res.Results {
 		switch x.Status {

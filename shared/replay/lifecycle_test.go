@@ -162,7 +162,7 @@ func TestSettingInputsAreValidatedAtParse(t *testing.T) {
 	setting := `{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"x","sourceType":"T","triggerType":"DateBased",
 	  "triggerKey":"d","offsetsDays":[1],"sendLocalTime":"09:00","template":"t","channels":["log"],"recipients":{"field":"e"}}`
 	cases := []struct{ input, want string }{
-		{`{"at":"2026-10-01T01:00:00Z","settingUpsert":` + strings.Replace(setting, `[1]`, `[-1]`, 1) + `}`, "inputs[0].settingUpsert.offsetsDays[0]"},
+		{`{"at":"2026-10-01T01:00:00Z","settingUpsert":` + strings.Replace(setting, `[1]`, `[-3651]`, 1) + `}`, "inputs[0].settingUpsert.offsetsDays[0]"},
 		{`{"at":"2026-10-01T01:00:00Z","settingUpsert":` + strings.Replace(setting, `"09:00"`, `"25:00"`, 1) + `}`, "inputs[0].settingUpsert.sendLocalTime"},
 		{`{"at":"2026-10-01T01:00:00Z","settingUpsert":` + strings.Replace(setting, `"bu-syd"`, `"bu-x"`, 1) + `}`, "inputs[0].settingUpsert.businessUnitId"},
 		{`{"at":"2026-10-01T01:00:00Z","settingUpsert":` + strings.Replace(setting, `"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f",`, ``, 1) + `}`, "inputs[0].settingUpsert.guid"},

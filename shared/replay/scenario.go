@@ -56,6 +56,9 @@ type Input struct {
 	SettingDeactivate *SettingDeactivate `json:"settingDeactivate,omitempty"`
 	// Ingest is a batch of CloudEvents (a JSON array) sent to POST /api/events.
 	Ingest json.RawMessage `json:"ingest,omitempty"`
+	// IdempotencyKey (ingest only) is sent as the Idempotency-Key header: the same key and
+	// batch again gets the stored answer (the ingest line says "replayed").
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 	// Registry is a registry file ({"events":[definition, …]}) imported as a new version.
 	Registry json.RawMessage `json:"registry,omitempty"`
 	ReportInputs
@@ -70,8 +73,9 @@ const MaxInputs = 1_000_000
 // Settings returns the scenario's validated reminder settings.
 func (sc *Scenario) Settings() []reminder.Setting { return sc.settings }
 
-// Channels are the delivery channels a replay offers.
-var Channels = map[string]bool{"log": true, "webhook": true}
+// Channels are the delivery channels a replay offers: the replay's log and webhook, and the
+// product's own in-app inbox and event channel (the gateway), which app.Open adds.
+var Channels = map[string]bool{"log": true, "webhook": true, "inbox": true, "event": true}
 
 // Supported simulated-time range.
 var (
@@ -208,6 +212,7 @@ func Parse(raw []byte) (*Scenario, error) {
 			SettingUpsert     json.RawMessage `json:"settingUpsert"`
 			SettingDeactivate json.RawMessage `json:"settingDeactivate"`
 			Ingest            json.RawMessage `json:"ingest"`
+			IdempotencyKey    *string         `json:"idempotencyKey"`
 			Registry          json.RawMessage `json:"registry"`
 			ReportInputs
 		}
@@ -219,6 +224,9 @@ func Parse(raw []byte) (*Scenario, error) {
 		at := instant(fmt.Sprintf("inputs[%d].at", i), in.At)
 		var fault *ChannelFault
 		input := Input{At: at, Event: in.Event, ReportInputs: in.ReportInputs}
+		if in.IdempotencyKey != nil && len(in.Ingest) == 0 {
+			bad("inputs[%d].idempotencyKey is only for an ingest input", i)
+		}
 		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1) +
 			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1) + min(len(in.Ingest), 1) + min(len(in.Registry), 1); {
 		case kinds > 1:
@@ -229,6 +237,12 @@ func Parse(raw []byte) (*Scenario, error) {
 				bad("inputs[%d].ingest must be a JSON array of CloudEvents (a batch)", i)
 			}
 			input.Ingest = in.Ingest
+			if in.IdempotencyKey != nil {
+				if k := *in.IdempotencyKey; k == "" || len(k) > 255 {
+					bad("inputs[%d].idempotencyKey must be 1..255 characters", i)
+				}
+				input.IdempotencyKey = *in.IdempotencyKey
+			}
 		case len(in.Registry) > 0:
 			if t := bytes.TrimSpace(in.Registry); len(t) == 0 || t[0] != '{' {
 				bad("inputs[%d].registry must be a registry file ({\"events\":[definition, …]})", i)

@@ -298,13 +298,13 @@ func TestBadInputChangesNothing(t *testing.T) {
 		status                   int
 		fields                   []string
 	}{
-		{"negative offset", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), "[30,7,0]", "[30,-7]", 1), nil, 422, []string{"offsetsDays[1]"}},
+		{"offset more than ten years after", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), "[30,7,0]", "[30,-3651]", 1), nil, 422, []string{"offsetsDays[1]"}},
 		{"duplicate offsets", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), "[30,7,0]", "[7,7]", 1), nil, 422, []string{"offsetsDays[1]"}},
 		{"25:00", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), `"09:00"`, `"25:00"`, 1), nil, 422, []string{"sendLocalTime"}},
 		{"empty channels", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), `["log"]`, `[]`, 1), nil, 422, []string{"channels"}},
 		{"unknown channel", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), `["log"]`, `["pigeon"]`, 1), nil, 422, []string{"channels[0]"}},
 		{"threshold without metric", "POST", "/api/reminder-settings", threshold, nil, 422, []string{"threshold.metric"}},
-		{"several problems at once", "POST", "/api/reminder-settings", strings.NewReplacer("[30,7,0]", "[-1]", `["log"]`, `[]`, `"09:00"`, `"25:00"`).Replace(settingBody("")), nil, 422, []string{"sendLocalTime", "offsetsDays[0]", "channels"}},
+		{"several problems at once", "POST", "/api/reminder-settings", strings.NewReplacer("[30,7,0]", "[-3651]", `["log"]`, `[]`, `"09:00"`, `"25:00"`).Replace(settingBody("")), nil, 422, []string{"sendLocalTime", "offsetsDays[0]", "channels"}},
 		{"unknown field", "POST", "/api/reminder-settings", settingBody(`,"colour":"red"`), nil, 400, []string{"colour"}},
 		{"wrong type", "POST", "/api/reminder-settings", strings.Replace(settingBody(""), "[30,7,0]", `"30"`, 1), nil, 400, []string{"offsetsDays"}},
 		{"not JSON", "POST", "/api/reminder-settings", `{"name":`, nil, 400, nil},

@@ -1,0 +1,21 @@
+// Package acceptance drives the product end to end as its clients do: a Harness opens the
+// embedded runtime (app.Open on SQLite with the in-process bus and a manual clock), serves
+// its /api routes on a real HTTP server bound to 127.0.0.1, seeds business units, reminder
+// settings and templates from a scenario file and the event registry through the registry
+// API, and then takes inputs only over HTTP (POST /api/events). Advance moves the clock like
+// the Functions host's timers would (every instant at which scheduled work or a delivery is
+// due, then the target), and the Harness records what left the product: every gateway
+// message the relay published (events, tracking, noti, the source route's domain-events) and
+// every delivery outcome. The loyalty use cases of docs/loyalty.md are its tests; the use
+// cases that need the attribute engine add their inputs and expectations to the same table.
+//
+// A Harness's state machine:
+//
+//	Start ──► seeded (business units, settings, templates, registry) ──► serving
+//	serving ──► Ingest / Get / Stream (HTTP, clock unchanged) ──► serving
+//	serving ──► Advance(t) (ticks at each due instant ≤ t, then at t) ──► serving
+//	serving ──► Close (server shut down, runtime closed)
+//
+// Everything a test asserts comes from the HTTP answers and from the observers app.Open
+// offers (OnRouted, OnOutcome); the store is read only through the product's APIs.
+package acceptance

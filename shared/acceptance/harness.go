@@ -1,0 +1,397 @@
+package acceptance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/automation-platform/automation/shared/api/eventsapi"
+	"github.com/automation-platform/automation/shared/api/registryapi"
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/replay"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// Options configure Start.
+type Options struct {
+	// Dir is the run's data directory (SQLite database and trace); it must exist.
+	Dir string
+	// Start is the manual clock's first instant (UTC).
+	Start time.Time
+	// Scenario is a scenario file whose businessUnits, reminderSettings and templates are
+	// seeded (its inputs are not: the test sends its own over HTTP).
+	Scenario string
+	// Registry is an event registry file imported through POST /api/event-registry/import.
+	Registry string
+	// FunctionsDir holds the function folders (*/function.json) of the local host.
+	FunctionsDir string
+	// Log receives the runtime's logs (nil: discarded).
+	Log *slog.Logger
+	// StandIns are the topics whose consumer is another team's service, played by the
+	// harness: it records each message (Messages) and acknowledges it. Nil: DefaultStandIns.
+	// When the attribute engine consumes tracking in process, leave tracking out.
+	StandIns []string
+}
+
+// DefaultStandIns: the rule/points engine's events topic and the attribute engine's
+// tracking topic.
+var DefaultStandIns = []string{topology.EventsTopic, topology.TrackingTopic}
+
+// Message is one message a stand-in consumer received, with its fat payload decoded.
+type Message struct {
+	Topic     string
+	ID        string // the broker MessageId, "{eventId}:{route}"
+	SessionID string
+	Payload   gateway.Payload
+}
+
+// Delivery is one delivery the product sent: a NotificationJob recorded Sent.
+type Delivery struct {
+	At             time.Time
+	SchedulerKey   string
+	BusinessUnitID string
+	Channel        string
+	Recipient      string
+	Template       string
+	Subject        string
+	Text           string
+}
+
+// Harness is a running embedded app with its HTTP server (see the package doc).
+type Harness struct {
+	Runtime *app.Runtime
+	Clock   *automation.ManualClock
+	// URL is the server's base URL, "http://127.0.0.1:{port}".
+	URL    string
+	server *http.Server
+	client *http.Client
+
+	mu         sync.Mutex
+	messages   []Message
+	routed     []gateway.Routed
+	deliveries []Delivery
+	failures   []delivery.Outcome
+}
+
+// Start opens the runtime on o.Dir, seeds it and serves it. Errors: a configuration,
+// scenario or registry file the product refuses, a listener that cannot bind.
+func Start(ctx context.Context, o Options) (*Harness, error) {
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"AUTOMATION_DATA_DIR": o.Dir, "AUTOMATION_API_BUSINESS_UNITS": "*"}[k]
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := &Harness{Clock: automation.NewManualClock(o.Start.UTC()), client: &http.Client{Timeout: 30 * time.Second}}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h.Runtime, err = app.Open(ctx, cfg, app.Options{Clock: h.Clock, Seed: 1, Log: log, OnRouted: h.onRouted, OnOutcome: h.onOutcome})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.Runtime.LocalHost(o.FunctionsDir, cfg, false, log); err != nil {
+		h.Runtime.Close()
+		return nil, err
+	}
+	standIns := o.StandIns
+	if standIns == nil {
+		standIns = DefaultStandIns
+	}
+	for _, topic := range standIns {
+		h.Runtime.Memory.Subscribe(topic, h.record)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.Runtime.Close()
+		return nil, err
+	}
+	h.URL = "http://" + ln.Addr().String()
+	h.server = &http.Server{Handler: h.Runtime.ListenerHandler(false), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = h.server.Serve(ln) }()
+	if err := h.seed(ctx, o); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// Close shuts the server down and closes the runtime.
+func (h *Harness) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := h.server.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = h.server.Close()
+	}
+	return errors.Join(err, h.Runtime.Close())
+}
+
+func (h *Harness) seed(ctx context.Context, o Options) error {
+	if o.Scenario != "" {
+		raw, err := os.ReadFile(o.Scenario)
+		if err != nil {
+			return err
+		}
+		sc, err := replay.Parse(raw)
+		if err != nil {
+			return err
+		}
+		rt := h.Runtime
+		for _, bu := range sc.BusinessUnits {
+			if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu.ID, Name: bu.Name, TimeZoneID: bu.TimeZone}); err != nil {
+				return err
+			}
+		}
+		for _, set := range sc.Settings() {
+			rec, err := reminder.SettingRecord(set, 1, h.Clock.Now())
+			if err != nil {
+				return err
+			}
+			if err := rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+				return err
+			}
+		}
+		for _, t := range sc.ParsedTemplates() {
+			if _, err := rt.Templates.Save(ctx, store.NotificationTemplate{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Subject: t.Subject,
+				Text: t.Text, HTML: t.HTML, CreatedBy: "acceptance:" + filepath.Base(o.Scenario)}, nil); err != nil {
+				return fmt.Errorf("template %q: %w", t.Key, err)
+			}
+		}
+	}
+	if o.Registry != "" {
+		raw, err := os.ReadFile(o.Registry)
+		if err != nil {
+			return err
+		}
+		res, err := h.Do(ctx, http.MethodPost, registryapi.Prefix+"/import", "application/json", raw, map[string]string{httpapi.HeaderOperator: "acceptance"})
+		if err != nil {
+			return err
+		}
+		if res.Status != http.StatusOK {
+			return fmt.Errorf("registry import answered %d: %s", res.Status, res.Body)
+		}
+	}
+	return nil
+}
+
+// record is a stand-in consumer: it keeps the message and acknowledges it. A body that is
+// not a gateway payload is an error (the bus redelivers and finally dead-letters it).
+func (h *Harness) record(_ context.Context, m bus.Message) error {
+	var p gateway.Payload
+	if err := json.Unmarshal(m.Body, &p); err != nil {
+		return fmt.Errorf("acceptance: %s %s is not a gateway payload: %w", m.Destination, m.ID, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.messages = append(h.messages, Message{Topic: m.Destination, ID: m.ID, SessionID: m.SessionID, Payload: p})
+	return nil
+}
+
+// Messages returns what the stand-in consumers received, in order.
+func (h *Harness) Messages() []Message {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Message(nil), h.messages...)
+}
+
+func (h *Harness) onRouted(r gateway.Routed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.routed = append(h.routed, r)
+}
+
+func (h *Harness) onOutcome(o delivery.Outcome) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if o.Status != store.NotificationSent {
+		h.failures = append(h.failures, o)
+		return
+	}
+	d := Delivery{At: o.At.UTC(), SchedulerKey: o.Job.SchedulerKey, BusinessUnitID: o.Job.BusinessUnitID, Channel: o.Job.Channel,
+		Recipient: o.Job.Recipient, Template: o.Job.Template}
+	if o.Content != nil {
+		d.Subject, d.Text = o.Content.Subject, o.Content.Text
+	}
+	h.deliveries = append(h.deliveries, d)
+}
+
+// Routed returns every gateway message published so far, in publication order.
+func (h *Harness) Routed() []gateway.Routed {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]gateway.Routed(nil), h.routed...)
+}
+
+// Deliveries returns every delivery sent so far, in order.
+func (h *Harness) Deliveries() []Delivery {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Delivery(nil), h.deliveries...)
+}
+
+// Failures returns every delivery outcome that was not "sent" (retry, unknown, failed).
+func (h *Harness) Failures() []delivery.Outcome {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]delivery.Outcome(nil), h.failures...)
+}
+
+// Response is an HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do sends one request to the server.
+func (h *Harness) Do(ctx context.Context, method, path, contentType string, body []byte, header map[string]string) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, h.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := h.client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return Response{Status: res.StatusCode, Header: res.Header, Body: b}, err
+}
+
+// IngestResult is the answer of POST /api/events for a batch.
+type IngestResult struct {
+	Status   int
+	Replayed bool // Idempotent-Replayed: the stored answer of the same Idempotency-Key
+	Results  []gateway.Result
+}
+
+// Ingest posts events as one batch (application/cloudevents-batch+json) to POST
+// /api/events, with Idempotency-Key when idempotencyKey is set, and then runs the pipeline
+// at the current instant (the relay publishes what was accepted, the bus delivers it).
+func (h *Harness) Ingest(ctx context.Context, idempotencyKey string, events ...json.RawMessage) (IngestResult, error) {
+	body, err := json.Marshal(events)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	var hdr map[string]string
+	if idempotencyKey != "" {
+		hdr = map[string]string{httpapi.HeaderIdempotencyKey: idempotencyKey}
+	}
+	res, err := h.Do(ctx, http.MethodPost, eventsapi.Path, "application/cloudevents-batch+json", body, hdr)
+	if err != nil {
+		return IngestResult{}, err
+	}
+	out := IngestResult{Status: res.Status, Replayed: res.Header.Get(httpapi.HeaderIdempotentReplayed) == "true"}
+	if res.Status == http.StatusOK {
+		var r eventsapi.Response
+		if err := json.Unmarshal(res.Body, &r); err != nil {
+			return out, fmt.Errorf("ingest answer: %w: %s", err, res.Body)
+		}
+		out.Results = r.Results
+	}
+	if _, err := h.Runtime.Tick(ctx); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// Advance moves the clock to t, running the pipeline (Runtime.Tick) at every instant at
+// which a scheduler row or a delivery is due on the way, and at t. Errors: t before now, a
+// tick that failed, or work that stays due after maxAdvanceSteps ticks.
+func (h *Harness) Advance(ctx context.Context, t time.Time) error {
+	now := h.Clock.Now()
+	if t.Before(now) {
+		return fmt.Errorf("acceptance: Advance to %s is before now %s", t.Format(time.RFC3339), now.Format(time.RFC3339))
+	}
+	for i := 0; i < maxAdvanceSteps; i++ {
+		wake, err := h.nextWake(ctx)
+		if err != nil {
+			return err
+		}
+		if wake == nil || wake.After(t) {
+			h.Clock.Set(t)
+			_, err := h.Runtime.Tick(ctx)
+			return err
+		}
+		at := *wake
+		if !at.After(now) {
+			// Work due now that one tick did not take (held back by a lease, say): look again a second later.
+			at = now.Add(time.Second)
+			if at.After(t) {
+				h.Clock.Set(t)
+				_, err := h.Runtime.Tick(ctx)
+				return err
+			}
+		}
+		now = at
+		h.Clock.Set(now)
+		if _, err := h.Runtime.Tick(ctx); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("acceptance: work still due after %d ticks", maxAdvanceSteps)
+}
+
+// maxAdvanceSteps bounds the ticks of one Advance.
+const maxAdvanceSteps = 100_000
+
+func (h *Harness) nextWake(ctx context.Context) (*time.Time, error) {
+	wake, err := h.Runtime.Store.SchedulerNextWakeUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dw, err := h.Runtime.Store.NotificationNextWakeUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if dw != nil && (wake == nil || dw.Before(*wake)) {
+		wake = dw
+	}
+	return wake, nil
+}
+
+// RoutedCounts counts the routed messages by "topic/eventId".
+func RoutedCounts(rs []gateway.Routed) map[string]int {
+	out := map[string]int{}
+	for _, r := range rs {
+		out[r.Topic+"/"+r.EventID]++
+	}
+	return out
+}
+
+// SortedKeys returns m's keys in order (for messages).
+func SortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,167 @@
+package acceptance_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/gateway"
+)
+
+var voucherScan = ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merchant-app",
+	map[string]any{"customerId": "CUST-HCM-1", "voucherCode": "VC-7781", "merchantName": "Pho 24 District 1"})
+
+// UC-10 in real time: a customer's open inbox stream receives the message as soon as the
+// scan's event is ingested (no clock advance); and the seed's "ghost timeout": the scan
+// API's answer is lost, its retry with the same Idempotency-Key gets the stored answer
+// (Idempotent-Replayed), and the customer still has one message. The same key with another
+// body is refused and changes nothing.
+func TestUC10VoucherUsedRealTimeAndGhostTimeout(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h := start(t, "2026-07-01T01:10:00Z")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/api/inbox/CUST-HCM-1/stream?businessUnitId=bu-hcm", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	got := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				got <- data
+			}
+		}
+	}()
+	first, err := h.Ingest(ctx, "scan-7781-attempt-1", voucherScan)
+	if err != nil || first.Status != http.StatusOK || first.Replayed || first.Results[0].Status != gateway.StatusAccepted {
+		t.Fatalf("scan: %+v %v", first, err)
+	}
+	select {
+	case data := <-got:
+		var m struct {
+			Subject, Text, RecipientID string
+		}
+		if err := json.Unmarshal([]byte(data), &m); err != nil || m.Subject != "Voucher VC-7781 used" || m.RecipientID != "CUST-HCM-1" ||
+			m.Text != "Your voucher VC-7781 was used at Pho 24 District 1." {
+			t.Fatalf("streamed %s %v", data, err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the inbox stream received nothing")
+	}
+	// The answer was lost on the way back: the retry carries the same key and body.
+	retry, err := h.Ingest(ctx, "scan-7781-attempt-1", voucherScan)
+	if err != nil || retry.Status != http.StatusOK || !retry.Replayed || !reflect.DeepEqual(retry.Results, first.Results) {
+		t.Fatalf("retry: %+v %v, want the stored answer %+v", retry, err, first.Results)
+	}
+	// Without the key the gateway's ledger still answers "duplicate" and routes nothing.
+	again, err := h.Ingest(ctx, "", voucherScan)
+	if err != nil || again.Results[0].Status != gateway.StatusDuplicate {
+		t.Fatalf("again: %+v %v", again, err)
+	}
+	other, err := h.Ingest(ctx, "scan-7781-attempt-1", ev("scan-7782", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merchant-app",
+		map[string]any{"customerId": "CUST-HCM-1", "voucherCode": "VC-7782", "merchantName": "Pho 24"}))
+	if err != nil || other.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("same key, other body: %+v %v", other, err)
+	}
+	if err := h.Advance(ctx, ts("2026-07-02T00:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.Deliveries(); len(d) != 1 || d[0].Channel != "inbox" || d[0].SchedulerKey != "user-message:scan-7781" {
+		t.Fatalf("deliveries %+v", d)
+	}
+	if s := inboxSubjects(t, h, "bu-hcm", "CUST-HCM-1"); len(s) != 1 {
+		t.Fatalf("inbox %q", s)
+	}
+	select {
+	case data := <-got:
+		t.Fatalf("a second streamed message: %s", data)
+	default:
+	}
+}
+
+// Bad input: each event is rejected on its own with the member and a clear reason, and
+// nothing is routed or delivered — a schema violation, a survey id an attribute code cannot
+// hold, a transfer of zero and of a negative amount. A single structured event answers 422
+// with a problem naming the member.
+func TestLoyaltyBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := start(t, "2026-07-01T00:00:00Z")
+	transfer := func(id string, amount any) json.RawMessage {
+		return ev(id, "Transfer_Balance", "bu-vte", "CUST-VTE-1", "/member-app", map[string]any{"fromCustomerId": "CUST-VTE-1", "toCustomerId": "CUST-VTE-2", "amount": amount})
+	}
+	cases := []struct {
+		event           json.RawMessage
+		pointer, reason string
+	}{
+		{ev("profile-bad", "Profile_Completed", "bu-syd", "CUST-SYD-1", "/profile-service", map[string]any{"completedOn": "yesterday"}), "/data/completedOn", "does not match pattern"},
+		{ev("welcome-bad", "Welcome_Offer", "bu-vte", "CUST-VTE-2", "/card-issuance", map[string]any{"cardId": "CARD-1"}), "/data/cardType", "missing"},
+		{ev("survey-bad", "Survey_Completed", "bu-hcm", "CUST-HCM-1", "/member-app", map[string]any{"surveyId": "Q3 survey:2026!"}), "/data/surveyId", "does not match pattern"},
+		{ev("survey-long", "Survey_Completed", "bu-hcm", "CUST-HCM-1", "/member-app", map[string]any{"surveyId": strings.Repeat("s", 41)}), "/data/surveyId", "does not match pattern"},
+		{transfer("xfer-zero", 0), "/data/amount", "minimum: got 0, want 1"},
+		{transfer("xfer-neg", -5), "/data/amount", "minimum: got -5, want 1"},
+		{transfer("xfer-frac", 2.5), "/data/amount", "integer"},
+		{ev("dormant-forged", "Dormant_User", "bu-vte", "CUST-VTE-1", "/member-app", map[string]any{"targetDate": "2026-07-20", "offsetDays": 90, "sourceGuid": "CUST-VTE-1"}), "/data/offsetDays", "maximum"},
+	}
+	var batch []json.RawMessage
+	for _, c := range cases {
+		batch = append(batch, c.event)
+	}
+	res, err := h.Ingest(ctx, "", batch...)
+	if err != nil || res.Status != http.StatusOK || len(res.Results) != len(cases) {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for i, c := range cases {
+		r := res.Results[i]
+		if r.Status != gateway.StatusRejected || r.Pointer != c.pointer || !strings.Contains(r.Reason, c.reason) {
+			t.Errorf("event %d: %+v, want rejected at %s (%s)", i, r, c.pointer, c.reason)
+		}
+	}
+	single, err := h.Do(ctx, http.MethodPost, "/api/events", "application/cloudevents+json", transfer("xfer-single", -1), nil)
+	if err != nil || single.Status != http.StatusUnprocessableEntity || !strings.Contains(string(single.Body), "/data/amount") {
+		t.Fatalf("single: %d %s %v", single.Status, single.Body, err)
+	}
+	if err := h.Advance(ctx, ts("2026-07-02T00:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	if r, m, d := h.Routed(), h.Messages(), h.Deliveries(); len(r)+len(m)+len(d) != 0 {
+		t.Fatalf("routed %v, received %v, delivered %v", r, m, d)
+	}
+}
+
+// The shipped registry file is the loyalty scenario's registry input, so the two cannot
+// drift apart (serve -registry testdata/registry/loyalty.json runs what the golden scenario
+// shows).
+func TestLoyaltyRegistryFileIsTheScenarios(t *testing.T) {
+	t.Parallel()
+	shipped, err := os.ReadFile(registryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(scenarioFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc struct {
+		Inputs []struct {
+			Registry json.RawMessage `json:"registry"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Inputs) == 0 {
+		t.Fatal(err)
+	}
+	var a, b any
+	if json.Unmarshal(shipped, &a) != nil || json.Unmarshal(sc.Inputs[0].Registry, &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("%s differs from %s's first input", registryFile, scenarioFile)
+	}
+}

@@ -1,0 +1,375 @@
+package acceptance_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/acceptance"
+	"github.com/automation-platform/automation/shared/gateway"
+)
+
+// The loyalty use cases (docs/loyalty.md) that need no attribute engine, each driven through
+// POST /api/events of a running embedded app and checked on what left the product: the
+// messages on each topic (events and tracking as their consumers receive them, noti and the
+// source route as the relay published them), the deliveries, and the in-app inbox read back
+// over GET /api/inbox. Every use case also runs redelivered and reordered (useCase.variant)
+// with the same expected outcome. The counter use cases add rows to useCases.
+
+const (
+	registryFile = "../../testdata/registry/loyalty.json"
+	scenarioFile = "../../testdata/scenarios/loyalty.json"
+	functionsDir = "../../functions"
+)
+
+func start(t *testing.T, at string) *acceptance.Harness {
+	t.Helper()
+	h, err := acceptance.Start(context.Background(), acceptance.Options{Dir: t.TempDir(), Start: ts(at), Scenario: scenarioFile,
+		Registry: registryFile, FunctionsDir: functionsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func ts(s string) time.Time {
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// ev is a CloudEvent of the member app (or another source) for a customer.
+func ev(id, typ, bu, customer, source string, data any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": id, "source": source, "type": typ, "businessunitid": bu,
+		"customerid": customer, "data": data})
+	return b
+}
+
+// snapshot is an entity snapshot (the source route): entity type, entity guid, revision.
+func snapshot(id, typ, bu, entityType, guid string, rev int, source string, data any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": id, "source": source, "type": typ, "businessunitid": bu,
+		"entitytype": entityType, "entityguid": guid, "revision": rev, "data": data})
+	return b
+}
+
+func txn(id, bu, customer string, rev int, day, origin string) json.RawMessage {
+	return snapshot(id, "Transaction_Completed", bu, "CustomerActivity", customer, rev, "/transaction-service",
+		map[string]any{"customerId": customer, "transactionId": "T-" + id, "lastTransactionOn": day, "originChannel": origin})
+}
+
+// step is one request: a batch posted at an instant; want lists each result's status
+// ("accepted", "filtered", "duplicate") for the plain run.
+type step struct {
+	at     string
+	events []json.RawMessage
+	want   []string
+}
+
+// wantDelivery is one delivery: its scheduler key, channel, recipient, instant (UTC) and
+// rendered subject.
+type wantDelivery struct{ key, channel, recipient, at, subject string }
+
+type useCase struct {
+	name        string
+	start, till string
+	steps       []step
+	// routed: every gateway message, "topic/eventId" (an event-channel id as
+	// "rem/{customer}") → how many times; nothing else may be routed.
+	routed map[string]int
+	// payloads checks the payload of a message the stand-ins received, by "topic/eventId".
+	payloads   map[string]func(p gateway.Payload) error
+	deliveries []wantDelivery
+	// inbox: "businessUnit/recipient" → the subjects of its messages, newest first.
+	inbox map[string][]string
+}
+
+// variant is the use case redelivered and reordered: every event of every step in reverse
+// order, each twice in one batch, at the last step's instant; then the same batch again a
+// minute later (a redelivery: all duplicates). The outcome must be the same.
+func (uc useCase) variant() useCase {
+	var all []json.RawMessage
+	for _, s := range uc.steps {
+		all = append(all, s.events...)
+	}
+	slices.Reverse(all)
+	var batch []json.RawMessage
+	for _, e := range all {
+		batch = append(batch, e, e)
+	}
+	last := ts(uc.steps[len(uc.steps)-1].at)
+	v := uc
+	v.name += " redelivered and reordered"
+	v.steps = []step{{at: last.Format(time.RFC3339), events: batch}, {at: last.Add(time.Minute).Format(time.RFC3339), events: batch}}
+	return v
+}
+
+func routedKey(topic, eventID, session string) string {
+	if strings.HasPrefix(eventID, "rem-") {
+		eventID = "rem/" + session
+	}
+	return topic + "/" + eventID
+}
+
+func dataIs(member string, want any) func(p gateway.Payload) error {
+	return func(p gateway.Payload) error {
+		var d map[string]any
+		if err := json.Unmarshal(p.Data, &d); err != nil {
+			return err
+		}
+		if fmt.Sprint(d[member]) != fmt.Sprint(want) {
+			return fmt.Errorf("data.%s = %v, want %v", member, d[member], want)
+		}
+		return nil
+	}
+}
+
+func all(checks ...func(p gateway.Payload) error) func(p gateway.Payload) error {
+	return func(p gateway.Payload) error {
+		for _, c := range checks {
+			if err := c(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func sourceEvent(typ, customer string) func(p gateway.Payload) error {
+	return func(p gateway.Payload) error {
+		if p.SourceEvent != typ || p.CustomerID != customer {
+			return fmt.Errorf("source_event %q customer %q, want %q %q", p.SourceEvent, p.CustomerID, typ, customer)
+		}
+		return nil
+	}
+}
+
+const (
+	dormantVTE  = "reminder:1b3c5d7e-0a2b-4c6d-8e0f-1a3b5c7d9e01:CustomerActivity:CUST-VTE-1:lastTransactionOn:2026-07-20:-90"
+	dormantSYD  = "reminder:1b3c5d7e-0a2b-4c6d-8e0f-1a3b5c7d9e02:CustomerActivity:CUST-SYD-1:lastTransactionOn:2026-07-06:-90"
+	passwordHCM = "reminder:1b3c5d7e-0a2b-4c6d-8e0f-1a3b5c7d9e03:CustomerPassword:CUST-HCM-2:passwordExpiresOn:2026-07-20:7"
+)
+
+var useCases = []useCase{
+	{
+		name: "UC-04 transfer", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:00:00Z", events: []json.RawMessage{ev("xfer-1", "Transfer_Balance", "bu-vte", "CUST-VTE-1", "/member-app",
+			map[string]any{"fromCustomerId": "CUST-VTE-1", "toCustomerId": "CUST-VTE-2", "amount": 500})}, want: []string{"accepted"}}},
+		routed:   map[string]int{"events/xfer-1": 1},
+		payloads: map[string]func(p gateway.Payload) error{"events/xfer-1": all(sourceEvent("Transfer_Balance", "CUST-VTE-1"), dataIs("amount", 500), dataIs("toCustomerId", "CUST-VTE-2"))},
+	},
+	{
+		name: "UC-06 welcome offer", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:00:00Z", events: []json.RawMessage{ev("card-1", "Welcome_Offer", "bu-vte", "CUST-VTE-2", "/card-issuance",
+			map[string]any{"cardId": "CARD-9001", "cardType": "GOLD"})}, want: []string{"accepted"}}},
+		routed:   map[string]int{"events/card-1": 1},
+		payloads: map[string]func(p gateway.Payload) error{"events/card-1": all(sourceEvent("Welcome_Offer", "CUST-VTE-2"), dataIs("cardId", "CARD-9001"))},
+	},
+	{
+		name: "UC-07 profile completed", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:00:00Z", events: []json.RawMessage{ev("profile-1", "Profile_Completed", "bu-syd", "CUST-SYD-1", "/profile-service",
+			map[string]any{"completedOn": "2026-07-01"})}, want: []string{"accepted"}}},
+		routed:   map[string]int{"events/profile-1": 1},
+		payloads: map[string]func(p gateway.Payload) error{"events/profile-1": all(sourceEvent("Profile_Completed", "CUST-SYD-1"), dataIs("completedOn", "2026-07-01"))},
+	},
+	{
+		// UC-08's Direct part: the voucher's Direct event (the attribute part rides tracking).
+		name: "UC-08 survey (Direct part)", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:05:00Z", events: []json.RawMessage{ev("survey-1", "Survey_Completed", "bu-hcm", "CUST-HCM-1", "/member-app",
+			map[string]any{"surveyId": "Q3_2026"})}, want: []string{"accepted"}}},
+		routed:   map[string]int{"events/survey-1": 1, "tracking/survey-1": 1},
+		payloads: map[string]func(p gateway.Payload) error{"events/survey-1": all(sourceEvent("Survey_Completed", "CUST-HCM-1"), dataIs("surveyId", "Q3_2026"))},
+	},
+	{
+		// UC-09 DUAL: the redemption for the rule engine and UC-12's counter instruction for
+		// the attribute engine (the item's total_redeem_count).
+		name: "UC-09 redeem", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:05:00Z", events: []json.RawMessage{ev("redeem-1", "Redeem_Item", "bu-syd", "CUST-SYD-1", "/member-app",
+			map[string]any{"itemId": "SKU-7", "quantity": 1, "points": 1200})}, want: []string{"accepted"}}},
+		routed: map[string]int{"events/redeem-1": 1, "tracking/redeem-1": 1},
+		payloads: map[string]func(p gateway.Payload) error{
+			"events/redeem-1": all(sourceEvent("Redeem_Item", "CUST-SYD-1"), dataIs("points", 1200)),
+			"tracking/redeem-1": func(p gateway.Payload) error {
+				if len(p.Instructions) != 1 {
+					return fmt.Errorf("instructions %+v", p.Instructions)
+				}
+				in := p.Instructions[0]
+				if in.TargetEntityID != "SKU-7" || in.EntityType != "ITEM" || in.AttributeCode != "total_redeem_count" || in.Operation != "INCREMENT" {
+					return fmt.Errorf("instruction %+v", in)
+				}
+				return nil
+			},
+		},
+	},
+	{
+		name: "UC-10 voucher used", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:10:00Z", events: []json.RawMessage{ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merchant-app",
+			map[string]any{"customerId": "CUST-HCM-1", "voucherCode": "VC-7781", "merchantName": "Pho 24 District 1"})}, want: []string{"accepted"}}},
+		routed:     map[string]int{"noti/scan-7781": 1},
+		deliveries: []wantDelivery{{"user-message:scan-7781", "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
+		inbox:      map[string][]string{"bu-hcm/CUST-HCM-1": {"Voucher VC-7781 used"}},
+	},
+	{
+		// 2026-07-20 − 7 days = 2026-07-13, 09:00 in Ho Chi Minh City (+07) = 02:00Z.
+		name: "UC-11 password expiring", start: "2026-07-01T00:00:00Z", till: "2026-07-21T00:00:00Z",
+		steps: []step{{at: "2026-07-01T01:15:00Z", events: []json.RawMessage{snapshot("pwd-1", "Password_Expiry.Upserted", "bu-hcm", "CustomerPassword", "CUST-HCM-2", 1, "/iam",
+			map[string]any{"customerId": "CUST-HCM-2", "passwordExpiresOn": "2026-07-20"})}, want: []string{"accepted"}}},
+		routed:     map[string]int{"domain-events/pwd-1": 1},
+		deliveries: []wantDelivery{{passwordHCM, "inbox", "CUST-HCM-2", "2026-07-13T02:00:00Z", "Your password expires on 2026-07-20"}},
+		inbox:      map[string][]string{"bu-hcm/CUST-HCM-2": {"Your password expires on 2026-07-20"}},
+	},
+	{
+		// The last qualifying transaction in Vientiane (+07) is 2026-07-20: +90 days =
+		// 2026-10-18 10:00 +07 = 03:00Z; the OLS transaction of 2026-08-01 does not count.
+		// In Sydney: 2026-07-06 + 90 = 2026-10-04 09:00 AEDT (+11, the DST start day) = 2026-10-03T22:00Z.
+		name: "UC-13 dormant 3 months", start: "2026-07-01T00:00:00Z", till: "2026-10-19T00:00:00Z",
+		steps: []step{
+			{at: "2026-07-02T03:00:00Z", events: []json.RawMessage{txn("txn-vte-1", "bu-vte", "CUST-VTE-1", 1, "2026-07-02", "BRANCH")}, want: []string{"accepted"}},
+			{at: "2026-07-06T00:00:00Z", events: []json.RawMessage{txn("txn-syd-1", "bu-syd", "CUST-SYD-1", 1, "2026-07-06", "APP")}, want: []string{"accepted"}},
+			{at: "2026-07-20T03:00:00Z", events: []json.RawMessage{txn("txn-vte-2", "bu-vte", "CUST-VTE-1", 2, "2026-07-20", "BRANCH")}, want: []string{"accepted"}},
+			{at: "2026-08-01T03:00:00Z", events: []json.RawMessage{txn("txn-vte-3", "bu-vte", "CUST-VTE-1", 3, "2026-08-01", "OLS")}, want: []string{"filtered"}},
+		},
+		routed: map[string]int{"domain-events/txn-vte-1": 1, "domain-events/txn-syd-1": 1, "domain-events/txn-vte-2": 1,
+			"events/rem/CUST-VTE-1": 1, "events/rem/CUST-SYD-1": 1},
+		payloads: map[string]func(p gateway.Payload) error{
+			"events/rem/CUST-VTE-1": all(sourceEvent("Dormant_User", "CUST-VTE-1"), dataIs("targetDate", "2026-07-20"), dataIs("offsetDays", -90),
+				dataIs("localTime", "2026-10-18T10:00:00+07:00")),
+			"events/rem/CUST-SYD-1": all(sourceEvent("Dormant_User", "CUST-SYD-1"), dataIs("targetDate", "2026-07-06"), dataIs("localTime", "2026-10-04T09:00:00+11:00")),
+		},
+		deliveries: []wantDelivery{
+			{dormantSYD, "event", "CUST-SYD-1", "2026-10-03T22:00:00Z", "We miss you"},
+			{dormantSYD, "inbox", "CUST-SYD-1", "2026-10-03T22:00:00Z", "We miss you"},
+			{dormantVTE, "event", "CUST-VTE-1", "2026-10-18T03:00:00Z", "We miss you"},
+			{dormantVTE, "inbox", "CUST-VTE-1", "2026-10-18T03:00:00Z", "We miss you"},
+		},
+		inbox: map[string][]string{"bu-vte/CUST-VTE-1": {"We miss you"}, "bu-syd/CUST-SYD-1": {"We miss you"}},
+	},
+}
+
+func TestLoyaltyUseCases(t *testing.T) {
+	t.Parallel()
+	for _, uc := range useCases {
+		for _, c := range []useCase{uc, uc.variant()} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				run(t, c)
+			})
+		}
+	}
+}
+
+func run(t *testing.T, uc useCase) {
+	ctx := context.Background()
+	h := start(t, uc.start)
+	for i, s := range uc.steps {
+		if err := h.Advance(ctx, ts(s.at)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.Ingest(ctx, "", s.events...)
+		if err != nil || res.Status != http.StatusOK || len(res.Results) != len(s.events) {
+			t.Fatalf("step %d: %+v %v", i, res, err)
+		}
+		for j, r := range res.Results {
+			got := r.Status
+			if r.Filtered {
+				got = "filtered"
+			}
+			if r.Status == gateway.StatusRejected || s.want != nil && got != s.want[j] {
+				t.Fatalf("step %d event %d: %+v, want %s", i, j, r, s.want[j])
+			}
+		}
+	}
+	if err := h.Advance(ctx, ts(uc.till)); err != nil {
+		t.Fatal(err)
+	}
+	// Messages: exactly the expected ones, each once.
+	got := map[string]int{}
+	for _, r := range h.Routed() {
+		got[routedKey(r.Topic, r.EventID, r.SessionID)]++
+	}
+	if fmt.Sprint(got) != fmt.Sprint(uc.routed) {
+		t.Errorf("routed\n got %v\nwant %v", got, uc.routed)
+	}
+	// What the stand-in consumers (rule engine, attribute engine) received: once each.
+	received := map[string]int{}
+	for _, m := range h.Messages() {
+		eventID := m.ID[:strings.LastIndex(m.ID, ":")]
+		k := routedKey(m.Topic, eventID, m.SessionID)
+		received[k]++
+		if check := uc.payloads[k]; check != nil {
+			if err := check(m.Payload); err != nil {
+				t.Errorf("%s: %v", k, err)
+			}
+		}
+	}
+	for k, n := range uc.routed {
+		if (strings.HasPrefix(k, "events/") || strings.HasPrefix(k, "tracking/")) && received[k] != n {
+			t.Errorf("%s received %d times, want %d", k, received[k], n)
+		}
+	}
+	for k := range uc.payloads {
+		if received[k] == 0 {
+			t.Errorf("%s: never received", k)
+		}
+	}
+	// Deliveries: exactly the expected ones, at their instants.
+	var gotD []string
+	for _, d := range h.Deliveries() {
+		gotD = append(gotD, fmt.Sprintf("%s %s %s %s %s", d.SchedulerKey, d.Channel, d.Recipient, d.At.Format(time.RFC3339), d.Subject))
+	}
+	var wantD []string
+	for _, d := range uc.deliveries {
+		at := d.at
+		if at == "" { // delivered at once: at the ingest instant of the event
+			for _, g := range h.Deliveries() {
+				if g.SchedulerKey == d.key {
+					at = g.At.Format(time.RFC3339)
+				}
+			}
+		}
+		wantD = append(wantD, fmt.Sprintf("%s %s %s %s %s", d.key, d.channel, d.recipient, at, d.subject))
+	}
+	slices.Sort(gotD)
+	slices.Sort(wantD)
+	if !slices.Equal(gotD, wantD) {
+		t.Errorf("deliveries\n got %q\nwant %q", gotD, wantD)
+	}
+	if f := h.Failures(); len(f) > 0 {
+		t.Errorf("delivery outcomes other than sent: %+v", f)
+	}
+	// The in-app inbox, read back over its API.
+	for who, subjects := range uc.inbox {
+		bu, recipient, _ := strings.Cut(who, "/")
+		if got := inboxSubjects(t, h, bu, recipient); !slices.Equal(got, subjects) {
+			t.Errorf("inbox %s: %q, want %q", who, got, subjects)
+		}
+	}
+}
+
+func inboxSubjects(t *testing.T, h *acceptance.Harness, bu, recipient string) []string {
+	t.Helper()
+	res, err := h.Do(context.Background(), http.MethodGet, "/api/inbox/"+recipient+"?businessUnitId="+bu, "", nil, nil)
+	if err != nil || res.Status != http.StatusOK {
+		t.Fatalf("inbox %s/%s: %d %s %v", bu, recipient, res.Status, res.Body, err)
+	}
+	var page struct {
+		Items []struct {
+			Subject string `json:"subject"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(res.Body, &page); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range page.Items {
+		out = append(out, m.Subject)
+	}
+	return out
+}
