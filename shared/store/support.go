@@ -29,6 +29,10 @@ const (
 	// automation.ReasonSupportCancelled (never sent; ensure leaves it so while its InputHash
 	// is unchanged).
 	SupportCancel SupportAction = "Cancel"
+	// SupportRunNow makes a Pending row that is not on support hold due at once (the
+	// operator's "trigger"): ScheduledOn = Now when it was later, NextRetryOn cleared. Its
+	// local intent (ScheduledLocalDate, ScheduledLocalTime, TimeZoneId) and key stay.
+	SupportRunNow SupportAction = "RunNow"
 )
 
 // SupportActParams applies Action to the row ID whose Version is still Version, recording

@@ -31,6 +31,7 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 		"SupportSchedulerRelease":                  "INTEGER PRIMARY KEY (rowid=?)",
 		"SupportSchedulerRetryNow":                 "INTEGER PRIMARY KEY (rowid=?)",
 		"SupportSchedulerCancel":                   "INTEGER PRIMARY KEY (rowid=?)",
+		"SupportSchedulerRunNow":                   "INTEGER PRIMARY KEY (rowid=?)",
 		"SupportSchedulerTouch":                    "INTEGER PRIMARY KEY (rowid=?)",
 		"SupportSchedulerListHeld":                 "IX_AutomationScheduler_Hold (Id>?)",
 		"SupportReleasePaceGetForUpdate":           "sqlite_autoindex_SupportReleasePace_1 (Name=?)",

@@ -116,6 +116,7 @@ var actQueries = map[store.SupportAction]string{
 	store.SupportRetryNow: "SupportSchedulerRetryNow",
 	store.SupportRetry:    "SupportSchedulerTouch",
 	store.SupportCancel:   "SupportSchedulerCancel",
+	store.SupportRunNow:   "SupportSchedulerRunNow",
 }
 
 func validateAudit(op, operator, reason string) error {

@@ -155,6 +155,15 @@ SET Status = N'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
 OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Failed', N'Pending');
 
+-- name: SupportSchedulerRunNow :one
+-- Run now (the operator's trigger): a Pending row not on hold becomes due at once; its local
+-- intent and key stay, so revalidation judges the same occurrence.
+UPDATE dbo.AutomationScheduler
+SET ScheduledOn = CASE WHEN ScheduledOn > @Now THEN @Now ELSE ScheduledOn END, NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+WHERE Id = @Id AND Version = @Version AND Status = N'Pending' AND IsOnSupportHold = 0;
+
 -- name: SupportSchedulerCancel :one
 UPDATE dbo.AutomationScheduler
 SET Status = N'Cancelled', ReasonCode = N'SupportCancelled', IsOnSupportHold = 0, NextRetryOn = NULL,

@@ -172,6 +172,15 @@ SET Status = 'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
 WHERE Id = @Id AND Version = @Version AND Status IN ('Failed', 'Pending')
 RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
 
+-- name: SupportSchedulerRunNow :one
+-- Run now (the operator's trigger): a Pending row not on hold becomes due at once; its local
+-- intent and key stay, so revalidation judges the same occurrence.
+UPDATE AutomationScheduler
+SET ScheduledOn = MIN(ScheduledOn, @Now), NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version AND Status = 'Pending' AND IsOnSupportHold = 0
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
 -- name: SupportSchedulerCancel :one
 -- Cancel by support: never sent; ensure leaves it Cancelled while its InputHash is unchanged
 -- (automation.DecideEnsure).
