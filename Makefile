@@ -37,7 +37,7 @@ chromium: ## Install Chromium from the distribution's packages for the console's
 	  echo "chromium present: $$(command -v chromium || command -v chromium-browser)"; \
 	else \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
 .PHONY: test/race

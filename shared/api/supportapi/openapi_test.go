@@ -232,7 +232,7 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 	ok(e.vcall(t, v, "POST", act(pending.ID, "run-now"), `{"reason":"asked today"}`, operator, ifMatch(pending.Version)), 200)
 	pending.Version++
 	ok(e.vcall(t, v, "POST", act(pending.ID, "run-now"), `{"reason":"asked today"}`, operator, ifMatch(pending.Version)), 409)
-	ok(e.vcall(t, v, "POST", act(pending.ID, "cancel"), `{"reason":"  "}`, operator, ifMatch(pending.Version)), 422)            // no reason
+	ok(e.vcall(t, v, "POST", act(pending.ID, "cancel"), `{"reason":"  "}`, operator, ifMatch(pending.Version)), 422) // no reason
 	ok(e.vcall(t, v, "POST", act(pending.ID, "cancel"), `{"reason":"no longer needed"}`, operator, ifMatch(pending.Version)), 200)
 	// A completed reminder is sent again under a support-retry row (retryRow in the answer).
 	var done automation.SchedulerRow
