@@ -311,3 +311,14 @@ LIMIT 1;
 -- name: SupportMetricsUnknownDeliveries :one
 -- IX_NotificationJob_UnknownAll: every UNKNOWN delivery, awaiting manual resolution or a provider lookup.
 SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportThroughput :many
+-- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
+-- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering).
+SELECT b.Minute, b.Status, COUNT(*) AS N
+FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
+      FROM NotificationJob INDEXED BY IX_NotificationJob_Updated
+      WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN ('Sent', 'Failed', 'Unknown')
+        AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))) AS b
+GROUP BY b.Minute, b.Status
+ORDER BY b.Minute, b.Status;
