@@ -46,6 +46,7 @@ const (
 	DeliveryFactProjection = "DeliveryFactProjection"
 	Reconciliation         = "Reconciliation"
 	BusinessUnitsAPI       = "BusinessUnitsApi"
+	Console                = "Console"
 	ReminderSettingsAPI    = "ReminderSettingsApi"
 	ReportSubscriptionsAPI = "ReportSubscriptionsApi"
 	ReportRunsAPI          = "ReportRunsApi"
@@ -92,6 +93,7 @@ func (f Function) Destination() string {
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
+	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
