@@ -212,7 +212,7 @@ func (c *Console) wrap(h handlerFunc) http.Handler {
 				if r.Method == http.MethodGet || isLogin {
 					var v string
 					x.sess, v = c.sess.issue(now)
-					http.SetCookie(w, cookie(r, v, x.sess.expires))
+					http.SetCookie(w, cookie(r, v))
 					x.signedIn = true
 				}
 			}
@@ -232,7 +232,10 @@ func (c *Console) wrap(h handlerFunc) http.Handler {
 				c.fail(w, r, x, http.StatusBadRequest, "Unreadable form", "the form could not be read (at most 64 KiB, application/x-www-form-urlencoded)")
 				return
 			}
-			if !x.bearer && (crossSite(r) || (x.signedIn && !c.sess.checkCSRF(x.sess, r.PostForm.Get(csrfField)))) {
+			// The sign-in form is guarded by the token it carries (and the cross-site check),
+			// not by a session's CSRF token: signing in again from a stale page must work.
+			isLogin := r.URL.Path == Base+"/login"
+			if !x.bearer && (crossSite(r) || (x.signedIn && !isLogin && !c.sess.checkCSRF(x.sess, r.PostForm.Get(csrfField)))) {
 				c.fail(w, r, x, http.StatusForbidden, "Refused: the form did not come from this console",
 					"The request came from another site, or its form is from an earlier session. Nothing was done. Reload the page and try again.")
 				return
@@ -338,8 +341,8 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, x *call) error {
 		c.signIn(w, r, http.StatusUnauthorized, "That is not the API token. Nothing was signed in.")
 		return nil
 	}
-	ss, v := c.sess.issue(c.api.Clock().Now())
-	http.SetCookie(w, cookie(r, v, ss.expires))
+	_, v := c.sess.issue(c.api.Clock().Now())
+	http.SetCookie(w, cookie(r, v))
 	http.Redirect(w, r, safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
 	return nil
 }

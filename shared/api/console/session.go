@@ -76,9 +76,11 @@ func (s sessions) checkCSRF(ss session, got string) bool {
 
 // cookie builds the session cookie: HttpOnly (no script reads it), SameSite=Strict (no other
 // site's page sends it), Secure when the request came over TLS (directly or, behind the
-// Functions front end, as X-Forwarded-Proto: https), scoped to the console's path.
-func cookie(r *http.Request, value string, expires time.Time) *http.Cookie {
-	return &http.Cookie{Name: CookieName, Value: value, Path: Base, Expires: expires, HttpOnly: true,
+// Functions front end, as X-Forwarded-Proto: https), scoped to the console's path. It is a
+// browser-session cookie: the expiry that counts is the one signed inside it, checked with
+// the runtime's clock, never the browser's.
+func cookie(r *http.Request, value string) *http.Cookie {
+	return &http.Cookie{Name: CookieName, Value: value, Path: Base, HttpOnly: true,
 		Secure: secure(r), SameSite: http.SameSiteStrictMode}
 }
 
