@@ -179,7 +179,7 @@ func TestPagesRender(t *testing.T) {
 	c := client(t)
 	e.signIn(t, c)
 	for path, want := range map[string]string{
-		"/api/console/?hours=4":                        `Sent: 167`,
+		"/api/console/?hours=4":                        fmt.Sprintf("Sent: %d</li><li class=\"failed\">Failed: %d</li><li class=\"unknown\">UNKNOWN: %d", e.sent, e.failed, e.unknown),
 		"/api/console/rows?onHold=true":                fmt.Sprintf(`/api/console/rows/%d"`, e.held.ID),
 		fmt.Sprintf("/api/console/rows/%d", e.held.ID): "smtp 550 mailbox unavailable for a***",
 		"/api/console/releases":                        `id="release-form"`,

@@ -20,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
 )
 
 const token = "console-test-token-7f3a"
@@ -38,6 +39,8 @@ type env struct {
 	held  automation.SchedulerRow // bu-syd, on support hold
 	wait  automation.SchedulerRow // bu-syd, Pending, waiting for its time
 	other automation.SchedulerRow // bu-nyc, Pending
+	// sent, failed, unknown count the fixture's delivery outcomes (the chart's totals).
+	sent, failed, unknown int
 }
 
 const (
@@ -156,6 +159,12 @@ func (e *env) hold(t *testing.T, r automation.SchedulerRow) automation.Scheduler
 		FailureReasonCode: automation.ReasonHandlerError, Hold: true, TraceBlobName: blob}); err != nil {
 		t.Fatal(err)
 	}
+	if err := trace.WriteJobs(ctx, e.rt.Trace, []trace.JobRecord{{SchedulerKey: c.SchedulerKey, RowGuid: c.Guid, RowID: c.ID,
+		BusinessUnitID: c.BusinessUnitID, AutomationType: string(c.AutomationType), Attempt: 1, Version: c.Version, Outcome: trace.OutcomeHeld,
+		ReasonCode: string(automation.ReasonHandlerError), Message: "smtp 550 mailbox unavailable; on support hold",
+		StartedOn: r.ScheduledOn, FinishedOn: r.ScheduledOn.Add(2 * time.Second), TraceBlobName: blob}}); err != nil {
+		t.Fatal(err)
+	}
 	return e.row(t, r.ID)
 }
 
@@ -175,18 +184,27 @@ func (e *env) deliveries(t *testing.T) {
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("claim: %v %v", rows, err)
 	}
-	const n = 180
+	// 1 to 5 deliveries a minute over the 180 minutes before now; every 23rd failed, every
+	// 41st UNKNOWN.
+	type at struct {
+		key string
+		on  time.Time
+	}
 	var reqs []store.NotificationRequest
-	for i := 0; i < n; i++ {
-		reqs = append(reqs, store.NotificationRequest{DeliveryKey: fmt.Sprintf("dlv_chart_%03d", i), SchedulerKey: c.SchedulerKey,
-			BusinessUnitID: "bu-syd", Channel: "log", Recipient: fmt.Sprintf("staff%03d@example.test", i), Template: "t", LocalDate: "2026-10-05", PayloadJSON: "{}"})
+	var ats []at
+	for m := 0; m < 180; m++ {
+		for k := 0; k < 1+(m*7)%5; k++ {
+			key := fmt.Sprintf("dlv_chart_%03d", len(reqs))
+			reqs = append(reqs, store.NotificationRequest{DeliveryKey: key, SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-syd",
+				Channel: "log", Recipient: fmt.Sprintf("staff%03d@example.test", len(reqs)), Template: "t", LocalDate: "2026-10-05", PayloadJSON: "{}"})
+			ats = append(ats, at{key, now.Add(-time.Duration(180-m)*time.Minute + time.Duration(10+k*7)*time.Second)})
+		}
 	}
 	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: c.ScheduledOn, Deliveries: reqs}); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < n; i++ {
-		at := now.Add(-time.Duration(n-i)*time.Minute + 20*time.Second)
-		cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: reqs[i].DeliveryKey, Now: at, Lease: time.Minute})
+	for i, a := range ats {
+		cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: a.key, Now: a.on, Lease: time.Minute})
 		if err != nil || !cl.Claimed {
 			t.Fatalf("claim delivery %d: %+v %v", i, cl, err)
 		}
@@ -197,7 +215,15 @@ func (e *env) deliveries(t *testing.T) {
 		case i%41 == 11:
 			st, msg = store.NotificationUnknown, "timeout after the request was written"
 		}
-		if err := e.rt.Store.NotificationFinish(ctx, store.NotificationFinishParams{ID: cl.Job.ID, Token: cl.Job.Version, Now: at, Status: st, Error: msg}); err != nil {
+		switch st {
+		case store.NotificationSent:
+			e.sent++
+		case store.NotificationFailed:
+			e.failed++
+		default:
+			e.unknown++
+		}
+		if err := e.rt.Store.NotificationFinish(ctx, store.NotificationFinishParams{ID: cl.Job.ID, Token: cl.Job.Version, Now: a.on, Status: st, Error: msg}); err != nil {
 			t.Fatal(err)
 		}
 	}
