@@ -69,12 +69,22 @@ type Options struct {
 // Page is a console page another package adds (the extension point for the gateway registry
 // and event metrics, attribute lookup, campaigns, budgets and the UNKNOWN fee queue as they
 // land): GET {Base}/{Path} renders Render's section inside the console's layout, behind the
-// same sign-in and business-unit scope. Render returns trusted HTML (from its own
-// html/template) or an error answered like the built-in pages' (404 outside the scope, …).
+// same sign-in and business-unit scope; POST {Base}/{Path} (when Post is set) gets the same
+// sign-in and CSRF check as the built-in forms, the form already parsed (r.PostForm). Both
+// return trusted HTML (from the page's own html/template) or an error answered like the
+// built-in pages' (404 outside the scope, 412 for a stale version, …).
 type Page struct {
 	Path   string // one path segment, e.g. "gateway"
 	Title  string // the navigation entry
-	Render func(r *http.Request, caller httpapi.Caller) (template.HTML, error)
+	Render func(r *http.Request, pc PageCall) (template.HTML, error)
+	Post   func(r *http.Request, pc PageCall) (template.HTML, error) // optional
+}
+
+// PageCall is what a Page's functions know of the request: who calls, and the hidden CSRF
+// field every form of theirs must carry (empty for a bearer-header caller, who needs none).
+type PageCall struct {
+	Caller    httpapi.Caller
+	CSRFField template.HTML
 }
 
 // Console serves the pages. Safe for concurrent use.
@@ -115,7 +125,10 @@ func Register(r *funchost.Router, api *httpapi.API, deps Deps, opts Options) *Co
 		route("GET "+Base+"/reports", c.reports)
 	}
 	for _, p := range opts.Pages {
-		route("GET "+Base+"/"+p.Path, c.extension(p))
+		route("GET "+Base+"/"+p.Path, c.extension(p, p.Render))
+		if p.Post != nil {
+			route("POST "+Base+"/"+p.Path, c.extension(p, p.Post))
+		}
 	}
 	return c
 }
@@ -384,9 +397,13 @@ func (c *Console) static(w http.ResponseWriter, r *http.Request, x *call) error 
 	return nil
 }
 
-func (c *Console) extension(p Page) handlerFunc {
+func (c *Console) extension(p Page, fn func(*http.Request, PageCall) (template.HTML, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, x *call) error {
-		body, err := p.Render(r, x.caller)
+		pc := PageCall{Caller: x.caller}
+		if x.csrf != "" {
+			pc.CSRFField = template.HTML(`<input type="hidden" name="` + csrfField + `" value="` + template.HTMLEscapeString(x.csrf) + `">`)
+		}
+		body, err := fn(r, pc)
 		if err != nil {
 			return err
 		}

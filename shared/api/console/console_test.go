@@ -3,7 +3,9 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/console"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -214,5 +218,59 @@ func TestConsoleNeedsAToken(t *testing.T) {
 		if code, body := e.get(t, client(t), p); code != 503 || !strings.Contains(body, "AUTOMATION_API_TOKEN") {
 			t.Errorf("%s: %d %.200s", p, code, body)
 		}
+	}
+}
+
+// TestAPageAddedByAnotherPackage: a console.Page gets the layout, its navigation entry, the
+// sign-in and the CSRF check of the built-in pages; its forms carry the field it is handed.
+func TestAPageAddedByAnotherPackage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	posted := 0
+	r := funchost.NewRouter(nil)
+	api := httpapi.New(httpapi.Options{Token: token, Clock: e.clock})
+	console.Register(r, api, console.Deps{Support: e.rt.Support}, console.Options{Pages: []console.Page{{
+		Path: "budgets", Title: "Budgets",
+		Render: func(r *http.Request, pc console.PageCall) (template.HTML, error) {
+			return template.HTML(`<form method="post" action="/api/console/budgets">`) + pc.CSRFField + `<button id="b">Go</button></form>`, nil
+		},
+		Post: func(r *http.Request, pc console.PageCall) (template.HTML, error) {
+			posted++
+			return template.HTML("<p id=done>posted " + template.HTMLEscapeString(r.PostForm.Get("x")) + "</p>"), nil
+		},
+	}}})
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	c := client(t)
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		return do(t, c, req)
+	}
+	post := func(v url.Values) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/console/budgets", strings.NewReader(v.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		return do(t, c, req)
+	}
+	if code, _ := get("/api/console/budgets"); code != 401 {
+		t.Fatalf("anonymous: %d", code)
+	}
+	if code, _ := post(url.Values{"token": {token}}); code != 401 {
+		t.Fatalf("anonymous post: %d", code)
+	}
+	req, _ := http.NewRequest("POST", srv.URL+"/api/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if code, _ := do(t, c, req); code != 303 {
+		t.Fatalf("sign in: %d", code)
+	}
+	code, body := get("/api/console/budgets")
+	m := csrfRE.FindStringSubmatch(body)
+	if code != 200 || m == nil || !strings.Contains(body, `href="/api/console/budgets" aria-current="page">Budgets`) || !strings.Contains(body, `id="b"`) {
+		t.Fatalf("page: %d %.2000s", code, body)
+	}
+	if code, _ := post(url.Values{"x": {"1"}}); code != 403 || posted != 0 {
+		t.Fatalf("post without the CSRF field: %d (posted %d)", code, posted)
+	}
+	if code, body := post(url.Values{"x": {"<1>"}, "csrf": {m[1]}}); code != 200 || posted != 1 || !strings.Contains(body, "posted &lt;1&gt;") {
+		t.Fatalf("post: %d %d %.300s", code, posted, body)
 	}
 }
