@@ -33,8 +33,9 @@ type series struct {
 }
 
 type tick struct {
-	Pos   float64
-	Label string
+	Pos    float64
+	Label  string
+	Anchor string // text-anchor: the last time label ends at the axis' end
 }
 
 type chartRow struct {
@@ -74,8 +75,8 @@ func throughputChart(tp support.Throughput) chart {
 		c.YTicks = append(c.YTicks, tick{Pos: y(v), Label: fmt.Sprint(v)})
 	}
 	if n > 0 {
-		for _, i := range []int{0, n / 2, n - 1} {
-			c.XTicks = append(c.XTicks, tick{Pos: x(i), Label: tp.Minutes[i].Minute.Format("15:04") + "Z"})
+		for k, i := range []int{0, n / 2, n - 1} {
+			c.XTicks = append(c.XTicks, tick{Pos: x(i), Label: tp.Minutes[i].Minute.Format("15:04") + "Z", Anchor: []string{"start", "middle", "end"}[k]})
 		}
 		step := max(1, n/10)
 		for i := 0; i < n; i += step {
