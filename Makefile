@@ -31,6 +31,15 @@ azurite/start: node_modules ## Start Azurite (in-memory) on 127.0.0.1; prints AZ
 azurite/stop: ## Stop Azurite
 	@scripts/azurite.sh stop
 
+.PHONY: chromium
+chromium: ## Install Chromium from the distribution's packages for the console's browser tests (skipped when present)
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+	  echo "chromium present: $$(command -v chromium || command -v chromium-browser)"; \
+	else \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	fi
+
 .PHONY: test/race
 test/race: ## Run the suite with the race detector (needs cgo)
 	$(GO) test -count=1 -race ./...

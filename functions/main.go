@@ -169,6 +169,8 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		log.Info("stopped")
 		return 0
 	}
+	// serve listens on 127.0.0.1 only, like its open APIs: the console may run without a token.
+	opts.ConsoleWithoutToken = true
 	// Bind before anything is written: a port already taken fails here, before the store is
 	// created, migrated or seeded.
 	ln, err := funchost.Listen(addr)

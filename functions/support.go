@@ -30,15 +30,16 @@ commands:
             -bu, -source, -status, -failure-reason, -from, -to: a paced release
   retry     ID -reason R        retry now (a row that ended gets a support-retry row)
   cancel    ID -reason R        cancel a row
+  run-now   ID -reason R        make a Pending row due now (the operator's trigger)
   metrics   [-bu ID]            the pipeline's health figures
 
 flags of every command:
   -url URL              the API's base URL (default http://127.0.0.1:7071)
   -token T              bearer token (default AUTOMATION_API_TOKEN)
   -function-key K       the SupportApi function's key (x-functions-key), for the Function App
-  -operator NAME        your name for the audit (required by release, retry, cancel)
+  -operator NAME        your name for the audit (required by release, retry, cancel, run-now)
   -business-units LIST  narrow what you see (X-Automation-Business-Units)
-  -version V            (release, retry, cancel) the version you read; default: read it now
+  -version V            (release, retry, cancel, run-now) the version you read; default: read it now
   -json                 print the API's JSON instead of tables
 
 Exit codes: 0 ok, 1 the API refused or failed, 2 bad usage.
@@ -90,7 +91,7 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fs.Int64Var(&batch, "batch", 0, "")
 		fs.Int64Var(&maxRows, "max", 0, "")
 		fallthrough
-	case "retry", "cancel":
+	case "retry", "cancel", "run-now":
 		fs.StringVar(&reason, "reason", "", "")
 		fs.Int64Var(&version, "version", 0, "")
 	case "metrics":
@@ -160,7 +161,7 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		a, err := c.Metrics(ctx, bu)
 		runErr = render(out.Metrics, a, err)
-	case "release", "retry", "cancel":
+	case "release", "retry", "cancel", "run-now":
 		if c.Operator == "" {
 			return usageErr("-operator is required: actions are audited with your name")
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/automation-platform/automation/shared/api/attributeapi"
+	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
@@ -122,6 +123,11 @@ type Options struct {
 	// built-in automation-activity report; nil: Open builds them from
 	// AUTOMATION_REPORT_SOURCES.
 	ReportSources map[string]report.Renderer
+	// ConsoleWithoutToken serves the console when no API token is configured (local serve on
+	// 127.0.0.1, where the APIs are open too); otherwise such a console answers 503.
+	ConsoleWithoutToken bool
+	// ConsolePages are more console pages (console.Page), after the built-in ones.
+	ConsolePages []console.Page
 	// SkipMigrations: never migrate; check that the database's schema version is the one the
 	// binary embeds and fail with a *sqlstore.SchemaError when it is not. The custom handler
 	// (ServeHandler) sets it: its identity holds no DDL rights and `automation migrate` is a
@@ -293,6 +299,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
+	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
+	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
+		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: o.ConsolePages})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})

@@ -40,7 +40,8 @@ import (
 //  5. services and adapters over the domains — support reads (support), settings, report,
 //     event ingest, registry, inbox and attribute HTTP adapters (api/settingsapi, api/reportapi,
 //     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi), the Functions handlers (handler).
-//  6. adapters over the services — the support HTTP API (api/supportapi).
+//  6. adapters over the services — the support HTTP API (api/supportapi) and the browser
+//     console (api/console).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
@@ -63,7 +64,7 @@ var layers = [][]string{
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/attribute"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi"},
-	{"shared/api/supportapi"},
+	{"shared/api/supportapi", "shared/api/console"},
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},

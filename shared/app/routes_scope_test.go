@@ -222,6 +222,9 @@ type scopeProbe struct {
 
 const op = "X-Automation-Operator"
 
+// consoleForm is the content type of the console's forms.
+const consoleForm = "application/x-www-form-urlencoded"
+
 // registryNote: the served scope (bu-a, bu-c) is not every business unit.
 const registryNote = "the event registry is platform-wide: only a caller that sees every business unit manages it"
 
@@ -294,6 +297,9 @@ func routeTable() map[string]routeCase {
 		}, in: 409, inNote: "a Pending row waiting for its time has nothing to retry", out: 404},
 		"POST /api/support/scheduler-rows/{id}/cancel": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: fmt.Sprintf("/api/support/scheduler-rows/%d/cancel", u.row), body: `{"reason":"r"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"POST /api/support/scheduler-rows/{id}/run-now": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: fmt.Sprintf("/api/support/scheduler-rows/%d/run-now", u.row), body: `{"reason":"r"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
 		}, in: 200, out: 404, writes: true},
 		"POST /api/support/releases": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/support/releases", body: `{"filter":{"businessUnitId":"` + u.bu + `"},"reason":"r"}`, headers: []string{op, "jane"}}
@@ -388,6 +394,37 @@ func routeTable() map[string]routeCase {
 		"GET /api/inbox/{recipientId}/stream": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "GET", path: "/api/inbox/user-" + u.bu + "/stream?businessUnitId=" + u.bu, timeout: 200 * time.Millisecond}
 		}, in: 200, out: 404},
+		// Console (HTML pages; the bearer header authenticates like the sign-in cookie, and
+		// needs no CSRF token). Forms are application/x-www-form-urlencoded.
+		"GET /api/console/":              {req: get(func(u unitFixture) string { return "/api/console/?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/console/static/{file}": {req: get(func(u unitFixture) string { return "/api/console/static/console.css" }), in: 200, out: 200}, // no business unit in it
+		"POST /api/console/login": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/login", body: "next=/api/console/", headers: []string{"Content-Type", consoleForm}}
+		}, in: 303, inNote: "signed in: to the console", out: 303},
+		"POST /api/console/logout": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/logout", headers: []string{"Content-Type", consoleForm}}
+		}, in: 303, inNote: "signed out: to the console", out: 303},
+		"GET /api/console/rows":      {req: get(func(u unitFixture) string { return "/api/console/rows?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/console/rows/{id}": {req: get(func(u unitFixture) string { return fmt.Sprintf("/api/console/rows/%d", u.row) }), in: 200, out: 404},
+		"POST /api/console/rows/{id}/{action}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: fmt.Sprintf("/api/console/rows/%d/run-now", u.row), body: "version=1&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
+		}, in: 200, out: 404, writes: true, probes: []scopeProbe{{note: "bu-b's row released", out: 404,
+			req: func(a, b unitFixture) routeRequest {
+				return routeRequest{method: "POST", path: fmt.Sprintf("/api/console/rows/%d/cancel", b.row), body: "version=1&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
+			}}}},
+		"GET /api/console/releases": {req: get(func(u unitFixture) string { return "/api/console/releases" }), in: 200, out: 200}, // a form
+		"POST /api/console/releases": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/releases", body: "businessUnitId=" + u.bu + "&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
+		}, in: 200, out: 404},
+		"GET /api/console/releases/watch": {req: get(func(u unitFixture) string {
+			return fmt.Sprintf("/api/console/releases/watch?release=rel-1&row=%d", u.row)
+		}), in: 200, out: 200}, // bu-b's row is not shown
+		"GET /api/console/unknown": {req: get(func(u unitFixture) string { return "/api/console/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/console/unknown/{deliveryKey}/resolve": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/unknown/dlv_" + u.bu + "/resolve", body: "businessUnitId=" + u.bu + "&version=1&status=Sent&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "no UNKNOWN delivery is stored: the key is unknown", out: 404},
+		"GET /api/console/reports": {req: get(func(u unitFixture) string { return "/api/console/reports?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},

@@ -39,7 +39,16 @@ func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
 	if hostMode {
 		return r.Functions
 	}
-	return r.Functions.ForwardedOnly()
+	h := r.Functions.ForwardedOnly()
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// The console lives below the Functions route prefix (/api/console/); the short
+		// address a person types goes there.
+		if p := req.URL.Path; req.Method == http.MethodGet && (p == "/console" || strings.HasPrefix(p, "/console/")) {
+			http.Redirect(w, req, "/api"+p, http.StatusFound)
+			return
+		}
+		h.ServeHTTP(w, req)
+	})
 }
 
 // FunctionsDir finds the function folders: explicit when given; else ./functions when it

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
@@ -171,3 +172,46 @@ func (s *startedWriter) Write(p []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer (Flush, deadlines).
 func (s *startedWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// TokenRequired reports whether the API was configured with a bearer token.
+func (a *API) TokenRequired() bool { return a.o.Token != "" }
+
+// CheckToken reports whether token is the API's bearer token (false when none is
+// configured). The comparison takes the same time whatever the token's bytes or length. An
+// adapter that authenticates otherwise than by the Authorization header (the console's sign-in
+// form) checks what it was given with it.
+func (a *API) CheckToken(token string) bool {
+	if a.o.Token == "" {
+		return false
+	}
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(a.o.Token))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// SessionKey returns a key derived from the API's bearer token for signing what an adapter
+// hands a client in its place (the console's session cookie): HMAC-SHA256 of purpose under
+// the token, so every instance with the same token derives the same key and a new token
+// invalidates what the old one signed. nil when no token is configured.
+func (a *API) SessionKey(purpose string) []byte {
+	if a.o.Token == "" {
+		return nil
+	}
+	m := hmac.New(sha256.New, []byte(a.o.Token))
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
+// Bearer reports whether r carries the API's bearer token (always false when none is
+// configured) and whether it carries an Authorization header at all.
+func (a *API) Bearer(r *http.Request) (ok, present bool) {
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return false, false
+	}
+	scheme, token, cut := strings.Cut(auth, " ")
+	return cut && strings.EqualFold(scheme, "Bearer") && a.CheckToken(token), true
+}
+
+// Caller returns who makes r as API.Handler would put it in the context: the configured
+// business units narrowed by X-Automation-Business-Units, and the operator's name.
+func (a *API) Caller(r *http.Request) Caller { return a.caller(r) }

@@ -29,6 +29,10 @@ const (
 	// automation.ReasonSupportCancelled (never sent; ensure leaves it so while its InputHash
 	// is unchanged).
 	SupportCancel SupportAction = "Cancel"
+	// SupportRunNow makes a Pending row that is not on support hold due at once (the
+	// operator's "trigger"): ScheduledOn = Now when it was later, NextRetryOn cleared. Its
+	// local intent (ScheduledLocalDate, ScheduledLocalTime, TimeZoneId) and key stay.
+	SupportRunNow SupportAction = "RunNow"
 )
 
 // SupportActParams applies Action to the row ID whose Version is still Version, recording
@@ -152,6 +156,25 @@ type SupportMetricsParams struct {
 	Cap   int
 }
 
+// SupportThroughputParams selects the window of SupportThroughput (UTC, Until after Since,
+// at most MaxThroughputWindow apart) and the business units (Scope as in SupportFindParams).
+type SupportThroughputParams struct {
+	Since, Until time.Time
+	Scope        automation.Scope
+}
+
+// MaxThroughputWindow bounds a SupportThroughput window: the range it reads is an index
+// seek on NotificationJob (UpdatedOn), bounded by time.
+const MaxThroughputWindow = 24 * time.Hour
+
+// ThroughputBucket is the count of deliveries of one status ("Sent", "Failed", "Unknown")
+// whose last change fell in the minute starting at Minute (UTC).
+type ThroughputBucket struct {
+	Minute time.Time
+	Status NotificationStatus
+	Count  int
+}
+
 // MetricsMaxCap bounds SupportMetricsParams.Cap.
 const MetricsMaxCap = 1_000_000
 
@@ -202,6 +225,10 @@ type SupportStore interface {
 	SupportNotificationList(ctx context.Context, schedulerKey string, limit int) ([]NotificationJob, error)
 	// SupportMetrics computes the health figures with bounded queries.
 	SupportMetrics(ctx context.Context, p SupportMetricsParams) (SupportMetrics, error)
+	// SupportThroughput counts the deliveries that reached Sent, Failed or Unknown per
+	// minute of UpdatedOn in [Since, Until), for the scope's business units: one bucket per
+	// minute and status that has any, in time order.
+	SupportThroughput(ctx context.Context, p SupportThroughputParams) ([]ThroughputBucket, error)
 	// SourceStaleEventGet returns the latest ignored event of a source, or ErrNotFound.
 	// SourceSnapshotApply records it when it returns SnapshotStale.
 	SourceStaleEventGet(ctx context.Context, entityType, entityGuid string) (SourceStaleEvent, error)

@@ -20,6 +20,7 @@ const (
 	OutcomeSupportReleased  trace.Outcome = "SupportReleased"
 	OutcomeSupportRetried   trace.Outcome = "SupportRetried"
 	OutcomeSupportCancelled trace.Outcome = "SupportCancelled"
+	OutcomeSupportRunNow    trace.Outcome = "SupportRunNow"
 )
 
 // ActRequest names the row (Ref: its Id or Guid), the Version the operator read (IfMatch,
@@ -124,6 +125,34 @@ func (s *Service) Cancel(ctx context.Context, sc automation.Scope, req ActReques
 			return store.SupportActParams{}, conflict("the row completed %s: its delivery was queued and cannot be cancelled here", completedText(row))
 		}
 		return store.SupportActParams{}, conflict("the row is already %s", row.Status)
+	})
+}
+
+// RunNow makes a Pending row that is waiting for its time due at once: the operator's
+// "trigger" (Hangfire's Trigger, Temporal's trigger-now). The row keeps its key and its local
+// intent, so the occurrence is the same one and revalidation (setting, source, recipients,
+// lateness) still applies when the poller claims it; its ScheduledOn becomes now (never
+// later than it was) and a backoff wait is cleared. Errors as Release, with CodeConflict for
+// a row on support hold (release it), a row already due, a Processing or ended row, and the
+// next scheduled run of a report subscription (it carries the schedule: the report API's
+// POST /api/report-subscriptions/{guid}/runs sends a report now instead).
+func (s *Service) RunNow(ctx context.Context, sc automation.Scope, req ActRequest) (ActResult, error) {
+	now := utc(s.clock.Now())
+	return s.act(ctx, sc, req, func(row automation.SchedulerRow) (store.SupportActParams, error) {
+		switch {
+		case row.Status == automation.StatusProcessing:
+			return store.SupportActParams{}, conflict("the row is being processed (lease until %s); it is running already", leaseText(row))
+		case row.Status != automation.StatusPending:
+			return store.SupportActParams{}, conflict("the row is %s; run now is for Pending rows (an ended or failed row is retried: retry)", row.Status)
+		case row.IsOnSupportHold:
+			return store.SupportActParams{}, conflict("the row is on support hold; release it (release) or retry it now (retry) instead")
+		case row.AutomationType == automation.TypeReportSubscription && row.TriggerType == automation.TriggerScheduledRun:
+			return store.SupportActParams{}, conflict("this is the next scheduled run of report subscription %s, which carries its schedule; "+
+				"to send a report now, POST /api/report-subscriptions/%s/runs", row.SettingGuid, row.SettingGuid)
+		case !row.ScheduledOn.After(now) && (row.NextRetryOn == nil || !row.NextRetryOn.After(now)):
+			return store.SupportActParams{}, conflict("the row is already due (since %s); the next poll runs it", stamp(row.ScheduledOn))
+		}
+		return store.SupportActParams{Action: store.SupportRunNow}, nil
 	})
 }
 
@@ -258,6 +287,8 @@ func outcomeOf(a store.SupportAction) trace.Outcome {
 		return OutcomeSupportReleased
 	case store.SupportCancel:
 		return OutcomeSupportCancelled
+	case store.SupportRunNow:
+		return OutcomeSupportRunNow
 	}
 	return OutcomeSupportRetried
 }

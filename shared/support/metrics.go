@@ -113,3 +113,75 @@ func nonNil(m map[string]int) map[string]int {
 	}
 	return m
 }
+
+// Throughput is the deliveries that reached Sent, Failed or UNKNOWN per minute over the last
+// hours (the console's chart): one entry per minute of [Since, AsOf), zeros included, oldest
+// first. A delivery counts in the minute of its last change (NotificationJob.UpdatedOn).
+type Throughput struct {
+	AsOf    time.Time          `json:"asOf"`
+	Since   time.Time          `json:"since"`
+	Minutes []ThroughputMinute `json:"minutes"`
+	// Totals over the window.
+	Sent    int `json:"sent"`
+	Failed  int `json:"failed"`
+	Unknown int `json:"unknown"`
+}
+
+// ThroughputMinute is one minute's counts (Minute is its start, UTC).
+type ThroughputMinute struct {
+	Minute  time.Time `json:"minute"`
+	Sent    int       `json:"sent"`
+	Failed  int       `json:"failed"`
+	Unknown int       `json:"unknown"`
+}
+
+// MaxThroughputHours bounds Throughput's window (store.MaxThroughputWindow).
+const MaxThroughputHours = int(store.MaxThroughputWindow / time.Hour)
+
+// Throughput counts deliveries per minute over the last hours (1..MaxThroughputHours) for
+// the business units the scope sees, or for one of them. Errors: CodeInvalidInput for hours
+// out of range, CodeNotFound for a business unit outside the scope.
+func (s *Service) Throughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	if hours < 1 || hours > MaxThroughputHours {
+		return Throughput{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
+	}
+	if businessUnitID != "" {
+		if !sc.Allows(businessUnitID) {
+			return Throughput{}, notFound("business unit " + businessUnitID)
+		}
+		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
+			sc = automation.Scope{}
+		}
+	}
+	now := utc(s.clock.Now())
+	until := now.Truncate(time.Minute).Add(time.Minute) // the current minute so far
+	since := until.Add(-time.Duration(hours) * time.Hour)
+	bs, err := s.store.SupportThroughput(ctx, store.SupportThroughputParams{Since: since, Until: until, Scope: sc})
+	if err != nil {
+		return Throughput{}, err
+	}
+	out := Throughput{AsOf: now, Since: since, Minutes: make([]ThroughputMinute, 0, hours*60)}
+	idx := map[int64]int{}
+	for m := since; m.Before(until); m = m.Add(time.Minute) {
+		idx[m.Unix()] = len(out.Minutes)
+		out.Minutes = append(out.Minutes, ThroughputMinute{Minute: m})
+	}
+	for _, b := range bs {
+		i, ok := idx[b.Minute.UTC().Truncate(time.Minute).Unix()]
+		if !ok {
+			continue
+		}
+		switch b.Status {
+		case store.NotificationSent:
+			out.Minutes[i].Sent += b.Count
+			out.Sent += b.Count
+		case store.NotificationFailed:
+			out.Minutes[i].Failed += b.Count
+			out.Failed += b.Count
+		case store.NotificationUnknown:
+			out.Minutes[i].Unknown += b.Count
+			out.Unknown += b.Count
+		}
+	}
+	return out, nil
+}

@@ -1,6 +1,6 @@
 // Package support holds the rules of the support API (docs/architecture.md#support-actions, docs/operations.md#support-api): finding
 // scheduler rows, explaining why a source's reminders did or did not go out, the audited,
-// Version-guarded operator actions (release a hold, retry now, cancel, paced bulk release)
+// Version-guarded operator actions (release a hold, retry now, cancel, run now, paced bulk release)
 // and the pipeline's health figures. The HTTP handlers (shared/api/supportapi) only decode and
 // encode; everything a caller may or may not do is decided here.
 //
@@ -17,6 +17,9 @@
 //	                                            (an ended report run: the report API's retry)
 //	cancel     Pending, Failed, Deactivated     Cancelled (SupportCancelled); sticks through ensure
 //	           (not a report subscription's pending next scheduled run: pause the subscription)
+//	run now    Pending, not on hold, not yet    due at once (ScheduledOn = now; key and local
+//	           due (not a subscription's next    intent kept, revalidated when it runs)
+//	           scheduled run)
 //	releases   rows on hold matching a filter   paced: batches due at most RatePerMinute apart
 //
 // Every action needs the operator's name and a reason, is guarded by the Version the

@@ -46,6 +46,7 @@ const (
 	DeliveryFactProjection = "DeliveryFactProjection"
 	Reconciliation         = "Reconciliation"
 	BusinessUnitsAPI       = "BusinessUnitsApi"
+	Console                = "Console"
 	ReminderSettingsAPI    = "ReminderSettingsApi"
 	ReportSubscriptionsAPI = "ReportSubscriptionsApi"
 	ReportRunsAPI          = "ReportRunsApi"
@@ -95,6 +96,7 @@ func (f Function) Destination() string {
 var functions = []Function{
 	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
+	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},

@@ -226,7 +226,13 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 	ok(e.vcall(t, v, "POST", act(pending.ID, "retry"), `{"reason":"`+strings.Repeat("x", 2<<20)+`"}`, operator, ifMatch(pending.Version)), 413)
 	ok(e.vcall(t, v, "POST", act(pending.ID, "release"), `{"reason":"not on hold"}`, operator, ifMatch(pending.Version)), 409)
 	ok(e.vcall(t, v, "POST", act(pending.ID, "retry"), `{"reason":"customer asked"}`, operator, ifMatch(pending.Version)), 409) // waiting for its time
-	ok(e.vcall(t, v, "POST", act(pending.ID, "cancel"), `{"reason":"  "}`, operator, ifMatch(pending.Version)), 422)            // no reason
+	// Run now: stale 412, then due now (200, new ETag), then already due (409).
+	ok(e.vcall(t, v, "POST", act(pending.ID, "run-now"), `{"reason":"asked today"}`, operator, ifMatch(pending.Version+7)), 412)
+	ok(e.vcall(t, v, "POST", act(pending.ID, "run-now"), `{"reason":"asked today"}`, operator), 428)
+	ok(e.vcall(t, v, "POST", act(pending.ID, "run-now"), `{"reason":"asked today"}`, operator, ifMatch(pending.Version)), 200)
+	pending.Version++
+	ok(e.vcall(t, v, "POST", act(pending.ID, "run-now"), `{"reason":"asked today"}`, operator, ifMatch(pending.Version)), 409)
+	ok(e.vcall(t, v, "POST", act(pending.ID, "cancel"), `{"reason":"  "}`, operator, ifMatch(pending.Version)), 422) // no reason
 	ok(e.vcall(t, v, "POST", act(pending.ID, "cancel"), `{"reason":"no longer needed"}`, operator, ifMatch(pending.Version)), 200)
 	// A completed reminder is sent again under a support-retry row (retryRow in the answer).
 	var done automation.SchedulerRow

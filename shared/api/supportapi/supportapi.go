@@ -10,7 +10,8 @@
 //	                                                 deliveries, diagnostics; ETag = Version
 //	POST /api/support/scheduler-rows/{id}/release    release its support hold   ┐ If-Match,
 //	POST /api/support/scheduler-rows/{id}/retry      retry now / support retry  │ operator,
-//	POST /api/support/scheduler-rows/{id}/cancel     cancel                     ┘ {"reason"}
+//	POST /api/support/scheduler-rows/{id}/cancel     cancel                     │ {"reason"}
+//	POST /api/support/scheduler-rows/{id}/run-now    make a Pending row due now ┘
 //	POST /api/support/releases                       paced release of a filtered set of holds
 //	GET  /api/support/explain?sourceType=&sourceGuid=  why a source's reminders did (not) go out
 //	GET  /api/support/metrics[?businessUnitId=]      pipeline health figures
@@ -48,6 +49,7 @@ func Register(r *funchost.Router, api *httpapi.API, svc *support.Service) {
 	route("POST "+Prefix+"scheduler-rows/{id}/release", h.act(svc.Release))
 	route("POST "+Prefix+"scheduler-rows/{id}/retry", h.act(svc.Retry))
 	route("POST "+Prefix+"scheduler-rows/{id}/cancel", h.act(svc.Cancel))
+	route("POST "+Prefix+"scheduler-rows/{id}/run-now", h.act(svc.RunNow))
 	route("POST "+Prefix+"releases", h.releaseMany)
 	route("GET "+Prefix+"explain", h.explain)
 	route("GET "+Prefix+"metrics", h.metrics)
@@ -137,7 +139,7 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ActBody is the body of release, retry and cancel.
+// ActBody is the body of release, retry, cancel and run-now.
 type ActBody struct {
 	Reason string `json:"reason"`
 }
@@ -152,7 +154,7 @@ func operator(r *http.Request) (string, error) {
 	return op, nil
 }
 
-// actFunc is support.Service.Release, Retry or Cancel.
+// actFunc is support.Service.Release, Retry, Cancel or RunNow.
 type actFunc func(ctx context.Context, sc automation.Scope, req support.ActRequest) (support.ActResult, error)
 
 // act decodes an action: the operator (400 without), If-Match (428 without, 412 stale), the

@@ -459,3 +459,68 @@ func TestBearerToken(t *testing.T) {
 		t.Fatalf("token: %d %s", r.code, r.body)
 	}
 }
+
+// TestRunNow: run now makes a Pending row waiting for its time due at once — audited, traced,
+// guarded by If-Match (412 on a stale version, 428 without) — and is refused (409) for a row
+// on hold, a row already due and an ended row; a refusal changes neither row nor audit.
+func TestRunNow(t *testing.T) {
+	t.Parallel()
+	e := seeded(t, nil)
+	ctx := context.Background()
+	rowsA := e.rowsOf(t, guidA)
+	held := e.hold(t, rowsA[1])
+	waiting := e.row(t, rowsA[2].ID)
+	if !waiting.ScheduledOn.After(e.clock.Now()) || waiting.IsOnSupportHold || waiting.Status != automation.StatusPending {
+		t.Fatalf("setup: %+v", waiting)
+	}
+	path := func(id int64) string { return fmt.Sprintf("/api/support/scheduler-rows/%d/run-now", id) }
+	reason := `{"reason":"customer asked for it today"}`
+	for _, c := range []struct {
+		name    string
+		id      int64
+		headers []string
+		status  int
+		code    string
+	}{
+		{"no If-Match", waiting.ID, []string{operator}, 428, "PreconditionRequired"},
+		{"stale If-Match", waiting.ID, []string{operator, ifMatch(waiting.Version - 1)}, 412, "PreconditionFailed"},
+		{"no operator", waiting.ID, []string{ifMatch(waiting.Version)}, 400, "Malformed"},
+		{"another business unit", waiting.ID, []string{operator, ifMatch(waiting.Version), "X-Automation-Business-Units: bu-nyc"}, 404, "NotFound"},
+		{"on hold", held.ID, []string{operator, ifMatch(held.Version)}, 409, "Conflict"},
+	} {
+		before := e.row(t, c.id)
+		r := e.call(t, "POST", path(c.id), reason, c.headers...)
+		if p := r.problem(t); r.code != c.status || p.Code != c.code {
+			t.Errorf("%s: %d %+v", c.name, r.code, p)
+		}
+		after := e.row(t, c.id)
+		audit, _ := e.rt.Store.SupportAuditList(ctx, []int64{c.id}, 10)
+		if after.Version != before.Version || !after.ScheduledOn.Equal(before.ScheduledOn) || len(audit) != 0 {
+			t.Errorf("%s changed the row (v%d→v%d) or the audit (%d)", c.name, before.Version, after.Version, len(audit))
+		}
+	}
+	r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version))
+	var res support.ActResult
+	r.json(t, &res)
+	now := e.clock.Now().UTC().Truncate(time.Millisecond)
+	if r.code != 200 || res.Action != string(store.SupportRunNow) || res.Row.Status != "Pending" || res.AuditID == 0 ||
+		!res.Row.ScheduledOn.Equal(now) || r.hdr.Get("ETag") != fmt.Sprintf(`"%d"`, waiting.Version+1) {
+		t.Fatalf("run now: %d %s", r.code, r.body)
+	}
+	audit, _ := e.rt.Store.SupportAuditList(ctx, []int64{waiting.ID}, 10)
+	if len(audit) != 1 || audit[0].Action != store.SupportRunNow || audit[0].Operator != "ops.jane" {
+		t.Fatalf("audit %+v", audit)
+	}
+	recs, _ := e.rt.Trace.JobsByKey(ctx, waiting.SchedulerKey)
+	if len(recs) != 1 || recs[0].Outcome != support.OutcomeSupportRunNow {
+		t.Fatalf("trace %+v", recs)
+	}
+	// Now it is due: a second run now (fresh version) is a conflict, not a no-op write.
+	if r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version+1)); r.code != 409 {
+		t.Fatalf("run now of a due row: %d %s", r.code, r.body)
+	}
+	// The old version again: 412, never a second run.
+	if r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version)); r.code != 412 {
+		t.Fatalf("replayed run now: %d %s", r.code, r.body)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
@@ -24,6 +25,7 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("FactProjectionKeepsHighestRevision", func(t *testing.T) { testProjection(t, open) })
 	t.Run("ProviderReferenceFitsItsColumn", func(t *testing.T) { testProviderReferenceBound(t, open) })
 	t.Run("ClaimDueTakesQueuedJobsWhoseMessageWasLost", func(t *testing.T) { testClaimDueOrphans(t, open) })
+	t.Run("ThroughputPerMinute", func(t *testing.T) { testThroughput(t, open) })
 }
 
 // queueJobs completes one row with the given delivery requests.
@@ -474,5 +476,57 @@ func testClaimDueOrphans(t *testing.T, open Opener) {
 	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: now, Lease: time.Minute, Limit: 10, QueuedBefore: now})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("claimed twice: %+v %v", got, err)
+	}
+}
+
+// testThroughput: SupportThroughput counts Sent, Failed and Unknown deliveries by the minute
+// of their last change, within the window and the scope only; Queued ones are not counted.
+func testThroughput(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-1"), req("dk-4", "bu-2"), req("dk-5", "bu-1"))
+	end := func(key string, at time.Time, st store.NotificationStatus) {
+		t.Helper()
+		c := claimKey(t, s, key, at)
+		p := store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: at, Status: st}
+		if st == store.NotificationFailed {
+			p.Error = "550"
+		}
+		if err := s.NotificationFinish(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m0 := T0.Add(10 * time.Minute)
+	end("dk-1", m0.Add(5*time.Second), store.NotificationSent)
+	end("dk-2", m0.Add(50*time.Second), store.NotificationSent)
+	end("dk-3", m0.Add(70*time.Second), store.NotificationFailed)
+	end("dk-4", m0.Add(10*time.Second), store.NotificationSent) // bu-2
+	get := func(sc automation.Scope, since, until time.Time) string {
+		t.Helper()
+		bs, err := s.SupportThroughput(ctx, store.SupportThroughputParams{Since: since, Until: until, Scope: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, b := range bs {
+			out = append(out, fmt.Sprintf("%s %s %d", b.Minute.UTC().Format("15:04:05"), b.Status, b.Count))
+		}
+		return strings.Join(out, ", ")
+	}
+	if got, want := get(automation.BusinessUnits("bu-1"), T0, T0.Add(time.Hour)), "00:10:00 Sent 2, 00:11:00 Failed 1"; got != want {
+		t.Fatalf("bu-1 throughput: %q, want %q", got, want)
+	}
+	all := get(automation.AllBusinessUnits(), T0, T0.Add(time.Hour))
+	if !strings.Contains(all, "Sent 3") || !strings.Contains(all, "Failed 1") {
+		t.Fatalf("every unit: %q", all)
+	}
+	if got := get(automation.AllBusinessUnits(), m0.Add(time.Minute), T0.Add(time.Hour)); !strings.HasSuffix(got, "Failed 1") || strings.Contains(got, "Sent") {
+		t.Fatalf("window from the second minute: %q", got)
+	}
+	if got := get(automation.Scope{}, T0, T0.Add(time.Hour)); got != "" {
+		t.Fatalf("the zero scope sees nothing: %q", got)
+	}
+	if _, err := s.SupportThroughput(ctx, store.SupportThroughputParams{Since: T0, Until: T0.Add(25 * time.Hour), Scope: automation.AllBusinessUnits()}); err == nil {
+		t.Fatal("a window over MaxThroughputWindow accepted")
 	}
 }

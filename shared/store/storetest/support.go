@@ -19,6 +19,7 @@ func runSupport(t *testing.T, open Opener) {
 	t.Run("SupportGet", func(t *testing.T) { testSupportGet(t, open) })
 	t.Run("SupportActRelease", func(t *testing.T) { testSupportRelease(t, open) })
 	t.Run("SupportActRetryAndCancel", func(t *testing.T) { testSupportRetryCancel(t, open) })
+	t.Run("SupportActRunNow", func(t *testing.T) { testSupportRunNow(t, open) })
 	t.Run("SupportRetryOfCompletedRow", func(t *testing.T) { testSupportRetryCompleted(t, open) })
 	t.Run("SupportCancelSticksThroughEnsure", func(t *testing.T) { testSupportCancelSticks(t, open) })
 	t.Run("SupportActRejectsBadInput", func(t *testing.T) { testSupportActBadInput(t, open) })
@@ -674,6 +675,58 @@ func testSupportMetricsOldestDueAfterBackoff(t *testing.T, open Opener) {
 		}
 		if got != tc.want {
 			t.Errorf("at %s: oldest due %v, want %v", tc.now, got, tc.want)
+		}
+	}
+}
+
+// testSupportRunNow: run now makes a Pending row that waits for its time due at once (its
+// local intent kept, audited as RunNow); a held, ended or stale row is refused untouched.
+func testSupportRunNow(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	now := T0.Add(time.Hour)
+	c := Candidate(1, T0.Add(72*time.Hour))
+	p := ensure1(t, s, T0, c).Row
+	if rows := claim(t, s, now, 10); len(rows) != 0 {
+		t.Fatalf("not due before run now: claimed %v", keys(rows))
+	}
+	res, err := act(s, p, store.SupportRunNow, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, s, c.SchedulerKey)
+	if got.Status != automation.StatusPending || !got.ScheduledOn.Equal(now) || got.NextRetryOn != nil || got.Version != p.Version+1 ||
+		got.ScheduledLocalDate != p.ScheduledLocalDate || got.ScheduledLocalTime != p.ScheduledLocalTime || got.TimeZoneID != p.TimeZoneID ||
+		res.Row.Version != got.Version || res.AuditID == 0 {
+		t.Fatalf("row after run now %+v (result %+v)", got, res)
+	}
+	a := audits(t, s, p.ID)
+	if len(a) != 1 || a[0].Action != store.SupportRunNow || a[0].StatusBefore != automation.StatusPending ||
+		a[0].StatusAfter != automation.StatusPending || a[0].VersionBefore != p.Version || a[0].VersionAfter != got.Version {
+		t.Fatalf("audit %+v", a)
+	}
+	// The stale Version it was read at is refused and changes nothing.
+	if _, err := act(s, p, store.SupportRunNow, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("run now with a stale version: %v", err)
+	}
+	if rows := claim(t, s, now, 10); len(rows) != 1 || rows[0].ID != p.ID {
+		t.Fatalf("run now makes the row due at once: claimed %v", keys(rows))
+	}
+	// A row already due keeps its earlier ScheduledOn (never later than it was).
+	early := ensure1(t, s, T0, Candidate(2, T0.Add(time.Minute))).Row
+	if _, err := act(s, early, store.SupportRunNow, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if g := get(t, s, early.SchedulerKey); !g.ScheduledOn.Equal(early.ScheduledOn) {
+		t.Fatalf("run now moved an already-due row from %s to %s", early.ScheduledOn, g.ScheduledOn)
+	}
+	// On support hold, Completed: refused, nothing written.
+	for _, r := range []automation.SchedulerRow{hold(t, s, Candidate(3, T0.Add(time.Hour))),
+		putInStatus(t, s, Candidate(4, T0.Add(time.Hour)), automation.StatusCompleted)} {
+		if _, err := act(s, r, store.SupportRunNow, now, nil); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("run now of %s (hold %v): %v", r.Status, r.IsOnSupportHold, err)
+		}
+		if g := get(t, s, r.SchedulerKey); g.Version != r.Version || len(audits(t, s, r.ID)) != 0 {
+			t.Fatalf("a refused run now changed the row or the audit: %+v", g)
 		}
 	}
 }

@@ -155,6 +155,15 @@ SET Status = N'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
 OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Failed', N'Pending');
 
+-- name: SupportSchedulerRunNow :one
+-- Run now (the operator's trigger): a Pending row not on hold becomes due at once; its local
+-- intent and key stay, so revalidation judges the same occurrence.
+UPDATE dbo.AutomationScheduler
+SET ScheduledOn = CASE WHEN ScheduledOn > @Now THEN @Now ELSE ScheduledOn END, NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+WHERE Id = @Id AND Version = @Version AND Status = N'Pending' AND IsOnSupportHold = 0;
+
 -- name: SupportSchedulerCancel :one
 UPDATE dbo.AutomationScheduler
 SET Status = N'Cancelled', ReasonCode = N'SupportCancelled', IsOnSupportHold = 0, NextRetryOn = NULL,
@@ -268,3 +277,14 @@ OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 
 -- name: SupportMetricsUnknownDeliveries :one
 SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.NotificationJob WHERE Status = N'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
+-- name: SupportThroughput :many
+-- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
+-- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn).
+SELECT b.Minute, b.Status, COUNT(*) AS N
+FROM (SELECT DATEADD(minute, DATEDIFF(minute, CAST('2000-01-01' AS datetime2(3)), UpdatedOn), CAST('2000-01-01' AS datetime2(3))) AS Minute, Status
+      FROM dbo.NotificationJob WITH (INDEX (IX_NotificationJob_Updated))
+      WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN (N'Sent', N'Failed', N'Unknown')
+        AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS b
+GROUP BY b.Minute, b.Status
+ORDER BY b.Minute, b.Status;

@@ -172,6 +172,15 @@ SET Status = 'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
 WHERE Id = @Id AND Version = @Version AND Status IN ('Failed', 'Pending')
 RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
 
+-- name: SupportSchedulerRunNow :one
+-- Run now (the operator's trigger): a Pending row not on hold becomes due at once; its local
+-- intent and key stay, so revalidation judges the same occurrence.
+UPDATE AutomationScheduler
+SET ScheduledOn = MIN(ScheduledOn, @Now), NextRetryOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version AND Status = 'Pending' AND IsOnSupportHold = 0
+RETURNING Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn;
+
 -- name: SupportSchedulerCancel :one
 -- Cancel by support: never sent; ensure leaves it Cancelled while its InputHash is unchanged
 -- (automation.DecideEnsure).
@@ -302,3 +311,14 @@ LIMIT 1;
 -- name: SupportMetricsUnknownDeliveries :one
 -- IX_NotificationJob_UnknownAll: every UNKNOWN delivery, awaiting manual resolution or a provider lookup.
 SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportThroughput :many
+-- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
+-- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering).
+SELECT b.Minute, b.Status, COUNT(*) AS N
+FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
+      FROM NotificationJob INDEXED BY IX_NotificationJob_Updated
+      WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN ('Sent', 'Failed', 'Unknown')
+        AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))) AS b
+GROUP BY b.Minute, b.Status
+ORDER BY b.Minute, b.Status;

@@ -147,7 +147,7 @@ func (c *Client) Release(ctx context.Context, body supportapi.ReleaseBody) (Answ
 	return c.do(ctx, http.MethodPost, supportapi.Prefix+"releases", nil, body, nil)
 }
 
-// Act runs a row action ("release", "retry" or "cancel") on the row ref (Id or Guid) with
+// Act runs a row action ("release", "retry", "cancel" or "run-now") on the row ref (Id or Guid) with
 // If-Match: version (support.ActResult). version 0 reads the row's current version first
 // (its ETag); an answer without a numeric ETag is an error.
 func (c *Client) Act(ctx context.Context, action, ref string, version int64, reason string) (Answer, error) {

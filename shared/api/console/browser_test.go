@@ -1,0 +1,197 @@
+package console_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// updateDocs rewrites the screenshots the documentation shows (docs/img/console-*.png):
+// go test ./shared/api/console -run TestConsoleInABrowser -args -update-docs
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/img/console-overview.png and docs/img/console-row.png")
+
+// chromium finds the browser the tests drive: Debian's chromium (`make chromium` installs it).
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// artifacts is where the screenshots go: $AUTOMATION_ARTIFACTS/console-browser when set
+// (CI keeps it), else the test's artifact directory (kept with go test -artifacts).
+func artifacts(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("AUTOMATION_ARTIFACTS"); d != "" {
+		dir := filepath.Join(d, "console-browser")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.ArtifactDir()
+}
+
+// TestConsoleInABrowser drives the console in headless Chromium as an operator would: sign in
+// with the token, search the rows of a business unit, open the held row's detail (timeline,
+// explain, diagnostics), release it from a page whose version went stale (the clear 412
+// message, nothing done), release it again from the refreshed page (If-Match with the current
+// version), and run a waiting row now. Each step's effect is checked in the store, and each
+// page is saved as a screenshot.
+func TestConsoleInABrowser(t *testing.T) {
+	path := chromium()
+	if path == "" {
+		t.Skip("SKIP: no Chromium on PATH (chromium, chromium-browser, google-chrome): `make chromium` installs Debian's; the console's browser tests need it")
+	}
+	e := newEnv(t, nil)
+	out := artifacts(t)
+	t.Logf("screenshots in %s", out)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	defer cancelCtx()
+	// Start the browser on the test's context: a step's shorter deadline must not end it.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+
+	shot := func(name string, extra ...string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			png, err := chromedp.FullScreenshot(100)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(out, name+".png"), png, 0o644); err != nil {
+				return err
+			}
+			for _, p := range extra {
+				if *updateDocs {
+					if err := os.WriteFile(p, png, 0o644); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	text := func(sel string) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	// Each step has its own deadline; a step that fails leaves a screenshot of where it stood.
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			loc, _ := chromedp.Run(fctx, chromedp.Location())
+			_ = chromedp.Do(fctx, shot("failed-"+strings.ReplaceAll(step, " ", "-")))
+			t.Fatalf("%s: %v (the page: %s; screenshot failed-%s.png)", step, err, loc, strings.ReplaceAll(step, " ", "-"))
+		}
+	}
+
+	// Sign in: /console goes to the console, which asks for the token.
+	run("sign in", chromedp.Navigate(e.url("/console")), chromedp.WaitVisible(chromedp.CSS("#token")),
+		shot("01-sign-in"),
+		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")),
+		chromedp.WaitVisible(chromedp.CSS("#m-due")),
+		chromedp.Navigate(e.url("/api/console/?hours=4")), chromedp.WaitVisible(chromedp.CSS("svg")),
+		shot("02-overview", "../../../docs/img/console-overview.png"))
+	if got := text("#m-holds"); strings.TrimSpace(got) != "1" {
+		t.Fatalf("overview holds %q, want 1", got)
+	}
+
+	// Search: the rows of bu-syd, then the held row's detail.
+	run("open rows", chromedp.Click(chromedp.CSS(`nav a[href="/api/console/rows"]`)), chromedp.WaitVisible(chromedp.CSS("#search")))
+	run("search",
+		chromedp.SendKeys(chromedp.CSS("#bu"), "bu-syd"), chromedp.Click(chromedp.CSS("#search")),
+		chromedp.WaitVisible(chromedp.CSS("#rows")), shot("03-search"))
+	if rows := text("#rows"); !strings.Contains(rows, "on hold") || strings.Contains(rows, "bu-nyc") {
+		t.Fatalf("search results: %q", rows)
+	}
+	detail := fmt.Sprintf(`a[href="/api/console/rows/%d"]`, e.held.ID)
+	run("detail", chromedp.Click(chromedp.CSS(detail)), chromedp.WaitVisible(chromedp.CSS("#timeline")),
+		shot("04-row-detail", "../../../docs/img/console-row.png"))
+	if tl := text("#timeline"); !strings.Contains(tl, "Created") || !strings.Contains(tl, "Attempt 1") || !strings.Contains(tl, "HandlerError") {
+		t.Fatalf("timeline: %q", tl)
+	}
+	if d := text("#diagnostics"); !strings.Contains(d, "smtp 550") || strings.Contains(d, "amelia.nguyen@") {
+		t.Fatalf("diagnostics (masked): %q", d)
+	}
+	if x := text("#explain"); x == "" {
+		t.Fatal("no explain sentences")
+	}
+
+	// Someone else changes the row while the page is open: the release is refused, clearly.
+	if _, err := e.db.Exec(`UPDATE AutomationScheduler SET Version = Version + 1 WHERE Id = ?`, e.held.ID); err != nil {
+		t.Fatal(err)
+	}
+	run("stale release", chromedp.SendKeys(chromedp.CSS("#op-release"), "ops.browser"),
+		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), chromedp.Click(chromedp.CSS("#do-release")),
+		chromedp.WaitVisible(chromedp.CSS("#problem")), shot("05-stale-version"))
+	if p := text("#problem"); !strings.Contains(p, "The row changed since you loaded it") || !strings.Contains(p, "Nothing was done") {
+		t.Fatalf("stale message: %q", p)
+	}
+	if r := e.row(t, e.held.ID); !r.IsOnSupportHold {
+		t.Fatal("a stale release changed the row")
+	}
+	// The refreshed page carries the current version: the release goes through.
+	run("release", chromedp.SendKeys(chromedp.CSS("#op-release"), "ops.browser"),
+		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), chromedp.Click(chromedp.CSS("#do-release")),
+		chromedp.WaitVisible(chromedp.CSS("#notice")), shot("06-released"))
+	if n := text("#notice"); !strings.Contains(n, "Release done") {
+		t.Fatalf("release notice: %q", n)
+	}
+	r := e.row(t, e.held.ID)
+	audit, _ := e.rt.Store.SupportAuditList(context.Background(), []int64{e.held.ID}, 10)
+	if r.IsOnSupportHold || len(audit) != 1 || audit[0].Action != store.SupportRelease || audit[0].Operator != "ops.browser" ||
+		audit[0].VersionBefore != e.held.Version+1 {
+		t.Fatalf("after the release: %+v, audit %+v", r, audit)
+	}
+
+	// Run now: a Pending row waiting for its time becomes due at once.
+	run("run now", chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))), chromedp.WaitVisible(chromedp.CSS("#do-run-now")),
+		chromedp.SendKeys(chromedp.CSS("#op-run-now"), "ops.browser"), chromedp.SendKeys(chromedp.CSS("#reason-run-now"), "asked for it today"),
+		chromedp.Click(chromedp.CSS("#do-run-now")), chromedp.WaitVisible(chromedp.CSS("#notice")), shot("07-run-now"))
+	if n := text("#notice"); !strings.Contains(n, "RunNow done") {
+		t.Fatalf("run now notice: %q", n)
+	}
+	if w := e.row(t, e.wait.ID); !w.ScheduledOn.Equal(now) || w.Version != e.wait.Version+1 {
+		t.Fatalf("run now: %+v", w)
+	}
+
+	// Phone width: the row page still reads (no horizontal scroll of the page itself).
+	run("phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))),
+		chromedp.WaitVisible(chromedp.CSS("#timeline")), shot("08-phone"))
+	scrollW, err1 := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth`))
+	clientW, err2 := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.clientWidth`))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if scrollW > clientW+1 {
+		t.Errorf("at 390 px the page scrolls sideways: %d > %d", scrollW, clientW)
+	}
+}

@@ -1,0 +1,85 @@
+package console
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/support"
+)
+
+// A session cookie is accepted only as issued, before its expiry, under its key; its CSRF
+// token belongs to it alone.
+func TestSessionCookieVerification(t *testing.T) {
+	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	s := sessions{key: []byte("k1"), lifetime: time.Hour}
+	ss, v := s.issue(t0)
+	if got, ok := s.verify(v, t0.Add(59*time.Minute)); !ok || got.nonce != ss.nonce {
+		t.Fatalf("fresh cookie refused: %v", ok)
+	}
+	parts := strings.Split(v, ".")
+	longer := strings.Join([]string{parts[0], "9999999999", parts[2], parts[3]}, ".")
+	otherNonce := strings.Join([]string{parts[0], parts[1], strings.Repeat("0", 32), parts[3]}, ".")
+	for name, c := range map[string]string{
+		"expired":        v,
+		"expiry changed": longer,
+		"nonce changed":  otherNonce,
+		"no MAC":         strings.Join(parts[:3], "."),
+		"empty":          "",
+		"another key":    func() string { _, x := (sessions{key: []byte("k2"), lifetime: time.Hour}).issue(t0); return x }(),
+	} {
+		at := t0.Add(time.Minute)
+		if name == "expired" {
+			at = t0.Add(time.Hour)
+		}
+		if _, ok := s.verify(c, at); ok {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	other, _ := s.issue(t0)
+	if !s.checkCSRF(ss, s.csrf(ss)) || s.checkCSRF(ss, s.csrf(other)) || s.checkCSRF(ss, "") {
+		t.Fatal("a CSRF token belongs to its session only")
+	}
+}
+
+// safeNext keeps the sign-in's redirect inside the console.
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/console/rows?status=Failed": "/api/console/rows?status=Failed",
+		"//evil.example/api/console/":     Base + "/",
+		"https://evil.example/":           Base + "/",
+		"/api/console/\\evil":             Base + "/",
+		"/api/support/metrics":            Base + "/",
+		"":                                Base + "/",
+	} {
+		if got := safeNext(in); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The chart puts the largest count at the top, zero on the axis, one point per minute, and
+// sums the table rows to the window's totals.
+func TestThroughputChart(t *testing.T) {
+	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	tp := support.Throughput{Sent: 6, Failed: 1, Minutes: []support.ThroughputMinute{
+		{Minute: t0, Sent: 2}, {Minute: t0.Add(time.Minute), Sent: 4, Failed: 1}, {Minute: t0.Add(2 * time.Minute)}}}
+	c := throughputChart(tp)
+	if c.YMax != 4 || len(c.Series) != 3 {
+		t.Fatalf("chart %+v", c)
+	}
+	pts := strings.Fields(c.Series[0].Points)
+	if len(pts) != 3 || pts[1] != "375.0,10.0" || pts[2] != "710.0,176.0" || pts[0] != "40.0,93.0" {
+		t.Fatalf("sent points %q", pts)
+	}
+	sent, failed := 0, 0
+	for _, r := range c.Rows {
+		sent, failed = sent+r.Sent, failed+r.Failed
+	}
+	if sent != 6 || failed != 1 || c.XTicks[2].Label != "09:02Z" || c.XTicks[2].Anchor != "end" {
+		t.Fatalf("rows %+v ticks %+v", c.Rows, c.XTicks)
+	}
+	if empty := throughputChart(support.Throughput{}); empty.YMax != 1 || len(empty.XTicks) != 0 {
+		t.Fatalf("empty window %+v", empty)
+	}
+}

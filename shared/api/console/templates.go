@@ -1,0 +1,65 @@
+package console
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+)
+
+// pageNames are the templates under templates/, each rendered inside layout.html.
+var pageNames = []string{"error", "login", "overview", "rows", "row", "releases", "watch", "unknown", "reports", "extension"}
+
+var funcs = template.FuncMap{
+	// when writes an instant as UTC, to the second ("2026-10-03 16:30:00Z").
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		case *time.Time:
+			if v == nil {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		return fmt.Sprint(t)
+	},
+	// age writes seconds as a short duration ("3h 4m", "42s").
+	"age": func(s *int64) string {
+		if s == nil {
+			return "—"
+		}
+		d := time.Duration(*s) * time.Second
+		switch {
+		case d >= time.Hour:
+			return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+		case d >= time.Minute:
+			return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
+		}
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	},
+	"deref": func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
+	"lower": strings.ToLower,
+	"isCurrent": func(current, path string) bool {
+		if path == "/" {
+			return current == "/"
+		}
+		return current == path || strings.HasPrefix(current, path+"/")
+	},
+}
+
+func parsePages() map[string]*template.Template {
+	out := map[string]*template.Template{}
+	for _, n := range pageNames {
+		out[n] = template.Must(template.New(n).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+n+".html"))
+	}
+	return out
+}
