@@ -87,5 +87,7 @@ type Store interface {
 	LifecycleStore
 	GatewayStore
 	InboxStore
+	CampaignStore
+	OutboxLeaseStore
 	Close() error
 }

@@ -32,6 +32,14 @@ const (
 	AttributesSubscription = "attributes"
 	NotiTopic              = "noti"
 	DeliverySubscription   = "delivery"
+	// Campaigns (docs/campaigns.md): CampaignsSubscription is the campaign dispatcher's
+	// subscription to EventsTopic (the gateway's DIRECT route); CampaignCommandsQueue carries one
+	// command id per message to the worker, CampaignResultsQueue one terminal result per
+	// message back to the dispatcher; CampaignFactsTopic carries CampaignActionOutcomeEvent facts.
+	CampaignsSubscription = "campaigns"
+	CampaignCommandsQueue = "campaign-commands"
+	CampaignResultsQueue  = "campaign-results"
+	CampaignFactsTopic    = "campaign-facts"
 )
 
 // Function names: the folder names under functions/, which are also the paths the

@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Inbox", func(t *testing.T) { runInbox(t, open) })
 	RunLifecycle(t, open)
 	RunGateway(t, open)
+	RunCampaign(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {
