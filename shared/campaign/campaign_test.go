@@ -32,7 +32,9 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 		{"cycle", func(d *campaign.Definition) { d.Actions[2].Next = "greet" }, "actions[0].next"},
 		{"self cycle", func(d *campaign.Definition) { d.Actions[0].Next = "greet" }, "actions[0].next"},
 		{"next unknown", func(d *campaign.Definition) { d.Actions[0].Next = "nowhere" }, "actions[0].next"},
-		{"params schema", func(d *campaign.Definition) { d.Actions[1].Params = json.RawMessage(`{"amountMinor":-5,"currency":"AUD"}`) }, "actions[1].params.amountMinor"},
+		{"params schema", func(d *campaign.Definition) {
+			d.Actions[1].Params = json.RawMessage(`{"amountMinor":-5,"currency":"AUD"}`)
+		}, "actions[1].params.amountMinor"},
 		{"params missing member", func(d *campaign.Definition) { d.Actions[2].Params = json.RawMessage(`{"dataMb":5}`) }, "actions[2].params"},
 		{"params extra member", func(d *campaign.Definition) {
 			d.Actions[0].Params = json.RawMessage(`{"text":"x","bcc":"all@example.test"}`)

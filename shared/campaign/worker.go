@@ -391,7 +391,9 @@ func (w *Worker) finish(ctx context.Context, s Step, p store.CampaignFinishParam
 		p.Outbox = append(p.Outbox, resultOutbox(s.Command.CommandID, s.Command.Revision+1, p.Status))
 	}
 	if w.AfterResult != nil {
-		p.InTx = func(ctx context.Context, tx *sql.Tx, c store.CampaignCommand) error { return w.AfterResult(ctx, tx, s, c) }
+		p.InTx = func(ctx context.Context, tx *sql.Tx, c store.CampaignCommand) error {
+			return w.AfterResult(ctx, tx, s, c)
+		}
 	}
 	c, err := w.Store.CampaignFinish(ctx, p)
 	if errors.Is(err, store.ErrLeaseLost) {
