@@ -101,3 +101,37 @@ func TestTwoRelaysNeverPublishOneRowConcurrently(t *testing.T) {
 		t.Fatalf("%d rows left unpublished", len(left))
 	}
 }
+
+// The purge removes published rows past the retention and dedupe keys past the window, never
+// an unpublished row or a key a source may still replay; a window under a day is refused.
+func TestOutboxPurgerKeepsWhatASourceMayReplay(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "purge.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	day := 24 * time.Hour
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	clock := automation.NewManualClock(start)
+	for i, id := range []string{"old", "recent"} {
+		_ = st.EventMarkProcessed(ctx, "/src", id, start.Add(time.Duration(i)*30*day))
+	}
+	p := &delivery.OutboxPurger{Store: st, Clock: clock, DedupeWindow: time.Hour}
+	if _, err := p.RunOnce(ctx); err == nil {
+		t.Fatal("a one-hour dedupe window was accepted")
+	}
+	clock.Set(start.Add(40 * day))
+	p.DedupeWindow = 0 // the default, 35 days
+	res, err := p.RunOnce(ctx)
+	if err != nil || res.ProcessedEvents != 1 {
+		t.Fatalf("purge = %+v, %v", res, err)
+	}
+	if ok, _ := st.EventProcessed(ctx, "/src", "recent"); !ok {
+		t.Fatal("a key inside the window was removed")
+	}
+	if ok, _ := st.EventProcessed(ctx, "/src", "old"); ok {
+		t.Fatal("a key past the window was kept")
+	}
+}
