@@ -20,6 +20,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
@@ -29,6 +30,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
@@ -88,7 +90,12 @@ type Runtime struct {
 	// registered on Functions under /api/inbox/ (inboxapi.Register).
 	Inbox       *inbox.Service
 	InboxBroker *inbox.Broker
-	Clock       automation.Clock
+	// Campaigns manages campaigns and their manual-resolution queue (/api/campaigns,
+	// docs/campaigns.md); the campaign functions run on Campaign (dispatcher, worker,
+	// projection, the retention purge).
+	Campaigns *campaign.Admin
+	Campaign  handler.CampaignDeps
+	Clock     automation.Clock
 	// host delivers the in-process bus's messages to the Service Bus functions and fires
 	// the timer functions, through Functions, as the Functions host would (the functions of
 	// topology.Functions); nil on Service Bus.
@@ -129,6 +136,16 @@ type Options struct {
 	// RegistryReload is how often the ingest path checks the registry for a new version
 	// (0: gateway.DefaultReloadInterval).
 	RegistryReload time.Duration
+	// CampaignProviders are action providers beside the delivery channels (every channel
+	// serves the NOTIFICATION_* actions as a provider of its name), e.g. an
+	// HTTPProvider for TOP_UP and ADD_DATA (docs/campaigns.md#providers).
+	CampaignProviders map[string]CampaignProvider
+}
+
+// CampaignProvider is an action provider with its limits.
+type CampaignProvider struct {
+	Provider campaign.Provider
+	Config   campaign.ProviderConfig
 }
 
 // StoreOpener opens the configured store; skipMigrations as in Options.SkipMigrations.
@@ -257,7 +274,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
-		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log})
+		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log, Campaigns: &r.Campaign})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
 	if err != nil {
@@ -275,6 +292,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
+	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
+	campaignapi.Register(r.Functions, r.API, r.Campaigns)
+	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
+	handler.RegisterCampaigns(r.Functions, r.Campaign)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run
@@ -369,6 +390,9 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	cache := &gateway.Cache{Store: r.Store, Checker: checker, Clock: r.Clock, Interval: o.RegistryReload, Log: log}
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
+	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {
+		return err
+	}
 	if r.Memory != nil {
 		// The rule/points engine and the attribute engine consume events and tracking; in
 		// one process nobody does, so their messages are acknowledged here (and seen by

@@ -137,8 +137,12 @@ func TestReplayedEventNeverCreatesSecondExecution(t *testing.T) {
 	if n, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 1 || err != nil {
 		t.Fatalf("re-run created %d, %v", n, err)
 	}
-	// Bad events are permanent (dead-lettered), and nothing is stored.
-	for _, bad := range []string{`{`, `{"id":"x","type":"SignedUp","businessunitid":"bu-1"}`} {
+	// An event no campaign listens to needs no recipient; bad events are permanent
+	// (dead-lettered), and nothing is stored.
+	if n, err := r.dispatcher.HandleEvent(ctx, []byte(`{"id":"y","type":"Other","businessunitid":"bu-1"}`)); n != 0 || err != nil {
+		t.Fatalf("unrelated event: %d, %v", n, err)
+	}
+	for _, bad := range []string{`{`, `{"id":"x","type":"SignedUp","businessunitid":"bu-1"}`, `{"id":"x","type":"SignedUp"}`} {
 		if _, err := r.dispatcher.HandleEvent(ctx, []byte(bad)); !automation.IsPermanent(err) {
 			t.Fatalf("bad event %s: %v", bad, err)
 		}
@@ -283,7 +287,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					// exactly one provider call took effect
 				case got.Status == store.CommandUnknown && got.NextAttemptOn == nil && applied <= 1:
 					// one UNKNOWN on the manual-resolution queue: resolve it
-					q, _ := r.st.CampaignListUnknown(ctx, "bu-1", 0, 10)
+					q, _ := r.st.CampaignListUnknown(ctx, "bu-1", "", 0, 10)
 					if len(q) != 1 {
 						t.Fatalf("UNKNOWN not on the queue: %+v", q)
 					}

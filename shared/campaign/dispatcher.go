@@ -100,12 +100,15 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (int, error) 
 	if recipient == "" {
 		recipient = ev.Subject
 	}
-	if ev.ID == "" || ev.Type == "" || ev.BusinessUnitID == "" || recipient == "" {
-		return 0, automation.Permanent(errors.New("campaign dispatcher: the event needs id, type, businessunitid and customerid (or subject)"))
+	if ev.ID == "" || ev.Type == "" || ev.BusinessUnitID == "" {
+		return 0, automation.Permanent(errors.New("campaign dispatcher: the event needs id, type and businessunitid"))
 	}
 	camps, err := d.Store.CampaignListByTrigger(ctx, ev.BusinessUnitID, ev.Type)
-	if err != nil {
-		return 0, err
+	if err != nil || len(camps) == 0 {
+		return 0, err // no campaign listens: nothing to do, whoever the event is about
+	}
+	if recipient == "" {
+		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: event %s triggers campaigns but names no recipient (customerid or subject)", ev.ID))
 	}
 	now := d.Clock.Now().UTC()
 	created := 0

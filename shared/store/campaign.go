@@ -325,8 +325,9 @@ type CampaignStore interface {
 	CampaignFinish(ctx context.Context, p CampaignFinishParams) (CampaignCommand, error)
 	// CampaignAdvance moves a chain on from a terminal result (Advanced false: ignored).
 	CampaignAdvance(ctx context.Context, p CampaignAdvanceParams) (advanced bool, err error)
-	// CampaignListUnknown lists one business unit's commands awaiting a person, by Id.
-	CampaignListUnknown(ctx context.Context, businessUnitID string, afterID int64, limit int) ([]CampaignCommand, error)
+	// CampaignListUnknown lists one business unit's commands awaiting a person (of one
+	// campaign; "" = all), by Id after afterID.
+	CampaignListUnknown(ctx context.Context, businessUnitID, campaignID string, afterID int64, limit int) ([]CampaignCommand, error)
 	// CampaignResolve resolves an UNKNOWN command by hand.
 	CampaignResolve(ctx context.Context, p CampaignResolveParams) (CampaignCommand, error)
 	// CampaignFactApply applies facts to the projection (highest revision per command wins).

@@ -61,6 +61,11 @@ const (
 	EventIngest            = "EventIngest"
 	EventRegistryAPI       = "EventRegistryApi"
 	NotiDelivery           = "NotiDelivery"
+	CampaignDispatch       = "CampaignDispatch"
+	CampaignWorker         = "CampaignWorker"
+	CampaignResults        = "CampaignResults"
+	CampaignFactProjection = "CampaignFactProjection"
+	CampaignsAPI           = "CampaignsApi"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -100,6 +105,11 @@ func (f Function) Destination() string {
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
+	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
+	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription},
+	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue},
+	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
+	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},

@@ -468,11 +468,11 @@ func (s *Store) CampaignAdvance(ctx context.Context, p store.CampaignAdvancePara
 }
 
 // CampaignListUnknown implements store.CampaignStore.
-func (s *Store) CampaignListUnknown(ctx context.Context, bu string, afterID int64, limit int) ([]store.CampaignCommand, error) {
+func (s *Store) CampaignListUnknown(ctx context.Context, bu, campaignID string, afterID int64, limit int) ([]store.CampaignCommand, error) {
 	if err := checkLimit("CampaignListUnknown", limit); err != nil {
 		return nil, err
 	}
-	return queryAll(ctx, s, nil, "CampaignListUnknown", s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	return queryAll(ctx, s, nil, "CampaignListUnknown", s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
 // CampaignResolve implements store.CampaignStore.

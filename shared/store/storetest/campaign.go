@@ -316,11 +316,11 @@ func testCampaignResolve(t *testing.T, open Opener) {
 	if due, _ := s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(time.Hour), Lease: time.Minute, Limit: 10}); len(due) != 0 {
 		t.Fatal("an UNKNOWN awaiting a person was claimed by the sweep")
 	}
-	l, err := s.CampaignListUnknown(ctx, "bu-1", 0, 10)
+	l, err := s.CampaignListUnknown(ctx, "bu-1", "", 0, 10)
 	if err != nil || len(l) != 1 {
 		t.Fatalf("queue = %+v, %v", l, err)
 	}
-	if l, _ := s.CampaignListUnknown(ctx, "bu-2", 0, 10); len(l) != 0 {
+	if l, _ := s.CampaignListUnknown(ctx, "bu-2", "", 0, 10); len(l) != 0 {
 		t.Fatal("another unit sees the queue")
 	}
 	base := store.CampaignResolveParams{CommandID: id, BusinessUnitID: "bu-1", ExpectedVersion: c.Version, Status: store.CommandSucceeded, Operator: "ops", Reason: "provider confirmed", Now: T0}

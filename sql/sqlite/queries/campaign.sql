@@ -102,7 +102,8 @@ LIMIT @Limit;
 -- name: CampaignListUnknown :many
 SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM CampaignCommand
-WHERE BusinessUnitId = @BusinessUnitId AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
+WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
+  AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
 ORDER BY Id
 LIMIT @Limit;
 
