@@ -140,6 +140,11 @@ type Options struct {
 	// serves the NOTIFICATION_* actions as a provider of its name), e.g. an
 	// HTTPProvider for TOP_UP and ADD_DATA (docs/campaigns.md#providers).
 	CampaignProviders map[string]CampaignProvider
+	// OnCampaignAction, when set, observes each campaign command outcome the worker records;
+	// CampaignSweepParallel bounds the commands one sweep runs at once (0: 16; replay: 1,
+	// for a deterministic order).
+	OnCampaignAction      func(store.CampaignCommand)
+	CampaignSweepParallel int
 }
 
 // CampaignProvider is an action provider with its limits.
@@ -544,6 +549,9 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		var rel struct {
 			Published int                  `json:"published"`
 			Sweep     delivery.SweepResult `json:"sweep"`
+			Campaigns struct {
+				Claimed int `json:"claimed"`
+			} `json:"campaigns"`
 		}
 		if err := r.fire(ctx, topology.OutboxRelay, &rel); err != nil {
 			return tr, err
@@ -555,7 +563,7 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		if err != nil {
 			return tr, err
 		}
-		if rel.Published == 0 && rel.Sweep.Claimed == 0 {
+		if rel.Published == 0 && rel.Sweep.Claimed == 0 && rel.Campaigns.Claimed == 0 {
 			break
 		}
 	}

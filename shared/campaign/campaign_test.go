@@ -132,6 +132,11 @@ func TestReplayedEventNeverCreatesSecondExecution(t *testing.T) {
 	if len(r.logged) != 1 {
 		t.Fatalf("%d notifications, want 1", len(r.logged))
 	}
+	// The gateway's fat payload of the same event is the same execution.
+	fat := []byte(`{"event_id":"evt-1","source":"/app","source_event":"SignedUp","customer_id":"cust-1","business_unit_id":"bu-1","route":"events"}`)
+	if n, err := r.dispatcher.HandleEvent(ctx, fat); n != 0 || err != nil {
+		t.Fatalf("the fat payload of a seen event created %d, %v", n, err)
+	}
 	// A deliberate re-run is a new run identity: the same event starts a new execution.
 	r.save("welcome", threeSteps("sim"), "r2")
 	if n, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 1 || err != nil {

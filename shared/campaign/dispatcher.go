@@ -38,14 +38,32 @@ func resultOutbox(commandID string, revision int64, status store.CommandStatus) 
 		SessionID: commandID, Body: body}
 }
 
-// triggerEvent is what the dispatcher reads of a DIRECT-route CloudEvent.
+// triggerEvent is what the dispatcher reads of a DIRECT-route message: the gateway's fat
+// payload (event_id, source_event, customer_id, business_unit_id; docs/gateway.md#fat-payload)
+// or, equally, a CloudEvent (id, type, customerid or subject, businessunitid).
 type triggerEvent struct {
+	EventID        string `json:"event_id"`
+	SourceEvent    string `json:"source_event"`
+	CustomerIDFat  string `json:"customer_id"`
+	BusinessUnit   string `json:"business_unit_id"`
 	ID             string `json:"id"`
-	Source         string `json:"source"`
 	Type           string `json:"type"`
 	BusinessUnitID string `json:"businessunitid"`
 	CustomerID     string `json:"customerid"`
 	Subject        string `json:"subject"`
+}
+
+// normalise folds the fat payload's fields into the CloudEvent ones.
+func (e *triggerEvent) normalise() {
+	pick := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	pick(&e.ID, e.EventID)
+	pick(&e.Type, e.SourceEvent)
+	pick(&e.BusinessUnitID, e.BusinessUnit)
+	pick(&e.CustomerID, e.CustomerIDFat)
 }
 
 // Dispatcher starts executions from events and moves chains on from results (WF03).
@@ -86,7 +104,8 @@ func newCommand(e store.CampaignExecution, def Definition, index int) store.Camp
 }
 
 // HandleEvent starts, for every ACTIVE or PAUSED campaign of the event's business unit
-// triggered by its type, the execution for the event's recipient (customerid, else subject):
+// triggered by its type, the execution for the event's recipient (the customer, else the
+// CloudEvent subject):
 // execution, first command and its command message in one transaction. A replayed event
 // finds its executions and writes nothing. It returns how many executions it created.
 // Errors: an event without id, type, business unit or recipient is automation.Permanent
@@ -96,6 +115,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (int, error) 
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable event: %w", err))
 	}
+	ev.normalise()
 	recipient := ev.CustomerID
 	if recipient == "" {
 		recipient = ev.Subject

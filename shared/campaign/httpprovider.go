@@ -95,11 +95,10 @@ func (p *HTTPProvider) Call(ctx context.Context, c Call) (Result, error) {
 	if err != nil {
 		return Result{}, automation.Permanent(err)
 	}
-	if !p.Dedupe {
-		// Never let net/http replay a written request on a fresh connection to a provider
-		// that does not deduplicate (see delivery/channel's webhook): the worker decides.
-		req.GetBody = nil
-	}
+	// Never let net/http replay a written request on a fresh connection (it would for one
+	// carrying an Idempotency-Key): the worker decides on every resend, so an answer lost
+	// is an UNKNOWN it records and resolves (see delivery/channel's webhook).
+	req.GetBody = nil
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(IdempotencyHeader, c.EffectKey)
 	resp, err := p.client().Do(req)

@@ -64,7 +64,10 @@ type Worker struct {
 	Parallel    int
 	Guard       PreCallGuard   // optional
 	AfterResult PostResultHook // optional
-	Log         *slog.Logger
+	// OnRecorded, when set, observes every outcome recorded (after the commit), on the
+	// recording goroutine (replay writes its "action" lines from it).
+	OnRecorded func(store.CampaignCommand)
+	Log        *slog.Logger
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -396,6 +399,9 @@ func (w *Worker) finish(ctx context.Context, s Step, p store.CampaignFinishParam
 		}
 	}
 	c, err := w.Store.CampaignFinish(ctx, p)
+	if err == nil && w.OnRecorded != nil {
+		w.OnRecorded(c)
+	}
 	if errors.Is(err, store.ErrLeaseLost) {
 		w.log().Warn("campaign command: lease lost before recording", "commandId", s.Command.CommandID, "status", p.Status)
 		return c, nil

@@ -334,6 +334,9 @@ type CampaignStore interface {
 	CampaignFactApply(ctx context.Context, facts []CampaignActionOutcomeEvent, now time.Time) (DeliveryFactApplyResult, error)
 	// CampaignCountsByDay reads the projection.
 	CampaignCountsByDay(ctx context.Context, p CampaignCountsParams) (CampaignCounts, error)
+	// CampaignNextWakeUp returns the earliest instant (UTC) a command becomes due for the
+	// sweep (a retry, a lookup, a lease's end), or nil if none will.
+	CampaignNextWakeUp(ctx context.Context) (*time.Time, error)
 	// CampaignMetricsRead reads the gauges at now.
 	CampaignMetricsRead(ctx context.Context, now time.Time) (CampaignMetrics, error)
 }

@@ -609,6 +609,15 @@ func (s *Store) CampaignMetricsRead(ctx context.Context, now time.Time) (store.C
 	return m, nil
 }
 
+// CampaignNextWakeUp implements store.CampaignStore.
+func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
+	var t *time.Time
+	if err := s.queryRow(ctx, nil, "CampaignNextWakeUp").Scan(s.nt(&t)); err != nil {
+		return nil, fmt.Errorf("%s CampaignNextWakeUp: %w", s.d.Name, err)
+	}
+	return t, nil
+}
+
 // OutboxClaim implements store.OutboxLeaseStore: one set-based statement leases the batch.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
 	if err := checkLimit("OutboxClaim", p.Limit); err != nil {

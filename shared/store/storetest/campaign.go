@@ -184,6 +184,9 @@ func testCampaignClaim(t *testing.T, open Opener) {
 	if err != nil || len(due) != 0 {
 		t.Fatalf("due under a live lease = %+v, %v", due, err)
 	}
+	if w, err := s.CampaignNextWakeUp(ctx); err != nil || w == nil || !w.Equal(T0.Add(2*time.Minute)) {
+		t.Fatalf("wake-up = %v, %v, want the lease's end", w, err)
+	}
 	due, err = s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(3 * time.Minute), Lease: time.Minute, Limit: 10})
 	if err != nil || len(due) != 1 || !due[0].InDoubt {
 		t.Fatalf("due after the lease = %+v, %v", due, err)
@@ -315,6 +318,9 @@ func testCampaignResolve(t *testing.T, open Opener) {
 	}
 	if due, _ := s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(time.Hour), Lease: time.Minute, Limit: 10}); len(due) != 0 {
 		t.Fatal("an UNKNOWN awaiting a person was claimed by the sweep")
+	}
+	if w, err := s.CampaignNextWakeUp(ctx); err != nil || w != nil {
+		t.Fatalf("wake-up with only a manual UNKNOWN: %v, %v", w, err)
 	}
 	l, err := s.CampaignListUnknown(ctx, "bu-1", "", 0, 10)
 	if err != nil || len(l) != 1 {

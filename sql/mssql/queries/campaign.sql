@@ -165,3 +165,12 @@ DELETE TOP (@Limit) FROM dbo.Outbox WHERE PublishedOn IS NOT NULL AND PublishedO
 
 -- name: ProcessedEventPurge :exec
 DELETE TOP (@Limit) FROM dbo.ProcessedEvent WHERE ProcessedOn < @Before;
+
+-- name: CampaignNextWakeUp :one
+-- The earliest instant a command becomes due for the sweep: a retry or lookup time, or a
+-- lease's end.
+SELECT MIN(W) FROM (
+    SELECT MIN(NextAttemptOn) AS W FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL
+    UNION ALL
+    SELECT MIN(LeaseExpiresOn) AS W FROM dbo.CampaignCommand WHERE Status = 'RUNNING'
+) AS x;

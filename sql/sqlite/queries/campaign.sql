@@ -162,3 +162,12 @@ DELETE FROM Outbox WHERE Id IN (SELECT Id FROM Outbox WHERE PublishedOn IS NOT N
 
 -- name: ProcessedEventPurge :exec
 DELETE FROM ProcessedEvent WHERE rowid IN (SELECT rowid FROM ProcessedEvent WHERE ProcessedOn < @Before LIMIT @Limit);
+
+-- name: CampaignNextWakeUp :one
+-- The earliest instant a command becomes due for the sweep: a retry or lookup time, or a
+-- lease's end.
+SELECT MIN(W) FROM (
+    SELECT MIN(NextAttemptOn) AS W FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL
+    UNION ALL
+    SELECT MIN(LeaseExpiresOn) AS W FROM CampaignCommand WHERE Status = 'RUNNING'
+) AS x;
