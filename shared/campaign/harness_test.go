@@ -25,7 +25,7 @@ var t0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 // providers: "sim" (dedupes, answers lookups), "lookup" (no dedupe, lookups), "plain" (neither),
 // and the "log" channel.
 type rig struct {
-	t          *testing.T
+	t          testing.TB
 	st         store.Store
 	clock      *automation.ManualClock
 	providers  *campaign.Providers
@@ -38,7 +38,7 @@ type rig struct {
 	mu         sync.Mutex
 }
 
-func newRig(t *testing.T, cfg campaign.ProviderConfig) *rig {
+func newRig(t testing.TB, cfg campaign.ProviderConfig) *rig {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), nil)
 	if err != nil {
