@@ -187,6 +187,9 @@ func testCampaignClaim(t *testing.T, open Opener) {
 	if w, err := s.CampaignNextWakeUp(ctx); err != nil || w == nil || !w.Equal(T0.Add(2*time.Minute)) {
 		t.Fatalf("wake-up = %v, %v, want the lease's end", w, err)
 	}
+	if m, err := s.CampaignMetricsRead(ctx, T0.Add(2*time.Minute)); err != nil || m.PastLease != 1 || m.Waiting != 0 {
+		t.Fatalf("metrics past the lease = %+v, %v", m, err)
+	}
 	due, err = s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(3 * time.Minute), Lease: time.Minute, Limit: 10})
 	if err != nil || len(due) != 1 || !due[0].InDoubt {
 		t.Fatalf("due after the lease = %+v, %v", due, err)
