@@ -608,3 +608,49 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 		seen[f.EventID], last[f.CommandID] = true, f.Revision
 	}
 }
+
+// A command in doubt (its worker died after calling) that has to wait — the campaign was
+// paused meanwhile — stays in doubt: after the pause it is never called again on a provider
+// that cannot deduplicate; it waits UNKNOWN for a person with its one effect.
+func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{})
+	d := threeSteps("plain")
+	d.Actions = d.Actions[1:2]
+	r.save("c", d, "r1")
+	ctx := context.Background()
+	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
+		t.Fatal(err)
+	}
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+	c := r.commands(exe)[0]
+	cl, err := r.st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
+	if err != nil || !cl.Claimed {
+		t.Fatal(cl, err)
+	}
+	p, _ := r.providers.Get("plain")
+	if _, err := p.Call(ctx, campaign.Call{CommandID: c.CommandID, EffectKey: c.EffectKey, ActionType: c.ActionType, Params: json.RawMessage(cl.Command.ParamsJSON)}); err != nil {
+		t.Fatal(err)
+	}
+	d.Status = store.CampaignPaused
+	r.save("c", d, "r1")
+	r.clock.Advance(2 * time.Minute)
+	if _, err := r.worker.Sweep(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.commands(exe)[0]; c.Status != store.CommandUnknown || c.NextAttemptOn == nil {
+		t.Fatalf("paused in doubt: %s", c.Status)
+	}
+	d.Status = store.CampaignActive
+	r.save("c", d, "r1")
+	msgs, _ := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	var ids []int64
+	for _, m := range msgs {
+		ids = append(ids, m.ID)
+	}
+	_ = r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()})
+	r.settle(time.Minute, 10)
+	got := r.commands(exe)[0]
+	if got.Status != store.CommandUnknown || got.NextAttemptOn != nil || r.sims["plain"].Applied(c.EffectKey) != 1 {
+		t.Fatalf("after the pause: %s (next %v), applied %d", got.Status, got.NextAttemptOn, r.sims["plain"].Applied(c.EffectKey))
+	}
+}

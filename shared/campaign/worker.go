@@ -371,17 +371,32 @@ func (w *Worker) transient(ctx context.Context, s Step, cause error) error {
 	if d, ok := automation.RetryAfterOf(cause); ok && now.Add(d).After(next) {
 		next = now.Add(d)
 	}
+	if hold && s.InDoubt {
+		// An earlier attempt may have acted: never FAILED on a guess, a person decides.
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown, Error: "retries exhausted in doubt: " + cause.Error()})
+		return err
+	}
 	if hold {
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: "retries exhausted: " + cause.Error()})
 		return err
 	}
-	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandQueued, NextAttemptOn: &next, CountRetry: true, Error: cause.Error()})
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: w.waiting(s), NextAttemptOn: &next, CountRetry: true, Error: cause.Error()})
 	return err
+}
+
+// waiting is the status of a command sent back to wait: QUEUED, or UNKNOWN (due again at its
+// NextAttemptOn) for a command in doubt, so the next claim is in doubt too and never calls a
+// provider that cannot deduplicate a second time.
+func (w *Worker) waiting(s Step) store.CommandStatus {
+	if s.InDoubt {
+		return store.CommandUnknown
+	}
+	return store.CommandQueued
 }
 
 func (w *Worker) requeue(ctx context.Context, s Step, at time.Time, count bool, why string) error {
 	at = at.UTC()
-	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandQueued, NextAttemptOn: &at, CountRetry: count, Error: why})
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: w.waiting(s), NextAttemptOn: &at, CountRetry: count, Error: why})
 	return err
 }
 
