@@ -5,6 +5,7 @@ SCENARIO ?= testdata/scenarios/realistic.json
 BENCH_ROWS ?= 100000
 BENCH_DELIVERIES ?= 20000
 BENCH_REPLAY_EVENTS ?= 50000
+BENCH_COMMANDS ?= 5000
 
 .DEFAULT_GOAL := help
 
@@ -49,12 +50,13 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliveries (BENCH_DELIVERIES) replay of 1,000…50,000 events (BENCH_REPLAY_EVENTS) and gateway ingest of 40 batches of 500 events on SQLite: rows/s, deliveries/s, µs/event, events/s and p99 ms per batch
+bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliveries (BENCH_DELIVERIES) replay of 1,000…50,000 events (BENCH_REPLAY_EVENTS) and gateway ingest of 40 batches of 500 events and 5,000 campaign commands (BENCH_COMMANDS) through the worker platform with the simulated provider on SQLite: rows/s, deliveries/s, µs/event, events/s, p99 ms per batch and commands/s
 	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
 	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
 	$(GO) test ./shared/replay/ -run '^$$' -bench Replay -benchtime 1x -timeout 30m -args -replay.max=$(BENCH_REPLAY_EVENTS)
 	$(GO) test ./shared/gateway/ -run '^$$' -bench IngestBatch -benchtime 1x
 	$(GO) test ./shared/attribute/ -run '^$$' -bench CounterOps -benchtime 1x
+	$(GO) test ./shared/campaign/ -run '^$$' -bench WorkerCommands -benchtime 1x -args -campaign.commands=$(BENCH_COMMANDS)
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

@@ -15,8 +15,8 @@ import (
 // process with the test's data directory and port, and a 1-second OutboxRelay timer instead
 // of 10 s), then each curl block with bash, on the test's port instead of 7071. Each block's
 // answer must hold what the README shows; a block whose answer comes after a relay tick is
-// retried for up to 30 s. serve's log must show the Direct event as the rule engine's
-// stand-in received it.
+// retried for up to 30 s. serve's log must show the Direct event as the rule engine would
+// receive it.
 func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed: the README's commands use it")
@@ -97,7 +97,7 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	// The redemption's Direct event as the rule engine's stand-in received it.
+	// The redemption's Direct event as the rule engine would receive it.
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `"destination":"events","messageId":"try-redeem-1:events","sessionId":"CUST-SYD-9"`); {
 		if time.Now().After(deadline) {
 			t.Fatalf("serve's log never showed the Direct event:\n%s", logs.String())

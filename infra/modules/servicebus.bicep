@@ -48,10 +48,18 @@ param notiTopicName string = 'noti'
 @description('Session-enabled subscription of the delivery stage (NotiDelivery) on the noti topic.')
 param deliverySubscriptionName string = 'delivery'
 
-@description('Queues: due-work (DueWorkExecutor fan-out) and notification-dispatch (NotificationDispatch).')
+@description('Session-enabled subscription of the campaign dispatcher (CampaignDispatch) on the events topic.')
+param campaignsSubscriptionName string = 'campaigns'
+
+@description('Topic carrying campaign facts (CampaignActionOutcomeEvent, one message per status change of a campaign command).')
+param campaignFactsTopicName string = 'campaign-facts'
+
+@description('Queues: due-work (DueWorkExecutor fan-out), notification-dispatch (NotificationDispatch), campaign-commands (CampaignWorker) and campaign-results (CampaignResults).')
 param queueNames array = [
   'due-work'
   'notification-dispatch'
+  'campaign-commands'
+  'campaign-results'
 ]
 
 @description('Duplicate detection window (ISO 8601 duration).')
@@ -159,6 +167,41 @@ resource gatewaySubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptio
     }
   }
 ]
+
+// Campaigns (docs/campaigns.md): the dispatcher's own session-enabled subscription on the
+// events topic (the DIRECT route), and the facts topic with the reporting projection's
+// subscription (MessageId = the fact's eventId; the projection ignores duplicates by revision).
+resource campaignsSubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = {
+  parent: gatewayTopic[0]
+  name: campaignsSubscriptionName
+  properties: {
+    requiresSession: true
+    maxDeliveryCount: maxDeliveryCount
+    lockDuration: lockDuration
+    deadLetteringOnMessageExpiration: true
+    deadLetteringOnFilterEvaluationExceptions: true
+  }
+}
+
+resource campaignFacts 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
+  parent: namespace
+  name: campaignFactsTopicName
+  properties: {
+    requiresDuplicateDetection: true
+    duplicateDetectionHistoryTimeWindow: duplicateDetectionWindow
+  }
+}
+
+resource campaignReportingSubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = {
+  parent: campaignFacts
+  name: reportingSubscriptionName
+  properties: {
+    maxDeliveryCount: maxDeliveryCount
+    lockDuration: lockDuration
+    deadLetteringOnMessageExpiration: true
+    deadLetteringOnFilterEvaluationExceptions: true
+  }
+}
 
 // Schema: https://learn.microsoft.com/azure/templates/microsoft.servicebus/namespaces/queues
 resource queues 'Microsoft.ServiceBus/namespaces/queues@2024-01-01' = [

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/automation-platform/automation/shared/api/attributeapi"
+	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
@@ -33,6 +34,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
@@ -96,7 +98,12 @@ type Runtime struct {
 	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer.
 	Attributes       *attribute.Service
 	AttributeFlusher *attribute.Flusher
-	Clock            automation.Clock
+	// Campaigns manages campaigns and their manual-resolution queue (/api/campaigns,
+	// docs/campaigns.md); the campaign functions run on Campaign (dispatcher, worker,
+	// projection, the retention purge).
+	Campaigns *campaign.Admin
+	Campaign  handler.CampaignDeps
+	Clock     automation.Clock
 	// host delivers the in-process bus's messages to the Service Bus functions and fires
 	// the timer functions, through Functions, as the Functions host would (the functions of
 	// topology.Functions); nil on Service Bus.
@@ -148,6 +155,21 @@ type Options struct {
 	// RegistryReload is how often the ingest path checks the registry for a new version
 	// (0: gateway.DefaultReloadInterval).
 	RegistryReload time.Duration
+	// CampaignProviders are action providers beside the delivery channels (every channel
+	// serves the NOTIFICATION_* actions as a provider of its name), e.g. an
+	// HTTPProvider for TOP_UP and ADD_DATA (docs/campaigns.md#providers).
+	CampaignProviders map[string]CampaignProvider
+	// OnCampaignAction, when set, observes each campaign command outcome the worker records;
+	// CampaignSweepParallel bounds the commands one sweep runs at once (0: 16; replay: 1,
+	// for a deterministic order).
+	OnCampaignAction      func(store.CampaignCommand)
+	CampaignSweepParallel int
+}
+
+// CampaignProvider is an action provider with its limits.
+type CampaignProvider struct {
+	Provider campaign.Provider
+	Config   campaign.ProviderConfig
 }
 
 // StoreOpener opens the configured store; skipMigrations as in Options.SkipMigrations.
@@ -288,7 +310,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
-		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log})
+		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log, Campaigns: &r.Campaign})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
 	if err != nil {
@@ -311,6 +333,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
+	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
+	campaignapi.Register(r.Functions, r.API, r.Campaigns)
+	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
+	handler.RegisterCampaigns(r.Functions, r.Campaign)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run
@@ -390,7 +416,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		return err
 	}
 	r.Poller = poller
-	r.Relay = &delivery.Relay{Store: r.Store, Publisher: routedObserver{next: r.Publisher, on: o.OnRouted, log: log}, Clock: r.Clock, Log: log}
+	r.Relay = &delivery.Relay{Store: r.Store, Publisher: routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}, Clock: r.Clock, Log: log}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome}
@@ -407,33 +433,31 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
 	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
-	if r.Memory != nil {
-		// The rule/points engine consumes events; in one process nobody does, so its
-		// messages are acknowledged here (and seen by OnRouted when the relay published
-		// them), each logged at INFO with its fat payload, so a local run shows what the
-		// other team's service would receive. Tracking is consumed by TrackingProcessor,
-		// in process too.
-		for _, topic := range []string{topology.EventsTopic} {
-			r.Memory.Subscribe(topic, func(ctx context.Context, m bus.Message) error {
-				log.InfoContext(ctx, "gateway message consumed by the embedded stand-in", "destination", m.Destination, "messageId", m.ID,
-					"sessionId", m.SessionID, "payload", string(m.Body))
-				return nil
-			})
-		}
+	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {
+		return err
 	}
 	return nil
 }
 
-// routedObserver tells OnRouted about each gateway message the relay published.
+// routedObserver tells OnRouted about each gateway message the relay published. Embedded
+// (one process on the in-process bus), it also logs each message on `events` at INFO with
+// its fat payload: the rule/points engine, that topic's main consumer, belongs to another
+// team and does not run here, so the log shows what it would receive (the campaign
+// dispatcher consumes the topic in process too).
 type routedObserver struct {
-	next bus.Publisher
-	on   func(gateway.Routed)
-	log  *slog.Logger
+	next     bus.Publisher
+	on       func(gateway.Routed)
+	log      *slog.Logger
+	embedded bool
 }
 
 func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 	if err := p.next.Publish(ctx, m); err != nil {
 		return err
+	}
+	if p.embedded && p.log != nil && m.Destination == topology.EventsTopic {
+		p.log.InfoContext(ctx, "event published for the rule/points engine", "destination", m.Destination, "messageId", m.ID,
+			"sessionId", m.SessionID, "payload", string(m.Body))
 	}
 	if p.on == nil {
 		return nil
@@ -561,6 +585,9 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		var rel struct {
 			Published int                  `json:"published"`
 			Sweep     delivery.SweepResult `json:"sweep"`
+			Campaigns struct {
+				Claimed int `json:"claimed"`
+			} `json:"campaigns"`
 		}
 		if err := r.fire(ctx, topology.OutboxRelay, &rel); err != nil {
 			return tr, err
@@ -572,7 +599,7 @@ func (r *Runtime) Tick(ctx context.Context) (TickResult, error) {
 		if err != nil {
 			return tr, err
 		}
-		if rel.Published == 0 && rel.Sweep.Claimed == 0 {
+		if rel.Published == 0 && rel.Sweep.Claimed == 0 && rel.Campaigns.Claimed == 0 {
 			break
 		}
 	}

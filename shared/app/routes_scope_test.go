@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,6 +24,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -42,6 +44,7 @@ type unitFixture struct {
 	sub               string
 	reportKey         string // the subscription's pending scheduled run
 	newSetting, event string // a setting guid and an event id not used yet
+	campaign          string // a campaign of the unit
 }
 
 type scopeEnv struct {
@@ -96,13 +99,20 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 		*u = unitFixture{bu: "bu-" + n, newBU: map[int]string{0: "bu-c", 1: "bu-d"}[i],
 			setting: fmt.Sprintf("0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5%d", i), source: fmt.Sprintf("3b2d6f0e-1a4c-4d8e-9b7a-2c5e8f1a3d6%d", i),
 			sub: fmt.Sprintf("5e0c8a52-3b1f-4d6e-9a7c-2f4b6d8e0a1%d", i), newSetting: fmt.Sprintf("7a7a7a7a-5d7a-4c41-9d0e-6b1c2a3d4e5%d", i),
-			event: "evt-new-" + n}
+			event: "evt-new-" + n, campaign: "welcome-" + n}
 		call("POST", "/api/business-units", `{"id":"`+u.bu+`","name":"Unit `+n+`","timeZone":"Australia/Sydney"}`)
 		call("POST", "/api/reminder-settings", strings.Replace(settingJSON(u.bu), `{`, `{"guid":"`+u.setting+`",`, 1))
 		call("PUT", "/api/report-subscriptions/"+u.sub, `{"businessUnitId":"`+u.bu+`","name":"Weekly activity","reportType":"automation-activity",
 		  "recurrence":{"rrule":"FREQ=WEEKLY;BYDAY=MO","dtStart":"2027-03-01T08:00"},"format":"csv",
 		  "template":"report-ready","channels":["log"],"recipients":["ops@example.test"]}`)
 		call("PUT", "/api/report-runs/rollout/subscriptions/"+u.sub, `{"mode":"RunNowAllowlist"}`)
+		var def campaign.Definition
+		if err := json.Unmarshal([]byte(campaignJSON(u.bu)), &def); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Campaigns.Save(context.Background(), u.bu, u.campaign, def, nil); err != nil {
+			t.Fatal(err)
+		}
 		ev := eventJSON("evt-seed-"+n, u.bu, u.source, "2027-03-14")
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", app.LocalEventsPath, strings.NewReader(ev))
@@ -124,6 +134,11 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 		}
 	}
 	return e
+}
+
+func campaignJSON(bu string) string {
+	return `{"businessUnitId":"` + bu + `","name":"Welcome","status":"ACTIVE","triggers":["Login"],
+	  "actions":[{"key":"hello","type":"NOTIFICATION_LOG","provider":"log","params":{"text":"Welcome"}}]}`
 }
 
 func reportSubJSON(bu string) string {
@@ -387,6 +402,28 @@ func routeTable() map[string]routeCase {
 			return "/api/attributes/ITEM?businessUnitId=" + u.bu + "&attribute=total_redeem_count&top=5"
 		}), in: 200, out: 404},
 		// Inbox API (the messages are stored by the inbox channel; none for these recipients yet).
+		// Campaigns (scoped by the business unit named in the query or the body).
+		"GET /api/campaigns": {req: get(func(u unitFixture) string { return "/api/campaigns?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/campaigns/{campaignId}": {req: get(func(u unitFixture) string { return "/api/campaigns/" + u.campaign + "?businessUnitId=" + u.bu }), in: 200, out: 404,
+			probes: []scopeProbe{{note: "bu-b's campaign id under bu-a", out: 404, req: func(a, b unitFixture) routeRequest {
+				return routeRequest{method: "GET", path: "/api/campaigns/" + b.campaign + "?businessUnitId=" + a.bu}
+			}}}},
+		"PUT /api/campaigns/{campaignId}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/campaigns/" + u.campaign, body: campaignJSON(u.bu), headers: []string{"If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"POST /api/campaigns/{campaignId}/rerun": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/campaigns/" + u.campaign + "/rerun?businessUnitId=" + u.bu, headers: []string{"If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"GET /api/campaigns/{campaignId}/counts": {req: get(func(u unitFixture) string {
+			return "/api/campaigns/" + u.campaign + "/counts?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
+		}), in: 200, out: 404},
+		"GET /api/campaigns/{campaignId}/unknown-commands": {req: get(func(u unitFixture) string {
+			return "/api/campaigns/" + u.campaign + "/unknown-commands?businessUnitId=" + u.bu
+		}), in: 200, out: 404},
+		"POST /api/campaigns/{campaignId}/unknown-commands/{commandId}/resolve": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/campaigns/" + u.campaign + "/unknown-commands/cx-0:0:hello/resolve",
+				body: `{"businessUnitId":"` + u.bu + `","status":"SUCCEEDED","reason":"checked"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 404, inNote: "the campaign has no such command", out: 404},
 		"GET /api/inbox/{recipientId}": {req: get(func(u unitFixture) string { return "/api/inbox/user-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"POST /api/inbox/{recipientId}/messages/{id}/read": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/inbox/user-" + u.bu + "/messages/1/read?businessUnitId=" + u.bu, headers: []string{"If-Match", `"1"`}}

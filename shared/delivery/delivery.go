@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -91,12 +92,24 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 
 // Relay publishes unsent outbox messages (OutboxRelay, docs/architecture.md#hand-off): it marks a message published
 // only after the broker accepted it, and retries later with the same MessageId.
+//
+// When the store implements store.OutboxLeaseStore (every SQL dialect does), the relay first
+// leases its batch (docs/campaigns.md#outbox): rows leased by a live relay, and rows whose
+// RetryAt has not come, are not in it, so two relays never publish one row at once; a relay
+// that dies leaves its rows to the next after Lease. A failed publish sets the row's RetryAt
+// (RetryDelay doubled per attempt, at most MaxRetryDelay) and hands the rest of the batch
+// back.
 type Relay struct {
 	Store     store.DeliveryStore
 	Publisher bus.Publisher
 	Clock     automation.Clock
 	Batch     int // messages per RunOnce; default 100
 	Log       *slog.Logger
+	// Lease bounds one batch's claim (default 1 min): longer than publishing a batch takes.
+	Lease time.Duration
+	// RetryDelay is the wait after a row's first failed publish (default 1 s), doubled per
+	// further attempt up to MaxRetryDelay (default 5 min).
+	RetryDelay, MaxRetryDelay time.Duration
 }
 
 // RunOnce publishes up to Batch messages, oldest first, and returns how many were published.
@@ -106,16 +119,36 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if batch == 0 {
 		batch = 100
 	}
-	msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
+	leased, isLeased := r.Store.(store.OutboxLeaseStore)
+	var msgs []store.OutboxMessage
+	var err error
+	if isLeased {
+		lease := r.Lease
+		if lease <= 0 {
+			lease = time.Minute
+		}
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: lease, Limit: batch})
+	} else {
+		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
+	}
 	if err != nil {
 		return 0, err
 	}
 	var done []int64
 	var pubErr error
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
-			_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
+			if isLeased {
+				var rest []int64
+				for _, x := range msgs[i+1:] {
+					rest = append(rest, x.ID)
+				}
+				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))),
+					leased.OutboxRelease(ctx, rest, m.ClaimToken))
+			} else {
+				_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
+			}
 			break
 		}
 		done = append(done, m.ID)
@@ -128,4 +161,21 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return len(done), pubErr
+}
+
+// retryDelay is the wait after a row's (attempts+1)-th failed publish.
+func (r *Relay) retryDelay(attempts int) time.Duration {
+	d, top := r.RetryDelay, r.MaxRetryDelay
+	if d <= 0 {
+		d = time.Second
+	}
+	if top <= 0 {
+		top = 5 * time.Minute
+	}
+	for range min(attempts, 30) {
+		if d *= 2; d >= top {
+			return top
+		}
+	}
+	return min(d, top)
 }

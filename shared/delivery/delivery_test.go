@@ -292,6 +292,11 @@ func TestRelayKeepsMessagesUntilTheBrokerAccepts(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].Attempts != 1 || msgs[0].MessageID != key {
 		t.Fatalf("outbox %+v", msgs)
 	}
+	// The failed row waits for its RetryAt (the relay's RetryDelay, 1 s by default).
+	if n, err := e.relay.RunOnce(context.Background()); err != nil || n != 0 {
+		t.Fatalf("run before RetryAt: %d %v", n, err)
+	}
+	e.clock.Advance(time.Second)
 	e.pump(t)
 	if p.deliveries() != 1 {
 		t.Fatalf("sent %d", p.deliveries())

@@ -68,6 +68,9 @@ type Deps struct {
 	// AUTOMATION_RELAY_AFTER_POLL; the low traffic profile lengthens that timer).
 	RelayAfterPoll bool
 	Log            *slog.Logger
+	// Campaigns, when set, rides the OutboxRelay timer: the campaign worker's sweep and the
+	// outbox retention purge (CampaignDeps.SweepCampaigns).
+	Campaigns *CampaignDeps
 }
 
 // Register adds every function to r.
@@ -320,13 +323,23 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 			return funchost.Result{}, err
 		}
 	}
+	var campaigns map[string]any
+	if d.Campaigns != nil && d.Campaigns.Worker != nil {
+		if campaigns, err = d.Campaigns.SweepCampaigns(ctx); err != nil {
+			return funchost.Result{}, err
+		}
+	}
 	level := slog.LevelInfo
 	if total == 0 && sweep.Claimed == 0 {
 		level = slog.LevelDebug
 	}
 	d.Log.Log(ctx, level, "outbox relay", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay", "published", total,
 		"swept", sweep.Claimed, "sent", sweep.Sent, "retry", sweep.Retry, "unknown", sweep.Unknown, "failed", sweep.Failed)
-	return ok(map[string]any{"published": total, "sweep": sweep, "attributeFlush": flushed})
+	out := map[string]any{"published": total, "sweep": sweep, "attributeFlush": flushed}
+	if campaigns != nil {
+		out["campaigns"] = campaigns
+	}
+	return ok(out)
 }
 
 // deliveryFactProjection: apply one delivery fact to the reporting projection.

@@ -76,6 +76,8 @@ type SummaryLine struct {
 	Unknown    int                       `json:"unknown,omitempty"`  // outcomes recorded UNKNOWN
 	Failed     int                       `json:"failed,omitempty"`   // deliveries that failed for good
 	Triggers   int                       `json:"triggers,omitempty"` // attribute engine trigger events
+	// Actions counts campaign commands by their latest status (campaign scenarios only).
+	Actions map[string]int `json:"actions,omitempty"`
 }
 
 // Run replays sc and writes one JSON object per line to out, in simulated-time order.
@@ -124,8 +126,14 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if err != nil {
 		return SummaryLine{}, err
 	}
+	providers, stopProviders, err := r.startProviders()
+	if err != nil {
+		return SummaryLine{}, err
+	}
+	defer stopProviders()
 	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
-		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused})
+		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
+		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1})
 	if err != nil {
 		return SummaryLine{}, err
 	}
@@ -148,7 +156,8 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if r.err != nil {
 		return SummaryLine{}, r.err
 	}
-	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Routed: r.routedCount, Unknown: r.unknown, Failed: r.failed, Triggers: r.triggers}
+	sum := SummaryLine{Kind: "summary", Rows: counts, Deliveries: r.deliveries, Rejected: r.rejected, Routed: r.routedCount, Unknown: r.unknown, Failed: r.failed,
+		Triggers: r.triggers, Actions: r.campaignSummary()}
 	return sum, r.enc.Encode(sum)
 }
 
@@ -169,10 +178,11 @@ type runner struct {
 	// routes, so the next tick on the grid runs the relay even when no row is due.
 	routedCount int
 	relayDue    bool
-	triggers    int             // "trigger" lines
-	eventInput  map[string]int  // accepted ingested event id -> its input index
-	held        map[string]bool // scheduler keys already reported "held"
-	err         error           // first output error of an outcome line
+	triggers    int               // "trigger" lines
+	eventInput  map[string]int    // accepted ingested event id -> its input index
+	held        map[string]bool   // scheduler keys already reported "held"
+	lastAction  map[string]string // campaign command id → latest recorded status
+	err         error             // first output error of an outcome line
 }
 
 func (r *runner) setup(ctx context.Context) error {
@@ -211,6 +221,12 @@ func (r *runner) loop(ctx context.Context) error {
 		wake, err := r.e.Store.SchedulerNextWakeUp(ctx)
 		if err != nil {
 			return err
+		}
+		// Campaign retries, lookups and expired leases wake the simulator too.
+		if cw, err := r.e.Store.CampaignNextWakeUp(ctx); err != nil {
+			return err
+		} else if cw != nil && (wake == nil || cw.Before(*wake)) {
+			wake = cw
 		}
 		// Delivery retries, lookups and expired send claims wake the simulator too.
 		if dw, err := r.e.Store.NotificationNextWakeUp(ctx); err != nil {
@@ -286,6 +302,9 @@ func (r *runner) input(ctx context.Context, idx int) error {
 	}
 	if len(in.Registry) > 0 {
 		return r.registryInput(ctx, idx)
+	}
+	if len(in.Campaign) > 0 {
+		return r.campaignInput(ctx, idx)
 	}
 	if f := in.ChannelFault; f != nil {
 		r.faults.set(*f)

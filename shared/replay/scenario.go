@@ -30,11 +30,14 @@ type Scenario struct {
 	// PrintAttributes adds an "attribute" line per value a tracking message wrote (and a
 	// "rejected" line per tracking message refused); trigger lines are always printed.
 	PrintAttributes bool `json:"printAttributes,omitempty"`
+	// CampaignProviders are simulated action providers (campaign.go).
+	CampaignProviders []json.RawMessage `json:"campaignProviders,omitempty"`
 
-	tick      time.Duration
-	settings  []reminder.Setting
-	templates []Template
-	order     []int // input indexes by arrival instant (stable)
+	tick              time.Duration
+	campaignProviders []CampaignProvider
+	settings          []reminder.Setting
+	templates         []Template
+	order             []int // input indexes by arrival instant (stable)
 }
 
 // BusinessUnit is a scenario business unit.
@@ -61,6 +64,8 @@ type Input struct {
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 	// Registry is a registry file ({"events":[definition, …]}) imported as a new version.
 	Registry json.RawMessage `json:"registry,omitempty"`
+	// Campaign is a campaign (with its campaignId) saved through the campaign API (campaign.go).
+	Campaign json.RawMessage `json:"campaign,omitempty"`
 	ReportInputs
 }
 
@@ -100,6 +105,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		Templates        []json.RawMessage `json:"templates"`
 		Inputs           []json.RawMessage `json:"inputs"`
 		PrintAttributes  bool              `json:"printAttributes"`
+		Providers        []json.RawMessage `json:"campaignProviders"`
 	}
 	if err := strictDecode(raw, &top); err != nil {
 		return nil, fmt.Errorf("scenario: %v", err)
@@ -200,6 +206,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		sc.settings = append(sc.settings, set)
 	}
 	sc.templates = parseTemplates(top.Templates, buIDs, bad)
+	sc.campaignProviders = parseCampaignProviders(top.Providers, bad)
 	if len(top.Inputs) > MaxInputs {
 		bad("more than %d inputs", MaxInputs)
 		top.Inputs = nil
@@ -214,6 +221,7 @@ func Parse(raw []byte) (*Scenario, error) {
 			Ingest            json.RawMessage `json:"ingest"`
 			IdempotencyKey    *string         `json:"idempotencyKey"`
 			Registry          json.RawMessage `json:"registry"`
+			Campaign          json.RawMessage `json:"campaign"`
 			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
@@ -228,7 +236,7 @@ func Parse(raw []byte) (*Scenario, error) {
 			bad("inputs[%d].idempotencyKey is only for an ingest input", i)
 		}
 		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1) +
-			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1) + min(len(in.Ingest), 1) + min(len(in.Registry), 1); {
+			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1) + min(len(in.Ingest), 1) + min(len(in.Registry), 1) + min(len(in.Campaign), 1); {
 		case kinds > 1:
 			bad("inputs[%d] has two input kinds or more; give one", i)
 		case len(in.Ingest) > 0:
@@ -243,6 +251,14 @@ func Parse(raw []byte) (*Scenario, error) {
 				}
 				input.IdempotencyKey = *in.IdempotencyKey
 			}
+		case len(in.Campaign) > 0:
+			var head struct {
+				CampaignID string `json:"campaignId"`
+			}
+			if json.Unmarshal(in.Campaign, &head) != nil || head.CampaignID == "" {
+				bad("inputs[%d].campaign must be an object with a campaignId", i)
+			}
+			input.Campaign = in.Campaign
 		case len(in.Registry) > 0:
 			if t := bytes.TrimSpace(in.Registry); len(t) == 0 || t[0] != '{' {
 				bad("inputs[%d].registry must be a registry file ({\"events\":[definition, …]})", i)
@@ -253,7 +269,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		case len(in.SettingUpsert) > 0 || len(in.SettingDeactivate) > 0:
 			errs = append(errs, parseSettingInput(i, in.SettingUpsert, in.SettingDeactivate, buIDs, &input)...)
 		case kinds == 0:
-			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\", \"ingest\", \"registry\" or %s)", i, reportKindNames)
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\", \"ingest\", \"registry\", \"campaign\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))

@@ -131,6 +131,8 @@ type OutboxMessage struct {
 	CreatedOn   time.Time
 	PublishedOn *time.Time
 	Attempts    int
+	// ClaimToken is set on rows returned by OutboxClaim: the relay's claim of the row.
+	ClaimToken string
 }
 
 // OutboxListParams lists up to Limit unpublished messages, oldest first.

@@ -88,5 +88,7 @@ type Store interface {
 	GatewayStore
 	InboxStore
 	AttributeStore
+	CampaignStore
+	OutboxLeaseStore
 	Close() error
 }

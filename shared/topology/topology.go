@@ -32,6 +32,14 @@ const (
 	AttributesSubscription = "attributes"
 	NotiTopic              = "noti"
 	DeliverySubscription   = "delivery"
+	// Campaigns (docs/campaigns.md): CampaignsSubscription is the campaign dispatcher's
+	// subscription to EventsTopic (the gateway's DIRECT route); CampaignCommandsQueue carries one
+	// command id per message to the worker, CampaignResultsQueue one terminal result per
+	// message back to the dispatcher; CampaignFactsTopic carries CampaignActionOutcomeEvent facts.
+	CampaignsSubscription = "campaigns"
+	CampaignCommandsQueue = "campaign-commands"
+	CampaignResultsQueue  = "campaign-results"
+	CampaignFactsTopic    = "campaign-facts"
 )
 
 // Function names: the folder names under functions/, which are also the paths the
@@ -56,6 +64,11 @@ const (
 	NotiDelivery           = "NotiDelivery"
 	TrackingProcessor      = "TrackingProcessor"
 	AttributesAPI          = "AttributesApi"
+	CampaignDispatch       = "CampaignDispatch"
+	CampaignWorker         = "CampaignWorker"
+	CampaignResults        = "CampaignResults"
+	CampaignFactProjection = "CampaignFactProjection"
+	CampaignsAPI           = "CampaignsApi"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -97,6 +110,11 @@ var functions = []Function{
 	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
+	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
+	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription},
+	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue},
+	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
+	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},

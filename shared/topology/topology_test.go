@@ -196,7 +196,10 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 		"param attributesSubscriptionName string = '" + topology.AttributesSubscription + "'",
 		"param notiTopicName string = '" + topology.NotiTopic + "'",
 		"param deliverySubscriptionName string = '" + topology.DeliverySubscription + "'",
-		"param queueNames array = [\n  '" + topology.DueWorkQueue + "'\n  '" + topology.NotificationDispatchQueue + "'\n]",
+		"param campaignsSubscriptionName string = '" + topology.CampaignsSubscription + "'",
+		"param campaignFactsTopicName string = '" + topology.CampaignFactsTopic + "'",
+		"param queueNames array = [\n  '" + topology.DueWorkQueue + "'\n  '" + topology.NotificationDispatchQueue + "'\n  '" +
+			topology.CampaignCommandsQueue + "'\n  '" + topology.CampaignResultsQueue + "'\n]",
 	} {
 		if !strings.Contains(bicep, want) {
 			t.Errorf("infra/modules/servicebus.bicep does not declare %q", want)

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 	RunLifecycle(t, open)
 	RunGateway(t, open)
 	t.Run("Attribute", func(t *testing.T) { runAttribute(t, open) })
+	RunCampaign(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {

@@ -105,7 +105,7 @@ SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, Publ
 FROM dbo.Outbox WHERE PublishedOn IS NULL ORDER BY Id;
 
 -- name: OutboxMarkPublished :exec
-UPDATE dbo.Outbox SET PublishedOn = @Now WHERE Id = @Id AND PublishedOn IS NULL;
+UPDATE dbo.Outbox SET PublishedOn = @Now, LeaseUntil = NULL, ClaimToken = NULL WHERE Id = @Id AND PublishedOn IS NULL;
 
 -- name: OutboxRecordAttempt :exec
 UPDATE dbo.Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;

@@ -99,7 +99,7 @@ SELECT Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Atte
 FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxMarkPublished :exec
-UPDATE Outbox SET PublishedOn = @Now WHERE Id = @Id AND PublishedOn IS NULL;
+UPDATE Outbox SET PublishedOn = @Now, LeaseUntil = NULL, ClaimToken = NULL WHERE Id = @Id AND PublishedOn IS NULL;
 
 -- name: OutboxRecordAttempt :exec
 UPDATE Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;

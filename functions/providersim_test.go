@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// `automation providersim` serves the action protocol until stopped; bad flags are exit 2.
+func TestProvidersimCommand(t *testing.T) {
+	if code := run(context.Background(), []string{"providersim", "-mode", "sometimes"}, nil, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("bad mode: exit %d", code)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"providersim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup"}, nil, out, io.Discard)
+	}()
+	var url string
+	for range 200 {
+		if url = strings.TrimSpace(out.String()); url != "" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	req, _ := http.NewRequest("POST", url+"/actions", strings.NewReader(`{}`))
+	req.Header.Set("Idempotency-Key", "k1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("POST /actions: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if resp, err := http.Get(url + "/actions/k1"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("lookup: %v %v", resp, err)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

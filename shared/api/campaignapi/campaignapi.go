@@ -1,0 +1,368 @@
+// Package campaignapi manages campaigns over HTTP (the CampaignsApi function,
+// docs/campaigns.md#http-api): thin adapters over campaign.Admin on shared/httpapi (problem
+// details, strict JSON and query, ETag/If-Match, cursors, business-unit scope: a campaign of a
+// unit the caller may not see answers 404). openapi.yaml documents every route.
+//
+//	GET  /api/campaigns?businessUnitId=bu-1[&limit&cursor]          → 200 {"items":[campaign…],"nextCursor"}
+//	PUT  /api/campaigns/{campaignId}  {"businessUnitId", name, status, triggers, actions}
+//	     no If-Match: create (201; 409 when it exists); If-Match "<version>": replace (200; 412)
+//	     422 naming the member: unknown action type or provider, a cycle, parameters failing
+//	     the action's schema — nothing is stored
+//	GET  /api/campaigns/{campaignId}?businessUnitId=bu-1            → 200 campaign, ETag
+//	POST /api/campaigns/{campaignId}/rerun?businessUnitId=bu-1      If-Match → 200 (a new runId)
+//	GET  /api/campaigns/{campaignId}/counts?businessUnitId&from&to  → 200 {"days":[{localDate,byStatus}],"freshTo"}
+//	GET  /api/campaigns/{campaignId}/unknown-commands?businessUnitId[&limit&cursor]
+//	POST /api/campaigns/{campaignId}/unknown-commands/{commandId}/resolve   If-Match, operator
+//	     {"businessUnitId","status":"SUCCEEDED"|"FAILED","reason","providerRef"}
+package campaignapi
+
+import (
+	_ "embed" // openapi.yaml
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of these routes (YAML).
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
+
+// Prefix of every route.
+const Prefix = "/api/campaigns"
+
+// Registrar is where routes go: funchost.Router.RegisterHTTP.
+type Registrar interface {
+	RegisterHTTP(pattern string, h http.Handler)
+}
+
+// Campaign is a campaign as the API shows it.
+type Campaign struct {
+	BusinessUnitID string `json:"businessUnitId"`
+	CampaignID     string `json:"campaignId"`
+	RunID          string `json:"runId"`
+	campaign.Definition
+	Version   int64     `json:"version"`
+	CreatedOn time.Time `json:"createdOn"`
+	UpdatedOn time.Time `json:"updatedOn"`
+}
+
+func campaignOf(c store.Campaign) (Campaign, error) {
+	out := Campaign{BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, RunID: c.RunID, Version: c.Version, CreatedOn: c.CreatedOn, UpdatedOn: c.UpdatedOn}
+	err := json.Unmarshal([]byte(c.DefinitionJSON), &out.Definition)
+	return out, err
+}
+
+// Command is a command on the manual-resolution queue.
+type Command struct {
+	CommandID   string    `json:"commandId"`
+	EffectKey   string    `json:"effectKey"`
+	ExecutionID string    `json:"executionId"`
+	CampaignID  string    `json:"campaignId"`
+	RecipientID string    `json:"recipientId"`
+	ActionIndex int       `json:"actionIndex"`
+	ActionType  string    `json:"actionType"`
+	Provider    string    `json:"provider"`
+	Status      string    `json:"status"`
+	ProviderRef string    `json:"providerRef,omitempty"`
+	LastError   string    `json:"lastError,omitempty"`
+	ResolvedBy  string    `json:"resolvedBy,omitempty"`
+	Version     int64     `json:"version"`
+	UpdatedOn   time.Time `json:"updatedOn"`
+}
+
+func commandOf(c store.CampaignCommand) Command {
+	return Command{CommandID: c.CommandID, EffectKey: c.EffectKey, ExecutionID: c.ExecutionID, CampaignID: c.CampaignID, RecipientID: c.RecipientID,
+		ActionIndex: c.ActionIndex, ActionType: c.ActionType, Provider: c.Provider, Status: string(c.Status), ProviderRef: c.ProviderRef,
+		LastError: c.LastError, ResolvedBy: c.ResolvedBy, Version: c.Version, UpdatedOn: c.UpdatedOn}
+}
+
+type handlers struct{ a *campaign.Admin }
+
+// Register adds the routes to reg behind api.
+func Register(reg Registrar, api *httpapi.API, a *campaign.Admin) {
+	h := handlers{a: a}
+	reg.RegisterHTTP("GET "+Prefix, api.Handler(h.list))
+	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}", api.Handler(h.get))
+	reg.RegisterHTTP("PUT "+Prefix+"/{campaignId}", api.Handler(h.put))
+	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/rerun", api.Handler(h.rerun))
+	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/counts", api.Handler(h.counts))
+	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/unknown-commands", api.Handler(h.unknown))
+	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/unknown-commands/{commandId}/resolve", api.Handler(h.resolve))
+}
+
+// scoped checks a business unit the caller names: missing is 422, out of scope 404.
+func scoped(r *http.Request, bu string) error {
+	if strings.TrimSpace(bu) == "" {
+		return automation.Invalid("businessUnitId", "is required")
+	}
+	if !httpapi.CallerFrom(r.Context()).Scope.Allows(bu) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	}
+	return nil
+}
+
+// scopedQuery checks the query's parameters (businessUnitId and allowed) and returns the unit.
+func scopedQuery(r *http.Request, allowed ...string) (httpapi.Query, string, error) {
+	q := httpapi.NewQuery(r.URL.Query())
+	if err := q.Check(append([]string{"businessUnitId"}, allowed...)...); err != nil {
+		return q, "", err
+	}
+	bu := q.String("businessUnitId")
+	return q, bu, scoped(r, bu)
+}
+
+func writeCampaign(w http.ResponseWriter, status int, c store.Campaign) error {
+	out, err := campaignOf(c)
+	if err != nil {
+		return err
+	}
+	httpapi.SetETag(w, c.Version)
+	httpapi.WriteJSON(w, status, out)
+	return nil
+}
+
+func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
+	q, bu, err := scopedQuery(r, "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	limit, err := q.Int("limit", 50, 1, 200)
+	if err != nil {
+		return err
+	}
+	cursorQuery := "campaigns:" + bu
+	var after string
+	if c := q.String("cursor"); c != "" {
+		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
+			return err
+		}
+	}
+	cs, err := h.a.Store.CampaignList(r.Context(), bu, after, limit+1)
+	if err != nil {
+		return err
+	}
+	next := ""
+	if len(cs) > limit {
+		cs = cs[:limit]
+		next = cs[limit-1].CampaignID
+	}
+	items := make([]Campaign, 0, len(cs))
+	for _, c := range cs {
+		out, err := campaignOf(c)
+		if err != nil {
+			return err
+		}
+		items = append(items, out)
+	}
+	page, err := httpapi.NewPage(items, cursorQuery, next)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
+	_, bu, err := scopedQuery(r)
+	if err != nil {
+		return err
+	}
+	if err := campaign.CheckID(r.PathValue("campaignId")); err != nil {
+		return err
+	}
+	c, err := h.a.Store.CampaignGet(r.Context(), bu, r.PathValue("campaignId"))
+	if err != nil {
+		return err
+	}
+	return writeCampaign(w, http.StatusOK, c)
+}
+
+type putBody struct {
+	BusinessUnitID string `json:"businessUnitId"`
+	campaign.Definition
+}
+
+func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
+	v, given, err := httpapi.IfMatch(r, false)
+	if err != nil {
+		return err
+	}
+	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
+		return err
+	}
+	var b putBody
+	if err := httpapi.DecodeJSON(r, &b); err != nil {
+		return err
+	}
+	if err := scoped(r, b.BusinessUnitID); err != nil {
+		return err
+	}
+	var expected *int64
+	status := http.StatusCreated
+	if given {
+		expected, status = &v, http.StatusOK
+	}
+	c, err := h.a.Save(r.Context(), b.BusinessUnitID, r.PathValue("campaignId"), b.Definition, expected)
+	if err != nil {
+		return err
+	}
+	return writeCampaign(w, status, c)
+}
+
+func (h handlers) rerun(w http.ResponseWriter, r *http.Request) error {
+	v, _, err := httpapi.IfMatch(r, true)
+	if err != nil {
+		return err
+	}
+	_, bu, err := scopedQuery(r)
+	if err != nil {
+		return err
+	}
+	if err := campaign.CheckID(r.PathValue("campaignId")); err != nil {
+		return err
+	}
+	c, err := h.a.Rerun(r.Context(), bu, r.PathValue("campaignId"), v)
+	if err != nil {
+		return err
+	}
+	return writeCampaign(w, http.StatusOK, c)
+}
+
+type countsAnswer struct {
+	BusinessUnitID string                    `json:"businessUnitId"`
+	CampaignID     string                    `json:"campaignId"`
+	From           string                    `json:"from"`
+	To             string                    `json:"to"`
+	Days           []store.CampaignDayCounts `json:"days"`
+	FreshTo        *time.Time                `json:"freshTo"`
+}
+
+func (h handlers) counts(w http.ResponseWriter, r *http.Request) error {
+	q, bu, err := scopedQuery(r, "from", "to")
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("campaignId")
+	if err := campaign.CheckID(id); err != nil {
+		return err
+	}
+	from, ferr := time.Parse(time.DateOnly, q.String("from"))
+	to, terr := time.Parse(time.DateOnly, q.String("to"))
+	switch {
+	case ferr != nil:
+		return automation.Invalid("from", "a date YYYY-MM-DD is required")
+	case terr != nil:
+		return automation.Invalid("to", "a date YYYY-MM-DD is required")
+	case to.Before(from) || to.Sub(from) > 366*24*time.Hour:
+		return automation.Invalid("to", "must be from..from+366 days")
+	}
+	if _, err := h.a.Store.CampaignGet(r.Context(), bu, id); err != nil {
+		return err
+	}
+	c, err := h.a.Store.CampaignCountsByDay(r.Context(), store.CampaignCountsParams{BusinessUnitID: bu, CampaignID: id, From: q.String("from"), To: q.String("to")})
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, countsAnswer{BusinessUnitID: bu, CampaignID: id, From: q.String("from"), To: q.String("to"), Days: c.Days, FreshTo: c.FreshTo})
+	return nil
+}
+
+func (h handlers) unknown(w http.ResponseWriter, r *http.Request) error {
+	q, bu, err := scopedQuery(r, "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("campaignId")
+	if err := campaign.CheckID(id); err != nil {
+		return err
+	}
+	limit, err := q.Int("limit", 50, 1, 200)
+	if err != nil {
+		return err
+	}
+	cursorQuery := "campaign-unknown:" + bu + ":" + id
+	var after int64
+	if c := q.String("cursor"); c != "" {
+		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
+			return err
+		}
+	}
+	if _, err := h.a.Store.CampaignGet(r.Context(), bu, id); err != nil {
+		return err
+	}
+	cs, err := h.a.Store.CampaignListUnknown(r.Context(), bu, id, after, limit+1)
+	if err != nil {
+		return err
+	}
+	var next int64
+	if len(cs) > limit {
+		cs = cs[:limit]
+		next = cs[limit-1].ID
+	}
+	items := make([]Command, 0, len(cs))
+	for _, c := range cs {
+		items = append(items, commandOf(c))
+	}
+	page, err := httpapi.NewPage(items, cursorQuery, next)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+type resolveBody struct {
+	BusinessUnitID string `json:"businessUnitId"`
+	Status         string `json:"status"`
+	Reason         string `json:"reason"`
+	ProviderRef    string `json:"providerRef,omitempty"`
+}
+
+func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
+	v, _, err := httpapi.IfMatch(r, true)
+	if err != nil {
+		return err
+	}
+	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
+		return err
+	}
+	var b resolveBody
+	if err := httpapi.DecodeJSON(r, &b); err != nil {
+		return err
+	}
+	if err := scoped(r, b.BusinessUnitID); err != nil {
+		return err
+	}
+	op := httpapi.CallerFrom(r.Context()).Operator
+	if op == "" {
+		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
+			Message: "is required: send X-Automation-Operator (or sign in) so the resolution is audited"}
+	}
+	if strings.TrimSpace(b.Reason) == "" {
+		return automation.Invalid("reason", "is required")
+	}
+	id := r.PathValue("campaignId")
+	cur, err := h.a.Store.CampaignCommandGet(r.Context(), r.PathValue("commandId"))
+	if err != nil {
+		return err
+	}
+	if cur.BusinessUnitID != b.BusinessUnitID || cur.CampaignID != id {
+		return store.ErrNotFound
+	}
+	c, err := h.a.Resolve(r.Context(), store.CampaignResolveParams{CommandID: cur.CommandID, BusinessUnitID: b.BusinessUnitID, ExpectedVersion: v,
+		Status: store.CommandStatus(b.Status), Operator: op, Reason: b.Reason, ProviderRef: b.ProviderRef})
+	if err != nil {
+		return err
+	}
+	httpapi.SetETag(w, c.Version)
+	httpapi.WriteJSON(w, http.StatusOK, commandOf(c))
+	return nil
+}

@@ -1,0 +1,182 @@
+package campaignapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/api/campaignapi"
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaign/providersim"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+type env struct {
+	rt  *app.Runtime
+	doc *openapitest.Doc
+	sim *providersim.Server
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := providersim.New(providersim.Config{}) // neither dedupes nor answers lookups
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)),
+		Log: slog.New(slog.DiscardHandler), LogOutput: io.Discard,
+		CampaignProviders: map[string]app.CampaignProvider{"telco": {Provider: &campaign.HTTPProvider{BaseURL: sim.URL(),
+			Client: &http.Client{Transport: &http.Transport{}}, ActionTypes: []string{"TOP_UP", "ADD_DATA"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return &env{rt: rt, doc: openapitest.Load(t, campaignapi.OpenAPI()), sim: sim}
+}
+
+type resp struct {
+	code int
+	hdr  http.Header
+	body []byte
+}
+
+func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
+	t.Helper()
+	r := e.doc.Call(t, e.rt.Functions, method, path, body, headers...)
+	return resp{code: r.Code, hdr: r.Header, body: r.Body}
+}
+
+// The document documents exactly the routes Register adds, which are the runtime's routes
+// under /api/campaigns; a renamed operation is caught.
+func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.doc.CheckDocument(t)
+	r := funchost.NewRouter(nil)
+	campaignapi.Register(r, httpapi.New(httpapi.Options{}), &campaign.Admin{})
+	registered := r.HTTPPatterns()
+	e.doc.CheckRoutes(t, "the router", registered)
+	e.doc.CheckRoutes(t, "the runtime's "+campaignapi.Prefix+" routes", openapitest.Under(e.rt.Functions.HTTPPatterns(), campaignapi.Prefix))
+	e.doc.CheckRenameCaught(t, registered, campaignapi.Prefix, "get", "post")
+}
+
+const good = `{"businessUnitId":"bu-1","name":"Welcome","status":"ACTIVE","triggers":["SignedUp"],"actions":[
+  {"key":"hello","type":"NOTIFICATION_LOG","provider":"log","params":{"subject":"Hi","text":"Welcome"}},
+  {"key":"topup","type":"TOP_UP","provider":"telco","params":{"amountMinor":500,"currency":"AUD"}},
+  {"key":"data","type":"ADD_DATA","provider":"telco","params":{"packageCode":"WELCOME_1GB","dataMb":1024},"when":"SUCCEEDED"}]}`
+
+// Every route with its answers (201, 200, ETag, 409, 412, 428, 404 out of scope) against the
+// document; bad input is 422 naming the member, and nothing is stored.
+func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	want := func(r resp, code int) resp {
+		t.Helper()
+		if r.code != code {
+			t.Fatalf("status %d, want %d: %s", r.code, code, r.body)
+		}
+		return r
+	}
+	base := campaignapi.Prefix
+	for _, bad := range []struct{ name, body, field string }{
+		{"unknown type", strings.Replace(good, `"TOP_UP"`, `"WIRE_MONEY"`, 1), "actions[1].type"},
+		{"unknown provider", strings.Replace(good, `"provider":"telco"`, `"provider":"acme"`, 1), "actions[1].provider"},
+		{"cycle", strings.Replace(good, `"when":"SUCCEEDED"`, `"when":"SUCCEEDED","next":"hello"`, 1), "next"},
+		{"params schema", strings.Replace(good, `"amountMinor":500`, `"amountMinor":"500"`, 1), "actions[1].params.amountMinor"},
+	} {
+		r := want(e.call(t, "PUT", base+"/welcome", bad.body), 422)
+		if !strings.Contains(string(r.body), bad.field) {
+			t.Errorf("%s: the refusal does not name %s: %s", bad.name, bad.field, r.body)
+		}
+		want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 404) // nothing stored
+	}
+	want(e.call(t, "PUT", base+"/welcome", `{"businessUnitId":"bu-1","extra":1}`), 400)
+	created := want(e.call(t, "PUT", base+"/welcome", good), 201)
+	if created.hdr.Get("ETag") != `"1"` || !strings.Contains(string(created.body), `"runId":"run-1"`) {
+		t.Fatalf("created %s %s", created.hdr.Get("ETag"), created.body)
+	}
+	want(e.call(t, "PUT", base+"/welcome", good), 409)
+	want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 200)
+	want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 412)
+	want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 200)
+	want(e.call(t, "GET", base+"?businessUnitId=bu-1&limit=1", ""), 200)
+	want(e.call(t, "GET", base+"?businessUnitId=bu-1&sort=x", ""), 400)
+	want(e.call(t, "POST", base+"/welcome/rerun?businessUnitId=bu-1", ""), 428)
+	rr := want(e.call(t, "POST", base+"/welcome/rerun?businessUnitId=bu-1", "", `If-Match: "2"`), 200)
+	if !strings.Contains(string(rr.body), `"runId":"run-2"`) {
+		t.Fatalf("rerun %s", rr.body)
+	}
+	// Out of scope: a caller of bu-2 does not see bu-1's campaign.
+	want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", "", "X-Automation-Business-Units: bu-2"), 404)
+	want(e.call(t, "PUT", base+"/welcome", good, "X-Automation-Business-Units: bu-2"), 404)
+
+	// An UNKNOWN (the provider lost its answer and can neither dedupe nor be asked) reaches
+	// the queue; support resolves it and the chain moves on.
+	ctx := context.Background()
+	if err := e.sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Campaign.Dispatcher.HandleEvent(ctx, []byte(`{"id":"e1","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, e)
+	list := want(e.call(t, "GET", base+"/welcome/unknown-commands?businessUnitId=bu-1", ""), 200)
+	var page struct{ Items []campaignapi.Command }
+	_ = json.Unmarshal(list.body, &page)
+	if len(page.Items) != 1 || page.Items[0].ActionType != "TOP_UP" {
+		t.Fatalf("queue %s", list.body)
+	}
+	c := page.Items[0]
+	path := fmt.Sprintf("%s/welcome/unknown-commands/%s/resolve", base, c.CommandID)
+	body := `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"the provider's report shows it applied"}`
+	want(e.call(t, "POST", path, body, `If-Match: "`+fmt.Sprint(c.Version)+`"`), 400) // no operator
+	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops"), 428)
+	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "99"`), 412)
+	want(e.call(t, "POST", path, strings.Replace(body, "SUCCEEDED", "MAYBE", 1), "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version)+`"`), 422)
+	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version)+`"`), 200)
+	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version+1)+`"`), 409)
+	_ = e.sim.SetFaults(providersim.Faults{})
+	drain(t, e)
+	cmds, _ := e.rt.Store.CampaignCommandsOf(ctx, c.ExecutionID)
+	if len(cmds) != 3 || cmds[2].Status != store.CommandSucceeded {
+		t.Fatalf("after the resolution the chain did not finish: %+v", cmds)
+	}
+	counts := want(e.call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 200)
+	if !strings.Contains(string(counts.body), `"SUCCEEDED":3`) {
+		t.Fatalf("counts %s", counts.body)
+	}
+	want(e.call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-02&to=2026-10-01", ""), 422)
+	want(e.call(t, "GET", base+"/nope/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 404)
+}
+
+// drain runs the runtime's bus (the in-process Functions host) until it is idle.
+func drain(t *testing.T, e *env) {
+	t.Helper()
+	for range 20 {
+		tr, err := e.rt.Tick(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Published == 0 && tr.Dispatched == 0 {
+			return
+		}
+	}
+}

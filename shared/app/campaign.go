@@ -1,0 +1,57 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/scheduler"
+)
+
+// wireCampaigns builds the campaign services (docs/campaigns.md): every delivery channel is a
+// provider of the NOTIFICATION_* actions under its own name, beside o.CampaignProviders.
+func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel, jitter func() float64, log *slog.Logger) error {
+	providers := campaign.NewProviders(r.Clock)
+	names := make([]string, 0, len(channels))
+	for n := range channels {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, clash := o.CampaignProviders[n]; clash {
+			return fmt.Errorf("app: campaign provider %q is also a delivery channel", n)
+		}
+		providers.Add(n, &campaign.ChannelProvider{Name: n, Channel: channels[n], Clock: r.Clock}, campaign.ProviderConfig{})
+	}
+	for n, p := range o.CampaignProviders {
+		providers.Add(n, p.Provider, p.Config)
+	}
+	catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
+	if err != nil {
+		return err
+	}
+	zone := func(ctx context.Context, bu string) (*time.Location, error) {
+		u, err := r.Store.BusinessUnitGet(ctx, bu)
+		if err != nil {
+			return time.UTC, nil // a unit the settings do not know: its day in UTC
+		}
+		return localtime.LoadZone(u.TimeZoneID)
+	}
+	r.Campaigns = &campaign.Admin{Store: r.Store, Catalog: catalog, Clock: r.Clock}
+	r.Campaign = handler.CampaignDeps{
+		Dispatcher: &campaign.Dispatcher{Store: r.Store, Clock: r.Clock, Zone: zone, Log: log},
+		Worker: &campaign.Worker{Store: r.Store, Clock: r.Clock, Providers: providers, Log: log,
+			OnRecorded: o.OnCampaignAction, Parallel: o.CampaignSweepParallel,
+			Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: jitter}},
+		Projection: &campaign.Projection{Store: r.Store, Clock: r.Clock},
+		Purger:     &delivery.OutboxPurger{Store: r.Store, Clock: r.Clock},
+		Clock:      r.Clock, Log: log,
+	}
+	return nil
+}

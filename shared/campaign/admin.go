@@ -1,0 +1,103 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Admin manages campaigns and the manual-resolution queue (the campaign HTTP API, replay).
+type Admin struct {
+	Store   store.CampaignStore
+	Catalog *Catalog
+	Clock   automation.Clock
+}
+
+var campaignIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
+
+// CheckID refuses a campaign id outside [A-Za-z0-9][A-Za-z0-9_-]{0,99} (as NotFound: a path
+// segment that cannot name a campaign names none).
+func CheckID(id string) error {
+	if !campaignIDRE.MatchString(id) {
+		return automation.Errorf(automation.CodeNotFound, "no campaign %q", id)
+	}
+	return nil
+}
+
+// Save checks def (Catalog.Check: nothing is stored when it fails) and stores it as campaign
+// id of businessUnitID. expected nil creates (ErrConflict-coded when it exists); otherwise
+// it replaces the version expected (CodePreconditionFailed when another was saved since). A
+// new campaign's run is "run-1".
+func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definition, expected *int64) (store.Campaign, error) {
+	if err := CheckID(id); err != nil {
+		return store.Campaign{}, err
+	}
+	if err := a.Catalog.Check(def); err != nil {
+		return store.Campaign{}, err
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return store.Campaign{}, err
+	}
+	run := "run-1"
+	want := int64(0)
+	if expected != nil {
+		cur, err := a.Store.CampaignGet(ctx, businessUnitID, id)
+		if err != nil {
+			return store.Campaign{}, err
+		}
+		run, want = cur.RunID, *expected
+	}
+	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: store.Campaign{BusinessUnitID: businessUnitID, CampaignID: id,
+		Name: def.Name, Status: def.Status, RunID: run, Triggers: def.Triggers, DefinitionJSON: string(raw)}, ExpectedVersion: &want, Now: a.Clock.Now().UTC()})
+	if errors.Is(err, store.ErrConflict) {
+		if expected == nil {
+			return c, automation.Errorf(automation.CodeConflict, "campaign %q exists; replace it with If-Match", id)
+		}
+		return c, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the campaign was changed since; read it again"}
+	}
+	return c, err
+}
+
+// Rerun starts a new run of the campaign (a deliberate re-run is a new run identity, docs/campaigns.md#identities):
+// RunID "run-{n+1}", guarded by expected; events from now on start new executions even for
+// event ids already seen.
+func (a *Admin) Rerun(ctx context.Context, businessUnitID, id string, expected int64) (store.Campaign, error) {
+	cur, err := a.Store.CampaignGet(ctx, businessUnitID, id)
+	if err != nil {
+		return cur, err
+	}
+	n, _ := strconv.Atoi(strings.TrimPrefix(cur.RunID, "run-"))
+	cur.RunID = fmt.Sprintf("run-%d", max(n, 0)+1)
+	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: cur, ExpectedVersion: &expected, Now: a.Clock.Now().UTC()})
+	if errors.Is(err, store.ErrConflict) {
+		return c, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the campaign was changed since; read it again"}
+	}
+	return c, err
+}
+
+// Resolve settles an UNKNOWN command awaiting a person as SUCCEEDED or FAILED (with the result
+// message that moves its chain on, in the same transaction).
+func (a *Admin) Resolve(ctx context.Context, p store.CampaignResolveParams) (store.CampaignCommand, error) {
+	if p.Status != store.CommandSucceeded && p.Status != store.CommandFailed {
+		return store.CampaignCommand{}, &automation.Error{Code: automation.CodeInvalidInput, Field: "status", Message: "status must be SUCCEEDED or FAILED"}
+	}
+	cur, err := a.Store.CampaignCommandGet(ctx, p.CommandID)
+	if err != nil {
+		return cur, err
+	}
+	p.Now = a.Clock.Now().UTC()
+	p.Outbox = []store.OutboxMessage{resultOutbox(p.CommandID, cur.Revision+1, p.Status)}
+	c, err := a.Store.CampaignResolve(ctx, p)
+	if errors.Is(err, store.ErrLeaseLost) {
+		return c, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the command was changed since; read it again"}
+	}
+	return c, err
+}

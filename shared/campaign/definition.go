@@ -1,0 +1,273 @@
+package campaign
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Definition is what a client sends for a campaign (PUT /api/campaigns/{campaignId}) and
+// what an execution snapshots when it starts.
+type Definition struct {
+	Name     string               `json:"name"`
+	Status   store.CampaignStatus `json:"status"`
+	Triggers []string             `json:"triggers"` // event types of the gateway's DIRECT route
+	Actions  []Action             `json:"actions"`
+}
+
+// Action is one step of the chain.
+type Action struct {
+	// Key is the action's identity within the campaign ([A-Za-z0-9_-], 1..64): with Type and
+	// Provider it makes the command id and effect key, so editing other actions never
+	// changes this one's identity.
+	Key      string          `json:"key"`
+	Type     string          `json:"type"`     // an ActionType name, e.g. TOP_UP
+	Provider string          `json:"provider"` // a provider name that serves Type
+	Params   json.RawMessage `json:"params"`   // validated against the type's schema
+	// When is the condition on the previous result: "" or "ALWAYS" (run), "SUCCEEDED",
+	// "FAILED". An action whose condition does not hold is passed over.
+	When string `json:"when,omitempty"`
+	// Next names the key of the following action; "" = the next in the list, "END" = none.
+	Next string `json:"next,omitempty"`
+}
+
+// Conditions on the previous result.
+const (
+	WhenAlways    = "ALWAYS"
+	WhenSucceeded = "SUCCEEDED"
+	WhenFailed    = "FAILED"
+	NextEnd       = "END"
+)
+
+// ActionType is a kind of action with the JSON Schema (draft 2020-12) its parameters must
+// satisfy. Notification types are served by delivery channels, the others by action
+// providers (the HTTP action provider).
+type ActionType struct {
+	Name         string
+	Notification bool
+	Schema       string
+	compiled     *jsonschema.Schema
+}
+
+const notificationSchema = `{"type":"object","additionalProperties":false,"required":["text"],
+ "properties":{"subject":{"type":"string","maxLength":200},"text":{"type":"string","minLength":1,"maxLength":4000},
+  "recipient":{"type":"string","minLength":1,"maxLength":400},"template":{"type":"string","maxLength":200}}}`
+
+// BuiltinActionTypes are the action types every runtime knows (docs/campaigns.md#action-types).
+func BuiltinActionTypes() []ActionType {
+	return []ActionType{
+		{Name: "NOTIFICATION_SMS", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_EMAIL", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_WEBHOOK", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_INBOX", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_LOG", Notification: true, Schema: notificationSchema},
+		{Name: "ADD_DATA", Schema: `{"type":"object","additionalProperties":false,"required":["packageCode","dataMb"],
+		  "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},"dataMb":{"type":"integer","minimum":1,"maximum":1048576}}}`},
+		{Name: "TOP_UP", Schema: `{"type":"object","additionalProperties":false,"required":["amountMinor","currency"],
+		  "properties":{"amountMinor":{"type":"integer","minimum":1,"maximum":1000000000},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}}}`},
+		{Name: "ADD_POINTS", Schema: `{"type":"object","additionalProperties":false,"required":["points"],
+		  "properties":{"points":{"type":"integer","minimum":1,"maximum":100000000}}}`},
+	}
+}
+
+// Catalog knows the action types and which provider serves which type.
+type Catalog struct {
+	types     map[string]*ActionType
+	Providers *Providers
+}
+
+// NewCatalog compiles the types' schemas (an error names the type whose schema is bad).
+func NewCatalog(types []ActionType, providers *Providers) (*Catalog, error) {
+	c := &Catalog{types: map[string]*ActionType{}, Providers: providers}
+	for _, t := range types {
+		comp := jsonschema.NewCompiler()
+		comp.DefaultDraft(jsonschema.Draft2020)
+		comp.UseLoader(jsonschema.SchemeURLLoader{})
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(t.Schema))
+		if err != nil {
+			return nil, fmt.Errorf("campaign: action type %s: schema: %w", t.Name, err)
+		}
+		url := "urn:automation:campaign:action:" + t.Name
+		if err := comp.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("campaign: action type %s: %w", t.Name, err)
+		}
+		if t.compiled, err = comp.Compile(url); err != nil {
+			return nil, fmt.Errorf("campaign: action type %s: %w", t.Name, err)
+		}
+		c.types[t.Name] = &t
+	}
+	return c, nil
+}
+
+// Type returns the action type called name.
+func (c *Catalog) Type(name string) (*ActionType, bool) {
+	t, ok := c.types[name]
+	return t, ok
+}
+
+var (
+	keyRE     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	triggerRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,200}$`)
+)
+
+// Limits on a definition.
+const (
+	MaxActions  = 20
+	MaxTriggers = 20
+)
+
+func invalid(field, format string, args ...any) error {
+	return &automation.Error{Code: automation.CodeInvalidInput, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Check validates a definition: name, status, triggers, every action's key (unique), type
+// (known), provider (known and serving that type), parameters (the type's schema), condition
+// and next (a known key; following next from any action never revisits one: no cycle).
+// Errors are automation.CodeInvalidInput naming the member, e.g. "actions[1].params.amountMinor".
+func (c *Catalog) Check(d Definition) error {
+	if strings.TrimSpace(d.Name) == "" || len(d.Name) > 200 {
+		return invalid("name", "a name of 1..200 characters is required")
+	}
+	switch d.Status {
+	case store.CampaignActive, store.CampaignPaused, store.CampaignStopped:
+	default:
+		return invalid("status", "status must be ACTIVE, PAUSED or STOPPED, not %q", d.Status)
+	}
+	if len(d.Triggers) == 0 || len(d.Triggers) > MaxTriggers {
+		return invalid("triggers", "1..%d trigger event types are required", MaxTriggers)
+	}
+	for i, t := range d.Triggers {
+		if !triggerRE.MatchString(t) {
+			return invalid(fmt.Sprintf("triggers[%d]", i), "%q is not an event type", t)
+		}
+	}
+	if len(d.Actions) == 0 || len(d.Actions) > MaxActions {
+		return invalid("actions", "1..%d actions are required", MaxActions)
+	}
+	index := map[string]int{}
+	for i, a := range d.Actions {
+		at := fmt.Sprintf("actions[%d]", i)
+		if !keyRE.MatchString(a.Key) {
+			return invalid(at+".key", "key must be 1..64 of A-Z a-z 0-9 _ -")
+		}
+		if _, dup := index[a.Key]; dup {
+			return invalid(at+".key", "key %q is used twice", a.Key)
+		}
+		index[a.Key] = i
+		t, ok := c.types[a.Type]
+		if !ok {
+			return invalid(at+".type", "unknown action type %q", a.Type)
+		}
+		p, ok := c.Providers.Get(a.Provider)
+		if !ok {
+			return invalid(at+".provider", "unknown provider %q", a.Provider)
+		}
+		if !p.Serves(a.Type) {
+			return invalid(at+".provider", "provider %q does not serve %s", a.Provider, a.Type)
+		}
+		if err := t.validate(a.Params); err != nil {
+			var ae *automation.Error
+			if errors.As(err, &ae) {
+				ae.Field = at + ".params" + ae.Field
+			}
+			return err
+		}
+		switch a.When {
+		case "", WhenAlways, WhenSucceeded, WhenFailed:
+		default:
+			return invalid(at+".when", "when must be ALWAYS, SUCCEEDED or FAILED, not %q", a.When)
+		}
+	}
+	for i, a := range d.Actions {
+		if a.Next != "" && a.Next != NextEnd {
+			if _, ok := index[a.Next]; !ok {
+				return invalid(fmt.Sprintf("actions[%d].next", i), "next names no action: %q", a.Next)
+			}
+		}
+	}
+	// Every action has one successor, so a cycle is a walk that comes back to an action.
+	for start := range d.Actions {
+		seen := map[int]bool{}
+		for i, ok := start, true; ok; i, ok = d.successor(i) {
+			if seen[i] {
+				return invalid(fmt.Sprintf("actions[%d].next", i), "the chain has a cycle through %q", d.Actions[i].Key)
+			}
+			seen[i] = true
+		}
+	}
+	return nil
+}
+
+// successor returns the index after action i (its Next, or i+1), false at the end.
+func (d Definition) successor(i int) (int, bool) {
+	switch n := d.Actions[i].Next; n {
+	case NextEnd:
+		return 0, false
+	case "":
+		return i + 1, i+1 < len(d.Actions)
+	default:
+		j := slices.IndexFunc(d.Actions, func(a Action) bool { return a.Key == n })
+		return j, j >= 0
+	}
+}
+
+// NextAction returns the index of the action that runs after action i ended with status
+// (SUCCEEDED or FAILED; other terminal statuses end the chain), passing over actions whose
+// condition does not hold; false when the chain ends. A definition passed by Check has no
+// cycle, so the walk ends.
+func (d Definition) NextAction(i int, status store.CommandStatus) (int, bool) {
+	if status != store.CommandSucceeded && status != store.CommandFailed {
+		return 0, false
+	}
+	for steps := 0; steps <= len(d.Actions); steps++ {
+		j, ok := d.successor(i)
+		if !ok {
+			return 0, false
+		}
+		switch d.Actions[j].When {
+		case "", WhenAlways:
+			return j, true
+		case string(status):
+			return j, true
+		}
+		i = j
+	}
+	return 0, false
+}
+
+// validate checks params against the type's schema; the error's Field is the JSON Pointer
+// of the bad member turned into ".a.b" form.
+func (t *ActionType) validate(params json.RawMessage) error {
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = json.RawMessage(`{}`)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return invalid("", "params are not JSON: %v", err)
+	}
+	if err := t.compiled.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			leaf := ve
+			for len(leaf.Causes) > 0 {
+				leaf = leaf.Causes[0]
+			}
+			field := ""
+			for _, tok := range leaf.InstanceLocation {
+				field += "." + tok
+			}
+			return invalid(field, "%s", leaf.Error())
+		}
+		return invalid("", "%v", err)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// CommandMessage is the body of a topology.CampaignCommandsQueue message (MessageId = the
+// command id): "run this command".
+type CommandMessage struct {
+	CommandID string `json:"commandId"`
+}
+
+// ResultMessage is the body of a topology.CampaignResultsQueue message: a command reached a
+// terminal status at Revision (MessageId = "{commandId}:result:r{revision}").
+type ResultMessage struct {
+	CommandID string              `json:"commandId"`
+	Revision  int64               `json:"revision"`
+	Status    store.CommandStatus `json:"status"`
+}
+
+func commandOutbox(c store.CampaignCommand) store.OutboxMessage {
+	body, _ := json.Marshal(CommandMessage{CommandID: c.CommandID})
+	return store.OutboxMessage{MessageID: c.CommandID, Destination: topology.CampaignCommandsQueue, Body: body}
+}
+
+func resultOutbox(commandID string, revision int64, status store.CommandStatus) store.OutboxMessage {
+	body, _ := json.Marshal(ResultMessage{CommandID: commandID, Revision: revision, Status: status})
+	return store.OutboxMessage{MessageID: fmt.Sprintf("%s:result:r%d", commandID, revision), Destination: topology.CampaignResultsQueue,
+		SessionID: commandID, Body: body}
+}
+
+// triggerEvent is what the dispatcher reads of a DIRECT-route message: the gateway's fat
+// payload (event_id, source_event, customer_id, business_unit_id; docs/gateway.md#fat-payload)
+// or, equally, a CloudEvent (id, type, customerid or subject, businessunitid).
+type triggerEvent struct {
+	EventID        string `json:"event_id"`
+	SourceEvent    string `json:"source_event"`
+	CustomerIDFat  string `json:"customer_id"`
+	BusinessUnit   string `json:"business_unit_id"`
+	ID             string `json:"id"`
+	Type           string `json:"type"`
+	BusinessUnitID string `json:"businessunitid"`
+	CustomerID     string `json:"customerid"`
+	Subject        string `json:"subject"`
+}
+
+// normalise folds the fat payload's fields into the CloudEvent ones.
+func (e *triggerEvent) normalise() {
+	pick := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	pick(&e.ID, e.EventID)
+	pick(&e.Type, e.SourceEvent)
+	pick(&e.BusinessUnitID, e.BusinessUnit)
+	pick(&e.CustomerID, e.CustomerIDFat)
+}
+
+// Dispatcher starts executions from events and moves chains on from results (WF03).
+type Dispatcher struct {
+	Store store.CampaignStore
+	Clock automation.Clock
+	// Zone returns a business unit's time zone for the local day of facts (nil: UTC).
+	Zone func(ctx context.Context, businessUnitID string) (*time.Location, error)
+	Log  *slog.Logger
+}
+
+func (d *Dispatcher) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (d *Dispatcher) localDate(ctx context.Context, bu string, now time.Time) (string, error) {
+	loc := time.UTC
+	if d.Zone != nil {
+		l, err := d.Zone(ctx, bu)
+		if err != nil {
+			return "", err
+		}
+		if l != nil {
+			loc = l
+		}
+	}
+	return now.In(loc).Format(time.DateOnly), nil
+}
+
+func newCommand(e store.CampaignExecution, def Definition, index int) store.CampaignCommand {
+	a := def.Actions[index]
+	return store.CampaignCommand{CommandID: CommandID(e.ExecutionID, index, a.Key), EffectKey: EffectKey(e.ExecutionID, index, a.Key, a.Type, a.Provider),
+		ExecutionID: e.ExecutionID, BusinessUnitID: e.BusinessUnitID, CampaignID: e.CampaignID, RecipientID: e.RecipientID,
+		ActionIndex: index, ActionKey: a.Key, ActionType: a.Type, Provider: a.Provider, LocalDate: e.LocalDate}
+}
+
+// HandleEvent starts, for every ACTIVE or PAUSED campaign of the event's business unit
+// triggered by its type, the execution for the event's recipient (the customer, else the
+// CloudEvent subject):
+// execution, first command and its command message in one transaction. A replayed event
+// finds its executions and writes nothing. It returns how many executions it created.
+// Errors: an event without id, type, business unit or recipient is automation.Permanent
+// (dead-lettered); a store error is retried.
+func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (int, error) {
+	var ev triggerEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable event: %w", err))
+	}
+	ev.normalise()
+	recipient := ev.CustomerID
+	if recipient == "" {
+		recipient = ev.Subject
+	}
+	if ev.ID == "" || ev.Type == "" || ev.BusinessUnitID == "" {
+		return 0, automation.Permanent(errors.New("campaign dispatcher: the event needs id, type and businessunitid"))
+	}
+	camps, err := d.Store.CampaignListByTrigger(ctx, ev.BusinessUnitID, ev.Type)
+	if err != nil || len(camps) == 0 {
+		return 0, err // no campaign listens: nothing to do, whoever the event is about
+	}
+	if recipient == "" {
+		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: event %s triggers campaigns but names no recipient (customerid or subject)", ev.ID))
+	}
+	now := d.Clock.Now().UTC()
+	created := 0
+	for _, c := range camps {
+		var def Definition
+		if err := json.Unmarshal([]byte(c.DefinitionJSON), &def); err != nil || len(def.Actions) == 0 {
+			d.log().Error("campaign dispatcher: stored definition unreadable", "campaignId", c.CampaignID, "err", err)
+			continue
+		}
+		day, err := d.localDate(ctx, c.BusinessUnitID, now)
+		if err != nil {
+			return created, err
+		}
+		e := store.CampaignExecution{ExecutionID: ExecutionID(c.BusinessUnitID, c.CampaignID, c.RunID, recipient, ev.ID),
+			BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, RunID: c.RunID, RecipientID: recipient, SourceEventID: ev.ID,
+			LocalDate: day, CurrentIndex: 0, DefinitionJSON: c.DefinitionJSON}
+		cmd := newCommand(e, def, 0)
+		res, err := d.Store.CampaignStart(ctx, store.CampaignStartParams{Execution: e, Command: cmd, Outbox: []store.OutboxMessage{commandOutbox(cmd)}, Now: now})
+		if err != nil {
+			return created, err
+		}
+		if res.Created {
+			created++
+		}
+	}
+	return created, nil
+}
+
+// HandleResult moves an execution's chain on from a result message: only a terminal result
+// carrying the command's current revision, for the action the execution waits on, moves it
+// (store.CampaignAdvance); anything else — an unknown command, a stale or duplicate result —
+// is dropped and logged, and moves nothing. It reports whether the chain moved.
+func (d *Dispatcher) HandleResult(ctx context.Context, body []byte) (bool, error) {
+	var m ResultMessage
+	if err := json.Unmarshal(body, &m); err != nil || m.CommandID == "" {
+		return false, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable result: %v", err))
+	}
+	c, err := d.Store.CampaignCommandGet(ctx, m.CommandID)
+	if errors.Is(err, store.ErrNotFound) {
+		d.log().Warn("campaign result dropped: unknown command", "commandId", m.CommandID, "revision", m.Revision)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !c.Status.Terminal() || m.Revision != c.Revision || m.Status != c.Status {
+		d.log().Warn("campaign result dropped: stale", "commandId", m.CommandID, "revision", m.Revision, "currentRevision", c.Revision, "status", c.Status)
+		return false, nil
+	}
+	e, err := d.Store.CampaignExecutionGet(ctx, c.ExecutionID)
+	if err != nil {
+		return false, err
+	}
+	var def Definition
+	if err := json.Unmarshal([]byte(e.DefinitionJSON), &def); err != nil {
+		return false, automation.Permanent(fmt.Errorf("campaign dispatcher: execution %s: definition unreadable: %w", e.ExecutionID, err))
+	}
+	p := store.CampaignAdvanceParams{CommandID: c.CommandID, Revision: c.Revision, FinalStatus: store.ExecutionCompleted, Now: d.Clock.Now().UTC()}
+	if c.Status == store.CommandCancelled {
+		p.FinalStatus = store.ExecutionCancelled
+	} else if j, ok := def.NextAction(c.ActionIndex, c.Status); ok {
+		next := newCommand(e, def, j)
+		p.Next = &next
+		p.Outbox = []store.OutboxMessage{commandOutbox(next)}
+	}
+	moved, err := d.Store.CampaignAdvance(ctx, p)
+	if err == nil && !moved {
+		d.log().Info("campaign result dropped: the chain already moved on", "commandId", m.CommandID, "revision", m.Revision)
+	}
+	return moved, err
+}

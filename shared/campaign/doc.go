@@ -1,0 +1,71 @@
+// Package campaign runs campaigns (docs/campaigns.md): an event of the gateway's DIRECT route
+// starts, for one recipient, an execution of a campaign's ordered action chain; each action
+// is a command with a stable identity that a worker claims with a lease, runs once through
+// a provider and records; the chain moves on only on a terminal result.
+//
+// # Identities
+//
+// ExecutionID = f(business unit, campaign, run, recipient, sourceEventId); CommandID and
+// EffectKey = f(execution, action index, action identity (key, type, provider)). A retry,
+// a redelivered message and a replayed event keep every identity; a deliberate re-run
+// (Campaign.RunID changed) makes new executions for the same events.
+//
+// # Execution states
+//
+//	            first command QUEUED (one transaction: execution + command + outbox)
+//	event ─────────────────────► RUNNING(CurrentIndex = i)
+//	                               │ result of command i: terminal, at its current revision
+//	                               ├──► RUNNING(CurrentIndex = j)   next action whose condition holds
+//	                               ├──► COMPLETED                   no further action
+//	                               └──► CANCELLED                   command i CANCELLED (campaign stopped)
+//
+// A result that is not terminal, carries another revision, or names a command the chain is
+// no longer waiting on changes nothing (store.CampaignAdvance): a duplicate never advances
+// the chain twice and a stale one never skips an action.
+//
+// # Command states (actionStatus)
+//
+//	            claim (lease, Version+1; parameters frozen on the first claim)
+//	QUEUED ─────────────────────────► RUNNING ──provider ok──────────────► SUCCEEDED
+//	  ▲ ▲ ▲                            │ │ │ │──permanent / guard denies──► FAILED
+//	  │ │ └── paused campaign, guard   │ │ │ └──campaign stopped, nothing
+//	  │ │     wait, provider busy ◄────┘ │ │     sent yet ────────────────► CANCELLED
+//	  │ └──── transient error: ladder ◄──┘ │
+//	  │                                    │ timeout / lost answer / crash in doubt
+//	  │                                    ▼
+//	  │                                 UNKNOWN ── NextAttemptOn set: resend with the same
+//	  │                                    │       key (provider dedupes) or look up
+//	  │                                    └─ NextAttemptOn nil: manual-resolution queue,
+//	  │                                       resolved SUCCEEDED or FAILED by a person
+//	  └─ a RUNNING command whose lease expired is claimed again "in doubt": it is resent only
+//	     to a provider that dedupes by EffectKey, else looked up, else UNKNOWN for a person.
+//
+// A provider timeout is UNKNOWN, never FAILED. Stopping a campaign cancels only commands
+// that cannot have reached a provider; an in-doubt command still resolves (lookup or a
+// person), never a blind send.
+//
+// # Worker steps and seams
+//
+// Worker.Handle (and Worker.Sweep for retries, lookups and expired leases) runs these steps,
+// each a separate function so hooks can be put between them:
+//
+//  1. load: read the command and its campaign (no transaction held);
+//  2. claim: store.CampaignClaim with a lease and Version; freeze the parameters if unset;
+//  3. status: PAUSED → QUEUED again after PauseRecheck (no attempt counted); STOPPED →
+//     CANCELLED unless in doubt;
+//  4. guard: Worker.Guard (optional PreCallGuard) may answer Proceed, Wait(until) or
+//     Deny(reason) — the seam for budget reservations before a paid action;
+//  5. admit: the provider's concurrency slot and rate token (ProviderConfig); a busy
+//     provider sends the command back to QUEUED shortly (backpressure: nothing queues in
+//     memory beyond the claimed batch);
+//  6. call: the provider, outside any SQL transaction, with a context that ends with the
+//     provider's timeout or the lease, whichever is first;
+//  7. record: store.CampaignFinish writes actionStatus, provider reference, result, the
+//     fact and (terminal) the result message in one transaction, and runs Worker.AfterResult
+//     (optional PostResultHook) inside that same transaction — the seam for settling a
+//     budget reservation with the result.
+//
+// A crash between any two steps leaves either a QUEUED command (before the claim), or a
+// RUNNING one whose lease expires and is claimed in doubt: exactly one provider call, or one
+// UNKNOWN with a resolution path.
+package campaign

@@ -1,0 +1,278 @@
+// Package providersim is the local simulated action provider (docs/campaigns.md#simulated-provider):
+// a real HTTP server speaking the HTTP action provider's protocol (POST /actions with an
+// Idempotency-Key, GET /actions/{key}) for tests, the replay and demos, with fault switches
+// (PUT /faults): answer slowly, time out after applying, fail without applying, lose the
+// answer after applying, or be flaky (a deterministic share of calls fails or loses its
+// answer). It counts every effect per key, so a test can prove an action applied once.
+//
+// State of one key: absent → applied (with a reference "sim-{n}"). With Dedupe a second
+// call for an applied key applies nothing and answers the same reference; without it every
+// call applies again (a provider that does not deduplicate, to prove the worker never calls
+// twice).
+package providersim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault modes.
+const (
+	ModeNone              = ""
+	ModeSlow              = "slow"                // answer after Delay (applied)
+	ModeTimeoutAfterApply = "timeout-after-apply" // apply, then answer after Delay
+	ModeFail              = "fail"                // 503, nothing applied
+	ModeLoseAnswer        = "lose-answer"         // apply, then close the connection unanswered
+	ModeFlaky             = "flaky"               // per call: FailPercent fail, LosePercent lose-answer
+)
+
+// Faults is what PUT /faults sets (JSON; Delay as a Go duration string).
+type Faults struct {
+	Mode        string `json:"mode"`
+	Delay       string `json:"delay,omitempty"`
+	FailPercent int    `json:"failPercent,omitempty"`
+	LosePercent int    `json:"losePercent,omitempty"`
+}
+
+// Config fixes what the provider declares.
+type Config struct {
+	Dedupe bool // deduplicate by Idempotency-Key
+	Lookup bool // answer GET /actions/{key}
+}
+
+// Stats is GET /stats.
+type Stats struct {
+	Calls   int `json:"calls"`
+	Applied int `json:"applied"` // effects applied (with Dedupe: distinct keys)
+	Failed  int `json:"failed"`
+	Lost    int `json:"lost"`
+}
+
+// Server is the simulated provider. Safe for concurrent use.
+type Server struct {
+	cfg Config
+
+	mu       sync.Mutex
+	faults   Faults
+	delay    time.Duration
+	applied  map[string]int    // effects per key
+	refs     map[string]string // reference per key
+	attempts map[string]int    // calls per key
+	stats    Stats
+
+	srv *http.Server
+	ln  net.Listener
+}
+
+// New returns a server (not listening; see Start, or use Handler).
+func New(cfg Config) *Server {
+	return &Server{cfg: cfg, applied: map[string]int{}, refs: map[string]string{}, attempts: map[string]int{}}
+}
+
+// Start listens on addr ("127.0.0.1:0" for any free port) and serves until Close.
+func (s *Server) Start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
+	return nil
+}
+
+// URL is the base URL of a started server.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops a started server.
+func (s *Server) Close() error {
+	if s.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		return s.srv.Close()
+	}
+	return nil
+}
+
+// SetFaults switches the fault mode; errors on an unknown mode or a bad delay.
+func (s *Server) SetFaults(f Faults) error {
+	var d time.Duration
+	if f.Delay != "" {
+		var err error
+		if d, err = time.ParseDuration(f.Delay); err != nil || d < 0 {
+			return fmt.Errorf("delay %q: not a duration", f.Delay)
+		}
+	}
+	switch f.Mode {
+	case ModeNone, ModeSlow, ModeTimeoutAfterApply, ModeFail, ModeLoseAnswer:
+	case ModeFlaky:
+		if f.FailPercent < 0 || f.LosePercent < 0 || f.FailPercent+f.LosePercent > 100 {
+			return errors.New("failPercent + losePercent must be within 0..100")
+		}
+	default:
+		return fmt.Errorf("unknown mode %q", f.Mode)
+	}
+	s.mu.Lock()
+	s.faults, s.delay = f, d
+	s.mu.Unlock()
+	return nil
+}
+
+// Applied returns how many times the effect of key was applied.
+func (s *Server) Applied(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied[key]
+}
+
+// Stats returns the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Handler serves the protocol.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /actions", s.action)
+	mux.HandleFunc("GET /actions/{key}", s.lookup)
+	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Faults
+		dec := json.NewDecoder(io.LimitReader(r.Body, 4<<10))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := s.SetFaults(f); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
+	})
+	return mux
+}
+
+// decide picks this call's fault: the mode, or for flaky a deterministic draw from the key
+// and its attempt number (the same run gives the same faults).
+func (s *Server) decide(key string) (string, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attempts[key]++
+	s.stats.Calls++
+	f := s.faults
+	if f.Mode != ModeFlaky {
+		return f.Mode, s.delay
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s#%d", key, s.attempts[key])
+	switch n := int(h.Sum32() % 100); {
+	case n < f.FailPercent:
+		return ModeFail, 0
+	case n < f.FailPercent+f.LosePercent:
+		return ModeLoseAnswer, 0
+	}
+	return ModeNone, 0
+}
+
+func (s *Server) apply(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ref, ok := s.refs[key]; ok && s.cfg.Dedupe {
+		return ref
+	}
+	s.applied[key]++
+	s.stats.Applied++
+	ref := fmt.Sprintf("sim-%d", s.stats.Applied)
+	s.refs[key] = ref
+	return ref
+}
+
+func (s *Server) action(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	if key == "" || len(key) > 200 {
+		http.Error(w, "Idempotency-Key header (1..200 characters) is required", http.StatusBadRequest)
+		return
+	}
+	if _, err := io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10)); err != nil {
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	mode, delay := s.decide(key)
+	wait := func() bool {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	switch mode {
+	case ModeFail:
+		s.mu.Lock()
+		s.stats.Failed++
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, "simulated failure", http.StatusServiceUnavailable)
+		return
+	case ModeSlow:
+		if !wait() {
+			return
+		}
+	}
+	ref := s.apply(key)
+	switch mode {
+	case ModeTimeoutAfterApply:
+		if !wait() {
+			return
+		}
+	case ModeLoseAnswer:
+		s.mu.Lock()
+		s.stats.Lost++
+		s.mu.Unlock()
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"reference": ref})
+}
+
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.Lookup {
+		http.Error(w, "lookup not offered", http.StatusNotImplemented)
+		return
+	}
+	s.mu.Lock()
+	ref, ok := s.refs[r.PathValue("key")]
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "not applied", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"reference": ref})
+}

@@ -1,0 +1,425 @@
+package campaign
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Step is what the seams see of the command being run.
+type Step struct {
+	Command  store.CampaignCommand // as claimed (parameters frozen)
+	Campaign store.Campaign
+	InDoubt  bool // an earlier attempt may have reached the provider
+}
+
+// GuardDecision is a PreCallGuard's answer.
+type GuardDecision struct {
+	// WaitUntil, when set, sends the command back to QUEUED until then (no attempt counted).
+	WaitUntil time.Time
+	// Deny, when set, fails the command permanently with this reason.
+	Deny string
+}
+
+// PreCallGuard runs after the claim and the campaign status check, before the provider is
+// admitted and called (step 4 of doc.go); e.g. a budget reservation. An error is retried on
+// the ladder like a transient provider error.
+type PreCallGuard interface {
+	BeforeCall(ctx context.Context, s Step) (GuardDecision, error)
+}
+
+// PostResultHook runs inside the transaction that records the command's outcome (step 7),
+// after the command row is written; an error rolls the record back (the lease then expires
+// and the command is claimed again in doubt). e.g. settling a budget reservation.
+type PostResultHook func(ctx context.Context, tx *sql.Tx, s Step, recorded store.CampaignCommand) error
+
+// Worker runs commands (WF05, WF09): claim with lease and Version, freeze parameters, check
+// the campaign, call the provider outside any transaction, record the outcome with its fact.
+// Safe for concurrent use.
+type Worker struct {
+	Store     store.CampaignStore
+	Clock     automation.Clock
+	Providers *Providers
+	// Lease bounds one claim (default 2 min); a provider call never outlives it.
+	Lease time.Duration
+	// Backoff is the ladder of transient errors and of UNKNOWN resolution attempts (default
+	// scheduler.DefaultBackoff: 5 min → 15 min → 1 h). Exhausted: a transient error is
+	// FAILED, an UNKNOWN goes to the manual-resolution queue.
+	Backoff scheduler.Backoff
+	// PauseRecheck is when a command of a PAUSED campaign is looked at again (default 1 min).
+	PauseRecheck time.Duration
+	// QueuedGrace: the sweep starts a QUEUED command whose message was lost after this long
+	// (default 10 min).
+	QueuedGrace time.Duration
+	// Parallel bounds the commands a sweep runs at once (default 16).
+	Parallel    int
+	Guard       PreCallGuard   // optional
+	AfterResult PostResultHook // optional
+	// OnRecorded, when set, observes every outcome recorded (after the commit), on the
+	// recording goroutine (replay writes its "action" lines from it).
+	OnRecorded func(store.CampaignCommand)
+	Log        *slog.Logger
+}
+
+func (w *Worker) log() *slog.Logger {
+	if w.Log != nil {
+		return w.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (w *Worker) lease() time.Duration {
+	if w.Lease > 0 {
+		return w.Lease
+	}
+	return 2 * time.Minute
+}
+
+func (w *Worker) backoff() scheduler.Backoff {
+	if w.Backoff.Steps == nil {
+		b := w.Backoff
+		b.Steps = scheduler.DefaultBackoff
+		return b
+	}
+	return w.Backoff
+}
+
+// Handle runs the command named by a topology.CampaignCommandsQueue message. An unknown
+// command is dropped; a command another worker holds, or already ended, is left alone.
+func (w *Worker) Handle(ctx context.Context, body []byte) error {
+	var m CommandMessage
+	if err := json.Unmarshal(body, &m); err != nil || m.CommandID == "" {
+		return automation.Permanent(fmt.Errorf("campaign worker: unreadable command message: %v", err))
+	}
+	return w.Run(ctx, m.CommandID)
+}
+
+// Run runs one command by id (steps 1–7 of doc.go).
+func (w *Worker) Run(ctx context.Context, commandID string) error {
+	// 1. load
+	c, err := w.Store.CampaignCommandGet(ctx, commandID)
+	if errors.Is(err, store.ErrNotFound) {
+		w.log().Warn("campaign command dropped: unknown", "commandId", commandID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	camp, params, err := w.load(ctx, c)
+	if err != nil {
+		return err
+	}
+	// 2. claim
+	r, err := w.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: commandID, Now: w.Clock.Now().UTC(), Lease: w.lease(), FreezeParams: params})
+	if err != nil || !r.Claimed {
+		return err
+	}
+	return w.run(ctx, Step{Command: r.Command, Campaign: camp, InDoubt: r.InDoubt})
+}
+
+// load reads the command's campaign and, when the command has no frozen parameters yet, the
+// parameters to freeze: the campaign's current action with the same identity, else the
+// execution's snapshot. A campaign that no longer exists reads as STOPPED.
+func (w *Worker) load(ctx context.Context, c store.CampaignCommand) (store.Campaign, string, error) {
+	camp, err := w.Store.CampaignGet(ctx, c.BusinessUnitID, c.CampaignID)
+	if errors.Is(err, store.ErrNotFound) {
+		camp = store.Campaign{BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, Status: store.CampaignStopped}
+	} else if err != nil {
+		return camp, "", err
+	}
+	if c.ParamsJSON != "" {
+		return camp, "", nil
+	}
+	find := func(defJSON string) (string, bool) {
+		var def Definition
+		if json.Unmarshal([]byte(defJSON), &def) != nil {
+			return "", false
+		}
+		for _, a := range def.Actions {
+			if a.Key == c.ActionKey && a.Type == c.ActionType && a.Provider == c.Provider {
+				if len(a.Params) == 0 {
+					return "{}", true
+				}
+				return string(a.Params), true
+			}
+		}
+		return "", false
+	}
+	if p, ok := find(camp.DefinitionJSON); ok {
+		return camp, p, nil
+	}
+	e, err := w.Store.CampaignExecutionGet(ctx, c.ExecutionID)
+	if err != nil {
+		return camp, "", err
+	}
+	if p, ok := find(e.DefinitionJSON); ok {
+		return camp, p, nil
+	}
+	return camp, "{}", nil
+}
+
+// Sweep claims up to limit due commands (retries, lookups, expired leases, lost messages)
+// and runs them, at most Parallel at once; it returns how many it claimed.
+func (w *Worker) Sweep(ctx context.Context, limit int) (int, error) {
+	now := w.Clock.Now().UTC()
+	grace := w.QueuedGrace
+	if grace <= 0 {
+		grace = 10 * time.Minute
+	}
+	claimed, err := w.Store.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: now, Lease: w.lease(), Limit: limit, QueuedBefore: now.Add(-grace)})
+	if err != nil {
+		return 0, err
+	}
+	par := w.Parallel
+	if par <= 0 {
+		par = 16
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, r := range claimed {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := w.runClaimed(ctx, r); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return len(claimed), errors.Join(errs...)
+}
+
+func (w *Worker) runClaimed(ctx context.Context, r store.CampaignClaimResult) error {
+	c := r.Command
+	if c.ParamsJSON == "" {
+		// Never claimed before (its message was lost): hand it back and claim it by id, which
+		// freezes its parameters.
+		now := w.Clock.Now().UTC()
+		if _, err := w.finish(ctx, Step{Command: c}, store.CampaignFinishParams{Status: store.CommandQueued, NextAttemptOn: &now}); err != nil {
+			return err
+		}
+		return w.Run(ctx, c.CommandID)
+	}
+	camp, _, err := w.load(ctx, c)
+	if err != nil {
+		return err
+	}
+	return w.run(ctx, Step{Command: c, Campaign: camp, InDoubt: r.InDoubt})
+}
+
+// run is steps 3–7 for a claimed command.
+func (w *Worker) run(ctx context.Context, s Step) error {
+	now := w.Clock.Now().UTC()
+	// 3. campaign status
+	switch s.Campaign.Status {
+	case store.CampaignPaused:
+		wait := w.PauseRecheck
+		if wait <= 0 {
+			wait = time.Minute
+		}
+		return w.requeue(ctx, s, now.Add(wait), false, "campaign paused")
+	case store.CampaignStopped:
+		if !s.InDoubt {
+			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped"})
+			return err
+		}
+		// An earlier attempt may have acted: never cancel it blind, never send it anew.
+		return w.resolveInDoubt(ctx, s, false)
+	}
+	// 4. guard
+	if w.Guard != nil {
+		d, err := w.Guard.BeforeCall(ctx, s)
+		switch {
+		case err != nil:
+			return w.transient(ctx, s, err)
+		case d.Deny != "":
+			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: "denied: " + d.Deny})
+			return err
+		case !d.WaitUntil.IsZero():
+			return w.requeue(ctx, s, d.WaitUntil, false, "guard: wait")
+		}
+	}
+	if s.InDoubt {
+		return w.resolveInDoubt(ctx, s, true)
+	}
+	return w.call(ctx, s)
+}
+
+// resolveInDoubt handles a command whose earlier attempt may have reached the provider:
+// resend with the same key to a provider that dedupes (when mayCall), else look up, else the
+// manual-resolution queue.
+func (w *Worker) resolveInDoubt(ctx context.Context, s Step, mayCall bool) error {
+	e, ok := w.Providers.entries[s.Command.Provider]
+	if !ok {
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown, Error: "in doubt: provider not configured"})
+		return err
+	}
+	if mayCall && e.Traits().Dedupe {
+		return w.call(ctx, s)
+	}
+	if canLookup(e.Provider) {
+		lctx, cancel := w.callContext(ctx, s, e)
+		st, res, err := e.Provider.(Looker).Lookup(lctx, w.callOf(s))
+		cancel()
+		switch {
+		case err == nil && st == LookupApplied:
+			return w.succeeded(ctx, s, res)
+		case err == nil && st == LookupNotApplied && mayCall:
+			return w.call(ctx, s)
+		case err == nil && st == LookupNotApplied:
+			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped; the provider never applied it"})
+			return err
+		}
+		return w.unknown(ctx, s, fmt.Errorf("in doubt; lookup: %s %v", st, err), true)
+	}
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown,
+		Error: "in doubt: an earlier attempt may have reached a provider that neither deduplicates nor answers lookups"})
+	return err
+}
+
+func (w *Worker) callOf(s Step) Call {
+	c := s.Command
+	return Call{CommandID: c.CommandID, EffectKey: c.EffectKey, BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID,
+		RecipientID: c.RecipientID, ActionType: c.ActionType, Params: json.RawMessage(c.ParamsJSON)}
+}
+
+// callContext ends at the provider's timeout or the lease's end, whichever is first.
+func (w *Worker) callContext(ctx context.Context, s Step, e *providerEntry) (context.Context, context.CancelFunc) {
+	d := e.cfg.Timeout
+	if s.Command.LeaseExpiresOn != nil {
+		d = min(d, s.Command.LeaseExpiresOn.Sub(w.Clock.Now()))
+	}
+	return context.WithTimeout(ctx, max(d, 0))
+}
+
+// call is steps 5–7: admit, call outside any transaction, record.
+func (w *Worker) call(ctx context.Context, s Step) error {
+	e, ok := w.Providers.entries[s.Command.Provider]
+	if !ok {
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: "provider not configured: " + s.Command.Provider})
+		return err
+	}
+	if s.Command.LeaseExpiresOn != nil && !s.Command.LeaseExpiresOn.After(w.Clock.Now()) {
+		return nil // the claim ran out before the call: never call on an expired claim
+	}
+	// 5. admit
+	release, retryIn, ok := e.admit(ctx, w.Clock.Now())
+	if !ok {
+		return w.requeue(ctx, s, w.Clock.Now().UTC().Add(retryIn), false, "provider busy")
+	}
+	// 6. call
+	cctx, cancel := w.callContext(ctx, s, e)
+	start := time.Now()
+	res, err := e.Call(cctx, w.callOf(s))
+	latency := time.Since(start)
+	timedOut := cctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	release()
+	if err != nil && timedOut && automation.IntentOf(err) != automation.IntentPermanent {
+		err = automation.Unknown(fmt.Errorf("provider timeout: %w", err))
+	}
+	e.record(latency, err)
+	// 7. record
+	switch automation.IntentOf(err) {
+	case automation.IntentNone:
+		return w.succeeded(ctx, s, res)
+	case automation.IntentPermanent:
+		_, ferr := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: err.Error()})
+		return ferr
+	case automation.IntentUnknown:
+		return w.unknown(ctx, s, err, e.Traits().Dedupe || canLookup(e.Provider))
+	default:
+		return w.transient(ctx, s, err)
+	}
+}
+
+func (w *Worker) succeeded(ctx context.Context, s Step, res Result) error {
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSucceeded, ProviderRef: res.Reference, ResultJSON: string(res.Body)})
+	return err
+}
+
+// unknown records UNKNOWN: with a resolution path (resend or lookup) at the next rung of the
+// ladder, else — or once the ladder is used up — on the manual-resolution queue.
+func (w *Worker) unknown(ctx context.Context, s Step, cause error, resolvable bool) error {
+	p := store.CampaignFinishParams{Status: store.CommandUnknown, Error: cause.Error()}
+	if resolvable {
+		if next, hold := w.backoff().Next(w.Clock.Now(), s.Command.RetryCount, false); !hold {
+			p.NextAttemptOn, p.CountRetry = &next, true
+		}
+	}
+	_, err := w.finish(ctx, s, p)
+	return err
+}
+
+// transient records a failure that took no effect: retry on the ladder, FAILED once used up.
+func (w *Worker) transient(ctx context.Context, s Step, cause error) error {
+	now := w.Clock.Now().UTC()
+	next, hold := w.backoff().Next(now, s.Command.RetryCount, false)
+	if d, ok := automation.RetryAfterOf(cause); ok && now.Add(d).After(next) {
+		next = now.Add(d)
+	}
+	if hold && s.InDoubt {
+		// An earlier attempt may have acted: never FAILED on a guess, a person decides.
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown, Error: "retries exhausted in doubt: " + cause.Error()})
+		return err
+	}
+	if hold {
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: "retries exhausted: " + cause.Error()})
+		return err
+	}
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: w.waiting(s), NextAttemptOn: &next, CountRetry: true, Error: cause.Error()})
+	return err
+}
+
+// waiting is the status of a command sent back to wait: QUEUED, or UNKNOWN (due again at its
+// NextAttemptOn) for a command in doubt, so the next claim is in doubt too and never calls a
+// provider that cannot deduplicate a second time.
+func (w *Worker) waiting(s Step) store.CommandStatus {
+	if s.InDoubt {
+		return store.CommandUnknown
+	}
+	return store.CommandQueued
+}
+
+func (w *Worker) requeue(ctx context.Context, s Step, at time.Time, count bool, why string) error {
+	at = at.UTC()
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: w.waiting(s), NextAttemptOn: &at, CountRetry: count, Error: why})
+	return err
+}
+
+// finish is step 7: one transaction with the outcome, its fact, the result message of a
+// terminal outcome and the post-result hook. A lost lease is not an error: whoever holds
+// the command now records it.
+func (w *Worker) finish(ctx context.Context, s Step, p store.CampaignFinishParams) (store.CampaignCommand, error) {
+	p.CommandID, p.Token, p.Now = s.Command.CommandID, s.Command.Version, w.Clock.Now().UTC()
+	if p.Status.Terminal() {
+		p.Outbox = append(p.Outbox, resultOutbox(s.Command.CommandID, s.Command.Revision+1, p.Status))
+	}
+	if w.AfterResult != nil {
+		p.InTx = func(ctx context.Context, tx *sql.Tx, c store.CampaignCommand) error {
+			return w.AfterResult(ctx, tx, s, c)
+		}
+	}
+	c, err := w.Store.CampaignFinish(ctx, p)
+	if err == nil && w.OnRecorded != nil {
+		w.OnRecorded(c)
+	}
+	if errors.Is(err, store.ErrLeaseLost) {
+		w.log().Warn("campaign command: lease lost before recording", "commandId", s.Command.CommandID, "status", p.Status)
+		return c, nil
+	}
+	return c, err
+}

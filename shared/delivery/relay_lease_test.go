@@ -1,0 +1,137 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+// recordingPublisher counts publishes per message id and notices two at once.
+type recordingPublisher struct {
+	mu         sync.Mutex
+	inFlight   map[string]bool
+	published  map[string]int
+	concurrent []string
+	failID     string
+}
+
+func (p *recordingPublisher) Publish(_ context.Context, m bus.Message) error {
+	p.mu.Lock()
+	if p.inFlight[m.ID] {
+		p.concurrent = append(p.concurrent, m.ID)
+	}
+	p.inFlight[m.ID] = true
+	p.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inFlight, m.ID)
+	if m.ID == p.failID {
+		p.failID = ""
+		return errors.New("broker unavailable")
+	}
+	p.published[m.ID]++
+	return nil
+}
+
+// Done when: two relays never publish one row concurrently. Four relays run over one
+// outbox at once: every row is published exactly once, never by two at the same time; a
+// failed row is held until its RetryAt and then resent with the same id.
+func TestTwoRelaysNeverPublishOneRowConcurrently(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	const rows = 120
+	for i := range rows {
+		exe := fmt.Sprintf("cx-%d", i)
+		if _, err := st.CampaignStart(ctx, store.CampaignStartParams{
+			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
+			Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
+			Outbox:    []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}},
+			Now:       clock.Now(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, failID: "cx-7"}
+	var wg sync.WaitGroup
+	for range 4 {
+		r := &delivery.Relay{Store: st, Publisher: pub, Clock: clock, Batch: 10}
+		wg.Go(func() {
+			for range 40 {
+				if _, err := r.RunOnce(ctx); err != nil && !errors.Is(err, context.Canceled) {
+					continue // the failed row: retried after RetryAt
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(pub.concurrent) > 0 {
+		t.Fatalf("published concurrently: %v", pub.concurrent)
+	}
+	if pub.published["cx-7"] != 0 {
+		t.Fatal("the failed row was resent before its RetryAt")
+	}
+	clock.Advance(time.Second)
+	r := &delivery.Relay{Store: st, Publisher: pub, Clock: clock}
+	if _, err := r.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		if n := pub.published[fmt.Sprintf("cx-%d", i)]; n != 1 {
+			t.Fatalf("cx-%d published %d times", i, n)
+		}
+	}
+	if left, _ := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 {
+		t.Fatalf("%d rows left unpublished", len(left))
+	}
+}
+
+// The purge removes published rows past the retention and dedupe keys past the window, never
+// an unpublished row or a key a source may still replay; a window under a day is refused.
+func TestOutboxPurgerKeepsWhatASourceMayReplay(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "purge.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	day := 24 * time.Hour
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
+	clock := automation.NewManualClock(start)
+	for i, id := range []string{"old", "recent"} {
+		_ = st.EventMarkProcessed(ctx, "/src", id, start.Add(time.Duration(i)*30*day))
+	}
+	p := &delivery.OutboxPurger{Store: st, Clock: clock, DedupeWindow: time.Hour}
+	if _, err := p.RunOnce(ctx); err == nil {
+		t.Fatal("a one-hour dedupe window was accepted")
+	}
+	clock.Set(start.Add(40 * day))
+	p.DedupeWindow = 0 // the default, 35 days
+	res, err := p.RunOnce(ctx)
+	if err != nil || res.ProcessedEvents != 1 {
+		t.Fatalf("purge = %+v, %v", res, err)
+	}
+	if ok, _ := st.EventProcessed(ctx, "/src", "recent"); !ok {
+		t.Fatal("a key inside the window was removed")
+	}
+	if ok, _ := st.EventProcessed(ctx, "/src", "old"); ok {
+		t.Fatal("a key past the window was kept")
+	}
+}

@@ -1,0 +1,93 @@
+package handler
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/topology"
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// CampaignDeps are the campaign services the campaign functions call (docs/campaigns.md).
+type CampaignDeps struct {
+	Dispatcher *campaign.Dispatcher
+	Worker     *campaign.Worker
+	Projection *campaign.Projection
+	// Purger runs after each sweep (bounded): published outbox rows and old dedupe keys.
+	Purger *delivery.OutboxPurger
+	// SweepBatch bounds the commands one CampaignWorker sweep claims (default 100).
+	SweepBatch int
+	Trace      trace.Writer
+	Clock      automation.Clock
+	Log        *slog.Logger
+}
+
+// RegisterCampaigns adds the campaign functions: CampaignDispatch (the gateway's DIRECT
+// events start executions), CampaignWorker (one command per message; on each message it
+// also sweeps what is due: retries, lookups, expired leases), CampaignResults (terminal
+// results move chains on) and CampaignFactProjection (facts to the counts). An unreadable
+// message is dead-lettered with its record; a store failure answers non-2xx (redelivered).
+func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	d := Deps{Trace: c.Trace, Clock: c.Clock, Log: c.Log}
+	consume := func(name string, fn func(ctx context.Context, body []byte) (map[string]any, error)) {
+		r.Register(name, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+			msg, err := inv.ServiceBus("message")
+			if err != nil {
+				return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+			}
+			out, err := fn(ctx, msg.Body)
+			if automation.IsPermanent(err) {
+				return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+			}
+			if err != nil {
+				return funchost.Result{}, err
+			}
+			out["messageId"] = msg.MessageID
+			return ok(out)
+		}))
+	}
+	consume(topology.CampaignDispatch, func(ctx context.Context, body []byte) (map[string]any, error) {
+		n, err := c.Dispatcher.HandleEvent(ctx, body)
+		return map[string]any{"executionsStarted": n}, err
+	})
+	consume(topology.CampaignWorker, func(ctx context.Context, body []byte) (map[string]any, error) {
+		if err := c.Worker.Handle(ctx, body); err != nil {
+			return nil, err
+		}
+		return map[string]any{}, nil
+	})
+	consume(topology.CampaignResults, func(ctx context.Context, body []byte) (map[string]any, error) {
+		moved, err := c.Dispatcher.HandleResult(ctx, body)
+		return map[string]any{"advanced": moved}, err
+	})
+	consume(topology.CampaignFactProjection, func(ctx context.Context, body []byte) (map[string]any, error) {
+		return map[string]any{}, c.Projection.Handle(ctx, body)
+	})
+}
+
+// SweepCampaigns runs the campaign worker's sweep (retries, lookups, expired leases, lost
+// command messages) and the outbox retention purge; the OutboxRelay timer calls it.
+func (c CampaignDeps) SweepCampaigns(ctx context.Context) (map[string]any, error) {
+	batch := c.SweepBatch
+	if batch <= 0 {
+		batch = 100
+	}
+	n, err := c.Worker.Sweep(ctx, batch)
+	out := map[string]any{"claimed": n}
+	if err != nil {
+		return out, err
+	}
+	if c.Purger != nil {
+		p, err := c.Purger.RunOnce(ctx)
+		out["purgedOutbox"], out["purgedDedupeKeys"] = p.Outbox, p.ProcessedEvents
+		return out, err
+	}
+	return out, nil
+}

@@ -1,0 +1,380 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// CampaignStatus is a campaign's operator-set status (docs/campaigns.md#status).
+type CampaignStatus string
+
+// Campaign statuses: ACTIVE starts executions and runs commands; PAUSED starts executions
+// but its commands wait; STOPPED starts nothing and cancels commands that have not reached a
+// provider (an UNKNOWN command still needs resolving).
+const (
+	CampaignActive  CampaignStatus = "ACTIVE"
+	CampaignPaused  CampaignStatus = "PAUSED"
+	CampaignStopped CampaignStatus = "STOPPED"
+)
+
+// Campaign is one campaign of a business unit. DefinitionJSON is the validated definition
+// (shared/campaign.Definition as JSON: trigger event types, the ordered actions); Triggers
+// repeats its event types for the lookup by event type. RunID names the current run: a
+// deliberate re-run sets a new one, so the same events start new executions.
+type Campaign struct {
+	BusinessUnitID string
+	CampaignID     string
+	Name           string
+	Status         CampaignStatus
+	RunID          string
+	Triggers       []string
+	DefinitionJSON string
+	Version        int64 // 1, 2, … per save: the ETag
+	CreatedOn      time.Time
+	UpdatedOn      time.Time
+}
+
+// CampaignSaveParams creates (ExpectedVersion 0) or replaces (ExpectedVersion = the stored
+// Version) a campaign; any other ExpectedVersion is ErrConflict and nothing is written.
+// ExpectedVersion nil saves unconditionally (replay, tests).
+type CampaignSaveParams struct {
+	Campaign        Campaign // Version, CreatedOn, UpdatedOn are assigned
+	ExpectedVersion *int64
+	Now             time.Time
+}
+
+// ExecutionStatus is the state of a CampaignExecution (shared/campaign doc.go).
+type ExecutionStatus string
+
+// Execution statuses.
+const (
+	ExecutionRunning   ExecutionStatus = "RUNNING"
+	ExecutionCompleted ExecutionStatus = "COMPLETED"
+	ExecutionCancelled ExecutionStatus = "CANCELLED"
+)
+
+// CampaignExecution is one recipient's run of a campaign's action chain, keyed by
+// ExecutionID (derived from business unit, campaign, run, recipient and source event id).
+// CurrentIndex is the action index whose command the chain waits for; the chain moves on
+// only through CampaignAdvance. DefinitionJSON is the campaign's definition when the
+// execution started (the chain's shape never changes under a running execution).
+type CampaignExecution struct {
+	ID             int64
+	ExecutionID    string
+	BusinessUnitID string
+	CampaignID     string
+	RunID          string
+	RecipientID    string
+	SourceEventID  string
+	LocalDate      string // the business unit's local day the execution started (YYYY-MM-DD)
+	Status         ExecutionStatus
+	CurrentIndex   int
+	DefinitionJSON string
+	Version        int64
+	CreatedOn      time.Time
+	UpdatedOn      time.Time
+}
+
+// CommandStatus is the state of a CampaignCommand (its actionStatus; shared/campaign doc.go).
+type CommandStatus string
+
+// Command statuses. SUCCEEDED, FAILED, CANCELLED and SKIPPED are terminal; UNKNOWN waits for a
+// resolution (a resend with the same key, a lookup, or a person).
+const (
+	CommandQueued    CommandStatus = "QUEUED"
+	CommandRunning   CommandStatus = "RUNNING" // claimed: lease + Version
+	CommandSucceeded CommandStatus = "SUCCEEDED"
+	CommandFailed    CommandStatus = "FAILED"
+	CommandUnknown   CommandStatus = "UNKNOWN"
+	CommandCancelled CommandStatus = "CANCELLED"
+	CommandSkipped   CommandStatus = "SKIPPED" // its condition on the previous result did not hold
+)
+
+// Terminal reports whether s ends the command.
+func (s CommandStatus) Terminal() bool {
+	switch s {
+	case CommandSucceeded, CommandFailed, CommandCancelled, CommandSkipped:
+		return true
+	}
+	return false
+}
+
+// CampaignCommand is one action of one execution, keyed by CommandID; EffectKey is the
+// provider idempotency key. Both derive from (execution, action index, action identity), so
+// every retry keeps them. ParamsJSON is empty until the first claim freezes it. Revision
+// grows by one on every status change; each change writes a CampaignActionOutcomeEvent fact.
+type CampaignCommand struct {
+	ID               int64
+	CommandID        string
+	EffectKey        string
+	ExecutionID      string
+	BusinessUnitID   string
+	CampaignID       string
+	RecipientID      string
+	ActionIndex      int
+	ActionKey        string
+	ActionType       string
+	Provider         string
+	LocalDate        string
+	ParamsJSON       string // frozen on the first claim; "" before
+	Status           CommandStatus
+	LeaseExpiresOn   *time.Time
+	AttemptCount     int // claims taken
+	RetryCount       int // attempts scheduled again (the backoff ladder position)
+	NextAttemptOn    *time.Time
+	ProviderRef      string
+	ResultJSON       string
+	LastError        string
+	ResolvedBy       string
+	ResolutionReason string
+	Revision         int64
+	Version          int64
+	CreatedOn        time.Time
+	UpdatedOn        time.Time
+}
+
+// CommandClaimable is the claim rule every dialect applies (like NotificationClaimable): a
+// QUEUED command whose NextAttemptOn is unset or has come; a RUNNING one whose lease expired
+// (in doubt: the provider may have been called); an UNKNOWN one whose NextAttemptOn has come
+// (in doubt: resend with the same key or look up). Terminal commands, a live lease and an
+// UNKNOWN awaiting a person (NextAttemptOn nil) are not claimable.
+func CommandClaimable(c CampaignCommand, now time.Time) (ok, inDoubt bool) {
+	due := c.NextAttemptOn == nil || !c.NextAttemptOn.After(now)
+	switch c.Status {
+	case CommandQueued:
+		return due, false
+	case CommandRunning:
+		return c.LeaseExpiresOn != nil && !c.LeaseExpiresOn.After(now), true
+	case CommandUnknown:
+		return c.NextAttemptOn != nil && !c.NextAttemptOn.After(now), true
+	}
+	return false, false
+}
+
+// CampaignStartParams records a new execution with its first command and Outbox messages in
+// one transaction. When ExecutionID already exists nothing is written and Created is false
+// (a replayed event).
+type CampaignStartParams struct {
+	Execution CampaignExecution
+	Command   CampaignCommand
+	Outbox    []OutboxMessage
+	Now       time.Time
+}
+
+// CampaignStartResult is the execution as stored, and whether this call created it.
+type CampaignStartResult struct {
+	Execution CampaignExecution
+	Created   bool
+}
+
+// CampaignClaimParams claims one command (CommandClaimable decides): RUNNING, lease
+// Now+Lease, AttemptCount+1, Version+1 (Revision+1 and a fact when the status changes).
+// FreezeParams is stored as ParamsJSON only when none is stored yet (the first claim).
+type CampaignClaimParams struct {
+	CommandID    string
+	Now          time.Time
+	Lease        time.Duration
+	FreezeParams string
+}
+
+// CampaignClaimResult: Claimed false means the command is terminal, leased by another worker
+// or awaiting a person; Command shows its current state. InDoubt: an earlier attempt may have
+// reached the provider.
+type CampaignClaimResult struct {
+	Claimed bool
+	InDoubt bool
+	Command CampaignCommand
+}
+
+// CampaignClaimDueParams claims up to Limit commands CommandClaimable at Now that have a
+// NextAttemptOn or an expired lease, and, with QueuedBefore set, QUEUED commands unchanged
+// since then (their command message was lost). Oldest first.
+type CampaignClaimDueParams struct {
+	Now          time.Time
+	Lease        time.Duration
+	Limit        int
+	QueuedBefore time.Time
+}
+
+// CampaignFinishParams records the outcome of the claimed command whose Version is Token,
+// with its fact and Outbox messages (the result message for the dispatcher), in one
+// transaction; ErrLeaseLost when the token is stale (nothing written).
+//
+//   - SUCCEEDED / FAILED / CANCELLED / SKIPPED: terminal (NextAttemptOn must be nil).
+//   - QUEUED: try again at NextAttemptOn (required); CountRetry moves the backoff ladder
+//     (false for a paused campaign or a guard's wait).
+//   - UNKNOWN: NextAttemptOn set = resend or look up then; nil = the manual-resolution queue.
+//
+// InTx, when set, runs inside the same transaction after the command row is written (the
+// post-result hook, shared/campaign doc.go); its error rolls everything back.
+type CampaignFinishParams struct {
+	CommandID     string
+	Token         int64
+	Now           time.Time
+	Status        CommandStatus
+	ProviderRef   string
+	ResultJSON    string
+	Error         string
+	NextAttemptOn *time.Time
+	CountRetry    bool
+	Outbox        []OutboxMessage
+	InTx          func(ctx context.Context, tx *sql.Tx, c CampaignCommand) error
+}
+
+// CampaignAdvanceParams moves an execution's chain on from the terminal command CommandID
+// seen at Revision: in one transaction, only when the command is terminal at exactly that
+// Revision and the execution still waits on its ActionIndex; then the execution moves to
+// Next's index (Next inserted with Outbox) or, with Next nil, to FinalStatus. Otherwise
+// nothing is written and Advanced is false (a duplicate or stale result).
+type CampaignAdvanceParams struct {
+	CommandID   string
+	Revision    int64
+	Next        *CampaignCommand
+	FinalStatus ExecutionStatus
+	Outbox      []OutboxMessage
+	Now         time.Time
+}
+
+// CampaignResolveParams resolves an UNKNOWN command awaiting a person: SUCCEEDED or FAILED,
+// by Operator for Reason, guarded by ExpectedVersion. ErrNotFound when the business unit has
+// no such command; ErrConflict when it is not awaiting resolution; ErrLeaseLost when its
+// Version moved on. Outbox holds the result message.
+type CampaignResolveParams struct {
+	CommandID       string
+	BusinessUnitID  string
+	ExpectedVersion int64
+	Status          CommandStatus
+	Operator        string
+	Reason          string
+	ProviderRef     string
+	Outbox          []OutboxMessage
+	Now             time.Time
+}
+
+// CampaignActionOutcomeEvent is one status change of a campaign command (the fact, written
+// to the outbox in the changing transaction). EventID = FactEventID(CommandID, Revision).
+type CampaignActionOutcomeEvent struct {
+	EventID        string        `json:"eventId"`
+	CommandID      string        `json:"commandId"`
+	EffectKey      string        `json:"effectKey"`
+	ExecutionID    string        `json:"executionId"`
+	BusinessUnitID string        `json:"businessUnitId"`
+	CampaignID     string        `json:"campaignId"`
+	ActionIndex    int           `json:"actionIndex"`
+	ActionType     string        `json:"actionType"`
+	Provider       string        `json:"provider"`
+	LocalDate      string        `json:"localDate"`
+	Status         CommandStatus `json:"status"`
+	Revision       int64         `json:"revision"`
+	OccurredOn     time.Time     `json:"occurredOn"`
+	ProviderRef    string        `json:"providerRef,omitempty"`
+}
+
+// CampaignCountsParams asks for one campaign's projected counts for local days From..To.
+type CampaignCountsParams struct {
+	BusinessUnitID string
+	CampaignID     string
+	From, To       string
+}
+
+// CampaignDayCounts is one local day of a campaign's projection: commands per status.
+type CampaignDayCounts struct {
+	LocalDate string         `json:"localDate"`
+	ByStatus  map[string]int `json:"byStatus"`
+}
+
+// CampaignCounts is the projection's answer; FreshTo is the newest fact instant applied.
+type CampaignCounts struct {
+	Days    []CampaignDayCounts `json:"days"`
+	FreshTo *time.Time          `json:"freshTo"`
+}
+
+// CampaignMetrics is a point-in-time gauge read (docs/campaigns.md#metrics).
+type CampaignMetrics struct {
+	Waiting        int        // QUEUED commands
+	Unknown        int        // UNKNOWN commands
+	PastLease      int        // RUNNING commands whose lease expired
+	OutboxUnsent   int        // unpublished outbox rows
+	OutboxOldestOn *time.Time // CreatedOn of the oldest unpublished row
+}
+
+// CampaignStore holds campaigns, executions, commands and their projection.
+type CampaignStore interface {
+	CampaignSave(ctx context.Context, p CampaignSaveParams) (Campaign, error)
+	// CampaignGet returns the campaign or ErrNotFound.
+	CampaignGet(ctx context.Context, businessUnitID, campaignID string) (Campaign, error)
+	// CampaignList returns up to limit campaigns of a business unit after the id afterID.
+	CampaignList(ctx context.Context, businessUnitID, afterID string, limit int) ([]Campaign, error)
+	// CampaignListByTrigger returns the ACTIVE and PAUSED campaigns of a business unit
+	// triggered by eventType.
+	CampaignListByTrigger(ctx context.Context, businessUnitID, eventType string) ([]Campaign, error)
+	// CampaignStart records an execution with its first command, or loads the existing one.
+	CampaignStart(ctx context.Context, p CampaignStartParams) (CampaignStartResult, error)
+	// CampaignExecutionGet returns the execution or ErrNotFound.
+	CampaignExecutionGet(ctx context.Context, executionID string) (CampaignExecution, error)
+	// CampaignCommandGet returns the command or ErrNotFound.
+	CampaignCommandGet(ctx context.Context, commandID string) (CampaignCommand, error)
+	// CampaignCommandsOf returns an execution's commands by action index.
+	CampaignCommandsOf(ctx context.Context, executionID string) ([]CampaignCommand, error)
+	// CampaignClaim claims one command; ErrNotFound when there is none.
+	CampaignClaim(ctx context.Context, p CampaignClaimParams) (CampaignClaimResult, error)
+	// CampaignClaimDue claims due commands set-based (retries, lookups, expired leases).
+	CampaignClaimDue(ctx context.Context, p CampaignClaimDueParams) ([]CampaignClaimResult, error)
+	// CampaignFinish records a claimed command's outcome.
+	CampaignFinish(ctx context.Context, p CampaignFinishParams) (CampaignCommand, error)
+	// CampaignAdvance moves a chain on from a terminal result (Advanced false: ignored).
+	CampaignAdvance(ctx context.Context, p CampaignAdvanceParams) (advanced bool, err error)
+	// CampaignListUnknown lists one business unit's commands awaiting a person (of one
+	// campaign; "" = all), by Id after afterID.
+	CampaignListUnknown(ctx context.Context, businessUnitID, campaignID string, afterID int64, limit int) ([]CampaignCommand, error)
+	// CampaignResolve resolves an UNKNOWN command by hand.
+	CampaignResolve(ctx context.Context, p CampaignResolveParams) (CampaignCommand, error)
+	// CampaignFactApply applies facts to the projection (highest revision per command wins).
+	CampaignFactApply(ctx context.Context, facts []CampaignActionOutcomeEvent, now time.Time) (DeliveryFactApplyResult, error)
+	// CampaignCountsByDay reads the projection.
+	CampaignCountsByDay(ctx context.Context, p CampaignCountsParams) (CampaignCounts, error)
+	// CampaignNextWakeUp returns the earliest instant (UTC) a command becomes due for the
+	// sweep (a retry, a lookup, a lease's end), or nil if none will.
+	CampaignNextWakeUp(ctx context.Context) (*time.Time, error)
+	// CampaignMetricsRead reads the gauges at now.
+	CampaignMetricsRead(ctx context.Context, now time.Time) (CampaignMetrics, error)
+}
+
+// OutboxClaimParams claims up to Limit unpublished outbox rows for one relay: rows whose
+// RetryAt is unset or has come and whose lease is unset or expired get LeaseUntil =
+// Now+Lease and a new ClaimToken, oldest first. Two relays never hold one row at once.
+type OutboxClaimParams struct {
+	Now   time.Time
+	Lease time.Duration
+	Limit int
+}
+
+// OutboxPurgeParams removes, in bounded batches (Limit each), outbox rows published before
+// PublishedBefore and ProcessedEvent dedupe keys processed before ProcessedBefore. The caller
+// chooses ProcessedBefore from the longest window a source may replay (docs/campaigns.md#retention).
+type OutboxPurgeParams struct {
+	PublishedBefore time.Time
+	ProcessedBefore time.Time
+	Limit           int
+}
+
+// OutboxPurgeResult counts what one purge removed.
+type OutboxPurgeResult struct {
+	Outbox          int
+	ProcessedEvents int
+}
+
+// OutboxLeaseStore is the outbox relay's hardened side (docs/campaigns.md#outbox).
+type OutboxLeaseStore interface {
+	// OutboxClaim leases a batch to one relay.
+	OutboxClaim(ctx context.Context, p OutboxClaimParams) ([]OutboxMessage, error)
+	// OutboxRetryLater releases a claimed row after a failed publish: Attempts+1, RetryAt
+	// set, lease cleared — only while ClaimToken still matches (another relay took over:
+	// nothing happens).
+	OutboxRetryLater(ctx context.Context, id int64, claimToken string, retryAt time.Time) error
+	// OutboxRelease clears the lease of claimed rows not attempted (the batch stopped early).
+	OutboxRelease(ctx context.Context, ids []int64, claimToken string) error
+	// OutboxPurge removes old published rows and old dedupe keys.
+	OutboxPurge(ctx context.Context, p OutboxPurgeParams) (OutboxPurgeResult, error)
+}

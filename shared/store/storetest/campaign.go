@@ -1,0 +1,475 @@
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// RunCampaign is the campaign part of the suite (docs/campaigns.md): campaigns with
+// If-Match, executions started once, exclusive claims that freeze parameters, guarded
+// outcomes with the post-result hook, chain advances once, the manual queue, the projection
+// and the outbox relay's lease and purge.
+func RunCampaign(t *testing.T, open Opener) {
+	t.Run("CampaignSaveIfMatchAndTriggers", func(t *testing.T) { testCampaignSave(t, open) })
+	t.Run("CampaignStartOnce", func(t *testing.T) { testCampaignStartOnce(t, open) })
+	t.Run("CampaignClaimExclusiveAndFreezes", func(t *testing.T) { testCampaignClaim(t, open) })
+	t.Run("CampaignFinishGuardedWithHook", func(t *testing.T) { testCampaignFinish(t, open) })
+	t.Run("CampaignAdvanceOnce", func(t *testing.T) { testCampaignAdvance(t, open) })
+	t.Run("CampaignManualResolution", func(t *testing.T) { testCampaignResolve(t, open) })
+	t.Run("CampaignProjectionExactUnderReplay", func(t *testing.T) { testCampaignProjection(t, open) })
+	t.Run("OutboxLeaseAndPurge", func(t *testing.T) { testOutboxLease(t, open) })
+}
+
+func campaignFixture(bu, id string) store.Campaign {
+	return store.Campaign{BusinessUnitID: bu, CampaignID: id, Name: "Welcome", Status: store.CampaignActive, RunID: "r1",
+		Triggers: []string{"SignedUp", "Upgraded"}, DefinitionJSON: `{"actions":[]}`}
+}
+
+func testCampaignSave(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	zero := int64(0)
+	c, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: campaignFixture("bu-1", "c1"), ExpectedVersion: &zero, Now: T0})
+	if err != nil || c.Version != 1 || len(c.Triggers) != 2 || !c.CreatedOn.Equal(T0) {
+		t.Fatalf("create = %+v, %v", c, err)
+	}
+	if _, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: campaignFixture("bu-1", "c1"), ExpectedVersion: &zero, Now: T0}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second create = %v, want ErrConflict", err)
+	}
+	stale := int64(7)
+	if _, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: campaignFixture("bu-1", "c1"), ExpectedVersion: &stale, Now: T0}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale replace = %v, want ErrConflict", err)
+	}
+	upd := campaignFixture("bu-1", "c1")
+	upd.Triggers = []string{"Upgraded"}
+	one := int64(1)
+	c, err = s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: upd, ExpectedVersion: &one, Now: T0.Add(time.Minute)})
+	if err != nil || c.Version != 2 || len(c.Triggers) != 1 {
+		t.Fatalf("replace = %+v, %v", c, err)
+	}
+	if l, _ := s.CampaignListByTrigger(ctx, "bu-1", "SignedUp"); len(l) != 0 {
+		t.Fatalf("removed trigger still matches: %+v", l)
+	}
+	if l, _ := s.CampaignListByTrigger(ctx, "bu-1", "Upgraded"); len(l) != 1 {
+		t.Fatalf("by trigger = %+v", l)
+	}
+	if l, _ := s.CampaignListByTrigger(ctx, "bu-2", "Upgraded"); len(l) != 0 {
+		t.Fatalf("another business unit sees the campaign: %+v", l)
+	}
+	upd.Status = store.CampaignStopped
+	if _, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: upd, Now: T0}); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := s.CampaignListByTrigger(ctx, "bu-1", "Upgraded"); len(l) != 0 {
+		t.Fatalf("a stopped campaign is triggered: %+v", l)
+	}
+	if _, err := s.CampaignGet(ctx, "bu-2", "c1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("get in another unit = %v", err)
+	}
+	if l, err := s.CampaignList(ctx, "bu-1", "", 10); err != nil || len(l) != 1 || len(l[0].Triggers) != 1 {
+		t.Fatalf("list = %+v, %v", l, err)
+	}
+}
+
+func startFixture(n int) store.CampaignStartParams {
+	exe := fmt.Sprintf("cx-%d", n)
+	return store.CampaignStartParams{
+		Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu-1", CampaignID: "c1", RunID: "r1",
+			RecipientID: fmt.Sprintf("cust-%d", n), SourceEventID: fmt.Sprintf("evt-%d", n), LocalDate: "2026-10-01", DefinitionJSON: `{}`},
+		Command: commandFixture(exe, 0),
+		Outbox:  []store.OutboxMessage{{MessageID: exe + ":0:cmd", Destination: "campaign-commands", Body: []byte(`{}`)}},
+		Now:     T0,
+	}
+}
+
+func commandFixture(exe string, i int) store.CampaignCommand {
+	return store.CampaignCommand{CommandID: fmt.Sprintf("%s:%d:a%d", exe, i, i), EffectKey: fmt.Sprintf("ce-%s-%d", exe, i), ExecutionID: exe,
+		BusinessUnitID: "bu-1", CampaignID: "c1", RecipientID: "cust", ActionIndex: i, ActionKey: fmt.Sprintf("a%d", i),
+		ActionType: "TOP_UP", Provider: "sim", LocalDate: "2026-10-01"}
+}
+
+func testCampaignStartOnce(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	created := make(chan bool, 8)
+	for range 8 {
+		wg.Go(func() {
+			r, err := s.CampaignStart(ctx, startFixture(1))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			created <- r.Created
+		})
+	}
+	wg.Wait()
+	close(created)
+	n := 0
+	for c := range created {
+		if c {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d of 8 concurrent starts created the execution, want 1", n)
+	}
+	cmds, err := s.CampaignCommandsOf(ctx, "cx-1")
+	if err != nil || len(cmds) != 1 || cmds[0].Status != store.CommandQueued || cmds[0].Revision != 1 || cmds[0].ParamsJSON != "" {
+		t.Fatalf("commands = %+v, %v", cmds, err)
+	}
+	msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	if len(msgs) != 1 {
+		t.Fatalf("outbox = %d rows, want 1", len(msgs))
+	}
+	e, err := s.CampaignExecutionGet(ctx, "cx-1")
+	if err != nil || e.Status != store.ExecutionRunning || e.CurrentIndex != 0 {
+		t.Fatalf("execution = %+v, %v", e, err)
+	}
+}
+
+func testCampaignClaim(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	if _, err := s.CampaignStart(ctx, startFixture(1)); err != nil {
+		t.Fatal(err)
+	}
+	id := startFixture(1).Command.CommandID
+	if _, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: "nope", Now: T0, Lease: time.Minute}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("claim unknown = %v", err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	claimed := 0
+	for i := range 6 {
+		wg.Go(func() {
+			r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: fmt.Sprintf(`{"n":%d}`, i)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if r.Claimed {
+				mu.Lock()
+				claimed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if claimed != 1 {
+		t.Fatalf("%d concurrent claims succeeded, want 1", claimed)
+	}
+	c, _ := s.CampaignCommandGet(ctx, id)
+	frozen := c.ParamsJSON
+	if c.Status != store.CommandRunning || frozen == "" || c.AttemptCount != 1 || c.Revision != 2 {
+		t.Fatalf("after claim: %+v", c)
+	}
+	// Live lease: not claimable; expired: claimable in doubt, parameters kept.
+	if r, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0.Add(59 * time.Second), Lease: time.Minute}); r.Claimed {
+		t.Fatal("claimed under a live lease")
+	}
+	r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0.Add(time.Minute), Lease: time.Minute, FreezeParams: `{"n":99}`})
+	if err != nil || !r.Claimed || !r.InDoubt || r.Command.ParamsJSON != frozen || r.Command.Revision != 2 {
+		t.Fatalf("reclaim = %+v, %v (frozen %s)", r, err, frozen)
+	}
+	// The due sweep finds expired leases and retries, not live ones.
+	due, err := s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(time.Minute), Lease: time.Minute, Limit: 10})
+	if err != nil || len(due) != 0 {
+		t.Fatalf("due under a live lease = %+v, %v", due, err)
+	}
+	if w, err := s.CampaignNextWakeUp(ctx); err != nil || w == nil || !w.Equal(T0.Add(2*time.Minute)) {
+		t.Fatalf("wake-up = %v, %v, want the lease's end", w, err)
+	}
+	if m, err := s.CampaignMetricsRead(ctx, T0.Add(2*time.Minute)); err != nil || m.PastLease != 1 || m.Waiting != 0 {
+		t.Fatalf("metrics past the lease = %+v, %v", m, err)
+	}
+	due, err = s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(3 * time.Minute), Lease: time.Minute, Limit: 10})
+	if err != nil || len(due) != 1 || !due[0].InDoubt {
+		t.Fatalf("due after the lease = %+v, %v", due, err)
+	}
+}
+
+func testCampaignFinish(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	if _, err := s.CampaignStart(ctx, startFixture(1)); err != nil {
+		t.Fatal(err)
+	}
+	id := startFixture(1).Command.CommandID
+	r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	if err != nil || !r.Claimed {
+		t.Fatal(r, err)
+	}
+	if _, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version - 1, Now: T0, Status: store.CommandSucceeded}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("stale token = %v", err)
+	}
+	hookErr := errors.New("hook refused")
+	_, err = s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded,
+		InTx: func(context.Context, *sql.Tx, store.CampaignCommand) error { return hookErr }})
+	if !errors.Is(err, hookErr) {
+		t.Fatalf("hook error = %v", err)
+	}
+	if c, _ := s.CampaignCommandGet(ctx, id); c.Status != store.CommandRunning {
+		t.Fatalf("a failed hook left the outcome written: %+v", c)
+	}
+	var seen store.CampaignCommand
+	next := T0.Add(time.Hour)
+	if _, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded, NextAttemptOn: &next}); err == nil {
+		t.Fatal("terminal outcome with NextAttemptOn accepted")
+	}
+	c, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded,
+		ProviderRef: "ref-1", ResultJSON: `{"ok":true}`,
+		Outbox: []store.OutboxMessage{{MessageID: id + ":result", Destination: "campaign-results", Body: []byte(`{}`)}},
+		InTx:   func(_ context.Context, _ *sql.Tx, c store.CampaignCommand) error { seen = c; return nil }})
+	if err != nil || c.Status != store.CommandSucceeded || c.ProviderRef != "ref-1" || c.Revision != 3 || seen.Revision != 3 {
+		t.Fatalf("finish = %+v, %v (hook saw %+v)", c, err, seen)
+	}
+	msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	var facts int
+	for _, m := range msgs {
+		if m.Destination == "campaign-facts" {
+			facts++
+		}
+	}
+	if facts != 2 { // RUNNING (r2), SUCCEEDED (r3)
+		t.Fatalf("%d facts, want 2", facts)
+	}
+	if r, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0.Add(time.Hour), Lease: time.Minute}); r.Claimed {
+		t.Fatal("a terminal command was claimed")
+	}
+}
+
+func testCampaignAdvance(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	p := startFixture(1)
+	if _, err := s.CampaignStart(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id := p.Command.CommandID
+	r, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	// Not terminal yet: nothing moves.
+	next := commandFixture("cx-1", 1)
+	if ok, err := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: r.Command.Revision, Next: &next, Now: T0}); ok || err != nil {
+		t.Fatalf("advance on a running command = %v, %v", ok, err)
+	}
+	c, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision - 1, Next: &next, Now: T0}); ok {
+		t.Fatal("a stale revision advanced the chain")
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	adv := 0
+	for range 5 {
+		wg.Go(func() {
+			ok, err := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision, Next: &next, Now: T0,
+				Outbox: []store.OutboxMessage{{MessageID: next.CommandID + ":cmd", Destination: "campaign-commands", Body: []byte(`{}`)}}})
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				adv++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if adv != 1 {
+		t.Fatalf("the chain advanced %d times, want 1", adv)
+	}
+	cmds, _ := s.CampaignCommandsOf(ctx, "cx-1")
+	e, _ := s.CampaignExecutionGet(ctx, "cx-1")
+	if len(cmds) != 2 || e.CurrentIndex != 1 || e.Status != store.ExecutionRunning {
+		t.Fatalf("after advance: %d commands, execution %+v", len(cmds), e)
+	}
+	r2, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: next.CommandID, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	c2, _ := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: next.CommandID, Token: r2.Command.Version, Now: T0, Status: store.CommandFailed, Error: "no"})
+	if ok, _ := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: next.CommandID, Revision: c2.Revision, FinalStatus: store.ExecutionCompleted, Now: T0}); !ok {
+		t.Fatal("the last step did not complete the execution")
+	}
+	if e, _ := s.CampaignExecutionGet(ctx, "cx-1"); e.Status != store.ExecutionCompleted {
+		t.Fatalf("execution = %+v", e)
+	}
+	if ok, _ := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision, Next: &next, Now: T0}); ok {
+		t.Fatal("a duplicate of an old result advanced a finished chain")
+	}
+}
+
+func testCampaignResolve(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	p := startFixture(1)
+	if _, err := s.CampaignStart(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id := p.Command.CommandID
+	r, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	c, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandUnknown, Error: "timeout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if due, _ := s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(time.Hour), Lease: time.Minute, Limit: 10}); len(due) != 0 {
+		t.Fatal("an UNKNOWN awaiting a person was claimed by the sweep")
+	}
+	if w, err := s.CampaignNextWakeUp(ctx); err != nil || w != nil {
+		t.Fatalf("wake-up with only a manual UNKNOWN: %v, %v", w, err)
+	}
+	l, err := s.CampaignListUnknown(ctx, "bu-1", "", 0, 10)
+	if err != nil || len(l) != 1 {
+		t.Fatalf("queue = %+v, %v", l, err)
+	}
+	if l, _ := s.CampaignListUnknown(ctx, "bu-2", "", 0, 10); len(l) != 0 {
+		t.Fatal("another unit sees the queue")
+	}
+	base := store.CampaignResolveParams{CommandID: id, BusinessUnitID: "bu-1", ExpectedVersion: c.Version, Status: store.CommandSucceeded, Operator: "ops", Reason: "provider confirmed", Now: T0}
+	other := base
+	other.BusinessUnitID = "bu-2"
+	if _, err := s.CampaignResolve(ctx, other); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("resolve in another unit = %v", err)
+	}
+	stale := base
+	stale.ExpectedVersion--
+	if _, err := s.CampaignResolve(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("stale resolve = %v", err)
+	}
+	got, err := s.CampaignResolve(ctx, base)
+	if err != nil || got.Status != store.CommandSucceeded || got.ResolvedBy != "ops" {
+		t.Fatalf("resolve = %+v, %v", got, err)
+	}
+	if _, err := s.CampaignResolve(ctx, base); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second resolve = %v", err)
+	}
+}
+
+func testCampaignProjection(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	f := func(cmd string, rev int64, st store.CommandStatus, day string, at time.Time) store.CampaignActionOutcomeEvent {
+		return store.CampaignActionOutcomeEvent{EventID: store.FactEventID(cmd, rev), CommandID: cmd, BusinessUnitID: "bu-1", CampaignID: "c1",
+			LocalDate: day, Status: st, Revision: rev, OccurredOn: at}
+	}
+	facts := []store.CampaignActionOutcomeEvent{
+		f("a", 1, store.CommandQueued, "2026-10-01", T0), f("a", 2, store.CommandRunning, "2026-10-01", T0.Add(time.Second)),
+		f("a", 3, store.CommandSucceeded, "2026-10-01", T0.Add(2*time.Second)), f("b", 1, store.CommandQueued, "2026-10-02", T0.Add(3*time.Second)),
+	}
+	if _, err := s.CampaignFactApply(ctx, facts, T0); err != nil {
+		t.Fatal(err)
+	}
+	// A replay, in reverse order, changes nothing.
+	rev := []store.CampaignActionOutcomeEvent{facts[3], facts[2], facts[1], facts[0]}
+	res, err := s.CampaignFactApply(ctx, rev, T0)
+	if err != nil || res.Applied != 0 || res.Stale != 4 {
+		t.Fatalf("replay = %+v, %v", res, err)
+	}
+	got, err := s.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "c1", From: "2026-10-01", To: "2026-10-31"})
+	if err != nil || len(got.Days) != 2 || got.Days[0].ByStatus["SUCCEEDED"] != 1 || len(got.Days[0].ByStatus) != 1 || got.Days[1].ByStatus["QUEUED"] != 1 {
+		t.Fatalf("counts = %+v, %v", got, err)
+	}
+	if got.FreshTo == nil || !got.FreshTo.Equal(T0.Add(3*time.Second)) {
+		t.Fatalf("freshTo = %v", got.FreshTo)
+	}
+}
+
+func testOutboxLease(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	for i := range 20 {
+		p := startFixture(i)
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two relays claiming at once get disjoint batches that cover every row.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[int64]int{}
+	for range 4 {
+		wg.Go(func() {
+			msgs, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 7})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			for _, m := range msgs {
+				seen[m.ID]++
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("row %d claimed by %d relays", id, n)
+		}
+	}
+	if len(seen) != 20 {
+		t.Fatalf("%d rows claimed, want 20", len(seen))
+	}
+	if again, _ := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0.Add(30 * time.Second), Lease: time.Minute, Limit: 100}); len(again) != 0 {
+		t.Fatalf("%d rows claimed under live leases", len(again))
+	}
+	// After the lease: claimable again (a relay died); RetryAt holds a row back.
+	msgs, _ := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0.Add(time.Minute), Lease: time.Minute, Limit: 100})
+	if len(msgs) != 20 {
+		t.Fatalf("%d rows reclaimed after the lease, want 20", len(msgs))
+	}
+	if err := s.OutboxRetryLater(ctx, msgs[0].ID, "another-token", T0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.OutboxRetryLater(ctx, msgs[0].ID, msgs[0].ClaimToken, T0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, m := range msgs[1:] {
+		ids = append(ids, m.ID)
+	}
+	if err := s.OutboxRelease(ctx, ids[:9], msgs[1].ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids[9:], Now: T0.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	now := T0.Add(time.Minute)
+	got, _ := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: time.Minute, Limit: 100})
+	if len(got) != 9 {
+		t.Fatalf("%d released rows claimable, want 9", len(got))
+	}
+	got, _ = s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0.Add(time.Hour), Lease: time.Minute, Limit: 100})
+	if len(got) != 10 || got[0].ID != msgs[0].ID || got[0].Attempts != 1 {
+		t.Fatalf("after RetryAt: %d rows, first %+v", len(got), got[0])
+	}
+	m, err := s.CampaignMetricsRead(ctx, T0.Add(time.Hour))
+	if err != nil || m.OutboxUnsent != 10 || m.OutboxOldestOn == nil || m.Waiting != 20 {
+		t.Fatalf("metrics = %+v, %v", m, err)
+	}
+	// Purge: published rows before the window go; unpublished never; dedupe keys only before
+	// their own window.
+	if err := s.EventMarkProcessed(ctx, "/src", "old", T0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EventMarkProcessed(ctx, "/src", "new", T0.Add(48*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.OutboxPurge(ctx, store.OutboxPurgeParams{PublishedBefore: T0.Add(2 * time.Minute), ProcessedBefore: T0.Add(time.Hour), Limit: 1000})
+	if err != nil || res.Outbox != 10 || res.ProcessedEvents != 1 {
+		t.Fatalf("purge = %+v, %v", res, err)
+	}
+	if m, _ := s.CampaignMetricsRead(ctx, T0); m.OutboxUnsent != 10 {
+		t.Fatalf("purge removed unpublished rows: %+v", m)
+	}
+	if done, _ := s.EventProcessed(ctx, "/src", "new"); !done {
+		t.Fatal("a dedupe key inside the window was purged")
+	}
+}

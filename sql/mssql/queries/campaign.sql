@@ -1,0 +1,176 @@
+-- Campaigns, executions, commands, their projection and the outbox relay's lease (SQL Server;
+-- docs/campaigns.md). Same names, parameters and columns as sql/sqlite/queries/campaign.sql.
+-- name: CampaignGet :one
+SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+
+-- name: CampaignGetForUpdate :one
+SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.Campaign WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+
+-- name: CampaignInsert :exec
+INSERT INTO dbo.Campaign (BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn)
+VALUES (@BusinessUnitId, @CampaignId, @Name, @Status, @RunId, @DefinitionJson, 1, @Now, @Now);
+
+-- name: CampaignUpdate :exec
+-- Guarded by the Version the caller read (If-Match).
+UPDATE dbo.Campaign SET Name = @Name, Status = @Status, RunId = @RunId, DefinitionJson = @DefinitionJson,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Version = @Version;
+
+-- name: CampaignTriggerDelete :exec
+DELETE FROM dbo.CampaignTrigger WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+
+-- name: CampaignTriggerInsert :exec
+INSERT INTO dbo.CampaignTrigger (BusinessUnitId, EventType, CampaignId) VALUES (@BusinessUnitId, @EventType, @CampaignId);
+
+-- name: CampaignTriggersOf :many
+SELECT EventType FROM dbo.CampaignTrigger WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId ORDER BY EventType;
+
+-- name: CampaignList :many
+SELECT TOP (@Limit) BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId > @AfterId
+ORDER BY CampaignId;
+
+-- name: CampaignListByTrigger :many
+SELECT c.BusinessUnitId, c.CampaignId, c.Name, c.Status, c.RunId, c.DefinitionJson, c.Version, c.CreatedOn, c.UpdatedOn
+FROM dbo.CampaignTrigger t JOIN dbo.Campaign c ON c.BusinessUnitId = t.BusinessUnitId AND c.CampaignId = t.CampaignId
+WHERE t.BusinessUnitId = @BusinessUnitId AND t.EventType = @EventType AND c.Status IN ('ACTIVE', 'PAUSED')
+ORDER BY c.CampaignId;
+
+-- name: CampaignExecutionInsert :exec
+-- A replayed event finds its execution id stored: nothing is inserted (RowsAffected 0).
+INSERT INTO dbo.CampaignExecution (ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate,
+    Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn)
+SELECT @ExecutionId, @BusinessUnitId, @CampaignId, @RunId, @RecipientId, @SourceEventId, @LocalDate,
+    'RUNNING', @CurrentIndex, @DefinitionJson, 1, @Now, @Now
+WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK) WHERE ExecutionId = @ExecutionId);
+
+-- name: CampaignExecutionGet :one
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignExecution WHERE ExecutionId = @ExecutionId;
+
+-- name: CampaignExecutionGetForUpdate :one
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK) WHERE ExecutionId = @ExecutionId;
+
+-- name: CampaignExecutionUpdate :exec
+UPDATE dbo.CampaignExecution SET Status = @Status, CurrentIndex = @CurrentIndex, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version;
+
+-- name: CampaignCommandInsert :exec
+-- An existing command id, or another command for the same effect, is left alone.
+INSERT INTO dbo.CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey,
+    ActionType, Provider, LocalDate, ParamsJson, Status, NextAttemptOn, Revision, Version, CreatedOn, UpdatedOn)
+SELECT @CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @ActionIndex, @ActionKey,
+    @ActionType, @Provider, @LocalDate, NULL, @Status, NULL, 1, 1, @Now, @Now
+WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK)
+                  WHERE CommandId = @CommandId OR (BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey)
+                     OR (ExecutionId = @ExecutionId AND ActionIndex = @ActionIndex));
+
+-- name: CampaignCommandGet :one
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignCommand WHERE CommandId = @CommandId;
+
+-- name: CampaignCommandGetForUpdate :one
+-- The read of a read-decide-write transaction (UPDLOCK + HOLDLOCK keep the row locked).
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK) WHERE CommandId = @CommandId;
+
+-- name: CampaignCommandsOf :many
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
+
+-- name: CampaignCommandUpdate :exec
+-- Writes the state decided in Go, guarded by the Version read (the claim token).
+UPDATE dbo.CampaignCommand SET ParamsJson = @ParamsJson, Status = @Status, LeaseExpiresOn = @LeaseExpiresOn,
+    AttemptCount = @AttemptCount, RetryCount = @RetryCount, NextAttemptOn = @NextAttemptOn, ProviderRef = @ProviderRef,
+    ResultJson = @ResultJson, LastError = @LastError, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionReason,
+    Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version;
+
+-- name: CampaignCommandListDue :many
+-- Candidates of a due sweep, oldest first: retries and lookups whose time came, expired
+-- leases, and (QueuedBefore) QUEUED commands whose message was lost.
+SELECT TOP (@Limit) CommandId
+FROM dbo.CampaignCommand
+WHERE (Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL AND NextAttemptOn <= @Now)
+   OR (Status = 'RUNNING' AND LeaseExpiresOn <= @Now)
+   OR (Status = 'QUEUED' AND NextAttemptOn IS NULL AND UpdatedOn <= @QueuedBefore)
+ORDER BY Id;
+
+-- name: CampaignListUnknown :many
+SELECT TOP (@Limit) Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignCommand
+WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
+  AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
+ORDER BY Id;
+
+-- name: CampaignProjectionRevision :one
+SELECT Revision FROM dbo.CampaignCommandProjection WHERE CommandId = @CommandId;
+
+-- name: CampaignProjectionInsert :exec
+INSERT INTO dbo.CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision)
+VALUES (@CommandId, @BusinessUnitId, @CampaignId, @LocalDate, @Status, @Revision);
+
+-- name: CampaignProjectionUpdate :exec
+UPDATE dbo.CampaignCommandProjection SET Status = @Status, Revision = @Revision
+WHERE CommandId = @CommandId AND Revision < @Revision;
+
+-- name: CampaignProjectionFreshTo :one
+SELECT FreshTo FROM dbo.CampaignProjectionState WHERE Id = 1;
+
+-- name: CampaignProjectionSetFreshTo :exec
+MERGE dbo.CampaignProjectionState WITH (HOLDLOCK) AS t USING (SELECT 1 AS Id) AS s ON t.Id = s.Id
+WHEN MATCHED AND (t.FreshTo IS NULL OR t.FreshTo < @FreshTo) THEN UPDATE SET FreshTo = @FreshTo
+WHEN NOT MATCHED THEN INSERT (Id, FreshTo) VALUES (1, @FreshTo);
+
+-- name: CampaignCountsByDay :many
+SELECT LocalDate, Status, COUNT(*)
+FROM dbo.CampaignCommandProjection
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND LocalDate >= @FromDate AND LocalDate <= @ToDate
+GROUP BY LocalDate, Status
+ORDER BY LocalDate, Status;
+
+-- name: CampaignMetricsCommands :one
+SELECT COALESCE(SUM(CASE WHEN Status = 'QUEUED' THEN 1 ELSE 0 END), 0),
+       COALESCE(SUM(CASE WHEN Status = 'UNKNOWN' THEN 1 ELSE 0 END), 0),
+       COALESCE(SUM(CASE WHEN Status = 'RUNNING' AND LeaseExpiresOn <= @Now THEN 1 ELSE 0 END), 0)
+FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING');
+
+-- name: CampaignMetricsOutbox :one
+SELECT COUNT(*), MIN(CreatedOn) FROM dbo.Outbox WHERE PublishedOn IS NULL;
+
+-- name: OutboxClaim :many
+-- One relay leases a batch: rows not published, not leased by a live relay, whose RetryAt came.
+WITH c AS (
+    SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts, ClaimToken, LeaseUntil
+    FROM dbo.Outbox WITH (UPDLOCK, READPAST, ROWLOCK)
+    WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+    ORDER BY Id)
+UPDATE c SET LeaseUntil = @LeaseUntil, ClaimToken = @ClaimToken
+OUTPUT inserted.Id, inserted.MessageId, inserted.Destination, inserted.SessionId, inserted.Body, inserted.CreatedOn, inserted.PublishedOn, inserted.Attempts, inserted.ClaimToken
+WHERE PublishedOn IS NULL;
+
+-- name: OutboxRetryLater :exec
+UPDATE dbo.Outbox SET Attempts = Attempts + 1, RetryAt = @RetryAt, LeaseUntil = NULL, ClaimToken = NULL
+WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+
+-- name: OutboxRelease :exec
+UPDATE dbo.Outbox SET LeaseUntil = NULL, ClaimToken = NULL
+WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+
+-- name: OutboxPurgePublished :exec
+DELETE TOP (@Limit) FROM dbo.Outbox WHERE PublishedOn IS NOT NULL AND PublishedOn < @Before;
+
+-- name: ProcessedEventPurge :exec
+DELETE TOP (@Limit) FROM dbo.ProcessedEvent WHERE ProcessedOn < @Before;
+
+-- name: CampaignNextWakeUp :one
+-- The earliest instant a command becomes due for the sweep: a retry or lookup time, or a
+-- lease's end.
+SELECT MIN(W) FROM (
+    SELECT MIN(NextAttemptOn) AS W FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL
+    UNION ALL
+    SELECT MIN(LeaseExpiresOn) AS W FROM dbo.CampaignCommand WHERE Status = 'RUNNING'
+) AS x;

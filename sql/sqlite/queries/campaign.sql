@@ -1,0 +1,173 @@
+-- Campaigns, executions, commands, their projection and the outbox relay's lease (SQLite;
+-- docs/campaigns.md). Same names, parameters and columns as sql/mssql/queries/campaign.sql.
+-- name: CampaignGet :one
+SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+
+-- name: CampaignGetForUpdate :one
+SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+
+-- name: CampaignInsert :exec
+INSERT INTO Campaign (BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn)
+VALUES (@BusinessUnitId, @CampaignId, @Name, @Status, @RunId, @DefinitionJson, 1, @Now, @Now);
+
+-- name: CampaignUpdate :exec
+-- Guarded by the Version the caller read (If-Match).
+UPDATE Campaign SET Name = @Name, Status = @Status, RunId = @RunId, DefinitionJson = @DefinitionJson,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Version = @Version;
+
+-- name: CampaignTriggerDelete :exec
+DELETE FROM CampaignTrigger WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+
+-- name: CampaignTriggerInsert :exec
+INSERT INTO CampaignTrigger (BusinessUnitId, EventType, CampaignId) VALUES (@BusinessUnitId, @EventType, @CampaignId);
+
+-- name: CampaignTriggersOf :many
+SELECT EventType FROM CampaignTrigger WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId ORDER BY EventType;
+
+-- name: CampaignList :many
+SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId > @AfterId
+ORDER BY CampaignId
+LIMIT @Limit;
+
+-- name: CampaignListByTrigger :many
+SELECT c.BusinessUnitId, c.CampaignId, c.Name, c.Status, c.RunId, c.DefinitionJson, c.Version, c.CreatedOn, c.UpdatedOn
+FROM CampaignTrigger t JOIN Campaign c ON c.BusinessUnitId = t.BusinessUnitId AND c.CampaignId = t.CampaignId
+WHERE t.BusinessUnitId = @BusinessUnitId AND t.EventType = @EventType AND c.Status IN ('ACTIVE', 'PAUSED')
+ORDER BY c.CampaignId;
+
+-- name: CampaignExecutionInsert :exec
+-- A replayed event finds its execution id stored: nothing is inserted (RowsAffected 0).
+INSERT INTO CampaignExecution (ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate,
+    Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn)
+VALUES (@ExecutionId, @BusinessUnitId, @CampaignId, @RunId, @RecipientId, @SourceEventId, @LocalDate,
+    'RUNNING', @CurrentIndex, @DefinitionJson, 1, @Now, @Now)
+ON CONFLICT (ExecutionId) DO NOTHING;
+
+-- name: CampaignExecutionGet :one
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM CampaignExecution WHERE ExecutionId = @ExecutionId;
+
+-- name: CampaignExecutionGetForUpdate :one
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM CampaignExecution WHERE ExecutionId = @ExecutionId;
+
+-- name: CampaignExecutionUpdate :exec
+UPDATE CampaignExecution SET Status = @Status, CurrentIndex = @CurrentIndex, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version;
+
+-- name: CampaignCommandInsert :exec
+-- An existing command id, or another command for the same effect, is left alone.
+INSERT INTO CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey,
+    ActionType, Provider, LocalDate, ParamsJson, Status, NextAttemptOn, Revision, Version, CreatedOn, UpdatedOn)
+VALUES (@CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @ActionIndex, @ActionKey,
+    @ActionType, @Provider, @LocalDate, NULL, @Status, NULL, 1, 1, @Now, @Now)
+ON CONFLICT DO NOTHING;
+
+-- name: CampaignCommandGet :one
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM CampaignCommand WHERE CommandId = @CommandId;
+
+-- name: CampaignCommandGetForUpdate :one
+-- The read of a read-decide-write transaction (writers are serialised by BEGIN IMMEDIATE).
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM CampaignCommand WHERE CommandId = @CommandId;
+
+-- name: CampaignCommandsOf :many
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
+
+-- name: CampaignCommandUpdate :exec
+-- Writes the state decided in Go, guarded by the Version read (the claim token).
+UPDATE CampaignCommand SET ParamsJson = @ParamsJson, Status = @Status, LeaseExpiresOn = @LeaseExpiresOn,
+    AttemptCount = @AttemptCount, RetryCount = @RetryCount, NextAttemptOn = @NextAttemptOn, ProviderRef = @ProviderRef,
+    ResultJson = @ResultJson, LastError = @LastError, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionReason,
+    Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+WHERE Id = @Id AND Version = @Version;
+
+-- name: CampaignCommandListDue :many
+-- Candidates of a due sweep, oldest first: retries and lookups whose time came, expired
+-- leases, and (QueuedBefore) QUEUED commands whose message was lost.
+SELECT CommandId
+FROM CampaignCommand
+WHERE (Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL AND NextAttemptOn <= @Now)
+   OR (Status = 'RUNNING' AND LeaseExpiresOn <= @Now)
+   OR (Status = 'QUEUED' AND NextAttemptOn IS NULL AND UpdatedOn <= @QueuedBefore)
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: CampaignListUnknown :many
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+FROM CampaignCommand
+WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
+  AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: CampaignProjectionRevision :one
+SELECT Revision FROM CampaignCommandProjection WHERE CommandId = @CommandId;
+
+-- name: CampaignProjectionInsert :exec
+INSERT INTO CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision)
+VALUES (@CommandId, @BusinessUnitId, @CampaignId, @LocalDate, @Status, @Revision);
+
+-- name: CampaignProjectionUpdate :exec
+UPDATE CampaignCommandProjection SET Status = @Status, Revision = @Revision
+WHERE CommandId = @CommandId AND Revision < @Revision;
+
+-- name: CampaignProjectionFreshTo :one
+SELECT FreshTo FROM CampaignProjectionState WHERE Id = 1;
+
+-- name: CampaignProjectionSetFreshTo :exec
+INSERT INTO CampaignProjectionState (Id, FreshTo) VALUES (1, @FreshTo)
+ON CONFLICT (Id) DO UPDATE SET FreshTo = excluded.FreshTo WHERE FreshTo IS NULL OR FreshTo < excluded.FreshTo;
+
+-- name: CampaignCountsByDay :many
+SELECT LocalDate, Status, COUNT(*)
+FROM CampaignCommandProjection
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND LocalDate >= @FromDate AND LocalDate <= @ToDate
+GROUP BY LocalDate, Status
+ORDER BY LocalDate, Status;
+
+-- name: CampaignMetricsCommands :one
+SELECT COALESCE(SUM(CASE WHEN Status = 'QUEUED' THEN 1 ELSE 0 END), 0),
+       COALESCE(SUM(CASE WHEN Status = 'UNKNOWN' THEN 1 ELSE 0 END), 0),
+       COALESCE(SUM(CASE WHEN Status = 'RUNNING' AND LeaseExpiresOn <= @Now THEN 1 ELSE 0 END), 0)
+FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING');
+
+-- name: CampaignMetricsOutbox :one
+SELECT COUNT(*), MIN(CreatedOn) FROM Outbox WHERE PublishedOn IS NULL;
+
+-- name: OutboxClaim :many
+-- One relay leases a batch: rows not published, not leased by a live relay, whose RetryAt came.
+UPDATE Outbox SET LeaseUntil = @LeaseUntil, ClaimToken = @ClaimToken
+WHERE Id IN (SELECT Id FROM Outbox
+             WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+             ORDER BY Id LIMIT @Limit)
+RETURNING Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts, ClaimToken;
+
+-- name: OutboxRetryLater :exec
+UPDATE Outbox SET Attempts = Attempts + 1, RetryAt = @RetryAt, LeaseUntil = NULL, ClaimToken = NULL
+WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+
+-- name: OutboxRelease :exec
+UPDATE Outbox SET LeaseUntil = NULL, ClaimToken = NULL
+WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+
+-- name: OutboxPurgePublished :exec
+DELETE FROM Outbox WHERE Id IN (SELECT Id FROM Outbox WHERE PublishedOn IS NOT NULL AND PublishedOn < @Before LIMIT @Limit);
+
+-- name: ProcessedEventPurge :exec
+DELETE FROM ProcessedEvent WHERE rowid IN (SELECT rowid FROM ProcessedEvent WHERE ProcessedOn < @Before LIMIT @Limit);
+
+-- name: CampaignNextWakeUp :one
+-- The earliest instant a command becomes due for the sweep: a retry or lookup time, or a
+-- lease's end.
+SELECT MIN(W) FROM (
+    SELECT MIN(NextAttemptOn) AS W FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL
+    UNION ALL
+    SELECT MIN(LeaseExpiresOn) AS W FROM CampaignCommand WHERE Status = 'RUNNING'
+) AS x;

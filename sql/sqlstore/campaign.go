@@ -1,0 +1,690 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+	"github.com/google/uuid"
+)
+
+var (
+	_ store.CampaignStore    = (*Store)(nil)
+	_ store.OutboxLeaseStore = (*Store)(nil)
+)
+
+func (s *Store) scanCampaign(r rowScanner) (store.Campaign, error) {
+	var c store.Campaign
+	var st string
+	err := r.Scan(&c.BusinessUnitID, &c.CampaignID, &c.Name, &st, &c.RunID, &c.DefinitionJSON, &c.Version, s.t(&c.CreatedOn), s.t(&c.UpdatedOn))
+	c.Status = store.CampaignStatus(st)
+	return c, err
+}
+
+func (s *Store) scanExecution(r rowScanner) (store.CampaignExecution, error) {
+	var e store.CampaignExecution
+	var st string
+	err := r.Scan(&e.ID, &e.ExecutionID, &e.BusinessUnitID, &e.CampaignID, &e.RunID, &e.RecipientID, &e.SourceEventID, &e.LocalDate,
+		&st, &e.CurrentIndex, &e.DefinitionJSON, &e.Version, s.t(&e.CreatedOn), s.t(&e.UpdatedOn))
+	e.Status = store.ExecutionStatus(st)
+	return e, err
+}
+
+func (s *Store) scanCommand(r rowScanner) (store.CampaignCommand, error) {
+	var c store.CampaignCommand
+	var st string
+	err := r.Scan(&c.ID, &c.CommandID, &c.EffectKey, &c.ExecutionID, &c.BusinessUnitID, &c.CampaignID, &c.RecipientID, &c.ActionIndex,
+		&c.ActionKey, &c.ActionType, &c.Provider, &c.LocalDate, ns(&c.ParamsJSON), &st, s.nt(&c.LeaseExpiresOn), &c.AttemptCount,
+		&c.RetryCount, s.nt(&c.NextAttemptOn), ns(&c.ProviderRef), ns(&c.ResultJSON), ns(&c.LastError), ns(&c.ResolvedBy),
+		ns(&c.ResolutionReason), &c.Revision, &c.Version, s.t(&c.CreatedOn), s.t(&c.UpdatedOn))
+	c.Status = store.CommandStatus(st)
+	return c, err
+}
+
+func (s *Store) campaignOne(ctx context.Context, tx *sql.Tx, name, bu, id string) (store.Campaign, error) {
+	c, err := s.scanCampaign(s.queryRow(ctx, tx, name, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", id)))
+	if err != nil {
+		return c, s.oneErr(name, err)
+	}
+	c.Triggers, err = queryAll(ctx, s, tx, "CampaignTriggersOf", func(r rowScanner) (string, error) {
+		var t string
+		return t, r.Scan(&t)
+	}, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", id))
+	return c, err
+}
+
+// CampaignSave implements store.CampaignStore: insert or guarded update plus the trigger rows,
+// in one transaction.
+func (s *Store) CampaignSave(ctx context.Context, p store.CampaignSaveParams) (store.Campaign, error) {
+	c := p.Campaign
+	if c.BusinessUnitID == "" || c.CampaignID == "" || c.RunID == "" {
+		return store.Campaign{}, fmt.Errorf("%s CampaignSave: business unit, campaign id and run id are required", s.d.Name)
+	}
+	var out store.Campaign
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := s.campaignOne(ctx, tx, "CampaignGetForUpdate", c.BusinessUnitID, c.CampaignID)
+		exists := err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if p.ExpectedVersion != nil {
+			want := *p.ExpectedVersion
+			if (!exists && want != 0) || (exists && cur.Version != want) {
+				return fmt.Errorf("%s CampaignSave: expected version %d: %w", s.d.Name, want, store.ErrConflict)
+			}
+		}
+		args := []any{sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("CampaignId", c.CampaignID), sql.Named("Name", c.Name),
+			sql.Named("Status", string(c.Status)), sql.Named("RunId", c.RunID), sql.Named("DefinitionJson", c.DefinitionJSON),
+			sql.Named("Now", s.tm(p.Now))}
+		if exists {
+			args = append(args, sql.Named("Version", cur.Version))
+			if err := s.mustOne(ctx, tx, "CampaignUpdate", args...); err != nil {
+				return err
+			}
+		} else if _, err := s.exec(ctx, tx, "CampaignInsert", args...); err != nil {
+			return fmt.Errorf("%s CampaignInsert: %w", s.d.Name, err)
+		}
+		if _, err := s.exec(ctx, tx, "CampaignTriggerDelete", sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("CampaignId", c.CampaignID)); err != nil {
+			return fmt.Errorf("%s CampaignTriggerDelete: %w", s.d.Name, err)
+		}
+		seen := map[string]bool{}
+		for _, t := range c.Triggers {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			if _, err := s.exec(ctx, tx, "CampaignTriggerInsert", sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("EventType", t),
+				sql.Named("CampaignId", c.CampaignID)); err != nil {
+				return fmt.Errorf("%s CampaignTriggerInsert: %w", s.d.Name, err)
+			}
+		}
+		out, err = s.campaignOne(ctx, tx, "CampaignGet", c.BusinessUnitID, c.CampaignID)
+		return err
+	})
+	return out, err
+}
+
+// mustOne runs a guarded statement that must change exactly one row (else ErrLeaseLost).
+func (s *Store) mustOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
+	res, err := s.exec(ctx, tx, name, args...)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, store.ErrLeaseLost)
+	}
+	return nil
+}
+
+// CampaignGet implements store.CampaignStore.
+func (s *Store) CampaignGet(ctx context.Context, bu, id string) (store.Campaign, error) {
+	return s.campaignOne(ctx, nil, "CampaignGet", bu, id)
+}
+
+// CampaignList implements store.CampaignStore.
+func (s *Store) CampaignList(ctx context.Context, bu, afterID string, limit int) ([]store.Campaign, error) {
+	if err := checkLimit("CampaignList", limit); err != nil {
+		return nil, err
+	}
+	list, err := queryAll(ctx, s, nil, "CampaignList", s.scanCampaign, sql.Named("BusinessUnitId", bu), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		if list[i], err = s.campaignOne(ctx, nil, "CampaignGet", bu, list[i].CampaignID); err != nil {
+			return nil, err
+		}
+	}
+	return list, nil
+}
+
+// CampaignListByTrigger implements store.CampaignStore.
+func (s *Store) CampaignListByTrigger(ctx context.Context, bu, eventType string) ([]store.Campaign, error) {
+	return queryAll(ctx, s, nil, "CampaignListByTrigger", s.scanCampaign, sql.Named("BusinessUnitId", bu), sql.Named("EventType", eventType))
+}
+
+func (s *Store) insertCommand(ctx context.Context, tx *sql.Tx, c store.CampaignCommand, now time.Time) error {
+	_, err := s.exec(ctx, tx, "CampaignCommandInsert", sql.Named("CommandId", c.CommandID), sql.Named("EffectKey", c.EffectKey),
+		sql.Named("ExecutionId", c.ExecutionID), sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("CampaignId", c.CampaignID),
+		sql.Named("RecipientId", c.RecipientID), sql.Named("ActionIndex", c.ActionIndex), sql.Named("ActionKey", c.ActionKey),
+		sql.Named("ActionType", c.ActionType), sql.Named("Provider", c.Provider), sql.Named("LocalDate", c.LocalDate),
+		sql.Named("Status", string(store.CommandQueued)), sql.Named("Now", s.tm(now)))
+	if err != nil {
+		return fmt.Errorf("%s CampaignCommandInsert: %w", s.d.Name, err)
+	}
+	got, err := s.commandOne(ctx, tx, "CampaignCommandGet", c.CommandID)
+	if err != nil {
+		return fmt.Errorf("%s CampaignCommandInsert: command %q not stored (its effect or step has another command): %w", s.d.Name, c.CommandID, store.ErrConflict)
+	}
+	if got.ExecutionID != c.ExecutionID || got.ActionIndex != c.ActionIndex || got.EffectKey != c.EffectKey {
+		return fmt.Errorf("%s CampaignCommandInsert: command %q is stored for another step: %w", s.d.Name, c.CommandID, store.ErrConflict)
+	}
+	return nil
+}
+
+// CampaignStart implements store.CampaignStore: the execution, its first command and the
+// outbox rows in one transaction; an existing execution id writes nothing.
+func (s *Store) CampaignStart(ctx context.Context, p store.CampaignStartParams) (store.CampaignStartResult, error) {
+	e := p.Execution
+	var out store.CampaignStartResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = store.CampaignStartResult{}
+		res, err := s.exec(ctx, tx, "CampaignExecutionInsert", sql.Named("ExecutionId", e.ExecutionID), sql.Named("BusinessUnitId", e.BusinessUnitID),
+			sql.Named("CampaignId", e.CampaignID), sql.Named("RunId", e.RunID), sql.Named("RecipientId", e.RecipientID),
+			sql.Named("SourceEventId", e.SourceEventID), sql.Named("LocalDate", e.LocalDate), sql.Named("CurrentIndex", e.CurrentIndex),
+			sql.Named("DefinitionJson", e.DefinitionJSON), sql.Named("Now", s.tm(p.Now)))
+		if err != nil {
+			return fmt.Errorf("%s CampaignExecutionInsert: %w", s.d.Name, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			if err := s.insertCommand(ctx, tx, p.Command, p.Now); err != nil {
+				return err
+			}
+			for _, m := range p.Outbox {
+				if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+					return err
+				}
+			}
+		}
+		out.Created = n == 1
+		out.Execution, err = s.executionOne(ctx, tx, "CampaignExecutionGet", e.ExecutionID)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) executionOne(ctx context.Context, tx *sql.Tx, name, id string) (store.CampaignExecution, error) {
+	e, err := s.scanExecution(s.queryRow(ctx, tx, name, sql.Named("ExecutionId", id)))
+	return e, s.oneErr(name, err)
+}
+
+func (s *Store) commandOne(ctx context.Context, tx *sql.Tx, name, id string) (store.CampaignCommand, error) {
+	c, err := s.scanCommand(s.queryRow(ctx, tx, name, sql.Named("CommandId", id)))
+	return c, s.oneErr(name, err)
+}
+
+// CampaignExecutionGet implements store.CampaignStore.
+func (s *Store) CampaignExecutionGet(ctx context.Context, id string) (store.CampaignExecution, error) {
+	return s.executionOne(ctx, nil, "CampaignExecutionGet", id)
+}
+
+// CampaignCommandGet implements store.CampaignStore.
+func (s *Store) CampaignCommandGet(ctx context.Context, id string) (store.CampaignCommand, error) {
+	return s.commandOne(ctx, nil, "CampaignCommandGet", id)
+}
+
+// CampaignCommandsOf implements store.CampaignStore.
+func (s *Store) CampaignCommandsOf(ctx context.Context, executionID string) ([]store.CampaignCommand, error) {
+	return queryAll(ctx, s, nil, "CampaignCommandsOf", s.scanCommand, sql.Named("ExecutionId", executionID))
+}
+
+// writeCommand writes next (decided in Go from cur) guarded by cur.Version, then the fact of
+// its status when the Revision moved, and returns the row as stored.
+func (s *Store) writeCommand(ctx context.Context, tx *sql.Tx, cur, next store.CampaignCommand, now time.Time) (store.CampaignCommand, error) {
+	if next.Status != cur.Status {
+		next.Revision = cur.Revision + 1
+	}
+	next.ProviderRef = cut(next.ProviderRef, store.MaxProviderReference)
+	if err := s.mustOne(ctx, tx, "CampaignCommandUpdate", sql.Named("ParamsJson", nstr(next.ParamsJSON)), sql.Named("Status", string(next.Status)),
+		sql.Named("LeaseExpiresOn", s.ntm(next.LeaseExpiresOn)), sql.Named("AttemptCount", next.AttemptCount), sql.Named("RetryCount", next.RetryCount),
+		sql.Named("NextAttemptOn", s.ntm(next.NextAttemptOn)), sql.Named("ProviderRef", nstr(next.ProviderRef)), sql.Named("ResultJson", nstr(next.ResultJSON)),
+		sql.Named("LastError", nstr(next.LastError)), sql.Named("ResolvedBy", nstr(next.ResolvedBy)), sql.Named("ResolutionReason", nstr(next.ResolutionReason)),
+		sql.Named("Revision", next.Revision), sql.Named("Now", s.tm(now)), sql.Named("Id", cur.ID), sql.Named("Version", cur.Version)); err != nil {
+		return store.CampaignCommand{}, err
+	}
+	got, err := s.commandOne(ctx, tx, "CampaignCommandGet", cur.CommandID)
+	if err != nil {
+		return got, err
+	}
+	if got.Revision != cur.Revision {
+		if err := s.writeCampaignFact(ctx, tx, got, now); err != nil {
+			return got, err
+		}
+	}
+	return got, nil
+}
+
+// cut shortens v to at most n UTF-16 code units at a character boundary.
+func cut(v string, n int) string {
+	units := 0
+	for i, r := range v {
+		w := 1
+		if r > 0xFFFF {
+			w = 2
+		}
+		if units+w > n {
+			return v[:i]
+		}
+		units += w
+	}
+	return v
+}
+
+func (s *Store) writeCampaignFact(ctx context.Context, tx *sql.Tx, c store.CampaignCommand, now time.Time) error {
+	f := store.CampaignActionOutcomeEvent{EventID: store.FactEventID(c.CommandID, c.Revision), CommandID: c.CommandID, EffectKey: c.EffectKey,
+		ExecutionID: c.ExecutionID, BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, ActionIndex: c.ActionIndex,
+		ActionType: c.ActionType, Provider: c.Provider, LocalDate: c.LocalDate, Status: c.Status, Revision: c.Revision,
+		OccurredOn: ms(now), ProviderRef: c.ProviderRef}
+	body, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return s.outboxInsert(ctx, tx, now, store.OutboxMessage{MessageID: f.EventID, Destination: topology.CampaignFactsTopic, SessionID: c.CommandID, Body: body})
+}
+
+func (s *Store) claimCommand(ctx context.Context, tx *sql.Tx, id string, now time.Time, lease time.Duration, freeze string) (store.CampaignClaimResult, error) {
+	cur, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", id)
+	if err != nil {
+		return store.CampaignClaimResult{}, err
+	}
+	ok, inDoubt := store.CommandClaimable(cur, now)
+	if !ok {
+		return store.CampaignClaimResult{Command: cur}, nil
+	}
+	next := cur
+	next.Status = store.CommandRunning
+	until := ms(now.Add(lease))
+	next.LeaseExpiresOn = &until
+	next.AttemptCount++
+	if next.ParamsJSON == "" {
+		next.ParamsJSON = freeze
+	}
+	got, err := s.writeCommand(ctx, tx, cur, next, now)
+	if err != nil {
+		return store.CampaignClaimResult{}, err
+	}
+	return store.CampaignClaimResult{Claimed: true, InDoubt: inDoubt, Command: got}, nil
+}
+
+// CampaignClaim implements store.CampaignStore.
+func (s *Store) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
+	if p.Lease <= 0 {
+		return store.CampaignClaimResult{}, fmt.Errorf("CampaignClaim: lease %s must be positive", p.Lease)
+	}
+	var res store.CampaignClaimResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
+		return err
+	})
+	return res, err
+}
+
+// CampaignClaimDue implements store.CampaignStore: candidates, then each claimed by the same
+// rule as CampaignClaim, in one transaction. It freezes no parameters: a command claimed here
+// before any claim froze them (its message was lost) is handed back by the worker and claimed
+// again by id (shared/campaign.Worker.Sweep).
+func (s *Store) CampaignClaimDue(ctx context.Context, p store.CampaignClaimDueParams) ([]store.CampaignClaimResult, error) {
+	if err := checkLimit("CampaignClaimDue", p.Limit); err != nil {
+		return nil, err
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("CampaignClaimDue: lease %s must be positive", p.Lease)
+	}
+	qb := p.QueuedBefore
+	if qb.IsZero() {
+		qb = time.Unix(0, 0)
+	}
+	var out []store.CampaignClaimResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		ids, err := queryAll(ctx, s, tx, "CampaignCommandListDue", func(r rowScanner) (string, error) {
+			var id string
+			return id, r.Scan(&id)
+		}, sql.Named("Now", s.tm(p.Now)), sql.Named("QueuedBefore", s.tm(qb)), sql.Named("Limit", p.Limit))
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			r, err := s.claimCommand(ctx, tx, id, p.Now, p.Lease, "")
+			if err != nil {
+				return err
+			}
+			if r.Claimed {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CampaignFinish implements store.CampaignStore.
+func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams) (store.CampaignCommand, error) {
+	switch {
+	case p.Status.Terminal() && p.NextAttemptOn != nil:
+		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %s takes no NextAttemptOn", p.Status)
+	case p.Status == store.CommandQueued && p.NextAttemptOn == nil:
+		return store.CampaignCommand{}, errors.New("CampaignFinish: QUEUED needs NextAttemptOn")
+	case p.Status == store.CommandRunning || p.Status == "":
+		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %q is not an outcome", p.Status)
+	}
+	var out store.CampaignCommand
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
+		if err != nil {
+			return err
+		}
+		if cur.Version != p.Token || cur.Status != store.CommandRunning {
+			return fmt.Errorf("%s CampaignFinish %s: %w", s.d.Name, p.CommandID, store.ErrLeaseLost)
+		}
+		next := cur
+		next.Status = p.Status
+		next.LeaseExpiresOn = nil
+		next.NextAttemptOn = nil
+		if p.NextAttemptOn != nil {
+			t := ms(*p.NextAttemptOn)
+			next.NextAttemptOn = &t
+		}
+		if p.CountRetry {
+			next.RetryCount++
+		}
+		if p.ProviderRef != "" {
+			next.ProviderRef = p.ProviderRef
+		}
+		if p.ResultJSON != "" {
+			next.ResultJSON = p.ResultJSON
+		}
+		next.LastError = p.Error
+		out, err = s.writeCommand(ctx, tx, cur, next, p.Now)
+		if err != nil {
+			return err
+		}
+		for _, m := range p.Outbox {
+			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+				return err
+			}
+		}
+		if p.InTx != nil {
+			if err := p.InTx(ctx, tx, out); err != nil {
+				return fmt.Errorf("CampaignFinish: post-result hook: %w", err)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CampaignAdvance implements store.CampaignStore.
+func (s *Store) CampaignAdvance(ctx context.Context, p store.CampaignAdvanceParams) (bool, error) {
+	var advanced bool
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		advanced = false
+		c, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
+		if err != nil {
+			return err
+		}
+		if !c.Status.Terminal() || c.Revision != p.Revision {
+			return nil
+		}
+		e, err := s.executionOne(ctx, tx, "CampaignExecutionGetForUpdate", c.ExecutionID)
+		if err != nil {
+			return err
+		}
+		if e.Status != store.ExecutionRunning || e.CurrentIndex != c.ActionIndex {
+			return nil
+		}
+		status, index := p.FinalStatus, e.CurrentIndex
+		if p.Next != nil {
+			if p.Next.ExecutionID != e.ExecutionID || p.Next.ActionIndex <= c.ActionIndex {
+				return fmt.Errorf("CampaignAdvance: next command %q is not a later step of %s", p.Next.CommandID, e.ExecutionID)
+			}
+			status, index = store.ExecutionRunning, p.Next.ActionIndex
+		} else if status != store.ExecutionCompleted && status != store.ExecutionCancelled {
+			return fmt.Errorf("CampaignAdvance: final status %q", status)
+		}
+		if err := s.mustOne(ctx, tx, "CampaignExecutionUpdate", sql.Named("Status", string(status)), sql.Named("CurrentIndex", index),
+			sql.Named("Now", s.tm(p.Now)), sql.Named("Id", e.ID), sql.Named("Version", e.Version)); err != nil {
+			return err
+		}
+		if p.Next != nil {
+			if err := s.insertCommand(ctx, tx, *p.Next, p.Now); err != nil {
+				return err
+			}
+		}
+		for _, m := range p.Outbox {
+			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+				return err
+			}
+		}
+		advanced = true
+		return nil
+	})
+	return advanced, err
+}
+
+// CampaignListUnknown implements store.CampaignStore.
+func (s *Store) CampaignListUnknown(ctx context.Context, bu, campaignID string, afterID int64, limit int) ([]store.CampaignCommand, error) {
+	if err := checkLimit("CampaignListUnknown", limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "CampaignListUnknown", s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+}
+
+// CampaignResolve implements store.CampaignStore.
+func (s *Store) CampaignResolve(ctx context.Context, p store.CampaignResolveParams) (store.CampaignCommand, error) {
+	if p.Status != store.CommandSucceeded && p.Status != store.CommandFailed {
+		return store.CampaignCommand{}, fmt.Errorf("CampaignResolve: status must be SUCCEEDED or FAILED, not %q", p.Status)
+	}
+	if p.Operator == "" {
+		return store.CampaignCommand{}, errors.New("CampaignResolve: operator is required")
+	}
+	var out store.CampaignCommand
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
+		if err != nil {
+			return err
+		}
+		if cur.BusinessUnitID != p.BusinessUnitID {
+			return store.ErrNotFound
+		}
+		if cur.Status != store.CommandUnknown || cur.NextAttemptOn != nil {
+			return fmt.Errorf("%s CampaignResolve: command is %s: %w", s.d.Name, cur.Status, store.ErrConflict)
+		}
+		if cur.Version != p.ExpectedVersion {
+			return fmt.Errorf("%s CampaignResolve: %w", s.d.Name, store.ErrLeaseLost)
+		}
+		next := cur
+		next.Status = p.Status
+		next.ResolvedBy = p.Operator
+		next.ResolutionReason = p.Reason
+		if p.ProviderRef != "" {
+			next.ProviderRef = p.ProviderRef
+		}
+		out, err = s.writeCommand(ctx, tx, cur, next, p.Now)
+		if err != nil {
+			return err
+		}
+		for _, m := range p.Outbox {
+			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CampaignFactApply implements store.CampaignStore.
+func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignActionOutcomeEvent, now time.Time) (store.DeliveryFactApplyResult, error) {
+	if len(facts) > store.MaxBatch {
+		return store.DeliveryFactApplyResult{}, fmt.Errorf("CampaignFactApply: more than %d facts", store.MaxBatch)
+	}
+	var res store.DeliveryFactApplyResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res = store.DeliveryFactApplyResult{}
+		var newest time.Time
+		for _, f := range facts {
+			var rev int64
+			err := s.queryRow(ctx, tx, "CampaignProjectionRevision", sql.Named("CommandId", f.CommandID)).Scan(&rev)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				if _, err := s.exec(ctx, tx, "CampaignProjectionInsert", sql.Named("CommandId", f.CommandID), sql.Named("BusinessUnitId", f.BusinessUnitID),
+					sql.Named("CampaignId", f.CampaignID), sql.Named("LocalDate", f.LocalDate), sql.Named("Status", string(f.Status)),
+					sql.Named("Revision", f.Revision)); err != nil {
+					return fmt.Errorf("%s CampaignProjectionInsert: %w", s.d.Name, err)
+				}
+				res.Applied++
+			case err != nil:
+				return fmt.Errorf("%s CampaignProjectionRevision: %w", s.d.Name, err)
+			case f.Revision <= rev:
+				res.Stale++
+				continue
+			default:
+				if _, err := s.exec(ctx, tx, "CampaignProjectionUpdate", sql.Named("Status", string(f.Status)), sql.Named("Revision", f.Revision),
+					sql.Named("CommandId", f.CommandID)); err != nil {
+					return fmt.Errorf("%s CampaignProjectionUpdate: %w", s.d.Name, err)
+				}
+				res.Applied++
+			}
+			if f.OccurredOn.After(newest) {
+				newest = f.OccurredOn
+			}
+		}
+		if !newest.IsZero() {
+			if _, err := s.exec(ctx, tx, "CampaignProjectionSetFreshTo", sql.Named("FreshTo", s.tm(newest))); err != nil {
+				return fmt.Errorf("%s CampaignProjectionSetFreshTo: %w", s.d.Name, err)
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// CampaignCountsByDay implements store.CampaignStore.
+func (s *Store) CampaignCountsByDay(ctx context.Context, p store.CampaignCountsParams) (store.CampaignCounts, error) {
+	type row struct {
+		day, status string
+		n           int
+	}
+	rows, err := queryAll(ctx, s, nil, "CampaignCountsByDay", func(r rowScanner) (row, error) {
+		var x row
+		return x, r.Scan(&x.day, &x.status, &x.n)
+	}, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CampaignId", p.CampaignID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
+	if err != nil {
+		return store.CampaignCounts{}, err
+	}
+	out := store.CampaignCounts{Days: []store.CampaignDayCounts{}}
+	byDay := map[string]int{}
+	for _, r := range rows {
+		i, ok := byDay[r.day]
+		if !ok {
+			i = len(out.Days)
+			byDay[r.day] = i
+			out.Days = append(out.Days, store.CampaignDayCounts{LocalDate: r.day, ByStatus: map[string]int{}})
+		}
+		out.Days[i].ByStatus[r.status] = r.n
+	}
+	sort.Slice(out.Days, func(i, j int) bool { return out.Days[i].LocalDate < out.Days[j].LocalDate })
+	err = s.queryRow(ctx, nil, "CampaignProjectionFreshTo").Scan(s.nt(&out.FreshTo))
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("%s CampaignProjectionFreshTo: %w", s.d.Name, err)
+	}
+	return out, nil
+}
+
+// CampaignMetricsRead implements store.CampaignStore.
+func (s *Store) CampaignMetricsRead(ctx context.Context, now time.Time) (store.CampaignMetrics, error) {
+	var m store.CampaignMetrics
+	if err := s.queryRow(ctx, nil, "CampaignMetricsCommands", sql.Named("Now", s.tm(now))).Scan(&m.Waiting, &m.Unknown, &m.PastLease); err != nil {
+		return m, fmt.Errorf("%s CampaignMetricsCommands: %w", s.d.Name, err)
+	}
+	if err := s.queryRow(ctx, nil, "CampaignMetricsOutbox").Scan(&m.OutboxUnsent, s.nt(&m.OutboxOldestOn)); err != nil {
+		return m, fmt.Errorf("%s CampaignMetricsOutbox: %w", s.d.Name, err)
+	}
+	return m, nil
+}
+
+// CampaignNextWakeUp implements store.CampaignStore.
+func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
+	var t *time.Time
+	if err := s.queryRow(ctx, nil, "CampaignNextWakeUp").Scan(s.nt(&t)); err != nil {
+		return nil, fmt.Errorf("%s CampaignNextWakeUp: %w", s.d.Name, err)
+	}
+	return t, nil
+}
+
+// OutboxClaim implements store.OutboxLeaseStore: one set-based statement leases the batch.
+func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
+	if err := checkLimit("OutboxClaim", p.Limit); err != nil {
+		return nil, err
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("OutboxClaim: lease %s must be positive", p.Lease)
+	}
+	token := uuid.NewString()
+	var out []store.OutboxMessage
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = queryAll(ctx, s, tx, "OutboxClaim", func(r rowScanner) (store.OutboxMessage, error) {
+			var m store.OutboxMessage
+			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.ClaimToken))
+			return m, err
+		}, sql.Named("Now", s.tm(p.Now)), sql.Named("LeaseUntil", s.tm(p.Now.Add(p.Lease))), sql.Named("ClaimToken", token), sql.Named("Limit", p.Limit))
+		return err
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, err
+}
+
+// OutboxRetryLater implements store.OutboxLeaseStore.
+func (s *Store) OutboxRetryLater(ctx context.Context, id int64, token string, retryAt time.Time) error {
+	if _, err := s.exec(ctx, nil, "OutboxRetryLater", sql.Named("RetryAt", s.tm(retryAt)), sql.Named("Id", id), sql.Named("ClaimToken", token)); err != nil {
+		return fmt.Errorf("%s OutboxRetryLater: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// OutboxRelease implements store.OutboxLeaseStore.
+func (s *Store) OutboxRelease(ctx context.Context, ids []int64, token string) error {
+	if len(ids) > store.MaxBatch {
+		return fmt.Errorf("OutboxRelease: more than %d ids", store.MaxBatch)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, id := range ids {
+			if _, err := s.exec(ctx, tx, "OutboxRelease", sql.Named("Id", id), sql.Named("ClaimToken", token)); err != nil {
+				return fmt.Errorf("%s OutboxRelease: %w", s.d.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// OutboxPurge implements store.OutboxLeaseStore.
+func (s *Store) OutboxPurge(ctx context.Context, p store.OutboxPurgeParams) (store.OutboxPurgeResult, error) {
+	if err := checkLimit("OutboxPurge", p.Limit); err != nil {
+		return store.OutboxPurgeResult{}, err
+	}
+	var out store.OutboxPurgeResult
+	del := func(name string, before time.Time) (int, error) {
+		if before.IsZero() {
+			return 0, nil
+		}
+		res, err := s.exec(ctx, nil, name, sql.Named("Before", s.tm(before)), sql.Named("Limit", p.Limit))
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	}
+	var err error
+	if out.Outbox, err = del("OutboxPurgePublished", p.PublishedBefore); err != nil {
+		return out, err
+	}
+	out.ProcessedEvents, err = del("ProcessedEventPurge", p.ProcessedBefore)
+	return out, err
+}
