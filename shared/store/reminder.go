@@ -87,5 +87,6 @@ type Store interface {
 	LifecycleStore
 	GatewayStore
 	InboxStore
+	BudgetStore
 	Close() error
 }
