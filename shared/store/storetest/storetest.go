@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Inbox", func(t *testing.T) { runInbox(t, open) })
 	RunLifecycle(t, open)
 	RunGateway(t, open)
+	t.Run("Budget", func(t *testing.T) { RunBudget(t, open) })
 }
 
 func fresh(t *testing.T, open Opener) store.Store {
