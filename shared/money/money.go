@@ -227,4 +227,3 @@ func Convert(a Amount, to Currency, rate decimal.Decimal) (Amount, error) {
 	}
 	return Amount{Minor: m, Currency: to}, nil
 }
-

@@ -674,4 +674,3 @@ func (s *Store) BudgetAuditList(ctx context.Context, bu, campaign string, limit 
 		return a, err
 	}, named("BusinessUnitId", bu, "CampaignId", campaign, "Limit", limit)...)
 }
-
