@@ -20,6 +20,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
@@ -28,6 +29,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
+	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -83,6 +85,9 @@ type Runtime struct {
 	// Registry manages its registry (/api/event-registry, serve -registry, replay).
 	Gateway  *gateway.Service
 	Registry *gateway.Admin
+	// Budget is the charging service of paid campaign actions and the budget, price-policy
+	// and fee support routes (docs/budgets.md; budgetapi.Register).
+	Budget *budget.Service
 	// Inbox reads and streams the in-app inbox (docs/inbox.md); InboxBroker fans the
 	// "inbox" channel's messages out to this instance's live streams. Its routes are
 	// registered on Functions under /api/inbox/ (inboxapi.Register).
@@ -100,6 +105,9 @@ type Runtime struct {
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
+	// Billing is the billing provider of paid campaign actions (docs/billing.md); nil:
+	// budget.NoBilling (priced commands are refused before anything is held).
+	Billing budget.Billing
 	// Channels are the delivery channels by name; nil: Open builds them from the
 	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
 	// configured).
@@ -275,6 +283,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
+	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure, the fee
+	// support routes (/api/support/...) to SupportApi.
+	if o.Billing == nil {
+		o.Billing = budget.NoBilling{}
+	}
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log}
+	budgetapi.Register(r.Functions, r.API, r.Budget)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run

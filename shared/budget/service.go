@@ -407,3 +407,25 @@ func (s *Service) Reconcile(ctx context.Context, limit int) (ReconcileResult, er
 	}
 	return res, nil
 }
+
+// ErrBillingNotConfigured is what NoBilling answers.
+var ErrBillingNotConfigured = errors.New("budget: no billing provider is configured")
+
+// NoBilling is the billing provider of a runtime without one: the balance check fails, so
+// Prepare refuses a priced command before holding anything (free commands are unaffected).
+type NoBilling struct{}
+
+// CreateTransfer implements Billing: refused before any request (billing.ErrRejected).
+func (NoBilling) CreateTransfer(context.Context, billing.TransferRequest) (billing.Transfer, error) {
+	return billing.Transfer{}, fmt.Errorf("%w: %w", billing.ErrRejected, ErrBillingNotConfigured)
+}
+
+// GetTransfer implements Billing.
+func (NoBilling) GetTransfer(context.Context, string) (billing.Transfer, error) {
+	return billing.Transfer{}, ErrBillingNotConfigured
+}
+
+// GetBalance implements Billing.
+func (NoBilling) GetBalance(context.Context, string, string) (billing.Balance, error) {
+	return billing.Balance{}, ErrBillingNotConfigured
+}

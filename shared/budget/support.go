@@ -109,8 +109,16 @@ func (s *Service) SetMaxCost(ctx context.Context, bu, campaign string, in Budget
 }
 
 // Resume sets a paused budget ACTIVE (audited), guarded by its version; the worker resumes
-// the campaign and re-claims its waiting commands, which Prepare checks again.
+// the campaign and re-claims its waiting commands, which Prepare checks again. Errors:
+// store.ErrConflict when the budget is not paused, store.ErrLeaseLost, store.ErrNotFound.
 func (s *Service) Resume(ctx context.Context, bu, campaign string, expectedVersion int64, operator, reason string) (View, error) {
+	b, err := s.Store.BudgetGet(ctx, bu, campaign)
+	if err != nil {
+		return View{}, err
+	}
+	if b.Status != store.BudgetPaused {
+		return View{}, fmt.Errorf("budget of %s is %s, not paused: %w", campaign, b.Status, store.ErrConflict)
+	}
 	if _, err := s.Store.BudgetSetStatus(ctx, store.BudgetSetStatusParams{BusinessUnitID: bu, CampaignID: campaign, Status: store.BudgetActive,
 		ExpectedVersion: expectedVersion, Now: s.Clock.Now(), Operator: operator, AuditReason: reason}); err != nil {
 		return View{}, err

@@ -227,3 +227,25 @@ func Convert(a Amount, to Currency, rate decimal.Decimal) (Amount, error) {
 	}
 	return Amount{Minor: m, Currency: to}, nil
 }
+
+// ParseMinorJSON reads an amount from a raw JSON value: a string of digits ("1500") or an
+// integer number (1500). A missing value (empty or null) is 0 when optional, else an error.
+// Everything else — a negative, a fraction, an exponent, a boolean — is automation.Invalid
+// on field, so an API answers 422 naming the field instead of "not valid JSON".
+func ParseMinorJSON(field string, raw []byte, optional bool) (Minor, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		if optional {
+			return 0, nil
+		}
+		return 0, automation.Invalid(field, "is required (a whole number of minor units, as a string)")
+	}
+	if s[0] == '"' {
+		var str string
+		if err := json.Unmarshal([]byte(s), &str); err != nil {
+			return 0, automation.Invalid(field, "is not a string")
+		}
+		return ParseMinor(field, str)
+	}
+	return ParseMinor(field, s)
+}

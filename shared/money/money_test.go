@@ -3,6 +3,7 @@ package money_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -93,5 +94,23 @@ func TestAddSubRefuseMixedCurrencies(t *testing.T) {
 	var e *automation.Error
 	if _, err := money.New(-5, usd); !errors.As(err, &e) {
 		t.Errorf("negative New: %v", err)
+	}
+}
+
+func TestParseMinorJSONNamesTheField(t *testing.T) {
+	for in, want := range map[string]money.Minor{`"150"`: 150, `150`: 150, ``: 0, `null`: 0} {
+		if got, err := money.ParseMinorJSON("maxCost", []byte(in), true); err != nil || got != want {
+			t.Errorf("%s: %v %d", in, err, got)
+		}
+	}
+	for _, in := range []string{`-1`, `1.5`, `"1.5"`, `1e3`, `true`, `"-2"`, `{}`} {
+		_, err := money.ParseMinorJSON("maxCost", []byte(in), false)
+		var e *automation.Error
+		if !errors.As(err, &e) || automation.CodeOf(err) != automation.CodeInvalidInput || !strings.Contains(err.Error(), "maxCost") {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	if _, err := money.ParseMinorJSON("maxCost", nil, false); err == nil {
+		t.Error("missing required amount accepted")
 	}
 }

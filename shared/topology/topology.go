@@ -53,6 +53,7 @@ const (
 	EventIngest            = "EventIngest"
 	EventRegistryAPI       = "EventRegistryApi"
 	NotiDelivery           = "NotiDelivery"
+	BudgetAPI              = "BudgetApi"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -91,6 +92,7 @@ func (f Function) Destination() string {
 
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
+	{Name: BudgetAPI, Trigger: HTTPTrigger, Binding: "req", Route: "budgets/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
