@@ -52,6 +52,7 @@ commands:
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, metrics
+  billing-sim   run the simulated billing provider on 127.0.0.1 (docs/billing.md), for demos
 
 Configuration comes from environment variables (see README.md, "Configuration").
 `
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "support":
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "billing-sim":
+		return billingSimCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
