@@ -48,7 +48,7 @@ func newEnv(t *testing.T, maxCost int64) *env {
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	sim.SetBalance("bu-1", "USD", 1_000_000)
-	e := &env{st: st, sim: sim, clock: clock, client: &billing.Client{BaseURL: srv.URL, Timeout: 300 * time.Millisecond}}
+	e := &env{st: st, sim: sim, clock: clock, client: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}}
 	e.svc = e.service(e.st)
 	if _, err := e.svc.PutPolicy(ctx, "bu-1", "ADD_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "10", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
 		t.Fatal(err)
@@ -108,6 +108,27 @@ func TestEightWorkersRunExactlyTheBudgetedHundred(t *testing.T) {
 	close(work)
 	var mu sync.Mutex
 	ran, waiting := 0, 0
+	// An observer reads the budget throughout: cost + reserved never exceeds maxCost.
+	stop := make(chan struct{})
+	observed := make(chan int)
+	go func() {
+		n := 0
+		defer func() { observed <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b, err := e.st.BudgetGet(ctx, "bu-1", "c1")
+			if err != nil || b.Cost+b.ReservedCost > b.MaxCost {
+				t.Errorf("observed %+v %v", b, err)
+				return
+			}
+			n++
+			time.Sleep(time.Millisecond)
+		}
+	}()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
@@ -141,6 +162,10 @@ func TestEightWorkersRunExactlyTheBudgetedHundred(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	close(stop)
+	if n := <-observed; n == 0 {
+		t.Error("the observer never read the budget")
+	}
 	b := e.getBudget(t)
 	charged := e.charged(t)
 	var total int64
@@ -159,6 +184,28 @@ func TestEightWorkersRunExactlyTheBudgetedHundred(t *testing.T) {
 	}
 	if w, _ := e.svc.Waiting(ctx, "bu-1", 1000); len(w) != 50 {
 		t.Fatalf("waiting list %d", len(w))
+	}
+}
+
+// TestSameCommandOnEightWorkersChargedOnce: a lease taken over while the first owner still
+// runs means two workers on one command; eight at once still charge it once.
+func TestSameCommandOnEightWorkersChargedOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1000)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := e.svc.Prepare(ctx, cmd(1))
+			if err != nil || d.Kind != budget.Proceed {
+				t.Errorf("%+v %v", d, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if l := e.sim.Ledger(); len(l) != 1 || e.getBudget(t).Cost != 10 || e.getBudget(t).ReservedCost != 0 || e.sim.BalanceOf("bu-1", "USD") != 1_000_000-10 {
+		t.Fatalf("ledger %+v budget %+v", l, e.getBudget(t))
 	}
 }
 
@@ -300,7 +347,9 @@ func TestTimeoutIsUnknownAndReconciledBySameOrder(t *testing.T) {
 			e := newEnv(t, 100)
 			e.sim.Inject(f)
 			c := cmd(1)
+			e.client.Timeout = 300 * time.Millisecond // the client gives up while the provider holds its answer
 			d, err := e.svc.Prepare(ctx, c)
+			e.client.Timeout = 5 * time.Second
 			if err != nil || d.Kind != budget.FeeUnknown || d.FeeStatus != store.FeeUnknown || d.Reservation.Status != store.ReservationHeld {
 				t.Fatalf("prepare: %+v %v", d, err)
 			}
@@ -502,7 +551,9 @@ func TestSupportResolvesUnknownFee(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 1000)
 	e.sim.Inject(billingsim.Fault{Kind: billingsim.TimeoutAfterCommit, Op: billingsim.OpCreate, Delay: time.Second})
+	e.client.Timeout = 300 * time.Millisecond
 	d, _ := e.svc.Prepare(ctx, cmd(1))
+	e.client.Timeout = 5 * time.Second
 	tr, _ := e.st.FeeTransferGet(ctx, d.OrderID)
 	bad := []budget.ResolveRequest{
 		{BusinessUnitID: "bu-1", OrderID: d.OrderID, Status: "MAYBE", Operator: "jane", Reason: "x"},

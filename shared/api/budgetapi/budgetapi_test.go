@@ -25,11 +25,12 @@ import (
 )
 
 type env struct {
-	st  *sqlstore.Store
-	sim *billingsim.Server
-	svc *budget.Service
-	r   *funchost.Router
-	doc *openapitest.Doc
+	client *billing.Client
+	st     *sqlstore.Store
+	sim    *billingsim.Server
+	svc    *budget.Service
+	r      *funchost.Router
+	doc    *openapitest.Doc
 }
 
 const opHdr = "X-Automation-Operator: jane"
@@ -46,10 +47,11 @@ func newEnv(t *testing.T) *env {
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
 	sim.SetBalance("bu-1", "USD", 1_000_000)
-	svc := &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 200 * time.Millisecond}, Clock: clock}
+	client := &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}
+	svc := &budget.Service{Store: st, Billing: client, Clock: clock}
 	r := funchost.NewRouter(nil)
 	budgetapi.Register(r, httpapi.New(httpapi.Options{Clock: clock}), svc)
-	return &env{st: st, sim: sim, svc: svc, r: r, doc: openapitest.Load(t, budgetapi.OpenAPI())}
+	return &env{client: client, st: st, sim: sim, svc: svc, r: r, doc: openapitest.Load(t, budgetapi.OpenAPI())}
 }
 
 func (e *env) call(t *testing.T, method, path, body string, headers ...string) openapitest.Recorded {
@@ -167,7 +169,9 @@ func TestSupportQueuesResolveAndCosts(t *testing.T) {
 		return budget.Command{CommandID: id, BusinessUnitID: "bu-1", CampaignID: "c1", ActionType: "ADD_SMS", LocalDate: "2026-10-01"}
 	}
 	e.sim.Inject(billingsim.Fault{Kind: billingsim.TimeoutAfterCommit, Op: billingsim.OpCreate, Delay: time.Second})
+	e.client.Timeout = 300 * time.Millisecond // the client gives up while the provider holds its answer
 	d, _ := e.svc.Prepare(ctx, cmd("cmd-1"))
+	e.client.Timeout = 5 * time.Second
 	if d.Kind != budget.FeeUnknown {
 		t.Fatalf("%+v", d)
 	}
