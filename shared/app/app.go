@@ -283,8 +283,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
-	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure, the fee
-	// support routes (/api/support/...) to SupportApi.
+	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
 	if o.Billing == nil {
 		o.Billing = budget.NoBilling{}
 	}

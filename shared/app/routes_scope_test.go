@@ -337,12 +337,12 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "PUT", path: "/api/budgets/price-policies/ADD_DATA?businessUnitId=" + u.bu,
 				body: `{"formula":"PER_UNIT","rate":"0.5","unit":"MB","transferType":"DATA_FEE","currency":"USD"}`, headers: []string{op, "jane"}}
 		}, in: 201, out: 404, writes: true},
-		"GET /api/support/fees/unknown": {req: get(func(u unitFixture) string { return "/api/support/fees/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
-		"POST /api/support/fees/unknown/{orderId}/resolve": {req: func(u unitFixture) routeRequest {
-			return routeRequest{method: "POST", path: "/api/support/fees/unknown/fee-" + u.bu + "-1/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"SUCCEEDED","reason":"r"}`,
+		"GET /api/budgets/fees/unknown": {req: get(func(u unitFixture) string { return "/api/budgets/fees/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/budgets/fees/unknown/{orderId}/resolve": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/budgets/fees/unknown/fee-" + u.bu + "-1/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"SUCCEEDED","reason":"r"}`,
 				headers: []string{op, "jane", "If-Match", `"1"`}}
 		}, in: 404, inNote: "no fee is stored: the order is unknown", out: 404},
-		"GET /api/support/budgets/waiting": {req: get(func(u unitFixture) string { return "/api/support/budgets/waiting?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/budgets/waiting": {req: get(func(u unitFixture) string { return "/api/budgets/waiting?businessUnitId=" + u.bu }), in: 200, out: 404},
 		// Report API.
 		"POST /api/report-subscriptions": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/report-subscriptions", body: `{"businessUnitId":"` + u.bu + `","name":"Daily","reportType":"automation-activity",

@@ -362,6 +362,10 @@ func (s *Store) ReservationRelease(ctx context.Context, p store.ReservationRelea
 		if err != nil {
 			return err
 		}
+		// Lock order budget → reservation → transfer, as BudgetReserve takes them.
+		if _, err := s.budgetGet(ctx, tx, r.BusinessUnitID, r.CampaignID); err != nil {
+			return err
+		}
 		out = r
 		if r.Status != store.ReservationHeld {
 			if p.ActionStatus != "" {
@@ -500,6 +504,9 @@ func (s *Store) FeeTransferRecord(ctx context.Context, p store.FeeTransferRecord
 		}
 		if p.ExpectedRevision > 0 && t.Revision != p.ExpectedRevision {
 			return fmt.Errorf("%s FeeTransferRecord: %w", s.d.Name, store.ErrLeaseLost)
+		}
+		if _, err := s.budgetGet(ctx, tx, t.BusinessUnitID, t.CampaignID); err != nil { // lock order: budget first
+			return err
 		}
 		r, err := s.reservationGet(ctx, tx, t.CommandID)
 		if err != nil {

@@ -16,10 +16,10 @@
 //	GET  /api/budgets/price-policies?businessUnitId=…                  → 200 {items:[policy]}
 //	GET  /api/budgets/price-policies/{actionType}?businessUnitId=…     → 200 policy, ETag
 //	PUT  /api/budgets/price-policies/{actionType}?businessUnitId=…     policy input; If-Match as above
-//	GET  /api/support/fees/unknown?businessUnitId=…[&limit&cursor]      → 200 {items:[fee], nextCursor}
-//	POST /api/support/fees/unknown/{orderId}/resolve                  If-Match "<revision>",
+//	GET  /api/budgets/fees/unknown?businessUnitId=…[&limit&cursor]      → 200 {items:[fee], nextCursor}
+//	POST /api/budgets/fees/unknown/{orderId}/resolve                  If-Match "<revision>",
 //	     {"businessUnitId","status":"SUCCEEDED"|"FAILED","reason"} → 200 fee; 409 not in doubt
-//	GET  /api/support/budgets/waiting?businessUnitId=…[&limit]          → 200 {items:[waiting command]}
+//	GET  /api/budgets/waiting?businessUnitId=…[&limit]          → 200 {items:[waiting command]}
 package budgetapi
 
 import (
@@ -54,9 +54,9 @@ const (
 	PathCosts    = "/api/budgets/campaigns/{campaignId}/costs"
 	PathPolicies = "/api/budgets/price-policies"
 	PathPolicy   = "/api/budgets/price-policies/{actionType}"
-	PathUnknown  = "/api/support/fees/unknown"
-	PathResolve  = "/api/support/fees/unknown/{orderId}/resolve"
-	PathWaiting  = "/api/support/budgets/waiting"
+	PathUnknown  = "/api/budgets/fees/unknown"
+	PathResolve  = "/api/budgets/fees/unknown/{orderId}/resolve"
+	PathWaiting  = "/api/budgets/waiting"
 )
 
 // Page bounds of the support lists.

@@ -179,15 +179,15 @@ func TestSupportQueuesResolveAndCosts(t *testing.T) {
 	if d3, _ := e.svc.Prepare(ctx, cmd("cmd-3")); d3.Kind != budget.WaitingBudget {
 		t.Fatalf("%+v", d3)
 	}
-	r := e.call(t, "GET", "/api/support/fees/unknown?businessUnitId=bu-1&limit=1", "")
+	r := e.call(t, "GET", "/api/budgets/fees/unknown?businessUnitId=bu-1&limit=1", "")
 	if r.Code != 200 || !strings.Contains(string(r.Body), d.OrderID) || strings.Contains(string(r.Body), "nextCursor") {
 		t.Fatalf("unknown %d %s", r.Code, r.Body)
 	}
-	w := e.call(t, "GET", "/api/support/budgets/waiting?businessUnitId=bu-1", "")
+	w := e.call(t, "GET", "/api/budgets/waiting?businessUnitId=bu-1", "")
 	if w.Code != 200 || !strings.Contains(string(w.Body), `"cmd-3"`) || !strings.Contains(string(w.Body), `"reason":"BUDGET"`) {
 		t.Fatalf("waiting %d %s", w.Code, w.Body)
 	}
-	res := "/api/support/fees/unknown/" + d.OrderID + "/resolve"
+	res := "/api/budgets/fees/unknown/" + d.OrderID + "/resolve"
 	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"checked"}`, opHdr), 428, "no If-Match")
 	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"MAYBE","reason":"checked"}`, opHdr, `If-Match: "2"`), 422, "bad status")
 	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-2","status":"SUCCEEDED","reason":"checked"}`, opHdr, `If-Match: "2"`), 404, "other unit")
