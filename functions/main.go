@@ -53,6 +53,7 @@ commands:
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, metrics
   providersim   run the simulated campaign action provider (HTTP on 127.0.0.1, fault switches)
+  billing-sim   run the simulated billing provider on 127.0.0.1 (docs/billing.md), for demos
 
 Configuration comes from environment variables (see README.md, "Configuration").
 `
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "providersim":
 		return providersimCmd(ctx, args[1:], stdout, stderr)
+	case "billing-sim":
+		return billingSimCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/automation-platform/automation/shared/api/attributeapi"
+	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
@@ -33,6 +34,7 @@ import (
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
+	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/config"
@@ -89,6 +91,9 @@ type Runtime struct {
 	// Registry manages its registry (/api/event-registry, serve -registry, replay).
 	Gateway  *gateway.Service
 	Registry *gateway.Admin
+	// Budget is the charging service of paid campaign actions and the budget, price-policy
+	// and fee support routes (docs/budgets.md; budgetapi.Register).
+	Budget *budget.Service
 	// Inbox reads and streams the in-app inbox (docs/inbox.md); InboxBroker fans the
 	// "inbox" channel's messages out to this instance's live streams. Its routes are
 	// registered on Functions under /api/inbox/ (inboxapi.Register).
@@ -115,6 +120,9 @@ type Runtime struct {
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
+	// Billing is the billing provider of paid campaign actions (docs/billing.md); nil:
+	// budget.NoBilling (priced commands are refused before anything is held).
+	Billing budget.Billing
 	// Channels are the delivery channels by name; nil: Open builds them from the
 	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
 	// configured).
@@ -337,6 +345,12 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
 	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
 	handler.RegisterCampaigns(r.Functions, r.Campaign)
+	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
+	if o.Billing == nil {
+		o.Billing = budget.NoBilling{}
+	}
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log}
+	budgetapi.Register(r.Functions, r.API, r.Budget)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run

@@ -24,6 +24,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
@@ -131,6 +132,15 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 		}
 		if err := e.db.QueryRow(`SELECT SchedulerKey FROM AutomationScheduler WHERE SettingGuid = ? AND Status = 'Pending' ORDER BY Id LIMIT 1`, u.sub).Scan(&u.reportKey); err != nil {
 			t.Fatalf("%s: no report row: %v", u.bu, err)
+		}
+	}
+	for _, u := range []unitFixture{e.a, e.b} { // a budget and a price policy per unit
+		if _, err := rt.Budget.CreateBudget(context.Background(), u.bu, "camp-"+u.bu, budget.BudgetInput{Currency: "USD", MaxCost: 1000}, "seed"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Budget.PutPolicy(context.Background(), u.bu, "ADD_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "10", Unit: "SMS",
+			TransferType: "SMS_FEE", Currency: "USD"}, 0, "seed"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return e
@@ -331,6 +341,29 @@ func routeTable() map[string]routeCase {
 		"GET /api/support/deliveries/counts": {req: get(func(u unitFixture) string {
 			return "/api/support/deliveries/counts?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
 		}), in: 200, out: 404},
+		// Budgets and fees (docs/budgets.md).
+		"GET /api/budgets/campaigns/{campaignId}": {req: get(func(u unitFixture) string { return "/api/budgets/campaigns/camp-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"PUT /api/budgets/campaigns/{campaignId}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/budgets/campaigns/camp-" + u.bu + "?businessUnitId=" + u.bu, body: `{"maxCost":"5000","reason":"r"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 200, out: 404, writes: true},
+		"POST /api/budgets/campaigns/{campaignId}/resume": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/budgets/campaigns/camp-" + u.bu + "/resume?businessUnitId=" + u.bu, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 409, inNote: "an active budget has nothing to resume", out: 404},
+		"GET /api/budgets/campaigns/{campaignId}/costs": {req: get(func(u unitFixture) string {
+			return "/api/budgets/campaigns/camp-" + u.bu + "/costs?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
+		}), in: 200, out: 404},
+		"GET /api/budgets/price-policies":              {req: get(func(u unitFixture) string { return "/api/budgets/price-policies?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/budgets/price-policies/{actionType}": {req: get(func(u unitFixture) string { return "/api/budgets/price-policies/ADD_SMS?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"PUT /api/budgets/price-policies/{actionType}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/budgets/price-policies/ADD_DATA?businessUnitId=" + u.bu,
+				body: `{"formula":"PER_UNIT","rate":"0.5","unit":"MB","transferType":"DATA_FEE","currency":"USD"}`, headers: []string{op, "jane"}}
+		}, in: 201, out: 404, writes: true},
+		"GET /api/budgets/fees/unknown": {req: get(func(u unitFixture) string { return "/api/budgets/fees/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/budgets/fees/unknown/{orderId}/resolve": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/budgets/fees/unknown/fee-" + u.bu + "-1/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"SUCCEEDED","reason":"r"}`,
+				headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 404, inNote: "no fee is stored: the order is unknown", out: 404},
+		"GET /api/budgets/waiting": {req: get(func(u unitFixture) string { return "/api/budgets/waiting?businessUnitId=" + u.bu }), in: 200, out: 404},
 		// Report API.
 		"POST /api/report-subscriptions": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/report-subscriptions", body: `{"businessUnitId":"` + u.bu + `","name":"Daily","reportType":"automation-activity",

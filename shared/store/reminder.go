@@ -90,5 +90,6 @@ type Store interface {
 	AttributeStore
 	CampaignStore
 	OutboxLeaseStore
+	BudgetStore
 	Close() error
 }

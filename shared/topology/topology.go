@@ -69,6 +69,7 @@ const (
 	CampaignResults        = "CampaignResults"
 	CampaignFactProjection = "CampaignFactProjection"
 	CampaignsAPI           = "CampaignsApi"
+	BudgetAPI              = "BudgetApi"
 )
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
@@ -108,6 +109,7 @@ func (f Function) Destination() string {
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
 	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
+	{Name: BudgetAPI, Trigger: HTTPTrigger, Binding: "req", Route: "budgets/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
 	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 	RunGateway(t, open)
 	t.Run("Attribute", func(t *testing.T) { runAttribute(t, open) })
 	RunCampaign(t, open)
+	t.Run("Budget", func(t *testing.T) { RunBudget(t, open) })
 }
 
 func fresh(t *testing.T, open Opener) store.Store {

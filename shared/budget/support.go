@@ -1,0 +1,287 @@
+package budget
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/money"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// View is the support view of one campaign's budget. Amounts are minor units of Currency
+// (strings in JSON).
+type View struct {
+	BusinessUnitID string      `json:"businessUnitId"`
+	CampaignID     string      `json:"campaignId"`
+	Currency       string      `json:"currency"`
+	MaxCost        money.Minor `json:"maxCost"`
+	Cost           money.Minor `json:"cost"`
+	ReservedCost   money.Minor `json:"reservedCost"`
+	Available      money.Minor `json:"available"` // maxCost - cost - reservedCost
+	Status         string      `json:"status"`
+	PausedReason   string      `json:"pausedReason,omitempty"`
+	HeldCount      int64       `json:"heldReservations"`
+	OldestHeldOn   *time.Time  `json:"oldestHeldOn,omitempty"`
+	OldestHeldAge  int64       `json:"oldestHeldAgeSeconds"` // 0 when none
+	Version        int64       `json:"version"`
+	UpdatedOn      time.Time   `json:"updatedOn"`
+}
+
+// GetView returns the budget view; store.ErrNotFound when the campaign has no budget.
+func (s *Service) GetView(ctx context.Context, bu, campaign string) (View, error) {
+	b, err := s.Store.BudgetGet(ctx, bu, campaign)
+	if err != nil {
+		return View{}, err
+	}
+	st, err := s.Store.ReservationStats(ctx, bu, campaign)
+	if err != nil {
+		return View{}, err
+	}
+	v := View{BusinessUnitID: b.BusinessUnitID, CampaignID: b.CampaignID, Currency: b.Currency, MaxCost: money.Minor(b.MaxCost),
+		Cost: money.Minor(b.Cost), ReservedCost: money.Minor(b.ReservedCost), Available: money.Minor(b.MaxCost - b.Cost - b.ReservedCost),
+		Status: b.Status, PausedReason: b.PausedReason, HeldCount: st.Held, OldestHeldOn: st.OldestHeld, Version: b.Version, UpdatedOn: b.UpdatedOn}
+	if st.OldestHeld != nil {
+		v.OldestHeldAge = int64(max(s.Clock.Now().Sub(*st.OldestHeld), 0) / time.Second)
+	}
+	return v, nil
+}
+
+// BudgetInput creates or changes a budget: {"currency":"USD","maxCost":"150000","reason":"…"}.
+type BudgetInput struct {
+	Currency string      `json:"currency"`
+	MaxCost  money.Minor `json:"maxCost"`
+	Reason   string      `json:"reason,omitempty"`
+}
+
+// CreateBudget creates a campaign's budget (audited). Errors: CodeInvalidInput (currency,
+// maxCost, ids), store.ErrConflict when it exists.
+func (s *Service) CreateBudget(ctx context.Context, bu, campaign string, in BudgetInput, operator string) (View, error) {
+	var errs []error
+	if strings.TrimSpace(campaign) == "" || len(campaign) > 200 {
+		errs = append(errs, automation.Invalid("campaignId", "is required (at most 200 characters)"))
+	}
+	if _, err := money.ParseCurrency(in.Currency); err != nil {
+		errs = append(errs, err)
+	}
+	if err := in.MaxCost.Check("maxCost"); err != nil {
+		errs = append(errs, err)
+	}
+	if err := automation.InvalidFields(errs...); err != nil {
+		return View{}, err
+	}
+	if _, err := s.Store.BudgetCreate(ctx, store.BudgetCreateParams{BusinessUnitID: bu, CampaignID: campaign, Currency: in.Currency,
+		MaxCost: int64(in.MaxCost), Now: s.Clock.Now(), Operator: operator, Reason: in.Reason}); err != nil {
+		return View{}, err
+	}
+	return s.GetView(ctx, bu, campaign)
+}
+
+// SetMaxCost changes maxCost guarded by the budget's version (If-Match). Raising it resumes a
+// budget paused for BUDGET; lowering it below cost + reservedCost is refused
+// (store.ErrBudgetShort, CodeInvalidInput) and changes nothing. The currency, when given, must
+// be the budget's (CodeInvalidInput). Errors also: store.ErrLeaseLost (stale version),
+// store.ErrNotFound.
+func (s *Service) SetMaxCost(ctx context.Context, bu, campaign string, in BudgetInput, expectedVersion int64, operator string) (View, error) {
+	if err := in.MaxCost.Check("maxCost"); err != nil {
+		return View{}, err
+	}
+	if in.Currency != "" {
+		b, err := s.Store.BudgetGet(ctx, bu, campaign)
+		if err != nil {
+			return View{}, err
+		}
+		if in.Currency != b.Currency {
+			return View{}, automation.Invalid("currency", "%q is not the budget's currency %s", in.Currency, b.Currency)
+		}
+	}
+	if _, err := s.Store.BudgetSetMaxCost(ctx, store.BudgetSetMaxCostParams{BusinessUnitID: bu, CampaignID: campaign, MaxCost: int64(in.MaxCost),
+		ExpectedVersion: expectedVersion, Now: s.Clock.Now(), Operator: operator, Reason: in.Reason}); err != nil {
+		return View{}, err
+	}
+	return s.GetView(ctx, bu, campaign)
+}
+
+// Resume sets a paused budget ACTIVE (audited), guarded by its version; the worker resumes
+// the campaign and re-claims its waiting commands, which Prepare checks again. Errors:
+// store.ErrConflict when the budget is not paused, store.ErrLeaseLost, store.ErrNotFound.
+func (s *Service) Resume(ctx context.Context, bu, campaign string, expectedVersion int64, operator, reason string) (View, error) {
+	b, err := s.Store.BudgetGet(ctx, bu, campaign)
+	if err != nil {
+		return View{}, err
+	}
+	if b.Status != store.BudgetPaused {
+		return View{}, fmt.Errorf("budget of %s is %s, not paused: %w", campaign, b.Status, store.ErrConflict)
+	}
+	if _, err := s.Store.BudgetSetStatus(ctx, store.BudgetSetStatusParams{BusinessUnitID: bu, CampaignID: campaign, Status: store.BudgetActive,
+		ExpectedVersion: expectedVersion, Now: s.Clock.Now(), Operator: operator, AuditReason: reason}); err != nil {
+		return View{}, err
+	}
+	return s.GetView(ctx, bu, campaign)
+}
+
+// PutPolicy validates and stores a price policy (ExpectedVersion 0 creates). Errors:
+// CodeInvalidInput (ValidatePolicy), store.ErrConflict, store.ErrLeaseLost.
+func (s *Service) PutPolicy(ctx context.Context, bu, actionType string, in PolicyInput, expectedVersion int64, operator string) (store.PricePolicy, error) {
+	p, err := ValidatePolicy(bu, actionType, in, s.KnownActionType)
+	if err != nil {
+		return store.PricePolicy{}, err
+	}
+	return s.Store.PricePolicyPut(ctx, store.PricePolicyPutParams{Policy: p, ExpectedVersion: expectedVersion, Now: s.Clock.Now(), Operator: operator})
+}
+
+// ResolveRequest is a person's resolution of an in-doubt fee after checking with the
+// provider: Status SUCCEEDED or FAILED, guarded by the transfer's Revision.
+type ResolveRequest struct {
+	BusinessUnitID   string
+	OrderID          string
+	Status           string
+	ExpectedRevision int64
+	Operator         string
+	Reason           string
+}
+
+// ResolveFee records a manual resolution of an UNKNOWN (or stuck PENDING) fee, audited, with
+// the same effects as a provider answer (SUCCEEDED adds the cost once and consumes the
+// reservation; FAILED releases it). Errors: CodeInvalidInput (status, operator, reason),
+// store.ErrNotFound (unknown order or another unit's), store.ErrConflict (already final
+// with another status), store.ErrLeaseLost (revision moved on).
+func (s *Service) ResolveFee(ctx context.Context, r ResolveRequest) (store.FeeTransfer, error) {
+	var errs []error
+	if r.Status != store.FeeSucceeded && r.Status != store.FeeFailed {
+		errs = append(errs, automation.Invalid("status", "must be SUCCEEDED or FAILED"))
+	}
+	if strings.TrimSpace(r.Reason) == "" || len(r.Reason) > 2000 {
+		errs = append(errs, automation.Invalid("reason", "is required (at most 2000 characters)"))
+	}
+	if strings.TrimSpace(r.Operator) == "" {
+		errs = append(errs, automation.Invalid("operator", "is required"))
+	}
+	if err := automation.InvalidFields(errs...); err != nil {
+		return store.FeeTransfer{}, err
+	}
+	t, err := s.Store.FeeTransferGet(ctx, r.OrderID)
+	if err != nil {
+		return store.FeeTransfer{}, err
+	}
+	if t.BusinessUnitID != r.BusinessUnitID {
+		return store.FeeTransfer{}, store.ErrNotFound
+	}
+	if t.Status != store.FeeUnknown && t.Status != store.FeePending {
+		return store.FeeTransfer{}, fmt.Errorf("order %s is %s, not in doubt: %w", r.OrderID, t.Status, store.ErrConflict)
+	}
+	res, err := s.Store.FeeTransferRecord(ctx, store.FeeTransferRecordParams{OrderID: r.OrderID, Status: r.Status, Now: s.Clock.Now(),
+		Operator: r.Operator, Reason: r.Reason, ExpectedRevision: r.ExpectedRevision, Error: "resolved by support: " + r.Reason})
+	if err != nil {
+		return store.FeeTransfer{}, err
+	}
+	return res.Transfer, nil
+}
+
+// UnknownFees lists a unit's in-doubt fees (UNKNOWN and PENDING), oldest first, after Id
+// `after`, at most limit.
+func (s *Service) UnknownFees(ctx context.Context, bu string, after int64, limit int) ([]store.FeeTransfer, error) {
+	return s.Store.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: bu, Statuses: []string{store.FeeUnknown, store.FeePending},
+		AfterID: after, Limit: limit})
+}
+
+// Waiting lists a unit's WAITING_BUDGET commands, oldest first.
+func (s *Service) Waiting(ctx context.Context, bu string, limit int) ([]store.BudgetWait, error) {
+	return s.Store.BudgetWaitList(ctx, bu, limit)
+}
+
+// Reconciliation is the support comparison of one campaign's cost three ways; Differences
+// lists each disagreement in words (empty when all agree).
+type Reconciliation struct {
+	BusinessUnitID string      `json:"businessUnitId"`
+	CampaignID     string      `json:"campaignId"`
+	BudgetCost     money.Minor `json:"budgetCost"`
+	TransferCost   money.Minor `json:"transferCost"`
+	ProjectedCost  money.Minor `json:"projectedCost"`
+	Transfers      int64       `json:"succeededTransfers"`
+	Projected      int64       `json:"projectedFees"`
+	Differences    []string    `json:"differences"`
+}
+
+// Reconcile3 compares the budget's cost, the SUCCEEDED transfer records whose cost was added
+// and the fee-fact projection of one campaign. The projection may lag (facts not yet
+// relayed), which shows here as a difference until it catches up.
+func (s *Service) Reconcile3(ctx context.Context, bu, campaign string) (Reconciliation, error) {
+	if _, err := s.Store.BudgetGet(ctx, bu, campaign); err != nil {
+		return Reconciliation{}, err
+	}
+	r, err := s.Store.FeeReconcile(ctx, bu, campaign)
+	if err != nil {
+		return Reconciliation{}, err
+	}
+	out := Reconciliation{BusinessUnitID: bu, CampaignID: campaign, BudgetCost: money.Minor(r.BudgetCost), TransferCost: money.Minor(r.TransferCost),
+		ProjectedCost: money.Minor(r.ProjectedCost), Transfers: r.Transfers, Projected: r.Projected, Differences: []string{}}
+	if r.BudgetCost != r.TransferCost {
+		out.Differences = append(out.Differences, fmt.Sprintf("budget cost %d != transfer records %d", r.BudgetCost, r.TransferCost))
+	}
+	if r.ProjectedCost != r.TransferCost || r.Projected != r.Transfers {
+		out.Differences = append(out.Differences, fmt.Sprintf("projection %d (%d fees) != transfer records %d (%d fees)", r.ProjectedCost, r.Projected, r.TransferCost, r.Transfers))
+	}
+	return out, nil
+}
+
+// FactStore is what the FeeProjector needs.
+type FactStore interface {
+	FeeFactApply(ctx context.Context, facts []store.CampaignFeeFact, now time.Time) (store.FeeFactApplyResult, error)
+}
+
+// FeeProjector keeps the fee projection from CampaignFeeFact messages (topic
+// store.FeeFactsTopic): the highest revision per order, so facts delivered twice, replayed
+// or out of order never double-count; cost per campaign and day = the SUCCEEDED fees.
+type FeeProjector struct {
+	Store FactStore
+	Clock automation.Clock
+}
+
+// DecodeFeeFact decodes a fact strictly (unknown fields refused) and checks it.
+func DecodeFeeFact(body []byte) (store.CampaignFeeFact, error) {
+	var f store.CampaignFeeFact
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf("fee fact: %w", err)
+	}
+	if dec.More() {
+		return f, errors.New("fee fact: trailing data")
+	}
+	if f.OrderID == "" || f.CommandID == "" || f.BusinessUnitID == "" || f.CampaignID == "" || f.Revision <= 0 || f.Amount < 0 || f.OccurredOn.IsZero() {
+		return f, fmt.Errorf("fee fact %q: orderId, commandId, businessUnitId, campaignId, revision > 0, amount >= 0 and occurredOn are required", f.EventID)
+	}
+	switch f.FeeStatus {
+	case store.FeePending, store.FeeSucceeded, store.FeeFailed, store.FeeUnknown:
+	default:
+		return f, fmt.Errorf("fee fact %q: feeStatus %q", f.EventID, f.FeeStatus)
+	}
+	if _, err := money.ParseCurrency(f.Currency); err != nil {
+		return f, fmt.Errorf("fee fact %q: %w", f.EventID, err)
+	}
+	if _, err := time.Parse("2006-01-02", f.Day); err != nil {
+		return f, fmt.Errorf("fee fact %q: day %q", f.EventID, f.Day)
+	}
+	if f.EventID != store.FeeFactEventID(f.OrderID, f.Revision) {
+		return f, fmt.Errorf("fee fact %q: eventId must be %q", f.EventID, store.FeeFactEventID(f.OrderID, f.Revision))
+	}
+	return f, nil
+}
+
+// Handle is the bus handler of store.FeeFactsTopic: a malformed fact is dead-lettered
+// (automation.Permanent), a store failure retried (applying a fact twice is harmless).
+func (p *FeeProjector) Handle(ctx context.Context, m bus.Message) error {
+	f, err := DecodeFeeFact(m.Body)
+	if err != nil {
+		return automation.Permanent(fmt.Errorf("message %s: %w", m.ID, err))
+	}
+	_, err = p.Store.FeeFactApply(ctx, []store.CampaignFeeFact{f}, p.Clock.Now())
+	return err
+}
