@@ -29,6 +29,9 @@ type Options struct {
 	// FanOut runs DueWorkPoller in fan-out mode (AUTOMATION_DUEWORK_MODE=fanout): one
 	// due-work message per claimed row, executed by DueWorkExecutor; the default is inline.
 	FanOut bool
+	// Driver, when set, is the deterministic simulator's hold on the run (driver.go); nil
+	// for a plain replay.
+	Driver Driver
 }
 
 // ErrDirNotEmpty: Options.Dir already holds something; a replay always starts from an
@@ -123,24 +126,28 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if err != nil {
 		return SummaryLine{}, err
 	}
-	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
-		OnRouted: r.routed})
-	if err != nil {
+	r.cfg, r.driver = cfg, o.Driver
+	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome, OnRouted: r.routed}
+	if err := r.open(ctx); err != nil {
 		return SummaryLine{}, err
 	}
-	defer e.Close()
-	r.e = e
-	r.api = e.Functions
-	// A settings change is applied in full when it is replayed (the simulator has no
-	// Reconciliation timer to finish a large propagation later).
-	e.Admin.InlineBatches = 1 << 20
+	defer func() {
+		if r.e != nil {
+			r.e.Close()
+		}
+	}()
 	if err := r.setup(ctx); err != nil {
 		return SummaryLine{}, err
 	}
 	if err := r.loop(ctx); err != nil {
 		return SummaryLine{}, err
 	}
-	counts, err := e.Store.SchedulerCountByStatus(ctx)
+	if r.driver != nil {
+		if err := r.driver.Finish(ctx, r.e); err != nil {
+			return SummaryLine{}, err
+		}
+	}
+	counts, err := r.e.Store.SchedulerCountByStatus(ctx)
 	if err != nil {
 		return SummaryLine{}, err
 	}
@@ -160,6 +167,13 @@ type runner struct {
 	clock      *automation.ManualClock
 	faults     *faults
 	fanOut     bool // Options.FanOut
+	// cfg and appOpts open each process (a Driver restarts it); proc is the current
+	// process's context and kill ends it.
+	cfg     config.Config
+	appOpts app.Options
+	driver  Driver
+	proc    context.Context
+	kill    context.CancelFunc
 	deliveries int
 	rejected   int
 	unknown    int
@@ -204,6 +218,11 @@ func (r *runner) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// A driver may move the clock forward (a lease expiring through a clock jump): time
+		// never goes back.
+		if c := r.clock.Now(); c.After(now) {
+			now = c
+		}
 		var poll time.Time
 		wake, err := r.e.Store.SchedulerNextWakeUp(ctx)
 		if err != nil {
@@ -235,19 +254,28 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		switch {
 		case !inputAt.IsZero() && !inputAt.After(r.sc.Until) && (poll.IsZero() || !inputAt.After(poll)):
-			now = inputAt
+			if inputAt.After(now) {
+				now = inputAt
+			}
 			r.clock.Set(now)
-			if err := r.input(ctx, r.sc.order[next]); err != nil {
+			err := r.input(r.proc, r.sc.order[next])
+			next++
+			if err := r.after(ctx, now, err); err != nil {
 				return err
 			}
-			next++
 		case !poll.IsZero() && !poll.After(r.sc.Until):
 			now, lastPoll = poll, poll
 			r.clock.Set(now)
 			r.relayDue = false
-			res, err := r.e.Tick(ctx)
+			res, err := r.e.Tick(r.proc)
 			if err != nil {
-				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
+				err = fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
+			}
+			if err := r.after(ctx, now, err); err != nil {
+				return err
+			}
+			if err != nil {
+				continue // the process restarted
 			}
 			// In fan-out mode DueWorkExecutor executes the rows, and the poll's result
 			// cannot say how many went on hold: look whenever rows were claimed.
