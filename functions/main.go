@@ -240,6 +240,11 @@ func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir
 	if n > 0 {
 		log.Info("re-dispatched unsent deliveries after a restart", "count", n)
 	}
+	if n, err := rt.CatchUpProjection(ctx); err != nil {
+		return nil, fmt.Errorf("catching up the delivery projection: %w", err)
+	} else if n > 0 {
+		log.Info("delivery projection caught up after a restart", "facts", n)
+	}
 	// The local host stops before the store closes: stop cancels it, then waits for it.
 	hostCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})

@@ -34,7 +34,7 @@ type Driver interface {
 // restart closes the current process and opens a new one on the same directory: the
 // database and trace survive; the in-process bus, caches and leases held in memory do not.
 // Dispatch messages the old bus held are put back as serve does at start
-// (Runtime.RedispatchUnsent).
+// (Runtime.RedispatchUnsent, Runtime.CatchUpProjection).
 func (r *runner) restart(ctx context.Context) error {
 	if r.kill != nil {
 		r.kill()
@@ -48,6 +48,9 @@ func (r *runner) restart(ctx context.Context) error {
 	}
 	if _, err := r.e.RedispatchUnsent(r.proc); err != nil {
 		return fmt.Errorf("restart: redispatch: %w", err)
+	}
+	if _, err := r.e.CatchUpProjection(r.proc); err != nil {
+		return fmt.Errorf("restart: projection: %w", err)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestSeedsPass(t *testing.T) {
-	kinds, _ := ParseKinds("all")
+	kinds, _ := ParseKinds(os.Getenv("SIM_FAULTS"))
 	n, _ := strconv.Atoi(os.Getenv("SIM_N"))
 	n = max(n, 3)
 	for seed := uint64(1); seed <= uint64(n); seed++ {
