@@ -52,6 +52,7 @@ commands:
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, metrics
+  sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
 
 Configuration comes from environment variables (see README.md, "Configuration").
 `
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "support":
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "sim":
+		return simCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

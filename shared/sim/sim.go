@@ -7,13 +7,27 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/trace"
 )
+
+// scratch is where runs keep their database: a memory file system when the machine has one
+// (/dev/shm), since a run is thrown away and its commits need not reach a disk; else the
+// system's temporary directory.
+func scratch() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", "automation-sim-probe-*"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return ""
+}
 
 // keepDir, set by a test, receives each run's directory and keeps it.
 var keepDir func(string)
@@ -73,7 +87,7 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 		res.Err = fmt.Errorf("sim: generated scenario: %w", err)
 		return res
 	}
-	dir, err := os.MkdirTemp("", "automation-sim-*")
+	dir, err := os.MkdirTemp(scratch(), "automation-sim-*")
 	if err != nil {
 		res.Err = err
 		return res
@@ -135,7 +149,9 @@ type Options struct {
 	Kinds  map[Kind]bool
 	Out    io.Writer // progress and the report; nil: discarded
 	TTY    bool      // Out is a terminal: progress rewrites one line
-	Shrink bool      // shrink a failing history (default budget 60 runs)
+	Shrink bool      // shrink a failing history (budget 60 runs)
+	// Workers run seeds concurrently (default 1).
+	Workers int
 	// ScenarioDir receives the failing (shrunk) history as a scenario file; "" = the
 	// system's temporary directory.
 	ScenarioDir string
@@ -150,9 +166,11 @@ type Summary struct {
 	Duration time.Duration
 }
 
-// Many runs opts.Seeds consecutive seeds from opts.First and stops at the first failure,
-// which it reports with the seed, a one-line command that reproduces it, and (with Shrink)
-// a smaller failing history written as a scenario file.
+// Many runs opts.Seeds consecutive seeds from opts.First on opts.Workers goroutines (each
+// seed is independent and deterministic) and stops at the first failure, which it reports
+// with the seed, a one-line command that reproduces it, and (with Shrink) a smaller failing
+// history written as a scenario file. Among failures found concurrently the lowest seed is
+// reported.
 func Many(ctx context.Context, opts Options) Summary {
 	out := opts.Out
 	if out == nil {
@@ -162,15 +180,39 @@ func Many(ctx context.Context, opts Options) Summary {
 		opts.First = 1
 	}
 	opts.Seeds = max(opts.Seeds, 1)
+	workers := min(max(opts.Workers, 1), opts.Seeds)
 	sum := Summary{Faults: map[string]int{}, Checked: map[string]int{}}
 	start := time.Now()
 	step := max(1, opts.Seeds/10)
-	for i := 0; i < opts.Seeds; i++ {
-		if ctx.Err() != nil {
-			break
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	seeds := make(chan uint64)
+	results := make(chan Result)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range seeds {
+				results <- RunSeed(ctx, seed, opts.Kinds)
+			}
+		}()
+	}
+	go func() {
+		defer close(seeds)
+		for i := 0; i < opts.Seeds; i++ {
+			select {
+			case seeds <- opts.First + uint64(i):
+			case <-ctx.Done():
+				return
+			}
 		}
-		seed := opts.First + uint64(i)
-		r := RunSeed(ctx, seed, opts.Kinds)
+	}()
+	go func() { wg.Wait(); close(results) }()
+	for r := range results {
+		if r.Err != nil && errors.Is(r.Err, context.Canceled) && sum.Failed != nil {
+			continue // stopped after another seed failed
+		}
 		sum.Seeds++
 		for k, v := range r.Faults {
 			sum.Faults[k] += v
@@ -178,29 +220,30 @@ func Many(ctx context.Context, opts Options) Summary {
 		for k, v := range r.Checked {
 			sum.Checked[k] += v
 		}
-		el := time.Since(start)
-		rate := float64(sum.Seeds) / el.Seconds()
+		if r.Err != nil {
+			if sum.Failed == nil || r.Seed < sum.Failed.Seed {
+				sum.Failed = &r
+			}
+			cancel()
+			continue
+		}
+		rate := float64(sum.Seeds) / time.Since(start).Seconds()
 		switch {
 		case opts.TTY:
-			fmt.Fprintf(out, "\r  seed %d  [%d/%d]  %.1f seeds/s  faults %d  ", seed, sum.Seeds, opts.Seeds, rate, total(sum.Faults))
+			fmt.Fprintf(out, "\r  seed %d  [%d/%d]  %.1f seeds/s  faults %d  ", r.Seed, sum.Seeds, opts.Seeds, rate, total(sum.Faults))
 		case sum.Seeds%step == 0 || sum.Seeds == opts.Seeds:
 			fmt.Fprintf(out, "  %d/%d seeds  %.1f seeds/s  faults %d\n", sum.Seeds, opts.Seeds, rate, total(sum.Faults))
 		}
-		if r.Err != nil {
-			if opts.TTY {
-				fmt.Fprintln(out)
-			}
-			sum.Failed = &r
-			reportFailure(ctx, out, r, opts)
-			break
-		}
 	}
-	if opts.TTY && sum.Failed == nil {
+	if opts.TTY {
 		fmt.Fprintln(out)
 	}
 	sum.Duration = time.Since(start)
-	fmt.Fprintf(out, "sim: %d seeds in %s (%.1f seeds/s), faults %s\n", sum.Seeds, sum.Duration.Round(time.Millisecond),
-		float64(sum.Seeds)/sum.Duration.Seconds(), joinCounts(sum.Faults))
+	if sum.Failed != nil {
+		reportFailure(context.WithoutCancel(ctx), out, *sum.Failed, opts)
+	}
+	fmt.Fprintf(out, "sim: %d seeds in %s (%.1f seeds/s, %d workers), faults %s\n", sum.Seeds, sum.Duration.Round(time.Millisecond),
+		float64(sum.Seeds)/sum.Duration.Seconds(), workers, joinCounts(sum.Faults))
 	fmt.Fprintf(out, "sim: invariants checked %s\n", joinCounts(sum.Checked))
 	return sum
 }
@@ -248,5 +291,3 @@ func joinCounts(m map[string]int) string {
 	}
 	return strings.Join(sortedCounts(m), " ")
 }
-
-var _ = sort.Strings
