@@ -35,6 +35,7 @@ const (
 	InvOracleNotDue   = "oracle-not-due"         // what the model says was never due never took effect
 	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
 	InvGatewayNotify  = "gateway-notified-once"  // each accepted NOTIFICATION event made one delivery
+	InvFencing        = "stale-token-fenced"     // a write with an expired claim\'s Version never overwrites a live claim
 )
 
 // Violation is one broken invariant.

@@ -15,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
 )
 
 // Kind names a fault kind (the -faults flag takes a comma-separated list, "all" or "none").
@@ -134,7 +135,10 @@ type driver struct {
 	nested  bool // a competing poller runs inside a hook: no faults there
 	off     bool // faults off (the final drain)
 	held    []bus.Message
-	steps   int
+	// competing: rows a competing poller claimed inside the lease fault and executes when
+	// the step ends.
+	competing []automation.SchedulerRow
+	steps     int
 }
 
 func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
@@ -177,15 +181,19 @@ func (d *driver) afterClaim(ctx context.Context, rows []automation.SchedulerRow)
 		d.nested = true
 		defer func() { d.nested = false }()
 		// Past the lease: a competing poller rescues the rows (LeaseExpired, backoff about
-		// 5 min), then claims and completes them after the backoff.
+		// 5 min), and after the backoff claims them again and holds them, live, while this
+		// worker carries on with its stale Version token. The competitor executes them when
+		// the step ends (After), still within its lease.
 		d.clock.Advance(scheduler.DefaultBackoff[0] + 2*time.Minute)
-		if _, err := d.rt.Poller.RunOnce(ctx); err != nil {
+		if _, _, err := d.rt.Poller.Claim(ctx); err != nil {
 			return fmt.Errorf("sim: competing poller (rescue): %w", err)
 		}
 		d.clock.Advance(scheduler.DefaultBackoff[0] + time.Minute)
-		if _, err := d.rt.Poller.RunOnce(ctx); err != nil {
+		_, rows, err := d.rt.Poller.Claim(ctx)
+		if err != nil {
 			return fmt.Errorf("sim: competing poller (claim): %w", err)
 		}
+		d.competing = append(d.competing, rows...)
 	}
 	return nil
 }
@@ -262,6 +270,12 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 	if !d.crashed && stepErr != nil {
 		return false, fmt.Errorf("step at %s: %w", now.Format(time.RFC3339), stepErr)
 	}
+	if d.crashed {
+		d.competing = nil // the competitor shared the process
+	}
+	if err := d.compete(ctx); err != nil {
+		return false, err
+	}
 	if !d.crashed && len(d.held) > 0 && d.rng.IntN(2) == 0 {
 		if err := d.release(ctx); err != nil {
 			return false, err
@@ -293,6 +307,9 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 // check every invariant.
 func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
 	d.off = true
+	if err := d.compete(ctx); err != nil {
+		return err
+	}
 	if err := d.release(ctx); err != nil {
 		return err
 	}
@@ -319,6 +336,24 @@ func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
 		}
 	}
 	return d.chk.final(ctx, d.clock.Now())
+}
+
+// compete executes the competing poller's rows. Its claim is live (the clock has not moved
+// since it claimed them), so a write it loses means a stale token overwrote a live claim.
+func (d *driver) compete(ctx context.Context) error {
+	rows := d.competing
+	d.competing = nil
+	r := &report{c: d.chk}
+	for _, row := range rows {
+		o, err := d.rt.Poller.Execute(ctx, row)
+		if err != nil {
+			return fmt.Errorf("sim: competing poller (execute %s): %w", row.SchedulerKey, err)
+		}
+		live := row.ProcessingLeaseExpiresOn != nil && d.clock.Now().Before(*row.ProcessingLeaseExpiresOn)
+		r.check(InvFencing, !(live && o == trace.OutcomeLeaseLost), "row %s: the claim of Version %d, live until %s, was overwritten by a stale token",
+			row.SchedulerKey, row.Version, row.ProcessingLeaseExpiresOn.Format(time.RFC3339))
+	}
+	return r.err()
 }
 
 // Counts returns the faults injected by kind, sorted by name.

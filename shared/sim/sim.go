@@ -184,8 +184,10 @@ func Many(ctx context.Context, opts Options) Summary {
 	sum := Summary{Faults: map[string]int{}, Checked: map[string]int{}}
 	start := time.Now()
 	step := max(1, opts.Seeds/10)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// A failure stops handing out seeds; the seeds in flight finish (a canceled run would
+	// fail for its own reasons).
+	feed, stop := context.WithCancel(ctx)
+	defer stop()
 	seeds := make(chan uint64)
 	results := make(chan Result)
 	var wg sync.WaitGroup
@@ -203,16 +205,13 @@ func Many(ctx context.Context, opts Options) Summary {
 		for i := 0; i < opts.Seeds; i++ {
 			select {
 			case seeds <- opts.First + uint64(i):
-			case <-ctx.Done():
+			case <-feed.Done():
 				return
 			}
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
 	for r := range results {
-		if r.Err != nil && errors.Is(r.Err, context.Canceled) && sum.Failed != nil {
-			continue // stopped after another seed failed
-		}
 		sum.Seeds++
 		for k, v := range r.Faults {
 			sum.Faults[k] += v
@@ -224,7 +223,7 @@ func Many(ctx context.Context, opts Options) Summary {
 			if sum.Failed == nil || r.Seed < sum.Failed.Seed {
 				sum.Failed = &r
 			}
-			cancel()
+			stop()
 			continue
 		}
 		rate := float64(sum.Seeds) / time.Since(start).Seconds()
@@ -240,7 +239,7 @@ func Many(ctx context.Context, opts Options) Summary {
 	}
 	sum.Duration = time.Since(start)
 	if sum.Failed != nil {
-		reportFailure(context.WithoutCancel(ctx), out, *sum.Failed, opts)
+		reportFailure(ctx, out, *sum.Failed, opts)
 	}
 	fmt.Fprintf(out, "sim: %d seeds in %s (%.1f seeds/s, %d workers), faults %s\n", sum.Seeds, sum.Duration.Round(time.Millisecond),
 		float64(sum.Seeds)/sum.Duration.Seconds(), workers, joinCounts(sum.Faults))
