@@ -5,6 +5,7 @@ SCENARIO ?= testdata/scenarios/realistic.json
 BENCH_ROWS ?= 100000
 BENCH_DELIVERIES ?= 20000
 BENCH_REPLAY_EVENTS ?= 50000
+SEEDS ?= 200
 
 .DEFAULT_GOAL := help
 
@@ -45,6 +46,10 @@ bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliver
 	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
 	$(GO) test ./shared/replay/ -run '^$$' -bench Replay -benchtime 1x -timeout 30m -args -replay.max=$(BENCH_REPLAY_EVENTS)
 	$(GO) test ./shared/gateway/ -run '^$$' -bench IngestBatch -benchtime 1x
+
+.PHONY: sim
+sim: ## Deterministic fault simulation of SEEDS seeds (default 200; `make sim SEEDS=10000` is the long run): docs/simulation.md
+	$(GO) run ./functions sim -seeds $(SEEDS)
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

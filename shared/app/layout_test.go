@@ -65,6 +65,7 @@ var layers = [][]string{
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
+	{"shared/sim"},
 	{"functions", "infra", "docs"},
 }
 
