@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/config"
 )
 
 // Driver steers a replay for the deterministic simulator. Every method is called on the
@@ -29,6 +30,16 @@ type Driver interface {
 	// Finish is called after the last input and tick, before the runtime closes: the
 	// simulator drains the pipeline and checks its invariants there.
 	Finish(ctx context.Context, rt *app.Runtime) error
+}
+
+// procState is the runner's process: cfg and appOpts open each one (a Driver restarts
+// it); proc is the current process's context and kill ends it.
+type procState struct {
+	cfg     config.Config
+	appOpts app.Options
+	driver  Driver
+	proc    context.Context
+	kill    context.CancelFunc
 }
 
 // restart closes the current process and opens a new one on the same directory: the

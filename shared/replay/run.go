@@ -160,20 +160,14 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 
 type runner struct {
 	reportState
-	sc     *Scenario
-	e      *app.Runtime
-	out    io.Writer
-	enc    *json.Encoder
-	clock  *automation.ManualClock
-	faults *faults
-	fanOut bool // Options.FanOut
-	// cfg and appOpts open each process (a Driver restarts it); proc is the current
-	// process's context and kill ends it.
-	cfg        config.Config
-	appOpts    app.Options
-	driver     Driver
-	proc       context.Context
-	kill       context.CancelFunc
+	procState
+	sc         *Scenario
+	e          *app.Runtime
+	out        io.Writer
+	enc        *json.Encoder
+	clock      *automation.ManualClock
+	faults     *faults
+	fanOut     bool // Options.FanOut
 	deliveries int
 	rejected   int
 	unknown    int
