@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
@@ -32,6 +33,9 @@ type Options struct {
 	// Driver, when set, is the deterministic simulator's hold on the run (driver.go); nil
 	// for a plain replay.
 	Driver Driver
+	// Database, when set, is the content of a migrated SQLite database written as the run's
+	// database before it opens (the simulator migrates once, not once per run).
+	Database []byte
 }
 
 // ErrDirNotEmpty: Options.Dir already holds something; a replay always starts from an
@@ -104,6 +108,11 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return SummaryLine{}, fmt.Errorf("%w: %s", ErrDirNotEmpty, dir)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return SummaryLine{}, err
+		}
+	}
+	if len(o.Database) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, "automation.db"), o.Database, 0o644); err != nil {
 			return SummaryLine{}, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/trace"
+	"github.com/automation-platform/automation/sql/sqlite"
 )
 
 // scratch is where runs keep their database: a memory file system when the machine has one
@@ -28,6 +29,25 @@ func scratch() string {
 	}
 	return ""
 }
+
+// migrated returns the content of a freshly migrated SQLite database, built once per
+// process: each run starts from a copy instead of migrating again.
+var migrated = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp(scratch(), "automation-sim-template-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "automation.db")
+	st, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sim: migrating the template database: %w", err)
+	}
+	if err := st.Close(); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+})
 
 // keepDir, set by a test, receives each run's directory and keeps it.
 var keepDir func(string)
@@ -107,7 +127,12 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 		}
 		return drv.rt.Trace
 	}
-	_, res.Err = replay.Run(ctx, sc, sink, &replay.Options{Dir: dir, Driver: drv})
+	db, err := migrated()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	_, res.Err = replay.Run(ctx, sc, sink, &replay.Options{Dir: dir, Driver: drv, Database: db})
 	res.Faults, res.Checked = drv.counts, chk.checked
 	for _, op := range w.Ops {
 		if op.Kind == OpFault {
