@@ -45,7 +45,8 @@ import (
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
-//  10. the binary — functions (main: flags and wiring only) — and the deployment
+//  10. the deterministic fault simulation, built on replay — sim.
+//  11. the binary — functions (main: flags and wiring only) — and the deployment
 //     artifacts' tests (infra: Bicep bounds, the deploy docs' commands) and the
 //     documentation's reference check (docs).
 //
@@ -175,7 +176,7 @@ func checkLayout(pkgs []listed, at map[string]int) []string {
 				errorf("%s imports the Azure SDK (%s); only shared/azure (and the SQL Server driver's Entra ID auth in sql/mssql) may", rel, d)
 			}
 			dep := strings.TrimPrefix(d, module)
-			if (dep == "sql/mssql" || dep == "sql/sqlite") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" {
+			if (dep == "sql/mssql" || dep == "sql/sqlite") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" && rel != "shared/sim" {
 				errorf("%s depends on SQL dialect %s; only shared/app (and runtimes built on it) may", rel, dep)
 			}
 		}
@@ -192,7 +193,7 @@ func checkLayout(pkgs []listed, at map[string]int) []string {
 // azureAllowed: the adapters, and whatever is built on the composition root.
 func azureAllowed(rel string) bool {
 	switch rel {
-	case "shared/azure", "sql/mssql", "shared/app", "shared/replay", "functions":
+	case "shared/azure", "sql/mssql", "shared/app", "shared/replay", "shared/sim", "functions":
 		return true
 	}
 	return strings.HasPrefix(rel, "shared/handler")
