@@ -147,3 +147,17 @@ func TestShrinkKeepsTheFailure(t *testing.T) {
 		t.Fatalf("the shrunk history no longer fails: %v", r.Err)
 	}
 }
+
+// TestRunIsAFunctionOfTheSeed: the same seed injects the same faults and evaluates the same
+// assertions (what makes the reproduce command exact).
+func TestRunIsAFunctionOfTheSeed(t *testing.T) {
+	kinds, _ := ParseKinds("all")
+	a := RunSeed(context.Background(), 7, kinds)
+	b := RunSeed(context.Background(), 7, kinds)
+	if a.Err != nil || b.Err != nil {
+		t.Fatal(a.Err, b.Err)
+	}
+	if joinCounts(a.Faults) != joinCounts(b.Faults) || joinCounts(a.Checked) != joinCounts(b.Checked) {
+		t.Fatalf("seed 7 twice:\n%s | %s\n%s | %s", joinCounts(a.Faults), joinCounts(a.Checked), joinCounts(b.Faults), joinCounts(b.Checked))
+	}
+}
