@@ -6,6 +6,7 @@ BENCH_ROWS ?= 100000
 BENCH_DELIVERIES ?= 20000
 BENCH_REPLAY_EVENTS ?= 50000
 BENCH_COMMANDS ?= 5000
+SEEDS ?= 200
 
 .DEFAULT_GOAL := help
 
@@ -57,6 +58,10 @@ bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliver
 	$(GO) test ./shared/gateway/ -run '^$$' -bench IngestBatch -benchtime 1x
 	$(GO) test ./shared/attribute/ -run '^$$' -bench CounterOps -benchtime 1x
 	$(GO) test ./shared/campaign/ -run '^$$' -bench WorkerCommands -benchtime 1x -args -campaign.commands=$(BENCH_COMMANDS)
+
+.PHONY: sim
+sim: ## Deterministic fault simulation of SEEDS seeds (default 200; `make sim SEEDS=10000` is the long run): docs/simulation.md
+	$(GO) run ./functions sim -seeds $(SEEDS)
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

@@ -54,6 +54,7 @@ commands:
   support       the support API from a terminal: find, show, explain, release, retry, cancel, metrics
   providersim   run the simulated campaign action provider (HTTP on 127.0.0.1, fault switches)
   billing-sim   run the simulated billing provider on 127.0.0.1 (docs/billing.md), for demos
+  sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
 
 Configuration comes from environment variables (see README.md, "Configuration").
 `
@@ -89,6 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return providersimCmd(ctx, args[1:], stdout, stderr)
 	case "billing-sim":
 		return billingSimCmd(ctx, args[1:], stdout, stderr)
+	case "sim":
+		return simCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -247,6 +250,11 @@ func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir
 	}
 	if n > 0 {
 		log.Info("re-dispatched unsent deliveries after a restart", "count", n)
+	}
+	if n, err := rt.CatchUpProjection(ctx); err != nil {
+		return nil, fmt.Errorf("catching up the delivery projection: %w", err)
+	} else if n > 0 {
+		log.Info("delivery projection caught up after a restart", "facts", n)
 	}
 	// The local host stops before the store closes: stop cancels it, then waits for it.
 	hostCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -172,6 +172,9 @@ type Options struct {
 	// for a deterministic order).
 	OnCampaignAction      func(store.CampaignCommand)
 	CampaignSweepParallel int
+	// Faults are the deterministic simulator's fault points (shared/sim, faults.go); nil in
+	// production.
+	Faults *Faults
 }
 
 // CampaignProvider is an action provider with its limits.
@@ -425,15 +428,18 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	reg := scheduler.NewRegistry()
 	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
 	reg.Register(automation.TypeReportSubscription, &report.Handler{Service: reports})
+	pc.Hooks = o.Faults.scheduler()
 	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
 	if err != nil {
 		return err
 	}
 	r.Poller = poller
-	r.Relay = &delivery.Relay{Store: r.Store, Publisher: routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}, Clock: r.Clock, Log: log}
+	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
+		Clock: r.Clock, Log: log, Hooks: o.Faults.relay()}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
-		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome}
+		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
+		Hooks: o.Faults.dispatch()}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}

@@ -45,10 +45,11 @@ import (
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
-//  9. runtimes built on the root — replay; above it, in its own layer, the acceptance
-//     harness (acceptance: a running embedded app driven over HTTP, seeded from a
-//     scenario file read with replay's parser).
-//  10. the binary — functions (main: flags and wiring only) — and the deployment
+//  9. runtimes built on the root — replay.
+//  10. built on replay: the acceptance harness (acceptance: a running embedded app driven
+//     over HTTP, seeded from a scenario file read with replay's parser) and the
+//     deterministic fault simulation (sim).
+//  11. the binary — functions (main: flags and wiring only) — and the deployment
 //     artifacts' tests (infra: Bicep bounds, the deploy docs' commands) and the
 //     documentation's reference check (docs).
 //
@@ -68,7 +69,7 @@ var layers = [][]string{
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
-	{"shared/acceptance"},
+	{"shared/acceptance", "shared/sim"},
 	{"functions", "infra", "docs"},
 }
 
@@ -178,7 +179,7 @@ func checkLayout(pkgs []listed, at map[string]int) []string {
 				errorf("%s imports the Azure SDK (%s); only shared/azure (and the SQL Server driver's Entra ID auth in sql/mssql) may", rel, d)
 			}
 			dep := strings.TrimPrefix(d, module)
-			if (dep == "sql/mssql" || dep == "sql/sqlite") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" && rel != "shared/acceptance" {
+			if (dep == "sql/mssql" || dep == "sql/sqlite") && strings.HasPrefix(rel, "shared/") && rel != "shared/app" && rel != "shared/replay" && rel != "shared/acceptance" && rel != "shared/sim" {
 				errorf("%s depends on SQL dialect %s; only shared/app (and runtimes built on it) may", rel, dep)
 			}
 		}
@@ -195,7 +196,7 @@ func checkLayout(pkgs []listed, at map[string]int) []string {
 // azureAllowed: the adapters, and whatever is built on the composition root.
 func azureAllowed(rel string) bool {
 	switch rel {
-	case "shared/azure", "sql/mssql", "shared/app", "shared/replay", "shared/acceptance", "functions":
+	case "shared/azure", "sql/mssql", "shared/app", "shared/replay", "shared/acceptance", "shared/sim", "functions":
 		return true
 	}
 	return strings.HasPrefix(rel, "shared/handler")

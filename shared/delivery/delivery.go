@@ -110,6 +110,17 @@ type Relay struct {
 	// RetryDelay is the wait after a row's first failed publish (default 1 s), doubled per
 	// further attempt up to MaxRetryDelay (default 5 min).
 	RetryDelay, MaxRetryDelay time.Duration
+	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
+	// production.
+	Hooks *RelayHooks
+}
+
+// RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
+// crash would: nothing after the point is written and RunOnce returns the error.
+type RelayHooks struct {
+	// AfterPublish runs once the broker accepted the messages of a run (their outbox ids)
+	// and before they are marked published.
+	AfterPublish func(ctx context.Context, ids []int64) error
 }
 
 // RunOnce publishes up to Batch messages, oldest first, and returns how many were published.
@@ -152,6 +163,11 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			break
 		}
 		done = append(done, m.ID)
+	}
+	if len(done) > 0 && r.Hooks != nil && r.Hooks.AfterPublish != nil {
+		if err := r.Hooks.AfterPublish(ctx, done); err != nil {
+			return 0, errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
+		}
 	}
 	if len(done) > 0 {
 		if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: done, Now: r.Clock.Now()}); err != nil {

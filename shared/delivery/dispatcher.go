@@ -76,6 +76,18 @@ type Dispatcher struct {
 	Log         *slog.Logger
 	// OnOutcome, when set, is called after each recorded outcome (synchronously).
 	OnOutcome func(Outcome)
+	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
+	// production.
+	Hooks *DispatchHooks
+}
+
+// DispatchHooks are the dispatcher's named fault points. A non-nil error stops the attempt
+// there as a crash would: nothing after the point is written and Process returns the error
+// (the claim then expires and the next attempt is in doubt).
+type DispatchHooks struct {
+	// AfterSend runs once the channel call returned (sendErr is its error, nil when the
+	// provider acknowledged) and before the outcome is recorded.
+	AfterSend func(ctx context.Context, job store.NotificationJob, sendErr error) error
 }
 
 // Handle is the bus handler for DispatchQueue. A redelivered message for a job already
@@ -258,6 +270,11 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	}
 	ref, sendErr := ch.Send(callCtx, msg)
 	cancel()
+	if d.Hooks != nil && d.Hooks.AfterSend != nil {
+		if err := d.Hooks.AfterSend(ctx, job, sendErr); err != nil {
+			return o, fmt.Errorf("dispatch %s: after send: %w", job.DeliveryKey, err)
+		}
+	}
 	if sendErr == nil {
 		return d.sent(ctx, o, ref, content)
 	}

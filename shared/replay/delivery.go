@@ -38,7 +38,7 @@ type Template struct {
 // ChannelFault makes a channel fail from the input's at until Until (exclusive).
 type ChannelFault struct {
 	Channel string    `json:"channel"` // "log" or "webhook"
-	Mode    string    `json:"mode"`    // "fail": nothing arrives; "timeout": it arrives, the answer is lost
+	Mode    string    `json:"mode"`    // "fail": nothing arrives; "timeout": it arrives, the answer is lost; "lost": the request left, nothing arrives, no answer
 	Until   time.Time `json:"until"`
 }
 
@@ -46,6 +46,9 @@ type ChannelFault struct {
 const (
 	FaultFail    = "fail"
 	FaultTimeout = "timeout"
+	// FaultLost: the request left but never arrived and no answer came (a timeout with the
+	// effect not applied): the sender cannot tell it from FaultTimeout.
+	FaultLost = "lost"
 )
 
 // parseTemplates validates the scenario's templates (each must compile) and returns them.
@@ -99,8 +102,8 @@ func parseFault(i int, raw json.RawMessage, at time.Time, bad func(string, ...an
 		bad("inputs[%d].channelFault.channel: unknown channel %q (log or webhook)", i, f.Channel)
 		ok = false
 	}
-	if f.Mode != FaultFail && f.Mode != FaultTimeout {
-		bad("inputs[%d].channelFault.mode must be %q or %q, got %q", i, FaultFail, FaultTimeout, f.Mode)
+	if f.Mode != FaultFail && f.Mode != FaultTimeout && f.Mode != FaultLost {
+		bad("inputs[%d].channelFault.mode must be %q, %q or %q, got %q", i, FaultFail, FaultTimeout, FaultLost, f.Mode)
 		ok = false
 	}
 	until, err := time.Parse(time.RFC3339, f.Until)
@@ -189,6 +192,8 @@ func (c faultyLog) Send(ctx context.Context, m delivery.Message) (string, error)
 			return "", err
 		}
 		return "", automation.Unknown(errSimulatedTimeout)
+	case FaultLost:
+		return "", automation.Unknown(errSimulatedTimeout)
 	}
 	return c.LogChannel.Send(ctx, m)
 }
@@ -218,6 +223,9 @@ func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteRequest != nil {
 		tr.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if mode == FaultLost {
+		return nil, errSimulatedTimeout
 	}
 	answer := func(code int, msg string) *http.Response {
 		return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
@@ -29,6 +30,12 @@ type Options struct {
 	// FanOut runs DueWorkPoller in fan-out mode (AUTOMATION_DUEWORK_MODE=fanout): one
 	// due-work message per claimed row, executed by DueWorkExecutor; the default is inline.
 	FanOut bool
+	// Driver, when set, is the deterministic simulator's hold on the run (driver.go); nil
+	// for a plain replay.
+	Driver Driver
+	// Database, when set, is the content of a migrated SQLite database written as the run's
+	// database before it opens (the simulator migrates once, not once per run).
+	Database []byte
 }
 
 // ErrDirNotEmpty: Options.Dir already holds something; a replay always starts from an
@@ -107,6 +114,11 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return SummaryLine{}, err
 		}
 	}
+	if len(o.Database) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, "automation.db"), o.Database, 0o644); err != nil {
+			return SummaryLine{}, err
+		}
+	}
 	r := &runner{sc: sc, out: out, enc: json.NewEncoder(out), clock: automation.NewManualClock(sc.Start), fanOut: o.FanOut}
 	channels, err := r.channels()
 	if err != nil {
@@ -131,25 +143,30 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 		return SummaryLine{}, err
 	}
 	defer stopProviders()
-	e, err := app.Open(ctx, cfg, app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
+	r.cfg, r.driver = cfg, o.Driver
+	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
 		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
-		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1})
-	if err != nil {
+		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1}
+	if err := r.open(ctx); err != nil {
 		return SummaryLine{}, err
 	}
-	defer e.Close()
-	r.e = e
-	r.api = e.Functions
-	// A settings change is applied in full when it is replayed (the simulator has no
-	// Reconciliation timer to finish a large propagation later).
-	e.Admin.InlineBatches = 1 << 20
+	defer func() {
+		if r.e != nil {
+			r.e.Close()
+		}
+	}()
 	if err := r.setup(ctx); err != nil {
 		return SummaryLine{}, err
 	}
 	if err := r.loop(ctx); err != nil {
 		return SummaryLine{}, err
 	}
-	counts, err := e.Store.SchedulerCountByStatus(ctx)
+	if r.driver != nil {
+		if err := r.driver.Finish(ctx, r.e); err != nil {
+			return SummaryLine{}, err
+		}
+	}
+	counts, err := r.e.Store.SchedulerCountByStatus(ctx)
 	if err != nil {
 		return SummaryLine{}, err
 	}
@@ -163,6 +180,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 
 type runner struct {
 	reportState
+	procState
 	sc         *Scenario
 	e          *app.Runtime
 	out        io.Writer
@@ -217,6 +235,11 @@ func (r *runner) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// A driver may move the clock forward (a lease expiring through a clock jump): time
+		// never goes back.
+		if c := r.clock.Now(); c.After(now) {
+			now = c
+		}
 		var poll time.Time
 		wake, err := r.e.Store.SchedulerNextWakeUp(ctx)
 		if err != nil {
@@ -254,19 +277,28 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		switch {
 		case !inputAt.IsZero() && !inputAt.After(r.sc.Until) && (poll.IsZero() || !inputAt.After(poll)):
-			now = inputAt
+			if inputAt.After(now) {
+				now = inputAt
+			}
 			r.clock.Set(now)
-			if err := r.input(ctx, r.sc.order[next]); err != nil {
+			err := r.input(r.proc, r.sc.order[next])
+			next++
+			if err := r.after(ctx, now, err); err != nil {
 				return err
 			}
-			next++
 		case !poll.IsZero() && !poll.After(r.sc.Until):
 			now, lastPoll = poll, poll
 			r.clock.Set(now)
 			r.relayDue = false
-			res, err := r.e.Tick(ctx)
+			res, err := r.e.Tick(r.proc)
 			if err != nil {
-				return fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
+				err = fmt.Errorf("tick %s: %w", now.Format(time.RFC3339), err)
+			}
+			if err := r.after(ctx, now, err); err != nil {
+				return err
+			}
+			if err != nil {
+				continue // the process restarted
 			}
 			// In fan-out mode DueWorkExecutor executes the rows, and the poll's result
 			// cannot say how many went on hold: look whenever rows were claimed.

@@ -29,6 +29,26 @@ type Config struct {
 	RescueBatch int
 	// Backoff is the retry ladder (default DefaultBackoff with 10 % jitter).
 	Backoff Backoff
+	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
+	// production.
+	Hooks *Hooks
+}
+
+// Hooks are named fault points at the poller's semantic step boundaries. Each is called
+// synchronously; a non-nil error stops the step there as a crash would: nothing after the
+// point is written, and the error is returned to the caller.
+type Hooks struct {
+	// AfterClaim runs once a batch is claimed (Processing, lease, Version+1) and before any
+	// row is executed. rows are the claimed rows with their tokens.
+	AfterClaim func(ctx context.Context, rows []automation.SchedulerRow) error
+}
+
+// afterClaim calls Hooks.AfterClaim when set.
+func (c *Config) afterClaim(ctx context.Context, rows []automation.SchedulerRow) error {
+	if c.Hooks == nil || c.Hooks.AfterClaim == nil || len(rows) == 0 {
+		return nil
+	}
+	return c.Hooks.AfterClaim(ctx, rows)
 }
 
 // Validate fills defaults and rejects impossible values.
@@ -121,6 +141,9 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("claim: %w", err)
 	}
 	res.Claimed = len(rows)
+	if err := p.cfg.afterClaim(ctx, rows); err != nil {
+		return res, fmt.Errorf("after claim: %w", err)
+	}
 	runs := make([]execution, len(rows))
 	if p.cfg.Concurrency == 1 {
 		for i, row := range rows {
@@ -158,6 +181,9 @@ func (p *Poller) Claim(ctx context.Context) (Result, []automation.SchedulerRow, 
 		return res, nil, fmt.Errorf("claim: %w", err)
 	}
 	res.Claimed = len(rows)
+	if err := p.cfg.afterClaim(ctx, rows); err != nil {
+		return res, nil, fmt.Errorf("after claim: %w", err)
+	}
 	return res, rows, nil
 }
 

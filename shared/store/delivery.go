@@ -157,6 +157,10 @@ type DeliveryStore interface {
 	// NotificationListUnsent returns up to limit jobs still Queued or Sending with Id >
 	// afterID, by Id.
 	NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]NotificationJob, error)
+	// NotificationListProjectionBehind returns up to limit jobs with Id > afterID, by Id,
+	// whose DeliveryProjection row is missing or older than the job's Revision (only jobs past
+	// Revision 1, the first that writes a fact).
+	NotificationListProjectionBehind(ctx context.Context, afterID int64, limit int) ([]NotificationJob, error)
 	// NotificationClaimDue takes the send claim of up to Limit jobs NotificationClaimable at
 	// Now without a dispatch message: Sending jobs whose lease expired, retries and lookups
 	// whose NextAttemptOn came (oldest first), then, with QueuedBefore, Queued jobs whose

@@ -184,6 +184,14 @@ func (s *Store) NotificationListUnsent(ctx context.Context, afterID int64, limit
 	return queryAll(ctx, s, nil, "NotificationListUnsent", s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
+// NotificationListProjectionBehind implements store.DeliveryStore.
+func (s *Store) NotificationListProjectionBehind(ctx context.Context, afterID int64, limit int) ([]store.NotificationJob, error) {
+	if err := checkLimit("NotificationListProjectionBehind", limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "NotificationListProjectionBehind", s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+}
+
 // OutboxListUnpublished implements store.DeliveryStore.
 func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListParams) ([]store.OutboxMessage, error) {
 	if err := checkLimit("OutboxListUnpublished", p.Limit); err != nil {

@@ -690,6 +690,32 @@ func testSendClaim(t *testing.T, open Opener) {
 	if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: d.Job.ID, Token: d.Job.Version, Now: T0, Status: store.NotificationQueued}); err == nil {
 		t.Fatal("finish with a non-final status accepted")
 	}
+	// Its facts never reached the projection: the job is behind until its current fact is
+	// applied; an older revision applied does not catch it up.
+	behind, err := s.NotificationListProjectionBehind(ctx, 0, 10)
+	if err != nil || len(behind) != 1 || behind[0].DeliveryKey != "dk-1" || behind[0].Status != store.NotificationSent {
+		t.Fatalf("projection behind: %+v %v", behind, err)
+	}
+	if more, _ := s.NotificationListProjectionBehind(ctx, behind[0].ID, 10); len(more) != 0 {
+		t.Fatal("projection behind: cursor not honoured")
+	}
+	j := behind[0]
+	fact := func(rev int64, st store.NotificationStatus) store.DeliveryFact {
+		return store.DeliveryFact{EventID: store.FactEventID(j.DeliveryKey, rev), CommandID: j.DeliveryKey, EffectKey: j.EffectKey, BusinessUnitID: j.BusinessUnitID,
+			Channel: j.Channel, LocalDate: j.LocalDate, Status: st, Revision: rev, OccurredOn: T0}
+	}
+	if _, err := s.DeliveryFactApply(ctx, []store.DeliveryFact{fact(j.Revision-1, store.NotificationSending)}, T0); err != nil {
+		t.Fatal(err)
+	}
+	if behind, _ := s.NotificationListProjectionBehind(ctx, 0, 10); len(behind) != 1 {
+		t.Fatalf("an older revision projected: still behind, got %+v", behind)
+	}
+	if _, err := s.DeliveryFactApply(ctx, []store.DeliveryFact{fact(j.Revision, j.Status)}, T0); err != nil {
+		t.Fatal(err)
+	}
+	if behind, err := s.NotificationListProjectionBehind(ctx, 0, 10); err != nil || len(behind) != 0 {
+		t.Fatalf("projected at the job's revision: not behind, got %+v %v", behind, err)
+	}
 }
 
 func testOutbox(t *testing.T, open Opener) {

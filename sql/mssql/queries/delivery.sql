@@ -174,3 +174,12 @@ WHERE BusinessUnitId = @BusinessUnitId AND LocalDate >= @FromDate AND LocalDate 
   AND Status IN (N'Sent', N'Failed', N'Unknown')
 GROUP BY LocalDate, Status
 ORDER BY LocalDate, Status;
+
+-- name: NotificationListProjectionBehind :many
+-- Jobs whose delivery projection is missing or at an older revision than the job (a fact
+-- message lost with an in-process bus, e.g. a local restart between the relay and the
+-- projector), by Id after a cursor. Revision 1 (created, Queued) writes no fact.
+SELECT TOP (@Limit) j.Id, j.DeliveryKey, j.EffectKey, j.SchedulerKey, j.BusinessUnitId, j.Channel, j.Recipient, j.Template, j.PayloadJson, j.LocalDate, j.Status, j.ProcessingLeaseExpiresOn, j.AttemptCount, j.RetryCount, j.NextAttemptOn, j.IsOnSupportHold, j.ProviderReference, j.LastError, j.TemplateVersion, j.Revision, j.ResolvedBy, j.ResolutionReason, j.ResolvedOn, j.Version, j.CreatedOn, j.UpdatedOn, j.SentOn
+FROM dbo.NotificationJob j LEFT JOIN dbo.DeliveryProjection p ON p.CommandId = j.DeliveryKey
+WHERE j.Id > @AfterId AND j.Revision > 1 AND (p.CommandId IS NULL OR p.Revision < j.Revision)
+ORDER BY j.Id;

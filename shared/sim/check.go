@@ -1,0 +1,499 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the read-only view of the run's database
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// Invariant names (docs/simulation.md). A later capability adds its own here and checks
+// them in final (and, when cheap, in quiescent).
+const (
+	InvTerminal       = "due-rows-terminal"      // every due row: completed, deactivated with a reason, on hold with a reason or cancelled
+	InvDeliveryFinal  = "deliveries-terminal"    // every delivery: sent, failed with an error, or UNKNOWN in the resolution queue
+	InvOnce           = "delivered-at-most-once" // no delivery key takes effect twice
+	InvRecorded       = "effects-recorded"       // a sent job took effect once; an effect on a non-idempotent channel is Sent or UNKNOWN
+	InvNeverEarly     = "never-early"            // no reminder takes effect before its scheduled instant
+	InvLocalTime      = "local-time"             // a date-based row's instant is its local date and time in its zone (oracle rule)
+	InvCompletedOnce  = "completed-once"         // a row is completed by one attempt (trace)
+	InvProjection     = "projection-recomputed"  // the delivery projection equals the NotificationJob table
+	InvOutboxDrained  = "outbox-drained"         // nothing left unpublished
+	InvOracleDue      = "oracle-due"             // what the model says was due was delivered, at the model's instant
+	InvOracleNotDue   = "oracle-not-due"         // what the model says was never due never took effect
+	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
+	InvGatewayNotify  = "gateway-notified-once"  // each accepted NOTIFICATION event made one delivery
+	InvFencing        = "stale-token-fenced"     // a write with an expired claim\'s Version never overwrites a live claim
+)
+
+// Violation is one broken invariant.
+type Violation struct {
+	Invariant string
+	Detail    string
+}
+
+func (v Violation) String() string { return v.Invariant + ": " + v.Detail }
+
+// ViolationError carries the violations a check found.
+type ViolationError struct{ Violations []Violation }
+
+func (e *ViolationError) Error() string {
+	var b strings.Builder
+	for i, v := range e.Violations {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(e.Violations)-5)
+			break
+		}
+		if i > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString(v.String())
+	}
+	return b.String()
+}
+
+// effect is one delivery that reached its receiver (a "delivery" output line).
+type effect struct {
+	at, scheduledOn       time.Time
+	schedulerKey, channel string
+}
+
+// lineSink reads the replay's output lines as they are written: the deliveries that took
+// effect, by delivery key (the receivers' side: the log sink, the webhook endpoint).
+type lineSink struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	effects map[string][]effect
+	lines   int
+}
+
+func (s *lineSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	for {
+		i := bytes.IndexByte(s.buf.Bytes(), '\n')
+		if i < 0 {
+			break
+		}
+		line := append([]byte(nil), s.buf.Next(i+1)...)
+		s.lines++
+		var l struct {
+			Kind, At, SchedulerKey, ScheduledOn, Channel, Recipient string
+		}
+		if json.Unmarshal(line, &l) != nil || l.Kind != "delivery" {
+			continue
+		}
+		e := effect{schedulerKey: l.SchedulerKey, channel: l.Channel}
+		e.at, _ = time.Parse(time.RFC3339, l.At)
+		if l.ScheduledOn != "" {
+			e.scheduledOn, _ = time.Parse(time.RFC3339, l.ScheduledOn)
+		}
+		k := delivery.Key(l.SchedulerKey, l.Channel, l.Recipient)
+		s.effects[k] = append(s.effects[k], e)
+	}
+	return len(p), nil
+}
+
+// checker evaluates the invariants on the run's database, trace and output.
+type checker struct {
+	w       *Workload
+	dbPath  string
+	db      *sql.DB
+	sink    *lineSink
+	trace   func() trace.Reader
+	checked map[string]int // assertions evaluated, by invariant
+	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
+	seedLabel string
+}
+
+func (c *checker) open() (*sql.DB, error) {
+	if c.db != nil {
+		return c.db, nil
+	}
+	db, err := sql.Open("sqlite", "file:"+c.dbPath+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, err
+	}
+	c.db = db
+	return db, nil
+}
+
+func (c *checker) close() {
+	if c.db != nil {
+		c.db.Close()
+		c.db = nil
+	}
+}
+
+type row struct {
+	id                                                                    int64
+	guid, typ, trig, key, setting, source, local, localTime, zone, status string
+	scheduledOn, updatedOn                                                time.Time
+	nextRetry                                                             *time.Time
+	failure, reason                                                       string
+	hold                                                                  bool
+}
+
+type job struct {
+	key, effectKey, schedulerKey, channel, status, lastError string
+	nextAttempt                                              bool
+	revision                                                 int64
+}
+
+func ms(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func (c *checker) rows(ctx context.Context) ([]row, error) {
+	db, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	rs, err := db.QueryContext(ctx, `SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, COALESCE(SettingGuid,''), SourceEntityGuid,
+		ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ScheduledOn, NextRetryOn, COALESCE(FailureReasonCode,''), COALESCE(ReasonCode,''), IsOnSupportHold, UpdatedOn
+		FROM AutomationScheduler ORDER BY Id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		var r row
+		var sched, updated int64
+		var next sql.NullInt64
+		if err := rs.Scan(&r.id, &r.guid, &r.typ, &r.trig, &r.key, &r.setting, &r.source, &r.local, &r.localTime, &r.zone, &r.status,
+			&sched, &next, &r.failure, &r.reason, &r.hold, &updated); err != nil {
+			return nil, err
+		}
+		r.scheduledOn, r.updatedOn = ms(sched), ms(updated)
+		if next.Valid {
+			t := ms(next.Int64)
+			r.nextRetry = &t
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+func (c *checker) jobs(ctx context.Context) ([]job, error) {
+	db, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	rs, err := db.QueryContext(ctx, `SELECT DeliveryKey, EffectKey, SchedulerKey, Channel, Status, COALESCE(LastError,''), NextAttemptOn IS NOT NULL, Revision
+		FROM NotificationJob ORDER BY Id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []job
+	for rs.Next() {
+		var j job
+		if err := rs.Scan(&j.key, &j.effectKey, &j.schedulerKey, &j.channel, &j.status, &j.lastError, &j.nextAttempt, &j.revision); err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rs.Err()
+}
+
+func (c *checker) count(ctx context.Context, q string) (int, error) {
+	db, err := c.open()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = db.QueryRowContext(ctx, q).Scan(&n)
+	return n, err
+}
+
+// nextWork is the final drain's view: the next instant a row or delivery wakes, and busy
+// when the outbox holds unpublished messages or a delivery waits for its dispatch.
+func (c *checker) nextWork(ctx context.Context, rt *app.Runtime) (*time.Time, bool, error) {
+	wake, err := rt.Store.SchedulerNextWakeUp(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if dw, err := rt.Store.NotificationNextWakeUp(ctx); err != nil {
+		return nil, false, err
+	} else if dw != nil && (wake == nil || dw.Before(*wake)) {
+		wake = dw
+	}
+	n, err := c.count(ctx, `SELECT (SELECT COUNT(*) FROM Outbox WHERE PublishedOn IS NULL) +
+		(SELECT COUNT(*) FROM NotificationJob WHERE Status IN ('Queued','Sending') AND NextAttemptOn IS NULL)`)
+	return wake, n > 0, err
+}
+
+type report struct {
+	c  *checker
+	vs []Violation
+}
+
+func (r *report) check(inv string, ok bool, format string, a ...any) {
+	r.c.checked[inv]++
+	if !ok {
+		r.vs = append(r.vs, Violation{inv, fmt.Sprintf(format, a...)})
+	}
+}
+
+func (r *report) err() error {
+	if len(r.vs) == 0 {
+		return nil
+	}
+	return &ViolationError{Violations: r.vs}
+}
+
+// quiescent checks, mid-run, what must hold at every instant: no double effect, no early
+// effect, instants that follow the local-time rule, and rows long due are terminal.
+func (c *checker) quiescent(ctx context.Context, now time.Time) error {
+	rows, err := c.rows(ctx)
+	if err != nil {
+		return err
+	}
+	r := &report{c: c}
+	c.safety(r, rows)
+	for _, rw := range rows {
+		// Due since its instant, its retry, or its last write (a row ensured late is due
+		// from then).
+		due := rw.scheduledOn
+		if rw.nextRetry != nil && rw.nextRetry.After(due) {
+			due = *rw.nextRetry
+		}
+		if rw.updatedOn.After(due) {
+			due = rw.updatedOn
+		}
+		if rw.status == "Pending" || rw.status == "Processing" {
+			r.check(InvTerminal, !due.Before(now.Add(-Slack)), "row %s is %s, due %s, %s before now", rw.key, rw.status, due.Format(time.RFC3339), now.Sub(due))
+		}
+	}
+	return r.err()
+}
+
+// safety: the invariants that hold at every instant.
+func (c *checker) safety(r *report, rows []row) {
+	c.sink.mu.Lock()
+	defer c.sink.mu.Unlock()
+	for k, es := range c.sink.effects {
+		r.check(InvOnce, len(es) <= 1, "delivery %s (%s, %s) took effect %d times", k, es[0].schedulerKey, es[0].channel, len(es))
+		for _, e := range es {
+			if !e.scheduledOn.IsZero() {
+				r.check(InvNeverEarly, !e.at.Before(e.scheduledOn), "delivery %s took effect at %s, before its scheduled %s", k, e.at.Format(time.RFC3339), e.scheduledOn.Format(time.RFC3339))
+			}
+		}
+	}
+	for _, rw := range rows {
+		if rw.trig != "DateBased" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, rw.local)
+		h, m := parseHM(rw.localTime)
+		want := resolve(mustZone(rw.zone), d, h, m)
+		r.check(InvLocalTime, err == nil && want.Equal(rw.scheduledOn), "row %s: %s %s in %s is %s by the rule, stored %s",
+			rw.key, rw.local, rw.localTime, rw.zone, want.Format(time.RFC3339), rw.scheduledOn.Format(time.RFC3339))
+	}
+}
+
+// final checks every invariant after the drain, at now.
+func (c *checker) final(ctx context.Context, now time.Time) error {
+	rows, err := c.rows(ctx)
+	if err != nil {
+		return err
+	}
+	jobs, err := c.jobs(ctx)
+	if err != nil {
+		return err
+	}
+	r := &report{c: c}
+	c.safety(r, rows)
+	byKey := map[string]row{}
+	for _, rw := range rows {
+		byKey[rw.key] = rw
+		due := rw.scheduledOn
+		if rw.nextRetry != nil && rw.nextRetry.After(due) {
+			due = *rw.nextRetry
+		}
+		if due.After(now) {
+			continue
+		}
+		ok := false
+		switch rw.status {
+		case "Completed", "Cancelled":
+			ok = true
+		case "Deactivated":
+			ok = rw.reason != ""
+		case "Failed":
+			ok = rw.hold && rw.failure != ""
+		}
+		r.check(InvTerminal, ok, "row %s due %s is %s (reason %q, failure %q, hold %v)", rw.key, due.Format(time.RFC3339), rw.status, rw.reason, rw.failure, rw.hold)
+	}
+	c.sink.mu.Lock()
+	effects := c.sink.effects
+	c.sink.mu.Unlock()
+	jobsBySched := map[string][]job{}
+	for _, j := range jobs {
+		jobsBySched[j.schedulerKey] = append(jobsBySched[j.schedulerKey], j)
+		ok := j.status == "Sent" || (j.status == "Failed" && j.lastError != "") || (j.status == "Unknown" && j.lastError != "" && !j.nextAttempt)
+		r.check(InvDeliveryFinal, ok, "delivery %s (%s, %s) is %s (error %q)", j.key, j.schedulerKey, j.channel, j.status, j.lastError)
+		n := len(effects[j.key])
+		switch {
+		case j.status == "Sent":
+			r.check(InvRecorded, n == 1, "delivery %s (%s, %s) is Sent and took effect %d times", j.key, j.schedulerKey, j.channel, n)
+		case j.channel == "log" && n > 0:
+			r.check(InvRecorded, j.status == "Unknown", "delivery %s (%s) took effect but is recorded %s (%s)", j.key, j.schedulerKey, j.status, j.lastError)
+		}
+	}
+	for k, es := range effects {
+		found := false
+		for _, j := range jobsBySched[es[0].schedulerKey] {
+			found = found || j.key == k
+		}
+		r.check(InvRecorded, found, "delivery %s (%s) took effect without a NotificationJob", k, es[0].schedulerKey)
+	}
+	// The projection equals a recomputation from NotificationJob.
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	proj := map[string][2]string{}
+	rs, err := db.QueryContext(ctx, `SELECT CommandId, Status, Revision FROM DeliveryProjection`)
+	if err != nil {
+		return err
+	}
+	for rs.Next() {
+		var id, st string
+		var rev int64
+		if err := rs.Scan(&id, &st, &rev); err != nil {
+			rs.Close()
+			return err
+		}
+		proj[id] = [2]string{st, strconv.FormatInt(rev, 10)}
+	}
+	rs.Close()
+	for _, j := range jobs {
+		p, ok := proj[j.key]
+		r.check(InvProjection, ok && p[0] == j.status && p[1] == strconv.FormatInt(j.revision, 10),
+			"delivery %s is %s revision %d; the projection has %v (present %v)", j.key, j.status, j.revision, p, ok)
+		delete(proj, j.key)
+	}
+	for id := range proj {
+		r.check(InvProjection, false, "projection row %s has no NotificationJob", id)
+	}
+	n, err := c.count(ctx, `SELECT COUNT(*) FROM Outbox WHERE PublishedOn IS NULL`)
+	if err != nil {
+		return err
+	}
+	r.check(InvOutboxDrained, n == 0, "%d outbox messages never published", n)
+	// One completion per row (trace: an attempt's Completed record is written after its
+	// guarded write succeeded).
+	if tr := c.trace(); tr != nil {
+		for _, rw := range rows {
+			if rw.status != "Completed" {
+				continue
+			}
+			recs, err := tr.JobsByKey(ctx, rw.key)
+			if err != nil {
+				return err
+			}
+			done := 0
+			for _, rec := range recs {
+				if rec.RowGuid == rw.guid && rec.Outcome == trace.OutcomeCompleted {
+					done++
+				}
+			}
+			r.check(InvCompletedOnce, done <= 1, "row %s was completed by %d attempts", rw.key, done)
+		}
+	}
+	c.oracle(r, rows, jobsBySched, effects)
+	return r.err()
+}
+
+// oracle compares the run with the model's expectations.
+func (c *checker) oracle(r *report, rows []row, jobsBySched map[string][]job, effects map[string][]effect) {
+	ex := c.w.Expect()
+	occ := map[occKey]row{}
+	thr := map[thrKey]row{}
+	for _, rw := range rows {
+		if rw.typ != "Reminder" {
+			continue
+		}
+		if i := strings.Index(rw.key, ":threshold:"); i >= 0 {
+			// …:threshold:{metric}:{level}:{policy}:…
+			if f := strings.Split(rw.key[i+len(":threshold:"):], ":"); len(f) >= 2 {
+				if lv, err := strconv.ParseFloat(f[1], 64); err == nil {
+					thr[thrKey{rw.setting, rw.source, lv}] = rw
+				}
+			}
+			continue
+		}
+		parts := strings.Split(rw.key, ":")
+		if len(parts) < 3 {
+			continue
+		}
+		off, err := strconv.Atoi(parts[len(parts)-1])
+		if err != nil {
+			continue // overdue or shortened keys
+		}
+		occ[occKey{rw.setting, rw.source, parts[len(parts)-2], off}] = rw
+	}
+	tookEffect := func(key string) int {
+		n := 0
+		for _, j := range jobsBySched[key] {
+			n += len(effects[j.key])
+		}
+		return n
+	}
+	for _, k := range sortedOcc(ex.Must) {
+		at := ex.Must[k]
+		rw, ok := occ[k]
+		if !ok {
+			r.check(InvOracleDue, false, "occurrence %s due %s has no row", k, at.Format(time.RFC3339))
+			continue
+		}
+		switch rw.status {
+		case "Completed":
+			r.check(InvOracleDue, rw.scheduledOn.Equal(at), "occurrence %s: row %s scheduled %s, the model says %s", k, rw.key, rw.scheduledOn.Format(time.RFC3339), at.Format(time.RFC3339))
+			r.check(InvOracleDue, len(jobsBySched[rw.key]) > 0, "occurrence %s: row %s completed without a delivery", k, rw.key)
+		case "Failed":
+			r.check(InvOracleDue, rw.hold && rw.failure != "", "occurrence %s: row %s failed without hold or reason", k, rw.key)
+		default:
+			r.check(InvOracleDue, false, "occurrence %s due %s: row %s is %s (%s)", k, at.Format(time.RFC3339), rw.key, rw.status, rw.reason)
+		}
+	}
+	for _, k := range sortedOcc(ex.MustNot) {
+		rw, ok := occ[k]
+		if !ok {
+			r.c.checked[InvOracleNotDue]++
+			continue
+		}
+		n := tookEffect(rw.key)
+		r.check(InvOracleNotDue, n == 0 && rw.status != "Completed", "occurrence %s was never due, yet row %s is %s and took effect %d times", k, rw.key, rw.status, n)
+	}
+	for k := range ex.ThrMust {
+		rw, ok := thr[k]
+		r.check(InvThresholdFired, ok && (rw.status == "Completed" || (rw.status == "Failed" && rw.hold)), "level %v of %s (setting %s) was reached; its row: present %v, %s %s", k.Level, k.Source, k.Setting, ok, rw.status, rw.reason)
+	}
+	for k := range ex.ThrNever {
+		rw, ok := thr[k]
+		r.check(InvThresholdFired, !ok || (rw.status != "Completed" && tookEffect(rw.key) == 0), "level %v of %s was never reached, yet row %s is %s", k.Level, k.Source, rw.key, rw.status)
+	}
+	var ids []string
+	for id := range ex.Redeems {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		js := jobsBySched["user-message:"+id]
+		r.check(InvGatewayNotify, len(js) == 1, "gateway event %s made %d deliveries", id, len(js))
+	}
+}

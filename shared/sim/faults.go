@@ -1,0 +1,367 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/trace"
+)
+
+// Kind names a fault kind (the -faults flag takes a comma-separated list, "all" or "none").
+type Kind string
+
+// Fault kinds. Adding one: a constant here, a line in AllKinds, the injection (a hook in
+// app.Faults or a workload operation) and a row in docs/simulation.md.
+const (
+	// ClaimCrash: the process dies right after the poller claimed a batch (rows Processing
+	// with a lease nobody will finish).
+	ClaimCrash Kind = "claim-crash"
+	// Lease: after a claim the clock jumps past the lease; a competing poller rescues the
+	// rows, claims them again after their backoff and completes them; then the first worker
+	// carries on with its stale Version token.
+	Lease Kind = "lease"
+	// SendCrash: the process dies after the channel call returned, before the outcome is
+	// recorded (the send claim stays Sending; the next attempt is in doubt).
+	SendCrash Kind = "send-crash"
+	// RelayCrash: the process dies after the broker accepted the outbox messages, before
+	// they are marked published (the next relay publishes them again).
+	RelayCrash Kind = "relay-crash"
+	// BusDuplicate: the broker delivers a relayed message twice (a second copy its duplicate
+	// detection cannot catch, as after a lost lock).
+	BusDuplicate Kind = "bus-dup"
+	// BusDelay: the broker holds a relayed message and delivers it after later steps, with
+	// other held messages in another order (delayed redelivery and reordering). The broker
+	// is durable: a held message survives process restarts.
+	BusDelay Kind = "bus-delay"
+	// Restart: the process restarts between steps (every in-memory state is lost: the
+	// in-process bus, caches), sometimes with a clock jump past the send-claim and
+	// scheduler leases.
+	Restart Kind = "restart"
+	// Channel: channel fault windows in the workload: nothing arrives (fail), it arrives and
+	// the answer is lost (timeout: effect applied), or the request is lost without answer
+	// (lost: effect not applied).
+	Channel Kind = "channel"
+)
+
+// AllKinds lists every fault kind.
+var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel}
+
+// ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
+func ParseKinds(s string) (map[Kind]bool, error) {
+	out := map[Kind]bool{}
+	switch strings.TrimSpace(s) {
+	case "", "all":
+		for _, k := range AllKinds {
+			out[k] = true
+		}
+		return out, nil
+	case "none":
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		k := Kind(strings.TrimSpace(part))
+		ok := false
+		for _, a := range AllKinds {
+			ok = ok || a == k
+		}
+		if !ok {
+			var names []string
+			for _, a := range AllKinds {
+				names = append(names, string(a))
+			}
+			return nil, fmt.Errorf("sim: unknown fault kind %q (one of %s, all, none)", k, strings.Join(names, ", "))
+		}
+		out[k] = true
+	}
+	return out, nil
+}
+
+// KindsString is the -faults value of kinds, in AllKinds order.
+func KindsString(kinds map[Kind]bool) string {
+	if len(kinds) == len(AllKinds) {
+		return "all"
+	}
+	var names []string
+	for _, k := range AllKinds {
+		if kinds[k] {
+			names = append(names, string(k))
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+// Fault probabilities per opportunity (a hook call, a relayed message, a step).
+const (
+	pClaimCrash = 0.04
+	pLease      = 0.04
+	pSendCrash  = 0.04
+	pRelayCrash = 0.04
+	pDuplicate  = 0.06
+	pDelay      = 0.06
+	pRestart    = 0.015
+)
+
+// errCrash is what a fault point returns when it killed the process.
+var errCrash = errors.New("sim: process crashed at a fault point")
+
+// driver is the simulator's replay.Driver: it injects the faults, restarts crashed
+// processes, checks the invariants at quiescent points and drains the pipeline at the end.
+type driver struct {
+	w      *Workload
+	kinds  map[Kind]bool
+	rng    *rand.Rand
+	counts map[string]int // faults injected, by kind (and sub-kind)
+	chk    *checker
+
+	rt      *app.Runtime
+	kill    func()
+	clock   *automation.ManualClock
+	pub     bus.Publisher // the current process's relay publisher (under the fault wrapper)
+	crashed bool
+	nested  bool // a competing poller runs inside a hook: no faults there
+	off     bool // faults off (the final drain)
+	held    []bus.Message
+	// competing: rows a competing poller claimed inside the lease fault and executes when
+	// the step ends.
+	competing []automation.SchedulerRow
+	steps     int
+}
+
+func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
+	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), counts: map[string]int{}, chk: chk}
+}
+
+func (d *driver) roll(k Kind, p float64) bool {
+	return !d.off && !d.nested && d.kinds[k] && d.rng.Float64() < p
+}
+
+// Faults implements replay.Driver.
+func (d *driver) Faults() *app.Faults {
+	return &app.Faults{
+		Scheduler: &scheduler.Hooks{AfterClaim: d.afterClaim},
+		Dispatch:  &delivery.DispatchHooks{AfterSend: d.afterSend},
+		Relay:     &delivery.RelayHooks{AfterPublish: d.afterPublish},
+		Publisher: func(p bus.Publisher) bus.Publisher { d.pub = p; return faultyPublisher{d: d} },
+	}
+}
+
+// Started implements replay.Driver.
+func (d *driver) Started(rt *app.Runtime, kill func()) {
+	d.rt, d.kill = rt, kill
+	d.clock, _ = rt.Clock.(*automation.ManualClock)
+}
+
+func (d *driver) crash(k Kind) error {
+	d.counts[string(k)]++
+	d.crashed = true
+	d.kill()
+	return errCrash
+}
+
+func (d *driver) afterClaim(ctx context.Context, rows []automation.SchedulerRow) error {
+	if d.roll(ClaimCrash, pClaimCrash) {
+		return d.crash(ClaimCrash)
+	}
+	if d.clock != nil && d.roll(Lease, pLease) {
+		d.counts[string(Lease)]++
+		d.nested = true
+		defer func() { d.nested = false }()
+		// Past the lease: a competing poller rescues the rows (LeaseExpired, backoff about
+		// 5 min), and after the backoff claims them again and holds them, live, while this
+		// worker carries on with its stale Version token. The competitor executes them when
+		// the step ends (After), still within its lease.
+		d.clock.Advance(scheduler.DefaultBackoff[0] + 2*time.Minute)
+		if _, _, err := d.rt.Poller.Claim(ctx); err != nil {
+			return fmt.Errorf("sim: competing poller (rescue): %w", err)
+		}
+		d.clock.Advance(scheduler.DefaultBackoff[0] + time.Minute)
+		_, rows, err := d.rt.Poller.Claim(ctx)
+		if err != nil {
+			return fmt.Errorf("sim: competing poller (claim): %w", err)
+		}
+		d.competing = append(d.competing, rows...)
+	}
+	return nil
+}
+
+func (d *driver) afterSend(context.Context, store.NotificationJob, error) error {
+	if d.roll(SendCrash, pSendCrash) {
+		return d.crash(SendCrash)
+	}
+	return nil
+}
+
+func (d *driver) afterPublish(context.Context, []int64) error {
+	if d.roll(RelayCrash, pRelayCrash) {
+		return d.crash(RelayCrash)
+	}
+	return nil
+}
+
+// faultyPublisher is the broker as the simulator sees it: it may deliver a message twice
+// or hold it for later.
+type faultyPublisher struct{ d *driver }
+
+func (p faultyPublisher) Publish(ctx context.Context, m bus.Message) error {
+	d := p.d
+	if d.roll(BusDelay, pDelay) {
+		d.counts[string(BusDelay)]++
+		m.Body = append([]byte(nil), m.Body...)
+		d.held = append(d.held, m)
+		return nil
+	}
+	if err := d.pub.Publish(ctx, m); err != nil {
+		return err
+	}
+	if d.roll(BusDuplicate, pDuplicate) {
+		d.counts[string(BusDuplicate)]++
+		dup := m
+		dup.ID = m.ID + "~redelivered"
+		return d.pub.Publish(ctx, dup)
+	}
+	return nil
+}
+
+// release delivers the held messages, shuffled, to the current process and drains its bus.
+func (d *driver) release(ctx context.Context) error {
+	if len(d.held) == 0 {
+		return nil
+	}
+	msgs := d.held
+	d.held = nil
+	if len(msgs) > 1 {
+		d.counts["bus-reorder"]++
+		d.rng.Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
+	}
+	for _, m := range msgs {
+		if err := d.pub.Publish(ctx, m); err != nil {
+			return fmt.Errorf("sim: release %s: %w", m.ID, err)
+		}
+	}
+	if d.rt.Memory == nil {
+		return nil
+	}
+	_, err := d.rt.Memory.Drain(ctx, 0)
+	if d.crashed {
+		return nil
+	}
+	return err
+}
+
+// After implements replay.Driver: restart a crashed process (sometimes past the leases),
+// fail on a real step error, release held messages, restart at random, and check the
+// invariants at quiescent points.
+func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool, error) {
+	d.steps++
+	if !d.crashed && stepErr != nil {
+		return false, fmt.Errorf("step at %s: %w", now.Format(time.RFC3339), stepErr)
+	}
+	if d.crashed {
+		d.competing = nil // the competitor shared the process
+	}
+	if err := d.compete(ctx); err != nil {
+		return false, err
+	}
+	if !d.crashed && len(d.held) > 0 && d.rng.IntN(2) == 0 {
+		if err := d.release(ctx); err != nil {
+			return false, err
+		}
+	}
+	restart := d.crashed
+	if !restart && d.roll(Restart, pRestart) {
+		d.counts[string(Restart)]++
+		restart = true
+	}
+	if restart {
+		d.crashed = false
+		if d.clock != nil && d.rng.IntN(2) == 0 {
+			d.counts["lease-expiry-jump"]++
+			d.clock.Advance(time.Duration(3+d.rng.IntN(8)) * time.Minute)
+		}
+		return true, nil
+	}
+	if d.steps%20 == 0 {
+		if err := d.chk.quiescent(ctx, d.clock.Now()); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// Finish implements replay.Driver: with faults off, deliver what the broker still holds
+// and run the pipeline until nothing is due up to a horizon past the workload's end, then
+// check every invariant.
+func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
+	d.off = true
+	if err := d.compete(ctx); err != nil {
+		return err
+	}
+	if err := d.release(ctx); err != nil {
+		return err
+	}
+	horizon := d.w.Until.Add(3 * 24 * time.Hour)
+	for i := 0; i < 5000; i++ {
+		now := d.clock.Now()
+		wake, busy, err := d.chk.nextWork(ctx, rt)
+		if err != nil {
+			return err
+		}
+		if !busy && (wake == nil || wake.After(horizon)) {
+			break
+		}
+		next := now.Add(time.Minute)
+		if !busy && wake != nil && wake.After(next) {
+			next = *wake
+		}
+		if next.After(horizon) {
+			break
+		}
+		d.clock.Set(next)
+		if _, err := rt.Tick(ctx); err != nil {
+			return fmt.Errorf("drain tick %s: %w", next.Format(time.RFC3339), err)
+		}
+	}
+	return d.chk.final(ctx, d.clock.Now())
+}
+
+// compete executes the competing poller's rows. Its claim is live (the clock has not moved
+// since it claimed them), so a write it loses means a stale token overwrote a live claim.
+func (d *driver) compete(ctx context.Context) error {
+	rows := d.competing
+	d.competing = nil
+	r := &report{c: d.chk}
+	for _, row := range rows {
+		o, err := d.rt.Poller.Execute(ctx, row)
+		if err != nil {
+			return fmt.Errorf("sim: competing poller (execute %s): %w", row.SchedulerKey, err)
+		}
+		live := row.ProcessingLeaseExpiresOn != nil && d.clock.Now().Before(*row.ProcessingLeaseExpiresOn)
+		r.check(InvFencing, !(live && o == trace.OutcomeLeaseLost), "row %s: the claim of Version %d, live until %s, was overwritten by a stale token",
+			row.SchedulerKey, row.Version, row.ProcessingLeaseExpiresOn.Format(time.RFC3339))
+	}
+	return r.err()
+}
+
+// Counts returns the faults injected by kind, sorted by name.
+func sortedCounts(m map[string]int) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(out)
+	return out
+}
