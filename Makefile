@@ -5,6 +5,9 @@ SCENARIO ?= testdata/scenarios/realistic.json
 BENCH_ROWS ?= 100000
 BENCH_DELIVERIES ?= 20000
 BENCH_REPLAY_EVENTS ?= 50000
+BENCH_HERD_ROWS ?= 100000
+BENCH_E2E_ROWS ?= 20000
+BENCH_PEERS ?= ../shared/bench
 
 .DEFAULT_GOAL := help
 
@@ -40,11 +43,13 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliveries (BENCH_DELIVERIES) replay of 1,000…50,000 events (BENCH_REPLAY_EVENTS) and gateway ingest of 40 batches of 500 events on SQLite: rows/s, deliveries/s, µs/event, events/s and p99 ms per batch
-	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
-	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
-	$(GO) test ./shared/replay/ -run '^$$' -bench Replay -benchtime 1x -timeout 30m -args -replay.max=$(BENCH_REPLAY_EVENTS)
-	$(GO) test ./shared/gateway/ -run '^$$' -bench IngestBatch -benchtime 1x
+bench: ## One table of every workload in testdata/bench/workloads.txt (W1 burn-down of BENCH_ROWS, W2 herd, W4 end to end, dispatch, replay, gateway ingest): rate, p50/p99, peak RSS, and the ratio to the raw-SQL floor and River when ../shared/bench is present
+	@BENCH_ROWS=$(BENCH_ROWS) BENCH_HERD_ROWS=$(BENCH_HERD_ROWS) BENCH_E2E_ROWS=$(BENCH_E2E_ROWS) BENCH_DELIVERIES=$(BENCH_DELIVERIES) \
+	  BENCH_REPLAY_EVENTS=$(BENCH_REPLAY_EVENTS) $(GO) run ./shared/benchtable -workloads testdata/bench/workloads.txt -peers $(BENCH_PEERS) -log bench.log
+
+.PHONY: bench/growth
+bench/growth: ## W1 burn-down at 10k, 100k and 1M rows, each beside the floor and River (long: the 1M setup alone takes minutes)
+	@$(GO) run ./shared/benchtable -workloads testdata/bench/growth.txt -peers $(BENCH_PEERS) -log bench-growth.log
 
 .PHONY: package
 package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function folders

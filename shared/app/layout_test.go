@@ -65,7 +65,7 @@ var layers = [][]string{
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
-	{"functions", "infra", "docs"},
+	{"functions", "infra", "docs", "shared/benchtable"},
 }
 
 const module = "github.com/automation-platform/automation/"
