@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -515,6 +516,8 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 	}
 	itemErrs := make([]error, len(items))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		// Step 1: each item's Version-fenced UPDATE; only the items it completed go on.
+		done := make([]store.SchedulerCompleteParams, 0, len(items))
 		for i, p := range items {
 			itemErrs[i] = nil
 			err := s.execOne(ctx, tx, "SchedulerComplete",
@@ -528,11 +531,10 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 			if err != nil {
 				return err
 			}
-			if err := s.completeItem(ctx, tx, p); err != nil {
-				return err
-			}
+			done = append(done, p)
 		}
-		return nil
+		// Step 2: the completed items' hand-off, in the same transaction.
+		return s.handOff(ctx, tx, done)
 	})
 	if err != nil {
 		return nil, err
@@ -540,41 +542,83 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 	return itemErrs, nil
 }
 
-func (s *Store) completeItem(ctx context.Context, tx *sql.Tx, p store.SchedulerCompleteParams) error {
-	for _, d := range p.Deliveries {
-		effect, day := d.EffectKey, d.LocalDate
-		if effect == "" {
-			effect = d.DeliveryKey
-		}
-		if day == "" {
-			day = p.Now.UTC().Format("2006-01-02")
-		}
-		if _, err := s.exec(ctx, tx, "NotificationInsert",
-			sql.Named("DeliveryKey", d.DeliveryKey),
-			sql.Named("EffectKey", effect),
-			sql.Named("LocalDate", day),
-			sql.Named("SchedulerKey", d.SchedulerKey),
-			sql.Named("BusinessUnitId", d.BusinessUnitID),
-			sql.Named("Channel", d.Channel),
-			sql.Named("Recipient", d.Recipient),
-			sql.Named("Template", d.Template),
-			sql.Named("PayloadJson", d.PayloadJSON),
-			sql.Named("Now", s.tm(p.Now))); err != nil {
-			return fmt.Errorf("%s NotificationInsert: %w", s.d.Name, err)
+// handOff writes the hand-off of items inside tx: their delivery rows in one statement
+// (NotificationInsertMany), then their outbox messages and follow-ups, in item order.
+func (s *Store) handOff(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) error {
+	if err := s.insertDeliveries(ctx, tx, items); err != nil {
+		return err
+	}
+	for _, p := range items {
+		for _, m := range p.Outbox {
+			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+				return err
+			}
 		}
 	}
-	for _, m := range p.Outbox {
-		if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-			return err
-		}
-	}
-	for _, c := range p.FollowUps {
-		if _, err := s.ensureOne(ctx, tx, p.Now, c); err != nil {
-			return err
+	for _, p := range items {
+		for _, c := range p.FollowUps {
+			if _, err := s.ensureOne(ctx, tx, p.Now, c); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// deliveryRow is one element of NotificationInsertMany's @Rows.
+type deliveryRow struct {
+	O int    `json:"o"`
+	K string `json:"k"`
+	E string `json:"e"`
+	S string `json:"s"`
+	B string `json:"b"`
+	C string `json:"c"`
+	R string `json:"r"`
+	T string `json:"t"`
+	P string `json:"p"`
+	D string `json:"d"`
+	N any    `json:"n"` // the dialect's encoded instant
+}
+
+// insertDeliveries writes the delivery rows of items with NotificationInsertMany, at most
+// deliveriesPerInsert per statement. A row whose DeliveryKey or (BusinessUnitId, EffectKey)
+// appeared earlier in items is dropped first: inserted one by one, it would have been a
+// no-op (NotificationInsert), and a set-based guard does not see the statement's own rows.
+func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) error {
+	var rows []deliveryRow
+	seenKey, seenEffect := map[string]bool{}, map[[2]string]bool{}
+	for _, p := range items {
+		now := s.tm(p.Now)
+		for _, d := range p.Deliveries {
+			effect, day := d.EffectKey, d.LocalDate
+			if effect == "" {
+				effect = d.DeliveryKey
+			}
+			if day == "" {
+				day = p.Now.UTC().Format("2006-01-02")
+			}
+			if seenKey[d.DeliveryKey] || seenEffect[[2]string{d.BusinessUnitID, effect}] {
+				continue
+			}
+			seenKey[d.DeliveryKey], seenEffect[[2]string{d.BusinessUnitID, effect}] = true, true
+			rows = append(rows, deliveryRow{O: len(rows), K: d.DeliveryKey, E: effect, S: d.SchedulerKey, B: d.BusinessUnitID,
+				C: d.Channel, R: d.Recipient, T: d.Template, P: d.PayloadJSON, D: day, N: now})
+		}
+	}
+	for start := 0; start < len(rows); start += deliveriesPerInsert {
+		b, err := json.Marshal(rows[start:min(start+deliveriesPerInsert, len(rows))])
+		if err != nil {
+			return fmt.Errorf("%s NotificationInsertMany: %w", s.d.Name, err)
+		}
+		if _, err := s.exec(ctx, tx, "NotificationInsertMany", sql.Named("Rows", string(b))); err != nil {
+			return fmt.Errorf("%s NotificationInsertMany: %w", s.d.Name, err)
+		}
+	}
+	return nil
+}
+
+// deliveriesPerInsert bounds the rows of one NotificationInsertMany (one JSON parameter).
+const deliveriesPerInsert = 1000
 
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {
 	_, err := s.exec(ctx, tx, "OutboxInsert",

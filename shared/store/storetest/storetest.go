@@ -586,6 +586,41 @@ func testCompleteBatch(t *testing.T, open Opener) {
 	if _, err := s.SchedulerCompleteBatch(ctx, nil); err == nil {
 		t.Fatal("empty batch accepted")
 	}
+	testCompleteBatchSharedDelivery(t, open)
+}
+
+// testCompleteBatchSharedDelivery: two items of one batch asking for the same delivery key,
+// or the same effect under another key, complete both rows and keep the first item's job -
+// what writing them one by one did (the second insert is a no-op) - never a duplicate-key
+// error for the whole batch.
+func testCompleteBatchSharedDelivery(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		ensure1(t, s, T0, Candidate(i, T0))
+	}
+	rows := claim(t, s, T0, 10)
+	req := func(r automation.SchedulerRow, dk, effect, recipient string) store.SchedulerCompleteParams {
+		return store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0,
+			Deliveries: []store.NotificationRequest{{DeliveryKey: dk, EffectKey: effect, SchedulerKey: r.SchedulerKey, BusinessUnitID: "bu-1", Channel: "log", Recipient: recipient, Template: "t", PayloadJSON: "{}"}}}
+	}
+	items := []store.SchedulerCompleteParams{req(rows[0], "dk-same", "", "first@example.test"), req(rows[1], "dk-same", "", "second@example.test"),
+		req(rows[2], "dk-other", "dk-same", "third@example.test")}
+	errs, err := s.SchedulerCompleteBatch(ctx, items)
+	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("batch: %v %v", errs, err)
+	}
+	for _, r := range rows {
+		if got := get(t, s, r.SchedulerKey); got.Status != automation.StatusCompleted {
+			t.Fatalf("row %s: %s", r.SchedulerKey, got.Status)
+		}
+	}
+	if job, err := s.NotificationGetByKey(ctx, "dk-same"); err != nil || job.Recipient != "first@example.test" {
+		t.Fatalf("shared delivery key: %+v %v", job, err)
+	}
+	if _, err := s.NotificationGetByKey(ctx, "dk-other"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a second job for one effect was written: %v", err)
+	}
 }
 
 func testFail(t *testing.T, open Opener) {

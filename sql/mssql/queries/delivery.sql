@@ -93,6 +93,26 @@ SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionRe
 OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Unknown';
 
+-- name: NotificationInsertMany :exec
+-- NotificationInsert for a whole completion batch in one statement (docs/performance.md):
+-- @Rows is a JSON array of {k: DeliveryKey, e: EffectKey, s: SchedulerKey, b: BusinessUnitId,
+-- c: Channel, r: Recipient, t: Template, p: PayloadJson, d: LocalDate, n: CreatedOn}, inserted
+-- in array order; a row whose delivery key or effect already has a job is skipped, with the
+-- same UPDLOCK + HOLDLOCK guards as NotificationInsert. The caller removes duplicates within
+-- @Rows (NOT EXISTS does not see the statement's own rows).
+INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+    Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
+SELECT r.k, r.e, r.s, r.b, r.c, r.r, r.t, r.p, r.d, N'Queued', 1, 1, r.n, r.n
+FROM OPENJSON(@Rows) WITH (
+    o int '$.o', k nvarchar(200) '$.k', e nvarchar(200) '$.e', s nvarchar(400) '$.s', b nvarchar(100) '$.b',
+    c nvarchar(50) '$.c', r nvarchar(2000) '$.r', t nvarchar(200) '$.t', p nvarchar(max) '$.p',
+    d char(10) '$.d', n datetime2(3) '$.n') AS r
+WHERE NOT EXISTS (
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = r.k)
+  AND NOT EXISTS (
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = r.b AND EffectKey = r.e)
+ORDER BY r.o;
+
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
 INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)

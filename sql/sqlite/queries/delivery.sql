@@ -89,6 +89,21 @@ SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionRe
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Unknown'
 RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
 
+-- name: NotificationInsertMany :exec
+-- NotificationInsert for a whole completion batch in one statement (docs/performance.md):
+-- @Rows is a JSON array of {k: DeliveryKey, e: EffectKey, s: SchedulerKey, b: BusinessUnitId,
+-- c: Channel, r: Recipient, t: Template, p: PayloadJson, d: LocalDate, n: CreatedOn}, inserted
+-- in array order; a row whose delivery key or effect already has a job is skipped, as in
+-- NotificationInsert. ("WHERE true" lets ON CONFLICT follow a SELECT.)
+INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+    Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
+SELECT j.value ->> '$.k', j.value ->> '$.e', j.value ->> '$.s', j.value ->> '$.b', j.value ->> '$.c',
+    j.value ->> '$.r', j.value ->> '$.t', j.value ->> '$.p', j.value ->> '$.d', 'Queued', 1, 1,
+    j.value ->> '$.n', j.value ->> '$.n'
+FROM json_each(@Rows) AS j WHERE true
+ORDER BY j.key
+ON CONFLICT DO NOTHING;
+
 -- name: OutboxInsert :exec
 INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 VALUES (@MessageId, @Destination, @SessionId, @Body, @Now)
