@@ -31,6 +31,10 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		"NotificationListUnsent":       "IX_NotificationJob_Unsent (Id>?)",
 		"OutboxListUnpublished":        "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
 		"IdempotencyPurge":             "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
+		// The completion's fenced writes seek the row by Id (docs/performance.md#sql-server).
+		"SchedulerComplete":   "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
+		"SchedulerFail":       "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
+		"SchedulerDeactivate": "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
 	}
 	for name, w := range want {
 		text := q.SQL(name)

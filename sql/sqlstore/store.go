@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -543,17 +544,14 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 }
 
 // handOff writes the hand-off of items inside tx: their delivery rows in one statement
-// (NotificationInsertMany), then their outbox messages and follow-ups, in item order.
+// (NotificationInsertMany), their outbox messages in one (OutboxInsertMany), then their
+// follow-ups, in item order.
 func (s *Store) handOff(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) error {
 	if err := s.insertDeliveries(ctx, tx, items); err != nil {
 		return err
 	}
-	for _, p := range items {
-		for _, m := range p.Outbox {
-			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-				return err
-			}
-		}
+	if err := s.insertOutbox(ctx, tx, items); err != nil {
+		return err
 	}
 	for _, p := range items {
 		for _, c := range p.FollowUps {
@@ -617,8 +615,47 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, items []store.
 	return nil
 }
 
-// deliveriesPerInsert bounds the rows of one NotificationInsertMany (one JSON parameter).
+// deliveriesPerInsert bounds the rows of one NotificationInsertMany or OutboxInsertMany
+// (one JSON parameter each).
 const deliveriesPerInsert = 1000
+
+// outboxRow is one element of OutboxInsertMany's @Rows; the body travels as hex (SQLite
+// unhex, SQL Server CONVERT style 2), so any bytes survive the JSON.
+type outboxRow struct {
+	O int    `json:"o"`
+	M string `json:"m"`
+	T string `json:"t"`
+	S any    `json:"s"` // nil: no session
+	H string `json:"h"`
+	N any    `json:"n"`
+}
+
+// insertOutbox writes the outbox messages of items with OutboxInsertMany. A MessageId that
+// appeared earlier in items is dropped first (one by one, its insert was a no-op).
+func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) error {
+	var rows []outboxRow
+	seen := map[string]bool{}
+	for _, p := range items {
+		now := s.tm(p.Now)
+		for _, m := range p.Outbox {
+			if seen[m.MessageID] {
+				continue
+			}
+			seen[m.MessageID] = true
+			rows = append(rows, outboxRow{O: len(rows), M: m.MessageID, T: m.Destination, S: nstr(m.SessionID), H: hex.EncodeToString(m.Body), N: now})
+		}
+	}
+	for start := 0; start < len(rows); start += deliveriesPerInsert {
+		b, err := json.Marshal(rows[start:min(start+deliveriesPerInsert, len(rows))])
+		if err != nil {
+			return fmt.Errorf("%s OutboxInsertMany: %w", s.d.Name, err)
+		}
+		if _, err := s.exec(ctx, tx, "OutboxInsertMany", sql.Named("Rows", string(b))); err != nil {
+			return fmt.Errorf("%s OutboxInsertMany: %w", s.d.Name, err)
+		}
+	}
+	return nil
+}
 
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {
 	_, err := s.exec(ctx, tx, "OutboxInsert",

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -606,6 +607,10 @@ func testCompleteBatchSharedDelivery(t *testing.T, open Opener) {
 	}
 	items := []store.SchedulerCompleteParams{req(rows[0], "dk-same", "", "first@example.test"), req(rows[1], "dk-same", "", "second@example.test"),
 		req(rows[2], "dk-other", "dk-same", "third@example.test")}
+	// Outbox messages: any bytes survive, and a MessageId repeated in the batch keeps the first.
+	first := []byte{0x00, 0xff, 0xfe, '{', 0x80}
+	items[0].Outbox = []store.OutboxMessage{{MessageID: "m-same", Destination: "q", Body: first}, {MessageID: "m-empty", Destination: "q", SessionID: "s", Body: []byte{}}}
+	items[2].Outbox = []store.OutboxMessage{{MessageID: "m-same", Destination: "q2", Body: []byte("second")}}
 	errs, err := s.SchedulerCompleteBatch(ctx, items)
 	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil {
 		t.Fatalf("batch: %v %v", errs, err)
@@ -620,6 +625,11 @@ func testCompleteBatchSharedDelivery(t *testing.T, open Opener) {
 	}
 	if _, err := s.NotificationGetByKey(ctx, "dk-other"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a second job for one effect was written: %v", err)
+	}
+	msgs, err := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10})
+	if err != nil || len(msgs) != 2 || msgs[0].MessageID != "m-same" || msgs[0].Destination != "q" || !bytes.Equal(msgs[0].Body, first) ||
+		msgs[1].MessageID != "m-empty" || len(msgs[1].Body) != 0 || msgs[1].SessionID != "s" || msgs[0].SessionID != "" {
+		t.Fatalf("outbox: %+v %v", msgs, err)
 	}
 }
 

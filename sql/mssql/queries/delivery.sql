@@ -120,6 +120,20 @@ SELECT @MessageId, @Destination, @SessionId, @Body, @Now
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
 
+-- name: OutboxInsertMany :exec
+-- OutboxInsert for a whole completion batch in one statement (docs/performance.md): @Rows is
+-- a JSON array of {o: ordinal, m: MessageId, t: Destination, s: SessionId or null, h: Body as
+-- hex, n: CreatedOn}, inserted in array order; an existing MessageId is left alone, with the
+-- same guard as OutboxInsert. The caller removes duplicate MessageIds within @Rows.
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
+SELECT r.m, r.t, r.s, CONVERT(varbinary(max), r.h, 2), r.n
+FROM OPENJSON(@Rows) WITH (
+    o int '$.o', m nvarchar(200) '$.m', t nvarchar(260) '$.t', s nvarchar(128) '$.s',
+    h varchar(max) '$.h', n datetime2(3) '$.n') AS r
+WHERE NOT EXISTS (
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = r.m)
+ORDER BY r.o;
+
 -- name: OutboxListUnpublished :many
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
 FROM dbo.Outbox WHERE PublishedOn IS NULL ORDER BY Id;

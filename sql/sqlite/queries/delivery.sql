@@ -109,6 +109,16 @@ INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 VALUES (@MessageId, @Destination, @SessionId, @Body, @Now)
 ON CONFLICT (MessageId) DO NOTHING;
 
+-- name: OutboxInsertMany :exec
+-- OutboxInsert for a whole completion batch in one statement (docs/performance.md): @Rows is
+-- a JSON array of {m: MessageId, t: Destination, s: SessionId or null, h: Body as hex, n:
+-- CreatedOn}, inserted in array order; an existing MessageId is left alone.
+INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
+SELECT j.value ->> '$.m', j.value ->> '$.t', j.value ->> '$.s', unhex(j.value ->> '$.h'), j.value ->> '$.n'
+FROM json_each(@Rows) AS j WHERE true
+ORDER BY j.key
+ON CONFLICT (MessageId) DO NOTHING;
+
 -- name: OutboxListUnpublished :many
 SELECT Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
 FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
