@@ -3,11 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -563,27 +564,12 @@ func (s *Store) handOff(ctx context.Context, tx *sql.Tx, items []store.Scheduler
 	return nil
 }
 
-// deliveryRow is one element of NotificationInsertMany's @Rows.
-type deliveryRow struct {
-	O int    `json:"o"`
-	K string `json:"k"`
-	E string `json:"e"`
-	S string `json:"s"`
-	B string `json:"b"`
-	C string `json:"c"`
-	R string `json:"r"`
-	T string `json:"t"`
-	P string `json:"p"`
-	D string `json:"d"`
-	N any    `json:"n"` // the dialect's encoded instant
-}
-
-// insertDeliveries writes the delivery rows of items with NotificationInsertMany, at most
-// deliveriesPerInsert per statement. A row whose DeliveryKey or (BusinessUnitId, EffectKey)
-// appeared earlier in items is dropped first: inserted one by one, it would have been a
-// no-op (NotificationInsert), and a set-based guard does not see the statement's own rows.
+// insertDeliveries writes the delivery rows of items with NotificationInsertMany (rowsPer
+// rows per statement). A row whose DeliveryKey or (BusinessUnitId, EffectKey) appeared
+// earlier in items is dropped first: inserted one by one, it would have been a no-op
+// (NotificationInsert), and a set-based guard does not see the statement's own rows.
 func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) error {
-	var rows []deliveryRow
+	var rows []map[string]any
 	seenKey, seenEffect := map[string]bool{}, map[[2]string]bool{}
 	for _, p := range items {
 		now := s.tm(p.Now)
@@ -599,41 +585,18 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, items []store.
 				continue
 			}
 			seenKey[d.DeliveryKey], seenEffect[[2]string{d.BusinessUnitID, effect}] = true, true
-			rows = append(rows, deliveryRow{O: len(rows), K: d.DeliveryKey, E: effect, S: d.SchedulerKey, B: d.BusinessUnitID,
-				C: d.Channel, R: d.Recipient, T: d.Template, P: d.PayloadJSON, D: day, N: now})
+			rows = append(rows, map[string]any{"Ord": len(rows), "DeliveryKey": d.DeliveryKey, "EffectKey": effect,
+				"SchedulerKey": d.SchedulerKey, "BusinessUnitId": d.BusinessUnitID, "Channel": d.Channel, "Recipient": d.Recipient,
+				"Template": d.Template, "PayloadJson": d.PayloadJSON, "LocalDate": day, "Now": now})
 		}
 	}
-	for start := 0; start < len(rows); start += deliveriesPerInsert {
-		b, err := json.Marshal(rows[start:min(start+deliveriesPerInsert, len(rows))])
-		if err != nil {
-			return fmt.Errorf("%s NotificationInsertMany: %w", s.d.Name, err)
-		}
-		if _, err := s.exec(ctx, tx, "NotificationInsertMany", sql.Named("Rows", string(b))); err != nil {
-			return fmt.Errorf("%s NotificationInsertMany: %w", s.d.Name, err)
-		}
-	}
-	return nil
-}
-
-// deliveriesPerInsert bounds the rows of one NotificationInsertMany or OutboxInsertMany
-// (one JSON parameter each).
-const deliveriesPerInsert = 1000
-
-// outboxRow is one element of OutboxInsertMany's @Rows; the body travels as hex (SQLite
-// unhex, SQL Server CONVERT style 2), so any bytes survive the JSON.
-type outboxRow struct {
-	O int    `json:"o"`
-	M string `json:"m"`
-	T string `json:"t"`
-	S any    `json:"s"` // nil: no session
-	H string `json:"h"`
-	N any    `json:"n"`
+	return s.execRows(ctx, tx, "NotificationInsertMany", rows)
 }
 
 // insertOutbox writes the outbox messages of items with OutboxInsertMany. A MessageId that
 // appeared earlier in items is dropped first (one by one, its insert was a no-op).
 func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) error {
-	var rows []outboxRow
+	var rows []map[string]any
 	seen := map[string]bool{}
 	for _, p := range items {
 		now := s.tm(p.Now)
@@ -642,19 +605,92 @@ func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.Sche
 				continue
 			}
 			seen[m.MessageID] = true
-			rows = append(rows, outboxRow{O: len(rows), M: m.MessageID, T: m.Destination, S: nstr(m.SessionID), H: hex.EncodeToString(m.Body), N: now})
+			body := m.Body
+			if body == nil {
+				body = []byte{}
+			}
+			rows = append(rows, map[string]any{"Ord": len(rows), "MessageId": m.MessageID, "Destination": m.Destination,
+				"SessionId": nstr(m.SessionID), "Body": body, "Now": now})
 		}
 	}
-	for start := 0; start < len(rows); start += deliveriesPerInsert {
-		b, err := json.Marshal(rows[start:min(start+deliveriesPerInsert, len(rows))])
-		if err != nil {
-			return fmt.Errorf("%s OutboxInsertMany: %w", s.d.Name, err)
+	return s.execRows(ctx, tx, "OutboxInsertMany", rows)
+}
+
+// rowsPer bounds the rows of one multi-row statement (execRows): past about 100 rows a
+// longer statement saves nothing measurable, and a dialect's parameter bound may be lower.
+const rowsPer = 100
+
+// execRows runs the multi-row query name for rows, in statements of at most rowsPer rows
+// (fewer when the dialect's MaxParams requires), each the query expanded by expandRows.
+// A row supplies every parameter its tuple names (a missing one is an error).
+func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	text := s.q.SQL(name)
+	head, tuple, tail, params, err := splitRows(text)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	per := rowsPer
+	if limit := s.d.MaxParams; limit > 0 && len(params) > 0 {
+		per = max(1, min(per, limit/len(params)))
+	}
+	for start := 0; start < len(rows); start += per {
+		chunk := rows[start:min(start+per, len(rows))]
+		args := make([]any, 0, len(chunk)*len(params))
+		for i, r := range chunk {
+			for _, p := range params {
+				v, ok := r[p]
+				if !ok {
+					return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
+				}
+				args = append(args, sql.Named(p+"_"+strconv.Itoa(i), v))
+			}
 		}
-		if _, err := s.exec(ctx, tx, "OutboxInsertMany", sql.Named("Rows", string(b))); err != nil {
-			return fmt.Errorf("%s OutboxInsertMany: %w", s.d.Name, err)
+		if _, err := tx.ExecContext(ctx, expandRows(head, tuple, tail, params, len(chunk)), args...); err != nil {
+			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 		}
 	}
 	return nil
+}
+
+// rowParam finds the @Name parameters of a row tuple.
+var rowParam = regexp.MustCompile(`@([A-Za-z][A-Za-z0-9]*)`)
+
+// splitRows splits a multi-row query at its row markers, "/*row*/" and "/*end*/", and lists
+// the tuple's distinct parameters in order of first use. Errors: missing or repeated markers.
+func splitRows(text string) (head, tuple, tail string, params []string, err error) {
+	h, rest, ok := strings.Cut(text, "/*row*/")
+	t, tl, ok2 := strings.Cut(rest, "/*end*/")
+	if !ok || !ok2 || strings.Contains(tl, "/*row*/") {
+		return "", "", "", nil, errors.New("a multi-row query needs one /*row*/ … /*end*/ tuple")
+	}
+	seen := map[string]bool{}
+	for _, m := range rowParam.FindAllStringSubmatch(t, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			params = append(params, m[1])
+		}
+	}
+	return h, t, tl, params, nil
+}
+
+// expandRows returns head, n copies of tuple joined by commas, and tail; in copy i every
+// @Name is renamed @Name_i.
+func expandRows(head, tuple, tail string, params []string, n int) string {
+	var b strings.Builder
+	b.Grow(len(head) + len(tail) + n*(len(tuple)+len(params)*4))
+	b.WriteString(head)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		suffix := "_" + strconv.Itoa(i)
+		b.WriteString(rowParam.ReplaceAllString(tuple, "@${1}"+suffix))
+	}
+	b.WriteString(tail)
+	return b.String()
 }
 
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {

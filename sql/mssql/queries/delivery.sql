@@ -94,24 +94,22 @@ OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.Scheduler
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Unknown';
 
 -- name: NotificationInsertMany :exec
--- NotificationInsert for a whole completion batch in one statement (docs/performance.md):
--- @Rows is a JSON array of {k: DeliveryKey, e: EffectKey, s: SchedulerKey, b: BusinessUnitId,
--- c: Channel, r: Recipient, t: Template, p: PayloadJson, d: LocalDate, n: CreatedOn}, inserted
--- in array order; a row whose delivery key or effect already has a job is skipped, with the
--- same UPDLOCK + HOLDLOCK guards as NotificationInsert. The caller removes duplicates within
--- @Rows (NOT EXISTS does not see the statement's own rows).
+-- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
+-- the tuple between the row markers once per row, with each copy's parameters suffixed _0,
+-- _1, … (sqlstore.expandRows; at most 2,100 parameters per statement), and inserts in @Ord
+-- order; a row whose delivery key or effect already has a job is skipped, with the same
+-- UPDLOCK + HOLDLOCK guards as NotificationInsert. The caller removes duplicates among the
+-- rows (NOT EXISTS does not see the statement's own rows).
 INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
-SELECT r.k, r.e, r.s, r.b, r.c, r.r, r.t, r.p, r.d, N'Queued', 1, 1, r.n, r.n
-FROM OPENJSON(@Rows) WITH (
-    o int '$.o', k nvarchar(200) '$.k', e nvarchar(200) '$.e', s nvarchar(400) '$.s', b nvarchar(100) '$.b',
-    c nvarchar(50) '$.c', r nvarchar(2000) '$.r', t nvarchar(200) '$.t', p nvarchar(max) '$.p',
-    d char(10) '$.d', n datetime2(3) '$.n') AS r
+SELECT v.k, v.e, v.s, v.b, v.c, v.r, v.t, v.p, v.d, N'Queued', 1, 1, v.n, v.n
+FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v(o, k, e, s, b, c, r, t, p, d, n)
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = r.k)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = v.k)
   AND NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = r.b AND EffectKey = r.e)
-ORDER BY r.o;
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = v.b AND EffectKey = v.e)
+ORDER BY v.o;
 
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
@@ -121,18 +119,15 @@ WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
 
 -- name: OutboxInsertMany :exec
--- OutboxInsert for a whole completion batch in one statement (docs/performance.md): @Rows is
--- a JSON array of {o: ordinal, m: MessageId, t: Destination, s: SessionId or null, h: Body as
--- hex, n: CreatedOn}, inserted in array order; an existing MessageId is left alone, with the
--- same guard as OutboxInsert. The caller removes duplicate MessageIds within @Rows.
+-- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany; an
+-- existing MessageId is left alone, with the same guard as OutboxInsert. The caller removes
+-- duplicate MessageIds among the rows.
 INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT r.m, r.t, r.s, CONVERT(varbinary(max), r.h, 2), r.n
-FROM OPENJSON(@Rows) WITH (
-    o int '$.o', m nvarchar(200) '$.m', t nvarchar(260) '$.t', s nvarchar(128) '$.s',
-    h varchar(max) '$.h', n datetime2(3) '$.n') AS r
+SELECT v.m, v.t, v.s, v.b, v.n
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/) AS v(o, m, t, s, b, n)
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = r.m)
-ORDER BY r.o;
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = v.m)
+ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
