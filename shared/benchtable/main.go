@@ -159,7 +159,11 @@ func ParseBench(prefix string, out []byte) []Result {
 	return rs
 }
 
+// formatLatency prints v in unit ("ms", "ms/batch"), or in seconds from 10 s up.
 func formatLatency(v float64, unit string) string {
+	if rest, ok := strings.CutPrefix(unit, "ms"); ok && v >= 10_000 {
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + " s" + rest
+	}
 	return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit
 }
 

@@ -32,6 +32,16 @@ func TestParseBenchNamesSubBenchmarks(t *testing.T) {
 	}
 }
 
+// TestFormatLatency: milliseconds stay milliseconds below 10 s, seconds from there.
+func TestFormatLatency(t *testing.T) {
+	if got := formatLatency(190, "ms/batch"); got != "190 ms/batch" {
+		t.Error(got)
+	}
+	if got := formatLatency(121868, "ms"); got != "121.9 s" {
+		t.Error(got)
+	}
+}
+
 // TestParseWorkloads expands ${VAR}, reads the peer rows and rejects a malformed line.
 func TestParseWorkloads(t *testing.T) {
 	env := func(k string) string { return map[string]string{"N": "1000"}[k] }
