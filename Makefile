@@ -7,6 +7,9 @@ BENCH_DELIVERIES ?= 20000
 BENCH_REPLAY_EVENTS ?= 50000
 BENCH_COMMANDS ?= 5000
 SEEDS ?= 200
+BENCH_HERD_ROWS ?= 100000
+BENCH_E2E_ROWS ?= 20000
+BENCH_PEERS ?= ../shared/bench
 
 .DEFAULT_GOAL := help
 
@@ -51,13 +54,13 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## Burn-down of 100,000 due rows (BENCH_ROWS), dispatch of 20,000 deliveries (BENCH_DELIVERIES) replay of 1,000…50,000 events (BENCH_REPLAY_EVENTS) and gateway ingest of 40 batches of 500 events and 5,000 campaign commands (BENCH_COMMANDS) through the worker platform with the simulated provider on SQLite: rows/s, deliveries/s, µs/event, events/s, p99 ms per batch and commands/s
-	$(GO) test ./shared/app/ -run '^$$' -bench BurnDown -benchtime 1x -args -burndown.rows=$(BENCH_ROWS)
-	$(GO) test ./shared/delivery/ -run '^$$' -bench Dispatch -benchtime 1x -args -dispatch.deliveries=$(BENCH_DELIVERIES)
-	$(GO) test ./shared/replay/ -run '^$$' -bench Replay -benchtime 1x -timeout 30m -args -replay.max=$(BENCH_REPLAY_EVENTS)
-	$(GO) test ./shared/gateway/ -run '^$$' -bench IngestBatch -benchtime 1x
-	$(GO) test ./shared/attribute/ -run '^$$' -bench CounterOps -benchtime 1x
-	$(GO) test ./shared/campaign/ -run '^$$' -bench WorkerCommands -benchtime 1x -args -campaign.commands=$(BENCH_COMMANDS)
+bench: ## One table of every workload in testdata/bench/workloads.txt (W1 burn-down of BENCH_ROWS, W2 herd, W4 end to end, dispatch, replay, gateway ingest, W5 counters, campaign commands): rate, p50/p99, peak RSS, and the ratio to the raw-SQL floor and River when ../shared/bench is present
+	@BENCH_ROWS=$(BENCH_ROWS) BENCH_HERD_ROWS=$(BENCH_HERD_ROWS) BENCH_E2E_ROWS=$(BENCH_E2E_ROWS) BENCH_DELIVERIES=$(BENCH_DELIVERIES) BENCH_COMMANDS=$(BENCH_COMMANDS) \
+	  BENCH_REPLAY_EVENTS=$(BENCH_REPLAY_EVENTS) $(GO) run ./shared/benchtable -workloads testdata/bench/workloads.txt -peers $(BENCH_PEERS) -log bench.log
+
+.PHONY: bench/growth
+bench/growth: ## W1 burn-down at 10k, 100k and 1M rows, each beside the floor and River (long: the 1M setup alone takes minutes)
+	@$(GO) run ./shared/benchtable -workloads testdata/bench/growth.txt -peers $(BENCH_PEERS) -log bench-growth.log
 
 .PHONY: sim
 sim: ## Deterministic fault simulation of SEEDS seeds (default 200; `make sim SEEDS=10000` is the long run): docs/simulation.md

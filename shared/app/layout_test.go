@@ -70,7 +70,7 @@ var layers = [][]string{
 	{"shared/app"},
 	{"shared/replay"},
 	{"shared/acceptance", "shared/sim"},
-	{"functions", "infra", "docs"},
+	{"functions", "infra", "docs", "shared/benchtable"},
 }
 
 const module = "github.com/automation-platform/automation/"

@@ -75,33 +75,25 @@ type Payload struct {
 // resolved now, from the setting's current recipient policy and channels.
 func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now time.Time) (scheduler.Outcome, error) {
 	deact := func(r automation.ReasonCode) (scheduler.Outcome, error) { return scheduler.Outcome{Deactivate: r}, nil }
-	rec, err := h.Store.ReminderSettingGet(ctx, row.SettingGuid)
+	se, err := h.loadSetting(ctx, row.SettingGuid)
 	if errors.Is(err, store.ErrNotFound) {
 		return deact(automation.ReasonReminderSettingInactive)
 	}
 	if err != nil {
 		return scheduler.Outcome{}, err
 	}
-	set, err := ParseSetting([]byte(rec.Body))
-	if err != nil {
-		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("stored setting %s is invalid: %w", rec.Guid, err))
-	}
+	set := se.set
 	if !set.Active() {
 		return deact(automation.ReasonReminderSettingInactive)
 	}
-	snap, err := h.Store.SourceSnapshotGet(ctx, row.SourceEntityType, row.SourceEntityGuid)
+	sn, err := h.loadSnapshot(ctx, row.SourceEntityType, row.SourceEntityGuid)
 	if errors.Is(err, store.ErrNotFound) {
 		return deact(automation.ReasonSourceNoLongerValid)
 	}
 	if err != nil {
 		return scheduler.Outcome{}, err
 	}
-	var data map[string]any
-	dec := json.NewDecoder(strings.NewReader(snap.DataJSON))
-	dec.UseNumber()
-	if err := dec.Decode(&data); err != nil {
-		return scheduler.Outcome{}, automation.Permanent(fmt.Errorf("stored snapshot of %s/%s is not JSON: %w", snap.EntityType, snap.EntityGuid, err))
-	}
+	snap, data := sn.snap, sn.data
 	// From here on, outcomes name the event that last shaped the source (logged with them).
 	deact = func(r automation.ReasonCode) (scheduler.Outcome, error) {
 		return scheduler.Outcome{Deactivate: r, SourceEventID: snap.LastEventID}, nil
@@ -113,14 +105,11 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if src.BusinessUnitID != row.BusinessUnitID || set.BusinessUnitID != row.BusinessUnitID {
 		return deact(automation.ReasonSuperseded) // the entity (or setting) moved to another business unit
 	}
-	bu, err := h.Store.BusinessUnitGetRecord(ctx, row.BusinessUnitID)
+	ue, err := h.loadUnit(ctx, row.BusinessUnitID)
 	if err != nil {
-		return scheduler.Outcome{}, fmt.Errorf("business unit %s: %w", row.BusinessUnitID, err)
+		return scheduler.Outcome{}, err
 	}
-	loc, err := localtime.LoadZone(bu.TimeZoneID)
-	if err != nil {
-		return scheduler.Outcome{}, automation.Permanent(err)
-	}
+	bu, loc := ue.bu, ue.loc
 	z := Zone{BusinessUnitID: bu.ID, TimeZoneID: bu.TimeZoneID, Loc: loc}
 
 	var (

@@ -81,6 +81,7 @@ func BenchmarkReplay(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/event")
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
 			// CPU time (user + system) of the process per event: on a shared machine wall time
 			// follows the neighbours' load, CPU time follows the work.
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*n), "cpu-µs/event")

@@ -32,6 +32,15 @@ type Handler interface {
 	Execute(ctx context.Context, row automation.SchedulerRow, now time.Time) (Outcome, error)
 }
 
+// BatchScoper is implemented by handlers that load what revalidation reads once per claimed
+// batch instead of once per row (docs/performance.md#revalidation-per-batch). RunOnce calls
+// BatchScope once after the claim (step "claimed") and runs every row of the batch with the
+// returned context; the scope ends with RunOnce. A handler must still read through to its
+// store for anything the scope does not hold, and must not carry the scope across batches.
+type BatchScoper interface {
+	BatchScope(ctx context.Context, rows []automation.SchedulerRow) context.Context
+}
+
 // LongRunning is implemented by handlers whose rows retry daily after the backoff ladder
 // instead of going on support hold (docs/architecture.md#support-actions).
 type LongRunning interface {

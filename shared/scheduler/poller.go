@@ -122,8 +122,9 @@ func NewPoller(cfg Config, s store.SchedulerStore, reg *Registry, clock automati
 	return &Poller{cfg: cfg, store: s, reg: reg, clock: clock, trace: tw, log: log}, nil
 }
 
-// completeChunk bounds how many completions share one transaction.
-const completeChunk = 200
+// completeChunk bounds how many completions share one transaction: a whole claimed batch
+// (store.MaxBatch), so one RunOnce commits its completions once (docs/performance.md).
+const completeChunk = store.MaxBatch
 
 // RunOnce rescues stale leases, claims one batch of due rows and executes it: handlers run
 // with bounded concurrency, then the outcomes are written - completions in batched
@@ -144,6 +145,8 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	if err := p.cfg.afterClaim(ctx, rows); err != nil {
 		return res, fmt.Errorf("after claim: %w", err)
 	}
+	// Step boundary "claimed": the batch is ours (lease, Version+1); nothing executed yet.
+	ctx = p.batchScope(ctx, rows)
 	runs := make([]execution, len(rows))
 	if p.cfg.Concurrency == 1 {
 		for i, row := range rows {
@@ -167,6 +170,24 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 		res.add(o)
 	}
 	return res, err
+}
+
+// batchScope lets every handler with rows in the batch that implements BatchScoper load
+// its revalidation inputs once for the batch.
+func (p *Poller) batchScope(ctx context.Context, rows []automation.SchedulerRow) context.Context {
+	seen := map[automation.AutomationType]bool{}
+	for _, row := range rows {
+		if seen[row.AutomationType] {
+			continue
+		}
+		seen[row.AutomationType] = true
+		if h, ok := p.reg.Lookup(row.AutomationType); ok {
+			if bs, ok := h.(BatchScoper); ok {
+				ctx = bs.BatchScope(ctx, rows)
+			}
+		}
+	}
+	return ctx
 }
 
 // Claim rescues stale leases and claims one batch of due rows without executing them (the

@@ -75,6 +75,7 @@ var Dialect = sqlstore.Dialect{
 	EncodeTime:  EncodeTime,
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
+	MaxParams:   2100,
 }
 
 // EncodeTime converts an instant to the parameter value stored in a datetime2(3) column:

@@ -34,6 +34,10 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		// The top-N ranking reads its index in order (docs/attributes.md#read-api).
 		"AttributeTop":       "IX_AttributeValue_Rank (BusinessUnitId=? AND EntityType=? AND AttributeCode=?)",
 		"AttributeDeltaSums": "IX_AttributeDelta_Entity (BusinessUnitId=? AND EntityType=? AND EntityId=?)",
+		// The completion's fenced writes seek the row by Id (docs/performance.md#sql-server).
+		"SchedulerComplete":   "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
+		"SchedulerFail":       "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
+		"SchedulerDeactivate": "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
 	}
 	for name, w := range want {
 		text := q.SQL(name)

@@ -25,6 +25,9 @@ type Dialect struct {
 	// IsRetryable, when set, reports errors after which a whole transaction may simply be
 	// run again (a deadlock victim, a transient cloud error). Nil: never retry.
 	IsRetryable func(error) bool
+	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
+	// to fit); 0: no bound beyond the store's own.
+	MaxParams int
 }
 
 // Queries holds a dialect's named queries, loaded from its queries/*.sql files.

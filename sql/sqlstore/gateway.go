@@ -182,6 +182,6 @@ func (s *Store) NotificationEnqueue(ctx context.Context, p store.NotificationEnq
 		return fmt.Errorf("NotificationEnqueue: more than %d deliveries or messages", store.MaxBatch)
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		return s.completeItem(ctx, tx, store.SchedulerCompleteParams{Now: p.Now, Deliveries: p.Deliveries, Outbox: p.Outbox})
+		return s.handOff(ctx, tx, []store.SchedulerCompleteParams{{Now: p.Now, Deliveries: p.Deliveries, Outbox: p.Outbox}})
 	})
 }

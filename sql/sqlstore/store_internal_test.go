@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -42,6 +43,26 @@ func TestInTxRetriesOnlyRetryableFailures(t *testing.T) {
 		})
 		if calls != tc.calls || (err != nil) != tc.wantErr {
 			t.Errorf("%s: calls %d err %v", tc.name, calls, err)
+		}
+	}
+}
+
+// TestExpandRows: the tuple between the row markers is repeated with each copy's parameters
+// suffixed, parameters are listed once in order of first use, and a query without markers
+// is refused.
+func TestExpandRows(t *testing.T) {
+	head, tuple, tail, params, err := splitRows("INSERT INTO T (A, B, C) VALUES /*row*/(@A, @Bee, @A)/*end*/ ON CONFLICT DO NOTHING;")
+	if err != nil || strings.Join(params, ",") != "A,Bee" {
+		t.Fatalf("params %q %v", params, err)
+	}
+	got := expandRows(head, tuple, tail, params, 2)
+	want := "INSERT INTO T (A, B, C) VALUES (@A_0, @Bee_0, @A_0),\n(@A_1, @Bee_1, @A_1) ON CONFLICT DO NOTHING;"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	for _, bad := range []string{"INSERT INTO T VALUES (@A)", "VALUES /*row*/(@A)", "/*row*/(@A)/*end*/, /*row*/(@B)/*end*/"} {
+		if _, _, _, _, err := splitRows(bad); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -588,6 +589,50 @@ func testCompleteBatch(t *testing.T, open Opener) {
 	}
 	if _, err := s.SchedulerCompleteBatch(ctx, nil); err == nil {
 		t.Fatal("empty batch accepted")
+	}
+	testCompleteBatchSharedDelivery(t, open)
+}
+
+// testCompleteBatchSharedDelivery: two items of one batch asking for the same delivery key,
+// or the same effect under another key, complete both rows and keep the first item's job -
+// what writing them one by one did (the second insert is a no-op) - never a duplicate-key
+// error for the whole batch.
+func testCompleteBatchSharedDelivery(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		ensure1(t, s, T0, Candidate(i, T0))
+	}
+	rows := claim(t, s, T0, 10)
+	req := func(r automation.SchedulerRow, dk, effect, recipient string) store.SchedulerCompleteParams {
+		return store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0,
+			Deliveries: []store.NotificationRequest{{DeliveryKey: dk, EffectKey: effect, SchedulerKey: r.SchedulerKey, BusinessUnitID: "bu-1", Channel: "log", Recipient: recipient, Template: "t", PayloadJSON: "{}"}}}
+	}
+	items := []store.SchedulerCompleteParams{req(rows[0], "dk-same", "", "first@example.test"), req(rows[1], "dk-same", "", "second@example.test"),
+		req(rows[2], "dk-other", "dk-same", "third@example.test")}
+	// Outbox messages: any bytes survive, and a MessageId repeated in the batch keeps the first.
+	first := []byte{0x00, 0xff, 0xfe, '{', 0x80}
+	items[0].Outbox = []store.OutboxMessage{{MessageID: "m-same", Destination: "q", Body: first}, {MessageID: "m-empty", Destination: "q", SessionID: "s", Body: []byte{}}}
+	items[2].Outbox = []store.OutboxMessage{{MessageID: "m-same", Destination: "q2", Body: []byte("second")}}
+	errs, err := s.SchedulerCompleteBatch(ctx, items)
+	if err != nil || errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Fatalf("batch: %v %v", errs, err)
+	}
+	for _, r := range rows {
+		if got := get(t, s, r.SchedulerKey); got.Status != automation.StatusCompleted {
+			t.Fatalf("row %s: %s", r.SchedulerKey, got.Status)
+		}
+	}
+	if job, err := s.NotificationGetByKey(ctx, "dk-same"); err != nil || job.Recipient != "first@example.test" {
+		t.Fatalf("shared delivery key: %+v %v", job, err)
+	}
+	if _, err := s.NotificationGetByKey(ctx, "dk-other"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a second job for one effect was written: %v", err)
+	}
+	msgs, err := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10})
+	if err != nil || len(msgs) != 2 || msgs[0].MessageID != "m-same" || msgs[0].Destination != "q" || !bytes.Equal(msgs[0].Body, first) ||
+		msgs[1].MessageID != "m-empty" || len(msgs[1].Body) != 0 || msgs[1].SessionID != "s" || msgs[0].SessionID != "" {
+		t.Fatalf("outbox: %+v %v", msgs, err)
 	}
 }
 

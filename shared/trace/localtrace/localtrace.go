@@ -75,7 +75,13 @@ func (s *Store) WriteJob(ctx context.Context, r trace.JobRecord) error {
 	return s.WriteJobs(ctx, []trace.JobRecord{r})
 }
 
-// WriteJobs implements trace.BatchWriter: all records in one transaction.
+// jobsPerInsert bounds the rows of one multi-row INSERT (15 parameters each, well under
+// SQLite's 32,766-parameter bound).
+const jobsPerInsert = 500
+
+// WriteJobs implements trace.BatchWriter: all records in one transaction, written by
+// multi-row INSERTs of up to jobsPerInsert rows (one statement per 500 trace rows instead
+// of one per row; docs/performance.md).
 func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -85,14 +91,18 @@ func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
 		return fmt.Errorf("localtrace: write jobs: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, insertJob)
-	if err != nil {
-		return fmt.Errorf("localtrace: write jobs: %w", err)
-	}
-	defer stmt.Close()
-	for _, r := range recs {
-		if _, err := stmt.ExecContext(ctx, jobArgs(r)...); err != nil {
-			return fmt.Errorf("localtrace: write job: %w", err)
+	const row = ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	for start := 0; start < len(recs); start += jobsPerInsert {
+		chunk := recs[start:min(start+jobsPerInsert, len(recs))]
+		var q strings.Builder
+		q.WriteString(insertJob)
+		args := jobArgs(chunk[0])
+		for _, r := range chunk[1:] {
+			q.WriteString(row)
+			args = append(args, jobArgs(r)...)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("localtrace: write jobs: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

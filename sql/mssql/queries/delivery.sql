@@ -93,12 +93,41 @@ SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionRe
 OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Unknown';
 
+-- name: NotificationInsertMany :exec
+-- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
+-- the tuple between the row markers once per row, with each copy's parameters suffixed _0,
+-- _1, … (sqlstore.expandRows; at most 2,100 parameters per statement), and inserts in @Ord
+-- order; a row whose delivery key or effect already has a job is skipped, with the same
+-- UPDLOCK + HOLDLOCK guards as NotificationInsert. The caller removes duplicates among the
+-- rows (NOT EXISTS does not see the statement's own rows).
+INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+    Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
+SELECT v.k, v.e, v.s, v.b, v.c, v.r, v.t, v.p, v.d, N'Queued', 1, 1, v.n, v.n
+FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v(o, k, e, s, b, c, r, t, p, d, n)
+WHERE NOT EXISTS (
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = v.k)
+  AND NOT EXISTS (
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = v.b AND EffectKey = v.e)
+ORDER BY v.o;
+
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
 INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 SELECT @MessageId, @Destination, @SessionId, @Body, @Now
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
+
+-- name: OutboxInsertMany :exec
+-- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany; an
+-- existing MessageId is left alone, with the same guard as OutboxInsert. The caller removes
+-- duplicate MessageIds among the rows.
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
+SELECT v.m, v.t, v.s, v.b, v.n
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/) AS v(o, m, t, s, b, n)
+WHERE NOT EXISTS (
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = v.m)
+ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts

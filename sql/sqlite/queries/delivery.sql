@@ -89,9 +89,33 @@ SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionRe
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Unknown'
 RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
 
+-- name: NotificationInsertMany :exec
+-- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
+-- the tuple between the row markers once per row, with each copy's parameters suffixed _0,
+-- _1, … (sqlstore.expandRows), and inserts in @Ord order; a row whose delivery key or effect
+-- already has a job is skipped, as in NotificationInsert. (VALUES columns are column1, …;
+-- "WHERE true" lets ON CONFLICT follow a SELECT.)
+INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+    Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
+SELECT column2, column3, column4, column5, column6, column7, column8, column9, column10,
+    'Queued', 1, 1, column11, column11
+FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, @Now)/*end*/)
+WHERE true ORDER BY column1
+ON CONFLICT DO NOTHING;
+
 -- name: OutboxInsert :exec
 INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 VALUES (@MessageId, @Destination, @SessionId, @Body, @Now)
+ON CONFLICT (MessageId) DO NOTHING;
+
+-- name: OutboxInsertMany :exec
+-- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany and
+-- inserted in @Ord order; an existing MessageId is left alone.
+INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
+SELECT column2, column3, column4, column5, column6
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/)
+WHERE true ORDER BY column1
 ON CONFLICT (MessageId) DO NOTHING;
 
 -- name: OutboxListUnpublished :many

@@ -1,0 +1,160 @@
+package reminder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+var _ scheduler.BatchScoper = (*Handler)(nil)
+
+// batchKey carries a *batchCache in a context (Handler.BatchScope).
+type batchKey struct{}
+
+// batchCache holds what revalidation reads for one claimed batch: each setting (parsed),
+// source snapshot (decoded) and business unit (zone loaded) is read from the store once per
+// batch, however many of the batch's rows share it (docs/performance.md#revalidation-per-batch).
+// A store error other than ErrNotFound is not kept: the next row reads again.
+type batchCache struct {
+	mu       sync.Mutex
+	settings map[string]*memo[settingEntry]
+	snaps    map[[2]string]*memo[snapEntry]
+	units    map[string]*memo[unitEntry]
+}
+
+// memo is one key's load, done once (sync.Once) by whichever row asks first.
+type memo[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+type settingEntry struct {
+	rec store.ReminderSettingRecord
+	set Setting
+}
+
+type snapEntry struct {
+	snap store.SourceSnapshot
+	data map[string]any // shared read-only by the batch's rows
+}
+
+type unitEntry struct {
+	bu  store.BusinessUnitRecord
+	loc *time.Location
+}
+
+// BatchScope implements scheduler.BatchScoper: the rows of one claimed batch are revalidated
+// against one read of each setting, snapshot and business unit they name.
+func (h *Handler) BatchScope(ctx context.Context, _ []automation.SchedulerRow) context.Context {
+	return context.WithValue(ctx, batchKey{}, &batchCache{
+		settings: map[string]*memo[settingEntry]{},
+		snaps:    map[[2]string]*memo[snapEntry]{},
+		units:    map[string]*memo[unitEntry]{},
+	})
+}
+
+// cached runs load once per key in m (under c.mu for the map, outside it for the load); a
+// result whose error is not ErrNotFound is dropped so a later row reads again.
+func cached[K comparable, T any](c *batchCache, m map[K]*memo[T], k K, load func() (T, error)) (T, error) {
+	if c == nil {
+		return load()
+	}
+	c.mu.Lock()
+	e, ok := m[k]
+	if !ok {
+		e = &memo[T]{}
+		m[k] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = load() })
+	if e.err != nil && !errors.Is(e.err, store.ErrNotFound) && !isPermanent(e.err) {
+		c.mu.Lock()
+		if m[k] == e {
+			delete(m, k)
+		}
+		c.mu.Unlock()
+	}
+	return e.v, e.err
+}
+
+func isPermanent(err error) bool { return automation.IsPermanent(err) }
+
+func batchOf(ctx context.Context) *batchCache {
+	c, _ := ctx.Value(batchKey{}).(*batchCache)
+	return c
+}
+
+// loadSetting reads and parses one setting. Errors: store.ErrNotFound, a permanent error for
+// a stored setting that does not parse, or the store's error.
+func (h *Handler) loadSetting(ctx context.Context, guid string) (settingEntry, error) {
+	c := batchOf(ctx)
+	var m map[string]*memo[settingEntry]
+	if c != nil {
+		m = c.settings
+	}
+	return cached(c, m, guid, func() (settingEntry, error) {
+		rec, err := h.Store.ReminderSettingGet(ctx, guid)
+		if err != nil {
+			return settingEntry{}, err
+		}
+		set, err := ParseSetting([]byte(rec.Body))
+		if err != nil {
+			return settingEntry{}, automation.Permanent(fmt.Errorf("stored setting %s is invalid: %w", rec.Guid, err))
+		}
+		return settingEntry{rec: rec, set: set}, nil
+	})
+}
+
+// loadSnapshot reads one source snapshot and decodes its data (numbers as json.Number).
+// Errors: store.ErrNotFound, a permanent error for data that is not JSON, or the store's.
+func (h *Handler) loadSnapshot(ctx context.Context, entityType, entityGuid string) (snapEntry, error) {
+	c := batchOf(ctx)
+	var m map[[2]string]*memo[snapEntry]
+	if c != nil {
+		m = c.snaps
+	}
+	return cached(c, m, [2]string{entityType, entityGuid}, func() (snapEntry, error) {
+		snap, err := h.Store.SourceSnapshotGet(ctx, entityType, entityGuid)
+		if err != nil {
+			return snapEntry{}, err
+		}
+		var data map[string]any
+		dec := json.NewDecoder(strings.NewReader(snap.DataJSON))
+		dec.UseNumber()
+		if err := dec.Decode(&data); err != nil {
+			return snapEntry{}, automation.Permanent(fmt.Errorf("stored snapshot of %s/%s is not JSON: %w", snap.EntityType, snap.EntityGuid, err))
+		}
+		return snapEntry{snap: snap, data: data}, nil
+	})
+}
+
+// loadUnit reads one business unit and loads its zone. Errors: the store's (wrapped with the
+// unit's id) or a permanent error for an unknown zone.
+func (h *Handler) loadUnit(ctx context.Context, id string) (unitEntry, error) {
+	c := batchOf(ctx)
+	var m map[string]*memo[unitEntry]
+	if c != nil {
+		m = c.units
+	}
+	return cached(c, m, id, func() (unitEntry, error) {
+		bu, err := h.Store.BusinessUnitGetRecord(ctx, id)
+		if err != nil {
+			return unitEntry{}, fmt.Errorf("business unit %s: %w", id, err)
+		}
+		loc, err := localtime.LoadZone(bu.TimeZoneID)
+		if err != nil {
+			return unitEntry{}, automation.Permanent(err)
+		}
+		return unitEntry{bu: bu, loc: loc}, nil
+	})
+}
