@@ -91,7 +91,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	text := func(sel string) string {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
 		if err != nil {
@@ -99,10 +99,11 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		return s
 	}
-	// Each step has its own deadline; a step that fails leaves a screenshot of where it stood.
+	// Each step has its own deadline, generous because a loaded 2-core CI machine can stall
+	// Chromium for tens of seconds; a step that fails leaves a screenshot of where it stood.
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		defer cancel()
 		if err := chromedp.Do(sctx, actions...); err != nil {
 			fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
