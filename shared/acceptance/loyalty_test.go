@@ -18,12 +18,15 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// The loyalty use cases (docs/loyalty.md) that need no attribute engine, each driven through
-// POST /api/events of a running embedded app and checked on what left the product: the
-// messages on each topic (events and tracking as their consumers receive them, noti and the
-// source route as the relay published them), the deliveries, and the in-app inbox read back
-// over GET /api/inbox. Every use case also runs redelivered and reordered (useCase.variant)
-// with the same expected outcome. The counter use cases add rows to useCases.
+// The loyalty use cases (docs/loyalty.md), each driven through POST /api/events of a
+// running embedded app and checked on what left the product: the messages on each topic
+// (events and tracking as their consumers acknowledged them — the attribute engine's trigger
+// events among them, each with its deterministic id —, noti and the source route as the relay
+// published them), the deliveries, the campaign actions, the in-app inbox read back over GET
+// /api/inbox, and the attributes and rankings read over GET /api/attributes. Every use case
+// also runs redelivered and reordered (useCase.variant) with the same expected outcome. The
+// use cases without attributes are the rows of useCases; the counter use cases are built by
+// uc01 … uc12 (their steps are many).
 
 const (
 	registryFile = "../../testdata/registry/loyalty.json"
@@ -88,7 +91,7 @@ type useCase struct {
 	// routed: every gateway message, "topic/eventId" (an event-channel id as
 	// "rem/{customer}") → how many times; nothing else may be routed.
 	routed map[string]int
-	// payloads checks the payload of a message the stand-ins received, by "topic/eventId".
+	// payloads checks the payload of a message an observed topic's consumer acknowledged, by "topic/eventId".
 	payloads   map[string]func(p gateway.Payload) error
 	deliveries []wantDelivery
 	// inbox: "businessUnit/recipient" → the subjects of its messages, newest first.
@@ -492,7 +495,7 @@ func run(t *testing.T, uc useCase) {
 	if fmt.Sprint(got) != fmt.Sprint(uc.routed) {
 		t.Errorf("routed\n got %v\nwant %v", got, uc.routed)
 	}
-	// What the stand-in consumers (rule engine, attribute engine) received: once each.
+	// What the consumers of events and tracking acknowledged: once each.
 	received := map[string]int{}
 	for _, m := range h.Messages() {
 		eventID := m.ID[:strings.LastIndex(m.ID, ":")]
