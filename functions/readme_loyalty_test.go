@@ -15,8 +15,8 @@ import (
 // process with the test's data directory and port, and a 1-second OutboxRelay timer instead
 // of 10 s), then each curl block with bash, on the test's port instead of 7071. Each block's
 // answer must hold what the README shows; a block whose answer comes after a relay tick is
-// retried for up to 30 s. serve's log must show the Direct event as the rule engine would
-// receive it.
+// retried for up to 30 s. serve's log must show the login's trigger event and the Direct
+// event as the rule engine would receive them.
 func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed: the README's commands use it")
@@ -38,6 +38,10 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 	// What each block's answer must contain, in order (the first block is serve).
 	want := []string{
 		"",
+		`{"businessUnitId":"bu-hcm","campaignId":"first-login-welcome","runId":"run-1","name":"First login welcome","status":"ACTIVE"`,
+		`"id":"try-login-1","type":"Login","status":"accepted","routes":["events","tracking"]`,
+		`{"attribute":"first_login","type":"boolean","value":true`,
+		`"recipientId":"CUST-HCM-8","template":"campaign:first-login-welcome","subject":"Welcome to the club"`,
 		`"id":"try-redeem-1","type":"Redeem_Item","status":"accepted","routes":["events","tracking"]`,
 		`{"topic":"events","unpublished":0`,
 		`"id":"try-scan-1","type":"Voucher_Used","status":"accepted","routes":["noti"]`,
@@ -97,7 +101,14 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	// The redemption's Direct event as the rule engine would receive it.
+	// The login's trigger event (its id is a function of the login's id, the customer and the
+	// attribute) and the redemption's Direct event, as the rule engine would receive them.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `"destination":"events","messageId":"attr-gen-6d4feb8403ff697a31ab6fca:events","sessionId":"CUST-HCM-8","payload":"{\"event_id\":\"attr-gen-6d4feb8403ff697a31ab6fca\",\"event_name\":\"First_Login_Reward\"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve's log never showed the trigger event:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), `"destination":"events","messageId":"try-redeem-1:events","sessionId":"CUST-SYD-9"`); {
 		if time.Now().After(deadline) {
 			t.Fatalf("serve's log never showed the Direct event:\n%s", logs.String())

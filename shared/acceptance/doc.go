@@ -5,9 +5,11 @@
 // API, and then takes inputs only over HTTP (POST /api/events). Advance moves the clock like
 // the Functions host's timers would (every instant at which scheduled work or a delivery is
 // due, then the target), and the Harness records what left the product: every gateway
-// message the relay published (events, tracking, noti, the source route's domain-events) and
-// every delivery outcome. The loyalty use cases of docs/loyalty.md are its tests; the use
-// cases that need the attribute engine add their inputs and expectations to the same table.
+// message the relay published (events, tracking, noti, the source route's domain-events),
+// every message on events and tracking as its consumer acknowledged it (the product's own
+// consumers run: the harness wraps them, never replaces them), every delivery and campaign
+// action outcome; attributes and rankings are read over the attribute API. The loyalty use
+// cases of docs/loyalty.md are its tests.
 //
 // A Harness's state machine:
 //
@@ -16,6 +18,7 @@
 //	serving ──► Advance(t) (ticks at each due instant ≤ t, then at t) ──► serving
 //	serving ──► Close (server shut down, runtime closed)
 //
-// Everything a test asserts comes from the HTTP answers and from the observers app.Open
-// offers (OnRouted, OnOutcome); the store is read only through the product's APIs.
+// Everything a test asserts comes from the HTTP answers, the observers app.Open offers
+// (OnRouted, OnOutcome, OnCampaignAction, OnAttributeRefused) and the wrapped consumers;
+// the store is read only through the product's APIs.
 package acceptance

@@ -10,15 +10,18 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/config"
@@ -46,22 +49,29 @@ type Options struct {
 	FunctionsDir string
 	// Log receives the runtime's logs (nil: discarded).
 	Log *slog.Logger
-	// StandIns are the topics whose consumer is another team's service, played by the
-	// harness: it records each message (Messages) and acknowledges it. Nil: DefaultStandIns.
-	// When the attribute engine consumes tracking in process, leave tracking out.
-	StandIns []string
+	// Observed are the topics whose messages the harness records (Messages). It never
+	// replaces a consumer: a topic's handler subscribed by the functions (TrackingProcessor
+	// on tracking, CampaignDispatch on events) runs first and the message is recorded once
+	// that consumer acknowledged it; a topic no function consumes (the rule/points engine's
+	// part of events belongs to another team) is acknowledged by the harness. Nil:
+	// DefaultObserved.
+	Observed []string
 }
 
-// DefaultStandIns: the rule/points engine's events topic and the attribute engine's
-// tracking topic.
-var DefaultStandIns = []string{topology.EventsTopic, topology.TrackingTopic}
+// DefaultObserved: the events topic (the rule/points engine's and the campaign
+// dispatcher's) and the attribute engine's tracking topic.
+var DefaultObserved = []string{topology.EventsTopic, topology.TrackingTopic}
 
-// Message is one message a stand-in consumer received, with its fat payload decoded.
+// Message is one message an observed topic's consumer acknowledged, with its body decoded:
+// Payload when it is the gateway's fat payload (source_event set), Trigger when it is a
+// trigger event of the attribute engine (event_name set).
 type Message struct {
 	Topic     string
 	ID        string // the broker MessageId, "{eventId}:{route}"
 	SessionID string
+	Body      []byte
 	Payload   gateway.Payload
+	Trigger   *attribute.TriggerEvent
 }
 
 // Delivery is one delivery the product sent: a NotificationJob recorded Sent.
@@ -90,6 +100,8 @@ type Harness struct {
 	routed     []gateway.Routed
 	deliveries []Delivery
 	failures   []delivery.Outcome
+	actions    []store.CampaignCommand
+	refused    []string
 }
 
 // Start opens the runtime on o.Dir, seeds it and serves it. Errors: a configuration,
@@ -106,7 +118,8 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h.Runtime, err = app.Open(ctx, cfg, app.Options{Clock: h.Clock, Seed: 1, Log: log, OnRouted: h.onRouted, OnOutcome: h.onOutcome})
+	h.Runtime, err = app.Open(ctx, cfg, app.Options{Clock: h.Clock, Seed: 1, Log: log, OnRouted: h.onRouted, OnOutcome: h.onOutcome,
+		OnCampaignAction: h.onAction, OnAttributeRefused: h.onRefused, CampaignSweepParallel: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +127,12 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 		h.Runtime.Close()
 		return nil, err
 	}
-	standIns := o.StandIns
-	if standIns == nil {
-		standIns = DefaultStandIns
+	observed := o.Observed
+	if observed == nil {
+		observed = DefaultObserved
 	}
-	for _, topic := range standIns {
-		h.Runtime.Memory.Subscribe(topic, h.record)
+	for _, topic := range observed {
+		h.Runtime.Memory.Subscribe(topic, h.observe(h.Runtime.Memory.Handler(topic)))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -178,6 +191,13 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 				return fmt.Errorf("template %q: %w", t.Key, err)
 			}
 		}
+		for i, in := range sc.Inputs {
+			if len(in.Campaign) > 0 {
+				if err := h.putCampaign(ctx, in.Campaign); err != nil {
+					return fmt.Errorf("inputs[%d].campaign: %w", i, err)
+				}
+			}
+		}
 	}
 	if o.Registry != "" {
 		raw, err := os.ReadFile(o.Registry)
@@ -195,20 +215,123 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 	return nil
 }
 
-// record is a stand-in consumer: it keeps the message and acknowledges it. A body that is
-// not a gateway payload is an error (the bus redelivers and finally dead-letters it).
-func (h *Harness) record(_ context.Context, m bus.Message) error {
-	var p gateway.Payload
-	if err := json.Unmarshal(m.Body, &p); err != nil {
-		return fmt.Errorf("acceptance: %s %s is not a gateway payload: %w", m.Destination, m.ID, err)
+// putCampaign saves a scenario's campaign ({"campaignId": …, definition}) through PUT
+// /api/campaigns/{campaignId}, as an operator creating it.
+func (h *Harness) putCampaign(ctx context.Context, raw json.RawMessage) error {
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.messages = append(h.messages, Message{Topic: m.Destination, ID: m.ID, SessionID: m.SessionID, Payload: p})
+	var id string
+	if err := json.Unmarshal(body["campaignId"], &id); err != nil || id == "" {
+		return fmt.Errorf("a campaign needs a campaignId")
+	}
+	delete(body, "campaignId")
+	b, _ := json.Marshal(body)
+	res, err := h.Do(ctx, http.MethodPut, campaignapi.Prefix+"/"+url.PathEscape(id), "application/json", b, map[string]string{httpapi.HeaderOperator: "acceptance"})
+	if err != nil {
+		return err
+	}
+	if res.Status != http.StatusCreated && res.Status != http.StatusOK {
+		return fmt.Errorf("campaign %s answered %d: %s", id, res.Status, res.Body)
+	}
 	return nil
 }
 
-// Messages returns what the stand-in consumers received, in order.
+// Attributes reads an entity's attributes over GET /api/attributes/{entityType}/{entityId}
+// at the clock's instant: attribute code → value as the API shows it (a json.Number, a
+// bool, an instant as text, a list as []any). Errors: a transport error or an answer
+// other than 200.
+func (h *Harness) Attributes(ctx context.Context, businessUnitID, entityType, entityID string) (map[string]any, error) {
+	res, err := h.Do(ctx, http.MethodGet, "/api/attributes/"+url.PathEscape(entityType)+"/"+url.PathEscape(entityID)+"?businessUnitId="+url.QueryEscape(businessUnitID), "", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.Status != http.StatusOK {
+		return nil, fmt.Errorf("attributes %s/%s: %d %s", entityType, entityID, res.Status, res.Body)
+	}
+	var page struct {
+		Attributes []struct {
+			Code  string `json:"attribute"`
+			Value any    `json:"value"`
+		} `json:"attributes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(res.Body))
+	dec.UseNumber()
+	if err := dec.Decode(&page); err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for _, a := range page.Attributes {
+		out[a.Code] = a.Value
+	}
+	return out, nil
+}
+
+// Top reads the top n entities of a type by a number attribute over GET
+// /api/attributes/{entityType}?attribute=…&top=n, as "entityId=value" highest first.
+func (h *Harness) Top(ctx context.Context, businessUnitID, entityType, attributeCode string, n int) ([]string, error) {
+	res, err := h.Do(ctx, http.MethodGet, fmt.Sprintf("/api/attributes/%s?businessUnitId=%s&attribute=%s&top=%d", url.PathEscape(entityType),
+		url.QueryEscape(businessUnitID), url.QueryEscape(attributeCode), n), "", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.Status != http.StatusOK {
+		return nil, fmt.Errorf("top %s by %s: %d %s", entityType, attributeCode, res.Status, res.Body)
+	}
+	var page struct {
+		Items []struct {
+			EntityID string      `json:"entityId"`
+			Value    json.Number `json:"value"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(res.Body, &page); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range page.Items {
+		out = append(out, it.EntityID+"="+it.Value.String())
+	}
+	return out, nil
+}
+
+// observe wraps a topic's consumer: next (when there is one) handles the message first and
+// its error goes back to the bus (redelivery, dead letter) with nothing recorded; once the
+// message is acknowledged, it is recorded.
+func (h *Harness) observe(next bus.Handler) bus.Handler {
+	return func(ctx context.Context, m bus.Message) error {
+		if next != nil {
+			if err := next(ctx, m); err != nil {
+				return err
+			}
+		}
+		h.record(m)
+		return nil
+	}
+}
+
+func (h *Harness) record(m bus.Message) {
+	rec := Message{Topic: m.Destination, ID: m.ID, SessionID: m.SessionID, Body: append([]byte(nil), m.Body...)}
+	var head struct {
+		SourceEvent string `json:"source_event"`
+		EventName   string `json:"event_name"`
+	}
+	_ = json.Unmarshal(m.Body, &head)
+	switch {
+	case head.SourceEvent != "":
+		_ = json.Unmarshal(m.Body, &rec.Payload)
+	case head.EventName != "":
+		var t attribute.TriggerEvent
+		if json.Unmarshal(m.Body, &t) == nil {
+			rec.Trigger = &t
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.messages = append(h.messages, rec)
+}
+
+// Messages returns what the observed topics' consumers acknowledged, in order.
 func (h *Harness) Messages() []Message {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -234,6 +357,38 @@ func (h *Harness) onOutcome(o delivery.Outcome) {
 		d.Subject, d.Text = o.Content.Subject, o.Content.Text
 	}
 	h.deliveries = append(h.deliveries, d)
+}
+
+func (h *Harness) onAction(c store.CampaignCommand) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.actions = append(h.actions, c)
+}
+
+func (h *Harness) onRefused(eventID string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refused = append(h.refused, eventID+": "+err.Error())
+}
+
+// Actions returns every campaign command outcome the worker recorded, in order.
+func (h *Harness) Actions() []store.CampaignCommand {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]store.CampaignCommand(nil), h.actions...)
+}
+
+// Problems returns what went wrong inside the product without an HTTP answer to show it:
+// tracking messages the attribute engine refused ("{eventId}: {reason}") and messages the
+// in-process bus dead-lettered ("dead-letter {destination} {id}: {reason}").
+func (h *Harness) Problems() []string {
+	h.mu.Lock()
+	out := append([]string(nil), h.refused...)
+	h.mu.Unlock()
+	for _, d := range h.Runtime.Memory.DeadLetters() {
+		out = append(out, fmt.Sprintf("dead-letter %s %s: %s", d.Message.Destination, d.Message.ID, d.Reason))
+	}
+	return out
 }
 
 // Routed returns every gateway message published so far, in publication order.

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,8 +93,9 @@ func TestUC10VoucherUsedRealTimeAndGhostTimeout(t *testing.T) {
 }
 
 // Bad input: each event is rejected on its own with the member and a clear reason, and
-// nothing is routed or delivered — a schema violation, a survey id an attribute code cannot
-// hold, a transfer of zero and of a negative amount. A single structured event answers 422
+// nothing is routed or delivered and no attribute changes — a schema violation, a survey id
+// an attribute code cannot hold, a transfer of zero and of a negative amount, a login from a
+// device id with a space, a view of an item id with a space or without an item. A single structured event answers 422
 // with a problem naming the member.
 func TestLoyaltyBadInput(t *testing.T) {
 	t.Parallel()
@@ -111,6 +115,9 @@ func TestLoyaltyBadInput(t *testing.T) {
 		{transfer("xfer-zero", 0), "/data/amount", "minimum: got 0, want 1"},
 		{transfer("xfer-neg", -5), "/data/amount", "minimum: got -5, want 1"},
 		{transfer("xfer-frac", 2.5), "/data/amount", "integer"},
+		{login("login-bad", "bu-vte", "CUST-VTE-5", "2026-07-01T00:00:00Z", "DEV A"), "/data/deviceId", "does not match pattern"},
+		{ev("view-bad", "ViewItem", "bu-vte", "CUST-VTE-3", "/member-app", map[string]any{"itemId": "ITEM 1"}), "/data/itemId", "does not match pattern"},
+		{ev("view-none", "ViewItem", "bu-vte", "CUST-VTE-3", "/member-app", map[string]any{}), "/data/itemId", "missing"},
 		{ev("dormant-forged", "Dormant_User", "bu-vte", "CUST-VTE-1", "/member-app", map[string]any{"targetDate": "2026-07-20", "offsetDays": 90, "sourceGuid": "CUST-VTE-1"}), "/data/offsetDays", "maximum"},
 	}
 	var batch []json.RawMessage
@@ -136,6 +143,15 @@ func TestLoyaltyBadInput(t *testing.T) {
 	}
 	if r, m, d := h.Routed(), h.Messages(), h.Deliveries(); len(r)+len(m)+len(d) != 0 {
 		t.Fatalf("routed %v, received %v, delivered %v", r, m, d)
+	}
+	// No attribute changed: the rejected survey, login and view set no flag and count nothing.
+	for _, e := range [][2]string{{"bu-hcm", "CUST-HCM-1"}, {"bu-vte", "CUST-VTE-5"}, {"bu-vte", "CUST-VTE-3"}} {
+		if attrs, err := h.Attributes(ctx, e[0], "CUSTOMER", e[1]); err != nil || len(attrs) != 0 {
+			t.Errorf("%s/%s attributes %v %v, want none", e[0], e[1], attrs, err)
+		}
+	}
+	if top, err := h.Top(ctx, "bu-vte", "ITEM", "item_view_count", 10); err != nil || len(top) != 0 {
+		t.Errorf("item views %v %v, want none", top, err)
 	}
 }
 
@@ -163,5 +179,94 @@ func TestLoyaltyRegistryFileIsTheScenarios(t *testing.T) {
 	var a, b any
 	if json.Unmarshal(shipped, &a) != nil || json.Unmarshal(sc.Inputs[0].Registry, &b) != nil || !reflect.DeepEqual(a, b) {
 		t.Fatalf("%s differs from %s's first input", registryFile, scenarioFile)
+	}
+}
+
+// UC-01 under real concurrency: four customers each log in on two devices at once — eight
+// POST /api/events requests in flight together, each followed by its own pipeline run, so
+// the attribute engine applies the two logins of a customer concurrently. SET_TRUE_ONCE
+// emits exactly one First_Login_Reward per customer (the deterministic id of the login that
+// won), the welcome campaign runs once per customer, and the open inbox stream of the first
+// customer receives the welcome message once, at once.
+func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h := start(t, "2026-07-01T02:00:00Z")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/api/inbox/CUST-HCM-60/stream?businessUnitId=bu-hcm", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	streamed := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				streamed <- data
+			}
+		}
+	}()
+	customers := []string{"CUST-HCM-60", "CUST-HCM-61", "CUST-HCM-62", "CUST-HCM-63"}
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for _, c := range customers {
+		for _, device := range []string{"DEV-A", "DEV-B"} {
+			wg.Go(func() {
+				<-gate
+				id := "login-" + c + "-" + device
+				r, err := h.Ingest(ctx, "", login(id, "bu-hcm", c, "2026-07-01T02:00:00Z", device))
+				if err != nil || r.Status != http.StatusOK || r.Results[0].Status != gateway.StatusAccepted {
+					t.Errorf("%s: %+v %v", id, r, err)
+				}
+			})
+		}
+	}
+	close(gate)
+	wg.Wait()
+	select {
+	case data := <-streamed:
+		if !strings.Contains(data, `"subject":"Welcome to the club"`) {
+			t.Fatalf("streamed %s", data)
+		}
+	case <-ctx.Done():
+		t.Fatal("the inbox stream received nothing")
+	}
+	if err := h.Advance(ctx, ts("2026-07-01T03:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	rewards := map[string][]string{}
+	for _, m := range h.Messages() {
+		if m.Trigger != nil {
+			rewards[m.Trigger.CustomerID] = append(rewards[m.Trigger.CustomerID], m.Trigger.EventName+" from "+m.Trigger.Metadata.OriginalTriggerEventID)
+		}
+	}
+	actions := map[string]int{}
+	for _, a := range h.Actions() {
+		actions[a.RecipientID+" "+a.ActionKey+" "+string(a.Status)]++
+	}
+	for _, c := range customers {
+		if r := rewards[c]; len(r) != 1 || !strings.HasPrefix(r[0], "First_Login_Reward from login-"+c+"-DEV-") {
+			t.Errorf("%s: triggers %q, want one First_Login_Reward", c, r)
+		}
+		if actions[c+" welcome SUCCEEDED"] != 1 || actions[c+" ott SUCCEEDED"] != 1 {
+			t.Errorf("%s: campaign actions %v", c, actions)
+		}
+		if s := inboxSubjects(t, h, "bu-hcm", c); !slices.Equal(s, []string{"Welcome to the club"}) {
+			t.Errorf("%s: inbox %q", c, s)
+		}
+		attrs, err := h.Attributes(ctx, "bu-hcm", "CUSTOMER", c)
+		if err != nil || fmt.Sprint(attrs["first_login"]) != "true" || fmt.Sprint(attrs["login_streak"]) != "1" {
+			t.Errorf("%s: attributes %v %v", c, attrs, err)
+		}
+	}
+	if p := h.Problems(); len(p) > 0 {
+		t.Errorf("refused or dead-lettered: %q", p)
+	}
+	select {
+	case data := <-streamed:
+		t.Fatalf("a second streamed message: %s", data)
+	default:
 	}
 }

@@ -10,16 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/automation-platform/automation/shared/acceptance"
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/store"
 )
 
-// The loyalty use cases (docs/loyalty.md) that need no attribute engine, each driven through
-// POST /api/events of a running embedded app and checked on what left the product: the
-// messages on each topic (events and tracking as their consumers receive them, noti and the
-// source route as the relay published them), the deliveries, and the in-app inbox read back
-// over GET /api/inbox. Every use case also runs redelivered and reordered (useCase.variant)
-// with the same expected outcome. The counter use cases add rows to useCases.
+// The loyalty use cases (docs/loyalty.md), each driven through POST /api/events of a
+// running embedded app and checked on what left the product: the messages on each topic
+// (events and tracking as their consumers acknowledged them — the attribute engine's trigger
+// events among them, each with its deterministic id —, noti and the source route as the relay
+// published them), the deliveries, the campaign actions, the in-app inbox read back over GET
+// /api/inbox, and the attributes and rankings read over GET /api/attributes. Every use case
+// also runs redelivered and reordered (useCase.variant) with the same expected outcome. The
+// use cases without attributes are the rows of useCases; the counter use cases are built by
+// uc01 … uc12 (their steps are many).
 
 const (
 	registryFile = "../../testdata/registry/loyalty.json"
@@ -84,17 +91,53 @@ type useCase struct {
 	// routed: every gateway message, "topic/eventId" (an event-channel id as
 	// "rem/{customer}") → how many times; nothing else may be routed.
 	routed map[string]int
-	// payloads checks the payload of a message the stand-ins received, by "topic/eventId".
+	// payloads checks the payload of a message an observed topic's consumer acknowledged, by "topic/eventId".
 	payloads   map[string]func(p gateway.Payload) error
 	deliveries []wantDelivery
 	// inbox: "businessUnit/recipient" → the subjects of its messages, newest first.
 	inbox map[string][]string
+	// ordered: the use case's attributes follow the events' own order (a streak, a timer, a
+	// flag, a list; docs/attributes.md: an older event never moves them backwards), so its
+	// variant keeps the order of the steps (see variant).
+	ordered bool
+	// attributes: "businessUnit/ENTITYTYPE/entityId" → attribute code → value, as GET
+	// /api/attributes answers at till (fmt.Sprint of the value); other attributes may exist.
+	attributes map[string]map[string]string
+	// top: "businessUnit/ENTITYTYPE/attribute" → the ranking GET /api/attributes/{type}
+	// answers ("entityId=value", highest first).
+	top map[string][]string
+	// actions: every campaign command outcome, "campaignId actionKey status recipient".
+	actions []string
 }
 
 // variant is the use case redelivered and reordered: every event of every step in reverse
 // order, each twice in one batch, at the last step's instant; then the same batch again a
 // minute later (a redelivery: all duplicates). The outcome must be the same.
+//
+// An ordered use case keeps its steps and their order (each event carries its own time, and
+// a streak, a timer or a list follows it: the engine never moves them back for an older
+// event, so an older event applied late is dropped, not re-ordered): each event is sent
+// twice in a row, then every event of the use case once more in reverse order a minute
+// after the last step — late, out-of-order redeliveries that must change nothing.
 func (uc useCase) variant() useCase {
+	if uc.ordered {
+		v := uc
+		v.name += " redelivered and reordered"
+		v.steps = nil
+		var all []json.RawMessage
+		for _, s := range uc.steps {
+			var batch []json.RawMessage
+			for _, e := range s.events {
+				batch = append(batch, e, e)
+			}
+			all = append(all, s.events...)
+			v.steps = append(v.steps, step{at: s.at, events: batch})
+		}
+		slices.Reverse(all)
+		last := ts(uc.steps[len(uc.steps)-1].at)
+		v.steps = append(v.steps, step{at: last.Add(time.Minute).Format(time.RFC3339), events: all})
+		return v
+	}
 	var all []json.RawMessage
 	for _, s := range uc.steps {
 		all = append(all, s.events...)
@@ -111,11 +154,151 @@ func (uc useCase) variant() useCase {
 	return v
 }
 
-func routedKey(topic, eventID, session string) string {
+// routedKey names a routed message in useCase.routed: "topic/eventId"; a reminder's event
+// as "events/rem/{customer}"; an attribute engine trigger (its id is a hash) as
+// "events/trigger:{event_name}@{entity_id}", names from the triggers the consumers received.
+func routedKey(topic, eventID, session string, triggers map[string]string) string {
 	if strings.HasPrefix(eventID, "rem-") {
 		eventID = "rem/" + session
 	}
+	if name, ok := triggers[eventID]; ok {
+		eventID = "trigger:" + name
+	}
 	return topic + "/" + eventID
+}
+
+// evAt is ev with the event's own time (the attribute engine's periods and order use it).
+func evAt(id, typ, bu, customer, at string, data any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": id, "source": "/member-app", "type": typ, "businessunitid": bu,
+		"customerid": customer, "time": at, "data": data})
+	return b
+}
+
+func login(id, bu, customer, at, device string) json.RawMessage {
+	return evAt(id, "Login", bu, customer, at, map[string]any{"channel": "APP", "deviceId": device})
+}
+
+// uc01: two logins at the same instant on two devices, another the next day; the welcome
+// campaign of bu-hcm (triggered by First_Login_Reward) sends the in-app message and the OTT
+// message.
+func uc01() useCase {
+	return useCase{
+		name: "UC-01 first login", start: "2026-07-01T00:00:00Z", till: "2026-07-02T12:00:00Z", ordered: true,
+		steps: []step{
+			{at: "2026-07-01T02:00:00Z", events: []json.RawMessage{login("login-hcm7-a", "bu-hcm", "CUST-HCM-7", "2026-07-01T02:00:00Z", "DEV-A"),
+				login("login-hcm7-b", "bu-hcm", "CUST-HCM-7", "2026-07-01T02:00:00Z", "DEV-B")}, want: []string{"accepted", "accepted"}},
+			{at: "2026-07-02T02:00:00Z", events: []json.RawMessage{login("login-hcm7-c", "bu-hcm", "CUST-HCM-7", "2026-07-02T02:00:00Z", "DEV-A")}, want: []string{"accepted"}},
+		},
+		routed: map[string]int{"events/login-hcm7-a": 1, "tracking/login-hcm7-a": 1, "events/login-hcm7-b": 1, "tracking/login-hcm7-b": 1,
+			"events/login-hcm7-c": 1, "tracking/login-hcm7-c": 1, "events/trigger:First_Login_Reward@CUST-HCM-7": 1},
+		payloads:   map[string]func(p gateway.Payload) error{"events/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
+		actions:    []string{"first-login-welcome welcome SUCCEEDED CUST-HCM-7", "first-login-welcome ott SUCCEEDED CUST-HCM-7"},
+		inbox:      map[string][]string{"bu-hcm/CUST-HCM-7": {"Welcome to the club"}},
+		attributes: map[string]map[string]string{"bu-hcm/CUSTOMER/CUST-HCM-7": {"first_login": "true", "login_streak": "2", "last_active": "2026-07-02T02:00:00Z"}},
+	}
+}
+
+// uc02: Sydney (AEDT, +11) logins on every local day from 2026-11-20 to 2027-01-19 at 08:00
+// local, except 11-22 at 23:30 and 11-23 at 00:30 (one UTC day, two Sydney days) and New
+// Year's Day at 00:30; 11-21 has a second login (counted once). Day 7 (11-26) and day 30
+// (12-19, reset) spend 800 of the year's 1,000 points; the next day 7 (12-26) would spend
+// 1,200 and is refused by the cap; day 30 after the reset (2027-01-18) is in a new year.
+func uc02() useCase {
+	uc := useCase{name: "UC-02 daily login streak", start: "2026-11-19T00:00:00Z", till: "2027-01-19T12:00:00Z", ordered: true,
+		routed: map[string]int{"events/trigger:First_Login_Reward@CUST-SYD-2": 1, "events/trigger:Login_Streak_7_Days@CUST-SYD-2": 1,
+			"events/trigger:Login_Streak_30_Days@CUST-SYD-2": 2},
+		attributes: map[string]map[string]string{"bu-syd/CUSTOMER/CUST-SYD-2": {"first_login": "true", "login_streak": "1", "cap:streak_points": "400"}}}
+	sydney, _ := time.LoadLocation("Australia/Sydney")
+	add := func(id string, local time.Time) {
+		at := local.UTC().Format(time.RFC3339)
+		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{login(id, "bu-syd", "CUST-SYD-2", at, "DEV-A")}, want: []string{"accepted"}})
+		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+	}
+	for d := time.Date(2026, 11, 20, 8, 0, 0, 0, sydney); d.Before(time.Date(2027, 1, 20, 0, 0, 0, 0, sydney)); d = d.AddDate(0, 0, 1) {
+		local := d
+		switch d.Format("01-02") {
+		case "11-22":
+			local = d.Add(15*time.Hour + 30*time.Minute)
+		case "11-23", "01-01":
+			local = d.Add(-7*time.Hour - 30*time.Minute)
+		}
+		add("login-syd2-"+d.Format("20060102"), local)
+		if d.Format("01-02") == "11-21" {
+			add("login-syd2-20261121-2", d.Add(12*time.Hour))
+		}
+	}
+	return uc
+}
+
+// uc03: 52 distinct items and ITEM-05 again in the week of Monday 2026-07-06 (Vientiane), 11
+// views a day; then ITEM-05 and ITEM-53 on Monday 2026-07-13.
+func uc03() useCase {
+	uc := useCase{name: "UC-03 view item", start: "2026-07-06T00:00:00Z", till: "2026-07-13T12:00:00Z", ordered: true,
+		routed: map[string]int{"events/trigger:View_10_Items_Reward@CUST-VTE-3": 5}}
+	var views []string
+	for i := 1; i <= 52; i++ {
+		views = append(views, fmt.Sprintf("ITEM-%02d", i))
+	}
+	views = append(views, "ITEM-05")
+	view := func(n int, item string, at time.Time) json.RawMessage {
+		id := fmt.Sprintf("view-vte3-%02d", n)
+		uc.routed["tracking/"+id] = 1
+		return evAt(id, "ViewItem", "bu-vte", "CUST-VTE-3", at.Format(time.RFC3339), map[string]any{"itemId": item})
+	}
+	for k := 0; k < len(views); k += 11 {
+		day := time.Date(2026, 7, 6+k/11, 1, 0, 0, 0, time.UTC)
+		var s step
+		for j, item := range views[k:min(k+11, len(views))] {
+			at := day.Add(time.Duration(j) * time.Minute)
+			s.events, s.at = append(s.events, view(k+j+1, item, at)), at.Format(time.RFC3339)
+			s.want = append(s.want, "accepted")
+		}
+		uc.steps = append(uc.steps, s)
+	}
+	monday := time.Date(2026, 7, 13, 1, 0, 0, 0, time.UTC)
+	uc.steps = append(uc.steps, step{at: monday.Add(time.Minute).Format(time.RFC3339), events: []json.RawMessage{view(54, "ITEM-05", monday),
+		view(55, "ITEM-53", monday.Add(time.Minute))}, want: []string{"accepted", "accepted"}})
+	// Most recent first; ITEM-05 moved to the front; ITEM-01 to ITEM-03 fell out (50 kept).
+	recent := []string{"ITEM-53", "ITEM-05"}
+	for i := 52; i >= 4; i-- {
+		if i != 5 {
+			recent = append(recent, fmt.Sprintf("ITEM-%02d", i))
+		}
+	}
+	uc.attributes = map[string]map[string]string{
+		"bu-vte/CUSTOMER/CUST-VTE-3": {"weekly_view_count": "2", "recently_viewed": fmt.Sprint(recent)},
+		"bu-vte/ITEM/ITEM-05":        {"item_view_count": "3"},
+		"bu-vte/ITEM/ITEM-01":        {"item_view_count": "1"},
+	}
+	return uc
+}
+
+// uc05: the first login ever (07-01), 31 days later (08-01), 96 days later (11-05), the next day.
+func uc05() useCase {
+	uc := useCase{name: "UC-05 inactive account", start: "2026-07-01T00:00:00Z", till: "2026-11-07T00:00:00Z", ordered: true,
+		routed:     map[string]int{"events/trigger:First_Login_Reward@CUST-VTE-5": 1, "events/trigger:Account_Reactivated@CUST-VTE-5": 1},
+		attributes: map[string]map[string]string{"bu-vte/CUSTOMER/CUST-VTE-5": {"last_active": "2026-11-06T03:00:00Z", "first_login": "true"}}}
+	for _, d := range []string{"2026-07-01", "2026-08-01", "2026-11-05", "2026-11-06"} {
+		at, id := d+"T03:00:00Z", "login-vte5-"+strings.ReplaceAll(d, "-", "")
+		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{login(id, "bu-vte", "CUST-VTE-5", at, "DEV-A")}, want: []string{"accepted"}})
+		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+	}
+	return uc
+}
+
+// uc12: six redemptions of three items by four customers.
+func uc12() useCase {
+	uc := useCase{name: "UC-12 most redeemed", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		routed:     map[string]int{},
+		top:        map[string][]string{"bu-syd/ITEM/total_redeem_count": {"SKU-7=3", "SKU-3=2", "SKU-9=1"}},
+		attributes: map[string]map[string]string{"bu-syd/ITEM/SKU-7": {"total_redeem_count": "3"}, "bu-syd/ITEM/SKU-3": {"total_redeem_count": "2"}}}
+	for i, r := range [][2]string{{"SKU-7", "CUST-SYD-1"}, {"SKU-7", "CUST-SYD-3"}, {"SKU-3", "CUST-SYD-3"}, {"SKU-3", "CUST-SYD-4"}, {"SKU-7", "CUST-SYD-4"}, {"SKU-9", "CUST-SYD-1"}} {
+		id, at := fmt.Sprintf("redeem-%d", i+1), fmt.Sprintf("2026-07-01T01:%02d:00Z", 21+i)
+		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{evAt(id, "Redeem_Item", "bu-syd", r[1], at,
+			map[string]any{"itemId": r[0], "quantity": 1, "points": 500})}, want: []string{"accepted"}})
+		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+	}
+	return uc
 }
 
 func dataIs(member string, want any) func(p gateway.Payload) error {
@@ -180,12 +363,14 @@ var useCases = []useCase{
 		payloads: map[string]func(p gateway.Payload) error{"events/profile-1": all(sourceEvent("Profile_Completed", "CUST-SYD-1"), dataIs("completedOn", "2026-07-01"))},
 	},
 	{
-		// UC-08's Direct part: the voucher's Direct event (the attribute part rides tracking).
-		name: "UC-08 survey (Direct part)", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
+		// UC-08 DUAL: the voucher's Direct event, and the survey's flag set by the attribute engine.
+		name: "UC-08 survey", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
 		steps: []step{{at: "2026-07-01T01:05:00Z", events: []json.RawMessage{ev("survey-1", "Survey_Completed", "bu-hcm", "CUST-HCM-1", "/member-app",
 			map[string]any{"surveyId": "Q3_2026"})}, want: []string{"accepted"}}},
 		routed:   map[string]int{"events/survey-1": 1, "tracking/survey-1": 1},
 		payloads: map[string]func(p gateway.Payload) error{"events/survey-1": all(sourceEvent("Survey_Completed", "CUST-HCM-1"), dataIs("surveyId", "Q3_2026"))},
+		// The app reads the flag and does not show survey Q3_2026 again.
+		attributes: map[string]map[string]string{"bu-hcm/CUSTOMER/CUST-HCM-1": {"survey_Q3_2026_completed": "true"}},
 	},
 	{
 		// UC-09 DUAL: the redemption for the rule engine and UC-12's counter instruction for
@@ -255,7 +440,7 @@ var useCases = []useCase{
 
 func TestLoyaltyUseCases(t *testing.T) {
 	t.Parallel()
-	for _, uc := range useCases {
+	for _, uc := range append(slices.Clone(useCases), uc01(), uc02(), uc03(), uc05(), uc12()) {
 		for _, c := range []useCase{uc, uc.variant()} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
@@ -289,19 +474,32 @@ func run(t *testing.T, uc useCase) {
 	if err := h.Advance(ctx, ts(uc.till)); err != nil {
 		t.Fatal(err)
 	}
+	// The attribute engine's triggers, by id; each id is TriggerID of its source event.
+	triggers := map[string]string{}
+	for _, m := range h.Messages() {
+		if tr := m.Trigger; tr != nil {
+			triggers[tr.EventID] = tr.EventName + "@" + tr.Metadata.EntityID
+			want := attribute.TriggerID(tr.Metadata.OriginalTriggerEventID, store.AttributeEntity{BusinessUnitID: tr.BusinessUnitID,
+				EntityType: tr.Metadata.EntityType, EntityID: tr.Metadata.EntityID}, tr.Metadata.TriggerAttribute,
+				decimal.RequireFromString(tr.Metadata.ThresholdReached.String()))
+			if m.ID != want+":events" || m.SessionID != tr.CustomerID {
+				t.Errorf("trigger %s (session %s), want the deterministic id %s:events", m.ID, m.SessionID, want)
+			}
+		}
+	}
 	// Messages: exactly the expected ones, each once.
 	got := map[string]int{}
 	for _, r := range h.Routed() {
-		got[routedKey(r.Topic, r.EventID, r.SessionID)]++
+		got[routedKey(r.Topic, r.EventID, r.SessionID, triggers)]++
 	}
 	if fmt.Sprint(got) != fmt.Sprint(uc.routed) {
 		t.Errorf("routed\n got %v\nwant %v", got, uc.routed)
 	}
-	// What the stand-in consumers (rule engine, attribute engine) received: once each.
+	// What the consumers of events and tracking acknowledged: once each.
 	received := map[string]int{}
 	for _, m := range h.Messages() {
 		eventID := m.ID[:strings.LastIndex(m.ID, ":")]
-		k := routedKey(m.Topic, eventID, m.SessionID)
+		k := routedKey(m.Topic, eventID, m.SessionID, triggers)
 		received[k]++
 		if check := uc.payloads[k]; check != nil {
 			if err := check(m.Payload); err != nil {
@@ -322,7 +520,11 @@ func run(t *testing.T, uc useCase) {
 	// Deliveries: exactly the expected ones, at their instants.
 	var gotD []string
 	for _, d := range h.Deliveries() {
-		gotD = append(gotD, fmt.Sprintf("%s %s %s %s %s", d.SchedulerKey, d.Channel, d.Recipient, d.At.Format(time.RFC3339), d.Subject))
+		key := d.SchedulerKey
+		if strings.HasPrefix(key, "cx-") { // a campaign command "{executionId}:{index}:{actionKey}"
+			key = "campaign" + key[strings.Index(key, ":"):]
+		}
+		gotD = append(gotD, fmt.Sprintf("%s %s %s %s %s", key, d.Channel, d.Recipient, d.At.Format(time.RFC3339), d.Subject))
 	}
 	var wantD []string
 	for _, d := range uc.deliveries {
@@ -343,6 +545,36 @@ func run(t *testing.T, uc useCase) {
 	}
 	if f := h.Failures(); len(f) > 0 {
 		t.Errorf("delivery outcomes other than sent: %+v", f)
+	}
+	if p := h.Problems(); len(p) > 0 {
+		t.Errorf("refused or dead-lettered inside the product: %q", p)
+	}
+	var gotA []string
+	for _, a := range h.Actions() {
+		gotA = append(gotA, fmt.Sprintf("%s %s %s %s", a.CampaignID, a.ActionKey, a.Status, a.RecipientID))
+	}
+	if !slices.Equal(gotA, uc.actions) {
+		t.Errorf("campaign actions\n got %q\nwant %q", gotA, uc.actions)
+	}
+	// The attributes and rankings, read over the attribute API.
+	for who, want := range uc.attributes {
+		parts := strings.SplitN(who, "/", 3)
+		attrs, err := h.Attributes(ctx, parts[0], parts[1], parts[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for code, v := range want {
+			if g, ok := attrs[code]; !ok || fmt.Sprint(g) != v {
+				t.Errorf("%s %s = %v, want %s (all: %v)", who, code, g, v, attrs)
+			}
+		}
+	}
+	for what, want := range uc.top {
+		parts := strings.SplitN(what, "/", 3)
+		got, err := h.Top(ctx, parts[0], parts[1], parts[2], len(want))
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("top %s: %q %v, want %q", what, got, err, want)
+		}
 	}
 	// The in-app inbox, read back over its API.
 	for who, subjects := range uc.inbox {

@@ -118,6 +118,14 @@ func (b *Memory) Subscribe(destination string, h Handler) {
 	b.handlers[destination] = h
 }
 
+// Handler returns the handler of a destination (nil: none), so an observer can wrap the
+// consumer already subscribed instead of replacing it.
+func (b *Memory) Handler(destination string) Handler {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.handlers[destination]
+}
+
 // Publish enqueues m. A message whose ID was published to the same destination within the
 // duplicate window is accepted and dropped, as Service Bus duplicate detection (per entity)
 // does.

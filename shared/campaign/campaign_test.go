@@ -654,3 +654,24 @@ func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
 		t.Fatalf("after the pause: %s (next %v), applied %d", got.Status, got.NextAttemptOn, r.sims["plain"].Applied(c.EffectKey))
 	}
 }
+
+// A trigger event of the attribute engine (seed 003's shape: event_name, customer_id,
+// business_unit_id; docs/attributes.md) on the events topic starts the campaigns triggered
+// by its name, once; before, its type read empty and the message was dead-lettered.
+func TestAttributeTriggerEventStartsCampaign(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{})
+	def := threeSteps("sim")
+	def.Triggers = []string{"First_Login_Reward"}
+	r.save("first-login", def, "r1")
+	ctx := context.Background()
+	trigger := []byte(`{"event_id":"attr-gen-84e4fa93d0014b1420b4dac9","event_name":"First_Login_Reward","customer_id":"cust-1",` +
+		`"business_unit_id":"bu-1","timestamp":"2026-07-12T14:30:00Z","metadata":{"source_system":"attribute-service"}}`)
+	for i, want := range []int{1, 0} {
+		if n, err := r.dispatcher.HandleEvent(ctx, trigger); n != want || err != nil {
+			t.Fatalf("delivery %d: created %d, %v; want %d", i, n, err, want)
+		}
+	}
+	if exe := r.execution(campaign.ExecutionID("bu-1", "first-login", "r1", "cust-1", "attr-gen-84e4fa93d0014b1420b4dac9")); exe.RecipientID != "cust-1" {
+		t.Fatalf("execution %+v", exe)
+	}
+}

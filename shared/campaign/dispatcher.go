@@ -44,6 +44,7 @@ func resultOutbox(commandID string, revision int64, status store.CommandStatus) 
 type triggerEvent struct {
 	EventID        string `json:"event_id"`
 	SourceEvent    string `json:"source_event"`
+	EventName      string `json:"event_name"` // an attribute engine trigger (docs/attributes.md)
 	CustomerIDFat  string `json:"customer_id"`
 	BusinessUnit   string `json:"business_unit_id"`
 	ID             string `json:"id"`
@@ -53,7 +54,8 @@ type triggerEvent struct {
 	Subject        string `json:"subject"`
 }
 
-// normalise folds the fat payload's fields into the CloudEvent ones.
+// normalise folds the fat payload's fields (and an attribute trigger's event_name) into the
+// CloudEvent ones.
 func (e *triggerEvent) normalise() {
 	pick := func(dst *string, v string) {
 		if *dst == "" {
@@ -62,6 +64,7 @@ func (e *triggerEvent) normalise() {
 	}
 	pick(&e.ID, e.EventID)
 	pick(&e.Type, e.SourceEvent)
+	pick(&e.Type, e.EventName)
 	pick(&e.BusinessUnitID, e.BusinessUnit)
 	pick(&e.CustomerID, e.CustomerIDFat)
 }
