@@ -1,37 +1,39 @@
-package attribute
+package attribute_test
 
-import "testing"
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
 
-// A late event whose cap period is already closed (the cap row holds a later period) cannot
-// be checked against that period's spend: it must not fire for free. Before the fix the cap
-// apply left the later period's spend unchanged and compared that with the limit, so the
-// trigger fired, nothing was spent, and a cap already used up this period let it through.
-func TestLateEventOfAClosedCapPeriodNeverFiresFree(t *testing.T) {
-	syd := zone(t, "Australia/Sydney")
-	rules := func(Instruction) (Rules, error) { return syd, nil }
-	capDaily := &Cap{Budget: "views_points", Period: PeriodDaily, Limit: "1", Cost: "1"}
-	in := Instruction{AttributeCode: "views", Operation: OpIncrement, Period: PeriodLifetime, Step: "1",
-		Thresholds: []Threshold{{Value: "1", TriggerEvent: "View_1", Cap: capDaily}, {Value: "2", TriggerEvent: "View_2", Cap: capDaily}}}
-	states := map[string]State{}
-	var fired []bool
-	// 2 July (Sydney) first, then a late event of 1 July: the LIFETIME counter reaches 2 and
-	// crosses View_2, whose cap day (1 July) is older than the cap row's (2 July).
-	for _, d := range []string{"2026-07-02T01:00:00Z", "2026-07-01T01:00:00Z"} {
-		changed, fs, err := ApplyEntity(states, []Instruction{in}, at(d), rules)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range changed {
-			states[k] = v
-		}
-		for _, f := range fs {
-			fired = append(fired, f.Fired)
-		}
+	"github.com/automation-platform/automation/shared/automation"
+)
+
+// An event stamped far in the future (a producer's broken clock, or year 9999) would set
+// LastEventOn, a streak's period and a timer there, and every real event after it would be
+// "late": the customer's recently-viewed list, streak and timer frozen for good. A tracking
+// message more than MaxFutureSkew ahead of the clock is refused (dead-lettered), writing
+// nothing.
+func TestFarFutureEventIsRefusedAndWritesNothing(t *testing.T) {
+	e := newEnv(t) // the clock reads 2026-07-10T00:00:00Z
+	list := `{"attribute_code":"recently_viewed","entity_type":"CUSTOMER","operation":"APPEND_UNIQUE","value":"SKU-9","max_items":5}`
+	_, err := e.svc.Handle(context.Background(), payload("future-1", "bu-syd", "9999-12-31T23:59:59Z", list))
+	if !automation.IsInvalid(err) || !strings.Contains(err.Error(), "timestamp") {
+		t.Fatalf("err = %v, want a permanent error on timestamp", err)
 	}
-	if len(fired) != 2 || !fired[0] || fired[1] {
-		t.Fatalf("crossings fired = %v, want [true false]: the late crossing cannot be checked against its day's spend", fired)
+	_, err = e.svc.Handle(context.Background(), payload("future-2", "bu-syd", "2026-07-11T00:00:01Z", list))
+	if !automation.IsInvalid(err) {
+		t.Fatalf("err = %v, want a permanent error one second past the skew", err)
 	}
-	if c := states[CapPrefix+"views_points"]; c.Period != "2026-07-02" || !c.Number.Equal(num("1")) {
-		t.Errorf("cap = %s in %s, want 1 in 2026-07-02", c.Number, c.Period)
+	if got := e.value(t, "CUSTOMER", "CUST-001", "recently_viewed", time.Date(2026, 7, 10, 0, 0, 0, 0, time.UTC)); got != nil {
+		t.Fatalf("recently_viewed = %v after a refused event", got)
+	}
+	// Within the skew it applies, and a later real event is not frozen out.
+	e.handle(t, payload("near-1", "bu-syd", "2026-07-10T23:00:00Z", list))
+	e.clock.Set(time.Date(2026, 7, 12, 0, 0, 0, 0, time.UTC))
+	e.handle(t, payload("next-1", "bu-syd", "2026-07-11T12:00:00Z", strings.Replace(list, "SKU-9", "SKU-10", 1)))
+	if got := e.value(t, "CUSTOMER", "CUST-001", "recently_viewed", time.Date(2026, 7, 12, 0, 0, 0, 0, time.UTC)); !reflect.DeepEqual(got, []string{"SKU-10", "SKU-9"}) {
+		t.Fatalf("recently_viewed = %#v, want [SKU-10 SKU-9]", got)
 	}
 }

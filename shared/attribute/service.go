@@ -84,6 +84,11 @@ type Result struct {
 // event of the same entity committed between this one's read and write).
 const DefaultMaxAttempts = 8
 
+// MaxFutureSkew bounds how far ahead of the clock an event's time may be. An event from the
+// future would move LastEventOn, a streak's period and a timer there, and every real event
+// after it would count as late: the entity's lists, streaks and timers frozen until then.
+const MaxFutureSkew = 24 * time.Hour
+
 // Service is the attribute engine: it applies a tracking payload's instructions to their
 // entities in one transaction (docs/attributes.md#exactly-once).
 type Service struct {
@@ -158,6 +163,10 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 	p, at, err := ParsePayload(body)
 	if err != nil {
 		return p, Result{}, err
+	}
+	if s.Clock != nil && at.After(s.Clock.Now().Add(MaxFutureSkew)) {
+		return p, Result{}, automation.Invalid("timestamp", "%s is more than %s ahead of now: an event from the future would freeze the entity's order-sensitive attributes",
+			at.Format(time.RFC3339), MaxFutureSkew)
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
 	if errors.Is(err, store.ErrNotFound) {
