@@ -1,13 +1,17 @@
 package campaign_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaign/providersim"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // A paid action's amounts and counts are whole numbers written as integers, and a top-up's
@@ -54,5 +58,46 @@ func TestParamsFormatErrorNamesTheProblem(t *testing.T) {
 	d.Actions[1].Params = json.RawMessage(`{"amountMinor":5e2,"currency":"AUD"}`)
 	if err := r.catalog.Check(d); err == nil || !strings.Contains(err.Error(), "plain integer") {
 		t.Fatalf("Check = %v, want the plain-integer refusal", err)
+	}
+}
+
+// A manual resolution's reason and provider reference are stored in columns of 1000 and 400
+// characters on SQL Server: longer ones were stored on SQLite and would fail the update (500)
+// on SQL Server. They are refused naming the field, and the UNKNOWN command is left as it is.
+func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{Timeout: 300 * time.Millisecond})
+	d := threeSteps("plain")
+	d.Actions = d.Actions[1:2]
+	r.save("c", d, "r1")
+	if err := r.sims["plain"].SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
+		t.Fatal(err)
+	}
+	r.pump()
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+	c := r.commands(exe)[0]
+	if c.Status != store.CommandUnknown {
+		t.Fatalf("after the fault: %s", c.Status)
+	}
+	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock}
+	for _, tc := range []struct{ field, reason, ref string }{
+		{"reason", strings.Repeat("r", 1001), ""},
+		{"providerRef", "checked with the provider", strings.Repeat("p", 401)},
+	} {
+		_, err := admin.Resolve(context.Background(), store.CampaignResolveParams{CommandID: c.CommandID, BusinessUnitID: "bu-1",
+			ExpectedVersion: c.Version, Status: store.CommandSucceeded, Operator: "jane", Reason: tc.reason, ProviderRef: tc.ref})
+		var ae *automation.Error
+		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || ae.Field != tc.field {
+			t.Fatalf("%s: Resolve = %v, want InvalidInput on %s", tc.field, err, tc.field)
+		}
+	}
+	if after := r.commands(exe)[0]; after.Status != store.CommandUnknown || after.Version != c.Version {
+		t.Fatalf("a refused resolution changed the command: %s v%d", after.Status, after.Version)
+	}
+	if _, err := admin.Resolve(context.Background(), store.CampaignResolveParams{CommandID: c.CommandID, BusinessUnitID: "bu-1",
+		ExpectedVersion: c.Version, Status: store.CommandSucceeded, Operator: "jane", Reason: strings.Repeat("r", 1000), ProviderRef: strings.Repeat("p", 400)}); err != nil {
+		t.Fatalf("resolution at the bounds: %v", err)
 	}
 }
