@@ -37,3 +37,26 @@ func TestFarFutureEventIsRefusedAndWritesNothing(t *testing.T) {
 		t.Fatalf("recently_viewed = %#v, want [SKU-10 SKU-9]", got)
 	}
 }
+
+// A tracking message is bad input when an id or code is longer than its column (event id,
+// entity id and attribute code 200, entity type 50 on SQL Server): permanent, naming the
+// member, rather than a SQL error retried until the bus gives up.
+func TestOverlongIdsArePermanent(t *testing.T) {
+	e := newEnv(t)
+	long := func(n int) string { return strings.Repeat("x", n) }
+	flag := func(typ, id, code string) string {
+		return `{"attribute_code":"` + code + `","entity_type":"` + typ + `","target_entity_id":"` + id + `","operation":"SET_TRUE_ONCE"}`
+	}
+	for _, c := range []struct{ name, body, field string }{
+		{"event id", string(payload(long(201), "bu-syd", "2026-07-07T00:00:00Z", flag("CUSTOMER", "c1", "f"))), "event_id"},
+		{"entity type", string(payload("e-1", "bu-syd", "2026-07-07T00:00:00Z", flag(long(51), "c1", "f"))), "entity_type"},
+		{"entity id", string(payload("e-2", "bu-syd", "2026-07-07T00:00:00Z", flag("CUSTOMER", long(201), "f"))), "target_entity_id"},
+		{"attribute code", string(payload("e-3", "bu-syd", "2026-07-07T00:00:00Z", flag("CUSTOMER", "c1", long(201)))), "attribute_code"},
+	} {
+		_, err := e.svc.Handle(context.Background(), []byte(c.body))
+		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v, want a permanent error on %s", c.name, err, c.field)
+		}
+	}
+	e.handle(t, payload(long(200), "bu-syd", "2026-07-07T00:00:00Z", flag(long(50), long(200), long(200))))
+}

@@ -111,6 +111,8 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 	switch {
 	case p.EventID == "":
 		return p, time.Time{}, automation.Invalid("event_id", "is required")
+	case len(p.EventID) > 200:
+		return p, time.Time{}, automation.Invalid("event_id", "is at most 200 characters")
 	case p.BusinessUnitID == "":
 		return p, time.Time{}, automation.Invalid("business_unit_id", "is required")
 	case len(p.Instructions) == 0:
@@ -125,6 +127,15 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 	for i, in := range p.Instructions {
 		if in.TargetEntityID == "" || in.EntityType == "" || in.AttributeCode == "" {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "target_entity_id, entity_type and attribute_code are required")
+		}
+		// The columns' bounds (SQL Server would refuse the write, retried as if transient).
+		for _, f := range []struct {
+			name, v string
+			max     int
+		}{{"target_entity_id", in.TargetEntityID, 200}, {"entity_type", in.EntityType, 50}, {"attribute_code", in.AttributeCode, 200}} {
+			if len(f.v) > f.max {
+				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].%s", i, f.name), "is at most %d characters", f.max)
+			}
 		}
 		if strings.HasPrefix(in.AttributeCode, CapPrefix) {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].attribute_code", i), "%q is reserved for caps", CapPrefix)
