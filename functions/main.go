@@ -201,7 +201,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("serving", "addr", addr, "mode", cmdName(protocol), "store", storeName(cfg), "bus", busName(cfg),
 		"apiToken", cfg.APIToken != "", "apiBusinessUnits", cfg.APIBusinessUnits)
-	err = funchost.Serve(ctx, addr, rt.ListenerHandler(protocol), &funchost.ServeOptions{Listener: ln})
+	err = funchost.Serve(ctx, addr, loopbackOnly(rt.ListenerHandler(protocol)), &funchost.ServeOptions{Listener: ln})
 	stopHost()
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)

@@ -77,7 +77,8 @@ func same(a, b State) bool {
 		a.PeriodRule == b.PeriodRule && a.LastEventOn.Equal(b.LastEventOn)
 }
 
-// spend adds cap.Cost to the cap's spend in the period of at, if it stays within the limit.
+// spend adds cap.Cost to the cap's spend in the period of at, if it stays within the limit;
+// an at whose period is older than the stored spend's is refused (its spend is not known).
 func spend(old State, c Cap, code string, at time.Time, r Rules) (State, bool, error) {
 	limit, err := parseDecimal(code, "cap limit", c.Limit)
 	if err != nil {
@@ -86,6 +87,13 @@ func spend(old State, c Cap, code string, at time.Time, r Rules) (State, bool, e
 	cost, err := parseDecimal(code, "cap cost", c.Cost)
 	if err != nil {
 		return old, false, err
+	}
+	// A late event of a period the cap row has already left cannot be checked against that
+	// period's spend (the row keeps only the latest period): refused, never fired for free.
+	if p := c.Period; p != "" && p != PeriodLifetime && old.Exists && old.PeriodRule == PeriodRule(p, r) {
+		if key := PeriodKey(p, at, r); old.Period != "" && periodBefore(key, old.Period) {
+			return old, false, nil
+		}
 	}
 	next, _, err := apply(old, Instruction{AttributeCode: CapPrefix + c.Budget, Operation: OpIncrement, Period: c.Period, Step: jsonNumber(cost)}, at, r)
 	if err != nil {

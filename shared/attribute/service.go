@@ -84,6 +84,11 @@ type Result struct {
 // event of the same entity committed between this one's read and write).
 const DefaultMaxAttempts = 8
 
+// MaxFutureSkew bounds how far ahead of the clock an event's time may be. An event from the
+// future would move LastEventOn, a streak's period and a timer there, and every real event
+// after it would count as late: the entity's lists, streaks and timers frozen until then.
+const MaxFutureSkew = 24 * time.Hour
+
 // Service is the attribute engine: it applies a tracking payload's instructions to their
 // entities in one transaction (docs/attributes.md#exactly-once).
 type Service struct {
@@ -106,6 +111,8 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 	switch {
 	case p.EventID == "":
 		return p, time.Time{}, automation.Invalid("event_id", "is required")
+	case len(p.EventID) > 200:
+		return p, time.Time{}, automation.Invalid("event_id", "is at most 200 characters")
 	case p.BusinessUnitID == "":
 		return p, time.Time{}, automation.Invalid("business_unit_id", "is required")
 	case len(p.Instructions) == 0:
@@ -120,6 +127,15 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 	for i, in := range p.Instructions {
 		if in.TargetEntityID == "" || in.EntityType == "" || in.AttributeCode == "" {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "target_entity_id, entity_type and attribute_code are required")
+		}
+		// The columns' bounds (SQL Server would refuse the write, retried as if transient).
+		for _, f := range []struct {
+			name, v string
+			max     int
+		}{{"target_entity_id", in.TargetEntityID, 200}, {"entity_type", in.EntityType, 50}, {"attribute_code", in.AttributeCode, 200}} {
+			if len(f.v) > f.max {
+				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].%s", i, f.name), "is at most %d characters", f.max)
+			}
 		}
 		if strings.HasPrefix(in.AttributeCode, CapPrefix) {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].attribute_code", i), "%q is reserved for caps", CapPrefix)
@@ -158,6 +174,10 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 	p, at, err := ParsePayload(body)
 	if err != nil {
 		return p, Result{}, err
+	}
+	if s.Clock != nil && at.After(s.Clock.Now().Add(MaxFutureSkew)) {
+		return p, Result{}, automation.Invalid("timestamp", "%s is more than %s ahead of now: an event from the future would freeze the entity's order-sensitive attributes",
+			at.Format(time.RFC3339), MaxFutureSkew)
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
 	if errors.Is(err, store.ErrNotFound) {

@@ -255,6 +255,8 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 		`{"attribute_code":"last_active","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"DAYS","trigger_event":"Back_After_90"}]}`,
 	}
 	in := func() []string { return append([]string(nil), login...) }
+	// Events arrive after they happen (an event more than a day ahead of the clock is refused).
+	e.clock.Set(time.Date(2026, 7, 12, 15, 0, 0, 0, time.UTC))
 	r1 := e.handle(t, payload("l-1", "bu-syd", "2026-07-12T13:30:00Z", in()...)) // Sun 23:30 Sydney
 	r2 := e.handle(t, payload("l-2", "bu-syd", "2026-07-12T14:30:00Z", in()...)) // Mon 00:30 Sydney
 	r3 := e.handle(t, payload("l-3", "bu-syd", "2026-07-01T00:00:00Z", in()...)) // an old login delivered late
@@ -276,6 +278,7 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 		t.Fatalf("timer %s", got)
 	}
 	// Sydney 2026-10-10 23:59 (+11) is 89 local days after 13 July; 13:00Z is 11 October 00:00.
+	e.clock.Set(time.Date(2026, 10, 10, 13, 5, 0, 0, time.UTC))
 	r4 := e.handle(t, payload("l-4", "bu-syd", "2026-10-10T13:00:00Z", in()...))
 	if names(r4) != "Back_After_90" {
 		t.Fatalf("after 90 days: %q", names(r4))

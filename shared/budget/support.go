@@ -53,6 +53,17 @@ func (s *Service) GetView(ctx context.Context, bu, campaign string) (View, error
 	return v, nil
 }
 
+// MaxReason bounds an audited reason, in bytes (BudgetAudit.Reason is nvarchar(2000) on SQL
+// Server, and a byte count never undercounts its UTF-16 units).
+const MaxReason = 2000
+
+func checkReason(reason string) error {
+	if len(reason) > MaxReason {
+		return automation.Invalid("reason", "is at most %d characters", MaxReason)
+	}
+	return nil
+}
+
 // BudgetInput creates or changes a budget: {"currency":"USD","maxCost":"150000","reason":"…"}.
 type BudgetInput struct {
 	Currency string      `json:"currency"`
@@ -73,6 +84,9 @@ func (s *Service) CreateBudget(ctx context.Context, bu, campaign string, in Budg
 	if err := in.MaxCost.Check("maxCost"); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkReason(in.Reason); err != nil {
+		errs = append(errs, err)
+	}
 	if err := automation.InvalidFields(errs...); err != nil {
 		return View{}, err
 	}
@@ -89,7 +103,7 @@ func (s *Service) CreateBudget(ctx context.Context, bu, campaign string, in Budg
 // be the budget's (CodeInvalidInput). Errors also: store.ErrLeaseLost (stale version),
 // store.ErrNotFound.
 func (s *Service) SetMaxCost(ctx context.Context, bu, campaign string, in BudgetInput, expectedVersion int64, operator string) (View, error) {
-	if err := in.MaxCost.Check("maxCost"); err != nil {
+	if err := automation.InvalidFields(in.MaxCost.Check("maxCost"), checkReason(in.Reason)); err != nil {
 		return View{}, err
 	}
 	if in.Currency != "" {
@@ -112,6 +126,9 @@ func (s *Service) SetMaxCost(ctx context.Context, bu, campaign string, in Budget
 // the campaign and re-claims its waiting commands, which Prepare checks again. Errors:
 // store.ErrConflict when the budget is not paused, store.ErrLeaseLost, store.ErrNotFound.
 func (s *Service) Resume(ctx context.Context, bu, campaign string, expectedVersion int64, operator, reason string) (View, error) {
+	if err := checkReason(reason); err != nil {
+		return View{}, err
+	}
 	b, err := s.Store.BudgetGet(ctx, bu, campaign)
 	if err != nil {
 		return View{}, err
@@ -157,8 +174,8 @@ func (s *Service) ResolveFee(ctx context.Context, r ResolveRequest) (store.FeeTr
 	if r.Status != store.FeeSucceeded && r.Status != store.FeeFailed {
 		errs = append(errs, automation.Invalid("status", "must be SUCCEEDED or FAILED"))
 	}
-	if strings.TrimSpace(r.Reason) == "" || len(r.Reason) > 2000 {
-		errs = append(errs, automation.Invalid("reason", "is required (at most 2000 characters)"))
+	if strings.TrimSpace(r.Reason) == "" || len(r.Reason) > MaxReason {
+		errs = append(errs, automation.Invalid("reason", "is required (at most %d characters)", MaxReason))
 	}
 	if strings.TrimSpace(r.Operator) == "" {
 		errs = append(errs, automation.Invalid("operator", "is required"))

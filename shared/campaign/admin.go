@@ -89,6 +89,14 @@ func (a *Admin) Resolve(ctx context.Context, p store.CampaignResolveParams) (sto
 	if p.Status != store.CommandSucceeded && p.Status != store.CommandFailed {
 		return store.CampaignCommand{}, &automation.Error{Code: automation.CodeInvalidInput, Field: "status", Message: "status must be SUCCEEDED or FAILED"}
 	}
+	// The columns' bounds on SQL Server (ResolutionReason 1000, ProviderRef 400); a byte count
+	// never undercounts UTF-16 units.
+	if len(p.Reason) > 1000 {
+		return store.CampaignCommand{}, &automation.Error{Code: automation.CodeInvalidInput, Field: "reason", Message: "is at most 1000 characters"}
+	}
+	if len(p.ProviderRef) > 400 {
+		return store.CampaignCommand{}, &automation.Error{Code: automation.CodeInvalidInput, Field: "providerRef", Message: "is at most 400 characters"}
+	}
 	cur, err := a.Store.CampaignCommandGet(ctx, p.CommandID)
 	if err != nil {
 		return cur, err

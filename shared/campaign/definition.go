@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/money"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -71,12 +72,39 @@ func BuiltinActionTypes() []ActionType {
 		{Name: "NOTIFICATION_INBOX", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_LOG", Notification: true, Schema: notificationSchema},
 		{Name: "ADD_DATA", Schema: `{"type":"object","additionalProperties":false,"required":["packageCode","dataMb"],
-		  "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},"dataMb":{"type":"integer","minimum":1,"maximum":1048576}}}`},
+		  "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},"dataMb":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1048576}}}`},
 		{Name: "TOP_UP", Schema: `{"type":"object","additionalProperties":false,"required":["amountMinor","currency"],
-		  "properties":{"amountMinor":{"type":"integer","minimum":1,"maximum":1000000000},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}}}`},
+		  "properties":{"amountMinor":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1000000000},"currency":{"type":"string","format":"` + FormatCurrency + `"}}}`},
 		{Name: "ADD_POINTS", Schema: `{"type":"object","additionalProperties":false,"required":["points"],
-		  "properties":{"points":{"type":"integer","minimum":1,"maximum":100000000}}}`},
+		  "properties":{"points":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":100000000}}}`},
 	}
+}
+
+// Formats an action type's schema may use beside the standard ones (asserted, not annotations).
+const (
+	// FormatIntegerLiteral: a number written as a plain integer. JSON Schema's "integer" also
+	// admits 500.0 and 5e2, which a provider reading whole minor units or megabytes may refuse
+	// or misread.
+	FormatIntegerLiteral = "integer-literal"
+	// FormatCurrency: an ISO 4217 currency amounts can be in (money.ParseCurrency).
+	FormatCurrency = "iso4217"
+)
+
+var formats = []*jsonschema.Format{
+	{Name: FormatIntegerLiteral, Validate: func(v any) error {
+		if n, ok := v.(json.Number); ok && strings.ContainsAny(string(n), ".eE") {
+			return fmt.Errorf("%s is not written as a plain integer", n)
+		}
+		return nil
+	}},
+	{Name: FormatCurrency, Validate: func(v any) error {
+		if s, ok := v.(string); ok {
+			if _, err := money.ParseCurrency(s); err != nil {
+				return fmt.Errorf("%q is not an ISO 4217 currency", s)
+			}
+		}
+		return nil
+	}},
 }
 
 // Catalog knows the action types and which provider serves which type.
@@ -92,6 +120,10 @@ func NewCatalog(types []ActionType, providers *Providers) (*Catalog, error) {
 		comp := jsonschema.NewCompiler()
 		comp.DefaultDraft(jsonschema.Draft2020)
 		comp.UseLoader(jsonschema.SchemeURLLoader{})
+		comp.AssertFormat()
+		for _, f := range formats {
+			comp.RegisterFormat(f)
+		}
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(t.Schema))
 		if err != nil {
 			return nil, fmt.Errorf("campaign: action type %s: schema: %w", t.Name, err)

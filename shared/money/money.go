@@ -22,7 +22,9 @@ type Currency struct {
 }
 
 // ParseCurrency validates an ISO 4217 code: exactly three upper-case ASCII letters known to
-// golang.org/x/text/currency. Errors are automation.Invalid on field "currency".
+// golang.org/x/text/currency that name money. The codes that library sets apart as
+// "undefined and testing" (XXX, XTS) and as precious metals (XAU, XAG, XPT, XPD, counted in
+// troy ounces, not minor units) are refused. Errors are automation.Invalid on field "currency".
 func ParseCurrency(code string) (Currency, error) {
 	if len(code) != 3 || strings.ToUpper(code) != code {
 		return Currency{}, automation.Invalid("currency", "%q is not a three-letter upper-case ISO 4217 code", code)
@@ -30,6 +32,10 @@ func ParseCurrency(code string) (Currency, error) {
 	u, err := currency.ParseISO(code)
 	if err != nil || u.String() != code {
 		return Currency{}, automation.Invalid("currency", "%q is not an ISO 4217 currency", code)
+	}
+	switch u {
+	case currency.XXX, currency.XTS, currency.XAU, currency.XAG, currency.XPT, currency.XPD:
+		return Currency{}, automation.Invalid("currency", "%q is an ISO 4217 code but not a currency amounts can be in", code)
 	}
 	scale, _ := currency.Standard.Rounding(u)
 	return Currency{code: code, exponent: scale}, nil

@@ -19,7 +19,9 @@ func TestParseCurrency(t *testing.T) {
 			t.Errorf("%s: got %v %d, want exponent %d", code, err, c.Exponent(), exp)
 		}
 	}
-	for _, bad := range []string{"", "usd", "US", "USDX", "ZZZ", "12A", "Usd"} {
+	// XXX (no currency) and XTS (testing) are ISO 4217 codes but not money, and the precious
+	// metals are priced per troy ounce, not in minor units: a budget or fee in them means nothing.
+	for _, bad := range []string{"", "usd", "US", "USDX", "ZZZ", "12A", "Usd", "XXX", "XTS", "XAU", "XAG", "XPT", "XPD"} {
 		if _, err := money.ParseCurrency(bad); automation.CodeOf(err) != automation.CodeInvalidInput {
 			t.Errorf("%q: got %v, want InvalidInput", bad, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -360,13 +361,19 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, x *call) error {
 	return nil
 }
 
-// safeNext keeps a redirect inside the console (never another site: "//evil", "/\evil").
+// safeNext keeps a redirect inside the console (never another site: "//evil", "/\evil", nor
+// another path of this one through dot segments: "/api/console/../support").
 func safeNext(n string) string {
 	if !strings.HasPrefix(n, Base+"/") || strings.ContainsAny(n, "\\\r\n") || strings.HasPrefix(n, "//") {
 		return Base + "/"
 	}
 	u, err := url.Parse(n)
 	if err != nil || u.Host != "" || u.Scheme != "" {
+		return Base + "/"
+	}
+	// http.Redirect cleans the path: judge it as the browser will get it ("/api/console/../x"
+	// leaves the console).
+	if c := path.Clean(u.Path); c != Base && !strings.HasPrefix(c, Base+"/") {
 		return Base + "/"
 	}
 	return n
