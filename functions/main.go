@@ -382,7 +382,10 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stderr, "automation publish: %s: %v\n", fs.Arg(0), err)
 		return 2
 	}
-	send := func(ctx context.Context, ev []byte) error { return errors.New("no destination") }
+	// send returns what became of one event: "processed" or "duplicate" (a serve processed
+	// it, or found its source and id processed before: nothing done), or "sent" to Service Bus
+	// (whose duplicate detection drops a re-sent id; the handler dedupes what gets through).
+	send := func(ctx context.Context, ev []byte) (string, error) { return "", errors.New("no destination") }
 	if *localURL != "" {
 		if *token == "" {
 			cfg, err := config.Load(getenv)
@@ -394,7 +397,7 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		client := &http.Client{Timeout: 10 * time.Second}
 		url := strings.TrimRight(*localURL, "/") + app.LocalEventsPath
-		send = func(ctx context.Context, ev []byte) error {
+		send = func(ctx context.Context, ev []byte) (string, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev))
 			req.Header.Set("Content-Type", "application/cloudevents+json")
 			if *token != "" {
@@ -402,14 +405,20 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 			}
 			resp, err := client.Do(req)
 			if err != nil {
-				return err
+				return "", err
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			if resp.StatusCode/100 != 2 {
-				return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(body))
+				return "", fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(body))
 			}
-			return nil
+			var ans struct {
+				Status string `json:"status"`
+			}
+			if json.Unmarshal(body, &ans) != nil || (ans.Status != "processed" && ans.Status != "duplicate") {
+				return "", fmt.Errorf("unexpected answer %s: %.200s", resp.Status, bytes.TrimSpace(body))
+			}
+			return ans.Status, nil
 		}
 	} else {
 		cfg, _, ok := loadConfig(getenv, stderr)
@@ -435,7 +444,12 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return 2
 		}
 		defer pub.Close(context.Background())
-		send = func(ctx context.Context, ev []byte) error { _, err := publish.Event(ctx, pub, ev); return err }
+		send = func(ctx context.Context, ev []byte) (string, error) {
+			if _, err := publish.Event(ctx, pub, ev); err != nil {
+				return "", err
+			}
+			return "sent to Service Bus", nil
+		}
 	}
 	failed := 0
 	for i, ev := range evs {
@@ -443,12 +457,16 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintf(stderr, "interrupted: %d of %d events not sent\n", len(evs)-i, len(evs))
 			return 1
 		}
-		if err := send(ctx, ev); err != nil {
+		what, err := send(ctx, ev)
+		if err != nil {
 			failed++
 			fmt.Fprintf(stderr, "event %d: %v\n", i, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "event %d: sent\n", i)
+		if what == "duplicate" {
+			what = "duplicate (this source and id were processed before: nothing done)"
+		}
+		fmt.Fprintf(stdout, "event %d: %s\n", i, what)
 	}
 	if failed > 0 {
 		return 1
