@@ -124,6 +124,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	token := fs.String("token", "", "require Authorization: Bearer `token` on every /api request (default AUTOMATION_API_TOKEN)")
 	registry := fs.String("registry", "", "import the event registry `file` ({\"events\":[…]}): a new version of each changed definition (docs/gateway.md#registry-api)")
 	units := fs.String("business-units", "", "business units the HTTP APIs show at most: comma-separated `ids` or * (default AUTOMATION_API_BUSINESS_UNITS)")
+	demo := fs.Bool("demo", false, "seed bu-demo with two police checks expiring today: one reminder sent within a minute, one on support hold to release (data in .data/demo unless AUTOMATION_DATA_DIR is set)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -132,6 +133,20 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "automation serve: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *demo {
+		if protocol {
+			fmt.Fprintln(stderr, "automation custom handler: -demo is for serve only")
+			return 2
+		}
+		// The demo keeps to its own data directory, away from other local work.
+		outer := getenv
+		getenv = func(k string) string {
+			if v := outer(k); v != "" || k != "AUTOMATION_DATA_DIR" {
+				return v
+			}
+			return filepath.Join(".data", "demo")
+		}
 	}
 	cfg, log, ok := loadConfig(getenv, stderr)
 	if !ok {
@@ -194,6 +209,12 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return 1
 	}
 	defer rt.Close()
+	if *demo {
+		if err := runDemo(ctx, rt, log); err != nil {
+			fmt.Fprintf(stderr, "automation serve -demo: %v\n", err)
+			return 1
+		}
+	}
 	stopHost, err := prepareRuntime(ctx, rt, cfg, *dir, *seed, *registry, true, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
@@ -271,6 +292,11 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 	if err != nil {
 		return err
 	}
+	return seedScenario(ctx, rt, raw, filepath.Base(path))
+}
+
+// seedScenario is seedFrom on a scenario's bytes; name goes in the templates' CreatedBy.
+func seedScenario(ctx context.Context, rt *app.Runtime, raw []byte, name string) error {
 	sc, err := replay.Parse(raw)
 	if err != nil {
 		return err
@@ -305,7 +331,7 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 			continue
 		}
 		if _, err := rt.Templates.Save(ctx, store.NotificationTemplate{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Subject: t.Subject,
-			Text: t.Text, HTML: t.HTML, CreatedBy: "seed:" + filepath.Base(path)}, nil); err != nil {
+			Text: t.Text, HTML: t.HTML, CreatedBy: "seed:" + name}, nil); err != nil {
 			return fmt.Errorf("template %q: %w", t.Key, err)
 		}
 	}
