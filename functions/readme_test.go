@@ -63,7 +63,8 @@ func automationBinary(t *testing.T) string {
 //     serve …` line (a `make build` line before it is what the test's own build does); its
 //     flags run in this process with the test's data directory and port;
 //   - each later block runs with bash from the repository root, with the test's port
-//     instead of 7071 and `bin/automation` replaced by the test's build of it; its combined
+//     instead of 7071 (`bin/automation support` commands get `-url` of it) and
+//     `bin/automation` replaced by the test's build of it; its combined
 //     output must contain the block's Want, retried until Timeout for answers that wait for a
 //     timer tick.
 //
@@ -164,6 +165,8 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 	for n, b := range blocks[1:] {
 		script := strings.NewReplacer("http://127.0.0.1:7071", base, "localhost:7071", "127.0.0.1:"+port).Replace(b[1])
 		if bin != "" {
+			// `support` talks to 127.0.0.1:7071 unless told: the test's serve is elsewhere.
+			script = regexp.MustCompile(`(^|[\s;&|(])bin/automation support ([a-z-]+)`).ReplaceAllString(script, "${1}bin/automation support ${2} -url "+base)
 			script = regexp.MustCompile(`(^|[\s;&|(])bin/automation\b`).ReplaceAllString(script, "${1}"+bin)
 		}
 		if !strings.Contains(script, "127.0.0.1:"+port) && (bin == "" || !strings.Contains(script, bin)) {
