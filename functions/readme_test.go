@@ -17,8 +17,9 @@ import (
 type readmeSection struct {
 	// Heading is the section's "## " or "### " heading line without the hashes.
 	Heading string
-	// Want holds, per sh block in order, what its answer must contain; the first block
-	// starts serve and wants "". A block whose answer comes after a timer tick is retried.
+	// Want holds, per sh block in order, what its answer must contain (several parts, each
+	// required, joined by all); the first block starts serve and wants "". A block whose
+	// answer comes after a timer tick is retried.
 	Want []string
 	// Env is serve's environment beyond the test's data directory (e.g. a faster timer).
 	Env map[string]string
@@ -60,8 +61,9 @@ func automationBinary(t *testing.T) string {
 // reader would from the repository root in two terminals:
 //
 //   - the first block starts serve: one `go run ./functions serve …` or `bin/automation
-//     serve …` line (a `make build` line before it is what the test's own build does); its
-//     flags run in this process with the test's data directory and port;
+//     serve …` line, maybe after VAR=value assignments (a `make build` line is what the
+//     test's own build does, an `rm -rf .data/…` line what its empty data directory does);
+//     its flags run in this process with the test's data directory and port;
 //   - each later block runs with bash from the repository root, with the test's port
 //     instead of 7071 (`bin/automation support` commands get `-url` of it) and
 //     `bin/automation` replaced by the test's build of it; its combined
@@ -100,12 +102,26 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 	var serveLine string
 	for _, l := range strings.Split(strings.TrimSpace(blocks[0][1]), "\n") {
 		l = strings.TrimSpace(l)
+		// Leading VAR=value assignments: AUTOMATION_DATA_DIR is the test's; others are serve's.
+		for f := strings.Fields(l); len(f) > 1 && regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=\S*$`).MatchString(f[0]); f = f[1:] {
+			k, v, _ := strings.Cut(f[0], "=")
+			if k != "AUTOMATION_DATA_DIR" {
+				if sec.Env == nil {
+					sec.Env = map[string]string{}
+				}
+				if _, set := sec.Env[k]; !set {
+					sec.Env[k] = v
+				}
+			}
+			l = strings.Join(f[1:], " ")
+		}
 		switch {
-		case l == "make build" || l == "":
+		case l == "make build" || l == "" || strings.HasPrefix(l, "rm -rf .data/"):
+			// The test builds its own binary and starts from its own empty data directory.
 		case serveLine == "" && (strings.HasPrefix(l, "go run ./functions serve") || strings.HasPrefix(l, "bin/automation serve")):
 			serveLine = l
 		default:
-			t.Fatalf("first block: %q is neither `make build` nor the one serve command", l)
+			t.Fatalf("first block: %q is neither `make build`, `rm -rf .data/…` nor the one serve command", l)
 		}
 	}
 	if serveLine == "" {
@@ -178,7 +194,7 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 			cmd.Dir = ".."
 			cmd.Env = append(os.Environ(), "AUTOMATION_API_TOKEN=")
 			out, err := cmd.CombinedOutput()
-			if err == nil && strings.Contains(string(out), sec.Want[n+1]) {
+			if err == nil && containsAll(string(out), sec.Want[n+1]) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -190,6 +206,18 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 			sec.After(t, n+1, &stdout, &logs)
 		}
 	}
+}
+
+// all joins the parts a block's answer must each contain (readmeSection.Want).
+func all(parts ...string) string { return strings.Join(parts, "\x00") }
+
+func containsAll(out, want string) bool {
+	for _, p := range strings.Split(want, "\x00") {
+		if !strings.Contains(out, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // waitFor waits up to d for buf to contain s.
