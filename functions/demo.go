@@ -132,7 +132,7 @@ func demoHold(ctx context.Context, rt *app.Runtime, r automation.SchedulerRow, n
 		return trace.WriteJobs(ctx, rt.Trace, []trace.JobRecord{{SchedulerKey: c.SchedulerKey, RowGuid: c.Guid, RowID: c.ID,
 			BusinessUnitID: c.BusinessUnitID, AutomationType: string(c.AutomationType), Attempt: 1, Version: c.Version,
 			Outcome: trace.OutcomeHeld, ReasonCode: string(automation.ReasonHandlerError),
-			Message: "smtp 421 service not available (simulated by serve -demo); on support hold",
+			Message:   "smtp 421 service not available (simulated by serve -demo); on support hold",
 			StartedOn: now, FinishedOn: now, TraceBlobName: blob}})
 	}
 	return fmt.Errorf("row %d was not claimed", r.ID)
