@@ -105,3 +105,43 @@ func onlyRow(t *testing.T, rt *app.Runtime, guid string) automation.SchedulerRow
 	}
 	return rows[0]
 }
+
+// A due row the demo did not create (a data directory shared with other work) is given back
+// due at once, never put on support hold by the demo.
+func TestDemoLeavesOtherDueRowsOffHold(t *testing.T) {
+	yesterday := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC) // 12:00 AEDT, 1 December
+	clock := automation.NewManualClock(yesterday)
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := context.Background()
+	// Other work in the same store: a row of the demo's setting due since yesterday 00:00
+	// (never sent: serve stopped before the poll).
+	if err := seedScenario(ctx, rt, []byte(demoScenario), "demo"); err != nil {
+		t.Fatal(err)
+	}
+	const other = "d3e0d3e0-0000-4000-8000-0000000000c3"
+	if _, err := demoEvent(ctx, rt, "other-1", other, "2026-12-01", "Olivia Chen", "olivia.chen@example.test"); err != nil {
+		t.Fatal(err)
+	}
+	old := onlyRow(t, rt, other)
+	today := yesterday.Add(24 * time.Hour)
+	clock.Set(today)
+	if err := runDemo(ctx, rt, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rt.Store.SupportSchedulerGet(ctx, old.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.IsOnSupportHold || got.Status == automation.StatusProcessing || got.NextRetryOn == nil || got.NextRetryOn.After(today) {
+		t.Fatalf("yesterday's due row after today's demo: %+v", got)
+	}
+}
