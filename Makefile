@@ -46,8 +46,8 @@ chromium: ## Install Chromium from the distribution's packages for the console's
 	fi
 
 .PHONY: test/race
-test/race: ## Run the suite with the race detector (needs cgo)
-	$(GO) test -count=1 -race ./...
+test/race: ## Run the suite with the race detector (needs cgo); ends with the skipped tests and why, like `make test`
+	@$(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 -race ./...
 
 .PHONY: test/golden
 test/golden: ## Rewrite the replay golden files after an intended output change

@@ -124,6 +124,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	token := fs.String("token", "", "require Authorization: Bearer `token` on every /api request (default AUTOMATION_API_TOKEN)")
 	registry := fs.String("registry", "", "import the event registry `file` ({\"events\":[…]}): a new version of each changed definition (docs/gateway.md#registry-api)")
 	units := fs.String("business-units", "", "business units the HTTP APIs show at most: comma-separated `ids` or * (default AUTOMATION_API_BUSINESS_UNITS)")
+	demo := fs.Bool("demo", false, "seed bu-demo with two police checks expiring today: one reminder sent within a minute, one on support hold to release (data in .data/demo unless AUTOMATION_DATA_DIR is set)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -132,6 +133,20 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "automation serve: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *demo {
+		if protocol {
+			fmt.Fprintln(stderr, "automation custom handler: -demo is for serve only")
+			return 2
+		}
+		// The demo keeps to its own data directory, away from other local work.
+		outer := getenv
+		getenv = func(k string) string {
+			if v := outer(k); v != "" || k != "AUTOMATION_DATA_DIR" {
+				return v
+			}
+			return filepath.Join(".data", "demo")
+		}
 	}
 	cfg, log, ok := loadConfig(getenv, stderr)
 	if !ok {
@@ -194,6 +209,12 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return 1
 	}
 	defer rt.Close()
+	if *demo {
+		if err := runDemo(ctx, rt, log); err != nil {
+			fmt.Fprintf(stderr, "automation serve -demo: %v\n", err)
+			return 1
+		}
+	}
 	stopHost, err := prepareRuntime(ctx, rt, cfg, *dir, *seed, *registry, true, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "automation %s: %v\n", cmdName(protocol), err)
@@ -271,6 +292,11 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 	if err != nil {
 		return err
 	}
+	return seedScenario(ctx, rt, raw, filepath.Base(path))
+}
+
+// seedScenario is seedFrom on a scenario's bytes; name goes in the templates' CreatedBy.
+func seedScenario(ctx context.Context, rt *app.Runtime, raw []byte, name string) error {
 	sc, err := replay.Parse(raw)
 	if err != nil {
 		return err
@@ -305,7 +331,7 @@ func seedFrom(ctx context.Context, rt *app.Runtime, path string) error {
 			continue
 		}
 		if _, err := rt.Templates.Save(ctx, store.NotificationTemplate{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Subject: t.Subject,
-			Text: t.Text, HTML: t.HTML, CreatedBy: "seed:" + filepath.Base(path)}, nil); err != nil {
+			Text: t.Text, HTML: t.HTML, CreatedBy: "seed:" + name}, nil); err != nil {
 			return fmt.Errorf("template %q: %w", t.Key, err)
 		}
 	}
@@ -382,7 +408,10 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stderr, "automation publish: %s: %v\n", fs.Arg(0), err)
 		return 2
 	}
-	send := func(ctx context.Context, ev []byte) error { return errors.New("no destination") }
+	// send returns what became of one event: "processed" or "duplicate" (a serve processed
+	// it, or found its source and id processed before: nothing done), or "sent" to Service Bus
+	// (whose duplicate detection drops a re-sent id; the handler dedupes what gets through).
+	send := func(ctx context.Context, ev []byte) (string, error) { return "", errors.New("no destination") }
 	if *localURL != "" {
 		if *token == "" {
 			cfg, err := config.Load(getenv)
@@ -394,7 +423,7 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 		}
 		client := &http.Client{Timeout: 10 * time.Second}
 		url := strings.TrimRight(*localURL, "/") + app.LocalEventsPath
-		send = func(ctx context.Context, ev []byte) error {
+		send = func(ctx context.Context, ev []byte) (string, error) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(ev))
 			req.Header.Set("Content-Type", "application/cloudevents+json")
 			if *token != "" {
@@ -402,14 +431,20 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 			}
 			resp, err := client.Do(req)
 			if err != nil {
-				return err
+				return "", err
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			if resp.StatusCode/100 != 2 {
-				return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(body))
+				return "", fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(body))
 			}
-			return nil
+			var ans struct {
+				Status string `json:"status"`
+			}
+			if json.Unmarshal(body, &ans) != nil || (ans.Status != "processed" && ans.Status != "duplicate") {
+				return "", fmt.Errorf("unexpected answer %s: %.200s", resp.Status, bytes.TrimSpace(body))
+			}
+			return ans.Status, nil
 		}
 	} else {
 		cfg, _, ok := loadConfig(getenv, stderr)
@@ -435,7 +470,12 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 			return 2
 		}
 		defer pub.Close(context.Background())
-		send = func(ctx context.Context, ev []byte) error { _, err := publish.Event(ctx, pub, ev); return err }
+		send = func(ctx context.Context, ev []byte) (string, error) {
+			if _, err := publish.Event(ctx, pub, ev); err != nil {
+				return "", err
+			}
+			return "sent to Service Bus", nil
+		}
 	}
 	failed := 0
 	for i, ev := range evs {
@@ -443,12 +483,16 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 			fmt.Fprintf(stderr, "interrupted: %d of %d events not sent\n", len(evs)-i, len(evs))
 			return 1
 		}
-		if err := send(ctx, ev); err != nil {
+		what, err := send(ctx, ev)
+		if err != nil {
 			failed++
 			fmt.Fprintf(stderr, "event %d: %v\n", i, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "event %d: sent\n", i)
+		if what == "duplicate" {
+			what = "duplicate (this source and id were processed before: nothing done)"
+		}
+		fmt.Fprintf(stdout, "event %d: %s\n", i, what)
 	}
 	if failed > 0 {
 		return 1

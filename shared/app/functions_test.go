@@ -262,19 +262,35 @@ func TestFanOutThroughDueWorkExecutor(t *testing.T) {
 func TestLocalEventsRoute(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, nil)
-	post := func(body string) int {
+	var last string
+	post := func(body string, ct ...string) int {
 		req := httptest.NewRequest(http.MethodPost, app.LocalEventsPath, strings.NewReader(body))
+		if len(ct) > 0 {
+			req.Header.Set("Content-Type", ct[0])
+		}
 		rec := httptest.NewRecorder()
 		e.rt.Functions.ServeHTTP(rec, req)
 		if rec.Code != 200 && rec.Header().Get("Content-Type") != "application/problem+json" {
 			t.Errorf("%d answered as %q, want problem details", rec.Code, rec.Header().Get("Content-Type"))
 		}
+		last = rec.Body.String()
 		return rec.Code
 	}
 	raw := `{"specversion":"1.0","id":"evt-l","source":"/hr","type":"PoliceVetting.Upserted","businessunitid":"bu-syd","entitytype":"PoliceVetting","entityguid":"g-9","revision":1,"data":{"expiresOn":"2026-12-01","staffEmail":"x@example.test"}}`
 	// Processed before the answer: nothing waits in memory.
-	if code := post(raw); code != 200 || rows(t, e)[automation.StatusPending] != 3 {
-		t.Fatalf("valid event: %d rows %v", code, rows(t, e))
+	if code := post(raw); code != 200 || rows(t, e)[automation.StatusPending] != 3 || !strings.Contains(last, `"status":"processed"`) {
+		t.Fatalf("valid event: %d %s rows %v", code, last, rows(t, e))
+	}
+	// The same source and id again: answered "duplicate", never a bare "processed" (nothing
+	// is done, even when the data changed under the old id).
+	changed := strings.Replace(raw, "2026-12-01", "2026-12-24", 1)
+	if code := post(changed); code != 200 || last != `{"eventId":"evt-l","status":"duplicate"}`+"\n" || rows(t, e)[automation.StatusPending] != 3 {
+		t.Fatalf("re-sent event id: %d %q rows %v", code, last, rows(t, e))
+	}
+	batch := "[" + raw + "," + strings.Replace(raw, `"evt-l"`, `"evt-l2"`, 1) + "]"
+	if code := post(batch, "application/cloudevents-batch+json"); code != 200 ||
+		!strings.Contains(last, `{"eventId":"evt-l","status":"duplicate"},{"eventId":"evt-l2","status":"processed"}`) {
+		t.Fatalf("batch with a duplicate: %d %s", code, last)
 	}
 	if code := post(`{"id":1}`); code != 400 {
 		t.Fatalf("invalid event: %d", code)

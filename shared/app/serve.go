@@ -14,6 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/publish"
@@ -109,7 +110,8 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 
 // postLocalEvent validates one CloudEvent and hands it to DomainEventHandler at once,
 // exactly as the host would deliver it from the topic, answering only when it was
-// processed: 200 processed, 400 not a valid CloudEvent, 404 its businessunitid is outside
+// processed: 200 with status "processed", or "duplicate" when the same source and id were
+// processed before (nothing done: a re-sent id never changes anything), 400 not a valid CloudEvent, 404 its businessunitid is outside
 // the caller's scope (nothing processed or stored), 422 rejected by the handler (recorded
 // as a dead letter), 503 a retryable failure (send it again; the cause is logged, never
 // answered). Errors are RFC 9457 problem details like every /api route. Nothing waits in
@@ -146,8 +148,8 @@ func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *lo
 		return
 	}
 	res := r.processLocalEvent(req, h, log, raws[0])
-	if res.Status == "processed" {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"eventId": res.EventID, "status": "processed"})
+	if res.Status != "rejected" {
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"eventId": res.EventID, "status": res.Status})
 		return
 	}
 	problem(res.httpStatus, res.code, res.Reason)
@@ -156,7 +158,7 @@ func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *lo
 // localResult is what became of one event posted to LocalEventsPath.
 type localResult struct {
 	EventID    string `json:"eventId,omitempty"`
-	Status     string `json:"status"` // processed or rejected
+	Status     string `json:"status"` // processed, duplicate or rejected
 	Reason     string `json:"reason,omitempty"`
 	httpStatus int
 	code       string
@@ -188,12 +190,20 @@ func (r *Runtime) processLocalEvent(req *http.Request, h *local.Host, log *slog.
 			"detail", strings.TrimSpace(string(body)))
 		return rejected(ev.ID, http.StatusServiceUnavailable, "NotProcessed", "event "+ev.ID+" was not processed; send it again")
 	}
-	var res funchost.InvocationResponse
+	var res struct {
+		Logs        []string
+		ReturnValue struct {
+			Outcome string `json:"outcome"`
+		}
+	}
 	_ = json.Unmarshal(body, &res)
 	for _, l := range res.Logs {
 		if strings.Contains(l, "dead-lettered") {
 			return rejected(ev.ID, http.StatusUnprocessableEntity, string(automation.CodeInvalidInput), "event "+ev.ID+": "+l)
 		}
 	}
-	return localResult{EventID: ev.ID, Status: "processed"}
+	if res.ReturnValue.Outcome == handler.EventDuplicate {
+		return localResult{EventID: ev.ID, Status: handler.EventDuplicate}
+	}
+	return localResult{EventID: ev.ID, Status: handler.EventProcessed}
 }

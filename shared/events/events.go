@@ -308,6 +308,7 @@ func (r *Router) RegisterAll(h Handler) { r.all = append(r.all, h) }
 // is then redelivered; handlers are idempotent).
 func (r *Router) Dispatch(ctx context.Context, ev Event) error {
 	for _, h := range append(append([]Handler(nil), r.byType[ev.EntityType]...), r.all...) {
+		ranHandler(ctx)
 		if err := h.HandleEvent(ctx, ev); err != nil {
 			return err
 		}

@@ -156,25 +156,41 @@ func (d Deps) domainEvent(ctx context.Context, inv *funchost.Invocation) (funcho
 		return d.Events.Dispatch(ctx, ev)
 	}
 	raw := events.DecodeServiceBusMessage(msg.ApplicationProperties, msg.ContentType, msg.Body)
+	ctx, seen := events.WithOutcome(ctx)
+	duplicate := false
 	if d.Gateway != nil {
 		var res gateway.Result
 		res, err = d.Gateway.Consume(ctx, raw, source)
 		if ev.ID == "" {
 			ev.ID, ev.BusinessUnitID = res.ID, res.BusinessUnit()
 		}
+		duplicate = res.Status == gateway.StatusDuplicate
 	} else if err = raw.Err; err == nil {
 		err = source(ctx, raw.JSON)
 	}
 	switch {
 	case err == nil:
-		d.Log.InfoContext(ctx, "domain event processed", "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
-		return ok(map[string]any{"eventId": ev.ID})
+		// outcome "duplicate": the same source and id were processed before and nothing
+		// changed (the local events route and `publish -local` answer it as such).
+		outcome := EventProcessed
+		if duplicate || seen.Duplicate() {
+			outcome = EventDuplicate
+		}
+		d.Log.InfoContext(ctx, "domain event "+outcome, "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
+		return ok(map[string]any{"eventId": ev.ID, "outcome": outcome})
 	case automation.IsInvalid(err):
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
 	default:
 		return funchost.Result{}, err
 	}
 }
+
+// The outcome of a DomainEventHandler invocation that succeeded (its ReturnValue's
+// "outcome"): processed, or duplicate when the event's source and id were processed before.
+const (
+	EventProcessed = "processed"
+	EventDuplicate = "duplicate"
+)
 
 // DueWorkMessage is the body of a due-work message: one claimed row and its claim token.
 type DueWorkMessage struct {

@@ -57,7 +57,12 @@ type Host struct {
 	mu     sync.Mutex
 	timers []*timer
 	byDest map[string]funchost.FunctionDef // Service Bus functions by queue/topic
+	http   []string                        // HTTP functions, "/api/{route} ({Name})", sorted
 }
+
+// HTTPFunctions lists the HTTP functions the router serves on serve's listener, each as
+// "/api/{route} ({FunctionName})", sorted; start-up logs them as "serving HTTP functions".
+func (h *Host) HTTPFunctions() []string { return append([]string(nil), h.http...) }
 
 // NewHost wires defs (from funchost.LoadFunctionFolders) to h (the funchost router) and b.
 // lookup resolves %Setting% references in schedules and queue names. It fails on a schedule
@@ -94,9 +99,16 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 			}
 			b.Subscribe(dest, host.deliverTo(def))
 			host.byDest[dest] = def
+		case funchost.TriggerHTTP:
+			// Served by the router itself on serve's listener (/api/{route}): nothing to run.
+			host.http = append(host.http, "/api/"+def.Trigger.Route+" ("+def.Name+")")
 		default:
-			log.Info("trigger not run by the local host", "function", def.Name, "type", def.Trigger.Type)
+			log.Warn("trigger type the local host cannot run: function not run locally", "function", def.Name, "type", def.Trigger.Type)
 		}
+	}
+	if len(host.http) > 0 {
+		sort.Strings(host.http)
+		log.Info("serving HTTP functions", "count", len(host.http), "routes", host.http)
 	}
 	sort.Slice(host.timers, func(i, j int) bool { return host.timers[i].def.Name < host.timers[j].def.Name })
 	return host, nil

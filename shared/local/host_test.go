@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,32 @@ func TestNewHostRejectsBadSchedules(t *testing.T) {
 	_, err = local.NewHost(funchost.NewRouter(nil), bus.NewMemory(nil), defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, nil)
 	if err == nil {
 		t.Fatal("bad schedule accepted")
+	}
+}
+
+// Start-up names the HTTP functions the listener serves, in one INFO line, and never logs
+// them as triggers the local host "does not run" (which read like an error at start-up).
+func TestNewHostLogsTheHTTPFunctionsItServes(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	defs := []funchost.FunctionDef{
+		{Name: "SupportApi", Trigger: funchost.BindingDef{Name: "req", Type: funchost.TriggerHTTP, Route: "support/{*path}"}},
+		{Name: "BusinessUnitsApi", Trigger: funchost.BindingDef{Name: "req", Type: funchost.TriggerHTTP, Route: "business-units/{*rest}"}},
+	}
+	h, err := local.NewHost(funchost.NewRouter(nil), bus.NewMemory(nil), defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/api/business-units/{*rest} (BusinessUnitsApi)", "/api/support/{*path} (SupportApi)"}
+	if got := h.HTTPFunctions(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("HTTPFunctions = %q, want %q", got, want)
+	}
+	out := buf.String()
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, `"msg":"serving HTTP functions","count":2,"routes":["/api/business-units/{*rest} (BusinessUnitsApi)","/api/support/{*path} (SupportApi)"]`) {
+		t.Fatalf("start-up log:\n%s", out)
+	}
+	if strings.Contains(out, "not run") {
+		t.Fatalf("start-up log still says an HTTP function is not run:\n%s", out)
 	}
 }

@@ -79,6 +79,7 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	}
 	if done {
 		res.Outcome = EventDuplicate
+		events.MarkDuplicate(ctx) // the caller answers "duplicate" (events.WithOutcome)
 		return res, nil
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, ev.BusinessUnitID)

@@ -25,15 +25,19 @@ func BenchmarkReplayScenarios(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(b *testing.B) {
+			inputs := 0
 			for b.Loop() {
 				sc, err := replay.Parse(raw)
 				if err != nil {
 					b.Fatal(err)
 				}
+				inputs = len(sc.Inputs)
 				if _, err := replay.Run(context.Background(), sc, io.Discard, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/run")
+			b.ReportMetric(float64(b.N*inputs)/b.Elapsed().Seconds(), "inputs/s")
 		})
 	}
 }

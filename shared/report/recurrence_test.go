@@ -230,6 +230,8 @@ func BenchmarkScheduleNext(b *testing.B) {
 					b.Fatal("no next")
 				}
 			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/next")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "next/s")
 		})
 	}
 }

@@ -15,13 +15,76 @@ import (
 // MaxManualPeriod bounds the period of a run-now.
 const MaxManualPeriod = 366 * 24 * time.Hour
 
-// RunNowInput is the optional body of a run-now: the period to report on (UTC instants,
-// [start, end)); by default from the latest scheduled occurrence before now (or the
-// subscription's creation) to now.
+// RunNowInput is the optional body of a run-now: the period to report on, either named
+// (Period) or given as UTC instants [PeriodStartUTC, PeriodEndUTC) - not both. See
+// NamedPeriod for the named ones; the default is PeriodCurrent.
 type RunNowInput struct {
+	Period         Period     `json:"period,omitempty"`
 	PeriodStartUTC *time.Time `json:"periodStartUtc,omitempty"`
 	PeriodEndUTC   *time.Time `json:"periodEndUtc,omitempty"`
 	Reason         string     `json:"reason,omitempty"`
+}
+
+// Period names the period a run-now reports on, by the subscription's own schedule.
+type Period string
+
+const (
+	// PeriodCurrent is the current period so far: from the latest scheduled occurrence
+	// before now to now (the run the schedule will make next, early).
+	PeriodCurrent Period = "current"
+	// PeriodPrevious is the last full period: from the occurrence before the latest one to
+	// the latest one (the run the schedule made last, again).
+	PeriodPrevious Period = "previous"
+)
+
+// NamedPeriod returns the UTC instants [start, end) of a named period of sched at now.
+// A period before the rule's first occurrence (a subscription whose dtStart is still ahead,
+// or its first period) is as long as the rule's first interval (the first two occurrences
+// after now, or after the latest one; one day for a rule with a single occurrence) and ends
+// at the next boundary back: so a run right after a subscription is created reports on a
+// whole period of what already happened, never an empty instant. A period is at most
+// MaxManualPeriod long (the start moves later). Errors: automation.Invalid("period") for an
+// unknown name.
+func NamedPeriod(sched *Schedule, p Period, now time.Time) (start, end time.Time, err error) {
+	interval := func(after time.Time) time.Duration {
+		if a, ok := sched.Next(after); ok {
+			if b, ok := sched.Next(a.At); ok {
+				return b.At.Sub(a.At)
+			}
+		}
+		return 24 * time.Hour
+	}
+	latest, hasLatest := sched.Prev(now)
+	switch p {
+	case "", PeriodCurrent:
+		end = now
+		if hasLatest {
+			start = latest.At
+		} else {
+			start = now.Add(-interval(now))
+		}
+	case PeriodPrevious:
+		if !hasLatest {
+			l := interval(now)
+			start, end = now.Add(-2*l), now.Add(-l)
+			break
+		}
+		end = latest.At
+		if before, ok := sched.Prev(latest.At); ok {
+			start = before.At
+		} else {
+			start = end.Add(-interval(end.Add(-time.Nanosecond)))
+		}
+	default:
+		return time.Time{}, time.Time{}, automation.Invalid("period", "must be %q or %q, got %q", PeriodCurrent, PeriodPrevious, p)
+	}
+	if end.Sub(start) > MaxManualPeriod {
+		start = end.Add(-MaxManualPeriod)
+	}
+	if !start.Before(end) {
+		start = end.Add(-24 * time.Hour)
+	}
+	return start.UTC(), end.UTC(), nil
 }
 
 // RunView is one run as the support API shows it. Instants UTC.
@@ -122,25 +185,28 @@ func (s *Service) RunNow(ctx context.Context, scope automation.Scope, guid, manu
 		return RunView{}, err
 	}
 	now := s.c.Clock.Now()
-	start, end := sub.CreatedOn, now
-	if prev, ok := sched.Prev(now); ok {
-		start = prev.At
+	explicit := in.PeriodStartUTC != nil || in.PeriodEndUTC != nil
+	if explicit && in.Period != "" {
+		return RunView{}, automation.Invalid("period", "give a named period or periodStartUtc/periodEndUtc, not both")
 	}
-	if in.PeriodEndUTC != nil {
-		end = in.PeriodEndUTC.UTC()
+	start, end, err := NamedPeriod(sched, in.Period, now)
+	if err != nil {
+		return RunView{}, err
 	}
-	if in.PeriodStartUTC != nil {
-		start = in.PeriodStartUTC.UTC()
+	if explicit {
+		// An instant left out is the current period's.
+		if in.PeriodEndUTC != nil {
+			end = in.PeriodEndUTC.UTC()
+		}
+		if in.PeriodStartUTC != nil {
+			start = in.PeriodStartUTC.UTC()
+		}
 	}
 	switch {
 	case end.After(now):
 		return RunView{}, automation.Invalid("periodEndUtc", "is in the future")
 	case !start.Before(end):
-		if in.PeriodStartUTC == nil && in.PeriodEndUTC == nil {
-			start = end.Add(-24 * time.Hour) // created and run at once: the last day
-		} else {
-			return RunView{}, automation.Invalid("periodStartUtc", "must be before periodEndUtc")
-		}
+		return RunView{}, automation.Invalid("periodStartUtc", "must be before periodEndUtc")
 	case end.Sub(start) > MaxManualPeriod:
 		return RunView{}, automation.Invalid("periodStartUtc", "the period is longer than 366 days")
 	}
