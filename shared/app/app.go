@@ -305,6 +305,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return r.Gateway.Ingest(ctx, scope, raws)
 		}}
 	}
+	if o.CampaignProviders, err = CampaignProvidersFromConfig(cfg, o.CampaignProviders); err != nil {
+		return fail(err)
+	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
 	}
