@@ -92,3 +92,19 @@ func TestCampaignProviders(t *testing.T) {
 		}
 	}
 }
+
+// The attribute dedupe window defaults to 35 days and is never under a day.
+func TestAttributeDedupeWindow(t *testing.T) {
+	t.Parallel()
+	if c, err := config.Load(env(nil)); err != nil || c.AttributeDedupeWindow != 35*24*time.Hour {
+		t.Fatalf("%v %v", c.AttributeDedupeWindow, err)
+	}
+	if c, err := config.Load(env(map[string]string{"AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS": "48"})); err != nil || c.AttributeDedupeWindow != 48*time.Hour {
+		t.Fatalf("%v %v", c.AttributeDedupeWindow, err)
+	}
+	for _, v := range []string{"23", "0", "-1", "8761", "x"} {
+		if _, err := config.Load(env(map[string]string{"AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS": v})); err == nil || !strings.Contains(err.Error(), "AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS") {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+}

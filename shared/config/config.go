@@ -74,7 +74,7 @@ var Settings = []Setting{
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 	{"AUTOMATION_CAMPAIGN_PROVIDERS", Local | Azure, "", `Campaigns: HTTP action providers, a JSON array of {"name","baseUrl","actionTypes":[...],"dedupe","lookup","concurrency","ratePerSecond","timeoutSeconds"} (docs/campaigns.md#configured-providers). Empty: none beside the delivery channels.`},
 	{"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", Local | Azure, "", `Campaigns: bearer tokens of the HTTP action providers, a JSON object {"<provider name>":"<token>"}; a provider without one sends no Authorization header. In Azure a Key Vault reference.`},
-	{"AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", Local | Azure, "840", "Attributes: processed-event ids older than this are purged by Reconciliation (24..8760; 840 = 35 days, longer than any source may redeliver an event: docs/attributes.md#retention)."},
+	{"AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", Local | Azure, "840", "Attributes: processed-event ids older than this are purged on the OutboxRelay timer, at most hourly (24..8760; 840 = 35 days, longer than any source may redeliver an event: docs/attributes.md#retention)."},
 }
 
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
