@@ -51,12 +51,12 @@ type Deps struct {
 	Gateway *gateway.Service
 	Noti    *gateway.NotiDelivery
 	// Attributes applies tracking messages (TrackingProcessor, docs/attributes.md);
-	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer. Nil: not run.
+	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer; AttributePurger
+	// deletes processed-event ids older than the dedupe window on the same timer, at most
+	// hourly (docs/attributes.md#retention). Nil: not run.
 	Attributes       *attribute.Service
 	AttributeFlusher *attribute.Flusher
-	// AttributePurger deletes processed-event ids older than the dedupe window on the
-	// OutboxRelay timer, at most hourly (docs/attributes.md#retention). Nil: not run.
-	AttributePurger *attribute.ProcessedPurger
+	AttributePurger  *attribute.ProcessedPurger
 	Poller           *scheduler.Poller
 	Relay            *delivery.Relay
 	Dispatcher       *delivery.Dispatcher
