@@ -127,6 +127,11 @@ param smtpUsername string = ''
 @secure()
 param smtpPassword string = ''
 
+@description('Campaigns: HTTP action providers (JSON array) and their bearer tokens (a Key Vault reference to a JSON object). See docs/campaigns.md#configured-providers.')
+param campaignProviders string = ''
+@secure()
+param campaignProviderTokens string = ''
+
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
 
@@ -268,6 +273,8 @@ module functionApp 'modules/functionapp.bicep' = {
     smtpFrom: smtpFrom
     smtpUsername: smtpUsername
     smtpPassword: smtpPassword
+    campaignProviders: campaignProviders
+    campaignProviderTokens: campaignProviderTokens
   }
 }
 

@@ -191,6 +191,16 @@ param webhookAllowPrivateNetworks string = 'false'
 @description('Webhook request timeout, seconds.')
 param webhookTimeoutSeconds string = '10'
 
+@description('Campaigns: HTTP action providers as a JSON array (AUTOMATION_CAMPAIGN_PROVIDERS, docs/campaigns.md#configured-providers); empty: none beside the delivery channels.')
+param campaignProviders string = ''
+
+@description('Campaigns: the providers\' bearer tokens as a JSON object {"name":"token"}; pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)" rather than the tokens themselves.')
+@secure()
+param campaignProviderTokens string = ''
+
+@description('Attributes: hours an attribute event id is remembered for deduplication (at least 24; longer than any source may redeliver).')
+param attributeDedupeWindowHours string = '840'
+
 @description('SMTP host of the email channel (empty: no email channel).')
 param smtpHost string = ''
 
@@ -329,6 +339,18 @@ var automationSettings = [
   {
     name: 'AUTOMATION_WEBHOOK_TIMEOUT_SECONDS'
     value: webhookTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_CAMPAIGN_PROVIDERS'
+    value: campaignProviders
+  }
+  {
+    name: 'AUTOMATION_CAMPAIGN_PROVIDER_TOKENS'
+    value: campaignProviderTokens
+  }
+  {
+    name: 'AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS'
+    value: attributeDedupeWindowHours
   }
   {
     name: 'AUTOMATION_SMTP_HOST'

@@ -103,6 +103,9 @@ type Runtime struct {
 	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer.
 	Attributes       *attribute.Service
 	AttributeFlusher *attribute.Flusher
+	// AttributePurger deletes processed-event ids past the dedupe window
+	// (AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS) on the OutboxRelay timer.
+	AttributePurger *attribute.ProcessedPurger
 	// Campaigns manages campaigns and their manual-resolution queue (/api/campaigns,
 	// docs/campaigns.md); the campaign functions run on Campaign (dispatcher, worker,
 	// projection, the retention purge).
@@ -305,9 +308,13 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return r.Gateway.Ingest(ctx, scope, raws)
 		}}
 	}
+	if o.CampaignProviders, err = CampaignProvidersFromConfig(cfg, o.CampaignProviders); err != nil {
+		return fail(err)
+	}
 	if err := r.wire(pc, o); err != nil {
 		return fail(err)
 	}
+	r.AttributePurger.Window = cfg.AttributeDedupeWindow
 	mode := handler.Inline
 	if cfg.DueWorkMode == config.ModeFanout {
 		mode = handler.Fanout
@@ -319,7 +326,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// default). Invocation bodies keep the router's default.
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log, MaxForwardedBodyBytes: eventsapi.MaxBodyBytes})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
-		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, Poller: r.Poller, Relay: r.Relay,
+		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
 		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log, Campaigns: &r.Campaign})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
@@ -453,6 +460,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
 	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
+	r.AttributePurger = &attribute.ProcessedPurger{Store: r.Store, Clock: r.Clock}
 	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {
 		return err
 	}

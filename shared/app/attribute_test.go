@@ -2,10 +2,13 @@ package app_test
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
@@ -67,5 +70,59 @@ func TestTrackingProcessorInProcess(t *testing.T) {
 		if v.Code == "visits" {
 			t.Fatalf("half-applied: %+v", v)
 		}
+	}
+}
+
+// The OutboxRelay timer purges the attribute ledger past the dedupe window
+// (AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS, 35 days by default): 34 days on, a redelivery is
+// still a duplicate; 36 days on, the ledger rows are gone.
+func TestAttributeLedgerPurgedOnTheRelayTimer(t *testing.T) {
+	e := openGateway(t, t.TempDir())
+	ctx := context.Background()
+	if e.rt.AttributePurger == nil || e.rt.AttributePurger.Window != 35*24*time.Hour {
+		t.Fatalf("purger %+v", e.rt.AttributePurger)
+	}
+	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Asia/Ho_Chi_Minh"}); err != nil {
+		t.Fatal(err)
+	}
+	msg := `{"event_id":"v-1","source_event":"Visit","customer_id":"C1","business_unit_id":"bu-1","timestamp":"2026-07-10T16:00:00Z",
+	  "instructions":[{"target_entity_id":"C1","entity_type":"CUSTOMER","attribute_code":"visits","operation":"INCREMENT"}]}`
+	deliver := func() {
+		t.Helper()
+		if code, body, err := e.host.Deliver(ctx, topology.TrackingTopic, bus.Message{ID: "v-1:tracking", Destination: topology.TrackingTopic, SessionID: "C1", Body: []byte(msg)}); err != nil || code != 200 {
+			t.Fatalf("%d %s %v", code, body, err)
+		}
+	}
+	ledger := func() (n int) {
+		t.Helper()
+		if err := e.rt.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM AttributeProcessedEvent`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	visits := func() string {
+		t.Helper()
+		rows, err := e.rt.Store.AttributeList(ctx, store.AttributeEntity{BusinessUnitID: "bu-1", EntityType: "CUSTOMER", EntityID: "C1"})
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%+v %v", rows, err)
+		}
+		return rows[0].ValueText
+	}
+	deliver()
+	clock := e.rt.Clock.(*automation.ManualClock)
+	clock.Advance(34 * 24 * time.Hour)
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deliver()
+	if ledger() != 1 || visits() != "1" {
+		t.Fatalf("inside the window: ledger %d, visits %s", ledger(), visits())
+	}
+	clock.Advance(2 * 24 * time.Hour)
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := ledger(); n != 0 {
+		t.Fatalf("past the window: %d ledger rows", n)
 	}
 }

@@ -457,6 +457,10 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/campaigns/" + u.campaign + "/unknown-commands/cx-0:0:hello/resolve",
 				body: `{"businessUnitId":"` + u.bu + `","status":"SUCCEEDED","reason":"checked"}`, headers: []string{op, "jane", "If-Match", `"1"`}}
 		}, in: 404, inNote: "the campaign has no such command", out: 404},
+		"GET /api/campaigns/_metrics": {req: get(func(u unitFixture) string { return "/api/campaigns/_metrics?businessUnitId=" + u.bu }), in: 200, out: 404,
+			probes: []scopeProbe{{note: "every unit's gauges: the served scope is not every business unit", out: 404, req: func(a, b unitFixture) routeRequest {
+				return routeRequest{method: "GET", path: "/api/campaigns/_metrics"}
+			}}}},
 		"GET /api/inbox/{recipientId}": {req: get(func(u unitFixture) string { return "/api/inbox/user-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"POST /api/inbox/{recipientId}/messages/{id}/read": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/inbox/user-" + u.bu + "/messages/1/read?businessUnitId=" + u.bu, headers: []string{"If-Match", `"1"`}}

@@ -64,7 +64,7 @@ func BenchmarkWorkerCommands(b *testing.B) {
 		wg.Wait()
 		elapsed := time.Since(start)
 		b.StopTimer()
-		m, err := r.st.CampaignMetricsRead(ctx, r.clock.Now())
+		m, err := r.st.CampaignMetricsRead(ctx, "", r.clock.Now())
 		if err != nil || m.Waiting != 0 {
 			b.Fatalf("%d commands still waiting: %v", m.Waiting, err)
 		}

@@ -553,13 +553,13 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 	if st.Rejected == 0 || st.Calls >= 12 {
 		t.Fatalf("no backpressure: %+v", st)
 	}
-	m, err := campaign.ReadMetrics(ctx, r.st, r.clock, r.providers)
+	m, err := campaign.ReadMetrics(ctx, r.st, r.clock, r.providers, "")
 	if err != nil || m.CommandsWaiting != int(st.Rejected) {
 		t.Fatalf("metrics %+v (%v), rejected %d", m, err, st.Rejected)
 	}
 	_ = r.sims["sim"].SetFaults(providersim.Faults{})
 	r.settle(2*time.Second, 30)
-	if m, _ := campaign.ReadMetrics(ctx, r.st, r.clock, r.providers); m.CommandsWaiting != 0 || r.sims["sim"].Stats().Applied != 12 {
+	if m, _ := campaign.ReadMetrics(ctx, r.st, r.clock, r.providers, ""); m.CommandsWaiting != 0 || r.sims["sim"].Stats().Applied != 12 {
 		t.Fatalf("after the provider caught up: %+v, applied %d", m, r.sims["sim"].Stats().Applied)
 	}
 }

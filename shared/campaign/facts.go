@@ -32,7 +32,9 @@ func (p *Projection) Handle(ctx context.Context, body []byte) error {
 // Metrics is one read of the campaign gauges and the providers' counters
 // (docs/campaigns.md#metrics).
 type Metrics struct {
-	At                time.Time       `json:"at"`
+	At time.Time `json:"at"`
+	// BusinessUnitID is the unit the command gauges count ("" = every unit's).
+	BusinessUnitID    string          `json:"businessUnitId,omitempty"`
 	CommandsWaiting   int             `json:"commandsWaiting"`
 	CommandsUnknown   int             `json:"commandsUnknown"`
 	CommandsPastLease int             `json:"commandsPastLease"`
@@ -41,14 +43,15 @@ type Metrics struct {
 	Providers         []ProviderStats `json:"providers"`
 }
 
-// ReadMetrics reads the gauges at the clock's now and the providers' counters.
-func ReadMetrics(ctx context.Context, s store.CampaignStore, clock automation.Clock, providers *Providers) (Metrics, error) {
+// ReadMetrics reads the gauges at the clock's now — the command gauges of businessUnitID
+// ("" = every unit) and the platform's outbox — and the providers' counters (nil: none).
+func ReadMetrics(ctx context.Context, s store.CampaignStore, clock automation.Clock, providers *Providers, businessUnitID string) (Metrics, error) {
 	now := clock.Now().UTC()
-	g, err := s.CampaignMetricsRead(ctx, now)
+	g, err := s.CampaignMetricsRead(ctx, businessUnitID, now)
 	if err != nil {
 		return Metrics{}, err
 	}
-	m := Metrics{At: now, CommandsWaiting: g.Waiting, CommandsUnknown: g.Unknown, CommandsPastLease: g.PastLease, OutboxUnsent: g.OutboxUnsent}
+	m := Metrics{At: now, BusinessUnitID: businessUnitID, CommandsWaiting: g.Waiting, CommandsUnknown: g.Unknown, CommandsPastLease: g.PastLease, OutboxUnsent: g.OutboxUnsent}
 	if g.OutboxOldestOn != nil {
 		m.OutboxOldestAge = now.Sub(*g.OutboxOldestOn)
 	}

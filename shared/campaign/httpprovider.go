@@ -31,6 +31,8 @@ const IdempotencyHeader = "Idempotency-Key"
 //	  written, UNKNOWN.
 //	GET  {BaseURL}/actions/{effectKey}   (Lookup, when HasLookup)
 //	→ 200 {"reference"} applied; 404 not applied; anything else unknown.
+//
+// With a Token, both requests carry Authorization: Bearer {Token}.
 type HTTPProvider struct {
 	BaseURL string
 	Client  *http.Client // nil: a client without a timeout of its own (the worker's context bounds calls)
@@ -40,6 +42,14 @@ type HTTPProvider struct {
 	HasLookup bool
 	// ActionTypes it serves.
 	ActionTypes []string
+	// Token, when set, is sent as a bearer token on every request (a secret: never logged).
+	Token string
+}
+
+func (p *HTTPProvider) authorize(req *http.Request) {
+	if p.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.Token)
+	}
 }
 
 var (
@@ -101,6 +111,7 @@ func (p *HTTPProvider) Call(ctx context.Context, c Call) (Result, error) {
 	req.GetBody = nil
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(IdempotencyHeader, c.EffectKey)
+	p.authorize(req)
 	resp, err := p.client().Do(req)
 	if err != nil {
 		if wrote.Load() {
@@ -141,6 +152,7 @@ func (p *HTTPProvider) Lookup(ctx context.Context, c Call) (LookupStatus, Result
 	if err != nil {
 		return LookupUnknown, Result{}, err
 	}
+	p.authorize(req)
 	resp, err := p.client().Do(req)
 	if err != nil {
 		return LookupUnknown, Result{}, fmt.Errorf("action provider lookup: %w", err)

@@ -75,7 +75,7 @@ func TestProviderRateLimit(t *testing.T) {
 	if got := r.sims["sim"].Stats().Calls; got != 1 {
 		t.Fatalf("%d calls in the first second, rate 1/s", got)
 	}
-	m, _ := r.st.CampaignMetricsRead(ctx, r.clock.Now())
+	m, _ := r.st.CampaignMetricsRead(ctx, "", r.clock.Now())
 	if m.Waiting != 1 {
 		t.Fatalf("waiting %d", m.Waiting)
 	}

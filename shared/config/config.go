@@ -72,13 +72,17 @@ var Settings = []Setting{
 	{"AUTOMATION_SOURCE_URLS", Local | Azure, "", "Reconciliation: domain-app list endpoints by source type, SourceType=https://...,Other=https://... (a type without one is swept from the pipeline's own snapshots)."},
 	{"AUTOMATION_REPORT_SOURCES", Local | Azure, "", "Report subscriptions: domain report types rendered by an HTTP report source, ReportType=https://...,Other=https://... (the built-in automation-activity report needs none)."},
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
+	{"AUTOMATION_CAMPAIGN_PROVIDERS", Local | Azure, "", `Campaigns: HTTP action providers, a JSON array of {"name","baseUrl","actionTypes":[...],"dedupe","lookup","concurrency","ratePerSecond","timeoutSeconds"} (docs/campaigns.md#configured-providers). Empty: none beside the delivery channels.`},
+	{"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", Local | Azure, "", `Campaigns: bearer tokens of the HTTP action providers, a JSON object {"<provider name>":"<token>"}; a provider without one sends no Authorization header. In Azure a Key Vault reference.`},
+	{"AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", Local | Azure, "840", "Attributes: processed-event ids older than this are purged on the OutboxRelay timer, at most hourly (24..8760; 840 = 35 days, longer than any source may redeliver an event: docs/attributes.md#retention)."},
 }
 
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
 var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN",
-	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION"}
+	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
+	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
 // keyVaultReferencePrefix starts an App Service / Functions Key Vault reference
 // ("Use Key Vault references as app settings"): @Microsoft.KeyVault(SecretUri=...) or
@@ -136,6 +140,27 @@ type Config struct {
 	SourceURLs             map[string]string // source type → domain-app list endpoint
 	ReportSources          map[string]string // report type → HTTP report source URL
 	IdempotencyRetention   time.Duration
+	// CampaignProviders are the HTTP action providers (AUTOMATION_CAMPAIGN_PROVIDERS, with
+	// their tokens from AUTOMATION_CAMPAIGN_PROVIDER_TOKENS), in the order given.
+	CampaignProviders []CampaignProviderConfig
+	// AttributeDedupeWindow is how long an attribute event id is remembered
+	// (AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS).
+	AttributeDedupeWindow time.Duration
+}
+
+// CampaignProviderConfig is one HTTP action provider (docs/campaigns.md#configured-providers).
+// Zero limits take the campaign defaults: Concurrency 4 calls in flight, RatePerSecond
+// unlimited, Timeout 10 s.
+type CampaignProviderConfig struct {
+	Name          string
+	BaseURL       string   // https (http only for 127.0.0.1/localhost/[::1])
+	ActionTypes   []string // the action types it serves, e.g. TOP_UP
+	Dedupe        bool     // it deduplicates by Idempotency-Key
+	Lookup        bool     // it answers GET {baseUrl}/actions/{effectKey}
+	Concurrency   int
+	RatePerSecond float64
+	Timeout       time.Duration
+	Token         string // bearer token ("" none); a secret, never shown
 }
 
 // WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
@@ -255,6 +280,7 @@ func Load(getenv func(string) string) (Config, error) {
 		ReconcileDueDays:       num("AUTOMATION_RECONCILE_DUE_DAYS", 1, 366),
 		ReconcileBusinessUnits: get("AUTOMATION_RECONCILE_BUSINESS_UNITS"),
 		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
+		AttributeDedupeWindow:  time.Duration(num("AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", 24, 8760)) * time.Hour,
 	}
 	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent, "AUTOMATION_RELAY_AFTER_POLL": &c.RelayAfterPoll,
 		"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS": &c.Webhook.AllowPrivateNetworks} {
@@ -288,6 +314,13 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("AUTOMATION_REPORT_SOURCES", "%v", err)
 	} else {
 		c.ReportSources = urls
+	}
+	if ps, err := parseCampaignProviders(get("AUTOMATION_CAMPAIGN_PROVIDERS")); err != nil {
+		bad("AUTOMATION_CAMPAIGN_PROVIDERS", "%v", err)
+	} else if err := addProviderTokens(ps, get("AUTOMATION_CAMPAIGN_PROVIDER_TOKENS")); err != nil {
+		bad("AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", "%v", err)
+	} else {
+		c.CampaignProviders = ps
 	}
 	if p := c.CustomHandlerPort; p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

@@ -51,9 +51,12 @@ type Deps struct {
 	Gateway *gateway.Service
 	Noti    *gateway.NotiDelivery
 	// Attributes applies tracking messages (TrackingProcessor, docs/attributes.md);
-	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer. Nil: not run.
+	// AttributeFlusher folds hot counters' deltas on the OutboxRelay timer; AttributePurger
+	// deletes processed-event ids older than the dedupe window on the same timer, at most
+	// hourly (docs/attributes.md#retention). Nil: not run.
 	Attributes       *attribute.Service
 	AttributeFlusher *attribute.Flusher
+	AttributePurger  *attribute.ProcessedPurger
 	Poller           *scheduler.Poller
 	Relay            *delivery.Relay
 	Dispatcher       *delivery.Dispatcher
@@ -339,6 +342,12 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 			return funchost.Result{}, err
 		}
 	}
+	var purged attribute.PurgeResult
+	if d.AttributePurger != nil {
+		if purged, err = d.AttributePurger.RunOnce(ctx); err != nil {
+			return funchost.Result{}, err
+		}
+	}
 	var campaigns map[string]any
 	if d.Campaigns != nil && d.Campaigns.Worker != nil {
 		if campaigns, err = d.Campaigns.SweepCampaigns(ctx); err != nil {
@@ -352,6 +361,9 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 	d.Log.Log(ctx, level, "outbox relay", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay", "published", total,
 		"swept", sweep.Claimed, "sent", sweep.Sent, "retry", sweep.Retry, "unknown", sweep.Unknown, "failed", sweep.Failed)
 	out := map[string]any{"published": total, "sweep": sweep, "attributeFlush": flushed}
+	if d.AttributePurger != nil {
+		out["attributePurge"] = purged
+	}
 	if campaigns != nil {
 		out["campaigns"] = campaigns
 	}

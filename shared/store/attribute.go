@@ -105,4 +105,9 @@ type AttributeStore interface {
 	// sum. A crash before commit leaves the deltas to fold again; after it, they are gone
 	// with their sum in the row: idempotent.
 	AttributeFlushDeltas(ctx context.Context, now time.Time, limit int, fold func(oldText string, micros int64) (text, orderKey string, err error)) (AttributeFlushResult, error)
+	// AttributeProcessedPurge deletes up to limit (1..MaxBatch) processed-event ledger rows
+	// processed before before and returns how many it deleted. The caller picks before from
+	// the dedupe window (docs/attributes.md#retention): an event id deleted is no longer
+	// recognised as a duplicate.
+	AttributeProcessedPurge(ctx context.Context, before time.Time, limit int) (int, error)
 }

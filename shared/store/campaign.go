@@ -292,11 +292,11 @@ type CampaignCounts struct {
 
 // CampaignMetrics is a point-in-time gauge read (docs/campaigns.md#metrics).
 type CampaignMetrics struct {
-	Waiting        int        // QUEUED commands
-	Unknown        int        // UNKNOWN commands
-	PastLease      int        // RUNNING commands whose lease expired
-	OutboxUnsent   int        // unpublished outbox rows
-	OutboxOldestOn *time.Time // CreatedOn of the oldest unpublished row
+	Waiting        int        // QUEUED commands (of the unit asked for, or all)
+	Unknown        int        // UNKNOWN commands (idem)
+	PastLease      int        // RUNNING commands whose lease expired (idem)
+	OutboxUnsent   int        // unpublished outbox rows (every unit's)
+	OutboxOldestOn *time.Time // CreatedOn of the oldest unpublished row (every unit's)
 }
 
 // CampaignStore holds campaigns, executions, commands and their projection.
@@ -337,8 +337,10 @@ type CampaignStore interface {
 	// CampaignNextWakeUp returns the earliest instant (UTC) a command becomes due for the
 	// sweep (a retry, a lookup, a lease's end), or nil if none will.
 	CampaignNextWakeUp(ctx context.Context) (*time.Time, error)
-	// CampaignMetricsRead reads the gauges at now.
-	CampaignMetricsRead(ctx context.Context, now time.Time) (CampaignMetrics, error)
+	// CampaignMetricsRead reads the gauges at now: the command gauges of one business unit,
+	// or of every unit when businessUnitID is ""; the outbox gauges are always the whole
+	// platform's (an outbox row belongs to no unit).
+	CampaignMetricsRead(ctx context.Context, businessUnitID string, now time.Time) (CampaignMetrics, error)
 }
 
 // OutboxClaimParams claims up to Limit unpublished outbox rows for one relay: rows whose

@@ -161,6 +161,19 @@ type attributeKey struct {
 	code string
 }
 
+// AttributeProcessedPurge implements store.AttributeStore.
+func (s *Store) AttributeProcessedPurge(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := checkLimit("AttributeProcessedPurge", limit); err != nil {
+		return 0, err
+	}
+	res, err := s.exec(ctx, nil, "AttributeProcessedPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	if err != nil {
+		return 0, fmt.Errorf("%s AttributeProcessedPurge: %w", s.d.Name, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 // AttributeFlushDeltas implements store.AttributeStore.
 func (s *Store) AttributeFlushDeltas(ctx context.Context, now time.Time, limit int,
 	fold func(oldText string, micros int64) (string, string, error)) (store.AttributeFlushResult, error) {

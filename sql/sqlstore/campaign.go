@@ -598,9 +598,9 @@ func (s *Store) CampaignCountsByDay(ctx context.Context, p store.CampaignCountsP
 }
 
 // CampaignMetricsRead implements store.CampaignStore.
-func (s *Store) CampaignMetricsRead(ctx context.Context, now time.Time) (store.CampaignMetrics, error) {
+func (s *Store) CampaignMetricsRead(ctx context.Context, businessUnitID string, now time.Time) (store.CampaignMetrics, error) {
 	var m store.CampaignMetrics
-	if err := s.queryRow(ctx, nil, "CampaignMetricsCommands", sql.Named("Now", s.tm(now))).Scan(&m.Waiting, &m.Unknown, &m.PastLease); err != nil {
+	if err := s.queryRow(ctx, nil, "CampaignMetricsCommands", sql.Named("Now", s.tm(now)), sql.Named("BusinessUnitId", businessUnitID)).Scan(&m.Waiting, &m.Unknown, &m.PastLease); err != nil {
 		return m, fmt.Errorf("%s CampaignMetricsCommands: %w", s.d.Name, err)
 	}
 	if err := s.queryRow(ctx, nil, "CampaignMetricsOutbox").Scan(&m.OutboxUnsent, s.nt(&m.OutboxOldestOn)); err != nil {

@@ -14,6 +14,7 @@
 //	GET  /api/campaigns/{campaignId}/unknown-commands?businessUnitId[&limit&cursor]
 //	POST /api/campaigns/{campaignId}/unknown-commands/{commandId}/resolve   If-Match, operator
 //	     {"businessUnitId","status":"SUCCEEDED"|"FAILED","reason","providerRef"}
+//	GET  /api/campaigns/_metrics[?businessUnitId=bu-1]              → 200 Metrics (docs/campaigns.md#metrics)
 package campaignapi
 
 import (
@@ -96,6 +97,65 @@ func Register(reg Registrar, api *httpapi.API, a *campaign.Admin) {
 	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/counts", api.Handler(h.counts))
 	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/unknown-commands", api.Handler(h.unknown))
 	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/unknown-commands/{commandId}/resolve", api.Handler(h.resolve))
+	// A campaign id never starts with '_' (campaign.CheckID), so this path names no campaign.
+	reg.RegisterHTTP("GET "+Prefix+"/_metrics", api.Handler(h.metrics))
+}
+
+// Metrics is GET /api/campaigns/_metrics: the command gauges of the unit asked for (or of
+// every unit), and — for a caller whose scope is every business unit only, since they are
+// shared by all units — the outbox and the per-provider counters since the process started.
+type Metrics struct {
+	At             time.Time `json:"at"`
+	BusinessUnitID string    `json:"businessUnitId,omitempty"` // "" = every unit
+	// CommandsWaiting are QUEUED commands, CommandsUnknown UNKNOWN ones, CommandsPastLease
+	// RUNNING ones whose lease expired (a worker died).
+	CommandsWaiting   int                      `json:"commandsWaiting"`
+	CommandsUnknown   int                      `json:"commandsUnknown"`
+	CommandsPastLease int                      `json:"commandsPastLease"`
+	Outbox            *OutboxMetrics           `json:"outbox,omitempty"`
+	Providers         []campaign.ProviderStats `json:"providers,omitempty"`
+}
+
+// OutboxMetrics are the platform's unpublished outbox rows and the oldest one's age.
+type OutboxMetrics struct {
+	Unsent           int     `json:"unsent"`
+	OldestAgeSeconds float64 `json:"oldestAgeSeconds"`
+}
+
+// metrics answers the gauges. Without businessUnitId the caller must see every unit (else
+// 404, like any unit it may not see); with one, the unit must be in scope.
+func (h handlers) metrics(w http.ResponseWriter, r *http.Request) error {
+	q := httpapi.NewQuery(r.URL.Query())
+	if err := q.Check("businessUnitId"); err != nil {
+		return err
+	}
+	all := httpapi.CallerFrom(r.Context()).Scope.All()
+	bu := q.String("businessUnitId")
+	if _, given := r.URL.Query()["businessUnitId"]; given {
+		if err := scoped(r, bu); err != nil {
+			return err
+		}
+	} else if !all {
+		return automation.Errorf(automation.CodeNotFound, "metrics of every business unit not found: name one with businessUnitId")
+	}
+	var providers *campaign.Providers
+	if h.a.Catalog != nil {
+		providers = h.a.Catalog.Providers
+	}
+	m, err := campaign.ReadMetrics(r.Context(), h.a.Store, h.a.Clock, providers, bu)
+	if err != nil {
+		return err
+	}
+	out := Metrics{At: m.At, BusinessUnitID: bu, CommandsWaiting: m.CommandsWaiting, CommandsUnknown: m.CommandsUnknown, CommandsPastLease: m.CommandsPastLease}
+	if all {
+		out.Outbox = &OutboxMetrics{Unsent: m.OutboxUnsent, OldestAgeSeconds: m.OutboxOldestAge.Seconds()}
+		out.Providers = m.Providers
+		if out.Providers == nil {
+			out.Providers = []campaign.ProviderStats{}
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // scoped checks a business unit the caller names: missing is 422, out of scope 404.

@@ -180,3 +180,66 @@ func drain(t *testing.T, e *env) {
 		}
 	}
 }
+
+// GET /api/campaigns/_metrics against the document: the command gauges are per business unit
+// when one is named and the whole platform's otherwise; the outbox and provider figures
+// (shared by every unit) reach only a caller whose scope is every unit; a narrower caller
+// asking for every unit, or for a unit it may not see, gets 404.
+func TestCampaignMetricsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := campaignapi.Prefix
+	read := func(code int, path string, headers ...string) map[string]any {
+		t.Helper()
+		r := e.call(t, "GET", path, "", headers...)
+		if r.code != code {
+			t.Fatalf("GET %s: status %d, want %d: %s", path, r.code, code, r.body)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(r.body, &m)
+		return m
+	}
+	if r := e.call(t, "PUT", base+"/welcome", good); r.code != 201 {
+		t.Fatalf("%d %s", r.code, r.body)
+	}
+	if err := e.sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Campaign.Dispatcher.HandleEvent(context.Background(), []byte(`{"id":"e1","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, e)
+
+	all := read(200, base+"/_metrics")
+	if all["commandsUnknown"] != 1.0 || all["businessUnitId"] != nil || all["outbox"] == nil {
+		t.Fatalf("every unit: %v", all)
+	}
+	provs, _ := all["providers"].([]any)
+	var telco map[string]any
+	for _, p := range provs {
+		if p.(map[string]any)["name"] == "telco" {
+			telco = p.(map[string]any)
+		}
+	}
+	if telco == nil || telco["calls"] != 1.0 || telco["unknown"] != 1.0 {
+		t.Fatalf("providers: %v", provs)
+	}
+	if m := read(200, base+"/_metrics?businessUnitId=bu-1"); m["commandsUnknown"] != 1.0 || m["businessUnitId"] != "bu-1" || m["outbox"] == nil {
+		t.Fatalf("bu-1: %v", m)
+	}
+	if m := read(200, base+"/_metrics?businessUnitId=bu-2"); m["commandsUnknown"] != 0.0 || m["commandsWaiting"] != 0.0 {
+		t.Fatalf("bu-2 sees bu-1's commands: %v", m)
+	}
+	// A caller of bu-1 only: its unit's commands, nothing shared; every unit or bu-2 is 404.
+	if m := read(200, base+"/_metrics?businessUnitId=bu-1", "X-Automation-Business-Units: bu-1"); m["commandsUnknown"] != 1.0 || m["outbox"] != nil || m["providers"] != nil {
+		t.Fatalf("bu-1 caller: %v", m)
+	}
+	read(404, base+"/_metrics", "X-Automation-Business-Units: bu-1")
+	read(404, base+"/_metrics?businessUnitId=bu-2", "X-Automation-Business-Units: bu-1")
+	read(422, base+"/_metrics?businessUnitId=")
+	read(400, base+"/_metrics?businessUnitId=bu-1&limit=1")
+	// _metrics can never be stored as a campaign (the id rule), so the route shadows none.
+	if err := campaign.CheckID("_metrics"); err == nil {
+		t.Fatal("a campaign id may start with '_'")
+	}
+}

@@ -47,6 +47,9 @@ type Faults struct {
 type Config struct {
 	Dedupe bool // deduplicate by Idempotency-Key
 	Lookup bool // answer GET /actions/{key}
+	// Token, when set, is the bearer token POST /actions and GET /actions/{key} require
+	// (401 without it, nothing applied; counted in Stats.Unauthorized).
+	Token string
 }
 
 // Stats is GET /stats.
@@ -55,6 +58,8 @@ type Stats struct {
 	Applied int `json:"applied"` // effects applied (with Dedupe: distinct keys)
 	Failed  int `json:"failed"`
 	Lost    int `json:"lost"`
+	// Unauthorized counts calls refused for a missing or wrong bearer token.
+	Unauthorized int `json:"unauthorized"`
 }
 
 // Server is the simulated provider. Safe for concurrent use.
@@ -147,8 +152,8 @@ func (s *Server) Stats() Stats {
 // Handler serves the protocol.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /actions", s.action)
-	mux.HandleFunc("GET /actions/{key}", s.lookup)
+	mux.HandleFunc("POST /actions", s.authorized(s.action))
+	mux.HandleFunc("GET /actions/{key}", s.authorized(s.lookup))
 	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Faults
 		dec := json.NewDecoder(io.LimitReader(r.Body, 4<<10))
@@ -168,6 +173,21 @@ func (s *Server) Handler() http.Handler {
 		_ = json.NewEncoder(w).Encode(s.Stats())
 	})
 	return mux
+}
+
+// authorized refuses a request without the configured bearer token (401).
+func (s *Server) authorized(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
+			s.mu.Lock()
+			s.stats.Unauthorized++
+			s.mu.Unlock()
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next(w, r)
+	}
 }
 
 // decide picks this call's fault: the mode, or for flaky a deterministic draw from the key

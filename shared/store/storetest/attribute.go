@@ -17,6 +17,7 @@ import (
 func runAttribute(t *testing.T, open Opener) {
 	t.Run("ApplyWritesRowsDeltasAndOutboxAtomically", func(t *testing.T) { testAttributeApply(t, open) })
 	t.Run("RedeliveryIsANoOp", func(t *testing.T) { testAttributeRedelivery(t, open) })
+	t.Run("ProcessedPurgeKeepsTheWindow", func(t *testing.T) { testAttributeProcessedPurge(t, open) })
 	t.Run("StaleVersionIsLeaseLost", func(t *testing.T) { testAttributeStale(t, open) })
 	t.Run("DecideErrorWritesNothing", func(t *testing.T) { testAttributeDecideError(t, open) })
 	t.Run("FlushFoldsDeltasInBoundedBatches", func(t *testing.T) { testAttributeFlush(t, open) })
@@ -118,6 +119,43 @@ func testAttributeRedelivery(t *testing.T, open Opener) {
 	other := store.AttributeEntity{BusinessUnitID: "bu-2", EntityType: "CUSTOMER", EntityID: "CUST-1"}
 	if out, err := apply(t, s, "e1", []store.AttributeEntity{other}, incr(other, "e1", 0)); err != nil || out != store.AttributeApplied {
 		t.Fatalf("other business unit: %v %v", out, err)
+	}
+}
+
+// The ledger purge deletes only rows processed before the cut, at most limit per call; a
+// redelivery of a kept id stays a duplicate, one of a purged id is applied again.
+func testAttributeProcessedPurge(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	at := func(id string, now time.Time) store.AttributeApplyOutcome {
+		t.Helper()
+		out, err := s.AttributeApply(ctx, store.AttributeApplyParams{Now: now, EventID: id, Entities: []store.AttributeEntity{cust}, Decide: incr(cust, id, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for i := range 3 {
+		at(fmt.Sprintf("old-%d", i), T0)
+	}
+	at("new", T0.Add(time.Hour))
+	if _, err := s.AttributeProcessedPurge(ctx, T0.Add(time.Minute), 0); err == nil {
+		t.Fatal("limit 0 accepted")
+	}
+	if n, err := s.AttributeProcessedPurge(ctx, T0.Add(time.Minute), 2); err != nil || n != 2 {
+		t.Fatalf("first batch = %d, %v, want 2", n, err)
+	}
+	if n, err := s.AttributeProcessedPurge(ctx, T0.Add(time.Minute), 2); err != nil || n != 1 {
+		t.Fatalf("second batch = %d, %v, want 1", n, err)
+	}
+	if n, err := s.AttributeProcessedPurge(ctx, T0.Add(time.Minute), 2); err != nil || n != 0 {
+		t.Fatalf("third batch = %d, %v, want 0", n, err)
+	}
+	if out := at("new", T0.Add(2*time.Hour)); out != store.AttributeDuplicate {
+		t.Fatalf("a kept id redelivered: %v, want a duplicate", out)
+	}
+	if out := at("old-0", T0.Add(2*time.Hour)); out != store.AttributeApplied {
+		t.Fatalf("a purged id redelivered: %v, want applied", out)
 	}
 }
 

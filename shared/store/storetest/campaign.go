@@ -187,7 +187,7 @@ func testCampaignClaim(t *testing.T, open Opener) {
 	if w, err := s.CampaignNextWakeUp(ctx); err != nil || w == nil || !w.Equal(T0.Add(2*time.Minute)) {
 		t.Fatalf("wake-up = %v, %v, want the lease's end", w, err)
 	}
-	if m, err := s.CampaignMetricsRead(ctx, T0.Add(2*time.Minute)); err != nil || m.PastLease != 1 || m.Waiting != 0 {
+	if m, err := s.CampaignMetricsRead(ctx, "", T0.Add(2*time.Minute)); err != nil || m.PastLease != 1 || m.Waiting != 0 {
 		t.Fatalf("metrics past the lease = %+v, %v", m, err)
 	}
 	due, err = s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(3 * time.Minute), Lease: time.Minute, Limit: 10})
@@ -450,9 +450,17 @@ func testOutboxLease(t *testing.T, open Opener) {
 	if len(got) != 10 || got[0].ID != msgs[0].ID || got[0].Attempts != 1 {
 		t.Fatalf("after RetryAt: %d rows, first %+v", len(got), got[0])
 	}
-	m, err := s.CampaignMetricsRead(ctx, T0.Add(time.Hour))
+	m, err := s.CampaignMetricsRead(ctx, "", T0.Add(time.Hour))
 	if err != nil || m.OutboxUnsent != 10 || m.OutboxOldestOn == nil || m.Waiting != 20 {
 		t.Fatalf("metrics = %+v, %v", m, err)
+	}
+	// Scoped to a business unit: its commands only; the outbox gauges stay the platform's.
+	if mu, err := s.CampaignMetricsRead(ctx, "bu-1", T0.Add(time.Hour)); err != nil || mu.Waiting != 20 || mu.OutboxUnsent != 10 {
+		t.Fatalf("bu-1 metrics = %+v, %v", mu, err)
+	}
+	if mo, err := s.CampaignMetricsRead(ctx, "bu-other", T0.Add(time.Hour)); err != nil || mo.Waiting != 0 || mo.Unknown != 0 || mo.PastLease != 0 ||
+		mo.OutboxUnsent != 10 || mo.OutboxOldestOn == nil || !mo.OutboxOldestOn.Equal(*m.OutboxOldestOn) {
+		t.Fatalf("another unit's metrics = %+v, %v", mo, err)
 	}
 	// Purge: published rows before the window go; unpublished never; dedupe keys only before
 	// their own window.
@@ -466,7 +474,7 @@ func testOutboxLease(t *testing.T, open Opener) {
 	if err != nil || res.Outbox != 10 || res.ProcessedEvents != 1 {
 		t.Fatalf("purge = %+v, %v", res, err)
 	}
-	if m, _ := s.CampaignMetricsRead(ctx, T0); m.OutboxUnsent != 10 {
+	if m, _ := s.CampaignMetricsRead(ctx, "", T0); m.OutboxUnsent != 10 {
 		t.Fatalf("purge removed unpublished rows: %+v", m)
 	}
 	if done, _ := s.EventProcessed(ctx, "/src", "new"); !done {

@@ -8,6 +8,10 @@ SELECT @BusinessUnitId, @EntityType, @EntityId, @EventId, @Now
 WHERE NOT EXISTS (SELECT 1 FROM dbo.AttributeProcessedEvent WITH (UPDLOCK, HOLDLOCK)
                   WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId AND EventId = @EventId);
 
+-- name: AttributeProcessedPurge :exec
+-- Up to @Limit ledger rows processed before @Before (the dedupe window's start).
+DELETE TOP (@Limit) FROM dbo.AttributeProcessedEvent WHERE ProcessedOn < @Before;
+
 -- name: AttributeListEntity :many
 SELECT BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version
 FROM dbo.AttributeValue

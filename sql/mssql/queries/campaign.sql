@@ -133,10 +133,11 @@ GROUP BY LocalDate, Status
 ORDER BY LocalDate, Status;
 
 -- name: CampaignMetricsCommands :one
+-- One business unit's commands, or every unit's when @BusinessUnitId is ''.
 SELECT COALESCE(SUM(CASE WHEN Status = 'QUEUED' THEN 1 ELSE 0 END), 0),
        COALESCE(SUM(CASE WHEN Status = 'UNKNOWN' THEN 1 ELSE 0 END), 0),
        COALESCE(SUM(CASE WHEN Status = 'RUNNING' AND LeaseExpiresOn <= @Now THEN 1 ELSE 0 END), 0)
-FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING');
+FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING') AND (@BusinessUnitId = '' OR BusinessUnitId = @BusinessUnitId);
 
 -- name: CampaignMetricsOutbox :one
 SELECT COUNT(*), MIN(CreatedOn) FROM dbo.Outbox WHERE PublishedOn IS NULL;

@@ -6,6 +6,12 @@ INSERT INTO AttributeProcessedEvent (BusinessUnitId, EntityType, EntityId, Event
 VALUES (@BusinessUnitId, @EntityType, @EntityId, @EventId, @Now)
 ON CONFLICT (BusinessUnitId, EntityType, EntityId, EventId) DO NOTHING;
 
+-- name: AttributeProcessedPurge :exec
+-- Up to @Limit ledger rows processed before @Before (the dedupe window's start).
+DELETE FROM AttributeProcessedEvent
+WHERE (BusinessUnitId, EntityType, EntityId, EventId) IN (
+    SELECT BusinessUnitId, EntityType, EntityId, EventId FROM AttributeProcessedEvent WHERE ProcessedOn < @Before LIMIT @Limit);
+
 -- name: AttributeListEntity :many
 SELECT BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version
 FROM AttributeValue
