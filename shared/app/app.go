@@ -451,7 +451,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	cache := &gateway.Cache{Store: r.Store, Checker: checker, Clock: r.Clock, Interval: o.RegistryReload, Log: log}
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
-	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused}
+	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused,
+		Hooks: o.Faults.attribute()}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
 	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {
 		return err

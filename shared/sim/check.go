@@ -15,7 +15,9 @@ import (
 	_ "modernc.org/sqlite" // the read-only view of the run's database
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -36,6 +38,12 @@ const (
 	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
 	InvGatewayNotify  = "gateway-notified-once"  // each accepted NOTIFICATION event made one delivery
 	InvFencing        = "stale-token-fenced"     // a write with an expired claim\'s Version never overwrites a live claim
+)
+
+// The attribute engine's invariants (loyalty.go).
+const (
+	InvAttrCounters = "attribute-counters"       // counters, flags, streaks and the hot total equal the model of the accepted events
+	InvAttrTriggers = "attribute-triggered-once" // one trigger per crossing, as the model crosses
 )
 
 // Violation is one broken invariant.
@@ -115,6 +123,12 @@ type checker struct {
 	sink    *lineSink
 	trace   func() trace.Reader
 	checked map[string]int // assertions evaluated, by invariant
+	// triggers: the attribute engine's trigger events the relay published, by id;
+	// reordered: something may have reordered tracking messages (held, crashed, restarted).
+	triggers  map[string]attribute.TriggerEvent
+	reordered bool
+	// attributes: the live runtime's attribute store (nil before it starts).
+	attributes func() store.AttributeStore
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -415,6 +429,11 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		}
 	}
 	c.oracle(r, rows, jobsBySched, effects)
+	if st := c.attributes(); st != nil {
+		if err := c.checkLoyalty(ctx, r, st, c.reordered); err != nil {
+			return err
+		}
+	}
 	return r.err()
 }
 

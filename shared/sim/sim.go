@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/replay"
+	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
@@ -121,6 +122,12 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 	chk := &checker{w: w, dbPath: filepath.Join(dir, "automation.db"), sink: sink, checked: map[string]int{}}
 	defer chk.close()
 	drv := newDriver(w, kinds, chk)
+	chk.attributes = func() store.AttributeStore {
+		if drv.rt == nil {
+			return nil
+		}
+		return drv.rt.Store
+	}
 	chk.trace = func() trace.Reader {
 		if drv.rt == nil {
 			return nil

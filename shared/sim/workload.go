@@ -77,6 +77,8 @@ type Op struct {
 	// Report and gateway inputs, as scenario JSON; Redeems: the gateway event ids.
 	Raw     json.RawMessage
 	Redeems []string
+	// Visits: the loyalty events of an ingest batch (loyalty.go).
+	Visits []Visit
 }
 
 // zones are the business units' zones: both hemispheres, half-hour DST (Lord Howe), DST at
@@ -205,6 +207,10 @@ func Generate(seed uint64) *Workload {
 	}
 	if rng.IntN(2) == 0 {
 		w.gateway(rng)
+	}
+	// Drawn last, so the histories of earlier capabilities stay as they were for a seed.
+	if rng.IntN(2) == 0 {
+		w.loyalty(rng)
 	}
 	sort.SliceStable(w.Ops, func(a, b int) bool { return w.Ops[a].At.Before(w.Ops[b].At) })
 	return w
