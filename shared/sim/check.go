@@ -244,6 +244,13 @@ func (c *checker) nextWork(ctx context.Context, rt *app.Runtime) (*time.Time, bo
 	} else if dw != nil && (wake == nil || dw.Before(*wake)) {
 		wake = dw
 	}
+	// Campaign retries, lookups and expired command leases (none until campaigns enter the
+	// workload; docs/simulation.md).
+	if cw, err := rt.Store.CampaignNextWakeUp(ctx); err != nil {
+		return nil, false, err
+	} else if cw != nil && (wake == nil || cw.Before(*wake)) {
+		wake = cw
+	}
 	n, err := c.count(ctx, `SELECT (SELECT COUNT(*) FROM Outbox WHERE PublishedOn IS NULL) +
 		(SELECT COUNT(*) FROM NotificationJob WHERE Status IN ('Queued','Sending') AND NextAttemptOn IS NULL)`)
 	return wake, n > 0, err
