@@ -16,6 +16,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -44,6 +45,14 @@ const (
 const (
 	InvAttrCounters = "attribute-counters"       // counters, flags, streaks and the hot total equal the model of the accepted events
 	InvAttrTriggers = "attribute-triggered-once" // one trigger per crossing, as the model crosses
+)
+
+// The campaigns' invariants (campaigns.go).
+const (
+	InvCampaignExecOnce   = "campaign-execution-once" // one execution per campaign, recipient and accepted source event
+	InvCampaignEffectOnce = "campaign-effect-once"    // no action effect twice except through a recorded UNKNOWN; SUCCEEDED applied once
+	InvCampaignTerminal   = "campaign-terminal"       // every command ends terminal
+	InvCampaignChain      = "campaign-chain-no-skip"  // a chain's steps run in order, a conditional step only after its condition held
 )
 
 // Violation is one broken invariant.
@@ -129,6 +138,8 @@ type checker struct {
 	reordered bool
 	// attributes: the live runtime's attribute store (nil before it starts).
 	attributes func() store.AttributeStore
+	// providers: the simulated action providers, by name (campaigns.go).
+	providers map[string]*providersim.Server
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -440,6 +451,9 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		if err := c.checkLoyalty(ctx, r, st, c.reordered); err != nil {
 			return err
 		}
+	}
+	if err := c.checkCampaigns(ctx, r); err != nil {
+		return err
 	}
 	return r.err()
 }

@@ -146,6 +146,12 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 			res.Faults["channel-"+op.Mode]++
 		}
 	}
+	// The action provider's timeouts: failed (nothing applied) and lost answers (applied).
+	for _, p := range chk.providers {
+		st := p.Stats()
+		res.Faults["provider-fail"] += st.Failed
+		res.Faults["provider-lost-answer"] += st.Lost
+	}
 	return res
 }
 
