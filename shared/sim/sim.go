@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,8 +82,21 @@ func RunSeed(ctx context.Context, seed uint64, kinds map[Kind]bool) Result {
 	w := Generate(seed)
 	if !kinds[Channel] {
 		w = w.without(func(op Op) bool { return op.Kind == OpFault })
+		w.Providers = withoutFaults(w.Providers)
 	}
 	return RunWorkload(ctx, w, kinds)
+}
+
+// withoutFaults returns copies of the providers without their faults (the channel kind
+// covers the action provider's failures and lost answers too).
+func withoutFaults(ps []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, p := range ps {
+		c := maps.Clone(p)
+		delete(c, "faults")
+		out = append(out, c)
+	}
+	return out
 }
 
 // without returns a copy of w without the operations drop selects.
@@ -294,6 +308,7 @@ func reportFailure(ctx context.Context, out io.Writer, r Result, opts Options) {
 	w := Generate(r.Seed)
 	if !opts.Kinds[Channel] {
 		w = w.without(func(op Op) bool { return op.Kind == OpFault })
+		w.Providers = withoutFaults(w.Providers)
 	}
 	small, runs := Shrink(ctx, w, opts.Kinds, r.Invariant(), 60)
 	raw, err := small.Scenario()
