@@ -271,6 +271,12 @@ func Many(ctx context.Context, opts Options) Summary {
 		for k, v := range r.Checked {
 			sum.Checked[k] += v
 		}
+		if r.Err != nil && ctx.Err() != nil {
+			// Interrupted (a signal canceled the run): the seed did not fail, it was stopped.
+			sum.Seeds--
+			stop()
+			continue
+		}
 		if r.Err != nil {
 			if sum.Failed == nil || r.Seed < sum.Failed.Seed {
 				sum.Failed = &r
@@ -292,6 +298,9 @@ func Many(ctx context.Context, opts Options) Summary {
 	sum.Duration = time.Since(start)
 	if sum.Failed != nil {
 		reportFailure(ctx, out, *sum.Failed, opts)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(out, "sim: interrupted after %d seeds\n", sum.Seeds)
 	}
 	fmt.Fprintf(out, "sim: %d seeds in %s (%.1f seeds/s, %d workers), faults %s\n", sum.Seeds, sum.Duration.Round(time.Millisecond),
 		float64(sum.Seeds)/sum.Duration.Seconds(), workers, joinCounts(sum.Faults))

@@ -184,3 +184,16 @@ func TestLoyaltyModel(t *testing.T) {
 		t.Fatalf("streak %d crossings %d, want 3 and 2", f, c)
 	}
 }
+
+// TestManyInterruptedIsNoFailure: a run stopped by a signal (its context canceled) reports
+// the interruption, not a failing seed with a "reproduce" line and a shrunk history.
+func TestManyInterruptedIsNoFailure(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out strings.Builder
+	kinds, _ := ParseKinds("all")
+	sum := Many(ctx, Options{First: 1, Seeds: 2, Kinds: kinds, Out: &out, Shrink: true})
+	if sum.Failed != nil || strings.Contains(out.String(), "FAIL") || !strings.Contains(out.String(), "interrupted") {
+		t.Fatalf("failed %v, output:\n%s", sum.Failed, out.String())
+	}
+}
