@@ -271,7 +271,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		// The in-process bus retries a failed message with growing delays (not ten times in a
 		// millisecond) and records what it finally gives up on.
 		r.Memory = bus.NewMemory(&bus.MemoryOptions{RetryDelay: time.Second, MaxRetryDelay: time.Minute,
-			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log)})
+			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log)})
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
@@ -442,7 +442,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	}
 	r.Poller = poller
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
-		Clock: r.Clock, Log: log, Hooks: o.Faults.relay()}
+		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
@@ -458,7 +458,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	cache := &gateway.Cache{Store: r.Store, Checker: checker, Clock: r.Clock, Interval: o.RegistryReload, Log: log}
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
-	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused}
+	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused,
+		Hooks: o.Faults.attribute()}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
 	r.AttributePurger = &attribute.ProcessedPurger{Store: r.Store, Clock: r.Clock}
 	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {
@@ -499,6 +500,23 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 		p.on(gateway.Routed{Topic: m.Destination, EventID: m.ID[:i], SessionID: m.SessionID})
 	}
 	return nil
+}
+
+// settled tells the outbox relay that the in-process bus settled a message, so its row is
+// marked published only now (delivery.Relay.MarkOnSettle): a message the bus still held at
+// a crash is published again from its row, where Service Bus would have kept it.
+func (r *Runtime) settled(log *slog.Logger) func(context.Context, bus.Message) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func(ctx context.Context, m bus.Message) {
+		if r.Relay == nil {
+			return
+		}
+		if err := r.Relay.Settled(ctx, m.ID); err != nil {
+			log.Warn("outbox row not marked after settlement; retried", "messageId", m.ID, "error", err)
+		}
+	}
 }
 
 // recordDeadLetter keeps a message the in-process bus gave up on: a diagnostics blob

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/scheduler"
@@ -20,6 +21,16 @@ type Faults struct {
 	// Publisher, when set, wraps the publisher the outbox relay publishes to: the bus faults
 	// (duplicates, reordering, delayed redelivery) live in the wrapper.
 	Publisher func(bus.Publisher) bus.Publisher
+	// Attribute: the attribute engine's points (between the attribute update and the outbox
+	// write, inside the event's transaction).
+	Attribute *attribute.Hooks
+}
+
+func (f *Faults) attribute() *attribute.Hooks {
+	if f == nil {
+		return nil
+	}
+	return f.Attribute
 }
 
 func (f *Faults) scheduler() *scheduler.Hooks {

@@ -99,6 +99,17 @@ type Service struct {
 	// OnRefused each event refused with a permanent error (nothing written).
 	OnApplied func(Result)
 	OnRefused func(eventID string, err error)
+	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
+	// production.
+	Hooks *Hooks
+}
+
+// Hooks are the engine's named fault points. A non-nil error stops the event there as a
+// crash would: its transaction rolls back and Handle returns the error.
+type Hooks struct {
+	// AfterUpdate runs inside the event's transaction between the attribute update (rows
+	// and hot-counter deltas written) and the outbox write of its trigger events.
+	AfterUpdate func(ctx context.Context, eventID string) error
 }
 
 // ParsePayload reads and checks a tracking message. Errors: automation.Invalid naming the
@@ -291,7 +302,11 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 		maxAttempts = DefaultMaxAttempts
 	}
 	for attempt := 1; ; attempt++ {
-		out, err := s.Store.AttributeApply(ctx, store.AttributeApplyParams{Now: s.Clock.Now(), EventID: p.EventID, Entities: entities, Decide: decide})
+		var afterWrite func(context.Context) error
+		if s.Hooks != nil && s.Hooks.AfterUpdate != nil {
+			afterWrite = func(ctx context.Context) error { return s.Hooks.AfterUpdate(ctx, p.EventID) }
+		}
+		out, err := s.Store.AttributeApply(ctx, store.AttributeApplyParams{Now: s.Clock.Now(), EventID: p.EventID, Entities: entities, Decide: decide, AfterWrite: afterWrite})
 		if errors.Is(err, store.ErrLeaseLost) && attempt < maxAttempts && ctx.Err() == nil {
 			continue
 		}

@@ -339,3 +339,34 @@ func TestLeaseLostIsRetriedWithABound(t *testing.T) {
 		t.Fatalf("err %v after %d calls, want ErrLeaseLost after 4", err, ll.calls)
 	}
 }
+
+// A crash between the attribute update and the outbox write (Hooks.AfterUpdate, inside the
+// event's transaction) leaves nothing half-applied: no value, no processed event, no
+// trigger. The redelivery then applies the event once, with its one trigger.
+func TestCrashBetweenUpdateAndOutboxWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 9; i++ {
+		e.handle(t, payload(fmt.Sprint("v-", i), "bu-syd", fmt.Sprintf("2026-07-07T%02d:00:00Z", i), weeklyView))
+	}
+	crash := errors.New("process killed")
+	var seen []string
+	e.svc.Hooks = &attribute.Hooks{AfterUpdate: func(_ context.Context, id string) error { seen = append(seen, id); return crash }}
+	tenth := payload("v-9", "bu-syd", "2026-07-07T09:00:00Z", weeklyView)
+	if _, err := e.svc.Handle(context.Background(), tenth); !errors.Is(err, crash) {
+		t.Fatalf("Handle = %v, want the crash", err)
+	}
+	asOf := time.Date(2026, 7, 8, 0, 0, 0, 0, time.UTC)
+	if got := fmt.Sprint(e.value(t, "CUSTOMER", "CUST-001", "weekly_view_count", asOf)); got != "9" || len(e.triggers(t)) != 0 || fmt.Sprint(seen) != "[v-9]" {
+		t.Fatalf("after the crash: count %s, %d triggers, hook saw %v; want 9, 0, [v-9]", got, len(e.triggers(t)), seen)
+	}
+	e.svc.Hooks = nil
+	if r := e.handle(t, tenth); r.Outcome != store.AttributeApplied || len(r.Triggers) != 1 {
+		t.Fatalf("redelivery: %+v", r)
+	}
+	if r := e.handle(t, tenth); r.Outcome != store.AttributeDuplicate {
+		t.Fatalf("second redelivery: %+v", r)
+	}
+	if got := fmt.Sprint(e.value(t, "CUSTOMER", "CUST-001", "weekly_view_count", asOf)); got != "0" || len(e.triggers(t)) != 1 {
+		t.Fatalf("after the redelivery: count %s (reset on trigger), %d triggers", got, len(e.triggers(t)))
+	}
+}

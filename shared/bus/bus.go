@@ -60,6 +60,12 @@ type MemoryOptions struct {
 	OnDeadLetter func(DeadLettered)
 	// MaxDeadLetters bounds the dead-letter list kept in memory (oldest dropped; default 1000).
 	MaxDeadLetters int
+	// OnSettled, when set, is called (outside the bus lock, with Drain's context) once a
+	// message leaves the bus for good: its handler completed it, or it was dead-lettered.
+	// The in-process bus is not durable (a message it holds is lost when the process stops),
+	// so the embedded runtime's outbox relay keeps each row unpublished until this call
+	// (delivery.Relay.MarkOnSettle): the outbox row is the message's durable copy.
+	OnSettled func(ctx context.Context, m Message)
 }
 
 type delayed struct {
@@ -76,7 +82,7 @@ type Memory struct {
 	queues   map[string][]Message
 	order    []string // destinations in first-publish order, for deterministic draining
 	handlers map[string]Handler
-	recent   map[string]struct{} // destination + "\x00" + message id
+	recent   map[string]bool // destination + "\x00" + message id -> settled (completed or dead-lettered)
 	recentQ  []string
 	dead     []DeadLettered
 	waiting  []delayed // failed messages waiting for their redelivery time
@@ -88,7 +94,7 @@ var _ Publisher = (*Memory)(nil)
 func NewMemory(opts *MemoryOptions) *Memory {
 	o := MemoryOptions{MaxQueueLength: 10000, MaxDeliveryCount: 10, DuplicateWindow: 10000, MaxRetryDelay: time.Minute, MaxDeadLetters: 1000}
 	if opts != nil {
-		o.RetryDelay, o.Now, o.OnDeadLetter = opts.RetryDelay, opts.Now, opts.OnDeadLetter
+		o.RetryDelay, o.Now, o.OnDeadLetter, o.OnSettled = opts.RetryDelay, opts.Now, opts.OnDeadLetter, opts.OnSettled
 		if opts.MaxRetryDelay > 0 {
 			o.MaxRetryDelay = opts.MaxRetryDelay
 		}
@@ -108,7 +114,7 @@ func NewMemory(opts *MemoryOptions) *Memory {
 			o.DuplicateWindow = opts.DuplicateWindow
 		}
 	}
-	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, recent: map[string]struct{}{}}
+	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, recent: map[string]bool{}}
 }
 
 // Subscribe sets the handler of a destination (one per destination).
@@ -138,10 +144,15 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 	}
 	key := m.Destination + "\x00" + m.ID
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, dup := b.recent[key]; dup {
+	if settled, dup := b.recent[key]; dup {
+		b.mu.Unlock()
+		if settled && b.opts.OnSettled != nil {
+			// The first copy already left the bus: this one is settled as it is dropped.
+			b.opts.OnSettled(ctx, m)
+		}
 		return nil
 	}
+	defer b.mu.Unlock()
 	q := b.queues[m.Destination]
 	if len(q) >= b.opts.MaxQueueLength {
 		return fmt.Errorf("bus: %s: %w", m.Destination, ErrQueueFull)
@@ -152,7 +163,7 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 	m.DeliveryCount = 0
 	m.Body = append([]byte(nil), m.Body...)
 	b.queues[m.Destination] = append(q, m)
-	b.recent[key] = struct{}{}
+	b.recent[key] = false
 	b.recentQ = append(b.recentQ, key)
 	if len(b.recentQ) > b.opts.DuplicateWindow {
 		delete(b.recent, b.recentQ[0])
@@ -181,6 +192,10 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 		delivered.Body = append([]byte(nil), m.Body...)
 		err := h(ctx, delivered)
 		if err == nil {
+			b.settle(m)
+			if b.opts.OnSettled != nil {
+				b.opts.OnSettled(ctx, m)
+			}
 			continue
 		}
 		b.mu.Lock()
@@ -208,8 +223,24 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 		if dl != nil && b.opts.OnDeadLetter != nil {
 			b.opts.OnDeadLetter(*dl)
 		}
+		if dl != nil {
+			b.settle(m)
+		}
+		if dl != nil && b.opts.OnSettled != nil {
+			b.opts.OnSettled(ctx, m)
+		}
 	}
 	return n, nil
+}
+
+// settle notes that m left the bus, for duplicate detection (a later copy is settled at once).
+func (b *Memory) settle(m Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := m.Destination + "\x00" + m.ID
+	if _, ok := b.recent[key]; ok {
+		b.recent[key] = true
+	}
 }
 
 func (b *Memory) next() (Message, Handler, bool) {

@@ -460,3 +460,55 @@ func TestMemoryRetryDelayAndDeadLetterCallback(t *testing.T) {
 		t.Fatalf("calls %d dead %+v len %d", calls, dead, b.Len("q"))
 	}
 }
+
+// TestMemoryOnSettled: a message is settled once its handler completes it or it is
+// dead-lettered, never while it waits for a redelivery; a duplicate of a settled message is
+// settled as it is dropped (its first copy already left the bus), a duplicate of a message
+// still queued is not.
+func TestMemoryOnSettled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var settled []string
+	b := bus.NewMemory(&bus.MemoryOptions{MaxDeliveryCount: 2, OnSettled: func(_ context.Context, m bus.Message) { settled = append(settled, m.ID) }})
+	fail := true
+	b.Subscribe("q", func(_ context.Context, m bus.Message) error {
+		switch {
+		case m.ID == "poison":
+			return errors.New("no")
+		case m.ID == "flaky" && fail:
+			fail = false
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	for _, id := range []string{"ok", "flaky", "poison"} {
+		if err := b.Publish(ctx, bus.Message{ID: id, Destination: "q", Body: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Drain(ctx, 2); err != nil { // "ok" completes, "flaky" fails once
+		t.Fatal(err)
+	}
+	if fmt.Sprint(settled) != "[ok]" {
+		t.Fatalf("settled %v after the first deliveries, want [ok]", settled)
+	}
+	// "flaky" is queued again: a duplicate of it is dropped unsettled.
+	if err := b.Publish(ctx, bus.Message{ID: "flaky", Destination: "q", Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(settled) != "[ok]" {
+		t.Fatalf("a duplicate of a queued message was settled: %v", settled)
+	}
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(settled); got != "[ok flaky poison]" {
+		t.Fatalf("settled %v, want [ok flaky poison] (completed, completed on redelivery, dead-lettered)", got)
+	}
+	if err := b.Publish(ctx, bus.Message{ID: "ok", Destination: "q", Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(settled); got != "[ok flaky poison ok]" || b.Len("q") != 0 {
+		t.Fatalf("a duplicate of a settled message: settled %v, len %d", got, b.Len("q"))
+	}
+}

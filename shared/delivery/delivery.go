@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -113,6 +114,17 @@ type Relay struct {
 	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
 	// production.
 	Hooks *RelayHooks
+	// MarkOnSettle is for a publisher that is not durable (the embedded runtime's in-process
+	// bus, which loses what it holds when the process stops, where Service Bus keeps every
+	// message it accepted): the relay then leaves a published row unpublished, under its
+	// lease, until the bus settles the message and calls Settled. A crash in between leaves
+	// the row to the next relay once the lease expires, which publishes it again with the
+	// same MessageId: at-least-once, as on Service Bus, and every consumer is idempotent.
+	MarkOnSettle bool
+
+	mu       sync.Mutex
+	inflight map[string]int64 // MessageId -> outbox row id, published and not yet settled
+	unmarked []int64          // settled rows whose mark failed; marked at the next RunOnce
 }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
@@ -145,11 +157,21 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := r.markUnmarked(ctx); err != nil {
+		return 0, err
+	}
 	var done []int64
 	var pubErr error
 	for i, m := range msgs {
+		if r.MarkOnSettle {
+			// Before the publish: the bus may settle the message before Publish returns.
+			r.track(m.MessageID, m.ID)
+		}
 		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
+			if r.MarkOnSettle {
+				r.untrack(m.MessageID)
+			}
 			if isLeased {
 				var rest []int64
 				for _, x := range msgs[i+1:] {
@@ -169,7 +191,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			return 0, errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
 		}
 	}
-	if len(done) > 0 {
+	if len(done) > 0 && !r.MarkOnSettle {
 		if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: done, Now: r.Clock.Now()}); err != nil {
 			// Published but not marked: the next run publishes again with the same MessageId,
 			// which duplicate detection and the send claim absorb.
@@ -177,6 +199,61 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return len(done), pubErr
+}
+
+// Settled marks published the outbox row of a message the (non-durable) bus settled: its
+// handler completed it or it was dead-lettered (bus.MemoryOptions.OnSettled). A message the
+// relay did not publish in this process is ignored. A failed mark is kept and retried at
+// the next RunOnce; if the process stops first, the row's lease expires and the message is
+// published again (the consumers are idempotent). Errors: the store's.
+func (r *Relay) Settled(ctx context.Context, messageID string) error {
+	r.mu.Lock()
+	id, ok := r.inflight[messageID]
+	delete(r.inflight, messageID)
+	r.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: []int64{id}, Now: r.Clock.Now()}); err != nil {
+		r.mu.Lock()
+		r.unmarked = append(r.unmarked, id)
+		r.mu.Unlock()
+		return fmt.Errorf("outbox relay: mark settled %s: %w", messageID, err)
+	}
+	return nil
+}
+
+func (r *Relay) track(messageID string, id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inflight == nil {
+		r.inflight = map[string]int64{}
+	}
+	r.inflight[messageID] = id
+}
+
+func (r *Relay) untrack(messageID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.inflight, messageID)
+}
+
+// markUnmarked retries the marks Settled could not write.
+func (r *Relay) markUnmarked(ctx context.Context) error {
+	r.mu.Lock()
+	ids := r.unmarked
+	r.unmarked = nil
+	r.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
+		r.mu.Lock()
+		r.unmarked = append(r.unmarked, ids...)
+		r.mu.Unlock()
+		return fmt.Errorf("outbox relay: mark settled: %w", err)
+	}
+	return nil
 }
 
 // retryDelay is the wait after a row's (attempts+1)-th failed publish.

@@ -135,3 +135,76 @@ func TestOutboxPurgerKeepsWhatASourceMayReplay(t *testing.T) {
 		t.Fatal("a key past the window was kept")
 	}
 }
+
+// On the in-process bus (MarkOnSettle), a row stays unpublished until the bus settles its
+// message. A process that stops while the bus still holds the message (its memory lost, as
+// after a crash) leaves the row under its lease; the next process's relay cannot take it
+// before the lease expires on the clock, and publishes it once it has: the message is
+// delivered, where marking at publish lost it for good (seed 278 of the simulator).
+func TestRelayMarkOnSettleRepublishesWhatTheBusLost(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	for _, exe := range []string{"cx-1", "cx-2"} {
+		if _, err := st.CampaignStart(ctx, store.CampaignStartParams{
+			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
+			Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
+			Outbox:    []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}},
+			Now:       clock.Now(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A process: the in-process bus settles into the relay, as app.Open wires it.
+	process := func(handled map[string]int) (*delivery.Relay, *bus.Memory) {
+		r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true}
+		b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
+			if err := r.Settled(ctx, m.ID); err != nil {
+				t.Error(err)
+			}
+		}})
+		b.Subscribe("q", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
+		r.Publisher = b
+		return r, b
+	}
+	unpublished := func() int {
+		left, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(left)
+	}
+	first := map[string]int{}
+	r1, _ := process(first)
+	if n, err := r1.RunOnce(ctx); err != nil || n != 2 {
+		t.Fatalf("first relay: %d, %v", n, err)
+	}
+	if unpublished() != 2 {
+		t.Fatal("rows marked published while the bus still holds their messages")
+	}
+	// The process stops before its bus delivered anything.
+	second := map[string]int{}
+	r2, b2 := process(second)
+	clock.Advance(59 * time.Second)
+	if n, err := r2.RunOnce(ctx); err != nil || n != 0 {
+		t.Fatalf("the next relay took leased rows before the lease expired: %d, %v", n, err)
+	}
+	clock.Advance(time.Second)
+	if n, err := r2.RunOnce(ctx); err != nil || n != 2 {
+		t.Fatalf("after the lease: %d, %v", n, err)
+	}
+	if _, err := b2.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 0 || second["cx-1"] != 1 || second["cx-2"] != 1 {
+		t.Fatalf("handled by the lost bus %v, by the next %v", first, second)
+	}
+	if n := unpublished(); n != 0 {
+		t.Fatalf("%d rows left unpublished after their messages were settled", n)
+	}
+}

@@ -35,6 +35,13 @@ import (
 // command outcome the worker records prints an "action" line; the summary counts the final
 // status of every command ("actions").
 
+// ProviderObserver is implemented by a Driver that checks the simulated action providers'
+// effects (the simulator's campaign invariants): it gets them, by name, before the first
+// process starts.
+type ProviderObserver interface {
+	Providers(map[string]*providersim.Server)
+}
+
 // CampaignProvider is one simulated action provider of a scenario.
 type CampaignProvider struct {
 	Name        string             `json:"name"`
@@ -92,6 +99,10 @@ func (r *runner) startProviders() (map[string]app.CampaignProvider, func(), erro
 			return nil, nil, err
 		}
 		sims = append(sims, s)
+		if r.providerSims == nil {
+			r.providerSims = map[string]*providersim.Server{}
+		}
+		r.providerSims[p.Name] = s
 		out[p.Name] = app.CampaignProvider{Provider: &campaign.HTTPProvider{BaseURL: s.URL(), Client: &http.Client{Transport: &http.Transport{}},
 			Dedupe: p.Dedupe, HasLookup: p.Lookup, ActionTypes: p.ActionTypes}, Config: campaign.ProviderConfig{Timeout: 5 * time.Second}}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/publish"
@@ -144,6 +145,9 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	}
 	defer stopProviders()
 	r.cfg, r.driver = cfg, o.Driver
+	if po, ok := o.Driver.(ProviderObserver); ok {
+		po.Providers(r.providerSims)
+	}
 	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
 		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
 		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1}
@@ -201,6 +205,9 @@ type runner struct {
 	held        map[string]bool   // scheduler keys already reported "held"
 	lastAction  map[string]string // campaign command id → latest recorded status
 	err         error             // first output error of an outcome line
+
+	// providerSims: the simulated action providers, by name (campaign.go).
+	providerSims map[string]*providersim.Server
 }
 
 func (r *runner) setup(ctx context.Context) error {

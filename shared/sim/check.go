@@ -15,7 +15,10 @@ import (
 	_ "modernc.org/sqlite" // the read-only view of the run's database
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -36,6 +39,20 @@ const (
 	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
 	InvGatewayNotify  = "gateway-notified-once"  // each accepted NOTIFICATION event made one delivery
 	InvFencing        = "stale-token-fenced"     // a write with an expired claim\'s Version never overwrites a live claim
+)
+
+// The attribute engine's invariants (loyalty.go).
+const (
+	InvAttrCounters = "attribute-counters"       // counters, flags, streaks and the hot total equal the model of the accepted events
+	InvAttrTriggers = "attribute-triggered-once" // one trigger per crossing, as the model crosses
+)
+
+// The campaigns' invariants (campaigns.go).
+const (
+	InvCampaignExecOnce   = "campaign-execution-once" // one execution per campaign, recipient and accepted source event
+	InvCampaignEffectOnce = "campaign-effect-once"    // no action effect twice except through a recorded UNKNOWN; SUCCEEDED applied once
+	InvCampaignTerminal   = "campaign-terminal"       // every command ends terminal
+	InvCampaignChain      = "campaign-chain-no-skip"  // a chain's steps run in order, a conditional step only after its condition held
 )
 
 // Violation is one broken invariant.
@@ -115,6 +132,14 @@ type checker struct {
 	sink    *lineSink
 	trace   func() trace.Reader
 	checked map[string]int // assertions evaluated, by invariant
+	// triggers: the attribute engine's trigger events the relay published, by id;
+	// reordered: something may have reordered tracking messages (held, crashed, restarted).
+	triggers  map[string]attribute.TriggerEvent
+	reordered bool
+	// attributes: the live runtime's attribute store (nil before it starts).
+	attributes func() store.AttributeStore
+	// providers: the simulated action providers, by name (campaigns.go).
+	providers map[string]*providersim.Server
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -229,6 +254,13 @@ func (c *checker) nextWork(ctx context.Context, rt *app.Runtime) (*time.Time, bo
 		return nil, false, err
 	} else if dw != nil && (wake == nil || dw.Before(*wake)) {
 		wake = dw
+	}
+	// Campaign retries, lookups and expired command leases (none until campaigns enter the
+	// workload; docs/simulation.md).
+	if cw, err := rt.Store.CampaignNextWakeUp(ctx); err != nil {
+		return nil, false, err
+	} else if cw != nil && (wake == nil || cw.Before(*wake)) {
+		wake = cw
 	}
 	n, err := c.count(ctx, `SELECT (SELECT COUNT(*) FROM Outbox WHERE PublishedOn IS NULL) +
 		(SELECT COUNT(*) FROM NotificationJob WHERE Status IN ('Queued','Sending') AND NextAttemptOn IS NULL)`)
@@ -415,6 +447,14 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		}
 	}
 	c.oracle(r, rows, jobsBySched, effects)
+	if st := c.attributes(); st != nil {
+		if err := c.checkLoyalty(ctx, r, st, c.reordered); err != nil {
+			return err
+		}
+	}
+	if err := c.checkCampaigns(ctx, r); err != nil {
+		return err
+	}
 	return r.err()
 }
 

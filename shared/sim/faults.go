@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -52,10 +53,13 @@ const (
 	// the answer is lost (timeout: effect applied), or the request is lost without answer
 	// (lost: effect not applied).
 	Channel Kind = "channel"
+	// AttributeCrash: the process dies inside the attribute engine's transaction, between
+	// the attribute update and the outbox write of its triggers (nothing may half-apply).
+	AttributeCrash Kind = "attribute-crash"
 )
 
 // AllKinds lists every fault kind.
-var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel}
+var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -113,6 +117,7 @@ const (
 	pDuplicate  = 0.06
 	pDelay      = 0.06
 	pRestart    = 0.015
+	pAttrCrash  = 0.08
 )
 
 // errCrash is what a fault point returns when it killed the process.
@@ -156,6 +161,7 @@ func (d *driver) Faults() *app.Faults {
 		Dispatch:  &delivery.DispatchHooks{AfterSend: d.afterSend},
 		Relay:     &delivery.RelayHooks{AfterPublish: d.afterPublish},
 		Publisher: func(p bus.Publisher) bus.Publisher { d.pub = p; return faultyPublisher{d: d} },
+		Attribute: &attribute.Hooks{AfterUpdate: d.afterAttributeUpdate},
 	}
 }
 
@@ -205,6 +211,13 @@ func (d *driver) afterSend(context.Context, store.NotificationJob, error) error 
 	return nil
 }
 
+func (d *driver) afterAttributeUpdate(context.Context, string) error {
+	if d.roll(AttributeCrash, pAttrCrash) {
+		return d.crash(AttributeCrash)
+	}
+	return nil
+}
+
 func (d *driver) afterPublish(context.Context, []int64) error {
 	if d.roll(RelayCrash, pRelayCrash) {
 		return d.crash(RelayCrash)
@@ -218,6 +231,7 @@ type faultyPublisher struct{ d *driver }
 
 func (p faultyPublisher) Publish(ctx context.Context, m bus.Message) error {
 	d := p.d
+	d.chk.noteTrigger(m.Destination, m.Body)
 	if d.roll(BusDelay, pDelay) {
 		d.counts[string(BusDelay)]++
 		m.Body = append([]byte(nil), m.Body...)
@@ -307,6 +321,9 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 // check every invariant.
 func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
 	d.off = true
+	for _, k := range []Kind{BusDelay, Restart, ClaimCrash, SendCrash, RelayCrash, AttributeCrash} {
+		d.chk.reordered = d.chk.reordered || d.counts[string(k)] > 0
+	}
 	if err := d.compete(ctx); err != nil {
 		return err
 	}

@@ -26,3 +26,12 @@ func TestSeed22ProjectionCatchesUpAfterRestart(t *testing.T) { runSeedClean(t, 2
 // TestSeed32ProjectionCatchesUpAfterRestart: the same loss after a crash between send and
 // record and a restart.
 func TestSeed32ProjectionCatchesUpAfterRestart(t *testing.T) { runSeedClean(t, 32) }
+
+// TestSeed278GatewayNotificationSurvivesACrash: accepted gateway NOTIFICATION events made no
+// delivery (gateway-notified-once): the relay marked their `noti` messages published once
+// the in-process bus accepted them, and a crash lost what the bus still held, where Service
+// Bus would have kept them. Fixed for every route by marking a row published only once the
+// in-process bus settled its message (delivery.Relay.MarkOnSettle, bus.MemoryOptions.OnSettled):
+// a crash leaves the row under its lease, and the next relay publishes it again after the
+// lease expires on the clock.
+func TestSeed278GatewayNotificationSurvivesACrash(t *testing.T) { runSeedClean(t, 278) }

@@ -41,8 +41,12 @@ func (w *Workload) Scenario() ([]byte, error) {
 		}
 		inputs = append(inputs, in)
 	}
-	return json.MarshalIndent(obj{"start": w.Start.Format(time.RFC3339), "until": w.Until.Format(time.RFC3339), "tick": "60s",
-		"businessUnits": bus, "reminderSettings": settings, "templates": templates, "inputs": inputs}, "", " ")
+	sc := obj{"start": w.Start.Format(time.RFC3339), "until": w.Until.Format(time.RFC3339), "tick": "60s",
+		"businessUnits": bus, "reminderSettings": settings, "templates": templates, "inputs": inputs}
+	if len(w.Providers) > 0 {
+		sc["campaignProviders"] = w.Providers
+	}
+	return json.MarshalIndent(sc, "", " ")
 }
 
 func (w *Workload) dateSetting(s DateSetting, sendTime string) map[string]any {
@@ -106,6 +110,8 @@ func (w *Workload) input(op Op) (json.RawMessage, error) {
 		in = obj{"at": at, "registry": op.Raw}
 	case OpIngest:
 		in = obj{"at": at, "ingest": op.Raw}
+	case OpCampaign:
+		in = obj{"at": at, "campaign": op.Raw}
 	default:
 		return nil, fmt.Errorf("sim: unknown op kind %q", op.Kind)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/replay"
+	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
@@ -80,8 +82,21 @@ func RunSeed(ctx context.Context, seed uint64, kinds map[Kind]bool) Result {
 	w := Generate(seed)
 	if !kinds[Channel] {
 		w = w.without(func(op Op) bool { return op.Kind == OpFault })
+		w.Providers = withoutFaults(w.Providers)
 	}
 	return RunWorkload(ctx, w, kinds)
+}
+
+// withoutFaults returns copies of the providers without their faults (the channel kind
+// covers the action provider's failures and lost answers too).
+func withoutFaults(ps []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, p := range ps {
+		c := maps.Clone(p)
+		delete(c, "faults")
+		out = append(out, c)
+	}
+	return out
 }
 
 // without returns a copy of w without the operations drop selects.
@@ -121,6 +136,12 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 	chk := &checker{w: w, dbPath: filepath.Join(dir, "automation.db"), sink: sink, checked: map[string]int{}}
 	defer chk.close()
 	drv := newDriver(w, kinds, chk)
+	chk.attributes = func() store.AttributeStore {
+		if drv.rt == nil {
+			return nil
+		}
+		return drv.rt.Store
+	}
 	chk.trace = func() trace.Reader {
 		if drv.rt == nil {
 			return nil
@@ -138,6 +159,12 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 		if op.Kind == OpFault {
 			res.Faults["channel-"+op.Mode]++
 		}
+	}
+	// The action provider's timeouts: failed (nothing applied) and lost answers (applied).
+	for _, p := range chk.providers {
+		st := p.Stats()
+		res.Faults["provider-fail"] += st.Failed
+		res.Faults["provider-lost-answer"] += st.Lost
 	}
 	return res
 }
@@ -244,6 +271,12 @@ func Many(ctx context.Context, opts Options) Summary {
 		for k, v := range r.Checked {
 			sum.Checked[k] += v
 		}
+		if r.Err != nil && ctx.Err() != nil {
+			// Interrupted (a signal canceled the run): the seed did not fail, it was stopped.
+			sum.Seeds--
+			stop()
+			continue
+		}
 		if r.Err != nil {
 			if sum.Failed == nil || r.Seed < sum.Failed.Seed {
 				sum.Failed = &r
@@ -266,6 +299,9 @@ func Many(ctx context.Context, opts Options) Summary {
 	if sum.Failed != nil {
 		reportFailure(ctx, out, *sum.Failed, opts)
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(out, "sim: interrupted after %d seeds\n", sum.Seeds)
+	}
 	fmt.Fprintf(out, "sim: %d seeds in %s (%.1f seeds/s, %d workers), faults %s\n", sum.Seeds, sum.Duration.Round(time.Millisecond),
 		float64(sum.Seeds)/sum.Duration.Seconds(), workers, joinCounts(sum.Faults))
 	fmt.Fprintf(out, "sim: invariants checked %s\n", joinCounts(sum.Checked))
@@ -281,6 +317,7 @@ func reportFailure(ctx context.Context, out io.Writer, r Result, opts Options) {
 	w := Generate(r.Seed)
 	if !opts.Kinds[Channel] {
 		w = w.without(func(op Op) bool { return op.Kind == OpFault })
+		w.Providers = withoutFaults(w.Providers)
 	}
 	small, runs := Shrink(ctx, w, opts.Kinds, r.Invariant(), 60)
 	raw, err := small.Scenario()

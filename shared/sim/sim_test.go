@@ -80,7 +80,7 @@ func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
 			kinds[op.Kind] = true
 		}
 	}
-	for _, k := range []OpKind{OpEvent, OpDelete, OpSendTime, OpDeactivate, OpFault, OpReport, OpRegistry, OpIngest} {
+	for _, k := range []OpKind{OpEvent, OpDelete, OpSendTime, OpDeactivate, OpFault, OpReport, OpRegistry, OpIngest, OpCampaign} {
 		if !kinds[k] {
 			t.Errorf("no %s operation in 20 seeds", k)
 		}
@@ -159,5 +159,41 @@ func TestRunIsAFunctionOfTheSeed(t *testing.T) {
 	}
 	if joinCounts(a.Faults) != joinCounts(b.Faults) || joinCounts(a.Checked) != joinCounts(b.Checked) {
 		t.Fatalf("seed 7 twice:\n%s | %s\n%s | %s", joinCounts(a.Faults), joinCounts(a.Checked), joinCounts(b.Faults), joinCounts(b.Checked))
+	}
+}
+
+// TestLoyaltyModel: the model counts a visit once (a resent batch adds nothing), takes its
+// local day in the unit's zone (23:50 in Sydney is the previous UTC day) and derives the
+// streak and its crossings from the sorted local days.
+func TestLoyaltyModel(t *testing.T) {
+	syd := mustZone("Australia/Sydney")
+	v := func(id string, y, m, d, h, min int) Visit {
+		return Visit{ID: id, Customer: "C", Time: time.Date(y, time.Month(m), d, h, min, 0, 0, syd).UTC()}
+	}
+	batch := []Visit{v("a", 2026, 10, 5, 23, 50), v("b", 2026, 10, 6, 0, 10), v("c", 2026, 10, 6, 12, 0)}
+	raw := []byte(`[{"businessunitid":"bu-1"},{"businessunitid":"bu-1"},{"businessunitid":"bu-1"}]`)
+	w := &Workload{Start: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC),
+		Units: []Unit{{ID: "bu-1", Zone: "Australia/Sydney"}}}
+	w.Ops = []Op{{At: w.Start, Kind: OpRegistry}, {At: w.Start.AddDate(0, 0, 6), Kind: OpIngest, Raw: raw, Visits: batch},
+		{At: w.Start.AddDate(0, 0, 7), Kind: OpIngest, Raw: raw, Visits: batch}}
+	m := w.loyaltyModel()
+	if m.total != 3 || m.days["C"]["2026-10-05"] != 1 || m.days["C"]["2026-10-06"] != 2 {
+		t.Fatalf("model %+v", m)
+	}
+	if f, c := streak(map[string]int{"2026-10-05": 1, "2026-10-06": 2, "2026-10-08": 1, "2026-10-09": 1, "2026-10-10": 1}); f != 3 || c != 2 {
+		t.Fatalf("streak %d crossings %d, want 3 and 2", f, c)
+	}
+}
+
+// TestManyInterruptedIsNoFailure: a run stopped by a signal (its context canceled) reports
+// the interruption, not a failing seed with a "reproduce" line and a shrunk history.
+func TestManyInterruptedIsNoFailure(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out strings.Builder
+	kinds, _ := ParseKinds("all")
+	sum := Many(ctx, Options{First: 1, Seeds: 2, Kinds: kinds, Out: &out, Shrink: true})
+	if sum.Failed != nil || strings.Contains(out.String(), "FAIL") || !strings.Contains(out.String(), "interrupted") {
+		t.Fatalf("failed %v, output:\n%s", sum.Failed, out.String())
 	}
 }

@@ -21,6 +21,8 @@ type Workload struct {
 	Dates      []DateSetting
 	Thresholds []ThresholdSetting
 	Ops        []Op // in arrival order (At ascending, stable)
+	// Providers: the simulated action providers of the scenario (campaignProviders).
+	Providers []map[string]any
 }
 
 // Unit is a business unit and its IANA zone.
@@ -57,6 +59,7 @@ const (
 	OpReport     OpKind = "report"     // a report input (rollout, subscription, run-now)
 	OpRegistry   OpKind = "registry"   // the gateway's registry
 	OpIngest     OpKind = "ingest"     // a gateway batch of NOTIFICATION events
+	OpCampaign   OpKind = "campaign"   // a campaign definition (PUT /api/campaigns)
 )
 
 // Op is one timed operation.
@@ -77,6 +80,10 @@ type Op struct {
 	// Report and gateway inputs, as scenario JSON; Redeems: the gateway event ids.
 	Raw     json.RawMessage
 	Redeems []string
+	// Visits: the loyalty events of an ingest batch (loyalty.go); Joins: its campaign
+	// trigger events (campaigns.go).
+	Visits []Visit
+	Joins  []string
 }
 
 // zones are the business units' zones: both hemispheres, half-hour DST (Lord Howe), DST at
@@ -206,6 +213,13 @@ func Generate(seed uint64) *Workload {
 	if rng.IntN(2) == 0 {
 		w.gateway(rng)
 	}
+	// Drawn last, so the histories of earlier capabilities stay as they were for a seed.
+	if rng.IntN(2) == 0 {
+		w.loyalty(rng)
+	}
+	if rng.IntN(2) == 0 {
+		w.campaigns(rng)
+	}
 	sort.SliceStable(w.Ops, func(a, b int) bool { return w.Ops[a].At.Before(w.Ops[b].At) })
 	return w
 }
@@ -279,6 +293,11 @@ func (w *Workload) gateway(rng *rand.Rand) {
 			w.Ops = append(w.Ops, Op{At: t.Add(time.Duration(1+rng.IntN(600)) * time.Minute), Kind: OpIngest, Raw: b, Redeems: ids})
 		}
 	}
+}
+
+// rngMinutes is a whole number of minutes in [lo, hi].
+func rngMinutes(rng *rand.Rand, lo, hi int) time.Duration {
+	return time.Duration(lo+rng.IntN(hi-lo+1)) * time.Minute
 }
 
 // mustZone loads a zone's rules from the project's embedded tzdata (the data the pipeline

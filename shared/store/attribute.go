@@ -58,6 +58,11 @@ type AttributeApplyParams struct {
 	EventID  string
 	Entities []AttributeEntity
 	Decide   func(rows map[AttributeEntity]map[string]AttributeRow) (AttributeDecision, error)
+	// AfterWrite, when set, runs inside the transaction once the attribute rows and deltas
+	// are written and before the outbox rows are: the step boundary between the attribute
+	// update and its trigger events. A non-nil error rolls everything back and is returned
+	// (the deterministic simulator's fault point, shared/sim; nil in production).
+	AfterWrite func(ctx context.Context) error
 }
 
 // AttributeApplyOutcome is what became of an event.

@@ -83,6 +83,11 @@ func (s *Store) AttributeApply(ctx context.Context, p store.AttributeApplyParams
 				return fmt.Errorf("%s AttributeDeltaInsert: %w", s.d.Name, err)
 			}
 		}
+		if p.AfterWrite != nil {
+			if err := p.AfterWrite(ctx); err != nil {
+				return err
+			}
+		}
 		for _, m := range dec.Outbox {
 			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
 				return err
