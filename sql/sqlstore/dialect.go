@@ -28,6 +28,13 @@ type Dialect struct {
 	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
 	// to fit); 0: no bound beyond the store's own.
 	MaxParams int
+	// PositionalRows makes multi-row statements (execRows) bind by position: each row's
+	// @Name becomes an anonymous "?" and the values are passed in order of occurrence. For a
+	// driver that looks a named parameter up by a linear scan of the statement's names
+	// (SQLite's sqlite3_bind_parameter_name), binding a 1,100-parameter statement by name
+	// is quadratic in its parameters; by position it is linear. The query text keeps
+	// @Name either way.
+	PositionalRows bool
 }
 
 // Queries holds a dialect's named queries, loaded from its queries/*.sql files.

@@ -66,3 +66,53 @@ func TestExpandRows(t *testing.T) {
 		}
 	}
 }
+
+// TestExecRowsBindsEveryRow: a multi-row insert of 250 rows (two full-size prepared
+// statements and a shorter last one) writes every row with its own values, bound by name
+// and, with PositionalRows, by position (a parameter used twice in the tuple gets its value
+// twice); a row missing a parameter is refused, and positional rows refuse a parameter
+// outside the tuple.
+func TestExecRowsBindsEveryRow(t *testing.T) {
+	t.Parallel()
+	const q = "-- name: TInsertMany :exec\n-- a note naming @A is not a parameter\nINSERT INTO T (A, B, C) SELECT column1, column2, column3 FROM (VALUES /*row*/(@A, @Bee, @A)/*end*/);"
+	for _, positional := range []bool{false, true} {
+		db, err := sql.Open("sqlite", "file::memory:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		ctx := context.Background()
+		if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER, B TEXT, C INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		s := New(db, &Queries{byName: map[string]string{"TInsertMany": q}}, Dialect{Name: "test", PositionalRows: positional}, nil)
+		if err := s.PrepareAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]map[string]any, 250)
+		for i := range rows {
+			rows[i] = map[string]any{"A": i, "Bee": "b" + strings.Repeat("x", i%3)}
+		}
+		if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.execRows(ctx, tx, "TInsertMany", rows) }); err != nil {
+			t.Fatalf("positional %v: %v", positional, err)
+		}
+		var n, bad int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*), SUM(A <> C OR B <> 'b' || substr('xx', 1, A % 3)) FROM T`).Scan(&n, &bad); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(rows) || bad != 0 {
+			t.Errorf("positional %v: %d rows, %d with wrong values; want %d, 0", positional, n, bad, len(rows))
+		}
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
+			return s.execRows(ctx, tx, "TInsertMany", []map[string]any{{"A": 1}})
+		})
+		if err == nil || !strings.Contains(err.Error(), "has no @Bee") {
+			t.Errorf("positional %v: a row without @Bee: %v", positional, err)
+		}
+	}
+	s := New(nil, &Queries{byName: map[string]string{"X": "INSERT INTO T SELECT @Z, column1 FROM (VALUES /*row*/(@A)/*end*/);"}}, Dialect{Name: "test", PositionalRows: true}, nil)
+	if _, err := s.multiRow("X"); err == nil {
+		t.Error("positional rows accepted a parameter outside the tuple")
+	}
+}
