@@ -42,6 +42,7 @@ func QueryFiles() fs.FS { sub, _ := fs.Sub(queriesFS, "queries"); return sub }
 var Dialect = sqlstore.Dialect{
 	Name:           "sqlite",
 	PositionalRows: true,
+	WriterQueue:    true,
 	EncodeTime:     func(t time.Time) any { return t.UTC().UnixMilli() },
 	DecodeTime: func(src any) (time.Time, error) {
 		switch v := src.(type) {
@@ -126,7 +127,9 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 		db.Close()
 		return nil, err
 	}
-	st := sqlstore.New(db, queries, Dialect, nil)
+	d := Dialect
+	d.WriterQueueWait = o.BusyTimeout
+	st := sqlstore.New(db, queries, d, nil)
 	if err := st.PrepareAll(ctx); err != nil {
 		st.Close()
 		return nil, err

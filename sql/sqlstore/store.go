@@ -27,13 +27,20 @@ type Store struct {
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared once per pool, by query name (multi-row: name#rows)
 	multi map[string]*multiRow // multi-row queries, split once, by query name
+	// writers is the writer queue (Dialect.WriterQueue): a slot is held from BeginTx to
+	// Commit or Rollback. Nil: no queue.
+	writers chan struct{}
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New wraps an open, migrated database. onClose (optional) runs after db.Close.
 func New(db *sql.DB, q *Queries, d Dialect, onClose func() error) *Store {
-	return &Store{db: db, q: q, d: d, closeFn: onClose}
+	s := &Store{db: db, q: q, d: d, closeFn: onClose}
+	if d.WriterQueue {
+		s.writers = make(chan struct{}, 1)
+	}
+	return s
 }
 
 // PrepareAll prepares every named query on the pool up front. Dialects call it from Open:
@@ -183,6 +190,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	release, err := s.enterWriters(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
+	}
+	defer release()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
@@ -195,6 +207,36 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
 	}
 	return nil
+}
+
+// enterWriters takes a slot in the writer queue (Dialect.WriterQueue) and returns its
+// release. It waits at most the dialect's WriterQueueWait (default 10 s): past that, or with
+// no queue, it returns at once without a slot (the database's own lock wait applies, so a
+// transaction begun inside another one's fn is never stuck on the queue). Errors: ctx ended
+// while waiting.
+func (s *Store) enterWriters(ctx context.Context) (func(), error) {
+	if s.writers == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.writers <- struct{}{}:
+		return func() { <-s.writers }, nil
+	default:
+	}
+	wait := s.d.WriterQueueWait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s.writers <- struct{}{}:
+		return func() { <-s.writers }, nil
+	case <-t.C:
+		return func() {}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func checkLimit(what string, n int) error {

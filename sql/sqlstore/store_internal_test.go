@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 )
@@ -115,4 +117,62 @@ func TestExecRowsBindsEveryRow(t *testing.T) {
 	if _, err := s.multiRow("X"); err == nil {
 		t.Error("positional rows accepted a parameter outside the tuple")
 	}
+}
+
+// TestWriterQueue: with Dialect.WriterQueue, transactions of one store run one after
+// another (the second begins after the first committed, though it was started while the
+// first ran), a transaction begun inside another one's fn is not stuck on the queue (it
+// begins without a slot after WriterQueueWait), and a waiter whose context ends returns its
+// error.
+func TestWriterQueue(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/q.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test", WriterQueue: true, WriterQueueWait: 200 * time.Millisecond}, nil)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var order []string
+	note := func(e string) { mu.Lock(); order = append(order, e); mu.Unlock() }
+	inFirst := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- s.inTx(ctx, func(*sql.Tx) error {
+			note("first begins")
+			close(inFirst)
+			time.Sleep(30 * time.Millisecond)
+			note("first ends")
+			return nil
+		})
+	}()
+	<-inFirst
+	go func() {
+		done <- s.inTx(ctx, func(*sql.Tx) error { note("second begins"); return nil })
+	}()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(order, ", "); got != "first begins, first ends, second begins" {
+		t.Errorf("order %q", got)
+	}
+	nested := false
+	err = s.inTx(ctx, func(*sql.Tx) error {
+		// A read-only inner transaction on another connection (deferred, so it takes no write
+		// lock): it must get past the queue even though the outer one holds the slot.
+		return s.inTx(ctx, func(*sql.Tx) error { nested = true; return nil })
+	})
+	if err != nil || !nested {
+		t.Errorf("nested transaction: ran %v, err %v", nested, err)
+	}
+	s.writers <- struct{}{}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.inTx(cctx, func(*sql.Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled waiter: %v", err)
+	}
+	<-s.writers
 }
