@@ -4,7 +4,8 @@
 // sql/sqlstore.
 //
 // Connection settings: WAL journal, synchronous=NORMAL, a busy timeout so concurrent
-// writers wait instead of failing, foreign keys on, and BEGIN IMMEDIATE transactions so a
+// writers wait instead of failing, foreign keys on, temporary storage (statement
+// journals) in memory, and BEGIN IMMEDIATE transactions so a
 // read-then-write transaction never fails on lock upgrade. Instants are stored as INTEGER
 // milliseconds since the Unix epoch (UTC).
 package sqlite
@@ -39,8 +40,10 @@ func QueryFiles() fs.FS { sub, _ := fs.Sub(queriesFS, "queries"); return sub }
 
 // Dialect is the SQLite dialect description.
 var Dialect = sqlstore.Dialect{
-	Name:       "sqlite",
-	EncodeTime: func(t time.Time) any { return t.UTC().UnixMilli() },
+	Name:           "sqlite",
+	PositionalRows: true,
+	WriterQueue:    true,
+	EncodeTime:     func(t time.Time) any { return t.UTC().UnixMilli() },
 	DecodeTime: func(src any) (time.Time, error) {
 		switch v := src.(type) {
 		case int64:
@@ -100,6 +103,9 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Statement journals (a multi-row statement inside a transaction keeps one to undo
+	// itself alone) in memory, not in a temporary file: no file writes for them.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -121,7 +127,9 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 		db.Close()
 		return nil, err
 	}
-	st := sqlstore.New(db, queries, Dialect, nil)
+	d := Dialect
+	d.WriterQueueWait = o.BusyTimeout
+	st := sqlstore.New(db, queries, d, nil)
 	if err := st.PrepareAll(ctx); err != nil {
 		st.Close()
 		return nil, err

@@ -28,6 +28,23 @@ type Dialect struct {
 	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
 	// to fit); 0: no bound beyond the store's own.
 	MaxParams int
+	// PositionalRows makes multi-row statements (execRows) bind by position: each row's
+	// @Name becomes an anonymous "?" and the values are passed in order of occurrence. For a
+	// driver that looks a named parameter up by a linear scan of the statement's names
+	// (SQLite's sqlite3_bind_parameter_name), binding a 1,100-parameter statement by name
+	// is quadratic in its parameters; by position it is linear. The query text keeps
+	// @Name either way.
+	PositionalRows bool
+	// WriterQueue makes the store's transactions queue in the process before they begin
+	// (Store.inTx): for a database that admits one writing transaction at a time and makes
+	// the others poll for the lock with growing sleeps (SQLite's busy handler sleeps 1, 2,
+	// 5, … 100 ms), so that a transaction starts as soon as the one before it ends instead of
+	// at its next poll. A transaction that waited the queue's bound (WriterQueueWait) begins
+	// anyway and falls back to the database's own wait; other processes on the same file
+	// always do.
+	WriterQueue bool
+	// WriterQueueWait bounds the wait in the writer queue (default 10 s).
+	WriterQueueWait time.Duration
 }
 
 // Queries holds a dialect's named queries, loaded from its queries/*.sql files.

@@ -25,23 +25,43 @@ type Store struct {
 	closeFn func() error
 
 	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // prepared once per pool, by query name
+	stmts map[string]*sql.Stmt // prepared once per pool, by query name (multi-row: name#rows)
+	multi map[string]*multiRow // multi-row queries, split once, by query name
+	// writers is the writer queue (Dialect.WriterQueue): a slot is held from BeginTx to
+	// Commit or Rollback. Nil: no queue.
+	writers chan struct{}
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New wraps an open, migrated database. onClose (optional) runs after db.Close.
 func New(db *sql.DB, q *Queries, d Dialect, onClose func() error) *Store {
-	return &Store{db: db, q: q, d: d, closeFn: onClose}
+	s := &Store{db: db, q: q, d: d, closeFn: onClose}
+	if d.WriterQueue {
+		s.writers = make(chan struct{}, 1)
+	}
+	return s
 }
 
 // PrepareAll prepares every named query on the pool up front. Dialects call it from Open:
 // a statement first needed inside a transaction then never has to be prepared on the pool
 // while the transaction holds the write lock (see stmt), and is parsed once per pooled
 // connection instead of once per use.
+// A multi-row query is also prepared at its full size (multiRow.per rows), the size every
+// chunk but a batch's last one has, so a 1000-row completion parses no SQL.
 func (s *Store) PrepareAll(ctx context.Context) error {
 	for _, name := range s.q.Names() {
 		if _, err := s.stmt(ctx, nil, name); err != nil {
+			return err
+		}
+		if !strings.Contains(s.q.SQL(name), "/*row*/") {
+			continue
+		}
+		m, err := s.multiRow(name)
+		if err != nil {
+			return err
+		}
+		if _, err := s.stmtText(ctx, nil, m.fullKey, m.full); err != nil {
 			return err
 		}
 	}
@@ -68,6 +88,12 @@ func (s *Store) Close() error {
 
 // stmt returns the prepared statement for a named query, bound to tx when tx is non-nil.
 func (s *Store) stmt(ctx context.Context, tx *sql.Tx, name string) (*sql.Stmt, error) {
+	return s.stmtText(ctx, tx, name, s.q.SQL(name))
+}
+
+// stmtText is stmt for the statement text under key (a query name, or name#rows for a
+// multi-row query's full-size expansion).
+func (s *Store) stmtText(ctx context.Context, tx *sql.Tx, name, text string) (*sql.Stmt, error) {
 	s.mu.Lock()
 	st, ok := s.stmts[name]
 	s.mu.Unlock()
@@ -76,14 +102,14 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, name string) (*sql.Stmt, e
 		// own connection. Preparing on the pool here could wait for a free connection while
 		// this transaction holds the write lock that every other connection is waiting for (a
 		// deadlock until the busy timeout). The statement closes with the transaction.
-		prepared, err := tx.PrepareContext(ctx, s.q.SQL(name))
+		prepared, err := tx.PrepareContext(ctx, text)
 		if err != nil {
 			return nil, fmt.Errorf("%s prepare %s: %w", s.d.Name, name, err)
 		}
 		return prepared, nil
 	}
 	if !ok {
-		prepared, err := s.db.PrepareContext(ctx, s.q.SQL(name))
+		prepared, err := s.db.PrepareContext(ctx, text)
 		if err != nil {
 			return nil, fmt.Errorf("%s prepare %s: %w", s.d.Name, name, err)
 		}
@@ -164,6 +190,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	release, err := s.enterWriters(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
+	}
+	defer release()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
@@ -176,6 +207,36 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
 	}
 	return nil
+}
+
+// enterWriters takes a slot in the writer queue (Dialect.WriterQueue) and returns its
+// release. It waits at most the dialect's WriterQueueWait (default 10 s): past that, or with
+// no queue, it returns at once without a slot (the database's own lock wait applies, so a
+// transaction begun inside another one's fn is never stuck on the queue). Errors: ctx ended
+// while waiting.
+func (s *Store) enterWriters(ctx context.Context) (func(), error) {
+	if s.writers == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.writers <- struct{}{}:
+		return func() { <-s.writers }, nil
+	default:
+	}
+	wait := s.d.WriterQueueWait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s.writers <- struct{}{}:
+		return func() { <-s.writers }, nil
+	case <-t.C:
+		return func() {}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func checkLimit(what string, n int) error {
@@ -620,40 +681,122 @@ func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.Sche
 // longer statement saves nothing measurable, and a dialect's parameter bound may be lower.
 const rowsPer = 100
 
-// execRows runs the multi-row query name for rows, in statements of at most rowsPer rows
-// (fewer when the dialect's MaxParams requires), each the query expanded by expandRows.
-// A row supplies every parameter its tuple names (a missing one is an error).
-func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any) error {
-	if len(rows) == 0 {
-		return nil
+// multiRow is a multi-row query split once (splitRows): per is its rows per statement,
+// names[i] the parameter names of row i (@Name_i), full the text expanded for per rows,
+// prepared under fullKey.
+// With the dialect's PositionalRows, occ lists the tuple's parameters in order of
+// occurrence (a repeated one repeats) and the rows are bound by position instead.
+type multiRow struct {
+	head, tuple, tail string
+	params, occ       []string
+	per               int
+	names             [][]string
+	full, fullKey     string
+}
+
+// expand returns the statement text for n rows: named (expandRows), or with each row's
+// parameters as anonymous "?" when the rows bind by position.
+func (m *multiRow) expand(n int) string {
+	if m.occ == nil {
+		return expandRows(m.head, m.tuple, m.tail, m.params, n)
 	}
-	text := s.q.SQL(name)
-	head, tuple, tail, params, err := splitRows(text)
+	return expandRows(m.head, rowParam.ReplaceAllLiteralString(m.tuple, "?"), m.tail, nil, n)
+}
+
+// multiRow returns the split form of the multi-row query name, building it on first use.
+func (s *Store) multiRow(name string) (*multiRow, error) {
+	s.mu.Lock()
+	m, ok := s.multi[name]
+	s.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	head, tuple, tail, params, err := splitRows(s.q.SQL(name))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
 	per := rowsPer
 	if limit := s.d.MaxParams; limit > 0 && len(params) > 0 {
 		per = max(1, min(per, limit/len(params)))
 	}
-	for start := 0; start < len(rows); start += per {
-		chunk := rows[start:min(start+per, len(rows))]
-		args := make([]any, 0, len(chunk)*len(params))
-		for i, r := range chunk {
-			for _, p := range params {
-				v, ok := r[p]
-				if !ok {
-					return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
-				}
-				args = append(args, sql.Named(p+"_"+strconv.Itoa(i), v))
+	m = &multiRow{head: head, tuple: tuple, tail: tail, params: params, per: per}
+	if s.d.PositionalRows {
+		if rowParam.MatchString(sqlLineComment.ReplaceAllString(head, "")) || rowParam.MatchString(sqlLineComment.ReplaceAllString(tail, "")) {
+			return nil, fmt.Errorf("%s %s: positional rows need every parameter inside the row tuple", s.d.Name, name)
+		}
+		for _, o := range rowParam.FindAllStringSubmatch(tuple, -1) {
+			m.occ = append(m.occ, o[1])
+		}
+	} else {
+		m.names = make([][]string, per)
+		for i := range m.names {
+			m.names[i] = make([]string, len(params))
+			for j, p := range params {
+				m.names[i][j] = p + "_" + strconv.Itoa(i)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, expandRows(head, tuple, tail, params, len(chunk)), args...); err != nil {
+	}
+	m.full, m.fullKey = m.expand(per), name+"#"+strconv.Itoa(per)
+	s.mu.Lock()
+	if s.multi == nil {
+		s.multi = map[string]*multiRow{}
+	}
+	s.multi[name] = m
+	s.mu.Unlock()
+	return m, nil
+}
+
+// execRows runs the multi-row query name for rows, in statements of at most rowsPer rows
+// (fewer when the dialect's MaxParams requires), each the query expanded by expandRows.
+// A full-size statement runs prepared (PrepareAll); a shorter last one is expanded and
+// parsed for its use. A row supplies every parameter its tuple names (a missing one is an
+// error).
+func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	m, err := s.multiRow(name)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(rows); start += m.per {
+		chunk := rows[start:min(start+m.per, len(rows))]
+		args := make([]any, 0, len(chunk)*max(len(m.params), len(m.occ)))
+		for i, r := range chunk {
+			for _, p := range m.params {
+				if _, ok := r[p]; !ok {
+					return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
+				}
+			}
+			if m.occ != nil {
+				for _, p := range m.occ {
+					args = append(args, r[p])
+				}
+				continue
+			}
+			for j, p := range m.params {
+				args = append(args, sql.Named(m.names[i][j], r[p]))
+			}
+		}
+		if len(chunk) == m.per {
+			st, err := s.stmtText(ctx, tx, m.fullKey, m.full)
+			if err == nil {
+				_, err = st.ExecContext(ctx, args...)
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.expand(len(chunk)), args...); err != nil {
 			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 		}
 	}
 	return nil
 }
+
+// sqlLineComment matches a "--" comment to the end of its line (a query's leading notes).
+var sqlLineComment = regexp.MustCompile(`--[^\n]*`)
 
 // rowParam finds the @Name parameters of a row tuple.
 var rowParam = regexp.MustCompile(`@([A-Za-z][A-Za-z0-9]*)`)

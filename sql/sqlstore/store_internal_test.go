@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 )
@@ -65,4 +67,112 @@ func TestExpandRows(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// TestExecRowsBindsEveryRow: a multi-row insert of 250 rows (two full-size prepared
+// statements and a shorter last one) writes every row with its own values, bound by name
+// and, with PositionalRows, by position (a parameter used twice in the tuple gets its value
+// twice); a row missing a parameter is refused, and positional rows refuse a parameter
+// outside the tuple.
+func TestExecRowsBindsEveryRow(t *testing.T) {
+	t.Parallel()
+	const q = "-- name: TInsertMany :exec\n-- a note naming @A is not a parameter\nINSERT INTO T (A, B, C) SELECT column1, column2, column3 FROM (VALUES /*row*/(@A, @Bee, @A)/*end*/);"
+	for _, positional := range []bool{false, true} {
+		db, err := sql.Open("sqlite", "file::memory:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		ctx := context.Background()
+		if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER, B TEXT, C INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		s := New(db, &Queries{byName: map[string]string{"TInsertMany": q}}, Dialect{Name: "test", PositionalRows: positional}, nil)
+		if err := s.PrepareAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]map[string]any, 250)
+		for i := range rows {
+			rows[i] = map[string]any{"A": i, "Bee": "b" + strings.Repeat("x", i%3)}
+		}
+		if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.execRows(ctx, tx, "TInsertMany", rows) }); err != nil {
+			t.Fatalf("positional %v: %v", positional, err)
+		}
+		var n, bad int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*), SUM(A <> C OR B <> 'b' || substr('xx', 1, A % 3)) FROM T`).Scan(&n, &bad); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(rows) || bad != 0 {
+			t.Errorf("positional %v: %d rows, %d with wrong values; want %d, 0", positional, n, bad, len(rows))
+		}
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
+			return s.execRows(ctx, tx, "TInsertMany", []map[string]any{{"A": 1}})
+		})
+		if err == nil || !strings.Contains(err.Error(), "has no @Bee") {
+			t.Errorf("positional %v: a row without @Bee: %v", positional, err)
+		}
+	}
+	s := New(nil, &Queries{byName: map[string]string{"X": "INSERT INTO T SELECT @Z, column1 FROM (VALUES /*row*/(@A)/*end*/);"}}, Dialect{Name: "test", PositionalRows: true}, nil)
+	if _, err := s.multiRow("X"); err == nil {
+		t.Error("positional rows accepted a parameter outside the tuple")
+	}
+}
+
+// TestWriterQueue: with Dialect.WriterQueue, transactions of one store run one after
+// another (the second begins after the first committed, though it was started while the
+// first ran), a transaction begun inside another one's fn is not stuck on the queue (it
+// begins without a slot after WriterQueueWait), and a waiter whose context ends returns its
+// error.
+func TestWriterQueue(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/q.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test", WriterQueue: true, WriterQueueWait: 200 * time.Millisecond}, nil)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var order []string
+	note := func(e string) { mu.Lock(); order = append(order, e); mu.Unlock() }
+	inFirst := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- s.inTx(ctx, func(*sql.Tx) error {
+			note("first begins")
+			close(inFirst)
+			time.Sleep(30 * time.Millisecond)
+			note("first ends")
+			return nil
+		})
+	}()
+	<-inFirst
+	go func() {
+		done <- s.inTx(ctx, func(*sql.Tx) error { note("second begins"); return nil })
+	}()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(order, ", "); got != "first begins, first ends, second begins" {
+		t.Errorf("order %q", got)
+	}
+	nested := false
+	err = s.inTx(ctx, func(*sql.Tx) error {
+		// A read-only inner transaction on another connection (deferred, so it takes no write
+		// lock): it must get past the queue even though the outer one holds the slot.
+		return s.inTx(ctx, func(*sql.Tx) error { nested = true; return nil })
+	})
+	if err != nil || !nested {
+		t.Errorf("nested transaction: ran %v, err %v", nested, err)
+	}
+	s.writers <- struct{}{}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.inTx(cctx, func(*sql.Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled waiter: %v", err)
+	}
+	<-s.writers
 }

@@ -21,6 +21,9 @@ import (
 type Store struct {
 	db  *sql.DB
 	dir string
+	// full is the jobsPerInsert-row INSERT, prepared once: a 1000-row batch's trace parses
+	// no SQL (a shorter last chunk is built and parsed for its use).
+	full *sql.Stmt
 }
 
 var (
@@ -44,7 +47,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
 		return nil, fmt.Errorf("localtrace: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)")
 	if err != nil {
 		return nil, fmt.Errorf("localtrace: %w", err)
 	}
@@ -53,11 +56,21 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("localtrace: schema: %w", err)
 	}
-	return &Store{db: db, dir: dir}, nil
+	full, err := db.Prepare(insertJobs(jobsPerInsert))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("localtrace: prepare: %w", err)
+	}
+	return &Store{db: db, dir: dir, full: full}, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return errors.Join(s.full.Close(), s.db.Close()) }
+
+// insertJobs is insertJob for n rows.
+func insertJobs(n int) string {
+	return insertJob + strings.Repeat(",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n-1)
+}
 
 const insertJob = `INSERT OR REPLACE INTO AutomationJob
         (RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId, AutomationType, Outcome,
@@ -91,17 +104,18 @@ func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
 		return fmt.Errorf("localtrace: write jobs: %w", err)
 	}
 	defer tx.Rollback()
-	const row = ",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 	for start := 0; start < len(recs); start += jobsPerInsert {
 		chunk := recs[start:min(start+jobsPerInsert, len(recs))]
-		var q strings.Builder
-		q.WriteString(insertJob)
-		args := jobArgs(chunk[0])
-		for _, r := range chunk[1:] {
-			q.WriteString(row)
+		args := make([]any, 0, 15*len(chunk))
+		for _, r := range chunk {
 			args = append(args, jobArgs(r)...)
 		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		if len(chunk) == jobsPerInsert {
+			_, err = tx.StmtContext(ctx, s.full).ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertJobs(len(chunk)), args...)
+		}
+		if err != nil {
 			return fmt.Errorf("localtrace: write jobs: %w", err)
 		}
 	}

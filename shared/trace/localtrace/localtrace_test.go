@@ -3,6 +3,7 @@ package localtrace_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -139,6 +140,42 @@ func TestJobsByBusinessUnitDayLimitCap(t *testing.T) {
 		_, err := s.JobsByBusinessUnitDay(t.Context(), "bu", "2026-03-14", tt.limit)
 		if (err != nil) != tt.wantErr {
 			t.Errorf("limit %d: err = %v, want error %v", tt.limit, err, tt.wantErr)
+		}
+	}
+}
+
+// TestWriteJobsManyChunks: 1,234 records in one WriteJobs (two full 500-row statements, the
+// prepared one, and a 234-row last one) are all written with their own values, and writing
+// them again replaces rather than duplicates.
+func TestWriteJobsManyChunks(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir())
+	started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+	recs := make([]trace.JobRecord, 1234)
+	for i := range recs {
+		recs[i] = trace.JobRecord{SchedulerKey: "k" + strconv.Itoa(i%7), RowGuid: "g" + strconv.Itoa(i), BusinessUnitID: "bu",
+			AutomationType: "Reminder", Attempt: 1, Version: int64(i), Outcome: trace.OutcomeCompleted,
+			StartedOn: started.Add(time.Duration(i) * time.Millisecond), FinishedOn: started}
+	}
+	for range 2 {
+		if err := s.WriteJobs(t.Context(), recs); err != nil {
+			t.Fatalf("WriteJobs: %v", err)
+		}
+	}
+	for k := range 7 {
+		got, err := s.JobsByKey(t.Context(), "k"+strconv.Itoa(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := (len(recs) - k + 6) / 7
+		if len(got) != want {
+			t.Fatalf("key k%d: %d rows, want %d", k, len(got), want)
+		}
+		for _, r := range got {
+			i := int(r.Version)
+			if r.RowGuid != "g"+strconv.Itoa(i) || !r.StartedOn.Equal(recs[i].StartedOn) {
+				t.Errorf("row %+v does not match record %d", r, i)
+			}
 		}
 	}
 }
