@@ -27,7 +27,7 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 		if _, clash := o.CampaignProviders[n]; clash {
 			return fmt.Errorf("app: campaign provider %q is also a delivery channel", n)
 		}
-		providers.Add(n, &campaign.ChannelProvider{Name: n, Channel: channels[n], Clock: r.Clock}, campaign.ProviderConfig{})
+		providers.Add(n, &campaign.ChannelProvider{Name: n, Channel: channels[n], Clock: r.Clock, Templates: r.Templates}, campaign.ProviderConfig{})
 	}
 	for n, p := range o.CampaignProviders {
 		providers.Add(n, p.Provider, p.Config)

@@ -1,12 +1,16 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // ChannelProvider serves the NOTIFICATION_* actions through one of our delivery channels
@@ -15,10 +19,18 @@ import (
 // ({"subject","text"}) and optionally the address ("recipient", default the execution's
 // recipient id). The channel's Traits.Idempotent is the provider's Dedupe; a channel that
 // implements delivery.Looker answers lookups.
+//
+// A "template" parameter names a stored notification template (the same templates the
+// reminder deliveries render, per business unit with a default): when Templates is set and
+// the template is stored, the content is rendered from it with delivery.RenderData's data
+// plus "params" (the action's parameters) and "recipientId"; the subject/text parameters
+// are then only the fallback for a template that is not stored. A template that is not
+// stored and no subject/text, or a render error (a missing field), is a permanent failure.
 type ChannelProvider struct {
-	Name    string // the channel name ("log", "webhook", "email", "inbox")
-	Channel delivery.Channel
-	Clock   automation.Clock
+	Name      string // the channel name ("log", "webhook", "email", "inbox")
+	Channel   delivery.Channel
+	Clock     automation.Clock
+	Templates *delivery.Templates // nil: the subject/text parameters are sent as they are
 }
 
 var (
@@ -39,11 +51,46 @@ type notificationParams struct {
 	Template  string `json:"template"`
 }
 
-func (p *ChannelProvider) message(c Call) (delivery.Message, error) {
+func (p *ChannelProvider) message(ctx context.Context, c Call) (delivery.Message, error) {
 	var np notificationParams
 	if err := json.Unmarshal(c.Params, &np); err != nil {
 		return delivery.Message{}, automation.Permanent(err)
 	}
+	m, err := p.plain(c, np)
+	if err != nil || np.Template == "" || p.Templates == nil {
+		return m, err
+	}
+	tpl, err := p.Templates.Get(ctx, np.Template, c.BusinessUnitID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if np.Subject == "" && np.Text == "" {
+			return delivery.Message{}, automation.Permanent(fmt.Errorf("template %q is not stored for %s and the action has no subject or text", np.Template, c.BusinessUnitID))
+		}
+		return m, nil
+	case err != nil:
+		return delivery.Message{}, err
+	}
+	data, err := delivery.RenderData(m)
+	if err != nil {
+		return delivery.Message{}, automation.Permanent(err)
+	}
+	var params map[string]any
+	dec := json.NewDecoder(bytes.NewReader(c.Params))
+	dec.UseNumber()
+	if err := dec.Decode(&params); err != nil {
+		return delivery.Message{}, automation.Permanent(err)
+	}
+	data["params"], data["recipientId"] = params, c.RecipientID
+	content, err := tpl.Render(data)
+	if err != nil {
+		return delivery.Message{}, automation.Permanent(fmt.Errorf("template %q: %w", np.Template, err))
+	}
+	m.Content = &content
+	return m, nil
+}
+
+// plain is the message with the subject/text parameters as its content.
+func (p *ChannelProvider) plain(c Call, np notificationParams) (delivery.Message, error) {
 	to := np.Recipient
 	if to == "" {
 		to = c.RecipientID
@@ -61,7 +108,7 @@ func (p *ChannelProvider) message(c Call) (delivery.Message, error) {
 // Call implements Provider: the channel's ValidateRecipient (a bad address is permanent),
 // then Send; the channel's errors already carry the intents.
 func (p *ChannelProvider) Call(ctx context.Context, c Call) (Result, error) {
-	m, err := p.message(c)
+	m, err := p.message(ctx, c)
 	if err != nil {
 		return Result{}, err
 	}
@@ -78,7 +125,7 @@ func (p *ChannelProvider) Lookup(ctx context.Context, c Call) (LookupStatus, Res
 	if !ok {
 		return LookupUnknown, Result{}, nil
 	}
-	m, err := p.message(c)
+	m, err := p.message(ctx, c)
 	if err != nil {
 		return LookupUnknown, Result{}, err
 	}
