@@ -37,6 +37,7 @@ import (
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
@@ -346,14 +347,19 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
-	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
-	handler.RegisterCampaigns(r.Functions, r.Campaign)
 	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
 	if o.Billing == nil {
 		o.Billing = budget.NoBilling{}
 	}
-	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log}
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
 	budgetapi.Register(r.Functions, r.API, r.Budget)
+	// The budget in the campaign worker's seams (docs/budgets.md#in-the-worker), its fee
+	// projection and the reconciliation of in-doubt fees on the sweep.
+	guard := &campaignbudget.Guard{Budget: r.Budget, Campaigns: r.Store, Clock: r.Clock, Log: o.Log}
+	r.Campaign.Worker.Guard, r.Campaign.Worker.AfterResult = guard, guard.AfterResult
+	r.Campaign.Fees, r.Campaign.Budget = &budget.FeeProjector{Store: r.Store, Clock: r.Clock}, r.Budget
+	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
+	handler.RegisterCampaigns(r.Functions, r.Campaign)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run
