@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/budget/billingsim"
+	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/campaignbudget"
@@ -260,3 +261,7 @@ func (r *rig) runAll(ids []string, workers int) {
 }
 
 var errCrash = errors.New("crash")
+
+func busMessage(i int, body []byte) bus.Message {
+	return bus.Message{ID: fmt.Sprintf("fee-%d", i), Destination: topology.CampaignFeeFactsTopic, Body: body}
+}
