@@ -29,9 +29,9 @@ type CampaignDeps struct {
 	// (default 50) per run (docs/budgets.md#reconciliation).
 	Budget         *budget.Service
 	ReconcileBatch int
-	Trace      trace.Writer
-	Clock      automation.Clock
-	Log        *slog.Logger
+	Trace          trace.Writer
+	Clock          automation.Clock
+	Log            *slog.Logger
 }
 
 // RegisterCampaigns adds the campaign functions: CampaignDispatch (the gateway's DIRECT
