@@ -127,6 +127,11 @@ param smtpUsername string = ''
 @secure()
 param smtpPassword string = ''
 
+@description('Billing provider of priced campaign actions (docs/billing.md): base URL (empty: none, priced actions are refused) and bearer token as a Key Vault reference.')
+param billingUrl string = ''
+@secure()
+param billingToken string = ''
+
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
 
@@ -268,6 +273,8 @@ module functionApp 'modules/functionapp.bicep' = {
     smtpFrom: smtpFrom
     smtpUsername: smtpUsername
     smtpPassword: smtpPassword
+    billingUrl: billingUrl
+    billingToken: billingToken
   }
 }
 

@@ -35,6 +35,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaignbudget"
@@ -348,7 +349,11 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
 	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
-	if o.Billing == nil {
+	switch {
+	case o.Billing != nil:
+	case cfg.Billing.URL != "":
+		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token}
+	default:
 		o.Billing = budget.NoBilling{}
 	}
 	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
