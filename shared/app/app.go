@@ -122,9 +122,14 @@ type Runtime struct {
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
-	// Billing is the billing provider of paid campaign actions (docs/billing.md); nil:
-	// budget.NoBilling (priced commands are refused before anything is held).
+	// Billing is the billing provider of paid campaign actions (docs/billing.md); nil: the
+	// client of cfg.Billing.URL, else budget.NoBilling (priced commands are refused before
+	// anything is held).
 	Billing budget.Billing
+	// WithoutBudgets runs the campaign worker without the budget in its seams: every action
+	// is free. Only for replays of scenarios that declare no billing (written before budgets
+	// existed) and tests of the campaign platform alone; a deployment never sets it.
+	WithoutBudgets bool
 	// Channels are the delivery channels by name; nil: Open builds them from the
 	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
 	// configured).
@@ -360,8 +365,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	budgetapi.Register(r.Functions, r.API, r.Budget)
 	// The budget in the campaign worker's seams (docs/budgets.md#in-the-worker), its fee
 	// projection and the reconciliation of in-doubt fees on the sweep.
-	guard := &campaignbudget.Guard{Budget: r.Budget, Campaigns: r.Store, Clock: r.Clock, Log: o.Log}
-	r.Campaign.Worker.Guard, r.Campaign.Worker.AfterResult = guard, guard.AfterResult
+	if !o.WithoutBudgets {
+		guard := &campaignbudget.Guard{Budget: r.Budget, Campaigns: r.Store, Clock: r.Clock, Log: o.Log}
+		r.Campaign.Worker.Guard, r.Campaign.Worker.AfterResult = guard, guard.AfterResult
+	}
 	r.Campaign.Fees, r.Campaign.Budget = &budget.FeeProjector{Store: r.Store, Clock: r.Clock}, r.Budget
 	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
 	handler.RegisterCampaigns(r.Functions, r.Campaign)

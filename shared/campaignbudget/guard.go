@@ -41,11 +41,13 @@ func (g *Guard) log() *slog.Logger {
 
 // quantityParam names, per canonical action type, the parameter that is the command's
 // quantity in its price policy's unit; other types count 1.
-var quantityParam = map[string]string{"ADD_DATA": "dataMb", "TOP_UP": "amountMinor", "ADD_UPOINT": "points"}
+var quantityParam = map[string]string{"ADD_DATA": "dataMb", "TOP_UP": "amountMinor", "ADD_MONEY": "amountMinor", "ADD_SMS": "smsCount",
+	"ADD_CALL_MINUTES": "minutes", "ADD_UPOINT": "points"}
 
 // Command is the charging service's view of a campaign command: the canonical action type,
-// the quantity from the frozen parameters (ADD_DATA dataMb, TOP_UP amountMinor, ADD_UPOINT
-// points; else 1) and the command's local date.
+// the quantity from the frozen parameters (ADD_DATA dataMb, TOP_UP and ADD_MONEY amountMinor,
+// ADD_SMS smsCount, ADD_CALL_MINUTES minutes, ADD_UPOINT points; else 1) and the command's
+// local date.
 func Command(c store.CampaignCommand) budget.Command {
 	t := campaign.CanonicalActionType(c.ActionType)
 	cmd := budget.Command{CommandID: c.CommandID, BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, ActionType: t, LocalDate: c.LocalDate}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -137,5 +139,27 @@ func TestBalanceShortWaitsThenRuns(t *testing.T) {
 	}
 	if r.ledgerCheck() != 10 {
 		t.Fatal("charged wrongly")
+	}
+}
+
+// The quantity a price policy multiplies comes from the frozen parameters of the canonical
+// type, also for a command stored under an older name.
+func TestCommandQuantity(t *testing.T) {
+	for _, c := range []struct {
+		typ, params, want string
+	}{
+		{"ADD_DATA", `{"packageCode":"P","dataMb":1024}`, "1024"},
+		{"ADD_POINTS", `{"points":7}`, "7"},
+		{"ADD_SMS", `{"smsCount":3}`, "3"},
+		{"NOTIFICATION_SMS", `{"text":"hi"}`, ""},
+		{"TOP_UP", ``, ""},
+	} {
+		got := campaignbudget.Command(store.CampaignCommand{CommandID: "c", ActionType: c.typ, ParamsJSON: c.params})
+		if got.Quantity != c.want || got.ActionType != campaign.CanonicalActionType(c.typ) {
+			t.Errorf("%s %s: %+v, want quantity %q", c.typ, c.params, got, c.want)
+		}
+	}
+	if got := campaignbudget.Command(store.CampaignCommand{ActionType: "ADD_POINTS"}).ActionType; got != "ADD_UPOINT" {
+		t.Errorf("ADD_POINTS priced as %s", got)
 	}
 }
