@@ -41,7 +41,7 @@ const (
 	CampaignResultsQueue  = "campaign-results"
 	CampaignFactsTopic    = "campaign-facts"
 	// CampaignFeeFactsTopic carries CampaignFeeEvent facts (one per status change of a fee
-	// transfer, docs/budgets.md#fee-facts) to the fee projection.
+	// transfer, docs/budgets.md#fee-facts-and-the-projection) to the fee projection.
 	CampaignFeeFactsTopic = "campaign-fee-facts"
 )
 
