@@ -339,9 +339,18 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
+	// The charging service of paid campaign actions (docs/budgets.md).
+	switch {
+	case o.Billing != nil:
+	case cfg.Billing.URL != "":
+		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token}
+	default:
+		o.Billing = budget.NoBilling{}
+	}
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
-		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: o.ConsolePages})
+		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(console.BudgetPages(r.Budget), o.ConsolePages...)})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
@@ -354,14 +363,6 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
 	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
-	switch {
-	case o.Billing != nil:
-	case cfg.Billing.URL != "":
-		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token}
-	default:
-		o.Billing = budget.NoBilling{}
-	}
-	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
 	budgetapi.Register(r.Functions, r.API, r.Budget)
 	// The budget in the campaign worker's seams (docs/budgets.md#in-the-worker), its fee
 	// projection and the reconciliation of in-doubt fees on the sweep.
