@@ -15,7 +15,7 @@ import (
 // (?businessUnitId=&campaignId=), the campaign's budget — max, cost, reserved, status and
 // pause reason, held reservations and the oldest one's age — and the unit's queues of
 // UNKNOWN fees and WAITING_BUDGET commands (at most 50 each). Read-only; a business unit
-// outside the caller's scope shows nothing of it.
+// outside the caller's scope answers 404, as one that does not exist.
 func BudgetPages(svc *budget.Service) []Page {
 	return []Page{{Path: "budgets", Title: "Budgets", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
 		q := r.URL.Query()
@@ -23,7 +23,7 @@ func BudgetPages(svc *budget.Service) []Page {
 		switch {
 		case d.BusinessUnitID == "":
 		case !pc.Caller.Scope.Allows(d.BusinessUnitID):
-			d.Message = "That business unit is outside your scope."
+			return "", store.ErrNotFound // as for a unit that does not exist
 		default:
 			var err error
 			if d.CampaignID != "" {
