@@ -131,6 +131,10 @@ param smtpPassword string = ''
 param campaignProviders string = ''
 @secure()
 param campaignProviderTokens string = ''
+@description('Billing provider of priced campaign actions (docs/billing.md): base URL (empty: none, priced actions are refused) and bearer token as a Key Vault reference.')
+param billingUrl string = ''
+@secure()
+param billingToken string = ''
 
 @description('Optional object id of the person/CI principal that uploads the Elastic Premium package blob (gets Storage Blob Data Contributor on the package container only).')
 param deployerPrincipalId string = ''
@@ -275,6 +279,8 @@ module functionApp 'modules/functionapp.bicep' = {
     smtpPassword: smtpPassword
     campaignProviders: campaignProviders
     campaignProviderTokens: campaignProviderTokens
+    billingUrl: billingUrl
+    billingToken: billingToken
   }
 }
 

@@ -221,6 +221,13 @@ param smtpUsername string = ''
 @secure()
 param smtpPassword string = ''
 
+@description('Billing provider of priced campaign actions (docs/billing.md): base URL; empty: none (priced actions are refused before anything is held).')
+param billingUrl string = ''
+
+@description('Bearer token of the billing provider; pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)".')
+@secure()
+param billingToken string = ''
+
 @description('Sender address of the email channel.')
 param smtpFrom string = ''
 
@@ -323,6 +330,14 @@ var automationSettings = [
   {
     name: 'AUTOMATION_IDEMPOTENCY_RETENTION_HOURS'
     value: idempotencyRetentionHours
+  }
+  {
+    name: 'AUTOMATION_BILLING_URL'
+    value: billingUrl
+  }
+  {
+    name: 'AUTOMATION_BILLING_TOKEN'
+    value: billingToken
   }
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'

@@ -54,6 +54,9 @@ param campaignsSubscriptionName string = 'campaigns'
 @description('Topic carrying campaign facts (CampaignActionOutcomeEvent, one message per status change of a campaign command).')
 param campaignFactsTopicName string = 'campaign-facts'
 
+@description('Topic carrying campaign fee facts (CampaignFeeEvent, one message per status change of a fee transfer; CampaignFeeProjection).')
+param campaignFeeFactsTopicName string = 'campaign-fee-facts'
+
 @description('Queues: due-work (DueWorkExecutor fan-out), notification-dispatch (NotificationDispatch), campaign-commands (CampaignWorker) and campaign-results (CampaignResults).')
 param queueNames array = [
   'due-work'
@@ -194,6 +197,27 @@ resource campaignFacts 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
 
 resource campaignReportingSubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = {
   parent: campaignFacts
+  name: reportingSubscriptionName
+  properties: {
+    maxDeliveryCount: maxDeliveryCount
+    lockDuration: lockDuration
+    deadLetteringOnMessageExpiration: true
+    deadLetteringOnFilterEvaluationExceptions: true
+  }
+}
+
+// Budgets (docs/budgets.md): fee facts to the fee projection (CampaignFeeProjection).
+resource campaignFeeFacts 'Microsoft.ServiceBus/namespaces/topics@2024-01-01' = {
+  parent: namespace
+  name: campaignFeeFactsTopicName
+  properties: {
+    requiresDuplicateDetection: true
+    duplicateDetectionHistoryTimeWindow: duplicateDetectionWindow
+  }
+}
+
+resource campaignFeeReportingSubscription 'Microsoft.ServiceBus/namespaces/topics/subscriptions@2024-01-01' = {
+  parent: campaignFeeFacts
   name: reportingSubscriptionName
   properties: {
     maxDeliveryCount: maxDeliveryCount

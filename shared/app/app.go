@@ -35,8 +35,10 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
 	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
@@ -123,9 +125,14 @@ type Runtime struct {
 type Options struct {
 	Clock automation.Clock
 	Log   *slog.Logger
-	// Billing is the billing provider of paid campaign actions (docs/billing.md); nil:
-	// budget.NoBilling (priced commands are refused before anything is held).
+	// Billing is the billing provider of paid campaign actions (docs/billing.md); nil: the
+	// client of cfg.Billing.URL, else budget.NoBilling (priced commands are refused before
+	// anything is held).
 	Billing budget.Billing
+	// WithoutBudgets runs the campaign worker without the budget in its seams: every action
+	// is free. Only for replays of scenarios that declare no billing (written before budgets
+	// existed) and tests of the campaign platform alone; a deployment never sets it.
+	WithoutBudgets bool
 	// Channels are the delivery channels by name; nil: Open builds them from the
 	// configuration (ChannelsFromConfig: "log" to LogOutput, plus webhook/email when
 	// configured).
@@ -339,9 +346,18 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	reportapi.Register(r.Functions, r.API, r.Reports)
+	// The charging service of paid campaign actions (docs/budgets.md).
+	switch {
+	case o.Billing != nil:
+	case cfg.Billing.URL != "":
+		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token}
+	default:
+		o.Billing = budget.NoBilling{}
+	}
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
-		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: o.ConsolePages})
+		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(console.BudgetPages(r.Budget), o.ConsolePages...)})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
@@ -353,14 +369,17 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
+	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
+	budgetapi.Register(r.Functions, r.API, r.Budget)
+	// The budget in the campaign worker's seams (docs/budgets.md#in-the-worker), its fee
+	// projection and the reconciliation of in-doubt fees on the sweep.
+	if !o.WithoutBudgets {
+		guard := &campaignbudget.Guard{Budget: r.Budget, Campaigns: r.Store, Clock: r.Clock, Log: o.Log}
+		r.Campaign.Worker.Guard, r.Campaign.Worker.AfterResult = guard, guard.AfterResult
+	}
+	r.Campaign.Fees, r.Campaign.Budget = &budget.FeeProjector{Store: r.Store, Clock: r.Clock}, r.Budget
 	r.Campaign.Trace, r.Campaign.Log = r.Trace, o.Log
 	handler.RegisterCampaigns(r.Functions, r.Campaign)
-	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
-	if o.Billing == nil {
-		o.Billing = budget.NoBilling{}
-	}
-	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log}
-	budgetapi.Register(r.Functions, r.API, r.Budget)
 	r.wireLifecycle(cfg, o.Log)
 	if r.Memory != nil {
 		var fs []topology.Function // HTTP functions are routes on Functions, nothing to run

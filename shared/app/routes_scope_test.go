@@ -478,6 +478,7 @@ func routeTable() map[string]routeCase {
 		"POST /api/console/logout": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/logout", headers: []string{"Content-Type", consoleForm}}
 		}, in: 303, inNote: "signed out: to the console", out: 303},
+		"GET /api/console/budgets":   {req: get(func(u unitFixture) string { return "/api/console/budgets?businessUnitId=" + u.bu + "&campaignId=c1" }), in: 200, out: 404},
 		"GET /api/console/rows":      {req: get(func(u unitFixture) string { return "/api/console/rows?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"GET /api/console/rows/{id}": {req: get(func(u unitFixture) string { return fmt.Sprintf("/api/console/rows/%d", u.row) }), in: 200, out: 404},
 		"POST /api/console/rows/{id}/{action}": {req: func(u unitFixture) routeRequest {

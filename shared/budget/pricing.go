@@ -23,8 +23,8 @@ var PricedActionTypes = []string{"TOP_UP", "ADD_MONEY", "ADD_DATA", "ADD_PROMOTI
 	"NOTIFICATION_SMS", "NOTIFICATION_MAIL", "ADD_UPOINT"}
 
 // FreeActionTypes are known action types that are free unless a policy prices them.
-var FreeActionTypes = []string{"NOTIFICATION_EMAIL", "NOTIFICATION_WEBHOOK", "NOTIFICATION_INBOX", "NOTIFICATION_LOG",
-	"NOTIFICATION_PUSH", "NOTIFICATION_WHATSAPP", "ADD_POINTS", "RENEW_LAOTV"}
+var FreeActionTypes = []string{"NOTIFICATION_WEBHOOK", "NOTIFICATION_INBOX", "NOTIFICATION_LOG",
+	"NOTIFICATION_PUSH", "NOTIFICATION_WHATSAPP", "RENEW_LAOTV"}
 
 // DefaultKnownActionType reports whether t is in PricedActionTypes or FreeActionTypes.
 func DefaultKnownActionType(t string) bool {

@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -357,6 +358,27 @@ func (s *Service) Settle(ctx context.Context, cmd Command, outcome ActionOutcome
 		return Settlement{}, err
 	}
 	return Settlement{Reservation: r, Released: released, FeeKept: r.Status == store.ReservationConsumed}, nil
+}
+
+// SettleInTx is Settle inside tx, the transaction that records the command's outcome (the
+// campaign worker's post-result hook): the same rules, except that a reservation whose
+// charge is PENDING or UNKNOWN is reported Held with no error (the outcome is still
+// recorded on it). No billing call is made. Errors: a bad outcome, store failures (which
+// roll the caller's transaction back).
+func (s *Service) SettleInTx(ctx context.Context, tx *sql.Tx, cmd Command, outcome ActionOutcome) (Settlement, error) {
+	switch outcome {
+	case ActionSucceeded, ActionFailed, ActionUnknown, ActionAbandoned:
+	default:
+		return Settlement{}, automation.Invalid("outcome", "%q is not SUCCEEDED, FAILED, UNKNOWN or ABANDONED", outcome)
+	}
+	r, released, err := s.Store.ReservationSettleInTx(ctx, tx, store.ReservationReleaseParams{CommandID: cmd.CommandID, ActionStatus: string(outcome), Now: s.Clock.Now()})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Settlement{}, nil
+	case err != nil:
+		return Settlement{}, err
+	}
+	return Settlement{Reservation: r, Released: released, FeeKept: r.Status == store.ReservationConsumed, Held: r.Status == store.ReservationHeld}, nil
 }
 
 // ReconcileResult counts one reconciliation sweep.

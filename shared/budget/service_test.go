@@ -522,7 +522,7 @@ func TestPriceFrozenOnFirstClaim(t *testing.T) {
 	}
 	// Free and unpriced actions.
 	free := cmd(3)
-	free.ActionType = "NOTIFICATION_EMAIL"
+	free.ActionType = "NOTIFICATION_LOG"
 	if d, err := e.svc.Prepare(ctx, free); err != nil || d.Kind != budget.Proceed || d.Price.Priced {
 		t.Fatalf("free %+v %v", d, err)
 	}

@@ -39,6 +39,7 @@ func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definit
 	if err := CheckID(id); err != nil {
 		return store.Campaign{}, err
 	}
+	def = a.Catalog.Canonical(def)
 	if err := a.Catalog.Check(def); err != nil {
 		return store.Campaign{}, err
 	}

@@ -67,7 +67,7 @@ const notificationSchema = `{"type":"object","additionalProperties":false,"requi
 func BuiltinActionTypes() []ActionType {
 	return []ActionType{
 		{Name: "NOTIFICATION_SMS", Notification: true, Schema: notificationSchema},
-		{Name: "NOTIFICATION_EMAIL", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_MAIL", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_WEBHOOK", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_INBOX", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_LOG", Notification: true, Schema: notificationSchema},
@@ -75,9 +75,31 @@ func BuiltinActionTypes() []ActionType {
 		  "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},"dataMb":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1048576}}}`},
 		{Name: "TOP_UP", Schema: `{"type":"object","additionalProperties":false,"required":["amountMinor","currency"],
 		  "properties":{"amountMinor":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1000000000},"currency":{"type":"string","format":"` + FormatCurrency + `"}}}`},
-		{Name: "ADD_POINTS", Schema: `{"type":"object","additionalProperties":false,"required":["points"],
+		{Name: "ADD_MONEY", Schema: `{"type":"object","additionalProperties":false,"required":["amountMinor","currency"],
+		  "properties":{"amountMinor":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1000000000},"currency":{"type":"string","format":"` + FormatCurrency + `"}}}`},
+		{Name: "ADD_SMS", Schema: `{"type":"object","additionalProperties":false,"required":["smsCount"],
+		  "properties":{"smsCount":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1000000}}}`},
+		{Name: "ADD_CALL_MINUTES", Schema: `{"type":"object","additionalProperties":false,"required":["minutes"],
+		  "properties":{"minutes":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1000000}}}`},
+		{Name: "ADD_PROMOTION", Schema: `{"type":"object","additionalProperties":false,"required":["promotionCode"],
+		  "properties":{"promotionCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"}}}`},
+		{Name: "ADD_UPOINT", Schema: `{"type":"object","additionalProperties":false,"required":["points"],
 		  "properties":{"points":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":100000000}}}`},
 	}
+}
+
+// ActionTypeAliases are older names of builtin action types, accepted in definitions and
+// stored under their canonical name (the previous platform's names, which its price list
+// uses): NOTIFICATION_EMAIL is NOTIFICATION_MAIL, ADD_POINTS is ADD_UPOINT
+// (docs/campaigns.md#action-types).
+var ActionTypeAliases = map[string]string{"NOTIFICATION_EMAIL": "NOTIFICATION_MAIL", "ADD_POINTS": "ADD_UPOINT"}
+
+// CanonicalActionType returns t's canonical name (t itself unless it is an alias).
+func CanonicalActionType(t string) string {
+	if c, ok := ActionTypeAliases[t]; ok {
+		return c
+	}
+	return t
 }
 
 // Formats an action type's schema may use beside the standard ones (asserted, not annotations).
@@ -140,6 +162,35 @@ func NewCatalog(types []ActionType, providers *Providers) (*Catalog, error) {
 	return c, nil
 }
 
+// Known reports whether t is the canonical name of an action type of the catalog (the
+// composition root gives it to the budget service: a price policy is only for these).
+func (c *Catalog) Known(t string) bool {
+	_, ok := c.types[t]
+	return ok
+}
+
+// Canonical returns d with every action type under its canonical name.
+func (c *Catalog) Canonical(d Definition) Definition {
+	d.Actions = slices.Clone(d.Actions)
+	for i := range d.Actions {
+		d.Actions[i].Type = CanonicalActionType(d.Actions[i].Type)
+	}
+	return d
+}
+
+// serves reports whether p serves t under its canonical name or one of its aliases.
+func serves(p Provider, t string) bool {
+	if p.Serves(t) {
+		return true
+	}
+	for alias, canonical := range ActionTypeAliases {
+		if canonical == t && p.Serves(alias) {
+			return true
+		}
+	}
+	return false
+}
+
 // Type returns the action type called name.
 func (c *Catalog) Type(name string) (*ActionType, bool) {
 	t, ok := c.types[name]
@@ -162,10 +213,11 @@ func invalid(field, format string, args ...any) error {
 }
 
 // Check validates a definition: name, status, triggers, every action's key (unique), type
-// (known), provider (known and serving that type), parameters (the type's schema), condition
+// (known, an alias read as its canonical name), provider (known and serving that type), parameters (the type's schema), condition
 // and next (a known key; following next from any action never revisits one: no cycle).
 // Errors are automation.CodeInvalidInput naming the member, e.g. "actions[1].params.amountMinor".
 func (c *Catalog) Check(d Definition) error {
+	d = c.Canonical(d)
 	if strings.TrimSpace(d.Name) == "" || len(d.Name) > 200 {
 		return invalid("name", "a name of 1..200 characters is required")
 	}
@@ -203,7 +255,7 @@ func (c *Catalog) Check(d Definition) error {
 		if !ok {
 			return invalid(at+".provider", "unknown provider %q", a.Provider)
 		}
-		if !p.Serves(a.Type) {
+		if !serves(p, a.Type) {
 			return invalid(at+".provider", "provider %q does not serve %s", a.Provider, a.Type)
 		}
 		if err := t.validate(a.Params); err != nil {

@@ -20,6 +20,8 @@ type Step struct {
 	Command  store.CampaignCommand // as claimed (parameters frozen)
 	Campaign store.Campaign
 	InDoubt  bool // an earlier attempt may have reached the provider
+	// Before is the command's status before this claim (WAITING_BUDGET: it waited for budget).
+	Before store.CommandStatus
 }
 
 // GuardDecision is a PreCallGuard's answer.
@@ -28,6 +30,18 @@ type GuardDecision struct {
 	WaitUntil time.Time
 	// Deny, when set, fails the command permanently with this reason.
 	Deny string
+	// WaitBudget, when set (BUDGET or BALANCE: what ran short), records the command
+	// WAITING_BUDGET, due again at WaitUntil (default now + PauseRecheck); no attempt counted.
+	// The guard pauses the campaign itself (docs/budgets.md#in-the-worker).
+	WaitBudget string
+}
+
+// PausedResumer is an optional side of a PreCallGuard: when a command that was
+// WAITING_BUDGET is claimed while its campaign is PAUSED, ResumePaused says whether the
+// reason of the pause is gone (a raised budget); then it has resumed the campaign and the
+// command goes on to the guard, which checks its budget again.
+type PausedResumer interface {
+	ResumePaused(ctx context.Context, s Step) (bool, error)
 }
 
 // PreCallGuard runs after the claim and the campaign status check, before the provider is
@@ -123,7 +137,7 @@ func (w *Worker) Run(ctx context.Context, commandID string) error {
 	if err != nil || !r.Claimed {
 		return err
 	}
-	return w.run(ctx, Step{Command: r.Command, Campaign: camp, InDoubt: r.InDoubt})
+	return w.run(ctx, Step{Command: r.Command, Campaign: camp, InDoubt: r.InDoubt, Before: r.Before})
 }
 
 // load reads the command's campaign and, when the command has no frozen parameters yet, the
@@ -217,19 +231,34 @@ func (w *Worker) runClaimed(ctx context.Context, r store.CampaignClaimResult) er
 	if err != nil {
 		return err
 	}
-	return w.run(ctx, Step{Command: c, Campaign: camp, InDoubt: r.InDoubt})
+	return w.run(ctx, Step{Command: c, Campaign: camp, InDoubt: r.InDoubt, Before: r.Before})
 }
 
 // run is steps 3–7 for a claimed command.
 func (w *Worker) run(ctx context.Context, s Step) error {
 	now := w.Clock.Now().UTC()
 	// 3. campaign status
+	wait := w.PauseRecheck
+	if wait <= 0 {
+		wait = time.Minute
+	}
+	if s.Campaign.Status == store.CampaignPaused && s.Before == store.CommandWaitingBudget {
+		// A command waiting for budget stays WAITING_BUDGET while its campaign is paused,
+		// unless the guard finds the pause's reason gone (the budget was raised).
+		resumed := false
+		if pr, ok := w.Guard.(PausedResumer); ok {
+			var err error
+			if resumed, err = pr.ResumePaused(ctx, s); err != nil {
+				return w.transient(ctx, s, err)
+			}
+		}
+		if !resumed {
+			return w.waitBudget(ctx, s, now.Add(wait), s.Command.LastError)
+		}
+		s.Campaign.Status = store.CampaignActive
+	}
 	switch s.Campaign.Status {
 	case store.CampaignPaused:
-		wait := w.PauseRecheck
-		if wait <= 0 {
-			wait = time.Minute
-		}
 		return w.requeue(ctx, s, now.Add(wait), false, "campaign paused")
 	case store.CampaignStopped:
 		if !s.InDoubt {
@@ -248,6 +277,12 @@ func (w *Worker) run(ctx context.Context, s Step) error {
 		case d.Deny != "":
 			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: "denied: " + d.Deny})
 			return err
+		case d.WaitBudget != "":
+			at := d.WaitUntil
+			if at.IsZero() {
+				at = now.Add(wait)
+			}
+			return w.waitBudget(ctx, s, at, "waiting for budget: "+d.WaitBudget)
 		case !d.WaitUntil.IsZero():
 			return w.requeue(ctx, s, d.WaitUntil, false, "guard: wait")
 		}
@@ -392,6 +427,18 @@ func (w *Worker) waiting(s Step) store.CommandStatus {
 		return store.CommandUnknown
 	}
 	return store.CommandQueued
+}
+
+// waitBudget records WAITING_BUDGET (or, in doubt, UNKNOWN due at the same time: a claim in
+// doubt must stay in doubt), due again at at; no attempt counted.
+func (w *Worker) waitBudget(ctx context.Context, s Step, at time.Time, why string) error {
+	at = at.UTC()
+	st := store.CommandWaitingBudget
+	if s.InDoubt {
+		st = store.CommandUnknown
+	}
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: st, NextAttemptOn: &at, Error: why})
+	return err
 }
 
 func (w *Worker) requeue(ctx context.Context, s Step, at time.Time, count bool, why string) error {

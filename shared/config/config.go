@@ -71,6 +71,8 @@ var Settings = []Setting{
 	{"AUTOMATION_RECONCILE_BUSINESS_UNITS", Local | Azure, "*", "Reconciliation: business units whose sources are swept (comma-separated ids, or *)."},
 	{"AUTOMATION_SOURCE_URLS", Local | Azure, "", "Reconciliation: domain-app list endpoints by source type, SourceType=https://...,Other=https://... (a type without one is swept from the pipeline's own snapshots)."},
 	{"AUTOMATION_REPORT_SOURCES", Local | Azure, "", "Report subscriptions: domain report types rendered by an HTTP report source, ReportType=https://...,Other=https://... (the built-in automation-activity report needs none)."},
+	{"AUTOMATION_BILLING_URL", Local | Azure, "", "Budgets: base URL of the billing provider (docs/billing.md), https (http only for 127.0.0.1/localhost). Empty: no billing provider, and priced campaign actions are refused before anything is held (free ones run)."},
+	{"AUTOMATION_BILLING_TOKEN", Local | Azure, "", "Budgets: bearer token sent to the billing provider. In Azure a Key Vault reference."},
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 	{"AUTOMATION_CAMPAIGN_PROVIDERS", Local | Azure, "", `Campaigns: HTTP action providers, a JSON array of {"name","baseUrl","actionTypes":[...],"dedupe","lookup","concurrency","ratePerSecond","timeoutSeconds"} (docs/campaigns.md#configured-providers). Empty: none beside the delivery channels.`},
 	{"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", Local | Azure, "", `Campaigns: bearer tokens of the HTTP action providers, a JSON object {"<provider name>":"<token>"}; a provider without one sends no Authorization header. In Azure a Key Vault reference.`},
@@ -80,7 +82,7 @@ var Settings = []Setting{
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
-var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN",
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
@@ -146,6 +148,14 @@ type Config struct {
 	// AttributeDedupeWindow is how long an attribute event id is remembered
 	// (AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS).
 	AttributeDedupeWindow time.Duration
+	// Billing is the billing provider of priced campaign actions (docs/billing.md).
+	Billing BillingConfig
+}
+
+// BillingConfig locates the billing provider; URL "" = none (priced actions are refused).
+type BillingConfig struct {
+	URL   string
+	Token string
 }
 
 // CampaignProviderConfig is one HTTP action provider (docs/campaigns.md#configured-providers).
@@ -304,6 +314,15 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if (c.SMTP.Username == "") != (c.SMTP.Password == "") {
 		bad("AUTOMATION_SMTP_USERNAME", "set both AUTOMATION_SMTP_USERNAME and AUTOMATION_SMTP_PASSWORD, or neither")
+	}
+	c.Billing = BillingConfig{URL: strings.TrimRight(get("AUTOMATION_BILLING_URL"), "/"), Token: get("AUTOMATION_BILLING_TOKEN")}
+	if v := c.Billing.URL; v != "" {
+		if _, err := parseSourceURLs("billing=" + v); err != nil {
+			bad("AUTOMATION_BILLING_URL", "must be an https URL (http only for 127.0.0.1/localhost)")
+		}
+	}
+	if c.Billing.Token != "" && c.Billing.URL == "" {
+		bad("AUTOMATION_BILLING_TOKEN", "is set but AUTOMATION_BILLING_URL is not")
 	}
 	if urls, err := parseSourceURLs(get("AUTOMATION_SOURCE_URLS")); err != nil {
 		bad("AUTOMATION_SOURCE_URLS", "%v", err)

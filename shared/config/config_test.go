@@ -57,3 +57,28 @@ func TestSettingsAreUniqueAndDocumented(t *testing.T) {
 		seen[s.Name] = true
 	}
 }
+
+// The billing provider: none by default; an https URL (http only on loopback) with an
+// optional token; a token without a URL, or a plain-http remote URL, is refused.
+func TestBillingSettings(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil || c.Billing.URL != "" {
+		t.Fatalf("default: %+v %v", c.Billing, err)
+	}
+	c, err = config.Load(env(map[string]string{"AUTOMATION_BILLING_URL": "https://billing.example.test/", "AUTOMATION_BILLING_TOKEN": "t0k"}))
+	if err != nil || c.Billing.URL != "https://billing.example.test" || c.Billing.Token != "t0k" {
+		t.Fatalf("https: %+v %v", c.Billing, err)
+	}
+	if _, err := config.Load(env(map[string]string{"AUTOMATION_BILLING_URL": "http://127.0.0.1:8089"})); err != nil {
+		t.Fatalf("loopback http: %v", err)
+	}
+	for _, bad := range []map[string]string{
+		{"AUTOMATION_BILLING_URL": "http://billing.example.test"},
+		{"AUTOMATION_BILLING_URL": "not a url"},
+		{"AUTOMATION_BILLING_TOKEN": "t0k"},
+	} {
+		if _, err := config.Load(env(bad)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

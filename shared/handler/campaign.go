@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -21,9 +23,15 @@ type CampaignDeps struct {
 	Purger *delivery.OutboxPurger
 	// SweepBatch bounds the commands one CampaignWorker sweep claims (default 100).
 	SweepBatch int
-	Trace      trace.Writer
-	Clock      automation.Clock
-	Log        *slog.Logger
+	// Fees projects fee facts (CampaignFeeProjection); nil: the function is not registered.
+	Fees *budget.FeeProjector
+	// Budget, when set, reconciles in-doubt fees on every sweep, at most ReconcileBatch
+	// (default 50) per run (docs/budgets.md#reconciliation).
+	Budget         *budget.Service
+	ReconcileBatch int
+	Trace          trace.Writer
+	Clock          automation.Clock
+	Log            *slog.Logger
 }
 
 // RegisterCampaigns adds the campaign functions: CampaignDispatch (the gateway's DIRECT
@@ -70,10 +78,16 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	consume(topology.CampaignFactProjection, func(ctx context.Context, body []byte) (map[string]any, error) {
 		return map[string]any{}, c.Projection.Handle(ctx, body)
 	})
+	if c.Fees != nil {
+		consume(topology.CampaignFeeProjection, func(ctx context.Context, body []byte) (map[string]any, error) {
+			return map[string]any{}, c.Fees.Handle(ctx, bus.Message{Destination: topology.CampaignFeeFactsTopic, Body: body})
+		})
+	}
 }
 
 // SweepCampaigns runs the campaign worker's sweep (retries, lookups, expired leases, lost
-// command messages) and the outbox retention purge; the OutboxRelay timer calls it.
+// command messages), the reconciliation of in-doubt fees (bounded) and the outbox retention
+// purge; the OutboxRelay timer calls it.
 func (c CampaignDeps) SweepCampaigns(ctx context.Context) (map[string]any, error) {
 	batch := c.SweepBatch
 	if batch <= 0 {
@@ -83,6 +97,17 @@ func (c CampaignDeps) SweepCampaigns(ctx context.Context) (map[string]any, error
 	out := map[string]any{"claimed": n}
 	if err != nil {
 		return out, err
+	}
+	if c.Budget != nil {
+		limit := c.ReconcileBatch
+		if limit <= 0 {
+			limit = 50
+		}
+		rec, err := c.Budget.Reconcile(ctx, limit)
+		out["feesReconciled"] = rec
+		if err != nil {
+			return out, err
+		}
 	}
 	if c.Purger != nil {
 		p, err := c.Purger.RunOnce(ctx)

@@ -150,8 +150,13 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	}
 	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
 		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
-		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1}
+		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1, WithoutBudgets: r.sc.billing == nil}
+	stopBilling := r.startBilling()
+	defer stopBilling()
 	if err := r.open(ctx); err != nil {
+		return SummaryLine{}, err
+	}
+	if err := r.setUpBilling(ctx); err != nil {
 		return SummaryLine{}, err
 	}
 	defer func() {
@@ -344,6 +349,9 @@ func (r *runner) input(ctx context.Context, idx int) error {
 	}
 	if len(in.Campaign) > 0 {
 		return r.campaignInput(ctx, idx)
+	}
+	if in.Budget != nil {
+		return r.budgetInput(ctx, idx)
 	}
 	if f := in.ChannelFault; f != nil {
 		r.faults.set(*f)

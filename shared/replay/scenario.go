@@ -35,6 +35,7 @@ type Scenario struct {
 
 	tick              time.Duration
 	campaignProviders []CampaignProvider
+	billing           *Billing // nil: campaigns run without budgets (app.Options.WithoutBudgets)
 	settings          []reminder.Setting
 	templates         []Template
 	order             []int // input indexes by arrival instant (stable)
@@ -66,6 +67,8 @@ type Input struct {
 	Registry json.RawMessage `json:"registry,omitempty"`
 	// Campaign is a campaign (with its campaignId) saved through the campaign API (campaign.go).
 	Campaign json.RawMessage `json:"campaign,omitempty"`
+	// Budget changes a campaign's maxCost as support would (billing.go).
+	Budget *BudgetInput `json:"budget,omitempty"`
 	ReportInputs
 }
 
@@ -106,6 +109,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		Inputs           []json.RawMessage `json:"inputs"`
 		PrintAttributes  bool              `json:"printAttributes"`
 		Providers        []json.RawMessage `json:"campaignProviders"`
+		Billing          json.RawMessage   `json:"billing"`
 	}
 	if err := strictDecode(raw, &top); err != nil {
 		return nil, fmt.Errorf("scenario: %v", err)
@@ -207,6 +211,7 @@ func Parse(raw []byte) (*Scenario, error) {
 	}
 	sc.templates = parseTemplates(top.Templates, buIDs, bad)
 	sc.campaignProviders = parseCampaignProviders(top.Providers, bad)
+	sc.billing = parseBilling(top.Billing, bad)
 	if len(top.Inputs) > MaxInputs {
 		bad("more than %d inputs", MaxInputs)
 		top.Inputs = nil
@@ -222,6 +227,7 @@ func Parse(raw []byte) (*Scenario, error) {
 			IdempotencyKey    *string         `json:"idempotencyKey"`
 			Registry          json.RawMessage `json:"registry"`
 			Campaign          json.RawMessage `json:"campaign"`
+			Budget            json.RawMessage `json:"budget"`
 			ReportInputs
 		}
 		if err := strictDecode(rawIn, &in); err != nil {
@@ -236,7 +242,8 @@ func Parse(raw []byte) (*Scenario, error) {
 			bad("inputs[%d].idempotencyKey is only for an ingest input", i)
 		}
 		switch kinds := in.ReportInputs.count() + min(len(in.Event), 1) + min(len(in.ChannelFault), 1) +
-			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1) + min(len(in.Ingest), 1) + min(len(in.Registry), 1) + min(len(in.Campaign), 1); {
+			min(len(in.SettingUpsert), 1) + min(len(in.SettingDeactivate), 1) + min(len(in.Ingest), 1) + min(len(in.Registry), 1) + min(len(in.Campaign), 1) +
+			min(len(in.Budget), 1); {
 		case kinds > 1:
 			bad("inputs[%d] has two input kinds or more; give one", i)
 		case len(in.Ingest) > 0:
@@ -259,6 +266,8 @@ func Parse(raw []byte) (*Scenario, error) {
 				bad("inputs[%d].campaign must be an object with a campaignId", i)
 			}
 			input.Campaign = in.Campaign
+		case len(in.Budget) > 0:
+			input.Budget = parseBudgetInput(i, in.Budget, bad)
 		case len(in.Registry) > 0:
 			if t := bytes.TrimSpace(in.Registry); len(t) == 0 || t[0] != '{' {
 				bad("inputs[%d].registry must be a registry file ({\"events\":[definition, …]})", i)
@@ -269,7 +278,7 @@ func Parse(raw []byte) (*Scenario, error) {
 		case len(in.SettingUpsert) > 0 || len(in.SettingDeactivate) > 0:
 			errs = append(errs, parseSettingInput(i, in.SettingUpsert, in.SettingDeactivate, buIDs, &input)...)
 		case kinds == 0:
-			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\", \"ingest\", \"registry\", \"campaign\" or %s)", i, reportKindNames)
+			bad("inputs[%d] has no input kind (expected \"event\", \"channelFault\", \"settingUpsert\", \"settingDeactivate\", \"ingest\", \"registry\", \"campaign\", \"budget\" or %s)", i, reportKindNames)
 		}
 		if timesOK && !at.IsZero() && at.Before(sc.Start) {
 			bad("inputs[%d].at %s is before start", i, at.Format(time.RFC3339))

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -352,6 +353,11 @@ type BudgetStore interface {
 	ReservationGet(ctx context.Context, commandID string) (BudgetReservation, error)
 	// ReservationRelease: see ReservationReleaseParams; released reports a change.
 	ReservationRelease(ctx context.Context, p ReservationReleaseParams) (r BudgetReservation, released bool, err error)
+	// ReservationSettleInTx is ReservationRelease inside tx (the campaign worker's
+	// post-result hook, in the transaction that records the command's outcome): a charge
+	// PENDING or UNKNOWN keeps the reservation HELD and only records ActionStatus (no error).
+	// ErrNotFound when the command has no reservation (a free command).
+	ReservationSettleInTx(ctx context.Context, tx *sql.Tx, p ReservationReleaseParams) (r BudgetReservation, released bool, err error)
 	// ReservationSetActionStatus records the worker's action outcome on the reservation.
 	ReservationSetActionStatus(ctx context.Context, commandID, actionStatus string, now time.Time) error
 	ReservationStats(ctx context.Context, businessUnitID, campaignID string) (ReservationStats, error)

@@ -89,6 +89,10 @@ const (
 	CommandUnknown   CommandStatus = "UNKNOWN"
 	CommandCancelled CommandStatus = "CANCELLED"
 	CommandSkipped   CommandStatus = "SKIPPED" // its condition on the previous result did not hold
+	// CommandWaitingBudget: a paid action found too little budget or billing balance
+	// (docs/budgets.md#in-the-worker); never final: due again at NextAttemptOn (required), when
+	// the same command is claimed and its budget checked again. Nothing reached a provider.
+	CommandWaitingBudget CommandStatus = "WAITING_BUDGET"
 )
 
 // Terminal reports whether s ends the command.
@@ -135,7 +139,8 @@ type CampaignCommand struct {
 }
 
 // CommandClaimable is the claim rule every dialect applies (like NotificationClaimable): a
-// QUEUED command whose NextAttemptOn is unset or has come; a RUNNING one whose lease expired
+// QUEUED command whose NextAttemptOn is unset or has come; a WAITING_BUDGET one whose
+// NextAttemptOn has come (not in doubt: it never reached a provider); a RUNNING one whose lease expired
 // (in doubt: the provider may have been called); an UNKNOWN one whose NextAttemptOn has come
 // (in doubt: resend with the same key or look up). Terminal commands, a live lease and an
 // UNKNOWN awaiting a person (NextAttemptOn nil) are not claimable.
@@ -144,6 +149,8 @@ func CommandClaimable(c CampaignCommand, now time.Time) (ok, inDoubt bool) {
 	switch c.Status {
 	case CommandQueued:
 		return due, false
+	case CommandWaitingBudget:
+		return c.NextAttemptOn != nil && !c.NextAttemptOn.After(now), false
 	case CommandRunning:
 		return c.LeaseExpiresOn != nil && !c.LeaseExpiresOn.After(now), true
 	case CommandUnknown:
@@ -180,11 +187,12 @@ type CampaignClaimParams struct {
 
 // CampaignClaimResult: Claimed false means the command is terminal, leased by another worker
 // or awaiting a person; Command shows its current state. InDoubt: an earlier attempt may have
-// reached the provider.
+// reached the provider. Before is the command's status before this claim.
 type CampaignClaimResult struct {
 	Claimed bool
 	InDoubt bool
 	Command CampaignCommand
+	Before  CommandStatus
 }
 
 // CampaignClaimDueParams claims up to Limit commands CommandClaimable at Now that have a
@@ -205,6 +213,7 @@ type CampaignClaimDueParams struct {
 //   - QUEUED: try again at NextAttemptOn (required); CountRetry moves the backoff ladder
 //     (false for a paused campaign or a guard's wait).
 //   - UNKNOWN: NextAttemptOn set = resend or look up then; nil = the manual-resolution queue.
+//   - WAITING_BUDGET: check the budget again at NextAttemptOn (required; no retry counted).
 //
 // InTx, when set, runs inside the same transaction after the command row is written (the
 // post-result hook, shared/campaign doc.go); its error rolls everything back.

@@ -40,6 +40,9 @@ const (
 	CampaignCommandsQueue = "campaign-commands"
 	CampaignResultsQueue  = "campaign-results"
 	CampaignFactsTopic    = "campaign-facts"
+	// CampaignFeeFactsTopic carries CampaignFeeEvent facts (one per status change of a fee
+	// transfer, docs/budgets.md#fee-facts-and-the-projection) to the fee projection.
+	CampaignFeeFactsTopic = "campaign-fee-facts"
 )
 
 // Function names: the folder names under functions/, which are also the paths the
@@ -68,6 +71,7 @@ const (
 	CampaignWorker         = "CampaignWorker"
 	CampaignResults        = "CampaignResults"
 	CampaignFactProjection = "CampaignFactProjection"
+	CampaignFeeProjection  = "CampaignFeeProjection"
 	CampaignsAPI           = "CampaignsApi"
 	BudgetAPI              = "BudgetApi"
 )
@@ -114,6 +118,7 @@ var functions = []Function{
 	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
 	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
 	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription},
+	{Name: CampaignFeeProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFeeFactsTopic, Subscription: ReportingSubscription},
 	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue},
 	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},

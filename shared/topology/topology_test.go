@@ -198,6 +198,7 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 		"param deliverySubscriptionName string = '" + topology.DeliverySubscription + "'",
 		"param campaignsSubscriptionName string = '" + topology.CampaignsSubscription + "'",
 		"param campaignFactsTopicName string = '" + topology.CampaignFactsTopic + "'",
+		"param campaignFeeFactsTopicName string = '" + topology.CampaignFeeFactsTopic + "'",
 		"param queueNames array = [\n  '" + topology.DueWorkQueue + "'\n  '" + topology.NotificationDispatchQueue + "'\n  '" +
 			topology.CampaignCommandsQueue + "'\n  '" + topology.CampaignResultsQueue + "'\n]",
 	} {

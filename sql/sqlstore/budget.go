@@ -357,41 +357,57 @@ func (s *Store) ReservationRelease(ctx context.Context, p store.ReservationRelea
 	var out store.BudgetReservation
 	var released bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		released = false
-		r, err := s.reservationGet(ctx, tx, p.CommandID)
-		if err != nil {
-			return err
-		}
-		// Lock order budget → reservation → transfer, as BudgetReserve takes them.
-		if _, err := s.budgetGet(ctx, tx, r.BusinessUnitID, r.CampaignID); err != nil {
-			return err
-		}
-		out = r
-		if r.Status != store.ReservationHeld {
-			if p.ActionStatus != "" {
-				if _, err := s.execN(ctx, tx, "ReservationSetActionStatus", named("CommandId", p.CommandID, "ActionStatus", p.ActionStatus, "Now", s.tm(p.Now))...); err != nil {
-					return err
-				}
-				out.ActionStatus = p.ActionStatus
-			}
-			return nil
-		}
-		t, err := s.transferGet(ctx, tx, r.OrderID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return err
-		case t.Status != store.FeeFailed:
-			return fmt.Errorf("%s ReservationRelease: order %s is %s, the reservation stays HELD: %w", s.d.Name, r.OrderID, t.Status, store.ErrConflict)
-		}
-		if err := s.release(ctx, tx, r, p.ActionStatus, p.Now); err != nil {
-			return err
-		}
-		released = true
-		out, err = s.reservationGet(ctx, tx, p.CommandID)
+		var err error
+		out, released, err = s.releaseIn(ctx, tx, p, false)
 		return err
 	})
 	return out, released, err
+}
+
+// ReservationSettleInTx implements store.BudgetStore: ReservationRelease inside the caller's
+// transaction, except that a reservation whose charge is PENDING or UNKNOWN records the
+// action status and stays HELD without an error.
+func (s *Store) ReservationSettleInTx(ctx context.Context, tx *sql.Tx, p store.ReservationReleaseParams) (store.BudgetReservation, bool, error) {
+	return s.releaseIn(ctx, tx, p, true)
+}
+
+func (s *Store) releaseIn(ctx context.Context, tx *sql.Tx, p store.ReservationReleaseParams, keepHeld bool) (store.BudgetReservation, bool, error) {
+	r, err := s.reservationGet(ctx, tx, p.CommandID)
+	if err != nil {
+		return r, false, err
+	}
+	// Lock order budget → reservation → transfer, as BudgetReserve takes them.
+	if _, err := s.budgetGet(ctx, tx, r.BusinessUnitID, r.CampaignID); err != nil {
+		return r, false, err
+	}
+	setAction := func() error {
+		if p.ActionStatus == "" {
+			return nil
+		}
+		if _, err := s.execN(ctx, tx, "ReservationSetActionStatus", named("CommandId", p.CommandID, "ActionStatus", p.ActionStatus, "Now", s.tm(p.Now))...); err != nil {
+			return err
+		}
+		r.ActionStatus = p.ActionStatus
+		return nil
+	}
+	if r.Status != store.ReservationHeld {
+		return r, false, setAction()
+	}
+	t, err := s.transferGet(ctx, tx, r.OrderID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return r, false, err
+	case t.Status != store.FeeFailed && keepHeld:
+		return r, false, setAction()
+	case t.Status != store.FeeFailed:
+		return r, false, fmt.Errorf("%s ReservationRelease: order %s is %s, the reservation stays HELD: %w", s.d.Name, r.OrderID, t.Status, store.ErrConflict)
+	}
+	if err := s.release(ctx, tx, r, p.ActionStatus, p.Now); err != nil {
+		return r, false, err
+	}
+	r, err = s.reservationGet(ctx, tx, p.CommandID)
+	return r, err == nil, err
 }
 
 func (s *Store) release(ctx context.Context, tx *sql.Tx, r store.BudgetReservation, actionStatus string, now time.Time) error {

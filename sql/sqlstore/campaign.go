@@ -307,7 +307,7 @@ func (s *Store) claimCommand(ctx context.Context, tx *sql.Tx, id string, now tim
 	if err != nil {
 		return store.CampaignClaimResult{}, err
 	}
-	return store.CampaignClaimResult{Claimed: true, InDoubt: inDoubt, Command: got}, nil
+	return store.CampaignClaimResult{Claimed: true, InDoubt: inDoubt, Command: got, Before: cur.Status}, nil
 }
 
 // CampaignClaim implements store.CampaignStore.
@@ -368,8 +368,8 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 	switch {
 	case p.Status.Terminal() && p.NextAttemptOn != nil:
 		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %s takes no NextAttemptOn", p.Status)
-	case p.Status == store.CommandQueued && p.NextAttemptOn == nil:
-		return store.CampaignCommand{}, errors.New("CampaignFinish: QUEUED needs NextAttemptOn")
+	case (p.Status == store.CommandQueued || p.Status == store.CommandWaitingBudget) && p.NextAttemptOn == nil:
+		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: %s needs NextAttemptOn", p.Status)
 	case p.Status == store.CommandRunning || p.Status == "":
 		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %q is not an outcome", p.Status)
 	}

@@ -42,7 +42,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = sim.Close() })
 	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)),
-		Log: slog.New(slog.DiscardHandler), LogOutput: io.Discard,
+		Log: slog.New(slog.DiscardHandler), LogOutput: io.Discard, WithoutBudgets: true, // the campaign API alone; budgets: shared/campaignbudget
 		CampaignProviders: map[string]app.CampaignProvider{"telco": {Provider: &campaign.HTTPProvider{BaseURL: sim.URL(),
 			Client: &http.Client{Transport: &http.Transport{}}, ActionTypes: []string{"TOP_UP", "ADD_DATA"}}}}})
 	if err != nil {

@@ -93,7 +93,7 @@ WHERE Id = @Id AND Version = @Version;
 -- leases, and (QueuedBefore) QUEUED commands whose message was lost.
 SELECT CommandId
 FROM CampaignCommand
-WHERE (Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL AND NextAttemptOn <= @Now)
+WHERE (Status IN ('QUEUED', 'UNKNOWN', 'WAITING_BUDGET') AND NextAttemptOn IS NOT NULL AND NextAttemptOn <= @Now)
    OR (Status = 'RUNNING' AND LeaseExpiresOn <= @Now)
    OR (Status = 'QUEUED' AND NextAttemptOn IS NULL AND UpdatedOn <= @QueuedBefore)
 ORDER BY Id
@@ -168,7 +168,7 @@ DELETE FROM ProcessedEvent WHERE rowid IN (SELECT rowid FROM ProcessedEvent WHER
 -- The earliest instant a command becomes due for the sweep: a retry or lookup time, or a
 -- lease's end.
 SELECT MIN(W) FROM (
-    SELECT MIN(NextAttemptOn) AS W FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN') AND NextAttemptOn IS NOT NULL
+    SELECT MIN(NextAttemptOn) AS W FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'WAITING_BUDGET') AND NextAttemptOn IS NOT NULL
     UNION ALL
     SELECT MIN(LeaseExpiresOn) AS W FROM CampaignCommand WHERE Status = 'RUNNING'
 ) AS x;

@@ -1,0 +1,293 @@
+package campaignbudget_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/budget/billing"
+	"github.com/automation-platform/automation/shared/budget/billingsim"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaignbudget"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// crashStore panics right after the named budget store call committed (a worker process
+// dying there), once.
+type crashStore struct {
+	store.BudgetStore
+	at    string
+	fired *atomic.Bool
+}
+
+func (c crashStore) after(op string) {
+	if c.at == "after:"+op && c.fired.CompareAndSwap(false, true) {
+		panic(errCrash)
+	}
+}
+
+func (c crashStore) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (store.CommandPrice, error) {
+	r, err := c.BudgetStore.CommandPriceFreeze(ctx, p)
+	c.after("CommandPriceFreeze")
+	return r, err
+}
+
+func (c crashStore) BudgetReserve(ctx context.Context, p store.BudgetReserveParams) (store.BudgetReserveResult, error) {
+	r, err := c.BudgetStore.BudgetReserve(ctx, p)
+	c.after("BudgetReserve")
+	return r, err
+}
+
+func (c crashStore) FeeTransferBegin(ctx context.Context, p store.FeeTransferBeginParams) (store.FeeTransfer, error) {
+	r, err := c.BudgetStore.FeeTransferBegin(ctx, p)
+	c.after("FeeTransferBegin")
+	return r, err
+}
+
+func (c crashStore) FeeTransferRecord(ctx context.Context, p store.FeeTransferRecordParams) (store.FeeTransferRecordResult, error) {
+	r, err := c.BudgetStore.FeeTransferRecord(ctx, p)
+	c.after("FeeTransferRecord")
+	return r, err
+}
+
+// crashBilling panics after the billing provider answered (the charge is committed there,
+// the answer dies with the worker).
+type crashBilling struct {
+	budget.Billing
+	at    string
+	fired *atomic.Bool
+}
+
+func (c crashBilling) CreateTransfer(ctx context.Context, r billing.TransferRequest) (billing.Transfer, error) {
+	t, err := c.Billing.CreateTransfer(ctx, r)
+	if c.at == "after:CreateTransfer" && c.fired.CompareAndSwap(false, true) {
+		panic(errCrash)
+	}
+	return t, err
+}
+
+// crashProvider panics after the action took effect, before the worker records it.
+type crashProvider struct {
+	*campaign.HTTPProvider
+	armed *atomic.Bool
+}
+
+func (p crashProvider) Call(ctx context.Context, c campaign.Call) (campaign.Result, error) {
+	res, err := p.HTTPProvider.Call(ctx, c)
+	if p.armed.CompareAndSwap(true, false) {
+		panic(errCrash)
+	}
+	return res, err
+}
+
+// A crash at every step of reserve → charge → confirm → action → record, through the
+// worker: after the lease expires the command is claimed in doubt by a healthy worker and
+// ends SUCCEEDED with its action applied once, the ledger holds one transfer for its one
+// orderId, the reservation is CONSUMED and cost is the fee once.
+func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
+	steps := []string{"after:CommandPriceFreeze", "after:BudgetReserve", "after:FeeTransferBegin", "after:CreateTransfer",
+		"after:FeeTransferRecord", "provider:after:Call", "hook:before:commit"}
+	for _, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			ctx := context.Background()
+			armed := &atomic.Bool{}
+			var prov *crashProvider
+			r := newRig(t, 1000, nil)
+			prov = &crashProvider{HTTPProvider: &campaign.HTTPProvider{BaseURL: r.action.URL(), Client: &http.Client{Transport: &http.Transport{}},
+				Dedupe: true, HasLookup: true, ActionTypes: []string{"ADD_UPOINT"}}, armed: armed}
+			r.providers.Add("crashy", prov, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
+			// Point the campaign at the crash-capable provider.
+			admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock}
+			cur, _ := r.st.CampaignGet(ctx, "bu-1", "c1")
+			v := cur.Version
+			if _, err := admin.Save(ctx, "bu-1", "c1", campaign.Definition{Name: "Points", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
+				Actions: []campaign.Action{{Key: "points", Type: "ADD_UPOINT", Provider: "crashy", Params: []byte(`{"points":5}`)}}}, &v); err != nil {
+				t.Fatal(err)
+			}
+			fired := &atomic.Bool{}
+			crashed := &budget.Service{Store: crashStore{BudgetStore: r.st, at: step, fired: fired},
+				Billing: crashBilling{Billing: r.budget.Billing, at: step, fired: fired}, Clock: r.clock, InDoubtAfter: time.Minute}
+			g := &campaignbudget.Guard{Budget: crashed, Campaigns: r.st, Clock: r.clock}
+			w := *r.worker
+			w.Guard, w.AfterResult = g, g.AfterResult
+			switch step {
+			case "provider:after:Call":
+				armed.Store(true)
+			case "hook:before:commit":
+				w.AfterResult = func(ctx context.Context, tx *sql.Tx, s campaign.Step, c store.CampaignCommand) error {
+					if err := g.AfterResult(ctx, tx, s, c); err != nil {
+						return err
+					}
+					return errCrash // the process dies before the commit: everything rolls back
+				}
+			}
+			ids := r.start(1)
+			func() {
+				defer func() {
+					if p := recover(); p != nil && p != errCrash {
+						panic(p)
+					}
+				}()
+				if err := w.Run(ctx, ids[0]); err != nil && !errors.Is(err, errCrash) {
+					t.Fatal(err)
+				}
+			}()
+			if c := r.command(ids[0]); c.Status != store.CommandRunning {
+				t.Fatalf("after the crash the command is %s, want RUNNING (its lease held)", c.Status)
+			}
+			r.clock.Advance(2 * time.Minute)
+			r.settle(time.Minute, 10)
+			c := r.command(ids[0])
+			if c.Status != store.CommandSucceeded {
+				t.Fatalf("command %s (%s), want SUCCEEDED", c.Status, c.LastError)
+			}
+			if n := r.action.Applied(c.EffectKey); n != 1 {
+				t.Fatalf("action applied %d times", n)
+			}
+			if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
+				t.Fatalf("ledger %+v, want one transfer of 10", r.billing.Ledger())
+			}
+			res, err := r.st.ReservationGet(ctx, ids[0])
+			if err != nil || res.Status != store.ReservationConsumed {
+				t.Fatalf("reservation %+v %v, want CONSUMED", res, err)
+			}
+			if b := r.budgetRow(); b.Cost != 10 || b.ReservedCost != 0 {
+				t.Fatalf("budget %+v, want cost 10, nothing reserved", b)
+			}
+		})
+	}
+}
+
+// The billing provider commits the charge but its answer is lost: FEE_UNKNOWN. The
+// action does not run; the reservation stays HELD while lookups fail too; reconciliation
+// looks the same orderId up, finds it SUCCEEDED, and the next claim runs the action once.
+func TestFeeUnknownIsReconciledByTheSameOrder(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	r.billing.Inject(billingsim.Fault{Kind: billingsim.LostAnswer, Op: billingsim.OpCreate},
+		billingsim.Fault{Kind: billingsim.Fail, Op: billingsim.OpGet, Times: 3})
+	ids := r.start(1)
+	r.runAll(ids, 1)
+	c := r.command(ids[0])
+	if c.Status != store.CommandQueued || r.action.Stats().Applied != 0 {
+		t.Fatalf("command %s, applied %d: the action must not run while its fee is unknown", c.Status, r.action.Stats().Applied)
+	}
+	res, _ := r.st.ReservationGet(ctx, ids[0])
+	tr, _ := r.st.FeeTransferGet(ctx, res.OrderID)
+	if res.Status != store.ReservationHeld || tr.Status != store.FeeUnknown {
+		t.Fatalf("reservation %s transfer %s, want HELD and UNKNOWN", res.Status, tr.Status)
+	}
+	unknown, err := r.budget.UnknownFees(ctx, "bu-1", 0, 10)
+	if err != nil || len(unknown) != 1 {
+		t.Fatalf("UNKNOWN fee queue %v %v", unknown, err)
+	}
+	r.settle(time.Minute, 15)
+	c = r.command(ids[0])
+	res, _ = r.st.ReservationGet(ctx, ids[0])
+	if c.Status != store.CommandSucceeded || res.Status != store.ReservationConsumed || res.OrderID != tr.OrderID {
+		t.Fatalf("command %s reservation %+v, want SUCCEEDED, CONSUMED under order %s", c.Status, res, tr.OrderID)
+	}
+	if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 || r.action.Stats().Applied != 1 {
+		t.Fatalf("ledger %+v applied %d", r.billing.Ledger(), r.action.Stats().Applied)
+	}
+}
+
+// failingProvider refuses every action permanently.
+type failingProvider struct{}
+
+func (failingProvider) Traits() campaign.Traits { return campaign.Traits{} }
+func (failingProvider) Serves(string) bool      { return true }
+func (failingProvider) Call(context.Context, campaign.Call) (campaign.Result, error) {
+	return campaign.Result{}, automation.Permanent(errors.New("subscriber unknown"))
+}
+
+// A fee confirmed for an action that then fails is kept: the command is FAILED, the
+// reservation CONSUMED and cost holds the fee.
+func TestFeeKeptWhenTheActionFails(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, failingProvider{})
+	ids := r.start(1)
+	r.runAll(ids, 1)
+	if c := r.command(ids[0]); c.Status != store.CommandFailed {
+		t.Fatalf("command %s", c.Status)
+	}
+	res, _ := r.st.ReservationGet(ctx, ids[0])
+	if res.Status != store.ReservationConsumed || res.ActionStatus != string(budget.ActionFailed) {
+		t.Fatalf("reservation %+v, want CONSUMED with action FAILED", res)
+	}
+	if b := r.budgetRow(); b.Cost != 10 || r.ledgerCheck() != 10 {
+		t.Fatalf("budget %+v", b)
+	}
+}
+
+// Without a billing provider (the default NoBilling) a priced command fails before anything
+// is held; a free one still runs.
+func TestNoBillingRefusesPricedCommandsOnly(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	r.budget.Billing = budget.NoBilling{}
+	ids := r.start(1)
+	r.runAll(ids, 1)
+	c := r.command(ids[0])
+	if c.Status != store.CommandFailed || r.action.Stats().Applied != 0 {
+		t.Fatalf("command %s %q, want FAILED without running", c.Status, c.LastError)
+	}
+	if _, err := r.st.ReservationGet(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a reservation was made: %v", err)
+	}
+	if b := r.budgetRow(); b.ReservedCost != 0 || b.Cost != 0 {
+		t.Fatalf("budget %+v", b)
+	}
+	if !r.catalog.Known("ADD_UPOINT") || r.catalog.Known("ADD_POINTS") {
+		t.Fatal("the catalog's canonical names are the seed's")
+	}
+}
+
+// The fee projection, fed the fee facts of a run twice over in a shuffled order (a replay
+// with duplicates and reordering), equals the billing ledger and the budget's cost.
+func TestFeeProjectionEqualsLedgerAfterReplay(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 300, nil) // 30 of 40 fit
+	r.billing.Inject(billingsim.Fault{Kind: billingsim.LostAnswer, Op: billingsim.OpCreate, Times: 3})
+	ids := r.start(40)
+	r.runAll(ids, 4)
+	r.settle(time.Minute, 10)
+	r.drain(nil)
+	if len(r.fees) == 0 {
+		t.Fatal("no fee facts")
+	}
+	facts := append(append([][]byte{}, r.fees...), r.fees...)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(facts), func(i, j int) { facts[i], facts[j] = facts[j], facts[i] })
+	p := &budget.FeeProjector{Store: r.st, Clock: r.clock}
+	for i, body := range facts {
+		if err := p.Handle(ctx, busMessage(i, body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ledger := r.ledgerCheck()
+	rec, err := r.st.FeeReconcile(ctx, "bu-1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ledger != 300 || rec.ProjectedCost != ledger || rec.TransferCost != ledger || rec.BudgetCost != ledger || rec.Projected != 30 {
+		t.Fatalf("ledger %d, reconciliation %+v: want all 300 over 30 fees", ledger, rec)
+	}
+	days, err := r.st.FeeCostByDay(ctx, "bu-1", "c1", "2026-10-01", "2026-10-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, d := range days {
+		sum += d.Cost
+	}
+	if sum != ledger {
+		t.Fatalf("cost by day %+v sums to %d, want %d", days, sum, ledger)
+	}
+}

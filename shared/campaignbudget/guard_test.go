@@ -1,0 +1,165 @@
+package campaignbudget_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaignbudget"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// Eight workers run 150 commands of one campaign whose budget pays for 100: exactly 100
+// actions take effect, cost never passes maxCost, the other 50 wait (WAITING_BUDGET, or
+// QUEUED behind the pause) and the campaign is paused for BUDGET. After maxCost is raised
+// the same commands are claimed again, re-checked and the campaign completes.
+func TestEightWorkersBudgetForHundredThenRaise(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil) // 100 actions of 10
+	ids := r.start(150)
+	if len(ids) != 150 {
+		t.Fatalf("%d commands queued, want 150", len(ids))
+	}
+	r.runAll(ids, 8)
+	st := r.byStatus(ids)
+	if st[store.CommandSucceeded] != 100 || st[store.CommandWaitingBudget]+st[store.CommandQueued] != 50 || st[store.CommandWaitingBudget] == 0 {
+		t.Fatalf("statuses %v, want 100 SUCCEEDED and 50 waiting (some WAITING_BUDGET)", st)
+	}
+	if got := r.action.Stats().Applied; got != 100 {
+		t.Fatalf("the provider applied %d actions, want 100", got)
+	}
+	b := r.budgetRow()
+	if b.Cost != 1000 || b.ReservedCost != 0 || b.Cost+b.ReservedCost > b.MaxCost {
+		t.Fatalf("budget %+v, want cost 1000 of 1000 and nothing reserved", b)
+	}
+	if b.Status != store.BudgetPaused || b.PausedReason != store.ShortBudget {
+		t.Fatalf("budget %s/%s, want PAUSED/BUDGET", b.Status, b.PausedReason)
+	}
+	if s := r.campaignStatus(); s != store.CampaignPaused {
+		t.Fatalf("campaign %s, want PAUSED", s)
+	}
+	if total := r.ledgerCheck(); total != 1000 {
+		t.Fatalf("ledger total %d, want 1000", total)
+	}
+	for _, id := range ids {
+		if c := r.command(id); c.Status == store.CommandWaitingBudget && (c.NextAttemptOn == nil || c.LastError != "waiting for budget: BUDGET") {
+			t.Fatalf("waiting command %+v: want a recheck time and the reason", c)
+		}
+	}
+	waits, err := r.budget.Waiting(ctx, "bu-1", 100)
+	if err != nil || len(waits) == 0 {
+		t.Fatalf("the WAITING_BUDGET queue is empty (%v)", err)
+	}
+
+	// Still paused: a recheck without a raise changes nothing.
+	r.settle(time.Minute, 5)
+	if st := r.byStatus(ids); st[store.CommandSucceeded] != 100 {
+		t.Fatalf("ran while paused: %v", st)
+	}
+
+	if _, err := r.budget.SetMaxCost(ctx, "bu-1", "c1", budget.BudgetInput{Currency: "USD", MaxCost: 1500, Reason: "more"}, b.Version, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	r.settle(time.Minute, 20)
+	if st := r.byStatus(ids); st[store.CommandSucceeded] != 150 {
+		t.Fatalf("after the raise: %v, want 150 SUCCEEDED", st)
+	}
+	if s := r.campaignStatus(); s != store.CampaignActive {
+		t.Fatalf("campaign %s after the raise, want ACTIVE", s)
+	}
+	if b := r.budgetRow(); b.Cost != 1500 || b.ReservedCost != 0 {
+		t.Fatalf("budget %+v, want cost 1500", b)
+	}
+	if got, total := r.action.Stats().Applied, r.ledgerCheck(); got != 150 || total != 1500 {
+		t.Fatalf("applied %d, charged %d; want 150 and 1500", got, total)
+	}
+	for _, id := range ids {
+		if c := r.command(id); c.RetryCount != 0 {
+			t.Fatalf("command %s moved the retry ladder (%d): waiting for budget is no failure", id, c.RetryCount)
+		}
+	}
+}
+
+// A campaign resumed through its API (not a raise) claims its waiting command again and
+// checks the budget again: still short, it waits and the campaign is paused again.
+func TestResumeByAPIRechecksAndPausesAgain(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 10, nil) // one action
+	ids := r.start(2)
+	r.runAll(ids, 1)
+	if st := r.byStatus(ids); st[store.CommandSucceeded] != 1 || st[store.CommandWaitingBudget] != 1 {
+		t.Fatalf("statuses %v", st)
+	}
+	c, err := r.st.CampaignGet(ctx, "bu-1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Status = store.CampaignActive
+	v := c.Version
+	if _, err := r.st.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r.settle(time.Minute, 3)
+	if st := r.byStatus(ids); st[store.CommandWaitingBudget] != 1 {
+		t.Fatalf("statuses %v, want the command WAITING_BUDGET again", st)
+	}
+	if s := r.campaignStatus(); s != store.CampaignPaused {
+		t.Fatalf("campaign %s, want PAUSED again", s)
+	}
+	if r.action.Stats().Applied != 1 {
+		t.Fatal("a second action ran without budget")
+	}
+}
+
+// Too little billing balance: WAITING_BUDGET with reason BALANCE, nothing held; after the
+// balance is topped up and support resumes the budget, the command runs.
+func TestBalanceShortWaitsThenRuns(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	r.billing.SetBalance("bu-1", "USD", 5)
+	ids := r.start(1)
+	r.runAll(ids, 1)
+	c := r.command(ids[0])
+	if c.Status != store.CommandWaitingBudget || c.LastError != "waiting for budget: BALANCE" {
+		t.Fatalf("command %s %q, want WAITING_BUDGET for BALANCE", c.Status, c.LastError)
+	}
+	b := r.budgetRow()
+	if b.ReservedCost != 0 || b.PausedReason != store.ShortBalance || r.campaignStatus() != store.CampaignPaused {
+		t.Fatalf("budget %+v campaign %s", b, r.campaignStatus())
+	}
+	r.billing.SetBalance("bu-1", "USD", 1000)
+	if _, err := r.budget.Resume(ctx, "bu-1", "c1", b.Version, "ops", "topped up"); err != nil {
+		t.Fatal(err)
+	}
+	r.settle(time.Minute, 5)
+	if c := r.command(ids[0]); c.Status != store.CommandSucceeded {
+		t.Fatalf("command %s after the resume", c.Status)
+	}
+	if r.ledgerCheck() != 10 {
+		t.Fatal("charged wrongly")
+	}
+}
+
+// The quantity a price policy multiplies comes from the frozen parameters of the canonical
+// type, also for a command stored under an older name.
+func TestCommandQuantity(t *testing.T) {
+	for _, c := range []struct {
+		typ, params, want string
+	}{
+		{"ADD_DATA", `{"packageCode":"P","dataMb":1024}`, "1024"},
+		{"ADD_POINTS", `{"points":7}`, "7"},
+		{"ADD_SMS", `{"smsCount":3}`, "3"},
+		{"NOTIFICATION_SMS", `{"text":"hi"}`, ""},
+		{"TOP_UP", ``, ""},
+	} {
+		got := campaignbudget.Command(store.CampaignCommand{CommandID: "c", ActionType: c.typ, ParamsJSON: c.params})
+		if got.Quantity != c.want || got.ActionType != campaign.CanonicalActionType(c.typ) {
+			t.Errorf("%s %s: %+v, want quantity %q", c.typ, c.params, got, c.want)
+		}
+	}
+	if got := campaignbudget.Command(store.CampaignCommand{ActionType: "ADD_POINTS"}).ActionType; got != "ADD_UPOINT" {
+		t.Errorf("ADD_POINTS priced as %s", got)
+	}
+}
