@@ -70,6 +70,20 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("start %s: %v", path, err)
 	}
 
+	// visible waits for sel on the page a click or a submit leads to. While the browser swaps
+	// the document, a query can fail with "Not attached to an active page" (-32000): that is
+	// retried until the step's deadline, not taken as the answer.
+	visible := func(sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			for {
+				_, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, tg)
+				if err == nil || !strings.Contains(err.Error(), "Not attached to an active page") || ctx.Err() != nil {
+					return err
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
 	shot := func(name string, extra ...string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			png, err := chromedp.FullScreenshot(100)(ctx, tg)
@@ -115,26 +129,26 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// Sign in: /console goes to the console, which asks for the token.
-	run("sign in", chromedp.Navigate(e.url("/console")), chromedp.WaitVisible(chromedp.CSS("#token")),
+	run("sign in", chromedp.Navigate(e.url("/console")), visible("#token"),
 		shot("01-sign-in"),
 		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")),
-		chromedp.WaitVisible(chromedp.CSS("#m-due")),
-		chromedp.Navigate(e.url("/api/console/?hours=4")), chromedp.WaitVisible(chromedp.CSS("svg")),
+		visible("#m-due"),
+		chromedp.Navigate(e.url("/api/console/?hours=4")), visible("svg"),
 		shot("02-overview", "../../../docs/img/console-overview.png"))
 	if got := text("#m-holds"); strings.TrimSpace(got) != "1" {
 		t.Fatalf("overview holds %q, want 1", got)
 	}
 
 	// Search: the rows of bu-syd, then the held row's detail.
-	run("open rows", chromedp.Click(chromedp.CSS(`nav a[href="/api/console/rows"]`)), chromedp.WaitVisible(chromedp.CSS("#search")))
+	run("open rows", chromedp.Click(chromedp.CSS(`nav a[href="/api/console/rows"]`)), visible("#search"))
 	run("search",
 		chromedp.SendKeys(chromedp.CSS("#bu"), "bu-syd"), chromedp.Click(chromedp.CSS("#search")),
-		chromedp.WaitVisible(chromedp.CSS("#rows")), shot("03-search"))
+		visible("#rows"), shot("03-search"))
 	if rows := text("#rows"); !strings.Contains(rows, "on hold") || strings.Contains(rows, "bu-nyc") {
 		t.Fatalf("search results: %q", rows)
 	}
 	detail := fmt.Sprintf(`a[href="/api/console/rows/%d"]`, e.held.ID)
-	run("detail", chromedp.Click(chromedp.CSS(detail)), chromedp.WaitVisible(chromedp.CSS("#timeline")),
+	run("detail", chromedp.Click(chromedp.CSS(detail)), visible("#timeline"),
 		shot("04-row-detail", "../../../docs/img/console-row.png"))
 	if tl := text("#timeline"); !strings.Contains(tl, "Created") || !strings.Contains(tl, "Attempt 1") || !strings.Contains(tl, "HandlerError") {
 		t.Fatalf("timeline: %q", tl)
@@ -152,7 +166,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	run("stale release", chromedp.SendKeys(chromedp.CSS("#op-release"), "ops.browser"),
 		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), chromedp.Click(chromedp.CSS("#do-release")),
-		chromedp.WaitVisible(chromedp.CSS("#problem")), shot("05-stale-version"))
+		visible("#problem"), shot("05-stale-version"))
 	if p := text("#problem"); !strings.Contains(p, "The row changed since you loaded it") || !strings.Contains(p, "Nothing was done") {
 		t.Fatalf("stale message: %q", p)
 	}
@@ -162,7 +176,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// The refreshed page carries the current version: the release goes through.
 	run("release", chromedp.SendKeys(chromedp.CSS("#op-release"), "ops.browser"),
 		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), chromedp.Click(chromedp.CSS("#do-release")),
-		chromedp.WaitVisible(chromedp.CSS("#notice")), shot("06-released"))
+		visible("#notice"), shot("06-released"))
 	if n := text("#notice"); !strings.Contains(n, "Release done") {
 		t.Fatalf("release notice: %q", n)
 	}
@@ -174,9 +188,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// Run now: a Pending row waiting for its time becomes due at once.
-	run("run now", chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))), chromedp.WaitVisible(chromedp.CSS("#do-run-now")),
+	run("run now", chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))), visible("#do-run-now"),
 		chromedp.SendKeys(chromedp.CSS("#op-run-now"), "ops.browser"), chromedp.SendKeys(chromedp.CSS("#reason-run-now"), "asked for it today"),
-		chromedp.Click(chromedp.CSS("#do-run-now")), chromedp.WaitVisible(chromedp.CSS("#notice")), shot("07-run-now"))
+		chromedp.Click(chromedp.CSS("#do-run-now")), visible("#notice"), shot("07-run-now"))
 	if n := text("#notice"); !strings.Contains(n, "RunNow done") {
 		t.Fatalf("run now notice: %q", n)
 	}
@@ -186,7 +200,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// Phone width: the row page still reads (no horizontal scroll of the page itself).
 	run("phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))),
-		chromedp.WaitVisible(chromedp.CSS("#timeline")), shot("08-phone"))
+		visible("#timeline"), shot("08-phone"))
 	scrollW, err1 := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth`))
 	clientW, err2 := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.clientWidth`))
 	if err1 != nil || err2 != nil {
