@@ -37,3 +37,24 @@ func PageOf[T any](items []T) Page[T] {
 	}
 	return Page[T]{Items: items}
 }
+
+// PageAfter makes the page of a list read with one row more than limit (the look-ahead row
+// that says another page exists): at most limit items, each made by item from its row, and,
+// when the look-ahead row was read, the cursor after the last item's position pos(row),
+// bound to query as in NewPage. Errors: item's first error, or NewPage's.
+func PageAfter[R, T any, P comparable](rows []R, limit int, query string, pos func(R) P, item func(R) (T, error)) (Page[T], error) {
+	var next P
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+		next = pos(rows[limit-1])
+	}
+	items := make([]T, 0, len(rows))
+	for _, r := range rows {
+		it, err := item(r)
+		if err != nil {
+			return Page[T]{}, err
+		}
+		items = append(items, it)
+	}
+	return NewPage(items, query, next)
+}

@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -64,5 +66,30 @@ func TestNewPage(t *testing.T) {
 	}
 	if p, err := httpapi.NewPage([]int{1}, "n", int64(7)); err != nil || p.NextCursor == "" {
 		t.Errorf("int64 position 7: %+v, %v; want a cursor", p, err)
+	}
+}
+
+// PageAfter keeps limit items of a limit+1 read, sets the cursor after the last kept item
+// only when the look-ahead row came back, and stops at an item error.
+func TestPageAfter(t *testing.T) {
+	pos := func(n int) int64 { return int64(n) }
+	item := func(n int) (string, error) { return strconv.Itoa(n), nil }
+	p, err := httpapi.PageAfter([]int{10, 20, 30}, 2, "q", pos, item)
+	if err != nil || len(p.Items) != 2 || p.Items[1] != "20" || p.NextCursor == "" {
+		t.Fatalf("look-ahead read: %+v, %v", p, err)
+	}
+	var after int64
+	if err := httpapi.DecodeCursor(p.NextCursor, "q", &after); err != nil || after != 20 {
+		t.Fatalf("cursor decodes to %d, %v; want 20", after, err)
+	}
+	if p, err := httpapi.PageAfter([]int{10, 20}, 2, "q", pos, item); err != nil || len(p.Items) != 2 || p.NextCursor != "" {
+		t.Fatalf("last page: %+v, %v", p, err)
+	}
+	if p, err := httpapi.PageAfter(nil, 2, "q", pos, item); err != nil || p.Items == nil || len(p.Items) != 0 {
+		t.Fatalf("empty: %+v, %v", p, err)
+	}
+	bad := errors.New("bad row")
+	if _, err := httpapi.PageAfter([]int{1}, 2, "q", pos, func(int) (string, error) { return "", bad }); !errors.Is(err, bad) {
+		t.Fatalf("item error: %v", err)
 	}
 }

@@ -408,16 +408,8 @@ func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next int64
-	if len(list) > limit {
-		list = list[:limit]
-		next = list[limit-1].ID
-	}
-	items := make([]feeOut, 0, len(list))
-	for _, t := range list {
-		items = append(items, toFee(t))
-	}
-	page, err := httpapi.NewPage(items, cursorQuery, next)
+	page, err := httpapi.PageAfter(list, limit, cursorQuery, func(t store.FeeTransfer) int64 { return t.ID },
+		func(t store.FeeTransfer) (feeOut, error) { return toFee(t), nil })
 	if err != nil {
 		return err
 	}

@@ -209,20 +209,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	next := ""
-	if len(cs) > limit {
-		cs = cs[:limit]
-		next = cs[limit-1].CampaignID
-	}
-	items := make([]Campaign, 0, len(cs))
-	for _, c := range cs {
-		out, err := campaignOf(c)
-		if err != nil {
-			return err
-		}
-		items = append(items, out)
-	}
-	page, err := httpapi.NewPage(items, cursorQuery, next)
+	page, err := httpapi.PageAfter(cs, limit, cursorQuery, func(c store.Campaign) string { return c.CampaignID }, campaignOf)
 	if err != nil {
 		return err
 	}
@@ -362,16 +349,8 @@ func (h handlers) unknown(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var next int64
-	if len(cs) > limit {
-		cs = cs[:limit]
-		next = cs[limit-1].ID
-	}
-	items := make([]Command, 0, len(cs))
-	for _, c := range cs {
-		items = append(items, commandOf(c))
-	}
-	page, err := httpapi.NewPage(items, cursorQuery, next)
+	page, err := httpapi.PageAfter(cs, limit, cursorQuery, func(c store.CampaignCommand) int64 { return c.ID },
+		func(c store.CampaignCommand) (Command, error) { return commandOf(c), nil })
 	if err != nil {
 		return err
 	}
