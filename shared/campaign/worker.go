@@ -63,6 +63,10 @@ type Worker struct {
 	Store     store.CampaignStore
 	Clock     automation.Clock
 	Providers *Providers
+	// LatencyClock times provider calls for the per-provider latency figures (default the
+	// system clock: a call's latency is wall time, not the business Clock, which a replay
+	// or the simulator holds still during the call).
+	LatencyClock automation.Clock
 	// Lease bounds one claim (default 2 min); a provider call never outlives it.
 	Lease time.Duration
 	// Backoff is the ladder of transient errors and of UNKNOWN resolution attempts (default
@@ -357,9 +361,13 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 	}
 	// 6. call
 	cctx, cancel := w.callContext(ctx, s, e)
-	start := time.Now()
+	lc := w.LatencyClock
+	if lc == nil {
+		lc = automation.SystemClock{}
+	}
+	start := lc.Now()
 	res, err := e.Call(cctx, w.callOf(s))
-	latency := time.Since(start)
+	latency := lc.Now().Sub(start)
 	timedOut := cctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	release()

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -114,9 +115,12 @@ func (w *Workload) without(drop func(Op) bool) *Workload {
 // RunWorkload runs w on a fresh embedded runtime in a temporary directory, with the fault
 // kinds injected, and checks the invariants at quiescent points and at the end.
 func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Result) {
-	start := time.Now()
+	// Run durations are wall time (the progress and the summary's seeds/s), not the
+	// simulated clock the workload runs on.
+	wall := automation.SystemClock{}
+	start := wall.Now()
 	res = Result{Seed: w.Seed, Ops: len(w.Ops)}
-	defer func() { res.Duration = time.Since(start) }()
+	defer func() { res.Duration = wall.Now().Sub(start) }()
 	sc, err := w.Parse()
 	if err != nil {
 		res.Err = fmt.Errorf("sim: generated scenario: %w", err)
@@ -234,7 +238,8 @@ func Many(ctx context.Context, opts Options) Summary {
 	opts.Seeds = max(opts.Seeds, 1)
 	workers := min(max(opts.Workers, 1), opts.Seeds)
 	sum := Summary{Faults: map[string]int{}, Checked: map[string]int{}}
-	start := time.Now()
+	wall := automation.SystemClock{} // the run's elapsed wall time, not the simulated clock
+	start := wall.Now()
 	step := max(1, opts.Seeds/10)
 	// A failure stops handing out seeds; the seeds in flight finish (a canceled run would
 	// fail for its own reasons).
@@ -284,7 +289,7 @@ func Many(ctx context.Context, opts Options) Summary {
 			stop()
 			continue
 		}
-		rate := float64(sum.Seeds) / time.Since(start).Seconds()
+		rate := float64(sum.Seeds) / wall.Now().Sub(start).Seconds()
 		switch {
 		case opts.TTY:
 			fmt.Fprintf(out, "\r  seed %d  [%d/%d]  %.1f seeds/s  faults %d  ", r.Seed, sum.Seeds, opts.Seeds, rate, total(sum.Faults))
@@ -295,7 +300,7 @@ func Many(ctx context.Context, opts Options) Summary {
 	if opts.TTY {
 		fmt.Fprintln(out)
 	}
-	sum.Duration = time.Since(start)
+	sum.Duration = wall.Now().Sub(start)
 	if sum.Failed != nil {
 		reportFailure(ctx, out, *sum.Failed, opts)
 	}
