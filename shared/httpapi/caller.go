@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"unicode"
 
@@ -55,4 +56,17 @@ func operatorName(v string) string {
 		v = strings.ToValidUTF8(v[:maxOperatorNameBytes], "")
 	}
 	return v
+}
+
+// RequireUnit checks a business unit a request names against the caller's scope. Errors:
+// automation.Invalid("businessUnitId") when it is missing or blank (422), NotFound when the
+// caller may not see it (404: a unit outside the scope is answered as if it did not exist).
+func RequireUnit(r *http.Request, bu string) error {
+	if strings.TrimSpace(bu) == "" {
+		return automation.Invalid("businessUnitId", "is required")
+	}
+	if !CallerFrom(r.Context()).Scope.Allows(bu) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	}
+	return nil
 }

@@ -26,7 +26,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -84,16 +83,6 @@ func Register(reg Registrar, api *httpapi.API, s *budget.Service) {
 
 type handlers struct{ s *budget.Service }
 
-func scoped(r *http.Request, bu string) error {
-	if strings.TrimSpace(bu) == "" {
-		return automation.Invalid("businessUnitId", "is required")
-	}
-	if !httpapi.CallerFrom(r.Context()).Scope.Allows(bu) {
-		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-	}
-	return nil
-}
-
 // unit reads the query (only businessUnitId plus extra names) and checks the scope.
 func unit(r *http.Request, extra ...string) (httpapi.Query, string, error) {
 	q := httpapi.NewQuery(r.URL.Query())
@@ -101,7 +90,7 @@ func unit(r *http.Request, extra ...string) (httpapi.Query, string, error) {
 		return q, "", err
 	}
 	bu := q.String("businessUnitId")
-	return q, bu, scoped(r, bu)
+	return q, bu, httpapi.RequireUnit(r, bu)
 }
 
 func operator(r *http.Request) (string, error) {
@@ -435,7 +424,7 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &b); err != nil {
 		return err
 	}
-	if err := scoped(r, b.BusinessUnitID); err != nil {
+	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
 	op, err := operator(r)

@@ -132,7 +132,7 @@ func (h handlers) metrics(w http.ResponseWriter, r *http.Request) error {
 	all := httpapi.CallerFrom(r.Context()).Scope.All()
 	bu := q.String("businessUnitId")
 	if _, given := r.URL.Query()["businessUnitId"]; given {
-		if err := scoped(r, bu); err != nil {
+		if err := httpapi.RequireUnit(r, bu); err != nil {
 			return err
 		}
 	} else if !all {
@@ -158,17 +158,6 @@ func (h handlers) metrics(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// scoped checks a business unit the caller names: missing is 422, out of scope 404.
-func scoped(r *http.Request, bu string) error {
-	if strings.TrimSpace(bu) == "" {
-		return automation.Invalid("businessUnitId", "is required")
-	}
-	if !httpapi.CallerFrom(r.Context()).Scope.Allows(bu) {
-		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-	}
-	return nil
-}
-
 // scopedQuery checks the query's parameters (businessUnitId and allowed) and returns the unit.
 func scopedQuery(r *http.Request, allowed ...string) (httpapi.Query, string, error) {
 	q := httpapi.NewQuery(r.URL.Query())
@@ -176,7 +165,7 @@ func scopedQuery(r *http.Request, allowed ...string) (httpapi.Query, string, err
 		return q, "", err
 	}
 	bu := q.String("businessUnitId")
-	return q, bu, scoped(r, bu)
+	return q, bu, httpapi.RequireUnit(r, bu)
 }
 
 func writeCampaign(w http.ResponseWriter, status int, c store.Campaign) error {
@@ -249,7 +238,7 @@ func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &b); err != nil {
 		return err
 	}
-	if err := scoped(r, b.BusinessUnitID); err != nil {
+	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
 	var expected *int64
@@ -377,7 +366,7 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &b); err != nil {
 		return err
 	}
-	if err := scoped(r, b.BusinessUnitID); err != nil {
+	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
 	op := httpapi.CallerFrom(r.Context()).Operator

@@ -18,7 +18,6 @@ package deliveryapi
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -49,25 +48,13 @@ func Register(reg Registrar, api *httpapi.API, s *delivery.Support) {
 
 type handlers struct{ s *delivery.Support }
 
-// scoped returns the business unit named by the request when the caller may see it;
-// a missing one is a validation error, one out of scope is 404.
-func scoped(r *http.Request, bu string) error {
-	if strings.TrimSpace(bu) == "" {
-		return automation.Invalid("businessUnitId", "is required")
-	}
-	if !httpapi.CallerFrom(r.Context()).Scope.Allows(bu) {
-		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-	}
-	return nil
-}
-
 func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
 	q := httpapi.NewQuery(r.URL.Query())
 	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
 		return err
 	}
 	bu := q.String("businessUnitId")
-	if err := scoped(r, bu); err != nil {
+	if err := httpapi.RequireUnit(r, bu); err != nil {
 		return err
 	}
 	limit, err := q.Int("limit", delivery.DefaultUnknownPage, 1, delivery.MaxUnknownPage)
@@ -121,7 +108,7 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &b); err != nil {
 		return err
 	}
-	if err := scoped(r, b.BusinessUnitID); err != nil {
+	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
 	op := httpapi.CallerFrom(r.Context()).Operator
@@ -155,7 +142,7 @@ func (h handlers) counts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	bu := q.String("businessUnitId")
-	if err := scoped(r, bu); err != nil {
+	if err := httpapi.RequireUnit(r, bu); err != nil {
 		return err
 	}
 	c, err := h.s.Counts(r.Context(), bu, q.String("from"), q.String("to"))

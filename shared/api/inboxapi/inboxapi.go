@@ -113,11 +113,8 @@ type Page struct {
 // otherwise, like an unknown one).
 func scoped(r *http.Request, q httpapi.Query) (string, error) {
 	bu := q.String("businessUnitId")
-	if strings.TrimSpace(bu) == "" {
-		return "", automation.Invalid("businessUnitId", "is required")
-	}
-	if !httpapi.CallerFrom(r.Context()).Scope.Allows(bu) {
-		return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	if err := httpapi.RequireUnit(r, bu); err != nil {
+		return "", err
 	}
 	return bu, nil
 }
