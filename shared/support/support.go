@@ -48,6 +48,8 @@ type Store interface {
 	store.ReminderStore
 	// BusinessUnitGetRecord gives the role lists explain resolves recipients with.
 	BusinessUnitGetRecord(ctx context.Context, id string) (store.BusinessUnitRecord, error)
+	// BusinessUnitList gives the units the metrics sampler samples (Sampler).
+	BusinessUnitList(ctx context.Context, p store.BusinessUnitListParams) ([]store.BusinessUnitRecord, error)
 }
 
 // Config tunes the service. Zero values take the documented defaults (Validate fills them).
