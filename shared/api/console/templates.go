@@ -32,14 +32,7 @@ var funcs = template.FuncMap{
 		if s == nil {
 			return "—"
 		}
-		d := time.Duration(*s) * time.Second
-		switch {
-		case d >= time.Hour:
-			return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
-		case d >= time.Minute:
-			return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
-		}
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		return ageLabel(*s)
 	},
 	"deref": func(p *int) int {
 		if p == nil {

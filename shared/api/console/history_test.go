@@ -1,0 +1,66 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOverviewChartsTheHistory: after the runtime's sampler ran for 30 minutes of the fake
+// clock, the overview draws the due backlog and holds, and the ages, from the samples — for a
+// caller that sees every unit the platform row with the outbox age, for a caller limited to
+// bu-nyc that unit's figures only (bu-syd's held row never shows) — and says so when nothing
+// was sampled yet.
+func TestOverviewChartsTheHistory(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	bearer := []string{"Authorization", "Bearer " + token}
+	code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", bearer...)
+	if code != 200 || !strings.Contains(body, `id="chart-backlog"`) || !strings.Contains(body, "no samples yet") {
+		t.Fatalf("before any sample: %d %.2000s", code, body)
+	}
+	ctx := context.Background()
+	for m := 30; m >= 0; m-- {
+		e.clock.Set(now.Add(-time.Duration(m) * time.Minute))
+		if res, err := e.rt.MetricsSampler.RunOnce(ctx); err != nil || res.Samples != 3 {
+			t.Fatalf("sample at -%d min: %+v %v", m, res, err)
+		}
+	}
+	points := regexp.MustCompile(`<polyline class="series (\w+)"[^>]*points="([^"]*)"`)
+	series := func(body, chart string) map[string]int {
+		t.Helper()
+		i := strings.Index(body, `id="chart-`+chart+`"`)
+		if i < 0 {
+			t.Fatalf("no chart %s in %.3000s", chart, body)
+		}
+		end := strings.Index(body[i:], "</figure>")
+		out := map[string]int{}
+		for _, m := range points.FindAllStringSubmatch(body[i:i+end], -1) {
+			out[m[1]] = len(strings.Fields(m[2]))
+		}
+		return out
+	}
+	code, body = e.get(t, http.DefaultClient, "/api/console/?hours=1", bearer...)
+	if code != 200 || !strings.Contains(body, "On hold: now 1, peak 1") || !strings.Contains(body, "Outbox age: now") {
+		t.Fatalf("every unit: %d %.4000s", code, body)
+	}
+	if s := series(body, "backlog"); s["sent"] != 31 || s["failed"] != 31 {
+		t.Fatalf("backlog series points: %v", s)
+	}
+	if s := series(body, "ages"); s["sent"] != 31 || s["unknown"] != 31 {
+		t.Fatalf("age series points: %v", s)
+	}
+	code, body = e.get(t, http.DefaultClient, "/api/console/?hours=1", append(bearer, "X-Automation-Business-Units", "bu-nyc")...)
+	if code != 200 || !strings.Contains(body, "On hold: now 0, peak 0") || strings.Contains(body, "Outbox age") {
+		t.Fatalf("bu-nyc only: %d %.4000s", code, body)
+	}
+	if s := series(body, "backlog"); s["failed"] != 31 {
+		t.Fatalf("bu-nyc backlog series: %v", s)
+	}
+	if code, _ := e.get(t, http.DefaultClient, "/api/console/?hours=1&businessUnitId=bu-syd", append(bearer, "X-Automation-Business-Units", "bu-nyc")...); code != 404 {
+		t.Fatalf("bu-syd through bu-nyc's scope: %d", code)
+	}
+}
