@@ -363,7 +363,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
-		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(console.BudgetPages(r.Budget), o.ConsolePages...)})
+		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
@@ -401,6 +401,17 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.host = h
 	}
 	return r, nil
+}
+
+// consolePages are the console pages of the services beside support (docs/console.md#pages):
+// gateway, registry, attributes, campaigns, budgets and the UNKNOWN fee queue.
+func consolePages(r *Runtime) []console.Page {
+	var ps []console.Page
+	for _, p := range [][]console.Page{console.GatewayPages(r.Registry, r.Gateway), console.AttributePages(r.Store, r.Clock),
+		console.CampaignPages(r.Campaigns), console.BudgetPages(r.Budget), console.FeePages(r.Budget)} {
+		ps = append(ps, p...)
+	}
+	return ps
 }
 
 // Migrate applies the migrations of the configured store (SQL Server when

@@ -88,6 +88,16 @@ type PageCall struct {
 	CSRFField template.HTML
 }
 
+// Refused is a Page's answer to a form the service refused: the page (Body, with its own
+// message, role="alert") shown again with the refusal's status (Status: 409, 412, 422, …)
+// instead of 200, so a stale version reads as one in the browser and in tests.
+type Refused struct {
+	Status int
+	Body   template.HTML
+}
+
+func (r *Refused) Error() string { return fmt.Sprintf("console: refused with %d", r.Status) }
+
 // Console serves the pages. Safe for concurrent use.
 type Console struct {
 	api      *httpapi.API
@@ -411,10 +421,17 @@ func (c *Console) extension(p Page, fn func(*http.Request, PageCall) (template.H
 			pc.CSRFField = template.HTML(`<input type="hidden" name="` + csrfField + `" value="` + template.HTMLEscapeString(x.csrf) + `">`)
 		}
 		body, err := fn(r, pc)
+		status := http.StatusOK
+		var refused *Refused
+		if errors.As(err, &refused) {
+			body, status, err = refused.Body, refused.Status, nil
+		}
 		if err != nil {
 			return err
 		}
-		c.render(w, http.StatusOK, "extension", c.data(r, x, p.Title, body))
+		d := c.data(r, x, p.Title, body)
+		d.Status = status
+		c.render(w, status, "extension", d)
 		return nil
 	}
 }

@@ -41,6 +41,14 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"lower": strings.ToLower,
+	// dict makes a map of name/value pairs, the argument of a shared block.
+	"dict": func(kv ...any) map[string]any {
+		m := make(map[string]any, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[fmt.Sprint(kv[i])] = kv[i+1]
+		}
+		return m
+	},
 	"isCurrent": func(current, path string) bool {
 		if path == "/" {
 			return current == "/"
