@@ -367,8 +367,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, x *call) error {
 	}
 	_, v := c.sess.issue(c.api.Clock().Now())
 	http.SetCookie(w, cookie(r, v))
-	http.Redirect(w, r, safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
+	seeOther(w, r, safeNext(r.PostForm.Get("next")))
 	return nil
+}
+
+// seeOther answers a form with 303 to the page to load next. http.Redirect writes a body and
+// its Content-Type only for GET and HEAD; a POST's 303 gets text/html here, so the Functions
+// router's default for replies without one (application/json) never labels it.
+func seeOther(w http.ResponseWriter, r *http.Request, to string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // safeNext keeps a redirect inside the console (never another site: "//evil", "/\evil", nor
@@ -391,7 +399,7 @@ func safeNext(n string) string {
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, x *call) error {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Base, MaxAge: -1, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, Base+"/", http.StatusSeeOther)
+	seeOther(w, r, Base+"/")
 	return nil
 }
 

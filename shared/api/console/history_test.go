@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -62,5 +63,42 @@ func TestOverviewChartsTheHistory(t *testing.T) {
 	}
 	if code, _ := e.get(t, http.DefaultClient, "/api/console/?hours=1&businessUnitId=bu-syd", append(bearer, "X-Automation-Business-Units", "bu-nyc")...); code != 404 {
 		t.Fatalf("bu-syd through bu-nyc's scope: %d", code)
+	}
+}
+
+// TestFirstHourAddresses: the address a person types, /console, reaches the console in one
+// redirect (not /api/console and then /api/console/), keeping its query; and the sign-in's
+// 303 is an HTML answer, not JSON.
+func TestFirstHourAddresses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	for from, to := range map[string]string{"/console": "/api/console/", "/console/": "/api/console/", "/console?hours=6": "/api/console/?hours=6",
+		"/console/rows": "/api/console/rows"} {
+		res, err := client(t).Get(e.url(from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != to {
+			t.Fatalf("%s: %d %q, want 302 to %s", from, res.StatusCode, res.Header.Get("Location"), to)
+		}
+		next, err := client(t).Get(e.url(to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next.Body.Close()
+		if next.StatusCode != http.StatusUnauthorized { // the sign-in form: no second hop
+			t.Fatalf("%s then %s: %d, want the sign-in form (401)", from, to, next.StatusCode)
+		}
+	}
+	req, _ := http.NewRequest("POST", e.url("/api/console/login"), strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := client(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("sign-in: %d %q, want 303 text/html", res.StatusCode, ct)
 	}
 }
