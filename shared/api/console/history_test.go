@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // TestOverviewChartsTheHistory: after the runtime's sampler ran for 30 minutes of the fake
@@ -101,4 +103,46 @@ func TestFirstHourAddresses(t *testing.T) {
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(ct, "text/html") {
 		t.Fatalf("sign-in: %d %q, want 303 text/html", res.StatusCode, ct)
 	}
+}
+
+// historyFixture records four hours of metrics samples before now, one a minute, for the
+// browser test's overview (and its screenshot): bu-syd's due backlog rises to a peak of 40
+// around two hours ago and drains, a second hold appears for an hour, the oldest due age
+// follows the backlog, and the platform row adds bu-nyc's small backlog and an outbox age.
+func (e *env) historyFixture(t *testing.T) {
+	t.Helper()
+	var ss []store.MetricsSample
+	for m := 240; m >= 1; m-- {
+		on := now.Truncate(time.Minute).Add(-time.Duration(m) * time.Minute)
+		x := 240 - m
+		due := 0
+		if x > 60 && x < 180 {
+			due = 40 - abs(x-120)*2/3
+		}
+		hold := 1
+		if x >= 150 && x < 210 {
+			hold = 2
+		}
+		age := int64(due * 9)
+		outbox := int64(3 + (x*7)%5)
+		ss = append(ss,
+			store.MetricsSample{BusinessUnitID: "bu-syd", SampledOn: on, PendingDue: due, OldestDueAgeSeconds: age, OnHold: hold},
+			store.MetricsSample{BusinessUnitID: "bu-nyc", SampledOn: on, PendingDue: x % 3},
+			store.MetricsSample{BusinessUnitID: store.PlatformUnit, SampledOn: on, PendingDue: due + x%3, OldestDueAgeSeconds: age, OnHold: hold,
+				OutboxUnsent: int(outbox) - 3, OutboxOldestAgeSeconds: outbox})
+	}
+	for len(ss) > 0 {
+		n := min(len(ss), store.MaxBatch)
+		if err := e.rt.Store.MetricsSamplePut(context.Background(), ss[:n]); err != nil {
+			t.Fatal(err)
+		}
+		ss = ss[n:]
+	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
