@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
@@ -68,10 +69,57 @@ func runDemo(ctx context.Context, rt *app.Runtime, log *slog.Logger) error {
 	if _, err := demoEvent(ctx, rt, "demo-sent-"+today, demoSentGuid, today, "Amelia Nguyen", "amelia.nguyen@example.test"); err != nil {
 		return err
 	}
-	log.Info("demo: two police checks expire today in bu-demo: Amelia's reminder is sent at the next DueWorkPoller tick (serve's stdout); "+
-		"Noah's is on support hold: see it in the console (/console, rows on hold) or `automation support find -bu bu-demo -on-hold`, and release it",
-		"businessUnitId", demoBusinessUnit, "localDate", today)
+	amelia, err := demoRowOf(ctx, rt, demoSentGuid, today)
+	if err != nil {
+		return err
+	}
+	noah, err := demoRowOf(ctx, rt, demoHeldGuid, today)
+	if err != nil {
+		return err
+	}
+	log.Info(demoSummary(amelia, noah), "businessUnitId", demoBusinessUnit, "localDate", today)
 	return nil
+}
+
+// demoRowOf returns the demo row of a police check expiring on date (nil when there is none).
+func demoRowOf(ctx context.Context, rt *app.Runtime, guid, date string) (*automation.SchedulerRow, error) {
+	rows, err := rt.Store.SchedulerListBySource(ctx, store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 10})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.ScheduledLocalDate == date {
+			return &r, nil
+		}
+	}
+	return nil, nil
+}
+
+// demoSummary is the demo's start-up line: what became of each of today's two reminders as
+// the rows are now — a restart after Noah's release says it was released, never that it is
+// still on hold.
+func demoSummary(amelia, noah *automation.SchedulerRow) string {
+	state := func(r *automation.SchedulerRow) string {
+		switch {
+		case r.Status == automation.StatusCompleted:
+			return "was sent (row " + strconv.FormatInt(r.ID, 10) + " Completed)"
+		case r.Status == automation.StatusPending || r.Status == automation.StatusProcessing:
+			return "is due: sent at the next DueWorkPoller tick (serve's stdout)"
+		}
+		return "is " + string(r.Status)
+	}
+	a, n := "Amelia's reminder has no row today", "Noah's reminder has no row today"
+	if amelia != nil {
+		a = "Amelia's reminder " + state(amelia)
+	}
+	switch {
+	case noah == nil:
+	case noah.IsOnSupportHold:
+		n = "Noah's is on support hold: see it in the console (/console, rows on hold) or `automation support find -bu bu-demo -on-hold`, and release it"
+	default: // the demo always holds it: off hold, it was released
+		n = "Noah's was released from its support hold and " + state(noah)
+	}
+	return "demo: two police checks expire today in bu-demo: " + a + "; " + n
 }
 
 // demoEvent dispatches one police-check event; it returns the row it created, or nil when

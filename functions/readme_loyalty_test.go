@@ -20,7 +20,7 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 			`{"attribute":"first_login","type":"boolean","value":true`,
 			`"recipientId":"CUST-HCM-8","template":"campaign:first-login-welcome","subject":"Welcome to the club"`,
 			`"id":"try-redeem-1","type":"Redeem_Item","status":"accepted","routes":["events","tracking"]`,
-			`{"topic":"events","unpublished":0`,
+			all(`"registrySeq":`, `{"eventType":"Redeem_Item","accepted":1,"duplicate":0,"rejected":0,"registryVersion":1}`, `{"topic":"events","unpublished":0`),
 			`"id":"try-scan-1","type":"Voucher_Used","status":"accepted","routes":["noti"]`,
 			`"recipientId":"CUST-HCM-9","template":"voucher-used","subject":"Voucher VC-1001 used","text":"Your voucher VC-1001 was used at Pho 24."`,
 			`"status":422,"detail":"/data/amount: does not match the registered schema (version 1): minimum: got 0, want 1"`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/support"
 )
 
 // TestReadmeQuickstart runs every shell block of the README's quickstart against a live
@@ -143,5 +145,51 @@ func TestDemoLeavesOtherDueRowsOffHold(t *testing.T) {
 	}
 	if got.IsOnSupportHold || got.Status == automation.StatusProcessing || got.NextRetryOn == nil || got.NextRetryOn.After(today) {
 		t.Fatalf("yesterday's due row after today's demo: %+v", got)
+	}
+}
+
+// TestDemoLogSaysWhatBecameOfTheRows: serve -demo's start-up line describes the rows as they
+// are. First start: Amelia's is due and Noah's on hold. After Noah's release and the sends, a
+// restart the same day says both were sent and Noah's was released — never that it is still
+// on hold.
+func TestDemoLogSaysWhatBecameOfTheRows(t *testing.T) {
+	now := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC) // 12:00 AEDT
+	clock := automation.NewManualClock(now)
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := context.Background()
+	start := func() string {
+		t.Helper()
+		var b strings.Builder
+		if err := runDemo(ctx, rt, slog.New(slog.NewTextHandler(&b, nil))); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	first := start()
+	if !strings.Contains(first, "Amelia's reminder is due") || !strings.Contains(first, "Noah's is on support hold") {
+		t.Fatalf("first start: %s", first)
+	}
+	held := onlyRow(t, rt, demoHeldGuid)
+	if _, err := rt.Support.Release(ctx, automation.AllBusinessUnits(), support.ActRequest{Ref: strconv.FormatInt(held.ID, 10), IfMatch: held.Version,
+		Operator: "you", Reason: "SMTP is back"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(now.Add(time.Minute))
+	if _, err := rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again := start()
+	if strings.Contains(again, "on support hold") || !strings.Contains(again, "Noah's was released from its support hold and was sent") ||
+		!strings.Contains(again, "Amelia's reminder was sent") {
+		t.Fatalf("restart after the release: %s", again)
 	}
 }

@@ -108,6 +108,9 @@ type Runtime struct {
 	// AttributePurger deletes processed-event ids past the dedupe window
 	// (AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS) on the OutboxRelay timer.
 	AttributePurger *attribute.ProcessedPurger
+	// MetricsSampler records the console's metrics history on the OutboxRelay timer
+	// (docs/console.md#overview).
+	MetricsSampler *support.Sampler
 	// Campaigns manages campaigns and their manual-resolution queue (/api/campaigns,
 	// docs/campaigns.md); the campaign functions run on Campaign (dispatcher, worker,
 	// projection, the retention purge).
@@ -331,17 +334,20 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
 	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by
 	// default). Invocation bodies keep the router's default.
+	r.MetricsSampler = &support.Sampler{} // its Service is set below, before anything runs
 	r.Functions = funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log, MaxForwardedBodyBytes: eventsapi.MaxBodyBytes})
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
-		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log, Campaigns: &r.Campaign})
+		RelayAfterPoll: cfg.RelayAfterPoll, Log: o.Log, Campaigns: &r.Campaign,
+		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) }})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
 	if err != nil {
 		return fail(err)
 	}
 	r.Support = sup
+	r.MetricsSampler.Service = sup
 	// Support routes (/api/support/...) belong to the SupportApi HTTP function in Azure.
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
@@ -357,7 +363,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
-		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(console.BudgetPages(r.Budget), o.ConsolePages...)})
+		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
@@ -395,6 +401,17 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.host = h
 	}
 	return r, nil
+}
+
+// consolePages are the console pages of the services beside support (docs/console.md#pages):
+// gateway, registry, attributes, campaigns, budgets and the UNKNOWN fee queue.
+func consolePages(r *Runtime) []console.Page {
+	var ps []console.Page
+	for _, p := range [][]console.Page{console.GatewayPages(r.Registry, r.Gateway), console.AttributePages(r.Store, r.Clock),
+		console.CampaignPages(r.Campaigns), console.BudgetPages(r.Budget), console.FeePages(r.Budget)} {
+		ps = append(ps, p...)
+	}
+	return ps
 }
 
 // Migrate applies the migrations of the configured store (SQL Server when

@@ -500,6 +500,18 @@ func routeTable() map[string]routeCase {
 				headers: []string{"Content-Type", consoleForm}}
 		}, in: 404, inNote: "no UNKNOWN delivery is stored: the key is unknown", out: 404},
 		"GET /api/console/reports": {req: get(func(u unitFixture) string { return "/api/console/reports?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/console/events":  {req: get(func(u unitFixture) string { return "/api/console/events?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/console/registry": {req: get(func(u unitFixture) string { return "/api/console/registry?eventType=Login" }), in: 200, out: 200,
+			inNote: "a caller of some units is told the registry is platform-wide and shown none of it"},
+		"GET /api/console/attributes": {req: get(func(u unitFixture) string {
+			return "/api/console/attributes?businessUnitId=" + u.bu + "&entityType=CUSTOMER&entityId=CUST-1"
+		}), in: 200, out: 404},
+		"GET /api/console/campaigns": {req: get(func(u unitFixture) string { return "/api/console/campaigns?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/console/fees":      {req: get(func(u unitFixture) string { return "/api/console/fees?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/console/fees": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "no fee is stored: the order is unknown", out: 404},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},

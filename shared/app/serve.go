@@ -43,9 +43,17 @@ func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
 	h := r.Functions.ForwardedOnly()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// The console lives below the Functions route prefix (/api/console/); the short
-		// address a person types goes there.
+		// address a person types goes there in one redirect ("/console" straight to
+		// "/api/console/", not via "/api/console"), keeping the query.
 		if p := req.URL.Path; req.Method == http.MethodGet && (p == "/console" || strings.HasPrefix(p, "/console/")) {
-			http.Redirect(w, req, "/api"+p, http.StatusFound)
+			to := "/api" + p
+			if p == "/console" {
+				to += "/"
+			}
+			if req.URL.RawQuery != "" {
+				to += "?" + req.URL.RawQuery
+			}
+			http.Redirect(w, req, to, http.StatusFound)
 			return
 		}
 		h.ServeHTTP(w, req)

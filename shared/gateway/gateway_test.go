@@ -266,7 +266,7 @@ func TestIngestRedeliveryRoutesOnce(t *testing.T) {
 		t.Fatalf("%d outbox rows, want 3", n)
 	}
 	snap := e.svc.Metrics.Snapshot(automation.AllBusinessUnits())
-	if fmt.Sprint(snap) != "[{Login 1 5 0} {Redeem_Item 1 2 0}]" {
+	if fmt.Sprint(snap) != "[{Login 1 5 0 0} {Redeem_Item 1 2 0 0}]" {
 		t.Fatalf("metrics %v", snap)
 	}
 }

@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"context"
 	"sort"
 	"sync"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // Metrics counts ingested events per business unit, event type and status since the
@@ -39,6 +41,10 @@ type TypeCount struct {
 	Accepted  int64  `json:"accepted"`
 	Duplicate int64  `json:"duplicate"`
 	Rejected  int64  `json:"rejected"`
+	// RegistryVersion is the version of the type's definition in force in this process: the
+	// same meaning as an ingest result's registryVersion (the version that routed the event).
+	// 0 (omitted) for "" and for a type no longer registered.
+	RegistryVersion int64 `json:"registryVersion,omitempty"`
 }
 
 // Snapshot returns the counters of the business units scope sees, summed per event type
@@ -75,4 +81,63 @@ func (m *Metrics) Snapshot(scope automation.Scope) []TypeCount {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].EventType < out[j].EventType })
 	return out
+}
+
+// MetricsView is the gateway's figures for a scope (GET /api/events/metrics and the console's
+// Events page, docs/gateway.md#metrics).
+type MetricsView struct {
+	// RegistrySeq is the registry's save sequence in force in this process (the highest
+	// EventRegistry.Seq it loaded, 0 when empty): it changes whenever any type is saved.
+	// EventTypes is how many types the registry holds.
+	RegistrySeq int64
+	EventTypes  int
+	// Counts per event type since the process started, each with the version of the type's
+	// definition in force (TypeCount.RegistryVersion).
+	Counts []TypeCount
+	// Lags are each gateway topic's unpublished outbox rows; platform-wide, so only for a
+	// scope of every business unit (nil otherwise).
+	Lags []TopicLag
+}
+
+// TopicLag is one gateway topic's unpublished backlog and the oldest row's age in seconds.
+type TopicLag struct {
+	Topic            string
+	Unpublished      int
+	OldestAgeSeconds float64
+}
+
+// ReadMetrics returns the figures the scope may see. Errors: the registry's when none was
+// ever loaded, the store's.
+func (s *Service) ReadMetrics(ctx context.Context, scope automation.Scope) (MetricsView, error) {
+	reg, err := s.Registry.Current(ctx)
+	if err != nil && reg == nil {
+		return MetricsView{}, err
+	}
+	out := MetricsView{Counts: s.Metrics.Snapshot(scope), EventTypes: reg.Len()}
+	if reg != nil {
+		out.RegistrySeq = reg.Version
+	}
+	if out.Counts == nil {
+		out.Counts = []TypeCount{}
+	}
+	for i, c := range out.Counts {
+		if def, ok := reg.Lookup(c.EventType); ok && c.EventType != "" {
+			out.Counts[i].RegistryVersion = def.Version
+		}
+	}
+	if scope.All() {
+		lags, err := s.Store.OutboxLagGet(ctx, []string{topology.EventsTopic, topology.TrackingTopic, topology.NotiTopic})
+		if err != nil {
+			return MetricsView{}, err
+		}
+		now := s.Clock.Now()
+		for _, l := range lags {
+			x := TopicLag{Topic: l.Destination, Unpublished: l.Unpublished}
+			if l.OldestOn != nil {
+				x.OldestAgeSeconds = max(0, now.Sub(*l.OldestOn).Seconds())
+			}
+			out.Lags = append(out.Lags, x)
+		}
+	}
+	return out, nil
 }

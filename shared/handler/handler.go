@@ -74,6 +74,10 @@ type Deps struct {
 	// Campaigns, when set, rides the OutboxRelay timer: the campaign worker's sweep and the
 	// outbox retention purge (CampaignDeps.SweepCampaigns).
 	Campaigns *CampaignDeps
+	// SampleMetrics, when set, rides the OutboxRelay timer too: it records the console's
+	// metrics history, sampling at most once a minute and purging past the retention
+	// (support.Sampler.RunOnce); its answer goes into the timer's result as "metricsHistory".
+	SampleMetrics func(context.Context) (any, error)
 }
 
 // Register adds every function to r.
@@ -354,6 +358,12 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 			return funchost.Result{}, err
 		}
 	}
+	var sampled any
+	if d.SampleMetrics != nil {
+		if sampled, err = d.SampleMetrics(ctx); err != nil {
+			return funchost.Result{}, err
+		}
+	}
 	level := slog.LevelInfo
 	if total == 0 && sweep.Claimed == 0 {
 		level = slog.LevelDebug
@@ -366,6 +376,9 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 	}
 	if campaigns != nil {
 		out["campaigns"] = campaigns
+	}
+	if sampled != nil {
+		out["metricsHistory"] = sampled
 	}
 	return ok(out)
 }

@@ -229,7 +229,46 @@ type SupportStore interface {
 	// minute of UpdatedOn in [Since, Until), for the scope's business units: one bucket per
 	// minute and status that has any, in time order.
 	SupportThroughput(ctx context.Context, p SupportThroughputParams) ([]ThroughputBucket, error)
+	// MetricsSamplePut records samples of the console's metrics history (at most MaxBatch);
+	// a sample whose business unit and instant are already recorded is left as it is (two
+	// instances sampling the same minute write one row).
+	MetricsSamplePut(ctx context.Context, samples []MetricsSample) error
+	// MetricsSampleSeries returns the history of a scope since an instant (MetricsSeriesParams).
+	MetricsSampleSeries(ctx context.Context, p MetricsSeriesParams) ([]MetricsSample, error)
+	// MetricsSamplePurge deletes up to limit (1..MaxBatch) samples taken before an instant
+	// and returns how many it deleted.
+	MetricsSamplePurge(ctx context.Context, before time.Time, limit int) (int, error)
 	// SourceStaleEventGet returns the latest ignored event of a source, or ErrNotFound.
 	// SourceSnapshotApply records it when it returns SnapshotStale.
 	SourceStaleEventGet(ctx context.Context, entityType, entityGuid string) (SourceStaleEvent, error)
+}
+
+// PlatformUnit is the BusinessUnitID of the platform-wide metrics sample: every business unit
+// together, plus the outbox (which carries no business unit).
+const PlatformUnit = "*"
+
+// MaxMetricsSeries bounds MetricsSeriesParams.Limit: 48 hours of one sample a minute.
+const MaxMetricsSeries = 48 * 60
+
+// MetricsSample is one business unit's pipeline figures at one instant, a point of the
+// console's overview history (table MetricsSample, migration 0017). Ages are whole seconds;
+// 0 means nothing was waiting. The outbox figures are set on the PlatformUnit sample only.
+type MetricsSample struct {
+	BusinessUnitID         string
+	SampledOn              time.Time // UTC, a whole minute
+	PendingDue             int
+	OldestDueAgeSeconds    int64
+	OnHold                 int
+	OutboxUnsent           int
+	OutboxOldestAgeSeconds int64
+}
+
+// MetricsSeriesParams selects at most Limit (1..MaxMetricsSeries) sample instants at or
+// after Since, oldest first. A scope that sees every business unit reads the PlatformUnit
+// samples; any other scope reads its units' samples added up per instant (the sums of the
+// counts, the largest age; no outbox figures). The zero Scope reads nothing.
+type MetricsSeriesParams struct {
+	Scope automation.Scope
+	Since time.Time
+	Limit int
 }

@@ -1,7 +1,9 @@
 // Package support holds the rules of the support API (docs/architecture.md#support-actions, docs/operations.md#support-api): finding
 // scheduler rows, explaining why a source's reminders did or did not go out, the audited,
 // Version-guarded operator actions (release a hold, retry now, cancel, run now, paced bulk release)
-// and the pipeline's health figures. The HTTP handlers (shared/api/supportapi) only decode and
+// and the pipeline's health figures, with their history for the console (Sampler, on the
+// OutboxRelay timer: idle → sampling → purging → idle, at most once a minute; MetricsHistory).
+// The HTTP handlers (shared/api/supportapi) only decode and
 // encode; everything a caller may or may not do is decided here.
 //
 // Scope: every read and action is limited to the business units the caller may see. A row,
@@ -48,6 +50,8 @@ type Store interface {
 	store.ReminderStore
 	// BusinessUnitGetRecord gives the role lists explain resolves recipients with.
 	BusinessUnitGetRecord(ctx context.Context, id string) (store.BusinessUnitRecord, error)
+	// BusinessUnitList gives the units the metrics sampler samples (Sampler).
+	BusinessUnitList(ctx context.Context, p store.BusinessUnitListParams) ([]store.BusinessUnitRecord, error)
 }
 
 // Config tunes the service. Zero values take the documented defaults (Validate fills them).

@@ -414,3 +414,56 @@ func (s *Store) recordStaleEvent(ctx context.Context, tx *sql.Tx, sn, cur store.
 	}
 	return nil
 }
+
+// MetricsSamplePut implements store.SupportStore: one insert per sample in one transaction.
+func (s *Store) MetricsSamplePut(ctx context.Context, samples []store.MetricsSample) error {
+	if len(samples) > store.MaxBatch {
+		return fmt.Errorf("MetricsSamplePut: %d samples, at most %d", len(samples), store.MaxBatch)
+	}
+	if len(samples) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, m := range samples {
+			if m.BusinessUnitID == "" {
+				return fmt.Errorf("MetricsSamplePut: a sample without a business unit")
+			}
+			if _, err := s.exec(ctx, tx, "MetricsSamplePut", sql.Named("BusinessUnitId", m.BusinessUnitID), sql.Named("SampledOn", s.tm(m.SampledOn)),
+				sql.Named("PendingDue", m.PendingDue), sql.Named("OldestDueAgeSeconds", m.OldestDueAgeSeconds), sql.Named("OnHold", m.OnHold),
+				sql.Named("OutboxUnsent", m.OutboxUnsent), sql.Named("OutboxOldestAgeSeconds", m.OutboxOldestAgeSeconds)); err != nil {
+				return fmt.Errorf("%s MetricsSamplePut: %w", s.d.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MetricsSampleSeries implements store.SupportStore.
+func (s *Store) MetricsSampleSeries(ctx context.Context, p store.MetricsSeriesParams) ([]store.MetricsSample, error) {
+	if p.Limit < 1 || p.Limit > store.MaxMetricsSeries {
+		return nil, fmt.Errorf("MetricsSampleSeries: limit %d outside 1..%d", p.Limit, store.MaxMetricsSeries)
+	}
+	args := append(unitsArgs(p.Scope), sql.Named("Since", s.tm(p.Since)), sql.Named("Limit", p.Limit))
+	out, err := queryAll(ctx, s, nil, "MetricsSampleSeries", func(r rowScanner) (store.MetricsSample, error) {
+		var m store.MetricsSample
+		err := r.Scan(s.t(&m.SampledOn), &m.PendingDue, &m.OldestDueAgeSeconds, &m.OnHold, &m.OutboxUnsent, &m.OutboxOldestAgeSeconds)
+		return m, err
+	}, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s MetricsSampleSeries: %w", s.d.Name, err)
+	}
+	return out, nil
+}
+
+// MetricsSamplePurge implements store.SupportStore.
+func (s *Store) MetricsSamplePurge(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := checkLimit("MetricsSamplePurge", limit); err != nil {
+		return 0, err
+	}
+	res, err := s.exec(ctx, nil, "MetricsSamplePurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	if err != nil {
+		return 0, fmt.Errorf("%s MetricsSamplePurge: %w", s.d.Name, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

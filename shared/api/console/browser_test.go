@@ -128,6 +128,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	}
 
+	e.historyFixture(t)
 	// Sign in: /console goes to the console, which asks for the token.
 	run("sign in", chromedp.Navigate(e.url("/console")), visible("#token"),
 		shot("01-sign-in"),
@@ -198,9 +199,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("run now: %+v", w)
 	}
 
+	// A page added through console.Page: the campaigns of bu-syd (none in this fixture).
+	run("campaigns page", chromedp.Click(chromedp.CSS(`nav a[href="/api/console/campaigns"]`)), visible("#cp-bu"),
+		chromedp.SendKeys(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
+
 	// Phone width: the row page still reads (no horizontal scroll of the page itself).
 	run("phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))),
-		visible("#timeline"), shot("08-phone"))
+		visible("#timeline"), shot("09-phone"))
 	scrollW, err1 := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollWidth`))
 	clientW, err2 := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.clientWidth`))
 	if err1 != nil || err2 != nil {

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/automation-platform/automation/shared/support"
 )
@@ -91,4 +92,166 @@ func throughputChart(tp support.Throughput) chart {
 		}
 	}
 	return c
+}
+
+// maxChartPoints bounds the points of one history series: longer windows keep the largest
+// value of each run of samples, so a peak is never averaged away.
+const maxChartPoints = 360
+
+// lineChart is a server-drawn chart of sampled figures over the window (the metrics history:
+// backlog and holds, the ages), with the same geometry and legend rules as the throughput
+// chart: dash patterns, a legend with the latest value and the peak, and a table.
+type lineChart struct {
+	ID, Title, Desc string
+	W, H            float64
+	Series          []lineSeries
+	YTicks, XTicks  []tick
+	Axis            struct{ X0, X1, Y0, Y1 float64 }
+	// Columns head the table's value columns; Rows give the peak of each series per tenth of
+	// the window.
+	Columns []string
+	Rows    []lineRow
+	Empty   bool // no samples in the window yet
+}
+
+type lineSeries struct {
+	Name, Class, Dash, Points, Summary string
+}
+
+type lineRow struct {
+	From, To string
+	Values   []string
+}
+
+// histSeries is one figure of the history.
+type histSeries struct {
+	Name, Class, Dash string
+	Get               func(support.MetricsPoint) int64
+}
+
+// historyChart draws series of h between h.Since and asOf, placing each sample at its
+// instant (a gap in the sampling stays a gap in time); label writes a value (a count, an
+// age).
+func historyChart(id, title string, h support.MetricsHistory, asOf time.Time, ss []histSeries, label func(int64) string) lineChart {
+	c := lineChart{ID: id, Title: title, W: chartW, H: chartH, Empty: len(h.Points) == 0}
+	c.Axis.X0, c.Axis.X1, c.Axis.Y0, c.Axis.Y1 = padL, chartW-padR, chartH-padB, padT
+	pts := h.Points
+	if step := (len(pts) + maxChartPoints - 1) / maxChartPoints; step > 1 {
+		pts = make([]support.MetricsPoint, 0, maxChartPoints)
+		for i := 0; i < len(h.Points); i += step {
+			agg := h.Points[i]
+			for _, p := range h.Points[i+1 : min(len(h.Points), i+step)] {
+				agg = peak(agg, p)
+				agg.On = p.On
+			}
+			pts = append(pts, agg)
+		}
+	}
+	var maxV int64 = 1
+	for _, p := range pts {
+		for _, s := range ss {
+			maxV = max(maxV, s.Get(p))
+		}
+	}
+	span := asOf.Sub(h.Since)
+	if span <= 0 {
+		span = time.Minute
+	}
+	x := func(t time.Time) float64 {
+		return padL + float64(t.Sub(h.Since))/float64(span)*(chartW-padL-padR)
+	}
+	y := func(v int64) float64 { return chartH - padB - float64(v)*(chartH-padT-padB)/float64(maxV) }
+	var desc []string
+	for _, s := range ss {
+		var b strings.Builder
+		var last, top int64
+		for _, p := range pts {
+			v := s.Get(p)
+			fmt.Fprintf(&b, "%.1f,%.1f ", x(p.On), y(v))
+			last, top = v, max(top, v)
+		}
+		sum := fmt.Sprintf("now %s, peak %s", label(last), label(top))
+		if c.Empty {
+			sum = "no samples yet"
+		}
+		c.Series = append(c.Series, lineSeries{Name: s.Name, Class: s.Class, Dash: s.Dash, Points: strings.TrimSpace(b.String()), Summary: sum})
+		c.Columns = append(c.Columns, s.Name)
+		desc = append(desc, s.Name+": "+sum)
+	}
+	c.Desc = strings.Join(desc, "; ") + ". The table below lists the peaks by period."
+	for _, v := range []int64{0, maxV / 2, maxV} {
+		c.YTicks = append(c.YTicks, tick{Pos: y(v), Label: label(v)})
+	}
+	for k, t := range []time.Time{h.Since, h.Since.Add(span / 2), asOf} {
+		c.XTicks = append(c.XTicks, tick{Pos: x(t), Label: t.UTC().Format("15:04") + "Z", Anchor: []string{"start", "middle", "end"}[k]})
+	}
+	tenth := span / 10
+	for i := range 10 {
+		from, to := h.Since.Add(time.Duration(i)*tenth), h.Since.Add(time.Duration(i+1)*tenth)
+		tops := make([]int64, len(ss))
+		seen := false
+		for _, p := range h.Points {
+			if p.On.Before(from) || !p.On.Before(to) && i < 9 {
+				continue
+			}
+			seen = true
+			for j, s := range ss {
+				tops[j] = max(tops[j], s.Get(p))
+			}
+		}
+		if !seen {
+			continue
+		}
+		r := lineRow{From: from.UTC().Format("15:04"), To: to.UTC().Format("15:04")}
+		for _, v := range tops {
+			r.Values = append(r.Values, label(v))
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	return c
+}
+
+// peak keeps the larger of each figure of a and b.
+func peak(a, b support.MetricsPoint) support.MetricsPoint {
+	a.PendingDue, a.OnHold = max(a.PendingDue, b.PendingDue), max(a.OnHold, b.OnHold)
+	a.OldestDueAgeSeconds = max(a.OldestDueAgeSeconds, b.OldestDueAgeSeconds)
+	if a.OutboxUnsent != nil && b.OutboxUnsent != nil {
+		n, s := max(*a.OutboxUnsent, *b.OutboxUnsent), max(*a.OutboxOldestAgeSeconds, *b.OutboxOldestAgeSeconds)
+		a.OutboxUnsent, a.OutboxOldestAgeSeconds = &n, &s
+	}
+	return a
+}
+
+// historyCharts are the overview's history charts: the due backlog and holds (rows), and
+// the oldest due age with the outbox age when the history is the platform's (seconds).
+func historyCharts(h support.MetricsHistory, asOf time.Time) []lineChart {
+	count := func(v int64) string { return fmt.Sprint(v) }
+	backlog := historyChart("backlog", "Due backlog and holds", h, asOf, []histSeries{
+		{Name: "Due backlog", Class: "sent", Get: func(p support.MetricsPoint) int64 { return int64(p.PendingDue) }},
+		{Name: "On hold", Class: "failed", Dash: "6 3", Get: func(p support.MetricsPoint) int64 { return int64(p.OnHold) }},
+	}, count)
+	ages := []histSeries{{Name: "Oldest due age", Class: "sent", Get: func(p support.MetricsPoint) int64 { return p.OldestDueAgeSeconds }}}
+	title := "Oldest due age"
+	if h.Platform {
+		title = "Oldest due age and outbox age"
+		ages = append(ages, histSeries{Name: "Outbox age", Class: "unknown", Dash: "2 3", Get: func(p support.MetricsPoint) int64 {
+			if p.OutboxOldestAgeSeconds == nil {
+				return 0
+			}
+			return *p.OutboxOldestAgeSeconds
+		}})
+	}
+	return []lineChart{backlog, historyChart("ages", title, h, asOf, ages, ageLabel)}
+}
+
+// ageLabel writes seconds as a short duration ("3h 4m", "5m 2s", "42s").
+func ageLabel(s int64) string {
+	d := time.Duration(s) * time.Second
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
 }

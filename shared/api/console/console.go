@@ -88,6 +88,16 @@ type PageCall struct {
 	CSRFField template.HTML
 }
 
+// Refused is a Page's answer to a form the service refused: the page (Body, with its own
+// message, role="alert") shown again with the refusal's status (Status: 409, 412, 422, …)
+// instead of 200, so a stale version reads as one in the browser and in tests.
+type Refused struct {
+	Status int
+	Body   template.HTML
+}
+
+func (r *Refused) Error() string { return fmt.Sprintf("console: refused with %d", r.Status) }
+
 // Console serves the pages. Safe for concurrent use.
 type Console struct {
 	api      *httpapi.API
@@ -357,8 +367,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, x *call) error {
 	}
 	_, v := c.sess.issue(c.api.Clock().Now())
 	http.SetCookie(w, cookie(r, v))
-	http.Redirect(w, r, safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
+	seeOther(w, r, safeNext(r.PostForm.Get("next")))
 	return nil
+}
+
+// seeOther answers a form with 303 to the page to load next. http.Redirect writes a body and
+// its Content-Type only for GET and HEAD; a POST's 303 gets text/html here, so the Functions
+// router's default for replies without one (application/json) never labels it.
+func seeOther(w http.ResponseWriter, r *http.Request, to string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // safeNext keeps a redirect inside the console (never another site: "//evil", "/\evil", nor
@@ -381,7 +399,7 @@ func safeNext(n string) string {
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, x *call) error {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Base, MaxAge: -1, HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, Base+"/", http.StatusSeeOther)
+	seeOther(w, r, Base+"/")
 	return nil
 }
 
@@ -411,10 +429,17 @@ func (c *Console) extension(p Page, fn func(*http.Request, PageCall) (template.H
 			pc.CSRFField = template.HTML(`<input type="hidden" name="` + csrfField + `" value="` + template.HTMLEscapeString(x.csrf) + `">`)
 		}
 		body, err := fn(r, pc)
+		status := http.StatusOK
+		var refused *Refused
+		if errors.As(err, &refused) {
+			body, status, err = refused.Body, refused.Status, nil
+		}
 		if err != nil {
 			return err
 		}
-		c.render(w, http.StatusOK, "extension", c.data(r, x, p.Title, body))
+		d := c.data(r, x, p.Title, body)
+		d.Status = status
+		c.render(w, status, "extension", d)
 		return nil
 	}
 }

@@ -6,7 +6,8 @@
 // method and render its answer; every rule stays in the services.
 //
 //	GET  /api/console/                      overview: due backlog, oldest due age, holds,
-//	                                        outbox age, deliveries per minute (chart)
+//	                                        outbox age now and charted from the metrics
+//	                                        history (support.Sampler), deliveries per minute
 //	GET  /api/console/rows                  search: key, source, business unit, status,
 //	                                        on hold; cursor paging
 //	GET  /api/console/rows/{id}             detail: timeline, deliveries, explain, diagnostics
@@ -19,7 +20,15 @@
 //	POST /api/console/login, /logout        sign in with the API token, sign out
 //	GET  /api/console/static/{file}         the embedded stylesheet
 //
-// More pages plug in through Options.Pages (Page) with their own navigation entry.
+// More pages plug in through Options.Pages (Page) with their own navigation entry; this
+// package has those of the other services (more.go, budget.go):
+//
+//	GET  /api/console/events                event metrics (gateway.Service.ReadMetrics)
+//	GET  /api/console/registry              event types and versions (platform callers)
+//	GET  /api/console/attributes            an entity's attributes (attribute.Read)
+//	GET  /api/console/campaigns             campaigns, UNKNOWN commands, an execution
+//	GET  /api/console/budgets               a campaign's budget, fees, waiting commands
+//	GET  /api/console/fees                  UNKNOWN fees; POST resolves one (revision)
 //
 // Sign-in state machine of one browser:
 //

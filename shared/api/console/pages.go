@@ -34,6 +34,7 @@ type overviewData struct {
 	Metrics        support.Metrics
 	Throughput     support.Throughput
 	Chart          chart
+	History        []lineChart
 	Holds          []kv
 }
 
@@ -73,7 +74,12 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
-	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp), Holds: sortedKV(m.OnHoldByReason)}
+	h, err := c.deps.Support.MetricsHistory(r.Context(), x.caller.Scope, bu, hours)
+	if err != nil {
+		return err
+	}
+	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp), Holds: sortedKV(m.OnHoldByReason),
+		History: historyCharts(h, m.AsOf)}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }

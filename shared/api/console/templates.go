@@ -32,14 +32,7 @@ var funcs = template.FuncMap{
 		if s == nil {
 			return "—"
 		}
-		d := time.Duration(*s) * time.Second
-		switch {
-		case d >= time.Hour:
-			return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
-		case d >= time.Minute:
-			return fmt.Sprintf("%dm %ds", int(d.Minutes()), int(d.Seconds())%60)
-		}
-		return fmt.Sprintf("%ds", int(d.Seconds()))
+		return ageLabel(*s)
 	},
 	"deref": func(p *int) int {
 		if p == nil {
@@ -48,6 +41,14 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"lower": strings.ToLower,
+	// dict makes a map of name/value pairs, the argument of a shared block.
+	"dict": func(kv ...any) map[string]any {
+		m := make(map[string]any, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[fmt.Sprint(kv[i])] = kv[i+1]
+		}
+		return m
+	},
 	"isCurrent": func(current, path string) bool {
 		if path == "/" {
 			return current == "/"

@@ -15,7 +15,6 @@ import (
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/shared/topology"
 )
 
 //go:embed openapi.yaml
@@ -85,11 +84,14 @@ func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
 
 // MetricsResponse is the answer of GET /api/events/metrics.
 type MetricsResponse struct {
-	// RegistryVersion is the registry version in force in this process (the highest save
-	// sequence it loaded); EventTypes how many types it holds.
-	RegistryVersion int64               `json:"registryVersion"`
-	EventTypes      int                 `json:"eventTypes"`
-	Counts          []gateway.TypeCount `json:"counts"`
+	// RegistrySeq is the registry's save sequence in force in this process (the highest
+	// save it loaded; it moves when any type is saved); EventTypes how many types it holds.
+	// Each count's registryVersion is the version of that type's definition in force — the
+	// one meaning registryVersion has everywhere (an ingest result's is the version that
+	// routed the event).
+	RegistrySeq int64               `json:"registrySeq"`
+	EventTypes  int                 `json:"eventTypes"`
+	Counts      []gateway.TypeCount `json:"counts"`
 	// OutboxLag is platform-wide: only shown to callers that see every business unit.
 	OutboxLag []Lag `json:"outboxLag,omitempty"`
 }
@@ -113,30 +115,13 @@ func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
 		}
 		scope = automation.BusinessUnits(bu)
 	}
-	reg, err := d.Service.Registry.Current(r.Context())
-	if err != nil && reg == nil {
+	m, err := d.Service.ReadMetrics(r.Context(), scope)
+	if err != nil {
 		return err
 	}
-	out := MetricsResponse{Counts: d.Service.Metrics.Snapshot(scope), EventTypes: reg.Len()}
-	if reg != nil {
-		out.RegistryVersion = reg.Version
-	}
-	if out.Counts == nil {
-		out.Counts = []gateway.TypeCount{}
-	}
-	if scope.All() {
-		lags, err := d.Store.OutboxLagGet(r.Context(), []string{topology.EventsTopic, topology.TrackingTopic, topology.NotiTopic})
-		if err != nil {
-			return err
-		}
-		now := d.Service.Clock.Now()
-		for _, l := range lags {
-			x := Lag{Topic: l.Destination, Unpublished: l.Unpublished}
-			if l.OldestOn != nil {
-				x.OldestAgeSeconds = now.Sub(*l.OldestOn).Seconds()
-			}
-			out.OutboxLag = append(out.OutboxLag, x)
-		}
+	out := MetricsResponse{RegistrySeq: m.RegistrySeq, EventTypes: m.EventTypes, Counts: m.Counts}
+	for _, l := range m.Lags {
+		out.OutboxLag = append(out.OutboxLag, Lag{Topic: l.Topic, Unpublished: l.Unpublished, OldestAgeSeconds: l.OldestAgeSeconds})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

@@ -2,6 +2,7 @@ package eventsapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -173,5 +174,46 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 	}
 	if broken.Mismatch(exchange()) == "" {
 		t.Fatal("the broken document accepted the duplicate answer")
+	}
+}
+
+// TestRegistryVersionHasOneMeaning: with two types saved (the registry's save sequence at 3)
+// and ViewItem at its version 2, the ingest result's registryVersion (the version that routed
+// the event) and the metrics count's registryVersion are both ViewItem's 2; the metrics' own
+// registry-wide figure is registrySeq, 3.
+func TestRegistryVersionHasOneMeaning(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	v1, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "Login", Definition: []byte(`{"eventType":"Login","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"logins","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`), Operator: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops", ExpectedVersion: v1.Version}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.call(t, "POST", eventsapi.Path, "["+event("one-meaning", `{"itemId":"A"}`)+"]", "Content-Type: application/cloudevents-batch+json")
+	var in eventsapi.Response
+	if err := json.Unmarshal(r.body, &in); err != nil || r.code != 200 || len(in.Results) != 1 || in.Results[0].RegistryVersion != 2 {
+		t.Fatalf("ingest: %d %s %v", r.code, r.body, err)
+	}
+	m := e.call(t, "GET", eventsapi.MetricsPath, "")
+	var out struct {
+		RegistrySeq     *int64 `json:"registrySeq"`
+		RegistryVersion *int64 `json:"registryVersion"`
+		Counts          []struct {
+			EventType       string `json:"eventType"`
+			RegistryVersion int64  `json:"registryVersion"`
+		} `json:"counts"`
+	}
+	if err := json.Unmarshal(m.body, &out); err != nil || m.code != 200 {
+		t.Fatalf("metrics: %d %s %v", m.code, m.body, err)
+	}
+	if out.RegistrySeq == nil || *out.RegistrySeq != 3 || out.RegistryVersion != nil || len(out.Counts) != 1 ||
+		out.Counts[0].EventType != "ViewItem" || out.Counts[0].RegistryVersion != in.Results[0].RegistryVersion {
+		t.Fatalf("metrics: %s", m.body)
 	}
 }

@@ -25,6 +25,7 @@ func runSupport(t *testing.T, open Opener) {
 	t.Run("SupportActRejectsBadInput", func(t *testing.T) { testSupportActBadInput(t, open) })
 	t.Run("SupportReleaseBatchPace", func(t *testing.T) { testSupportReleaseBatch(t, open) })
 	t.Run("SupportMetrics", func(t *testing.T) { testSupportMetrics(t, open) })
+	t.Run("MetricsHistory", func(t *testing.T) { testMetricsHistory(t, open) })
 	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
 	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
 	t.Run("SupportRetryKeepsWhenTheRowEnded", func(t *testing.T) { testSupportRetryKeepsEndTime(t, open) })
@@ -728,5 +729,73 @@ func testSupportRunNow(t *testing.T, open Opener) {
 		if g := get(t, s, r.SchedulerKey); g.Version != r.Version || len(audits(t, s, r.ID)) != 0 {
 			t.Fatalf("a refused run now changed the row or the audit: %+v", g)
 		}
+	}
+}
+
+// testMetricsHistory: samples are kept once per unit and minute, a scope of every unit reads
+// the platform row, a narrower scope reads its own units added up (never another unit's),
+// the series is bounded by Since and Limit, and the purge deletes only older samples, in
+// bounded batches.
+func testMetricsHistory(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	at := func(m int) time.Time { return T0.Add(time.Duration(m) * time.Minute) }
+	var in []store.MetricsSample
+	for m := 0; m < 5; m++ {
+		in = append(in,
+			store.MetricsSample{BusinessUnitID: "bu-a", SampledOn: at(m), PendingDue: 1 + m, OldestDueAgeSeconds: int64(10 * m), OnHold: 1},
+			store.MetricsSample{BusinessUnitID: "bu-b", SampledOn: at(m), PendingDue: 100, OldestDueAgeSeconds: 7, OnHold: 2},
+			store.MetricsSample{BusinessUnitID: store.PlatformUnit, SampledOn: at(m), PendingDue: 101 + m, OldestDueAgeSeconds: int64(10 * m), OnHold: 3,
+				OutboxUnsent: 4, OutboxOldestAgeSeconds: 9})
+	}
+	if err := s.MetricsSamplePut(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	// The same unit and minute again (another instance): ignored, the first stays.
+	if err := s.MetricsSamplePut(ctx, []store.MetricsSample{{BusinessUnitID: "bu-a", SampledOn: at(0), PendingDue: 999}}); err != nil {
+		t.Fatal(err)
+	}
+	series := func(sc automation.Scope, since time.Time, limit int) []store.MetricsSample {
+		t.Helper()
+		out, err := s.MetricsSampleSeries(ctx, store.MetricsSeriesParams{Scope: sc, Since: since, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	a := series(automation.BusinessUnits("bu-a"), at(0), 100)
+	if len(a) != 5 || a[0].PendingDue != 1 || a[4].PendingDue != 5 || a[4].OldestDueAgeSeconds != 40 || a[0].OutboxUnsent != 0 || !a[2].SampledOn.Equal(at(2)) {
+		t.Fatalf("bu-a: %+v", a)
+	}
+	ab := series(automation.BusinessUnits("bu-a", "bu-b"), at(3), 100)
+	if len(ab) != 2 || ab[0].PendingDue != 104 || ab[0].OnHold != 3 || ab[0].OldestDueAgeSeconds != 30 || ab[1].OldestDueAgeSeconds != 40 {
+		t.Fatalf("bu-a+bu-b since minute 3: %+v", ab)
+	}
+	all := series(automation.AllBusinessUnits(), at(0), 2)
+	if len(all) != 2 || all[0].PendingDue != 101 || all[0].OutboxUnsent != 4 || all[1].OutboxOldestAgeSeconds != 9 {
+		t.Fatalf("every unit, limit 2: %+v", all)
+	}
+	if none := series(automation.Scope{}, at(0), 100); len(none) != 0 {
+		t.Fatalf("zero scope: %+v", none)
+	}
+	if got := series(automation.BusinessUnits("bu-c"), at(0), 100); len(got) != 0 {
+		t.Fatalf("a unit without samples: %+v", got)
+	}
+	if _, err := s.MetricsSampleSeries(ctx, store.MetricsSeriesParams{Scope: automation.AllBusinessUnits(), Since: at(0), Limit: store.MaxMetricsSeries + 1}); err == nil {
+		t.Fatal("a limit over MaxMetricsSeries was accepted")
+	}
+	// Purge before minute 2: 6 samples (3 units × 2 minutes), 4 at a time.
+	n, err := s.MetricsSamplePurge(ctx, at(2), 4)
+	if err != nil || n != 4 {
+		t.Fatalf("purge batch 1: %d %v", n, err)
+	}
+	if n, err = s.MetricsSamplePurge(ctx, at(2), 4); err != nil || n != 2 {
+		t.Fatalf("purge batch 2: %d %v", n, err)
+	}
+	if n, err = s.MetricsSamplePurge(ctx, at(2), 4); err != nil || n != 0 {
+		t.Fatalf("purge batch 3: %d %v", n, err)
+	}
+	if a = series(automation.BusinessUnits("bu-a"), at(0), 100); len(a) != 3 || !a[0].SampledOn.Equal(at(2)) {
+		t.Fatalf("after the purge: %+v", a)
 	}
 }

@@ -288,3 +288,23 @@ FROM (SELECT DATEADD(minute, DATEDIFF(minute, CAST('2000-01-01' AS datetime2(3))
         AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS b
 GROUP BY b.Minute, b.Status
 ORDER BY b.Minute, b.Status;
+
+-- name: MetricsSamplePut :exec
+-- One sample of the console's metrics history; a second sample of the same unit and minute
+-- (another instance) is ignored.
+INSERT INTO dbo.MetricsSample (BusinessUnitId, SampledOn, PendingDue, OldestDueAgeSeconds, OnHold, OutboxUnsent, OutboxOldestAgeSeconds)
+SELECT @BusinessUnitId, @SampledOn, @PendingDue, @OldestDueAgeSeconds, @OnHold, @OutboxUnsent, @OutboxOldestAgeSeconds
+WHERE NOT EXISTS (SELECT 1 FROM dbo.MetricsSample WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND SampledOn = @SampledOn);
+
+-- name: MetricsSampleSeries :many
+-- The platform row for a scope of every unit, else the scope's units added up per instant.
+SELECT TOP (@Limit) SampledOn, SUM(PendingDue), MAX(OldestDueAgeSeconds), SUM(OnHold), MAX(OutboxUnsent), MAX(OutboxOldestAgeSeconds)
+FROM dbo.MetricsSample
+WHERE SampledOn >= @Since
+  AND ((@AllUnits = 1 AND BusinessUnitId = N'*') OR (@AllUnits = 0 AND BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u)))
+GROUP BY SampledOn
+ORDER BY SampledOn;
+
+-- name: MetricsSamplePurge :exec
+-- Up to @Limit samples taken before @Before (the retention's start).
+DELETE TOP (@Limit) FROM dbo.MetricsSample WHERE SampledOn < @Before;

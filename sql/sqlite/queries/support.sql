@@ -322,3 +322,26 @@ FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
         AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))) AS b
 GROUP BY b.Minute, b.Status
 ORDER BY b.Minute, b.Status;
+
+-- name: MetricsSamplePut :exec
+-- One sample of the console's metrics history; a second sample of the same unit and minute
+-- (another instance) is ignored.
+INSERT INTO MetricsSample (BusinessUnitId, SampledOn, PendingDue, OldestDueAgeSeconds, OnHold, OutboxUnsent, OutboxOldestAgeSeconds)
+VALUES (@BusinessUnitId, @SampledOn, @PendingDue, @OldestDueAgeSeconds, @OnHold, @OutboxUnsent, @OutboxOldestAgeSeconds)
+ON CONFLICT (BusinessUnitId, SampledOn) DO NOTHING;
+
+-- name: MetricsSampleSeries :many
+-- The platform row for a scope of every unit, else the scope's units added up per instant.
+SELECT SampledOn, SUM(PendingDue), MAX(OldestDueAgeSeconds), SUM(OnHold), MAX(OutboxUnsent), MAX(OutboxOldestAgeSeconds)
+FROM MetricsSample
+WHERE SampledOn >= @Since
+  AND ((@AllUnits = 1 AND BusinessUnitId = '*') OR (@AllUnits = 0 AND BusinessUnitId IN (SELECT value FROM json_each(@Units))))
+GROUP BY SampledOn
+ORDER BY SampledOn
+LIMIT @Limit;
+
+-- name: MetricsSamplePurge :exec
+-- Up to @Limit samples taken before @Before (the retention's start).
+DELETE FROM MetricsSample
+WHERE (BusinessUnitId, SampledOn) IN (
+    SELECT BusinessUnitId, SampledOn FROM MetricsSample WHERE SampledOn < @Before LIMIT @Limit);

@@ -1,0 +1,427 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/businessunit"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// The pages of the services that landed after the console (docs/console.md#pages), added
+// through Options.Pages like the budget page. Each reads one service and renders its answer;
+// every rule (scope, versions, what a resolution accepts) stays in the service. A business
+// unit outside the caller's scope answers 404, exactly like one that does not exist.
+
+// listLimit bounds every list these pages show (the newest or oldest 50, as the API's first
+// page).
+const listLimit = 50
+
+// inScope refuses a business unit outside the caller's scope like an unknown one.
+func inScope(pc PageCall, bu string) error {
+	if !pc.Caller.Scope.Allows(bu) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	}
+	return nil
+}
+
+func execute(t *template.Template, name string, d any) (template.HTML, error) {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, d); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil
+}
+
+// pageOperator is who acts: the identity the front end names, else the form's field.
+func pageOperator(r *http.Request, pc PageCall) string {
+	if pc.Caller.Operator != "" {
+		return pc.Caller.Operator
+	}
+	return strings.TrimSpace(r.PostForm.Get("operator"))
+}
+
+// GatewayPages are the event gateway's pages (docs/gateway.md): "events" shows the ingest
+// counters per event type of the caller's units (or of one, ?businessUnitId=) with each
+// type's definition version in force, the registry's save sequence, and — for a caller that
+// sees every unit — each gateway topic's outbox backlog; "registry" lists the event types
+// (latest version, operator, class) and, for ?eventType=, every version with its definition.
+// The registry is platform-wide: a caller that does not see every business unit is told so
+// and shown nothing of it (as the registry API answers it 404).
+func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
+	return []Page{
+		{Path: "events", Title: "Event metrics", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
+			d := eventsPage{BusinessUnitID: strings.TrimSpace(r.URL.Query().Get("businessUnitId"))}
+			scope := pc.Caller.Scope
+			if d.BusinessUnitID != "" {
+				if err := inScope(pc, d.BusinessUnitID); err != nil {
+					return "", err
+				}
+				scope = automation.BusinessUnits(d.BusinessUnitID)
+			}
+			m, err := svc.ReadMetrics(r.Context(), scope)
+			if err != nil {
+				return "", err
+			}
+			d.Metrics, d.Platform = m, scope.All()
+			return execute(moreTemplates, "events", d)
+		}},
+		{Path: "registry", Title: "Event registry", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
+			d := registryPage{EventType: strings.TrimSpace(r.URL.Query().Get("eventType")), Platform: pc.Caller.Scope.All()}
+			if !d.Platform {
+				return execute(moreTemplates, "registry", d)
+			}
+			es, err := admin.Store.EventRegistryListLatest(r.Context())
+			if err != nil {
+				return "", err
+			}
+			for _, e := range es {
+				d.Types = append(d.Types, registryEntryOf(e))
+			}
+			if d.EventType != "" {
+				vs, err := admin.Store.EventRegistryListVersions(r.Context(), d.EventType)
+				if err != nil {
+					return "", err
+				}
+				if len(vs) == 0 {
+					return "", automation.Errorf(automation.CodeNotFound, "event type %q not found", d.EventType)
+				}
+				for i := len(vs) - 1; i >= 0; i-- { // newest first
+					d.Versions = append(d.Versions, registryEntryOf(vs[i]))
+				}
+			}
+			return execute(moreTemplates, "registry", d)
+		}},
+	}
+}
+
+type eventsPage struct {
+	BusinessUnitID string
+	Platform       bool
+	Metrics        gateway.MetricsView
+}
+
+type registryPage struct {
+	EventType string
+	Platform  bool
+	Types     []registryEntry
+	Versions  []registryEntry
+}
+
+type registryEntry struct {
+	store.EventRegistryEntry
+	Class      string
+	Definition string // indented JSON
+}
+
+func registryEntryOf(e store.EventRegistryEntry) registryEntry {
+	out := registryEntry{EventRegistryEntry: e}
+	var head struct {
+		Class string `json:"class"`
+	}
+	_ = json.Unmarshal([]byte(e.DefinitionJSON), &head)
+	out.Class = head.Class
+	var v any
+	if json.Unmarshal([]byte(e.DefinitionJSON), &v) == nil {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		out.Definition = string(b)
+	}
+	return out
+}
+
+// AttributeStore is what the attribute page reads: the attribute read API's store.
+type AttributeStore interface {
+	store.AttributeStore
+	businessunit.Reader
+}
+
+var (
+	attrEntityTypeRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}$`)
+)
+
+// AttributePages is the attribute lookup (docs/attributes.md#read-api): for a business unit,
+// an entity type (CUSTOMER, ITEM, …) and an entity id, the entity's attributes as the read
+// API gives them now (attribute.Read: the period rule applied, pending counter deltas
+// added). Read-only.
+func AttributePages(st AttributeStore, clock automation.Clock) []Page {
+	return []Page{{Path: "attributes", Title: "Attributes", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
+		q := r.URL.Query()
+		d := attributesPage{BusinessUnitID: strings.TrimSpace(q.Get("businessUnitId")), EntityType: strings.TrimSpace(q.Get("entityType")),
+			EntityID: strings.TrimSpace(q.Get("entityId"))}
+		if d.EntityType == "" {
+			d.EntityType = "CUSTOMER"
+		}
+		if d.BusinessUnitID == "" || d.EntityID == "" {
+			return execute(moreTemplates, "attributes", d)
+		}
+		if !attrEntityTypeRE.MatchString(d.EntityType) {
+			return "", automation.Invalid("entityType", "must be an upper-case entity type such as CUSTOMER or ITEM")
+		}
+		if len(d.EntityID) > 200 {
+			return "", automation.Invalid("entityId", "must be 1..200 characters")
+		}
+		if _, err := businessunit.InScope(r.Context(), st, pc.Caller.Scope, d.BusinessUnitID); err != nil {
+			if automation.CodeOf(err) == automation.CodeNotFound {
+				return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", d.BusinessUnitID)
+			}
+			return "", err
+		}
+		d.AsOf = clock.Now().UTC()
+		views, err := attribute.Read(r.Context(), st, store.AttributeEntity{BusinessUnitID: d.BusinessUnitID, EntityType: d.EntityType, EntityID: d.EntityID}, d.AsOf)
+		if err != nil {
+			return "", err
+		}
+		for _, v := range views {
+			d.Attributes = append(d.Attributes, attributeRow{View: v, Value: valueText(v.Value)})
+		}
+		d.Loaded = true
+		return execute(moreTemplates, "attributes", d)
+	}}}
+}
+
+type attributesPage struct {
+	BusinessUnitID, EntityType, EntityID string
+	Loaded                               bool
+	AsOf                                 time.Time
+	Attributes                           []attributeRow
+}
+
+type attributeRow struct {
+	attribute.View
+	Value string
+}
+
+func valueText(v any) string {
+	switch x := v.(type) {
+	case []string:
+		return strings.Join(x, ", ")
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// CampaignPages is the campaigns page (docs/campaigns.md): a business unit's campaigns (the
+// first 50 by id); for ?campaignId= the campaign (status, version, triggers, run) and its
+// UNKNOWN commands waiting for a resolution (the oldest 50); for ?executionId= one execution
+// and every command of it, in action order. Read-only: resolutions go through the campaigns
+// API (POST …/unknown-commands/{commandId}/resolve with If-Match).
+func CampaignPages(admin *campaign.Admin) []Page {
+	return []Page{{Path: "campaigns", Title: "Campaigns", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
+		q := r.URL.Query()
+		d := campaignsPage{BusinessUnitID: strings.TrimSpace(q.Get("businessUnitId")), CampaignID: strings.TrimSpace(q.Get("campaignId")),
+			ExecutionID: strings.TrimSpace(q.Get("executionId"))}
+		if d.BusinessUnitID == "" {
+			return execute(moreTemplates, "campaigns", d)
+		}
+		if err := inScope(pc, d.BusinessUnitID); err != nil {
+			return "", err
+		}
+		ctx := r.Context()
+		var err error
+		if d.Campaigns, err = admin.Store.CampaignList(ctx, d.BusinessUnitID, "", listLimit); err != nil {
+			return "", err
+		}
+		if d.CampaignID != "" {
+			if err := campaign.CheckID(d.CampaignID); err != nil {
+				return "", err
+			}
+			c, err := admin.Store.CampaignGet(ctx, d.BusinessUnitID, d.CampaignID)
+			if err != nil {
+				return "", err
+			}
+			d.Campaign = &c
+			if d.Unknown, err = admin.Store.CampaignListUnknown(ctx, d.BusinessUnitID, d.CampaignID, 0, listLimit); err != nil {
+				return "", err
+			}
+		}
+		if d.ExecutionID != "" {
+			ex, err := admin.Store.CampaignExecutionGet(ctx, d.ExecutionID)
+			if err == nil && ex.BusinessUnitID != d.BusinessUnitID {
+				err = store.ErrNotFound // another unit's execution is not found, as an unknown one
+			}
+			if err != nil {
+				return "", err
+			}
+			d.Execution = &ex
+			if d.Commands, err = admin.Store.CampaignCommandsOf(ctx, d.ExecutionID); err != nil {
+				return "", err
+			}
+		}
+		d.Loaded = true
+		return execute(moreTemplates, "campaigns", d)
+	}}}
+}
+
+type campaignsPage struct {
+	BusinessUnitID, CampaignID, ExecutionID string
+	Loaded                                  bool
+	Campaigns                               []store.Campaign
+	Campaign                                *store.Campaign
+	Unknown                                 []store.CampaignCommand
+	Execution                               *store.CampaignExecution
+	Commands                                []store.CampaignCommand
+}
+
+// FeePages is the UNKNOWN fee queue (docs/budgets.md#support-and-the-http-api): a business
+// unit's in-doubt fees (UNKNOWN and PENDING, the oldest 50), each with a resolve form —
+// SUCCEEDED or FAILED, the operator, a reason, and the fee's revision as the page showed it
+// (the API's If-Match). POST resolves through budget.Service.ResolveFee: a fee that moved on
+// answers 412 with the queue as it is now and says nothing was done; one no longer in doubt
+// 409; a missing operator, reason or status 422; another unit's fee 404.
+func FeePages(svc *budget.Service) []Page {
+	render := func(r *http.Request, pc PageCall, bu string, d feesPage) (template.HTML, error) {
+		d.BusinessUnitID, d.CSRFField, d.Operator = bu, pc.CSRFField, pc.Caller.Operator
+		if bu != "" {
+			if err := inScope(pc, bu); err != nil {
+				return "", err
+			}
+			fees, err := svc.UnknownFees(r.Context(), bu, 0, listLimit)
+			if err != nil {
+				return "", err
+			}
+			d.Fees, d.Loaded = fees, true
+		}
+		return execute(moreTemplates, "fees", d)
+	}
+	return []Page{{Path: "fees", Title: "UNKNOWN fees",
+		Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
+			return render(r, pc, strings.TrimSpace(r.URL.Query().Get("businessUnitId")), feesPage{})
+		},
+		Post: func(r *http.Request, pc PageCall) (template.HTML, error) {
+			f := r.PostForm
+			bu := strings.TrimSpace(f.Get("businessUnitId"))
+			if bu == "" {
+				return "", automation.Invalid("businessUnitId", "is required")
+			}
+			if err := inScope(pc, bu); err != nil {
+				return "", err
+			}
+			var rev int64
+			if _, err := fmt.Sscan(strings.TrimSpace(f.Get("revision")), &rev); err != nil || rev < 1 {
+				return "", &automation.Error{Code: automation.CodePreconditionRequired, Field: "revision",
+					Message: "the form did not say which revision of the fee you read; reload the page and act from it"}
+			}
+			order := strings.TrimSpace(f.Get("orderId"))
+			t, err := svc.ResolveFee(r.Context(), budget.ResolveRequest{BusinessUnitID: bu, OrderID: order, Status: f.Get("status"),
+				ExpectedRevision: rev, Operator: pageOperator(r, pc), Reason: f.Get("reason")})
+			if err == nil {
+				return render(r, pc, bu, feesPage{Notice: fmt.Sprintf("Fee %s resolved as %s by %s (revision %d).", t.OrderID, t.Status, t.ResolvedBy, t.Revision)})
+			}
+			if automation.CodeOf(err) == automation.CodeNotFound {
+				return "", err
+			}
+			p := httpapi.ProblemOf(err)
+			d := feesPage{Problem: &problem{Status: p.Status, Title: p.Title, Detail: p.Detail, Fields: p.Errors}}
+			if errors.Is(err, store.ErrLeaseLost) || automation.CodeOf(err) == automation.CodePreconditionFailed {
+				d.Problem = &problem{Status: http.StatusPreconditionFailed, Title: "The fee changed since you loaded it",
+					Detail: fmt.Sprintf("You acted on revision %d of %s; someone or something recorded an outcome since. Nothing was done; the queue below is as it is now.", rev, order)}
+			}
+			body, rerr := render(r, pc, bu, d)
+			if rerr != nil {
+				return "", rerr
+			}
+			return "", &Refused{Status: d.Problem.Status, Body: body}
+		}}}
+}
+
+type feesPage struct {
+	BusinessUnitID string
+	Operator       string
+	CSRFField      template.HTML
+	Loaded         bool
+	Fees           []store.FeeTransfer
+	Notice         string
+	Problem        *problem
+}
+
+// moreTemplates render the pages above (inside the layout's main, which has the page's h1
+// in the navigation title). Every control has a label, every table a caption and header
+// cells, and wide tables scroll inside their box at phone width.
+var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
+{{define "unitForm"}}<form method="get" class="filters" aria-label="Business unit">
+<div><label for="{{.ID}}-bu">Business unit</label><input id="{{.ID}}-bu" name="businessUnitId" value="{{.BU}}"{{if .Required}} required{{end}}{{if not .Required}} placeholder="all you may see"{{end}}></div>
+<div><button type="submit">Show</button></div></form>{{end}}
+
+{{define "events"}}<h1>Event metrics</h1>
+<p class="help">Ingest counts per event type since this process started; <code>registryVersion</code> is the version of each type's definition in force (the one an accepted event met), and the registry's save sequence is {{.Metrics.RegistrySeq}} ({{.Metrics.EventTypes}} types).</p>
+{{template "unitForm" (dict "ID" "ev" "BU" .BusinessUnitID "Required" false)}}
+<div class="scroll"><table id="event-counts"><caption>Events by type{{with .BusinessUnitID}} in {{.}}{{end}}</caption>
+<thead><tr><th scope="col">Event type</th><th scope="col">Definition version</th><th scope="col">Accepted</th><th scope="col">Duplicate</th><th scope="col">Rejected</th></tr></thead>
+<tbody>{{range .Metrics.Counts}}<tr><th scope="row">{{if .EventType}}{{.EventType}}{{else}}(unregistered or unreadable){{end}}</th><td>{{if .RegistryVersion}}{{.RegistryVersion}}{{else}}—{{end}}</td><td>{{.Accepted}}</td><td>{{.Duplicate}}</td><td>{{.Rejected}}</td></tr>
+{{else}}<tr><td colspan="5">No events since the process started.</td></tr>{{end}}</tbody></table></div>
+{{if .Platform}}<div class="scroll"><table id="outbox-lag"><caption>Gateway topics: unpublished outbox rows</caption>
+<thead><tr><th scope="col">Topic</th><th scope="col">Unpublished</th><th scope="col">Oldest age</th></tr></thead>
+<tbody>{{range .Metrics.Lags}}<tr><th scope="row">{{.Topic}}</th><td>{{.Unpublished}}</td><td>{{printf "%.0f" .OldestAgeSeconds}} s</td></tr>{{end}}</tbody></table></div>
+{{else}}<p class="help">The outbox backlog is platform-wide: shown to callers who see every business unit.</p>{{end}}{{end}}
+
+{{define "registry"}}<h1>Event registry</h1>
+{{if not .Platform}}<p class="note" id="registry-scope">The event registry is platform-wide: it is shown to callers who see every business unit.</p>{{else}}
+<div class="scroll"><table id="registry-types"><caption>Event types (latest version)</caption>
+<thead><tr><th scope="col">Event type</th><th scope="col">Class</th><th scope="col">Version</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
+<tbody>{{range .Types}}<tr><th scope="row"><a href="/api/console/registry?eventType={{.EventType}}">{{.EventType}}</a></th><td>{{.Class}}</td><td>{{.Version}}</td><td>{{.Operator}}</td><td>{{when .CreatedOn}}</td></tr>
+{{else}}<tr><td colspan="5">No event types: import a registry file (serve -registry) or use the registry API.</td></tr>{{end}}</tbody></table></div>
+{{if .Versions}}<h2 id="versions">{{.EventType}}: every version, newest first</h2>
+{{range .Versions}}<details{{if eq .Version (index $.Versions 0).Version}} open{{end}}><summary>Version {{.Version}} · {{.Operator}} · {{when .CreatedOn}}</summary><pre class="json">{{.Definition}}</pre></details>{{end}}{{end}}{{end}}{{end}}
+
+{{define "attributes"}}<h1>Attributes</h1>
+<form method="get" class="filters" aria-label="Entity">
+<div><label for="at-bu">Business unit</label><input id="at-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div><label for="at-type">Entity type</label><input id="at-type" name="entityType" value="{{.EntityType}}" required pattern="[A-Z][A-Z0-9_]{0,49}" aria-describedby="at-type-help"><small id="at-type-help" class="help">CUSTOMER, ITEM, …</small></div>
+<div><label for="at-id">Entity id</label><input id="at-id" name="entityId" value="{{.EntityID}}" required maxlength="200"></div>
+<div><button type="submit">Look up</button></div></form>
+{{if .Loaded}}<div class="scroll"><table id="attributes"><caption>{{.EntityType}} {{.EntityID}} in {{.BusinessUnitID}}, as of {{when .AsOf}}</caption>
+<thead><tr><th scope="col">Attribute</th><th scope="col">Type</th><th scope="col">Value</th><th scope="col">Period</th><th scope="col">Last event (UTC)</th><th scope="col">Updated (UTC)</th></tr></thead>
+<tbody>{{range .Attributes}}<tr><th scope="row">{{.Code}}</th><td>{{.Type}}</td><td>{{.Value}}</td><td>{{.Period}}</td><td>{{when .LastEventOn}}</td><td>{{when .UpdatedOn}}</td></tr>
+{{else}}<tr><td colspan="6">No attributes for this entity.</td></tr>{{end}}</tbody></table></div>{{end}}{{end}}
+
+{{define "commands"}}<div class="scroll"><table id="{{.ID}}"><caption>{{.Caption}}</caption>
+<thead><tr><th scope="col">Command</th><th scope="col">Action</th><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Execution</th><th scope="col">Updated (UTC)</th><th scope="col">Last error</th></tr></thead>
+<tbody>{{range .Rows}}<tr><th scope="row" class="key">{{.CommandID}}</th><td>{{.ActionIndex}} · {{.ActionType}}</td><td>{{.Provider}}</td><td><span class="status {{lower (printf "%s" .Status)}}">{{.Status}}</span></td><td>{{.AttemptCount}}</td>
+<td><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}&amp;executionId={{.ExecutionID}}#execution">{{.ExecutionID}}</a></td><td>{{when .UpdatedOn}}</td><td>{{.LastError}}</td></tr>
+{{else}}<tr><td colspan="8">None.</td></tr>{{end}}</tbody></table></div>{{end}}
+
+{{define "campaigns"}}<h1>Campaigns</h1>
+{{template "unitForm" (dict "ID" "cp" "BU" .BusinessUnitID "Required" true)}}
+{{if .Loaded}}<div class="scroll"><table id="campaigns"><caption>Campaigns of {{.BusinessUnitID}} (the first 50 by id)</caption>
+<thead><tr><th scope="col">Campaign</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Version</th><th scope="col">Triggers</th><th scope="col">Updated (UTC)</th></tr></thead>
+<tbody>{{range .Campaigns}}<tr><th scope="row"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}">{{.CampaignID}}</a></th><td>{{.Name}}</td><td>{{.Status}}</td><td>{{.Version}}</td><td>{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{when .UpdatedOn}}</td></tr>
+{{else}}<tr><td colspan="6">No campaigns.</td></tr>{{end}}</tbody></table></div>
+{{with .Campaign}}<h2 id="campaign">Campaign {{.CampaignID}}</h2>
+<dl class="kv"><dt>Status</dt><dd>{{.Status}}</dd><dt>Version</dt><dd>{{.Version}}</dd><dt>Run</dt><dd>{{.RunID}}</dd><dt>Created</dt><dd>{{when .CreatedOn}}</dd></dl>
+{{template "commands" (dict "ID" "unknown-commands" "Caption" "UNKNOWN commands waiting for a resolution (the oldest 50); resolve them with the campaigns API" "Rows" $.Unknown)}}{{end}}
+{{with .Execution}}<h2 id="execution">Execution {{.ExecutionID}}</h2>
+<dl class="kv"><dt>Campaign</dt><dd>{{.CampaignID}}</dd><dt>Recipient</dt><dd>{{.RecipientID}}</dd><dt>Status</dt><dd>{{.Status}}</dd><dt>Next action</dt><dd>{{.CurrentIndex}}</dd><dt>Local day</dt><dd>{{.LocalDate}}</dd><dt>Source event</dt><dd>{{.SourceEventID}}</dd></dl>
+{{template "commands" (dict "ID" "execution-commands" "Caption" "Its commands, in action order" "Rows" $.Commands)}}{{end}}{{end}}{{end}}
+
+{{define "fees"}}<h1>UNKNOWN fees</h1>
+<p>Fees whose billing outcome is in doubt (UNKNOWN, or PENDING past its call): the provider may or may not have charged. Check with the provider, then record what happened; the fee's revision as shown here goes with the form, so an outcome recorded meanwhile is never overwritten.</p>
+{{template "unitForm" (dict "ID" "fe" "BU" .BusinessUnitID "Required" true)}}
+{{with .Problem}}<div class="alert error" role="alert" id="fee-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Notice}}<div class="alert notice" role="status" id="fee-notice">{{.}}</div>{{end}}
+{{if .Loaded}}{{range .Fees}}
+<form method="post" action="/api/console/fees" class="card">
+<h2 class="key">{{.OrderID}}</h2>
+<p>{{.Status}} · {{.Amount}} {{.Currency}} ({{.TransferType}}) · campaign {{.CampaignID}} · command {{.CommandID}} · revision {{.Revision}} · updated {{when .UpdatedOn}}{{with .LastError}} · {{.}}{{end}}</p>
+{{$.CSRFField}}<input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}"><input type="hidden" name="orderId" value="{{.OrderID}}"><input type="hidden" name="revision" value="{{.Revision}}">
+<fieldset><legend>What happened</legend>
+<input type="radio" id="fs-{{.ID}}" name="status" value="SUCCEEDED" required><label for="fs-{{.ID}}">It was charged</label>
+<input type="radio" id="ff-{{.ID}}" name="status" value="FAILED"><label for="ff-{{.ID}}">It was not charged</label></fieldset>
+<label for="fo-{{.ID}}">Operator</label><input id="fo-{{.ID}}" name="operator" value="{{$.Operator}}"{{if $.Operator}} readonly{{end}} required>
+<label for="fr-{{.ID}}">Reason</label><textarea id="fr-{{.ID}}" name="reason" required rows="2"></textarea>
+<button type="submit">Resolve</button></form>
+{{else}}<p id="no-fees">No fees in doubt in {{.BusinessUnitID}}.</p>{{end}}{{end}}{{end}}
+`))

@@ -1,0 +1,186 @@
+package support
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// The console's metrics history (docs/console.md#overview).
+const (
+	// DefaultSampleEvery is how often a Sampler samples at most: once a minute, the
+	// resolution of the overview's charts.
+	DefaultSampleEvery = time.Minute
+	// DefaultHistoryRetention is how long samples are kept: 48 hours, twice the longest
+	// window the overview shows (MaxThroughputHours), so the table stays bounded at about
+	// 2,880 rows per business unit.
+	DefaultHistoryRetention = 48 * time.Hour
+	// DefaultMaxSampledUnits bounds the business units one sample covers (by id); units past
+	// it are still in the platform row, not in rows of their own.
+	DefaultMaxSampledUnits = 200
+)
+
+// Sampler writes the metrics history: at most once per Every, one store.MetricsSample per
+// business unit (the first MaxUnits by id) and one for the platform (store.PlatformUnit:
+// every unit together and the outbox), each the figures Metrics computes for that scope,
+// stamped with the current whole minute. After sampling it deletes samples older than
+// Retention, at most 10 batches of 500 rows a run. It runs on the OutboxRelay timer (every
+// few seconds); the instant of its last run is kept in memory, so each instance samples at
+// most once per Every, and two instances sampling the same minute write one row per unit
+// (MetricsSamplePut ignores the second).
+//
+// State: idle → (Every elapsed since the last run) sampling → purging → idle.
+type Sampler struct {
+	Service   *Service
+	Every     time.Duration // 0: DefaultSampleEvery
+	Retention time.Duration // 0: DefaultHistoryRetention
+	MaxUnits  int           // 0: DefaultMaxSampledUnits; at most store.MaxBatch-1
+
+	mu      sync.Mutex
+	lastRun time.Time
+}
+
+// SampleResult counts one Sampler run: samples written (units plus the platform row),
+// samples purged, and whether the run was skipped (the last one was less than Every ago).
+type SampleResult struct {
+	Samples int  `json:"samples"`
+	Purged  int  `json:"purged"`
+	Skipped bool `json:"skipped,omitempty"`
+}
+
+// RunOnce samples and purges as the type describes. Errors: a missing Service, the store's
+// (a failed run is not remembered as a run: the next call tries again).
+func (p *Sampler) RunOnce(ctx context.Context) (SampleResult, error) {
+	var res SampleResult
+	if p.Service == nil {
+		return res, errors.New("support.Sampler: a Service is required")
+	}
+	every, keep, maxUnits := p.Every, p.Retention, p.MaxUnits
+	if every <= 0 {
+		every = DefaultSampleEvery
+	}
+	if keep <= 0 {
+		keep = DefaultHistoryRetention
+	}
+	if maxUnits <= 0 {
+		maxUnits = DefaultMaxSampledUnits
+	}
+	maxUnits = min(maxUnits, store.MaxBatch-1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := utc(p.Service.clock.Now())
+	if !p.lastRun.IsZero() && now.Sub(p.lastRun) < every {
+		res.Skipped = true
+		return res, nil
+	}
+	s := p.Service
+	units, err := s.store.BusinessUnitList(ctx, store.BusinessUnitListParams{Scope: automation.AllBusinessUnits(), Limit: maxUnits})
+	if err != nil {
+		return res, err
+	}
+	on := now.Truncate(time.Minute)
+	sample := func(id string, sc automation.Scope) (store.MetricsSample, error) {
+		m, err := s.store.SupportMetrics(ctx, store.SupportMetricsParams{Now: now, Since: now.Add(-24 * time.Hour), Scope: sc, Cap: s.cfg.MetricsCap})
+		if err != nil {
+			return store.MetricsSample{}, err
+		}
+		out := store.MetricsSample{BusinessUnitID: id, SampledOn: on, PendingDue: m.PendingDue, OutboxUnsent: m.OutboxUnsent,
+			OldestDueAgeSeconds: ageSeconds(now, m.OldestDueOn), OutboxOldestAgeSeconds: ageSeconds(now, m.OutboxOldestOn)}
+		for _, n := range m.HeldByReason {
+			out.OnHold += n
+		}
+		return out, nil
+	}
+	samples := make([]store.MetricsSample, 0, len(units)+1)
+	for _, u := range units {
+		m, err := sample(u.ID, automation.BusinessUnits(u.ID))
+		if err != nil {
+			return res, err
+		}
+		samples = append(samples, m)
+	}
+	all, err := sample(store.PlatformUnit, automation.AllBusinessUnits())
+	if err != nil {
+		return res, err
+	}
+	samples = append(samples, all)
+	if err := s.store.MetricsSamplePut(ctx, samples); err != nil {
+		return res, err
+	}
+	p.lastRun = now
+	res.Samples = len(samples)
+	const batch = 500
+	for range 10 {
+		n, err := s.store.MetricsSamplePurge(ctx, now.Add(-keep), batch)
+		res.Purged += n
+		if err != nil || n < batch {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func ageSeconds(now time.Time, t *time.Time) int64 {
+	if t == nil || !now.After(*t) {
+		return 0
+	}
+	return int64(now.Sub(*t) / time.Second)
+}
+
+// MetricsPoint is one instant of the overview's history: the figures of Metrics at a sample.
+// Outbox figures are nil for a caller that does not see every business unit.
+type MetricsPoint struct {
+	On                     time.Time `json:"on"`
+	PendingDue             int       `json:"pendingDue"`
+	OldestDueAgeSeconds    int64     `json:"oldestDueAgeSeconds"`
+	OnHold                 int       `json:"onHold"`
+	OutboxUnsent           *int      `json:"outboxUnsent,omitempty"`
+	OutboxOldestAgeSeconds *int64    `json:"outboxOldestAgeSeconds,omitempty"`
+}
+
+// MetricsHistory is the metrics history over the last Hours hours, oldest first, for the business
+// units the scope sees (their samples added up) or one of them; Platform says it is the
+// platform-wide row (a caller that sees every unit and named none), the only one with
+// outbox figures.
+type MetricsHistory struct {
+	Since    time.Time      `json:"since"`
+	Hours    int            `json:"hours"`
+	Platform bool           `json:"platform"`
+	Points   []MetricsPoint `json:"points"`
+}
+
+// MetricsHistory reads the sampled figures of the last hours (1..MaxThroughputHours). Errors:
+// CodeInvalidInput for hours out of range, CodeNotFound for a business unit outside the
+// scope, the store's.
+func (s *Service) MetricsHistory(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (MetricsHistory, error) {
+	if hours < 1 || hours > MaxThroughputHours {
+		return MetricsHistory{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
+	}
+	if businessUnitID != "" {
+		if !sc.Allows(businessUnitID) {
+			return MetricsHistory{}, notFound("business unit " + businessUnitID)
+		}
+		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
+			sc = automation.Scope{}
+		}
+	}
+	now := utc(s.clock.Now())
+	h := MetricsHistory{Since: now.Add(-time.Duration(hours) * time.Hour), Hours: hours, Platform: sc.All(), Points: []MetricsPoint{}}
+	ms, err := s.store.MetricsSampleSeries(ctx, store.MetricsSeriesParams{Scope: sc, Since: h.Since, Limit: min(store.MaxMetricsSeries, hours*60+1)})
+	if err != nil {
+		return MetricsHistory{}, err
+	}
+	for _, m := range ms {
+		p := MetricsPoint{On: m.SampledOn.UTC(), PendingDue: m.PendingDue, OldestDueAgeSeconds: m.OldestDueAgeSeconds, OnHold: m.OnHold}
+		if h.Platform {
+			n, a := m.OutboxUnsent, m.OutboxOldestAgeSeconds
+			p.OutboxUnsent, p.OutboxOldestAgeSeconds = &n, &a
+		}
+		h.Points = append(h.Points, p)
+	}
+	return h, nil
+}

@@ -1,0 +1,78 @@
+package support_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/support"
+)
+
+// TestSamplerOnAFakeClock: the sampler writes one sample per business unit plus the platform
+// row, stamped with the whole minute, at most once per Every however often the timer fires;
+// samples older than the retention are purged by a later run; and the history a caller reads
+// is its own units' only (bu-a's token never sees bu-b's held rows), with outbox figures for
+// a caller that sees every unit.
+func TestSamplerOnAFakeClock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	for _, bu := range []string{"bu-a", "bu-b"} {
+		if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu, Name: bu, TimeZoneID: "UTC"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.held(t, 0, 3, "bu-a")
+	e.held(t, 100, 5, "bu-b")
+	s := &support.Sampler{Service: e.svc, Retention: 3 * time.Hour}
+	e.clock.Set(t0.Add(20 * time.Second))
+	res, err := s.RunOnce(ctx)
+	if err != nil || res.Samples != 3 || res.Skipped {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	// The timer fires every few seconds: nothing more until a minute has passed.
+	e.clock.Set(t0.Add(50 * time.Second))
+	if res, err = s.RunOnce(ctx); err != nil || !res.Skipped || res.Samples != 0 {
+		t.Fatalf("within the minute: %+v %v", res, err)
+	}
+	// Four hours of minutes; the retention (3 h) keeps the last 180 minutes.
+	for m := 1; m <= 240; m++ {
+		e.clock.Set(t0.Add(time.Duration(m)*time.Minute + 20*time.Second))
+		if res, err = s.RunOnce(ctx); err != nil || res.Samples != 3 {
+			t.Fatalf("minute %d: %+v %v", m, res, err)
+		}
+	}
+	// Minute 240 (at 20 s past) purged the sample of minute 60, now more than 3 h old.
+	if res.Purged != 3 {
+		t.Fatalf("last run purged %d samples, want 3 (one minute of 3 rows)", res.Purged)
+	}
+	a, err := e.svc.MetricsHistory(ctx, automation.BusinessUnits("bu-a"), "", 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Points) != 180 || a.Platform || !a.Points[0].On.Equal(t0.Add(61*time.Minute)) || !a.Points[179].On.Equal(t0.Add(240*time.Minute)) {
+		t.Fatalf("bu-a history: %d points, %s..%s, platform %v", len(a.Points), a.Points[0].On, a.Points[len(a.Points)-1].On, a.Platform)
+	}
+	for _, p := range a.Points {
+		if p.OnHold != 3 || p.OutboxUnsent != nil {
+			t.Fatalf("bu-a point %+v: want its 3 held rows and no outbox figures", p)
+		}
+	}
+	// Scope: bu-a's caller asking for bu-b is refused like an unknown unit.
+	if _, err := e.svc.MetricsHistory(ctx, automation.BusinessUnits("bu-a"), "bu-b", 1); automation.CodeOf(err) != automation.CodeNotFound {
+		t.Fatalf("bu-b through bu-a's scope: %v", err)
+	}
+	all, err := e.svc.MetricsHistory(ctx, automation.AllBusinessUnits(), "", 1)
+	if err != nil || !all.Platform || len(all.Points) != 60 || all.Points[0].OnHold != 8 || all.Points[0].OutboxUnsent == nil {
+		t.Fatalf("platform history: %+v %v", all, err)
+	}
+	b, err := e.svc.MetricsHistory(ctx, automation.AllBusinessUnits(), "bu-b", 1)
+	if err != nil || b.Platform || b.Points[0].OnHold != 5 {
+		t.Fatalf("bu-b history: %+v %v", b, err)
+	}
+	if _, err := e.svc.MetricsHistory(ctx, automation.AllBusinessUnits(), "", 25); automation.CodeOf(err) != automation.CodeInvalidInput {
+		t.Fatalf("25 hours: %v", err)
+	}
+}
