@@ -180,40 +180,42 @@ func (d *Dispatcher) channelConcurrency() int {
 }
 
 // templateScope holds the templates one batch read, by (key, business unit): the latest
-// version at the batch's first read of it, or its "not found". A store error other than
+// version at the batch's first read of it, or its "not found". Jobs of the batch that ask
+// for one (key, business unit) at once wait for the one read. A store error other than
 // "not found" is not kept, so the next job of the batch reads again. Safe for concurrent use.
 type templateScope struct {
+	mu      sync.Mutex
+	entries map[[2]string]*scopedTemplate
+}
+
+// scopedTemplate is one (key, business unit) of a templateScope; mu is held by its read.
+type scopedTemplate struct {
 	mu   sync.Mutex
-	got  map[[2]string]*Compiled
-	none map[[2]string]error
+	done bool
+	c    *Compiled
+	err  error
 }
 
 func (sc *templateScope) get(ctx context.Context, ts *Templates, key, businessUnitID string) (*Compiled, error) {
 	k := [2]string{key, businessUnitID}
 	sc.mu.Lock()
-	c, ok := sc.got[k]
-	nf := sc.none[k]
-	sc.mu.Unlock()
-	if ok {
-		return c, nil
+	if sc.entries == nil {
+		sc.entries = map[[2]string]*scopedTemplate{}
 	}
-	if nf != nil {
-		return nil, nf
+	e := sc.entries[k]
+	if e == nil {
+		e = &scopedTemplate{}
+		sc.entries[k] = e
+	}
+	sc.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return e.c, e.err
 	}
 	c, err := ts.Get(ctx, key, businessUnitID)
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	switch {
-	case err == nil:
-		if sc.got == nil {
-			sc.got = map[[2]string]*Compiled{}
-		}
-		sc.got[k] = c
-	case errors.Is(err, store.ErrNotFound):
-		if sc.none == nil {
-			sc.none = map[[2]string]error{}
-		}
-		sc.none[k] = err
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		e.done, e.c, e.err = true, c, err
 	}
 	return c, err
 }
