@@ -68,6 +68,12 @@ func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.T
 	if err != nil {
 		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationGetByKeyForUpdate: %w", s.d.Name, err)
 	}
+	return s.claimJob(ctx, tx, cur, now, lease, facts)
+}
+
+// claimJob decides on cur, the job as read under the claim's lock, and, when claimable,
+// claims it (facts as claimOne).
+func (s *Store) claimJob(ctx context.Context, tx *sql.Tx, cur store.NotificationJob, now time.Time, lease time.Duration, facts *[]store.OutboxMessage) (store.NotificationClaimResult, error) {
 	ok, inDoubt := store.NotificationClaimable(cur, now)
 	if !ok {
 		return store.NotificationClaimResult{Job: cur}, nil
@@ -103,8 +109,10 @@ func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.T
 	return store.NotificationClaimResult{Claimed: true, InDoubt: inDoubt, Job: j}, nil
 }
 
-// NotificationClaimMany implements store.DeliveryStore: per key the read-decide-write of
-// NotificationClaim, all in one transaction, the claims' facts in one OutboxInsertMany.
+// NotificationClaimMany implements store.DeliveryStore: in one transaction, the jobs of
+// every key read by NotificationGetManyForUpdate (100 keys per statement), then per key the
+// decision and Version-guarded update of NotificationClaim, and the claims' facts in one
+// OutboxInsertMany.
 func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationClaimManyParams) ([]store.NotificationClaimResult, error) {
 	if err := checkLimit("NotificationClaimMany", len(p.DeliveryKeys)); err != nil {
 		return nil, err
@@ -114,21 +122,39 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 	}
 	var out []store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		seen := make(map[string]bool, len(p.DeliveryKeys))
+		var rows []map[string]any
+		for _, k := range p.DeliveryKeys {
+			if !seen[k] {
+				seen[k] = true
+				rows = append(rows, map[string]any{"DeliveryKey": k})
+			}
+		}
+		cur := make(map[string]store.NotificationJob, len(rows))
+		if err := s.queryMultiRows(ctx, tx, "NotificationGetManyForUpdate", rows, func(r rowScanner) error {
+			j, err := s.scanNotification(r)
+			cur[j.DeliveryKey] = j
+			return err
+		}); err != nil {
+			return err
+		}
 		out = make([]store.NotificationClaimResult, len(p.DeliveryKeys))
-		facts := make([]store.OutboxMessage, 0, len(p.DeliveryKeys))
+		facts := make([]store.OutboxMessage, 0, len(rows))
 		for i, k := range p.DeliveryKeys {
-			res, err := s.claimOne(ctx, tx, k, p.Now, p.Lease, &facts)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				res = store.NotificationClaimResult{}
-			case errors.Is(err, store.ErrLeaseLost):
-				// The Version moved between the read and the guarded update (another
-				// dialect's concurrent claimer): not ours, as if the claim were live.
-				res = store.NotificationClaimResult{Job: res.Job}
-			case err != nil:
+			j, ok := cur[k]
+			if !ok {
+				continue // no job: Claimed false, Job.ID 0
+			}
+			res, err := s.claimJob(ctx, tx, j, p.Now, p.Lease, &facts)
+			if errors.Is(err, store.ErrLeaseLost) {
+				// The Version moved between the read and the guarded update: not ours.
+				res, err = store.NotificationClaimResult{Job: j}, nil
+			}
+			if err != nil {
 				return err
 			}
 			out[i] = res
+			cur[k] = res.Job // a repeated key finds this claim live
 		}
 		return s.insertMessages(ctx, tx, p.Now, facts)
 	})
