@@ -33,7 +33,10 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		"NotificationListRetryDue":     "IX_NotificationJob_NextAttempt",
 		"NotificationListUnsent":       "IX_NotificationJob_Unsent (Id>?)",
 		"OutboxListUnpublished":        "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
-		"IdempotencyPurge":             "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
+		// The relay's lease of a batch walks the unpublished rows only, in Id order.
+		"OutboxClaim":         "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
+		"OutboxMarkPublished": "Outbox USING INTEGER PRIMARY KEY (rowid=?)",
+		"IdempotencyPurge":    "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
 		// The top-N ranking reads its index in order (docs/attributes.md#read-api).
 		"AttributeTop":       "IX_AttributeValue_Rank (BusinessUnitId=? AND EntityType=? AND AttributeCode=?)",
 		"AttributeDeltaSums": "IX_AttributeDelta_Entity (BusinessUnitId=? AND EntityType=? AND EntityId=?)",
