@@ -82,7 +82,10 @@ type Dispatcher struct {
 	// production.
 	Hooks *DispatchHooks
 	// ChannelConcurrency bounds the channel calls one HandleBatch or ProcessBatch makes at
-	// once to each channel (default 4).
+	// once to each channel (default 4). Every claim of a batch starts its lease at once, so a
+	// batch should stay under Lease × ChannelConcurrency ÷ (the channel's slowest call): a
+	// job whose lease ran out before its call is not sent on that claim but goes back on the
+	// retry ladder.
 	ChannelConcurrency int
 }
 
