@@ -2,10 +2,8 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -37,14 +35,12 @@ func (d *Dispatcher) HandleBatch(ctx context.Context, msgs []bus.Message) []erro
 	var keys []string
 	var at []int // msgs index of keys[j]
 	for i, m := range msgs {
-		var body DispatchMessage
-		dec := json.NewDecoder(strings.NewReader(string(m.Body)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
-			errs[i] = automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+		k, err := dispatchKey(m)
+		if err != nil {
+			errs[i] = err
 			continue
 		}
-		keys, at = append(keys, body.DeliveryKey), append(at, i)
+		keys, at = append(keys, k), append(at, i)
 	}
 	if len(keys) == 0 {
 		return errs

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,6 +114,9 @@ func BenchmarkDispatch(b *testing.B) {
 			b.Fatalf("%d deliveries left unsent", len(unsent))
 		}
 		b.ReportMetric(float64(len(keys))/elapsed.Seconds(), "deliveries/s")
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MiB")
 		st.Close()
 		b.StartTimer()
 	}

@@ -29,6 +29,18 @@ type DispatchStore interface {
 	NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error)
 }
 
+// dispatchKey decodes a dispatch message's body strictly (unknown fields rejected) and
+// returns its delivery key; a malformed body is an automation.Permanent error.
+func dispatchKey(m bus.Message) (string, error) {
+	var body DispatchMessage
+	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
+		return "", automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+	}
+	return body.DeliveryKey, nil
+}
+
 // Resolution says what happens next to a delivery that was not sent.
 type Resolution string
 
@@ -105,15 +117,13 @@ type DispatchHooks struct {
 // a malformed body or an unknown delivery key is dead-lettered (it can never succeed); a
 // live claim held by another sender returns ErrInFlight (redeliver later).
 func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
-	var body DispatchMessage
-	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
-		return automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+	key, err := dispatchKey(m)
+	if err != nil {
+		return err
 	}
-	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: body.DeliveryKey, Now: d.Clock.Now(), Lease: d.lease()})
+	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: d.Clock.Now(), Lease: d.lease()})
 	if errors.Is(err, store.ErrNotFound) {
-		return automation.Permanent(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, body.DeliveryKey))
+		return automation.Permanent(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, key))
 	}
 	if err != nil {
 		return err
