@@ -2,11 +2,13 @@ package delivery_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,12 +23,37 @@ import (
 var (
 	benchDeliveries  = flag.Int("dispatch.deliveries", 20000, "deliveries queued for BenchmarkDispatch")
 	benchConcurrency = flag.Int("dispatch.concurrency", 4, "dispatchers running at once in BenchmarkDispatch")
+	benchBatch       = flag.Int("dispatch.batch", 100, "messages one dispatcher takes at once (HandleBatch) in BenchmarkDispatch; 1: Handle, one by one")
 )
+
+// takeBatch returns the next message of q and up to n-1 more that are already waiting (the
+// messages a bus hands over at once); ok is false when q is closed and empty.
+func takeBatch(q <-chan bus.Message, n int) (batch []bus.Message, ok bool) {
+	m, ok := <-q
+	if !ok {
+		return nil, false
+	}
+	batch = append(batch, m)
+	for len(batch) < n {
+		select {
+		case m, ok := <-q:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, m)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
+}
 
 // BenchmarkDispatch measures dispatch throughput on SQLite (make bench): deliveries/s through
 // the real path - send claim (read, guarded update, fact), template render, the log channel,
 // outcome (guarded update, fact) - for -dispatch.deliveries queued jobs, with
-// -dispatch.concurrency dispatchers. Run it with -benchtime 1x.
+// -dispatch.concurrency dispatchers, each taking up to -dispatch.batch waiting messages at
+// once (HandleBatch: one claim and one record transaction per batch). Run it with
+// -benchtime 1x.
 func BenchmarkDispatch(b *testing.B) {
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
@@ -43,9 +70,9 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 		keys := queueMany(b, st, *benchDeliveries)
 		d := &delivery.Dispatcher{Store: st, Templates: tpl, Channels: map[string]delivery.Channel{"log": &delivery.LogChannel{W: io.Discard}}, Clock: clock}
-		work := make(chan string, len(keys))
+		work := make(chan bus.Message, len(keys))
 		for _, k := range keys {
-			work <- k
+			work <- bus.Message{ID: k, Body: []byte(`{"deliveryKey":"` + k + `"}`)}
 		}
 		close(work)
 		b.StartTimer()
@@ -56,8 +83,19 @@ func BenchmarkDispatch(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for k := range work {
-					if err := d.Handle(ctx, bus.Message{ID: k, Body: []byte(`{"deliveryKey":"` + k + `"}`)}); err != nil {
+				for {
+					batch, ok := takeBatch(work, max(1, *benchBatch))
+					if !ok {
+						return
+					}
+					if len(batch) == 1 && *benchBatch <= 1 {
+						if err := d.Handle(ctx, batch[0]); err != nil {
+							errs <- err
+							return
+						}
+						continue
+					}
+					if err := errors.Join(d.HandleBatch(ctx, batch)...); err != nil {
 						errs <- err
 						return
 					}
@@ -76,6 +114,9 @@ func BenchmarkDispatch(b *testing.B) {
 			b.Fatalf("%d deliveries left unsent", len(unsent))
 		}
 		b.ReportMetric(float64(len(keys))/elapsed.Seconds(), "deliveries/s")
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MiB")
 		st.Close()
 		b.StartTimer()
 	}

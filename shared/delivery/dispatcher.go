@@ -25,6 +25,20 @@ type DispatchStore interface {
 	NotificationClaim(ctx context.Context, p store.NotificationClaimParams) (store.NotificationClaimResult, error)
 	NotificationClaimDue(ctx context.Context, p store.NotificationClaimDueParams) ([]store.NotificationClaimResult, error)
 	NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error
+	NotificationClaimMany(ctx context.Context, p store.NotificationClaimManyParams) ([]store.NotificationClaimResult, error)
+	NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error)
+}
+
+// dispatchKey decodes a dispatch message's body strictly (unknown fields rejected) and
+// returns its delivery key; a malformed body is an automation.Permanent error.
+func dispatchKey(m bus.Message) (string, error) {
+	var body DispatchMessage
+	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
+		return "", automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+	}
+	return body.DeliveryKey, nil
 }
 
 // Resolution says what happens next to a delivery that was not sent.
@@ -79,11 +93,19 @@ type Dispatcher struct {
 	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
 	// production.
 	Hooks *DispatchHooks
+	// ChannelConcurrency bounds the channel calls one HandleBatch or ProcessBatch makes at
+	// once to each channel (default 4). Every claim of a batch starts its lease at once, so a
+	// batch should stay under Lease × ChannelConcurrency ÷ (the channel's slowest call): a
+	// job whose lease ran out before its call is not sent on that claim but goes back on the
+	// retry ladder.
+	ChannelConcurrency int
 }
 
 // DispatchHooks are the dispatcher's named fault points. A non-nil error stops the attempt
 // there as a crash would: nothing after the point is written and Process returns the error
-// (the claim then expires and the next attempt is in doubt).
+// (the claim then expires and the next attempt is in doubt). In a batch (ProcessBatch) the
+// crash stops the whole batch: no outcome of the batch is recorded and no further send of
+// it starts.
 type DispatchHooks struct {
 	// AfterSend runs once the channel call returned (sendErr is its error, nil when the
 	// provider acknowledged) and before the outcome is recorded.
@@ -95,15 +117,13 @@ type DispatchHooks struct {
 // a malformed body or an unknown delivery key is dead-lettered (it can never succeed); a
 // live claim held by another sender returns ErrInFlight (redeliver later).
 func (d *Dispatcher) Handle(ctx context.Context, m bus.Message) error {
-	var body DispatchMessage
-	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
-		return automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
+	key, err := dispatchKey(m)
+	if err != nil {
+		return err
 	}
-	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: body.DeliveryKey, Now: d.Clock.Now(), Lease: d.lease()})
+	res, err := d.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: d.Clock.Now(), Lease: d.lease()})
 	if errors.Is(err, store.ErrNotFound) {
-		return automation.Permanent(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, body.DeliveryKey))
+		return automation.Permanent(fmt.Errorf("dispatch message %s: no NotificationJob %s", m.ID, key))
 	}
 	if err != nil {
 		return err
@@ -204,9 +224,21 @@ func (d *Dispatcher) backoff() scheduler.Backoff {
 // when the outcome could not be recorded (the claim then expires and the next attempt is
 // in doubt); a claim lost to another sender is not an error.
 func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResult) (Outcome, error) {
+	o, rec, err := d.attempt(ctx, c, nil)
+	if err != nil || rec == nil {
+		return o, err
+	}
+	return d.finish(ctx, o, *rec)
+}
+
+// attempt runs one claimed job up to its outcome without recording it: rec is what to
+// record (nil: nothing, an in-doubt claim that expired before its lookup). err is a fault
+// hook's crash: nothing of the attempt is to be recorded. sc, when not nil, is the batch's
+// template scope.
+func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResult, sc *templateScope) (o Outcome, rec *store.NotificationFinishParams, err error) {
 	job := c.Job
 	now := d.Clock.Now()
-	o := Outcome{Job: job, InDoubt: c.InDoubt, At: now}
+	o = Outcome{Job: job, InDoubt: c.InDoubt, At: now}
 	msg := Message{DeliveryKey: job.DeliveryKey, SchedulerKey: job.SchedulerKey, BusinessUnitID: job.BusinessUnitID,
 		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, Payload: rawJSON(job.PayloadJSON), SentOn: now}
 	ch, ok := d.Channels[job.Channel]
@@ -246,7 +278,7 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	if err := ch.ValidateRecipient(job.Recipient); err != nil {
 		return d.failed(ctx, o, fmt.Errorf("recipient not valid for channel %s: %w", job.Channel, err))
 	}
-	content, err := d.render(ctx, msg, tr)
+	content, err := d.render(ctx, msg, tr, sc)
 	if err != nil {
 		var re *RenderError
 		if errors.As(err, &re) || automation.IsInvalid(err) || (errors.Is(err, store.ErrNotFound) && tr.NeedsContent) {
@@ -272,7 +304,7 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 	cancel()
 	if d.Hooks != nil && d.Hooks.AfterSend != nil {
 		if err := d.Hooks.AfterSend(ctx, job, sendErr); err != nil {
-			return o, fmt.Errorf("dispatch %s: after send: %w", job.DeliveryKey, err)
+			return o, nil, fmt.Errorf("dispatch %s: after send: %w", job.DeliveryKey, err)
 		}
 	}
 	if sendErr == nil {
@@ -323,27 +355,33 @@ var errClaimExpired = errors.New("the send claim expired before the channel was 
 // expired handles a claim whose lease ran out before the channel was called (nothing was
 // sent on it). A clean claim goes back on the retry ladder; an in-doubt one is left as it
 // is, Sending with an expired lease, for the next claimer to take over still in doubt.
-func (d *Dispatcher) expired(ctx context.Context, o Outcome, c store.NotificationClaimResult) (Outcome, error) {
+func (d *Dispatcher) expired(ctx context.Context, o Outcome, c store.NotificationClaimResult) (Outcome, *store.NotificationFinishParams, error) {
 	if c.InDoubt {
 		o.Status, o.Error = store.NotificationSending, errClaimExpired.Error()
 		if d.Log != nil {
 			d.Log.WarnContext(ctx, "delivery claim expired before the lookup", "deliveryKey", o.Job.DeliveryKey, "step", "dispatch")
 		}
-		return o, nil
+		return o, nil, nil
 	}
 	return d.retry(ctx, o, errClaimExpired)
 }
 
 // render returns the content for msg: nil when the template does not exist and the
 // channel needs none.
-func (d *Dispatcher) render(ctx context.Context, msg Message, tr Traits) (*Content, error) {
+func (d *Dispatcher) render(ctx context.Context, msg Message, tr Traits, sc *templateScope) (*Content, error) {
 	if d.Templates == nil {
 		if tr.NeedsContent {
 			return nil, fmt.Errorf("template %q: no template store: %w", msg.Template, store.ErrNotFound)
 		}
 		return nil, nil
 	}
-	tpl, err := d.Templates.Get(ctx, msg.Template, msg.BusinessUnitID)
+	var tpl *Compiled
+	var err error
+	if sc != nil {
+		tpl, err = sc.get(ctx, d.Templates, msg.Template, msg.BusinessUnitID)
+	} else {
+		tpl, err = d.Templates.Get(ctx, msg.Template, msg.BusinessUnitID)
+	}
 	if errors.Is(err, store.ErrNotFound) && !tr.NeedsContent {
 		return nil, nil
 	}
@@ -361,40 +399,40 @@ func (d *Dispatcher) render(ctx context.Context, msg Message, tr Traits) (*Conte
 	return &c, nil
 }
 
-func (d *Dispatcher) sent(ctx context.Context, o Outcome, ref string, c *Content) (Outcome, error) {
+func (d *Dispatcher) sent(ctx context.Context, o Outcome, ref string, c *Content) (Outcome, *store.NotificationFinishParams, error) {
 	var tv int64
 	if c != nil {
 		tv = c.TemplateVersion
 	}
 	o.Status = store.NotificationSent
-	return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationSent, ProviderReference: ref, TemplateVersion: tv})
+	return pending(o, store.NotificationFinishParams{Status: store.NotificationSent, ProviderReference: ref, TemplateVersion: tv})
 }
 
-func (d *Dispatcher) failed(ctx context.Context, o Outcome, err error) (Outcome, error) {
+func (d *Dispatcher) failed(ctx context.Context, o Outcome, err error) (Outcome, *store.NotificationFinishParams, error) {
 	o.Status, o.Error = store.NotificationFailed, err.Error()
-	return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: err.Error()})
+	return pending(o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: err.Error()})
 }
 
 // retry schedules the next attempt on the backoff ladder, or holds the job when the ladder
 // is exhausted (an UNKNOWN on an idempotent channel then goes to manual resolution).
-func (d *Dispatcher) retry(ctx context.Context, o Outcome, err error) (Outcome, error) {
+func (d *Dispatcher) retry(ctx context.Context, o Outcome, err error) (Outcome, *store.NotificationFinishParams, error) {
 	o.Error = err.Error()
 	next, hold := d.backoff().Next(d.Clock.Now(), o.Job.RetryCount, false)
 	if hold {
 		if automation.IntentOf(err) == automation.IntentUnknown {
 			o.Status, o.Resolution = store.NotificationUnknown, ResolutionManual
-			return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationUnknown, Error: o.Error})
+			return pending(o, store.NotificationFinishParams{Status: store.NotificationUnknown, Error: o.Error})
 		}
 		o.Status, o.Resolution = store.NotificationFailed, ResolutionHold
-		return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: o.Error, Hold: true})
+		return pending(o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: o.Error, Hold: true})
 	}
 	o.Status, o.Resolution, o.NextAttemptOn = store.NotificationQueued, ResolutionRetry, &next
-	return d.finish(ctx, o, store.NotificationFinishParams{Status: store.NotificationQueued, Error: o.Error, NextAttemptOn: &next})
+	return pending(o, store.NotificationFinishParams{Status: store.NotificationQueued, Error: o.Error, NextAttemptOn: &next})
 }
 
 // unknown records an UNKNOWN outcome: a lookup at the next backoff step when the channel
 // can look up (and the ladder is not exhausted), else the manual-resolution queue.
-func (d *Dispatcher) unknown(ctx context.Context, o Outcome, _ Traits, ch Channel, why string) (Outcome, error) {
+func (d *Dispatcher) unknown(ctx context.Context, o Outcome, _ Traits, ch Channel, why string) (Outcome, *store.NotificationFinishParams, error) {
 	o.Status, o.Error, o.Resolution = store.NotificationUnknown, why, ResolutionManual
 	p := store.NotificationFinishParams{Status: store.NotificationUnknown, Error: why}
 	if _, canLook := ch.(Looker); canLook {
@@ -402,7 +440,13 @@ func (d *Dispatcher) unknown(ctx context.Context, o Outcome, _ Traits, ch Channe
 			o.Resolution, o.NextAttemptOn, p.NextAttemptOn = ResolutionLookup, &next, &next
 		}
 	}
-	return d.finish(ctx, o, p)
+	return pending(o, p)
+}
+
+// pending returns an outcome and what to record for it (ID, Token and Now are set when it
+// is recorded).
+func pending(o Outcome, p store.NotificationFinishParams) (Outcome, *store.NotificationFinishParams, error) {
+	return o, &p, nil
 }
 
 func (d *Dispatcher) finish(ctx context.Context, o Outcome, p store.NotificationFinishParams) (Outcome, error) {

@@ -36,6 +36,16 @@
 // are used up, an in-doubt claim goes to the manual-resolution queue instead of calling the
 // channel again, so a delivery that kills its sender every time does not loop.
 //
+// # Batches
+//
+// Dispatcher.HandleBatch runs the dispatch messages a consumer holds at once: one
+// transaction claims them all (store NotificationClaimMany), the claimed jobs are sent with
+// bounded concurrency per channel and no transaction open, and one transaction records
+// every outcome (NotificationFinishMany), each write fenced by its claim's Version as one by
+// one. A crash between the sends and the record leaves every claim of the batch Sending, in
+// doubt once its lease expires, exactly as a crash after a single send does
+// (docs/performance.md#dispatch-per-batch).
+//
 // # Channels
 //
 // A Channel declares its Traits (Idempotent: a resend with the same Idempotency-Key is

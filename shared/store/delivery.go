@@ -71,6 +71,14 @@ type NotificationClaimParams struct {
 	Lease       time.Duration
 }
 
+// NotificationClaimManyParams claims the jobs of several delivery keys at once (see
+// DeliveryStore.NotificationClaimMany): every claim gets the lease Now+Lease.
+type NotificationClaimManyParams struct {
+	DeliveryKeys []string // 1..MaxBatch
+	Now          time.Time
+	Lease        time.Duration
+}
+
 // NotificationClaimResult: Claimed=false means the job is already Sent/Failed or another
 // sender holds a live lease; Job then shows its current state.
 type NotificationClaimResult struct {
@@ -152,6 +160,19 @@ type DeliveryStore interface {
 	NotificationClaim(ctx context.Context, p NotificationClaimParams) (NotificationClaimResult, error)
 	// NotificationFinish records the outcome of a claimed send.
 	NotificationFinish(ctx context.Context, p NotificationFinishParams) error
+	// NotificationClaimMany takes the send claims of p.DeliveryKeys (1..MaxBatch, a key may
+	// repeat) in one transaction, each decided as NotificationClaim decides it, with the
+	// facts of the claims written by one multi-row statement. The results follow the keys'
+	// order; a key without a job gives a result with Claimed false and Job.ID 0 (where
+	// NotificationClaim returns ErrNotFound). A repeated key finds its own earlier claim
+	// live: not claimed.
+	NotificationClaimMany(ctx context.Context, p NotificationClaimManyParams) ([]NotificationClaimResult, error)
+	// NotificationFinishMany records the outcomes of up to MaxBatch claimed sends in one
+	// transaction, each fenced as NotificationFinish fences it, with their facts written by
+	// one multi-row statement. itemErrs[i] is ErrLeaseLost (a stale token: nothing written
+	// for that item) or a validation error of ps[i]; err is a store failure, after which
+	// nothing of the batch was written.
+	NotificationFinishMany(ctx context.Context, ps []NotificationFinishParams) (itemErrs []error, err error)
 	// NotificationGetByKey returns the job with that delivery key, or ErrNotFound.
 	NotificationGetByKey(ctx context.Context, deliveryKey string) (NotificationJob, error)
 	// NotificationListUnsent returns up to limit jobs still Queued or Sending with Id >

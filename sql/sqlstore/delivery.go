@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -51,13 +52,15 @@ func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaim
 	var res store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = s.claimOne(ctx, tx, p.DeliveryKey, p.Now, p.Lease)
+		res, err = s.claimOne(ctx, tx, p.DeliveryKey, p.Now, p.Lease, nil)
 		return err
 	})
 	return res, err
 }
 
-func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.Time, lease time.Duration) (store.NotificationClaimResult, error) {
+// claimOne is the send claim of one key inside tx. With facts nil the claim's fact is
+// written at once; otherwise it is appended to *facts for the caller to write.
+func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.Time, lease time.Duration, facts *[]store.OutboxMessage) (store.NotificationClaimResult, error) {
 	cur, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKeyForUpdate", sql.Named("DeliveryKey", key)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.NotificationClaimResult{}, store.ErrNotFound
@@ -65,6 +68,12 @@ func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.T
 	if err != nil {
 		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationGetByKeyForUpdate: %w", s.d.Name, err)
 	}
+	return s.claimJob(ctx, tx, cur, now, lease, facts)
+}
+
+// claimJob decides on cur, the job as read under the claim's lock, and, when claimable,
+// claims it (facts as claimOne).
+func (s *Store) claimJob(ctx context.Context, tx *sql.Tx, cur store.NotificationJob, now time.Time, lease time.Duration, facts *[]store.OutboxMessage) (store.NotificationClaimResult, error) {
 	ok, inDoubt := store.NotificationClaimable(cur, now)
 	if !ok {
 		return store.NotificationClaimResult{Job: cur}, nil
@@ -79,80 +88,225 @@ func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.T
 		sql.Named("Now", s.tm(now)),
 		sql.Named("Id", cur.ID), sql.Named("Version", cur.Version)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationClaim: %w", s.d.Name, store.ErrLeaseLost)
+		return store.NotificationClaimResult{Job: cur}, fmt.Errorf("%s NotificationClaim: %w", s.d.Name, store.ErrLeaseLost)
 	}
 	if err != nil {
 		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationClaim: %w", s.d.Name, err)
 	}
 	if j.Revision != cur.Revision {
-		if err := s.writeFact(ctx, tx, j, now); err != nil {
-			return store.NotificationClaimResult{}, err
+		if facts == nil {
+			if err := s.writeFact(ctx, tx, j, now); err != nil {
+				return store.NotificationClaimResult{}, err
+			}
+		} else {
+			m, err := factMessage(j, now)
+			if err != nil {
+				return store.NotificationClaimResult{}, err
+			}
+			*facts = append(*facts, m)
 		}
 	}
 	return store.NotificationClaimResult{Claimed: true, InDoubt: inDoubt, Job: j}, nil
 }
 
+// NotificationClaimMany implements store.DeliveryStore: in one transaction, the jobs of
+// every key read by NotificationGetManyForUpdate (100 keys per statement), then per key the
+// decision and Version-guarded update of NotificationClaim, and the claims' facts in one
+// OutboxInsertMany.
+func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationClaimManyParams) ([]store.NotificationClaimResult, error) {
+	if err := checkLimit("NotificationClaimMany", len(p.DeliveryKeys)); err != nil {
+		return nil, err
+	}
+	if p.Lease <= 0 {
+		return nil, fmt.Errorf("NotificationClaimMany: lease %s must be positive", p.Lease)
+	}
+	var out []store.NotificationClaimResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		seen := make(map[string]bool, len(p.DeliveryKeys))
+		var rows []map[string]any
+		for _, k := range p.DeliveryKeys {
+			if !seen[k] {
+				seen[k] = true
+				rows = append(rows, map[string]any{"DeliveryKey": k})
+			}
+		}
+		cur := make(map[string]store.NotificationJob, len(rows))
+		if err := s.queryMultiRows(ctx, tx, "NotificationGetManyForUpdate", rows, func(r rowScanner) error {
+			j, err := s.scanNotification(r)
+			cur[j.DeliveryKey] = j
+			return err
+		}); err != nil {
+			return err
+		}
+		out = make([]store.NotificationClaimResult, len(p.DeliveryKeys))
+		facts := make([]store.OutboxMessage, 0, len(rows))
+		for i, k := range p.DeliveryKeys {
+			j, ok := cur[k]
+			if !ok {
+				continue // no job: Claimed false, Job.ID 0
+			}
+			res, err := s.claimJob(ctx, tx, j, p.Now, p.Lease, &facts)
+			if errors.Is(err, store.ErrLeaseLost) {
+				// The Version moved between the read and the guarded update: not ours.
+				res, err = store.NotificationClaimResult{Job: j}, nil
+			}
+			if err != nil {
+				return err
+			}
+			out[i] = res
+			cur[k] = res.Job // a repeated key finds this claim live
+		}
+		return s.insertMessages(ctx, tx, p.Now, facts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// insertMessages writes msgs, each created at now, with OutboxInsertMany (a MessageId seen
+// earlier in msgs is dropped first; an existing one is left alone).
+func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, now time.Time, msgs []store.OutboxMessage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return s.insertOutbox(ctx, tx, []store.SchedulerCompleteParams{{Now: now, Outbox: msgs}})
+}
+
 // writeFact writes the fact of j's current status (its Revision) to the outbox (docs/architecture.md#facts).
 func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJob, now time.Time) error {
+	m, err := factMessage(j, now)
+	if err != nil {
+		return err
+	}
+	return s.outboxInsert(ctx, tx, now, m)
+}
+
+// factMessage is the outbox message of the fact of j's current status (its Revision).
+func factMessage(j store.NotificationJob, now time.Time) (store.OutboxMessage, error) {
 	f := store.DeliveryFact{EventID: store.FactEventID(j.DeliveryKey, j.Revision), CommandID: j.DeliveryKey, EffectKey: j.EffectKey,
 		BusinessUnitID: j.BusinessUnitID, SchedulerKey: j.SchedulerKey, Channel: j.Channel, LocalDate: j.LocalDate,
 		Status: j.Status, Revision: j.Revision, OccurredOn: ms(now), ProviderReference: j.ProviderReference, ResolvedBy: j.ResolvedBy}
 	body, err := json.Marshal(f)
 	if err != nil {
-		return err
+		return store.OutboxMessage{}, err
 	}
-	return s.outboxInsert(ctx, tx, now, store.OutboxMessage{MessageID: f.EventID, Destination: topology.DeliveryFactsTopic, SessionID: j.DeliveryKey, Body: body})
+	return store.OutboxMessage{MessageID: f.EventID, Destination: topology.DeliveryFactsTopic, SessionID: j.DeliveryKey, Body: body}, nil
 }
 
 // NotificationFinish implements store.DeliveryStore.
 func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error {
+	args, err := s.finishArgs(p)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := s.finishOne(ctx, tx, args)
+		if err != nil {
+			return err
+		}
+		return s.writeFact(ctx, tx, j, p.Now)
+	})
+}
+
+// NotificationFinishMany implements store.DeliveryStore: per item the fenced update of
+// NotificationFinish, all in one transaction, the facts in one OutboxInsertMany.
+func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	if err := checkLimit("NotificationFinishMany", len(ps)); err != nil {
+		return nil, err
+	}
+	itemErrs := make([]error, len(ps))
+	args := make([][]any, len(ps))
+	for i, p := range ps {
+		args[i], itemErrs[i] = s.finishArgs(p)
+	}
+	var done []error
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		done = slices.Clone(itemErrs)
+		var facts []store.SchedulerCompleteParams
+		for i, p := range ps {
+			if done[i] != nil {
+				continue
+			}
+			j, err := s.finishOne(ctx, tx, args[i])
+			if errors.Is(err, store.ErrLeaseLost) {
+				done[i] = err
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			m, err := factMessage(j, p.Now)
+			if err != nil {
+				return err
+			}
+			facts = append(facts, store.SchedulerCompleteParams{Now: p.Now, Outbox: []store.OutboxMessage{m}})
+		}
+		return s.insertOutbox(ctx, tx, facts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// finishArgs checks p (the rules of store.NotificationFinishParams) and returns the named
+// arguments of the NotificationFinish statement.
+func (s *Store) finishArgs(p store.NotificationFinishParams) ([]any, error) {
 	var retry int
 	switch p.Status {
 	case store.NotificationSent, store.NotificationFailed:
 		if p.NextAttemptOn != nil {
-			return fmt.Errorf("NotificationFinish: status %s takes no NextAttemptOn", p.Status)
+			return nil, fmt.Errorf("NotificationFinish: status %s takes no NextAttemptOn", p.Status)
 		}
 	case store.NotificationQueued:
 		if p.NextAttemptOn == nil || p.Hold {
-			return errors.New("NotificationFinish: a retry (Queued) needs NextAttemptOn and no Hold")
+			return nil, errors.New("NotificationFinish: a retry (Queued) needs NextAttemptOn and no Hold")
 		}
 		retry = 1
 	case store.NotificationUnknown:
 		if p.Hold {
-			return errors.New("NotificationFinish: Unknown takes no Hold")
+			return nil, errors.New("NotificationFinish: Unknown takes no Hold")
 		}
 		if p.NextAttemptOn != nil {
 			retry = 1
 		}
 	default:
-		return fmt.Errorf("NotificationFinish: status %q is not Sent, Failed, Queued or Unknown", p.Status)
+		return nil, fmt.Errorf("NotificationFinish: status %q is not Sent, Failed, Queued or Unknown", p.Status)
 	}
 	if p.Hold && p.Status != store.NotificationFailed {
-		return errors.New("NotificationFinish: Hold only with Failed")
+		return nil, errors.New("NotificationFinish: Hold only with Failed")
 	}
 	var tv any
 	if p.TemplateVersion > 0 {
 		tv = p.TemplateVersion
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationFinish",
-			sql.Named("Status", string(p.Status)),
-			sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
-			sql.Named("LastError", nstr(truncate(p.Error, maxErrorText))),
-			sql.Named("NextAttemptOn", s.ntm(p.NextAttemptOn)),
-			sql.Named("RetryIncrement", retry),
-			sql.Named("Hold", boolInt(p.Hold)),
-			sql.Named("TemplateVersion", tv),
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("Id", p.ID), sql.Named("Token", p.Token)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
-		}
-		if err != nil {
-			return fmt.Errorf("%s NotificationFinish: %w", s.d.Name, err)
-		}
-		return s.writeFact(ctx, tx, j, p.Now)
-	})
+	return []any{
+		sql.Named("Status", string(p.Status)),
+		sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
+		sql.Named("LastError", nstr(truncate(p.Error, maxErrorText))),
+		sql.Named("NextAttemptOn", s.ntm(p.NextAttemptOn)),
+		sql.Named("RetryIncrement", retry),
+		sql.Named("Hold", boolInt(p.Hold)),
+		sql.Named("TemplateVersion", tv),
+		sql.Named("Now", s.tm(p.Now)),
+		sql.Named("Id", p.ID), sql.Named("Token", p.Token)}, nil
+}
+
+// finishOne runs the fenced NotificationFinish update inside tx and returns the job as
+// updated; ErrLeaseLost when the token is stale or the job is not Sending.
+func (s *Store) finishOne(ctx context.Context, tx *sql.Tx, args []any) (store.NotificationJob, error) {
+	j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationFinish", args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
+	}
+	if err != nil {
+		return j, fmt.Errorf("%s NotificationFinish: %w", s.d.Name, err)
+	}
+	return j, nil
 }
 
 // maxErrorText bounds LastError (the full error belongs in logs and trace blobs).

@@ -51,7 +51,7 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 		var res store.NotificationClaimResult
 		err := s.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			res, err = s.claimOne(ctx, tx, k, p.Now, p.Lease)
+			res, err = s.claimOne(ctx, tx, k, p.Now, p.Lease, nil)
 			return err
 		})
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrLeaseLost) {
@@ -297,4 +297,59 @@ func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsP
 func isDate(v string) bool {
 	_, err := time.Parse("2006-01-02", v)
 	return err == nil && len(v) == 10
+}
+
+// queryMultiRows runs the multi-row query name for rows as execRows runs a statement (at
+// most m.per rows per query, a full-size one prepared, bound by position where the dialect
+// does) and calls each for every result row.
+func (s *Store) queryMultiRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any, each func(rowScanner) error) error {
+	m, err := s.multiRow(name)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(rows); start += m.per {
+		chunk := rows[start:min(start+m.per, len(rows))]
+		var args []any
+		for i, r := range chunk {
+			for _, p := range m.params {
+				if _, ok := r[p]; !ok {
+					return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
+				}
+			}
+			if m.occ != nil {
+				for _, p := range m.occ {
+					args = append(args, r[p])
+				}
+				continue
+			}
+			for j, p := range m.params {
+				args = append(args, sql.Named(m.names[i][j], r[p]))
+			}
+		}
+		var rs *sql.Rows
+		if len(chunk) == m.per {
+			var st *sql.Stmt
+			if st, err = s.stmtText(ctx, tx, m.fullKey, m.full); err == nil {
+				rs, err = st.QueryContext(ctx, args...)
+			}
+		} else {
+			rs, err = tx.QueryContext(ctx, m.expand(len(chunk)), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		}
+		for rs.Next() {
+			if err = each(rs); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = rs.Err()
+		}
+		rs.Close()
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		}
+	}
+	return nil
 }

@@ -26,6 +26,75 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("ProviderReferenceFitsItsColumn", func(t *testing.T) { testProviderReferenceBound(t, open) })
 	t.Run("ClaimDueTakesQueuedJobsWhoseMessageWasLost", func(t *testing.T) { testClaimDueOrphans(t, open) })
 	t.Run("ThroughputPerMinute", func(t *testing.T) { testThroughput(t, open) })
+	t.Run("ClaimManyAndFinishManyGuardEachItem", func(t *testing.T) { testClaimFinishMany(t, open) })
+}
+
+// testClaimFinishMany: the batch send claim decides each key as NotificationClaim does (a
+// missing key, a repeated key, a live claim), and the batch record fences each item as
+// NotificationFinish does, writing one fact per change and nothing for a stale item.
+func testClaimFinishMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-1"))
+	if _, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{Now: T0, Lease: time.Minute}); err == nil {
+		t.Fatal("an empty batch was accepted")
+	}
+	live := claimKey(t, s, "dk-3", T0) // another sender's live claim
+	res, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: []string{"dk-1", "nope", "dk-1", "dk-2", "dk-3"}, Now: T0, Lease: time.Minute})
+	if err != nil || len(res) != 5 {
+		t.Fatalf("claim many: %+v %v", res, err)
+	}
+	if !res[0].Claimed || res[0].InDoubt || res[0].Job.DeliveryKey != "dk-1" || res[0].Job.Status != store.NotificationSending || res[0].Job.AttemptCount != 1 {
+		t.Fatalf("dk-1: %+v", res[0])
+	}
+	if res[1].Claimed || res[1].Job.ID != 0 {
+		t.Fatalf("a missing key: %+v", res[1])
+	}
+	if res[2].Claimed || res[2].Job.ID != res[0].Job.ID || res[2].Job.Version != res[0].Job.Version {
+		t.Fatalf("a repeated key must find its own live claim: %+v", res[2])
+	}
+	if !res[3].Claimed || res[4].Claimed || res[4].Job.Version != live.Job.Version {
+		t.Fatalf("dk-2 %+v, dk-3 (live elsewhere) %+v", res[3], res[4])
+	}
+	var claimFacts []string
+	for _, f := range facts(t, s) {
+		if f.Status == store.NotificationSending {
+			claimFacts = append(claimFacts, f.EventID)
+		}
+	}
+	if len(claimFacts) != 3 { // dk-3 by claimKey, dk-1 and dk-2 by the batch: one each
+		t.Fatalf("claim facts %v", claimFacts)
+	}
+	now := T0.Add(10 * time.Second)
+	errs, err := s.NotificationFinishMany(ctx, []store.NotificationFinishParams{
+		{ID: res[0].Job.ID, Token: res[0].Job.Version, Now: now, Status: store.NotificationSent, ProviderReference: "ref-1"},
+		{ID: res[3].Job.ID, Token: res[3].Job.Version - 1, Now: now, Status: store.NotificationSent}, // stale token
+		{ID: live.Job.ID, Token: live.Job.Version, Now: now, Status: store.NotificationQueued},       // a retry without NextAttemptOn
+	})
+	if err != nil || len(errs) != 3 || errs[0] != nil || !errors.Is(errs[1], store.ErrLeaseLost) || errs[2] == nil || errors.Is(errs[2], store.ErrLeaseLost) {
+		t.Fatalf("finish many: %v %v", errs, err)
+	}
+	j1, _ := s.NotificationGetByKey(ctx, "dk-1")
+	j2, _ := s.NotificationGetByKey(ctx, "dk-2")
+	j3, _ := s.NotificationGetByKey(ctx, "dk-3")
+	if j1.Status != store.NotificationSent || j1.ProviderReference != "ref-1" || j1.SentOn == nil || j1.Revision != 3 {
+		t.Fatalf("dk-1 recorded: %+v", j1)
+	}
+	if j2.Status != store.NotificationSending || j2.Version != res[3].Job.Version || j3.Status != store.NotificationSending || j3.Version != live.Job.Version {
+		t.Fatalf("a stale or invalid item changed its job: %+v %+v", j2, j3)
+	}
+	var sent []string
+	for _, f := range facts(t, s) {
+		if f.Status == store.NotificationSent {
+			sent = append(sent, f.EventID)
+		}
+	}
+	if len(sent) != 1 || sent[0] != store.FactEventID("dk-1", 3) {
+		t.Fatalf("sent facts %v", sent)
+	}
+	if errs, err := s.NotificationFinishMany(ctx, nil); err != nil || len(errs) != 0 {
+		t.Fatalf("an empty record: %v %v", errs, err)
+	}
 }
 
 // queueJobs completes one row with the given delivery requests.

@@ -28,6 +28,15 @@ FROM dbo.NotificationJob WHERE DeliveryKey = @DeliveryKey;
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey;
 
+-- name: NotificationGetManyForUpdate :many
+-- The read of a batch send claim (NotificationClaimMany): the jobs of up to 100 delivery keys
+-- in one statement (one parameter per key, far under the 2,100 bound), each an index seek on
+-- UQ_NotificationJob_DeliveryKey; UPDLOCK + HOLDLOCK keep them locked until the transaction
+-- ends, as NotificationGetByKeyForUpdate does for one key.
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK)
+WHERE DeliveryKey IN (SELECT v.k FROM (VALUES /*row*/(@DeliveryKey)/*end*/) AS v(k));
+
 -- name: NotificationClaim :one
 -- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
 UPDATE dbo.NotificationJob

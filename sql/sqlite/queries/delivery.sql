@@ -19,6 +19,13 @@ FROM NotificationJob WHERE DeliveryKey = @DeliveryKey;
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
 FROM NotificationJob WHERE DeliveryKey = @DeliveryKey;
 
+-- name: NotificationGetManyForUpdate :many
+-- The read of a batch send claim (NotificationClaimMany): the jobs of up to 100 delivery keys
+-- in one statement, each seeking the unique DeliveryKey index; the store repeats the tuple
+-- once per key (sqlstore.expandRows). BEGIN IMMEDIATE already holds the write lock.
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM NotificationJob WHERE DeliveryKey IN (VALUES /*row*/(@DeliveryKey)/*end*/);
+
 -- name: NotificationClaim :one
 -- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
 UPDATE NotificationJob
