@@ -59,8 +59,9 @@ var Dialect = sqlstore.Dialect{
 // hot table's indexes, which then no longer fit in the cache and are checkpointed (read
 // back and written to the file) every few batches.
 const (
-	// DefaultCacheKiB is 8 MiB per connection: at most 64 MiB with the default pool of 8.
-	DefaultCacheKiB = 8 << 10
+	// DefaultCacheKiB is 4 MiB per connection: at most 32 MiB with the default pool of 8
+	// (8 MiB measured 142 MiB of peak RSS at 100,000 rows, against the 150 MiB bound).
+	DefaultCacheKiB = 4 << 10
 	// DefaultAutoCheckpointPages is 10,000 pages (40 MB of WAL with 4 KiB pages): a hot
 	// index page rewritten by many batches is checkpointed once per 10,000 pages, not
 	// once per 1000.
