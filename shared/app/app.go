@@ -477,6 +477,9 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		return err
 	}
 	r.Poller = poller
+	// The last batch's trace rows may still be in flight (Poller.RunOnce): written before the
+	// trace store closes.
+	r.closers = append(r.closers, func() error { return poller.Flush(context.Background()) })
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
 		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}

@@ -47,6 +47,18 @@
 // store.ErrLeaseLost and writes nothing (Result.LeaseLost). Rescue runs before every claim
 // (Poller.RunOnce, Poller.Claim). Any number of pollers may run against one store.
 //
+// # Steps of RunOnce
+//
+// One RunOnce is: rescue expired leases; claim a batch (Hooks.AfterClaim runs here: the
+// batch is claimed, nothing executed); one BatchScope per handler type in the batch;
+// execute with bounded concurrency (handlers write nothing); settle - failures and
+// deactivations one by one, every completion of the batch in one SchedulerCompleteBatch
+// transaction; then the batch's trace rows, written in the background while the next
+// RunOnce runs. At most one trace write is in flight: the next batch's write waits for it,
+// and so do a RunOnce that claims nothing and Flush (the runtime flushes before it closes
+// the trace store). Execute (one row, the fan-out path) and rescue write their trace rows
+// before they return. docs/performance.md describes the costs of each step.
+//
 // # Handler intents
 //
 // A Handler returns an Outcome (complete, with deliveries, outbox messages and follow-up

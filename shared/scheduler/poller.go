@@ -106,6 +106,9 @@ type Poller struct {
 	clock automation.Clock
 	trace trace.Writer
 	log   *slog.Logger
+	// traceSlot holds a token while a batch's trace write runs in the background (RunOnce):
+	// at most one is in flight; the next batch's write, an idle poll and Flush wait for it.
+	traceSlot chan struct{}
 }
 
 // NewPoller validates cfg and returns a poller. tw may be nil (no trace); log may be nil.
@@ -119,7 +122,7 @@ func NewPoller(cfg Config, s store.SchedulerStore, reg *Registry, clock automati
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Poller{cfg: cfg, store: s, reg: reg, clock: clock, trace: tw, log: log}, nil
+	return &Poller{cfg: cfg, store: s, reg: reg, clock: clock, trace: tw, log: log, traceSlot: make(chan struct{}, 1)}, nil
 }
 
 // completeChunk bounds how many completions share one transaction: a whole claimed batch
@@ -131,6 +134,12 @@ const completeChunk = store.MaxBatch
 // transactions, each row still guarded by its own Version token. It returns the counts; an
 // error means a store call failed (the rows involved stay safe: unclaimed, or claimed and
 // rescued later when their lease expires).
+//
+// The batch's trace rows are written in the background once its outcomes are committed, so
+// the next RunOnce claims, executes and completes while they are written (the trace store
+// is a separate database with its own writer). At most one such write is in flight: the
+// next batch's trace write waits for it, and so does a RunOnce that claims nothing (so a
+// caller that polls until the store is idle sees every trace row) and Flush.
 func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	var res Result
 	if err := p.rescue(ctx, &res); err != nil {
@@ -142,6 +151,10 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("claim: %w", err)
 	}
 	res.Claimed = len(rows)
+	if len(rows) == 0 {
+		// Idle: nothing to overlap the previous batch's trace write with.
+		return res, p.Flush(ctx)
+	}
 	if err := p.cfg.afterClaim(ctx, rows); err != nil {
 		return res, fmt.Errorf("after claim: %w", err)
 	}
@@ -165,11 +178,51 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 		}
 		wg.Wait()
 	}
-	outcomes, err := p.settle(ctx, runs)
+	outcomes, err := p.settle(ctx, runs, true)
 	for _, o := range outcomes {
 		res.add(o)
 	}
 	return res, err
+}
+
+// Flush waits until the trace write RunOnce left in flight (if any) has finished. It
+// returns ctx's error when ctx ends first; the write itself goes on. The runtime calls it
+// before it closes the trace store; a failed write was logged as a warning and is not
+// returned.
+func (p *Poller) Flush(ctx context.Context) error {
+	select {
+	case p.traceSlot <- struct{}{}:
+		<-p.traceSlot
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writeTrace writes a batch's trace rows: at once when background is false, otherwise in a
+// goroutine once the previous background write has finished (one in flight at most). A
+// failure is logged as a warning: the outcomes it records are already committed.
+func (p *Poller) writeTrace(ctx context.Context, recs []trace.JobRecord, background bool) {
+	if p.trace == nil || len(recs) == 0 {
+		return
+	}
+	write := func(ctx context.Context) {
+		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
+			p.log.WarnContext(ctx, "trace rows not written", "rows", len(recs), "step", "trace", "errorCode", string(automation.CodeInternal), "error", err)
+		}
+	}
+	if !background {
+		write(ctx)
+		return
+	}
+	p.traceSlot <- struct{}{}
+	// The write outlives the caller's context (a Functions invocation ends when RunOnce
+	// returns); its values (log attributes) are kept.
+	bctx := context.WithoutCancel(ctx)
+	go func() {
+		defer func() { <-p.traceSlot }()
+		write(bctx)
+	}()
 }
 
 // batchScope lets every handler with rows in the batch that implements BatchScoper load
@@ -211,7 +264,7 @@ func (p *Poller) Claim(ctx context.Context) (Result, []automation.SchedulerRow, 
 // Execute runs one claimed row through its handler and records the outcome, guarded by the
 // row's Version token. It returns the outcome and an error only when a store call failed.
 func (p *Poller) Execute(ctx context.Context, row automation.SchedulerRow) (trace.Outcome, error) {
-	outcomes, err := p.settle(ctx, []execution{p.run(ctx, row)})
+	outcomes, err := p.settle(ctx, []execution{p.run(ctx, row)}, false)
 	if len(outcomes) == 0 {
 		return "", err
 	}
@@ -276,8 +329,9 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution
 	return ex
 }
 
-// settle writes the outcomes of runs (in order) and their trace rows.
-func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome, error) {
+// settle writes the outcomes of runs (in order) and then their trace rows, in the
+// background when backgroundTrace is set (writeTrace).
+func (p *Poller) settle(ctx context.Context, runs []execution, backgroundTrace bool) ([]trace.Outcome, error) {
 	outcomes := make([]trace.Outcome, len(runs))
 	recs := make([]trace.JobRecord, 0, len(runs))
 	var completes []int
@@ -327,11 +381,7 @@ func (p *Poller) settle(ctx context.Context, runs []execution) ([]trace.Outcome,
 			recs = append(recs, rec)
 		}
 	}
-	if p.trace != nil && len(recs) > 0 {
-		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
-			p.log.WarnContext(ctx, "trace rows not written", "rows", len(recs), "step", "trace", "errorCode", string(automation.CodeInternal), "error", err)
-		}
-	}
+	p.writeTrace(ctx, recs, backgroundTrace)
 	return outcomes, firstErr
 }
 

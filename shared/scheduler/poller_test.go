@@ -104,8 +104,14 @@ func newEnv(t *testing.T, cfg scheduler.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close(); tr.Close() })
 	e := &env{st: st, tr: tr, clock: automation.NewManualClock(t0), h: &fakeHandler{}}
+	t.Cleanup(func() {
+		if e.p != nil {
+			_ = e.p.Flush(context.Background())
+		}
+		st.Close()
+		tr.Close()
+	})
 	reg := scheduler.NewRegistry()
 	reg.Register(automation.TypeReminder, e.h)
 	if cfg.Backoff.Rand == nil {
@@ -164,6 +170,9 @@ func TestPollerCompletesWithDeliveryAndTrace(t *testing.T) {
 	if err != nil || job.Status != store.NotificationQueued {
 		t.Fatalf("job %+v %v", job, err)
 	}
+	if err := e.p.Flush(context.Background()); err != nil { // the trace write runs in the background
+		t.Fatal(err)
+	}
 	recs, err := e.tr.JobsByKey(context.Background(), c.SchedulerKey)
 	if err != nil || len(recs) != 1 || recs[0].Outcome != trace.OutcomeCompleted || recs[0].Attempt != 1 || recs[0].TraceBlobName != "" {
 		t.Fatalf("trace %+v %v", recs, err)
@@ -207,6 +216,9 @@ func TestPollerRetriesWithBackoffThenHolds(t *testing.T) {
 	blob, err := e.tr.GetBlob(context.Background(), row.TraceBlobName)
 	if err != nil || len(blob) == 0 {
 		t.Fatalf("diagnostics blob: %v", err)
+	}
+	if err := e.p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	recs, _ := e.tr.JobsByKey(context.Background(), c.SchedulerKey)
 	if len(recs) != 4 || recs[3].Outcome != trace.OutcomeHeld || recs[0].Outcome != trace.OutcomeRetrying {
@@ -409,5 +421,114 @@ func TestConcurrentPollersExecuteEachRowOnce(t *testing.T) {
 	counts, _ := e.st.SchedulerCountByStatus(context.Background())
 	if counts[automation.StatusCompleted] != 200 {
 		t.Fatalf("counts %v", counts)
+	}
+}
+
+// gateTrace is a trace writer whose batch writes block until released, and which records
+// how many ran at once.
+type gateTrace struct {
+	trace.Writer
+	started chan int // the size of each batch write as it starts
+	release chan struct{}
+	mu      sync.Mutex
+	running int
+	most    int
+	rows    int
+}
+
+func (g *gateTrace) WriteJobs(_ context.Context, rs []trace.JobRecord) error {
+	g.mu.Lock()
+	g.running++
+	g.most = max(g.most, g.running)
+	g.mu.Unlock()
+	g.started <- len(rs)
+	<-g.release
+	g.mu.Lock()
+	g.running--
+	g.rows += len(rs)
+	g.mu.Unlock()
+	return nil
+}
+
+// TestPollerWritesTraceBehindTheNextBatch pins the pipelined trace write of RunOnce: a
+// batch's trace rows are written in the background after its outcomes are committed, so
+// the next RunOnce claims, executes and completes its batch meanwhile; at most one write is
+// in flight (the next batch's write waits for it); a RunOnce that claims nothing and Flush
+// wait until it is done; Flush gives up with the context's error.
+func TestPollerWritesTraceBehindTheNextBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, scheduler.Config{BatchSize: 2})
+	g := &gateTrace{Writer: e.tr, started: make(chan int, 4), release: make(chan struct{})}
+	reg := scheduler.NewRegistry()
+	reg.Register(automation.TypeReminder, e.h)
+	p, err := scheduler.NewPoller(scheduler.Config{BatchSize: 2, Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, Rand: func() float64 { return 0.5 }}}, e.st, reg, e.clock, g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		e.ensure(t, i, t0)
+	}
+	ctx := context.Background()
+	first := make(chan scheduler.Result, 1)
+	go func() { r, _ := p.RunOnce(ctx); first <- r }()
+	if n := <-g.started; n != 2 {
+		t.Fatalf("batch 1 trace write of %d rows", n)
+	}
+	select {
+	case r := <-first:
+		if r.Completed != 2 {
+			t.Fatalf("batch 1: %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		g.release <- struct{}{}
+		t.Fatal("RunOnce waited for its own trace write")
+	}
+	// Batch 1's trace write is blocked; batch 2 still claims, executes and commits, and
+	// its own trace write waits for batch 1's.
+	second := make(chan scheduler.Result, 1)
+	go func() { r, _ := p.RunOnce(ctx); second <- r }()
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		counts, _ := e.st.SchedulerCountByStatus(ctx)
+		select {
+		case <-deadline:
+			t.Fatalf("batch 2 not completed while batch 1's trace write was in flight: %v", counts)
+		case n := <-g.started:
+			t.Fatalf("a second trace write (%d rows) started while the first was in flight", n)
+		default:
+		}
+		done = counts[automation.StatusCompleted] == 4
+		time.Sleep(time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if err := p.Flush(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Flush with a write in flight and an ended context: %v", err)
+	}
+	g.release <- struct{}{} // batch 1's write ends; batch 2's begins
+	if r := <-second; r.Completed != 2 {
+		t.Fatalf("batch 2: %+v", r)
+	}
+	if n := <-g.started; n != 2 {
+		t.Fatalf("batch 2 trace write of %d rows", n)
+	}
+	idle := make(chan error, 1)
+	go func() { _, err := p.RunOnce(ctx); idle <- err }()
+	select {
+	case err := <-idle:
+		t.Fatalf("an idle RunOnce returned (%v) with a trace write in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.release <- struct{}{}
+	if err := <-idle; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.most != 1 || g.rows != 4 {
+		t.Fatalf("at most %d writes at once (want 1), %d rows written (want 4)", g.most, g.rows)
 	}
 }

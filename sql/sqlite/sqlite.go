@@ -54,12 +54,33 @@ var Dialect = sqlstore.Dialect{
 	},
 }
 
+// Page cache and checkpoint defaults (docs/performance.md, "Page cache and checkpoints").
+// SQLite's own are 2 MiB and 1000 pages: a 1000-row completion dirties pages all over the
+// hot table's indexes, which then no longer fit in the cache and are checkpointed (read
+// back and written to the file) every few batches.
+const (
+	// DefaultCacheKiB is 4 MiB per connection: at most 32 MiB with the default pool of 8
+	// (8 MiB measured 142 MiB of peak RSS at 100,000 rows, against the 150 MiB bound).
+	DefaultCacheKiB = 4 << 10
+	// DefaultAutoCheckpointPages is 10,000 pages (40 MB of WAL with 4 KiB pages): a hot
+	// index page rewritten by many batches is checkpointed once per 10,000 pages, not
+	// once per 1000.
+	DefaultAutoCheckpointPages = 10_000
+)
+
 // Options tune Open. Nil means defaults.
 type Options struct {
 	// BusyTimeout is how long a writer waits for the write lock (default 10 s).
 	BusyTimeout time.Duration
 	// MaxOpenConns bounds the pool (default 8).
 	MaxOpenConns int
+	// CacheKiB is each connection's page cache in KiB (default DefaultCacheKiB). The cache
+	// fills only with the pages a connection reads, so the memory it can take is at most
+	// MaxOpenConns × CacheKiB.
+	CacheKiB int
+	// AutoCheckpointPages is the WAL size, in pages, at which a commit checkpoints the log
+	// into the database file (default DefaultAutoCheckpointPages).
+	AutoCheckpointPages int
 	// SkipMigrations opens the store without applying migrations (the custom handler): Open
 	// then checks that the database's schema version is the binary's (CheckSchema) and
 	// fails with a *sqlstore.SchemaError when it is not. Default false: Open migrates (the
@@ -88,8 +109,14 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	if path == "" {
 		return nil, errors.New("sqlite: empty database path")
 	}
-	o := Options{BusyTimeout: 10 * time.Second, MaxOpenConns: 8}
+	o := Options{BusyTimeout: 10 * time.Second, MaxOpenConns: 8, CacheKiB: DefaultCacheKiB, AutoCheckpointPages: DefaultAutoCheckpointPages}
 	if opts != nil {
+		if opts.CacheKiB > 0 {
+			o.CacheKiB = opts.CacheKiB
+		}
+		if opts.AutoCheckpointPages > 0 {
+			o.AutoCheckpointPages = opts.AutoCheckpointPages
+		}
 		if opts.BusyTimeout > 0 {
 			o.BusyTimeout = opts.BusyTimeout
 		}
@@ -106,6 +133,9 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	// Statement journals (a multi-row statement inside a transaction keeps one to undo
 	// itself alone) in memory, not in a temporary file: no file writes for them.
 	q.Add("_pragma", "temp_store(MEMORY)")
+	// A negative cache_size is in KiB.
+	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", o.CacheKiB))
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", o.AutoCheckpointPages))
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -119,6 +119,10 @@ func (e *env) poll(t *testing.T, at time.Time) {
 	if _, err := e.rt.Poller.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The batch's trace rows (the row's attempts) are written in the background.
+	if err := e.rt.Poller.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // hold puts row r on support hold as the poller would after its last attempt, with a
