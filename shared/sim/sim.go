@@ -159,6 +159,11 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 	}
 	_, res.Err = replay.Run(ctx, sc, sink, &replay.Options{Dir: dir, Driver: drv, Database: db})
 	res.Faults, res.Checked = drv.counts, chk.checked
+	drv.bmu.Lock()
+	for k, v := range drv.billingCounts {
+		res.Faults[k] += v
+	}
+	drv.bmu.Unlock()
 	for _, op := range w.Ops {
 		if op.Kind == OpFault {
 			res.Faults["channel-"+op.Mode]++
