@@ -104,6 +104,9 @@ type lineSink struct {
 	buf     bytes.Buffer
 	effects map[string][]effect
 	lines   int
+	// budgetWaits: the campaign commands (recipient and action index) recorded WAITING_BUDGET
+	// (refused for budget) at least once.
+	budgetWaits map[string]bool
 }
 
 func (s *lineSink) Write(p []byte) (int, error) {
@@ -118,9 +121,17 @@ func (s *lineSink) Write(p []byte) (int, error) {
 		line := append([]byte(nil), s.buf.Next(i+1)...)
 		s.lines++
 		var l struct {
-			Kind, At, SchedulerKey, ScheduledOn, Channel, Recipient string
+			Kind, At, SchedulerKey, ScheduledOn, Channel, Recipient, Status string
+			RecipientID                                                     string
+			ActionIndex                                                     int
 		}
 		if json.Unmarshal(line, &l) != nil || l.Kind != "delivery" {
+			if l.Kind == "action" && l.Status == "WAITING_BUDGET" {
+				if s.budgetWaits == nil {
+					s.budgetWaits = map[string]bool{}
+				}
+				s.budgetWaits[fmt.Sprintf("%s/%d", l.RecipientID, l.ActionIndex)] = true
+			}
 			continue
 		}
 		e := effect{schedulerKey: l.SchedulerKey, channel: l.Channel}
