@@ -106,11 +106,12 @@ func (d *driver) billingFault(op, key string) (billingsim.Fault, bool) {
 	return billingsim.Fault{}, false
 }
 
-// orderCommand is the part of a billing order id that names its command (budget.OrderID:
-// "fee-" + hash of the command id + "-" + attempt).
+// orderCommand is the part of a billing order id that names its command: budget.OrderID is
+// "fee-" + 32 hex digits of the command id's hash + "-" + the attempt, and whatever follows
+// the hash (the attempt, anything appended) is another order of the same command.
 func orderCommand(orderID string) string {
-	if i := strings.LastIndexByte(orderID, '-'); i > 0 {
-		return orderID[:i]
+	if parts := strings.SplitN(orderID, "-", 3); len(parts) == 3 {
+		return parts[0] + "-" + parts[1]
 	}
 	return orderID
 }
