@@ -123,23 +123,7 @@ func (c *checker) checkBudgetSafety(ctx context.Context, r *report) error {
 	if c.billing == nil {
 		return nil
 	}
-	ledger := c.billing.Ledger()
-	perOrder := map[string]int{}
-	charged := map[string][]string{} // command part of the order id -> SUCCEEDED orders
-	var spent int64
-	for _, t := range ledger {
-		perOrder[t.OrderID]++
-		if t.Status == billing.StatusSucceeded {
-			charged[orderCommand(t.OrderID)] = append(charged[orderCommand(t.OrderID)], t.OrderID)
-			spent += int64(t.Amount)
-		}
-	}
-	for _, id := range sortedKeys(perOrder) {
-		r.check(InvOrderChargedOnce, perOrder[id] == 1, "order %s is in the billing ledger %d times", id, perOrder[id])
-	}
-	for _, k := range sortedKeys(charged) {
-		r.check(InvOrderChargedOnce, len(charged[k]) == 1, "one command charged %d times at the billing server: orders %v", len(charged[k]), charged[k])
-	}
+	spent := checkLedger(r, c.billing.Ledger())
 	db, err := c.open()
 	if err != nil {
 		return err
@@ -160,6 +144,28 @@ func (c *checker) checkBudgetSafety(ctx context.Context, r *report) error {
 		r.check(InvBudgetNotExceeded, spent <= maxCost, "budget %s: the billing server charged %d, above maxCost %d", id, spent, maxCost)
 	}
 	return rs.Err()
+}
+
+// checkLedger checks order-charged-once on the billing server's ledger and returns what it
+// charged (the sum of its SUCCEEDED orders, minor units).
+func checkLedger(r *report, ledger []billing.Transfer) int64 {
+	perOrder := map[string]int{}
+	charged := map[string][]string{} // command part of the order id -> SUCCEEDED orders
+	var spent int64
+	for _, t := range ledger {
+		perOrder[t.OrderID]++
+		if t.Status == billing.StatusSucceeded {
+			charged[orderCommand(t.OrderID)] = append(charged[orderCommand(t.OrderID)], t.OrderID)
+			spent += int64(t.Amount)
+		}
+	}
+	for _, id := range sortedKeys(perOrder) {
+		r.check(InvOrderChargedOnce, perOrder[id] == 1, "order %s is in the billing ledger %d times", id, perOrder[id])
+	}
+	for _, k := range sortedKeys(charged) {
+		r.check(InvOrderChargedOnce, len(charged[k]) == 1, "one command charged %d times at the billing server: orders %v", len(charged[k]), charged[k])
+	}
+	return spent
 }
 
 // checkBudgetFinal: after the drain (billing faults off, every in-doubt fee reconciled) the
