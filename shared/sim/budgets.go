@@ -32,8 +32,9 @@ const (
 
 // budgets gives the campaign of unit a budget and the billing server: half of the time the
 // budget is tight (room for one to four top-ups, so later commands wait for budget and the
-// campaign pauses) and support raises it after each batch of sign-ups, 30 min to 4 h later, to
-// cover every sign-up so far; otherwise it is ample.
+// campaign pauses) and support raises it after each batch of sign-ups, 10 to 45 min later, to
+// cover every sign-up so far; otherwise it is ample. (A waiting command is checked again
+// every minute, and every minute is a step of the run: a short wait keeps seeds cheap.)
 func (w *Workload) budgets(rng *rand.Rand, unit string) {
 	maxCost := int64(1_000_000)
 	tight := rng.IntN(2) == 0
@@ -64,7 +65,7 @@ func (w *Workload) budgets(rng *rand.Rand, unit string) {
 			continue
 		}
 		joins += len(op.Joins)
-		raises = append(raises, Op{At: op.At.Add(rngMinutes(rng, 30, 240)), Kind: OpBudget, Unit: unit, MaxCost: maxCost + feeExec*int64(joins)})
+		raises = append(raises, Op{At: op.At.Add(rngMinutes(rng, 10, 45)), Kind: OpBudget, Unit: unit, MaxCost: maxCost + feeExec*int64(joins)})
 	}
 	w.Ops = append(w.Ops, raises...)
 }
