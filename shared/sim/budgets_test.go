@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/budget/billing"
@@ -78,5 +79,36 @@ func TestBillingFaultsFollowTheSeedAndKinds(t *testing.T) {
 		if k == billingsim.Fail {
 			t.Fatal("billing-fail fired while only billing-lost-answer was enabled")
 		}
+	}
+}
+
+// TestBudgetRunIsAFunctionOfTheSeed: a seed with a tight budget injects the same billing
+// faults, crashes and refusals, and evaluates the same assertions, run after run (the billing
+// server's faults are drawn on its request goroutines).
+func TestBudgetRunIsAFunctionOfTheSeed(t *testing.T) {
+	seed := uint64(0)
+	for s := uint64(1); s < 50 && seed == 0; s++ {
+		w := Generate(s)
+		for _, op := range w.Ops {
+			if op.Kind == OpBudget {
+				seed = s
+				break
+			}
+		}
+	}
+	if seed == 0 {
+		t.Fatal("no seed below 50 has a tight budget")
+	}
+	kinds, _ := ParseKinds("all")
+	a := RunSeed(context.Background(), seed, kinds)
+	b := RunSeed(context.Background(), seed, kinds)
+	if a.Err != nil || b.Err != nil {
+		t.Fatal(a.Err, b.Err)
+	}
+	if a.Checked[InvOrderChargedOnce] == 0 || a.Checked[InvFeeLedger] == 0 || a.Faults["budget-wait"] == 0 {
+		t.Fatalf("seed %d: the budget part did not run: %s | %s", seed, joinCounts(a.Faults), joinCounts(a.Checked))
+	}
+	if joinCounts(a.Faults) != joinCounts(b.Faults) || joinCounts(a.Checked) != joinCounts(b.Checked) {
+		t.Fatalf("seed %d twice:\n%s | %s\n%s | %s", seed, joinCounts(a.Faults), joinCounts(a.Checked), joinCounts(b.Faults), joinCounts(b.Checked))
 	}
 }
