@@ -2,7 +2,9 @@ package app
 
 import (
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/scheduler"
 )
@@ -24,6 +26,26 @@ type Faults struct {
 	// Attribute: the attribute engine's points (between the attribute update and the outbox
 	// write, inside the event's transaction).
 	Attribute *attribute.Hooks
+	// Campaign: the campaign worker's points (after the provider call, before the outcome
+	// is recorded).
+	Campaign *campaign.WorkerHooks
+	// Budget: the charging service's points (after a billing call, before its answer is
+	// recorded).
+	Budget *budget.Hooks
+}
+
+func (f *Faults) campaign() *campaign.WorkerHooks {
+	if f == nil {
+		return nil
+	}
+	return f.Campaign
+}
+
+func (f *Faults) budget() *budget.Hooks {
+	if f == nil {
+		return nil
+	}
+	return f.Budget
 }
 
 func (f *Faults) attribute() *attribute.Hooks {

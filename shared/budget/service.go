@@ -39,6 +39,20 @@ type Service struct {
 	// crashed between recording the intent and the answer). Default 2 minutes.
 	InDoubtAfter time.Duration
 	Log          *slog.Logger
+	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
+	// production.
+	Hooks *Hooks
+}
+
+// Hooks are the charging service's named fault points. A non-nil error stops the step there
+// as a crash would: nothing after the point is written and the error is returned (the
+// transfer stays PENDING or UNKNOWN, and Prepare or Reconcile looks the order up by the same
+// orderId).
+type Hooks struct {
+	// AfterCharge runs once a billing call about an order (the charge, or the lookup of an
+	// in-doubt one) returned, before its answer is recorded: the charge may be committed at
+	// the provider while the ledger still says PENDING. callErr is the call's error.
+	AfterCharge func(ctx context.Context, orderID string, callErr error) error
 }
 
 func (s *Service) log() *slog.Logger {
@@ -280,6 +294,11 @@ func (s *Service) resolve(ctx context.Context, t store.FeeTransfer) (settled, er
 }
 
 func (s *Service) recordAnswer(ctx context.Context, t store.FeeTransfer, ans billing.Transfer, callErr error) (settled, error) {
+	if s.Hooks != nil && s.Hooks.AfterCharge != nil {
+		if err := s.Hooks.AfterCharge(ctx, t.OrderID, callErr); err != nil {
+			return settled{}, err
+		}
+	}
 	p := store.FeeTransferRecordParams{OrderID: t.OrderID, Now: s.Clock.Now()}
 	reason := ""
 	switch {

@@ -86,6 +86,19 @@ type Worker struct {
 	// recording goroutine (replay writes its "action" lines from it).
 	OnRecorded func(store.CampaignCommand)
 	Log        *slog.Logger
+	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
+	// production.
+	Hooks *WorkerHooks
+}
+
+// WorkerHooks are the worker's named fault points. A non-nil error stops the command there as
+// a crash would: nothing after the point is written and Run returns the error (the claim
+// then expires and the next claim is in doubt: resent with the same key, looked up, or
+// UNKNOWN).
+type WorkerHooks struct {
+	// AfterCall runs once the provider call returned (callErr is its error, nil when the
+	// provider applied the action) and before the outcome is recorded.
+	AfterCall func(ctx context.Context, c store.CampaignCommand, callErr error) error
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -375,6 +388,11 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 		err = automation.Unknown(fmt.Errorf("provider timeout: %w", err))
 	}
 	e.record(latency, err)
+	if w.Hooks != nil && w.Hooks.AfterCall != nil {
+		if herr := w.Hooks.AfterCall(ctx, s.Command, err); herr != nil {
+			return herr
+		}
+	}
 	// 7. record
 	switch automation.IntentOf(err) {
 	case automation.IntentNone:

@@ -93,7 +93,7 @@ func (p crashProvider) Call(ctx context.Context, c campaign.Call) (campaign.Resu
 // orderId, the reservation is CONSUMED and cost is the fee once.
 func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 	steps := []string{"after:CommandPriceFreeze", "after:BudgetReserve", "after:FeeTransferBegin", "after:CreateTransfer",
-		"after:FeeTransferRecord", "provider:after:Call", "hook:before:commit"}
+		"after:FeeTransferRecord", "provider:after:Call", "hook:before:commit", "fault:AfterCharge", "fault:AfterCall"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			ctx := context.Background()
@@ -128,6 +128,23 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 					return errCrash // the process dies before the commit: everything rolls back
 				}
 			}
+			// The simulator's fault points (app.Faults): the process is killed there, so every
+			// store call from the point on fails with the process's context.
+			runCtx, kill := context.WithCancel(ctx)
+			defer kill()
+			killAt := func() error {
+				if fired.CompareAndSwap(false, true) {
+					kill()
+					return errCrash
+				}
+				return nil
+			}
+			switch step {
+			case "fault:AfterCharge":
+				crashed.Hooks = &budget.Hooks{AfterCharge: func(context.Context, string, error) error { return killAt() }}
+			case "fault:AfterCall":
+				w.Hooks = &campaign.WorkerHooks{AfterCall: func(context.Context, store.CampaignCommand, error) error { return killAt() }}
+			}
 			ids := r.start(1)
 			func() {
 				defer func() {
@@ -135,7 +152,7 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 						panic(p)
 					}
 				}()
-				if err := w.Run(ctx, ids[0]); err != nil && !errors.Is(err, errCrash) {
+				if err := w.Run(runCtx, ids[0]); err != nil && !errors.Is(err, errCrash) && !errors.Is(err, context.Canceled) {
 					t.Fatal(err)
 				}
 			}()

@@ -103,6 +103,13 @@ func parseBudgetInput(i int, raw json.RawMessage, bad func(string, ...any)) *Bud
 	return &in
 }
 
+// BillingObserver is implemented by a Driver that checks the simulated billing server (the
+// simulator's budget invariants and billing faults): it gets the server before the first
+// process starts, when the scenario has "billing".
+type BillingObserver interface {
+	Billing(*billingsim.Server)
+}
+
 // startBilling starts the simulated billing server of a scenario with billing and points
 // the runtime at it; the returned stop closes it.
 func (r *runner) startBilling() func() {
@@ -112,6 +119,9 @@ func (r *runner) startBilling() func() {
 	sim := billingsim.New(r.clock)
 	for _, b := range r.sc.billing.Balances {
 		sim.SetBalance(b.BusinessUnitID, b.Currency, b.Available)
+	}
+	if bo, ok := r.driver.(BillingObserver); ok {
+		bo.Billing(sim)
 	}
 	srv := httptest.NewServer(sim)
 	r.appOpts.Billing = &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}

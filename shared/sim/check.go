@@ -16,6 +16,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/budget/billingsim"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
@@ -53,6 +54,15 @@ const (
 	InvCampaignEffectOnce = "campaign-effect-once"    // no action effect twice except through a recorded UNKNOWN; SUCCEEDED applied once
 	InvCampaignTerminal   = "campaign-terminal"       // every command ends terminal
 	InvCampaignChain      = "campaign-chain-no-skip"  // a chain's steps run in order, a conditional step only after its condition held
+)
+
+// The budgets' invariants (budgets.go).
+const (
+	InvOrderChargedOnce  = "order-charged-once"  // no order, and no command across its attempts, charged twice at the billing server
+	InvBudgetNotExceeded = "budget-not-exceeded" // confirmed plus reserved spend, and the billing server's charges, within maxCost
+	InvFeeLedger         = "fee-ledger-agrees"   // after the drain: every fee settled; the billing ledger, the transfers and the budget's cost agree
+	InvFeeNotHeld        = "fee-not-held"        // after the drain no reservation stays HELD
+	InvFeeBeforeAction   = "fee-before-action"   // an action that took effect (or SUCCEEDED) had its fee confirmed
 )
 
 // Violation is one broken invariant.
@@ -94,6 +104,9 @@ type lineSink struct {
 	buf     bytes.Buffer
 	effects map[string][]effect
 	lines   int
+	// budgetWaits: the campaign commands (recipient and action index) recorded WAITING_BUDGET
+	// (refused for budget) at least once.
+	budgetWaits map[string]bool
 }
 
 func (s *lineSink) Write(p []byte) (int, error) {
@@ -108,9 +121,17 @@ func (s *lineSink) Write(p []byte) (int, error) {
 		line := append([]byte(nil), s.buf.Next(i+1)...)
 		s.lines++
 		var l struct {
-			Kind, At, SchedulerKey, ScheduledOn, Channel, Recipient string
+			Kind, At, SchedulerKey, ScheduledOn, Channel, Recipient, Status string
+			RecipientID                                                     string
+			ActionIndex                                                     int
 		}
 		if json.Unmarshal(line, &l) != nil || l.Kind != "delivery" {
+			if l.Kind == "action" && l.Status == "WAITING_BUDGET" {
+				if s.budgetWaits == nil {
+					s.budgetWaits = map[string]bool{}
+				}
+				s.budgetWaits[fmt.Sprintf("%s/%d", l.RecipientID, l.ActionIndex)] = true
+			}
 			continue
 		}
 		e := effect{schedulerKey: l.SchedulerKey, channel: l.Channel}
@@ -140,6 +161,8 @@ type checker struct {
 	attributes func() store.AttributeStore
 	// providers: the simulated action providers, by name (campaigns.go).
 	providers map[string]*providersim.Server
+	// billing: the simulated billing server (budgets.go); nil without a budget.
+	billing *billingsim.Server
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -264,7 +287,11 @@ func (c *checker) nextWork(ctx context.Context, rt *app.Runtime) (*time.Time, bo
 	}
 	n, err := c.count(ctx, `SELECT (SELECT COUNT(*) FROM Outbox WHERE PublishedOn IS NULL) +
 		(SELECT COUNT(*) FROM NotificationJob WHERE Status IN ('Queued','Sending') AND NextAttemptOn IS NULL)`)
-	return wake, n > 0, err
+	if err != nil {
+		return nil, false, err
+	}
+	fees, err := c.billingWork(ctx)
+	return wake, n > 0 || fees, err
 }
 
 type report struct {
@@ -295,6 +322,9 @@ func (c *checker) quiescent(ctx context.Context, now time.Time) error {
 	}
 	r := &report{c: c}
 	c.safety(r, rows)
+	if err := c.checkBudgetSafety(ctx, r); err != nil {
+		return err
+	}
 	for _, rw := range rows {
 		// Due since its instant, its retry, or its last write (a row ensured late is due
 		// from then).
@@ -451,6 +481,9 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		if err := c.checkLoyalty(ctx, r, st, c.reordered); err != nil {
 			return err
 		}
+	}
+	if err := c.checkBudgetFinal(ctx, r); err != nil {
+		return err
 	}
 	if err := c.checkCampaigns(ctx, r); err != nil {
 		return err

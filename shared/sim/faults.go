@@ -7,12 +7,16 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
@@ -56,10 +60,23 @@ const (
 	// AttributeCrash: the process dies inside the attribute engine's transaction, between
 	// the attribute update and the outbox write of its triggers (nothing may half-apply).
 	AttributeCrash Kind = "attribute-crash"
+	// CampaignCrash: the process dies after the campaign worker's provider call returned,
+	// before its outcome is recorded (the command's lease expires; the next claim is in
+	// doubt: looked up by its key, never sent blind).
+	CampaignCrash Kind = "campaign-crash"
+	// ChargeCrash: the process dies after a billing call returned, before its answer is
+	// recorded (the fee stays PENDING; the order is looked up by the same orderId).
+	ChargeCrash Kind = "charge-crash"
+	// BillingFail: a billing call fails with nothing charged (500).
+	BillingFail Kind = "billing-fail"
+	// BillingLost: a billing call charges, then loses its answer (the connection closes
+	// unanswered: a timeout with the effect applied).
+	BillingLost Kind = "billing-lost-answer"
 )
 
 // AllKinds lists every fault kind.
-var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash}
+var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -118,6 +135,12 @@ const (
 	pDelay      = 0.06
 	pRestart    = 0.015
 	pAttrCrash  = 0.08
+	// campaign-crash and charge-crash per call; billing-fail and billing-lost-answer per
+	// billing request (create or lookup).
+	pCampaignCrash = 0.06
+	pChargeCrash   = 0.08
+	pBillingFail   = 0.15
+	pBillingLost   = 0.15
 )
 
 // errCrash is what a fault point returns when it killed the process.
@@ -144,10 +167,18 @@ type driver struct {
 	// the step ends.
 	competing []automation.SchedulerRow
 	steps     int
+	// The billing server's faults are drawn on its request goroutines (budgets.go):
+	// billingAsked counts requests per operation and key, billingCounts the faults;
+	// billingOff turns them off for the drain.
+	bmu           sync.Mutex
+	billingAsked  map[string]int
+	billingCounts map[string]int
+	billingOff    atomic.Bool
 }
 
 func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
-	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), counts: map[string]int{}, chk: chk}
+	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), counts: map[string]int{}, chk: chk,
+		billingAsked: map[string]int{}, billingCounts: map[string]int{}}
 }
 
 func (d *driver) roll(k Kind, p float64) bool {
@@ -162,6 +193,8 @@ func (d *driver) Faults() *app.Faults {
 		Relay:     &delivery.RelayHooks{AfterPublish: d.afterPublish},
 		Publisher: func(p bus.Publisher) bus.Publisher { d.pub = p; return faultyPublisher{d: d} },
 		Attribute: &attribute.Hooks{AfterUpdate: d.afterAttributeUpdate},
+		Campaign:  &campaign.WorkerHooks{AfterCall: d.afterCampaignCall},
+		Budget:    &budget.Hooks{AfterCharge: d.afterCharge},
 	}
 }
 
@@ -214,6 +247,20 @@ func (d *driver) afterSend(context.Context, store.NotificationJob, error) error 
 func (d *driver) afterAttributeUpdate(context.Context, string) error {
 	if d.roll(AttributeCrash, pAttrCrash) {
 		return d.crash(AttributeCrash)
+	}
+	return nil
+}
+
+func (d *driver) afterCampaignCall(context.Context, store.CampaignCommand, error) error {
+	if d.roll(CampaignCrash, pCampaignCrash) {
+		return d.crash(CampaignCrash)
+	}
+	return nil
+}
+
+func (d *driver) afterCharge(context.Context, string, error) error {
+	if d.roll(ChargeCrash, pChargeCrash) {
+		return d.crash(ChargeCrash)
 	}
 	return nil
 }
@@ -321,6 +368,7 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 // check every invariant.
 func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
 	d.off = true
+	d.billingOff.Store(true)
 	for _, k := range []Kind{BusDelay, Restart, ClaimCrash, SendCrash, RelayCrash, AttributeCrash} {
 		d.chk.reordered = d.chk.reordered || d.counts[string(k)] > 0
 	}

@@ -46,6 +46,9 @@ func (w *Workload) Scenario() ([]byte, error) {
 	if len(w.Providers) > 0 {
 		sc["campaignProviders"] = w.Providers
 	}
+	if w.Billing != nil {
+		sc["billing"] = w.Billing
+	}
 	return json.MarshalIndent(sc, "", " ")
 }
 
@@ -112,6 +115,8 @@ func (w *Workload) input(op Op) (json.RawMessage, error) {
 		in = obj{"at": at, "ingest": op.Raw}
 	case OpCampaign:
 		in = obj{"at": at, "campaign": op.Raw}
+	case OpBudget:
+		in = obj{"at": at, "budget": obj{"businessUnitId": op.Unit, "campaignId": budgetCampaign, "maxCost": op.MaxCost, "reason": "sim: support raises the budget"}}
 	default:
 		return nil, fmt.Errorf("sim: unknown op kind %q", op.Kind)
 	}

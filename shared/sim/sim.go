@@ -159,6 +159,15 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 	}
 	_, res.Err = replay.Run(ctx, sc, sink, &replay.Options{Dir: dir, Driver: drv, Database: db})
 	res.Faults, res.Checked = drv.counts, chk.checked
+	if len(sink.budgetWaits) > 0 {
+		// Not a fault: the commands the tight budgets of the workload refused (they waited).
+		res.Faults["budget-wait"] = len(sink.budgetWaits)
+	}
+	drv.bmu.Lock()
+	for k, v := range drv.billingCounts {
+		res.Faults[k] += v
+	}
+	drv.bmu.Unlock()
 	for _, op := range w.Ops {
 		if op.Kind == OpFault {
 			res.Faults["channel-"+op.Mode]++

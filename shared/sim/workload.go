@@ -23,6 +23,9 @@ type Workload struct {
 	Ops        []Op // in arrival order (At ascending, stable)
 	// Providers: the simulated action providers of the scenario (campaignProviders).
 	Providers []map[string]any
+	// Billing: the scenario's billing section (the simulated billing server's balances, the
+	// price policies and the campaign's budget; budgets.go), nil without a campaign.
+	Billing map[string]any
 }
 
 // Unit is a business unit and its IANA zone.
@@ -60,6 +63,7 @@ const (
 	OpRegistry   OpKind = "registry"   // the gateway's registry
 	OpIngest     OpKind = "ingest"     // a gateway batch of NOTIFICATION events
 	OpCampaign   OpKind = "campaign"   // a campaign definition (PUT /api/campaigns)
+	OpBudget     OpKind = "budget"     // a campaign's maxCost changes (support raises it)
 )
 
 // Op is one timed operation.
@@ -84,6 +88,8 @@ type Op struct {
 	// trigger events (campaigns.go).
 	Visits []Visit
 	Joins  []string
+	// MaxCost: a budget operation's new maxCost (minor units of the budget's currency).
+	MaxCost int64
 }
 
 // zones are the business units' zones: both hemispheres, half-hour DST (Lord Howe), DST at

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -152,7 +153,7 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 		db.Close()
 		return nil, err
 	}
-	queries, err := sqlstore.LoadQueries(QueryFiles())
+	queries, err := loadQueries()
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -166,6 +167,11 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	}
 	return st, nil
 }
+
+// loadQueries parses the embedded query files once per process: they cannot change, and
+// parsing them cost a tenth of the CPU of a process start (the simulator restarts its
+// process on every crash). The Queries are only read after loading.
+var loadQueries = sync.OnceValues(func() (*sqlstore.Queries, error) { return sqlstore.LoadQueries(QueryFiles()) })
 
 // Migrate applies the embedded forward-only migrations with goose.
 func Migrate(ctx context.Context, db *sql.DB) error {

@@ -66,6 +66,7 @@ type Server struct {
 	byOrder  map[string]int
 	balances map[string]money.Minor // key: businessUnitId + "/" + currency
 	faults   []Fault
+	decide   func(op, key string) (Fault, bool)
 	requests map[string]int
 	mux      *http.ServeMux
 }
@@ -111,6 +112,17 @@ func (s *Server) Inject(f ...Fault) {
 	}
 }
 
+// SetFaultFunc sets a decider consulted for each request no queued fault matches: op is
+// the operation (OpCreate, OpGet, OpBalance), key the orderId (create, get) or the business
+// unit (balance); it answers the fault to apply, if any. nil removes it. The simulator draws
+// its billing faults here, per request, from its seed. decide runs on the request's goroutine
+// with the server's lock held: it must not call the server.
+func (s *Server) SetFaultFunc(decide func(op, key string) (Fault, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.decide = decide
+}
+
 // ClearFaults drops every queued fault.
 func (s *Server) ClearFaults() {
 	s.mu.Lock()
@@ -132,8 +144,9 @@ func (s *Server) Requests(op string) int {
 	return s.requests[op]
 }
 
-// take consumes the first queued fault for op (with s.mu held).
-func (s *Server) take(op string) (Fault, bool) {
+// take consumes the first queued fault for op, else asks the fault func about key (with
+// s.mu held).
+func (s *Server) take(op, key string) (Fault, bool) {
 	for i, f := range s.faults {
 		if f.Op == "" || f.Op == op {
 			f.Times--
@@ -144,6 +157,9 @@ func (s *Server) take(op string) (Fault, bool) {
 			}
 			return f, true
 		}
+	}
+	if s.decide != nil {
+		return s.decide(op, key)
 	}
 	return Fault{}, false
 }
@@ -231,7 +247,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests[OpCreate]++
-	f, has := s.take(OpCreate)
+	f, has := s.take(OpCreate, req.OrderID)
 	s.mu.Unlock()
 	if before(w, r, f, has) {
 		return
@@ -273,7 +289,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests[OpGet]++
-	f, has := s.take(OpGet)
+	f, has := s.take(OpGet, r.PathValue("orderId"))
 	s.mu.Unlock()
 	if before(w, r, f, has) {
 		return
@@ -303,7 +319,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests[OpBalance]++
-	f, has := s.take(OpBalance)
+	f, has := s.take(OpBalance, r.PathValue("businessUnitId"))
 	avail := s.balances[r.PathValue("businessUnitId")+"/"+cur]
 	s.mu.Unlock()
 	if before(w, r, f, has) {

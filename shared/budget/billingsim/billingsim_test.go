@@ -115,3 +115,54 @@ func TestFaults(t *testing.T) {
 }
 
 func billingMinor(v int64) money.Minor { return money.Minor(v) }
+
+// TestFaultFuncDecidesPerRequest: the fault func is asked with the operation and the order (or
+// the business unit) when no queued fault matches; a queued fault goes first; a Fail commits
+// nothing, a LostAnswer commits and the client hears nothing.
+func TestFaultFuncDecidesPerRequest(t *testing.T) {
+	ctx := context.Background()
+	sim, c := setup(t)
+	var asked []string
+	sim.SetFaultFunc(func(op, key string) (billingsim.Fault, bool) {
+		asked = append(asked, op+" "+key)
+		switch key {
+		case "o-fail":
+			return billingsim.Fault{Kind: billingsim.Fail}, true
+		case "o-lost":
+			return billingsim.Fault{Kind: billingsim.LostAnswer}, true
+		}
+		return billingsim.Fault{}, false
+	})
+	if _, err := c.CreateTransfer(ctx, req("o-fail", 100)); !errors.Is(err, billing.ErrOutcomeUnknown) {
+		t.Fatalf("fail: %v", err)
+	}
+	if _, err := c.CreateTransfer(ctx, req("o-lost", 100)); !errors.Is(err, billing.ErrOutcomeUnknown) {
+		t.Fatalf("lost answer: %v", err)
+	}
+	if _, err := c.GetBalance(ctx, "bu-1", "USD"); err != nil {
+		t.Fatal(err)
+	}
+	sim.Inject(billingsim.Fault{Kind: billingsim.Fail, Op: billingsim.OpGet})
+	if _, err := c.GetTransfer(ctx, "o-lost"); !errors.Is(err, billing.ErrOutcomeUnknown) {
+		t.Fatalf("queued fault: %v", err)
+	}
+	sim.SetFaultFunc(nil)
+	if got, err := c.GetTransfer(ctx, "o-lost"); err != nil || got.Status != billing.StatusSucceeded {
+		t.Fatalf("the lost answer's charge: %+v %v", got, err)
+	}
+	if _, err := c.GetTransfer(ctx, "o-fail"); !errors.Is(err, billing.ErrNotFound) {
+		t.Fatalf("the failed charge committed: %v", err)
+	}
+	want := []string{"create o-fail", "create o-lost", "balance bu-1"}
+	if len(asked) != len(want) {
+		t.Fatalf("asked %v, want %v", asked, want)
+	}
+	for i := range want {
+		if asked[i] != want[i] {
+			t.Fatalf("asked %v, want %v", asked, want)
+		}
+	}
+	if got := sim.BalanceOf("bu-1", "USD"); got != 900 {
+		t.Fatalf("balance %d: one charge of 100 committed", got)
+	}
+}
