@@ -450,6 +450,11 @@ func routeTable() map[string]routeCase {
 		"GET /api/campaigns/{campaignId}/counts": {req: get(func(u unitFixture) string {
 			return "/api/campaigns/" + u.campaign + "/counts?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
 		}), in: 200, out: 404},
+		"GET /api/campaigns/{campaignId}/executions": {req: get(func(u unitFixture) string {
+			return "/api/campaigns/" + u.campaign + "/executions?businessUnitId=" + u.bu
+		}), in: 200, out: 404, probes: []scopeProbe{{note: "bu-b's campaign id under bu-a", out: 404, req: func(a, b unitFixture) routeRequest {
+			return routeRequest{method: "GET", path: "/api/campaigns/" + b.campaign + "/executions?businessUnitId=" + a.bu}
+		}}}},
 		"GET /api/campaigns/{campaignId}/unknown-commands": {req: get(func(u unitFixture) string {
 			return "/api/campaigns/" + u.campaign + "/unknown-commands?businessUnitId=" + u.bu
 		}), in: 200, out: 404},
