@@ -513,6 +513,10 @@ func routeTable() map[string]routeCase {
 		}), in: 200, out: 404},
 		"GET /api/console/campaigns": {req: get(func(u unitFixture) string { return "/api/console/campaigns?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"GET /api/console/fees":      {req: get(func(u unitFixture) string { return "/api/console/fees?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/console/campaigns": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/campaigns", body: "businessUnitId=" + u.bu + "&campaignId=" + u.campaign +
+				"&commandId=cx-0:0:hello&version=1&status=SUCCEEDED&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "the campaign has no such command", out: 404},
 		"POST /api/console/fees": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
