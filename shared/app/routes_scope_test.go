@@ -450,6 +450,11 @@ func routeTable() map[string]routeCase {
 		"GET /api/campaigns/{campaignId}/counts": {req: get(func(u unitFixture) string {
 			return "/api/campaigns/" + u.campaign + "/counts?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
 		}), in: 200, out: 404},
+		"GET /api/campaigns/{campaignId}/executions": {req: get(func(u unitFixture) string {
+			return "/api/campaigns/" + u.campaign + "/executions?businessUnitId=" + u.bu
+		}), in: 200, out: 404, probes: []scopeProbe{{note: "bu-b's campaign id under bu-a", out: 404, req: func(a, b unitFixture) routeRequest {
+			return routeRequest{method: "GET", path: "/api/campaigns/" + b.campaign + "/executions?businessUnitId=" + a.bu}
+		}}}},
 		"GET /api/campaigns/{campaignId}/unknown-commands": {req: get(func(u unitFixture) string {
 			return "/api/campaigns/" + u.campaign + "/unknown-commands?businessUnitId=" + u.bu
 		}), in: 200, out: 404},
@@ -508,6 +513,10 @@ func routeTable() map[string]routeCase {
 		}), in: 200, out: 404},
 		"GET /api/console/campaigns": {req: get(func(u unitFixture) string { return "/api/console/campaigns?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"GET /api/console/fees":      {req: get(func(u unitFixture) string { return "/api/console/fees?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/console/campaigns": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/campaigns", body: "businessUnitId=" + u.bu + "&campaignId=" + u.campaign +
+				"&commandId=cx-0:0:hello&version=1&status=SUCCEEDED&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "the campaign has no such command", out: 404},
 		"POST /api/console/fees": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}

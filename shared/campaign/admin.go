@@ -110,3 +110,41 @@ func (a *Admin) Resolve(ctx context.Context, p store.CampaignResolveParams) (sto
 	}
 	return c, err
 }
+
+// ResolveIn is Resolve of a command named under a business unit and a campaign (the campaigns
+// API's path, the console's form): a command of another unit or another campaign is
+// ErrNotFound, exactly like one that does not exist; a blank operator or reason is
+// CodeInvalidInput naming "operator" or "reason" (every resolution is audited with both,
+// docs/campaigns.md#unknown). Otherwise Resolve's answers: CodePreconditionFailed when
+// the command changed since p.ExpectedVersion was read, ErrConflict when it no longer waits
+// for a person.
+func (a *Admin) ResolveIn(ctx context.Context, businessUnitID, campaignID string, p store.CampaignResolveParams) (store.CampaignCommand, error) {
+	if strings.TrimSpace(p.Operator) == "" {
+		return store.CampaignCommand{}, automation.Invalid("operator", "is required: the resolution is audited with who made it")
+	}
+	if strings.TrimSpace(p.Reason) == "" {
+		return store.CampaignCommand{}, automation.Invalid("reason", "is required")
+	}
+	cur, err := a.Store.CampaignCommandGet(ctx, p.CommandID)
+	if err != nil {
+		return cur, err
+	}
+	if cur.BusinessUnitID != businessUnitID || cur.CampaignID != campaignID {
+		return store.CampaignCommand{}, store.ErrNotFound
+	}
+	p.BusinessUnitID = businessUnitID
+	return a.Resolve(ctx, p)
+}
+
+// Executions returns up to limit executions of a campaign of a business unit, newest first,
+// those with an Id below beforeID (0: from the newest) — store.CampaignExecutionList, after
+// checking the campaign exists in that unit (ErrNotFound otherwise, also for a malformed id).
+func (a *Admin) Executions(ctx context.Context, businessUnitID, campaignID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
+	if err := CheckID(campaignID); err != nil {
+		return nil, err
+	}
+	if _, err := a.Store.CampaignGet(ctx, businessUnitID, campaignID); err != nil {
+		return nil, err
+	}
+	return a.Store.CampaignExecutionList(ctx, businessUnitID, campaignID, beforeID, limit)
+}

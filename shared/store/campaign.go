@@ -322,6 +322,10 @@ type CampaignStore interface {
 	CampaignStart(ctx context.Context, p CampaignStartParams) (CampaignStartResult, error)
 	// CampaignExecutionGet returns the execution or ErrNotFound.
 	CampaignExecutionGet(ctx context.Context, executionID string) (CampaignExecution, error)
+	// CampaignExecutionList returns up to limit executions of one campaign of a business unit,
+	// newest first (by Id descending), those with an Id below beforeID (0: from the newest).
+	// It reads the index IX_CampaignExecution_Campaign (migration 0021).
+	CampaignExecutionList(ctx context.Context, businessUnitID, campaignID string, beforeID int64, limit int) ([]CampaignExecution, error)
 	// CampaignCommandGet returns the command or ErrNotFound.
 	CampaignCommandGet(ctx context.Context, commandID string) (CampaignCommand, error)
 	// CampaignCommandsOf returns an execution's commands by action index.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -220,6 +221,18 @@ func (s *Store) commandOne(ctx context.Context, tx *sql.Tx, name, id string) (st
 // CampaignExecutionGet implements store.CampaignStore.
 func (s *Store) CampaignExecutionGet(ctx context.Context, id string) (store.CampaignExecution, error) {
 	return s.executionOne(ctx, nil, "CampaignExecutionGet", id)
+}
+
+// CampaignExecutionList implements store.CampaignStore.
+func (s *Store) CampaignExecutionList(ctx context.Context, bu, campaignID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
+	if err := checkLimit("CampaignExecutionList", limit); err != nil {
+		return nil, err
+	}
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	return queryAll(ctx, s, nil, "CampaignExecutionList", s.scanExecution, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID),
+		sql.Named("BeforeId", beforeID), sql.Named("Limit", limit))
 }
 
 // CampaignCommandGet implements store.CampaignStore.

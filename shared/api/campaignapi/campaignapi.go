@@ -11,6 +11,7 @@
 //	GET  /api/campaigns/{campaignId}?businessUnitId=bu-1            → 200 campaign, ETag
 //	POST /api/campaigns/{campaignId}/rerun?businessUnitId=bu-1      If-Match → 200 (a new runId)
 //	GET  /api/campaigns/{campaignId}/counts?businessUnitId&from&to  → 200 {"days":[{localDate,byStatus}],"freshTo"}
+//	GET  /api/campaigns/{campaignId}/executions?businessUnitId[&limit&cursor] → 200 {"items":[execution…],"nextCursor"}, newest first
 //	GET  /api/campaigns/{campaignId}/unknown-commands?businessUnitId[&limit&cursor]
 //	POST /api/campaigns/{campaignId}/unknown-commands/{commandId}/resolve   If-Match, operator
 //	     {"businessUnitId","status":"SUCCEEDED"|"FAILED","reason","providerRef"}
@@ -85,6 +86,29 @@ func commandOf(c store.CampaignCommand) Command {
 		LastError: c.LastError, ResolvedBy: c.ResolvedBy, Version: c.Version, UpdatedOn: c.UpdatedOn}
 }
 
+// Execution is one recipient's run of a campaign as the API shows it (its definition
+// snapshot left out: GET /api/campaigns/{campaignId} gives the campaign's).
+type Execution struct {
+	BusinessUnitID string    `json:"businessUnitId"`
+	ExecutionID    string    `json:"executionId"`
+	CampaignID     string    `json:"campaignId"`
+	RunID          string    `json:"runId"`
+	RecipientID    string    `json:"recipientId"`
+	SourceEventID  string    `json:"sourceEventId"`
+	LocalDate      string    `json:"localDate"` // the unit's local day the execution started, YYYY-MM-DD
+	Status         string    `json:"status"`
+	CurrentIndex   int       `json:"currentIndex"` // the action index whose command the chain waits for
+	Version        int64     `json:"version"`
+	CreatedOn      time.Time `json:"createdOn"`
+	UpdatedOn      time.Time `json:"updatedOn"`
+}
+
+func executionOf(e store.CampaignExecution) (Execution, error) {
+	return Execution{BusinessUnitID: e.BusinessUnitID, ExecutionID: e.ExecutionID, CampaignID: e.CampaignID, RunID: e.RunID, RecipientID: e.RecipientID,
+		SourceEventID: e.SourceEventID, LocalDate: e.LocalDate, Status: string(e.Status), CurrentIndex: e.CurrentIndex, Version: e.Version,
+		CreatedOn: e.CreatedOn, UpdatedOn: e.UpdatedOn}, nil
+}
+
 type handlers struct{ a *campaign.Admin }
 
 // Register adds the routes to reg behind api.
@@ -95,6 +119,7 @@ func Register(reg Registrar, api *httpapi.API, a *campaign.Admin) {
 	reg.RegisterHTTP("PUT "+Prefix+"/{campaignId}", api.Handler(h.put))
 	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/rerun", api.Handler(h.rerun))
 	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/counts", api.Handler(h.counts))
+	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/executions", api.Handler(h.executions))
 	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/unknown-commands", api.Handler(h.unknown))
 	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/unknown-commands/{commandId}/resolve", api.Handler(h.resolve))
 	// A campaign id never starts with '_' (campaign.CheckID), so this path names no campaign.
@@ -311,6 +336,37 @@ func (h handlers) counts(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// executions answers a page of the campaign's executions, newest first (campaign.Admin.Executions);
+// the cursor is the Id below which the next page starts, bound to the unit and the campaign.
+func (h handlers) executions(w http.ResponseWriter, r *http.Request) error {
+	q, bu, err := scopedQuery(r, "limit", "cursor")
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("campaignId")
+	limit, err := q.Int("limit", 50, 1, 200)
+	if err != nil {
+		return err
+	}
+	cursorQuery := "campaign-executions:" + bu + ":" + id
+	var before int64
+	if c := q.String("cursor"); c != "" {
+		if err := httpapi.DecodeCursor(c, cursorQuery, &before); err != nil {
+			return err
+		}
+	}
+	es, err := h.a.Executions(r.Context(), bu, id, before, limit+1)
+	if err != nil {
+		return err
+	}
+	page, err := httpapi.PageAfter(es, limit, cursorQuery, func(e store.CampaignExecution) int64 { return e.ID }, executionOf)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
 func (h handlers) unknown(w http.ResponseWriter, r *http.Request) error {
 	q, bu, err := scopedQuery(r, "limit", "cursor")
 	if err != nil {
@@ -377,16 +433,8 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(b.Reason) == "" {
 		return automation.Invalid("reason", "is required")
 	}
-	id := r.PathValue("campaignId")
-	cur, err := h.a.Store.CampaignCommandGet(r.Context(), r.PathValue("commandId"))
-	if err != nil {
-		return err
-	}
-	if cur.BusinessUnitID != b.BusinessUnitID || cur.CampaignID != id {
-		return store.ErrNotFound
-	}
-	c, err := h.a.Resolve(r.Context(), store.CampaignResolveParams{CommandID: cur.CommandID, BusinessUnitID: b.BusinessUnitID, ExpectedVersion: v,
-		Status: store.CommandStatus(b.Status), Operator: op, Reason: b.Reason, ProviderRef: b.ProviderRef})
+	c, err := h.a.ResolveIn(r.Context(), b.BusinessUnitID, r.PathValue("campaignId"), store.CampaignResolveParams{CommandID: r.PathValue("commandId"),
+		ExpectedVersion: v, Status: store.CommandStatus(b.Status), Operator: op, Reason: b.Reason, ProviderRef: b.ProviderRef})
 	if err != nil {
 		return err
 	}

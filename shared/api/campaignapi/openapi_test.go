@@ -165,6 +165,33 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	}
 	want(e.call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-02&to=2026-10-01", ""), 422)
 	want(e.call(t, "GET", base+"/nope/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 404)
+
+	// The executions, newest first, a page of one at a time; the cursor is bound to its
+	// unit and campaign.
+	if _, err := e.rt.Campaign.Dispatcher.HandleEvent(ctx, []byte(`{"id":"e2","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c2"}`)); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, e)
+	var execs struct {
+		Items      []campaignapi.Execution
+		NextCursor string
+	}
+	first := want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=1", ""), 200)
+	_ = json.Unmarshal(first.body, &execs)
+	if len(execs.Items) != 1 || execs.Items[0].RecipientID != "c2" || execs.Items[0].SourceEventID != "e2" || execs.NextCursor == "" {
+		t.Fatalf("first page %s", first.body)
+	}
+	cursor := execs.NextCursor
+	execs.NextCursor = ""
+	second := want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=1&cursor="+cursor, ""), 200)
+	_ = json.Unmarshal(second.body, &execs)
+	if len(execs.Items) != 1 || execs.Items[0].ExecutionID != c.ExecutionID || execs.Items[0].Status != "COMPLETED" || execs.NextCursor != "" {
+		t.Fatalf("second page %s", second.body)
+	}
+	want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-2&limit=1&cursor="+cursor, "", "X-Automation-Business-Units: bu-2"), 400) // another unit's cursor
+	want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1", "", "X-Automation-Business-Units: bu-2"), 404)
+	want(e.call(t, "GET", base+"/nope/executions?businessUnitId=bu-1", ""), 404)
+	want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=0", ""), 400)
 }
 
 // drain runs the runtime's bus (the in-process Functions host) until it is idle.

@@ -26,7 +26,9 @@
 //	GET  /api/console/events                event metrics (gateway.Service.ReadMetrics)
 //	GET  /api/console/registry              event types and versions (platform callers)
 //	GET  /api/console/attributes            an entity's attributes (attribute.Read)
-//	GET  /api/console/campaigns             campaigns, UNKNOWN commands, an execution
+//	GET  /api/console/campaigns             campaigns; a campaign's executions (cursor
+//	                                        paging) and UNKNOWN commands; an execution;
+//	                                        POST resolves an UNKNOWN command (version)
 //	GET  /api/console/budgets               a campaign's budget, fees, waiting commands
 //	GET  /api/console/fees                  UNKNOWN fees; POST resolves one (revision)
 //

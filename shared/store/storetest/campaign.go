@@ -23,6 +23,7 @@ func RunCampaign(t *testing.T, open Opener) {
 	t.Run("CampaignFinishGuardedWithHook", func(t *testing.T) { testCampaignFinish(t, open) })
 	t.Run("CampaignAdvanceOnce", func(t *testing.T) { testCampaignAdvance(t, open) })
 	t.Run("CampaignManualResolution", func(t *testing.T) { testCampaignResolve(t, open) })
+	t.Run("CampaignExecutionListNewestFirstScoped", func(t *testing.T) { testCampaignExecutionList(t, open) })
 	t.Run("CampaignProjectionExactUnderReplay", func(t *testing.T) { testCampaignProjection(t, open) })
 	t.Run("OutboxLeaseAndPurge", func(t *testing.T) { testOutboxLease(t, open) })
 }
@@ -132,6 +133,57 @@ func testCampaignStartOnce(t *testing.T, open Opener) {
 	e, err := s.CampaignExecutionGet(ctx, "cx-1")
 	if err != nil || e.Status != store.ExecutionRunning || e.CurrentIndex != 0 {
 		t.Fatalf("execution = %+v, %v", e, err)
+	}
+}
+
+// testCampaignExecutionList: one campaign's executions of one business unit, newest first,
+// paged by the Id below which the next page starts; another campaign's and another unit's
+// executions (even of a campaign with the same id) are never listed.
+func testCampaignExecutionList(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	start := func(n int, bu, campaignID string) {
+		p := startFixture(n)
+		p.Execution.BusinessUnitID, p.Execution.CampaignID = bu, campaignID
+		p.Command.BusinessUnitID, p.Command.CampaignID = bu, campaignID
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(1, "bu-1", "c1")
+	start(2, "bu-2", "c1") // same campaign id, another unit
+	start(3, "bu-1", "c1")
+	start(4, "bu-1", "c2") // another campaign
+	start(5, "bu-1", "c1")
+	ids := func(es []store.CampaignExecution) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.ExecutionID)
+		}
+		return out
+	}
+	first, err := s.CampaignExecutionList(ctx, "bu-1", "c1", 0, 2)
+	if err != nil || fmt.Sprint(ids(first)) != "[cx-5 cx-3]" {
+		t.Fatalf("first page = %v, %v; want [cx-5 cx-3]", ids(first), err)
+	}
+	if e := first[0]; e.BusinessUnitID != "bu-1" || e.CampaignID != "c1" || e.RecipientID != "cust-5" || e.Status != store.ExecutionRunning || !e.CreatedOn.Equal(T0) {
+		t.Fatalf("execution = %+v", e)
+	}
+	next, err := s.CampaignExecutionList(ctx, "bu-1", "c1", first[1].ID, 2)
+	if err != nil || fmt.Sprint(ids(next)) != "[cx-1]" {
+		t.Fatalf("second page = %v, %v; want [cx-1]", ids(next), err)
+	}
+	if l, _ := s.CampaignExecutionList(ctx, "bu-1", "c1", next[0].ID, 2); len(l) != 0 {
+		t.Fatalf("past the last page = %v", ids(l))
+	}
+	if l, _ := s.CampaignExecutionList(ctx, "bu-2", "c1", 0, 10); fmt.Sprint(ids(l)) != "[cx-2]" {
+		t.Fatalf("bu-2's c1 = %v, want [cx-2] only", ids(l))
+	}
+	if l, _ := s.CampaignExecutionList(ctx, "bu-1", "c9", 0, 10); len(l) != 0 {
+		t.Fatalf("an unknown campaign lists %v", ids(l))
+	}
+	if _, err := s.CampaignExecutionList(ctx, "bu-1", "c1", 0, 0); err == nil {
+		t.Fatal("limit 0 was accepted")
 	}
 }
 

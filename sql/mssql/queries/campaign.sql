@@ -50,6 +50,14 @@ WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK) W
 SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
 FROM dbo.CampaignExecution WHERE ExecutionId = @ExecutionId;
 
+-- name: CampaignExecutionList :many
+-- One campaign's executions, newest first, below the cursor @BeforeId: a seek of
+-- IX_CampaignExecution_Campaign (migration 0021), then a key lookup per row returned.
+SELECT TOP (@Limit) Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignExecution
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Id < @BeforeId
+ORDER BY Id DESC;
+
 -- name: CampaignExecutionGetForUpdate :one
 SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
 FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK) WHERE ExecutionId = @ExecutionId;

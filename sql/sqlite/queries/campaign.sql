@@ -51,6 +51,15 @@ ON CONFLICT (ExecutionId) DO NOTHING;
 SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
 FROM CampaignExecution WHERE ExecutionId = @ExecutionId;
 
+-- name: CampaignExecutionList :many
+-- One campaign's executions, newest first, below the cursor @BeforeId: a seek of
+-- IX_CampaignExecution_Campaign (migration 0021).
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM CampaignExecution
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Id < @BeforeId
+ORDER BY Id DESC
+LIMIT @Limit;
+
 -- name: CampaignExecutionGetForUpdate :one
 SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
 FROM CampaignExecution WHERE ExecutionId = @ExecutionId;
