@@ -123,9 +123,7 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// The slot is held until the outcome is committed: at most ChannelConcurrency
-			// outcomes of a channel wait for a commit, and a send that finished is recorded
-			// before another of its channel starts.
+			// The committer keeps the slot while it commits (groupCommit).
 			defer func() { <-slot }()
 			o, rec, err := d.attempt(ctx, c, sc)
 			g.finish(ctx, i, o, rec, err)
@@ -144,22 +142,25 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 }
 
 // groupCommit records a batch's outcomes as their sends finish: a sender hands its outcome
-// over and waits; the first waiting sender commits every outcome handed over so far in one
-// NotificationFinishMany (each item fenced by its claim's Version), and those that finish
-// meanwhile form the next group (a leader/follower group commit; a group is at most the
-// batch, so at most store.MaxBatch items). After a crash (a fault hook's error) nothing
-// further is committed: the outcomes still waiting are dropped, as a crash would lose them.
+// over; when no commit is running it becomes the committer and commits every outcome
+// handed over so far in one NotificationFinishMany (each item fenced by its claim's
+// Version), then again those handed over meanwhile, until none is left; a sender that
+// finds a commit running leaves its outcome to it and returns. The committer keeps its
+// channel slot while it commits, so with one send at a time a finished send is recorded
+// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
+// After a crash (a fault hook's error) nothing further is committed: the outcomes still
+// waiting are dropped, as a crash would lose them.
 type groupCommit struct {
-	d        *Dispatcher
-	outs     []Outcome
-	errs     []error
-	mu       sync.Mutex // guards everything below; commit is not held under it
-	commit   sync.Mutex // held by the sender committing a group
-	pending  []int      // outs indexes handed over and not yet committed
-	recs     map[int]store.NotificationFinishParams
-	recorded map[int]bool
-	crashed  error
-	bad      []error
+	d          *Dispatcher
+	outs       []Outcome
+	errs       []error
+	mu         sync.Mutex // guards everything below; not held while committing
+	committing bool
+	pending    []int // outs indexes handed over and not yet committed
+	recs       map[int]store.NotificationFinishParams
+	recorded   map[int]bool
+	crashed    error
+	bad        []error
 }
 
 // crash returns the batch's crash, if any.
@@ -169,8 +170,8 @@ func (g *groupCommit) crash() error {
 	return g.crashed
 }
 
-// finish hands outcome i over and returns once it is committed (or dropped, or nothing was
-// to be recorded). err is attempt's crash.
+// finish hands outcome i over, and commits groups until none is waiting when no commit is
+// running. err is attempt's crash.
 func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.NotificationFinishParams, err error) {
 	g.mu.Lock()
 	g.outs[i] = o
@@ -191,16 +192,26 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	}
 	g.recs[i] = *rec
 	g.pending = append(g.pending, i)
+	if g.committing {
+		g.mu.Unlock()
+		return
+	}
+	g.committing = true
 	g.mu.Unlock()
+	for g.commitPending(ctx) {
+	}
+}
 
-	g.commit.Lock()
-	defer g.commit.Unlock()
+// commitPending commits the outcomes waiting; false when none was waiting (or the batch
+// crashed), and the caller is no longer the committer.
+func (g *groupCommit) commitPending(ctx context.Context) bool {
 	g.mu.Lock()
 	group := g.pending
 	g.pending = nil
-	if g.crashed != nil || len(group) == 0 { // crashed meanwhile, or a previous group took ours
+	if g.crashed != nil || len(group) == 0 {
+		g.committing = false
 		g.mu.Unlock()
-		return
+		return false
 	}
 	now := g.d.Clock.Now()
 	ps := make([]store.NotificationFinishParams, len(group))
@@ -220,7 +231,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 		for _, k := range group {
 			g.errs[k] = cerr
 		}
-		return
+		return true
 	}
 	for j, k := range group {
 		switch e := itemErrs[j]; {
@@ -239,6 +250,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.d.OnOutcome(g.outs[k])
 		}
 	}
+	return true
 }
 
 func (d *Dispatcher) channelConcurrency() int {
