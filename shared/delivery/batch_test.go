@@ -132,7 +132,7 @@ func TestHandleBatchClaimsInOneCallAndRecordsInGroupCommits(t *testing.T) {
 // dispatcher then finds the other claims in doubt: a channel that cannot deduplicate is
 // never called again (UNKNOWN), an idempotent one is called again with the same delivery
 // key as its idempotency key, and the provider keeps one delivery each.
-func TestBatchCrashBetweenSendAndRecordLeavesEveryJobInDoubt(t *testing.T) {
+func TestBatchCrashBetweenSendAndRecordRecordsNothingFurther(t *testing.T) {
 	t.Parallel()
 	for _, idempotent := range []bool{false, true} {
 		p := &provider{dedupe: idempotent}
