@@ -16,7 +16,7 @@ const (
 	HeaderBusinessUnits = "X-Automation-Business-Units"
 	// HeaderOperator names the person acting, for audits, when App Service authentication
 	// (X-MS-CLIENT-PRINCIPAL-NAME) is not in front.
-	HeaderOperator       = "X-Automation-Operator"
+	HeaderOperator      = "X-Automation-Operator"
 	headerPrincipalName = "X-MS-CLIENT-PRINCIPAL-NAME"
 )
 
