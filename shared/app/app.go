@@ -479,8 +479,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	}
 	r.Poller = poller
 	// The last batch's trace rows may still be in flight (Poller.RunOnce): written before the
-	// trace store closes.
-	r.closers = append(r.closers, func() error { return poller.Flush(context.Background()) })
+	// trace store closes, within closeFlushTimeout.
+	r.closers = append(r.closers, flushCloser(poller, closeFlushTimeout, log))
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
 		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
@@ -612,6 +612,26 @@ func (r *Runtime) RedispatchUnsent(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// closeFlushTimeout bounds how long Close waits for the poller's last trace write (a hung
+// trace store must not hang Ctrl-C on serve); the write itself is bounded by
+// scheduler.DefaultTraceTimeout.
+const closeFlushTimeout = 10 * time.Second
+
+// flushCloser is the closer that waits, at most timeout (wall-clock), for p's trace write in
+// flight. When the wait runs out it logs a warning (the batch's trace rows may be lost; its
+// outcomes are committed) and returns nil: a shutdown goes on.
+func flushCloser(p *scheduler.Poller, timeout time.Duration, log *slog.Logger) func() error {
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := p.Flush(ctx); err != nil {
+			log.Warn("close: gave up waiting for the last trace write; that batch's trace rows may be lost (its outcomes are committed)",
+				"waited", timeout.String(), "step", "trace", "error", err)
+		}
+		return nil
+	}
 }
 
 // Close releases everything Open created, in reverse order.

@@ -30,6 +30,7 @@ var (
 	burnRows = flag.Int("burndown.rows", 100_000, "rows in BenchmarkBurnDown (a multiple of 100)")
 	herdRows = flag.Int("herd.rows", 100_000, "rows in BenchmarkHerd (a multiple of 100)")
 	e2eRows  = flag.Int("e2e.rows", 20_000, "rows in BenchmarkEndToEnd (a multiple of 100)")
+	e2eBatch = flag.Int("e2e.batch", 1, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once; 1 (default): Handle, one message at a time as the runtime dispatches; more: HandleBatch, which the runtime does not use yet")
 )
 
 // BenchmarkBurnDown (W1) inserts N due reminder rows (100 settings × N/100 sources, all due
@@ -66,7 +67,10 @@ func BenchmarkHerd(b *testing.B) {
 
 // BenchmarkEndToEnd (W4) runs the whole pipeline for N rows: ① events accepted (each
 // source's event ensures 100 rows), ② the rows burned down when due, ③ the outbox relayed
-// and every delivery sent through the log channel by 4 dispatchers. It reports each stage's
+// and every delivery sent through the log channel by 4 dispatchers, each handed one message
+// at a time (Dispatcher.Handle) as the runtime's consumers and the Functions host hand them
+// over (-e2e.batch=N: up to N waiting messages at once through HandleBatch, the batch path
+// the runtime does not take yet; BenchmarkDispatch measures it). It reports each stage's
 // rate (events/s and rows/s at ①, rows/s at ②, deliveries/s at ③) and the end-to-end rate
 // (rows from first event to last delivery sent).
 func BenchmarkEndToEnd(b *testing.B) {
@@ -218,9 +222,10 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 }
 
 // deliver is stage ③: a relay (1000 messages per run) publishes the outbox to a channel that
-// 4 dispatchers drain through the runtime's Dispatcher, each taking up to dispatchBatch
-// waiting messages at once (HandleBatch: one send-claim transaction, render, log channel,
-// one outcome transaction per batch). It returns the deliveries sent and the stage's wall time.
+// 4 dispatchers drain through the runtime's Dispatcher, one message at a time through Handle
+// (as the runtime dispatches: a send-claim transaction, render, log channel, an outcome
+// transaction per delivery), or with -e2e.batch=N up to N waiting messages at once through
+// HandleBatch. It returns the deliveries sent and the stage's wall time.
 func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 	b.Helper()
 	ctx := context.Background()
@@ -235,11 +240,17 @@ func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 		go func() {
 			defer wg.Done()
 			for {
-				batch, ok := takeBatch(q, dispatchBatch)
+				batch, ok := takeBatch(q, max(*e2eBatch, 1))
 				if !ok {
 					return
 				}
-				if err := errors.Join(w.e.Dispatcher.HandleBatch(ctx, batch)...); err != nil {
+				var err error
+				if len(batch) == 1 && *e2eBatch <= 1 {
+					err = w.e.Dispatcher.Handle(ctx, batch[0])
+				} else {
+					err = errors.Join(w.e.Dispatcher.HandleBatch(ctx, batch)...)
+				}
+				if err != nil {
 					errs <- err
 					return
 				}
@@ -270,9 +281,6 @@ func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 	}
 	return w.rows, elapsed
 }
-
-// dispatchBatch is how many waiting dispatch messages one dispatcher takes at once.
-const dispatchBatch = 100
 
 // takeBatch returns the next message of q and up to n-1 more that are already waiting (the
 // messages a bus hands over at once); ok is false when q is closed and empty.

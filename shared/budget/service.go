@@ -293,6 +293,8 @@ func (s *Service) resolve(ctx context.Context, t store.FeeTransfer) (settled, er
 	return s.recordAnswer(ctx, t, ans, err)
 }
 
+func feeFinal(status string) bool { return status == store.FeeSucceeded || status == store.FeeFailed }
+
 func (s *Service) recordAnswer(ctx context.Context, t store.FeeTransfer, ans billing.Transfer, callErr error) (settled, error) {
 	if s.Hooks != nil && s.Hooks.AfterCharge != nil {
 		if err := s.Hooks.AfterCharge(ctx, t.OrderID, callErr); err != nil {
@@ -318,7 +320,35 @@ func (s *Service) recordAnswer(ctx context.Context, t store.FeeTransfer, ans bil
 	if len(p.Error) > 2000 {
 		p.Error = p.Error[:2000]
 	}
+	// Guarded by the revision read before the call: a person's resolution (or another
+	// worker's record) written meanwhile wins, and this answer is compared with it below.
+	p.ExpectedRevision = t.Revision
 	res, err := s.Store.FeeTransferRecord(ctx, p)
+	if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrConflict) {
+		cur, gerr := s.Store.FeeTransferGet(ctx, t.OrderID)
+		switch {
+		case gerr != nil:
+			return settled{}, errors.Join(err, gerr)
+		case !feeFinal(cur.Status) && cur.Revision != t.Revision: // another UNKNOWN was recorded: record this answer over it
+			t.Revision = cur.Revision
+			p.ExpectedRevision = cur.Revision
+			res, err = s.Store.FeeTransferRecord(ctx, p)
+		case cur.Status == p.Status || p.Status == store.FeeUnknown && feeFinal(cur.Status):
+			// The same verdict, or a final one where this call learned nothing: it stands.
+			r, rerr := s.Store.ReservationGet(ctx, t.CommandID)
+			if rerr != nil {
+				return settled{}, rerr
+			}
+			res, err = store.FeeTransferRecordResult{Transfer: cur, Reservation: r}, nil
+		default:
+			// The ledger says one thing (a person's resolution, most likely) and the provider
+			// another: never overwritten silently; the loser is told and it is logged for support.
+			s.log().ErrorContext(ctx, "fee ledger contradicts the provider's answer", "orderId", t.OrderID, "commandId", t.CommandID,
+				"campaignId", t.CampaignID, "businessUnitId", t.BusinessUnitID, "errorCode", "FeeContradiction",
+				"ledgerStatus", cur.Status, "resolvedBy", cur.ResolvedBy, "providerStatus", p.Status, "providerReference", p.ProviderReference)
+			return settled{}, fmt.Errorf("order %s: ledger says %s (resolved by %q), the provider %s: %w", t.OrderID, cur.Status, cur.ResolvedBy, p.Status, store.ErrConflict)
+		}
+	}
 	if err != nil {
 		return settled{}, err
 	}
@@ -406,6 +436,9 @@ type ReconcileResult struct {
 	Succeeded    int `json:"succeeded"`
 	Failed       int `json:"failed"`
 	StillUnknown int `json:"stillUnknown"`
+	// Contradicted counts fees whose ledger status (a person's resolution written while the
+	// provider was asked) differs from the provider's answer: logged as FeeContradiction.
+	Contradicted int `json:"contradicted,omitempty"`
 }
 
 // Reconcile is the sweep of in-doubt fees: every UNKNOWN transfer and every PENDING one not
@@ -414,10 +447,7 @@ type ReconcileResult struct {
 // stays unknown waits for the next sweep or a person (the support queue).
 func (s *Service) Reconcile(ctx context.Context, limit int) (ReconcileResult, error) {
 	var res ReconcileResult
-	wait := s.InDoubtAfter
-	if wait <= 0 {
-		wait = 2 * time.Minute
-	}
+	wait := s.inDoubtAfter()
 	now := s.Clock.Now()
 	for _, q := range []store.FeeTransferListParams{
 		{Statuses: []string{store.FeeUnknown}, Limit: limit},
@@ -433,6 +463,10 @@ func (s *Service) Reconcile(ctx context.Context, limit int) (ReconcileResult, er
 			}
 			res.Checked++
 			out, err := s.resolve(ctx, t)
+			if errors.Is(err, store.ErrConflict) { // a contradiction, logged by recordAnswer: support owns it
+				res.Contradicted++
+				continue
+			}
 			if err != nil {
 				return res, err
 			}

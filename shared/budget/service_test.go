@@ -653,3 +653,45 @@ func TestFeeProjectionEqualsLedgerUnderReplay(t *testing.T) {
 		t.Fatalf("malformed fact: %v", err)
 	}
 }
+
+// TestFeeNotInDoubtUntilInDoubtAfter: a PENDING fee (its charger stopped after the call, the
+// answer not recorded) is neither listed for a person nor resolvable until it has been
+// untouched for InDoubtAfter (409, CodeConflict, nothing changed); then it is both. The
+// resolution needs its revision: 0 is never "unguarded" (ErrLeaseLost).
+func TestFeeNotInDoubtUntilInDoubtAfter(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1000)
+	svc := e.svc
+	svc.Hooks = &budget.Hooks{AfterCharge: func(context.Context, string, error) error { return errors.New("crash after the call") }}
+	if _, err := svc.Prepare(ctx, cmd(1)); err == nil {
+		t.Fatal("the crash hook did not stop Prepare")
+	}
+	svc.Hooks = nil
+	list, err := e.st.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: "bu-1", Statuses: []string{store.FeePending}, Limit: 10})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("pending %+v %v", list, err)
+	}
+	fee := list[0]
+	req := budget.ResolveRequest{BusinessUnitID: "bu-1", OrderID: fee.OrderID, Status: store.FeeFailed, ExpectedRevision: fee.Revision, Operator: "jane", Reason: "no charge seen"}
+	if q, err := svc.UnknownFees(ctx, "bu-1", 0, 10); err != nil || len(q) != 0 {
+		t.Fatalf("a fresh PENDING fee is queued: %+v %v", q, err)
+	}
+	if _, err := svc.ResolveFee(ctx, req); automation.CodeOf(err) != automation.CodeConflict || !strings.Contains(err.Error(), "PENDING") {
+		t.Fatalf("resolve of a fresh PENDING fee: %v", err)
+	}
+	e.clock.Advance(time.Minute)
+	if q, err := svc.UnknownFees(ctx, "bu-1", 0, 10); err != nil || len(q) != 1 || q[0].OrderID != fee.OrderID {
+		t.Fatalf("the stalled fee is not queued: %+v %v", q, err)
+	}
+	zero := req
+	zero.ExpectedRevision = 0
+	if _, err := svc.ResolveFee(ctx, zero); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("revision 0: %v", err)
+	}
+	if got, _ := e.st.FeeTransferGet(ctx, fee.OrderID); got.Status != store.FeePending || got.Revision != fee.Revision {
+		t.Fatalf("refused resolutions changed the fee %+v", got)
+	}
+	if got, err := svc.ResolveFee(ctx, req); err != nil || got.Status != store.FeeFailed {
+		t.Fatalf("resolve of the stalled fee: %+v %v", got, err)
+	}
+}

@@ -129,6 +129,9 @@ func (s *Service) Resume(ctx context.Context, bu, campaign string, expectedVersi
 	if err := checkReason(reason); err != nil {
 		return View{}, err
 	}
+	if expectedVersion < 1 { // versions start at 1: 0 would be an unguarded write
+		return View{}, fmt.Errorf("budget of %s: version %d: %w", campaign, expectedVersion, store.ErrLeaseLost)
+	}
 	b, err := s.Store.BudgetGet(ctx, bu, campaign)
 	if err != nil {
 		return View{}, err
@@ -164,22 +167,24 @@ type ResolveRequest struct {
 	Reason           string
 }
 
-// ResolveFee records a manual resolution of an UNKNOWN (or stuck PENDING) fee, audited, with
-// the same effects as a provider answer (SUCCEEDED adds the cost once and consumes the
-// reservation; FAILED releases it). Errors: CodeInvalidInput (status, operator, reason),
-// store.ErrNotFound (unknown order or another unit's), store.ErrConflict (already final
-// with another status), store.ErrLeaseLost (revision moved on).
+// ResolveFee records a manual resolution of a fee in doubt (InDoubt: UNKNOWN, or PENDING
+// untouched for InDoubtAfter), audited, with the same effects as a provider answer
+// (SUCCEEDED adds the cost once and consumes the reservation; FAILED releases it). A PENDING
+// fee younger than that has its charge call in flight: a person's guess could contradict
+// what the provider is committing, so it is refused. The store write is guarded by
+// ExpectedRevision (at least 1), as the worker's own record of an answer is guarded by the
+// revision it read, so of a person and a worker racing exactly one writes.
+// Errors: CodeInvalidInput (status; operator and reason by automation.CheckAudit),
+// store.ErrNotFound (unknown order or another unit's), store.ErrConflict (already final),
+// automation.CodeConflict (PENDING and not in doubt yet: the message says since when and
+// from when it can be resolved), store.ErrLeaseLost (revision moved on, or none given).
 func (s *Service) ResolveFee(ctx context.Context, r ResolveRequest) (store.FeeTransfer, error) {
 	var errs []error
 	if r.Status != store.FeeSucceeded && r.Status != store.FeeFailed {
 		errs = append(errs, automation.Invalid("status", "must be SUCCEEDED or FAILED"))
 	}
-	if strings.TrimSpace(r.Reason) == "" || len(r.Reason) > MaxReason {
-		errs = append(errs, automation.Invalid("reason", "is required (at most %d characters)", MaxReason))
-	}
-	if strings.TrimSpace(r.Operator) == "" {
-		errs = append(errs, automation.Invalid("operator", "is required"))
-	}
+	op, reason, auditErr := automation.CheckAudit(r.Operator, r.Reason)
+	errs = append(errs, auditErr)
 	if err := automation.InvalidFields(errs...); err != nil {
 		return store.FeeTransfer{}, err
 	}
@@ -190,22 +195,72 @@ func (s *Service) ResolveFee(ctx context.Context, r ResolveRequest) (store.FeeTr
 	if t.BusinessUnitID != r.BusinessUnitID {
 		return store.FeeTransfer{}, store.ErrNotFound
 	}
+	now := s.Clock.Now()
 	if t.Status != store.FeeUnknown && t.Status != store.FeePending {
 		return store.FeeTransfer{}, fmt.Errorf("order %s is %s, not in doubt: %w", r.OrderID, t.Status, store.ErrConflict)
 	}
-	res, err := s.Store.FeeTransferRecord(ctx, store.FeeTransferRecordParams{OrderID: r.OrderID, Status: r.Status, Now: s.Clock.Now(),
-		Operator: r.Operator, Reason: r.Reason, ExpectedRevision: r.ExpectedRevision, Error: "resolved by support: " + r.Reason})
+	if !s.InDoubt(t, now) {
+		return store.FeeTransfer{}, automation.Errorf(automation.CodeConflict,
+			"fee %s is PENDING since %s: its charge call may still be running; it is in doubt (and can be resolved) from %s",
+			r.OrderID, t.UpdatedOn.UTC().Format(time.RFC3339), t.UpdatedOn.Add(s.inDoubtAfter()).UTC().Format(time.RFC3339))
+	}
+	if r.ExpectedRevision < 1 { // revisions start at 1: 0 would be an unguarded write
+		return store.FeeTransfer{}, fmt.Errorf("fee %s: revision %d: %w", r.OrderID, r.ExpectedRevision, store.ErrLeaseLost)
+	}
+	res, err := s.Store.FeeTransferRecord(ctx, store.FeeTransferRecordParams{OrderID: r.OrderID, Status: r.Status, Now: now,
+		Operator: op, Reason: reason, ExpectedRevision: r.ExpectedRevision, Error: "resolved by support: " + reason})
 	if err != nil {
 		return store.FeeTransfer{}, err
 	}
 	return res.Transfer, nil
 }
 
-// UnknownFees lists a unit's in-doubt fees (UNKNOWN and PENDING), oldest first, after Id
-// `after`, at most limit.
+// inDoubtAfter is InDoubtAfter, 2 minutes when unset.
+func (s *Service) inDoubtAfter() time.Duration {
+	if s.InDoubtAfter <= 0 {
+		return 2 * time.Minute
+	}
+	return s.InDoubtAfter
+}
+
+// InDoubt reports whether a transfer's outcome is in doubt at now: UNKNOWN, or PENDING and
+// untouched for InDoubtAfter (its charger crashed or stalled between recording the intent
+// and the answer). Only such a fee is reconciled by the sweep, listed for a person or
+// resolved by one (docs/budgets.md#reconciliation).
+func (s *Service) InDoubt(t store.FeeTransfer, now time.Time) bool {
+	switch t.Status {
+	case store.FeeUnknown:
+		return true
+	case store.FeePending:
+		return !t.UpdatedOn.After(now.Add(-s.inDoubtAfter()))
+	}
+	return false
+}
+
+// UnknownFees lists a unit's fees in doubt (InDoubt: UNKNOWN, and PENDING untouched for
+// InDoubtAfter), oldest first (by Id), after Id `after`, at most limit. A PENDING fee whose
+// charge call may still be running is not listed.
 func (s *Service) UnknownFees(ctx context.Context, bu string, after int64, limit int) ([]store.FeeTransfer, error) {
-	return s.Store.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: bu, Statuses: []string{store.FeeUnknown, store.FeePending},
+	now := s.Clock.Now()
+	unknown, err := s.Store.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: bu, Statuses: []string{store.FeeUnknown},
 		AfterID: after, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	pending, err := s.Store.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: bu, Statuses: []string{store.FeePending},
+		UpdatedBefore: now.Add(-s.inDoubtAfter()), AfterID: after, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.FeeTransfer, 0, min(limit, len(unknown)+len(pending)))
+	for len(out) < limit && (len(unknown) > 0 || len(pending) > 0) { // merge by Id
+		if len(pending) == 0 || (len(unknown) > 0 && unknown[0].ID < pending[0].ID) {
+			out, unknown = append(out, unknown[0]), unknown[1:]
+		} else {
+			out, pending = append(out, pending[0]), pending[1:]
+		}
+	}
+	return out, nil
 }
 
 // Waiting lists a unit's WAITING_BUDGET commands, oldest first.

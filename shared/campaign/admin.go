@@ -113,18 +113,18 @@ func (a *Admin) Resolve(ctx context.Context, p store.CampaignResolveParams) (sto
 
 // ResolveIn is Resolve of a command named under a business unit and a campaign (the campaigns
 // API's path, the console's form): a command of another unit or another campaign is
-// ErrNotFound, exactly like one that does not exist; a blank operator or reason is
+// ErrNotFound, exactly like one that does not exist; an operator or reason refused by
+// automation.CheckAudit (blank, too long, control or bidirectional-text characters) is
 // CodeInvalidInput naming "operator" or "reason" (every resolution is audited with both,
 // docs/campaigns.md#unknown). Otherwise Resolve's answers: CodePreconditionFailed when
 // the command changed since p.ExpectedVersion was read, ErrConflict when it no longer waits
 // for a person.
 func (a *Admin) ResolveIn(ctx context.Context, businessUnitID, campaignID string, p store.CampaignResolveParams) (store.CampaignCommand, error) {
-	if strings.TrimSpace(p.Operator) == "" {
-		return store.CampaignCommand{}, automation.Invalid("operator", "is required: the resolution is audited with who made it")
+	op, reason, err := automation.CheckAudit(p.Operator, p.Reason)
+	if err != nil {
+		return store.CampaignCommand{}, err
 	}
-	if strings.TrimSpace(p.Reason) == "" {
-		return store.CampaignCommand{}, automation.Invalid("reason", "is required")
-	}
+	p.Operator, p.Reason = op, reason
 	cur, err := a.Store.CampaignCommandGet(ctx, p.CommandID)
 	if err != nil {
 		return cur, err

@@ -14,12 +14,13 @@ import (
 // HandleBatch is Handle for several dispatch messages at once (the messages a bus hands
 // over together, at most store.MaxBatch): the send claims of all their delivery keys are
 // taken in one transaction (NotificationClaimMany), the claimed jobs are sent with
-// ChannelConcurrency calls per channel at once, and their outcomes are recorded in one
-// transaction (ProcessBatch). errs[i] is what Handle would have returned for msgs[i]: nil
-// (done, or nothing to do), a Permanent error (malformed body, unknown delivery key), a
-// RetryAfter(ErrInFlight) (another sender's live claim), or the batch's error when its
-// outcomes could not be recorded (each claim then expires and its next attempt is in doubt).
-// More than store.MaxBatch messages is an error for every message.
+// ChannelConcurrency calls per channel at once, and their outcomes are recorded in group
+// commits as the sends finish (ProcessBatch). errs[i] is what Handle would have returned for
+// msgs[i]: nil (done, or nothing to do), a Permanent error (malformed body, unknown delivery
+// key), a RetryAfter(ErrInFlight) (another sender's live claim), the crash of a fault hook
+// when its outcome was not recorded before it, or the error of the group commit that failed
+// to record its outcome (its claim then expires and its next attempt is in doubt). More than
+// store.MaxBatch messages is an error for every message.
 func (d *Dispatcher) HandleBatch(ctx context.Context, msgs []bus.Message) []error {
 	errs := make([]error, len(msgs))
 	if len(msgs) == 0 {
@@ -65,37 +66,46 @@ func (d *Dispatcher) HandleBatch(ctx context.Context, msgs []bus.Message) []erro
 			errs[i] = automation.RetryAfter(d.lease(), ErrInFlight)
 		}
 	}
-	if _, err := d.ProcessBatch(ctx, claimed); err != nil {
-		for _, i := range claimedAt {
-			errs[i] = err
-		}
+	_, perClaim, _ := d.processBatch(ctx, claimed)
+	for j, i := range claimedAt {
+		errs[i] = perClaim[j]
 	}
 	return errs
 }
 
 // ProcessBatch runs claimed jobs (each as Process runs one; at most store.MaxBatch) with at
-// most ChannelConcurrency channel calls per channel at once, then records every outcome in
-// one transaction (NotificationFinishMany). Each (template, business unit) the batch renders
-// is read from the store once per batch (templateScope), as the burn-down reads each setting
-// once per claimed batch: a template saved while a batch runs is used from the next batch. It returns the outcomes in the order of claims
-// (an outcome whose claim was lost to another sender is returned unrecorded, as Process
-// does). Errors: a fault hook's crash (no outcome of the batch recorded, and no send started
-// after it), or the record failed (nothing recorded): the claims then expire and each next
-// attempt is in doubt.
+// most ChannelConcurrency channel calls per channel at once, and records their outcomes in
+// group commits as the sends finish (groupCommit): a finished send's outcome never waits for
+// a slower send of the batch, so its claim cannot expire and be taken over in doubt while it
+// waits. Each (template, business unit) the batch renders is read from the store once per
+// batch (templateScope), as the burn-down reads each setting once per claimed batch: a
+// template saved while a batch runs is used from the next batch. It returns the outcomes in
+// the order of claims (an outcome whose claim was lost to another sender is returned
+// unrecorded, as Process does). Errors: a fault hook's crash (outcomes committed before it
+// stay; nothing is recorded after it and no send starts after it), or a record failed
+// (those claims expire and each next attempt is in doubt), joined.
 func (d *Dispatcher) ProcessBatch(ctx context.Context, claims []store.NotificationClaimResult) ([]Outcome, error) {
+	outs, _, err := d.processBatch(ctx, claims)
+	return outs, err
+}
+
+// processBatch is ProcessBatch with each claim's own error beside the joined one: nil
+// (recorded, or its claim was lost to another sender), the crash, or its record's failure.
+func (d *Dispatcher) processBatch(ctx context.Context, claims []store.NotificationClaimResult) ([]Outcome, []error, error) {
+	errs := make([]error, len(claims))
 	if len(claims) == 0 {
-		return nil, nil
+		return nil, errs, nil
 	}
 	if len(claims) > store.MaxBatch {
-		return nil, fmt.Errorf("dispatch: a batch of %d claims is over %d", len(claims), store.MaxBatch)
+		err := fmt.Errorf("dispatch: a batch of %d claims is over %d", len(claims), store.MaxBatch)
+		for i := range errs {
+			errs[i] = err
+		}
+		return nil, errs, err
 	}
 	outs := make([]Outcome, len(claims))
-	recs := make([]*store.NotificationFinishParams, len(claims))
-	var (
-		mu      sync.Mutex
-		crashed error
-		wg      sync.WaitGroup
-	)
+	g := &groupCommit{d: d, outs: outs, errs: errs}
+	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
 	for _, c := range claims {
@@ -106,66 +116,141 @@ func (d *Dispatcher) ProcessBatch(ctx context.Context, claims []store.Notificati
 	for i, c := range claims {
 		slot := slots[c.Job.Channel]
 		slot <- struct{}{}
-		mu.Lock()
-		stop := crashed != nil
-		mu.Unlock()
-		if stop {
+		if g.crash() != nil {
 			<-slot
 			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The committer keeps the slot while it commits (groupCommit).
 			defer func() { <-slot }()
 			o, rec, err := d.attempt(ctx, c, sc)
-			mu.Lock()
-			defer mu.Unlock()
-			outs[i], recs[i] = o, rec
-			if err != nil && crashed == nil {
-				crashed = err
-			}
+			g.finish(ctx, i, o, rec, err)
 		}()
 	}
 	wg.Wait()
-	if crashed != nil {
-		return nil, crashed
-	}
-	now := d.Clock.Now()
-	var ps []store.NotificationFinishParams
-	var idx []int
-	for i, rec := range recs {
-		if rec == nil {
-			continue
+	if crashed := g.crash(); crashed != nil {
+		for i := range errs {
+			if errs[i] == nil && !g.recorded[i] {
+				errs[i] = crashed
+			}
 		}
-		p := *rec
-		outs[i].At = now
-		p.ID, p.Token, p.Now = outs[i].Job.ID, outs[i].Job.Version, now
-		ps, idx = append(ps, p), append(idx, i)
+		return outs, errs, crashed
 	}
-	if len(ps) == 0 {
-		return outs, nil
+	return outs, errs, errors.Join(g.bad...)
+}
+
+// groupCommit records a batch's outcomes as their sends finish: a sender hands its outcome
+// over; when no commit is running it becomes the committer and commits every outcome
+// handed over so far in one NotificationFinishMany (each item fenced by its claim's
+// Version), then again those handed over meanwhile, until none is left; a sender that
+// finds a commit running leaves its outcome to it and returns. The committer keeps its
+// channel slot while it commits, so with one send at a time a finished send is recorded
+// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
+// After a crash (a fault hook's error) nothing further is committed: the outcomes still
+// waiting are dropped, as a crash would lose them.
+type groupCommit struct {
+	d          *Dispatcher
+	outs       []Outcome
+	errs       []error
+	mu         sync.Mutex // guards everything below; not held while committing
+	committing bool
+	pending    []int // outs indexes handed over and not yet committed
+	recs       map[int]store.NotificationFinishParams
+	recorded   map[int]bool
+	crashed    error
+	bad        []error
+}
+
+// crash returns the batch's crash, if any.
+func (g *groupCommit) crash() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.crashed
+}
+
+// finish hands outcome i over, and commits groups until none is waiting when no commit is
+// running. err is attempt's crash.
+func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.NotificationFinishParams, err error) {
+	g.mu.Lock()
+	g.outs[i] = o
+	switch {
+	case err != nil:
+		if g.crashed == nil {
+			g.crashed = err
+		}
+		g.errs[i] = err
+		g.mu.Unlock()
+		return
+	case rec == nil || g.crashed != nil:
+		g.mu.Unlock()
+		return
 	}
-	itemErrs, err := d.Store.NotificationFinishMany(ctx, ps)
-	if err != nil {
-		return outs, fmt.Errorf("dispatch: record a batch of %d outcomes: %w", len(ps), err)
+	if g.recs == nil {
+		g.recs, g.recorded = map[int]store.NotificationFinishParams{}, map[int]bool{}
 	}
-	var bad []error
-	for j, i := range idx {
+	g.recs[i] = *rec
+	g.pending = append(g.pending, i)
+	if g.committing {
+		g.mu.Unlock()
+		return
+	}
+	g.committing = true
+	g.mu.Unlock()
+	for g.commitPending(ctx) {
+	}
+}
+
+// commitPending commits the outcomes waiting; false when none was waiting (or the batch
+// crashed), and the caller is no longer the committer.
+func (g *groupCommit) commitPending(ctx context.Context) bool {
+	g.mu.Lock()
+	group := g.pending
+	g.pending = nil
+	if g.crashed != nil || len(group) == 0 {
+		g.committing = false
+		g.mu.Unlock()
+		return false
+	}
+	now := g.d.Clock.Now()
+	ps := make([]store.NotificationFinishParams, len(group))
+	for j, k := range group {
+		p := g.recs[k]
+		g.outs[k].At = now
+		p.ID, p.Token, p.Now = g.outs[k].Job.ID, g.outs[k].Job.Version, now
+		ps[j] = p
+	}
+	g.mu.Unlock()
+	itemErrs, cerr := g.d.Store.NotificationFinishMany(ctx, ps)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if cerr != nil {
+		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
+		g.bad = append(g.bad, cerr)
+		for _, k := range group {
+			g.errs[k] = cerr
+		}
+		return true
+	}
+	for j, k := range group {
 		switch e := itemErrs[j]; {
 		case errors.Is(e, store.ErrLeaseLost):
 			// Another sender took over after our lease expired; its claim was in doubt, so
 			// it did not send blindly. It records the outcome.
 			continue
 		case e != nil:
-			bad = append(bad, fmt.Errorf("dispatch %s: record %s: %w", outs[i].Job.DeliveryKey, outs[i].Status, e))
+			e = fmt.Errorf("dispatch %s: record %s: %w", g.outs[k].Job.DeliveryKey, g.outs[k].Status, e)
+			g.bad, g.errs[k] = append(g.bad, e), e
 			continue
 		}
-		d.log(ctx, outs[i])
-		if d.OnOutcome != nil {
-			d.OnOutcome(outs[i])
+		g.recorded[k] = true
+		g.d.log(ctx, g.outs[k])
+		if g.d.OnOutcome != nil {
+			g.d.OnOutcome(g.outs[k])
 		}
 	}
-	return outs, errors.Join(bad...)
+	return true
 }
 
 func (d *Dispatcher) channelConcurrency() int {

@@ -774,6 +774,14 @@ func TestResolveGuardsVersionScopeAndInput(t *testing.T) {
 		func(r *delivery.ResolveRequest) { r.Reason = "" },
 		func(r *delivery.ResolveRequest) { r.ExpectedVersion = 0 },
 		func(r *delivery.ResolveRequest) { r.DeliveryKey = "x" },
+		// The audit rule of every person's action (automation.CheckAudit): no NUL, no
+		// right-to-left override, bounded.
+		func(r *delivery.ResolveRequest) { r.Operator = "ops\x00" },
+		func(r *delivery.ResolveRequest) { r.Operator = "ops.\u202Eenaj" },
+		func(r *delivery.ResolveRequest) { r.Operator = strings.Repeat("x", 10000) },
+		func(r *delivery.ResolveRequest) { r.Reason = "bounced\x00" },
+		func(r *delivery.ResolveRequest) { r.Reason = "the \u202Eprovider" },
+		func(r *delivery.ResolveRequest) { r.Reason = strings.Repeat("x", 10000) },
 	}
 	for i, f := range bad {
 		r := req

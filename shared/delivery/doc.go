@@ -40,11 +40,19 @@
 //
 // Dispatcher.HandleBatch runs the dispatch messages a consumer holds at once: one
 // transaction claims them all (store NotificationClaimMany), the claimed jobs are sent with
-// bounded concurrency per channel and no transaction open, and one transaction records
-// every outcome (NotificationFinishMany), each write fenced by its claim's Version as one by
-// one. A crash between the sends and the record leaves every claim of the batch Sending, in
-// doubt once its lease expires, exactly as a crash after a single send does
+// bounded concurrency per channel and no transaction open, and the outcomes are recorded in
+// group commits as the sends finish (NotificationFinishMany), each write fenced by its
+// claim's Version as one by one, so a finished send never waits for a slower one. A crash
+// between a send and its record leaves the claims not yet recorded Sending, in doubt once
+// their leases expire, exactly as a crash after a single send does
 // (docs/performance.md#dispatch-per-batch).
+//
+// The runtime still hands over one message at a time: the in-process bus consumer and the
+// Functions host's Service Bus trigger call Handle per message, so only tests and
+// BenchmarkDispatch (-dispatch.batch, default 100) take the batch path. Wiring it is the
+// next step: the in-process bus consumer taking up to N waiting dispatch messages at once,
+// and the Service Bus trigger declared with cardinality "many", the custom handler reading
+// the host's array payload and answering per message.
 //
 // # Channels
 //

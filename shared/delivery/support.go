@@ -127,17 +127,17 @@ func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.Notifica
 		return store.NotificationJob{}, automation.Invalid("status", "must be %q or %q, got %q", store.NotificationSent, store.NotificationFailed, r.Status)
 	case r.ExpectedVersion <= 0:
 		return store.NotificationJob{}, automation.Invalid("version", "is required (the version listed)")
-	case strings.TrimSpace(r.Operator) == "":
-		return store.NotificationJob{}, automation.Invalid("operator", "is required")
-	case strings.TrimSpace(r.Reason) == "":
-		return store.NotificationJob{}, automation.Invalid("reason", "is required")
 	case utf16Len(r.Reason) > MaxResolutionReason:
 		return store.NotificationJob{}, automation.Invalid("reason", "is longer than %d characters", MaxResolutionReason)
 	case utf16Len(r.ProviderReference) > store.MaxProviderReference:
 		return store.NotificationJob{}, automation.Invalid("providerReference", "is longer than %d characters", store.MaxProviderReference)
 	}
+	op, reason, err := automation.CheckAudit(r.Operator, r.Reason) // the audit rule of every person's action
+	if err != nil {
+		return store.NotificationJob{}, err
+	}
 	return s.Store.NotificationResolve(ctx, store.NotificationResolveParams{DeliveryKey: r.DeliveryKey, BusinessUnitID: r.BusinessUnitID,
-		ExpectedVersion: r.ExpectedVersion, Status: r.Status, Operator: strings.TrimSpace(r.Operator), Reason: strings.TrimSpace(r.Reason),
+		ExpectedVersion: r.ExpectedVersion, Status: r.Status, Operator: op, Reason: reason,
 		ProviderReference: r.ProviderReference, Now: s.Clock.Now()})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"unicode"
 
 	"github.com/automation-platform/automation/shared/automation"
 )
@@ -17,9 +16,8 @@ const (
 	HeaderBusinessUnits = "X-Automation-Business-Units"
 	// HeaderOperator names the person acting, for audits, when App Service authentication
 	// (X-MS-CLIENT-PRINCIPAL-NAME) is not in front.
-	HeaderOperator       = "X-Automation-Operator"
-	headerPrincipalName  = "X-MS-CLIENT-PRINCIPAL-NAME"
-	maxOperatorNameBytes = 200
+	HeaderOperator      = "X-Automation-Operator"
+	headerPrincipalName = "X-MS-CLIENT-PRINCIPAL-NAME"
 )
 
 // Caller is who makes a request: the business units they may see and their name for audits.
@@ -42,21 +40,9 @@ func CallerFrom(ctx context.Context) Caller {
 	return c
 }
 
-// operatorName cleans a header value for audit records: trimmed, control characters and
-// bidirectional-text controls (which can make an audit line display as another name)
-// removed, at most maxOperatorNameBytes.
-func operatorName(v string) string {
-	v = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(v))
-	if len(v) > maxOperatorNameBytes {
-		v = strings.ToValidUTF8(v[:maxOperatorNameBytes], "")
-	}
-	return v
-}
+// operatorName cleans a header value for audit records (automation.OperatorName: trimmed,
+// control and bidirectional-text characters removed, at most automation.MaxOperatorBytes).
+func operatorName(v string) string { return automation.OperatorName(v) }
 
 // RequireUnit checks a business unit a request names against the caller's scope. Errors:
 // automation.Invalid("businessUnitId") when it is missing or blank (422), NotFound when the

@@ -19,7 +19,9 @@ func SetETag(w http.ResponseWriter, version int64) { w.Header().Set("ETag", ETag
 // one strong tag as written by ETag). Errors: CodePreconditionRequired when the header is
 // missing and required; CodeMalformed for "*", weak tags, lists (also as several header
 // lines) or anything not written by ETag (such as "007" for version 7). ok is false when
-// the header is absent and not required.
+// the header is absent and not required; CodePreconditionFailed (412) for "0", which no
+// resource ever is at (versions start at 1), so a handler never passes 0 to a store as if
+// it were a version read.
 func IfMatch(r *http.Request, required bool) (version int64, ok bool, err error) {
 	// Several If-Match lines are one comma-separated list (RFC 9110 section 5.3): refused below.
 	raw := strings.TrimSpace(strings.Join(r.Header.Values("If-Match"), ", "))
@@ -39,6 +41,10 @@ func IfMatch(r *http.Request, required bool) (version int64, ok bool, err error)
 	v, perr := strconv.ParseInt(inner, 10, 64)
 	if perr != nil || v < 0 || strconv.FormatInt(v, 10) != inner { // only tags ETag writes: not "007", "+7"
 		return 0, false, bad
+	}
+	if v == 0 { // versions start at 1: no resource is ever at "0", and a store must never read 0 as "unguarded"
+		return 0, false, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match",
+			Message: "no resource is at version \"0\" (versions start at 1); read it and send its ETag"}
 	}
 	return v, true, nil
 }

@@ -368,9 +368,22 @@ func TestIfMatchIsExactlyOneTagAsWritten(t *testing.T) {
 		}
 	}
 	r := httptest.NewRequest("PUT", "/", nil)
-	r.Header.Set("If-Match", `"0"`)
-	if v, ok, err := httpapi.IfMatch(r, true); v != 0 || !ok || err != nil {
-		t.Errorf(`If-Match "0": %d %v %v`, v, ok, err)
+	r.Header.Set("If-Match", `"7"`)
+	if v, ok, err := httpapi.IfMatch(r, true); v != 7 || !ok || err != nil {
+		t.Errorf(`If-Match "7": %d %v %v`, v, ok, err)
+	}
+}
+
+// Versions start at 1: If-Match "0" names no version any resource is at, and a store reads
+// 0 as "unguarded" for its own writes, so "0" is refused (412) before any handler sees it.
+func TestIfMatchZeroIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, required := range []bool{true, false} {
+		r := httptest.NewRequest("PUT", "/", nil)
+		r.Header.Set("If-Match", `"0"`)
+		if _, ok, err := httpapi.IfMatch(r, required); ok || automation.CodeOf(err) != automation.CodePreconditionFailed {
+			t.Errorf(`If-Match "0" (required %v): ok %v err %v, want PreconditionFailed`, required, ok, err)
+		}
 	}
 }
 

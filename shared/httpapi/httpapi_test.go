@@ -158,7 +158,7 @@ func TestIfMatch(t *testing.T) {
 		code     automation.ErrorCode
 	}{
 		{`"7"`, true, 7, true, ""},
-		{` "0" `, false, 0, true, ""},
+		{` "0" `, false, 0, false, automation.CodePreconditionFailed}, // versions start at 1
 		{"", false, 0, false, ""},
 		{"", true, 0, false, automation.CodePreconditionRequired},
 		{"*", true, 0, false, automation.CodeMalformed},

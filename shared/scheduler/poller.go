@@ -29,6 +29,11 @@ type Config struct {
 	RescueBatch int
 	// Backoff is the retry ladder (default DefaultBackoff with 10 % jitter).
 	Backoff Backoff
+	// TraceTimeout bounds one background trace write (RunOnce), wall-clock (default 30 s):
+	// a hung trace store (a locked database, an unreachable storage account) cannot hold the
+	// one in-flight slot, and with it the poller and the shutdown, for longer. The rows of a
+	// write that runs out are dropped and logged (writeTrace).
+	TraceTimeout time.Duration
 	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
 	// production.
 	Hooks *Hooks
@@ -51,6 +56,10 @@ func (c *Config) afterClaim(ctx context.Context, rows []automation.SchedulerRow)
 	return c.Hooks.AfterClaim(ctx, rows)
 }
 
+// DefaultTraceTimeout is Config.TraceTimeout's default: far above a healthy batch write
+// (milliseconds), well below a host's shutdown grace.
+const DefaultTraceTimeout = 30 * time.Second
+
 // Validate fills defaults and rejects impossible values.
 func (c *Config) Validate() error {
 	if c.BatchSize == 0 {
@@ -65,6 +74,9 @@ func (c *Config) Validate() error {
 	if c.RescueBatch == 0 {
 		c.RescueBatch = 100
 	}
+	if c.TraceTimeout == 0 {
+		c.TraceTimeout = DefaultTraceTimeout
+	}
 	if c.Backoff.Steps == nil {
 		c.Backoff.Steps = DefaultBackoff
 		if c.Backoff.JitterFraction == 0 {
@@ -78,6 +90,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("scheduler: RescueBatch %d outside 1..%d", c.RescueBatch, store.MaxBatch)
 	case c.Lease < time.Second:
 		return fmt.Errorf("scheduler: Lease %s shorter than 1s", c.Lease)
+	case c.TraceTimeout < 0:
+		return fmt.Errorf("scheduler: TraceTimeout %s negative", c.TraceTimeout)
 	case c.Concurrency < 1 || c.Concurrency > 64:
 		return fmt.Errorf("scheduler: Concurrency %d outside 1..64", c.Concurrency)
 	case c.Backoff.JitterFraction < 0 || c.Backoff.JitterFraction > 1:
@@ -139,7 +153,11 @@ const completeChunk = store.MaxBatch
 // the next RunOnce claims, executes and completes while they are written (the trace store
 // is a separate database with its own writer). At most one such write is in flight: the
 // next batch's trace write waits for it, and so does a RunOnce that claims nothing (so a
-// caller that polls until the store is idle sees every trace row) and Flush.
+// caller that polls until the store is idle sees every trace row) and Flush. When ctx ends
+// while the batch waits for that slot, RunOnce returns ctx's error: the batch's outcomes are
+// already committed (counted in the Result), only its trace rows are dropped, with a
+// warning that says how many (the scheduler rows keep the outcome; the trace is the
+// observability copy). The write in flight is bounded by Config.TraceTimeout.
 func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	var res Result
 	if err := p.rescue(ctx, &res); err != nil {
@@ -200,11 +218,13 @@ func (p *Poller) Flush(ctx context.Context) error {
 }
 
 // writeTrace writes a batch's trace rows: at once when background is false, otherwise in a
-// goroutine once the previous background write has finished (one in flight at most). A
-// failure is logged as a warning: the outcomes it records are already committed.
-func (p *Poller) writeTrace(ctx context.Context, recs []trace.JobRecord, background bool) {
+// goroutine once the previous background write has finished (one in flight at most), under
+// Config.TraceTimeout. A failed write is logged as a warning: the outcomes it records are
+// already committed. When ctx ends before the slot is free, the rows are dropped (logged
+// as a warning with their count) and ctx's error is returned; it is the only error.
+func (p *Poller) writeTrace(ctx context.Context, recs []trace.JobRecord, background bool) error {
 	if p.trace == nil || len(recs) == 0 {
-		return
+		return nil
 	}
 	write := func(ctx context.Context) {
 		if err := trace.WriteJobs(ctx, p.trace, recs); err != nil {
@@ -213,16 +233,22 @@ func (p *Poller) writeTrace(ctx context.Context, recs []trace.JobRecord, backgro
 	}
 	if !background {
 		write(ctx)
-		return
+		return nil
 	}
-	p.traceSlot <- struct{}{}
+	select {
+	case p.traceSlot <- struct{}{}:
+	case <-ctx.Done():
+		p.log.WarnContext(ctx, "trace rows dropped: the previous trace write still runs and the poll's context ended; the outcomes are committed", "rows", len(recs), "step", "trace", "errorCode", string(automation.CodeInternal), "error", ctx.Err())
+		return ctx.Err()
+	}
 	// The write outlives the caller's context (a Functions invocation ends when RunOnce
-	// returns); its values (log attributes) are kept.
-	bctx := context.WithoutCancel(ctx)
+	// returns); its values (log attributes) are kept, and TraceTimeout bounds it.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.TraceTimeout)
 	go func() {
-		defer func() { <-p.traceSlot }()
+		defer func() { cancel(); <-p.traceSlot }()
 		write(bctx)
 	}()
+	return nil
 }
 
 // batchScope lets every handler with rows in the batch that implements BatchScoper load
@@ -381,7 +407,9 @@ func (p *Poller) settle(ctx context.Context, runs []execution, backgroundTrace b
 			recs = append(recs, rec)
 		}
 	}
-	p.writeTrace(ctx, recs, backgroundTrace)
+	if err := p.writeTrace(ctx, recs, backgroundTrace); err != nil {
+		firstErr = cmp.Or(firstErr, err)
+	}
 	return outcomes, firstErr
 }
 

@@ -109,7 +109,8 @@ type BudgetSetMaxCostParams struct {
 }
 
 // BudgetSetStatusParams pauses (Reason ShortBudget/ShortBalance) or resumes (Status Active)
-// a budget; ExpectedVersion 0 = unguarded (the charging service). Audited when Operator is set.
+// a budget; ExpectedVersion 0 = unguarded, only without an Operator (the charging service's own
+// pauses; with an Operator, 0 is ErrLeaseLost). Audited when Operator is set.
 type BudgetSetStatusParams struct {
 	BusinessUnitID, CampaignID string
 	Status, Reason             string
@@ -220,7 +221,8 @@ type FeeTransferRecordParams struct {
 	Error             string
 	Now               time.Time
 	Operator, Reason  string
-	// ExpectedRevision, when > 0, guards a support resolution (ErrLeaseLost).
+	// ExpectedRevision guards the write (ErrLeaseLost when the stored Revision differs). 0 is
+	// unguarded only without an Operator; a person's resolution with 0 is ErrLeaseLost.
 	ExpectedRevision int64
 }
 

@@ -36,7 +36,6 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -141,25 +140,11 @@ func notFound(what string) error {
 	return automation.Errorf(automation.CodeNotFound, "%s not found", what)
 }
 
-// maxReasonLength bounds an operator's reason (characters).
-const maxReasonLength = 1000
-
-// checkAudit validates who and why: both required, the reason at most maxReasonLength
-// characters without control characters other than new lines and tabs.
+// checkAudit validates who and why (automation.CheckAudit: both required, no control or
+// bidirectional-text characters, bounded) and returns the trimmed reason.
 func checkAudit(operator, reason string) (string, error) {
-	if strings.TrimSpace(operator) == "" {
-		return "", automation.Invalid("operator", "is required: name yourself (X-Automation-Operator) so the action can be audited")
-	}
-	reason = strings.TrimSpace(reason)
-	switch {
-	case reason == "":
-		return "", automation.Invalid("reason", "is required: say why, for the audit")
-	case len([]rune(reason)) > maxReasonLength:
-		return "", automation.Invalid("reason", "is longer than %d characters", maxReasonLength)
-	case strings.IndexFunc(reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) >= 0:
-		return "", automation.Invalid("reason", "contains control characters")
-	}
-	return reason, nil
+	_, reason, err := automation.CheckAudit(operator, reason)
+	return reason, err
 }
 
 // lookup returns the row named by ref (its Id, or its Guid) if the scope sees it.

@@ -238,7 +238,9 @@ func (s *Store) BudgetSetStatus(ctx context.Context, p store.BudgetSetStatusPara
 		if err != nil {
 			return err
 		}
-		if p.ExpectedVersion != 0 && before.Version != p.ExpectedVersion {
+		// 0 leaves the write unguarded only for the worker's own pauses (no Operator): a
+		// person's change always names the version read, and versions start at 1.
+		if (p.ExpectedVersion != 0 || p.Operator != "") && before.Version != p.ExpectedVersion {
 			return fmt.Errorf("%s BudgetSetStatus: %w", s.d.Name, store.ErrLeaseLost)
 		}
 		n, err := s.execN(ctx, tx, "BudgetSetStatus", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
@@ -518,7 +520,9 @@ func (s *Store) FeeTransferRecord(ctx context.Context, p store.FeeTransferRecord
 		if err != nil {
 			return err
 		}
-		if p.ExpectedRevision > 0 && t.Revision != p.ExpectedRevision {
+		// 0 leaves the write unguarded only for a record without an Operator: a person's
+		// resolution always names the revision read, and revisions start at 1.
+		if (p.ExpectedRevision != 0 || p.Operator != "") && t.Revision != p.ExpectedRevision {
 			return fmt.Errorf("%s FeeTransferRecord: %w", s.d.Name, store.ErrLeaseLost)
 		}
 		if _, err := s.budgetGet(ctx, tx, t.BusinessUnitID, t.CampaignID); err != nil { // lock order: budget first

@@ -108,6 +108,7 @@ func TestBudgetRoutesAndBadInputChangesNothing(t *testing.T) {
 		{`{"maxCost":"40","currency":"EUR"}`, `"1"`, 422}, // not the budget's currency
 		{`{"maxCost":"-40"}`, `"1"`, 422},
 		{`{"maxCost":"40"}`, `"9"`, 412},
+		{`{"maxCost":"40"}`, `"0"`, 412}, // versions start at 1: "0" is never "no check"
 		{`{"maxCost":"40","extra":1}`, `"1"`, 400},
 	} {
 		want(t, e.call(t, "PUT", path, c.body, opHdr, "If-Match: "+c.ifMatch), c.code, c.body)
@@ -124,6 +125,7 @@ func TestBudgetRoutesAndBadInputChangesNothing(t *testing.T) {
 	}
 	want(t, e.call(t, "POST", "/api/budgets/campaigns/c1/resume?businessUnitId=bu-1", "", opHdr, `If-Match: "2"`), 409, "resume an active budget")
 	want(t, e.call(t, "POST", "/api/budgets/campaigns/c1/resume?businessUnitId=bu-1", "", opHdr), 428, "resume without If-Match")
+	want(t, e.call(t, "POST", "/api/budgets/campaigns/c1/resume?businessUnitId=bu-1", "", opHdr, `If-Match: "0"`), 412, "resume with If-Match 0")
 	audit, _ := e.st.BudgetAuditList(context.Background(), "bu-1", "c1", 10)
 	if len(audit) != 2 || audit[0].Action != "SET_MAX_COST" || audit[0].Operator != "jane" || audit[0].Reason != "more" {
 		t.Fatalf("audit %+v", audit)
@@ -145,6 +147,7 @@ func TestPolicyRoutes(t *testing.T) {
 	want(t, r, 201, "create")
 	want(t, e.call(t, "PUT", p, body, opHdr), 409, "create twice")
 	want(t, e.call(t, "PUT", p, body, opHdr, `If-Match: "7"`), 412, "stale")
+	want(t, e.call(t, "PUT", p, body, opHdr, `If-Match: "0"`), 412, "If-Match 0")
 	want(t, e.call(t, "PUT", p, strings.Replace(body, `"12.5"`, `"13"`, 1), opHdr, `If-Match: "1"`), 200, "replace")
 	r = e.call(t, "GET", p, "")
 	if r.Code != 200 || r.Header.Get("ETag") != `"2"` || !strings.Contains(string(r.Body), `"rate":"13"`) || !strings.Contains(string(r.Body), `"minFee":"5"`) {
@@ -192,6 +195,9 @@ func TestSupportQueuesResolveAndCosts(t *testing.T) {
 	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"MAYBE","reason":"checked"}`, opHdr, `If-Match: "2"`), 422, "bad status")
 	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-2","status":"SUCCEEDED","reason":"checked"}`, opHdr, `If-Match: "2"`), 404, "other unit")
 	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"checked"}`, opHdr, `If-Match: "5"`), 412, "stale")
+	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"checked"}`, opHdr, `If-Match: "0"`), 412, "If-Match 0")
+	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"checked\u0000"}`, opHdr, `If-Match: "2"`), 422, "NUL in the reason")
+	want(t, e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"the \u202eprovider"}`, opHdr, `If-Match: "2"`), 422, "U+202E in the reason")
 	r = e.call(t, "POST", res, `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"checked in the provider portal"}`, opHdr, `If-Match: "2"`)
 	if r.Code != 200 || !strings.Contains(string(r.Body), `"status":"SUCCEEDED"`) || !strings.Contains(string(r.Body), `"resolvedBy":"jane"`) {
 		t.Fatalf("resolve %d %s", r.Code, r.Body)

@@ -206,6 +206,10 @@ func testFeeTransferOnce(t *testing.T, open Opener) {
 	if b, _ := s.BudgetGet(ctx, "bu-1", "c1"); b.Cost != 0 || b.ReservedCost != 120 {
 		t.Fatalf("UNKNOWN moved the budget: %+v", b)
 	}
+	// A person's resolution is always guarded: revision 0 with an Operator is ErrLeaseLost.
+	if _, err := s.FeeTransferRecord(ctx, store.FeeTransferRecordParams{OrderID: "ord-cmd-1-1", Status: store.FeeFailed, Now: T0, Operator: "ops", Reason: "blind"}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("a person's resolution with revision 0: %v", err)
+	}
 	ok := record(t, s, "ord-cmd-1-1", store.FeeSucceeded)
 	if !ok.Changed || !ok.Transfer.CostAdded || ok.Transfer.Revision != 3 || ok.Reservation.Status != store.ReservationConsumed || ok.Transfer.ProviderReference != "ref-ord-cmd-1-1" {
 		t.Fatalf("succeeded %+v", ok)
@@ -329,6 +333,11 @@ func testBudgetMaxCost(t *testing.T, open Opener) {
 	p, err := s.BudgetSetStatus(ctx, store.BudgetSetStatusParams{BusinessUnitID: "bu-1", CampaignID: "c1", Status: store.BudgetPaused, Reason: store.ShortBalance, Now: T0})
 	if err != nil || p.Status != store.BudgetPaused || p.PausedReason != store.ShortBalance {
 		t.Fatalf("pause %+v %v", p, err)
+	}
+	// A person's change is always guarded: version 0 with an Operator is ErrLeaseLost, not
+	// "unguarded" (that is only for the charging service's own pauses).
+	if _, err := s.BudgetSetStatus(ctx, store.BudgetSetStatusParams{BusinessUnitID: "bu-1", CampaignID: "c1", Status: store.BudgetActive, Now: T0, Operator: "ops", AuditReason: "blind"}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("a person's resume with version 0: %v", err)
 	}
 	res, err := s.BudgetSetStatus(ctx, store.BudgetSetStatusParams{BusinessUnitID: "bu-1", CampaignID: "c1", Status: store.BudgetActive, ExpectedVersion: p.Version, Now: T0, Operator: "ops", AuditReason: "topped up"})
 	if err != nil || res.Status != store.BudgetActive || res.PausedReason != "" {

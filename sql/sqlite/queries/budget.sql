@@ -60,7 +60,7 @@ WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Version 
   AND Cost + ReservedCost <= @MaxCost;
 
 -- name: BudgetSetStatus :exec
--- @ExpectedVersion 0 = unguarded; nothing happens when the status and reason are already these.
+-- @ExpectedVersion 0 = unguarded, only for the worker's own pauses (the store refuses 0 with an Operator); nothing happens when the status and reason are already these.
 UPDATE CampaignBudget SET Status = @Status, PausedReason = @Reason, Version = Version + 1, UpdatedOn = @Now
 WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId
   AND (@ExpectedVersion = 0 OR Version = @ExpectedVersion)
