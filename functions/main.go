@@ -51,7 +51,7 @@ commands:
   replay        replay a scenario file on a simulated clock (JSON lines on stdout)
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
-  support       the support API from a terminal: find, show, explain, release, retry, cancel, metrics
+  support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
   providersim   run the simulated campaign action provider (HTTP on 127.0.0.1, fault switches)
   billing-sim   run the simulated billing provider on 127.0.0.1 (docs/billing.md), for demos
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants

@@ -16,6 +16,7 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 		Want: []string{
 			"",
 			`{"businessUnitId":"bu-hcm","campaignId":"first-login-welcome","runId":"run-1","name":"First login welcome","status":"ACTIVE"`,
+			`{"businessUnitId":"bu-hcm","campaignId":"first-login-welcome","currency":"VND","maxCost":"1000000","cost":"0","reservedCost":"0","available":"1000000","status":"ACTIVE","heldReservations":0,"oldestHeldAgeSeconds":0,"version":1`,
 			`"id":"try-login-1","type":"Login","status":"accepted","routes":["events","tracking"]`,
 			`{"attribute":"first_login","type":"boolean","value":true`,
 			`"recipientId":"CUST-HCM-8","template":"campaign:first-login-welcome","subject":"Welcome to the club"`,
@@ -26,7 +27,7 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 			`"status":422,"detail":"/data/amount: does not match the registered schema (version 1): minimum: got 0, want 1"`,
 		},
 		After: func(t *testing.T, n int, stdout, logs *lockedBuffer) {
-			if n == 6 { // every events message published: the log shows them as the rule engine would receive them
+			if n == 7 { // every events message published: the log shows them as the rule engine would receive them
 				// The login's trigger event: its id is a function of the login's id, the customer and the attribute.
 				waitFor(t, "serve's log", logs, logs, `"destination":"events","messageId":"attr-gen-6d4feb8403ff697a31ab6fca:events","sessionId":"CUST-HCM-8","payload":"{\"event_id\":\"attr-gen-6d4feb8403ff697a31ab6fca\",\"event_name\":\"First_Login_Reward\"`, 10*time.Second)
 				waitFor(t, "serve's log", logs, logs, `"destination":"events","messageId":"try-redeem-1:events","sessionId":"CUST-SYD-9"`, 10*time.Second)

@@ -61,8 +61,7 @@ type budgetPage struct {
 	Waiting                             []store.BudgetWait
 }
 
-var budgetTemplate = template.Must(template.New("budgets").Parse(`<h1>Budgets</h1>
-<form method="get" action="/api/console/budgets">
+var budgetTemplate = template.Must(template.New("budgets").Parse(`<form method="get" action="/api/console/budgets">
 <label>Business unit <input name="businessUnitId" value="{{.BusinessUnitID}}" required></label>
 <label>Campaign <input name="campaignId" value="{{.CampaignID}}"></label>
 <button>Show</button></form>

@@ -452,7 +452,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <div><label for="{{.ID}}-bu">Business unit</label><input id="{{.ID}}-bu" name="businessUnitId" value="{{.BU}}"{{if .Required}} required{{end}}{{if not .Required}} placeholder="all you may see"{{end}}></div>
 <div><button type="submit">Show</button></div></form>{{end}}
 
-{{define "events"}}<h1>Event metrics</h1>
+{{define "events"}}
 <p class="help">Ingest counts per event type since this process started; <code>registryVersion</code> is the version of each type's definition in force (the one an accepted event met), and the registry's save sequence is {{.Metrics.RegistrySeq}} ({{.Metrics.EventTypes}} types).</p>
 {{template "unitForm" (dict "ID" "ev" "BU" .BusinessUnitID "Required" false)}}
 <div class="scroll"><table id="event-counts"><caption>Events by type{{with .BusinessUnitID}} in {{.}}{{end}}</caption>
@@ -464,7 +464,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <tbody>{{range .Metrics.Lags}}<tr><th scope="row">{{.Topic}}</th><td>{{.Unpublished}}</td><td>{{printf "%.0f" .OldestAgeSeconds}} s</td></tr>{{end}}</tbody></table></div>
 {{else}}<p class="help">The outbox backlog is platform-wide: shown to callers who see every business unit.</p>{{end}}{{end}}
 
-{{define "registry"}}<h1>Event registry</h1>
+{{define "registry"}}
 {{if not .Platform}}<p class="note" id="registry-scope">The event registry is platform-wide: it is shown to callers who see every business unit.</p>{{else}}
 <div class="scroll"><table id="registry-types"><caption>Event types (latest version)</caption>
 <thead><tr><th scope="col">Event type</th><th scope="col">Class</th><th scope="col">Version</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
@@ -473,7 +473,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 {{if .Versions}}<h2 id="versions">{{.EventType}}: every version, newest first</h2>
 {{range .Versions}}<details{{if eq .Version (index $.Versions 0).Version}} open{{end}}><summary>Version {{.Version}} · {{.Operator}} · {{when .CreatedOn}}</summary><pre class="json">{{.Definition}}</pre></details>{{end}}{{end}}{{end}}{{end}}
 
-{{define "attributes"}}<h1>Attributes</h1>
+{{define "attributes"}}
 <form method="get" class="filters" aria-label="Entity">
 <div><label for="at-bu">Business unit</label><input id="at-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
 <div><label for="at-type">Entity type</label><input id="at-type" name="entityType" value="{{.EntityType}}" required pattern="[A-Z][A-Z0-9_]{0,49}" aria-describedby="at-type-help"><small id="at-type-help" class="help">CUSTOMER, ITEM, …</small></div>
@@ -490,7 +490,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <td><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}&amp;executionId={{.ExecutionID}}#execution">{{.ExecutionID}}</a></td><td>{{when .UpdatedOn}}</td><td>{{.LastError}}</td></tr>
 {{else}}<tr><td colspan="8">None.</td></tr>{{end}}</tbody></table></div>{{end}}
 
-{{define "campaigns"}}<h1>Campaigns</h1>
+{{define "campaigns"}}
 {{template "unitForm" (dict "ID" "cp" "BU" .BusinessUnitID "Required" true)}}
 {{if .Loaded}}<div class="scroll"><table id="campaigns"><caption>Campaigns of {{.BusinessUnitID}} (the first 50 by id)</caption>
 <thead><tr><th scope="col">Campaign</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Version</th><th scope="col">Triggers</th><th scope="col">Updated (UTC)</th></tr></thead>
@@ -522,7 +522,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <dl class="kv"><dt>Campaign</dt><dd>{{.CampaignID}}</dd><dt>Recipient</dt><dd>{{.RecipientID}}</dd><dt>Status</dt><dd>{{.Status}}</dd><dt>Next action</dt><dd>{{.CurrentIndex}}</dd><dt>Local day</dt><dd>{{.LocalDate}}</dd><dt>Source event</dt><dd>{{.SourceEventID}}</dd></dl>
 {{template "commands" (dict "ID" "execution-commands" "Caption" "Its commands, in action order" "Rows" $.Commands)}}{{end}}{{end}}{{end}}
 
-{{define "fees"}}<h1>UNKNOWN fees</h1>
+{{define "fees"}}
 <p>Fees whose billing outcome is in doubt (UNKNOWN, or PENDING past its call): the provider may or may not have charged. Check with the provider, then record what happened; the fee's revision as shown here goes with the form, so an outcome recorded meanwhile is never overwritten.</p>
 {{template "unitForm" (dict "ID" "fe" "BU" .BusinessUnitID "Required" true)}}
 {{with .Problem}}<div class="alert error" role="alert" id="fee-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
