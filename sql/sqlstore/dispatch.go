@@ -309,22 +309,9 @@ func (s *Store) queryMultiRows(ctx context.Context, tx *sql.Tx, name string, row
 	}
 	for start := 0; start < len(rows); start += m.per {
 		chunk := rows[start:min(start+m.per, len(rows))]
-		var args []any
-		for i, r := range chunk {
-			for _, p := range m.params {
-				if _, ok := r[p]; !ok {
-					return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
-				}
-			}
-			if m.occ != nil {
-				for _, p := range m.occ {
-					args = append(args, r[p])
-				}
-				continue
-			}
-			for j, p := range m.params {
-				args = append(args, sql.Named(m.names[i][j], r[p]))
-			}
+		args, err := s.rowArgs(name, m, start, chunk)
+		if err != nil {
+			return err
 		}
 		var rs *sql.Rows
 		if len(chunk) == m.per {

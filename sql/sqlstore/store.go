@@ -761,22 +761,9 @@ func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []ma
 	}
 	for start := 0; start < len(rows); start += m.per {
 		chunk := rows[start:min(start+m.per, len(rows))]
-		args := make([]any, 0, len(chunk)*max(len(m.params), len(m.occ)))
-		for i, r := range chunk {
-			for _, p := range m.params {
-				if _, ok := r[p]; !ok {
-					return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
-				}
-			}
-			if m.occ != nil {
-				for _, p := range m.occ {
-					args = append(args, r[p])
-				}
-				continue
-			}
-			for j, p := range m.params {
-				args = append(args, sql.Named(m.names[i][j], r[p]))
-			}
+		args, err := s.rowArgs(name, m, start, chunk)
+		if err != nil {
+			return err
 		}
 		if len(chunk) == m.per {
 			st, err := s.stmtText(ctx, tx, m.fullKey, m.full)
@@ -793,6 +780,31 @@ func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []ma
 		}
 	}
 	return nil
+}
+
+// rowArgs binds one statement's rows (chunk, the rows from index start of the call) for the
+// multi-row query name: by position in order of occurrence when the dialect binds rows so
+// (m.occ), otherwise by the suffixed names (m.names). A row that lacks a parameter its
+// tuple names is an error.
+func (s *Store) rowArgs(name string, m *multiRow, start int, chunk []map[string]any) ([]any, error) {
+	args := make([]any, 0, len(chunk)*max(len(m.params), len(m.occ)))
+	for i, r := range chunk {
+		for _, p := range m.params {
+			if _, ok := r[p]; !ok {
+				return nil, fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, name, start+i, p)
+			}
+		}
+		if m.occ != nil {
+			for _, p := range m.occ {
+				args = append(args, r[p])
+			}
+			continue
+		}
+		for j, p := range m.params {
+			args = append(args, sql.Named(m.names[i][j], r[p]))
+		}
+	}
+	return args, nil
 }
 
 // sqlLineComment matches a "--" comment to the end of its line (a query's leading notes).
