@@ -35,3 +35,11 @@ func TestSeed32ProjectionCatchesUpAfterRestart(t *testing.T) { runSeedClean(t, 3
 // a crash leaves the row under its lease, and the next relay publishes it again after the
 // lease expires on the clock.
 func TestSeed278GatewayNotificationSurvivesACrash(t *testing.T) { runSeedClean(t, 278) }
+
+// TestSeed9405HeldPendingRowIsTerminal: a threshold row whose retries ran out under lease
+// expiries went Failed on support hold, and the next booking event with the same input
+// reactivated it to Pending with the hold kept (the designed ensure rule, pinned by the store
+// conformance suite). The checker counted only Failed rows as held and reported the row as
+// never terminal (due-rows-terminal, threshold-fired-once): the bug was in the invariant, which
+// now accepts a row on support hold with a reason in either status (heldWithReason).
+func TestSeed9405HeldPendingRowIsTerminal(t *testing.T) { runSeedClean(t, 9405) }
