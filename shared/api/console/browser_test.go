@@ -70,23 +70,52 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("start %s: %v", path, err)
 	}
 
-	// visible waits for sel on the page a click or a submit leads to. While the browser swaps
-	// the document, a query can fail with "Not attached to an active page" (-32000): that is
-	// retried until the step's deadline, not taken as the answer.
+	// visible waits for sel on the page a click or a submit leads to. It asks the page itself
+	// (a script in the current document, every 100 ms) instead of holding a DOM node: after a
+	// click swaps the document, a node query can stay bound to the old document and wait out
+	// the step's deadline, and a query can fail with "Not attached to an active page" while the
+	// swap is in progress. Any error before the deadline (no execution context yet, the page
+	// detached) is retried; the deadline's error names the selector.
 	visible := func(sel string) chromedp.Action[chromedp.Void] {
+		js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel)
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var last error
 			for {
-				_, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, tg)
-				if err == nil || !strings.Contains(err.Error(), "Not attached to an active page") || ctx.Err() != nil {
-					return err
+				ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
+				if err == nil && ok {
+					return nil
 				}
-				time.Sleep(100 * time.Millisecond)
+				if err != nil {
+					last = err
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("%s not visible: %w (last error: %v)", sel, ctx.Err(), last)
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
+		})
+	}
+	// click waits for sel to be visible and clicks it from the page's own script (the element's
+	// click(), as a user's click runs its default action: follow the link, submit the form).
+	// chromedp's Click dispatches mouse events on a DOM node and then keeps querying that node,
+	// which could wait out the step's deadline when the click swapped the document.
+	click := func(sel string) chromedp.Action[chromedp.Void] {
+		js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := visible(sel)(ctx, tg); err != nil {
+				return err
+			}
+			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
+			if err == nil && !ok {
+				err = fmt.Errorf("%s: no such element to click", sel)
+			}
+			return err
 		})
 	}
 	shot := func(name string, extra ...string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			png, err := chromedp.FullScreenshot(100)(ctx, tg)
+			png, err := chromedp.CaptureScreenshot()(ctx, tg) // the 1280×1000 viewport
 			if err != nil {
 				return err
 			}
@@ -141,15 +170,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// Search: the rows of bu-syd, then the held row's detail.
-	run("open rows", chromedp.Click(chromedp.CSS(`nav a[href="/api/console/rows"]`)), visible("#search"))
-	run("search",
-		chromedp.SendKeys(chromedp.CSS("#bu"), "bu-syd"), chromedp.Click(chromedp.CSS("#search")),
-		visible("#rows"), shot("03-search"))
+	run("open rows", click(`nav a[href="/api/console/rows"]`), visible("#search"))
+	run("search", chromedp.SendKeys(chromedp.CSS("#bu"), "bu-syd"), click("#search"))
+	run("search results", visible("#rows"))
+	run("search screenshot", shot("03-search"))
 	if rows := text("#rows"); !strings.Contains(rows, "on hold") || strings.Contains(rows, "bu-nyc") {
 		t.Fatalf("search results: %q", rows)
 	}
 	detail := fmt.Sprintf(`a[href="/api/console/rows/%d"]`, e.held.ID)
-	run("detail", chromedp.Click(chromedp.CSS(detail)), visible("#timeline"),
+	run("detail", click(detail), visible("#timeline"),
 		shot("04-row-detail", "../../../docs/img/console-row.png"))
 	if tl := text("#timeline"); !strings.Contains(tl, "Created") || !strings.Contains(tl, "Attempt 1") || !strings.Contains(tl, "HandlerError") {
 		t.Fatalf("timeline: %q", tl)
@@ -166,7 +195,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("stale release", chromedp.SendKeys(chromedp.CSS("#op-release"), "ops.browser"),
-		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), chromedp.Click(chromedp.CSS("#do-release")),
+		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), click("#do-release"),
 		visible("#problem"), shot("05-stale-version"))
 	if p := text("#problem"); !strings.Contains(p, "The row changed since you loaded it") || !strings.Contains(p, "Nothing was done") {
 		t.Fatalf("stale message: %q", p)
@@ -176,7 +205,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	// The refreshed page carries the current version: the release goes through.
 	run("release", chromedp.SendKeys(chromedp.CSS("#op-release"), "ops.browser"),
-		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), chromedp.Click(chromedp.CSS("#do-release")),
+		chromedp.SendKeys(chromedp.CSS("#reason-release"), "provider fixed"), click("#do-release"),
 		visible("#notice"), shot("06-released"))
 	if n := text("#notice"); !strings.Contains(n, "Release done") {
 		t.Fatalf("release notice: %q", n)
@@ -191,7 +220,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// Run now: a Pending row waiting for its time becomes due at once.
 	run("run now", chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))), visible("#do-run-now"),
 		chromedp.SendKeys(chromedp.CSS("#op-run-now"), "ops.browser"), chromedp.SendKeys(chromedp.CSS("#reason-run-now"), "asked for it today"),
-		chromedp.Click(chromedp.CSS("#do-run-now")), visible("#notice"), shot("07-run-now"))
+		click("#do-run-now"), visible("#notice"), shot("07-run-now"))
 	if n := text("#notice"); !strings.Contains(n, "RunNow done") {
 		t.Fatalf("run now notice: %q", n)
 	}
@@ -200,7 +229,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	// A page added through console.Page: the campaigns of bu-syd (none in this fixture).
-	run("campaigns page", chromedp.Click(chromedp.CSS(`nav a[href="/api/console/campaigns"]`)), visible("#cp-bu"),
+	run("campaigns page", click(`nav a[href="/api/console/campaigns"]`), visible("#cp-bu"),
 		chromedp.SendKeys(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
 
 	// Phone width: the row page still reads (no horizontal scroll of the page itself).
