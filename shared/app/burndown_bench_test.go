@@ -240,7 +240,7 @@ func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 		go func() {
 			defer wg.Done()
 			for {
-				batch, ok := takeBatch(q, max(*e2eBatch, 1))
+				batch, ok := bus.TakeWaiting(q, max(*e2eBatch, 1))
 				if !ok {
 					return
 				}
@@ -280,28 +280,6 @@ func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 		b.Fatalf("%d deliveries left unsent (%v)", len(unsent), err)
 	}
 	return w.rows, elapsed
-}
-
-// takeBatch returns the next message of q and up to n-1 more that are already waiting (the
-// messages a bus hands over at once); ok is false when q is closed and empty.
-func takeBatch(q <-chan bus.Message, n int) (batch []bus.Message, ok bool) {
-	m, ok := <-q
-	if !ok {
-		return nil, false
-	}
-	batch = append(batch, m)
-	for len(batch) < n {
-		select {
-		case m, ok := <-q:
-			if !ok {
-				return batch, true
-			}
-			batch = append(batch, m)
-		default:
-			return batch, true
-		}
-	}
-	return batch, true
 }
 
 type chanPublisher chan bus.Message

@@ -26,28 +26,6 @@ var (
 	benchBatch       = flag.Int("dispatch.batch", 100, "messages one dispatcher takes at once (HandleBatch) in BenchmarkDispatch; 1: Handle, one by one")
 )
 
-// takeBatch returns the next message of q and up to n-1 more that are already waiting (the
-// messages a bus hands over at once); ok is false when q is closed and empty.
-func takeBatch(q <-chan bus.Message, n int) (batch []bus.Message, ok bool) {
-	m, ok := <-q
-	if !ok {
-		return nil, false
-	}
-	batch = append(batch, m)
-	for len(batch) < n {
-		select {
-		case m, ok := <-q:
-			if !ok {
-				return batch, true
-			}
-			batch = append(batch, m)
-		default:
-			return batch, true
-		}
-	}
-	return batch, true
-}
-
 // BenchmarkDispatch measures dispatch throughput on SQLite (make bench): deliveries/s through
 // the real path - send claim (read, guarded update, fact), template render, the log channel,
 // outcome (guarded update, fact) - for -dispatch.deliveries queued jobs, with
@@ -84,7 +62,7 @@ func BenchmarkDispatch(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for {
-					batch, ok := takeBatch(work, max(1, *benchBatch))
+					batch, ok := bus.TakeWaiting(work, max(1, *benchBatch))
 					if !ok {
 						return
 					}
