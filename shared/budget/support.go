@@ -53,15 +53,13 @@ func (s *Service) GetView(ctx context.Context, bu, campaign string) (View, error
 	return v, nil
 }
 
-// MaxReason bounds an audited reason, in bytes (BudgetAudit.Reason is nvarchar(2000) on SQL
-// Server, and a byte count never undercounts its UTF-16 units).
-const MaxReason = 2000
-
+// checkReason is the one audit rule for a reason (automation.CheckReasonText): optional
+// here, at most automation.MaxReasonChars characters (BudgetAudit.Reason is nvarchar(2000)
+// on SQL Server, which 1,000 characters never overrun in UTF-16 units), and without control
+// or bidirectional-text characters other than new lines and tabs. Errors: CodeInvalidInput
+// on field "reason".
 func checkReason(reason string) error {
-	if len(reason) > MaxReason {
-		return automation.Invalid("reason", "is at most %d characters", MaxReason)
-	}
-	return nil
+	return automation.CheckReasonText(reason, false)
 }
 
 // BudgetInput creates or changes a budget: {"currency":"USD","maxCost":"150000","reason":"…"}.
