@@ -3,6 +3,7 @@ package automation
 import (
 	"strings"
 	"unicode"
+	"unicode/utf16"
 )
 
 // Bounds of what a person writes into an audit record (who and why): ResolvedBy and Operator
@@ -80,4 +81,17 @@ func CheckReasonText(reason string, required bool) error {
 		return Invalid("reason", "contains control or bidirectional-text characters")
 	}
 	return nil
+}
+
+// MaxDisplayNameUnits bounds a display name (a business unit's, a reminder setting's, a
+// campaign's) in UTF-16 code units, as the SQL Server nvarchar(200) columns count them.
+const MaxDisplayNameUnits = 200
+
+// ValidDisplayName reports whether s is a display name: not blank, at most
+// MaxDisplayNameUnits UTF-16 code units, and without control or bidirectional-text
+// characters (a name is copied into deliveries' payloads, e-mail subjects and the console,
+// where U+202E would make it display as another text). The one rule of every display name.
+func ValidDisplayName(s string) bool {
+	return strings.TrimSpace(s) != "" && len(utf16.Encode([]rune(s))) <= MaxDisplayNameUnits &&
+		strings.IndexFunc(s, func(r rune) bool { return hidden(r, false) }) < 0
 }

@@ -47,3 +47,28 @@ func TestOperatorNameCleans(t *testing.T) {
 		t.Fatalf("%d bytes", len(got))
 	}
 }
+
+// One display-name rule: a business unit's, a reminder setting's and a campaign's name.
+func TestValidDisplayName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"Welcome campaign", true},
+		{"Khuyến mãi tháng 12 🎉", true},
+		{strings.Repeat("a", automation.MaxDisplayNameUnits), true},
+		{strings.Repeat("🎉", automation.MaxDisplayNameUnits/2), true}, // two UTF-16 units each
+		{strings.Repeat("🎉", automation.MaxDisplayNameUnits/2+1), false},
+		{strings.Repeat("a", automation.MaxDisplayNameUnits+1), false},
+		{"", false},
+		{"   ", false},
+		{"a\x00b", false},
+		{"line\nbreak", false},
+		{"invoice \u202Egpj.exe", false},
+		{"left\u2066isolate", false},
+	} {
+		if got := automation.ValidDisplayName(c.name); got != c.ok {
+			t.Errorf("ValidDisplayName(%q) = %v, want %v", c.name, got, c.ok)
+		}
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
@@ -44,18 +43,14 @@ const (
 	MaxRoleAddresses = 100
 	// MaxNameChars bounds a unit's display name: UTF-16 code units, as the SQL Server
 	// nvarchar columns count them.
-	MaxNameChars = 200
+	MaxNameChars = automation.MaxDisplayNameUnits
 )
 
 // idRE is a unit id and a role name: 1-100 letters, digits and ._~@+/-.
 var idRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,100}$`)
 
-// validName reports whether s is a display name: not blank, at most MaxNameChars, no
-// control characters (a name is copied into every delivery's payload and may end up in an
-// e-mail subject).
-func validName(s string) bool {
-	return strings.TrimSpace(s) != "" && len(utf16.Encode([]rune(s))) <= MaxNameChars && strings.IndexFunc(s, unicode.IsControl) < 0
-}
+// validName is the one display-name rule, automation.ValidDisplayName.
+func validName(s string) bool { return automation.ValidDisplayName(s) }
 
 // Record validates in and returns the record to store, updated at now: the zone mapped to
 // its IANA id (TimeZoneIDGiven keeps a Windows id as given), the name trimmed. Errors:
@@ -67,7 +62,7 @@ func (in Input) Record(now time.Time) (store.BusinessUnitRecord, error) {
 		bad("id", "is required (1-100 letters, digits, ._~@+/-)")
 	}
 	if !validName(in.Name) {
-		bad("name", "is required: 1..%d characters, no control characters", MaxNameChars)
+		bad("name", "is required: 1..%d characters, no control or bidirectional-text characters", MaxNameChars)
 	}
 	iana, windows, err := localtime.ResolveZoneID(in.TimeZone)
 	if err != nil {

@@ -218,8 +218,8 @@ func invalid(field, format string, args ...any) error {
 // Errors are automation.CodeInvalidInput naming the member, e.g. "actions[1].params.amountMinor".
 func (c *Catalog) Check(d Definition) error {
 	d = c.Canonical(d)
-	if strings.TrimSpace(d.Name) == "" || len(d.Name) > 200 {
-		return invalid("name", "a name of 1..200 characters is required")
+	if !automation.ValidDisplayName(d.Name) {
+		return invalid("name", "a name of 1..%d characters without control or bidirectional-text characters is required", automation.MaxDisplayNameUnits)
 	}
 	switch d.Status {
 	case store.CampaignActive, store.CampaignPaused, store.CampaignStopped:

@@ -101,3 +101,24 @@ func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
 		t.Fatalf("resolution at the bounds: %v", err)
 	}
 }
+
+// A campaign's name shows in the console and in audit lines: a NUL, a right-to-left override
+// or more than 200 UTF-16 units is refused naming "name" (422), as a unit's and a setting's
+// name are, by the one display-name rule.
+func TestCampaignNameTakesTheDisplayNameRule(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{})
+	for _, name := range []string{"", " ", "welcome\x00", "welcome \u202Eevil", strings.Repeat("n", 201)} {
+		d := threeSteps("sim")
+		d.Name = name
+		err := r.catalog.Check(d)
+		var ae *automation.Error
+		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || ae.Field != "name" {
+			t.Errorf("Check(name %q) = %v, want InvalidInput at name", name, err)
+		}
+	}
+	d := threeSteps("sim")
+	d.Name = "Chào mừng 🎉"
+	if err := r.catalog.Check(d); err != nil {
+		t.Fatalf("a good name refused: %v", err)
+	}
+}

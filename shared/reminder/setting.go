@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
@@ -95,14 +94,10 @@ var (
 
 // MaxNameChars bounds display names (settings, business units): UTF-16 code units, as the
 // SQL Server nvarchar columns count them.
-const MaxNameChars = 200
+const MaxNameChars = automation.MaxDisplayNameUnits
 
-// validName reports whether s is a display name: not blank, at most MaxNameChars, no
-// control characters (a name is copied into every delivery's payload and may end up in an
-// e-mail subject).
-func validName(s string) bool {
-	return strings.TrimSpace(s) != "" && len(utf16.Encode([]rune(s))) <= MaxNameChars && strings.IndexFunc(s, unicode.IsControl) < 0
-}
+// validName is the one display-name rule, automation.ValidDisplayName.
+func validName(s string) bool { return automation.ValidDisplayName(s) }
 
 // ParseSetting decodes one setting strictly (unknown fields are an error) and validates it.
 // Errors are automation.Invalid naming the field.
@@ -218,7 +213,7 @@ func (s *Setting) Validate(channels map[string]bool) error {
 func (s *Setting) validateWrite() []error {
 	var errs []error
 	if strings.TrimSpace(s.Name) != "" && !validName(s.Name) {
-		errs = append(errs, automation.Invalid("name", "must be 1..%d characters without control characters", MaxNameChars))
+		errs = append(errs, automation.Invalid("name", "must be 1..%d characters without control or bidirectional-text characters", MaxNameChars))
 	}
 	if strings.TrimSpace(s.Template) != "" && !templateKeyRE.MatchString(s.Template) {
 		errs = append(errs, automation.Invalid("template", "must be a template key: 1..200 letters, digits and ._~@+/-"))
