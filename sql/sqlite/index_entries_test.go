@@ -41,10 +41,10 @@ func TestHotTablesIndexEntriesPerRow(t *testing.T) {
 	want := map[string]string{
 		"IX_AutomationScheduler_Due":         "Status = 'Pending' AND IsOnSupportHold = 0", // the row leaves it at the claim
 		"IX_AutomationScheduler_NextWakeUp":  "Status = 'Pending' AND IsOnSupportHold = 0", // the row leaves it at the claim
-		"IX_AutomationScheduler_Lease":       "Status = 'Processing'",                     // in at the claim, out at the completion
-		"IX_AutomationScheduler_StatusId":    "",                                          // out and in at both steps
-		"IX_AutomationScheduler_Activity":    "Status = 'Failed' OR IsOnSupportHold = 1",  // never entered by a completed run
-		"IX_AutomationScheduler_Deactivated": "Status = 'Deactivated'",                    // never entered by a completed run
+		"IX_AutomationScheduler_Lease":       "Status = 'Processing'",                      // in at the claim, out at the completion
+		"IX_AutomationScheduler_StatusId":    "",                                           // out and in at both steps
+		"IX_AutomationScheduler_Activity":    "Status = 'Failed' OR IsOnSupportHold = 1",   // never entered by a completed run
+		"IX_AutomationScheduler_Deactivated": "Status = 'Deactivated'",                     // never entered by a completed run
 	}
 	where := regexp.MustCompile(`(?s)\bWHERE\s+(.*?)\s*;?\s*$`)
 	var got []string

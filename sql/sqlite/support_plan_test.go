@@ -18,8 +18,8 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 	s, q := planStore(t)
 	// The index (or key) each query must seek; "-" for statements that read nothing.
 	want := map[string]string{
-		"SupportSchedulerFindByKey":                "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)",
-		"SupportSchedulerFindBySource":             "IX_AutomationScheduler_Source (SourceEntityType=? AND SourceEntityGuid=? AND rowid<?)",
+		"SupportSchedulerFindByKey":    "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)",
+		"SupportSchedulerFindBySource": "IX_AutomationScheduler_Source (SourceEntityType=? AND SourceEntityGuid=? AND rowid<?)",
 		// A bounded filter since migration 0022: the status's rows newest first, the unit
 		// filtered (docs/performance.md#fourth-round).
 		"SupportSchedulerFindByBusinessUnitStatus": "IX_AutomationScheduler_StatusId (Status=? AND Id<?)",
