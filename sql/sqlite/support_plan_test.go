@@ -18,11 +18,9 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 	s, q := planStore(t)
 	// The index (or key) each query must seek; "-" for statements that read nothing.
 	want := map[string]string{
-		"SupportSchedulerFindByKey":    "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)",
-		"SupportSchedulerFindBySource": "IX_AutomationScheduler_Source (SourceEntityType=? AND SourceEntityGuid=? AND rowid<?)",
-		// A bounded filter since migration 0022: the status's rows newest first, the unit
-		// filtered (docs/performance.md#fourth-round).
-		"SupportSchedulerFindByBusinessUnitStatus": "IX_AutomationScheduler_StatusId (Status=? AND Id<?)",
+		"SupportSchedulerFindByKey":                "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)",
+		"SupportSchedulerFindBySource":             "IX_AutomationScheduler_Source (SourceEntityType=? AND SourceEntityGuid=? AND rowid<?)",
+		"SupportSchedulerFindByBusinessUnitStatus": "IX_AutomationScheduler_StatusId (Status=? AND Id<?)", // the unit filtered (migration 0022)
 		"SupportSchedulerFindByBusinessUnit":       "IX_AutomationScheduler_BusinessUnit (BusinessUnitId=? AND Id<?)",
 		"SupportSchedulerFindByStatus":             "IX_AutomationScheduler_StatusId (Status=? AND Id<?)",
 		"SupportSchedulerFindOnHold":               "IX_AutomationScheduler_Hold (Id<?)",
