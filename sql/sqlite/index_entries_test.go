@@ -86,3 +86,34 @@ func TestHotTablesIndexEntriesPerRow(t *testing.T) {
 		t.Errorf("NotificationJob's unfiltered indexes: %q, want %q", full, wantFull)
 	}
 }
+
+// TestReportActivitySeeksIndexes pins the activity report's two reads after migration 0022:
+// the run counts seek the partial IX_AutomationScheduler_Activity (its WHERE is implied by the
+// query's), and the delivery counts range-seek IX_NotificationJob_Updated on the period
+// (not every job of the unit on the (BusinessUnitId, EffectKey) unique index). Neither scans
+// a table; only the groups are sorted.
+func TestReportActivitySeeksIndexes(t *testing.T) {
+	t.Parallel()
+	s, q := planStore(t)
+	want := map[string][]string{
+		"ReportActivityRuns": {"SEARCH AutomationScheduler USING INDEX IX_AutomationScheduler_Activity (BusinessUnitId=? AND UpdatedOn>? AND UpdatedOn<?)"},
+		"ReportActivityDeliveries": {"SEARCH n USING INDEX IX_NotificationJob_Updated (UpdatedOn>? AND UpdatedOn<?)",
+			"SEARCH s USING INDEX sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)"},
+	}
+	for name, lines := range want {
+		plan, err := explain(s.DB(), q.SQL(name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, w := range lines {
+			if !slices.Contains(plan, w) {
+				t.Errorf("%s: no %q in %q", name, w, plan)
+			}
+		}
+		for _, line := range plan {
+			if regexp.MustCompile(`^SCAN|TEMP B-TREE FOR ORDER BY`).MatchString(line) {
+				t.Errorf("%s scans or sorts rows: %q", name, plan)
+			}
+		}
+	}
+}
