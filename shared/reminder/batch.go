@@ -57,7 +57,7 @@ type unitEntry struct {
 // against one read of each setting, snapshot and business unit they name.
 //
 // The reads are made here, one after the other on the calling goroutine, for every reminder
-// row of the batch, before any row executes (docs/performance.md#fourth-round). On the
+// row of the batch, before any row executes (docs/performance.md#revalidation-per-batch). On the
 // embedded store they then run on the connection the claim just committed on (the pool
 // hands out the connection returned last), whose page cache is current; read from the
 // handlers' goroutines at once, they took up to Concurrency other connections, and SQLite

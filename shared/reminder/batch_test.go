@@ -96,7 +96,7 @@ func TestBatchScopeReadsOncePerBatch(t *testing.T) {
 
 // TestBatchScopeLoadsBeforeRowsExecute: BatchScope makes the batch's reads itself, on the
 // caller's goroutine, before any row executes (so that on the embedded store they run on the
-// connection the claim committed on, docs/performance.md#fourth-round); rows of other
+// connection the claim committed on, docs/performance.md#revalidation-per-batch); rows of other
 // automation types are not read for; and a read that failed in the scope is made again by
 // the row that needs it, which then completes.
 func TestBatchScopeLoadsBeforeRowsExecute(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestHotTablesIndexEntriesPerRow pins the indexes the burn-down writes per row
-// (docs/performance.md#fourth-round). A claim and a completion set Status, the lease,
+// (docs/performance.md#indexes-on-the-hot-table). A claim and a completion set Status, the lease,
 // Version and UpdatedOn of AutomationScheduler (and NextRetryOn, CompletedOn,
 // DispatchResultJson at completion); every index naming one of those columns, in its key or
 // in its WHERE, costs entries on the hot path, so adding one must be a decision made here.

@@ -1,5 +1,5 @@
 -- +goose Up
--- Fewer index entries per claim and completion (docs/performance.md#fourth-round). A claim
+-- Fewer index entries per claim and completion (docs/performance.md#indexes-on-the-hot-table). A claim
 -- sets Status and UpdatedOn, and so does a completion: every index on either column is
 -- rewritten twice per row.
 --
