@@ -55,12 +55,39 @@ type unitEntry struct {
 
 // BatchScope implements scheduler.BatchScoper: the rows of one claimed batch are revalidated
 // against one read of each setting, snapshot and business unit they name.
-func (h *Handler) BatchScope(ctx context.Context, _ []automation.SchedulerRow) context.Context {
-	return context.WithValue(ctx, batchKey{}, &batchCache{
+//
+// The reads are made here, one after the other on the calling goroutine, for every reminder
+// row of the batch, before any row executes (docs/performance.md#revalidation-per-batch). On the
+// embedded store they then run on the connection the claim just committed on (the pool
+// hands out the connection returned last), whose page cache is current; read from the
+// handlers' goroutines at once, they took up to Concurrency other connections, and SQLite
+// empties a connection's whole page cache when it begins a read after another connection
+// wrote. The isolation is the same: every read is made after the claim, within the batch. A
+// load that fails with an error other than store.ErrNotFound (or a permanent one) is not
+// kept, so the row that needs it reads again when it executes and fails alone, as before.
+func (h *Handler) BatchScope(ctx context.Context, rows []automation.SchedulerRow) context.Context {
+	ctx = context.WithValue(ctx, batchKey{}, &batchCache{
 		settings: map[string]*memo[settingEntry]{},
 		snaps:    map[[2]string]*memo[snapEntry]{},
 		units:    map[string]*memo[unitEntry]{},
 	})
+	// Each key is tried once here, whatever the result.
+	tried := map[[3]string]bool{}
+	try := func(kind, a, b string, load func()) {
+		if k := [3]string{kind, a, b}; !tried[k] {
+			tried[k] = true
+			load()
+		}
+	}
+	for _, row := range rows {
+		if row.AutomationType != automation.TypeReminder || ctx.Err() != nil {
+			continue
+		}
+		try("setting", row.SettingGuid, "", func() { _, _ = h.loadSetting(ctx, row.SettingGuid) })
+		try("source", row.SourceEntityType, row.SourceEntityGuid, func() { _, _ = h.loadSnapshot(ctx, row.SourceEntityType, row.SourceEntityGuid) })
+		try("unit", row.BusinessUnitID, "", func() { _, _ = h.loadUnit(ctx, row.BusinessUnitID) })
+	}
+	return ctx
 }
 
 // cached runs load once per key in m (under c.mu for the map, outside it for the load); a

@@ -82,12 +82,60 @@ func TestBatchScopeReadsOncePerBatch(t *testing.T) {
 		t.Errorf("without a batch scope: %d setting and %d snapshot reads for %d rows", cs.settings, cs.snaps, len(rows))
 	}
 
-	cs.failSnaps, cs.snaps = 1, 0
+	// The scope's own read fails, and so does the first row's read again; the next row
+	// reads a third time and completes.
+	cs.failSnaps, cs.snaps = 2, 0
 	ctx = h.BatchScope(context.Background(), rows)
 	if _, err := h.Execute(ctx, rows[0], f.clock.Now()); err == nil || automation.IsPermanent(err) {
 		t.Fatalf("transient snapshot error: %v", err)
 	}
-	if _, err := h.Execute(ctx, rows[1], f.clock.Now()); err != nil || cs.snaps != 2 {
+	if _, err := h.Execute(ctx, rows[1], f.clock.Now()); err != nil || cs.snaps != 3 {
 		t.Fatalf("the next row of the batch did not read again (%d snapshot reads): %v", cs.snaps, err)
+	}
+}
+
+// TestBatchScopeLoadsBeforeRowsExecute: BatchScope makes the batch's reads itself, on the
+// caller's goroutine, before any row executes (so that on the embedded store they run on the
+// connection the claim committed on, docs/performance.md#revalidation-per-batch); rows of other
+// automation types are not read for; and a read that failed in the scope is made again by
+// the row that needs it, which then completes.
+func TestBatchScopeLoadsBeforeRowsExecute(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.mustProcess(t, event("evt-1", 1, alice))
+	f.clock.Set(utc("2026-10-30T22:00:00Z"))
+	rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: 60e9, Limit: 10})
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("claimed %d rows: %v", len(rows), err)
+	}
+	cs := &countingStore{Store: f.st.(reminder.Store)}
+	h := &reminder.Handler{Store: cs}
+	other := rows[0]
+	other.AutomationType, other.SettingGuid, other.SourceEntityGuid, other.BusinessUnitID = automation.TypeReportSubscription, "other", "other", "other"
+	ctx := h.BatchScope(context.Background(), append([]automation.SchedulerRow{other}, rows...))
+	if cs.settings != 1 || cs.snaps != 1 || cs.units != 1 {
+		t.Fatalf("after BatchScope: %d setting, %d snapshot, %d unit reads; want 1 each, made before any row executes", cs.settings, cs.snaps, cs.units)
+	}
+	for _, row := range rows {
+		if _, err := h.Execute(ctx, row, f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs.settings != 1 || cs.snaps != 1 || cs.units != 1 {
+		t.Errorf("after executing %d rows: %d setting, %d snapshot, %d unit reads; want no more", len(rows), cs.settings, cs.snaps, cs.units)
+	}
+
+	cs.settings, cs.snaps, cs.units, cs.failSnaps = 0, 0, 0, 1
+	ctx = h.BatchScope(context.Background(), rows)
+	if cs.snaps != 1 {
+		t.Fatalf("BatchScope made %d snapshot reads, want 1", cs.snaps)
+	}
+	for _, row := range rows {
+		if _, err := h.Execute(ctx, row, f.clock.Now()); err != nil {
+			t.Fatalf("a failed read of the scope was kept: %v", err)
+		}
+	}
+	if cs.snaps != 2 {
+		t.Errorf("%d snapshot reads, want 2 (the scope's failed one, the first row's again)", cs.snaps)
 	}
 }

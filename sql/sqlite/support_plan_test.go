@@ -20,7 +20,7 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 	want := map[string]string{
 		"SupportSchedulerFindByKey":                "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)",
 		"SupportSchedulerFindBySource":             "IX_AutomationScheduler_Source (SourceEntityType=? AND SourceEntityGuid=? AND rowid<?)",
-		"SupportSchedulerFindByBusinessUnitStatus": "IX_AutomationScheduler_Status (Status=? AND BusinessUnitId=? AND rowid<?)",
+		"SupportSchedulerFindByBusinessUnitStatus": "IX_AutomationScheduler_StatusId (Status=? AND Id<?)", // the unit filtered (migration 0022)
 		"SupportSchedulerFindByBusinessUnit":       "IX_AutomationScheduler_BusinessUnit (BusinessUnitId=? AND Id<?)",
 		"SupportSchedulerFindByStatus":             "IX_AutomationScheduler_StatusId (Status=? AND Id<?)",
 		"SupportSchedulerFindOnHold":               "IX_AutomationScheduler_Hold (Id<?)",
@@ -45,7 +45,7 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 		"SupportMetricsOldestDue":                  "IX_AutomationScheduler_Due (ScheduledOn<?)",
 		"SupportMetricsProcessing":                 "IX_AutomationScheduler_Lease",
 		"SupportMetricsExpiredLeases":              "IX_AutomationScheduler_Lease (ProcessingLeaseExpiresOn<?)",
-		"SupportMetricsFailed":                     "IX_AutomationScheduler_Status (Status=?)",
+		"SupportMetricsFailed":                     "IX_AutomationScheduler_StatusId (Status=?)",
 		"SupportMetricsHeldByReason":               "IX_AutomationScheduler_Hold",
 		"SupportMetricsDeactivatedSince":           "IX_AutomationScheduler_Deactivated (UpdatedOn>?)",
 		"SupportMetricsOutboxUnsent":               "IX_Outbox_Unpublished",

@@ -144,11 +144,14 @@ ORDER BY ScopeType, ScopeId
 LIMIT @Limit;
 
 -- name: ReportActivityDeliveries :many
--- Jobs that finished in [From, To): a Sent job's UpdatedOn is its SentOn.
+-- Jobs that finished in [From, To): a Sent job's UpdatedOn is its SentOn. A range seek of
+-- IX_NotificationJob_Updated on the period; the unit and status are filtered from the
+-- index's own columns before a job's row is read (INDEXED BY: SQLite would otherwise seek the
+-- unit on its unique (BusinessUnitId, EffectKey) index and read every job of the unit).
 SELECT s.AutomationType, COALESCE(s.SettingGuid, '') AS SettingGuid,
        SUM(CASE WHEN n.Status = 'Sent' THEN 1 ELSE 0 END) AS Sent,
        SUM(CASE WHEN n.Status = 'Failed' THEN 1 ELSE 0 END) AS Failed
-FROM NotificationJob n
+FROM NotificationJob n INDEXED BY IX_NotificationJob_Updated
 JOIN AutomationScheduler s ON s.SchedulerKey = n.SchedulerKey
 WHERE n.BusinessUnitId = @BusinessUnitId AND n.UpdatedOn >= @From AND n.UpdatedOn < @To
   AND n.Status IN ('Sent', 'Failed')
@@ -157,6 +160,9 @@ ORDER BY s.AutomationType, COALESCE(s.SettingGuid, '')
 LIMIT @Limit;
 
 -- name: ReportActivityRuns :many
+-- Runs that failed or went on hold in [From, To): a seek of the partial
+-- IX_AutomationScheduler_Activity, which holds only such rows; the WHERE repeats its
+-- disjunction verbatim, which is what lets SQLite use it.
 SELECT AutomationType, COALESCE(SettingGuid, '') AS SettingGuid,
        SUM(CASE WHEN Status = 'Failed' THEN 1 ELSE 0 END) AS RunsFailed,
        SUM(CASE WHEN IsOnSupportHold = 1 THEN 1 ELSE 0 END) AS RunsOnHold

@@ -3,17 +3,17 @@
 --
 -- Find: one query per driving filter, each seeking one index and applying the other filters
 -- as residual predicates ("@X IS NULL OR column = @X"): by key (the unique key), by source
--- (IX_AutomationScheduler_Source), by status and business unit (IX_AutomationScheduler_Status),
--- by business unit (IX_AutomationScheduler_BusinessUnit), by status
--- (IX_AutomationScheduler_StatusId), on hold (IX_AutomationScheduler_Hold), by scheduledOn
+-- (IX_AutomationScheduler_Source), by status and business unit (IX_AutomationScheduler_StatusId,
+-- the unit filtered: migration 0022 dropped the (Status, BusinessUnitId) index), by business
+-- unit (IX_AutomationScheduler_BusinessUnit), by status (IX_AutomationScheduler_StatusId), on hold (IX_AutomationScheduler_Hold), by scheduledOn
 -- range (IX_AutomationScheduler_ScheduledOn, in schedule order), and no filter (the primary
 -- key, newest first). Pages are keyset pages: Id < @BeforeId newest first, or
 -- (ScheduledOn, Id) after (@AfterOn, @AfterId) in schedule order. @Units is a JSON array of
 -- the business-unit ids the caller may see; @AllUnits = 1 ignores it.
 --
 -- INDEXED BY names the index where SQLite's planner (which has no statistics here) would
--- otherwise prefer an equality seek on IX_AutomationScheduler_Status and read every row of
--- that status; with INDEXED BY the statement fails instead of silently scanning.
+-- otherwise prefer an equality seek on a status index and read every row of that status;
+-- with INDEXED BY the statement fails instead of silently scanning.
 -- sql/sqlite/support_plan_test.go checks every plan.
 
 -- name: SupportSchedulerFindByKey :many
@@ -49,8 +49,9 @@ ORDER BY Id DESC
 LIMIT @Limit;
 
 -- name: SupportSchedulerFindByBusinessUnitStatus :many
+-- The status's rows newest first, the unit filtered (a bounded filter, migration 0022).
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
-FROM AutomationScheduler
+FROM AutomationScheduler INDEXED BY IX_AutomationScheduler_StatusId
 WHERE Status = @Status AND BusinessUnitId = @BusinessUnitId
   AND Id < @BeforeId
   AND (@SchedulerKey IS NULL OR SchedulerKey = @SchedulerKey)

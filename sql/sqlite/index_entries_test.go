@@ -1,0 +1,119 @@
+package sqlite_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// TestHotTablesIndexEntriesPerRow pins the indexes the burn-down writes per row
+// (docs/performance.md#indexes-on-the-hot-table). A claim and a completion set Status, the lease,
+// Version and UpdatedOn of AutomationScheduler (and NextRetryOn, CompletedOn,
+// DispatchResultJson at completion); every index naming one of those columns, in its key or
+// in its WHERE, costs entries on the hot path, so adding one must be a decision made here.
+// A NotificationJob insert writes every index whose WHERE a Queued row meets. Before
+// migration 0022 the claim and completion also rewrote IX_AutomationScheduler_Status and the
+// unfiltered IX_AutomationScheduler_Activity (8 of their 16 entries per row), and an insert
+// wrote IX_NotificationJob_Activity.
+func TestHotTablesIndexEntriesPerRow(t *testing.T) {
+	t.Parallel()
+	s, _ := planStore(t)
+	indexes := func(table string) map[string]string {
+		rows, err := s.DB().QueryContext(context.Background(),
+			`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[string]string{}
+		for rows.Next() {
+			var name, text string
+			if err := rows.Scan(&name, &text); err != nil {
+				t.Fatal(err)
+			}
+			m[name] = text
+		}
+		return m
+	}
+	written := regexp.MustCompile(`\b(Status|ProcessingLeaseExpiresOn|Version|UpdatedOn|NextRetryOn|CompletedOn|DispatchResultJson)\b`)
+	// The index and the WHERE it must keep (empty: not partial).
+	want := map[string]string{
+		"IX_AutomationScheduler_Due":         "Status = 'Pending' AND IsOnSupportHold = 0", // the row leaves it at the claim
+		"IX_AutomationScheduler_NextWakeUp":  "Status = 'Pending' AND IsOnSupportHold = 0", // the row leaves it at the claim
+		"IX_AutomationScheduler_Lease":       "Status = 'Processing'",                      // in at the claim, out at the completion
+		"IX_AutomationScheduler_StatusId":    "",                                           // out and in at both steps
+		"IX_AutomationScheduler_Activity":    "Status = 'Failed' OR IsOnSupportHold = 1",   // never entered by a completed run
+		"IX_AutomationScheduler_Deactivated": "Status = 'Deactivated'",                     // never entered by a completed run
+	}
+	where := regexp.MustCompile(`(?s)\bWHERE\s+(.*?)\s*;?\s*$`)
+	var got []string
+	for name, text := range indexes("AutomationScheduler") {
+		if !written.MatchString(text) {
+			continue
+		}
+		got = append(got, name)
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("%s is written by a claim or a completion and is not pinned here: %s", name, text)
+			continue
+		}
+		var cond string
+		if m := where.FindStringSubmatch(text); m != nil {
+			cond = regexp.MustCompile(`\s+`).ReplaceAllString(m[1], " ")
+		}
+		if cond != w {
+			t.Errorf("%s: WHERE %q, want %q", name, cond, w)
+		}
+	}
+	if len(got) != len(want) {
+		slices.Sort(got)
+		t.Errorf("indexes written by a claim or a completion: %q, want the %d of this test", got, len(want))
+	}
+
+	// NotificationJob: the unfiltered indexes an insert writes besides the table.
+	var full []string
+	for name, text := range indexes("NotificationJob") {
+		if !regexp.MustCompile(`\bWHERE\b`).MatchString(text) {
+			full = append(full, name)
+		}
+	}
+	full = append(full, "sqlite_autoindex (DeliveryKey)", "sqlite_autoindex (BusinessUnitId, EffectKey)")
+	slices.Sort(full)
+	wantFull := []string{"IX_NotificationJob_SchedulerKey", "IX_NotificationJob_Updated",
+		"sqlite_autoindex (BusinessUnitId, EffectKey)", "sqlite_autoindex (DeliveryKey)"}
+	if !slices.Equal(full, wantFull) {
+		t.Errorf("NotificationJob's unfiltered indexes: %q, want %q", full, wantFull)
+	}
+}
+
+// TestReportActivitySeeksIndexes pins the activity report's two reads after migration 0022:
+// the run counts seek the partial IX_AutomationScheduler_Activity (its WHERE is implied by the
+// query's), and the delivery counts range-seek IX_NotificationJob_Updated on the period
+// (not every job of the unit on the (BusinessUnitId, EffectKey) unique index). Neither scans
+// a table; only the groups are sorted.
+func TestReportActivitySeeksIndexes(t *testing.T) {
+	t.Parallel()
+	s, q := planStore(t)
+	want := map[string][]string{
+		"ReportActivityRuns": {"SEARCH AutomationScheduler USING INDEX IX_AutomationScheduler_Activity (BusinessUnitId=? AND UpdatedOn>? AND UpdatedOn<?)"},
+		"ReportActivityDeliveries": {"SEARCH n USING INDEX IX_NotificationJob_Updated (UpdatedOn>? AND UpdatedOn<?)",
+			"SEARCH s USING INDEX sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)"},
+	}
+	for name, lines := range want {
+		plan, err := explain(s.DB(), q.SQL(name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, w := range lines {
+			if !slices.Contains(plan, w) {
+				t.Errorf("%s: no %q in %q", name, w, plan)
+			}
+		}
+		for _, line := range plan {
+			if regexp.MustCompile(`^SCAN|TEMP B-TREE FOR ORDER BY`).MatchString(line) {
+				t.Errorf("%s scans or sorts rows: %q", name, plan)
+			}
+		}
+	}
+}
