@@ -76,8 +76,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// the step's deadline, and a query can fail with "Not attached to an active page" while the
 	// swap is in progress. Any error before the deadline (no execution context yet, the page
 	// detached) is retried; the deadline's error names the selector.
-	visible := func(sel string) chromedp.Action[chromedp.Void] {
-		js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel)
+	until := func(what, js string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var last error
 			for {
@@ -90,11 +89,20 @@ func TestConsoleInABrowser(t *testing.T) {
 				}
 				select {
 				case <-ctx.Done():
-					return fmt.Errorf("%s not visible: %w (last error: %v)", sel, ctx.Err(), last)
+					return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), last)
 				case <-time.After(100 * time.Millisecond):
 				}
 			}
 		})
+	}
+	visible := func(sel string) chromedp.Action[chromedp.Void] {
+		return until(sel+" not visible", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel))
+	}
+	// loaded waits until the current document's URL contains part and it has finished
+	// loading: an element that is on the page both before and after a submit (#rows) does not
+	// say that the submit's document is the one shown.
+	loaded := func(part string) chromedp.Action[chromedp.Void] {
+		return until("no loaded page at "+part, fmt.Sprintf(`location.href.includes(%q) && document.readyState === "complete"`, part))
 	}
 	// click waits for sel to be visible and clicks it from the page's own script (the element's
 	// click(), as a user's click runs its default action: follow the link, submit the form).
@@ -115,9 +123,19 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	shot := func(name string, extra ...string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			png, err := chromedp.CaptureScreenshot()(ctx, tg) // the 1280×1000 viewport
-			if err != nil {
-				return err
+			// The 1280×1000 viewport. A capture that meets a document swap fails with "Not
+			// attached to an active page": it is retried until the step's deadline.
+			var png []byte
+			for {
+				var err error
+				if png, err = chromedp.CaptureScreenshot()(ctx, tg); err == nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("screenshot %s: %w (last error: %v)", name, ctx.Err(), err)
+				case <-time.After(200 * time.Millisecond):
+				}
 			}
 			if err := os.WriteFile(filepath.Join(out, name+".png"), png, 0o644); err != nil {
 				return err
@@ -172,7 +190,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// Search: the rows of bu-syd, then the held row's detail.
 	run("open rows", click(`nav a[href="/api/console/rows"]`), visible("#search"))
 	run("search", chromedp.SendKeys(chromedp.CSS("#bu"), "bu-syd"), click("#search"))
-	run("search results", visible("#rows"))
+	run("search results", loaded("businessUnitId=bu-syd"), visible("#rows"))
 	run("search screenshot", shot("03-search"))
 	if rows := text("#rows"); !strings.Contains(rows, "on hold") || strings.Contains(rows, "bu-nyc") {
 		t.Fatalf("search results: %q", rows)
