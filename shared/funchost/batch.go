@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Metadata keys of a batch Service Bus trigger ("cardinality": "many"): the extension's
@@ -23,9 +22,11 @@ const (
 	MetaUserPropertiesArray        = "UserPropertiesArray" // alias of ApplicationPropertiesArray
 )
 
-// ServiceBusBatchItem is one message of a batch invocation: Message, or Err (a
-// *DecodeError naming "Data.{binding}[i]" or "Metadata.{Key}Array[i]") when that message
-// alone could not be decoded; its batch-mates are decoded all the same.
+// ServiceBusBatchItem is one message of a batch invocation. Err (a *DecodeError naming
+// "Data.{binding}[i]" or "Metadata.{Key}Array[i]") is set when that message alone could not
+// be decoded; its batch-mates are decoded all the same. Message is never nil: with Err it
+// holds what was decoded before the error (the string values, MessageId first, are decoded
+// before the body), for the dead-letter record.
 type ServiceBusBatchItem struct {
 	Message *ServiceBusMessage
 	Err     error
@@ -143,11 +144,7 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 	fail := func(field string, err error) error {
 		return &DecodeError{Binding: binding, Field: fmt.Sprintf("%s[%d]", field, i), Err: err}
 	}
-	b, err := decodeBody(body, dt)
-	if err != nil {
-		return nil, fail("Data."+binding, err)
-	}
-	m := &ServiceBusMessage{Body: b}
+	m := &ServiceBusMessage{}
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -160,7 +157,7 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 		if arr := meta[f.key]; arr != nil {
 			s, _, err := scalarText(arr[i])
 			if err != nil {
-				return nil, fail("Metadata."+f.key, err)
+				return m, fail("Metadata."+f.key, err)
 			}
 			*f.dst = s
 		}
@@ -171,14 +168,14 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 			err = fmt.Errorf("out of range: %d", c)
 		}
 		if err != nil {
-			return nil, fail("Metadata."+MetaDeliveryCountArray, err)
+			return m, fail("Metadata."+MetaDeliveryCountArray, err)
 		}
 		m.DeliveryCount = int(c)
 	}
 	if arr := meta[MetaEnqueuedTimeUtcArray]; arr != nil {
-		var t time.Time
-		if t, _, err = parseTime(arr[i]); err != nil {
-			return nil, fail("Metadata."+MetaEnqueuedTimeUtcArray, err)
+		t, _, err := parseTime(arr[i])
+		if err != nil {
+			return m, fail("Metadata."+MetaEnqueuedTimeUtcArray, err)
 		}
 		m.EnqueuedTimeUtc = t
 	}
@@ -189,13 +186,18 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 		}
 		p, present, err := parseObject(arr[i])
 		if err != nil {
-			return nil, fail("Metadata."+key, err)
+			return m, fail("Metadata."+key, err)
 		}
 		if present {
 			m.ApplicationProperties = p
 			break
 		}
 	}
+	b, err := decodeBody(body, dt)
+	if err != nil {
+		return m, fail("Data."+binding, err)
+	}
+	m.Body = b
 	return m, nil
 }
 

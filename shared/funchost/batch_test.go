@@ -95,10 +95,10 @@ func TestDecodeServiceBusBatchBadItems(t *testing.T) {
 		t.Errorf("item 0: %+v %v", items[0].Message, items[0].Err)
 	}
 	var de *funchost.DecodeError
-	if !errors.As(items[1].Err, &de) || de.Field != "Data.message[1]" || items[1].Message != nil {
+	if !errors.As(items[1].Err, &de) || de.Field != "Data.message[1]" || items[1].Message.MessageID != "dlv_null" {
 		t.Errorf("item 1 (null body): %v", items[1].Err)
 	}
-	if !errors.As(items[2].Err, &de) || de.Field != "Metadata.DeliveryCountArray[2]" {
+	if !errors.As(items[2].Err, &de) || de.Field != "Metadata.DeliveryCountArray[2]" || items[2].Message.MessageID != "dlv_c" {
 		t.Errorf("item 2 (bad delivery count): %v", items[2].Err)
 	}
 }
