@@ -57,6 +57,9 @@ func TestMemoryBatchDelivery(t *testing.T) {
 	if b.Handler("q") != nil {
 		t.Fatal("Handler returns a one-message handler for a batch destination")
 	}
+	if h, most := b.BatchHandler("q"); h == nil || most != 3 {
+		t.Fatalf("BatchHandler = %v, %d", h != nil, most)
+	}
 	// Subscribe replaces the batch handler.
 	one := 0
 	b.Subscribe("q", func(context.Context, bus.Message) error { one++; return nil })

@@ -153,6 +153,15 @@ func (b *Memory) SubscribeBatch(destination string, most int, h BatchHandler) {
 	b.batches[destination] = batchConsumer{h: h, max: max(most, 1)}
 }
 
+// BatchHandler returns the batch handler of a destination and the most messages it takes
+// at once (nil, 0: none), so an observer can wrap it (SubscribeBatch) instead of replacing it.
+func (b *Memory) BatchHandler(destination string) (BatchHandler, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.batches[destination]
+	return c.h, c.max
+}
+
 // Handler returns the one-message handler of a destination (nil: none, or a batch
 // handler), so an observer can wrap the consumer already subscribed instead of replacing it.
 func (b *Memory) Handler(destination string) Handler {

@@ -125,8 +125,12 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
+	one := make(chan struct{}, 1) // InOrder: the one slot every channel shares
 	for _, c := range claims {
-		if slots[c.Job.Channel] == nil {
+		switch {
+		case d.InOrder:
+			slots[c.Job.Channel] = one
+		case slots[c.Job.Channel] == nil:
 			slots[c.Job.Channel] = make(chan struct{}, d.channelConcurrency())
 		}
 	}

@@ -3,8 +3,8 @@ package topology_test
 import (
 	"encoding/json"
 	"os"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
