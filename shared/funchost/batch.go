@@ -9,8 +9,7 @@ import (
 
 // Metadata keys of a batch Service Bus trigger ("cardinality": "many"): the extension's
 // binding data for a batch names each per-message value with the suffix "Array", the i-th
-// element being the i-th message's (docs/functions-protocol.md#service-bus-trigger
-// "Batches").
+// element being the i-th message's (docs/functions-protocol.md#service-bus-batches).
 const (
 	MetaMessageIDArray             = "MessageIdArray"
 	MetaSessionIDArray             = "SessionIdArray"
