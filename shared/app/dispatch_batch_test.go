@@ -3,7 +3,10 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
+	"github.com/automation-platform/automation/shared/trace"
 )
 
 // batchEnv is the embedded runtime with one reminder setting (offset 0, 09:00 in Sydney)
@@ -242,5 +246,132 @@ func TestCrashMidBatchThenRedeliveryDoesNotSendTwice(t *testing.T) {
 	}
 	if len(after) != len(before) {
 		t.Fatalf("the redelivered batch sent %d more", len(after)-len(before))
+	}
+}
+
+// failOneRecord is the dispatcher's store with the record of one delivery key failing (a
+// store error for that item of a group commit): nothing is written for it, the others are
+// recorded.
+type failOneRecord struct {
+	delivery.DispatchStore
+	mu    sync.Mutex
+	id    int64 // the job whose record fails
+	fails int
+}
+
+func (f *failOneRecord) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fails == 0 {
+		return f.DispatchStore.NotificationFinishMany(ctx, ps)
+	}
+	var rest []store.NotificationFinishParams
+	at := -1
+	for i, p := range ps {
+		if p.ID == f.id {
+			at = i
+			continue
+		}
+		rest = append(rest, p)
+	}
+	errs, err := f.DispatchStore.NotificationFinishMany(ctx, rest)
+	if err != nil || at < 0 {
+		return errs, err
+	}
+	f.fails--
+	return slices.Insert(errs, at, errors.New("disk I/O error")), nil
+}
+
+// A store error for one message of a batch fails the batch (the host redelivers it whole);
+// the redelivered batch sends nothing twice: its batch-mates are already Sent (no-ops) and
+// the failed one, whose send was not recorded, is taken over in doubt once its claim
+// expired (Unknown on the log channel) instead of being sent again.
+func TestStoreErrorForOneMessageFailsTheBatchWithoutLossOrDouble(t *testing.T) {
+	t.Parallel()
+	const n = 12
+	e := newBatchEnv(t, n, nil)
+	ctx := context.Background()
+	// The fifth message of the batch names the delivery whose record fails.
+	fail := &failOneRecord{DispatchStore: e.rt.Dispatcher.Store, fails: 1}
+	e.rt.Dispatcher.Store = fail
+	inner, most := e.rt.Memory.BatchHandler(topology.NotificationDispatchQueue)
+	var key string
+	e.rt.Memory.SubscribeBatch(topology.NotificationDispatchQueue, most, func(ctx context.Context, ms []bus.Message) error {
+		if key == "" {
+			var dm delivery.DispatchMessage
+			_ = json.Unmarshal(ms[4].Body, &dm)
+			j, err := e.rt.Store.NotificationGetByKey(ctx, dm.DeliveryKey)
+			if err != nil {
+				return err
+			}
+			fail.mu.Lock()
+			key, fail.id = dm.DeliveryKey, j.ID
+			fail.mu.Unlock()
+		}
+		return inner(ctx, ms)
+	})
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.batches) != 1 || len(e.batches[0]) != n || e.answers[0] == nil || !strings.Contains(e.answers[0].Error(), "500") {
+		t.Fatalf("%d invocations, answers %v; want one of %d answered 500", len(e.batches), e.answers, n)
+	}
+	if j, _ := e.rt.Store.NotificationGetByKey(ctx, key); j.Status != store.NotificationSending {
+		t.Fatalf("the failed record's job is %s, want Sending (its claim not recorded)", j.Status)
+	}
+	e.clock.Advance(3 * time.Minute)
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.batches) != 2 || len(e.batches[1]) != n || e.answers[1] != nil {
+		t.Fatalf("%d invocations, answers %v; want the batch redelivered and answered 200", len(e.batches), e.answers)
+	}
+	sends := e.sends(t)
+	var keys []string
+	for k, c := range sends {
+		if c != 1 {
+			t.Fatalf("delivery %s sent %d times", k, c)
+		}
+		keys = append(keys, k)
+	}
+	st := e.statuses(t, keys)
+	if len(sends) != n || st[store.NotificationSent] != n-1 {
+		t.Fatalf("%d sent; statuses %v", len(sends), st)
+	}
+	if j, _ := e.rt.Store.NotificationGetByKey(ctx, key); j.Status != store.NotificationUnknown {
+		t.Fatalf("the failed record's job is %s, want Unknown (taken over in doubt, not sent again)", j.Status)
+	}
+}
+
+// A batch with a malformed message and a message for an unknown delivery key answers 200:
+// both are dead-lettered with their records, as one message alone would be, and their
+// batch-mates are sent; nothing comes again.
+func TestMalformedMessageInABatchIsDeadLetteredAlone(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	e := newBatchEnv(t, n, nil)
+	ctx := context.Background()
+	inner, most := e.rt.Memory.BatchHandler(topology.NotificationDispatchQueue)
+	e.rt.Memory.SubscribeBatch(topology.NotificationDispatchQueue, most, func(ctx context.Context, ms []bus.Message) error {
+		bad := bus.Message{ID: "bad-1", Destination: topology.NotificationDispatchQueue, Body: []byte(`{"deliveryKey":7}`), DeliveryCount: 1}
+		unknown := bus.Message{ID: "dlv_nope", Destination: topology.NotificationDispatchQueue, Body: []byte(`{"deliveryKey":"dlv_nope"}`), DeliveryCount: 1}
+		return inner(ctx, append([]bus.Message{bad}, append(ms, unknown)...))
+	})
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.batches) != 1 || e.answers[0] != nil {
+		t.Fatalf("%d invocations, answers %v; want one answered 200", len(e.batches), e.answers)
+	}
+	if sends := e.sends(t); len(sends) != n {
+		t.Fatalf("%d sent, want %d", len(sends), n)
+	}
+	for _, id := range []string{"bad-1", "dlv_nope"} {
+		if _, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.NotificationDispatch, id)); err != nil {
+			t.Fatalf("dead-letter record of %s: %v", id, err)
+		}
+	}
+	if got := e.rt.Memory.Len(topology.NotificationDispatchQueue); got != 0 {
+		t.Fatalf("%d dispatch messages left on the bus", got)
 	}
 }
