@@ -144,6 +144,10 @@ type Options struct {
 	LogOutput io.Writer
 	// Seed makes backoff jitter deterministic; 0 seeds from the clock.
 	Seed uint64
+	// DispatchInOrder sends the deliveries of a dispatch batch one at a time, in the order
+	// their messages came (delivery.Dispatcher.InOrder): the replay simulator's
+	// deterministic output. Off, a batch's sends overlap.
+	DispatchInOrder bool
 	// OnOutcome, when set, observes each dispatch outcome the dispatcher records (replay
 	// writes its output lines from it). It is called on the dispatching goroutine.
 	OnOutcome func(delivery.Outcome)
@@ -486,7 +490,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
-		Hooks: o.Faults.dispatch()}
+		Hooks: o.Faults.dispatch(), InOrder: o.DispatchInOrder}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}

@@ -30,7 +30,7 @@ var (
 	burnRows = flag.Int("burndown.rows", 100_000, "rows in BenchmarkBurnDown (a multiple of 100)")
 	herdRows = flag.Int("herd.rows", 100_000, "rows in BenchmarkHerd (a multiple of 100)")
 	e2eRows  = flag.Int("e2e.rows", 20_000, "rows in BenchmarkEndToEnd (a multiple of 100)")
-	e2eBatch = flag.Int("e2e.batch", 1, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once; 1 (default): Handle, one message at a time as the runtime dispatches; more: HandleBatch, which the runtime does not use yet")
+	e2eBatch = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
 )
 
 // BenchmarkBurnDown (W1) inserts N due reminder rows (100 settings × N/100 sources, all due
@@ -67,10 +67,10 @@ func BenchmarkHerd(b *testing.B) {
 
 // BenchmarkEndToEnd (W4) runs the whole pipeline for N rows: ① events accepted (each
 // source's event ensures 100 rows), ② the rows burned down when due, ③ the outbox relayed
-// and every delivery sent through the log channel by 4 dispatchers, each handed one message
-// at a time (Dispatcher.Handle) as the runtime's consumers and the Functions host hand them
-// over (-e2e.batch=N: up to N waiting messages at once through HandleBatch, the batch path
-// the runtime does not take yet; BenchmarkDispatch measures it). It reports each stage's
+// and every delivery sent through the log channel by 4 dispatchers, each handed the waiting
+// messages at once, up to topology.MaxMessageBatchSize, through Dispatcher.HandleBatch, as
+// the runtime's NotificationDispatch takes them (-e2e.batch=1: one message at a time through
+// Handle, as before the runtime took batches). It reports each stage's
 // rate (events/s and rows/s at ①, rows/s at ②, deliveries/s at ③) and the end-to-end rate
 // (rows from first event to last delivery sent).
 func BenchmarkEndToEnd(b *testing.B) {
@@ -222,10 +222,11 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 }
 
 // deliver is stage ③: a relay (1000 messages per run) publishes the outbox to a channel that
-// 4 dispatchers drain through the runtime's Dispatcher, one message at a time through Handle
-// (as the runtime dispatches: a send-claim transaction, render, log channel, an outcome
-// transaction per delivery), or with -e2e.batch=N up to N waiting messages at once through
-// HandleBatch. It returns the deliveries sent and the stage's wall time.
+// 4 dispatchers drain through the runtime's Dispatcher, each taking the waiting messages at
+// once (bus.TakeWaiting, up to -e2e.batch) through HandleBatch, as the runtime's
+// NotificationDispatch does (a claim transaction per batch, render, log channel, group
+// commits of the outcomes), or with -e2e.batch=1 one message at a time through Handle (two
+// transactions per delivery). It returns the deliveries sent and the stage's wall time.
 func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 	b.Helper()
 	ctx := context.Background()

@@ -29,6 +29,14 @@ type Publisher interface {
 	Publish(ctx context.Context, m Message) error
 }
 
+// BatchHandler processes messages handed over together, as a Service Bus trigger declared
+// with "cardinality": "many" receives them. nil completes every message of the batch; an
+// error fails the batch as a whole, and each of its messages is then settled by its own
+// DeliveryCount (Settle: redelivered, or dead-lettered at MaxDeliveryCount), as the Functions
+// host abandons every message of a failed batch invocation. A batch handler therefore fails
+// only when a redelivery of every message is harmless (see SubscribeBatch).
+type BatchHandler func(ctx context.Context, ms []Message) error
+
 // Handler processes one delivered message. nil completes it; an error abandons it for
 // redelivery, or dead-letters it once MaxDeliveryCount is reached; an error marked
 // automation.Permanent dead-letters it at once (it can never succeed). See Settle.
@@ -68,6 +76,12 @@ type MemoryOptions struct {
 	OnSettled func(ctx context.Context, m Message)
 }
 
+// batchConsumer is a destination's batch handler and the most messages it takes at once.
+type batchConsumer struct {
+	h   BatchHandler
+	max int
+}
+
 type delayed struct {
 	m         Message
 	notBefore time.Time
@@ -82,6 +96,7 @@ type Memory struct {
 	queues   map[string][]Message
 	order    []string // destinations in first-publish order, for deterministic draining
 	handlers map[string]Handler
+	batches  map[string]batchConsumer
 	recent   map[string]bool // destination + "\x00" + message id -> settled (completed or dead-lettered)
 	recentQ  []string
 	dead     []DeadLettered
@@ -114,18 +129,41 @@ func NewMemory(opts *MemoryOptions) *Memory {
 			o.DuplicateWindow = opts.DuplicateWindow
 		}
 	}
-	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, recent: map[string]bool{}}
+	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, batches: map[string]batchConsumer{}, recent: map[string]bool{}}
 }
 
-// Subscribe sets the handler of a destination (one per destination).
+// Subscribe sets the handler of a destination (one per destination; it replaces a batch
+// handler).
 func (b *Memory) Subscribe(destination string, h Handler) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	delete(b.batches, destination)
 	b.handlers[destination] = h
 }
 
-// Handler returns the handler of a destination (nil: none), so an observer can wrap the
-// consumer already subscribed instead of replacing it.
+// SubscribeBatch sets the batch handler of a destination (it replaces a one-message
+// handler): Drain hands it the messages waiting there, up to most at once (below 1 is
+// taken as 1), without waiting for more, as bus.TakeWaiting takes them from a channel.
+// Each message of a batch counts as one delivery (its DeliveryCount grows by one per
+// batch it is in), and Drain's limit bounds the messages, so a batch may be cut short by it.
+func (b *Memory) SubscribeBatch(destination string, most int, h BatchHandler) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.handlers, destination)
+	b.batches[destination] = batchConsumer{h: h, max: max(most, 1)}
+}
+
+// BatchHandler returns the batch handler of a destination and the most messages it takes
+// at once (nil, 0: none), so an observer can wrap it (SubscribeBatch) instead of replacing it.
+func (b *Memory) BatchHandler(destination string) (BatchHandler, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.batches[destination]
+	return c.h, c.max
+}
+
+// Handler returns the one-message handler of a destination (nil: none, or a batch
+// handler), so an observer can wrap the consumer already subscribed instead of replacing it.
 func (b *Memory) Handler(destination string) Handler {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -173,64 +211,86 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 }
 
 // Drain delivers queued messages to their handlers until every queue with a handler is
-// empty or limit deliveries were made (limit <= 0: no limit). Failed messages are requeued
-// at the tail (redelivery) or dead-lettered. It returns the number of deliveries made.
+// empty or limit deliveries were made (limit <= 0: no limit): one message at a time to a
+// Handler, up to its max waiting messages at once to a BatchHandler (each message one
+// delivery). Failed messages are requeued at the tail (redelivery) or dead-lettered, each by
+// its own DeliveryCount. It returns the number of deliveries made.
 func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 	n := 0
 	for limit <= 0 || n < limit {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		m, h, ok := b.next()
+		room := 0
+		if limit > 0 {
+			room = limit - n
+		}
+		ms, h, bh, ok := b.next(room)
 		if !ok {
 			return n, nil
 		}
-		n++
-		// The handler gets its own copy of the body: what it does to it must not reach a
+		n += len(ms)
+		// The handler gets its own copy of each body: what it does to it must not reach a
 		// redelivery or the dead-letter list.
-		delivered := m
-		delivered.Body = append([]byte(nil), m.Body...)
-		err := h(ctx, delivered)
-		if err == nil {
-			b.settle(m)
-			if b.opts.OnSettled != nil {
-				b.opts.OnSettled(ctx, m)
-			}
-			continue
+		delivered := make([]Message, len(ms))
+		for i, m := range ms {
+			delivered[i] = m
+			delivered[i].Body = append([]byte(nil), m.Body...)
 		}
-		b.mu.Lock()
-		var dl *DeadLettered
-		st := Settle(err, m.DeliveryCount, b.opts.MaxDeliveryCount)
-		switch {
-		case st.Action == ActionDeadLetter:
-			dl = &DeadLettered{Message: m, Reason: err.Error()}
-			b.dead = append(b.dead, *dl)
-			if len(b.dead) > b.opts.MaxDeadLetters {
-				b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
-			}
-		case st.Delay > 0 && b.opts.Now != nil:
-			b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(st.Delay)})
-		case b.opts.RetryDelay > 0:
-			d := b.opts.RetryDelay << min(m.DeliveryCount-1, 20)
-			if d <= 0 || d > b.opts.MaxRetryDelay {
-				d = b.opts.MaxRetryDelay
-			}
-			b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(d)})
-		default:
-			b.queues[m.Destination] = append(b.queues[m.Destination], m)
+		var err error
+		if bh != nil {
+			err = bh(ctx, delivered)
+		} else {
+			err = h(ctx, delivered[0])
 		}
-		b.mu.Unlock()
-		if dl != nil && b.opts.OnDeadLetter != nil {
-			b.opts.OnDeadLetter(*dl)
-		}
-		if dl != nil {
-			b.settle(m)
-		}
-		if dl != nil && b.opts.OnSettled != nil {
-			b.opts.OnSettled(ctx, m)
+		for _, m := range ms {
+			b.settleAfter(ctx, m, err)
 		}
 	}
 	return n, nil
+}
+
+// settleAfter settles one delivered message by its handler's result (Settle).
+func (b *Memory) settleAfter(ctx context.Context, m Message, err error) {
+	if err == nil {
+		b.settle(m)
+		if b.opts.OnSettled != nil {
+			b.opts.OnSettled(ctx, m)
+		}
+		return
+	}
+	b.mu.Lock()
+	var dl *DeadLettered
+	st := Settle(err, m.DeliveryCount, b.opts.MaxDeliveryCount)
+	switch {
+	case st.Action == ActionDeadLetter:
+		dl = &DeadLettered{Message: m, Reason: err.Error()}
+		b.dead = append(b.dead, *dl)
+		if len(b.dead) > b.opts.MaxDeadLetters {
+			b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
+		}
+	case st.Delay > 0 && b.opts.Now != nil:
+		b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(st.Delay)})
+	case b.opts.RetryDelay > 0:
+		d := b.opts.RetryDelay << min(m.DeliveryCount-1, 20)
+		if d <= 0 || d > b.opts.MaxRetryDelay {
+			d = b.opts.MaxRetryDelay
+		}
+		b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(d)})
+	default:
+		b.queues[m.Destination] = append(b.queues[m.Destination], m)
+	}
+	b.mu.Unlock()
+	if dl == nil {
+		return
+	}
+	if b.opts.OnDeadLetter != nil {
+		b.opts.OnDeadLetter(*dl)
+	}
+	b.settle(m)
+	if b.opts.OnSettled != nil {
+		b.opts.OnSettled(ctx, m)
+	}
 }
 
 // settle notes that m left the bus, for duplicate detection (a later copy is settled at once).
@@ -243,7 +303,9 @@ func (b *Memory) settle(m Message) {
 	}
 }
 
-func (b *Memory) next() (Message, Handler, bool) {
+// next takes the next delivery: one message for a Handler, or up to the batch handler's max
+// (and room, when room > 0) waiting messages for a BatchHandler.
+func (b *Memory) next(room int) ([]Message, Handler, BatchHandler, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.waiting) > 0 {
@@ -260,16 +322,25 @@ func (b *Memory) next() (Message, Handler, bool) {
 	}
 	for _, d := range b.order {
 		q := b.queues[d]
-		h := b.handlers[d]
-		if len(q) == 0 || h == nil {
+		h, bc := b.handlers[d], b.batches[d]
+		if len(q) == 0 || (h == nil && bc.h == nil) {
 			continue
 		}
-		m := q[0]
-		b.queues[d] = q[1:]
-		m.DeliveryCount++
-		return m, h, true
+		take := 1
+		if bc.h != nil {
+			take = min(len(q), bc.max)
+			if room > 0 {
+				take = min(take, room)
+			}
+		}
+		ms := append([]Message(nil), q[:take]...)
+		b.queues[d] = q[take:]
+		for i := range ms {
+			ms[i].DeliveryCount++
+		}
+		return ms, h, bc.h, true
 	}
-	return Message{}, nil, false
+	return nil, nil, nil, false
 }
 
 // Len returns the number of messages at destination: queued, or waiting for redelivery.

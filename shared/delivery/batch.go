@@ -15,9 +15,11 @@ import (
 // over together, at most store.MaxBatch): the send claims of all their delivery keys are
 // taken in one transaction (NotificationClaimMany), the claimed jobs are sent with
 // ChannelConcurrency calls per channel at once, and their outcomes are recorded in group
-// commits as the sends finish (ProcessBatch). errs[i] is what Handle would have returned for
-// msgs[i]: nil (done, or nothing to do), a Permanent error (malformed body, unknown delivery
-// key), a RetryAfter(ErrInFlight) (another sender's live claim), the crash of a fault hook
+// commits as the sends finish (ProcessBatch). A delivery key repeated in the batch is
+// claimed and sent once, and each of its messages gets its first message's answer. errs[i]
+// is what Handle would have returned for msgs[i]: nil (done, or nothing to do), a Permanent
+// error (malformed body, unknown delivery key), a RetryAfter(ErrInFlight) (another sender's
+// live claim), the crash of a fault hook
 // when its outcome was not recorded before it, or the error of the group commit that failed
 // to record its outcome (its claim then expires and its next attempt is in doubt). More than
 // store.MaxBatch messages is an error for every message.
@@ -34,15 +36,30 @@ func (d *Dispatcher) HandleBatch(ctx context.Context, msgs []bus.Message) []erro
 		return errs
 	}
 	var keys []string
-	var at []int // msgs index of keys[j]
+	var at []int              // msgs index of keys[j]
+	first := map[string]int{} // delivery key -> msgs index of its first message
+	same := map[int]int{}     // msgs index of a repeated key -> its first message's
 	for i, m := range msgs {
 		k, err := dispatchKey(m)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
+		if f, dup := first[k]; dup {
+			same[i] = f
+			continue
+		}
+		first[k] = i
 		keys, at = append(keys, k), append(at, i)
 	}
+	// A key repeated in the batch (the same delivery published twice, a redelivery beside a
+	// later copy) is one delivery: claimed and sent once, and each of its messages answered
+	// as its first was, as if the copy had come right after it.
+	defer func() {
+		for i, f := range same {
+			errs[i] = errs[f]
+		}
+	}()
 	if len(keys) == 0 {
 		return errs
 	}
@@ -108,8 +125,12 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
+	one := make(chan struct{}, 1) // InOrder: the one slot every channel shares
 	for _, c := range claims {
-		if slots[c.Job.Channel] == nil {
+		switch {
+		case d.InOrder:
+			slots[c.Job.Channel] = one
+		case slots[c.Job.Channel] == nil:
 			slots[c.Job.Channel] = make(chan struct{}, d.channelConcurrency())
 		}
 	}

@@ -99,6 +99,11 @@ type Dispatcher struct {
 	// job whose lease ran out before its call is not sent on that claim but goes back on the
 	// retry ladder.
 	ChannelConcurrency int
+	// InOrder runs a batch's sends one at a time, across all its channels, in the batch's
+	// order, each outcome recorded before the next send starts: the outcomes of a batch then
+	// come in the order its messages came, as one by one. The replay simulator's
+	// deterministic mode; off, sends overlap (ChannelConcurrency per channel).
+	InOrder bool
 }
 
 // DispatchHooks are the dispatcher's named fault points. A non-nil error stops the attempt

@@ -95,6 +95,14 @@
 // in [ServiceBusMessage.Shadowed]. Binary bodies are never shadowed (the host only parses
 // string trigger values).
 //
+// # Service Bus batches (docs/functions-protocol.md#service-bus-batches)
+//
+// A trigger declared "cardinality": "many" gets several messages per invocation: the bodies
+// as one array in Data[binding], and each per-message value as an array in Metadata under
+// the key with the suffix "Array" (MessageIdArray, DeliveryCountArray, …), each array
+// serialized into a JSON string as the host serializes any non-object value.
+// [DecodeServiceBusBatch] decodes them into one item per message, each with its own error.
+//
 // # Timer keys decoded (docs/functions-protocol.md#timer-trigger "Invocation payload")
 //
 // Data[binding] is a JSON object {Schedule:{AdjustForDST}, ScheduleStatus:{Last, Next,

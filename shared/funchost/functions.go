@@ -197,8 +197,8 @@ func parseFunction(name string, raw []byte) (FunctionDef, error) {
 		case !queue && !topic:
 			return FunctionDef{}, fmt.Errorf("service bus trigger %q: no queueName or topicName", t.Name)
 		}
-		if t.Cardinality != "" && t.Cardinality != "one" {
-			return FunctionDef{}, fmt.Errorf("service bus trigger %q: cardinality %q is not supported (ServiceBusMessage decodes one message)", t.Name, t.Cardinality)
+		if t.Cardinality != "" && t.Cardinality != "one" && t.Cardinality != "many" {
+			return FunctionDef{}, fmt.Errorf("service bus trigger %q: cardinality %q is neither \"one\" nor \"many\"", t.Name, t.Cardinality)
 		}
 	}
 	return def, nil

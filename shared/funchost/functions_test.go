@@ -69,7 +69,7 @@ func TestLoadFunctionFoldersRejects(t *testing.T) {
 		"queue and topic":    {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","topicName":"t","subscriptionName":"s"}]}`, "exclusive"},
 		"topic without sub":  {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","topicName":"t"}]}`, "subscriptionName"},
 		"no entity":          {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in"}]}`, "no queueName"},
-		"batch cardinality":  {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","cardinality":"many"}]}`, "cardinality"},
+		"bad cardinality":    {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","cardinality":"several"}]}`, "cardinality"},
 		"unknown dataType":   {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","dataType":"text"}]}`, "dataType"},
 		"invalid folder":     {"1Job", `{"bindings":[` + timer + `]}`, "invalid function name"},
 		"reserved folder":    {"host", `{"bindings":[` + timer + `]}`, "invalid function name"},

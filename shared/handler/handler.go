@@ -273,23 +273,81 @@ func (d Deps) dueWorkExecutor(ctx context.Context, inv *funchost.Invocation) (fu
 	return ok(map[string]any{"schedulerKey": m.SchedulerKey, "outcome": o})
 }
 
-// notificationDispatch: ③ send one delivery behind its send claim.
+// notificationDispatch: ③ send the deliveries of a batch behind their send claims, in two
+// transactions per batch (Dispatcher.HandleBatch). NotificationDispatch is declared
+// "cardinality": "many", so the host hands it up to topology.MaxMessageBatchSize messages at
+// once (an invocation in the single-message shape is a batch of one).
+//
+// The host settles the whole batch by the invocation's answer, so the answer follows one
+// rule (docs/functions-protocol.md#service-bus-batches):
+//   - 200 when every message of the batch is settled for good: sent, nothing to do (its job
+//     already finished, waiting for the sweep's retry, or awaiting resolution), or
+//     dead-lettered with its diagnostics record (a message that does not decode, a malformed
+//     body, an unknown delivery key) exactly as one message alone would be;
+//   - non-2xx when any message must come again (a store error, another sender's live claim,
+//     a crash between a send and its record, a record that failed): the host abandons every
+//     message of the batch and each comes again. A batch-mate already sent is then a no-op:
+//     its send claim finds the job Sent (or its Version moved on), so failing a batch loses
+//     nothing and sends nothing twice; its only cost is that batch-mate's DeliveryCount.
+//
+// A message that can never succeed is dead-lettered and never fails its batch, so it cannot
+// hold its batch-mates back.
 func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
-	msg, err := inv.ServiceBus("message")
+	items, err := inv.ServiceBusBatch("message")
 	if err != nil {
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
-	err = d.Dispatcher.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: topology.NotificationDispatchQueue, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
-	if automation.IsPermanent(err) {
-		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
+	errs := make([]error, len(items))
+	var msgs []bus.Message
+	var at []int // items index of msgs[j]
+	for i, it := range items {
+		if it.Err != nil {
+			errs[i] = automation.Permanent(it.Err)
+			continue
+		}
+		msgs = append(msgs, bus.Message{ID: it.Message.MessageID, Destination: topology.NotificationDispatchQueue, SessionID: it.Message.SessionID,
+			Body: it.Message.Body, DeliveryCount: it.Message.DeliveryCount})
+		at = append(at, i)
 	}
-	// Another sender holding the claim (two serve processes on one SQLite file, two
-	// instances) comes back as automation.RetryAfter(delivery.ErrInFlight): the router
-	// answers 500 so the host redelivers, and logs it at INFO, not ERROR.
-	if err != nil {
-		return funchost.Result{}, err
+	for lo := 0; lo < len(msgs); lo += store.MaxBatch {
+		hi := min(lo+store.MaxBatch, len(msgs))
+		for j, err := range d.Dispatcher.HandleBatch(ctx, msgs[lo:hi]) {
+			errs[at[lo+j]] = err
+		}
 	}
-	return ok(map[string]any{"messageId": msg.MessageID})
+	var again []error
+	var dead []string // the Logs of the answer, one line per message dead-lettered
+	retryAfter := true
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		if automation.IsPermanent(err) {
+			msg := items[i].Message
+			if msg.MessageID == "" {
+				// Name the record apart from its batch-mates'.
+				msg.MessageID = fmt.Sprintf("%s-%d", inv.InvocationID, i)
+			}
+			if err = d.deadLetter(ctx, inv, msg, err); automation.IsPermanent(err) {
+				dead = append(dead, fmt.Sprintf("message %d (%s): %v", i, msg.MessageID, err))
+				continue
+			}
+		}
+		// Another sender holding the claim (two serve processes on one SQLite file, two
+		// instances) comes back as automation.RetryAfter(delivery.ErrInFlight): the router
+		// answers 500 so the host redelivers, and logs it at INFO, not ERROR, when that is
+		// all there is.
+		retryAfter = retryAfter && automation.IntentOf(err) == automation.IntentRetryAfter
+		again = append(again, fmt.Errorf("message %d (%s): %w", i, items[i].Message.MessageID, err))
+	}
+	if len(again) > 0 {
+		if retryAfter {
+			return funchost.Result{}, errors.Join(again...)
+		}
+		// %v: the answer is a plain failure, whatever intent a message's error carries.
+		return funchost.Result{}, fmt.Errorf("dispatch: %d of %d messages must come again, the batch fails: %v", len(again), len(items), errors.Join(again...))
+	}
+	return ok(map[string]any{"messages": len(items), "deadLettered": len(dead)}, dead...)
 }
 
 // relayAfterPoll publishes what the poll just committed to the outbox. It never fails the

@@ -19,6 +19,9 @@ func Definitions(fs []topology.Function) []funchost.FunctionDef {
 		switch f.Trigger {
 		case topology.ServiceBusTrigger:
 			b.Connection, b.Cardinality = "ServiceBusConnection", "one"
+			if f.Many {
+				b.Cardinality = "many"
+			}
 		case topology.HTTPTrigger:
 			b.AuthLevel = "function"
 		}

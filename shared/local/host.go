@@ -2,8 +2,11 @@
 // the same functions/*/function.json folders, fires timer functions on their NCRONTAB
 // schedules and delivers in-process bus messages to Service Bus functions - each as the
 // host's own invocation payload POSTed through the same funchost router the Azure host
-// calls (docs/functions-protocol.md). Non-2xx answers are retried by the bus up to its
-// MaxDeliveryCount, then dead-lettered, as Service Bus does.
+// calls (docs/functions-protocol.md): one message per invocation, or, for a function
+// declared "cardinality": "many", the messages waiting at once (up to
+// topology.MaxMessageBatchSize) in one batch payload. Non-2xx answers are retried by the bus
+// up to its MaxDeliveryCount, then dead-lettered, as Service Bus does (a failed batch: each
+// of its messages by its own delivery count).
 package local
 
 import (
@@ -25,6 +28,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 // ncrontab parses the Functions 6-field NCRONTAB format: second minute hour day month
@@ -97,7 +101,11 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 			if err != nil || dest == "" {
 				return nil, fmt.Errorf("%s: no queue or topic: %v", def.Name, err)
 			}
-			b.Subscribe(dest, host.deliverTo(def))
+			if def.Trigger.Cardinality == "many" {
+				b.SubscribeBatch(dest, topology.MaxMessageBatchSize, host.deliverBatchTo(def))
+			} else {
+				b.Subscribe(dest, host.deliverTo(def))
+			}
 			host.byDest[dest] = def
 		case funchost.TriggerHTTP:
 			// Served by the router itself on serve's listener (/api/{route}): nothing to run.
@@ -201,6 +209,58 @@ func (h *Host) invokeMessage(ctx context.Context, def funchost.FunctionDef, m bu
 	return h.Invoke(ctx, def.Name, payload)
 }
 
+// deliverBatchTo returns the bus batch handler that invokes def (declared "cardinality":
+// "many") once for the messages the bus hands over together, with the payload the host
+// sends for a batch: Data[binding] a JSON string holding the JSON array of the bodies (each
+// a string), and each per-message Metadata value as a JSON string holding one array with an
+// element per message (MessageIdArray, DeliveryCountArray, EnqueuedTimeUtcArray,
+// ContentTypeArray, SessionIdArray, ApplicationPropertiesArray and its alias
+// UserPropertiesArray). A non-2xx answer fails the whole batch, as the host abandons every
+// message of a failed invocation.
+func (h *Host) deliverBatchTo(def funchost.FunctionDef) bus.BatchHandler {
+	return func(ctx context.Context, ms []bus.Message) error {
+		code, body, err := h.invokeBatch(ctx, def, ms)
+		if err != nil {
+			return err
+		}
+		if code/100 != 2 {
+			return fmt.Errorf("%s answered %d for a batch of %d: %s", def.Name, code, len(ms), bytes.TrimSpace(body))
+		}
+		return nil
+	}
+}
+
+func (h *Host) invokeBatch(ctx context.Context, def funchost.FunctionDef, ms []bus.Message) (int, []byte, error) {
+	now := h.clock.Now()
+	n := len(ms)
+	bodies, ids, counts, enqueued := make([]string, n), make([]string, n), make([]int, n), make([]string, n)
+	types, sessions, props := make([]string, n), make([]*string, n), make([]map[string]any, n)
+	for i, m := range ms {
+		bodies[i], ids[i], counts[i] = string(m.Body), m.ID, m.DeliveryCount
+		enqueued[i], types[i], props[i] = now.Format("2006-01-02T15:04:05"), "application/json", map[string]any{}
+		if m.SessionID != "" {
+			sessions[i] = &ms[i].SessionID
+		}
+	}
+	// Each array value is serialized into a string, as the host serializes a value that is
+	// not an object (JsonConvert.SerializeObject).
+	str := func(v any) json.RawMessage {
+		inner, _ := json.Marshal(v)
+		outer, _ := json.Marshal(string(inner))
+		return outer
+	}
+	md := sysMetadata(def.Name, now)
+	md[funchost.MetaMessageIDArray] = str(ids)
+	md[funchost.MetaDeliveryCountArray] = str(counts)
+	md[funchost.MetaEnqueuedTimeUtcArray] = str(enqueued)
+	md[funchost.MetaContentTypeArray] = str(types)
+	md[funchost.MetaSessionIDArray] = str(sessions)
+	md[funchost.MetaApplicationPropertiesArray] = str(props)
+	md[funchost.MetaUserPropertiesArray] = str(props)
+	payload := map[string]any{"Data": map[string]json.RawMessage{def.Trigger.Name: str(bodies)}, "Metadata": md}
+	return h.Invoke(ctx, def.Name, payload)
+}
+
 // Deliver invokes the Service Bus function subscribed to destination with m right now,
 // bypassing the queue, and returns its HTTP status and body (the caller learns the outcome
 // synchronously; nothing is left in memory to lose).
@@ -211,6 +271,9 @@ func (h *Host) Deliver(ctx context.Context, destination string, m bus.Message) (
 	}
 	if m.DeliveryCount == 0 {
 		m.DeliveryCount = 1
+	}
+	if def.Trigger.Cardinality == "many" {
+		return h.invokeBatch(ctx, def, []bus.Message{m})
 	}
 	return h.invokeMessage(ctx, def, m)
 }

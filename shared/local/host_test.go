@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/local"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 func TestParseSchedule(t *testing.T) {
@@ -165,5 +167,85 @@ func TestNewHostLogsTheHTTPFunctionsItServes(t *testing.T) {
 	}
 	if strings.Contains(out, "not run") {
 		t.Fatalf("start-up log still says an HTTP function is not run:\n%s", out)
+	}
+}
+
+// A function declared "cardinality": "many" gets the messages waiting at once in one
+// invocation (up to topology.MaxMessageBatchSize), in the host's batch payload, which
+// funchost decodes message by message; a failed batch comes again, each message with its
+// own DeliveryCount.
+func TestBatchFunctionGetsWaitingMessagesInOneInvocation(t *testing.T) {
+	t.Parallel()
+	clock := automation.NewManualClock(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
+	b := bus.NewMemory(&bus.MemoryOptions{MaxDeliveryCount: 3})
+	r := funchost.NewRouter(nil)
+	var calls [][]*funchost.ServiceBusMessage
+	fail := 1
+	r.Register("ConsumeMany", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		items, err := inv.ServiceBusBatch("message")
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		var ms []*funchost.ServiceBusMessage
+		for _, it := range items {
+			if it.Err != nil {
+				return funchost.Result{}, it.Err
+			}
+			ms = append(ms, it.Message)
+		}
+		calls = append(calls, ms)
+		if fail > 0 {
+			fail--
+			return funchost.Result{}, errors.New("try again")
+		}
+		return funchost.Result{}, nil
+	})
+	defs := []funchost.FunctionDef{{Name: "ConsumeMany", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: "q", Cardinality: "many"}}}
+	h, err := local.NewHost(r, b, defs, func(string) (string, bool) { return "", false }, clock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n := topology.MaxMessageBatchSize + 20
+	for i := range n {
+		m := bus.Message{ID: fmt.Sprintf("m-%03d", i), Destination: "q", Body: []byte(fmt.Sprintf(`{"deliveryKey":"dlv_%d","note":"\" \\"}`, i))}
+		if i == 1 {
+			m.SessionID = "s-1"
+		}
+		if err := b.Publish(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.RunDue(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The first batch fails and its messages go back at the tail: the next batch takes the
+	// 20 not yet delivered and 80 of them, the last the remaining 20.
+	if sizes := fmt.Sprint(len(calls[0]), len(calls[1]), len(calls[2])); len(calls) != 3 || sizes != fmt.Sprint(topology.MaxMessageBatchSize, topology.MaxMessageBatchSize, 20) {
+		t.Fatalf("%d invocations, of %s messages", len(calls), sizes)
+	}
+	seen := map[string]bool{}
+	for _, m := range append(calls[1], calls[2]...) {
+		var i int
+		if _, err := fmt.Sscanf(m.MessageID, "m-%03d", &i); err != nil || seen[m.MessageID] {
+			t.Fatalf("message %q (%v) twice or unknown", m.MessageID, err)
+		}
+		seen[m.MessageID] = true
+		wantCount := 1
+		if i < topology.MaxMessageBatchSize {
+			wantCount = 2
+		}
+		if string(m.Body) != fmt.Sprintf(`{"deliveryKey":"dlv_%d","note":"\" \\"}`, i) || m.DeliveryCount != wantCount ||
+			(i == 1) != (m.SessionID == "s-1") || m.ContentType != "application/json" || !m.EnqueuedTimeUtc.Equal(clock.Now()) {
+			t.Fatalf("message %d: %+v", i, m)
+		}
+	}
+	if len(seen) != n || b.Len("q") != 0 {
+		t.Fatalf("%d of %d messages completed; %d left", len(seen), n, b.Len("q"))
+	}
+	// Deliver (bypassing the queue) invokes a batch function with a batch of one.
+	if code, _, err := h.Deliver(ctx, "q", bus.Message{ID: "direct", Destination: "q", Body: []byte(`{}`)}); err != nil || code != 200 ||
+		len(calls) != 4 || len(calls[3]) != 1 || calls[3][0].MessageID != "direct" || calls[3][0].DeliveryCount != 1 {
+		t.Fatalf("Deliver: %d %v, %d calls", code, err, len(calls))
 	}
 }

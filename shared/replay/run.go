@@ -148,7 +148,7 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if po, ok := o.Driver.(ProviderObserver); ok {
 		po.Providers(r.providerSims)
 	}
-	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, Log: o.Log, OnOutcome: r.outcome,
+	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, DispatchInOrder: true, Log: o.Log, OnOutcome: r.outcome,
 		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
 		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1, WithoutBudgets: r.sc.billing == nil}
 	stopBilling := r.startBilling()

@@ -76,6 +76,11 @@ const (
 	BudgetAPI              = "BudgetApi"
 )
 
+// MaxMessageBatchSize is the most messages one invocation of a "cardinality": "many"
+// Service Bus function receives: host.json's extensions.serviceBus.maxMessageBatchSize on
+// Azure (a test holds them equal), and the batch the local host hands over.
+const MaxMessageBatchSize = 100
+
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
 const (
 	TimerTrigger      = "timerTrigger"
@@ -95,6 +100,11 @@ type Function struct {
 	// subscription is session-enabled (per-entity order).
 	Queue, Topic, Subscription string
 	Sessions                   bool
+	// Many: a Service Bus trigger declared with "cardinality": "many", which the host hands
+	// up to MaxMessageBatchSize waiting messages per invocation (an array payload) instead of
+	// one. Only NotificationDispatch: its dispatcher claims and records a batch in two
+	// transactions, and a redelivered message whose job is done is a no-op.
+	Many bool
 	// Route is an HTTP trigger's route template below the "api" prefix, Methods its
 	// lower-case methods.
 	Route   string
@@ -130,7 +140,7 @@ var functions = []Function{
 	{Name: EventRegistryAPI, Trigger: HTTPTrigger, Binding: "req", Route: "event-registry/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: NotiDelivery, Trigger: ServiceBusTrigger, Binding: "message", Topic: NotiTopic, Subscription: DeliverySubscription, Sessions: true},
 	{Name: InboxAPI, Trigger: HTTPTrigger, Binding: "req", Route: "inbox/{*path}", Methods: []string{"get", "post"}},
-	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue},
+	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue, Many: true},
 	{Name: OutboxRelay, Trigger: TimerTrigger, Binding: "timer", Schedule: "%OutboxRelaySchedule%"},
 	{Name: Reconciliation, Trigger: TimerTrigger, Binding: "timer", Schedule: "%ReconciliationSchedule%"},
 	{Name: ReminderSettingsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "reminder-settings/{*rest}", Methods: []string{"get", "post", "put"}},

@@ -1,8 +1,10 @@
 package topology_test
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +20,8 @@ func row(d funchost.FunctionDef) topology.Function {
 		methods = append(methods, strings.ToLower(m))
 	}
 	return topology.Function{Name: d.Name, Trigger: t.Type, Binding: t.Name, Schedule: t.Schedule, Queue: t.QueueName,
-		Topic: t.TopicName, Subscription: t.SubscriptionName, Sessions: t.IsSessionsEnabled, Route: t.Route, Methods: methods}
+		Topic: t.TopicName, Subscription: t.SubscriptionName, Sessions: t.IsSessionsEnabled, Many: t.Cardinality == "many",
+		Route: t.Route, Methods: methods}
 }
 
 // The table and functions/*/function.json agree: every folder has a row and every row a
@@ -55,7 +58,7 @@ func compare(defs []funchost.FunctionDef, table []topology.Function) []string {
 		}
 		got := row(d)
 		if got.Trigger != want.Trigger || got.Binding != want.Binding || got.Schedule != want.Schedule || got.Queue != want.Queue ||
-			got.Topic != want.Topic || got.Subscription != want.Subscription || got.Sessions != want.Sessions ||
+			got.Topic != want.Topic || got.Subscription != want.Subscription || got.Sessions != want.Sessions || got.Many != want.Many ||
 			got.Route != want.Route || !slices.Equal(got.Methods, want.Methods) {
 			problems = append(problems, "function "+d.Name+": function.json says "+describe(got)+", the table "+describe(want))
 		}
@@ -74,6 +77,7 @@ func compare(defs []funchost.FunctionDef, table []topology.Function) []string {
 func describe(f topology.Function) string {
 	return strings.Join([]string{f.Trigger, "binding=" + f.Binding, "schedule=" + f.Schedule, "queue=" + f.Queue, "topic=" + f.Topic,
 		"subscription=" + f.Subscription, "sessions=" + map[bool]string{true: "true", false: "false"}[f.Sessions],
+		"many=" + map[bool]string{true: "true", false: "false"}[f.Many],
 		"route=" + f.Route, "methods=" + strings.Join(f.Methods, ",")}, " ")
 }
 
@@ -131,6 +135,14 @@ func TestCompareReportsDrift(t *testing.T) {
 			}
 			return d, tb
 		}, "function NotificationDispatch"},
+		{"cardinality", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+			for i := range d {
+				if d[i].Name == topology.NotificationDispatch {
+					d[i].Trigger.Cardinality = "one"
+				}
+			}
+			return d, tb
+		}, "function NotificationDispatch: function.json says"},
 		{"disabled", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			d[0].Disabled = true
 			return d, tb
@@ -173,6 +185,32 @@ func TestLookupAndConsumer(t *testing.T) {
 	if got := []string{funchost.TriggerTimer, funchost.TriggerServiceBus, funchost.TriggerHTTP}; !slices.Equal(got,
 		[]string{topology.TimerTrigger, topology.ServiceBusTrigger, topology.HTTPTrigger}) {
 		t.Errorf("trigger types differ from funchost's: %q", got)
+	}
+}
+
+// host.json's Service Bus batch size is the table's MaxMessageBatchSize, so a batch never
+// holds more messages than the local host hands over or the dispatcher takes at once.
+func TestHostJSONBatchSize(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../host.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var host struct {
+		Extensions struct {
+			ServiceBus map[string]json.RawMessage `json:"serviceBus"`
+		} `json:"extensions"`
+	}
+	if err := json.Unmarshal(raw, &host); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(host.Extensions.ServiceBus["maxMessageBatchSize"]); got != strconv.Itoa(topology.MaxMessageBatchSize) {
+		t.Fatalf("host.json extensions.serviceBus.maxMessageBatchSize = %q, want %d", got, topology.MaxMessageBatchSize)
+	}
+	for _, f := range topology.Functions() {
+		if f.Many && (f.Trigger != topology.ServiceBusTrigger || f.Sessions) {
+			t.Errorf("%s: cardinality many only on a Service Bus trigger without sessions", f.Name)
+		}
 	}
 }
 

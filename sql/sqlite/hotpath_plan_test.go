@@ -36,7 +36,9 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		// The relay's lease of a batch walks the unpublished rows only, in Id order.
 		"OutboxClaim":         "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
 		"OutboxMarkPublished": "Outbox USING INTEGER PRIMARY KEY (rowid=?)",
-		"IdempotencyPurge":    "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
+		// The relay's mark of a batch: one primary-key seek per id of the statement's rows.
+		"OutboxMarkPublishedMany": "Outbox USING INTEGER PRIMARY KEY (rowid=?)",
+		"IdempotencyPurge":        "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",
 		// The top-N ranking reads its index in order (docs/attributes.md#read-api).
 		"AttributeTop":       "IX_AttributeValue_Rank (BusinessUnitId=? AND EntityType=? AND AttributeCode=?)",
 		"AttributeDeltaSums": "IX_AttributeDelta_Entity (BusinessUnitId=? AND EntityType=? AND EntityId=?)",
@@ -62,8 +64,9 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 			if strings.Contains(line, "TEMP B-TREE") {
 				t.Errorf("%s sorts: %q", name, plan)
 			}
-			// "SCAN CONSTANT ROW" walks a statement's own VALUES rows, not a table.
-			if strings.HasPrefix(line, "SCAN ") && !strings.Contains(line, w) && line != "SCAN CONSTANT ROW" {
+			// "SCAN CONSTANT ROW" walks a statement's own VALUES rows, not a table, and so
+			// does "SCAN v", the VALUES rows an UPDATE … FROM joins under the alias v.
+			if strings.HasPrefix(line, "SCAN ") && !strings.Contains(line, w) && line != "SCAN CONSTANT ROW" && line != "SCAN v" {
 				t.Errorf("%s scans: %q", name, plan)
 			}
 		}

@@ -363,13 +363,27 @@ func (s *Store) OutboxMarkPublished(ctx context.Context, p store.OutboxMarkPubli
 	if len(p.IDs) > store.MaxBatch {
 		return fmt.Errorf("OutboxMarkPublished: more than %d ids", store.MaxBatch)
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, id := range p.IDs {
-			if _, err := s.exec(ctx, tx, "OutboxMarkPublished", sql.Named("Now", s.tm(p.Now)), sql.Named("Id", id)); err != nil {
+	switch len(p.IDs) {
+	case 0:
+		return nil
+	case 1:
+		// One id (the embedded relay marks each message as the bus settles it): the
+		// prepared single-row statement.
+		return s.inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := s.exec(ctx, tx, "OutboxMarkPublished", sql.Named("Now", s.tm(p.Now)), sql.Named("Id", p.IDs[0])); err != nil {
 				return fmt.Errorf("%s OutboxMarkPublished: %w", s.d.Name, err)
 			}
-		}
-		return nil
+			return nil
+		})
+	}
+	// Many ids: one statement per 100 (OutboxMarkPublishedMany), not one per id.
+	rows := make([]map[string]any, len(p.IDs))
+	now := s.tm(p.Now)
+	for i, id := range p.IDs {
+		rows[i] = map[string]any{"Id": id, "Now": now}
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.execRows(ctx, tx, "OutboxMarkPublishedMany", rows)
 	})
 }
 

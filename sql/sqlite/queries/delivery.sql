@@ -132,6 +132,15 @@ FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
 -- name: OutboxMarkPublished :exec
 UPDATE Outbox SET PublishedOn = @Now, LeaseUntil = NULL, ClaimToken = NULL WHERE Id = @Id AND PublishedOn IS NULL;
 
+-- name: OutboxMarkPublishedMany :exec
+-- OutboxMarkPublished for many ids in one statement (the relay marks every message of a
+-- batch it published), expanded as NotificationInsertMany; each id seeks the primary key,
+-- and an id already published is left alone. (VALUES columns are column1, column2; every
+-- parameter is in the row tuple, as this dialect binds rows by position.)
+UPDATE Outbox SET PublishedOn = v.column2, LeaseUntil = NULL, ClaimToken = NULL
+FROM (VALUES /*row*/(@Id, @Now)/*end*/) AS v
+WHERE Outbox.Id = v.column1 AND Outbox.PublishedOn IS NULL;
+
 -- name: OutboxRecordAttempt :exec
 UPDATE Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;
 
