@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/automation-platform/automation/shared/sim"
 )
@@ -28,24 +30,45 @@ func simCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 0 {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "automation sim: "+format+"\n", a...)
 		fmt.Fprint(stderr, "usage: automation sim [-seeds N] [-seed S] [-faults LIST] [-workers N] [-shrink=false] [-out DIR]\n")
 		return 2
 	}
+	if fs.NArg() != 0 {
+		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	// An empty -faults is not a list: it would silently mean every kind.
+	if strings.TrimSpace(*faults) == "" {
+		return usage("-faults is empty: all, none or a comma-separated list of kinds")
+	}
 	kinds, err := sim.ParseKinds(*faults)
 	if err != nil {
-		fmt.Fprintf(stderr, "automation sim: -faults: %v\n", err)
-		return 2
+		return usage("-faults: %v", err)
 	}
 	n := *seeds
 	switch {
-	case n < 0:
-		fmt.Fprintln(stderr, "automation sim: -seeds must be positive")
-		return 2
-	case n == 0 && *seed != 0:
+	case set["seeds"] && n < 1:
+		return usage("-seeds must be positive")
+	case set["seed"] && *seed == 0:
+		return usage("-seed must be at least 1 (seeds are numbered from 1)")
+	case set["workers"] && *workers < 1:
+		return usage("-workers must be at least 1")
+	case n == 0 && set["seed"]:
 		n = 1
 	case n == 0:
 		n = 200
+	}
+	if first := max(*seed, 1); uint64(n-1) > math.MaxUint64-first {
+		return usage("-seeds %d from seed %d passes the last seed %d", n, first, uint64(math.MaxUint64))
+	}
+	if *out != "" {
+		// Checked now, not after a failure has been found and shrunk.
+		if st, err := os.Stat(*out); err != nil || !st.IsDir() {
+			return usage("-out %s is not a directory", *out)
+		}
 	}
 	tty := false
 	if f, ok := stdout.(*os.File); ok {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,6 +34,48 @@ func TestSimCommand(t *testing.T) {
 			}
 			if tc.code == 0 && !strings.Contains(out.String(), "invariants checked") {
 				t.Fatalf("no invariant counts:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestSimCommandRejectsBadFlags: every flag value with no documented meaning is a usage
+// error (exit 2, the flag named on stderr) before any seed runs; found by trying the
+// command as a new user would (issue 18): `-seeds 0` and `-seed 0` ran the 200-seed
+// default, `-faults ""` ran every fault kind, `-workers 0` and `-workers -3` ran one
+// worker, `-out` to a missing directory was noticed only after a failure had been shrunk,
+// and a last seed past 2^64-1 wrapped around to seed 0. The context is canceled, so a
+// flag that slips through ends the run at once (exit 1) instead of running seeds.
+func TestSimCommandRejectsBadFlags(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		inStderr string
+	}{
+		{"zero seeds", []string{"-seeds", "0"}, "-seeds must be positive"},
+		{"seed zero", []string{"-seed", "0"}, "-seed"},
+		{"empty faults", []string{"-faults", ""}, "-faults"},
+		{"blank faults", []string{"-faults", " "}, "-faults"},
+		{"all with others", []string{"-faults", "all,none"}, "stand alone"},
+		{"zero workers", []string{"-workers", "0"}, "-workers"},
+		{"negative workers", []string{"-workers", "-3"}, "-workers"},
+		{"missing out", []string{"-out", filepath.Join(t.TempDir(), "missing")}, "-out"},
+		{"out is a file", []string{"-out", notDir}, "-out"},
+		{"seeds past 2^64", []string{"-seed", "18446744073709551615", "-seeds", "2"}, "-seeds"},
+		{"argument", []string{"-seeds", "1", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var out, errOut bytes.Buffer
+			code := run(ctx, append([]string{"sim", "-workers", "1"}, tc.args...), func(string) string { return "" }, &out, &errOut)
+			if code != 2 || !strings.Contains(errOut.String(), tc.inStderr) {
+				t.Fatalf("code %d, want 2 and %q on stderr\nstdout %s\nstderr %s", code, tc.inStderr, out.String(), errOut.String())
 			}
 		})
 	}

@@ -92,6 +92,9 @@ func ParseKinds(s string) (map[Kind]bool, error) {
 	}
 	for _, part := range strings.Split(s, ",") {
 		k := Kind(strings.TrimSpace(part))
+		if k == "all" || k == "none" {
+			return nil, fmt.Errorf("sim: %q must stand alone, not in a list of kinds (%q)", k, s)
+		}
 		ok := false
 		for _, a := range AllKinds {
 			ok = ok || a == k
