@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -673,5 +674,52 @@ func TestAttributeTriggerEventStartsCampaign(t *testing.T) {
 	}
 	if exe := r.execution(campaign.ExecutionID("bu-1", "first-login", "r1", "cust-1", "attr-gen-84e4fa93d0014b1420b4dac9")); exe.RecipientID != "cust-1" {
 		t.Fatalf("execution %+v", exe)
+	}
+}
+
+// TestInDoubtLookupThatFailsNeverCallsAgain: a command in doubt at a provider that does
+// not deduplicate, whose lookups fail (503) or lose their answer, stays UNKNOWN and retries
+// the lookup; it never calls the provider again (a second call would apply the effect
+// twice). Once a lookup answers, the command is SUCCEEDED with the effect applied once.
+func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
+	for _, f := range []providersim.Faults{{LookupFailPercent: 100}, {LookupLosePercent: 100}} {
+		t.Run(fmt.Sprintf("fail%d-lose%d", f.LookupFailPercent, f.LookupLosePercent), func(t *testing.T) {
+			r := newRig(t, campaign.ProviderConfig{Timeout: 300 * time.Millisecond})
+			d := threeSteps("lookup")
+			d.Actions = d.Actions[1:2]
+			r.save("c", d, "r1")
+			sim := r.sims["lookup"]
+			if err := sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
+				t.Fatal(err)
+			}
+			r.pump()
+			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+			c := r.commands(exe)[0]
+			if c.Status != store.CommandUnknown || sim.Applied(c.EffectKey) != 1 {
+				t.Fatalf("after the lost answer: %s, applied %d", c.Status, sim.Applied(c.EffectKey))
+			}
+			if err := sim.SetFaults(f); err != nil {
+				t.Fatal(err)
+			}
+			r.settle(10*time.Minute, 6)
+			c = r.commands(exe)[0]
+			st := sim.Stats()
+			if st.Lookups == 0 || st.LookupFailed+st.LookupLost != st.Lookups {
+				t.Fatalf("lookups %+v: the lookup fault was not met", st)
+			}
+			if st.Calls != 1 || sim.Applied(c.EffectKey) != 1 || c.Status != store.CommandUnknown {
+				t.Fatalf("after %d failed lookups: %d calls, applied %d, %s (%s); want 1 call, applied once, UNKNOWN",
+					st.Lookups, st.Calls, sim.Applied(c.EffectKey), c.Status, c.LastError)
+			}
+			_ = sim.SetFaults(providersim.Faults{})
+			r.settle(10*time.Minute, 20)
+			c = r.commands(exe)[0]
+			if c.Status != store.CommandSucceeded || sim.Applied(c.EffectKey) != 1 || sim.Stats().Calls != 1 {
+				t.Fatalf("resolved %s, applied %d, calls %d", c.Status, sim.Applied(c.EffectKey), sim.Stats().Calls)
+			}
+		})
 	}
 }

@@ -3,7 +3,8 @@ package replay
 // Delivery inputs of a scenario (issue 5): templates seeded at start, channel faults as
 // timed inputs, and the replay's channels - the real log channel writing delivery lines, and
 // the real webhook channel posting through an in-memory transport to a receiver that
-// verifies the signature and deduplicates by Idempotency-Key (no network).
+// verifies the signature, deduplicates by Idempotency-Key and records what it received
+// (no network).
 
 import (
 	"bytes"
@@ -14,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"sort"
 	"sync"
 	"time"
 
@@ -201,12 +203,48 @@ func (c faultyLog) Send(ctx context.Context, m delivery.Message) (string, error)
 // replaySecret signs the replay's webhook requests (the in-memory receiver verifies them).
 var replaySecret = []byte("replay-webhook-signing-secret")
 
-// webhookReceiver is the far side of the replay's webhook: it verifies the signature,
-// deduplicates by Idempotency-Key and writes one delivery line per key it accepts.
+// WebhookReceipt is what the replay's webhook receiver recorded for one Idempotency-Key:
+// the delivery key of the first body that carried it, how many requests with the key
+// arrived (a resend after a lost answer carries the same key) and how many of them it
+// applied (at most 1: the receiver applies a key once, as an idempotent receiver does).
+type WebhookReceipt struct {
+	IdempotencyKey string
+	DeliveryKey    string
+	Requests       int
+	Applied        int
+}
+
+// WebhookObserver is implemented by a Driver that checks the receiver's side of the
+// replay's webhook (the simulator's webhook invariant): before the first process starts it
+// gets a function that returns the receipts so far, sorted by Idempotency-Key.
+type WebhookObserver interface {
+	Webhooks(receipts func() []WebhookReceipt)
+}
+
+// webhookReceiver is the far side of the replay's webhook. It verifies the signature and
+// accepts a well-formed delivery (a signed JSON body with a deliveryKey, and an
+// Idempotency-Key header); it deduplicates by the Idempotency-Key header alone, as a real
+// receiver does (it cannot know that two keys name one delivery), writes one delivery line
+// per key it applies, and records every request that arrived (WebhookReceipt). It lives as
+// long as the run: a process restart on the sending side does not reset it.
 type webhookReceiver struct {
-	r    *runner
-	f    *faults
-	seen map[string]bool
+	r *runner
+	f *faults
+
+	mu       sync.Mutex
+	receipts map[string]*WebhookReceipt // by Idempotency-Key
+}
+
+// Receipts returns the receipts so far, sorted by Idempotency-Key.
+func (w *webhookReceiver) Receipts() []WebhookReceipt {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]WebhookReceipt, 0, len(w.receipts))
+	for _, rc := range w.receipts {
+		out = append(out, *rc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].IdempotencyKey < out[j].IdempotencyKey })
+	return out
 }
 
 // RoundTrip implements http.RoundTripper: the request never leaves the process. It reports
@@ -235,11 +273,26 @@ func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 		return answer(http.StatusUnauthorized, "bad signature"), nil
 	}
 	var b channel.WebhookBody
-	if err := json.Unmarshal(body, &b); err != nil || b.DeliveryKey != req.Header.Get(channel.IdempotencyHeader) {
-		return answer(http.StatusBadRequest, "body and Idempotency-Key disagree"), nil
+	if err := json.Unmarshal(body, &b); err != nil || b.DeliveryKey == "" {
+		return answer(http.StatusBadRequest, "body is not a delivery"), nil
 	}
-	if !w.seen[b.DeliveryKey] {
-		w.seen[b.DeliveryKey] = true
+	key := req.Header.Get(channel.IdempotencyHeader)
+	if key == "" {
+		return answer(http.StatusBadRequest, "Idempotency-Key header is required"), nil
+	}
+	w.mu.Lock()
+	rc := w.receipts[key]
+	if rc == nil {
+		rc = &WebhookReceipt{IdempotencyKey: key, DeliveryKey: b.DeliveryKey}
+		w.receipts[key] = rc
+	}
+	rc.Requests++
+	apply := rc.Applied == 0
+	if apply {
+		rc.Applied++
+	}
+	w.mu.Unlock()
+	if apply {
 		var p reminder.Payload
 		_ = json.Unmarshal(b.Payload, &p)
 		if err := w.r.writeDelivery(delivery.Message{DeliveryKey: b.DeliveryKey, SchedulerKey: b.SchedulerKey, BusinessUnitID: b.BusinessUnitID,
@@ -258,8 +311,9 @@ func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 func (r *runner) channels() (map[string]delivery.Channel, error) {
 	r.faults = &faults{clock: r.clock}
 	logCh := faultyLog{LogChannel: &delivery.LogChannel{W: lineWriter{r}, Line: r.deliveryLine}, f: r.faults}
+	r.webhook = &webhookReceiver{r: r, f: r.faults, receipts: map[string]*WebhookReceipt{}}
 	wh, err := channel.NewWebhook(channel.WebhookConfig{Secret: replaySecret, Idempotent: true, Clock: r.clock,
-		Client: &http.Client{Transport: &webhookReceiver{r: r, f: r.faults, seen: map[string]bool{}}}})
+		Client: &http.Client{Transport: r.webhook}})
 	if err != nil {
 		return nil, err
 	}

@@ -148,6 +148,9 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if po, ok := o.Driver.(ProviderObserver); ok {
 		po.Providers(r.providerSims)
 	}
+	if wo, ok := o.Driver.(WebhookObserver); ok {
+		wo.Webhooks(r.webhook.Receipts)
+	}
 	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, DispatchInOrder: true, Log: o.Log, OnOutcome: r.outcome,
 		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
 		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1, WithoutBudgets: r.sc.billing == nil}
@@ -213,6 +216,8 @@ type runner struct {
 
 	// providerSims: the simulated action providers, by name (campaign.go).
 	providerSims map[string]*providersim.Server
+	// webhook: the webhook's receiver (delivery.go).
+	webhook *webhookReceiver
 }
 
 func (r *runner) setup(ctx context.Context) error {

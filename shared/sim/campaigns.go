@@ -17,9 +17,10 @@ import (
 
 // campaignProvider is the simulated provider of the workload: no deduplication by key (a
 // second call would apply twice), a lookup by key, and faults on a fifth and a seventh of the
-// calls.
+// calls; a quarter of the lookups fail (503) and a tenth lose their answer, so an in-doubt
+// command meets a lookup that tells it nothing and must stay in doubt (never call again).
 var campaignProvider = map[string]any{"name": "telco", "actionTypes": []string{"TOP_UP", "ADD_DATA"}, "dedupe": false, "lookup": true,
-	"faults": map[string]any{"mode": "flaky", "failPercent": 20, "losePercent": 15}}
+	"faults": map[string]any{"mode": "flaky", "failPercent": 20, "losePercent": 15, "lookupFailPercent": 25, "lookupLosePercent": 10}}
 
 // campaigns adds the DIRECT `Joined` type to the registry, the `welcome` campaign of one unit
 // and 1–3 batches of 1–4 Joined events, some batches sent again.

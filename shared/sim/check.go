@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/budget/billingsim"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -40,6 +41,10 @@ const (
 	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
 	InvGatewayNotify  = "gateway-notified-once"  // each accepted NOTIFICATION event made one delivery
 	InvFencing        = "stale-token-fenced"     // a write with an expired claim\'s Version never overwrites a live claim
+	// InvWebhookOnce: at the webhook's receiver (which applies each Idempotency-Key once) a
+	// delivery key was applied at most once, so every attempt carried one key; and every
+	// webhook delivery recorded Sent was received and applied (webhook.go).
+	InvWebhookOnce = "webhook-received-once"
 )
 
 // The attribute engine's invariants (loyalty.go).
@@ -163,6 +168,8 @@ type checker struct {
 	providers map[string]*providersim.Server
 	// billing: the simulated billing server (budgets.go); nil without a budget.
 	billing *billingsim.Server
+	// webhooks: the webhook receiver's receipts so far (nil before the run starts).
+	webhooks func() []replay.WebhookReceipt
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -354,6 +361,7 @@ func (c *checker) safety(r *report, rows []row) {
 			}
 		}
 	}
+	c.checkWebhookOnce(r)
 	for _, rw := range rows {
 		if rw.trig != "DateBased" {
 			continue
@@ -415,6 +423,7 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 			r.check(InvRecorded, j.status == "Unknown", "delivery %s (%s) took effect but is recorded %s (%s)", j.key, j.schedulerKey, j.status, j.lastError)
 		}
 	}
+	c.checkWebhookSent(r, jobs)
 	for k, es := range effects {
 		found := false
 		for _, j := range jobsBySched[es[0].schedulerKey] {

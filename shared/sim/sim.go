@@ -173,11 +173,14 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 			res.Faults["channel-"+op.Mode]++
 		}
 	}
-	// The action provider's timeouts: failed (nothing applied) and lost answers (applied).
+	// The action provider's timeouts: failed (nothing applied) and lost answers (applied),
+	// and its lookups that failed or lost their answer.
 	for _, p := range chk.providers {
 		st := p.Stats()
 		res.Faults["provider-fail"] += st.Failed
 		res.Faults["provider-lost-answer"] += st.Lost
+		res.Faults["provider-lookup-fail"] += st.LookupFailed
+		res.Faults["provider-lookup-lost"] += st.LookupLost
 	}
 	return res
 }

@@ -3,7 +3,9 @@
 // Idempotency-Key, GET /actions/{key}) for tests, the replay and demos, with fault switches
 // (PUT /faults): answer slowly, time out after applying, fail without applying, lose the
 // answer after applying, or be flaky (a deterministic share of calls fails or loses its
-// answer). It counts every effect per key, so a test can prove an action applied once.
+// answer); independently of the mode, a deterministic share of lookups fails (503) or loses
+// its answer (the connection closes unanswered, a timeout to the caller). It counts every
+// effect per key, so a test can prove an action applied once.
 //
 // State of one key: absent → applied (with a reference "sim-{n}"). With Dedupe a second
 // call for an applied key applies nothing and answers the same reference; without it every
@@ -36,11 +38,19 @@ const (
 )
 
 // Faults is what PUT /faults sets (JSON; Delay as a Go duration string).
+//
+// LookupFailPercent and LookupLosePercent apply to GET /actions/{key} in every mode: per
+// lookup, a deterministic draw from the key and its lookup number answers 503 (a lookup
+// that fails) or closes the connection unanswered (a lookup that times out). A lookup
+// never changes what is applied, so neither fault applies or removes an effect; each is
+// counted (Stats.LookupFailed, Stats.LookupLost). Both are 0..100 and their sum at most 100.
 type Faults struct {
-	Mode        string `json:"mode"`
-	Delay       string `json:"delay,omitempty"`
-	FailPercent int    `json:"failPercent,omitempty"`
-	LosePercent int    `json:"losePercent,omitempty"`
+	Mode              string `json:"mode"`
+	Delay             string `json:"delay,omitempty"`
+	FailPercent       int    `json:"failPercent,omitempty"`
+	LosePercent       int    `json:"losePercent,omitempty"`
+	LookupFailPercent int    `json:"lookupFailPercent,omitempty"`
+	LookupLosePercent int    `json:"lookupLosePercent,omitempty"`
 }
 
 // Config fixes what the provider declares.
@@ -60,6 +70,11 @@ type Stats struct {
 	Lost    int `json:"lost"`
 	// Unauthorized counts calls refused for a missing or wrong bearer token.
 	Unauthorized int `json:"unauthorized"`
+	// Lookups counts GET /actions/{key}; LookupFailed the lookups answered 503 by the
+	// lookup fault, LookupLost those closed unanswered.
+	Lookups      int `json:"lookups"`
+	LookupFailed int `json:"lookupFailed"`
+	LookupLost   int `json:"lookupLost"`
 }
 
 // Server is the simulated provider. Safe for concurrent use.
@@ -72,6 +87,7 @@ type Server struct {
 	applied  map[string]int    // effects per key
 	refs     map[string]string // reference per key
 	attempts map[string]int    // calls per key
+	lookups  map[string]int    // lookups per key
 	stats    Stats
 
 	srv *http.Server
@@ -80,7 +96,7 @@ type Server struct {
 
 // New returns a server (not listening; see Start, or use Handler).
 func New(cfg Config) *Server {
-	return &Server{cfg: cfg, applied: map[string]int{}, refs: map[string]string{}, attempts: map[string]int{}}
+	return &Server{cfg: cfg, applied: map[string]int{}, refs: map[string]string{}, attempts: map[string]int{}, lookups: map[string]int{}}
 }
 
 // Start listens on addr ("127.0.0.1:0" for any free port) and serves until Close.
@@ -128,6 +144,9 @@ func (s *Server) SetFaults(f Faults) error {
 		}
 	default:
 		return fmt.Errorf("unknown mode %q", f.Mode)
+	}
+	if f.LookupFailPercent < 0 || f.LookupLosePercent < 0 || f.LookupFailPercent+f.LookupLosePercent > 100 {
+		return errors.New("lookupFailPercent + lookupLosePercent must be within 0..100")
 	}
 	s.mu.Lock()
 	s.faults, s.delay = f, d
@@ -212,6 +231,41 @@ func (s *Server) decide(key string) (string, time.Duration) {
 	return ModeNone, 0
 }
 
+// decideLookup picks this lookup's fault: a deterministic draw from the key and its lookup
+// number ("" none, ModeFail, ModeLoseAnswer).
+func (s *Server) decideLookup(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lookups[key]++
+	s.stats.Lookups++
+	f := s.faults
+	if f.LookupFailPercent+f.LookupLosePercent == 0 {
+		return ModeNone
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "lookup:%s#%d", key, s.lookups[key])
+	switch n := int(h.Sum32() % 100); {
+	case n < f.LookupFailPercent:
+		s.stats.LookupFailed++
+		return ModeFail
+	case n < f.LookupFailPercent+f.LookupLosePercent:
+		s.stats.LookupLost++
+		return ModeLoseAnswer
+	}
+	return ModeNone
+}
+
+// hangUp closes the connection of w unanswered (a lost answer, a timeout to the caller).
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
 func (s *Server) apply(key string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,13 +323,8 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.stats.Lost++
 		s.mu.Unlock()
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler)
+		hangUp(w)
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"reference": ref})
@@ -286,8 +335,18 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "lookup not offered", http.StatusNotImplemented)
 		return
 	}
+	key := r.PathValue("key")
+	switch s.decideLookup(key) {
+	case ModeFail:
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, "simulated lookup failure", http.StatusServiceUnavailable)
+		return
+	case ModeLoseAnswer:
+		hangUp(w)
+		return
+	}
 	s.mu.Lock()
-	ref, ok := s.refs[r.PathValue("key")]
+	ref, ok := s.refs[key]
 	s.mu.Unlock()
 	if !ok {
 		http.Error(w, "not applied", http.StatusNotFound)
