@@ -49,19 +49,9 @@ type ServiceBusBatchItem struct {
 // batch's Metadata (the host does that for a single string value only), so nothing is
 // shadowed.
 func DecodeServiceBusBatch(req *InvocationRequest, binding string, opts *ServiceBusOptions) ([]ServiceBusBatchItem, error) {
-	dt := DataTypeString
-	if opts != nil && opts.DataType != "" {
-		dt = opts.DataType
-	}
-	if dt != DataTypeString && dt != DataTypeBinary {
-		return nil, fmt.Errorf("funchost: binding %q: unsupported dataType %q", binding, dt)
-	}
-	if req == nil {
-		return nil, &DecodeError{Binding: binding, Field: "Data." + binding, Err: ErrBindingNotFound}
-	}
-	raw, ok := lookupKey(req.Data, binding)
-	if !ok {
-		return nil, &DecodeError{Binding: binding, Field: "Data." + binding, Err: ErrBindingNotFound}
+	raw, dt, err := bindingValue(req, binding, opts)
+	if err != nil {
+		return nil, err
 	}
 	if !isBatch(req.Metadata, raw) {
 		m, err := DecodeServiceBus(req, binding, opts)

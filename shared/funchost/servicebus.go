@@ -65,19 +65,9 @@ type ServiceBusMessage struct {
 // the package documentation for the exact keys read, the encodings accepted and how body
 // fields that shadow Metadata keys are handled.
 func DecodeServiceBus(req *InvocationRequest, binding string, opts *ServiceBusOptions) (*ServiceBusMessage, error) {
-	dt := DataTypeString
-	if opts != nil && opts.DataType != "" {
-		dt = opts.DataType
-	}
-	if dt != DataTypeString && dt != DataTypeBinary {
-		return nil, fmt.Errorf("funchost: binding %q: unsupported dataType %q", binding, dt)
-	}
-	if req == nil {
-		return nil, &DecodeError{Binding: binding, Field: "Data." + binding, Err: ErrBindingNotFound}
-	}
-	raw, ok := lookupKey(req.Data, binding)
-	if !ok {
-		return nil, &DecodeError{Binding: binding, Field: "Data." + binding, Err: ErrBindingNotFound}
+	raw, dt, err := bindingValue(req, binding, opts)
+	if err != nil {
+		return nil, err
 	}
 	body, err := decodeBody(raw, dt)
 	if err != nil {
@@ -321,4 +311,25 @@ func firstUnshadowed[T any](d *sbDecoder, keys []string, parse func(json.RawMess
 		d.shadowed = append(d.shadowed, keys[0])
 	}
 	return zero, nil
+}
+
+// bindingValue returns the raw Data value of binding and the dataType it is read as
+// (opts.DataType, default string). Errors: an unsupported dataType; a *DecodeError with
+// ErrBindingNotFound when req is nil or has no such binding.
+func bindingValue(req *InvocationRequest, binding string, opts *ServiceBusOptions) (json.RawMessage, DataType, error) {
+	dt := DataTypeString
+	if opts != nil && opts.DataType != "" {
+		dt = opts.DataType
+	}
+	if dt != DataTypeString && dt != DataTypeBinary {
+		return nil, "", fmt.Errorf("funchost: binding %q: unsupported dataType %q", binding, dt)
+	}
+	if req == nil {
+		return nil, "", &DecodeError{Binding: binding, Field: "Data." + binding, Err: ErrBindingNotFound}
+	}
+	raw, ok := lookupKey(req.Data, binding)
+	if !ok {
+		return nil, "", &DecodeError{Binding: binding, Field: "Data." + binding, Err: ErrBindingNotFound}
+	}
+	return raw, dt, nil
 }
