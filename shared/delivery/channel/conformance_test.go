@@ -43,7 +43,8 @@ func TestSMTPConformance(t *testing.T) {
 
 // webhookHarness is an HTTPS receiver (httptest TLS) that checks each request's signature
 // and records it; the URL path chooses its behaviour: /refuse answers 410 Gone, /slow
-// records the request and answers only after slowAnswer.
+// records the request and drops the connection unanswered after slowAnswer (or when the
+// client gives up first).
 type webhookHarness struct {
 	t   channeltest.TB
 	srv *httptest.Server
@@ -82,10 +83,13 @@ func (h *webhookHarness) serve(w http.ResponseWriter, r *http.Request) {
 	case "/refuse":
 		http.Error(w, "this hook was removed", http.StatusGone)
 	case "/slow":
+		// Applied, never answered: the connection is dropped without a status line, even
+		// when the request's context ends early (returning normally would answer 200).
 		select {
 		case <-time.After(slowAnswer):
 		case <-r.Context().Done():
 		}
+		panic(http.ErrAbortHandler)
 	default:
 		w.Header().Set("X-Request-Id", "rcv-"+b.DeliveryKey)
 	}
