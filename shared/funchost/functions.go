@@ -197,9 +197,16 @@ func parseFunction(name string, raw []byte) (FunctionDef, error) {
 		case !queue && !topic:
 			return FunctionDef{}, fmt.Errorf("service bus trigger %q: no queueName or topicName", t.Name)
 		}
-		if t.Cardinality != "" && t.Cardinality != "one" && t.Cardinality != "many" {
+		if t.Cardinality != "" && t.Cardinality != CardinalityOne && t.Cardinality != CardinalityMany {
 			return FunctionDef{}, fmt.Errorf("service bus trigger %q: cardinality %q is neither \"one\" nor \"many\"", t.Name, t.Cardinality)
 		}
 	}
 	return def, nil
 }
+
+// The cardinality of a Service Bus trigger (function.json "cardinality"): one message per
+// invocation (the default), or the messages the host hands over at once (DecodeServiceBusBatch).
+const (
+	CardinalityOne  = "one"
+	CardinalityMany = "many"
+)

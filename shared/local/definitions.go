@@ -18,9 +18,9 @@ func Definitions(fs []topology.Function) []funchost.FunctionDef {
 			Route: f.Route, Methods: append([]string(nil), f.Methods...)}
 		switch f.Trigger {
 		case topology.ServiceBusTrigger:
-			b.Connection, b.Cardinality = "ServiceBusConnection", "one"
+			b.Connection, b.Cardinality = "ServiceBusConnection", funchost.CardinalityOne
 			if f.Many {
-				b.Cardinality = "many"
+				b.Cardinality = funchost.CardinalityMany
 			}
 		case topology.HTTPTrigger:
 			b.AuthLevel = "function"

@@ -101,7 +101,7 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 			if err != nil || dest == "" {
 				return nil, fmt.Errorf("%s: no queue or topic: %v", def.Name, err)
 			}
-			if def.Trigger.Cardinality == "many" {
+			if def.Trigger.Cardinality == funchost.CardinalityMany {
 				b.SubscribeBatch(dest, topology.MaxMessageBatchSize, host.deliverBatchTo(def))
 			} else {
 				b.Subscribe(dest, host.deliverTo(def))
@@ -272,7 +272,7 @@ func (h *Host) Deliver(ctx context.Context, destination string, m bus.Message) (
 	if m.DeliveryCount == 0 {
 		m.DeliveryCount = 1
 	}
-	if def.Trigger.Cardinality == "many" {
+	if def.Trigger.Cardinality == funchost.CardinalityMany {
 		return h.invokeBatch(ctx, def, []bus.Message{m})
 	}
 	return h.invokeMessage(ctx, def, m)
