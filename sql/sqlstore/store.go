@@ -30,6 +30,9 @@ type Store struct {
 	// writers is the writer queue (Dialect.WriterQueue): a slot is held from BeginTx to
 	// Commit or Rollback. Nil: no queue.
 	writers chan struct{}
+	// writer, when set (UseWriterConn), is the connection every transaction that holds the
+	// writer queue's slot begins on; only the slot's holder touches it.
+	writer *sql.Conn
 }
 
 var _ store.Store = (*Store)(nil)
@@ -71,8 +74,26 @@ func (s *Store) PrepareAll(ctx context.Context) error {
 // DB exposes the pool for migrations and diagnostics.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// UseWriterConn pins one connection of the pool as the writer: from then on every
+// transaction that holds the writer queue's slot (Dialect.WriterQueue) begins on conn, so
+// the pages a write transaction reads and dirties stay in that one connection's page cache
+// from one transaction to the next (docs/performance.md, "One writer connection"). A
+// transaction that finds no slot (the queue's wait ran out, or it was begun inside another
+// one's fn) begins on the pool as before. The store closes conn on Close. Call it once,
+// right after New, before the store is shared. Errors: the dialect has no writer queue.
+func (s *Store) UseWriterConn(conn *sql.Conn) error {
+	if s.writers == nil {
+		return fmt.Errorf("%s: a writer connection needs the writer queue", s.d.Name)
+	}
+	s.writer = conn
+	return nil
+}
+
 // Close closes the prepared statements and the pool.
 func (s *Store) Close() error {
+	if s.writer != nil {
+		_ = s.writer.Close()
+	}
 	s.mu.Lock()
 	for _, st := range s.stmts {
 		_ = st.Close()
@@ -190,12 +211,17 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	release, err := s.enterWriters(ctx)
+	release, held, err := s.enterWriters(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
 	}
 	defer release()
-	tx, err := s.db.BeginTx(ctx, nil)
+	var tx *sql.Tx
+	if held && s.writer != nil {
+		tx, err = s.writer.BeginTx(ctx, nil)
+	} else {
+		tx, err = s.db.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
 	}
@@ -210,17 +236,17 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // enterWriters takes a slot in the writer queue (Dialect.WriterQueue) and returns its
-// release. It waits at most the dialect's WriterQueueWait (default 10 s): past that, or with
+// release, and whether the slot is held. It waits at most the dialect's WriterQueueWait (default 10 s): past that, or with
 // no queue, it returns at once without a slot (the database's own lock wait applies, so a
 // transaction begun inside another one's fn is never stuck on the queue). Errors: ctx ended
 // while waiting.
-func (s *Store) enterWriters(ctx context.Context) (func(), error) {
+func (s *Store) enterWriters(ctx context.Context) (func(), bool, error) {
 	if s.writers == nil {
-		return func() {}, nil
+		return func() {}, false, nil
 	}
 	select {
 	case s.writers <- struct{}{}:
-		return func() { <-s.writers }, nil
+		return func() { <-s.writers }, true, nil
 	default:
 	}
 	wait := s.d.WriterQueueWait
@@ -231,11 +257,11 @@ func (s *Store) enterWriters(ctx context.Context) (func(), error) {
 	defer t.Stop()
 	select {
 	case s.writers <- struct{}{}:
-		return func() { <-s.writers }, nil
+		return func() { <-s.writers }, true, nil
 	case <-t.C:
-		return func() {}, nil
+		return func() {}, false, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	}
 }
 
