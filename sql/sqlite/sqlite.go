@@ -63,8 +63,8 @@ const (
 	// DefaultCacheKiB is 4 MiB per connection: at most 32 MiB with the default pool of 8
 	// (8 MiB measured 142 MiB of peak RSS at 100,000 rows, against the 150 MiB bound).
 	DefaultCacheKiB = 4 << 10
-	// DefaultWriterCacheKiB is the writer connection's page cache: 32 MiB.
-	DefaultWriterCacheKiB = 32 << 10
+	// DefaultWriterCacheKiB is the writer connection's page cache: 16 MiB.
+	DefaultWriterCacheKiB = 16 << 10
 	// DefaultAutoCheckpointPages is 10,000 pages (40 MB of WAL with 4 KiB pages): a hot
 	// index page rewritten by many batches is checkpointed once per 10,000 pages, not
 	// once per 1000.
@@ -75,7 +75,8 @@ const (
 type Options struct {
 	// BusyTimeout is how long a writer waits for the write lock (default 10 s).
 	BusyTimeout time.Duration
-	// MaxOpenConns bounds the pool (default 8).
+	// MaxOpenConns bounds the pool of connections reads and unqueued writes share (default
+	// 8). The writer's and the background checkpointer's connections come on top of it.
 	MaxOpenConns int
 	// CacheKiB is each connection's page cache in KiB (default DefaultCacheKiB). The cache
 	// fills only with the pages a connection reads, so the memory it can take is at most
@@ -112,8 +113,14 @@ func CheckSchema(ctx context.Context, db *sql.DB) error {
 // store. Errors if the file cannot be opened, a migration fails or the schema version
 // differs (*sqlstore.SchemaError).
 func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, error) {
+	st, _, err := open(ctx, path, opts)
+	return st, err
+}
+
+// open is Open, also returning the store's background checkpointer (tests watch it).
+func open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, *checkpointer, error) {
 	if path == "" {
-		return nil, errors.New("sqlite: empty database path")
+		return nil, nil, errors.New("sqlite: empty database path")
 	}
 	o := Options{BusyTimeout: 10 * time.Second, MaxOpenConns: 8, CacheKiB: DefaultCacheKiB, WriterCacheKiB: DefaultWriterCacheKiB, AutoCheckpointPages: DefaultAutoCheckpointPages}
 	if opts != nil {
@@ -148,10 +155,12 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(o.MaxOpenConns)
-	db.SetMaxIdleConns(o.MaxOpenConns)
+	// Two more than the pool's bound: the writer's and the checkpointer's connections are
+	// pinned for the store's lifetime (useWriterConn).
+	db.SetMaxOpenConns(o.MaxOpenConns + pinnedConns)
+	db.SetMaxIdleConns(o.MaxOpenConns + pinnedConns)
 	if o.SkipMigrations {
 		err = CheckSchema(ctx, db)
 	} else {
@@ -159,37 +168,62 @@ func Open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, err
 	}
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	queries, err := loadQueries()
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	d := Dialect
 	d.WriterQueueWait = o.BusyTimeout
-	st := sqlstore.New(db, queries, d, nil)
+	var ckpt *checkpointer
+	st := sqlstore.New(db, queries, d, func() error {
+		if ckpt != nil {
+			return ckpt.Close()
+		}
+		return nil
+	})
 	if err := st.PrepareAll(ctx); err != nil {
 		st.Close()
+		return nil, nil, err
+	}
+	if ckpt, err = useWriterConn(ctx, db, st, o.WriterCacheKiB); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, ckpt, nil
+}
+
+// pinnedConns is the number of connections useWriterConn takes out of the pool for good.
+const pinnedConns = 2
+
+// useWriterConn pins two connections of the pool: the writer, on which every write
+// transaction that holds the writer queue's slot begins, with a page cache of cacheKiB
+// (docs/performance.md, "One writer connection, checkpoints in the background"), and the
+// background checkpointer's, which each commit on the writer wakes. Errors: a connection
+// could not be taken or configured.
+func useWriterConn(ctx context.Context, db *sql.DB, st *sqlstore.Store, cacheKiB int) (*checkpointer, error) {
+	w, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: writer connection: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", cacheKiB)); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: writer connection: %w", err)
+	}
+	cc, err := db.Conn(ctx)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: checkpoint connection: %w", err)
+	}
+	ckpt := startCheckpointer(cc)
+	if err := st.UseWriterConn(w, ckpt.Kick); err != nil {
+		_ = w.Close()
+		_ = ckpt.Close()
 		return nil, err
 	}
-	if o.WriterCacheKiB > 0 {
-		w, err := db.Conn(ctx)
-		if err == nil {
-			_, err = w.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", o.WriterCacheKiB))
-			if err == nil {
-				err = st.UseWriterConn(w)
-			}
-			if err != nil {
-				_ = w.Close()
-			}
-		}
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("sqlite: writer connection: %w", err)
-		}
-	}
-	return st, nil
+	return ckpt, nil
 }
 
 // loadQueries parses the embedded query files once per process: they cannot change, and

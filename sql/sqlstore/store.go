@@ -31,8 +31,10 @@ type Store struct {
 	// Commit or Rollback. Nil: no queue.
 	writers chan struct{}
 	// writer, when set (UseWriterConn), is the connection every transaction that holds the
-	// writer queue's slot begins on; only the slot's holder touches it.
-	writer *sql.Conn
+	// writer queue's slot begins on; only the slot's holder touches it. afterCommit, when
+	// set, runs after each commit on it, still holding the slot.
+	writer      *sql.Conn
+	afterCommit func()
 }
 
 var _ store.Store = (*Store)(nil)
@@ -79,13 +81,15 @@ func (s *Store) DB() *sql.DB { return s.db }
 // the pages a write transaction reads and dirties stay in that one connection's page cache
 // from one transaction to the next (docs/performance.md, "One writer connection"). A
 // transaction that finds no slot (the queue's wait ran out, or it was begun inside another
-// one's fn) begins on the pool as before. The store closes conn on Close. Call it once,
-// right after New, before the store is shared. Errors: the dialect has no writer queue.
-func (s *Store) UseWriterConn(conn *sql.Conn) error {
+// one's fn) begins on the pool as before. afterCommit (optional) runs after every commit
+// on conn, while the slot is still held; it must not block (the SQLite dialect uses it to
+// wake its background checkpointer). The store closes conn on Close. Call it once, right
+// after New, before the store is shared. Errors: the dialect has no writer queue.
+func (s *Store) UseWriterConn(conn *sql.Conn, afterCommit func()) error {
 	if s.writers == nil {
 		return fmt.Errorf("%s: a writer connection needs the writer queue", s.d.Name)
 	}
-	s.writer = conn
+	s.writer, s.afterCommit = conn, afterCommit
 	return nil
 }
 
@@ -216,8 +220,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
 	}
 	defer release()
+	onWriter := held && s.writer != nil
 	var tx *sql.Tx
-	if held && s.writer != nil {
+	if onWriter {
 		tx, err = s.writer.BeginTx(ctx, nil)
 	} else {
 		tx, err = s.db.BeginTx(ctx, nil)
@@ -231,6 +236,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
+	}
+	if onWriter && s.afterCommit != nil {
+		s.afterCommit()
 	}
 	return nil
 }

@@ -176,3 +176,81 @@ func TestWriterQueue(t *testing.T) {
 	}
 	<-s.writers
 }
+
+// TestWriterConn: with UseWriterConn, every transaction that holds the writer queue's slot
+// runs on the pinned connection (its own cache_size shows inside the transaction), each
+// commit on it calls afterCommit once and a rollback does not; a transaction begun inside
+// another one's fn gets no slot and runs on the pool; a store without a writer queue
+// refuses a writer connection; Close closes the pinned connection.
+func TestWriterConn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/w.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=cache_size(-2000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test"}, nil).UseWriterConn(nil, nil); err == nil {
+		t.Error("a store without a writer queue took a writer connection")
+	}
+	s := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test", WriterQueue: true, WriterQueueWait: 50 * time.Millisecond}, nil)
+	w, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ExecContext(ctx, "PRAGMA cache_size = -777"); err != nil {
+		t.Fatal(err)
+	}
+	var commits int
+	if err := s.UseWriterConn(w, func() { commits++ }); err != nil {
+		t.Fatal(err)
+	}
+	cacheIn := func(tx *sql.Tx) int {
+		var v int
+		if err := tx.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for i := 0; i < 3; i++ {
+		if err := s.inTx(ctx, func(tx *sql.Tx) error {
+			if got := cacheIn(tx); got != -777 {
+				t.Errorf("transaction %d ran on a connection with cache_size %d, want the writer's -777", i, got)
+			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO T VALUES (?)", i)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if commits != 3 {
+		t.Errorf("afterCommit ran %d times for 3 commits", commits)
+	}
+	if err := s.inTx(ctx, func(tx *sql.Tx) error { return errTransient }); !errors.Is(err, errTransient) || commits != 3 {
+		t.Errorf("rolled back transaction: %v, afterCommit ran %d times (want 3)", err, commits)
+	}
+	// Nested: the outer transaction holds the slot (and the writer); the inner one waits
+	// WriterQueueWait, then begins on the pool, where SQLite's own lock makes it wait for the
+	// outer one; it is started in a goroutine so the outer one can commit.
+	innerCache := make(chan int, 1)
+	if err := s.inTx(ctx, func(tx *sql.Tx) error {
+		go func() {
+			_ = s.inTx(ctx, func(tx *sql.Tx) error { innerCache <- cacheIn(tx); return nil })
+		}()
+		time.Sleep(100 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-innerCache; got != -2000 {
+		t.Errorf("a transaction without a slot ran with cache_size %d, want the pool's -2000", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ExecContext(ctx, "SELECT 1"); !errors.Is(err, sql.ErrConnDone) {
+		t.Errorf("writer connection after Close: %v, want sql.ErrConnDone", err)
+	}
+}

@@ -100,16 +100,19 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
 -- the tuple between the row markers once per row, with each copy's parameters suffixed _0,
 -- _1, … (sqlstore.expandRows), and inserts in @Ord order; a row whose delivery key or effect
--- already has a job is skipped, as in NotificationInsert. (VALUES columns are column1, …;
--- "WHERE true" lets ON CONFLICT follow a SELECT.)
-INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+-- already has a job is skipped, as in NotificationInsert. (VALUES columns are column1, ….)
+-- OR IGNORE instead of ON CONFLICT DO NOTHING: with every constraint resolved by IGNORE the
+-- statement cannot abort halfway, so SQLite keeps no statement journal for it (a copy of
+-- every page it touches; docs/performance.md, "The completion transaction"). IGNORE also
+-- skips a row that breaks NOT NULL or CHECK: no row here can, since Status is a literal and
+-- every other NOT NULL value is bound from a Go string or time, never NULL.
+INSERT OR IGNORE INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
 SELECT column2, column3, column4, column5, column6, column7, column8, column9, column10,
     'Queued', 1, 1, column11, column11
 FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
     @Template, @PayloadJson, @LocalDate, @Now)/*end*/)
-WHERE true ORDER BY column1
-ON CONFLICT DO NOTHING;
+ORDER BY column1;
 
 -- name: OutboxInsert :exec
 INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
@@ -118,12 +121,12 @@ ON CONFLICT (MessageId) DO NOTHING;
 
 -- name: OutboxInsertMany :exec
 -- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany and
--- inserted in @Ord order; an existing MessageId is left alone.
-INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
+-- inserted in @Ord order; an existing MessageId is left alone. OR IGNORE as in
+-- NotificationInsertMany: the store binds a nil Body as an empty one, never NULL.
+INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 SELECT column2, column3, column4, column5, column6
 FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/)
-WHERE true ORDER BY column1
-ON CONFLICT (MessageId) DO NOTHING;
+ORDER BY column1;
 
 -- name: OutboxListUnpublished :many
 SELECT Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
