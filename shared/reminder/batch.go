@@ -58,11 +58,10 @@ type unitEntry struct {
 //
 // The reads are made here, one after the other on the calling goroutine, for every reminder
 // row of the batch, before any row executes (docs/performance.md#revalidation-per-batch). On the
-// embedded store they then run on the connection the claim just committed on (the pool
-// hands out the connection returned last), whose page cache is current; read from the
-// handlers' goroutines at once, they took up to Concurrency other connections, and SQLite
-// empties a connection's whole page cache when it begins a read after another connection
-// wrote. The isolation is the same: every read is made after the claim, within the batch. A
+// embedded store they then run on one pooled connection (the pool hands out the one returned
+// last), whose page cache SQLite empties once when the read begins, since the writer
+// connection wrote; read from the handlers' goroutines at once, they took up to Concurrency
+// connections, each emptying its cache. The isolation is the same: every read is made after the claim, within the batch. A
 // load that fails with an error other than store.ErrNotFound (or a permanent one) is not
 // kept, so the row that needs it reads again when it executes and fails alone, as before.
 func (h *Handler) BatchScope(ctx context.Context, rows []automation.SchedulerRow) context.Context {
