@@ -150,8 +150,9 @@ type SchedulerStore interface {
 	SchedulerComplete(ctx context.Context, p SchedulerCompleteParams) error
 	// SchedulerCompleteBatch completes up to MaxBatch claimed rows in one transaction (for
 	// throughput). Each item is guarded by its own token: itemErrs[i] is ErrLeaseLost for an
-	// item whose token is stale (nothing of that item is written) and nil otherwise. A
-	// non-nil err means nothing at all was written.
+	// item whose token is stale (nothing of that item is written) and nil otherwise. An
+	// item repeated in the batch (same ID and Token) completes once, as its first copy; the
+	// later copies get ErrLeaseLost. A non-nil err means nothing at all was written.
 	SchedulerCompleteBatch(ctx context.Context, items []SchedulerCompleteParams) (itemErrs []error, err error)
 	// SchedulerFail records a failed attempt (retry with backoff, or hold).
 	SchedulerFail(ctx context.Context, p SchedulerFailParams) error

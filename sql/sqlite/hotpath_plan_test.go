@@ -46,6 +46,8 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		"SchedulerComplete":   "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
 		"SchedulerFail":       "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
 		"SchedulerDeactivate": "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
+		// The batch completion: one primary-key seek per VALUES row, never a scan of the table.
+		"SchedulerCompleteMany": "AutomationScheduler USING INTEGER PRIMARY KEY (rowid=?)",
 	}
 	for name, w := range want {
 		text := q.SQL(name)

@@ -595,8 +595,8 @@ func (s *Store) SchedulerComplete(ctx context.Context, p store.SchedulerComplete
 }
 
 // SchedulerCompleteBatch implements store.SchedulerStore. The Version-guarded UPDATE of
-// each item runs first; only when it changed exactly one row are the item's delivery rows,
-// outbox messages and follow-ups written, so a stale item leaves no trace.
+// the items runs first, set-based (completeFenced); only an item it completed has its
+// delivery rows, outbox messages and follow-ups written, so a stale item leaves no trace.
 func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.SchedulerCompleteParams) ([]error, error) {
 	if err := checkLimit("SchedulerCompleteBatch", len(items)); err != nil {
 		return nil, err
@@ -613,20 +613,17 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 	}
 	itemErrs := make([]error, len(items))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		// Step 1: each item's Version-fenced UPDATE; only the items it completed go on.
+		// Step 1: the items' Version-fenced UPDATE; only the items it completed go on.
+		completed, err := s.completeFenced(ctx, tx, items)
+		if err != nil {
+			return err
+		}
 		done := make([]store.SchedulerCompleteParams, 0, len(items))
 		for i, p := range items {
 			itemErrs[i] = nil
-			err := s.execOne(ctx, tx, "SchedulerComplete",
-				sql.Named("DispatchResultJson", nstr(p.DispatchResultJSON)),
-				sql.Named("Now", s.tm(p.Now)),
-				sql.Named("Id", p.ID), sql.Named("Token", p.Token))
-			if errors.Is(err, store.ErrLeaseLost) {
-				itemErrs[i] = err
+			if !completed[i] {
+				itemErrs[i] = fmt.Errorf("%s SchedulerComplete: %w", s.d.Name, store.ErrLeaseLost)
 				continue
-			}
-			if err != nil {
-				return err
 			}
 			done = append(done, p)
 		}
@@ -637,6 +634,63 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 		return nil, err
 	}
 	return itemErrs, nil
+}
+
+// completeFenced is the fenced step of SchedulerCompleteBatch, inside tx: completed[i]
+// reports whether items[i] moved its row from Processing at Version items[i].Token to
+// Completed (Version+1, its own DispatchResultJson, CompletedOn = its Now). One item runs
+// SchedulerComplete; more run SchedulerCompleteMany, rowsPer rows per statement (fewer when
+// the dialect's MaxParams requires), whose RETURNING/OUTPUT lists the completed rows by Id
+// and new Version.
+//
+// The result is the one the items would get one after another, in order: of the items
+// fencing one row, the first whose Token is the row's Version completes it, and every other
+// one finds it stale (a wrong Version, or no longer Processing). So a repeated (ID, Token)
+// is sent once, its first copy; its later copies are not completed. Items of one row with
+// different tokens may share a statement: at most one of them matches the row's Version.
+// Errors: the statement's, or a returned row that no item fenced (a store bug).
+func (s *Store) completeFenced(ctx context.Context, tx *sql.Tx, items []store.SchedulerCompleteParams) ([]bool, error) {
+	completed := make([]bool, len(items))
+	if len(items) == 1 {
+		p := items[0]
+		err := s.execOne(ctx, tx, "SchedulerComplete",
+			sql.Named("DispatchResultJson", nstr(p.DispatchResultJSON)),
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("Id", p.ID), sql.Named("Token", p.Token))
+		if errors.Is(err, store.ErrLeaseLost) {
+			return completed, nil
+		}
+		completed[0] = err == nil
+		return completed, err
+	}
+	type fence struct{ id, token int64 }
+	first := make(map[fence]int, len(items))
+	rows := make([]map[string]any, 0, len(items))
+	for i, p := range items {
+		k := fence{p.ID, p.Token}
+		if _, dup := first[k]; dup {
+			continue
+		}
+		first[k] = i
+		rows = append(rows, map[string]any{"Id": p.ID, "Token": p.Token,
+			"DispatchResultJson": nstr(p.DispatchResultJSON), "Now": s.tm(p.Now)})
+	}
+	err := s.queryMultiRows(ctx, tx, "SchedulerCompleteMany", rows, func(r rowScanner) error {
+		var id, version int64
+		if err := r.Scan(&id, &version); err != nil {
+			return err
+		}
+		i, ok := first[fence{id, version - 1}]
+		if !ok || completed[i] {
+			return fmt.Errorf("completed row %d at Version %d, which no item fenced", id, version)
+		}
+		completed[i] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return completed, nil
 }
 
 // handOff writes the hand-off of items inside tx: their delivery rows in one statement

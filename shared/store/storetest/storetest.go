@@ -34,6 +34,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("VersionBumpsOnEveryWrite", func(t *testing.T) { testVersionBumps(t, open) })
 	t.Run("CompleteWritesDeliveryAtomically", func(t *testing.T) { testCompleteAtomic(t, open) })
 	t.Run("CompleteBatchGuardsEachItem", func(t *testing.T) { testCompleteBatch(t, open) })
+	t.Run("CompleteBatchFencesEveryChunk", func(t *testing.T) { testCompleteBatchMixed(t, open) })
 	t.Run("FailBackoffAndHold", func(t *testing.T) { testFail(t, open) })
 	t.Run("NextWakeUpAndCounts", func(t *testing.T) { testNextWakeUp(t, open) })
 	t.Run("SendClaim", func(t *testing.T) { testSendClaim(t, open) })
@@ -633,6 +634,134 @@ func testCompleteBatchSharedDelivery(t *testing.T, open Opener) {
 	if err != nil || len(msgs) != 2 || msgs[0].MessageID != "m-same" || msgs[0].Destination != "q" || !bytes.Equal(msgs[0].Body, first) ||
 		msgs[1].MessageID != "m-empty" || len(msgs[1].Body) != 0 || msgs[1].SessionID != "s" || msgs[0].SessionID != "" {
 		t.Fatalf("outbox: %+v %v", msgs, err)
+	}
+}
+
+// testCompleteBatchMixed: a batch of 254 items, more than one statement's rows (a store
+// that completes them set-based splits them into several statements and a shorter last
+// one), mixing fresh tokens, stale ones, a row already Completed (by its old token and by
+// its current Version), a Pending row, an item repeated with the same token, and a row whose
+// stale copy comes first and whose fresh copy comes last. Each item gets what it would get
+// completed alone, in order: the completed rows carry their own item's DispatchResultJson,
+// CompletedOn and Version+1; every other item gets ErrLeaseLost, leaves its row as it was
+// and writes no delivery, outbox message or follow-up; the hand-off keeps item order.
+func testCompleteBatchMixed(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	const n = 250
+	cands := make([]automation.Candidate, 0, n+1)
+	for i := 0; i < n; i++ {
+		cands = append(cands, Candidate(i, T0))
+	}
+	pendingCand := Candidate(n, T0.Add(time.Hour)) // not yet due: stays Pending
+	cands = append(cands, pendingCand)
+	if _, err := s.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: T0, Candidates: cands}); err != nil {
+		t.Fatal(err)
+	}
+	rows := claim(t, s, T0, store.MaxBatch)
+	if len(rows) != n {
+		t.Fatalf("claimed %d, want %d", len(rows), n)
+	}
+	pending := get(t, s, pendingCand.SchedulerKey)
+	if err := s.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: T0, DispatchResultJSON: `{"before":1}`}); err != nil {
+		t.Fatal(err)
+	}
+	completed := get(t, s, rows[0].SchedulerKey)
+
+	var items []store.SchedulerCompleteParams
+	var wantOK []bool
+	add := func(r automation.SchedulerRow, token int64, ok bool) {
+		i := len(items)
+		tag := fmt.Sprintf("item-%d", i)
+		items = append(items, store.SchedulerCompleteParams{ID: r.ID, Token: token, Now: T0.Add(time.Duration(i+1) * time.Second),
+			DispatchResultJSON: fmt.Sprintf(`{"item":%d}`, i),
+			Deliveries: []store.NotificationRequest{{DeliveryKey: "dk-" + tag, SchedulerKey: r.SchedulerKey, BusinessUnitID: "bu-1",
+				Channel: "log", Recipient: "a@example.test", Template: "t", PayloadJSON: "{}"}},
+			Outbox:    []store.OutboxMessage{{MessageID: "m-" + tag, Destination: "q", Body: []byte(tag)}},
+			FollowUps: []automation.Candidate{Candidate(10_000+i, T0.Add(48*time.Hour))}})
+		wantOK = append(wantOK, ok)
+	}
+	add(rows[0], completed.Version, false) // Completed: the Version matches, the Status does not
+	add(rows[0], rows[0].Version, false)   // Completed, by the token it was claimed with
+	add(pending, pending.Version, false)   // Pending, never claimed
+	add(rows[7], rows[7].Version-1, false) // stale; its fresh copy comes last
+	for i := 1; i < n; i++ {
+		switch {
+		case i == 7:
+		case i%9 == 0:
+			add(rows[i], rows[i].Version-1, false) // stale
+		default:
+			add(rows[i], rows[i].Version, true)
+		}
+		if i == 5 {
+			add(rows[5], rows[5].Version, false) // the same item again: its token is now stale
+		}
+	}
+	add(rows[7], rows[7].Version, true)
+
+	errs, err := s.SchedulerCompleteBatch(ctx, items)
+	if err != nil || len(errs) != len(items) {
+		t.Fatalf("batch: %d errors for %d items, %v", len(errs), len(items), err)
+	}
+	byID := map[int64]int{} // row Id -> the item that completed it
+	var okTags []string
+	for i, ok := range wantOK {
+		if ok {
+			if errs[i] != nil {
+				t.Errorf("item %d (row %d token %d): %v, want nil", i, items[i].ID, items[i].Token, errs[i])
+			}
+			byID[items[i].ID] = i
+			okTags = append(okTags, fmt.Sprintf("item-%d", i))
+		} else if !errors.Is(errs[i], store.ErrLeaseLost) {
+			t.Errorf("item %d (row %d token %d): %v, want ErrLeaseLost", i, items[i].ID, items[i].Token, errs[i])
+		}
+	}
+	for _, before := range append(rows, pending) {
+		got := get(t, s, before.SchedulerKey)
+		i, ok := byID[before.ID]
+		switch {
+		case ok:
+			p := items[i]
+			if got.Status != automation.StatusCompleted || got.Version != p.Token+1 || got.DispatchResultJSON != p.DispatchResultJSON ||
+				got.CompletedOn == nil || !got.CompletedOn.Equal(p.Now) || got.ProcessingLeaseExpiresOn != nil {
+				t.Errorf("row %d completed by item %d: %s v%d %q %v lease %v", before.ID, i, got.Status, got.Version, got.DispatchResultJSON, got.CompletedOn, got.ProcessingLeaseExpiresOn)
+			}
+		case before.ID == rows[0].ID:
+			if got.Status != automation.StatusCompleted || got.Version != completed.Version || got.DispatchResultJSON != `{"before":1}` || !got.CompletedOn.Equal(T0) {
+				t.Errorf("the completed row changed: %s v%d %q %v", got.Status, got.Version, got.DispatchResultJSON, got.CompletedOn)
+			}
+		default:
+			if got.Status != before.Status || got.Version != before.Version || got.DispatchResultJSON != "" || got.CompletedOn != nil {
+				t.Errorf("row %d, not completed, changed: %s v%d %q %v; was %s v%d", before.ID, got.Status, got.Version, got.DispatchResultJSON, got.CompletedOn, before.Status, before.Version)
+			}
+		}
+	}
+	var lastJob int64
+	for i, p := range items {
+		job, err := s.NotificationGetByKey(ctx, p.Deliveries[0].DeliveryKey)
+		if wantOK[i] {
+			if err != nil || job.ID <= lastJob {
+				t.Errorf("item %d: job %+v %v (after job %d)", i, job, err, lastJob)
+			}
+			lastJob = job.ID
+		} else if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("item %d, not completed, wrote its delivery: %v", i, err)
+		}
+		f, err := s.SchedulerGetByKey(ctx, p.FollowUps[0].SchedulerKey)
+		if wantOK[i] && (err != nil || f.Status != automation.StatusPending) {
+			t.Errorf("item %d: follow-up %s %v", i, f.Status, err)
+		} else if !wantOK[i] && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("item %d, not completed, wrote its follow-up: %v", i, err)
+		}
+	}
+	msgs, err := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: store.MaxBatch})
+	if err != nil || len(msgs) != len(okTags) {
+		t.Fatalf("outbox: %d messages, want %d: %v", len(msgs), len(okTags), err)
+	}
+	for i, m := range msgs {
+		if m.MessageID != "m-"+okTags[i] {
+			t.Fatalf("outbox message %d is %s, want m-%s (item order)", i, m.MessageID, okTags[i])
+		}
 	}
 }
 

@@ -91,6 +91,23 @@ SET Status = N'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
 WHERE Id = @Id AND Version = @Token AND Status = N'Processing';
 
+-- name: SchedulerCompleteMany :many
+-- SchedulerComplete for many rows in one statement (the completion's fenced step),
+-- expanded as NotificationInsertMany (four parameters per row, far under the 2,100 bound):
+-- each row (@Id, @Token, its DispatchResultJson, its @Now) completes its scheduler row when
+-- that row is still Processing at Version @Token, a clustered index seek per VALUES row.
+-- OUTPUT lists the rows it completed (Id, the new Version); a row it does not list was
+-- stale. The caller sends each (Id, Token) once, so no target row matches two VALUES rows.
+UPDATE s
+SET Status = N'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
+    DispatchResultJson = v.j, CompletedOn = v.n,
+    Version = s.Version + 1, UpdatedOn = v.n
+OUTPUT inserted.Id, inserted.Version
+FROM dbo.AutomationScheduler AS s
+JOIN (VALUES /*row*/(@Id, @Token, @DispatchResultJson, @Now)/*end*/) AS v(i, t, j, n)
+  ON s.Id = v.i AND s.Version = v.t
+WHERE s.Status = N'Processing';
+
 -- name: SchedulerFail :exec
 UPDATE dbo.AutomationScheduler
 SET Status = CASE WHEN @Hold = 1 THEN N'Failed' ELSE N'Pending' END,

@@ -69,6 +69,24 @@ SET Status = 'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
 WHERE Id = @Id AND Version = @Token AND Status = 'Processing';
 
+-- name: SchedulerCompleteMany :many
+-- SchedulerComplete for many rows in one statement (the completion's fenced step,
+-- docs/performance.md), expanded as NotificationInsertMany: each row (@Id, @Token, its
+-- DispatchResultJson, its @Now) completes its scheduler row when that row is still
+-- Processing at Version @Token, seeking the primary key per VALUES row. RETURNING lists the
+-- rows it completed (Id, the new Version); a row it does not list was stale. The caller
+-- sends each (Id, Token) once: of two VALUES rows that match one target row, SQLite applies
+-- one. (VALUES columns are column1, …; every parameter is in the row tuple, as this dialect
+-- binds rows by position.)
+UPDATE AutomationScheduler
+SET Status = 'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
+    DispatchResultJson = v.column3, CompletedOn = v.column4,
+    Version = AutomationScheduler.Version + 1, UpdatedOn = v.column4
+FROM (VALUES /*row*/(@Id, @Token, @DispatchResultJson, @Now)/*end*/) AS v
+WHERE AutomationScheduler.Id = v.column1 AND AutomationScheduler.Version = v.column2
+  AND AutomationScheduler.Status = 'Processing'
+RETURNING Id, Version;
+
 -- name: SchedulerFail :exec
 UPDATE AutomationScheduler
 SET Status = CASE WHEN @Hold = 1 THEN 'Failed' ELSE 'Pending' END,
