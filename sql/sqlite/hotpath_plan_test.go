@@ -25,6 +25,10 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		"SchedulerListExpiredLeases": "IX_AutomationScheduler_Lease (ProcessingLeaseExpiresOn<?)",
 		"NotificationClaim":          "INTEGER PRIMARY KEY (rowid=?)",
 		"NotificationFinish":         "INTEGER PRIMARY KEY (rowid=?)",
+		// The batch send claim's and batch record's guarded updates: one primary-key seek
+		// per row of the statement's VALUES.
+		"NotificationClaimMany":  "NotificationJob USING INTEGER PRIMARY KEY (rowid=?)",
+		"NotificationFinishMany": "NotificationJob USING INTEGER PRIMARY KEY (rowid=?)",
 		// The batch send claim's read: one seek per key (docs/performance.md#sql-server).
 		"NotificationGetManyForUpdate": "sqlite_autoindex_NotificationJob_1 (DeliveryKey=?)",
 		"NotificationGetByKey":         "sqlite_autoindex_NotificationJob_1 (DeliveryKey=?)",

@@ -52,15 +52,14 @@ func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaim
 	var res store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = s.claimOne(ctx, tx, p.DeliveryKey, p.Now, p.Lease, nil)
+		res, err = s.claimOne(ctx, tx, p.DeliveryKey, p.Now, p.Lease)
 		return err
 	})
 	return res, err
 }
 
-// claimOne is the send claim of one key inside tx. With facts nil the claim's fact is
-// written at once; otherwise it is appended to *facts for the caller to write.
-func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.Time, lease time.Duration, facts *[]store.OutboxMessage) (store.NotificationClaimResult, error) {
+// claimOne is the send claim of one key inside tx, its fact written at once.
+func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.Time, lease time.Duration) (store.NotificationClaimResult, error) {
 	cur, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKeyForUpdate", sql.Named("DeliveryKey", key)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.NotificationClaimResult{}, store.ErrNotFound
@@ -68,23 +67,13 @@ func (s *Store) claimOne(ctx context.Context, tx *sql.Tx, key string, now time.T
 	if err != nil {
 		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationGetByKeyForUpdate: %w", s.d.Name, err)
 	}
-	return s.claimJob(ctx, tx, cur, now, lease, facts)
-}
-
-// claimJob decides on cur, the job as read under the claim's lock, and, when claimable,
-// claims it (facts as claimOne).
-func (s *Store) claimJob(ctx context.Context, tx *sql.Tx, cur store.NotificationJob, now time.Time, lease time.Duration, facts *[]store.OutboxMessage) (store.NotificationClaimResult, error) {
 	ok, inDoubt := store.NotificationClaimable(cur, now)
 	if !ok {
 		return store.NotificationClaimResult{Job: cur}, nil
 	}
-	rev := cur.Revision
-	if cur.Status != store.NotificationSending {
-		rev++
-	}
 	j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationClaim",
 		sql.Named("LeaseExpiresOn", s.tm(now.Add(lease))),
-		sql.Named("Revision", rev),
+		sql.Named("Revision", claimRevision(cur)),
 		sql.Named("Now", s.tm(now)),
 		sql.Named("Id", cur.ID), sql.Named("Version", cur.Version)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -94,25 +83,33 @@ func (s *Store) claimJob(ctx context.Context, tx *sql.Tx, cur store.Notification
 		return store.NotificationClaimResult{}, fmt.Errorf("%s NotificationClaim: %w", s.d.Name, err)
 	}
 	if j.Revision != cur.Revision {
-		if facts == nil {
-			if err := s.writeFact(ctx, tx, j, now); err != nil {
-				return store.NotificationClaimResult{}, err
-			}
-		} else {
-			m, err := factMessage(j, now)
-			if err != nil {
-				return store.NotificationClaimResult{}, err
-			}
-			*facts = append(*facts, m)
+		if err := s.writeFact(ctx, tx, j, now); err != nil {
+			return store.NotificationClaimResult{}, err
 		}
 	}
 	return store.NotificationClaimResult{Claimed: true, InDoubt: inDoubt, Job: j}, nil
 }
 
+// claimRevision is the Revision a send claim of cur writes: one more when the status
+// changes to Sending (a fact), the same when an expired Sending claim is taken over.
+func claimRevision(cur store.NotificationJob) int64 {
+	if cur.Status != store.NotificationSending {
+		return cur.Revision + 1
+	}
+	return cur.Revision
+}
+
 // NotificationClaimMany implements store.DeliveryStore: in one transaction, the jobs of
-// every key read by NotificationGetManyForUpdate (100 keys per statement), then per key the
-// decision and Version-guarded update of NotificationClaim, and the claims' facts in one
-// OutboxInsertMany.
+// every key read by NotificationGetManyForUpdate (100 keys per statement); per distinct key
+// the decision of NotificationClaim (store.NotificationClaimable) in Go; the claimable jobs
+// updated by the multi-row NotificationClaimMany statement (100 per statement, each row
+// guarded by the Version read, the updated rows mapped back by Id); and the claims' facts,
+// in the keys' order, in one OutboxInsertMany.
+//
+// A job whose row the guarded update did not return (its Version moved after the read) is
+// not claimed: its result shows the job as read, as NotificationClaim's ErrLeaseLost. A
+// repeated key is answered as its first occurrence left the job: not claimed, Job the job
+// after that claim (or as read, when it was not claimed).
 func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationClaimManyParams) ([]store.NotificationClaimResult, error) {
 	if err := checkLimit("NotificationClaimMany", len(p.DeliveryKeys)); err != nil {
 		return nil, err
@@ -122,11 +119,11 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 	}
 	var out []store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		seen := make(map[string]bool, len(p.DeliveryKeys))
+		first := make(map[string]int, len(p.DeliveryKeys)) // key -> index of its first occurrence
 		var rows []map[string]any
-		for _, k := range p.DeliveryKeys {
-			if !seen[k] {
-				seen[k] = true
+		for i, k := range p.DeliveryKeys {
+			if _, ok := first[k]; !ok {
+				first[k] = i
 				rows = append(rows, map[string]any{"DeliveryKey": k})
 			}
 		}
@@ -139,22 +136,54 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 			return err
 		}
 		out = make([]store.NotificationClaimResult, len(p.DeliveryKeys))
-		facts := make([]store.OutboxMessage, 0, len(rows))
+		// Decide each distinct key on the job as read; the claimable ones become the
+		// statement's rows, in the keys' order.
+		lease, now := s.tm(p.Now.Add(p.Lease)), s.tm(p.Now)
+		var claims []int // indexes into out of the claimable first occurrences
+		var updates []map[string]any
 		for i, k := range p.DeliveryKeys {
 			j, ok := cur[k]
+			if !ok || first[k] != i {
+				continue // no job (Claimed false, Job.ID 0), or a repeat answered below
+			}
+			claimable, inDoubt := store.NotificationClaimable(j, p.Now)
+			out[i] = store.NotificationClaimResult{Claimed: claimable, InDoubt: inDoubt && claimable, Job: j}
+			if claimable {
+				claims = append(claims, i)
+				updates = append(updates, map[string]any{"Id": j.ID, "Version": j.Version,
+					"LeaseExpiresOn": lease, "Revision": claimRevision(j), "Now": now})
+			}
+		}
+		claimed := make(map[int64]store.NotificationJob, len(updates))
+		if err := s.queryMultiRows(ctx, tx, "NotificationClaimMany", updates, func(r rowScanner) error {
+			j, err := s.scanNotification(r)
+			claimed[j.ID] = j
+			return err
+		}); err != nil {
+			return err
+		}
+		facts := make([]store.OutboxMessage, 0, len(claims))
+		for _, i := range claims {
+			read := out[i].Job
+			j, ok := claimed[read.ID]
 			if !ok {
-				continue // no job: Claimed false, Job.ID 0
-			}
-			res, err := s.claimJob(ctx, tx, j, p.Now, p.Lease, &facts)
-			if errors.Is(err, store.ErrLeaseLost) {
 				// The Version moved between the read and the guarded update: not ours.
-				res, err = store.NotificationClaimResult{Job: j}, nil
+				out[i] = store.NotificationClaimResult{Job: read}
+				continue
 			}
-			if err != nil {
-				return err
+			out[i].Job = j
+			if j.Revision != read.Revision {
+				m, err := factMessage(j, p.Now)
+				if err != nil {
+					return err
+				}
+				facts = append(facts, m)
 			}
-			out[i] = res
-			cur[k] = res.Job // a repeated key finds this claim live
+		}
+		for i, k := range p.DeliveryKeys {
+			if f := first[k]; f != i {
+				out[i] = store.NotificationClaimResult{Job: out[f].Job} // finds the first's claim live
+			}
 		}
 		return s.insertMessages(ctx, tx, p.Now, facts)
 	})
@@ -196,21 +225,39 @@ func factMessage(j store.NotificationJob, now time.Time) (store.OutboxMessage, e
 
 // NotificationFinish implements store.DeliveryStore.
 func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error {
-	args, err := s.finishArgs(p)
+	row, err := s.finishRow(p)
 	if err != nil {
 		return err
 	}
+	args := make([]any, 0, len(row))
+	for name, v := range row {
+		args = append(args, sql.Named(name, v))
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.finishOne(ctx, tx, args)
+		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationFinish", args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%s NotificationFinish: %w", s.d.Name, err)
 		}
 		return s.writeFact(ctx, tx, j, p.Now)
 	})
 }
 
-// NotificationFinishMany implements store.DeliveryStore: per item the fenced update of
-// NotificationFinish, all in one transaction, the facts in one OutboxInsertMany.
+// finishKey names one fenced outcome: the job's Id and the Version of its claim.
+type finishKey struct{ id, token int64 }
+
+// NotificationFinishMany implements store.DeliveryStore: in one transaction, the fenced
+// updates of every valid item by the multi-row NotificationFinishMany statement (100 per
+// statement, each row fenced as NotificationFinish is), the updated rows mapped back by
+// (Id, Version-1), then the facts of the items recorded, in the items' order, in one
+// OutboxInsertMany. An item whose row did not come back gets ErrLeaseLost.
+//
+// Items of one job (the same ID) behave as they would one after the other: only an item
+// whose Token is the job's Version can match, so the statement gets the first item of each
+// (ID, Token) and a later item with the same pair gets ErrLeaseLost (the first either
+// recorded the outcome, so the job is no longer Sending, or was stale itself).
 func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
 	if len(ps) == 0 {
 		return nil, nil
@@ -219,25 +266,42 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 		return nil, err
 	}
 	itemErrs := make([]error, len(ps))
-	args := make([][]any, len(ps))
+	rows := make([]map[string]any, 0, len(ps))
+	first := make(map[finishKey]int, len(ps)) // (ID, Token) -> index of its first valid item
 	for i, p := range ps {
-		args[i], itemErrs[i] = s.finishArgs(p)
+		var row map[string]any
+		if row, itemErrs[i] = s.finishRow(p); itemErrs[i] != nil {
+			continue
+		}
+		k := finishKey{p.ID, p.Token}
+		if _, dup := first[k]; dup {
+			continue
+		}
+		first[k] = i
+		rows = append(rows, row)
 	}
+	lost := fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
 	var done []error
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		done = slices.Clone(itemErrs)
+		finished := make(map[finishKey]store.NotificationJob, len(rows))
+		if err := s.queryMultiRows(ctx, tx, "NotificationFinishMany", rows, func(r rowScanner) error {
+			j, err := s.scanNotification(r)
+			finished[finishKey{j.ID, j.Version - 1}] = j
+			return err
+		}); err != nil {
+			return err
+		}
 		var facts []store.SchedulerCompleteParams
 		for i, p := range ps {
 			if done[i] != nil {
 				continue
 			}
-			j, err := s.finishOne(ctx, tx, args[i])
-			if errors.Is(err, store.ErrLeaseLost) {
-				done[i] = err
+			k := finishKey{p.ID, p.Token}
+			j, ok := finished[k]
+			if !ok || first[k] != i {
+				done[i] = lost
 				continue
-			}
-			if err != nil {
-				return err
 			}
 			m, err := factMessage(j, p.Now)
 			if err != nil {
@@ -253,9 +317,10 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 	return done, nil
 }
 
-// finishArgs checks p (the rules of store.NotificationFinishParams) and returns the named
-// arguments of the NotificationFinish statement.
-func (s *Store) finishArgs(p store.NotificationFinishParams) ([]any, error) {
+// finishRow checks p (the rules of store.NotificationFinishParams) and returns the
+// parameters of the NotificationFinish statement, which are also one row of
+// NotificationFinishMany.
+func (s *Store) finishRow(p store.NotificationFinishParams) (map[string]any, error) {
 	var retry int
 	switch p.Status {
 	case store.NotificationSent, store.NotificationFailed:
@@ -284,29 +349,16 @@ func (s *Store) finishArgs(p store.NotificationFinishParams) ([]any, error) {
 	if p.TemplateVersion > 0 {
 		tv = p.TemplateVersion
 	}
-	return []any{
-		sql.Named("Status", string(p.Status)),
-		sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
-		sql.Named("LastError", nstr(truncate(p.Error, maxErrorText))),
-		sql.Named("NextAttemptOn", s.ntm(p.NextAttemptOn)),
-		sql.Named("RetryIncrement", retry),
-		sql.Named("Hold", boolInt(p.Hold)),
-		sql.Named("TemplateVersion", tv),
-		sql.Named("Now", s.tm(p.Now)),
-		sql.Named("Id", p.ID), sql.Named("Token", p.Token)}, nil
-}
-
-// finishOne runs the fenced NotificationFinish update inside tx and returns the job as
-// updated; ErrLeaseLost when the token is stale or the job is not Sending.
-func (s *Store) finishOne(ctx context.Context, tx *sql.Tx, args []any) (store.NotificationJob, error) {
-	j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationFinish", args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
-	}
-	if err != nil {
-		return j, fmt.Errorf("%s NotificationFinish: %w", s.d.Name, err)
-	}
-	return j, nil
+	return map[string]any{
+		"Status":            string(p.Status),
+		"ProviderReference": nstr(truncate(p.ProviderReference, store.MaxProviderReference)),
+		"LastError":         nstr(truncate(p.Error, maxErrorText)),
+		"NextAttemptOn":     s.ntm(p.NextAttemptOn),
+		"RetryIncrement":    retry,
+		"Hold":              boolInt(p.Hold),
+		"TemplateVersion":   tv,
+		"Now":               s.tm(p.Now),
+		"Id":                p.ID, "Token": p.Token}, nil
 }
 
 // maxErrorText bounds LastError (the full error belongs in logs and trace blobs).

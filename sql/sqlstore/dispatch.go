@@ -51,7 +51,7 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 		var res store.NotificationClaimResult
 		err := s.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			res, err = s.claimOne(ctx, tx, k, p.Now, p.Lease, nil)
+			res, err = s.claimOne(ctx, tx, k, p.Now, p.Lease)
 			return err
 		})
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrLeaseLost) {

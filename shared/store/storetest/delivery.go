@@ -27,6 +27,8 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("ClaimDueTakesQueuedJobsWhoseMessageWasLost", func(t *testing.T) { testClaimDueOrphans(t, open) })
 	t.Run("ThroughputPerMinute", func(t *testing.T) { testThroughput(t, open) })
 	t.Run("ClaimManyAndFinishManyGuardEachItem", func(t *testing.T) { testClaimFinishMany(t, open) })
+	t.Run("ClaimManyMixedStatesAcrossChunks", func(t *testing.T) { testClaimManyMixed(t, open) })
+	t.Run("FinishManyMixedItemsAcrossChunks", func(t *testing.T) { testFinishManyMixed(t, open) })
 }
 
 // testClaimFinishMany: the batch send claim decides each key as NotificationClaim does (a
@@ -94,6 +96,291 @@ func testClaimFinishMany(t *testing.T, open Opener) {
 	}
 	if errs, err := s.NotificationFinishMany(ctx, nil); err != nil || len(errs) != 0 {
 		t.Fatalf("an empty record: %v %v", errs, err)
+	}
+}
+
+// mixedKinds are the states testClaimManyMixed prepares, one per key in turn (key i has
+// kind i % len(mixedKinds)): claimable kinds are queued, expired (a Sending claim whose lease
+// ran out, in doubt) and lookup (Unknown due for a lookup, in doubt).
+var mixedKinds = []string{"queued", "sent", "live", "expired", "lookup", "manual", "held", "later", "queued", "queued"}
+
+// mixedBatch queues n jobs (mk-000, …) and brings key i to the state mixedKinds names for it,
+// before the batch claim at T0+2min (claims at T0 hold a one-minute lease).
+func mixedBatch(t *testing.T, s store.Store, n int) (keys []string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	at = T0.Add(2 * time.Minute)
+	var reqs []store.NotificationRequest
+	for i := 0; i < n; i++ {
+		keys = append(keys, fmt.Sprintf("mk-%03d", i))
+		reqs = append(reqs, req(keys[i], "bu-1"))
+	}
+	queueJobs(t, s, 1, reqs...)
+	finish := func(c store.NotificationClaimResult, p store.NotificationFinishParams) {
+		t.Helper()
+		p.ID, p.Token, p.Now = c.Job.ID, c.Job.Version, T0
+		if err := s.NotificationFinish(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, k := range keys {
+		switch mixedKinds[i%len(mixedKinds)] {
+		case "sent":
+			finish(claimKey(t, s, k, T0), store.NotificationFinishParams{Status: store.NotificationSent})
+		case "live": // another sender claimed it just before the batch: the Version moved
+			claimKey(t, s, k, at.Add(-time.Second))
+		case "expired":
+			claimKey(t, s, k, T0)
+		case "lookup":
+			finish(claimKey(t, s, k, T0), store.NotificationFinishParams{Status: store.NotificationUnknown, NextAttemptOn: ptr(T0.Add(time.Minute))})
+		case "manual":
+			finish(claimKey(t, s, k, T0), store.NotificationFinishParams{Status: store.NotificationUnknown})
+		case "held":
+			finish(claimKey(t, s, k, T0), store.NotificationFinishParams{Status: store.NotificationFailed, Hold: true})
+		case "later":
+			finish(claimKey(t, s, k, T0), store.NotificationFinishParams{Status: store.NotificationQueued, NextAttemptOn: ptr(at.Add(time.Hour))})
+		}
+	}
+	return keys, at
+}
+
+// newFacts returns the delivery facts in the outbox that before does not hold, in the
+// outbox's order.
+func newFacts(t *testing.T, s store.Store, before []store.DeliveryFact) []store.DeliveryFact {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, f := range before {
+		seen[f.EventID] = true
+	}
+	var out []store.DeliveryFact
+	for _, f := range facts(t, s) {
+		if !seen[f.EventID] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// testClaimManyMixed: one batch claim of 230 jobs in every state, with keys repeated and keys
+// without a job (so more than one statement of reads and of guarded updates, the last one
+// short), decides each key as NotificationClaim does: the queued ones and those in doubt
+// (an expired claim, an Unknown job due for a lookup) are claimed, Sent, a claim another
+// sender took just before (its Version moved), manual resolution, a hold and a retry not
+// yet due are not, and each shows the job as it is. A repeated key finds its first
+// occurrence's claim; the rows stored are the claims returned, and each claim that changed
+// the status wrote one fact, in the batch's order (an expired claim taken over writes none).
+func testClaimManyMixed(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	keys, at := mixedBatch(t, s, 230)
+	before := map[string]store.NotificationJob{}
+	for _, k := range keys {
+		j, err := s.NotificationGetByKey(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[k] = j
+	}
+	factsBefore := facts(t, s)
+	batch := append([]string{"mk-000", "nope-1"}, keys...)
+	batch = append(batch, "mk-000", "mk-001", "mk-003", "mk-002", "nope-1", "nope-2", "mk-229")
+	lease := 90 * time.Second
+	res, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: batch, Now: at, Lease: lease})
+	if err != nil || len(res) != len(batch) {
+		t.Fatalf("claim many: %d results, %v", len(res), err)
+	}
+	first := map[string]int{}
+	var wantFacts []string
+	claimed := 0
+	for i, k := range batch {
+		r := res[i]
+		if f, ok := first[k]; ok {
+			if r.Claimed || r.InDoubt || r.Job.ID != res[f].Job.ID || r.Job.Version != res[f].Job.Version || r.Job.Status != res[f].Job.Status {
+				t.Errorf("%s repeated at %d: %+v, first %+v", k, i, r, res[f])
+			}
+			continue
+		}
+		first[k] = i
+		b, ok := before[k]
+		if !ok {
+			if r.Claimed || r.Job.ID != 0 {
+				t.Errorf("%s (no job): %+v", k, r)
+			}
+			continue
+		}
+		var n int
+		fmt.Sscanf(k, "mk-%d", &n)
+		kind := mixedKinds[n%len(mixedKinds)]
+		switch kind {
+		case "queued", "expired", "lookup":
+			claimed++
+			rev := b.Revision + 1
+			if kind == "expired" {
+				rev = b.Revision
+			} else {
+				wantFacts = append(wantFacts, store.FactEventID(k, rev))
+			}
+			j := r.Job
+			if !r.Claimed || r.InDoubt != (kind != "queued") || j.ID != b.ID || j.Status != store.NotificationSending || j.Version != b.Version+1 ||
+				j.Revision != rev || j.AttemptCount != b.AttemptCount+1 || j.ProcessingLeaseExpiresOn == nil ||
+				!j.ProcessingLeaseExpiresOn.Equal(at.Add(lease)) || !j.UpdatedOn.Equal(at) {
+				t.Errorf("%s (%s) claim: %+v", k, kind, r)
+			}
+		default:
+			if r.Claimed || r.InDoubt || r.Job.ID != b.ID || r.Job.Version != b.Version || r.Job.Status != b.Status {
+				t.Errorf("%s (%s) must not be claimed: %+v, was %+v", k, kind, r, b)
+			}
+		}
+		if got, _ := s.NotificationGetByKey(ctx, k); got.Version != r.Job.Version || got.Status != r.Job.Status || got.Revision != r.Job.Revision || got.AttemptCount != r.Job.AttemptCount {
+			t.Errorf("%s stored %+v, result %+v", k, got, r.Job)
+		}
+	}
+	if claimed != 115 {
+		t.Fatalf("%d claims, want 115 (more than one statement of 100)", claimed)
+	}
+	var got []string
+	for _, f := range newFacts(t, s, factsBefore) {
+		if f.Status != store.NotificationSending {
+			t.Errorf("claim fact %+v", f)
+		}
+		got = append(got, f.EventID)
+	}
+	if strings.Join(got, " ") != strings.Join(wantFacts, " ") {
+		t.Fatalf("claim facts\n got %v\nwant %v", got, wantFacts)
+	}
+}
+
+// testFinishManyMixed: one batch record of more than 100 outcomes (so more than one
+// statement, the last one short) fences each item as NotificationFinish does and keeps each
+// item's own values (status, reference, error, retry time, hold, template version, Now). A
+// stale token, an item repeated with the same token, an item for a job no longer Sending and
+// an invalid item write nothing; for one job sent twice with a stale then its current token,
+// the second records. Facts come in the items' order, one per item recorded.
+func testFinishManyMixed(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	keys, at := mixedBatch(t, s, 230)
+	res, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: keys, Now: at, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	factsBefore := facts(t, s)
+	now1, now2 := at.Add(10*time.Second), at.Add(20*time.Second)
+	var ps []store.NotificationFinishParams
+	var claims []store.NotificationClaimResult
+	for _, r := range res {
+		if r.Claimed {
+			claims = append(claims, r)
+		}
+	}
+	for i, c := range claims {
+		p := store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: now1}
+		switch i % 5 {
+		case 0:
+			p.Status, p.ProviderReference, p.TemplateVersion = store.NotificationSent, "ref-"+c.Job.DeliveryKey, 7
+		case 1:
+			p.Status, p.Error, p.Hold, p.Now = store.NotificationFailed, "gave up", true, now2
+		case 2:
+			p.Status, p.Error, p.NextAttemptOn = store.NotificationQueued, "451", ptr(at.Add(time.Hour))
+		case 3:
+			p.Status, p.NextAttemptOn, p.Now = store.NotificationUnknown, ptr(at.Add(2*time.Hour)), now2
+		case 4:
+			p.Status = store.NotificationUnknown
+		}
+		ps = append(ps, p)
+	}
+	sent := func(c store.NotificationClaimResult, token int64) store.NotificationFinishParams {
+		return store.NotificationFinishParams{ID: c.Job.ID, Token: token, Now: now2, Status: store.NotificationSent, ProviderReference: "late"}
+	}
+	// Besides each claim's own item: claims[1] again with a stale token (after its own item);
+	// claims[2] with a stale token, then its own item; a job already Sent at its current
+	// Version (not Sending); an invalid item; the live claim of mk-002 (another sender's) with
+	// its own token, which records; at the end claims[0]'s item again (the same token, after
+	// it recorded).
+	sentJob, _ := s.NotificationGetByKey(ctx, "mk-001")
+	live, _ := s.NotificationGetByKey(ctx, "mk-002")
+	ps = append([]store.NotificationFinishParams{
+		ps[0],
+		ps[1],
+		sent(claims[1], claims[1].Job.Version-1),
+		sent(claims[2], claims[2].Job.Version-1),
+		ps[2], // index 4: recorded
+		{ID: sentJob.ID, Token: sentJob.Version, Now: now2, Status: store.NotificationSent},
+		{ID: claims[3].Job.ID, Token: claims[3].Job.Version, Now: now2, Status: store.NotificationQueued}, // a retry without a time
+		{ID: live.ID, Token: live.Version, Now: now2, Status: store.NotificationSent, ProviderReference: "other"},
+	}, append(ps[3:], ps[0])...)
+	if len(ps) <= 100 {
+		t.Fatalf("%d items, want more than 100", len(ps))
+	}
+	before := map[int64]store.NotificationJob{}
+	for _, k := range keys {
+		j, _ := s.NotificationGetByKey(ctx, k)
+		before[j.ID] = j
+	}
+	errs, err := s.NotificationFinishMany(ctx, ps)
+	if err != nil || len(errs) != len(ps) {
+		t.Fatalf("finish many: %d item errors, %v", len(errs), err)
+	}
+	recorded := map[int64]int{} // job -> its recorded item
+	var wantFacts []string
+	for i, p := range ps {
+		b := before[p.ID]
+		wantLost := p.Token != b.Version || b.Status != store.NotificationSending || recorded[p.ID] != 0
+		invalid := p.Status == store.NotificationQueued && p.NextAttemptOn == nil
+		switch {
+		case invalid:
+			if errs[i] == nil || errors.Is(errs[i], store.ErrLeaseLost) {
+				t.Errorf("item %d (invalid): %v", i, errs[i])
+			}
+			continue
+		case wantLost:
+			if !errors.Is(errs[i], store.ErrLeaseLost) {
+				t.Errorf("item %d (%s token %d, job at %d %s): %v, want ErrLeaseLost", i, b.DeliveryKey, p.Token, b.Version, b.Status, errs[i])
+			}
+			continue
+		case errs[i] != nil:
+			t.Errorf("item %d (%s): %v", i, b.DeliveryKey, errs[i])
+			continue
+		}
+		recorded[p.ID] = i + 1
+		wantFacts = append(wantFacts, store.FactEventID(b.DeliveryKey, b.Revision+1))
+	}
+	for id, b := range before {
+		j, _ := s.NotificationGetByKey(ctx, b.DeliveryKey)
+		n := recorded[id]
+		if n == 0 {
+			if j.Version != b.Version || j.Status != b.Status || j.Revision != b.Revision {
+				t.Errorf("%s changed without a recorded item: %+v, was %+v", b.DeliveryKey, j, b)
+			}
+			continue
+		}
+		p := ps[n-1]
+		retry := 0
+		if p.NextAttemptOn != nil {
+			retry = 1
+		}
+		tv := b.TemplateVersion
+		if p.TemplateVersion > 0 {
+			tv = p.TemplateVersion
+		}
+		ok := j.Status == p.Status && j.ProviderReference == p.ProviderReference && j.LastError == p.Error &&
+			j.IsOnSupportHold == p.Hold && j.RetryCount == b.RetryCount+retry && j.TemplateVersion == tv &&
+			j.Version == b.Version+1 && j.Revision == b.Revision+1 && j.ProcessingLeaseExpiresOn == nil && j.UpdatedOn.Equal(p.Now) &&
+			(p.NextAttemptOn == nil) == (j.NextAttemptOn == nil) && (p.NextAttemptOn == nil || j.NextAttemptOn.Equal(*p.NextAttemptOn)) &&
+			(p.Status == store.NotificationSent) == (j.SentOn != nil) && (j.SentOn == nil || j.SentOn.Equal(p.Now))
+		if !ok {
+			t.Errorf("%s recorded %+v from item %+v", b.DeliveryKey, j, p)
+		}
+	}
+	if recorded[claims[2].Job.ID] != 5 || recorded[live.ID] == 0 || recorded[sentJob.ID] != 0 || recorded[claims[1].Job.ID] == 0 {
+		t.Fatalf("recorded items %v", recorded)
+	}
+	var got []string
+	for _, f := range newFacts(t, s, factsBefore) {
+		got = append(got, f.EventID)
+	}
+	if strings.Join(got, " ") != strings.Join(wantFacts, " ") {
+		t.Fatalf("outcome facts\n got %v\nwant %v", got, wantFacts)
 	}
 }
 

@@ -56,6 +56,44 @@ SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastE
 OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
 WHERE Id = @Id AND Version = @Token AND Status = N'Sending';
 
+-- name: NotificationClaimMany :many
+-- NotificationClaim for many jobs in one statement (a batch send claim, NotificationClaimMany
+-- in the store): the store decides each key with NotificationClaimable from the rows
+-- NotificationGetManyForUpdate read (and locked), then sends one tuple per claimable job,
+-- expanded as NotificationInsertMany (five parameters per tuple, at most 100 tuples, far
+-- under the 2,100 bound). Each tuple is guarded by the Version read, as NotificationClaim
+-- is: a job whose Version moved matches no tuple and is not output. Each tuple is a
+-- clustered index seek on Id (a nested loop over the VALUES rows). The output rows come in
+-- no given order; the store maps them back by Id.
+UPDATE j
+SET Status = N'Sending', ProcessingLeaseExpiresOn = v.l,
+    AttemptCount = j.AttemptCount + 1, Revision = v.r, Version = j.Version + 1, UpdatedOn = v.n
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+FROM dbo.NotificationJob AS j
+JOIN (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v(i, ver, l, r, n)
+  ON j.Id = v.i AND j.Version = v.ver;
+
+-- name: NotificationFinishMany :many
+-- NotificationFinish for many outcomes in one statement (NotificationFinishMany in the
+-- store), expanded as NotificationInsertMany (ten parameters per tuple, at most 100 tuples),
+-- each tuple fenced as NotificationFinish is (its Id, its claim's Version as @Token, Status
+-- Sending) and a clustered index seek on Id. A stale tuple matches nothing and is not
+-- output. The store sends at most one tuple per (Id, Token), so at most one tuple matches a
+-- job; the output rows come in no given order and the store maps each back by
+-- (Id, Version - 1), the update adding 1 to Version.
+UPDATE j
+SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
+    ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.na,
+    RetryCount = j.RetryCount + v.ri, IsOnSupportHold = v.h,
+    TemplateVersion = COALESCE(v.tv, j.TemplateVersion),
+    SentOn = CASE WHEN v.s = N'Sent' THEN v.n ELSE j.SentOn END,
+    Revision = j.Revision + 1, Version = j.Version + 1, UpdatedOn = v.n
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+FROM dbo.NotificationJob AS j
+JOIN (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
+    @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v(i, t, s, pr, le, na, ri, h, tv, n)
+  ON j.Id = v.i AND j.Version = v.t AND j.Status = N'Sending';
+
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.
 SELECT TOP (@Limit) DeliveryKey FROM dbo.NotificationJob

@@ -45,6 +45,41 @@ SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastE
 WHERE Id = @Id AND Version = @Token AND Status = 'Sending'
 RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
 
+-- name: NotificationClaimMany :many
+-- NotificationClaim for many jobs in one statement (a batch send claim, NotificationClaimMany
+-- in the store): the store decides each key with NotificationClaimable from the rows
+-- NotificationGetManyForUpdate read, then sends one tuple per claimable job, expanded as
+-- NotificationInsertMany (at most 100 per statement). Each tuple is guarded by the Version
+-- read, as NotificationClaim is: a job whose Version moved matches no tuple and is not
+-- returned. Each tuple seeks the primary key. The returned rows come in no given order; the
+-- store maps them back by Id. (VALUES columns are column1, …; every parameter is in the row
+-- tuple, as this dialect binds rows by position; RETURNING names only the updated table.)
+UPDATE NotificationJob
+SET Status = 'Sending', ProcessingLeaseExpiresOn = v.column3,
+    AttemptCount = AttemptCount + 1, Revision = v.column4, Version = Version + 1, UpdatedOn = v.column5
+FROM (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v
+WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+
+-- name: NotificationFinishMany :many
+-- NotificationFinish for many outcomes in one statement (NotificationFinishMany in the
+-- store), expanded as NotificationInsertMany (at most 100 tuples per statement), each tuple
+-- fenced as NotificationFinish is (its Id, its claim's Version as @Token, Status Sending) and
+-- seeking the primary key. A stale tuple matches nothing and is not returned. The store
+-- sends at most one tuple per (Id, Token); the returned rows come in no given order and the
+-- store maps each back by (Id, Version - 1), the update adding 1 to Version.
+UPDATE NotificationJob
+SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
+    ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.column6,
+    RetryCount = RetryCount + v.column7, IsOnSupportHold = v.column8,
+    TemplateVersion = COALESCE(v.column9, TemplateVersion),
+    SentOn = CASE WHEN v.column3 = 'Sent' THEN v.column10 ELSE SentOn END,
+    Revision = Revision + 1, Version = Version + 1, UpdatedOn = v.column10
+FROM (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
+    @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v
+WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2 AND NotificationJob.Status = 'Sending'
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.
 SELECT DeliveryKey FROM NotificationJob
