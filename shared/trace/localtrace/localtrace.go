@@ -88,15 +88,34 @@ func (s *Store) WriteJob(ctx context.Context, r trace.JobRecord) error {
 	return s.WriteJobs(ctx, []trace.JobRecord{r})
 }
 
-// jobsPerInsert bounds the rows of one multi-row INSERT (15 parameters each, well under
-// SQLite's 32,766-parameter bound).
-const jobsPerInsert = 500
+// jobsPerInsert bounds the rows of one multi-row INSERT (15 parameters each, under SQLite's
+// 32,766-parameter bound): a poller batch (at most store.MaxBatch, 1000 rows) is one statement.
+const jobsPerInsert = 1000
 
-// WriteJobs implements trace.BatchWriter: all records in one transaction, written by
-// multi-row INSERTs of up to jobsPerInsert rows (one statement per 500 trace rows instead
-// of one per row; docs/performance.md).
+// WriteJobs implements trace.BatchWriter: all records atomically, written by multi-row
+// INSERTs of up to jobsPerInsert rows (docs/performance.md, "Pipelined trace write"). Up to
+// jobsPerInsert records are one statement in its own transaction: SQLite then keeps no
+// statement journal (the copy of every page a multi-row statement touches that it keeps
+// inside a larger transaction, since INSERT OR REPLACE can still abort on a NOT NULL
+// column); more records are several statements in one transaction.
 func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
 	if len(recs) == 0 {
+		return nil
+	}
+	if len(recs) <= jobsPerInsert {
+		args := make([]any, 0, 15*len(recs))
+		for _, r := range recs {
+			args = append(args, jobArgs(r)...)
+		}
+		var err error
+		if len(recs) == jobsPerInsert {
+			_, err = s.full.ExecContext(ctx, args...)
+		} else {
+			_, err = s.db.ExecContext(ctx, insertJobs(len(recs)), args...)
+		}
+		if err != nil {
+			return fmt.Errorf("localtrace: write jobs: %w", err)
+		}
 		return nil
 	}
 	tx, err := s.db.BeginTx(ctx, nil)

@@ -144,37 +144,41 @@ func TestJobsByBusinessUnitDayLimitCap(t *testing.T) {
 	}
 }
 
-// TestWriteJobsManyChunks: 1,234 records in one WriteJobs (two full 500-row statements, the
-// prepared one, and a 234-row last one) are all written with their own values, and writing
-// them again replaces rather than duplicates.
+// TestWriteJobsManyChunks: records written in one WriteJobs are all written with their own
+// values, and writing them again replaces rather than duplicates, for every path: 7 records
+// (one statement built for its size, in its own transaction), 1000 (the prepared full-size
+// statement, in its own transaction) and 2,234 (two prepared statements and a 234-row last
+// one, in one transaction).
 func TestWriteJobsManyChunks(t *testing.T) {
 	t.Parallel()
-	s := open(t, t.TempDir())
-	started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
-	recs := make([]trace.JobRecord, 1234)
-	for i := range recs {
-		recs[i] = trace.JobRecord{SchedulerKey: "k" + strconv.Itoa(i%7), RowGuid: "g" + strconv.Itoa(i), BusinessUnitID: "bu",
-			AutomationType: "Reminder", Attempt: 1, Version: int64(i), Outcome: trace.OutcomeCompleted,
-			StartedOn: started.Add(time.Duration(i) * time.Millisecond), FinishedOn: started}
-	}
-	for range 2 {
-		if err := s.WriteJobs(t.Context(), recs); err != nil {
-			t.Fatalf("WriteJobs: %v", err)
+	for _, n := range []int{7, 1000, 2234} {
+		s := open(t, t.TempDir())
+		started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+		recs := make([]trace.JobRecord, n)
+		for i := range recs {
+			recs[i] = trace.JobRecord{SchedulerKey: "k" + strconv.Itoa(i%7), RowGuid: "g" + strconv.Itoa(i), BusinessUnitID: "bu",
+				AutomationType: "Reminder", Attempt: 1, Version: int64(i), Outcome: trace.OutcomeCompleted,
+				StartedOn: started.Add(time.Duration(i) * time.Millisecond), FinishedOn: started}
 		}
-	}
-	for k := range 7 {
-		got, err := s.JobsByKey(t.Context(), "k"+strconv.Itoa(k))
-		if err != nil {
-			t.Fatal(err)
+		for range 2 {
+			if err := s.WriteJobs(t.Context(), recs); err != nil {
+				t.Fatalf("%d records: WriteJobs: %v", n, err)
+			}
 		}
-		want := (len(recs) - k + 6) / 7
-		if len(got) != want {
-			t.Fatalf("key k%d: %d rows, want %d", k, len(got), want)
-		}
-		for _, r := range got {
-			i := int(r.Version)
-			if r.RowGuid != "g"+strconv.Itoa(i) || !r.StartedOn.Equal(recs[i].StartedOn) {
-				t.Errorf("row %+v does not match record %d", r, i)
+		for k := range 7 {
+			got, err := s.JobsByKey(t.Context(), "k"+strconv.Itoa(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := (len(recs) - k + 6) / 7
+			if len(got) != want {
+				t.Fatalf("%d records, key k%d: %d rows, want %d", n, k, len(got), want)
+			}
+			for _, r := range got {
+				i := int(r.Version)
+				if r.RowGuid != "g"+strconv.Itoa(i) || !r.StartedOn.Equal(recs[i].StartedOn) {
+					t.Errorf("%d records: row %+v does not match record %d", n, r, i)
+				}
 			}
 		}
 	}
