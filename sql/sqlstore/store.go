@@ -158,7 +158,23 @@ func (s *Store) stmtText(ctx context.Context, tx *sql.Tx, name, text string) (*s
 }
 
 // exec runs a named statement on tx (nil: the pool).
+//
+// With a writer connection (UseWriterConn), a statement without tx runs in a transaction of
+// its own through inTx, so it takes the writer queue's slot and the writer connection like
+// every other write: on a pooled connection it would wait on SQLite's lock by polling, and
+// its commit would make the writer's connection empty its whole page cache before its next
+// transaction (SQLite does that when another connection wrote). Every store method that
+// runs exec without tx runs one statement, so the transaction changes nothing else.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, name string, args ...any) (sql.Result, error) {
+	if tx == nil && s.writer != nil {
+		var res sql.Result
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			var err error
+			res, err = s.exec(ctx, tx, name, args...)
+			return err
+		})
+		return res, err
+	}
 	st, err := s.stmt(ctx, tx, name)
 	if err != nil {
 		return nil, err

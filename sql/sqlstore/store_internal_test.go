@@ -180,7 +180,8 @@ func TestWriterQueue(t *testing.T) {
 // TestWriterConn: with UseWriterConn, every transaction that holds the writer queue's slot
 // runs on the pinned connection (its own cache_size shows inside the transaction), each
 // commit on it calls afterCommit once and a rollback does not; a transaction begun inside
-// another one's fn gets no slot and runs on the pool; a store without a writer queue
+// another one's fn gets no slot and runs on the pool; a statement run without a
+// transaction runs on the writer in a transaction of its own; a store without a writer queue
 // refuses a writer connection; Close closes the pinned connection.
 func TestWriterConn(t *testing.T) {
 	t.Parallel()
@@ -195,7 +196,7 @@ func TestWriterConn(t *testing.T) {
 	if err := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test"}, nil).UseWriterConn(nil, nil); err == nil {
 		t.Error("a store without a writer queue took a writer connection")
 	}
-	s := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test", WriterQueue: true, WriterQueueWait: 50 * time.Millisecond}, nil)
+	s := New(db, &Queries{byName: map[string]string{"TInsert": "INSERT INTO T VALUES (42)"}}, Dialect{Name: "test", WriterQueue: true, WriterQueueWait: 50 * time.Millisecond}, nil)
 	w, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -246,6 +247,14 @@ func TestWriterConn(t *testing.T) {
 	}
 	if got := <-innerCache; got != -2000 {
 		t.Errorf("a transaction without a slot ran with cache_size %d, want the pool's -2000", got)
+	}
+	// A statement run without a transaction is a write like any other: it runs on the writer,
+	// in a transaction of its own.
+	if _, err := s.exec(ctx, nil, "TInsert"); err != nil {
+		t.Fatal(err)
+	}
+	if commits != 5 { // 3 inserts, the nesting outer transaction, this statement
+		t.Errorf("a statement without a transaction: afterCommit ran %d times in all, want 5 (it did not run on the writer)", commits)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
