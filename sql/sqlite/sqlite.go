@@ -78,9 +78,10 @@ type Options struct {
 	// MaxOpenConns bounds the pool of connections reads and unqueued writes share (default
 	// 8). The writer's and the background checkpointer's connections come on top of it.
 	MaxOpenConns int
-	// CacheKiB is each connection's page cache in KiB (default DefaultCacheKiB). The cache
-	// fills only with the pages a connection reads, so the memory it can take is at most
-	// MaxOpenConns × CacheKiB.
+	// CacheKiB is each pooled connection's page cache in KiB (default DefaultCacheKiB), and
+	// the background checkpointer's. The cache fills only with the pages a connection reads,
+	// so the memory the caches can take is at most (MaxOpenConns + 1) × CacheKiB +
+	// WriterCacheKiB (52 MiB with the defaults).
 	CacheKiB int
 	// WriterCacheKiB is the page cache, in KiB, of the one connection every write
 	// transaction begins on (default DefaultWriterCacheKiB; sqlstore.Store.UseWriterConn).
