@@ -1,0 +1,134 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+)
+
+func hostileStore(t *testing.T) (*Store, *sql.DB) { return hostileStoreW(t, true) }
+
+var hostileNoCleanup bool
+
+func hostileStoreW(t *testing.T, pinned bool) (*Store, *sql.DB) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/h.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(6)
+	if _, err := db.Exec("CREATE TABLE T (V INTEGER NOT NULL); CREATE TABLE U (V INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	s := New(db, &Queries{byName: map[string]string{}}, Dialect{Name: "test", WriterQueue: true, WriterQueueWait: 5 * time.Second}, nil)
+	if pinned {
+		w, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UseWriterConn(w, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !hostileNoCleanup {
+		t.Cleanup(func() { s.Close() })
+	}
+	return s, db
+}
+
+// TestHostilePanicInTxPoisonsWriter: a panic in fn (recovered by the caller, as net/http
+// does) leaves the transaction open on the pinned writer connection: the slot is released
+// but nothing rolls back, so every later write transaction fails.
+func TestHostilePanicInTxPoisonsWriter(t *testing.T) {
+	hostileNoCleanup = true
+	s, _ := hostileStore(t)
+	hostileNoCleanup = false
+	func() {
+		defer func() { _ = recover() }()
+		_ = s.inTx(context.Background(), func(tx *sql.Tx) error {
+			if _, err := tx.Exec("INSERT INTO T VALUES (1)"); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.inTx(context.Background(), func(tx *sql.Tx) error {
+			_, err := tx.Exec("INSERT INTO T VALUES (2)")
+			return err
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("write after a recovered panic: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("write after a recovered panic hangs")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Error("Store.Close hangs after a recovered panic (the pinned writer's Conn.Close waits for the open transaction)")
+	}
+}
+
+// TestHostileInterruptedTxRaceNextTx: the transaction's context ends while its write
+// statement runs (SQLite interrupts it and rolls back); a second transaction is already
+// waiting for the writer slot. Once inTxOnce returns, that second transaction begins on the
+// same pinned connection while database/sql's awaitDone may still be about to run the
+// first one's ROLLBACK.
+func TestHostileInterruptedTxRaceNextTx(t *testing.T) {
+	for _, pinned := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pool", true: "pinned"}[pinned], func(t *testing.T) { interruptedTxRace(t, pinned) })
+	}
+}
+
+func interruptedTxRace(t *testing.T, pinned bool) {
+	s, db := hostileStoreW(t, pinned)
+	errAbort := errors.New("abort")
+	var others []string
+	for i := 0; i < 300; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+i%4)*time.Millisecond)
+		aDone := make(chan struct{})
+		go func() {
+			defer close(aDone)
+			_ = s.inTx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 3000000) INSERT INTO T SELECT x FROM c")
+				return err
+			})
+		}()
+		time.Sleep(500 * time.Microsecond)
+		err := s.inTx(context.Background(), func(tx *sql.Tx) error {
+			if _, err := tx.Exec("INSERT INTO U VALUES (?)", i); err != nil {
+				return err
+			}
+			time.Sleep(200 * time.Microsecond)
+			if _, err := tx.Exec("INSERT INTO U VALUES (?)", i); err != nil {
+				return err
+			}
+			return errAbort
+		})
+		<-aDone
+		cancel()
+		if !errors.Is(err, errAbort) {
+			others = append(others, err.Error())
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM U").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || len(others) != 0 {
+		first := ""
+		if len(others) > 0 {
+			first = others[0]
+		}
+		t.Fatalf("300 rounds: %d rows of failed transactions committed; %d unexpected errors of the second transaction (first: %s)", n, len(others), first)
+	}
+}
