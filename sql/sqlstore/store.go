@@ -239,20 +239,40 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	onWriter := held && s.writer != nil
 	var tx *sql.Tx
 	if onWriter {
-		tx, err = s.writer.BeginTx(ctx, nil)
+		// Begun without ctx's cancellation: database/sql rolls back a transaction whose
+		// context ends on a goroutine of its own, some time later, and by then the pinned
+		// connection would carry the next slot holder's transaction, which that late ROLLBACK
+		// would end (its statements then commit one by one). The statements still take ctx,
+		// so a cancelled ctx interrupts them; the rollback below runs before the slot is
+		// released, on this goroutine.
+		tx, err = s.writer.BeginTx(context.WithoutCancel(ctx), nil)
 	} else {
 		tx, err = s.db.BeginTx(ctx, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
 	}
+	committed := false
+	defer func() {
+		// Also when fn panics: a transaction left open on the pinned writer would refuse
+		// every later BEGIN and hang Close.
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
 	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		committed = true // database/sql considers the transaction done either way
+		if onWriter {
+			// A COMMIT that failed (SQLITE_BUSY, a full disk) leaves SQLite's transaction open
+			// on the connection: end it, so the writer's next BEGIN starts clean.
+			_, _ = s.writer.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
 		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
 	}
+	committed = true
 	if onWriter && s.afterCommit != nil {
 		s.afterCommit()
 	}
