@@ -157,8 +157,11 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 		claimed := make(map[int64]store.NotificationJob, len(updates))
 		if err := s.queryMultiRows(ctx, tx, "NotificationClaimMany", updates, func(r rowScanner) error {
 			j, err := s.scanNotification(r)
+			if err != nil {
+				return err
+			}
 			claimed[j.ID] = j
-			return err
+			return nil
 		}); err != nil {
 			return err
 		}
@@ -245,9 +248,6 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 	})
 }
 
-// finishKey names one fenced outcome: the job's Id and the Version of its claim.
-type finishKey struct{ id, token int64 }
-
 // NotificationFinishMany implements store.DeliveryStore: in one transaction, the fenced
 // updates of every valid item by the multi-row NotificationFinishMany statement (100 per
 // statement, each row fenced as NotificationFinish is), the updated rows mapped back by
@@ -267,13 +267,13 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 	}
 	itemErrs := make([]error, len(ps))
 	rows := make([]map[string]any, 0, len(ps))
-	first := make(map[finishKey]int, len(ps)) // (ID, Token) -> index of its first valid item
+	first := make(map[fenceKey]int, len(ps)) // (ID, Token) -> index of its first valid item
 	for i, p := range ps {
 		var row map[string]any
 		if row, itemErrs[i] = s.finishRow(p); itemErrs[i] != nil {
 			continue
 		}
-		k := finishKey{p.ID, p.Token}
+		k := fenceKey{p.ID, p.Token}
 		if _, dup := first[k]; dup {
 			continue
 		}
@@ -284,11 +284,14 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 	var done []error
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		done = slices.Clone(itemErrs)
-		finished := make(map[finishKey]store.NotificationJob, len(rows))
+		finished := make(map[fenceKey]store.NotificationJob, len(rows))
 		if err := s.queryMultiRows(ctx, tx, "NotificationFinishMany", rows, func(r rowScanner) error {
 			j, err := s.scanNotification(r)
-			finished[finishKey{j.ID, j.Version - 1}] = j
-			return err
+			if err != nil {
+				return err
+			}
+			finished[fenceKey{j.ID, j.Version - 1}] = j
+			return nil
 		}); err != nil {
 			return err
 		}
@@ -297,7 +300,7 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 			if done[i] != nil {
 				continue
 			}
-			k := finishKey{p.ID, p.Token}
+			k := fenceKey{p.ID, p.Token}
 			j, ok := finished[k]
 			if !ok || first[k] != i {
 				done[i] = lost

@@ -672,6 +672,10 @@ func (s *Store) SchedulerCompleteBatch(ctx context.Context, items []store.Schedu
 	return itemErrs, nil
 }
 
+// fenceKey names one Version-fenced write: the row's Id and the Version (token) the writer
+// read. The row a fenced multi-row statement returns maps back by (Id, Version-1).
+type fenceKey struct{ id, token int64 }
+
 // completeFenced is the fenced step of SchedulerCompleteBatch, inside tx: completed[i]
 // reports whether items[i] moved its row from Processing at Version items[i].Token to
 // Completed (Version+1, its own DispatchResultJson, CompletedOn = its Now). One item runs
@@ -699,11 +703,10 @@ func (s *Store) completeFenced(ctx context.Context, tx *sql.Tx, items []store.Sc
 		completed[0] = err == nil
 		return completed, err
 	}
-	type fence struct{ id, token int64 }
-	first := make(map[fence]int, len(items))
+	first := make(map[fenceKey]int, len(items))
 	rows := make([]map[string]any, 0, len(items))
 	for i, p := range items {
-		k := fence{p.ID, p.Token}
+		k := fenceKey{p.ID, p.Token}
 		if _, dup := first[k]; dup {
 			continue
 		}
@@ -716,7 +719,7 @@ func (s *Store) completeFenced(ctx context.Context, tx *sql.Tx, items []store.Sc
 		if err := r.Scan(&id, &version); err != nil {
 			return err
 		}
-		i, ok := first[fence{id, version - 1}]
+		i, ok := first[fenceKey{id, version - 1}]
 		if !ok || completed[i] {
 			return fmt.Errorf("completed row %d at Version %d, which no item fenced", id, version)
 		}

@@ -103,20 +103,7 @@ func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
 		return nil
 	}
 	if len(recs) <= jobsPerInsert {
-		args := make([]any, 0, 15*len(recs))
-		for _, r := range recs {
-			args = append(args, jobArgs(r)...)
-		}
-		var err error
-		if len(recs) == jobsPerInsert {
-			_, err = s.full.ExecContext(ctx, args...)
-		} else {
-			_, err = s.db.ExecContext(ctx, insertJobs(len(recs)), args...)
-		}
-		if err != nil {
-			return fmt.Errorf("localtrace: write jobs: %w", err)
-		}
-		return nil
+		return s.writeChunk(ctx, nil, recs)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -124,21 +111,35 @@ func (s *Store) WriteJobs(ctx context.Context, recs []trace.JobRecord) error {
 	}
 	defer tx.Rollback()
 	for start := 0; start < len(recs); start += jobsPerInsert {
-		chunk := recs[start:min(start+jobsPerInsert, len(recs))]
-		args := make([]any, 0, 15*len(chunk))
-		for _, r := range chunk {
-			args = append(args, jobArgs(r)...)
-		}
-		if len(chunk) == jobsPerInsert {
-			_, err = tx.StmtContext(ctx, s.full).ExecContext(ctx, args...)
-		} else {
-			_, err = tx.ExecContext(ctx, insertJobs(len(chunk)), args...)
-		}
-		if err != nil {
-			return fmt.Errorf("localtrace: write jobs: %w", err)
+		if err := s.writeChunk(ctx, tx, recs[start:min(start+jobsPerInsert, len(recs))]); err != nil {
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("localtrace: write jobs: %w", err)
+	}
+	return nil
+}
+
+// writeChunk writes up to jobsPerInsert records in one statement: inside tx, or in a
+// transaction of its own when tx is nil. A full chunk uses the prepared statement.
+func (s *Store) writeChunk(ctx context.Context, tx *sql.Tx, chunk []trace.JobRecord) error {
+	args := make([]any, 0, 15*len(chunk))
+	for _, r := range chunk {
+		args = append(args, jobArgs(r)...)
+	}
+	var err error
+	switch {
+	case len(chunk) == jobsPerInsert && tx != nil:
+		_, err = tx.StmtContext(ctx, s.full).ExecContext(ctx, args...)
+	case len(chunk) == jobsPerInsert:
+		_, err = s.full.ExecContext(ctx, args...)
+	case tx != nil:
+		_, err = tx.ExecContext(ctx, insertJobs(len(chunk)), args...)
+	default:
+		_, err = s.db.ExecContext(ctx, insertJobs(len(chunk)), args...)
+	}
+	if err != nil {
 		return fmt.Errorf("localtrace: write jobs: %w", err)
 	}
 	return nil

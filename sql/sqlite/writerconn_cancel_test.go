@@ -11,13 +11,13 @@ import (
 	"github.com/automation-platform/automation/shared/store/storetest"
 )
 
-// TestHostileCancelledWriteBreaksNextWrite: through the public store API. A SchedulerEnsure
-// whose context ends mid-transaction is rolled back by database/sql's awaitDone goroutine
-// after inTxOnce has already released the writer slot; the next SchedulerEnsure (plain
-// Background context, nothing to do with the cancellation) begins on the same pinned
-// connection and fails ("cannot start a transaction within a transaction", or its COMMIT
-// finds no transaction because the late ROLLBACK ended it after its rows were written).
-func TestHostileCancelledWriteBreaksNextWrite(t *testing.T) {
+// TestCancelledWriteLeavesNextWriteIntact, through the public store API: after a
+// SchedulerEnsure whose context ends mid-transaction, the next SchedulerEnsure (a plain
+// Background context) succeeds and commits its rows. It used to fail when database/sql's
+// late rollback of the cancelled one ran on the pinned writer after the slot was released
+// ("cannot start a transaction within a transaction", or a COMMIT that found no transaction
+// after its rows were written one by one).
+func TestCancelledWriteLeavesNextWriteIntact(t *testing.T) {
 	ctx := context.Background()
 	st, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
 	if err != nil {

@@ -8,11 +8,9 @@ import (
 	"time"
 )
 
-func hostileStore(t *testing.T) (*Store, *sql.DB) { return hostileStoreW(t, true) }
-
-var hostileNoCleanup bool
-
-func hostileStoreW(t *testing.T, pinned bool) (*Store, *sql.DB) {
+// writerTestStore is a store on a fresh SQLite file with the writer queue, and with a pinned
+// writer connection when pinned; with cleanup, the test closes it at its end.
+func writerTestStore(t *testing.T, pinned, cleanup bool) (*Store, *sql.DB) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+t.TempDir()+"/h.db?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
@@ -32,19 +30,18 @@ func hostileStoreW(t *testing.T, pinned bool) (*Store, *sql.DB) {
 			t.Fatal(err)
 		}
 	}
-	if !hostileNoCleanup {
+	if cleanup {
 		t.Cleanup(func() { s.Close() })
 	}
 	return s, db
 }
 
-// TestHostilePanicInTxPoisonsWriter: a panic in fn (recovered by the caller, as net/http
-// does) leaves the transaction open on the pinned writer connection: the slot is released
-// but nothing rolls back, so every later write transaction fails.
-func TestHostilePanicInTxPoisonsWriter(t *testing.T) {
-	hostileNoCleanup = true
-	s, _ := hostileStore(t)
-	hostileNoCleanup = false
+// TestPanicInTxLeavesWriterUsable: after a panic in fn (recovered by the caller, as
+// net/http does) the pinned writer's transaction is rolled back, so the next write
+// transaction succeeds and Close returns (a transaction left open refused every later BEGIN
+// and made Close wait forever). The test closes the store itself, with a deadline.
+func TestPanicInTxLeavesWriterUsable(t *testing.T) {
+	s, _ := writerTestStore(t, true, false)
 	func() {
 		defer func() { _ = recover() }()
 		_ = s.inTx(context.Background(), func(tx *sql.Tx) error {
@@ -78,19 +75,20 @@ func TestHostilePanicInTxPoisonsWriter(t *testing.T) {
 	}
 }
 
-// TestHostileInterruptedTxRaceNextTx: the transaction's context ends while its write
-// statement runs (SQLite interrupts it and rolls back); a second transaction is already
-// waiting for the writer slot. Once inTxOnce returns, that second transaction begins on the
-// same pinned connection while database/sql's awaitDone may still be about to run the
-// first one's ROLLBACK.
-func TestHostileInterruptedTxRaceNextTx(t *testing.T) {
+// TestInterruptedTxDoesNotEndNextTx: a transaction's context ends while its write statement
+// runs, and a second transaction already waits for the writer slot and then fails on
+// purpose. None of the second transaction's rows may commit: database/sql rolls back a
+// transaction whose context ended on a goroutine of its own, later, and on the pinned
+// writer that late ROLLBACK used to end the next slot holder's transaction, whose
+// statements then committed one by one. Pool and pinned writer alike.
+func TestInterruptedTxDoesNotEndNextTx(t *testing.T) {
 	for _, pinned := range []bool{false, true} {
 		t.Run(map[bool]string{false: "pool", true: "pinned"}[pinned], func(t *testing.T) { interruptedTxRace(t, pinned) })
 	}
 }
 
 func interruptedTxRace(t *testing.T, pinned bool) {
-	s, db := hostileStoreW(t, pinned)
+	s, db := writerTestStore(t, pinned, true)
 	errAbort := errors.New("abort")
 	var others []string
 	for i := 0; i < 300; i++ {
