@@ -7,7 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -27,10 +30,12 @@ import (
 )
 
 var (
-	burnRows = flag.Int("burndown.rows", 100_000, "rows in BenchmarkBurnDown (a multiple of 100)")
-	herdRows = flag.Int("herd.rows", 100_000, "rows in BenchmarkHerd (a multiple of 100)")
-	e2eRows  = flag.Int("e2e.rows", 20_000, "rows in BenchmarkEndToEnd (a multiple of 100)")
-	e2eBatch = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
+	burnRows   = flag.Int("burndown.rows", 100_000, "rows in BenchmarkBurnDown (a multiple of 100)")
+	herdRows   = flag.Int("herd.rows", 100_000, "rows in BenchmarkHerd (a multiple of 100)")
+	e2eRows    = flag.Int("e2e.rows", 20_000, "rows in BenchmarkEndToEnd (a multiple of 100)")
+	stageProf  = flag.String("burndown.cpuprofile", "", "write a CPU profile of the burn-down stage alone (not the setup before it) to this file")
+	stageTrace = flag.String("burndown.trace", "", "write an execution trace of the burn-down stage alone to this file")
+	e2eBatch   = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
 )
 
 // BenchmarkBurnDown (W1) inserts N due reminder rows (100 settings × N/100 sources, all due
@@ -190,6 +195,7 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 	var r burnResult
 	r.lateness = make([]time.Duration, 0, w.rows)
 	var ms runtime.MemStats
+	defer stageProfile(b)()
 	b.StartTimer()
 	began := time.Now()
 	for {
@@ -219,6 +225,37 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 	}
 	r.rate = float64(w.rows) / r.elapsed.Seconds()
 	return r
+}
+
+// stageProfile starts the CPU profile and execution trace asked for by -burndown.cpuprofile
+// and -burndown.trace, and returns the function that stops them.
+func stageProfile(b *testing.B) func() {
+	var stops []func()
+	if *stageProf != "" {
+		f, err := os.Create(*stageProf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); _ = f.Close() })
+	}
+	if *stageTrace != "" {
+		f, err := os.Create(*stageTrace)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			b.Fatal(err)
+		}
+		stops = append(stops, func() { trace.Stop(); _ = f.Close() })
+	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
 }
 
 // deliver is stage ③: a relay (1000 messages per run) publishes the outbox to a channel that

@@ -77,7 +77,7 @@ func TestClaimManyAndFinishManyFenceEachRow(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		if _, err := db.ExecContext(ctx, q.SQL("NotificationInsert"),
 			sql.Named("DeliveryKey", fmt.Sprintf("dk-%d", i)), sql.Named("EffectKey", fmt.Sprintf("dk-%d", i)),
-			sql.Named("SchedulerKey", "sk"), sql.Named("BusinessUnitId", "bu-1"), sql.Named("Channel", "log"),
+			sql.Named("SchedulerKey", "sk"), sql.Named("SchedulerId", nil), sql.Named("BusinessUnitId", "bu-1"), sql.Named("Channel", "log"),
 			sql.Named("Recipient", "a@example.test"), sql.Named("Template", "t"), sql.Named("PayloadJson", "{}"),
 			sql.Named("LocalDate", "2026-10-01"), sql.Named("Now", int64(1000))); err != nil {
 			t.Fatal(err)

@@ -54,3 +54,87 @@ func TestDeliveryMigrationKeepsExistingJobs(t *testing.T) {
 		t.Fatal("the status CHECK constraint is gone")
 	}
 }
+
+// Migration 0025 rebuilds NotificationJob again (SQLite cannot drop its (BusinessUnitId,
+// EffectKey) UNIQUE constraint): every job keeps its Id and the table its AUTOINCREMENT
+// sequence, a job is linked to the scheduler row with its SchedulerKey (or left unlinked
+// when there is none), and a job whose effect is another key is still unique per unit.
+func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m25.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 22); err != nil {
+		t.Fatal(err)
+	}
+	now := storetest.T0.UnixMilli()
+	exec := func(db *sql.DB, q string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(db, `INSERT INTO AutomationScheduler (Id, Guid, AutomationType, TriggerType, SchedulerKey, SourceEntityType, SourceEntityGuid,
+		BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, InputHash, CreatedOn, UpdatedOn)
+		VALUES (5, 'g-5', 'Reminder', 'DateBased', 'reminder:linked', 'PoliceVetting', 'src-1', 'bu-1', ?, '2026-10-01', '09:00', 'UTC', 'Completed', 'h', ?, ?)`, now, now, now)
+	job := func(id int, dk, effect, key string) {
+		t.Helper()
+		exec(db, `INSERT INTO NotificationJob (Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
+			LocalDate, Status, CreatedOn, UpdatedOn) VALUES (?, ?, ?, ?, 'bu-1', 'log', 'a@example.test', 't', '{}', '2026-10-01', 'Sent', ?, ?)`,
+			id, dk, effect, key, now, now)
+	}
+	job(7, "dlv_linked", "dlv_linked", "reminder:linked")
+	job(9, "dlv_unlinked", "dlv_unlinked", "reminder:none")
+	job(12, "dlv_effect", "effect-e", "reminder:linked")
+	// Ids up to 100 were handed out before (the rows are gone from this copy).
+	exec(db, `UPDATE sqlite_sequence SET seq = 100 WHERE name = 'NotificationJob'`)
+	db.Close()
+
+	s, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for dk, id := range map[string]int64{"dlv_linked": 7, "dlv_unlinked": 9, "dlv_effect": 12} {
+		if j, err := s.NotificationGetByKey(ctx, dk); err != nil || j.ID != id {
+			t.Fatalf("job %s: %+v %v", dk, j, err)
+		}
+	}
+	var linked, unlinked sql.NullInt64
+	if err := s.DB().QueryRow(`SELECT (SELECT SchedulerId FROM NotificationJob WHERE Id = 7), (SELECT SchedulerId FROM NotificationJob WHERE Id = 9)`).Scan(&linked, &unlinked); err != nil {
+		t.Fatal(err)
+	}
+	if !linked.Valid || linked.Int64 != 5 || unlinked.Valid {
+		t.Fatalf("SchedulerId of job 7: %v (want 5), of job 9: %v (want NULL)", linked, unlinked)
+	}
+	for key, want := range map[string][]string{"reminder:linked": {"dlv_linked", "dlv_effect"}, "reminder:none": {"dlv_unlinked"}} {
+		jobs, err := s.SupportNotificationList(ctx, key, 10)
+		if err != nil || len(jobs) != len(want) {
+			t.Fatalf("jobs of %s: %+v %v", key, jobs, err)
+		}
+		for i, j := range jobs {
+			if j.DeliveryKey != want[i] {
+				t.Fatalf("jobs of %s: %s at %d, want %s", key, j.DeliveryKey, i, want[i])
+			}
+		}
+	}
+	res, err := s.DB().Exec(`INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
+		LocalDate, Status, CreatedOn, UpdatedOn) VALUES ('dlv_new', 'dlv_new', 'reminder:x', 'bu-1', 'log', 'a@example.test', 't', '{}', '2026-10-01', 'Queued', 1, 1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := res.LastInsertId(); id != 101 {
+		t.Fatalf("new job's Id %d, want 101 (the sequence was not kept)", id)
+	}
+	if _, err := s.DB().Exec(`INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
+		LocalDate, Status, CreatedOn, UpdatedOn) VALUES ('dlv_other', 'effect-e', 'reminder:x', 'bu-1', 'log', 'a@example.test', 't', '{}', '2026-10-01', 'Queued', 1, 1)`); err == nil {
+		t.Fatal("a second job for effect-e in bu-1 was accepted")
+	}
+}

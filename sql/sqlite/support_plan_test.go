@@ -38,7 +38,7 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 		"SupportReleasePaceSet":                    "-",
 		"SupportAuditInsert":                       "-",
 		"SupportAuditListByScheduler":              "IX_SupportAudit_Scheduler (SchedulerId=?)",
-		"SupportNotificationListByKey":             "IX_NotificationJob_SchedulerKey (SchedulerKey=?)",
+		"SupportNotificationListByKey":             "IX_NotificationJob_SchedulerId (SchedulerId=?)",
 		"SourceStaleEventUpsert":                   "-",
 		"SourceStaleEventGet":                      "sqlite_autoindex_SourceStaleEvent_1 (EntityType=? AND EntityGuid=?)",
 		"SupportMetricsPendingDue":                 "IX_AutomationScheduler_Due (ScheduledOn<?)",

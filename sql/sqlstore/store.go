@@ -774,7 +774,7 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, items []store.
 			}
 			seenKey[d.DeliveryKey], seenEffect[[2]string{d.BusinessUnitID, effect}] = true, true
 			rows = append(rows, map[string]any{"Ord": len(rows), "DeliveryKey": d.DeliveryKey, "EffectKey": effect,
-				"SchedulerKey": d.SchedulerKey, "BusinessUnitId": d.BusinessUnitID, "Channel": d.Channel, "Recipient": d.Recipient,
+				"SchedulerKey": d.SchedulerKey, "SchedulerId": p.ID, "BusinessUnitId": d.BusinessUnitID, "Channel": d.Channel, "Recipient": d.Recipient,
 				"Template": d.Template, "PayloadJson": d.PayloadJSON, "LocalDate": day, "Now": now})
 		}
 	}

@@ -592,6 +592,58 @@ func testCompleteBatch(t *testing.T, open Opener) {
 		t.Fatal("empty batch accepted")
 	}
 	testCompleteBatchSharedDelivery(t, open)
+	testEffectOncePerUnitAcrossBatches(t, open)
+}
+
+// testEffectOncePerUnitAcrossBatches: one effect has one job per business unit
+// (docs/architecture.md#commands) when the jobs come in different completions, whichever
+// came first: a job whose effect is its own delivery key, and another job whose effect is
+// that key; two jobs whose effect is a third key. Another unit may have the same effect.
+func testEffectOncePerUnitAcrossBatches(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	const n = 8
+	for i := 0; i < n; i++ {
+		ensure1(t, s, T0, Candidate(i, T0))
+	}
+	rows := claim(t, s, T0, n)
+	if len(rows) != n {
+		t.Fatalf("claimed %d rows, want %d", len(rows), n)
+	}
+	complete := func(r automation.SchedulerRow, bu, dk, effect string) {
+		t.Helper()
+		d := store.NotificationRequest{DeliveryKey: dk, EffectKey: effect, SchedulerKey: r.SchedulerKey, BusinessUnitID: bu, Channel: "log",
+			Recipient: dk + "@example.test", Template: "t", PayloadJSON: "{}"}
+		errs, err := s.SchedulerCompleteBatch(ctx, []store.SchedulerCompleteParams{{ID: r.ID, Token: r.Version, Now: T0, Deliveries: []store.NotificationRequest{d}}})
+		if err != nil || errs[0] != nil {
+			t.Fatalf("complete %s: %v %v", dk, errs, err)
+		}
+	}
+	has := func(dk string) bool {
+		t.Helper()
+		_, err := s.NotificationGetByKey(ctx, dk)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	// The job whose effect is its own key first, then another job with that effect.
+	complete(rows[0], "bu-1", "dk-x", "")
+	complete(rows[1], "bu-1", "dk-y", "dk-x")
+	// The other order.
+	complete(rows[2], "bu-1", "dk-q", "dk-p")
+	complete(rows[3], "bu-1", "dk-p", "dk-p")
+	// Two jobs whose effect is a third key.
+	complete(rows[4], "bu-1", "dk-m", "effect-z")
+	complete(rows[5], "bu-1", "dk-n", "effect-z")
+	// Another unit: the same effect is its own.
+	complete(rows[6], "bu-2", "dk-x2", "dk-x")
+	complete(rows[7], "bu-2", "dk-m2", "effect-z")
+	for dk, want := range map[string]bool{"dk-x": true, "dk-y": false, "dk-q": true, "dk-p": false, "dk-m": true, "dk-n": false, "dk-x2": true, "dk-m2": true} {
+		if got := has(dk); got != want {
+			t.Errorf("job %s written: %v, want %v", dk, got, want)
+		}
+	}
 }
 
 // testCompleteBatchSharedDelivery: two items of one batch asking for the same delivery key,

@@ -603,6 +603,50 @@ func testSupportNotifications(t *testing.T, open Opener) {
 	if jobs, _ := s.SupportNotificationList(ctx, "other", 10); len(jobs) != 0 {
 		t.Fatalf("other key: %+v", jobs)
 	}
+	testSupportNotificationsByOtherKey(t, open)
+}
+
+// testSupportNotificationsByOtherKey: a job is listed under its own SchedulerKey whichever
+// row's completion wrote it: another existing row's key (found by key, not by the completing
+// row), a key with no row yet, and that key after its row was created later.
+func testSupportNotificationsByOtherKey(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	a, b, later := Candidate(1, T0), Candidate(2, T0.Add(time.Hour)), Candidate(3, T0.Add(time.Hour))
+	ensure1(t, s, T0, a)
+	ensure1(t, s, T0, b)
+	r := claim(t, s, T0, 1)[0]
+	if r.SchedulerKey != a.SchedulerKey {
+		t.Fatalf("claimed %s, want %s", r.SchedulerKey, a.SchedulerKey)
+	}
+	req := func(dk, key string) store.NotificationRequest {
+		return store.NotificationRequest{DeliveryKey: dk, SchedulerKey: key, BusinessUnitID: "bu-1", Channel: "log", Recipient: dk + "@example.test", Template: "t", PayloadJSON: "{}"}
+	}
+	if err := s.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0,
+		Deliveries: []store.NotificationRequest{req("dk-own", a.SchedulerKey), req("dk-b", b.SchedulerKey), req("dk-later", later.SchedulerKey)}}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(key string) []string {
+		t.Helper()
+		jobs, err := s.SupportNotificationList(ctx, key, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, j := range jobs {
+			keys = append(keys, j.DeliveryKey)
+		}
+		return keys
+	}
+	for key, want := range map[string]string{a.SchedulerKey: "dk-own", b.SchedulerKey: "dk-b", later.SchedulerKey: "dk-later"} {
+		if got := list(key); len(got) != 1 || got[0] != want {
+			t.Fatalf("jobs of %s: %q, want [%s]", key, got, want)
+		}
+	}
+	ensure1(t, s, T0, later)
+	if got := list(later.SchedulerKey); len(got) != 1 || got[0] != "dk-later" {
+		t.Fatalf("jobs of %s after its row was created: %q", later.SchedulerKey, got)
+	}
 }
 
 // testSupportRetryKeepsEndTime: a support retry of a row that ended long ago moves its

@@ -8,9 +8,14 @@
 -- both unique indexes from the existence check to the insert, so two concurrent inserts of
 -- one key serialise and the second inserts nothing instead of failing with a duplicate-key
 -- error (2627).
-INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+-- SchedulerId is the scheduler row with @SchedulerKey (migration 0025): @SchedulerId's own
+-- row when its key is that one (a clustered-key seek), else the row found by key, else NULL.
+INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, SchedulerId, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
-SELECT @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
+SELECT @DeliveryKey, @EffectKey, @SchedulerKey,
+    COALESCE((SELECT s.Id FROM dbo.AutomationScheduler s WHERE s.Id = @SchedulerId AND s.SchedulerKey = @SchedulerKey),
+             (SELECT s.Id FROM dbo.AutomationScheduler s WHERE s.SchedulerKey = @SchedulerKey)),
+    @BusinessUnitId, @Channel, @Recipient,
     @Template, @PayloadJson, @LocalDate, N'Queued', 1, 1, @Now, @Now
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey)
@@ -147,11 +152,14 @@ WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Versio
 -- order; a row whose delivery key or effect already has a job is skipped, with the same
 -- UPDLOCK + HOLDLOCK guards as NotificationInsert. The caller removes duplicates among the
 -- rows (NOT EXISTS does not see the statement's own rows).
-INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, SchedulerId, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
-SELECT v.k, v.e, v.s, v.b, v.c, v.r, v.t, v.p, v.d, N'Queued', 1, 1, v.n, v.n
-FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
-    @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v(o, k, e, s, b, c, r, t, p, d, n)
+SELECT v.k, v.e, v.s,
+    COALESCE((SELECT a.Id FROM dbo.AutomationScheduler a WHERE a.Id = v.i AND a.SchedulerKey = v.s),
+             (SELECT a.Id FROM dbo.AutomationScheduler a WHERE a.SchedulerKey = v.s)),
+    v.b, v.c, v.r, v.t, v.p, v.d, N'Queued', 1, 1, v.n, v.n
+FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @SchedulerId, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v(o, k, e, s, i, b, c, r, t, p, d, n)
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = v.k)
   AND NOT EXISTS (

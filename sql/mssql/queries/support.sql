@@ -216,8 +216,17 @@ WHERE SchedulerId IN (SELECT CAST(i.value AS bigint) FROM OPENJSON(@SchedulerIds
 ORDER BY SchedulerId, Id;
 
 -- name: SupportNotificationListByKey :many
+-- The jobs with SchedulerKey @SchedulerKey: those linked to its scheduler row
+-- (IX_NotificationJob_SchedulerId) and those written before the row existed
+-- (IX_NotificationJob_SchedulerKeyUnlinked, SchedulerId NULL; migration 0025).
 SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM dbo.NotificationJob WHERE SchedulerKey = @SchedulerKey
+FROM (SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+      FROM dbo.NotificationJob
+      WHERE SchedulerId = (SELECT Id FROM dbo.AutomationScheduler WHERE SchedulerKey = @SchedulerKey) AND SchedulerKey = @SchedulerKey
+      UNION ALL
+      SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+      FROM dbo.NotificationJob
+      WHERE SchedulerId IS NULL AND SchedulerKey = @SchedulerKey) AS j
 ORDER BY Id;
 
 -- name: SourceStaleEventUpsert :exec

@@ -3,10 +3,23 @@
 -- name: NotificationInsert :exec
 -- A redelivered request for the same delivery key, or another command for the same effect
 -- (BusinessUnitId, EffectKey), is a no-op: the effect already has its command (docs/architecture.md#commands).
-INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+-- The effect's uniqueness is three checks (migration 0025): the DeliveryKey's unique index,
+-- the partial unique index UX_NotificationJob_Effect (jobs whose effect is another key),
+-- and the two NOT EXISTS below for a job whose effect is the delivery key of another job of
+-- its unit. SchedulerId is the scheduler row with @SchedulerKey: @SchedulerId's own row (a
+-- primary-key seek) when its key is that one, else the row found by key, else NULL.
+INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, SchedulerId, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
-VALUES (@DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
-    @Template, @PayloadJson, @LocalDate, 'Queued', 1, 1, @Now, @Now)
+SELECT v.column1, v.column2, v.column3,
+    COALESCE((SELECT s.Id FROM AutomationScheduler s WHERE s.Id = v.column4 AND s.SchedulerKey = v.column3),
+             (SELECT s.Id FROM AutomationScheduler s WHERE s.SchedulerKey = v.column3)),
+    v.column5, v.column6, v.column7, v.column8, v.column9, v.column10, 'Queued', 1, 1, v.column11, v.column11
+FROM (VALUES (@DeliveryKey, @EffectKey, @SchedulerKey, @SchedulerId, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, @Now)) AS v
+WHERE NOT EXISTS (SELECT 1 FROM NotificationJob j
+                  WHERE j.BusinessUnitId = v.column5 AND j.EffectKey = v.column2 AND j.EffectKey <> j.DeliveryKey)
+  AND NOT EXISTS (SELECT 1 FROM NotificationJob j
+                  WHERE j.DeliveryKey = v.column2 AND j.BusinessUnitId = v.column5 AND j.EffectKey = j.DeliveryKey)
 ON CONFLICT DO NOTHING;
 
 -- name: NotificationGetByKey :one
@@ -135,19 +148,27 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
 -- the tuple between the row markers once per row, with each copy's parameters suffixed _0,
 -- _1, … (sqlstore.expandRows), and inserts in @Ord order; a row whose delivery key or effect
--- already has a job is skipped, as in NotificationInsert. (VALUES columns are column1, ….)
+-- already has a job is skipped, with the same checks as NotificationInsert (the NOT EXISTS
+-- do not see the statement's own rows: the store removes duplicates among them first).
+-- (VALUES columns are column1, ….)
 -- OR IGNORE instead of ON CONFLICT DO NOTHING: with every constraint resolved by IGNORE the
 -- statement cannot abort halfway, so SQLite keeps no statement journal for it (a copy of
 -- every page it touches; docs/performance.md, "The completion transaction"). IGNORE also
 -- skips a row that breaks NOT NULL or CHECK: no row here can, since Status is a literal and
 -- every other NOT NULL value is bound from a Go string or time, never NULL.
-INSERT OR IGNORE INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient,
+INSERT OR IGNORE INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, SchedulerId, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
-SELECT column2, column3, column4, column5, column6, column7, column8, column9, column10,
-    'Queued', 1, 1, column11, column11
-FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @BusinessUnitId, @Channel, @Recipient,
-    @Template, @PayloadJson, @LocalDate, @Now)/*end*/)
-ORDER BY column1;
+SELECT v.column2, v.column3, v.column4,
+    COALESCE((SELECT s.Id FROM AutomationScheduler s WHERE s.Id = v.column5 AND s.SchedulerKey = v.column4),
+             (SELECT s.Id FROM AutomationScheduler s WHERE s.SchedulerKey = v.column4)),
+    v.column6, v.column7, v.column8, v.column9, v.column10, v.column11, 'Queued', 1, 1, v.column12, v.column12
+FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @SchedulerId, @BusinessUnitId, @Channel, @Recipient,
+    @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v
+WHERE NOT EXISTS (SELECT 1 FROM NotificationJob j
+                  WHERE j.BusinessUnitId = v.column6 AND j.EffectKey = v.column3 AND j.EffectKey <> j.DeliveryKey)
+  AND NOT EXISTS (SELECT 1 FROM NotificationJob j
+                  WHERE j.DeliveryKey = v.column3 AND j.BusinessUnitId = v.column6 AND j.EffectKey = j.DeliveryKey)
+ORDER BY v.column1;
 
 -- name: OutboxInsert :exec
 INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
