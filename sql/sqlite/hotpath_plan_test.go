@@ -182,3 +182,18 @@ func TestDeliveryInsertsSeek(t *testing.T) {
 		t.Logf("%s: %q", name, plan)
 	}
 }
+
+// TestOutboxMessageIdSeeks pins the two statements that rely on UX_Outbox_MessageId, the
+// partial unique index of every message but the delivery facts (migration 0026): the
+// gateway's undo seeks it (its WHERE repeats the index's), never scanning the outbox.
+func TestOutboxMessageIdSeeks(t *testing.T) {
+	t.Parallel()
+	s, q := planStore(t)
+	plan, err := explain(s.DB(), q.SQL("GatewayOutboxDelete"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "SEARCH Outbox USING INDEX UX_Outbox_MessageId (MessageId=?)") {
+		t.Fatalf("GatewayOutboxDelete: %q", plan)
+	}
+}

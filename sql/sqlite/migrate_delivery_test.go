@@ -138,3 +138,65 @@ func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 		t.Fatal("a second job for effect-e in bu-1 was accepted")
 	}
 }
+
+// Migration 0026 rebuilds Outbox without the column UNIQUE on MessageId: every row, its Id
+// and the AUTOINCREMENT sequence are kept, and every message but a delivery fact still has
+// a unique MessageId (UX_Outbox_MessageId).
+func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m26.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 25); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO Outbox (Id, MessageId, Destination, Body, CreatedOn) VALUES (3, 'dlv_a', 'notification-dispatch', x'7b7d', 1)`,
+		`INSERT INTO Outbox (Id, MessageId, Destination, Body, CreatedOn, PublishedOn, Attempts, LeaseUntil, ClaimToken, RetryAt) VALUES (8, 'dlv_a:r2', 'delivery-facts', x'00ff', 2, 5, 1, 6, 'tok', 7)`,
+		`UPDATE sqlite_sequence SET seq = 50 WHERE name = 'Outbox'`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var id, published, attempts, lease, retry int64
+	var dest, token string
+	var body []byte
+	if err := s.DB().QueryRow(`SELECT Id, Destination, Body, PublishedOn, Attempts, LeaseUntil, ClaimToken, RetryAt FROM Outbox WHERE MessageId = 'dlv_a:r2'`).
+		Scan(&id, &dest, &body, &published, &attempts, &lease, &token, &retry); err != nil {
+		t.Fatal(err)
+	}
+	if id != 8 || dest != "delivery-facts" || string(body) != "\x00\xff" || published != 5 || attempts != 1 || lease != 6 || token != "tok" || retry != 7 {
+		t.Fatalf("migrated fact: %d %s %x %d %d %d %s %d", id, dest, body, published, attempts, lease, token, retry)
+	}
+	res, err := s.DB().Exec(`INSERT INTO Outbox (MessageId, Destination, Body, CreatedOn) VALUES ('m-new', 'q', x'00', 9)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.LastInsertId(); n != 51 {
+		t.Fatalf("new message's Id %d, want 51 (the sequence was not kept)", n)
+	}
+	if _, err := s.DB().Exec(`INSERT OR IGNORE INTO Outbox (MessageId, Destination, Body, CreatedOn) VALUES ('dlv_a', 'notification-dispatch', x'00', 9)`); err != nil {
+		t.Fatal(err)
+	}
+	var copies int
+	if err := s.DB().QueryRow(`SELECT COUNT(*) FROM Outbox WHERE MessageId = 'dlv_a'`).Scan(&copies); err != nil || copies != 1 {
+		t.Fatalf("dispatch message dlv_a: %d rows (%v), want 1", copies, err)
+	}
+	if _, err := s.DB().Exec(`INSERT INTO Outbox (MessageId, Destination, Body, CreatedOn) VALUES ('m-new', 'q2', x'00', 9)`); err == nil {
+		t.Fatal("a second message m-new was accepted")
+	}
+}

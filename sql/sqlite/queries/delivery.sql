@@ -171,13 +171,18 @@ WHERE NOT EXISTS (SELECT 1 FROM NotificationJob j
 ORDER BY v.column1;
 
 -- name: OutboxInsert :exec
+-- An existing MessageId is left alone. The conflict target names the partial unique index
+-- UX_Outbox_MessageId (migration 0026), which holds every message but the delivery facts:
+-- a fact is written once by construction, in the transaction that moved its job to its
+-- Revision (docs/performance.md, "Delivery facts outside the MessageId index").
 INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 VALUES (@MessageId, @Destination, @SessionId, @Body, @Now)
-ON CONFLICT (MessageId) DO NOTHING;
+ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 
 -- name: OutboxInsertMany :exec
 -- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany and
--- inserted in @Ord order; an existing MessageId is left alone. OR IGNORE as in
+-- inserted in @Ord order; an existing MessageId is left alone (UX_Outbox_MessageId: every
+-- message but the delivery facts, as in OutboxInsert). OR IGNORE as in
 -- NotificationInsertMany: the store binds a nil Body as an empty one, never NULL.
 INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
 SELECT column2, column3, column4, column5, column6

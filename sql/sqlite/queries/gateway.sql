@@ -41,8 +41,10 @@ ON CONFLICT (EventSource, EventId) DO NOTHING;
 DELETE FROM GatewayEvent WHERE EventSource = @EventSource AND EventId = @EventId;
 
 -- name: GatewayOutboxDelete :exec
--- Undoes this transaction's outbox row of an event whose other MessageId was taken.
-DELETE FROM Outbox WHERE MessageId = @MessageId AND PublishedOn IS NULL;
+-- Undoes this transaction's outbox row of an event whose other MessageId was taken. A
+-- gateway message is never a delivery fact: the Destination term lets SQLite seek the
+-- partial UX_Outbox_MessageId (migration 0026).
+DELETE FROM Outbox WHERE MessageId = @MessageId AND Destination <> 'delivery-facts' AND PublishedOn IS NULL;
 
 -- name: OutboxLagGet :one
 SELECT COUNT(*), MIN(CreatedOn) FROM Outbox WHERE Destination = @Destination AND PublishedOn IS NULL;
