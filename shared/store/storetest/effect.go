@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -174,6 +175,59 @@ func effectOnceAnyOrder(t *testing.T, open Opener, seed uint64) {
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("jobs of %s: %q, want %q", key, got, want)
+		}
+	}
+}
+
+// testSupportNotificationsAcrossLinks: SupportNotificationList returns a key's jobs in Id
+// order and at most limit of them, when some were written before the key's scheduler row
+// existed (unlinked) and some after (linked to it): the order and the limit hold across
+// both kinds, and another key's jobs never appear.
+func testSupportNotificationsAcrossLinks(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	later, other := Candidate(90, T0.Add(time.Hour)), Candidate(91, T0.Add(time.Hour))
+	for i := 0; i < 3; i++ {
+		ensure1(t, s, T0, Candidate(i, T0))
+	}
+	rows := claim(t, s, T0, 3)
+	if len(rows) != 3 {
+		t.Fatalf("claimed %d rows, want 3", len(rows))
+	}
+	complete := func(r automation.SchedulerRow, reqs ...[2]string) {
+		t.Helper()
+		p := store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0}
+		for _, q := range reqs {
+			p.Deliveries = append(p.Deliveries, store.NotificationRequest{DeliveryKey: q[0], SchedulerKey: q[1], BusinessUnitID: "bu-1", Channel: "log",
+				Recipient: q[0] + "@example.test", Template: "t", PayloadJSON: "{}"})
+		}
+		if err := s.SchedulerComplete(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unlinked: written before later's row exists; other's job in between.
+	complete(rows[0], [2]string{"dk-u1", later.SchedulerKey}, [2]string{"dk-o1", other.SchedulerKey}, [2]string{"dk-u2", later.SchedulerKey})
+	ensure1(t, s, T0, later)
+	// Linked: written after; the completing row is not later's.
+	complete(rows[1], [2]string{"dk-l1", later.SchedulerKey}, [2]string{"dk-o2", other.SchedulerKey})
+	complete(rows[2], [2]string{"dk-l2", later.SchedulerKey})
+	all := []string{"dk-u1", "dk-u2", "dk-l1", "dk-l2"}
+	for limit := 1; limit <= 5; limit++ {
+		jobs, err := s.SupportNotificationList(ctx, later.SchedulerKey, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var last int64
+		for _, j := range jobs {
+			got = append(got, j.DeliveryKey)
+			if j.ID <= last {
+				t.Errorf("limit %d: Ids not ascending: %+v", limit, jobs)
+			}
+			last = j.ID
+		}
+		if want := all[:min(limit, len(all))]; !slices.Equal(got, want) {
+			t.Errorf("limit %d: %q, want %q", limit, got, want)
 		}
 	}
 }
