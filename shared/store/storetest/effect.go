@@ -36,7 +36,7 @@ func effectOnceAnyOrder(t *testing.T, open Opener, seed uint64) {
 	s := fresh(t, open)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 25))
-	const nRows, nKeys = 120, 48
+	const nRows, nKeys, nHot = 120, 240, 40
 	cands := make([]automation.Candidate, nRows)
 	for i := range cands {
 		cands[i] = Candidate(i, T0)
@@ -48,15 +48,16 @@ func effectOnceAnyOrder(t *testing.T, open Opener, seed uint64) {
 	if len(rows) != nRows {
 		t.Fatalf("claimed %d rows, want %d", len(rows), nRows)
 	}
-	// Each DeliveryKey's fixed unit and effect: its own key (spelled "" or the key), or
-	// another key of the pool, which may be another job's own key.
+	// Each DeliveryKey's fixed unit and effect: its own key (spelled "" or the key), or one
+	// of the first nHot keys, which are also delivery keys: many effects collide while a
+	// batch still holds well over 100 distinct rows.
 	type ident struct{ bu, effect string }
 	keyOf := func(i int) string { return fmt.Sprintf("dk-%02d", i) }
 	idents := map[string]ident{}
 	for i := 0; i < nKeys; i++ {
 		id := ident{bu: []string{"bu-1", "bu-2"}[rng.IntN(2)]}
 		if rng.IntN(2) == 0 {
-			id.effect = keyOf(rng.IntN(nKeys))
+			id.effect = keyOf(rng.IntN(nHot))
 		}
 		idents[keyOf(i)] = id
 	}
@@ -93,30 +94,45 @@ func effectOnceAnyOrder(t *testing.T, open Opener, seed uint64) {
 		}
 		wantByKey[d.DeliveryKey], takenEffect[ident{d.BusinessUnitID, e}] = job{d.Recipient, d.SchedulerKey}, true
 	}
-	next := 0
+	next, widest := 0, 0
 	for next < nRows {
 		var items []store.SchedulerCompleteParams
-		switch rng.IntN(3) {
-		case 0: // a single completion with one delivery
+		switch kind := rng.IntN(3); {
+		case kind == 0 && next > 0: // a single completion with one delivery
 			items = []store.SchedulerCompleteParams{{ID: rows[next].ID, Token: rows[next].Version, Now: T0,
 				Deliveries: []store.NotificationRequest{request(rows[next])}}}
 			next++
 		default: // a batch of up to 12 items with up to 40 deliveries each: often past 100 rows
-			n := min(1+rng.IntN(12), nRows-next)
+			n, per := min(1+rng.IntN(12), nRows-next), rng.IntN(41)
+			if next == 0 { // the first batch is the widest
+				n, per = 12, 40
+			}
 			for _, r := range rows[next : next+n] {
 				p := store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0}
-				for k := rng.IntN(41); k > 0; k-- {
+				for k := per; k > 0; k-- {
 					p.Deliveries = append(p.Deliveries, request(r))
 				}
 				items = append(items, p)
 			}
 			next += n
 		}
+		// The rows the batch's statements carry: its requests less repeats of a delivery
+		// key or effect within the batch.
+		sent, seenKey, seenEffect := 0, map[string]bool{}, map[ident]bool{}
 		for _, p := range items {
 			for _, d := range p.Deliveries {
 				apply(d)
+				e := d.EffectKey
+				if e == "" {
+					e = d.DeliveryKey
+				}
+				if !seenKey[d.DeliveryKey] && !seenEffect[ident{d.BusinessUnitID, e}] {
+					sent++
+				}
+				seenKey[d.DeliveryKey], seenEffect[ident{d.BusinessUnitID, e}] = true, true
 			}
 		}
+		widest = max(widest, sent)
 		errs, err := s.SchedulerCompleteBatch(ctx, items)
 		if err != nil {
 			t.Fatal(err)
@@ -126,6 +142,9 @@ func effectOnceAnyOrder(t *testing.T, open Opener, seed uint64) {
 				t.Fatalf("item %d: %v", i, e)
 			}
 		}
+	}
+	if widest <= 100 {
+		t.Fatalf("no batch wrote more than 100 jobs (at most %d): the store's 100-row statements were not crossed", widest)
 	}
 	gotByEffect := map[ident]string{}
 	listed := map[string][]string{}
