@@ -58,6 +58,11 @@ var (
 	htmlID    = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
 	linkText  = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 	fenceLine = regexp.MustCompile("^ {0,3}(```|~~~)")
+	// quotedRef finds a reference to a section by its heading's words, docs/<file>.md, "Heading"
+	// (the words may run on over a comment's next lines).
+	quotedRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./-])(docs/[A-Za-z0-9_-]+\.md), "([^"]{1,300})"`)
+	// commentBreak is a line break inside a comment, with the next line's comment marker.
+	commentBreak = regexp.MustCompile(`\s*\n\s*(?://|--|#)?\s*`)
 )
 
 // slug is GitHub's heading anchor: the heading's text (inline links reduced to their text)
@@ -149,6 +154,21 @@ func check(root string, files []string) ([]problem, error) {
 		}
 		return ""
 	}
+	// resolveQuoted: a quoted heading must be a heading of file, or the start of one (a
+	// reference may shorten a long heading).
+	resolveQuoted := func(file, words string) string {
+		a, ok := target(file)
+		if !ok {
+			return fmt.Sprintf("%s does not exist", file)
+		}
+		want := slug(commentBreak.ReplaceAllString(words, " "))
+		for anchor := range a {
+			if strings.HasPrefix(anchor, want) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s has no heading starting with those words", file)
+	}
 	var out []problem
 	names := make([]string, 0, len(texts))
 	for f := range texts {
@@ -156,6 +176,13 @@ func check(root string, files []string) ([]problem, error) {
 	}
 	slices.Sort(names)
 	for _, f := range names {
+		for _, m := range quotedRef.FindAllStringSubmatchIndex(texts[f], -1) {
+			file, words := texts[f][m[2]:m[3]], texts[f][m[4]:m[5]]
+			if msg := resolveQuoted(file, words); msg != "" {
+				words = commentBreak.ReplaceAllString(words, " ")
+				out = append(out, problem{f, strings.Count(texts[f][:m[2]], "\n") + 1, "reference " + file + ", \"" + words + "\": " + msg})
+			}
+		}
 		isDoc := strings.HasPrefix(f, "docs/") && strings.HasSuffix(f, ".md")
 		for i, ln := range strings.Split(texts[f], "\n") {
 			at := func(msg string) { out = append(out, problem{f, i + 1, msg}) }
@@ -309,12 +336,14 @@ func TestCheckFindsBrokenReferences(t *testing.T) {
 	}
 	write(d+"/guide.md", "# Guide\n\n## Claim\n\n## Claim\n\n```\n## Not a heading\n```\n<a id=\"custom\"></a>\n"+
 		"See [claim](#claim), [other](other.md#top), [up](../README.md), [gone](missing.md), [bad](#nowhere), [web](https://example.com/x.md#y).\n")
-	write(d+"/other.md", "# Top\n")
+	write(d+"/other.md", "# Top\n\n## The other page\n")
 	write("README.md", "# Readme\n")
 	write("pkg/good.go", "// ok: "+d+"/guide.md#claim, "+d+"/guide.md#claim-1, "+d+"/guide.md#custom, "+d+"/other.md, ("+d+"/guide.md).\n"+
-		"// not ours: shared/"+d+"/guide.md#nowhere\n")
+		"// not ours: shared/"+d+"/guide.md#nowhere\n"+
+		"// quoted: ("+d+"/guide.md, \"Claim\"), ("+d+"/other.md, \"The other\n// page\")\n")
 	write("pkg/bad.go", "// a: "+d+"/guide.md#not-a-heading\n// b: "+d+"/nothing.md#claim\n// c: see \u00a73.4\n"+
-		"// d: ARCHITECTURE"+".md\n// e: ../"+"shared/"+"seeds/000.txt\n// f: shared"+"/design/x\n")
+		"// d: ARCHITECTURE"+".md\n// e: ../"+"shared/"+"seeds/000.txt\n// f: shared"+"/design/x\n"+
+		"// g: ("+d+"/guide.md, \"Claim and\n// more\"), ("+d+"/nothing.md, \"Top\")\n")
 	write("pkg/oracle.go", `const oracle = "../../../`+`shared/tools/tzoracle.py"`+"\n")
 	write("pkg/data.bin", "\x00\u00a7 binary")
 	files := []string{d + "/guide.md", d + "/other.md", "README.md", "pkg/good.go", "pkg/bad.go", "pkg/oracle.go", "pkg/data.bin"}
@@ -337,6 +366,9 @@ func TestCheckFindsBrokenReferences(t *testing.T) {
 		"pkg/bad.go:5: cites \"shared" + "/seeds\", a design file outside the repository: point at docs/ instead",
 		"pkg/bad.go:5: cites \"../" + "shared\", a design file outside the repository: point at docs/ instead",
 		"pkg/bad.go:6: cites \"shared" + "/design\", a design file outside the repository: point at docs/ instead",
+		"pkg/bad.go:7: reference " + d + "/guide.md, \"Claim and more\": " + d + "/guide.md has no heading starting with those words",
+		"pkg/bad.go:8: reference " + d + "/nothing.md, \"Top\": " + d + "/nothing.md does not exist",
+		"pkg/bad.go:8: reference " + d + "/nothing.md: " + d + "/nothing.md does not exist",
 	}
 	slices.Sort(got)
 	slices.Sort(want)

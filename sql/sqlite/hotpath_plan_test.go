@@ -151,38 +151,6 @@ func planStore(t *testing.T) (*sqlstore.Store, *sqlstore.Queries) {
 	return s, q
 }
 
-// TestDeliveryInsertsSeek pins the plans of the delivery inserts after migration 0025: the
-// effect's two NOT EXISTS are seeks (the DeliveryKey index; the partial effect index, which
-// SQLite uses because the query repeats its WHERE), and SchedulerId is a primary-key seek,
-// or a seek of the SchedulerKey index when the request names another row. No table is
-// scanned; the multi-row form sorts only its own VALUES rows (ORDER BY @Ord).
-func TestDeliveryInsertsSeek(t *testing.T) {
-	t.Parallel()
-	s, q := planStore(t)
-	for _, name := range []string{"NotificationInsert", "NotificationInsertMany"} {
-		plan, err := explain(s.DB(), q.SQL(name))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for _, w := range []string{"sqlite_autoindex_NotificationJob_1 (DeliveryKey=?)", "UX_NotificationJob_Effect (BusinessUnitId=? AND EffectKey=?)",
-			"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)", "sqlite_autoindex_AutomationScheduler_2 (SchedulerKey=?)"} {
-			found := false
-			for _, line := range plan {
-				found = found || strings.Contains(line, w)
-			}
-			if !found {
-				t.Errorf("%s does not use %q: %q", name, w, plan)
-			}
-		}
-		for _, line := range plan {
-			if strings.HasPrefix(line, "SCAN ") && line != "SCAN CONSTANT ROW" && !strings.HasPrefix(line, "SCAN v") {
-				t.Errorf("%s scans: %q in %q", name, line, plan)
-			}
-		}
-		t.Logf("%s: %q", name, plan)
-	}
-}
-
 // TestOutboxMessageIdSeeks pins the two statements that rely on UX_Outbox_MessageId, the
 // partial unique index of every message but the delivery facts (migration 0026): the
 // gateway's undo seeks it (its WHERE repeats the index's), never scanning the outbox.

@@ -3,12 +3,15 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite"
@@ -136,6 +139,136 @@ func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 	if _, err := s.DB().Exec(`INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
 		LocalDate, Status, CreatedOn, UpdatedOn) VALUES ('dlv_other', 'effect-e', 'reminder:x', 'bu-1', 'log', 'a@example.test', 't', '{}', '2026-10-01', 'Queued', 1, 1)`); err == nil {
 		t.Fatal("a second job for effect-e in bu-1 was accepted")
+	}
+}
+
+// Jobs written before migration 0025 keep their effects: after it, the store's completions
+// (SchedulerCompleteBatch) write no second job for an effect that a migrated job holds, in
+// each of the shapes the partial index and the inserts' checks cover, while an effect that
+// is free (the same key in another unit, or a key that is only another job's DeliveryKey
+// where that job's effect is a third key) still gets its job. The migrated table keeps every
+// index of the table before except the two migration 0025 replaces, and passes SQLite's
+// integrity check.
+func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m25e.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 22); err != nil {
+		t.Fatal(err)
+	}
+	indexesOf := func(db *sql.DB) map[string]string {
+		t.Helper()
+		rows, err := db.Query(`SELECT name, COALESCE(sql, '') FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'NotificationJob'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[string]string{}
+		for rows.Next() {
+			var name, text string
+			if err := rows.Scan(&name, &text); err != nil {
+				t.Fatal(err)
+			}
+			m[name] = text
+		}
+		return m
+	}
+	before := indexesOf(db)
+	now := storetest.T0.UnixMilli()
+	job := func(dk, effect, bu string) {
+		t.Helper()
+		if _, err := db.Exec(`INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
+			LocalDate, Status, CreatedOn, UpdatedOn) VALUES (?, ?, 'reminder:old', ?, 'log', 'old@example.test', 't', '{}', '2026-10-01', 'Sent', ?, ?)`,
+			dk, effect, bu, now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job("old-a", "old-a", "bu-1")    // its own effect
+	job("old-b", "effect-c", "bu-1") // another key's effect
+	job("old-d", "old-a", "bu-2")    // old-a's key as the effect of another unit
+	db.Close()
+
+	s, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	after := indexesOf(s.DB())
+	for name, text := range before {
+		if name == "IX_NotificationJob_SchedulerKey" || name == "sqlite_autoindex_NotificationJob_2" {
+			continue
+		}
+		if after[name] != text {
+			t.Errorf("index %s: %q after migration 0025, was %q", name, after[name], text)
+		}
+	}
+	var check string
+	if err := s.DB().QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check: %q %v", check, err)
+	}
+
+	want := map[string]bool{
+		"new-1":    false, // bu-1 effect old-a: old-a's own effect
+		"old-c":    false, // bu-1 effect effect-c: old-b's
+		"effect-c": false, // key effect-c as its own effect: old-b's effect
+		"new-2":    false, // bu-2 effect old-a: old-d's
+		"new-3":    true,  // bu-2 effect old-b: old-b is a key of bu-1 only
+		"new-4":    true,  // bu-1 effect old-d: old-d's effect is old-a, so old-d as an effect is free
+		"new-5":    true,  // bu-2 effect old-d: likewise in old-d's own unit
+	}
+	reqs := []store.NotificationRequest{
+		{DeliveryKey: "new-1", EffectKey: "old-a", BusinessUnitID: "bu-1"},
+		{DeliveryKey: "old-c", EffectKey: "effect-c", BusinessUnitID: "bu-1"},
+		{DeliveryKey: "effect-c", BusinessUnitID: "bu-1"},
+		{DeliveryKey: "new-2", EffectKey: "old-a", BusinessUnitID: "bu-2"},
+		{DeliveryKey: "new-3", EffectKey: "old-b", BusinessUnitID: "bu-2"},
+		{DeliveryKey: "new-4", EffectKey: "old-d", BusinessUnitID: "bu-1"},
+		{DeliveryKey: "new-5", EffectKey: "old-d", BusinessUnitID: "bu-2"},
+	}
+	n := len(reqs)
+	cands := make([]automation.Candidate, n)
+	for i := range cands {
+		cands[i] = storetest.Candidate(i, storetest.T0)
+	}
+	if _, err := s.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: storetest.T0, Candidates: cands}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: storetest.T0, Lease: time.Minute, Limit: n})
+	if err != nil || len(rows) != n {
+		t.Fatalf("claimed %d: %v", len(rows), err)
+	}
+	// Half in single completions, half in one batch.
+	var batch []store.SchedulerCompleteParams
+	for i, d := range reqs {
+		d.SchedulerKey, d.Channel, d.Recipient, d.Template, d.PayloadJSON = rows[i].SchedulerKey, "log", "new@example.test", "t", "{}"
+		item := store.SchedulerCompleteParams{ID: rows[i].ID, Token: rows[i].Version, Now: storetest.T0, Deliveries: []store.NotificationRequest{d}}
+		if i%2 == 0 {
+			if err := s.SchedulerComplete(ctx, item); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		batch = append(batch, item)
+	}
+	if errs, err := s.SchedulerCompleteBatch(ctx, batch); err != nil || slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		t.Fatalf("batch: %v %v", errs, err)
+	}
+	for dk, written := range want {
+		_, err := s.NotificationGetByKey(ctx, dk)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if (err == nil) != written {
+			t.Errorf("job %s written: %v, want %v", dk, err == nil, written)
+		}
 	}
 }
 

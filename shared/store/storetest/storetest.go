@@ -35,6 +35,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("CompleteWritesDeliveryAtomically", func(t *testing.T) { testCompleteAtomic(t, open) })
 	t.Run("CompleteBatchGuardsEachItem", func(t *testing.T) { testCompleteBatch(t, open) })
 	t.Run("CompleteBatchFencesEveryChunk", func(t *testing.T) { testCompleteBatchMixed(t, open) })
+	t.Run("EffectOnceAnyOrder", func(t *testing.T) { testEffectOnceAnyOrder(t, open) })
+	t.Run("SupportNotificationsAcrossLinks", func(t *testing.T) { testSupportNotificationsAcrossLinks(t, open) })
 	t.Run("FailBackoffAndHold", func(t *testing.T) { testFail(t, open) })
 	t.Run("NextWakeUpAndCounts", func(t *testing.T) { testNextWakeUp(t, open) })
 	t.Run("SendClaim", func(t *testing.T) { testSendClaim(t, open) })

@@ -146,8 +146,9 @@ LIMIT @Limit;
 -- name: ReportActivityDeliveries :many
 -- Jobs that finished in [From, To): a Sent job's UpdatedOn is its SentOn. A range seek of
 -- IX_NotificationJob_Updated on the period; the unit and status are filtered from the
--- index's own columns before a job's row is read (INDEXED BY: SQLite would otherwise seek the
--- unit on its unique (BusinessUnitId, EffectKey) index and read every job of the unit).
+-- index's own columns before a job's row is read (INDEXED BY: before migration 0025 SQLite
+-- preferred to seek the unit on the (BusinessUnitId, EffectKey) unique index and read every
+-- job of the unit; the hint keeps the period seek whatever other index a unit may get).
 SELECT s.AutomationType, COALESCE(s.SettingGuid, '') AS SettingGuid,
        SUM(CASE WHEN n.Status = 'Sent' THEN 1 ELSE 0 END) AS Sent,
        SUM(CASE WHEN n.Status = 'Failed' THEN 1 ELSE 0 END) AS Failed
