@@ -24,17 +24,7 @@ func TestDeliveryMigrationKeepsExistingJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 3); err != nil {
-		t.Fatal(err)
-	}
+	db := atMigration(t, ctx, path, 3)
 	created := storetest.T0.Add(-72 * time.Hour)
 	if _, err := db.Exec(`INSERT INTO NotificationJob (Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, AttemptCount, Version, CreatedOn, UpdatedOn)
 		VALUES (42, 'dlv_old', 'reminder:k', 'bu-1', 'log', 'a@example.test', 't', '{}', 'Queued', 0, 1, ?, ?)`, created.UnixMilli(), created.UnixMilli()); err != nil {
@@ -66,17 +56,7 @@ func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m25.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 22); err != nil {
-		t.Fatal(err)
-	}
+	db := atMigration(t, ctx, path, 22)
 	now := storetest.T0.UnixMilli()
 	exec := func(db *sql.DB, q string, args ...any) {
 		t.Helper()
@@ -153,17 +133,7 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m25e.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 22); err != nil {
-		t.Fatal(err)
-	}
+	db := atMigration(t, ctx, path, 22)
 	indexesOf := func(db *sql.DB) map[string]string {
 		t.Helper()
 		rows, err := db.Query(`SELECT name, COALESCE(sql, '') FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'NotificationJob'`)
@@ -279,17 +249,7 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m26.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 25); err != nil {
-		t.Fatal(err)
-	}
+	db := atMigration(t, ctx, path, 25)
 	for _, q := range []string{
 		`INSERT INTO Outbox (Id, MessageId, Destination, Body, CreatedOn) VALUES (3, 'dlv_a', 'notification-dispatch', x'7b7d', 1)`,
 		`INSERT INTO Outbox (Id, MessageId, Destination, Body, CreatedOn, PublishedOn, Attempts, LeaseUntil, ClaimToken, RetryAt) VALUES (8, 'dlv_a:r2', 'delivery-facts', x'00ff', 2, 5, 1, 6, 'tok', 7)`,
@@ -332,4 +292,22 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 	if _, err := s.DB().Exec(`INSERT INTO Outbox (MessageId, Destination, Body, CreatedOn) VALUES ('m-new', 'q2', x'00', 9)`); err == nil {
 		t.Fatal("a second message m-new was accepted")
 	}
+}
+
+// atMigration opens the SQLite file at path with the embedded migrations applied up to
+// version (a database as an older binary left it); the caller closes it.
+func atMigration(t *testing.T, ctx context.Context, path string, version int64) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
