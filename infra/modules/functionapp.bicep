@@ -163,6 +163,9 @@ param dueWorkBatchSize string = '100'
 @description('Rows executed at once by an inline poll (1..64).')
 param dueWorkConcurrency string = '4'
 
+@description('Batches one inline poll run claims at most (1..1000); above 1 it drains with one batch ahead.')
+param dueWorkDrainBatches string = '1'
+
 @description('Processing lease of a claimed row, seconds (>= 30).')
 param leaseSeconds string = '300'
 
@@ -286,6 +289,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_DUEWORK_CONCURRENCY'
     value: dueWorkConcurrency
+  }
+  {
+    name: 'AUTOMATION_DUEWORK_DRAIN_BATCHES'
+    value: dueWorkDrainBatches
   }
   {
     name: 'AUTOMATION_LEASE_SECONDS'

@@ -25,6 +25,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
@@ -33,6 +34,7 @@ var (
 	burnRows   = flag.Int("burndown.rows", 100_000, "rows in BenchmarkBurnDown (a multiple of 100)")
 	herdRows   = flag.Int("herd.rows", 100_000, "rows in BenchmarkHerd (a multiple of 100)")
 	e2eRows    = flag.Int("e2e.rows", 20_000, "rows in BenchmarkEndToEnd (a multiple of 100)")
+	drain      = flag.Bool("burndown.drain", false, "BenchmarkBurnDown and BenchmarkHerd burn down with Poller.Drain (the next batch claimed and executed while the last one's outcomes are written) instead of a RunOnce loop")
 	stageProf  = flag.String("burndown.cpuprofile", "", "write a CPU profile of the burn-down stage alone (not the setup before it) to this file")
 	stageTrace = flag.String("burndown.trace", "", "write an execution trace of the burn-down stage alone to this file")
 	e2eBatch   = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
@@ -205,17 +207,25 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.StartTimer()
 	began := time.Now()
-	for {
-		res, err := w.e.Poller.RunOnce(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
+	batch := func(res scheduler.Result) {
 		late := time.Since(began) // the rows' ScheduledOn is dueAt, which is when began was taken
 		for range res.Completed {
 			r.lateness = append(r.lateness, late)
 		}
 		runtime.ReadMemStats(&ms)
 		r.peakHeap = max(r.peakHeap, ms.HeapInuse)
+	}
+	if *drain {
+		if _, err := w.e.Poller.Drain(ctx, 0, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for !*drain {
+		res, err := w.e.Poller.RunOnce(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch(res)
 		if res.Claimed == 0 {
 			break
 		}

@@ -416,3 +416,28 @@ func TestRelayAfterPoll(t *testing.T) {
 		}
 	}
 }
+
+// TestDueWorkPollerDrainsUpToTheBound: with AUTOMATION_DUEWORK_DRAIN_BATCHES above 1, one
+// DueWorkPoller invocation claims batch after batch (scheduler.Poller.Drain) until nothing
+// is due or the bound is reached; with the default 1 it claims one batch.
+func TestDueWorkPollerDrainsUpToTheBound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		drain       string
+		wantClaimed float64
+	}{{"", 1}, {"2", 2}, {"5", 3}} {
+		e := newFnEnv(t, map[string]string{"AUTOMATION_DUEWORK_BATCH_SIZE": "1", "AUTOMATION_DUEWORK_DRAIN_BATCHES": tc.drain})
+		if code, body := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 || rows(t, e)[automation.StatusPending] != 3 {
+			t.Fatalf("drain %q: event: %d %v", tc.drain, code, body)
+		}
+		e.clock.Set(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)) // every occurrence is due
+		code, body := e.post(t, topology.DueWorkPoller, fixture(t, "DueWorkPoller_timer.json"))
+		rv, _ := body["ReturnValue"].(map[string]any)
+		if code != 200 || rv["claimed"] != tc.wantClaimed {
+			t.Fatalf("drain %q: %d %v, want %v claimed", tc.drain, code, rv, tc.wantClaimed)
+		}
+		if got := 3 - rows(t, e)[automation.StatusPending]; float64(got) != tc.wantClaimed || rows(t, e)[automation.StatusProcessing] != 0 {
+			t.Fatalf("drain %q: rows %v", tc.drain, rows(t, e))
+		}
+	}
+}

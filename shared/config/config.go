@@ -49,6 +49,7 @@ var Settings = []Setting{
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
+	{"AUTOMATION_DUEWORK_DRAIN_BATCHES", Local | Azure, "1", "Batches one inline DueWorkPoller run claims at most (1..1000): above 1 it drains, claiming and executing each next batch while the last one's outcomes are written, and stops early when nothing is due."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
@@ -125,10 +126,13 @@ type Config struct {
 	DueWorkMode        Mode
 	DueWorkBatchSize   int
 	DueWorkConcurrency int
-	Lease              time.Duration
-	LogLevel           string
-	APIToken           string
-	APIBusinessUnits   string // "*" or comma-separated business-unit ids
+	// DueWorkDrainBatches bounds the batches of one inline poll run: 1 is one batch
+	// (Poller.RunOnce); more drains with one batch ahead (Poller.Drain).
+	DueWorkDrainBatches int
+	Lease               time.Duration
+	LogLevel            string
+	APIToken            string
+	APIBusinessUnits    string // "*" or comma-separated business-unit ids
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -274,6 +278,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DueWorkMode:          Mode(strings.ToLower(get("AUTOMATION_DUEWORK_MODE"))),
 		DueWorkBatchSize:     num("AUTOMATION_DUEWORK_BATCH_SIZE", 1, 1000),
 		DueWorkConcurrency:   num("AUTOMATION_DUEWORK_CONCURRENCY", 1, 64),
+		DueWorkDrainBatches:  num("AUTOMATION_DUEWORK_DRAIN_BATCHES", 1, 1000),
 		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),

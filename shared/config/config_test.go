@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.UsesSQLServer() || c.UsesServiceBus() || c.UsesAzureStorage() || c.DueWorkMode != config.ModeInline ||
-		c.DueWorkBatchSize != 100 || c.Lease != 5*time.Minute || c.DataDir != ".data" || c.DueWorkSchedule != "*/30 * * * * *" {
+		c.DueWorkBatchSize != 100 || c.DueWorkDrainBatches != 1 || c.Lease != 5*time.Minute || c.DataDir != ".data" || c.DueWorkSchedule != "*/30 * * * * *" {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -25,15 +25,16 @@ func TestDefaults(t *testing.T) {
 func TestBadValuesNameTheVariable(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"AUTOMATION_DUEWORK_MODE":         "sideways",
-		"AUTOMATION_DUEWORK_BATCH_SIZE":   "5000",
-		"AUTOMATION_DUEWORK_CONCURRENCY":  "x",
-		"AUTOMATION_LEASE_SECONDS":        "5",
-		"AUTOMATION_LOG_LEVEL":            "loud",
-		"FUNCTIONS_CUSTOMHANDLER_PORT":    "70000",
-		"AUTOMATION_SERVICEBUS_NAMESPACE": "https://x.servicebus.windows.net/",
-		"AUTOMATION_STORAGE_CONNECTION":   "UseDevelopmentStorage=true",
-		"AUTOMATION_STORAGE_TABLE_URL":    "http://example.com",
+		"AUTOMATION_DUEWORK_MODE":          "sideways",
+		"AUTOMATION_DUEWORK_BATCH_SIZE":    "5000",
+		"AUTOMATION_DUEWORK_CONCURRENCY":   "x",
+		"AUTOMATION_DUEWORK_DRAIN_BATCHES": "0",
+		"AUTOMATION_LEASE_SECONDS":         "5",
+		"AUTOMATION_LOG_LEVEL":             "loud",
+		"FUNCTIONS_CUSTOMHANDLER_PORT":     "70000",
+		"AUTOMATION_SERVICEBUS_NAMESPACE":  "https://x.servicebus.windows.net/",
+		"AUTOMATION_STORAGE_CONNECTION":    "UseDevelopmentStorage=true",
+		"AUTOMATION_STORAGE_TABLE_URL":     "http://example.com",
 	}
 	for name, v := range cases {
 		_, err := config.Load(env(map[string]string{name: v}))

@@ -70,7 +70,11 @@ type Deps struct {
 	// wait for the OutboxRelay timer, which stays as the safety net (config
 	// AUTOMATION_RELAY_AFTER_POLL; the low traffic profile lengthens that timer).
 	RelayAfterPoll bool
-	Log            *slog.Logger
+	// DrainBatches: an inline DueWorkPoller run drains up to this many batches with one batch
+	// ahead (scheduler.Poller.Drain) when above 1; 0 or 1 runs one batch (RunOnce). Config
+	// AUTOMATION_DUEWORK_DRAIN_BATCHES.
+	DrainBatches int
+	Log          *slog.Logger
 	// Campaigns, when set, rides the OutboxRelay timer: the campaign worker's sweep and the
 	// outbox retention purge (CampaignDeps.SweepCampaigns).
 	Campaigns *CampaignDeps
@@ -211,7 +215,13 @@ func (d Deps) dueWorkPoller(ctx context.Context, inv *funchost.Invocation) (func
 		return funchost.Result{}, automation.Permanent(err)
 	}
 	if d.Mode != Fanout {
-		res, err := d.Poller.RunOnce(ctx)
+		var res scheduler.Result
+		var err error
+		if d.DrainBatches > 1 {
+			res, err = d.Poller.Drain(ctx, d.DrainBatches, nil)
+		} else {
+			res, err = d.Poller.RunOnce(ctx)
+		}
 		if err != nil {
 			return funchost.Result{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
@@ -31,6 +32,11 @@ type Options struct {
 	// FanOut runs DueWorkPoller in fan-out mode (AUTOMATION_DUEWORK_MODE=fanout): one
 	// due-work message per claimed row, executed by DueWorkExecutor; the default is inline.
 	FanOut bool
+	// DrainBatches, above 1, has an inline DueWorkPoller run drain up to that many batches
+	// of DrainBatchSize rows (AUTOMATION_DUEWORK_DRAIN_BATCHES, AUTOMATION_DUEWORK_BATCH_SIZE):
+	// each next batch claimed and executed while the last one's outcomes are written
+	// (scheduler.Poller.Drain). 0: the embedded default (one batch of 100 per run).
+	DrainBatches, DrainBatchSize int
 	// Driver, when set, is the deterministic simulator's hold on the run (driver.go); nil
 	// for a plain replay.
 	Driver Driver
@@ -133,6 +139,10 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return dir
 		case name == "AUTOMATION_DUEWORK_MODE" && o.FanOut:
 			return string(config.ModeFanout)
+		case name == "AUTOMATION_DUEWORK_DRAIN_BATCHES" && o.DrainBatches > 1:
+			return strconv.Itoa(o.DrainBatches)
+		case name == "AUTOMATION_DUEWORK_BATCH_SIZE" && o.DrainBatches > 1 && o.DrainBatchSize > 0:
+			return strconv.Itoa(o.DrainBatchSize)
 		}
 		return ""
 	})

@@ -177,30 +177,120 @@ func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("after claim: %w", err)
 	}
 	// Step boundary "claimed": the batch is ours (lease, Version+1); nothing executed yet.
+	outcomes, err := p.settle(ctx, p.execute(ctx, rows), true)
+	for _, o := range outcomes {
+		res.add(o)
+	}
+	return res, err
+}
+
+// execute runs a claimed batch's rows through their handlers (Config.Concurrency at once)
+// within one batch scope; it writes nothing.
+func (p *Poller) execute(ctx context.Context, rows []automation.SchedulerRow) []execution {
 	ctx = p.batchScope(ctx, rows)
 	runs := make([]execution, len(rows))
 	if p.cfg.Concurrency == 1 {
 		for i, row := range rows {
 			runs[i] = p.run(ctx, row)
 		}
-	} else {
-		sem := make(chan struct{}, p.cfg.Concurrency)
-		var wg sync.WaitGroup
-		for i, row := range rows {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				runs[i] = p.run(ctx, row)
-			}()
+		return runs
+	}
+	sem := make(chan struct{}, p.cfg.Concurrency)
+	var wg sync.WaitGroup
+	for i, row := range rows {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			runs[i] = p.run(ctx, row)
+		}()
+	}
+	wg.Wait()
+	return runs
+}
+
+// Drain runs batches as RunOnce does until a claim finds nothing due (or maxBatches batches
+// were claimed; 0: no bound), with one batch in flight ahead: it claims batch N+1 before
+// it writes batch N's outcomes, and executes N+1 while those are written. The store's
+// writer is then busy with a claim or a completion while the handlers run, instead of
+// waiting for them (docs/performance.md, "Draining with one batch ahead"). Every row keeps
+// RunOnce's guarantees: its own lease and Version token, revalidation at execution, a
+// completion fenced by the token; only the order differs - a batch's follow-up rows are
+// created after the next batch was claimed, so they wait one batch longer.
+//
+// States: claim batch 1 → execute it → (claim N+1 → write N's outcomes ‖ execute N+1 →
+// wait for N's outcomes) until a claim is empty → write the last batch's outcomes → Flush.
+//
+// The Result sums every batch; settled, when not nil, is called with each batch's own
+// Result (its claim and its outcomes) once they are committed, on Drain's goroutine. An
+// error stops the drain: a failed claim or AfterClaim hook
+// after the outcomes of the batch already executed are written (they are committed work);
+// a failed completion after the batch executing meanwhile has finished, whose rows then
+// stay claimed until their lease expires and the rescue returns them, as after a crash.
+func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)) (Result, error) {
+	var res Result
+	batches := 0
+	add := func(claimed int, outcomes []trace.Outcome) {
+		batch := Result{Claimed: claimed}
+		for _, o := range outcomes {
+			res.add(o)
+			batch.add(o)
 		}
-		wg.Wait()
+		if settled != nil {
+			settled(batch)
+		}
 	}
-	outcomes, err := p.settle(ctx, runs, true)
-	for _, o := range outcomes {
-		res.add(o)
+	claim := func() ([]automation.SchedulerRow, error) {
+		if maxBatches > 0 && batches >= maxBatches {
+			return nil, nil
+		}
+		if err := p.rescue(ctx, &res); err != nil {
+			return nil, err
+		}
+		rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
+		if err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		res.Claimed += len(rows)
+		if len(rows) > 0 {
+			batches++
+		}
+		if err := p.cfg.afterClaim(ctx, rows); err != nil {
+			return nil, fmt.Errorf("after claim: %w", err)
+		}
+		return rows, nil
 	}
-	return res, err
+	rows, err := claim()
+	if err != nil || len(rows) == 0 {
+		return res, errors.Join(err, p.Flush(ctx))
+	}
+	runs := p.execute(ctx, rows)
+	for {
+		next, claimErr := claim()
+		claimed := len(runs)
+		type written struct {
+			outcomes []trace.Outcome
+			err      error
+		}
+		done := make(chan written, 1)
+		go func() {
+			o, err := p.settle(ctx, runs, true)
+			done <- written{o, err}
+		}()
+		var nextRuns []execution
+		if claimErr == nil && len(next) > 0 {
+			nextRuns = p.execute(ctx, next)
+		}
+		s := <-done
+		add(claimed, s.outcomes)
+		if s.err != nil || claimErr != nil {
+			return res, errors.Join(s.err, claimErr)
+		}
+		if len(next) == 0 {
+			return res, p.Flush(ctx)
+		}
+		runs = nextRuns
+	}
 }
 
 // Flush waits until the trace write RunOnce left in flight (if any) has finished. It
