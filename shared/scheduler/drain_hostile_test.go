@@ -244,3 +244,38 @@ func TestDrainWritesEveryTraceRowOnce(t *testing.T) {
 	}
 }
 
+// TestDrainDoesNotRescueItsOwnBatchInFlight: batch 1's handlers outlive the lease (the
+// clock moves 6 minutes per row; Lease 5 min). A RunOnce loop completes such rows (the
+// completion is fenced by the Version token, not by the lease's end, and nobody else took
+// them). Drain claims batch 2 before it writes batch 1; the rescue that precedes that claim
+// must not take batch 1 from under its own completion (which would turn finished work into
+// a failed attempt and execute it again).
+func TestDrainDoesNotRescueItsOwnBatchInFlight(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, scheduler.Config{BatchSize: 2, Concurrency: 1})
+	e.h.fail = func(automation.SchedulerRow) error { e.clock.Advance(6 * time.Minute); return nil }
+	e.ensureMany(t, 4, t0)
+	res, err := e.p.Drain(context.Background(), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Completed != 4 || res.Rescued != 0 || res.LeaseLost != 0 {
+		t.Fatalf("drain %+v: its own in-flight batch was rescued", res)
+	}
+	for k, n := range e.calls() {
+		if n != 1 {
+			t.Fatalf("%s executed %d times", k, n)
+		}
+	}
+	// The same store and handler with a RunOnce loop: every row completes once.
+	l := newEnv(t, scheduler.Config{BatchSize: 2, Concurrency: 1})
+	l.h.fail = func(automation.SchedulerRow) error { l.clock.Advance(6 * time.Minute); return nil }
+	l.ensureMany(t, 4, t0)
+	var sum scheduler.Result
+	for r := l.run(t); r.Claimed > 0; r = l.run(t) {
+		sum.Add(r)
+	}
+	if sum.Completed != 4 || sum.Rescued != 0 || sum.LeaseLost != 0 {
+		t.Fatalf("RunOnce loop %+v", sum)
+	}
+}

@@ -160,7 +160,7 @@ const completeChunk = store.MaxBatch
 // observability copy). The write in flight is bounded by Config.TraceTimeout.
 func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	var res Result
-	if err := p.rescue(ctx, &res); err != nil {
+	if err := p.rescue(ctx, &res, nil); err != nil {
 		return res, err
 	}
 	now := p.clock.Now()
@@ -215,7 +215,9 @@ func (p *Poller) execute(ctx context.Context, rows []automation.SchedulerRow) []
 // writer is then busy with a claim or a completion while the handlers run, instead of
 // waiting for them (docs/performance.md, "Draining with one batch ahead"). Every row keeps
 // RunOnce's guarantees: its own lease and Version token, revalidation at execution, a
-// completion fenced by the token; only the order differs - a batch's follow-up rows are
+// completion fenced by the token; the rescue before each claim skips the batch whose
+// outcomes are being written (its leases may have run out while it executed: RunOnce
+// would still complete it); only the order differs - a batch's follow-up rows are
 // created after the next batch was claimed, so they wait one batch longer.
 //
 // States: claim batch 1 → execute it → (claim N+1 → write N's outcomes ‖ execute N+1 →
@@ -240,11 +242,16 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 			settled(batch)
 		}
 	}
+	// inFlight is the executed batch whose outcomes are being written while the next batch
+	// is claimed (row ID → claim token): the rescue before that claim leaves it alone, so
+	// Drain never turns its own finished work, past its lease, into a failed attempt to run
+	// again (a RunOnce loop writes a batch before its next rescue).
+	var inFlight map[int64]int64
 	claim := func() ([]automation.SchedulerRow, error) {
 		if maxBatches > 0 && batches >= maxBatches {
 			return nil, nil
 		}
-		if err := p.rescue(ctx, &res); err != nil {
+		if err := p.rescue(ctx, &res, inFlight); err != nil {
 			return nil, err
 		}
 		rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
@@ -266,6 +273,10 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 	}
 	runs := p.execute(ctx, rows)
 	for {
+		inFlight = make(map[int64]int64, len(runs))
+		for _, ex := range runs {
+			inFlight[ex.row.ID] = ex.row.Version
+		}
 		next, claimErr := claim()
 		claimed := len(runs)
 		type written struct {
@@ -363,7 +374,7 @@ func (p *Poller) batchScope(ctx context.Context, rows []automation.SchedulerRow)
 // fan-out path: each row goes to DueWorkExecutor with its Version as the token).
 func (p *Poller) Claim(ctx context.Context) (Result, []automation.SchedulerRow, error) {
 	var res Result
-	if err := p.rescue(ctx, &res); err != nil {
+	if err := p.rescue(ctx, &res, nil); err != nil {
 		return res, nil, err
 	}
 	rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
@@ -505,7 +516,9 @@ func (p *Poller) settle(ctx context.Context, runs []execution, backgroundTrace b
 
 // rescue puts Processing rows with expired leases back to Pending with backoff. An expired
 // lease counts as a failed attempt: the worker may have done part of the work (docs/architecture.md#failure-backoff-and-rescue).
-func (p *Poller) rescue(ctx context.Context, res *Result) error {
+// Rows in inFlight (row ID → claim token; nil: none) are skipped: the caller executed them
+// and is writing their outcomes.
+func (p *Poller) rescue(ctx context.Context, res *Result, inFlight map[int64]int64) error {
 	now := p.clock.Now()
 	rows, err := p.store.SchedulerListExpiredLeases(ctx, store.SchedulerListParams{Now: now, Limit: p.cfg.RescueBatch})
 	if err != nil {
@@ -513,6 +526,9 @@ func (p *Poller) rescue(ctx context.Context, res *Result) error {
 	}
 	recs := make([]trace.JobRecord, 0, len(rows))
 	for _, row := range rows {
+		if token, ok := inFlight[row.ID]; ok && token == row.Version {
+			continue // executed by this Drain, its outcome being written
+		}
 		o, rec, err := p.fail(rowContext(ctx, row, "rescue"), row, now, now, automation.ReasonLeaseExpired, errors.New("processing lease expired before the attempt finished"), false)
 		if err != nil {
 			return fmt.Errorf("rescue %s: %w", row.SchedulerKey, err)
