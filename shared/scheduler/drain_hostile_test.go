@@ -279,3 +279,68 @@ func TestDrainDoesNotRescueItsOwnBatchInFlight(t *testing.T) {
 		t.Fatalf("RunOnce loop %+v", sum)
 	}
 }
+
+// failFirstComplete is a scheduler store whose first batch completion fails as a whole
+// (a lost connection, a full disk).
+type failFirstComplete struct {
+	store.SchedulerStore
+	mu    sync.Mutex
+	calls int
+}
+
+var errDisk = errors.New("disk I/O error")
+
+func (s *failFirstComplete) SchedulerCompleteBatch(ctx context.Context, items []store.SchedulerCompleteParams) ([]error, error) {
+	s.mu.Lock()
+	s.calls++
+	first := s.calls == 1
+	s.mu.Unlock()
+	if first {
+		return nil, errDisk
+	}
+	return s.SchedulerStore.SchedulerCompleteBatch(ctx, items)
+}
+
+// TestDrainCompletionFailureWritesTheBatchAhead: batch 1's completion fails while batch 2
+// executes. Drain returns the error; batch 1 stays claimed (its lease rescue returns it, as
+// after a crash) and is executed again; batch 2 already ran, so its outcomes are written as
+// after a failed claim (committed work): it is not executed a second time.
+func TestDrainCompletionFailureWritesTheBatchAhead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, scheduler.Config{})
+	e.ensureMany(t, 6, t0)
+	st := &failFirstComplete{SchedulerStore: e.st}
+	p := e.drainPoller(t, scheduler.Config{BatchSize: 3, Concurrency: 1}, st, e.tr)
+	var batches []scheduler.Result
+	res, err := p.Drain(context.Background(), 0, func(r scheduler.Result) { batches = append(batches, r) })
+	if !errors.Is(err, errDisk) {
+		t.Fatalf("err %v", err)
+	}
+	if res.Claimed != 6 || res.Completed != 3 || len(batches) != 2 || batches[0].Completed != 0 || batches[1].Completed != 3 {
+		t.Fatalf("drain %+v, batches %+v: the batch ahead was not written", res, batches)
+	}
+	counts, _ := e.st.SchedulerCountByStatus(context.Background())
+	if counts[automation.StatusProcessing] != 3 || counts[automation.StatusCompleted] != 3 {
+		t.Fatalf("counts %v", counts)
+	}
+	// Batch 1's lease expires; it comes back through the rescue and completes.
+	for i := 1; i <= 3; i++ {
+		e.clock.Set(t0.Add(time.Duration(i) * time.Hour))
+		if _, err := p.Drain(context.Background(), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, _ = e.st.SchedulerCountByStatus(context.Background())
+	if counts[automation.StatusCompleted] != 6 {
+		t.Fatalf("counts %v", counts)
+	}
+	twice := 0
+	for _, n := range e.calls() {
+		if n > 1 {
+			twice++
+		}
+	}
+	if twice != 3 {
+		t.Fatalf("%d rows executed twice, want only batch 1's 3", twice)
+	}
+}

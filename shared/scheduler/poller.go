@@ -227,8 +227,9 @@ func (p *Poller) execute(ctx context.Context, rows []automation.SchedulerRow) []
 // Result (its claim and its outcomes) once they are committed, on Drain's goroutine. An
 // error stops the drain: a failed claim or AfterClaim hook
 // after the outcomes of the batch already executed are written (they are committed work);
-// a failed completion after the batch executing meanwhile has finished, whose rows then
-// stay claimed until their lease expires and the rescue returns them, as after a crash.
+// a failed completion after the batch executing meanwhile has finished and its outcomes
+// were written too (its handlers ran; only the failed batch's rows stay claimed until
+// their lease expires and the rescue returns them, as after a crash).
 func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)) (Result, error) {
 	var res Result
 	batches := 0
@@ -294,6 +295,13 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 		}
 		s := <-done
 		add(claimed, s.outcomes)
+		if s.err != nil && nextRuns != nil {
+			// The batch ahead already ran: its outcomes are committed work, written as after
+			// a failed claim (if that write fails too, its rows stay claimed for the rescue).
+			o, err := p.settle(ctx, nextRuns, true)
+			add(len(next), o)
+			s.err = errors.Join(s.err, err)
+		}
 		if s.err != nil || claimErr != nil {
 			return res, errors.Join(s.err, claimErr)
 		}
