@@ -344,3 +344,49 @@ func TestDrainCompletionFailureWritesTheBatchAhead(t *testing.T) {
 		t.Fatalf("%d rows executed twice, want only batch 1's 3", twice)
 	}
 }
+
+// slowTrace delays every batch write, so a write still in flight when Drain returns shows.
+type slowTrace struct {
+	trace.Writer
+	mu   sync.Mutex
+	rows int
+}
+
+func (s *slowTrace) WriteJobs(ctx context.Context, rs []trace.JobRecord) error {
+	time.Sleep(150 * time.Millisecond)
+	s.mu.Lock()
+	s.rows += len(rs)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *slowTrace) written() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rows
+}
+
+// TestDrainErrorFlushesTheTrace: when Drain stops on an error after a batch's outcomes were
+// committed, that batch's trace rows are written before Drain returns, as on the empty
+// claim that ends a drain and on a failure of the first claim.
+func TestDrainErrorFlushesTheTrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, scheduler.Config{})
+	e.ensureMany(t, 6, t0)
+	boom := errors.New("crash after claim")
+	var claims atomic.Int32
+	tw := &slowTrace{Writer: e.tr}
+	p := e.drainPoller(t, scheduler.Config{BatchSize: 3, Hooks: &scheduler.Hooks{AfterClaim: func(context.Context, []automation.SchedulerRow) error {
+		if claims.Add(1) == 2 {
+			return boom
+		}
+		return nil
+	}}}, e.st, tw)
+	res, err := p.Drain(context.Background(), 0, nil)
+	if !errors.Is(err, boom) || res.Completed != 3 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if n := tw.written(); n != 3 {
+		t.Fatalf("%d trace rows written when Drain returned, want batch 1's 3", n)
+	}
+}

@@ -222,6 +222,7 @@ func (p *Poller) execute(ctx context.Context, rows []automation.SchedulerRow) []
 //
 // States: claim batch 1 → execute it → (claim N+1 → write N's outcomes ‖ execute N+1 →
 // wait for N's outcomes) until a claim is empty → write the last batch's outcomes → Flush.
+// Every return, an error's included, flushes the trace write in flight.
 //
 // The Result sums every batch; settled, when not nil, is called with each batch's own
 // Result (its claim and its outcomes) once they are committed, on Drain's goroutine. An
@@ -303,7 +304,7 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 			s.err = errors.Join(s.err, err)
 		}
 		if s.err != nil || claimErr != nil {
-			return res, errors.Join(s.err, claimErr)
+			return res, errors.Join(s.err, claimErr, p.Flush(ctx))
 		}
 		if len(next) == 0 {
 			return res, p.Flush(ctx)
