@@ -390,3 +390,51 @@ func TestDrainErrorFlushesTheTrace(t *testing.T) {
 		t.Fatalf("%d trace rows written when Drain returned, want batch 1's 3", n)
 	}
 }
+
+// gatedComplete holds every batch completion until release is closed.
+type gatedComplete struct {
+	store.SchedulerStore
+	release chan struct{}
+}
+
+func (s *gatedComplete) SchedulerCompleteBatch(ctx context.Context, items []store.SchedulerCompleteParams) ([]error, error) {
+	<-s.release
+	return s.SchedulerStore.SchedulerCompleteBatch(ctx, items)
+}
+
+// TestDrainHandlerPanicWaitsForTheBatchBefore: a handler of batch 2 panics (Concurrency 1:
+// on Drain's goroutine) while batch 1's outcomes are being written. The Functions host
+// recovers a handler's panic and ends the invocation's context, so Drain must not unwind
+// before batch 1's write has finished: batch 1 is then committed when the panic reaches
+// the caller (as RunOnce had committed the batch before), and no goroutine of Drain's
+// outlives it. Batch 2 stays claimed for the rescue.
+func TestDrainHandlerPanicWaitsForTheBatchBefore(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, scheduler.Config{})
+	e.ensureMany(t, 6, t0)
+	var n atomic.Int32
+	e.h.fail = func(automation.SchedulerRow) error {
+		if n.Add(1) == 4 {
+			panic("handler bug")
+		}
+		return nil
+	}
+	st := &gatedComplete{SchedulerStore: e.st, release: make(chan struct{})}
+	p := e.drainPoller(t, scheduler.Config{BatchSize: 3, Concurrency: 1}, st, e.tr)
+	time.AfterFunc(300*time.Millisecond, func() { close(st.release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	func() {
+		defer func() {
+			if v := recover(); v != "handler bug" {
+				t.Errorf("recovered %v", v)
+			}
+			cancel() // the host ends the invocation
+		}()
+		_, _ = p.Drain(ctx, 0, nil)
+		t.Error("Drain returned; the handler's panic was lost")
+	}()
+	counts, _ := e.st.SchedulerCountByStatus(context.Background())
+	if counts[automation.StatusCompleted] != 3 || counts[automation.StatusProcessing] != 3 {
+		t.Fatalf("counts when the panic reached the caller %v, want batch 1 completed and batch 2 claimed", counts)
+	}
+}

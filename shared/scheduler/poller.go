@@ -273,6 +273,20 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 	if err != nil || len(rows) == 0 {
 		return res, errors.Join(err, p.Flush(ctx))
 	}
+	type written struct {
+		outcomes []trace.Outcome
+		err      error
+	}
+	// pending is the outcome write in flight on its goroutine. A handler that panics on
+	// Drain's goroutine (Concurrency 1) unwinds through Drain: the write is waited for
+	// first, so the batch before is committed (a host that recovers the panic ends the
+	// context next) and no goroutine of Drain's outlives it.
+	var pending chan written
+	defer func() {
+		if pending != nil {
+			<-pending
+		}
+	}()
 	runs := p.execute(ctx, rows)
 	for {
 		inFlight = make(map[int64]int64, len(runs))
@@ -281,11 +295,8 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 		}
 		next, claimErr := claim()
 		claimed := len(runs)
-		type written struct {
-			outcomes []trace.Outcome
-			err      error
-		}
 		done := make(chan written, 1)
+		pending = done
 		go func() {
 			o, err := p.settle(ctx, runs, true)
 			done <- written{o, err}
@@ -295,6 +306,7 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 			nextRuns = p.execute(ctx, next)
 		}
 		s := <-done
+		pending = nil
 		add(claimed, s.outcomes)
 		if s.err != nil && nextRuns != nil {
 			// The batch ahead already ran: its outcomes are committed work, written as after
