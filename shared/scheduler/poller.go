@@ -160,7 +160,7 @@ const completeChunk = store.MaxBatch
 // observability copy). The write in flight is bounded by Config.TraceTimeout.
 func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	var res Result
-	if err := p.rescue(ctx, &res); err != nil {
+	if err := p.rescue(ctx, &res, nil); err != nil {
 		return res, err
 	}
 	now := p.clock.Now()
@@ -215,18 +215,22 @@ func (p *Poller) execute(ctx context.Context, rows []automation.SchedulerRow) []
 // writer is then busy with a claim or a completion while the handlers run, instead of
 // waiting for them (docs/performance.md, "Draining with one batch ahead"). Every row keeps
 // RunOnce's guarantees: its own lease and Version token, revalidation at execution, a
-// completion fenced by the token; only the order differs - a batch's follow-up rows are
+// completion fenced by the token; the rescue before each claim skips the batch whose
+// outcomes are being written (its leases may have run out while it executed: RunOnce
+// would still complete it); only the order differs - a batch's follow-up rows are
 // created after the next batch was claimed, so they wait one batch longer.
 //
 // States: claim batch 1 → execute it → (claim N+1 → write N's outcomes ‖ execute N+1 →
 // wait for N's outcomes) until a claim is empty → write the last batch's outcomes → Flush.
+// Every return, an error's included, flushes the trace write in flight.
 //
 // The Result sums every batch; settled, when not nil, is called with each batch's own
 // Result (its claim and its outcomes) once they are committed, on Drain's goroutine. An
 // error stops the drain: a failed claim or AfterClaim hook
 // after the outcomes of the batch already executed are written (they are committed work);
-// a failed completion after the batch executing meanwhile has finished, whose rows then
-// stay claimed until their lease expires and the rescue returns them, as after a crash.
+// a failed completion after the batch executing meanwhile has finished and its outcomes
+// were written too (its handlers ran; only the failed batch's rows stay claimed until
+// their lease expires and the rescue returns them, as after a crash).
 func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)) (Result, error) {
 	var res Result
 	batches := 0
@@ -240,11 +244,16 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 			settled(batch)
 		}
 	}
+	// inFlight is the executed batch whose outcomes are being written while the next batch
+	// is claimed (row ID → claim token): the rescue before that claim leaves it alone, so
+	// Drain never turns its own finished work, past its lease, into a failed attempt to run
+	// again (a RunOnce loop writes a batch before its next rescue).
+	var inFlight map[int64]int64
 	claim := func() ([]automation.SchedulerRow, error) {
 		if maxBatches > 0 && batches >= maxBatches {
 			return nil, nil
 		}
-		if err := p.rescue(ctx, &res); err != nil {
+		if err := p.rescue(ctx, &res, inFlight); err != nil {
 			return nil, err
 		}
 		rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
@@ -264,15 +273,30 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 	if err != nil || len(rows) == 0 {
 		return res, errors.Join(err, p.Flush(ctx))
 	}
+	type written struct {
+		outcomes []trace.Outcome
+		err      error
+	}
+	// pending is the outcome write in flight on its goroutine. A handler that panics on
+	// Drain's goroutine (Concurrency 1) unwinds through Drain: the write is waited for
+	// first, so the batch before is committed (a host that recovers the panic ends the
+	// context next) and no goroutine of Drain's outlives it.
+	var pending chan written
+	defer func() {
+		if pending != nil {
+			<-pending
+		}
+	}()
 	runs := p.execute(ctx, rows)
 	for {
+		inFlight = make(map[int64]int64, len(runs))
+		for _, ex := range runs {
+			inFlight[ex.row.ID] = ex.row.Version
+		}
 		next, claimErr := claim()
 		claimed := len(runs)
-		type written struct {
-			outcomes []trace.Outcome
-			err      error
-		}
 		done := make(chan written, 1)
+		pending = done
 		go func() {
 			o, err := p.settle(ctx, runs, true)
 			done <- written{o, err}
@@ -282,9 +306,17 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 			nextRuns = p.execute(ctx, next)
 		}
 		s := <-done
+		pending = nil
 		add(claimed, s.outcomes)
+		if s.err != nil && nextRuns != nil {
+			// The batch ahead already ran: its outcomes are committed work, written as after
+			// a failed claim (if that write fails too, its rows stay claimed for the rescue).
+			o, err := p.settle(ctx, nextRuns, true)
+			add(len(next), o)
+			s.err = errors.Join(s.err, err)
+		}
 		if s.err != nil || claimErr != nil {
-			return res, errors.Join(s.err, claimErr)
+			return res, errors.Join(s.err, claimErr, p.Flush(ctx))
 		}
 		if len(next) == 0 {
 			return res, p.Flush(ctx)
@@ -363,7 +395,7 @@ func (p *Poller) batchScope(ctx context.Context, rows []automation.SchedulerRow)
 // fan-out path: each row goes to DueWorkExecutor with its Version as the token).
 func (p *Poller) Claim(ctx context.Context) (Result, []automation.SchedulerRow, error) {
 	var res Result
-	if err := p.rescue(ctx, &res); err != nil {
+	if err := p.rescue(ctx, &res, nil); err != nil {
 		return res, nil, err
 	}
 	rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
@@ -505,7 +537,9 @@ func (p *Poller) settle(ctx context.Context, runs []execution, backgroundTrace b
 
 // rescue puts Processing rows with expired leases back to Pending with backoff. An expired
 // lease counts as a failed attempt: the worker may have done part of the work (docs/architecture.md#failure-backoff-and-rescue).
-func (p *Poller) rescue(ctx context.Context, res *Result) error {
+// Rows in inFlight (row ID → claim token; nil: none) are skipped: the caller executed them
+// and is writing their outcomes.
+func (p *Poller) rescue(ctx context.Context, res *Result, inFlight map[int64]int64) error {
 	now := p.clock.Now()
 	rows, err := p.store.SchedulerListExpiredLeases(ctx, store.SchedulerListParams{Now: now, Limit: p.cfg.RescueBatch})
 	if err != nil {
@@ -513,6 +547,9 @@ func (p *Poller) rescue(ctx context.Context, res *Result) error {
 	}
 	recs := make([]trace.JobRecord, 0, len(rows))
 	for _, row := range rows {
+		if token, ok := inFlight[row.ID]; ok && token == row.Version {
+			continue // executed by this Drain, its outcome being written
+		}
 		o, rec, err := p.fail(rowContext(ctx, row, "rescue"), row, now, now, automation.ReasonLeaseExpired, errors.New("processing lease expired before the attempt finished"), false)
 		if err != nil {
 			return fmt.Errorf("rescue %s: %w", row.SchedulerKey, err)
