@@ -391,17 +391,6 @@ func TestDrainErrorFlushesTheTrace(t *testing.T) {
 	}
 }
 
-// gatedComplete holds every batch completion until release is closed.
-type gatedComplete struct {
-	store.SchedulerStore
-	release chan struct{}
-}
-
-func (s *gatedComplete) SchedulerCompleteBatch(ctx context.Context, items []store.SchedulerCompleteParams) ([]error, error) {
-	<-s.release
-	return s.SchedulerStore.SchedulerCompleteBatch(ctx, items)
-}
-
 // TestDrainHandlerPanicWaitsForTheBatchBefore: a handler of batch 2 panics (Concurrency 1:
 // on Drain's goroutine) while batch 1's outcomes are being written. The Functions host
 // recovers a handler's panic and ends the invocation's context, so Drain must not unwind
@@ -419,7 +408,7 @@ func TestDrainHandlerPanicWaitsForTheBatchBefore(t *testing.T) {
 		}
 		return nil
 	}
-	st := &gatedComplete{SchedulerStore: e.st, release: make(chan struct{})}
+	st := &slowComplete{SchedulerStore: e.st, release: make(chan struct{})}
 	p := e.drainPoller(t, scheduler.Config{BatchSize: 3, Concurrency: 1}, st, e.tr)
 	time.AfterFunc(300*time.Millisecond, func() { close(st.release) })
 	ctx, cancel := context.WithCancel(context.Background())
