@@ -160,21 +160,13 @@ const completeChunk = store.MaxBatch
 // observability copy). The write in flight is bounded by Config.TraceTimeout.
 func (p *Poller) RunOnce(ctx context.Context) (Result, error) {
 	var res Result
-	if err := p.rescue(ctx, &res, nil); err != nil {
+	rows, err := p.claimBatch(ctx, &res, nil)
+	if err != nil {
 		return res, err
 	}
-	now := p.clock.Now()
-	rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: now, Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
-	if err != nil {
-		return res, fmt.Errorf("claim: %w", err)
-	}
-	res.Claimed = len(rows)
 	if len(rows) == 0 {
 		// Idle: nothing to overlap the previous batch's trace write with.
 		return res, p.Flush(ctx)
-	}
-	if err := p.cfg.afterClaim(ctx, rows); err != nil {
-		return res, fmt.Errorf("after claim: %w", err)
 	}
 	// Step boundary "claimed": the batch is ours (lease, Version+1); nothing executed yet.
 	outcomes, err := p.settle(ctx, p.execute(ctx, rows), true)
@@ -253,21 +245,8 @@ func (p *Poller) Drain(ctx context.Context, maxBatches int, settled func(Result)
 		if maxBatches > 0 && batches >= maxBatches {
 			return nil, nil
 		}
-		if err := p.rescue(ctx, &res, inFlight); err != nil {
-			return nil, err
-		}
-		rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
-		if err != nil {
-			return nil, fmt.Errorf("claim: %w", err)
-		}
-		res.Claimed += len(rows)
-		if len(rows) > 0 {
-			batches++
-		}
-		if err := p.cfg.afterClaim(ctx, rows); err != nil {
-			return nil, fmt.Errorf("after claim: %w", err)
-		}
-		return rows, nil
+		batches++
+		return p.claimBatch(ctx, &res, inFlight)
 	}
 	rows, err := claim()
 	if err != nil || len(rows) == 0 {
@@ -395,18 +374,27 @@ func (p *Poller) batchScope(ctx context.Context, rows []automation.SchedulerRow)
 // fan-out path: each row goes to DueWorkExecutor with its Version as the token).
 func (p *Poller) Claim(ctx context.Context) (Result, []automation.SchedulerRow, error) {
 	var res Result
-	if err := p.rescue(ctx, &res, nil); err != nil {
-		return res, nil, err
+	rows, err := p.claimBatch(ctx, &res, nil)
+	return res, rows, err
+}
+
+// claimBatch is the start of every poll (RunOnce, Claim, each batch of Drain): the rescue
+// of expired leases (skipping inFlight, row ID → claim token; nil: none), the claim of up
+// to BatchSize due rows, added to res.Claimed, and the AfterClaim hook. On a hook error
+// the rows stay claimed (rescued after their lease) and nil is returned with the error.
+func (p *Poller) claimBatch(ctx context.Context, res *Result, inFlight map[int64]int64) ([]automation.SchedulerRow, error) {
+	if err := p.rescue(ctx, res, inFlight); err != nil {
+		return nil, err
 	}
 	rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
 	if err != nil {
-		return res, nil, fmt.Errorf("claim: %w", err)
+		return nil, fmt.Errorf("claim: %w", err)
 	}
-	res.Claimed = len(rows)
+	res.Claimed += len(rows)
 	if err := p.cfg.afterClaim(ctx, rows); err != nil {
-		return res, nil, fmt.Errorf("after claim: %w", err)
+		return nil, fmt.Errorf("after claim: %w", err)
 	}
-	return res, rows, nil
+	return rows, nil
 }
 
 // Execute runs one claimed row through its handler and records the outcome, guarded by the
