@@ -32,16 +32,6 @@ func (e *env) drainPoller(t *testing.T, cfg scheduler.Config, st store.Scheduler
 	return p
 }
 
-func (e *env) calls() map[string]int {
-	e.h.mu.Lock()
-	defer e.h.mu.Unlock()
-	out := make(map[string]int, len(e.h.calls))
-	for k, n := range e.h.calls {
-		out[k] = n
-	}
-	return out
-}
-
 // TestConcurrentDrainsAndRunOnceExecuteEachRowOnce: three Drains (two pollers, one of them
 // draining twice at once) and a RunOnce loop on one store execute every row exactly once
 // and complete it; the summed Results agree with the store. Guarantee: exactly-once per
@@ -83,14 +73,9 @@ func TestConcurrentDrainsAndRunOnceExecuteEachRowOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := e.calls()
-	if len(calls) != 300 || completed.Load() != 300 {
-		t.Fatalf("executed %d rows, completed %d", len(calls), completed.Load())
-	}
-	for k, n := range calls {
-		if n != 1 {
-			t.Fatalf("%s executed %d times", k, n)
-		}
+	e.executedEach(t, 300, 1)
+	if completed.Load() != 300 {
+		t.Fatalf("completed %d, want 300", completed.Load())
 	}
 	counts, _ := e.st.SchedulerCountByStatus(context.Background())
 	if counts[automation.StatusCompleted] != 300 {
@@ -218,11 +203,7 @@ func TestDrainCancelledMidDrainLosesNothing(t *testing.T) {
 	if counts[automation.StatusCompleted] != 9 {
 		t.Fatalf("after the lease: counts %v", counts)
 	}
-	for k, n := range e.calls() {
-		if n > 2 {
-			t.Fatalf("%s executed %d times", k, n)
-		}
-	}
+	e.executedEach(t, -1, 2)
 }
 
 // TestDrainWritesEveryTraceRowOnce: after a Drain returns, every batch's trace rows are in
@@ -262,11 +243,7 @@ func TestDrainDoesNotRescueItsOwnBatchInFlight(t *testing.T) {
 	if res.Completed != 4 || res.Rescued != 0 || res.LeaseLost != 0 {
 		t.Fatalf("drain %+v: its own in-flight batch was rescued", res)
 	}
-	for k, n := range e.calls() {
-		if n != 1 {
-			t.Fatalf("%s executed %d times", k, n)
-		}
-	}
+	e.executedEach(t, -1, 1)
 	// The same store and handler with a RunOnce loop: every row completes once.
 	l := newEnv(t, scheduler.Config{BatchSize: 2, Concurrency: 1})
 	l.h.fail = func(automation.SchedulerRow) error { l.clock.Advance(6 * time.Minute); return nil }
