@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"regexp"
 	"slices"
 	"testing"
@@ -19,23 +20,7 @@ import (
 func TestHotTablesIndexEntriesPerRow(t *testing.T) {
 	t.Parallel()
 	s, _ := planStore(t)
-	indexes := func(table string) map[string]string {
-		rows, err := s.DB().QueryContext(context.Background(),
-			`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`, table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		m := map[string]string{}
-		for rows.Next() {
-			var name, text string
-			if err := rows.Scan(&name, &text); err != nil {
-				t.Fatal(err)
-			}
-			m[name] = text
-		}
-		return m
-	}
+	indexes := func(table string) map[string]string { return indexSQL(t, s.DB(), table) }
 	written := regexp.MustCompile(`\b(Status|ProcessingLeaseExpiresOn|Version|UpdatedOn|NextRetryOn|CompletedOn|DispatchResultJson)\b`)
 	// The index and the WHERE it must keep (empty: not partial).
 	want := map[string]string{
@@ -133,4 +118,27 @@ func TestReportActivitySeeksIndexes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// indexSQL returns the indexes of table by name with their CREATE statement ("" for the
+// automatic index of a UNIQUE or PRIMARY KEY constraint).
+func indexSQL(t *testing.T, db *sql.DB, table string) map[string]string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name, COALESCE(sql, '') FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var name, text string
+		if err := rows.Scan(&name, &text); err != nil {
+			t.Fatal(err)
+		}
+		m[name] = text
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -134,24 +134,7 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m25e.db")
 	db := atMigration(t, ctx, path, 22)
-	indexesOf := func(db *sql.DB) map[string]string {
-		t.Helper()
-		rows, err := db.Query(`SELECT name, COALESCE(sql, '') FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'NotificationJob'`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		m := map[string]string{}
-		for rows.Next() {
-			var name, text string
-			if err := rows.Scan(&name, &text); err != nil {
-				t.Fatal(err)
-			}
-			m[name] = text
-		}
-		return m
-	}
-	before := indexesOf(db)
+	before := indexSQL(t, db, "NotificationJob")
 	now := storetest.T0.UnixMilli()
 	job := func(dk, effect, bu string) {
 		t.Helper()
@@ -171,13 +154,13 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	after := indexesOf(s.DB())
+	after := indexSQL(t, s.DB(), "NotificationJob")
 	for name, text := range before {
 		if name == "IX_NotificationJob_SchedulerKey" || name == "sqlite_autoindex_NotificationJob_2" {
 			continue
 		}
-		if after[name] != text {
-			t.Errorf("index %s: %q after migration 0025, was %q", name, after[name], text)
+		if got, ok := after[name]; !ok || got != text {
+			t.Errorf("index %s: %q (present %v) after migration 0025, was %q", name, got, ok, text)
 		}
 	}
 	var check string
