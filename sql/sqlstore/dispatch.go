@@ -299,44 +299,21 @@ func isDate(v string) bool {
 	return err == nil && len(v) == 10
 }
 
-// queryMultiRows runs the multi-row query name for rows as execRows runs a statement (at
-// most m.per rows per query, a full-size one prepared, bound by position where the dialect
-// does) and calls each for every result row.
+// queryMultiRows runs the multi-row query name for rows as execRows runs a statement (split
+// by multiRow.sizes, each statement prepared, bound by position where the dialect does)
+// and calls each for every result row.
 func (s *Store) queryMultiRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any, each func(rowScanner) error) error {
-	m, err := s.multiRow(name)
-	if err != nil {
-		return err
-	}
-	for start := 0; start < len(rows); start += m.per {
-		chunk := rows[start:min(start+m.per, len(rows))]
-		args, err := s.rowArgs(name, m, start, chunk)
+	return s.eachStatement(ctx, tx, name, rows, func(st *sql.Stmt, args []any) error {
+		rs, err := st.QueryContext(ctx, args...)
 		if err != nil {
 			return err
 		}
-		var rs *sql.Rows
-		if len(chunk) == m.per {
-			var st *sql.Stmt
-			if st, err = s.stmtText(ctx, tx, m.fullKey, m.full); err == nil {
-				rs, err = st.QueryContext(ctx, args...)
-			}
-		} else {
-			rs, err = tx.QueryContext(ctx, m.expand(len(chunk)), args...)
-		}
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-		}
+		defer rs.Close()
 		for rs.Next() {
-			if err = each(rs); err != nil {
-				break
+			if err := each(rs); err != nil {
+				return err
 			}
 		}
-		if err == nil {
-			err = rs.Err()
-		}
-		rs.Close()
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-		}
-	}
-	return nil
+		return rs.Err()
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/bits"
 	"regexp"
 	"sort"
 	"strconv"
@@ -52,8 +53,8 @@ func New(db *sql.DB, q *Queries, d Dialect, onClose func() error) *Store {
 // a statement first needed inside a transaction then never has to be prepared on the pool
 // while the transaction holds the write lock (see stmt), and is parsed once per pooled
 // connection instead of once per use.
-// A multi-row query is also prepared at its full size (multiRow.per rows), the size every
-// chunk but a batch's last one has, so a 1000-row completion parses no SQL.
+// A multi-row query is also prepared at each size a statement of it can have (multiRow.per
+// rows, and each power of two below it: multiRow.sizes), so no batch parses SQL.
 func (s *Store) PrepareAll(ctx context.Context) error {
 	for _, name := range s.q.Names() {
 		if _, err := s.stmt(ctx, nil, name); err != nil {
@@ -66,8 +67,10 @@ func (s *Store) PrepareAll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := s.stmtText(ctx, nil, m.fullKey, m.full); err != nil {
-			return err
+		for _, n := range m.prepared {
+			if _, err := s.stmtText(ctx, nil, m.key(n), m.text[n]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -808,17 +811,42 @@ func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.Sche
 // longer statement saves nothing measurable, and a dialect's parameter bound may be lower.
 const rowsPer = 100
 
-// multiRow is a multi-row query split once (splitRows): per is its rows per statement,
-// names[i] the parameter names of row i (@Name_i), full the text expanded for per rows,
-// prepared under fullKey.
+// multiRow is a multi-row query split once (splitRows): per is its most rows per
+// statement, names[i] the parameter names of row i (@Name_i), and text[n] the statement
+// expanded for n rows, for each n in prepared: per and every power of two below it, the
+// sizes sizes splits a batch into. Each is prepared once (PrepareAll) under key(n): a batch
+// of any length runs prepared statements and parses no SQL (parsing a 50-row statement
+// cost more than running it: docs/performance.md, "Prepared statements for every batch").
 // With the dialect's PositionalRows, occ lists the tuple's parameters in order of
 // occurrence (a repeated one repeats) and the rows are bound by position instead.
 type multiRow struct {
+	name              string
 	head, tuple, tail string
 	params, occ       []string
 	per               int
 	names             [][]string
-	full, fullKey     string
+	prepared          []int // per, then the powers of two below it, largest first
+	text              map[int]string
+}
+
+// key names the statement of n rows among the store's prepared statements.
+func (m *multiRow) key(n int) string { return m.name + "#" + strconv.Itoa(n) }
+
+// sizes splits n rows into statements of prepared sizes, in order: as many of per as fit,
+// then the binary digits of the rest, largest first (99 rows of per 100: 64, 32, 2, 1).
+// At most per rows go to one statement, and at most ⌊log2 per⌋+1 statements take the rest.
+func (m *multiRow) sizes(n int) []int {
+	var out []int
+	for ; n >= m.per; n -= m.per {
+		out = append(out, m.per)
+	}
+	for _, k := range m.prepared[1:] {
+		if n >= k {
+			out = append(out, k)
+			n -= k
+		}
+	}
+	return out
 }
 
 // expand returns the statement text for n rows: named (expandRows), or with each row's
@@ -846,7 +874,7 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 	if limit := s.d.MaxParams; limit > 0 && len(params) > 0 {
 		per = max(1, min(per, limit/len(params)))
 	}
-	m = &multiRow{head: head, tuple: tuple, tail: tail, params: params, per: per}
+	m = &multiRow{name: name, head: head, tuple: tuple, tail: tail, params: params, per: per}
 	if s.d.PositionalRows {
 		if rowParam.MatchString(sqlLineComment.ReplaceAllString(head, "")) || rowParam.MatchString(sqlLineComment.ReplaceAllString(tail, "")) {
 			return nil, fmt.Errorf("%s %s: positional rows need every parameter inside the row tuple", s.d.Name, name)
@@ -863,7 +891,10 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 			}
 		}
 	}
-	m.full, m.fullKey = m.expand(per), name+"#"+strconv.Itoa(per)
+	m.prepared, m.text = []int{per}, map[int]string{per: m.expand(per)}
+	for k := 1 << (bits.Len(uint(per-1)) - 1); k >= 1 && per > 1; k >>= 1 {
+		m.prepared, m.text[k] = append(m.prepared, k), m.expand(k)
+	}
 	s.mu.Lock()
 	if s.multi == nil {
 		s.multi = map[string]*multiRow{}
@@ -874,11 +905,20 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 }
 
 // execRows runs the multi-row query name for rows, in statements of at most rowsPer rows
-// (fewer when the dialect's MaxParams requires), each the query expanded by expandRows.
-// A full-size statement runs prepared (PrepareAll); a shorter last one is expanded and
-// parsed for its use. A row supplies every parameter its tuple names (a missing one is an
-// error).
+// (fewer when the dialect's MaxParams requires), split by multiRow.sizes, each the query
+// expanded by expandRows and prepared (PrepareAll; a store built without it prepares on
+// tx). A row supplies every parameter its tuple names (a missing one is an error).
 func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any) error {
+	return s.eachStatement(ctx, tx, name, rows, func(st *sql.Stmt, args []any) error {
+		_, err := st.ExecContext(ctx, args...)
+		return err
+	})
+}
+
+// eachStatement runs run for each statement of the multi-row query name that rows split
+// into (multiRow.sizes), in order, with the statement prepared on tx and its rows' arguments;
+// it stops at the first error.
+func (s *Store) eachStatement(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any, run func(st *sql.Stmt, args []any) error) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -886,23 +926,19 @@ func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []ma
 	if err != nil {
 		return err
 	}
-	for start := 0; start < len(rows); start += m.per {
-		chunk := rows[start:min(start+m.per, len(rows))]
+	start := 0
+	for _, n := range m.sizes(len(rows)) {
+		chunk := rows[start : start+n]
 		args, err := s.rowArgs(name, m, start, chunk)
 		if err != nil {
 			return err
 		}
-		if len(chunk) == m.per {
-			st, err := s.stmtText(ctx, tx, m.fullKey, m.full)
-			if err == nil {
-				_, err = st.ExecContext(ctx, args...)
-			}
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-			}
-			continue
+		start += n
+		st, err := s.stmtText(ctx, tx, m.key(n), m.text[n])
+		if err == nil {
+			err = run(st, args)
 		}
-		if _, err := tx.ExecContext(ctx, m.expand(len(chunk)), args...); err != nil {
+		if err != nil {
 			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 		}
 	}

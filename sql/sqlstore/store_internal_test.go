@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math/bits"
 	"strings"
 	"sync"
 	"testing"
@@ -261,5 +262,85 @@ func TestWriterConn(t *testing.T) {
 	}
 	if _, err := w.ExecContext(ctx, "SELECT 1"); !errors.Is(err, sql.ErrConnDone) {
 		t.Errorf("writer connection after Close: %v, want sql.ErrConnDone", err)
+	}
+}
+
+// TestMultiRowSizes: a batch of any length splits into statements whose sizes are all
+// prepared (PrepareAll prepared each), in order, summing to the batch: full ones first, then
+// the binary digits of the rest, so a batch is at most ⌊n/per⌋ + ⌊log2 per⌋ + 1 statements.
+// Also for a per cut by the dialect's parameter bound (13 rows of 3 parameters under 40).
+func TestMultiRowSizes(t *testing.T) {
+	t.Parallel()
+	const q = "INSERT INTO T (A, B, C) SELECT column1, column2, column3 FROM (VALUES /*row*/(@A, @B, @C)/*end*/);"
+	for _, maxParams := range []int{0, 40} {
+		db, err := sql.Open("sqlite", "file::memory:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		ctx := context.Background()
+		if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER, B INTEGER, C INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		s := New(db, &Queries{byName: map[string]string{"TMany": q}}, Dialect{Name: "test", MaxParams: maxParams}, nil)
+		if err := s.PrepareAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.multiRow("TMany")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPer := map[int]int{0: rowsPer, 40: 13}[maxParams]
+		if m.per != wantPer {
+			t.Fatalf("maxParams %d: per %d, want %d", maxParams, m.per, wantPer)
+		}
+		s.mu.Lock()
+		prepared := len(s.stmts)
+		for _, k := range m.prepared {
+			if s.stmts[m.key(k)] == nil {
+				t.Errorf("maxParams %d: the %d-row statement is not prepared", maxParams, k)
+			}
+		}
+		s.mu.Unlock()
+		limit := bits.Len(uint(wantPer - 1)) // the powers of two below per: one statement each at most
+		for n := 1; n <= 3*wantPer+7; n++ {
+			sizes := m.sizes(n)
+			sum, rest := 0, 0
+			for i, k := range sizes {
+				if m.text[k] == "" {
+					t.Fatalf("maxParams %d, %d rows: size %d is not a prepared size (%v)", maxParams, n, k, sizes)
+				}
+				if i > 0 && k > sizes[i-1] {
+					t.Fatalf("maxParams %d, %d rows: sizes %v grow", maxParams, n, sizes)
+				}
+				if k < m.per {
+					rest++
+				}
+				sum += k
+			}
+			if sum != n || rest > limit {
+				t.Fatalf("maxParams %d, %d rows: sizes %v (sum %d, %d short statements)", maxParams, n, sizes, sum, rest)
+			}
+			rows := make([]map[string]any, n)
+			for i := range rows {
+				rows[i] = map[string]any{"A": n, "B": i, "C": -i}
+			}
+			if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.execRows(ctx, tx, "TMany", rows) }); err != nil {
+				t.Fatalf("maxParams %d, %d rows: %v", maxParams, n, err)
+			}
+			var got, bad int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT B), COALESCE(SUM(B <> -C), 0) FROM T WHERE A = ?", n).Scan(&got, &bad); err != nil {
+				t.Fatal(err)
+			}
+			if got != n || bad != 0 {
+				t.Fatalf("maxParams %d, %d rows: %d written, %d wrong", maxParams, n, got, bad)
+			}
+		}
+		s.mu.Lock()
+		if len(s.stmts) != prepared {
+			t.Errorf("maxParams %d: %d statements prepared after the batches, %d before: a batch prepared its own", maxParams, len(s.stmts), prepared)
+		}
+		s.mu.Unlock()
 	}
 }

@@ -31,16 +31,84 @@ var (
 	_ trace.BatchWriter = (*Store)(nil)
 )
 
+// schemaVersion is the trace database's layout, kept in PRAGMA user_version: 0 is a new
+// file, or one written before versions (1's layout); 2 is schema below.
+const schemaVersion = 2
+
+// schema is version 2. A trace row's identity is (RowGuid, Attempt, Version) (trace.Writer):
+// a row's RowGuid always comes with the same SchedulerKey (a scheduler row's Guid and key
+// never change; a dead-letter record's RowGuid and key are both made from its function and
+// message id), so the one unique index on (SchedulerKey, RowGuid, Attempt, Version) keeps
+// that identity, and it is the index JobsByKey seeks. Version 1 had that identity as the
+// table's PRIMARY KEY beside an index on (SchedulerKey, StartedOn): two indexes whose keys
+// arrive in no useful order, where each of a 1000-row batch's inserts dirties a leaf page of
+// its own (docs/performance.md, "One random-key index in the trace").
 const schema = `
 CREATE TABLE IF NOT EXISTS AutomationJob (
     RowGuid TEXT NOT NULL, Attempt INTEGER NOT NULL, Version INTEGER NOT NULL,
     SchedulerKey TEXT NOT NULL, RowId INTEGER NOT NULL, BusinessUnitId TEXT NOT NULL,
     AutomationType TEXT NOT NULL, Outcome TEXT NOT NULL, ReasonCode TEXT NOT NULL,
     ErrorCode TEXT NOT NULL, Message TEXT NOT NULL, StartedOn INTEGER NOT NULL,
-    FinishedOn INTEGER NOT NULL, UtcDay TEXT NOT NULL, TraceBlobName TEXT NOT NULL,
-    PRIMARY KEY (RowGuid, Attempt, Version));
-CREATE INDEX IF NOT EXISTS IX_AutomationJob_Key ON AutomationJob (SchedulerKey, StartedOn);
+    FinishedOn INTEGER NOT NULL, UtcDay TEXT NOT NULL, TraceBlobName TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS UX_AutomationJob_Key ON AutomationJob (SchedulerKey, RowGuid, Attempt, Version);
 CREATE INDEX IF NOT EXISTS IX_AutomationJob_BuDay ON AutomationJob (BusinessUnitId, UtcDay, StartedOn);`
+
+// columns are AutomationJob's columns in both versions, in order.
+const columns = `RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId, AutomationType, Outcome,
+         ReasonCode, ErrorCode, Message, StartedOn, FinishedOn, UtcDay, TraceBlobName`
+
+// migrate brings the database to schemaVersion in one transaction that holds the write lock
+// from its start, so two processes opening one directory migrate it once: a new file gets
+// schema; a version-1 table is copied, every row, into a version-2 one that replaces it.
+// Errors: a version newer than schemaVersion (a later build wrote it), or SQLite's.
+func migrate(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	var version, tables int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("trace.db is at schema version %d; this build knows up to %d", version, schemaVersion)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'AutomationJob'").Scan(&tables); err != nil {
+		return err
+	}
+	steps := []string{schema}
+	if version < schemaVersion && tables == 1 {
+		steps = []string{
+			"ALTER TABLE AutomationJob RENAME TO AutomationJob_v1",
+			"DROP INDEX IF EXISTS IX_AutomationJob_Key",
+			"DROP INDEX IF EXISTS IX_AutomationJob_BuDay",
+			schema,
+			"INSERT INTO AutomationJob (" + columns + ") SELECT " + columns + " FROM AutomationJob_v1",
+			"DROP TABLE AutomationJob_v1",
+		}
+	}
+	steps = append(steps, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+	for _, q := range steps {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
 
 // Open opens (creating) the local trace store under dir.
 func Open(dir string) (*Store, error) {
@@ -48,16 +116,16 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("localtrace: %w", err)
 	}
 	// wal_autocheckpoint 10,000 pages (40 MB of log; SQLite's default is 1,000): a 1000-row
-	// batch dirties leaf pages all over the two random-key indexes (RowGuid, SchedulerKey),
-	// and a checkpoint every 1,000 pages wrote most of them into the file again for every
-	// batch. W1 at 100,000 rows: 160 -> 135-141 CPU-µs per row for the whole process
+	// batch dirties leaf pages all over the key index (two random-key indexes before schema
+	// version 2), and a checkpoint every 1,000 pages wrote most of them into the file again
+	// for every batch. W1 at 100,000 rows: 160 -> 135-141 CPU-µs per row for the whole process
 	// (docs/performance.md, "Checkpoints with a rest between them").
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(10000)")
 	if err != nil {
 		return nil, fmt.Errorf("localtrace: %w", err)
 	}
 	db.SetMaxOpenConns(4)
-	if _, err := db.Exec(schema); err != nil {
+	if err := migrate(context.Background(), db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("localtrace: schema: %w", err)
 	}
@@ -77,9 +145,8 @@ func insertJobs(n int) string {
 	return insertJob + strings.Repeat(",(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", n-1)
 }
 
-const insertJob = `INSERT OR REPLACE INTO AutomationJob
-        (RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId, AutomationType, Outcome,
-         ReasonCode, ErrorCode, Message, StartedOn, FinishedOn, UtcDay, TraceBlobName)
+// insertJob replaces the row of the same identity (UX_AutomationJob_Key).
+const insertJob = `INSERT OR REPLACE INTO AutomationJob (` + columns + `)
         VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 func jobArgs(r trace.JobRecord) []any {
@@ -174,9 +241,16 @@ func (s *Store) query(ctx context.Context, q string, args ...any) ([]trace.JobRe
 	return out, rs.Err()
 }
 
+// The two reads' conditions: byKey seeks UX_AutomationJob_Key and sorts a key's few rows,
+// byBuDay seeks IX_AutomationJob_BuDay in StartedOn order.
+const (
+	byKey   = `WHERE SchedulerKey = ? ORDER BY StartedOn, Attempt, Version`
+	byBuDay = `WHERE BusinessUnitId = ? AND UtcDay = ? ORDER BY StartedOn, RowGuid, Attempt LIMIT ?`
+)
+
 // JobsByKey implements trace.Reader.
 func (s *Store) JobsByKey(ctx context.Context, key string) ([]trace.JobRecord, error) {
-	return s.query(ctx, `WHERE SchedulerKey = ? ORDER BY StartedOn, Attempt, Version`, key)
+	return s.query(ctx, byKey, key)
 }
 
 // JobsByBusinessUnitDay implements trace.Reader.
@@ -187,7 +261,7 @@ func (s *Store) JobsByBusinessUnitDay(ctx context.Context, bu, day string, limit
 	if limit <= 0 || limit > 1000 {
 		return nil, fmt.Errorf("localtrace: limit %d outside 1..1000", limit)
 	}
-	return s.query(ctx, `WHERE BusinessUnitId = ? AND UtcDay = ? ORDER BY StartedOn, RowGuid, Attempt LIMIT ?`, bu, day, limit)
+	return s.query(ctx, byBuDay, bu, day, limit)
 }
 
 func (s *Store) blobPath(name string) (string, error) {
