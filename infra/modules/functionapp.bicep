@@ -163,8 +163,8 @@ param dueWorkBatchSize string = '100'
 @description('Rows executed at once by an inline poll (1..64).')
 param dueWorkConcurrency string = '4'
 
-@description('Batches one inline poll run claims at most (1..1000); above 1 it drains with one batch ahead.')
-param dueWorkDrainBatches string = '1'
+@description('Batches one inline poll run claims at most (1..1000); above 1 it drains with one batch ahead and stops when nothing is due. 1000 batches of 100 rows drain a 100,000-row herd in one run.')
+param dueWorkDrainBatches string = '1000'
 
 @description('Processing lease of a claimed row, seconds (>= 30).')
 param leaseSeconds string = '300'

@@ -417,15 +417,16 @@ func TestRelayAfterPoll(t *testing.T) {
 	}
 }
 
-// TestDueWorkPollerDrainsUpToTheBound: with AUTOMATION_DUEWORK_DRAIN_BATCHES above 1, one
-// DueWorkPoller invocation claims batch after batch (scheduler.Poller.Drain) until nothing
-// is due or the bound is reached; with the default 1 it claims one batch.
+// TestDueWorkPollerDrainsUpToTheBound: with AUTOMATION_DUEWORK_DRAIN_BATCHES above 1 (the
+// default is 1000), one DueWorkPoller invocation claims batch after batch
+// (scheduler.Poller.Drain) until nothing is due or the bound is reached; with 1 it claims
+// one batch.
 func TestDueWorkPollerDrainsUpToTheBound(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		drain       string
 		wantClaimed float64
-	}{{"", 1}, {"2", 2}, {"5", 3}} {
+	}{{"", 3}, {"1", 1}, {"2", 2}, {"5", 3}} {
 		e := newFnEnv(t, map[string]string{"AUTOMATION_DUEWORK_BATCH_SIZE": "1", "AUTOMATION_DUEWORK_DRAIN_BATCHES": tc.drain})
 		if code, body := e.post(t, topology.DomainEventHandler, fixture(t, "DomainEventHandler_event.json")); code != 200 || rows(t, e)[automation.StatusPending] != 3 {
 			t.Fatalf("drain %q: event: %d %v", tc.drain, code, body)

@@ -49,7 +49,7 @@ var Settings = []Setting{
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
-	{"AUTOMATION_DUEWORK_DRAIN_BATCHES", Local | Azure, "1", "Batches one inline DueWorkPoller run claims at most (1..1000): above 1 it drains, claiming and executing each next batch while the last one's outcomes are written, and stops early when nothing is due."},
+	{"AUTOMATION_DUEWORK_DRAIN_BATCHES", Local | Azure, "1000", "Batches one inline DueWorkPoller run claims at most (1..1000): above 1 it drains, claiming and executing each next batch while the last one's outcomes are written, and stops early when nothing is due; 1 runs one batch per timer tick."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},

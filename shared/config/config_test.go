@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.UsesSQLServer() || c.UsesServiceBus() || c.UsesAzureStorage() || c.DueWorkMode != config.ModeInline ||
-		c.DueWorkBatchSize != 100 || c.DueWorkDrainBatches != 1 || c.Lease != 5*time.Minute || c.DataDir != ".data" || c.DueWorkSchedule != "*/30 * * * * *" {
+		c.DueWorkBatchSize != 100 || c.DueWorkDrainBatches != 1000 || c.Lease != 5*time.Minute || c.DataDir != ".data" || c.DueWorkSchedule != "*/30 * * * * *" {
 		t.Fatalf("%+v", c)
 	}
 }

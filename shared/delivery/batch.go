@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -122,7 +121,7 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		return nil, errs, err
 	}
 	outs := make([]Outcome, len(claims))
-	g := d.newGroupCommit(outs, errs)
+	g := &groupCommit{d: d, outs: outs, errs: errs}
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -167,68 +166,22 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 // over; when no commit is running it becomes the committer and commits every outcome
 // handed over so far in one NotificationFinishMany (each item fenced by its claim's
 // Version), then again those handed over meanwhile, until none is left; a sender that
-// finds a commit running leaves its outcome to it and returns. Before each commit the
-// committer lingers while claims of the batch are not yet handed over, at most
-// Dispatcher.GroupLinger, when another send can still finish meanwhile (more than one
-// slot per channel, not InOrder). The committer keeps its channel slot while it lingers
-// and commits, so with one send at a time a finished send is recorded before its
-// channel's next send starts; a group is at most the batch (store.MaxBatch). After a crash
-// (a fault hook's error) nothing further is committed: the outcomes still waiting are
-// dropped, as a crash would lose them.
+// finds a commit running leaves its outcome to it and returns. The committer keeps its
+// channel slot while it commits, so with one send at a time a finished send is recorded
+// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
+// After a crash (a fault hook's error) nothing further is committed: the outcomes still
+// waiting are dropped, as a crash would lose them.
 type groupCommit struct {
 	d          *Dispatcher
 	outs       []Outcome
 	errs       []error
-	linger     time.Duration // 0: the committer never waits
-	mu         sync.Mutex    // guards everything below; not held while committing
+	mu         sync.Mutex // guards everything below; not held while committing
 	committing bool
-	unhanded   int           // claims of the batch not yet handed over (started or not)
-	handed     chan struct{} // a hand-over while the committer lingers (capacity 1)
-	pending    []int         // outs indexes handed over and not yet committed
+	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
 	crashed    error
 	bad        []error
-}
-
-// newGroupCommit returns the group commit of a batch of n claims.
-func (d *Dispatcher) newGroupCommit(outs []Outcome, errs []error) *groupCommit {
-	g := &groupCommit{d: d, outs: outs, errs: errs, unhanded: len(outs), handed: make(chan struct{}, 1)}
-	if !d.InOrder && d.channelConcurrency() > 1 {
-		switch {
-		case d.GroupLinger > 0:
-			g.linger = d.GroupLinger
-		case d.GroupLinger == 0:
-			g.linger = 2 * time.Millisecond
-		}
-	}
-	return g
-}
-
-// wait lingers, without holding mu, until every claim of the batch is handed over (or the
-// batch crashed), at most g.linger.
-func (g *groupCommit) wait() {
-	if g.linger <= 0 {
-		return
-	}
-	var t *time.Timer
-	for {
-		g.mu.Lock()
-		idle := g.unhanded == 0 || g.crashed != nil
-		g.mu.Unlock()
-		if idle {
-			return
-		}
-		if t == nil {
-			t = time.NewTimer(g.linger)
-			defer t.Stop()
-		}
-		select {
-		case <-g.handed:
-		case <-t.C:
-			return
-		}
-	}
 }
 
 // crash returns the batch's crash, if any.
@@ -242,13 +195,6 @@ func (g *groupCommit) crash() error {
 // running. err is attempt's crash.
 func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.NotificationFinishParams, err error) {
 	g.mu.Lock()
-	g.unhanded--
-	if g.committing {
-		select {
-		case g.handed <- struct{}{}:
-		default:
-		}
-	}
 	g.outs[i] = o
 	switch {
 	case err != nil:
@@ -280,7 +226,6 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 // commitPending commits the outcomes waiting; false when none was waiting (or the batch
 // crashed), and the caller is no longer the committer.
 func (g *groupCommit) commitPending(ctx context.Context) bool {
-	g.wait()
 	g.mu.Lock()
 	group := g.pending
 	g.pending = nil

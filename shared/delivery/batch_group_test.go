@@ -10,36 +10,6 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// TestSendsFinishingTogetherAreOneGroupCommit: the committer of a batch waits for the
-// batch's other outcomes (GroupLinger, here long enough that the wait never runs out), so
-// 12 instant sends on 4 slots are recorded in one NotificationFinishMany. Without the wait
-// the first finished send commits alone and the rest follow in further groups.
-func TestSendsFinishingTogetherAreOneGroupCommit(t *testing.T) {
-	t.Parallel()
-	p := &provider{}
-	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
-	cs := &countingStore{DispatchStore: e.st}
-	e.disp.Store, e.disp.GroupLinger = cs, time.Minute
-	keys := queueN(t, e, "log", 12)
-	var msgs []bus.Message
-	for _, k := range keys {
-		msgs = append(msgs, dispatchMsg(k))
-	}
-	for i, err := range e.disp.HandleBatch(context.Background(), msgs) {
-		if err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-	}
-	if cs.finishMany != 1 || cs.finished != 12 {
-		t.Fatalf("%d record groups of %d outcomes in all, want 1 of 12", cs.finishMany, cs.finished)
-	}
-	for _, k := range keys {
-		if j := e.job(t, k); j.Status != store.NotificationSent {
-			t.Fatalf("job %s is %s, want Sent", k, j.Status)
-		}
-	}
-}
-
 // blockingChannel blocks the send of one delivery key until release is closed; every other
 // send is instant.
 type blockingChannel struct {
@@ -57,14 +27,15 @@ func (c *blockingChannel) Send(ctx context.Context, m delivery.Message) (string,
 	return c.testChannel.Send(ctx, m)
 }
 
-// TestGroupLingerIsBounded: a send that does not return does not hold back the record of
-// the batch's sends that finished: after GroupLinger they are Sent while it still runs.
-func TestGroupLingerIsBounded(t *testing.T) {
+// TestFinishedSendsAreRecordedWhileAnotherSendRuns: with sends overlapping (4 slots), a send
+// that does not return does not hold back the record of the batch's sends that finished:
+// they are Sent while it still runs (a group commit that waited for the whole batch would
+// leave them Sending, and a crash then would leave them in doubt).
+func TestFinishedSendsAreRecordedWhileAnotherSendRuns(t *testing.T) {
 	t.Parallel()
 	p := &provider{}
 	ch := &blockingChannel{testChannel: testChannel{p: p}, started: make(chan struct{}), release: make(chan struct{})}
 	e := newEnv(t, map[string]delivery.Channel{"log": ch})
-	e.disp.GroupLinger = 20 * time.Millisecond
 	keys := queueN(t, e, "log", 6)
 	ch.slow = keys[0]
 	var msgs []bus.Message

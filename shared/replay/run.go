@@ -139,8 +139,10 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 			return dir
 		case name == "AUTOMATION_DUEWORK_MODE" && o.FanOut:
 			return string(config.ModeFanout)
-		case name == "AUTOMATION_DUEWORK_DRAIN_BATCHES" && o.DrainBatches > 1:
-			return strconv.Itoa(o.DrainBatches)
+		case name == "AUTOMATION_DUEWORK_DRAIN_BATCHES":
+			// Always set: the replay's output (and its golden files) depends on the batches a
+			// poll run takes, not on the runtime's default.
+			return strconv.Itoa(max(o.DrainBatches, 1))
 		case name == "AUTOMATION_DUEWORK_BATCH_SIZE" && o.DrainBatches > 1 && o.DrainBatchSize > 0:
 			return strconv.Itoa(o.DrainBatchSize)
 		}
