@@ -75,24 +75,32 @@ func TestExpandRows(t *testing.T) {
 // and, with PositionalRows, by position (a parameter used twice in the tuple gets its value
 // twice); a row missing a parameter is refused, and positional rows refuse a parameter
 // outside the tuple.
+// memStore is a store over a one-connection in-memory SQLite database with table (its
+// CREATE TABLE) and the one query name, every statement prepared (PrepareAll).
+func memStore(t *testing.T, table, name, query string, d Dialect) (*Store, *sql.DB) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(table); err != nil {
+		t.Fatal(err)
+	}
+	s := New(db, &Queries{byName: map[string]string{name: query}}, d, nil)
+	if err := s.PrepareAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, db
+}
+
 func TestExecRowsBindsEveryRow(t *testing.T) {
 	t.Parallel()
 	const q = "-- name: TInsertMany :exec\n-- a note naming @A is not a parameter\nINSERT INTO T (A, B, C) SELECT column1, column2, column3 FROM (VALUES /*row*/(@A, @Bee, @A)/*end*/);"
 	for _, positional := range []bool{false, true} {
-		db, err := sql.Open("sqlite", "file::memory:")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		db.SetMaxOpenConns(1)
 		ctx := context.Background()
-		if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER, B TEXT, C INTEGER)"); err != nil {
-			t.Fatal(err)
-		}
-		s := New(db, &Queries{byName: map[string]string{"TInsertMany": q}}, Dialect{Name: "test", PositionalRows: positional}, nil)
-		if err := s.PrepareAll(ctx); err != nil {
-			t.Fatal(err)
-		}
+		s, db := memStore(t, "CREATE TABLE T (A INTEGER, B TEXT, C INTEGER)", "TInsertMany", q, Dialect{Name: "test", PositionalRows: positional})
 		rows := make([]map[string]any, 250)
 		for i := range rows {
 			rows[i] = map[string]any{"A": i, "Bee": "b" + strings.Repeat("x", i%3)}
@@ -107,7 +115,7 @@ func TestExecRowsBindsEveryRow(t *testing.T) {
 		if n != len(rows) || bad != 0 {
 			t.Errorf("positional %v: %d rows, %d with wrong values; want %d, 0", positional, n, bad, len(rows))
 		}
-		err = s.inTx(ctx, func(tx *sql.Tx) error {
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
 			return s.execRows(ctx, tx, "TInsertMany", []map[string]any{{"A": 1}})
 		})
 		if err == nil || !strings.Contains(err.Error(), "has no @Bee") {
@@ -273,20 +281,8 @@ func TestMultiRowSizes(t *testing.T) {
 	t.Parallel()
 	const q = "INSERT INTO T (A, B, C) SELECT column1, column2, column3 FROM (VALUES /*row*/(@A, @B, @C)/*end*/);"
 	for _, maxParams := range []int{0, 40} {
-		db, err := sql.Open("sqlite", "file::memory:")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		db.SetMaxOpenConns(1)
 		ctx := context.Background()
-		if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER, B INTEGER, C INTEGER)"); err != nil {
-			t.Fatal(err)
-		}
-		s := New(db, &Queries{byName: map[string]string{"TMany": q}}, Dialect{Name: "test", MaxParams: maxParams}, nil)
-		if err := s.PrepareAll(ctx); err != nil {
-			t.Fatal(err)
-		}
+		s, db := memStore(t, "CREATE TABLE T (A INTEGER, B INTEGER, C INTEGER)", "TMany", q, Dialect{Name: "test", MaxParams: maxParams})
 		m, err := s.multiRow("TMany")
 		if err != nil {
 			t.Fatal(err)
