@@ -280,7 +280,14 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 // commitPending commits the outcomes waiting; false when none was waiting (or the batch
 // crashed), and the caller is no longer the committer.
 func (g *groupCommit) commitPending(ctx context.Context) bool {
-	g.wait()
+	// Linger only with outcomes to record: with none, lingering would hold the committer's
+	// channel slot for nothing, and the sends queued for it would start a GroupLinger late.
+	g.mu.Lock()
+	waiting := len(g.pending) > 0
+	g.mu.Unlock()
+	if waiting {
+		g.wait()
+	}
 	g.mu.Lock()
 	group := g.pending
 	g.pending = nil

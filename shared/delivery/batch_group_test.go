@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,5 +96,59 @@ func TestGroupLingerIsBounded(t *testing.T) {
 	}
 	if j := e.job(t, keys[0]); j.Status != store.NotificationSent {
 		t.Errorf("the slow job is %s after its send returned, want Sent", j.Status)
+	}
+}
+
+// startsChannel is blockingChannel that also notes when each delivery key's send starts.
+type startsChannel struct {
+	blockingChannel
+	mu     sync.Mutex
+	starts map[string]time.Time
+}
+
+func (c *startsChannel) Send(ctx context.Context, m delivery.Message) (string, error) {
+	c.mu.Lock()
+	c.starts[m.DeliveryKey] = time.Now()
+	c.mu.Unlock()
+	return c.blockingChannel.Send(ctx, m)
+}
+
+// TestGroupLingerOnlyWithOutcomesWaiting: the committer lingers only while it has outcomes
+// to record. With two slots, a slow send in one and three instant ones queued for the
+// other, the first instant send's committer lingers once (GroupLinger), records it and lets
+// its slot go: the next send starts one GroupLinger after the first, not two (a second
+// linger with nothing to record would hold the slot for nothing).
+func TestGroupLingerOnlyWithOutcomesWaiting(t *testing.T) {
+	t.Parallel()
+	const linger = 400 * time.Millisecond
+	p := &provider{}
+	ch := &startsChannel{blockingChannel: blockingChannel{testChannel: testChannel{p: p}, started: make(chan struct{}), release: make(chan struct{})},
+		starts: map[string]time.Time{}}
+	e := newEnv(t, map[string]delivery.Channel{"log": ch})
+	e.disp.ChannelConcurrency, e.disp.GroupLinger = 2, linger
+	keys := queueN(t, e, "log", 3)
+	ch.slow = keys[0]
+	var msgs []bus.Message
+	for _, k := range keys {
+		msgs = append(msgs, dispatchMsg(k))
+	}
+	done := make(chan []error, 1)
+	go func() { done <- e.disp.HandleBatch(context.Background(), msgs) }()
+	<-ch.started
+	deadline := time.Now().Add(10 * time.Second)
+	for e.job(t, keys[2]).Status != store.NotificationSent && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(ch.release)
+	for i, err := range <-done {
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	ch.mu.Lock()
+	gap := ch.starts[keys[2]].Sub(ch.starts[keys[1]])
+	ch.mu.Unlock()
+	if gap > linger*3/2 {
+		t.Errorf("the third send started %v after the second, want about one GroupLinger (%v)", gap, linger)
 	}
 }
