@@ -171,8 +171,10 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 // committer lingers while claims of the batch are not yet handed over, at most
 // Dispatcher.GroupLinger, when another send can still finish meanwhile (more than one
 // slot per channel, not InOrder). The committer keeps its channel slot while it lingers
-// and commits, so with one send at a time a finished send is recorded before its
-// channel's next send starts; a group is at most the batch (store.MaxBatch). After a crash
+// and commits, and with one send at a time a sender that leaves its outcome to a running
+// commit (another channel's) keeps its slot until that outcome's group is through, so a
+// finished send is recorded before its channel's next send starts; a group is at most the
+// batch (store.MaxBatch). After a crash
 // (a fault hook's error) nothing further is committed: the outcomes still waiting are
 // dropped, as a crash would lose them.
 type groupCommit struct {
@@ -187,13 +189,21 @@ type groupCommit struct {
 	pending    []int         // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
+	// oneAtATime: one send at a time per channel (ChannelConcurrency 1, or InOrder). A
+	// sender that finds a commit running then keeps its slot until its outcome's group is
+	// through (settled, signalled on settle), so its channel's next send starts after it.
+	oneAtATime bool
+	settle     *sync.Cond // on mu: a group went through, or the batch crashed
+	settled    map[int]bool
 	crashed    error
 	bad        []error
 }
 
 // newGroupCommit returns the group commit of a batch of n claims.
 func (d *Dispatcher) newGroupCommit(outs []Outcome, errs []error) *groupCommit {
-	g := &groupCommit{d: d, outs: outs, errs: errs, unhanded: len(outs), handed: make(chan struct{}, 1)}
+	g := &groupCommit{d: d, outs: outs, errs: errs, unhanded: len(outs), handed: make(chan struct{}, 1),
+		oneAtATime: d.InOrder || d.channelConcurrency() == 1, settled: map[int]bool{}}
+	g.settle = sync.NewCond(&g.mu)
 	if !d.InOrder && d.channelConcurrency() > 1 {
 		switch {
 		case d.GroupLinger > 0:
@@ -256,6 +266,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
+		g.settle.Broadcast()
 		g.mu.Unlock()
 		return
 	case rec == nil || g.crashed != nil:
@@ -268,6 +279,12 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	g.recs[i] = *rec
 	g.pending = append(g.pending, i)
 	if g.committing {
+		// Another channel's send is committing (with one send at a time, no send of this
+		// channel can be): it records this outcome too. With one send at a time, wait for
+		// that while keeping the slot, as a committer does.
+		for g.oneAtATime && !g.settled[i] && g.crashed == nil {
+			g.settle.Wait()
+		}
 		g.mu.Unlock()
 		return
 	}
@@ -308,6 +325,10 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	itemErrs, cerr := g.d.Store.NotificationFinishMany(ctx, ps)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for _, k := range group {
+		g.settled[k] = true
+	}
+	g.settle.Broadcast()
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
 		g.bad = append(g.bad, cerr)

@@ -109,8 +109,9 @@ type Dispatcher struct {
 	// Sends that finish together (a fast channel) are then one group commit instead of a
 	// commit of the first and another of the rest; a slow send delays the record of the
 	// others by at most GroupLinger, far inside the claim's lease. With one send at a time
-	// (ChannelConcurrency 1 or InOrder) nothing else can finish while the committer holds
-	// its slot, and it never waits.
+	// (ChannelConcurrency 1 or InOrder) the committer never waits: no other send of its
+	// channel can finish while it holds its slot, and a send of another channel that
+	// finishes meanwhile keeps its own slot until the committer has recorded it.
 	GroupLinger time.Duration
 }
 
