@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,5 +180,58 @@ func TestReadsSeekIndexes(t *testing.T) {
 		if joined := strings.Join(plan, "; "); !strings.Contains(joined, want) {
 			t.Errorf("plan of %s: %s; want %s", q, joined, want)
 		}
+	}
+}
+
+// TestConcurrentOpensMigrateOnce: stores opening one version-1 directory at once (two
+// processes starting together) all open it; the migration runs once (BEGIN IMMEDIATE: the
+// others wait, then find version 2), and every row is there once, with the version-2 layout.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := rawDB(t, dir)
+	if _, err := old.Exec(schemaV1); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 3000
+	tx, err := old.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+	for i := range rows {
+		g := "g" + strings.Repeat("x", i%7) + time.Duration(i).String()
+		r := trace.JobRecord{SchedulerKey: "reminder:k:" + g, RowGuid: g, BusinessUnitID: "bu-1", AutomationType: "Reminder",
+			Attempt: 1, Version: 1, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
+		if _, err := tx.Exec(insertJob, jobArgs(r)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const opens = 4
+	stores := make([]*Store, opens)
+	errs := make([]error, opens)
+	var wg sync.WaitGroup
+	for i := range opens {
+		wg.Go(func() { stores[i], errs[i] = Open(dir) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	var n int
+	if err := stores[0].db.QueryRow("SELECT COUNT(*) FROM AutomationJob").Scan(&n); err != nil || n != rows {
+		t.Errorf("%d rows after concurrent opens (%v), want %d", n, err, rows)
+	}
+	if got, want := indexes(t, stores[opens-1].db), []string{"IX_AutomationJob_BuDay", "UX_AutomationJob_Key"}; !slices.Equal(got, want) {
+		t.Errorf("indexes %v, want %v", got, want)
 	}
 }
