@@ -59,7 +59,9 @@ const columns = `RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId,
 
 // migrate brings the database to schemaVersion in one transaction that holds the write lock
 // from its start, so two processes opening one directory migrate it once: a new file gets
-// schema; a version-1 table is copied, every row, into a version-2 one that replaces it.
+// schema; a version-1 table (by user_version or by its primary key) is copied, every row,
+// into a version-2 one that replaces it; a version-1 key index on a version-2 table is
+// dropped.
 // Errors: a version newer than schemaVersion (a later build wrote it), or SQLite's.
 func migrate(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
@@ -86,8 +88,17 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'AutomationJob'").Scan(&tables); err != nil {
 		return err
 	}
-	steps := []string{schema}
-	if version < schemaVersion && tables == 1 {
+	// The layout, not only user_version, says whether the table is version 1: a file marked
+	// 2 can still hold a primary-key table (an old file whose mark was set by hand).
+	var keyed int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_table_info('AutomationJob') WHERE pk > 0").Scan(&keyed); err != nil {
+		return err
+	}
+	// An older build that reopens a version-2 file adds its key index back
+	// (IX_AutomationJob_Key on (SchedulerKey, StartedOn)): dropped again here, or every
+	// write would keep paying for a second random-key index.
+	steps := []string{"DROP INDEX IF EXISTS IX_AutomationJob_Key", schema}
+	if tables == 1 && (version < schemaVersion || keyed > 0) {
 		steps = []string{
 			"ALTER TABLE AutomationJob RENAME TO AutomationJob_v1",
 			"DROP INDEX IF EXISTS IX_AutomationJob_Key",

@@ -235,3 +235,47 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 		t.Errorf("indexes %v, want %v", got, want)
 	}
 }
+
+// TestOpenRepairsAVersion2FileWithTheOldLayout: a file marked version 2 whose table still
+// has the version-1 layout (a copy of an old file whose user_version was set by hand, or
+// an older build that reopened a version-2 file and added its key index back) is brought
+// to the version-2 layout: one unique key index and the day index, no primary key, no
+// version-1 index on (SchedulerKey, StartedOn), every row kept.
+func TestOpenRepairsAVersion2FileWithTheOldLayout(t *testing.T) {
+	t.Parallel()
+	for name, setup := range map[string]string{
+		"version-1 table at user_version 2": schemaV1 + "\nPRAGMA user_version = 2;",
+		"version-2 table with the old key index": schema + `
+CREATE INDEX IF NOT EXISTS IX_AutomationJob_Key ON AutomationJob (SchedulerKey, StartedOn);
+PRAGMA user_version = 2;`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			old := rawDB(t, dir)
+			if _, err := old.Exec(setup); err != nil {
+				t.Fatal(err)
+			}
+			started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+			r := trace.JobRecord{SchedulerKey: "reminder:k:g1", RowGuid: "g1", BusinessUnitID: "bu-1", AutomationType: "Reminder",
+				Attempt: 1, Version: 3, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
+			if _, err := old.Exec(insertJob, jobArgs(r)...); err != nil {
+				t.Fatal(err)
+			}
+			if err := old.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got, want := indexes(t, s.db), []string{"IX_AutomationJob_BuDay", "UX_AutomationJob_Key"}; !slices.Equal(got, want) {
+				t.Errorf("indexes %v, want %v", got, want)
+			}
+			if got, err := s.JobsByKey(t.Context(), r.SchedulerKey); err != nil || len(got) != 1 || got[0] != r {
+				t.Errorf("JobsByKey = %+v, %v; want only %+v", got, err, r)
+			}
+		})
+	}
+}
