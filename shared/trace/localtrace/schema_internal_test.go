@@ -1,6 +1,7 @@
 package localtrace
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"slices"
@@ -278,4 +279,40 @@ PRAGMA user_version = 2;`,
 			}
 		})
 	}
+}
+
+// TestOpenWaitsOutALongMigration: an Open that finds another process migrating (here a
+// transaction holding the write lock for 11 s, longer than the 10 s every other statement
+// waits for a lock) waits for it instead of failing with "database is locked": a large
+// version-1 file takes that long to copy (300,000 rows: about 2 s), and the process that
+// starts beside the migrating one must not fail to start.
+func TestOpenWaitsOutALongMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds a lock for 11 s")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	hold := rawDB(t, dir)
+	conn, err := hold.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(11 * time.Second)
+		_, _ = conn.ExecContext(context.Background(), "COMMIT")
+	}()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open while another process migrates: %v", err)
+	}
+	s.Close()
 }
