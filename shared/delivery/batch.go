@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -122,7 +121,7 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		return nil, errs, err
 	}
 	outs := make([]Outcome, len(claims))
-	g := d.newGroupCommit(outs, errs)
+	g := &groupCommit{d: d, outs: outs, errs: errs}
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -167,78 +166,22 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 // over; when no commit is running it becomes the committer and commits every outcome
 // handed over so far in one NotificationFinishMany (each item fenced by its claim's
 // Version), then again those handed over meanwhile, until none is left; a sender that
-// finds a commit running leaves its outcome to it and returns. Before each commit the
-// committer lingers while claims of the batch are not yet handed over, at most
-// Dispatcher.GroupLinger, when another send can still finish meanwhile (more than one
-// slot per channel, not InOrder). The committer keeps its channel slot while it lingers
-// and commits, and with one send at a time a sender that leaves its outcome to a running
-// commit (another channel's) keeps its slot until that outcome's group is through, so a
-// finished send is recorded before its channel's next send starts; a group is at most the
-// batch (store.MaxBatch). After a crash
-// (a fault hook's error) nothing further is committed: the outcomes still waiting are
-// dropped, as a crash would lose them.
+// finds a commit running leaves its outcome to it and returns. The committer keeps its
+// channel slot while it commits, so with one send at a time a finished send is recorded
+// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
+// After a crash (a fault hook's error) nothing further is committed: the outcomes still
+// waiting are dropped, as a crash would lose them.
 type groupCommit struct {
 	d          *Dispatcher
 	outs       []Outcome
 	errs       []error
-	linger     time.Duration // 0: the committer never waits
-	mu         sync.Mutex    // guards everything below; not held while committing
+	mu         sync.Mutex // guards everything below; not held while committing
 	committing bool
-	unhanded   int           // claims of the batch not yet handed over (started or not)
-	handed     chan struct{} // a hand-over while the committer lingers (capacity 1)
-	pending    []int         // outs indexes handed over and not yet committed
+	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
-	// oneAtATime: one send at a time per channel (ChannelConcurrency 1, or InOrder). A
-	// sender that finds a commit running then keeps its slot until its outcome's group is
-	// through (settled, signalled on settle), so its channel's next send starts after it.
-	oneAtATime bool
-	settle     *sync.Cond // on mu: a group went through, or the batch crashed
-	settled    map[int]bool
 	crashed    error
 	bad        []error
-}
-
-// newGroupCommit returns the group commit of a batch of n claims.
-func (d *Dispatcher) newGroupCommit(outs []Outcome, errs []error) *groupCommit {
-	g := &groupCommit{d: d, outs: outs, errs: errs, unhanded: len(outs), handed: make(chan struct{}, 1),
-		oneAtATime: d.InOrder || d.channelConcurrency() == 1, settled: map[int]bool{}}
-	g.settle = sync.NewCond(&g.mu)
-	if !d.InOrder && d.channelConcurrency() > 1 {
-		switch {
-		case d.GroupLinger > 0:
-			g.linger = d.GroupLinger
-		case d.GroupLinger == 0:
-			g.linger = 2 * time.Millisecond
-		}
-	}
-	return g
-}
-
-// wait lingers, without holding mu, until every claim of the batch is handed over (or the
-// batch crashed), at most g.linger.
-func (g *groupCommit) wait() {
-	if g.linger <= 0 {
-		return
-	}
-	var t *time.Timer
-	for {
-		g.mu.Lock()
-		idle := g.unhanded == 0 || g.crashed != nil
-		g.mu.Unlock()
-		if idle {
-			return
-		}
-		if t == nil {
-			t = time.NewTimer(g.linger)
-			defer t.Stop()
-		}
-		select {
-		case <-g.handed:
-		case <-t.C:
-			return
-		}
-	}
 }
 
 // crash returns the batch's crash, if any.
@@ -252,13 +195,6 @@ func (g *groupCommit) crash() error {
 // running. err is attempt's crash.
 func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.NotificationFinishParams, err error) {
 	g.mu.Lock()
-	g.unhanded--
-	if g.committing {
-		select {
-		case g.handed <- struct{}{}:
-		default:
-		}
-	}
 	g.outs[i] = o
 	switch {
 	case err != nil:
@@ -266,7 +202,6 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
-		g.settle.Broadcast()
 		g.mu.Unlock()
 		return
 	case rec == nil || g.crashed != nil:
@@ -279,12 +214,6 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	g.recs[i] = *rec
 	g.pending = append(g.pending, i)
 	if g.committing {
-		// Another channel's send is committing (with one send at a time, no send of this
-		// channel can be): it records this outcome too. With one send at a time, wait for
-		// that while keeping the slot, as a committer does.
-		for g.oneAtATime && !g.settled[i] && g.crashed == nil {
-			g.settle.Wait()
-		}
 		g.mu.Unlock()
 		return
 	}
@@ -297,14 +226,6 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 // commitPending commits the outcomes waiting; false when none was waiting (or the batch
 // crashed), and the caller is no longer the committer.
 func (g *groupCommit) commitPending(ctx context.Context) bool {
-	// Linger only with outcomes to record: with none, lingering would hold the committer's
-	// channel slot for nothing, and the sends queued for it would start a GroupLinger late.
-	g.mu.Lock()
-	waiting := len(g.pending) > 0
-	g.mu.Unlock()
-	if waiting {
-		g.wait()
-	}
 	g.mu.Lock()
 	group := g.pending
 	g.pending = nil
@@ -325,10 +246,6 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	itemErrs, cerr := g.d.Store.NotificationFinishMany(ctx, ps)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, k := range group {
-		g.settled[k] = true
-	}
-	g.settle.Broadcast()
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
 		g.bad = append(g.bad, cerr)

@@ -104,15 +104,6 @@ type Dispatcher struct {
 	// come in the order its messages came, as one by one. The replay simulator's
 	// deterministic mode; off, sends overlap (ChannelConcurrency per channel).
 	InOrder bool
-	// GroupLinger bounds how long the committer of a batch's outcomes waits for the batch's
-	// other outcomes before it records those it has (default 2 ms; negative: never waits).
-	// Sends that finish together (a fast channel) are then one group commit instead of a
-	// commit of the first and another of the rest; a slow send delays the record of the
-	// others by at most GroupLinger, far inside the claim's lease. With one send at a time
-	// (ChannelConcurrency 1 or InOrder) the committer never waits: no other send of its
-	// channel can finish while it holds its slot, and a send of another channel that
-	// finishes meanwhile keeps its own slot until the committer has recorded it.
-	GroupLinger time.Duration
 }
 
 // DispatchHooks are the dispatcher's named fault points. A non-nil error stops the attempt
