@@ -121,7 +121,8 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		return nil, errs, err
 	}
 	outs := make([]Outcome, len(claims))
-	g := &groupCommit{d: d, outs: outs, errs: errs}
+	g := &groupCommit{d: d, outs: outs, errs: errs, oneAtATime: d.InOrder || d.channelConcurrency() == 1}
+	g.settle = sync.NewCond(&g.mu)
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -167,8 +168,10 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 // handed over so far in one NotificationFinishMany (each item fenced by its claim's
 // Version), then again those handed over meanwhile, until none is left; a sender that
 // finds a commit running leaves its outcome to it and returns. The committer keeps its
-// channel slot while it commits, so with one send at a time a finished send is recorded
-// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
+// channel slot while it commits, and with one send at a time a sender that leaves its
+// outcome to a running commit (another channel's) keeps its slot until that outcome's
+// group is through, so a finished send is recorded before its channel's next send starts;
+// a group is at most the batch (store.MaxBatch).
 // After a crash (a fault hook's error) nothing further is committed: the outcomes still
 // waiting are dropped, as a crash would lose them.
 type groupCommit struct {
@@ -180,6 +183,10 @@ type groupCommit struct {
 	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
+	// oneAtATime: one send at a time per channel (ChannelConcurrency 1, or InOrder).
+	oneAtATime bool
+	settle     *sync.Cond   // on mu: a group went through (settled), or the batch crashed
+	settled    map[int]bool // outs indexes whose group went through (recorded or not)
 	crashed    error
 	bad        []error
 }
@@ -202,6 +209,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
+		g.settle.Broadcast()
 		g.mu.Unlock()
 		return
 	case rec == nil || g.crashed != nil:
@@ -214,6 +222,12 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	g.recs[i] = *rec
 	g.pending = append(g.pending, i)
 	if g.committing {
+		// Another channel's send is committing (with one send at a time, no send of this
+		// channel can be): it records this outcome too. With one send at a time, wait for
+		// that while keeping the slot, as a committer does.
+		for g.oneAtATime && !g.settled[i] && g.crashed == nil {
+			g.settle.Wait()
+		}
 		g.mu.Unlock()
 		return
 	}
@@ -246,6 +260,13 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	itemErrs, cerr := g.d.Store.NotificationFinishMany(ctx, ps)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.settled == nil {
+		g.settled = map[int]bool{}
+	}
+	for _, k := range group {
+		g.settled[k] = true
+	}
+	g.settle.Broadcast()
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
 		g.bad = append(g.bad, cerr)
