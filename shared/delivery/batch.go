@@ -121,8 +121,7 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		return nil, errs, err
 	}
 	outs := make([]Outcome, len(claims))
-	g := &groupCommit{d: d, outs: outs, errs: errs, oneAtATime: d.InOrder || d.channelConcurrency() == 1}
-	g.settle = sync.NewCond(&g.mu)
+	g := &groupCommit{d: d, outs: outs, errs: errs}
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -168,10 +167,8 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 // handed over so far in one NotificationFinishMany (each item fenced by its claim's
 // Version), then again those handed over meanwhile, until none is left; a sender that
 // finds a commit running leaves its outcome to it and returns. The committer keeps its
-// channel slot while it commits, and with one send at a time a sender that leaves its
-// outcome to a running commit (another channel's) keeps its slot until that outcome's
-// group is through, so a finished send is recorded before its channel's next send starts;
-// a group is at most the batch (store.MaxBatch).
+// channel slot while it commits, so with one send at a time a finished send is recorded
+// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
 // After a crash (a fault hook's error) nothing further is committed: the outcomes still
 // waiting are dropped, as a crash would lose them.
 type groupCommit struct {
@@ -183,12 +180,25 @@ type groupCommit struct {
 	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
-	// oneAtATime: one send at a time per channel (ChannelConcurrency 1, or InOrder).
-	oneAtATime bool
-	settle     *sync.Cond   // on mu: a group went through (settled), or the batch crashed
-	settled    map[int]bool // outs indexes whose group went through (recorded or not)
-	crashed    error
-	bad        []error
+	// With one send at a time per channel (ChannelConcurrency 1, or InOrder), a sender that
+	// leaves its outcome to a running commit (another channel's) keeps its slot until that
+	// outcome's group went through (settled), as the committer keeps its own: otherwise its
+	// channel's next send would start while it is still an unrecorded Sending claim.
+	settle  *sync.Cond   // on mu, made on first use: a group went through, or the batch crashed
+	settled map[int]bool // outs indexes whose group went through (recorded or not)
+	crashed error
+	bad     []error
+}
+
+// oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
+func (g *groupCommit) oneAtATime() bool { return g.d.InOrder || g.d.channelConcurrency() == 1 }
+
+// cond returns settle, made on first use; mu is held.
+func (g *groupCommit) cond() *sync.Cond {
+	if g.settle == nil {
+		g.settle = sync.NewCond(&g.mu)
+	}
+	return g.settle
 }
 
 // crash returns the batch's crash, if any.
@@ -209,7 +219,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
-		g.settle.Broadcast()
+		g.cond().Broadcast()
 		g.mu.Unlock()
 		return
 	case rec == nil || g.crashed != nil:
@@ -225,8 +235,8 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 		// Another channel's send is committing (with one send at a time, no send of this
 		// channel can be): it records this outcome too. With one send at a time, wait for
 		// that while keeping the slot, as a committer does.
-		for g.oneAtATime && !g.settled[i] && g.crashed == nil {
-			g.settle.Wait()
+		for g.oneAtATime() && !g.settled[i] && g.crashed == nil {
+			g.cond().Wait()
 		}
 		g.mu.Unlock()
 		return
@@ -266,7 +276,7 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	for _, k := range group {
 		g.settled[k] = true
 	}
-	g.settle.Broadcast()
+	g.cond().Broadcast()
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
 		g.bad = append(g.bad, cerr)
