@@ -180,14 +180,15 @@ type groupCommit struct {
 	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
+	crashed    error
+	bad        []error
+
 	// With one send at a time per channel (ChannelConcurrency 1, or InOrder), a sender that
 	// leaves its outcome to a running commit (another channel's) keeps its slot until that
 	// outcome's group went through (settled), as the committer keeps its own: otherwise its
 	// channel's next send would start while it is still an unrecorded Sending claim.
 	settle  *sync.Cond   // on mu, made on first use: a group went through, or the batch crashed
 	settled map[int]bool // outs indexes whose group went through (recorded or not)
-	crashed error
-	bad     []error
 }
 
 // oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
