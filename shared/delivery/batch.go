@@ -191,17 +191,6 @@ type groupCommit struct {
 	settled map[int]bool // outs indexes whose group went through (recorded or not)
 }
 
-// oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
-func (g *groupCommit) oneAtATime() bool { return g.d.InOrder || g.d.channelConcurrency() == 1 }
-
-// cond returns settle, made on first use; mu is held.
-func (g *groupCommit) cond() *sync.Cond {
-	if g.settle == nil {
-		g.settle = sync.NewCond(&g.mu)
-	}
-	return g.settle
-}
-
 // crash returns the batch's crash, if any.
 func (g *groupCommit) crash() error {
 	g.mu.Lock()
@@ -311,6 +300,17 @@ func (d *Dispatcher) channelConcurrency() int {
 		return d.ChannelConcurrency
 	}
 	return 4
+}
+
+// oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
+func (g *groupCommit) oneAtATime() bool { return g.d.InOrder || g.d.channelConcurrency() == 1 }
+
+// cond returns settle, made on first use; mu is held.
+func (g *groupCommit) cond() *sync.Cond {
+	if g.settle == nil {
+		g.settle = sync.NewCond(&g.mu)
+	}
+	return g.settle
 }
 
 // templateScope holds the templates one batch read, by (key, business unit): the latest
