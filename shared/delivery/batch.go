@@ -180,15 +180,10 @@ type groupCommit struct {
 	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
+	settle     *sync.Cond   // on mu, made on first use (cond): a group went through, or a crash
+	settled    map[int]bool // outs indexes whose group went through (recorded or not)
 	crashed    error
 	bad        []error
-
-	// With one send at a time per channel (ChannelConcurrency 1, or InOrder), a sender that
-	// leaves its outcome to a running commit (another channel's) keeps its slot until that
-	// outcome's group went through (settled), as the committer keeps its own: otherwise its
-	// channel's next send would start while it is still an unrecorded Sending claim.
-	settle  *sync.Cond   // on mu, made on first use: a group went through, or the batch crashed
-	settled map[int]bool // outs indexes whose group went through (recorded or not)
 }
 
 // crash returns the batch's crash, if any.
@@ -223,8 +218,10 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	g.pending = append(g.pending, i)
 	if g.committing {
 		// Another channel's send is committing (with one send at a time, no send of this
-		// channel can be): it records this outcome too. With one send at a time, wait for
-		// that while keeping the slot, as a committer does.
+		// channel can be): it records this outcome too. With one send at a time, wait until
+		// its group went through while keeping the slot, as the committer keeps its own:
+		// otherwise this channel's next send would start while this outcome is still an
+		// unrecorded Sending claim.
 		for g.oneAtATime() && !g.settled[i] && g.crashed == nil {
 			g.cond().Wait()
 		}
