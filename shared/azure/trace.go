@@ -109,10 +109,11 @@ type TraceOptions struct {
 //   - The identity entity records where the two index entities of one (RowGuid, Attempt,
 //     Version) were written. A rewrite that changes StartedOn, SchedulerKey or
 //     BusinessUnitID (which move the index entities) deletes the old ones, so the table
-//     keeps the contract "same (RowGuid, Attempt, Version) overwrites" exactly as the local
-//     store's primary key does. It is written last, with optimistic concurrency (ETag), and
-//     retries converge: a crash leaves at most a stale index entity that the next write of
-//     the same attempt removes. It also finds every attempt of one row with one partition
+//     keeps the contract "same (RowGuid, Attempt, Version) overwrites" even for a writer
+//     that changed the key (every writer derives a RowGuid from one SchedulerKey, and the
+//     local store relies on that: trace.Writer). It is written last, with optimistic
+//     concurrency (ETag), and retries converge: a crash leaves at most a stale index
+//     entity that the next write of the same attempt removes. It also finds every attempt of one row with one partition
 //     read, should support need that.
 //
 // Entity group transactions cannot span partitions, so WriteJob (one entity per partition)

@@ -180,6 +180,8 @@ type groupCommit struct {
 	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
+	settle     *sync.Cond   // on mu, made on first use (cond): a group went through, or a crash
+	settled    map[int]bool // outs indexes whose group went through (recorded or not)
 	crashed    error
 	bad        []error
 }
@@ -202,6 +204,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
+		g.cond().Broadcast()
 		g.mu.Unlock()
 		return
 	case rec == nil || g.crashed != nil:
@@ -214,6 +217,14 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	g.recs[i] = *rec
 	g.pending = append(g.pending, i)
 	if g.committing {
+		// Another channel's send is committing (with one send at a time, no send of this
+		// channel can be): it records this outcome too. With one send at a time, wait until
+		// its group went through while keeping the slot, as the committer keeps its own:
+		// otherwise this channel's next send would start while this outcome is still an
+		// unrecorded Sending claim.
+		for g.oneAtATime() && !g.settled[i] && g.crashed == nil {
+			g.cond().Wait()
+		}
 		g.mu.Unlock()
 		return
 	}
@@ -246,6 +257,13 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	itemErrs, cerr := g.d.Store.NotificationFinishMany(ctx, ps)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.settled == nil {
+		g.settled = map[int]bool{}
+	}
+	for _, k := range group {
+		g.settled[k] = true
+	}
+	g.cond().Broadcast()
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
 		g.bad = append(g.bad, cerr)
@@ -279,6 +297,17 @@ func (d *Dispatcher) channelConcurrency() int {
 		return d.ChannelConcurrency
 	}
 	return 4
+}
+
+// oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
+func (g *groupCommit) oneAtATime() bool { return g.d.InOrder || g.d.channelConcurrency() == 1 }
+
+// cond returns settle, made on first use; mu is held.
+func (g *groupCommit) cond() *sync.Cond {
+	if g.settle == nil {
+		g.settle = sync.NewCond(&g.mu)
+	}
+	return g.settle
 }
 
 // templateScope holds the templates one batch read, by (key, business unit): the latest

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,5 +67,82 @@ func TestFinishedSendsAreRecordedWhileAnotherSendRuns(t *testing.T) {
 	}
 	if j := e.job(t, keys[0]); j.Status != store.NotificationSent {
 		t.Errorf("the slow job is %s after its send returned, want Sent", j.Status)
+	}
+}
+
+// gatedStore holds the first NotificationFinishMany back: it closes entered, then waits
+// for release (or a second), so a test can finish other sends while a commit runs.
+type gatedStore struct {
+	delivery.DispatchStore
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (g *gatedStore) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
+	g.once.Do(func() {
+		close(g.entered)
+		select {
+		case <-g.release:
+		case <-time.After(time.Second):
+		}
+	})
+	return g.DispatchStore.NotificationFinishMany(ctx, ps)
+}
+
+// orderChannel is channel b of TestOneSendAtATimeAcrossChannels: the send of first waits
+// until a commit of the batch runs; every later send notes the status first had when it
+// started.
+type orderChannel struct {
+	testChannel
+	e           *env
+	t           *testing.T
+	first       string
+	commitRuns  chan struct{}
+	mu          sync.Mutex
+	firstStatus []store.NotificationStatus
+}
+
+func (c *orderChannel) Send(ctx context.Context, m delivery.Message) (string, error) {
+	if m.DeliveryKey == c.first {
+		<-c.commitRuns
+	} else {
+		st := c.e.job(c.t, c.first).Status
+		c.mu.Lock()
+		c.firstStatus = append(c.firstStatus, st)
+		c.mu.Unlock()
+	}
+	return c.testChannel.Send(ctx, m)
+}
+
+// TestOneSendAtATimeAcrossChannels: with one send at a time per channel
+// (ChannelConcurrency 1), a finished send is recorded before its channel's next send
+// starts, also when another channel's send is committing at the moment it finishes. Here
+// channel a's send commits (held back by the store) when channel b's first send finishes:
+// before the fix b's first outcome was left to a's committer and b's slot let go at once,
+// so b's second send started while b's first was still an unrecorded Sending claim.
+func TestOneSendAtATimeAcrossChannels(t *testing.T) {
+	t.Parallel()
+	p := &provider{}
+	b := &orderChannel{testChannel: testChannel{p: p}, commitRuns: make(chan struct{})}
+	e := newEnv(t, map[string]delivery.Channel{"a": &testChannel{p: p}, "b": b})
+	gs := &gatedStore{DispatchStore: e.st, entered: b.commitRuns, release: make(chan struct{})}
+	e.disp.Store, e.disp.ChannelConcurrency = gs, 1
+	b.e, b.t = e, t
+	ka := queueN(t, e, "a", 1)
+	kb := queueN(t, e, "b", 2)
+	b.first = kb[0]
+	msgs := []bus.Message{dispatchMsg(ka[0]), dispatchMsg(kb[0]), dispatchMsg(kb[1])}
+	for i, err := range e.disp.HandleBatch(context.Background(), msgs) {
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	if len(b.firstStatus) != 1 || b.firstStatus[0] != store.NotificationSent {
+		t.Errorf("channel b's first delivery was %v when its next send started, want Sent", b.firstStatus)
+	}
+	for _, k := range append(ka, kb...) {
+		if j := e.job(t, k); j.Status != store.NotificationSent {
+			t.Errorf("job %s is %s, want Sent", k, j.Status)
+		}
 	}
 }

@@ -50,7 +50,11 @@ type JobRecord struct {
 // Writer stores trace rows and diagnostics blobs.
 type Writer interface {
 	// WriteJob stores one trace row. Writing the same (RowGuid, Attempt, Version) twice
-	// overwrites (idempotent under retries).
+	// overwrites (idempotent under retries). A RowGuid always comes with the same
+	// SchedulerKey: a scheduler row's Guid is derived from its key (store.RowGuid), a
+	// dead-letter record's RowGuid and key both from its function and message id. A store
+	// may key rows by (SchedulerKey, RowGuid, Attempt, Version) (the local store does), so a
+	// rewrite under another SchedulerKey is a second row there.
 	WriteJob(ctx context.Context, r JobRecord) error
 	// PutBlob stores a diagnostics blob under name (overwrites).
 	PutBlob(ctx context.Context, name string, data []byte) error

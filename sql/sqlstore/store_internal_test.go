@@ -340,3 +340,99 @@ func TestMultiRowSizes(t *testing.T) {
 		s.mu.Unlock()
 	}
 }
+
+// TestMultiRowOrderAcrossStatements: a batch split into several statements (99 rows: 64,
+// 32, 2, 1) keeps the order a multi-row INSERT … ORDER BY the row's ordinal gives within
+// one statement (OutboxInsertMany, NotificationInsertMany): the statements run in row order,
+// so ids ascend with the ordinal across the whole batch, and each row's own values land with it.
+func TestMultiRowOrderAcrossStatements(t *testing.T) {
+	t.Parallel()
+	const q = "INSERT INTO T (Ord, V) SELECT column1, column2 FROM (VALUES /*row*/(@Ord, @V)/*end*/) ORDER BY column1;"
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE T (Id INTEGER PRIMARY KEY AUTOINCREMENT, Batch INTEGER, Ord INTEGER, V TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	s := New(db, &Queries{byName: map[string]string{"TMany": q}}, Dialect{Name: "test", PositionalRows: true}, nil)
+	if err := s.PrepareAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{99, 100, 163, 255} {
+		rows := make([]map[string]any, n)
+		for i := range rows {
+			rows[i] = map[string]any{"Ord": i, "V": "v" + strings.Repeat("x", i%5)}
+		}
+		if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.execRows(ctx, tx, "TMany", rows) }); err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		rs, err := db.QueryContext(ctx, "SELECT Ord, V FROM T WHERE Batch IS NULL ORDER BY Id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for rs.Next() {
+			var ord int
+			var v string
+			if err := rs.Scan(&ord, &v); err != nil {
+				t.Fatal(err)
+			}
+			if ord != i || v != rows[i]["V"] {
+				t.Fatalf("%d rows: row %d in id order is (%d, %q), want (%d, %q)", n, i, ord, v, i, rows[i]["V"])
+			}
+			i++
+		}
+		rs.Close()
+		if i != n {
+			t.Fatalf("%d rows: %d written", n, i)
+		}
+		if _, err := db.ExecContext(ctx, "UPDATE T SET Batch = ? WHERE Batch IS NULL", n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMultiRowWithoutPrepareAll: a store built without PrepareAll runs a batch of every
+// split (statements prepared on the transaction's connection, one connection in the pool:
+// no wait on the pool while the transaction holds it) and keeps none of them: its
+// statement cache does not grow with the sizes a batch happened to split into.
+func TestMultiRowWithoutPrepareAll(t *testing.T) {
+	t.Parallel()
+	const q = "INSERT INTO T (A, B) SELECT column1, column2 FROM (VALUES /*row*/(@A, @B)/*end*/);"
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE T (A INTEGER, B INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	s := New(db, &Queries{byName: map[string]string{"TMany": q}}, Dialect{Name: "test", PositionalRows: true}, nil)
+	total := 0
+	for _, n := range []int{1, 3, 99, 100, 231} {
+		rows := make([]map[string]any, n)
+		for i := range rows {
+			rows[i] = map[string]any{"A": n, "B": i}
+		}
+		if err := s.inTx(ctx, func(tx *sql.Tx) error { return s.execRows(ctx, tx, "TMany", rows) }); err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		total += n
+	}
+	var got int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM T").Scan(&got); err != nil || got != total {
+		t.Fatalf("%d rows written (%v), want %d", got, err, total)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.stmts) != 0 {
+		t.Errorf("%d statements cached by a store built without PrepareAll, want 0", len(s.stmts))
+	}
+}

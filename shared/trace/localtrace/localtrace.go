@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,7 +60,9 @@ const columns = `RowGuid, Attempt, Version, SchedulerKey, RowId, BusinessUnitId,
 
 // migrate brings the database to schemaVersion in one transaction that holds the write lock
 // from its start, so two processes opening one directory migrate it once: a new file gets
-// schema; a version-1 table is copied, every row, into a version-2 one that replaces it.
+// schema; a version-1 table (by user_version or by its primary key) is copied, every row,
+// into a version-2 one that replaces it; a version-1 key index on a version-2 table is
+// dropped.
 // Errors: a version newer than schemaVersion (a later build wrote it), or SQLite's.
 func migrate(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
@@ -67,6 +70,13 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer conn.Close()
+	// Another process may be migrating a large file (about 7 µs per row: a million rows take
+	// longer than busyTimeout): wait up to migrateBusyTimeout for its lock, then give the
+	// connection back to the pool with the usual bound.
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", migrateBusyTimeout.Milliseconds())); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
@@ -86,8 +96,17 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'AutomationJob'").Scan(&tables); err != nil {
 		return err
 	}
-	steps := []string{schema}
-	if version < schemaVersion && tables == 1 {
+	// The layout, not only user_version, says whether the table is version 1: a file marked
+	// 2 can still hold a primary-key table (an old file whose mark was set by hand).
+	var keyed int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_table_info('AutomationJob') WHERE pk > 0").Scan(&keyed); err != nil {
+		return err
+	}
+	// An older build that reopens a version-2 file adds its key index back
+	// (IX_AutomationJob_Key on (SchedulerKey, StartedOn)): dropped again here, or every
+	// write would keep paying for a second random-key index.
+	steps := []string{"DROP INDEX IF EXISTS IX_AutomationJob_Key", schema}
+	if tables == 1 && (version < schemaVersion || keyed > 0) {
 		steps = []string{
 			"ALTER TABLE AutomationJob RENAME TO AutomationJob_v1",
 			"DROP INDEX IF EXISTS IX_AutomationJob_Key",
@@ -110,6 +129,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// busyTimeout is how long a statement waits for another connection's lock (SQLite's
+// busy_timeout, set on every connection); migrateBusyTimeout is the migration's wait for
+// another process's migration, which can hold the lock far longer.
+const (
+	busyTimeout        = 10 * time.Second
+	migrateBusyTimeout = 10 * time.Minute
+)
+
 // Open opens (creating) the local trace store under dir.
 func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
@@ -120,7 +147,7 @@ func Open(dir string) (*Store, error) {
 	// version 2), and a checkpoint every 1,000 pages wrote most of them into the file again
 	// for every batch. W1 at 100,000 rows: 160 -> 135-141 CPU-µs per row for the whole process
 	// (docs/performance.md, "Checkpoints with a rest between them").
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(10000)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(10000)")
 	if err != nil {
 		return nil, fmt.Errorf("localtrace: %w", err)
 	}

@@ -1,10 +1,12 @@
 package localtrace
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,4 +182,137 @@ func TestReadsSeekIndexes(t *testing.T) {
 			t.Errorf("plan of %s: %s; want %s", q, joined, want)
 		}
 	}
+}
+
+// TestConcurrentOpensMigrateOnce: stores opening one version-1 directory at once (two
+// processes starting together) all open it; the migration runs once (BEGIN IMMEDIATE: the
+// others wait, then find version 2), and every row is there once, with the version-2 layout.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := rawDB(t, dir)
+	if _, err := old.Exec(schemaV1); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 3000
+	tx, err := old.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+	for i := range rows {
+		g := "g" + strings.Repeat("x", i%7) + time.Duration(i).String()
+		r := trace.JobRecord{SchedulerKey: "reminder:k:" + g, RowGuid: g, BusinessUnitID: "bu-1", AutomationType: "Reminder",
+			Attempt: 1, Version: 1, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
+		if _, err := tx.Exec(insertJob, jobArgs(r)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const opens = 4
+	stores := make([]*Store, opens)
+	errs := make([]error, opens)
+	var wg sync.WaitGroup
+	for i := range opens {
+		wg.Go(func() { stores[i], errs[i] = Open(dir) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	var n int
+	if err := stores[0].db.QueryRow("SELECT COUNT(*) FROM AutomationJob").Scan(&n); err != nil || n != rows {
+		t.Errorf("%d rows after concurrent opens (%v), want %d", n, err, rows)
+	}
+	if got, want := indexes(t, stores[opens-1].db), []string{"IX_AutomationJob_BuDay", "UX_AutomationJob_Key"}; !slices.Equal(got, want) {
+		t.Errorf("indexes %v, want %v", got, want)
+	}
+}
+
+// TestOpenRepairsAVersion2FileWithTheOldLayout: a file marked version 2 whose table still
+// has the version-1 layout (a copy of an old file whose user_version was set by hand, or
+// an older build that reopened a version-2 file and added its key index back) is brought
+// to the version-2 layout: one unique key index and the day index, no primary key, no
+// version-1 index on (SchedulerKey, StartedOn), every row kept.
+func TestOpenRepairsAVersion2FileWithTheOldLayout(t *testing.T) {
+	t.Parallel()
+	for name, setup := range map[string]string{
+		"version-1 table at user_version 2": schemaV1 + "\nPRAGMA user_version = 2;",
+		"version-2 table with the old key index": schema + `
+CREATE INDEX IF NOT EXISTS IX_AutomationJob_Key ON AutomationJob (SchedulerKey, StartedOn);
+PRAGMA user_version = 2;`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			old := rawDB(t, dir)
+			if _, err := old.Exec(setup); err != nil {
+				t.Fatal(err)
+			}
+			started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+			r := trace.JobRecord{SchedulerKey: "reminder:k:g1", RowGuid: "g1", BusinessUnitID: "bu-1", AutomationType: "Reminder",
+				Attempt: 1, Version: 3, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
+			if _, err := old.Exec(insertJob, jobArgs(r)...); err != nil {
+				t.Fatal(err)
+			}
+			if err := old.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got, want := indexes(t, s.db), []string{"IX_AutomationJob_BuDay", "UX_AutomationJob_Key"}; !slices.Equal(got, want) {
+				t.Errorf("indexes %v, want %v", got, want)
+			}
+			if got, err := s.JobsByKey(t.Context(), r.SchedulerKey); err != nil || len(got) != 1 || got[0] != r {
+				t.Errorf("JobsByKey = %+v, %v; want only %+v", got, err, r)
+			}
+		})
+	}
+}
+
+// TestOpenWaitsOutALongMigration: an Open that finds another process migrating (here a
+// transaction holding the write lock for 11 s, longer than the 10 s every other statement
+// waits for a lock) waits for it instead of failing with "database is locked": a large
+// version-1 file takes that long to copy (300,000 rows: about 2 s), and the process that
+// starts beside the migrating one must not fail to start.
+func TestOpenWaitsOutALongMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds a lock for 11 s")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	first, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	hold := rawDB(t, dir)
+	conn, err := hold.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(11 * time.Second)
+		_, _ = conn.ExecContext(context.Background(), "COMMIT")
+	}()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatalf("Open while another process migrates: %v", err)
+	}
+	s.Close()
 }
