@@ -214,8 +214,11 @@ func TestCrashMidBatchThenRedeliveryDoesNotSendTwice(t *testing.T) {
 		t.Fatalf("%d invocations, answers %v; want one of %d that failed", len(e.batches), e.answers, n)
 	}
 	before := e.sends(t)
-	if len(before) < crashAt || len(before) >= n {
-		t.Fatalf("%d deliveries sent before the crash answer, want %d to %d", len(before), crashAt, n-1)
+	// At least the sends up to the crash; all n only when the other slots ran every send left
+	// between the crash hook's return and the batch recording it (a goroutine paused there on
+	// a loaded machine: seen once in 30 runs).
+	if len(before) < crashAt || len(before) > n {
+		t.Fatalf("%d deliveries sent before the crash answer, want %d to %d", len(before), crashAt, n)
 	}
 	// Past the claims' lease (and the bus's retry delay): the batch comes again.
 	e.clock.Advance(3 * time.Minute)
