@@ -285,7 +285,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		// The in-process bus retries a failed message with growing delays (not ten times in a
 		// millisecond) and records what it finally gives up on.
 		r.Memory = bus.NewMemory(&bus.MemoryOptions{RetryDelay: time.Second, MaxRetryDelay: time.Minute,
-			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log)})
+			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log), AfterDrain: r.flushSettled(o.Log)})
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
@@ -487,6 +487,16 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.closers = append(r.closers, flushCloser(poller, closeFlushTimeout, log))
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
 		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
+	if r.Memory != nil {
+		// Marks of messages the bus settled since its last drain: written before the store
+		// closes (otherwise their rows are published again after their leases expire).
+		relay := r.Relay
+		r.closers = append(r.closers, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), closeFlushTimeout)
+			defer cancel()
+			return relay.FlushSettled(ctx)
+		})
+	}
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
@@ -558,7 +568,24 @@ func (r *Runtime) settled(log *slog.Logger) func(context.Context, bus.Message) {
 			return
 		}
 		if err := r.Relay.Settled(ctx, m.ID); err != nil {
-			log.Warn("outbox row not marked after settlement; retried", "messageId", m.ID, "error", err)
+			log.Warn("outbox rows not marked after settlement; retried", "messageId", m.ID, "error", err)
+		}
+	}
+}
+
+// flushSettled marks the rows of the messages the in-process bus settled during a drain,
+// in one transaction (delivery.Relay.FlushSettled); a failed mark is retried at the next
+// drain or relay run.
+func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func(ctx context.Context) {
+		if r.Relay == nil {
+			return
+		}
+		if err := r.Relay.FlushSettled(ctx); err != nil {
+			log.Warn("outbox rows not marked after settlement; retried", "error", err)
 		}
 	}
 }

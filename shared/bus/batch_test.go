@@ -107,3 +107,27 @@ func TestMemoryBatchFailureSettlesEachMessage(t *testing.T) {
 		t.Fatalf("permanent: %d deliveries, dead-lettered %v", n, dead)
 	}
 }
+
+// AfterDrain runs once when a Drain that delivered something returns, after every message
+// of it was settled (so a consumer can write the drain's settlements at once), and not for
+// a Drain that found nothing to deliver.
+func TestMemoryAfterDrain(t *testing.T) {
+	t.Parallel()
+	var settled []string
+	var flushes [][]string
+	b := bus.NewMemory(&bus.MemoryOptions{
+		OnSettled:  func(_ context.Context, m bus.Message) { settled = append(settled, m.ID) },
+		AfterDrain: func(context.Context) { flushes = append(flushes, append([]string(nil), settled...)) },
+	})
+	b.SubscribeBatch("q", 2, func(context.Context, []bus.Message) error { return nil })
+	if n, err := b.Drain(context.Background(), 0); err != nil || n != 0 || len(flushes) != 0 {
+		t.Fatalf("an empty Drain: %d, %v, %d AfterDrain calls", n, err, len(flushes))
+	}
+	publishN(t, b, "q", "a", "b", "c")
+	if n, err := b.Drain(context.Background(), 0); err != nil || n != 3 {
+		t.Fatalf("Drain = %d, %v", n, err)
+	}
+	if len(flushes) != 1 || len(flushes[0]) != 3 {
+		t.Fatalf("AfterDrain calls %v, want one after all 3 settled", flushes)
+	}
+}

@@ -74,6 +74,11 @@ type MemoryOptions struct {
 	// so the embedded runtime's outbox relay keeps each row unpublished until this call
 	// (delivery.Relay.MarkOnSettle): the outbox row is the message's durable copy.
 	OnSettled func(ctx context.Context, m Message)
+	// AfterDrain, when set, is called (outside the bus lock, with Drain's context) when a
+	// Drain that delivered at least one message returns, so a consumer of OnSettled that
+	// gathers the settled messages writes them once per drain (delivery.Relay.FlushSettled)
+	// instead of once per message.
+	AfterDrain func(ctx context.Context)
 }
 
 // batchConsumer is a destination's batch handler and the most messages it takes at once.
@@ -109,7 +114,7 @@ var _ Publisher = (*Memory)(nil)
 func NewMemory(opts *MemoryOptions) *Memory {
 	o := MemoryOptions{MaxQueueLength: 10000, MaxDeliveryCount: 10, DuplicateWindow: 10000, MaxRetryDelay: time.Minute, MaxDeadLetters: 1000}
 	if opts != nil {
-		o.RetryDelay, o.Now, o.OnDeadLetter, o.OnSettled = opts.RetryDelay, opts.Now, opts.OnDeadLetter, opts.OnSettled
+		o.RetryDelay, o.Now, o.OnDeadLetter, o.OnSettled, o.AfterDrain = opts.RetryDelay, opts.Now, opts.OnDeadLetter, opts.OnSettled, opts.AfterDrain
 		if opts.MaxRetryDelay > 0 {
 			o.MaxRetryDelay = opts.MaxRetryDelay
 		}
@@ -217,6 +222,13 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 // its own DeliveryCount. It returns the number of deliveries made.
 func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 	n := 0
+	if b.opts.AfterDrain != nil {
+		defer func() {
+			if n > 0 {
+				b.opts.AfterDrain(ctx)
+			}
+		}()
+	}
 	for limit <= 0 || n < limit {
 		if err := ctx.Err(); err != nil {
 			return n, err

@@ -117,14 +117,17 @@ type Relay struct {
 	// MarkOnSettle is for a publisher that is not durable (the embedded runtime's in-process
 	// bus, which loses what it holds when the process stops, where Service Bus keeps every
 	// message it accepted): the relay then leaves a published row unpublished, under its
-	// lease, until the bus settles the message and calls Settled. A crash in between leaves
-	// the row to the next relay once the lease expires, which publishes it again with the
-	// same MessageId: at-least-once, as on Service Bus, and every consumer is idempotent.
+	// lease, until the bus settles the message and calls Settled, and marks the settled rows
+	// together (FlushSettled: after each bus drain, at the start of RunOnce, and as soon as
+	// store.MaxBatch of them wait): one transaction per drain, not one per message. A crash
+	// before the mark leaves the row to the next relay once the lease expires, which
+	// publishes it again with the same MessageId: at-least-once, as on Service Bus, and
+	// every consumer is idempotent.
 	MarkOnSettle bool
 
 	mu       sync.Mutex
 	inflight map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	unmarked []int64          // settled rows whose mark failed; marked at the next RunOnce
+	settled  []int64          // settled rows not yet marked (FlushSettled); at most store.MaxBatch
 }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
@@ -142,6 +145,11 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if batch == 0 {
 		batch = 100
 	}
+	// Settled rows first: one whose lease ran out while its mark waited is not leased and
+	// published again.
+	if err := r.FlushSettled(ctx); err != nil {
+		return 0, err
+	}
 	leased, isLeased := r.Store.(store.OutboxLeaseStore)
 	var msgs []store.OutboxMessage
 	var err error
@@ -155,9 +163,6 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
 	}
 	if err != nil {
-		return 0, err
-	}
-	if err := r.markUnmarked(ctx); err != nil {
 		return 0, err
 	}
 	var done []int64
@@ -201,24 +206,46 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	return len(done), pubErr
 }
 
-// Settled marks published the outbox row of a message the (non-durable) bus settled: its
-// handler completed it or it was dead-lettered (bus.MemoryOptions.OnSettled). A message the
-// relay did not publish in this process is ignored. A failed mark is kept and retried at
-// the next RunOnce; if the process stops first, the row's lease expires and the message is
-// published again (the consumers are idempotent). Errors: the store's.
+// Settled notes that the (non-durable) bus settled a message the relay published in this
+// process (its handler completed it or it was dead-lettered: bus.MemoryOptions.OnSettled);
+// its outbox row is marked published by the next FlushSettled, which the embedded runtime
+// calls after each bus drain (bus.MemoryOptions.AfterDrain), RunOnce calls before it leases,
+// and Settled calls itself once store.MaxBatch rows wait. A message the relay did not
+// publish in this process is ignored. If the process stops before the mark, the row's lease
+// expires and the message is published again (the consumers are idempotent). Errors: the
+// store's, from a flush it ran (the rows stay waiting for the next).
 func (r *Relay) Settled(ctx context.Context, messageID string) error {
 	r.mu.Lock()
 	id, ok := r.inflight[messageID]
 	delete(r.inflight, messageID)
+	if ok {
+		r.settled = append(r.settled, id)
+	}
+	full := len(r.settled) >= store.MaxBatch
 	r.mu.Unlock()
-	if !ok {
+	if !full {
 		return nil
 	}
-	if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: []int64{id}, Now: r.Clock.Now()}); err != nil {
-		r.mu.Lock()
-		r.unmarked = append(r.unmarked, id)
-		r.mu.Unlock()
-		return fmt.Errorf("outbox relay: mark settled %s: %w", messageID, err)
+	return r.FlushSettled(ctx)
+}
+
+// FlushSettled marks published the rows of the messages settled since the last flush
+// (Settled), store.MaxBatch rows per transaction (one, unless earlier flushes failed).
+// Rows whose mark failed wait for the next flush. Errors: the store's.
+func (r *Relay) FlushSettled(ctx context.Context) error {
+	r.mu.Lock()
+	ids := r.settled
+	r.settled = nil
+	r.mu.Unlock()
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), store.MaxBatch)]
+		if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: chunk, Now: r.Clock.Now()}); err != nil {
+			r.mu.Lock()
+			r.settled = append(ids, r.settled...)
+			r.mu.Unlock()
+			return fmt.Errorf("outbox relay: mark %d settled messages: %w", len(ids), err)
+		}
+		ids = ids[len(chunk):]
 	}
 	return nil
 }
@@ -236,24 +263,6 @@ func (r *Relay) untrack(messageID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.inflight, messageID)
-}
-
-// markUnmarked retries the marks Settled could not write.
-func (r *Relay) markUnmarked(ctx context.Context) error {
-	r.mu.Lock()
-	ids := r.unmarked
-	r.unmarked = nil
-	r.mu.Unlock()
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
-		r.mu.Lock()
-		r.unmarked = append(r.unmarked, ids...)
-		r.mu.Unlock()
-		return fmt.Errorf("outbox relay: mark settled: %w", err)
-	}
-	return nil
 }
 
 // retryDelay is the wait after a row's (attempts+1)-th failed publish.

@@ -167,6 +167,10 @@ func TestRelayMarkOnSettleRepublishesWhatTheBusLost(t *testing.T) {
 			if err := r.Settled(ctx, m.ID); err != nil {
 				t.Error(err)
 			}
+		}, AfterDrain: func(ctx context.Context) {
+			if err := r.FlushSettled(ctx); err != nil {
+				t.Error(err)
+			}
 		}})
 		b.Subscribe("q", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
 		r.Publisher = b
@@ -206,5 +210,106 @@ func TestRelayMarkOnSettleRepublishesWhatTheBusLost(t *testing.T) {
 	}
 	if n := unpublished(); n != 0 {
 		t.Fatalf("%d rows left unpublished after their messages were settled", n)
+	}
+}
+
+type leasingStore interface {
+	store.DeliveryStore
+	store.OutboxLeaseStore
+}
+
+// markCounter counts the relay's OutboxMarkPublished calls and the rows they mark; it keeps
+// the store's leases (without them the relay lists every unpublished row each run).
+type markCounter struct {
+	leasingStore
+	mu          sync.Mutex
+	calls, rows int
+}
+
+func (m *markCounter) OutboxMarkPublished(ctx context.Context, p store.OutboxMarkPublishedParams) error {
+	m.mu.Lock()
+	m.calls++
+	m.rows += len(p.IDs)
+	m.mu.Unlock()
+	return m.leasingStore.OutboxMarkPublished(ctx, p)
+}
+
+var _ store.OutboxLeaseStore = (*markCounter)(nil)
+
+// TestRelayMarksADrainsSettledMessagesTogether: on the in-process bus the rows of the
+// messages one drain settled are marked together, after the drain (AfterDrain →
+// FlushSettled) and as soon as store.MaxBatch of them wait, not one transaction per
+// message: 1,500 messages settled in one drain are two marks (1,000, then 500), where each
+// was a transaction of its own before. Every row ends published, each message handled once.
+func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	const execs, per = 15, 100
+	for e := range execs {
+		exe := fmt.Sprintf("cx-%d", e)
+		var msgs []store.OutboxMessage
+		for i := range per {
+			msgs = append(msgs, store.OutboxMessage{MessageID: fmt.Sprintf("%s-%d", exe, i), Destination: "q", Body: []byte("{}")})
+		}
+		if _, err := st.CampaignStart(ctx, store.CampaignStartParams{
+			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
+			Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
+			Outbox:    msgs,
+			Now:       clock.Now(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marks := &markCounter{leasingStore: st}
+	r := &delivery.Relay{Store: marks, Clock: clock, Batch: store.MaxBatch, MarkOnSettle: true}
+	b := bus.NewMemory(&bus.MemoryOptions{MaxQueueLength: 2 * execs * per, OnSettled: func(ctx context.Context, m bus.Message) {
+		if err := r.Settled(ctx, m.ID); err != nil {
+			t.Error(err)
+		}
+	}, AfterDrain: func(ctx context.Context) {
+		if err := r.FlushSettled(ctx); err != nil {
+			t.Error(err)
+		}
+	}})
+	handled := map[string]int{}
+	b.Subscribe("q", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
+	r.Publisher = b
+	published := 0
+	for {
+		n, err := r.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		published += n
+	}
+	if published != execs*per || marks.calls != 0 {
+		t.Fatalf("published %d (want %d), %d marks before the bus delivered anything", published, execs*per, marks.calls)
+	}
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if marks.calls != 2 || marks.rows != execs*per {
+		t.Fatalf("%d mark transactions for %d rows, want 2 for %d", marks.calls, marks.rows, execs*per)
+	}
+	left, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10})
+	if err != nil || len(left) != 0 {
+		t.Fatalf("%d rows left unpublished (%v)", len(left), err)
+	}
+	for id, n := range handled {
+		if n != 1 {
+			t.Fatalf("message %s handled %d times", id, n)
+		}
+	}
+	if len(handled) != execs*per {
+		t.Fatalf("%d messages handled, want %d", len(handled), execs*per)
 	}
 }
