@@ -422,7 +422,7 @@ func (s *Store) OutboxMarkPublished(ctx context.Context, p store.OutboxMarkPubli
 	case 0:
 		return nil
 	case 1:
-		// One id (the embedded relay marks each message as the bus settles it): the
+		// One id (a relay run that published one message, or a drain that settled one): the
 		// prepared single-row statement.
 		return s.inTx(ctx, func(tx *sql.Tx) error {
 			if _, err := s.exec(ctx, tx, "OutboxMarkPublished", sql.Named("Now", s.tm(p.Now)), sql.Named("Id", p.IDs[0])); err != nil {
