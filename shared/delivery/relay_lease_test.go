@@ -14,7 +14,33 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
+
+// relayStore opens a SQLite store for the relay tests and their clock.
+func relayStore(t *testing.T) (*sqlstore.Store, *automation.ManualClock) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// startWithOutbox starts the campaign execution exe with the outbox messages msgs (a
+// transaction that writes outbox rows, as every producer's does).
+func startWithOutbox(t *testing.T, st *sqlstore.Store, clock *automation.ManualClock, exe string, msgs []store.OutboxMessage) {
+	t.Helper()
+	if _, err := st.CampaignStart(context.Background(), store.CampaignStartParams{
+		Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
+		Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
+		Outbox:    msgs,
+		Now:       clock.Now(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // recordingPublisher counts publishes per message id and notices two at once.
 type recordingPublisher struct {
@@ -49,24 +75,12 @@ func (p *recordingPublisher) Publish(_ context.Context, m bus.Message) error {
 // failed row is held until its RetryAt and then resent with the same id.
 func TestTwoRelaysNeverPublishOneRowConcurrently(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, clock := relayStore(t)
 	ctx := context.Background()
-	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	const rows = 120
 	for i := range rows {
 		exe := fmt.Sprintf("cx-%d", i)
-		if _, err := st.CampaignStart(ctx, store.CampaignStartParams{
-			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
-			Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
-			Outbox:    []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}},
-			Now:       clock.Now(),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		startWithOutbox(t, st, clock, exe, []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}})
 	}
 	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, failID: "cx-7"}
 	var wg sync.WaitGroup
@@ -143,22 +157,10 @@ func TestOutboxPurgerKeepsWhatASourceMayReplay(t *testing.T) {
 // delivered, where marking at publish lost it for good (seed 278 of the simulator).
 func TestRelayMarkOnSettleRepublishesWhatTheBusLost(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, clock := relayStore(t)
 	ctx := context.Background()
-	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	for _, exe := range []string{"cx-1", "cx-2"} {
-		if _, err := st.CampaignStart(ctx, store.CampaignStartParams{
-			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
-			Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
-			Outbox:    []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}},
-			Now:       clock.Now(),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		startWithOutbox(t, st, clock, exe, []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}})
 	}
 	// A process: the in-process bus settles into the relay, as app.Open wires it.
 	process := func(handled map[string]int) (*delivery.Relay, *bus.Memory) {
@@ -243,13 +245,8 @@ var _ store.OutboxLeaseStore = (*markCounter)(nil)
 // was a transaction of its own before. Every row ends published, each message handled once.
 func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "relay.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, clock := relayStore(t)
 	ctx := context.Background()
-	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	const execs, per = 15, 100
 	for e := range execs {
 		exe := fmt.Sprintf("cx-%d", e)
@@ -257,14 +254,7 @@ func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
 		for i := range per {
 			msgs = append(msgs, store.OutboxMessage{MessageID: fmt.Sprintf("%s-%d", exe, i), Destination: "q", Body: []byte("{}")})
 		}
-		if _, err := st.CampaignStart(ctx, store.CampaignStartParams{
-			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RunID: "r", RecipientID: "x", SourceEventID: exe, LocalDate: "2026-10-01", DefinitionJSON: "{}"},
-			Command:   store.CampaignCommand{CommandID: exe + ":0:a", EffectKey: exe, ExecutionID: exe, BusinessUnitID: "bu", CampaignID: "c", RecipientID: "x", ActionKey: "a", ActionType: "T", Provider: "p", LocalDate: "2026-10-01"},
-			Outbox:    msgs,
-			Now:       clock.Now(),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		startWithOutbox(t, st, clock, exe, msgs)
 	}
 	marks := &markCounter{leasingStore: st}
 	r := &delivery.Relay{Store: marks, Clock: clock, Batch: store.MaxBatch, MarkOnSettle: true}
