@@ -113,8 +113,8 @@ type TraceOptions struct {
 //     that changed the key (every writer derives a RowGuid from one SchedulerKey, and the
 //     local store relies on that: trace.Writer). It is written last, with optimistic
 //     concurrency (ETag), and retries converge: a crash leaves at most a stale index
-//     entity that the next write of the same attempt removes. It also finds every attempt of one row with one partition
-//     read, should support need that.
+//     entity that the next write of the same attempt removes. It also finds every attempt
+//     of one row with one partition read, should support need that.
 //
 // Entity group transactions cannot span partitions, so WriteJob (one entity per partition)
 // sends plain upserts, the two in parallel. WriteJobs (trace.BatchWriter, what the poller

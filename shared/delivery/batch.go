@@ -122,6 +122,7 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 	}
 	outs := make([]Outcome, len(claims))
 	g := &groupCommit{d: d, outs: outs, errs: errs}
+	g.settle = sync.NewCond(&g.mu)
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -180,7 +181,7 @@ type groupCommit struct {
 	pending    []int // outs indexes handed over and not yet committed
 	recs       map[int]store.NotificationFinishParams
 	recorded   map[int]bool
-	settle     *sync.Cond   // on mu, made on first use (cond): a group went through, or a crash
+	settle     *sync.Cond   // on mu: a group went through, or a crash
 	settled    map[int]bool // outs indexes whose group went through (recorded or not)
 	crashed    error
 	bad        []error
@@ -204,7 +205,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
-		g.cond().Broadcast()
+		g.settle.Broadcast()
 		g.mu.Unlock()
 		return
 	case rec == nil || g.crashed != nil:
@@ -223,7 +224,7 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 		// otherwise this channel's next send would start while this outcome is still an
 		// unrecorded Sending claim.
 		for g.oneAtATime() && !g.settled[i] && g.crashed == nil {
-			g.cond().Wait()
+			g.settle.Wait()
 		}
 		g.mu.Unlock()
 		return
@@ -263,7 +264,7 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	for _, k := range group {
 		g.settled[k] = true
 	}
-	g.cond().Broadcast()
+	g.settle.Broadcast()
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
 		g.bad = append(g.bad, cerr)
@@ -301,14 +302,6 @@ func (d *Dispatcher) channelConcurrency() int {
 
 // oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
 func (g *groupCommit) oneAtATime() bool { return g.d.InOrder || g.d.channelConcurrency() == 1 }
-
-// cond returns settle, made on first use; mu is held.
-func (g *groupCommit) cond() *sync.Cond {
-	if g.settle == nil {
-		g.settle = sync.NewCond(&g.mu)
-	}
-	return g.settle
-}
 
 // templateScope holds the templates one batch read, by (key, business unit): the latest
 // version at the batch's first read of it, or its "not found". Jobs of the batch that ask

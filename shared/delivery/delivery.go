@@ -127,7 +127,7 @@ type Relay struct {
 
 	mu       sync.Mutex
 	inflight map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	settled  []int64          // settled rows not yet marked (FlushSettled); at most store.MaxBatch
+	settled  []int64          // settled rows not yet marked (FlushSettled)
 }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a

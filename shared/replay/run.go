@@ -35,7 +35,8 @@ type Options struct {
 	// DrainBatches, above 1, has an inline DueWorkPoller run drain up to that many batches
 	// of DrainBatchSize rows (AUTOMATION_DUEWORK_DRAIN_BATCHES, AUTOMATION_DUEWORK_BATCH_SIZE):
 	// each next batch claimed and executed while the last one's outcomes are written
-	// (scheduler.Poller.Drain). 0: the embedded default (one batch of 100 per run).
+	// (scheduler.Poller.Drain). 0 or 1: one batch of the default size per run, whatever the
+	// runtime's default (Run pins it: the output depends on it).
 	DrainBatches, DrainBatchSize int
 	// Driver, when set, is the deterministic simulator's hold on the run (driver.go); nil
 	// for a plain replay.

@@ -375,7 +375,7 @@ func joinCounts(m map[string]int) string {
 // rows per DueWorkPoller run, each next batch claimed and executed while the last one's
 // outcomes are written: scheduler.Poller.Drain), so the claim-crash and lease faults also
 // fall between a batch claimed ahead and the completion of the one before it; an even seed
-// polls one batch of the embedded default per run (0, 0). The choice follows from the seed,
+// polls one batch of the default size per run (0, 0). The choice follows from the seed,
 // so a seed's run is reproduced by its seed alone.
 func drainFor(seed uint64) (batches, size int) {
 	if seed%2 == 1 {
