@@ -125,9 +125,10 @@ type Relay struct {
 	// every consumer is idempotent.
 	MarkOnSettle bool
 
-	mu       sync.Mutex
-	inflight map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	settled  []int64          // settled rows not yet marked (FlushSettled)
+	mu        sync.Mutex
+	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
+	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
+	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
 }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
@@ -138,8 +139,11 @@ type RelayHooks struct {
 	AfterPublish func(ctx context.Context, ids []int64) error
 }
 
-// RunOnce publishes up to Batch messages, oldest first, and returns how many were published.
-// It stops at the first publish failure (order is kept; the rest wait for the next run).
+// RunOnce publishes up to Batch outbox rows, oldest first, and returns how many messages
+// were published (an envelope row, store.OutboxMessage.Envelope, publishes each of its
+// items as its own message, in order, and counts them all). It stops at the first publish
+// failure (order is kept; the rest wait for the next run); an envelope whose body cannot be
+// read fails the same way and is retried later, never dropped.
 func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	batch := r.Batch
 	if batch == 0 {
@@ -167,16 +171,14 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	}
 	var done []int64
 	var pubErr error
+	published := 0
 	for i, m := range msgs {
-		if r.MarkOnSettle {
-			// Before the publish: the bus may settle the message before Publish returns.
-			r.track(m.MessageID, m.ID)
+		items, err := m.Items()
+		if err == nil {
+			err = r.publishRow(ctx, m.ID, items)
 		}
-		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
+		if err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
-			if r.MarkOnSettle {
-				r.untrack(m.MessageID)
-			}
 			if isLeased {
 				var rest []int64
 				for _, x := range msgs[i+1:] {
@@ -190,6 +192,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			break
 		}
 		done = append(done, m.ID)
+		published += len(items)
 	}
 	if len(done) > 0 && r.Hooks != nil && r.Hooks.AfterPublish != nil {
 		if err := r.Hooks.AfterPublish(ctx, done); err != nil {
@@ -203,7 +206,31 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			return 0, errors.Join(pubErr, err)
 		}
 	}
-	return len(done), pubErr
+	return published, pubErr
+}
+
+// publishRow publishes the messages of outbox row id (one, or an envelope's items, in
+// order). With MarkOnSettle each is tracked before its publish (the bus may settle it
+// before Publish returns), and the row is marked once every one of them settled. Errors:
+// the first failed publish; the messages before it stay published (the row is published
+// again later, and each consumer absorbs a repeated MessageId), and the row's tracking is
+// dropped, so it is not marked before that.
+func (r *Relay) publishRow(ctx context.Context, id int64, items []store.OutboxMessage) error {
+	if r.MarkOnSettle {
+		r.track(id, items)
+	}
+	for _, m := range items {
+		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
+			if r.MarkOnSettle {
+				r.untrack(id, items)
+			}
+			if len(items) > 1 {
+				return fmt.Errorf("message %s: %w", m.MessageID, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Settled notes that the (non-durable) bus settled a message the relay published in this
@@ -219,7 +246,10 @@ func (r *Relay) Settled(ctx context.Context, messageID string) error {
 	id, ok := r.inflight[messageID]
 	delete(r.inflight, messageID)
 	if ok {
-		r.settled = append(r.settled, id)
+		if r.unsettled[id]--; r.unsettled[id] <= 0 {
+			delete(r.unsettled, id)
+			r.settled = append(r.settled, id)
+		}
 	}
 	full := len(r.settled) >= store.MaxBatch
 	r.mu.Unlock()
@@ -250,19 +280,38 @@ func (r *Relay) FlushSettled(ctx context.Context) error {
 	return nil
 }
 
-func (r *Relay) track(messageID string, id int64) {
+// track notes the messages of outbox row id as published and not yet settled.
+func (r *Relay) track(id int64, items []store.OutboxMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.inflight == nil {
-		r.inflight = map[string]int64{}
+		r.inflight, r.unsettled = map[string]int64{}, map[int64]int{}
 	}
-	r.inflight[messageID] = id
+	for _, m := range items {
+		r.inflight[m.MessageID] = id
+	}
+	n := len(items)
+	if n > 1 {
+		// Distinct MessageIds: a repeated one settles once.
+		seen := make(map[string]bool, n)
+		for _, m := range items {
+			seen[m.MessageID] = true
+		}
+		n = len(seen)
+	}
+	r.unsettled[id] = n
 }
 
-func (r *Relay) untrack(messageID string) {
+// untrack drops the tracking of row id's messages (a publish of the row failed).
+func (r *Relay) untrack(id int64, items []store.OutboxMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.inflight, messageID)
+	for _, m := range items {
+		if r.inflight[m.MessageID] == id {
+			delete(r.inflight, m.MessageID)
+		}
+	}
+	delete(r.unsettled, id)
 }
 
 // retryDelay is the wait after a row's (attempts+1)-th failed publish.

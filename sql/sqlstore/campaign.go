@@ -645,7 +645,7 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 		var err error
 		out, err = queryAll(ctx, s, tx, "OutboxClaim", func(r rowScanner) (store.OutboxMessage, error) {
 			var m store.OutboxMessage
-			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.ClaimToken))
+			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.ClaimToken))
 			return m, err
 		}, sql.Named("Now", s.tm(p.Now)), sql.Named("LeaseUntil", s.tm(p.Now.Add(p.Lease))), sql.Named("ClaimToken", token), sql.Named("Limit", p.Limit))
 		return err

@@ -104,7 +104,7 @@ func claimRevision(cur store.NotificationJob) int64 {
 // the decision of NotificationClaim (store.NotificationClaimable) in Go; the claimable jobs
 // updated by the multi-row NotificationClaimMany statement (100 per statement, each row
 // guarded by the Version read, the updated rows mapped back by Id); and the claims' facts,
-// in the keys' order, in one OutboxInsertMany.
+// in the keys' order, in one outbox row (insertFacts: an envelope when there are several).
 //
 // A job whose row the guarded update did not return (its Version moved after the read) is
 // not claimed: its result shows the job as read, as NotificationClaim's ErrLeaseLost. A
@@ -188,7 +188,7 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 				out[i] = store.NotificationClaimResult{Job: out[f].Job} // finds the first's claim live
 			}
 		}
-		return s.insertMessages(ctx, tx, p.Now, facts)
+		return s.insertFacts(ctx, tx, p.Now, facts)
 	})
 	if err != nil {
 		return nil, err
@@ -196,13 +196,22 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 	return out, nil
 }
 
-// insertMessages writes msgs, each created at now, with OutboxInsertMany (a MessageId seen
-// earlier in msgs is dropped first; an existing one is left alone).
-func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, now time.Time, msgs []store.OutboxMessage) error {
-	if len(msgs) == 0 {
+// insertFacts writes the facts of one transaction, created at now: one outbox row for one
+// fact, one envelope row (store.NewEnvelope) for more, so a batch's facts cost one row, one
+// relay lease and one mark (docs/performance.md, "Facts in envelopes"). A fact's MessageId
+// is written once by construction (factMessage), so no repeat is dropped here.
+func (s *Store) insertFacts(ctx context.Context, tx *sql.Tx, now time.Time, facts []store.OutboxMessage) error {
+	switch len(facts) {
+	case 0:
 		return nil
+	case 1:
+		return s.outboxInsert(ctx, tx, now, facts[0])
 	}
-	return s.insertOutbox(ctx, tx, []store.SchedulerCompleteParams{{Now: now, Outbox: msgs}})
+	env, err := store.NewEnvelope(facts)
+	if err != nil {
+		return err
+	}
+	return s.outboxInsert(ctx, tx, now, env)
 }
 
 // writeFact writes the fact of j's current status (its Revision) to the outbox (docs/architecture.md#facts).
@@ -252,7 +261,8 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 // updates of every valid item by the multi-row NotificationFinishMany statement (100 per
 // statement, each row fenced as NotificationFinish is), the updated rows mapped back by
 // (Id, Version-1), then the facts of the items recorded, in the items' order, in one
-// OutboxInsertMany. An item whose row did not come back gets ErrLeaseLost.
+// outbox row (insertFacts: an envelope when there are several). An item whose row did not
+// come back gets ErrLeaseLost.
 //
 // Items of one job (the same ID) behave as they would one after the other: only an item
 // whose Token is the job's Version can match, so the statement gets the first item of each
@@ -295,7 +305,8 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 		}); err != nil {
 			return err
 		}
-		var facts []store.SchedulerCompleteParams
+		var facts []store.OutboxMessage
+		var at time.Time // the first recorded item's Now: the envelope's CreatedOn
 		for i, p := range ps {
 			if done[i] != nil {
 				continue
@@ -310,9 +321,12 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 			if err != nil {
 				return err
 			}
-			facts = append(facts, store.SchedulerCompleteParams{Now: p.Now, Outbox: []store.OutboxMessage{m}})
+			if len(facts) == 0 {
+				at = p.Now
+			}
+			facts = append(facts, m)
 		}
-		return s.insertOutbox(ctx, tx, facts)
+		return s.insertFacts(ctx, tx, at, facts)
 	})
 	if err != nil {
 		return nil, err
@@ -408,7 +422,7 @@ func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListPar
 	}
 	return queryAll(ctx, s, nil, "OutboxListUnpublished", func(r rowScanner) (store.OutboxMessage, error) {
 		var m store.OutboxMessage
-		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
+		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
 		return m, err
 	}, sql.Named("Limit", p.Limit))
 }

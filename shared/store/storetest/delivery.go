@@ -29,6 +29,74 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("ClaimManyAndFinishManyGuardEachItem", func(t *testing.T) { testClaimFinishMany(t, open) })
 	t.Run("ClaimManyMixedStatesAcrossChunks", func(t *testing.T) { testClaimManyMixed(t, open) })
 	t.Run("FinishManyMixedItemsAcrossChunks", func(t *testing.T) { testFinishManyMixed(t, open) })
+	t.Run("BatchFactsInOneEnvelope", func(t *testing.T) { testBatchFactsEnvelope(t, open) })
+}
+
+// testBatchFactsEnvelope: the facts one batch claim or one batch record writes are one
+// outbox row, an envelope (store.NewEnvelope), holding them in the batch's order, each
+// with its own MessageId and session; a batch that writes one fact writes it as a row of
+// its own. docs/performance.md, "Facts in envelopes".
+func testBatchFactsEnvelope(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-1"), req("dk-4", "bu-1"))
+	rows := func() []store.OutboxMessage {
+		t.Helper()
+		msgs, err := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: store.MaxBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []store.OutboxMessage
+		for _, m := range msgs {
+			if m.Destination == topology.DeliveryFactsTopic {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	res, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: []string{"dk-3", "dk-1", "dk-2"}, Now: T0, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := rows()
+	if len(claim) != 1 || !claim[0].Envelope || claim[0].SessionID != "" {
+		t.Fatalf("the claim of 3 wrote %d fact rows: %+v", len(claim), claim)
+	}
+	items, err := claim[0].Items()
+	if err != nil || len(items) != 3 {
+		t.Fatalf("envelope items %+v %v", items, err)
+	}
+	for i, key := range []string{"dk-3", "dk-1", "dk-2"} {
+		var f store.DeliveryFact
+		if err := json.Unmarshal(items[i].Body, &f); err != nil || items[i].MessageID != store.FactEventID(key, 2) ||
+			items[i].SessionID != key || f.EventID != items[i].MessageID || f.Status != store.NotificationSending || items[i].ID != claim[0].ID {
+			t.Fatalf("item %d: %+v (%v)", i, items[i], err)
+		}
+	}
+	now := T0.Add(time.Second)
+	errs, err := s.NotificationFinishMany(ctx, []store.NotificationFinishParams{
+		{ID: res[0].Job.ID, Token: res[0].Job.Version, Now: now, Status: store.NotificationSent},
+		{ID: res[1].Job.ID, Token: res[1].Job.Version, Now: now, Status: store.NotificationFailed},
+		{ID: res[2].Job.ID, Token: res[2].Job.Version - 1, Now: now, Status: store.NotificationSent}, // stale: no fact
+	})
+	if err != nil || errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], store.ErrLeaseLost) {
+		t.Fatalf("finish many: %v %v", errs, err)
+	}
+	finish := rows()[1:]
+	if len(finish) != 1 || !finish[0].Envelope {
+		t.Fatalf("the record of 2 wrote %d fact rows: %+v", len(finish), finish)
+	}
+	if items, err = finish[0].Items(); err != nil || len(items) != 2 || items[0].MessageID != store.FactEventID("dk-3", 3) || items[1].MessageID != store.FactEventID("dk-1", 3) {
+		t.Fatalf("record envelope items %+v %v", items, err)
+	}
+	// One claim, one fact: a plain row.
+	if _, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: []string{"dk-4"}, Now: now, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	single := rows()[2:]
+	if len(single) != 1 || single[0].Envelope || single[0].MessageID != store.FactEventID("dk-4", 2) || single[0].SessionID != "dk-4" {
+		t.Fatalf("one fact: %+v", single)
+	}
 }
 
 // testClaimFinishMany: the batch send claim decides each key as NotificationClaim does (a
@@ -405,7 +473,8 @@ func req(key, bu string) store.NotificationRequest {
 	return store.NotificationRequest{DeliveryKey: key, BusinessUnitID: bu, Channel: "log", Recipient: "a@example.test", Template: "t", LocalDate: "2026-10-01"}
 }
 
-// facts returns the unpublished delivery facts in the outbox, decoded.
+// facts returns the unpublished delivery facts in the outbox, decoded, in order (an
+// envelope's facts at its place).
 func facts(t *testing.T, s store.Store) []store.DeliveryFact {
 	t.Helper()
 	msgs, err := s.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: store.MaxBatch})
@@ -413,7 +482,15 @@ func facts(t *testing.T, s store.Store) []store.DeliveryFact {
 		t.Fatal(err)
 	}
 	var out []store.DeliveryFact
+	var all []store.OutboxMessage
 	for _, m := range msgs {
+		items, err := m.Items()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, items...)
+	}
+	for _, m := range all {
 		if m.Destination != topology.DeliveryFactsTopic {
 			continue
 		}

@@ -153,12 +153,12 @@ SELECT COUNT(*), MIN(CreatedOn) FROM dbo.Outbox WHERE PublishedOn IS NULL;
 -- name: OutboxClaim :many
 -- One relay leases a batch: rows not published, not leased by a live relay, whose RetryAt came.
 WITH c AS (
-    SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts, ClaimToken, LeaseUntil
+    SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, ClaimToken, LeaseUntil
     FROM dbo.Outbox WITH (UPDLOCK, READPAST, ROWLOCK)
     WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
     ORDER BY Id)
 UPDATE c SET LeaseUntil = @LeaseUntil, ClaimToken = @ClaimToken
-OUTPUT inserted.Id, inserted.MessageId, inserted.Destination, inserted.SessionId, inserted.Body, inserted.CreatedOn, inserted.PublishedOn, inserted.Attempts, inserted.ClaimToken
+OUTPUT inserted.Id, inserted.MessageId, inserted.Destination, inserted.SessionId, inserted.Body, inserted.Envelope, inserted.CreatedOn, inserted.PublishedOn, inserted.Attempts, inserted.ClaimToken
 WHERE PublishedOn IS NULL;
 
 -- name: OutboxRetryLater :exec

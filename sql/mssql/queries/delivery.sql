@@ -168,8 +168,8 @@ ORDER BY v.o;
 
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
-INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT @MessageId, @Destination, @SessionId, @Body, @Now
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+SELECT @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
 
@@ -177,15 +177,15 @@ WHERE NOT EXISTS (
 -- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany; an
 -- existing MessageId is left alone, with the same guard as OutboxInsert. The caller removes
 -- duplicate MessageIds among the rows.
-INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT v.m, v.t, v.s, v.b, v.n
-FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/) AS v(o, m, t, s, b, n)
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+SELECT v.m, v.t, v.s, v.b, v.e, v.n
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/) AS v(o, m, t, s, b, e, n)
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = v.m)
 ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
-SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
+SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
 FROM dbo.Outbox WHERE PublishedOn IS NULL ORDER BY Id;
 
 -- name: OutboxMarkPublished :exec

@@ -157,7 +157,7 @@ UPDATE Outbox SET LeaseUntil = @LeaseUntil, ClaimToken = @ClaimToken
 WHERE Id IN (SELECT Id FROM Outbox
              WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
              ORDER BY Id LIMIT @Limit)
-RETURNING Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts, ClaimToken;
+RETURNING Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, ClaimToken;
 
 -- name: OutboxRetryLater :exec
 UPDATE Outbox SET Attempts = Attempts + 1, RetryAt = @RetryAt, LeaseUntil = NULL, ClaimToken = NULL

@@ -175,8 +175,8 @@ ORDER BY v.column1;
 -- UX_Outbox_MessageId (migration 0026), which holds every message but the delivery facts:
 -- a fact is written once by construction, in the transaction that moved its job to its
 -- Revision (docs/performance.md, "Delivery facts outside the MessageId index").
-INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-VALUES (@MessageId, @Destination, @SessionId, @Body, @Now)
+INSERT INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+VALUES (@MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)
 ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 
 -- name: OutboxInsertMany :exec
@@ -184,13 +184,13 @@ ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 -- inserted in @Ord order; an existing MessageId is left alone (UX_Outbox_MessageId: every
 -- message but the delivery facts, as in OutboxInsert). OR IGNORE as in
 -- NotificationInsertMany: the store binds a nil Body as an empty one, never NULL.
-INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT column2, column3, column4, column5, column6
-FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/)
+INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+SELECT column2, column3, column4, column5, column6, column7
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/)
 ORDER BY column1;
 
 -- name: OutboxListUnpublished :many
-SELECT Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
+SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
 FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxMarkPublished :exec
