@@ -65,14 +65,18 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- NotificationInsertMany (at most 100 per statement). Each tuple is guarded by the Version
 -- read, as NotificationClaim is: a job whose Version moved matches no tuple and is not
 -- returned. Each tuple seeks the primary key. The returned rows come in no given order; the
--- store maps them back by Id. (VALUES columns are column1, …; every parameter is in the row
--- tuple, as this dialect binds rows by position; RETURNING names only the updated table.)
+-- store maps them back by Id. Only Id and the columns the update sets are returned (the
+-- store read the whole row in the same transaction and patches these into it; returning
+-- all 27 columns, PayloadJson included, would copy and scan what the store already holds,
+-- under the write lock).
+-- (VALUES columns are column1, …; every parameter is in the row tuple, as this dialect binds
+-- rows by position; RETURNING names only the updated table.)
 UPDATE NotificationJob
 SET Status = 'Sending', ProcessingLeaseExpiresOn = v.column3,
     AttemptCount = AttemptCount + 1, Revision = v.column4, Version = Version + 1, UpdatedOn = v.column5
 FROM (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v
 WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, Status, ProcessingLeaseExpiresOn, AttemptCount, Revision, Version, UpdatedOn;
 
 -- name: NotificationFinishMany :many
 -- NotificationFinish for many outcomes in one statement (NotificationFinishMany in the
@@ -80,7 +84,9 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- fenced as NotificationFinish is (its Id, its claim's Version as @Token, Status Sending) and
 -- seeking the primary key. A stale tuple matches nothing and is not returned. The store
 -- sends at most one tuple per (Id, Token); the returned rows come in no given order and the
--- store maps each back by (Id, Version - 1), the update adding 1 to Version.
+-- store maps each back by (Id, Version - 1), the update adding 1 to Version. Only what the
+-- store needs is returned: Id and Version for that mapping, and the columns of the item's
+-- delivery fact (sqlstore.factMessage), not the whole row.
 UPDATE NotificationJob
 SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.column6,
@@ -91,7 +97,7 @@ SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
 FROM (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
     @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v
 WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2 AND NotificationJob.Status = 'Sending'
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, Version, DeliveryKey, EffectKey, BusinessUnitId, SchedulerKey, Channel, LocalDate, Status, Revision, ProviderReference, ResolvedBy;
 
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.
