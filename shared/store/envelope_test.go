@@ -8,7 +8,7 @@ import (
 
 func TestEnvelopeRoundTrip(t *testing.T) {
 	msgs := []OutboxMessage{
-		{MessageID: "a:r2", Destination: "delivery-facts", SessionID: "a", Body: []byte(`{"x":1}`)},
+		{MessageID: "a:r2", Destination: "delivery-facts", SessionID: "a\"<>\u2028", Body: []byte(`{"x":1}`)},
 		{MessageID: "b:r2", Destination: "delivery-facts", Body: []byte(` [1, "two"] `)},
 	}
 	env, err := NewEnvelope(msgs)
@@ -24,13 +24,13 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		t.Fatalf("items %+v %v", items, err)
 	}
 	for i, m := range items {
-		if m.MessageID != msgs[i].MessageID || m.SessionID != msgs[i].SessionID || m.Destination != "delivery-facts" ||
+		if m.MessageID != msgs[i].MessageID || m.SessionID != msgs[i].SessionID || m.Destination == "" || m.Destination != "delivery-facts" ||
 			m.ID != 7 || m.Attempts != 2 || m.ClaimToken != "tok" || !m.CreatedOn.Equal(env.CreatedOn) || m.Envelope {
 			t.Fatalf("item %d: %+v", i, m)
 		}
 	}
-	// A body is kept as JSON, compacted (the same value).
-	if string(items[0].Body) != `{"x":1}` || string(items[1].Body) != `[1,"two"]` {
+	// A body is kept byte for byte.
+	if string(items[0].Body) != `{"x":1}` || string(items[1].Body) != `[1, "two"]` {
 		t.Fatalf("bodies %s %s", items[0].Body, items[1].Body)
 	}
 	plain := OutboxMessage{ID: 3, MessageID: "m", Destination: "q", Body: []byte("not json")}
