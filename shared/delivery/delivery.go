@@ -95,11 +95,13 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 // only after the broker accepted it, and retries later with the same MessageId.
 //
 // When the store implements store.OutboxLeaseStore (every SQL dialect does), the relay first
-// leases its batch (docs/campaigns.md#outbox): rows leased by a live relay, and rows whose
-// RetryAt has not come, are not in it, so two relays never publish one row at once; a relay
-// that dies leaves its rows to the next after Lease. A failed publish sets the row's RetryAt
-// (RetryDelay doubled per attempt, at most MaxRetryDelay) and hands the rest of the batch
-// back.
+// leases its batch (docs/campaigns.md#outbox): one lease over the batch's Id range; rows a
+// live lease holds, and rows whose RetryAt has not come, are not in it, so two relays never
+// publish one row at once; a relay that dies leaves its rows to the next after Lease. A
+// failed publish sets the row's RetryAt (RetryDelay doubled per attempt, at most
+// MaxRetryDelay) and hands the rest of the batch back. Once the batch is marked the lease is
+// given back; with MarkOnSettle it runs out instead (its rows are marked as the bus settles
+// them), so a row inside its range that waits for a RetryAt waits at most Lease longer.
 type Relay struct {
 	Store     store.DeliveryStore
 	Publisher bus.Publisher
@@ -129,6 +131,11 @@ type Relay struct {
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
 	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
 	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
+	// With MarkOnSettle and a leasing store, a claim's lease is given back once its run is
+	// over and every row it published is marked: claimOf maps a tracked row to its claim's
+	// token, claimRows counts per token those rows plus one while its RunOnce runs.
+	claimOf   map[int64]string
+	claimRows map[string]int
 }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
@@ -169,13 +176,20 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	token := ""
+	if isLeased && len(msgs) > 0 {
+		token = msgs[0].ClaimToken
+		if r.MarkOnSettle {
+			r.holdClaim(token)
+		}
+	}
 	var done []int64
 	var pubErr error
 	published := 0
 	for i, m := range msgs {
 		items, err := m.Items()
 		if err == nil {
-			err = r.publishRow(ctx, m.ID, items)
+			err = r.publishRow(ctx, m.ID, token, items)
 		}
 		if err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
@@ -206,7 +220,38 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			return 0, errors.Join(pubErr, err)
 		}
 	}
+	if token != "" && (!r.MarkOnSettle || r.dropClaimRow(token)) {
+		// Every row of the claim is marked (on the in-process bus: settled and marked), or
+		// waits for its RetryAt: the lease is given back, so a row held back only by it (a
+		// RetryAt that came meanwhile) does not wait for the lease to end. Should this fail,
+		// the lease simply runs out.
+		if err := leased.OutboxRelease(ctx, nil, token); err != nil {
+			return published, errors.Join(pubErr, err)
+		}
+	}
 	return published, pubErr
+}
+
+// holdClaim counts a RunOnce of claim token as running (claimRows).
+func (r *Relay) holdClaim(token string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.claimRows == nil {
+		r.claimOf, r.claimRows = map[int64]string{}, map[string]int{}
+	}
+	r.claimRows[token]++
+}
+
+// dropClaimRow takes one off claim token's count and reports whether it reached zero: the
+// claim's run is over and each row it published is marked.
+func (r *Relay) dropClaimRow(token string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.claimRows[token]--; r.claimRows[token] > 0 {
+		return false
+	}
+	delete(r.claimRows, token)
+	return true
 }
 
 // publishRow publishes the messages of outbox row id (one, or an envelope's items, in
@@ -215,9 +260,9 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 // the first failed publish; the messages before it stay published (the row is published
 // again later, and each consumer absorbs a repeated MessageId), and the row's tracking is
 // dropped, so it is not marked before that.
-func (r *Relay) publishRow(ctx context.Context, id int64, items []store.OutboxMessage) error {
+func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []store.OutboxMessage) error {
 	if r.MarkOnSettle {
-		r.track(id, items)
+		r.track(id, token, items)
 	}
 	for _, m := range items {
 		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
@@ -275,17 +320,60 @@ func (r *Relay) FlushSettled(ctx context.Context) error {
 			r.mu.Unlock()
 			return fmt.Errorf("outbox relay: mark %d settled messages: %w", len(ids), err)
 		}
+		r.releaseMarked(ctx, chunk)
 		ids = ids[len(chunk):]
 	}
 	return nil
 }
 
-// track notes the messages of outbox row id as published and not yet settled.
-func (r *Relay) track(id int64, items []store.OutboxMessage) {
+// releaseMarked gives back the lease of each claim whose run is over and whose last
+// tracked row is among the marked ids. A failed release is left to the lease's end.
+func (r *Relay) releaseMarked(ctx context.Context, ids []int64) {
+	leased, ok := r.Store.(store.OutboxLeaseStore)
+	if !ok {
+		return
+	}
+	var over []string
+	r.mu.Lock()
+	for _, id := range ids {
+		token, ok := r.claimOf[id]
+		if !ok {
+			continue
+		}
+		delete(r.claimOf, id)
+		if r.claimRows[token]--; r.claimRows[token] <= 0 {
+			delete(r.claimRows, token)
+			over = append(over, token)
+		}
+	}
+	r.mu.Unlock()
+	for _, token := range over {
+		_ = leased.OutboxRelease(ctx, nil, token)
+	}
+}
+
+// track notes the messages of outbox row id, claimed under token ("" without a lease), as
+// published and not yet settled.
+func (r *Relay) track(id int64, token string, items []store.OutboxMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.inflight == nil {
 		r.inflight, r.unsettled = map[string]int64{}, map[int64]int{}
+	}
+	if r.claimOf == nil {
+		r.claimOf, r.claimRows = map[int64]string{}, map[string]int{}
+	}
+	if old, ok := r.claimOf[id]; ok && old != token {
+		// Published again under a later claim (the first's lease ran out): the first no
+		// longer waits for this row.
+		if r.claimRows[old]--; r.claimRows[old] <= 0 {
+			delete(r.claimRows, old)
+		}
+		delete(r.claimOf, id)
+	}
+	if _, ok := r.claimOf[id]; !ok && token != "" {
+		r.claimOf[id] = token
+		r.claimRows[token]++
 	}
 	for _, m := range items {
 		r.inflight[m.MessageID] = id
@@ -312,6 +400,10 @@ func (r *Relay) untrack(id int64, items []store.OutboxMessage) {
 		}
 	}
 	delete(r.unsettled, id)
+	if token, ok := r.claimOf[id]; ok {
+		delete(r.claimOf, id)
+		r.claimRows[token]-- // the claim's RunOnce still holds one: never zero here
+	}
 }
 
 // retryDelay is the wait after a row's (attempts+1)-th failed publish.

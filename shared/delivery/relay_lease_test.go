@@ -303,3 +303,54 @@ func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
 		t.Fatalf("%d messages handled, want %d", len(handled), execs*per)
 	}
 }
+
+// The relay gives its lease back once its batch is marked: at once with a durable
+// publisher, and on the in-process bus once every row it published was settled and marked
+// (its run over): no OutboxLease row is left to hold a row that then waits for a RetryAt.
+func TestRelayGivesItsLeaseBack(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	leases := func() int {
+		var n int
+		if err := st.DB().QueryRow(`SELECT COUNT(*) FROM OutboxLease`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	startWithOutbox(t, st, clock, "cx-1", []store.OutboxMessage{{MessageID: "a", Destination: "q", Body: []byte("{}")}, envelopeOf(t, "f", 2)})
+	pub := &listPublisher{}
+	if n, err := (&delivery.Relay{Store: st, Publisher: pub, Clock: clock}).RunOnce(ctx); err != nil || n != 3 || leases() != 0 {
+		t.Fatalf("durable publisher: %d, %v, %d leases left", n, err, leases())
+	}
+	startWithOutbox(t, st, clock, "cx-2", []store.OutboxMessage{{MessageID: "b", Destination: "q", Body: []byte("{}")}, envelopeOf(t, "g", 2)})
+	r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true}
+	b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
+		if err := r.Settled(ctx, m.ID); err != nil {
+			t.Error(err)
+		}
+	}, AfterDrain: func(ctx context.Context) {
+		if err := r.FlushSettled(ctx); err != nil {
+			t.Error(err)
+		}
+	}})
+	for _, d := range []string{"q", "facts"} {
+		b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
+	}
+	r.Publisher = b
+	if n, err := r.RunOnce(ctx); err != nil || n != 3 || leases() != 1 {
+		t.Fatalf("in-process bus: %d, %v, %d leases (want 1 while the bus holds the messages)", n, err, leases())
+	}
+	if _, err := b.Drain(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.FlushSettled(ctx); err != nil || leases() != 1 {
+		t.Fatalf("one of two rows marked: %v, %d leases (want 1)", err, leases())
+	}
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 || leases() != 0 {
+		t.Fatalf("after the drain: %d rows unpublished, %d leases", len(left), leases())
+	}
+}
