@@ -242,22 +242,34 @@ func (s *Store) scanFinished(r rowScanner) (store.NotificationJob, error) {
 }
 
 // insertFacts writes the facts of one transaction, created at now: one outbox row for one
-// fact, one envelope row (store.NewEnvelope) for more, so a batch's facts cost one row, one
-// relay lease and one mark (docs/performance.md, "Facts in envelopes"). A fact's MessageId
-// is written once by construction (factMessage), so no repeat is dropped here.
+// fact, envelope rows (store.NewEnvelope) of up to factsPerEnvelope facts each for more, so
+// a batch's facts cost one row, one relay lease and one mark per envelope
+// (docs/performance.md, "Facts in envelopes"). A fact's MessageId is written once by
+// construction (factMessage), so no repeat is dropped here.
 func (s *Store) insertFacts(ctx context.Context, tx *sql.Tx, now time.Time, facts []store.OutboxMessage) error {
-	switch len(facts) {
-	case 0:
-		return nil
-	case 1:
-		return s.outboxInsert(ctx, tx, now, facts[0])
+	for len(facts) > 0 {
+		chunk := facts[:min(len(facts), factsPerEnvelope)]
+		facts = facts[len(chunk):]
+		if len(chunk) == 1 {
+			if err := s.outboxInsert(ctx, tx, now, chunk[0]); err != nil {
+				return err
+			}
+			continue
+		}
+		env, err := store.NewEnvelope(chunk)
+		if err != nil {
+			return err
+		}
+		if err := s.outboxInsert(ctx, tx, now, env); err != nil {
+			return err
+		}
 	}
-	env, err := store.NewEnvelope(facts)
-	if err != nil {
-		return err
-	}
-	return s.outboxInsert(ctx, tx, now, env)
+	return nil
 }
+
+// factsPerEnvelope bounds an envelope (about 45 kB of delivery facts), so the relay's batch
+// of rows stays bounded in bytes: a batch send claim of store.MaxBatch keys writes 10.
+const factsPerEnvelope = 100
 
 // writeFact writes the fact of j's current status (its Revision) to the outbox (docs/architecture.md#facts).
 func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJob, now time.Time) error {

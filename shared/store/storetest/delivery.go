@@ -99,6 +99,29 @@ func testBatchFactsEnvelope(t *testing.T, open Opener) {
 	if len(single) != 1 || single[0].Envelope || single[0].MessageID != store.FactEventID("dk-4", 2) || single[0].SessionID != "dk-4" {
 		t.Fatalf("one fact: %+v", single)
 	}
+	// A claim of 150 keys: envelopes of at most 100 facts (a bounded row), 100 then 50.
+	var many []store.NotificationRequest
+	var keys []string
+	for i := range 150 {
+		keys = append(keys, fmt.Sprintf("big-%03d", i))
+		many = append(many, req(keys[i], "bu-1"))
+	}
+	queueJobs(t, s, 2, many...)
+	if _, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: keys, Now: now, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	big := rows()[3:]
+	var sizes []int
+	for _, m := range big {
+		items, err := m.Items()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(items))
+	}
+	if fmt.Sprint(sizes) != "[100 50]" {
+		t.Fatalf("a claim of 150 wrote envelopes of %v facts, want [100 50]", sizes)
+	}
 }
 
 // testClaimManyWholeJob: each claim NotificationClaimMany returns is the whole job as then
