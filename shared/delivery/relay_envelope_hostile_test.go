@@ -287,13 +287,14 @@ func TestHostileEnvelopeCrashAfterPublish(t *testing.T) {
 func TestHostileDamagedEnvelopesAreKeptAndDoNotBlock(t *testing.T) {
 	t.Parallel()
 	for name, body := range map[string]string{
-		"empty array":     `[]`,
-		"null":            `null`,
-		"object":          `{"messageId":"a","body":{}}`,
-		"truncated":       `[{"messageId":"a","body":{"n":1}},{"messageId":"b","bo`,
-		"item without id": `[{"messageId":"a","body":{}},{"body":{}}]`,
-		"not json":        `garbage`,
-		"empty":           ``,
+		"empty array":       `[]`,
+		"null":              `null`,
+		"object":            `{"messageId":"a","body":{}}`,
+		"truncated":         `[{"messageId":"a","body":{"n":1}},{"messageId":"b","bo`,
+		"item without id":   `[{"messageId":"a","body":{}},{"body":{}}]`,
+		"item without body": `[{"messageId":"a","body":{"n":1}},{"messageId":"b"}]`,
+		"not json":          `garbage`,
+		"empty":             ``,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
