@@ -320,3 +320,72 @@ func TestHostileDamagedEnvelopesAreKeptAndDoNotBlock(t *testing.T) {
 		})
 	}
 }
+
+// slowPublisher is a broker that takes 10 ms (on the manual clock) per message, as a
+// Service Bus send does, and runs another relay once, from inside a publish, when the
+// current run has lasted longer than its lease.
+type slowPublisher struct {
+	clock    *automation.ManualClock
+	runStart time.Time
+	lease    time.Duration
+	other    func()
+	fired    bool
+	count    map[string]int
+}
+
+func (p *slowPublisher) Publish(_ context.Context, m bus.Message) error {
+	p.clock.Advance(10 * time.Millisecond)
+	p.count[m.ID]++
+	if !p.fired && p.clock.Now().Sub(p.runStart) > p.lease {
+		p.fired = true
+		p.other()
+	}
+	return nil
+}
+
+// A run leases its rows for Lease and marks them only at its end. With envelopes a run of
+// Batch rows may hold Batch x MaxBatch messages: published one by one to a broker that
+// takes 10 ms each, 100 envelopes of 100 facts take 100 s, and a second relay takes the
+// rows whose lease ran out (published, not yet marked) and publishes them again, two relays
+// at once on one row. A run hands back the rows it has not begun once half its lease is
+// gone, so it stays within its lease and every message is published once.
+func TestHostileEnvelopesOutlastTheLease(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	const rows, per = 100, 100
+	for e := range rows {
+		startWithOutbox(t, st, clock, fmt.Sprintf("cx-%d", e), []store.OutboxMessage{envelopeOf(t, fmt.Sprintf("e%d", e), per)})
+	}
+	pub := &slowPublisher{clock: clock, lease: time.Minute, count: map[string]int{}}
+	a := &delivery.Relay{Store: st, Publisher: pub, Clock: clock, Lease: time.Minute}
+	b := &delivery.Relay{Store: st, Publisher: pub, Clock: clock, Lease: time.Minute}
+	pub.other = func() {
+		if _, err := b.RunOnce(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	var most time.Duration // the longest run
+	for range 2 * rows {
+		pub.runStart = clock.Now()
+		n, err := a.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, clock.Now().Sub(pub.runStart))
+		if n == 0 {
+			break
+		}
+	}
+	for id, n := range pub.count {
+		if n != 1 {
+			t.Fatalf("message %s published %d times (a second relay took rows whose lease ran out mid-run; %v)", id, n, pub.fired)
+		}
+	}
+	if len(pub.count) != rows*per || most >= time.Minute {
+		t.Fatalf("%d messages published (want %d), the longest run %s (want under the lease)", len(pub.count), rows*per, most)
+	}
+	if left, _ := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 {
+		t.Fatalf("%d rows left unpublished", len(left))
+	}
+}
