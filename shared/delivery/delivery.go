@@ -109,6 +109,7 @@ type Relay struct {
 	Batch     int // messages per RunOnce; default 100
 	Log       *slog.Logger
 	// Lease bounds one batch's claim (default 1 min): longer than publishing a batch takes.
+	// A run that has used half of it hands the rows it has not begun back (RunOnce).
 	Lease time.Duration
 	// RetryDelay is the wait after a row's first failed publish (default 1 s), doubled per
 	// further attempt up to MaxRetryDelay (default 5 min).
@@ -186,7 +187,23 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	var done []int64
 	var pubErr error
 	published := 0
+	// The rows are marked at the end of the run, so it must end within their lease, or
+	// another relay takes the published, unmarked rows and publishes them again. An envelope
+	// holds up to store.MaxBatch messages, so a batch of rows may take longer than the lease
+	// to publish: the rows not begun once half of it is gone are handed back (OutboxRelease)
+	// for the next run.
+	handBack := r.Clock.Now().Add(r.leaseOrDefault() / 2)
 	for i, m := range msgs {
+		if isLeased && i > 0 && !r.Clock.Now().Before(handBack) {
+			rest := make([]int64, 0, len(msgs)-i)
+			for _, x := range msgs[i:] {
+				rest = append(rest, x.ID)
+			}
+			if err := leased.OutboxRelease(ctx, rest, m.ClaimToken); err != nil {
+				pubErr = fmt.Errorf("outbox relay: hand back %d rows: %w", len(rest), err)
+			}
+			break
+		}
 		items, err := m.Items()
 		if err == nil {
 			err = r.publishRow(ctx, m.ID, token, items)
@@ -404,6 +421,14 @@ func (r *Relay) untrack(id int64, items []store.OutboxMessage) {
 		delete(r.claimOf, id)
 		r.claimRows[token]-- // the claim's RunOnce still holds one: never zero here
 	}
+}
+
+// leaseOrDefault is Lease, or its default of one minute.
+func (r *Relay) leaseOrDefault() time.Duration {
+	if r.Lease <= 0 {
+		return time.Minute
+	}
+	return r.Lease
 }
 
 // retryDelay is the wait after a row's (attempts+1)-th failed publish.

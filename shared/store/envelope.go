@@ -80,7 +80,7 @@ func NewEnvelope(msgs []OutboxMessage) (OutboxMessage, error) {
 // Items returns the messages row m carries, in order: m itself when it is not an envelope;
 // else one message per EnvelopeItem, each with the row's ID, Destination, CreatedOn,
 // Attempts and ClaimToken and the item's MessageID, SessionID and Body. Errors: an envelope
-// whose Body is not a JSON array of items with a MessageId.
+// whose Body is not a JSON array of items each with a MessageId and a body.
 func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	if !m.Envelope {
 		return []OutboxMessage{m}, nil
@@ -96,6 +96,11 @@ func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	for i, it := range items {
 		if it.MessageID == "" {
 			return nil, fmt.Errorf("outbox envelope %s: item %d has no MessageId", m.MessageID, i)
+		}
+		if len(it.Body) == 0 {
+			// NewEnvelope writes every item's body (JSON); a missing one is a damaged row,
+			// kept for repair rather than published as an empty message.
+			return nil, fmt.Errorf("outbox envelope %s: item %s has no body", m.MessageID, it.MessageID)
 		}
 		out[i] = OutboxMessage{ID: m.ID, MessageID: it.MessageID, Destination: m.Destination, SessionID: it.SessionID,
 			Body: []byte(it.Body), CreatedOn: m.CreatedOn, PublishedOn: m.PublishedOn, Attempts: m.Attempts, ClaimToken: m.ClaimToken}

@@ -69,7 +69,8 @@ func TestNewEnvelopeRefuses(t *testing.T) {
 }
 
 func TestItemsRefusesADamagedEnvelope(t *testing.T) {
-	for _, body := range []string{``, `{}`, `[]`, `[{"body":{}}]`, `[{"messageId":"a","body":{}},`, `"x"`} {
+	for _, body := range []string{``, `{}`, `[]`, `[{"body":{}}]`, `[{"messageId":"a","body":{}},`, `"x"`,
+		`[{"messageId":"a","body":{}},{"messageId":"b"}]`} {
 		m := OutboxMessage{MessageID: "envelope:x", Destination: "f", Body: []byte(body), Envelope: true}
 		if items, err := m.Items(); err == nil {
 			t.Errorf("body %q: %+v, want an error", body, items)
