@@ -208,6 +208,26 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		if err == nil {
 			err = r.publishRow(ctx, m.ID, token, items)
 		}
+		if err != nil && errors.Is(err, bus.ErrQueueFull) {
+			// The in-process bus is full: back-pressure, not a failed publish. This row and
+			// the rest are handed back for a run after the bus drained, with no attempt
+			// counted and no RetryAt (a full queue must not push the row minutes out). The
+			// messages of the row already accepted come again with the same ids: the bus
+			// drops them as duplicates, settling those already handled.
+			if isLeased {
+				rest := make([]int64, 0, len(msgs)-i)
+				for _, x := range msgs[i:] {
+					rest = append(rest, x.ID)
+				}
+				if err := leased.OutboxRelease(ctx, rest, m.ClaimToken); err != nil {
+					pubErr = fmt.Errorf("outbox relay: hand back %d rows: %w", len(rest), err)
+				}
+			}
+			if r.Log != nil {
+				r.Log.DebugContext(ctx, "outbox relay: the bus is full; the rest waits for the next run", "row", m.MessageID, "published", published)
+			}
+			break
+		}
 		if err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
 			if isLeased {
