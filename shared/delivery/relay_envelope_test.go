@@ -85,8 +85,8 @@ func TestRelayPublishesAnEnvelopesMessagesInOrder(t *testing.T) {
 			t.Fatalf("item %d published as %+v", i, m)
 		}
 	}
-	if left, _ := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 {
-		t.Fatalf("%d rows left unpublished", len(left))
+	if n := unpublished(t, st); n != 0 {
+		t.Fatalf("%d rows left unpublished", n)
 	}
 }
 
@@ -115,8 +115,8 @@ func TestRelayRetriesAWholeEnvelopeAfterAFailedPublish(t *testing.T) {
 	if got := pub.ids(); got != "f-0,after,f-0,f-1,f-2" {
 		t.Fatalf("published %s", got)
 	}
-	if left, _ := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 {
-		t.Fatalf("%d rows left unpublished", len(left))
+	if n := unpublished(t, st); n != 0 {
+		t.Fatalf("%d rows left unpublished", n)
 	}
 }
 
@@ -147,23 +147,11 @@ func TestRelayMarksAnEnvelopeWhenAllItsMessagesSettled(t *testing.T) {
 	ctx := context.Background()
 	startWithOutbox(t, st, clock, "cx-1", []store.OutboxMessage{envelopeOf(t, "f", 3)})
 	r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true}
-	b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
-		if err := r.Settled(ctx, m.ID); err != nil {
-			t.Error(err)
-		}
-	}})
+	b := settlingBus(t, r, bus.MemoryOptions{})
 	handled := map[string]int{}
 	b.Subscribe("facts", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
-	r.Publisher = b
 	if n, err := r.RunOnce(ctx); err != nil || n != 3 {
 		t.Fatalf("run: %d, %v", n, err)
-	}
-	unpublished := func() int {
-		left, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(left)
 	}
 	if _, err := b.Drain(ctx, 2); err != nil {
 		t.Fatal(err)
@@ -171,8 +159,8 @@ func TestRelayMarksAnEnvelopeWhenAllItsMessagesSettled(t *testing.T) {
 	if err := r.FlushSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(handled) != 2 || unpublished() != 1 {
-		t.Fatalf("after 2 of 3 settled: handled %v, %d rows unpublished (want 1)", handled, unpublished())
+	if len(handled) != 2 || unpublished(t, st) != 1 {
+		t.Fatalf("after 2 of 3 settled: handled %v, %d rows unpublished (want 1)", handled, unpublished(t, st))
 	}
 	if _, err := b.Drain(ctx, 0); err != nil {
 		t.Fatal(err)
@@ -180,7 +168,7 @@ func TestRelayMarksAnEnvelopeWhenAllItsMessagesSettled(t *testing.T) {
 	if err := r.FlushSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(handled) != 3 || unpublished() != 0 {
-		t.Fatalf("after all settled: handled %v, %d rows unpublished (want 0)", handled, unpublished())
+	if len(handled) != 3 || unpublished(t, st) != 0 {
+		t.Fatalf("after all settled: handled %v, %d rows unpublished (want 0)", handled, unpublished(t, st))
 	}
 }
