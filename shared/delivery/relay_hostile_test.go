@@ -2,11 +2,19 @@ package delivery_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // A publish that fails at the last row of a batch leaves no rows after it to give back:
@@ -44,6 +52,161 @@ func TestRelayKeepsItsLeaseWhenTheLastRowFails(t *testing.T) {
 		}
 		if len(stolen) != 0 {
 			t.Fatalf("MarkOnSettle=%v: a second relay claimed %q while the first had published it and not marked it", onSettle, stolen[0].MessageID)
+		}
+	}
+}
+
+// countingPublisher counts the publishes of each message id across every relay of a test,
+// notices two of one id at once, and fails the first publish of each id in fail.
+type countingPublisher struct {
+	mu         sync.Mutex
+	inFlight   map[string]bool
+	published  map[string]int
+	concurrent []string
+	fail       map[string]bool
+	next       bus.Publisher // nil: accepted here (a durable broker)
+}
+
+func (p *countingPublisher) on(next bus.Publisher) *countingPublisher {
+	return &countingPublisher{inFlight: p.inFlight, published: p.published, fail: p.fail, next: next}
+}
+
+type sharedCount struct{ p *countingPublisher }
+
+func (s sharedCount) Publish(ctx context.Context, m bus.Message) error {
+	p := s.p
+	p.mu.Lock()
+	if p.inFlight[m.ID] {
+		p.concurrent = append(p.concurrent, m.ID)
+	}
+	p.inFlight[m.ID] = true
+	failing := p.fail[m.ID]
+	delete(p.fail, m.ID)
+	p.mu.Unlock()
+	time.Sleep(100 * time.Microsecond)
+	var err error
+	if failing {
+		err = errors.New("broker unavailable")
+	} else if p.next != nil {
+		err = p.next.Publish(ctx, m)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inFlight, m.ID)
+	if err == nil {
+		p.published[m.ID]++
+	}
+	return err
+}
+
+// Two processes on one SQLite file (two stores), four relays: two durable ones in the
+// first, a durable one and one on its in-process bus (MarkOnSettle, its bus drained
+// meanwhile) in the second; one row in nine fails its first publish and waits for its
+// RetryAt while the clock moves (never past the lease). Every message is published exactly
+// once, never two at once, and once the bus is drained no lease is left.
+func TestRelaysOfTwoProcessesOnOneFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "two.db")
+	open := func() *sqlstore.Store {
+		st, err := sqlite.Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	stA, stB := open(), open()
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	const rows = 150
+	count := &countingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, fail: map[string]bool{}}
+	var want []string
+	for i := range rows {
+		exe := fmt.Sprintf("cx-%d", i)
+		msg := store.OutboxMessage{MessageID: exe, Destination: "q", Body: []byte("{}")}
+		want = append(want, exe)
+		if i%5 == 0 {
+			msg = envelopeOf(t, exe, 3)
+			want = append(want[:len(want)-1], exe+"-0", exe+"-1", exe+"-2")
+		}
+		if i%9 == 0 && i%5 == 0 {
+			// An envelope's first message (a later one fails after those before it were
+			// published, which the retry publishes again, by design).
+			count.fail[exe+"-0"] = true
+		} else if i%9 == 0 {
+			count.fail[exe] = true
+		}
+		startWithOutbox(t, stA, clock, exe, []store.OutboxMessage{msg})
+	}
+	onBus := &delivery.Relay{Store: stB, Clock: clock, MarkOnSettle: true, Batch: 6, Lease: time.Hour}
+	b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
+		if err := onBus.Settled(ctx, m.ID); err != nil {
+			t.Error(err)
+		}
+	}, AfterDrain: func(ctx context.Context) {
+		if err := onBus.FlushSettled(ctx); err != nil {
+			t.Error(err)
+		}
+	}})
+	for _, d := range []string{"q", "facts"} {
+		b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
+	}
+	onBus.Publisher = sharedCount{count.on(b)}
+	relays := []*delivery.Relay{onBus}
+	for _, st := range []*sqlstore.Store{stA, stA, stB} {
+		relays = append(relays, &delivery.Relay{Store: st, Clock: clock, Publisher: sharedCount{count}, Batch: 7, Lease: time.Hour})
+	}
+	stop := make(chan struct{})
+	var busy, wg sync.WaitGroup
+	for _, r := range relays {
+		busy.Go(func() {
+			for range 60 {
+				_, _ = r.RunOnce(ctx)
+			}
+		})
+	}
+	wg.Go(func() { // the bus drains, the clock moves a second at a time (30 minutes at most)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := b.Drain(ctx, 5); err != nil {
+				t.Error(err)
+			}
+			if i < 1800 {
+				clock.Advance(time.Second)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	busy.Wait()
+	close(stop)
+	wg.Wait()
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	var leases int
+	if err := stA.DB().QueryRow(`SELECT COUNT(*) FROM OutboxLease`).Scan(&leases); err != nil || leases != 0 {
+		t.Fatalf("%d leases left once every relay stopped and the bus was drained (%v)", leases, err)
+	}
+	final := &delivery.Relay{Store: stA, Clock: clock, Publisher: sharedCount{count}, Lease: time.Hour}
+	for range 20 {
+		clock.Advance(10 * time.Minute)
+		if _, err := final.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := stA.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 {
+		t.Fatalf("%d rows left unpublished", len(left))
+	}
+	if len(count.concurrent) > 0 {
+		t.Fatalf("published concurrently: %v", count.concurrent)
+	}
+	for _, id := range want {
+		if n := count.published[id]; n != 1 {
+			t.Errorf("%s published %d times", id, n)
 		}
 	}
 }
