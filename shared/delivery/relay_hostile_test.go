@@ -210,3 +210,87 @@ func TestRelaysOfTwoProcessesOnOneFile(t *testing.T) {
 		}
 	}
 }
+
+// On the in-process bus a row whose lease ran out while the bus still held its messages is
+// published again, by the same relay (under a new claim; the bus drops the copy as a
+// duplicate) or by another process's relay, which marks it. Over many such rounds the
+// relay's bookkeeping stays bounded: once its bus is drained every map is empty and no
+// lease is left, and each row was marked.
+func TestRelayOnTheBusForgetsClaimsThatRanOut(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	newRelay := func() (*delivery.Relay, *bus.Memory) {
+		r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true, Batch: 3, Lease: time.Minute}
+		b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
+			if err := r.Settled(ctx, m.ID); err != nil {
+				t.Error(err)
+			}
+		}, AfterDrain: func(ctx context.Context) {
+			if err := r.FlushSettled(ctx); err != nil {
+				t.Error(err)
+			}
+		}})
+		for _, d := range []string{"q", "facts"} {
+			b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
+		}
+		r.Publisher = b
+		return r, b
+	}
+	r, b := newRelay()
+	other, otherBus := newRelay()
+	for round := range 8 {
+		for i := range 4 {
+			exe := fmt.Sprintf("cx-%d-%d", round, i)
+			msg := store.OutboxMessage{MessageID: exe, Destination: "q", Body: []byte("{}")}
+			if i == 0 {
+				msg = envelopeOf(t, exe, 2)
+			}
+			startWithOutbox(t, st, clock, exe, []store.OutboxMessage{msg})
+		}
+		// The relay publishes them; its bus holds them past the lease.
+		for range 2 {
+			if _, err := r.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.Advance(61 * time.Second)
+		if round%2 == 0 {
+			// Taken again by the same relay under a new claim, then run out again.
+			for range 2 {
+				if _, err := r.RunOnce(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(61 * time.Second)
+		}
+		// Another process's relay takes them and its bus settles them: marked there.
+		for range 2 {
+			if _, err := other.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := otherBus.Drain(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(left) != 0 {
+		t.Fatalf("%d rows unpublished", len(left))
+	}
+	if inflight, _, claimOf, claimRows, _ := delivery.RelayTracking(r); inflight == 0 || claimOf == 0 || claimRows == 0 {
+		t.Fatalf("the first relay tracks nothing while its bus holds its messages: %d, %d, %d", inflight, claimOf, claimRows)
+	}
+	// The first relay's bus finally delivers what it held.
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for name, x := range map[string]*delivery.Relay{"first": r, "other": other} {
+		if inflight, unsettled, claimOf, claimRows, settled := delivery.RelayTracking(x); inflight+unsettled+claimOf+claimRows+settled != 0 {
+			t.Errorf("%s relay keeps %d in flight, %d rows unsettled, %d rows under a claim, %d claims, %d settled unmarked", name, inflight, unsettled, claimOf, claimRows, settled)
+		}
+	}
+	var leases int
+	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM OutboxLease`).Scan(&leases); err != nil || leases != 0 {
+		t.Fatalf("%d leases left (%v)", leases, err)
+	}
+}
