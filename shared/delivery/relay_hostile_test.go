@@ -294,3 +294,36 @@ func TestRelayOnTheBusForgetsClaimsThatRanOut(t *testing.T) {
 		t.Fatalf("%d leases left (%v)", leases, err)
 	}
 }
+
+// releaseFails is a leasing store whose OutboxRelease always fails.
+type releaseFails struct{ leasingStore }
+
+func (releaseFails) OutboxRelease(context.Context, []int64, string) error {
+	return errors.New("store unavailable")
+}
+
+// A failed OutboxRelease (giving back the rest after a failed publish, or the whole claim
+// once its rows are marked) loses nothing and lets no row be taken early: the lease simply
+// runs out. The row after the failed one waits for it, the failed one for its RetryAt and
+// the lease; the published one stays marked; the run reports the failure.
+func TestRelayOutlivesAFailedRelease(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	startWithOutbox(t, st, clock, "cx-1", []store.OutboxMessage{{MessageID: "a", Destination: "q", Body: []byte("{}")},
+		{MessageID: "b", Destination: "q", Body: []byte("{}")}, {MessageID: "c", Destination: "q", Body: []byte("{}")}})
+	pub := &listPublisher{fail: map[string]bool{"b": true}}
+	r := &delivery.Relay{Store: releaseFails{st}, Publisher: pub, Clock: clock, Lease: time.Minute}
+	if n, err := r.RunOnce(ctx); n != 1 || err == nil {
+		t.Fatalf("run: %d, %v (want a published, b's and the releases' failures reported)", n, err)
+	}
+	next := &delivery.Relay{Store: st, Publisher: pub, Clock: clock, Lease: time.Minute}
+	clock.Advance(59 * time.Second)
+	if n, err := next.RunOnce(ctx); n != 0 || err != nil {
+		t.Fatalf("before the lease ran out another relay published %d (%v)", n, err)
+	}
+	clock.Advance(time.Second)
+	if n, err := next.RunOnce(ctx); n != 2 || err != nil || pub.ids() != "a,b,c" {
+		t.Fatalf("after the lease: %d, %v, published %s", n, err, pub.ids())
+	}
+}
