@@ -64,14 +64,13 @@ type countingPublisher struct {
 	published  map[string]int
 	concurrent []string
 	fail       map[string]bool
-	next       bus.Publisher // nil: accepted here (a durable broker)
 }
 
-func (p *countingPublisher) on(next bus.Publisher) *countingPublisher {
-	return &countingPublisher{inFlight: p.inFlight, published: p.published, fail: p.fail, next: next}
+// sharedCount publishes through p's count to next (nil: accepted there, a durable broker).
+type sharedCount struct {
+	p    *countingPublisher
+	next bus.Publisher
 }
-
-type sharedCount struct{ p *countingPublisher }
 
 func (s sharedCount) Publish(ctx context.Context, m bus.Message) error {
 	p := s.p
@@ -87,8 +86,8 @@ func (s sharedCount) Publish(ctx context.Context, m bus.Message) error {
 	var err error
 	if failing {
 		err = errors.New("broker unavailable")
-	} else if p.next != nil {
-		err = p.next.Publish(ctx, m)
+	} else if s.next != nil {
+		err = s.next.Publish(ctx, m)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -151,10 +150,10 @@ func TestRelaysOfTwoProcessesOnOneFile(t *testing.T) {
 	for _, d := range []string{"q", "facts"} {
 		b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
 	}
-	onBus.Publisher = sharedCount{count.on(b)}
+	onBus.Publisher = sharedCount{count, b}
 	relays := []*delivery.Relay{onBus}
 	for _, st := range []*sqlstore.Store{stA, stA, stB} {
-		relays = append(relays, &delivery.Relay{Store: st, Clock: clock, Publisher: sharedCount{count}, Batch: 7, Lease: time.Hour})
+		relays = append(relays, &delivery.Relay{Store: st, Clock: clock, Publisher: sharedCount{count, nil}, Batch: 7, Lease: time.Hour})
 	}
 	stop := make(chan struct{})
 	var busy, wg sync.WaitGroup
@@ -191,7 +190,7 @@ func TestRelaysOfTwoProcessesOnOneFile(t *testing.T) {
 	if err := stA.DB().QueryRow(`SELECT COUNT(*) FROM OutboxLease`).Scan(&leases); err != nil || leases != 0 {
 		t.Fatalf("%d leases left once every relay stopped and the bus was drained (%v)", leases, err)
 	}
-	final := &delivery.Relay{Store: stA, Clock: clock, Publisher: sharedCount{count}, Lease: time.Hour}
+	final := &delivery.Relay{Store: stA, Clock: clock, Publisher: sharedCount{count, nil}, Lease: time.Hour}
 	for range 20 {
 		clock.Advance(10 * time.Minute)
 		if _, err := final.RunOnce(ctx); err != nil {
