@@ -235,8 +235,12 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 				for _, x := range msgs[i+1:] {
 					rest = append(rest, x.ID)
 				}
-				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))),
-					leased.OutboxRelease(ctx, rest, m.ClaimToken))
+				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))))
+				if len(rest) > 0 {
+					// Not without rest: OutboxRelease with no ids gives back the whole claim,
+					// the rows published before this one included, which are not marked yet.
+					pubErr = errors.Join(pubErr, leased.OutboxRelease(ctx, rest, m.ClaimToken))
+				}
 			} else {
 				_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
 			}

@@ -391,7 +391,9 @@ type OutboxLeaseStore interface {
 	OutboxRetryLater(ctx context.Context, id int64, claimToken string, retryAt time.Time) error
 	// OutboxRelease gives back the claim's rows from the smallest of ids on (the rows after a
 	// failed publish, not attempted), or with no ids the whole claim (its rows are marked
-	// published). A claim already given back or taken over: nothing happens.
+	// published). A claim already given back or taken over: nothing happens. Empty ids (nil
+	// or zero-length) always mean the whole claim: a caller with no rows left to give back
+	// does not call it, or it ends the lease of rows published and not yet marked.
 	OutboxRelease(ctx context.Context, ids []int64, claimToken string) error
 	// OutboxPurge removes old published rows and old dedupe keys.
 	OutboxPurge(ctx context.Context, p OutboxPurgeParams) (OutboxPurgeResult, error)
