@@ -165,7 +165,7 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- build's per-row lease), RetryAt come, oldest first; a scan of IX_Outbox_Unpublished, each
 -- candidate a seek of IX_OutboxLease_LastId. The lease itself is one OutboxLeaseInsert.
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
-FROM dbo.Outbox AS o
+FROM dbo.Outbox AS o WITH (READPAST)
 WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id)
 ORDER BY Id;
