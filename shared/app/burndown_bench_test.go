@@ -85,7 +85,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		w := openWorkload(b, []benchUnit{sydney}, *e2eRows)
 		r := w.burnDown(b)
+		var ru0, ru1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 		sent, deliver := w.deliver(b)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 		if sent != w.rows {
 			b.Fatalf("sent %d deliveries, want %d", sent, w.rows)
 		}
@@ -95,6 +98,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.ReportMetric(float64(w.rows)/w.ingest.Seconds(), "ingest-rows/s")
 		b.ReportMetric(r.rate, "burndown-rows/s")
 		b.ReportMetric(float64(sent)/deliver.Seconds(), "dispatch-deliveries/s")
+		// CPU per row of each stage (every goroutine, user + system): steadier than the rates
+		// on a machine shared with other work.
+		b.ReportMetric(r.cpuPerRow, "burndown-cpu-us/row")
+		b.ReportMetric(float64((ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())/1000)/float64(sent), "dispatch-cpu-us/delivery")
 		reportMemory(b, r.peakHeap)
 		w.close()
 	}

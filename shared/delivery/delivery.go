@@ -95,11 +95,13 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 // only after the broker accepted it, and retries later with the same MessageId.
 //
 // When the store implements store.OutboxLeaseStore (every SQL dialect does), the relay first
-// leases its batch (docs/campaigns.md#outbox): rows leased by a live relay, and rows whose
-// RetryAt has not come, are not in it, so two relays never publish one row at once; a relay
-// that dies leaves its rows to the next after Lease. A failed publish sets the row's RetryAt
-// (RetryDelay doubled per attempt, at most MaxRetryDelay) and hands the rest of the batch
-// back.
+// leases its batch (docs/campaigns.md#outbox): one lease over the batch's Id range; rows a
+// live lease holds, and rows whose RetryAt has not come, are not in it, so two relays never
+// publish one row at once; a relay that dies leaves its rows to the next after Lease. A
+// failed publish sets the row's RetryAt (RetryDelay doubled per attempt, at most
+// MaxRetryDelay) and hands the rest of the batch back. Once the batch is marked the lease is
+// given back; with MarkOnSettle it runs out instead (its rows are marked as the bus settles
+// them), so a row inside its range that waits for a RetryAt waits at most Lease longer.
 type Relay struct {
 	Store     store.DeliveryStore
 	Publisher bus.Publisher
@@ -107,6 +109,7 @@ type Relay struct {
 	Batch     int // messages per RunOnce; default 100
 	Log       *slog.Logger
 	// Lease bounds one batch's claim (default 1 min): longer than publishing a batch takes.
+	// A run that has used half of it hands the rows it has not begun back (RunOnce).
 	Lease time.Duration
 	// RetryDelay is the wait after a row's first failed publish (default 1 s), doubled per
 	// further attempt up to MaxRetryDelay (default 5 min).
@@ -125,9 +128,15 @@ type Relay struct {
 	// every consumer is idempotent.
 	MarkOnSettle bool
 
-	mu       sync.Mutex
-	inflight map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	settled  []int64          // settled rows not yet marked (FlushSettled)
+	mu        sync.Mutex
+	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
+	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
+	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
+	// With MarkOnSettle and a leasing store, a claim's lease is given back once its run is
+	// over and every row it published is marked: claimOf maps a tracked row to its claim's
+	// token, claimRows counts per token those rows plus one while its RunOnce runs.
+	claimOf   map[int64]string
+	claimRows map[string]int
 }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
@@ -138,8 +147,11 @@ type RelayHooks struct {
 	AfterPublish func(ctx context.Context, ids []int64) error
 }
 
-// RunOnce publishes up to Batch messages, oldest first, and returns how many were published.
-// It stops at the first publish failure (order is kept; the rest wait for the next run).
+// RunOnce publishes up to Batch outbox rows, oldest first, and returns how many messages
+// were published (an envelope row, store.OutboxMessage.Envelope, publishes each of its
+// items as its own message, in order, and counts them all). It stops at the first publish
+// failure (order is kept; the rest wait for the next run); an envelope whose body cannot be
+// read fails the same way and is retried later, never dropped.
 func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	batch := r.Batch
 	if batch == 0 {
@@ -165,31 +177,77 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	token := ""
+	if isLeased && len(msgs) > 0 {
+		token = msgs[0].ClaimToken
+		if r.MarkOnSettle {
+			r.holdClaim(token)
+		}
+	}
 	var done []int64
 	var pubErr error
+	published := 0
+	// The rows are marked at the end of the run, so it must end within their lease, or
+	// another relay takes the published, unmarked rows and publishes them again. An envelope
+	// holds up to store.MaxBatch messages, so a batch of rows may take longer than the lease
+	// to publish: the rows not begun once half of it is gone are handed back (OutboxRelease)
+	// for the next run.
+	handBack := r.Clock.Now().Add(r.leaseOrDefault() / 2)
 	for i, m := range msgs {
-		if r.MarkOnSettle {
-			// Before the publish: the bus may settle the message before Publish returns.
-			r.track(m.MessageID, m.ID)
-		}
-		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
-			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
-			if r.MarkOnSettle {
-				r.untrack(m.MessageID)
+		if isLeased && i > 0 && !r.Clock.Now().Before(handBack) {
+			rest := make([]int64, 0, len(msgs)-i)
+			for _, x := range msgs[i:] {
+				rest = append(rest, x.ID)
 			}
+			if err := leased.OutboxRelease(ctx, rest, m.ClaimToken); err != nil {
+				pubErr = fmt.Errorf("outbox relay: hand back %d rows: %w", len(rest), err)
+			}
+			break
+		}
+		items, err := m.Items()
+		if err == nil {
+			err = r.publishRow(ctx, m.ID, token, items)
+		}
+		if err != nil && errors.Is(err, bus.ErrQueueFull) {
+			// The in-process bus is full: back-pressure, not a failed publish. This row and
+			// the rest are handed back for a run after the bus drained, with no attempt
+			// counted and no RetryAt (a full queue must not push the row minutes out). The
+			// messages of the row already accepted come again with the same ids: the bus
+			// drops them as duplicates, settling those already handled.
+			if isLeased {
+				rest := make([]int64, 0, len(msgs)-i)
+				for _, x := range msgs[i:] {
+					rest = append(rest, x.ID)
+				}
+				if err := leased.OutboxRelease(ctx, rest, m.ClaimToken); err != nil {
+					pubErr = fmt.Errorf("outbox relay: hand back %d rows: %w", len(rest), err)
+				}
+			}
+			if r.Log != nil {
+				r.Log.DebugContext(ctx, "outbox relay: the bus is full; the rest waits for the next run", "row", m.MessageID, "published", published)
+			}
+			break
+		}
+		if err != nil {
+			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
 			if isLeased {
 				var rest []int64
 				for _, x := range msgs[i+1:] {
 					rest = append(rest, x.ID)
 				}
-				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))),
-					leased.OutboxRelease(ctx, rest, m.ClaimToken))
+				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))))
+				if len(rest) > 0 {
+					// Not without rest: OutboxRelease with no ids gives back the whole claim,
+					// the rows published before this one included, which are not marked yet.
+					pubErr = errors.Join(pubErr, leased.OutboxRelease(ctx, rest, m.ClaimToken))
+				}
 			} else {
 				_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
 			}
 			break
 		}
 		done = append(done, m.ID)
+		published += len(items)
 	}
 	if len(done) > 0 && r.Hooks != nil && r.Hooks.AfterPublish != nil {
 		if err := r.Hooks.AfterPublish(ctx, done); err != nil {
@@ -203,7 +261,62 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			return 0, errors.Join(pubErr, err)
 		}
 	}
-	return len(done), pubErr
+	if token != "" && (!r.MarkOnSettle || r.dropClaimRow(token)) {
+		// Every row of the claim is marked (on the in-process bus: settled and marked), or
+		// waits for its RetryAt: the lease is given back, so a row held back only by it (a
+		// RetryAt that came meanwhile) does not wait for the lease to end. Should this fail,
+		// the lease simply runs out.
+		if err := leased.OutboxRelease(ctx, nil, token); err != nil {
+			return published, errors.Join(pubErr, err)
+		}
+	}
+	return published, pubErr
+}
+
+// holdClaim counts a RunOnce of claim token as running (claimRows).
+func (r *Relay) holdClaim(token string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.claimRows == nil {
+		r.claimOf, r.claimRows = map[int64]string{}, map[string]int{}
+	}
+	r.claimRows[token]++
+}
+
+// dropClaimRow takes one off claim token's count and reports whether it reached zero: the
+// claim's run is over and each row it published is marked.
+func (r *Relay) dropClaimRow(token string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.claimRows[token]--; r.claimRows[token] > 0 {
+		return false
+	}
+	delete(r.claimRows, token)
+	return true
+}
+
+// publishRow publishes the messages of outbox row id (one, or an envelope's items, in
+// order). With MarkOnSettle each is tracked before its publish (the bus may settle it
+// before Publish returns), and the row is marked once every one of them settled. Errors:
+// the first failed publish; the messages before it stay published (the row is published
+// again later, and each consumer absorbs a repeated MessageId), and the row's tracking is
+// dropped, so it is not marked before that.
+func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []store.OutboxMessage) error {
+	if r.MarkOnSettle {
+		r.track(id, token, items)
+	}
+	for _, m := range items {
+		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
+			if r.MarkOnSettle {
+				r.untrack(id, items)
+			}
+			if len(items) > 1 {
+				return fmt.Errorf("message %s: %w", m.MessageID, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Settled notes that the (non-durable) bus settled a message the relay published in this
@@ -219,7 +332,10 @@ func (r *Relay) Settled(ctx context.Context, messageID string) error {
 	id, ok := r.inflight[messageID]
 	delete(r.inflight, messageID)
 	if ok {
-		r.settled = append(r.settled, id)
+		if r.unsettled[id]--; r.unsettled[id] <= 0 {
+			delete(r.unsettled, id)
+			r.settled = append(r.settled, id)
+		}
 	}
 	full := len(r.settled) >= store.MaxBatch
 	r.mu.Unlock()
@@ -245,24 +361,98 @@ func (r *Relay) FlushSettled(ctx context.Context) error {
 			r.mu.Unlock()
 			return fmt.Errorf("outbox relay: mark %d settled messages: %w", len(ids), err)
 		}
+		r.releaseMarked(ctx, chunk)
 		ids = ids[len(chunk):]
 	}
 	return nil
 }
 
-func (r *Relay) track(messageID string, id int64) {
+// releaseMarked gives back the lease of each claim whose run is over and whose last
+// tracked row is among the marked ids. A failed release is left to the lease's end.
+func (r *Relay) releaseMarked(ctx context.Context, ids []int64) {
+	leased, ok := r.Store.(store.OutboxLeaseStore)
+	if !ok {
+		return
+	}
+	var over []string
+	r.mu.Lock()
+	for _, id := range ids {
+		token, ok := r.claimOf[id]
+		if !ok {
+			continue
+		}
+		delete(r.claimOf, id)
+		if r.claimRows[token]--; r.claimRows[token] <= 0 {
+			delete(r.claimRows, token)
+			over = append(over, token)
+		}
+	}
+	r.mu.Unlock()
+	for _, token := range over {
+		_ = leased.OutboxRelease(ctx, nil, token)
+	}
+}
+
+// track notes the messages of outbox row id, claimed under token ("" without a lease), as
+// published and not yet settled.
+func (r *Relay) track(id int64, token string, items []store.OutboxMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.inflight == nil {
-		r.inflight = map[string]int64{}
+		r.inflight, r.unsettled = map[string]int64{}, map[int64]int{}
 	}
-	r.inflight[messageID] = id
+	if r.claimOf == nil {
+		r.claimOf, r.claimRows = map[int64]string{}, map[string]int{}
+	}
+	if old, ok := r.claimOf[id]; ok && old != token {
+		// Published again under a later claim (the first's lease ran out): the first no
+		// longer waits for this row.
+		if r.claimRows[old]--; r.claimRows[old] <= 0 {
+			delete(r.claimRows, old)
+		}
+		delete(r.claimOf, id)
+	}
+	if _, ok := r.claimOf[id]; !ok && token != "" {
+		r.claimOf[id] = token
+		r.claimRows[token]++
+	}
+	for _, m := range items {
+		r.inflight[m.MessageID] = id
+	}
+	n := len(items)
+	if n > 1 {
+		// Distinct MessageIds: a repeated one settles once.
+		seen := make(map[string]bool, n)
+		for _, m := range items {
+			seen[m.MessageID] = true
+		}
+		n = len(seen)
+	}
+	r.unsettled[id] = n
 }
 
-func (r *Relay) untrack(messageID string) {
+// untrack drops the tracking of row id's messages (a publish of the row failed).
+func (r *Relay) untrack(id int64, items []store.OutboxMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.inflight, messageID)
+	for _, m := range items {
+		if r.inflight[m.MessageID] == id {
+			delete(r.inflight, m.MessageID)
+		}
+	}
+	delete(r.unsettled, id)
+	if token, ok := r.claimOf[id]; ok {
+		delete(r.claimOf, id)
+		r.claimRows[token]-- // the claim's RunOnce still holds one: never zero here
+	}
+}
+
+// leaseOrDefault is Lease, or its default of one minute.
+func (r *Relay) leaseOrDefault() time.Duration {
+	if r.Lease <= 0 {
+		return time.Minute
+	}
+	return r.Lease
 }
 
 // retryDelay is the wait after a row's (attempts+1)-th failed publish.

@@ -47,12 +47,23 @@
 // their leases expire, exactly as a crash after a single send does
 // (docs/performance.md#dispatch-per-batch).
 //
-// The runtime still hands over one message at a time: the in-process bus consumer and the
-// Functions host's Service Bus trigger call Handle per message, so only tests and
-// BenchmarkDispatch (-dispatch.batch, default 100) take the batch path. Wiring it is the
-// next step: the in-process bus consumer taking up to N waiting dispatch messages at once,
-// and the Service Bus trigger declared with cardinality "many", the custom handler reading
-// the host's array payload and answering per message.
+// Both runtimes take this path: the in-process bus hands the waiting dispatch messages over
+// at once (up to 100) and the Service Bus trigger is declared with cardinality "many".
+//
+// # Outbox relay
+//
+// Relay.RunOnce claims a batch of outbox rows under one lease over their Id range (store
+// OutboxClaim), publishes each row's messages (an envelope row, a batch's delivery facts,
+// carries several; store.OutboxMessage.Items), marks the rows and gives the lease back:
+//
+//	unpublished ── claim (lease over the batch's Id range) ──► leased ── published ──► marked
+//	     ▲   ▲                                                   │ │
+//	     │   └── lease ended (relay died) or given back ◄────────┘ │
+//	     └── RetryAt came ◄── publish failed (the whole row) ◄──────┘
+//
+// With MarkOnSettle (the in-process bus, which is not durable) a row is marked only once
+// every one of its messages was settled, and the lease is given back when the last row the
+// run published is marked.
 //
 // # Channels
 //

@@ -56,6 +56,36 @@ func (p *Projector) Handle(ctx context.Context, m bus.Message) error {
 	return err
 }
 
+// HandleBatch applies the facts of several messages (a batch the bus hands over together,
+// DeliveryFactProjection declared "cardinality": "many") in one DeliveryFactApply per
+// store.MaxBatch facts, in the messages' order: one transaction, where Handle takes one per
+// fact. errs[i] is what Handle would have returned for msgs[i]: a Permanent error for a
+// malformed fact (dead-lettered; it never holds its batch-mates back), the store's error for
+// every well-formed fact of a chunk whose apply failed (applying a fact twice is harmless,
+// so the whole batch may come again), or nil.
+func (p *Projector) HandleBatch(ctx context.Context, msgs []bus.Message) []error {
+	errs := make([]error, len(msgs))
+	var facts []store.DeliveryFact
+	var at []int // msgs index of facts[j]
+	for i, m := range msgs {
+		f, err := DecodeFact(m.Body)
+		if err != nil {
+			errs[i] = automation.Permanent(fmt.Errorf("message %s: %w", m.ID, err))
+			continue
+		}
+		facts, at = append(facts, f), append(at, i)
+	}
+	for lo := 0; lo < len(facts); lo += store.MaxBatch {
+		hi := min(lo+store.MaxBatch, len(facts))
+		if _, err := p.Store.DeliveryFactApply(ctx, facts[lo:hi], p.Clock.Now()); err != nil {
+			for _, i := range at[lo:hi] {
+				errs[i] = err
+			}
+		}
+	}
+	return errs
+}
+
 // BehindLister lists the jobs whose projection is behind (store.DeliveryStore).
 type BehindLister interface {
 	NotificationListProjectionBehind(ctx context.Context, afterID int64, limit int) ([]store.NotificationJob, error)

@@ -42,6 +42,36 @@ func startWithOutbox(t *testing.T, st *sqlstore.Store, clock *automation.ManualC
 	}
 }
 
+// settlingBus is the in-process bus as app.Open wires it to a MarkOnSettle relay: each
+// settled message is noted (Relay.Settled) and each drain's are marked after it
+// (Relay.FlushSettled). It becomes r's publisher.
+func settlingBus(t *testing.T, r *delivery.Relay, opts bus.MemoryOptions) *bus.Memory {
+	t.Helper()
+	opts.OnSettled = func(ctx context.Context, m bus.Message) {
+		if err := r.Settled(ctx, m.ID); err != nil {
+			t.Error(err)
+		}
+	}
+	opts.AfterDrain = func(ctx context.Context) {
+		if err := r.FlushSettled(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	b := bus.NewMemory(&opts)
+	r.Publisher = b
+	return b
+}
+
+// unpublished counts the outbox rows not yet marked published (up to 100).
+func unpublished(t *testing.T, st store.DeliveryStore) int {
+	t.Helper()
+	left, err := st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(left)
+}
+
 // recordingPublisher counts publishes per message id and notices two at once.
 type recordingPublisher struct {
 	mu         sync.Mutex
@@ -165,17 +195,8 @@ func TestRelayMarkOnSettleRepublishesWhatTheBusLost(t *testing.T) {
 	// A process: the in-process bus settles into the relay, as app.Open wires it.
 	process := func(handled map[string]int) (*delivery.Relay, *bus.Memory) {
 		r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true}
-		b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
-			if err := r.Settled(ctx, m.ID); err != nil {
-				t.Error(err)
-			}
-		}, AfterDrain: func(ctx context.Context) {
-			if err := r.FlushSettled(ctx); err != nil {
-				t.Error(err)
-			}
-		}})
+		b := settlingBus(t, r, bus.MemoryOptions{})
 		b.Subscribe("q", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
-		r.Publisher = b
 		return r, b
 	}
 	unpublished := func() int {
@@ -301,5 +322,47 @@ func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
 	}
 	if len(handled) != execs*per {
 		t.Fatalf("%d messages handled, want %d", len(handled), execs*per)
+	}
+}
+
+// The relay gives its lease back once its batch is marked: at once with a durable
+// publisher, and on the in-process bus once every row it published was settled and marked
+// (its run over): no OutboxLease row is left to hold a row that then waits for a RetryAt.
+func TestRelayGivesItsLeaseBack(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	leases := func() int {
+		var n int
+		if err := st.DB().QueryRow(`SELECT COUNT(*) FROM OutboxLease`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	startWithOutbox(t, st, clock, "cx-1", []store.OutboxMessage{{MessageID: "a", Destination: "q", Body: []byte("{}")}, envelopeOf(t, "f", 2)})
+	pub := &listPublisher{}
+	if n, err := (&delivery.Relay{Store: st, Publisher: pub, Clock: clock}).RunOnce(ctx); err != nil || n != 3 || leases() != 0 {
+		t.Fatalf("durable publisher: %d, %v, %d leases left", n, err, leases())
+	}
+	startWithOutbox(t, st, clock, "cx-2", []store.OutboxMessage{{MessageID: "b", Destination: "q", Body: []byte("{}")}, envelopeOf(t, "g", 2)})
+	r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true}
+	b := settlingBus(t, r, bus.MemoryOptions{})
+	for _, d := range []string{"q", "facts"} {
+		b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
+	}
+	if n, err := r.RunOnce(ctx); err != nil || n != 3 || leases() != 1 {
+		t.Fatalf("in-process bus: %d, %v, %d leases (want 1 while the bus holds the messages)", n, err, leases())
+	}
+	if _, err := b.Drain(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.FlushSettled(ctx); err != nil || leases() != 1 {
+		t.Fatalf("one of two rows marked: %v, %d leases (want 1)", err, leases())
+	}
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := unpublished(t, st); n != 0 || leases() != 0 {
+		t.Fatalf("after the drain: %d rows unpublished, %d leases", n, leases())
 	}
 }

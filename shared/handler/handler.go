@@ -303,6 +303,18 @@ func (d Deps) dueWorkExecutor(ctx context.Context, inv *funchost.Invocation) (fu
 // A message that can never succeed is dead-lettered and never fails its batch, so it cannot
 // hold its batch-mates back.
 func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+	return d.batchInvocation(ctx, inv, topology.NotificationDispatchQueue, "dispatch", d.Dispatcher.HandleBatch)
+}
+
+// batchInvocation runs a "cardinality": "many" Service Bus invocation: it decodes the batch
+// (a message that does not decode is dead-lettered), hands the messages to handle
+// store.MaxBatch at a time (each message's error at its place; destination names the bus
+// destination of the messages, what the function in the failure answer), and answers by the
+// rule of notificationDispatch: 200 when every message is settled for good (done, or
+// dead-lettered with its record because its error is Permanent), else non-2xx so the host
+// brings the whole batch again (logged at INFO when every failure is a RetryAfter, as
+// another sender's live claim is).
+func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, destination, what string, handle func(context.Context, []bus.Message) []error) (funchost.Result, error) {
 	items, err := inv.ServiceBusBatch("message")
 	if err != nil {
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
@@ -315,13 +327,13 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 			errs[i] = automation.Permanent(it.Err)
 			continue
 		}
-		msgs = append(msgs, bus.Message{ID: it.Message.MessageID, Destination: topology.NotificationDispatchQueue, SessionID: it.Message.SessionID,
+		msgs = append(msgs, bus.Message{ID: it.Message.MessageID, Destination: destination, SessionID: it.Message.SessionID,
 			Body: it.Message.Body, DeliveryCount: it.Message.DeliveryCount})
 		at = append(at, i)
 	}
 	for lo := 0; lo < len(msgs); lo += store.MaxBatch {
 		hi := min(lo+store.MaxBatch, len(msgs))
-		for j, err := range d.Dispatcher.HandleBatch(ctx, msgs[lo:hi]) {
+		for j, err := range handle(ctx, msgs[lo:hi]) {
 			errs[at[lo+j]] = err
 		}
 	}
@@ -355,7 +367,7 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 			return funchost.Result{}, errors.Join(again...)
 		}
 		// %v: the answer is a plain failure, whatever intent a message's error carries.
-		return funchost.Result{}, fmt.Errorf("dispatch: %d of %d messages must come again, the batch fails: %v", len(again), len(items), errors.Join(again...))
+		return funchost.Result{}, fmt.Errorf("%s: %d of %d messages must come again, the batch fails: %v", what, len(again), len(items), errors.Join(again...))
 	}
 	return ok(map[string]any{"messages": len(items), "deadLettered": len(dead)}, dead...)
 }
@@ -451,20 +463,14 @@ func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funcho
 	return ok(out)
 }
 
-// deliveryFactProjection: apply one delivery fact to the reporting projection.
+// deliveryFactProjection: apply a batch of delivery facts to the reporting projection in one
+// transaction (Projector.HandleBatch). DeliveryFactProjection is declared "cardinality":
+// "many", as NotificationDispatch is, and answers by the same rule (batchInvocation): a
+// malformed fact is dead-lettered and never fails its batch; a store failure fails the
+// batch, and each fact comes again (applying a fact twice is harmless: the projection keeps
+// the highest revision per command).
 func (d Deps) deliveryFactProjection(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
-	msg, err := inv.ServiceBus("message")
-	if err != nil {
-		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
-	}
-	err = d.Projector.Handle(ctx, bus.Message{ID: msg.MessageID, Destination: topology.DeliveryFactsTopic, SessionID: msg.SessionID, Body: msg.Body, DeliveryCount: msg.DeliveryCount})
-	if automation.IsPermanent(err) {
-		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
-	}
-	if err != nil {
-		return funchost.Result{}, err
-	}
-	return ok(map[string]any{"messageId": msg.MessageID})
+	return d.batchInvocation(ctx, inv, topology.DeliveryFactsTopic, "delivery facts", d.Projector.HandleBatch)
 }
 
 // maxDeadLetterBody bounds the body copy kept in a dead-letter blob.

@@ -357,8 +357,9 @@ type CampaignStore interface {
 }
 
 // OutboxClaimParams claims up to Limit unpublished outbox rows for one relay: rows whose
-// RetryAt is unset or has come and whose lease is unset or expired get LeaseUntil =
-// Now+Lease and a new ClaimToken, oldest first. Two relays never hold one row at once.
+// RetryAt is unset or has come and that no live lease holds, oldest first, are leased
+// together until Now+Lease under a new ClaimToken (one lease over the batch's Id range,
+// migration 0028, not a write to every row). Two relays never hold one row at once.
 type OutboxClaimParams struct {
 	Now   time.Time
 	Lease time.Duration
@@ -384,11 +385,15 @@ type OutboxPurgeResult struct {
 type OutboxLeaseStore interface {
 	// OutboxClaim leases a batch to one relay.
 	OutboxClaim(ctx context.Context, p OutboxClaimParams) ([]OutboxMessage, error)
-	// OutboxRetryLater releases a claimed row after a failed publish: Attempts+1, RetryAt
-	// set, lease cleared — only while ClaimToken still matches (another relay took over:
-	// nothing happens).
+	// OutboxRetryLater holds a claimed row back after a failed publish: Attempts+1, RetryAt
+	// set — only while the claim claimToken still holds the row (a relay that took over
+	// after the lease: nothing happens).
 	OutboxRetryLater(ctx context.Context, id int64, claimToken string, retryAt time.Time) error
-	// OutboxRelease clears the lease of claimed rows not attempted (the batch stopped early).
+	// OutboxRelease gives back the claim's rows from the smallest of ids on (the rows after a
+	// failed publish, not attempted), or with no ids the whole claim (its rows are marked
+	// published). A claim already given back or taken over: nothing happens. Empty ids (nil
+	// or zero-length) always mean the whole claim: a caller with no rows left to give back
+	// does not call it, or it ends the lease of rows published and not yet marked.
 	OutboxRelease(ctx context.Context, ids []int64, claimToken string) error
 	// OutboxPurge removes old published rows and old dedupe keys.
 	OutboxPurge(ctx context.Context, p OutboxPurgeParams) (OutboxPurgeResult, error)

@@ -136,6 +136,11 @@ type OutboxMessage struct {
 	Destination string // queue or topic name
 	SessionID   string
 	Body        []byte
+	// Envelope marks a row that carries several messages to Destination (NewEnvelope):
+	// Body is the JSON array of EnvelopeItem, MessageID names the row only (each item has its
+	// own), and SessionID is empty. The relay publishes every item as its own message
+	// (Items) and marks the row once. docs/performance.md, "Facts in envelopes".
+	Envelope    bool
 	CreatedOn   time.Time
 	PublishedOn *time.Time
 	Attempts    int

@@ -132,7 +132,7 @@ var functions = []Function{
 	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue},
 	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
-	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription},
+	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
 	{Name: DueWorkPoller, Trigger: TimerTrigger, Binding: "timer", Schedule: "%DueWorkSchedule%"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,6 +159,9 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 	for name, text := range before {
 		if name == "IX_NotificationJob_SchedulerKey" || name == "sqlite_autoindex_NotificationJob_2" {
 			continue
+		}
+		if name == "IX_NotificationJob_Updated" { // partial since migration 0029
+			text = strings.Replace(text, "(UpdatedOn, Status, BusinessUnitId)", "(UpdatedOn, Status, BusinessUnitId)\n    WHERE Status IN ('Sent', 'Failed', 'Unknown')", 1)
 		}
 		if got, ok := after[name]; !ok || got != text {
 			t.Errorf("index %s: %q (present %v) after migration 0025, was %q", name, got, ok, text)

@@ -258,14 +258,19 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	// other process just committed fails here ("table … already exists") and rolls back.
 	// While the version keeps moving, the other migrator is making progress: read it again
 	// and go on from there. A failure with the version standing still is a real one.
+	// On a fresh file the version table may not exist yet when the version is read (the
+	// other migrator creates it): that reads as before any migration.
 	for {
 		before, verr := p.GetDBVersion(ctx)
+		if verr != nil {
+			before = -1
+		}
 		_, err := p.Up(ctx)
 		if err == nil {
 			return nil
 		}
 		after, aerr := p.GetDBVersion(ctx)
-		if verr != nil || aerr != nil || after <= before {
+		if aerr != nil || after <= before {
 			return fmt.Errorf("sqlite: migrate: %w", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -631,7 +632,11 @@ func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
 	return t, nil
 }
 
-// OutboxClaim implements store.OutboxLeaseStore: one set-based statement leases the batch.
+// OutboxClaim implements store.OutboxLeaseStore: in one transaction, claims serialized
+// (OutboxClaimLock), the ended leases dropped (OutboxLeaseExpire), the batch read
+// (OutboxClaim: unpublished rows no live lease holds, RetryAt come, oldest first), and one
+// lease written over its Id range (OutboxLeaseInsert): the rows themselves are not written.
+// Each returned message carries the claim's token.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
 	if err := checkLimit("OutboxClaim", p.Limit); err != nil {
 		return nil, err
@@ -640,18 +645,35 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 		return nil, fmt.Errorf("OutboxClaim: lease %s must be positive", p.Lease)
 	}
 	token := uuid.NewString()
+	now := s.tm(p.Now)
 	var out []store.OutboxMessage
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = nil // a retried transaction starts over
+		if _, err := s.exec(ctx, tx, "OutboxClaimLock"); err != nil {
+			return fmt.Errorf("%s OutboxClaimLock: %w", s.d.Name, err)
+		}
+		if _, err := s.exec(ctx, tx, "OutboxLeaseExpire", sql.Named("Now", now)); err != nil {
+			return fmt.Errorf("%s OutboxLeaseExpire: %w", s.d.Name, err)
+		}
 		var err error
 		out, err = queryAll(ctx, s, tx, "OutboxClaim", func(r rowScanner) (store.OutboxMessage, error) {
-			var m store.OutboxMessage
-			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.ClaimToken))
+			m := store.OutboxMessage{ClaimToken: token}
+			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
 			return m, err
-		}, sql.Named("Now", s.tm(p.Now)), sql.Named("LeaseUntil", s.tm(p.Now.Add(p.Lease))), sql.Named("ClaimToken", token), sql.Named("Limit", p.Limit))
-		return err
+		}, sql.Named("Now", now), sql.Named("Limit", p.Limit))
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		if _, err := s.exec(ctx, tx, "OutboxLeaseInsert", sql.Named("ClaimToken", token), sql.Named("FirstId", out[0].ID),
+			sql.Named("LastId", out[len(out)-1].ID), sql.Named("LeaseUntil", s.tm(p.Now.Add(p.Lease)))); err != nil {
+			return fmt.Errorf("%s OutboxLeaseInsert: %w", s.d.Name, err)
+		}
+		return nil
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // OutboxRetryLater implements store.OutboxLeaseStore.
@@ -662,19 +684,22 @@ func (s *Store) OutboxRetryLater(ctx context.Context, id int64, token string, re
 	return nil
 }
 
-// OutboxRelease implements store.OutboxLeaseStore.
+// OutboxRelease implements store.OutboxLeaseStore: the claim's lease ends before the
+// smallest of ids (OutboxLeaseShrink), or is deleted without ids (OutboxLeaseDelete).
 func (s *Store) OutboxRelease(ctx context.Context, ids []int64, token string) error {
 	if len(ids) > store.MaxBatch {
 		return fmt.Errorf("OutboxRelease: more than %d ids", store.MaxBatch)
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			if _, err := s.exec(ctx, tx, "OutboxRelease", sql.Named("Id", id), sql.Named("ClaimToken", token)); err != nil {
-				return fmt.Errorf("%s OutboxRelease: %w", s.d.Name, err)
-			}
+	if len(ids) == 0 {
+		if _, err := s.exec(ctx, nil, "OutboxLeaseDelete", sql.Named("ClaimToken", token)); err != nil {
+			return fmt.Errorf("%s OutboxLeaseDelete: %w", s.d.Name, err)
 		}
 		return nil
-	})
+	}
+	if _, err := s.exec(ctx, nil, "OutboxLeaseShrink", sql.Named("FromId", slices.Min(ids)), sql.Named("ClaimToken", token)); err != nil {
+		return fmt.Errorf("%s OutboxLeaseShrink: %w", s.d.Name, err)
+	}
+	return nil
 }
 
 // OutboxPurge implements store.OutboxLeaseStore.

@@ -103,8 +103,10 @@ func claimRevision(cur store.NotificationJob) int64 {
 // every key read by NotificationGetManyForUpdate (100 keys per statement); per distinct key
 // the decision of NotificationClaim (store.NotificationClaimable) in Go; the claimable jobs
 // updated by the multi-row NotificationClaimMany statement (100 per statement, each row
-// guarded by the Version read, the updated rows mapped back by Id); and the claims' facts,
-// in the keys' order, in one OutboxInsertMany.
+// guarded by the Version read; it returns only Id and the columns it set, which are mapped
+// back by Id and patched into the jobs as read, so each result holds the whole job after
+// its claim); and the claims' facts, in the keys' order, in one outbox row (insertFacts: an
+// envelope when there are several).
 //
 // A job whose row the guarded update did not return (its Version moved after the read) is
 // not claimed: its result shows the job as read, as NotificationClaim's ErrLeaseLost. A
@@ -154,13 +156,13 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 					"LeaseExpiresOn": lease, "Revision": claimRevision(j), "Now": now})
 			}
 		}
-		claimed := make(map[int64]store.NotificationJob, len(updates))
+		claimed := make(map[int64]claimedCols, len(updates))
 		if err := s.queryMultiRows(ctx, tx, "NotificationClaimMany", updates, func(r rowScanner) error {
-			j, err := s.scanNotification(r)
+			c, err := s.scanClaimed(r)
 			if err != nil {
 				return err
 			}
-			claimed[j.ID] = j
+			claimed[c.id] = c
 			return nil
 		}); err != nil {
 			return err
@@ -168,12 +170,13 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 		facts := make([]store.OutboxMessage, 0, len(claims))
 		for _, i := range claims {
 			read := out[i].Job
-			j, ok := claimed[read.ID]
+			c, ok := claimed[read.ID]
 			if !ok {
 				// The Version moved between the read and the guarded update: not ours.
 				out[i] = store.NotificationClaimResult{Job: read}
 				continue
 			}
+			j := c.patch(read)
 			out[i].Job = j
 			if j.Revision != read.Revision {
 				m, err := factMessage(j, p.Now)
@@ -188,7 +191,7 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 				out[i] = store.NotificationClaimResult{Job: out[f].Job} // finds the first's claim live
 			}
 		}
-		return s.insertMessages(ctx, tx, p.Now, facts)
+		return s.insertFacts(ctx, tx, p.Now, facts)
 	})
 	if err != nil {
 		return nil, err
@@ -196,14 +199,77 @@ func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationC
 	return out, nil
 }
 
-// insertMessages writes msgs, each created at now, with OutboxInsertMany (a MessageId seen
-// earlier in msgs is dropped first; an existing one is left alone).
-func (s *Store) insertMessages(ctx context.Context, tx *sql.Tx, now time.Time, msgs []store.OutboxMessage) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	return s.insertOutbox(ctx, tx, []store.SchedulerCompleteParams{{Now: now, Outbox: msgs}})
+// claimedCols are the columns the NotificationClaimMany statement returns: the row's Id and
+// every column its update sets. The rest of the claimed job is as NotificationClaimMany
+// read it in the same transaction, under the write lock.
+type claimedCols struct {
+	id, revision, version int64
+	status                store.NotificationStatus
+	leaseExpiresOn        *time.Time
+	attemptCount          int
+	updatedOn             time.Time
 }
+
+// scanClaimed scans one row of NotificationClaimMany (Id, Status, ProcessingLeaseExpiresOn,
+// AttemptCount, Revision, Version, UpdatedOn, in that order in both dialects).
+func (s *Store) scanClaimed(r rowScanner) (claimedCols, error) {
+	var c claimedCols
+	var st string
+	err := r.Scan(&c.id, &st, s.nt(&c.leaseExpiresOn), &c.attemptCount, &c.revision, &c.version, s.t(&c.updatedOn))
+	c.status = store.NotificationStatus(st)
+	return c, err
+}
+
+// patch returns read, the job as read before the claim, with the columns the claim set.
+func (c claimedCols) patch(read store.NotificationJob) store.NotificationJob {
+	read.Status, read.ProcessingLeaseExpiresOn, read.AttemptCount = c.status, c.leaseExpiresOn, c.attemptCount
+	read.Revision, read.Version, read.UpdatedOn = c.revision, c.version, c.updatedOn
+	return read
+}
+
+// scanFinished scans one row of NotificationFinishMany into a job that holds only what the
+// store uses: ID and Version (to map the row back to its item) and the fields factMessage
+// puts in the fact (columns Id, Version, DeliveryKey, EffectKey, BusinessUnitId,
+// SchedulerKey, Channel, LocalDate, Status, Revision, ProviderReference, ResolvedBy, in that
+// order in both dialects). Every other field is zero.
+func (s *Store) scanFinished(r rowScanner) (store.NotificationJob, error) {
+	var j store.NotificationJob
+	var st string
+	err := r.Scan(&j.ID, &j.Version, &j.DeliveryKey, &j.EffectKey, &j.BusinessUnitID, &j.SchedulerKey, &j.Channel,
+		&j.LocalDate, &st, &j.Revision, ns(&j.ProviderReference), ns(&j.ResolvedBy))
+	j.Status = store.NotificationStatus(st)
+	return j, err
+}
+
+// insertFacts writes the facts of one transaction, created at now: one outbox row for one
+// fact, envelope rows (store.NewEnvelope) of up to factsPerEnvelope facts each for more, so
+// a batch's facts cost one row, one relay lease and one mark per envelope
+// (docs/performance.md, "Facts in envelopes"). A fact's MessageId is written once by
+// construction (factMessage), so no repeat is dropped here.
+func (s *Store) insertFacts(ctx context.Context, tx *sql.Tx, now time.Time, facts []store.OutboxMessage) error {
+	for len(facts) > 0 {
+		chunk := facts[:min(len(facts), factsPerEnvelope)]
+		facts = facts[len(chunk):]
+		if len(chunk) == 1 {
+			if err := s.outboxInsert(ctx, tx, now, chunk[0]); err != nil {
+				return err
+			}
+			continue
+		}
+		env, err := store.NewEnvelope(chunk)
+		if err != nil {
+			return err
+		}
+		if err := s.outboxInsert(ctx, tx, now, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// factsPerEnvelope bounds an envelope (about 45 kB of delivery facts), so the relay's batch
+// of rows stays bounded in bytes: a batch send claim of store.MaxBatch keys writes 10.
+const factsPerEnvelope = 100
 
 // writeFact writes the fact of j's current status (its Revision) to the outbox (docs/architecture.md#facts).
 func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJob, now time.Time) error {
@@ -214,7 +280,9 @@ func (s *Store) writeFact(ctx context.Context, tx *sql.Tx, j store.NotificationJ
 	return s.outboxInsert(ctx, tx, now, m)
 }
 
-// factMessage is the outbox message of the fact of j's current status (its Revision).
+// factMessage is the outbox message of the fact of j's current status (its Revision). It
+// reads DeliveryKey, EffectKey, BusinessUnitID, SchedulerKey, Channel, LocalDate, Status,
+// Revision, ProviderReference and ResolvedBy only (what scanFinished fills in).
 func factMessage(j store.NotificationJob, now time.Time) (store.OutboxMessage, error) {
 	f := store.DeliveryFact{EventID: store.FactEventID(j.DeliveryKey, j.Revision), CommandID: j.DeliveryKey, EffectKey: j.EffectKey,
 		BusinessUnitID: j.BusinessUnitID, SchedulerKey: j.SchedulerKey, Channel: j.Channel, LocalDate: j.LocalDate,
@@ -250,9 +318,10 @@ func (s *Store) NotificationFinish(ctx context.Context, p store.NotificationFini
 
 // NotificationFinishMany implements store.DeliveryStore: in one transaction, the fenced
 // updates of every valid item by the multi-row NotificationFinishMany statement (100 per
-// statement, each row fenced as NotificationFinish is), the updated rows mapped back by
-// (Id, Version-1), then the facts of the items recorded, in the items' order, in one
-// OutboxInsertMany. An item whose row did not come back gets ErrLeaseLost.
+// statement, each row fenced as NotificationFinish is), the updated rows (only the
+// columns of their facts, see scanFinished) mapped back by (Id, Version-1), then the facts
+// of the items recorded, in the items' order, in one outbox row (insertFacts: an envelope
+// when there are several). An item whose row did not come back gets ErrLeaseLost.
 //
 // Items of one job (the same ID) behave as they would one after the other: only an item
 // whose Token is the job's Version can match, so the statement gets the first item of each
@@ -286,7 +355,7 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 		done = slices.Clone(itemErrs)
 		finished := make(map[fenceKey]store.NotificationJob, len(rows))
 		if err := s.queryMultiRows(ctx, tx, "NotificationFinishMany", rows, func(r rowScanner) error {
-			j, err := s.scanNotification(r)
+			j, err := s.scanFinished(r)
 			if err != nil {
 				return err
 			}
@@ -295,7 +364,8 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 		}); err != nil {
 			return err
 		}
-		var facts []store.SchedulerCompleteParams
+		var facts []store.OutboxMessage
+		var at time.Time // the first recorded item's Now: the envelope's CreatedOn
 		for i, p := range ps {
 			if done[i] != nil {
 				continue
@@ -310,9 +380,12 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 			if err != nil {
 				return err
 			}
-			facts = append(facts, store.SchedulerCompleteParams{Now: p.Now, Outbox: []store.OutboxMessage{m}})
+			if len(facts) == 0 {
+				at = p.Now
+			}
+			facts = append(facts, m)
 		}
-		return s.insertOutbox(ctx, tx, facts)
+		return s.insertFacts(ctx, tx, at, facts)
 	})
 	if err != nil {
 		return nil, err
@@ -408,7 +481,7 @@ func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListPar
 	}
 	return queryAll(ctx, s, nil, "OutboxListUnpublished", func(r rowScanner) (store.OutboxMessage, error) {
 		var m store.OutboxMessage
-		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
+		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
 		return m, err
 	}, sql.Named("Limit", p.Limit))
 }

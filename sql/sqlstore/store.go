@@ -801,7 +801,7 @@ func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.Sche
 				body = []byte{}
 			}
 			rows = append(rows, map[string]any{"Ord": len(rows), "MessageId": m.MessageID, "Destination": m.Destination,
-				"SessionId": nstr(m.SessionID), "Body": body, "Now": now})
+				"SessionId": nstr(m.SessionID), "Body": body, "Envelope": boolInt(m.Envelope), "Now": now})
 		}
 	}
 	return s.execRows(ctx, tx, "OutboxInsertMany", rows)
@@ -1017,6 +1017,7 @@ func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m s
 		sql.Named("Destination", m.Destination),
 		sql.Named("SessionId", nstr(m.SessionID)),
 		sql.Named("Body", m.Body),
+		sql.Named("Envelope", boolInt(m.Envelope)),
 		sql.Named("Now", s.tm(now)))
 	if err != nil {
 		return fmt.Errorf("%s OutboxInsert: %w", s.d.Name, err)

@@ -137,10 +137,16 @@ func TestCountsPerDayWithFreshness(t *testing.T) {
 	e := newEnv(t)
 	// Project every fact in the outbox (as the DeliveryFactProjection function does).
 	msgs, _ := e.st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
-	for _, m := range msgs {
-		if m.Destination == topology.DeliveryFactsTopic {
-			if err := e.proj.Handle(context.Background(), busMsg(m)); err != nil {
-				t.Fatal(err)
+	for _, row := range msgs {
+		items, err := row.Items() // an envelope's facts, or the row's one message
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range items {
+			if m.Destination == topology.DeliveryFactsTopic {
+				if err := e.proj.Handle(context.Background(), busMsg(m)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}

@@ -150,24 +150,39 @@ FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING') AND (@
 -- name: CampaignMetricsOutbox :one
 SELECT COUNT(*), MIN(CreatedOn) FROM dbo.Outbox WHERE PublishedOn IS NULL;
 
+-- name: OutboxClaimLock :exec
+-- Serializes claims for the rest of the transaction: two relays never read the same free
+-- rows before either wrote its lease.
+EXEC sp_getapplock N'automation:OutboxClaim', N'Exclusive', N'Transaction', 30000;
+IF APPLOCK_MODE(N'public', N'automation:OutboxClaim', N'Transaction') <> N'Exclusive'
+    THROW 51000, N'OutboxClaim: the claim lock was not granted', 1;
+
+-- name: OutboxLeaseExpire :exec
+DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
+
 -- name: OutboxClaim :many
--- One relay leases a batch: rows not published, not leased by a live relay, whose RetryAt came.
-WITH c AS (
-    SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts, ClaimToken, LeaseUntil
-    FROM dbo.Outbox WITH (UPDLOCK, READPAST, ROWLOCK)
-    WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-    ORDER BY Id)
-UPDATE c SET LeaseUntil = @LeaseUntil, ClaimToken = @ClaimToken
-OUTPUT inserted.Id, inserted.MessageId, inserted.Destination, inserted.SessionId, inserted.Body, inserted.CreatedOn, inserted.PublishedOn, inserted.Attempts, inserted.ClaimToken
-WHERE PublishedOn IS NULL;
+-- One relay's batch (as in SQLite): not published, not in a live lease's range (or an older
+-- build's per-row lease), RetryAt come, oldest first; a scan of IX_Outbox_Unpublished, each
+-- candidate a seek of IX_OutboxLease_LastId. The lease itself is one OutboxLeaseInsert.
+SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
+FROM dbo.Outbox AS o WITH (READPAST)
+WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+  AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id)
+ORDER BY Id;
+
+-- name: OutboxLeaseInsert :exec
+INSERT INTO dbo.OutboxLease (ClaimToken, FirstId, LastId, LeaseUntil) VALUES (@ClaimToken, @FirstId, @LastId, @LeaseUntil);
 
 -- name: OutboxRetryLater :exec
 UPDATE dbo.Outbox SET Attempts = Attempts + 1, RetryAt = @RetryAt, LeaseUntil = NULL, ClaimToken = NULL
-WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+WHERE Id = @Id AND PublishedOn IS NULL
+  AND EXISTS (SELECT 1 FROM dbo.OutboxLease WHERE ClaimToken = @ClaimToken AND FirstId <= @Id AND LastId >= @Id);
 
--- name: OutboxRelease :exec
-UPDATE dbo.Outbox SET LeaseUntil = NULL, ClaimToken = NULL
-WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+-- name: OutboxLeaseShrink :exec
+UPDATE dbo.OutboxLease SET LastId = @FromId - 1 WHERE ClaimToken = @ClaimToken AND LastId >= @FromId;
+
+-- name: OutboxLeaseDelete :exec
+DELETE FROM dbo.OutboxLease WHERE ClaimToken = @ClaimToken;
 
 -- name: OutboxPurgePublished :exec
 DELETE TOP (@Limit) FROM dbo.Outbox WHERE PublishedOn IS NOT NULL AND PublishedOn < @Before;

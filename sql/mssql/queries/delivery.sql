@@ -69,11 +69,13 @@ WHERE Id = @Id AND Version = @Token AND Status = N'Sending';
 -- under the 2,100 bound). Each tuple is guarded by the Version read, as NotificationClaim
 -- is: a job whose Version moved matches no tuple and is not output. Each tuple is a
 -- clustered index seek on Id (a nested loop over the VALUES rows). The output rows come in
--- no given order; the store maps them back by Id.
+-- no given order; the store maps them back by Id. Only Id and the columns the update sets
+-- are output (the store read the whole row in the same transaction and patches these into
+-- it).
 UPDATE j
 SET Status = N'Sending', ProcessingLeaseExpiresOn = v.l,
     AttemptCount = j.AttemptCount + 1, Revision = v.r, Version = j.Version + 1, UpdatedOn = v.n
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+OUTPUT inserted.Id, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.Revision, inserted.Version, inserted.UpdatedOn
 FROM dbo.NotificationJob AS j
 JOIN (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v(i, ver, l, r, n)
   ON j.Id = v.i AND j.Version = v.ver;
@@ -85,7 +87,9 @@ JOIN (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS
 -- Sending) and a clustered index seek on Id. A stale tuple matches nothing and is not
 -- output. The store sends at most one tuple per (Id, Token), so at most one tuple matches a
 -- job; the output rows come in no given order and the store maps each back by
--- (Id, Version - 1), the update adding 1 to Version.
+-- (Id, Version - 1), the update adding 1 to Version. Only what the store needs is output:
+-- Id and Version for that mapping, and the columns of the item's delivery fact
+-- (sqlstore.factMessage), not the whole row.
 UPDATE j
 SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.na,
@@ -93,7 +97,7 @@ SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
     TemplateVersion = COALESCE(v.tv, j.TemplateVersion),
     SentOn = CASE WHEN v.s = N'Sent' THEN v.n ELSE j.SentOn END,
     Revision = j.Revision + 1, Version = j.Version + 1, UpdatedOn = v.n
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+OUTPUT inserted.Id, inserted.Version, inserted.DeliveryKey, inserted.EffectKey, inserted.BusinessUnitId, inserted.SchedulerKey, inserted.Channel, inserted.LocalDate, inserted.Status, inserted.Revision, inserted.ProviderReference, inserted.ResolvedBy
 FROM dbo.NotificationJob AS j
 JOIN (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
     @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v(i, t, s, pr, le, na, ri, h, tv, n)
@@ -168,8 +172,8 @@ ORDER BY v.o;
 
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
-INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT @MessageId, @Destination, @SessionId, @Body, @Now
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+SELECT @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
 
@@ -177,15 +181,15 @@ WHERE NOT EXISTS (
 -- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany; an
 -- existing MessageId is left alone, with the same guard as OutboxInsert. The caller removes
 -- duplicate MessageIds among the rows.
-INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT v.m, v.t, v.s, v.b, v.n
-FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/) AS v(o, m, t, s, b, n)
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+SELECT v.m, v.t, v.s, v.b, v.e, v.n
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/) AS v(o, m, t, s, b, e, n)
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = v.m)
 ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
-SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
+SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
 FROM dbo.Outbox WHERE PublishedOn IS NULL ORDER BY Id;
 
 -- name: OutboxMarkPublished :exec

@@ -142,6 +142,7 @@ FROM dbo.NotificationJob n
 JOIN dbo.AutomationScheduler s ON s.SchedulerKey = n.SchedulerKey
 WHERE n.BusinessUnitId = @BusinessUnitId AND n.UpdatedOn >= @From AND n.UpdatedOn < @To
   AND n.Status IN (N'Sent', N'Failed')
+  AND n.Status IN (N'Sent', N'Failed', N'Unknown') -- the filtered index's predicate (migration 0029)
 GROUP BY s.AutomationType, COALESCE(s.SettingGuid, N'')
 ORDER BY s.AutomationType, COALESCE(s.SettingGuid, N'');
 

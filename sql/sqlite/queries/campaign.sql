@@ -151,21 +151,44 @@ FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING') AND (@Busi
 -- name: CampaignMetricsOutbox :one
 SELECT COUNT(*), MIN(CreatedOn) FROM Outbox WHERE PublishedOn IS NULL;
 
+-- name: OutboxClaimLock :exec
+-- Serializes claims. SQLite already does: a write transaction holds the one write lock.
+SELECT 1;
+
+-- name: OutboxLeaseExpire :exec
+-- A claim first drops the leases that ended (a relay that died, or one that marked its rows
+-- without releasing).
+DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
+
 -- name: OutboxClaim :many
--- One relay leases a batch: rows not published, not leased by a live relay, whose RetryAt came.
-UPDATE Outbox SET LeaseUntil = @LeaseUntil, ClaimToken = @ClaimToken
-WHERE Id IN (SELECT Id FROM Outbox
-             WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-             ORDER BY Id LIMIT @Limit)
-RETURNING Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts, ClaimToken;
+-- One relay's batch: rows not published, not in the range of a live lease (OutboxLease; the
+-- per-row LeaseUntil holds a row an older build leased), whose RetryAt came, oldest first. It
+-- walks IX_Outbox_Unpublished; each candidate seeks IX_OutboxLease_LastId. The claim then
+-- writes one OutboxLease row over the batch's Ids (OutboxLeaseInsert), in the same
+-- transaction, not a lease in every row.
+SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
+FROM Outbox
+WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+  AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id)
+ORDER BY Id LIMIT @Limit;
+
+-- name: OutboxLeaseInsert :exec
+INSERT INTO OutboxLease (ClaimToken, FirstId, LastId, LeaseUntil) VALUES (@ClaimToken, @FirstId, @LastId, @LeaseUntil);
 
 -- name: OutboxRetryLater :exec
+-- A failed publish: the row waits for RetryAt; only while the claim still holds it (its
+-- lease, which the next claim drops once it ended, has the row in its range).
 UPDATE Outbox SET Attempts = Attempts + 1, RetryAt = @RetryAt, LeaseUntil = NULL, ClaimToken = NULL
-WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+WHERE Id = @Id AND PublishedOn IS NULL
+  AND EXISTS (SELECT 1 FROM OutboxLease WHERE ClaimToken = @ClaimToken AND FirstId <= @Id AND LastId >= @Id);
 
--- name: OutboxRelease :exec
-UPDATE Outbox SET LeaseUntil = NULL, ClaimToken = NULL
-WHERE Id = @Id AND ClaimToken = @ClaimToken AND PublishedOn IS NULL;
+-- name: OutboxLeaseShrink :exec
+-- The claim gives back its rows from @FromId on (the batch stopped early at a failed publish).
+UPDATE OutboxLease SET LastId = @FromId - 1 WHERE ClaimToken = @ClaimToken AND LastId >= @FromId;
+
+-- name: OutboxLeaseDelete :exec
+-- The claim is over (its rows are marked): the whole lease is given back.
+DELETE FROM OutboxLease WHERE ClaimToken = @ClaimToken;
 
 -- name: OutboxPurgePublished :exec
 DELETE FROM Outbox WHERE Id IN (SELECT Id FROM Outbox WHERE PublishedOn IS NOT NULL AND PublishedOn < @Before LIMIT @Limit);

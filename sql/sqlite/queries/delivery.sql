@@ -65,14 +65,18 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- NotificationInsertMany (at most 100 per statement). Each tuple is guarded by the Version
 -- read, as NotificationClaim is: a job whose Version moved matches no tuple and is not
 -- returned. Each tuple seeks the primary key. The returned rows come in no given order; the
--- store maps them back by Id. (VALUES columns are column1, …; every parameter is in the row
--- tuple, as this dialect binds rows by position; RETURNING names only the updated table.)
+-- store maps them back by Id. Only Id and the columns the update sets are returned (the
+-- store read the whole row in the same transaction and patches these into it; returning
+-- all 27 columns, PayloadJson included, would copy and scan what the store already holds,
+-- under the write lock).
+-- (VALUES columns are column1, …; every parameter is in the row tuple, as this dialect binds
+-- rows by position; RETURNING names only the updated table.)
 UPDATE NotificationJob
 SET Status = 'Sending', ProcessingLeaseExpiresOn = v.column3,
     AttemptCount = AttemptCount + 1, Revision = v.column4, Version = Version + 1, UpdatedOn = v.column5
 FROM (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v
 WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, Status, ProcessingLeaseExpiresOn, AttemptCount, Revision, Version, UpdatedOn;
 
 -- name: NotificationFinishMany :many
 -- NotificationFinish for many outcomes in one statement (NotificationFinishMany in the
@@ -80,7 +84,9 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- fenced as NotificationFinish is (its Id, its claim's Version as @Token, Status Sending) and
 -- seeking the primary key. A stale tuple matches nothing and is not returned. The store
 -- sends at most one tuple per (Id, Token); the returned rows come in no given order and the
--- store maps each back by (Id, Version - 1), the update adding 1 to Version.
+-- store maps each back by (Id, Version - 1), the update adding 1 to Version. Only what the
+-- store needs is returned: Id and Version for that mapping, and the columns of the item's
+-- delivery fact (sqlstore.factMessage), not the whole row.
 UPDATE NotificationJob
 SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.column6,
@@ -91,7 +97,7 @@ SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
 FROM (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
     @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v
 WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2 AND NotificationJob.Status = 'Sending'
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, Version, DeliveryKey, EffectKey, BusinessUnitId, SchedulerKey, Channel, LocalDate, Status, Revision, ProviderReference, ResolvedBy;
 
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.
@@ -175,8 +181,8 @@ ORDER BY v.column1;
 -- UX_Outbox_MessageId (migration 0026), which holds every message but the delivery facts:
 -- a fact is written once by construction, in the transaction that moved its job to its
 -- Revision (docs/performance.md, "Delivery facts outside the MessageId index").
-INSERT INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-VALUES (@MessageId, @Destination, @SessionId, @Body, @Now)
+INSERT INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+VALUES (@MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)
 ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 
 -- name: OutboxInsertMany :exec
@@ -184,13 +190,13 @@ ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 -- inserted in @Ord order; an existing MessageId is left alone (UX_Outbox_MessageId: every
 -- message but the delivery facts, as in OutboxInsert). OR IGNORE as in
 -- NotificationInsertMany: the store binds a nil Body as an empty one, never NULL.
-INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, CreatedOn)
-SELECT column2, column3, column4, column5, column6
-FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Now)/*end*/)
+INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
+SELECT column2, column3, column4, column5, column6, column7
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/)
 ORDER BY column1;
 
 -- name: OutboxListUnpublished :many
-SELECT Id, MessageId, Destination, SessionId, Body, CreatedOn, PublishedOn, Attempts
+SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
 FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxMarkPublished :exec

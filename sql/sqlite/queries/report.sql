@@ -156,6 +156,7 @@ FROM NotificationJob n INDEXED BY IX_NotificationJob_Updated
 JOIN AutomationScheduler s ON s.SchedulerKey = n.SchedulerKey
 WHERE n.BusinessUnitId = @BusinessUnitId AND n.UpdatedOn >= @From AND n.UpdatedOn < @To
   AND n.Status IN ('Sent', 'Failed')
+  AND n.Status IN ('Sent', 'Failed', 'Unknown') -- the partial index's WHERE, for SQLite to use it (migration 0029)
 GROUP BY s.AutomationType, COALESCE(s.SettingGuid, '')
 ORDER BY s.AutomationType, COALESCE(s.SettingGuid, '')
 LIMIT @Limit;

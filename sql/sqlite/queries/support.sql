@@ -324,7 +324,8 @@ SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown
 
 -- name: SupportThroughput :many
 -- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
--- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering).
+-- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering; the
+-- status term is the partial index's WHERE, migration 0029).
 SELECT b.Minute, b.Status, COUNT(*) AS N
 FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
       FROM NotificationJob INDEXED BY IX_NotificationJob_Updated
