@@ -100,8 +100,8 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 // publish one row at once; a relay that dies leaves its rows to the next after Lease. A
 // failed publish sets the row's RetryAt (RetryDelay doubled per attempt, at most
 // MaxRetryDelay) and hands the rest of the batch back. Once the batch is marked the lease is
-// given back; with MarkOnSettle it runs out instead (its rows are marked as the bus settles
-// them), so a row inside its range that waits for a RetryAt waits at most Lease longer.
+// given back; with MarkOnSettle, once the run is over and every row it published was
+// settled and marked (releaseMarked).
 type Relay struct {
 	Store     store.DeliveryStore
 	Publisher bus.Publisher
@@ -166,11 +166,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	var msgs []store.OutboxMessage
 	var err error
 	if isLeased {
-		lease := r.Lease
-		if lease <= 0 {
-			lease = time.Minute
-		}
-		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: lease, Limit: batch})
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: r.leaseOrDefault(), Limit: batch})
 	} else {
 		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
 	}
@@ -195,33 +191,21 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	handBack := r.Clock.Now().Add(r.leaseOrDefault() / 2)
 	for i, m := range msgs {
 		if isLeased && i > 0 && !r.Clock.Now().Before(handBack) {
-			rest := make([]int64, 0, len(msgs)-i)
-			for _, x := range msgs[i:] {
-				rest = append(rest, x.ID)
-			}
-			if err := leased.OutboxRelease(ctx, rest, m.ClaimToken); err != nil {
-				pubErr = fmt.Errorf("outbox relay: hand back %d rows: %w", len(rest), err)
-			}
+			pubErr = giveBack(ctx, leased, msgs[i:])
 			break
 		}
 		items, err := m.Items()
 		if err == nil {
 			err = r.publishRow(ctx, m.ID, token, items)
 		}
-		if err != nil && errors.Is(err, bus.ErrQueueFull) {
+		if errors.Is(err, bus.ErrQueueFull) {
 			// The in-process bus is full: back-pressure, not a failed publish. This row and
 			// the rest are handed back for a run after the bus drained, with no attempt
 			// counted and no RetryAt (a full queue must not push the row minutes out). The
 			// messages of the row already accepted come again with the same ids: the bus
 			// drops them as duplicates, settling those already handled.
 			if isLeased {
-				rest := make([]int64, 0, len(msgs)-i)
-				for _, x := range msgs[i:] {
-					rest = append(rest, x.ID)
-				}
-				if err := leased.OutboxRelease(ctx, rest, m.ClaimToken); err != nil {
-					pubErr = fmt.Errorf("outbox relay: hand back %d rows: %w", len(rest), err)
-				}
+				pubErr = giveBack(ctx, leased, msgs[i:])
 			}
 			if r.Log != nil {
 				r.Log.DebugContext(ctx, "outbox relay: the bus is full; the rest waits for the next run", "row", m.MessageID, "published", published)
@@ -231,15 +215,11 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
 			if isLeased {
-				var rest []int64
-				for _, x := range msgs[i+1:] {
-					rest = append(rest, x.ID)
-				}
 				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))))
-				if len(rest) > 0 {
-					// Not without rest: OutboxRelease with no ids gives back the whole claim,
+				if i+1 < len(msgs) {
+					// Not without rows: OutboxRelease with no ids gives back the whole claim,
 					// the rows published before this one included, which are not marked yet.
-					pubErr = errors.Join(pubErr, leased.OutboxRelease(ctx, rest, m.ClaimToken))
+					pubErr = errors.Join(pubErr, giveBack(ctx, leased, msgs[i+1:]))
 				}
 			} else {
 				_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
@@ -273,6 +253,19 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	return published, pubErr
 }
 
+// giveBack hands the claimed rows back (OutboxRelease from the first of them on): rows
+// not begun, for the next run. rows is never empty. Errors: the store's, wrapped.
+func giveBack(ctx context.Context, leased store.OutboxLeaseStore, rows []store.OutboxMessage) error {
+	ids := make([]int64, len(rows))
+	for i, x := range rows {
+		ids[i] = x.ID
+	}
+	if err := leased.OutboxRelease(ctx, ids, rows[0].ClaimToken); err != nil {
+		return fmt.Errorf("outbox relay: hand back %d rows: %w", len(ids), err)
+	}
+	return nil
+}
+
 // holdClaim counts a RunOnce of claim token as running (claimRows).
 func (r *Relay) holdClaim(token string) {
 	r.mu.Lock()
@@ -288,6 +281,11 @@ func (r *Relay) holdClaim(token string) {
 func (r *Relay) dropClaimRow(token string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.dropClaimLocked(token)
+}
+
+// dropClaimLocked is dropClaimRow with r.mu held.
+func (r *Relay) dropClaimLocked(token string) bool {
 	if r.claimRows[token]--; r.claimRows[token] > 0 {
 		return false
 	}
@@ -382,8 +380,7 @@ func (r *Relay) releaseMarked(ctx context.Context, ids []int64) {
 			continue
 		}
 		delete(r.claimOf, id)
-		if r.claimRows[token]--; r.claimRows[token] <= 0 {
-			delete(r.claimRows, token)
+		if r.dropClaimLocked(token) {
 			over = append(over, token)
 		}
 	}
@@ -407,9 +404,7 @@ func (r *Relay) track(id int64, token string, items []store.OutboxMessage) {
 	if old, ok := r.claimOf[id]; ok && old != token {
 		// Published again under a later claim (the first's lease ran out): the first no
 		// longer waits for this row.
-		if r.claimRows[old]--; r.claimRows[old] <= 0 {
-			delete(r.claimRows, old)
-		}
+		r.dropClaimLocked(old)
 		delete(r.claimOf, id)
 	}
 	if _, ok := r.claimOf[id]; !ok && token != "" {
