@@ -250,17 +250,14 @@ func (s *Store) insertFacts(ctx context.Context, tx *sql.Tx, now time.Time, fact
 	for len(facts) > 0 {
 		chunk := facts[:min(len(facts), factsPerEnvelope)]
 		facts = facts[len(chunk):]
-		if len(chunk) == 1 {
-			if err := s.outboxInsert(ctx, tx, now, chunk[0]); err != nil {
+		row := chunk[0]
+		if len(chunk) > 1 {
+			var err error
+			if row, err = store.NewEnvelope(chunk); err != nil {
 				return err
 			}
-			continue
 		}
-		env, err := store.NewEnvelope(chunk)
-		if err != nil {
-			return err
-		}
-		if err := s.outboxInsert(ctx, tx, now, env); err != nil {
+		if err := s.outboxInsert(ctx, tx, now, row); err != nil {
 			return err
 		}
 	}
