@@ -37,6 +37,8 @@ var (
 	drain      = flag.Bool("burndown.drain", false, "BenchmarkBurnDown and BenchmarkHerd burn down with Poller.Drain (the next batch claimed and executed while the last one's outcomes are written) instead of a RunOnce loop")
 	stageProf  = flag.String("burndown.cpuprofile", "", "write a CPU profile of the burn-down stage alone (not the setup before it) to this file")
 	stageTrace = flag.String("burndown.trace", "", "write an execution trace of the burn-down stage alone to this file")
+	dispProf   = flag.String("e2e.dispatch.cpuprofile", "", "write a CPU profile of BenchmarkEndToEnd's dispatch stage (③) alone to this file")
+	dispTrace  = flag.String("e2e.dispatch.trace", "", "write an execution trace of BenchmarkEndToEnd's dispatch stage (③) alone to this file")
 	e2eBatch   = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
 )
 
@@ -209,7 +211,7 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 	var r burnResult
 	r.lateness = make([]time.Duration, 0, w.rows)
 	var ms runtime.MemStats
-	defer stageProfile(b)()
+	defer stageProfile(b, *stageProf, *stageTrace)()
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.StartTimer()
@@ -255,12 +257,12 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 	return r
 }
 
-// stageProfile starts the CPU profile and execution trace asked for by -burndown.cpuprofile
-// and -burndown.trace, and returns the function that stops them.
-func stageProfile(b *testing.B) func() {
+// stageProfile starts a CPU profile written to cpuPath and an execution trace written to
+// tracePath (each skipped when its path is empty), and returns the function that stops them.
+func stageProfile(b *testing.B, cpuPath, tracePath string) func() {
 	var stops []func()
-	if *stageProf != "" {
-		f, err := os.Create(*stageProf)
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -269,8 +271,8 @@ func stageProfile(b *testing.B) func() {
 		}
 		stops = append(stops, func() { pprof.StopCPUProfile(); _ = f.Close() })
 	}
-	if *stageTrace != "" {
-		f, err := os.Create(*stageTrace)
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -299,6 +301,7 @@ func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 	relay := &delivery.Relay{Store: w.e.Store, Publisher: chanPublisher(q), Clock: w.clock, Batch: store.MaxBatch}
 	var wg sync.WaitGroup
 	errs := make(chan error, 5)
+	stop := stageProfile(b, *dispProf, *dispTrace)
 	b.StartTimer()
 	began := time.Now()
 	for range 4 {
@@ -337,6 +340,7 @@ func (w *workload) deliver(b *testing.B) (int, time.Duration) {
 	wg.Wait()
 	elapsed := time.Since(began)
 	b.StopTimer()
+	stop()
 	close(errs)
 	for err := range errs {
 		b.Fatal(err)
