@@ -262,27 +262,31 @@ type failOneRecord struct {
 	fails int
 }
 
-func (f *failOneRecord) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
+func (f *failOneRecord) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fails == 0 {
-		return f.DispatchStore.NotificationFinishMany(ctx, ps)
+		return f.DispatchStore.NotificationFinishGroup(ctx, take)
 	}
-	var rest []store.NotificationFinishParams
+	var taken []store.NotificationFinishParams
 	at := -1
-	for i, p := range ps {
-		if p.ID == f.id {
-			at = i
-			continue
+	_, errs, err := f.DispatchStore.NotificationFinishGroup(ctx, func() []store.NotificationFinishParams {
+		taken = take()
+		var rest []store.NotificationFinishParams
+		for i, p := range taken {
+			if p.ID == f.id {
+				at = i
+				continue
+			}
+			rest = append(rest, p)
 		}
-		rest = append(rest, p)
-	}
-	errs, err := f.DispatchStore.NotificationFinishMany(ctx, rest)
+		return rest
+	})
 	if err != nil || at < 0 {
-		return errs, err
+		return taken, errs, err
 	}
 	f.fails--
-	return slices.Insert(errs, at, errors.New("disk I/O error")), nil
+	return taken, slices.Insert(errs, at, errors.New("disk I/O error")), nil
 }
 
 // A store error for one message of a batch fails the batch (the host redelivers it whole);

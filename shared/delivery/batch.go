@@ -236,26 +236,37 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 }
 
 // commitPending commits the outcomes waiting; false when none was waiting (or the batch
-// crashed), and the caller is no longer the committer.
+// crashed), and the caller is no longer the committer. The group is taken when the store's
+// transaction has begun (NotificationFinishGroup), not before: outcomes handed over while
+// the commit waited for the writer go in with it. No commit waits for more outcomes than
+// are already there (a crash mid-batch would leave them all in doubt).
 func (g *groupCommit) commitPending(ctx context.Context) bool {
 	g.mu.Lock()
-	group := g.pending
-	g.pending = nil
-	if g.crashed != nil || len(group) == 0 {
+	if g.crashed != nil || len(g.pending) == 0 {
 		g.committing = false
 		g.mu.Unlock()
 		return false
 	}
-	now := g.d.Clock.Now()
-	ps := make([]store.NotificationFinishParams, len(group))
-	for j, k := range group {
-		p := g.recs[k]
-		g.outs[k].At = now
-		p.ID, p.Token, p.Now = g.outs[k].Job.ID, g.outs[k].Job.Version, now
-		ps[j] = p
-	}
 	g.mu.Unlock()
-	itemErrs, cerr := g.d.Store.NotificationFinishMany(ctx, ps)
+	var group []int // outs indexes of the items taken
+	take := func() []store.NotificationFinishParams {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.crashed != nil {
+			return nil // the outcomes waiting are dropped, as the crash would lose them
+		}
+		group, g.pending = g.pending, nil
+		now := g.d.Clock.Now()
+		ps := make([]store.NotificationFinishParams, len(group))
+		for j, k := range group {
+			p := g.recs[k]
+			g.outs[k].At = now
+			p.ID, p.Token, p.Now = g.outs[k].Job.ID, g.outs[k].Job.Version, now
+			ps[j] = p
+		}
+		return ps
+	}
+	ps, itemErrs, cerr := g.d.Store.NotificationFinishGroup(ctx, take)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.settled == nil {
@@ -274,6 +285,9 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 		return true
 	}
 	for j, k := range group {
+		if j >= len(itemErrs) {
+			break // nothing taken (a crash)
+		}
 		switch e := itemErrs[j]; {
 		case errors.Is(e, store.ErrLeaseLost):
 			// Another sender took over after our lease expired; its claim was in doubt, so

@@ -70,7 +70,7 @@ func TestFinishedSendsAreRecordedWhileAnotherSendRuns(t *testing.T) {
 	}
 }
 
-// gatedStore holds the first NotificationFinishMany back: it closes entered, then waits
+// gatedStore holds the first NotificationFinishGroup back: it closes entered, then waits
 // for release (or a second), so a test can finish other sends while a commit runs.
 type gatedStore struct {
 	delivery.DispatchStore
@@ -78,7 +78,7 @@ type gatedStore struct {
 	entered, release chan struct{}
 }
 
-func (g *gatedStore) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
+func (g *gatedStore) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
 	g.once.Do(func() {
 		close(g.entered)
 		select {
@@ -86,7 +86,7 @@ func (g *gatedStore) NotificationFinishMany(ctx context.Context, ps []store.Noti
 		case <-time.After(time.Second):
 		}
 	})
-	return g.DispatchStore.NotificationFinishMany(ctx, ps)
+	return g.DispatchStore.NotificationFinishGroup(ctx, take)
 }
 
 // orderChannel is channel b of TestOneSendAtATimeAcrossChannels: the send of first waits

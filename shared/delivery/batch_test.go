@@ -44,12 +44,13 @@ func (c *countingStore) NotificationClaimMany(ctx context.Context, p store.Notif
 	return c.DispatchStore.NotificationClaimMany(ctx, p)
 }
 
-func (c *countingStore) NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error) {
+func (c *countingStore) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
+	ps, errs, err := c.DispatchStore.NotificationFinishGroup(ctx, take)
 	c.mu.Lock()
 	c.finishMany++
 	c.finished += len(ps)
 	c.mu.Unlock()
-	return c.DispatchStore.NotificationFinishMany(ctx, ps)
+	return ps, errs, err
 }
 
 // queueN queues n deliveries on channel ch (one scheduler row each) and returns their keys.

@@ -26,7 +26,7 @@ type DispatchStore interface {
 	NotificationClaimDue(ctx context.Context, p store.NotificationClaimDueParams) ([]store.NotificationClaimResult, error)
 	NotificationFinish(ctx context.Context, p store.NotificationFinishParams) error
 	NotificationClaimMany(ctx context.Context, p store.NotificationClaimManyParams) ([]store.NotificationClaimResult, error)
-	NotificationFinishMany(ctx context.Context, ps []store.NotificationFinishParams) ([]error, error)
+	NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error)
 }
 
 // dispatchKey decodes a dispatch message's body strictly (unknown fields rejected) and

@@ -178,6 +178,14 @@ type DeliveryStore interface {
 	// for that item) or a validation error of ps[i]; err is a store failure, after which
 	// nothing of the batch was written.
 	NotificationFinishMany(ctx context.Context, ps []NotificationFinishParams) (itemErrs []error, err error)
+	// NotificationFinishGroup is NotificationFinishMany for a group commit: the items are
+	// what take returns, called exactly once, after the transaction began (on SQLite, once
+	// this process's write slot is held; a transaction retried reuses them), so outcomes
+	// handed over while the commit waited for the writer are recorded with it instead of in
+	// a commit of their own. take may return none (nothing is written; ps nil). It returns
+	// the items taken, with itemErrs and err as NotificationFinishMany's; after err, ps
+	// still names what was taken and nothing of it was written.
+	NotificationFinishGroup(ctx context.Context, take func() []NotificationFinishParams) (ps []NotificationFinishParams, itemErrs []error, err error)
 	// NotificationGetByKey returns the job with that delivery key, or ErrNotFound.
 	NotificationGetByKey(ctx context.Context, deliveryKey string) (NotificationJob, error)
 	// NotificationListUnsent returns up to limit jobs still Queued or Sending with Id >

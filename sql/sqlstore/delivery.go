@@ -328,27 +328,55 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	if err := checkLimit("NotificationFinishMany", len(ps)); err != nil {
-		return nil, err
-	}
-	itemErrs := make([]error, len(ps))
-	rows := make([]map[string]any, 0, len(ps))
-	first := make(map[fenceKey]int, len(ps)) // (ID, Token) -> index of its first valid item
-	for i, p := range ps {
-		var row map[string]any
-		if row, itemErrs[i] = s.finishRow(p); itemErrs[i] != nil {
-			continue
-		}
-		k := fenceKey{p.ID, p.Token}
-		if _, dup := first[k]; dup {
-			continue
-		}
-		first[k] = i
-		rows = append(rows, row)
-	}
+	_, itemErrs, err := s.NotificationFinishGroup(ctx, func() []store.NotificationFinishParams { return ps })
+	return itemErrs, err
+}
+
+// NotificationFinishGroup implements store.DeliveryStore: NotificationFinishMany with the
+// items taken by calling take once, inside the transaction (on SQLite, once this process's
+// write slot is held), so a group commit records every outcome handed over while it waited
+// for the writer. A retried transaction reuses the items taken. It returns the items taken
+// (nil when take returned none: nothing is written) with their errors as
+// NotificationFinishMany's.
+func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
+	var (
+		ps       []store.NotificationFinishParams
+		itemErrs []error
+		rows     []map[string]any
+		first    map[fenceKey]int // (ID, Token) -> index of its first valid item
+		taken    bool
+	)
 	lost := fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
 	var done []error
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if !taken {
+			taken = true
+			ps = take()
+			if len(ps) == 0 {
+				return nil
+			}
+			if err := checkLimit("NotificationFinishMany", len(ps)); err != nil {
+				return err
+			}
+			itemErrs = make([]error, len(ps))
+			rows = make([]map[string]any, 0, len(ps))
+			first = make(map[fenceKey]int, len(ps))
+			for i, p := range ps {
+				var row map[string]any
+				if row, itemErrs[i] = s.finishRow(p); itemErrs[i] != nil {
+					continue
+				}
+				k := fenceKey{p.ID, p.Token}
+				if _, dup := first[k]; dup {
+					continue
+				}
+				first[k] = i
+				rows = append(rows, row)
+			}
+		}
+		if len(ps) == 0 {
+			return nil
+		}
 		done = slices.Clone(itemErrs)
 		finished := make(map[fenceKey]store.NotificationJob, len(rows))
 		if err := s.queryMultiRows(ctx, tx, "NotificationFinishMany", rows, func(r rowScanner) error {
@@ -385,9 +413,12 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 		return s.insertFacts(ctx, tx, at, facts)
 	})
 	if err != nil {
-		return nil, err
+		return ps, nil, err
 	}
-	return done, nil
+	if len(ps) == 0 {
+		return nil, nil, nil
+	}
+	return ps, done, nil
 }
 
 // finishRow checks p (the rules of store.NotificationFinishParams) and returns the
