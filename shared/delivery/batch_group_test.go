@@ -146,3 +146,53 @@ func TestOneSendAtATimeAcrossChannels(t *testing.T) {
 		}
 	}
 }
+
+// slowWriterStore makes the first group commit wait, as it would for a busy writer, until
+// every send of the batch returned and a while after, before the store takes its items.
+type slowWriterStore struct {
+	countingStore
+	p     *provider
+	sends int
+	once  sync.Once
+}
+
+func (s *slowWriterStore) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
+	s.once.Do(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for s.p.deliveries() < s.sends && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond) // the other senders hand their outcomes over
+	})
+	return s.countingStore.NotificationFinishGroup(ctx, take)
+}
+
+// TestGroupCommitTakesWhatArrivedWhileItWaited: a group commit takes its outcomes when the
+// store's transaction begins, so the outcomes handed over while the first one waited for
+// the writer are recorded with it: one group for the batch, not the first outcome alone
+// and the rest after it.
+func TestGroupCommitTakesWhatArrivedWhileItWaited(t *testing.T) {
+	t.Parallel()
+	p := &provider{}
+	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
+	keys := queueN(t, e, "log", 5)
+	st := &slowWriterStore{countingStore: countingStore{DispatchStore: e.st}, p: p, sends: len(keys)}
+	e.disp.Store = st
+	var msgs []bus.Message
+	for _, k := range keys {
+		msgs = append(msgs, dispatchMsg(k))
+	}
+	for i, err := range e.disp.HandleBatch(context.Background(), msgs) {
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	if st.finishMany != 1 || st.finished != 5 {
+		t.Fatalf("%d group commits of %d outcomes in all, want one of 5", st.finishMany, st.finished)
+	}
+	for _, k := range keys {
+		if j := e.job(t, k); j.Status != store.NotificationSent {
+			t.Errorf("%s is %s, want Sent", k, j.Status)
+		}
+	}
+}

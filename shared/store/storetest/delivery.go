@@ -322,6 +322,30 @@ func testClaimFinishMany(t *testing.T, open Opener) {
 	if errs, err := s.NotificationFinishMany(ctx, nil); err != nil || len(errs) != 0 {
 		t.Fatalf("an empty record: %v %v", errs, err)
 	}
+	// A group commit's items are taken once, inside the transaction; none taken writes
+	// nothing, and the items taken come back with their errors.
+	calls := 0
+	ps, errs, err := s.NotificationFinishGroup(ctx, func() []store.NotificationFinishParams { calls++; return nil })
+	if err != nil || ps != nil || errs != nil || calls != 1 {
+		t.Fatalf("an empty group: %v %v %v, take called %d times", ps, errs, err, calls)
+	}
+	group := []store.NotificationFinishParams{
+		{ID: res[3].Job.ID, Token: res[3].Job.Version, Now: now, Status: store.NotificationFailed},
+		{ID: res[0].Job.ID, Token: res[0].Job.Version, Now: now, Status: store.NotificationSent}, // recorded above: stale
+	}
+	calls = 0
+	ps, errs, err = s.NotificationFinishGroup(ctx, func() []store.NotificationFinishParams { calls++; return group })
+	if err != nil || calls != 1 || len(ps) != 2 || ps[0].ID != group[0].ID || len(errs) != 2 || errs[0] != nil || !errors.Is(errs[1], store.ErrLeaseLost) {
+		t.Fatalf("a group: %v %v %v, take called %d times", ps, errs, err, calls)
+	}
+	if j2, _ := s.NotificationGetByKey(ctx, "dk-2"); j2.Status != store.NotificationFailed {
+		t.Fatalf("dk-2 after the group: %+v", j2)
+	}
+	if ps, _, err := s.NotificationFinishGroup(ctx, func() []store.NotificationFinishParams {
+		return make([]store.NotificationFinishParams, store.MaxBatch+1)
+	}); err == nil || len(ps) != store.MaxBatch+1 {
+		t.Fatalf("a group over the bound: %d taken, %v", len(ps), err)
+	}
 }
 
 // mixedKinds are the states testClaimManyMixed prepares, one per key in turn (key i has
