@@ -16,6 +16,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/gofrs/flock"
 	"io/fs"
 	"net/url"
 	"sync"
@@ -180,7 +181,7 @@ func open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, *ch
 	if o.SkipMigrations {
 		err = CheckSchema(ctx, db)
 	} else {
-		err = Migrate(ctx, db)
+		err = migrateLocked(ctx, db, path)
 	}
 	if err != nil {
 		db.Close()
@@ -247,15 +248,38 @@ func useWriterConn(ctx context.Context, db *sql.DB, st *sqlstore.Store, cacheKiB
 // process on every crash). The Queries are only read after loading.
 var loadQueries = sync.OnceValues(func() (*sqlstore.Queries, error) { return sqlstore.LoadQueries(QueryFiles()) })
 
-// Migrate applies the embedded forward-only migrations with goose.
+// migrateLocked runs Migrate holding an exclusive lock on the file path+".migrate.lock"
+// (created beside the database and left there), so processes that open one database at
+// once migrate it one after the other; it waits for the lock as long as ctx allows.
+// Without it, goose in a process that listed the pending migrations before another process
+// applied them runs them again: a migration that rebuilds a table (0026 rebuilds Outbox)
+// then succeeds a second time and drops the columns later migrations added, while the
+// version table says they are there. Errors: the lock file cannot be created or locked,
+// ctx ends first, or Migrate's.
+func migrateLocked(ctx context.Context, db *sql.DB, path string) error {
+	l := flock.New(path + ".migrate.lock")
+	locked, err := l.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("sqlite: migration lock %s: %w", l.Path(), err)
+	}
+	if !locked {
+		return fmt.Errorf("sqlite: migration lock %s: %w", l.Path(), ctx.Err())
+	}
+	defer func() { _ = l.Unlock() }()
+	return Migrate(ctx, db)
+}
+
+// Migrate applies the embedded forward-only migrations with goose. Open serializes it
+// across processes (migrateLocked); called directly, the caller must.
 func Migrate(ctx context.Context, db *sql.DB) error {
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, Migrations())
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
 	}
-	// Another process may migrate the same file at once (two serve on one data directory):
-	// goose reads the version before each migration's own transaction, so a migration the
-	// other process just committed fails here ("table … already exists") and rolls back.
+	// A process of an older build, which takes no migration lock, may migrate the same file
+	// at once: goose reads the version before each migration's own transaction, so a
+	// migration the other process just committed fails here ("table … already exists") and
+	// rolls back.
 	// While the version keeps moving, the other migrator is making progress: read it again
 	// and go on from there. A failure with the version standing still is a real one.
 	// On a fresh file the version table may not exist yet when the version is read (the

@@ -181,8 +181,9 @@ ORDER BY v.column1;
 -- UX_Outbox_MessageId (migration 0026), which holds every message but the delivery facts:
 -- a fact is written once by construction, in the transaction that moved its job to its
 -- Revision (docs/performance.md, "Delivery facts outside the MessageId index").
-INSERT INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
-VALUES (@MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)
+-- MarkReserve holds @Now, as wide as the PublishedOn the mark writes (migration 0030).
+INSERT INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, MarkReserve)
+VALUES (@MessageId, @Destination, @SessionId, @Body, @Envelope, @Now, @Now)
 ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 
 -- name: OutboxInsertMany :exec
@@ -190,8 +191,8 @@ ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 -- inserted in @Ord order; an existing MessageId is left alone (UX_Outbox_MessageId: every
 -- message but the delivery facts, as in OutboxInsert). OR IGNORE as in
 -- NotificationInsertMany: the store binds a nil Body as an empty one, never NULL.
-INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
-SELECT column2, column3, column4, column5, column6, column7
+INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, MarkReserve)
+SELECT column2, column3, column4, column5, column6, column7, column7
 FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/)
 ORDER BY column1;
 
@@ -200,14 +201,18 @@ SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, Publish
 FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxMarkPublished :exec
-UPDATE Outbox SET PublishedOn = @Now, LeaseUntil = NULL, ClaimToken = NULL WHERE Id = @Id AND PublishedOn IS NULL;
+-- PublishedOn takes the bytes MarkReserve gives back, so the record keeps its size and
+-- SQLite overwrites it in place (migration 0030; docs/performance.md, "The mark rewrites a
+-- row in place").
+UPDATE Outbox SET PublishedOn = @Now, MarkReserve = NULL, LeaseUntil = NULL, ClaimToken = NULL WHERE Id = @Id AND PublishedOn IS NULL;
 
 -- name: OutboxMarkPublishedMany :exec
 -- OutboxMarkPublished for many ids in one statement (the relay marks every message of a
 -- batch it published), expanded as NotificationInsertMany; each id seeks the primary key,
 -- and an id already published is left alone. (VALUES columns are column1, column2; every
--- parameter is in the row tuple, as this dialect binds rows by position.)
-UPDATE Outbox SET PublishedOn = v.column2, LeaseUntil = NULL, ClaimToken = NULL
+-- parameter is in the row tuple, as this dialect binds rows by position.) MarkReserve as in
+-- OutboxMarkPublished.
+UPDATE Outbox SET PublishedOn = v.column2, MarkReserve = NULL, LeaseUntil = NULL, ClaimToken = NULL
 FROM (VALUES /*row*/(@Id, @Now)/*end*/) AS v
 WHERE Outbox.Id = v.column1 AND Outbox.PublishedOn IS NULL;
 
