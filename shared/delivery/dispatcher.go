@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,7 +34,7 @@ type DispatchStore interface {
 // returns its delivery key; a malformed body is an automation.Permanent error.
 func dispatchKey(m bus.Message) (string, error) {
 	var body DispatchMessage
-	dec := json.NewDecoder(strings.NewReader(string(m.Body)))
+	dec := json.NewDecoder(bytes.NewReader(m.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
 		return "", automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
