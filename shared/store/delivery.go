@@ -137,8 +137,9 @@ type OutboxMessage struct {
 	SessionID   string
 	Body        []byte
 	// Envelope marks a row that carries several messages to Destination (NewEnvelope):
-	// Body is the JSON array of EnvelopeItem, MessageID names the row only (each item has its
-	// own), and SessionID is empty. The relay publishes every item as its own message
+	// Body holds the items framed as netstrings (NewEnvelope; rows of the first format hold
+	// a JSON array of EnvelopeItem), MessageID names the row only (each item has its own),
+	// and SessionID is empty. The relay publishes every item as its own message
 	// (Items) and marks the row once. docs/performance.md, "Facts in envelopes".
 	Envelope    bool
 	CreatedOn   time.Time
