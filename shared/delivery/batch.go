@@ -261,7 +261,8 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 		for j, k := range group {
 			p := g.recs[k]
 			g.outs[k].At = now
-			p.ID, p.Token, p.Now = g.outs[k].Job.ID, g.outs[k].Job.Version, now
+			job := g.outs[k].Job
+			p.ID, p.Token, p.Now, p.Job = job.ID, job.Version, now, &job
 			ps[j] = p
 		}
 		return ps

@@ -126,6 +126,12 @@ type NotificationFinishParams struct {
 	NextAttemptOn     *time.Time
 	Hold              bool
 	TemplateVersion   int64 // 0 keeps the stored value
+	// Job is optional: the claimed job as the send claim returned it (Job.ID must be ID).
+	// NotificationFinishMany and NotificationFinishGroup take the fact's identity columns
+	// from it (DeliveryKey, EffectKey, BusinessUnitID, SchedulerKey, Channel, LocalDate; no
+	// statement changes them after the insert), so the record returns only the columns it
+	// set; without it the store reads them. NotificationFinish ignores it.
+	Job *NotificationJob
 }
 
 // OutboxMessage is a message written in the same transaction as the state it announces

@@ -32,7 +32,7 @@ func TestOutboxMarkRewritesARowInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const now = int64(1_790_000_000_000) // 2026-09-21, Unix ms
+	const now = int64(1_790_000_000_000)               // 2026-09-21, Unix ms
 	body := bytes.Repeat([]byte(`{"fact":"x"}`), 3500) // 42 KB: about ten overflow pages
 	markFrames := func(id string, reserve bool) int {
 		t.Helper()

@@ -228,17 +228,47 @@ func (c claimedCols) patch(read store.NotificationJob) store.NotificationJob {
 }
 
 // scanFinished scans one row of NotificationFinishMany into a job that holds only what the
-// store uses: ID and Version (to map the row back to its item) and the fields factMessage
-// puts in the fact (columns Id, Version, DeliveryKey, EffectKey, BusinessUnitId,
-// SchedulerKey, Channel, LocalDate, Status, Revision, ProviderReference, ResolvedBy, in that
-// order in both dialects). Every other field is zero.
+// statement returns: ID and Version (to map the row back to its item), and the fact's
+// columns the update set or may have (Status, Revision, ProviderReference, ResolvedBy, in
+// that order in both dialects). Every other field is zero; withIdentity adds the fact's
+// identity columns.
 func (s *Store) scanFinished(r rowScanner) (store.NotificationJob, error) {
 	var j store.NotificationJob
 	var st string
-	err := r.Scan(&j.ID, &j.Version, &j.DeliveryKey, &j.EffectKey, &j.BusinessUnitID, &j.SchedulerKey, &j.Channel,
-		&j.LocalDate, &st, &j.Revision, ns(&j.ProviderReference), ns(&j.ResolvedBy))
+	err := r.Scan(&j.ID, &j.Version, &st, &j.Revision, ns(&j.ProviderReference), ns(&j.ResolvedBy))
 	j.Status = store.NotificationStatus(st)
 	return j, err
+}
+
+// withIdentity returns j with the delivery fact's identity columns of from (DeliveryKey,
+// EffectKey, BusinessUnitID, SchedulerKey, Channel, LocalDate), which no statement changes
+// after the insert.
+func withIdentity(j, from store.NotificationJob) store.NotificationJob {
+	j.DeliveryKey, j.EffectKey, j.BusinessUnitID = from.DeliveryKey, from.EffectKey, from.BusinessUnitID
+	j.SchedulerKey, j.Channel, j.LocalDate = from.SchedulerKey, from.Channel, from.LocalDate
+	return j
+}
+
+// factIdentities reads the delivery facts' identity columns of the jobs ids
+// (NotificationFactKeysMany, 100 per statement) inside tx, by Id.
+func (s *Store) factIdentities(ctx context.Context, tx *sql.Tx, ids []int64) (map[int64]store.NotificationJob, error) {
+	out := make(map[int64]store.NotificationJob, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows := make([]map[string]any, len(ids))
+	for i, id := range ids {
+		rows[i] = map[string]any{"Id": id}
+	}
+	err := s.queryMultiRows(ctx, tx, "NotificationFactKeysMany", rows, func(r rowScanner) error {
+		var j store.NotificationJob
+		if err := r.Scan(&j.ID, &j.DeliveryKey, &j.EffectKey, &j.BusinessUnitID, &j.SchedulerKey, &j.Channel, &j.LocalDate); err != nil {
+			return err
+		}
+		out[j.ID] = j
+		return nil
+	})
+	return out, err
 }
 
 // insertFacts writes the facts of one transaction, created at now: one outbox row for one
@@ -366,6 +396,10 @@ func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store
 				if row, itemErrs[i] = s.finishRow(p); itemErrs[i] != nil {
 					continue
 				}
+				if p.Job != nil && (p.Job.ID != p.ID || p.Job.DeliveryKey == "") {
+					itemErrs[i] = fmt.Errorf("NotificationFinishMany: the item's claimed job (Id %d, key %q) is not job %d", p.Job.ID, p.Job.DeliveryKey, p.ID)
+					continue
+				}
 				k := fenceKey{p.ID, p.Token}
 				if _, dup := first[k]; dup {
 					continue
@@ -389,6 +423,18 @@ func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store
 		}); err != nil {
 			return err
 		}
+		// The identity columns of the recorded items that carry no claimed job.
+		var unknown []int64
+		for i, p := range ps {
+			k := fenceKey{p.ID, p.Token}
+			if _, ok := finished[k]; ok && done[i] == nil && first[k] == i && p.Job == nil {
+				unknown = append(unknown, p.ID)
+			}
+		}
+		identity, err := s.factIdentities(ctx, tx, unknown)
+		if err != nil {
+			return err
+		}
 		var facts []store.OutboxMessage
 		var at time.Time // the first recorded item's Now: the envelope's CreatedOn
 		for i, p := range ps {
@@ -400,6 +446,11 @@ func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store
 			if !ok || first[k] != i {
 				done[i] = lost
 				continue
+			}
+			if p.Job != nil {
+				j = withIdentity(j, *p.Job)
+			} else {
+				j = withIdentity(j, identity[p.ID])
 			}
 			m, err := factMessage(j, p.Now)
 			if err != nil {

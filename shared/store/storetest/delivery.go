@@ -185,10 +185,12 @@ func testClaimManyWholeJob(t *testing.T, open Opener) {
 
 	factsBefore = facts(t, s)
 	now := at.Add(10*time.Second + 987654*time.Nanosecond)
+	// Items 0 and 2 carry their claimed job (the fact's identity columns come from it), 1
+	// and 3 do not (the store reads them): every fact must be the job's as stored.
 	ps := []store.NotificationFinishParams{
-		{ID: res[0].Job.ID, Token: res[0].Job.Version, Now: now, Status: store.NotificationSent, ProviderReference: "ref-fresh", TemplateVersion: 3},
+		{ID: res[0].Job.ID, Token: res[0].Job.Version, Now: now, Status: store.NotificationSent, ProviderReference: "ref-fresh", TemplateVersion: 3, Job: &res[0].Job},
 		{ID: res[1].Job.ID, Token: res[1].Job.Version, Now: now, Status: store.NotificationFailed, Error: "rejected"},
-		{ID: res[2].Job.ID, Token: res[2].Job.Version, Now: now, Status: store.NotificationUnknown, ProviderReference: "ref-lookup"},
+		{ID: res[2].Job.ID, Token: res[2].Job.Version, Now: now, Status: store.NotificationUnknown, ProviderReference: "ref-lookup", Job: &res[2].Job},
 		{ID: res[3].Job.ID, Token: res[3].Job.Version, Now: now, Status: store.NotificationSent, ProviderReference: "ref-retry"},
 	}
 	errs, err := s.NotificationFinishMany(ctx, ps)
@@ -207,6 +209,28 @@ func testClaimManyWholeJob(t *testing.T, open Opener) {
 		want = append(want, wantFact(got))
 	}
 	checkFacts(t, "outcome", newFacts(t, s, factsBefore), want)
+
+	// An item whose claimed job is another job's is refused; nothing is written for it.
+	queueJobs(t, s, 2, mk("wj-late", "bu-2", "log", "2026-10-05", `{"n":5}`))
+	c := claimKey(t, s, "wj-late", at.Add(time.Hour))
+	if !c.Claimed {
+		t.Fatalf("wj-late not claimed: %+v", c)
+	}
+	other := stored["wj-fresh"]
+	factsBefore = facts(t, s)
+	errs, err = s.NotificationFinishMany(ctx, []store.NotificationFinishParams{
+		{ID: c.Job.ID, Token: c.Job.Version, Now: at.Add(time.Hour), Status: store.NotificationSent, Job: &other},
+		{ID: c.Job.ID, Token: c.Job.Version, Now: at.Add(time.Hour), Status: store.NotificationSent, Job: &store.NotificationJob{ID: c.Job.ID}},
+	})
+	if err != nil || len(errs) != 2 || errs[0] == nil || errs[1] == nil || errors.Is(errs[0], store.ErrLeaseLost) {
+		t.Fatalf("items with a wrong claimed job: %v %v", errs, err)
+	}
+	if got, _ := s.NotificationGetByKey(ctx, "wj-late"); got.Status != store.NotificationSending || got.Version != c.Job.Version {
+		t.Fatalf("a refused item changed its job: %+v", got)
+	}
+	if f := newFacts(t, s, factsBefore); len(f) != 0 {
+		t.Fatalf("a refused item wrote facts: %+v", f)
+	}
 }
 
 // wantFact is the delivery fact of j's current status, from the job as stored: its instant

@@ -89,7 +89,8 @@ JOIN (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS
 -- job; the output rows come in no given order and the store maps each back by
 -- (Id, Version - 1), the update adding 1 to Version. Only what the store needs is output:
 -- Id and Version for that mapping, and the columns of the item's delivery fact
--- (sqlstore.factMessage), not the whole row.
+-- (sqlstore.factMessage) that the update set or may have (ResolvedBy); the fact's identity
+-- columns come from the claimed job the item carries, or from NotificationFactKeysMany.
 UPDATE j
 SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.na,
@@ -97,11 +98,19 @@ SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
     TemplateVersion = COALESCE(v.tv, j.TemplateVersion),
     SentOn = CASE WHEN v.s = N'Sent' THEN v.n ELSE j.SentOn END,
     Revision = j.Revision + 1, Version = j.Version + 1, UpdatedOn = v.n
-OUTPUT inserted.Id, inserted.Version, inserted.DeliveryKey, inserted.EffectKey, inserted.BusinessUnitId, inserted.SchedulerKey, inserted.Channel, inserted.LocalDate, inserted.Status, inserted.Revision, inserted.ProviderReference, inserted.ResolvedBy
+OUTPUT inserted.Id, inserted.Version, inserted.Status, inserted.Revision, inserted.ProviderReference, inserted.ResolvedBy
 FROM dbo.NotificationJob AS j
 JOIN (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
     @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v(i, t, s, pr, le, na, ri, h, tv, n)
   ON j.Id = v.i AND j.Version = v.t AND j.Status = N'Sending';
+
+-- name: NotificationFactKeysMany :many
+-- The identity columns of the delivery facts of recorded items that carry no claimed job
+-- (NotificationFinishMany in the store), by Id: one parameter per Id, each a clustered index
+-- seek. No statement changes these columns after the insert.
+SELECT Id, DeliveryKey, EffectKey, BusinessUnitId, SchedulerKey, Channel, LocalDate
+FROM dbo.NotificationJob
+WHERE Id IN (SELECT v.i FROM (VALUES /*row*/(@Id)/*end*/) AS v(i));
 
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.

@@ -86,7 +86,9 @@ RETURNING Id, Status, ProcessingLeaseExpiresOn, AttemptCount, Revision, Version,
 -- sends at most one tuple per (Id, Token); the returned rows come in no given order and the
 -- store maps each back by (Id, Version - 1), the update adding 1 to Version. Only what the
 -- store needs is returned: Id and Version for that mapping, and the columns of the item's
--- delivery fact (sqlstore.factMessage), not the whole row.
+-- delivery fact (sqlstore.factMessage) that the update set or may have (ResolvedBy); the
+-- fact's identity columns come from the claimed job the item carries, or from
+-- NotificationFactKeysMany.
 UPDATE NotificationJob
 SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.column6,
@@ -97,7 +99,14 @@ SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
 FROM (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
     @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v
 WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2 AND NotificationJob.Status = 'Sending'
-RETURNING Id, Version, DeliveryKey, EffectKey, BusinessUnitId, SchedulerKey, Channel, LocalDate, Status, Revision, ProviderReference, ResolvedBy;
+RETURNING Id, Version, Status, Revision, ProviderReference, ResolvedBy;
+
+-- name: NotificationFactKeysMany :many
+-- The identity columns of the delivery facts of recorded items that carry no claimed job
+-- (NotificationFinishMany in the store), by Id, expanded as NotificationInsertMany; each
+-- tuple seeks the primary key. No statement changes these columns after the insert.
+SELECT Id, DeliveryKey, EffectKey, BusinessUnitId, SchedulerKey, Channel, LocalDate
+FROM NotificationJob WHERE Id IN (VALUES /*row*/(@Id)/*end*/);
 
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.
