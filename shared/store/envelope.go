@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // EnvelopeItem is one message of an outbox envelope written in the first format, a JSON
@@ -101,14 +102,29 @@ func nextNetstring(b []byte) (v, rest []byte, err error) {
 	return b[colon+1 : end : end], b[end+1:], nil
 }
 
+// envelopeCount returns the number of messages an envelope's MessageID names
+// ("envelope:{first MessageID}+{n-1}", NewEnvelope), and false for a MessageID not of that
+// form.
+func envelopeCount(id string) (int, bool) {
+	i := strings.LastIndexByte(id, '+')
+	if !strings.HasPrefix(id, envelopePrefix) || i < len(envelopePrefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 1 || n >= MaxBatch {
+		return 0, false
+	}
+	return n + 1, true
+}
+
 // Items returns the messages row m carries, in order: m itself when it is not an envelope;
 // else one message per item, each with the row's ID, Destination, CreatedOn, PublishedOn,
 // Attempts and ClaimToken and the item's MessageID, SessionID and Body. A Body shares m's
 // Body (no copy). An envelope is read in either format: framed (NewEnvelope) or the first
 // one, a JSON array of EnvelopeItem (its Body starts with '['). Errors: an envelope with no
-// items, an item without a MessageId or a body, or a Body in neither format, cut short or
-// with bytes after its last item; such a row is damaged and is kept for repair, never
-// published in part.
+// items or not as many as its MessageID names, an item without a MessageId or a body, or
+// a Body in neither format, cut short or with bytes after its last item; such a row is
+// damaged and is kept for repair, never published in part.
 func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	if !m.Envelope {
 		return []OutboxMessage{m}, nil
@@ -141,6 +157,11 @@ func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("outbox envelope %s: %w", m.MessageID, errors.New("no messages"))
+	}
+	// A framed body has no terminator: one cut right after an item reads as whole items.
+	// The row's MessageId names how many it carries (NewEnvelope).
+	if n, ok := envelopeCount(m.MessageID); ok && n != len(out) {
+		return nil, fmt.Errorf("outbox envelope %s: %d items, want %d", m.MessageID, len(out), n)
 	}
 	for i, it := range out {
 		if it.MessageID == "" {
