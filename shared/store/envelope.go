@@ -79,11 +79,14 @@ func appendNetstring[T string | []byte](b []byte, v T) []byte {
 
 // nextNetstring reads the netstring at the start of b and returns its bytes (a sub-slice
 // of b, capped at its end) and the rest of b. Errors: no length of 1 to maxLengthDigits
-// digits, no ':', a length past the end of b, or no ',' after the bytes.
+// digits (and no leading zero), no ':', a length past the end of b, or no ',' after the bytes.
 func nextNetstring(b []byte) (v, rest []byte, err error) {
 	colon := bytes.IndexByte(b[:min(len(b), maxLengthDigits+1)], ':')
 	if colon < 1 {
 		return nil, nil, errors.New("a netstring without a length")
+	}
+	if colon > 1 && b[0] == '0' {
+		return nil, nil, fmt.Errorf("a netstring length %q with a leading zero", b[:colon])
 	}
 	n := 0
 	for _, c := range b[:colon] {
