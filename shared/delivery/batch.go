@@ -249,9 +249,11 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	}
 	g.mu.Unlock()
 	var group []int // outs indexes of the items taken
+	taken := false
 	take := func() []store.NotificationFinishParams {
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		taken = true
 		if g.crashed != nil {
 			return nil // the outcomes waiting are dropped, as the crash would lose them
 		}
@@ -267,9 +269,18 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 		}
 		return ps
 	}
-	ps, itemErrs, cerr := g.d.Store.NotificationFinishGroup(ctx, take)
+	_, itemErrs, cerr := g.d.Store.NotificationFinishGroup(ctx, take)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if !taken && g.crashed == nil {
+		// The store failed before its transaction began (take not called): the outcomes
+		// waiting fail with it, once, rather than being offered to the store again and
+		// again while it fails.
+		group, g.pending = g.pending, nil
+		if cerr == nil {
+			cerr = errors.New("the store did not take the group")
+		}
+	}
 	if g.settled == nil {
 		g.settled = map[int]bool{}
 	}
@@ -278,7 +289,7 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 	}
 	g.settle.Broadcast()
 	if cerr != nil {
-		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(ps), cerr)
+		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(group), cerr)
 		g.bad = append(g.bad, cerr)
 		for _, k := range group {
 			g.errs[k] = cerr

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // EnvelopeItem is one message of an outbox envelope written in the first format, a JSON
@@ -78,11 +79,14 @@ func appendNetstring[T string | []byte](b []byte, v T) []byte {
 
 // nextNetstring reads the netstring at the start of b and returns its bytes (a sub-slice
 // of b, capped at its end) and the rest of b. Errors: no length of 1 to maxLengthDigits
-// digits, no ':', a length past the end of b, or no ',' after the bytes.
+// digits (and no leading zero), no ':', a length past the end of b, or no ',' after the bytes.
 func nextNetstring(b []byte) (v, rest []byte, err error) {
 	colon := bytes.IndexByte(b[:min(len(b), maxLengthDigits+1)], ':')
 	if colon < 1 {
 		return nil, nil, errors.New("a netstring without a length")
+	}
+	if colon > 1 && b[0] == '0' {
+		return nil, nil, fmt.Errorf("a netstring length %q with a leading zero", b[:colon])
 	}
 	n := 0
 	for _, c := range b[:colon] {
@@ -101,14 +105,29 @@ func nextNetstring(b []byte) (v, rest []byte, err error) {
 	return b[colon+1 : end : end], b[end+1:], nil
 }
 
+// envelopeCount returns the number of messages an envelope's MessageID names
+// ("envelope:{first MessageID}+{n-1}", NewEnvelope), and false for a MessageID not of that
+// form.
+func envelopeCount(id string) (int, bool) {
+	i := strings.LastIndexByte(id, '+')
+	if !strings.HasPrefix(id, envelopePrefix) || i < len(envelopePrefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 1 || n >= MaxBatch {
+		return 0, false
+	}
+	return n + 1, true
+}
+
 // Items returns the messages row m carries, in order: m itself when it is not an envelope;
 // else one message per item, each with the row's ID, Destination, CreatedOn, PublishedOn,
 // Attempts and ClaimToken and the item's MessageID, SessionID and Body. A Body shares m's
 // Body (no copy). An envelope is read in either format: framed (NewEnvelope) or the first
 // one, a JSON array of EnvelopeItem (its Body starts with '['). Errors: an envelope with no
-// items, an item without a MessageId or a body, or a Body in neither format, cut short or
-// with bytes after its last item; such a row is damaged and is kept for repair, never
-// published in part.
+// items or not as many as its MessageID names, an item without a MessageId or a body, or
+// a Body in neither format, cut short or with bytes after its last item; such a row is
+// damaged and is kept for repair, never published in part.
 func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	if !m.Envelope {
 		return []OutboxMessage{m}, nil
@@ -141,6 +160,11 @@ func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("outbox envelope %s: %w", m.MessageID, errors.New("no messages"))
+	}
+	// A framed body has no terminator: one cut right after an item reads as whole items.
+	// The row's MessageId names how many it carries (NewEnvelope).
+	if n, ok := envelopeCount(m.MessageID); ok && n != len(out) {
+		return nil, fmt.Errorf("outbox envelope %s: %d items, want %d", m.MessageID, len(out), n)
 	}
 	for i, it := range out {
 		if it.MessageID == "" {
