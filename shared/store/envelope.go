@@ -94,9 +94,11 @@ func nextNetstring(b []byte) (v, rest []byte, err error) {
 			return nil, nil, fmt.Errorf("a netstring length %q", b[:colon])
 		}
 		n = n*10 + int(c-'0')
-	}
-	if n > len(b) {
-		return nil, nil, fmt.Errorf("a netstring of %d bytes in %d", n, len(b))
+		if n > len(b) {
+			// Checked at each digit, so n never grows past len(b)*10+9: no overflow of a
+			// 32-bit int either.
+			return nil, nil, fmt.Errorf("a netstring length %q past the %d bytes left", b[:colon], len(b))
+		}
 	}
 	end := colon + 1 + n
 	if end >= len(b) || b[end] != ',' {
