@@ -263,8 +263,10 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 		for j, k := range group {
 			p := g.recs[k]
 			g.outs[k].At = now
-			job := g.outs[k].Job
-			p.ID, p.Token, p.Now, p.Job = job.ID, job.Version, now, &job
+			// outs[k] is not written again (its send handed it over once), so the store may
+			// read the claimed job where it lies.
+			job := &g.outs[k].Job
+			p.ID, p.Token, p.Now, p.Job = job.ID, job.Version, now, job
 			ps[j] = p
 		}
 		return ps
@@ -297,9 +299,6 @@ func (g *groupCommit) commitPending(ctx context.Context) bool {
 		return true
 	}
 	for j, k := range group {
-		if j >= len(itemErrs) {
-			break // nothing taken (a crash)
-		}
 		switch e := itemErrs[j]; {
 		case errors.Is(e, store.ErrLeaseLost):
 			// Another sender took over after our lease expired; its claim was in doubt, so

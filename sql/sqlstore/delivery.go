@@ -370,50 +370,29 @@ func (s *Store) NotificationFinishMany(ctx context.Context, ps []store.Notificat
 // NotificationFinishMany's.
 func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
 	var (
-		ps       []store.NotificationFinishParams
-		itemErrs []error
-		rows     []map[string]any
-		first    map[fenceKey]int // (ID, Token) -> index of its first valid item
-		taken    bool
+		ps    []store.NotificationFinishParams
+		f     finishItems
+		taken bool
 	)
 	lost := fmt.Errorf("%s NotificationFinish: %w", s.d.Name, store.ErrLeaseLost)
 	var done []error
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if !taken {
 			taken = true
-			ps = take()
-			if len(ps) == 0 {
+			if ps = take(); len(ps) == 0 {
 				return nil
 			}
 			if err := checkLimit("NotificationFinishMany", len(ps)); err != nil {
 				return err
 			}
-			itemErrs = make([]error, len(ps))
-			rows = make([]map[string]any, 0, len(ps))
-			first = make(map[fenceKey]int, len(ps))
-			for i, p := range ps {
-				var row map[string]any
-				if row, itemErrs[i] = s.finishRow(p); itemErrs[i] != nil {
-					continue
-				}
-				if p.Job != nil && (p.Job.ID != p.ID || p.Job.DeliveryKey == "") {
-					itemErrs[i] = fmt.Errorf("NotificationFinishMany: the item's claimed job (Id %d, key %q) is not job %d", p.Job.ID, p.Job.DeliveryKey, p.ID)
-					continue
-				}
-				k := fenceKey{p.ID, p.Token}
-				if _, dup := first[k]; dup {
-					continue
-				}
-				first[k] = i
-				rows = append(rows, row)
-			}
+			f = s.prepareFinish(ps)
 		}
 		if len(ps) == 0 {
 			return nil
 		}
-		done = slices.Clone(itemErrs)
-		finished := make(map[fenceKey]store.NotificationJob, len(rows))
-		if err := s.queryMultiRows(ctx, tx, "NotificationFinishMany", rows, func(r rowScanner) error {
+		done = slices.Clone(f.itemErrs)
+		finished := make(map[fenceKey]store.NotificationJob, len(f.rows))
+		if err := s.queryMultiRows(ctx, tx, "NotificationFinishMany", f.rows, func(r rowScanner) error {
 			j, err := s.scanFinished(r)
 			if err != nil {
 				return err
@@ -423,11 +402,19 @@ func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store
 		}); err != nil {
 			return err
 		}
-		// The identity columns of the recorded items that carry no claimed job.
+		// Which items were recorded, and the identity columns of those that carry no
+		// claimed job.
 		var unknown []int64
 		for i, p := range ps {
+			if done[i] != nil {
+				continue
+			}
 			k := fenceKey{p.ID, p.Token}
-			if _, ok := finished[k]; ok && done[i] == nil && first[k] == i && p.Job == nil {
+			if _, ok := finished[k]; !ok || f.first[k] != i {
+				done[i] = lost
+				continue
+			}
+			if p.Job == nil {
 				unknown = append(unknown, p.ID)
 			}
 		}
@@ -441,18 +428,11 @@ func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store
 			if done[i] != nil {
 				continue
 			}
-			k := fenceKey{p.ID, p.Token}
-			j, ok := finished[k]
-			if !ok || first[k] != i {
-				done[i] = lost
-				continue
-			}
+			from := identity[p.ID]
 			if p.Job != nil {
-				j = withIdentity(j, *p.Job)
-			} else {
-				j = withIdentity(j, identity[p.ID])
+				from = *p.Job
 			}
-			m, err := factMessage(j, p.Now)
+			m, err := factMessage(withIdentity(finished[fenceKey{p.ID, p.Token}], from), p.Now)
 			if err != nil {
 				return err
 			}
@@ -470,6 +450,38 @@ func (s *Store) NotificationFinishGroup(ctx context.Context, take func() []store
 		return nil, nil, nil
 	}
 	return ps, done, nil
+}
+
+// finishItems is a record's items checked (prepareFinish): itemErrs[i] is item i's
+// validation error, rows the statement's rows (one per first valid item of each
+// (ID, Token)), first maps (ID, Token) to the index of that item.
+type finishItems struct {
+	itemErrs []error
+	rows     []map[string]any
+	first    map[fenceKey]int
+}
+
+// prepareFinish checks ps (finishRow, and an item's claimed job names its job) and keeps
+// the first valid item of each (ID, Token): a later one can only be stale.
+func (s *Store) prepareFinish(ps []store.NotificationFinishParams) finishItems {
+	f := finishItems{itemErrs: make([]error, len(ps)), rows: make([]map[string]any, 0, len(ps)), first: make(map[fenceKey]int, len(ps))}
+	for i, p := range ps {
+		var row map[string]any
+		if row, f.itemErrs[i] = s.finishRow(p); f.itemErrs[i] != nil {
+			continue
+		}
+		if p.Job != nil && (p.Job.ID != p.ID || p.Job.DeliveryKey == "") {
+			f.itemErrs[i] = fmt.Errorf("NotificationFinishMany: the item's claimed job (Id %d, key %q) is not job %d", p.Job.ID, p.Job.DeliveryKey, p.ID)
+			continue
+		}
+		k := fenceKey{p.ID, p.Token}
+		if _, dup := f.first[k]; dup {
+			continue
+		}
+		f.first[k] = i
+		f.rows = append(f.rows, row)
+	}
+	return f
 }
 
 // finishRow checks p (the rules of store.NotificationFinishParams) and returns the
