@@ -66,6 +66,13 @@ func QueryFiles() fs.FS { sub, _ := fs.Sub(queriesFS, "queries"); return sub }
 // authentication).
 const DriverName = "sqlserver"
 
+// MaxParams is the most parameters one statement of ours may bind: SQL Server accepts 2,100
+// parameters in an RPC request, and go-mssqldb sends every parameterised statement as
+// sp_executesql, whose first two parameters are the statement text and the declaration
+// list (go-mssqldb mssql.go, sendQuery: "offset = 2"; Microsoft's SqlMaxBatchParameters
+// note: "the SQL Server hard limit is 2100, ADO.NET uses 2 for the sp_executesql call").
+const MaxParams = 2100 - 2
+
 // Dialect is the SQL Server dialect description. EncodeTime turns an instant into a
 // civil.DateTime holding its UTC wall clock truncated to milliseconds (sent as a datetime2
 // parameter); DecodeTime accepts the time.Time go-mssqldb returns for a datetime2 column
@@ -75,7 +82,7 @@ var Dialect = sqlstore.Dialect{
 	EncodeTime:  EncodeTime,
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
-	MaxParams:   2100,
+	MaxParams:   MaxParams,
 }
 
 // EncodeTime converts an instant to the parameter value stored in a datetime2(3) column:

@@ -870,15 +870,19 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
+	// Every parameter of a multi-row statement is a row's: rowArgs binds nothing else.
+	if rowParam.MatchString(sqlLineComment.ReplaceAllString(head, "")) || rowParam.MatchString(sqlLineComment.ReplaceAllString(tail, "")) {
+		return nil, fmt.Errorf("%s %s: a multi-row query needs every parameter inside the row tuple", s.d.Name, name)
+	}
 	per := rowsPer
 	if limit := s.d.MaxParams; limit > 0 && len(params) > 0 {
+		if len(params) > limit {
+			return nil, fmt.Errorf("%s %s: one row needs %d parameters, over the dialect's %d", s.d.Name, name, len(params), limit)
+		}
 		per = max(1, min(per, limit/len(params)))
 	}
 	m = &multiRow{name: name, head: head, tuple: tuple, tail: tail, params: params, per: per}
 	if s.d.PositionalRows {
-		if rowParam.MatchString(sqlLineComment.ReplaceAllString(head, "")) || rowParam.MatchString(sqlLineComment.ReplaceAllString(tail, "")) {
-			return nil, fmt.Errorf("%s %s: positional rows need every parameter inside the row tuple", s.d.Name, name)
-		}
 		for _, o := range rowParam.FindAllStringSubmatch(tuple, -1) {
 			m.occ = append(m.occ, o[1])
 		}
@@ -892,8 +896,10 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 		}
 	}
 	m.prepared, m.text = []int{per}, map[int]string{per: m.expand(per)}
-	for k := 1 << (bits.Len(uint(per-1)) - 1); k >= 1 && per > 1; k >>= 1 {
-		m.prepared, m.text[k] = append(m.prepared, k), m.expand(k)
+	if per > 1 { // a statement of one row has no smaller sizes (and 1 << -1 would panic)
+		for k := 1 << (bits.Len(uint(per-1)) - 1); k >= 1; k >>= 1 {
+			m.prepared, m.text[k] = append(m.prepared, k), m.expand(k)
+		}
 	}
 	s.mu.Lock()
 	if s.multi == nil {
@@ -975,6 +981,17 @@ var sqlLineComment = regexp.MustCompile(`--[^\n]*`)
 
 // rowParam finds the @Name parameters of a row tuple.
 var rowParam = regexp.MustCompile(`@([A-Za-z][A-Za-z0-9]*)`)
+
+// StatementShape reports, for the multi-row query name, the most rows one statement carries
+// and the parameters such a statement binds (every one is a row's), under the dialect's
+// MaxParams: for dialect tests that check the bound holds for every query.
+func (s *Store) StatementShape(name string) (rows, params int, err error) {
+	m, err := s.multiRow(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	return m.per, m.per * len(m.params), nil
+}
 
 // splitRows splits a multi-row query at its row markers, "/*row*/" and "/*end*/", and lists
 // the tuple's distinct parameters in order of first use. Errors: missing or repeated markers.
