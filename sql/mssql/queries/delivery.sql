@@ -18,9 +18,9 @@ SELECT @DeliveryKey, @EffectKey, @SchedulerKey,
     @BusinessUnitId, @Channel, @Recipient,
     @Template, @PayloadJson, @LocalDate, N'Queued', 1, 1, @Now, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = @DeliveryKey)
   AND NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey);
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey);
 
 -- name: NotificationGetByKey :one
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
@@ -31,7 +31,7 @@ FROM dbo.NotificationJob WHERE DeliveryKey = @DeliveryKey;
 -- row locked until the transaction ends, so of two concurrent claimers the second waits here
 -- and then reads the first one's committed claim (also under READ_COMMITTED_SNAPSHOT).
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey;
+FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationGetManyForUpdate :many
 -- The read of a batch send claim (NotificationClaimMany): the jobs of up to 100 delivery keys
@@ -39,7 +39,7 @@ FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryK
 -- UQ_NotificationJob_DeliveryKey; UPDLOCK + HOLDLOCK keep them locked until the transaction
 -- ends, as NotificationGetByKeyForUpdate does for one key.
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE DeliveryKey IN (SELECT v.k FROM (VALUES /*row*/(@DeliveryKey)/*end*/) AS v(k));
 
 -- name: NotificationClaim :one
@@ -174,9 +174,9 @@ SELECT v.k, v.e, v.s,
 FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @SchedulerId, @BusinessUnitId, @Channel, @Recipient,
     @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v(o, k, e, s, i, b, c, r, t, p, d, n)
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = v.k)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = v.k)
   AND NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = v.b AND EffectKey = v.e)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = v.b AND EffectKey = v.e)
 ORDER BY v.o;
 
 -- name: OutboxInsert :exec
@@ -184,7 +184,7 @@ ORDER BY v.o;
 INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
 SELECT @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MessageId = @MessageId);
 
 -- name: OutboxInsertMany :exec
 -- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany; an
@@ -194,7 +194,7 @@ INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, Creat
 SELECT v.m, v.t, v.s, v.b, v.e, v.n
 FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/) AS v(o, m, t, s, b, e, n)
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = v.m)
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MessageId = v.m)
 ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
@@ -236,7 +236,7 @@ OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 -- to the end of the transaction, so two concurrent saves serialise instead of both taking
 -- the same next version (a primary-key violation).
 SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
-FROM dbo.NotificationTemplate WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.NotificationTemplate WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC
 OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
@@ -258,7 +258,7 @@ WHERE CommandId = @CommandId AND Revision < @Revision;
 INSERT INTO dbo.DeliveryProjection (CommandId, BusinessUnitId, LocalDate, Channel, Status, Revision, EventId, OccurredOn, AppliedOn)
 SELECT @CommandId, @BusinessUnitId, @LocalDate, @Channel, @Status, @Revision, @EventId, @OccurredOn, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.DeliveryProjection WITH (UPDLOCK, HOLDLOCK) WHERE CommandId = @CommandId);
+    SELECT 1 FROM dbo.DeliveryProjection WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId);
 
 -- name: DeliveryProjectionStateUpdate :exec
 UPDATE dbo.DeliveryProjectionState
@@ -269,7 +269,7 @@ WHERE Name = @Name;
 INSERT INTO dbo.DeliveryProjectionState (Name, FreshTo, UpdatedOn)
 SELECT @Name, @FreshTo, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.DeliveryProjectionState WITH (UPDLOCK, HOLDLOCK) WHERE Name = @Name);
+    SELECT 1 FROM dbo.DeliveryProjectionState WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Name = @Name);
 
 -- name: DeliveryProjectionStateGet :one
 SELECT FreshTo FROM dbo.DeliveryProjectionState WHERE Name = @Name;

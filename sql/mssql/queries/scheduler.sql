@@ -14,7 +14,7 @@
 -- all) releases or never takes the lock. Outside a transaction the locks last for this
 -- statement only.
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
-FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE SchedulerKey = @SchedulerKey;
 
 -- name: SchedulerGetByKey :one
