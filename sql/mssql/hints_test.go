@@ -270,7 +270,8 @@ func TestReadThenWriteReadsLock(t *testing.T) {
 }
 
 // TestMaxParamsLeavesTwoForSpExecuteSQL: the cap is SQL Server's 2,100 less sp_executesql's
-// own two parameters, and every multi-row SQL Server query fits it in its largest statement.
+// own two parameters, and every multi-row SQL Server query fits it in its largest statement
+// (each binds one @Rows today; the row-tuple form sqlstore keeps would be cut to fit).
 func TestMaxParamsLeavesTwoForSpExecuteSQL(t *testing.T) {
 	t.Parallel()
 	if mssql.Dialect.MaxParams != 2098 || mssql.MaxParams != 2098 {
@@ -283,7 +284,7 @@ func TestMaxParamsLeavesTwoForSpExecuteSQL(t *testing.T) {
 	st := sqlstore.New(nil, q, mssql.Dialect, nil)
 	multi := 0
 	for _, name := range q.Names() {
-		if !strings.Contains(q.SQL(name), "/*row*/") {
+		if !strings.Contains(q.SQL(name), "/*row*/") && !strings.Contains(q.SQL(name), "OPENJSON(@Rows)") {
 			continue
 		}
 		multi++
@@ -336,5 +337,35 @@ func TestReservationSetStatusGuardsAttemptAndOrder(t *testing.T) {
 	}
 	if n := set(2, "ord-cmd-guard-2"); n != 1 {
 		t.Fatalf("the current attempt changed %d rows, want 1", n)
+	}
+}
+
+// TestMultiRowQueriesBindOneRowsParameter: every SQL Server multi-row query binds its rows as
+// the one @Rows parameter (OPENJSON), none repeats a row tuple: a tuple's parameters would be
+// declared from their values' lengths (go-mssqldb: nvarchar(<length>)), one plan per mix.
+// The store runs each as a rows parameter query, whatever the values, with one argument.
+func TestMultiRowQueriesBindOneRowsParameter(t *testing.T) {
+	t.Parallel()
+	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sqlstore.New(nil, q, mssql.Dialect, nil)
+	n := 0
+	for _, name := range q.Names() {
+		text := q.SQL(name)
+		if strings.Contains(text, "/*row*/") {
+			t.Errorf("%s: a row tuple (one parameter per row member); bind the rows as @Rows", name)
+		}
+		if !strings.Contains(text, "OPENJSON(@Rows)") {
+			continue
+		}
+		n++
+		if rows, params, err := st.StatementShape(name); err != nil || params != 1 || rows < 1 {
+			t.Errorf("%s: %d rows, %d parameters a statement (%v); want one @Rows", name, rows, params, err)
+		}
+	}
+	if n < 8 {
+		t.Errorf("%d rows parameter queries, want the 8 multi-row queries", n)
 	}
 }

@@ -83,6 +83,7 @@ var Dialect = sqlstore.Dialect{
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
 	MaxParams:   MaxParams,
+	EncodeRows:  EncodeRows,
 }
 
 // EncodeTime converts an instant to the parameter value stored in a datetime2(3) column:

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math/bits"
 	"strings"
@@ -498,5 +499,69 @@ func TestMultiRowParamCapEdge(t *testing.T) {
 	outside := New(nil, &Queries{byName: map[string]string{"X": "INSERT INTO T SELECT @Z, column1 FROM (VALUES /*row*/(@A)/*end*/);"}}, Dialect{Name: "test", MaxParams: 2098}, nil)
 	if _, err := outside.multiRow("X"); err == nil {
 		t.Error("a parameter outside the tuple accepted with named rows")
+	}
+}
+
+// TestRowsParameterQuery: a multi-row query written without row markers around one @Rows
+// parameter (Dialect.EncodeRows; SQL Server's OPENJSON form, here SQLite's json_each) runs in
+// statements of at most rowsPer rows, each the query's one text with exactly one argument,
+// @Rows, holding its rows in order; a row missing a member ('$.Name') is refused before
+// anything runs; a parameter other than @Rows is refused.
+func TestRowsParameterQuery(t *testing.T) {
+	t.Parallel()
+	const q = "INSERT INTO T (A, B) SELECT json_extract(value, '$.A'), json_extract(value, '$.Bee') FROM json_each(@Rows) ORDER BY key;"
+	encode := func(rows []map[string]any) (any, error) {
+		b, err := json.Marshal(rows)
+		return string(b), err
+	}
+	ctx := context.Background()
+	s, db := memStore(t, "CREATE TABLE T (Id INTEGER PRIMARY KEY AUTOINCREMENT, A INTEGER, B TEXT)", "TRows", q, Dialect{Name: "test", EncodeRows: encode, MaxParams: 3})
+	rows := make([]map[string]any, 250)
+	for i := range rows {
+		rows[i] = map[string]any{"A": i, "Bee": strings.Repeat("b", i%7)}
+	}
+	var calls []int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.eachStatement(ctx, tx, "TRows", rows, func(st *sql.Stmt, args []any) error {
+			if len(args) != 1 || args[0].(sql.NamedArg).Name != "Rows" {
+				t.Fatalf("args %v, want one @Rows", args)
+			}
+			var chunk []map[string]any
+			if err := json.Unmarshal([]byte(args[0].(sql.NamedArg).Value.(string)), &chunk); err != nil {
+				t.Fatal(err)
+			}
+			calls = append(calls, len(chunk))
+			_, err := st.ExecContext(ctx, args...)
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 || calls[0] != rowsPer || calls[1] != rowsPer || calls[2] != 50 {
+		t.Fatalf("statements of %v rows, want 100, 100, 50", calls)
+	}
+	var n, bad int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(Id <> A + 1 OR length(B) <> A % 7), 0) FROM T").Scan(&n, &bad); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(rows) || bad != 0 {
+		t.Fatalf("%d rows, %d out of order or wrong; want %d, 0", n, bad, len(rows))
+	}
+	if r, p, err := s.StatementShape("TRows"); err != nil || r != rowsPer || p != 1 {
+		t.Fatalf("StatementShape %d %d %v", r, p, err)
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.execRows(ctx, tx, "TRows", []map[string]any{{"A": 1, "Bee": "x"}, {"A": 2}})
+	})
+	if err == nil || !strings.Contains(err.Error(), "row 1 has no @Bee") {
+		t.Fatalf("a row without Bee: %v", err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM T").Scan(&n); err != nil || n != len(rows) {
+		t.Fatalf("a refused batch wrote rows: %d %v", n, err)
+	}
+	other := New(nil, &Queries{byName: map[string]string{"X": "SELECT value FROM json_each(@Rows) WHERE key = @K AND '$.A' <> ''"}}, Dialect{Name: "test", EncodeRows: encode}, nil)
+	if _, err := other.multiRow("X"); err == nil {
+		t.Error("a rows parameter query with another parameter accepted")
 	}
 }
