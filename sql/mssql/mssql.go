@@ -12,11 +12,20 @@
 //
 // Concurrency (see the comments in queries/*.sql): the due claim is one UPDATE over an
 // ordered TOP with UPDLOCK, READPAST, ROWLOCK, so concurrent pollers take disjoint
-// batches; read-then-write transactions (ensure, snapshot apply) read with UPDLOCK,
-// HOLDLOCK so two writers of one key serialise; "insert unless present" statements guard
-// the insert with an UPDLOCK, HOLDLOCK existence check. All of it holds under both
-// READ COMMITTED locking (SQL Server's default) and READ_COMMITTED_SNAPSHOT (Azure SQL
-// Database's default). Transactions run at the driver default, READ COMMITTED.
+// batches; read-then-write transactions (ensure, snapshot apply, fee transfer begin, …)
+// read with UPDLOCK, HOLDLOCK so two writers of one key serialise; "insert unless present"
+// statements guard the insert with an UPDLOCK, HOLDLOCK existence check, one per unique
+// index. Every HOLDLOCK read also says FORCESEEK, so its key-range lock covers one key, never
+// an index scanned whole; every READPAST is paired with UPDLOCK or READCOMMITTEDLOCK. All of
+// it holds under both READ COMMITTED locking (SQL Server's default) and
+// READ_COMMITTED_SNAPSHOT (Azure SQL Database's default). Transactions run at the driver
+// default, READ COMMITTED. The rules, the audit of every read-then-write path and the lints
+// that keep them are in docs/sqlserver.md.
+//
+// Parameters: a statement binds at most MaxParams (2,098). A multi-row statement binds its
+// rows as one JSON parameter, @Rows (EncodeRows), read with OPENJSON, so its declaration
+// and cached plan do not change with the values (go-mssqldb declares a string as
+// nvarchar(<its length>)); OPENJSON needs compatibility level 130 or later.
 //
 // Authentication: a DSN with a fedauth= parameter (Microsoft Entra ID, for example
 // "sqlserver://myserver.database.windows.net?database=automation&fedauth=ActiveDirectoryManagedIdentity")

@@ -90,7 +90,8 @@ func TestRetryableErrors(t *testing.T) {
 func TestEncodeRowsDeclaresOneType(t *testing.T) {
 	t.Parallel()
 	at := EncodeTime(time.Date(2026, 10, 1, 9, 30, 0, 123_456_789, time.UTC))
-	short := []map[string]any{{"Id": int64(1), "Key": "a", "Body": []byte{0, 1, 2}, "Now": at, "Hold": 1, "Next": nil}}
+	type status string
+	short := []map[string]any{{"Id": int64(1), "Key": "a", "Body": []byte{0, 1, 2}, "Now": at, "Hold": 1, "Next": nil, "Status": status("Sent")}}
 	long := []map[string]any{
 		{"Id": int64(2), "Key": strings.Repeat("k", 4100), "Body": []byte{}, "Now": at, "Hold": 0, "Next": at},
 		{"Id": int64(3), "Key": `quote " and \ and ü`, "Body": nil, "Now": at, "Hold": true, "Next": sql.NullString{}},
@@ -118,10 +119,10 @@ func TestEncodeRowsDeclaresOneType(t *testing.T) {
 		decoded[0]["Now"] != "2026-10-01T09:30:00.123" || decoded[0]["Body"] != "" || decoded[1]["Next"] != nil || decoded[0]["Id"] != float64(2) {
 		t.Fatalf("decoded %v", decoded)
 	}
-	if s := string(got[0].(mssqldb.NVarCharMax)); !strings.Contains(s, `"Body":"AAEC"`) || !strings.Contains(s, `"Next":null`) {
+	if s := string(got[0].(mssqldb.NVarCharMax)); !strings.Contains(s, `"Body":"AAEC"`) || !strings.Contains(s, `"Next":null`) || !strings.Contains(s, `"Status":"Sent"`) {
 		t.Fatalf("short rows %s", s)
 	}
-	for _, bad := range []any{1.5, time.Now(), struct{}{}} {
+	for _, bad := range []any{1.5, time.Now(), struct{}{}, uint64(1)} {
 		if _, err := EncodeRows([]map[string]any{{"Amount": bad}}); err == nil || !strings.Contains(err.Error(), "Amount") {
 			t.Errorf("%T accepted: %v", bad, err)
 		}

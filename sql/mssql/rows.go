@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -29,8 +30,10 @@ import (
 // Values: nil is null; strings, integers and bools are JSON strings, numbers and booleans;
 // []byte is base64 (OPENJSON decodes base64 into a varbinary column); civil.DateTime (what
 // EncodeTime returns) is "YYYY-MM-DDThh:mm:ss.fff", read into datetime2(3); a driver.Valuer
-// is encoded by its Value. Anything else (a float, a time.Time not encoded by EncodeTime) is
-// an error naming the member, so no row is sent with a value OPENJSON would misread.
+// is encoded by its Value; a named string, integer or bool type as its underlying value.
+// Anything else (a float, a time.Time not encoded by EncodeTime, a uint64 that may not fit
+// bigint) is an error naming the member, so no row is sent with a value OPENJSON would
+// misread.
 func EncodeRows(rows []map[string]any) (any, error) {
 	var b bytes.Buffer
 	b.WriteByte('[')
@@ -101,7 +104,20 @@ func encodeRowValue(b *bytes.Buffer, v any) error {
 		}
 		return encodeRowValue(b, dv)
 	default:
-		return fmt.Errorf("%T cannot be sent in a rows parameter", v)
+		// A named type over a string, integer or bool (as database/sql's default converter
+		// accepts it for a plain parameter).
+		switch rv := reflect.ValueOf(v); rv.Kind() {
+		case reflect.String:
+			return encodeRowValue(b, rv.String())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			b.WriteString(strconv.FormatInt(rv.Int(), 10))
+		case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+			b.WriteString(strconv.FormatUint(rv.Uint(), 10))
+		case reflect.Bool:
+			b.WriteString(strconv.FormatBool(rv.Bool()))
+		default:
+			return fmt.Errorf("%T cannot be sent in a rows parameter", v)
+		}
 	}
 	return nil
 }
