@@ -932,7 +932,9 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 // execRows runs the multi-row query name for rows, in statements of at most rowsPer rows
 // (fewer when the dialect's MaxParams requires), split by multiRow.sizes, each the query
 // expanded by expandRows and prepared (PrepareAll; a store built without it prepares on
-// tx). A row supplies every parameter its tuple names (a missing one is an error).
+// tx). A row supplies every parameter its tuple names (a missing one is an error). A rows
+// parameter query (Dialect.EncodeRows) runs instead as its one text per rowsPer rows, the
+// rows encoded into @Rows (eachRowsParam).
 func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any) error {
 	return s.eachStatement(ctx, tx, name, rows, func(st *sql.Stmt, args []any) error {
 		_, err := st.ExecContext(ctx, args...)
