@@ -544,7 +544,10 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 		var newest time.Time
 		for _, f := range facts {
 			var rev int64
-			err := s.queryRow(ctx, tx, "CampaignProjectionRevision", sql.Named("CommandId", f.CommandID)).Scan(&rev)
+			// A locking read (CampaignProjectionRevisionForUpdate): two projectors of one
+			// command serialise here, so the second finds the first one's row and updates it
+			// instead of both inserting (SQL Server 2627 on the primary key).
+			err := s.queryRow(ctx, tx, "CampaignProjectionRevisionForUpdate", sql.Named("CommandId", f.CommandID)).Scan(&rev)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				if _, err := s.exec(ctx, tx, "CampaignProjectionInsert", sql.Named("CommandId", f.CommandID), sql.Named("BusinessUnitId", f.BusinessUnitID),
@@ -554,7 +557,7 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 				}
 				res.Applied++
 			case err != nil:
-				return fmt.Errorf("%s CampaignProjectionRevision: %w", s.d.Name, err)
+				return fmt.Errorf("%s CampaignProjectionRevisionForUpdate: %w", s.d.Name, err)
 			case f.Revision <= rev:
 				res.Stale++
 				continue

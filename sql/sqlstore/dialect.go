@@ -35,6 +35,16 @@ type Dialect struct {
 	// is quadratic in its parameters; by position it is linear. The query text keeps
 	// @Name either way.
 	PositionalRows bool
+	// EncodeRows, when set, lets a multi-row query bind all of one statement's rows as one
+	// parameter, @Rows, instead of one parameter per row member (a "rows parameter" query:
+	// its text names @Rows and no row markers, and lists each row member as a JSON path
+	// '$.Name', as SQL Server's OPENJSON(@Rows) WITH (… '$.Name' …) does). It receives the
+	// statement's rows (each has every member, checked first) and returns the value bound to
+	// @Rows. A dialect whose driver declares each parameter's type from its value (go-mssqldb:
+	// nvarchar(<length>)) sends its multi-row statements so, so that the declaration, and with
+	// it the cached plan, is the same whatever the rows hold (docs/sqlserver.md, "One plan per
+	// multi-row statement"). Nil: every multi-row query uses row markers.
+	EncodeRows func(rows []map[string]any) (any, error)
 	// WriterQueue makes the store's transactions queue in the process before they begin
 	// (Store.inTx): for a database that admits one writing transaction at a time and makes
 	// the others poll for the lock with growing sleeps (SQLite's busy handler sleeps 1, 2,
