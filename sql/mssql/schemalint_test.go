@@ -24,6 +24,8 @@ package mssql_test
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -109,6 +111,7 @@ type lintIndex struct {
 	cols      []string // key columns, lower case, in order
 	clustered bool
 	unique    bool
+	include   string // the INCLUDE list and the filter as written, normalised (describe)
 	origin    string // the migration that created it
 }
 
@@ -244,6 +247,15 @@ func balanced(s string, open int) (string, int) {
 	return s[open+1:], len(s)
 }
 
+// indexTail normalises what follows an index's key list (INCLUDE and WHERE; WITH options
+// and the dynamic SQL's concatenations dropped).
+func indexTail(rest string) string {
+	rest = regexp.MustCompile(`(?is)\bWITH\s*\(.*$`).ReplaceAllString(rest, "")
+	rest = regexp.MustCompile(`(?s)''\s*\+.*$`).ReplaceAllString(rest, "")
+	rest = strings.NewReplacer("N''", "''", "[", "", "]", "").Replace(rest)
+	return strings.ToLower(strings.Join(strings.Fields(rest), " "))
+}
+
 func keyColumns(list string) []string {
 	var cols []string
 	for _, c := range splitTop(list) {
@@ -299,7 +311,8 @@ func (s *lintSchema) statement(file, stmt string) {
 		if t == nil {
 			return
 		}
-		ix := &lintIndex{name: g[3], cols: keyColumns(g[5]), clustered: strings.EqualFold(g[2], "CLUSTERED"), unique: g[1] != "", origin: file}
+		ix := &lintIndex{name: g[3], cols: keyColumns(g[5]), clustered: strings.EqualFold(g[2], "CLUSTERED"), unique: g[1] != "", origin: file,
+			include: indexTail(stmt[len(g[0]):])}
 		if old := t.indexes[strings.ToLower(ix.name)]; old != nil && !regexp.MustCompile(`(?i)DROP_EXISTING\s*=\s*ON`).MatchString(stmt) {
 			s.fail(file, "index %s on %s created twice", ix.name, t.name)
 		}
@@ -714,6 +727,68 @@ ALTER TABLE dbo.T SWITCH TO dbo.U;`}, []string{"ALTER TABLE not understood"}},
 				t.Errorf("%s: violation %q, want it to contain %q", c.name, got[i], w)
 			}
 		}
+	}
+}
+
+// describe renders the model: every table's columns (type and length) and indexes (kind,
+// key columns, INCLUDE and filter), sorted.
+func (s *lintSchema) describe() string {
+	var lines []string
+	for _, t := range s.tables {
+		for _, k := range t.order {
+			c := t.cols[k]
+			lines = append(lines, fmt.Sprintf("%s.%s %s(%d) %s", t.name, k, c.typ, c.length, c.computed))
+		}
+		for k, ix := range t.indexes {
+			lines = append(lines, fmt.Sprintf("%s index %s clustered=%v unique=%v (%s) %s", t.name, k, ix.clustered, ix.unique, strings.Join(ix.cols, ", "), ix.include))
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestRewrittenMigrationsLeaveTheSameSchema: 0025 and 0029 were rewritten in place to run
+// online and batched (issue 32, item 8). goose records applied versions only, so that is
+// safe only while both texts leave the same schema: this replays the first texts
+// (testdata/*.first.sql) and the current ones and compares the models.
+func TestRewrittenMigrationsLeaveTheSameSchema(t *testing.T) {
+	t.Parallel()
+	current := readMigrations(t, "")
+	first := map[string]string{}
+	for n, text := range current {
+		first[n] = text
+	}
+	for _, n := range []string{"0025_delivery_fewer_random_keys.sql", "0029_delivery_updated_finished.sql"} {
+		b, err := os.ReadFile(filepath.Join("testdata", strings.TrimSuffix(n, ".sql")+".first.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) == current[n] {
+			t.Errorf("%s: the first text equals the current one", n)
+		}
+		first[n] = string(b)
+	}
+	build := func(migs map[string]string) *lintSchema {
+		s := newLintSchema()
+		names := make([]string, 0, len(migs))
+		for n := range migs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			s.apply(n, migs[n])
+		}
+		for _, e := range s.errs {
+			t.Error(e)
+		}
+		return s
+	}
+	a, b := build(first).describe(), build(current).describe()
+	if a != b {
+		t.Errorf("the rewritten migrations leave another schema:\nfirst:\n%s\n\ncurrent:\n%s", a, b)
+	}
+	if !strings.Contains(b, "notificationjob index ix_notificationjob_updated clustered=false unique=false (updatedon) include (status, businessunitid) where status in ('', '', '')") {
+		t.Errorf("the model lost IX_NotificationJob_Updated's filter:\n%s", b)
 	}
 }
 
