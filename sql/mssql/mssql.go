@@ -75,6 +75,7 @@ var Dialect = sqlstore.Dialect{
 	EncodeTime:  EncodeTime,
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
+	IsPermanent: isPermanent, // errors.go: 1946 (key too wide), 2628/8152 (truncation)
 	MaxParams:   2100,
 }
 

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/sql/mssql"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
@@ -177,7 +178,7 @@ var (
 	alterTable      = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([\w.\[\]]+)\s+(.*)$`)
 )
 
-// flatten strips comments, replaces each string literal by '' unless it holds DDL (dynamic
+// flatten strips comments, replaces each string literal by ” unless it holds DDL (dynamic
 // SQL run by EXEC), whose text is put in its place between statement separators, and turns
 // each sp_rename call into a "__RENAME old new type" statement.
 func flatten(text string) string {
@@ -913,6 +914,66 @@ WHERE @Code2 = t.Code AND Name = @Name AND Kind = 'fixed' AND Kind IN (@K1, @K2)
 	for i := range want {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("fixture: %q, want prefix %q", got[i], want[i])
+		}
+	}
+}
+
+// TestAttributeBoundsFitTheKeys: the attribute engine's input bounds (in UTF-8 bytes, so
+// at most as many UTF-16 code units) fit the columns that store them, and every key of the
+// attribute tables, counted at those bounds, fits SQL Server's limits: an event whose
+// identifiers are each within bounds can always be stored (issue 32, item 1).
+func TestAttributeBoundsFitTheKeys(t *testing.T) {
+	t.Parallel()
+	s := migratedSchema(t, "")
+	bu := s.tables["businessunit"].cols["id"]
+	bounds := map[string]int{ // column → the most characters an accepted input holds
+		"businessunitid": bu.length, // it must name an existing business unit
+		"entitytype":     attribute.MaxEntityTypeLen,
+		"entityid":       attribute.MaxEntityIDLen,
+		"attributecode":  attribute.MaxAttributeCodeLen,
+		"eventid":        attribute.MaxEventIDLen,
+	}
+	for _, name := range []string{"attributevalue", "attributeprocessedevent", "attributedelta"} {
+		tb := s.tables[name]
+		if tb == nil {
+			t.Fatalf("no table %s", name)
+		}
+		for col, n := range bounds {
+			c := tb.cols[col]
+			if c == nil {
+				continue
+			}
+			if c.typ != "nvarchar" || c.length < n {
+				t.Errorf("%s.%s is %s(%d); the engine accepts %d characters", name, col, c.typ, c.length, n)
+			}
+		}
+		for _, ix := range tb.indexes {
+			_, cols, err := s.keyWidth(tb, ix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := 0
+			for _, col := range cols {
+				if n, ok := bounds[col]; ok {
+					w += 2 * n
+					continue
+				}
+				cw, err := tb.cols[col].width(tb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w += cw
+			}
+			if !ix.unique && ix.clustered || !ix.unique && !tb.clusteredIndex().unique {
+				w += 4
+			}
+			limit := maxNonclusteredKey
+			if ix.clustered {
+				limit = maxClusteredKey
+			}
+			if w > limit {
+				t.Errorf("%s on %s: %d bytes at the engine's input bounds, over %d", ix.name, name, w, limit)
+			}
 		}
 	}
 }

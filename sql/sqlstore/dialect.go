@@ -25,6 +25,12 @@ type Dialect struct {
 	// IsRetryable, when set, reports errors after which a whole transaction may simply be
 	// run again (a deadlock victim, a transient cloud error). Nil: never retry.
 	IsRetryable func(error) bool
+	// IsPermanent, when set, reports errors after which the same input can never be stored:
+	// the database refused a value as too large for its schema (an index key past the
+	// engine's limit, a string longer than its column). The store returns them as
+	// store.ErrValueTooLarge marked automation.Permanent (Store.permanent), never retried.
+	// Nil: no error is classified so.
+	IsPermanent func(error) bool
 	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
 	// to fit); 0: no bound beyond the store's own.
 	MaxParams int

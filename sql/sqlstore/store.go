@@ -182,7 +182,22 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, name string, args ...any) 
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(ctx, args...)
+	if tx == nil {
+		err = s.permanent(err)
+	}
+	return res, err
+}
+
+// permanent returns err as store.ErrValueTooLarge marked automation.Permanent when the
+// dialect's IsPermanent says the database refused a value as too large for the schema
+// (SQL Server error 1946 and the truncation errors), err itself otherwise. The message keeps
+// the database's own text, which names the index or column.
+func (s *Store) permanent(err error) error {
+	if err == nil || s.d.IsPermanent == nil || errors.Is(err, store.ErrValueTooLarge) || !s.d.IsPermanent(err) {
+		return err
+	}
+	return automation.Permanent(fmt.Errorf("%w: %w", store.ErrValueTooLarge, err))
 }
 
 // query runs a named query on tx (nil: the pool).
@@ -220,8 +235,8 @@ const (
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	pause := txRetryPause
 	for attempt := 1; ; attempt++ {
-		err := s.inTxOnce(ctx, fn)
-		if err == nil || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
+		err := s.permanent(s.inTxOnce(ctx, fn))
+		if err == nil || automation.IsPermanent(err) || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}
 		select {
