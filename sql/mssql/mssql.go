@@ -76,6 +76,7 @@ var Dialect = sqlstore.Dialect{
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
 	IsPermanent: isPermanent, // errors.go: 1946 (key too wide), 2628/8152 (truncation)
+	MaxClaim:    MaxClaim,
 	MaxParams:   2100,
 }
 

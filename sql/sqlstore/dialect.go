@@ -31,6 +31,13 @@ type Dialect struct {
 	// store.ErrValueTooLarge marked automation.Permanent (Store.permanent), never retried.
 	// Nil: no error is classified so.
 	IsPermanent func(error) bool
+	// MaxClaim bounds the rows one claiming statement may take and lock (SchedulerClaimDue's
+	// UPDATE over an ordered TOP, OutboxClaim's batch read): a larger scheduler claim runs as
+	// several statements of at most MaxClaim rows in its one transaction, and an outbox claim
+	// returns at most MaxClaim messages. For SQL Server, which escalates a statement's row and
+	// page locks on one index to a table lock once it holds 5,000 of them
+	// (docs/conventions.md#claim-sizes). 0: no bound beyond store.MaxBatch.
+	MaxClaim int
 	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
 	// to fit); 0: no bound beyond the store's own.
 	MaxParams int

@@ -327,6 +327,15 @@ func (s *Store) enterWriters(ctx context.Context) (func(), bool, error) {
 	}
 }
 
+// claimSize is the most rows of n one claiming statement takes: n, or the dialect's
+// MaxClaim when that is smaller (Dialect.MaxClaim).
+func (s *Store) claimSize(n int) int {
+	if s.d.MaxClaim > 0 && n > s.d.MaxClaim {
+		return s.d.MaxClaim
+	}
+	return n
+}
+
 func checkLimit(what string, n int) error {
 	if n <= 0 || n > store.MaxBatch {
 		return fmt.Errorf("%s: limit %d outside 1..%d", what, n, store.MaxBatch)
@@ -619,12 +628,25 @@ func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDue
 	}
 	var rows []automation.SchedulerRow
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		rows, err = s.queryRows(ctx, tx, "SchedulerClaimDue",
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
-			sql.Named("Limit", p.Limit))
-		return err
+		// Statements of at most the dialect's MaxClaim rows (claimSize), until the limit is
+		// reached or one comes back short: rows an earlier statement claimed are Processing
+		// and not taken again.
+		rows = nil
+		for len(rows) < p.Limit {
+			n := s.claimSize(p.Limit - len(rows))
+			got, err := s.queryRows(ctx, tx, "SchedulerClaimDue",
+				sql.Named("Now", s.tm(p.Now)),
+				sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
+				sql.Named("Limit", n))
+			if err != nil {
+				return err
+			}
+			rows = append(rows, got...)
+			if len(got) < n {
+				break
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
