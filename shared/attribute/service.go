@@ -189,8 +189,10 @@ func TriggerID(sourceEventID string, e store.AttributeEntity, code string, thres
 // Handle applies one tracking message. The outcome is Duplicate when the event was applied
 // before (nothing written). Errors: a permanent automation.Invalid for bad input — an
 // unreadable payload, an unknown business unit or zone, an instruction that does not fit
-// the stored value (naming the attribute) — with nothing written; a store error (transient:
-// the message is redelivered); ErrLeaseLost after MaxAttempts.
+// the stored value (naming the attribute) — with nothing written; store.ErrValueTooLarge
+// when the database refused a value as too large for its schema (also permanent and
+// InvalidInput: dead-lettered with the database's reason, reported to OnRefused); any other
+// store error (transient: the message is redelivered); ErrLeaseLost after MaxAttempts.
 func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 	p, res, err := s.handle(ctx, body)
 	if err != nil && s.OnRefused != nil && automation.IsInvalid(err) {
