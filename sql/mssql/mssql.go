@@ -14,7 +14,9 @@
 // ordered TOP with UPDLOCK, READPAST, ROWLOCK, so concurrent pollers take disjoint
 // batches; read-then-write transactions (ensure, snapshot apply) read with UPDLOCK,
 // HOLDLOCK so two writers of one key serialise; "insert unless present" statements guard
-// the insert with an UPDLOCK, HOLDLOCK existence check. All of it holds under both
+// the insert with an UPDLOCK, HOLDLOCK existence check. A claiming statement takes at most
+// MaxClaim rows, under lock escalation (claim.go); keys fit SQL Server's key limits and a
+// value too large for them is a permanent error (errors.go, schemalint_test.go). All of it holds under both
 // READ COMMITTED locking (SQL Server's default) and READ_COMMITTED_SNAPSHOT (Azure SQL
 // Database's default). Transactions run at the driver default, READ COMMITTED.
 //
