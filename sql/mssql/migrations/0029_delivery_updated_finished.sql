@@ -9,8 +9,9 @@
 -- index and built the filtered one in one transaction, offline, holding NotificationJob for
 -- the build. It was rewritten in place for the reason 0025 gives (goose keeps no checksum;
 -- both texts leave the same index). The filtered index now replaces the old one in a single
--- CREATE … WITH (DROP_EXISTING = ON): the old index serves its readers until the new one is
--- complete, and ONLINE = ON keeps the table writable where the edition allows it (as in
+-- CREATE … WITH (DROP_EXISTING = ON), the documented way to change a filter ("To modify
+-- the filtered index expression, use CREATE INDEX WITH DROP_EXISTING", Create filtered
+-- indexes): the old index serves its readers until the new one is complete, and ONLINE = ON keeps the table writable where the edition allows it (as in
 -- 0025). Run again after a stop, it finds the filter in place and does nothing.
 
 -- +goose StatementBegin
