@@ -10,13 +10,15 @@
 -- UQ_NotificationJob_EffectKey stays: the inserts' UPDLOCK + HOLDLOCK existence checks take
 -- their key-range locks on it, and SQL Server does not write a changed page twice (log and
 -- checkpoint) the way SQLite's WAL does.
+--
 -- Online and batched (issue 32, item 8; docs/deploy.md#online-migrations): this file first ran
 -- everything in one transaction, the backfill as one UPDATE of every job and both indexes
 -- built offline, so NotificationJob was locked for the whole rebuild. It was rewritten in
 -- place, not corrected by a later migration: goose keeps only the version numbers it applied
 -- (goose_db_version has no checksum of the text), so a database that applied the first text
 -- is untouched, and both texts leave the same schema (the same column, the same two indexes
--- with the same keys and filter, IX_NotificationJob_SchedulerKey dropped); a database that
+-- with the same keys and filter, IX_NotificationJob_SchedulerKey dropped: the schema lint's
+-- TestRewrittenMigrationsLeaveTheSameSchema replays both); a database that
 -- has not reached 0025 takes this path. Each step is idempotent (no transaction spans the
 -- file: a stopped migration is run again from the top):
 --   1. the column, NULL without a default: a metadata-only change in every edition (a brief
