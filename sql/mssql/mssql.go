@@ -16,11 +16,15 @@
 // read with UPDLOCK, HOLDLOCK so two writers of one key serialise; "insert unless present"
 // statements guard the insert with an UPDLOCK, HOLDLOCK existence check, one per unique
 // index. Every HOLDLOCK read also says FORCESEEK, so its key-range lock covers one key, never
-// an index scanned whole; every READPAST is paired with UPDLOCK or READCOMMITTEDLOCK. All of
+// an index scanned whole; every READPAST is paired with UPDLOCK or READCOMMITTEDLOCK. A
+// claiming statement takes at most MaxClaim rows, under lock escalation (claim.go). All of
 // it holds under both READ COMMITTED locking (SQL Server's default) and
 // READ_COMMITTED_SNAPSHOT (Azure SQL Database's default). Transactions run at the driver
 // default, READ COMMITTED. The rules, the audit of every read-then-write path and the lints
 // that keep them are in docs/sqlserver.md.
+//
+// Keys fit SQL Server's key limits, and a value too large for them is a permanent error
+// (errors.go, schemalint_test.go).
 //
 // Parameters: a statement binds at most MaxParams (2,098). A multi-row statement binds its
 // rows as one JSON parameter, @Rows (EncodeRows), read with OPENJSON, so its declaration
@@ -91,6 +95,8 @@ var Dialect = sqlstore.Dialect{
 	EncodeTime:  EncodeTime,
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
+	IsPermanent: isPermanent, // errors.go: 1946 (key too wide), 2628/8152 (truncation)
+	MaxClaim:    MaxClaim,
 	MaxParams:   MaxParams,
 	EncodeRows:  EncodeRows,
 }

@@ -639,7 +639,8 @@ func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
 // (OutboxClaimLock), the ended leases dropped (OutboxLeaseExpire), the batch read
 // (OutboxClaim: unpublished rows no live lease holds, RetryAt come, oldest first), and one
 // lease written over its Id range (OutboxLeaseInsert): the rows themselves are not written.
-// Each returned message carries the claim's token.
+// Each returned message carries the claim's token. At most the dialect's MaxClaim messages
+// come back, whatever p.Limit asks (claimSize): the batch is one locking read.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
 	if err := checkLimit("OutboxClaim", p.Limit); err != nil {
 		return nil, err
@@ -663,7 +664,7 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 			m := store.OutboxMessage{ClaimToken: token}
 			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
 			return m, err
-		}, sql.Named("Now", now), sql.Named("Limit", p.Limit))
+		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)))
 		if err != nil || len(out) == 0 {
 			return err
 		}

@@ -25,6 +25,19 @@ type Dialect struct {
 	// IsRetryable, when set, reports errors after which a whole transaction may simply be
 	// run again (a deadlock victim, a transient cloud error). Nil: never retry.
 	IsRetryable func(error) bool
+	// IsPermanent, when set, reports errors after which the same input can never be stored:
+	// the database refused a value as too large for its schema (an index key past the
+	// engine's limit, a string longer than its column). The store returns them as
+	// store.ErrValueTooLarge marked automation.Permanent (Store.permanent), never retried.
+	// Nil: no error is classified so.
+	IsPermanent func(error) bool
+	// MaxClaim bounds the rows one claiming statement may take and lock (SchedulerClaimDue's
+	// UPDATE over an ordered TOP, OutboxClaim's batch read): a larger scheduler claim runs as
+	// several statements of at most MaxClaim rows in its one transaction, and an outbox claim
+	// returns at most MaxClaim messages. For SQL Server, which escalates a statement's row and
+	// page locks on one index to a table lock once it holds 5,000 of them
+	// (docs/conventions.md#claim-sizes). 0: no bound beyond store.MaxBatch.
+	MaxClaim int
 	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
 	// to fit); 0: no bound beyond the store's own.
 	MaxParams int

@@ -182,7 +182,22 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, name string, args ...any) 
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(ctx, args...)
+	if tx == nil {
+		err = s.permanent(err)
+	}
+	return res, err
+}
+
+// permanent returns err as store.ErrValueTooLarge marked automation.Permanent when the
+// dialect's IsPermanent says the database refused a value as too large for the schema
+// (SQL Server error 1946 and the truncation errors), err itself otherwise. The message keeps
+// the database's own text, which names the index or column.
+func (s *Store) permanent(err error) error {
+	if err == nil || s.d.IsPermanent == nil || errors.Is(err, store.ErrValueTooLarge) || !s.d.IsPermanent(err) {
+		return err
+	}
+	return automation.Permanent(fmt.Errorf("%w: %w", store.ErrValueTooLarge, err))
 }
 
 // query runs a named query on tx (nil: the pool).
@@ -220,8 +235,8 @@ const (
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	pause := txRetryPause
 	for attempt := 1; ; attempt++ {
-		err := s.inTxOnce(ctx, fn)
-		if err == nil || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
+		err := s.permanent(s.inTxOnce(ctx, fn))
+		if err == nil || automation.IsPermanent(err) || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}
 		select {
@@ -310,6 +325,15 @@ func (s *Store) enterWriters(ctx context.Context) (func(), bool, error) {
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
+}
+
+// claimSize is the most rows of n one claiming statement takes: n, or the dialect's
+// MaxClaim when that is smaller (Dialect.MaxClaim).
+func (s *Store) claimSize(n int) int {
+	if s.d.MaxClaim > 0 && n > s.d.MaxClaim {
+		return s.d.MaxClaim
+	}
+	return n
 }
 
 func checkLimit(what string, n int) error {
@@ -604,12 +628,25 @@ func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDue
 	}
 	var rows []automation.SchedulerRow
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		rows, err = s.queryRows(ctx, tx, "SchedulerClaimDue",
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
-			sql.Named("Limit", p.Limit))
-		return err
+		// Statements of at most the dialect's MaxClaim rows (claimSize), until the limit is
+		// reached or one comes back short: rows an earlier statement claimed are Processing
+		// and not taken again.
+		rows = nil
+		for len(rows) < p.Limit {
+			n := s.claimSize(p.Limit - len(rows))
+			got, err := s.queryRows(ctx, tx, "SchedulerClaimDue",
+				sql.Named("Now", s.tm(p.Now)),
+				sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
+				sql.Named("Limit", n))
+			if err != nil {
+				return err
+			}
+			rows = append(rows, got...)
+			if len(got) < n {
+				break
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

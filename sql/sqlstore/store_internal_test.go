@@ -12,6 +12,9 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 var errTransient = errors.New("transient")
@@ -563,5 +566,44 @@ func TestRowsParameterQuery(t *testing.T) {
 	other := New(nil, &Queries{byName: map[string]string{"X": "SELECT value FROM json_each(@Rows) WHERE key = @K AND '$.A' <> ''"}}, Dialect{Name: "test", EncodeRows: encode}, nil)
 	if _, err := other.multiRow("X"); err == nil {
 		t.Error("a rows parameter query with another parameter accepted")
+	}
+}
+
+// A write the dialect's IsPermanent classifies (SQL Server's 1946, an index key over the
+// limit) comes back as store.ErrValueTooLarge marked automation.Permanent with the code
+// InvalidInput (HTTP 422), inside a transaction and without one, and is never retried,
+// even by a dialect that would call it retryable.
+func TestPermanentWriteErrorIsNotRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	attempts := 0
+	d := Dialect{Name: "test",
+		IsPermanent: func(err error) bool { return strings.Contains(err.Error(), "CHECK constraint failed") },
+		IsRetryable: func(error) bool { attempts++; return true },
+	}
+	s, _ := memStore(t, "CREATE TABLE T (A INTEGER CHECK (A < 10))", "TInsert", "-- name: TInsert :exec\nINSERT INTO T (A) VALUES (@A);", d)
+	calls := 0
+	errTx := s.inTx(ctx, func(tx *sql.Tx) error {
+		calls++
+		_, err := s.exec(ctx, tx, "TInsert", sql.Named("A", 11))
+		return err
+	})
+	_, errNoTx := s.exec(ctx, nil, "TInsert", sql.Named("A", 12))
+	for name, err := range map[string]error{"in a transaction": errTx, "without one": errNoTx} {
+		if !errors.Is(err, store.ErrValueTooLarge) || !automation.IsPermanent(err) || automation.CodeOf(err) != automation.CodeInvalidInput {
+			t.Errorf("%s: %v (permanent %v, code %s), want ErrValueTooLarge, permanent, InvalidInput", name, err, automation.IsPermanent(err), automation.CodeOf(err))
+		}
+		if err != nil && !strings.Contains(err.Error(), "CHECK constraint failed") {
+			t.Errorf("%s: %v lost the database's message", name, err)
+		}
+	}
+	if calls != 1 || attempts != 0 {
+		t.Errorf("the transaction ran %d times (IsRetryable asked %d times), want once", calls, attempts)
+	}
+	// An error the dialect does not classify is returned as it was.
+	plain, _ := memStore(t, "CREATE TABLE T (A INTEGER CHECK (A < 10))", "TInsert", "-- name: TInsert :exec\nINSERT INTO T (A) VALUES (@A);", Dialect{Name: "test"})
+	_, err := plain.exec(ctx, nil, "TInsert", sql.Named("A", 11))
+	if err == nil || errors.Is(err, store.ErrValueTooLarge) || automation.IsPermanent(err) {
+		t.Errorf("an unclassified error became permanent: %v", err)
 	}
 }
