@@ -182,7 +182,7 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 			break
 		}
 	}
-	b, err := decodeBody(body, dt)
+	b, err := decodeBody(body, dt, false)
 	if err != nil {
 		return m, fail("Data."+binding, err)
 	}
