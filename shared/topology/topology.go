@@ -7,6 +7,8 @@
 // a name changes in one place. It imports nothing from the project (the bottom layer).
 package topology
 
+import "time"
+
 // Service Bus entities (infra/modules/servicebus.bicep creates them in Azure; the
 // in-process bus uses the same names as destinations).
 const (
@@ -80,6 +82,20 @@ const (
 // Service Bus function receives: host.json's extensions.serviceBus.maxMessageBatchSize on
 // Azure (a test holds them equal), and the batch the local host hands over.
 const MaxMessageBatchSize = 100
+
+// LockDuration is the peek-lock duration of every Service Bus queue and subscription
+// (infra/modules/servicebus.bicep's lockDuration, PT5M, the most Service Bus allows; a test
+// holds them equal). The Functions host renews the lock of a single-message function up to
+// host.json's maxAutoLockRenewalDuration, but not the locks of a "cardinality": "many"
+// batch, so a batch invocation must answer within LockDuration (BatchDeadline).
+const LockDuration = 5 * time.Minute
+
+// BatchDeadline is how long a batch invocation keeps starting work by default: half of
+// LockDuration, so the chunk under way when it passes has the other half to finish and the
+// answer reaches the host while every lock of the batch still holds
+// (docs/functions-protocol.md#service-bus-batches "Deadline"; config
+// AUTOMATION_BATCH_DEADLINE_SECONDS overrides it).
+const BatchDeadline = LockDuration / 2
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
 const (

@@ -2,11 +2,14 @@ package topology_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/topology"
@@ -244,4 +247,55 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 			t.Errorf("infra/modules/servicebus.bicep does not declare %q", want)
 		}
 	}
+}
+
+// The lock durations the code plans with are the ones deployed and configured: the Service
+// Bus module's lockDuration is LockDuration; BatchDeadline leaves a batch half of it; and
+// host.json renews a single message's lock for at least functionTimeout, so a message is
+// never redelivered under an invocation the host still waits for.
+func TestLockDurations(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^param lockDuration string = 'PT(\d+)M'$`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("infra/modules/servicebus.bicep declares no lockDuration default of whole minutes")
+	}
+	if mins, _ := strconv.Atoi(m[1]); time.Duration(mins)*time.Minute != topology.LockDuration {
+		t.Errorf("servicebus.bicep lockDuration PT%sM, topology.LockDuration %v", m[1], topology.LockDuration)
+	}
+	if topology.BatchDeadline <= 0 || topology.BatchDeadline > topology.LockDuration*3/4 {
+		t.Errorf("BatchDeadline %v is not well under LockDuration %v", topology.BatchDeadline, topology.LockDuration)
+	}
+	raw, err = os.ReadFile("../../host.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var host struct {
+		FunctionTimeout string `json:"functionTimeout"`
+		Extensions      struct {
+			ServiceBus struct {
+				MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"`
+			} `json:"serviceBus"`
+		} `json:"extensions"`
+	}
+	if err := json.Unmarshal(raw, &host); err != nil {
+		t.Fatal(err)
+	}
+	timeout, renewal := timeSpan(t, host.FunctionTimeout), timeSpan(t, host.Extensions.ServiceBus.MaxAutoLockRenewalDuration)
+	if renewal < timeout {
+		t.Errorf("host.json maxAutoLockRenewalDuration %v is under functionTimeout %v: a slow single message loses its lock and comes again while it runs", renewal, timeout)
+	}
+}
+
+// timeSpan parses a .NET TimeSpan "hh:mm:ss" as host.json writes it.
+func timeSpan(t *testing.T, s string) time.Duration {
+	t.Helper()
+	var h, m, sec int
+	if _, err := fmt.Sscanf(s, "%d:%d:%d", &h, &m, &sec); err != nil {
+		t.Fatalf("TimeSpan %q: %v", s, err)
+	}
+	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second
 }
