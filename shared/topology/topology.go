@@ -47,6 +47,38 @@ const (
 	CampaignFeeFactsTopic = "campaign-fee-facts"
 )
 
+// Subscription is one subscription of a topic. Sessions: it requires sessions (the
+// publisher sets SessionId; its consumer's function.json sets "isSessionsEnabled").
+type Subscription struct {
+	Topic, Name string
+	Sessions    bool
+}
+
+// queues and subscriptions are every Service Bus entity the app uses, as
+// infra/modules/servicebus.bicep creates them (a test holds them equal) and as the Service
+// Bus emulator's Config.json declares them (shared/azurestack generates it from these). A
+// topic is the set of its subscriptions' topics. Every queue and topic has duplicate
+// detection on.
+var (
+	queues        = []string{DueWorkQueue, NotificationDispatchQueue, CampaignCommandsQueue, CampaignResultsQueue}
+	subscriptions = []Subscription{
+		{Topic: DomainEventsTopic, Name: AutomationSubscription, Sessions: true},
+		{Topic: DeliveryFactsTopic, Name: ReportingSubscription},
+		{Topic: EventsTopic, Name: RulesSubscription, Sessions: true},
+		{Topic: EventsTopic, Name: CampaignsSubscription, Sessions: true},
+		{Topic: TrackingTopic, Name: AttributesSubscription, Sessions: true},
+		{Topic: NotiTopic, Name: DeliverySubscription, Sessions: true},
+		{Topic: CampaignFactsTopic, Name: ReportingSubscription},
+		{Topic: CampaignFeeFactsTopic, Name: ReportingSubscription},
+	}
+)
+
+// Queues returns the app's Service Bus queues, in the order servicebus.bicep lists them.
+func Queues() []string { return append([]string(nil), queues...) }
+
+// Subscriptions returns the app's topic subscriptions (topics in first-seen order).
+func Subscriptions() []Subscription { return append([]Subscription(nil), subscriptions...) }
+
 // Function names: the folder names under functions/, which are also the paths the
 // Functions host POSTs invocations to.
 const (

@@ -299,3 +299,55 @@ func timeSpan(t *testing.T, s string) time.Duration {
 	}
 	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second
 }
+
+// The entity lists hold every Service Bus function's entity with its session setting, each
+// once; and the Service Bus module gives a subscription sessions exactly when the list does.
+func TestEntitiesCoverTheFunctions(t *testing.T) {
+	t.Parallel()
+	subs := map[[2]string]topology.Subscription{}
+	for _, s := range topology.Subscriptions() {
+		k := [2]string{s.Topic, s.Name}
+		if _, dup := subs[k]; dup {
+			t.Errorf("subscription %s/%s listed twice", s.Topic, s.Name)
+		}
+		subs[k] = s
+	}
+	for _, f := range topology.Functions() {
+		if f.Trigger != topology.ServiceBusTrigger {
+			continue
+		}
+		if f.Queue != "" {
+			if !slices.Contains(topology.Queues(), f.Queue) || f.Sessions {
+				t.Errorf("%s: queue %q is not listed (or wants sessions)", f.Name, f.Queue)
+			}
+			continue
+		}
+		s, ok := subs[[2]string{f.Topic, f.Subscription}]
+		if !ok || s.Sessions != f.Sessions {
+			t.Errorf("%s: subscription %s/%s listed %v with sessions %v, the function has sessions %v", f.Name, f.Topic, f.Subscription, ok, s.Sessions, f.Sessions)
+		}
+	}
+	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every subscription resource of the module with requiresSession true is named by a
+	// parameter or the gateway table; count them against the list.
+	bicep := string(raw)
+	wantSessions := 0
+	for _, s := range topology.Subscriptions() {
+		if s.Sessions {
+			wantSessions++
+		}
+	}
+	// automationSubscription, the three gateway subscriptions (one resource in a loop), campaignsSubscription.
+	gateway := 0
+	for _, s := range topology.Subscriptions() {
+		if s.Sessions && (s.Topic == topology.EventsTopic && s.Name == topology.RulesSubscription || s.Topic == topology.TrackingTopic || s.Topic == topology.NotiTopic) {
+			gateway++
+		}
+	}
+	if got := strings.Count(bicep, "requiresSession: true") - 1 + gateway; got != wantSessions {
+		t.Errorf("servicebus.bicep makes %d session subscriptions, the list %d", got, wantSessions)
+	}
+}
