@@ -216,12 +216,12 @@ func TestStackDSNParses(t *testing.T) {
 	}
 }
 
-// Each real-server test says, when it skips, which variable it needs; the Service Bus suite
-// also names `make test/azure`, which sets it.
+// Each real-server test says, when it skips, which variable it needs and names
+// `make test/azure`, which sets it.
 func TestSkipMessagesNameTheVariable(t *testing.T) {
 	t.Parallel()
 	for file, want := range map[string][]string{
-		"sql/mssql/mssql_test.go":         {"AUTOMATION_SQLSERVER_DSN"},
+		"sql/mssql/mssql_test.go":         {"AUTOMATION_SQLSERVER_DSN", "make test/azure"},
 		"shared/azure/servicebus_test.go": {"AUTOMATION_SERVICEBUS_CONNECTION", "make test/azure"},
 		"shared/azure/trace_test.go":      {"AZURITE_CONNECTION", "make test/azure"},
 	} {
