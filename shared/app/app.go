@@ -69,6 +69,14 @@ type Runtime struct {
 	Memory     *bus.Memory // the in-process bus; nil when Service Bus is used
 	Poller     *scheduler.Poller
 	Relay      *delivery.Relay
+	// Pump is the eager publisher (docs/performance.md#publish-on-the-commit-path): the
+	// store's commit hook wakes it after every commit that wrote outbox rows; it runs only
+	// once StartPublisher started it (serve and the custom handler do; the replay and the
+	// tests drive the relay through Tick). Nil with AUTOMATION_EAGER_PUBLISH=false or a
+	// store without the hook.
+	Pump *delivery.Pump
+	// Backlog is ingest's backpressure gate (AUTOMATION_INGEST_MAX_BACKLOG).
+	Backlog    *delivery.Backlog
 	Dispatcher *delivery.Dispatcher
 	Projector  *delivery.Projector
 	Templates  *delivery.Templates
@@ -329,6 +337,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		return fail(err)
 	}
 	r.AttributePurger.Window = cfg.AttributeDedupeWindow
+	r.wireThroughput(cfg, o.Log)
 	mode := handler.Inline
 	if cfg.DueWorkMode == config.ModeFanout {
 		mode = handler.Fanout
@@ -343,7 +352,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
-		RelayAfterPoll: cfg.RelayAfterPoll, DrainBatches: cfg.DueWorkDrainBatches, Log: o.Log, Campaigns: &r.Campaign,
+		RelayAfterPoll: cfg.RelayAfterPoll, RelayBudget: cfg.RelayBudget, DrainBatches: cfg.DueWorkDrainBatches, Log: o.Log, Campaigns: &r.Campaign,
 		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) }})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
@@ -372,7 +381,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
-	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
+	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
@@ -586,6 +595,10 @@ func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 		}
 		if err := r.Relay.FlushSettled(ctx); err != nil {
 			log.Warn("outbox rows not marked after settlement; retried", "error", err)
+		}
+		if r.Pump != nil && r.Relay.BusFull() {
+			// The eager publisher stopped at a full bus: the consumers made room.
+			r.Pump.Notify()
 		}
 	}
 }

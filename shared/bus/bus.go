@@ -368,6 +368,18 @@ func (b *Memory) Len(destination string) int {
 	return n
 }
 
+// Waiting returns the messages held at every destination: queued, or waiting for
+// redelivery (the backpressure gate's measure of the consumers' lag).
+func (b *Memory) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.waiting)
+	for _, q := range b.queues {
+		n += len(q)
+	}
+	return n
+}
+
 // DeadLetters returns a copy of the dead-letter list.
 func (b *Memory) DeadLetters() []DeadLettered {
 	b.mu.Lock()

@@ -46,6 +46,9 @@ var Settings = []Setting{
 	{"DueWorkSchedule", Local | Azure, "*/30 * * * * *", "NCRONTAB (6 fields, UTC) of the DueWorkPoller timer."},
 	{"OutboxRelaySchedule", Local | Azure, "*/10 * * * * *", "NCRONTAB of the OutboxRelay timer."},
 	{"AUTOMATION_RELAY_AFTER_POLL", Local | Azure, "false", "true: an inline DueWorkPoller run relays the outbox messages it committed at once (the OutboxRelay timer stays as the safety net); the low traffic profile sets it with longer timer intervals."},
+	{"AUTOMATION_EAGER_PUBLISH", Local | Azure, "true", "true: each process publishes the outbox rows it commits right after the commit (the eager publisher, docs/performance.md#publish-on-the-commit-path), under the relay's leases; the OutboxRelay timer stays as the safety net. false: only the timers publish."},
+	{"AUTOMATION_RELAY_BUDGET_MS", Local | Azure, "5000", "Time budget of one relay drain, milliseconds (100..240000): an OutboxRelay invocation, a relay after a poll, or one eager-publisher wake drains the outbox until it is empty or this is spent."},
+	{"AUTOMATION_INGEST_MAX_BACKLOG", Local | Azure, "50000", "Backpressure: when this many outbox rows wait unpublished (or, embedded, this many messages wait in the in-process bus), POST /api/events answers 503 with Retry-After instead of accepting (0..10000000; 0 turns it off). docs/gateway.md#backpressure."},
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
@@ -122,7 +125,13 @@ type Config struct {
 	DueWorkSchedule      string
 	OutboxRelaySchedule  string
 	// RelayAfterPoll: an inline poll relays its outbox messages at once (commit path).
-	RelayAfterPoll     bool
+	RelayAfterPoll bool
+	// EagerPublish: each process publishes the outbox rows it commits right after the
+	// commit (delivery.Pump); RelayBudget bounds one relay drain; IngestMaxBacklog is the
+	// backpressure bound of ingest, in unpublished outbox rows (0: off).
+	EagerPublish       bool
+	RelayBudget        time.Duration
+	IngestMaxBacklog   int
 	DueWorkMode        Mode
 	DueWorkBatchSize   int
 	DueWorkConcurrency int
@@ -280,6 +289,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DueWorkConcurrency:   num("AUTOMATION_DUEWORK_CONCURRENCY", 1, 64),
 		DueWorkDrainBatches:  num("AUTOMATION_DUEWORK_DRAIN_BATCHES", 1, 1000),
 		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
+		RelayBudget:          time.Duration(num("AUTOMATION_RELAY_BUDGET_MS", 100, 240000)) * time.Millisecond,
+		IngestMaxBacklog:     num("AUTOMATION_INGEST_MAX_BACKLOG", 0, 10_000_000),
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
@@ -297,7 +308,7 @@ func Load(getenv func(string) string) (Config, error) {
 		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
 		AttributeDedupeWindow:  time.Duration(num("AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", 24, 8760)) * time.Hour,
 	}
-	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent, "AUTOMATION_RELAY_AFTER_POLL": &c.RelayAfterPoll,
+	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent, "AUTOMATION_RELAY_AFTER_POLL": &c.RelayAfterPoll, "AUTOMATION_EAGER_PUBLISH": &c.EagerPublish,
 		"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS": &c.Webhook.AllowPrivateNetworks} {
 		switch v := strings.ToLower(get(name)); v {
 		case "true", "false":

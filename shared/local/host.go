@@ -58,6 +58,9 @@ type Host struct {
 	clock   automation.Clock
 	log     *slog.Logger
 
+	// wake (Wake) cuts Run's wait short: something was published for the consumers.
+	wake chan struct{}
+
 	mu     sync.Mutex
 	timers []*timer
 	byDest map[string]funchost.FunctionDef // Service Bus functions by queue/topic
@@ -75,7 +78,7 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	host := &Host{handler: h, bus: b, clock: clock, log: log, byDest: map[string]funchost.FunctionDef{}}
+	host := &Host{handler: h, bus: b, clock: clock, log: log, byDest: map[string]funchost.FunctionDef{}, wake: make(chan struct{}, 1)}
 	now := clock.Now()
 	for _, def := range defs {
 		if def.Disabled {
@@ -281,6 +284,12 @@ func (h *Host) Deliver(ctx context.Context, destination string, m bus.Message) (
 // RunDue fires every timer whose next occurrence is due at the clock's now (each at most
 // once per call) and then delivers queued messages (at most maxDeliveries).
 func (h *Host) RunDue(ctx context.Context, maxDeliveries int) error {
+	_, err := h.runDue(ctx, maxDeliveries)
+	return err
+}
+
+// runDue is RunDue, also returning the deliveries made.
+func (h *Host) runDue(ctx context.Context, maxDeliveries int) (int, error) {
 	now := h.clock.Now()
 	h.mu.Lock()
 	var due []*timer
@@ -293,25 +302,47 @@ func (h *Host) RunDue(ctx context.Context, maxDeliveries int) error {
 	h.mu.Unlock()
 	for _, t := range due {
 		if _, _, err := h.fire(ctx, t); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	_, err := h.bus.Drain(ctx, maxDeliveries)
-	return err
+	return h.bus.Drain(ctx, maxDeliveries)
 }
 
-// Run calls RunDue every interval of real time until ctx ends.
+// Wake makes Run deliver at once instead of at its next interval (the eager publisher calls
+// it after publishing). It never blocks: a wake already pending absorbs it.
+func (h *Host) Wake() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runStep bounds the deliveries of one Run step, so due timers fire between steps however
+// much the bus holds.
+const runStep = 1000
+
+// Run delivers and fires due timers until ctx ends: a step (RunDue, at most runStep
+// deliveries) every interval of real time, at once when woken (Wake), and again without
+// waiting while a step used its whole bound (the bus still holds messages).
 func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
 	for {
-		if err := h.RunDue(ctx, 1000); err != nil && ctx.Err() == nil {
+		n, err := h.runDue(ctx, runStep)
+		if err != nil && ctx.Err() == nil {
 			h.log.Error("local host step failed", "error", err)
+		}
+		if n >= runStep && err == nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tk.C:
+		case <-h.wake:
 		}
 	}
 }
