@@ -63,12 +63,12 @@ import (
 
 // Runtime is a wired pipeline.
 type Runtime struct {
-	Store      store.Store
-	Trace      trace.Store
-	Publisher  bus.Publisher
-	Memory     *bus.Memory // the in-process bus; nil when Service Bus is used
-	Poller     *scheduler.Poller
-	Relay      *delivery.Relay
+	Store     store.Store
+	Trace     trace.Store
+	Publisher bus.Publisher
+	Memory    *bus.Memory // the in-process bus; nil when Service Bus is used
+	Poller    *scheduler.Poller
+	Relay     *delivery.Relay
 	// Pump is the eager publisher (docs/performance.md#publish-on-the-commit-path): the
 	// store's commit hook wakes it after every commit that wrote outbox rows; it runs only
 	// once StartPublisher started it (serve and the custom handler do; the replay and the
