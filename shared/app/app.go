@@ -75,6 +75,9 @@ type Runtime struct {
 	// tests drive the relay through Tick). Nil with AUTOMATION_EAGER_PUBLISH=false or a
 	// store without the hook.
 	Pump *delivery.Pump
+	// EventLog samples the per-message log line of each message published on `events`
+	// (embedded): its counters are the metric of what was published there.
+	EventLog *logctx.Sampler
 	// Backlog is ingest's backpressure gate (AUTOMATION_INGEST_MAX_BACKLOG).
 	Backlog    *delivery.Backlog
 	Dispatcher *delivery.Dispatcher
@@ -494,7 +497,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	// The last batch's trace rows may still be in flight (Poller.RunOnce): written before the
 	// trace store closes, within closeFlushTimeout.
 	r.closers = append(r.closers, flushCloser(poller, closeFlushTimeout, log))
-	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
+	r.EventLog = &logctx.Sampler{Now: r.Clock.Now}
+	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil, sample: r.EventLog}),
 		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
 	if r.Memory != nil {
 		// Marks of messages the bus settled since its last drain: written before the store
@@ -541,6 +545,7 @@ type routedObserver struct {
 	on       func(gateway.Routed)
 	log      *slog.Logger
 	embedded bool
+	sample   *logctx.Sampler
 }
 
 func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
@@ -548,7 +553,9 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 		return err
 	}
 	if p.embedded && p.log != nil && m.Destination == topology.EventsTopic {
-		p.log.InfoContext(ctx, "event published for the rule/points engine", "destination", m.Destination, "messageId", m.ID,
+		// Sampled: a few lines a second at INFO, the rest at DEBUG, all counted
+		// (Runtime.EventLog), so a production rate is not a log flood.
+		p.log.Log(ctx, p.sample.Level(), "event published for the rule/points engine", "destination", m.Destination, "messageId", m.ID,
 			"sessionId", m.SessionID, "payload", string(m.Body))
 	}
 	if p.on == nil {

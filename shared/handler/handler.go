@@ -191,7 +191,9 @@ func (d Deps) domainEvent(ctx context.Context, inv *funchost.Invocation) (funcho
 		if duplicate || seen.Duplicate() {
 			outcome = EventDuplicate
 		}
-		d.Log.InfoContext(ctx, "domain event "+outcome, "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
+		// One line per message: DEBUG (a production rate would flood INFO); the invocation's
+		// answer carries the outcome to the host's own metrics.
+		d.Log.DebugContext(ctx, "domain event "+outcome, "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
 		return ok(map[string]any{"eventId": ev.ID, "outcome": outcome})
 	case automation.IsInvalid(err):
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
