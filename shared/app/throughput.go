@@ -19,6 +19,11 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 		r.Pump.Budget, r.Pump.Log = cfg.RelayBudget, log
 		n.OnOutboxCommit(r.Pump.NotifyRows)
 	}
+	if m := r.Memory; m != nil {
+		// Bounded in flight: the relay (eager or timer) claims only while the in-process
+		// bus holds fewer than relayInFlight messages; the bus's drains wake it again.
+		r.Relay.Room = func() bool { return m.Waiting() < relayInFlight }
+	}
 	if b, ok := r.Store.(store.OutboxBacklogReader); ok && cfg.IngestMaxBacklog > 0 {
 		r.Backlog = &delivery.Backlog{Store: b, Clock: r.Clock, Max: cfg.IngestMaxBacklog}
 		if m := r.Memory; m != nil {
@@ -46,3 +51,8 @@ func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func(
 	r.Pump.Notify()
 	return func() { cancel(); <-done }
 }
+
+// relayInFlight bounds the messages the in-process bus holds before the relay claims more
+// (delivery.Relay.Room): enough for several full consumer batches, small enough that a
+// claim's walk over the leased, unsettled rows stays short.
+const relayInFlight = 2000

@@ -128,6 +128,13 @@ type Relay struct {
 	// publishes it again with the same MessageId: at-least-once, as on Service Bus, and
 	// every consumer is idempotent.
 	MarkOnSettle bool
+	// Room, when set, is asked before each batch is claimed: false means the consumers
+	// hold enough already (the in-process bus's waiting messages past a bound), and RunOnce
+	// claims nothing and reports BusFull, exactly as a full bus does. With MarkOnSettle
+	// every message the bus holds keeps its row unpublished and leased, and every claim
+	// walks those rows (the index of unpublished rows), so without this bound a claim costs
+	// as much as the bus holds (docs/performance.md, "Bounded in flight").
+	Room func() bool
 
 	mu        sync.Mutex
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
@@ -170,6 +177,10 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	// published again.
 	if err := r.FlushSettled(ctx); err != nil {
 		return 0, err
+	}
+	if r.Room != nil && !r.Room() {
+		r.full.Store(true)
+		return 0, nil
 	}
 	leased, isLeased := r.Store.(store.OutboxLeaseStore)
 	var msgs []store.OutboxMessage
