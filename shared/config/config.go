@@ -49,6 +49,7 @@ var Settings = []Setting{
 	{"AUTOMATION_EAGER_PUBLISH", Local | Azure, "true", "true: each process publishes the outbox rows it commits right after the commit (the eager publisher, docs/performance.md#publish-on-the-commit-path), under the relay's leases; the OutboxRelay timer stays as the safety net. false: only the timers publish."},
 	{"AUTOMATION_RELAY_BUDGET_MS", Local | Azure, "5000", "Time budget of one relay drain, milliseconds (100..240000): an OutboxRelay invocation, a relay after a poll, or one eager-publisher wake drains the outbox until it is empty or this is spent."},
 	{"AUTOMATION_INGEST_MAX_BACKLOG", Local | Azure, "50000", "Backpressure: when this many outbox rows wait unpublished (or, embedded, this many messages wait in the in-process bus), POST /api/events answers 503 with Retry-After instead of accepting (0..10000000; 0 turns it off). docs/gateway.md#backpressure."},
+	{"AUTOMATION_CONSUMER_CONCURRENCY", Local, "tracking=2,events=2,campaign-commands=2", "Embedded runtime: consumers per in-process destination, as destination=count pairs separated by commas (count 1..16; a destination not named has one). A session's (customer's, entity's) messages are still handled one at a time and in order (docs/performance.md#consumers). In Azure the host.json Service Bus settings decide."},
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
@@ -129,12 +130,14 @@ type Config struct {
 	// EagerPublish: each process publishes the outbox rows it commits right after the
 	// commit (delivery.Pump); RelayBudget bounds one relay drain; IngestMaxBacklog is the
 	// backpressure bound of ingest, in unpublished outbox rows (0: off).
-	EagerPublish       bool
-	RelayBudget        time.Duration
-	IngestMaxBacklog   int
-	DueWorkMode        Mode
-	DueWorkBatchSize   int
-	DueWorkConcurrency int
+	EagerPublish bool
+	// ConsumerConcurrency is the embedded runtime's consumers per in-process destination.
+	ConsumerConcurrency map[string]int
+	RelayBudget         time.Duration
+	IngestMaxBacklog    int
+	DueWorkMode         Mode
+	DueWorkBatchSize    int
+	DueWorkConcurrency  int
 	// DueWorkDrainBatches bounds the batches of one inline poll run: 1 is one batch
 	// (Poller.RunOnce); more drains with one batch ahead (Poller.Drain).
 	DueWorkDrainBatches int
@@ -315,6 +318,18 @@ func Load(getenv func(string) string) (Config, error) {
 			*dst = v == "true"
 		default:
 			bad(name, "must be true or false, got %q", v)
+		}
+	}
+	c.ConsumerConcurrency = map[string]int{}
+	if v := get("AUTOMATION_CONSUMER_CONCURRENCY"); v != "none" {
+		for _, pair := range strings.Split(v, ",") {
+			d, n, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			k, err := strconv.Atoi(strings.TrimSpace(n))
+			if !ok || strings.TrimSpace(d) == "" || err != nil || k < 1 || k > 16 {
+				bad("AUTOMATION_CONSUMER_CONCURRENCY", "must be destination=count pairs separated by commas (count 1..16), got %q", pair)
+				continue
+			}
+			c.ConsumerConcurrency[strings.TrimSpace(d)] = k
 		}
 	}
 	if s := c.Webhook.Secret; s != "" && len(s) < 16 {

@@ -58,8 +58,11 @@ type Host struct {
 	clock   automation.Clock
 	log     *slog.Logger
 
-	// wake (Wake) cuts Run's wait short: something was published for the consumers.
-	wake chan struct{}
+	// wake (Wake) cuts Run's wait short: something was published for the consumers;
+	// workers are the wake channels of the per-destination consumers (SetConcurrency).
+	wake    chan struct{}
+	workers []chan struct{}
+	conc    map[string]int
 
 	mu     sync.Mutex
 	timers []*timer
@@ -315,7 +318,33 @@ func (h *Host) Wake() {
 	case h.wake <- struct{}{}:
 	default:
 	}
+	h.mu.Lock()
+	workers := h.workers
+	h.mu.Unlock()
+	for _, w := range workers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
 }
+
+// SetConcurrency sets how many consumers Run starts per destination beside its own loop
+// (destination -> consumers; 1 or less, or a destination not in the map: Run's loop alone).
+// Each takes that destination's messages through bus.Memory.DrainDestination, so a
+// session's messages still go one at a time and in order (docs/performance.md#consumers).
+// Call it before Run; unknown destinations are ignored.
+func (h *Host) SetConcurrency(perDestination map[string]int) {
+	h.conc = map[string]int{}
+	for d, n := range perDestination {
+		if _, ok := h.byDest[d]; ok && n > 1 {
+			h.conc[d] = min(n, maxConcurrency)
+		}
+	}
+}
+
+// maxConcurrency bounds the consumers of one destination.
+const maxConcurrency = 16
 
 // runStep bounds the deliveries of one Run step, so due timers fire between steps however
 // much the bus holds.
@@ -327,6 +356,28 @@ const runStep = 1000
 func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	dests := make([]string, 0, len(h.conc))
+	for d := range h.conc {
+		dests = append(dests, d)
+	}
+	sort.Strings(dests)
+	h.mu.Lock()
+	h.workers = nil
+	var chans [][2]any
+	for _, d := range dests {
+		for range h.conc[d] - 1 { // Run's own loop is the first consumer
+			w := make(chan struct{}, 1)
+			h.workers = append(h.workers, w)
+			chans = append(chans, [2]any{d, w})
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range chans {
+		d, w := c[0].(string), c[1].(chan struct{})
+		wg.Go(func() { h.consume(ctx, d, w, interval) })
+	}
 	for {
 		n, err := h.runDue(ctx, runStep)
 		if err != nil && ctx.Err() == nil {
@@ -343,6 +394,28 @@ func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 			return nil
 		case <-tk.C:
 		case <-h.wake:
+		}
+	}
+}
+
+// consume is one extra consumer of destination d (SetConcurrency): it drains d's messages,
+// runStep at a time, on each wake and every interval, until ctx ends.
+func (h *Host) consume(ctx context.Context, d string, wake <-chan struct{}, interval time.Duration) {
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		n, err := h.bus.DrainDestination(ctx, d, runStep)
+		if err != nil && ctx.Err() == nil {
+			h.log.Error("local host consumer failed", "destination", d, "error", err)
+		}
+		if n >= runStep && err == nil && ctx.Err() == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		case <-wake:
 		}
 	}
 }
