@@ -3,8 +3,10 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +69,18 @@ func runSustained(b *testing.B) {
 	var attrLags, inboxLags []time.Duration
 	var lastApplied time.Time
 	applied := 0
-	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{},
+	var logOut *os.File
+	if p := os.Getenv("W6_LOG"); p != "" { // warnings and errors of the run, for diagnosis
+		if logOut, err = os.Create(p); err != nil {
+			b.Fatal(err)
+		}
+		defer logOut.Close()
+	}
+	var logger *slog.Logger
+	if logOut != nil {
+		logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{}, Log: logger,
 		OnAttributes: func(r attribute.Result) {
 			now := time.Now()
 			mu.Lock()
@@ -228,6 +241,11 @@ func runSustained(b *testing.B) {
 	offered := 0
 	b.ResetTimer()
 	if *w6Burst {
+		mu.Lock() // before the first send: a welcome may come before the last batch is sent
+		for i := 0; i < 2000; i++ {
+			firstOf[fmt.Sprintf("CUST-B-%05d", i)] = start
+		}
+		mu.Unlock()
 		for len(burstQueue) > 0 {
 			n := min(500, len(burstQueue))
 			if send(burstQueue[:n]) {
@@ -238,11 +256,6 @@ func runSustained(b *testing.B) {
 				time.Sleep(200 * time.Millisecond)
 			}
 		}
-		mu.Lock()
-		for i := 0; i < 2000; i++ {
-			firstOf[fmt.Sprintf("CUST-B-%05d", i)] = start
-		}
-		mu.Unlock()
 	} else {
 		tick := 100 * time.Millisecond
 		perTick := max(1, *w6Rate/10)
@@ -324,6 +337,24 @@ func runSustained(b *testing.B) {
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MiB")
 	b.Logf("W6: %d offered in %s, %d applied, last %s after start; backlog per second: %v", offered, offeredFor.Round(time.Millisecond),
 		applied, elapsed.Round(time.Millisecond), backlog)
+	if len(firstOf) > 0 { // name what the missing welcome messages wait for
+		db, err := sql.Open("sqlite", filepath.Join(dir, "automation.db"))
+		if err == nil {
+			n := 0
+			for c := range firstOf {
+				if n++; n > 5 {
+					break
+				}
+				var st, ak string
+				var attempts int
+				err := db.QueryRowContext(ctx, `SELECT Status, ActionKey, AttemptCount FROM CampaignCommand WHERE RecipientId = ? ORDER BY Id LIMIT 1`, c).Scan(&st, &ak, &attempts)
+				var attr int
+				_ = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM Outbox WHERE SessionId = ? AND PublishedOn IS NULL`, c).Scan(&attr)
+				b.Logf("W6: no welcome for %s: first command %s %s attempts %d (%v); unpublished outbox rows of the session %d", c, ak, st, attempts, err, attr)
+			}
+			db.Close()
+		}
+	}
 	if rt.Pump != nil {
 		b.Logf("W6: eager publisher: %d wakes, %d drains, %d published; events log lines %d (%d at DEBUG)", rt.Pump.Metrics.Wakes.Load(),
 			rt.Pump.Metrics.Drains.Load(), rt.Pump.Metrics.Published.Load(), rt.EventLog.Lines.Load(), rt.EventLog.Demoted.Load())
