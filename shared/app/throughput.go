@@ -55,4 +55,4 @@ func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func(
 // relayInFlight bounds the messages the in-process bus holds before the relay claims more
 // (delivery.Relay.Room): enough for several full consumer batches, small enough that a
 // claim's walk over the leased, unsettled rows stays short.
-const relayInFlight = 2000
+const relayInFlight = 1000
