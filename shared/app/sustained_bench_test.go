@@ -51,11 +51,29 @@ var (
 // offers 20,000 logins from 2,000 customers at once instead.
 func BenchmarkSustained(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		runSustained(b)
+		r := runSustained(b)
+		b.ReportMetric(r.applied, "logins/s")
+		b.ReportMetric(r.offered, "offered/s")
+		b.ReportMetric(r.toLast, "s-to-last-applied")
+		b.ReportMetric(r.unapplied, "unapplied")
+		b.ReportMetric(r.noWelcome, "no-welcome")
+		b.ReportMetric(r.attrP50, "p50-ms/attribute")
+		b.ReportMetric(r.attrP99, "p99-ms/attribute")
+		b.ReportMetric(r.inboxP50, "p50-ms/inbox")
+		b.ReportMetric(r.inboxP99, "p99-ms/inbox")
+		b.ReportMetric(r.peakBacklog, "peak-backlog")
+		b.ReportMetric(r.refused, "refused-503")
+		b.ReportMetric(r.rssMiB, "peak-rss-MiB")
 	}
 }
 
-func runSustained(b *testing.B) {
+// w6Result is one W6 run's figures (BenchmarkSustained reports them).
+type w6Result struct {
+	applied, offered, toLast, unapplied, noWelcome                     float64
+	attrP50, attrP99, inboxP50, inboxP99, peakBacklog, refused, rssMiB float64
+}
+
+func runSustained(b *testing.B) w6Result {
 	ctx := context.Background()
 	dir := b.TempDir()
 	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_LOG_LEVEL": "warn"}
@@ -321,20 +339,12 @@ func runSustained(b *testing.B) {
 	if elapsed <= 0 {
 		elapsed = offeredFor
 	}
-	b.ReportMetric(float64(applied)/elapsed.Seconds(), "logins/s")
-	b.ReportMetric(float64(offered)/offeredFor.Seconds(), "offered/s")
-	b.ReportMetric(elapsed.Seconds(), "s-to-last-applied")
-	b.ReportMetric(float64(len(posted)), "unapplied")
-	b.ReportMetric(float64(len(firstOf)), "no-welcome")
-	b.ReportMetric(pct(attrLags, 50), "attr-p50-ms")
-	b.ReportMetric(pct(attrLags, 99), "attr-p99-ms")
-	b.ReportMetric(pct(inboxLags, 50), "inbox-p50-ms")
-	b.ReportMetric(pct(inboxLags, 99), "inbox-p99-ms")
-	b.ReportMetric(float64(peakBacklog), "peak-backlog")
-	b.ReportMetric(float64(refused), "refused-503")
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-rss-MiB")
+	res := w6Result{applied: float64(applied) / elapsed.Seconds(), offered: float64(offered) / offeredFor.Seconds(), toLast: elapsed.Seconds(),
+		unapplied: float64(len(posted)), noWelcome: float64(len(firstOf)), attrP50: pct(attrLags, 50), attrP99: pct(attrLags, 99),
+		inboxP50: pct(inboxLags, 50), inboxP99: pct(inboxLags, 99), peakBacklog: float64(peakBacklog), refused: float64(refused),
+		rssMiB: float64(ru.Maxrss) / 1024}
 	b.Logf("W6: %d offered in %s, %d applied, last %s after start; backlog per second: %v", offered, offeredFor.Round(time.Millisecond),
 		applied, elapsed.Round(time.Millisecond), backlog)
 	if len(firstOf) > 0 { // name what the missing welcome messages wait for
@@ -359,6 +369,7 @@ func runSustained(b *testing.B) {
 		b.Logf("W6: eager publisher: %d wakes, %d drains, %d published; events log lines %d (%d at DEBUG)", rt.Pump.Metrics.Wakes.Load(),
 			rt.Pump.Metrics.Drains.Load(), rt.Pump.Metrics.Published.Load(), rt.EventLog.Lines.Load(), rt.EventLog.Demoted.Load())
 	}
+	return res
 }
 
 // pct is the p-th percentile of ds in milliseconds (0 when empty).
