@@ -6,7 +6,9 @@
 // declared "cardinality": "many", the messages waiting at once (up to
 // topology.MaxMessageBatchSize) in one batch payload. Non-2xx answers are retried by the bus
 // up to its MaxDeliveryCount, then dead-lettered, as Service Bus does (a failed batch: each
-// of its messages by its own delivery count).
+// of its messages by its own delivery count). Run wakes at once when the eager publisher
+// published (Wake) and can run several consumers per destination (SetConcurrency), a
+// session's messages still one at a time and in order (bus.Memory.DrainDestination).
 package local
 
 import (
