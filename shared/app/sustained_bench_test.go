@@ -33,6 +33,7 @@ var (
 	w6First    = flag.Float64("sustained.first", 0.10, "BenchmarkSustained: share of logins that are a customer's first")
 	w6Batch    = flag.Int("sustained.batch", 100, "BenchmarkSustained: events per POST /api/events")
 	w6Drain    = flag.Duration("sustained.drain", 60*time.Second, "BenchmarkSustained: how long to wait after the load for the last logins to be processed")
+	w6Conc     = flag.String("sustained.concurrency", "", "BenchmarkSustained: AUTOMATION_CONSUMER_CONCURRENCY for the run (empty: its default)")
 	w6Burst    = flag.Bool("sustained.burst", false, "BenchmarkSustained: offer 20,000 logins from 2,000 customers at once (as fast as ingest takes them) instead of a fixed rate")
 )
 
@@ -76,7 +77,7 @@ type w6Result struct {
 func runSustained(b *testing.B) w6Result {
 	ctx := context.Background()
 	dir := b.TempDir()
-	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_LOG_LEVEL": "warn"}
+	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_LOG_LEVEL": "warn", "AUTOMATION_CONSUMER_CONCURRENCY": *w6Conc}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		b.Fatal(err)
