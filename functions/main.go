@@ -264,7 +264,8 @@ func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir
 		log.Info("seeded business units and reminder settings", "file", seed)
 	}
 	if rt.Memory == nil {
-		return func() {}, nil
+		// Service Bus: the Functions host delivers; this process publishes what it commits.
+		return rt.StartPublisher(ctx, nil), nil
 	}
 	h, err := rt.LocalHost(app.FunctionsDir(dir), cfg, timers, log)
 	if err != nil {
@@ -286,7 +287,9 @@ func prepareRuntime(ctx context.Context, rt *app.Runtime, cfg config.Config, dir
 	hostCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); _ = h.Run(hostCtx, 200*time.Millisecond) }()
-	return func() { cancel(); <-done }, nil
+	// The eager publisher wakes the host after each drain; it stops first.
+	stopPublisher := rt.StartPublisher(ctx, h)
+	return func() { stopPublisher(); cancel(); <-done }, nil
 }
 
 // seedFrom loads the business units, reminder settings and templates of a scenario file

@@ -282,6 +282,20 @@ var automationSettings = [
     value: profile.relayAfterPoll
   }
   {
+    // Each instance publishes what it commits right after the commit; the OutboxRelay
+    // timer is the safety net (docs/deploy.md#outbox-relay-runbook).
+    name: 'AUTOMATION_EAGER_PUBLISH'
+    value: 'true'
+  }
+  {
+    name: 'AUTOMATION_RELAY_BUDGET_MS'
+    value: '5000'
+  }
+  {
+    name: 'AUTOMATION_INGEST_MAX_BACKLOG'
+    value: '50000'
+  }
+  {
     name: 'AUTOMATION_DUEWORK_MODE'
     value: dueWorkMode
   }

@@ -63,12 +63,23 @@ import (
 
 // Runtime is a wired pipeline.
 type Runtime struct {
-	Store      store.Store
-	Trace      trace.Store
-	Publisher  bus.Publisher
-	Memory     *bus.Memory // the in-process bus; nil when Service Bus is used
-	Poller     *scheduler.Poller
-	Relay      *delivery.Relay
+	Store     store.Store
+	Trace     trace.Store
+	Publisher bus.Publisher
+	Memory    *bus.Memory // the in-process bus; nil when Service Bus is used
+	Poller    *scheduler.Poller
+	Relay     *delivery.Relay
+	// Pump is the eager publisher (docs/performance.md#publish-on-the-commit-path): the
+	// store's commit hook wakes it after every commit that wrote outbox rows; it runs only
+	// once StartPublisher started it (serve and the custom handler do; the replay and the
+	// tests drive the relay through Tick). Nil with AUTOMATION_EAGER_PUBLISH=false or a
+	// store without the hook.
+	Pump *delivery.Pump
+	// EventLog samples the per-message log line of each message published on `events`
+	// (embedded): its counters are the metric of what was published there.
+	EventLog *logctx.Sampler
+	// Backlog is ingest's backpressure gate (AUTOMATION_INGEST_MAX_BACKLOG).
+	Backlog    *delivery.Backlog
 	Dispatcher *delivery.Dispatcher
 	Projector  *delivery.Projector
 	Templates  *delivery.Templates
@@ -329,6 +340,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		return fail(err)
 	}
 	r.AttributePurger.Window = cfg.AttributeDedupeWindow
+	r.wireThroughput(cfg, o.Log)
 	mode := handler.Inline
 	if cfg.DueWorkMode == config.ModeFanout {
 		mode = handler.Fanout
@@ -343,7 +355,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
-		RelayAfterPoll: cfg.RelayAfterPoll, DrainBatches: cfg.DueWorkDrainBatches, BatchDeadline: cfg.BatchDeadline, Log: o.Log, Campaigns: &r.Campaign,
+		RelayAfterPoll: cfg.RelayAfterPoll, RelayBudget: cfg.RelayBudget, DrainBatches: cfg.DueWorkDrainBatches, BatchDeadline: cfg.BatchDeadline, Log: o.Log, Campaigns: &r.Campaign,
 		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) }})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
@@ -372,7 +384,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
-	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
+	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
@@ -485,7 +497,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	// The last batch's trace rows may still be in flight (Poller.RunOnce): written before the
 	// trace store closes, within closeFlushTimeout.
 	r.closers = append(r.closers, flushCloser(poller, closeFlushTimeout, log))
-	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil}),
+	r.EventLog = &logctx.Sampler{Now: r.Clock.Now}
+	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil, sample: r.EventLog}),
 		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
 	if r.Memory != nil {
 		// Marks of messages the bus settled since its last drain: written before the store
@@ -532,6 +545,7 @@ type routedObserver struct {
 	on       func(gateway.Routed)
 	log      *slog.Logger
 	embedded bool
+	sample   *logctx.Sampler
 }
 
 func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
@@ -539,7 +553,9 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 		return err
 	}
 	if p.embedded && p.log != nil && m.Destination == topology.EventsTopic {
-		p.log.InfoContext(ctx, "event published for the rule/points engine", "destination", m.Destination, "messageId", m.ID,
+		// Sampled: a few lines a second at INFO, the rest at DEBUG, all counted
+		// (Runtime.EventLog), so a production rate is not a log flood.
+		p.log.Log(ctx, p.sample.Level(), "event published for the rule/points engine", "destination", m.Destination, "messageId", m.ID,
 			"sessionId", m.SessionID, "payload", string(m.Body))
 	}
 	if p.on == nil {
@@ -586,6 +602,10 @@ func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 		}
 		if err := r.Relay.FlushSettled(ctx); err != nil {
 			log.Warn("outbox rows not marked after settlement; retried", "error", err)
+		}
+		if r.Pump != nil && r.Relay.BusFull() {
+			// The eager publisher stopped at a full bus: the consumers made room.
+			r.Pump.Notify()
 		}
 	}
 }

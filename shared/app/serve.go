@@ -101,6 +101,7 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 	if err != nil {
 		return nil, err
 	}
+	h.SetConcurrency(cfg.ConsumerConcurrency)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

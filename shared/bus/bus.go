@@ -106,6 +106,10 @@ type Memory struct {
 	recentQ  []string
 	dead     []DeadLettered
 	waiting  []delayed // failed messages waiting for their redelivery time
+	// busy holds the sessions (destination + "\x00" + SessionID) of messages handed to a
+	// handler and not yet settled: next skips their later messages, so concurrent drains
+	// (DrainDestination) never run two messages of one session at once nor out of order.
+	busy map[string]int
 }
 
 var _ Publisher = (*Memory)(nil)
@@ -134,7 +138,7 @@ func NewMemory(opts *MemoryOptions) *Memory {
 			o.DuplicateWindow = opts.DuplicateWindow
 		}
 	}
-	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, batches: map[string]batchConsumer{}, recent: map[string]bool{}}
+	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, batches: map[string]batchConsumer{}, recent: map[string]bool{}, busy: map[string]int{}}
 }
 
 // Subscribe sets the handler of a destination (one per destination; it replaces a batch
@@ -221,6 +225,22 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 // delivery). Failed messages are requeued at the tail (redelivery) or dead-lettered, each by
 // its own DeliveryCount. It returns the number of deliveries made.
 func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
+	return b.drain(ctx, "", limit)
+}
+
+// DrainDestination is Drain for one destination's messages only. Several goroutines may
+// drain one destination at once (the embedded runtime's per-destination concurrency):
+// messages of one session (SessionID) are still handed over one delivery at a time and in
+// order, as Service Bus sessions give; messages without a session in any order.
+func (b *Memory) DrainDestination(ctx context.Context, destination string, limit int) (int, error) {
+	if destination == "" {
+		return 0, fmt.Errorf("bus: DrainDestination needs a destination")
+	}
+	return b.drain(ctx, destination, limit)
+}
+
+// drain is Drain, restricted to destination when it is not "".
+func (b *Memory) drain(ctx context.Context, destination string, limit int) (int, error) {
 	n := 0
 	if b.opts.AfterDrain != nil {
 		defer func() {
@@ -237,7 +257,7 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 		if limit > 0 {
 			room = limit - n
 		}
-		ms, h, bh, ok := b.next(room)
+		ms, h, bh, ok := b.next(destination, room)
 		if !ok {
 			return n, nil
 		}
@@ -258,8 +278,24 @@ func (b *Memory) Drain(ctx context.Context, limit int) (int, error) {
 		for _, m := range ms {
 			b.settleAfter(ctx, m, err)
 		}
+		b.release(ms)
 	}
 	return n, nil
+}
+
+// release frees the sessions of ms (next marked them busy) once they are settled.
+func (b *Memory) release(ms []Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range ms {
+		if m.SessionID == "" {
+			continue
+		}
+		k := m.Destination + "\x00" + m.SessionID
+		if b.busy[k]--; b.busy[k] <= 0 {
+			delete(b.busy, k)
+		}
+	}
 }
 
 // settleAfter settles one delivered message by its handler's result (Settle).
@@ -315,9 +351,12 @@ func (b *Memory) settle(m Message) {
 	}
 }
 
-// next takes the next delivery: one message for a Handler, or up to the batch handler's max
-// (and room, when room > 0) waiting messages for a BatchHandler.
-func (b *Memory) next(room int) ([]Message, Handler, BatchHandler, bool) {
+// next takes the next delivery from destination ("" any, in first-publish order): one
+// message for a Handler, or up to the batch handler's max (and room, when room > 0) waiting
+// messages for a BatchHandler. A message whose session is busy (handed over and not
+// settled, or skipped earlier in this pass) is left in its place with every later message
+// of its session, so a session's messages go one delivery at a time, in queue order.
+func (b *Memory) next(destination string, room int) ([]Message, Handler, BatchHandler, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.waiting) > 0 {
@@ -333,6 +372,9 @@ func (b *Memory) next(room int) ([]Message, Handler, BatchHandler, bool) {
 		b.waiting = kept
 	}
 	for _, d := range b.order {
+		if destination != "" && d != destination {
+			continue
+		}
 		q := b.queues[d]
 		h, bc := b.handlers[d], b.batches[d]
 		if len(q) == 0 || (h == nil && bc.h == nil) {
@@ -345,10 +387,43 @@ func (b *Memory) next(room int) ([]Message, Handler, BatchHandler, bool) {
 				take = min(take, room)
 			}
 		}
-		ms := append([]Message(nil), q[:take]...)
-		b.queues[d] = q[take:]
+		var ms []Message
+		var skipped map[string]bool // sessions passed over in this pass
+		var kept []Message          // messages left in place before the last one taken
+		end := len(q)               // q[end:] is left untouched
+		for i, m := range q {
+			if len(ms) == take {
+				end = i
+				break
+			}
+			if m.SessionID != "" {
+				k := d + "\x00" + m.SessionID
+				if b.busy[k] > 0 || skipped[k] {
+					if skipped == nil {
+						skipped = map[string]bool{}
+					}
+					skipped[k] = true
+					kept = append(kept, m)
+					continue
+				}
+			}
+			ms = append(ms, m)
+		}
+		if len(ms) > 0 {
+			if len(kept) == 0 {
+				b.queues[d] = q[end:] // the common case: a prefix taken, nothing copied
+			} else {
+				b.queues[d] = append(kept, q[end:]...)
+			}
+		}
+		if len(ms) == 0 {
+			continue
+		}
 		for i := range ms {
 			ms[i].DeliveryCount++
+			if ms[i].SessionID != "" {
+				b.busy[d+"\x00"+ms[i].SessionID]++
+			}
 		}
 		return ms, h, bc.h, true
 	}
@@ -364,6 +439,18 @@ func (b *Memory) Len(destination string) int {
 		if w.m.Destination == destination {
 			n++
 		}
+	}
+	return n
+}
+
+// Waiting returns the messages held at every destination: queued, or waiting for
+// redelivery (the backpressure gate's measure of the consumers' lag).
+func (b *Memory) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.waiting)
+	for _, q := range b.queues {
+		n += len(q)
 	}
 	return n
 }

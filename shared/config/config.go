@@ -46,6 +46,10 @@ var Settings = []Setting{
 	{"DueWorkSchedule", Local | Azure, "*/30 * * * * *", "NCRONTAB (6 fields, UTC) of the DueWorkPoller timer."},
 	{"OutboxRelaySchedule", Local | Azure, "*/10 * * * * *", "NCRONTAB of the OutboxRelay timer."},
 	{"AUTOMATION_RELAY_AFTER_POLL", Local | Azure, "false", "true: an inline DueWorkPoller run relays the outbox messages it committed at once (the OutboxRelay timer stays as the safety net); the low traffic profile sets it with longer timer intervals."},
+	{"AUTOMATION_EAGER_PUBLISH", Local | Azure, "true", "true: each process publishes the outbox rows it commits right after the commit (the eager publisher, docs/performance.md#publish-on-the-commit-path), under the relay's leases; the OutboxRelay timer stays as the safety net. false: only the timers publish."},
+	{"AUTOMATION_RELAY_BUDGET_MS", Local | Azure, "5000", "Time budget of one relay drain, milliseconds (100..240000): an OutboxRelay invocation, a relay after a poll, or one eager-publisher wake drains the outbox until it is empty or this is spent."},
+	{"AUTOMATION_INGEST_MAX_BACKLOG", Local | Azure, "50000", "Backpressure: when this many outbox rows wait unpublished (or, embedded, this many messages wait in the in-process bus), POST /api/events answers 503 with Retry-After instead of accepting (0..10000000; 0 turns it off). docs/gateway.md#backpressure."},
+	{"AUTOMATION_CONSUMER_CONCURRENCY", Local, "tracking=2,events=2,campaign-commands=2", "Embedded runtime: consumers per in-process destination, as destination=count pairs separated by commas (count 1..16; a destination not named has one). A session's (customer's, entity's) messages are still handled one at a time and in order (docs/performance.md#consumers). In Azure the host.json Service Bus settings decide."},
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
@@ -123,10 +127,18 @@ type Config struct {
 	DueWorkSchedule      string
 	OutboxRelaySchedule  string
 	// RelayAfterPoll: an inline poll relays its outbox messages at once (commit path).
-	RelayAfterPoll     bool
-	DueWorkMode        Mode
-	DueWorkBatchSize   int
-	DueWorkConcurrency int
+	RelayAfterPoll bool
+	// EagerPublish: each process publishes the outbox rows it commits right after the
+	// commit (delivery.Pump); RelayBudget bounds one relay drain; IngestMaxBacklog is the
+	// backpressure bound of ingest, in unpublished outbox rows (0: off).
+	EagerPublish bool
+	// ConsumerConcurrency is the embedded runtime's consumers per in-process destination.
+	ConsumerConcurrency map[string]int
+	RelayBudget         time.Duration
+	IngestMaxBacklog    int
+	DueWorkMode         Mode
+	DueWorkBatchSize    int
+	DueWorkConcurrency  int
 	// DueWorkDrainBatches bounds the batches of one inline poll run: 1 is one batch
 	// (Poller.RunOnce); more drains with one batch ahead (Poller.Drain).
 	DueWorkDrainBatches int
@@ -285,6 +297,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DueWorkDrainBatches:  num("AUTOMATION_DUEWORK_DRAIN_BATCHES", 1, 1000),
 		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
 		BatchDeadline:        time.Duration(num("AUTOMATION_BATCH_DEADLINE_SECONDS", 1, 299)) * time.Second,
+		RelayBudget:          time.Duration(num("AUTOMATION_RELAY_BUDGET_MS", 100, 240000)) * time.Millisecond,
+		IngestMaxBacklog:     num("AUTOMATION_INGEST_MAX_BACKLOG", 0, 10_000_000),
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
@@ -302,13 +316,25 @@ func Load(getenv func(string) string) (Config, error) {
 		IdempotencyRetention:   time.Duration(num("AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", 1, 8760)) * time.Hour,
 		AttributeDedupeWindow:  time.Duration(num("AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", 24, 8760)) * time.Hour,
 	}
-	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent, "AUTOMATION_RELAY_AFTER_POLL": &c.RelayAfterPoll,
+	for name, dst := range map[string]*bool{"AUTOMATION_WEBHOOK_IDEMPOTENT": &c.Webhook.Idempotent, "AUTOMATION_RELAY_AFTER_POLL": &c.RelayAfterPoll, "AUTOMATION_EAGER_PUBLISH": &c.EagerPublish,
 		"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS": &c.Webhook.AllowPrivateNetworks} {
 		switch v := strings.ToLower(get(name)); v {
 		case "true", "false":
 			*dst = v == "true"
 		default:
 			bad(name, "must be true or false, got %q", v)
+		}
+	}
+	c.ConsumerConcurrency = map[string]int{}
+	if v := get("AUTOMATION_CONSUMER_CONCURRENCY"); v != "none" {
+		for _, pair := range strings.Split(v, ",") {
+			d, n, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			k, err := strconv.Atoi(strings.TrimSpace(n))
+			if !ok || strings.TrimSpace(d) == "" || err != nil || k < 1 || k > 16 {
+				bad("AUTOMATION_CONSUMER_CONCURRENCY", "must be destination=count pairs separated by commas (count 1..16), got %q", pair)
+				continue
+			}
+			c.ConsumerConcurrency[strings.TrimSpace(d)] = k
 		}
 	}
 	if s := c.Webhook.Secret; s != "" && len(s) < 16 {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -127,6 +128,13 @@ type Relay struct {
 	// publishes it again with the same MessageId: at-least-once, as on Service Bus, and
 	// every consumer is idempotent.
 	MarkOnSettle bool
+	// Room, when set, is asked before each batch is claimed: false means the consumers
+	// hold enough already (the in-process bus's waiting messages past a bound), and RunOnce
+	// claims nothing and reports BusFull, exactly as a full bus does. With MarkOnSettle
+	// every message the bus holds keeps its row unpublished and leased, and every claim
+	// walks those rows (the index of unpublished rows), so without this bound a claim costs
+	// as much as the bus holds (docs/performance.md, "Bounded in flight").
+	Room func() bool
 
 	mu        sync.Mutex
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
@@ -137,7 +145,14 @@ type Relay struct {
 	// token, claimRows counts per token those rows plus one while its RunOnce runs.
 	claimOf   map[int64]string
 	claimRows map[string]int
+	// full: the last RunOnce stopped at a full in-process bus (BusFull).
+	full atomic.Bool
 }
+
+// BusFull reports whether the last RunOnce stopped because the in-process bus was full
+// (bus.ErrQueueFull): the rows wait for the consumers to make room, and whoever drains the
+// bus should wake the publisher again (Pump.Notify).
+func (r *Relay) BusFull() bool { return r.full.Load() }
 
 // RelayHooks are the relay's named fault points. A non-nil error stops the run there as a
 // crash would: nothing after the point is written and RunOnce returns the error.
@@ -157,10 +172,15 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	if batch == 0 {
 		batch = 100
 	}
+	r.full.Store(false)
 	// Settled rows first: one whose lease ran out while its mark waited is not leased and
 	// published again.
 	if err := r.FlushSettled(ctx); err != nil {
 		return 0, err
+	}
+	if r.Room != nil && !r.Room() {
+		r.full.Store(true)
+		return 0, nil
 	}
 	leased, isLeased := r.Store.(store.OutboxLeaseStore)
 	var msgs []store.OutboxMessage
@@ -199,6 +219,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			err = r.publishRow(ctx, m.ID, token, items)
 		}
 		if errors.Is(err, bus.ErrQueueFull) {
+			r.full.Store(true)
 			// The in-process bus is full: back-pressure, not a failed publish. This row and
 			// the rest are handed back for a run after the bus drained, with no attempt
 			// counted and no RetryAt (a full queue must not push the row minutes out). The

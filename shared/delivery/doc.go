@@ -65,6 +65,14 @@
 // every one of its messages was settled, and the lease is given back when the last row the
 // run published is marked.
 //
+// Relay.Drain runs RunOnce until the outbox is empty (or the bus is full, or Relay.Room
+// says the consumers hold enough) or a time budget is spent. Two callers share the work
+// under the same leases: the eager publisher (Pump), woken by the store's commit hook right
+// after every commit that wrote outbox rows, in the process that committed; and the
+// OutboxRelay timer, the safety net for rows whose eager publish failed or whose process
+// died (docs/performance.md#publish-on-the-commit-path). Backlog is ingest's backpressure
+// gate over the same outbox (docs/gateway.md#backpressure).
+//
 // # Channels
 //
 // A Channel declares its Traits (Idempotent: a resend with the same Idempotency-Key is

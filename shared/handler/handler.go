@@ -70,6 +70,10 @@ type Deps struct {
 	// wait for the OutboxRelay timer, which stays as the safety net (config
 	// AUTOMATION_RELAY_AFTER_POLL; the low traffic profile lengthens that timer).
 	RelayAfterPoll bool
+	// RelayBudget bounds the relay's drain in one OutboxRelay invocation, and in one relay
+	// after a poll (delivery.Relay.Drain; 0: delivery.DefaultDrainBudget). Config
+	// AUTOMATION_RELAY_BUDGET_MS.
+	RelayBudget time.Duration
 	// DrainBatches: an inline DueWorkPoller run drains up to this many batches with one batch
 	// ahead (scheduler.Poller.Drain) when above 1; 0 or 1 runs one batch (RunOnce). Config
 	// AUTOMATION_DUEWORK_DRAIN_BATCHES.
@@ -193,7 +197,9 @@ func (d Deps) domainEvent(ctx context.Context, inv *funchost.Invocation) (funcho
 		if duplicate || seen.Duplicate() {
 			outcome = EventDuplicate
 		}
-		d.Log.InfoContext(ctx, "domain event "+outcome, "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
+		// One line per message: DEBUG (a production rate would flood INFO); the invocation's
+		// answer carries the outcome to the host's own metrics.
+		d.Log.DebugContext(ctx, "domain event "+outcome, "step", "event", "function", inv.FunctionName, "invocationId", inv.InvocationID, "sourceEventId", ev.ID, "businessUnitId", ev.BusinessUnitID)
 		return ok(map[string]any{"eventId": ev.ID, "outcome": outcome})
 	case automation.IsInvalid(err):
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
@@ -411,45 +417,32 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 	return ok(map[string]any{"messages": len(items), "deadLettered": len(dead)}, dead...)
 }
 
-// relayAfterPoll publishes what the poll just committed to the outbox. It never fails the
-// poll: the rows are committed, and whatever is not published now the OutboxRelay timer
-// publishes later (a concurrent relay may publish a message twice with the same MessageId:
-// Service Bus duplicate detection and the send claim absorb it).
+// relayAfterPoll publishes what the poll just committed to the outbox (Relay.Drain within
+// RelayBudget). It never fails the poll: the rows are committed, and whatever is not
+// published now the OutboxRelay timer publishes later (a concurrent relay may publish a
+// message twice with the same MessageId: Service Bus duplicate detection and the send claim
+// absorb it).
 func (d Deps) relayAfterPoll(ctx context.Context, inv *funchost.Invocation) {
-	total := 0
-	for i := 0; i < maxRelayRounds; i++ {
-		n, err := d.Relay.RunOnce(ctx)
-		total += n
-		if err != nil {
-			d.Log.WarnContext(ctx, "relay after poll failed; the OutboxRelay timer retries", "function", inv.FunctionName,
-				"invocationId", inv.InvocationID, "step", "relay-after-poll", "published", total, "errorCode", "RelayFailed", "error", err.Error())
-			return
-		}
-		if n == 0 {
-			break
-		}
+	res, err := d.Relay.Drain(ctx, d.RelayBudget)
+	if err != nil {
+		d.Log.WarnContext(ctx, "relay after poll failed; the OutboxRelay timer retries", "function", inv.FunctionName,
+			"invocationId", inv.InvocationID, "step", "relay-after-poll", "published", res.Published, "errorCode", "RelayFailed", "error", err.Error())
+		return
 	}
-	d.Log.InfoContext(ctx, "relay after poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay-after-poll", "published", total)
+	d.Log.DebugContext(ctx, "relay after poll", "function", inv.FunctionName, "invocationId", inv.InvocationID, "step", "relay-after-poll", "published", res.Published)
 }
-
-// maxRelayRounds bounds one OutboxRelay invocation.
-const maxRelayRounds = 20
 
 // outboxRelay: publish what the outbox still holds (the safety net of docs/architecture.md#hand-off).
 func (d Deps) outboxRelay(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 	if _, err := inv.Timer("timer"); err != nil {
 		return funchost.Result{}, automation.Permanent(err)
 	}
-	total := 0
-	for i := 0; i < maxRelayRounds; i++ {
-		n, err := d.Relay.RunOnce(ctx)
-		total += n
-		if err != nil {
-			return funchost.Result{}, err
-		}
-		if n == 0 {
-			break
-		}
+	// The relay drains: until the outbox is empty (or every row left is leased by the eager
+	// publisher or another instance) or RelayBudget is spent, not a fixed number of rounds.
+	drained, err := d.Relay.Drain(ctx, d.RelayBudget)
+	total := drained.Published
+	if err != nil {
+		return funchost.Result{}, err
 	}
 	// The dispatcher's timer-driven half rides the same timer: retries and lookups whose
 	// time came, and send claims whose lease expired (bounded by its SweepBatch).

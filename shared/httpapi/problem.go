@@ -171,7 +171,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if r != nil {
 		p.Instance = r.URL.Path
 	}
-	if p.Status >= 500 && log != nil {
+	_, retry := automation.RetryAfterOf(err)
+	if p.Status >= 500 && log != nil && retry && p.Status == http.StatusServiceUnavailable {
+		// A 503 with Retry-After is an answer the caller acts on (backpressure, a busy
+		// resource), not a failure to investigate: at request rates an ERROR line each would
+		// flood the logs (the refusing component counts them in its metrics).
+		log.Debug("http request refused for now", "error", err.Error(), "status", p.Status)
+	} else if p.Status >= 500 && log != nil {
 		attrs := []any{"error", err.Error(), "status", p.Status}
 		if r != nil {
 			attrs = append(attrs, "method", r.Method, "path", r.URL.Path)

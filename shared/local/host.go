@@ -6,7 +6,9 @@
 // declared "cardinality": "many", the messages waiting at once (up to
 // topology.MaxMessageBatchSize) in one batch payload. Non-2xx answers are retried by the bus
 // up to its MaxDeliveryCount, then dead-lettered, as Service Bus does (a failed batch: each
-// of its messages by its own delivery count).
+// of its messages by its own delivery count). Run wakes at once when the eager publisher
+// published (Wake) and can run several consumers per destination (SetConcurrency), a
+// session's messages still one at a time and in order (bus.Memory.DrainDestination).
 package local
 
 import (
@@ -58,6 +60,12 @@ type Host struct {
 	clock   automation.Clock
 	log     *slog.Logger
 
+	// wake (Wake) cuts Run's wait short: something was published for the consumers;
+	// workers are the wake channels of the per-destination consumers (SetConcurrency).
+	wake    chan struct{}
+	workers []chan struct{}
+	conc    map[string]int
+
 	mu     sync.Mutex
 	timers []*timer
 	byDest map[string]funchost.FunctionDef // Service Bus functions by queue/topic
@@ -75,7 +83,7 @@ func NewHost(h http.Handler, b *bus.Memory, defs []funchost.FunctionDef, lookup 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	host := &Host{handler: h, bus: b, clock: clock, log: log, byDest: map[string]funchost.FunctionDef{}}
+	host := &Host{handler: h, bus: b, clock: clock, log: log, byDest: map[string]funchost.FunctionDef{}, wake: make(chan struct{}, 1)}
 	now := clock.Now()
 	for _, def := range defs {
 		if def.Disabled {
@@ -281,6 +289,12 @@ func (h *Host) Deliver(ctx context.Context, destination string, m bus.Message) (
 // RunDue fires every timer whose next occurrence is due at the clock's now (each at most
 // once per call) and then delivers queued messages (at most maxDeliveries).
 func (h *Host) RunDue(ctx context.Context, maxDeliveries int) error {
+	_, err := h.runDue(ctx, maxDeliveries)
+	return err
+}
+
+// runDue is RunDue, also returning the deliveries made.
+func (h *Host) runDue(ctx context.Context, maxDeliveries int) (int, error) {
 	now := h.clock.Now()
 	h.mu.Lock()
 	var due []*timer
@@ -293,25 +307,117 @@ func (h *Host) RunDue(ctx context.Context, maxDeliveries int) error {
 	h.mu.Unlock()
 	for _, t := range due {
 		if _, _, err := h.fire(ctx, t); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	_, err := h.bus.Drain(ctx, maxDeliveries)
-	return err
+	return h.bus.Drain(ctx, maxDeliveries)
 }
 
-// Run calls RunDue every interval of real time until ctx ends.
+// Wake makes Run deliver at once instead of at its next interval (the eager publisher calls
+// it after publishing). It never blocks: a wake already pending absorbs it.
+func (h *Host) Wake() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+	h.mu.Lock()
+	workers := h.workers
+	h.mu.Unlock()
+	for _, w := range workers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// SetConcurrency sets how many consumers Run starts per destination beside its own loop
+// (destination -> consumers; 1 or less, or a destination not in the map: Run's loop alone).
+// Each takes that destination's messages through bus.Memory.DrainDestination, so a
+// session's messages still go one at a time and in order (docs/performance.md#consumers).
+// Call it before Run; unknown destinations are ignored.
+func (h *Host) SetConcurrency(perDestination map[string]int) {
+	h.conc = map[string]int{}
+	for d, n := range perDestination {
+		if _, ok := h.byDest[d]; ok && n > 1 {
+			h.conc[d] = min(n, maxConcurrency)
+		}
+	}
+}
+
+// maxConcurrency bounds the consumers of one destination.
+const maxConcurrency = 16
+
+// runStep bounds the deliveries of one Run step, so due timers fire between steps however
+// much the bus holds.
+const runStep = 1000
+
+// Run delivers and fires due timers until ctx ends: a step (RunDue, at most runStep
+// deliveries) every interval of real time, at once when woken (Wake), and again without
+// waiting while a step used its whole bound (the bus still holds messages).
 func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	dests := make([]string, 0, len(h.conc))
+	for d := range h.conc {
+		dests = append(dests, d)
+	}
+	sort.Strings(dests)
+	h.mu.Lock()
+	h.workers = nil
+	var chans [][2]any
+	for _, d := range dests {
+		for range h.conc[d] - 1 { // Run's own loop is the first consumer
+			w := make(chan struct{}, 1)
+			h.workers = append(h.workers, w)
+			chans = append(chans, [2]any{d, w})
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range chans {
+		d, w := c[0].(string), c[1].(chan struct{})
+		wg.Go(func() { h.consume(ctx, d, w, interval) })
+	}
 	for {
-		if err := h.RunDue(ctx, 1000); err != nil && ctx.Err() == nil {
+		n, err := h.runDue(ctx, runStep)
+		if err != nil && ctx.Err() == nil {
 			h.log.Error("local host step failed", "error", err)
+		}
+		if n >= runStep && err == nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tk.C:
+		case <-h.wake:
+		}
+	}
+}
+
+// consume is one extra consumer of destination d (SetConcurrency): it drains d's messages,
+// runStep at a time, on each wake and every interval, until ctx ends.
+func (h *Host) consume(ctx context.Context, d string, wake <-chan struct{}, interval time.Duration) {
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		n, err := h.bus.DrainDestination(ctx, d, runStep)
+		if err != nil && ctx.Err() == nil {
+			h.log.Error("local host consumer failed", "destination", d, "error", err)
+		}
+		if n >= runStep && err == nil && ctx.Err() == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		case <-wake:
 		}
 	}
 }

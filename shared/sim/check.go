@@ -36,6 +36,7 @@ const (
 	InvCompletedOnce  = "completed-once"         // a row is completed by one attempt (trace)
 	InvProjection     = "projection-recomputed"  // the delivery projection equals the NotificationJob table
 	InvOutboxDrained  = "outbox-drained"         // nothing left unpublished
+	InvEagerLost      = "eager-lost-published"   // every row whose eager publish was lost was published later (the timer relay)
 	InvOracleDue      = "oracle-due"             // what the model says was due was delivered, at the model's instant
 	InvOracleNotDue   = "oracle-not-due"         // what the model says was never due never took effect
 	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
@@ -162,6 +163,8 @@ type checker struct {
 	// reordered: something may have reordered tracking messages (held, crashed, restarted).
 	triggers  map[string]attribute.TriggerEvent
 	reordered bool
+	// eagerLost: outbox MessageIds unpublished when an eager publish was lost (bounded).
+	eagerLost map[string]bool
 	// attributes: the live runtime's attribute store (nil before it starts).
 	attributes func() store.AttributeStore
 	// providers: the simulated action providers, by name (campaigns.go).
@@ -271,6 +274,47 @@ func (c *checker) count(ctx context.Context, q string) (int, error) {
 	var n int
 	err = db.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
+}
+
+// unpublished returns the MessageIds of the outbox rows not yet published (at most 10,000).
+func (c *checker) unpublished(ctx context.Context) ([]string, error) {
+	db, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT MessageId FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT 10000`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// noteEagerLost notes the rows an eager publish that was lost would have published (those
+// unpublished now), for InvEagerLost; at most 10,000 are kept.
+func (c *checker) noteEagerLost(ctx context.Context) error {
+	ids, err := c.unpublished(ctx)
+	if err != nil {
+		return err
+	}
+	if c.eagerLost == nil {
+		c.eagerLost = map[string]bool{}
+	}
+	for _, id := range ids {
+		if len(c.eagerLost) >= 10_000 {
+			break
+		}
+		c.eagerLost[id] = true
+	}
+	return nil
 }
 
 // nextWork is the final drain's view: the next instant a row or delivery wakes, and busy
@@ -465,6 +509,19 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		return err
 	}
 	r.check(InvOutboxDrained, n == 0, "%d outbox messages never published", n)
+	if len(c.eagerLost) > 0 {
+		left, err := c.unpublished(ctx)
+		if err != nil {
+			return err
+		}
+		stuck := 0
+		for _, id := range left {
+			if c.eagerLost[id] {
+				stuck++
+			}
+		}
+		r.check(InvEagerLost, stuck == 0, "%d of %d outbox rows whose eager publish was lost were never published", stuck, len(c.eagerLost))
+	}
 	// One completion per row (trace: an attempt's Completed record is written after its
 	// guarded write succeeded).
 	if tr := c.trace(); tr != nil {

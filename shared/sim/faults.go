@@ -72,11 +72,16 @@ const (
 	// BillingLost: a billing call charges, then loses its answer (the connection closes
 	// unanswered: a timeout with the effect applied).
 	BillingLost Kind = "billing-lost-answer"
+	// EagerLost: the eager publish after a step's commits is lost (docs/performance.md,
+	// "Publish on the commit path"): either its wake never comes or the process dies between
+	// the commit and the eager publish. The rows are committed; the OutboxRelay timer, the
+	// safety net, must publish them, each once per MessageId as consumers dedupe it.
+	EagerLost Kind = "eager-lost"
 )
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -144,6 +149,8 @@ const (
 	pChargeCrash   = 0.08
 	pBillingFail   = 0.15
 	pBillingLost   = 0.15
+	// eager-lost per step, when the eager publisher runs (the kind is on).
+	pEagerLost = 0.1
 )
 
 // errCrash is what a fault point returns when it killed the process.
@@ -159,6 +166,7 @@ type driver struct {
 	chk    *checker
 
 	rt      *app.Runtime
+	pump    *delivery.Pump // the eager publisher, run after each step when eager-lost is on
 	kill    func()
 	clock   *automation.ManualClock
 	pub     bus.Publisher // the current process's relay publisher (under the fault wrapper)
@@ -205,6 +213,12 @@ func (d *driver) Faults() *app.Faults {
 func (d *driver) Started(rt *app.Runtime, kill func()) {
 	d.rt, d.kill = rt, kill
 	d.clock, _ = rt.Clock.(*automation.ManualClock)
+	d.pump = nil
+	if d.kinds[EagerLost] {
+		// The eager publisher, run synchronously after each step (deterministic): the
+		// production pump's drain, without its goroutine.
+		d.pump = delivery.NewPump(rt.Relay)
+	}
 }
 
 func (d *driver) crash(k Kind) error {
@@ -345,6 +359,9 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 			return false, err
 		}
 	}
+	if err := d.eager(ctx); err != nil {
+		return false, err
+	}
 	restart := d.crashed
 	if !restart && d.roll(Restart, pRestart) {
 		d.counts[string(Restart)]++
@@ -432,4 +449,35 @@ func sortedCounts(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// eager runs the eager publisher after a step (Pump.DrainOnce, then the bus delivers), or,
+// with the eager-lost fault, loses it: the wake never comes, or the process dies between
+// the step's commits and the eager publish. Either way the rows it would have published
+// are noted for the eager-lost-published invariant.
+func (d *driver) eager(ctx context.Context) error {
+	if d.pump == nil || d.crashed || d.off {
+		return nil
+	}
+	if d.roll(EagerLost, pEagerLost) {
+		d.counts[string(EagerLost)]++
+		if err := d.chk.noteEagerLost(ctx); err != nil {
+			return err
+		}
+		if d.rng.IntN(2) == 0 {
+			d.counts["eager-lost-crash"]++
+			d.crashed = true
+			d.kill()
+		}
+		return nil
+	}
+	d.pump.DrainOnce(ctx)
+	if d.crashed || d.rt.Memory == nil {
+		return nil // a relay-crash inside the eager drain
+	}
+	_, err := d.rt.Memory.Drain(ctx, 0)
+	if d.crashed {
+		return nil
+	}
+	return err
 }

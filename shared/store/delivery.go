@@ -217,3 +217,28 @@ type DeliveryStore interface {
 	// OutboxRecordAttempt counts a failed publish attempt of message id.
 	OutboxRecordAttempt(ctx context.Context, id int64, now time.Time) error
 }
+
+// OutboxCommitNotifier is implemented by a store that can tell, right after a transaction
+// committed, that it wrote outbox rows (every SQL dialect does). The eager publisher
+// (delivery.Pump) subscribes to it so that every writer of outbox rows (ingest, the
+// attribute engine, the campaign dispatcher and worker, the delivery hand-off, report runs,
+// the due-work poller) has its rows published from the same process right after its commit,
+// through this one hook instead of one call per writer (docs/performance.md, "Publish on
+// the commit path").
+type OutboxCommitNotifier interface {
+	// OnOutboxCommit sets fn, called after each commit that inserted outbox rows with how
+	// many it inserted (a statement that wrote none, e.g. a MessageId already taken, is not
+	// counted). fn runs on the committing goroutine, possibly while the store still holds
+	// its writer slot: it must not block and must not call the store. Call it once, before
+	// the store is shared; nil turns it off.
+	OnOutboxCommit(fn func(rows int))
+}
+
+// OutboxBacklogReader reads the unpublished backlog of the whole outbox (every business
+// unit's, every destination's): the backpressure gate of ingest samples it
+// (delivery.Backlog).
+type OutboxBacklogReader interface {
+	// OutboxBacklog returns how many outbox rows are unpublished and the CreatedOn (UTC) of
+	// the oldest of them (nil when none).
+	OutboxBacklog(ctx context.Context) (unpublished int, oldest *time.Time, err error)
+}

@@ -730,3 +730,17 @@ func (s *Store) OutboxPurge(ctx context.Context, p store.OutboxPurgeParams) (sto
 	out.ProcessedEvents, err = del("ProcessedEventPurge", p.ProcessedBefore)
 	return out, err
 }
+
+var _ store.OutboxBacklogReader = (*Store)(nil)
+
+// OutboxBacklog implements store.OutboxBacklogReader with the campaign metrics' count of
+// unpublished rows (CampaignMetricsOutbox: one walk of the partial index of unpublished
+// rows, so its cost grows with the backlog, which the backpressure bound keeps bounded).
+func (s *Store) OutboxBacklog(ctx context.Context) (int, *time.Time, error) {
+	var n int
+	var oldest *time.Time
+	if err := s.queryRow(ctx, nil, "CampaignMetricsOutbox").Scan(&n, s.nt(&oldest)); err != nil {
+		return 0, nil, fmt.Errorf("%s CampaignMetricsOutbox: %w", s.d.Name, err)
+	}
+	return n, oldest, nil
+}

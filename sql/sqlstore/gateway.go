@@ -133,6 +133,7 @@ func (s *Store) GatewayEventAccept(ctx context.Context, p store.GatewayEventAcce
 				}
 				if n == 1 {
 					written = append(written, m.MessageID)
+					s.noteOutbox(tx, 1)
 					continue
 				}
 				out[i] = store.GatewayMessageIDTaken

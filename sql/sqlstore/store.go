@@ -36,6 +36,50 @@ type Store struct {
 	// set, runs after each commit on it, still holding the slot.
 	writer      *sql.Conn
 	afterCommit func()
+	// onOutbox (OnOutboxCommit) is told after each commit how many outbox rows it wrote;
+	// outboxRows counts them per open transaction (noteOutbox), bounded by the transactions
+	// open at once (each entry is removed when its transaction ends).
+	onOutbox   func(int)
+	outboxMu   sync.Mutex
+	outboxRows map[*sql.Tx]int
+}
+
+var _ store.OutboxCommitNotifier = (*Store)(nil)
+
+// OnOutboxCommit implements store.OutboxCommitNotifier.
+func (s *Store) OnOutboxCommit(fn func(rows int)) { s.onOutbox = fn }
+
+// noteOutbox counts n outbox rows written in tx, for the commit hook (OnOutboxCommit). A
+// row written without a transaction (tx nil: its statement committed on its own) is
+// announced at once.
+func (s *Store) noteOutbox(tx *sql.Tx, n int) {
+	if s.onOutbox == nil || n <= 0 {
+		return
+	}
+	if tx == nil {
+		s.onOutbox(n)
+		return
+	}
+	s.outboxMu.Lock()
+	if s.outboxRows == nil {
+		s.outboxRows = map[*sql.Tx]int{}
+	}
+	s.outboxRows[tx] += n
+	s.outboxMu.Unlock()
+}
+
+// takeOutbox removes tx's count (noteOutbox) and returns it.
+func (s *Store) takeOutbox(tx *sql.Tx) int {
+	if s.onOutbox == nil {
+		return 0
+	}
+	s.outboxMu.Lock()
+	n, ok := s.outboxRows[tx]
+	if ok {
+		delete(s.outboxRows, tx)
+	}
+	s.outboxMu.Unlock()
+	return n
 }
 
 var _ store.Store = (*Store)(nil)
@@ -270,12 +314,15 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
 	}
-	committed := false
+	committed, commitOK := false, false
 	defer func() {
 		// Also when fn panics: a transaction left open on the pinned writer would refuse
 		// every later BEGIN and hang Close.
 		if !committed {
 			_ = tx.Rollback()
+		}
+		if n := s.takeOutbox(tx); n > 0 && committed && commitOK {
+			s.onOutbox(n)
 		}
 	}()
 	if err := fn(tx); err != nil {
@@ -290,7 +337,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		}
 		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
 	}
-	committed = true
+	committed, commitOK = true, true
 	if onWriter && s.afterCommit != nil {
 		s.afterCommit()
 	}
@@ -841,7 +888,13 @@ func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.Sche
 				"SessionId": nstr(m.SessionID), "Body": body, "Envelope": boolInt(m.Envelope), "Now": now})
 		}
 	}
-	return s.execRows(ctx, tx, "OutboxInsertMany", rows)
+	if err := s.execRows(ctx, tx, "OutboxInsertMany", rows); err != nil {
+		return err
+	}
+	// A MessageId already taken inserts nothing; counting it is harmless (the publisher
+	// then finds nothing more to claim), so the rows offered are counted.
+	s.noteOutbox(tx, len(rows))
+	return nil
 }
 
 // rowsPer bounds the rows of one multi-row statement (execRows): past about 100 rows a
@@ -1151,7 +1204,7 @@ func expandRows(head, tuple, tail string, params []string, n int) string {
 }
 
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {
-	_, err := s.exec(ctx, tx, "OutboxInsert",
+	res, err := s.exec(ctx, tx, "OutboxInsert",
 		sql.Named("MessageId", m.MessageID),
 		sql.Named("Destination", m.Destination),
 		sql.Named("SessionId", nstr(m.SessionID)),
@@ -1161,6 +1214,7 @@ func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m s
 	if err != nil {
 		return fmt.Errorf("%s OutboxInsert: %w", s.d.Name, err)
 	}
+	s.noteOutboxResult(tx, res)
 	return nil
 }
 
@@ -1249,4 +1303,17 @@ func (s *Store) SchedulerCountByStatus(ctx context.Context) (map[automation.Stat
 		out[automation.Status(st)] = n
 	}
 	return out, rs.Err()
+}
+
+// noteOutboxResult counts the rows an outbox insert wrote (noteOutbox); a driver that
+// cannot tell counts one.
+func (s *Store) noteOutboxResult(tx *sql.Tx, res sql.Result) {
+	if s.onOutbox == nil {
+		return
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		n = 1
+	}
+	s.noteOutbox(tx, int(n))
 }

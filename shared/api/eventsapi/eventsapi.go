@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
@@ -42,6 +43,10 @@ type Response struct {
 type Deps struct {
 	Service *gateway.Service
 	Store   store.GatewayStore
+	// Backlog, when set, is the backpressure gate (docs/gateway.md#backpressure): ingest
+	// asks it before decoding, and answers 503 with Retry-After when it refuses; nothing of
+	// the request is written.
+	Backlog *delivery.Backlog
 }
 
 // Register adds the routes to r behind api (its MaxBodyBytes should be MaxBodyBytes).
@@ -54,7 +59,13 @@ func Register(r *funchost.Router, api *httpapi.API, d Deps) {
 // single event (binary or structured mode) 200 when accepted or a duplicate, 422 naming
 // the member when rejected, 404 when its business unit is outside the caller's scope (like
 // an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array.
+//
+// 503 with Retry-After (problem details, nothing written) while the backpressure gate
+// refuses: the send is to be repeated later, with the same event ids.
 func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
+	if err := d.Backlog.Admit(r.Context()); err != nil {
+		return err
+	}
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
 		return err
@@ -94,6 +105,9 @@ type MetricsResponse struct {
 	Counts      []gateway.TypeCount `json:"counts"`
 	// OutboxLag is platform-wide: only shown to callers that see every business unit.
 	OutboxLag []Lag `json:"outboxLag,omitempty"`
+	// Backpressure is the ingest gate's state and counters (platform-wide, like OutboxLag:
+	// only for callers that see every business unit; omitted when the gate is off).
+	Backpressure *delivery.BacklogStats `json:"backpressure,omitempty"`
 }
 
 // Lag is one gateway topic's unpublished backlog.
@@ -122,6 +136,10 @@ func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
 	out := MetricsResponse{RegistrySeq: m.RegistrySeq, EventTypes: m.EventTypes, Counts: m.Counts}
 	for _, l := range m.Lags {
 		out.OutboxLag = append(out.OutboxLag, Lag{Topic: l.Topic, Unpublished: l.Unpublished, OldestAgeSeconds: l.OldestAgeSeconds})
+	}
+	if d.Backlog != nil && d.Backlog.Max > 0 && scope.All() {
+		st := d.Backlog.Stats()
+		out.Backpressure = &st
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

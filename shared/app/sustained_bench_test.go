@@ -1,0 +1,385 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+var (
+	w6Rate     = flag.Int("sustained.rate", 2000, "BenchmarkSustained: offered logins per second")
+	w6Duration = flag.Duration("sustained.duration", 5*time.Minute, "BenchmarkSustained: how long the load is offered")
+	w6First    = flag.Float64("sustained.first", 0.10, "BenchmarkSustained: share of logins that are a customer's first")
+	w6Batch    = flag.Int("sustained.batch", 100, "BenchmarkSustained: events per POST /api/events")
+	w6Drain    = flag.Duration("sustained.drain", 60*time.Second, "BenchmarkSustained: how long to wait after the load for the last logins to be processed")
+	w6Conc     = flag.String("sustained.concurrency", "", "BenchmarkSustained: AUTOMATION_CONSUMER_CONCURRENCY for the run (empty: its default)")
+	w6Burst    = flag.Bool("sustained.burst", false, "BenchmarkSustained: offer 20,000 logins from 2,000 customers at once (as fast as ingest takes them) instead of a fixed rate")
+)
+
+// BenchmarkSustained (W6) runs the whole pipeline as serve does: app.Open with the SQLite
+// store and the in-process bus, the local host with the real timers (functions/*/function.json)
+// and consumers, and the eager publisher (StartPublisher), driven through HTTP
+// (POST /api/events on the runtime's listener). The README's welcome campaign is saved
+// (first-login-welcome: an inbox message and a log message on First_Login_Reward). Logins
+// are offered at -sustained.rate for -sustained.duration, a -sustained.first share of them
+// a customer's first login (the rest repeat an earlier customer's), in batches of
+// -sustained.batch; a batch answered 503 (backpressure) is sent again later, with the same
+// ids. It reports the sustained rate (logins applied by the attribute engine per second of
+// the run, until the last was applied), the event → attribute and event → inbox (first
+// logins' welcome message) lags p50 and p99, the largest outbox backlog seen (sampled every
+// second; the series is logged), the 503 answers and peak RSS. With -sustained.burst it
+// offers 20,000 logins from 2,000 customers at once instead.
+func BenchmarkSustained(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		r := runSustained(b)
+		b.ReportMetric(r.applied, "logins/s")
+		b.ReportMetric(r.offered, "offered/s")
+		b.ReportMetric(r.toLast, "s-to-last-applied")
+		b.ReportMetric(r.unapplied, "unapplied")
+		b.ReportMetric(r.noWelcome, "no-welcome")
+		b.ReportMetric(r.attrP50, "p50-ms/attribute")
+		b.ReportMetric(r.attrP99, "p99-ms/attribute")
+		b.ReportMetric(r.inboxP50, "p50-ms/inbox")
+		b.ReportMetric(r.inboxP99, "p99-ms/inbox")
+		b.ReportMetric(r.peakBacklog, "peak-backlog")
+		b.ReportMetric(r.refused, "refused-503")
+		b.ReportMetric(r.rssMiB, "peak-rss-MiB")
+	}
+}
+
+// w6Result is one W6 run's figures (BenchmarkSustained reports them).
+type w6Result struct {
+	applied, offered, toLast, unapplied, noWelcome                     float64
+	attrP50, attrP99, inboxP50, inboxP99, peakBacklog, refused, rssMiB float64
+}
+
+func runSustained(b *testing.B) w6Result {
+	ctx := context.Background()
+	dir := b.TempDir()
+	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_LOG_LEVEL": "warn", "AUTOMATION_CONSUMER_CONCURRENCY": *w6Conc}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	posted := map[string]time.Time{}  // login id -> first POST
+	firstOf := map[string]time.Time{} // first-login customer -> its login's first POST
+	var attrLags, inboxLags []time.Duration
+	var lastApplied time.Time
+	applied := 0
+	var logOut *os.File
+	if p := os.Getenv("W6_LOG"); p != "" { // warnings and errors of the run, for diagnosis
+		if logOut, err = os.Create(p); err != nil {
+			b.Fatal(err)
+		}
+		defer logOut.Close()
+	}
+	var logger *slog.Logger
+	if logOut != nil {
+		logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{}, Log: logger,
+		OnAttributes: func(r attribute.Result) {
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if t, ok := posted[r.EventID]; ok {
+				delete(posted, r.EventID)
+				attrLags = append(attrLags, now.Sub(t))
+				applied++
+				lastApplied = now
+			}
+		},
+		OnCampaignAction: func(c store.CampaignCommand) {
+			if c.ActionKey != "welcome" || c.Status != store.CommandSucceeded {
+				return
+			}
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if t, ok := firstOf[c.RecipientID]; ok {
+				delete(firstOf, c.RecipientID)
+				inboxLags = append(inboxLags, now.Sub(t))
+			}
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "registry", "loyalty.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := gateway.ParseDocument(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := rt.Registry.Import(ctx, doc, "W6"); err != nil {
+		b.Fatal(err)
+	}
+	if err := rt.Store.BusinessUnitInsert(ctx, store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: "bu-hcm", Name: "Ho Chi Minh City", TimeZoneID: "Asia/Ho_Chi_Minh"},
+		Version: 1, UpdatedOn: time.Now().UTC()}); err != nil {
+		b.Fatal(err)
+	}
+	h, err := rt.LocalHost(filepath.Join("..", "..", "functions"), cfg, true, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(rt.ListenerHandler(false))
+	defer srv.Close()
+	call := func(method, path, body string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Automation-Operator", "w6")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out bytes.Buffer
+		_, _ = out.ReadFrom(res.Body)
+		return res.StatusCode, out.String()
+	}
+	if code, body := call(http.MethodPut, "/api/campaigns/first-login-welcome", `{"businessUnitId":"bu-hcm","name":"First login welcome","status":"ACTIVE","triggers":["First_Login_Reward"],"actions":[{"key":"welcome","type":"NOTIFICATION_INBOX","provider":"inbox","params":{"subject":"Welcome to the club","text":"Your first login earned a welcome reward."}},{"key":"ott","type":"NOTIFICATION_LOG","provider":"log","params":{"subject":"Welcome offer","text":"Your welcome offer is waiting in the app.","template":"welcome-ott"}}]}`); code/100 != 2 {
+		b.Fatalf("campaign: %d %s", code, body)
+	}
+	if code, body := call(http.MethodPut, "/api/budgets/campaigns/first-login-welcome?businessUnitId=bu-hcm", `{"maxCost":1000000,"currency":"VND"}`); code/100 != 2 {
+		b.Fatalf("budget: %d %s", code, body)
+	}
+	hostCtx, stopHost := context.WithCancel(ctx)
+	hostDone := make(chan struct{})
+	go func() { defer close(hostDone); _ = h.Run(hostCtx, 200*time.Millisecond) }()
+	stopPublisher := rt.StartPublisher(ctx, h)
+	defer func() { stopPublisher(); stopHost(); <-hostDone }()
+
+	// The load: each login a CloudEvent of the registry's Login type.
+	rng := rand.New(rand.NewPCG(6, 6))
+	var customers []string
+	seq := 0
+	next := func() (id, customer string, first bool) {
+		seq++
+		if len(customers) == 0 || rng.Float64() < *w6First {
+			customer = fmt.Sprintf("CUST-W6-%07d", len(customers))
+			customers = append(customers, customer)
+			first = true
+		} else {
+			customer = customers[rng.IntN(len(customers))]
+		}
+		return fmt.Sprintf("w6-login-%08d", seq), customer, first
+	}
+	type login struct{ id, customer string }
+	var burstQueue []login
+	if *w6Burst { // 20,000 logins from 2,000 customers: each customer's first login among them
+		for i := 0; i < 20_000; i++ {
+			burstQueue = append(burstQueue, login{fmt.Sprintf("w6-burst-%06d", i), fmt.Sprintf("CUST-B-%05d", i%2000)})
+		}
+	}
+	var retry [][]login
+	refused := 0
+	body := func(ls []login) string {
+		var sb strings.Builder
+		sb.WriteByte('[')
+		for i, l := range ls {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `{"specversion":"1.0","id":%q,"source":"/w6","type":"Login","businessunitid":"bu-hcm","customerid":%q,"data":{"channel":"APP","deviceId":"DEV-1"}}`, l.id, l.customer)
+		}
+		sb.WriteByte(']')
+		return sb.String()
+	}
+	send := func(ls []login) bool {
+		now := time.Now()
+		mu.Lock()
+		for _, l := range ls {
+			if _, ok := posted[l.id]; !ok {
+				posted[l.id] = now
+			}
+		}
+		mu.Unlock()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/events", strings.NewReader(body(ls)))
+		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out bytes.Buffer
+		_, _ = out.ReadFrom(res.Body)
+		res.Body.Close()
+		switch {
+		case res.StatusCode == http.StatusServiceUnavailable:
+			return false
+		case res.StatusCode != http.StatusOK:
+			b.Fatalf("ingest: %d %s", res.StatusCode, out.String())
+		}
+		return true
+	}
+	var backlog []int
+	sampleDone := make(chan struct{})
+	stopSample := make(chan struct{})
+	var peakBacklog int
+	go func() {
+		defer close(sampleDone)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSample:
+				return
+			case <-t.C:
+			}
+			if n, _, err := rt.Store.(store.OutboxBacklogReader).OutboxBacklog(ctx); err == nil {
+				backlog = append(backlog, n)
+				peakBacklog = max(peakBacklog, n)
+			}
+		}
+	}()
+
+	start := time.Now()
+	offered := 0
+	b.ResetTimer()
+	if *w6Burst {
+		mu.Lock() // before the first send: a welcome may come before the last batch is sent
+		for i := 0; i < 2000; i++ {
+			firstOf[fmt.Sprintf("CUST-B-%05d", i)] = start
+		}
+		mu.Unlock()
+		for len(burstQueue) > 0 {
+			n := min(500, len(burstQueue))
+			if send(burstQueue[:n]) {
+				offered += n
+				burstQueue = burstQueue[n:]
+			} else {
+				refused++
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	} else {
+		tick := 100 * time.Millisecond
+		perTick := max(1, *w6Rate/10)
+		t := time.NewTicker(tick)
+		for time.Since(start) < *w6Duration {
+			<-t.C
+			// Refused batches first, with their ids: nothing accepted is dropped, nothing refused is lost.
+			for len(retry) > 0 {
+				if !send(retry[0]) {
+					refused++
+					break
+				}
+				retry = retry[1:]
+			}
+			for left := perTick; left > 0; {
+				n := min(left, *w6Batch)
+				ls := make([]login, n)
+				for i := range ls {
+					id, c, first := next()
+					ls[i] = login{id, c}
+					if first {
+						mu.Lock()
+						firstOf[c] = time.Now()
+						mu.Unlock()
+					}
+				}
+				left -= n
+				offered += n
+				if !send(ls) {
+					refused++
+					retry = append(retry, ls)
+				}
+			}
+		}
+		t.Stop()
+		for len(retry) > 0 {
+			if !send(retry[0]) {
+				refused++
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			retry = retry[1:]
+		}
+	}
+	offeredFor := time.Since(start)
+	// Wait for the last logins (and welcome messages) to be processed.
+	deadline := time.Now().Add(*w6Drain)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		left, inboxLeft := len(posted), len(firstOf)
+		mu.Unlock()
+		if left == 0 && inboxLeft == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stopSample)
+	<-sampleDone
+	b.StopTimer()
+	mu.Lock()
+	defer mu.Unlock()
+	elapsed := lastApplied.Sub(start)
+	if elapsed <= 0 {
+		elapsed = offeredFor
+	}
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	res := w6Result{applied: float64(applied) / elapsed.Seconds(), offered: float64(offered) / offeredFor.Seconds(), toLast: elapsed.Seconds(),
+		unapplied: float64(len(posted)), noWelcome: float64(len(firstOf)), attrP50: pct(attrLags, 50), attrP99: pct(attrLags, 99),
+		inboxP50: pct(inboxLags, 50), inboxP99: pct(inboxLags, 99), peakBacklog: float64(peakBacklog), refused: float64(refused),
+		rssMiB: float64(ru.Maxrss) / 1024}
+	b.Logf("W6: %d offered in %s, %d applied, last %s after start; backlog per second: %v", offered, offeredFor.Round(time.Millisecond),
+		applied, elapsed.Round(time.Millisecond), backlog)
+	if len(firstOf) > 0 { // name what the missing welcome messages wait for
+		db, err := sql.Open("sqlite", filepath.Join(dir, "automation.db"))
+		if err == nil {
+			n := 0
+			for c := range firstOf {
+				if n++; n > 5 {
+					break
+				}
+				var st, ak string
+				var attempts int
+				err := db.QueryRowContext(ctx, `SELECT Status, ActionKey, AttemptCount FROM CampaignCommand WHERE RecipientId = ? ORDER BY Id LIMIT 1`, c).Scan(&st, &ak, &attempts)
+				var attr int
+				_ = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM Outbox WHERE SessionId = ? AND PublishedOn IS NULL`, c).Scan(&attr)
+				b.Logf("W6: no welcome for %s: first command %s %s attempts %d (%v); unpublished outbox rows of the session %d", c, ak, st, attempts, err, attr)
+			}
+			db.Close()
+		}
+	}
+	if rt.Pump != nil {
+		b.Logf("W6: eager publisher: %d wakes, %d drains, %d published; events log lines %d (%d at DEBUG)", rt.Pump.Metrics.Wakes.Load(),
+			rt.Pump.Metrics.Drains.Load(), rt.Pump.Metrics.Published.Load(), rt.EventLog.Lines.Load(), rt.EventLog.Demoted.Load())
+	}
+	return res
+}
+
+// pct is the p-th percentile of ds in milliseconds (0 when empty).
+func pct(ds []time.Duration, p int) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := min(len(s)-1, len(s)*p/100)
+	return float64(s[i]) / float64(time.Millisecond)
+}

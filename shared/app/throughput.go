@@ -1,0 +1,58 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/local"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// wireThroughput builds the eager publisher (r.Pump, hooked to the store's commits) and the
+// ingest backpressure gate (r.Backlog) from cfg (docs/performance.md#publish-on-the-commit-path,
+// docs/gateway.md#backpressure). Nothing runs until StartPublisher.
+func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
+	if n, ok := r.Store.(store.OutboxCommitNotifier); ok && cfg.EagerPublish {
+		r.Pump = delivery.NewPump(r.Relay)
+		r.Pump.Budget, r.Pump.Log = cfg.RelayBudget, log
+		n.OnOutboxCommit(r.Pump.NotifyRows)
+	}
+	if m := r.Memory; m != nil {
+		// Bounded in flight: the relay (eager or timer) claims only while the in-process
+		// bus holds fewer than relayInFlight messages; the bus's drains wake it again.
+		r.Relay.Room = func() bool { return m.Waiting() < relayInFlight }
+	}
+	if b, ok := r.Store.(store.OutboxBacklogReader); ok && cfg.IngestMaxBacklog > 0 {
+		r.Backlog = &delivery.Backlog{Store: b, Clock: r.Clock, Max: cfg.IngestMaxBacklog}
+		if m := r.Memory; m != nil {
+			r.Backlog.Pending = m.Waiting
+		}
+	}
+}
+
+// StartPublisher runs the eager publisher (r.Pump) until the returned stop is called (stop
+// waits for it; call it before Close). h, the embedded runtime's local host (nil on Service
+// Bus), is woken after each drain that published something, so the consumers run at once
+// instead of at their next interval. The first drain starts at once: rows an earlier
+// process committed and did not publish go out without waiting for the OutboxRelay timer.
+// No-op without a pump.
+func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func()) {
+	if r.Pump == nil {
+		return func() {}
+	}
+	if h != nil {
+		r.Pump.AfterDrain = func(int) { h.Wake() }
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Pump.Run(ctx) }()
+	r.Pump.Notify()
+	return func() { cancel(); <-done }
+}
+
+// relayInFlight bounds the messages the in-process bus holds before the relay claims more
+// (delivery.Relay.Room): enough for several full consumer batches, small enough that a
+// claim's walk over the leased, unsettled rows stays short.
+const relayInFlight = 1000

@@ -1,0 +1,89 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/local"
+)
+
+// TestRunWithConsumersPerDestination: with SetConcurrency, Run's extra consumers and its own
+// loop deliver every message of a destination once, each session's in publish order, and a
+// Wake delivers at once rather than at the next interval (an hour here).
+func TestRunWithConsumersPerDestination(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string][]string{}
+	r := funchost.NewRouter(nil)
+	r.Register("Consume", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		m, err := inv.ServiceBus("message")
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		mu.Lock()
+		got[m.SessionID] = append(got[m.SessionID], m.MessageID)
+		mu.Unlock()
+		return funchost.Result{}, nil
+	})
+	defs := []funchost.FunctionDef{{Name: "Consume", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, TopicName: "t"}}}
+	b := bus.NewMemory(nil)
+	h, err := local.NewHost(r, b, defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetConcurrency(map[string]int{"t": 3, "unknown": 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx, time.Hour) }()
+	const sessions, per = 8, 25
+	publish := func(from, to int) {
+		for i := from; i < to; i++ {
+			for s := 0; s < sessions; s++ {
+				if err := b.Publish(ctx, bus.Message{ID: fmt.Sprintf("s%d-%03d", s, i), Destination: "t", SessionID: fmt.Sprintf("s%d", s), Body: []byte("{}")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	wait := func(n int) {
+		deadline := time.Now().Add(10 * time.Second)
+		for b.Len("t") > 0 || count(&mu, got) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d delivered after a Wake", count(&mu, got), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	publish(0, per/2)
+	h.Wake()
+	wait(sessions * (per / 2))
+	time.Sleep(20 * time.Millisecond) // every consumer is waiting now (the interval is an hour)
+	publish(per/2, per)
+	h.Wake()
+	wait(sessions * per)
+	cancel()
+	<-done
+	for s, ids := range got {
+		for i, id := range ids {
+			if want := fmt.Sprintf("%s-%03d", s, i); id != want {
+				t.Fatalf("session %s: message %d is %s, want %s (%v)", s, i, id, want, ids)
+			}
+		}
+	}
+}
+
+func count(mu *sync.Mutex, got map[string][]string) int {
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, ids := range got {
+		n += len(ids)
+	}
+	return n
+}
