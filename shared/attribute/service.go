@@ -139,20 +139,8 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 		if in.TargetEntityID == "" || in.EntityType == "" || in.AttributeCode == "" {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "target_entity_id, entity_type and attribute_code are required")
 		}
-		// The columns' bounds (SQL Server would refuse the write, retried as if transient).
-		for _, f := range []struct {
-			name, v string
-			max     int
-		}{{"target_entity_id", in.TargetEntityID, 200}, {"entity_type", in.EntityType, 50}, {"attribute_code", in.AttributeCode, 200}} {
-			if len(f.v) > f.max {
-				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].%s", i, f.name), "is at most %d characters", f.max)
-			}
-		}
-		if strings.HasPrefix(in.AttributeCode, CapPrefix) {
-			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].attribute_code", i), "%q is reserved for caps", CapPrefix)
-		}
-		if in.Hot && (len(in.Thresholds) > 0 || (in.Operation != OpIncrement && in.Operation != OpDecrement) || (in.Period != "" && in.Period != PeriodLifetime)) {
-			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "attribute %s: a hot counter is a LIFETIME INCREMENT or DECREMENT without thresholds", in.AttributeCode)
+		if ie := CheckInstruction(in); ie != nil {
+			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]%s", i, strings.ReplaceAll(ie.Member, "/", ".")), "%s", ie.Reason)
 		}
 	}
 	return p, at.UTC(), nil
@@ -186,9 +174,10 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 	if err != nil {
 		return p, Result{}, err
 	}
-	if s.Clock != nil && at.After(s.Clock.Now().Add(MaxFutureSkew)) {
-		return p, Result{}, automation.Invalid("timestamp", "%s is more than %s ahead of now: an event from the future would freeze the entity's order-sensitive attributes",
-			at.Format(time.RFC3339), MaxFutureSkew)
+	if s.Clock != nil {
+		if err := CheckEventTime("timestamp", at, s.Clock.Now()); err != nil {
+			return p, Result{}, err
+		}
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
 	if errors.Is(err, store.ErrNotFound) {

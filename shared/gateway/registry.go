@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/strictjson"
@@ -513,7 +514,44 @@ func checkInstruction(in Instruction, at string) error {
 		}
 		prev = v
 	}
+	// Last, the attribute engine's own check (one function, called at save and on each
+	// tracking message), so the registry never saves an instruction the engine refuses.
+	if ie := attribute.CheckInstruction(engineShape(in)); ie != nil {
+		return refuse(at+ie.Member, "the attribute engine refuses it: %s", ie.Reason)
+	}
 	return nil
+}
+
+// engineShape is the instruction as the fat payload will carry it (instructionsFor's
+// defaults), with stand-ins for what only an event supplies (the target id, the appended
+// value): what attribute.CheckInstruction judges at save.
+func engineShape(in Instruction) attribute.Instruction {
+	out := attribute.Instruction{TargetEntityID: "entity", EntityType: in.EntityType, AttributeCode: in.AttributeCode,
+		Operation: in.Operation, Period: in.Period, Step: in.Step, MaxItems: in.MaxItems, Hot: in.Hot,
+		TimeZone: in.TimeZone, WeekStart: in.WeekStart}
+	switch in.Operation {
+	case OpIncrement, OpDecrement:
+		if out.Period == "" {
+			out.Period = attribute.PeriodLifetime
+		}
+		if out.Step == "" {
+			out.Step = "1"
+		}
+	case OpStreakIncrement:
+		if out.Period == "" {
+			out.Period = attribute.PeriodDaily
+		}
+	case OpAppendUnique:
+		out.Value = "value"
+	}
+	for _, t := range in.Thresholds {
+		at := attribute.Threshold{Value: t.Value, Unit: t.Unit, TriggerEvent: t.TriggerEvent, ResetPolicy: t.ResetPolicy}
+		if t.Cap != nil {
+			at.Cap = &attribute.Cap{Budget: t.Cap.Budget, Period: t.Cap.Period, Limit: t.Cap.Limit, Cost: t.Cap.Cost}
+		}
+		out.Thresholds = append(out.Thresholds, at)
+	}
+	return out
 }
 
 // decimalLess compares two exact decimals of exactDecimalRE.
