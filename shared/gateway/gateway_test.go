@@ -122,6 +122,12 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	// Ingest refuses an event of a unit that does not exist: the units the events name.
+	for _, id := range []string{"bu-1", "bu-2"} {
+		if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: id, Name: id, TimeZoneID: "Australia/Sydney"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
 	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
 	cache := &gateway.Cache{Store: st, Checker: ck, Clock: clock}

@@ -351,6 +351,11 @@ func compileDataSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, refuse("/schema", "not valid JSON: %v", err)
 	}
+	// A number the schema library cannot handle (big.Rat gives up beyond 10^6) is refused
+	// here, not saved and then silently unenforced.
+	if ptr, reason, bad := absurdNumber(doc); bad {
+		return nil, refuse("/schema"+ptr, "%s", reason)
+	}
 	c := newCompiler()
 	const url = "urn:automation:gateway:data"
 	if err := c.AddResource(url, doc); err != nil {
