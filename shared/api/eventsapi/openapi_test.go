@@ -20,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 type env struct {
@@ -40,6 +41,10 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
+	// Ingest refuses an event of a unit that does not exist: the unit the events name.
+	if err := rt.Store.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
 	return &env{rt: rt, doc: openapitest.Load(t, eventsapi.OpenAPI())}
 }
 
