@@ -104,7 +104,8 @@ type Memory struct {
 	batches  map[string]batchConsumer
 	recent   map[string]bool // destination + "\x00" + message id -> settled (completed or dead-lettered)
 	recentQ  []string
-	dead     []DeadLettered
+	dead     []deadEntry // the dead-letter list, oldest first (DeadLetterBox)
+	deadSeq  uint64
 	waiting  []delayed // failed messages waiting for their redelivery time
 }
 
@@ -277,7 +278,12 @@ func (b *Memory) settleAfter(ctx context.Context, m Message, err error) {
 	switch {
 	case st.Action == ActionDeadLetter:
 		dl = &DeadLettered{Message: m, Reason: err.Error()}
-		b.dead = append(b.dead, *dl)
+		b.deadSeq++
+		var on time.Time
+		if b.opts.Now != nil {
+			on = b.opts.Now().UTC()
+		}
+		b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: *dl})
 		if len(b.dead) > b.opts.MaxDeadLetters {
 			b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
 		}
@@ -372,5 +378,9 @@ func (b *Memory) Len(destination string) int {
 func (b *Memory) DeadLetters() []DeadLettered {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]DeadLettered(nil), b.dead...)
+	out := make([]DeadLettered, len(b.dead))
+	for i, e := range b.dead {
+		out[i] = e.d
+	}
+	return out
 }
