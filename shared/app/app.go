@@ -25,6 +25,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/console"
+	"github.com/automation-platform/automation/shared/api/deadletterapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
@@ -40,6 +41,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/deadletter"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -86,6 +88,9 @@ type Runtime struct {
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API *httpapi.API
+	// DeadLetters lists, requeues and counts the messages a route gave up on
+	// (/api/support/dead-letters, the dead-letter counts of /api/events/metrics).
+	DeadLetters *deadletter.Service
 	// Support is the support API's service (find, explain, act, metrics); its routes are
 	// registered on Functions under /api/support/ (supportapi.Register).
 	Support *support.Service
@@ -344,7 +349,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
 		RelayAfterPoll: cfg.RelayAfterPoll, DrainBatches: cfg.DueWorkDrainBatches, Log: o.Log, Campaigns: &r.Campaign,
-		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) }})
+		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) },
+		OnDeadLetter:  r.keepDeadLetter})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
 	if err != nil {
@@ -355,6 +361,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Support routes (/api/support/...) belong to the SupportApi HTTP function in Azure.
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
+	// Dead letters of every route (/api/support/dead-letters): the in-process bus's list, or
+	// Service Bus's dead-letter subqueues (docs/operations.md#dead-letters).
+	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log}
+	deadletterapi.Register(r.Functions, r.API, r.DeadLetters)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	// The charging service of paid campaign actions (docs/budgets.md).
 	switch {
@@ -372,7 +382,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
-	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
+	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
@@ -588,6 +598,33 @@ func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 			log.Warn("outbox rows not marked after settlement; retried", "error", err)
 		}
 	}
+}
+
+// deadLetterBox is the bus's dead letters: the in-process bus's list, or the Service Bus
+// publisher's view of each entity's dead-letter subqueue; nil when the bus offers none.
+func (r *Runtime) deadLetterBox() bus.DeadLetterBox {
+	if r.Memory != nil {
+		return r.Memory
+	}
+	if b, ok := r.Publisher.(bus.DeadLetterBox); ok {
+		return b
+	}
+	return nil
+}
+
+// keepDeadLetter puts a message its function recorded as a dead letter (and completed) on
+// the in-process bus's dead-letter list, so the dead-letter API lists and requeues it; on
+// Service Bus the record (a diagnostics blob and a trace row) is all there is.
+func (r *Runtime) keepDeadLetter(ctx context.Context, function string, msg funchost.ServiceBusMessage, reason error) {
+	if r.Memory == nil {
+		return
+	}
+	f, ok := topology.Lookup(function)
+	if !ok || f.Destination() == "" {
+		return
+	}
+	r.Memory.RecordDeadLetter(bus.Message{ID: msg.MessageID, Destination: f.Destination(), SessionID: msg.SessionID,
+		Body: msg.Body, DeliveryCount: msg.DeliveryCount}, reason.Error())
 }
 
 // recordDeadLetter keeps a message the in-process bus gave up on: a diagnostics blob

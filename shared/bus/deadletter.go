@@ -147,6 +147,25 @@ func (b *Memory) DeadLetterCount(ctx context.Context, keep func(DeadLetter) bool
 	return out, nil
 }
 
+// RecordDeadLetter adds m to the dead-letter list with reason, as if the bus had given up on
+// it: a message its consumer recorded as a dead letter and completed (a Functions handler
+// cannot dead-letter a message itself), so the list shows it and a requeue delivers it
+// again. OnDeadLetter is not called (the consumer kept its own record).
+func (b *Memory) RecordDeadLetter(m Message, reason string) {
+	m.Body = append([]byte(nil), m.Body...)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.deadSeq++
+	var on time.Time
+	if b.opts.Now != nil {
+		on = b.opts.Now().UTC()
+	}
+	b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: DeadLettered{Message: m, Reason: reason}})
+	if len(b.dead) > b.opts.MaxDeadLetters {
+		b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
+	}
+}
+
 // deadEntry is one entry of Memory's dead-letter list.
 type deadEntry struct {
 	seq uint64

@@ -48,9 +48,14 @@ type Count struct {
 
 // Service lists, requeues and counts dead letters for a scope.
 type Service struct {
+	// Box is the bus's dead letters; nil when the bus in use offers no DeadLetterBox (every
+	// call then answers ErrNoBox).
 	Box bus.DeadLetterBox
 	Log *slog.Logger // may be nil
 }
+
+// ErrNoBox: the bus in use does not list its dead letters through this API.
+var ErrNoBox = automation.Errorf(automation.CodeConflict, "this runtime's bus does not list its dead letters here: read each entity's dead-letter subqueue (docs/operations.md#dead-letters)")
 
 // BusinessUnitOf reads the business unit a message body names ("" when none).
 func BusinessUnitOf(body []byte) string {
@@ -95,6 +100,9 @@ func (s *Service) List(ctx context.Context, scope automation.Scope, p ListParams
 	if p.BusinessUnitID != "" && !scope.Allows(p.BusinessUnitID) {
 		return nil, "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", p.BusinessUnitID)
 	}
+	if s == nil || s.Box == nil {
+		return nil, "", ErrNoBox
+	}
 	keep := func(d bus.DeadLetter) bool {
 		if p.BusinessUnitID != "" {
 			return BusinessUnitOf(d.Message.Body) == p.BusinessUnitID
@@ -119,6 +127,9 @@ func (s *Service) List(ctx context.Context, scope automation.Scope, p ListParams
 // registry, a business unit, a template), as a first delivery again. The operator and
 // reason are logged. Errors: not found (unknown, requeued already, or outside the scope).
 func (s *Service) Requeue(ctx context.Context, scope automation.Scope, id, operator, reason string) (Item, error) {
+	if s == nil || s.Box == nil {
+		return Item{}, ErrNoBox
+	}
 	d, err := s.Box.DeadLetterGet(ctx, id)
 	if errors.Is(err, bus.ErrDeadLetterNotFound) || (err == nil && !visible(scope, d)) {
 		return Item{}, automation.Errorf(automation.CodeNotFound, "dead letter %q not found", id)
@@ -142,6 +153,9 @@ func (s *Service) Requeue(ctx context.Context, scope automation.Scope, id, opera
 
 // Counts returns the dead letters per route the scope sees, by route name.
 func (s *Service) Counts(ctx context.Context, scope automation.Scope) ([]Count, error) {
+	if s == nil || s.Box == nil {
+		return nil, ErrNoBox
+	}
 	m, err := s.Box.DeadLetterCount(ctx, func(d bus.DeadLetter) bool { return visible(scope, d) })
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/deadletter"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
@@ -42,6 +43,8 @@ type Response struct {
 type Deps struct {
 	Service *gateway.Service
 	Store   store.GatewayStore
+	// DeadLetters, when set, adds the dead-letter counts per route to the metrics.
+	DeadLetters *deadletter.Service
 }
 
 // Register adds the routes to r behind api (its MaxBodyBytes should be MaxBodyBytes).
@@ -94,6 +97,10 @@ type MetricsResponse struct {
 	Counts      []gateway.TypeCount `json:"counts"`
 	// OutboxLag is platform-wide: only shown to callers that see every business unit.
 	OutboxLag []Lag `json:"outboxLag,omitempty"`
+	// DeadLetters counts, per route, the messages given up on after they were accepted
+	// (those of the units the caller sees; GET /api/support/dead-letters lists them).
+	// Omitted when the bus does not list its dead letters here.
+	DeadLetters []deadletter.Count `json:"deadLetters,omitempty"`
 }
 
 // Lag is one gateway topic's unpublished backlog.
@@ -122,6 +129,13 @@ func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
 	out := MetricsResponse{RegistrySeq: m.RegistrySeq, EventTypes: m.EventTypes, Counts: m.Counts}
 	for _, l := range m.Lags {
 		out.OutboxLag = append(out.OutboxLag, Lag{Topic: l.Topic, Unpublished: l.Unpublished, OldestAgeSeconds: l.OldestAgeSeconds})
+	}
+	if d.DeadLetters != nil && d.DeadLetters.Box != nil {
+		counts, err := d.DeadLetters.Counts(r.Context(), scope)
+		if err != nil {
+			return err
+		}
+		out.DeadLetters = counts
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
