@@ -68,8 +68,8 @@ type Deps struct {
 	// dead-letter list, so GET /api/support/dead-letters lists it and a requeue delivers it
 	// again (docs/operations.md#dead-letters).
 	OnDeadLetter func(ctx context.Context, function string, msg funchost.ServiceBusMessage, reason error)
-	Clock            automation.Clock
-	Mode             Mode
+	Clock        automation.Clock
+	Mode         Mode
 	// RelayAfterPoll: an inline DueWorkPoller run that completed rows relays the outbox
 	// right after its transactions committed (the commit path), so its deliveries do not
 	// wait for the OutboxRelay timer, which stays as the safety net (config
