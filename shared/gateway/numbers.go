@@ -10,7 +10,7 @@ import (
 )
 
 // Bounds of a JSON number in event data and in a data schema (docs/gateway.md#bad-input).
-// RFC 8259 §6 makes IEEE 754 binary64 the interoperable range of a JSON number; the schema
+// RFC 8259 (section 6) makes IEEE 754 binary64 the interoperable range of a JSON number; the schema
 // library compares numbers exactly (math/big), and big.Rat.SetString gives up on (returns
 // nil for) a decimal exponent beyond 10^6 and is slow well before it, so a number outside
 // these bounds is refused on its own before any schema sees it.
