@@ -489,3 +489,19 @@ func TestRegistryRefusesEveryEngineRefusal(t *testing.T) {
 		}
 	}
 }
+
+// A save over a stale version is 412 naming the version in force (issue 33, item 10).
+func TestStaleSaveNamesTheCurrentVersion(t *testing.T) {
+	e := newEnv(t)
+	save := func(expected int64) error {
+		_, err := e.admin.Save(context.Background(), gateway.SaveParams{EventType: "Login", ExpectedVersion: expected, Definition: []byte(loginDef), Operator: "jane"})
+		return err
+	}
+	if err := save(1); err != nil {
+		t.Fatal(err)
+	}
+	err := save(1)
+	if automation.CodeOf(err) != automation.CodePreconditionFailed || !strings.Contains(err.Error(), `Login is at version "2", not "1"`) {
+		t.Fatalf("%v, want 412 naming version 2", err)
+	}
+}
