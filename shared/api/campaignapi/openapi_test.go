@@ -275,7 +275,7 @@ func TestCampaignMetricsMatchOpenAPI(t *testing.T) {
 	}
 }
 
-// A params schema error names the member and the rule, never the library's "at ''"; an
+// A params schema error names the member and the rule, never the library's "at ”"; an
 // unknown member is named with the member it likely meant (issue 33, item 10).
 func TestParamsErrorsNameTheMember(t *testing.T) {
 	t.Parallel()
