@@ -370,7 +370,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	switch {
 	case o.Billing != nil:
 	case cfg.Billing.URL != "":
-		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token}
+		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token, Timeout: cfg.Billing.Timeout}
 	default:
 		o.Billing = budget.NoBilling{}
 	}
