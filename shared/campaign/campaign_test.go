@@ -735,7 +735,9 @@ func TestLastErrorHidesStoreInternals(t *testing.T) {
 	r.save("c", d, "r1")
 	ctx := context.Background()
 	guardErr := fmt.Errorf("sqlite BudgetReserve: %w", errors.New("database is locked (5) (SQLITE_BUSY)"))
-	r.worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) { return campaign.GuardDecision{}, guardErr })
+	r.worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) {
+		return campaign.GuardDecision{}, guardErr
+	})
 	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
 		t.Fatal(err)
 	}
