@@ -127,6 +127,9 @@ type Runtime struct {
 	// topology.Functions); nil on Service Bus.
 	host    *local.Host
 	closers []func() error
+	// sbDeadLetters reads the Service Bus entities' dead-letter subqueues; nil on the
+	// in-process bus.
+	sbDeadLetters *azure.ServiceBusDeadLetters
 }
 
 // Options are what a runtime needs beyond Config.
@@ -281,6 +284,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return fail(err)
 		}
 		r.Publisher = p
+		r.sbDeadLetters = &azure.ServiceBusDeadLetters{Publisher: p, Entities: deadLetterEntities()}
 		r.closers = append(r.closers, func() error {
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -606,10 +610,33 @@ func (r *Runtime) deadLetterBox() bus.DeadLetterBox {
 	if r.Memory != nil {
 		return r.Memory
 	}
-	if b, ok := r.Publisher.(bus.DeadLetterBox); ok {
-		return b
+	if r.sbDeadLetters != nil {
+		return r.sbDeadLetters
 	}
 	return nil
+}
+
+// deadLetterEntities are the Service Bus entities the functions consume (topology.Functions),
+// each once: their dead-letter subqueues are the dead letters on Service Bus.
+func deadLetterEntities() []azure.DeadLetterEntity {
+	var out []azure.DeadLetterEntity
+	seen := map[azure.DeadLetterEntity]bool{}
+	for _, f := range topology.Functions() {
+		var e azure.DeadLetterEntity
+		switch {
+		case f.Queue != "":
+			e.Queue = f.Queue
+		case f.Topic != "" && f.Subscription != "":
+			e.Topic, e.Subscription = f.Topic, f.Subscription
+		default:
+			continue
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // keepDeadLetter puts a message its function recorded as a dead letter (and completed) on
