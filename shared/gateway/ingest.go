@@ -355,6 +355,9 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 	}
 	def, ok := reg.Lookup(env.Type)
 	if !ok {
+		if why := reg.LeftOut(env.Type); why != "" {
+			return rejectOnly(res, "/type", "the definition of event type %q is not in force: %s", env.Type, why)
+		}
 		return rejectOnly(res, "/type", "event type %q is not registered", env.Type)
 	}
 	res.RegistryVersion = def.Version

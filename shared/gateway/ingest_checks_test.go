@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // Everything a later stage would refuse an event for is refused at ingest, per event, with
@@ -189,4 +190,24 @@ func TestBatchOf500IsTakenAnd501Is413(t *testing.T) {
 func ceUnit(id, typ, data, unit string) events.Raw {
 	r := ce(id, typ, data)
 	return events.Raw{JSON: []byte(strings.Replace(string(r.JSON), `"businessunitid":"bu-1"`, `"businessunitid":"`+unit+`"`, 1))}
+}
+
+// A definition stored before the registry ran the engine's check (a hot step above 1e9)
+// is left out when loaded, and its events are rejected saying why — never accepted and then
+// dead-lettered by the attribute engine, nor called "not registered".
+func TestStoredDefinitionTheEngineRefusesRejectsItsEvents(t *testing.T) {
+	e := newEnv(t)
+	def := `{"eventType":"ItemView","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"views","entity_type":"ITEM","entity_id_pointer":"/itemId","operation":"INCREMENT","hot":true,"step":2000000000}]}`
+	if _, err := e.st.EventRegistrySave(context.Background(), store.EventRegistrySaveParams{EventType: "ItemView", DefinitionJSON: def, Operator: "old", Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Minute) // past the reload interval
+	res, err := e.svc.Ingest(context.Background(), automation.AllBusinessUnits(), []events.Raw{ce("iv-1", "ItemView", `{"itemId":"SKU-1"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Status != "rejected" || res[0].Pointer != "/type" || !strings.Contains(res[0].Reason, "no longer passes the registry's check") ||
+		!strings.Contains(res[0].Reason, "/counterInstructions/0/step") {
+		t.Fatalf("%+v", res[0])
+	}
 }
