@@ -90,6 +90,8 @@ func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 		{"event channel for a notification", `{"eventType":"E","class":"NOTIFICATION","schema":{},"notification":{"template":"E","channels":["log","event"],"recipients":["CUST-1"]}}`,
 			"/notification/channels/1", "is for reminders"},
 		{"member twice", `{"eventType":"E","eventType":"F","class":"DIRECT","schema":{}}`, "/eventType", ""},
+		{"zone in the wrong case", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"DAILY","time_zone":"asia/ho_chi_minh"}`),
+			"/counterInstructions/0/time_zone", `did you mean "Asia/Ho_Chi_Minh"?`},
 	}
 	for _, c := range cases {
 		_, err := ck.CheckDefinition([]byte(c.def))

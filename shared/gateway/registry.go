@@ -474,7 +474,11 @@ func checkInstruction(in Instruction, at string) error {
 	}
 	if in.TimeZone != "" {
 		if _, err := localtime.LoadZone(in.TimeZone); err != nil {
-			return refuse(at+"/time_zone", "unknown time zone %q (an IANA name such as Asia/Ho_Chi_Minh)", in.TimeZone)
+			hint := ""
+			if near := automation.Closest(in.TimeZone, localtime.ZoneIDs()); near != "" {
+				hint = fmt.Sprintf(": did you mean %q?", near)
+			}
+			return refuse(at+"/time_zone", "unknown time zone %q (an IANA name such as Asia/Ho_Chi_Minh)%s", in.TimeZone, hint)
 		}
 	}
 	if err := checkCodeTemplate(in.AttributeCode, at+"/attribute_code"); err != nil {
