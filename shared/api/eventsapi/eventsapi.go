@@ -56,7 +56,8 @@ func Register(r *funchost.Router, api *httpapi.API, d Deps) {
 // ingest: 200 with the results of a batch (each accepted, duplicate or rejected); for a
 // single event (binary or structured mode) 200 when accepted or a duplicate, 422 naming
 // the member when rejected, 404 when its business unit is outside the caller's scope (like
-// an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array.
+// an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array,
+// 415 for a media type other than the CloudEvents and JSON types (strictjson.MediaType).
 func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
 	body, err := httpapi.ReadBody(r)
 	if err != nil {
