@@ -43,7 +43,7 @@ func (b *balanceFlags) Set(v string) error {
 func billingSimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("billing-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8089", "loopback address to listen on")
+	addr := fs.String("addr", billingSimAddr, "loopback address to listen on")
 	var balances balanceFlags
 	fs.Var(&balances, "balance", "a starting balance, businessUnitId:CURRENCY:minorUnits (repeatable)")
 	if err := fs.Parse(args); err != nil {

@@ -54,8 +54,8 @@ commands:
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
-  providersim   run the simulated campaign action provider (HTTP on 127.0.0.1, fault switches)
-  billing-sim   run the simulated billing provider on 127.0.0.1 (docs/billing.md), for demos
+  provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
+  billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
   emulator-config  the Service Bus emulator's Config.json from the topology (make test/azure, docker-compose.azure.yml)
 
@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "support":
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
-	case "providersim":
+	case "provider-sim", "providersim": // providersim: the name before both simulators were named alike
 		return providersimCmd(ctx, args[1:], stdout, stderr)
 	case "billing-sim":
 		return billingSimCmd(ctx, args[1:], stdout, stderr)

@@ -9,15 +9,21 @@ import (
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 )
 
+// Default addresses of the two simulators: apart, so both run beside a serve at once.
+const (
+	providerSimAddr = "127.0.0.1:8088"
+	billingSimAddr  = "127.0.0.1:8089"
+)
+
 // providersimCmd runs the simulated campaign action provider (docs/campaigns.md#simulated-provider)
-// until ctx ends: `automation providersim [-addr 127.0.0.1:8089] [-dedupe] [-lookup]
+// until ctx ends: `automation provider-sim [-addr 127.0.0.1:8088] [-dedupe] [-lookup]
 // [-mode flaky -fail-percent 20 -lose-percent 10 | -mode slow -delay 2s]`. It prints its
 // base URL on stdout; faults can be switched later with PUT {url}/faults. Exit codes: 0
 // stopped, 1 could not listen, 2 bad flags.
 func providersimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("providersim", flag.ContinueOnError)
+	fs := flag.NewFlagSet("provider-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8089", "listen address (keep it on 127.0.0.1)")
+	addr := fs.String("addr", providerSimAddr, "listen address (keep it on 127.0.0.1)")
 	dedupe := fs.Bool("dedupe", false, "deduplicate by Idempotency-Key")
 	lookup := fs.Bool("lookup", false, "answer GET /actions/{key}")
 	mode := fs.String("mode", "", "fault mode: slow, timeout-after-apply, fail, lose-answer or flaky")
@@ -28,16 +34,16 @@ func providersimCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "automation providersim: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "automation provider-sim: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	s := providersim.New(providersim.Config{Dedupe: *dedupe, Lookup: *lookup})
 	if err := s.SetFaults(providersim.Faults{Mode: *mode, Delay: *delay, FailPercent: *failPct, LosePercent: *losePct}); err != nil {
-		fmt.Fprintf(stderr, "automation providersim: %v\n", err)
+		fmt.Fprintf(stderr, "automation provider-sim: %v\n", err)
 		return 2
 	}
 	if err := s.Start(*addr); err != nil {
-		fmt.Fprintf(stderr, "automation providersim: %v\n", err)
+		fmt.Fprintf(stderr, "automation provider-sim: %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(stdout, s.URL())

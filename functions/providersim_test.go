@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// `automation providersim` serves the action protocol until stopped; bad flags are exit 2.
+// `automation provider-sim` (alias providersim) serves the action protocol until stopped; bad flags are exit 2.
 func TestProvidersimCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"providersim", "-mode", "sometimes"}, nil, io.Discard, io.Discard); code != 2 {
 		t.Fatalf("bad mode: exit %d", code)
@@ -33,7 +34,7 @@ func TestProvidersimCommand(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"providersim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup"}, nil, out, io.Discard)
+		done <- run(ctx, []string{"provider-sim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup"}, nil, out, io.Discard)
 	}()
 	var url string
 	for range 200 {
@@ -55,5 +56,27 @@ func TestProvidersimCommand(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// The two simulators are named alike, listed in the usage and README's command table, and
+// do not share a default address: both run beside a serve at once (issue 33, item 10).
+func TestSimulatorsNamedAlikeOnTheirOwnAddresses(t *testing.T) {
+	if providerSimAddr == billingSimAddr {
+		t.Fatalf("provider-sim and billing-sim both default to %s", providerSimAddr)
+	}
+	var help strings.Builder
+	run(context.Background(), []string{"help"}, nil, &help, io.Discard)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cmd, addr string }{{"provider-sim", providerSimAddr}, {"billing-sim", billingSimAddr}} {
+		if !strings.Contains(help.String(), "  "+c.cmd+" ") || !strings.Contains(help.String(), c.addr) {
+			t.Errorf("usage lacks %s on %s:\n%s", c.cmd, c.addr, help.String())
+		}
+		if !strings.Contains(string(readme), "| `automation "+c.cmd) || !strings.Contains(string(readme), c.addr) {
+			t.Errorf("README's command table lacks `automation %s` on %s", c.cmd, c.addr)
+		}
 	}
 }

@@ -194,6 +194,9 @@ param webhookIdempotent string = 'false'
 @description('Webhooks may reach private/VNet addresses ("true"/"false"); false is the SSRF guard.')
 param webhookAllowPrivateNetworks string = 'false'
 
+@description('One billing call\'s timeout, seconds (1..300; AUTOMATION_BILLING_TIMEOUT_SECONDS).')
+param billingTimeoutSeconds string = '10'
+
 @description('Webhook request timeout, seconds.')
 param webhookTimeoutSeconds string = '10'
 
@@ -366,6 +369,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_BILLING_TOKEN'
     value: billingToken
+  }
+  {
+    name: 'AUTOMATION_BILLING_TIMEOUT_SECONDS'
+    value: billingTimeoutSeconds
   }
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'

@@ -25,6 +25,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/console"
+	"github.com/automation-platform/automation/shared/api/deadletterapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
@@ -40,6 +41,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/deadletter"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -97,6 +99,9 @@ type Runtime struct {
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API *httpapi.API
+	// DeadLetters lists, requeues and counts the messages a route gave up on
+	// (/api/support/dead-letters, the dead-letter counts of /api/events/metrics).
+	DeadLetters *deadletter.Service
 	// Support is the support API's service (find, explain, act, metrics); its routes are
 	// registered on Functions under /api/support/ (supportapi.Register).
 	Support *support.Service
@@ -133,6 +138,9 @@ type Runtime struct {
 	// topology.Functions); nil on Service Bus.
 	host    *local.Host
 	closers []func() error
+	// sbDeadLetters reads the Service Bus entities' dead-letter subqueues; nil on the
+	// in-process bus.
+	sbDeadLetters *azure.ServiceBusDeadLetters
 }
 
 // Options are what a runtime needs beyond Config.
@@ -287,6 +295,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return fail(err)
 		}
 		r.Publisher = p
+		r.sbDeadLetters = &azure.ServiceBusDeadLetters{Publisher: p, Entities: deadLetterEntities()}
 		r.closers = append(r.closers, func() error {
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -356,7 +365,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
 		RelayAfterPoll: cfg.RelayAfterPoll, RelayBudget: cfg.RelayBudget, DrainBatches: cfg.DueWorkDrainBatches, BatchDeadline: cfg.BatchDeadline, Log: o.Log, Campaigns: &r.Campaign,
-		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) }})
+		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) },
+		OnDeadLetter:  r.keepDeadLetter})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)
 	if err != nil {
@@ -367,12 +377,16 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Support routes (/api/support/...) belong to the SupportApi HTTP function in Azure.
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
+	// Dead letters of every route (/api/support/dead-letters): the in-process bus's list, or
+	// Service Bus's dead-letter subqueues (docs/operations.md#dead-letters).
+	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log}
+	deadletterapi.Register(r.Functions, r.API, r.DeadLetters)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	// The charging service of paid campaign actions (docs/budgets.md).
 	switch {
 	case o.Billing != nil:
 	case cfg.Billing.URL != "":
-		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token}
+		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token, Timeout: cfg.Billing.Timeout}
 	default:
 		o.Billing = budget.NoBilling{}
 	}
@@ -384,7 +398,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
-	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog})
+	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
@@ -608,6 +622,56 @@ func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 			r.Pump.Notify()
 		}
 	}
+}
+
+// deadLetterBox is the bus's dead letters: the in-process bus's list, or the Service Bus
+// publisher's view of each entity's dead-letter subqueue; nil when the bus offers none.
+func (r *Runtime) deadLetterBox() bus.DeadLetterBox {
+	if r.Memory != nil {
+		return r.Memory
+	}
+	if r.sbDeadLetters != nil {
+		return r.sbDeadLetters
+	}
+	return nil
+}
+
+// deadLetterEntities are the Service Bus entities the functions consume (topology.Functions),
+// each once: their dead-letter subqueues are the dead letters on Service Bus.
+func deadLetterEntities() []azure.DeadLetterEntity {
+	var out []azure.DeadLetterEntity
+	seen := map[azure.DeadLetterEntity]bool{}
+	for _, f := range topology.Functions() {
+		var e azure.DeadLetterEntity
+		switch {
+		case f.Queue != "":
+			e.Queue = f.Queue
+		case f.Topic != "" && f.Subscription != "":
+			e.Topic, e.Subscription = f.Topic, f.Subscription
+		default:
+			continue
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// keepDeadLetter puts a message its function recorded as a dead letter (and completed) on
+// the in-process bus's dead-letter list, so the dead-letter API lists and requeues it; on
+// Service Bus the record (a diagnostics blob and a trace row) is all there is.
+func (r *Runtime) keepDeadLetter(ctx context.Context, function string, msg funchost.ServiceBusMessage, reason error) {
+	if r.Memory == nil {
+		return
+	}
+	f, ok := topology.Lookup(function)
+	if !ok || f.Destination() == "" {
+		return
+	}
+	r.Memory.RecordDeadLetter(bus.Message{ID: msg.MessageID, Destination: f.Destination(), SessionID: msg.SessionID,
+		Body: msg.Body, DeliveryCount: msg.DeliveryCount}, reason.Error())
 }
 
 // recordDeadLetter keeps a message the in-process bus gave up on: a diagnostics blob

@@ -66,6 +66,10 @@ func openGateway(t *testing.T, dir string) *gwEnv {
 
 func (e *gwEnv) seedRegistry(t *testing.T) {
 	t.Helper()
+	// Ingest refuses an event of a unit that does not exist: the unit the events name.
+	if err := e.rt.Store.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
 	for typ, def := range map[string]string{"Login": gwLogin, "Redeem_Item": gwRedeem} {
 		if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: typ, Definition: []byte(def), Operator: "test"}); err != nil {
 			t.Fatal(err)
@@ -80,6 +84,9 @@ func sdkEvent(id, typ string, data any) cloudevents.Event {
 	ev.SetType(typ)
 	ev.SetExtension("businessunitid", "bu-1")
 	ev.SetExtension("customerid", "CUST-001")
+	// The SDK's client stamps the wall clock on an event without a time; the runtime's clock
+	// is a manual one, and ingest refuses a time more than a day ahead of it.
+	ev.SetTime(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
 	_ = ev.SetData(cloudevents.ApplicationJSON, data)
 	return ev
 }

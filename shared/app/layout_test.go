@@ -29,13 +29,16 @@ import (
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
 //     (events), the HTTP conventions (httpapi) and the adapters' OpenAPI checks
 //     (httpapi/openapitest), the business units every domain works in (businessunit), the
+//     scoped view of the bus's dead letters (deadletter), the
 //     store and bus suites (storetest, bustest), SQL behind the store (sql/sqlstore), the
 //     trace and bus adapters (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
 //     (delivery); the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
-//     (publish), over parsed events.
+//     (publish), over parsed events; the dead-letter routes (api/deadletterapi); the attribute engine (attribute), whose instruction
+//     check and event-time bound the gateway runs at save and at ingest (one rule, not two
+//     copies).
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
-//     (report), the event gateway (gateway), the attribute engine (attribute), the real channels (delivery/channel) and their
+//     (report), the event gateway (gateway), the real channels (delivery/channel) and their
 //     suite (channeltest), the delivery HTTP adapter (api/deliveryapi), and the in-app inbox
 //     channel with its broker and service (inbox).
 //  5. services and adapters over the domains — support reads (support), settings, report,
@@ -62,9 +65,9 @@ import (
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
-	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
-	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim"},
-	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/attribute", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
+	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/attribute", "shared/api/deadletterapi"},
+	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget"},
 	{"shared/api/supportapi", "shared/api/console"},
 	{"shared/api/supportapi/supportclient"},

@@ -332,7 +332,11 @@ func routeTable() map[string]routeCase {
 		"GET /api/support/explain": {req: get(func(u unitFixture) string {
 			return "/api/support/explain?sourceType=PoliceVetting&sourceGuid=" + u.source
 		}), in: 200, out: 404},
-		"GET /api/support/metrics":            {req: get(func(u unitFixture) string { return "/api/support/metrics?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/support/metrics":      {req: get(func(u unitFixture) string { return "/api/support/metrics?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"GET /api/support/dead-letters": {req: get(func(u unitFixture) string { return "/api/support/dead-letters?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/support/dead-letters/requeue": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/dead-letters/requeue", body: `{"id":"dl-` + u.bu + `","reason":"fixed"}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: "no dead letter has that id", out: 404},
 		"GET /api/support/deliveries/unknown": {req: get(func(u unitFixture) string { return "/api/support/deliveries/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"POST /api/support/deliveries/unknown/{deliveryKey}/resolve": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/support/deliveries/unknown/dlv_" + u.bu + "/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"Sent","reason":"r"}`,

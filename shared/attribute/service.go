@@ -154,26 +154,8 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 		if in.TargetEntityID == "" || in.EntityType == "" || in.AttributeCode == "" {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "target_entity_id, entity_type and attribute_code are required")
 		}
-		// The columns' bounds (KeyBounds): a longer value could never be stored.
-		for _, f := range []struct {
-			name, v string
-			max     int
-		}{{"target_entity_id", in.TargetEntityID, MaxEntityIDLen}, {"entity_type", in.EntityType, MaxEntityTypeLen}, {"attribute_code", in.AttributeCode, MaxAttributeCodeLen}} {
-			if len(f.v) > f.max {
-				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].%s", i, f.name), "is at most %d bytes", f.max)
-			}
-		}
-		for j, th := range in.Thresholds {
-			// A cap's spend is kept under the attribute code CapPrefix + budget.
-			if th.Cap != nil && len(CapPrefix)+len(th.Cap.Budget) > MaxAttributeCodeLen {
-				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].thresholds[%d].cap.budget", i, j), "is at most %d bytes", MaxAttributeCodeLen-len(CapPrefix))
-			}
-		}
-		if strings.HasPrefix(in.AttributeCode, CapPrefix) {
-			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].attribute_code", i), "%q is reserved for caps", CapPrefix)
-		}
-		if in.Hot && (len(in.Thresholds) > 0 || (in.Operation != OpIncrement && in.Operation != OpDecrement) || (in.Period != "" && in.Period != PeriodLifetime)) {
-			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "attribute %s: a hot counter is a LIFETIME INCREMENT or DECREMENT without thresholds", in.AttributeCode)
+		if ie := CheckInstruction(in); ie != nil {
+			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]%s", i, memberPath(ie.Member)), "%s", ie.Reason)
 		}
 	}
 	return p, at.UTC(), nil
@@ -209,9 +191,10 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 	if err != nil {
 		return p, Result{}, err
 	}
-	if s.Clock != nil && at.After(s.Clock.Now().Add(MaxFutureSkew)) {
-		return p, Result{}, automation.Invalid("timestamp", "%s is more than %s ahead of now: an event from the future would freeze the entity's order-sensitive attributes",
-			at.Format(time.RFC3339), MaxFutureSkew)
+	if s.Clock != nil {
+		if err := CheckEventTime("timestamp", at, s.Clock.Now()); err != nil {
+			return p, Result{}, err
+		}
 	}
 	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
 	if errors.Is(err, store.ErrNotFound) {

@@ -28,6 +28,9 @@ const (
 	CodeInProgress ErrorCode = "RequestInProgress"
 	// CodeUnauthorized: missing or wrong credentials (HTTP 401).
 	CodeUnauthorized ErrorCode = "Unauthorized"
+	// CodeUnsupportedMediaType: a request body of a media type the route does not take
+	// (HTTP 415; strictjson.MediaType).
+	CodeUnsupportedMediaType ErrorCode = "UnsupportedMediaType"
 )
 
 // Error is a typed error with a stable Code and a human message. Field names the input

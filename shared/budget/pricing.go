@@ -73,7 +73,7 @@ type PolicyInput struct {
 // ValidatePolicy checks an input for business unit bu and action type t. known reports the
 // action types the platform knows (nil: DefaultKnownActionType). Errors are
 // automation.CodeInvalidInput naming each bad field: an unknown action type, formula or
-// currency, a rate that is not an exact non-negative decimal, minFee > maxFee, a conversion
+// currency, a rate that is not an exact non-negative decimal or is above money.MaxMinor, minFee > maxFee, a conversion
 // without a positive rate or to the policy's own currency, an empty unit or transfer type.
 func ValidatePolicy(bu, t string, in PolicyInput, known func(string) bool) (store.PricePolicy, error) {
 	if known == nil {
@@ -88,8 +88,12 @@ func ValidatePolicy(bu, t string, in PolicyInput, known func(string) bool) (stor
 	default:
 		errs = append(errs, automation.Invalid("formula", "%q is not FIXED, PER_UNIT or PERCENT", in.Formula))
 	}
-	if _, err := money.ParseDecimal("rate", in.Rate); err != nil {
+	if r, err := money.ParseDecimal("rate", in.Rate); err != nil {
 		errs = append(errs, err)
+	} else if r.GreaterThan(decimal.NewFromInt(money.MaxMinor)) {
+		// One command's fee (FIXED), one unit's (PER_UNIT) or the percentage (PERCENT) above
+		// the bound of every amount could never be charged: refused here, not at run time.
+		errs = append(errs, automation.Invalid("rate", "%s is above %d, the bound of every amount in minor units (money.MaxMinor)", in.Rate, money.MaxMinor))
 	}
 	if strings.TrimSpace(in.Unit) == "" || len(in.Unit) > 50 {
 		errs = append(errs, automation.Invalid("unit", "is required (at most 50 characters)"))

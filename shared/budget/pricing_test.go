@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -68,6 +69,8 @@ func TestValidatePolicyRefusesBadInput(t *testing.T) {
 		"self convert":   func(p *budget.PolicyInput) string { p.ConvertTo, p.ConversionRate = "USD", "1"; return "TOP_UP" },
 		"zero rate conv": func(p *budget.PolicyInput) string { p.ConvertTo, p.ConversionRate = "VND", "0"; return "TOP_UP" },
 		"no unit":        func(p *budget.PolicyInput) string { p.Unit = ""; return "TOP_UP" },
+		// A rate no fee could ever be charged at: refused at save, not at run time (issue 33, item 11).
+		"rate 10^30": func(p *budget.PolicyInput) string { p.Rate = "1" + strings.Repeat("0", 30); return "TOP_UP" },
 	}
 	for name, edit := range bad {
 		p := good
@@ -75,6 +78,12 @@ func TestValidatePolicyRefusesBadInput(t *testing.T) {
 		if _, err := budget.ValidatePolicy("bu-1", at, p, nil); automation.CodeOf(err) != automation.CodeInvalidInput {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// The bound itself is accepted.
+	atBound := good
+	atBound.Rate = "1000000000000000"
+	if _, err := budget.ValidatePolicy("bu-1", "TOP_UP", atBound, nil); err != nil {
+		t.Errorf("a rate of money.MaxMinor: %v", err)
 	}
 	// The campaign catalog may know more types.
 	if _, err := budget.ValidatePolicy("bu-1", "SEND_PIGEON", good, func(string) bool { return true }); err != nil {

@@ -115,7 +115,7 @@ func (s *Service) SetMaxCost(ctx context.Context, bu, campaign string, in Budget
 	}
 	if _, err := s.Store.BudgetSetMaxCost(ctx, store.BudgetSetMaxCostParams{BusinessUnitID: bu, CampaignID: campaign, MaxCost: int64(in.MaxCost),
 		ExpectedVersion: expectedVersion, Now: s.Clock.Now(), Operator: operator, Reason: in.Reason}); err != nil {
-		return View{}, err
+		return View{}, s.versionMoved(ctx, bu, campaign, expectedVersion, err)
 	}
 	return s.GetView(ctx, bu, campaign)
 }
@@ -139,9 +139,24 @@ func (s *Service) Resume(ctx context.Context, bu, campaign string, expectedVersi
 	}
 	if _, err := s.Store.BudgetSetStatus(ctx, store.BudgetSetStatusParams{BusinessUnitID: bu, CampaignID: campaign, Status: store.BudgetActive,
 		ExpectedVersion: expectedVersion, Now: s.Clock.Now(), Operator: operator, AuditReason: reason}); err != nil {
-		return View{}, err
+		return View{}, s.versionMoved(ctx, bu, campaign, expectedVersion, err)
 	}
 	return s.GetView(ctx, bu, campaign)
+}
+
+// versionMoved turns a stale version (store.ErrLeaseLost) into a 412 naming the budget's
+// version in force, so the caller knows what to read; other errors pass through. The answer
+// still wraps store.ErrLeaseLost.
+func (s *Service) versionMoved(ctx context.Context, bu, campaign string, expected int64, err error) error {
+	if !errors.Is(err, store.ErrLeaseLost) {
+		return err
+	}
+	b, gerr := s.Store.BudgetGet(ctx, bu, campaign)
+	if gerr != nil {
+		return err
+	}
+	return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match",
+		Message: fmt.Sprintf("the budget is at version \"%d\", not \"%d\"; read it again", b.Version, expected), Err: err}
 }
 
 // PutPolicy validates and stores a price policy (ExpectedVersion 0 creates). Errors:

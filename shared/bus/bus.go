@@ -104,7 +104,8 @@ type Memory struct {
 	batches  map[string]batchConsumer
 	recent   map[string]bool // destination + "\x00" + message id -> settled (completed or dead-lettered)
 	recentQ  []string
-	dead     []DeadLettered
+	dead     []deadEntry // the dead-letter list, oldest first (DeadLetterBox)
+	deadSeq  uint64
 	waiting  []delayed // failed messages waiting for their redelivery time
 	// busy holds the sessions (destination + "\x00" + SessionID) of messages handed to a
 	// handler and not yet settled: next skips their later messages, so concurrent drains
@@ -313,7 +314,12 @@ func (b *Memory) settleAfter(ctx context.Context, m Message, err error) {
 	switch {
 	case st.Action == ActionDeadLetter:
 		dl = &DeadLettered{Message: m, Reason: err.Error()}
-		b.dead = append(b.dead, *dl)
+		b.deadSeq++
+		var on time.Time
+		if b.opts.Now != nil {
+			on = b.opts.Now().UTC()
+		}
+		b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: *dl})
 		if len(b.dead) > b.opts.MaxDeadLetters {
 			b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
 		}
@@ -459,5 +465,9 @@ func (b *Memory) Waiting() int {
 func (b *Memory) DeadLetters() []DeadLettered {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]DeadLettered(nil), b.dead...)
+	out := make([]DeadLettered, len(b.dead))
+	for i, e := range b.dead {
+		out[i] = e.d
+	}
+	return out
 }

@@ -65,8 +65,16 @@ func (in Input) Record(now time.Time) (store.BusinessUnitRecord, error) {
 		bad("name", "is required: 1..%d characters, no control or bidirectional-text characters", MaxNameChars)
 	}
 	iana, windows, err := localtime.ResolveZoneID(in.TimeZone)
-	if err != nil {
-		bad("timeZone", "unknown time zone %q: use an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")", in.TimeZone)
+	switch {
+	case err == nil:
+	case strings.TrimSpace(in.TimeZone) == "":
+		bad("timeZone", "is required: an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")")
+	default:
+		hint := ""
+		if near := automation.Closest(in.TimeZone, localtime.ZoneIDs()); near != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		bad("timeZone", "unknown time zone %q%s: use an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")", in.TimeZone, hint)
 	}
 	if len(in.Roles) > MaxRoles {
 		bad("roles", "has %d roles, at most %d", len(in.Roles), MaxRoles)

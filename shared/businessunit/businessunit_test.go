@@ -79,6 +79,19 @@ func TestInputRecord(t *testing.T) {
 			t.Errorf("%s: %v (%s), want an invalid %s", tc.name, err, automation.CodeOf(err), tc.field)
 		}
 	}
+	// An empty zone is "required", a zone in the wrong letter case gets a "did you mean"
+	// (issue 33, item 10).
+	for _, c := range []struct{ zone, want string }{
+		{"", "timeZone: is required"},
+		{"asia/ho_chi_minh", `unknown time zone "asia/ho_chi_minh" (did you mean "Asia/Ho_Chi_Minh"?)`},
+		{"Australia/Sidney", `(did you mean "Australia/Sydney"?)`},
+	} {
+		in := good
+		in.TimeZone = c.zone
+		if _, err := in.Record(t0); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("zone %q: %v, want %q", c.zone, err, c.want)
+		}
+	}
 	if _, err := (businessunit.Input{ID: "bu", Name: "x", TimeZone: "UTC", Roles: map[string][]string{"all": many(businessunit.MaxRoleAddresses)}}).Record(t0); err != nil {
 		t.Errorf("a role of MaxRoleAddresses addresses: %v", err)
 	}

@@ -62,9 +62,19 @@ func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definit
 		if expected == nil {
 			return c, automation.Errorf(automation.CodeConflict, "campaign %q exists; replace it with If-Match", id)
 		}
-		return c, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the campaign was changed since; read it again"}
+		return c, a.versionMoved(ctx, businessUnitID, id, want)
 	}
 	return c, err
+}
+
+// versionMoved is the 412 of a save whose expected version is not the stored one: it names
+// the version in force, so the caller knows what to read.
+func (a *Admin) versionMoved(ctx context.Context, businessUnitID, id string, expected int64) error {
+	msg := "the campaign was changed since; read it again"
+	if cur, err := a.Store.CampaignGet(ctx, businessUnitID, id); err == nil {
+		msg = fmt.Sprintf("the campaign is at version \"%d\", not \"%d\"; read it again", cur.Version, expected)
+	}
+	return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: msg}
 }
 
 // Rerun starts a new run of the campaign (a deliberate re-run is a new run identity, docs/campaigns.md#identities):
@@ -79,7 +89,7 @@ func (a *Admin) Rerun(ctx context.Context, businessUnitID, id string, expected i
 	cur.RunID = fmt.Sprintf("run-%d", max(n, 0)+1)
 	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: cur, ExpectedVersion: &expected, Now: a.Clock.Now().UTC()})
 	if errors.Is(err, store.ErrConflict) {
-		return c, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the campaign was changed since; read it again"}
+		return c, a.versionMoved(ctx, businessUnitID, id, expected)
 	}
 	return c, err
 }

@@ -723,3 +723,37 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 		})
 	}
 }
+
+// A failure of our own store before the provider call (the budget's reservation refused by
+// the database) leaves the command a LastError without store internals — the dialect, the
+// query name, the database's text — but naming the stage and a stable code; an
+// automation.Error meant for people keeps its message (issue 33, item 11).
+func TestLastErrorHidesStoreInternals(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{})
+	d := threeSteps("sim")
+	d.Actions = d.Actions[1:2]
+	r.save("c", d, "r1")
+	ctx := context.Background()
+	guardErr := fmt.Errorf("sqlite BudgetReserve: %w", errors.New("database is locked (5) (SQLITE_BUSY)"))
+	r.worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) {
+		return campaign.GuardDecision{}, guardErr
+	})
+	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
+		t.Fatal(err)
+	}
+	r.pump()
+	c := r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1"))[0]
+	if c.Status != store.CommandQueued || strings.Contains(c.LastError, "sqlite") || strings.Contains(c.LastError, "BudgetReserve") ||
+		strings.Contains(c.LastError, "SQLITE") || c.LastError != "budget: internal error (Internal), retried; details in the log" {
+		t.Fatalf("LastError %q (status %s)", c.LastError, c.Status)
+	}
+	guardErr = automation.Errorf(automation.CodeConflict, "the budget is paused")
+	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-2", "cust-2")); err != nil {
+		t.Fatal(err)
+	}
+	r.pump()
+	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", "evt-2"))[0]
+	if c.LastError != "budget: the budget is paused (Conflict)" {
+		t.Fatalf("LastError %q", c.LastError)
+	}
+}

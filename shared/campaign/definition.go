@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/money"
@@ -341,17 +345,63 @@ func (t *ActionType) validate(params json.RawMessage) error {
 	if err := t.compiled.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
-			leaf := ve
-			for len(leaf.Causes) > 0 {
-				leaf = leaf.Causes[0]
+			// The first leaf, unless one is an unknown member: a mistyped name ("amountMinr")
+			// also makes the member it meant missing, and the typo is what to fix.
+			var leaves []*jsonschema.ValidationError
+			var walk func(v *jsonschema.ValidationError)
+			walk = func(v *jsonschema.ValidationError) {
+				if len(v.Causes) == 0 {
+					leaves = append(leaves, v)
+				}
+				for _, c := range v.Causes {
+					walk(c)
+				}
+			}
+			walk(ve)
+			leaf := leaves[0]
+			for _, l := range leaves {
+				if _, ok := l.ErrorKind.(*kind.AdditionalProperties); ok {
+					leaf = l
+					break
+				}
 			}
 			field := ""
 			for _, tok := range leaf.InstanceLocation {
 				field += "." + tok
 			}
-			return invalid(field, "%s", leaf.Error())
+			// The message without the library's "at '<location>'" prefix (the field names
+			// the member); an unknown member is named itself, with the member it likely meant.
+			if ap, ok := leaf.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
+				name := ap.Properties[0]
+				msg := fmt.Sprintf("unknown member %q", name)
+				if s := schemaAt(t.compiled, leaf.InstanceLocation); s != nil {
+					if near := automation.Closest(name, slices.Sorted(maps.Keys(s.Properties))); near != "" {
+						msg += fmt.Sprintf(" (did you mean %q?)", near)
+					}
+				}
+				return invalid(field+"."+name, "%s", msg)
+			}
+			if req, ok := leaf.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
+				return invalid(field+"."+req.Missing[0], "is required")
+			}
+			return invalid(field, "%s", leaf.ErrorKind.LocalizedString(schemaPrinter))
 		}
 		return invalid("", "%v", err)
 	}
 	return nil
+}
+
+// schemaPrinter renders schema violations in English.
+var schemaPrinter = message.NewPrinter(language.English)
+
+// schemaAt follows an instance location through a schema's properties (nil when a step is
+// not a declared property).
+func schemaAt(s *jsonschema.Schema, loc []string) *jsonschema.Schema {
+	for _, tok := range loc {
+		if s == nil {
+			return nil
+		}
+		s = s.Properties[tok]
+	}
+	return s
 }

@@ -266,7 +266,7 @@ func (w *Worker) run(ctx context.Context, s Step) error {
 		if pr, ok := w.Guard.(PausedResumer); ok {
 			var err error
 			if resumed, err = pr.ResumePaused(ctx, s); err != nil {
-				return w.transient(ctx, s, err)
+				return w.transient(ctx, s, w.ownFailure(ctx, s, "budget", err))
 			}
 		}
 		if !resumed {
@@ -290,7 +290,7 @@ func (w *Worker) run(ctx context.Context, s Step) error {
 		d, err := w.Guard.BeforeCall(ctx, s)
 		switch {
 		case err != nil:
-			return w.transient(ctx, s, err)
+			return w.transient(ctx, s, w.ownFailure(ctx, s, "budget", err))
 		case d.Deny != "":
 			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandFailed, Error: "denied: " + d.Deny})
 			return err
@@ -410,6 +410,27 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 func (w *Worker) succeeded(ctx context.Context, s Step, res Result) error {
 	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSucceeded, ProviderRef: res.Reference, ResultJSON: string(res.Body)})
 	return err
+}
+
+// ownFailure is a failure of our own services or stores before the provider call (the
+// budget's reservation refused by the database, say) as a command's LastError may show it:
+// the message of an automation.Error meant for people ("budget: <message>"), else a stable
+// text naming the stage and the code ("budget: internal error (Internal), retried; details
+// in the log"), never a store's own text (dialect, query name, SQL). The full error is
+// logged with the command. The error's intent (a retry-after) is kept.
+func (w *Worker) ownFailure(ctx context.Context, s Step, stage string, err error) error {
+	var ae *automation.Error
+	msg := fmt.Sprintf("%s: internal error (%s), retried; details in the log", stage, automation.CodeInternal)
+	if errors.As(err, &ae) && ae.Code != automation.CodeInternal && ae.Code != "" {
+		msg = fmt.Sprintf("%s: %s (%s)", stage, ae.Message, ae.Code)
+	} else if w.Log != nil {
+		w.Log.WarnContext(ctx, "campaign command: "+stage+" failed", "commandId", s.Command.CommandID, "error", err.Error())
+	}
+	out := errors.New(msg)
+	if d, ok := automation.RetryAfterOf(err); ok {
+		return automation.RetryAfter(d, out)
+	}
+	return out
 }
 
 // unknown records UNKNOWN: with a resolution path (resend or lookup) at the next rung of the

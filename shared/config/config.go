@@ -79,6 +79,7 @@ var Settings = []Setting{
 	{"AUTOMATION_REPORT_SOURCES", Local | Azure, "", "Report subscriptions: domain report types rendered by an HTTP report source, ReportType=https://...,Other=https://... (the built-in automation-activity report needs none)."},
 	{"AUTOMATION_BILLING_URL", Local | Azure, "", "Budgets: base URL of the billing provider (docs/billing.md), https (http only for 127.0.0.1/localhost). Empty: no billing provider, and priced campaign actions are refused before anything is held (free ones run)."},
 	{"AUTOMATION_BILLING_TOKEN", Local | Azure, "", "Budgets: bearer token sent to the billing provider. In Azure a Key Vault reference."},
+	{"AUTOMATION_BILLING_TIMEOUT_SECONDS", Local | Azure, "10", "Budgets: one billing call's timeout, seconds (1..300); a charge that reaches it is UNKNOWN and reconciled (docs/billing.md)."},
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 	{"AUTOMATION_CAMPAIGN_PROVIDERS", Local | Azure, "", `Campaigns: HTTP action providers, a JSON array of {"name","baseUrl","actionTypes":[...],"dedupe","lookup","concurrency","ratePerSecond","timeoutSeconds"} (docs/campaigns.md#configured-providers). Empty: none beside the delivery channels.`},
 	{"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", Local | Azure, "", `Campaigns: bearer tokens of the HTTP action providers, a JSON object {"<provider name>":"<token>"}; a provider without one sends no Authorization header. In Azure a Key Vault reference.`},
@@ -173,9 +174,11 @@ type Config struct {
 }
 
 // BillingConfig locates the billing provider; URL "" = none (priced actions are refused).
+// Timeout bounds one call (AUTOMATION_BILLING_TIMEOUT_SECONDS, default 10 s).
 type BillingConfig struct {
-	URL   string
-	Token string
+	URL     string
+	Token   string
+	Timeout time.Duration
 }
 
 // CampaignProviderConfig is one HTTP action provider (docs/campaigns.md#configured-providers).
@@ -351,7 +354,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if (c.SMTP.Username == "") != (c.SMTP.Password == "") {
 		bad("AUTOMATION_SMTP_USERNAME", "set both AUTOMATION_SMTP_USERNAME and AUTOMATION_SMTP_PASSWORD, or neither")
 	}
-	c.Billing = BillingConfig{URL: strings.TrimRight(get("AUTOMATION_BILLING_URL"), "/"), Token: get("AUTOMATION_BILLING_TOKEN")}
+	c.Billing = BillingConfig{URL: strings.TrimRight(get("AUTOMATION_BILLING_URL"), "/"), Token: get("AUTOMATION_BILLING_TOKEN"),
+		Timeout: time.Duration(num("AUTOMATION_BILLING_TIMEOUT_SECONDS", 1, 300)) * time.Second}
 	if v := c.Billing.URL; v != "" {
 		if _, err := parseSourceURLs("billing=" + v); err != nil {
 			bad("AUTOMATION_BILLING_URL", "must be an https URL (http only for 127.0.0.1/localhost)")

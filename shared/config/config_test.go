@@ -63,8 +63,12 @@ func TestSettingsAreUniqueAndDocumented(t *testing.T) {
 // optional token; a token without a URL, or a plain-http remote URL, is refused.
 func TestBillingSettings(t *testing.T) {
 	c, err := config.Load(env(nil))
-	if err != nil || c.Billing.URL != "" {
+	if err != nil || c.Billing.URL != "" || c.Billing.Timeout != 10*time.Second {
 		t.Fatalf("default: %+v %v", c.Billing, err)
+	}
+	// The billing client's timeout is a setting (issue 33, item 11).
+	if c, err := config.Load(env(map[string]string{"AUTOMATION_BILLING_TIMEOUT_SECONDS": "45"})); err != nil || c.Billing.Timeout != 45*time.Second {
+		t.Fatalf("timeout 45: %+v %v", c.Billing, err)
 	}
 	c, err = config.Load(env(map[string]string{"AUTOMATION_BILLING_URL": "https://billing.example.test/", "AUTOMATION_BILLING_TOKEN": "t0k"}))
 	if err != nil || c.Billing.URL != "https://billing.example.test" || c.Billing.Token != "t0k" {
@@ -77,6 +81,8 @@ func TestBillingSettings(t *testing.T) {
 		{"AUTOMATION_BILLING_URL": "http://billing.example.test"},
 		{"AUTOMATION_BILLING_URL": "not a url"},
 		{"AUTOMATION_BILLING_TOKEN": "t0k"},
+		{"AUTOMATION_BILLING_TIMEOUT_SECONDS": "0"},
+		{"AUTOMATION_BILLING_TIMEOUT_SECONDS": "301"},
 	} {
 		if _, err := config.Load(env(bad)); err == nil {
 			t.Errorf("%v accepted", bad)

@@ -61,8 +61,16 @@ func DecodeHTTP(ctx context.Context, header http.Header, body []byte) (string, [
 	if header.Get("Ce-Specversion") != "" {
 		return ModeBinary, []Raw{binaryEvent(ctx, header, body)}, nil
 	}
-	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	// Structured or batched: the one media-type rule of every API (a missing Content-Type
+	// is taken as a structured event; anything but the CloudEvents and JSON types is 415).
+	mt, err := strictjson.MediaType(header.Get("Content-Type"), ContentTypeStructured, strictjson.MediaTypeJSON, ContentTypeBatch)
+	if err != nil {
+		return ModeStructured, nil, err
+	}
 	if mt != ContentTypeBatch {
+		if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' {
+			return ModeStructured, []Raw{{Err: automation.Invalid("event", "a JSON array is a batch: send it with Content-Type: %s (%s is one event)", ContentTypeBatch, mt)}}, nil
+		}
 		return ModeStructured, []Raw{{JSON: body}}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

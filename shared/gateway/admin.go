@@ -48,6 +48,14 @@ func (a *Admin) Save(ctx context.Context, p SaveParams) (store.EventRegistryEntr
 	}
 	e, err := a.Store.EventRegistrySave(ctx, store.EventRegistrySaveParams{EventType: p.EventType, ExpectedVersion: p.ExpectedVersion,
 		DefinitionJSON: string(c.Raw), Operator: p.Operator, Now: a.Clock.Now().UTC()})
+	if errors.Is(err, store.ErrLeaseLost) {
+		// 412 with the version in force, so the caller knows what to read (issue 33, item 10).
+		if vs, verr := a.Store.EventRegistryListVersions(ctx, p.EventType); verr == nil && len(vs) > 0 {
+			cur := vs[len(vs)-1].Version
+			return e, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match",
+				Message: fmt.Sprintf("%s is at version \"%d\", not \"%d\"; read it again", p.EventType, cur, p.ExpectedVersion)}
+		}
+	}
 	if err != nil {
 		return e, err
 	}

@@ -16,6 +16,18 @@ type Registry struct {
 	// Version is the registry version in force: the highest save sequence (0 when empty).
 	Version int64
 	byType  map[string]*Compiled
+	// leftOut says why a stored definition no longer checks (a channel removed, a rule added
+	// since it was saved): its events are rejected saying so, not as an unregistered type.
+	// At most one entry per stored type.
+	leftOut map[string]string
+}
+
+// LeftOut says why the stored definition of eventType was left out ("" when it was not).
+func (r *Registry) LeftOut(eventType string) string {
+	if r == nil {
+		return ""
+	}
+	return r.leftOut[eventType]
 }
 
 // Lookup returns the definition of an event type.
@@ -112,6 +124,10 @@ func (c *Cache) load(ctx context.Context) (*Registry, error) {
 			if c.Log != nil {
 				c.Log.Error("registry definition left out", "eventType", e.EventType, "version", e.Version, "error", err.Error())
 			}
+			if reg.leftOut == nil {
+				reg.leftOut = map[string]string{}
+			}
+			reg.leftOut[e.EventType] = fmt.Sprintf("version %d no longer passes the registry's check (%v): save a fixed version", e.Version, err)
 			continue
 		}
 		comp.Version = e.Version

@@ -7,15 +7,20 @@
 //
 // The registry (Definition, Document) holds one versioned definition per event type: its
 // class, routes, a JSON Schema (draft 2020-12) for data, filter conditions, counter
-// instructions (validated when saved: CheckDefinition) and, for notifications, the template
+// instructions (validated when saved: CheckDefinition, which also runs the attribute engine's
+// own check, attribute.CheckInstruction) and, for notifications, the template
 // and channels. Registry is the compiled set in force; Cache reloads it from the store when
 // its version moves (hot reload, bounded by Cache.Interval).
 //
 // An event's state machine:
 //
 //	received ──► rejected        (unregistered type, schema violation, missing id/source/type/
-//	   │                           customer id, data over MaxDataBytes, business unit outside
-//	   │                           the caller's scope: nothing stored or routed)
+//	   │                           customer id, data over MaxDataBytes, a business unit that
+//	   │                           does not exist or is outside the caller's scope, a time more
+//	   │                           than attribute.MaxFutureSkew ahead, a control character in
+//	   │                           the id, a number out of range (numbers.go), or a check that
+//	   │                           panicked: nothing stored or routed, the rest of the request
+//	   │                           goes on)
 //	   ├──────► duplicate        ((source, id) already accepted: nothing new written)
 //	   └──────► accepted ──► routed per route
 //	              (one SQL transaction: the GatewayEvent ledger row (source, id) and one outbox
@@ -26,4 +31,9 @@
 //
 // A filtered event (its filter conditions say "not for us") is accepted with no routes: its
 // id is remembered, nothing is published.
+//
+// Per-key state is bounded: Metrics holds at most MaxMetricKeys (unit, type, status) keys,
+// labelled only by units that exist and are in scope; an Ingest call's memo of business
+// units holds at most a batch's units; the Registry one definition (and at most one
+// left-out reason) per stored type.
 package gateway

@@ -20,6 +20,9 @@ const dormantDef = `{"eventType":"Dormant_User","class":"DIRECT","schema":{"type
 func eventChannelEnv(t *testing.T) (*env, *gateway.EventChannel) {
 	t.Helper()
 	e := newEnv(t)
+	// The reminder is sent when it is due: the clock stands at its SentOn (ingest refuses
+	// an event more than a day ahead of the clock).
+	e.clock.Set(time.Date(2026, 10, 18, 3, 0, 0, 0, time.UTC))
 	if _, err := e.admin.Save(context.Background(), gateway.SaveParams{EventType: "Dormant_User", Definition: []byte(dormantDef), Operator: "jane"}); err != nil {
 		t.Fatal(err)
 	}

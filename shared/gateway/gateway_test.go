@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
@@ -89,6 +90,8 @@ func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 		{"event channel for a notification", `{"eventType":"E","class":"NOTIFICATION","schema":{},"notification":{"template":"E","channels":["log","event"],"recipients":["CUST-1"]}}`,
 			"/notification/channels/1", "is for reminders"},
 		{"member twice", `{"eventType":"E","eventType":"F","class":"DIRECT","schema":{}}`, "/eventType", ""},
+		{"zone in the wrong case", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"DAILY","time_zone":"asia/ho_chi_minh"}`),
+			"/counterInstructions/0/time_zone", `did you mean "Asia/Ho_Chi_Minh"?`},
 	}
 	for _, c := range cases {
 		_, err := ck.CheckDefinition([]byte(c.def))
@@ -121,6 +124,12 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	// Ingest refuses an event of a unit that does not exist: the units the events name.
+	for _, id := range []string{"bu-1", "bu-2"} {
+		if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: id, Name: id, TimeZoneID: "Australia/Sydney"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
 	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
 	cache := &gateway.Cache{Store: st, Checker: ck, Clock: clock}
@@ -439,5 +448,63 @@ func TestFatPayloadResolvesCodeAndGap(t *testing.T) {
 	}
 	if g := p1.Instructions[0]; g.From != "2026-07-01T00:00:00Z" || g.Value != "2026-07-04T00:00:00Z" || g.TimeZone != "Asia/Ho_Chi_Minh" {
 		t.Errorf("gap: %+v", g)
+	}
+}
+
+// Every refusal of the attribute engine's instruction check (attribute.InstructionRules) is
+// a refusal of the registry at save, naming the member: a definition the registry saves is
+// never one whose tracking messages the engine dead-letters (issue 33, item 5).
+func TestRegistryRefusesEveryEngineRefusal(t *testing.T) {
+	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
+	cases := map[string]struct{ instruction, pointer string }{
+		"operation":       {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"MULTIPLY"}`, "/operation"},
+		"reserved-code":   {`{"attribute_code":"cap:x","entity_type":"CUSTOMER","operation":"INCREMENT"}`, "/attribute_code"},
+		"column-bounds":   {`{"attribute_code":"a","entity_type":"` + strings.Repeat("E", 51) + `","operation":"INCREMENT"}`, "/entity_type"},
+		"cap-budget":      {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"T","cap":{"budget":"` + strings.Repeat("b", 200) + `","limit":1,"cost":1}}]}`, "/thresholds/0/cap/budget"},
+		"hot-shape":       {`{"attribute_code":"a","entity_type":"ITEM","operation":"APPEND_UNIQUE","value_pointer":"/x","max_items":5,"hot":true}`, "/hot"},
+		"period":          {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"STREAK_INCREMENT","period_type":"MONTHLY"}`, "/period_type"},
+		"step":            {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","step":0}`, "/step"},
+		"hot-step":        {`{"attribute_code":"a","entity_type":"ITEM","operation":"INCREMENT","hot":true,"step":1000000001}`, "/step"},
+		"threshold-value": {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1e3,"trigger_event":"T"}]}`, "/thresholds/0/value"},
+		"cap-amounts":     {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"T","cap":{"budget":"b","limit":1e3,"cost":1}}]}`, "/thresholds/0/cap/limit"},
+		"time-zone":       {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"DAILY","time_zone":"Mars/Olympus_Mons"}`, "/time_zone"},
+		"week-start":      {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"WEEKLY","week_start":"FUNDAY"}`, "/week_start"},
+		"max-items":       {`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"APPEND_UNIQUE","value_pointer":"/x","max_items":0}`, "/max_items"},
+	}
+	for _, rule := range attribute.InstructionRules() {
+		c, ok := cases[rule]
+		if !ok {
+			t.Errorf("the engine's refusal %q has no case here: add one (its registry refusal must be tested)", rule)
+			continue
+		}
+		var in attribute.Instruction
+		if err := json.Unmarshal([]byte(c.instruction), &in); err != nil {
+			t.Fatal(err)
+		}
+		if ie := attribute.CheckInstruction(in); ie == nil || ie.Rule != rule {
+			t.Errorf("%s: the engine's check gives %+v, want a refusal by rule %s (the case does not exercise it)", rule, ie, rule)
+		}
+		def := `{"eventType":"E","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[` + c.instruction + `]}`
+		_, err := ck.CheckDefinition([]byte(def))
+		var r *gateway.Refusal
+		if !errors.As(err, &r) || r.Pointer != "/counterInstructions/0"+c.pointer {
+			t.Errorf("%s: the registry answers %v, want a refusal at /counterInstructions/0%s", rule, err, c.pointer)
+		}
+	}
+}
+
+// A save over a stale version is 412 naming the version in force (issue 33, item 10).
+func TestStaleSaveNamesTheCurrentVersion(t *testing.T) {
+	e := newEnv(t)
+	save := func(expected int64) error {
+		_, err := e.admin.Save(context.Background(), gateway.SaveParams{EventType: "Login", ExpectedVersion: expected, Definition: []byte(loginDef), Operator: "jane"})
+		return err
+	}
+	if err := save(1); err != nil {
+		t.Fatal(err)
+	}
+	err := save(1)
+	if automation.CodeOf(err) != automation.CodePreconditionFailed || !strings.Contains(err.Error(), `Login is at version "2", not "1"`) {
+		t.Fatalf("%v, want 412 naming version 2", err)
 	}
 }

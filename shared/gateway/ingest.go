@@ -8,14 +8,17 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf16"
 
 	"github.com/go-openapi/jsonpointer"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
@@ -121,8 +124,12 @@ func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []eve
 	results := make([]Result, len(raws))
 	var batch []store.GatewayEvent
 	var at []int
+	units := s.unitMemo(ctx)
 	for i, raw := range raws {
-		p, res := s.prepare(reg, scope, raw, now, false)
+		p, res, err := s.prepareSafely(reg, scope, units, raw, now, false)
+		if err != nil {
+			return nil, err
+		}
 		res.Index = i
 		results[i] = res
 		if p == nil {
@@ -181,7 +188,10 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 		return Result{ID: env.ID, Type: env.Type, Status: StatusAccepted, Routes: []string{RouteSource}}, nil
 	}
 	now := s.Clock.Now().UTC()
-	p, res := s.prepareEnvelope(reg, automation.AllBusinessUnits(), raw.JSON, env, now, true)
+	p, res, err := s.prepareSafely(reg, automation.AllBusinessUnits(), s.unitMemo(ctx), raw, now, true)
+	if err != nil {
+		return res, err
+	}
 	if p == nil {
 		s.Metrics.count(res)
 		return res, automation.Invalid(strings.TrimPrefix(res.Pointer, "/"), "%s", res.Reason)
@@ -240,41 +250,115 @@ func utf16Len(s string) int {
 	return n
 }
 
+// unitMemo answers whether a business unit exists, asking the store once per unit for one
+// request (its memo holds at most a batch's units: events.MaxBatchEvents). Errors: the
+// store's (transient: the request fails as a whole, nothing accepted).
+func (s *Service) unitMemo(ctx context.Context) func(bu string) (bool, error) {
+	memo := map[string]bool{}
+	return func(bu string) (bool, error) {
+		if known, ok := memo[bu]; ok {
+			return known, nil
+		}
+		_, err := s.Store.BusinessUnitGet(ctx, bu)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+		memo[bu] = err == nil
+		return err == nil, nil
+	}
+}
+
+// prepareSafely is prepare behind a recover: a panic while checking one event (a schema
+// library's, say) rejects that event alone, and the rest of its request goes on (docs/gateway.md#bad-input).
+func (s *Service) prepareSafely(reg *Registry, scope automation.Scope, units func(string) (bool, error), raw events.Raw, now time.Time, viaBus bool) (p *prepared, res Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if raw.Err == nil {
+				if env, err := events.ParseEnvelope(raw.JSON); err == nil {
+					res.ID, res.Type = env.ID, env.Type
+				}
+			}
+			if s.Log != nil {
+				s.Log.Error("gateway: panic while checking an event; the event is rejected, the rest of its request goes on",
+					"eventId", res.ID, "type", res.Type, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+			p, err = nil, nil
+			res = Result{ID: res.ID, Type: res.Type, Status: StatusRejected,
+				Reason: "this event could not be checked (an internal error, logged for the operators); it was not accepted and may be sent again after a fix"}
+		}
+	}()
+	return s.prepare(reg, scope, units, raw, now, viaBus)
+}
+
 // prepare checks one event and builds its ledger row and outbox rows. viaBus: the event
 // came from domain-events, so the source route runs inline instead of being written.
-func (s *Service) prepare(reg *Registry, scope automation.Scope, raw events.Raw, now time.Time, viaBus bool) (*prepared, Result) {
+// Errors: the store's, looking the business unit up (nothing is rejected for it).
+func (s *Service) prepare(reg *Registry, scope automation.Scope, units func(string) (bool, error), raw events.Raw, now time.Time, viaBus bool) (*prepared, Result, error) {
 	if raw.Err != nil {
 		p, msg := pointerOfInvalid(raw.Err)
-		return reject(Result{}, p, "%s", msg)
+		return rejectOnly(Result{}, p, "%s", msg)
 	}
 	env, err := events.ParseEnvelope(raw.JSON)
 	if err != nil {
 		p, msg := pointerOfInvalid(err)
-		return reject(Result{}, p, "%s", msg)
+		return rejectOnly(Result{}, p, "%s", msg)
 	}
-	return s.prepareEnvelope(reg, scope, raw.JSON, env, now, viaBus)
+	return s.prepareEnvelope(reg, scope, units, raw.JSON, env, now, viaBus)
+}
+
+func rejectOnly(res Result, pointer, format string, args ...any) (*prepared, Result, error) {
+	p, r := reject(res, pointer, format, args...)
+	return p, r, nil
+}
+
+// hasControl reports a control character (C0, DEL, C1) in s.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
 // prepareEnvelope is prepare for an event whose envelope was parsed already (raw is its
-// structured JSON), so no event is parsed twice.
-func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, raw []byte, env events.Envelope, now time.Time, viaBus bool) (*prepared, Result) {
+// structured JSON), so no event is parsed twice. The checks are every rule a later stage
+// would refuse the event by (docs/gateway.md#bad-input): the unit exists and is in scope,
+// the time bound (attribute.CheckEventTime), the registered type and its schema, the
+// engine's instruction check (attribute.CheckInstruction) on the resolved instructions.
+func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units func(string) (bool, error), raw []byte, env events.Envelope, now time.Time, viaBus bool) (*prepared, Result, error) {
 	res := Result{}
 	var err error
 	res.ID, res.Type = env.ID, env.Type
 	if utf16Len(env.ID) > MaxEventIDLength {
-		return reject(res, "/id", "is longer than %d characters", MaxEventIDLength)
+		return rejectOnly(res, "/id", "is longer than %d characters", MaxEventIDLength)
+	}
+	if hasControl(env.ID) {
+		return rejectOnly(res, "/id", "must not contain control characters (NUL, tab, newline, …): it becomes a broker MessageId")
 	}
 	bu, _ := env.Extensions["businessunitid"].(string)
 	if bu == "" || !tokenRE.MatchString(bu) {
-		return reject(res, "/businessunitid", "extension is required: a token of letters, digits and ._~@+/-")
+		return rejectOnly(res, "/businessunitid", "extension is required: a token of letters, digits and ._~@+/-")
 	}
-	res.businessUnit = bu
 	if !scope.Allows(bu) {
-		return reject(res, "/businessunitid", "business unit %q not found", bu)
+		return rejectOnly(res, "/businessunitid", "business unit %q not found", bu)
+	}
+	known, err := units(bu)
+	if err != nil {
+		return nil, res, err
+	}
+	if !known {
+		return rejectOnly(res, "/businessunitid", "business unit %q not found", bu)
+	}
+	// Only a unit that exists and is in scope labels the metrics (their map stays bounded).
+	res.businessUnit = bu
+	if !env.Time.IsZero() {
+		if err := attribute.CheckEventTime("time", env.Time, now); err != nil {
+			_, msg := pointerOfInvalid(err)
+			return rejectOnly(res, "/time", "%s", msg)
+		}
 	}
 	def, ok := reg.Lookup(env.Type)
 	if !ok {
-		return reject(res, "/type", "event type %q is not registered", env.Type)
+		if why := reg.LeftOut(env.Type); why != "" {
+			return rejectOnly(res, "/type", "the definition of event type %q is not in force: %s", env.Type, why)
+		}
+		return rejectOnly(res, "/type", "event type %q is not registered", env.Type)
 	}
 	res.RegistryVersion = def.Version
 	customer, customerAt := env.Extensions["customerid"], "/customerid"
@@ -283,7 +367,7 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, raw []b
 	}
 	cid, _ := customer.(string)
 	if cid == "" || !tokenRE.MatchString(cid) || utf16Len(cid) > MaxCustomerIDLength {
-		return reject(res, "/customerid", "extension customerid (or the entity's entityguid) is required: a token of at most %d characters", MaxCustomerIDLength)
+		return rejectOnly(res, "/customerid", "extension customerid (or the entity's entityguid) is required: a token of at most %d characters", MaxCustomerIDLength)
 	}
 	_ = customerAt
 	maxData := s.MaxDataBytes
@@ -291,30 +375,33 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, raw []b
 		maxData = DefaultMaxDataBytes
 	}
 	if len(env.Data) > maxData {
-		return reject(res, "/data", "is %d bytes, over the limit of %d", len(env.Data), maxData)
+		return rejectOnly(res, "/data", "is %d bytes, over the limit of %d", len(env.Data), maxData)
 	}
 	var inst any
 	if env.Data != nil {
 		if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(env.Data)); err != nil {
-			return reject(res, "/data", "is not valid JSON")
+			return rejectOnly(res, "/data", "is not valid JSON")
 		}
+	}
+	if ptr, reason, bad := absurdNumber(inst); bad {
+		return rejectOnly(res, "/data"+ptr, "%s", reason)
 	}
 	if err := def.schema.Validate(inst); err != nil {
 		p, msg := firstViolation(err)
-		return reject(res, "/data"+p, "does not match the registered schema (version %d): %s", def.Version, msg)
+		return rejectOnly(res, "/data"+p, "does not match the registered schema (version %d): %s", def.Version, msg)
 	}
 	routes := def.Routes
 	if slices.Contains(routes, RouteSource) {
 		if _, err := events.Parse(raw); err != nil {
 			p, msg := pointerOfInvalid(err)
-			return reject(res, p, "a source event is an entity snapshot: %s", msg)
+			return rejectOnly(res, p, "a source event is an entity snapshot: %s", msg)
 		}
 	}
 	if !passes(def.Filters, inst) {
 		res.Status, res.Filtered = StatusAccepted, true
 		routes = nil
 	}
-	p := &prepared{raw: raw, ev: store.GatewayEvent{Source: env.Source, ID: env.ID, Type: env.Type, BusinessUnitID: bu,
+	pr := &prepared{raw: raw, ev: store.GatewayEvent{Source: env.Source, ID: env.ID, Type: env.Type, BusinessUnitID: bu,
 		CustomerID: cid, RegistryVersion: def.Version, Routes: strings.Join(routes, ",")}}
 	ts := env.Time
 	if ts.IsZero() {
@@ -324,12 +411,12 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, raw []b
 		Timestamp: ts.UTC().Format(time.RFC3339Nano), RegistryVersion: def.Version, Data: env.Data}
 	for _, route := range routes {
 		if route == RouteSource {
-			p.source = true
+			pr.source = true
 			if viaBus {
 				continue
 			}
 			entity, _ := env.Extensions["entityguid"].(string)
-			p.ev.Outbox = append(p.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
+			pr.ev.Outbox = append(pr.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
 				SessionID: entity, Body: raw})
 			continue
 		}
@@ -339,26 +426,26 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, raw []b
 		case RouteTracking:
 			ins, ptr, err := instructionsFor(def.Counter, cid, inst)
 			if err != nil {
-				return reject(res, ptr, "%v", err)
+				return rejectOnly(res, ptr, "%v", err)
 			}
 			body.Instructions = ins
 		case RouteNoti:
 			n, ptr, err := notificationFor(def.Notification, inst)
 			if err != nil {
-				return reject(res, ptr, "%v", err)
+				return rejectOnly(res, ptr, "%v", err)
 			}
 			body.Notification = n
 		}
 		b, err := json.Marshal(body)
 		if err != nil {
-			return reject(res, "", "%v", err)
+			return rejectOnly(res, "", "%v", err)
 		}
-		p.ev.Outbox = append(p.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
+		pr.ev.Outbox = append(pr.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
 			SessionID: cid, Body: b})
 	}
-	p.routes = routes
+	pr.routes = routes
 	res.Status, res.Routes = StatusAccepted, routes
-	return p, res
+	return pr, res, nil
 }
 
 // lookup resolves a JSON Pointer into data; ok false when a member is absent.

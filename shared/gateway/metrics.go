@@ -12,10 +12,21 @@ import (
 // Metrics counts ingested events per business unit, event type and status since the
 // process started (docs/gateway.md#metrics). A nil *Metrics counts nothing. Safe for
 // concurrent use.
+//
+// Bounded: only a business unit that exists and is in the caller's scope labels a count
+// (an unknown, unreadable or out-of-scope unit counts in the one "" bucket, seen by callers
+// of every unit), only a registered type labels one (others count under ""), and the map
+// holds at most MaxMetricKeys keys: a key beyond it counts in the ("", "", status) bucket.
+// So made-up units or types cannot grow it (issue 33, item 4).
 type Metrics struct {
 	mu     sync.Mutex
 	counts map[metricKey]int64
 }
+
+// MaxMetricKeys bounds the (unit, type, status) keys Metrics keeps: registered types × the
+// units that send them × 3 statuses stays far below it in practice; beyond it, counts go
+// to the ("", "", status) overflow bucket instead of growing the map.
+const MaxMetricKeys = 10_000
 
 type metricKey struct{ bu, typ, status string }
 
@@ -30,9 +41,23 @@ func (m *Metrics) count(r Result) {
 	if r.Status == StatusRejected && r.RegistryVersion == 0 {
 		typ = "" // an unregistered or unreadable type is not a label anyone chose: counted under ""
 	}
+	k := metricKey{r.businessUnit, typ, r.Status}
 	m.mu.Lock()
-	m.counts[metricKey{r.businessUnit, typ, r.Status}]++
+	if _, ok := m.counts[k]; !ok && len(m.counts) >= MaxMetricKeys {
+		k = metricKey{status: r.Status}
+	}
+	m.counts[k]++
 	m.mu.Unlock()
+}
+
+// Len is the number of keys held (at most MaxMetricKeys plus the overflow buckets).
+func (m *Metrics) Len() int {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.counts)
 }
 
 // TypeCount is one event type's counters.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/strictjson"
@@ -350,6 +351,11 @@ func compileDataSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, refuse("/schema", "not valid JSON: %v", err)
 	}
+	// A number the schema library cannot handle (big.Rat gives up beyond 10^6) is refused
+	// here, not saved and then silently unenforced.
+	if ptr, reason, bad := absurdNumber(doc); bad {
+		return nil, refuse("/schema"+ptr, "%s", reason)
+	}
 	c := newCompiler()
 	const url = "urn:automation:gateway:data"
 	if err := c.AddResource(url, doc); err != nil {
@@ -468,7 +474,11 @@ func checkInstruction(in Instruction, at string) error {
 	}
 	if in.TimeZone != "" {
 		if _, err := localtime.LoadZone(in.TimeZone); err != nil {
-			return refuse(at+"/time_zone", "unknown time zone %q (an IANA name such as Asia/Ho_Chi_Minh)", in.TimeZone)
+			hint := ""
+			if near := automation.Closest(in.TimeZone, localtime.ZoneIDs()); near != "" {
+				hint = fmt.Sprintf(": did you mean %q?", near)
+			}
+			return refuse(at+"/time_zone", "unknown time zone %q (an IANA name such as Asia/Ho_Chi_Minh)%s", in.TimeZone, hint)
 		}
 	}
 	if err := checkCodeTemplate(in.AttributeCode, at+"/attribute_code"); err != nil {
@@ -513,7 +523,44 @@ func checkInstruction(in Instruction, at string) error {
 		}
 		prev = v
 	}
+	// Last, the attribute engine's own check (one function, called at save and on each
+	// tracking message), so the registry never saves an instruction the engine refuses.
+	if ie := attribute.CheckInstruction(engineShape(in)); ie != nil {
+		return refuse(at+ie.Member, "the attribute engine refuses it: %s", ie.Reason)
+	}
 	return nil
+}
+
+// engineShape is the instruction as the fat payload will carry it (instructionsFor's
+// defaults), with stand-ins for what only an event supplies (the target id, the appended
+// value): what attribute.CheckInstruction judges at save.
+func engineShape(in Instruction) attribute.Instruction {
+	out := attribute.Instruction{TargetEntityID: "entity", EntityType: in.EntityType, AttributeCode: in.AttributeCode,
+		Operation: in.Operation, Period: in.Period, Step: in.Step, MaxItems: in.MaxItems, Hot: in.Hot,
+		TimeZone: in.TimeZone, WeekStart: in.WeekStart}
+	switch in.Operation {
+	case OpIncrement, OpDecrement:
+		if out.Period == "" {
+			out.Period = attribute.PeriodLifetime
+		}
+		if out.Step == "" {
+			out.Step = "1"
+		}
+	case OpStreakIncrement:
+		if out.Period == "" {
+			out.Period = attribute.PeriodDaily
+		}
+	case OpAppendUnique:
+		out.Value = "value"
+	}
+	for _, t := range in.Thresholds {
+		at := attribute.Threshold{Value: t.Value, Unit: t.Unit, TriggerEvent: t.TriggerEvent, ResetPolicy: t.ResetPolicy}
+		if t.Cap != nil {
+			at.Cap = &attribute.Cap{Budget: t.Cap.Budget, Period: t.Cap.Period, Limit: t.Cap.Limit, Cost: t.Cap.Cost}
+		}
+		out.Thresholds = append(out.Thresholds, at)
+	}
+	return out
 }
 
 // decimalLess compares two exact decimals of exactDecimalRE.

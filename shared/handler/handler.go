@@ -63,8 +63,13 @@ type Deps struct {
 	Projector        *delivery.Projector
 	Publisher        bus.Publisher // due-work fan-out
 	Trace            trace.Writer  // dead-letter diagnostics; may be nil
-	Clock            automation.Clock
-	Mode             Mode
+	// OnDeadLetter, when set, is called for each message dead-lettered with its record (after
+	// the record was written): the embedded runtime keeps it in the in-process bus's
+	// dead-letter list, so GET /api/support/dead-letters lists it and a requeue delivers it
+	// again (docs/operations.md#dead-letters).
+	OnDeadLetter func(ctx context.Context, function string, msg funchost.ServiceBusMessage, reason error)
+	Clock        automation.Clock
+	Mode         Mode
 	// RelayAfterPoll: an inline DueWorkPoller run that completed rows relays the outbox
 	// right after its transactions committed (the commit path), so its deliveries do not
 	// wait for the OutboxRelay timer, which stays as the safety net (config
@@ -563,6 +568,11 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 		}); err != nil {
 			return fmt.Errorf("dead-letter trace row %s: %w (reason: %v)", name, err, reason)
 		}
+	}
+	if msg != nil && d.OnDeadLetter != nil {
+		m := *msg
+		m.MessageID = id
+		d.OnDeadLetter(ctx, inv.FunctionName, m, reason)
 	}
 	d.Log.ErrorContext(ctx, "message dead-lettered", "step", "dead-letter", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
 	return automation.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))

@@ -52,20 +52,18 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// checkContentType: a JSON body is application/json (strictjson.MediaType, the one rule of
+// every API; a missing Content-Type is taken as JSON), else 415.
 func checkContentType(r *http.Request) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt := strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
-		if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-			return automation.Errorf(automation.CodeMalformed, "Content-Type %q is not application/json", ct)
-		}
-	}
-	return nil
+	_, err := strictjson.MediaType(r.Header.Get("Content-Type"), strictjson.MediaTypeJSON)
+	return err
 }
 
 // DecodeJSON reads exactly one JSON value from the request body into v. Unknown fields,
-// trailing data, an empty body and a wrong Content-Type (anything but application/json or
-// a +json type; missing is accepted) are CodeMalformed errors that name the offending
-// field where the decoder knows it; a body over the limit is CodeContentTooLarge (413).
+// trailing data and an empty body are CodeMalformed errors that name the offending field
+// where the decoder knows it; a Content-Type other than application/json (missing is
+// accepted) is CodeUnsupportedMediaType (415); a body over the limit is
+// CodeContentTooLarge (413).
 func DecodeJSON(r *http.Request, v any) error {
 	if err := checkContentType(r); err != nil {
 		return err

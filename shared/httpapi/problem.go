@@ -52,6 +52,7 @@ var titles = map[automation.ErrorCode]string{
 	automation.CodePreconditionRequired: "Precondition required",
 	automation.CodeInternal:             "Internal error",
 	CodeContentTooLarge:                 "Content too large",
+	automation.CodeUnsupportedMediaType: "Unsupported media type",
 }
 
 // StatusOf returns the HTTP status for err (the table in the package doc).
@@ -83,6 +84,8 @@ func StatusOf(err error) int {
 		return http.StatusPreconditionRequired
 	case CodeContentTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case automation.CodeUnsupportedMediaType:
+		return http.StatusUnsupportedMediaType
 	}
 	// No code: the intent decides (automation.Intent). Only "retry after" has an answer of
 	// its own; give-up and outcome-unknown errors without a code are internal errors.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"time"
 )
@@ -57,14 +58,25 @@ func LoadZone(id string) (*time.Location, error) {
 	return v.(*time.Location), nil
 }
 
-// loadEmbedded builds id's location from the embedded zip, uncached.
-func loadEmbedded(id string) (*time.Location, error) {
-	switch id {
-	case "":
-		return nil, fmt.Errorf("localtime: %w: empty zone id", ErrUnknownZone)
-	case "Local":
-		return nil, fmt.Errorf("localtime: %w %q: the host zone is not allowed; use an IANA id", ErrUnknownZone, id)
+// ZoneIDs returns the ids of the embedded tzdata's zones, sorted (for a "did you mean" on
+// an unknown id). Nil when the embedded zip cannot be read.
+func ZoneIDs() []string {
+	openZip()
+	if zipErr != nil {
+		return nil
 	}
+	out := make([]string, 0, len(zipFiles))
+	for name, f := range zipFiles {
+		if !f.FileInfo().IsDir() {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// openZip indexes the embedded zip once.
+func openZip() {
 	zipOnce.Do(func() {
 		r, err := zip.NewReader(bytes.NewReader(zoneinfoZip), int64(len(zoneinfoZip)))
 		if err != nil {
@@ -76,6 +88,17 @@ func loadEmbedded(id string) (*time.Location, error) {
 			zipFiles[f.Name] = f
 		}
 	})
+}
+
+// loadEmbedded builds id's location from the embedded zip, uncached.
+func loadEmbedded(id string) (*time.Location, error) {
+	switch id {
+	case "":
+		return nil, fmt.Errorf("localtime: %w: empty zone id", ErrUnknownZone)
+	case "Local":
+		return nil, fmt.Errorf("localtime: %w %q: the host zone is not allowed; use an IANA id", ErrUnknownZone, id)
+	}
+	openZip()
 	if zipErr != nil {
 		return nil, zipErr
 	}

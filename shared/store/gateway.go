@@ -92,6 +92,9 @@ type GatewayStore interface {
 	GatewayEventAccept(ctx context.Context, p GatewayEventAcceptParams) ([]GatewayAcceptOutcome, error)
 	// OutboxLagGet returns the unpublished backlog of each destination (platform-wide).
 	OutboxLagGet(ctx context.Context, destinations []string) ([]OutboxLag, error)
+	// BusinessUnitGet returns ErrNotFound for an unknown id: ingest refuses an event of a
+	// unit that does not exist (the attribute engine would dead-letter it).
+	BusinessUnitGet(ctx context.Context, id string) (BusinessUnit, error)
 	NotificationEnqueuer
 }
 

@@ -116,6 +116,10 @@ func TestBudgetRoutesAndBadInputChangesNothing(t *testing.T) {
 	if after := e.call(t, "GET", path, ""); string(after.Body) != string(before.Body) {
 		t.Fatalf("refused changes changed the budget:\n%s\n%s", before.Body, after.Body)
 	}
+	// A stale version's 412 names the version in force (issue 33, item 10).
+	if r := e.call(t, "PUT", path, `{"maxCost":"40"}`, opHdr, `If-Match: "9"`); !strings.Contains(string(r.Body), `the budget is at version \"1\", not \"9\"`) {
+		t.Fatalf("412 without the current version: %s", r.Body)
+	}
 	r = e.call(t, "PUT", path, `{"maxCost":40,"reason":"more"}`, opHdr, `If-Match: "1"`)
 	want(t, r, 200, "raise")
 	var v budget.View

@@ -101,6 +101,7 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 		{"unknown provider", strings.Replace(good, `"provider":"telco"`, `"provider":"acme"`, 1), "actions[1].provider"},
 		{"cycle", strings.Replace(good, `"when":"SUCCEEDED"`, `"when":"SUCCEEDED","next":"hello"`, 1), "next"},
 		{"params schema", strings.Replace(good, `"amountMinor":500`, `"amountMinor":"500"`, 1), "actions[1].params.amountMinor"},
+		{"params unknown member", strings.Replace(good, `"amountMinor":500`, `"amountMinr":500`, 1), "actions[1].params.amountMinr"},
 	} {
 		r := want(e.call(t, "PUT", base+"/welcome", bad.body), 422)
 		if !strings.Contains(string(r.body), bad.field) {
@@ -115,7 +116,10 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	}
 	want(e.call(t, "PUT", base+"/welcome", good), 409)
 	want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 200)
-	want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 412)
+	// A 412 names the version in force, so the caller knows what to read (issue 33, item 10).
+	if r := want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 412); !strings.Contains(string(r.body), `at version \"2\", not \"1\"`) {
+		t.Errorf("412 without the current version: %s", r.body)
+	}
 	want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 200)
 	want(e.call(t, "GET", base+"?businessUnitId=bu-1&limit=1", ""), 200)
 	want(e.call(t, "GET", base+"?businessUnitId=bu-1&sort=x", ""), 400)
@@ -268,5 +272,17 @@ func TestCampaignMetricsMatchOpenAPI(t *testing.T) {
 	// _metrics can never be stored as a campaign (the id rule), so the route shadows none.
 	if err := campaign.CheckID("_metrics"); err == nil {
 		t.Fatal("a campaign id may start with '_'")
+	}
+}
+
+// A params schema error names the member and the rule, never the library's "at ”"; an
+// unknown member is named with the member it likely meant (issue 33, item 10).
+func TestParamsErrorsNameTheMember(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.call(t, "PUT", campaignapi.Prefix+"/welcome", strings.Replace(good, `"amountMinor":500`, `"amountMinor":500,"amountMinr":5`, 1))
+	if r.code != 422 || !strings.Contains(string(r.body), `actions[1].params.amountMinr`) || !strings.Contains(string(r.body), `did you mean \"amountMinor\"`) ||
+		strings.Contains(string(r.body), "at '") {
+		t.Fatalf("%d %s", r.code, r.body)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/deadletter"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -47,6 +48,8 @@ type Deps struct {
 	// asks it before decoding, and answers 503 with Retry-After when it refuses; nothing of
 	// the request is written.
 	Backlog *delivery.Backlog
+	// DeadLetters, when set, adds the dead-letter counts per route to the metrics.
+	DeadLetters *deadletter.Service
 }
 
 // Register adds the routes to r behind api (its MaxBodyBytes should be MaxBodyBytes).
@@ -58,7 +61,8 @@ func Register(r *funchost.Router, api *httpapi.API, d Deps) {
 // ingest: 200 with the results of a batch (each accepted, duplicate or rejected); for a
 // single event (binary or structured mode) 200 when accepted or a duplicate, 422 naming
 // the member when rejected, 404 when its business unit is outside the caller's scope (like
-// an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array.
+// an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array,
+// 415 for a media type other than the CloudEvents and JSON types (strictjson.MediaType).
 //
 // 503 with Retry-After (problem details, nothing written) while the backpressure gate
 // refuses: the send is to be repeated later, with the same event ids.
@@ -108,6 +112,10 @@ type MetricsResponse struct {
 	// Backpressure is the ingest gate's state and counters (platform-wide, like OutboxLag:
 	// only for callers that see every business unit; omitted when the gate is off).
 	Backpressure *delivery.BacklogStats `json:"backpressure,omitempty"`
+	// DeadLetters counts, per route, the messages given up on after they were accepted
+	// (those of the units the caller sees; GET /api/support/dead-letters lists them).
+	// Omitted when the bus does not list its dead letters here.
+	DeadLetters []deadletter.Count `json:"deadLetters,omitempty"`
 }
 
 // Lag is one gateway topic's unpublished backlog.
@@ -140,6 +148,13 @@ func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
 	if d.Backlog != nil && d.Backlog.Max > 0 && scope.All() {
 		st := d.Backlog.Stats()
 		out.Backpressure = &st
+	}
+	if d.DeadLetters != nil && d.DeadLetters.Box != nil {
+		counts, err := d.DeadLetters.Counts(r.Context(), scope)
+		if err != nil {
+			return err
+		}
+		out.DeadLetters = counts
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

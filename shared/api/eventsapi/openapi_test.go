@@ -20,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 type env struct {
@@ -40,6 +41,10 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
+	// Ingest refuses an event of a unit that does not exist: the unit the events name.
+	if err := rt.Store.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
 	return &env{rt: rt, doc: openapitest.Load(t, eventsapi.OpenAPI())}
 }
 
@@ -215,5 +220,105 @@ func TestRegistryVersionHasOneMeaning(t *testing.T) {
 	if out.RegistrySeq == nil || *out.RegistrySeq != 3 || out.RegistryVersion != nil || len(out.Counts) != 1 ||
 		out.Counts[0].EventType != "ViewItem" || out.Counts[0].RegistryVersion != in.Results[0].RegistryVersion {
 		t.Fatalf("metrics: %s", m.body)
+	}
+}
+
+// One media-type rule for the ingest route and the management APIs (strictjson.MediaType):
+// only the CloudEvents and JSON types of docs/gateway.md are taken, anything else is 415
+// naming them; an array sent with the single-event type says to send it as a batch
+// (issue 33, item 10).
+func TestIngestMediaTypes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"} {
+		r := e.call(t, "POST", eventsapi.Path, event("m-"+ct[:4], `{"itemId":"A"}`), "Content-Type: "+ct)
+		if r.code != 415 || !strings.Contains(string(r.body), "application/cloudevents+json") || !strings.Contains(string(r.body), "application/cloudevents-batch+json") {
+			t.Errorf("%s: %d %s, want 415 naming the types taken", ct, r.code, r.body)
+		}
+	}
+	// The management APIs answer the same way.
+	r := e.call2(t, "POST", "/api/business-units", `{"id":"bu-x","name":"X","timeZone":"UTC"}`, "Content-Type: text/plain")
+	if r.code != 415 || !strings.Contains(string(r.body), "application/json") {
+		t.Errorf("management API: %d %s, want 415", r.code, r.body)
+	}
+	for _, ct := range []string{"application/cloudevents+json", "application/json"} {
+		r := e.call(t, "POST", eventsapi.Path, "["+event("arr-1", `{"itemId":"A"}`)+"]", "Content-Type: "+ct)
+		if r.code != 422 || !strings.Contains(string(r.body), "application/cloudevents-batch+json") {
+			t.Errorf("an array as %s: %d %s, want 422 saying to send a batch", ct, r.code, r.body)
+		}
+	}
+}
+
+// call2 sends a request through the runtime's router without checking it against this
+// package's document (a route of another API).
+func (e *env) call2(t *testing.T, method, path, body string, headers ...string) resp {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	e.rt.Functions.ServeHTTP(rec, req)
+	return resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// Each event a later stage would have dead-lettered is refused when posted (issue 33, item
+// 1): alone, 422 naming the member (404 for a unit that does not exist, answered like one
+// outside the caller's scope); in a batch, its own rejected result with the pointer while
+// the others are accepted. Nothing is counted as accepted for them.
+func TestIngestRefusesWhatWouldBeDeadLettered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	ahead := `,"time":"2026-07-11T16:00:01Z"` // the clock is 2026-07-10T16:00Z: a day and a second ahead
+	cases := []struct {
+		name, body string
+		code       int
+		pointer    string
+	}{
+		{"unknown unit", strings.Replace(event("u1", `{"itemId":"A"}`), `"bu-1"`, `"bu-11"`, 1), 404, "/businessunitid"},
+		{"a day ahead", strings.Replace(event("t1", `{"itemId":"A"}`), `"source"`, ahead[1:]+`,"source"`, 1), 422, "/time"},
+		{"NUL in the id", event(`n\u00001`, `{"itemId":"A"}`), 422, "/id"},
+		{"absurd number", event("x1", `{"itemId":"A","n":1e1000001}`), 422, "/data/n"},
+		{"unregistered type", strings.Replace(event("r1", `{"itemId":"A"}`), `"ViewItem"`, `"ViewItme"`, 1), 422, "/type"},
+	}
+	var batch []string
+	for _, c := range cases {
+		r := e.call(t, "POST", eventsapi.Path, c.body, "Content-Type: application/cloudevents+json")
+		if r.code != c.code || (c.code == 422 && !strings.Contains(string(r.body), `"field":"`+c.pointer+`"`)) {
+			t.Errorf("%s: %d %s, want %d at %s", c.name, r.code, r.body, c.code, c.pointer)
+		}
+		batch = append(batch, strings.Replace(c.body, `"id":"`, `"id":"b-`, 1))
+	}
+	batch = append(batch, event("b-ok", `{"itemId":"A"}`))
+	// Not checked against the document: its validator cannot decode 1e1000001 itself.
+	r := e.call2(t, "POST", eventsapi.Path, "["+strings.Join(batch, ",")+"]", "Content-Type: application/cloudevents-batch+json")
+	var out eventsapi.Response
+	if r.code != 200 || json.Unmarshal(r.body, &out) != nil || len(out.Results) != len(cases)+1 {
+		t.Fatalf("batch: %d %s", r.code, r.body)
+	}
+	for i, c := range cases {
+		if res := out.Results[i]; res.Status != "rejected" || res.Pointer != c.pointer {
+			t.Errorf("batch %s: %+v, want rejected at %s", c.name, res, c.pointer)
+		}
+	}
+	if last := out.Results[len(cases)]; last.Status != "accepted" {
+		t.Errorf("the good event of the batch: %+v", last)
+	}
+	m := e.call(t, "GET", eventsapi.MetricsPath, "")
+	var mr eventsapi.MetricsResponse
+	if json.Unmarshal(m.body, &mr) != nil {
+		t.Fatal(string(m.body))
+	}
+	for _, c := range mr.Counts {
+		if c.EventType == "ViewItem" && c.Accepted != 1 {
+			t.Errorf("ViewItem counted %d accepted, want the one good event", c.Accepted)
+		}
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/api/deadletterapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/deadletter"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -29,6 +31,7 @@ func registeredSupportRoutes() []string {
 	api := httpapi.New(httpapi.Options{})
 	supportapi.Register(r, api, &support.Service{})
 	deliveryapi.Register(r, api, &delivery.Support{})
+	deadletterapi.Register(r, api, &deadletter.Service{})
 	out := r.HTTPPatterns()
 	sort.Strings(out)
 	return out

@@ -1,0 +1,176 @@
+package deadletter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+)
+
+// Item is one dead letter as the API shows it.
+type Item struct {
+	ID             string `json:"id"`
+	Destination    string `json:"destination"` // the route: a queue or topic (topology)
+	MessageID      string `json:"messageId"`
+	SessionID      string `json:"sessionId,omitempty"`
+	BusinessUnitID string `json:"businessUnitId,omitempty"` // "" when the body names none
+	Reason         string `json:"reason"`
+	DeliveryCount  int    `json:"deliveryCount"`
+	// DeadLetteredOn is when the bus gave up on it (UTC); absent when the bus does not say.
+	DeadLetteredOn *time.Time `json:"deadLetteredOn,omitempty"`
+	// Body is the original message when it is JSON; BodyText otherwise (as UTF-8 text).
+	Body     json.RawMessage `json:"body,omitempty"`
+	BodyText string          `json:"bodyText,omitempty"`
+}
+
+// Count is one route's dead letters.
+type Count struct {
+	Destination string `json:"destination"`
+	Count       int    `json:"count"`
+}
+
+// Service lists, requeues and counts dead letters for a scope.
+type Service struct {
+	// Box is the bus's dead letters; nil when the bus in use offers no DeadLetterBox (every
+	// call then answers ErrNoBox).
+	Box bus.DeadLetterBox
+	Log *slog.Logger // may be nil
+}
+
+// ErrNoBox: the bus in use does not list its dead letters through this API.
+var ErrNoBox = automation.Errorf(automation.CodeConflict, "this runtime's bus does not list its dead letters here: read each entity's dead-letter subqueue (docs/operations.md#dead-letters)")
+
+// BusinessUnitOf reads the business unit a message body names ("" when none).
+func BusinessUnitOf(body []byte) string {
+	var v struct {
+		Snake string `json:"business_unit_id"`
+		Cloud string `json:"businessunitid"`
+		Camel string `json:"businessUnitId"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	for _, s := range []string{v.Snake, v.Cloud, v.Camel} {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// visible: a dead letter of a unit in scope; one naming no unit only for a caller who sees
+// every unit.
+func visible(scope automation.Scope, d bus.DeadLetter) bool {
+	bu := BusinessUnitOf(d.Message.Body)
+	if bu == "" {
+		return scope.All()
+	}
+	return scope.Allows(bu)
+}
+
+// ListParams selects a page: of one business unit (BusinessUnitID, which must be in scope)
+// or of every unit the scope sees (""), of one route (Destination) or all.
+type ListParams struct {
+	BusinessUnitID string
+	Destination    string
+	After          string
+	Limit          int
+}
+
+// List returns a page of the dead letters the scope sees, oldest first, and the ID to
+// continue after ("" on the last page). Errors: a unit outside the scope is not found.
+func (s *Service) List(ctx context.Context, scope automation.Scope, p ListParams) ([]Item, string, error) {
+	if p.BusinessUnitID != "" && !scope.Allows(p.BusinessUnitID) {
+		return nil, "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", p.BusinessUnitID)
+	}
+	if s == nil || s.Box == nil {
+		return nil, "", ErrNoBox
+	}
+	keep := func(d bus.DeadLetter) bool {
+		if p.BusinessUnitID != "" {
+			return BusinessUnitOf(d.Message.Body) == p.BusinessUnitID
+		}
+		return visible(scope, d)
+	}
+	ds, next, err := s.Box.DeadLetterList(ctx, bus.DeadLetterListParams{Destination: p.Destination, After: p.After, Limit: p.Limit, Keep: keep})
+	if errors.Is(err, bus.ErrDeadLetterNotFound) {
+		return nil, "", automation.Invalid("cursor", "does not name a dead letter of this list")
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Item, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, itemOf(d))
+	}
+	return out, next, nil
+}
+
+// Requeue puts a dead letter's original message back on its route, after a fix (the
+// registry, a business unit, a template), as a first delivery again. The operator and
+// reason are logged. Errors: not found (unknown, requeued already, or outside the scope).
+func (s *Service) Requeue(ctx context.Context, scope automation.Scope, id, operator, reason string) (Item, error) {
+	if s == nil || s.Box == nil {
+		return Item{}, ErrNoBox
+	}
+	d, err := s.Box.DeadLetterGet(ctx, id)
+	if errors.Is(err, bus.ErrDeadLetterNotFound) || (err == nil && !visible(scope, d)) {
+		return Item{}, automation.Errorf(automation.CodeNotFound, "dead letter %q not found", id)
+	}
+	if err != nil {
+		return Item{}, err
+	}
+	d, err = s.Box.DeadLetterRequeue(ctx, id)
+	if errors.Is(err, bus.ErrDeadLetterNotFound) {
+		return Item{}, automation.Errorf(automation.CodeNotFound, "dead letter %q not found", id)
+	}
+	if err != nil {
+		return Item{}, err
+	}
+	if s.Log != nil {
+		s.Log.Info("dead letter requeued", "id", id, "destination", d.Message.Destination, "messageId", d.Message.ID,
+			"operator", operator, "reason", reason)
+	}
+	return itemOf(d), nil
+}
+
+// Counts returns the dead letters per route the scope sees, by route name.
+func (s *Service) Counts(ctx context.Context, scope automation.Scope) ([]Count, error) {
+	if s == nil || s.Box == nil {
+		return nil, ErrNoBox
+	}
+	m, err := s.Box.DeadLetterCount(ctx, func(d bus.DeadLetter) bool { return visible(scope, d) })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Count, 0, len(m))
+	for dest, n := range m {
+		out = append(out, Count{Destination: dest, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Destination < out[j].Destination })
+	return out, nil
+}
+
+func itemOf(d bus.DeadLetter) Item {
+	it := Item{ID: d.ID, Destination: d.Message.Destination, MessageID: d.Message.ID, SessionID: d.Message.SessionID,
+		BusinessUnitID: BusinessUnitOf(d.Message.Body), Reason: d.Reason, DeliveryCount: d.Message.DeliveryCount}
+	if !d.DeadLetteredOn.IsZero() {
+		on := d.DeadLetteredOn.UTC()
+		it.DeadLetteredOn = &on
+	}
+	if body := bytes.TrimSpace(d.Message.Body); json.Valid(body) && len(body) > 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, body) == nil {
+			it.Body = b.Bytes()
+		}
+	} else {
+		it.BodyText = string(d.Message.Body)
+	}
+	return it
+}

@@ -1,0 +1,79 @@
+package deadletter_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/deadletter"
+)
+
+// A dead letter is shown to a caller of the unit its body names; one naming no unit only to
+// a caller of every unit; a requeue outside the scope is not found and changes nothing; the
+// counts follow the same scope; without a box every call answers ErrNoBox.
+func TestScopedListRequeueAndCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := bus.NewMemory(nil)
+	for _, m := range []bus.Message{
+		{ID: "a", Destination: "tracking", Body: []byte(`{"event_id":"a","business_unit_id":"bu-1"}`)},
+		{ID: "b", Destination: "domain-events", Body: []byte(`{"id":"b","businessunitid":"bu-2"}`)},
+		{ID: "c", Destination: "notification-dispatch", Body: []byte(`{"deliveryKey":"k"}`)},
+		{ID: "d", Destination: "campaign-commands", Body: []byte(`not json`)},
+	} {
+		b.RecordDeadLetter(m, "refused "+m.ID)
+	}
+	s := &deadletter.Service{Box: b}
+	ids := func(scope automation.Scope, p deadletter.ListParams) []string {
+		items, _, err := s.List(ctx, scope, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range items {
+			out = append(out, it.MessageID)
+		}
+		return out
+	}
+	if got := ids(automation.AllBusinessUnits(), deadletter.ListParams{Limit: 10}); len(got) != 4 {
+		t.Fatalf("every unit: %v", got)
+	}
+	if got := ids(automation.BusinessUnits("bu-1"), deadletter.ListParams{Limit: 10}); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("bu-1: %v", got)
+	}
+	if got := ids(automation.AllBusinessUnits(), deadletter.ListParams{BusinessUnitID: "bu-2", Limit: 10}); len(got) != 1 || got[0] != "b" {
+		t.Fatalf("bu-2 of every unit: %v", got)
+	}
+	if _, _, err := s.List(ctx, automation.BusinessUnits("bu-1"), deadletter.ListParams{BusinessUnitID: "bu-2"}); automation.CodeOf(err) != automation.CodeNotFound {
+		t.Fatalf("another unit's list: %v", err)
+	}
+	items, _, _ := s.List(ctx, automation.AllBusinessUnits(), deadletter.ListParams{Limit: 10})
+	if items[3].BodyText != "not json" || items[3].Body != nil || string(items[0].Body) != `{"event_id":"a","business_unit_id":"bu-1"}` || items[0].BusinessUnitID != "bu-1" {
+		t.Fatalf("bodies: %+v", items)
+	}
+	if _, err := s.Requeue(ctx, automation.BusinessUnits("bu-1"), items[1].ID, "jane", "fixed"); automation.CodeOf(err) != automation.CodeNotFound {
+		t.Fatalf("requeue out of scope: %v", err)
+	}
+	if _, err := s.Requeue(ctx, automation.BusinessUnits("bu-1"), items[2].ID, "jane", "fixed"); automation.CodeOf(err) != automation.CodeNotFound {
+		t.Fatalf("requeue of a unit-less dead letter by a unit's caller: %v", err)
+	}
+	if n := len(b.DeadLetters()); n != 4 {
+		t.Fatalf("a refused requeue changed the list: %d", n)
+	}
+	counts, err := s.Counts(ctx, automation.BusinessUnits("bu-2"))
+	if err != nil || len(counts) != 1 || counts[0] != (deadletter.Count{Destination: "domain-events", Count: 1}) {
+		t.Fatalf("bu-2's counts: %+v %v", counts, err)
+	}
+	if _, err := s.Requeue(ctx, automation.AllBusinessUnits(), items[0].ID, "jane", "fixed"); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len("tracking") != 1 || len(b.DeadLetters()) != 3 {
+		t.Fatalf("after the requeue: queued %d, dead %d", b.Len("tracking"), len(b.DeadLetters()))
+	}
+	none := &deadletter.Service{}
+	if _, _, err := none.List(ctx, automation.AllBusinessUnits(), deadletter.ListParams{}); !errors.Is(err, deadletter.ErrNoBox) {
+		t.Fatalf("without a box: %v", err)
+	}
+}
