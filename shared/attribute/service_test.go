@@ -252,7 +252,8 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 	login := []string{
 		`{"attribute_code":"first_login","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"First_Login"}]}`,
 		`{"attribute_code":"login_streak","entity_type":"CUSTOMER","operation":"STREAK_INCREMENT","period_type":"DAILY","thresholds":[{"value":2,"trigger_event":"Streak_2"}]}`,
-		`{"attribute_code":"last_active","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"DAYS","trigger_event":"Back_After_90"}]}`,
+		`{"attribute_code":"last_active","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"CALENDAR_DAYS","trigger_event":"Back_After_90"}]}`,
+		`{"attribute_code":"last_seen","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"DAYS","trigger_event":"Back_After_90_Elapsed"}]}`,
 	}
 	in := func() []string { return append([]string(nil), login...) }
 	// Events arrive after they happen (an event more than a day ahead of the clock is refused).
@@ -277,11 +278,19 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 	if got := fmt.Sprint(e.value(t, "CUSTOMER", "CUST-001", "last_active", asOf)); got != "2026-07-12T14:30:00Z" {
 		t.Fatalf("timer %s", got)
 	}
-	// Sydney 2026-10-10 23:59 (+11) is 89 local days after 13 July; 13:00Z is 11 October 00:00.
+	// Sydney 2026-10-10 23:59 (+11) is 89 local days after 13 July; 13:00Z is 11 October 00:00:
+	// 90 calendar days, but 89 days 22.5 hours elapsed, so only the CALENDAR_DAYS timer fires
+	// (both restart).
 	e.clock.Set(time.Date(2026, 10, 10, 13, 5, 0, 0, time.UTC))
 	r4 := e.handle(t, payload("l-4", "bu-syd", "2026-10-10T13:00:00Z", in()...))
 	if names(r4) != "Back_After_90" {
-		t.Fatalf("after 90 days: %q", names(r4))
+		t.Fatalf("after 90 calendar days: %q", names(r4))
+	}
+	// 90 x 24 hours after l-4: the elapsed timer fires (and the calendar one, 90 dates later).
+	e.clock.Set(time.Date(2027, 1, 8, 13, 5, 0, 0, time.UTC))
+	r5 := e.handle(t, payload("l-5", "bu-syd", "2027-01-08T13:00:00Z", in()...))
+	if names(r5) != "Back_After_90,Back_After_90_Elapsed" {
+		t.Fatalf("after 90 days elapsed: %q", names(r5))
 	}
 }
 

@@ -497,7 +497,7 @@ func checkInstruction(in Instruction, at string) error {
 		case in.Operation == OpSetTrueOnce && v != "1":
 			return refuse(tp+"/value", "SET_TRUE_ONCE fires when the flag becomes true: the value is 1, got %s", v)
 		case r.unit && t.Unit == "":
-			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS or DAYS)", in.Operation)
+			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS, DAYS or CALENDAR_DAYS)", in.Operation)
 		case !r.unit && t.Unit != "":
 			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
 		case t.ResetPolicy == "RESET_ON_TRIGGER" && in.Operation == OpComputeGap:
