@@ -189,9 +189,11 @@ func uc01() useCase {
 				login("login-hcm7-b", "bu-hcm", "CUST-HCM-7", "2026-07-01T02:00:00Z", "DEV-B")}, want: []string{"accepted", "accepted"}},
 			{at: "2026-07-02T02:00:00Z", events: []json.RawMessage{login("login-hcm7-c", "bu-hcm", "CUST-HCM-7", "2026-07-02T02:00:00Z", "DEV-A")}, want: []string{"accepted"}},
 		},
-		routed: map[string]int{"events/login-hcm7-a": 1, "tracking/login-hcm7-a": 1, "events/login-hcm7-b": 1, "tracking/login-hcm7-b": 1,
-			"events/login-hcm7-c": 1, "tracking/login-hcm7-c": 1, "events/trigger:First_Login_Reward@CUST-HCM-7": 1},
-		payloads:   map[string]func(p gateway.Payload) error{"events/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
+		// Login is a COUNTER event (seed 003 section 3): tracking only, never events; the rule
+		// engine hears the trigger.
+		routed: map[string]int{"tracking/login-hcm7-a": 1, "tracking/login-hcm7-b": 1,
+			"tracking/login-hcm7-c": 1, "events/trigger:First_Login_Reward@CUST-HCM-7": 1},
+		payloads:   map[string]func(p gateway.Payload) error{"tracking/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
 		actions:    []string{"first-login-welcome welcome SUCCEEDED CUST-HCM-7", "first-login-welcome ott SUCCEEDED CUST-HCM-7"},
 		inbox:      map[string][]string{"bu-hcm/CUST-HCM-7": {"Welcome to the club"}},
 		attributes: map[string]map[string]string{"bu-hcm/CUSTOMER/CUST-HCM-7": {"first_login": "true", "login_streak": "2", "last_active": "2026-07-02T02:00:00Z"}},
@@ -212,7 +214,7 @@ func uc02() useCase {
 	add := func(id string, local time.Time) {
 		at := local.UTC().Format(time.RFC3339)
 		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{login(id, "bu-syd", "CUST-SYD-2", at, "DEV-A")}, want: []string{"accepted"}})
-		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+		uc.routed["tracking/"+id] = 1 // Login: tracking only (seed 003 section 3)
 	}
 	for d := time.Date(2026, 11, 20, 8, 0, 0, 0, sydney); d.Before(time.Date(2027, 1, 20, 0, 0, 0, 0, sydney)); d = d.AddDate(0, 0, 1) {
 		local := d
@@ -281,7 +283,7 @@ func uc05() useCase {
 	for _, d := range []string{"2026-07-01", "2026-08-01", "2026-11-05", "2026-11-06"} {
 		at, id := d+"T03:00:00Z", "login-vte5-"+strings.ReplaceAll(d, "-", "")
 		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{login(id, "bu-vte", "CUST-VTE-5", at, "DEV-A")}, want: []string{"accepted"}})
-		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+		uc.routed["tracking/"+id] = 1 // Login: tracking only (seed 003 section 3)
 	}
 	return uc
 }
