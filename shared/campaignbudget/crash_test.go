@@ -2,8 +2,8 @@ package campaignbudget_test
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net/http"
