@@ -14,6 +14,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/acceptance"
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -400,7 +401,7 @@ var useCases = []useCase{
 		steps: []step{{at: "2026-07-01T01:10:00Z", events: []json.RawMessage{ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merchant-app",
 			map[string]any{"customerId": "CUST-HCM-1", "voucherCode": "VC-7781", "merchantName": "Pho 24 District 1"})}, want: []string{"accepted"}}},
 		routed:     map[string]int{"noti/scan-7781": 1},
-		deliveries: []wantDelivery{{"user-message:scan-7781", "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
+		deliveries: []wantDelivery{{gateway.UserMessageKey("/merchant-app", "scan-7781"), "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
 		inbox:      map[string][]string{"bu-hcm/CUST-HCM-1": {"Voucher VC-7781 used"}},
 	},
 	{
@@ -476,12 +477,13 @@ func run(t *testing.T, uc useCase) {
 	if err := h.Advance(ctx, ts(uc.till)); err != nil {
 		t.Fatal(err)
 	}
-	// The attribute engine's triggers, by id; each id is TriggerID of its source event.
+	// The attribute engine's triggers, by id; each id is TriggerID of its source event's
+	// identity (source, id).
 	triggers := map[string]string{}
 	for _, m := range h.Messages() {
 		if tr := m.Trigger; tr != nil {
 			triggers[tr.EventID] = tr.EventName + "@" + tr.Metadata.EntityID
-			want := attribute.TriggerID(tr.Metadata.OriginalTriggerEventID, store.AttributeEntity{BusinessUnitID: tr.BusinessUnitID,
+			want := attribute.TriggerID(events.Identity(tr.Metadata.OriginalTriggerEventSource, tr.Metadata.OriginalTriggerEventID), store.AttributeEntity{BusinessUnitID: tr.BusinessUnitID,
 				EntityType: tr.Metadata.EntityType, EntityID: tr.Metadata.EntityID}, tr.Metadata.TriggerAttribute,
 				decimal.RequireFromString(tr.Metadata.ThresholdReached.String()))
 			if m.ID != want+":events" || m.SessionID != tr.CustomerID {
@@ -500,8 +502,10 @@ func run(t *testing.T, uc useCase) {
 	// What the consumers of events and tracking acknowledged: once each.
 	received := map[string]int{}
 	for _, m := range h.Messages() {
-		eventID := m.ID[:strings.LastIndex(m.ID, ":")]
-		k := routedKey(m.Topic, eventID, m.SessionID, triggers)
+		if want := events.Identity(m.Payload.Source, m.Payload.EventID) + ":" + m.Topic; m.Trigger == nil && m.ID != want {
+			t.Errorf("MessageId %s, want %s (the identity of source and id)", m.ID, want)
+		}
+		k := routedKey(m.Topic, m.EventID, m.SessionID, triggers)
 		received[k]++
 		if check := uc.payloads[k]; check != nil {
 			if err := check(m.Payload); err != nil {

@@ -547,11 +547,26 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 	}
 	switch m.Destination {
 	case topology.EventsTopic, topology.TrackingTopic, topology.NotiTopic, topology.DomainEventsTopic:
-		i := strings.LastIndex(m.ID, ":") // MessageId "{eventId}:{route}"; an id may hold ':'
+		// MessageId "{events.Identity(source, id)}:{route}" (a trigger's "{triggerId}:events"):
+		// the event id the observer reports is the body's (a fat payload's or a trigger's
+		// event_id, a CloudEvent's id).
+		i := strings.LastIndex(m.ID, ":")
 		if i < 0 || m.Destination == topology.DomainEventsTopic && m.ID[i+1:] != gateway.RouteSource {
 			return nil
 		}
-		p.on(gateway.Routed{Topic: m.Destination, EventID: m.ID[:i], SessionID: m.SessionID})
+		var b struct {
+			EventID string `json:"event_id"`
+			ID      string `json:"id"`
+		}
+		_ = json.Unmarshal(m.Body, &b)
+		id := b.EventID
+		if id == "" {
+			id = b.ID
+		}
+		if id == "" {
+			id = m.ID[:i]
+		}
+		p.on(gateway.Routed{Topic: m.Destination, EventID: id, SessionID: m.SessionID})
 	}
 	return nil
 }
