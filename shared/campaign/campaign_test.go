@@ -608,6 +608,45 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 			t.Fatalf("fact %s (revision %d after %d)", f.EventID, f.Revision, last[f.CommandID])
 		}
 		seen[f.EventID], last[f.CommandID] = true, f.Revision
+		// Seed 002's campaign_action_event names the run and the recipient.
+		if f.RunID != "r1" || !strings.HasPrefix(f.RecipientID, "cust-e") || !strings.Contains(string(b), `"runId":"r1"`) ||
+			!strings.Contains(string(b), `"recipientId":"`+f.RecipientID+`"`) {
+			t.Fatalf("fact %s: run %q, recipient %q: %s", f.EventID, f.RunID, f.RecipientID, b)
+		}
+	}
+	// The projection keeps them: per run and recipient, exact under the reversed replay; a
+	// re-run (run r2) of the same events is told from the first run.
+	r.save("welcome", threeSteps("sim"), "r2")
+	for _, id := range []string{"e1", "e2", "e3"} {
+		if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rerun := r.pump()
+	slices.Reverse(rerun)
+	for _, f := range append(rerun, facts...) { // replayed, reordered and duplicated
+		if err := r.projection.Handle(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := r.st.(interface{ DB() *sql.DB }).DB()
+	rows, err := db.Query(`SELECT RunId, RecipientId, Status, COUNT(*) FROM CampaignCommandProjection GROUP BY RunId, RecipientId, Status ORDER BY RunId, RecipientId`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var run, rcpt, st string
+		var n int
+		if err := rows.Scan(&run, &rcpt, &st, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s/%s %s %d", run, rcpt, st, n))
+	}
+	want := []string{"r1/cust-e1 SUCCEEDED 3", "r1/cust-e2 SUCCEEDED 3", "r1/cust-e3 SUCCEEDED 3", "r2/cust-e1 SUCCEEDED 3", "r2/cust-e2 SUCCEEDED 3", "r2/cust-e3 SUCCEEDED 3"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("projection by run and recipient %v, want %v", got, want)
 	}
 }
 

@@ -104,7 +104,7 @@ func (d *Dispatcher) localDate(ctx context.Context, bu string, now time.Time) (s
 func newCommand(e store.CampaignExecution, def Definition, index int) store.CampaignCommand {
 	a := def.Actions[index]
 	return store.CampaignCommand{CommandID: CommandID(e.ExecutionID, index, a.Key), EffectKey: EffectKey(e.ExecutionID, index, a.Key, a.Type, a.Provider),
-		ExecutionID: e.ExecutionID, BusinessUnitID: e.BusinessUnitID, CampaignID: e.CampaignID, RecipientID: e.RecipientID,
+		ExecutionID: e.ExecutionID, BusinessUnitID: e.BusinessUnitID, CampaignID: e.CampaignID, RecipientID: e.RecipientID, RunID: e.RunID,
 		ActionIndex: index, ActionKey: a.Key, ActionType: a.Type, Provider: a.Provider, LocalDate: e.LocalDate}
 }
 
