@@ -10,7 +10,7 @@ import (
 
 // Migration 0040 gives every command its execution's RunId and every projection row its
 // command's RunId and RecipientId (docs/campaigns.md#facts); a projection row whose command
-// is gone keeps ”.
+// is gone keeps the empty string.
 func TestCampaignFactMigrationBackfillsRunAndRecipient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
