@@ -163,6 +163,21 @@ func (h *Harness) Close() error {
 }
 
 func (h *Harness) seed(ctx context.Context, o Options) error {
+	// The registry first: a campaign may only be triggered by an event type it knows
+	// (campaign.Admin.KnownTriggers).
+	if o.Registry != "" {
+		raw, err := os.ReadFile(o.Registry)
+		if err != nil {
+			return err
+		}
+		res, err := h.Do(ctx, http.MethodPost, registryapi.Prefix+"/import", "application/json", raw, map[string]string{httpapi.HeaderOperator: "acceptance"})
+		if err != nil {
+			return err
+		}
+		if res.Status != http.StatusOK {
+			return fmt.Errorf("registry import answered %d: %s", res.Status, res.Body)
+		}
+	}
 	if o.Scenario != "" {
 		raw, err := os.ReadFile(o.Scenario)
 		if err != nil {
@@ -199,19 +214,6 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 					return fmt.Errorf("inputs[%d].campaign: %w", i, err)
 				}
 			}
-		}
-	}
-	if o.Registry != "" {
-		raw, err := os.ReadFile(o.Registry)
-		if err != nil {
-			return err
-		}
-		res, err := h.Do(ctx, http.MethodPost, registryapi.Prefix+"/import", "application/json", raw, map[string]string{httpapi.HeaderOperator: "acceptance"})
-		if err != nil {
-			return err
-		}
-		if res.Status != http.StatusOK {
-			return fmt.Errorf("registry import answered %d: %s", res.Status, res.Body)
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 		}
 		return localtime.LoadZone(u.TimeZoneID)
 	}
-	r.Campaigns = &campaign.Admin{Store: r.Store, Catalog: catalog, Clock: r.Clock}
+	r.Campaigns = &campaign.Admin{Store: r.Store, Catalog: catalog, Clock: r.Clock, KnownTriggers: r.knownTriggers}
 	r.Campaign = handler.CampaignDeps{
 		Dispatcher: &campaign.Dispatcher{Store: r.Store, Clock: r.Clock, Zone: zone, Log: log},
 		Worker: &campaign.Worker{Store: r.Store, Clock: r.Clock, Providers: providers, Log: log,
@@ -54,4 +54,14 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 		Clock:      r.Clock, Log: log,
 	}
 	return nil
+}
+
+// knownTriggers is what a campaign may be triggered by: the registry's event types and the
+// trigger events of its counter instructions (gateway.Registry.EventNames).
+func (r *Runtime) knownTriggers(ctx context.Context) ([]string, error) {
+	reg, err := r.Registry.Cache.Current(ctx)
+	if err != nil && reg == nil {
+		return nil, err
+	}
+	return reg.EventNames(), nil
 }

@@ -3,8 +3,11 @@ package campaign_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
@@ -45,5 +48,33 @@ func TestSameIDFromTwoSourcesStartsTwoExecutions(t *testing.T) {
 				t.Fatalf("%s: %s applied %d times", src, c.CommandID, n)
 			}
 		}
+	}
+}
+
+// A trigger nothing registered or emits is refused (422 naming triggers[i], with a "did you
+// mean" when a known name is close), and nothing is stored; a known one is accepted.
+func TestSaveRefusesATriggerNothingEmits(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{})
+	ctx := context.Background()
+	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock,
+		KnownTriggers: func(context.Context) ([]string, error) { return []string{"First_Login_Reward", "SignedUp"}, nil }}
+	def := threeSteps("sim")
+	def.Triggers = []string{"SignedUp", "First_Login_Rewad"}
+	_, err := admin.Save(ctx, "bu-1", "typo", def, nil)
+	var ae *automation.Error
+	if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || ae.Field != "triggers[1]" ||
+		!strings.Contains(ae.Message, `"First_Login_Rewad" is not registered`) || !strings.Contains(ae.Message, `did you mean "First_Login_Reward"?`) {
+		t.Fatalf("save: %v, want 422 naming triggers[1] with a suggestion", err)
+	}
+	if _, err := r.st.CampaignGet(ctx, "bu-1", "typo"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused campaign was stored: %v", err)
+	}
+	def.Triggers = []string{"Checkout"}
+	if _, err := admin.Save(ctx, "bu-1", "typo", def, nil); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Fatalf("a trigger nothing is close to: %v, want a refusal without a suggestion", err)
+	}
+	def.Triggers = []string{"First_Login_Reward"}
+	if _, err := admin.Save(ctx, "bu-1", "typo", def, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -81,3 +81,17 @@ func TestSameIDFromTwoSourcesIsAcceptedOnEveryRoute(t *testing.T) {
 		t.Fatal("UserMessageKey ignores the source")
 	}
 }
+
+// EventNames: the registry's types and the trigger events its counter instructions emit,
+// sorted, once each (what a campaign may be triggered by).
+func TestRegistryEventNames(t *testing.T) {
+	e := newEnv(t)
+	reg, err := e.admin.Cache.Current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Account_Reactivated", "Login", "Login_Streak_30_Days", "Login_Streak_7_Days", "Redeem_Item", "ViewItem", "View_10_Items_Reward"}
+	if got := reg.EventNames(); mustJSON(got) != mustJSON(want) {
+		t.Fatalf("EventNames %v, want %v", got, want)
+	}
+}

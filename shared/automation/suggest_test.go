@@ -1,0 +1,30 @@
+package automation_test
+
+import (
+	"testing"
+
+	"github.com/automation-platform/automation/shared/automation"
+)
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	known := []string{"First_Login_Reward", "Login", "ViewItem", "Asia/Ho_Chi_Minh"}
+	cases := []struct{ name, want string }{
+		{"First_Login_Reward", ""},                   // known as it is
+		{"first_login_reward", "First_Login_Reward"}, // case only
+		{"First_Login_Rewad", "First_Login_Reward"},  // one edit
+		{"Logn", "Login"},
+		{"VeiwItem", "ViewItem"}, // two edits
+		{"asia/ho_chi_minh", "Asia/Ho_Chi_Minh"},
+		{"Checkout", ""}, // nothing close
+		{"", ""},
+	}
+	for _, c := range cases {
+		if got := automation.Suggest(c.name, known); got != c.want {
+			t.Errorf("Suggest(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := automation.DidYouMean("Logn", known); got != ` (did you mean "Login"?)` {
+		t.Errorf("DidYouMean: %q", got)
+	}
+}
