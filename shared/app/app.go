@@ -364,7 +364,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	default:
 		o.Billing = budget.NoBilling{}
 	}
-	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known,
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known, Campaigns: r.Store,
 		Hooks: o.Faults.budget()}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},

@@ -735,3 +735,29 @@ func TestFreezePriceLoserTakesTheStoredPrice(t *testing.T) {
 		t.Fatalf("loser of the first claim priced %d (policy v%d, rate %s), want the stored 7 (v99, rate 7); the policy says 10", got.Amount, got.PolicyVersion, got.Rate)
 	}
 }
+
+// A budget for a campaign the business unit does not have is refused (422 naming
+// campaignId, with a did-you-mean among its campaigns) and nothing is stored; one for an
+// existing campaign is created.
+func TestCreateBudgetRefusesAnUnknownCampaign(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1000)
+	svc := e.service(e.st)
+	svc.Campaigns = e.st
+	if _, err := e.st.CampaignSave(ctx, store.CampaignSaveParams{Campaign: store.Campaign{BusinessUnitID: "bu-1", CampaignID: "welcome", Name: "W",
+		Status: store.CampaignActive, RunID: "run-1", Triggers: []string{"SignedUp"}, DefinitionJSON: "{}"}, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := svc.CreateBudget(ctx, "bu-1", "welcom", budget.BudgetInput{Currency: "USD", MaxCost: 100}, "ops")
+	var ae *automation.Error
+	if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !strings.Contains(err.Error(), "campaignId") ||
+		!strings.Contains(err.Error(), `"welcom" does not exist`) || !strings.Contains(err.Error(), `did you mean "welcome"?`) {
+		t.Fatalf("budget for a missing campaign: %v", err)
+	}
+	if _, err := e.st.BudgetGet(ctx, "bu-1", "welcom"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused budget was stored: %v", err)
+	}
+	if _, err := svc.CreateBudget(ctx, "bu-1", "welcome", budget.BudgetInput{Currency: "USD", MaxCost: 100}, "ops"); err != nil {
+		t.Fatal(err)
+	}
+}
