@@ -375,7 +375,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
-	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
+	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.

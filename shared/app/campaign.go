@@ -65,3 +65,13 @@ func (r *Runtime) knownTriggers(ctx context.Context) ([]string, error) {
 	}
 	return reg.EventNames(), nil
 }
+
+// entityTypes is what the attribute API knows: the entity types of the registry's counter
+// instructions (gateway.Registry.EntityTypes).
+func (r *Runtime) entityTypes(ctx context.Context) ([]string, error) {
+	reg, err := r.Registry.Cache.Current(ctx)
+	if err != nil && reg == nil {
+		return nil, err
+	}
+	return reg.EntityTypes(), nil
+}

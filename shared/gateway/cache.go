@@ -54,6 +54,26 @@ func (r *Registry) EventNames() []string {
 	return out
 }
 
+// EntityTypes lists, sorted and once each, the entity types the registry's counter
+// instructions write attributes of (CUSTOMER, ITEM, …): the attribute API's known types.
+func (r *Registry) EntityTypes() []string {
+	if r == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range r.byType {
+		for _, in := range c.Counter {
+			seen[in.EntityType] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Len is the number of event types.
 func (r *Registry) Len() int {
 	if r == nil {

@@ -32,6 +32,16 @@ func registerSignedUp(t *testing.T, e *env) {
 	}
 }
 
+// ensureCampaign stores campaign id in bu unless it exists (a budget needs its campaign:
+// budget.Service.Campaigns).
+func ensureCampaign(t *testing.T, e *env, bu, id string) {
+	t.Helper()
+	if _, err := e.rt.Store.CampaignGet(context.Background(), bu, id); err == nil {
+		return
+	}
+	saveCampaign(t, e, bu, id)
+}
+
 // saveCampaign stores a one-action campaign id in bu.
 func saveCampaign(t *testing.T, e *env, bu, id string) {
 	t.Helper()

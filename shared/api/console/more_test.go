@@ -206,6 +206,7 @@ func TestFeeQueuePage(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	e.rt.Budget.Billing = unknownBilling{}
+	ensureCampaign(t, e, "bu-syd", "promo")
 	if _, err := e.rt.Budget.CreateBudget(ctx, "bu-syd", "promo", budget.BudgetInput{Currency: "AUD", MaxCost: 100}, "seed"); err != nil {
 		t.Fatal(err)
 	}
