@@ -70,6 +70,7 @@ const (
 	InvFeeLedger         = "fee-ledger-agrees"   // after the drain: every fee settled; the billing ledger, the transfers and the budget's cost agree
 	InvFeeNotHeld        = "fee-not-held"        // after the drain no reservation stays HELD
 	InvFeeBeforeAction   = "fee-before-action"   // an action that took effect (or SUCCEEDED) had its fee confirmed
+	InvStopDuringCharge  = "stop-during-charge"  // a campaign stopped during a command's charge: that action never reaches the provider
 )
 
 // Violation is one broken invariant.
@@ -170,6 +171,9 @@ type checker struct {
 	providers map[string]*providersim.Server
 	// billing: the simulated billing server (budgets.go); nil without a budget.
 	billing *billingsim.Server
+	// stoppedOrders: the billing orders during whose call the campaign was stopped
+	// (faults.go, StopCharge).
+	stoppedOrders []string
 	// webhooks: the webhook receiver's receipts so far (nil before the run starts).
 	webhooks func() []replay.WebhookReceipt
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
@@ -494,6 +498,9 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		}
 	}
 	if err := c.checkBudgetFinal(ctx, r); err != nil {
+		return err
+	}
+	if err := c.checkStopDuringCharge(ctx, r); err != nil {
 		return err
 	}
 	if err := c.checkCampaigns(ctx, r); err != nil {
