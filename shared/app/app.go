@@ -377,7 +377,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
-	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
+	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
 	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
