@@ -504,7 +504,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
-	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log}
+	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log,
+		TemplateWarning: templateWarning(r.Templates, channels)}
 	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
