@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/events"
 )
 
 // TestReadmeLoyaltyTenMinutes runs every shell block of the README's "Loyalty events in ten
@@ -17,7 +19,7 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 			"",
 			`{"businessUnitId":"bu-hcm","campaignId":"first-login-welcome","runId":"run-1","name":"First login welcome","status":"ACTIVE"`,
 			`{"businessUnitId":"bu-hcm","campaignId":"first-login-welcome","currency":"VND","maxCost":"1000000","cost":"0","reservedCost":"0","available":"1000000","status":"ACTIVE","heldReservations":0,"oldestHeldAgeSeconds":0,"version":1`,
-			`"id":"try-login-1","type":"Login","status":"accepted","routes":["events","tracking"]`,
+			`"id":"try-login-1","type":"Login","status":"accepted","routes":["tracking"]`, // a COUNTER event (seed 003)
 			`{"attribute":"first_login","type":"boolean","value":true`,
 			`"recipientId":"CUST-HCM-8","template":"campaign:first-login-welcome","subject":"Welcome to the club"`,
 			`"id":"try-redeem-1","type":"Redeem_Item","status":"accepted","routes":["events","tracking"]`,
@@ -28,9 +30,11 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 		},
 		After: func(t *testing.T, n int, stdout, logs *lockedBuffer) {
 			if n == 7 { // every events message published: the log shows them as the rule engine would receive them
-				// The login's trigger event: its id is a function of the login's id, the customer and the attribute.
-				waitFor(t, "serve's log", logs, logs, `"destination":"events","messageId":"attr-gen-6d4feb8403ff697a31ab6fca:events","sessionId":"CUST-HCM-8","payload":"{\"event_id\":\"attr-gen-6d4feb8403ff697a31ab6fca\",\"event_name\":\"First_Login_Reward\"`, 10*time.Second)
-				waitFor(t, "serve's log", logs, logs, `"destination":"events","messageId":"try-redeem-1:events","sessionId":"CUST-SYD-9"`, 10*time.Second)
+				// The login's trigger event: its id is a function of the login's identity (source
+				// and id), the customer and the attribute.
+				waitFor(t, "serve's log", logs, logs, `"destination":"events","messageId":"attr-gen-928c378f20634947123d5819:events","sessionId":"CUST-HCM-8","payload":"{\"event_id\":\"attr-gen-928c378f20634947123d5819\",\"event_name\":\"First_Login_Reward\"`, 10*time.Second)
+				// The Direct event's MessageId is its identity (docs/gateway.md#event-identity).
+				waitFor(t, "serve's log", logs, logs, `"destination":"events","messageId":"`+events.Identity("/member-app", "try-redeem-1")+`:events","sessionId":"CUST-SYD-9"`, 10*time.Second)
 			}
 		},
 	})

@@ -66,8 +66,10 @@ var DefaultObserved = []string{topology.EventsTopic, topology.TrackingTopic}
 // Payload when it is the gateway's fat payload (source_event set), Trigger when it is a
 // trigger event of the attribute engine (event_name set).
 type Message struct {
-	Topic     string
-	ID        string // the broker MessageId, "{eventId}:{route}"
+	Topic string
+	ID    string // the broker MessageId, "{events.Identity(source, id)}:{route}" ("{triggerId}:events")
+	// EventID is the event's own id: the fat payload's or the trigger's event_id.
+	EventID   string
 	SessionID string
 	Body      []byte
 	Payload   gateway.Payload
@@ -161,6 +163,21 @@ func (h *Harness) Close() error {
 }
 
 func (h *Harness) seed(ctx context.Context, o Options) error {
+	// The registry first: a campaign may only be triggered by an event type it knows
+	// (campaign.Admin.KnownTriggers).
+	if o.Registry != "" {
+		raw, err := os.ReadFile(o.Registry)
+		if err != nil {
+			return err
+		}
+		res, err := h.Do(ctx, http.MethodPost, registryapi.Prefix+"/import", "application/json", raw, map[string]string{httpapi.HeaderOperator: "acceptance"})
+		if err != nil {
+			return err
+		}
+		if res.Status != http.StatusOK {
+			return fmt.Errorf("registry import answered %d: %s", res.Status, res.Body)
+		}
+	}
 	if o.Scenario != "" {
 		raw, err := os.ReadFile(o.Scenario)
 		if err != nil {
@@ -197,19 +214,6 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 					return fmt.Errorf("inputs[%d].campaign: %w", i, err)
 				}
 			}
-		}
-	}
-	if o.Registry != "" {
-		raw, err := os.ReadFile(o.Registry)
-		if err != nil {
-			return err
-		}
-		res, err := h.Do(ctx, http.MethodPost, registryapi.Prefix+"/import", "application/json", raw, map[string]string{httpapi.HeaderOperator: "acceptance"})
-		if err != nil {
-			return err
-		}
-		if res.Status != http.StatusOK {
-			return fmt.Errorf("registry import answered %d: %s", res.Status, res.Body)
 		}
 	}
 	return nil
@@ -313,10 +317,12 @@ func (h *Harness) observe(next bus.Handler) bus.Handler {
 func (h *Harness) record(m bus.Message) {
 	rec := Message{Topic: m.Destination, ID: m.ID, SessionID: m.SessionID, Body: append([]byte(nil), m.Body...)}
 	var head struct {
+		EventID     string `json:"event_id"`
 		SourceEvent string `json:"source_event"`
 		EventName   string `json:"event_name"`
 	}
 	_ = json.Unmarshal(m.Body, &head)
+	rec.EventID = head.EventID
 	switch {
 	case head.SourceEvent != "":
 		_ = json.Unmarshal(m.Body, &rec.Payload)

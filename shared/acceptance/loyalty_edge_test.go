@@ -79,7 +79,7 @@ func TestUC10VoucherUsedRealTimeAndGhostTimeout(t *testing.T) {
 	if err := h.Advance(ctx, ts("2026-07-02T00:00:00Z")); err != nil {
 		t.Fatal(err)
 	}
-	if d := h.Deliveries(); len(d) != 1 || d[0].Channel != "inbox" || d[0].SchedulerKey != "user-message:scan-7781" {
+	if d := h.Deliveries(); len(d) != 1 || d[0].Channel != "inbox" || d[0].SchedulerKey != gateway.UserMessageKey("/merchant-app", "scan-7781") {
 		t.Fatalf("deliveries %+v", d)
 	}
 	if s := inboxSubjects(t, h, "bu-hcm", "CUST-HCM-1"); len(s) != 1 {

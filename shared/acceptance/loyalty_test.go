@@ -14,6 +14,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/acceptance"
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -189,9 +190,11 @@ func uc01() useCase {
 				login("login-hcm7-b", "bu-hcm", "CUST-HCM-7", "2026-07-01T02:00:00Z", "DEV-B")}, want: []string{"accepted", "accepted"}},
 			{at: "2026-07-02T02:00:00Z", events: []json.RawMessage{login("login-hcm7-c", "bu-hcm", "CUST-HCM-7", "2026-07-02T02:00:00Z", "DEV-A")}, want: []string{"accepted"}},
 		},
-		routed: map[string]int{"events/login-hcm7-a": 1, "tracking/login-hcm7-a": 1, "events/login-hcm7-b": 1, "tracking/login-hcm7-b": 1,
-			"events/login-hcm7-c": 1, "tracking/login-hcm7-c": 1, "events/trigger:First_Login_Reward@CUST-HCM-7": 1},
-		payloads:   map[string]func(p gateway.Payload) error{"events/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
+		// Login is a COUNTER event (seed 003 section 3): tracking only, never events; the rule
+		// engine hears the trigger.
+		routed: map[string]int{"tracking/login-hcm7-a": 1, "tracking/login-hcm7-b": 1,
+			"tracking/login-hcm7-c": 1, "events/trigger:First_Login_Reward@CUST-HCM-7": 1},
+		payloads:   map[string]func(p gateway.Payload) error{"tracking/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
 		actions:    []string{"first-login-welcome welcome SUCCEEDED CUST-HCM-7", "first-login-welcome ott SUCCEEDED CUST-HCM-7"},
 		inbox:      map[string][]string{"bu-hcm/CUST-HCM-7": {"Welcome to the club"}},
 		attributes: map[string]map[string]string{"bu-hcm/CUSTOMER/CUST-HCM-7": {"first_login": "true", "login_streak": "2", "last_active": "2026-07-02T02:00:00Z"}},
@@ -212,7 +215,7 @@ func uc02() useCase {
 	add := func(id string, local time.Time) {
 		at := local.UTC().Format(time.RFC3339)
 		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{login(id, "bu-syd", "CUST-SYD-2", at, "DEV-A")}, want: []string{"accepted"}})
-		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+		uc.routed["tracking/"+id] = 1 // Login: tracking only (seed 003 section 3)
 	}
 	for d := time.Date(2026, 11, 20, 8, 0, 0, 0, sydney); d.Before(time.Date(2027, 1, 20, 0, 0, 0, 0, sydney)); d = d.AddDate(0, 0, 1) {
 		local := d
@@ -281,7 +284,7 @@ func uc05() useCase {
 	for _, d := range []string{"2026-07-01", "2026-08-01", "2026-11-05", "2026-11-06"} {
 		at, id := d+"T03:00:00Z", "login-vte5-"+strings.ReplaceAll(d, "-", "")
 		uc.steps = append(uc.steps, step{at: at, events: []json.RawMessage{login(id, "bu-vte", "CUST-VTE-5", at, "DEV-A")}, want: []string{"accepted"}})
-		uc.routed["events/"+id], uc.routed["tracking/"+id] = 1, 1
+		uc.routed["tracking/"+id] = 1 // Login: tracking only (seed 003 section 3)
 	}
 	return uc
 }
@@ -398,7 +401,7 @@ var useCases = []useCase{
 		steps: []step{{at: "2026-07-01T01:10:00Z", events: []json.RawMessage{ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merchant-app",
 			map[string]any{"customerId": "CUST-HCM-1", "voucherCode": "VC-7781", "merchantName": "Pho 24 District 1"})}, want: []string{"accepted"}}},
 		routed:     map[string]int{"noti/scan-7781": 1},
-		deliveries: []wantDelivery{{"user-message:scan-7781", "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
+		deliveries: []wantDelivery{{gateway.UserMessageKey("/merchant-app", "scan-7781"), "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
 		inbox:      map[string][]string{"bu-hcm/CUST-HCM-1": {"Voucher VC-7781 used"}},
 	},
 	{
@@ -474,12 +477,13 @@ func run(t *testing.T, uc useCase) {
 	if err := h.Advance(ctx, ts(uc.till)); err != nil {
 		t.Fatal(err)
 	}
-	// The attribute engine's triggers, by id; each id is TriggerID of its source event.
+	// The attribute engine's triggers, by id; each id is TriggerID of its source event's
+	// identity (source, id).
 	triggers := map[string]string{}
 	for _, m := range h.Messages() {
 		if tr := m.Trigger; tr != nil {
 			triggers[tr.EventID] = tr.EventName + "@" + tr.Metadata.EntityID
-			want := attribute.TriggerID(tr.Metadata.OriginalTriggerEventID, store.AttributeEntity{BusinessUnitID: tr.BusinessUnitID,
+			want := attribute.TriggerID(events.Identity(tr.Metadata.OriginalTriggerEventSource, tr.Metadata.OriginalTriggerEventID), store.AttributeEntity{BusinessUnitID: tr.BusinessUnitID,
 				EntityType: tr.Metadata.EntityType, EntityID: tr.Metadata.EntityID}, tr.Metadata.TriggerAttribute,
 				decimal.RequireFromString(tr.Metadata.ThresholdReached.String()))
 			if m.ID != want+":events" || m.SessionID != tr.CustomerID {
@@ -498,8 +502,10 @@ func run(t *testing.T, uc useCase) {
 	// What the consumers of events and tracking acknowledged: once each.
 	received := map[string]int{}
 	for _, m := range h.Messages() {
-		eventID := m.ID[:strings.LastIndex(m.ID, ":")]
-		k := routedKey(m.Topic, eventID, m.SessionID, triggers)
+		if want := events.Identity(m.Payload.Source, m.Payload.EventID) + ":" + m.Topic; m.Trigger == nil && m.ID != want {
+			t.Errorf("MessageId %s, want %s (the identity of source and id)", m.ID, want)
+		}
+		k := routedKey(m.Topic, m.EventID, m.SessionID, triggers)
 		received[k]++
 		if check := uc.payloads[k]; check != nil {
 			if err := check(m.Payload); err != nil {

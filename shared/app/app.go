@@ -390,7 +390,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	default:
 		o.Billing = budget.NoBilling{}
 	}
-	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known,
+	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known, Campaigns: r.Store,
 		Hooks: o.Faults.budget()}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
@@ -401,9 +401,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
-	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock})
+	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
-	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{})
+	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
 	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
@@ -531,7 +531,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
-	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log}
+	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log,
+		TemplateWarning: templateWarning(r.Templates, channels)}
 	r.Reconciler = &reminder.Reconciler{Service: r.Reminders, Log: log}
 	r.Events = events.NewRouter()
 	r.Events.RegisterAll(r.Reminders)
@@ -577,11 +578,26 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 	}
 	switch m.Destination {
 	case topology.EventsTopic, topology.TrackingTopic, topology.NotiTopic, topology.DomainEventsTopic:
-		i := strings.LastIndex(m.ID, ":") // MessageId "{eventId}:{route}"; an id may hold ':'
+		// MessageId "{events.Identity(source, id)}:{route}" (a trigger's "{triggerId}:events"):
+		// the event id the observer reports is the body's (a fat payload's or a trigger's
+		// event_id, a CloudEvent's id).
+		i := strings.LastIndex(m.ID, ":")
 		if i < 0 || m.Destination == topology.DomainEventsTopic && m.ID[i+1:] != gateway.RouteSource {
 			return nil
 		}
-		p.on(gateway.Routed{Topic: m.Destination, EventID: m.ID[:i], SessionID: m.SessionID})
+		var b struct {
+			EventID string `json:"event_id"`
+			ID      string `json:"id"`
+		}
+		_ = json.Unmarshal(m.Body, &b)
+		id := b.EventID
+		if id == "" {
+			id = b.ID
+		}
+		if id == "" {
+			id = m.ID[:i]
+		}
+		p.on(gateway.Routed{Topic: m.Destination, EventID: id, SessionID: m.SessionID})
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/automation-platform/automation/shared/campaign"
@@ -12,6 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // wireCampaigns builds the campaign services (docs/campaigns.md): every delivery channel is a
@@ -43,7 +46,7 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 		}
 		return localtime.LoadZone(u.TimeZoneID)
 	}
-	r.Campaigns = &campaign.Admin{Store: r.Store, Catalog: catalog, Clock: r.Clock}
+	r.Campaigns = &campaign.Admin{Store: r.Store, Catalog: catalog, Clock: r.Clock, KnownTriggers: r.knownTriggers}
 	r.Campaign = handler.CampaignDeps{
 		Dispatcher: &campaign.Dispatcher{Store: r.Store, Clock: r.Clock, Zone: zone, Log: log},
 		Worker: &campaign.Worker{Store: r.Store, Clock: r.Clock, Providers: providers, Log: log,
@@ -54,4 +57,49 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 		Clock:      r.Clock, Log: log,
 	}
 	return nil
+}
+
+// knownTriggers is what a campaign may be triggered by: the registry's event types and the
+// trigger events of its counter instructions (gateway.Registry.EventNames).
+func (r *Runtime) knownTriggers(ctx context.Context) ([]string, error) {
+	reg, err := r.Registry.Cache.Current(ctx)
+	if err != nil && reg == nil {
+		return nil, err
+	}
+	return reg.EventNames(), nil
+}
+
+// entityTypes is what the attribute API knows: the entity types of the registry's counter
+// instructions (gateway.Registry.EntityTypes).
+func (r *Runtime) entityTypes(ctx context.Context) ([]string, error) {
+	reg, err := r.Registry.Cache.Current(ctx)
+	if err != nil && reg == nil {
+		return nil, err
+	}
+	return reg.EntityTypes(), nil
+}
+
+// templateWarning answers a reminder setting's write with a warning when one of its channels
+// needs rendered content (delivery.Traits.NeedsContent: email, webhook) and its template is
+// stored neither for the unit nor as the default: every delivery would then fail on it. A
+// warning, not a refusal: templates and settings are saved by separate calls, in either
+// order (docs/architecture.md#settings-changes).
+func templateWarning(templates *delivery.Templates, channels map[string]delivery.Channel) func(context.Context, string, string, []string) (string, error) {
+	return func(ctx context.Context, bu, key string, chans []string) (string, error) {
+		var needs []string
+		for _, ch := range chans {
+			if c := channels[ch]; c != nil && c.Traits().NeedsContent {
+				needs = append(needs, ch)
+			}
+		}
+		if len(needs) == 0 {
+			return "", nil
+		}
+		_, err := templates.Get(ctx, key, bu)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Sprintf("template %q does not exist for business unit %q (nor as the default), and channels %s need it: "+
+				"save the template before the first delivery, or every delivery on those channels fails", key, bu, strings.Join(needs, ", ")), nil
+		}
+		return "", err
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -57,6 +58,11 @@ func TestConfiguredCampaignProviderRunsOverHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
+			// A campaign's trigger must be a registered event type (campaign.Admin.KnownTriggers).
+			if _, err := rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+				Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+				t.Fatal(err)
+			}
 			var def campaign.Definition
 			if err := json.Unmarshal([]byte(`{"name":"Top up","status":"ACTIVE","triggers":["SignedUp"],
 				"actions":[{"key":"topup","type":"TOP_UP","provider":"telco","params":{"amountMinor":500,"currency":"AUD"}}]}`), &def); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/store"
@@ -145,7 +146,10 @@ func TestEventIngestWithTheSDKInEveryMode(t *testing.T) {
 		got.Results[1].Pointer != "/type" || got.Results[2].Status != "duplicate" {
 		t.Fatalf("batch: %d %+v", resp.StatusCode, got)
 	}
-	want := "bin-1:events@events bin-1:tracking@tracking str-1:noti@noti b-1:events@events b-1:tracking@tracking"
+	// MessageId "{events.Identity(source, id)}:{route}" (docs/gateway.md#event-identity).
+	key := func(id string) string { return events.Identity("/mobile-app", id) }
+	want := key("bin-1") + ":events@events " + key("bin-1") + ":tracking@tracking " + key("str-1") + ":noti@noti " +
+		key("b-1") + ":events@events " + key("b-1") + ":tracking@tracking"
 	if ids := e.outboxIDs(t); ids != want {
 		t.Fatalf("outbox %s, want %s", ids, want)
 	}
@@ -214,7 +218,7 @@ func TestGatewayRoutesExactlyOnce(t *testing.T) {
 	if got := fmt.Sprint(e2.routed); got != "[{events L1 C1} {tracking L1 C1} {noti R1 C1}]" {
 		t.Fatalf("routed %s", got)
 	}
-	if n := strings.Count(strings.Join(e2.out.Lines(), "\n"), `"schedulerKey":"user-message:R1"`); n != 1 {
+	if n := strings.Count(strings.Join(e2.out.Lines(), "\n"), `"schedulerKey":"`+gateway.UserMessageKey("/app", "R1")+`"`); n != 1 {
 		t.Fatalf("%d deliveries, want 1:\n%s", n, strings.Join(e2.out.Lines(), "\n"))
 	}
 	// Crash between publish and marking published: the rows are published again after a restart.
@@ -234,8 +238,8 @@ func TestGatewayRoutesExactlyOnce(t *testing.T) {
 	}
 	var jobs int
 	db = e3.rt.Store.(interface{ DB() *sql.DB }).DB()
-	_ = db.QueryRow(`SELECT COUNT(*) FROM NotificationJob WHERE SchedulerKey = 'user-message:R1'`).Scan(&jobs)
-	if n := strings.Count(strings.Join(e3.out.Lines(), "\n"), `"schedulerKey":"user-message:R1"`); n != 0 || jobs != 1 { // … and never delivered twice
+	_ = db.QueryRow(`SELECT COUNT(*) FROM NotificationJob WHERE SchedulerKey = ?`, gateway.UserMessageKey("/app", "R1")).Scan(&jobs)
+	if n := strings.Count(strings.Join(e3.out.Lines(), "\n"), `"schedulerKey":"`+gateway.UserMessageKey("/app", "R1")+`"`); n != 0 || jobs != 1 { // … and never delivered twice
 		t.Fatalf("after the republication: %d more deliveries, %d jobs", n, jobs)
 	}
 }

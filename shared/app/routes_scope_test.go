@@ -31,6 +31,7 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 const scopeToken = "s3cret-token-for-the-route-table"
@@ -80,6 +81,13 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB()}
 	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Login", Operator: "seed",
 		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// The attribute routes know the entity types of the registry's counter instructions.
+	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Redeem_Item", Operator: "seed",
+		Definition: []byte(`{"eventType":"Redeem_Item","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[
+		  {"attribute_code":"redeems","entity_type":"CUSTOMER","operation":"INCREMENT"},
+		  {"attribute_code":"total_redeem_count","entity_type":"ITEM","entity_id_pointer":"/itemId","operation":"INCREMENT","hot":true}]}`)}); err != nil {
 		t.Fatal(err)
 	}
 	// The unscoped side door for seeding: the same routes behind an API without token or scope.
@@ -134,7 +142,12 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 			t.Fatalf("%s: no report row: %v", u.bu, err)
 		}
 	}
-	for _, u := range []unitFixture{e.a, e.b} { // a budget and a price policy per unit
+	for _, u := range []unitFixture{e.a, e.b} { // a budget (of a campaign) and a price policy per unit
+		def := campaign.Definition{Name: "Camp", Status: store.CampaignActive, Triggers: []string{"Login"},
+			Actions: []campaign.Action{{Key: "greet", Type: "NOTIFICATION_LOG", Provider: "log", Params: json.RawMessage(`{"subject":"Hi","text":"Hi"}`)}}}
+		if _, err := rt.Campaigns.Save(context.Background(), u.bu, "camp-"+u.bu, def, nil); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := rt.Budget.CreateBudget(context.Background(), u.bu, "camp-"+u.bu, budget.BudgetInput{Currency: "USD", MaxCost: 1000}, "seed"); err != nil {
 			t.Fatal(err)
 		}

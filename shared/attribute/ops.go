@@ -72,7 +72,7 @@ type State struct {
 // Threshold is one threshold of an instruction (seed 003, docs/attributes.md#thresholds).
 type Threshold struct {
 	Value        json.Number `json:"value"`
-	Unit         string      `json:"unit,omitempty"` // MINUTES, HOURS, DAYS (gaps and timers)
+	Unit         string      `json:"unit,omitempty"` // one of Units (gaps and timers)
 	TriggerEvent string      `json:"trigger_event"`
 	ResetPolicy  string      `json:"reset_policy,omitempty"`
 	Cap          *Cap        `json:"cap,omitempty"`
@@ -375,19 +375,39 @@ func resetAfter(s State, cs []Crossing) State {
 	return s
 }
 
-// gapIn is b - a in unit: MINUTES and HOURS elapsed (fractions kept), DAYS as calendar days
-// between the local dates in r's zone (a DST day is one day).
+// Units of a gap or timer threshold (docs/attributes.md#operations).
+const (
+	UnitMinutes = "MINUTES"
+	UnitHours   = "HOURS"
+	// UnitDays is elapsed days: (b - a) / 24 h, fractions kept. Seed 003 defines the gap as
+	// GAP = NOW() - old_date in the instruction's unit, "to quantify precisely": a login at
+	// 12:00 and the next one 89 days 23 hours later is a gap of 89.96 days, not 90.
+	UnitDays = "DAYS"
+	// UnitCalendarDays counts calendar days between the two local dates in the rules' zone
+	// (a 23-hour DST day is one day; 23:59 and 00:01 the next day are one day apart). Our
+	// addition to the seed, for rules stated in dates ("the 90th day after").
+	UnitCalendarDays = "CALENDAR_DAYS"
+)
+
+// Units lists the units a gap or timer threshold may name.
+var Units = []string{UnitMinutes, UnitHours, UnitDays, UnitCalendarDays}
+
+// gapIn is b - a in unit: MINUTES, HOURS and DAYS elapsed (fractions kept, millisecond
+// precision), CALENDAR_DAYS as whole calendar days between the local dates in r's zone.
 func gapIn(a, b time.Time, unit string, r Rules) decimal.Decimal {
+	ms := decimal.NewFromInt(b.Sub(a).Milliseconds())
 	switch unit {
-	case "DAYS":
+	case UnitCalendarDays:
 		da, db := localtime.DateOf(a, r.Zone), localtime.DateOf(b, r.Zone)
 		ta := time.Date(da.Year, da.Month, da.Day, 0, 0, 0, 0, time.UTC)
 		tb := time.Date(db.Year, db.Month, db.Day, 0, 0, 0, 0, time.UTC)
 		return decimal.NewFromInt(int64(tb.Sub(ta) / (24 * time.Hour)))
-	case "HOURS":
-		return decimal.NewFromInt(b.Sub(a).Milliseconds()).Div(decimal.NewFromInt(3_600_000))
+	case UnitDays:
+		return ms.Div(decimal.NewFromInt(86_400_000))
+	case UnitHours:
+		return ms.Div(decimal.NewFromInt(3_600_000))
 	default:
-		return decimal.NewFromInt(b.Sub(a).Milliseconds()).Div(decimal.NewFromInt(60_000))
+		return ms.Div(decimal.NewFromInt(60_000))
 	}
 }
 

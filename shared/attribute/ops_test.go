@@ -84,7 +84,7 @@ func numberState(v, period, rule string, last string) State {
 
 // TestOperations is seed 003's operation table, one row per behaviour.
 func TestOperations(t *testing.T) {
-	syd, ny := zone(t, "Australia/Sydney"), zone(t, "America/New_York")
+	syd, ny, hcm := zone(t, "Australia/Sydney"), zone(t, "America/New_York"), zone(t, "Asia/Ho_Chi_Minh")
 	weeklySyd := PeriodRule(PeriodWeekly, syd)
 	dailySyd := streakPrefix + PeriodRule(PeriodDaily, syd)
 	dailyNY := streakPrefix + PeriodRule(PeriodDaily, ny)
@@ -130,6 +130,12 @@ func TestOperations(t *testing.T) {
 			"2026-07-08T00:00:00Z", syd, want{value: "0", period: "W2026-07-06", fired: []string{"10"}}},
 		{"decrement crosses downwards (old > t >= new)", numberState("3", "", "", "2026-07-01T00:00:00Z"), Instruction{AttributeCode: "c", Operation: OpDecrement, Step: "1", Thresholds: []Threshold{th("2", ResetNone)}},
 			"2026-07-02T00:00:00Z", syd, want{value: "2", fired: []string{"2"}}},
+		{"decrement from the threshold down does not fire again (2 -> 1)", numberState("2", "", "", "2026-07-01T00:00:00Z"), Instruction{AttributeCode: "c", Operation: OpDecrement, Step: "1", Thresholds: []Threshold{th("2", ResetNone)}},
+			"2026-07-02T00:00:00Z", syd, want{value: "1"}},
+		{"decrement already below the threshold does not fire again (1 -> 0)", numberState("1", "", "", "2026-07-01T00:00:00Z"), Instruction{AttributeCode: "c", Operation: OpDecrement, Step: "1", Thresholds: []Threshold{th("2", ResetNone)}},
+			"2026-07-02T00:00:00Z", syd, want{value: "0"}},
+		{"a decrement jump over two thresholds fires both, not the one below", numberState("10", "", "", "2026-07-01T00:00:00Z"), Instruction{AttributeCode: "c", Operation: OpDecrement, Step: "7", Thresholds: []Threshold{th("1", ResetNone), th("5", ResetNone), th("9", ResetNone)}},
+			"2026-07-02T00:00:00Z", syd, want{value: "3", fired: []string{"5", "9"}}},
 		{"decrement on a new day starts from 0", numberState("3", "2026-07-01", PeriodRule(PeriodDaily, ny), "2026-07-01T12:00:00Z"), Instruction{AttributeCode: "c", Operation: OpDecrement, Period: PeriodDaily},
 			"2026-07-02T12:00:00Z", ny, want{value: "-1", period: "2026-07-02"}},
 		{"increment on a boolean is permanent", State{Exists: true, Type: TypeBoolean, Bool: true}, Instruction{AttributeCode: "flag", Operation: OpIncrement},
@@ -152,10 +158,26 @@ func TestOperations(t *testing.T) {
 		// CHECK_AND_UPDATE_TIMER
 		{"timer on null: set, no trigger", State{}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
 			"2026-07-03T02:00:00Z", syd, want{value: "2026-07-03T02:00:00.000Z"}},
-		{"timer 90 local days later fires and restarts", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-01T23:00:00Z"), LastEventOn: at("2026-04-01T23:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
+		{"timer CALENDAR_DAYS: 90 local dates later fires and restarts", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-01T23:00:00Z"), LastEventOn: at("2026-04-01T23:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "CALENDAR_DAYS")}},
 			"2026-06-30T14:30:00Z", syd, want{value: "2026-06-30T14:30:00.000Z", fired: []string{"90"}}},
-		{"timer 89 local days later does not fire", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-01T23:00:00Z"), LastEventOn: at("2026-04-01T23:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
+		{"timer CALENDAR_DAYS: 89 local dates later does not fire", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-01T23:00:00Z"), LastEventOn: at("2026-04-01T23:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "CALENDAR_DAYS")}},
 			"2026-06-30T13:30:00Z", syd, want{value: "2026-06-30T13:30:00.000Z"}},
+		// DAYS is elapsed time (seed 003: GAP = NOW() - old_date). Local times from
+		// shared/tools/tzoracle.py: Ho Chi Minh 2026-04-02 12:00 = 05:00Z, 2026-07-01 11:00 = 04:00Z;
+		// Sydney 2026-04-02 10:00 (+11) = 2026-04-01T23:00Z, 2026-07-01 00:30 (+10) = 2026-06-30T14:30Z,
+		// 2026-04-02 12:00 (+11) = 01:00Z, 2026-07-01 11:00 (+10) = 01:00Z.
+		{"timer DAYS: 89 days 23 hours (12:00 to 11:00 local, 90 dates later) does not fire", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-02T05:00:00Z"), LastEventOn: at("2026-04-02T05:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
+			"2026-07-01T04:00:00Z", hcm, want{value: "2026-07-01T04:00:00.000Z"}},
+		{"timer CALENDAR_DAYS: the same 89 days 23 hours is 90 dates and fires", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-02T05:00:00Z"), LastEventOn: at("2026-04-02T05:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "CALENDAR_DAYS")}},
+			"2026-07-01T04:00:00Z", hcm, want{value: "2026-07-01T04:00:00.000Z", fired: []string{"90"}}},
+		{"timer DAYS: exactly 90 x 24 hours fires and restarts", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-02T05:00:00Z"), LastEventOn: at("2026-04-02T05:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
+			"2026-07-01T05:00:00Z", hcm, want{value: "2026-07-01T05:00:00.000Z", fired: []string{"90"}}},
+		{"timer DAYS: 90 Sydney dates but 89 days 15.5 hours elapsed does not fire", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-01T23:00:00Z"), LastEventOn: at("2026-04-01T23:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
+			"2026-06-30T14:30:00Z", syd, want{value: "2026-06-30T14:30:00.000Z"}},
+		{"timer DAYS: Sydney 12:00 (+11) to 11:00 (+10) over the DST end is 90 days elapsed and fires", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-02T01:00:00Z"), LastEventOn: at("2026-04-02T01:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
+			"2026-07-01T01:00:00Z", syd, want{value: "2026-07-01T01:00:00.000Z", fired: []string{"90"}}},
+		{"gap DAYS keeps fractions: 36 hours is 1.5 days", State{}, Instruction{AttributeCode: "g", Operation: OpComputeGap, From: "2026-07-01T00:00:00Z", Value: "2026-07-02T12:00:00Z", Thresholds: []Threshold{thu("1.5", "DAYS"), thu("1.6", "DAYS"), thu("1", "CALENDAR_DAYS"), thu("2", "CALENDAR_DAYS")}},
+			"2026-07-03T02:00:00Z", hcm, want{fired: []string{"1.5", "1"}}},
 		{"timer never moves backwards", State{Exists: true, Type: TypeInstant, Instant: at("2026-07-01T00:00:00Z"), LastEventOn: at("2026-07-01T00:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("1", "MINUTES")}},
 			"2026-06-01T00:00:00Z", syd, want{value: "2026-07-01T00:00:00.000Z"}},
 		{"timer on a list is permanent", State{Exists: true, Type: TypeList}, Instruction{AttributeCode: "recent", Operation: OpCheckAndUpdateTimer},

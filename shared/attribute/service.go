@@ -3,6 +3,7 @@ package attribute
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
@@ -28,7 +30,10 @@ type Store interface {
 // Payload is the part of the gateway's fat payload (docs/gateway.md#fat-payload) the engine
 // reads from the tracking topic.
 type Payload struct {
-	EventID        string        `json:"event_id"`
+	EventID string `json:"event_id"`
+	// Source is the event's CloudEvents source: (source, event_id) is the event's identity
+	// (events.Identity), from which the processed-event id and the trigger ids derive.
+	Source         string        `json:"source"`
 	SourceEvent    string        `json:"source_event"`
 	CustomerID     string        `json:"customer_id"`
 	BusinessUnitID string        `json:"business_unit_id"`
@@ -57,6 +62,9 @@ type TriggerMetadata struct {
 	ThresholdReached       json.Number `json:"threshold_reached"`
 	MeasuredValue          json.Number `json:"measured_value"`
 	OriginalTriggerEventID string      `json:"original_trigger_event_id"`
+	// OriginalTriggerEventSource is that event's CloudEvents source: with the id, its
+	// identity (events.Identity), from which EventID derives.
+	OriginalTriggerEventSource string `json:"original_trigger_event_source,omitempty"`
 }
 
 // Change is one attribute value an event wrote.
@@ -161,12 +169,25 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 	return p, at.UTC(), nil
 }
 
-// TriggerID is a trigger's deterministic id: a hash of the source event id, the entity, the
-// attribute and the threshold value ("attr-gen-" + 24 hex digits).
-func TriggerID(sourceEventID string, e store.AttributeEntity, code string, threshold decimal.Decimal) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{sourceEventID, e.BusinessUnitID, e.EntityType, e.EntityID, code, threshold.String()}, "\x00")))
-	return "attr-gen-" + hex.EncodeToString(sum[:12])
+// TriggerID is a trigger's deterministic id: a hash of the source event's identity
+// (events.Identity of its source and id), the entity, the attribute and the threshold value,
+// each part length-prefixed so no character in a part can make two tuples collide
+// ("attr-gen-" + 24 hex digits).
+func TriggerID(sourceEventKey string, e store.AttributeEntity, code string, threshold decimal.Decimal) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, part := range [...]string{sourceEventKey, e.BusinessUnitID, e.EntityType, e.EntityID, code, threshold.String()} {
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write([]byte(part))
+	}
+	return "attr-gen-" + hex.EncodeToString(h.Sum(nil)[:12])
 }
+
+// Key is the event's identity: events.Identity(Source, EventID). The processed-event ledger
+// (store.AttributeApplyParams.EventID) and trigger ids use it, so two sources' events with
+// the same id are two events.
+func (p Payload) Key() string { return events.Identity(p.Source, p.EventID) }
 
 // Handle applies one tracking message. The outcome is Duplicate when the event was applied
 // before (nothing written). Errors: a permanent automation.Invalid for bad input — an
@@ -284,11 +305,11 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 					res.Capped++
 					continue
 				}
-				tr := TriggerEvent{EventID: TriggerID(p.EventID, e, f.AttributeCode, f.Value), EventName: f.Threshold.TriggerEvent,
+				tr := TriggerEvent{EventID: TriggerID(p.Key(), e, f.AttributeCode, f.Value), EventName: f.Threshold.TriggerEvent,
 					CustomerID: p.CustomerID, BusinessUnitID: p.BusinessUnitID, Timestamp: at.Format(time.RFC3339Nano),
 					Metadata: TriggerMetadata{SourceSystem: "attribute-service", TriggerAttribute: f.AttributeCode, EntityType: e.EntityType,
 						EntityID: e.EntityID, ThresholdReached: json.Number(f.Value.String()), MeasuredValue: json.Number(f.Measured.String()),
-						OriginalTriggerEventID: p.EventID}}
+						OriginalTriggerEventID: p.EventID, OriginalTriggerEventSource: p.Source}}
 				if tr.CustomerID == "" {
 					tr.CustomerID = e.EntityID
 				}
@@ -312,7 +333,7 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 		if s.Hooks != nil && s.Hooks.AfterUpdate != nil {
 			afterWrite = func(ctx context.Context) error { return s.Hooks.AfterUpdate(ctx, p.EventID) }
 		}
-		out, err := s.Store.AttributeApply(ctx, store.AttributeApplyParams{Now: s.Clock.Now(), EventID: p.EventID, Entities: entities, Decide: decide, AfterWrite: afterWrite})
+		out, err := s.Store.AttributeApply(ctx, store.AttributeApplyParams{Now: s.Clock.Now(), EventID: p.Key(), Entities: entities, Decide: decide, AfterWrite: afterWrite})
 		if errors.Is(err, store.ErrLeaseLost) && attempt < maxAttempts && ctx.Err() == nil {
 			continue
 		}

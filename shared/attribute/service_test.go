@@ -1,6 +1,7 @@
 package attribute_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
@@ -174,7 +176,7 @@ func TestReplayIsANoOp(t *testing.T) {
 	if count != "2" || recent != "[SKU-3 SKU-2 SKU-1]" || len(first) != 1 || len(e.triggers(t)) != 1 {
 		t.Fatalf("count %s, recent %s, triggers %d", count, recent, len(first))
 	}
-	want := attribute.TriggerID("v-9", store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"}, "weekly_view_count", mustDec("10"))
+	want := attribute.TriggerID(events.Identity("/app", "v-9"), store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"}, "weekly_view_count", mustDec("10"))
 	if first[0].EventID != want {
 		t.Errorf("trigger id %s, want %s", first[0].EventID, want)
 	}
@@ -252,7 +254,8 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 	login := []string{
 		`{"attribute_code":"first_login","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"First_Login"}]}`,
 		`{"attribute_code":"login_streak","entity_type":"CUSTOMER","operation":"STREAK_INCREMENT","period_type":"DAILY","thresholds":[{"value":2,"trigger_event":"Streak_2"}]}`,
-		`{"attribute_code":"last_active","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"DAYS","trigger_event":"Back_After_90"}]}`,
+		`{"attribute_code":"last_active","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"CALENDAR_DAYS","trigger_event":"Back_After_90"}]}`,
+		`{"attribute_code":"last_seen","entity_type":"CUSTOMER","operation":"CHECK_AND_UPDATE_TIMER","thresholds":[{"value":90,"unit":"DAYS","trigger_event":"Back_After_90_Elapsed"}]}`,
 	}
 	in := func() []string { return append([]string(nil), login...) }
 	// Events arrive after they happen (an event more than a day ahead of the clock is refused).
@@ -277,11 +280,19 @@ func TestLoginStreakTimerAndFlagInTheUnitsZone(t *testing.T) {
 	if got := fmt.Sprint(e.value(t, "CUSTOMER", "CUST-001", "last_active", asOf)); got != "2026-07-12T14:30:00Z" {
 		t.Fatalf("timer %s", got)
 	}
-	// Sydney 2026-10-10 23:59 (+11) is 89 local days after 13 July; 13:00Z is 11 October 00:00.
+	// Sydney 2026-10-10 23:59 (+11) is 89 local days after 13 July; 13:00Z is 11 October 00:00:
+	// 90 calendar days, but 89 days 22.5 hours elapsed, so only the CALENDAR_DAYS timer fires
+	// (both restart).
 	e.clock.Set(time.Date(2026, 10, 10, 13, 5, 0, 0, time.UTC))
 	r4 := e.handle(t, payload("l-4", "bu-syd", "2026-10-10T13:00:00Z", in()...))
 	if names(r4) != "Back_After_90" {
-		t.Fatalf("after 90 days: %q", names(r4))
+		t.Fatalf("after 90 calendar days: %q", names(r4))
+	}
+	// 90 x 24 hours after l-4: the elapsed timer fires (and the calendar one, 90 dates later).
+	e.clock.Set(time.Date(2027, 1, 8, 13, 5, 0, 0, time.UTC))
+	r5 := e.handle(t, payload("l-5", "bu-syd", "2027-01-08T13:00:00Z", in()...))
+	if names(r5) != "Back_After_90,Back_After_90_Elapsed" {
+		t.Fatalf("after 90 days elapsed: %q", names(r5))
 	}
 }
 
@@ -368,5 +379,34 @@ func TestCrashBetweenUpdateAndOutboxWritesNothing(t *testing.T) {
 	}
 	if got := fmt.Sprint(e.value(t, "CUSTOMER", "CUST-001", "weekly_view_count", asOf)); got != "0" || len(e.triggers(t)) != 1 {
 		t.Fatalf("after the redelivery: count %s (reset on trigger), %d triggers", got, len(e.triggers(t)))
+	}
+}
+
+// The same event id from two sources is two events (CloudEvents: source + id identify an
+// event): both are applied, each crossing fires with its own trigger id, and a redelivery of
+// either is a duplicate.
+func TestSameIDFromTwoSourcesIsTwoEvents(t *testing.T) {
+	e := newEnv(t)
+	e.clock.Set(time.Date(2026, 7, 12, 15, 0, 0, 0, time.UTC))
+	in := `{"attribute_code":"logins","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":1,"trigger_event":"One"},{"value":2,"trigger_event":"Two"}]}`
+	a := payload("1", "bu-syd", "2026-07-12T13:00:00Z", in)
+	b := bytes.Replace(payload("1", "bu-syd", "2026-07-12T13:00:00Z", in), []byte(`"source":"/app"`), []byte(`"source":"/pos"`), 1)
+	ra, rb := e.handle(t, a), e.handle(t, b)
+	if ra.Outcome != store.AttributeApplied || rb.Outcome != store.AttributeApplied {
+		t.Fatalf("outcomes %s %s, want both applied", ra.Outcome, rb.Outcome)
+	}
+	if len(ra.Triggers) != 1 || len(rb.Triggers) != 1 || ra.Triggers[0].EventID == rb.Triggers[0].EventID {
+		t.Fatalf("triggers %+v %+v, want one each with distinct ids", ra.Triggers, rb.Triggers)
+	}
+	if rb.Triggers[0].Metadata.OriginalTriggerEventSource != "/pos" {
+		t.Fatalf("metadata %+v", rb.Triggers[0].Metadata)
+	}
+	for _, body := range [][]byte{a, b} {
+		if r := e.handle(t, body); r.Outcome != store.AttributeDuplicate {
+			t.Fatalf("redelivery: %s, want duplicate", r.Outcome)
+		}
+	}
+	if got := fmt.Sprint(e.value(t, "CUSTOMER", "CUST-001", "logins", time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC))); got != "2" {
+		t.Fatalf("logins %s, want 2", got)
 	}
 }

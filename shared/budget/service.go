@@ -35,6 +35,9 @@ type Service struct {
 	// KnownActionType decides which action types a policy may price (nil:
 	// DefaultKnownActionType). The composition root passes the campaign catalog's.
 	KnownActionType func(string) bool
+	// Campaigns, when set, is where CreateBudget checks that the campaign exists (a budget
+	// for a campaign nobody has is refused). nil: not checked.
+	Campaigns CampaignLookup
 	// InDoubtAfter: a PENDING transfer older than this is reconciled (its charger may have
 	// crashed between recording the intent and the answer). Default 2 minutes.
 	InDoubtAfter time.Duration
@@ -42,6 +45,12 @@ type Service struct {
 	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
 	// production.
 	Hooks *Hooks
+}
+
+// CampaignLookup is the part of store.CampaignStore CreateBudget reads.
+type CampaignLookup interface {
+	CampaignGet(ctx context.Context, businessUnitID, campaignID string) (store.Campaign, error)
+	CampaignList(ctx context.Context, businessUnitID, afterID string, limit int) ([]store.Campaign, error)
 }
 
 // Hooks are the charging service's named fault points. A non-nil error stops the step there

@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -693,5 +694,70 @@ func TestFeeNotInDoubtUntilInDoubtAfter(t *testing.T) {
 	}
 	if got, err := svc.ResolveFee(ctx, req); err != nil || got.Status != store.FeeFailed {
 		t.Fatalf("resolve of the stalled fee: %+v %v", got, err)
+	}
+}
+
+// raceFreezeStore plays a concurrent first claim: the command has no price when FreezePrice
+// looks (CommandPriceGet: not found), but another worker freezes its own price between that
+// look and this worker's CommandPriceFreeze.
+type raceFreezeStore struct {
+	store.BudgetStore
+	winner store.CommandPrice
+	once   sync.Once
+}
+
+func (r *raceFreezeStore) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (store.CommandPrice, error) {
+	r.once.Do(func() {
+		if _, err := r.BudgetStore.CommandPriceFreeze(ctx, r.winner); err != nil {
+			panic(err)
+		}
+	})
+	return r.BudgetStore.CommandPriceFreeze(ctx, p)
+}
+
+// TestFreezePriceLoserTakesTheStoredPrice: on a concurrent first claim the loser of the
+// first-writer-wins freeze uses the winner's stored price, never the one it computed from
+// the policy it read (docs/budgets.md#price-policy: a retry never re-prices).
+func TestFreezePriceLoserTakesTheStoredPrice(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1000)
+	c := cmd(1)
+	won := budget.FrozenPrice{ActionType: "ADD_SMS", Priced: true, Amount: 7, Currency: "USD", Formula: "FIXED", Rate: "7", Unit: "SMS",
+		TransferType: "SMS_FEE", PolicyVersion: 99, FrozenOn: t0.Add(-time.Second)}
+	body, _ := json.Marshal(won)
+	rs := &raceFreezeStore{BudgetStore: e.st, winner: store.CommandPrice{CommandID: c.CommandID, BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID,
+		ActionType: c.ActionType, Amount: 7, Currency: "USD", PriceJSON: string(body), FrozenOn: t0.Add(-time.Second)}}
+	got, err := e.service(rs).FreezePrice(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Amount != 7 || got.PolicyVersion != 99 || got.Rate != "7" {
+		t.Fatalf("loser of the first claim priced %d (policy v%d, rate %s), want the stored 7 (v99, rate 7); the policy says 10", got.Amount, got.PolicyVersion, got.Rate)
+	}
+}
+
+// A budget for a campaign the business unit does not have is refused (422 naming
+// campaignId, with a did-you-mean among its campaigns) and nothing is stored; one for an
+// existing campaign is created.
+func TestCreateBudgetRefusesAnUnknownCampaign(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1000)
+	svc := e.service(e.st)
+	svc.Campaigns = e.st
+	if _, err := e.st.CampaignSave(ctx, store.CampaignSaveParams{Campaign: store.Campaign{BusinessUnitID: "bu-1", CampaignID: "welcome", Name: "W",
+		Status: store.CampaignActive, RunID: "run-1", Triggers: []string{"SignedUp"}, DefinitionJSON: "{}"}, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := svc.CreateBudget(ctx, "bu-1", "welcom", budget.BudgetInput{Currency: "USD", MaxCost: 100}, "ops")
+	var ae *automation.Error
+	if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !strings.Contains(err.Error(), "campaignId") ||
+		!strings.Contains(err.Error(), `"welcom" does not exist`) || !strings.Contains(err.Error(), `did you mean "welcome"?`) {
+		t.Fatalf("budget for a missing campaign: %v", err)
+	}
+	if _, err := e.st.BudgetGet(ctx, "bu-1", "welcom"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused budget was stored: %v", err)
+	}
+	if _, err := svc.CreateBudget(ctx, "bu-1", "welcome", budget.BudgetInput{Currency: "USD", MaxCost: 100}, "ops"); err != nil {
+		t.Fatal(err)
 	}
 }

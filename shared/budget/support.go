@@ -88,11 +88,34 @@ func (s *Service) CreateBudget(ctx context.Context, bu, campaign string, in Budg
 	if err := automation.InvalidFields(errs...); err != nil {
 		return View{}, err
 	}
+	if err := s.checkCampaign(ctx, bu, campaign); err != nil {
+		return View{}, err
+	}
 	if _, err := s.Store.BudgetCreate(ctx, store.BudgetCreateParams{BusinessUnitID: bu, CampaignID: campaign, Currency: in.Currency,
 		MaxCost: int64(in.MaxCost), Now: s.Clock.Now(), Operator: operator, Reason: in.Reason}); err != nil {
 		return View{}, err
 	}
 	return s.GetView(ctx, bu, campaign)
+}
+
+// checkCampaign refuses a budget for a campaign the business unit does not have (a typo
+// would create a budget nothing ever spends): automation.Invalid naming campaignId, with a
+// "did you mean" among the unit's first 1,000 campaigns. Without Campaigns, not checked.
+func (s *Service) checkCampaign(ctx context.Context, bu, campaign string) error {
+	if s.Campaigns == nil {
+		return nil
+	}
+	_, err := s.Campaigns.CampaignGet(ctx, bu, campaign)
+	if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	var ids []string
+	if list, lerr := s.Campaigns.CampaignList(ctx, bu, "", 1000); lerr == nil {
+		for _, c := range list {
+			ids = append(ids, c.CampaignID)
+		}
+	}
+	return automation.Invalid("campaignId", "campaign %q does not exist in business unit %q: create the campaign first%s", campaign, bu, automation.DidYouMean(campaign, ids))
 }
 
 // SetMaxCost changes maxCost guarded by the budget's version (If-Match). Raising it resumes a

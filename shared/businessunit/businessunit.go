@@ -71,7 +71,7 @@ func (in Input) Record(now time.Time) (store.BusinessUnitRecord, error) {
 		bad("timeZone", "is required: an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")")
 	default:
 		hint := ""
-		if near := automation.Closest(in.TimeZone, localtime.ZoneIDs()); near != "" {
+		if near := automation.Suggest(in.TimeZone, localtime.ZoneIDs()); near != "" {
 			hint = fmt.Sprintf(" (did you mean %q?)", near)
 		}
 		bad("timeZone", "unknown time zone %q%s: use an IANA id (\"Australia/Sydney\") or a Windows id (\"AUS Eastern Standard Time\")", in.TimeZone, hint)

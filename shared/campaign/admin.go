@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,11 @@ type Admin struct {
 	Store   store.CampaignStore
 	Catalog *Catalog
 	Clock   automation.Clock
+	// KnownTriggers, when set, lists the event names a campaign may be triggered by (the
+	// registry's event types and the attribute engine's trigger events,
+	// gateway.Registry.EventNames): Save refuses a trigger outside it, so a typo cannot
+	// create a campaign that never fires. nil: not checked (no registry in this process).
+	KnownTriggers func(ctx context.Context) ([]string, error)
 }
 
 var campaignIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
@@ -41,6 +47,9 @@ func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definit
 	}
 	def = a.Catalog.Canonical(def)
 	if err := a.Catalog.Check(def); err != nil {
+		return store.Campaign{}, err
+	}
+	if err := a.checkTriggers(ctx, def.Triggers); err != nil {
 		return store.Campaign{}, err
 	}
 	raw, err := json.Marshal(def)
@@ -75,6 +84,25 @@ func (a *Admin) versionMoved(ctx context.Context, businessUnitID, id string, exp
 		msg = fmt.Sprintf("the campaign is at version \"%d\", not \"%d\"; read it again", cur.Version, expected)
 	}
 	return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: msg}
+}
+
+// checkTriggers refuses a trigger no registered event type or counter instruction names
+// (automation.Invalid naming triggers[i], with a "did you mean" when one is close).
+func (a *Admin) checkTriggers(ctx context.Context, triggers []string) error {
+	if a.KnownTriggers == nil {
+		return nil
+	}
+	known, err := a.KnownTriggers(ctx)
+	if err != nil {
+		return err
+	}
+	for i, t := range triggers {
+		if !slices.Contains(known, t) {
+			return invalid(fmt.Sprintf("triggers[%d]", i), "event type %q is not registered, and no counter instruction emits it: the campaign could never start%s",
+				t, automation.DidYouMean(t, known))
+		}
+	}
+	return nil
 }
 
 // Rerun starts a new run of the campaign (a deliberate re-run is a new run identity, docs/campaigns.md#identities):

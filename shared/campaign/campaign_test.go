@@ -15,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -120,7 +121,7 @@ func TestReplayedEventNeverCreatesSecondExecution(t *testing.T) {
 	if n, _ := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 0 || created != 1 {
 		t.Fatalf("created %d then %d, want 1 then 0", created, n)
 	}
-	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	r.pump()
 	if cs := r.commands(exe); len(cs) != 3 || r.execution(exe).Status != store.ExecutionCompleted {
 		t.Fatalf("commands %v, execution %+v", statuses(cs), r.execution(exe))
@@ -164,7 +165,7 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
 		t.Fatal(err)
 	}
-	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	first := r.commands(exe)[0]
 	if err := r.worker.Run(ctx, first.CommandID); err != nil {
 		t.Fatal(err)
@@ -227,7 +228,7 @@ func TestConditionOnPreviousResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.settle(time.Minute, 10)
-	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	cs := r.commands(exe)
 	if !slices.Equal(statuses(cs), []store.CommandStatus{store.CommandSucceeded, store.CommandFailed}) || r.execution(exe).Status != store.ExecutionCompleted {
 		t.Fatalf("statuses %v, execution %s", statuses(cs), r.execution(exe).Status)
@@ -261,7 +262,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
 					t.Fatal(err)
 				}
-				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 				c := r.commands(exe)[0]
 				sim := r.sims[provider]
 				switch at {
@@ -339,7 +340,7 @@ func TestUnknownResolution(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.pump()
-			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 			c := r.commands(exe)[0]
 			if c.Status != store.CommandUnknown {
 				t.Fatalf("after the fault: %s (%s)", c.Status, c.LastError)
@@ -372,7 +373,7 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.settle(time.Minute, 5)
-	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
 	if c.Status != store.CommandQueued || c.RetryCount != 0 || len(r.logged) != 0 || c.NextAttemptOn == nil {
 		t.Fatalf("paused: %+v, %d sent", c, len(r.logged))
@@ -394,7 +395,7 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pump()
-	exe2 := campaign.ExecutionID("bu-1", "c2", "r1", "cust-2", "evt-2")
+	exe2 := campaign.ExecutionID("bu-1", "c2", "r1", "cust-2", appEvent("evt-2"))
 	if c := r.commands(exe2)[0]; c.Status != store.CommandUnknown {
 		t.Fatalf("c2: %s", c.Status)
 	}
@@ -418,7 +419,7 @@ func TestParametersFrozenOnFirstClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pump()
-	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	before := r.commands(exe)[0]
 	if before.Status != store.CommandQueued || before.ParamsJSON == "" {
 		t.Fatalf("after a failure: %+v", before)
@@ -462,7 +463,7 @@ func TestGuardAndPostResultHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pump()
-	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
 	if c.Status != store.CommandQueued || !c.NextAttemptOn.Equal(t0.Add(time.Hour)) || r.sims["sim"].Stats().Calls != 0 {
 		t.Fatalf("guard wait: %+v", c)
@@ -491,7 +492,7 @@ func TestGuardAndPostResultHook(t *testing.T) {
 	}
 	calls := r.sims["sim"].Stats().Calls
 	r.pump()
-	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", "evt-2"))[0]
+	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
 	if c.Status != store.CommandFailed || !strings.Contains(c.LastError, "budget exhausted") || r.sims["sim"].Stats().Calls != calls {
 		t.Fatalf("deny: %+v", c)
 	}
@@ -607,6 +608,45 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 			t.Fatalf("fact %s (revision %d after %d)", f.EventID, f.Revision, last[f.CommandID])
 		}
 		seen[f.EventID], last[f.CommandID] = true, f.Revision
+		// Seed 002's campaign_action_event names the run and the recipient.
+		if f.RunID != "r1" || !strings.HasPrefix(f.RecipientID, "cust-e") || !strings.Contains(string(b), `"runId":"r1"`) ||
+			!strings.Contains(string(b), `"recipientId":"`+f.RecipientID+`"`) {
+			t.Fatalf("fact %s: run %q, recipient %q: %s", f.EventID, f.RunID, f.RecipientID, b)
+		}
+	}
+	// The projection keeps them: per run and recipient, exact under the reversed replay; a
+	// re-run (run r2) of the same events is told from the first run.
+	r.save("welcome", threeSteps("sim"), "r2")
+	for _, id := range []string{"e1", "e2", "e3"} {
+		if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rerun := r.pump()
+	slices.Reverse(rerun)
+	for _, f := range append(rerun, facts...) { // replayed, reordered and duplicated
+		if err := r.projection.Handle(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := r.st.(interface{ DB() *sql.DB }).DB()
+	rows, err := db.Query(`SELECT RunId, RecipientId, Status, COUNT(*) FROM CampaignCommandProjection GROUP BY RunId, RecipientId, Status ORDER BY RunId, RecipientId`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var run, rcpt, st string
+		var n int
+		if err := rows.Scan(&run, &rcpt, &st, &n); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s/%s %s %d", run, rcpt, st, n))
+	}
+	want := []string{"r1/cust-e1 SUCCEEDED 3", "r1/cust-e2 SUCCEEDED 3", "r1/cust-e3 SUCCEEDED 3", "r2/cust-e1 SUCCEEDED 3", "r2/cust-e2 SUCCEEDED 3", "r2/cust-e3 SUCCEEDED 3"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("projection by run and recipient %v, want %v", got, want)
 	}
 }
 
@@ -622,7 +662,7 @@ func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
 	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
 		t.Fatal(err)
 	}
-	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
 	cl, err := r.st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
 	if err != nil || !cl.Claimed {
@@ -672,7 +712,7 @@ func TestAttributeTriggerEventStartsCampaign(t *testing.T) {
 			t.Fatalf("delivery %d: created %d, %v; want %d", i, n, err, want)
 		}
 	}
-	if exe := r.execution(campaign.ExecutionID("bu-1", "first-login", "r1", "cust-1", "attr-gen-84e4fa93d0014b1420b4dac9")); exe.RecipientID != "cust-1" {
+	if exe := r.execution(campaign.ExecutionID("bu-1", "first-login", "r1", "cust-1", events.Identity("", "attr-gen-84e4fa93d0014b1420b4dac9"))); exe.RecipientID != "cust-1" {
 		t.Fatalf("execution %+v", exe)
 	}
 }
@@ -696,7 +736,7 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.pump()
-			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 			c := r.commands(exe)[0]
 			if c.Status != store.CommandUnknown || sim.Applied(c.EffectKey) != 1 {
 				t.Fatalf("after the lost answer: %s, applied %d", c.Status, sim.Applied(c.EffectKey))

@@ -375,7 +375,7 @@ func (t *ActionType) validate(params json.RawMessage) error {
 				name := ap.Properties[0]
 				msg := fmt.Sprintf("unknown member %q", name)
 				if s := schemaAt(t.compiled, leaf.InstanceLocation); s != nil {
-					if near := automation.Closest(name, slices.Sorted(maps.Keys(s.Properties))); near != "" {
+					if near := automation.Suggest(name, slices.Sorted(maps.Keys(s.Properties))); near != "" {
 						msg += fmt.Sprintf(" (did you mean %q?)", near)
 					}
 				}

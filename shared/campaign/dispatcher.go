@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
@@ -48,6 +49,7 @@ type triggerEvent struct {
 	CustomerIDFat  string `json:"customer_id"`
 	BusinessUnit   string `json:"business_unit_id"`
 	ID             string `json:"id"`
+	Source         string `json:"source"` // the fat payload's and the CloudEvent's alike
 	Type           string `json:"type"`
 	BusinessUnitID string `json:"businessunitid"`
 	CustomerID     string `json:"customerid"`
@@ -102,7 +104,7 @@ func (d *Dispatcher) localDate(ctx context.Context, bu string, now time.Time) (s
 func newCommand(e store.CampaignExecution, def Definition, index int) store.CampaignCommand {
 	a := def.Actions[index]
 	return store.CampaignCommand{CommandID: CommandID(e.ExecutionID, index, a.Key), EffectKey: EffectKey(e.ExecutionID, index, a.Key, a.Type, a.Provider),
-		ExecutionID: e.ExecutionID, BusinessUnitID: e.BusinessUnitID, CampaignID: e.CampaignID, RecipientID: e.RecipientID,
+		ExecutionID: e.ExecutionID, BusinessUnitID: e.BusinessUnitID, CampaignID: e.CampaignID, RecipientID: e.RecipientID, RunID: e.RunID,
 		ActionIndex: index, ActionKey: a.Key, ActionType: a.Type, Provider: a.Provider, LocalDate: e.LocalDate}
 }
 
@@ -145,7 +147,9 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (int, error) 
 		if err != nil {
 			return created, err
 		}
-		e := store.CampaignExecution{ExecutionID: ExecutionID(c.BusinessUnitID, c.CampaignID, c.RunID, recipient, ev.ID),
+		// The execution's identity takes the event's (source, id) (events.Identity): two
+		// producers' events with the same id start two executions.
+		e := store.CampaignExecution{ExecutionID: ExecutionID(c.BusinessUnitID, c.CampaignID, c.RunID, recipient, events.Identity(ev.Source, ev.ID)),
 			BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, RunID: c.RunID, RecipientID: recipient, SourceEventID: ev.ID,
 			LocalDate: day, CurrentIndex: 0, DefinitionJSON: c.DefinitionJSON}
 		cmd := newCommand(e, def, 0)

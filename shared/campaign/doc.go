@@ -54,7 +54,10 @@
 //  3. status: PAUSED → QUEUED again after PauseRecheck (no attempt counted); STOPPED →
 //     CANCELLED unless in doubt;
 //  4. guard: Worker.Guard (optional PreCallGuard) may answer Proceed, Wait(until) or
-//     Deny(reason) — the seam for budget reservations before a paid action;
+//     Deny(reason) — the seam for budget reservations before a paid action; after a
+//     guard that proceeds the campaign's status is read again, because the guard may have
+//     taken a billing call: a campaign STOPPED meanwhile cancels the command (in doubt:
+//     resolved without a call), and a fee the guard confirmed stays charged (seed 002);
 //  5. admit: the provider's concurrency slot and rate token (ProviderConfig); a busy
 //     provider sends the command back to QUEUED shortly (backpressure: nothing queues in
 //     memory beyond the claimed batch);

@@ -14,6 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/sql/sqlite"
@@ -182,3 +183,6 @@ func statuses(cs []store.CampaignCommand) []store.CommandStatus {
 	}
 	return out
 }
+
+// appEvent is the identity (events.Identity) of event(id, …): source "/app".
+func appEvent(id string) string { return events.Identity("/app", id) }

@@ -76,7 +76,7 @@ func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pump()
-	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1")
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
 	if c.Status != store.CommandUnknown {
 		t.Fatalf("after the fault: %s", c.Status)

@@ -21,10 +21,12 @@ func digest(parts ...string) string {
 }
 
 // ExecutionID is the identity of one recipient's run of a campaign for one source event:
-// "cx-" + 40 hex digits of (business unit, campaign, run, recipient, sourceEventId). A
-// replayed or redelivered event gives the same id; a re-run (new runID) another.
-func ExecutionID(businessUnitID, campaignID, runID, recipientID, sourceEventID string) string {
-	return "cx-" + digest("execution", businessUnitID, campaignID, runID, recipientID, sourceEventID)
+// "cx-" + 40 hex digits of (business unit, campaign, run, recipient, sourceEventKey), where
+// sourceEventKey is the event's identity, events.Identity(source, id). A replayed or
+// redelivered event gives the same id; a re-run (new runID) another; the same id from
+// another source another.
+func ExecutionID(businessUnitID, campaignID, runID, recipientID, sourceEventKey string) string {
+	return "cx-" + digest("execution", businessUnitID, campaignID, runID, recipientID, sourceEventKey)
 }
 
 // CommandID is the identity of the command of action index (whose identity is key) in an

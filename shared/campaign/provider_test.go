@@ -84,7 +84,7 @@ func TestProviderRateLimit(t *testing.T) {
 	if got := r.sims["sim"].Stats().Applied; got != 2 {
 		t.Fatalf("%d applied after a second", got)
 	}
-	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-e2", "e2")
+	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-e2", appEvent("e2"))
 	if c := r.commands(exe)[0]; c.Status != store.CommandSucceeded || c.RetryCount != 0 {
 		t.Fatalf("rate-limited command %+v", c)
 	}

@@ -303,11 +303,42 @@ func (w *Worker) run(ctx context.Context, s Step) error {
 		case !d.WaitUntil.IsZero():
 			return w.requeue(ctx, s, d.WaitUntil, false, "guard: wait")
 		}
+		// 4b. The guard may have charged a fee, which takes a billing call: a stop that
+		// arrived meanwhile must keep the action from the provider. Read the status again;
+		// seed 002's fee rule holds (a confirmed fee stays charged: the CANCELLED outcome
+		// settles the reservation as ABANDONED, docs/budgets.md#in-the-worker).
+		if stop, err := w.stoppedDuringGuard(ctx, s); stop || err != nil {
+			return err
+		}
 	}
 	if s.InDoubt {
 		return w.resolveInDoubt(ctx, s, true)
 	}
 	return w.call(ctx, s)
+}
+
+// stoppedDuringGuard re-reads the campaign after the guard ran: STOPPED (or deleted) cancels
+// the command (in doubt: resolved without calling, as for a stop seen before the guard).
+// A pause that arrived meanwhile does not hold the command back: a pause stops new work,
+// and this command was admitted and charged (often the pause is the guard's own, for
+// another command short of budget). done reports that the command was recorded.
+func (w *Worker) stoppedDuringGuard(ctx context.Context, s Step) (done bool, err error) {
+	camp, err := w.Store.CampaignGet(ctx, s.Command.BusinessUnitID, s.Command.CampaignID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		camp.Status = store.CampaignStopped
+	case err != nil:
+		return true, w.transient(ctx, s, err)
+	}
+	switch camp.Status {
+	case store.CampaignStopped:
+		if s.InDoubt {
+			return true, w.resolveInDoubt(ctx, s, false)
+		}
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped during the charge; a confirmed fee stays charged"})
+		return true, err
+	}
+	return false, nil
 }
 
 // resolveInDoubt handles a command whose earlier attempt may have reached the provider:

@@ -3,6 +3,7 @@ package campaignbudget_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -306,5 +307,61 @@ func TestFeeProjectionEqualsLedgerAfterReplay(t *testing.T) {
 	}
 	if sum != ledger {
 		t.Fatalf("cost by day %+v sums to %d, want %d", days, sum, ledger)
+	}
+}
+
+// A stop that arrives while the billing call runs (the charge is confirmed) keeps the action
+// from the provider: the command is CANCELLED, the provider never sees it, and seed 002's
+// fee rule holds: the confirmed fee stays charged (cost 10, the reservation CONSUMED with
+// the action ABANDONED), nothing is charged twice.
+func TestStopDuringTheChargeCancelsTheActionAndKeepsTheFee(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock}
+	stops := 0
+	r.budget.Hooks = &budget.Hooks{AfterCharge: func(context.Context, string, error) error {
+		cur, err := r.st.CampaignGet(ctx, "bu-1", "c1")
+		if err != nil {
+			return err
+		}
+		var def campaign.Definition
+		if err := json.Unmarshal([]byte(cur.DefinitionJSON), &def); err != nil {
+			return err
+		}
+		def.Status = store.CampaignStopped
+		v := cur.Version
+		if _, err := admin.Save(ctx, "bu-1", "c1", def, &v); err != nil {
+			return err
+		}
+		stops++
+		return nil
+	}}
+	ids := r.start(1)
+	r.runAll(ids, 1)
+	if stops != 1 {
+		t.Fatalf("the stop was injected %d times, want once during the charge", stops)
+	}
+	c := r.command(ids[0])
+	if c.Status != store.CommandCancelled {
+		t.Fatalf("command %s (%s), want CANCELLED", c.Status, c.LastError)
+	}
+	if n := r.action.Applied(c.EffectKey); n != 0 || r.action.Stats().Applied != 0 {
+		t.Fatalf("the provider applied the action %d times after the stop", n)
+	}
+	if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
+		t.Fatalf("ledger %+v, want the one confirmed fee of 10", r.billing.Ledger())
+	}
+	res, err := r.st.ReservationGet(ctx, ids[0])
+	if err != nil || res.Status != store.ReservationConsumed || res.ActionStatus != string(budget.ActionAbandoned) {
+		t.Fatalf("reservation %+v %v, want CONSUMED with the action ABANDONED", res, err)
+	}
+	if b := r.budgetRow(); b.Cost != 10 || b.ReservedCost != 0 {
+		t.Fatalf("budget %+v, want cost 10 (the fee kept), nothing reserved", b)
+	}
+	// Later sweeps change nothing: no second charge, no call.
+	r.clock.Advance(time.Hour)
+	r.settle(time.Minute, 5)
+	if c := r.command(ids[0]); c.Status != store.CommandCancelled || len(r.billing.Ledger()) != 1 || r.action.Stats().Applied != 0 {
+		t.Fatalf("after sweeps: %s, ledger %d, applied %d", c.Status, len(r.billing.Ledger()), r.action.Stats().Applied)
 	}
 }

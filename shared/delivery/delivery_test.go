@@ -631,8 +631,9 @@ func TestTemplateRenderErrorNamesTheMissingField(t *testing.T) {
 	if p.calls != 0 {
 		t.Fatal("sent with a blank field")
 	}
-	// A channel that needs content fails permanently without a template; the log-like
-	// channel sends without one.
+	// A channel that needs content fails without a template (Failed on support hold until
+	// the template is saved: TestMissingTemplateWaitsOnHold); the log-like channel sends
+	// without one.
 	key := e.queue(t, nil, "email", "a@example.test")[0]
 	e.disp.Templates = nil
 	e.pump(t)
@@ -847,5 +848,24 @@ func TestLogChannelWritesTheMessageOrItsLine(t *testing.T) {
 	}
 	if c.ValidateRecipient("") == nil || c.Traits().Idempotent {
 		t.Fatal("log channel traits")
+	}
+}
+
+// A delivery that fails on configuration (its channel needs a template the unit does not
+// have) waits Failed on support hold with the reason, so support releases it once the
+// template is saved; it is not a permanent failure, and no sweep retries it meanwhile.
+func TestMissingTemplateWaitsOnHold(t *testing.T) {
+	t.Parallel()
+	p := &provider{}
+	e := newEnv(t, map[string]delivery.Channel{"email": contentChannel(p)})
+	key := e.queue(t, map[string]any{"settingName": "Police check"}, "email", "a@example.test")[0]
+	e.pump(t)
+	j := e.job(t, key)
+	if j.Status != store.NotificationFailed || !j.IsOnSupportHold || !strings.Contains(j.LastError, "configuration") ||
+		!strings.Contains(j.LastError, `"reminder"`) || !strings.Contains(j.LastError, "release") || p.deliveries() != 0 {
+		t.Fatalf("job %+v, deliveries %d: want Failed on hold, naming the template", j, p.deliveries())
+	}
+	if r := e.sweep(t, 24*time.Hour); r.Claimed != 0 {
+		t.Fatal("a held job was retried")
 	}
 }

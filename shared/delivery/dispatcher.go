@@ -286,8 +286,14 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	}
 	content, err := d.render(ctx, msg, tr, sc)
 	if err != nil {
+		if errors.Is(err, store.ErrNotFound) && tr.NeedsContent {
+			// A configuration error, not the delivery's: the template does not exist for the
+			// unit. Saving it fixes it, so the job waits on support hold for a release
+			// instead of ending Failed for good (docs/architecture.md#settings-changes).
+			return d.configHold(o, fmt.Errorf("configuration: %w; save the template, then release the delivery", err))
+		}
 		var re *RenderError
-		if errors.As(err, &re) || automation.IsInvalid(err) || (errors.Is(err, store.ErrNotFound) && tr.NeedsContent) {
+		if errors.As(err, &re) || automation.IsInvalid(err) {
 			return d.failed(ctx, o, err)
 		}
 		return d.retry(ctx, o, err) // e.g. the template store was unavailable: nothing was sent
@@ -417,6 +423,14 @@ func (d *Dispatcher) sent(ctx context.Context, o Outcome, ref string, c *Content
 func (d *Dispatcher) failed(ctx context.Context, o Outcome, err error) (Outcome, *store.NotificationFinishParams, error) {
 	o.Status, o.Error = store.NotificationFailed, err.Error()
 	return pending(o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: err.Error()})
+}
+
+// configHold records a job that failed on configuration (a missing template) Failed on
+// support hold with its reason: support releases it once the configuration is fixed, as
+// it releases a job whose retries ran out.
+func (d *Dispatcher) configHold(o Outcome, err error) (Outcome, *store.NotificationFinishParams, error) {
+	o.Status, o.Error, o.Resolution = store.NotificationFailed, err.Error(), ResolutionHold
+	return pending(o, store.NotificationFinishParams{Status: store.NotificationFailed, Error: o.Error, Hold: true})
 }
 
 // retry schedules the next attempt on the backoff ladder, or holds the job when the ladder

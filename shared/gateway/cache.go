@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,6 +38,52 @@ func (r *Registry) Lookup(eventType string) (*Compiled, bool) {
 	}
 	c, ok := r.byType[eventType]
 	return c, ok
+}
+
+// EventNames lists, sorted and once each, every event type the registry defines and every
+// trigger event its counter instructions' thresholds emit (the attribute engine's triggers):
+// what a campaign may be triggered by (campaign.Admin.KnownTriggers).
+func (r *Registry) EventNames() []string {
+	if r == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for t, c := range r.byType {
+		seen[t] = true
+		for _, in := range c.Counter {
+			for _, th := range in.Thresholds {
+				if th.TriggerEvent != "" {
+					seen[th.TriggerEvent] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// EntityTypes lists, sorted and once each, the entity types the registry's counter
+// instructions write attributes of (CUSTOMER, ITEM, …): the attribute API's known types.
+func (r *Registry) EntityTypes() []string {
+	if r == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range r.byType {
+		for _, in := range c.Counter {
+			seen[in.EntityType] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Len is the number of event types.

@@ -204,7 +204,8 @@ func TestIngestBadInputRows(t *testing.T) {
 	for _, m := range e.outbox(t) {
 		ids = append(ids, m.MessageID+"@"+m.Destination+"/"+m.SessionID)
 	}
-	if got := strings.Join(ids, " "); got != "ok-1:tracking@tracking/CUST-001 ok-2:events@events/CUST-001 ok-2:tracking@tracking/CUST-001" {
+	ok1, ok2 := events.Identity("/app", "ok-1"), events.Identity("/app", "ok-2")
+	if got := strings.Join(ids, " "); got != ok1+":tracking@tracking/CUST-001 "+ok2+":events@events/CUST-001 "+ok2+":tracking@tracking/CUST-001" {
 		t.Fatalf("outbox: %s", got)
 	}
 }
@@ -222,7 +223,7 @@ func TestIngestOutOfScopeWritesNothing(t *testing.T) {
 }
 
 // The fat payload (docs/gateway.md#fat-payload): instructions resolved (ITEM target from data, APPEND_UNIQUE value,
-// defaults filled), MessageId {eventId}:{route}, SessionId the customer.
+// defaults filled), MessageId {events.Identity(source, id)}:{route}, SessionId the customer.
 func TestFatPayload(t *testing.T) {
 	e := newEnv(t)
 	if _, err := e.svc.Ingest(context.Background(), automation.AllBusinessUnits(), []events.Raw{
@@ -230,7 +231,7 @@ func TestFatPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := e.outbox(t)
-	if len(m) != 1 || m[0].MessageID != "evt_998877:tracking" || m[0].SessionID != "CUST-001" {
+	if len(m) != 1 || m[0].MessageID != events.Identity("/app", "evt_998877")+":tracking" || m[0].SessionID != "CUST-001" {
 		t.Fatalf("%+v", m)
 	}
 	var p gateway.Payload
@@ -289,7 +290,7 @@ func TestFilterRoutesNowhere(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 	m := e.outbox(t)
-	if len(m) != 1 || m[0].MessageID != "app:noti" {
+	if len(m) != 1 || m[0].MessageID != events.Identity("/app", "app")+":noti" {
 		t.Fatalf("%+v", m)
 	}
 	var p gateway.Payload

@@ -27,8 +27,9 @@ import (
 
 // Bounds of an ingested event (docs/gateway.md#bad-input).
 const (
-	// MaxEventIDLength: "{eventId}:{route}" is a Service Bus MessageId (at most 128
-	// characters), so an id is at most 100 UTF-16 code units.
+	// MaxEventIDLength bounds an event id (UTF-16 code units). The outbox MessageId is
+	// "{events.Identity(source, id)}:{route}" (at most 52 characters, within Service Bus's
+	// 128), so this bound is the ledger's and the support tools', not the MessageId's.
 	MaxEventIDLength = 100
 	// MaxCustomerIDLength: the customer id is the SessionId (at most 128 characters).
 	MaxCustomerIDLength = 128
@@ -149,8 +150,9 @@ func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []eve
 			case store.GatewayDuplicate:
 				r.Status, r.Routes, r.Filtered = StatusDuplicate, nil, false
 			case store.GatewayMessageIDTaken:
+				// Only a collision of events.Identity (160 bits) gets here: never in practice.
 				r.Status, r.Routes, r.Filtered = StatusRejected, nil, false
-				r.Pointer, r.Reason = "/id", "this id is already routed for another source: event ids must be unique across sources"
+				r.Pointer, r.Reason = "/id", "the outbox MessageId derived from (source, id) is taken by another event"
 			}
 		}
 	}
@@ -205,7 +207,7 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 		case store.GatewayDuplicate:
 			res.Status = StatusDuplicate
 		case store.GatewayMessageIDTaken:
-			res.Status, res.Pointer, res.Reason = StatusRejected, "/id", "this id is already routed for another source"
+			res.Status, res.Pointer, res.Reason = StatusRejected, "/id", "the outbox MessageId derived from (source, id) is taken by another event"
 			s.Metrics.count(res)
 			return res, automation.Invalid("id", "%s", res.Reason)
 		}
@@ -401,6 +403,9 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 		res.Status, res.Filtered = StatusAccepted, true
 		routes = nil
 	}
+	// Every internal identity derives from (source, id), CloudEvents' identity of an event
+	// (docs/gateway.md#event-identity): two producers may both send id "1".
+	key := events.Identity(env.Source, env.ID)
 	pr := &prepared{raw: raw, ev: store.GatewayEvent{Source: env.Source, ID: env.ID, Type: env.Type, BusinessUnitID: bu,
 		CustomerID: cid, RegistryVersion: def.Version, Routes: strings.Join(routes, ",")}}
 	ts := env.Time
@@ -416,7 +421,7 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 				continue
 			}
 			entity, _ := env.Extensions["entityguid"].(string)
-			pr.ev.Outbox = append(pr.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
+			pr.ev.Outbox = append(pr.ev.Outbox, store.OutboxMessage{MessageID: key + ":" + route, Destination: Destination(route),
 				SessionID: entity, Body: raw})
 			continue
 		}
@@ -440,7 +445,7 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 		if err != nil {
 			return rejectOnly(res, "", "%v", err)
 		}
-		pr.ev.Outbox = append(pr.ev.Outbox, store.OutboxMessage{MessageID: env.ID + ":" + route, Destination: Destination(route),
+		pr.ev.Outbox = append(pr.ev.Outbox, store.OutboxMessage{MessageID: key + ":" + route, Destination: Destination(route),
 			SessionID: cid, Body: b})
 	}
 	pr.routes = routes

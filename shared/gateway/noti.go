@@ -7,13 +7,18 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// UserMessageKey is the SchedulerKey of a noti route's deliveries: keyed by the event id,
-// so every delivery key (delivery.Key of it, the channel and the recipient) is the same
-// however often the message arrives, and the send claim keeps each to one send.
-func UserMessageKey(eventID string) string { return "user-message:" + eventID }
+// UserMessageKey is the SchedulerKey of a noti route's deliveries: "user-message:" + the
+// event's identity (events.Identity of its source and id), so every delivery key
+// (delivery.Key of it, the channel and the recipient) is the same however often the message
+// arrives, the send claim keeps each to one send, and two sources' events with the same id
+// are two messages.
+func UserMessageKey(source, eventID string) string {
+	return "user-message:" + events.Identity(source, eventID)
+}
 
 // NotiDelivery turns a noti message (a fat Payload with its Notification) into immediate
 // NotificationJobs and their dispatch messages, in one transaction (docs/gateway.md#noti).
@@ -44,7 +49,7 @@ func (n *NotiDelivery) Handle(ctx context.Context, body []byte) error {
 	var reqs []delivery.Request
 	for _, ch := range p.Notification.Channels {
 		for _, r := range p.Notification.Recipients {
-			reqs = append(reqs, delivery.Request{SchedulerKey: UserMessageKey(p.EventID), BusinessUnitID: p.BusinessUnitID, Channel: ch,
+			reqs = append(reqs, delivery.Request{SchedulerKey: UserMessageKey(p.Source, p.EventID), BusinessUnitID: p.BusinessUnitID, Channel: ch,
 				Recipient: r, Template: p.Notification.Template, Payload: render})
 		}
 	}

@@ -475,7 +475,7 @@ func checkInstruction(in Instruction, at string) error {
 	if in.TimeZone != "" {
 		if _, err := localtime.LoadZone(in.TimeZone); err != nil {
 			hint := ""
-			if near := automation.Closest(in.TimeZone, localtime.ZoneIDs()); near != "" {
+			if near := automation.Suggest(in.TimeZone, localtime.ZoneIDs()); near != "" {
 				hint = fmt.Sprintf(": did you mean %q?", near)
 			}
 			return refuse(at+"/time_zone", "unknown time zone %q (an IANA name such as Asia/Ho_Chi_Minh)%s", in.TimeZone, hint)
@@ -507,7 +507,7 @@ func checkInstruction(in Instruction, at string) error {
 		case in.Operation == OpSetTrueOnce && v != "1":
 			return refuse(tp+"/value", "SET_TRUE_ONCE fires when the flag becomes true: the value is 1, got %s", v)
 		case r.unit && t.Unit == "":
-			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS or DAYS)", in.Operation)
+			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS, DAYS or CALENDAR_DAYS)", in.Operation)
 		case !r.unit && t.Unit != "":
 			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
 		case t.ResetPolicy == "RESET_ON_TRIGGER" && in.Operation == OpComputeGap:

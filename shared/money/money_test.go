@@ -116,3 +116,32 @@ func TestParseMinorJSONNamesTheField(t *testing.T) {
 		t.Error("missing required amount accepted")
 	}
 }
+
+// TestAddSumsAndAcceptsExactlyMaxMinor pins Add's result (a + b, the currency of both) and
+// its bound: a sum of exactly MaxMinor is the largest amount, so it is accepted; one more
+// minor unit is refused.
+func TestAddSumsAndAcceptsExactlyMaxMinor(t *testing.T) {
+	t.Parallel()
+	usd := money.MustCurrency("USD")
+	cases := []struct{ a, b, want money.Minor }{
+		{0, 0, 0},
+		{7, 5, 12},
+		{5, 7, 12},
+		{money.Minor(money.MaxMinor) - 1, 1, money.Minor(money.MaxMinor)},
+		{money.Minor(money.MaxMinor), 0, money.Minor(money.MaxMinor)},
+		{0, money.Minor(money.MaxMinor), money.Minor(money.MaxMinor)},
+	}
+	for _, c := range cases {
+		got, err := money.Add(money.Amount{Minor: c.a, Currency: usd}, money.Amount{Minor: c.b, Currency: usd})
+		if err != nil {
+			t.Errorf("Add(%d, %d): %v", c.a, c.b, err)
+			continue
+		}
+		if got.Minor != c.want || got.Currency != usd {
+			t.Errorf("Add(%d, %d) = %d %s, want %d USD", c.a, c.b, got.Minor, got.Currency, c.want)
+		}
+	}
+	if _, err := money.Add(money.Amount{Minor: money.Minor(money.MaxMinor) - 1, Currency: usd}, money.Amount{Minor: 2, Currency: usd}); err == nil {
+		t.Error("MaxMinor+1 accepted")
+	}
+}

@@ -42,6 +42,11 @@ type Admin struct {
 	// store.MaxBatch).
 	BatchSize int
 	Log       *slog.Logger
+	// TemplateWarning, when set, says whether a setting's template can be rendered for its
+	// channels: "" when it can, else the warning a write answers with. A setting may name a
+	// template saved later (templates and settings are separate calls, in either order), so
+	// a missing template is a warning, not a refusal. nil: not checked.
+	TemplateWarning func(ctx context.Context, businessUnitID, template string, channels []string) (string, error)
 }
 
 func notFound(what, id string) error {
@@ -259,6 +264,20 @@ type SettingResult struct {
 	Version     int64
 	UpdatedOn   time.Time
 	Propagation *Propagation
+	// Warnings: after a write, what was accepted but cannot work yet (TemplateWarning).
+	Warnings []string
+}
+
+// warnings is what a written setting is answered with besides its result.
+func (a *Admin) warnings(ctx context.Context, set Setting) ([]string, error) {
+	if a.TemplateWarning == nil {
+		return nil, nil
+	}
+	w, err := a.TemplateWarning(ctx, set.BusinessUnitID, set.Template, set.Channels)
+	if err != nil || w == "" {
+		return nil, err
+	}
+	return []string{w}, nil
 }
 
 func (a *Admin) load(ctx context.Context, sc automation.Scope, guid string) (Setting, store.ReminderSettingRecord, error) {
@@ -354,6 +373,9 @@ func (a *Admin) CreateSetting(ctx context.Context, sc automation.Scope, raw []by
 		return SettingResult{}, err
 	}
 	res := SettingResult{Setting: set, Version: 1, UpdatedOn: ms(now), Propagation: &Propagation{Change: []string{"created"}, Status: PropagationNone}}
+	if res.Warnings, err = a.warnings(ctx, set); err != nil {
+		return res, err
+	}
 	if set.Active() {
 		// Sources the pipeline already knows get their rows now, not at their next event.
 		a.propagate(ctx, set.Guid, now, res.Propagation)
@@ -462,6 +484,9 @@ func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderS
 		Propagation: &Propagation{Change: change.Names(), Status: PropagationNone}}
 	if change.NeedsPropagation() {
 		a.propagate(ctx, set.Guid, now, res.Propagation)
+	}
+	if res.Warnings, err = a.warnings(ctx, set); err != nil {
+		return res, err
 	}
 	return res, nil
 }

@@ -138,8 +138,26 @@ func (r *runner) setUpBilling(ctx context.Context) error {
 			return fmt.Errorf("billing.pricePolicies[%d]: %w", i, err)
 		}
 	}
+	// The budgets are stored before any input, so before the campaigns the inputs save later:
+	// a forward reference the budget service would refuse (budget.Service.Campaigns). The
+	// scenario's own campaigns stand in for the check: a budget must name one of them.
+	svc := *r.e.Budget
+	svc.Campaigns = nil
+	planned := map[[2]string]bool{}
+	for _, in := range r.sc.Inputs {
+		var c struct {
+			CampaignID     string `json:"campaignId"`
+			BusinessUnitID string `json:"businessUnitId"`
+		}
+		if len(in.Campaign) > 0 && json.Unmarshal(in.Campaign, &c) == nil {
+			planned[[2]string{c.BusinessUnitID, c.CampaignID}] = true
+		}
+	}
 	for i, b := range r.sc.billing.Budgets {
-		if _, err := r.e.Budget.CreateBudget(ctx, b.BusinessUnitID, b.CampaignID, budget.BudgetInput{Currency: b.Currency, MaxCost: b.MaxCost}, "replay"); err != nil {
+		if !planned[[2]string{b.BusinessUnitID, b.CampaignID}] {
+			return fmt.Errorf("billing.budgets[%d]: campaignId: campaign %q of business unit %q is not among the scenario's campaign inputs", i, b.CampaignID, b.BusinessUnitID)
+		}
+		if _, err := svc.CreateBudget(ctx, b.BusinessUnitID, b.CampaignID, budget.BudgetInput{Currency: b.Currency, MaxCost: b.MaxCost}, "replay"); err != nil {
 			return fmt.Errorf("billing.budgets[%d]: %w", i, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/replay"
 )
 
@@ -58,7 +59,7 @@ func TestGatewayScenarioFacts(t *testing.T) {
 			t.Errorf("%s rejected at %q, want %q", id, rejected[id], ptr)
 		}
 	}
-	if deliveries["user-message:redeem-1 log"] != 1 {
+	if deliveries[gateway.UserMessageKey("/mobile-app", "redeem-1")+" log"] != 1 {
 		t.Errorf("the notification's deliveries: %v, want one through log", deliveries)
 	}
 	if len(ingests) < 4 || ingests[2]["duplicate"] != 8.0 || ingests[2]["accepted"] != 0.0 {

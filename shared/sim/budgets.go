@@ -265,6 +265,34 @@ func (c *checker) checkBudgetFinal(ctx context.Context, r *report) error {
 	return nil
 }
 
+// checkStopDuringCharge: a command whose charge the campaign's stop interrupted never
+// reached the provider: it ends CANCELLED (or, when its claim was in doubt, UNKNOWN after
+// a lookup that told nothing), applied 0 times. Its fee follows the fee-ledger rules: a
+// confirmed fee stays charged (seed 002), a failed one charged nothing.
+func (c *checker) checkStopDuringCharge(ctx context.Context, r *report) error {
+	if len(c.stoppedOrders) == 0 {
+		return nil
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	for _, order := range c.stoppedOrders {
+		var cmd, st, eff string
+		err := db.QueryRowContext(ctx, `SELECT c.CommandId, c.Status, c.EffectKey FROM FeeTransfer f JOIN CampaignCommand c ON c.CommandId = f.CommandId WHERE f.OrderId = ?`, order).Scan(&cmd, &st, &eff)
+		if err != nil {
+			return fmt.Errorf("sim: the command of stopped order %s: %w", order, err)
+		}
+		applied := 0
+		if telco := c.providers["telco"]; telco != nil {
+			applied = telco.Applied(eff)
+		}
+		r.check(InvStopDuringCharge, applied == 0 && (st == string(store.CommandCancelled) || st == string(store.CommandUnknown)),
+			"command %s, whose charge (order %s) the campaign's stop interrupted, is %s and took effect %d times at the provider", cmd, order, st, applied)
+	}
+	return nil
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/budget/billingsim"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -41,6 +42,7 @@ const (
 	InvOracleNotDue   = "oracle-not-due"         // what the model says was never due never took effect
 	InvThresholdFired = "threshold-fired-once"   // a reached level fired (once); a level never reached never fired
 	InvGatewayNotify  = "gateway-notified-once"  // each accepted NOTIFICATION event made one delivery
+	InvSourceIDDedupe = "dedupe-per-source-id"   // the same id from two sources is two events: one delivery each
 	InvFencing        = "stale-token-fenced"     // a write with an expired claim\'s Version never overwrites a live claim
 	// InvWebhookOnce: at the webhook's receiver (which applies each Idempotency-Key once) a
 	// delivery key was applied at most once, so every attempt carried one key; and every
@@ -69,6 +71,7 @@ const (
 	InvFeeLedger         = "fee-ledger-agrees"   // after the drain: every fee settled; the billing ledger, the transfers and the budget's cost agree
 	InvFeeNotHeld        = "fee-not-held"        // after the drain no reservation stays HELD
 	InvFeeBeforeAction   = "fee-before-action"   // an action that took effect (or SUCCEEDED) had its fee confirmed
+	InvStopDuringCharge  = "stop-during-charge"  // a campaign stopped during a command's charge: that action never reaches the provider
 )
 
 // Violation is one broken invariant.
@@ -171,6 +174,9 @@ type checker struct {
 	providers map[string]*providersim.Server
 	// billing: the simulated billing server (budgets.go); nil without a budget.
 	billing *billingsim.Server
+	// stoppedOrders: the billing orders during whose call the campaign was stopped
+	// (faults.go, StopCharge).
+	stoppedOrders []string
 	// webhooks: the webhook receiver's receipts so far (nil before the run starts).
 	webhooks func() []replay.WebhookReceipt
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
@@ -551,6 +557,9 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 	if err := c.checkBudgetFinal(ctx, r); err != nil {
 		return err
 	}
+	if err := c.checkStopDuringCharge(ctx, r); err != nil {
+		return err
+	}
 	if err := c.checkCampaigns(ctx, r); err != nil {
 		return err
 	}
@@ -628,14 +637,23 @@ func (c *checker) oracle(r *report, rows []row, jobsBySched map[string][]job, ef
 		rw, ok := thr[k]
 		r.check(InvThresholdFired, !ok || (rw.status != "Completed" && tookEffect(rw.key) == 0), "level %v of %s was never reached, yet row %s is %s", k.Level, k.Source, rw.key, rw.status)
 	}
-	var ids []string
-	for id := range ex.Redeems {
-		ids = append(ids, id)
+	var refs []EventRef
+	for ref := range ex.Redeems {
+		refs = append(refs, ref)
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		js := jobsBySched["user-message:"+id]
-		r.check(InvGatewayNotify, len(js) == 1, "gateway event %s made %d deliveries", id, len(js))
+	sort.Slice(refs, func(i, j int) bool {
+		return refs[i].ID < refs[j].ID || refs[i].ID == refs[j].ID && refs[i].Source < refs[j].Source
+	})
+	for i, ref := range refs {
+		js := jobsBySched[gateway.UserMessageKey(ref.Source, ref.ID)]
+		r.check(InvGatewayNotify, len(js) == 1, "gateway event %s from %s made %d deliveries", ref.ID, ref.Source, len(js))
+		// Dedupe is per (source, id): the same id from another source is another event with
+		// its own message and delivery.
+		if i > 0 && refs[i-1].ID == ref.ID {
+			prev := jobsBySched[gateway.UserMessageKey(refs[i-1].Source, ref.ID)]
+			r.check(InvSourceIDDedupe, len(prev) == 1 && len(js) == 1, "id %s from %s and from %s: %d and %d deliveries, want one each",
+				ref.ID, refs[i-1].Source, ref.Source, len(prev), len(js))
+		}
 	}
 }
 

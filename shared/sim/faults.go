@@ -2,8 +2,11 @@ package sim
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -77,11 +80,15 @@ const (
 	// the commit and the eager publish. The rows are committed; the OutboxRelay timer, the
 	// safety net, must publish them, each once per MessageId as consumers dedupe it.
 	EagerLost Kind = "eager-lost"
+	// StopCharge: the campaign is stopped while a billing call runs (once per run, on about
+	// one charge in twenty-five): the confirmed fee stays charged and the action must never
+	// reach the provider (stop-during-charge).
+	StopCharge Kind = "stop-during-charge"
 )
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -147,6 +154,7 @@ const (
 	// billing request (create or lookup).
 	pCampaignCrash = 0.06
 	pChargeCrash   = 0.08
+	pStopCharge    = 0.04
 	pBillingFail   = 0.15
 	pBillingLost   = 0.15
 	// eager-lost per step, when the eager publisher runs (the kind is on).
@@ -275,11 +283,60 @@ func (d *driver) afterCampaignCall(context.Context, store.CampaignCommand, error
 	return nil
 }
 
-func (d *driver) afterCharge(context.Context, string, error) error {
+func (d *driver) afterCharge(ctx context.Context, orderID string, callErr error) error {
 	if d.roll(ChargeCrash, pChargeCrash) {
 		return d.crash(ChargeCrash)
 	}
+	if callErr == nil && d.stopDuringCharge(orderID) {
+		if err := d.stopCampaign(ctx); err != nil {
+			return err
+		}
+		d.counts[string(StopCharge)]++
+		d.chk.stoppedOrders = append(d.chk.stoppedOrders, orderID)
+	}
 	return nil
+}
+
+// stopDuringCharge draws whether the campaign is stopped during this billing call: once per
+// run, on about one order in twenty-five. The draw hashes the seed and the order (not the
+// driver's random stream, so the other faults of a seed stay what they were).
+func (d *driver) stopDuringCharge(orderID string) bool {
+	if !d.kinds[StopCharge] || d.off || d.nested || len(d.chk.stoppedOrders) > 0 {
+		return false
+	}
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], d.w.Seed)
+	h.Write(b[:])
+	h.Write([]byte("stop " + orderID))
+	return float64(h.Sum64()>>11)/(1<<53) < pStopCharge
+}
+
+// stopCampaign stops the budget's campaign as an operator would (its definition saved with
+// status STOPPED), while the worker is inside the charge.
+func (d *driver) stopCampaign(ctx context.Context) error {
+	for range 5 {
+		var bu string
+		for _, u := range d.w.Units {
+			if c, err := d.rt.Store.CampaignGet(ctx, u.ID, budgetCampaign); err == nil {
+				bu = u.ID
+				var def campaign.Definition
+				if err := json.Unmarshal([]byte(c.DefinitionJSON), &def); err != nil {
+					return err
+				}
+				def.Status = store.CampaignStopped
+				v := c.Version
+				if _, err := d.rt.Campaigns.Save(ctx, bu, budgetCampaign, def, &v); automation.CodeOf(err) != automation.CodePreconditionFailed {
+					return err
+				}
+				break
+			}
+		}
+		if bu == "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("sim: stopping %s: the campaign kept changing", budgetCampaign)
 }
 
 func (d *driver) afterPublish(context.Context, []int64) error {

@@ -22,7 +22,10 @@ import (
 // Visit is one loyalty event of the workload: a customer's visit at an instant.
 type Visit struct {
 	ID, Customer string
-	Time         time.Time
+	// Source is the producer: "/shop", or "/kiosk", whose ids repeat the shop's (the same id
+	// from two sources is two events).
+	Source string
+	Time   time.Time
 }
 
 // visitType is the registry definition of the `Visit` event: a daily counter with two
@@ -37,6 +40,10 @@ var visitType = map[string]any{"eventType": "Visit", "class": "COUNTER",
 		map[string]any{"attribute_code": "visit_streak", "entity_type": "CUSTOMER", "operation": "STREAK_INCREMENT", "period_type": "DAILY",
 			"thresholds": []any{map[string]any{"value": 2, "trigger_event": "Streak_2"}}},
 		map[string]any{"attribute_code": "visit_total", "entity_type": "ITEM", "entity_id_pointer": "/shop", "operation": "INCREMENT", "hot": true},
+		// A falling lifetime counter: -1 per visit; the threshold -2 fires once, on the second
+		// visit, and never again below it.
+		map[string]any{"attribute_code": "visit_credit", "entity_type": "CUSTOMER", "operation": "DECREMENT",
+			"thresholds": []any{map[string]any{"value": -2, "trigger_event": "Credit_Low"}}},
 	}}
 
 // visitTimes are local wall times of visits: both sides of local midnight, so a visit's
@@ -64,9 +71,13 @@ func (w *Workload) loyalty(rng *rand.Rand) {
 		b, _ := json.Marshal(map[string]any{"events": []any{visitType}})
 		w.Ops = append(w.Ops, Op{At: w.Start, Kind: OpRegistry, Raw: b})
 	}
-	n := 0
+	counters := map[string]int{} // per source: the kiosk's ids repeat the shop's
 	for c := 1 + rng.IntN(3); c > 0; c-- {
 		cust := fmt.Sprintf("LOY-%d", c)
+		source := "/shop"
+		if c%2 == 0 {
+			source = "/kiosk"
+		}
 		day := w.Start.In(loc).AddDate(0, 0, 1+rng.IntN(20))
 		for d := 1 + rng.IntN(4); d > 0; d-- {
 			var evs []any
@@ -77,10 +88,10 @@ func (w *Workload) loyalty(rng *rand.Rand) {
 				h, _ := strconv.Atoi(hm[:2])
 				m, _ := strconv.Atoi(hm[3:])
 				t := time.Date(day.Year(), day.Month(), day.Day(), h, m, rng.IntN(60), 0, loc).UTC()
-				n++
-				v := Visit{ID: fmt.Sprintf("visit-%d", n), Customer: cust, Time: t}
+				counters[source]++
+				v := Visit{ID: fmt.Sprintf("visit-%d", counters[source]), Customer: cust, Source: source, Time: t}
 				vs = append(vs, v)
-				evs = append(evs, map[string]any{"specversion": "1.0", "id": v.ID, "source": "/shop", "type": "Visit", "businessunitid": u.ID,
+				evs = append(evs, map[string]any{"specversion": "1.0", "id": v.ID, "source": v.Source, "type": "Visit", "businessunitid": u.ID,
 					"customerid": cust, "time": t.Format(time.RFC3339), "data": map[string]any{"shop": "SHOP-1"}})
 				if t.After(last) {
 					last = t
@@ -113,7 +124,7 @@ type loyaltyModel struct {
 
 func (w *Workload) loyaltyModel() *loyaltyModel {
 	m := &loyaltyModel{days: map[string]map[string]int{}}
-	registry, seen := false, map[string]bool{}
+	registry, seen := false, map[EventRef]bool{}
 	end := w.Until.Add(-Slack)
 	zone := map[string]string{}
 	for _, u := range w.Units {
@@ -131,10 +142,10 @@ func (w *Workload) loyaltyModel() *loyaltyModel {
 		}
 		_ = json.Unmarshal(op.Raw, &evs)
 		for i, v := range op.Visits {
-			if seen[v.ID] {
+			if seen[EventRef{v.Source, v.ID}] { // dedupe per (source, id)
 				continue
 			}
-			seen[v.ID] = true
+			seen[EventRef{v.Source, v.ID}] = true
 			m.unit = evs[i].BU
 			day := v.Time.In(mustZone(zone[m.unit])).Format("2006-01-02")
 			if m.days[v.Customer] == nil {
@@ -233,10 +244,16 @@ func (c *checker) checkLoyalty(ctx context.Context, r *report, st store.Attribut
 		r.check(InvAttrCounters, vc.Period == last && vc.ValueText == strconv.Itoa(days[last]),
 			"%s visit_count is %q in period %q; the model %d on its last local day %s", cust, vc.ValueText, vc.Period, days[last], last)
 		r.check(InvAttrCounters, got["first_visit"].ValueText == "true", "%s first_visit is %q, the model true", cust, got["first_visit"].ValueText)
+		visits := 0
+		for _, n := range days {
+			visits += n
+		}
+		r.check(InvAttrCounters, got["visit_credit"].ValueText == strconv.Itoa(-visits), "%s visit_credit is %q, the model %d (DECREMENT per distinct visit)",
+			cust, got["visit_credit"].ValueText, -visits)
 		fs, fc := streak(days)
 		sv, _ := strconv.Atoi(got["visit_streak"].ValueText)
 		r.check(InvAttrCounters, sv == fs || (reordered && sv >= 1 && sv <= fs), "%s visit_streak is %d, the model %d (reordered %v)", cust, sv, fs, reordered)
-		first, streaks := 0, 0
+		first, streaks, low := 0, 0, 0
 		for k, n := range trig {
 			if k.cust != cust {
 				continue
@@ -246,8 +263,15 @@ func (c *checker) checkLoyalty(ctx context.Context, r *report, st store.Attribut
 				first += n
 			case "Streak_2":
 				streaks += n
+			case "Credit_Low":
+				low += n
 			}
 		}
+		wantLow := 0
+		if visits >= 2 {
+			wantLow = 1 // the falling crossing -1 -> -2, once; below -2 it never fires again
+		}
+		r.check(InvAttrTriggers, low == wantLow, "%s has %d Credit_Low triggers after %d visits, the model %d", cust, low, visits, wantLow)
 		r.check(InvAttrTriggers, first == 1, "%s has %d First_Visit triggers, the model 1", cust, first)
 		r.check(InvAttrTriggers, streaks == fc || (reordered && streaks <= fc), "%s has %d Streak_2 triggers, the model %d crossings (reordered %v)", cust, streaks, fc, reordered)
 		for day, n := range days {

@@ -32,7 +32,7 @@ type Expectations struct {
 	MustNot  map[occKey]bool      // never delivered
 	ThrMust  map[thrKey]bool      // fired (once)
 	ThrNever map[thrKey]bool      // never fired
-	Redeems  map[string]bool      // gateway notifications that must exist (event ids)
+	Redeems  map[EventRef]bool    // gateway notifications that must exist, by (source, id)
 }
 
 // Margins: an event is processed up to Margin late (clock jumps of the lease and restart
@@ -83,7 +83,7 @@ func (w *Workload) sourceTimelines() (map[string][]period, map[string][]Op) {
 
 // Expect computes the oracle's expectations for w.
 func (w *Workload) Expect() Expectations {
-	ex := Expectations{Must: map[occKey]time.Time{}, MustNot: map[occKey]bool{}, ThrMust: map[thrKey]bool{}, ThrNever: map[thrKey]bool{}, Redeems: map[string]bool{}}
+	ex := Expectations{Must: map[occKey]time.Time{}, MustNot: map[occKey]bool{}, ThrMust: map[thrKey]bool{}, ThrNever: map[thrKey]bool{}, Redeems: map[EventRef]bool{}}
 	timelines, accepted := w.sourceTimelines()
 	zone := map[string]string{}
 	for _, u := range w.Units {

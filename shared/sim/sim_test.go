@@ -133,7 +133,7 @@ func TestShrinkKeepsTheFailure(t *testing.T) {
 	// but the registry (removed) refuses.
 	w = w.without(func(op Op) bool { return op.Kind == OpRegistry })
 	w.Ops = append(w.Ops, Op{At: w.Start.Add(time.Hour), Kind: OpRegistry, Raw: []byte(`{"events":[]}`)},
-		Op{At: w.Start.Add(2 * time.Hour), Kind: OpIngest, Raw: []byte(`[{"specversion":"1.0","id":"redeem-x","source":"/shop","type":"Redeem_Item","businessunitid":"bu-1","customerid":"C","data":{"email":"x@example.test","item":"v"}}]`), Redeems: []string{"redeem-x"}})
+		Op{At: w.Start.Add(2 * time.Hour), Kind: OpIngest, Raw: []byte(`[{"specversion":"1.0","id":"redeem-x","source":"/shop","type":"Redeem_Item","businessunitid":"bu-1","customerid":"C","data":{"email":"x@example.test","item":"v"}}]`), Redeems: []EventRef{{"/shop", "redeem-x"}}})
 	none, _ := ParseKinds("none")
 	r := RunWorkload(context.Background(), w, none)
 	if r.Invariant() != InvGatewayNotify {

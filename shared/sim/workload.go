@@ -81,9 +81,10 @@ type Op struct {
 	// Channel faults.
 	Channel, Mode string
 	FaultUntil    time.Time
-	// Report and gateway inputs, as scenario JSON; Redeems: the gateway event ids.
+	// Report and gateway inputs, as scenario JSON; Redeems: the gateway events, by their
+	// identity (source, id).
 	Raw     json.RawMessage
-	Redeems []string
+	Redeems []EventRef
 	// Visits: the loyalty events of an ingest batch (loyalty.go); Joins: its campaign
 	// trigger events (campaigns.go).
 	Visits []Visit
@@ -273,9 +274,26 @@ func (w *Workload) reports(rng *rand.Rand, guid string) {
 	}
 }
 
+// EventRef is an event's identity: CloudEvents' (source, id).
+type EventRef struct{ Source, ID string }
+
+// FullBatch is the most events one request may carry (events.MaxBatchEvents).
+const FullBatch = 500
+
+// redeem is one Redeem_Item event of the gateway workload.
+func redeem(source, id, unit string, j int) map[string]any {
+	return map[string]any{"specversion": "1.0", "id": id, "source": source, "type": "Redeem_Item",
+		"businessunitid": unit, "customerid": fmt.Sprintf("CUST-%d", j), "data": map[string]any{"email": fmt.Sprintf("cust%d@example.test", j), "item": "voucher"}}
+}
+
 // gateway adds the registry (a NOTIFICATION event type sent on the log channel) and batches
-// of its events, one batch sent twice.
+// of its events, one batch sent twice. A second producer (source "/pos") sends the same ids
+// as "/shop" in its own batches (CloudEvents: source + id identify an event, so each is its
+// own event and its own message); a fifth of the seeds send one full batch of 500 events.
 func (w *Workload) gateway(rng *rand.Rand) {
+	// The second producer and the full batch draw from their own stream, so the draws of
+	// everything else (and the seeds tests rely on) stay what they were.
+	more := rand.New(rand.NewPCG(w.Seed, 0x50c1d50c1d50c1d))
 	u := w.Units[rng.IntN(len(w.Units))]
 	reg := map[string]any{"events": []any{map[string]any{"eventType": "Redeem_Item", "class": "NOTIFICATION",
 		"schema":       map[string]any{"type": "object", "required": []string{"email", "item"}},
@@ -285,19 +303,38 @@ func (w *Workload) gateway(rng *rand.Rand) {
 	t := w.Start
 	for k := 1 + rng.IntN(3); k > 0; k-- {
 		t = t.Add(time.Duration(1+rng.IntN(5*24*60)) * time.Minute)
-		var evs []any
-		var ids []string
+		var evs, pos []any
+		var ids, posIDs []EventRef
 		for j := 1 + rng.IntN(3); j > 0; j-- {
 			id := fmt.Sprintf("redeem-%d-%d", k, j)
-			ids = append(ids, id)
-			evs = append(evs, map[string]any{"specversion": "1.0", "id": id, "source": "/shop", "type": "Redeem_Item",
-				"businessunitid": u.ID, "customerid": fmt.Sprintf("CUST-%d", j), "data": map[string]any{"email": fmt.Sprintf("cust%d@example.test", j), "item": "voucher"}})
+			ids = append(ids, EventRef{"/shop", id})
+			evs = append(evs, redeem("/shop", id, u.ID, j))
+			if more.IntN(2) == 0 { // the other producer uses the same id
+				posIDs = append(posIDs, EventRef{"/pos", id})
+				pos = append(pos, redeem("/pos", id, u.ID, j+10))
+			}
 		}
 		b, _ := json.Marshal(evs)
 		w.Ops = append(w.Ops, Op{At: t, Kind: OpIngest, Raw: b, Redeems: ids})
 		if rng.IntN(3) == 0 { // the client sends the batch again
 			w.Ops = append(w.Ops, Op{At: t.Add(time.Duration(1+rng.IntN(600)) * time.Minute), Kind: OpIngest, Raw: b, Redeems: ids})
 		}
+		if len(pos) > 0 {
+			b, _ := json.Marshal(pos)
+			w.Ops = append(w.Ops, Op{At: t.Add(time.Duration(more.IntN(30)) * time.Minute), Kind: OpIngest, Raw: b, Redeems: posIDs})
+		}
+	}
+	if more.IntN(5) == 0 {
+		t = t.Add(rngMinutes(more, 1, 24*60))
+		evs := make([]any, 0, FullBatch)
+		ids := make([]EventRef, 0, FullBatch)
+		for j := range FullBatch {
+			id := fmt.Sprintf("bulk-%d", j)
+			ids = append(ids, EventRef{"/bulk", id})
+			evs = append(evs, redeem("/bulk", id, u.ID, j%7))
+		}
+		b, _ := json.Marshal(evs)
+		w.Ops = append(w.Ops, Op{At: t, Kind: OpIngest, Raw: b, Redeems: ids})
 	}
 }
 

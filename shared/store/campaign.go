@@ -116,6 +116,7 @@ type CampaignCommand struct {
 	BusinessUnitID   string
 	CampaignID       string
 	RecipientID      string
+	RunID            string // the execution's run (a re-run's commands have another)
 	ActionIndex      int
 	ActionKey        string
 	ActionType       string
@@ -264,20 +265,24 @@ type CampaignResolveParams struct {
 // CampaignActionOutcomeEvent is one status change of a campaign command (the fact, written
 // to the outbox in the changing transaction). EventID = FactEventID(CommandID, Revision).
 type CampaignActionOutcomeEvent struct {
-	EventID        string        `json:"eventId"`
-	CommandID      string        `json:"commandId"`
-	EffectKey      string        `json:"effectKey"`
-	ExecutionID    string        `json:"executionId"`
-	BusinessUnitID string        `json:"businessUnitId"`
-	CampaignID     string        `json:"campaignId"`
-	ActionIndex    int           `json:"actionIndex"`
-	ActionType     string        `json:"actionType"`
-	Provider       string        `json:"provider"`
-	LocalDate      string        `json:"localDate"`
-	Status         CommandStatus `json:"status"`
-	Revision       int64         `json:"revision"`
-	OccurredOn     time.Time     `json:"occurredOn"`
-	ProviderRef    string        `json:"providerRef,omitempty"`
+	EventID        string `json:"eventId"`
+	CommandID      string `json:"commandId"`
+	EffectKey      string `json:"effectKey"`
+	ExecutionID    string `json:"executionId"`
+	BusinessUnitID string `json:"businessUnitId"`
+	CampaignID     string `json:"campaignId"`
+	// RunID and RecipientID (seed 002's campaign_action_event: campaign, run, recipient): a
+	// re-run's facts are told from the first run's, and results shown per recipient.
+	RunID       string        `json:"runId"`
+	RecipientID string        `json:"recipientId"`
+	ActionIndex int           `json:"actionIndex"`
+	ActionType  string        `json:"actionType"`
+	Provider    string        `json:"provider"`
+	LocalDate   string        `json:"localDate"`
+	Status      CommandStatus `json:"status"`
+	Revision    int64         `json:"revision"`
+	OccurredOn  time.Time     `json:"occurredOn"`
+	ProviderRef string        `json:"providerRef,omitempty"`
 }
 
 // CampaignCountsParams asks for one campaign's projected counts for local days From..To.

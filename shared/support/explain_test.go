@@ -235,3 +235,21 @@ func TestExplainListsRoleAndFixedRecipients(t *testing.T) {
 		}
 	}
 }
+
+// TestFindUnknownUnitIsNotFound: a filter naming a business unit that does not exist is a
+// 404 (as one outside the scope), not an empty page that reads as "nothing is wrong".
+func TestFindUnknownUnitIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	e.held(t, 0, 2, "bu-a")
+	if page, err := e.svc.Find(ctx, automation.AllBusinessUnits(), support.Filter{BusinessUnitID: "bu-a"}, nil, 0); err != nil || len(page.Rows) != 2 {
+		t.Fatalf("find bu-a: %d rows, %v", len(page.Rows), err)
+	}
+	if _, err := e.svc.Find(ctx, automation.AllBusinessUnits(), support.Filter{BusinessUnitID: "bu-aa"}, nil, 0); automation.CodeOf(err) != automation.CodeNotFound {
+		t.Fatalf("find an unknown unit: %v, want 404", err)
+	}
+}

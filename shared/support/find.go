@@ -2,6 +2,7 @@ package support
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 	"time"
@@ -122,6 +123,15 @@ func (s *Service) Find(ctx context.Context, sc automation.Scope, f Filter, after
 	}
 	if f.BusinessUnitID != "" && (!sc.Allows(f.BusinessUnitID)) {
 		return Page{}, notFound("business unit " + f.BusinessUnitID)
+	}
+	if f.BusinessUnitID != "" {
+		// A unit that does not exist is a 404 like one outside the scope, not an empty page
+		// (a typo in the filter would read as "nothing is wrong").
+		if _, err := s.store.BusinessUnitGetRecord(ctx, f.BusinessUnitID); errors.Is(err, store.ErrNotFound) {
+			return Page{}, notFound("business unit " + f.BusinessUnitID)
+		} else if err != nil {
+			return Page{}, err
+		}
 	}
 	p := f.params(sc)
 	p.Limit = limit + 1 // one more tells whether a next page exists

@@ -41,7 +41,7 @@ func (s *Store) scanExecution(r rowScanner) (store.CampaignExecution, error) {
 func (s *Store) scanCommand(r rowScanner) (store.CampaignCommand, error) {
 	var c store.CampaignCommand
 	var st string
-	err := r.Scan(&c.ID, &c.CommandID, &c.EffectKey, &c.ExecutionID, &c.BusinessUnitID, &c.CampaignID, &c.RecipientID, &c.ActionIndex,
+	err := r.Scan(&c.ID, &c.CommandID, &c.EffectKey, &c.ExecutionID, &c.BusinessUnitID, &c.CampaignID, &c.RecipientID, &c.RunID, &c.ActionIndex,
 		&c.ActionKey, &c.ActionType, &c.Provider, &c.LocalDate, ns(&c.ParamsJSON), &st, s.nt(&c.LeaseExpiresOn), &c.AttemptCount,
 		&c.RetryCount, s.nt(&c.NextAttemptOn), ns(&c.ProviderRef), ns(&c.ResultJSON), ns(&c.LastError), ns(&c.ResolvedBy),
 		ns(&c.ResolutionReason), &c.Revision, &c.Version, s.t(&c.CreatedOn), s.t(&c.UpdatedOn))
@@ -158,7 +158,7 @@ func (s *Store) CampaignListByTrigger(ctx context.Context, bu, eventType string)
 func (s *Store) insertCommand(ctx context.Context, tx *sql.Tx, c store.CampaignCommand, now time.Time) error {
 	_, err := s.exec(ctx, tx, "CampaignCommandInsert", sql.Named("CommandId", c.CommandID), sql.Named("EffectKey", c.EffectKey),
 		sql.Named("ExecutionId", c.ExecutionID), sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("CampaignId", c.CampaignID),
-		sql.Named("RecipientId", c.RecipientID), sql.Named("ActionIndex", c.ActionIndex), sql.Named("ActionKey", c.ActionKey),
+		sql.Named("RecipientId", c.RecipientID), sql.Named("RunId", c.RunID), sql.Named("ActionIndex", c.ActionIndex), sql.Named("ActionKey", c.ActionKey),
 		sql.Named("ActionType", c.ActionType), sql.Named("Provider", c.Provider), sql.Named("LocalDate", c.LocalDate),
 		sql.Named("Status", string(store.CommandQueued)), sql.Named("Now", s.tm(now)))
 	if err != nil {
@@ -290,7 +290,7 @@ func cut(v string, n int) string {
 
 func (s *Store) writeCampaignFact(ctx context.Context, tx *sql.Tx, c store.CampaignCommand, now time.Time) error {
 	f := store.CampaignActionOutcomeEvent{EventID: store.FactEventID(c.CommandID, c.Revision), CommandID: c.CommandID, EffectKey: c.EffectKey,
-		ExecutionID: c.ExecutionID, BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, ActionIndex: c.ActionIndex,
+		ExecutionID: c.ExecutionID, BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, RunID: c.RunID, RecipientID: c.RecipientID, ActionIndex: c.ActionIndex,
 		ActionType: c.ActionType, Provider: c.Provider, LocalDate: c.LocalDate, Status: c.Status, Revision: c.Revision,
 		OccurredOn: ms(now), ProviderRef: c.ProviderRef}
 	body, err := json.Marshal(f)
@@ -551,7 +551,8 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				if _, err := s.exec(ctx, tx, "CampaignProjectionInsert", sql.Named("CommandId", f.CommandID), sql.Named("BusinessUnitId", f.BusinessUnitID),
-					sql.Named("CampaignId", f.CampaignID), sql.Named("LocalDate", f.LocalDate), sql.Named("Status", string(f.Status)),
+					sql.Named("CampaignId", f.CampaignID), sql.Named("RunId", f.RunID), sql.Named("RecipientId", f.RecipientID),
+					sql.Named("LocalDate", f.LocalDate), sql.Named("Status", string(f.Status)),
 					sql.Named("Revision", f.Revision)); err != nil {
 					return fmt.Errorf("%s CampaignProjectionInsert: %w", s.d.Name, err)
 				}

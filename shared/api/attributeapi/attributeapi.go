@@ -12,10 +12,12 @@
 package attributeapi
 
 import (
+	"context"
 	_ "embed" // openapi.yaml
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +58,10 @@ type Store interface {
 type Deps struct {
 	Store Store
 	Clock automation.Clock
+	// EntityTypes, when set, lists the entity types attributes exist for (the registry's
+	// counter instructions, gateway.Registry.EntityTypes): another type answers 404 with a
+	// "did you mean" (CUSTOMERS for CUSTOMER) instead of an empty 200. nil: not checked.
+	EntityTypes func(ctx context.Context) ([]string, error)
 }
 
 // Register adds the attribute routes to reg.
@@ -111,10 +117,19 @@ func (h handlers) scoped(r *http.Request, q httpapi.Query) (string, error) {
 	return bu, nil
 }
 
-func entityType(r *http.Request) (string, error) {
+func (h handlers) entityType(r *http.Request) (string, error) {
 	t := r.PathValue("entityType")
 	if !entityTypeRE.MatchString(t) {
 		return "", automation.Invalid("entityType", "must be an upper-case entity type such as CUSTOMER or ITEM")
+	}
+	if h.d.EntityTypes != nil {
+		known, err := h.d.EntityTypes(r.Context())
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(known, t) {
+			return "", automation.Errorf(automation.CodeNotFound, "entity type %q not found: no counter instruction of the registry writes it%s", t, automation.DidYouMean(t, known))
+		}
 	}
 	return t, nil
 }
@@ -124,7 +139,7 @@ func (h handlers) entity(w http.ResponseWriter, r *http.Request) error {
 	if err := q.Check("businessUnitId", "asOf"); err != nil {
 		return err
 	}
-	typ, err := entityType(r)
+	typ, err := h.entityType(r)
 	if err != nil {
 		return err
 	}
@@ -161,7 +176,7 @@ func (h handlers) ranking(w http.ResponseWriter, r *http.Request) error {
 	if err := q.Check("businessUnitId", "attribute", "top"); err != nil {
 		return err
 	}
-	typ, err := entityType(r)
+	typ, err := h.entityType(r)
 	if err != nil {
 		return err
 	}

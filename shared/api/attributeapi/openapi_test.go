@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
@@ -43,6 +45,13 @@ func newEnv(t *testing.T) *env {
 		if err := rt.Store.BusinessUnitUpsert(context.Background(), bu); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The entity types the API knows are the registry's (attributeapi.Deps.EntityTypes).
+	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Redeem_Item", Operator: "test",
+		Definition: []byte(`{"eventType":"Redeem_Item","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[
+		  {"attribute_code":"redeems","entity_type":"CUSTOMER","operation":"INCREMENT"},
+		  {"attribute_code":"total_redeem_count","entity_type":"ITEM","entity_id_pointer":"/itemId","operation":"INCREMENT","hot":true}]}`)}); err != nil {
+		t.Fatal(err)
 	}
 	return &env{rt: rt, doc: openapitest.Load(t, attributeapi.OpenAPI())}
 }
@@ -127,6 +136,11 @@ func TestReadsMatchTheDocument(t *testing.T) {
 	}
 	get("/api/attributes/CUSTOMER/C1?businessUnitId=bu-other", 404)   // out of scope
 	get("/api/attributes/CUSTOMER/C1?businessUnitId=bu-nowhere", 404) // unknown (in scope "bu-syd" only, so also out of scope)
+	// An entity type no counter instruction writes is 404, not an empty 200 (a typo).
+	if got := get("/api/attributes/CUSTOMERS/C1?businessUnitId=bu-syd", 404); !strings.Contains(fmt.Sprint(got["detail"]), `did you mean "CUSTOMER"?`) {
+		t.Fatalf("CUSTOMERS: %v", got)
+	}
+	get("/api/attributes/ITEMS?businessUnitId=bu-syd&attribute=total_redeem_count", 404)
 	get("/api/attributes/CUSTOMER/C1", 422)
 	get("/api/attributes/customer/C1?businessUnitId=bu-syd", 422)
 	get("/api/attributes/CUSTOMER/C1?businessUnitId=bu-syd&asOf=yesterday", 400)

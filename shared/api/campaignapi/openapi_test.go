@@ -18,6 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
@@ -49,6 +50,11 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
+	// A campaign's trigger must be a registered event type (campaign.Admin.KnownTriggers).
+	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
 	return &env{rt: rt, doc: openapitest.Load(t, campaignapi.OpenAPI()), sim: sim}
 }
 

@@ -31,6 +31,7 @@ func pricedFee(t *testing.T, e *env, b budget.Billing, cmd string) budget.Decisi
 	ctx := context.Background()
 	e.rt.Budget.Billing = b
 	if _, err := e.rt.Budget.GetView(ctx, "bu-syd", "promo"); errors.Is(err, store.ErrNotFound) {
+		ensureCampaign(t, e, "bu-syd", "promo")
 		if _, err := e.rt.Budget.CreateBudget(ctx, "bu-syd", "promo", budget.BudgetInput{Currency: "AUD", MaxCost: 100}, "seed"); err != nil {
 			t.Fatal(err)
 		}
@@ -257,6 +258,7 @@ func TestFeeResolveAPIRefusesIfMatchZero(t *testing.T) {
 func TestBudgetResumeRefusesIfMatchZero(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
+	ensureCampaign(t, e, "bu-syd", "promo")
 	if _, err := e.rt.Budget.CreateBudget(ctx, "bu-syd", "promo", budget.BudgetInput{Currency: "AUD", MaxCost: 100}, "seed"); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ func TestBudgetPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
+	ensureCampaign(t, e, "bu-syd", "promo")
 	if _, err := e.rt.Budget.CreateBudget(ctx, "bu-syd", "promo", budget.BudgetInput{Currency: "AUD", MaxCost: money.Minor(1234)}, "ops"); err != nil {
 		t.Fatal(err)
 	}

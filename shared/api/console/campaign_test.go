@@ -11,13 +11,41 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
 	"golang.org/x/net/html"
 )
 
+// registerSignedUp registers the event type SignedUp, a campaign's trigger
+// (campaign.Admin.KnownTriggers), unless it is registered.
+func registerSignedUp(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	if reg, err := e.rt.Registry.Cache.Current(ctx); err == nil {
+		if _, ok := reg.Lookup("SignedUp"); ok {
+			return
+		}
+	}
+	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ensureCampaign stores campaign id in bu unless it exists (a budget needs its campaign:
+// budget.Service.Campaigns).
+func ensureCampaign(t *testing.T, e *env, bu, id string) {
+	t.Helper()
+	if _, err := e.rt.Store.CampaignGet(context.Background(), bu, id); err == nil {
+		return
+	}
+	saveCampaign(t, e, bu, id)
+}
+
 // saveCampaign stores a one-action campaign id in bu.
 func saveCampaign(t *testing.T, e *env, bu, id string) {
 	t.Helper()
+	registerSignedUp(t, e)
 	def := campaign.Definition{Name: "Welcome", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
 		Actions: []campaign.Action{{Key: "greet", Type: "NOTIFICATION_LOG", Provider: "log", Params: json.RawMessage(`{"subject":"Hi","text":"Welcome"}`)}}}
 	if _, err := e.rt.Campaigns.Save(context.Background(), bu, id, def, nil); err != nil {

@@ -162,6 +162,7 @@ func TestCampaignPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
+	registerSignedUp(t, e)
 	def := campaign.Definition{Name: "Welcome <pack>", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
 		Actions: []campaign.Action{{Key: "greet", Type: "NOTIFICATION_LOG", Provider: "log", Params: json.RawMessage(`{"subject":"Hi","text":"Welcome"}`)}}}
 	if _, err := e.rt.Campaigns.Save(ctx, "bu-syd", "welcome", def, nil); err != nil {
@@ -205,6 +206,7 @@ func TestFeeQueuePage(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	e.rt.Budget.Billing = unknownBilling{}
+	ensureCampaign(t, e, "bu-syd", "promo")
 	if _, err := e.rt.Budget.CreateBudget(ctx, "bu-syd", "promo", budget.BudgetInput{Currency: "AUD", MaxCost: 100}, "seed"); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/store"
@@ -56,6 +57,9 @@ type Options struct {
 	// so this is deliberately not the runtime's business Clock, which a test or replay may
 	// hold still.
 	IOClock automation.Clock
+	// Units, when set, is where a business unit is looked up: one that does not exist
+	// answers 404 (as one outside the caller's scope), not an empty inbox. nil: not checked.
+	Units businessunit.Reader
 }
 
 // Register adds the inbox routes to reg.
@@ -111,10 +115,17 @@ type Page struct {
 
 // scoped checks the businessUnitId parameter: required, and one the caller may see (404
 // otherwise, like an unknown one).
-func scoped(r *http.Request, q httpapi.Query) (string, error) {
+func (h handlers) scoped(r *http.Request, q httpapi.Query) (string, error) {
 	bu := q.String("businessUnitId")
 	if err := httpapi.RequireUnit(r, bu); err != nil {
 		return "", err
+	}
+	if h.o.Units != nil {
+		if _, err := h.o.Units.BusinessUnitGet(r.Context(), bu); errors.Is(err, store.ErrNotFound) {
+			return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+		} else if err != nil {
+			return "", err
+		}
 	}
 	return bu, nil
 }
@@ -124,7 +135,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err := q.Check("businessUnitId", "state", "limit", "cursor"); err != nil {
 		return err
 	}
-	bu, err := scoped(r, q)
+	bu, err := h.scoped(r, q)
 	if err != nil {
 		return err
 	}
@@ -166,7 +177,7 @@ func (h handlers) markRead(w http.ResponseWriter, r *http.Request) error {
 	if err := q.Check("businessUnitId"); err != nil {
 		return err
 	}
-	bu, err := scoped(r, q)
+	bu, err := h.scoped(r, q)
 	if err != nil {
 		return err
 	}
@@ -209,7 +220,7 @@ func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
 	if err := q.Check("businessUnitId"); err != nil {
 		return err
 	}
-	bu, err := scoped(r, q)
+	bu, err := h.scoped(r, q)
 	if err != nil {
 		return err
 	}

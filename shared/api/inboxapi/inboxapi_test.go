@@ -464,3 +464,27 @@ func TestStreamWriteDeadlinesUseTheIOClock(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// With Units set (as the runtime wires it), a business unit that does not exist answers 404
+// like one outside the caller's scope, not an empty inbox (a typo in businessUnitId).
+func TestUnknownUnitIsNotFound(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	api := httpapi.New(httpapi.Options{Idempotency: st, Clock: automation.NewManualClock(t0.Add(time.Hour))})
+	r := funchost.NewRouter(nil)
+	svc := &inbox.Service{Store: st, Broker: inbox.NewBroker(2, 8), Clock: automation.NewManualClock(t0.Add(time.Hour))}
+	inboxapi.Register(r, api, svc, inboxapi.Options{Units: st})
+	for path, want := range map[string]int{"/api/inbox/user-1?businessUnitId=bu-1": 200, "/api/inbox/user-1?businessUnitId=bu-l": 404} {
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want {
+			t.Errorf("GET %s: %d %s, want %d", path, rec.Code, rec.Body, want)
+		}
+	}
+}

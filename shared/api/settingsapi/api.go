@@ -241,6 +241,9 @@ func settingView(res reminder.SettingResult) (json.RawMessage, error) {
 	if res.Propagation != nil {
 		m["propagation"], _ = json.Marshal(res.Propagation)
 	}
+	if len(res.Warnings) > 0 {
+		m["warnings"], _ = json.Marshal(res.Warnings)
+	}
 	return json.Marshal(m)
 }
 

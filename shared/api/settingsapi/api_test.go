@@ -337,3 +337,34 @@ func TestBadInputChangesNothing(t *testing.T) {
 		t.Fatal("an invalid business unit was stored")
 	}
 }
+
+// A setting whose template cannot be rendered yet is accepted with `warnings` (a forward
+// reference: templates and settings are saved by separate calls, in either order); the answer
+// matches the document. Without a warning the member is absent.
+func TestSettingWriteAnswersWithTemplateWarnings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	st := e.st
+	admin := &reminder.Admin{Store: st, Clock: e.clock, Service: e.svc, Channels: map[string]bool{"log": true},
+		TemplateWarning: func(_ context.Context, bu, key string, _ []string) (string, error) {
+			if key == "police-vetting-expiry" {
+				return `template "` + key + `" does not exist for business unit "` + bu + `"`, nil
+			}
+			return "", nil
+		}}
+	router := funchost.NewRouter(nil)
+	settingsapi.Register(router, httpapi.New(httpapi.Options{Idempotency: st, Clock: e.clock}), admin)
+	srv := httptest.NewServer(router)
+	t.Cleanup(srv.Close)
+	e.srv = srv
+	e.call("POST", "/api/business-units", buBody)
+	a := e.call("POST", "/api/reminder-settings", settingBody(""))
+	m := a.json(t)
+	if a.status != 201 || fmt.Sprint(m["warnings"]) != `[template "police-vetting-expiry" does not exist for business unit "bu-syd"]` {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	ok := e.call("POST", "/api/reminder-settings", strings.Replace(settingBody(""), "police-vetting-expiry", "stored-template", 1))
+	if ok.status != 201 || ok.json(t)["warnings"] != nil {
+		t.Fatalf("create with a stored template: %d %s", ok.status, ok.body)
+	}
+}

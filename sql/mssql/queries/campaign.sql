@@ -72,9 +72,9 @@ WHERE Id = @Id AND Version = @Version;
 -- each a FORCESEEK with UPDLOCK + HOLDLOCK: the key-range lock covers that one key of that
 -- one index. An OR of the three in one subquery could be answered by a scan, and HOLDLOCK
 -- would then lock ranges over the whole index.
-INSERT INTO dbo.CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey,
+INSERT INTO dbo.CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey,
     ActionType, Provider, LocalDate, ParamsJson, Status, NextAttemptOn, Revision, Version, CreatedOn, UpdatedOn)
-SELECT @CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @ActionIndex, @ActionKey,
+SELECT @CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @RunId, @ActionIndex, @ActionKey,
     @ActionType, @Provider, @LocalDate, NULL, @Status, NULL, 1, 1, @Now, @Now
 WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
                   WHERE CommandId = @CommandId)
@@ -84,16 +84,16 @@ WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FOR
                   WHERE ExecutionId = @ExecutionId AND ActionIndex = @ActionIndex);
 
 -- name: CampaignCommandGet :one
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM dbo.CampaignCommand WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandGetForUpdate :one
 -- The read of a read-decide-write transaction (UPDLOCK + HOLDLOCK keep the row locked).
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandsOf :many
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM dbo.CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
 
 -- name: CampaignCommandUpdate :exec
@@ -115,7 +115,7 @@ WHERE (Status IN ('QUEUED', 'UNKNOWN', 'WAITING_BUDGET') AND NextAttemptOn IS NO
 ORDER BY Id;
 
 -- name: CampaignListUnknown :many
-SELECT TOP (@Limit) Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT TOP (@Limit) Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM dbo.CampaignCommand
 WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
   AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
@@ -128,8 +128,8 @@ ORDER BY Id;
 SELECT Revision FROM dbo.CampaignCommandProjection WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId;
 
 -- name: CampaignProjectionInsert :exec
-INSERT INTO dbo.CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision)
-VALUES (@CommandId, @BusinessUnitId, @CampaignId, @LocalDate, @Status, @Revision);
+INSERT INTO dbo.CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, RunId, RecipientId, LocalDate, Status, Revision)
+VALUES (@CommandId, @BusinessUnitId, @CampaignId, @RunId, @RecipientId, @LocalDate, @Status, @Revision);
 
 -- name: CampaignProjectionUpdate :exec
 UPDATE dbo.CampaignCommandProjection SET Status = @Status, Revision = @Revision

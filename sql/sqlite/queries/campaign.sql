@@ -70,23 +70,23 @@ WHERE Id = @Id AND Version = @Version;
 
 -- name: CampaignCommandInsert :exec
 -- An existing command id, or another command for the same effect, is left alone.
-INSERT INTO CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey,
+INSERT INTO CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey,
     ActionType, Provider, LocalDate, ParamsJson, Status, NextAttemptOn, Revision, Version, CreatedOn, UpdatedOn)
-VALUES (@CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @ActionIndex, @ActionKey,
+VALUES (@CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @RunId, @ActionIndex, @ActionKey,
     @ActionType, @Provider, @LocalDate, NULL, @Status, NULL, 1, 1, @Now, @Now)
 ON CONFLICT DO NOTHING;
 
 -- name: CampaignCommandGet :one
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM CampaignCommand WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandGetForUpdate :one
 -- The read of a read-decide-write transaction (writers are serialised by BEGIN IMMEDIATE).
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM CampaignCommand WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandsOf :many
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
 
 -- name: CampaignCommandUpdate :exec
@@ -109,7 +109,7 @@ ORDER BY Id
 LIMIT @Limit;
 
 -- name: CampaignListUnknown :many
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
 FROM CampaignCommand
 WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
   AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
@@ -122,8 +122,8 @@ LIMIT @Limit;
 SELECT Revision FROM CampaignCommandProjection WHERE CommandId = @CommandId;
 
 -- name: CampaignProjectionInsert :exec
-INSERT INTO CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision)
-VALUES (@CommandId, @BusinessUnitId, @CampaignId, @LocalDate, @Status, @Revision);
+INSERT INTO CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, RunId, RecipientId, LocalDate, Status, Revision)
+VALUES (@CommandId, @BusinessUnitId, @CampaignId, @RunId, @RecipientId, @LocalDate, @Status, @Revision);
 
 -- name: CampaignProjectionUpdate :exec
 UPDATE CampaignCommandProjection SET Status = @Status, Revision = @Revision
