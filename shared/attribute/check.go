@@ -56,7 +56,7 @@ var instructionRules = []instructionRule{
 	}},
 	{"column-bounds", func(in Instruction) *InstructionError {
 		// The columns' bounds (KeyBounds): a longer value could never be stored, and SQL
-		// Server would refuse its key (docs/attributes.md#input-bounds).
+		// Server would refuse its key (docs/attributes.md#store).
 		for _, f := range []struct {
 			name, v string
 			max     int

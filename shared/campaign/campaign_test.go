@@ -782,7 +782,7 @@ func TestLastErrorHidesStoreInternals(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pump()
-	c := r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-1", "evt-1"))[0]
+	c := r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1")))[0]
 	if c.Status != store.CommandQueued || strings.Contains(c.LastError, "sqlite") || strings.Contains(c.LastError, "BudgetReserve") ||
 		strings.Contains(c.LastError, "SQLITE") || c.LastError != "budget: internal error (Internal), retried; details in the log" {
 		t.Fatalf("LastError %q (status %s)", c.LastError, c.Status)
@@ -792,7 +792,7 @@ func TestLastErrorHidesStoreInternals(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pump()
-	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", "evt-2"))[0]
+	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
 	if c.LastError != "budget: the budget is paused (Conflict)" {
 		t.Fatalf("LastError %q", c.LastError)
 	}
