@@ -47,6 +47,10 @@ chromium: ## Install Chromium from the distribution's packages for the console's
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	fi
 
+.PHONY: test/azure
+test/azure: ## Real servers in Docker (docker-compose.azure.yml: SQL Server 2022, the Service Bus emulator, Azurite): wait, `automation migrate`, then the SQL Server, Service Bus and Azurite suites against them; needs ACCEPT_EULA=Y
+	@GO=$(GO) bash scripts/azure-stack.sh
+
 .PHONY: test/race
 test/race: ## Run the suite with the race detector (needs cgo); ends with the skipped tests and why, like `make test`
 	@$(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 -race ./...

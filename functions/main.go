@@ -11,6 +11,8 @@
 //	automation publish [-local URL [-token T]] <events.json>
 //	                                    send CloudEvents to Service Bus (or to a local serve)
 //	automation support <command> ...    the support API from a terminal (support.go)
+//	automation emulator-config [-o file]
+//	                                    the Service Bus emulator's Config.json from the topology
 package main
 
 import (
@@ -55,6 +57,7 @@ commands:
   providersim   run the simulated campaign action provider (HTTP on 127.0.0.1, fault switches)
   billing-sim   run the simulated billing provider on 127.0.0.1 (docs/billing.md), for demos
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
+  emulator-config  the Service Bus emulator's Config.json from the topology (make test/azure, docker-compose.azure.yml)
 
 Configuration comes from environment variables (see README.md, "Configuration").
 `
@@ -92,6 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return billingSimCmd(ctx, args[1:], stdout, stderr)
 	case "sim":
 		return simCmd(ctx, args[1:], stdout, stderr)
+	case "emulator-config":
+		return emulatorConfigCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -269,8 +269,11 @@ func TestTrafficProfiles(t *testing.T) {
 	}
 }
 
-// Key Vault references resolve with the user-assigned identity, which holds Key Vault
-// Secrets User on the vault; the Service Bus scaler's custom role only reads.
+// The roles: Key Vault Secrets User on the vault the references name; Azure Service Bus Data
+// Owner for the scaler (its runtime-properties read needs the data-plane Manage right, which
+// no control-plane read action grants, so no custom "reader" role may come back), and
+// Azure Service Bus Data Sender for the operator who runs the smoke check, each conditional
+// and passed through from main.bicep.
 func TestRoles(t *testing.T) {
 	t.Parallel()
 	roles, err := os.ReadFile("modules/roles.bicep")
@@ -289,34 +292,29 @@ func TestRoles(t *testing.T) {
 		"keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'",
 		"resource keyVaultSecretsUser 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(keyVaultName))",
 		"scope: keyVault",
-		"resource serviceBusScaleReader 'Microsoft.Authorization/roleDefinitions@2022-04-01'",
-		"roleDefinitionId: serviceBusScaleReader.id",
+		// Azure built-in roles: Azure Service Bus Data Owner.
+		"serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'",
+		"resource sbDataOwner 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwner)",
+		"roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataOwner)",
+		"resource operatorSbSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId))",
+		"roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataSender)\n    principalId: operatorPrincipalId",
 	} {
 		if !strings.Contains(string(roles), want) {
 			t.Errorf("roles.bicep lacks %q", want)
 		}
 	}
+	for _, gone := range []string{"Microsoft.Authorization/roleDefinitions@", "ScaleReader", "scale-reader"} {
+		if strings.Contains(string(roles), gone) || strings.Contains(string(main), gone) {
+			t.Errorf("the custom scale-reader role is back (%q): control-plane reads cannot give the scaler the Manage right", gone)
+		}
+	}
 	if !regexp.MustCompile(`keyVaultReferenceIdentity:\s*identityId`).Match(app) {
 		t.Error("functionapp.bicep: keyVaultReferenceIdentity must be the user-assigned identity")
 	}
-	if !strings.Contains(string(main), "keyVaultName: keyVaultName") {
-		t.Error("main.bicep does not pass keyVaultName to roles")
-	}
-	m := regexp.MustCompile(`(?s)var serviceBusScaleReaderActions = \[(.*?)\]`).FindSubmatch(roles)
-	if m == nil {
-		t.Fatal("no serviceBusScaleReaderActions")
-	}
-	actions := regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(m[1], -1)
-	var got []string
-	for _, a := range actions {
-		got = append(got, string(a[1]))
-		if !strings.HasPrefix(string(a[1]), "Microsoft.ServiceBus/namespaces") || !strings.HasSuffix(string(a[1]), "/read") {
-			t.Errorf("scale-reader action %s is not a Service Bus read", a[1])
-		}
-	}
-	for _, want := range []string{"Microsoft.ServiceBus/namespaces/queues/read", "Microsoft.ServiceBus/namespaces/topics/subscriptions/read"} {
-		if !slices.Contains(got, want) {
-			t.Errorf("scale-reader lacks %s", want)
+	for _, want := range []string{"keyVaultName: keyVaultName", "grantServiceBusDataOwner: grantServiceBusDataOwner",
+		"operatorPrincipalId: operatorPrincipalId", "operatorPrincipalType: operatorPrincipalType"} {
+		if !strings.Contains(string(main), want) {
+			t.Errorf("main.bicep does not pass %q to roles", want)
 		}
 	}
 }

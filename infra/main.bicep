@@ -114,8 +114,19 @@ param keyVaultName string = ''
 ])
 param trafficProfile string = 'standard'
 
-@description('Create and assign the least-privilege custom role that lets the Service Bus scaler read entity runtime properties (needs Microsoft.Authorization/roleDefinitions/write for the deployer). False: documented fallback in infra/README.md.')
-param grantServiceBusScaleReader bool = true
+@description('Assign Azure Service Bus Data Owner to the app identity so the scaler can read entity message counts (data-plane Manage). False: the scaler falls back to peeking the first message; see docs/deploy.md, step 8.')
+param grantServiceBusDataOwner bool = true
+
+@description('Optional object id of the person or CI principal that runs the smoke checks (gets Azure Service Bus Data Sender on the namespace, to publish one test event).')
+param operatorPrincipalId string = ''
+
+@description('Principal type of operatorPrincipalId.')
+@allowed([
+  'User'
+  'Group'
+  'ServicePrincipal'
+])
+param operatorPrincipalType string = 'User'
 
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
@@ -166,8 +177,10 @@ var names = {
   serviceBus: 'sb-automation-${env}-${take(token, 6)}'
   sqlServer: 'sql-automation-${env}-${take(token, 6)}'
   sqlDatabase: 'automation'
-  plan: 'plan-automation-${env}'
-  functionApp: 'func-automation-${env}-${take(token, 6)}'
+  // The plan and the app carry the plan kind: a Flex app cannot become an Elastic Premium
+  // one in place, so the fallback (docs/deploy.md, step 6) deploys a new pair beside it.
+  plan: planKind == 'FlexConsumption' ? 'plan-automation-${env}' : 'plan-automation-${env}-ep'
+  functionApp: planKind == 'FlexConsumption' ? 'func-automation-${env}-${take(token, 6)}' : 'func-automation-${env}-ep-${take(token, 6)}'
 }
 
 module identity 'modules/identity.bicep' = {
@@ -234,7 +247,9 @@ module roles 'modules/roles.bicep' = {
     deployerPrincipalId: deployerPrincipalId
     deployerPrincipalType: deployerPrincipalType
     keyVaultName: keyVaultName
-    grantServiceBusScaleReader: grantServiceBusScaleReader
+    grantServiceBusDataOwner: grantServiceBusDataOwner
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
   }
 }
 

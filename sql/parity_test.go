@@ -143,6 +143,10 @@ func TestParameterExtraction(t *testing.T) {
 	if want := []string{"A", "C2"}; !slices.Equal(got, want) {
 		t.Fatalf("params = %v, want %v", got, want)
 	}
+	got = params("UPDATE o SET P = v.n FROM dbo.O AS o JOIN OPENJSON(@Rows) WITH (i bigint '$.Id', n datetime2(3) '$.Now') AS v ON o.Id = v.i")
+	if want := []string{"Id", "Now"}; !slices.Equal(got, want) {
+		t.Fatalf("rows parameter members = %v, want %v", got, want)
+	}
 }
 
 var (
@@ -159,9 +163,22 @@ func code(sqlText string) string {
 	return stringLit.ReplaceAllString(lineComment.ReplaceAllString(sqlText, " "), "''")
 }
 
-// params returns the sorted, distinct @Name parameters of a query.
+// rowsMember is a row member of a rows parameter query (sqlstore.Dialect.EncodeRows): the
+// '$.Name' path of OPENJSON(@Rows) WITH (…), which carries what a row tuple's @Name would.
+var rowsMember = regexp.MustCompile(`'\$\.([A-Za-z_][A-Za-z0-9_]*)'`)
+
+// params returns the sorted, distinct @Name parameters of a query; for a rows parameter query
+// (one @Rows read by OPENJSON), its row members, which the other dialect binds one by one.
 func params(sqlText string) []string {
 	var out []string
+	if c := lineComment.ReplaceAllString(sqlText, " "); strings.Contains(c, "OPENJSON(@Rows)") {
+		for _, m := range rowsMember.FindAllStringSubmatch(c, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+		sqlText = strings.ReplaceAll(c, "@Rows", "")
+	}
 	for _, m := range paramRef.FindAllStringSubmatch(code(sqlText), -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])

@@ -169,6 +169,9 @@ param dueWorkDrainBatches string = '1000'
 @description('Processing lease of a claimed row, seconds (>= 30).')
 param leaseSeconds string = '300'
 
+@description('Seconds after which a batch invocation (NotificationDispatch, DeliveryFactProjection) starts no further chunk and fails, so its batch is abandoned while the locks hold (the host renews no lock of a batch). 1..299, well under the Service Bus lockDuration (PT5M).')
+param batchDeadlineSeconds string = '150'
+
 @description('Application log level.')
 @allowed([
   'debug'
@@ -311,6 +314,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_LEASE_SECONDS'
     value: leaseSeconds
+  }
+  {
+    name: 'AUTOMATION_BATCH_DEADLINE_SECONDS'
+    value: batchDeadlineSeconds
   }
   {
     name: 'AUTOMATION_LOG_LEVEL'

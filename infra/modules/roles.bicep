@@ -10,12 +10,12 @@
 //     receipts/poison queue), Durable Functions or queue triggers/bindings. This app uses
 //     timer, HTTP and Service Bus triggers only; timer singletons are blob leases (Storage
 //     Blob Data Owner covers them). Add it if a storage-queue or blob trigger is ever added.
-//   * Azure Service Bus Data Owner: Sender + Receiver cover trigger, settlement and SDK sends
-//     (including scheduled messages); the app never manages entities.
 //   * Azure SQL: not an ARM role; see infra/README.md (CREATE USER ... FROM EXTERNAL PROVIDER).
 //
-// Granted conditionally: Key Vault Secrets User on keyVaultName (Key Vault references), and
-// the custom Service Bus scale-reader role (grantServiceBusScaleReader).
+// Granted conditionally: Key Vault Secrets User on keyVaultName (Key Vault references);
+// Azure Service Bus Data Owner for the scaler (grantServiceBusDataOwner, default true; see
+// below); Azure Service Bus Data Sender for operatorPrincipalId (the smoke check's publish);
+// Storage Blob Data Contributor on the package container for deployerPrincipalId.
 
 @description('Principal (object) id of the function app managed identity.')
 param principalId string
@@ -46,8 +46,20 @@ param deployerPrincipalType string = 'User'
 @description('Key Vault (this resource group, Azure RBAC permission model) whose secrets the app settings reference. Empty: no Key Vault role.')
 param keyVaultName string = ''
 
-@description('Create the custom Service Bus scale-reader role and assign it to the identity.')
-param grantServiceBusScaleReader bool = true
+@description('Assign Azure Service Bus Data Owner to the identity at the namespace: the scaler reads entity message counts through the data-plane Manage right, which only Data Owner carries. False: the scaler falls back to peeking (docs/deploy.md, step 8).')
+param grantServiceBusDataOwner bool = true
+
+@description('Optional: object id of the person or CI principal that runs the smoke checks; gets Azure Service Bus Data Sender at the namespace so `automation publish` can send one event. Empty: no assignment.')
+param operatorPrincipalId string = ''
+
+@description('Principal type of operatorPrincipalId.')
+@allowed([
+  'User'
+  'Group'
+  'ServicePrincipal'
+])
+param operatorPrincipalType string = 'User'
+
 
 var roleIds = {
   // Full blob data access incl. container creation: host coordination (timer leases, key
@@ -59,25 +71,13 @@ var roleIds = {
   storageBlobDataContributor: 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
   serviceBusDataSender: '69a216fc-b8fb-44d8-bc22-1f3c2cd27a39'
   serviceBusDataReceiver: '4f6d3b9b-027b-4f4c-9142-0e5a2a2247e0'
+  // Data-plane Manage (and Send, Listen): the scaler's runtime-properties read.
+  serviceBusDataOwner: '090c5cfd-751d-490a-894a-3ce6f1109419'
   // Entra-authenticated Application Insights ingestion.
   monitoringMetricsPublisher: '3913510d-42f4-4e42-8a64-420c390055eb'
   // Read secret contents: Key Vault references in app settings (webhookSecret, smtpPassword).
   keyVaultSecretsUser: '4633458b-17de-408a-b874-0445c86b69e6'
 }
-
-// Least-privilege custom role for the Service Bus scaler. Target-based scaling reads each
-// triggering entity's runtime properties (active message count) with the app's identity;
-// Azure Service Bus Data Receiver carries data actions only (receive), no read of entities.
-// This role reads the namespace, its queues, topics and subscriptions and nothing else (no
-// write, no listKeys, no data actions). The alternative, Azure Service Bus Data Owner, would
-// also let the app create, change and delete entities. See infra/README.md, "Scaling
-// permissions", for what to check after the first deploy and the fallback.
-var serviceBusScaleReaderActions = [
-  'Microsoft.ServiceBus/namespaces/read'
-  'Microsoft.ServiceBus/namespaces/queues/read'
-  'Microsoft.ServiceBus/namespaces/topics/read'
-  'Microsoft.ServiceBus/namespaces/topics/subscriptions/read'
-]
 
 resource storage 'Microsoft.Storage/storageAccounts@2023-05-01' existing = {
   name: storageAccountName
@@ -185,36 +185,33 @@ resource keyVaultSecretsUser 'Microsoft.Authorization/roleAssignments@2022-04-01
   }
 }
 
-// Schema: https://learn.microsoft.com/azure/templates/microsoft.authorization/roledefinitions
-// A custom role's name must be unique in the tenant: the resource group id is part of it.
-// assignableScopes is the resource group (custom roles are assignable at management group,
-// subscription or resource group); the assignment below narrows it to the namespace.
-resource serviceBusScaleReader 'Microsoft.Authorization/roleDefinitions@2022-04-01' = if (grantServiceBusScaleReader) {
-  name: guid(resourceGroup().id, 'automation-servicebus-scale-reader')
+// The Service Bus scaler (target-based scaling, and the scale controller on Flex) reads each
+// triggering entity's runtime properties (active message count) with the app's identity
+// through the Service Bus administration API, which needs the data-plane Manage right
+// ("Manage claim"). Only Azure Service Bus Data Owner carries it; control-plane read actions
+// (Microsoft.ServiceBus/namespaces/*/read) do not, so a custom reader role cannot do this
+// job. Without it the extension catches the UnauthorizedAccessException and falls back to
+// peeking the first message (a count of at most one, from its enqueued time): scale-out then
+// follows queue age, not backlog. Data Owner also lets the app create, change and delete
+// entities; that is the price of backlog-driven scaling (docs/deploy.md, step 8).
+resource sbDataOwner 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusDataOwner) {
+  name: guid(serviceBus.id, principalId, roleIds.serviceBusDataOwner)
+  scope: serviceBus
   properties: {
-    roleName: 'Automation Service Bus scale reader (${uniqueString(resourceGroup().id)})'
-    description: 'Read Service Bus namespaces, queues, topics and subscriptions (entity runtime properties for trigger scaling). No write, no keys, no data actions.'
-    type: 'CustomRole'
-    permissions: [
-      {
-        actions: serviceBusScaleReaderActions
-        notActions: []
-        dataActions: []
-        notDataActions: []
-      }
-    ]
-    assignableScopes: [
-      resourceGroup().id
-    ]
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataOwner)
+    principalId: principalId
+    principalType: 'ServicePrincipal'
   }
 }
 
-resource sbScaleReader 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (grantServiceBusScaleReader) {
-  name: guid(serviceBus.id, principalId, 'automation-servicebus-scale-reader')
+// The operator who runs the runbook's Service Bus smoke check (docs/deploy.md, step 7.3)
+// publishes one event with `automation publish` under their own Entra identity.
+resource operatorSbSender 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
+  name: guid(serviceBus.id, operatorPrincipalId, roleIds.serviceBusDataSender)
   scope: serviceBus
   properties: {
-    roleDefinitionId: serviceBusScaleReader.id
-    principalId: principalId
-    principalType: 'ServicePrincipal'
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', roleIds.serviceBusDataSender)
+    principalId: operatorPrincipalId
+    principalType: operatorPrincipalType
   }
 }

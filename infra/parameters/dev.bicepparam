@@ -4,11 +4,15 @@
 //   export SQL_ENTRA_ADMIN_LOGIN='sql-admins-dev'          # display name of a group (or user)
 //   export SQL_ENTRA_ADMIN_OBJECT_ID='<object id of it>'   # az ad group show -g <name> --query id -o tsv
 //   az deployment group create -g <rg> -f infra/main.bicep -p infra/parameters/dev.bicepparam
+//
+// The other variables it reads are listed in docs/deploy.md, "Before you start".
 using '../main.bicep'
 
 param environmentName = 'dev'
 param location = 'northeurope'
-param planKind = 'FlexConsumption'
+// FlexConsumption, or ElasticPremium for the fallback of docs/deploy.md, step 6 (new plan
+// and app names beside the Flex ones).
+param planKind = readEnvironmentVariable('PLAN_KIND', 'FlexConsumption')
 
 param sqlEntraAdminLogin = readEnvironmentVariable('SQL_ENTRA_ADMIN_LOGIN')
 param sqlEntraAdminObjectId = readEnvironmentVariable('SQL_ENTRA_ADMIN_OBJECT_ID')
@@ -27,6 +31,24 @@ param trafficProfile = 'low'
 // Key Vault (this resource group) whose secrets webhookSecret/smtpPassword reference; empty: none.
 param keyVaultName = readEnvironmentVariable('KEY_VAULT_NAME', '')
 param logLevel = 'debug'
+
+// Every parameter the runbook sets is declared here, read from the environment (docs/deploy.md,
+// "Before you start"), so what-if and create see the same values and nothing passed with -p
+// next to this file can be dropped. Secrets are Key Vault references
+// ("@Microsoft.KeyVault(SecretUri=https://<vault>.vault.azure.net/secrets/<name>/)"); empty: none.
+param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')
+param smtpHost = readEnvironmentVariable('SMTP_HOST', '')
+param smtpFrom = readEnvironmentVariable('SMTP_FROM', '')
+param smtpUsername = readEnvironmentVariable('SMTP_USERNAME', '')
+param smtpPassword = readEnvironmentVariable('SMTP_PASSWORD', '')
+param campaignProviders = readEnvironmentVariable('CAMPAIGN_PROVIDERS', '')
+param campaignProviderTokens = readEnvironmentVariable('CAMPAIGN_PROVIDER_TOKENS', '')
+param billingUrl = readEnvironmentVariable('BILLING_URL', '')
+param billingToken = readEnvironmentVariable('BILLING_TOKEN', '')
+// Object id of the person or CI principal running the smoke checks (Azure Service Bus Data
+// Sender, to publish one test event); of the one uploading the Elastic Premium package blob.
+param operatorPrincipalId = readEnvironmentVariable('OPERATOR_PRINCIPAL_ID', '')
+param deployerPrincipalId = readEnvironmentVariable('DEPLOYER_PRINCIPAL_ID', '')
 
 param tags = {
   costCenter: 'automation-dev'

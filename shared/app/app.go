@@ -355,7 +355,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	handler.Register(r.Functions, handler.Deps{Store: r.Store, Events: r.Events, Gateway: r.Gateway,
 		Noti: &gateway.NotiDelivery{Store: r.Store, Clock: r.Clock}, Attributes: r.Attributes, AttributeFlusher: r.AttributeFlusher, AttributePurger: r.AttributePurger, Poller: r.Poller, Relay: r.Relay,
 		Dispatcher: r.Dispatcher, Projector: r.Projector, Publisher: r.Publisher, Trace: r.Trace, Clock: r.Clock, Mode: mode,
-		RelayAfterPoll: cfg.RelayAfterPoll, RelayBudget: cfg.RelayBudget, DrainBatches: cfg.DueWorkDrainBatches, Log: o.Log, Campaigns: &r.Campaign,
+		RelayAfterPoll: cfg.RelayAfterPoll, RelayBudget: cfg.RelayBudget, DrainBatches: cfg.DueWorkDrainBatches, BatchDeadline: cfg.BatchDeadline, Log: o.Log, Campaigns: &r.Campaign,
 		SampleMetrics: func(ctx context.Context) (any, error) { return r.MetricsSampler.RunOnce(ctx) }})
 	sup, err := support.New(r.Store, r.Trace, r.Clock, support.Config{MaxReleasePerMinute: cfg.SupportMaxReleasePerMinute,
 		DefaultReleasePerMinute: min(60, cfg.SupportMaxReleasePerMinute)}, o.Log)

@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
@@ -40,9 +41,19 @@ type batchEnv struct {
 
 func newBatchEnv(t *testing.T, n int, faults *app.Faults) *batchEnv {
 	t.Helper()
+	return newBatchEnvWith(t, n, faults, nil)
+}
+
+// newBatchEnvWith is newBatchEnv with more settings (environment variables) for config.Load.
+func newBatchEnvWith(t *testing.T, n int, faults *app.Faults, settings map[string]string) *batchEnv {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
+	env := map[string]string{"AUTOMATION_DATA_DIR": dir}
+	for k, v := range settings {
+		env[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,5 +391,59 @@ func TestMalformedMessageInABatchIsDeadLetteredAlone(t *testing.T) {
 	}
 	if got := e.rt.Memory.Len(topology.NotificationDispatchQueue); got != 0 {
 		t.Fatalf("%d dispatch messages left on the bus", got)
+	}
+}
+
+// A batch slower than its deadline (AUTOMATION_BATCH_DEADLINE_SECONDS; each send takes 3 s
+// of the clock here, so the first chunk of handler.BatchChunk messages takes 75 s of a 60 s
+// deadline) answers in time with what it finished: the invocation fails before the second
+// chunk starts, so the host settles nothing and every message comes again; the chunk that
+// was sent is a no-op on redelivery and the rest is sent then. Every delivery is sent
+// exactly once, none is lost.
+func TestSlowBatchStopsAtItsDeadlineAndTheRestComesAgain(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	var e *batchEnv
+	faults := &app.Faults{Dispatch: &delivery.DispatchHooks{AfterSend: func(context.Context, store.NotificationJob, error) error {
+		e.clock.Advance(3 * time.Second)
+		return nil
+	}}}
+	e = newBatchEnvWith(t, n, faults, map[string]string{"AUTOMATION_BATCH_DEADLINE_SECONDS": "60"})
+	ctx := context.Background()
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.batches) != 1 || len(e.batches[0]) != n || e.answers[0] == nil {
+		t.Fatalf("%d invocations, answers %v; want one batch of %d that failed at its deadline", len(e.batches), e.answers, n)
+	}
+	first := e.sends(t)
+	if len(first) != handler.BatchChunk {
+		t.Fatalf("%d deliveries sent by the slow batch, want the first chunk of %d and nothing started after the deadline", len(first), handler.BatchChunk)
+	}
+	var keys []string
+	for _, m := range e.batches[0] {
+		var dm delivery.DispatchMessage
+		_ = json.Unmarshal(m.Body, &dm)
+		keys = append(keys, dm.DeliveryKey)
+	}
+	if st := e.statuses(t, keys); st[store.NotificationSent] != handler.BatchChunk {
+		t.Fatalf("job statuses %v after the slow batch: the messages past the deadline must not be started", st)
+	}
+	// The bus redelivers the whole batch after its retry delay.
+	e.clock.Advance(3 * time.Minute)
+	if _, err := e.rt.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := e.sends(t)
+	for _, k := range keys {
+		if after[k] != 1 {
+			t.Errorf("delivery %s sent %d times, want once", k, after[k])
+		}
+	}
+	if st := e.statuses(t, keys); st[store.NotificationSent] != n {
+		t.Fatalf("job statuses %v after the redelivery, want all %d Sent", st, n)
+	}
+	if last := e.answers[len(e.answers)-1]; last != nil {
+		t.Fatalf("the redelivered batch answered %v", last)
 	}
 }

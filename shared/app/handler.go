@@ -46,8 +46,8 @@ type HandlerOptions struct {
 
 // ServeHandler serves the Functions custom-handler protocol on addr (127.0.0.1:PORT, see
 // funchost.Addr) until ctx ends. The listener opens first, before any database work, so
-// the host's start-up limit (60 s; 30 s on Flex Consumption) never depends on the
-// database: a funchost.Gate answers until the runtime is usable (GET / → 503, invocations
+// the host's start-up limit (30 s on every plan: HttpWorkerOptions.InitializationTimeout,
+// which DefaultHttpWorkerService.IsWorkerReady waits for) never depends on the database: a funchost.Gate answers until the runtime is usable (GET / → 503, invocations
 // wait up to InvocationWait and then answer a retryable 503).
 //
 // The runtime is opened in the background with o.SkipMigrations forced on: the handler

@@ -28,7 +28,8 @@ import (
 )
 
 // hostStartLimit is the Functions host's limit for a custom handler to answer its first
-// request on Flex Consumption (60 s elsewhere). The handler must answer well inside it.
+// request, on every plan (HttpWorkerOptions.InitializationTimeout in the host's source). The
+// handler must answer well inside it.
 const hostStartLimit = 30 * time.Second
 
 // firstAnswerBound is what the tests allow: a tenth of the host's limit.

@@ -24,7 +24,8 @@ import (
 //  1. contracts — written in the vocabulary: the store the logic needs (store), strict JSON
 //     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
-//     and the SQL files' parity test (sql).
+//     the SQL files' parity test (sql), and the Service Bus emulator's configuration drawn
+//     from the topology (azurestack).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
 //     (events), the HTTP conventions (httpapi) and the adapters' OpenAPI checks
 //     (httpapi/openapitest), the business units every domain works in (businessunit), the
@@ -60,7 +61,7 @@ import (
 // channeltest, the OpenAPI checks openapitest) is imported by tests only.
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
-	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money"},
+	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/attribute", "shared/campaign", "shared/campaign/providersim", "shared/budget"},

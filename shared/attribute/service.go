@@ -112,6 +112,21 @@ type Hooks struct {
 	AfterUpdate func(ctx context.Context, eventID string) error
 }
 
+// The bounds of the identifiers an event names, in bytes of UTF-8 (len): each is the
+// character length of the column that stores it (AttributeValue, AttributeProcessedEvent,
+// AttributeDelta: nvarchar(200) EntityId, AttributeCode, EventId and nvarchar(50)
+// EntityType; sql/*/migrations/0011_attributes.sql). A string of n UTF-8 bytes has at most n
+// UTF-16 code units, so a value within its bound always fits its nvarchar column, and the
+// keys built of these columns fit SQL Server's key limits (migration 0031; the schema lint
+// sql/mssql/schemalint_test.go checks both, TestAttributeBoundsFitTheKeys). The business
+// unit id is bounded by the business unit it must name (nvarchar(100)).
+const (
+	MaxEntityIDLen      = 200
+	MaxEntityTypeLen    = 50
+	MaxAttributeCodeLen = 200 // a cap's code, CapPrefix + its budget, included
+	MaxEventIDLen       = 200
+)
+
 // ParsePayload reads and checks a tracking message. Errors: automation.Invalid naming the
 // member (a permanent error: the message is dead-lettered).
 func ParsePayload(body []byte) (Payload, time.Time, error) {
@@ -122,8 +137,8 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 	switch {
 	case p.EventID == "":
 		return p, time.Time{}, automation.Invalid("event_id", "is required")
-	case len(p.EventID) > 200:
-		return p, time.Time{}, automation.Invalid("event_id", "is at most 200 characters")
+	case len(p.EventID) > MaxEventIDLen:
+		return p, time.Time{}, automation.Invalid("event_id", "is at most %d bytes", MaxEventIDLen)
 	case p.BusinessUnitID == "":
 		return p, time.Time{}, automation.Invalid("business_unit_id", "is required")
 	case len(p.Instructions) == 0:
@@ -139,13 +154,19 @@ func ParsePayload(body []byte) (Payload, time.Time, error) {
 		if in.TargetEntityID == "" || in.EntityType == "" || in.AttributeCode == "" {
 			return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d]", i), "target_entity_id, entity_type and attribute_code are required")
 		}
-		// The columns' bounds (SQL Server would refuse the write, retried as if transient).
+		// The columns' bounds (KeyBounds): a longer value could never be stored.
 		for _, f := range []struct {
 			name, v string
 			max     int
-		}{{"target_entity_id", in.TargetEntityID, 200}, {"entity_type", in.EntityType, 50}, {"attribute_code", in.AttributeCode, 200}} {
+		}{{"target_entity_id", in.TargetEntityID, MaxEntityIDLen}, {"entity_type", in.EntityType, MaxEntityTypeLen}, {"attribute_code", in.AttributeCode, MaxAttributeCodeLen}} {
 			if len(f.v) > f.max {
-				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].%s", i, f.name), "is at most %d characters", f.max)
+				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].%s", i, f.name), "is at most %d bytes", f.max)
+			}
+		}
+		for j, th := range in.Thresholds {
+			// A cap's spend is kept under the attribute code CapPrefix + budget.
+			if th.Cap != nil && len(CapPrefix)+len(th.Cap.Budget) > MaxAttributeCodeLen {
+				return p, time.Time{}, automation.Invalid(fmt.Sprintf("instructions[%d].thresholds[%d].cap.budget", i, j), "is at most %d bytes", MaxAttributeCodeLen-len(CapPrefix))
 			}
 		}
 		if strings.HasPrefix(in.AttributeCode, CapPrefix) {
@@ -168,8 +189,10 @@ func TriggerID(sourceEventID string, e store.AttributeEntity, code string, thres
 // Handle applies one tracking message. The outcome is Duplicate when the event was applied
 // before (nothing written). Errors: a permanent automation.Invalid for bad input — an
 // unreadable payload, an unknown business unit or zone, an instruction that does not fit
-// the stored value (naming the attribute) — with nothing written; a store error (transient:
-// the message is redelivered); ErrLeaseLost after MaxAttempts.
+// the stored value (naming the attribute) — with nothing written; store.ErrValueTooLarge
+// when the database refused a value as too large for its schema (also permanent and
+// InvalidInput: dead-lettered with the database's reason, reported to OnRefused); any other
+// store error (transient: the message is redelivered); ErrLeaseLost after MaxAttempts.
 func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 	p, res, err := s.handle(ctx, body)
 	if err != nil && s.OnRefused != nil && automation.IsInvalid(err) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -366,7 +367,8 @@ func TestServiceBusConformance(t *testing.T) {
 	t.Parallel()
 	conn := os.Getenv("AUTOMATION_SERVICEBUS_CONNECTION")
 	if conn == "" {
-		t.Skip("Service Bus not configured: set AUTOMATION_SERVICEBUS_CONNECTION to a namespace connection string whose " +
+		t.Skip("Service Bus not configured: run `ACCEPT_EULA=Y make test/azure` (the Service Bus emulator in Docker, with these queues), " +
+			"or set AUTOMATION_SERVICEBUS_CONNECTION to a namespace connection string whose " +
 			"queues bustest-a and bustest-b (or AUTOMATION_SERVICEBUS_TEST_QUEUES=first,second) exist with duplicate detection on, " +
 			"no sessions, MaxDeliveryCount above 3, and serve nothing else (the suite empties them)")
 	}
@@ -399,5 +401,33 @@ func TestServiceBusHarnessMapping(t *testing.T) {
 	}
 	if _, ours := h.toBusMessage(bustest.DestinationA, &azservicebus.ReceivedMessage{MessageID: "bustest-9999:m1"}); ours {
 		t.Errorf("a message of another run was taken as ours")
+	}
+}
+
+// The emulator's connection string, as `make test/azure` sets it (scripts/azure-stack.sh),
+// is accepted by the publisher the app builds from AUTOMATION_SERVICEBUS_CONNECTION: the SDK
+// reads UseDevelopmentEmulator=true (plain AMQP, no TLS) and needs the sb:// scheme for it.
+// Nothing connects here; a malformed emulator string is refused at once.
+func TestEmulatorConnectionStringParses(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../scripts/azure-stack.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^readonly SERVICEBUS_CONNECTION='([^']+)'$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("scripts/azure-stack.sh: no SERVICEBUS_CONNECTION")
+	}
+	conn := string(m[1])
+	if !strings.Contains(conn, "UseDevelopmentEmulator=true") || !strings.HasPrefix(conn, "Endpoint=sb://localhost;") {
+		t.Fatalf("%q is not the emulator's local connection string", conn)
+	}
+	p, err := NewServiceBusPublisher(ServiceBusOptions{ConnectionString: conn})
+	if err != nil {
+		t.Fatalf("the emulator's connection string: %v", err)
+	}
+	_ = p.Close(context.Background())
+	if _, err := NewServiceBusPublisher(ServiceBusOptions{ConnectionString: strings.Replace(conn, "sb://localhost", "localhost", 1)}); err == nil {
+		t.Fatal("an emulator connection string without sb:// was accepted")
 	}
 }

@@ -35,7 +35,7 @@ func azuriteConnection(t *testing.T) string {
 			return v
 		}
 	}
-	t.Skip("Azurite not running: start it with scripts/azurite.sh start (make test does), " +
+	t.Skip("Azurite not running: start it with scripts/azurite.sh start (make test and make test/azure do), " +
 		"which prints AZURITE_CONNECTION=...; export it (or AUTOMATION_STORAGE_CONNECTION) and rerun")
 	return ""
 }

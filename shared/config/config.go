@@ -54,6 +54,7 @@ var Settings = []Setting{
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
 	{"AUTOMATION_DUEWORK_DRAIN_BATCHES", Local | Azure, "1000", "Batches one inline DueWorkPoller run claims at most (1..1000): above 1 it drains, claiming and executing each next batch while the last one's outcomes are written, and stops early when nothing is due; 1 runs one batch per timer tick."},
+	{"AUTOMATION_BATCH_DEADLINE_SECONDS", Local | Azure, "150", "Batch Service Bus functions (NotificationDispatch, DeliveryFactProjection): seconds after which an invocation starts no further chunk of its batch and fails, so the host abandons the batch while its locks hold (the host renews no lock of a batch); the rest comes again. 1..299, well under the entities' lockDuration (PT5M; default half of it)."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
@@ -142,9 +143,12 @@ type Config struct {
 	// (Poller.RunOnce); more drains with one batch ahead (Poller.Drain).
 	DueWorkDrainBatches int
 	Lease               time.Duration
-	LogLevel            string
-	APIToken            string
-	APIBusinessUnits    string // "*" or comma-separated business-unit ids
+	// BatchDeadline bounds how long a batch invocation keeps starting work
+	// (handler.Deps.BatchDeadline).
+	BatchDeadline    time.Duration
+	LogLevel         string
+	APIToken         string
+	APIBusinessUnits string // "*" or comma-separated business-unit ids
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -294,6 +298,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
 		RelayBudget:          time.Duration(num("AUTOMATION_RELAY_BUDGET_MS", 100, 240000)) * time.Millisecond,
 		IngestMaxBacklog:     num("AUTOMATION_INGEST_MAX_BACKLOG", 0, 10_000_000),
+		BatchDeadline:        time.Duration(num("AUTOMATION_BATCH_DEADLINE_SECONDS", 1, 299)) * time.Second,
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),

@@ -32,11 +32,15 @@ type ServiceBusBatchItem struct {
 }
 
 // DecodeServiceBusBatch decodes the Service Bus trigger binding named binding of a function
-// declared with "cardinality": "many": Data[binding] is the array of message bodies (as the
-// host sends it, a JSON string holding a JSON array, each element a body string; a JSON
-// array as is is accepted too), and Metadata carries one array per key (MessageIdArray,
-// DeliveryCountArray, …; each a JSON string holding a JSON array, or the array itself), each
-// as long as the body array. The items come in the order of the bodies.
+// declared with "cardinality": "many" and "dataType": "string": Data[binding] is the array of
+// message bodies (as the host sends it, a JSON string holding a JSON array whose elements are
+// the bodies, each encoded once: the host serializes the string[] with JsonConvert; a JSON
+// array as is is accepted too, and an element that is a JSON object is taken as the body),
+// and Metadata carries one array per key (MessageIdArray, DeliveryCountArray, …; each a JSON
+// string holding a JSON array, or the array itself), each as long as the body array. A body
+// is not unwrapped a second time, so a body that is itself a JSON string literal arrives as
+// that literal (docs/functions-protocol.md#service-bus-batches). The items come in the order
+// of the bodies.
 //
 // An invocation in the single-message shape (no *Array key in Metadata and a Data value
 // that is not a JSON array) decodes as a batch of one (DecodeServiceBus), so a handler that
@@ -182,7 +186,7 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 			break
 		}
 	}
-	b, err := decodeBody(body, dt)
+	b, err := decodeBody(body, dt, false)
 	if err != nil {
 		return m, fail("Data."+binding, err)
 	}

@@ -144,3 +144,43 @@ func TestDecodeServiceBusBatchOfOne(t *testing.T) {
 		t.Fatalf("a null single body: %v", err)
 	}
 }
+
+// The payload the host sends a custom handler for a "cardinality": "many", "dataType":
+// "string" trigger on a topic subscription (DeliveryFactProjection), built as the host
+// builds it: the trigger value is a string[] (GeneralScriptBindingProvider), which is no
+// object, so ScriptInvocationContextExtensions serializes it with JsonConvert into one JSON
+// string holding an array whose elements are the bodies encoded once; each binding-data
+// array (the extension's …Array keys) is serialized the same way; EnqueuedTimeUtcArray holds
+// DateTimes without a zone (EnqueuedTime.DateTime), EnqueuedTimeArray DateTimeOffsets. The
+// bodies come back byte for byte, whatever they are: a JSON object, plain text, and a body
+// that is itself a JSON string literal (which a second unwrapping would have corrupted).
+func TestDecodeServiceBusBatchHostShapedTextBodies(t *testing.T) {
+	t.Parallel()
+	items, err := funchost.DecodeServiceBusBatch(loadReq(t, "servicebus_batch_topic_text_bodies.json"), "message", &funchost.ServiceBusOptions{DataType: funchost.DataTypeString})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id, body, ct, corr string
+		count              int
+		at                 time.Time
+		revision           any
+	}{
+		{"evt_1", `{"commandId":"cmd_1","revision":2,"status":"Sent"}`, "application/json", "cmd_1", 1, time.Date(2026, 10, 1, 9, 10, 0, 500e6, time.UTC), json.Number("2")},
+		{"evt_2", `not json at all`, "", "", 1, time.Date(2026, 10, 1, 9, 10, 1, 0, time.UTC), nil},
+		{"evt_3", `"quoted"`, "text/plain", "", 2, time.Date(2026, 10, 1, 9, 9, 58, 123456700, time.UTC), nil},
+	}
+	if len(items) != len(want) {
+		t.Fatalf("%d items, want %d", len(items), len(want))
+	}
+	for i, w := range want {
+		if items[i].Err != nil {
+			t.Fatalf("item %d: %v", i, items[i].Err)
+		}
+		m := items[i].Message
+		if m.MessageID != w.id || string(m.Body) != w.body || m.ContentType != w.ct || m.CorrelationID != w.corr ||
+			m.DeliveryCount != w.count || !m.EnqueuedTimeUtc.Equal(w.at) || m.ApplicationProperties["revision"] != w.revision || m.SessionID != "" {
+			t.Errorf("item %d: %+v, body %q", i, m, m.Body)
+		}
+	}
+}

@@ -97,10 +97,13 @@
 //
 // # Service Bus batches (docs/functions-protocol.md#service-bus-batches)
 //
-// A trigger declared "cardinality": "many" gets several messages per invocation: the bodies
-// as one array in Data[binding], and each per-message value as an array in Metadata under
-// the key with the suffix "Array" (MessageIdArray, DeliveryCountArray, …), each array
-// serialized into a JSON string as the host serializes any non-object value.
+// A trigger declared "cardinality": "many" gets several messages per invocation, and must
+// also declare "dataType": "string" (or "binary"): without it the host binds object[], which
+// fails for a custom handler (azure-functions-host#6487), and [LoadFunctionFolders] refuses
+// it. The bodies come as one array in Data[binding] (the host's string[], each body encoded
+// once), and each per-message value as an array in Metadata under the key with the suffix
+// "Array" (MessageIdArray, DeliveryCountArray, …), each array serialized into a JSON string
+// as the host serializes any non-object value (ScriptInvocationContextExtensions).
 // [DecodeServiceBusBatch] decodes them into one item per message, each with its own error.
 //
 // # Timer keys decoded (docs/functions-protocol.md#timer-trigger "Invocation payload")

@@ -108,7 +108,8 @@ var bindingNameRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]{0,127}|\$return)$`
 // LoadFunctionFolders reads dir/*/function.json, sorted by function name. Folders without
 // a function.json are not functions and are skipped. Each function must have a valid
 // name, valid and unique binding names, and exactly one trigger, an "in" binding, with
-// the settings its type needs (a schedule; a queue, or a topic and a subscription).
+// the settings its type needs (a schedule; a queue, or a topic and a subscription; a
+// "many" Service Bus trigger also its dataType, string or binary).
 func LoadFunctionFolders(dir string) ([]FunctionDef, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -199,6 +200,10 @@ func parseFunction(name string, raw []byte) (FunctionDef, error) {
 		}
 		if t.Cardinality != "" && t.Cardinality != CardinalityOne && t.Cardinality != CardinalityMany {
 			return FunctionDef{}, fmt.Errorf("service bus trigger %q: cardinality %q is neither \"one\" nor \"many\"", t.Name, t.Cardinality)
+		}
+		if t.Cardinality == CardinalityMany && t.DataType != DataTypeString && t.DataType != DataTypeBinary {
+			return FunctionDef{}, fmt.Errorf("service bus trigger %q: cardinality \"many\" needs dataType \"string\" (or \"binary\"), got %q: "+
+				"without it the host binds object[], which fails for a custom handler (docs/functions-protocol.md#service-bus-batches)", t.Name, t.DataType)
 		}
 	}
 	return def, nil

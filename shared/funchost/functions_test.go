@@ -14,7 +14,7 @@ import (
 // TestFunctionFolders checks the app's function folders: every folder present has exactly
 // one trigger, an "in" binding with a valid name; timers run with runOnStartup false and
 // useMonitor true; Service Bus triggers use the ServiceBusConnection setting and the default
-// (string) dataType. Which functions exist, with which names, queues and topics, is the
+// (string) dataType, or "string" said explicitly when the trigger is "cardinality": "many". Which functions exist, with which names, queues and topics, is the
 // topology table's test (shared/topology).
 func TestFunctionFolders(t *testing.T) {
 	t.Parallel()
@@ -43,8 +43,15 @@ func TestFunctionFolders(t *testing.T) {
 				t.Errorf("%s: timers run with runOnStartup false and useMonitor true: %+v", d.Name, tr)
 			}
 		case funchost.TriggerServiceBus:
-			if tr.Connection != "ServiceBusConnection" || tr.DataType != "" {
-				t.Errorf("%s: want connection ServiceBusConnection and the default (string) dataType: %+v", d.Name, tr)
+			// A batch trigger must say "string" (the host binds object[] without it, and a
+			// custom handler never receives the batch: azure-functions-host#6487); a single
+			// message keeps the default, which is string.
+			want := funchost.DataType("")
+			if tr.Cardinality == funchost.CardinalityMany {
+				want = funchost.DataTypeString
+			}
+			if tr.Connection != "ServiceBusConnection" || tr.DataType != want {
+				t.Errorf("%s: want connection ServiceBusConnection and dataType %q (cardinality %q): %+v", d.Name, want, tr.Cardinality, tr)
 			}
 		}
 		if filepath.Base(d.Dir) != d.Name {
@@ -71,6 +78,8 @@ func TestLoadFunctionFoldersRejects(t *testing.T) {
 		"no entity":          {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in"}]}`, "no queueName"},
 		"bad cardinality":    {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","cardinality":"several"}]}`, "cardinality"},
 		"unknown dataType":   {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","dataType":"text"}]}`, "dataType"},
+		"many, no dataType":  {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","cardinality":"many"}]}`, "needs dataType"},
+		"many, stream":       {"Job", `{"bindings":[{"name":"m","type":"serviceBusTrigger","direction":"in","queueName":"q","cardinality":"many","dataType":"stream"}]}`, "needs dataType"},
 		"invalid folder":     {"1Job", `{"bindings":[` + timer + `]}`, "invalid function name"},
 		"reserved folder":    {"host", `{"bindings":[` + timer + `]}`, "invalid function name"},
 		"folder with a dot":  {"Job.v2", `{"bindings":[` + timer + `]}`, "invalid function name"},

@@ -14,8 +14,8 @@ import (
 const DefaultGateWait = 20 * time.Second
 
 // Gate is the custom handler's http.Handler while the process starts: Serve can open the
-// listener at once (the host gives a custom handler 60 s, 30 s on Flex Consumption, to
-// answer its first request on /) while the store is still being opened in the background.
+// listener at once (the host gives a custom handler 30 s, HttpWorkerOptions.InitializationTimeout,
+// to answer its first request on /) while the store is still being opened in the background.
 //
 // Until SetReady:
 //   - GET / (the host's readiness probe) answers 503 {"status":"starting"|"unavailable",

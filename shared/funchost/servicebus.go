@@ -69,7 +69,7 @@ func DecodeServiceBus(req *InvocationRequest, binding string, opts *ServiceBusOp
 	if err != nil {
 		return nil, err
 	}
-	body, err := decodeBody(raw, dt)
+	body, err := decodeBody(raw, dt, true)
 	if err != nil {
 		return nil, &DecodeError{Binding: binding, Field: "Data." + binding, Err: err}
 	}
@@ -105,8 +105,12 @@ func DecodeServiceBus(req *InvocationRequest, binding string, opts *ServiceBusOp
 	return msg, nil
 }
 
-// decodeBody extracts the message body from its Data value.
-func decodeBody(raw json.RawMessage, dt DataType) ([]byte, error) {
+// decodeBody extracts the message body from its Data value. twice: the value is a single
+// message's, which the host serializes once more (a string body arrives as a JSON string
+// holding a JSON string literal), so one more level of string encoding is removed when
+// present; a batch's element is encoded once (JsonConvert.SerializeObject of the string[]),
+// so twice is false and a body that is itself a JSON string literal stays as it is.
+func decodeBody(raw json.RawMessage, dt DataType, twice bool) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)
 	if isNull(raw) {
 		return nil, errors.New("body is null")
@@ -122,9 +126,12 @@ func decodeBody(raw json.RawMessage, dt DataType) ([]byte, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("invalid JSON string: %w", err)
 		}
-		// Default (string) bodies are JsonConvert-serialized once more, so s is usually a
-		// JSON string literal; base64 has no quotes, so unwrapping is safe for binary too.
-		s = unwrapString(s)
+		// A single message's string body is JsonConvert-serialized once more, so s is
+		// usually a JSON string literal; base64 has no quotes, so unwrapping is safe for
+		// binary too.
+		if twice {
+			s = unwrapString(s)
+		}
 		if dt == DataTypeBinary {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil {

@@ -82,6 +82,12 @@ type Deps struct {
 	// Campaigns, when set, rides the OutboxRelay timer: the campaign worker's sweep and the
 	// outbox retention purge (CampaignDeps.SweepCampaigns).
 	Campaigns *CampaignDeps
+	// BatchDeadline bounds how long a "cardinality": "many" invocation keeps starting work
+	// (batchInvocation): no chunk of the batch starts once it has passed since the
+	// invocation began, by Clock. 0 means topology.BatchDeadline (half the entities' lock
+	// duration); set it well under topology.LockDuration (config
+	// AUTOMATION_BATCH_DEADLINE_SECONDS).
+	BatchDeadline time.Duration
 	// SampleMetrics, when set, rides the OutboxRelay timer too: it records the console's
 	// metrics history, sampling at most once a minute and purging past the retention
 	// (support.Sampler.RunOnce); its answer goes into the timer's result as "metricsHistory".
@@ -312,14 +318,33 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 	return d.batchInvocation(ctx, inv, topology.NotificationDispatchQueue, "dispatch", d.Dispatcher.HandleBatch)
 }
 
+// BatchChunk is how many messages of a batch invocation batchInvocation hands to the service
+// at once: the deadline is checked before each chunk, so a batch of
+// topology.MaxMessageBatchSize (100) is four chunks.
+const BatchChunk = 25
+
+// ErrBatchDeadline is the error of a message of a batch whose chunk was not started because
+// the invocation's deadline (Deps.BatchDeadline) had passed; it is marked RetryAfter: the
+// batch fails and the message comes again.
+var ErrBatchDeadline = errors.New("the batch's deadline passed before this message was started; it comes again")
+
 // batchInvocation runs a "cardinality": "many" Service Bus invocation: it decodes the batch
 // (a message that does not decode is dead-lettered), hands the messages to handle
-// store.MaxBatch at a time (each message's error at its place; destination names the bus
+// BatchChunk at a time (each message's error at its place; destination names the bus
 // destination of the messages, what the function in the failure answer), and answers by the
 // rule of notificationDispatch: 200 when every message is settled for good (done, or
 // dead-lettered with its record because its error is Permanent), else non-2xx so the host
 // brings the whole batch again (logged at INFO when every failure is a RetryAfter, as
 // another sender's live claim is).
+//
+// Deadline: the host does not renew a batch's locks (maxAutoLockRenewalDuration applies to
+// single-message functions only), so once Deps.BatchDeadline has passed since the
+// invocation began no further chunk starts; the first chunk always runs, so every
+// invocation makes progress. The messages not started get ErrBatchDeadline and the batch
+// fails while its locks still hold: the host abandons every message, the finished ones come
+// again as no-ops (a delivery's send claim finds its job Sent, a fact's revision is already
+// applied) and the rest are handled by the next invocation. Nothing is lost, nothing is
+// applied twice, and no lock expires under work still going on.
 func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, destination, what string, handle func(context.Context, []bus.Message) []error) (funchost.Result, error) {
 	items, err := inv.ServiceBusBatch("message")
 	if err != nil {
@@ -337,8 +362,22 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 			Body: it.Message.Body, DeliveryCount: it.Message.DeliveryCount})
 		at = append(at, i)
 	}
-	for lo := 0; lo < len(msgs); lo += store.MaxBatch {
-		hi := min(lo+store.MaxBatch, len(msgs))
+	budget := d.BatchDeadline
+	if budget <= 0 {
+		budget = topology.BatchDeadline
+	}
+	deadline := d.Clock.Now().Add(budget)
+	for lo := 0; lo < len(msgs); lo += BatchChunk {
+		if lo > 0 && !d.Clock.Now().Before(deadline) {
+			late := automation.RetryAfter(0, ErrBatchDeadline)
+			for j := lo; j < len(msgs); j++ {
+				errs[at[j]] = late
+			}
+			d.Log.InfoContext(ctx, "batch deadline passed; the rest of the batch comes again", "function", inv.FunctionName,
+				"invocationId", inv.InvocationID, "step", "batch-deadline", "started", lo, "notStarted", len(msgs)-lo, "deadline", budget.String())
+			break
+		}
+		hi := min(lo+BatchChunk, len(msgs))
 		for j, err := range handle(ctx, msgs[lo:hi]) {
 			errs[at[lo+j]] = err
 		}

@@ -20,7 +20,8 @@ func Definitions(fs []topology.Function) []funchost.FunctionDef {
 		case topology.ServiceBusTrigger:
 			b.Connection, b.Cardinality = "ServiceBusConnection", funchost.CardinalityOne
 			if f.Many {
-				b.Cardinality = funchost.CardinalityMany
+				// What function.json says: a batch needs dataType string (funchost.LoadFunctionFolders).
+				b.Cardinality, b.DataType = funchost.CardinalityMany, funchost.DataTypeString
 			}
 		case topology.HTTPTrigger:
 			b.AuthLevel = "function"

@@ -245,10 +245,14 @@ type FeeTransferListParams struct {
 
 // ReservationReleaseParams releases the command's HELD reservation when no charge was sent
 // for its order or the charge is FAILED; a PENDING or UNKNOWN charge keeps it HELD
-// (ErrConflict). ActionStatus, when set, is recorded on the row.
+// (ErrConflict). ActionStatus, when set, is recorded on the row. Attempt, when non-zero,
+// names the attempt the caller acts on: when the reservation is at another attempt (the
+// caller's was released and the command held again since), nothing changes, not even
+// ActionStatus, and released is false with no error. Zero acts on the current attempt.
 type ReservationReleaseParams struct {
 	CommandID    string
 	ActionStatus string
+	Attempt      int64
 	Now          time.Time
 }
 

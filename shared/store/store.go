@@ -31,6 +31,14 @@ var (
 	// ErrConflict: a uniqueness or state conflict (e.g. a duplicate key with other content)
 	// (automation.CodeConflict).
 	ErrConflict error = &automation.Error{Code: automation.CodeConflict, Message: "store: conflict"}
+	// ErrValueTooLarge: the database refused a value as too large for its schema (SQL
+	// Server: an index key over 900 bytes clustered or 1,700 nonclustered, error 1946; a
+	// string longer than its column, 2628/8152). The same input can never be stored, so
+	// implementations also mark it automation.Permanent: a message is dead-lettered, a
+	// scheduler row held, an HTTP request answered 422 (automation.CodeInvalidInput). The
+	// callers' own bounds (attribute.ParsePayload, the HTTP validators) are meant to refuse
+	// such input first; this is the backstop that keeps it from being retried.
+	ErrValueTooLarge error = &automation.Error{Code: automation.CodeInvalidInput, Message: "store: a value is too large for the database schema"}
 )
 
 // MaxBatch bounds every batch parameter (candidates per ensure, claim limit, list limits).

@@ -7,6 +7,8 @@
 // a name changes in one place. It imports nothing from the project (the bottom layer).
 package topology
 
+import "time"
+
 // Service Bus entities (infra/modules/servicebus.bicep creates them in Azure; the
 // in-process bus uses the same names as destinations).
 const (
@@ -45,6 +47,38 @@ const (
 	CampaignFeeFactsTopic = "campaign-fee-facts"
 )
 
+// Subscription is one subscription of a topic. Sessions: it requires sessions (the
+// publisher sets SessionId; its consumer's function.json sets "isSessionsEnabled").
+type Subscription struct {
+	Topic, Name string
+	Sessions    bool
+}
+
+// queues and subscriptions are every Service Bus entity the app uses, as
+// infra/modules/servicebus.bicep creates them (a test holds them equal) and as the Service
+// Bus emulator's Config.json declares them (shared/azurestack generates it from these). A
+// topic is the set of its subscriptions' topics. Every queue and topic has duplicate
+// detection on.
+var (
+	queues        = []string{DueWorkQueue, NotificationDispatchQueue, CampaignCommandsQueue, CampaignResultsQueue}
+	subscriptions = []Subscription{
+		{Topic: DomainEventsTopic, Name: AutomationSubscription, Sessions: true},
+		{Topic: DeliveryFactsTopic, Name: ReportingSubscription},
+		{Topic: EventsTopic, Name: RulesSubscription, Sessions: true},
+		{Topic: EventsTopic, Name: CampaignsSubscription, Sessions: true},
+		{Topic: TrackingTopic, Name: AttributesSubscription, Sessions: true},
+		{Topic: NotiTopic, Name: DeliverySubscription, Sessions: true},
+		{Topic: CampaignFactsTopic, Name: ReportingSubscription},
+		{Topic: CampaignFeeFactsTopic, Name: ReportingSubscription},
+	}
+)
+
+// Queues returns the app's Service Bus queues, in the order servicebus.bicep lists them.
+func Queues() []string { return append([]string(nil), queues...) }
+
+// Subscriptions returns the app's topic subscriptions (topics in first-seen order).
+func Subscriptions() []Subscription { return append([]Subscription(nil), subscriptions...) }
+
 // Function names: the folder names under functions/, which are also the paths the
 // Functions host POSTs invocations to.
 const (
@@ -80,6 +114,20 @@ const (
 // Service Bus function receives: host.json's extensions.serviceBus.maxMessageBatchSize on
 // Azure (a test holds them equal), and the batch the local host hands over.
 const MaxMessageBatchSize = 100
+
+// LockDuration is the peek-lock duration of every Service Bus queue and subscription
+// (infra/modules/servicebus.bicep's lockDuration, PT5M, the most Service Bus allows; a test
+// holds them equal). The Functions host renews the lock of a single-message function up to
+// host.json's maxAutoLockRenewalDuration, but not the locks of a "cardinality": "many"
+// batch, so a batch invocation must answer within LockDuration (BatchDeadline).
+const LockDuration = 5 * time.Minute
+
+// BatchDeadline is how long a batch invocation keeps starting work by default: half of
+// LockDuration, so the chunk under way when it passes has the other half to finish and the
+// answer reaches the host while every lock of the batch still holds
+// (docs/functions-protocol.md#service-bus-batches "Deadline"; config
+// AUTOMATION_BATCH_DEADLINE_SECONDS overrides it).
+const BatchDeadline = LockDuration / 2
 
 // Trigger binding types of function.json (the same strings as funchost's Trigger* names).
 const (

@@ -2,11 +2,14 @@ package topology_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/topology"
@@ -243,5 +246,108 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 		if !strings.Contains(bicep, want) {
 			t.Errorf("infra/modules/servicebus.bicep does not declare %q", want)
 		}
+	}
+}
+
+// The lock durations the code plans with are the ones deployed and configured: the Service
+// Bus module's lockDuration is LockDuration; BatchDeadline leaves a batch half of it; and
+// host.json renews a single message's lock for at least functionTimeout, so a message is
+// never redelivered under an invocation the host still waits for.
+func TestLockDurations(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^param lockDuration string = 'PT(\d+)M'$`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("infra/modules/servicebus.bicep declares no lockDuration default of whole minutes")
+	}
+	if mins, _ := strconv.Atoi(m[1]); time.Duration(mins)*time.Minute != topology.LockDuration {
+		t.Errorf("servicebus.bicep lockDuration PT%sM, topology.LockDuration %v", m[1], topology.LockDuration)
+	}
+	if topology.BatchDeadline <= 0 || topology.BatchDeadline > topology.LockDuration*3/4 {
+		t.Errorf("BatchDeadline %v is not well under LockDuration %v", topology.BatchDeadline, topology.LockDuration)
+	}
+	raw, err = os.ReadFile("../../host.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var host struct {
+		FunctionTimeout string `json:"functionTimeout"`
+		Extensions      struct {
+			ServiceBus struct {
+				MaxAutoLockRenewalDuration string `json:"maxAutoLockRenewalDuration"`
+			} `json:"serviceBus"`
+		} `json:"extensions"`
+	}
+	if err := json.Unmarshal(raw, &host); err != nil {
+		t.Fatal(err)
+	}
+	timeout, renewal := timeSpan(t, host.FunctionTimeout), timeSpan(t, host.Extensions.ServiceBus.MaxAutoLockRenewalDuration)
+	if renewal < timeout {
+		t.Errorf("host.json maxAutoLockRenewalDuration %v is under functionTimeout %v: a slow single message loses its lock and comes again while it runs", renewal, timeout)
+	}
+}
+
+// timeSpan parses a .NET TimeSpan "hh:mm:ss" as host.json writes it.
+func timeSpan(t *testing.T, s string) time.Duration {
+	t.Helper()
+	var h, m, sec int
+	if _, err := fmt.Sscanf(s, "%d:%d:%d", &h, &m, &sec); err != nil {
+		t.Fatalf("TimeSpan %q: %v", s, err)
+	}
+	return time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second
+}
+
+// The entity lists hold every Service Bus function's entity with its session setting, each
+// once; and the Service Bus module gives a subscription sessions exactly when the list does.
+func TestEntitiesCoverTheFunctions(t *testing.T) {
+	t.Parallel()
+	subs := map[[2]string]topology.Subscription{}
+	for _, s := range topology.Subscriptions() {
+		k := [2]string{s.Topic, s.Name}
+		if _, dup := subs[k]; dup {
+			t.Errorf("subscription %s/%s listed twice", s.Topic, s.Name)
+		}
+		subs[k] = s
+	}
+	for _, f := range topology.Functions() {
+		if f.Trigger != topology.ServiceBusTrigger {
+			continue
+		}
+		if f.Queue != "" {
+			if !slices.Contains(topology.Queues(), f.Queue) || f.Sessions {
+				t.Errorf("%s: queue %q is not listed (or wants sessions)", f.Name, f.Queue)
+			}
+			continue
+		}
+		s, ok := subs[[2]string{f.Topic, f.Subscription}]
+		if !ok || s.Sessions != f.Sessions {
+			t.Errorf("%s: subscription %s/%s listed %v with sessions %v, the function has sessions %v", f.Name, f.Topic, f.Subscription, ok, s.Sessions, f.Sessions)
+		}
+	}
+	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every subscription resource of the module with requiresSession true is named by a
+	// parameter or the gateway table; count them against the list.
+	bicep := string(raw)
+	wantSessions := 0
+	for _, s := range topology.Subscriptions() {
+		if s.Sessions {
+			wantSessions++
+		}
+	}
+	// automationSubscription, the three gateway subscriptions (one resource in a loop), campaignsSubscription.
+	gateway := 0
+	for _, s := range topology.Subscriptions() {
+		if s.Sessions && (s.Topic == topology.EventsTopic && s.Name == topology.RulesSubscription || s.Topic == topology.TrackingTopic || s.Topic == topology.NotiTopic) {
+			gateway++
+		}
+	}
+	if got := strings.Count(bicep, "requiresSession: true") - 1 + gateway; got != wantSessions {
+		t.Errorf("servicebus.bicep makes %d session subscriptions, the list %d", got, wantSessions)
 	}
 }

@@ -12,11 +12,24 @@
 //
 // Concurrency (see the comments in queries/*.sql): the due claim is one UPDATE over an
 // ordered TOP with UPDLOCK, READPAST, ROWLOCK, so concurrent pollers take disjoint
-// batches; read-then-write transactions (ensure, snapshot apply) read with UPDLOCK,
-// HOLDLOCK so two writers of one key serialise; "insert unless present" statements guard
-// the insert with an UPDLOCK, HOLDLOCK existence check. All of it holds under both
-// READ COMMITTED locking (SQL Server's default) and READ_COMMITTED_SNAPSHOT (Azure SQL
-// Database's default). Transactions run at the driver default, READ COMMITTED.
+// batches; read-then-write transactions (ensure, snapshot apply, fee transfer begin, …)
+// read with UPDLOCK, HOLDLOCK so two writers of one key serialise; "insert unless present"
+// statements guard the insert with an UPDLOCK, HOLDLOCK existence check, one per unique
+// index. Every HOLDLOCK read also says FORCESEEK, so its key-range lock covers one key, never
+// an index scanned whole; every READPAST is paired with UPDLOCK or READCOMMITTEDLOCK. A
+// claiming statement takes at most MaxClaim rows, under lock escalation (claim.go). All of
+// it holds under both READ COMMITTED locking (SQL Server's default) and
+// READ_COMMITTED_SNAPSHOT (Azure SQL Database's default). Transactions run at the driver
+// default, READ COMMITTED. The rules, the audit of every read-then-write path and the lints
+// that keep them are in docs/sqlserver.md.
+//
+// Keys fit SQL Server's key limits, and a value too large for them is a permanent error
+// (errors.go, schemalint_test.go).
+//
+// Parameters: a statement binds at most MaxParams (2,098). A multi-row statement binds its
+// rows as one JSON parameter, @Rows (EncodeRows), read with OPENJSON, so its declaration
+// and cached plan do not change with the values (go-mssqldb declares a string as
+// nvarchar(<its length>)); OPENJSON needs compatibility level 130 or later.
 //
 // Authentication: a DSN with a fedauth= parameter (Microsoft Entra ID, for example
 // "sqlserver://myserver.database.windows.net?database=automation&fedauth=ActiveDirectoryManagedIdentity")
@@ -66,6 +79,13 @@ func QueryFiles() fs.FS { sub, _ := fs.Sub(queriesFS, "queries"); return sub }
 // authentication).
 const DriverName = "sqlserver"
 
+// MaxParams is the most parameters one statement of ours may bind: SQL Server accepts 2,100
+// parameters in an RPC request, and go-mssqldb sends every parameterised statement as
+// sp_executesql, whose first two parameters are the statement text and the declaration
+// list (go-mssqldb mssql.go, sendQuery: "offset = 2"; Microsoft's SqlMaxBatchParameters
+// note: "the SQL Server hard limit is 2100, ADO.NET uses 2 for the sp_executesql call").
+const MaxParams = 2100 - 2
+
 // Dialect is the SQL Server dialect description. EncodeTime turns an instant into a
 // civil.DateTime holding its UTC wall clock truncated to milliseconds (sent as a datetime2
 // parameter); DecodeTime accepts the time.Time go-mssqldb returns for a datetime2 column
@@ -75,7 +95,10 @@ var Dialect = sqlstore.Dialect{
 	EncodeTime:  EncodeTime,
 	DecodeTime:  DecodeTime,
 	IsRetryable: isRetryable,
-	MaxParams:   2100,
+	IsPermanent: isPermanent, // errors.go: 1946 (key too wide), 2628/8152 (truncation)
+	MaxClaim:    MaxClaim,
+	MaxParams:   MaxParams,
+	EncodeRows:  EncodeRows,
 }
 
 // EncodeTime converts an instant to the parameter value stored in a datetime2(3) column:

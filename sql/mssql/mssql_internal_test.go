@@ -1,7 +1,9 @@
 package mssql
 
 import (
+	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -76,5 +78,53 @@ func TestRetryableErrors(t *testing.T) {
 	t.Parallel()
 	if !isRetryable(fmt.Errorf("wrapped: %w", mssqldb.Error{Number: 1205})) || isRetryable(mssqldb.Error{Number: 2627}) || isRetryable(errors.New("x")) {
 		t.Fatal("deadlock victim must retry; a duplicate key or a plain error must not")
+	}
+}
+
+// TestEncodeRowsDeclaresOneType: whatever the rows hold (strings of any length, NULLs, bytes,
+// instants), a multi-row statement binds one value of one driver type, NVarCharMax, which
+// go-mssqldb always declares nvarchar(max) (makeParamExtra: Size 0; makeDecl prints max):
+// the declaration, and so the cached plan, never depends on the values (issue 32, plan-cache
+// churn). A plain string, as the per-row form bound, would be declared nvarchar(<length>).
+// The JSON holds each member as OPENJSON reads it.
+func TestEncodeRowsDeclaresOneType(t *testing.T) {
+	t.Parallel()
+	at := EncodeTime(time.Date(2026, 10, 1, 9, 30, 0, 123_456_789, time.UTC))
+	type status string
+	short := []map[string]any{{"Id": int64(1), "Key": "a", "Body": []byte{0, 1, 2}, "Now": at, "Hold": 1, "Next": nil, "Status": status("Sent")}}
+	long := []map[string]any{
+		{"Id": int64(2), "Key": strings.Repeat("k", 4100), "Body": []byte{}, "Now": at, "Hold": 0, "Next": at},
+		{"Id": int64(3), "Key": `quote " and \ and ü`, "Body": nil, "Now": at, "Hold": true, "Next": sql.NullString{}},
+	}
+	var got []any
+	for _, rows := range [][]map[string]any{short, long} {
+		v, err := EncodeRows(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nv := &driver.NamedValue{Name: "Rows", Ordinal: 1, Value: v}
+		if err := (&mssqldb.Conn{}).CheckNamedValue(nv); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := nv.Value.(mssqldb.NVarCharMax); !ok {
+			t.Fatalf("@Rows goes to the driver as %T, want mssqldb.NVarCharMax (declared nvarchar(max))", nv.Value)
+		}
+		got = append(got, v)
+	}
+	var decoded []map[string]any
+	if err := json.Unmarshal([]byte(got[1].(mssqldb.NVarCharMax)), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded) != 2 || decoded[1]["Key"] != `quote " and \ and ü` || decoded[1]["Body"] != nil || decoded[1]["Hold"] != true ||
+		decoded[0]["Now"] != "2026-10-01T09:30:00.123" || decoded[0]["Body"] != "" || decoded[1]["Next"] != nil || decoded[0]["Id"] != float64(2) {
+		t.Fatalf("decoded %v", decoded)
+	}
+	if s := string(got[0].(mssqldb.NVarCharMax)); !strings.Contains(s, `"Body":"AAEC"`) || !strings.Contains(s, `"Next":null`) || !strings.Contains(s, `"Status":"Sent"`) {
+		t.Fatalf("short rows %s", s)
+	}
+	for _, bad := range []any{1.5, time.Now(), struct{}{}, uint64(1)} {
+		if _, err := EncodeRows([]map[string]any{{"Amount": bad}}); err == nil || !strings.Contains(err.Error(), "Amount") {
+			t.Errorf("%T accepted: %v", bad, err)
+		}
 	}
 }

@@ -278,6 +278,13 @@ func (s *Store) reservationGet(ctx context.Context, tx *sql.Tx, commandID string
 	return v, s.oneErr("ReservationGet", err)
 }
 
+// reservationGetForUpdate reads the command's reservation and keeps it locked to the end of
+// tx (SQL Server: UPDLOCK, HOLDLOCK; SQLite: the transaction already holds the write lock).
+func (s *Store) reservationGetForUpdate(ctx context.Context, tx *sql.Tx, commandID string) (store.BudgetReservation, error) {
+	v, err := s.scanReservation(s.queryRow(ctx, tx, "ReservationGetForUpdate", named("CommandId", commandID)...))
+	return v, s.oneErr("ReservationGetForUpdate", err)
+}
+
 // BudgetReserve implements store.BudgetStore.
 func (s *Store) BudgetReserve(ctx context.Context, p store.BudgetReserveParams) (store.BudgetReserveResult, error) {
 	if p.CommandID == "" || p.Amount < 0 || p.OrderIDFor == nil {
@@ -373,14 +380,28 @@ func (s *Store) ReservationSettleInTx(ctx context.Context, tx *sql.Tx, p store.R
 	return s.releaseIn(ctx, tx, p, true)
 }
 
+// releaseIn is ReservationRelease and ReservationSettleInTx inside tx. The budget is locked
+// first (BudgetGet's UPDLOCK; the lock order budget → reservation → transfer of every budget
+// transaction), and the reservation is read again under that lock (ReservationGetForUpdate)
+// before anything is decided: the first, unlocked read only finds which budget to lock (a
+// reservation's business unit and campaign never change). Deciding on the unlocked read
+// would let a release that read attempt n act after another transaction released it and
+// held attempt n+1: it would release the new hold and unreserve the old amount. The status
+// change itself is guarded by the Attempt and OrderId read (ReservationSetStatus).
+// p.Attempt, when set, names the attempt the caller acts on; another attempt is left alone.
 func (s *Store) releaseIn(ctx context.Context, tx *sql.Tx, p store.ReservationReleaseParams, keepHeld bool) (store.BudgetReservation, bool, error) {
 	r, err := s.reservationGet(ctx, tx, p.CommandID)
 	if err != nil {
 		return r, false, err
 	}
-	// Lock order budget → reservation → transfer, as BudgetReserve takes them.
 	if _, err := s.budgetGet(ctx, tx, r.BusinessUnitID, r.CampaignID); err != nil {
 		return r, false, err
+	}
+	if r, err = s.reservationGetForUpdate(ctx, tx, p.CommandID); err != nil {
+		return r, false, err
+	}
+	if p.Attempt != 0 && p.Attempt != r.Attempt {
+		return r, false, nil // the caller's attempt was released and another one held since
 	}
 	setAction := func() error {
 		if p.ActionStatus == "" {
@@ -412,12 +433,21 @@ func (s *Store) releaseIn(ctx context.Context, tx *sql.Tx, p store.ReservationRe
 	return r, err == nil, err
 }
 
+// release moves r from HELD to RELEASED and unreserves its amount, inside tx (which holds the
+// budget's lock). ReservationSetStatus is guarded by r's Attempt and OrderId, so a stale r
+// (another attempt held since) changes nothing and is ErrLeaseLost.
 func (s *Store) release(ctx context.Context, tx *sql.Tx, r store.BudgetReservation, actionStatus string, now time.Time) error {
-	if err := s.execOne(ctx, tx, "ReservationSetStatus", named("CommandId", r.CommandID, "Status", store.ReservationReleased,
-		"ActionStatus", nstr(actionStatus), "Now", s.tm(now))...); err != nil {
+	if err := s.setReservationStatus(ctx, tx, r, store.ReservationReleased, nstr(actionStatus), now); err != nil {
 		return err
 	}
 	return s.execOne(ctx, tx, "BudgetUnreserve", named("BusinessUnitId", r.BusinessUnitID, "CampaignId", r.CampaignID, "Amount", r.Amount, "Now", s.tm(now))...)
+}
+
+// setReservationStatus moves the HELD reservation r to status, guarded by the Attempt and
+// OrderId r was read with: ErrLeaseLost when the row is no longer that attempt's hold.
+func (s *Store) setReservationStatus(ctx context.Context, tx *sql.Tx, r store.BudgetReservation, status string, actionStatus any, now time.Time) error {
+	return s.execOne(ctx, tx, "ReservationSetStatus", named("CommandId", r.CommandID, "Attempt", r.Attempt, "OrderId", r.OrderID,
+		"Status", status, "ActionStatus", actionStatus, "Now", s.tm(now))...)
 }
 
 // ReservationSetActionStatus implements store.BudgetStore.
@@ -472,7 +502,11 @@ func (s *Store) FeeTransferBegin(ctx context.Context, p store.FeeTransferBeginPa
 	}
 	var out store.FeeTransfer
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		t, err := s.transferGet(ctx, tx, p.OrderID)
+		// A locking read (FeeTransferGetForUpdate): of two concurrent begins of one order the
+		// second waits here and then finds the first one's row, instead of both reading
+		// nothing and the second failing on UQ_FeeTransfer_Order (SQL Server 2627).
+		t, err := s.scanTransfer(s.queryRow(ctx, tx, "FeeTransferGetForUpdate", named("OrderId", p.OrderID)...))
+		err = s.oneErr("FeeTransferGetForUpdate", err)
 		if err == nil {
 			if t.CommandID != p.CommandID {
 				return fmt.Errorf("%s FeeTransferBegin: order %s belongs to another command: %w", s.d.Name, p.OrderID, store.ErrConflict)
@@ -563,8 +597,7 @@ func (s *Store) FeeTransferRecord(ctx context.Context, p store.FeeTransferRecord
 			if err := s.execOne(ctx, tx, "BudgetConsume", named("BusinessUnitId", t.BusinessUnitID, "CampaignId", t.CampaignID, "Amount", t.Amount, "Now", s.tm(p.Now))...); err != nil {
 				return err
 			}
-			if err := s.execOne(ctx, tx, "ReservationSetStatus", named("CommandId", r.CommandID, "Status", store.ReservationConsumed,
-				"ActionStatus", nil, "Now", s.tm(p.Now))...); err != nil {
+			if err := s.setReservationStatus(ctx, tx, r, store.ReservationConsumed, nil, p.Now); err != nil {
 				return err
 			}
 		case p.Status == store.FeeFailed && current:

@@ -544,7 +544,10 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 		var newest time.Time
 		for _, f := range facts {
 			var rev int64
-			err := s.queryRow(ctx, tx, "CampaignProjectionRevision", sql.Named("CommandId", f.CommandID)).Scan(&rev)
+			// A locking read (CampaignProjectionRevisionForUpdate): two projectors of one
+			// command serialise here, so the second finds the first one's row and updates it
+			// instead of both inserting (SQL Server 2627 on the primary key).
+			err := s.queryRow(ctx, tx, "CampaignProjectionRevisionForUpdate", sql.Named("CommandId", f.CommandID)).Scan(&rev)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				if _, err := s.exec(ctx, tx, "CampaignProjectionInsert", sql.Named("CommandId", f.CommandID), sql.Named("BusinessUnitId", f.BusinessUnitID),
@@ -554,7 +557,7 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 				}
 				res.Applied++
 			case err != nil:
-				return fmt.Errorf("%s CampaignProjectionRevision: %w", s.d.Name, err)
+				return fmt.Errorf("%s CampaignProjectionRevisionForUpdate: %w", s.d.Name, err)
 			case f.Revision <= rev:
 				res.Stale++
 				continue
@@ -636,7 +639,8 @@ func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
 // (OutboxClaimLock), the ended leases dropped (OutboxLeaseExpire), the batch read
 // (OutboxClaim: unpublished rows no live lease holds, RetryAt come, oldest first), and one
 // lease written over its Id range (OutboxLeaseInsert): the rows themselves are not written.
-// Each returned message carries the claim's token.
+// Each returned message carries the claim's token. At most the dialect's MaxClaim messages
+// come back, whatever p.Limit asks (claimSize): the batch is one locking read.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
 	if err := checkLimit("OutboxClaim", p.Limit); err != nil {
 		return nil, err
@@ -660,7 +664,7 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 			m := store.OutboxMessage{ClaimToken: token}
 			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
 			return m, err
-		}, sql.Named("Now", now), sql.Named("Limit", p.Limit))
+		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)))
 		if err != nil || len(out) == 0 {
 			return err
 		}

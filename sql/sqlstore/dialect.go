@@ -25,6 +25,19 @@ type Dialect struct {
 	// IsRetryable, when set, reports errors after which a whole transaction may simply be
 	// run again (a deadlock victim, a transient cloud error). Nil: never retry.
 	IsRetryable func(error) bool
+	// IsPermanent, when set, reports errors after which the same input can never be stored:
+	// the database refused a value as too large for its schema (an index key past the
+	// engine's limit, a string longer than its column). The store returns them as
+	// store.ErrValueTooLarge marked automation.Permanent (Store.permanent), never retried.
+	// Nil: no error is classified so.
+	IsPermanent func(error) bool
+	// MaxClaim bounds the rows one claiming statement may take and lock (SchedulerClaimDue's
+	// UPDATE over an ordered TOP, OutboxClaim's batch read): a larger scheduler claim runs as
+	// several statements of at most MaxClaim rows in its one transaction, and an outbox claim
+	// returns at most MaxClaim messages. For SQL Server, which escalates a statement's row and
+	// page locks on one index to a table lock once it holds 5,000 of them
+	// (docs/conventions.md#claim-sizes). 0: no bound beyond store.MaxBatch.
+	MaxClaim int
 	// MaxParams is the most parameters one statement may carry (multi-row inserts are cut
 	// to fit); 0: no bound beyond the store's own.
 	MaxParams int
@@ -35,6 +48,16 @@ type Dialect struct {
 	// is quadratic in its parameters; by position it is linear. The query text keeps
 	// @Name either way.
 	PositionalRows bool
+	// EncodeRows, when set, lets a multi-row query bind all of one statement's rows as one
+	// parameter, @Rows, instead of one parameter per row member (a "rows parameter" query:
+	// its text names @Rows and no row markers, and lists each row member as a JSON path
+	// '$.Name', as SQL Server's OPENJSON(@Rows) WITH (… '$.Name' …) does). It receives the
+	// statement's rows (each has every member, checked first) and returns the value bound to
+	// @Rows. A dialect whose driver declares each parameter's type from its value (go-mssqldb:
+	// nvarchar(<length>)) sends its multi-row statements so, so that the declaration, and with
+	// it the cached plan, is the same whatever the rows hold (docs/sqlserver.md, "One plan per
+	// multi-row statement"). Nil: every multi-row query uses row markers.
+	EncodeRows func(rows []map[string]any) (any, error)
 	// WriterQueue makes the store's transactions queue in the process before they begin
 	// (Store.inTx): for a database that admits one writing transaction at a time and makes
 	// the others poll for the lock with growing sleeps (SQLite's busy handler sleeps 1, 2,

@@ -226,7 +226,22 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, name string, args ...any) 
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(ctx, args...)
+	if tx == nil {
+		err = s.permanent(err)
+	}
+	return res, err
+}
+
+// permanent returns err as store.ErrValueTooLarge marked automation.Permanent when the
+// dialect's IsPermanent says the database refused a value as too large for the schema
+// (SQL Server error 1946 and the truncation errors), err itself otherwise. The message keeps
+// the database's own text, which names the index or column.
+func (s *Store) permanent(err error) error {
+	if err == nil || s.d.IsPermanent == nil || errors.Is(err, store.ErrValueTooLarge) || !s.d.IsPermanent(err) {
+		return err
+	}
+	return automation.Permanent(fmt.Errorf("%w: %w", store.ErrValueTooLarge, err))
 }
 
 // query runs a named query on tx (nil: the pool).
@@ -264,8 +279,8 @@ const (
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	pause := txRetryPause
 	for attempt := 1; ; attempt++ {
-		err := s.inTxOnce(ctx, fn)
-		if err == nil || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
+		err := s.permanent(s.inTxOnce(ctx, fn))
+		if err == nil || automation.IsPermanent(err) || attempt == txAttempts || s.d.IsRetryable == nil || !s.d.IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}
 		select {
@@ -357,6 +372,15 @@ func (s *Store) enterWriters(ctx context.Context) (func(), bool, error) {
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
+}
+
+// claimSize is the most rows of n one claiming statement takes: n, or the dialect's
+// MaxClaim when that is smaller (Dialect.MaxClaim).
+func (s *Store) claimSize(n int) int {
+	if s.d.MaxClaim > 0 && n > s.d.MaxClaim {
+		return s.d.MaxClaim
+	}
+	return n
 }
 
 func checkLimit(what string, n int) error {
@@ -651,12 +675,25 @@ func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDue
 	}
 	var rows []automation.SchedulerRow
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		rows, err = s.queryRows(ctx, tx, "SchedulerClaimDue",
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
-			sql.Named("Limit", p.Limit))
-		return err
+		// Statements of at most the dialect's MaxClaim rows (claimSize), until the limit is
+		// reached or one comes back short: rows an earlier statement claimed are Processing
+		// and not taken again.
+		rows = nil
+		for len(rows) < p.Limit {
+			n := s.claimSize(p.Limit - len(rows))
+			got, err := s.queryRows(ctx, tx, "SchedulerClaimDue",
+				sql.Named("Now", s.tm(p.Now)),
+				sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
+				sql.Named("Limit", n))
+			if err != nil {
+				return err
+			}
+			rows = append(rows, got...)
+			if len(got) < n {
+				break
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -872,8 +909,12 @@ const rowsPer = 100
 // cost more than running it: docs/performance.md, "Prepared statements for every batch").
 // With the dialect's PositionalRows, occ lists the tuple's parameters in order of
 // occurrence (a repeated one repeats) and the rows are bound by position instead.
+//
+// A rows parameter query (Dialect.EncodeRows) has one text for any number of rows: jsonRows
+// is set, params are its row members ('$.Name' paths), and each statement binds @Rows.
 type multiRow struct {
 	name              string
+	jsonRows          bool
 	head, tuple, tail string
 	params, occ       []string
 	per               int
@@ -919,19 +960,38 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 	if ok {
 		return m, nil
 	}
-	head, tuple, tail, params, err := splitRows(s.q.SQL(name))
+	text := s.q.SQL(name)
+	if !strings.Contains(text, "/*row*/") && s.d.EncodeRows != nil {
+		params, err := rowsParamMembers(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		}
+		m = &multiRow{name: name, jsonRows: true, params: params, per: rowsPer, prepared: []int{rowsPer}}
+		s.mu.Lock()
+		if s.multi == nil {
+			s.multi = map[string]*multiRow{}
+		}
+		s.multi[name] = m
+		s.mu.Unlock()
+		return m, nil
+	}
+	head, tuple, tail, params, err := splitRows(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
+	// Every parameter of a multi-row statement is a row's: rowArgs binds nothing else.
+	if rowParam.MatchString(sqlLineComment.ReplaceAllString(head, "")) || rowParam.MatchString(sqlLineComment.ReplaceAllString(tail, "")) {
+		return nil, fmt.Errorf("%s %s: a multi-row query needs every parameter inside the row tuple", s.d.Name, name)
+	}
 	per := rowsPer
 	if limit := s.d.MaxParams; limit > 0 && len(params) > 0 {
+		if len(params) > limit {
+			return nil, fmt.Errorf("%s %s: one row needs %d parameters, over the dialect's %d", s.d.Name, name, len(params), limit)
+		}
 		per = max(1, min(per, limit/len(params)))
 	}
 	m = &multiRow{name: name, head: head, tuple: tuple, tail: tail, params: params, per: per}
 	if s.d.PositionalRows {
-		if rowParam.MatchString(sqlLineComment.ReplaceAllString(head, "")) || rowParam.MatchString(sqlLineComment.ReplaceAllString(tail, "")) {
-			return nil, fmt.Errorf("%s %s: positional rows need every parameter inside the row tuple", s.d.Name, name)
-		}
 		for _, o := range rowParam.FindAllStringSubmatch(tuple, -1) {
 			m.occ = append(m.occ, o[1])
 		}
@@ -945,8 +1005,10 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 		}
 	}
 	m.prepared, m.text = []int{per}, map[int]string{per: m.expand(per)}
-	for k := 1 << (bits.Len(uint(per-1)) - 1); k >= 1 && per > 1; k >>= 1 {
-		m.prepared, m.text[k] = append(m.prepared, k), m.expand(k)
+	if per > 1 { // a statement of one row has no smaller sizes (and 1 << -1 would panic)
+		for k := 1 << (bits.Len(uint(per-1)) - 1); k >= 1; k >>= 1 {
+			m.prepared, m.text[k] = append(m.prepared, k), m.expand(k)
+		}
 	}
 	s.mu.Lock()
 	if s.multi == nil {
@@ -960,7 +1022,9 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 // execRows runs the multi-row query name for rows, in statements of at most rowsPer rows
 // (fewer when the dialect's MaxParams requires), split by multiRow.sizes, each the query
 // expanded by expandRows and prepared (PrepareAll; a store built without it prepares on
-// tx). A row supplies every parameter its tuple names (a missing one is an error).
+// tx). A row supplies every parameter its tuple names (a missing one is an error). A rows
+// parameter query (Dialect.EncodeRows) runs instead as its one text per rowsPer rows, the
+// rows encoded into @Rows (eachRowsParam).
 func (s *Store) execRows(ctx context.Context, tx *sql.Tx, name string, rows []map[string]any) error {
 	return s.eachStatement(ctx, tx, name, rows, func(st *sql.Stmt, args []any) error {
 		_, err := st.ExecContext(ctx, args...)
@@ -979,6 +1043,9 @@ func (s *Store) eachStatement(ctx context.Context, tx *sql.Tx, name string, rows
 	if err != nil {
 		return err
 	}
+	if m.jsonRows {
+		return s.eachRowsParam(ctx, tx, m, rows, run)
+	}
 	start := 0
 	for _, n := range m.sizes(len(rows)) {
 		chunk := rows[start : start+n]
@@ -996,6 +1063,63 @@ func (s *Store) eachStatement(ctx context.Context, tx *sql.Tx, name string, rows
 		}
 	}
 	return nil
+}
+
+// eachRowsParam is eachStatement for a rows parameter query: rows in statements of at most
+// m.per rows, each the query's one prepared text with its rows encoded into @Rows
+// (Dialect.EncodeRows). A row that lacks a member is an error, before anything runs.
+func (s *Store) eachRowsParam(ctx context.Context, tx *sql.Tx, m *multiRow, rows []map[string]any, run func(st *sql.Stmt, args []any) error) error {
+	for i, r := range rows {
+		for _, p := range m.params {
+			if _, ok := r[p]; !ok {
+				return fmt.Errorf("%s %s: row %d has no @%s", s.d.Name, m.name, i, p)
+			}
+		}
+	}
+	for start := 0; start < len(rows); start += m.per {
+		v, err := s.d.EncodeRows(rows[start:min(start+m.per, len(rows))])
+		if err != nil {
+			return fmt.Errorf("%s %s: rows from %d: %w", s.d.Name, m.name, start, err)
+		}
+		st, err := s.stmt(ctx, tx, m.name)
+		if err == nil {
+			err = run(st, []any{sql.Named("Rows", v)})
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", s.d.Name, m.name, err)
+		}
+	}
+	return nil
+}
+
+// jsonPath finds the row members of a rows parameter query: '$.Name' JSON paths.
+var jsonPath = regexp.MustCompile(`'\$\.([A-Za-z][A-Za-z0-9]*)'`)
+
+// rowsParamMembers lists the distinct row members ('$.Name' paths) of a rows parameter
+// query, in order of first use, outside comments. Errors: the query does not name @Rows, or
+// names another parameter (each statement binds @Rows only), or lists no member.
+func rowsParamMembers(text string) ([]string, error) {
+	code := sqlLineComment.ReplaceAllString(text, "")
+	for _, p := range rowParam.FindAllStringSubmatch(code, -1) {
+		if p[1] != "Rows" {
+			return nil, fmt.Errorf("a rows parameter query binds @Rows only, not @%s", p[1])
+		}
+	}
+	if !strings.Contains(code, "@Rows") {
+		return nil, errors.New("a multi-row query needs a /*row*/ … /*end*/ tuple or a @Rows parameter")
+	}
+	var params []string
+	seen := map[string]bool{}
+	for _, m := range jsonPath.FindAllStringSubmatch(code, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			params = append(params, m[1])
+		}
+	}
+	if len(params) == 0 {
+		return nil, errors.New("a rows parameter query lists its row members as '$.Name' paths")
+	}
+	return params, nil
 }
 
 // rowArgs binds one statement's rows (chunk, the rows from index start of the call) for the
@@ -1028,6 +1152,21 @@ var sqlLineComment = regexp.MustCompile(`--[^\n]*`)
 
 // rowParam finds the @Name parameters of a row tuple.
 var rowParam = regexp.MustCompile(`@([A-Za-z][A-Za-z0-9]*)`)
+
+// StatementShape reports, for the multi-row query name, the most rows one statement carries
+// and the parameters such a statement binds (every one is a row's; a rows parameter query,
+// Dialect.EncodeRows, binds one), under the dialect's MaxParams: for dialect tests that
+// check the bound holds for every query.
+func (s *Store) StatementShape(name string) (rows, params int, err error) {
+	m, err := s.multiRow(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	if m.jsonRows {
+		return m.per, 1, nil
+	}
+	return m.per, m.per * len(m.params), nil
+}
 
 // splitRows splits a multi-row query at its row markers, "/*row*/" and "/*end*/", and lists
 // the tuple's distinct parameters in order of first use. Errors: missing or repeated markers.

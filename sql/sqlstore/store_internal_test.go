@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math/bits"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 var errTransient = errors.New("transient")
@@ -434,5 +438,172 @@ func TestMultiRowWithoutPrepareAll(t *testing.T) {
 	defer s.mu.Unlock()
 	if len(s.stmts) != 0 {
 		t.Errorf("%d statements cached by a store built without PrepareAll, want 0", len(s.stmts))
+	}
+}
+
+// TestMultiRowParamCapEdge: a statement may bind exactly the dialect's MaxParams and never
+// one more. With three parameters a row, a cap of 60 fits 20 rows in one statement (60
+// parameters, exactly the cap) and a cap of 59 only 19 (57): 20 rows then take two
+// statements. Every statement run binds at most the cap, and StatementShape reports it. A row
+// wider than the cap, and a parameter outside the tuple (which nothing would bind), are
+// refused. The SQL Server cap itself (2,098) is checked against every mssql query in sql/mssql.
+func TestMultiRowParamCapEdge(t *testing.T) {
+	t.Parallel()
+	const q = "INSERT INTO T (A, B, C) SELECT column1, column2, column3 FROM (VALUES /*row*/(@A, @B, @C)/*end*/);"
+	cases := []struct {
+		maxParams int
+		rows      int
+		want      []int // parameters bound by each statement, in order
+	}{
+		{60, 20, []int{60}},
+		{60, 21, []int{60, 3}},
+		{59, 20, []int{57, 3}},
+		{59, 19, []int{57}},
+		{3, 2, []int{3, 3}},
+	}
+	for _, tc := range cases {
+		ctx := context.Background()
+		s, db := memStore(t, "CREATE TABLE T (A INTEGER, B INTEGER, C INTEGER)", "TMany", q, Dialect{Name: "test", MaxParams: tc.maxParams})
+		rows := make([]map[string]any, tc.rows)
+		for i := range rows {
+			rows[i] = map[string]any{"A": i, "B": i, "C": i}
+		}
+		var got []int
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			return s.eachStatement(ctx, tx, "TMany", rows, func(st *sql.Stmt, args []any) error {
+				got = append(got, len(args))
+				_, err := st.ExecContext(ctx, args...)
+				return err
+			})
+		})
+		if err != nil {
+			t.Fatalf("cap %d, %d rows: %v", tc.maxParams, tc.rows, err)
+		}
+		if len(got) != len(tc.want) {
+			t.Fatalf("cap %d, %d rows: statements bind %v, want %v", tc.maxParams, tc.rows, got, tc.want)
+		}
+		for i := range got {
+			if got[i] != tc.want[i] || got[i] > tc.maxParams {
+				t.Fatalf("cap %d, %d rows: statements bind %v, want %v", tc.maxParams, tc.rows, got, tc.want)
+			}
+		}
+		if _, params, err := s.StatementShape("TMany"); err != nil || params != tc.want[0] {
+			t.Errorf("cap %d: StatementShape binds %d (%v), want %d", tc.maxParams, params, err, tc.want[0])
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM T").Scan(&n); err != nil || n != tc.rows {
+			t.Fatalf("cap %d: %d rows written (%v), want %d", tc.maxParams, n, err, tc.rows)
+		}
+	}
+	narrow := New(nil, &Queries{byName: map[string]string{"X": q}}, Dialect{Name: "test", MaxParams: 2}, nil)
+	if _, err := narrow.multiRow("X"); err == nil {
+		t.Error("a row of 3 parameters accepted under a cap of 2")
+	}
+	outside := New(nil, &Queries{byName: map[string]string{"X": "INSERT INTO T SELECT @Z, column1 FROM (VALUES /*row*/(@A)/*end*/);"}}, Dialect{Name: "test", MaxParams: 2098}, nil)
+	if _, err := outside.multiRow("X"); err == nil {
+		t.Error("a parameter outside the tuple accepted with named rows")
+	}
+}
+
+// TestRowsParameterQuery: a multi-row query written without row markers around one @Rows
+// parameter (Dialect.EncodeRows; SQL Server's OPENJSON form, here SQLite's json_each) runs in
+// statements of at most rowsPer rows, each the query's one text with exactly one argument,
+// @Rows, holding its rows in order; a row missing a member ('$.Name') is refused before
+// anything runs; a parameter other than @Rows is refused.
+func TestRowsParameterQuery(t *testing.T) {
+	t.Parallel()
+	const q = "INSERT INTO T (A, B) SELECT json_extract(value, '$.A'), json_extract(value, '$.Bee') FROM json_each(@Rows) ORDER BY key;"
+	encode := func(rows []map[string]any) (any, error) {
+		b, err := json.Marshal(rows)
+		return string(b), err
+	}
+	ctx := context.Background()
+	s, db := memStore(t, "CREATE TABLE T (Id INTEGER PRIMARY KEY AUTOINCREMENT, A INTEGER, B TEXT)", "TRows", q, Dialect{Name: "test", EncodeRows: encode, MaxParams: 3})
+	rows := make([]map[string]any, 250)
+	for i := range rows {
+		rows[i] = map[string]any{"A": i, "Bee": strings.Repeat("b", i%7)}
+	}
+	var calls []int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.eachStatement(ctx, tx, "TRows", rows, func(st *sql.Stmt, args []any) error {
+			if len(args) != 1 || args[0].(sql.NamedArg).Name != "Rows" {
+				t.Fatalf("args %v, want one @Rows", args)
+			}
+			var chunk []map[string]any
+			if err := json.Unmarshal([]byte(args[0].(sql.NamedArg).Value.(string)), &chunk); err != nil {
+				t.Fatal(err)
+			}
+			calls = append(calls, len(chunk))
+			_, err := st.ExecContext(ctx, args...)
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 || calls[0] != rowsPer || calls[1] != rowsPer || calls[2] != 50 {
+		t.Fatalf("statements of %v rows, want 100, 100, 50", calls)
+	}
+	var n, bad int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(Id <> A + 1 OR length(B) <> A % 7), 0) FROM T").Scan(&n, &bad); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(rows) || bad != 0 {
+		t.Fatalf("%d rows, %d out of order or wrong; want %d, 0", n, bad, len(rows))
+	}
+	if r, p, err := s.StatementShape("TRows"); err != nil || r != rowsPer || p != 1 {
+		t.Fatalf("StatementShape %d %d %v", r, p, err)
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.execRows(ctx, tx, "TRows", []map[string]any{{"A": 1, "Bee": "x"}, {"A": 2}})
+	})
+	if err == nil || !strings.Contains(err.Error(), "row 1 has no @Bee") {
+		t.Fatalf("a row without Bee: %v", err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM T").Scan(&n); err != nil || n != len(rows) {
+		t.Fatalf("a refused batch wrote rows: %d %v", n, err)
+	}
+	other := New(nil, &Queries{byName: map[string]string{"X": "SELECT value FROM json_each(@Rows) WHERE key = @K AND '$.A' <> ''"}}, Dialect{Name: "test", EncodeRows: encode}, nil)
+	if _, err := other.multiRow("X"); err == nil {
+		t.Error("a rows parameter query with another parameter accepted")
+	}
+}
+
+// A write the dialect's IsPermanent classifies (SQL Server's 1946, an index key over the
+// limit) comes back as store.ErrValueTooLarge marked automation.Permanent with the code
+// InvalidInput (HTTP 422), inside a transaction and without one, and is never retried,
+// even by a dialect that would call it retryable.
+func TestPermanentWriteErrorIsNotRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	attempts := 0
+	d := Dialect{Name: "test",
+		IsPermanent: func(err error) bool { return strings.Contains(err.Error(), "CHECK constraint failed") },
+		IsRetryable: func(error) bool { attempts++; return true },
+	}
+	s, _ := memStore(t, "CREATE TABLE T (A INTEGER CHECK (A < 10))", "TInsert", "-- name: TInsert :exec\nINSERT INTO T (A) VALUES (@A);", d)
+	calls := 0
+	errTx := s.inTx(ctx, func(tx *sql.Tx) error {
+		calls++
+		_, err := s.exec(ctx, tx, "TInsert", sql.Named("A", 11))
+		return err
+	})
+	_, errNoTx := s.exec(ctx, nil, "TInsert", sql.Named("A", 12))
+	for name, err := range map[string]error{"in a transaction": errTx, "without one": errNoTx} {
+		if !errors.Is(err, store.ErrValueTooLarge) || !automation.IsPermanent(err) || automation.CodeOf(err) != automation.CodeInvalidInput {
+			t.Errorf("%s: %v (permanent %v, code %s), want ErrValueTooLarge, permanent, InvalidInput", name, err, automation.IsPermanent(err), automation.CodeOf(err))
+		}
+		if err != nil && !strings.Contains(err.Error(), "CHECK constraint failed") {
+			t.Errorf("%s: %v lost the database's message", name, err)
+		}
+	}
+	if calls != 1 || attempts != 0 {
+		t.Errorf("the transaction ran %d times (IsRetryable asked %d times), want once", calls, attempts)
+	}
+	// An error the dialect does not classify is returned as it was.
+	plain, _ := memStore(t, "CREATE TABLE T (A INTEGER CHECK (A < 10))", "TInsert", "-- name: TInsert :exec\nINSERT INTO T (A) VALUES (@A);", Dialect{Name: "test"})
+	_, err := plain.exec(ctx, nil, "TInsert", sql.Named("A", 11))
+	if err == nil || errors.Is(err, store.ErrValueTooLarge) || automation.IsPermanent(err) {
+		t.Errorf("an unclassified error became permanent: %v", err)
 	}
 }

@@ -21,6 +21,8 @@ func RunBudget(t *testing.T, open Opener) {
 	t.Run("TransferCostAddedOnce", func(t *testing.T) { testFeeTransferOnce(t, open) })
 	t.Run("FailedChargeReleasesAndRehold", func(t *testing.T) { testFeeFailedRelease(t, open) })
 	t.Run("ReleaseRules", func(t *testing.T) { testReleaseRules(t, open) })
+	t.Run("ReleaseOfStaleAttemptChangesNothing", func(t *testing.T) { testReleaseStaleAttempt(t, open) })
+	t.Run("ConcurrentTransferBeginsOneRow", func(t *testing.T) { testFeeTransferBeginConcurrent(t, open) })
 	t.Run("MaxCostGuarded", func(t *testing.T) { testBudgetMaxCost(t, open) })
 	t.Run("PricePolicyAndFrozenPrice", func(t *testing.T) { testPricePolicy(t, open) })
 	t.Run("FeeProjectionExactUnderReplay", func(t *testing.T) { testFeeProjection(t, open) })
@@ -417,4 +419,96 @@ func testFeeProjection(t *testing.T, open Opener) {
 	if err != nil || len(unknown) != 1 || unknown[0].OrderID != "ord-cmd-3-1" {
 		t.Fatalf("unknown queue %+v %v", unknown, err)
 	}
+}
+
+// testReleaseStaleAttempt: a release that names an attempt the reservation has left (released,
+// then held again for attempt 2 with another order and amount) changes nothing: the new hold
+// stays HELD with its own order and action status, and the budget keeps its amount reserved.
+// Naming the current attempt releases it. (On SQL Server this is also the race of issue 32:
+// a release deciding on attempt 1 after attempt 2 was held.)
+func testReleaseStaleAttempt(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	newBudget(t, s, "c1", 1000)
+	first := reserve(t, s, "c1", "cmd-1", 100)
+	if _, released, err := s.ReservationRelease(ctx, store.ReservationReleaseParams{CommandID: "cmd-1", Attempt: 1, Now: T0}); err != nil || !released {
+		t.Fatalf("release of attempt 1: %v %v", released, err)
+	}
+	second, err := s.BudgetReserve(ctx, store.BudgetReserveParams{BusinessUnitID: "bu-1", CampaignID: "c1", CommandID: "cmd-1",
+		Amount: 250, Currency: "USD", OrderIDFor: orderFor("cmd-1"), Now: T0})
+	if err != nil || second.Outcome != store.ReserveHeld || second.Reservation.Attempt != 2 || second.Reservation.OrderID == first.Reservation.OrderID {
+		t.Fatalf("rehold: %+v %v", second, err)
+	}
+	r, released, err := s.ReservationRelease(ctx, store.ReservationReleaseParams{CommandID: "cmd-1", Attempt: 1, ActionStatus: "ABANDONED", Now: T0.Add(time.Minute)})
+	if err != nil || released {
+		t.Fatalf("release naming stale attempt 1: released %v, %v", released, err)
+	}
+	got, err := s.ReservationGet(ctx, "cmd-1")
+	if err != nil || got.Status != store.ReservationHeld || got.Attempt != 2 || got.OrderID != second.Reservation.OrderID ||
+		got.Amount != 250 || got.ActionStatus != "" || !got.UpdatedOn.Equal(second.Reservation.UpdatedOn) || r.Attempt != 2 {
+		t.Fatalf("after a stale release: %+v (returned %+v), %v", got, r, err)
+	}
+	if b, _ := s.BudgetGet(ctx, "bu-1", "c1"); b.ReservedCost != 250 {
+		t.Fatalf("a stale release changed the budget: %+v", b)
+	}
+	if _, released, err := s.ReservationRelease(ctx, store.ReservationReleaseParams{CommandID: "cmd-1", Attempt: 2, Now: T0}); err != nil || !released {
+		t.Fatalf("release of attempt 2: %v %v", released, err)
+	}
+	if b, _ := s.BudgetGet(ctx, "bu-1", "c1"); b.ReservedCost != 0 {
+		t.Fatalf("budget after releasing attempt 2: %+v", b)
+	}
+}
+
+// testFeeTransferBeginConcurrent: concurrent begins of one order (a redelivered charge
+// message handled twice at once) all succeed with the one transfer row and its one fact;
+// none fails on the order's unique key.
+func testFeeTransferBeginConcurrent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := fresh(t, open)
+	newBudget(t, s, "c1", 1000)
+	reserve(t, s, "c1", "cmd-1", 100)
+	const n = 8
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			tr, err := s.FeeTransferBegin(ctx, store.FeeTransferBeginParams{CommandID: "cmd-1", OrderID: "ord-cmd-1-1", TransferType: "FEE", Day: "2026-10-01", Now: T0})
+			if err != nil {
+				t.Errorf("begin %d: %v", i, err)
+				return
+			}
+			ids[i] = tr.ID
+		}(i)
+	}
+	wg.Wait()
+	for i := 1; i < n; i++ {
+		if ids[i] != ids[0] {
+			t.Fatalf("begins returned transfers %v, want one", ids)
+		}
+	}
+	list, err := s.FeeTransferList(ctx, store.FeeTransferListParams{Statuses: []string{store.FeePending}, Limit: 10})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("transfers %+v %v", list, err)
+	}
+}
+
+// ReholdForGuard brings command "cmd-guard" of campaign "c-guard" (business unit bu-1) to
+// its second attempt through the public API: held (attempt 1, order ord-cmd-guard-1),
+// released, held again (attempt 2, order ord-cmd-guard-2, HELD). Dialect tests use it to
+// run ReservationSetStatus against a stale attempt (sql/sqlite, sql/mssql).
+func ReholdForGuard(t *testing.T, s store.Store) store.BudgetReservation {
+	t.Helper()
+	ctx := context.Background()
+	newBudget(t, s, "c-guard", 1000)
+	reserve(t, s, "c-guard", "cmd-guard", 100)
+	if _, released, err := s.ReservationRelease(ctx, store.ReservationReleaseParams{CommandID: "cmd-guard", Now: T0}); err != nil || !released {
+		t.Fatalf("release of attempt 1: %v %v", released, err)
+	}
+	r := reserve(t, s, "c-guard", "cmd-guard", 200)
+	if r.Reservation.Attempt != 2 || r.Reservation.Status != store.ReservationHeld || r.Reservation.OrderID != "ord-cmd-guard-2" {
+		t.Fatalf("rehold: %+v", r)
+	}
+	return r.Reservation
 }

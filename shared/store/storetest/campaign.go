@@ -25,6 +25,7 @@ func RunCampaign(t *testing.T, open Opener) {
 	t.Run("CampaignManualResolution", func(t *testing.T) { testCampaignResolve(t, open) })
 	t.Run("CampaignExecutionListNewestFirstScoped", func(t *testing.T) { testCampaignExecutionList(t, open) })
 	t.Run("CampaignProjectionExactUnderReplay", func(t *testing.T) { testCampaignProjection(t, open) })
+	t.Run("CampaignProjectionConcurrentFirstFacts", func(t *testing.T) { testCampaignProjectionConcurrent(t, open) })
 	t.Run("OutboxLeaseAndPurge", func(t *testing.T) { testOutboxLease(t, open) })
 }
 
@@ -531,5 +532,41 @@ func testOutboxLease(t *testing.T, open Opener) {
 	}
 	if done, _ := s.EventProcessed(ctx, "/src", "new"); !done {
 		t.Fatal("a dedupe key inside the window was purged")
+	}
+}
+
+// testCampaignProjectionConcurrent: projectors applying the first facts of the same commands
+// at once (two instances of the fact consumer, each with a batch naming new commands) all
+// succeed, and each command ends at its highest revision: none fails on the projection's
+// primary key because both read "no row" and inserted.
+func testCampaignProjectionConcurrent(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	const workers, commands = 6, 5
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var facts []store.CampaignActionOutcomeEvent
+			for c := 0; c < commands; c++ {
+				cmd, rev := fmt.Sprintf("cmd-%d", c), int64(w+1)
+				facts = append(facts, store.CampaignActionOutcomeEvent{EventID: store.FactEventID(cmd, rev), CommandID: cmd, BusinessUnitID: "bu-1",
+					CampaignID: "c1", LocalDate: "2026-10-01", Status: store.CommandRunning, Revision: rev, OccurredOn: T0})
+			}
+			if _, err := s.CampaignFactApply(ctx, facts, T0); err != nil {
+				t.Errorf("worker %d: %v", w, err)
+			}
+		}(w)
+	}
+	wg.Wait()
+	last := store.CampaignActionOutcomeEvent{EventID: "x", CommandID: "cmd-0", BusinessUnitID: "bu-1", CampaignID: "c1",
+		LocalDate: "2026-10-01", Status: store.CommandRunning, Revision: workers, OccurredOn: T0}
+	if res, err := s.CampaignFactApply(ctx, []store.CampaignActionOutcomeEvent{last}, T0); err != nil || res.Stale != 1 {
+		t.Fatalf("revision %d after the concurrent applies: %+v %v (want stale: the highest revision won)", workers, res, err)
+	}
+	got, err := s.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "c1", From: "2026-10-01", To: "2026-10-01"})
+	if err != nil || len(got.Days) != 1 || got.Days[0].ByStatus["RUNNING"] != commands {
+		t.Fatalf("counts = %+v, %v", got, err)
 	}
 }

@@ -1,18 +1,26 @@
 -- The attribute engine (SQL Server). Same names as sql/sqlite/queries/attribute.sql.
+-- Indexes (migration 0031): AttributeValue is clustered on the entity
+-- (CX_AttributeValue_Entity: BusinessUnitId, EntityType, EntityId) with the unique business
+-- key UQ_AttributeValue_Key (… , AttributeCode); AttributeProcessedEvent is clustered on
+-- ProcessedOn with the unique key UQ_AttributeProcessedEvent_Key (entity, EventId). Every
+-- statement below names a prefix of one of them with equality, so each is a seek.
 
 -- name: AttributeProcessedInsert :exec
 -- RowsAffected 0: the entity processed this event before (a redelivery). UPDLOCK + HOLDLOCK
--- make two concurrent deliveries of one event wait for each other instead of both inserting.
+-- make two concurrent deliveries of one event wait for each other instead of both inserting;
+-- the check seeks UQ_AttributeProcessedEvent_Key, so its key-range lock covers that one key.
 INSERT INTO dbo.AttributeProcessedEvent (BusinessUnitId, EntityType, EntityId, EventId, ProcessedOn)
 SELECT @BusinessUnitId, @EntityType, @EntityId, @EventId, @Now
 WHERE NOT EXISTS (SELECT 1 FROM dbo.AttributeProcessedEvent WITH (UPDLOCK, HOLDLOCK)
                   WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId AND EventId = @EventId);
 
 -- name: AttributeProcessedPurge :exec
--- Up to @Limit ledger rows processed before @Before (the dedupe window's start).
+-- Up to @Limit ledger rows processed before @Before (the dedupe window's start): a range seek
+-- of the clustered CX_AttributeProcessedEvent_ProcessedOn from its oldest end.
 DELETE TOP (@Limit) FROM dbo.AttributeProcessedEvent WHERE ProcessedOn < @Before;
 
 -- name: AttributeListEntity :many
+-- One range seek of the clustered CX_AttributeValue_Entity: an entity's rows are together.
 SELECT BusinessUnitId, EntityType, EntityId, AttributeCode, ValueType, ValueText, OrderKey, Period, PeriodRule, LastEventOn, UpdatedOn, Version
 FROM dbo.AttributeValue
 WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId

@@ -15,7 +15,7 @@ INSERT INTO dbo.PricePolicy (BusinessUnitId, ActionType, Formula, Rate, Unit, Tr
                          ConvertTo, ConversionRate, Version, UpdatedOn, UpdatedBy)
 SELECT @BusinessUnitId, @ActionType, @Formula, @Rate, @Unit, @TransferType, @Currency, @MinFee, @MaxFee,
        @ConvertTo, @ConversionRate, 1, @Now, @Operator
-WHERE NOT EXISTS (SELECT 1 FROM dbo.PricePolicy WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND ActionType = @ActionType);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.PricePolicy WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND ActionType = @ActionType);
 
 -- name: PricePolicyUpdate :exec
 UPDATE dbo.PricePolicy SET Formula = @Formula, Rate = @Rate, Unit = @Unit, TransferType = @TransferType, Currency = @Currency,
@@ -36,7 +36,7 @@ FROM dbo.PricePolicy WHERE BusinessUnitId = @BusinessUnitId ORDER BY ActionType;
 -- name: CommandPriceInsert :exec
 INSERT INTO dbo.CommandPrice (CommandId, BusinessUnitId, CampaignId, ActionType, Amount, Currency, PriceJson, FrozenOn)
 SELECT @CommandId, @BusinessUnitId, @CampaignId, @ActionType, @Amount, @Currency, @PriceJson, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.CommandPrice WITH (UPDLOCK, HOLDLOCK) WHERE CommandId = @CommandId);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.CommandPrice WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId);
 
 -- name: CommandPriceGet :one
 SELECT CommandId, BusinessUnitId, CampaignId, ActionType, Amount, Currency, PriceJson, FrozenOn
@@ -46,7 +46,7 @@ FROM dbo.CommandPrice WHERE CommandId = @CommandId;
 INSERT INTO dbo.CampaignBudget (BusinessUnitId, CampaignId, Currency, MaxCost, Cost, ReservedCost, Status, PausedReason,
                             Version, CreatedOn, UpdatedOn)
 SELECT @BusinessUnitId, @CampaignId, @Currency, @MaxCost, 0, 0, N'ACTIVE', NULL, 1, @Now, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignBudget WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignBudget WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId);
 
 -- name: BudgetGet :one
 -- UPDLOCK: every write transaction reads the budget first; the lock orders them (SQLite: BEGIN IMMEDIATE).
@@ -86,6 +86,13 @@ WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Reserved
 SELECT Id, CommandId, BusinessUnitId, CampaignId, Amount, Currency, Status, Attempt, OrderId, ActionStatus, CreatedOn, UpdatedOn
 FROM dbo.BudgetReservation WHERE CommandId = @CommandId;
 
+-- name: ReservationGetForUpdate :one
+-- The release's re-read of the reservation under the budget's lock (sqlstore releaseIn):
+-- UPDLOCK + HOLDLOCK keep the row locked to the end of the transaction, a seek of
+-- UQ_BudgetReservation_Command.
+SELECT Id, CommandId, BusinessUnitId, CampaignId, Amount, Currency, Status, Attempt, OrderId, ActionStatus, CreatedOn, UpdatedOn
+FROM dbo.BudgetReservation WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId;
+
 -- name: ReservationInsert :exec
 INSERT INTO dbo.BudgetReservation (CommandId, BusinessUnitId, CampaignId, Amount, Currency, Status, Attempt, OrderId,
                                ActionStatus, CreatedOn, UpdatedOn)
@@ -96,8 +103,10 @@ UPDATE dbo.BudgetReservation SET Status = N'HELD', Attempt = Attempt + 1, OrderI
 WHERE CommandId = @CommandId AND Status = N'RELEASED' AND Attempt = @Attempt;
 
 -- name: ReservationSetStatus :exec
+-- HELD → CONSUMED or RELEASED for the attempt and order the caller read: a row held again
+-- since (another Attempt, another OrderId) is left alone (RowsAffected 0).
 UPDATE dbo.BudgetReservation SET Status = @Status, ActionStatus = COALESCE(@ActionStatus, ActionStatus), UpdatedOn = @Now
-WHERE CommandId = @CommandId AND Status = N'HELD';
+WHERE CommandId = @CommandId AND Status = N'HELD' AND Attempt = @Attempt AND OrderId = @OrderId;
 
 -- name: ReservationSetActionStatus :exec
 UPDATE dbo.BudgetReservation SET ActionStatus = @ActionStatus, UpdatedOn = @Now WHERE CommandId = @CommandId;
@@ -118,6 +127,15 @@ SELECT Id, OrderId, CommandId, ReservationId, Attempt, BusinessUnitId, CampaignI
        Status, CostAdded, ProviderReference, LastError, Checks, Revision, ResolvedBy, ResolutionReason, CreatedOn, UpdatedOn
 FROM dbo.FeeTransfer WHERE OrderId = @OrderId;
 
+-- name: FeeTransferGetForUpdate :one
+-- The first read of FeeTransferBegin (read, then insert when missing): UPDLOCK + HOLDLOCK
+-- hold the key (or, for a missing order, its key range on UQ_FeeTransfer_Order) to the end of
+-- the transaction, so a second begin of the order waits and then finds the first one's row
+-- instead of failing on the unique index (2627).
+SELECT Id, OrderId, CommandId, ReservationId, Attempt, BusinessUnitId, CampaignId, Amount, Currency, TransferType, Day,
+       Status, CostAdded, ProviderReference, LastError, Checks, Revision, ResolvedBy, ResolutionReason, CreatedOn, UpdatedOn
+FROM dbo.FeeTransfer WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE OrderId = @OrderId;
+
 -- name: FeeTransferUpdate :exec
 -- A change guarded by the revision read in the same transaction.
 UPDATE dbo.FeeTransfer SET Status = @Status, CostAdded = @CostAdded, ProviderReference = COALESCE(@ProviderReference, ProviderReference),
@@ -133,6 +151,9 @@ WHERE Status IN (@S1, @S2, @S3, @S4) AND Id > @AfterId AND UpdatedOn <= @Updated
   AND (@BusinessUnitId = N'' OR BusinessUnitId = @BusinessUnitId)
 ORDER BY Id;
 -- name: BudgetWaitUpsert :exec
+-- lint: no FORCESEEK: a MERGE target takes only <table_hint_limited> and INDEX (MERGE's
+-- merge_hint syntax); the ON clause is an equality on the whole clustered primary key for a
+-- one-row source, a seek.
 -- UPDLOCK + HOLDLOCK serialise two upserts of one command (SQLite: ON CONFLICT DO UPDATE).
 MERGE dbo.BudgetWait WITH (UPDLOCK, HOLDLOCK) AS t
 USING (SELECT @CommandId AS CommandId) AS src ON t.CommandId = src.CommandId
@@ -146,6 +167,9 @@ DELETE FROM dbo.BudgetWait WHERE CommandId = @CommandId;
 SELECT TOP (@Limit) CommandId, BusinessUnitId, CampaignId, Reason, Amount, Currency, Since
 FROM dbo.BudgetWait WHERE BusinessUnitId = @BusinessUnitId ORDER BY Since, CommandId;
 -- name: FeeProjectionUpsert :exec
+-- lint: no FORCESEEK: a MERGE target takes only <table_hint_limited> and INDEX (MERGE's
+-- merge_hint syntax); the ON clause is an equality on the whole clustered primary key for a
+-- one-row source, a seek.
 -- Only a higher revision replaces the order's projected state (RowsAffected 0 = stale).
 MERGE dbo.CampaignFeeProjection WITH (UPDLOCK, HOLDLOCK) AS t
 USING (SELECT @OrderId AS OrderId) AS src ON t.OrderId = src.OrderId

@@ -6,7 +6,7 @@ FROM dbo.Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @Campa
 
 -- name: CampaignGetForUpdate :one
 SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
-FROM dbo.Campaign WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
+FROM dbo.Campaign WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
 
 -- name: CampaignInsert :exec
 INSERT INTO dbo.Campaign (BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn)
@@ -44,7 +44,7 @@ INSERT INTO dbo.CampaignExecution (ExecutionId, BusinessUnitId, CampaignId, RunI
     Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn)
 SELECT @ExecutionId, @BusinessUnitId, @CampaignId, @RunId, @RecipientId, @SourceEventId, @LocalDate,
     'RUNNING', @CurrentIndex, @DefinitionJson, 1, @Now, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK) WHERE ExecutionId = @ExecutionId);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE ExecutionId = @ExecutionId);
 
 -- name: CampaignExecutionGet :one
 SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
@@ -60,21 +60,28 @@ ORDER BY Id DESC;
 
 -- name: CampaignExecutionGetForUpdate :one
 SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
-FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK) WHERE ExecutionId = @ExecutionId;
+FROM dbo.CampaignExecution WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE ExecutionId = @ExecutionId;
 
 -- name: CampaignExecutionUpdate :exec
 UPDATE dbo.CampaignExecution SET Status = @Status, CurrentIndex = @CurrentIndex, Version = Version + 1, UpdatedOn = @Now
 WHERE Id = @Id AND Version = @Version;
 
 -- name: CampaignCommandInsert :exec
--- An existing command id, or another command for the same effect, is left alone.
+-- An existing command id, or another command for the same effect or the same step, is left
+-- alone. One NOT EXISTS per unique index (UQ_CampaignCommand_CommandId, _Effect, _Step),
+-- each a FORCESEEK with UPDLOCK + HOLDLOCK: the key-range lock covers that one key of that
+-- one index. An OR of the three in one subquery could be answered by a scan, and HOLDLOCK
+-- would then lock ranges over the whole index.
 INSERT INTO dbo.CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey,
     ActionType, Provider, LocalDate, ParamsJson, Status, NextAttemptOn, Revision, Version, CreatedOn, UpdatedOn)
 SELECT @CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @RecipientId, @ActionIndex, @ActionKey,
     @ActionType, @Provider, @LocalDate, NULL, @Status, NULL, 1, 1, @Now, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK)
-                  WHERE CommandId = @CommandId OR (BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey)
-                     OR (ExecutionId = @ExecutionId AND ActionIndex = @ActionIndex));
+WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
+                  WHERE CommandId = @CommandId)
+  AND NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
+                  WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey)
+  AND NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
+                  WHERE ExecutionId = @ExecutionId AND ActionIndex = @ActionIndex);
 
 -- name: CampaignCommandGet :one
 SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
@@ -83,7 +90,7 @@ FROM dbo.CampaignCommand WHERE CommandId = @CommandId;
 -- name: CampaignCommandGetForUpdate :one
 -- The read of a read-decide-write transaction (UPDLOCK + HOLDLOCK keep the row locked).
 SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
-FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK) WHERE CommandId = @CommandId;
+FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandsOf :many
 SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
@@ -114,8 +121,11 @@ WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @Ca
   AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId
 ORDER BY Id;
 
--- name: CampaignProjectionRevision :one
-SELECT Revision FROM dbo.CampaignCommandProjection WHERE CommandId = @CommandId;
+-- name: CampaignProjectionRevisionForUpdate :one
+-- The read of CampaignFactApply (read, then insert or update): UPDLOCK + HOLDLOCK hold the
+-- key (or a missing key's range on the primary key) to the end of the transaction, so two
+-- projectors of one command serialise and the second updates instead of inserting (2627).
+SELECT Revision FROM dbo.CampaignCommandProjection WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId;
 
 -- name: CampaignProjectionInsert :exec
 INSERT INTO dbo.CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision)
@@ -129,6 +139,9 @@ WHERE CommandId = @CommandId AND Revision < @Revision;
 SELECT FreshTo FROM dbo.CampaignProjectionState WHERE Id = 1;
 
 -- name: CampaignProjectionSetFreshTo :exec
+-- lint: no FORCESEEK: a MERGE target takes only <table_hint_limited> and INDEX (MERGE's
+-- merge_hint syntax); the ON clause is an equality on the whole primary key (Id = 1, the one
+-- row), a seek.
 MERGE dbo.CampaignProjectionState WITH (HOLDLOCK) AS t USING (SELECT 1 AS Id) AS s ON t.Id = s.Id
 WHEN MATCHED AND (t.FreshTo IS NULL OR t.FreshTo < @FreshTo) THEN UPDATE SET FreshTo = @FreshTo
 WHEN NOT MATCHED THEN INSERT (Id, FreshTo) VALUES (1, @FreshTo);
@@ -164,8 +177,13 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- One relay's batch (as in SQLite): not published, not in a live lease's range (or an older
 -- build's per-row lease), RetryAt come, oldest first; a scan of IX_Outbox_Unpublished, each
 -- candidate a seek of IX_OutboxLease_LastId. The lease itself is one OutboxLeaseInsert.
+-- READPAST skips rows a writer holds (an OutboxInsert not yet committed) instead of waiting.
+-- READCOMMITTEDLOCK makes the read a locking one: under READ_COMMITTED_SNAPSHOT (the Azure
+-- SQL Database default) READPAST alone is refused, since a versioned read takes no locks to
+-- read past ("Table Hints (Transact-SQL)", READPAST). No UPDLOCK: OutboxClaimLock already
+-- serialises claims, and the rows themselves are not written here.
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
-FROM dbo.Outbox AS o WITH (READPAST)
+FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
 WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id)
 ORDER BY Id;

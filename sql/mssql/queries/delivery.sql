@@ -18,9 +18,9 @@ SELECT @DeliveryKey, @EffectKey, @SchedulerKey,
     @BusinessUnitId, @Channel, @Recipient,
     @Template, @PayloadJson, @LocalDate, N'Queued', 1, 1, @Now, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = @DeliveryKey)
   AND NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey);
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey);
 
 -- name: NotificationGetByKey :one
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
@@ -31,16 +31,20 @@ FROM dbo.NotificationJob WHERE DeliveryKey = @DeliveryKey;
 -- row locked until the transaction ends, so of two concurrent claimers the second waits here
 -- and then reads the first one's committed claim (also under READ_COMMITTED_SNAPSHOT).
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey;
+FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationGetManyForUpdate :many
 -- The read of a batch send claim (NotificationClaimMany): the jobs of up to 100 delivery keys
--- in one statement (one parameter per key, far under the 2,100 bound), each an index seek on
--- UQ_NotificationJob_DeliveryKey; UPDLOCK + HOLDLOCK keep them locked until the transaction
--- ends, as NotificationGetByKeyForUpdate does for one key.
+-- in one statement, each an index seek on UQ_NotificationJob_DeliveryKey; UPDLOCK + HOLDLOCK
+-- keep them locked until the transaction ends, as NotificationGetByKeyForUpdate does for one
+-- key. The keys come as one JSON parameter, @Rows (sqlstore's rows parameter, mssql.EncodeRows:
+-- one declaration, so one plan, whatever the keys' lengths); every string of @Rows is read as
+-- nvarchar(4000) (or max), wider than any key column, so an over-long value is never cut to
+-- match a shorter stored key, and compared under the key's own collation.
 SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK)
-WHERE DeliveryKey IN (SELECT v.k FROM (VALUES /*row*/(@DeliveryKey)/*end*/) AS v(k));
+FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
+WHERE DeliveryKey IN (SELECT v.k COLLATE Latin1_General_100_BIN2
+                      FROM OPENJSON(@Rows) WITH (k nvarchar(4000) '$.DeliveryKey') AS v);
 
 -- name: NotificationClaim :one
 -- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
@@ -64,11 +68,10 @@ WHERE Id = @Id AND Version = @Token AND Status = N'Sending';
 -- name: NotificationClaimMany :many
 -- NotificationClaim for many jobs in one statement (a batch send claim, NotificationClaimMany
 -- in the store): the store decides each key with NotificationClaimable from the rows
--- NotificationGetManyForUpdate read (and locked), then sends one tuple per claimable job,
--- expanded as NotificationInsertMany (five parameters per tuple, at most 100 tuples, far
--- under the 2,100 bound). Each tuple is guarded by the Version read, as NotificationClaim
--- is: a job whose Version moved matches no tuple and is not output. Each tuple is a
--- clustered index seek on Id (a nested loop over the VALUES rows). The output rows come in
+-- NotificationGetManyForUpdate read (and locked), then sends one row per claimable job in
+-- @Rows (at most 100; see NotificationGetManyForUpdate). Each row is guarded by the Version
+-- read, as NotificationClaim is: a job whose Version moved matches no row and is not output.
+-- Each row is a clustered index seek on Id (a nested loop over the OPENJSON rows). The output rows come in
 -- no given order; the store maps them back by Id. Only Id and the columns the update sets
 -- are output (the store read the whole row in the same transaction and patches these into
 -- it).
@@ -77,15 +80,16 @@ SET Status = N'Sending', ProcessingLeaseExpiresOn = v.l,
     AttemptCount = j.AttemptCount + 1, Revision = v.r, Version = j.Version + 1, UpdatedOn = v.n
 OUTPUT inserted.Id, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.Revision, inserted.Version, inserted.UpdatedOn
 FROM dbo.NotificationJob AS j
-JOIN (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v(i, ver, l, r, n)
+JOIN OPENJSON(@Rows) WITH (i bigint '$.Id', ver bigint '$.Version', l datetime2(3) '$.LeaseExpiresOn',
+    r bigint '$.Revision', n datetime2(3) '$.Now') AS v
   ON j.Id = v.i AND j.Version = v.ver;
 
 -- name: NotificationFinishMany :many
 -- NotificationFinish for many outcomes in one statement (NotificationFinishMany in the
--- store), expanded as NotificationInsertMany (ten parameters per tuple, at most 100 tuples),
--- each tuple fenced as NotificationFinish is (its Id, its claim's Version as @Token, Status
--- Sending) and a clustered index seek on Id. A stale tuple matches nothing and is not
--- output. The store sends at most one tuple per (Id, Token), so at most one tuple matches a
+-- store), one row of @Rows per outcome (at most 100; see NotificationGetManyForUpdate),
+-- each fenced as NotificationFinish is (its Id, its claim's Version as Token, Status
+-- Sending) and a clustered index seek on Id. A stale row matches nothing and is not
+-- output. The store sends at most one row per (Id, Token), so at most one row matches a
 -- job; the output rows come in no given order and the store maps each back by
 -- (Id, Version - 1), the update adding 1 to Version. Only what the store needs is output:
 -- Id and Version for that mapping, and the columns of the item's delivery fact
@@ -100,17 +104,18 @@ SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
     Revision = j.Revision + 1, Version = j.Version + 1, UpdatedOn = v.n
 OUTPUT inserted.Id, inserted.Version, inserted.Status, inserted.Revision, inserted.ProviderReference, inserted.ResolvedBy
 FROM dbo.NotificationJob AS j
-JOIN (VALUES /*row*/(@Id, @Token, @Status, @ProviderReference, @LastError, @NextAttemptOn,
-    @RetryIncrement, @Hold, @TemplateVersion, @Now)/*end*/) AS v(i, t, s, pr, le, na, ri, h, tv, n)
+JOIN OPENJSON(@Rows) WITH (i bigint '$.Id', t bigint '$.Token', s nvarchar(4000) '$.Status',
+    pr nvarchar(4000) '$.ProviderReference', le nvarchar(max) '$.LastError', na datetime2(3) '$.NextAttemptOn',
+    ri int '$.RetryIncrement', h bit '$.Hold', tv bigint '$.TemplateVersion', n datetime2(3) '$.Now') AS v
   ON j.Id = v.i AND j.Version = v.t AND j.Status = N'Sending';
 
 -- name: NotificationFactKeysMany :many
 -- The identity columns of the delivery facts of recorded items that carry no claimed job
--- (NotificationFinishMany in the store), by Id: one parameter per Id, each a clustered index
--- seek. No statement changes these columns after the insert.
+-- (NotificationFinishMany in the store), by Id (in @Rows), each a clustered index seek. No
+-- statement changes these columns after the insert.
 SELECT Id, DeliveryKey, EffectKey, BusinessUnitId, SchedulerKey, Channel, LocalDate
 FROM dbo.NotificationJob
-WHERE Id IN (SELECT v.i FROM (VALUES /*row*/(@Id)/*end*/) AS v(i));
+WHERE Id IN (SELECT v.i FROM OPENJSON(@Rows) WITH (i bigint '$.Id') AS v);
 
 -- name: NotificationListRetryDue :many
 -- Retries and lookups whose time came (the dispatch sweep), oldest first.
@@ -159,24 +164,28 @@ OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.Scheduler
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Unknown';
 
 -- name: NotificationInsertMany :exec
--- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
--- the tuple between the row markers once per row, with each copy's parameters suffixed _0,
--- _1, … (sqlstore.expandRows; at most 2,100 parameters per statement), and inserts in @Ord
--- order; a row whose delivery key or effect already has a job is skipped, with the same
--- UPDLOCK + HOLDLOCK guards as NotificationInsert. The caller removes duplicates among the
--- rows (NOT EXISTS does not see the statement's own rows).
+-- NotificationInsert for many rows in one statement (docs/performance.md): the rows come in
+-- @Rows (see NotificationGetManyForUpdate) and are inserted in Ord order; a row whose
+-- delivery key or effect already has a job is skipped, with the same UPDLOCK + HOLDLOCK +
+-- FORCESEEK guards as NotificationInsert, one NOT EXISTS per unique index. The caller removes
+-- duplicates among the rows (NOT EXISTS does not see the statement's own rows). Strings are
+-- read as nvarchar(4000) or max, wider than their columns: a value too long for its column
+-- fails the insert (2628), as a parameter would, instead of being cut.
 INSERT INTO dbo.NotificationJob (DeliveryKey, EffectKey, SchedulerKey, SchedulerId, BusinessUnitId, Channel, Recipient,
     Template, PayloadJson, LocalDate, Status, Revision, Version, CreatedOn, UpdatedOn)
 SELECT v.k, v.e, v.s,
-    COALESCE((SELECT a.Id FROM dbo.AutomationScheduler a WHERE a.Id = v.i AND a.SchedulerKey = v.s),
-             (SELECT a.Id FROM dbo.AutomationScheduler a WHERE a.SchedulerKey = v.s)),
+    COALESCE((SELECT a.Id FROM dbo.AutomationScheduler a WHERE a.Id = v.i AND a.SchedulerKey = v.s COLLATE Latin1_General_100_BIN2),
+             (SELECT a.Id FROM dbo.AutomationScheduler a WHERE a.SchedulerKey = v.s COLLATE Latin1_General_100_BIN2)),
     v.b, v.c, v.r, v.t, v.p, v.d, N'Queued', 1, 1, v.n, v.n
-FROM (VALUES /*row*/(@Ord, @DeliveryKey, @EffectKey, @SchedulerKey, @SchedulerId, @BusinessUnitId, @Channel, @Recipient,
-    @Template, @PayloadJson, @LocalDate, @Now)/*end*/) AS v(o, k, e, s, i, b, c, r, t, p, d, n)
+FROM OPENJSON(@Rows) WITH (o int '$.Ord', k nvarchar(4000) '$.DeliveryKey', e nvarchar(4000) '$.EffectKey',
+    s nvarchar(4000) '$.SchedulerKey', i bigint '$.SchedulerId', b nvarchar(4000) '$.BusinessUnitId',
+    c nvarchar(4000) '$.Channel', r nvarchar(4000) '$.Recipient', t nvarchar(4000) '$.Template',
+    p nvarchar(max) '$.PayloadJson', d nvarchar(4000) '$.LocalDate', n datetime2(3) '$.Now') AS v
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = v.k)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = v.k COLLATE Latin1_General_100_BIN2)
   AND NOT EXISTS (
-    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = v.b AND EffectKey = v.e)
+    SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
+    WHERE BusinessUnitId = v.b COLLATE Latin1_General_100_BIN2 AND EffectKey = v.e COLLATE Latin1_General_100_BIN2)
 ORDER BY v.o;
 
 -- name: OutboxInsert :exec
@@ -184,17 +193,19 @@ ORDER BY v.o;
 INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
 SELECT @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = @MessageId);
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MessageId = @MessageId);
 
 -- name: OutboxInsertMany :exec
--- OutboxInsert for many messages in one statement, expanded as NotificationInsertMany; an
--- existing MessageId is left alone, with the same guard as OutboxInsert. The caller removes
--- duplicate MessageIds among the rows.
+-- OutboxInsert for many messages in one statement, the rows in @Rows as NotificationInsertMany
+-- (the body base64 in the JSON, which OPENJSON decodes into varbinary(max)); an existing
+-- MessageId is left alone, with the same guard as OutboxInsert. The caller removes duplicate
+-- MessageIds among the rows.
 INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
 SELECT v.m, v.t, v.s, v.b, v.e, v.n
-FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/) AS v(o, m, t, s, b, e, n)
+FROM OPENJSON(@Rows) WITH (o int '$.Ord', m nvarchar(4000) '$.MessageId', t nvarchar(4000) '$.Destination',
+    s nvarchar(4000) '$.SessionId', b varbinary(max) '$.Body', e bit '$.Envelope', n datetime2(3) '$.Now') AS v
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK) WHERE MessageId = v.m)
+    SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MessageId = v.m COLLATE Latin1_General_100_BIN2)
 ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
@@ -206,11 +217,11 @@ UPDATE dbo.Outbox SET PublishedOn = @Now, LeaseUntil = NULL, ClaimToken = NULL W
 
 -- name: OutboxMarkPublishedMany :exec
 -- OutboxMarkPublished for many ids in one statement (the relay marks every message of a
--- batch it published), expanded as NotificationInsertMany (two parameters per id, far under
--- the 2,100 bound); each id a clustered index seek; an id already published is left alone.
+-- batch it published), the ids in @Rows as NotificationInsertMany; each id a clustered index
+-- seek; an id already published is left alone.
 UPDATE o SET PublishedOn = v.n, LeaseUntil = NULL, ClaimToken = NULL
 FROM dbo.Outbox AS o
-JOIN (VALUES /*row*/(@Id, @Now)/*end*/) AS v(i, n) ON o.Id = v.i
+JOIN OPENJSON(@Rows) WITH (i bigint '$.Id', n datetime2(3) '$.Now') AS v ON o.Id = v.i
 WHERE o.PublishedOn IS NULL;
 
 -- name: OutboxRecordAttempt :exec
@@ -236,7 +247,7 @@ OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 -- to the end of the transaction, so two concurrent saves serialise instead of both taking
 -- the same next version (a primary-key violation).
 SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
-FROM dbo.NotificationTemplate WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.NotificationTemplate WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC
 OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
@@ -258,7 +269,7 @@ WHERE CommandId = @CommandId AND Revision < @Revision;
 INSERT INTO dbo.DeliveryProjection (CommandId, BusinessUnitId, LocalDate, Channel, Status, Revision, EventId, OccurredOn, AppliedOn)
 SELECT @CommandId, @BusinessUnitId, @LocalDate, @Channel, @Status, @Revision, @EventId, @OccurredOn, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.DeliveryProjection WITH (UPDLOCK, HOLDLOCK) WHERE CommandId = @CommandId);
+    SELECT 1 FROM dbo.DeliveryProjection WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId);
 
 -- name: DeliveryProjectionStateUpdate :exec
 UPDATE dbo.DeliveryProjectionState
@@ -269,7 +280,7 @@ WHERE Name = @Name;
 INSERT INTO dbo.DeliveryProjectionState (Name, FreshTo, UpdatedOn)
 SELECT @Name, @FreshTo, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.DeliveryProjectionState WITH (UPDLOCK, HOLDLOCK) WHERE Name = @Name);
+    SELECT 1 FROM dbo.DeliveryProjectionState WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Name = @Name);
 
 -- name: DeliveryProjectionStateGet :one
 SELECT FreshTo FROM dbo.DeliveryProjectionState WHERE Name = @Name;

@@ -3,7 +3,7 @@
 
 -- name: EventRegistryLatestVersion :one
 -- UPDLOCK + HOLDLOCK: two saves of one type serialise here, so the second sees the first's version.
-SELECT COALESCE(MAX(Version), 0) FROM dbo.EventRegistry WITH (UPDLOCK, HOLDLOCK) WHERE EventType = @EventType;
+SELECT COALESCE(MAX(Version), 0) FROM dbo.EventRegistry WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE EventType = @EventType;
 
 -- name: EventRegistryInsert :one
 INSERT INTO dbo.EventRegistry (EventType, Version, DefinitionJson, Operator, CreatedOn)
@@ -37,7 +37,7 @@ SELECT COALESCE(MAX(Seq), 0) FROM dbo.EventRegistry;
 -- serialise two concurrent inserts of the same key.
 INSERT INTO dbo.GatewayEvent (EventSource, EventId, EventType, BusinessUnitId, CustomerId, RegistryVersion, Routes, AcceptedOn)
 SELECT @EventSource, @EventId, @EventType, @BusinessUnitId, @CustomerId, @RegistryVersion, @Routes, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.GatewayEvent WITH (UPDLOCK, HOLDLOCK)
+WHERE NOT EXISTS (SELECT 1 FROM dbo.GatewayEvent WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
                   WHERE EventSource = @EventSource AND EventId = @EventId);
 
 -- name: GatewayEventDelete :exec

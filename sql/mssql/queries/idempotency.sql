@@ -5,7 +5,7 @@
 -- HOLDLOCK on the existence check serialises two concurrent inserts of the same key.
 INSERT INTO dbo.IdempotencyKey (Scope, IdempotencyKey, RequestHash, Status, LeaseExpiresOn, CreatedOn)
 SELECT @Scope, @IdempotencyKey, @RequestHash, N'InProgress', @LeaseExpiresOn, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.IdempotencyKey WITH (UPDLOCK, HOLDLOCK)
+WHERE NOT EXISTS (SELECT 1 FROM dbo.IdempotencyKey WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
                   WHERE Scope = @Scope AND IdempotencyKey = @IdempotencyKey);
 
 -- name: IdempotencyTakeOver :exec

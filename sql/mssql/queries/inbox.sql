@@ -8,10 +8,10 @@
 INSERT INTO dbo.InboxMessage (BusinessUnitId, RecipientId, Seq, DeliveryKey, Template, Subject, TextBody, HtmlBody,
                               PayloadJson, CreatedOn, ReadOn, Version)
 SELECT @BusinessUnitId, @RecipientId,
-       COALESCE((SELECT MAX(Seq) FROM dbo.InboxMessage WITH (UPDLOCK, HOLDLOCK)
+       COALESCE((SELECT MAX(Seq) FROM dbo.InboxMessage WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
                  WHERE BusinessUnitId = @BusinessUnitId AND RecipientId = @RecipientId), 0) + 1,
        @DeliveryKey, @Template, @Subject, @TextBody, @HtmlBody, @PayloadJson, @CreatedOn, NULL, 1
-WHERE NOT EXISTS (SELECT 1 FROM dbo.InboxMessage WITH (UPDLOCK, HOLDLOCK) WHERE DeliveryKey = @DeliveryKey);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.InboxMessage WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = @DeliveryKey);
 
 -- name: InboxGetByDeliveryKey :one
 SELECT Id, BusinessUnitId, RecipientId, Seq, DeliveryKey, Template, Subject, TextBody, HtmlBody,

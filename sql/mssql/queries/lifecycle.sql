@@ -7,7 +7,7 @@
 -- name: BusinessUnitInsert :exec
 INSERT INTO dbo.BusinessUnit (Id, Name, TimeZoneId, TimeZoneIdGiven, RolesJson, Version, UpdatedOn)
 SELECT @Id, @Name, @TimeZoneId, @TimeZoneIdGiven, @RolesJson, 1, @UpdatedOn
-WHERE NOT EXISTS (SELECT 1 FROM dbo.BusinessUnit WITH (UPDLOCK, HOLDLOCK) WHERE Id = @Id);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.BusinessUnit WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Id = @Id);
 
 -- name: BusinessUnitGetRecord :one
 SELECT Id, Name, TimeZoneId, TimeZoneIdGiven, RolesJson, Version, UpdatedOn
@@ -29,7 +29,7 @@ ORDER BY Id;
 -- name: ReminderSettingInsert :exec
 INSERT INTO dbo.ReminderSetting (Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, UpdatedOn)
 SELECT @Guid, @BusinessUnitId, @SourceType, @TriggerType, @IsActive, @Body, @Version, @UpdatedOn
-WHERE NOT EXISTS (SELECT 1 FROM dbo.ReminderSetting WITH (UPDLOCK, HOLDLOCK) WHERE Guid = @Guid);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.ReminderSetting WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Guid = @Guid);
 
 -- name: ReminderSettingUpdate :exec
 UPDATE dbo.ReminderSetting
@@ -90,7 +90,7 @@ WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
 -- row (or the key range of a missing one) until the transaction ends, so two concurrent
 -- applies of one level serialise.
 SELECT SettingGuid, SourceEntityType, SourceEntityGuid, ThresholdLevel, IsMet, EdgeCount, Revision, UpdatedOn
-FROM dbo.ThresholdEdgeState WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.ThresholdEdgeState WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE SettingGuid = @SettingGuid AND SourceEntityType = @SourceEntityType
   AND SourceEntityGuid = @SourceEntityGuid AND ThresholdLevel = @Level;
 
@@ -112,7 +112,7 @@ FROM dbo.ReconciliationState WHERE SweepKey = @SweepKey;
 -- name: ReconcileStateInsert :exec
 INSERT INTO dbo.ReconciliationState (SweepKey, Generation, DoneGeneration, WatermarkOn, PassHighOn, CursorPosition, Marker, Version, UpdatedOn)
 SELECT @SweepKey, @Generation, @DoneGeneration, @WatermarkOn, @PassHighOn, @Position, @Marker, 1, @UpdatedOn
-WHERE NOT EXISTS (SELECT 1 FROM dbo.ReconciliationState WITH (UPDLOCK, HOLDLOCK) WHERE SweepKey = @SweepKey);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.ReconciliationState WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE SweepKey = @SweepKey);
 
 -- name: ReconcileStateUpdate :exec
 UPDATE dbo.ReconciliationState
@@ -125,7 +125,7 @@ WHERE SweepKey = @SweepKey AND Version = @Version;
 -- Upsert, race-safe as BusinessUnitUpsert in reminder.sql.
 INSERT INTO dbo.ReconciliationState (SweepKey, Generation, DoneGeneration, Version, UpdatedOn)
 SELECT @SweepKey, 1, 0, 1, @UpdatedOn
-WHERE NOT EXISTS (SELECT 1 FROM dbo.ReconciliationState WITH (UPDLOCK, HOLDLOCK) WHERE SweepKey = @SweepKey);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.ReconciliationState WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE SweepKey = @SweepKey);
 IF @@ROWCOUNT = 0
     UPDATE dbo.ReconciliationState
     SET Generation = Generation + 1, CursorPosition = NULL, PassHighOn = NULL,

@@ -14,7 +14,7 @@
 INSERT INTO dbo.BusinessUnit (Id, Name, TimeZoneId)
 SELECT @Id, @Name, @TimeZoneId
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.BusinessUnit WITH (UPDLOCK, HOLDLOCK) WHERE Id = @Id);
+    SELECT 1 FROM dbo.BusinessUnit WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Id = @Id);
 IF @@ROWCOUNT = 0
     UPDATE dbo.BusinessUnit SET Name = @Name, TimeZoneId = @TimeZoneId WHERE Id = @Id;
 
@@ -25,7 +25,7 @@ SELECT Id, Name, TimeZoneId FROM dbo.BusinessUnit WHERE Id = @Id;
 INSERT INTO dbo.ReminderSetting (Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, UpdatedOn)
 SELECT @Guid, @BusinessUnitId, @SourceType, @TriggerType, @IsActive, @Body, @Version, @UpdatedOn
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.ReminderSetting WITH (UPDLOCK, HOLDLOCK) WHERE Guid = @Guid);
+    SELECT 1 FROM dbo.ReminderSetting WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Guid = @Guid);
 IF @@ROWCOUNT = 0
     UPDATE dbo.ReminderSetting
     SET BusinessUnitId = @BusinessUnitId, SourceType = @SourceType, TriggerType = @TriggerType,
@@ -48,7 +48,7 @@ ORDER BY Guid;
 -- key) or both updating from the same stale read. Outside a transaction the locks last
 -- for this statement only.
 SELECT EntityType, EntityGuid, BusinessUnitId, Revision, IsDeleted, DataJson, LastEventId, UpdatedOn
-FROM dbo.SourceSnapshot WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.SourceSnapshot WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE EntityType = @EntityType AND EntityGuid = @EntityGuid;
 
 -- name: SourceSnapshotGet :one
@@ -76,5 +76,5 @@ SELECT COUNT(*) FROM dbo.ProcessedEvent WHERE EventSource = @EventSource AND Eve
 INSERT INTO dbo.ProcessedEvent (EventSource, EventId, ProcessedOn)
 SELECT @EventSource, @EventId, @Now
 WHERE NOT EXISTS (
-    SELECT 1 FROM dbo.ProcessedEvent WITH (UPDLOCK, HOLDLOCK)
+    SELECT 1 FROM dbo.ProcessedEvent WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
     WHERE EventSource = @EventSource AND EventId = @EventId);

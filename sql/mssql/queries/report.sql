@@ -6,7 +6,7 @@
 -- name: ReportSubscriptionInsert :exec
 INSERT INTO dbo.ReportSubscription (Guid, BusinessUnitId, ReportType, Status, Body, Version, CreatedOn, UpdatedOn)
 SELECT @Guid, @BusinessUnitId, @ReportType, @Status, @Body, 1, @Now, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.ReportSubscription WITH (UPDLOCK, HOLDLOCK) WHERE Guid = @Guid);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.ReportSubscription WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Guid = @Guid);
 
 -- name: ReportSubscriptionUpdate :exec
 UPDATE dbo.ReportSubscription
@@ -30,7 +30,7 @@ INSERT INTO dbo.ReportRun (RunKeyHash, SchedulerKey, SubscriptionGuid, BusinessU
     OwnershipKey, PeriodStart, PeriodEnd, RequestedBy, Reason, CreatedOn)
 SELECT @RunKeyHash, @SchedulerKey, @SubscriptionGuid, @BusinessUnitId, @RunKind,
     @OwnershipKey, @PeriodStart, @PeriodEnd, @RequestedBy, @Reason, @Now
-WHERE NOT EXISTS (SELECT 1 FROM dbo.ReportRun WITH (UPDLOCK, HOLDLOCK) WHERE SchedulerKey = @SchedulerKey);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.ReportRun WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE SchedulerKey = @SchedulerKey);
 
 -- name: ReportRunGetByHash :one
 SELECT Id, RunKeyHash, SchedulerKey, SubscriptionGuid, BusinessUnitId, RunKind, OwnershipKey, PeriodStart, PeriodEnd, RequestedBy, Reason, CreatedOn
@@ -71,7 +71,7 @@ FROM dbo.ReportRunOwnership WHERE SchedulerKey = @SchedulerKey;
 -- missing key, a key-range lock), so the second sees the first's row (Conflict/Reacquired)
 -- instead of failing on the primary key.
 SELECT SchedulerKey, SubscriptionGuid, RunKind, OwnerType, OwnerVersion, Status, CoordinatesJson, Version, CreatedOn, UpdatedOn
-FROM dbo.ReportRunOwnership WITH (UPDLOCK, HOLDLOCK) WHERE SchedulerKey = @SchedulerKey;
+FROM dbo.ReportRunOwnership WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE SchedulerKey = @SchedulerKey;
 
 -- name: ReportOwnershipInsert :exec
 INSERT INTO dbo.ReportRunOwnership (SchedulerKey, SubscriptionGuid, RunKind, OwnerType, OwnerVersion, Status,
@@ -114,7 +114,7 @@ FROM dbo.ReportRollout WHERE ScopeType = @ScopeType AND ScopeId = @ScopeId;
 
 -- name: ReportRolloutGetForUpdate :one
 SELECT ScopeType, ScopeId, Mode, Version, UpdatedOn, UpdatedBy
-FROM dbo.ReportRollout WITH (UPDLOCK, HOLDLOCK) WHERE ScopeType = @ScopeType AND ScopeId = @ScopeId;
+FROM dbo.ReportRollout WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE ScopeType = @ScopeType AND ScopeId = @ScopeId;
 
 -- name: ReportRolloutInsert :exec
 INSERT INTO dbo.ReportRollout (ScopeType, ScopeId, Mode, Version, UpdatedOn, UpdatedBy)

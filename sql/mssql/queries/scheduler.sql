@@ -14,7 +14,7 @@
 -- all) releases or never takes the lock. Outside a transaction the locks last for this
 -- statement only.
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
-FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK)
+FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE SchedulerKey = @SchedulerKey;
 
 -- name: SchedulerGetByKey :one
@@ -92,10 +92,10 @@ SET Status = N'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
 WHERE Id = @Id AND Version = @Token AND Status = N'Processing';
 
 -- name: SchedulerCompleteMany :many
--- SchedulerComplete for many rows in one statement (the completion's fenced step),
--- expanded as NotificationInsertMany (four parameters per row, far under the 2,100 bound):
--- each row (@Id, @Token, its DispatchResultJson, its @Now) completes its scheduler row when
--- that row is still Processing at Version @Token, a clustered index seek per VALUES row.
+-- SchedulerComplete for many rows in one statement (the completion's fenced step), the rows
+-- in @Rows as NotificationInsertMany (delivery.sql): each row (Id, Token, its
+-- DispatchResultJson, its Now) completes its scheduler row when that row is still Processing
+-- at Version Token, a clustered index seek per row.
 -- OUTPUT lists the rows it completed (Id, the new Version); a row it does not list was
 -- stale. The caller sends each (Id, Token) once, so no target row matches two VALUES rows.
 UPDATE s
@@ -104,7 +104,8 @@ SET Status = N'Completed', ProcessingLeaseExpiresOn = NULL, NextRetryOn = NULL,
     Version = s.Version + 1, UpdatedOn = v.n
 OUTPUT inserted.Id, inserted.Version
 FROM dbo.AutomationScheduler AS s
-JOIN (VALUES /*row*/(@Id, @Token, @DispatchResultJson, @Now)/*end*/) AS v(i, t, j, n)
+JOIN OPENJSON(@Rows) WITH (i bigint '$.Id', t bigint '$.Token', j nvarchar(max) '$.DispatchResultJson',
+    n datetime2(3) '$.Now') AS v
   ON s.Id = v.i AND s.Version = v.t
 WHERE s.Status = N'Processing';
 

@@ -196,7 +196,7 @@ OPTION (RECOMPILE);
 
 -- name: SupportReleasePaceGetForUpdate :one
 -- UPDLOCK + HOLDLOCK: concurrent bulk releases take their slots one after the other.
-SELECT NextSlotOn FROM dbo.SupportReleasePace WITH (UPDLOCK, HOLDLOCK) WHERE Name = @Name;
+SELECT NextSlotOn FROM dbo.SupportReleasePace WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Name = @Name;
 
 -- name: SupportReleasePaceSet :exec
 UPDATE dbo.SupportReleasePace SET NextSlotOn = @NextSlotOn WHERE Name = @Name;
@@ -303,7 +303,7 @@ ORDER BY b.Minute, b.Status;
 -- (another instance) is ignored.
 INSERT INTO dbo.MetricsSample (BusinessUnitId, SampledOn, PendingDue, OldestDueAgeSeconds, OnHold, OutboxUnsent, OutboxOldestAgeSeconds)
 SELECT @BusinessUnitId, @SampledOn, @PendingDue, @OldestDueAgeSeconds, @OnHold, @OutboxUnsent, @OutboxOldestAgeSeconds
-WHERE NOT EXISTS (SELECT 1 FROM dbo.MetricsSample WITH (UPDLOCK, HOLDLOCK) WHERE BusinessUnitId = @BusinessUnitId AND SampledOn = @SampledOn);
+WHERE NOT EXISTS (SELECT 1 FROM dbo.MetricsSample WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND SampledOn = @SampledOn);
 
 -- name: MetricsSampleSeries :many
 -- The platform row for a scope of every unit, else the scope's units added up per instant.

@@ -84,6 +84,12 @@ WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Reserved
 SELECT Id, CommandId, BusinessUnitId, CampaignId, Amount, Currency, Status, Attempt, OrderId, ActionStatus, CreatedOn, UpdatedOn
 FROM BudgetReservation WHERE CommandId = @CommandId;
 
+-- name: ReservationGetForUpdate :one
+-- ReservationGet inside a write transaction (the release's re-read under the budget's lock):
+-- the transaction already holds SQLite's one write lock (BEGIN IMMEDIATE), so no hint.
+SELECT Id, CommandId, BusinessUnitId, CampaignId, Amount, Currency, Status, Attempt, OrderId, ActionStatus, CreatedOn, UpdatedOn
+FROM BudgetReservation WHERE CommandId = @CommandId;
+
 -- name: ReservationInsert :exec
 INSERT INTO BudgetReservation (CommandId, BusinessUnitId, CampaignId, Amount, Currency, Status, Attempt, OrderId,
                                ActionStatus, CreatedOn, UpdatedOn)
@@ -94,8 +100,10 @@ UPDATE BudgetReservation SET Status = 'HELD', Attempt = Attempt + 1, OrderId = @
 WHERE CommandId = @CommandId AND Status = 'RELEASED' AND Attempt = @Attempt;
 
 -- name: ReservationSetStatus :exec
+-- HELD → CONSUMED or RELEASED for the attempt and order the caller read: a row held again
+-- since (another Attempt, another OrderId) is left alone (RowsAffected 0).
 UPDATE BudgetReservation SET Status = @Status, ActionStatus = COALESCE(@ActionStatus, ActionStatus), UpdatedOn = @Now
-WHERE CommandId = @CommandId AND Status = 'HELD';
+WHERE CommandId = @CommandId AND Status = 'HELD' AND Attempt = @Attempt AND OrderId = @OrderId;
 
 -- name: ReservationSetActionStatus :exec
 UPDATE BudgetReservation SET ActionStatus = @ActionStatus, UpdatedOn = @Now WHERE CommandId = @CommandId;
@@ -112,6 +120,13 @@ VALUES (@OrderId, @CommandId, @ReservationId, @Attempt, @BusinessUnitId, @Campai
         @TransferType, @Day, 'PENDING', 0, NULL, NULL, 0, 1, NULL, NULL, @Now, @Now);
 
 -- name: FeeTransferGet :one
+SELECT Id, OrderId, CommandId, ReservationId, Attempt, BusinessUnitId, CampaignId, Amount, Currency, TransferType, Day,
+       Status, CostAdded, ProviderReference, LastError, Checks, Revision, ResolvedBy, ResolutionReason, CreatedOn, UpdatedOn
+FROM FeeTransfer WHERE OrderId = @OrderId;
+
+-- name: FeeTransferGetForUpdate :one
+-- FeeTransferGet as the first read of FeeTransferBegin (read, then insert when missing): the
+-- transaction already holds SQLite's one write lock, so no hint.
 SELECT Id, OrderId, CommandId, ReservationId, Attempt, BusinessUnitId, CampaignId, Amount, Currency, TransferType, Day,
        Status, CostAdded, ProviderReference, LastError, Checks, Revision, ResolvedBy, ResolutionReason, CreatedOn, UpdatedOn
 FROM FeeTransfer WHERE OrderId = @OrderId;

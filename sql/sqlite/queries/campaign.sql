@@ -116,7 +116,9 @@ WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @Ca
 ORDER BY Id
 LIMIT @Limit;
 
--- name: CampaignProjectionRevision :one
+-- name: CampaignProjectionRevisionForUpdate :one
+-- The read of CampaignFactApply (read, then insert or update): the transaction already holds
+-- SQLite's one write lock, so no hint.
 SELECT Revision FROM CampaignCommandProjection WHERE CommandId = @CommandId;
 
 -- name: CampaignProjectionInsert :exec

@@ -1,0 +1,81 @@
+package mssql_test
+
+import (
+	"regexp"
+	"sort"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/mssql"
+	"github.com/automation-platform/automation/sql/sqlstore"
+)
+
+// escalationLocks: SQL Server escalates a statement's locks on one index (or heap) of a
+// table to a table lock once it holds this many (Lock escalation thresholds).
+const escalationLocks = 5000
+
+// lockingBatches lists every statement that takes a batch of @Limit rows and locks them
+// (UPDATE/DELETE … TOP, or a locking read: UPDLOCK, HOLDLOCK, READPAST…), with why it
+// cannot escalate to a table lock (docs/conventions.md#claim-sizes):
+//
+//	capped:   the store runs it with at most Dialect.MaxClaim rows (sqlstore claimSize;
+//	          sql/sqlite TestClaimsNeverAskForMoreThanMaxClaim reads the @Limit sent);
+//	bounded:  at most store.MaxBatch rows, each holding at most 2 locks on any one index
+//	          (its key and that key's page; no key of the index moves), so at most
+//	          2 × MaxBatch per index.
+var lockingBatches = map[string]string{
+	"SchedulerClaimDue":         "capped",  // moves keys in several indexes: 4 locks a row
+	"OutboxClaim":               "capped",  // one read; the lease is one row
+	"AttributeDeltaOldest":      "bounded", // UPDLOCK read of the oldest deltas, clustered on Id
+	"AttributeProcessedPurge":   "bounded", // DELETE TOP: each index loses one key a row
+	"OutboxPurgePublished":      "bounded",
+	"ProcessedEventPurge":       "bounded",
+	"IdempotencyPurge":          "bounded",
+	"MetricsSamplePurge":        "bounded",
+	"ReportOwnershipReleaseAll": "bounded", // sets Status/Version/UpdatedOn, in no index key
+	"SupportSchedulerListHeld":  "bounded", // UPDLOCK read of held rows (a release batch)
+}
+
+var (
+	topLimit   = regexp.MustCompile(`(?i)\bTOP\s*\(\s*@\w+\s*\)`)
+	lockingSQL = regexp.MustCompile(`(?i)\b(UPDATE|DELETE|UPDLOCK|XLOCK|HOLDLOCK|READPAST|READCOMMITTEDLOCK|SERIALIZABLE|TABLOCK|PAGLOCK)\b`)
+)
+
+// TestClaimBatchesCannotEscalate: SQL Server's claims are capped at mssql.MaxClaim rows
+// (about 300: issue 32, item 9), and every other statement that locks a batch of rows is
+// listed with the bound that keeps it under the escalation threshold.
+func TestClaimBatchesCannotEscalate(t *testing.T) {
+	t.Parallel()
+	if mssql.Dialect.MaxClaim != mssql.MaxClaim || mssql.MaxClaim <= 0 || mssql.MaxClaim > 300 {
+		t.Errorf("mssql.Dialect.MaxClaim = %d (MaxClaim %d), want 1..300", mssql.Dialect.MaxClaim, mssql.MaxClaim)
+	}
+	// A claimed scheduler row moves a key in an index: a key deleted, one inserted, a page each.
+	if 4*mssql.MaxClaim >= escalationLocks/2 {
+		t.Errorf("MaxClaim %d: 4 locks a row on one index leave less than half of the %d for the rows read and skipped", mssql.MaxClaim, escalationLocks)
+	}
+	if 2*store.MaxBatch >= escalationLocks {
+		t.Errorf("store.MaxBatch %d: a bounded batch may hold %d locks on one index, not under %d", store.MaxBatch, 2*store.MaxBatch, escalationLocks)
+	}
+	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := q.Names()
+	sort.Strings(names)
+	seen := map[string]bool{}
+	for _, n := range names {
+		code := lintLineComment.ReplaceAllString(q.SQL(n), " ")
+		if !topLimit.MatchString(code) || !lockingSQL.MatchString(code) {
+			continue
+		}
+		seen[n] = true
+		if _, ok := lockingBatches[n]; !ok {
+			t.Errorf("%s locks a batch of @Limit rows: cap it with Dialect.MaxClaim (sqlstore claimSize) or show its lock count, then list it in lockingBatches", n)
+		}
+	}
+	for n := range lockingBatches {
+		if !seen[n] {
+			t.Errorf("lockingBatches lists %s, which no longer locks a TOP (@Limit) batch", n)
+		}
+	}
+}
