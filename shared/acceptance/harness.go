@@ -134,6 +134,10 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 		observed = DefaultObserved
 	}
 	for _, topic := range observed {
+		if bh, most := h.Runtime.Memory.BatchHandler(topic); bh != nil {
+			h.Runtime.Memory.SubscribeBatch(topic, most, h.observeBatch(bh))
+			continue
+		}
 		h.Runtime.Memory.Subscribe(topic, h.observe(h.Runtime.Memory.Handler(topic)))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -310,6 +314,20 @@ func (h *Harness) observe(next bus.Handler) bus.Handler {
 			}
 		}
 		h.record(m)
+		return nil
+	}
+}
+
+// observeBatch is observe for a batch consumer (TrackingProcessor on tracking): the batch's
+// messages are recorded, in order, once the consumer acknowledged the batch.
+func (h *Harness) observeBatch(next bus.BatchHandler) bus.BatchHandler {
+	return func(ctx context.Context, ms []bus.Message) error {
+		if err := next(ctx, ms); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			h.record(m)
+		}
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,77 @@ func TestAttributeLedgerPurgedOnTheRelayTimer(t *testing.T) {
 	}
 	if n := ledger(); n != 0 {
 		t.Fatalf("past the window: %d ledger rows", n)
+	}
+}
+
+// TrackingProcessor is a batch trigger on the embedded runtime: a session's waiting tracking
+// messages come in one batch and are applied in one transaction, in order; a poison message
+// in the middle is dead-lettered alone (its batch-mates applied, the batch answered 200), and
+// the whole batch delivered again applies nothing twice.
+func TestTrackingProcessorTakesBatches(t *testing.T) {
+	e := openGateway(t, t.TempDir())
+	ctx := context.Background()
+	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Asia/Ho_Chi_Minh"}); err != nil {
+		t.Fatal(err)
+	}
+	bh, most := e.rt.Memory.BatchHandler(topology.TrackingTopic)
+	if bh == nil || most != topology.MaxMessageBatchSize {
+		t.Fatalf("tracking's consumer: batch handler %v of %d, want a batch trigger of %d", bh != nil, most, topology.MaxMessageBatchSize)
+	}
+	var sizes []int
+	e.rt.Memory.SubscribeBatch(topology.TrackingTopic, most, func(ctx context.Context, ms []bus.Message) error {
+		sizes = append(sizes, len(ms))
+		return bh(ctx, ms)
+	})
+	body := func(id, ins string) []byte {
+		return []byte(`{"event_id":"` + id + `","customer_id":"C1","business_unit_id":"bu-1","timestamp":"2026-07-10T15:00:00Z","instructions":[` + ins + `]}`)
+	}
+	const visit = `{"target_entity_id":"C1","entity_type":"CUSTOMER","attribute_code":"visits","operation":"INCREMENT"}`
+	const flag = `{"target_entity_id":"C1","entity_type":"CUSTOMER","attribute_code":"flag","operation":"SET_TRUE_ONCE"}`
+	var msgs []bus.Message
+	for i, b := range [][]byte{body("t-1", flag+","+visit), body("t-2", visit+","+strings.Replace(flag, "SET_TRUE_ONCE", "INCREMENT", 1)), body("t-3", visit), body("t-4", visit)} {
+		msgs = append(msgs, bus.Message{ID: fmt.Sprintf("t-%d:tracking", i+1), Destination: topology.TrackingTopic, SessionID: "C1", Body: b})
+	}
+	for _, m := range msgs {
+		if err := e.rt.Memory.Publish(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.rt.Memory.DrainDestination(ctx, topology.TrackingTopic, 0); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(sizes) != "[4]" {
+		t.Fatalf("batches %v, want the session's four messages in one", sizes)
+	}
+	visits := func() string {
+		vs, err := attribute.Read(ctx, e.rt.Store, store.AttributeEntity{BusinessUnitID: "bu-1", EntityType: "CUSTOMER", EntityID: "C1"}, e.rt.Clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			if v.Code == "visits" {
+				return fmt.Sprint(v.Value)
+			}
+		}
+		return ""
+	}
+	if got := visits(); got != "3" {
+		t.Fatalf("visits %s, want 3 (t-1, t-3, t-4; the poison t-2 wrote nothing)", got)
+	}
+	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.TrackingProcessor, "t-2:tracking")); err != nil || !strings.Contains(string(rec), "flag") {
+		t.Fatalf("the poison's dead-letter record: %s %v", rec, err)
+	}
+	if n := e.rt.Memory.Len(topology.TrackingTopic); n != 0 {
+		t.Fatalf("%d tracking messages left on the bus, want every one settled", n)
+	}
+	// The host brings the whole batch again: nothing is applied twice.
+	for i := range msgs {
+		msgs[i].DeliveryCount = 2
+	}
+	if err := bh(ctx, msgs); err != nil {
+		t.Fatalf("the batch again: %v", err)
+	}
+	if got := visits(); got != "3" {
+		t.Fatalf("visits %s after the batch came again, want 3", got)
 	}
 }

@@ -442,3 +442,34 @@ func TestDueWorkPollerDrainsUpToTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TrackingProcessor answers a host-shaped batch of one session (string bodies in one JSON
+// array, SessionIdArray, as the Service Bus extension sends a session-enabled batch with
+// dataType string): the poison in the middle is dead-lettered with its record, its
+// batch-mates are applied in one transaction, and the batch answered 200; the same batch
+// again (the host redelivers it) applies nothing twice.
+func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
+	e := newFnEnv(t, nil)
+	ctx := context.Background()
+	for round := 1; round <= 2; round++ {
+		code, body := e.post(t, topology.TrackingProcessor, fixture(t, "TrackingProcessor_session_batch.json"))
+		rv, _ := body["ReturnValue"].(map[string]any)
+		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(3) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), "login-2:tracking") {
+			t.Fatalf("round %d: %d %v", round, code, body)
+		}
+		rows, err := e.rt.Store.AttributeList(ctx, store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range rows {
+			got[r.AttributeCode] = r.ValueText
+		}
+		if len(got) != 2 || got["login_count"] != "2" || got["first_login"] != "true" {
+			t.Fatalf("round %d: attributes %v, want login_count 2 (login-1 and login-3 once each) and first_login true", round, got)
+		}
+	}
+	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.TrackingProcessor, "login-2:tracking")); err != nil || !strings.Contains(string(rec), "first_login") {
+		t.Fatalf("the poison's dead-letter record: %s %v", rec, err)
+	}
+}

@@ -8,8 +8,10 @@
 // crossings), one per row of seed 003's operation table, with calendar periods in the
 // business unit's (or the instruction's) zone; ApplyEntity runs one entity's instructions and
 // spends caps. Service.Handle runs one tracking message in one transaction (store
-// AttributeApply) under optimistic Version with a bounded retry; Flusher folds hot counters'
-// deltas; Read applies the period rule for readers.
+// AttributeApply) under optimistic Version with a bounded retry; Service.HandleBatch runs a
+// batch of them in one transaction (store AttributeApplyBatch), in order and each as Handle
+// would, and applies them one at a time when that transaction fails (poison isolation);
+// Flusher folds hot counters' deltas; Read applies the period rule for readers.
 //
 // State machine of an event per entity: unseen -> applied (its id recorded with the
 // entity's writes, deltas and trigger outbox rows in one transaction) -> every later

@@ -207,26 +207,134 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 	return res, err
 }
 
+// HandleBatch is Handle for several tracking messages at once (the messages a bus hands
+// over together, at most store.MaxBatch), with one write transaction for all of them
+// (store.AttributeApplyBatch) instead of one each. results[i] and errs[i] are what Handle
+// would have returned for bodies[i], and the rows, processed events and outbox rows written
+// are the same as Handle's on each message in order: the events are applied in the order
+// given (a session's order, docs/attributes.md#batches), each seeing the writes of the ones
+// before it, and an event already processed (by an earlier event of the batch too) is a
+// Duplicate.
+//
+// Poison isolation: a message refused before its transaction (bad payload, unknown business
+// unit) gets its error and is left out of the batch; when the batch's transaction fails (an
+// instruction that does not fit the stored value, ErrLeaseLost, a store error, a fault
+// hook), nothing of it is written and every message of it is applied again one at a time
+// (Handle's retries included), so one bad message fails only itself. OnApplied and OnRefused
+// are called once the batch is done, in message order. More than store.MaxBatch messages is
+// an error for every message.
+func (s *Service) HandleBatch(ctx context.Context, bodies [][]byte) ([]Result, []error) {
+	results, errs := make([]Result, len(bodies)), make([]error, len(bodies))
+	if len(bodies) > store.MaxBatch {
+		err := fmt.Errorf("attribute: a batch of %d tracking messages, at most %d", len(bodies), store.MaxBatch)
+		for i := range errs {
+			errs[i] = err
+		}
+		return results, errs
+	}
+	evs := make([]*event, len(bodies))
+	var ready []*event
+	units := map[string]store.BusinessUnit{}
+	for i, b := range bodies {
+		evs[i], errs[i] = s.prepare(ctx, b, units)
+		if errs[i] == nil {
+			ready = append(ready, evs[i])
+		}
+	}
+	switch {
+	case len(ready) == 1:
+		ready[0].err = s.apply(ctx, ready[0])
+	case len(ready) > 1:
+		now := s.Clock.Now()
+		ps := make([]store.AttributeApplyParams, len(ready))
+		for i, ev := range ready {
+			ps[i] = s.params(ev, now)
+		}
+		outs, err := s.Store.AttributeApplyBatch(ctx, ps)
+		if err == nil {
+			for i, ev := range ready {
+				ev.settle(outs[i], 1)
+			}
+			break
+		}
+		// Nothing of the batch was written: each message alone, in order.
+		for _, ev := range ready {
+			ev.err = s.apply(ctx, ev)
+		}
+	}
+	for i, ev := range evs {
+		if errs[i] == nil {
+			errs[i] = ev.err
+			results[i] = *ev.res
+		}
+		switch {
+		case errs[i] != nil && s.OnRefused != nil && automation.IsInvalid(errs[i]):
+			s.OnRefused(ev.p.EventID, errs[i])
+		case errs[i] == nil && s.OnApplied != nil:
+			s.OnApplied(results[i])
+		}
+	}
+	return results, errs
+}
+
+// event is one tracking message ready to apply: its payload, its entities and the Decide of
+// its AttributeApply, which leaves what the event did in res.
+type event struct {
+	p        Payload
+	entities []store.AttributeEntity
+	decide   func(map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error)
+	res      *Result
+	err      error // what applying it returned (HandleBatch)
+}
+
+// params is ev's AttributeApply at now (the simulator's AfterUpdate hook included); the
+// processed-event id is the event's identity, (source, id) (Payload.Key).
+func (s *Service) params(ev *event, now time.Time) store.AttributeApplyParams {
+	var afterWrite func(context.Context) error
+	if s.Hooks != nil && s.Hooks.AfterUpdate != nil {
+		afterWrite = func(ctx context.Context) error { return s.Hooks.AfterUpdate(ctx, ev.p.EventID) }
+	}
+	return store.AttributeApplyParams{Now: now, EventID: ev.p.Key(), Entities: ev.entities, Decide: ev.decide, AfterWrite: afterWrite}
+}
+
 func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, error) {
+	ev, err := s.prepare(ctx, body, nil)
+	if err != nil {
+		return ev.p, Result{}, err
+	}
+	err = s.apply(ctx, ev)
+	return ev.p, *ev.res, err
+}
+
+// prepare reads and checks one tracking message and builds its event (nothing written).
+// units, when not nil, caches the business units looked up (a batch's messages share them).
+// Errors: Handle's bad-input errors; the business unit lookup's store error.
+func (s *Service) prepare(ctx context.Context, body []byte, units map[string]store.BusinessUnit) (*event, error) {
 	p, at, err := ParsePayload(body)
 	if err != nil {
-		return p, Result{}, err
+		return &event{p: p}, err
 	}
 	if s.Clock != nil {
 		if err := CheckEventTime("timestamp", at, s.Clock.Now()); err != nil {
-			return p, Result{}, err
+			return &event{p: p}, err
 		}
 	}
-	bu, err := s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
+	bu, cached := units[p.BusinessUnitID]
+	if !cached {
+		bu, err = s.Store.BusinessUnitGet(ctx, p.BusinessUnitID)
+	}
 	if errors.Is(err, store.ErrNotFound) {
-		return p, Result{}, automation.Invalid("business_unit_id", "business unit %q is not known", p.BusinessUnitID)
+		return &event{p: p}, automation.Invalid("business_unit_id", "business unit %q is not known", p.BusinessUnitID)
 	}
 	if err != nil {
-		return p, Result{}, err
+		return &event{p: p}, err
 	}
 	buZone, err := localtime.LoadZone(bu.TimeZoneID)
 	if err != nil {
-		return p, Result{}, automation.Invalid("business_unit_id", "business unit %q has an unusable time zone: %v", bu.ID, err)
+		return &event{p: p}, automation.Invalid("business_unit_id", "business unit %q has an unusable time zone: %v", bu.ID, err)
+	}
+	if units != nil && !cached && len(units) < store.MaxBatch {
+		units[p.BusinessUnitID] = bu
 	}
 	rules := func(in Instruction) (Rules, error) {
 		r := Rules{Zone: buZone, ZoneID: bu.TimeZoneID}
@@ -254,9 +362,9 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 		}
 		byEntity[e] = append(byEntity[e], in)
 	}
-	var res Result
+	res := &Result{EventID: p.EventID}
 	decide := func(rows map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error) {
-		res = Result{EventID: p.EventID}
+		*res = Result{EventID: p.EventID}
 		var dec store.AttributeDecision
 		for _, e := range entities {
 			var cold []Instruction
@@ -324,28 +432,36 @@ func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, err
 		}
 		return dec, nil
 	}
+	return &event{p: p, entities: entities, decide: decide, res: res}, nil
+}
+
+// apply runs ev's AttributeApply, again on ErrLeaseLost up to MaxAttempts, and completes
+// ev.res with the outcome and the attempts.
+func (s *Service) apply(ctx context.Context, ev *event) error {
 	maxAttempts := s.MaxAttempts
 	if maxAttempts <= 0 {
 		maxAttempts = DefaultMaxAttempts
 	}
 	for attempt := 1; ; attempt++ {
-		var afterWrite func(context.Context) error
-		if s.Hooks != nil && s.Hooks.AfterUpdate != nil {
-			afterWrite = func(ctx context.Context) error { return s.Hooks.AfterUpdate(ctx, p.EventID) }
-		}
-		out, err := s.Store.AttributeApply(ctx, store.AttributeApplyParams{Now: s.Clock.Now(), EventID: p.Key(), Entities: entities, Decide: decide, AfterWrite: afterWrite})
+		out, err := s.Store.AttributeApply(ctx, s.params(ev, s.Clock.Now()))
 		if errors.Is(err, store.ErrLeaseLost) && attempt < maxAttempts && ctx.Err() == nil {
 			continue
 		}
 		if err != nil {
-			return p, Result{EventID: p.EventID, Attempts: attempt}, err
+			*ev.res = Result{EventID: ev.p.EventID, Attempts: attempt}
+			return err
 		}
-		if out == store.AttributeDuplicate {
-			res = Result{EventID: p.EventID}
-		}
-		res.Outcome, res.Attempts = out, attempt
-		return p, res, nil
+		ev.settle(out, attempt)
+		return nil
 	}
+}
+
+// settle records the outcome of ev's committed AttributeApply: a duplicate did nothing.
+func (ev *event) settle(out store.AttributeApplyOutcome, attempts int) {
+	if out == store.AttributeDuplicate {
+		*ev.res = Result{EventID: ev.p.EventID}
+	}
+	ev.res.Outcome, ev.res.Attempts = out, attempts
 }
 
 // maxHotMicros bounds one hot increment (and keeps sums of a backlog inside int64).

@@ -114,26 +114,32 @@ func Register(r *funchost.Router, d Deps) {
 	r.Register(topology.TrackingProcessor, logged(d.trackingProcessor))
 }
 
-// trackingProcessor: the tracking route's fat payload is applied to its entities' attributes
-// in one transaction; a permanent error (bad payload, an instruction that does not fit the
-// stored value) is dead-lettered with its reason and nothing is written.
+// trackingProcessor: the tracking route's fat payloads are applied to their entities'
+// attributes, a batch at a time in one transaction (attribute.Service.HandleBatch; each
+// message as alone it would be, in the session's order). TrackingProcessor is declared
+// "cardinality": "many" on its session-enabled subscription, so the host hands it up to
+// topology.MaxMessageBatchSize messages of one session at once, and the batch is answered by
+// notificationDispatch's rule (batchInvocation): a permanent error (bad payload, an
+// instruction that does not fit the stored value) is dead-lettered with its reason and
+// nothing of it written, without failing its batch-mates; any other error fails the batch,
+// and its batch-mates already applied come again as Duplicates (their processed-event rows).
 func (d Deps) trackingProcessor(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
-	msg, err := inv.ServiceBus("message")
-	if err != nil {
-		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
-	}
 	if d.Attributes == nil {
 		return funchost.Result{}, errors.New("TrackingProcessor is not configured")
 	}
-	res, err := d.Attributes.Handle(ctx, msg.Body)
-	switch {
-	case err == nil:
-		return ok(map[string]any{"messageId": msg.MessageID, "outcome": res.Outcome, "changes": len(res.Changes), "triggers": len(res.Triggers)})
-	case automation.IsInvalid(err) || automation.IsPermanent(err):
-		return funchost.Result{}, d.deadLetter(ctx, inv, msg, err)
-	default:
-		return funchost.Result{}, err
-	}
+	return d.batchInvocation(ctx, inv, topology.TrackingTopic, "tracking", func(ctx context.Context, msgs []bus.Message) []error {
+		bodies := make([][]byte, len(msgs))
+		for i, m := range msgs {
+			bodies[i] = m.Body
+		}
+		_, errs := d.Attributes.HandleBatch(ctx, bodies)
+		for i, err := range errs {
+			if err != nil && automation.IsInvalid(err) && !automation.IsPermanent(err) {
+				errs[i] = automation.Permanent(err) // bad input is dead-lettered, never retried
+			}
+		}
+		return errs
+	})
 }
 
 // notiDelivery: the noti route's message becomes immediate deliveries keyed by the event id.

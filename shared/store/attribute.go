@@ -95,6 +95,15 @@ type AttributeStore interface {
 	// ErrLeaseLost when a row's Version moved since it was read (or a row to insert exists):
 	// nothing written, the caller runs it again; a store error.
 	AttributeApply(ctx context.Context, p AttributeApplyParams) (AttributeApplyOutcome, error)
+	// AttributeApplyBatch applies 1..MaxBatch events in order in one transaction, each as
+	// AttributeApply would: an event sees the writes of the events before it, and an event
+	// processed before (by the batch's earlier events too) is AttributeDuplicate with nothing
+	// of it written. It returns each event's outcome at its place. Errors: the first event's
+	// error (Decide's, ErrLeaseLost, an event whose later entity had processed it while its
+	// first had not, a store error), naming its index; the whole batch is rolled back and
+	// nothing is written, so the caller applies the events one at a time
+	// (attribute.Service.HandleBatch).
+	AttributeApplyBatch(ctx context.Context, ps []AttributeApplyParams) ([]AttributeApplyOutcome, error)
 	// AttributeList returns every attribute row of one entity, by code.
 	AttributeList(ctx context.Context, e AttributeEntity) ([]AttributeRow, error)
 	// AttributeDeltaSums returns, by attribute code, the sum (micro-units) of one entity's

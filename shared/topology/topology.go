@@ -150,8 +150,11 @@ type Function struct {
 	Sessions                   bool
 	// Many: a Service Bus trigger declared with "cardinality": "many", which the host hands
 	// up to MaxMessageBatchSize waiting messages per invocation (an array payload) instead of
-	// one. Only NotificationDispatch: its dispatcher claims and records a batch in two
-	// transactions, and a redelivered message whose job is done is a no-op.
+	// one: NotificationDispatch (its dispatcher claims and records a batch in two
+	// transactions, and a redelivered message whose job is done is a no-op),
+	// DeliveryFactProjection, and TrackingProcessor (a session-enabled batch: the host takes
+	// a batch from one session at a time, in order; the engine applies it in one
+	// transaction, a redelivered event is a Duplicate).
 	Many bool
 	// Route is an HTTP trigger's route template below the "api" prefix, Methods its
 	// lower-case methods.
@@ -195,7 +198,7 @@ var functions = []Function{
 	{Name: ReportRunsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-runs/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: ReportSubscriptionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-subscriptions/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: SupportAPI, Trigger: HTTPTrigger, Binding: "req", Route: "support/{*path}", Methods: []string{"get", "post"}},
-	{Name: TrackingProcessor, Trigger: ServiceBusTrigger, Binding: "message", Topic: TrackingTopic, Subscription: AttributesSubscription, Sessions: true},
+	{Name: TrackingProcessor, Trigger: ServiceBusTrigger, Binding: "message", Topic: TrackingTopic, Subscription: AttributesSubscription, Sessions: true, Many: true},
 }
 
 // Functions returns a copy of the table, sorted by name.

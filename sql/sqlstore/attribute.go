@@ -34,71 +34,121 @@ func checkEntity(e store.AttributeEntity) error {
 // AttributeApply implements store.AttributeStore: processed rows, load, Decide, guarded
 // writes, deltas and outbox, all in one transaction.
 func (s *Store) AttributeApply(ctx context.Context, p store.AttributeApplyParams) (store.AttributeApplyOutcome, error) {
-	if p.EventID == "" || len(p.Entities) == 0 || len(p.Entities) > store.MaxBatch || p.Decide == nil {
-		return "", fmt.Errorf("%s AttributeApply: an event id, 1..%d entities and Decide are required", s.d.Name, store.MaxBatch)
+	if err := s.checkAttributeApply(p); err != nil {
+		return "", err
 	}
-	for _, e := range p.Entities {
-		if err := checkEntity(e); err != nil {
-			return "", err
-		}
-	}
-	var out store.AttributeApplyOutcome
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		out = store.AttributeApplied
-		rows := make(map[store.AttributeEntity]map[string]store.AttributeRow, len(p.Entities))
-		for _, e := range p.Entities {
-			res, err := s.exec(ctx, tx, "AttributeProcessedInsert", append(entityArgs(e), sql.Named("EventId", p.EventID), sql.Named("Now", s.tm(p.Now)))...)
-			if err != nil {
-				return fmt.Errorf("%s AttributeProcessedInsert: %w", s.d.Name, err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				out = store.AttributeDuplicate
-				return errDuplicateEvent
-			}
-			list, err := queryAll(ctx, s, tx, "AttributeListEntity", s.scanAttribute, entityArgs(e)...)
-			if err != nil {
-				return err
-			}
-			m := make(map[string]store.AttributeRow, len(list))
-			for _, r := range list {
-				m[r.AttributeCode] = r
-			}
-			rows[e] = m
+		out, err := s.attributeApplyTx(ctx, tx, p)
+		if err == nil && out == store.AttributeDuplicate {
+			return errDuplicateEvent // nothing was written: roll back
 		}
-		dec, err := p.Decide(rows)
-		if err != nil {
-			return err
-		}
-		for _, r := range dec.Rows {
-			if err := s.attributeWrite(ctx, tx, p.Now, r); err != nil {
-				return err
-			}
-		}
-		for _, d := range dec.Deltas {
-			if err := checkEntity(d.AttributeEntity); err != nil {
-				return err
-			}
-			if _, err := s.exec(ctx, tx, "AttributeDeltaInsert", append(entityArgs(d.AttributeEntity), sql.Named("AttributeCode", d.AttributeCode),
-				sql.Named("Micros", d.Micros), sql.Named("EventId", p.EventID), sql.Named("Now", s.tm(p.Now)))...); err != nil {
-				return fmt.Errorf("%s AttributeDeltaInsert: %w", s.d.Name, err)
-			}
-		}
-		if p.AfterWrite != nil {
-			if err := p.AfterWrite(ctx); err != nil {
-				return err
-			}
-		}
-		for _, m := range dec.Outbox {
-			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
 	if errors.Is(err, errDuplicateEvent) {
 		return store.AttributeDuplicate, nil
 	}
-	return out, err
+	if err != nil {
+		return "", err
+	}
+	return store.AttributeApplied, nil
+}
+
+// AttributeApplyBatch implements store.AttributeStore: each event as AttributeApply would
+// apply it, in order, all in one transaction; the first error rolls back the whole batch.
+func (s *Store) AttributeApplyBatch(ctx context.Context, ps []store.AttributeApplyParams) ([]store.AttributeApplyOutcome, error) {
+	if len(ps) == 0 || len(ps) > store.MaxBatch {
+		return nil, fmt.Errorf("%s AttributeApplyBatch: 1..%d events, got %d", s.d.Name, store.MaxBatch, len(ps))
+	}
+	for _, p := range ps {
+		if err := s.checkAttributeApply(p); err != nil {
+			return nil, err
+		}
+	}
+	outs := make([]store.AttributeApplyOutcome, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			out, err := s.attributeApplyTx(ctx, tx, p)
+			if err != nil {
+				return fmt.Errorf("%s AttributeApplyBatch: event %d (%s): %w", s.d.Name, i, p.EventID, err)
+			}
+			outs[i] = out
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+func (s *Store) checkAttributeApply(p store.AttributeApplyParams) error {
+	if p.EventID == "" || len(p.Entities) == 0 || len(p.Entities) > store.MaxBatch || p.Decide == nil {
+		return fmt.Errorf("%s AttributeApply: an event id, 1..%d entities and Decide are required", s.d.Name, store.MaxBatch)
+	}
+	for _, e := range p.Entities {
+		if err := checkEntity(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attributeApplyTx applies one event inside tx: its entities' processed rows, load, Decide,
+// guarded writes, deltas, AfterWrite and outbox. An event whose first entity had processed
+// it is AttributeDuplicate with nothing written; one whose later entity had (its earlier
+// entities' processed rows already inserted) is errDuplicateEvent, which must roll tx back.
+func (s *Store) attributeApplyTx(ctx context.Context, tx *sql.Tx, p store.AttributeApplyParams) (store.AttributeApplyOutcome, error) {
+	rows := make(map[store.AttributeEntity]map[string]store.AttributeRow, len(p.Entities))
+	for i, e := range p.Entities {
+		res, err := s.exec(ctx, tx, "AttributeProcessedInsert", append(entityArgs(e), sql.Named("EventId", p.EventID), sql.Named("Now", s.tm(p.Now)))...)
+		if err != nil {
+			return "", fmt.Errorf("%s AttributeProcessedInsert: %w", s.d.Name, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if i == 0 {
+				return store.AttributeDuplicate, nil
+			}
+			return "", errDuplicateEvent
+		}
+		list, err := queryAll(ctx, s, tx, "AttributeListEntity", s.scanAttribute, entityArgs(e)...)
+		if err != nil {
+			return "", err
+		}
+		m := make(map[string]store.AttributeRow, len(list))
+		for _, r := range list {
+			m[r.AttributeCode] = r
+		}
+		rows[e] = m
+	}
+	dec, err := p.Decide(rows)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range dec.Rows {
+		if err := s.attributeWrite(ctx, tx, p.Now, r); err != nil {
+			return "", err
+		}
+	}
+	for _, d := range dec.Deltas {
+		if err := checkEntity(d.AttributeEntity); err != nil {
+			return "", err
+		}
+		if _, err := s.exec(ctx, tx, "AttributeDeltaInsert", append(entityArgs(d.AttributeEntity), sql.Named("AttributeCode", d.AttributeCode),
+			sql.Named("Micros", d.Micros), sql.Named("EventId", p.EventID), sql.Named("Now", s.tm(p.Now)))...); err != nil {
+			return "", fmt.Errorf("%s AttributeDeltaInsert: %w", s.d.Name, err)
+		}
+	}
+	if p.AfterWrite != nil {
+		if err := p.AfterWrite(ctx); err != nil {
+			return "", err
+		}
+	}
+	for _, m := range dec.Outbox {
+		if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+			return "", err
+		}
+	}
+	return store.AttributeApplied, nil
 }
 
 // errDuplicateEvent rolls back the transaction of an event an entity processed before.

@@ -23,6 +23,7 @@ func runAttribute(t *testing.T, open Opener) {
 	t.Run("FlushFoldsDeltasInBoundedBatches", func(t *testing.T) { testAttributeFlush(t, open) })
 	t.Run("TopReadsTheRankingInOrder", func(t *testing.T) { testAttributeTop(t, open) })
 	t.Run("ConcurrentIncrementsAreSerialised", func(t *testing.T) { testAttributeConcurrent(t, open) })
+	t.Run("BatchAppliesInOrderInOneTransaction", func(t *testing.T) { testAttributeApplyBatch(t, open) })
 }
 
 var (
@@ -331,5 +332,59 @@ func testAttributeConcurrent(t *testing.T, open Opener) {
 	}
 	if v, _ := countOf(t, s, cust); v != strconv.Itoa(n) {
 		t.Fatalf("count = %q, want %d", v, n)
+	}
+}
+
+// AttributeApplyBatch applies its events in order, each seeing the ones before it, a repeated
+// event a Duplicate; any event's error rolls the whole batch back, a partly processed event
+// (its later entity processed it, its first not) included.
+func testAttributeApplyBatch(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	p := func(id string, es []store.AttributeEntity, decide func(map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error)) store.AttributeApplyParams {
+		return store.AttributeApplyParams{Now: T0, EventID: id, Entities: es, Decide: decide}
+	}
+	one := []store.AttributeEntity{cust}
+	outs, err := s.AttributeApplyBatch(ctx, []store.AttributeApplyParams{p("b1", one, incr(cust, "b1", 0)), p("b2", one, incr(cust, "b2", 2)), p("b1", one, incr(cust, "b1", 0))})
+	if err != nil || len(outs) != 3 || outs[0] != store.AttributeApplied || outs[1] != store.AttributeApplied || outs[2] != store.AttributeDuplicate {
+		t.Fatalf("batch: %v %v, want Applied, Applied, Duplicate", outs, err)
+	}
+	if v, ver := countOf(t, s, cust); v != "2" || ver != 2 {
+		t.Fatalf("count = %q v%d, want 2 v2 (b2 saw b1's write; b1 again wrote nothing)", v, ver)
+	}
+	if m, err := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); err != nil || len(m) != 1 || m[0].MessageID != "trigger:b2" {
+		t.Fatalf("outbox = %+v %v", m, err)
+	}
+	boom := errors.New("decide refused")
+	for _, c := range []struct {
+		name string
+		last store.AttributeApplyParams
+	}{
+		{"decide error", p("b4", one, func(map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error) {
+			return store.AttributeDecision{}, boom
+		})},
+		// b1 was processed by cust, not by item: item's processed row is inserted first.
+		{"partly processed", p("b1", []store.AttributeEntity{item, cust}, incr(item, "b1", 0))},
+	} {
+		_, err := s.AttributeApplyBatch(ctx, []store.AttributeApplyParams{p("b3", one, incr(cust, "b3", 3)), c.last})
+		if err == nil {
+			t.Fatalf("%s: the batch committed", c.name)
+		}
+		if v, ver := countOf(t, s, cust); v != "2" || ver != 2 {
+			t.Fatalf("%s: count = %q v%d, want 2 v2 (b3 rolled back with its batch)", c.name, v, ver)
+		}
+		if v, _ := countOf(t, s, item); v != "" {
+			t.Fatalf("%s: item count = %q, want none", c.name, v)
+		}
+		if m, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 10}); len(m) != 1 {
+			t.Fatalf("%s: %d outbox rows, want b2's one", c.name, len(m))
+		}
+	}
+	// b3 was rolled back, not recorded as processed: it applies now.
+	if out, err := apply(t, s, "b3", one, incr(cust, "b3", 0)); err != nil || out != store.AttributeApplied {
+		t.Fatalf("b3 after its batch rolled back: %v %v", out, err)
+	}
+	if _, err := s.AttributeApplyBatch(ctx, nil); err == nil {
+		t.Fatal("an empty batch is an error")
 	}
 }
