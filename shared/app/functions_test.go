@@ -295,8 +295,11 @@ func TestLocalEventsRoute(t *testing.T) {
 	if code := post(`{"id":1}`); code != 400 {
 		t.Fatalf("invalid event: %d", code)
 	}
-	if code := post(strings.Replace(strings.Replace(raw, `"bu-syd"`, `"bu-mel"`, 1), `"evt-l"`, `"evt-m"`, 1)); code != 422 {
-		t.Fatalf("event of an unknown business unit: %d", code)
+	if code := post(strings.Replace(strings.Replace(raw, `"bu-syd"`, `"bu-mel"`, 1), `"evt-l"`, `"evt-m"`, 1)); code != 404 {
+		t.Fatalf("event of an unknown business unit: %d, want 404 (refused before anything is stored, as POST /api/events does)", code)
+	}
+	if n, err := e.rt.Trace.GetBlob(context.Background(), trace.DeadLetterBlobName(topology.DomainEventHandler, "evt-m")); err == nil {
+		t.Fatalf("an event of an unknown business unit was dead-lettered (%d bytes) instead of refused", len(n))
 	}
 	if e.rt.Memory.Len("domain-events") != 0 {
 		t.Fatal("events must not wait in the in-process queue")

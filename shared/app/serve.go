@@ -18,6 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/publish"
+	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -189,8 +190,16 @@ func (r *Runtime) processLocalEvent(req *http.Request, h *local.Host, log *slog.
 	// Writes are scoped like reads: an event for a business unit outside the caller's scope
 	// answers 404 exactly like an unknown unit (httpapi's rule) and is not processed.
 	// Without an API wrapper there is no caller, and the empty scope refuses every event.
+	// A unit that does not exist is refused here too, before anything is stored, as
+	// POST /api/events refuses it (issue 33, item 1): never accepted and then dead-lettered.
 	if !httpapi.CallerFrom(req.Context()).Scope.Allows(ev.BusinessUnitID) {
 		return rejected(ev.ID, http.StatusNotFound, string(automation.CodeNotFound), fmt.Sprintf("business unit %q not found", ev.BusinessUnitID))
+	}
+	if _, err := r.Store.BusinessUnitGet(req.Context(), ev.BusinessUnitID); errors.Is(err, store.ErrNotFound) {
+		return rejected(ev.ID, http.StatusNotFound, string(automation.CodeNotFound), fmt.Sprintf("business unit %q not found", ev.BusinessUnitID))
+	} else if err != nil {
+		log.Error("local event not processed", "sourceEventId", ev.ID, "error", err.Error())
+		return rejected(ev.ID, http.StatusServiceUnavailable, "NotProcessed", "event "+ev.ID+" was not processed; send it again")
 	}
 	code, body, err := h.Deliver(req.Context(), topology.DomainEventsTopic, publish.Message(ev, raw))
 	if err != nil || code/100 != 2 {
