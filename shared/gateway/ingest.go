@@ -349,12 +349,6 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 	}
 	// Only a unit that exists and is in scope labels the metrics (their map stays bounded).
 	res.businessUnit = bu
-	if !env.Time.IsZero() {
-		if err := attribute.CheckEventTime("time", env.Time, now); err != nil {
-			_, msg := pointerOfInvalid(err)
-			return rejectOnly(res, "/time", "%s", msg)
-		}
-	}
 	def, ok := reg.Lookup(env.Type)
 	if !ok {
 		if why := reg.LeftOut(env.Type); why != "" {
@@ -363,6 +357,13 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 		return rejectOnly(res, "/type", "event type %q is not registered", env.Type)
 	}
 	res.RegistryVersion = def.Version
+	// After the type is known, so a registered type's rejection counts under its type.
+	if !env.Time.IsZero() {
+		if err := attribute.CheckEventTime("time", env.Time, now); err != nil {
+			_, msg := pointerOfInvalid(err)
+			return rejectOnly(res, "/time", "%s", msg)
+		}
+	}
 	customer, customerAt := env.Extensions["customerid"], "/customerid"
 	if customer == nil {
 		customer, customerAt = env.Extensions["entityguid"], "/entityguid"

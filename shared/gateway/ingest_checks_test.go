@@ -55,6 +55,13 @@ func TestIngestRefusesWhatWouldBeDeadLettered(t *testing.T) {
 	if n := len(e.outbox(t)); n != 2 {
 		t.Fatalf("%d outbox rows, want the two accepted events' tracking rows", n)
 	}
+	// A registered type's rejection after its type is known (its time, its data) counts under
+	// its type; only the unit typo and the unreadable ids go to the "" bucket.
+	for _, c := range e.svc.Metrics.Snapshot(automation.AllBusinessUnits()) {
+		if c.EventType == "ViewItem" && (c.Accepted != 2 || c.Rejected != 2) {
+			t.Errorf("ViewItem counts %+v, want 2 accepted and 2 rejected (the future time, the huge number)", c)
+		}
+	}
 }
 
 // A number the schema library cannot take (big.Rat gives up beyond an exponent of 10^6 and
