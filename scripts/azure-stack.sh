@@ -12,7 +12,8 @@
 #   5. stop and remove the containers (AZURE_STACK_KEEP=1 leaves them running).
 #
 # Needs Docker with the compose plugin and ACCEPT_EULA=Y (the SQL Server and emulator
-# licences). Never run on the development machines (no Docker there).
+# licences). Never run on the development machines (a docker CLI but no engine there);
+# without an engine or the compose plugin it says so and exits 2 before starting anything.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,6 +36,21 @@ sql_dsn() { printf 'sqlserver://sa:%s@127.0.0.1:1433?database=%s&encrypt=disable
 
 compose=(docker compose -f docker-compose.azure.yml)
 say() { echo "azure-stack: $*" >&2; }
+
+# Before anything starts: a Docker engine and the compose plugin (a docker CLI alone, as on
+# the development machines, cannot run the containers).
+if ! command -v docker >/dev/null 2>&1; then
+	say "needs Docker with the compose plugin: no docker command on PATH"
+	exit 2
+fi
+if ! docker compose version >/dev/null 2>&1; then
+	say "needs Docker with the compose plugin: \`docker compose version\` failed (install docker-compose-plugin)"
+	exit 2
+fi
+if ! docker info >/dev/null 2>&1; then
+	say "needs a running Docker engine: \`docker info\` failed (start the daemon, or check access to its socket)"
+	exit 2
+fi
 
 cleanup() {
 	local rc=$?
