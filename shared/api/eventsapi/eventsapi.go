@@ -6,6 +6,7 @@ package eventsapi
 
 import (
 	_ "embed" // openapi.yaml
+	"errors"
 	"net/http"
 	"strings"
 
@@ -134,6 +135,12 @@ func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
 	if bu := q.String("businessUnitId"); bu != "" {
 		if !scope.Allows(bu) {
 			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+		}
+		// A unit that does not exist answers 404 too, not an empty 200 (issue 33, item 2).
+		if _, err := d.Store.BusinessUnitGet(r.Context(), bu); errors.Is(err, store.ErrNotFound) {
+			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+		} else if err != nil {
+			return err
 		}
 		scope = automation.BusinessUnits(bu)
 	}

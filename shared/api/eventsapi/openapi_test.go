@@ -137,6 +137,7 @@ func TestEventsAPIMatchesOpenAPI(t *testing.T) {
 	}
 	want(e.call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-1", ""), 200)
 	want(e.call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-9", "", "X-Automation-Business-Units: bu-1"), 404)
+	want(e.call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-nowhere", ""), 404) // in scope (all), but no such unit
 	want(e.call(t, "GET", eventsapi.MetricsPath+"?nope=1", ""), 400)
 }
 
