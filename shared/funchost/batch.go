@@ -42,9 +42,10 @@ type ServiceBusBatchItem struct {
 // that literal (docs/functions-protocol.md#service-bus-batches). The items come in the order
 // of the bodies.
 //
-// An invocation in the single-message shape (no *Array key in Metadata and a Data value
-// that is not a JSON array) decodes as a batch of one (DecodeServiceBus), so a handler that
-// takes batches also takes a function declared "cardinality": "one".
+// An invocation in the single-message shape (no *Array key in Metadata, and a MessageId or
+// DeliveryCount in it or a Data value that is not a JSON array) decodes as a batch of one
+// (DecodeServiceBus), so a handler that takes batches also takes a function declared
+// "cardinality": "one"; a single message whose body is a JSON array stays one message.
 //
 // Errors: a *DecodeError for the invocation as a whole when the binding is missing, its
 // value is not an array, or a Metadata array is malformed or not as long as the bodies (a
@@ -94,11 +95,17 @@ func DecodeServiceBusBatch(req *InvocationRequest, binding string, opts *Service
 }
 
 // isBatch reports whether an invocation has the batch shape: a per-message array in
-// Metadata, or a Data value that is a JSON array as is.
+// Metadata, or a Data value that is a JSON array as is with no single-message Metadata (a
+// MessageId or DeliveryCount says the array is one message's body).
 func isBatch(meta map[string]json.RawMessage, data json.RawMessage) bool {
 	for _, key := range []string{MetaMessageIDArray, MetaDeliveryCountArray} {
 		if _, ok := lookupKey(meta, key); ok {
 			return true
+		}
+	}
+	for _, key := range []string{MetaMessageID, MetaDeliveryCount} {
+		if _, ok := lookupKey(meta, key); ok {
+			return false
 		}
 	}
 	t := bytes.TrimSpace(data)

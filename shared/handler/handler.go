@@ -359,7 +359,12 @@ var ErrBatchDeadline = errors.New("the batch's deadline passed before this messa
 func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, destination, what string, handle func(context.Context, []bus.Message) []error) (funchost.Result, error) {
 	items, err := inv.ServiceBusBatch("message")
 	if err != nil {
-		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
+		// The batch cannot be told apart message by message (a Metadata array not as long
+		// as the bodies, bodies that are not an array): no message is at fault, and a
+		// permanent answer would make the host complete every one of them with no body
+		// kept. A plain failure: the host abandons the batch, the broker brings each
+		// message again and, after MaxDeliveryCount, dead-letters each with its body.
+		return funchost.Result{}, fmt.Errorf("%s: the batch cannot be decoded message by message, the host brings it again: %v", what, err)
 	}
 	errs := make([]error, len(items))
 	var msgs []bus.Message

@@ -1,8 +1,10 @@
 package mssql_test
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/store"
@@ -38,8 +40,58 @@ var lockingBatches = map[string]string{
 
 var (
 	topLimit   = regexp.MustCompile(`(?i)\bTOP\s*\(\s*@\w+\s*\)`)
+	topLiteral = regexp.MustCompile(`(?i)\bTOP\s*(?:\(\s*(\d+)\s*\)|(\d+))(\s+PERCENT\b)?`)
 	lockingSQL = regexp.MustCompile(`(?i)\b(UPDATE|DELETE|UPDLOCK|XLOCK|HOLDLOCK|READPAST|READCOMMITTEDLOCK|SERIALIZABLE|TABLOCK|PAGLOCK)\b`)
 )
+
+// literalTopFindings: a locking statement whose TOP is a number written in the query takes
+// that many rows whatever the store asks, so it must be at most mssql.MaxClaim (and never a
+// PERCENT, which grows with the table). A hostile review (issue 32) found that only
+// TOP (@param) was checked: a claim written TOP (5000) with UPDLOCK passed.
+func literalTopFindings(name, sql string) []string {
+	code := lintLineComment.ReplaceAllString(sql, " ")
+	if !lockingSQL.MatchString(code) {
+		return nil
+	}
+	var out []string
+	for _, m := range topLiteral.FindAllStringSubmatch(code, -1) {
+		n, err := strconv.Atoi(m[1] + m[2])
+		switch {
+		case m[3] != "":
+			out = append(out, fmt.Sprintf("%s: a locking statement takes TOP %s PERCENT, which grows with the table: take TOP (@Limit), capped by Dialect.MaxClaim", name, m[1]+m[2]))
+		case err != nil || n > mssql.MaxClaim:
+			out = append(out, fmt.Sprintf("%s: a locking statement takes TOP %s rows, over mssql.MaxClaim (%d): take TOP (@Limit), capped by Dialect.MaxClaim", name, m[1]+m[2], mssql.MaxClaim))
+		}
+	}
+	return out
+}
+
+// TestLiteralTopLint checks the literal-TOP rule on the shapes it guards.
+func TestLiteralTopLint(t *testing.T) {
+	t.Parallel()
+	bad := map[string]string{
+		"Select":  "SELECT TOP (5000) Id FROM dbo.Outbox WITH (UPDLOCK, READPAST) ORDER BY Id;",
+		"Update":  "UPDATE TOP (5000) dbo.Outbox WITH (UPDLOCK, READPAST, ROWLOCK) SET Attempts = Attempts + 1 WHERE PublishedOn IS NULL;",
+		"NoParen": "SELECT TOP 301 Id FROM dbo.Outbox WITH (UPDLOCK) ORDER BY Id;",
+		"Percent": "DELETE TOP (10) PERCENT FROM dbo.Outbox WHERE PublishedOn IS NOT NULL;",
+	}
+	good := map[string]string{
+		"One":        "SELECT TOP (1) Id FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Id = @Id;",
+		"AtCap":      "UPDATE TOP (300) dbo.Outbox SET Attempts = 0 WHERE PublishedOn IS NULL;",
+		"NotLocking": "SELECT TOP (5000) Id FROM dbo.Outbox ORDER BY Id;",
+		"Comment":    "-- UPDATE TOP (5000) in a note\nSELECT TOP (5000) Id FROM dbo.Outbox;",
+	}
+	for name, sql := range bad {
+		if f := literalTopFindings(name, sql); len(f) != 1 {
+			t.Errorf("bad %s: %q, want one finding", name, f)
+		}
+	}
+	for name, sql := range good {
+		if f := literalTopFindings(name, sql); len(f) != 0 {
+			t.Errorf("good %s flagged: %q", name, f)
+		}
+	}
+}
 
 // TestClaimBatchesCannotEscalate: SQL Server's claims are capped at mssql.MaxClaim rows
 // (about 300: issue 32, item 9), and every other statement that locks a batch of rows is
@@ -64,6 +116,9 @@ func TestClaimBatchesCannotEscalate(t *testing.T) {
 	sort.Strings(names)
 	seen := map[string]bool{}
 	for _, n := range names {
+		for _, f := range literalTopFindings(n, q.SQL(n)) {
+			t.Error(f)
+		}
 		code := lintLineComment.ReplaceAllString(q.SQL(n), " ")
 		if !topLimit.MatchString(code) || !lockingSQL.MatchString(code) {
 			continue

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,59 @@ func TestEncodeRowsDeclaresOneType(t *testing.T) {
 	for _, bad := range []any{1.5, time.Now(), struct{}{}, uint64(1)} {
 		if _, err := EncodeRows([]map[string]any{{"Amount": bad}}); err == nil || !strings.Contains(err.Error(), "Amount") {
 			t.Errorf("%T accepted: %v", bad, err)
+		}
+	}
+}
+
+// EncodeRows keeps every value as the per-row form bound it (a hostile review, issue 32):
+// a nil []byte was sent as "" (an empty varbinary) where go-mssqldb binds NULL
+// (writeShortLenType/writePLPType write NULL for a nil buffer); strings with quotes, NUL,
+// control characters, HTML characters, line separators, astral characters and invalid
+// UTF-8 (which the driver, too, sends as U+FFFD) decode back as JSON gives them to
+// OPENJSON; instants at the edges of datetime2 keep their milliseconds.
+func TestEncodeRowsHostileValues(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("ü\"\\", 100_000)
+	strs := []string{"", `'; DROP TABLE x; --`, "a\x00b", "\t\n\r\b\f\x01\x1f", "<>&", "\u2028\u2029", "😀𝄞", long}
+	row := map[string]any{"NilBytes": []byte(nil), "Bytes": []byte{0, 0xff, '"'}}
+	for i, s := range strs {
+		row[fmt.Sprintf("S%d", i)] = s
+	}
+	row["Bad"] = "a\xffb"
+	row["Min"] = EncodeTime(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC))
+	row["Max"] = EncodeTime(time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC))
+	row["Sub"] = EncodeTime(time.Date(2026, 10, 1, 9, 30, 0, 1_999_999, time.FixedZone("x", 7*3600)))
+	row["Big"] = int64(math.MaxInt64)
+	row["Small"] = int64(math.MinInt64)
+	v, err := EncodeRows([]map[string]any{row})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(v.(mssqldb.NVarCharMax)), &got); err != nil || len(got) != 1 {
+		t.Fatalf("%v %d", err, len(got))
+	}
+	if s := string(got[0]["NilBytes"]); s != "null" {
+		t.Errorf("nil []byte sent as %s, want null (the driver binds NULL)", s)
+	}
+	var b64 string
+	if err := json.Unmarshal(got[0]["Bytes"], &b64); err != nil || b64 != "AP8i" {
+		t.Errorf("bytes %s", got[0]["Bytes"])
+	}
+	for i, want := range strs {
+		var s string
+		if err := json.Unmarshal(got[0][fmt.Sprintf("S%d", i)], &s); err != nil || s != want {
+			t.Errorf("string %d changed (%v)", i, err)
+		}
+	}
+	var bad string
+	if err := json.Unmarshal(got[0]["Bad"], &bad); err != nil || bad != "a\uFFFDb" {
+		t.Errorf("invalid UTF-8: %q", bad)
+	}
+	for k, want := range map[string]string{"Min": `"0001-01-01T00:00:00.000"`, "Max": `"9999-12-31T23:59:59.999"`, "Sub": `"2026-10-01T02:30:00.001"`,
+		"Big": "9223372036854775807", "Small": "-9223372036854775808"} {
+		if s := string(got[0][k]); s != want {
+			t.Errorf("%s sent as %s, want %s", k, s, want)
 		}
 	}
 }

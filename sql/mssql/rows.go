@@ -28,12 +28,12 @@ import (
 // the WITH clause, not from the values.
 //
 // Values: nil is null; strings, integers and bools are JSON strings, numbers and booleans;
-// []byte is base64 (OPENJSON decodes base64 into a varbinary column); civil.DateTime (what
-// EncodeTime returns) is "YYYY-MM-DDThh:mm:ss.fff", read into datetime2(3); a driver.Valuer
-// is encoded by its Value; a named string, integer or bool type as its underlying value.
-// Anything else (a float, a time.Time not encoded by EncodeTime, a uint64 that may not fit
-// bigint) is an error naming the member, so no row is sent with a value OPENJSON would
-// misread.
+// []byte is base64 (a nil []byte is null, as go-mssqldb binds it) (OPENJSON decodes base64
+// into a varbinary column); civil.DateTime (what EncodeTime returns) is
+// "YYYY-MM-DDThh:mm:ss.fff", read into datetime2(3); a driver.Valuer is encoded by its Value;
+// a named string, integer or bool type as its underlying value. Anything else (a float, a
+// time.Time not encoded by EncodeTime, a uint64 that may not fit bigint) is an error naming
+// the member, so no row is sent with a value OPENJSON would misread.
 func EncodeRows(rows []map[string]any) (any, error) {
 	var b bytes.Buffer
 	b.WriteByte('[')
@@ -87,6 +87,11 @@ func encodeRowValue(b *bytes.Buffer, v any) error {
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
 	case []byte:
+		if x == nil {
+			// As the driver binds a nil []byte: NULL, not an empty varbinary.
+			b.WriteString("null")
+			return nil
+		}
 		b.WriteByte('"')
 		b.WriteString(base64.StdEncoding.EncodeToString(x))
 		b.WriteByte('"')
