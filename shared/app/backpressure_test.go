@@ -63,6 +63,10 @@ func TestIngestBackpressure(t *testing.T) {
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") != "1" || hdr.Get("Content-Type") != httpapi.ProblemContentType {
 		t.Fatalf("at the bound: %d Retry-After %q %s", code, hdr.Get("Retry-After"), body)
 	}
+	// Not a server fault: the problem's code says to come back (Unavailable), not Internal.
+	if !strings.Contains(body, `"code":"Unavailable"`) || strings.Contains(body, "Internal") {
+		t.Fatalf("the 503's problem: %s, want code Unavailable", body)
+	}
 	if after := e.outboxIDs(t); after != before {
 		t.Fatalf("a refused request wrote to the outbox: %s, was %s", after, before)
 	}

@@ -31,6 +31,10 @@ const (
 	// CodeUnsupportedMediaType: a request body of a media type the route does not take
 	// (HTTP 415; strictjson.MediaType).
 	CodeUnsupportedMediaType ErrorCode = "UnsupportedMediaType"
+	// CodeUnavailable: the service is not taking this request now, and the same request is to
+	// be sent again after Retry-After (HTTP 503; for example ingest backpressure). Not a
+	// server fault: nothing of the request was done.
+	CodeUnavailable ErrorCode = "Unavailable"
 )
 
 // Error is a typed error with a stable Code and a human message. Field names the input

@@ -41,8 +41,8 @@ func TestStatusAndProblemOfEveryCode(t *testing.T) {
 		{automation.Errorf(automation.CodePreconditionRequired, "x"), 428, "PreconditionRequired"},
 		{errors.New("dial tcp 10.0.0.5:1433: secret host"), 500, "Internal"},
 		// Intents (automation.Intent) without a code: only "retry after" has a status.
-		{automation.RetryAfter(time.Second, errors.New("secret busy")), 503, "Internal"},
-		{fmt.Errorf("w: %w", automation.RetryAfter(time.Second, errors.New("secret busy"))), 503, "Internal"},
+		{automation.RetryAfter(time.Second, errors.New("secret busy")), 503, "Unavailable"},
+		{fmt.Errorf("w: %w", automation.RetryAfter(time.Second, errors.New("secret busy"))), 503, "Unavailable"},
 		{automation.Permanent(errors.New("secret gone")), 500, "Internal"},
 		{automation.Unknown(errors.New("secret timeout")), 500, "Internal"},
 		// A code wins over an intent.

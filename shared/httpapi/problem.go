@@ -119,6 +119,12 @@ func ProblemOf(err error) Problem {
 		return p
 	}
 	if status == http.StatusServiceUnavailable {
+		// A "retry after" without a code of its own is Unavailable, not Internal: a client
+		// that reads the code must not take it for a server fault.
+		if code == automation.CodeInternal {
+			code = automation.CodeUnavailable
+			p.Type, p.Code = ProblemTypeBase+string(code), string(code)
+		}
 		p.Title, p.Detail = http.StatusText(status), "temporarily unavailable; retry later (Retry-After)"
 		return p
 	}
