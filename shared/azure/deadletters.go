@@ -202,15 +202,24 @@ func (d *ServiceBusDeadLetters) DeadLetterList(ctx context.Context, p bus.DeadLe
 	return out, "", nil
 }
 
-// DeadLetterGet implements bus.DeadLetterBox.
-func (d *ServiceBusDeadLetters) DeadLetterGet(ctx context.Context, id string) (bus.DeadLetter, error) {
+// open resolves a dead letter's id to its entity and sequence number and opens a receiver
+// on that entity's dead-letter subqueue (the caller closes it). Errors:
+// bus.ErrDeadLetterNotFound for an id that is malformed or names no entity of ours; the
+// SDK's error when the receiver cannot be made.
+func (d *ServiceBusDeadLetters) open(id string) (DeadLetterEntity, int64, *azservicebus.Receiver, error) {
 	path, seq, ok := parseDeadLetterID(id)
 	i, known := d.entity(path)
 	if !ok || !known {
-		return bus.DeadLetter{}, bus.ErrDeadLetterNotFound
+		return DeadLetterEntity{}, 0, nil, bus.ErrDeadLetterNotFound
 	}
 	e := d.Entities[i]
 	r, err := d.receiver(e)
+	return e, seq, r, err
+}
+
+// DeadLetterGet implements bus.DeadLetterBox.
+func (d *ServiceBusDeadLetters) DeadLetterGet(ctx context.Context, id string) (bus.DeadLetter, error) {
+	e, seq, r, err := d.open(id)
 	if err != nil {
 		return bus.DeadLetter{}, err
 	}
@@ -239,13 +248,7 @@ func requeueID(original string, seq int64) string {
 
 // DeadLetterRequeue implements bus.DeadLetterBox (see ServiceBusDeadLetters).
 func (d *ServiceBusDeadLetters) DeadLetterRequeue(ctx context.Context, id string) (bus.DeadLetter, error) {
-	path, seq, ok := parseDeadLetterID(id)
-	i, known := d.entity(path)
-	if !ok || !known {
-		return bus.DeadLetter{}, bus.ErrDeadLetterNotFound
-	}
-	e := d.Entities[i]
-	r, err := d.receiver(e)
+	e, seq, r, err := d.open(id)
 	if err != nil {
 		return bus.DeadLetter{}, err
 	}
