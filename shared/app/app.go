@@ -305,7 +305,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		// The in-process bus retries a failed message with growing delays (not ten times in a
 		// millisecond) and records what it finally gives up on.
 		r.Memory = bus.NewMemory(&bus.MemoryOptions{RetryDelay: time.Second, MaxRetryDelay: time.Minute,
-			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log), AfterDrain: r.flushSettled(o.Log)})
+			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log), AfterDrain: r.flushSettled(o.Log),
+			DeadLetterLabel: func(m bus.Message) string { return deadletter.BusinessUnitOf(m.Body) }})
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
