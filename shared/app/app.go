@@ -530,7 +530,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
 		Hooks: o.Faults.dispatch(), InOrder: o.DispatchInOrder}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
-	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
+	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock, Log: log}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log,
 		TemplateWarning: templateWarning(r.Templates, channels)}

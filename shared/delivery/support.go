@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -14,6 +15,8 @@ import (
 type SupportStore interface {
 	NotificationListUnknown(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error)
 	NotificationResolve(ctx context.Context, p store.NotificationResolveParams) (store.NotificationJob, error)
+	NotificationListHeld(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error)
+	NotificationRelease(ctx context.Context, p store.NotificationReleaseParams) (store.NotificationJob, error)
 	DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error)
 }
 
@@ -23,6 +26,7 @@ type SupportStore interface {
 type Support struct {
 	Store SupportStore
 	Clock automation.Clock
+	Log   *slog.Logger // the audit line of a release; may be nil
 }
 
 // MaxCountDays bounds one counts request (inclusive days).
@@ -86,6 +90,83 @@ func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterI
 			LastError: j.LastError, Version: j.Version, UpdatedOn: j.UpdatedOn})
 	}
 	return page, nil
+}
+
+// ListHeld returns up to limit (default 50, at most 500) deliveries of the business unit
+// that wait Failed on support hold (a template missing for the unit, retries run out),
+// oldest first, after the cursor afterID (0: from the start); each is released with
+// Release once its cause is fixed. Errors as ListUnknown.
+func (s *Support) ListHeld(ctx context.Context, businessUnitID string, afterID int64, limit int) (UnknownPage, error) {
+	if strings.TrimSpace(businessUnitID) == "" {
+		return UnknownPage{}, automation.Invalid("businessUnitId", "is required")
+	}
+	if limit == 0 {
+		limit = DefaultUnknownPage
+	}
+	if limit < 1 || limit > MaxUnknownPage {
+		return UnknownPage{}, automation.Invalid("limit", "must be 1..%d, got %d", MaxUnknownPage, limit)
+	}
+	if afterID < 0 {
+		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
+	}
+	jobs, err := s.Store.NotificationListHeld(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
+	if err != nil {
+		return UnknownPage{}, err
+	}
+	page := UnknownPage{Items: []UnknownDelivery{}}
+	for i, j := range jobs {
+		if i == limit {
+			page.NextAfter = jobs[i-1].ID
+			break
+		}
+		page.Items = append(page.Items, UnknownDelivery{DeliveryKey: j.DeliveryKey, SchedulerKey: j.SchedulerKey, BusinessUnitID: j.BusinessUnitID,
+			Channel: j.Channel, Recipient: j.Recipient, Template: j.Template, LocalDate: j.LocalDate, AttemptCount: j.AttemptCount,
+			LastError: j.LastError, Version: j.Version, UpdatedOn: j.UpdatedOn})
+	}
+	return page, nil
+}
+
+// ReleaseRequest releases one delivery held Failed on support hold.
+type ReleaseRequest struct {
+	BusinessUnitID  string
+	DeliveryKey     string
+	ExpectedVersion int64  // the Version the operator saw
+	Operator        string // who releases it (audited: logged)
+	Reason          string // why (audited: logged), at most MaxResolutionReason characters
+}
+
+// Release puts a delivery held Failed on support hold (its cause fixed: the template saved
+// for the unit) back in line: Queued and due now, so the dispatcher's sweep sends it once
+// (its delivery key and effect key unchanged: the channel's idempotency holds). The
+// operator and reason are logged. Errors: automation.Invalid (nothing changed) for a missing
+// field or an over-long reason; store.ErrNotFound when the delivery does not exist in the
+// business unit; store.ErrConflict when it is not held Failed (released already, say);
+// store.ErrLeaseLost when its Version moved on.
+func (s *Support) Release(ctx context.Context, r ReleaseRequest) (store.NotificationJob, error) {
+	switch {
+	case strings.TrimSpace(r.BusinessUnitID) == "":
+		return store.NotificationJob{}, automation.Invalid("businessUnitId", "is required")
+	case !strings.HasPrefix(r.DeliveryKey, "dlv_"):
+		return store.NotificationJob{}, automation.Invalid("deliveryKey", "is not a delivery key")
+	case r.ExpectedVersion <= 0:
+		return store.NotificationJob{}, automation.Invalid("version", "is required (the version listed)")
+	case utf16Len(r.Reason) > MaxResolutionReason:
+		return store.NotificationJob{}, automation.Invalid("reason", "is longer than %d characters", MaxResolutionReason)
+	}
+	op, reason, err := automation.CheckAudit(r.Operator, r.Reason)
+	if err != nil {
+		return store.NotificationJob{}, err
+	}
+	j, err := s.Store.NotificationRelease(ctx, store.NotificationReleaseParams{DeliveryKey: r.DeliveryKey, BusinessUnitID: r.BusinessUnitID,
+		ExpectedVersion: r.ExpectedVersion, Now: s.Clock.Now()})
+	if err != nil {
+		return j, err
+	}
+	if s.Log != nil {
+		s.Log.InfoContext(ctx, "delivery released from support hold", "deliveryKey", j.DeliveryKey, "businessUnitId", j.BusinessUnitID,
+			"operator", op, "reason", reason, "version", j.Version)
+	}
+	return j, nil
 }
 
 // MaxResolutionReason bounds ResolveRequest.Reason, in characters (UTF-16 code units, as
