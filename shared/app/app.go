@@ -380,7 +380,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	// Dead letters of every route (/api/support/dead-letters): the in-process bus's list, or
 	// Service Bus's dead-letter subqueues (docs/operations.md#dead-letters).
-	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log}
+	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log, Units: r.Store}
 	deadletterapi.Register(r.Functions, r.API, r.DeadLetters)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	// The charging service of paid campaign actions (docs/budgets.md).
@@ -530,7 +530,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
 		Hooks: o.Faults.dispatch(), InOrder: o.DispatchInOrder}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
-	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock, Log: log}
+	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock, Log: log, Units: r.Store}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log,
 		TemplateWarning: templateWarning(r.Templates, channels)}

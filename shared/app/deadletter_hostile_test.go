@@ -13,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // The dead-letter API under attack (hostile review of issue 33): a limit beyond the page
@@ -32,6 +33,11 @@ func TestDeadLetterAPIUnderAttack(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
+	for _, bu := range []string{"bu-a", "bu-b"} {
+		if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu, Name: bu, TimeZoneID: "UTC"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range 3 {
 		for _, bu := range []string{"bu-a", "bu-b"} {
 			rt.Memory.RecordDeadLetter(bus.Message{ID: bu + "-" + string(rune('0'+i)), Destination: "tracking",

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -27,6 +28,28 @@ type Support struct {
 	Store SupportStore
 	Clock automation.Clock
 	Log   *slog.Logger // the audit line of a release; may be nil
+	// Units, when set, is where a business unit is looked up: one that does not exist
+	// answers store.ErrNotFound (404) on the lists and counts, not an empty page that looks
+	// like a healthy unit (issue 33: a typo in businessUnitId). nil: not checked.
+	Units UnitReader
+}
+
+// UnitReader looks a business unit up (store.ErrNotFound when it does not exist).
+type UnitReader interface {
+	BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error)
+}
+
+// known answers store.ErrNotFound for a business unit that does not exist (Units set).
+func (s *Support) known(ctx context.Context, businessUnitID string) error {
+	if s.Units == nil {
+		return nil
+	}
+	if _, err := s.Units.BusinessUnitGet(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", businessUnitID)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // MaxCountDays bounds one counts request (inclusive days).
@@ -75,6 +98,9 @@ func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterI
 	if afterID < 0 {
 		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
 	}
+	if err := s.known(ctx, businessUnitID); err != nil {
+		return UnknownPage{}, err
+	}
 	jobs, err := s.Store.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
 	if err != nil {
 		return UnknownPage{}, err
@@ -108,6 +134,9 @@ func (s *Support) ListHeld(ctx context.Context, businessUnitID string, afterID i
 	}
 	if afterID < 0 {
 		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
+	}
+	if err := s.known(ctx, businessUnitID); err != nil {
+		return UnknownPage{}, err
 	}
 	jobs, err := s.Store.NotificationListHeld(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
 	if err != nil {
@@ -228,6 +257,9 @@ func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.Notifica
 func (s *Support) Counts(ctx context.Context, businessUnitID, from, to string) (store.DeliveryCounts, error) {
 	if strings.TrimSpace(businessUnitID) == "" {
 		return store.DeliveryCounts{}, automation.Invalid("businessUnitId", "is required")
+	}
+	if err := s.known(ctx, businessUnitID); err != nil {
+		return store.DeliveryCounts{}, err
 	}
 	f, err := time.Parse("2006-01-02", from)
 	if err != nil {
