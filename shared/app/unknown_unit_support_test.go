@@ -12,9 +12,11 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// A business unit that does not exist answers 404 on the delivery and dead-letter support
-// lookups, as on the find, the inbox and the attributes (issue 33: a typo in businessUnitId
-// must not look like an empty, healthy unit); a unit that exists answers 200.
+// A business unit that does not exist answers 404 on the delivery support lookups and the
+// support metrics, as on the find, the inbox and the attributes (issue 33: a typo in
+// businessUnitId must not look like an empty, healthy unit); a unit that exists answers 200.
+// The dead-letter list is the exception: its dead letters may name a unit not created yet
+// (that is often why they are dead), so it lists them whether the unit exists or not.
 func TestSupportLookupsOfAnUnknownUnitAre404(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -34,7 +36,8 @@ func TestSupportLookupsOfAnUnknownUnitAre404(t *testing.T) {
 	for _, path := range []string{
 		"/api/support/deliveries/unknown?businessUnitId=",
 		"/api/support/deliveries/held?businessUnitId=",
-		"/api/support/dead-letters?businessUnitId=",
+		"/api/support/metrics?businessUnitId=",
+		"/api/support/scheduler-rows?businessUnitId=",
 	} {
 		for bu, want := range map[string]int{"bu-syd": 200, "bu-sdy": 404} {
 			rec := httptest.NewRecorder()

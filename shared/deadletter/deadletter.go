@@ -11,7 +11,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
-	"github.com/automation-platform/automation/shared/store"
 )
 
 // Item is one dead letter as the API shows it.
@@ -53,11 +52,6 @@ type Service struct {
 	// call then answers ErrNoBox).
 	Box bus.DeadLetterBox
 	Log *slog.Logger // may be nil
-	// Units, when set, is where a business unit is looked up: a list of one that does not
-	// exist answers not found (404), not an empty page. nil: not checked.
-	Units interface {
-		BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error)
-	}
 }
 
 // ErrNoBox: the bus in use does not list its dead letters through this API.
@@ -105,13 +99,6 @@ type ListParams struct {
 func (s *Service) List(ctx context.Context, scope automation.Scope, p ListParams) ([]Item, string, error) {
 	if p.BusinessUnitID != "" && !scope.Allows(p.BusinessUnitID) {
 		return nil, "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", p.BusinessUnitID)
-	}
-	if s != nil && s.Units != nil && p.BusinessUnitID != "" {
-		if _, err := s.Units.BusinessUnitGet(ctx, p.BusinessUnitID); errors.Is(err, store.ErrNotFound) {
-			return nil, "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", p.BusinessUnitID)
-		} else if err != nil {
-			return nil, "", err
-		}
 	}
 	if s == nil || s.Box == nil {
 		return nil, "", ErrNoBox
