@@ -305,7 +305,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		// The in-process bus retries a failed message with growing delays (not ten times in a
 		// millisecond) and records what it finally gives up on.
 		r.Memory = bus.NewMemory(&bus.MemoryOptions{RetryDelay: time.Second, MaxRetryDelay: time.Minute,
-			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log), AfterDrain: r.flushSettled(o.Log)})
+			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log), AfterDrain: r.flushSettled(o.Log),
+			DeadLetterLabel: func(m bus.Message) string { return deadletter.BusinessUnitOf(m.Body) }})
 		r.Publisher = r.Memory
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
@@ -529,7 +530,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
 		Hooks: o.Faults.dispatch(), InOrder: o.DispatchInOrder}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
-	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock}
+	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock, Log: log, Units: r.Store}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
 	r.Admin = &reminder.Admin{Store: r.Store, Clock: r.Clock, Service: r.Reminders, Channels: names, Log: log,
 		TemplateWarning: templateWarning(r.Templates, channels)}

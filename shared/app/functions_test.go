@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/local"
@@ -292,13 +293,23 @@ func TestLocalEventsRoute(t *testing.T) {
 		!strings.Contains(last, `{"eventId":"evt-l","status":"duplicate"},{"eventId":"evt-l2","status":"processed"}`) {
 		t.Fatalf("batch with a duplicate: %d %s", code, last)
 	}
+	// The same id from a second producer (another source) is another event (CloudEvents:
+	// source + id): processed, not a duplicate; each source's re-send is its duplicate.
+	other := strings.Replace(strings.Replace(raw, `"/hr"`, `"/pos"`, 1), `"g-9"`, `"g-10"`, 1)
+	if code := post(other); code != 200 || !strings.Contains(last, `"status":"processed"`) || rows(t, e)[automation.StatusPending] != 6 {
+		t.Fatalf("the same id from another source: %d %s rows %v", code, last, rows(t, e))
+	}
+	if code := post(other); code != 200 || !strings.Contains(last, `"status":"duplicate"`) || rows(t, e)[automation.StatusPending] != 6 {
+		t.Fatalf("the other source's re-send: %d %s rows %v", code, last, rows(t, e))
+	}
 	if code := post(`{"id":1}`); code != 400 {
 		t.Fatalf("invalid event: %d", code)
 	}
 	if code := post(strings.Replace(strings.Replace(raw, `"bu-syd"`, `"bu-mel"`, 1), `"evt-l"`, `"evt-m"`, 1)); code != 404 {
 		t.Fatalf("event of an unknown business unit: %d, want 404 (refused before anything is stored, as POST /api/events does)", code)
 	}
-	if n, err := e.rt.Trace.GetBlob(context.Background(), trace.DeadLetterBlobName(topology.DomainEventHandler, "evt-m")); err == nil {
+	// A dead letter of the route is named by the MessageId, events.Identity(source, id).
+	if n, err := e.rt.Trace.GetBlob(context.Background(), trace.DeadLetterBlobName(topology.DomainEventHandler, events.Identity("/hr", "evt-m"))); err == nil {
 		t.Fatalf("an event of an unknown business unit was dead-lettered (%d bytes) instead of refused", len(n))
 	}
 	if e.rt.Memory.Len("domain-events") != 0 {

@@ -355,6 +355,11 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/support/deliveries/unknown/dlv_" + u.bu + "/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"Sent","reason":"r"}`,
 				headers: []string{op, "jane", "If-Match", `"1"`}}
 		}, in: 404, inNote: "no UNKNOWN delivery is stored: the key is unknown", out: 404},
+		"GET /api/support/deliveries/held": {req: get(func(u unitFixture) string { return "/api/support/deliveries/held?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/support/deliveries/{deliveryKey}/release": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/deliveries/dlv_" + u.bu + "/release", body: `{"businessUnitId":"` + u.bu + `","reason":"r"}`,
+				headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 404, inNote: "no held delivery is stored: the key is unknown", out: 404},
 		"GET /api/support/deliveries/counts": {req: get(func(u unitFixture) string {
 			return "/api/support/deliveries/counts?businessUnitId=" + u.bu + "&from=2026-09-01&to=2026-09-30"
 		}), in: 200, out: 404},

@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
@@ -157,9 +158,17 @@ done:
 	// The three bad events: two refused by the route before anything is stored (not a
 	// CloudEvent; an unknown business unit, 404), one dead-lettered by DomainEventHandler
 	// (an impossible date).
+	// A dead letter is named by the broker MessageId, events.Identity(source, id)
+	// (publish.Message).
+	messageID := map[string]string{}
+	for _, in := range sc.Inputs {
+		if ev, err := events.Parse(in.Event); err == nil {
+			messageID[ev.ID] = events.Identity(ev.Source, ev.ID)
+		}
+	}
 	deadLettered := 0
 	for _, id := range []string{"evt-bad-2", "evt-bad-3"} {
-		if _, err := rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.DomainEventHandler, id)); err == nil {
+		if _, err := rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.DomainEventHandler, messageID[id])); err == nil {
 			deadLettered++
 		}
 	}
@@ -172,7 +181,7 @@ done:
 	for _, d := range rt.Memory.DeadLetters() {
 		listed = append(listed, d.Message.Destination+"/"+d.Message.ID)
 	}
-	if strings.Join(listed, " ") != "domain-events/evt-bad-3" {
+	if strings.Join(listed, " ") != "domain-events/"+messageID["evt-bad-3"] {
 		t.Fatalf("bus dead letters: %v", listed)
 	}
 	// The run's logs carry row context but no personal data (docs/operations.md#logs).

@@ -176,6 +176,13 @@ func TestOperations(t *testing.T) {
 			"2026-06-30T14:30:00Z", syd, want{value: "2026-06-30T14:30:00.000Z"}},
 		{"timer DAYS: Sydney 12:00 (+11) to 11:00 (+10) over the DST end is 90 days elapsed and fires", State{Exists: true, Type: TypeInstant, Instant: at("2026-04-02T01:00:00Z"), LastEventOn: at("2026-04-02T01:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("90", "DAYS")}},
 			"2026-07-01T01:00:00Z", syd, want{value: "2026-07-01T01:00:00.000Z", fired: []string{"90"}}},
+		// New York's 23- and 25-hour days (tzoracle.py: 2026-03-07 12:00 = 17:00Z, 2026-03-08
+		// 12:00 = 16:00Z; 2026-10-31 12:00 = 16:00Z, 2026-11-01 12:00 = 17:00Z): noon to noon over
+		// the spring-forward day is one calendar day but 23 hours; over the fall-back day 25 hours.
+		{"timer over the 23-hour day: 1 CALENDAR_DAYS fires, 1 DAYS does not", State{Exists: true, Type: TypeInstant, Instant: at("2026-03-07T17:00:00Z"), LastEventOn: at("2026-03-07T17:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("1", "DAYS"), thu("1", "CALENDAR_DAYS"), thu("23", "HOURS")}},
+			"2026-03-08T16:00:00Z", ny, want{value: "2026-03-08T16:00:00.000Z", fired: []string{"1", "23"}}},
+		{"timer over the 25-hour day: 1.04 DAYS fires, 2 CALENDAR_DAYS does not", State{Exists: true, Type: TypeInstant, Instant: at("2026-10-31T16:00:00Z"), LastEventOn: at("2026-10-31T16:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("1.04", "DAYS"), thu("1.05", "DAYS"), thu("2", "CALENDAR_DAYS")}},
+			"2026-11-01T17:00:00Z", ny, want{value: "2026-11-01T17:00:00.000Z", fired: []string{"1.04"}}},
 		{"gap DAYS keeps fractions: 36 hours is 1.5 days", State{}, Instruction{AttributeCode: "g", Operation: OpComputeGap, From: "2026-07-01T00:00:00Z", Value: "2026-07-02T12:00:00Z", Thresholds: []Threshold{thu("1.5", "DAYS"), thu("1.6", "DAYS"), thu("1", "CALENDAR_DAYS"), thu("2", "CALENDAR_DAYS")}},
 			"2026-07-03T02:00:00Z", hcm, want{fired: []string{"1.5", "1"}}},
 		{"timer never moves backwards", State{Exists: true, Type: TypeInstant, Instant: at("2026-07-01T00:00:00Z"), LastEventOn: at("2026-07-01T00:00:00Z")}, Instruction{AttributeCode: "last_active", Operation: OpCheckAndUpdateTimer, Thresholds: []Threshold{thu("1", "MINUTES")}},

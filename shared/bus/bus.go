@@ -66,8 +66,13 @@ type MemoryOptions struct {
 	// OnDeadLetter, when set, is called (outside the bus lock) for each dead-lettered
 	// message, so the runtime can record it.
 	OnDeadLetter func(DeadLettered)
-	// MaxDeadLetters bounds the dead-letter list kept in memory (oldest dropped; default 1000).
+	// MaxDeadLetters bounds the dead-letter list kept in memory (default 1000). The oldest
+	// is dropped past it, and counted per (destination, DeadLetterLabel) as evicted
+	// (DeadLetterEvicted), so none leaves the counts unseen.
 	MaxDeadLetters int
+	// DeadLetterLabel, when set, labels an evicted dead letter's count (the business unit its
+	// body names, for a scoped count); nil labels every one "".
+	DeadLetterLabel func(Message) string
 	// OnSettled, when set, is called (outside the bus lock, with Drain's context) once a
 	// message leaves the bus for good: its handler completed it, or it was dead-lettered.
 	// The in-process bus is not durable (a message it holds is lost when the process stops),
@@ -106,7 +111,10 @@ type Memory struct {
 	recentQ  []string
 	dead     []deadEntry // the dead-letter list, oldest first (DeadLetterBox)
 	deadSeq  uint64
-	waiting  []delayed // failed messages waiting for their redelivery time
+	// evicted counts the dead letters dropped from dead past MaxDeadLetters, per
+	// (destination, label); at most MaxEvictedKeys keys, the rest under the ("", "") key.
+	evicted map[evictedKey]int
+	waiting []delayed // failed messages waiting for their redelivery time
 	// busy holds the sessions (destination + "\x00" + SessionID) of messages handed to a
 	// handler and not yet settled: next skips their later messages, so concurrent drains
 	// (DrainDestination) never run two messages of one session at once nor out of order.
@@ -120,6 +128,7 @@ func NewMemory(opts *MemoryOptions) *Memory {
 	o := MemoryOptions{MaxQueueLength: 10000, MaxDeliveryCount: 10, DuplicateWindow: 10000, MaxRetryDelay: time.Minute, MaxDeadLetters: 1000}
 	if opts != nil {
 		o.RetryDelay, o.Now, o.OnDeadLetter, o.OnSettled, o.AfterDrain = opts.RetryDelay, opts.Now, opts.OnDeadLetter, opts.OnSettled, opts.AfterDrain
+		o.DeadLetterLabel = opts.DeadLetterLabel
 		if opts.MaxRetryDelay > 0 {
 			o.MaxRetryDelay = opts.MaxRetryDelay
 		}
@@ -139,7 +148,7 @@ func NewMemory(opts *MemoryOptions) *Memory {
 			o.DuplicateWindow = opts.DuplicateWindow
 		}
 	}
-	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, batches: map[string]batchConsumer{}, recent: map[string]bool{}, busy: map[string]int{}}
+	return &Memory{opts: o, queues: map[string][]Message{}, handlers: map[string]Handler{}, batches: map[string]batchConsumer{}, recent: map[string]bool{}, busy: map[string]int{}, evicted: map[evictedKey]int{}}
 }
 
 // Subscribe sets the handler of a destination (one per destination; it replaces a batch
@@ -320,9 +329,7 @@ func (b *Memory) settleAfter(ctx context.Context, m Message, err error) {
 			on = b.opts.Now().UTC()
 		}
 		b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: *dl})
-		if len(b.dead) > b.opts.MaxDeadLetters {
-			b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
-		}
+		b.trimDeadLocked()
 	case st.Delay > 0 && b.opts.Now != nil:
 		b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(st.Delay)})
 	case b.opts.RetryDelay > 0:

@@ -161,9 +161,48 @@ func (b *Memory) RecordDeadLetter(m Message, reason string) {
 		on = b.opts.Now().UTC()
 	}
 	b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: DeadLettered{Message: m, Reason: reason}})
-	if len(b.dead) > b.opts.MaxDeadLetters {
-		b.dead = b.dead[len(b.dead)-b.opts.MaxDeadLetters:]
+	b.trimDeadLocked()
+}
+
+// MaxEvictedKeys bounds Memory's evicted counts: (destination, label) keys past it count
+// under the ("", "") key (seen only by a caller of every label).
+const MaxEvictedKeys = 1000
+
+type evictedKey struct{ destination, label string }
+
+// trimDeadLocked drops the oldest dead letters past MaxDeadLetters, counting each as
+// evicted. b.mu is held.
+func (b *Memory) trimDeadLocked() {
+	over := len(b.dead) - b.opts.MaxDeadLetters
+	if over <= 0 {
+		return
 	}
+	for _, e := range b.dead[:over] {
+		k := evictedKey{destination: e.d.Message.Destination}
+		if b.opts.DeadLetterLabel != nil {
+			k.label = b.opts.DeadLetterLabel(e.d.Message)
+		}
+		if _, ok := b.evicted[k]; !ok && len(b.evicted) >= MaxEvictedKeys {
+			k = evictedKey{}
+		}
+		b.evicted[k]++
+	}
+	b.dead = append(b.dead[:0:0], b.dead[over:]...)
+}
+
+// DeadLetterEvicted returns, per destination, the dead letters dropped from the list past
+// MaxDeadLetters whose label keep returns true for (nil keep: all). A count past
+// MaxEvictedKeys has destination "" and label "".
+func (b *Memory) DeadLetterEvicted(ctx context.Context, keep func(label string) bool) (map[string]int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]int{}
+	for k, n := range b.evicted {
+		if keep == nil || keep(k.label) {
+			out[k.destination] += n
+		}
+	}
+	return out, nil
 }
 
 // deadEntry is one entry of Memory's dead-letter list.

@@ -49,21 +49,22 @@ func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definit
 	if err := a.Catalog.Check(def); err != nil {
 		return store.Campaign{}, err
 	}
-	if err := a.checkTriggers(ctx, def.Triggers); err != nil {
-		return store.Campaign{}, err
-	}
-	raw, err := json.Marshal(def)
-	if err != nil {
-		return store.Campaign{}, err
-	}
 	run := "run-1"
 	want := int64(0)
+	var stored []string
 	if expected != nil {
 		cur, err := a.Store.CampaignGet(ctx, businessUnitID, id)
 		if err != nil {
 			return store.Campaign{}, err
 		}
-		run, want = cur.RunID, *expected
+		run, want, stored = cur.RunID, *expected, cur.Triggers
+	}
+	if err := a.checkTriggers(ctx, def.Triggers, stored); err != nil {
+		return store.Campaign{}, err
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return store.Campaign{}, err
 	}
 	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: store.Campaign{BusinessUnitID: businessUnitID, CampaignID: id,
 		Name: def.Name, Status: def.Status, RunID: run, Triggers: def.Triggers, DefinitionJSON: string(raw)}, ExpectedVersion: &want, Now: a.Clock.Now().UTC()})
@@ -87,8 +88,10 @@ func (a *Admin) versionMoved(ctx context.Context, businessUnitID, id string, exp
 }
 
 // checkTriggers refuses a trigger no registered event type or counter instruction names
-// (automation.Invalid naming triggers[i], with a "did you mean" when one is close).
-func (a *Admin) checkTriggers(ctx context.Context, triggers []string) error {
+// (automation.Invalid naming triggers[i], with a "did you mean" when one is close). A trigger
+// the stored campaign already has is not checked again: a registry edit may stop emitting it,
+// or the campaign may predate the rule, and the campaign must still be saved (stopped, paused).
+func (a *Admin) checkTriggers(ctx context.Context, triggers, stored []string) error {
 	if a.KnownTriggers == nil {
 		return nil
 	}
@@ -97,7 +100,7 @@ func (a *Admin) checkTriggers(ctx context.Context, triggers []string) error {
 		return err
 	}
 	for i, t := range triggers {
-		if !slices.Contains(known, t) {
+		if !slices.Contains(known, t) && !slices.Contains(stored, t) {
 			return invalid(fmt.Sprintf("triggers[%d]", i), "event type %q is not registered, and no counter instruction emits it: the campaign could never start%s",
 				t, automation.DidYouMean(t, known))
 		}

@@ -78,3 +78,34 @@ func TestSaveRefusesATriggerNothingEmits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A trigger the campaign already has is not refused when the campaign is saved again, even
+// when nothing names it any more (a registry edit removed the threshold that emitted it, or
+// the campaign was stored before the rule): otherwise the campaign could not even be
+// stopped. A trigger the save adds is still checked.
+func TestSaveKeepsAStoredTriggerSoTheCampaignCanBeStopped(t *testing.T) {
+	r := newRig(t, campaign.ProviderConfig{})
+	ctx := context.Background()
+	known := []string{"First_Login_Reward", "SignedUp"}
+	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock,
+		KnownTriggers: func(context.Context) ([]string, error) { return known, nil }}
+	def := threeSteps("sim")
+	def.Triggers = []string{"First_Login_Reward"}
+	c, err := admin.Save(ctx, "bu-1", "legacy", def, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known = []string{"SignedUp"} // the registry no longer emits First_Login_Reward
+	def.Status = store.CampaignStopped
+	v := c.Version
+	stopped, err := admin.Save(ctx, "bu-1", "legacy", def, &v)
+	if err != nil || stopped.Status != store.CampaignStopped {
+		t.Fatalf("stopping a campaign whose stored trigger nothing emits any more: %+v %v", stopped, err)
+	}
+	def.Triggers = []string{"First_Login_Reward", "Chekout"}
+	v = stopped.Version
+	var ae *automation.Error
+	if _, err := admin.Save(ctx, "bu-1", "legacy", def, &v); !errors.As(err, &ae) || ae.Field != "triggers[1]" {
+		t.Fatalf("a new unknown trigger beside a stored one: %v, want 422 naming triggers[1]", err)
+	}
+}

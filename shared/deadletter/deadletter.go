@@ -29,10 +29,21 @@ type Item struct {
 	BodyText string          `json:"bodyText,omitempty"`
 }
 
-// Count is one route's dead letters.
+// Count is one route's dead letters: Count listed now, Evicted dropped from a bounded
+// list (the in-process bus keeps the newest 1,000, bus.MemoryOptions.MaxDeadLetters) and
+// no longer listed or requeueable. Their records stay in the diagnostics store
+// (docs/operations.md#dead-letters). Destination "" holds evictions past the bus's bound
+// of count keys (bus.MaxEvictedKeys).
 type Count struct {
 	Destination string `json:"destination"`
 	Count       int    `json:"count"`
+	Evicted     int    `json:"evicted,omitempty"`
+}
+
+// EvictionCounter is a DeadLetterBox that drops dead letters past a bound and counts them
+// (bus.Memory), each labelled with the business unit its body names (BusinessUnitOf).
+type EvictionCounter interface {
+	DeadLetterEvicted(ctx context.Context, keep func(businessUnit string) bool) (map[string]int, error)
 }
 
 // Service lists, requeues and counts dead letters for a scope.
@@ -149,9 +160,26 @@ func (s *Service) Counts(ctx context.Context, scope automation.Scope) ([]Count, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Count, 0, len(m))
+	var evicted map[string]int
+	if ec, ok := s.Box.(EvictionCounter); ok {
+		evicted, err = ec.DeadLetterEvicted(ctx, func(bu string) bool {
+			if bu == "" {
+				return scope.All()
+			}
+			return scope.Allows(bu)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Count, 0, len(m)+len(evicted))
 	for dest, n := range m {
-		out = append(out, Count{Destination: dest, Count: n})
+		out = append(out, Count{Destination: dest, Count: n, Evicted: evicted[dest]})
+	}
+	for dest, n := range evicted {
+		if _, listed := m[dest]; !listed && n > 0 {
+			out = append(out, Count{Destination: dest, Evicted: n})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Destination < out[j].Destination })
 	return out, nil

@@ -77,3 +77,44 @@ func TestScopedListRequeueAndCounts(t *testing.T) {
 		t.Fatalf("without a box: %v", err)
 	}
 }
+
+// The in-process list is bounded (MaxDeadLetters): a dead letter pushed out of it no longer
+// appears in the list, but it is counted, per route, as evicted, under the scope of the unit
+// its body names (one naming no unit only for a caller of every unit), so nothing vanishes
+// from the counts without a trace.
+func TestEvictedDeadLettersAreCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := bus.NewMemory(&bus.MemoryOptions{MaxDeadLetters: 2, DeadLetterLabel: func(m bus.Message) string { return deadletter.BusinessUnitOf(m.Body) }})
+	for _, m := range []bus.Message{
+		{ID: "a", Destination: "tracking", Body: []byte(`{"business_unit_id":"bu-1"}`)},
+		{ID: "b", Destination: "tracking", Body: []byte(`{"business_unit_id":"bu-2"}`)},
+		{ID: "c", Destination: "campaign-commands", Body: []byte(`not json`)},
+		{ID: "d", Destination: "tracking", Body: []byte(`{"business_unit_id":"bu-1"}`)},
+		{ID: "e", Destination: "tracking", Body: []byte(`{"business_unit_id":"bu-1"}`)},
+	} {
+		b.RecordDeadLetter(m, "refused "+m.ID)
+	}
+	s := &deadletter.Service{Box: b}
+	counts := func(scope automation.Scope) map[string][2]int {
+		cs, err := s.Counts(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][2]int{}
+		for _, c := range cs {
+			out[c.Destination] = [2]int{c.Count, c.Evicted}
+		}
+		return out
+	}
+	all := counts(automation.AllBusinessUnits())
+	if all["tracking"] != [2]int{2, 2} || all["campaign-commands"] != [2]int{0, 1} || len(all) != 2 {
+		t.Fatalf("every unit: %v, want tracking 2 listed + 2 evicted, campaign-commands 1 evicted", all)
+	}
+	if got := counts(automation.BusinessUnits("bu-1")); got["tracking"] != [2]int{2, 1} || len(got) != 1 {
+		t.Fatalf("bu-1: %v, want tracking 2 listed + 1 evicted", got)
+	}
+	if got := counts(automation.BusinessUnits("bu-2")); got["tracking"] != [2]int{0, 1} || len(got) != 1 {
+		t.Fatalf("bu-2: %v, want tracking 1 evicted", got)
+	}
+}

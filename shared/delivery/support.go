@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -14,6 +16,8 @@ import (
 type SupportStore interface {
 	NotificationListUnknown(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error)
 	NotificationResolve(ctx context.Context, p store.NotificationResolveParams) (store.NotificationJob, error)
+	NotificationListHeld(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error)
+	NotificationRelease(ctx context.Context, p store.NotificationReleaseParams) (store.NotificationJob, error)
 	DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error)
 }
 
@@ -23,6 +27,29 @@ type SupportStore interface {
 type Support struct {
 	Store SupportStore
 	Clock automation.Clock
+	Log   *slog.Logger // the audit line of a release; may be nil
+	// Units, when set, is where a business unit is looked up: one that does not exist
+	// answers store.ErrNotFound (404) on the lists and counts, not an empty page that looks
+	// like a healthy unit (issue 33: a typo in businessUnitId). nil: not checked.
+	Units UnitReader
+}
+
+// UnitReader looks a business unit up (store.ErrNotFound when it does not exist).
+type UnitReader interface {
+	BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error)
+}
+
+// known answers store.ErrNotFound for a business unit that does not exist (Units set).
+func (s *Support) known(ctx context.Context, businessUnitID string) error {
+	if s.Units == nil {
+		return nil
+	}
+	if _, err := s.Units.BusinessUnitGet(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", businessUnitID)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // MaxCountDays bounds one counts request (inclusive days).
@@ -71,6 +98,9 @@ func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterI
 	if afterID < 0 {
 		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
 	}
+	if err := s.known(ctx, businessUnitID); err != nil {
+		return UnknownPage{}, err
+	}
 	jobs, err := s.Store.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
 	if err != nil {
 		return UnknownPage{}, err
@@ -86,6 +116,86 @@ func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterI
 			LastError: j.LastError, Version: j.Version, UpdatedOn: j.UpdatedOn})
 	}
 	return page, nil
+}
+
+// ListHeld returns up to limit (default 50, at most 500) deliveries of the business unit
+// that wait Failed on support hold (a template missing for the unit, retries run out),
+// oldest first, after the cursor afterID (0: from the start); each is released with
+// Release once its cause is fixed. Errors as ListUnknown.
+func (s *Support) ListHeld(ctx context.Context, businessUnitID string, afterID int64, limit int) (UnknownPage, error) {
+	if strings.TrimSpace(businessUnitID) == "" {
+		return UnknownPage{}, automation.Invalid("businessUnitId", "is required")
+	}
+	if limit == 0 {
+		limit = DefaultUnknownPage
+	}
+	if limit < 1 || limit > MaxUnknownPage {
+		return UnknownPage{}, automation.Invalid("limit", "must be 1..%d, got %d", MaxUnknownPage, limit)
+	}
+	if afterID < 0 {
+		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
+	}
+	if err := s.known(ctx, businessUnitID); err != nil {
+		return UnknownPage{}, err
+	}
+	jobs, err := s.Store.NotificationListHeld(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
+	if err != nil {
+		return UnknownPage{}, err
+	}
+	page := UnknownPage{Items: []UnknownDelivery{}}
+	for i, j := range jobs {
+		if i == limit {
+			page.NextAfter = jobs[i-1].ID
+			break
+		}
+		page.Items = append(page.Items, UnknownDelivery{DeliveryKey: j.DeliveryKey, SchedulerKey: j.SchedulerKey, BusinessUnitID: j.BusinessUnitID,
+			Channel: j.Channel, Recipient: j.Recipient, Template: j.Template, LocalDate: j.LocalDate, AttemptCount: j.AttemptCount,
+			LastError: j.LastError, Version: j.Version, UpdatedOn: j.UpdatedOn})
+	}
+	return page, nil
+}
+
+// ReleaseRequest releases one delivery held Failed on support hold.
+type ReleaseRequest struct {
+	BusinessUnitID  string
+	DeliveryKey     string
+	ExpectedVersion int64  // the Version the operator saw
+	Operator        string // who releases it (audited: logged)
+	Reason          string // why (audited: logged), at most MaxResolutionReason characters
+}
+
+// Release puts a delivery held Failed on support hold (its cause fixed: the template saved
+// for the unit) back in line: Queued and due now, so the dispatcher's sweep sends it once
+// (its delivery key and effect key unchanged: the channel's idempotency holds). The
+// operator and reason are logged. Errors: automation.Invalid (nothing changed) for a missing
+// field or an over-long reason; store.ErrNotFound when the delivery does not exist in the
+// business unit; store.ErrConflict when it is not held Failed (released already, say);
+// store.ErrLeaseLost when its Version moved on.
+func (s *Support) Release(ctx context.Context, r ReleaseRequest) (store.NotificationJob, error) {
+	switch {
+	case strings.TrimSpace(r.BusinessUnitID) == "":
+		return store.NotificationJob{}, automation.Invalid("businessUnitId", "is required")
+	case !strings.HasPrefix(r.DeliveryKey, "dlv_"):
+		return store.NotificationJob{}, automation.Invalid("deliveryKey", "is not a delivery key")
+	case r.ExpectedVersion <= 0:
+		return store.NotificationJob{}, automation.Invalid("version", "is required (the version listed)")
+	case utf16Len(r.Reason) > MaxResolutionReason:
+		return store.NotificationJob{}, automation.Invalid("reason", "is longer than %d characters", MaxResolutionReason)
+	}
+	op, reason, err := automation.CheckAudit(r.Operator, r.Reason)
+	if err != nil {
+		return store.NotificationJob{}, err
+	}
+	j, err := s.Store.NotificationRelease(ctx, store.NotificationReleaseParams{DeliveryKey: r.DeliveryKey, BusinessUnitID: r.BusinessUnitID,
+		ExpectedVersion: r.ExpectedVersion, Now: s.Clock.Now()})
+	if err != nil {
+		return j, err
+	}
+	if s.Log != nil {
+		s.Log.InfoContext(ctx, "delivery released from support hold", "deliveryKey", j.DeliveryKey, "businessUnitId", j.BusinessUnitID,
+			"operator", op, "reason", reason, "version", j.Version)
+	}
+	return j, nil
 }
 
 // MaxResolutionReason bounds ResolveRequest.Reason, in characters (UTF-16 code units, as
@@ -147,6 +257,9 @@ func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.Notifica
 func (s *Support) Counts(ctx context.Context, businessUnitID, from, to string) (store.DeliveryCounts, error) {
 	if strings.TrimSpace(businessUnitID) == "" {
 		return store.DeliveryCounts{}, automation.Invalid("businessUnitId", "is required")
+	}
+	if err := s.known(ctx, businessUnitID); err != nil {
+		return store.DeliveryCounts{}, err
 	}
 	f, err := time.Parse("2006-01-02", from)
 	if err != nil {

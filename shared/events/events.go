@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf16"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2/event"
@@ -222,8 +223,14 @@ func checkContext(fields map[string]json.RawMessage) error {
 		}
 	}
 	for name, max := range map[string]int{"id": MaxIDLength, "source": MaxSourceLength, "subject": MaxSubjectLength} {
-		if v, _, _ := str(name); utf16Len(v) > max {
+		v, _, _ := str(name)
+		if utf16Len(v) > max {
 			return automation.Invalid(name, "is longer than %d characters (UTF-16 code units)", max)
+		}
+		// The rule of POST /api/events (docs/gateway.md#bad-input), on every route: a
+		// control character (C0, DEL, C1) would reach the ledgers, the logs and the console.
+		if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+			return automation.Invalid(name, "must not contain control characters (NUL, tab, newline, …)")
 		}
 	}
 	if ct, ok, err := str("datacontenttype"); err != nil {

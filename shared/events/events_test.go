@@ -242,6 +242,13 @@ func TestParseInvalid(t *testing.T) {
 		{"missing id", encode(t, with(func(m map[string]any) { delete(m, "id") })), "id"},
 		{"empty id", encode(t, with(func(m map[string]any) { m["id"] = "" })), "id"},
 		{"missing source", encode(t, with(func(m map[string]any) { delete(m, "source") })), "source"},
+		// An id with a control character is refused on the domain-events path as POST
+		// /api/events refuses it (issue 33): it would reach the ledgers, logs and console.
+		{"id with NUL", encode(t, with(func(m map[string]any) { m["id"] = "a\x00b" })), "id"},
+		{"id with a tab", encode(t, with(func(m map[string]any) { m["id"] = "a\tb" })), "id"},
+		{"id with DEL", encode(t, with(func(m map[string]any) { m["id"] = "a\x7fb" })), "id"},
+		{"id with a C1 control (NEL)", encode(t, with(func(m map[string]any) { m["id"] = "a\u0085b" })), "id"},
+		{"subject with a newline", encode(t, with(func(m map[string]any) { m["subject"] = "a\nb" })), "subject"},
 		{"missing type", encode(t, with(func(m map[string]any) { delete(m, "type") })), "type"},
 		{"missing businessunitid", encode(t, with(func(m map[string]any) { delete(m, "businessunitid") })), "businessunitid"},
 		{"empty businessunitid", encode(t, with(func(m map[string]any) { m["businessunitid"] = "" })), "businessunitid"},

@@ -218,3 +218,26 @@ func TestStoredDefinitionTheEngineRefusesRejectsItsEvents(t *testing.T) {
 		t.Fatalf("%+v", res[0])
 	}
 }
+
+// A filter value the number rule would refuse in data is refused when the definition is
+// saved, naming its pointer: compared exactly (math/big) with every event's member, a value
+// like 1e999999 cost tens of milliseconds per event and condition, and 1e1000001 could never
+// be equal to anything.
+func TestFilterValueWithAbsurdNumberRefusedAtSave(t *testing.T) {
+	ck := gateway.Checker{}
+	for _, c := range []struct{ filters, pointer string }{
+		{`[{"pointer":"/n","op":"equals","value":1e999999}]`, "/filters/0/value"},
+		{`[{"pointer":"/n","op":"notEquals","value":-1e1000001}]`, "/filters/0/value"},
+		{`[{"pointer":"/n","op":"exists"},{"pointer":"/n","op":"in","values":[1,2,1e401]}]`, "/filters/1/values/2"},
+		{`[{"pointer":"/n","op":"notIn","values":["a",` + strings.Repeat("1", 101) + `]}]`, "/filters/0/values/1"},
+	} {
+		_, err := ck.CheckDefinition([]byte(`{"eventType":"E","class":"DIRECT","schema":{"type":"object"},"filters":` + c.filters + `}`))
+		var r *gateway.Refusal
+		if !errors.As(err, &r) || r.Pointer != c.pointer || !strings.Contains(r.Reason, "out of range") {
+			t.Errorf("%s: %v, want a refusal at %s", c.filters, err, c.pointer)
+		}
+	}
+	if _, err := ck.CheckDefinition([]byte(`{"eventType":"E","class":"DIRECT","schema":{"type":"object"},"filters":[{"pointer":"/n","op":"in","values":[1e308,-0,0.5]}]}`)); err != nil {
+		t.Fatalf("in-range filter values: %v", err)
+	}
+}

@@ -411,6 +411,17 @@ func checkCondition(f Condition, at string) error {
 			return refuse(at, "%s takes no value", f.Op)
 		}
 	}
+	// The number rule of event data (checkNumber): a filter value is compared exactly
+	// (math/big) with a member of every event of the type, and an absurd one costs tens of
+	// milliseconds per comparison or can equal nothing.
+	if ptr, reason, bad := absurdNumber(f.Value); bad {
+		return refuse(at+"/value"+ptr, "%s", reason)
+	}
+	for i, v := range f.Values {
+		if ptr, reason, bad := absurdNumber(v); bad {
+			return refuse(fmt.Sprintf("%s/values/%d%s", at, i, ptr), "%s", reason)
+		}
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
@@ -32,12 +33,15 @@ func parseFile(t *testing.T, path string) *replay.Scenario {
 // each malformed event of realistic.json is dead-lettered by the handler's dead-letter code -
 // a record deadletter/DomainEventHandler/{eventId}-….json naming the function, the host's
 // invocation id and the reason, and an AutomationJob trace row with outcome DeadLettered -
-// and the "rejected" line carries the recorded reason.
+// and the "rejected" line carries the recorded reason. The record is keyed by the broker
+// MessageId: events.Identity(source, id) for an event that parses (publish.Message), the
+// bare id for one that does not.
 func TestScenarioEventsAreDeadLetteredThroughTheRouter(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if _, err := replay.Run(context.Background(), parseFile(t, "../../testdata/scenarios/realistic.json"), &out, &replay.Options{Dir: dir}); err != nil {
+	sc := parseFile(t, "../../testdata/scenarios/realistic.json")
+	if _, err := replay.Run(context.Background(), sc, &out, &replay.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
@@ -52,6 +56,10 @@ func TestScenarioEventsAreDeadLetteredThroughTheRouter(t *testing.T) {
 	}
 	for _, l := range rejected {
 		id, _ := l["eventId"].(string)
+		input, _ := l["input"].(float64)
+		if ev, err := events.Parse(sc.Inputs[int(input)].Event); err == nil {
+			id = events.Identity(ev.Source, ev.ID)
+		}
 		raw, err := tr.GetBlob(ctx, trace.DeadLetterBlobName(topology.DomainEventHandler, id))
 		if err != nil {
 			t.Fatalf("event %q: no dead-letter record: %v", id, err)

@@ -67,6 +67,18 @@ type NotificationResolveParams struct {
 	Now               time.Time
 }
 
+// NotificationReleaseParams releases a job of BusinessUnitID held Failed on support hold
+// (its configuration fixed: the template saved), guarded by the Version the operator saw
+// (ExpectedVersion): it becomes Queued and due at Now, AttemptCount and RetryCount kept.
+// ErrNotFound when no such job exists in that business unit; ErrConflict when it is not
+// held Failed; ErrLeaseLost when it is but its Version moved on.
+type NotificationReleaseParams struct {
+	DeliveryKey     string
+	BusinessUnitID  string
+	ExpectedVersion int64
+	Now             time.Time
+}
+
 // NotificationTemplate is one version of a message template (docs/architecture.md#dispatch): Go text/template for
 // Subject and Text, html/template for HTML. BusinessUnitID "" is the default every business
 // unit without its own override uses.
@@ -127,6 +139,11 @@ type DeliverySupportStore interface {
 	NotificationListUnknown(ctx context.Context, p NotificationListUnknownParams) ([]NotificationJob, error)
 	// NotificationResolve resolves an Unknown job; it returns the job as resolved.
 	NotificationResolve(ctx context.Context, p NotificationResolveParams) (NotificationJob, error)
+	// NotificationListHeld lists the jobs of one business unit held Failed on support hold.
+	NotificationListHeld(ctx context.Context, p NotificationListUnknownParams) ([]NotificationJob, error)
+	// NotificationRelease releases a job held Failed on support hold; it returns the job as
+	// released (Queued, due now).
+	NotificationRelease(ctx context.Context, p NotificationReleaseParams) (NotificationJob, error)
 	// NotificationTemplateSave stores a new template version and returns it.
 	NotificationTemplateSave(ctx context.Context, p NotificationTemplateSaveParams) (NotificationTemplate, error)
 	// NotificationTemplateGet returns the latest version of key for the business unit, or

@@ -164,6 +164,11 @@ func (s *Service) MetricsHistory(ctx context.Context, sc automation.Scope, busin
 		if !sc.Allows(businessUnitID) {
 			return MetricsHistory{}, notFound("business unit " + businessUnitID)
 		}
+		if _, err := s.store.BusinessUnitGetRecord(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
+			return MetricsHistory{}, notFound("business unit " + businessUnitID)
+		} else if err != nil {
+			return MetricsHistory{}, err
+		}
 		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
 			sc = automation.Scope{}
 		}

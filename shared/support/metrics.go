@@ -2,6 +2,7 @@ package support
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -54,6 +55,13 @@ func (s *Service) Metrics(ctx context.Context, sc automation.Scope, businessUnit
 	if businessUnitID != "" {
 		if !sc.Allows(businessUnitID) {
 			return Metrics{}, notFound("business unit " + businessUnitID)
+		}
+		// A unit that does not exist is a 404 like one outside the scope, not zeros that
+		// read as a healthy unit (issue 33; as Find).
+		if _, err := s.store.BusinessUnitGetRecord(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
+			return Metrics{}, notFound("business unit " + businessUnitID)
+		} else if err != nil {
+			return Metrics{}, err
 		}
 		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
 			sc = automation.Scope{} // "*" or an id with spaces names no business unit

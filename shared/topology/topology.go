@@ -12,7 +12,7 @@ import "time"
 // Service Bus entities (infra/modules/servicebus.bicep creates them in Azure; the
 // in-process bus uses the same names as destinations).
 const (
-	// DomainEventsTopic carries the domain apps' CloudEvents (MessageId = event id,
+	// DomainEventsTopic carries the domain apps' CloudEvents (MessageId = events.Identity(source, id),
 	// SessionId = entity guid); AutomationSubscription is the pipeline's subscription.
 	DomainEventsTopic      = "domain-events"
 	AutomationSubscription = "automation"

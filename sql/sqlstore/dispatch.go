@@ -127,6 +127,47 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 	return out, err
 }
 
+// NotificationListHeld implements store.DeliverySupportStore.
+func (s *Store) NotificationListHeld(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
+	if err := checkLimit("NotificationListHeld", p.Limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "NotificationListHeld", s.scanNotification,
+		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
+}
+
+// NotificationRelease implements store.DeliverySupportStore: the Version-guarded update; a
+// refusal says why (not found, not held, version moved on).
+func (s *Store) NotificationRelease(ctx context.Context, p store.NotificationReleaseParams) (store.NotificationJob, error) {
+	var out store.NotificationJob
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationRelease",
+			sql.Named("Now", s.tm(p.Now)),
+			sql.Named("DeliveryKey", p.DeliveryKey),
+			sql.Named("BusinessUnitId", p.BusinessUnitID),
+			sql.Named("Version", p.ExpectedVersion)))
+		if errors.Is(err, sql.ErrNoRows) {
+			cur, gerr := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", p.DeliveryKey)))
+			switch {
+			case errors.Is(gerr, sql.ErrNoRows) || (gerr == nil && cur.BusinessUnitID != p.BusinessUnitID):
+				return fmt.Errorf("delivery %s in business unit %s: %w", p.DeliveryKey, p.BusinessUnitID, store.ErrNotFound)
+			case gerr != nil:
+				return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, gerr)
+			case cur.Status != store.NotificationFailed || !cur.IsOnSupportHold:
+				return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+			default:
+				return fmt.Errorf("delivery %s is at version %d, not %d: %w", p.DeliveryKey, cur.Version, p.ExpectedVersion, store.ErrLeaseLost)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s NotificationRelease: %w", s.d.Name, err)
+		}
+		out = j
+		return nil
+	})
+	return out, err
+}
+
 func (s *Store) scanTemplate(r rowScanner) (store.NotificationTemplate, error) {
 	var t store.NotificationTemplate
 	err := r.Scan(&t.Key, &t.BusinessUnitID, &t.Version, &t.Subject, &t.Text, &t.HTML, &t.CreatedBy, s.t(&t.CreatedOn))

@@ -12,6 +12,14 @@
 //	     → 200 the resolved delivery, ETag its new version; the operator is the caller's name
 //	       (X-MS-CLIENT-PRINCIPAL-NAME or X-Automation-Operator), required.
 //	     412 the version moved on; 409 no longer Unknown; 404 unknown or out of scope.
+//	GET  /api/support/deliveries/held?businessUnitId=bu-1[&limit=50][&cursor=…]
+//	     → 200 the deliveries waiting Failed on support hold (a template missing, retries run
+//	       out), the same item shape as unknown.
+//	POST /api/support/deliveries/{deliveryKey}/release   If-Match: "<version>"
+//	     {"businessUnitId":"bu-1","reason":"…"}
+//	     → 200 the delivery, Queued and due now (the dispatcher's sweep sends it once), ETag its
+//	       new version; the operator as for resolve (logged with the reason).
+//	     412 the version moved on; 409 not held (released already); 404 unknown or out of scope.
 //	GET  /api/support/deliveries/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-31
 //	     → 200 {"businessUnitId","from","to","days":[{localDate,sent,failed,unknown}],"freshTo"}
 package deliveryapi
@@ -36,6 +44,8 @@ const (
 	PathUnknown = "/api/support/deliveries/unknown"
 	PathResolve = "/api/support/deliveries/unknown/{deliveryKey}/resolve"
 	PathCounts  = "/api/support/deliveries/counts"
+	PathHeld    = "/api/support/deliveries/held"
+	PathRelease = "/api/support/deliveries/{deliveryKey}/release"
 )
 
 // Register adds the delivery support routes to reg.
@@ -44,6 +54,79 @@ func Register(reg Registrar, api *httpapi.API, s *delivery.Support) {
 	reg.RegisterHTTP("GET "+PathUnknown, api.Handler(h.listUnknown))
 	reg.RegisterHTTP("POST "+PathResolve, api.Handler(h.resolve))
 	reg.RegisterHTTP("GET "+PathCounts, api.Handler(h.counts))
+	reg.RegisterHTTP("GET "+PathHeld, api.Handler(h.listHeld))
+	reg.RegisterHTTP("POST "+PathRelease, api.Handler(h.release))
+}
+
+func (h handlers) listHeld(w http.ResponseWriter, r *http.Request) error {
+	q := httpapi.NewQuery(r.URL.Query())
+	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
+		return err
+	}
+	bu := q.String("businessUnitId")
+	if err := httpapi.RequireUnit(r, bu); err != nil {
+		return err
+	}
+	limit, err := q.Int("limit", delivery.DefaultUnknownPage, 1, delivery.MaxUnknownPage)
+	if err != nil {
+		return err
+	}
+	cursorQuery := "held:" + bu
+	var after int64
+	if c := q.String("cursor"); c != "" {
+		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
+			return err
+		}
+	}
+	page, err := h.s.ListHeld(r.Context(), bu, after, limit)
+	if err != nil {
+		return err
+	}
+	out, err := httpapi.NewPage(page.Items, cursorQuery, page.NextAfter)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+type releaseBody struct {
+	BusinessUnitID string `json:"businessUnitId"`
+	Reason         string `json:"reason"`
+}
+
+type released struct {
+	DeliveryKey    string `json:"deliveryKey"`
+	BusinessUnitID string `json:"businessUnitId"`
+	Status         string `json:"status"`
+	Version        int64  `json:"version"`
+}
+
+func (h handlers) release(w http.ResponseWriter, r *http.Request) error {
+	version, _, err := httpapi.IfMatch(r, true)
+	if err != nil {
+		return err
+	}
+	var b releaseBody
+	if err := httpapi.DecodeJSON(r, &b); err != nil {
+		return err
+	}
+	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
+		return err
+	}
+	op := httpapi.CallerFrom(r.Context()).Operator
+	if op == "" {
+		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
+			Message: "is required: send X-Automation-Operator (or sign in) so the release is audited"}
+	}
+	j, err := h.s.Release(r.Context(), delivery.ReleaseRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
+		ExpectedVersion: version, Operator: op, Reason: b.Reason})
+	if err != nil {
+		return err
+	}
+	httpapi.SetETag(w, j.Version)
+	httpapi.WriteJSON(w, http.StatusOK, released{DeliveryKey: j.DeliveryKey, BusinessUnitID: j.BusinessUnitID, Status: string(j.Status), Version: j.Version})
+	return nil
 }
 
 type handlers struct{ s *delivery.Support }

@@ -22,6 +22,7 @@ func runDelivery(t *testing.T, open Opener) {
 	t.Run("SendClaimRetryHoldAndDoubt", func(t *testing.T) { testSendClaimStates(t, open) })
 	t.Run("ClaimDueAndWakeUp", func(t *testing.T) { testClaimDue2(t, open) })
 	t.Run("UnknownQueueAndResolve", func(t *testing.T) { testResolve(t, open) })
+	t.Run("HeldListAndRelease", func(t *testing.T) { testHeldRelease(t, open) })
 	t.Run("TemplatesVersionedPerBusinessUnit", func(t *testing.T) { testTemplates(t, open) })
 	t.Run("FactProjectionKeepsHighestRevision", func(t *testing.T) { testProjection(t, open) })
 	t.Run("ProviderReferenceFitsItsColumn", func(t *testing.T) { testProviderReferenceBound(t, open) })
@@ -884,6 +885,58 @@ func testClaimDue2(t *testing.T, open Opener) {
 	got, err = s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: T0.Add(10 * time.Minute), Lease: time.Minute, Limit: 1})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("limit: %+v %v", got, err)
+	}
+}
+
+// A job held Failed on support hold (a template missing) is listed per business unit and
+// released once: Queued and due at the release, the hold cleared, claimed by the sweep; a
+// release of another unit's job, with a stale version, or of a job not held changes nothing.
+func testHeldRelease(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-2"))
+	for _, k := range []string{"dk-1", "dk-3"} {
+		c := claimKey(t, s, k, T0)
+		if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0, Status: store.NotificationFailed,
+			Error: "configuration: template missing", Hold: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.NotificationListHeld(ctx, store.NotificationListUnknownParams{BusinessUnitID: "bu-1", Limit: 10})
+	if err != nil || len(list) != 1 || list[0].DeliveryKey != "dk-1" || !list[0].IsOnSupportHold {
+		t.Fatalf("held of bu-1: %+v %v", list, err)
+	}
+	j := list[0]
+	at := T0.Add(time.Hour)
+	p := store.NotificationReleaseParams{DeliveryKey: "dk-1", BusinessUnitID: "bu-1", ExpectedVersion: j.Version, Now: at}
+	wrongBU := p
+	wrongBU.BusinessUnitID = "bu-2"
+	if _, err := s.NotificationRelease(ctx, wrongBU); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("wrong business unit: %v", err)
+	}
+	stale := p
+	stale.ExpectedVersion = j.Version - 1
+	if _, err := s.NotificationRelease(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("stale version: %v", err)
+	}
+	notHeld := store.NotificationReleaseParams{DeliveryKey: "dk-2", BusinessUnitID: "bu-1", ExpectedVersion: 1, Now: at}
+	if _, err := s.NotificationRelease(ctx, notHeld); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a job not held: %v", err)
+	}
+	r, err := s.NotificationRelease(ctx, p)
+	if err != nil || r.Status != store.NotificationQueued || r.IsOnSupportHold || r.NextAttemptOn == nil || !r.NextAttemptOn.Equal(at) ||
+		r.Version != j.Version+1 || r.AttemptCount != j.AttemptCount {
+		t.Fatalf("released: %+v %v", r, err)
+	}
+	if _, err := s.NotificationRelease(ctx, p); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("released twice: %v", err)
+	}
+	if list, _ := s.NotificationListHeld(ctx, store.NotificationListUnknownParams{BusinessUnitID: "bu-1", Limit: 10}); len(list) != 0 {
+		t.Fatalf("held after the release: %+v", list)
+	}
+	got, err := s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: at, Lease: time.Minute, Limit: 10})
+	if err != nil || len(got) != 1 || got[0].Job.DeliveryKey != "dk-1" {
+		t.Fatalf("the sweep's claim after the release: %+v %v", got, err)
 	}
 }
 

@@ -300,3 +300,22 @@ SELECT TOP (@Limit) j.Id, j.DeliveryKey, j.EffectKey, j.SchedulerKey, j.Business
 FROM dbo.NotificationJob j LEFT JOIN dbo.DeliveryProjection p ON p.CommandId = j.DeliveryKey
 WHERE j.Id > @AfterId AND j.Revision > 1 AND (p.CommandId IS NULL OR p.Revision < j.Revision)
 ORDER BY j.Id;
+
+-- name: NotificationListHeld :many
+-- The deliveries of one business unit that wait Failed on support hold (a template missing,
+-- retries run out), by Id after a cursor.
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM dbo.NotificationJob
+WHERE Status = N'Failed' AND IsOnSupportHold = 1 AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
+ORDER BY Id;
+
+-- name: NotificationRelease :one
+-- Release a delivery held Failed on support hold (after its fix: a template saved): Queued
+-- again and due at @Now, so the dispatcher's sweep claims it (NotificationClaimDue); the hold
+-- cleared; AttemptCount and RetryCount kept. No fact: the job is in flight again, and its
+-- outcome writes one (Revision + 1). Guarded by the Version the operator saw.
+UPDATE dbo.NotificationJob
+SET Status = N'Queued', IsOnSupportHold = 0, NextAttemptOn = @Now, ProcessingLeaseExpiresOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Failed' AND IsOnSupportHold = 1;

@@ -297,3 +297,23 @@ FROM NotificationJob j LEFT JOIN DeliveryProjection p ON p.CommandId = j.Deliver
 WHERE j.Id > @AfterId AND j.Revision > 1 AND (p.CommandId IS NULL OR p.Revision < j.Revision)
 ORDER BY j.Id
 LIMIT @Limit;
+
+-- name: NotificationListHeld :many
+-- The deliveries of one business unit that wait Failed on support hold (a template missing,
+-- retries run out), by Id after a cursor.
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+FROM NotificationJob
+WHERE Status = 'Failed' AND IsOnSupportHold = 1 AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
+ORDER BY Id
+LIMIT @Limit;
+
+-- name: NotificationRelease :one
+-- Release a delivery held Failed on support hold (after its fix: a template saved): Queued
+-- again and due at @Now, so the dispatcher's sweep claims it (NotificationClaimDue); the hold
+-- cleared; AttemptCount and RetryCount kept. No fact: the job is in flight again, and its
+-- outcome writes one (Revision + 1). Guarded by the Version the operator saw.
+UPDATE NotificationJob
+SET Status = 'Queued', IsOnSupportHold = 0, NextAttemptOn = @Now, ProcessingLeaseExpiresOn = NULL,
+    Version = Version + 1, UpdatedOn = @Now
+WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Failed' AND IsOnSupportHold = 1
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;

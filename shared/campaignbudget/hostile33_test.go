@@ -1,0 +1,63 @@
+package campaignbudget_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// flakyCampaignGet fails CampaignGet once when armed: the worker's re-read of the campaign
+// after the charge (the stop check) meets a transient store error.
+type flakyCampaignGet struct {
+	store.CampaignStore
+	armed atomic.Bool
+}
+
+func (f *flakyCampaignGet) CampaignGet(ctx context.Context, bu, id string) (store.Campaign, error) {
+	if f.armed.CompareAndSwap(true, false) {
+		return store.Campaign{}, errors.New("database is locked")
+	}
+	return f.CampaignStore.CampaignGet(ctx, bu, id)
+}
+
+// The re-read after the charge fails transiently: the command is retried, and the retry
+// neither charges the fee again nor reaches the provider twice; the fee stays one confirmed
+// charge and the action is applied once.
+func TestTransientFailureAfterTheChargeChargesOnce(t *testing.T) {
+	r := newRig(t, 1000, nil)
+	flaky := &flakyCampaignGet{CampaignStore: r.st}
+	r.worker.Store = flaky
+	charges := 0
+	r.budget.Hooks = &budget.Hooks{AfterCharge: func(context.Context, string, error) error {
+		charges++
+		if charges == 1 {
+			flaky.armed.Store(true)
+		}
+		return nil
+	}}
+	ids := r.start(1)
+	r.runAll(ids, 1)
+	r.clock.Advance(time.Hour)
+	r.settle(time.Minute, 10)
+	if charges == 0 || flaky.armed.Load() {
+		t.Fatalf("the fault was not injected (charges %d, still armed %v)", charges, flaky.armed.Load())
+	}
+	c := r.command(ids[0])
+	if c.Status != store.CommandSucceeded {
+		t.Fatalf("command %s (%s), want SUCCEEDED after the retry", c.Status, c.LastError)
+	}
+	if n := r.action.Applied(c.EffectKey); n != 1 {
+		t.Fatalf("the provider applied the action %d times", n)
+	}
+	if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
+		t.Fatalf("ledger %+v (charges %d), want the one confirmed fee of 10", r.billing.Ledger(), charges)
+	}
+	if b := r.budgetRow(); b.Cost != 10 || b.ReservedCost != 0 {
+		t.Fatalf("budget %+v, want cost 10, nothing reserved", b)
+	}
+}
