@@ -8,7 +8,9 @@
 // up to its MaxDeliveryCount, then dead-lettered, as Service Bus does (a failed batch: each
 // of its messages by its own delivery count). Run wakes at once when the eager publisher
 // published (Wake) and can run several consumers per destination (SetConcurrency), a
-// session's messages still one at a time and in order (bus.Memory.DrainDestination).
+// session's messages still one at a time and in order (bus.Memory.DrainDestination); it
+// fires the timers on a goroutine of their own, so a long timer invocation never holds up
+// the deliveries.
 package local
 
 import (
