@@ -60,7 +60,7 @@ test/golden: ## Rewrite the replay golden files after an intended output change
 	$(GO) test ./shared/replay -run TestGoldenScenarios -update
 
 .PHONY: bench
-bench: ## One table of every workload in testdata/bench/workloads.txt (W1 burn-down of BENCH_ROWS, W2 herd, W4 end to end, dispatch, replay, gateway ingest, W5 counters, campaign commands, W6 sustained pipeline at BENCH_W6_RATE logins/s for BENCH_W6_DURATION and its burst): rate, p50/p99, peak RSS, and the ratio to the raw-SQL floor and River when ../shared/bench is present
+bench: ## One table of every workload in testdata/bench/workloads.txt (W1 burn-down of BENCH_ROWS, W2 herd of BENCH_HERD_ROWS queued and sent behind serve, W4 end to end, dispatch, replay, gateway ingest, W5 counters, campaign commands, W6 sustained pipeline at BENCH_W6_RATE logins/s for BENCH_W6_DURATION and its burst): rate, p50/p99, peak RSS, and the ratio to the raw-SQL floor and River when ../shared/bench is present
 	@BENCH_ROWS=$(BENCH_ROWS) BENCH_HERD_ROWS=$(BENCH_HERD_ROWS) BENCH_E2E_ROWS=$(BENCH_E2E_ROWS) BENCH_DELIVERIES=$(BENCH_DELIVERIES) BENCH_COMMANDS=$(BENCH_COMMANDS) \
 	  BENCH_W6_RATE=$(BENCH_W6_RATE) BENCH_W6_DURATION=$(BENCH_W6_DURATION) BENCH_REPLAY_EVENTS=$(BENCH_REPLAY_EVENTS) $(GO) run ./shared/benchtable -workloads testdata/bench/workloads.txt -peers $(BENCH_PEERS) -log bench.log
 

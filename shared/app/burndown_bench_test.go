@@ -160,6 +160,16 @@ func openWorkload(b *testing.B, units []benchUnit, rows int) *workload {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return &workload{e: e, clock: clock, rows: rows, ingest: seedRows(b, e, units, rows, start)}
+}
+
+// seedRows dispatches, through e's domain event handler, the events that create rows due
+// rows at dueAt: per unit, 100 settings (offset 0, the unit's send time) and rows/100
+// sources, dealt to the units in turn. start is the settings' UpdatedOn. It returns the time
+// the events took.
+func seedRows(b *testing.B, e *app.Runtime, units []benchUnit, rows int, start time.Time) time.Duration {
+	b.Helper()
+	ctx := context.Background()
 	const settings = 100
 	if rows%settings != 0 {
 		b.Fatalf("rows %d is not a multiple of %d", rows, settings)
@@ -195,7 +205,7 @@ func openWorkload(b *testing.B, units []benchUnit, rows int) *workload {
 			b.Fatal(err)
 		}
 	}
-	return &workload{e: e, clock: clock, rows: rows, ingest: time.Since(began)}
+	return time.Since(began)
 }
 
 func (w *workload) close() { _ = w.e.Close() }

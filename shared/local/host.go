@@ -8,7 +8,9 @@
 // up to its MaxDeliveryCount, then dead-lettered, as Service Bus does (a failed batch: each
 // of its messages by its own delivery count). Run wakes at once when the eager publisher
 // published (Wake) and can run several consumers per destination (SetConcurrency), a
-// session's messages still one at a time and in order (bus.Memory.DrainDestination).
+// session's messages still one at a time and in order (bus.Memory.DrainDestination); it
+// fires the timers on a goroutine of their own, so a long timer invocation never holds up
+// the deliveries.
 package local
 
 import (
@@ -295,6 +297,15 @@ func (h *Host) RunDue(ctx context.Context, maxDeliveries int) error {
 
 // runDue is RunDue, also returning the deliveries made.
 func (h *Host) runDue(ctx context.Context, maxDeliveries int) (int, error) {
+	if err := h.fireDue(ctx); err != nil {
+		return 0, err
+	}
+	return h.bus.Drain(ctx, maxDeliveries)
+}
+
+// fireDue fires, one after the other, every timer whose next occurrence is due at the
+// clock's now (each at most once per call).
+func (h *Host) fireDue(ctx context.Context) error {
 	now := h.clock.Now()
 	h.mu.Lock()
 	var due []*timer
@@ -307,10 +318,10 @@ func (h *Host) runDue(ctx context.Context, maxDeliveries int) (int, error) {
 	h.mu.Unlock()
 	for _, t := range due {
 		if _, _, err := h.fire(ctx, t); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return h.bus.Drain(ctx, maxDeliveries)
+	return nil
 }
 
 // Wake makes Run deliver at once instead of at its next interval (the eager publisher calls
@@ -352,9 +363,14 @@ const maxConcurrency = 16
 // much the bus holds.
 const runStep = 1000
 
-// Run delivers and fires due timers until ctx ends: a step (RunDue, at most runStep
-// deliveries) every interval of real time, at once when woken (Wake), and again without
-// waiting while a step used its whole bound (the bus still holds messages).
+// Run delivers and fires due timers until ctx ends. Its loop delivers (at most runStep
+// deliveries a step) every interval of real time, at once when woken (Wake), and again
+// without waiting while a step used its whole bound (the bus still holds messages). The
+// timers fire on a goroutine of their own, checked every interval, one invocation at a time
+// (a timer never overlaps itself or another), so a long timer invocation (a DueWorkPoller
+// draining a 09:00 herd, an OutboxRelay draining a backlog) never holds up the consumers:
+// the deliveries it queues are sent while it runs, as the Functions host runs a timer
+// function beside its Service Bus functions.
 func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 	tk := time.NewTicker(interval)
 	defer tk.Stop()
@@ -380,8 +396,9 @@ func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 		d, w := c[0].(string), c[1].(chan struct{})
 		wg.Go(func() { h.consume(ctx, d, w, interval) })
 	}
+	wg.Go(func() { h.fireTimers(ctx, interval) })
 	for {
-		n, err := h.runDue(ctx, runStep)
+		n, err := h.bus.Drain(ctx, runStep)
 		if err != nil && ctx.Err() == nil {
 			h.log.Error("local host step failed", "error", err)
 		}
@@ -396,6 +413,22 @@ func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 			return nil
 		case <-tk.C:
 		case <-h.wake:
+		}
+	}
+}
+
+// fireTimers fires the due timers (fireDue) at once and then every interval, until ctx ends.
+func (h *Host) fireTimers(ctx context.Context, interval time.Duration) {
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		if err := h.fireDue(ctx); err != nil && ctx.Err() == nil {
+			h.log.Error("local host timer failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
 		}
 	}
 }

@@ -87,3 +87,56 @@ func count(mu *sync.Mutex, got map[string][]string) int {
 	}
 	return n
 }
+
+// TestRunDeliversWhileATimerRuns: a timer invocation that runs long (a DueWorkPoller draining
+// a herd) does not hold up the consumers: the message it publishes is delivered while it
+// still runs, and Run stops cleanly after it returns.
+func TestRunDeliversWhileATimerRuns(t *testing.T) {
+	t.Parallel()
+	b := bus.NewMemory(nil)
+	delivered := make(chan string, 1)
+	seen := make(chan bool, 1)
+	fired := 0
+	r := funchost.NewRouter(nil)
+	r.Register("Tick", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		if fired++; fired > 1 {
+			return funchost.Result{}, nil
+		}
+		if err := b.Publish(ctx, bus.Message{ID: "m-1", Destination: "q", Body: []byte("{}")}); err != nil {
+			return funchost.Result{}, err
+		}
+		select { // the timer runs on until its message was delivered (or 10 s pass)
+		case id := <-delivered:
+			seen <- id == "m-1"
+		case <-time.After(10 * time.Second):
+			seen <- false
+		}
+		return funchost.Result{}, nil
+	})
+	r.Register("Consume", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		m, err := inv.ServiceBus("message")
+		if err != nil {
+			return funchost.Result{}, err
+		}
+		delivered <- m.MessageID
+		return funchost.Result{}, nil
+	})
+	defs := []funchost.FunctionDef{
+		{Name: "Tick", Trigger: funchost.BindingDef{Name: "timer", Type: funchost.TriggerTimer, Schedule: "0 0 * * * *"}},
+		{Name: "Consume", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: "q"}},
+	}
+	clock := automation.NewManualClock(time.Date(2026, 9, 30, 22, 59, 59, 0, time.UTC))
+	h, err := local.NewHost(r, b, defs, func(string) (string, bool) { return "", false }, clock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(time.Date(2026, 9, 30, 23, 0, 0, 0, time.UTC)) // the hourly timer is due
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx, 5*time.Millisecond) }()
+	if !<-seen {
+		t.Fatal("the message published by a running timer was not delivered until the timer returned")
+	}
+	cancel()
+	<-done
+}
