@@ -86,36 +86,7 @@ type UnknownPage struct {
 // business unit awaiting manual resolution, oldest first, after the cursor afterID (0: from
 // the start). Errors: automation.Invalid for a bad business unit or limit.
 func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterID int64, limit int) (UnknownPage, error) {
-	if strings.TrimSpace(businessUnitID) == "" {
-		return UnknownPage{}, automation.Invalid("businessUnitId", "is required")
-	}
-	if limit == 0 {
-		limit = DefaultUnknownPage
-	}
-	if limit < 1 || limit > MaxUnknownPage {
-		return UnknownPage{}, automation.Invalid("limit", "must be 1..%d, got %d", MaxUnknownPage, limit)
-	}
-	if afterID < 0 {
-		return UnknownPage{}, automation.Invalid("cursor", "is not valid")
-	}
-	if err := s.known(ctx, businessUnitID); err != nil {
-		return UnknownPage{}, err
-	}
-	jobs, err := s.Store.NotificationListUnknown(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
-	if err != nil {
-		return UnknownPage{}, err
-	}
-	page := UnknownPage{Items: []UnknownDelivery{}}
-	for i, j := range jobs {
-		if i == limit {
-			page.NextAfter = jobs[i-1].ID
-			break
-		}
-		page.Items = append(page.Items, UnknownDelivery{DeliveryKey: j.DeliveryKey, SchedulerKey: j.SchedulerKey, BusinessUnitID: j.BusinessUnitID,
-			Channel: j.Channel, Recipient: j.Recipient, Template: j.Template, LocalDate: j.LocalDate, AttemptCount: j.AttemptCount,
-			LastError: j.LastError, Version: j.Version, UpdatedOn: j.UpdatedOn})
-	}
-	return page, nil
+	return s.listPage(ctx, businessUnitID, afterID, limit, s.Store.NotificationListUnknown)
 }
 
 // ListHeld returns up to limit (default 50, at most 500) deliveries of the business unit
@@ -123,6 +94,13 @@ func (s *Support) ListUnknown(ctx context.Context, businessUnitID string, afterI
 // oldest first, after the cursor afterID (0: from the start); each is released with
 // Release once its cause is fixed. Errors as ListUnknown.
 func (s *Support) ListHeld(ctx context.Context, businessUnitID string, afterID int64, limit int) (UnknownPage, error) {
+	return s.listPage(ctx, businessUnitID, afterID, limit, s.Store.NotificationListHeld)
+}
+
+// listPage checks a list's business unit, cursor and limit (default 50, at most 500), reads
+// limit+1 jobs with list and returns a page of them (NextAfter set when there are more).
+func (s *Support) listPage(ctx context.Context, businessUnitID string, afterID int64, limit int,
+	list func(context.Context, store.NotificationListUnknownParams) ([]store.NotificationJob, error)) (UnknownPage, error) {
 	if strings.TrimSpace(businessUnitID) == "" {
 		return UnknownPage{}, automation.Invalid("businessUnitId", "is required")
 	}
@@ -138,7 +116,7 @@ func (s *Support) ListHeld(ctx context.Context, businessUnitID string, afterID i
 	if err := s.known(ctx, businessUnitID); err != nil {
 		return UnknownPage{}, err
 	}
-	jobs, err := s.Store.NotificationListHeld(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
+	jobs, err := list(ctx, store.NotificationListUnknownParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit + 1})
 	if err != nil {
 		return UnknownPage{}, err
 	}

@@ -25,6 +25,7 @@
 package deliveryapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -59,35 +60,7 @@ func Register(reg Registrar, api *httpapi.API, s *delivery.Support) {
 }
 
 func (h handlers) listHeld(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
-		return err
-	}
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", delivery.DefaultUnknownPage, 1, delivery.MaxUnknownPage)
-	if err != nil {
-		return err
-	}
-	cursorQuery := "held:" + bu
-	var after int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
-			return err
-		}
-	}
-	page, err := h.s.ListHeld(r.Context(), bu, after, limit)
-	if err != nil {
-		return err
-	}
-	out, err := httpapi.NewPage(page.Items, cursorQuery, page.NextAfter)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return listPage(w, r, "held:", h.s.ListHeld)
 }
 
 type releaseBody struct {
@@ -132,6 +105,14 @@ func (h handlers) release(w http.ResponseWriter, r *http.Request) error {
 type handlers struct{ s *delivery.Support }
 
 func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
+	return listPage(w, r, "unknown:", h.s.ListUnknown)
+}
+
+// listPage answers one page of a delivery list of one business unit (?businessUnitId,
+// ?limit, ?cursor): list reads it; the cursor is bound to the list (kind, "unknown:" or
+// "held:") and the unit, so one list's cursor is refused by the other.
+func listPage(w http.ResponseWriter, r *http.Request, kind string,
+	list func(ctx context.Context, businessUnitID string, afterID int64, limit int) (delivery.UnknownPage, error)) error {
 	q := httpapi.NewQuery(r.URL.Query())
 	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
 		return err
@@ -144,14 +125,14 @@ func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cursorQuery := "unknown:" + bu
+	cursorQuery := kind + bu
 	var after int64
 	if c := q.String("cursor"); c != "" {
 		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
 			return err
 		}
 	}
-	page, err := h.s.ListUnknown(r.Context(), bu, after, limit)
+	page, err := list(r.Context(), bu, after, limit)
 	if err != nil {
 		return err
 	}
