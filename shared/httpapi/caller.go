@@ -44,6 +44,18 @@ func CallerFrom(ctx context.Context) Caller {
 // control and bidirectional-text characters removed, at most automation.MaxOperatorBytes).
 func operatorName(v string) string { return automation.OperatorName(v) }
 
+// RequireOperator returns the operator a write is audited under (the X-Automation-Operator
+// header, or the signed-in user). Errors: CodeMalformed naming the header (400) when there is
+// none; what names the audited action ("release", "change", …) in the message.
+func RequireOperator(r *http.Request, what string) (string, error) {
+	op := CallerFrom(r.Context()).Operator
+	if op == "" {
+		return "", &automation.Error{Code: automation.CodeMalformed, Field: HeaderOperator,
+			Message: "is required: send X-Automation-Operator (or sign in) so the " + what + " is audited"}
+	}
+	return op, nil
+}
+
 // RequireUnit checks a business unit a request names against the caller's scope. Errors:
 // automation.Invalid("businessUnitId") when it is missing or blank (422), NotFound when the
 // caller may not see it (404: a unit outside the scope is answered as if it did not exist).

@@ -93,14 +93,7 @@ func unit(r *http.Request, extra ...string) (httpapi.Query, string, error) {
 	return q, bu, httpapi.RequireUnit(r, bu)
 }
 
-func operator(r *http.Request) (string, error) {
-	op := httpapi.CallerFrom(r.Context()).Operator
-	if op == "" {
-		return "", &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
-			Message: "is required: send X-Automation-Operator (or sign in) so the change is audited"}
-	}
-	return op, nil
-}
+func operator(r *http.Request) (string, error) { return httpapi.RequireOperator(r, "change") }
 
 func (h handlers) getBudget(w http.ResponseWriter, r *http.Request) error {
 	_, bu, err := unit(r)

@@ -425,10 +425,9 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
-	op := httpapi.CallerFrom(r.Context()).Operator
-	if op == "" {
-		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
-			Message: "is required: send X-Automation-Operator (or sign in) so the resolution is audited"}
+	op, err := httpapi.RequireOperator(r, "resolution")
+	if err != nil {
+		return err
 	}
 	if strings.TrimSpace(b.Reason) == "" {
 		return automation.Invalid("reason", "is required")

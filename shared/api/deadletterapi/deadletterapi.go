@@ -80,10 +80,9 @@ func (h handlers) requeue(w http.ResponseWriter, r *http.Request) error {
 	if b.ID == "" {
 		return automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
 	}
-	op := httpapi.CallerFrom(r.Context()).Operator
-	if op == "" {
-		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
-			Message: "is required: send X-Automation-Operator (or sign in) so the requeue is audited"}
+	op, err := httpapi.RequireOperator(r, "requeue")
+	if err != nil {
+		return err
 	}
 	it, err := h.s.Requeue(r.Context(), httpapi.CallerFrom(r.Context()).Scope, b.ID, op, b.Reason)
 	if err != nil {

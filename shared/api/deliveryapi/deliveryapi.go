@@ -29,7 +29,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
@@ -87,10 +86,9 @@ func (h handlers) release(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
-	op := httpapi.CallerFrom(r.Context()).Operator
-	if op == "" {
-		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
-			Message: "is required: send X-Automation-Operator (or sign in) so the release is audited"}
+	op, err := httpapi.RequireOperator(r, "release")
+	if err != nil {
+		return err
 	}
 	j, err := h.s.Release(r.Context(), delivery.ReleaseRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
 		ExpectedVersion: version, Operator: op, Reason: b.Reason})
@@ -175,11 +173,9 @@ func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
 		return err
 	}
-	op := httpapi.CallerFrom(r.Context()).Operator
-	if op == "" {
-		// The same answer as the support API's row actions: a missing header is a malformed request.
-		return &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
-			Message: "is required: send X-Automation-Operator (or sign in) so the resolution is audited"}
+	op, err := httpapi.RequireOperator(r, "resolution")
+	if err != nil {
+		return err
 	}
 	j, err := h.s.Resolve(r.Context(), delivery.ResolveRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
 		ExpectedVersion: version, Status: store.NotificationStatus(b.Status), Operator: op, Reason: b.Reason, ProviderReference: b.ProviderReference})
