@@ -364,15 +364,14 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 			return rejectOnly(res, "/time", "%s", msg)
 		}
 	}
-	customer, customerAt := env.Extensions["customerid"], "/customerid"
+	customer := env.Extensions["customerid"]
 	if customer == nil {
-		customer, customerAt = env.Extensions["entityguid"], "/entityguid"
+		customer = env.Extensions["entityguid"]
 	}
 	cid, _ := customer.(string)
 	if cid == "" || !tokenRE.MatchString(cid) || utf16Len(cid) > MaxCustomerIDLength {
 		return rejectOnly(res, "/customerid", "extension customerid (or the entity's entityguid) is required: a token of at most %d characters", MaxCustomerIDLength)
 	}
-	_ = customerAt
 	maxData := s.MaxDataBytes
 	if maxData <= 0 {
 		maxData = DefaultMaxDataBytes
