@@ -78,10 +78,16 @@ func (s *Store) NotificationNextWakeUp(ctx context.Context) (*time.Time, error) 
 
 // NotificationListUnknown implements store.DeliverySupportStore.
 func (s *Store) NotificationListUnknown(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
-	if err := checkLimit("NotificationListUnknown", p.Limit); err != nil {
+	return s.notificationList(ctx, "NotificationListUnknown", p)
+}
+
+// notificationList runs one of the support lists of a unit's deliveries (query), a page of
+// p.Limit after p.AfterID.
+func (s *Store) notificationList(ctx context.Context, query string, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
+	if err := checkLimit(query, p.Limit); err != nil {
 		return nil, err
 	}
-	return queryAll(ctx, s, nil, "NotificationListUnknown", s.scanNotification,
+	return queryAll(ctx, s, nil, query, s.scanNotification,
 		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
 }
 
@@ -129,11 +135,7 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 
 // NotificationListHeld implements store.DeliverySupportStore.
 func (s *Store) NotificationListHeld(ctx context.Context, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
-	if err := checkLimit("NotificationListHeld", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationListHeld", s.scanNotification,
-		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
+	return s.notificationList(ctx, "NotificationListHeld", p)
 }
 
 // NotificationRelease implements store.DeliverySupportStore: the Version-guarded update; a
