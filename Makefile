@@ -81,9 +81,18 @@ build: ## Build bin/automation
 	$(GO) build -o bin/automation ./functions
 
 .PHONY: lint
-lint: ## go vet and gofmt check
+lint: node_modules ## go vet, gofmt check, and Redocly CLI's recommended rules on docs/openapi.json (redocly.yaml)
 	$(GO) vet ./...
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(MAKE) --no-print-directory lint/openapi
+
+.PHONY: lint/openapi
+lint/openapi: node_modules ## Lint the bundled API description (docs/openapi.json) with Redocly CLI, recommended rules
+	@REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx --no-install redocly lint docs/openapi.json
+
+.PHONY: openapi
+openapi: ## Rewrite docs/openapi.json, the bundle of every API's OpenAPI document (after editing one)
+	$(GO) test ./shared/api/apidoc -run TestBundleFileIsCurrent -count=1 -update
 
 .PHONY: tz/windows
 tz/windows: ## Refresh the vendored CLDR windowsZones (Windows → IANA zone ids) from npm cldr-core

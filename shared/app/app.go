@@ -21,6 +21,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/automation-platform/automation/shared/api/apidoc"
 	"github.com/automation-platform/automation/shared/api/attributeapi"
 	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/campaignapi"
@@ -409,6 +410,11 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	campaignapi.Register(r.Functions, r.API, r.Campaigns)
 	// Budget routes (/api/budgets/...) belong to the BudgetApi HTTP function in Azure.
 	budgetapi.Register(r.Functions, r.API, r.Budget)
+	// The product's one OpenAPI document, every API's bundled (GET /api/openapi.json, the
+	// OpenApi function in Azure; docs/api-conventions.md#one-document-for-the-product).
+	if err := apidoc.Register(r.Functions, r.API); err != nil {
+		return fail(err)
+	}
 	// The budget in the campaign worker's seams (docs/budgets.md#in-the-worker), its fee
 	// projection and the reconciliation of in-doubt fees on the sweep.
 	if !o.WithoutBudgets {

@@ -543,6 +543,8 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
 		}, in: 404, inNote: "no fee is stored: the order is unknown", out: 404},
+		// The product's one OpenAPI document: no business unit in it, the same for every caller.
+		"GET /api/openapi.json": {req: get(func(u unitFixture) string { return "/api/openapi.json" }), in: 200, out: 200},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},

@@ -108,6 +108,7 @@ const (
 	CampaignFeeProjection  = "CampaignFeeProjection"
 	CampaignsAPI           = "CampaignsApi"
 	BudgetAPI              = "BudgetApi"
+	OpenAPIDocument        = "OpenApi"
 )
 
 // MaxMessageBatchSize is the most messages one invocation of a "cardinality": "many"
@@ -192,6 +193,7 @@ var functions = []Function{
 	{Name: NotiDelivery, Trigger: ServiceBusTrigger, Binding: "message", Topic: NotiTopic, Subscription: DeliverySubscription, Sessions: true},
 	{Name: InboxAPI, Trigger: HTTPTrigger, Binding: "req", Route: "inbox/{*path}", Methods: []string{"get", "post"}},
 	{Name: NotificationDispatch, Trigger: ServiceBusTrigger, Binding: "message", Queue: NotificationDispatchQueue, Many: true},
+	{Name: OpenAPIDocument, Trigger: HTTPTrigger, Binding: "req", Route: "openapi.json", Methods: []string{"get"}},
 	{Name: OutboxRelay, Trigger: TimerTrigger, Binding: "timer", Schedule: "%OutboxRelaySchedule%"},
 	{Name: Reconciliation, Trigger: TimerTrigger, Binding: "timer", Schedule: "%ReconciliationSchedule%"},
 	{Name: ReminderSettingsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "reminder-settings/{*rest}", Methods: []string{"get", "post", "put"}},
