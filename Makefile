@@ -19,16 +19,41 @@ BENCH_PEERS ?= ../shared/bench
 help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_/.-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
+# progress counts the packages `go build -v` names on stderr as it compiles them, one line
+# every 50, so a cold build (minutes on 2 cores) is seen to move; a warm one prints nothing.
+# Any other line (a compile error) passes through.
+progress = awk '/^[^ \#]+$$/ { n++; if (n % 50 == 0) printf "  … %d packages compiled\n", n > "/dev/stderr"; next } { print > "/dev/stderr" } END { if (n) printf "  compiled %d packages\n", n > "/dev/stderr" }'
+
 .PHONY: run
 run: ## Replay the realistic scenario on the embedded default (SQLite, in-process bus)
-	@$(GO) run ./functions replay $(SCENARIO)
+	@echo "make run: building bin/automation (the first build compiles about 540 packages, the standard library included: several minutes on 2 cores; then seconds)" >&2
+	@set -o pipefail; $(GO) build -v -o bin/automation ./functions 2>&1 | $(progress)
+	@echo "make run: replaying $(SCENARIO) on the embedded default (SQLite in a temporary directory, the in-process bus)" >&2
+	@bin/automation replay $(SCENARIO)
 
 .PHONY: test
-test: node_modules ## Run the whole test suite (starts Azurite on 127.0.0.1 for the Table/Blob tests)
+test: node_modules test/chromium ## Run the whole test suite: npm ci, Chromium when it can (test/chromium), Azurite on 127.0.0.1, every package
+	@echo "make test: compiling the packages (a cold build cache: several minutes on 2 cores)"
+	@set -o pipefail; $(GO) build -v ./... 2>&1 | $(progress)
+	@echo "make test: starting Azurite on 127.0.0.1 and running every package with gotestsum (about 4-5 minutes on 2 cores once compiled); it ends with the skipped tests and why"
 	@set -e; export "$$(scripts/azurite.sh start)"; trap 'scripts/azurite.sh stop >/dev/null' EXIT; \
 	  $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 ./...
 
+# test/chromium: the console's browser tests need Chromium. make test installs it (make
+# chromium) where it can, as root with apt-get; otherwise it says the one command to run.
+.PHONY: test/chromium
+test/chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+	  echo "make test: Chromium present ($$(command -v chromium || command -v chromium-browser)): the console's browser tests run"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make test: installing Chromium for the console's browser tests (make chromium: apt-get, a minute or two)"; \
+	  $(MAKE) --no-print-directory chromium || echo "make test: make chromium failed: the console's browser tests will skip (run make chromium to see why)"; \
+	else \
+	  echo "make test: no Chromium here and no root to apt-get it: the console's browser tests will skip. To run them: sudo make chromium"; \
+	fi
+
 node_modules: package.json package-lock.json
+	@echo "make: npm ci (the pinned Azurite, Redocly CLI, openapi-typescript and TypeScript: package.json)"
 	npm ci --no-audit --no-fund
 	@touch node_modules
 
