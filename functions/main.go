@@ -59,7 +59,7 @@ commands:
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
   emulator-config  the Service Bus emulator's Config.json from the topology (make test/azure, docker-compose.azure.yml)
 
-Configuration comes from environment variables (see README.md, "Configuration").
+Configuration comes from environment variables (see docs/configuration.md).
 `
 
 func main() {

@@ -59,7 +59,8 @@ func TestProvidersimCommand(t *testing.T) {
 	}
 }
 
-// The two simulators are named alike, listed in the usage and README's command table, and
+// The two simulators are named alike, listed in the usage and the command table of
+// docs/running.md (moved there from the README), and
 // do not share a default address: both run beside a serve at once (issue 33, item 10).
 func TestSimulatorsNamedAlikeOnTheirOwnAddresses(t *testing.T) {
 	if providerSimAddr == billingSimAddr {
@@ -67,7 +68,7 @@ func TestSimulatorsNamedAlikeOnTheirOwnAddresses(t *testing.T) {
 	}
 	var help strings.Builder
 	run(context.Background(), []string{"help"}, nil, &help, io.Discard)
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/running.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestSimulatorsNamedAlikeOnTheirOwnAddresses(t *testing.T) {
 			t.Errorf("usage lacks %s on %s:\n%s", c.cmd, c.addr, help.String())
 		}
 		if !strings.Contains(string(readme), "| `automation "+c.cmd) || !strings.Contains(string(readme), c.addr) {
-			t.Errorf("README's command table lacks `automation %s` on %s", c.cmd, c.addr)
+			t.Errorf("docs/running.md's command table lacks `automation %s` on %s", c.cmd, c.addr)
 		}
 	}
 }

@@ -7,12 +7,14 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 )
 
-// TestReadmeLoyaltyTenMinutes runs every shell block of the README's "Loyalty events in ten
-// minutes" against a live serve (runReadmeSection), with a 1-second OutboxRelay timer
-// instead of 10 s. Each block's answer must hold what the README shows; serve's log must
+// TestReadmeLoyaltyTenMinutes runs every shell block of docs/loyalty-in-ten-minutes.md,
+// "Loyalty events in ten minutes" (moved there from the README with this test) against a live
+// serve (runReadmeSection), with a 1-second OutboxRelay timer instead of 10 s. Each block's
+// answer must hold what the guide shows; serve's log must
 // show the login's trigger event and the Direct event as the rule engine would receive them.
 func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 	runReadmeSection(t, readmeSection{
+		File:    "docs/loyalty-in-ten-minutes.md",
 		Heading: "Loyalty events in ten minutes",
 		Env:     map[string]string{"OutboxRelaySchedule": "*/1 * * * * *"},
 		Want: []string{

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// TestReadmeManagementAPI runs every shell block of the README's "Management API by example"
-// against a live serve: business units (create with a Windows zone id, replace with
-// If-Match), reminder settings (create from the file the README names, publish, a send-time
+// TestReadmeManagementAPI runs every shell block of docs/management-api.md, "Management API by
+// example" (moved there from the README with this test) against a live serve: business units (create with a Windows zone id, replace with
+// If-Match), reminder settings (create from the file the guide names, publish, a send-time
 // change re-timing the pending rows in place, list, deactivate), the support run-now of a
 // row waiting for 2030 (then sent to the staff member and the unit's managers), and a report
 // subscription (create, rollout, run-now of the current period, its runs, and its file,
@@ -16,6 +16,7 @@ import (
 func TestReadmeManagementAPI(t *testing.T) {
 	const setting = `"guid":"7c9e2f4a-1b3d-4e5f-8a6b-9c0d1e2f3a4b"`
 	runReadmeSection(t, readmeSection{
+		File:    "docs/management-api.md",
 		Heading: "Management API by example",
 		Env:     map[string]string{"DueWorkSchedule": "*/1 * * * * *", "OutboxRelaySchedule": "*/1 * * * * *"},
 		Want: []string{

@@ -13,8 +13,12 @@ import (
 	"time"
 )
 
-// readmeSection is one README section whose shell blocks a test runs against a live serve.
+// readmeSection is one section of the README or of a guide under docs/ whose shell blocks a
+// test runs against a live serve.
 type readmeSection struct {
+	// File is the Markdown file, relative to the repository root ("README.md" when empty;
+	// the longer walk-throughs moved to docs/ with their tests).
+	File string
 	// Heading is the section's "## " or "### " heading line without the hashes.
 	Heading string
 	// Want holds, per sh block in order, what its answer must contain (several parts, each
@@ -57,8 +61,8 @@ func automationBinary(t *testing.T) string {
 	return readmeBin
 }
 
-// runReadmeSection runs every shell block of one README section against a live serve, as a
-// reader would from the repository root in two terminals:
+// runReadmeSection runs every shell block of one section (of the README, or of sec.File)
+// against a live serve, as a reader would from the repository root in two terminals:
 //
 //   - the first block starts serve: one `go run ./functions serve …` or `bin/automation
 //     serve …` line, maybe after VAR=value assignments (a `make build` line is what the
@@ -77,7 +81,10 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed: the README's commands use it")
 	}
-	readme, err := os.ReadFile("../README.md")
+	if sec.File == "" {
+		sec.File = "README.md"
+	}
+	readme, err := os.ReadFile("../" + sec.File)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +100,11 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 		}
 	}
 	if section == "" {
-		t.Fatalf("README has no section %q", sec.Heading)
+		t.Fatalf("%s has no section %q", sec.File, sec.Heading)
 	}
 	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1)
 	if len(blocks) != len(sec.Want) {
-		t.Fatalf("section %q has %d sh blocks, the test knows %d: update the test with the README", sec.Heading, len(blocks), len(sec.Want))
+		t.Fatalf("section %q has %d sh blocks, the test knows %d: update the test with %s", sec.Heading, len(blocks), len(sec.Want), sec.File)
 	}
 	var serveLine string
 	for _, l := range strings.Split(strings.TrimSpace(blocks[0][1]), "\n") {

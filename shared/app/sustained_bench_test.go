@@ -40,7 +40,7 @@ var (
 // BenchmarkSustained (W6) runs the whole pipeline as serve does: app.Open with the SQLite
 // store and the in-process bus, the local host with the real timers (functions/*/function.json)
 // and consumers, and the eager publisher (StartPublisher), driven through HTTP
-// (POST /api/events on the runtime's listener). The README's welcome campaign is saved
+// (POST /api/events on the runtime's listener). The welcome campaign of docs/loyalty-in-ten-minutes.md is saved
 // (first-login-welcome: an inbox message and a log message on First_Login_Reward). Logins
 // are offered at -sustained.rate for -sustained.duration, a -sustained.first share of them
 // a customer's first login (the rest repeat an earlier customer's), in batches of

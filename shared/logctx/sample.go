@@ -9,7 +9,7 @@ import (
 
 // Sampler picks the level of a per-message log line on a hot path (docs/performance.md,
 // "Logs at rate"): the first PerSecond lines of each second of Now are INFO, the rest of
-// that second DEBUG, so a handful of messages (a demo, the README's walk-through) is logged
+// that second DEBUG, so a handful of messages (a demo, the walk-throughs in docs/) is logged
 // in full at INFO and a production rate is not a log flood. Every call is counted (Lines),
 // and the lines demoted to DEBUG apart (Demoted), for the metrics. A nil *Sampler always
 // answers DEBUG. Safe for concurrent use.
