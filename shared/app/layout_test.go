@@ -44,8 +44,8 @@ import (
 //  5. services and adapters over the domains — support reads (support), settings, report,
 //     event ingest, registry, inbox and attribute HTTP adapters (api/settingsapi, api/reportapi,
 //     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi), the Functions handlers (handler).
-//  6. adapters over the services — the support HTTP API (api/supportapi) and the browser
-//     console (api/console).
+//  6. adapters over the services — the support HTTP API (api/supportapi), the browser
+//     console (api/console) and the bundle of every API's OpenAPI document (api/apidoc).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
 //     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
 //  8. composition root — app wires one runtime from the layers below.
@@ -69,7 +69,7 @@ var layers = [][]string{
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/attribute", "shared/api/deadletterapi"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget"},
-	{"shared/api/supportapi", "shared/api/console"},
+	{"shared/api/supportapi", "shared/api/console", "shared/api/apidoc"},
 	{"shared/api/supportapi/supportclient"},
 	{"shared/app"},
 	{"shared/replay"},
