@@ -44,10 +44,11 @@ import (
 //  5. services and adapters over the domains — support reads (support), settings, report,
 //     event ingest, registry, inbox and attribute HTTP adapters (api/settingsapi, api/reportapi,
 //     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi), the Functions handlers (handler).
-//  6. adapters over the services — the support HTTP API (api/supportapi), the browser
-//     console (api/console) and the bundle of every API's OpenAPI document (api/apidoc).
+//  6. adapters over the services — the support HTTP API (api/supportapi) and the browser
+//     console (api/console).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
-//     (api/supportapi/supportclient), which speaks the adapter's request and answer types.
+//     (api/supportapi/supportclient), which speaks the adapter's request and answer types;
+//     the bundle of every API's OpenAPI document (api/apidoc), which reads each adapter's.
 //  8. composition root — app wires one runtime from the layers below.
 //  9. runtimes built on the root — replay.
 //  10. built on replay: the acceptance harness (acceptance: a running embedded app driven
@@ -69,8 +70,8 @@ var layers = [][]string{
 	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/attribute", "shared/api/deadletterapi"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget"},
-	{"shared/api/supportapi", "shared/api/console", "shared/api/apidoc"},
-	{"shared/api/supportapi/supportclient"},
+	{"shared/api/supportapi", "shared/api/console"},
+	{"shared/api/supportapi/supportclient", "shared/api/apidoc"},
 	{"shared/app"},
 	{"shared/replay"},
 	{"shared/acceptance", "shared/sim"},
