@@ -66,6 +66,10 @@ import (
 //go:embed migrations/*.sql
 var migrationsFS embed.FS
 
+// The support finders are generated from one template (sqlstore.GenerateQueries;
+// TestGeneratedQueriesAreCurrent fails when the generated file is stale).
+//go:generate go run ../sqlstore/genqueries.go queries/support_find.sql.tmpl
+
 //go:embed queries/*.sql
 var queriesFS embed.FS
 
