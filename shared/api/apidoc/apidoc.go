@@ -158,6 +158,10 @@ func Bundle(sources []Source) ([]byte, error) {
 				if components[kind] == nil {
 					components[kind] = map[string]any{}
 				}
+				if have, taken := components[kind][target]; taken && !reflect.DeepEqual(have, own[name]) {
+					// Never after the renames above; a bundle must not drop a component.
+					return nil, fmt.Errorf("apidoc: %s: component %s/%s would replace another document's", src.Tag, kind, target)
+				}
 				components[kind][target] = own[name]
 			}
 		}

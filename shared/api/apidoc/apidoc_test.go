@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/api/apidoc"
@@ -172,5 +173,109 @@ func TestTypedClientGenerates(t *testing.T) {
 	cmd = exec.Command(tsc, "--noEmit", "--strict", "--skipLibCheck", "false", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc rejects the generated client: %v\n%s", err, b)
+	}
+}
+
+// TestBundleRules: the merge rules of the package doc, on two small documents.
+func TestBundleRules(t *testing.T) {
+	t.Parallel()
+	a := `openapi: 3.1.0
+info: {title: A, version: "1", description: The A API.}
+servers: [{url: "http://127.0.0.1:7071"}]
+security: [{key: []}]
+paths:
+  /a:
+    get:
+      operationId: getA
+      responses:
+        '200': {$ref: '#/components/responses/R'}
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: x-functions-key, description: one}
+  responses:
+    R:
+      description: r
+      content: {application/json: {schema: {$ref: '#/components/schemas/X'}}}
+  schemas:
+    X: {type: string}
+    Same: {type: boolean}
+    Box: {type: array, items: {$ref: '#/components/schemas/X'}}
+`
+	b := `openapi: 3.1.0
+info: {title: B, version: "1"}
+security: [{other: []}]
+paths:
+  /b:
+    get:
+      operationId: getB
+      tags: [Extra]
+      responses:
+        '200': {$ref: '#/components/responses/R'}
+        '204': {description: none, content: {application/json: {schema: {$ref: '#/components/schemas/Same'}}}}
+    post:
+      operationId: postB
+      security: []
+      responses:
+        '200': {$ref: '#/components/responses/R'}
+components:
+  securitySchemes:
+    other: {type: apiKey, in: header, name: x-functions-key, description: two}
+  responses:
+    R:
+      description: r
+      content: {application/json: {schema: {$ref: '#/components/schemas/X'}}}
+  schemas:
+    X: {type: integer}
+    Same: {type: boolean}
+    Box: {type: array, items: {$ref: '#/components/schemas/X'}}
+`
+	out, err := apidoc.Bundle([]apidoc.Source{{Tag: "A", Raw: []byte(a)}, {Tag: "B", Raw: []byte(b)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tags       []map[string]string                  `json:"tags"`
+		Servers    []map[string]any                     `json:"servers"`
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components map[string]map[string]any            `json:"components"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	checks := []struct{ what, got, want string }{
+		// X differs: B's is renamed, and R and Box, which point at it, with it (Box sorts
+		// before X: renamed on the second pass).
+		{"schemas", js(doc.Components["schemas"]), `{"BBox":{"items":{"$ref":"#/components/schemas/BX"},"type":"array"},"BX":{"type":"integer"},` +
+			`"Box":{"items":{"$ref":"#/components/schemas/X"},"type":"array"},"Same":{"type":"boolean"},"X":{"type":"string"}}`},
+		{"responses", js(doc.Components["responses"]), `{"BR":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/BX"}}},"description":"r"},"R":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/X"}}},"description":"r"}}`},
+		{"B's refs", js(doc.Paths["/b"]["get"]["responses"]), `{"200":{"$ref":"#/components/responses/BR"},"204":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Same"}}},"description":"none"}}`},
+		{"A's refs", js(doc.Paths["/a"]["get"]["responses"]), `{"200":{"$ref":"#/components/responses/R"}}`},
+		// One scheme per kind; B's requirement renamed to it; an operation's own kept.
+		{"schemes", js(doc.Components["securitySchemes"]), `{"key":{"description":"one","in":"header","name":"x-functions-key","type":"apiKey"}}`},
+		{"B's security", js(doc.Paths["/b"]["get"]["security"]), `[{"key":[]}]`},
+		{"B's own security", js(doc.Paths["/b"]["post"]["security"]), `[]`},
+		{"A's security", js(doc.Paths["/a"]["get"]["security"]), `[{"key":[]}]`},
+		{"tags", js(doc.Paths["/b"]["get"]["tags"]), `["B","Extra"]`},
+		{"tag list", js(doc.Tags), `[{"description":"A\n\nThe A API.","name":"A"},{"description":"B","name":"B"}]`},
+		{"servers", js(doc.Servers), `[{"url":"http://127.0.0.1:7071"}]`},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.what, c.got, c.want)
+		}
+	}
+	// What cannot be bundled is an error naming it.
+	for _, bad := range []struct{ name, doc, want string }{
+		{"path twice", strings.Replace(b, "/b:", "/a:", 1), "path /a is in another document too"},
+		{"operationId twice", strings.Replace(b, "operationId: getB", "operationId: getA", 1), "operationId getA"},
+		{"no operationId", strings.Replace(b, "      operationId: postB\n", "", 1), "POST /b has no operationId"},
+		{"dangling $ref", strings.Replace(b, "'#/components/schemas/Same'", "'#/components/schemas/Gone'", 1), `"#/components/schemas/Gone" does not name a component`},
+		{"not YAML", "{", "apidoc: B:"},
+	} {
+		_, err := apidoc.Bundle([]apidoc.Source{{Tag: "A", Raw: []byte(a)}, {Tag: "B", Raw: []byte(bad.doc)}})
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want an error with %q", bad.name, err, bad.want)
+		}
 	}
 }
