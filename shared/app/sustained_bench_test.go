@@ -249,9 +249,14 @@ func runSustained(b *testing.B) w6Result {
 				return
 			case <-t.C:
 			}
+			n0 := -1
 			if n, _, err := rt.Store.(store.OutboxBacklogReader).OutboxBacklog(ctx); err == nil {
+				n0 = n
 				backlog = append(backlog, n)
 				peakBacklog = max(peakBacklog, n)
+			}
+			if os.Getenv("W6_QUEUES") != "" && rt.Memory != nil {
+				fmt.Fprintf(os.Stderr, "W6 queues %d: backlog %d %v\n", len(backlog), n0, rt.Memory.Lengths())
 			}
 		}
 	}()
