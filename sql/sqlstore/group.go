@@ -72,8 +72,8 @@ type groupTurn struct {
 	lead bool
 }
 
-// WriteStats counts the write transactions run on the pinned writer and the physical
-// commits they took (equal without group commit; Transactions/Commits is the mean group).
+// WriteStats counts the write transactions committed on the pinned writer and the
+// physical commits they took (equal without group commit; Transactions/Commits is the mean group).
 type WriteStats struct {
 	Transactions, Commits int64
 }
@@ -251,7 +251,6 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 			_, _ = s.writer.ExecContext(bg, "ROLLBACK")
 		}
 		s.takeOutbox(tx)
-		s.wstats.transactions.Add(1)
 		release()
 		s.handOn()
 		return own
@@ -275,7 +274,6 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 		switch {
 		case fnErr != nil:
 			m.done <- fnErr // its own failure: nothing of it is written
-			s.wstats.transactions.Add(1)
 		case lost != nil:
 			m.done <- fmt.Errorf("%s: %w: %w", s.d.Name, errGroupLost, lost)
 		default:
