@@ -233,7 +233,7 @@ func OpenStore(ctx context.Context, cfg config.Config, skipMigrations bool) (sto
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("app: data folder: %w", err)
 	}
-	return sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), &sqlite.Options{SkipMigrations: skipMigrations})
+	return sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), &sqlite.Options{SkipMigrations: skipMigrations, GroupCommit: cfg.SQLiteGroupCommit})
 }
 
 // Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else

@@ -487,3 +487,29 @@ func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 		t.Fatalf("the poison's dead-letter record: %s %v", rec, err)
 	}
 }
+
+// CampaignFactProjection is a batch trigger (cardinality many, dataType string): a
+// host-shaped batch of three facts with an unreadable one in the middle dead-letters that
+// one with its record and applies the other two in one transaction (the command counted
+// once, at its highest revision); the same batch again (redelivered) counts nothing twice.
+func TestCampaignFactProjectionHostShapedBatch(t *testing.T) {
+	e := newFnEnv(t, nil)
+	ctx := context.Background()
+	for round := 1; round <= 2; round++ {
+		code, body := e.post(t, topology.CampaignFactProjection, fixture(t, "CampaignFactProjection_batch.json"))
+		rv, _ := body["ReturnValue"].(map[string]any)
+		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(3) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), "fact-2") {
+			t.Fatalf("round %d: %d %v", round, code, body)
+		}
+		c, err := e.rt.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-syd", CampaignID: "welcome", From: "2026-09-02", To: "2026-09-02"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Days) != 1 || len(c.Days[0].ByStatus) != 1 || c.Days[0].ByStatus["SUCCEEDED"] != 1 {
+			t.Fatalf("round %d: counts %+v, want cmd-1 once, SUCCEEDED (revision 2)", round, c)
+		}
+	}
+	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.CampaignFactProjection, "fact-2")); err != nil || !strings.Contains(string(rec), "commandId") {
+		t.Fatalf("the unreadable fact's dead-letter record: %s %v", rec, err)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 var (
@@ -48,7 +49,8 @@ var (
 // ids. It reports the sustained rate (logins applied by the attribute engine per second of
 // the run, until the last was applied), the event → attribute and event → inbox (first
 // logins' welcome message) lags p50 and p99, the largest outbox backlog seen (sampled every
-// second; the series is logged), the 503 answers and peak RSS. With -sustained.burst it
+// second; the series is logged), the 503 answers, peak RSS and the process's CPU per applied
+// login (cpu-us/login: user + system, the load's own HTTP client included). With -sustained.burst it
 // offers 20,000 logins from 2,000 customers at once instead.
 func BenchmarkSustained(b *testing.B) {
 	for i := 0; i < b.N; i++ {
@@ -65,6 +67,8 @@ func BenchmarkSustained(b *testing.B) {
 		b.ReportMetric(r.peakBacklog, "peak-backlog")
 		b.ReportMetric(r.refused, "refused-503")
 		b.ReportMetric(r.rssMiB, "peak-rss-MiB")
+		b.ReportMetric(r.cpuPerLogin, "cpu-us/login")
+		b.ReportMetric(r.txPerCommit, "tx/commit")
 	}
 }
 
@@ -72,12 +76,20 @@ func BenchmarkSustained(b *testing.B) {
 type w6Result struct {
 	applied, offered, toLast, unapplied, noWelcome                     float64
 	attrP50, attrP99, inboxP50, inboxP99, peakBacklog, refused, rssMiB float64
+	txPerCommit                                                        float64 // write transactions per physical commit on the SQLite writer (group commit)
+	cpuPerLogin                                                        float64 // CPU µs of the process per applied login
 }
 
 func runSustained(b *testing.B) w6Result {
 	ctx := context.Background()
 	dir := b.TempDir()
-	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_LOG_LEVEL": "warn", "AUTOMATION_CONSUMER_CONCURRENCY": *w6Conc}
+	env := map[string]string{"AUTOMATION_LOG_LEVEL": "warn", "AUTOMATION_CONSUMER_CONCURRENCY": *w6Conc}
+	for _, kv := range os.Environ() { // AUTOMATION_* settings of the shell, for A/B runs
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AUTOMATION_") {
+			env[k] = v
+		}
+	}
+	env["AUTOMATION_DATA_DIR"] = dir
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		b.Fatal(err)
@@ -249,14 +261,21 @@ func runSustained(b *testing.B) w6Result {
 				return
 			case <-t.C:
 			}
+			n0 := -1
 			if n, _, err := rt.Store.(store.OutboxBacklogReader).OutboxBacklog(ctx); err == nil {
+				n0 = n
 				backlog = append(backlog, n)
 				peakBacklog = max(peakBacklog, n)
+			}
+			if os.Getenv("W6_QUEUES") != "" && rt.Memory != nil {
+				fmt.Fprintf(os.Stderr, "W6 queues %d: backlog %d %v\n", len(backlog), n0, rt.Memory.Lengths())
 			}
 		}
 	}()
 
 	start := time.Now()
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	offered := 0
 	b.ResetTimer()
 	if *w6Burst {
@@ -346,6 +365,10 @@ func runSustained(b *testing.B) w6Result {
 		unapplied: float64(len(posted)), noWelcome: float64(len(firstOf)), attrP50: pct(attrLags, 50), attrP99: pct(attrLags, 99),
 		inboxP50: pct(inboxLags, 50), inboxP99: pct(inboxLags, 99), peakBacklog: float64(peakBacklog), refused: float64(refused),
 		rssMiB: float64(ru.Maxrss) / 1024}
+	if applied > 0 { // the process's CPU (user + system, the load's HTTP client included) per applied login
+		cpu := time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime) - syscall.TimevalToNsec(ru0.Utime) - syscall.TimevalToNsec(ru0.Stime))
+		res.cpuPerLogin = float64(cpu.Microseconds()) / float64(applied)
+	}
 	b.Logf("W6: %d offered in %s, %d applied, last %s after start; backlog per second: %v", offered, offeredFor.Round(time.Millisecond),
 		applied, elapsed.Round(time.Millisecond), backlog)
 	if len(firstOf) > 0 { // name what the missing welcome messages wait for
@@ -369,6 +392,13 @@ func runSustained(b *testing.B) w6Result {
 	if rt.Pump != nil {
 		b.Logf("W6: eager publisher: %d wakes, %d drains, %d published; events log lines %d (%d at DEBUG)", rt.Pump.Metrics.Wakes.Load(),
 			rt.Pump.Metrics.Drains.Load(), rt.Pump.Metrics.Published.Load(), rt.EventLog.Lines.Load(), rt.EventLog.Demoted.Load())
+	}
+	if w, ok := rt.Store.(interface{ WriteStats() sqlstore.WriteStats }); ok {
+		ws := w.WriteStats()
+		b.Logf("W6: writer: %d write transactions in %d commits", ws.Transactions, ws.Commits)
+		if ws.Commits > 0 {
+			res.txPerCommit = float64(ws.Transactions) / float64(ws.Commits)
+		}
 	}
 	return res
 }

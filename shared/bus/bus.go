@@ -468,6 +468,23 @@ func (b *Memory) Waiting() int {
 	return n
 }
 
+// Lengths returns the messages held per destination (queued, or waiting for redelivery),
+// destinations with none left out: the per-consumer lag the metrics and benchmarks show.
+func (b *Memory) Lengths() map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]int, len(b.queues))
+	for d, q := range b.queues {
+		if len(q) > 0 {
+			out[d] = len(q)
+		}
+	}
+	for _, w := range b.waiting {
+		out[w.m.Destination]++
+	}
+	return out
+}
+
 // DeadLetters returns a copy of the dead-letter list.
 func (b *Memory) DeadLetters() []DeadLettered {
 	b.mu.Lock()

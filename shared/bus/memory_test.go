@@ -512,3 +512,31 @@ func TestMemoryOnSettled(t *testing.T) {
 		t.Fatalf("a duplicate of a settled message: settled %v, len %d", got, b.Len("q"))
 	}
 }
+
+// Lengths counts per destination what Waiting counts in all: queued messages and failed
+// ones waiting for their redelivery; a destination with none is left out.
+func TestMemoryLengths(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	b := bus.NewMemory(&bus.MemoryOptions{RetryDelay: time.Minute, Now: func() time.Time { return now }})
+	b.Subscribe("a", func(context.Context, bus.Message) error { return errors.New("not yet") })
+	for i, d := range []string{"a", "b", "b"} {
+		if err := b.Publish(ctx, bus.Message{ID: fmt.Sprint(i), Destination: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Drain(ctx, 0); err != nil { // a's message fails: it waits for its redelivery
+		t.Fatal(err)
+	}
+	got := b.Lengths()
+	if len(got) != 2 || got["a"] != 1 || got["b"] != 2 || b.Waiting() != 3 {
+		t.Fatalf("lengths %v, waiting %d", got, b.Waiting())
+	}
+	b.Subscribe("b", func(context.Context, bus.Message) error { return nil })
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Lengths(); len(got) != 1 || got["a"] != 1 {
+		t.Fatalf("after b drained: %v", got)
+	}
+}

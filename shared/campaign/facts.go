@@ -29,6 +29,46 @@ func (p *Projection) Handle(ctx context.Context, body []byte) error {
 	return err
 }
 
+// HandleBatch applies fact messages in one store transaction (the CampaignFactProjection
+// batch trigger): errs[i] is message i's outcome. An unreadable message is
+// automation.Permanent and the rest still apply. Should the batch's transaction fail,
+// nothing of it was written and each readable fact is applied alone, so one fact the store
+// refuses never holds back the others. A batch over store.MaxBatch facts is refused whole.
+func (p *Projection) HandleBatch(ctx context.Context, bodies [][]byte) []error {
+	errs := make([]error, len(bodies))
+	if len(bodies) > store.MaxBatch {
+		err := fmt.Errorf("campaign projection: a batch of %d facts, at most %d", len(bodies), store.MaxBatch)
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	facts := make([]store.CampaignActionOutcomeEvent, 0, len(bodies))
+	at := make([]int, 0, len(bodies)) // bodies index of facts[j]
+	for i, b := range bodies {
+		var f store.CampaignActionOutcomeEvent
+		if err := json.Unmarshal(b, &f); err != nil || f.CommandID == "" || f.Revision <= 0 {
+			errs[i] = automation.Permanent(fmt.Errorf("campaign projection: unreadable fact: %v", err))
+			continue
+		}
+		facts, at = append(facts, f), append(at, i)
+	}
+	if len(facts) == 0 {
+		return errs
+	}
+	now := p.Clock.Now()
+	if _, err := p.Store.CampaignFactApply(ctx, facts, now); err == nil || len(facts) == 1 {
+		for _, i := range at {
+			errs[i] = err
+		}
+		return errs
+	}
+	for j, f := range facts {
+		_, errs[at[j]] = p.Store.CampaignFactApply(ctx, []store.CampaignActionOutcomeEvent{f}, now)
+	}
+	return errs
+}
+
 // Metrics is one read of the campaign gauges and the providers' counters
 // (docs/campaigns.md#metrics).
 type Metrics struct {

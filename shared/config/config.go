@@ -49,6 +49,7 @@ var Settings = []Setting{
 	{"AUTOMATION_EAGER_PUBLISH", Local | Azure, "true", "true: each process publishes the outbox rows it commits right after the commit (the eager publisher, docs/performance.md#publish-on-the-commit-path), under the relay's leases; the OutboxRelay timer stays as the safety net. false: only the timers publish."},
 	{"AUTOMATION_RELAY_BUDGET_MS", Local | Azure, "5000", "Time budget of one relay drain, milliseconds (100..240000): an OutboxRelay invocation, a relay after a poll, or one eager-publisher wake drains the outbox until it is empty or this is spent."},
 	{"AUTOMATION_INGEST_MAX_BACKLOG", Local | Azure, "50000", "Backpressure: when this many outbox rows wait unpublished (or, embedded, this many messages wait in the in-process bus), POST /api/events answers 503 with Retry-After instead of accepting (0..10000000; 0 turns it off). docs/gateway.md#backpressure."},
+	{"AUTOMATION_SQLITE_GROUP_COMMIT", Local, "32", "Embedded SQLite: the most write transactions that queue for the one writer connection and commit together, each in its own savepoint (1..1000; 1: each commits alone). docs/performance.md#group-commit-on-the-writer."},
 	{"AUTOMATION_CONSUMER_CONCURRENCY", Local, "tracking=2,events=2,campaign-commands=2", "Embedded runtime: consumers per in-process destination, as destination=count pairs separated by commas (count 1..16; a destination not named has one). A session's (customer's, entity's) messages are still handled one at a time and in order (docs/performance.md#consumers). In Azure the host.json Service Bus settings decide."},
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
@@ -136,10 +137,12 @@ type Config struct {
 	// ConsumerConcurrency is the embedded runtime's consumers per in-process destination.
 	ConsumerConcurrency map[string]int
 	RelayBudget         time.Duration
-	IngestMaxBacklog    int
-	DueWorkMode         Mode
-	DueWorkBatchSize    int
-	DueWorkConcurrency  int
+	// SQLiteGroupCommit is the embedded store's group commit bound (sqlite.Options.GroupCommit).
+	SQLiteGroupCommit  int
+	IngestMaxBacklog   int
+	DueWorkMode        Mode
+	DueWorkBatchSize   int
+	DueWorkConcurrency int
 	// DueWorkDrainBatches bounds the batches of one inline poll run: 1 is one batch
 	// (Poller.RunOnce); more drains with one batch ahead (Poller.Drain).
 	DueWorkDrainBatches int
@@ -301,6 +304,7 @@ func Load(getenv func(string) string) (Config, error) {
 		Lease:                time.Duration(num("AUTOMATION_LEASE_SECONDS", 30, 3600)) * time.Second,
 		BatchDeadline:        time.Duration(num("AUTOMATION_BATCH_DEADLINE_SECONDS", 1, 299)) * time.Second,
 		RelayBudget:          time.Duration(num("AUTOMATION_RELAY_BUDGET_MS", 100, 240000)) * time.Millisecond,
+		SQLiteGroupCommit:    num("AUTOMATION_SQLITE_GROUP_COMMIT", 1, 1000),
 		IngestMaxBacklog:     num("AUTOMATION_INGEST_MAX_BACKLOG", 0, 10_000_000),
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),

@@ -75,9 +75,17 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 		moved, err := c.Dispatcher.HandleResult(ctx, body)
 		return map[string]any{"advanced": moved}, err
 	})
-	consume(topology.CampaignFactProjection, func(ctx context.Context, body []byte) (map[string]any, error) {
-		return map[string]any{}, c.Projection.Handle(ctx, body)
-	})
+	// A batch trigger (cardinality many): the facts waiting at once are applied in one
+	// transaction (docs/performance.md#consumers).
+	r.Register(topology.CampaignFactProjection, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		return d.batchInvocation(ctx, inv, topology.CampaignFactsTopic, "campaign facts", func(ctx context.Context, msgs []bus.Message) []error {
+			bodies := make([][]byte, len(msgs))
+			for i, m := range msgs {
+				bodies[i] = m.Body
+			}
+			return c.Projection.HandleBatch(ctx, bodies)
+		})
+	}))
 	if c.Fees != nil {
 		consume(topology.CampaignFeeProjection, func(ctx context.Context, body []byte) (map[string]any, error) {
 			return map[string]any{}, c.Fees.Handle(ctx, bus.Message{Destination: topology.CampaignFeeFactsTopic, Body: body})

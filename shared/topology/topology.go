@@ -153,7 +153,8 @@ type Function struct {
 	// up to MaxMessageBatchSize waiting messages per invocation (an array payload) instead of
 	// one: NotificationDispatch (its dispatcher claims and records a batch in two
 	// transactions, and a redelivered message whose job is done is a no-op),
-	// DeliveryFactProjection, and TrackingProcessor (a session-enabled batch: the host takes
+	// DeliveryFactProjection and CampaignFactProjection (each applies its batch of facts in
+	// one transaction; a fact's revision makes a redelivered one a no-op), and TrackingProcessor (a session-enabled batch: the host takes
 	// a batch from one session at a time, in order; the engine applies it in one
 	// transaction, a redelivered event is a Duplicate).
 	Many bool
@@ -179,7 +180,7 @@ var functions = []Function{
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
 	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
-	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription},
+	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: CampaignFeeProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFeeFactsTopic, Subscription: ReportingSubscription},
 	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue},
 	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},

@@ -42,6 +42,14 @@ type Store struct {
 	onOutbox   func(int)
 	outboxMu   sync.Mutex
 	outboxRows map[*sql.Tx]int
+	// Group commit on the writer (group.go): groupMax > 1 turns it on; gQueue holds the
+	// transactions waiting for the running group (at most one per goroutine that writes),
+	// gActive says a leader runs. wstats counts transactions and commits on the writer.
+	groupMax int
+	gmu      sync.Mutex
+	gActive  bool
+	gQueue   []*groupMember
+	wstats   writeStats
 }
 
 var _ store.OutboxCommitNotifier = (*Store)(nil)
@@ -66,6 +74,30 @@ func (s *Store) noteOutbox(tx *sql.Tx, n int) {
 	}
 	s.outboxRows[tx] += n
 	s.outboxMu.Unlock()
+}
+
+// peekOutbox returns tx's count (noteOutbox) so far.
+func (s *Store) peekOutbox(tx *sql.Tx) int {
+	if s.onOutbox == nil {
+		return 0
+	}
+	s.outboxMu.Lock()
+	defer s.outboxMu.Unlock()
+	return s.outboxRows[tx]
+}
+
+// setOutbox sets tx's count back to n (a savepoint rolled back what was counted after it).
+func (s *Store) setOutbox(tx *sql.Tx, n int) {
+	if s.onOutbox == nil {
+		return
+	}
+	s.outboxMu.Lock()
+	defer s.outboxMu.Unlock()
+	if n == 0 {
+		delete(s.outboxRows, tx)
+		return
+	}
+	s.outboxRows[tx] = n
 }
 
 // takeOutbox removes tx's count (noteOutbox) and returns it.
@@ -293,9 +325,21 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	release, held, err := s.enterWriters(ctx)
-	if err != nil {
-		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
+	if s.writer != nil && s.groupMax > 1 {
+		return s.inGroup(ctx, fn)
+	}
+	return s.inTxSlot(ctx, fn, true)
+}
+
+// inTxSlot runs fn in a transaction of its own: with slot, on the writer queue's slot (and
+// the pinned writer, when there is one); without, on the pool.
+func (s *Store) inTxSlot(ctx context.Context, fn func(tx *sql.Tx) error, slot bool) error {
+	release, held := func() {}, false
+	var err error
+	if slot {
+		if release, held, err = s.enterWriters(ctx); err != nil {
+			return fmt.Errorf("%s: begin: %w", s.d.Name, err)
+		}
 	}
 	defer release()
 	onWriter := held && s.writer != nil
@@ -338,6 +382,10 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("%s: commit: %w", s.d.Name, err)
 	}
 	committed, commitOK = true, true
+	if onWriter {
+		s.wstats.transactions.Add(1)
+		s.wstats.commits.Add(1)
+	}
 	if onWriter && s.afterCommit != nil {
 		s.afterCommit()
 	}

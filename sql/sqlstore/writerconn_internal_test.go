@@ -82,13 +82,22 @@ func TestPanicInTxLeavesWriterUsable(t *testing.T) {
 // writer that late ROLLBACK used to end the next slot holder's transaction, whose
 // statements then committed one by one. Pool and pinned writer alike.
 func TestInterruptedTxDoesNotEndNextTx(t *testing.T) {
-	for _, pinned := range []bool{false, true} {
-		t.Run(map[bool]string{false: "pool", true: "pinned"}[pinned], func(t *testing.T) { interruptedTxRace(t, pinned) })
+	for _, c := range []struct {
+		name   string
+		pinned bool
+		group  int
+	}{{"pool", false, 0}, {"pinned", true, 0}, {"pinned, group commit", true, 32}} {
+		t.Run(c.name, func(t *testing.T) { interruptedTxRace(t, c.pinned, c.group) })
 	}
 }
 
-func interruptedTxRace(t *testing.T, pinned bool) {
+func interruptedTxRace(t *testing.T, pinned bool, group int) {
 	s, db := writerTestStore(t, pinned, true)
+	if group > 1 {
+		if err := s.SetGroupCommit(group); err != nil {
+			t.Fatal(err)
+		}
+	}
 	errAbort := errors.New("abort")
 	var others []string
 	for i := 0; i < 300; i++ {
