@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -50,7 +51,11 @@ var (
 // the run, until the last was applied), the event → attribute and event → inbox (first
 // logins' welcome message) lags p50 and p99, the largest outbox backlog seen (sampled every
 // second; the series is logged), the 503 answers, peak RSS and the process's CPU per applied
-// login (cpu-us/login: user + system, the load's own HTTP client included). With -sustained.burst it
+// login (cpu-us/login: user + system, the load's own HTTP client included), the peak Go heap
+// in use and the mean write transactions per commit on the SQLite writer (tx/commit). With
+// W6_QUEUES set it prints, every second, each in-process destination's waiting messages and
+// the process's memory (Go heap, stacks, RssAnon/RssFile) to stderr; AUTOMATION_* variables of
+// the shell override the run's settings (A/B runs). With -sustained.burst it
 // offers 20,000 logins from 2,000 customers at once instead.
 func BenchmarkSustained(b *testing.B) {
 	for i := 0; i < b.N; i++ {
@@ -69,6 +74,7 @@ func BenchmarkSustained(b *testing.B) {
 		b.ReportMetric(r.rssMiB, "peak-rss-MiB")
 		b.ReportMetric(r.cpuPerLogin, "cpu-us/login")
 		b.ReportMetric(r.txPerCommit, "tx/commit")
+		b.ReportMetric(r.heapMiB, "peak-heap-MiB")
 	}
 }
 
@@ -76,6 +82,7 @@ func BenchmarkSustained(b *testing.B) {
 type w6Result struct {
 	applied, offered, toLast, unapplied, noWelcome                     float64
 	attrP50, attrP99, inboxP50, inboxP99, peakBacklog, refused, rssMiB float64
+	heapMiB                                                            float64 // peak Go heap in use (the rest of the RSS: SQLite's page caches, stacks, the runtime)
 	txPerCommit                                                        float64 // write transactions per physical commit on the SQLite writer (group commit)
 	cpuPerLogin                                                        float64 // CPU µs of the process per applied login
 }
@@ -251,6 +258,7 @@ func runSustained(b *testing.B) w6Result {
 	sampleDone := make(chan struct{})
 	stopSample := make(chan struct{})
 	var peakBacklog int
+	var peakHeap uint64 // the Go heap in use, sampled with the backlog
 	go func() {
 		defer close(sampleDone)
 		t := time.NewTicker(time.Second)
@@ -266,6 +274,19 @@ func runSustained(b *testing.B) w6Result {
 				n0 = n
 				backlog = append(backlog, n)
 				peakBacklog = max(peakBacklog, n)
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peakHeap = max(peakHeap, ms.HeapInuse)
+			if os.Getenv("W6_QUEUES") != "" {
+				st, _ := os.ReadFile("/proc/self/status")
+				var rss []string
+				for _, l := range strings.Split(string(st), "\n") {
+					if strings.HasPrefix(l, "Rss") {
+						rss = append(rss, strings.Join(strings.Fields(l), " "))
+					}
+				}
+				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, stacks %d MiB, %v\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.StackSys>>20, rss)
 			}
 			if os.Getenv("W6_QUEUES") != "" && rt.Memory != nil {
 				fmt.Fprintf(os.Stderr, "W6 queues %d: backlog %d %v\n", len(backlog), n0, rt.Memory.Lengths())
@@ -364,7 +385,7 @@ func runSustained(b *testing.B) w6Result {
 	res := w6Result{applied: float64(applied) / elapsed.Seconds(), offered: float64(offered) / offeredFor.Seconds(), toLast: elapsed.Seconds(),
 		unapplied: float64(len(posted)), noWelcome: float64(len(firstOf)), attrP50: pct(attrLags, 50), attrP99: pct(attrLags, 99),
 		inboxP50: pct(inboxLags, 50), inboxP99: pct(inboxLags, 99), peakBacklog: float64(peakBacklog), refused: float64(refused),
-		rssMiB: float64(ru.Maxrss) / 1024}
+		rssMiB: float64(ru.Maxrss) / 1024, heapMiB: float64(peakHeap) / (1 << 20)}
 	if applied > 0 { // the process's CPU (user + system, the load's HTTP client included) per applied login
 		cpu := time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime) - syscall.TimevalToNsec(ru0.Utime) - syscall.TimevalToNsec(ru0.Stime))
 		res.cpuPerLogin = float64(cpu.Microseconds()) / float64(applied)
