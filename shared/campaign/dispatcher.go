@@ -169,29 +169,87 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (int, error) 
 // (store.CampaignAdvance); anything else — an unknown command, a stale or duplicate result —
 // is dropped and logged, and moves nothing. It reports whether the chain moved.
 func (d *Dispatcher) HandleResult(ctx context.Context, body []byte) (bool, error) {
+	p, m, err := d.resultAdvance(ctx, body)
+	if p == nil || err != nil {
+		return false, err
+	}
+	moved, err := d.Store.CampaignAdvance(ctx, *p)
+	d.logAdvance(m, moved, err)
+	return moved, err
+}
+
+// HandleResultBatch is HandleResult for the result messages of one CampaignResults batch:
+// each is read and checked as HandleResult does, and the chains they move are moved in one
+// transaction (store.CampaignAdvanceMany), in the batch's order. errs[i] is message i's
+// outcome (an unreadable one automation.Permanent). Should the batch's transaction fail,
+// nothing of it was written and each result is moved alone, so one the store refuses holds
+// back no other. A batch over store.MaxBatch messages is refused whole.
+func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte) []error {
+	errs := make([]error, len(bodies))
+	if len(bodies) > store.MaxBatch {
+		err := fmt.Errorf("campaign dispatcher: a batch of %d results, at most %d", len(bodies), store.MaxBatch)
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	var ps []store.CampaignAdvanceParams
+	var ms []ResultMessage
+	var at []int // bodies index of ps[j]
+	for i, b := range bodies {
+		p, m, err := d.resultAdvance(ctx, b)
+		if p == nil || err != nil {
+			errs[i] = err
+			continue
+		}
+		ps, ms, at = append(ps, *p), append(ms, m), append(at, i)
+	}
+	if len(ps) == 0 {
+		return errs
+	}
+	moved, err := d.Store.CampaignAdvanceMany(ctx, ps)
+	if err == nil {
+		for j := range ps {
+			d.logAdvance(ms[j], moved[j], nil)
+		}
+		return errs
+	}
+	for j, p := range ps {
+		ok, err := d.Store.CampaignAdvance(ctx, p)
+		d.logAdvance(ms[j], ok, err)
+		errs[at[j]] = err
+	}
+	return errs
+}
+
+// resultAdvance reads a result message and returns the advance it asks for; nil params
+// (and nil error) when the result is dropped (unknown command, stale or duplicate result;
+// logged). Errors: an unreadable message or definition (automation.Permanent), the
+// store's reads.
+func (d *Dispatcher) resultAdvance(ctx context.Context, body []byte) (*store.CampaignAdvanceParams, ResultMessage, error) {
 	var m ResultMessage
 	if err := json.Unmarshal(body, &m); err != nil || m.CommandID == "" {
-		return false, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable result: %v", err))
+		return nil, m, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable result: %v", err))
 	}
 	c, err := d.Store.CampaignCommandGet(ctx, m.CommandID)
 	if errors.Is(err, store.ErrNotFound) {
 		d.log().Warn("campaign result dropped: unknown command", "commandId", m.CommandID, "revision", m.Revision)
-		return false, nil
+		return nil, m, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, m, err
 	}
 	if !c.Status.Terminal() || m.Revision != c.Revision || m.Status != c.Status {
 		d.log().Warn("campaign result dropped: stale", "commandId", m.CommandID, "revision", m.Revision, "currentRevision", c.Revision, "status", c.Status)
-		return false, nil
+		return nil, m, nil
 	}
 	e, err := d.Store.CampaignExecutionGet(ctx, c.ExecutionID)
 	if err != nil {
-		return false, err
+		return nil, m, err
 	}
 	var def Definition
 	if err := json.Unmarshal([]byte(e.DefinitionJSON), &def); err != nil {
-		return false, automation.Permanent(fmt.Errorf("campaign dispatcher: execution %s: definition unreadable: %w", e.ExecutionID, err))
+		return nil, m, automation.Permanent(fmt.Errorf("campaign dispatcher: execution %s: definition unreadable: %w", e.ExecutionID, err))
 	}
 	p := store.CampaignAdvanceParams{CommandID: c.CommandID, Revision: c.Revision, FinalStatus: store.ExecutionCompleted, Now: d.Clock.Now().UTC()}
 	if c.Status == store.CommandCancelled {
@@ -201,9 +259,12 @@ func (d *Dispatcher) HandleResult(ctx context.Context, body []byte) (bool, error
 		p.Next = &next
 		p.Outbox = []store.OutboxMessage{commandOutbox(next)}
 	}
-	moved, err := d.Store.CampaignAdvance(ctx, p)
+	return &p, m, nil
+}
+
+// logAdvance logs a result whose advance moved nothing (the chain had moved on already).
+func (d *Dispatcher) logAdvance(m ResultMessage, moved bool, err error) {
 	if err == nil && !moved {
 		d.log().Info("campaign result dropped: the chain already moved on", "commandId", m.CommandID, "revision", m.Revision)
 	}
-	return moved, err
 }

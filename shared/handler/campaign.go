@@ -71,19 +71,16 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 		}
 		return map[string]any{}, nil
 	})
-	consume(topology.CampaignResults, func(ctx context.Context, body []byte) (map[string]any, error) {
-		moved, err := c.Dispatcher.HandleResult(ctx, body)
-		return map[string]any{"advanced": moved}, err
-	})
-	// A batch trigger (cardinality many): the facts waiting at once are applied in one
-	// transaction (docs/performance.md#consumers).
+	// Batch triggers (cardinality many): the results, and the facts, waiting at once are
+	// applied in one transaction (docs/performance.md#consumers).
+	r.Register(topology.CampaignResults, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		return d.batchInvocation(ctx, inv, topology.CampaignResultsQueue, "campaign results", func(ctx context.Context, msgs []bus.Message) []error {
+			return c.Dispatcher.HandleResultBatch(ctx, bodiesOf(msgs))
+		})
+	}))
 	r.Register(topology.CampaignFactProjection, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.CampaignFactsTopic, "campaign facts", func(ctx context.Context, msgs []bus.Message) []error {
-			bodies := make([][]byte, len(msgs))
-			for i, m := range msgs {
-				bodies[i] = m.Body
-			}
-			return c.Projection.HandleBatch(ctx, bodies)
+			return c.Projection.HandleBatch(ctx, bodiesOf(msgs))
 		})
 	}))
 	if c.Fees != nil {
@@ -123,4 +120,13 @@ func (c CampaignDeps) SweepCampaigns(ctx context.Context) (map[string]any, error
 		return out, err
 	}
 	return out, nil
+}
+
+// bodiesOf returns the messages' bodies, in order.
+func bodiesOf(msgs []bus.Message) [][]byte {
+	bodies := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		bodies[i] = m.Body
+	}
+	return bodies
 }

@@ -128,11 +128,7 @@ func (d Deps) trackingProcessor(ctx context.Context, inv *funchost.Invocation) (
 		return funchost.Result{}, errors.New("TrackingProcessor is not configured")
 	}
 	return d.batchInvocation(ctx, inv, topology.TrackingTopic, "tracking", func(ctx context.Context, msgs []bus.Message) []error {
-		bodies := make([][]byte, len(msgs))
-		for i, m := range msgs {
-			bodies[i] = m.Body
-		}
-		_, errs := d.Attributes.HandleBatch(ctx, bodies)
+		_, errs := d.Attributes.HandleBatch(ctx, bodiesOf(msgs))
 		for i, err := range errs {
 			if err != nil && automation.IsInvalid(err) && !automation.IsPermanent(err) {
 				errs[i] = automation.Permanent(err) // bad input is dead-lettered, never retried

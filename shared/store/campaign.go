@@ -343,6 +343,10 @@ type CampaignStore interface {
 	CampaignFinish(ctx context.Context, p CampaignFinishParams) (CampaignCommand, error)
 	// CampaignAdvance moves a chain on from a terminal result (Advanced false: ignored).
 	CampaignAdvance(ctx context.Context, p CampaignAdvanceParams) (advanced bool, err error)
+	// CampaignAdvanceMany is CampaignAdvance for up to MaxBatch results in one transaction,
+	// in order (a later one sees what an earlier one moved): advanced[i] is ps[i]'s. Any
+	// error leaves nothing of the batch written.
+	CampaignAdvanceMany(ctx context.Context, ps []CampaignAdvanceParams) (advanced []bool, err error)
 	// CampaignListUnknown lists one business unit's commands awaiting a person (of one
 	// campaign; "" = all), by Id after afterID.
 	CampaignListUnknown(ctx context.Context, businessUnitID, campaignID string, afterID int64, limit int) ([]CampaignCommand, error)

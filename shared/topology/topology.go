@@ -154,7 +154,9 @@ type Function struct {
 	// one: NotificationDispatch (its dispatcher claims and records a batch in two
 	// transactions, and a redelivered message whose job is done is a no-op),
 	// DeliveryFactProjection and CampaignFactProjection (each applies its batch of facts in
-	// one transaction; a fact's revision makes a redelivered one a no-op), and TrackingProcessor (a session-enabled batch: the host takes
+	// one transaction; a fact's revision makes a redelivered one a no-op), CampaignResults
+	// (moves the chains of its batch in one transaction; a result whose chain moved on is a
+	// no-op), and TrackingProcessor (a session-enabled batch: the host takes
 	// a batch from one session at a time, in order; the engine applies it in one
 	// transaction, a redelivered event is a Duplicate).
 	Many bool
@@ -182,7 +184,7 @@ var functions = []Function{
 	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
 	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: CampaignFeeProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFeeFactsTopic, Subscription: ReportingSubscription},
-	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue},
+	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue, Many: true},
 	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription, Many: true},

@@ -436,49 +436,75 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 // CampaignAdvance implements store.CampaignStore.
 func (s *Store) CampaignAdvance(ctx context.Context, p store.CampaignAdvanceParams) (bool, error) {
 	var advanced bool
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		advanced = false
-		c, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
-		if err != nil {
-			return err
-		}
-		if !c.Status.Terminal() || c.Revision != p.Revision {
-			return nil
-		}
-		e, err := s.executionOne(ctx, tx, "CampaignExecutionGetForUpdate", c.ExecutionID)
-		if err != nil {
-			return err
-		}
-		if e.Status != store.ExecutionRunning || e.CurrentIndex != c.ActionIndex {
-			return nil
-		}
-		status, index := p.FinalStatus, e.CurrentIndex
-		if p.Next != nil {
-			if p.Next.ExecutionID != e.ExecutionID || p.Next.ActionIndex <= c.ActionIndex {
-				return fmt.Errorf("CampaignAdvance: next command %q is not a later step of %s", p.Next.CommandID, e.ExecutionID)
-			}
-			status, index = store.ExecutionRunning, p.Next.ActionIndex
-		} else if status != store.ExecutionCompleted && status != store.ExecutionCancelled {
-			return fmt.Errorf("CampaignAdvance: final status %q", status)
-		}
-		if err := s.mustOne(ctx, tx, "CampaignExecutionUpdate", sql.Named("Status", string(status)), sql.Named("CurrentIndex", index),
-			sql.Named("Now", s.tm(p.Now)), sql.Named("Id", e.ID), sql.Named("Version", e.Version)); err != nil {
-			return err
-		}
-		if p.Next != nil {
-			if err := s.insertCommand(ctx, tx, *p.Next, p.Now); err != nil {
-				return err
-			}
-		}
-		for _, m := range p.Outbox {
-			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-				return err
-			}
-		}
-		advanced = true
-		return nil
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+		advanced, err = s.campaignAdvanceTx(ctx, tx, p)
+		return err
 	})
 	return advanced, err
+}
+
+// CampaignAdvanceMany implements store.CampaignStore.
+func (s *Store) CampaignAdvanceMany(ctx context.Context, ps []store.CampaignAdvanceParams) ([]bool, error) {
+	if len(ps) > store.MaxBatch {
+		return nil, fmt.Errorf("CampaignAdvanceMany: more than %d results", store.MaxBatch)
+	}
+	advanced := make([]bool, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			ok, err := s.campaignAdvanceTx(ctx, tx, p)
+			if err != nil {
+				return fmt.Errorf("result %d (command %s): %w", i, p.CommandID, err)
+			}
+			advanced[i] = ok
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return advanced, nil
+}
+
+// campaignAdvanceTx is one CampaignAdvance inside tx.
+func (s *Store) campaignAdvanceTx(ctx context.Context, tx *sql.Tx, p store.CampaignAdvanceParams) (bool, error) {
+	c, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
+	if err != nil {
+		return false, err
+	}
+	if !c.Status.Terminal() || c.Revision != p.Revision {
+		return false, nil
+	}
+	e, err := s.executionOne(ctx, tx, "CampaignExecutionGetForUpdate", c.ExecutionID)
+	if err != nil {
+		return false, err
+	}
+	if e.Status != store.ExecutionRunning || e.CurrentIndex != c.ActionIndex {
+		return false, nil
+	}
+	status, index := p.FinalStatus, e.CurrentIndex
+	if p.Next != nil {
+		if p.Next.ExecutionID != e.ExecutionID || p.Next.ActionIndex <= c.ActionIndex {
+			return false, fmt.Errorf("CampaignAdvance: next command %q is not a later step of %s", p.Next.CommandID, e.ExecutionID)
+		}
+		status, index = store.ExecutionRunning, p.Next.ActionIndex
+	} else if status != store.ExecutionCompleted && status != store.ExecutionCancelled {
+		return false, fmt.Errorf("CampaignAdvance: final status %q", status)
+	}
+	if err := s.mustOne(ctx, tx, "CampaignExecutionUpdate", sql.Named("Status", string(status)), sql.Named("CurrentIndex", index),
+		sql.Named("Now", s.tm(p.Now)), sql.Named("Id", e.ID), sql.Named("Version", e.Version)); err != nil {
+		return false, err
+	}
+	if p.Next != nil {
+		if err := s.insertCommand(ctx, tx, *p.Next, p.Now); err != nil {
+			return false, err
+		}
+	}
+	for _, m := range p.Outbox {
+		if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // CampaignListUnknown implements store.CampaignStore.

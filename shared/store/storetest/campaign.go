@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ func RunCampaign(t *testing.T, open Opener) {
 	t.Run("CampaignClaimExclusiveAndFreezes", func(t *testing.T) { testCampaignClaim(t, open) })
 	t.Run("CampaignFinishGuardedWithHook", func(t *testing.T) { testCampaignFinish(t, open) })
 	t.Run("CampaignAdvanceOnce", func(t *testing.T) { testCampaignAdvance(t, open) })
+	t.Run("CampaignAdvanceManyInOrderAllOrNothing", func(t *testing.T) { testCampaignAdvanceMany(t, open) })
 	t.Run("CampaignManualResolution", func(t *testing.T) { testCampaignResolve(t, open) })
 	t.Run("CampaignExecutionListNewestFirstScoped", func(t *testing.T) { testCampaignExecutionList(t, open) })
 	t.Run("CampaignProjectionExactUnderReplay", func(t *testing.T) { testCampaignProjection(t, open) })
@@ -356,6 +358,70 @@ func testCampaignAdvance(t *testing.T, open Opener) {
 	}
 	if ok, _ := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision, Next: &next, Now: T0}); ok {
 		t.Fatal("a duplicate of an old result advanced a finished chain")
+	}
+}
+
+// CampaignAdvanceMany moves the chains of a batch of results in one transaction, in order:
+// each result as CampaignAdvance would, a later one seeing what an earlier one moved (a
+// duplicate in the same batch moves nothing); a result that fails leaves nothing of the
+// batch written; past store.MaxBatch the batch is refused.
+func testCampaignAdvanceMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	finished := func(n int) store.CampaignCommand {
+		p := startFixture(n)
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: p.Command.CommandID, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: p.Command.CommandID, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b, c := finished(1), finished(2), finished(3)
+	nextA, nextB := commandFixture("cx-1", 1), commandFixture("cx-2", 1)
+	advance := func(cmd store.CampaignCommand, next *store.CampaignCommand) store.CampaignAdvanceParams {
+		p := store.CampaignAdvanceParams{CommandID: cmd.CommandID, Revision: cmd.Revision, FinalStatus: store.ExecutionCompleted, Now: T0}
+		if next != nil {
+			p.Next = next
+			p.Outbox = []store.OutboxMessage{{MessageID: next.CommandID + ":cmd", Destination: "campaign-commands", Body: []byte(`{}`)}}
+		}
+		return p
+	}
+	stale := advance(c, nil)
+	stale.Revision--
+	// A failing result (a next command of another execution) in the batch: nothing written.
+	bad := advance(b, &nextA)
+	if _, err := s.CampaignAdvanceMany(ctx, []store.CampaignAdvanceParams{advance(a, &nextA), bad}); err == nil {
+		t.Fatal("a batch with a failing result was written")
+	}
+	if e, _ := s.CampaignExecutionGet(ctx, "cx-1"); e.CurrentIndex != 0 || e.Status != store.ExecutionRunning {
+		t.Fatalf("the failed batch moved cx-1: %+v", e)
+	}
+	got, err := s.CampaignAdvanceMany(ctx, []store.CampaignAdvanceParams{advance(a, &nextA), stale, advance(a, &nextA), advance(b, &nextB), advance(c, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, false, false, true, true}; !slices.Equal(got, want) {
+		t.Fatalf("advanced %v, want %v", got, want)
+	}
+	for exe, want := range map[string]store.CampaignExecution{"cx-1": {CurrentIndex: 1, Status: store.ExecutionRunning},
+		"cx-2": {CurrentIndex: 1, Status: store.ExecutionRunning}, "cx-3": {CurrentIndex: 0, Status: store.ExecutionCompleted}} {
+		e, err := s.CampaignExecutionGet(ctx, exe)
+		if err != nil || e.CurrentIndex != want.CurrentIndex || e.Status != want.Status {
+			t.Fatalf("%s = %+v (%v), want index %d, %s", exe, e, err, want.CurrentIndex, want.Status)
+		}
+	}
+	if cmds, _ := s.CampaignCommandsOf(ctx, "cx-1"); len(cmds) != 2 {
+		t.Fatalf("cx-1 has %d commands, want 2 (the duplicate inserted none)", len(cmds))
+	}
+	if _, err := s.CampaignAdvanceMany(ctx, make([]store.CampaignAdvanceParams, store.MaxBatch+1)); err == nil {
+		t.Fatal("a batch past store.MaxBatch was taken")
 	}
 }
 
