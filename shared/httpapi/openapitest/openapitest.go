@@ -16,6 +16,7 @@ package openapitest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -129,6 +130,57 @@ func (d *Doc) CheckRenameCaught(t testing.TB, registered []string, path, from, t
 		!strings.Contains(diff, "registered but not documented: "+strings.ToUpper(from)+" "+path) {
 		t.Fatalf("a renamed operation was not caught:\n%s", diff)
 	}
+}
+
+// Endpoint is what an endpoint declares about itself (httpapi.Meta): its pattern
+// "METHOD /path", whether it reads a request body, and its success statuses.
+type Endpoint interface {
+	Pattern() string
+	ReadsBody() bool
+	Answers() []int
+}
+
+// CheckEndpoints fails t unless every declared endpoint (httpapi.Meta, in its own shape: this package sits beside httpapi) agrees with its
+// operation in the document: the operation "METHOD path" exists, it has a requestBody
+// exactly when the endpoint reads a body, and each success status the endpoint answers is a
+// documented response. Each disagreement is named.
+func CheckEndpoints[E Endpoint](t testing.TB, d *Doc, metas []E) {
+	t.Helper()
+	for _, msg := range EndpointDiff(t, d, metas) {
+		t.Error(msg)
+	}
+}
+
+// EndpointDiff lists the disagreements CheckEndpoints reports, one a string (none: nil).
+func EndpointDiff[E Endpoint](t testing.TB, d *Doc, metas []E) []string {
+	t.Helper()
+	model, err := d.doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, m := range metas {
+		method, path, _ := strings.Cut(m.Pattern(), " ")
+		item, ok := model.Model.Paths.PathItems.Get(path)
+		if !ok {
+			msgs = append(msgs, m.Pattern()+": not documented")
+			continue
+		}
+		op, ok := item.GetOperations().Get(strings.ToLower(method))
+		if !ok {
+			msgs = append(msgs, m.Pattern()+": not documented")
+			continue
+		}
+		if has := op.RequestBody != nil; has != m.ReadsBody() {
+			msgs = append(msgs, fmt.Sprintf("%s: the endpoint reads a body: %t, the document has a requestBody: %t", m.Pattern(), m.ReadsBody(), has))
+		}
+		for _, st := range m.Answers() {
+			if op.Responses == nil || op.Responses.FindResponseByCode(st) == nil {
+				msgs = append(msgs, fmt.Sprintf("%s: answers %d, not a documented response", m.Pattern(), st))
+			}
+		}
+	}
+	return msgs
 }
 
 // RouteDiff names, one a line, the routes only one side has ("" when both list the same).
