@@ -86,8 +86,9 @@ type Route interface {
 //  6. the body (DecodeJSON or DecodeOptionalJSON: strict, the one error shape);
 //  7. UnitBody: BodyUnit(&body) is required and in scope, then Operator;
 //
-// then Call, and on success the answer: ETag(resp) as the ETag header when ETag is set, and
-// resp as JSON with In.Status (Status unless Call changed it). A route whose checks do not
+// then Call, and on success the answer: the headers Call put in In.Header, ETag(resp) as the
+// ETag header when ETag is set, and resp as JSON with In.Status (Status unless Call changed
+// it; 204 No Content sends no body). A route whose checks do not
 // fit this order leaves the step out and does it in Call with the same helpers.
 type Endpoint[Req, Resp any] struct {
 	Method, Path string
@@ -95,9 +96,13 @@ type Endpoint[Req, Resp any] struct {
 	// BodyUnit returns the unit a UnitBody request names.
 	BodyUnit func(*Req) string
 	// Query names the query parameters the route knows besides businessUnitId, limit and cursor.
-	Query   []string
-	Paging  *Paging
-	IfMatch IfMatchRule
+	Query []string
+	// QueryUnchecked skips step 1: the route ignores its query string, whatever it holds.
+	// Only for routes that did so before the rule of strict queries (changing it is a
+	// change of their contract); a new route leaves it false.
+	QueryUnchecked bool
+	Paging         *Paging
+	IfMatch        IfMatchRule
 	// Operator, when not empty, names the audited action ("change", "release"): the write
 	// needs X-Automation-Operator or a signed-in user (RequireOperator).
 	Operator string
@@ -128,6 +133,8 @@ type In[Req any] struct {
 	Body Req
 	// Status is the success status; Call may set one of Endpoint.Also.
 	Status int
+	// Header holds headers Call adds to a success answer (Location).
+	Header http.Header
 }
 
 // Path returns the path value name ("campaignId" of /api/campaigns/{campaignId}).
@@ -153,7 +160,7 @@ func (e Endpoint[Req, Resp]) Meta() Meta {
 
 // Serve implements Route: the prelude, Call, the answer.
 func (e Endpoint[Req, Resp]) Serve(w http.ResponseWriter, r *http.Request) error {
-	in := In[Req]{Request: r, Query: NewQuery(r.URL.Query()), Status: e.Status}
+	in := In[Req]{Request: r, Query: NewQuery(r.URL.Query()), Status: e.Status, Header: http.Header{}}
 	if in.Status == 0 {
 		in.Status = http.StatusOK
 	}
@@ -164,8 +171,15 @@ func (e Endpoint[Req, Resp]) Serve(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	for k, v := range in.Header {
+		w.Header()[k] = v
+	}
 	if e.ETag != nil {
 		SetETag(w, e.ETag(resp))
+	}
+	if in.Status == http.StatusNoContent {
+		w.WriteHeader(in.Status)
+		return nil
 	}
 	WriteJSON(w, in.Status, resp)
 	return nil
@@ -182,8 +196,10 @@ func (e Endpoint[Req, Resp]) prelude(r *http.Request, in *In[Req]) error {
 			known = append(known, "cursor")
 		}
 	}
-	if err := in.Query.Check(known...); err != nil {
-		return err
+	if !e.QueryUnchecked {
+		if err := in.Query.Check(known...); err != nil {
+			return err
+		}
 	}
 	if e.Unit == UnitQuery {
 		in.Unit = in.Query.String("businessUnitId")

@@ -33,7 +33,7 @@ func Routes(s *deadletter.Service) []httpapi.Route {
 		httpapi.Endpoint[struct{}, httpapi.Page[deadletter.Item]]{Method: "GET", Path: PathList, Query: []string{"businessUnitId", "destination"},
 			Paging: &httpapi.Paging{Default: DefaultPage, Max: bus.MaxDeadLetterPage}, Call: h.list},
 		// The operator is checked after the body (a missing id is named first), so in Call.
-		httpapi.Endpoint[requeueBody, deadletter.Item]{Method: "POST", Path: PathRequeue, Body: httpapi.BodyRequired, Call: h.requeue},
+		httpapi.Endpoint[requeueBody, deadletter.Item]{Method: "POST", Path: PathRequeue, QueryUnchecked: true, Body: httpapi.BodyRequired, Call: h.requeue},
 	}
 }
 

@@ -55,12 +55,12 @@ func Routes(s *delivery.Support) []httpapi.Route {
 	h := handlers{s: s}
 	return []httpapi.Route{
 		listPage(PathUnknown, "unknown:", func() lister { return h.s.ListUnknown }),
-		httpapi.Endpoint[resolveBody, resolved]{Method: "POST", Path: PathResolve, Unit: httpapi.UnitBody,
+		httpapi.Endpoint[resolveBody, resolved]{Method: "POST", Path: PathResolve, Unit: httpapi.UnitBody, QueryUnchecked: true,
 			BodyUnit: func(b *resolveBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchRequired, Operator: "resolution",
 			Body: httpapi.BodyRequired, ETag: func(r resolved) int64 { return r.Version }, Call: h.resolve},
 		httpapi.Endpoint[struct{}, countsAnswer]{Method: "GET", Path: PathCounts, Unit: httpapi.UnitQuery, Query: []string{"from", "to"}, Call: h.counts},
 		listPage(PathHeld, "held:", func() lister { return h.s.ListHeld }),
-		httpapi.Endpoint[releaseBody, released]{Method: "POST", Path: PathRelease, Unit: httpapi.UnitBody,
+		httpapi.Endpoint[releaseBody, released]{Method: "POST", Path: PathRelease, Unit: httpapi.UnitBody, QueryUnchecked: true,
 			BodyUnit: func(b *releaseBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchRequired, Operator: "release",
 			Body: httpapi.BodyRequired, ETag: func(r released) int64 { return r.Version }, Call: h.release},
 	}

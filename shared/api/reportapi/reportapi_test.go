@@ -357,7 +357,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	var registered []string
 	for _, r := range reportapi.Routes(nil) {
-		registered = append(registered, r.Pattern)
+		registered = append(registered, r.Meta().Pattern())
 	}
 	sort.Strings(documented)
 	sort.Strings(registered)
