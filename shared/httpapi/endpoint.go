@@ -51,7 +51,8 @@ type Paging struct {
 // declarations against the OpenAPI documents (openapitest.Doc.CheckEndpoints).
 type Meta struct {
 	Method, Path string
-	// Body is true when the route reads a request body (BodyRequired or BodyOptional).
+	// Body is true when the route reads a request body (BodyRequired, or BodyOptional of a
+	// type other than struct{}).
 	Body bool
 	// Statuses are the success statuses it answers, the usual one first.
 	Statuses []int
@@ -155,7 +156,12 @@ func (e Endpoint[Req, Resp]) Meta() Meta {
 	if st == 0 {
 		st = http.StatusOK
 	}
-	return Meta{Method: e.Method, Path: e.Path, Body: e.Body != BodyNone, Statuses: append([]int{st}, e.Also...)}
+	// An optional body of struct{} carries nothing: the route only tolerates "{}" (a client
+	// that always sends an object), which is not a request body to document.
+	var zero Req
+	_, nothing := any(zero).(struct{})
+	body := e.Body == BodyRequired || (e.Body == BodyOptional && !nothing)
+	return Meta{Method: e.Method, Path: e.Path, Body: body, Statuses: append([]int{st}, e.Also...)}
 }
 
 // Serve implements Route: the prelude, Call, the answer.
