@@ -259,6 +259,24 @@ func (d *Doc) Validate(t testing.TB, req *http.Request, res *http.Response) {
 	}
 }
 
+// Request builds a test request: method path, with body as JSON (Content-Type
+// application/json) when it is not empty, and "Name: value" headers.
+func Request(method, path, body string, headers ...string) *http.Request {
+	var rd io.Reader = http.NoBody
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, hv := range headers {
+		k, v, _ := strings.Cut(hv, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return req
+}
+
 // Recorded is one answer a handler gave.
 type Recorded struct {
 	Code   int
@@ -272,25 +290,10 @@ type Recorded struct {
 // body can be read only once.
 func (d *Doc) Call(t testing.TB, h http.Handler, method, path, body string, headers ...string) Recorded {
 	t.Helper()
-	mk := func() *http.Request {
-		var rd io.Reader = http.NoBody
-		if body != "" {
-			rd = strings.NewReader(body)
-		}
-		req := httptest.NewRequest(method, path, rd)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for _, hv := range headers {
-			k, v, _ := strings.Cut(hv, ":")
-			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
-		return req
-	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, mk())
+	h.ServeHTTP(rec, Request(method, path, body, headers...))
 	r := Recorded{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	req := mk()
+	req := Request(method, path, body, headers...)
 	d.Validate(t, req, Answer(req, r.Code, r.Header, r.Body))
 	return r
 }
