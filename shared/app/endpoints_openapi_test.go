@@ -21,7 +21,7 @@ import (
 
 // Every API package's declared endpoints (httpapi.Endpoint and Raw: method, path, whether
 // a request body is read, the success statuses) agree with their operations in the
-// package's hand-written OpenAPI document (openapitest.CheckEndpoints). The documents'
+// package's hand-written OpenAPI document (openapitest.EndpointDiff). The documents'
 // other checks — valid 3.1, the same routes as the router both ways, real exchanges
 // validated — are each package's own tests.
 func TestEndpointsMatchOpenAPI(t *testing.T) {

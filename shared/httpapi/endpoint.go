@@ -48,7 +48,7 @@ type Paging struct {
 }
 
 // Meta is what an endpoint declares about itself, for the router and for the check of the
-// declarations against the OpenAPI documents (openapitest.Doc.CheckEndpoints).
+// declarations against the OpenAPI documents (openapitest.EndpointDiff).
 type Meta struct {
 	Method, Path string
 	// Body is true when the route reads a request body (BodyRequired, or BodyOptional of a

@@ -140,7 +140,8 @@ type Endpoint interface {
 	Answers() []int
 }
 
-// CheckEndpoints fails t unless every declared endpoint (httpapi.Meta, in its own shape: this package sits beside httpapi) agrees with its
+// CheckEndpoints fails t unless every declared endpoint (httpapi.Meta, seen through the
+// Endpoint interface: this package sits beside httpapi and may not import it) agrees with its
 // operation in the document: the operation "METHOD path" exists, it has a requestBody
 // exactly when the endpoint reads a body, and each success status the endpoint answers is a
 // documented response. Each disagreement is named.
