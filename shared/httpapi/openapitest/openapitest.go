@@ -184,6 +184,19 @@ func EndpointDiff[E Endpoint](t testing.TB, d *Doc, metas []E) []string {
 	return msgs
 }
 
+// CheckRouter is an adapter's router-versus-document check in one call: the document is
+// valid OpenAPI 3.1 (CheckDocument); its operations are exactly registered, the patterns the
+// adapter's Register adds to a router of its own, and exactly the runtime's patterns under
+// prefix (runtime: every pattern of the runtime's router), both ways (CheckRoutes); and the
+// operation "from renamePath" renamed to "to" is caught both ways (CheckRenameCaught).
+func (d *Doc) CheckRouter(t testing.TB, registered, runtime []string, prefix, renamePath, from, to string) {
+	t.Helper()
+	d.CheckDocument(t)
+	d.CheckRoutes(t, "the router", registered)
+	d.CheckRoutes(t, "the runtime's "+prefix+" routes", Under(runtime, prefix))
+	d.CheckRenameCaught(t, registered, renamePath, from, to)
+}
+
 // RouteDiff names, one a line, the routes only one side has ("" when both list the same).
 func RouteDiff(documented, registered []string) string {
 	var msgs []string
