@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/budget/billingsim"
+	"github.com/automation-platform/automation/shared/budget/budgettest"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/money"
 	"github.com/automation-platform/automation/shared/store"
@@ -210,67 +211,16 @@ func TestSameCommandOnEightWorkersChargedOnce(t *testing.T) {
 	}
 }
 
-// crashStore abandons the flow (panics) right after the named store call succeeds.
-type crashStore struct {
-	store.BudgetStore
-	at string
-}
-
 type crash struct{ at string }
 
-func (c crashStore) after(name string) {
-	if c.at == "after:"+name {
-		panic(crash{c.at})
-	}
+// crashStore abandons the flow (panics with crash) right after the named store call succeeds.
+func crashStore(st store.BudgetStore, at string) budgettest.Store {
+	return budgettest.Store{BudgetStore: st, Crash: budgettest.Crash{At: at, Value: crash{at}}}
 }
 
-func (c crashStore) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (store.CommandPrice, error) {
-	r, err := c.BudgetStore.CommandPriceFreeze(ctx, p)
-	c.after("CommandPriceFreeze")
-	return r, err
-}
-
-func (c crashStore) BudgetReserve(ctx context.Context, p store.BudgetReserveParams) (store.BudgetReserveResult, error) {
-	r, err := c.BudgetStore.BudgetReserve(ctx, p)
-	c.after("BudgetReserve")
-	return r, err
-}
-
-func (c crashStore) FeeTransferBegin(ctx context.Context, p store.FeeTransferBeginParams) (store.FeeTransfer, error) {
-	r, err := c.BudgetStore.FeeTransferBegin(ctx, p)
-	c.after("FeeTransferBegin")
-	return r, err
-}
-
-func (c crashStore) FeeTransferRecord(ctx context.Context, p store.FeeTransferRecordParams) (store.FeeTransferRecordResult, error) {
-	r, err := c.BudgetStore.FeeTransferRecord(ctx, p)
-	c.after("FeeTransferRecord")
-	return r, err
-}
-
-// crashBilling abandons the flow right after the named billing call reached the provider.
-type crashBilling struct {
-	budget.Billing
-	at string
-}
-
-func (c crashBilling) GetBalance(ctx context.Context, bu, cur string) (billing.Balance, error) {
-	r, err := c.Billing.GetBalance(ctx, bu, cur)
-	if c.at == "after:GetBalance" {
-		panic(crash{c.at})
-	}
-	return r, err
-}
-
-func (c crashBilling) CreateTransfer(ctx context.Context, r billing.TransferRequest) (billing.Transfer, error) {
-	if c.at == "before:CreateTransfer" {
-		panic(crash{c.at})
-	}
-	t, err := c.Billing.CreateTransfer(ctx, r)
-	if c.at == "after:CreateTransfer" { // the provider committed; the answer dies with the worker
-		panic(crash{c.at})
-	}
-	return t, err
+// crashBilling abandons the flow before or right after the named billing call reached the provider.
+func crashBilling(b budget.Billing, at string) budgettest.Billing {
+	return budgettest.Billing{Billing: b, Crash: budgettest.Crash{At: at, Value: crash{at}}}
 }
 
 func runUntilCrash(t *testing.T, svc *budget.Service, c budget.Command) (crashed bool) {
@@ -298,8 +248,8 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 			t.Run(step+"/"+recovery, func(t *testing.T) {
 				ctx := context.Background()
 				e := newEnv(t, 100)
-				crashed := e.service(crashStore{BudgetStore: e.st, at: step})
-				crashed.Billing = crashBilling{Billing: e.client, at: step}
+				crashed := e.service(crashStore(e.st, step))
+				crashed.Billing = crashBilling(e.client, step)
 				c := cmd(1)
 				if !runUntilCrash(t, crashed, c) {
 					t.Fatalf("no crash at %s", step)
@@ -480,7 +430,7 @@ func TestFeeKeptWhenActionFailsAndReleaseRules(t *testing.T) {
 		t.Fatalf("settle failed action %+v %v", s, err)
 	}
 	// Reserved, no charge sent (the worker crashed after reserving), then abandoned: released.
-	crashed := e.service(crashStore{BudgetStore: e.st, at: "after:BudgetReserve"})
+	crashed := e.service(crashStore(e.st, "after:BudgetReserve"))
 	if !runUntilCrash(t, crashed, cmd(2)) {
 		t.Fatal("no crash")
 	}

@@ -13,66 +13,12 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
-	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/budget/billingsim"
+	"github.com/automation-platform/automation/shared/budget/budgettest"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/store"
 )
-
-// crashStore panics right after the named budget store call committed (a worker process
-// dying there), once.
-type crashStore struct {
-	store.BudgetStore
-	at    string
-	fired *atomic.Bool
-}
-
-func (c crashStore) after(op string) {
-	if c.at == "after:"+op && c.fired.CompareAndSwap(false, true) {
-		panic(errCrash)
-	}
-}
-
-func (c crashStore) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (store.CommandPrice, error) {
-	r, err := c.BudgetStore.CommandPriceFreeze(ctx, p)
-	c.after("CommandPriceFreeze")
-	return r, err
-}
-
-func (c crashStore) BudgetReserve(ctx context.Context, p store.BudgetReserveParams) (store.BudgetReserveResult, error) {
-	r, err := c.BudgetStore.BudgetReserve(ctx, p)
-	c.after("BudgetReserve")
-	return r, err
-}
-
-func (c crashStore) FeeTransferBegin(ctx context.Context, p store.FeeTransferBeginParams) (store.FeeTransfer, error) {
-	r, err := c.BudgetStore.FeeTransferBegin(ctx, p)
-	c.after("FeeTransferBegin")
-	return r, err
-}
-
-func (c crashStore) FeeTransferRecord(ctx context.Context, p store.FeeTransferRecordParams) (store.FeeTransferRecordResult, error) {
-	r, err := c.BudgetStore.FeeTransferRecord(ctx, p)
-	c.after("FeeTransferRecord")
-	return r, err
-}
-
-// crashBilling panics after the billing provider answered (the charge is committed there,
-// the answer dies with the worker).
-type crashBilling struct {
-	budget.Billing
-	at    string
-	fired *atomic.Bool
-}
-
-func (c crashBilling) CreateTransfer(ctx context.Context, r billing.TransferRequest) (billing.Transfer, error) {
-	t, err := c.Billing.CreateTransfer(ctx, r)
-	if c.at == "after:CreateTransfer" && c.fired.CompareAndSwap(false, true) {
-		panic(errCrash)
-	}
-	return t, err
-}
 
 // crashProvider panics after the action took effect, before the worker records it.
 type crashProvider struct {
@@ -113,8 +59,10 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 				t.Fatal(err)
 			}
 			fired := &atomic.Bool{}
-			crashed := &budget.Service{Store: crashStore{BudgetStore: r.st, at: step, fired: fired},
-				Billing: crashBilling{Billing: r.budget.Billing, at: step, fired: fired}, Clock: r.clock, InDoubtAfter: time.Minute}
+			// Store and billing share one Crash: the worker dies once, at step.
+			crash := budgettest.Crash{At: step, Value: errCrash, Fired: fired}
+			crashed := &budget.Service{Store: budgettest.Store{BudgetStore: r.st, Crash: crash},
+				Billing: budgettest.Billing{Billing: r.budget.Billing, Crash: crash}, Clock: r.clock, InDoubtAfter: time.Minute}
 			g := &campaignbudget.Guard{Budget: crashed, Campaigns: r.st, Clock: r.clock}
 			w := *r.worker
 			w.Guard, w.AfterResult = g, g.AfterResult

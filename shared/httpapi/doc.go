@@ -1,6 +1,12 @@
 // Package httpapi holds what every HTTP API of the platform shares, so the route handlers
 // (reminder settings, report subscriptions, support) stay thin:
 //
+//   - One typed endpoint (Endpoint[Req, Resp]): every JSON route is declared once — method,
+//     path, where the business unit is named, If-Match, the audited operator, the body,
+//     paging, success status, ETag and the service call — and Serve runs the one prelude in
+//     one order before Call (docs/conventions.md#adding-an-api-route). Mount registers a
+//     package's routes; Meta is what openapitest checks against the OpenAPI documents.
+//
 //   - Problem details (RFC 9457): every error answer is application/problem+json with type,
 //     title, status, detail, the stable error code and, for validation, one entry per field.
 //     WriteError is the one place that maps error codes to statuses:

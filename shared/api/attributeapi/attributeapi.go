@@ -15,7 +15,6 @@ import (
 	"context"
 	_ "embed" // openapi.yaml
 	"encoding/json"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,9 +43,7 @@ const (
 )
 
 // Registrar is where routes go: funchost.Router.RegisterHTTP.
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Store is what the routes read.
 type Store interface {
@@ -66,9 +63,18 @@ type Deps struct {
 
 // Register adds the attribute routes to reg.
 func Register(reg Registrar, api *httpapi.API, d Deps) {
+	httpapi.Mount(reg, api, Routes(d)...)
+}
+
+// Routes declares the routes over d (the zero Deps: the declarations only, for checks). The
+// path is checked before the unit (a bad entity type is 422 whatever the unit), so the unit
+// check, which also asks the store, is the handlers' own.
+func Routes(d Deps) []httpapi.Route {
 	h := handlers{d: d}
-	reg.RegisterHTTP("GET "+PathEntity, api.Handler(h.entity))
-	reg.RegisterHTTP("GET "+PathRanking, api.Handler(h.ranking))
+	return []httpapi.Route{
+		httpapi.Endpoint[struct{}, Entity]{Method: "GET", Path: PathEntity, Query: []string{"businessUnitId", "asOf"}, Call: h.entity},
+		httpapi.Endpoint[struct{}, Ranking]{Method: "GET", Path: PathRanking, Query: []string{"businessUnitId", "attribute", "top"}, Call: h.ranking},
+	}
 }
 
 type handlers struct{ d Deps }
@@ -103,12 +109,12 @@ var (
 )
 
 // scoped checks businessUnitId: required, in the caller's scope and known (404 otherwise).
-func (h handlers) scoped(r *http.Request, q httpapi.Query) (string, error) {
+func (h handlers) scoped(ctx context.Context, q httpapi.Query) (string, error) {
 	bu := q.String("businessUnitId")
 	if strings.TrimSpace(bu) == "" {
 		return "", automation.Invalid("businessUnitId", "is required")
 	}
-	if _, err := businessunit.InScope(r.Context(), h.d.Store, httpapi.CallerFrom(r.Context()).Scope, bu); err != nil {
+	if _, err := businessunit.InScope(ctx, h.d.Store, httpapi.CallerFrom(ctx).Scope, bu); err != nil {
 		if automation.CodeOf(err) == automation.CodeNotFound {
 			return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
 		}
@@ -117,13 +123,12 @@ func (h handlers) scoped(r *http.Request, q httpapi.Query) (string, error) {
 	return bu, nil
 }
 
-func (h handlers) entityType(r *http.Request) (string, error) {
-	t := r.PathValue("entityType")
+func (h handlers) entityType(ctx context.Context, t string) (string, error) {
 	if !entityTypeRE.MatchString(t) {
 		return "", automation.Invalid("entityType", "must be an upper-case entity type such as CUSTOMER or ITEM")
 	}
 	if h.d.EntityTypes != nil {
-		known, err := h.d.EntityTypes(r.Context())
+		known, err := h.d.EntityTypes(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -134,72 +139,63 @@ func (h handlers) entityType(r *http.Request) (string, error) {
 	return t, nil
 }
 
-func (h handlers) entity(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "asOf"); err != nil {
-		return err
-	}
-	typ, err := h.entityType(r)
+func (h handlers) entity(ctx context.Context, in *httpapi.In[struct{}]) (Entity, error) {
+	typ, err := h.entityType(ctx, in.Path("entityType"))
 	if err != nil {
-		return err
+		return Entity{}, err
 	}
-	id := r.PathValue("entityId")
+	id := in.Path("entityId")
 	if id == "" || len(id) > 200 {
-		return automation.Invalid("entityId", "must be 1..200 characters")
+		return Entity{}, automation.Invalid("entityId", "must be 1..200 characters")
 	}
-	bu, err := h.scoped(r, q)
+	bu, err := h.scoped(ctx, in.Query)
 	if err != nil {
-		return err
+		return Entity{}, err
 	}
 	asOf := h.d.Clock.Now()
-	if t, err := q.Time("asOf"); err != nil {
-		return err
+	if t, err := in.Query.Time("asOf"); err != nil {
+		return Entity{}, err
 	} else if t != nil {
 		asOf = *t
 	}
-	views, err := attribute.Read(r.Context(), h.d.Store, store.AttributeEntity{BusinessUnitID: bu, EntityType: typ, EntityID: id}, asOf)
+	views, err := attribute.Read(ctx, h.d.Store, store.AttributeEntity{BusinessUnitID: bu, EntityType: typ, EntityID: id}, asOf)
 	if err != nil {
-		return err
+		return Entity{}, err
 	}
 	if views == nil {
 		views = []attribute.View{}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, Entity{BusinessUnitID: bu, EntityType: typ, EntityID: id, AsOf: asOf.UTC(), Attributes: views})
-	return nil
+	return Entity{BusinessUnitID: bu, EntityType: typ, EntityID: id, AsOf: asOf.UTC(), Attributes: views}, nil
 }
 
 // MaxTop bounds a ranking.
 const MaxTop = 100
 
-func (h handlers) ranking(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "attribute", "top"); err != nil {
-		return err
-	}
-	typ, err := h.entityType(r)
+func (h handlers) ranking(ctx context.Context, in *httpapi.In[struct{}]) (Ranking, error) {
+	q := in.Query
+	typ, err := h.entityType(ctx, in.Path("entityType"))
 	if err != nil {
-		return err
+		return Ranking{}, err
 	}
 	code := q.String("attribute")
 	if !codeRE.MatchString(code) {
-		return automation.Invalid("attribute", "is required: an attribute code of at most 200 characters")
+		return Ranking{}, automation.Invalid("attribute", "is required: an attribute code of at most 200 characters")
 	}
 	top, err := q.Int("top", 10, 1, MaxTop)
 	if err != nil {
-		return err
+		return Ranking{}, err
 	}
-	bu, err := h.scoped(r, q)
+	bu, err := h.scoped(ctx, q)
 	if err != nil {
-		return err
+		return Ranking{}, err
 	}
-	rows, err := h.d.Store.AttributeTop(r.Context(), store.AttributeTopParams{BusinessUnitID: bu, EntityType: typ, AttributeCode: code, Limit: top})
+	rows, err := h.d.Store.AttributeTop(ctx, store.AttributeTopParams{BusinessUnitID: bu, EntityType: typ, AttributeCode: code, Limit: top})
 	if err != nil {
-		return err
+		return Ranking{}, err
 	}
 	out := Ranking{BusinessUnitID: bu, EntityType: typ, Attribute: code, Items: make([]Ranked, 0, len(rows))}
 	for i, row := range rows {
 		out.Items = append(out.Items, Ranked{Rank: i + 1, EntityID: row.EntityID, Value: json.Number(row.ValueText)})
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

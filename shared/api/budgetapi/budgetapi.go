@@ -23,6 +23,7 @@
 package budgetapi
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"net/http"
@@ -42,9 +43,7 @@ var openAPI []byte
 func OpenAPI() []byte { return openAPI }
 
 // Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Route patterns.
 const (
@@ -68,46 +67,51 @@ const (
 
 // Register adds the routes to reg.
 func Register(reg Registrar, api *httpapi.API, s *budget.Service) {
+	httpapi.Mount(reg, api, Routes(s)...)
+}
+
+// Routes declares the routes over s (nil s: the declarations only, for checks).
+func Routes(s *budget.Service) []httpapi.Route {
 	h := handlers{s: s}
-	reg.RegisterHTTP("GET "+PathBudget, api.Handler(h.getBudget))
-	reg.RegisterHTTP("PUT "+PathBudget, api.Handler(h.putBudget))
-	reg.RegisterHTTP("POST "+PathResume, api.Handler(h.resume))
-	reg.RegisterHTTP("GET "+PathCosts, api.Handler(h.costs))
-	reg.RegisterHTTP("GET "+PathPolicies, api.Handler(h.listPolicies))
-	reg.RegisterHTTP("GET "+PathPolicy, api.Handler(h.getPolicy))
-	reg.RegisterHTTP("PUT "+PathPolicy, api.Handler(h.putPolicy))
-	reg.RegisterHTTP("GET "+PathUnknown, api.Handler(h.listUnknown))
-	reg.RegisterHTTP("POST "+PathResolve, api.Handler(h.resolve))
-	reg.RegisterHTTP("GET "+PathWaiting, api.Handler(h.waiting))
+	pageOf := &httpapi.Paging{Default: DefaultPage, Max: MaxPage}
+	viewTag := func(v budget.View) int64 { return v.Version }
+	policyTag := func(p policyOut) int64 { return p.Version }
+	return []httpapi.Route{
+		httpapi.Endpoint[struct{}, budget.View]{Method: "GET", Path: PathBudget, Unit: httpapi.UnitQuery, ETag: viewTag,
+			Call: func(ctx context.Context, in *httpapi.In[struct{}]) (budget.View, error) {
+				return h.s.GetView(ctx, in.Unit, in.Path("campaignId"))
+			}},
+		httpapi.Endpoint[budgetBody, budget.View]{Method: "PUT", Path: PathBudget, Unit: httpapi.UnitQuery, IfMatch: httpapi.IfMatchOptional,
+			Operator: "change", Body: httpapi.BodyRequired, Also: []int{http.StatusCreated}, ETag: viewTag, Call: h.putBudget},
+		httpapi.Endpoint[reasonBody, budget.View]{Method: "POST", Path: PathResume, Unit: httpapi.UnitQuery, IfMatch: httpapi.IfMatchRequired,
+			Operator: "change", Body: httpapi.BodyOptional, ETag: viewTag,
+			Call: func(ctx context.Context, in *httpapi.In[reasonBody]) (budget.View, error) {
+				return h.s.Resume(ctx, in.Unit, in.Path("campaignId"), in.Version, in.Operator, in.Body.Reason)
+			}},
+		httpapi.Endpoint[struct{}, costsAnswer]{Method: "GET", Path: PathCosts, Unit: httpapi.UnitQuery, Query: []string{"from", "to"}, Call: h.costs},
+		httpapi.Endpoint[struct{}, httpapi.Page[policyOut]]{Method: "GET", Path: PathPolicies, Unit: httpapi.UnitQuery, Call: h.listPolicies},
+		httpapi.Endpoint[struct{}, policyOut]{Method: "GET", Path: PathPolicy, Unit: httpapi.UnitQuery, ETag: policyTag,
+			Call: func(ctx context.Context, in *httpapi.In[struct{}]) (policyOut, error) {
+				p, err := h.s.Store.PricePolicyGet(ctx, in.Unit, in.Path("actionType"))
+				return toPolicy(p), err
+			}},
+		httpapi.Endpoint[policyBody, policyOut]{Method: "PUT", Path: PathPolicy, Unit: httpapi.UnitQuery, IfMatch: httpapi.IfMatchOptional,
+			Operator: "change", Body: httpapi.BodyRequired, Also: []int{http.StatusCreated}, ETag: policyTag, Call: h.putPolicy},
+		httpapi.Endpoint[struct{}, httpapi.Page[feeOut]]{Method: "GET", Path: PathUnknown, Unit: httpapi.UnitQuery, Paging: pageOf, Call: h.listUnknown},
+		httpapi.Endpoint[resolveBody, feeOut]{Method: "POST", Path: PathResolve, Unit: httpapi.UnitBody,
+			BodyUnit: func(b *resolveBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchRequired, Operator: "change",
+			Body: httpapi.BodyRequired, ETag: func(f feeOut) int64 { return f.Revision },
+			Call: func(ctx context.Context, in *httpapi.In[resolveBody]) (feeOut, error) {
+				t, err := h.s.ResolveFee(ctx, budget.ResolveRequest{BusinessUnitID: in.Unit, OrderID: in.Path("orderId"),
+					Status: in.Body.Status, ExpectedRevision: in.Version, Operator: in.Operator, Reason: in.Body.Reason})
+				return toFee(t), err
+			}},
+		httpapi.Endpoint[struct{}, httpapi.Page[waitingOut]]{Method: "GET", Path: PathWaiting, Unit: httpapi.UnitQuery,
+			Paging: &httpapi.Paging{Default: DefaultPage, Max: MaxPage, LimitOnly: true}, Call: h.waiting},
+	}
 }
 
 type handlers struct{ s *budget.Service }
-
-// unit reads the query (only businessUnitId plus extra names) and checks the scope.
-func unit(r *http.Request, extra ...string) (httpapi.Query, string, error) {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check(append([]string{"businessUnitId"}, extra...)...); err != nil {
-		return q, "", err
-	}
-	bu := q.String("businessUnitId")
-	return q, bu, httpapi.RequireUnit(r, bu)
-}
-
-func operator(r *http.Request) (string, error) { return httpapi.RequireOperator(r, "change") }
-
-func (h handlers) getBudget(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := unit(r)
-	if err != nil {
-		return err
-	}
-	v, err := h.s.GetView(r.Context(), bu, r.PathValue("campaignId"))
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, v.Version)
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
-}
 
 type budgetBody struct {
 	Currency string          `json:"currency"`
@@ -115,73 +119,21 @@ type budgetBody struct {
 	Reason   string          `json:"reason"`
 }
 
-func (h handlers) putBudget(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := unit(r)
+func (h handlers) putBudget(ctx context.Context, in *httpapi.In[budgetBody]) (budget.View, error) {
+	maxCost, err := money.ParseMinorJSON("maxCost", in.Body.MaxCost, false)
 	if err != nil {
-		return err
+		return budget.View{}, err
 	}
-	version, given, err := httpapi.IfMatch(r, false)
-	if err != nil {
-		return err
+	b := budget.BudgetInput{Currency: in.Body.Currency, MaxCost: maxCost, Reason: in.Body.Reason}
+	if in.VersionGiven {
+		return h.s.SetMaxCost(ctx, in.Unit, in.Path("campaignId"), b, in.Version, in.Operator)
 	}
-	op, err := operator(r)
-	if err != nil {
-		return err
-	}
-	var b budgetBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
-	maxCost, err := money.ParseMinorJSON("maxCost", b.MaxCost, false)
-	if err != nil {
-		return err
-	}
-	in := budget.BudgetInput{Currency: b.Currency, MaxCost: maxCost, Reason: b.Reason}
-	campaign := r.PathValue("campaignId")
-	var v budget.View
-	code := http.StatusOK
-	if given {
-		v, err = h.s.SetMaxCost(r.Context(), bu, campaign, in, version, op)
-	} else {
-		v, err = h.s.CreateBudget(r.Context(), bu, campaign, in, op)
-		code = http.StatusCreated
-	}
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, v.Version)
-	httpapi.WriteJSON(w, code, v)
-	return nil
+	in.Status = http.StatusCreated
+	return h.s.CreateBudget(ctx, in.Unit, in.Path("campaignId"), b, in.Operator)
 }
 
 type reasonBody struct {
 	Reason string `json:"reason"`
-}
-
-func (h handlers) resume(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := unit(r)
-	if err != nil {
-		return err
-	}
-	version, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	op, err := operator(r)
-	if err != nil {
-		return err
-	}
-	var b reasonBody
-	if err := httpapi.DecodeOptionalJSON(r, &b); err != nil {
-		return err
-	}
-	v, err := h.s.Resume(r.Context(), bu, r.PathValue("campaignId"), version, op, b.Reason)
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, v.Version)
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
 }
 
 type costsAnswer struct {
@@ -203,35 +155,30 @@ func day(q httpapi.Query, name string) (time.Time, error) {
 	return d, nil
 }
 
-func (h handlers) costs(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := unit(r, "from", "to")
-	if err != nil {
-		return err
-	}
-	from, ferr := day(q, "from")
-	to, terr := day(q, "to")
+func (h handlers) costs(ctx context.Context, in *httpapi.In[struct{}]) (costsAnswer, error) {
+	from, ferr := day(in.Query, "from")
+	to, terr := day(in.Query, "to")
 	if err := automation.InvalidFields(ferr, terr); err != nil {
-		return err
+		return costsAnswer{}, err
 	}
 	if to.Before(from) || to.Sub(from) > MaxCostDays*24*time.Hour {
-		return automation.Invalid("to", "must be on or after from and at most %d days later", MaxCostDays)
+		return costsAnswer{}, automation.Invalid("to", "must be on or after from and at most %d days later", MaxCostDays)
 	}
-	campaign := r.PathValue("campaignId")
-	rec, err := h.s.Reconcile3(r.Context(), bu, campaign)
+	bu, campaign := in.Unit, in.Path("campaignId")
+	rec, err := h.s.Reconcile3(ctx, bu, campaign)
 	if err != nil {
-		return err
+		return costsAnswer{}, err
 	}
-	days, err := h.s.Store.FeeCostByDay(r.Context(), bu, campaign, from.Format("2006-01-02"), to.Format("2006-01-02"))
+	days, err := h.s.Store.FeeCostByDay(ctx, bu, campaign, from.Format("2006-01-02"), to.Format("2006-01-02"))
 	if err != nil {
-		return err
+		return costsAnswer{}, err
 	}
 	out := costsAnswer{BusinessUnitID: bu, CampaignID: campaign, From: from.Format("2006-01-02"), To: to.Format("2006-01-02"),
 		Days: append([]store.FeeDayCost{}, days...), Reconciliation: rec}
 	for _, d := range days {
 		out.Total += money.Minor(d.Cost)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
 // policyOut is a price policy as the API shows it.
@@ -258,35 +205,16 @@ func toPolicy(p store.PricePolicy) policyOut {
 		ConvertTo: p.ConvertTo, ConversionRate: p.ConversionRate, Version: p.Version, UpdatedOn: p.UpdatedOn, UpdatedBy: p.UpdatedBy}
 }
 
-func (h handlers) listPolicies(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := unit(r)
+func (h handlers) listPolicies(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[policyOut], error) {
+	ps, err := h.s.Store.PricePolicyList(ctx, in.Unit)
 	if err != nil {
-		return err
-	}
-	ps, err := h.s.Store.PricePolicyList(r.Context(), bu)
-	if err != nil {
-		return err
+		return httpapi.Page[policyOut]{}, err
 	}
 	items := make([]policyOut, 0, len(ps))
 	for _, p := range ps {
 		items = append(items, toPolicy(p))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.PageOf(items))
-	return nil
-}
-
-func (h handlers) getPolicy(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := unit(r)
-	if err != nil {
-		return err
-	}
-	p, err := h.s.Store.PricePolicyGet(r.Context(), bu, r.PathValue("actionType"))
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, p.Version)
-	httpapi.WriteJSON(w, http.StatusOK, toPolicy(p))
-	return nil
+	return httpapi.PageOf(items), nil
 }
 
 type policyBody struct {
@@ -301,44 +229,20 @@ type policyBody struct {
 	ConversionRate string          `json:"conversionRate"`
 }
 
-func (h handlers) putPolicy(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := unit(r)
-	if err != nil {
-		return err
-	}
-	version, given, err := httpapi.IfMatch(r, false)
-	if err != nil {
-		return err
-	}
-	op, err := operator(r)
-	if err != nil {
-		return err
-	}
-	var b policyBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
+func (h handlers) putPolicy(ctx context.Context, in *httpapi.In[policyBody]) (policyOut, error) {
+	b := in.Body
 	minFee, merr := money.ParseMinorJSON("minFee", b.MinFee, true)
 	maxFee, xerr := money.ParseMinorJSON("maxFee", b.MaxFee, true)
 	if err := automation.InvalidFields(merr, xerr); err != nil {
-		return err
+		return policyOut{}, err
 	}
-	in := budget.PolicyInput{Formula: b.Formula, Rate: b.Rate, Unit: b.Unit, TransferType: b.TransferType, Currency: b.Currency,
-		MinFee: minFee, MaxFee: maxFee, ConvertTo: b.ConvertTo, ConversionRate: b.ConversionRate}
-	if given && version == 0 {
-		return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "version 0 does not exist"}
+	p, err := h.s.PutPolicy(ctx, in.Unit, in.Path("actionType"), budget.PolicyInput{Formula: b.Formula, Rate: b.Rate, Unit: b.Unit,
+		TransferType: b.TransferType, Currency: b.Currency, MinFee: minFee, MaxFee: maxFee, ConvertTo: b.ConvertTo,
+		ConversionRate: b.ConversionRate}, in.Version, in.Operator)
+	if !in.VersionGiven {
+		in.Status = http.StatusCreated
 	}
-	p, err := h.s.PutPolicy(r.Context(), bu, r.PathValue("actionType"), in, version, op)
-	if err != nil {
-		return err
-	}
-	code := http.StatusOK
-	if !given {
-		code = http.StatusCreated
-	}
-	httpapi.SetETag(w, p.Version)
-	httpapi.WriteJSON(w, code, toPolicy(p))
-	return nil
+	return toPolicy(p), err
 }
 
 // feeOut is a fee transfer record as the API shows it.
@@ -370,68 +274,24 @@ func toFee(t store.FeeTransfer) feeOut {
 		ResolutionReason: t.ResolutionReason, CreatedOn: t.CreatedOn, UpdatedOn: t.UpdatedOn}
 }
 
-func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := unit(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", DefaultPage, 1, MaxPage)
-	if err != nil {
-		return err
-	}
-	cursorQuery := "fees-unknown:" + bu
+func (h handlers) listUnknown(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[feeOut], error) {
+	cursorQuery := "fees-unknown:" + in.Unit
 	var after int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
-			return err
-		}
+	if err := in.After(cursorQuery, &after); err != nil {
+		return httpapi.Page[feeOut]{}, err
 	}
-	list, err := h.s.UnknownFees(r.Context(), bu, after, limit+1)
+	list, err := h.s.UnknownFees(ctx, in.Unit, after, in.Limit+1)
 	if err != nil {
-		return err
+		return httpapi.Page[feeOut]{}, err
 	}
-	page, err := httpapi.PageAfter(list, limit, cursorQuery, func(t store.FeeTransfer) int64 { return t.ID },
+	return httpapi.PageAfter(list, in.Limit, cursorQuery, func(t store.FeeTransfer) int64 { return t.ID },
 		func(t store.FeeTransfer) (feeOut, error) { return toFee(t), nil })
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
 }
 
 type resolveBody struct {
 	BusinessUnitID string `json:"businessUnitId"`
 	Status         string `json:"status"`
 	Reason         string `json:"reason"`
-}
-
-func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	revision, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	var b resolveBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
-	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
-		return err
-	}
-	op, err := operator(r)
-	if err != nil {
-		return err
-	}
-	t, err := h.s.ResolveFee(r.Context(), budget.ResolveRequest{BusinessUnitID: b.BusinessUnitID, OrderID: r.PathValue("orderId"),
-		Status: b.Status, ExpectedRevision: revision, Operator: op, Reason: b.Reason})
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, t.Revision)
-	httpapi.WriteJSON(w, http.StatusOK, toFee(t))
-	return nil
 }
 
 type waitingOut struct {
@@ -444,24 +304,15 @@ type waitingOut struct {
 	Since          time.Time   `json:"since"`
 }
 
-func (h handlers) waiting(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := unit(r, "limit")
+func (h handlers) waiting(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[waitingOut], error) {
+	list, err := h.s.Waiting(ctx, in.Unit, in.Limit)
 	if err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", DefaultPage, 1, MaxPage)
-	if err != nil {
-		return err
-	}
-	list, err := h.s.Waiting(r.Context(), bu, limit)
-	if err != nil {
-		return err
+		return httpapi.Page[waitingOut]{}, err
 	}
 	items := make([]waitingOut, 0, len(list))
 	for _, x := range list {
 		items = append(items, waitingOut{CommandID: x.CommandID, BusinessUnitID: x.BusinessUnitID, CampaignID: x.CampaignID, Reason: x.Reason,
 			Amount: money.Minor(x.Amount), Currency: x.Currency, Since: x.Since})
 	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.PageOf(items))
-	return nil
+	return httpapi.PageOf(items), nil
 }

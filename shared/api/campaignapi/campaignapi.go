@@ -19,6 +19,7 @@
 package campaignapi
 
 import (
+	"context"
 	_ "embed" // openapi.yaml
 	"encoding/json"
 	"net/http"
@@ -41,9 +42,7 @@ func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 const Prefix = "/api/campaigns"
 
 // Registrar is where routes go: funchost.Router.RegisterHTTP.
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Campaign is a campaign as the API shows it.
 type Campaign struct {
@@ -111,19 +110,36 @@ func executionOf(e store.CampaignExecution) (Execution, error) {
 
 type handlers struct{ a *campaign.Admin }
 
-// Register adds the routes to reg behind api.
+// Register adds the routes to reg.
 func Register(reg Registrar, api *httpapi.API, a *campaign.Admin) {
+	httpapi.Mount(reg, api, Routes(a)...)
+}
+
+// Routes declares the routes over a (nil a: the declarations only, for checks).
+func Routes(a *campaign.Admin) []httpapi.Route {
 	h := handlers{a: a}
-	reg.RegisterHTTP("GET "+Prefix, api.Handler(h.list))
-	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}", api.Handler(h.get))
-	reg.RegisterHTTP("PUT "+Prefix+"/{campaignId}", api.Handler(h.put))
-	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/rerun", api.Handler(h.rerun))
-	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/counts", api.Handler(h.counts))
-	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/executions", api.Handler(h.executions))
-	reg.RegisterHTTP("GET "+Prefix+"/{campaignId}/unknown-commands", api.Handler(h.unknown))
-	reg.RegisterHTTP("POST "+Prefix+"/{campaignId}/unknown-commands/{commandId}/resolve", api.Handler(h.resolve))
-	// A campaign id never starts with '_' (campaign.CheckID), so this path names no campaign.
-	reg.RegisterHTTP("GET "+Prefix+"/_metrics", api.Handler(h.metrics))
+	page := &httpapi.Paging{Default: 50, Max: 200}
+	tag := func(c Campaign) int64 { return c.Version }
+	return []httpapi.Route{
+		httpapi.Endpoint[struct{}, httpapi.Page[Campaign]]{Method: "GET", Path: Prefix, Unit: httpapi.UnitQuery, Paging: page, Call: h.list},
+		httpapi.Endpoint[struct{}, Campaign]{Method: "GET", Path: Prefix + "/{campaignId}", Unit: httpapi.UnitQuery, ETag: tag, Call: h.get},
+		httpapi.Endpoint[putBody, Campaign]{Method: "PUT", Path: Prefix + "/{campaignId}", Unit: httpapi.UnitBody,
+			BodyUnit: func(b *putBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchOptional, Body: httpapi.BodyRequired,
+			Status: http.StatusCreated, Also: []int{http.StatusOK}, ETag: tag, Call: h.put},
+		httpapi.Endpoint[struct{}, Campaign]{Method: "POST", Path: Prefix + "/{campaignId}/rerun", Unit: httpapi.UnitQuery,
+			IfMatch: httpapi.IfMatchRequired, ETag: tag, Call: h.rerun},
+		httpapi.Endpoint[struct{}, countsAnswer]{Method: "GET", Path: Prefix + "/{campaignId}/counts", Unit: httpapi.UnitQuery,
+			Query: []string{"from", "to"}, Call: h.counts},
+		httpapi.Endpoint[struct{}, httpapi.Page[Execution]]{Method: "GET", Path: Prefix + "/{campaignId}/executions", Unit: httpapi.UnitQuery,
+			Paging: page, Call: h.executions},
+		httpapi.Endpoint[struct{}, httpapi.Page[Command]]{Method: "GET", Path: Prefix + "/{campaignId}/unknown-commands", Unit: httpapi.UnitQuery,
+			Paging: page, Call: h.unknown},
+		httpapi.Endpoint[resolveBody, Command]{Method: "POST", Path: Prefix + "/{campaignId}/unknown-commands/{commandId}/resolve",
+			Unit: httpapi.UnitBody, BodyUnit: func(b *resolveBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchRequired,
+			Operator: "resolution", Body: httpapi.BodyRequired, ETag: func(c Command) int64 { return c.Version }, Call: h.resolve},
+		// A campaign id never starts with '_' (campaign.CheckID), so this path names no campaign.
+		httpapi.Endpoint[struct{}, Metrics]{Method: "GET", Path: Prefix + "/_metrics", Query: []string{"businessUnitId"}, Call: h.metrics},
+	}
 }
 
 // Metrics is GET /api/campaigns/_metrics: the command gauges of the unit asked for (or of
@@ -149,27 +165,23 @@ type OutboxMetrics struct {
 
 // metrics answers the gauges. Without businessUnitId the caller must see every unit (else
 // 404, like any unit it may not see); with one, the unit must be in scope.
-func (h handlers) metrics(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	all := httpapi.CallerFrom(r.Context()).Scope.All()
-	bu := q.String("businessUnitId")
-	if _, given := r.URL.Query()["businessUnitId"]; given {
-		if err := httpapi.RequireUnit(r, bu); err != nil {
-			return err
+func (h handlers) metrics(ctx context.Context, in *httpapi.In[struct{}]) (Metrics, error) {
+	all := httpapi.CallerFrom(ctx).Scope.All()
+	bu := in.Query.String("businessUnitId")
+	if _, given := in.Request.URL.Query()["businessUnitId"]; given {
+		if err := httpapi.RequireUnit(in.Request, bu); err != nil {
+			return Metrics{}, err
 		}
 	} else if !all {
-		return automation.Errorf(automation.CodeNotFound, "metrics of every business unit not found: name one with businessUnitId")
+		return Metrics{}, automation.Errorf(automation.CodeNotFound, "metrics of every business unit not found: name one with businessUnitId")
 	}
 	var providers *campaign.Providers
 	if h.a.Catalog != nil {
 		providers = h.a.Catalog.Providers
 	}
-	m, err := campaign.ReadMetrics(r.Context(), h.a.Store, h.a.Clock, providers, bu)
+	m, err := campaign.ReadMetrics(ctx, h.a.Store, h.a.Clock, providers, bu)
 	if err != nil {
-		return err
+		return Metrics{}, err
 	}
 	out := Metrics{At: m.At, BusinessUnitID: bu, CommandsWaiting: m.CommandsWaiting, CommandsUnknown: m.CommandsUnknown, CommandsPastLease: m.CommandsPastLease}
 	if all {
@@ -179,71 +191,31 @@ func (h handlers) metrics(w http.ResponseWriter, r *http.Request) error {
 			out.Providers = []campaign.ProviderStats{}
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
-// scopedQuery checks the query's parameters (businessUnitId and allowed) and returns the unit.
-func scopedQuery(r *http.Request, allowed ...string) (httpapi.Query, string, error) {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check(append([]string{"businessUnitId"}, allowed...)...); err != nil {
-		return q, "", err
-	}
-	bu := q.String("businessUnitId")
-	return q, bu, httpapi.RequireUnit(r, bu)
-}
-
-func writeCampaign(w http.ResponseWriter, status int, c store.Campaign) error {
-	out, err := campaignOf(c)
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, c.Version)
-	httpapi.WriteJSON(w, status, out)
-	return nil
-}
-
-func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := scopedQuery(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", 50, 1, 200)
-	if err != nil {
-		return err
-	}
-	cursorQuery := "campaigns:" + bu
+func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[Campaign], error) {
+	cursorQuery := "campaigns:" + in.Unit
 	var after string
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
-			return err
-		}
+	if err := in.After(cursorQuery, &after); err != nil {
+		return httpapi.Page[Campaign]{}, err
 	}
-	cs, err := h.a.Store.CampaignList(r.Context(), bu, after, limit+1)
+	cs, err := h.a.Store.CampaignList(ctx, in.Unit, after, in.Limit+1)
 	if err != nil {
-		return err
+		return httpapi.Page[Campaign]{}, err
 	}
-	page, err := httpapi.PageAfter(cs, limit, cursorQuery, func(c store.Campaign) string { return c.CampaignID }, campaignOf)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return httpapi.PageAfter(cs, in.Limit, cursorQuery, func(c store.Campaign) string { return c.CampaignID }, campaignOf)
 }
 
-func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
-	_, bu, err := scopedQuery(r)
+func (h handlers) get(ctx context.Context, in *httpapi.In[struct{}]) (Campaign, error) {
+	if err := campaign.CheckID(in.Path("campaignId")); err != nil {
+		return Campaign{}, err
+	}
+	c, err := h.a.Store.CampaignGet(ctx, in.Unit, in.Path("campaignId"))
 	if err != nil {
-		return err
+		return Campaign{}, err
 	}
-	if err := campaign.CheckID(r.PathValue("campaignId")); err != nil {
-		return err
-	}
-	c, err := h.a.Store.CampaignGet(r.Context(), bu, r.PathValue("campaignId"))
-	if err != nil {
-		return err
-	}
-	return writeCampaign(w, http.StatusOK, c)
+	return campaignOf(c)
 }
 
 type putBody struct {
@@ -251,50 +223,27 @@ type putBody struct {
 	campaign.Definition
 }
 
-func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
-	v, given, err := httpapi.IfMatch(r, false)
-	if err != nil {
-		return err
-	}
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	var b putBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
-	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
-		return err
-	}
+func (h handlers) put(ctx context.Context, in *httpapi.In[putBody]) (Campaign, error) {
 	var expected *int64
-	status := http.StatusCreated
-	if given {
-		expected, status = &v, http.StatusOK
+	if in.VersionGiven {
+		expected, in.Status = &in.Version, http.StatusOK
 	}
-	c, err := h.a.Save(r.Context(), b.BusinessUnitID, r.PathValue("campaignId"), b.Definition, expected)
+	c, err := h.a.Save(ctx, in.Unit, in.Path("campaignId"), in.Body.Definition, expected)
 	if err != nil {
-		return err
+		return Campaign{}, err
 	}
-	return writeCampaign(w, status, c)
+	return campaignOf(c)
 }
 
-func (h handlers) rerun(w http.ResponseWriter, r *http.Request) error {
-	v, _, err := httpapi.IfMatch(r, true)
+func (h handlers) rerun(ctx context.Context, in *httpapi.In[struct{}]) (Campaign, error) {
+	if err := campaign.CheckID(in.Path("campaignId")); err != nil {
+		return Campaign{}, err
+	}
+	c, err := h.a.Rerun(ctx, in.Unit, in.Path("campaignId"), in.Version)
 	if err != nil {
-		return err
+		return Campaign{}, err
 	}
-	_, bu, err := scopedQuery(r)
-	if err != nil {
-		return err
-	}
-	if err := campaign.CheckID(r.PathValue("campaignId")); err != nil {
-		return err
-	}
-	c, err := h.a.Rerun(r.Context(), bu, r.PathValue("campaignId"), v)
-	if err != nil {
-		return err
-	}
-	return writeCampaign(w, http.StatusOK, c)
+	return campaignOf(c)
 }
 
 type countsAnswer struct {
@@ -306,101 +255,66 @@ type countsAnswer struct {
 	FreshTo        *time.Time                `json:"freshTo"`
 }
 
-func (h handlers) counts(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := scopedQuery(r, "from", "to")
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("campaignId")
+func (h handlers) counts(ctx context.Context, in *httpapi.In[struct{}]) (countsAnswer, error) {
+	bu, id, q := in.Unit, in.Path("campaignId"), in.Query
 	if err := campaign.CheckID(id); err != nil {
-		return err
+		return countsAnswer{}, err
 	}
 	from, ferr := time.Parse(time.DateOnly, q.String("from"))
 	to, terr := time.Parse(time.DateOnly, q.String("to"))
 	switch {
 	case ferr != nil:
-		return automation.Invalid("from", "a date YYYY-MM-DD is required")
+		return countsAnswer{}, automation.Invalid("from", "a date YYYY-MM-DD is required")
 	case terr != nil:
-		return automation.Invalid("to", "a date YYYY-MM-DD is required")
+		return countsAnswer{}, automation.Invalid("to", "a date YYYY-MM-DD is required")
 	case to.Before(from) || to.Sub(from) > 366*24*time.Hour:
-		return automation.Invalid("to", "must be from..from+366 days")
+		return countsAnswer{}, automation.Invalid("to", "must be from..from+366 days")
 	}
-	if _, err := h.a.Store.CampaignGet(r.Context(), bu, id); err != nil {
-		return err
+	if _, err := h.a.Store.CampaignGet(ctx, bu, id); err != nil {
+		return countsAnswer{}, err
 	}
-	c, err := h.a.Store.CampaignCountsByDay(r.Context(), store.CampaignCountsParams{BusinessUnitID: bu, CampaignID: id, From: q.String("from"), To: q.String("to")})
+	c, err := h.a.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: bu, CampaignID: id, From: q.String("from"), To: q.String("to")})
 	if err != nil {
-		return err
+		return countsAnswer{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, countsAnswer{BusinessUnitID: bu, CampaignID: id, From: q.String("from"), To: q.String("to"), Days: c.Days, FreshTo: c.FreshTo})
-	return nil
+	return countsAnswer{BusinessUnitID: bu, CampaignID: id, From: q.String("from"), To: q.String("to"), Days: c.Days, FreshTo: c.FreshTo}, nil
 }
 
 // executions answers a page of the campaign's executions, newest first (campaign.Admin.Executions);
 // the cursor is the Id below which the next page starts, bound to the unit and the campaign.
-func (h handlers) executions(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := scopedQuery(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("campaignId")
-	limit, err := q.Int("limit", 50, 1, 200)
-	if err != nil {
-		return err
-	}
-	cursorQuery := "campaign-executions:" + bu + ":" + id
+func (h handlers) executions(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[Execution], error) {
+	id := in.Path("campaignId")
+	cursorQuery := "campaign-executions:" + in.Unit + ":" + id
 	var before int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &before); err != nil {
-			return err
-		}
+	if err := in.After(cursorQuery, &before); err != nil {
+		return httpapi.Page[Execution]{}, err
 	}
-	es, err := h.a.Executions(r.Context(), bu, id, before, limit+1)
+	es, err := h.a.Executions(ctx, in.Unit, id, before, in.Limit+1)
 	if err != nil {
-		return err
+		return httpapi.Page[Execution]{}, err
 	}
-	page, err := httpapi.PageAfter(es, limit, cursorQuery, func(e store.CampaignExecution) int64 { return e.ID }, executionOf)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return httpapi.PageAfter(es, in.Limit, cursorQuery, func(e store.CampaignExecution) int64 { return e.ID }, executionOf)
 }
 
-func (h handlers) unknown(w http.ResponseWriter, r *http.Request) error {
-	q, bu, err := scopedQuery(r, "limit", "cursor")
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("campaignId")
+func (h handlers) unknown(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[Command], error) {
+	bu, id := in.Unit, in.Path("campaignId")
 	if err := campaign.CheckID(id); err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", 50, 1, 200)
-	if err != nil {
-		return err
+		return httpapi.Page[Command]{}, err
 	}
 	cursorQuery := "campaign-unknown:" + bu + ":" + id
 	var after int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
-			return err
-		}
+	if err := in.After(cursorQuery, &after); err != nil {
+		return httpapi.Page[Command]{}, err
 	}
-	if _, err := h.a.Store.CampaignGet(r.Context(), bu, id); err != nil {
-		return err
+	if _, err := h.a.Store.CampaignGet(ctx, bu, id); err != nil {
+		return httpapi.Page[Command]{}, err
 	}
-	cs, err := h.a.Store.CampaignListUnknown(r.Context(), bu, id, after, limit+1)
+	cs, err := h.a.Store.CampaignListUnknown(ctx, bu, id, after, in.Limit+1)
 	if err != nil {
-		return err
+		return httpapi.Page[Command]{}, err
 	}
-	page, err := httpapi.PageAfter(cs, limit, cursorQuery, func(c store.CampaignCommand) int64 { return c.ID },
+	return httpapi.PageAfter(cs, in.Limit, cursorQuery, func(c store.CampaignCommand) int64 { return c.ID },
 		func(c store.CampaignCommand) (Command, error) { return commandOf(c), nil })
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
 }
 
 type resolveBody struct {
@@ -410,34 +324,15 @@ type resolveBody struct {
 	ProviderRef    string `json:"providerRef,omitempty"`
 }
 
-func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
-	v, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	var b resolveBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
-	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
-		return err
-	}
-	op, err := httpapi.RequireOperator(r, "resolution")
-	if err != nil {
-		return err
-	}
+func (h handlers) resolve(ctx context.Context, in *httpapi.In[resolveBody]) (Command, error) {
+	b := in.Body
 	if strings.TrimSpace(b.Reason) == "" {
-		return automation.Invalid("reason", "is required")
+		return Command{}, automation.Invalid("reason", "is required")
 	}
-	c, err := h.a.ResolveIn(r.Context(), b.BusinessUnitID, r.PathValue("campaignId"), store.CampaignResolveParams{CommandID: r.PathValue("commandId"),
-		ExpectedVersion: v, Status: store.CommandStatus(b.Status), Operator: op, Reason: b.Reason, ProviderRef: b.ProviderRef})
+	c, err := h.a.ResolveIn(ctx, in.Unit, in.Path("campaignId"), store.CampaignResolveParams{CommandID: in.Path("commandId"),
+		ExpectedVersion: in.Version, Status: store.CommandStatus(b.Status), Operator: in.Operator, Reason: b.Reason, ProviderRef: b.ProviderRef})
 	if err != nil {
-		return err
+		return Command{}, err
 	}
-	httpapi.SetETag(w, c.Version)
-	httpapi.WriteJSON(w, http.StatusOK, commandOf(c))
-	return nil
+	return commandOf(c), nil
 }

@@ -1,7 +1,7 @@
 package deadletterapi
 
 import (
-	"net/http"
+	"context"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -10,9 +10,7 @@ import (
 )
 
 // Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Route patterns.
 const (
@@ -25,46 +23,42 @@ const DefaultPage = 50
 
 // Register adds the dead-letter routes to reg.
 func Register(reg Registrar, api *httpapi.API, s *deadletter.Service) {
+	httpapi.Mount(reg, api, Routes(s)...)
+}
+
+// Routes declares the routes over s (nil s: the declarations only, for checks).
+func Routes(s *deadletter.Service) []httpapi.Route {
 	h := handlers{s: s}
-	reg.RegisterHTTP("GET "+PathList, api.Handler(h.list))
-	reg.RegisterHTTP("POST "+PathRequeue, api.Handler(h.requeue))
+	return []httpapi.Route{
+		httpapi.Endpoint[struct{}, httpapi.Page[deadletter.Item]]{Method: "GET", Path: PathList, Query: []string{"businessUnitId", "destination"},
+			Paging: &httpapi.Paging{Default: DefaultPage, Max: bus.MaxDeadLetterPage}, Call: h.list},
+		// The operator is checked after the body (a missing id is named first), so in Call.
+		httpapi.Endpoint[requeueBody, deadletter.Item]{Method: "POST", Path: PathRequeue, QueryUnchecked: true, Body: httpapi.BodyRequired, Call: h.requeue},
+	}
 }
 
 type handlers struct{ s *deadletter.Service }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "destination", "limit", "cursor"); err != nil {
-		return err
-	}
-	bu, dest := q.String("businessUnitId"), q.String("destination")
+// list answers a page of dead letters the caller may see; businessUnitId, when given, must
+// be in scope and narrows the list.
+func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[deadletter.Item], error) {
+	bu, dest := in.Query.String("businessUnitId"), in.Query.String("destination")
 	if bu != "" {
-		if err := httpapi.RequireUnit(r, bu); err != nil {
-			return err
+		if err := httpapi.RequireUnit(in.Request, bu); err != nil {
+			return httpapi.Page[deadletter.Item]{}, err
 		}
-	}
-	limit, err := q.Int("limit", DefaultPage, 1, bus.MaxDeadLetterPage)
-	if err != nil {
-		return err
 	}
 	cursorQuery := "dead-letters:" + bu + ":" + dest
 	var after string
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
-			return err
-		}
+	if err := in.After(cursorQuery, &after); err != nil {
+		return httpapi.Page[deadletter.Item]{}, err
 	}
-	items, next, err := h.s.List(r.Context(), httpapi.CallerFrom(r.Context()).Scope, deadletter.ListParams{
-		BusinessUnitID: bu, Destination: dest, After: after, Limit: limit})
+	items, next, err := h.s.List(ctx, httpapi.CallerFrom(ctx).Scope, deadletter.ListParams{
+		BusinessUnitID: bu, Destination: dest, After: after, Limit: in.Limit})
 	if err != nil {
-		return err
+		return httpapi.Page[deadletter.Item]{}, err
 	}
-	page, err := httpapi.NewPage(items, cursorQuery, next)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return httpapi.NewPage(items, cursorQuery, next)
 }
 
 type requeueBody struct {
@@ -72,22 +66,13 @@ type requeueBody struct {
 	Reason string `json:"reason"`
 }
 
-func (h handlers) requeue(w http.ResponseWriter, r *http.Request) error {
-	var b requeueBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
+func (h handlers) requeue(ctx context.Context, in *httpapi.In[requeueBody]) (deadletter.Item, error) {
+	if in.Body.ID == "" {
+		return deadletter.Item{}, automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
 	}
-	if b.ID == "" {
-		return automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
-	}
-	op, err := httpapi.RequireOperator(r, "requeue")
+	op, err := httpapi.RequireOperator(in.Request, "requeue")
 	if err != nil {
-		return err
+		return deadletter.Item{}, err
 	}
-	it, err := h.s.Requeue(r.Context(), httpapi.CallerFrom(r.Context()).Scope, b.ID, op, b.Reason)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, it)
-	return nil
+	return h.s.Requeue(ctx, httpapi.CallerFrom(ctx).Scope, in.Body.ID, op, in.Body.Reason)
 }

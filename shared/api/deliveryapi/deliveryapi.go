@@ -26,7 +26,6 @@ package deliveryapi
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/automation-platform/automation/shared/delivery"
@@ -35,9 +34,7 @@ import (
 )
 
 // Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Route patterns.
 const (
@@ -50,16 +47,23 @@ const (
 
 // Register adds the delivery support routes to reg.
 func Register(reg Registrar, api *httpapi.API, s *delivery.Support) {
-	h := handlers{s: s}
-	reg.RegisterHTTP("GET "+PathUnknown, api.Handler(h.listUnknown))
-	reg.RegisterHTTP("POST "+PathResolve, api.Handler(h.resolve))
-	reg.RegisterHTTP("GET "+PathCounts, api.Handler(h.counts))
-	reg.RegisterHTTP("GET "+PathHeld, api.Handler(h.listHeld))
-	reg.RegisterHTTP("POST "+PathRelease, api.Handler(h.release))
+	httpapi.Mount(reg, api, Routes(s)...)
 }
 
-func (h handlers) listHeld(w http.ResponseWriter, r *http.Request) error {
-	return listPage(w, r, "held:", h.s.ListHeld)
+// Routes declares the routes over s (nil s: the declarations only, for checks).
+func Routes(s *delivery.Support) []httpapi.Route {
+	h := handlers{s: s}
+	return []httpapi.Route{
+		listPage(PathUnknown, "unknown:", func() lister { return h.s.ListUnknown }),
+		httpapi.Endpoint[resolveBody, resolved]{Method: "POST", Path: PathResolve, Unit: httpapi.UnitBody, QueryUnchecked: true,
+			BodyUnit: func(b *resolveBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchRequired, Operator: "resolution",
+			Body: httpapi.BodyRequired, ETag: func(r resolved) int64 { return r.Version }, Call: h.resolve},
+		httpapi.Endpoint[struct{}, countsAnswer]{Method: "GET", Path: PathCounts, Unit: httpapi.UnitQuery, Query: []string{"from", "to"}, Call: h.counts},
+		listPage(PathHeld, "held:", func() lister { return h.s.ListHeld }),
+		httpapi.Endpoint[releaseBody, released]{Method: "POST", Path: PathRelease, Unit: httpapi.UnitBody, QueryUnchecked: true,
+			BodyUnit: func(b *releaseBody) string { return b.BusinessUnitID }, IfMatch: httpapi.IfMatchRequired, Operator: "release",
+			Body: httpapi.BodyRequired, ETag: func(r released) int64 { return r.Version }, Call: h.release},
+	}
 }
 
 type releaseBody struct {
@@ -74,72 +78,39 @@ type released struct {
 	Version        int64  `json:"version"`
 }
 
-func (h handlers) release(w http.ResponseWriter, r *http.Request) error {
-	version, _, err := httpapi.IfMatch(r, true)
+func (h handlers) release(ctx context.Context, in *httpapi.In[releaseBody]) (released, error) {
+	j, err := h.s.Release(ctx, delivery.ReleaseRequest{BusinessUnitID: in.Unit, DeliveryKey: in.Path("deliveryKey"),
+		ExpectedVersion: in.Version, Operator: in.Operator, Reason: in.Body.Reason})
 	if err != nil {
-		return err
+		return released{}, err
 	}
-	var b releaseBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
-	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
-		return err
-	}
-	op, err := httpapi.RequireOperator(r, "release")
-	if err != nil {
-		return err
-	}
-	j, err := h.s.Release(r.Context(), delivery.ReleaseRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
-		ExpectedVersion: version, Operator: op, Reason: b.Reason})
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, j.Version)
-	httpapi.WriteJSON(w, http.StatusOK, released{DeliveryKey: j.DeliveryKey, BusinessUnitID: j.BusinessUnitID, Status: string(j.Status), Version: j.Version})
-	return nil
+	return released{DeliveryKey: j.DeliveryKey, BusinessUnitID: j.BusinessUnitID, Status: string(j.Status), Version: j.Version}, nil
 }
 
 type handlers struct{ s *delivery.Support }
 
-func (h handlers) listUnknown(w http.ResponseWriter, r *http.Request) error {
-	return listPage(w, r, "unknown:", h.s.ListUnknown)
-}
+// lister reads one page of a delivery list of one business unit.
+type lister func(ctx context.Context, businessUnitID string, afterID int64, limit int) (delivery.UnknownPage, error)
 
-// listPage answers one page of a delivery list of one business unit (?businessUnitId,
-// ?limit, ?cursor): list reads it; the cursor is bound to the list (kind, "unknown:" or
-// "held:") and the unit, so one list's cursor is refused by the other.
-func listPage(w http.ResponseWriter, r *http.Request, kind string,
-	list func(ctx context.Context, businessUnitID string, afterID int64, limit int) (delivery.UnknownPage, error)) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "limit", "cursor"); err != nil {
-		return err
-	}
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", delivery.DefaultUnknownPage, 1, delivery.MaxUnknownPage)
-	if err != nil {
-		return err
-	}
-	cursorQuery := kind + bu
-	var after int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &after); err != nil {
-			return err
-		}
-	}
-	page, err := list(r.Context(), bu, after, limit)
-	if err != nil {
-		return err
-	}
-	out, err := httpapi.NewPage(page.Items, cursorQuery, page.NextAfter) // NextAfter 0: the last page
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+// listPage is the route of one delivery list of one business unit (?businessUnitId, ?limit,
+// ?cursor): list() reads it (a func, so that the declarations need no service); the cursor
+// is bound to the list (kind, "unknown:" or "held:") and the unit, so one list's cursor is
+// refused by the other.
+func listPage(path, kind string, list func() lister) httpapi.Route {
+	return httpapi.Endpoint[struct{}, httpapi.Page[delivery.UnknownDelivery]]{Method: "GET", Path: path, Unit: httpapi.UnitQuery,
+		Paging: &httpapi.Paging{Default: delivery.DefaultUnknownPage, Max: delivery.MaxUnknownPage},
+		Call: func(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[delivery.UnknownDelivery], error) {
+			cursorQuery := kind + in.Unit
+			var after int64
+			if err := in.After(cursorQuery, &after); err != nil {
+				return httpapi.Page[delivery.UnknownDelivery]{}, err
+			}
+			page, err := list()(ctx, in.Unit, after, in.Limit)
+			if err != nil {
+				return httpapi.Page[delivery.UnknownDelivery]{}, err
+			}
+			return httpapi.NewPage(page.Items, cursorQuery, page.NextAfter) // NextAfter 0: the last page
+		}}
 }
 
 type resolveBody struct {
@@ -161,31 +132,15 @@ type resolved struct {
 	Version           int64      `json:"version"`
 }
 
-func (h handlers) resolve(w http.ResponseWriter, r *http.Request) error {
-	version, _, err := httpapi.IfMatch(r, true)
+func (h handlers) resolve(ctx context.Context, in *httpapi.In[resolveBody]) (resolved, error) {
+	b := in.Body
+	j, err := h.s.Resolve(ctx, delivery.ResolveRequest{BusinessUnitID: in.Unit, DeliveryKey: in.Path("deliveryKey"),
+		ExpectedVersion: in.Version, Status: store.NotificationStatus(b.Status), Operator: in.Operator, Reason: b.Reason, ProviderReference: b.ProviderReference})
 	if err != nil {
-		return err
+		return resolved{}, err
 	}
-	var b resolveBody
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
-	if err := httpapi.RequireUnit(r, b.BusinessUnitID); err != nil {
-		return err
-	}
-	op, err := httpapi.RequireOperator(r, "resolution")
-	if err != nil {
-		return err
-	}
-	j, err := h.s.Resolve(r.Context(), delivery.ResolveRequest{BusinessUnitID: b.BusinessUnitID, DeliveryKey: r.PathValue("deliveryKey"),
-		ExpectedVersion: version, Status: store.NotificationStatus(b.Status), Operator: op, Reason: b.Reason, ProviderReference: b.ProviderReference})
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, j.Version)
-	httpapi.WriteJSON(w, http.StatusOK, resolved{DeliveryKey: j.DeliveryKey, BusinessUnitID: j.BusinessUnitID, Status: string(j.Status),
-		ResolvedBy: j.ResolvedBy, ResolutionReason: j.ResolutionReason, ResolvedOn: j.ResolvedOn, ProviderReference: j.ProviderReference, Version: j.Version})
-	return nil
+	return resolved{DeliveryKey: j.DeliveryKey, BusinessUnitID: j.BusinessUnitID, Status: string(j.Status),
+		ResolvedBy: j.ResolvedBy, ResolutionReason: j.ResolutionReason, ResolvedOn: j.ResolvedOn, ProviderReference: j.ProviderReference, Version: j.Version}, nil
 }
 
 type countsAnswer struct {
@@ -196,19 +151,11 @@ type countsAnswer struct {
 	FreshTo        *time.Time                `json:"freshTo"`
 }
 
-func (h handlers) counts(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "from", "to"); err != nil {
-		return err
-	}
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return err
-	}
-	c, err := h.s.Counts(r.Context(), bu, q.String("from"), q.String("to"))
+func (h handlers) counts(ctx context.Context, in *httpapi.In[struct{}]) (countsAnswer, error) {
+	from, to := in.Query.String("from"), in.Query.String("to")
+	c, err := h.s.Counts(ctx, in.Unit, from, to)
 	if err != nil {
-		return err
+		return countsAnswer{}, err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, countsAnswer{BusinessUnitID: bu, From: q.String("from"), To: q.String("to"), Days: c.Days, FreshTo: c.FreshTo})
-	return nil
+	return countsAnswer{BusinessUnitID: in.Unit, From: from, To: to, Days: c.Days, FreshTo: c.FreshTo}, nil
 }

@@ -5,6 +5,7 @@
 package eventsapi
 
 import (
+	"context"
 	_ "embed" // openapi.yaml
 	"errors"
 	"net/http"
@@ -55,8 +56,16 @@ type Deps struct {
 
 // Register adds the routes to r behind api (its MaxBodyBytes should be MaxBodyBytes).
 func Register(r *funchost.Router, api *httpapi.API, d Deps) {
-	r.RegisterHTTP("POST "+Path, api.Handler(d.ingest))
-	r.RegisterHTTP("GET "+MetricsPath, api.Handler(d.metrics))
+	httpapi.Mount(r, api, Routes(d)...)
+}
+
+// Routes declares the routes over d (the zero Deps: the declarations only, for checks).
+// Ingest reads its body itself (CloudEvents binary, structured or batch mode): a Raw route.
+func Routes(d Deps) []httpapi.Route {
+	return []httpapi.Route{
+		httpapi.Raw{Method: "POST", Path: Path, Body: true, Handler: d.ingest},
+		httpapi.Endpoint[struct{}, MetricsResponse]{Method: "GET", Path: MetricsPath, Query: []string{"businessUnitId"}, Call: d.metrics},
+	}
 }
 
 // ingest: 200 with the results of a batch (each accepted, duplicate or rejected); for a
@@ -126,27 +135,23 @@ type Lag struct {
 	OldestAgeSeconds float64 `json:"oldestAgeSeconds"`
 }
 
-func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	scope := httpapi.CallerFrom(r.Context()).Scope
-	if bu := q.String("businessUnitId"); bu != "" {
+func (d Deps) metrics(ctx context.Context, in *httpapi.In[struct{}]) (MetricsResponse, error) {
+	scope := httpapi.CallerFrom(ctx).Scope
+	if bu := in.Query.String("businessUnitId"); bu != "" {
 		if !scope.Allows(bu) {
-			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+			return MetricsResponse{}, automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
 		}
 		// A unit that does not exist answers 404 too, not an empty 200 (issue 33, item 2).
-		if _, err := d.Store.BusinessUnitGet(r.Context(), bu); errors.Is(err, store.ErrNotFound) {
-			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+		if _, err := d.Store.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
+			return MetricsResponse{}, automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
 		} else if err != nil {
-			return err
+			return MetricsResponse{}, err
 		}
 		scope = automation.BusinessUnits(bu)
 	}
-	m, err := d.Service.ReadMetrics(r.Context(), scope)
+	m, err := d.Service.ReadMetrics(ctx, scope)
 	if err != nil {
-		return err
+		return MetricsResponse{}, err
 	}
 	out := MetricsResponse{RegistrySeq: m.RegistrySeq, EventTypes: m.EventTypes, Counts: m.Counts}
 	for _, l := range m.Lags {
@@ -157,12 +162,11 @@ func (d Deps) metrics(w http.ResponseWriter, r *http.Request) error {
 		out.Backpressure = &st
 	}
 	if d.DeadLetters != nil && d.DeadLetters.Box != nil {
-		counts, err := d.DeadLetters.Counts(r.Context(), scope)
+		counts, err := d.DeadLetters.Counts(ctx, scope)
 		if err != nil {
-			return err
+			return MetricsResponse{}, err
 		}
 		out.DeadLetters = counts
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

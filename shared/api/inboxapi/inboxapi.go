@@ -16,6 +16,7 @@
 package inboxapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,9 +33,7 @@ import (
 )
 
 // Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Prefix is the path prefix of every route (the InboxApi function's route inbox/{*path}).
 const Prefix = "/api/inbox/"
@@ -64,6 +63,11 @@ type Options struct {
 
 // Register adds the inbox routes to reg.
 func Register(reg Registrar, api *httpapi.API, svc *inbox.Service, o Options) {
+	httpapi.Mount(reg, api, Routes(api, svc, o)...)
+}
+
+// Routes declares the routes over svc (nil: the declarations only, for checks).
+func Routes(api *httpapi.API, svc *inbox.Service, o Options) []httpapi.Route {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 30 * time.Second
 	}
@@ -71,9 +75,13 @@ func Register(reg Registrar, api *httpapi.API, svc *inbox.Service, o Options) {
 		o.IOClock = automation.SystemClock{}
 	}
 	h := handlers{svc: svc, api: api, o: o}
-	reg.RegisterHTTP("GET "+PathList, api.Handler(h.list))
-	reg.RegisterHTTP("POST "+PathMarkRead, api.Handler(h.markRead))
-	reg.RegisterHTTP("GET "+PathStream, api.Handler(h.stream))
+	return []httpapi.Route{
+		httpapi.Endpoint[struct{}, Page]{Method: "GET", Path: PathList, Unit: httpapi.UnitQuery, Query: []string{"state"},
+			Paging: &httpapi.Paging{Default: inbox.DefaultPage, Max: inbox.MaxPage}, Call: h.list},
+		httpapi.Endpoint[struct{}, Message]{Method: "POST", Path: PathMarkRead, Unit: httpapi.UnitQuery, IfMatch: httpapi.IfMatchRequired,
+			Body: httpapi.BodyOptional, ETag: func(m Message) int64 { return m.Version }, Call: h.markRead},
+		httpapi.Raw{Method: "GET", Path: PathStream, Handler: h.stream},
+	}
 }
 
 type handlers struct {
@@ -113,51 +121,37 @@ type Page struct {
 	NextCursor string    `json:"nextCursor,omitempty"`
 }
 
-// scoped checks the businessUnitId parameter: required, and one the caller may see (404
-// otherwise, like an unknown one).
-func (h handlers) scoped(r *http.Request, q httpapi.Query) (string, error) {
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return "", err
-	}
+// known checks that a unit in the caller's scope exists (Options.Units): 404 otherwise,
+// like one outside the scope.
+func (h handlers) known(ctx context.Context, bu string) error {
 	if h.o.Units != nil {
-		if _, err := h.o.Units.BusinessUnitGet(r.Context(), bu); errors.Is(err, store.ErrNotFound) {
-			return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+		if _, err := h.o.Units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
+			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
 		} else if err != nil {
-			return "", err
-		}
-	}
-	return bu, nil
-}
-
-func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "state", "limit", "cursor"); err != nil {
-		return err
-	}
-	bu, err := h.scoped(r, q)
-	if err != nil {
-		return err
-	}
-	limit, err := q.Int("limit", inbox.DefaultPage, 1, inbox.MaxPage)
-	if err != nil {
-		return err
-	}
-	state := store.InboxState(q.String("state"))
-	if state == "" {
-		state = store.InboxAll
-	}
-	recipient := r.PathValue("recipientId")
-	cursorQuery := "inbox:" + bu + ":" + recipient + ":" + string(state)
-	var before int64
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, cursorQuery, &before); err != nil {
 			return err
 		}
 	}
-	page, err := h.svc.List(r.Context(), inbox.ListRequest{BusinessUnitID: bu, RecipientID: recipient, State: state, BeforeSeq: before, Limit: limit})
+	return nil
+}
+
+func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (Page, error) {
+	bu := in.Unit
+	if err := h.known(ctx, bu); err != nil {
+		return Page{}, err
+	}
+	state := store.InboxState(in.Query.String("state"))
+	if state == "" {
+		state = store.InboxAll
+	}
+	recipient := in.Path("recipientId")
+	cursorQuery := "inbox:" + bu + ":" + recipient + ":" + string(state)
+	var before int64
+	if err := in.After(cursorQuery, &before); err != nil {
+		return Page{}, err
+	}
+	page, err := h.svc.List(ctx, inbox.ListRequest{BusinessUnitID: bu, RecipientID: recipient, State: state, BeforeSeq: before, Limit: in.Limit})
 	if err != nil {
-		return err
+		return Page{}, err
 	}
 	out := Page{Items: make([]Message, 0, len(page.Items))}
 	for _, m := range page.Items {
@@ -165,41 +159,25 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	if page.NextBefore > 0 {
 		if out.NextCursor, err = httpapi.EncodeCursor(cursorQuery, page.NextBefore); err != nil {
-			return err
+			return Page{}, err
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
-func (h handlers) markRead(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
+func (h handlers) markRead(ctx context.Context, in *httpapi.In[struct{}]) (Message, error) {
+	if err := h.known(ctx, in.Unit); err != nil {
+		return Message{}, err
 	}
-	bu, err := h.scoped(r, q)
-	if err != nil {
-		return err
-	}
-	var none struct{}
-	if err := httpapi.DecodeOptionalJSON(r, &none); err != nil {
-		return err
-	}
-	version, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := strconv.ParseInt(in.Path("id"), 10, 64)
 	if err != nil || id < 1 {
-		return automation.Errorf(automation.CodeNotFound, "message %q not found", r.PathValue("id"))
+		return Message{}, automation.Errorf(automation.CodeNotFound, "message %q not found", in.Path("id"))
 	}
-	m, err := h.svc.MarkRead(r.Context(), bu, r.PathValue("recipientId"), id, version)
+	m, err := h.svc.MarkRead(ctx, in.Unit, in.Path("recipientId"), id, in.Version)
 	if err != nil {
-		return err
+		return Message{}, err
 	}
-	httpapi.SetETag(w, m.Version)
-	httpapi.WriteJSON(w, http.StatusOK, view(m))
-	return nil
+	return view(m), nil
 }
 
 // lastEventID reads the Last-Event-ID header: "" or a non-negative id as this API wrote it.
@@ -220,8 +198,11 @@ func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
 	if err := q.Check("businessUnitId"); err != nil {
 		return err
 	}
-	bu, err := h.scoped(r, q)
-	if err != nil {
+	bu := q.String("businessUnitId")
+	if err := httpapi.RequireUnit(r, bu); err != nil {
+		return err
+	}
+	if err := h.known(r.Context(), bu); err != nil {
 		return err
 	}
 	last, err := lastEventID(r)

@@ -1,9 +1,6 @@
 package registryapi_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,8 +9,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/app"
-	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -27,17 +23,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC)),
-		Log: slog.New(slog.DiscardHandler), LogOutput: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := apptest.Open(t, nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})
 	return &env{rt: rt, doc: openapitest.Load(t, registryapi.OpenAPI())}
 }
 
@@ -64,13 +50,9 @@ func (e *env) call(t *testing.T, method, path, body string, headers ...string) r
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	registryapi.Register(r, httpapi.New(httpapi.Options{}), &gateway.Admin{})
-	registered := r.HTTPPatterns()
-	e.doc.CheckRoutes(t, "the router", registered)
-	e.doc.CheckRoutes(t, "the runtime's "+registryapi.Prefix+" routes", openapitest.Under(e.rt.Functions.HTTPPatterns(), registryapi.Prefix))
-	e.doc.CheckRenameCaught(t, registered, registryapi.Prefix+"/export", "get", "post")
+	e.doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
 }
 
 const (

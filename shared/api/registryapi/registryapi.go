@@ -6,6 +6,7 @@
 package registryapi
 
 import (
+	"context"
 	_ "embed" // openapi.yaml
 	"encoding/json"
 	"net/http"
@@ -49,142 +50,98 @@ type handlers struct {
 
 // Register adds the routes to r behind api.
 func Register(r *funchost.Router, api *httpapi.API, admin *gateway.Admin) {
-	h := handlers{admin: admin, store: admin.Store}
-	route := func(pattern string, fn httpapi.HandlerFunc) { r.RegisterHTTP(pattern, api.Handler(platform(fn))) }
-	route("GET "+Prefix+"/types", h.list)
-	route("POST "+Prefix+"/types", h.create)
-	route("GET "+Prefix+"/types/{eventType}", h.get)
-	route("PUT "+Prefix+"/types/{eventType}", h.update)
-	route("GET "+Prefix+"/types/{eventType}/versions", h.versions)
-	route("GET "+Prefix+"/types/{eventType}/versions/{version}", h.version)
-	route("GET "+Prefix+"/export", h.export)
-	route("POST "+Prefix+"/import", h.importFile)
+	httpapi.Mount(r, api, Routes(admin)...)
 }
 
-// platform refuses callers that do not see every business unit, as 404.
-func platform(fn httpapi.HandlerFunc) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if !httpapi.CallerFrom(r.Context()).Scope.All() {
-			return automation.Errorf(automation.CodeNotFound, "the event registry is not found")
-		}
-		return fn(w, r)
+// Routes declares the routes over admin (nil: the declarations only, for checks); each
+// answers only a caller that sees every business unit (platformOnly).
+func Routes(admin *gateway.Admin) []httpapi.Route {
+	h := handlers{admin: admin}
+	if admin != nil {
+		h.store = admin.Store
 	}
+	type none = struct{}
+	tag := func(e Entry) int64 { return e.Version }
+	routes := []httpapi.Route{
+		httpapi.Endpoint[none, map[string]any]{Method: "GET", Path: Prefix + "/types", Call: func(ctx context.Context, _ *httpapi.In[none]) (map[string]any, error) {
+			es, err := h.store.EventRegistryListLatest(ctx)
+			return map[string]any{"types": entries(es)}, err
+		}},
+		httpapi.Endpoint[json.RawMessage, Entry]{Method: "POST", Path: Prefix + "/types", QueryUnchecked: true, Body: httpapi.BodyRequired,
+			Status: http.StatusCreated, ETag: tag, Call: h.create},
+		httpapi.Endpoint[none, Entry]{Method: "GET", Path: Prefix + "/types/{eventType}", QueryUnchecked: true, ETag: tag,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (Entry, error) {
+				e, err := h.store.EventRegistryGet(ctx, store.EventRegistryGetParams{EventType: in.Path("eventType")})
+				return entryOf(e), err
+			}},
+		// PUT a new version; If-Match with the version read is required (428 without, 412
+		// when another version was saved since).
+		httpapi.Endpoint[json.RawMessage, Entry]{Method: "PUT", Path: Prefix + "/types/{eventType}", QueryUnchecked: true,
+			IfMatch: httpapi.IfMatchRequired, Body: httpapi.BodyRequired, ETag: tag,
+			Call: func(ctx context.Context, in *httpapi.In[json.RawMessage]) (Entry, error) {
+				e, err := h.admin.Save(ctx, gateway.SaveParams{EventType: in.Path("eventType"), ExpectedVersion: in.Version, Definition: in.Body,
+					Operator: httpapi.CallerFrom(ctx).Operator})
+				return entryOf(e), err
+			}},
+		httpapi.Endpoint[none, map[string]any]{Method: "GET", Path: Prefix + "/types/{eventType}/versions", QueryUnchecked: true, Call: h.versions},
+		httpapi.Endpoint[none, Entry]{Method: "GET", Path: Prefix + "/types/{eventType}/versions/{version}", QueryUnchecked: true, ETag: tag, Call: h.version},
+		httpapi.Endpoint[none, any]{Method: "GET", Path: Prefix + "/export", QueryUnchecked: true,
+			Call: func(ctx context.Context, _ *httpapi.In[none]) (any, error) { return h.admin.Export(ctx) }},
+		httpapi.Raw{Method: "POST", Path: Prefix + "/import", Body: true, Handler: h.importFile},
+	}
+	for i, rt := range routes {
+		routes[i] = platformOnly{rt}
+	}
+	return routes
 }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
+// platformOnly refuses callers that do not see every business unit, as 404, before the
+// route reads anything.
+type platformOnly struct{ httpapi.Route }
+
+func (p platformOnly) Serve(w http.ResponseWriter, r *http.Request) error {
+	if !httpapi.CallerFrom(r.Context()).Scope.All() {
+		return automation.Errorf(automation.CodeNotFound, "the event registry is not found")
 	}
-	es, err := h.store.EventRegistryListLatest(r.Context())
-	if err != nil {
-		return err
-	}
+	return p.Route.Serve(w, r)
+}
+
+func entries(es []store.EventRegistryEntry) []Entry {
 	out := make([]Entry, 0, len(es))
 	for _, e := range es {
 		out = append(out, entryOf(e))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"types": out})
-	return nil
-}
-
-func body(r *http.Request) (json.RawMessage, error) {
-	var raw json.RawMessage
-	if err := httpapi.DecodeJSON(r, &raw); err != nil {
-		return nil, err
-	}
-	return raw, nil
+	return out
 }
 
 // create: POST a new event type's first version (201); 409 when it exists.
-func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
-	raw, err := body(r)
-	if err != nil {
-		return err
-	}
+func (h handlers) create(ctx context.Context, in *httpapi.In[json.RawMessage]) (Entry, error) {
 	var head struct {
 		EventType string `json:"eventType"`
 	}
-	_ = json.Unmarshal(raw, &head)
-	e, err := h.admin.Save(r.Context(), gateway.SaveParams{EventType: head.EventType, Definition: raw, Operator: httpapi.CallerFrom(r.Context()).Operator})
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, e.Version)
-	httpapi.WriteJSON(w, http.StatusCreated, entryOf(e))
-	return nil
+	_ = json.Unmarshal(in.Body, &head)
+	e, err := h.admin.Save(ctx, gateway.SaveParams{EventType: head.EventType, Definition: in.Body, Operator: httpapi.CallerFrom(ctx).Operator})
+	return entryOf(e), err
 }
 
-func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
-	e, err := h.store.EventRegistryGet(r.Context(), store.EventRegistryGetParams{EventType: r.PathValue("eventType")})
+func (h handlers) versions(ctx context.Context, in *httpapi.In[struct{}]) (map[string]any, error) {
+	es, err := h.store.EventRegistryListVersions(ctx, in.Path("eventType"))
 	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, e.Version)
-	httpapi.WriteJSON(w, http.StatusOK, entryOf(e))
-	return nil
-}
-
-// update: PUT a new version; If-Match with the version read is required (428 without, 412
-// when another version was saved since).
-func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
-	v, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	if v == 0 { // version 0 is never stored: create with POST
-		return httpapi.CheckVersion(0, true, -1)
-	}
-	raw, err := body(r)
-	if err != nil {
-		return err
-	}
-	e, err := h.admin.Save(r.Context(), gateway.SaveParams{EventType: r.PathValue("eventType"), ExpectedVersion: v, Definition: raw,
-		Operator: httpapi.CallerFrom(r.Context()).Operator})
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, e.Version)
-	httpapi.WriteJSON(w, http.StatusOK, entryOf(e))
-	return nil
-}
-
-func (h handlers) versions(w http.ResponseWriter, r *http.Request) error {
-	es, err := h.store.EventRegistryListVersions(r.Context(), r.PathValue("eventType"))
-	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(es) == 0 {
-		return store.ErrNotFound
+		return nil, store.ErrNotFound
 	}
-	out := make([]Entry, 0, len(es))
-	for _, e := range es {
-		out = append(out, entryOf(e))
-	}
-	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"versions": out})
-	return nil
+	return map[string]any{"versions": entries(es)}, nil
 }
 
-func (h handlers) version(w http.ResponseWriter, r *http.Request) error {
-	n, err := strconv.ParseInt(r.PathValue("version"), 10, 64)
+func (h handlers) version(ctx context.Context, in *httpapi.In[struct{}]) (Entry, error) {
+	n, err := strconv.ParseInt(in.Path("version"), 10, 64)
 	if err != nil || n <= 0 {
-		return automation.Errorf(automation.CodeNotFound, "no such version")
+		return Entry{}, automation.Errorf(automation.CodeNotFound, "no such version")
 	}
-	e, err := h.store.EventRegistryGet(r.Context(), store.EventRegistryGetParams{EventType: r.PathValue("eventType"), Version: n})
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, e.Version)
-	httpapi.WriteJSON(w, http.StatusOK, entryOf(e))
-	return nil
-}
-
-func (h handlers) export(w http.ResponseWriter, r *http.Request) error {
-	doc, err := h.admin.Export(r.Context())
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, doc)
-	return nil
+	e, err := h.store.EventRegistryGet(ctx, store.EventRegistryGetParams{EventType: in.Path("eventType"), Version: n})
+	return entryOf(e), err
 }
 
 func (h handlers) importFile(w http.ResponseWriter, r *http.Request) error {

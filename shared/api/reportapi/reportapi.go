@@ -30,260 +30,186 @@ const (
 	RunsFunction          = "ReportRunsApi"
 )
 
-// Route is one HTTP route: an http.ServeMux pattern and its handler.
-type Route struct {
-	Pattern string
-	Handler httpapi.HandlerFunc
-}
-
 // Page sizes.
 const (
 	defaultLimit = 50
 	maxLimit     = 200
 )
 
-// Routes returns every route of the report API.
-func Routes(svc *report.Service) []Route {
+// Routes returns every route of the report API (nil svc: the declarations only, for checks).
+func Routes(svc *report.Service) []httpapi.Route {
 	h := &handlers{svc: svc}
-	return []Route{
-		{"POST /api/report-subscriptions", h.create},
-		{"GET /api/report-subscriptions", h.list},
-		{"GET /api/report-subscriptions/{guid}", h.get},
-		{"PUT /api/report-subscriptions/{guid}", h.put},
-		{"DELETE /api/report-subscriptions/{guid}", h.delete},
-		{"POST /api/report-subscriptions/{guid}/runs", h.runNow},
-		{"GET /api/report-subscriptions/{guid}/automation-runs", h.runs},
-		{"GET /api/report-subscriptions/{guid}/automation-runs/{runKeyHash}", h.runDetail},
-		{"POST /api/report-subscriptions/{guid}/automation-runs/{runKeyHash}/retry", h.retry},
-		{"GET /api/report-subscriptions/{guid}/shadow-comparison", h.shadow},
-		{"GET /api/report-runs/failed", h.failed},
-		{"GET /api/report-runs/{runKeyHash}/file", h.file},
-		{"GET /api/report-runs/ownership", h.ownershipGet},
-		{"POST /api/report-runs/ownership/acquire", h.ownershipAcquire},
-		{"POST /api/report-runs/ownership/delivery-created", h.ownershipDelivered},
-		{"POST /api/report-runs/ownership/release", h.ownershipRelease},
-		{"GET /api/report-runs/rollout", h.rollouts},
-		{"PUT /api/report-runs/rollout/business-units/{businessUnitId}", h.rolloutPut(store.RolloutBusinessUnit, "businessUnitId")},
-		{"DELETE /api/report-runs/rollout/business-units/{businessUnitId}", h.rolloutDelete(store.RolloutBusinessUnit, "businessUnitId")},
-		{"PUT /api/report-runs/rollout/subscriptions/{guid}", h.rolloutPut(store.RolloutSubscription, "guid")},
-		{"DELETE /api/report-runs/rollout/subscriptions/{guid}", h.rolloutDelete(store.RolloutSubscription, "guid")},
+	const subs, runs = "/api/report-subscriptions", "/api/report-runs"
+	page := &httpapi.Paging{Default: defaultLimit, Max: maxLimit}
+	limitOnly := &httpapi.Paging{Default: defaultLimit, Max: maxLimit, LimitOnly: true}
+	viewTag := func(v report.View) int64 { return v.Version }
+	type none = struct{}
+	return []httpapi.Route{
+		httpapi.Endpoint[report.Input, report.View]{Method: "POST", Path: subs, QueryUnchecked: true, Body: httpapi.BodyRequired,
+			Status: http.StatusCreated, ETag: viewTag, Call: h.create},
+		httpapi.Endpoint[none, httpapi.Page[report.View]]{Method: "GET", Path: subs, Query: []string{"businessUnitId"}, Paging: page, Call: h.list},
+		httpapi.Endpoint[none, report.View]{Method: "GET", Path: subs + "/{guid}", QueryUnchecked: true, ETag: viewTag,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (report.View, error) {
+				return h.svc.Get(ctx, scope(ctx), in.Path("guid"))
+			}},
+		httpapi.Endpoint[report.Input, report.View]{Method: "PUT", Path: subs + "/{guid}", QueryUnchecked: true, IfMatch: httpapi.IfMatchOptional,
+			Body: httpapi.BodyRequired, Also: []int{http.StatusCreated}, ETag: viewTag, Call: h.put},
+		httpapi.Endpoint[none, none]{Method: "DELETE", Path: subs + "/{guid}", QueryUnchecked: true, IfMatch: httpapi.IfMatchRequired,
+			Status: http.StatusNoContent, Call: func(ctx context.Context, in *httpapi.In[none]) (none, error) {
+				return none{}, h.svc.Delete(ctx, scope(ctx), in.Path("guid"), &in.Version)
+			}},
+		httpapi.Endpoint[report.RunNowInput, report.RunView]{Method: "POST", Path: subs + "/{guid}/runs", QueryUnchecked: true,
+			Body: httpapi.BodyOptional, Status: http.StatusAccepted, Call: h.runNow},
+		httpapi.Endpoint[none, httpapi.Page[report.RunView]]{Method: "GET", Path: subs + "/{guid}/automation-runs", Paging: page, Call: h.runs},
+		httpapi.Endpoint[none, report.RunDetail]{Method: "GET", Path: subs + "/{guid}/automation-runs/{runKeyHash}", QueryUnchecked: true,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (report.RunDetail, error) {
+				return h.svc.RunDetail(ctx, scope(ctx), in.Path("guid"), in.Path("runKeyHash"))
+			}},
+		httpapi.Endpoint[retryInput, report.RunView]{Method: "POST", Path: subs + "/{guid}/automation-runs/{runKeyHash}/retry", QueryUnchecked: true,
+			Body: httpapi.BodyRequired, Status: http.StatusAccepted, Call: h.retry},
+		httpapi.Endpoint[none, report.ShadowComparison]{Method: "GET", Path: subs + "/{guid}/shadow-comparison", Paging: limitOnly,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (report.ShadowComparison, error) {
+				return h.svc.Shadow(ctx, scope(ctx), in.Path("guid"), in.Limit)
+			}},
+		httpapi.Endpoint[none, httpapi.Page[report.RunView]]{Method: "GET", Path: runs + "/failed", Query: []string{"businessUnitId"}, Paging: page, Call: h.failed},
+		httpapi.Raw{Method: "GET", Path: runs + "/{runKeyHash}/file", Handler: h.file},
+		httpapi.Endpoint[none, report.OwnershipAnswer]{Method: "GET", Path: runs + "/ownership", Query: []string{"schedulerKey"}, Call: h.ownershipGet},
+		httpapi.Endpoint[keyInput, report.OwnershipAnswer]{Method: "POST", Path: runs + "/ownership/acquire", QueryUnchecked: true, Body: httpapi.BodyRequired,
+			Call: func(ctx context.Context, in *httpapi.In[keyInput]) (report.OwnershipAnswer, error) {
+				return h.svc.OldSchedulerAcquire(ctx, scope(ctx), in.Body.SchedulerKey)
+			}},
+		httpapi.Endpoint[report.OldSchedulerFence, store.ReportOwnership]{Method: "POST", Path: runs + "/ownership/delivery-created", QueryUnchecked: true,
+			Body: httpapi.BodyRequired, Call: func(ctx context.Context, in *httpapi.In[report.OldSchedulerFence]) (store.ReportOwnership, error) {
+				return h.svc.OldSchedulerDeliveryCreated(ctx, scope(ctx), in.Body)
+			}},
+		httpapi.Endpoint[report.OldSchedulerFence, store.ReportOwnership]{Method: "POST", Path: runs + "/ownership/release", QueryUnchecked: true,
+			Body: httpapi.BodyRequired, Call: h.ownershipRelease},
+		httpapi.Endpoint[none, httpapi.Page[report.Rollout]]{Method: "GET", Path: runs + "/rollout", Paging: limitOnly,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (httpapi.Page[report.Rollout], error) {
+				items, err := h.svc.ListRollouts(ctx, scope(ctx), in.Limit)
+				return httpapi.PageOf(items), err
+			}},
+		rolloutPut(h, runs+"/rollout/business-units/{businessUnitId}", store.RolloutBusinessUnit, "businessUnitId"),
+		rolloutDelete(h, runs+"/rollout/business-units/{businessUnitId}", store.RolloutBusinessUnit, "businessUnitId"),
+		rolloutPut(h, runs+"/rollout/subscriptions/{guid}", store.RolloutSubscription, "guid"),
+		rolloutDelete(h, runs+"/rollout/subscriptions/{guid}", store.RolloutSubscription, "guid"),
 	}
 }
 
 // Register serves Routes on r, each wrapped by api.
 func Register(r *funchost.Router, api *httpapi.API, svc *report.Service) {
-	for _, rt := range Routes(svc) {
-		r.RegisterHTTP(rt.Pattern, api.Handler(rt.Handler))
-	}
+	httpapi.Mount(r, api, Routes(svc)...)
 }
 
 type handlers struct{ svc *report.Service }
 
-func caller(r *http.Request) httpapi.Caller { return httpapi.CallerFrom(r.Context()) }
+func scope(ctx context.Context) automation.Scope { return httpapi.CallerFrom(ctx).Scope }
+
+func operator(ctx context.Context) string { return httpapi.CallerFrom(ctx).Operator }
 
 // newID is the id of a resource a POST creates: derived from the Idempotency-Key when the
 // request has one (a retry finds the same resource), fresh otherwise.
-func newID(r *http.Request, purpose string) string {
-	if id, ok := httpapi.DeterministicID(r.Context(), purpose); ok {
+func newID(ctx context.Context, purpose string) string {
+	if id, ok := httpapi.DeterministicID(ctx, purpose); ok {
 		return id
 	}
 	return uuid.NewString()
 }
 
-func limitOf(q httpapi.Query) (int, error) { return q.Int("limit", defaultLimit, 1, maxLimit) }
-
 // --- subscriptions ------------------------------------------------------------------
 
-func (h *handlers) create(w http.ResponseWriter, r *http.Request) error {
-	var in report.Input
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	v, err := h.svc.Create(r.Context(), caller(r).Scope, newID(r, "report-subscription"), in)
+func (h *handlers) create(ctx context.Context, in *httpapi.In[report.Input]) (report.View, error) {
+	v, err := h.svc.Create(ctx, scope(ctx), newID(ctx, "report-subscription"), in.Body)
 	if err != nil {
-		return err
+		return v, err
 	}
-	w.Header().Set("Location", "/api/report-subscriptions/"+v.Guid)
-	httpapi.SetETag(w, v.Version)
-	httpapi.WriteJSON(w, http.StatusCreated, v)
-	return nil
+	in.Header.Set("Location", "/api/report-subscriptions/"+v.Guid)
+	return v, nil
 }
 
-// servePage answers one page of a list: the query may hold filters (besides cursor and
-// limit), the cursor is bound to query (its filters), and fetch returns the items after pos
-// with the next position (the zero value at the end).
-func servePage[T any, P comparable](w http.ResponseWriter, r *http.Request, query string, filters []string,
-	fetch func(ctx context.Context, pos P, limit int) ([]T, P, error)) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check(append([]string{"cursor", "limit"}, filters...)...); err != nil {
-		return err
-	}
-	limit, err := limitOf(q)
-	if err != nil {
-		return err
-	}
+// page answers one page of a list: the cursor is bound to query (the list's filters), and
+// fetch returns the items after pos with the next position (the zero value at the end).
+func page[T any, P comparable](ctx context.Context, in *httpapi.In[struct{}], query string,
+	fetch func(ctx context.Context, pos P, limit int) ([]T, P, error)) (httpapi.Page[T], error) {
 	var pos P
-	if c := q.String("cursor"); c != "" {
-		if err := httpapi.DecodeCursor(c, query, &pos); err != nil {
-			return err
-		}
+	if err := in.After(query, &pos); err != nil {
+		return httpapi.Page[T]{}, err
 	}
-	items, next, err := fetch(r.Context(), pos, limit)
+	items, next, err := fetch(ctx, pos, in.Limit)
 	if err != nil {
-		return err
+		return httpapi.Page[T]{}, err
 	}
-	page, err := httpapi.NewPage(items, query, next)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return httpapi.NewPage(items, query, next)
 }
 
-func (h *handlers) list(w http.ResponseWriter, r *http.Request) error {
-	bu := r.URL.Query().Get("businessUnitId")
-	return servePage(w, r, "subscriptions:"+bu, []string{"businessUnitId"}, func(ctx context.Context, after string, limit int) ([]report.View, string, error) {
-		return h.svc.List(ctx, caller(r).Scope, bu, after, limit)
+func (h *handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[report.View], error) {
+	bu := in.Query.String("businessUnitId")
+	return page(ctx, in, "subscriptions:"+bu, func(ctx context.Context, after string, limit int) ([]report.View, string, error) {
+		return h.svc.List(ctx, scope(ctx), bu, after, limit)
 	})
 }
 
-func (h *handlers) get(w http.ResponseWriter, r *http.Request) error {
-	v, err := h.svc.Get(r.Context(), caller(r).Scope, r.PathValue("guid"))
+func (h *handlers) put(ctx context.Context, in *httpapi.In[report.Input]) (report.View, error) {
+	var m *int64
+	if in.VersionGiven {
+		m = &in.Version
+	}
+	v, created, err := h.svc.Put(ctx, scope(ctx), in.Path("guid"), in.Body, m)
 	if err != nil {
-		return err
+		return v, err
 	}
-	httpapi.SetETag(w, v.Version)
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
-}
-
-func ifMatch(r *http.Request, required bool) (*int64, error) {
-	v, ok, err := httpapi.IfMatch(r, required)
-	if err != nil || !ok {
-		return nil, err
-	}
-	return &v, nil
-}
-
-func (h *handlers) put(w http.ResponseWriter, r *http.Request) error {
-	m, err := ifMatch(r, false)
-	if err != nil {
-		return err
-	}
-	var in report.Input
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	v, created, err := h.svc.Put(r.Context(), caller(r).Scope, r.PathValue("guid"), in, m)
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
 	if created {
-		status = http.StatusCreated
-		w.Header().Set("Location", "/api/report-subscriptions/"+v.Guid)
+		in.Status = http.StatusCreated
+		in.Header.Set("Location", "/api/report-subscriptions/"+v.Guid)
 	}
-	httpapi.SetETag(w, v.Version)
-	httpapi.WriteJSON(w, status, v)
-	return nil
-}
-
-func (h *handlers) delete(w http.ResponseWriter, r *http.Request) error {
-	m, err := ifMatch(r, true)
-	if err != nil {
-		return err
-	}
-	if err := h.svc.Delete(r.Context(), caller(r).Scope, r.PathValue("guid"), m); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return v, nil
 }
 
 // --- runs ---------------------------------------------------------------------------
-
-// optionalJSON decodes an optional JSON body: empty means the zero value.
-func optionalJSON(r *http.Request, v any) error { return httpapi.DecodeOptionalJSON(r, v) }
 
 func runLocation(v report.RunView) string {
 	return "/api/report-subscriptions/" + v.SubscriptionGuid + "/automation-runs/" + v.RunKeyHash
 }
 
-func (h *handlers) runNow(w http.ResponseWriter, r *http.Request) error {
-	var in report.RunNowInput
-	if err := optionalJSON(r, &in); err != nil {
-		return err
-	}
-	v, err := h.svc.RunNow(r.Context(), caller(r).Scope, r.PathValue("guid"), newID(r, "report-run"), in, caller(r).Operator)
+func (h *handlers) runNow(ctx context.Context, in *httpapi.In[report.RunNowInput]) (report.RunView, error) {
+	v, err := h.svc.RunNow(ctx, scope(ctx), in.Path("guid"), newID(ctx, "report-run"), in.Body, operator(ctx))
 	if err != nil {
-		return err
+		return v, err
 	}
-	w.Header().Set("Location", runLocation(v))
-	httpapi.WriteJSON(w, http.StatusAccepted, v)
-	return nil
+	in.Header.Set("Location", runLocation(v))
+	return v, nil
 }
 
-func (h *handlers) runs(w http.ResponseWriter, r *http.Request) error {
-	guid := r.PathValue("guid")
-	return servePage(w, r, "runs:"+guid, nil, func(ctx context.Context, before int64, limit int) ([]report.RunView, int64, error) {
-		return h.svc.Runs(ctx, caller(r).Scope, guid, before, limit)
+func (h *handlers) runs(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[report.RunView], error) {
+	guid := in.Path("guid")
+	return page(ctx, in, "runs:"+guid, func(ctx context.Context, before int64, limit int) ([]report.RunView, int64, error) {
+		return h.svc.Runs(ctx, scope(ctx), guid, before, limit)
 	})
-}
-
-func (h *handlers) runDetail(w http.ResponseWriter, r *http.Request) error {
-	d, err := h.svc.RunDetail(r.Context(), caller(r).Scope, r.PathValue("guid"), r.PathValue("runKeyHash"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, d)
-	return nil
 }
 
 type retryInput struct {
 	Reason string `json:"reason"`
 }
 
-func (h *handlers) retry(w http.ResponseWriter, r *http.Request) error {
-	var in retryInput
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	v, err := h.svc.SupportRetry(r.Context(), caller(r).Scope, r.PathValue("guid"), r.PathValue("runKeyHash"),
-		newID(r, "report-support-retry"), in.Reason, caller(r).Operator)
+func (h *handlers) retry(ctx context.Context, in *httpapi.In[retryInput]) (report.RunView, error) {
+	v, err := h.svc.SupportRetry(ctx, scope(ctx), in.Path("guid"), in.Path("runKeyHash"),
+		newID(ctx, "report-support-retry"), in.Body.Reason, operator(ctx))
 	if err != nil {
-		return err
+		return v, err
 	}
-	w.Header().Set("Location", runLocation(v))
-	httpapi.WriteJSON(w, http.StatusAccepted, v)
-	return nil
+	in.Header.Set("Location", runLocation(v))
+	return v, nil
 }
 
-func (h *handlers) shadow(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("limit"); err != nil {
-		return err
-	}
-	limit, err := limitOf(q)
-	if err != nil {
-		return err
-	}
-	c, err := h.svc.Shadow(r.Context(), caller(r).Scope, r.PathValue("guid"), limit)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, c)
-	return nil
-}
-
-func (h *handlers) failed(w http.ResponseWriter, r *http.Request) error {
-	bu := r.URL.Query().Get("businessUnitId")
-	return servePage(w, r, "failed:"+bu, []string{"businessUnitId"}, func(ctx context.Context, after int64, limit int) ([]report.RunView, int64, error) {
-		return h.svc.FailedRuns(ctx, caller(r).Scope, bu, after, limit)
+func (h *handlers) failed(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[report.RunView], error) {
+	bu := in.Query.String("businessUnitId")
+	return page(ctx, in, "failed:"+bu, func(ctx context.Context, after int64, limit int) ([]report.RunView, int64, error) {
+		return h.svc.FailedRuns(ctx, scope(ctx), bu, after, limit)
 	})
 }
 
 func (h *handlers) file(w http.ResponseWriter, r *http.Request) error {
-	att, data, err := h.svc.File(r.Context(), caller(r).Scope, r.PathValue("runKeyHash"))
+	att, data, err := h.svc.File(r.Context(), scope(r.Context()), r.PathValue("runKeyHash"))
 	if err != nil {
 		return err
 	}
@@ -302,62 +228,18 @@ type keyInput struct {
 	SchedulerKey string `json:"schedulerKey"`
 }
 
-func (h *handlers) ownershipGet(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("schedulerKey"); err != nil {
-		return err
+func (h *handlers) ownershipGet(ctx context.Context, in *httpapi.In[struct{}]) (report.OwnershipAnswer, error) {
+	if in.Query.String("schedulerKey") == "" {
+		return report.OwnershipAnswer{}, &automation.Error{Code: automation.CodeMalformed, Field: "schedulerKey", Message: "is required"}
 	}
-	if q.String("schedulerKey") == "" {
-		return &automation.Error{Code: automation.CodeMalformed, Field: "schedulerKey", Message: "is required"}
-	}
-	a, err := h.svc.OldSchedulerCheck(r.Context(), caller(r).Scope, q.String("schedulerKey"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, a)
-	return nil
+	return h.svc.OldSchedulerCheck(ctx, scope(ctx), in.Query.String("schedulerKey"))
 }
 
-func (h *handlers) ownershipAcquire(w http.ResponseWriter, r *http.Request) error {
-	var in keyInput
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
+func (h *handlers) ownershipRelease(ctx context.Context, in *httpapi.In[report.OldSchedulerFence]) (store.ReportOwnership, error) {
+	if len(in.Body.Coordinates) > 0 {
+		return store.ReportOwnership{}, &automation.Error{Code: automation.CodeMalformed, Field: "coordinates", Message: "is not accepted by release"}
 	}
-	a, err := h.svc.OldSchedulerAcquire(r.Context(), caller(r).Scope, in.SchedulerKey)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, a)
-	return nil
-}
-
-func (h *handlers) ownershipDelivered(w http.ResponseWriter, r *http.Request) error {
-	var in report.OldSchedulerFence
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	o, err := h.svc.OldSchedulerDeliveryCreated(r.Context(), caller(r).Scope, in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, o)
-	return nil
-}
-
-func (h *handlers) ownershipRelease(w http.ResponseWriter, r *http.Request) error {
-	var in report.OldSchedulerFence
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	if len(in.Coordinates) > 0 {
-		return &automation.Error{Code: automation.CodeMalformed, Field: "coordinates", Message: "is not accepted by release"}
-	}
-	o, err := h.svc.OldSchedulerRelease(r.Context(), caller(r).Scope, in)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, o)
-	return nil
+	return h.svc.OldSchedulerRelease(ctx, scope(ctx), in.Body)
 }
 
 // --- rollout ------------------------------------------------------------------------
@@ -366,40 +248,20 @@ type modeInput struct {
 	Mode report.Mode `json:"mode"`
 }
 
-func (h *handlers) rollouts(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("limit"); err != nil {
-		return err
+// rolloutID is the scope id a rollout route names (param); a subscription's guid in lower case.
+func rolloutID(in interface{ Path(string) string }, scope store.ReportRolloutScope, param string) string {
+	id := in.Path(param)
+	if scope == store.RolloutSubscription {
+		id = strings.ToLower(id)
 	}
-	limit, err := limitOf(q)
-	if err != nil {
-		return err
-	}
-	items, err := h.svc.ListRollouts(r.Context(), caller(r).Scope, limit)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, httpapi.PageOf(items))
-	return nil
+	return id
 }
 
-func (h *handlers) rolloutPut(scope store.ReportRolloutScope, param string) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		var in modeInput
-		if err := httpapi.DecodeJSON(r, &in); err != nil {
-			return err
-		}
-		id := r.PathValue(param)
-		if scope == store.RolloutSubscription {
-			id = strings.ToLower(id)
-		}
-		out, err := h.svc.SetRollout(r.Context(), caller(r).Scope, scope, id, in.Mode, caller(r).Operator)
-		if err != nil {
-			return err
-		}
-		httpapi.WriteJSON(w, http.StatusOK, out)
-		return nil
-	}
+func rolloutPut(h *handlers, path string, rs store.ReportRolloutScope, param string) httpapi.Route {
+	return httpapi.Endpoint[modeInput, report.Rollout]{Method: "PUT", Path: path, QueryUnchecked: true, Body: httpapi.BodyRequired,
+		Call: func(ctx context.Context, in *httpapi.In[modeInput]) (report.Rollout, error) {
+			return h.svc.SetRollout(ctx, scope(ctx), rs, rolloutID(in, rs, param), in.Body.Mode, operator(ctx))
+		}}
 }
 
 type rolloutRemoved struct {
@@ -410,17 +272,11 @@ type rolloutRemoved struct {
 	At        time.Time                `json:"at"`
 }
 
-func (h *handlers) rolloutDelete(scope store.ReportRolloutScope, param string) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		id := r.PathValue(param)
-		if scope == store.RolloutSubscription {
-			id = strings.ToLower(id)
-		}
-		released, removed, err := h.svc.RemoveRollout(r.Context(), caller(r).Scope, scope, id, caller(r).Operator)
-		if err != nil {
-			return err
-		}
-		httpapi.WriteJSON(w, http.StatusOK, rolloutRemoved{ScopeType: scope, ScopeID: id, Removed: removed, Released: released, At: h.svc.Now()})
-		return nil
-	}
+func rolloutDelete(h *handlers, path string, rs store.ReportRolloutScope, param string) httpapi.Route {
+	return httpapi.Endpoint[struct{}, rolloutRemoved]{Method: "DELETE", Path: path, QueryUnchecked: true,
+		Call: func(ctx context.Context, in *httpapi.In[struct{}]) (rolloutRemoved, error) {
+			id := rolloutID(in, rs, param)
+			released, removed, err := h.svc.RemoveRollout(ctx, scope(ctx), rs, id, operator(ctx))
+			return rolloutRemoved{ScopeType: rs, ScopeID: id, Removed: removed, Released: released, At: h.svc.Now()}, err
+		}}
 }

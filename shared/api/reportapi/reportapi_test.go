@@ -16,8 +16,8 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/store"
@@ -36,23 +36,14 @@ type apiEnv struct {
 
 func newAPI(t *testing.T) *apiEnv {
 	t.Helper()
-	dir := t.TempDir()
 	e := &apiEnv{clock: automation.NewManualClock(time.Date(2027, 3, 20, 0, 0, 0, 0, time.UTC))}
-	cfg, err := config.Load(func(name string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[name] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := app.Open(context.Background(), cfg, app.Options{
+	rt := apptest.Open(t, nil, time.Time{}, app.Options{
 		Clock: e.clock, Seed: 1, Channels: map[string]delivery.Channel{"log": delivery.FuncChannel(func(_ context.Context, m delivery.Message) (string, error) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.sent = append(e.sent, m)
 			return m.DeliveryKey, nil
 		})}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
 	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
 		if err := rt.Store.BusinessUnitUpsert(context.Background(), bu); err != nil {
 			t.Fatal(err)
@@ -357,7 +348,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	var registered []string
 	for _, r := range reportapi.Routes(nil) {
-		registered = append(registered, r.Pattern)
+		registered = append(registered, r.Meta().Pattern())
 	}
 	sort.Strings(documented)
 	sort.Strings(registered)

@@ -19,6 +19,7 @@
 package settingsapi
 
 import (
+	"context"
 	_ "embed" // openapi.yaml
 	"encoding/json"
 	"net/http"
@@ -42,9 +43,7 @@ func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 
 // Registrar is where routes go (funchost.Router.RegisterHTTP; serve and the custom handler
 // share it).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+type Registrar = httpapi.Registrar
 
 // Route is one registered route.
 type Route struct {
@@ -52,18 +51,14 @@ type Route struct {
 	Path   string // ServeMux path pattern, e.g. /api/reminder-settings/{guid}
 }
 
-// Routes lists every route Register adds.
-var Routes = []Route{
-	{http.MethodGet, "/api/business-units"},
-	{http.MethodPost, "/api/business-units"},
-	{http.MethodGet, "/api/business-units/{id}"},
-	{http.MethodPut, "/api/business-units/{id}"},
-	{http.MethodGet, "/api/reminder-settings"},
-	{http.MethodPost, "/api/reminder-settings"},
-	{http.MethodGet, "/api/reminder-settings/{guid}"},
-	{http.MethodPut, "/api/reminder-settings/{guid}"},
-	{http.MethodPost, "/api/reminder-settings/{guid}/deactivate"},
-}
+// Routes lists every route Register adds (from Endpoints).
+var Routes = func() []Route {
+	var out []Route
+	for _, m := range httpapi.Metas(Endpoints(nil)) {
+		out = append(out, Route{Method: m.Method, Path: m.Path})
+	}
+	return out
+}()
 
 // Function folder names of the HTTP functions serving these routes.
 const (
@@ -84,18 +79,61 @@ type handlers struct {
 // Register adds every route to r, each wrapped by api (auth, scope, Idempotency-Key,
 // problem details).
 func Register(r Registrar, api *httpapi.API, admin *reminder.Admin) {
+	httpapi.Mount(r, api, Endpoints(admin)...)
+}
+
+// Endpoints declares the routes over admin (nil: the declarations only, for checks).
+func Endpoints(admin *reminder.Admin) []httpapi.Route {
 	h := handlers{admin: admin}
-	funcs := map[Route]httpapi.HandlerFunc{
-		Routes[0]: h.listBusinessUnits, Routes[1]: h.createBusinessUnit, Routes[2]: h.getBusinessUnit, Routes[3]: h.putBusinessUnit,
-		Routes[4]: h.listSettings, Routes[5]: h.createSetting, Routes[6]: h.getSetting, Routes[7]: h.putSetting, Routes[8]: h.deactivateSetting,
-	}
-	for _, rt := range Routes {
-		r.RegisterHTTP(rt.Method+" "+rt.Path, api.Handler(funcs[rt]))
+	page := &httpapi.Paging{Default: DefaultLimit, Max: MaxLimit}
+	buTag := func(b BusinessUnit) int64 { return b.Version }
+	setTag := func(s setting) int64 { return s.version }
+	type none = struct{}
+	return []httpapi.Route{
+		httpapi.Endpoint[none, httpapi.Page[BusinessUnit]]{Method: "GET", Path: "/api/business-units", Paging: page, Call: h.listBusinessUnits},
+		httpapi.Endpoint[businessunit.Input, BusinessUnit]{Method: "POST", Path: "/api/business-units", QueryUnchecked: true,
+			Body: httpapi.BodyRequired, Status: http.StatusCreated, ETag: buTag, Call: h.createBusinessUnit},
+		httpapi.Endpoint[none, BusinessUnit]{Method: "GET", Path: "/api/business-units/{id}", ETag: buTag,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (BusinessUnit, error) {
+				rec, err := h.admin.Units().Get(ctx, scopeOf(ctx), in.Path("id"))
+				return buView(rec), err
+			}},
+		httpapi.Endpoint[businessunit.Input, BusinessUnit]{Method: "PUT", Path: "/api/business-units/{id}", QueryUnchecked: true,
+			IfMatch: httpapi.IfMatchRequired, Body: httpapi.BodyRequired, ETag: buTag,
+			Call: func(ctx context.Context, in *httpapi.In[businessunit.Input]) (BusinessUnit, error) {
+				rec, prop, err := h.admin.UpdateBusinessUnit(ctx, scopeOf(ctx), in.Path("id"), in.Body, in.Version)
+				view := buView(rec)
+				view.Propagation = &prop
+				return view, err
+			}},
+		httpapi.Endpoint[none, httpapi.Page[setting]]{Method: "GET", Path: "/api/reminder-settings", Query: []string{"businessUnitId", "sourceType", "active"},
+			Paging: page, Call: h.listSettings},
+		httpapi.Endpoint[settingBody, setting]{Method: "POST", Path: "/api/reminder-settings", QueryUnchecked: true,
+			Body: httpapi.BodyRequired, Status: http.StatusCreated, ETag: setTag, Call: h.createSetting},
+		httpapi.Endpoint[none, setting]{Method: "GET", Path: "/api/reminder-settings/{guid}", ETag: setTag,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (setting, error) {
+				return settingOf(h.admin.GetSetting(ctx, scopeOf(ctx), in.Path("guid")))
+			}},
+		httpapi.Endpoint[settingBody, setting]{Method: "PUT", Path: "/api/reminder-settings/{guid}", QueryUnchecked: true,
+			IfMatch: httpapi.IfMatchRequired, Body: httpapi.BodyRequired, ETag: setTag,
+			Call: func(ctx context.Context, in *httpapi.In[settingBody]) (setting, error) {
+				raw, err := in.Body.raw()
+				if err != nil {
+					return setting{}, err
+				}
+				return settingOf(h.admin.UpdateSetting(ctx, scopeOf(ctx), in.Path("guid"), raw, in.Version))
+			}},
+		// An optional body, "{}"; chunked too, whatever Content-Length says.
+		httpapi.Endpoint[none, setting]{Method: "POST", Path: "/api/reminder-settings/{guid}/deactivate", QueryUnchecked: true,
+			IfMatch: httpapi.IfMatchRequired, Body: httpapi.BodyOptional, ETag: setTag,
+			Call: func(ctx context.Context, in *httpapi.In[none]) (setting, error) {
+				return settingOf(h.admin.DeactivateSetting(ctx, scopeOf(ctx), in.Path("guid"), in.Version))
+			}},
 	}
 }
 
-func scopeOf(r *http.Request) automation.Scope {
-	return httpapi.CallerFrom(r.Context()).Scope
+func scopeOf(ctx context.Context) automation.Scope {
+	return httpapi.CallerFrom(ctx).Scope
 }
 
 // --- business units ------------------------------------------------------------------
@@ -121,19 +159,11 @@ type afterPos struct {
 	After string `json:"after"`
 }
 
-func pageParams(q httpapi.Query, query string) (after string, limit int, err error) {
-	limit, err = q.Int("limit", DefaultLimit, 1, MaxLimit)
-	if err != nil {
-		return "", 0, err
-	}
-	if c := q.String("cursor"); c != "" {
-		var p afterPos
-		if err := httpapi.DecodeCursor(c, query, &p); err != nil {
-			return "", 0, err
-		}
-		after = p.After
-	}
-	return after, limit, nil
+// after decodes the page's cursor (bound to query) into the position to read after.
+func after[Req any](in *httpapi.In[Req], query string) (string, error) {
+	var p afterPos
+	err := in.After(query, &p)
+	return p.After, err
 }
 
 // nextPos is the position after a page of n items ending at last: none (the last page)
@@ -145,79 +175,31 @@ func nextPos(last string, n, limit int) afterPos {
 	return afterPos{After: last}
 }
 
-func (h handlers) listBusinessUnits(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("limit", "cursor"); err != nil {
-		return err
-	}
-	after, limit, err := pageParams(q, "business-units")
+func (h handlers) listBusinessUnits(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[BusinessUnit], error) {
+	pos, err := after(in, "business-units")
 	if err != nil {
-		return err
+		return httpapi.Page[BusinessUnit]{}, err
 	}
-	recs, err := h.admin.Units().List(r.Context(), scopeOf(r), after, limit)
+	recs, err := h.admin.Units().List(ctx, scopeOf(ctx), pos, in.Limit)
 	if err != nil {
-		return err
+		return httpapi.Page[BusinessUnit]{}, err
 	}
 	items := make([]BusinessUnit, 0, len(recs))
 	var next afterPos
 	for _, rec := range recs {
 		items = append(items, buView(rec))
-		next = nextPos(rec.ID, len(recs), limit)
+		next = nextPos(rec.ID, len(recs), in.Limit)
 	}
-	page, err := httpapi.NewPage(items, "business-units", next)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return httpapi.NewPage(items, "business-units", next)
 }
 
-func (h handlers) createBusinessUnit(w http.ResponseWriter, r *http.Request) error {
-	var in businessunit.Input
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	rec, err := h.admin.Units().Create(r.Context(), scopeOf(r), in)
+func (h handlers) createBusinessUnit(ctx context.Context, in *httpapi.In[businessunit.Input]) (BusinessUnit, error) {
+	rec, err := h.admin.Units().Create(ctx, scopeOf(ctx), in.Body)
 	if err != nil {
-		return err
+		return BusinessUnit{}, err
 	}
-	httpapi.SetETag(w, rec.Version)
-	w.Header().Set("Location", "/api/business-units/"+url.PathEscape(rec.ID)) // ids may hold a slash
-	httpapi.WriteJSON(w, http.StatusCreated, buView(rec))
-	return nil
-}
-
-func (h handlers) getBusinessUnit(w http.ResponseWriter, r *http.Request) error {
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	rec, err := h.admin.Units().Get(r.Context(), scopeOf(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, rec.Version)
-	httpapi.WriteJSON(w, http.StatusOK, buView(rec))
-	return nil
-}
-
-func (h handlers) putBusinessUnit(w http.ResponseWriter, r *http.Request) error {
-	v, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	var in businessunit.Input
-	if err := httpapi.DecodeJSON(r, &in); err != nil {
-		return err
-	}
-	rec, prop, err := h.admin.UpdateBusinessUnit(r.Context(), scopeOf(r), r.PathValue("id"), in, v)
-	if err != nil {
-		return err
-	}
-	view := buView(rec)
-	view.Propagation = &prop
-	httpapi.SetETag(w, rec.Version)
-	httpapi.WriteJSON(w, http.StatusOK, view)
-	return nil
+	in.Header.Set("Location", "/api/business-units/"+url.PathEscape(rec.ID)) // ids may hold a slash
+	return buView(rec), nil
 }
 
 // --- reminder settings ---------------------------------------------------------------
@@ -247,63 +229,62 @@ func settingView(res reminder.SettingResult) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
-func writeSetting(w http.ResponseWriter, status int, res reminder.SettingResult) error {
-	body, err := settingView(res)
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, res.Version)
-	httpapi.WriteJSON(w, status, body)
-	return nil
+// setting is the setting resource as answered (settingView) and its version for the ETag.
+type setting struct {
+	body    json.RawMessage
+	version int64
 }
 
-func (h handlers) listSettings(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId", "sourceType", "active", "limit", "cursor"); err != nil {
-		return err
+// MarshalJSON writes the view.
+func (s setting) MarshalJSON() ([]byte, error) { return s.body, nil }
+
+// settingOf makes the answer of a service call that returned res or err.
+func settingOf(res reminder.SettingResult, err error) (setting, error) {
+	if err != nil {
+		return setting{}, err
 	}
+	body, err := settingView(res)
+	return setting{body: body, version: res.Version}, err
+}
+
+func (h handlers) listSettings(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[setting], error) {
+	q := in.Query
 	active, err := q.Bool("active")
 	if err != nil {
-		return err
+		return httpapi.Page[setting]{}, err
 	}
 	f := reminder.SettingFilter{BusinessUnitID: q.String("businessUnitId"), SourceType: q.String("sourceType"), Active: active}
 	query := "reminder-settings?bu=" + f.BusinessUnitID + "&type=" + f.SourceType + "&active=" + q.String("active")
-	after, limit, err := pageParams(q, query)
+	pos, err := after(in, query)
 	if err != nil {
-		return err
+		return httpapi.Page[setting]{}, err
 	}
-	list, err := h.admin.ListSettings(r.Context(), scopeOf(r), f, after, limit)
+	list, err := h.admin.ListSettings(ctx, scopeOf(ctx), f, pos, in.Limit)
 	if err != nil {
-		return err
+		return httpapi.Page[setting]{}, err
 	}
-	items := make([]json.RawMessage, 0, len(list))
+	items := make([]setting, 0, len(list))
 	var next afterPos
 	for _, res := range list {
-		v, err := settingView(res)
+		v, err := settingOf(res, nil)
 		if err != nil {
-			return err
+			return httpapi.Page[setting]{}, err
 		}
 		items = append(items, v)
-		next = nextPos(res.Setting.Guid, len(list), limit)
+		next = nextPos(res.Setting.Guid, len(list), in.Limit)
 	}
-	page, err := httpapi.NewPage(items, query, next)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
-	return nil
+	return httpapi.NewPage(items, query, next)
 }
 
 // readOnlyFields are answer-only fields a client may send back unchanged after a GET; they
 // are ignored on writes (the version to replace is If-Match's).
 var readOnlyFields = []string{"version", "updatedOn", "propagation"}
 
-// decodeSettingBody reads a setting body and drops the read-only fields.
-func decodeSettingBody(r *http.Request) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := httpapi.DecodeJSON(r, &m); err != nil {
-		return nil, err
-	}
+// settingBody is a setting as a client writes it: one JSON object.
+type settingBody map[string]json.RawMessage
+
+// raw is the body without the read-only fields.
+func (m settingBody) raw() (json.RawMessage, error) {
 	if m == nil {
 		return nil, &automation.Error{Code: automation.CodeMalformed, Message: "the body must be one JSON object (a reminder setting)"}
 	}
@@ -313,66 +294,23 @@ func decodeSettingBody(r *http.Request) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
-func (h handlers) createSetting(w http.ResponseWriter, r *http.Request) error {
-	raw, err := decodeSettingBody(r)
+func (h handlers) createSetting(ctx context.Context, in *httpapi.In[settingBody]) (setting, error) {
+	raw, err := in.Body.raw()
 	if err != nil {
-		return err
+		return setting{}, err
 	}
-	guid, ok := httpapi.DeterministicID(r.Context(), "reminder-setting")
+	guid, ok := httpapi.DeterministicID(ctx, "reminder-setting")
 	if !ok {
 		guid = uuid.NewString()
 	}
 	body, err := reminder.WithGuid(raw, guid)
 	if err != nil {
-		return err
+		return setting{}, err
 	}
-	res, err := h.admin.CreateSetting(r.Context(), scopeOf(r), body)
+	res, err := h.admin.CreateSetting(ctx, scopeOf(ctx), body)
 	if err != nil {
-		return err
+		return setting{}, err
 	}
-	w.Header().Set("Location", "/api/reminder-settings/"+res.Setting.Guid)
-	return writeSetting(w, http.StatusCreated, res)
-}
-
-func (h handlers) getSetting(w http.ResponseWriter, r *http.Request) error {
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	res, err := h.admin.GetSetting(r.Context(), scopeOf(r), r.PathValue("guid"))
-	if err != nil {
-		return err
-	}
-	return writeSetting(w, http.StatusOK, res)
-}
-
-func (h handlers) putSetting(w http.ResponseWriter, r *http.Request) error {
-	v, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	raw, err := decodeSettingBody(r)
-	if err != nil {
-		return err
-	}
-	res, err := h.admin.UpdateSetting(r.Context(), scopeOf(r), r.PathValue("guid"), raw, v)
-	if err != nil {
-		return err
-	}
-	return writeSetting(w, http.StatusOK, res)
-}
-
-func (h handlers) deactivateSetting(w http.ResponseWriter, r *http.Request) error {
-	v, _, err := httpapi.IfMatch(r, true)
-	if err != nil {
-		return err
-	}
-	var empty struct{} // an optional body, "{}"; chunked too, whatever Content-Length says
-	if err := httpapi.DecodeOptionalJSON(r, &empty); err != nil {
-		return err
-	}
-	res, err := h.admin.DeactivateSetting(r.Context(), scopeOf(r), r.PathValue("guid"), v)
-	if err != nil {
-		return err
-	}
-	return writeSetting(w, http.StatusOK, res)
+	in.Header.Set("Location", "/api/reminder-settings/"+res.Setting.Guid)
+	return settingOf(res, nil)
 }

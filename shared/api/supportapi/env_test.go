@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -177,20 +176,8 @@ func (r resp) problem(t *testing.T) httpapi.Problem {
 // host do). Headers are "Name: value" strings.
 func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for _, h := range headers {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
 	rec := httptest.NewRecorder()
-	e.rt.Functions.ServeHTTP(rec, req)
+	e.rt.Functions.ServeHTTP(rec, openapitest.Request(method, path, body, headers...))
 	return resp{code: rec.Code, hdr: rec.Header(), body: bytes.Clone(rec.Body.Bytes())}
 }
 

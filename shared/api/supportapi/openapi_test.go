@@ -3,9 +3,6 @@ package supportapi_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
@@ -114,18 +111,7 @@ func (e *env) vcall(t *testing.T, v *openapitest.Doc, method, path, body string,
 
 // validate returns why the exchange does not match the document ("" when it does).
 func validate(v *openapitest.Doc, method, path, body string, r resp, headers ...string) string {
-	var rd io.Reader = http.NoBody
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for _, h := range headers {
-		k, val, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(val))
-	}
+	req := openapitest.Request(method, path, body, headers...)
 	return v.Mismatch(req, openapitest.Answer(req, r.code, r.hdr, r.body))
 }
 

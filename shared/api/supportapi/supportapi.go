@@ -23,7 +23,6 @@ package supportapi
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -40,19 +39,55 @@ const FunctionName = "SupportApi"
 // Prefix is the path every support route starts with.
 const Prefix = "/api/support/"
 
-// Register adds the support routes to r, wrapped by api (auth, scope, problems).
+// Register adds the support routes to r, wrapped by api (auth, scope, problems) and named
+// in the logging context (logged).
 func Register(r *funchost.Router, api *httpapi.API, svc *support.Service) {
+	httpapi.Mount(loggedRegistrar{r}, api, Routes(svc)...)
+}
+
+// Routes declares the support routes over svc (nil: the declarations only, for checks).
+func Routes(svc *support.Service) []httpapi.Route {
 	h := handlers{svc: svc}
-	route := func(pattern string, fn httpapi.HandlerFunc) { r.RegisterHTTP(pattern, logged(api.Handler(fn))) }
-	route("GET "+Prefix+"scheduler-rows", h.find)
-	route("GET "+Prefix+"scheduler-rows/{id}", h.get)
-	route("POST "+Prefix+"scheduler-rows/{id}/release", h.act(svc.Release))
-	route("POST "+Prefix+"scheduler-rows/{id}/retry", h.act(svc.Retry))
-	route("POST "+Prefix+"scheduler-rows/{id}/cancel", h.act(svc.Cancel))
-	route("POST "+Prefix+"scheduler-rows/{id}/run-now", h.act(svc.RunNow))
-	route("POST "+Prefix+"releases", h.releaseMany)
-	route("GET "+Prefix+"explain", h.explain)
-	route("GET "+Prefix+"metrics", h.metrics)
+	type none = struct{}
+	act := func(action string, fn func(*support.Service) actFunc) httpapi.Route {
+		return httpapi.Endpoint[ActBody, support.ActResult]{Method: "POST", Path: Prefix + "scheduler-rows/{id}/" + action,
+			IfMatch: httpapi.IfMatchRequired, Operator: "action", Body: httpapi.BodyRequired,
+			ETag: func(res support.ActResult) int64 { return res.Row.Version },
+			Call: func(ctx context.Context, in *httpapi.In[ActBody]) (support.ActResult, error) {
+				return fn(h.svc)(ctx, scope(ctx), support.ActRequest{Ref: in.Path("id"), IfMatch: in.Version, Operator: in.Operator, Reason: in.Body.Reason})
+			}}
+	}
+	return []httpapi.Route{
+		httpapi.Endpoint[none, FindResponse]{Method: "GET", Path: Prefix + "scheduler-rows", Query: []string{"schedulerKey", "sourceType", "sourceGuid",
+			"businessUnitId", "status", "onHold", "scheduledFrom", "scheduledTo", "limit", "cursor"}, Call: h.find},
+		httpapi.Endpoint[none, support.Detail]{Method: "GET", Path: Prefix + "scheduler-rows/{id}", ETag: func(d support.Detail) int64 { return d.Row.Version },
+			Call: func(ctx context.Context, in *httpapi.In[none]) (support.Detail, error) {
+				return h.svc.Get(ctx, scope(ctx), in.Path("id"))
+			}},
+		act("release", func(s *support.Service) actFunc { return s.Release }),
+		act("retry", func(s *support.Service) actFunc { return s.Retry }),
+		act("cancel", func(s *support.Service) actFunc { return s.Cancel }),
+		act("run-now", func(s *support.Service) actFunc { return s.RunNow }),
+		httpapi.Endpoint[ReleaseBody, support.ReleaseResult]{Method: "POST", Path: Prefix + "releases", Operator: "release",
+			Body: httpapi.BodyRequired, Call: h.releaseMany},
+		httpapi.Endpoint[none, support.Explanation]{Method: "GET", Path: Prefix + "explain", Query: []string{"sourceType", "sourceGuid"},
+			Call: func(ctx context.Context, in *httpapi.In[none]) (support.Explanation, error) {
+				return h.svc.Explain(ctx, scope(ctx), in.Query.String("sourceType"), in.Query.String("sourceGuid"))
+			}},
+		httpapi.Endpoint[none, support.Metrics]{Method: "GET", Path: Prefix + "metrics", Query: []string{"businessUnitId"},
+			Call: func(ctx context.Context, in *httpapi.In[none]) (support.Metrics, error) {
+				return h.svc.Metrics(ctx, scope(ctx), in.Query.String("businessUnitId"))
+			}},
+	}
+}
+
+func scope(ctx context.Context) automation.Scope { return httpapi.CallerFrom(ctx).Scope }
+
+// loggedRegistrar registers every handler wrapped by logged.
+type loggedRegistrar struct{ r *funchost.Router }
+
+func (l loggedRegistrar) RegisterHTTP(pattern string, h http.Handler) {
+	l.r.RegisterHTTP(pattern, logged(h))
 }
 
 // logged names the function and the host's invocation id in the request's logging context
@@ -78,65 +113,46 @@ type FindResponse struct {
 	NextCursor string        `json:"nextCursor,omitempty"`
 }
 
-func (h handlers) find(w http.ResponseWriter, r *http.Request) error {
-	raw := r.URL.Query()
-	q := httpapi.NewQuery(raw)
-	if err := q.Check("schedulerKey", "sourceType", "sourceGuid", "businessUnitId", "status", "onHold",
-		"scheduledFrom", "scheduledTo", "limit", "cursor"); err != nil {
-		return err
-	}
+func (h handlers) find(ctx context.Context, in *httpapi.In[struct{}]) (FindResponse, error) {
+	q := in.Query
 	f := support.Filter{SchedulerKey: q.String("schedulerKey"), SourceType: q.String("sourceType"), SourceGuid: q.String("sourceGuid"),
 		BusinessUnitID: q.String("businessUnitId"), Status: automation.Status(q.String("status"))}
 	var err error
 	if f.OnHold, err = q.Bool("onHold"); err != nil {
-		return err
+		return FindResponse{}, err
 	}
 	if f.ScheduledFrom, err = q.Time("scheduledFrom"); err != nil {
-		return err
+		return FindResponse{}, err
 	}
 	if f.ScheduledTo, err = q.Time("scheduledTo"); err != nil {
-		return err
+		return FindResponse{}, err
 	}
 	limit, err := q.Int("limit", 0, 1, h.svc.Config().MaxPageSize)
 	if err != nil {
-		return err
+		return FindResponse{}, err
 	}
 	if err := f.Validate(); err != nil {
-		return err
+		return FindResponse{}, err
 	}
 	var after *support.Position
-	if raw.Has("cursor") {
+	if in.Request.URL.Query().Has("cursor") {
 		var pos support.Position
 		if err := httpapi.DecodeCursor(q.String("cursor"), f.Canonical(), &pos); err != nil {
-			return err
+			return FindResponse{}, err
 		}
 		after = &pos
 	}
-	page, err := h.svc.Find(r.Context(), httpapi.CallerFrom(r.Context()).Scope, f, after, limit)
+	page, err := h.svc.Find(ctx, scope(ctx), f, after, limit)
 	if err != nil {
-		return err
+		return FindResponse{}, err
 	}
 	resp := FindResponse{Rows: page.Rows, Order: page.Order}
 	if page.Next != nil {
 		if resp.NextCursor, err = httpapi.EncodeCursor(f.Canonical(), page.Next); err != nil {
-			return err
+			return FindResponse{}, err
 		}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, resp)
-	return nil
-}
-
-func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	d, err := h.svc.Get(r.Context(), httpapi.CallerFrom(r.Context()).Scope, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	httpapi.SetETag(w, d.Row.Version)
-	httpapi.WriteJSON(w, http.StatusOK, d)
-	return nil
+	return resp, nil
 }
 
 // ActBody is the body of release, retry, cancel and run-now.
@@ -144,47 +160,10 @@ type ActBody struct {
 	Reason string `json:"reason"`
 }
 
-// operator returns the caller's name for the audit: required (400 without it).
-func operator(r *http.Request) (string, error) {
-	op := httpapi.CallerFrom(r.Context()).Operator
-	if strings.TrimSpace(op) == "" {
-		return "", &automation.Error{Code: automation.CodeMalformed, Field: httpapi.HeaderOperator,
-			Message: "is required: actions are audited with the operator's name (App Service authentication, or this header)"}
-	}
-	return op, nil
-}
-
-// actFunc is support.Service.Release, Retry, Cancel or RunNow.
+// actFunc is support.Service.Release, Retry, Cancel or RunNow: an action on one row, with
+// the operator (400 without), If-Match (428 without, 412 stale) and the reason in the body;
+// nothing changes when any of it is wrong.
 type actFunc func(ctx context.Context, sc automation.Scope, req support.ActRequest) (support.ActResult, error)
-
-// act decodes an action: the operator (400 without), If-Match (428 without, 412 stale), the
-// reason in the body; nothing changes when any of it is wrong.
-func (h handlers) act(fn actFunc) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-			return err
-		}
-		op, err := operator(r)
-		if err != nil {
-			return err
-		}
-		version, _, err := httpapi.IfMatch(r, true)
-		if err != nil {
-			return err
-		}
-		var body ActBody
-		if err := httpapi.DecodeJSON(r, &body); err != nil {
-			return err
-		}
-		res, err := fn(r.Context(), httpapi.CallerFrom(r.Context()).Scope, support.ActRequest{Ref: r.PathValue("id"), IfMatch: version, Operator: op, Reason: body.Reason})
-		if err != nil {
-			return err
-		}
-		httpapi.SetETag(w, res.Row.Version)
-		httpapi.WriteJSON(w, http.StatusOK, res)
-		return nil
-	}
-}
 
 // ReleaseBody is the body of POST /api/support/releases. RatePerMinute, BatchSize and
 // MaxRows are optional: left out (or null) they take the configured defaults; given, they
@@ -209,59 +188,18 @@ func given(field string, v *int) (int, error) {
 	return *v, nil
 }
 
-func (h handlers) releaseMany(w http.ResponseWriter, r *http.Request) error {
-	if err := httpapi.NewQuery(r.URL.Query()).Check(); err != nil {
-		return err
-	}
-	op, err := operator(r)
-	if err != nil {
-		return err
-	}
-	var body ReleaseBody
-	if err := httpapi.DecodeJSON(r, &body); err != nil {
-		return err
-	}
+func (h handlers) releaseMany(ctx context.Context, in *httpapi.In[ReleaseBody]) (support.ReleaseResult, error) {
+	body := in.Body
 	rate, errRate := given("ratePerMinute", body.RatePerMinute)
 	batch, errBatch := given("batchSize", body.BatchSize)
 	maxRows, errMax := given("maxRows", body.MaxRows)
 	if err := automation.InvalidFields(errRate, errBatch, errMax); err != nil {
-		return err
+		return support.ReleaseResult{}, err
 	}
 	req := support.ReleaseRequest{Filter: body.Filter, RatePerMinute: rate, BatchSize: batch,
-		MaxRows: maxRows, Operator: op, Reason: body.Reason}
-	if id, ok := httpapi.DeterministicID(r.Context(), "support-release"); ok {
+		MaxRows: maxRows, Operator: in.Operator, Reason: body.Reason}
+	if id, ok := httpapi.DeterministicID(ctx, "support-release"); ok {
 		req.ID = "rel-" + id // a retried request (same Idempotency-Key) names the same release
 	}
-	res, err := h.svc.ReleaseMany(r.Context(), httpapi.CallerFrom(r.Context()).Scope, req)
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, res)
-	return nil
-}
-
-func (h handlers) explain(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("sourceType", "sourceGuid"); err != nil {
-		return err
-	}
-	x, err := h.svc.Explain(r.Context(), httpapi.CallerFrom(r.Context()).Scope, q.String("sourceType"), q.String("sourceGuid"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, x)
-	return nil
-}
-
-func (h handlers) metrics(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	m, err := h.svc.Metrics(r.Context(), httpapi.CallerFrom(r.Context()).Scope, q.String("businessUnitId"))
-	if err != nil {
-		return err
-	}
-	httpapi.WriteJSON(w, http.StatusOK, m)
-	return nil
+	return h.svc.ReleaseMany(ctx, scope(ctx), req)
 }

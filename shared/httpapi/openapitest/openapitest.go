@@ -16,6 +16,7 @@ package openapitest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -131,6 +132,71 @@ func (d *Doc) CheckRenameCaught(t testing.TB, registered []string, path, from, t
 	}
 }
 
+// Endpoint is what an endpoint declares about itself (httpapi.Meta): its pattern
+// "METHOD /path", whether it reads a request body, and its success statuses.
+type Endpoint interface {
+	Pattern() string
+	ReadsBody() bool
+	Answers() []int
+}
+
+// CheckEndpoints fails t unless every declared endpoint (httpapi.Meta, seen through the
+// Endpoint interface: this package sits beside httpapi and may not import it) agrees with its
+// operation in the document: the operation "METHOD path" exists, it has a requestBody
+// exactly when the endpoint reads a body, and each success status the endpoint answers is a
+// documented response. Each disagreement is named.
+func CheckEndpoints[E Endpoint](t testing.TB, d *Doc, metas []E) {
+	t.Helper()
+	for _, msg := range EndpointDiff(t, d, metas) {
+		t.Error(msg)
+	}
+}
+
+// EndpointDiff lists the disagreements CheckEndpoints reports, one a string (none: nil).
+func EndpointDiff[E Endpoint](t testing.TB, d *Doc, metas []E) []string {
+	t.Helper()
+	model, err := d.doc.BuildV3Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, m := range metas {
+		method, path, _ := strings.Cut(m.Pattern(), " ")
+		item, ok := model.Model.Paths.PathItems.Get(path)
+		if !ok {
+			msgs = append(msgs, m.Pattern()+": not documented")
+			continue
+		}
+		op, ok := item.GetOperations().Get(strings.ToLower(method))
+		if !ok {
+			msgs = append(msgs, m.Pattern()+": not documented")
+			continue
+		}
+		if has := op.RequestBody != nil; has != m.ReadsBody() {
+			msgs = append(msgs, fmt.Sprintf("%s: the endpoint reads a body: %t, the document has a requestBody: %t", m.Pattern(), m.ReadsBody(), has))
+		}
+		for _, st := range m.Answers() {
+			if op.Responses == nil || op.Responses.FindResponseByCode(st) == nil {
+				msgs = append(msgs, fmt.Sprintf("%s: answers %d, not a documented response", m.Pattern(), st))
+			}
+		}
+	}
+	return msgs
+}
+
+// CheckRouter is an adapter's router-versus-document check in one call: the document is
+// valid OpenAPI 3.1 (CheckDocument); its operations are exactly registered, the patterns the
+// adapter's Register adds to a router of its own, and exactly the runtime's patterns under
+// prefix (runtime: every pattern of the runtime's router), both ways (CheckRoutes); and the
+// operation "from renamePath" renamed to "to" is caught both ways (CheckRenameCaught).
+func (d *Doc) CheckRouter(t testing.TB, registered, runtime []string, prefix, renamePath, from, to string) {
+	t.Helper()
+	d.CheckDocument(t)
+	d.CheckRoutes(t, "the router", registered)
+	d.CheckRoutes(t, "the runtime's "+prefix+" routes", Under(runtime, prefix))
+	d.CheckRenameCaught(t, registered, renamePath, from, to)
+}
+
 // RouteDiff names, one a line, the routes only one side has ("" when both list the same).
 func RouteDiff(documented, registered []string) string {
 	var msgs []string
@@ -207,6 +273,24 @@ func (d *Doc) Validate(t testing.TB, req *http.Request, res *http.Response) {
 	}
 }
 
+// Request builds a test request: method path, with body as JSON (Content-Type
+// application/json) when it is not empty, and "Name: value" headers.
+func Request(method, path, body string, headers ...string) *http.Request {
+	var rd io.Reader = http.NoBody
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for _, hv := range headers {
+		k, v, _ := strings.Cut(hv, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return req
+}
+
 // Recorded is one answer a handler gave.
 type Recorded struct {
 	Code   int
@@ -220,25 +304,10 @@ type Recorded struct {
 // body can be read only once.
 func (d *Doc) Call(t testing.TB, h http.Handler, method, path, body string, headers ...string) Recorded {
 	t.Helper()
-	mk := func() *http.Request {
-		var rd io.Reader = http.NoBody
-		if body != "" {
-			rd = strings.NewReader(body)
-		}
-		req := httptest.NewRequest(method, path, rd)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for _, hv := range headers {
-			k, v, _ := strings.Cut(hv, ":")
-			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
-		return req
-	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, mk())
+	h.ServeHTTP(rec, Request(method, path, body, headers...))
 	r := Recorded{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	req := mk()
+	req := Request(method, path, body, headers...)
 	d.Validate(t, req, Answer(req, r.Code, r.Header, r.Body))
 	return r
 }

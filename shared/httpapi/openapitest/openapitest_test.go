@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
 
@@ -68,5 +69,31 @@ func TestChecksCanFail(t *testing.T) {
 	req := httptest.NewRequest("GET", "/items/a", nil)
 	if broken.Mismatch(req, openapitest.Answer(req, 200, json, []byte(`{"id":"a"}`))) == "" {
 		t.Error("the edited document accepted an answer without its new required member")
+	}
+}
+
+// The endpoint check can fail: a body the document does not describe, an undocumented
+// success status and an undocumented operation are each named; the agreeing one is not.
+func TestEndpointDiffCanFail(t *testing.T) {
+	d := openapitest.Load(t, []byte(doc))
+	ok := httpapi.Meta{Method: "GET", Path: "/items/{id}", Statuses: []int{200}}
+	if diff := openapitest.EndpointDiff(t, d, []httpapi.Meta{ok}); len(diff) != 0 {
+		t.Fatalf("agreeing endpoint refused: %v", diff)
+	}
+	bad := []httpapi.Meta{
+		{Method: "GET", Path: "/items/{id}", Body: true, Statuses: []int{200, 201}},
+		{Method: "DELETE", Path: "/items/{id}", Statuses: []int{204}},
+		{Method: "GET", Path: "/other", Statuses: []int{200}},
+	}
+	got := strings.Join(openapitest.EndpointDiff(t, d, bad), "\n")
+	for _, want := range []string{
+		"GET /items/{id}: the endpoint reads a body: true, the document has a requestBody: false",
+		"GET /items/{id}: answers 201, not a documented response",
+		"DELETE /items/{id}: not documented",
+		"GET /other: not documented",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
 	}
 }
