@@ -106,7 +106,12 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
-		r = r.WithContext(WithCaller(r.Context(), a.caller(r)))
+		c, err := a.caller(r)
+		if err != nil {
+			WriteError(w, r, a.o.Logger, err)
+			return
+		}
+		r = r.WithContext(WithCaller(r.Context(), c))
 		if key := r.Header.Get(HeaderIdempotencyKey); key != "" || len(r.Header.Values(HeaderIdempotencyKey)) > 0 {
 			if r.Method != http.MethodPost {
 				WriteError(w, r, a.o.Logger, &automation.Error{Code: automation.CodeMalformed, Field: HeaderIdempotencyKey,
@@ -137,19 +142,25 @@ func (a *API) authenticate(r *http.Request) error {
 	return nil
 }
 
-func (a *API) caller(r *http.Request) Caller {
+// caller resolves who makes r: the configured business units narrowed by the scope header
+// (ScopeHeader's rules; its error is a 400), and the operator's name.
+func (a *API) caller(r *http.Request) (Caller, error) {
 	scope := automation.AllBusinessUnits()
 	if a.o.BusinessUnits != nil {
 		scope = *a.o.BusinessUnits
 	}
-	if vals := r.Header.Values(HeaderBusinessUnits); len(vals) > 0 {
-		scope = scope.Intersect(automation.ParseScope(strings.Join(vals, ",")))
+	narrow, present, err := ScopeHeader(r.Header)
+	if err != nil {
+		return Caller{}, err
+	}
+	if present {
+		scope = scope.Intersect(narrow)
 	}
 	op := operatorName(r.Header.Get(headerPrincipalName))
 	if op == "" {
 		op = operatorName(r.Header.Get(HeaderOperator))
 	}
-	return Caller{Scope: scope, Operator: op}
+	return Caller{Scope: scope, Operator: op}, nil
 }
 
 // startedWriter records whether the answer has started (status line or body sent).
@@ -213,5 +224,13 @@ func (a *API) Bearer(r *http.Request) (ok, present bool) {
 }
 
 // Caller returns who makes r as API.Handler would put it in the context: the configured
-// business units narrowed by X-Automation-Business-Units, and the operator's name.
-func (a *API) Caller(r *http.Request) Caller { return a.caller(r) }
+// business units narrowed by X-Automation-Business-Units, and the operator's name. A scope
+// header that Handler refuses with 400 (repeated, or "*" mixed with ids) gives the caller
+// that sees nothing: fail closed, for adapters that have no error answer of their own.
+func (a *API) Caller(r *http.Request) Caller {
+	c, err := a.caller(r)
+	if err != nil {
+		return Caller{Operator: c.Operator}
+	}
+	return c
+}
