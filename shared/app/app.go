@@ -356,7 +356,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		mode = handler.Fanout
 	}
 	scope := automation.ParseScope(cfg.APIBusinessUnits)
-	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
+	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
 	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by
 	// default). Invocation bodies keep the router's default.
@@ -397,7 +397,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
 		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
-	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
+	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)

@@ -19,9 +19,18 @@ import (
 // Options configures an API. The zero value serves everything to everyone without
 // idempotency records: fine for tests, never for production (see app wiring).
 type Options struct {
-	// Token, when not empty, is required as "Authorization: Bearer <Token>" on every request
-	// (local serve). In Azure the Functions host checks function keys before us.
+	// Token, when not empty, is the bootstrap credential: "Authorization: Bearer <Token>"
+	// is an admin of BusinessUnits (AUTOMATION_API_TOKEN). In Azure the Functions host also
+	// checks function keys before us.
 	Token string
+	// Authenticator resolves every other bearer credential (API keys, OIDC tokens) to a
+	// Principal. When Token and Authenticator are both unset, every request is an admin of
+	// BusinessUnits (tests, serve without -token).
+	Authenticator Authenticator
+	// RouteRoles is the role each route needs, by its ServeMux pattern; nil means no role
+	// check (an API without credentials), and a route missing from a non-nil table is
+	// refused with 403.
+	RouteRoles RouteRoles
 	// BusinessUnits is what any caller may see at most; the X-Automation-Business-Units
 	// header narrows it per request. Nil (the zero Scope) means all business units, so set
 	// it deliberately in multi-tenant deployments.
@@ -90,7 +99,11 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 				WriteError(w, r, nil, fmt.Errorf("panic: %v", v))
 			}
 		}()
-		if err := a.authenticate(r); err != nil {
+		p, err := a.principal(r)
+		if err == nil {
+			err = a.authorize(r, p)
+		}
+		if err != nil {
 			WriteError(w, r, a.o.Logger, err)
 			return
 		}
@@ -106,7 +119,7 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
-		c, err := a.caller(r)
+		c, err := a.caller(r, p)
 		if err != nil {
 			WriteError(w, r, a.o.Logger, err)
 			return
@@ -127,27 +140,16 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 	})
 }
 
-func (a *API) authenticate(r *http.Request) error {
-	if a.o.Token == "" {
-		return nil
-	}
-	auth := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(auth, " ")
-	// Digests of equal length are compared, so the time taken reveals neither the token's
-	// bytes nor its length.
-	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(a.o.Token))
-	if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		return automation.Errorf(automation.CodeUnauthorized, "send Authorization: Bearer <token>")
-	}
-	return nil
-}
-
-// caller resolves who makes r: the configured business units narrowed by the scope header
-// (ScopeHeader's rules; its error is a 400), and the operator's name.
-func (a *API) caller(r *http.Request) (Caller, error) {
+// caller resolves who makes r: the configured business units, capped by the principal's
+// (p, nil when the API has no credentials), narrowed by the scope header (ScopeHeader's
+// rules; its error is a 400), and the operator's name.
+func (a *API) caller(r *http.Request, p *Principal) (Caller, error) {
 	scope := automation.AllBusinessUnits()
 	if a.o.BusinessUnits != nil {
 		scope = *a.o.BusinessUnits
+	}
+	if p != nil {
+		scope = scope.Intersect(p.Scope)
 	}
 	narrow, present, err := ScopeHeader(r.Header)
 	if err != nil {
@@ -160,7 +162,11 @@ func (a *API) caller(r *http.Request) (Caller, error) {
 	if op == "" {
 		op = operatorName(r.Header.Get(HeaderOperator))
 	}
-	return Caller{Scope: scope, Operator: op}, nil
+	c := Caller{Scope: scope, Operator: op}
+	if p != nil {
+		c.Principal = *p
+	}
+	return c, nil
 }
 
 // startedWriter records whether the answer has started (status line or body sent).
@@ -228,7 +234,7 @@ func (a *API) Bearer(r *http.Request) (ok, present bool) {
 // header that Handler refuses with 400 (repeated, or "*" mixed with ids) gives the caller
 // that sees nothing: fail closed, for adapters that have no error answer of their own.
 func (a *API) Caller(r *http.Request) Caller {
-	c, err := a.caller(r)
+	c, err := a.caller(r, nil)
 	if err != nil {
 		return Caller{Operator: c.Operator}
 	}

@@ -53,6 +53,9 @@ func ScopeHeader(h http.Header) (automation.Scope, bool, error) {
 type Caller struct {
 	Scope    automation.Scope
 	Operator string // "" when nobody named themselves
+	// Principal is who the credential says the caller is (zero when the API takes no
+	// credentials, and for API.Caller: the console's bootstrap-token sign-in).
+	Principal Principal
 }
 
 type callerKey struct{}
