@@ -29,9 +29,11 @@ import (
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
+	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
@@ -109,6 +111,8 @@ type Runtime struct {
 	// Registry manages its registry (/api/event-registry, serve -registry, replay).
 	Gateway  *gateway.Service
 	Registry *gateway.Admin
+	// Keys issues and checks API keys (docs/security.md#api-keys).
+	Keys *apikey.Service
 	// Budget is the charging service of paid campaign actions and the budget, price-policy
 	// and fee support routes (docs/budgets.md; budgetapi.Register).
 	Budget *budget.Service
@@ -356,7 +360,16 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		mode = handler.Fanout
 	}
 	scope := automation.ParseScope(cfg.APIBusinessUnits)
-	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
+	// Credentials (docs/security.md#credentials): with AUTOMATION_API_TOKEN set, every /api
+	// request needs a bearer credential: that token (the bootstrap admin) or an API key.
+	// Without it the APIs take none (local serve without -token; tests).
+	r.Keys = &apikey.Service{Store: r.Store, Clock: r.Clock}
+	var authn httpapi.Authenticator
+	if cfg.APIToken != "" {
+		authn = r.Keys
+	}
+	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
+		Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
 	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by
 	// default). Invocation bodies keep the router's default.
@@ -397,10 +410,14 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
 		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
-	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock,
+	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)
+	// API keys (/api/keys/..., the ApiKeysApi function): no Idempotency store, so a created
+	// key is never stored in a replayable response.
+	keysapi.Register(r.Functions, httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope,
+		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), r.Keys)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.

@@ -121,6 +121,13 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/inbox/{recipientId}/stream":              httpapi.RoleRead,
 	"POST /api/inbox/{recipientId}/messages/{id}/read": httpapi.RoleRead,
 
+	// API keys (platform-wide: an admin of every unit).
+	"GET /api/keys":                  httpapi.RoleAdmin,
+	"POST /api/keys":                 httpapi.RoleAdmin,
+	"GET /api/keys/{prefix}":         httpapi.RoleAdmin,
+	"POST /api/keys/{prefix}/revoke": httpapi.RoleAdmin,
+	"POST /api/keys/{prefix}/rotate": httpapi.RoleAdmin,
+
 	// Console.
 	"GET /api/console/":                               httpapi.RoleRead,
 	"GET /api/console/static/{file}":                  httpapi.RoleRead,

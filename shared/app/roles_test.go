@@ -3,6 +3,7 @@ package app_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/app"
@@ -21,7 +22,17 @@ func TestEveryRouteDeclaresARole(t *testing.T) {
 			t.Error(httpapi.MissingRoleHint(p))
 		}
 	}
+	// A route that changes state needs operate or admin, but for the few named here.
+	readWrites := map[string]bool{
+		"POST /api/inbox/{recipientId}/messages/{id}/read": true,                                   // the member app marks its own message read
+		"POST /api/console/login":                          true, "POST /api/console/logout": true, // the sign-in itself
+	}
 	for _, p := range app.RoutePatterns() {
+		r, _ := app.RouteRole(p)
+		if !strings.HasPrefix(p, "GET ") && !readWrites[p] && r != httpapi.RoleOperate && r != httpapi.RoleAdmin &&
+			!(r == httpapi.RoleIngest && (p == "POST /api/events" || p == app.LocalEventsPath)) {
+			t.Errorf("%q changes state but needs only %s: declare operate or admin in shared/app/roles.go", p, r)
+		}
 		if !served[p] {
 			t.Errorf("routeRoles in shared/app/roles.go names %q, which is not served: remove it", p)
 		}

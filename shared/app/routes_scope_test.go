@@ -22,6 +22,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
@@ -55,6 +56,27 @@ type scopeEnv struct {
 	dataDir string
 	db      *sql.DB
 	a, b    unitFixture
+	// keys are the API keys of keyPrincipals, by name: "Bearer <key>".
+	keys map[string]string
+}
+
+// keyPrincipal is an API key of the route × principal table: its role and units.
+type keyPrincipal struct {
+	name    string
+	role    httpapi.Role
+	units   string
+	revoked bool
+}
+
+// keyPrincipals: one key per role over the served units (bu-a, bu-c), an admin key of a unit
+// outside the deployment's cap (bu-b: capped to nothing), and a revoked admin key.
+var keyPrincipals = []keyPrincipal{
+	{name: "ingest key", role: httpapi.RoleIngest, units: "bu-a,bu-c"},
+	{name: "read key", role: httpapi.RoleRead, units: "bu-a,bu-c"},
+	{name: "operate key", role: httpapi.RoleOperate, units: "bu-a,bu-c"},
+	{name: "admin key", role: httpapi.RoleAdmin, units: "bu-a,bu-c"},
+	{name: "admin key of bu-b", role: httpapi.RoleAdmin, units: "bu-b"},
+	{name: "revoked admin key", role: httpapi.RoleAdmin, units: "*", revoked: true},
 }
 
 // newScopeEnv opens the runtime `serve -token T -business-units bu-a,bu-c` runs (bu-c does not
@@ -78,7 +100,19 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 	if _, err := rt.LocalHost("../../functions", cfg, true, quietLog); err != nil {
 		t.Fatal(err)
 	}
-	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB()}
+	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB(), keys: map[string]string{}}
+	for _, kp := range keyPrincipals {
+		c, err := rt.Keys.Create(context.Background(), apikey.CreateParams{Name: kp.name, Roles: []httpapi.Role{kp.role}, Units: kp.units, Operator: "seed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kp.revoked {
+			if _, err := rt.Keys.Revoke(context.Background(), c.Prefix, "seed"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.keys[kp.name] = "Bearer " + c.Secret
+	}
 	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Login", Operator: "seed",
 		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
@@ -265,6 +299,9 @@ const consoleForm = "application/x-www-form-urlencoded"
 
 // registryNote: the served scope (bu-a, bu-c) is not every business unit.
 const registryNote = "the event registry is platform-wide: only a caller that sees every business unit manages it"
+
+// keysNote: API keys are platform-wide and the served scope is not every business unit.
+const keysNote = "API keys are platform-wide: only a caller that sees every business unit manages them"
 
 // routeTable covers every HTTP route the runtime registers; TestEveryRouteByTokenAndScope
 // fails on a registered route missing here (and on an entry no longer registered).
@@ -543,6 +580,18 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
 		}, in: 404, inNote: "no fee is stored: the order is unknown", out: 404},
+		// API keys: platform-wide, so the served scope (bu-a, bu-c) manages none.
+		"GET /api/keys": {req: get(func(u unitFixture) string { return "/api/keys" }), in: 404, inNote: keysNote, out: 404},
+		"POST /api/keys": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/keys", body: `{"name":"pos","roles":["ingest"],"businessUnits":"` + u.bu + `"}`}
+		}, in: 404, inNote: keysNote, out: 404},
+		"GET /api/keys/{prefix}": {req: get(func(u unitFixture) string { return "/api/keys/000000000000" }), in: 404, inNote: keysNote, out: 404},
+		"POST /api/keys/{prefix}/revoke": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/keys/000000000000/revoke"}
+		}, in: 404, inNote: keysNote, out: 404},
+		"POST /api/keys/{prefix}/rotate": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/keys/000000000000/rotate"}
+		}, in: 404, inNote: keysNote, out: 404},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},
@@ -550,6 +599,11 @@ func routeTable() map[string]routeCase {
 }
 
 func (e *scopeEnv) do(r routeRequest, auth string) *httptest.ResponseRecorder {
+	return e.doOn(e.h, r, auth)
+}
+
+// doOn sends r to h (the serve listener, or the custom handler's: ListenerHandler(true)).
+func (e *scopeEnv) doOn(h http.Handler, r routeRequest, auth string) *httptest.ResponseRecorder {
 	var body io.Reader = http.NoBody
 	if r.body != "" {
 		body = strings.NewReader(r.body)
@@ -570,7 +624,7 @@ func (e *scopeEnv) do(r routeRequest, auth string) *httptest.ResponseRecorder {
 		req = req.WithContext(ctx)
 	}
 	rec := httptest.NewRecorder()
-	e.h.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	return rec
 }
 

@@ -91,5 +91,6 @@ type Store interface {
 	CampaignStore
 	OutboxLeaseStore
 	BudgetStore
+	KeyStore
 	Close() error
 }

@@ -108,6 +108,7 @@ const (
 	CampaignFeeProjection  = "CampaignFeeProjection"
 	CampaignsAPI           = "CampaignsApi"
 	BudgetAPI              = "BudgetApi"
+	APIKeysAPI             = "ApiKeysApi"
 )
 
 // MaxMessageBatchSize is the most messages one invocation of a "cardinality": "many"
@@ -173,6 +174,7 @@ func (f Function) Destination() string {
 
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
+	{Name: APIKeysAPI, Trigger: HTTPTrigger, Binding: "req", Route: "keys/{*path}", Methods: []string{"get", "post"}},
 	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
 	{Name: BudgetAPI, Trigger: HTTPTrigger, Binding: "req", Route: "budgets/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
