@@ -27,6 +27,7 @@ require (
 	github.com/wneessen/go-mail v0.8.1
 	golang.org/x/net v0.62.0
 	golang.org/x/text v0.44.0
+	golang.org/x/time v0.12.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -34,6 +34,10 @@ const keyPrefix = "ak_"
 type Service struct {
 	Store store.KeyStore
 	Clock automation.Clock
+	// Throttle slows wrong secrets per key prefix (nil: none): after a few, a wrong secret
+	// for that prefix answers 429 with Retry-After until the delay passes. The right secret
+	// is never throttled, so nobody who only knows a prefix can lock its holder out.
+	Throttle *httpapi.Throttle
 }
 
 var _ httpapi.Authenticator = (*Service)(nil)
@@ -127,6 +131,10 @@ func (s *Service) check(ctx context.Context, credential string) (store.APIKey, e
 	}
 	got, want := hashOf(credential), k.SecretHash
 	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		if wait, blocked := s.Throttle.Blocked(prefix); blocked {
+			return store.APIKey{}, httpapi.Throttled(wait, "attempts with API key "+prefix)
+		}
+		s.Throttle.Failed(prefix)
 		return store.APIKey{}, httpapi.ErrUnknownCredential
 	}
 	now := s.Clock.Now()

@@ -136,3 +136,36 @@ func TestRevokeAndRotate(t *testing.T) {
 		t.Fatalf("overlap too long: %v", err)
 	}
 }
+
+// Wrong secrets for a known prefix are slowed (429 with Retry-After after a few), with a
+// growing delay; the right secret keeps working throughout, so knowing a prefix locks
+// nobody out.
+func TestWrongSecretsPerPrefixAreThrottled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, clock := newService(t)
+	s.Throttle = httpapi.NewThrottle(clock)
+	c, _ := s.Create(ctx, apikey.CreateParams{Name: "a", Roles: []httpapi.Role{"ingest"}, Units: "bu-a"})
+	wrong := "ak_" + c.Prefix + "_" + strings.Repeat("A", 43)
+	throttled := 0
+	for range 100 {
+		_, err := s.Authenticate(ctx, wrong)
+		switch {
+		case errors.Is(err, httpapi.ErrUnknownCredential):
+		case automation.CodeOf(err) == automation.CodeTooManyRequests:
+			if d, ok := automation.RetryAfterOf(err); !ok || d <= 0 {
+				t.Fatalf("429 without a wait: %v", err)
+			}
+			throttled++
+		default:
+			t.Fatalf("wrong secret: %v", err)
+		}
+		if _, err := s.Authenticate(ctx, c.Secret); err != nil {
+			t.Fatalf("the right secret during the storm: %v", err)
+		}
+		clock.Advance(10 * time.Millisecond)
+	}
+	if throttled < 90 {
+		t.Fatalf("only %d of 100 wrong secrets were throttled", throttled)
+	}
+}

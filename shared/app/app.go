@@ -56,6 +56,7 @@ import (
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/session"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 	"github.com/automation-platform/automation/shared/topology"
@@ -363,7 +364,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Credentials (docs/security.md#credentials): with AUTOMATION_API_TOKEN set, every /api
 	// request needs a bearer credential: that token (the bootstrap admin) or an API key.
 	// Without it the APIs take none (local serve without -token; tests).
-	r.Keys = &apikey.Service{Store: r.Store, Clock: r.Clock}
+	r.Keys = &apikey.Service{Store: r.Store, Clock: r.Clock, Throttle: httpapi.NewThrottle(r.Clock)}
 	var authn httpapi.Authenticator
 	if cfg.APIToken != "" {
 		authn = r.Keys
@@ -407,8 +408,18 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known, Campaigns: r.Store,
 		Hooks: o.Faults.budget()}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
-	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
+	// Its sessions are kept server-side (shared/session, docs/security.md#sessions): the
+	// console registers on a router of its own, and every route reaches it through the guard.
+	consoleRouter := funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
+	console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
 		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
+	guard := &session.Guard{Store: r.Store, Clock: r.Clock, Log: o.Log, CookieName: console.CookieName,
+		LoginPattern: "POST " + console.Base + "/login", LogoutPattern: "POST " + console.Base + "/logout",
+		Principal: httpapi.BootstrapName, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
+		SignIns: httpapi.NewThrottle(r.Clock)}
+	for _, p := range consoleRouter.HTTPPatterns() {
+		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))
+	}
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})

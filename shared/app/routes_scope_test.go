@@ -220,6 +220,12 @@ func eventJSON(id, bu, source, expires string) string {
 // trace, diagnostics and dead-letter blobs).
 func (e *scopeEnv) fingerprint(t *testing.T) string {
 	t.Helper()
+	return e.fingerprintExcept(t, "")
+}
+
+// fingerprintExcept is fingerprint without the rows of table skip ("" skips none).
+func (e *scopeEnv) fingerprintExcept(t *testing.T, skip string) string {
+	t.Helper()
 	h := sha256.New()
 	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
@@ -233,6 +239,9 @@ func (e *scopeEnv) fingerprint(t *testing.T) string {
 	}
 	rows.Close()
 	for _, tbl := range tables {
+		if tbl == skip {
+			continue
+		}
 		rs, err := e.db.Query(`SELECT * FROM "` + tbl + `"`)
 		if err != nil {
 			t.Fatal(err)
@@ -262,6 +271,16 @@ func (e *scopeEnv) fingerprint(t *testing.T) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// count is the number of rows of table.
+func (e *scopeEnv) count(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	if err := e.db.QueryRow(`SELECT COUNT(*) FROM "` + table + `"`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // routeRequest is one request of a route for a unit's fixture.
 type routeRequest struct {
 	method, path, body string
@@ -277,6 +296,9 @@ type routeCase struct {
 	in, out int
 	inNote  string // why an in-scope status is not 2xx
 	writes  bool   // the in-scope request changes state
+	// signIn: the route starts a console session, so a sign-in with the right token stores
+	// one ConsoleSession row and writes nothing else (docs/security.md#sessions).
+	signIn bool
 	// probes are more out-of-scope requests of the route: ids of bu-b's things sent by a
 	// caller of bu-a, each answered `out` (the answer of an unknown id) without writing.
 	probes []scopeProbe
@@ -538,7 +560,7 @@ func routeTable() map[string]routeCase {
 		"GET /api/console/static/{file}": {req: get(func(u unitFixture) string { return "/api/console/static/console.css" }), in: 200, out: 200}, // no business unit in it
 		"POST /api/console/login": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/login", body: "next=/api/console/", headers: []string{"Content-Type", consoleForm}}
-		}, in: 303, inNote: "signed in: to the console", out: 303},
+		}, in: 303, inNote: "signed in: to the console", out: 303, signIn: true},
 		"POST /api/console/logout": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/logout", headers: []string{"Content-Type", consoleForm}}
 		}, in: 303, inNote: "signed out: to the console", out: 303},
@@ -684,7 +706,7 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 				}
 				r := c.req(u)
 				for _, name := range []string{"no token", "wrong token", "right token"} {
-					before := e.fingerprint(t)
+					before, beforeOthers, sessions := e.fingerprint(t), e.fingerprintExcept(t, "ConsoleSession"), e.count(t, "ConsoleSession")
 					rec := e.do(r, auths[name])
 					refused := name != "right token" || scope == "out of scope" || want/100 != 2
 					w := want
@@ -694,7 +716,15 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 					if rec.Code != w {
 						t.Errorf("%s %s (%s, %s): %d %s, want %d %s", r.method, r.path, name, scope, rec.Code, rec.Body, w, c.inNote)
 					}
-					if refused && e.fingerprint(t) != before {
+					if c.signIn && name == "right token" {
+						// The session row is the one write a sign-in makes.
+						if e.fingerprintExcept(t, "ConsoleSession") != beforeOthers {
+							t.Errorf("%s %s (%s, %s) signed in but wrote more than its session", r.method, r.path, name, scope)
+						}
+						if n := e.count(t, "ConsoleSession"); n != sessions+1 {
+							t.Errorf("%s %s (%s, %s): %d sessions after a sign-in, want %d", r.method, r.path, name, scope, n, sessions+1)
+						}
+					} else if refused && e.fingerprint(t) != before {
 						t.Errorf("%s %s (%s, %s) was refused with %d but wrote something", r.method, r.path, name, scope, rec.Code)
 					}
 					if scope == "out of scope" && rec.Code/100 == 2 && bytes.Contains(rec.Body.Bytes(), []byte(e.b.bu)) {

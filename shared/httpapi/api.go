@@ -31,6 +31,10 @@ type Options struct {
 	// check (an API without credentials), and a route missing from a non-nil table is
 	// refused with 403.
 	RouteRoles RouteRoles
+	// Admit, when set, runs after the caller is resolved and before the handler: a per-tenant
+	// quota. An error is answered (429 with Retry-After for httpapi.Throttled-like errors)
+	// and the handler does not run; release, when not nil, runs after the handler returns.
+	Admit func(r *http.Request, c Caller) (release func(), err error)
 	// BusinessUnits is what any caller may see at most; the X-Automation-Business-Units
 	// header narrows it per request. Nil (the zero Scope) means all business units, so set
 	// it deliberately in multi-tenant deployments.
@@ -125,6 +129,16 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 			return
 		}
 		r = r.WithContext(WithCaller(r.Context(), c))
+		if a.o.Admit != nil {
+			release, err := a.o.Admit(r, c)
+			if err != nil {
+				WriteError(w, r, a.o.Logger, err)
+				return
+			}
+			if release != nil {
+				defer release()
+			}
+		}
 		if key := r.Header.Get(HeaderIdempotencyKey); key != "" || len(r.Header.Values(HeaderIdempotencyKey)) > 0 {
 			if r.Method != http.MethodPost {
 				WriteError(w, r, a.o.Logger, &automation.Error{Code: automation.CodeMalformed, Field: HeaderIdempotencyKey,

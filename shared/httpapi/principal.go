@@ -145,6 +145,8 @@ func (a *API) principal(r *http.Request) (*Principal, error) {
 	switch {
 	case errors.Is(err, ErrUnknownCredential):
 		return nil, unauthorized
+	case automation.CodeOf(err) == automation.CodeTooManyRequests:
+		return nil, err // a throttled credential (Throttle): 429 with Retry-After
 	case err != nil:
 		return nil, automation.RetryAfter(time.Second, fmt.Errorf("httpapi: checking a credential: %w", err))
 	}

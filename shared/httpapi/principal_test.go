@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -120,4 +121,19 @@ func containsRole(rs []httpapi.Role, r httpapi.Role) bool {
 		}
 	}
 	return false
+}
+
+// A throttled credential (Throttle) is answered 429 with Retry-After, not 401 or 503.
+func TestThrottledCredentialIs429WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	api := httpapi.New(httpapi.Options{Token: "boot", Authenticator: httpapi.AuthenticatorFunc(func(context.Context, string) (httpapi.Principal, error) {
+		return httpapi.Principal{}, httpapi.Throttled(1500*time.Millisecond, "attempts")
+	})})
+	r := httptest.NewRequest("GET", "/api/x", nil)
+	r.Header.Set("Authorization", "Bearer ak_x")
+	rr := httptest.NewRecorder()
+	api.Handler(func(http.ResponseWriter, *http.Request) error { t.Fatal("ran"); return nil }).ServeHTTP(rr, r)
+	if rr.Code != 429 || rr.Header().Get("Retry-After") != "2" {
+		t.Fatalf("%d Retry-After %q %s", rr.Code, rr.Header().Get("Retry-After"), rr.Body)
+	}
 }

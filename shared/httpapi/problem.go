@@ -199,7 +199,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		}
 		log.Error("http request failed", attrs...)
 	}
-	if d, ok := automation.RetryAfterOf(err); ok && p.Status == http.StatusServiceUnavailable {
+	if d, ok := automation.RetryAfterOf(err); ok && (p.Status == http.StatusServiceUnavailable || p.Status == http.StatusTooManyRequests) {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
 	}
 	WriteProblem(w, p)

@@ -42,3 +42,32 @@ type KeyStore interface {
 	// the key that replaces it. ErrNotFound when no key has prefix; a revoked key is left alone.
 	APIKeyExpire(ctx context.Context, prefix string, at time.Time, replacedBy string) error
 }
+
+// ConsoleSession is a server-side console session (docs/security.md#sessions): the
+// SHA-256 of its cookie, never the cookie.
+type ConsoleSession struct {
+	SessionHash string // lower-case hex SHA-256 of the cookie value
+	Principal   string
+	CreatedOn   time.Time  // UTC
+	LastSeenOn  time.Time  // UTC: the idle timeout counts from here
+	ExpiresOn   time.Time  // UTC: the absolute lifetime's end
+	EndedOn     *time.Time // UTC
+	EndReason   string     // "logout", "revoked"; "" while live
+}
+
+// SessionStore keeps console sessions.
+type SessionStore interface {
+	// ConsoleSessionInsert stores a new live session (CreatedOn and LastSeenOn are now).
+	ConsoleSessionInsert(ctx context.Context, s ConsoleSession) error
+	// ConsoleSessionGet returns the session with hash; ErrNotFound when none.
+	ConsoleSessionGet(ctx context.Context, hash string) (ConsoleSession, error)
+	// ConsoleSessionTouch moves a live session's LastSeenOn to now (never backwards).
+	ConsoleSessionTouch(ctx context.Context, hash string, now time.Time) error
+	// ConsoleSessionEnd ends a session at now for reason (the first end is kept).
+	ConsoleSessionEnd(ctx context.Context, hash string, now time.Time, reason string) error
+	// ConsoleSessionEndPrincipal ends every live session of principal.
+	ConsoleSessionEndPrincipal(ctx context.Context, principal string, now time.Time, reason string) error
+	// ConsoleSessionPurge deletes up to limit (1..MaxBatch) sessions whose absolute
+	// lifetime ended before `before`, and returns how many.
+	ConsoleSessionPurge(ctx context.Context, before time.Time, limit int) (int, error)
+}

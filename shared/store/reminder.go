@@ -92,5 +92,6 @@ type Store interface {
 	OutboxLeaseStore
 	BudgetStore
 	KeyStore
+	SessionStore
 	Close() error
 }

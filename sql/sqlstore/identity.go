@@ -77,3 +77,64 @@ func (s *Store) APIKeyExpire(ctx context.Context, prefix string, at time.Time, r
 	_, err := s.APIKeyGet(ctx, prefix)
 	return err
 }
+
+var _ store.SessionStore = (*Store)(nil)
+
+// ConsoleSessionInsert implements store.SessionStore.
+func (s *Store) ConsoleSessionInsert(ctx context.Context, cs store.ConsoleSession) error {
+	if cs.SessionHash == "" || cs.Principal == "" || cs.CreatedOn.IsZero() || !cs.ExpiresOn.After(cs.CreatedOn) {
+		return fmt.Errorf("%s ConsoleSessionInsert: hash, principal and a lifetime are required", s.d.Name)
+	}
+	if _, err := s.exec(ctx, nil, "ConsoleSessionInsert", sql.Named("SessionHash", cs.SessionHash), sql.Named("Principal", cs.Principal),
+		sql.Named("Now", s.tm(cs.CreatedOn)), sql.Named("ExpiresOn", s.tm(cs.ExpiresOn))); err != nil {
+		return fmt.Errorf("%s ConsoleSessionInsert: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// ConsoleSessionGet implements store.SessionStore.
+func (s *Store) ConsoleSessionGet(ctx context.Context, hash string) (store.ConsoleSession, error) {
+	var cs store.ConsoleSession
+	err := s.queryRow(ctx, nil, "ConsoleSessionGet", sql.Named("SessionHash", hash)).Scan(&cs.SessionHash, &cs.Principal,
+		s.t(&cs.CreatedOn), s.t(&cs.LastSeenOn), s.t(&cs.ExpiresOn), s.nt(&cs.EndedOn), ns(&cs.EndReason))
+	return cs, s.oneErr("ConsoleSessionGet", err)
+}
+
+// ConsoleSessionTouch implements store.SessionStore.
+func (s *Store) ConsoleSessionTouch(ctx context.Context, hash string, now time.Time) error {
+	if _, err := s.exec(ctx, nil, "ConsoleSessionTouch", sql.Named("SessionHash", hash), sql.Named("Now", s.tm(now))); err != nil {
+		return fmt.Errorf("%s ConsoleSessionTouch: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// ConsoleSessionEnd implements store.SessionStore.
+func (s *Store) ConsoleSessionEnd(ctx context.Context, hash string, now time.Time, reason string) error {
+	if _, err := s.exec(ctx, nil, "ConsoleSessionEnd", sql.Named("SessionHash", hash), sql.Named("Now", s.tm(now)),
+		sql.Named("EndReason", reason)); err != nil {
+		return fmt.Errorf("%s ConsoleSessionEnd: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// ConsoleSessionEndPrincipal implements store.SessionStore.
+func (s *Store) ConsoleSessionEndPrincipal(ctx context.Context, principal string, now time.Time, reason string) error {
+	if _, err := s.exec(ctx, nil, "ConsoleSessionEndPrincipal", sql.Named("Principal", principal), sql.Named("Now", s.tm(now)),
+		sql.Named("EndReason", reason)); err != nil {
+		return fmt.Errorf("%s ConsoleSessionEndPrincipal: %w", s.d.Name, err)
+	}
+	return nil
+}
+
+// ConsoleSessionPurge implements store.SessionStore.
+func (s *Store) ConsoleSessionPurge(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := checkLimit("ConsoleSessionPurge", limit); err != nil {
+		return 0, err
+	}
+	res, err := s.exec(ctx, nil, "ConsoleSessionPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	if err != nil {
+		return 0, fmt.Errorf("%s ConsoleSessionPurge: %w", s.d.Name, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 	RunCampaign(t, open)
 	t.Run("Budget", func(t *testing.T) { RunBudget(t, open) })
 	RunKeys(t, open)
+	RunSessions(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {

@@ -22,3 +22,28 @@ UPDATE ApiKey SET RevokedOn = @Now, RevokedBy = @RevokedBy WHERE Prefix = @Prefi
 -- names its successor. A revoked key is left alone.
 UPDATE ApiKey SET ExpiresOn = @ExpiresOn, ReplacedBy = @ReplacedBy
 WHERE Prefix = @Prefix AND RevokedOn IS NULL AND (ExpiresOn IS NULL OR ExpiresOn > @ExpiresOn);
+
+-- name: ConsoleSessionInsert :exec
+INSERT INTO ConsoleSession (SessionHash, Principal, CreatedOn, LastSeenOn, ExpiresOn)
+VALUES (@SessionHash, @Principal, @Now, @Now, @ExpiresOn);
+
+-- name: ConsoleSessionGet :one
+SELECT SessionHash, Principal, CreatedOn, LastSeenOn, ExpiresOn, EndedOn, EndReason
+FROM ConsoleSession WHERE SessionHash = @SessionHash;
+
+-- name: ConsoleSessionTouch :exec
+-- Moves the idle timeout's start; never backwards, never on an ended session.
+UPDATE ConsoleSession SET LastSeenOn = @Now WHERE SessionHash = @SessionHash AND EndedOn IS NULL AND LastSeenOn < @Now;
+
+-- name: ConsoleSessionEnd :exec
+-- The first end is kept.
+UPDATE ConsoleSession SET EndedOn = @Now, EndReason = @EndReason WHERE SessionHash = @SessionHash AND EndedOn IS NULL;
+
+-- name: ConsoleSessionEndPrincipal :exec
+-- Ends every live session of a principal (its credential was revoked or its roles changed).
+UPDATE ConsoleSession SET EndedOn = @Now, EndReason = @EndReason WHERE Principal = @Principal AND EndedOn IS NULL;
+
+-- name: ConsoleSessionPurge :exec
+-- Bounded: at most @Limit sessions whose absolute lifetime ended before @Before.
+DELETE FROM ConsoleSession WHERE rowid IN (
+    SELECT rowid FROM ConsoleSession WHERE ExpiresOn < @Before ORDER BY ExpiresOn LIMIT @Limit);
