@@ -53,6 +53,7 @@ import (
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
+	"github.com/automation-platform/automation/shared/quota"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
@@ -114,6 +115,9 @@ type Runtime struct {
 	Registry *gateway.Admin
 	// Keys issues and checks API keys (docs/security.md#api-keys).
 	Keys *apikey.Service
+	// Quotas are the per-tenant quotas of the HTTP APIs (docs/security.md#quotas); set its
+	// limits before serving.
+	Quotas *quota.Quotas
 	// Budget is the charging service of paid campaign actions and the budget, price-policy
 	// and fee support routes (docs/budgets.md; budgetapi.Register).
 	Budget *budget.Service
@@ -369,8 +373,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if cfg.APIToken != "" {
 		authn = r.Keys
 	}
+	// Per-tenant quotas under the global caps (docs/security.md#quotas).
+	r.Quotas = &quota.Quotas{Clock: r.Clock, StreamPattern: "GET " + inboxapi.PathStream, IngestPatterns: []string{"POST /api/events", LocalEventsPath}}
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
-		Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
+		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
 	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by
 	// default). Invocation bodies keep the router's default.
@@ -421,7 +427,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))
 	}
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
-	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles, Idempotency: r.Store, Clock: r.Clock,
+	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
+		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)
