@@ -176,7 +176,7 @@ func (a *API) caller(r *http.Request, p *Principal) (Caller, error) {
 	if op == "" {
 		op = operatorName(r.Header.Get(HeaderOperator))
 	}
-	c := Caller{Scope: scope, Operator: op}
+	c := Caller{Scope: scope, Operator: auditOperator(p, op)}
 	if p != nil {
 		c.Principal = *p
 	}
@@ -253,4 +253,20 @@ func (a *API) Caller(r *http.Request) Caller {
 		return Caller{Operator: c.Operator}
 	}
 	return c
+}
+
+// auditOperator is the operator a write is audited under (issue 37, "every write records the
+// principal"): a credential that names one person or app (an API key, an OIDC subject) is
+// the identity, first, and the free-text operator the request states follows it as the
+// reason ("key:pos-sydney / jane": the key did it, saying jane asked); the shared bootstrap
+// token names nobody, so its requests keep the stated operator alone. Bounded like every
+// operator (automation.OperatorName): the identity is never cut.
+func auditOperator(p *Principal, stated string) string {
+	if p == nil || p.Name == "" || p.Name == BootstrapName {
+		return stated
+	}
+	if stated == "" || stated == p.Name {
+		return operatorName(p.Name)
+	}
+	return operatorName(p.Name + " / " + stated)
 }

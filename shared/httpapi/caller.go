@@ -76,8 +76,10 @@ func CallerFrom(ctx context.Context) Caller {
 // control and bidirectional-text characters removed, at most automation.MaxOperatorBytes).
 func operatorName(v string) string { return automation.OperatorName(v) }
 
-// RequireOperator returns the operator a write is audited under (the X-Automation-Operator
-// header, or the signed-in user). Errors: CodeMalformed naming the header (400) when there is
+// RequireOperator returns the operator a write is audited under: the principal of an API
+// key or token that names one, followed by the X-Automation-Operator header's text as the
+// reason ("key:pos / jane"); with the bootstrap token or no credential, the header (or the
+// signed-in user) alone. Errors: CodeMalformed naming the header (400) when there is
 // none; what names the audited action ("release", "change", …) in the message.
 func RequireOperator(r *http.Request, what string) (string, error) {
 	op := CallerFrom(r.Context()).Operator

@@ -137,3 +137,44 @@ func TestThrottledCredentialIs429WithRetryAfter(t *testing.T) {
 		t.Fatalf("%d Retry-After %q %s", rr.Code, rr.Header().Get("Retry-After"), rr.Body)
 	}
 }
+
+// Every write records the principal: a key's name is the operator, the stated operator
+// follows it as the reason; the bootstrap token names nobody, so the stated operator stays
+// alone; a key needs no operator header to be audited.
+func TestOperatorIsThePrincipal(t *testing.T) {
+	t.Parallel()
+	api := httpapi.New(httpapi.Options{Token: "boot", Authenticator: keys})
+	h := api.Handler(func(w http.ResponseWriter, r *http.Request) error {
+		op, err := httpapi.RequireOperator(r, "change")
+		if err != nil {
+			return err
+		}
+		httpapi.WriteJSON(w, 200, map[string]string{"operator": op})
+		return nil
+	})
+	for _, c := range []struct{ cred, stated, want string }{
+		{"k-operate", "jane", "key:ops / jane"},
+		{"k-operate", "", "key:ops"},
+		{"k-operate", "key:ops", "key:ops"},
+		{"k-operate", strings.Repeat("x", 400), "key:ops / " + strings.Repeat("x", automation.MaxOperatorBytes-len("key:ops / "))},
+		{"boot", "jane", "jane"},
+	} {
+		r := httptest.NewRequest("POST", "/api/x", nil)
+		r.Header.Set("Authorization", "Bearer "+c.cred)
+		if c.stated != "" {
+			r.Header.Set(httpapi.HeaderOperator, c.stated)
+		}
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, r)
+		if rr.Code != 200 || !strings.Contains(rr.Body.String(), `"operator":"`+c.want+`"`) {
+			t.Errorf("%s stating %q: %d %s, want operator %q", c.cred, c.stated, rr.Code, rr.Body, c.want)
+		}
+	}
+	r := httptest.NewRequest("POST", "/api/x", nil)
+	r.Header.Set("Authorization", "Bearer boot")
+	rr := httptest.NewRecorder()
+	h.ServeHTTP(rr, r)
+	if rr.Code != 400 {
+		t.Errorf("bootstrap without an operator: %d", rr.Code)
+	}
+}
