@@ -24,13 +24,20 @@ run: ## Replay the realistic scenario on the embedded default (SQLite, in-proces
 	@$(GO) run ./functions replay $(SCENARIO)
 
 .PHONY: test
-test: node_modules ## Run the whole test suite (starts Azurite on 127.0.0.1 for the Table/Blob tests)
-	@set -e; export "$$(scripts/azurite.sh start)"; trap 'scripts/azurite.sh stop >/dev/null' EXIT; \
+test: node_modules ## Run the whole test suite (starts Azurite and the OpenID provider on 127.0.0.1 for the Table/Blob and OIDC tests)
+	@set -e; export "$$(scripts/azurite.sh start)"; export "$$(scripts/oidc.sh start)"; \
+	  trap 'scripts/azurite.sh stop >/dev/null; scripts/oidc.sh stop >/dev/null' EXIT; \
 	  $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 ./...
 
 node_modules: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch node_modules
+
+.PHONY: oidc/start oidc/stop
+oidc/start: node_modules ## Start the local OpenID provider (oidc-provider) on 127.0.0.1:9090; prints OIDC_PROVIDER_ISSUER=…
+	@scripts/oidc.sh start
+oidc/stop: ## Stop the local OpenID provider
+	@scripts/oidc.sh stop
 
 .PHONY: azurite/start azurite/stop
 azurite/start: node_modules ## Start Azurite (in-memory) on 127.0.0.1; prints AZURITE_CONNECTION=…

@@ -97,6 +97,12 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *).')
 param apiBusinessUnits string = '*'
 
+@description('OpenID Connect (docs/security.md#openid-connect): the token issuer (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0); empty: no OIDC tokens.')
+param oidcIssuer string = ''
+
+@description('OpenID Connect: the audience the tokens must carry (the app registration\'s client id or api://<client id>).')
+param oidcAudience string = ''
+
 @description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
 param reconcileBusinessUnits string = '*'
 
@@ -283,6 +289,8 @@ module functionApp 'modules/functionapp.bicep' = {
     dueWorkMode: dueWorkMode
     logLevel: logLevel
     apiBusinessUnits: apiBusinessUnits
+    oidcIssuer: oidcIssuer
+    oidcAudience: oidcAudience
     reconcileBusinessUnits: reconcileBusinessUnits
     sourceUrls: sourceUrls
     reportSources: reportSources

@@ -53,6 +53,7 @@ import (
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
+	"github.com/automation-platform/automation/shared/oidcauth"
 	"github.com/automation-platform/automation/shared/quota"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
@@ -372,6 +373,17 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	var authn httpapi.Authenticator
 	if cfg.APIToken != "" {
 		authn = r.Keys
+	}
+	if cfg.OIDC.Issuer != "" {
+		// JWT bearer tokens of the issuer (docs/security.md#openid-connect); API keys are told
+		// apart by their shape. The discovery document is fetched now: an unreachable issuer
+		// fails the open, which the custom handler retries.
+		v, err := oidcauth.New(ctx, oidcauth.Config{Issuer: cfg.OIDC.Issuer, Audience: cfg.OIDC.Audience,
+			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, Clock: r.Clock, Log: o.Log})
+		if err != nil {
+			return fail(err)
+		}
+		authn = credentials{keys: r.Keys, tokens: v}
 	}
 	// Per-tenant quotas under the global caps (docs/security.md#quotas).
 	r.Quotas = &quota.Quotas{Clock: r.Clock, StreamPattern: "GET " + inboxapi.PathStream, IngestPatterns: []string{"POST /api/events", LocalEventsPath}}

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"context"
 	"slices"
 	"sort"
 
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
@@ -167,4 +169,18 @@ func RoutePatterns() []string {
 	}
 	sort.Strings(out)
 	return slices.Clip(out)
+}
+
+// credentials sends a bearer credential to the authenticator its shape names: an API key
+// ("ak_<prefix>_<secret>") to the key store, anything else to the OIDC verifier.
+type credentials struct {
+	keys   httpapi.Authenticator
+	tokens httpapi.Authenticator
+}
+
+func (c credentials) Authenticate(ctx context.Context, credential string) (httpapi.Principal, error) {
+	if _, ok := apikey.PrefixOf(credential); ok {
+		return c.keys.Authenticate(ctx, credential)
+	}
+	return c.tokens.Authenticate(ctx, credential)
 }

@@ -69,6 +69,10 @@ var Settings = []Setting{
 	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
+	{"AUTOMATION_OIDC_ISSUER", Local | Azure, "", "HTTP APIs: the OpenID Connect issuer whose JWT bearer tokens are accepted, exactly as their iss (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0). Empty: no OIDC tokens. Needs AUTOMATION_API_TOKEN (credentials on) and AUTOMATION_OIDC_AUDIENCE."},
+	{"AUTOMATION_OIDC_AUDIENCE", Local | Azure, "", "HTTP APIs: the audience OIDC tokens must carry (aud): the app registration's client id or application ID URI."},
+	{"AUTOMATION_OIDC_ROLE_CLAIM", Local | Azure, "roles", "HTTP APIs: the OIDC claim holding the caller's roles (ingest, read, operate, admin; Automation.Read is read)."},
+	{"AUTOMATION_OIDC_UNITS_CLAIM", Local | Azure, "automation_units", "HTTP APIs: the OIDC claim holding the caller's business units (an array of ids, or \"a,b\", or \"*\")."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
 	{"AUTOMATION_RECONCILE_BATCH_SIZE", Local | Azure, "100", "Reconciliation: sources or rows per batch (1..1000)."},
@@ -150,6 +154,8 @@ type Config struct {
 	LogLevel         string
 	APIToken         string
 	APIBusinessUnits string // "*" or comma-separated business-unit ids
+	// OIDC configures JWT bearer tokens (docs/security.md#openid-connect); Issuer "" means none.
+	OIDC OIDCConfig
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -305,6 +311,8 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
+		OIDC: OIDCConfig{Issuer: get("AUTOMATION_OIDC_ISSUER"), Audience: get("AUTOMATION_OIDC_AUDIENCE"),
+			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM")},
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
@@ -417,6 +425,16 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DataDir == "" {
 		bad("AUTOMATION_DATA_DIR", "must not be empty")
 	}
+	if o := c.OIDC; o.Issuer != "" || o.Audience != "" {
+		switch u, err := url.Parse(o.Issuer); {
+		case o.Issuer == "" || o.Audience == "":
+			bad("AUTOMATION_OIDC_ISSUER", "and AUTOMATION_OIDC_AUDIENCE are set together")
+		case err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))):
+			bad("AUTOMATION_OIDC_ISSUER", "must be an https URL (http only for 127.0.0.1/localhost), got %q", o.Issuer)
+		case c.APIToken == "":
+			bad("AUTOMATION_OIDC_ISSUER", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
+		}
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -482,3 +500,12 @@ func shownHost(v string) string {
 	}
 	return fmt.Sprintf("a value of %d characters that is no host name (not shown: it may be a connection string)", len(v))
 }
+
+// OIDCConfig configures OpenID Connect bearer tokens for the HTTP APIs.
+type OIDCConfig struct {
+	Issuer, Audience      string
+	RoleClaim, UnitsClaim string
+}
+
+// isLoopbackHost reports a host name that only reaches this machine.
+func isLoopbackHost(h string) bool { return h == "127.0.0.1" || h == "localhost" || h == "::1" }
