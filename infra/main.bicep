@@ -134,6 +134,10 @@ param operatorPrincipalId string = ''
 ])
 param operatorPrincipalType string = 'User'
 
+@description('HTTP APIs: the bootstrap admin credential (docs/security.md#credentials), as a Key Vault reference. Empty: function keys alone, no API keys or OIDC tokens, no console.')
+@secure()
+param apiToken string = ''
+
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
 param webhookSecret string = ''
@@ -294,6 +298,7 @@ module functionApp 'modules/functionapp.bicep' = {
     reconcileBusinessUnits: reconcileBusinessUnits
     sourceUrls: sourceUrls
     reportSources: reportSources
+    apiToken: apiToken
     webhookSecret: webhookSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost

@@ -196,6 +196,10 @@ param oidcRoleClaim string = 'roles'
 @description('OpenID Connect: the claim holding the caller\'s business units (an array of ids, or "a,b", or "*").')
 param oidcUnitsClaim string = 'automation_units'
 
+@description('HTTP APIs: the bootstrap admin credential AUTOMATION_API_TOKEN (docs/security.md#credentials); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)". Empty: the routes rely on function keys alone, API keys and OIDC tokens are not checked, and the console is off.')
+@secure()
+param apiToken string = ''
+
 @description('Delivery channels (shared/config): webhook signing secret (empty: no webhook channel); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)" rather than the secret itself.')
 @secure()
 param webhookSecret string = ''
@@ -401,6 +405,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_BILLING_TIMEOUT_SECONDS'
     value: billingTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_API_TOKEN'
+    value: apiToken
   }
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'
