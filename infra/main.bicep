@@ -138,6 +138,10 @@ param operatorPrincipalType string = 'User'
 @secure()
 param apiToken string = ''
 
+@description('Inbox: recipient-token secrets ("kid=secret,…") as a Key Vault reference (docs/security.md#recipient-tokens). Empty: none.')
+@secure()
+param recipientTokenKeys string = ''
+
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
 param webhookSecret string = ''
@@ -299,6 +303,7 @@ module functionApp 'modules/functionapp.bicep' = {
     sourceUrls: sourceUrls
     reportSources: reportSources
     apiToken: apiToken
+    recipientTokenKeys: recipientTokenKeys
     webhookSecret: webhookSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost

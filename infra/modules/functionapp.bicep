@@ -200,6 +200,10 @@ param oidcUnitsClaim string = 'automation_units'
 @secure()
 param apiToken string = ''
 
+@description('Inbox: the recipient-token secrets AUTOMATION_RECIPIENT_TOKEN_KEYS ("kid=secret,…", docs/security.md#recipient-tokens) as a Key Vault reference. Empty: no recipient tokens.')
+@secure()
+param recipientTokenKeys string = ''
+
 @description('Delivery channels (shared/config): webhook signing secret (empty: no webhook channel); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)" rather than the secret itself.')
 @secure()
 param webhookSecret string = ''
@@ -409,6 +413,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_API_TOKEN'
     value: apiToken
+  }
+  {
+    name: 'AUTOMATION_RECIPIENT_TOKEN_KEYS'
+    value: recipientTokenKeys
   }
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'

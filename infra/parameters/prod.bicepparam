@@ -37,6 +37,8 @@ param logLevel = 'info'
 // ("@Microsoft.KeyVault(SecretUri=https://<vault>.vault.azure.net/secrets/<name>/)"); empty: none.
 // The bootstrap admin credential AUTOMATION_API_TOKEN, as a Key Vault reference (docs/security.md#credentials).
 param apiToken = readEnvironmentVariable('API_TOKEN', '')
+// Recipient-token secrets as a Key Vault reference (docs/security.md#recipient-tokens).
+param recipientTokenKeys = readEnvironmentVariable('RECIPIENT_TOKEN_KEYS', '')
 // OpenID Connect issuer and audience (docs/security.md#openid-connect); empty: none.
 param oidcIssuer = readEnvironmentVariable('OIDC_ISSUER', '')
 param oidcAudience = readEnvironmentVariable('OIDC_AUDIENCE', '')

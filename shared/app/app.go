@@ -55,6 +55,7 @@ import (
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/oidcauth"
 	"github.com/automation-platform/automation/shared/quota"
+	"github.com/automation-platform/automation/shared/recipienttoken"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
@@ -374,6 +375,15 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if cfg.APIToken != "" {
 		authn = r.Keys
 	}
+	var recipients *recipienttoken.Verifier
+	if cfg.RecipientTokenKeys != "" {
+		ks, err := recipienttoken.ParseKeys(cfg.RecipientTokenKeys)
+		if err != nil {
+			return fail(err)
+		}
+		recipients = &recipienttoken.Verifier{Keys: ks, Clock: r.Clock}
+	}
+	var tokens httpapi.Authenticator
 	if cfg.OIDC.Issuer != "" {
 		// JWT bearer tokens of the issuer (docs/security.md#openid-connect); API keys are told
 		// apart by their shape. The discovery document is fetched now: an unreachable issuer
@@ -383,11 +393,15 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		if err != nil {
 			return fail(err)
 		}
-		authn = credentials{keys: r.Keys, tokens: v}
+		tokens = v
+	}
+	if authn != nil && (tokens != nil || recipients != nil) {
+		authn = credentials{keys: r.Keys, recipients: recipients, tokens: tokens}
 	}
 	// Per-tenant quotas under the global caps (docs/security.md#quotas).
 	r.Quotas = &quota.Quotas{Clock: r.Clock, StreamPattern: "GET " + inboxapi.PathStream, IngestPatterns: []string{"POST /api/events", LocalEventsPath}}
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
+		RecipientRoutes: recipientRoutes, QueryCredentialRoutes: queryCredentialRoutes,
 		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
 	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by

@@ -7,6 +7,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/recipienttoken"
 )
 
 // routeRoles is the role every HTTP route needs (docs/security.md#roles), keyed by its
@@ -171,16 +172,36 @@ func RoutePatterns() []string {
 	return slices.Clip(out)
 }
 
+// recipientRoutes are the routes a recipient token opens, for its own recipient only
+// (docs/security.md#recipient-tokens).
+var recipientRoutes = map[string]bool{
+	"GET /api/inbox/{recipientId}":                     true,
+	"GET /api/inbox/{recipientId}/stream":              true,
+	"POST /api/inbox/{recipientId}/messages/{id}/read": true,
+}
+
+// queryCredentialRoutes also take the credential from ?access_token=: a browser's
+// EventSource cannot send a header.
+var queryCredentialRoutes = map[string]bool{"GET /api/inbox/{recipientId}/stream": true}
+
 // credentials sends a bearer credential to the authenticator its shape names: an API key
-// ("ak_<prefix>_<secret>") to the key store, anything else to the OIDC verifier.
+// ("ak_<prefix>_<secret>") to the key store, a recipient token (HS256 with a known kid) to
+// its verifier, anything else to the OIDC verifier (nil ones: unknown credential).
 type credentials struct {
-	keys   httpapi.Authenticator
-	tokens httpapi.Authenticator
+	keys       httpapi.Authenticator
+	recipients *recipienttoken.Verifier
+	tokens     httpapi.Authenticator
 }
 
 func (c credentials) Authenticate(ctx context.Context, credential string) (httpapi.Principal, error) {
 	if _, ok := apikey.PrefixOf(credential); ok {
 		return c.keys.Authenticate(ctx, credential)
 	}
-	return c.tokens.Authenticate(ctx, credential)
+	if c.recipients != nil && c.recipients.Is(credential) {
+		return c.recipients.Authenticate(ctx, credential)
+	}
+	if c.tokens != nil {
+		return c.tokens.Authenticate(ctx, credential)
+	}
+	return httpapi.Principal{}, httpapi.ErrUnknownCredential
 }

@@ -73,6 +73,7 @@ var Settings = []Setting{
 	{"AUTOMATION_OIDC_AUDIENCE", Local | Azure, "", "HTTP APIs: the audience OIDC tokens must carry (aud): the app registration's client id or application ID URI."},
 	{"AUTOMATION_OIDC_ROLE_CLAIM", Local | Azure, "roles", "HTTP APIs: the OIDC claim holding the caller's roles (ingest, read, operate, admin; Automation.Read is read)."},
 	{"AUTOMATION_OIDC_UNITS_CLAIM", Local | Azure, "automation_units", "HTTP APIs: the OIDC claim holding the caller's business units (an array of ids, or \"a,b\", or \"*\")."},
+	{"AUTOMATION_RECIPIENT_TOKEN_KEYS", Local | Azure, "", "Inbox: the shared secrets recipient tokens are signed with, kid=secret pairs separated by commas (each secret 32 bytes or more; several kids while one rotates); docs/security.md#recipient-tokens. Empty: no recipient tokens. Needs AUTOMATION_API_TOKEN. In Azure a Key Vault reference."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
 	{"AUTOMATION_RECONCILE_BATCH_SIZE", Local | Azure, "100", "Reconciliation: sources or rows per batch (1..1000)."},
@@ -94,6 +95,7 @@ var Settings = []Setting{
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
 var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+	"AUTOMATION_RECIPIENT_TOKEN_KEYS",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
@@ -156,6 +158,8 @@ type Config struct {
 	APIBusinessUnits string // "*" or comma-separated business-unit ids
 	// OIDC configures JWT bearer tokens (docs/security.md#openid-connect); Issuer "" means none.
 	OIDC OIDCConfig
+	// RecipientTokenKeys signs recipient tokens: "kid=secret,…" (shared/recipienttoken).
+	RecipientTokenKeys string
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -313,6 +317,7 @@ func Load(getenv func(string) string) (Config, error) {
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
 		OIDC: OIDCConfig{Issuer: get("AUTOMATION_OIDC_ISSUER"), Audience: get("AUTOMATION_OIDC_AUDIENCE"),
 			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM")},
+		RecipientTokenKeys: get("AUTOMATION_RECIPIENT_TOKEN_KEYS"),
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
@@ -434,6 +439,9 @@ func Load(getenv func(string) string) (Config, error) {
 		case c.APIToken == "":
 			bad("AUTOMATION_OIDC_ISSUER", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 		}
+	}
+	if c.RecipientTokenKeys != "" && c.APIToken == "" {
+		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 	}
 	return c, errors.Join(errs...)
 }

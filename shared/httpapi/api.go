@@ -31,6 +31,13 @@ type Options struct {
 	// check (an API without credentials), and a route missing from a non-nil table is
 	// refused with 403.
 	RouteRoles RouteRoles
+	// RecipientRoutes are the routes (ServeMux patterns, with a {recipientId}) a recipient
+	// token may use, its own recipient only.
+	RecipientRoutes map[string]bool
+	// QueryCredentialRoutes are the routes that also take the bearer credential from the
+	// access_token query parameter, for clients that cannot send a header (a browser's
+	// EventSource). The parameter is removed from the request before the handler sees it.
+	QueryCredentialRoutes map[string]bool
 	// Admit, when set, runs after the caller is resolved and before the handler: a per-tenant
 	// quota. An error is answered (429 with Retry-After for httpapi.Throttled-like errors)
 	// and the handler does not run; release, when not nil, runs after the handler returns.

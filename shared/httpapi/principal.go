@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -73,6 +74,9 @@ type Principal struct {
 	// KeyPrefix is the API key's public prefix, "" for other credentials (rate limits and
 	// quotas are counted per key).
 	KeyPrefix string
+	// Recipient, when set, confines the principal to that recipient's own routes
+	// (Options.RecipientRoutes, whose {recipientId} must be it): a recipient token.
+	Recipient string
 }
 
 // Has reports whether one of p's roles includes need.
@@ -125,7 +129,21 @@ func (a *API) principal(r *http.Request) (*Principal, error) {
 		return nil, nil
 	}
 	unauthorized := automation.Errorf(automation.CodeUnauthorized, "send Authorization: Bearer <token or API key>")
-	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	auth := r.Header.Get("Authorization")
+	if a.o.QueryCredentialRoutes[r.Pattern] {
+		// EventSource cannot send a header: the credential may ride in access_token, which is
+		// taken out of the request here so no handler, log or cursor sees it.
+		// A malformed query is left alone: Handler refuses it (400) whatever it carries.
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if t := q.Get("access_token"); err == nil && t != "" && auth == "" {
+			auth = "Bearer " + t
+		}
+		if err == nil && q.Has("access_token") {
+			q.Del("access_token")
+			r.URL.RawQuery = q.Encode()
+		}
+	}
+	scheme, cred, ok := strings.Cut(auth, " ")
 	cred = strings.TrimSpace(cred)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || cred == "" {
 		return nil, unauthorized
@@ -163,6 +181,9 @@ func (a *API) authorize(r *http.Request, p *Principal) error {
 	if !ok {
 		a.o.Logger.Error("route without a declared role refused", "pattern", r.Pattern, "hint", MissingRoleHint(r.Pattern))
 		return automation.Errorf(automation.CodeForbidden, "this route declares no role, so no credential may use it")
+	}
+	if p != nil && p.Recipient != "" && (!a.o.RecipientRoutes[r.Pattern] || r.PathValue("recipientId") != p.Recipient) {
+		return automation.Errorf(automation.CodeForbidden, "a recipient token opens only its recipient's inbox routes")
 	}
 	if p != nil && !p.Has(need) {
 		return automation.Errorf(automation.CodeForbidden, "the credential %q has roles %v; this route needs %s", p.Name, p.Roles, need)
