@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -173,5 +174,22 @@ func TestSignInStormIsSlowedAndTheRightTokenWorksAfter(t *testing.T) {
 	// The delay grew during the storm: the last wait is longer than the first refill.
 	if wait <= 2 {
 		t.Errorf("Retry-After %d s after a storm of 300: the delay did not grow", wait)
+	}
+}
+
+// The session table stays bounded: a sign-in deletes the sessions past their absolute
+// lifetime.
+func TestSignInPurgesEndedSessions(t *testing.T) {
+	e := newConsoleEnv(t)
+	for range 3 {
+		e.signIn(t, "203.0.113.9", "boot")
+	}
+	e.clock.Advance(console.DefaultSessionLifetime + time.Minute)
+	if c, _ := e.signIn(t, "203.0.113.9", "boot"); c == "" {
+		t.Fatal("sign-in failed")
+	}
+	var n int
+	if err := e.rt.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM ConsoleSession`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d sessions after the purge, want 1: %v", n, err)
 	}
 }

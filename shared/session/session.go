@@ -39,6 +39,9 @@ const (
 	DefaultAbsolute = 8 * time.Hour
 	// touchEvery bounds the writes of a busy session: LastSeenOn moves at most this often.
 	touchEvery = time.Minute
+	// purgeBatch is how many ended sessions a sign-in deletes at most: more than one, so the
+	// table shrinks whenever sign-ins come.
+	purgeBatch = 100
 )
 
 // Guard wraps the console's routes. Fields are set once, before Wrap.
@@ -242,8 +245,17 @@ func (s *sessionWriter) record() error {
 		if err != nil || c.Name != s.g.CookieName || c.Value == "" || c.MaxAge < 0 {
 			continue
 		}
-		return s.g.Store.ConsoleSessionInsert(s.r.Context(), store.ConsoleSession{SessionHash: Hash(c.Value),
-			Principal: s.g.Principal, CreatedOn: s.now.UTC(), LastSeenOn: s.now.UTC(), ExpiresOn: s.now.UTC().Add(s.g.absolute())})
+		if err := s.g.Store.ConsoleSessionInsert(s.r.Context(), store.ConsoleSession{SessionHash: Hash(c.Value),
+			Principal: s.g.Principal, CreatedOn: s.now.UTC(), LastSeenOn: s.now.UTC(), ExpiresOn: s.now.UTC().Add(s.g.absolute())}); err != nil {
+			return err
+		}
+		// Every sign-in also deletes up to purgeBatch sessions past their absolute lifetime, so
+		// the table holds little more than the sessions of the last lifetime. A failed purge
+		// is only logged: the next sign-in tries again.
+		if _, err := s.g.Store.ConsoleSessionPurge(s.r.Context(), s.now.UTC(), purgeBatch); err != nil {
+			s.g.logger().Warn("console sessions not purged", "error", err.Error())
+		}
+		return nil
 	}
 	return nil
 }
