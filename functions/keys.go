@@ -118,7 +118,9 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(err)
 		}
 		printCreated(stdout, c)
-		fmt.Fprintf(stdout, "the old key %s works until %s\n", fs.Arg(0), time.Now().Add(max(d, 0)).UTC().Format(time.RFC3339))
+		if old, err := svc.Get(ctx, fs.Arg(0)); err == nil && old.ExpiresOn != nil {
+			fmt.Fprintf(stdout, "the old key %s works until %s\n", old.Prefix, old.ExpiresOn.Format(time.RFC3339))
+		}
 	}
 	return 0
 }
