@@ -32,11 +32,12 @@ run: ## Replay the realistic scenario on the embedded default (SQLite, in-proces
 	@bin/automation replay $(SCENARIO)
 
 .PHONY: test
-test: node_modules test/chromium ## Run the whole test suite: npm ci, Chromium when it can (test/chromium), Azurite on 127.0.0.1, every package
+test: node_modules test/chromium ## Run the whole test suite: npm ci, Chromium when it can (test/chromium), Azurite and the OpenID provider on 127.0.0.1, every package
 	@echo "make test: compiling the packages (a cold build cache: several minutes on 2 cores)"
 	@set -o pipefail; $(GO) build -v ./... 2>&1 | $(progress)
-	@echo "make test: starting Azurite on 127.0.0.1 and running every package with gotestsum (about 4-5 minutes on 2 cores once compiled); it ends with the skipped tests and why"
-	@set -e; export "$$(scripts/azurite.sh start)"; trap 'scripts/azurite.sh stop >/dev/null' EXIT; \
+	@echo "make test: starting Azurite and the OpenID provider (oidc-provider) on 127.0.0.1 and running every package with gotestsum (about 4-5 minutes on 2 cores once compiled); it ends with the skipped tests and why"
+	@set -e; export "$$(scripts/azurite.sh start)"; export "$$(scripts/oidc.sh start)"; \
+	  trap 'scripts/azurite.sh stop >/dev/null; scripts/oidc.sh stop >/dev/null' EXIT; \
 	  $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 ./...
 
 # test/chromium: the console's browser tests need Chromium. make test installs it (make
@@ -56,6 +57,12 @@ node_modules: package.json package-lock.json
 	@echo "make: npm ci (the pinned Azurite, Redocly CLI, openapi-typescript and TypeScript: package.json)"
 	npm ci --no-audit --no-fund
 	@touch node_modules
+
+.PHONY: oidc/start oidc/stop
+oidc/start: node_modules ## Start the local OpenID provider (oidc-provider) on 127.0.0.1:9090; prints OIDC_PROVIDER_ISSUER=…
+	@scripts/oidc.sh start
+oidc/stop: ## Stop the local OpenID provider
+	@scripts/oidc.sh stop
 
 .PHONY: azurite/start azurite/stop
 azurite/start: node_modules ## Start Azurite (in-memory) on 127.0.0.1; prints AZURITE_CONNECTION=…

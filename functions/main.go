@@ -53,6 +53,7 @@ commands:
   replay        replay a scenario file on a simulated clock (JSON lines on stdout)
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
+  keys          API keys: create, list, revoke, rotate (docs/security.md#api-keys)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
@@ -89,6 +90,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "support":
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "keys":
+		return keysCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "provider-sim", "providersim": // providersim: the name before both simulators were named alike
 		return providersimCmd(ctx, args[1:], stdout, stderr)
 	case "billing-sim":

@@ -97,6 +97,12 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *).')
 param apiBusinessUnits string = '*'
 
+@description('OpenID Connect (docs/security.md#openid-connect): the token issuer (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0); empty: no OIDC tokens.')
+param oidcIssuer string = ''
+
+@description('OpenID Connect: the audience the tokens must carry (the app registration\'s client id or api://<client id>).')
+param oidcAudience string = ''
+
 @description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
 param reconcileBusinessUnits string = '*'
 
@@ -127,6 +133,14 @@ param operatorPrincipalId string = ''
   'ServicePrincipal'
 ])
 param operatorPrincipalType string = 'User'
+
+@description('HTTP APIs: the bootstrap admin credential (docs/security.md#credentials), as a Key Vault reference. Empty: function keys alone, no API keys or OIDC tokens, no console.')
+@secure()
+param apiToken string = ''
+
+@description('Inbox: recipient-token secrets ("kid=secret,…") as a Key Vault reference (docs/security.md#recipient-tokens). Empty: none.')
+@secure()
+param recipientTokenKeys string = ''
 
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
@@ -283,9 +297,13 @@ module functionApp 'modules/functionapp.bicep' = {
     dueWorkMode: dueWorkMode
     logLevel: logLevel
     apiBusinessUnits: apiBusinessUnits
+    oidcIssuer: oidcIssuer
+    oidcAudience: oidcAudience
     reconcileBusinessUnits: reconcileBusinessUnits
     sourceUrls: sourceUrls
     reportSources: reportSources
+    apiToken: apiToken
+    recipientTokenKeys: recipientTokenKeys
     webhookSecret: webhookSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost

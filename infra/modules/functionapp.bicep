@@ -184,6 +184,26 @@ param logLevel string = 'info'
 @description('Business units the HTTP APIs may show at most (comma-separated ids, or *). The front door narrows it per request with the X-Automation-Business-Units header.')
 param apiBusinessUnits string = '*'
 
+@description('OpenID Connect bearer tokens (docs/security.md#openid-connect): the issuer whose tokens the APIs accept, exactly as their "iss" (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0). Empty: no OIDC tokens.')
+param oidcIssuer string = ''
+
+@description('OpenID Connect: the audience the tokens must carry ("aud"): the app registration\'s client id or application ID URI (api://<client id>).')
+param oidcAudience string = ''
+
+@description('OpenID Connect: the claim holding the caller\'s roles (Entra app roles: roles; values ingest, read, operate, admin, optionally as Automation.Read).')
+param oidcRoleClaim string = 'roles'
+
+@description('OpenID Connect: the claim holding the caller\'s business units (an array of ids, or "a,b", or "*").')
+param oidcUnitsClaim string = 'automation_units'
+
+@description('HTTP APIs: the bootstrap admin credential AUTOMATION_API_TOKEN (docs/security.md#credentials); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)". Empty: the routes rely on function keys alone, API keys and OIDC tokens are not checked, and the console is off.')
+@secure()
+param apiToken string = ''
+
+@description('Inbox: the recipient-token secrets AUTOMATION_RECIPIENT_TOKEN_KEYS ("kid=secret,…", docs/security.md#recipient-tokens) as a Key Vault reference. Empty: no recipient tokens.')
+@secure()
+param recipientTokenKeys string = ''
+
 @description('Delivery channels (shared/config): webhook signing secret (empty: no webhook channel); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)" rather than the secret itself.')
 @secure()
 param webhookSecret string = ''
@@ -331,6 +351,22 @@ var automationSettings = [
     value: apiBusinessUnits
   }
   {
+    name: 'AUTOMATION_OIDC_ISSUER'
+    value: oidcIssuer
+  }
+  {
+    name: 'AUTOMATION_OIDC_AUDIENCE'
+    value: oidcAudience
+  }
+  {
+    name: 'AUTOMATION_OIDC_ROLE_CLAIM'
+    value: oidcRoleClaim
+  }
+  {
+    name: 'AUTOMATION_OIDC_UNITS_CLAIM'
+    value: oidcUnitsClaim
+  }
+  {
     name: 'ReconciliationSchedule'
     value: profile.reconciliationSchedule
   }
@@ -373,6 +409,14 @@ var automationSettings = [
   {
     name: 'AUTOMATION_BILLING_TIMEOUT_SECONDS'
     value: billingTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_API_TOKEN'
+    value: apiToken
+  }
+  {
+    name: 'AUTOMATION_RECIPIENT_TOKEN_KEYS'
+    value: recipientTokenKeys
   }
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'

@@ -36,6 +36,13 @@ param logLevel = 'debug'
 // "Before you start"), so what-if and create see the same values and nothing passed with -p
 // next to this file can be dropped. Secrets are Key Vault references
 // ("@Microsoft.KeyVault(SecretUri=https://<vault>.vault.azure.net/secrets/<name>/)"); empty: none.
+// The bootstrap admin credential AUTOMATION_API_TOKEN, as a Key Vault reference (docs/security.md#credentials).
+param apiToken = readEnvironmentVariable('API_TOKEN', '')
+// Recipient-token secrets as a Key Vault reference (docs/security.md#recipient-tokens).
+param recipientTokenKeys = readEnvironmentVariable('RECIPIENT_TOKEN_KEYS', '')
+// OpenID Connect issuer and audience (docs/security.md#openid-connect); empty: none.
+param oidcIssuer = readEnvironmentVariable('OIDC_ISSUER', '')
+param oidcAudience = readEnvironmentVariable('OIDC_AUDIENCE', '')
 param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')
 param smtpHost = readEnvironmentVariable('SMTP_HOST', '')
 param smtpFrom = readEnvironmentVariable('SMTP_FROM', '')

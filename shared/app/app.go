@@ -30,9 +30,11 @@ import (
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
+	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
@@ -52,9 +54,13 @@ import (
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
+	"github.com/automation-platform/automation/shared/oidcauth"
+	"github.com/automation-platform/automation/shared/quota"
+	"github.com/automation-platform/automation/shared/recipienttoken"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
+	"github.com/automation-platform/automation/shared/session"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 	"github.com/automation-platform/automation/shared/topology"
@@ -110,6 +116,11 @@ type Runtime struct {
 	// Registry manages its registry (/api/event-registry, serve -registry, replay).
 	Gateway  *gateway.Service
 	Registry *gateway.Admin
+	// Keys issues and checks API keys (docs/security.md#api-keys).
+	Keys *apikey.Service
+	// Quotas are the per-tenant quotas of the HTTP APIs (docs/security.md#quotas); set its
+	// limits before serving.
+	Quotas *quota.Quotas
 	// Budget is the charging service of paid campaign actions and the budget, price-policy
 	// and fee support routes (docs/budgets.md; budgetapi.Register).
 	Budget *budget.Service
@@ -357,7 +368,42 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		mode = handler.Fanout
 	}
 	scope := automation.ParseScope(cfg.APIBusinessUnits)
-	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
+	// Credentials (docs/security.md#credentials): with AUTOMATION_API_TOKEN set, every /api
+	// request needs a bearer credential: that token (the bootstrap admin) or an API key.
+	// Without it the APIs take none (local serve without -token; tests).
+	r.Keys = &apikey.Service{Store: r.Store, Clock: r.Clock, Throttle: httpapi.NewThrottle(r.Clock)}
+	var authn httpapi.Authenticator
+	if cfg.APIToken != "" {
+		authn = r.Keys
+	}
+	var recipients *recipienttoken.Verifier
+	if cfg.RecipientTokenKeys != "" {
+		ks, err := recipienttoken.ParseKeys(cfg.RecipientTokenKeys)
+		if err != nil {
+			return fail(err)
+		}
+		recipients = &recipienttoken.Verifier{Keys: ks, Clock: r.Clock}
+	}
+	var tokens httpapi.Authenticator
+	if cfg.OIDC.Issuer != "" {
+		// JWT bearer tokens of the issuer (docs/security.md#openid-connect); API keys are told
+		// apart by their shape. The discovery document is fetched now: an unreachable issuer
+		// fails the open, which the custom handler retries.
+		v, err := oidcauth.New(ctx, oidcauth.Config{Issuer: cfg.OIDC.Issuer, Audience: cfg.OIDC.Audience,
+			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, Clock: r.Clock, Log: o.Log})
+		if err != nil {
+			return fail(err)
+		}
+		tokens = v
+	}
+	if authn != nil && (tokens != nil || recipients != nil) {
+		authn = credentials{keys: r.Keys, recipients: recipients, tokens: tokens}
+	}
+	// Per-tenant quotas under the global caps (docs/security.md#quotas).
+	r.Quotas = &quota.Quotas{Clock: r.Clock, StreamPattern: "GET " + inboxapi.PathStream, IngestPatterns: []string{"POST /api/events", LocalEventsPath}}
+	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
+		RecipientRoutes: recipientRoutes, QueryCredentialRoutes: queryCredentialRoutes,
+		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
 	// Forwarded HTTP bodies are bounded by the largest route's (the ingest route's batches);
 	// every API bounds its own routes below it (httpapi.Options.MaxBodyBytes, 1 MiB by
 	// default). Invocation bodies keep the router's default.
@@ -395,13 +441,28 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known, Campaigns: r.Store,
 		Hooks: o.Faults.budget()}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
-	console.Register(r.Functions, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
+	// Its sessions are kept server-side (shared/session, docs/security.md#sessions): the
+	// console registers on a router of its own, and every route reaches it through the guard.
+	consoleRouter := funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
+	console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
 		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
+	guard := &session.Guard{Store: r.Store, Clock: r.Clock, Log: o.Log, CookieName: console.CookieName,
+		LoginPattern: "POST " + console.Base + "/login", LogoutPattern: "POST " + console.Base + "/logout",
+		Principal: httpapi.BootstrapName, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
+		SignIns: httpapi.NewThrottle(r.Clock)}
+	for _, p := range consoleRouter.HTTPPatterns() {
+		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))
+	}
 	// The ingest route takes batches of up to 500 events: its own body bound, the same rules.
-	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, BusinessUnits: &scope, Idempotency: r.Store, Clock: r.Clock,
+	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
+		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
 	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
 	registryapi.Register(r.Functions, r.API, r.Registry)
+	// API keys (/api/keys/..., the ApiKeysApi function): no Idempotency store, so a created
+	// key is never stored in a replayable response.
+	keysapi.Register(r.Functions, httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope,
+		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), r.Keys)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.

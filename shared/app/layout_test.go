@@ -33,7 +33,7 @@ import (
 //     store and bus suites (storetest, bustest), SQL behind the store (sql/sqlstore), the
 //     trace and bus adapters (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
-//     (delivery); the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
+//     (delivery); API keys (apikey), over the store and the HTTP roles; the dialects (sql/mssql, sql/sqlite); the domain apps' event publisher
 //     (publish), over parsed events; the dead-letter routes (api/deadletterapi); the attribute engine (attribute), whose instruction
 //     check and event-time bound the gateway runs at save and at ingest (one rule, not two
 //     copies).
@@ -43,7 +43,7 @@ import (
 //     channel with its broker and service (inbox).
 //  5. services and adapters over the domains — support reads (support), settings, report,
 //     event ingest, registry, inbox and attribute HTTP adapters (api/settingsapi, api/reportapi,
-//     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi), the Functions handlers (handler).
+//     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi, api/keysapi), the Functions handlers (handler).
 //  6. adapters over the services — the support HTTP API (api/supportapi) and the browser
 //     console (api/console).
 //  7. clients of the adapters — the support API's HTTP client and terminal rendering
@@ -67,9 +67,9 @@ var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
 	{"shared/store", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
-	{"shared/delivery", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/attribute", "shared/api/deadletterapi"},
+	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/attribute", "shared/api/deadletterapi"},
 	{"shared/reminder", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
-	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget", "shared/budget/budgettest"},
+	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget", "shared/budget/budgettest", "shared/api/keysapi"},
 	{"shared/api/supportapi", "shared/api/console"},
 	{"shared/api/supportapi/supportclient", "shared/api/apidoc"},
 	{"shared/app"},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
@@ -55,6 +56,27 @@ type scopeEnv struct {
 	dataDir string
 	db      *sql.DB
 	a, b    unitFixture
+	// keys are the API keys of keyPrincipals, by name: "Bearer <key>".
+	keys map[string]string
+}
+
+// keyPrincipal is an API key of the route × principal table: its role and units.
+type keyPrincipal struct {
+	name    string
+	role    httpapi.Role
+	units   string
+	revoked bool
+}
+
+// keyPrincipals: one key per role over the served units (bu-a, bu-c), an admin key of a unit
+// outside the deployment's cap (bu-b: capped to nothing), and a revoked admin key.
+var keyPrincipals = []keyPrincipal{
+	{name: "ingest key", role: httpapi.RoleIngest, units: "bu-a,bu-c"},
+	{name: "read key", role: httpapi.RoleRead, units: "bu-a,bu-c"},
+	{name: "operate key", role: httpapi.RoleOperate, units: "bu-a,bu-c"},
+	{name: "admin key", role: httpapi.RoleAdmin, units: "bu-a,bu-c"},
+	{name: "admin key of bu-b", role: httpapi.RoleAdmin, units: "bu-b"},
+	{name: "revoked admin key", role: httpapi.RoleAdmin, units: "*", revoked: true},
 }
 
 // newScopeEnv opens the runtime `serve -token T -business-units bu-a,bu-c` runs (bu-c does not
@@ -78,7 +100,19 @@ func newScopeEnv(t *testing.T) *scopeEnv {
 	if _, err := rt.LocalHost("../../functions", cfg, true, quietLog); err != nil {
 		t.Fatal(err)
 	}
-	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB()}
+	e := &scopeEnv{rt: rt, h: rt.ListenerHandler(false), dataDir: dir, db: rt.Store.(interface{ DB() *sql.DB }).DB(), keys: map[string]string{}}
+	for _, kp := range keyPrincipals {
+		c, err := rt.Keys.Create(context.Background(), apikey.CreateParams{Name: kp.name, Roles: []httpapi.Role{kp.role}, Units: kp.units, Operator: "seed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kp.revoked {
+			if _, err := rt.Keys.Revoke(context.Background(), c.Prefix, "seed"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.keys[kp.name] = "Bearer " + c.Secret
+	}
 	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Login", Operator: "seed",
 		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
@@ -186,6 +220,12 @@ func eventJSON(id, bu, source, expires string) string {
 // trace, diagnostics and dead-letter blobs).
 func (e *scopeEnv) fingerprint(t *testing.T) string {
 	t.Helper()
+	return e.fingerprintExcept(t, "")
+}
+
+// fingerprintExcept is fingerprint without the rows of table skip ("" skips none).
+func (e *scopeEnv) fingerprintExcept(t *testing.T, skip string) string {
+	t.Helper()
 	h := sha256.New()
 	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
@@ -199,6 +239,9 @@ func (e *scopeEnv) fingerprint(t *testing.T) string {
 	}
 	rows.Close()
 	for _, tbl := range tables {
+		if tbl == skip {
+			continue
+		}
 		rs, err := e.db.Query(`SELECT * FROM "` + tbl + `"`)
 		if err != nil {
 			t.Fatal(err)
@@ -228,6 +271,16 @@ func (e *scopeEnv) fingerprint(t *testing.T) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// count is the number of rows of table.
+func (e *scopeEnv) count(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	if err := e.db.QueryRow(`SELECT COUNT(*) FROM "` + table + `"`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // routeRequest is one request of a route for a unit's fixture.
 type routeRequest struct {
 	method, path, body string
@@ -243,6 +296,9 @@ type routeCase struct {
 	in, out int
 	inNote  string // why an in-scope status is not 2xx
 	writes  bool   // the in-scope request changes state
+	// signIn: the route starts a console session, so a sign-in with the right token stores
+	// one ConsoleSession row and writes nothing else (docs/security.md#sessions).
+	signIn bool
 	// probes are more out-of-scope requests of the route: ids of bu-b's things sent by a
 	// caller of bu-a, each answered `out` (the answer of an unknown id) without writing.
 	probes []scopeProbe
@@ -265,6 +321,9 @@ const consoleForm = "application/x-www-form-urlencoded"
 
 // registryNote: the served scope (bu-a, bu-c) is not every business unit.
 const registryNote = "the event registry is platform-wide: only a caller that sees every business unit manages it"
+
+// keysNote: API keys are platform-wide and the served scope is not every business unit.
+const keysNote = "API keys are platform-wide: only a caller that sees every business unit manages them"
 
 // routeTable covers every HTTP route the runtime registers; TestEveryRouteByTokenAndScope
 // fails on a registered route missing here (and on an entry no longer registered).
@@ -501,7 +560,7 @@ func routeTable() map[string]routeCase {
 		"GET /api/console/static/{file}": {req: get(func(u unitFixture) string { return "/api/console/static/console.css" }), in: 200, out: 200}, // no business unit in it
 		"POST /api/console/login": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/login", body: "next=/api/console/", headers: []string{"Content-Type", consoleForm}}
-		}, in: 303, inNote: "signed in: to the console", out: 303},
+		}, in: 303, inNote: "signed in: to the console", out: 303, signIn: true},
 		"POST /api/console/logout": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/logout", headers: []string{"Content-Type", consoleForm}}
 		}, in: 303, inNote: "signed out: to the console", out: 303},
@@ -545,6 +604,18 @@ func routeTable() map[string]routeCase {
 		}, in: 404, inNote: "no fee is stored: the order is unknown", out: 404},
 		// The product's one OpenAPI document: no business unit in it, the same for every caller.
 		"GET /api/openapi.json": {req: get(func(u unitFixture) string { return "/api/openapi.json" }), in: 200, out: 200},
+		// API keys: platform-wide, so the served scope (bu-a, bu-c) manages none.
+		"GET /api/keys": {req: get(func(u unitFixture) string { return "/api/keys" }), in: 404, inNote: keysNote, out: 404},
+		"POST /api/keys": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/keys", body: `{"name":"pos","roles":["ingest"],"businessUnits":"` + u.bu + `"}`}
+		}, in: 404, inNote: keysNote, out: 404},
+		"GET /api/keys/{prefix}": {req: get(func(u unitFixture) string { return "/api/keys/000000000000" }), in: 404, inNote: keysNote, out: 404},
+		"POST /api/keys/{prefix}/revoke": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/keys/000000000000/revoke"}
+		}, in: 404, inNote: keysNote, out: 404},
+		"POST /api/keys/{prefix}/rotate": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/keys/000000000000/rotate"}
+		}, in: 404, inNote: keysNote, out: 404},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},
@@ -552,6 +623,11 @@ func routeTable() map[string]routeCase {
 }
 
 func (e *scopeEnv) do(r routeRequest, auth string) *httptest.ResponseRecorder {
+	return e.doOn(e.h, r, auth)
+}
+
+// doOn sends r to h (the serve listener, or the custom handler's: ListenerHandler(true)).
+func (e *scopeEnv) doOn(h http.Handler, r routeRequest, auth string) *httptest.ResponseRecorder {
 	var body io.Reader = http.NoBody
 	if r.body != "" {
 		body = strings.NewReader(r.body)
@@ -572,7 +648,7 @@ func (e *scopeEnv) do(r routeRequest, auth string) *httptest.ResponseRecorder {
 		req = req.WithContext(ctx)
 	}
 	rec := httptest.NewRecorder()
-	e.h.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	return rec
 }
 
@@ -632,7 +708,7 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 				}
 				r := c.req(u)
 				for _, name := range []string{"no token", "wrong token", "right token"} {
-					before := e.fingerprint(t)
+					before, beforeOthers, sessions := e.fingerprint(t), e.fingerprintExcept(t, "ConsoleSession"), e.count(t, "ConsoleSession")
 					rec := e.do(r, auths[name])
 					refused := name != "right token" || scope == "out of scope" || want/100 != 2
 					w := want
@@ -642,7 +718,15 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 					if rec.Code != w {
 						t.Errorf("%s %s (%s, %s): %d %s, want %d %s", r.method, r.path, name, scope, rec.Code, rec.Body, w, c.inNote)
 					}
-					if refused && e.fingerprint(t) != before {
+					if c.signIn && name == "right token" {
+						// The session row is the one write a sign-in makes.
+						if e.fingerprintExcept(t, "ConsoleSession") != beforeOthers {
+							t.Errorf("%s %s (%s, %s) signed in but wrote more than its session", r.method, r.path, name, scope)
+						}
+						if n := e.count(t, "ConsoleSession"); n != sessions+1 {
+							t.Errorf("%s %s (%s, %s): %d sessions after a sign-in, want %d", r.method, r.path, name, scope, n, sessions+1)
+						}
+					} else if refused && e.fingerprint(t) != before {
 						t.Errorf("%s %s (%s, %s) was refused with %d but wrote something", r.method, r.path, name, scope, rec.Code)
 					}
 					if scope == "out of scope" && rec.Code/100 == 2 && bytes.Contains(rec.Body.Bytes(), []byte(e.b.bu)) {

@@ -28,6 +28,13 @@ const (
 	CodeInProgress ErrorCode = "RequestInProgress"
 	// CodeUnauthorized: missing or wrong credentials (HTTP 401).
 	CodeUnauthorized ErrorCode = "Unauthorized"
+	// CodeForbidden: the credential is known but its roles do not include the one the route
+	// needs (HTTP 403). A resource outside the caller's business units is CodeNotFound instead,
+	// so ids cannot be probed.
+	CodeForbidden ErrorCode = "Forbidden"
+	// CodeTooManyRequests: the caller's own quota is used up; the same request may be sent
+	// again after Retry-After (HTTP 429). Other callers are not affected.
+	CodeTooManyRequests ErrorCode = "TooManyRequests"
 	// CodeUnsupportedMediaType: a request body of a media type the route does not take
 	// (HTTP 415; strictjson.MediaType).
 	CodeUnsupportedMediaType ErrorCode = "UnsupportedMediaType"

@@ -58,7 +58,7 @@ var Settings = []Setting{
 	{"AUTOMATION_BATCH_DEADLINE_SECONDS", Local | Azure, "150", "Batch Service Bus functions (NotificationDispatch, DeliveryFactProjection): seconds after which an invocation starts no further chunk of its batch and fails, so the host abandons the batch while its locks hold (the host renews no lock of a batch); the rest comes again. 1..299, well under the entities' lockDuration (PT5M; default half of it)."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
-	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
+	{"AUTOMATION_API_TOKEN", Local | Azure, "", "HTTP APIs: the bootstrap admin credential; when set, every /api request must send Authorization: Bearer <this token, an API key or an OIDC token> (docs/security.md#credentials), and the console signs in with it. In Azure a Key Vault reference; empty there leaves the routes to function keys alone and the console off."},
 	{"AUTOMATION_WEBHOOK_SECRET", Local | Azure, "", "Webhook channel: HMAC-SHA256 signing key (at least 16 bytes). Empty: no webhook channel. In Azure a Key Vault reference."},
 	{"AUTOMATION_WEBHOOK_IDEMPOTENT", Local | Azure, "false", "Webhook channel: true when every receiver deduplicates by Idempotency-Key, so an UNKNOWN outcome is resent with the same key; false sends it to manual resolution."},
 	{"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS", Local | Azure, "false", "Webhook channel: true lets webhooks reach private, loopback and link-local addresses (receivers inside the VNet); false refuses URLs that resolve to them (SSRF guard; local serve always allows them)."},
@@ -70,6 +70,11 @@ var Settings = []Setting{
 	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
+	{"AUTOMATION_OIDC_ISSUER", Local | Azure, "", "HTTP APIs: the OpenID Connect issuer whose JWT bearer tokens are accepted, exactly as their iss (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0). Empty: no OIDC tokens. Needs AUTOMATION_API_TOKEN (credentials on) and AUTOMATION_OIDC_AUDIENCE."},
+	{"AUTOMATION_OIDC_AUDIENCE", Local | Azure, "", "HTTP APIs: the audience OIDC tokens must carry (aud): the app registration's client id or application ID URI."},
+	{"AUTOMATION_OIDC_ROLE_CLAIM", Local | Azure, "roles", "HTTP APIs: the OIDC claim holding the caller's roles (ingest, read, operate, admin; Automation.Read is read)."},
+	{"AUTOMATION_OIDC_UNITS_CLAIM", Local | Azure, "automation_units", "HTTP APIs: the OIDC claim holding the caller's business units (an array of ids, or \"a,b\", or \"*\")."},
+	{"AUTOMATION_RECIPIENT_TOKEN_KEYS", Local | Azure, "", "Inbox: the shared secrets recipient tokens are signed with, kid=secret pairs separated by commas (each secret 32 bytes or more; several kids while one rotates); docs/security.md#recipient-tokens. Empty: no recipient tokens. Needs AUTOMATION_API_TOKEN. In Azure a Key Vault reference."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
 	{"AUTOMATION_RECONCILE_BATCH_SIZE", Local | Azure, "100", "Reconciliation: sources or rows per batch (1..1000)."},
@@ -91,6 +96,7 @@ var Settings = []Setting{
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
 var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+	"AUTOMATION_RECIPIENT_TOKEN_KEYS",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
@@ -153,6 +159,10 @@ type Config struct {
 	LogLevel         string
 	APIToken         string
 	APIBusinessUnits string // "*" or comma-separated business-unit ids
+	// OIDC configures JWT bearer tokens (docs/security.md#openid-connect); Issuer "" means none.
+	OIDC OIDCConfig
+	// RecipientTokenKeys signs recipient tokens: "kid=secret,…" (shared/recipienttoken).
+	RecipientTokenKeys string
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -309,6 +319,9 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
+		OIDC: OIDCConfig{Issuer: get("AUTOMATION_OIDC_ISSUER"), Audience: get("AUTOMATION_OIDC_AUDIENCE"),
+			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM")},
+		RecipientTokenKeys: get("AUTOMATION_RECIPIENT_TOKEN_KEYS"),
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
@@ -421,6 +434,19 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DataDir == "" {
 		bad("AUTOMATION_DATA_DIR", "must not be empty")
 	}
+	if o := c.OIDC; o.Issuer != "" || o.Audience != "" {
+		switch u, err := url.Parse(o.Issuer); {
+		case o.Issuer == "" || o.Audience == "":
+			bad("AUTOMATION_OIDC_ISSUER", "and AUTOMATION_OIDC_AUDIENCE are set together")
+		case err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))):
+			bad("AUTOMATION_OIDC_ISSUER", "must be an https URL (http only for 127.0.0.1/localhost), got %q", o.Issuer)
+		case c.APIToken == "":
+			bad("AUTOMATION_OIDC_ISSUER", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
+		}
+	}
+	if c.RecipientTokenKeys != "" && c.APIToken == "" {
+		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -486,3 +512,12 @@ func shownHost(v string) string {
 	}
 	return fmt.Sprintf("a value of %d characters that is no host name (not shown: it may be a connection string)", len(v))
 }
+
+// OIDCConfig configures OpenID Connect bearer tokens for the HTTP APIs.
+type OIDCConfig struct {
+	Issuer, Audience      string
+	RoleClaim, UnitsClaim string
+}
+
+// isLoopbackHost reports a host name that only reaches this machine.
+func isLoopbackHost(h string) bool { return h == "127.0.0.1" || h == "localhost" || h == "::1" }

@@ -89,3 +89,32 @@ func TestBillingSettings(t *testing.T) {
 		}
 	}
 }
+
+// OIDC: issuer and audience together, an https issuer (http on loopback), and credentials on.
+func TestOIDCSettings(t *testing.T) {
+	ok := map[string]string{"AUTOMATION_API_TOKEN": "t", "AUTOMATION_OIDC_ISSUER": "https://login.microsoftonline.com/x/v2.0", "AUTOMATION_OIDC_AUDIENCE": "api://a"}
+	c, err := config.Load(env(ok))
+	if err != nil || c.OIDC.Issuer != ok["AUTOMATION_OIDC_ISSUER"] || c.OIDC.Audience != "api://a" || c.OIDC.RoleClaim != "roles" || c.OIDC.UnitsClaim != "automation_units" {
+		t.Fatalf("%+v %v", c.OIDC, err)
+	}
+	for name, over := range map[string]map[string]string{
+		"no audience":    {"AUTOMATION_OIDC_AUDIENCE": ""},
+		"plain http":     {"AUTOMATION_OIDC_ISSUER": "http://idp.example/"},
+		"no credentials": {"AUTOMATION_API_TOKEN": ""},
+	} {
+		m := map[string]string{}
+		for k, v := range ok {
+			m[k] = v
+		}
+		for k, v := range over {
+			m[k] = v
+		}
+		if _, err := config.Load(env(m)); err == nil || !strings.Contains(err.Error(), "AUTOMATION_OIDC_ISSUER") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	m := map[string]string{"AUTOMATION_API_TOKEN": "t", "AUTOMATION_OIDC_ISSUER": "http://127.0.0.1:9090", "AUTOMATION_OIDC_AUDIENCE": "a"}
+	if _, err := config.Load(env(m)); err != nil {
+		t.Fatalf("loopback http: %v", err)
+	}
+}

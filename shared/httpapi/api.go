@@ -19,9 +19,29 @@ import (
 // Options configures an API. The zero value serves everything to everyone without
 // idempotency records: fine for tests, never for production (see app wiring).
 type Options struct {
-	// Token, when not empty, is required as "Authorization: Bearer <Token>" on every request
-	// (local serve). In Azure the Functions host checks function keys before us.
+	// Token, when not empty, is the bootstrap credential: "Authorization: Bearer <Token>"
+	// is an admin of BusinessUnits (AUTOMATION_API_TOKEN). In Azure the Functions host also
+	// checks function keys before us.
 	Token string
+	// Authenticator resolves every other bearer credential (API keys, OIDC tokens) to a
+	// Principal. When Token and Authenticator are both unset, every request is an admin of
+	// BusinessUnits (tests, serve without -token).
+	Authenticator Authenticator
+	// RouteRoles is the role each route needs, by its ServeMux pattern; nil means no role
+	// check (an API without credentials), and a route missing from a non-nil table is
+	// refused with 403.
+	RouteRoles RouteRoles
+	// RecipientRoutes are the routes (ServeMux patterns, with a {recipientId}) a recipient
+	// token may use, its own recipient only.
+	RecipientRoutes map[string]bool
+	// QueryCredentialRoutes are the routes that also take the bearer credential from the
+	// access_token query parameter, for clients that cannot send a header (a browser's
+	// EventSource). The parameter is removed from the request before the handler sees it.
+	QueryCredentialRoutes map[string]bool
+	// Admit, when set, runs after the caller is resolved and before the handler: a per-tenant
+	// quota. An error is answered (429 with Retry-After for httpapi.Throttled-like errors)
+	// and the handler does not run; release, when not nil, runs after the handler returns.
+	Admit func(r *http.Request, c Caller) (release func(), err error)
 	// BusinessUnits is what any caller may see at most; the X-Automation-Business-Units
 	// header narrows it per request. Nil (the zero Scope) means all business units, so set
 	// it deliberately in multi-tenant deployments.
@@ -90,7 +110,11 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 				WriteError(w, r, nil, fmt.Errorf("panic: %v", v))
 			}
 		}()
-		if err := a.authenticate(r); err != nil {
+		p, err := a.principal(r)
+		if err == nil {
+			err = a.authorize(r, p)
+		}
+		if err != nil {
 			WriteError(w, r, a.o.Logger, err)
 			return
 		}
@@ -106,7 +130,22 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.o.MaxBodyBytes)
-		r = r.WithContext(WithCaller(r.Context(), a.caller(r)))
+		c, err := a.caller(r, p)
+		if err != nil {
+			WriteError(w, r, a.o.Logger, err)
+			return
+		}
+		r = r.WithContext(WithCaller(r.Context(), c))
+		if a.o.Admit != nil {
+			release, err := a.o.Admit(r, c)
+			if err != nil {
+				WriteError(w, r, a.o.Logger, err)
+				return
+			}
+			if release != nil {
+				defer release()
+			}
+		}
 		if key := r.Header.Get(HeaderIdempotencyKey); key != "" || len(r.Header.Values(HeaderIdempotencyKey)) > 0 {
 			if r.Method != http.MethodPost {
 				WriteError(w, r, a.o.Logger, &automation.Error{Code: automation.CodeMalformed, Field: HeaderIdempotencyKey,
@@ -122,34 +161,33 @@ func (a *API) Handler(h HandlerFunc) http.Handler {
 	})
 }
 
-func (a *API) authenticate(r *http.Request) error {
-	if a.o.Token == "" {
-		return nil
-	}
-	auth := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(auth, " ")
-	// Digests of equal length are compared, so the time taken reveals neither the token's
-	// bytes nor its length.
-	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(a.o.Token))
-	if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		return automation.Errorf(automation.CodeUnauthorized, "send Authorization: Bearer <token>")
-	}
-	return nil
-}
-
-func (a *API) caller(r *http.Request) Caller {
+// caller resolves who makes r: the configured business units, capped by the principal's
+// (p, nil when the API has no credentials), narrowed by the scope header (ScopeHeader's
+// rules; its error is a 400), and the operator's name.
+func (a *API) caller(r *http.Request, p *Principal) (Caller, error) {
 	scope := automation.AllBusinessUnits()
 	if a.o.BusinessUnits != nil {
 		scope = *a.o.BusinessUnits
 	}
-	if vals := r.Header.Values(HeaderBusinessUnits); len(vals) > 0 {
-		scope = scope.Intersect(automation.ParseScope(strings.Join(vals, ",")))
+	if p != nil {
+		scope = scope.Intersect(p.Scope)
+	}
+	narrow, present, err := ScopeHeader(r.Header)
+	if err != nil {
+		return Caller{}, err
+	}
+	if present {
+		scope = scope.Intersect(narrow)
 	}
 	op := operatorName(r.Header.Get(headerPrincipalName))
 	if op == "" {
 		op = operatorName(r.Header.Get(HeaderOperator))
 	}
-	return Caller{Scope: scope, Operator: op}
+	c := Caller{Scope: scope, Operator: auditOperator(p, op)}
+	if p != nil {
+		c.Principal = *p
+	}
+	return c, nil
 }
 
 // startedWriter records whether the answer has started (status line or body sent).
@@ -213,5 +251,29 @@ func (a *API) Bearer(r *http.Request) (ok, present bool) {
 }
 
 // Caller returns who makes r as API.Handler would put it in the context: the configured
-// business units narrowed by X-Automation-Business-Units, and the operator's name.
-func (a *API) Caller(r *http.Request) Caller { return a.caller(r) }
+// business units narrowed by X-Automation-Business-Units, and the operator's name. A scope
+// header that Handler refuses with 400 (repeated, or "*" mixed with ids) gives the caller
+// that sees nothing: fail closed, for adapters that have no error answer of their own.
+func (a *API) Caller(r *http.Request) Caller {
+	c, err := a.caller(r, nil)
+	if err != nil {
+		return Caller{Operator: c.Operator}
+	}
+	return c
+}
+
+// auditOperator is the operator a write is audited under (issue 37, "every write records the
+// principal"): a credential that names one person or app (an API key, an OIDC subject) is
+// the identity, first, and the free-text operator the request states follows it as the
+// reason ("key:pos-sydney / jane": the key did it, saying jane asked); the shared bootstrap
+// token names nobody, so its requests keep the stated operator alone. Bounded like every
+// operator (automation.OperatorName): the identity is never cut.
+func auditOperator(p *Principal, stated string) string {
+	if p == nil || p.Name == "" || p.Name == BootstrapName {
+		return stated
+	}
+	if stated == "" || stated == p.Name {
+		return operatorName(p.Name)
+	}
+	return operatorName(p.Name + " / " + stated)
+}

@@ -20,10 +20,42 @@ const (
 	headerPrincipalName = "X-MS-CLIENT-PRINCIPAL-NAME"
 )
 
+// ScopeHeader reads X-Automation-Business-Units from h: the scope it asks for and whether it
+// was sent. The header narrows a caller's scope, never widens it; it must be sent once (a
+// proxy or client that adds a second one would otherwise have its values joined) and be
+// either "*" alone or a comma-separated list of ids. Errors: CodeMalformed naming the header
+// (400) for a repeated header and for "*" mixed with ids ("bu-b,*" once meant every unit).
+// Source: issue 37, "repeated scope headers are joined, and * anywhere in the list means every unit".
+func ScopeHeader(h http.Header) (automation.Scope, bool, error) {
+	vals := h.Values(HeaderBusinessUnits)
+	switch len(vals) {
+	case 0:
+		return automation.Scope{}, false, nil
+	case 1:
+	default:
+		return automation.Scope{}, true, &automation.Error{Code: automation.CodeMalformed, Field: HeaderBusinessUnits,
+			Message: "must be sent once (a comma-separated list of business-unit ids, or *)"}
+	}
+	ids := strings.Split(vals[0], ",")
+	star := false
+	for i, id := range ids {
+		ids[i] = strings.TrimSpace(id)
+		star = star || ids[i] == "*"
+	}
+	if star && len(ids) > 1 {
+		return automation.Scope{}, true, &automation.Error{Code: automation.CodeMalformed, Field: HeaderBusinessUnits,
+			Message: "mixes * with business-unit ids: send * alone, or the ids alone"}
+	}
+	return automation.BusinessUnits(ids...), true, nil
+}
+
 // Caller is who makes a request: the business units they may see and their name for audits.
 type Caller struct {
 	Scope    automation.Scope
 	Operator string // "" when nobody named themselves
+	// Principal is who the credential says the caller is (zero when the API takes no
+	// credentials, and for API.Caller: the console's bootstrap-token sign-in).
+	Principal Principal
 }
 
 type callerKey struct{}
@@ -44,8 +76,10 @@ func CallerFrom(ctx context.Context) Caller {
 // control and bidirectional-text characters removed, at most automation.MaxOperatorBytes).
 func operatorName(v string) string { return automation.OperatorName(v) }
 
-// RequireOperator returns the operator a write is audited under (the X-Automation-Operator
-// header, or the signed-in user). Errors: CodeMalformed naming the header (400) when there is
+// RequireOperator returns the operator a write is audited under: the principal of an API
+// key or token that names one, followed by the X-Automation-Operator header's text as the
+// reason ("key:pos / jane"); with the bootstrap token or no credential, the header (or the
+// signed-in user) alone. Errors: CodeMalformed naming the header (400) when there is
 // none; what names the audited action ("release", "change", …) in the message.
 func RequireOperator(r *http.Request, what string) (string, error) {
 	op := CallerFrom(r.Context()).Operator

@@ -12,7 +12,8 @@
 //     WriteError is the one place that maps error codes to statuses:
 //
 //     automation.CodeMalformed              400  unreadable JSON, unknown field, bad query
-//     automation.CodeUnauthorized           401  missing or wrong bearer token
+//     automation.CodeUnauthorized           401  missing, wrong, revoked or expired credential
+//     automation.CodeForbidden              403  the credential's roles lack the route's role
 //     automation.CodeNotFound, ErrNotFound  404  unknown, or outside the caller's business units
 //     automation.CodeConflict, ErrConflict  409  state conflict
 //     automation.CodeInProgress             409  same Idempotency-Key still running
@@ -22,6 +23,7 @@
 //     automation.CodeIdempotencyMismatch    422  Idempotency-Key reused with another body
 //     CodeContentTooLarge                   413  body over Options.MaxBodyBytes (announced or chunked)
 //     automation.CodePreconditionRequired   428  update without If-Match
+//     automation.CodeTooManyRequests        429  a throttled credential or a tenant over its quota, with Retry-After
 //     automation.RetryAfter(d, …), no code  503  with Retry-After: d in whole seconds
 //     anything else                         500  no detail leaves the process; it is logged
 //
@@ -39,13 +41,16 @@
 //     with DeterministicID, so a retry after a crash between "created" and "response stored"
 //     finds the same resource instead of creating a second one.
 //
-//   - Who is calling (Caller): an optional bearer token (constant-time compare; locally the
-//     serve command's token, in Azure the Functions host checks function keys first), the
-//     business units the caller may see (the configured set, narrowed by the
-//     X-Automation-Business-Units header that the front door sets in Azure), and the
-//     operator's name for audits (X-MS-CLIENT-PRINCIPAL-NAME from App Service
-//     authentication, else X-Automation-Operator). A resource of another business unit
-//     answers 404, never 403, so ids cannot be probed.
+//   - Who is calling (Caller, Principal; docs/security.md): a bearer credential — the
+//     bootstrap token (Options.Token, constant-time compare), or what Options.Authenticator
+//     knows (API keys, OIDC tokens, recipient tokens) — resolves to a Principal with roles
+//     and a business-unit scope. Each route's role is looked up by r.Pattern in
+//     Options.RouteRoles (a route missing there is refused, 403). The caller sees the
+//     configured units, capped by the principal's, narrowed by one X-Automation-Business-Units
+//     header (repeated, or "*" mixed with ids: 400). The operator audited is the principal,
+//     the stated X-Automation-Operator (or X-MS-CLIENT-PRINCIPAL-NAME) following as the
+//     reason. Options.Admit applies per-tenant quotas; Throttle slows failing credentials. A
+//     resource of another business unit answers 404, never 403, so ids cannot be probed.
 //
 //   - Opaque page cursors bound to their query (EncodeCursor / DecodeCursor): a cursor of
 //     other filters is refused. They are not signed: a position is no secret, and every

@@ -43,6 +43,8 @@ type FieldError struct {
 var titles = map[automation.ErrorCode]string{
 	automation.CodeMalformed:            "Malformed request",
 	automation.CodeUnauthorized:         "Unauthorized",
+	automation.CodeForbidden:            "Forbidden",
+	automation.CodeTooManyRequests:      "Too many requests",
 	automation.CodeNotFound:             "Not found",
 	automation.CodeConflict:             "Conflict",
 	automation.CodeInProgress:           "Request in progress",
@@ -72,6 +74,10 @@ func StatusOf(err error) int {
 		return http.StatusBadRequest
 	case automation.CodeUnauthorized:
 		return http.StatusUnauthorized
+	case automation.CodeForbidden:
+		return http.StatusForbidden
+	case automation.CodeTooManyRequests:
+		return http.StatusTooManyRequests
 	case automation.CodeNotFound:
 		return http.StatusNotFound
 	case automation.CodeConflict, automation.CodeInProgress:
@@ -193,7 +199,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		}
 		log.Error("http request failed", attrs...)
 	}
-	if d, ok := automation.RetryAfterOf(err); ok && p.Status == http.StatusServiceUnavailable {
+	if d, ok := automation.RetryAfterOf(err); ok && (p.Status == http.StatusServiceUnavailable || p.Status == http.StatusTooManyRequests) {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
 	}
 	WriteProblem(w, p)

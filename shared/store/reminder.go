@@ -91,5 +91,7 @@ type Store interface {
 	CampaignStore
 	OutboxLeaseStore
 	BudgetStore
+	KeyStore
+	SessionStore
 	Close() error
 }

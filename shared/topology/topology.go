@@ -109,6 +109,7 @@ const (
 	CampaignsAPI           = "CampaignsApi"
 	BudgetAPI              = "BudgetApi"
 	OpenAPIDocument        = "OpenApi"
+	APIKeysAPI             = "ApiKeysApi"
 )
 
 // MaxMessageBatchSize is the most messages one invocation of a "cardinality": "many"
@@ -177,6 +178,7 @@ func (f Function) Destination() string {
 
 // functions is the table, sorted by name (as LoadFunctionFolders lists the folders).
 var functions = []Function{
+	{Name: APIKeysAPI, Trigger: HTTPTrigger, Binding: "req", Route: "keys/{*path}", Methods: []string{"get", "post"}},
 	{Name: AttributesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "attributes/{*path}", Methods: []string{"get"}},
 	{Name: BudgetAPI, Trigger: HTTPTrigger, Binding: "req", Route: "budgets/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},

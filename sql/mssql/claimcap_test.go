@@ -33,6 +33,7 @@ var lockingBatches = map[string]string{
 	"OutboxPurgePublished":      "bounded",
 	"ProcessedEventPurge":       "bounded",
 	"IdempotencyPurge":          "bounded",
+	"ConsoleSessionPurge":       "bounded", // ended lifetimes, by the ExpiresOn index
 	"MetricsSamplePurge":        "bounded",
 	"ReportOwnershipReleaseAll": "bounded", // sets Status/Version/UpdatedOn, in no index key
 	"SupportSchedulerListHeld":  "bounded", // UPDLOCK read of held rows (a release batch)

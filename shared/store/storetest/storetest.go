@@ -56,6 +56,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Attribute", func(t *testing.T) { runAttribute(t, open) })
 	RunCampaign(t, open)
 	t.Run("Budget", func(t *testing.T) { RunBudget(t, open) })
+	RunKeys(t, open)
+	RunSessions(t, open)
 }
 
 func fresh(t *testing.T, open Opener) store.Store {

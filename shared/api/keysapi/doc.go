@@ -1,0 +1,8 @@
+// Package keysapi is the admin HTTP API of API keys (/api/keys, the ApiKeysApi function;
+// docs/security.md#api-keys): thin handlers over apikey.Service.
+//
+// Keys are platform-wide: only an admin whose scope is every business unit manages them (a
+// narrower caller gets 404, as for the event registry), since a key may name any unit.
+// The API it is registered with must have no Idempotency store: a replayed response would
+// be the stored key itself (httpapi refuses the Idempotency-Key header then, with 400).
+package keysapi

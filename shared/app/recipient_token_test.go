@@ -1,0 +1,163 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/inbox"
+	"github.com/automation-platform/automation/shared/recipienttoken"
+)
+
+const recipientSecret = "a-recipient-token-secret-of-32-bytes-or-more"
+
+// Recipient tokens (issue 37, item 4): a token minted offline with the shared secret opens
+// its recipient's inbox routes in its unit and nothing else: another recipient's inbox,
+// another unit, and every other route are refused; the stream takes it as ?access_token=
+// (EventSource sends no header) and receives that recipient's message, while another
+// recipient's stream receives nothing; an expired token, or one of a removed secret, is 401.
+func TestRecipientTokens(t *testing.T) {
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
+		"AUTOMATION_RECIPIENT_TOKEN_KEYS": "k1=" + recipientSecret}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := automation.NewManualClock(time.Now().UTC().Truncate(time.Second))
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	h := rt.ListenerHandler(false)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	call := func(method, path, tok, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		if tok != "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("If-Match", `"1"`)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	for _, bu := range []string{"bu-a", "bu-b"} {
+		if rec := call("POST", "/api/business-units", "boot", `{"id":"`+bu+`","name":"U","timeZone":"UTC"}`); rec.Code != 201 {
+			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
+		}
+	}
+	mint := func(unit, who string, ttl time.Duration) string {
+		tok, err := recipienttoken.Mint("k1", []byte(recipientSecret), unit, who, clock.Now(), ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	r1 := mint("bu-a", "r1", 10*time.Minute)
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/api/inbox/r1?businessUnitId=bu-a", 200},
+		{"GET", "/api/inbox/r2?businessUnitId=bu-a", 403},
+		{"GET", "/api/inbox/r1?businessUnitId=bu-b", 404},
+		{"POST", "/api/inbox/r2/messages/1/read?businessUnitId=bu-a", 403},
+		{"GET", "/api/business-units", 403},
+		{"GET", "/api/support/metrics?businessUnitId=bu-a", 403},
+	} {
+		if rec := call(c.method, c.path, r1, ""); rec.Code != c.want {
+			t.Errorf("%s %s with r1's token: %d %s, want %d", c.method, c.path, rec.Code, rec.Body, c.want)
+		}
+	}
+	// The stream, with the token in the query as EventSource would send it.
+	open := func(who, tok string) (*http.Response, *bufio.Reader) {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/inbox/"+who+"/stream?businessUnitId=bu-a&access_token="+tok, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res, bufio.NewReader(res.Body)
+	}
+	if res, _ := open("r1", mint("bu-a", "r2", time.Minute)); res.StatusCode != 403 {
+		t.Fatalf("r2's token on r1's stream: %d", res.StatusCode)
+	}
+	res1, body1 := open("r1", r1)
+	res2, body2 := open("r2", mint("bu-a", "r2", 10*time.Minute))
+	if res1.StatusCode != 200 || res2.StatusCode != 200 {
+		t.Fatalf("streams: %d %d", res1.StatusCode, res2.StatusCode)
+	}
+	ch := &inbox.Channel{Store: rt.Store, Broker: rt.InboxBroker}
+	deadline := time.Now().Add(5 * time.Second)
+	for rt.InboxBroker.Subscribers() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := ch.Send(context.Background(), delivery.Message{DeliveryKey: "dlv-1", BusinessUnitID: "bu-a", Recipient: "r1", Template: "t",
+		Content: &delivery.Content{Subject: "for r1 only", Text: "hi"}, SentOn: clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		for {
+			line, err := body1.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.HasPrefix(line, "data:") {
+				got <- line
+				return
+			}
+		}
+	}()
+	select {
+	case line := <-got:
+		if !strings.Contains(line, "for r1 only") {
+			t.Fatalf("r1 received %s", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("r1's stream received nothing")
+	}
+	other := make(chan string, 1)
+	go func() {
+		for {
+			line, err := body2.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.HasPrefix(line, "data:") {
+				other <- line
+				return
+			}
+		}
+	}()
+	select {
+	case line := <-other:
+		t.Fatalf("r2's stream received r1's message: %s", line)
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Expired, and minted with a secret the deployment does not hold.
+	clock.Advance(11 * time.Minute)
+	if rec := call("GET", "/api/inbox/r1?businessUnitId=bu-a", r1, ""); rec.Code != 401 {
+		t.Fatalf("expired token: %d %s", rec.Code, rec.Body)
+	}
+	foreign, _ := recipienttoken.Mint("k2", []byte(recipientSecret+"-other"), "bu-a", "r1", clock.Now(), time.Minute)
+	if rec := call("GET", "/api/inbox/r1?businessUnitId=bu-a", foreign, ""); rec.Code != 401 {
+		t.Fatalf("unknown kid: %d %s", rec.Code, rec.Body)
+	}
+	if _, err := recipienttoken.Mint("k1", []byte(recipientSecret), "bu-a", "r1", clock.Now(), 2*time.Hour); err == nil {
+		t.Fatal("a two-hour token was minted")
+	}
+}

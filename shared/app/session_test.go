@@ -1,0 +1,195 @@
+package app_test
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/api/console"
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/session"
+)
+
+// consoleEnv is a runtime served with token "boot" and a manual clock.
+type consoleEnv struct {
+	rt    *app.Runtime
+	h     http.Handler
+	clock *automation.ManualClock
+}
+
+func newConsoleEnv(t *testing.T) *consoleEnv {
+	t.Helper()
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := automation.NewManualClock(time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC))
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return &consoleEnv{rt: rt, h: rt.ListenerHandler(false), clock: clock}
+}
+
+// send makes one console request from addr with cookie (may be "") and a form body.
+func (e *consoleEnv) send(method, path, addr, cookie string, form url.Values) *httptest.ResponseRecorder {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	r := httptest.NewRequest(method, path, body)
+	r.RemoteAddr = addr + ":40000"
+	if form != nil {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if cookie != "" {
+		r.Header.Set("Cookie", console.CookieName+"="+cookie)
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, r)
+	return rec
+}
+
+func (e *consoleEnv) signIn(t *testing.T, addr, token string) (string, *httptest.ResponseRecorder) {
+	t.Helper()
+	rec := e.send("POST", "/api/console/login", addr, "", url.Values{"token": {token}, "next": {"/api/console/"}})
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == console.CookieName && c.Value != "" {
+			return c.Value, rec
+		}
+	}
+	return "", rec
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// Issue 37: logging out left the cookie valid for 8 hours, actions included. Now logout
+// ends the session's row, and the same cookie replayed after it opens nothing: pages answer
+// the sign-in form (401) and a form post with the session's CSRF token does nothing.
+func TestReplayedLogoutCookieIsRefused(t *testing.T) {
+	e := newConsoleEnv(t)
+	cookie, rec := e.signIn(t, "203.0.113.7", "boot")
+	if cookie == "" || rec.Code != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %s", rec.Code, rec.Body)
+	}
+	page := e.send("GET", "/api/console/", "203.0.113.7", cookie, nil)
+	m := csrfRE.FindStringSubmatch(page.Body.String())
+	if page.Code != 200 || m == nil {
+		t.Fatalf("signed-in page: %d", page.Code)
+	}
+	csrf := m[1]
+	if rec := e.send("POST", "/api/console/logout", "203.0.113.7", cookie, url.Values{"csrf": {csrf}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("logout: %d %s", rec.Code, rec.Body)
+	}
+	if s, err := e.rt.Store.ConsoleSessionGet(context.Background(), session.Hash(cookie)); err != nil || s.EndedOn == nil || s.EndReason != "logout" {
+		t.Fatalf("the session row after logout: %+v %v", s, err)
+	}
+	if rec := e.send("GET", "/api/console/", "203.0.113.7", cookie, nil); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("replayed cookie, page: %d", rec.Code)
+	}
+	rec = e.send("POST", "/api/console/releases", "203.0.113.7", cookie, url.Values{"csrf": {csrf}, "businessUnitId": {"bu-a"}, "operator": {"x"}, "reason": {"r"}})
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "nothing was done") {
+		t.Fatalf("replayed cookie, action: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A session ends after DefaultIdle without a request, and DefaultSessionLifetime after its
+// sign-in however busy it is.
+func TestSessionIdleAndAbsoluteLifetime(t *testing.T) {
+	e := newConsoleEnv(t)
+	idle, _ := e.signIn(t, "203.0.113.8", "boot")
+	busy, _ := e.signIn(t, "203.0.113.8", "boot")
+	e.clock.Advance(session.DefaultIdle - time.Minute)
+	if rec := e.send("GET", "/api/console/", "203.0.113.8", idle, nil); rec.Code != 200 {
+		t.Fatalf("before the idle timeout: %d", rec.Code)
+	}
+	e.clock.Advance(session.DefaultIdle + time.Second)
+	if rec := e.send("GET", "/api/console/", "203.0.113.8", idle, nil); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("after the idle timeout: %d", rec.Code)
+	}
+	busy2, _ := e.signIn(t, "203.0.113.8", "boot")
+	_ = busy
+	start := e.clock.Now()
+	for e.clock.Now().Sub(start) < console.DefaultSessionLifetime-session.DefaultIdle/2 {
+		if rec := e.send("GET", "/api/console/", "203.0.113.8", busy2, nil); rec.Code != 200 {
+			t.Fatalf("a busy session at %s: %d", e.clock.Now().Sub(start), rec.Code)
+		}
+		e.clock.Advance(session.DefaultIdle / 2)
+	}
+	e.clock.Advance(session.DefaultIdle/2 + time.Second)
+	if rec := e.send("GET", "/api/console/", "203.0.113.8", busy2, nil); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("after the absolute lifetime: %d", rec.Code)
+	}
+}
+
+// Issue 37: console sign-in had no rate limit (300 wrong tokens in 4 s, then the right one
+// worked). Now a storm of wrong tokens from one address is answered 429 with Retry-After
+// after the first few, the right token too while the delay lasts; another address is not
+// slowed; and once the delay has passed the right token signs in.
+func TestSignInStormIsSlowedAndTheRightTokenWorksAfter(t *testing.T) {
+	e := newConsoleEnv(t)
+	const storm = "198.51.100.9"
+	limited := 0
+	for i := range 300 {
+		_, rec := e.signIn(t, storm, "wrong-"+strconv.Itoa(i))
+		switch rec.Code {
+		case http.StatusUnauthorized:
+		case http.StatusTooManyRequests:
+			limited++
+			if rec.Header().Get("Retry-After") == "" {
+				t.Fatal("429 without Retry-After")
+			}
+		default:
+			t.Fatalf("wrong token %d: %d", i, rec.Code)
+		}
+		e.clock.Advance(4 * time.Second / 300)
+	}
+	if limited < 290 {
+		t.Fatalf("only %d of 300 wrong sign-ins in 4 s were slowed", limited)
+	}
+	cookie, rec := e.signIn(t, storm, "boot")
+	if rec.Code != http.StatusTooManyRequests || cookie != "" {
+		t.Fatalf("the right token during the delay: %d", rec.Code)
+	}
+	if c, rec := e.signIn(t, "198.51.100.10", "boot"); c == "" {
+		t.Fatalf("another address was slowed: %d", rec.Code)
+	}
+	wait, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+	e.clock.Advance(time.Duration(wait) * time.Second)
+	if c, rec := e.signIn(t, storm, "boot"); c == "" || rec.Code != http.StatusSeeOther {
+		t.Fatalf("the right token after Retry-After: %d %s", rec.Code, rec.Body)
+	}
+	// The delay grew during the storm: the last wait is longer than the first refill.
+	if wait <= 2 {
+		t.Errorf("Retry-After %d s after a storm of 300: the delay did not grow", wait)
+	}
+}
+
+// The session table stays bounded: a sign-in deletes the sessions past their absolute
+// lifetime.
+func TestSignInPurgesEndedSessions(t *testing.T) {
+	e := newConsoleEnv(t)
+	for range 3 {
+		e.signIn(t, "203.0.113.9", "boot")
+	}
+	e.clock.Advance(console.DefaultSessionLifetime + time.Minute)
+	if c, _ := e.signIn(t, "203.0.113.9", "boot"); c == "" {
+		t.Fatal("sign-in failed")
+	}
+	var n int
+	if err := e.rt.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM ConsoleSession`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d sessions after the purge, want 1: %v", n, err)
+	}
+}

@@ -1,0 +1,172 @@
+package quota
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/httpapi"
+)
+
+// Defaults.
+const (
+	// DefaultStreamsPerUnit is a quarter of the broker's 200 live streams: no unit can hold
+	// them all.
+	DefaultStreamsPerUnit = 50
+	// DefaultStreamsPerRecipient: a member with a few tabs or devices open.
+	DefaultStreamsPerRecipient = 3
+	// DefaultIngestPerSecond and DefaultIngestBurst bound each credential's ingest requests
+	// (a batch of up to 500 events is one request).
+	DefaultIngestPerSecond = rate.Limit(50)
+	DefaultIngestBurst     = 100
+	// DefaultMaxTracked bounds the credentials whose ingest rate is tracked at once.
+	DefaultMaxTracked = 10000
+	// streamRetry is the Retry-After of a refused stream: a stream ends when its client goes.
+	streamRetry = 5 * time.Second
+)
+
+// Quotas admits requests. Set the fields before use; zero means the default.
+type Quotas struct {
+	Clock automation.Clock
+	// StreamPattern is the live stream route; its unit comes from the businessUnitId query
+	// parameter and its recipient from the {recipientId} path value.
+	StreamPattern string
+	// IngestPatterns are the ingest routes, limited per API key.
+	IngestPatterns []string
+
+	StreamsPerUnit      int
+	StreamsPerRecipient int
+	IngestPerSecond     rate.Limit
+	IngestBurst         int
+	MaxTracked          int
+
+	mu       sync.Mutex
+	units    map[string]int           // live streams per unit
+	members  map[[2]string]int        // live streams per (unit, recipient)
+	limiters map[string]*rate.Limiter // ingest per credential
+}
+
+// Admit implements httpapi.Options.Admit.
+func (q *Quotas) Admit(r *http.Request, c httpapi.Caller) (func(), error) {
+	switch {
+	case r.Pattern == q.StreamPattern && q.StreamPattern != "":
+		return q.admitStream(r, c)
+	case q.ingest(r.Pattern):
+		return nil, q.admitIngest(c)
+	}
+	return nil, nil
+}
+
+func (q *Quotas) ingest(pattern string) bool {
+	for _, p := range q.IngestPatterns {
+		if p == pattern {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *Quotas) admitStream(r *http.Request, c httpapi.Caller) (func(), error) {
+	bu, who := r.URL.Query().Get("businessUnitId"), r.PathValue("recipientId")
+	if bu == "" || !c.Scope.Allows(bu) {
+		return nil, nil // the handler refuses it (422, 404) before any stream opens
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.units == nil {
+		q.units, q.members = map[string]int{}, map[[2]string]int{}
+	}
+	key := [2]string{bu, who}
+	switch {
+	case q.units[bu] >= pick(q.StreamsPerUnit, DefaultStreamsPerUnit):
+		return nil, httpapi.TooMany(streamRetry, "business unit "+bu+" has its most live inbox streams open; try again later")
+	case q.members[key] >= pick(q.StreamsPerRecipient, DefaultStreamsPerRecipient):
+		return nil, httpapi.TooMany(streamRetry, "this recipient has its most live inbox streams open; close one")
+	}
+	q.units[bu]++
+	q.members[key]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if q.units[bu]--; q.units[bu] <= 0 {
+				delete(q.units, bu)
+			}
+			if q.members[key]--; q.members[key] <= 0 {
+				delete(q.members, key)
+			}
+		})
+	}, nil
+}
+
+// admitIngest limits an API key's ingest requests. Other credentials (the bootstrap
+// token, an API without credentials) are the operator's, not a tenant's: not limited here.
+func (q *Quotas) admitIngest(c httpapi.Caller) error {
+	who := c.Principal.KeyPrefix
+	if who == "" {
+		return nil
+	}
+	now := q.Clock.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.limiters == nil {
+		q.limiters = map[string]*rate.Limiter{}
+	}
+	l := q.limiters[who]
+	if l == nil {
+		q.evict(now)
+		burst := pick(q.IngestBurst, DefaultIngestBurst)
+		l = rate.NewLimiter(pickRate(q.IngestPerSecond, DefaultIngestPerSecond), burst)
+		l.SetBurstAt(now, burst)
+		q.limiters[who] = l
+	}
+	if l.AllowN(now, 1) {
+		return nil
+	}
+	wait := time.Duration((1 - l.TokensAt(now)) / float64(l.Limit()) * float64(time.Second))
+	return httpapi.TooMany(max(wait, time.Second), "this credential's ingest rate is used up; send again after Retry-After")
+}
+
+// evict makes room for one more limiter (q.mu held): full buckets first, then any.
+func (q *Quotas) evict(now time.Time) {
+	limit := pick(q.MaxTracked, DefaultMaxTracked)
+	if len(q.limiters) < limit {
+		return
+	}
+	for k, l := range q.limiters {
+		if l.TokensAt(now) >= float64(l.Burst()) {
+			delete(q.limiters, k)
+		}
+	}
+	for k := range q.limiters {
+		if len(q.limiters) < limit {
+			return
+		}
+		delete(q.limiters, k)
+	}
+}
+
+// Streams returns the live streams counted for unit (tests, metrics).
+func (q *Quotas) Streams(unit string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.units[unit]
+}
+
+func pick(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func pickRate(v, def rate.Limit) rate.Limit {
+	if v > 0 {
+		return v
+	}
+	return def
+}
