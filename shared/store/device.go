@@ -11,8 +11,8 @@ const (
 	// registering one more is refused (ErrConflict), nothing is evicted silently.
 	MaxPushDevicesPerCustomer = 10
 	// MaxPushTokenBytes bounds an FCM registration token (FCM's tokens are about 160
-	// characters today; 4096 leaves room and keeps the key indexable).
-	MaxPushTokenBytes = 4096
+	// characters today; 4000 leaves room and fits SQL Server's nvarchar(4000) column; the key is its hash).
+	MaxPushTokenBytes = 4000
 )
 
 // PushPlatform is the kind of device a token belongs to.

@@ -163,7 +163,7 @@ func ValidateCustomerID(id string) error {
 	return nil
 }
 
-// ValidatePushToken checks an FCM registration token before it is stored: 1..4096 bytes of
+// ValidatePushToken checks an FCM registration token before it is stored: 1..store.MaxPushTokenBytes (4000) bytes of
 // the characters FCM tokens use (letters, digits, '_', '-', ':').
 func ValidatePushToken(tok string) error {
 	if tok == "" {
