@@ -137,6 +137,10 @@ param smtpFrom string = ''
 param smtpUsername string = ''
 @secure()
 param smtpPassword string = ''
+@description('Push channel (docs/channels.md#push): the service-account key file as a Key Vault reference; empty: no push channel.')
+@secure()
+param fcmCredentials string = ''
+param fcmProjectId string = ''
 
 @description('Campaigns: HTTP action providers (JSON array) and their bearer tokens (a Key Vault reference to a JSON object). See docs/campaigns.md#configured-providers.')
 param campaignProviders string = ''
@@ -292,6 +296,8 @@ module functionApp 'modules/functionapp.bicep' = {
     smtpFrom: smtpFrom
     smtpUsername: smtpUsername
     smtpPassword: smtpPassword
+    fcmCredentials: fcmCredentials
+    fcmProjectId: fcmProjectId
     campaignProviders: campaignProviders
     campaignProviderTokens: campaignProviderTokens
     billingUrl: billingUrl

@@ -230,6 +230,19 @@ param smtpUsername string = ''
 @secure()
 param smtpPassword string = ''
 
+@description('Push channel: the Google service-account key file (JSON) of the Firebase project; pass a Key Vault reference. Empty: no push channel.')
+@secure()
+param fcmCredentials string = ''
+
+@description('Push channel: the Firebase project id (empty: the key file project_id).')
+param fcmProjectId string = ''
+
+@description('Push channel: FCM base URL (empty: https://fcm.googleapis.com).')
+param fcmEndpoint string = ''
+
+@description('Push channel: timeout of one send to one device, seconds (1..300).')
+param fcmTimeoutSeconds string = '10'
+
 @description('Billing provider of priced campaign actions (docs/billing.md): base URL; empty: none (priced actions are refused before anything is held).')
 param billingUrl string = ''
 
@@ -425,6 +438,22 @@ var automationSettings = [
   {
     name: 'AUTOMATION_SMTP_FROM'
     value: smtpFrom
+  }
+  {
+    name: 'AUTOMATION_FCM_CREDENTIALS'
+    value: fcmCredentials
+  }
+  {
+    name: 'AUTOMATION_FCM_PROJECT_ID'
+    value: fcmProjectId
+  }
+  {
+    name: 'AUTOMATION_FCM_ENDPOINT'
+    value: fcmEndpoint
+  }
+  {
+    name: 'AUTOMATION_FCM_TIMEOUT_SECONDS'
+    value: fcmTimeoutSeconds
   }
   {
     name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'

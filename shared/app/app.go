@@ -27,6 +27,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/api/deadletterapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
+	"github.com/automation-platform/automation/shared/api/deviceapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
@@ -323,7 +324,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.InboxBroker = inbox.NewBroker(inbox.DefaultMaxSubscribers, inbox.DefaultQueue)
 	r.Inbox = &inbox.Service{Store: r.Store, Broker: r.InboxBroker, Clock: r.Clock}
 	if o.Channels == nil {
-		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
+		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock, r.Store)
 		if err != nil {
 			return fail(err)
 		}
@@ -403,6 +404,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
+	// Device registry routes (/api/devices/...) belong to the DevicesApi HTTP function in Azure.
+	deviceapi.Register(r.Functions, r.API, deviceapi.Deps{Store: r.Store, Units: r.Store, Clock: r.Clock})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.

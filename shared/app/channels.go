@@ -12,9 +12,10 @@ import (
 
 // ChannelsFromConfig builds the delivery channels the configuration enables: "log" always
 // (JSON lines to logOut), "webhook" when AUTOMATION_WEBHOOK_SECRET is set, "email" when
-// AUTOMATION_SMTP_HOST is set. local (the embedded runtime) allows webhook URLs on
+// AUTOMATION_SMTP_HOST is set, "push" (FCM, over the device registry devices) when
+// AUTOMATION_FCM_CREDENTIALS is set. local (the embedded runtime) allows webhook URLs on
 // http://localhost; in Azure every webhook URL must be https.
-func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock automation.Clock) (map[string]delivery.Channel, error) {
+func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock automation.Clock, devices channel.PushDevices) (map[string]delivery.Channel, error) {
 	if logOut == nil {
 		logOut = io.Discard
 	}
@@ -35,6 +36,17 @@ func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock a
 			return nil, fmt.Errorf("app: email channel: %w", err)
 		}
 		out["email"] = m
+	}
+	if cfg.FCM.Credentials != "" {
+		if devices == nil {
+			return nil, fmt.Errorf("app: push channel: no device registry")
+		}
+		p, err := channel.NewFCM(channel.FCMConfig{CredentialsJSON: []byte(cfg.FCM.Credentials), ProjectID: cfg.FCM.ProjectID,
+			Endpoint: cfg.FCM.Endpoint, Timeout: cfg.FCM.Timeout, Devices: devices, Clock: clock})
+		if err != nil {
+			return nil, fmt.Errorf("app: push channel: %w", err)
+		}
+		out[channel.PushChannelName] = p
 	}
 	return out, nil
 }

@@ -68,6 +68,10 @@ var Settings = []Setting{
 	{"AUTOMATION_SMTP_USERNAME", Local | Azure, "", "Email channel: SMTP AUTH user (with AUTOMATION_SMTP_PASSWORD)."},
 	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
+	{"AUTOMATION_FCM_CREDENTIALS", Local | Azure, "", "Push channel: the Google service-account key file (JSON) of the Firebase project. Empty: no push channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_FCM_PROJECT_ID", Local | Azure, "", "Push channel: the Firebase project id; empty: the key file's project_id."},
+	{"AUTOMATION_FCM_ENDPOINT", Local | Azure, "", "Push channel: FCM base URL; empty: https://fcm.googleapis.com (the simulator's URL locally)."},
+	{"AUTOMATION_FCM_TIMEOUT_SECONDS", Local | Azure, "10", "Push channel: timeout of one send to one device, seconds (1..300)."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
@@ -89,7 +93,7 @@ var Settings = []Setting{
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
-var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
@@ -154,6 +158,7 @@ type Config struct {
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
 	SMTP                       SMTPConfig
+	FCM                        FCMConfig
 	// Reconciliation (docs/architecture.md#reconciliation).
 	ReconciliationSchedule string
 	ReconcileBatchSize     int
@@ -211,6 +216,14 @@ type SMTPConfig struct {
 	Security           string // starttls | opportunistic | tls | none
 	Username, Password string
 	From               string
+}
+
+// FCMConfig configures the push channel (docs/channels.md#push).
+type FCMConfig struct {
+	Credentials string // the service-account key file's JSON; "" = no push channel
+	ProjectID   string // "" = the key file's project_id
+	Endpoint    string // "" = https://fcm.googleapis.com
+	Timeout     time.Duration
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -311,6 +324,8 @@ func Load(getenv func(string) string) (Config, error) {
 		SMTP: SMTPConfig{Host: get("AUTOMATION_SMTP_HOST"), Port: num("AUTOMATION_SMTP_PORT", 0, 65535),
 			Security: strings.ToLower(get("AUTOMATION_SMTP_SECURITY")), Username: get("AUTOMATION_SMTP_USERNAME"),
 			Password: get("AUTOMATION_SMTP_PASSWORD"), From: get("AUTOMATION_SMTP_FROM")},
+		FCM: FCMConfig{Credentials: get("AUTOMATION_FCM_CREDENTIALS"), ProjectID: get("AUTOMATION_FCM_PROJECT_ID"),
+			Endpoint: get("AUTOMATION_FCM_ENDPOINT"), Timeout: time.Duration(num("AUTOMATION_FCM_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		ReconciliationSchedule: get("ReconciliationSchedule"),
 		ReconcileBatchSize:     num("AUTOMATION_RECONCILE_BATCH_SIZE", 1, 1000),
 		ReconcileMaxBatches:    num("AUTOMATION_RECONCILE_MAX_BATCHES", 1, 10000),

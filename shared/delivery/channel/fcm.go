@@ -25,6 +25,9 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
+// PushChannelName is the push channel's name in deliveries and campaign actions.
+const PushChannelName = "push"
+
 // FCMScope is the OAuth scope the push channel asks for.
 const FCMScope = "https://www.googleapis.com/auth/firebase.messaging"
 
@@ -406,7 +409,7 @@ func fcmErrorOf(raw []byte) (code, field, msg string) {
 	return code, field, e.Error.Message
 }
 
-// parseRetryAfter reads Retry-After as seconds or an HTTP date (RFC 9110 §10.2.3); 0 when
+// parseRetryAfter reads Retry-After as seconds or an HTTP date (RFC 9110 section 10.2.3); 0 when
 // absent or unreadable. Bounded to an hour.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)

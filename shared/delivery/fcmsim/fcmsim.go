@@ -31,7 +31,7 @@ const Scope = "https://www.googleapis.com/auth/firebase.messaging"
 
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// jwtBearer is the grant type of the service-account flow (RFC 7523 §2.1).
+// jwtBearer is the grant type of the service-account flow (RFC 7523 section 2.1).
 const jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 // MaxMessageBytes bounds the message's notification and data payload (FCM: 4096 bytes).
@@ -252,7 +252,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// oauthError answers as Google's token endpoint does (RFC 6749 §5.2).
+// oauthError answers as Google's token endpoint does (RFC 6749 section 5.2).
 func (s *Server) oauthError(w http.ResponseWriter, code, desc string) {
 	s.mu.Lock()
 	s.stats.Refused++
