@@ -75,6 +75,7 @@ func BuiltinActionTypes() []ActionType {
 		{Name: "NOTIFICATION_WEBHOOK", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_INBOX", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_LOG", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_PUSH", Notification: true, Schema: notificationSchema},
 		{Name: "ADD_DATA", Schema: `{"type":"object","additionalProperties":false,"required":["packageCode","dataMb"],
 		  "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},"dataMb":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1048576}}}`},
 		{Name: "TOP_UP", Schema: `{"type":"object","additionalProperties":false,"required":["amountMinor","currency"],

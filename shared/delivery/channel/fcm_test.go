@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
@@ -311,5 +312,27 @@ func TestValidatePushToken(t *testing.T) {
 		if err := channel.ValidatePushToken(tok); (err == nil) != ok {
 			t.Errorf("ValidatePushToken(%.20q) = %v, want ok=%v", tok, err, ok)
 		}
+	}
+}
+
+// NOTIFICATION_PUSH as a campaign action: the push channel serves it as a provider; the
+// command's effect key is the delivery key the app dedupes by.
+func TestFCMAsCampaignAction(t *testing.T) {
+	t.Parallel()
+	devices := newMemDevices()
+	devices.add("cust-7", "tok-7")
+	sim, ch := startFCM(t, devices)
+	p := &campaign.ChannelProvider{Name: channel.PushChannelName, Channel: ch, Clock: automation.NewManualClock(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC))}
+	if !p.Serves("NOTIFICATION_PUSH") {
+		t.Fatal("the channel provider does not serve NOTIFICATION_PUSH")
+	}
+	res, err := p.Call(t.Context(), campaign.Call{CommandID: "cx-1:0:push", EffectKey: "cx-1:0:push:eff", BusinessUnitID: "bu-1", CampaignID: "c1",
+		RecipientID: "cust-7", ActionType: "NOTIFICATION_PUSH", Params: json.RawMessage(`{"subject":"Points","text":"120 points are yours"}`)})
+	if err != nil || res.Reference == "" {
+		t.Fatalf("Call: %+v %v", res, err)
+	}
+	got := sim.Accepted()
+	if len(got) != 1 || got[0].Data["deliveryKey"] != "cx-1:0:push:eff" || got[0].Title != "Points" || got[0].Body != "120 points are yours" {
+		t.Fatalf("accepted %+v", got)
 	}
 }
