@@ -141,6 +141,10 @@ param smtpPassword string = ''
 @secure()
 param fcmCredentials string = ''
 param fcmProjectId string = ''
+@description('SMS channel (docs/channels.md#sms): the ACS connection string as a Key Vault reference; empty: no sms channel.')
+@secure()
+param acsConnectionString string = ''
+param smsFrom string = ''
 
 @description('Campaigns: HTTP action providers (JSON array) and their bearer tokens (a Key Vault reference to a JSON object). See docs/campaigns.md#configured-providers.')
 param campaignProviders string = ''
@@ -298,6 +302,8 @@ module functionApp 'modules/functionapp.bicep' = {
     smtpPassword: smtpPassword
     fcmCredentials: fcmCredentials
     fcmProjectId: fcmProjectId
+    acsConnectionString: acsConnectionString
+    smsFrom: smsFrom
     campaignProviders: campaignProviders
     campaignProviderTokens: campaignProviderTokens
     billingUrl: billingUrl

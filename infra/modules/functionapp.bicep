@@ -243,6 +243,13 @@ param fcmEndpoint string = ''
 @description('Push channel: timeout of one send to one device, seconds (1..300).')
 param fcmTimeoutSeconds string = '10'
 
+@description('SMS channel: the ACS connection string; pass a Key Vault reference. Empty: no sms channel.')
+@secure()
+param acsConnectionString string = ''
+
+@description('SMS channel: the sender number or short code the ACS resource owns.')
+param smsFrom string = ''
+
 @description('Billing provider of priced campaign actions (docs/billing.md): base URL; empty: none (priced actions are refused before anything is held).')
 param billingUrl string = ''
 
@@ -454,6 +461,14 @@ var automationSettings = [
   {
     name: 'AUTOMATION_FCM_TIMEOUT_SECONDS'
     value: fcmTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_ACS_CONNECTION_STRING'
+    value: acsConnectionString
+  }
+  {
+    name: 'AUTOMATION_SMS_FROM'
+    value: smsFrom
   }
   {
     name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'

@@ -13,7 +13,7 @@ import (
 // ChannelsFromConfig builds the delivery channels the configuration enables: "log" always
 // (JSON lines to logOut), "webhook" when AUTOMATION_WEBHOOK_SECRET is set, "email" when
 // AUTOMATION_SMTP_HOST is set, "push" (FCM, over the device registry devices) when
-// AUTOMATION_FCM_CREDENTIALS is set. local (the embedded runtime) allows webhook URLs on
+// AUTOMATION_FCM_CREDENTIALS is set, "sms" (ACS) when AUTOMATION_ACS_CONNECTION_STRING is set. local (the embedded runtime) allows webhook URLs on
 // http://localhost; in Azure every webhook URL must be https.
 func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock automation.Clock, devices channel.PushDevices) (map[string]delivery.Channel, error) {
 	if logOut == nil {
@@ -47,6 +47,13 @@ func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock a
 			return nil, fmt.Errorf("app: push channel: %w", err)
 		}
 		out[channel.PushChannelName] = p
+	}
+	if cfg.ACS.ConnectionString != "" {
+		s, err := channel.NewSMS(channel.SMSConfig{ConnectionString: cfg.ACS.ConnectionString, From: cfg.ACS.SMSFrom, Clock: clock})
+		if err != nil {
+			return nil, fmt.Errorf("app: sms channel: %w", err)
+		}
+		out[channel.SMSChannelName] = s
 	}
 	return out, nil
 }

@@ -122,3 +122,30 @@ func (noDevices) PushDeviceList(context.Context, string, string) ([]store.PushDe
 func (noDevices) PushDeviceRetire(context.Context, store.PushDeviceRetireParams) (store.PushDevice, error) {
 	return store.PushDevice{}, store.ErrNotFound
 }
+
+// AUTOMATION_ACS_CONNECTION_STRING (with AUTOMATION_SMS_FROM) turns the sms channel on; a
+// connection string without a key refuses to start.
+func TestSMSChannelFromConfig(t *testing.T) {
+	t.Parallel()
+	load := func(env map[string]string) (config.Config, error) { return config.Load(func(k string) string { return env[k] }) }
+	cfg, err := load(map[string]string{"AUTOMATION_ACS_CONNECTION_STRING": "endpoint=https://contoso.communication.azure.com/;accesskey=pw==",
+		"AUTOMATION_SMS_FROM": "+18005550100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := automation.NewManualClock(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	chs, err := ChannelsFromConfig(cfg, nil, true, clk, nil)
+	if err != nil || chs["sms"] == nil {
+		t.Fatalf("sms: %v, %v", chs, err)
+	}
+	if err := chs["sms"].ValidateRecipient("0412 345 678"); err == nil {
+		t.Fatal("the sms channel accepted a number that is not E.164")
+	}
+	if _, err := load(map[string]string{"AUTOMATION_ACS_CONNECTION_STRING": "endpoint=https://x/;accesskey=pw=="}); err == nil {
+		t.Fatal("a connection string without AUTOMATION_SMS_FROM was accepted")
+	}
+	cfg.ACS.ConnectionString = "endpoint=https://contoso.communication.azure.com/"
+	if _, err := ChannelsFromConfig(cfg, nil, true, clk, nil); err == nil {
+		t.Fatal("a connection string without an access key was accepted")
+	}
+}

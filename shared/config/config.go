@@ -72,6 +72,8 @@ var Settings = []Setting{
 	{"AUTOMATION_FCM_PROJECT_ID", Local | Azure, "", "Push channel: the Firebase project id; empty: the key file's project_id."},
 	{"AUTOMATION_FCM_ENDPOINT", Local | Azure, "", "Push channel: FCM base URL; empty: https://fcm.googleapis.com (the simulator's URL locally)."},
 	{"AUTOMATION_FCM_TIMEOUT_SECONDS", Local | Azure, "10", "Push channel: timeout of one send to one device, seconds (1..300)."},
+	{"AUTOMATION_ACS_CONNECTION_STRING", Local | Azure, "", "SMS channel: the Azure Communication Services resource's connection string (endpoint=…;accesskey=…). Empty: no sms channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_SMS_FROM", Local | Azure, "", "SMS channel: the sender, an E.164 number or short code the ACS resource owns; required with AUTOMATION_ACS_CONNECTION_STRING."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
@@ -93,7 +95,7 @@ var Settings = []Setting{
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
-var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
@@ -159,6 +161,7 @@ type Config struct {
 	Webhook                    WebhookConfig
 	SMTP                       SMTPConfig
 	FCM                        FCMConfig
+	ACS                        ACSConfig
 	// Reconciliation (docs/architecture.md#reconciliation).
 	ReconciliationSchedule string
 	ReconcileBatchSize     int
@@ -224,6 +227,12 @@ type FCMConfig struct {
 	ProjectID   string // "" = the key file's project_id
 	Endpoint    string // "" = https://fcm.googleapis.com
 	Timeout     time.Duration
+}
+
+// ACSConfig configures the SMS channel (docs/channels.md#sms).
+type ACSConfig struct {
+	ConnectionString string // "" = no sms channel
+	SMSFrom          string // the sender number or short code
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -326,6 +335,7 @@ func Load(getenv func(string) string) (Config, error) {
 			Password: get("AUTOMATION_SMTP_PASSWORD"), From: get("AUTOMATION_SMTP_FROM")},
 		FCM: FCMConfig{Credentials: get("AUTOMATION_FCM_CREDENTIALS"), ProjectID: get("AUTOMATION_FCM_PROJECT_ID"),
 			Endpoint: get("AUTOMATION_FCM_ENDPOINT"), Timeout: time.Duration(num("AUTOMATION_FCM_TIMEOUT_SECONDS", 1, 300)) * time.Second},
+		ACS:                    ACSConfig{ConnectionString: get("AUTOMATION_ACS_CONNECTION_STRING"), SMSFrom: get("AUTOMATION_SMS_FROM")},
 		ReconciliationSchedule: get("ReconciliationSchedule"),
 		ReconcileBatchSize:     num("AUTOMATION_RECONCILE_BATCH_SIZE", 1, 1000),
 		ReconcileMaxBatches:    num("AUTOMATION_RECONCILE_MAX_BATCHES", 1, 10000),
@@ -362,6 +372,9 @@ func Load(getenv func(string) string) (Config, error) {
 	case "starttls", "opportunistic", "tls", "none":
 	default:
 		bad("AUTOMATION_SMTP_SECURITY", "must be starttls, opportunistic, tls or none, got %q", c.SMTP.Security)
+	}
+	if c.ACS.ConnectionString != "" && c.ACS.SMSFrom == "" {
+		bad("AUTOMATION_SMS_FROM", "is required with AUTOMATION_ACS_CONNECTION_STRING")
 	}
 	if c.SMTP.Host != "" && c.SMTP.From == "" {
 		bad("AUTOMATION_SMTP_FROM", "is required when AUTOMATION_SMTP_HOST is set")

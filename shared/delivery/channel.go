@@ -21,6 +21,10 @@ type Message struct {
 	// key has no stored template.
 	Content *Content  `json:"content,omitempty"`
 	SentOn  time.Time `json:"sentOn"` // UTC, the dispatcher's clock
+	// CreatedOn is when the delivery was created (UTC), the same on every attempt; zero
+	// when the caller has no stored delivery (a campaign action). The SMS channel sends it
+	// as ACS's repeatabilityFirstSent.
+	CreatedOn time.Time `json:"-"`
 	// Attachments are the files to send with the message (only to channels whose Traits
 	// say Attachments); loaded from blobs, never logged or stored.
 	Attachments []Attachment `json:"-"`
