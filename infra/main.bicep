@@ -145,6 +145,7 @@ param fcmProjectId string = ''
 @secure()
 param acsConnectionString string = ''
 param smsFrom string = ''
+param whatsappChannelId string = ''
 
 @description('Campaigns: HTTP action providers (JSON array) and their bearer tokens (a Key Vault reference to a JSON object). See docs/campaigns.md#configured-providers.')
 param campaignProviders string = ''
@@ -304,6 +305,7 @@ module functionApp 'modules/functionapp.bicep' = {
     fcmProjectId: fcmProjectId
     acsConnectionString: acsConnectionString
     smsFrom: smsFrom
+    whatsappChannelId: whatsappChannelId
     campaignProviders: campaignProviders
     campaignProviderTokens: campaignProviderTokens
     billingUrl: billingUrl

@@ -250,6 +250,9 @@ param acsConnectionString string = ''
 @description('SMS channel: the sender number or short code the ACS resource owns.')
 param smsFrom string = ''
 
+@description('WhatsApp channel: the ACS channel registration id (a GUID); empty: no whatsapp channel.')
+param whatsappChannelId string = ''
+
 @description('Billing provider of priced campaign actions (docs/billing.md): base URL; empty: none (priced actions are refused before anything is held).')
 param billingUrl string = ''
 
@@ -469,6 +472,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_SMS_FROM'
     value: smsFrom
+  }
+  {
+    name: 'AUTOMATION_WHATSAPP_CHANNEL_ID'
+    value: whatsappChannelId
   }
   {
     name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'

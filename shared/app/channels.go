@@ -13,7 +13,8 @@ import (
 // ChannelsFromConfig builds the delivery channels the configuration enables: "log" always
 // (JSON lines to logOut), "webhook" when AUTOMATION_WEBHOOK_SECRET is set, "email" when
 // AUTOMATION_SMTP_HOST is set, "push" (FCM, over the device registry devices) when
-// AUTOMATION_FCM_CREDENTIALS is set, "sms" (ACS) when AUTOMATION_ACS_CONNECTION_STRING is set. local (the embedded runtime) allows webhook URLs on
+// AUTOMATION_FCM_CREDENTIALS is set, "sms" (ACS) when AUTOMATION_ACS_CONNECTION_STRING and AUTOMATION_SMS_FROM are set, "whatsapp"
+// (ACS Advanced Messaging) when AUTOMATION_WHATSAPP_CHANNEL_ID is set too. local (the embedded runtime) allows webhook URLs on
 // http://localhost; in Azure every webhook URL must be https.
 func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock automation.Clock, devices channel.PushDevices) (map[string]delivery.Channel, error) {
 	if logOut == nil {
@@ -48,12 +49,19 @@ func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock a
 		}
 		out[channel.PushChannelName] = p
 	}
-	if cfg.ACS.ConnectionString != "" {
+	if cfg.ACS.ConnectionString != "" && cfg.ACS.SMSFrom != "" {
 		s, err := channel.NewSMS(channel.SMSConfig{ConnectionString: cfg.ACS.ConnectionString, From: cfg.ACS.SMSFrom, Clock: clock})
 		if err != nil {
 			return nil, fmt.Errorf("app: sms channel: %w", err)
 		}
 		out[channel.SMSChannelName] = s
+	}
+	if cfg.ACS.WhatsAppChannelID != "" {
+		w, err := channel.NewWhatsApp(channel.WhatsAppConfig{ConnectionString: cfg.ACS.ConnectionString, ChannelRegistrationID: cfg.ACS.WhatsAppChannelID, Clock: clock})
+		if err != nil {
+			return nil, fmt.Errorf("app: whatsapp channel: %w", err)
+		}
+		out[channel.WhatsAppChannelName] = w
 	}
 	return out, nil
 }

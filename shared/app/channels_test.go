@@ -127,7 +127,9 @@ func (noDevices) PushDeviceRetire(context.Context, store.PushDeviceRetireParams)
 // connection string without a key refuses to start.
 func TestSMSChannelFromConfig(t *testing.T) {
 	t.Parallel()
-	load := func(env map[string]string) (config.Config, error) { return config.Load(func(k string) string { return env[k] }) }
+	load := func(env map[string]string) (config.Config, error) {
+		return config.Load(func(k string) string { return env[k] })
+	}
 	cfg, err := load(map[string]string{"AUTOMATION_ACS_CONNECTION_STRING": "endpoint=https://contoso.communication.azure.com/;accesskey=pw==",
 		"AUTOMATION_SMS_FROM": "+18005550100"})
 	if err != nil {
@@ -144,6 +146,15 @@ func TestSMSChannelFromConfig(t *testing.T) {
 	if _, err := load(map[string]string{"AUTOMATION_ACS_CONNECTION_STRING": "endpoint=https://x/;accesskey=pw=="}); err == nil {
 		t.Fatal("a connection string without AUTOMATION_SMS_FROM was accepted")
 	}
+	cfg.ACS.WhatsAppChannelID = "7c4f1e52-3a6b-4c8d-9e0f-1a2b3c4d5e6f"
+	if chs, err := ChannelsFromConfig(cfg, nil, true, clk, nil); err != nil || chs["whatsapp"] == nil {
+		t.Fatalf("whatsapp: %v %v", chs, err)
+	}
+	cfg.ACS.WhatsAppChannelID = "not-a-guid"
+	if _, err := ChannelsFromConfig(cfg, nil, true, clk, nil); err == nil {
+		t.Fatal("a channel registration id that is not a GUID was accepted")
+	}
+	cfg.ACS.WhatsAppChannelID = ""
 	cfg.ACS.ConnectionString = "endpoint=https://contoso.communication.azure.com/"
 	if _, err := ChannelsFromConfig(cfg, nil, true, clk, nil); err == nil {
 		t.Fatal("a connection string without an access key was accepted")

@@ -74,6 +74,7 @@ var Settings = []Setting{
 	{"AUTOMATION_FCM_TIMEOUT_SECONDS", Local | Azure, "10", "Push channel: timeout of one send to one device, seconds (1..300)."},
 	{"AUTOMATION_ACS_CONNECTION_STRING", Local | Azure, "", "SMS channel: the Azure Communication Services resource's connection string (endpoint=…;accesskey=…). Empty: no sms channel. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMS_FROM", Local | Azure, "", "SMS channel: the sender, an E.164 number or short code the ACS resource owns; required with AUTOMATION_ACS_CONNECTION_STRING."},
+	{"AUTOMATION_WHATSAPP_CHANNEL_ID", Local | Azure, "", "WhatsApp channel: the channel registration id (a GUID) of the WhatsApp business account connected to the ACS resource of AUTOMATION_ACS_CONNECTION_STRING. Empty: no whatsapp channel."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
@@ -233,6 +234,8 @@ type FCMConfig struct {
 type ACSConfig struct {
 	ConnectionString string // "" = no sms channel
 	SMSFrom          string // the sender number or short code
+	// WhatsAppChannelID is the WhatsApp channel registration (a GUID); "" = no whatsapp channel.
+	WhatsAppChannelID string
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -373,8 +376,11 @@ func Load(getenv func(string) string) (Config, error) {
 	default:
 		bad("AUTOMATION_SMTP_SECURITY", "must be starttls, opportunistic, tls or none, got %q", c.SMTP.Security)
 	}
-	if c.ACS.ConnectionString != "" && c.ACS.SMSFrom == "" {
-		bad("AUTOMATION_SMS_FROM", "is required with AUTOMATION_ACS_CONNECTION_STRING")
+	if c.ACS.ConnectionString != "" && c.ACS.SMSFrom == "" && c.ACS.WhatsAppChannelID == "" {
+		bad("AUTOMATION_SMS_FROM", "is required with AUTOMATION_ACS_CONNECTION_STRING (or AUTOMATION_WHATSAPP_CHANNEL_ID, for WhatsApp only)")
+	}
+	if c.ACS.WhatsAppChannelID != "" && c.ACS.ConnectionString == "" {
+		bad("AUTOMATION_WHATSAPP_CHANNEL_ID", "needs AUTOMATION_ACS_CONNECTION_STRING")
 	}
 	if c.SMTP.Host != "" && c.SMTP.From == "" {
 		bad("AUTOMATION_SMTP_FROM", "is required when AUTOMATION_SMTP_HOST is set")

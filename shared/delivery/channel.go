@@ -36,6 +36,18 @@ type Content struct {
 	Text            string `json:"text,omitempty"`
 	HTML            string `json:"html,omitempty"`
 	TemplateVersion int64  `json:"templateVersion"`
+	// WhatsApp is the provider-side template a WhatsApp notification names (WhatsApp
+	// business messages outside a conversation must be pre-approved templates); nil for
+	// other channels.
+	WhatsApp *WhatsAppTemplate `json:"whatsApp,omitempty"`
+}
+
+// WhatsAppTemplate names an approved WhatsApp template and the values of its body
+// parameters, in order ({{1}}, {{2}}, …).
+type WhatsAppTemplate struct {
+	Name     string   `json:"name"`
+	Language string   `json:"language"` // e.g. "en_US"
+	Values   []string `json:"values,omitempty"`
 }
 
 // Traits are what a channel declares to the dispatcher (docs/architecture.md#dispatch).

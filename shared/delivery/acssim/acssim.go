@@ -43,9 +43,14 @@ type Faults struct {
 type Config struct {
 	// Refused numbers answer 400 for their recipient (a blocked or unreachable number).
 	Refused []string
-	// Window is how long a repeatabilityRequestId is remembered (default 24 h).
+	// Window is how long a repeatability id is remembered (default 24 h).
 	Window time.Duration
-	Clock  automation.Clock // default the system clock
+	// ChannelRegistrationID is the WhatsApp channel connected to the resource (a GUID;
+	// default 00000000-0000-4000-8000-000000000001).
+	ChannelRegistrationID string
+	// WhatsAppTemplates are the approved templates: name → number of body values.
+	WhatsAppTemplates map[string]int
+	Clock             automation.Clock // default the system clock
 }
 
 // Request is one request as it came (repeats included).
@@ -87,6 +92,9 @@ type Server struct {
 	byID     map[string]remembered
 	requests []Request
 	sent     []Request
+	waByID   map[string]waRemembered
+	waReqs   []WhatsAppRequest
+	waSent   []WhatsAppRequest
 	stats    Stats
 	seq      int
 
@@ -106,7 +114,10 @@ func New(cfg Config) (*Server, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, key: key, refused: map[string]bool{}, byID: map[string]remembered{}}
+	if cfg.ChannelRegistrationID == "" {
+		cfg.ChannelRegistrationID = "00000000-0000-4000-8000-000000000001"
+	}
+	s := &Server{cfg: cfg, key: key, refused: map[string]bool{}, byID: map[string]remembered{}, waByID: map[string]waRemembered{}}
 	for _, n := range cfg.Refused {
 		s.refused[n] = true
 	}
@@ -192,6 +203,7 @@ func (s *Server) Stats() Stats {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sms", s.send)
+	mux.HandleFunc("POST /messages/{op}", s.whatsapp)
 	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
 		var f Faults
 		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
@@ -384,4 +396,221 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"value": out})
+}
+
+// WhatsAppRequest is one template notification as it came (repeats included).
+type WhatsAppRequest struct {
+	To        string   `json:"to"`
+	Template  string   `json:"template"`
+	Language  string   `json:"language"`
+	Values    []string `json:"values"`
+	RequestID string   `json:"repeatabilityRequestId"`
+	MessageID string   `json:"messageId"`
+	Status    int      `json:"status"`
+	Sent      bool     `json:"sent"` // this request sent the message (not a repeat)
+}
+
+type waRemembered struct {
+	bodyHash string
+	status   int
+	answer   []byte
+	on       time.Time
+}
+
+// WhatsAppRequests returns every authorised template notification request, oldest first.
+func (s *Server) WhatsAppRequests() []WhatsAppRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]WhatsAppRequest(nil), s.waReqs...)
+}
+
+// WhatsAppSent returns the template notifications sent, once per repeatability id.
+func (s *Server) WhatsAppSent() []WhatsAppRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]WhatsAppRequest(nil), s.waSent...)
+}
+
+type waBody struct {
+	ChannelRegistrationID string   `json:"channelRegistrationId"`
+	To                    []string `json:"to"`
+	Kind                  string   `json:"kind"`
+	Template              struct {
+		Name     string `json:"name"`
+		Language string `json:"language"`
+		Values   []struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+			Text struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"values"`
+		Bindings *struct {
+			Kind     string `json:"kind"`
+			WhatsApp struct {
+				Body []struct {
+					RefValue string `json:"refValue"`
+				} `json:"body"`
+			} `json:"whatsApp"`
+		} `json:"bindings"`
+	} `json:"template"`
+}
+
+// whatsapp serves POST /messages/notifications:send: the access-key signature, then the
+// repeatable-request headers as ACS documents them (a new id runs; the same id with the
+// same body answers the first answer again; with another body 400; a first-sent outside
+// the window 412), then the template: the registered channel, one recipient, an approved
+// template whose body values are all bound, in number.
+func (s *Server) whatsapp(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("op") != "notifications:send" {
+		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		acsError(w, http.StatusBadRequest, "BadRequest", err.Error())
+		return
+	}
+	if err := s.verify(r, body); err != nil {
+		s.mu.Lock()
+		s.stats.Unauthorized++
+		s.mu.Unlock()
+		acsError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
+		return
+	}
+	id, firstRaw := r.Header.Get("Repeatability-Request-ID"), r.Header.Get("Repeatability-First-Sent")
+	first, ferr := http.ParseTime(firstRaw)
+	if !guid.MatchString(id) || ferr != nil {
+		acsError(w, http.StatusBadRequest, "BadRequest", "Repeatability-Request-ID must be a GUID and Repeatability-First-Sent an IMF-fixdate")
+		return
+	}
+	var b waBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		acsError(w, http.StatusBadRequest, "BadRequest", err.Error())
+		return
+	}
+	sum := sha256.Sum256(body)
+	hash := base64.StdEncoding.EncodeToString(sum[:])
+	rec := WhatsAppRequest{Template: b.Template.Name, Language: b.Template.Language, RequestID: id}
+	if len(b.To) == 1 {
+		rec.To = b.To[0]
+	}
+	for _, v := range b.Template.Values {
+		rec.Values = append(rec.Values, v.Text.Text)
+	}
+	s.mu.Lock()
+	mode, delay, retryAfter := s.faults.Mode, s.delay, s.faults.RetryAfter
+	if retryAfter == 0 {
+		retryAfter = 1
+	}
+	if mode == ModeRateLimit || mode == ModeInternal {
+		s.stats.Faulted++
+		s.mu.Unlock()
+		if mode == ModeRateLimit {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+			acsError(w, http.StatusTooManyRequests, "TooManyRequests", "rate limit exceeded")
+		} else {
+			acsError(w, http.StatusInternalServerError, "InternalServerError", "internal error")
+		}
+		return
+	}
+	now := s.cfg.Clock.Now().UTC()
+	status, answer := s.waDecide(b, rec, id, hash, first, now)
+	rec.Status = status
+	if status == http.StatusAccepted {
+		var a struct {
+			Receipts []struct {
+				MessageID string `json:"messageId"`
+			} `json:"receipts"`
+		}
+		_ = json.Unmarshal(answer, &a)
+		if len(a.Receipts) == 1 {
+			rec.MessageID = a.Receipts[0].MessageID
+		}
+	}
+	s.stats.Requests++
+	rec.Sent = status == http.StatusAccepted && !s.seenWA(id)
+	if rec.Sent {
+		s.stats.Sent++
+		s.waSent = append(s.waSent, rec)
+	}
+	s.waReqs = append(s.waReqs, rec)
+	s.mu.Unlock()
+	switch mode {
+	case ModeSlow, ModeTimeout:
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			panic(http.ErrAbortHandler)
+		}
+	case ModeLoseAnswer:
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Repeatability-Result", "accepted")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(answer)
+}
+
+// seenWA reports whether a message with repeatability id was sent before (s.mu held).
+func (s *Server) seenWA(id string) bool {
+	for _, r := range s.waSent {
+		if r.RequestID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// waDecide applies the repeatability table and the template checks (s.mu held) and returns
+// the answer; a new accepted request is remembered with its answer.
+func (s *Server) waDecide(b waBody, rec WhatsAppRequest, id, hash string, first, now time.Time) (int, []byte) {
+	problem := func(status int, code, msg string) (int, []byte) {
+		out, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": msg}})
+		return status, out
+	}
+	if now.Sub(first) > s.cfg.Window {
+		s.stats.Rejected++
+		return problem(http.StatusPreconditionFailed, "PreconditionFailed", "Repeatability-First-Sent is outside the tracked window")
+	}
+	if prev, ok := s.waByID[id]; ok {
+		if prev.bodyHash != hash {
+			s.stats.Rejected++
+			return problem(http.StatusBadRequest, "BadRequest", "Repeatability-Request-ID was used with another request")
+		}
+		s.stats.Deduplicated++
+		return prev.status, prev.answer
+	}
+	status, answer := func() (int, []byte) {
+		switch {
+		case b.ChannelRegistrationID != s.cfg.ChannelRegistrationID:
+			return problem(http.StatusBadRequest, "BadRequest", "unknown channelRegistrationId")
+		case b.Kind != "template" || len(b.To) != 1:
+			return problem(http.StatusBadRequest, "BadRequest", "kind must be template, with one recipient")
+		case s.refused[rec.To]:
+			return problem(http.StatusBadRequest, "BadRequest", "the recipient cannot receive WhatsApp messages")
+		}
+		n, ok := s.cfg.WhatsAppTemplates[b.Template.Name]
+		if !ok {
+			return problem(http.StatusBadRequest, "BadRequest", fmt.Sprintf("template %q is not approved for this channel", b.Template.Name))
+		}
+		if len(rec.Values) != n {
+			return problem(http.StatusBadRequest, "BadRequest", fmt.Sprintf("template %q takes %d values, got %d", b.Template.Name, n, len(rec.Values)))
+		}
+		if n > 0 && (b.Template.Bindings == nil || b.Template.Bindings.Kind != "whatsApp" || len(b.Template.Bindings.WhatsApp.Body) != n) {
+			return problem(http.StatusBadRequest, "BadRequest", "every value must be bound to the body")
+		}
+		s.seq++
+		out, _ := json.Marshal(map[string]any{"receipts": []map[string]string{{"messageId": fmt.Sprintf("wa-%08d", s.seq), "to": rec.To}}})
+		return http.StatusAccepted, out
+	}()
+	if len(s.waByID) >= maxRemembered {
+		for k, r := range s.waByID {
+			if now.Sub(r.on) > s.cfg.Window {
+				delete(s.waByID, k)
+			}
+		}
+	}
+	s.waByID[id] = waRemembered{bodyHash: hash, status: status, answer: answer, on: now}
+	return status, answer
 }

@@ -197,8 +197,19 @@ func message(key, recipient string) delivery.Message {
 	}
 }
 
-func send(t TB, ch delivery.Channel, m delivery.Message) (string, error) {
+// Preparer is implemented by a harness whose channel needs content of its own kind beyond
+// the suite's subject and text (a WhatsApp template reference): Prepare adds it to every
+// message the suite sends, keeping a nil Content nil.
+type Preparer interface {
+	Prepare(m delivery.Message) delivery.Message
+}
+
+func send(t TB, h Harness, m delivery.Message) (string, error) {
 	t.Helper()
+	ch := h.Channel()
+	if p, ok := h.(Preparer); ok {
+		m = p.Prepare(m)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), sendBound)
 	defer cancel()
 	type result struct {
@@ -262,7 +273,7 @@ func testSent(t TB, h Harness) {
 		t.Fatalf("ValidateRecipient(%q) of the accepting recipient: %v", to, err)
 	}
 	m := message("dlv_channeltest_sent", to)
-	ref, err := send(t, ch, m)
+	ref, err := send(t, h, m)
 	if err != nil {
 		t.Fatalf("Send: %v (%s), want sent", err, automation.IntentOf(err))
 	}
@@ -291,7 +302,7 @@ func testInvalidRecipient(t TB, h Harness) {
 	if err := ch.ValidateRecipient(to); err == nil {
 		t.Errorf("ValidateRecipient(%q) accepted the invalid recipient", to)
 	}
-	_, err := send(t, ch, message("dlv_channeltest_invalid", to))
+	_, err := send(t, h, message("dlv_channeltest_invalid", to))
 	wantKind(t, fmt.Sprintf("invalid recipient %q", to), err, automation.IntentPermanent)
 	if got := h.Received(); len(got) != 0 {
 		t.Errorf("the provider got %v for an invalid recipient", keysOf(got))
@@ -305,7 +316,7 @@ func testNeedsContent(t TB, h Harness) {
 	}
 	m := message("dlv_channeltest_nocontent", h.Recipient(Accept))
 	m.Content = nil
-	_, err := send(t, ch, m)
+	_, err := send(t, h, m)
 	wantKind(t, "no rendered content", err, automation.IntentPermanent)
 	if got := h.Received(); len(got) != 0 {
 		t.Errorf("the provider got %v without content", keysOf(got))
@@ -316,7 +327,7 @@ func testPermanentFailure(t TB, h Harness) {
 	if why := h.Capabilities().NoProviderFailures; why != "" {
 		t.Skipf("provider-side failure does not apply: %s", why)
 	}
-	_, err := send(t, h.Channel(), message("dlv_channeltest_refused", h.Recipient(Refuse)))
+	_, err := send(t, h, message("dlv_channeltest_refused", h.Recipient(Refuse)))
 	wantKind(t, "a provider that refuses for good", err, automation.IntentPermanent)
 }
 
@@ -325,7 +336,7 @@ func testTimeoutIsUnknown(t TB, h Harness) {
 		t.Skipf("provider-side timeout does not apply: %s", why)
 	}
 	m := message("dlv_channeltest_timeout", h.Recipient(ApplyWithoutAnswer))
-	_, err := send(t, h.Channel(), m)
+	_, err := send(t, h, m)
 	wantKind(t, "a provider that applies the message but does not answer in time", err, automation.IntentUnknown)
 	if got := h.Received(); !slices.Contains(keysOf(got), m.DeliveryKey) {
 		t.Errorf("the provider got %v, want %s: the harness's provider must apply the message before it stops answering", keysOf(got), m.DeliveryKey)
@@ -337,12 +348,11 @@ func testIdempotencyKey(t TB, h Harness) {
 	if c.IdempotencyKey == "" {
 		t.Skipf("the channel carries no idempotency key: %s", c.NoIdempotencyKey)
 	}
-	ch := h.Channel()
 	to := h.Recipient(Accept)
 	first := message("dlv_channeltest_idem_a", to)
 	other := message("dlv_channeltest_idem_b", to)
 	for i, m := range []delivery.Message{first, first, other} {
-		if _, err := send(t, ch, m); err != nil {
+		if _, err := send(t, h, m); err != nil {
 			t.Fatalf("send %d (%s): %v", i+1, m.DeliveryKey, err)
 		}
 	}
@@ -374,7 +384,7 @@ func testAttachments(t TB, h Harness) {
 	file := delivery.Attachment{FileName: "automation-activity-2027-03-22.csv", ContentType: "text/csv",
 		Data: []byte("businessUnitId,sent\nbu-syd,12\nbu-hcm,\"7\"\n")}
 	m.Attachments = []delivery.Attachment{file}
-	_, err := send(t, ch, m)
+	_, err := send(t, h, m)
 	if !ch.Traits().Attachments {
 		wantKind(t, "an attachment on a channel that does not declare attachments", err, automation.IntentPermanent)
 		if got := h.Received(); len(got) != 0 {
