@@ -33,6 +33,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/azure"
@@ -404,6 +405,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
+	// Template routes (/api/templates/...) belong to the TemplatesApi HTTP function in Azure.
+	templateapi.Register(r.Functions, r.API, templateapi.Deps{Templates: r.Templates, Store: r.Store, Units: r.Store})
 	// Device registry routes (/api/devices/...) belong to the DevicesApi HTTP function in Azure.
 	deviceapi.Register(r.Functions, r.API, deviceapi.Deps{Store: r.Store, Units: r.Store, Clock: r.Clock})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
