@@ -240,7 +240,10 @@ func Generate(seed uint64) *Workload {
 func (w *Workload) sms(seed uint64, zone map[string]*time.Location) {
 	rng := rand.New(rand.NewPCG(seed, 0x5a5a0000005a5a00))
 	n := 0
-	uid := func(kind int) string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", seed&0xffffffff, (kind+8)<<32|n) }
+	uid := func(kind int) string {
+		n++
+		return fmt.Sprintf("%08x-0000-4000-8000-%012x", seed&0xffffffff, (kind+8)<<32|n)
+	}
 	at := func(from time.Time, maxHours int) time.Time {
 		return from.Add(time.Duration(rng.IntN(maxHours*60)+1) * time.Minute)
 	}
