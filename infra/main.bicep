@@ -131,6 +131,8 @@ param operatorPrincipalType string = 'User'
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
 param webhookSecret string = ''
+@secure()
+param webhookPreviousSecret string = ''
 param webhookIdempotent string = 'false'
 param smtpHost string = ''
 param smtpFrom string = ''
@@ -296,6 +298,7 @@ module functionApp 'modules/functionapp.bicep' = {
     sourceUrls: sourceUrls
     reportSources: reportSources
     webhookSecret: webhookSecret
+    webhookPreviousSecret: webhookPreviousSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost
     smtpFrom: smtpFrom

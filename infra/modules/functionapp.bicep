@@ -188,6 +188,10 @@ param apiBusinessUnits string = '*'
 @secure()
 param webhookSecret string = ''
 
+@description('Webhook channel: a signing secret being rotated out (Standard Webhooks signs with both); a Key Vault reference; empty: none.')
+@secure()
+param webhookPreviousSecret string = ''
+
 @description('Webhook receivers deduplicate by Idempotency-Key ("true"/"false").')
 param webhookIdempotent string = 'false'
 
@@ -400,6 +404,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_WEBHOOK_SECRET'
     value: webhookSecret
+  }
+  {
+    name: 'AUTOMATION_WEBHOOK_PREVIOUS_SECRET'
+    value: webhookPreviousSecret
   }
   {
     name: 'AUTOMATION_WEBHOOK_IDEMPOTENT'

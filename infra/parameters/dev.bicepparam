@@ -37,6 +37,7 @@ param logLevel = 'debug'
 // next to this file can be dropped. Secrets are Key Vault references
 // ("@Microsoft.KeyVault(SecretUri=https://<vault>.vault.azure.net/secrets/<name>/)"); empty: none.
 param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')
+param webhookPreviousSecret = readEnvironmentVariable('WEBHOOK_PREVIOUS_SECRET', '')
 param smtpHost = readEnvironmentVariable('SMTP_HOST', '')
 param smtpFrom = readEnvironmentVariable('SMTP_FROM', '')
 param smtpUsername = readEnvironmentVariable('SMTP_USERNAME', '')

@@ -22,7 +22,11 @@ func ChannelsFromConfig(cfg config.Config, logOut io.Writer, local bool, clock a
 	}
 	out := map[string]delivery.Channel{"log": &delivery.LogChannel{W: logOut}}
 	if cfg.Webhook.Secret != "" {
-		w, err := channel.NewWebhook(channel.WebhookConfig{Secret: []byte(cfg.Webhook.Secret), Idempotent: cfg.Webhook.Idempotent,
+		var previous [][]byte
+		if cfg.Webhook.PreviousSecret != "" {
+			previous = [][]byte{[]byte(cfg.Webhook.PreviousSecret)}
+		}
+		w, err := channel.NewWebhook(channel.WebhookConfig{Secret: []byte(cfg.Webhook.Secret), PreviousSecrets: previous, Idempotent: cfg.Webhook.Idempotent,
 			Timeout: cfg.Webhook.Timeout, AllowLocalHTTP: local, AllowPrivateNetworks: cfg.Webhook.AllowPrivateNetworks, Clock: clock})
 		if err != nil {
 			return nil, fmt.Errorf("app: webhook channel: %w", err)

@@ -59,6 +59,7 @@ var Settings = []Setting{
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
 	{"AUTOMATION_WEBHOOK_SECRET", Local | Azure, "", "Webhook channel: HMAC-SHA256 signing key (at least 16 bytes). Empty: no webhook channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_WEBHOOK_PREVIOUS_SECRET", Local | Azure, "", "Webhook channel: a signing key being rotated out (at least 16 bytes): webhook-signature (Standard Webhooks) carries a signature with it beside the current one until receivers have the new secret. Empty: none. In Azure a Key Vault reference."},
 	{"AUTOMATION_WEBHOOK_IDEMPOTENT", Local | Azure, "false", "Webhook channel: true when every receiver deduplicates by Idempotency-Key, so an UNKNOWN outcome is resent with the same key; false sends it to manual resolution."},
 	{"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS", Local | Azure, "false", "Webhook channel: true lets webhooks reach private, loopback and link-local addresses (receivers inside the VNet); false refuses URLs that resolve to them (SSRF guard; local serve always allows them)."},
 	{"AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", Local | Azure, "10", "Webhook channel: request timeout, seconds (1..300)."},
@@ -96,7 +97,7 @@ var Settings = []Setting{
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
-var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_WEBHOOK_PREVIOUS_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
 
@@ -208,6 +209,7 @@ type CampaignProviderConfig struct {
 // WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
 type WebhookConfig struct {
 	Secret               string
+	PreviousSecret       string // a key being rotated out; "" = none
 	Idempotent           bool
 	AllowPrivateNetworks bool
 	Timeout              time.Duration
@@ -330,7 +332,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
-		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
+		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"), PreviousSecret: get("AUTOMATION_WEBHOOK_PREVIOUS_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
 		SMTP: SMTPConfig{Host: get("AUTOMATION_SMTP_HOST"), Port: num("AUTOMATION_SMTP_PORT", 0, 65535),
