@@ -11,8 +11,9 @@
 //	     → 201 the unit's first version (no If-Match: there must be none yet, else 412),
 //	       200 the next version (If-Match: "<the unit's latest version>", else 412);
 //	       422 naming the part that does not parse; 400 without an operator (the audit)
-//	POST /api/templates/{key}/preview?businessUnitId=bu-1   {"payload":{…}}
-//	     → 200 {"subject","text","html","version"}: the latest version rendered with the
+//	POST /api/templates/{key}/preview?businessUnitId=bu-1[&channel=sms]   {"payload":{…}}
+//	     → 200 {"subject","text","html","version"[,"sms":{"encoding","units","segments"}]}:
+//	       the latest version rendered with the
 //	       payload as a delivery's render data; 422 naming the missing field
 //	       ("payload.source.staffName") when the payload lacks one
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -72,17 +73,19 @@ type PreviewRequest struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// Preview is the preview answer.
+// Preview is the preview answer. SMS is the rendered text's length as an SMS (encoding,
+// units, segments), with ?channel=sms.
 type Preview struct {
-	Subject string `json:"subject"`
-	Text    string `json:"text"`
-	HTML    string `json:"html"`
-	Version int64  `json:"version"`
+	Subject string             `json:"subject"`
+	Text    string             `json:"text"`
+	HTML    string             `json:"html"`
+	Version int64              `json:"version"`
+	SMS     *channel.SMSLength `json:"sms,omitempty"`
 }
 
-func (h handlers) scoped(r *http.Request) (string, error) {
+func (h handlers) scoped(r *http.Request, extra ...string) (string, error) {
 	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
+	if err := q.Check(append([]string{"businessUnitId"}, extra...)...); err != nil {
 		return "", err
 	}
 	bu := q.String("businessUnitId")
@@ -162,9 +165,13 @@ func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h handlers) preview(w http.ResponseWriter, r *http.Request) error {
-	bu, err := h.scoped(r)
+	bu, err := h.scoped(r, "channel")
 	if err != nil {
 		return err
+	}
+	ch := r.URL.Query().Get("channel")
+	if ch != "" && ch != channel.SMSChannelName {
+		return automation.Invalid("channel", "only sms adds a measure to the preview, got %q", ch)
 	}
 	var req PreviewRequest
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
@@ -198,6 +205,11 @@ func (h handlers) preview(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, Preview{Subject: content.Subject, Text: content.Text, HTML: content.HTML, Version: content.TemplateVersion})
+	out := Preview{Subject: content.Subject, Text: content.Text, HTML: content.HTML, Version: content.TemplateVersion}
+	if ch == channel.SMSChannelName {
+		l := channel.SMSSegments(content.Text)
+		out.SMS = &l
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }

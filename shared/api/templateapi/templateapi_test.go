@@ -98,6 +98,12 @@ func TestTemplateAPIMatchesOpenAPI(t *testing.T) {
 	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.Subject != "Hello Amelia" || pv.Text != "Expires 2026-10-31." || pv.Version != 2 {
 		t.Fatalf("preview: %+v %v", pv, err)
 	}
+	rec = call(200, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1&channel=sms",
+		`{"payload":{"targetDate":"2026-10-31","source":{"staffName":"Amelia"}}}`)
+	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.SMS == nil || pv.SMS.Encoding != "GSM-7" || pv.SMS.Segments != 1 || pv.SMS.Units != len("Expires 2026-10-31.") {
+		t.Fatalf("sms preview: %+v %v", pv.SMS, err)
+	}
+	call(422, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1&channel=fax", `{"payload":{}}`)
 	rec = call(422, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1", `{"payload":{"targetDate":"2026-10-31"}}`)
 	if !strings.Contains(string(rec.Body), `"field":"payload.source.staffName"`) && !strings.Contains(string(rec.Body), `"field":"payload.source"`) {
 		t.Errorf("the missing field is not named: %s", rec.Body)
