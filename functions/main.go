@@ -54,6 +54,7 @@ commands:
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
+  templates     notification templates from a terminal: get, put (a new version), preview (docs/channels.md)
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
   fcm-sim       run the simulated Firebase Cloud Messaging on 127.0.0.1:8090 and write its service-account key file (docs/channels.md)
@@ -90,6 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return publishCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "support":
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "templates":
+		return templatesCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "provider-sim", "providersim": // providersim: the name before both simulators were named alike
 		return providersimCmd(ctx, args[1:], stdout, stderr)
 	case "billing-sim":
