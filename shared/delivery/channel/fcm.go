@@ -84,7 +84,23 @@ type FCM struct {
 	cfg     FCMConfig
 	client  *http.Client
 	project string
+	tokens  *resettableTokens
 	sent    atomic.Int64
+}
+
+// resettableTokens is a ReuseTokenSource that can be dropped: after FCM refuses an access
+// token (401, e.g. the key was rotated or the token revoked) the next request fetches a new
+// one instead of reusing the refused token until it expires.
+type resettableTokens struct {
+	newSource func() oauth2.TokenSource
+	cur       atomic.Pointer[oauth2.TokenSource]
+}
+
+func (r *resettableTokens) Token() (*oauth2.Token, error) { return (*r.cur.Load()).Token() }
+
+func (r *resettableTokens) reset() {
+	s := r.newSource()
+	r.cur.Store(&s)
 }
 
 var _ delivery.Channel = (*FCM)(nil)
@@ -132,10 +148,11 @@ func NewFCM(cfg FCMConfig) (*FCM, error) {
 	// The token source fetches with base; the send client adds the bearer token to each
 	// request. The context only carries the client (oauth2.HTTPClient), it is never cancelled.
 	tctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
-	ts := oauth2.ReuseTokenSource(nil, jwt.TokenSource(tctx))
+	ts := &resettableTokens{newSource: func() oauth2.TokenSource { return oauth2.ReuseTokenSource(nil, jwt.TokenSource(tctx)) }}
+	ts.reset()
 	client := &http.Client{Transport: &oauth2.Transport{Source: ts, Base: base.Transport}, Timeout: cfg.Timeout,
 		CheckRedirect: base.CheckRedirect}
-	return &FCM{cfg: cfg, client: client, project: project}, nil
+	return &FCM{cfg: cfg, client: client, project: project, tokens: ts}, nil
 }
 
 // Traits implements delivery.Channel: not idempotent (FCM has no idempotency key), and the
@@ -371,7 +388,8 @@ func (f *FCM) sendOne(ctx context.Context, m delivery.Message, token, text strin
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable || code == "UNAVAILABLE" || code == "QUOTA_EXCEEDED":
 		return "", outcomeRetry, retryAfter, desc
 	case resp.StatusCode == http.StatusUnauthorized:
-		return "", outcomeRetry, 0, desc // the token was refused: nothing sent
+		f.tokens.reset() // the token was refused: nothing sent; the retry fetches a new one
+		return "", outcomeRetry, 0, desc
 	case resp.StatusCode >= 500:
 		return "", outcomeUnknown, 0, desc
 	}

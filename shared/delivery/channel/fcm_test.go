@@ -336,3 +336,29 @@ func TestFCMAsCampaignAction(t *testing.T) {
 		t.Fatalf("accepted %+v", got)
 	}
 }
+
+// After FCM refuses the access token (401), the send is a retry and the next one fetches a
+// new token instead of reusing the refused one until it expires.
+func TestFCMRefetchesARefusedToken(t *testing.T) {
+	t.Parallel()
+	devices := newMemDevices()
+	devices.add("cust-1", "tok-1")
+	sim, ch := startFCM(t, devices)
+	if _, err := ch.Send(t.Context(), pushMessage("dlv_tok_1", "cust-1")); err != nil {
+		t.Fatal(err)
+	}
+	sim.RevokeTokens()
+	if _, err := ch.Send(t.Context(), pushMessage("dlv_tok_2", "cust-1")); err == nil || !strings.Contains(err.Error(), "401") ||
+		(automation.IntentOf(err) != automation.IntentRetry && automation.IntentOf(err) != automation.IntentRetryAfter) {
+		t.Fatalf("with a revoked token: %v (%s), want a 401 retry", err, automation.IntentOf(err))
+	}
+	if _, err := ch.Send(t.Context(), pushMessage("dlv_tok_2", "cust-1")); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if st := sim.Stats(); st.Tokens != 2 || st.Unauthorized != 1 {
+		t.Errorf("stats %+v, want a second token after the 401", st)
+	}
+	if devices.retiredReason("tok-1") != "" {
+		t.Error("a 401 retired the token")
+	}
+}

@@ -207,6 +207,13 @@ func (s *Server) SetFaults(f Faults) error {
 	return nil
 }
 
+// RevokeTokens forgets every access token issued (a key rotation): sends with them are 401.
+func (s *Server) RevokeTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = map[string]time.Time{}
+}
+
 // Accepted returns the accepted messages, oldest first.
 func (s *Server) Accepted() []Message {
 	s.mu.Lock()
