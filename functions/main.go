@@ -55,8 +55,10 @@ commands:
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   keys          API keys: create, list, revoke, rotate (docs/security.md#api-keys)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
+  templates     notification templates from a terminal: get, put (a new version), preview (docs/channels.md)
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
+  fcm-sim       run the simulated Firebase Cloud Messaging on 127.0.0.1:8090 and write its service-account key file (docs/channels.md)
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
   emulator-config  the Service Bus emulator's Config.json from the topology (make test/azure, docker-compose.azure.yml)
 
@@ -92,10 +94,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "templates":
+		return templatesCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "provider-sim", "providersim": // providersim: the name before both simulators were named alike
 		return providersimCmd(ctx, args[1:], stdout, stderr)
 	case "billing-sim":
 		return billingSimCmd(ctx, args[1:], stdout, stderr)
+	case "fcm-sim":
+		return fcmsimCmd(ctx, args[1:], stdout, stderr)
 	case "sim":
 		return simCmd(ctx, args[1:], stdout, stderr)
 	case "emulator-config":

@@ -145,12 +145,23 @@ param recipientTokenKeys string = ''
 @description('Delivery channels; secrets as Key Vault references. See infra/README.md.')
 @secure()
 param webhookSecret string = ''
+@secure()
+param webhookPreviousSecret string = ''
 param webhookIdempotent string = 'false'
 param smtpHost string = ''
 param smtpFrom string = ''
 param smtpUsername string = ''
 @secure()
 param smtpPassword string = ''
+@description('Push channel (docs/channels.md#push): the service-account key file as a Key Vault reference; empty: no push channel.')
+@secure()
+param fcmCredentials string = ''
+param fcmProjectId string = ''
+@description('SMS channel (docs/channels.md#sms): the ACS connection string as a Key Vault reference; empty: no sms channel.')
+@secure()
+param acsConnectionString string = ''
+param smsFrom string = ''
+param whatsappChannelId string = ''
 
 @description('Campaigns: HTTP action providers (JSON array) and their bearer tokens (a Key Vault reference to a JSON object). See docs/campaigns.md#configured-providers.')
 param campaignProviders string = ''
@@ -305,11 +316,17 @@ module functionApp 'modules/functionapp.bicep' = {
     apiToken: apiToken
     recipientTokenKeys: recipientTokenKeys
     webhookSecret: webhookSecret
+    webhookPreviousSecret: webhookPreviousSecret
     webhookIdempotent: webhookIdempotent
     smtpHost: smtpHost
     smtpFrom: smtpFrom
     smtpUsername: smtpUsername
     smtpPassword: smtpPassword
+    fcmCredentials: fcmCredentials
+    fcmProjectId: fcmProjectId
+    acsConnectionString: acsConnectionString
+    smsFrom: smsFrom
+    whatsappChannelId: whatsappChannelId
     campaignProviders: campaignProviders
     campaignProviderTokens: campaignProviderTokens
     billingUrl: billingUrl

@@ -208,6 +208,10 @@ param recipientTokenKeys string = ''
 @secure()
 param webhookSecret string = ''
 
+@description('Webhook channel: a signing secret being rotated out (Standard Webhooks signs with both); a Key Vault reference; empty: none.')
+@secure()
+param webhookPreviousSecret string = ''
+
 @description('Webhook receivers deduplicate by Idempotency-Key ("true"/"false").')
 param webhookIdempotent string = 'false'
 
@@ -249,6 +253,29 @@ param smtpUsername string = ''
 @description('SMTP password; pass a Key Vault reference.')
 @secure()
 param smtpPassword string = ''
+
+@description('Push channel: the Google service-account key file (JSON) of the Firebase project; pass a Key Vault reference. Empty: no push channel.')
+@secure()
+param fcmCredentials string = ''
+
+@description('Push channel: the Firebase project id (empty: the key file project_id).')
+param fcmProjectId string = ''
+
+@description('Push channel: FCM base URL (empty: https://fcm.googleapis.com).')
+param fcmEndpoint string = ''
+
+@description('Push channel: timeout of one send to one device, seconds (1..300).')
+param fcmTimeoutSeconds string = '10'
+
+@description('SMS channel: the ACS connection string; pass a Key Vault reference. Empty: no sms channel.')
+@secure()
+param acsConnectionString string = ''
+
+@description('SMS channel: the sender number or short code the ACS resource owns.')
+param smsFrom string = ''
+
+@description('WhatsApp channel: the ACS channel registration id (a GUID); empty: no whatsapp channel.')
+param whatsappChannelId string = ''
 
 @description('Billing provider of priced campaign actions (docs/billing.md): base URL; empty: none (priced actions are refused before anything is held).')
 param billingUrl string = ''
@@ -423,6 +450,10 @@ var automationSettings = [
     value: webhookSecret
   }
   {
+    name: 'AUTOMATION_WEBHOOK_PREVIOUS_SECRET'
+    value: webhookPreviousSecret
+  }
+  {
     name: 'AUTOMATION_WEBHOOK_IDEMPOTENT'
     value: webhookIdempotent
   }
@@ -469,6 +500,34 @@ var automationSettings = [
   {
     name: 'AUTOMATION_SMTP_FROM'
     value: smtpFrom
+  }
+  {
+    name: 'AUTOMATION_FCM_CREDENTIALS'
+    value: fcmCredentials
+  }
+  {
+    name: 'AUTOMATION_FCM_PROJECT_ID'
+    value: fcmProjectId
+  }
+  {
+    name: 'AUTOMATION_FCM_ENDPOINT'
+    value: fcmEndpoint
+  }
+  {
+    name: 'AUTOMATION_FCM_TIMEOUT_SECONDS'
+    value: fcmTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_ACS_CONNECTION_STRING'
+    value: acsConnectionString
+  }
+  {
+    name: 'AUTOMATION_SMS_FROM'
+    value: smsFrom
+  }
+  {
+    name: 'AUTOMATION_WHATSAPP_CHANNEL_ID'
+    value: whatsappChannelId
   }
   {
     name: 'AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE'

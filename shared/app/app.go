@@ -28,12 +28,14 @@ import (
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/api/deadletterapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
+	"github.com/automation-platform/automation/shared/api/deviceapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
@@ -335,7 +337,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.InboxBroker = inbox.NewBroker(inbox.DefaultMaxSubscribers, inbox.DefaultQueue)
 	r.Inbox = &inbox.Service{Store: r.Store, Broker: r.InboxBroker, Clock: r.Clock}
 	if o.Channels == nil {
-		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock)
+		chs, err := ChannelsFromConfig(cfg, o.LogOutput, !cfg.UsesSQLServer(), o.Clock, r.Store)
 		if err != nil {
 			return fail(err)
 		}
@@ -465,6 +467,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), r.Keys)
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
+	// Template routes (/api/templates/...) belong to the TemplatesApi HTTP function in Azure.
+	templateapi.Register(r.Functions, r.API, templateapi.Deps{Templates: r.Templates, Store: r.Store, Units: r.Store})
+	// Device registry routes (/api/devices/...) belong to the DevicesApi HTTP function in Azure.
+	deviceapi.Register(r.Functions, r.API, deviceapi.Deps{Store: r.Store, Units: r.Store, Clock: r.Clock})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.

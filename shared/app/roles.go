@@ -21,13 +21,24 @@ import (
 // (AUTOMATION_API_TOKEN) or a session signed with it, an admin; the role here is the one a
 // console principal will need once sessions carry principals (docs/security.md#console).
 //
-// Roles: ingest posts events; read reads (the inbox included); operate acts on what exists
+// Roles: ingest posts events and registers the member app's push devices (the domain
+// app's backend does both); read reads (the inbox included); operate acts on what exists
 // (support actions, releases, resolves, requeues, report runs); admin changes configuration
 // (business units, settings, registry, campaigns, budgets, subscriptions, roll-out, keys).
 var routeRoles = httpapi.RouteRoles{
 	// Ingest.
 	LocalEventsPath:    httpapi.RoleIngest,
 	"POST /api/events": httpapi.RoleIngest,
+
+	// Push devices (docs/channels.md#device-registry): the domain app registers them.
+	"PUT /api/devices/{customerId}/{token}":    httpapi.RoleIngest,
+	"DELETE /api/devices/{customerId}/{token}": httpapi.RoleIngest,
+	"GET /api/devices/{customerId}":            httpapi.RoleRead,
+
+	// Templates (docs/channels.md#templates): the preview renders and writes nothing.
+	"GET /api/templates/{key}":          httpapi.RoleRead,
+	"PUT /api/templates/{key}":          httpapi.RoleAdmin,
+	"POST /api/templates/{key}/preview": httpapi.RoleRead,
 
 	// Business units and reminder settings.
 	"GET /api/business-units":                       httpapi.RoleRead,

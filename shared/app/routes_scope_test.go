@@ -515,6 +515,23 @@ func routeTable() map[string]routeCase {
 		"GET /api/attributes/{entityType}": {req: get(func(u unitFixture) string {
 			return "/api/attributes/ITEM?businessUnitId=" + u.bu + "&attribute=total_redeem_count&top=5"
 		}), in: 200, out: 404},
+		// Templates (none stored under this key yet: reads and previews are 404 in scope too).
+		"GET /api/templates/{key}": {req: get(func(u unitFixture) string { return "/api/templates/tpl-scope?businessUnitId=" + u.bu }),
+			in: 404, inNote: "no template is stored under that key", out: 404},
+		"PUT /api/templates/{key}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/templates/tpl-scope?businessUnitId=" + u.bu, body: `{"subject":"Hi","text":"Hello"}`, headers: []string{op, "jane"}}
+		}, in: 201, out: 404, writes: true},
+		"POST /api/templates/{key}/preview": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/templates/tpl-scope/preview?businessUnitId=" + u.bu, body: `{"payload":{}}`}
+		}, in: 404, inNote: "no template is stored under that key", out: 404},
+		// Device registry (the push channel's devices; none registered for these customers yet).
+		"PUT /api/devices/{customerId}/{token}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/devices/cust-" + u.bu + "/tok-" + u.bu + "?businessUnitId=" + u.bu, body: `{"platform":"android","app":"com.example.loyalty"}`}
+		}, in: 201, out: 404, writes: true},
+		"DELETE /api/devices/{customerId}/{token}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "DELETE", path: "/api/devices/cust-" + u.bu + "/tok-" + u.bu + "?businessUnitId=" + u.bu}
+		}, in: 404, inNote: "no device is registered with that token", out: 404},
+		"GET /api/devices/{customerId}": {req: get(func(u unitFixture) string { return "/api/devices/cust-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
 		// Inbox API (the messages are stored by the inbox channel; none for these recipients yet).
 		// Campaigns (scoped by the business unit named in the query or the body).
 		"GET /api/campaigns": {req: get(func(u unitFixture) string { return "/api/campaigns?businessUnitId=" + u.bu }), in: 200, out: 404},

@@ -41,6 +41,13 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 		{"params extra member", func(d *campaign.Definition) {
 			d.Actions[0].Params = json.RawMessage(`{"text":"x","bcc":"all@example.test"}`)
 		}, "actions[0].params"},
+		{"sms recipient not E.164", func(d *campaign.Definition) {
+			d.Actions[0].Type, d.Actions[0].Params = "NOTIFICATION_SMS", json.RawMessage(`{"text":"x","recipient":"0412 345 678"}`)
+		}, "actions[0].params.recipient"},
+		{"whatsapp recipient not E.164", func(d *campaign.Definition) {
+			d.Actions[0].Type = "NOTIFICATION_WHATSAPP"
+			d.Actions[0].Params = json.RawMessage(`{"whatsappTemplate":"otp_code","language":"en","values":["1"],"recipient":"0412345678"}`)
+		}, "actions[0].params.recipient"},
 		{"duplicate key", func(d *campaign.Definition) { d.Actions[2].Key = "greet" }, "actions[2].key"},
 		{"bad when", func(d *campaign.Definition) { d.Actions[2].When = "MAYBE" }, "actions[2].when"},
 		{"no triggers", func(d *campaign.Definition) { d.Triggers = nil }, "triggers"},
@@ -61,8 +68,14 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 	if err := r.catalog.Check(threeSteps("sim")); err != nil {
 		t.Fatalf("a good definition refused: %v", err)
 	}
-	// A forward jump is no cycle.
+	// An E.164 recipient passes.
 	d := threeSteps("sim")
+	d.Actions[0].Type, d.Actions[0].Params = "NOTIFICATION_SMS", json.RawMessage(`{"text":"x","recipient":"+61412345678"}`)
+	if err := r.catalog.Check(d); err != nil {
+		t.Fatalf("an E.164 sms recipient refused: %v", err)
+	}
+	// A forward jump is no cycle.
+	d = threeSteps("sim")
 	d.Actions[0].Next = "data"
 	if err := r.catalog.Check(d); err != nil {
 		t.Fatalf("forward next refused: %v", err)

@@ -49,6 +49,10 @@ type notificationParams struct {
 	Text      string `json:"text"`
 	Recipient string `json:"recipient"`
 	Template  string `json:"template"`
+	// NOTIFICATION_WHATSAPP: the approved template and its body values.
+	WhatsAppTemplate string   `json:"whatsappTemplate"`
+	Language         string   `json:"language"`
+	Values           []string `json:"values"`
 }
 
 func (p *ChannelProvider) message(ctx context.Context, c Call) (delivery.Message, error) {
@@ -57,6 +61,10 @@ func (p *ChannelProvider) message(ctx context.Context, c Call) (delivery.Message
 		return delivery.Message{}, automation.Permanent(err)
 	}
 	m, err := p.plain(c, np)
+	if err == nil && c.ActionType == "NOTIFICATION_WHATSAPP" {
+		m.Content.WhatsApp = &delivery.WhatsAppTemplate{Name: np.WhatsAppTemplate, Language: np.Language, Values: np.Values}
+		return m, nil
+	}
 	if err != nil || np.Template == "" || p.Templates == nil {
 		return m, err
 	}

@@ -67,14 +67,31 @@ const notificationSchema = `{"type":"object","additionalProperties":false,"requi
  "properties":{"subject":{"type":"string","maxLength":200},"text":{"type":"string","minLength":1,"maxLength":4000},
   "recipient":{"type":"string","minLength":1,"maxLength":400},"template":{"type":"string","maxLength":200}}}`
 
+// smsSchema is NOTIFICATION_SMS's: notificationSchema with an E.164 recipient, so a number
+// the sms channel could never send to is refused when the campaign is saved (422 naming
+// params.recipient), not at send; without one the execution's recipient id is the number,
+// checked by the channel.
+const smsSchema = `{"type":"object","additionalProperties":false,"required":["text"],
+ "properties":{"subject":{"type":"string","maxLength":200},"text":{"type":"string","minLength":1,"maxLength":4000},
+  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"},"template":{"type":"string","maxLength":200}}}`
+
+// whatsappSchema is NOTIFICATION_WHATSAPP's: an approved WhatsApp template by name and
+// language, and its body values in order (docs/channels.md#whatsapp).
+const whatsappSchema = `{"type":"object","additionalProperties":false,"required":["whatsappTemplate","language"],
+ "properties":{"whatsappTemplate":{"type":"string","pattern":"^[a-z0-9_]{1,512}$"},"language":{"type":"string","pattern":"^[a-z]{2,3}(_[A-Z]{2})?$"},
+  "values":{"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":1024}},
+  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"}}}`
+
 // BuiltinActionTypes are the action types every runtime knows (docs/campaigns.md#action-types).
 func BuiltinActionTypes() []ActionType {
 	return []ActionType{
-		{Name: "NOTIFICATION_SMS", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_SMS", Notification: true, Schema: smsSchema},
 		{Name: "NOTIFICATION_MAIL", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_WEBHOOK", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_INBOX", Notification: true, Schema: notificationSchema},
 		{Name: "NOTIFICATION_LOG", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_PUSH", Notification: true, Schema: notificationSchema},
+		{Name: "NOTIFICATION_WHATSAPP", Notification: true, Schema: whatsappSchema},
 		{Name: "ADD_DATA", Schema: `{"type":"object","additionalProperties":false,"required":["packageCode","dataMb"],
 		  "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},"dataMb":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":1048576}}}`},
 		{Name: "TOP_UP", Schema: `{"type":"object","additionalProperties":false,"required":["amountMinor","currency"],

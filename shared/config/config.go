@@ -60,6 +60,7 @@ var Settings = []Setting{
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local | Azure, "", "HTTP APIs: the bootstrap admin credential; when set, every /api request must send Authorization: Bearer <this token, an API key or an OIDC token> (docs/security.md#credentials), and the console signs in with it. In Azure a Key Vault reference; empty there leaves the routes to function keys alone and the console off."},
 	{"AUTOMATION_WEBHOOK_SECRET", Local | Azure, "", "Webhook channel: HMAC-SHA256 signing key (at least 16 bytes). Empty: no webhook channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_WEBHOOK_PREVIOUS_SECRET", Local | Azure, "", "Webhook channel: a signing key being rotated out (at least 16 bytes): webhook-signature (Standard Webhooks) carries a signature with it beside the current one until receivers have the new secret. Empty: none. In Azure a Key Vault reference."},
 	{"AUTOMATION_WEBHOOK_IDEMPOTENT", Local | Azure, "false", "Webhook channel: true when every receiver deduplicates by Idempotency-Key, so an UNKNOWN outcome is resent with the same key; false sends it to manual resolution."},
 	{"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS", Local | Azure, "false", "Webhook channel: true lets webhooks reach private, loopback and link-local addresses (receivers inside the VNet); false refuses URLs that resolve to them (SSRF guard; local serve always allows them)."},
 	{"AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", Local | Azure, "10", "Webhook channel: request timeout, seconds (1..300)."},
@@ -69,6 +70,13 @@ var Settings = []Setting{
 	{"AUTOMATION_SMTP_USERNAME", Local | Azure, "", "Email channel: SMTP AUTH user (with AUTOMATION_SMTP_PASSWORD)."},
 	{"AUTOMATION_SMTP_PASSWORD", Local | Azure, "", "Email channel: SMTP AUTH password. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_FROM", Local | Azure, "", "Email channel: sender address, e.g. Reminders <noreply@example.com>; required with AUTOMATION_SMTP_HOST."},
+	{"AUTOMATION_FCM_CREDENTIALS", Local | Azure, "", "Push channel: the Google service-account key file (JSON) of the Firebase project. Empty: no push channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_FCM_PROJECT_ID", Local | Azure, "", "Push channel: the Firebase project id; empty: the key file's project_id."},
+	{"AUTOMATION_FCM_ENDPOINT", Local | Azure, "", "Push channel: FCM base URL; empty: https://fcm.googleapis.com (the simulator's URL locally)."},
+	{"AUTOMATION_FCM_TIMEOUT_SECONDS", Local | Azure, "10", "Push channel: timeout of one send to one device, seconds (1..300)."},
+	{"AUTOMATION_ACS_CONNECTION_STRING", Local | Azure, "", "SMS channel: the Azure Communication Services resource's connection string (endpoint=…;accesskey=…). Empty: no sms channel. In Azure a Key Vault reference."},
+	{"AUTOMATION_SMS_FROM", Local | Azure, "", "SMS channel: the sender, an E.164 number or short code the ACS resource owns; required with AUTOMATION_ACS_CONNECTION_STRING."},
+	{"AUTOMATION_WHATSAPP_CHANNEL_ID", Local | Azure, "", "WhatsApp channel: the channel registration id (a GUID) of the WhatsApp business account connected to the ACS resource of AUTOMATION_ACS_CONNECTION_STRING. Empty: no whatsapp channel."},
 	{"AUTOMATION_API_BUSINESS_UNITS", Local | Azure, "*", "HTTP APIs: business units any caller may see at most (comma-separated ids, or *); the X-Automation-Business-Units header, set by the front door, narrows it per request."},
 	{"AUTOMATION_OIDC_ISSUER", Local | Azure, "", "HTTP APIs: the OpenID Connect issuer whose JWT bearer tokens are accepted, exactly as their iss (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0). Empty: no OIDC tokens. Needs AUTOMATION_API_TOKEN (credentials on) and AUTOMATION_OIDC_AUDIENCE."},
 	{"AUTOMATION_OIDC_AUDIENCE", Local | Azure, "", "HTTP APIs: the audience OIDC tokens must carry (aud): the app registration's client id or application ID URI."},
@@ -95,7 +103,7 @@ var Settings = []Setting{
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
-var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_WEBHOOK_PREVIOUS_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_RECIPIENT_TOKEN_KEYS",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
@@ -167,6 +175,8 @@ type Config struct {
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
 	SMTP                       SMTPConfig
+	FCM                        FCMConfig
+	ACS                        ACSConfig
 	// Reconciliation (docs/architecture.md#reconciliation).
 	ReconciliationSchedule string
 	ReconcileBatchSize     int
@@ -212,6 +222,7 @@ type CampaignProviderConfig struct {
 // WebhookConfig configures the webhook channel; Secret "" means no webhook channel.
 type WebhookConfig struct {
 	Secret               string
+	PreviousSecret       string // a key being rotated out; "" = none
 	Idempotent           bool
 	AllowPrivateNetworks bool
 	Timeout              time.Duration
@@ -224,6 +235,22 @@ type SMTPConfig struct {
 	Security           string // starttls | opportunistic | tls | none
 	Username, Password string
 	From               string
+}
+
+// FCMConfig configures the push channel (docs/channels.md#push).
+type FCMConfig struct {
+	Credentials string // the service-account key file's JSON; "" = no push channel
+	ProjectID   string // "" = the key file's project_id
+	Endpoint    string // "" = https://fcm.googleapis.com
+	Timeout     time.Duration
+}
+
+// ACSConfig configures the SMS channel (docs/channels.md#sms).
+type ACSConfig struct {
+	ConnectionString string // "" = no sms channel
+	SMSFrom          string // the sender number or short code
+	// WhatsAppChannelID is the WhatsApp channel registration (a GUID); "" = no whatsapp channel.
+	WhatsAppChannelID string
 }
 
 // UsesSQLServer reports whether the SQL Server store is configured.
@@ -322,12 +349,15 @@ func Load(getenv func(string) string) (Config, error) {
 		OIDC: OIDCConfig{Issuer: get("AUTOMATION_OIDC_ISSUER"), Audience: get("AUTOMATION_OIDC_AUDIENCE"),
 			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM")},
 		RecipientTokenKeys: get("AUTOMATION_RECIPIENT_TOKEN_KEYS"),
-		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"),
+		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"), PreviousSecret: get("AUTOMATION_WEBHOOK_PREVIOUS_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
 		SMTP: SMTPConfig{Host: get("AUTOMATION_SMTP_HOST"), Port: num("AUTOMATION_SMTP_PORT", 0, 65535),
 			Security: strings.ToLower(get("AUTOMATION_SMTP_SECURITY")), Username: get("AUTOMATION_SMTP_USERNAME"),
 			Password: get("AUTOMATION_SMTP_PASSWORD"), From: get("AUTOMATION_SMTP_FROM")},
+		FCM: FCMConfig{Credentials: get("AUTOMATION_FCM_CREDENTIALS"), ProjectID: get("AUTOMATION_FCM_PROJECT_ID"),
+			Endpoint: get("AUTOMATION_FCM_ENDPOINT"), Timeout: time.Duration(num("AUTOMATION_FCM_TIMEOUT_SECONDS", 1, 300)) * time.Second},
+		ACS:                    ACSConfig{ConnectionString: get("AUTOMATION_ACS_CONNECTION_STRING"), SMSFrom: get("AUTOMATION_SMS_FROM")},
 		ReconciliationSchedule: get("ReconciliationSchedule"),
 		ReconcileBatchSize:     num("AUTOMATION_RECONCILE_BATCH_SIZE", 1, 1000),
 		ReconcileMaxBatches:    num("AUTOMATION_RECONCILE_MAX_BATCHES", 1, 10000),
@@ -364,6 +394,12 @@ func Load(getenv func(string) string) (Config, error) {
 	case "starttls", "opportunistic", "tls", "none":
 	default:
 		bad("AUTOMATION_SMTP_SECURITY", "must be starttls, opportunistic, tls or none, got %q", c.SMTP.Security)
+	}
+	if c.ACS.ConnectionString != "" && c.ACS.SMSFrom == "" && c.ACS.WhatsAppChannelID == "" {
+		bad("AUTOMATION_SMS_FROM", "is required with AUTOMATION_ACS_CONNECTION_STRING (or AUTOMATION_WHATSAPP_CHANNEL_ID, for WhatsApp only)")
+	}
+	if c.ACS.WhatsAppChannelID != "" && c.ACS.ConnectionString == "" {
+		bad("AUTOMATION_WHATSAPP_CHANNEL_ID", "needs AUTOMATION_ACS_CONNECTION_STRING")
 	}
 	if c.SMTP.Host != "" && c.SMTP.From == "" {
 		bad("AUTOMATION_SMTP_FROM", "is required when AUTOMATION_SMTP_HOST is set")

@@ -21,6 +21,10 @@ type Message struct {
 	// key has no stored template.
 	Content *Content  `json:"content,omitempty"`
 	SentOn  time.Time `json:"sentOn"` // UTC, the dispatcher's clock
+	// CreatedOn is when the delivery was created (UTC), the same on every attempt; zero
+	// when the caller has no stored delivery (a campaign action). The SMS channel sends it
+	// as ACS's repeatabilityFirstSent.
+	CreatedOn time.Time `json:"-"`
 	// Attachments are the files to send with the message (only to channels whose Traits
 	// say Attachments); loaded from blobs, never logged or stored.
 	Attachments []Attachment `json:"-"`
@@ -32,6 +36,18 @@ type Content struct {
 	Text            string `json:"text,omitempty"`
 	HTML            string `json:"html,omitempty"`
 	TemplateVersion int64  `json:"templateVersion"`
+	// WhatsApp is the provider-side template a WhatsApp notification names (WhatsApp
+	// business messages outside a conversation must be pre-approved templates); nil for
+	// other channels.
+	WhatsApp *WhatsAppTemplate `json:"whatsApp,omitempty"`
+}
+
+// WhatsAppTemplate names an approved WhatsApp template and the values of its body
+// parameters, in order ({{1}}, {{2}}, …).
+type WhatsAppTemplate struct {
+	Name     string   `json:"name"`
+	Language string   `json:"language"` // e.g. "en_US"
+	Values   []string `json:"values,omitempty"`
 }
 
 // Traits are what a channel declares to the dispatcher (docs/architecture.md#dispatch).

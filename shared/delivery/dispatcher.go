@@ -246,7 +246,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	now := d.Clock.Now()
 	o = Outcome{Job: job, InDoubt: c.InDoubt, At: now}
 	msg := Message{DeliveryKey: job.DeliveryKey, SchedulerKey: job.SchedulerKey, BusinessUnitID: job.BusinessUnitID,
-		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, Payload: rawJSON(job.PayloadJSON), SentOn: now}
+		Channel: job.Channel, Recipient: job.Recipient, Template: job.Template, PayloadJSON: job.PayloadJSON, Payload: rawJSON(job.PayloadJSON), SentOn: now,
+		CreatedOn: job.CreatedOn}
 	ch, ok := d.Channels[job.Channel]
 	if !ok {
 		return d.failed(ctx, o, fmt.Errorf("unknown channel %q", job.Channel))

@@ -56,7 +56,7 @@ var providerNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 // parseCampaignProviders checks the scenario's providers (a bad one names its field).
 func parseCampaignProviders(raw []json.RawMessage, bad func(string, ...any)) []CampaignProvider {
 	var out []CampaignProvider
-	seen := map[string]bool{"log": true, "webhook": true}
+	seen := map[string]bool{"log": true, "webhook": true, "sms": true}
 	for i, r := range raw {
 		var p CampaignProvider
 		if err := strictDecode(r, &p); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/acssim"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/inbox"
@@ -39,7 +40,7 @@ type Template struct {
 
 // ChannelFault makes a channel fail from the input's at until Until (exclusive).
 type ChannelFault struct {
-	Channel string    `json:"channel"` // "log" or "webhook"
+	Channel string    `json:"channel"` // "log", "webhook" or "sms"
 	Mode    string    `json:"mode"`    // "fail": nothing arrives; "timeout": it arrives, the answer is lost; "lost": the request left, nothing arrives, no answer
 	Until   time.Time `json:"until"`
 }
@@ -101,7 +102,7 @@ func parseFault(i int, raw json.RawMessage, at time.Time, bad func(string, ...an
 	var out ChannelFault
 	ok := true
 	if !Channels[f.Channel] {
-		bad("inputs[%d].channelFault.channel: unknown channel %q (log or webhook)", i, f.Channel)
+		bad("inputs[%d].channelFault.channel: unknown channel %q (log, webhook or sms)", i, f.Channel)
 		ok = false
 	}
 	if f.Mode != FaultFail && f.Mode != FaultTimeout && f.Mode != FaultLost {
@@ -307,6 +308,76 @@ func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 	return answer(http.StatusOK, "ok"), nil
 }
 
+// SMSObserver is implemented by a Driver that checks the simulated ACS's side of the
+// replay's sms channel: before the first process starts it gets a function that returns
+// every SMS request that reached ACS so far (repeats included; Sent marks the one that sent).
+type SMSObserver interface {
+	SMS(requests func() []acssim.Request)
+}
+
+// smsHost is the replay's ACS resource host (never dialled: smsTransport serves it).
+const smsHost = "acs.replay.invalid"
+
+// smsTransport carries the sms channel's requests to the simulated ACS in the process,
+// with the "sms" channel faults: fail (refused before the request is written), lost (the
+// request is written and never arrives) and timeout (ACS takes it, the answer is lost).
+type smsTransport struct {
+	f   *faults
+	acs *acssim.Server
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t smsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	mode := t.f.active("sms")
+	if mode == FaultFail {
+		return nil, errors.New("simulated failure: connection refused")
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteRequest != nil {
+		tr.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if mode == FaultLost {
+		return nil, errSimulatedTimeout
+	}
+	in := req.Clone(req.Context())
+	in.Body = io.NopCloser(bytes.NewReader(body))
+	in.Host = req.URL.Host
+	in.RequestURI = req.URL.RequestURI()
+	rec := &responseRecorder{header: http.Header{}}
+	t.acs.Handler().ServeHTTP(rec, in)
+	if mode == FaultTimeout {
+		return nil, errSimulatedTimeout
+	}
+	if rec.code == 0 {
+		rec.code = http.StatusOK
+	}
+	return &http.Response{StatusCode: rec.code, Status: fmt.Sprintf("%d %s", rec.code, http.StatusText(rec.code)), Proto: "HTTP/1.1", ProtoMajor: 1,
+		ProtoMinor: 1, Header: rec.header, Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())), Request: req}, nil
+}
+
+// responseRecorder is the smallest http.ResponseWriter (no httptest outside tests).
+type responseRecorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (w *responseRecorder) Header() http.Header { return w.header }
+func (w *responseRecorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *responseRecorder) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.body.Write(p)
+}
+
 // channels builds the replay's channels on the runner's output.
 func (r *runner) channels() (map[string]delivery.Channel, error) {
 	r.faults = &faults{clock: r.clock}
@@ -317,7 +388,17 @@ func (r *runner) channels() (map[string]delivery.Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]delivery.Channel{"log": logCh, "webhook": wh}, nil
+	acs, err := acssim.New(acssim.Config{Clock: r.clock})
+	if err != nil {
+		return nil, err
+	}
+	r.acs = acs
+	sms, err := channel.NewSMS(channel.SMSConfig{ConnectionString: acs.ConnectionString("https://" + smsHost), From: "+18005550100",
+		Clock: r.clock, Client: &http.Client{Transport: smsTransport{f: r.faults, acs: acs}}})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]delivery.Channel{"log": logCh, "webhook": wh, channel.SMSChannelName: sms}, nil
 }
 
 // lineWriter counts the delivery lines the log channel writes to the replay output.
@@ -359,9 +440,10 @@ func (r *runner) outcome(o delivery.Outcome) {
 	case store.NotificationFailed:
 		kind, r.failed = "failed", r.failed+1
 	case store.NotificationSent:
-		if o.Job.Channel == inbox.ChannelName || o.Job.Channel == gateway.EventChannelName {
+		if o.Job.Channel == inbox.ChannelName || o.Job.Channel == gateway.EventChannelName || o.Job.Channel == channel.SMSChannelName {
 			// The product's own channels (the in-app inbox, the event channel into the
-			// gateway) have no replay stand-in that writes lines: their delivery line is
+			// gateway) and the sms channel (the simulated ACS knows the text, not the
+			// occurrence) have no replay stand-in that writes lines: their delivery line is
 			// written from the outcome, once per sent delivery.
 			r.deliveries++
 			m := delivery.Message{DeliveryKey: o.Job.DeliveryKey, SchedulerKey: o.Job.SchedulerKey, BusinessUnitID: o.Job.BusinessUnitID,

@@ -72,7 +72,7 @@ func TestDeliveryInputsAreValidated(t *testing.T) {
 		"template unknown unit":   {`,"templates":[{"key":"k","businessUnitId":"bu-9","subject":"s","text":"t"}]`, "unknown business unit"},
 		"template duplicate":      {`,"templates":[{"key":"k","subject":"s","text":"t"},{"key":"k","subject":"s","text":"t"}]`, "duplicate"},
 		"template unknown field":  {`,"templates":[{"key":"k","subject":"s","text":"t","body":"x"}]`, "unknown field"},
-		"fault unknown channel":   {`,"inputs":[{"at":"2026-10-01T01:00:00Z","channelFault":{"channel":"sms","mode":"fail","until":"2026-10-01T02:00:00Z"}}]`, "inputs[0].channelFault.channel"},
+		"fault unknown channel":   {`,"inputs":[{"at":"2026-10-01T01:00:00Z","channelFault":{"channel":"fax","mode":"fail","until":"2026-10-01T02:00:00Z"}}]`, "inputs[0].channelFault.channel"},
 		"fault bad mode":          {`,"inputs":[{"at":"2026-10-01T01:00:00Z","channelFault":{"channel":"log","mode":"slow","until":"2026-10-01T02:00:00Z"}}]`, "channelFault.mode"},
 		"fault ends before":       {`,"inputs":[{"at":"2026-10-01T01:00:00Z","channelFault":{"channel":"log","mode":"fail","until":"2026-10-01T00:00:00Z"}}]`, "until must be after at"},
 		"fault bad until":         {`,"inputs":[{"at":"2026-10-01T01:00:00Z","channelFault":{"channel":"log","mode":"fail","until":"tomorrow"}}]`, "not RFC 3339"},

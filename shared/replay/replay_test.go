@@ -295,7 +295,7 @@ func TestParseNamesPaths(t *testing.T) {
 		{`"recipients":{"field":"staffEmail"}`, `"recipients":{"field":"staffEmail","x":1}`, "reminderSettings[0]"},
 		{`"sendLocalTime":"09:00"`, `"sendLocalTime":"25:00"`, "reminderSettings[0].sendLocalTime"},
 		{`"offsetsDays":[0]`, `"offsetsDays":[1.5]`, "reminderSettings[0].offsetsDays"},
-		{`"channels":["log"]`, `"channels":["sms"]`, "reminderSettings[0].channels[0]: unknown channel \"sms\""},
+		{`"channels":["log"]`, `"channels":["fax"]`, "reminderSettings[0].channels[0]: unknown channel \"fax\""},
 		{`"channels":["log"]`, `"channels":["log","log"]`, "duplicate channel"},
 		{`"start":"2026-09-01T00:00:00Z"`, `"start":"2026-09-01"`, "start \"2026-09-01\" is not RFC 3339"},
 		{`"start":"2026-09-01T00:00:00Z"`, `"start":"1000-01-01T00:00:00Z"`, "start 1000-01-01T00:00:00Z is outside"},

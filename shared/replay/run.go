@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/delivery/acssim"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/publish"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -164,6 +165,9 @@ func Run(ctx context.Context, sc *Scenario, out io.Writer, opts *Options) (Summa
 	if wo, ok := o.Driver.(WebhookObserver); ok {
 		wo.Webhooks(r.webhook.Receipts)
 	}
+	if so, ok := o.Driver.(SMSObserver); ok {
+		so.SMS(r.acs.Requests)
+	}
 	r.appOpts = app.Options{Clock: r.clock, Channels: channels, Seed: 1, DispatchInOrder: true, Log: o.Log, OnOutcome: r.outcome,
 		OnRouted: r.routed, OnAttributes: r.attributes, OnAttributeRefused: r.attributeRefused,
 		CampaignProviders: providers, OnCampaignAction: r.action, CampaignSweepParallel: 1, WithoutBudgets: r.sc.billing == nil}
@@ -231,6 +235,8 @@ type runner struct {
 	providerSims map[string]*providersim.Server
 	// webhook: the webhook's receiver (delivery.go).
 	webhook *webhookReceiver
+	// acs: the sms channel's simulated ACS (delivery.go).
+	acs *acssim.Server
 }
 
 func (r *runner) setup(ctx context.Context) error {

@@ -83,7 +83,7 @@ func (sc *Scenario) Settings() []reminder.Setting { return sc.settings }
 
 // Channels are the delivery channels a replay offers: the replay's log and webhook, and the
 // product's own in-app inbox and event channel (the gateway), which app.Open adds.
-var Channels = map[string]bool{"log": true, "webhook": true, "inbox": true, "event": true}
+var Channels = map[string]bool{"log": true, "webhook": true, "sms": true, "inbox": true, "event": true}
 
 // Supported simulated-time range.
 var (

@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/budget/billingsim"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/acssim"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
@@ -48,6 +49,9 @@ const (
 	// delivery key was applied at most once, so every attempt carried one key; and every
 	// webhook delivery recorded Sent was received and applied (webhook.go).
 	InvWebhookOnce = "webhook-received-once"
+	// InvSMSOnce: the simulated ACS (which sends each repeatabilityRequestId once) sent each
+	// sms delivery at most once, and every sms delivery recorded Sent was sent (webhook.go).
+	InvSMSOnce = "sms-sent-once"
 )
 
 // The attribute engine's invariants (loyalty.go).
@@ -179,6 +183,7 @@ type checker struct {
 	stoppedOrders []string
 	// webhooks: the webhook receiver's receipts so far (nil before the run starts).
 	webhooks func() []replay.WebhookReceipt
+	sms      func() []acssim.Request
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -412,6 +417,7 @@ func (c *checker) safety(r *report, rows []row) {
 		}
 	}
 	c.checkWebhookOnce(r)
+	c.checkSMSOnce(r)
 	for _, rw := range rows {
 		if rw.trig != "DateBased" {
 			continue
@@ -474,6 +480,7 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		}
 	}
 	c.checkWebhookSent(r, jobs)
+	c.checkSMSSent(r, jobs)
 	for k, es := range effects {
 		found := false
 		for _, j := range jobsBySched[es[0].schedulerKey] {

@@ -43,3 +43,8 @@ func TestSeed278GatewayNotificationSurvivesACrash(t *testing.T) { runSeedClean(t
 // never terminal (due-rows-terminal, threshold-fired-once): the bug was in the invariant, which
 // now accepts a row on support hold with a reason in either status (heldWithReason).
 func TestSeed9405HeldPendingRowIsTerminal(t *testing.T) { runSeedClean(t, 9405) }
+
+// TestSeed36SMSSentOnce: seed 36 resends an sms delivery after a lost answer; with an id
+// that changed between attempts ACS sent it twice (sms-sent-once), with the UUIDv5 of the
+// delivery key it sends once.
+func TestSeed36SMSSentOnce(t *testing.T) { runSeedClean(t, 36) }

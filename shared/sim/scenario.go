@@ -30,7 +30,7 @@ func (w *Workload) Scenario() ([]byte, error) {
 		settings = append(settings, b)
 	}
 	var templates []obj
-	for _, k := range []string{"police-vetting-expiry", "contract-renewal", "class-filling", "report-ready", "redeem-done"} {
+	for _, k := range []string{"police-vetting-expiry", "contract-renewal", "membership-renewal", "class-filling", "report-ready", "redeem-done"} {
 		templates = append(templates, obj{"key": k, "subject": k + " {{.schedulerKey}}", "text": "to {{.recipient}} on {{.channel}} ({{.deliveryKey}})"})
 	}
 	inputs := []json.RawMessage{}
@@ -54,8 +54,11 @@ func (w *Workload) Scenario() ([]byte, error) {
 
 func (w *Workload) dateSetting(s DateSetting, sendTime string) map[string]any {
 	tpl := "police-vetting-expiry"
-	if s.Channel == "webhook" {
+	switch s.Channel {
+	case "webhook":
 		tpl = "contract-renewal"
+	case "sms":
+		tpl = "membership-renewal"
 	}
 	return map[string]any{"guid": s.Guid, "businessUnitId": s.Unit, "name": s.SourceType + " reminder", "sourceType": s.SourceType,
 		"triggerType": "DateBased", "triggerKey": s.TriggerKey, "offsetsDays": s.Offsets, "sendLocalTime": sendTime,

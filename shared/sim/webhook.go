@@ -3,6 +3,8 @@ package sim
 import (
 	"sort"
 
+	"github.com/automation-platform/automation/shared/delivery/acssim"
+
 	"github.com/automation-platform/automation/shared/replay"
 )
 
@@ -50,6 +52,51 @@ func (c *checker) checkWebhookSent(r *report, jobs []job) {
 	for _, j := range jobs {
 		if j.channel == "webhook" && j.status == "Sent" {
 			r.check(InvWebhookOnce, applied[j.key], "webhook delivery %s (%s) is Sent and the receiver never applied it", j.key, j.schedulerKey)
+		}
+	}
+}
+
+// The sms channel's part: the replay's simulated ACS deduplicates by repeatabilityRequestId
+// (the UUIDv5 of the delivery key) and records every request with its tag (the delivery
+// key). A resend after a lost answer, a timeout or a crash after the send must carry the
+// same id, so ACS sends the delivery's SMS once.
+
+// SMS implements replay.SMSObserver.
+func (d *driver) SMS(requests func() []acssim.Request) { d.chk.sms = requests }
+
+// checkSMSOnce (at every instant): ACS sent each delivery key's SMS at most once.
+func (c *checker) checkSMSOnce(r *report) {
+	if c.sms == nil {
+		return
+	}
+	sent := map[string]int{}
+	var keys []string
+	for _, rq := range c.sms() {
+		if rq.SentThisRequest {
+			if sent[rq.Tag] == 0 {
+				keys = append(keys, rq.Tag)
+			}
+			sent[rq.Tag]++
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.check(InvSMSOnce, sent[k] == 1, "sms delivery %s was sent %d times by ACS", k, sent[k])
+	}
+}
+
+// checkSMSSent (after the drain): every sms delivery recorded Sent was sent by ACS.
+func (c *checker) checkSMSSent(r *report, jobs []job) {
+	if c.sms == nil {
+		return
+	}
+	sent := map[string]bool{}
+	for _, rq := range c.sms() {
+		sent[rq.Tag] = sent[rq.Tag] || rq.SentThisRequest
+	}
+	for _, j := range jobs {
+		if j.channel == "sms" && j.status == "Sent" {
+			r.check(InvSMSOnce, sent[j.key], "sms delivery %s (%s) is Sent and ACS never sent it", j.key, j.schedulerKey)
 		}
 	}
 }

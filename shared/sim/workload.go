@@ -227,8 +227,52 @@ func Generate(seed uint64) *Workload {
 	if rng.IntN(2) == 0 {
 		w.campaigns(rng)
 	}
+	w.sms(seed, zone)
 	sort.SliceStable(w.Ops, func(a, b int) bool { return w.Ops[a].At.Before(w.Ops[b].At) })
 	return w
+}
+
+// sms adds the sms channel's part (docs/channels.md#sms): per unit, half the time, a
+// date-based setting on the sms channel with 1–3 sources whose recipient is an E.164 mobile
+// number, some moving their date once; and 0–2 fault windows on the sms channel. It draws
+// from its own generator and its own ids, so the rest of a seed's workload is what it was
+// before the sms part existed.
+func (w *Workload) sms(seed uint64, zone map[string]*time.Location) {
+	rng := rand.New(rand.NewPCG(seed, 0x5a5a0000005a5a00))
+	n := 0
+	uid := func(kind int) string {
+		n++
+		return fmt.Sprintf("%08x-0000-4000-8000-%012x", seed&0xffffffff, (kind+8)<<32|n)
+	}
+	at := func(from time.Time, maxHours int) time.Time {
+		return from.Add(time.Duration(rng.IntN(maxHours*60)+1) * time.Minute)
+	}
+	for _, u := range w.Units {
+		if rng.IntN(2) != 0 {
+			continue
+		}
+		s := DateSetting{Guid: uid(1), Unit: u.ID, SourceType: "Membership", TriggerKey: "renewsOn", RecipientField: "mobile", Channel: "sms",
+			Offsets: []int{rng.IntN(3)}, SendTime: sendTimes[rng.IntN(len(sendTimes))]}
+		w.Dates = append(w.Dates, s)
+		for k := rng.IntN(3); k >= 0; k-- {
+			src := uid(3)
+			mobile := fmt.Sprintf("+6141%07d", n) // an Australian mobile number (E.164)
+			t := at(w.Start, 20*24)
+			local := t.In(zone[s.Unit])
+			date := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1+rng.IntN(25))
+			evs := []Op{{At: t, Kind: OpEvent, SourceType: s.SourceType, Source: src, Unit: s.Unit, Revision: 1, Date: date.Format(time.DateOnly), Email: mobile}}
+			if rng.IntN(3) == 0 {
+				date = date.AddDate(0, 0, rng.IntN(15)-5)
+				evs = append(evs, Op{At: at(t, 5*24), Kind: OpEvent, SourceType: s.SourceType, Source: src, Unit: s.Unit, Revision: 2, Date: date.Format(time.DateOnly), Email: mobile})
+			}
+			w.Ops = append(w.Ops, w.disorder(rng, evs)...)
+		}
+	}
+	for k := rng.IntN(3); k > 0; k-- {
+		from := at(w.Start, 38*24)
+		mode := []string{"fail", "timeout", "lost"}[rng.IntN(3)]
+		w.Ops = append(w.Ops, Op{At: from, Kind: OpFault, Channel: "sms", Mode: mode, FaultUntil: from.Add(time.Duration(10+rng.IntN(110)) * time.Minute)})
+	}
 }
 
 // disorder gives each source event its id and adds the bus's disorder: a duplicate of an

@@ -87,6 +87,7 @@ type Store interface {
 	LifecycleStore
 	GatewayStore
 	InboxStore
+	PushDeviceStore
 	AttributeStore
 	CampaignStore
 	OutboxLeaseStore

@@ -110,6 +110,8 @@ const (
 	BudgetAPI              = "BudgetApi"
 	OpenAPIDocument        = "OpenApi"
 	APIKeysAPI             = "ApiKeysApi"
+	DevicesAPI             = "DevicesApi"
+	TemplatesAPI           = "TemplatesApi"
 )
 
 // MaxMessageBatchSize is the most messages one invocation of a "cardinality": "many"
@@ -190,6 +192,7 @@ var functions = []Function{
 	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription, Many: true},
+	{Name: DevicesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "devices/{*path}", Methods: []string{"get", "put", "delete"}},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
 	{Name: DueWorkPoller, Trigger: TimerTrigger, Binding: "timer", Schedule: "%DueWorkSchedule%"},
@@ -205,6 +208,7 @@ var functions = []Function{
 	{Name: ReportRunsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-runs/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: ReportSubscriptionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-subscriptions/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: SupportAPI, Trigger: HTTPTrigger, Binding: "req", Route: "support/{*path}", Methods: []string{"get", "post"}},
+	{Name: TemplatesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "templates/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: TrackingProcessor, Trigger: ServiceBusTrigger, Binding: "message", Topic: TrackingTopic, Subscription: AttributesSubscription, Sessions: true, Many: true},
 }
 

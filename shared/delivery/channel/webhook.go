@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -32,12 +33,51 @@ import (
 // the bytes TimestampHeader + "." + the request body; SignatureHeader carries
 // "v1=" + its lower-case hex. Receivers recompute it, compare in constant time and reject a
 // timestamp more than a few minutes away from their clock (replays).
+//
+// The same requests are also signed as the Standard Webhooks specification does
+// (https://www.standardwebhooks.com, docs/channels.md#standard-webhooks), so a receiver can
+// verify them with that specification's libraries: StandardIDHeader carries the delivery
+// key (the same on every retry), StandardTimestampHeader the Unix seconds, and
+// StandardSignatureHeader "v1,<base64 HMAC-SHA256 over id.timestamp.body>" once per signing
+// secret (space-separated during a rotation). The receiver's secret is
+// StandardSecret(secret) ("whsec_" + base64 of the key bytes). The X-Automation-* headers
+// stay during the transition.
 const (
 	SignatureHeader   = "X-Automation-Signature"
 	TimestampHeader   = "X-Automation-Timestamp" // Unix seconds (UTC) when the request was signed
 	IdempotencyHeader = "Idempotency-Key"        // the delivery key: the same for every retry
 	DeliveryHeader    = "X-Automation-Delivery"  // the delivery key again, for receivers' logs
+
+	StandardIDHeader        = "webhook-id"
+	StandardTimestampHeader = "webhook-timestamp"
+	StandardSignatureHeader = "webhook-signature"
 )
+
+// StandardSecret is the Standard Webhooks form of a signing key, which receivers configure
+// in their library: "whsec_" + base64(key).
+func StandardSecret(key []byte) string { return "whsec_" + base64.StdEncoding.EncodeToString(key) }
+
+// ParseStandardSecret reads a "whsec_…" secret (the prefix is optional) into key bytes.
+func ParseStandardSecret(s string) ([]byte, error) {
+	k, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
+	if err != nil || len(k) == 0 {
+		return nil, errors.New("webhook: a Standard Webhooks secret is whsec_ and base64")
+	}
+	return k, nil
+}
+
+// StandardSign returns the webhook-signature value for body with message id and timestamp
+// (Unix seconds), one "v1,<base64>" entry per key, space-separated, in the keys' order.
+func StandardSign(keys [][]byte, id, timestamp string, body []byte) string {
+	var parts []string
+	for _, k := range keys {
+		m := hmac.New(sha256.New, k)
+		m.Write([]byte(id + "." + timestamp + "."))
+		m.Write(body)
+		parts = append(parts, "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	}
+	return strings.Join(parts, " ")
+}
 
 // WebhookBody is the JSON body POSTed to the recipient URL.
 type WebhookBody struct {
@@ -56,6 +96,10 @@ type WebhookBody struct {
 type WebhookConfig struct {
 	// Secret is the HMAC-SHA256 key shared with the receivers (at least 16 bytes).
 	Secret []byte
+	// PreviousSecrets are keys being rotated out: requests are signed with Secret and each
+	// of them in webhook-signature (Standard Webhooks), so receivers not yet given the new
+	// secret keep verifying. The X-Automation-Signature header uses Secret only.
+	PreviousSecrets [][]byte
 	// Timeout bounds one request, connection to response headers (default 10 s).
 	Timeout time.Duration
 	// Idempotent declares that receivers deduplicate by Idempotency-Key, so the dispatcher
@@ -96,6 +140,11 @@ var _ delivery.Channel = (*Webhook)(nil)
 func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if len(cfg.Secret) < 16 {
 		return nil, errors.New("webhook: the signing secret must be at least 16 bytes")
+	}
+	for _, p := range cfg.PreviousSecrets {
+		if len(p) < 16 {
+			return nil, errors.New("webhook: a previous signing secret must be at least 16 bytes")
+		}
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
@@ -230,6 +279,9 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	req.Header.Set(DeliveryHeader, m.DeliveryKey)
 	req.Header.Set(TimestampHeader, ts)
 	req.Header.Set(SignatureHeader, Sign(w.cfg.Secret, ts, body))
+	req.Header.Set(StandardIDHeader, m.DeliveryKey)
+	req.Header.Set(StandardTimestampHeader, ts)
+	req.Header.Set(StandardSignatureHeader, StandardSign(append([][]byte{w.cfg.Secret}, w.cfg.PreviousSecrets...), m.DeliveryKey, ts, body))
 	resp, err := w.client.Do(req)
 	if err != nil {
 		if wrote.Load() {

@@ -21,7 +21,8 @@
 //     channel's timeout is automation.IntentUnknown (resending could deliver twice), and the
 //     provider did get it.
 //   - IdempotencyKey: the same delivery key sent twice carries the same idempotency key,
-//     which contains the delivery key; another delivery key carries another one.
+//     which contains the delivery key (or is the harness's declared derivation of it, for
+//     a provider that fixes the key's form); another delivery key carries another one.
 //   - Attachments: a channel whose Traits say Attachments sends the file (name, content type
 //     and bytes arrive as sent); a channel that does not refuses a message with one as a
 //     permanent failure instead of dropping the file silently.
@@ -111,6 +112,14 @@ type Capabilities struct {
 	// NoAttachmentContent, when set, says why the provider side cannot show the files of a
 	// channel that accepts attachments; the suite then checks only that the message is sent.
 	NoAttachmentContent string
+	// IdempotencyKeyOf, when set, is how the channel derives its idempotency key from the
+	// delivery key when the provider fixes the key's form (ACS: a GUID). The suite then
+	// checks that the provider got exactly IdempotencyKeyOf(deliveryKey), instead of a key
+	// that contains the delivery key.
+	IdempotencyKeyOf func(deliveryKey string) string
+	// NoSubject, when set, says why the provider side has no subject (an SMS); the suite
+	// then checks the text only.
+	NoSubject string
 }
 
 // Received is one message as the provider got it.
@@ -188,8 +197,19 @@ func message(key, recipient string) delivery.Message {
 	}
 }
 
-func send(t TB, ch delivery.Channel, m delivery.Message) (string, error) {
+// Preparer is implemented by a harness whose channel needs content of its own kind beyond
+// the suite's subject and text (a WhatsApp template reference): Prepare adds it to every
+// message the suite sends, keeping a nil Content nil.
+type Preparer interface {
+	Prepare(m delivery.Message) delivery.Message
+}
+
+func send(t TB, h Harness, m delivery.Message) (string, error) {
 	t.Helper()
+	ch := h.Channel()
+	if p, ok := h.(Preparer); ok {
+		m = p.Prepare(m)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), sendBound)
 	defer cancel()
 	type result struct {
@@ -253,7 +273,7 @@ func testSent(t TB, h Harness) {
 		t.Fatalf("ValidateRecipient(%q) of the accepting recipient: %v", to, err)
 	}
 	m := message("dlv_channeltest_sent", to)
-	ref, err := send(t, ch, m)
+	ref, err := send(t, h, m)
 	if err != nil {
 		t.Fatalf("Send: %v (%s), want sent", err, automation.IntentOf(err))
 	}
@@ -268,7 +288,7 @@ func testSent(t TB, h Harness) {
 	if r.DeliveryKey != m.DeliveryKey {
 		t.Errorf("the provider got delivery key %q, want %q", r.DeliveryKey, m.DeliveryKey)
 	}
-	if r.Subject != m.Content.Subject {
+	if r.Subject != m.Content.Subject && h.Capabilities().NoSubject == "" {
 		t.Errorf("the provider got subject %q, want %q", r.Subject, m.Content.Subject)
 	}
 	if !strings.Contains(r.Text, m.Content.Text) {
@@ -282,7 +302,7 @@ func testInvalidRecipient(t TB, h Harness) {
 	if err := ch.ValidateRecipient(to); err == nil {
 		t.Errorf("ValidateRecipient(%q) accepted the invalid recipient", to)
 	}
-	_, err := send(t, ch, message("dlv_channeltest_invalid", to))
+	_, err := send(t, h, message("dlv_channeltest_invalid", to))
 	wantKind(t, fmt.Sprintf("invalid recipient %q", to), err, automation.IntentPermanent)
 	if got := h.Received(); len(got) != 0 {
 		t.Errorf("the provider got %v for an invalid recipient", keysOf(got))
@@ -296,7 +316,7 @@ func testNeedsContent(t TB, h Harness) {
 	}
 	m := message("dlv_channeltest_nocontent", h.Recipient(Accept))
 	m.Content = nil
-	_, err := send(t, ch, m)
+	_, err := send(t, h, m)
 	wantKind(t, "no rendered content", err, automation.IntentPermanent)
 	if got := h.Received(); len(got) != 0 {
 		t.Errorf("the provider got %v without content", keysOf(got))
@@ -307,7 +327,7 @@ func testPermanentFailure(t TB, h Harness) {
 	if why := h.Capabilities().NoProviderFailures; why != "" {
 		t.Skipf("provider-side failure does not apply: %s", why)
 	}
-	_, err := send(t, h.Channel(), message("dlv_channeltest_refused", h.Recipient(Refuse)))
+	_, err := send(t, h, message("dlv_channeltest_refused", h.Recipient(Refuse)))
 	wantKind(t, "a provider that refuses for good", err, automation.IntentPermanent)
 }
 
@@ -316,7 +336,7 @@ func testTimeoutIsUnknown(t TB, h Harness) {
 		t.Skipf("provider-side timeout does not apply: %s", why)
 	}
 	m := message("dlv_channeltest_timeout", h.Recipient(ApplyWithoutAnswer))
-	_, err := send(t, h.Channel(), m)
+	_, err := send(t, h, m)
 	wantKind(t, "a provider that applies the message but does not answer in time", err, automation.IntentUnknown)
 	if got := h.Received(); !slices.Contains(keysOf(got), m.DeliveryKey) {
 		t.Errorf("the provider got %v, want %s: the harness's provider must apply the message before it stops answering", keysOf(got), m.DeliveryKey)
@@ -328,12 +348,11 @@ func testIdempotencyKey(t TB, h Harness) {
 	if c.IdempotencyKey == "" {
 		t.Skipf("the channel carries no idempotency key: %s", c.NoIdempotencyKey)
 	}
-	ch := h.Channel()
 	to := h.Recipient(Accept)
 	first := message("dlv_channeltest_idem_a", to)
 	other := message("dlv_channeltest_idem_b", to)
 	for i, m := range []delivery.Message{first, first, other} {
-		if _, err := send(t, ch, m); err != nil {
+		if _, err := send(t, h, m); err != nil {
 			t.Fatalf("send %d (%s): %v", i+1, m.DeliveryKey, err)
 		}
 	}
@@ -342,13 +361,19 @@ func testIdempotencyKey(t TB, h Harness) {
 		t.Fatalf("the provider got %d requests %v, want 3 (the channel must send a repeat, the provider deduplicates)", len(got), keysOf(got))
 	}
 	a, again, b := got[0].IdempotencyKey, got[1].IdempotencyKey, got[2].IdempotencyKey
-	if a == "" || !strings.Contains(a, first.DeliveryKey) {
+	carries := func(key, deliveryKey string) bool {
+		if c.IdempotencyKeyOf != nil {
+			return key == c.IdempotencyKeyOf(deliveryKey)
+		}
+		return strings.Contains(key, deliveryKey)
+	}
+	if a == "" || !carries(a, first.DeliveryKey) {
 		t.Errorf("%s of %s is %q, want it to carry the delivery key", c.IdempotencyKey, first.DeliveryKey, a)
 	}
 	if again != a {
 		t.Errorf("%s changed between two sends of %s: %q then %q", c.IdempotencyKey, first.DeliveryKey, a, again)
 	}
-	if b == a || !strings.Contains(b, other.DeliveryKey) {
+	if b == a || !carries(b, other.DeliveryKey) {
 		t.Errorf("%s of another delivery key %s is %q (first was %q)", c.IdempotencyKey, other.DeliveryKey, b, a)
 	}
 }
@@ -359,7 +384,7 @@ func testAttachments(t TB, h Harness) {
 	file := delivery.Attachment{FileName: "automation-activity-2027-03-22.csv", ContentType: "text/csv",
 		Data: []byte("businessUnitId,sent\nbu-syd,12\nbu-hcm,\"7\"\n")}
 	m.Attachments = []delivery.Attachment{file}
-	_, err := send(t, ch, m)
+	_, err := send(t, h, m)
 	if !ch.Traits().Attachments {
 		wantKind(t, "an attachment on a channel that does not declare attachments", err, automation.IntentPermanent)
 		if got := h.Received(); len(got) != 0 {

@@ -191,6 +191,8 @@ func TestEveryCaseCanFail(t *testing.T) {
 		{"TimeoutIsUnknown", "unknown-not-applied", nil},
 		{"IdempotencyKey", "idempotency-key-per-request", nil},
 		{"IdempotencyKey", "idempotency-key-constant", nil},
+		{"IdempotencyKey", "", func(f *fake) { f.caps.IdempotencyKeyOf = func(k string) string { return "derived:" + k } }},
+		{"Sent", "wrong-subject", func(f *fake) { f.caps.IdempotencyKeyOf = func(k string) string { return "<" + k + "@fake>" } }},
 		{"Attachments", "corrupts-attachment", nil},
 		{"Attachments", "drops-attachments", noAttachments},
 	}
@@ -227,8 +229,13 @@ func TestEveryCaseCanFail(t *testing.T) {
 func TestCorrectChannelsPass(t *testing.T) {
 	t.Parallel()
 	variants := map[string]func(*fake){
-		"all capabilities": nil,
-		"no attachments":   func(f *fake) { f.traits.Attachments = false },
+		"all capabilities":        nil,
+		"no attachments":          func(f *fake) { f.traits.Attachments = false },
+		"derived idempotency key": func(f *fake) { f.caps.IdempotencyKeyOf = func(k string) string { return "<" + k + "@fake>" } },
+		"no subject": func(f *fake) {
+			f.defect = "wrong-subject"
+			f.caps.NoSubject = "fake: no subject"
+		},
 		"no idempotency key": func(f *fake) {
 			f.traits.Idempotent = false
 			f.caps = channeltest.Capabilities{NoIdempotencyKey: "fake: none"}

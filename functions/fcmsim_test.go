@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `automation fcm-sim` writes a service-account key file whose token_uri is its own and
+// serves until stopped; without -key-file it is exit 2.
+func TestFCMSimCommand(t *testing.T) {
+	t.Parallel()
+	if code := run(t.Context(), []string{"fcm-sim"}, nil, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("without -key-file: exit %d, want 2", code)
+	}
+	key := filepath.Join(t.TempDir(), "sa.json")
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"fcm-sim", "-addr", "127.0.0.1:0", "-key-file", key}, nil, pw, io.Discard)
+		pw.Close()
+	}()
+	url, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url = strings.TrimSpace(url)
+	b, err := os.ReadFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sa struct {
+		Type     string `json:"type"`
+		TokenURI string `json:"token_uri"`
+	}
+	if err := json.Unmarshal(b, &sa); err != nil || sa.Type != "service_account" || sa.TokenURI != url+"/token" {
+		t.Fatalf("key file %s: %+v %v", b, sa, err)
+	}
+	cancel()
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("fcm-sim did not stop")
+	}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
+	"github.com/automation-platform/automation/shared/config"
+)
+
+const templatesUsage = `usage: automation templates <command> KEY -bu ID [flags]
+
+The notification templates from a terminal (a running serve, or the Function App's
+TemplatesApi; docs/channels.md#templates). Prints the API's JSON answer.
+
+commands:
+  get      KEY -bu ID                          the template the unit's deliveries render
+  put      KEY -bu ID -file T.json -operator N  save the unit's next version ({"subject","text","html"});
+                                                 -version V: the version you read (If-Match); none for the first
+  preview  KEY -bu ID [-payload P.json] [-sms]  render the latest version against a sample payload
+
+flags of every command:
+  -url URL         the API's base URL (default http://127.0.0.1:7071)
+  -token T         bearer token (default AUTOMATION_API_TOKEN)
+  -function-key K  the TemplatesApi function's key (x-functions-key), for the Function App
+
+Exit codes: 0 ok, 1 the API refused or failed, 2 bad usage.
+`
+
+// templatesCmd runs `automation templates ...`.
+func templatesCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, templatesUsage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet("templates "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, templatesUsage) }
+	base := fs.String("url", supportclient.DefaultBaseURL, "")
+	token := fs.String("token", "", "")
+	fnKey := fs.String("function-key", "", "")
+	bu := fs.String("bu", "", "")
+	file := fs.String("file", "", "")
+	op := fs.String("operator", "", "")
+	version := fs.Int64("version", 0, "")
+	payload := fs.String("payload", "", "")
+	sms := fs.Bool("sms", false, "")
+	if cmd != "get" && cmd != "put" && cmd != "preview" {
+		fmt.Fprintf(stderr, "automation templates: unknown command %q\n\n%s", cmd, templatesUsage)
+		return 2
+	}
+	// The key comes first (flag parsing stops at the first argument).
+	if len(args) < 2 || len(args[1]) == 0 || args[1][0] == '-' {
+		fmt.Fprintf(stderr, "automation templates %s: the template KEY comes first\n", cmd)
+		return 2
+	}
+	key := args[1]
+	if err := fs.Parse(args[2:]); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || *bu == "" {
+		fmt.Fprintf(stderr, "automation templates %s: -bu is required and nothing follows the flags\n", cmd)
+		return 2
+	}
+	if *token == "" {
+		cfg, err := config.Load(getenv)
+		if err != nil {
+			fmt.Fprintf(stderr, "automation: configuration:\n%v\n", err)
+			return 2
+		}
+		*token = cfg.APIToken
+	}
+	u := *base + "/api/templates/" + url.PathEscape(key)
+	q := url.Values{"businessUnitId": {*bu}}
+	var body []byte
+	method := http.MethodGet
+	headers := http.Header{}
+	switch cmd {
+	case "put":
+		if *file == "" || *op == "" {
+			fmt.Fprintln(stderr, "automation templates put: -file and -operator are required")
+			return 2
+		}
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			fmt.Fprintf(stderr, "automation templates put: %v\n", err)
+			return 2
+		}
+		method, body = http.MethodPut, b
+		headers.Set("X-Automation-Operator", *op)
+		if *version > 0 {
+			headers.Set("If-Match", `"`+strconv.FormatInt(*version, 10)+`"`)
+		}
+	case "preview":
+		method, u = http.MethodPost, u+"/preview"
+		p := []byte("{}")
+		if *payload != "" {
+			b, err := os.ReadFile(*payload)
+			if err != nil {
+				fmt.Fprintf(stderr, "automation templates preview: %v\n", err)
+				return 2
+			}
+			p = b
+		}
+		if !json.Valid(p) {
+			fmt.Fprintln(stderr, "automation templates preview: the payload file is not JSON")
+			return 2
+		}
+		body, _ = json.Marshal(map[string]json.RawMessage{"payload": p})
+		if *sms {
+			q.Set("channel", "sms")
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u+"?"+q.Encode(), bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "automation templates: %v\n", err)
+		return 2
+	}
+	req.Header = headers
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if *token != "" {
+		req.Header.Set("Authorization", "Bearer "+*token)
+	}
+	if *fnKey != "" {
+		req.Header.Set("x-functions-key", *fnKey)
+	}
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation templates: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		fmt.Fprintf(stderr, "automation templates %s: %s\n%s\n", cmd, resp.Status, out)
+		return 1
+	}
+	if etag := resp.Header.Get("ETag"); etag != "" {
+		fmt.Fprintf(stderr, "version %s\n", etag)
+	}
+	_, _ = stdout.Write(out)
+	return 0
+}

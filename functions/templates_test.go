@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/api/templateapi"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+// `automation templates` saves a version, reads it back and previews it over the API; a
+// stale -version and a payload without a field the template needs exit 1 with the API's
+// problem; bad usage exits 2.
+func TestTemplatesCommand(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	r := funchost.NewRouter(nil)
+	api := httpapi.New(httpapi.Options{Token: "tok", Idempotency: st, Clock: automation.SystemClock{}})
+	templateapi.Register(r, api, templateapi.Deps{Templates: &delivery.Templates{Store: st, Clock: automation.SystemClock{}}, Store: st})
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	tpl := filepath.Join(dir, "t.json")
+	payload := filepath.Join(dir, "p.json")
+	_ = os.WriteFile(tpl, []byte(`{"subject":"Hi {{.source.memberName}}","text":"You earned {{.points}} points."}`), 0o600)
+	_ = os.WriteFile(payload, []byte(`{"points":120,"source":{"memberName":"Linh"}}`), 0o600)
+	cli := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), append([]string{"templates"}, append(args, "-url", srv.URL, "-token", "tok")...), func(string) string { return "" }, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	if code, out, e := cli("put", "points-earned", "-bu", "bu-1", "-file", tpl, "-operator", "jane"); code != 0 || !strings.Contains(out, `"version":1`) {
+		t.Fatalf("put: %d %s %s", code, out, e)
+	}
+	if code, _, e := cli("put", "points-earned", "-bu", "bu-1", "-file", tpl, "-operator", "jane", "-version", "7"); code != 1 || !strings.Contains(e, "412") {
+		t.Fatalf("stale put: %d %s", code, e)
+	}
+	if code, out, _ := cli("get", "points-earned", "-bu", "bu-1"); code != 0 || !strings.Contains(out, `"override":true`) {
+		t.Fatalf("get: %d %s", code, out)
+	}
+	if code, out, e := cli("preview", "points-earned", "-bu", "bu-1", "-payload", payload, "-sms"); code != 0 || !strings.Contains(out, "You earned 120 points.") || !strings.Contains(out, `"segments":1`) {
+		t.Fatalf("preview: %d %s %s", code, out, e)
+	}
+	_ = os.WriteFile(payload, []byte(`{"points":120}`), 0o600)
+	if code, _, e := cli("preview", "points-earned", "-bu", "bu-1", "-payload", payload); code != 1 || !strings.Contains(e, "payload.source") {
+		t.Fatalf("preview without the field: %d %s", code, e)
+	}
+	for _, bad := range [][]string{{"get"}, {"get", "k"}, {"put", "k", "-bu", "bu-1"}, {"drop", "k", "-bu", "bu-1"}} {
+		var out, errb bytes.Buffer
+		if code := run(t.Context(), append([]string{"templates"}, bad...), func(string) string { return "" }, &out, &errb); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package templateapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/api/templateapi"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/httpapi/openapitest"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+
+func newEnv(t *testing.T) (*funchost.Router, store.Store, *delivery.Templates) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "templates.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	scope := automation.ParseScope("bu-1")
+	clock := automation.NewManualClock(t0)
+	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: clock})
+	r := funchost.NewRouter(nil)
+	tpl := &delivery.Templates{Store: st, Clock: clock}
+	templateapi.Register(r, api, templateapi.Deps{Templates: tpl, Store: st})
+	return r, st, tpl
+}
+
+func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
+	t.Parallel()
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	doc.CheckDocument(t)
+	r := funchost.NewRouter(nil)
+	templateapi.Register(r, httpapi.New(httpapi.Options{}), templateapi.Deps{})
+	registered := r.HTTPPatterns()
+	doc.CheckRoutes(t, "the router", registered)
+	doc.CheckRenameCaught(t, registered, "/api/templates/{key}/preview", "post", "put")
+}
+
+// TestTemplateAPIMatchesOpenAPI: the default shows through; the unit's first version is
+// created without If-Match and the next needs it; preview renders and names a missing
+// field; out of scope nothing is written. Every exchange is validated against openapi.yaml.
+func TestTemplateAPIMatchesOpenAPI(t *testing.T) {
+	t.Parallel()
+	r, st, tpl := newEnv(t)
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
+		t.Helper()
+		rec := doc.Call(t, r, method, path, body, headers...)
+		if rec.Code != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
+		}
+		return rec
+	}
+	const path = "/api/templates/police-check-expiry?businessUnitId=bu-1"
+	call(404, "GET", path, "")
+	if _, err := tpl.Save(context.Background(), store.NotificationTemplate{Key: "police-check-expiry", Subject: "Default {{.source.staffName}}",
+		Text: "Expires {{.targetDate}}", CreatedBy: "seed"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got templateapi.Template
+	rec := call(200, "GET", path, "")
+	if err := json.Unmarshal(rec.Body, &got); err != nil || got.Override || got.BusinessUnitID != "" || rec.Header.Get("ETag") != "" {
+		t.Fatalf("default: %+v %v etag %q", got, err, rec.Header.Get("ETag"))
+	}
+	op := "X-Automation-Operator: jane"
+	body := `{"subject":"Hi {{.source.staffName}}","text":"Your check expires on {{.targetDate}}."}`
+	call(400, "PUT", path, body) // no operator: not audited, refused
+	rec = call(201, "PUT", path, body, op)
+	if err := json.Unmarshal(rec.Body, &got); err != nil || !got.Override || got.Version != 1 || got.CreatedBy != "jane" || rec.Header.Get("ETag") != `"1"` {
+		t.Fatalf("created: %+v %v", got, err)
+	}
+	call(412, "PUT", path, body, op)                  // a version exists: If-Match needed
+	call(412, "PUT", path, body, op, `If-Match: "7"`) // stale
+	call(200, "PUT", path, `{"subject":"Hello {{.source.staffName}}","text":"Expires {{.targetDate}}."}`, op, `If-Match: "1"`)
+	rec = call(422, "PUT", path, `{"subject":"{{.broken","text":"x"}`, op, `If-Match: "2"`)
+	if !strings.Contains(string(rec.Body), "subject") {
+		t.Errorf("a subject that does not parse: %s", rec.Body)
+	}
+	rec = call(200, "GET", path, "")
+	if err := json.Unmarshal(rec.Body, &got); err != nil || got.Version != 2 || !strings.HasPrefix(got.Subject, "Hello") || rec.Header.Get("ETag") != `"2"` {
+		t.Fatalf("latest: %+v", got)
+	}
+	// Preview: rendered, and a missing field named.
+	var pv templateapi.Preview
+	rec = call(200, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1",
+		`{"payload":{"targetDate":"2026-10-31","source":{"staffName":"Amelia"}}}`)
+	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.Subject != "Hello Amelia" || pv.Text != "Expires 2026-10-31." || pv.Version != 2 {
+		t.Fatalf("preview: %+v %v", pv, err)
+	}
+	rec = call(200, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1&channel=sms",
+		`{"payload":{"targetDate":"2026-10-31","source":{"staffName":"Amelia"}}}`)
+	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.SMS == nil || pv.SMS.Encoding != "GSM-7" || pv.SMS.Segments != 1 || pv.SMS.Units != len("Expires 2026-10-31.") {
+		t.Fatalf("sms preview: %+v %v", pv.SMS, err)
+	}
+	call(422, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1&channel=fax", `{"payload":{}}`)
+	rec = call(422, "POST", "/api/templates/police-check-expiry/preview?businessUnitId=bu-1", `{"payload":{"targetDate":"2026-10-31"}}`)
+	if !strings.Contains(string(rec.Body), `"field":"payload.source.staffName"`) && !strings.Contains(string(rec.Body), `"field":"payload.source"`) {
+		t.Errorf("the missing field is not named: %s", rec.Body)
+	}
+	call(404, "POST", "/api/templates/unknown/preview?businessUnitId=bu-1", `{"payload":{}}`)
+	// Out of scope: 404, nothing written.
+	call(404, "GET", "/api/templates/police-check-expiry?businessUnitId=bu-2", "")
+	call(404, "PUT", "/api/templates/police-check-expiry?businessUnitId=bu-2", body, op)
+	if t2, err := st.NotificationTemplateGet(context.Background(), "police-check-expiry", "bu-2"); err != nil || t2.BusinessUnitID != "" {
+		t.Fatalf("bu-2 got a version: %+v %v", t2, err)
+	}
+}

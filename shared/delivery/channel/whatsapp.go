@@ -1,0 +1,251 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+)
+
+// WhatsAppChannelName is the WhatsApp channel's name in deliveries and campaign actions.
+const WhatsAppChannelName = "whatsapp"
+
+// ACSMessagesAPIVersion is the Advanced Messaging REST API version the channel speaks.
+const ACSMessagesAPIVersion = "2024-08-30"
+
+// Advanced Messaging's repeatable-request headers (OASIS Repeatable Requests 1.0).
+const (
+	RepeatabilityRequestIDHeader = "Repeatability-Request-ID"
+	RepeatabilityFirstSentHeader = "Repeatability-First-Sent"
+)
+
+// MaxWhatsAppValues bounds a template's body parameters.
+const MaxWhatsAppValues = 20
+
+var (
+	waTemplateName = regexp.MustCompile(`^[a-z0-9_]{1,512}$`)
+	waLanguage     = regexp.MustCompile(`^[a-z]{2,3}(_[A-Z]{2})?$`)
+)
+
+// ValidateWhatsAppTemplate checks a template reference: a WhatsApp template name (lower-case
+// letters, digits, '_'), a language code ("en" or "en_US") and at most 20 non-empty values.
+func ValidateWhatsAppTemplate(t *delivery.WhatsAppTemplate) error {
+	switch {
+	case t == nil:
+		return errors.New("no WhatsApp template: a WhatsApp notification names an approved template")
+	case !waTemplateName.MatchString(t.Name):
+		return fmt.Errorf("WhatsApp template name %q: lower-case letters, digits and '_'", t.Name)
+	case !waLanguage.MatchString(t.Language):
+		return fmt.Errorf("WhatsApp template language %q: a code like en or en_US", t.Language)
+	case len(t.Values) > MaxWhatsAppValues:
+		return fmt.Errorf("WhatsApp template %q: %d values, at most %d", t.Name, len(t.Values), MaxWhatsAppValues)
+	}
+	for i, v := range t.Values {
+		if v == "" {
+			return fmt.Errorf("WhatsApp template %q: value %d is empty", t.Name, i+1)
+		}
+	}
+	return nil
+}
+
+// WhatsAppConfig configures the WhatsApp channel.
+type WhatsAppConfig struct {
+	ConnectionString      string // the ACS resource's
+	ChannelRegistrationID string // the WhatsApp channel connected to the resource (a GUID)
+	Timeout               time.Duration
+	Client                *http.Client
+	Clock                 automation.Clock
+}
+
+// WhatsApp is the "whatsapp" channel: ACS Advanced Messaging template notifications, POST
+// {endpoint}/messages/notifications:send, signed like SMS (ACSSign), with
+// Repeatability-Request-ID (the UUIDv5 of the delivery key) and Repeatability-First-Sent
+// (the delivery's CreatedOn, else the attempt) headers, so ACS deduplicates a resend while
+// it tracks the id (docs/channels.md#whatsapp). Answers: 202 = sent (the receipt's
+// messageId); 400 = permanent (an unknown template, a bad number, or the id reused with
+// another body); 412 (first-sent outside ACS's window) = UNKNOWN; 409 (the first request is
+// still in progress), 401, 403, 408 = retry; 429 = retry after Retry-After; 5xx or no answer
+// after the request was written = UNKNOWN.
+type WhatsApp struct {
+	cfg    WhatsAppConfig
+	conn   ACSConnection
+	client *http.Client
+	sent   atomic.Int64
+}
+
+var _ delivery.Channel = (*WhatsApp)(nil)
+
+// NewWhatsApp validates cfg and returns the channel.
+func NewWhatsApp(cfg WhatsAppConfig) (*WhatsApp, error) {
+	conn, err := ParseACSConnectionString(cfg.ConnectionString)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := uuid.Parse(cfg.ChannelRegistrationID); err != nil {
+		return nil, fmt.Errorf("whatsapp: channel registration id %q is not a GUID", cfg.ChannelRegistrationID)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Timeout < 0 || cfg.Timeout > 5*time.Minute {
+		return nil, fmt.Errorf("whatsapp: timeout %s outside 0..5m", cfg.Timeout)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = automation.SystemClock{}
+	}
+	c := &http.Client{}
+	if cfg.Client != nil {
+		*c = *cfg.Client
+	}
+	c.Timeout = cfg.Timeout
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &WhatsApp{cfg: cfg, conn: conn, client: c}, nil
+}
+
+// Traits implements delivery.Channel: ACS deduplicates by Repeatability-Request-ID.
+func (w *WhatsApp) Traits() delivery.Traits {
+	return delivery.Traits{Idempotent: true, NeedsContent: true}
+}
+
+// ValidateRecipient implements delivery.Channel: an E.164 number.
+func (w *WhatsApp) ValidateRecipient(addr string) error { return ValidatePhoneNumber(addr) }
+
+// WhatsAppRequest is the notifications:send body for a template notification.
+type WhatsAppRequest struct {
+	ChannelRegistrationID string           `json:"channelRegistrationId"`
+	To                    []string         `json:"to"`
+	Kind                  string           `json:"kind"` // "template"
+	Template              WhatsAppTemplate `json:"template"`
+}
+
+// WhatsAppTemplate is the template object of WhatsAppRequest: values named p1, p2, … bound
+// to the body's parameters in order.
+type WhatsAppTemplate struct {
+	Name     string              `json:"name"`
+	Language string              `json:"language"`
+	Values   []WhatsAppValue     `json:"values,omitempty"`
+	Bindings *WhatsAppBindingSet `json:"bindings,omitempty"`
+}
+
+// WhatsAppValue is one text value.
+type WhatsAppValue struct {
+	Kind string `json:"kind"` // "text"
+	Name string `json:"name"`
+	Text struct {
+		Text string `json:"text"`
+	} `json:"text"`
+}
+
+// WhatsAppBindingSet binds values to the template's body.
+type WhatsAppBindingSet struct {
+	Kind     string `json:"kind"` // "whatsApp"
+	WhatsApp struct {
+		Body []struct {
+			RefValue string `json:"refValue"`
+		} `json:"body"`
+	} `json:"whatsApp"`
+}
+
+// WhatsAppRequestOf is the request body for template t to recipient.
+func WhatsAppRequestOf(channelRegistrationID, recipient string, t delivery.WhatsAppTemplate) WhatsAppRequest {
+	r := WhatsAppRequest{ChannelRegistrationID: channelRegistrationID, To: []string{recipient}, Kind: "template",
+		Template: WhatsAppTemplate{Name: t.Name, Language: t.Language}}
+	if len(t.Values) > 0 {
+		b := &WhatsAppBindingSet{Kind: "whatsApp"}
+		for i, v := range t.Values {
+			name := "p" + strconv.Itoa(i+1)
+			val := WhatsAppValue{Kind: "text", Name: name}
+			val.Text.Text = v
+			r.Template.Values = append(r.Template.Values, val)
+			b.WhatsApp.Body = append(b.WhatsApp.Body, struct {
+				RefValue string `json:"refValue"`
+			}{name})
+		}
+		r.Template.Bindings = b
+	}
+	return r
+}
+
+// Send implements delivery.Channel.
+func (w *WhatsApp) Send(ctx context.Context, m delivery.Message) (string, error) {
+	if err := w.ValidateRecipient(m.Recipient); err != nil {
+		return "", automation.Permanent(err)
+	}
+	if m.Content == nil {
+		return "", automation.Permanent(fmt.Errorf("whatsapp: message %s has no rendered content", m.DeliveryKey))
+	}
+	if err := ValidateWhatsAppTemplate(m.Content.WhatsApp); err != nil {
+		return "", automation.Permanent(fmt.Errorf("whatsapp: message %s: %w", m.DeliveryKey, err))
+	}
+	if len(m.Attachments) > 0 {
+		return "", automation.Permanent(fmt.Errorf("whatsapp: message %s carries %d attachment(s); template notifications send none", m.DeliveryKey, len(m.Attachments)))
+	}
+	raw, err := json.Marshal(WhatsAppRequestOf(w.cfg.ChannelRegistrationID, m.Recipient, *m.Content.WhatsApp))
+	if err != nil {
+		return "", automation.Permanent(err)
+	}
+	first := m.CreatedOn
+	if first.IsZero() {
+		first = m.SentOn
+	}
+	var wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.conn.Endpoint+"/messages/notifications:send?api-version="+ACSMessagesAPIVersion, bytes.NewReader(raw))
+	if err != nil {
+		return "", automation.Permanent(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(RepeatabilityRequestIDHeader, RepeatabilityRequestID(m.DeliveryKey))
+	req.Header.Set(RepeatabilityFirstSentHeader, first.UTC().Format(http.TimeFormat))
+	ACSSign(req, raw, w.conn.AccessKey, w.cfg.Clock.Now())
+	resp, err := w.client.Do(req)
+	if err != nil {
+		if wrote.Load() {
+			return "", automation.Unknown(fmt.Errorf("whatsapp %s: no answer after the request was sent: %w", w.conn.Endpoint, err))
+		}
+		return "", fmt.Errorf("whatsapp %s: request not sent: %w", w.conn.Endpoint, err)
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	status := fmt.Sprintf("whatsapp %s answered %s: %.300s", w.conn.Endpoint, resp.Status, rb)
+	switch c := resp.StatusCode; {
+	case c == http.StatusAccepted || c == http.StatusOK:
+		var out struct {
+			Receipts []struct {
+				MessageID string `json:"messageId"`
+				To        string `json:"to"`
+			} `json:"receipts"`
+		}
+		if err := json.Unmarshal(rb, &out); err != nil || len(out.Receipts) != 1 || out.Receipts[0].MessageID == "" {
+			return "", automation.Unknown(fmt.Errorf("%s: not one receipt", status))
+		}
+		w.sent.Add(1)
+		return out.Receipts[0].MessageID, nil
+	case c == http.StatusPreconditionFailed:
+		return "", automation.Unknown(fmt.Errorf("%s: the first-sent instant is outside ACS's repeatability window", status))
+	case c == http.StatusTooManyRequests:
+		return "", automation.RetryAfter(parseRetryAfter(resp.Header.Get("Retry-After"), w.cfg.Clock.Now()), errors.New(status))
+	case c == http.StatusConflict || c == http.StatusUnauthorized || c == http.StatusForbidden || c == http.StatusRequestTimeout:
+		return "", errors.New(status)
+	case c >= 500:
+		return "", automation.Unknown(errors.New(status))
+	}
+	return "", automation.Permanent(errors.New(status))
+}
