@@ -37,11 +37,24 @@ const maxEventBytes = 1 << 20
 // serve (hostMode false): the readiness probe and the /api routes only (each checks the
 // bearer token and the business-unit scope); the invocation paths answer 404, because the
 // local host invokes the router in process and nothing else may reach them.
+//
+// With telemetry on, each request gets a server span whose parent is its W3C traceparent
+// header (telemetry.HTTPMiddleware); in host mode an invocation's span is the router's.
 func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
 	if hostMode {
-		return r.Functions
+		fwd := r.Telemetry.HTTPMiddleware(r.Functions)
+		if fwd == http.Handler(r.Functions) {
+			return r.Functions
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if strings.HasPrefix(req.URL.Path, "/api/") { // a forwarded HTTP function request
+				fwd.ServeHTTP(w, req)
+				return
+			}
+			r.Functions.ServeHTTP(w, req)
+		})
 	}
-	h := r.Functions.ForwardedOnly()
+	h := r.Telemetry.HTTPMiddleware(r.Functions.ForwardedOnly())
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// The console lives below the Functions route prefix (/api/console/); the short
 		// address a person types goes there in one redirect ("/console" straight to
