@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"math/big"
 	"runtime/debug"
@@ -113,7 +116,40 @@ type prepared struct {
 // rejected event writes nothing and does not affect the others. Errors: the registry or the
 // store failed (nothing accepted; the caller may send the request again: it is idempotent
 // by (source, id)).
-func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]Result, error) {
+func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) (results []Result, err error) {
+	ctx, span := telemetry.Start(ctx, "gateway.ingest", trace.SpanKindInternal)
+	defer func() {
+		if span.IsRecording() {
+			spanResults(span, raws, results)
+		}
+		telemetry.End(span, err)
+	}()
+	return s.ingest(ctx, scope, raws)
+}
+
+// spanResults sets the ingest span's attributes: the events' count and, for one event, its
+// id, type, unit and status; each event's own CloudEvents traceparent (the
+// distributed-tracing extension) becomes a link.
+func spanResults(span trace.Span, raws []events.Raw, results []Result) {
+	span.SetAttributes(telemetry.Count.Int(len(raws)))
+	if len(results) == 1 {
+		span.SetAttributes(telemetry.EventID.String(results[0].ID), telemetry.EventType.String(results[0].Type),
+			telemetry.Status.String(string(results[0].Status)))
+	}
+	for _, r := range raws {
+		var ext struct {
+			TraceParent string `json:"traceparent"`
+			TraceState  string `json:"tracestate"`
+		}
+		if r.Err == nil && bytes.Contains(r.JSON, []byte(`"traceparent"`)) && json.Unmarshal(r.JSON, &ext) == nil {
+			if sc := telemetry.SpanContext(ext.TraceParent, ext.TraceState); sc.IsValid() {
+				span.AddLink(trace.Link{SpanContext: sc})
+			}
+		}
+	}
+}
+
+func (s *Service) ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]Result, error) {
 	if len(raws) > events.MaxBatchEvents {
 		return nil, &automation.Error{Code: events.CodeContentTooLarge, Field: "body", Message: "a batch holds at most 500 events"}
 	}

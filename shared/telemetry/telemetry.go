@@ -24,6 +24,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // InstrumentationName names the tracer and meter of the product's own spans and metrics.
@@ -224,15 +226,13 @@ func Start(ctx context.Context, name string, kind trace.SpanKind) (context.Conte
 	return Tracer().Start(ctx, name, trace.WithSpanKind(kind))
 }
 
-// End records err on span (status Error and an exception event, with code as
-// automation.error_code when not empty) and ends it. A nil err ends it unset.
-func End(span trace.Span, err error, code string) {
+// End records err on span (status Error, an exception event, and its automation error code
+// as automation.error_code) and ends it. A nil err ends it unset.
+func End(span trace.Span, err error) {
 	if err != nil && span.IsRecording() {
 		span.RecordError(err)
 		span.SetStatus(codesError, err.Error())
-		if code != "" {
-			span.SetAttributes(ErrorCode.String(code))
-		}
+		span.SetAttributes(ErrorCode.String(string(automation.CodeOf(err))))
 	}
 	span.End()
 }
