@@ -113,5 +113,10 @@ func jsonString(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
+	// The host sends a scalar metadata value JSON-encoded inside a JSON string.
+	var inner string
+	if len(s) > 0 && s[0] == '"' && json.Unmarshal([]byte(s), &inner) == nil {
+		return inner, true
+	}
 	return s, true
 }

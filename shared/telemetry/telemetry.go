@@ -15,12 +15,14 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -177,10 +179,17 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 	var errs []error
 	if p.tp != nil {
 		errs = append(errs, p.tp.Shutdown(ctx))
+		if otel.GetTracerProvider() == trace.TracerProvider(p.tp) {
+			otel.SetTracerProvider(tracenoop.NewTracerProvider())
+			enabled.Store(false)
+		}
 		p.tp = nil
 	}
 	if p.mp != nil {
 		errs = append(errs, p.mp.Shutdown(ctx))
+		if otel.GetMeterProvider() == metric.MeterProvider(p.mp) {
+			otel.SetMeterProvider(metricnoop.NewMeterProvider())
+		}
 		p.mp = nil
 	}
 	return errors.Join(errs...)
