@@ -253,7 +253,7 @@ func (s *Service) HandleBatchTraced(ctx context.Context, bodies [][]byte, traceP
 					sp.SetAttributes(telemetry.EventID.String(results[i].EventID), telemetry.Count.Int(len(results[i].Triggers)),
 						attribute.Int("automation.changes", len(results[i].Changes)))
 				}
-				telemetry.End(sp, errs[i])
+				telemetry.End(sp, errs[i], automation.CodeString(errs[i]))
 			}
 		}()
 		ctx = withEventContexts(ctx, ctxs)
@@ -339,7 +339,7 @@ func (s *Service) handle(ctx context.Context, body []byte) (p Payload, res Resul
 				span.SetAttributes(telemetry.EventID.String(p.EventID), telemetry.BusinessUnitID.String(p.BusinessUnitID),
 					telemetry.Count.Int(len(res.Triggers)), attribute.Int("automation.changes", len(res.Changes)))
 			}
-			telemetry.End(span, err)
+			telemetry.End(span, err, automation.CodeString(err))
 		}()
 	}
 	ev, err := s.prepare(ctx, body, nil)

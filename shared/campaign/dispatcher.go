@@ -124,7 +124,7 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (created int,
 		if span.IsRecording() {
 			span.SetAttributes(telemetry.Count.Int(created))
 		}
-		telemetry.End(span, err)
+		telemetry.End(span, err, automation.CodeString(err))
 	}()
 	return d.handleEvent(ctx, span, body)
 }

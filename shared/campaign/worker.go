@@ -265,7 +265,7 @@ func (w *Worker) run(ctx context.Context, s Step) (err error) {
 			telemetry.CampaignID.String(c.CampaignID), telemetry.BusinessUnitID.String(c.BusinessUnitID),
 			telemetry.ActionKey.String(c.ActionKey), telemetry.Provider.String(c.Provider), attribute.Bool("automation.in_doubt", s.InDoubt))
 	}
-	defer func() { telemetry.End(span, err) }()
+	defer func() { telemetry.End(span, err, automation.CodeString(err)) }()
 	return w.runStep(ctx, s)
 }
 
@@ -311,7 +311,7 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 			gspan.SetAttributes(telemetry.CommandID.String(s.Command.CommandID), attribute.String("automation.deny", d.Deny),
 				attribute.String("automation.wait_budget", d.WaitBudget))
 		}
-		telemetry.End(gspan, err)
+		telemetry.End(gspan, err, automation.CodeString(err))
 		switch {
 		case err != nil:
 			return w.transient(ctx, s, w.ownFailure(ctx, s, "budget", err))
@@ -440,7 +440,7 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 			attribute.String("automation.action_type", s.Command.ActionType))
 	}
 	res, err := e.Call(cctx, w.callOf(s))
-	telemetry.End(span, err)
+	telemetry.End(span, err, automation.CodeString(err))
 	latency := lc.Now().Sub(start)
 	timedOut := cctx.Err() != nil && ctx.Err() == nil
 	cancel()

@@ -363,7 +363,7 @@ func (r *Relay) publishTraced(ctx context.Context, id int64, m store.OutboxMessa
 		msg.TraceParent = m.TraceParent
 	}
 	err := r.Publisher.Publish(sctx, msg)
-	telemetry.End(span, err)
+	telemetry.End(span, err, automation.CodeString(err))
 	return err
 }
 

@@ -263,7 +263,7 @@ func (r *Router) serveInvocation(w http.ResponseWriter, req *http.Request, name 
 	}
 	ctx, span := invocationSpan(ctx, req, inv)
 	res, err := r.call(ctx, rt.h, inv)
-	telemetry.End(span, err)
+	telemetry.End(span, err, automation.CodeString(err))
 	r.respond(w, inv, res, err)
 }
 

@@ -122,7 +122,7 @@ func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []eve
 		if span.IsRecording() {
 			spanResults(span, raws, results)
 		}
-		telemetry.End(span, err)
+		telemetry.End(span, err, automation.CodeString(err))
 	}()
 	return s.ingest(ctx, scope, raws)
 }

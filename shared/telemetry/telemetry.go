@@ -26,8 +26,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/automation-platform/automation/shared/automation"
 )
 
 // InstrumentationName names the tracer and meter of the product's own spans and metrics.
@@ -235,13 +233,16 @@ func Start(ctx context.Context, name string, kind trace.SpanKind) (context.Conte
 	return Tracer().Start(ctx, name, trace.WithSpanKind(kind))
 }
 
-// End records err on span (status Error, an exception event, and its automation error code
-// as automation.error_code) and ends it. A nil err ends it unset.
-func End(span trace.Span, err error) {
+// End records err on span (status Error and an exception event; code, when not empty, as
+// automation.error_code: the caller's automation.CodeOf, as this package imports no project
+// package) and ends it. A nil err ends it unset.
+func End(span trace.Span, err error, code string) {
 	if err != nil && span.IsRecording() {
 		span.RecordError(err)
 		span.SetStatus(codesError, err.Error())
-		span.SetAttributes(ErrorCode.String(string(automation.CodeOf(err))))
+		if code != "" {
+			span.SetAttributes(ErrorCode.String(code))
+		}
 	}
 	span.End()
 }
