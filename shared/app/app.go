@@ -100,6 +100,8 @@ type Runtime struct {
 	// Telemetry holds the OpenTelemetry providers Open set up from the OTEL_* settings
 	// (docs/observability.md); zero when telemetry is off.
 	Telemetry *telemetry.Providers
+	// metricsToken guards GET /metrics (AUTOMATION_METRICS_TOKEN; "" = the API's guard).
+	metricsToken string
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API *httpapi.API
@@ -266,6 +268,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		return fail(err)
 	}
 	r.Telemetry = tel
+	r.metricsToken = cfg.Telemetry.MetricsToken
 	r.closers = append(r.closers, func() error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

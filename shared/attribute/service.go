@@ -208,6 +208,7 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 	if err == nil && s.OnApplied != nil {
 		s.OnApplied(res)
 	}
+	countApply(ctx, res, err)
 	return res, err
 }
 
@@ -306,6 +307,7 @@ func (s *Service) HandleBatchTraced(ctx context.Context, bodies [][]byte, traceP
 		case errs[i] == nil && s.OnApplied != nil:
 			s.OnApplied(results[i])
 		}
+		countApply(ctx, results[i], errs[i])
 	}
 	return results, errs
 }
@@ -706,4 +708,20 @@ func eventContext(ctx context.Context, i int) context.Context {
 		return ctxs[i]
 	}
 	return ctx
+}
+
+// countApply counts one tracking event's outcome for telemetry: the store's outcome
+// (Applied, Duplicate), refused (bad input, dead-lettered) or failed (retried).
+func countApply(ctx context.Context, res Result, err error) {
+	if !telemetry.MetricsEnabled() {
+		return
+	}
+	outcome := string(res.Outcome)
+	switch {
+	case err != nil && automation.IsInvalid(err):
+		outcome = "refused"
+	case err != nil:
+		outcome = "failed"
+	}
+	telemetry.CountAttributeApply(ctx, outcome, len(res.Triggers))
 }

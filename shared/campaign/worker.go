@@ -449,6 +449,17 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 		err = automation.Unknown(fmt.Errorf("provider timeout: %w", err))
 	}
 	e.record(latency, err)
+	if telemetry.MetricsEnabled() {
+		outcome := "ok"
+		switch automation.IntentOf(err) {
+		case automation.IntentNone:
+		case automation.IntentUnknown:
+			outcome = "unknown"
+		default:
+			outcome = "failed"
+		}
+		telemetry.RecordProviderCall(ctx, s.Command.Provider, outcome, latency)
+	}
 	if w.Hooks != nil && w.Hooks.AfterCall != nil {
 		if herr := w.Hooks.AfterCall(ctx, s.Command, err); herr != nil {
 			return herr
@@ -574,6 +585,9 @@ func (w *Worker) finish(ctx context.Context, s Step, p store.CampaignFinishParam
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(telemetry.Status.String(string(p.Status)))
+	}
+	if err == nil {
+		telemetry.CountCommand(ctx, string(p.Status), s.Command.Provider)
 	}
 	if err == nil && (p.Status == store.CommandFailed || p.Status == store.CommandUnknown) {
 		w.logOutcome(ctx, s, p)

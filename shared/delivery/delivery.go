@@ -350,7 +350,11 @@ func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []
 func (r *Relay) publishTraced(ctx context.Context, id int64, m store.OutboxMessage) error {
 	msg := bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body, TraceParent: m.TraceParent}
 	if !telemetry.Enabled() {
-		return r.Publisher.Publish(ctx, msg)
+		err := r.Publisher.Publish(ctx, msg)
+		if telemetry.MetricsEnabled() {
+			telemetry.RecordPublish(ctx, m.Destination, err == nil, r.Clock.Now().Sub(m.CreatedOn))
+		}
+		return err
 	}
 	sctx, span := telemetry.Start(telemetry.Extract(ctx, m.TraceParent, ""), "publish "+m.Destination, trace.SpanKindProducer)
 	if span.IsRecording() {
@@ -364,6 +368,9 @@ func (r *Relay) publishTraced(ctx context.Context, id int64, m store.OutboxMessa
 	}
 	err := r.Publisher.Publish(sctx, msg)
 	telemetry.End(span, err, automation.CodeString(err))
+	if telemetry.MetricsEnabled() {
+		telemetry.RecordPublish(ctx, m.Destination, err == nil, r.Clock.Now().Sub(m.CreatedOn))
+	}
 	return err
 }
 

@@ -143,6 +143,7 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 		}
 		p.mp = sdkmetric.NewMeterProvider(mopts...)
 		otel.SetMeterProvider(p.mp)
+		current.Store(newInstruments(p.mp.Meter(InstrumentationName)))
 	}
 	return p, nil
 }
@@ -187,6 +188,7 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 		errs = append(errs, p.mp.Shutdown(ctx))
 		if otel.GetMeterProvider() == metric.MeterProvider(p.mp) {
 			otel.SetMeterProvider(metricnoop.NewMeterProvider())
+			current.Store(nil)
 		}
 		p.mp = nil
 	}
