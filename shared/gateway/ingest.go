@@ -96,9 +96,13 @@ type Service struct {
 	Registry *Cache
 	Clock    automation.Clock
 	Metrics  *Metrics // may be nil
-	Log      *slog.Logger
+	// Log receives the INFO line of each rejected event (type, pointer, reason), at most
+	// RejectionsLoggedPerMinute per event type a minute; may be nil.
+	Log *slog.Logger
 	// MaxDataBytes bounds data (0: DefaultMaxDataBytes).
 	MaxDataBytes int
+
+	rejections rejectLimiter // bounds the rejection lines of Log (logRejection)
 }
 
 // prepared is a valid event ready to accept.
@@ -194,6 +198,7 @@ func (s *Service) ingest(ctx context.Context, scope automation.Scope, raws []eve
 	}
 	for _, r := range results {
 		s.Metrics.count(r)
+		s.logRejection(ctx, r)
 	}
 	return results, nil
 }
@@ -232,6 +237,7 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 	}
 	if p == nil {
 		s.Metrics.count(res)
+		s.logRejection(ctx, res)
 		return res, automation.Invalid(strings.TrimPrefix(res.Pointer, "/"), "%s", res.Reason)
 	}
 	if len(p.ev.Outbox) > 0 {
@@ -245,6 +251,7 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 		case store.GatewayMessageIDTaken:
 			res.Status, res.Pointer, res.Reason = StatusRejected, "/id", "the outbox MessageId derived from (source, id) is taken by another event"
 			s.Metrics.count(res)
+			s.logRejection(ctx, res)
 			return res, automation.Invalid("id", "%s", res.Reason)
 		}
 	}
