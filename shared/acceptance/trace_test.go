@@ -160,3 +160,39 @@ func keyAttrs(s otlptest.Span) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// A reminder is one trace too, although its delivery comes twelve days after its event: the
+// password-expiry snapshot posted to the server is published to domain-events, its handler
+// creates the scheduler row (which keeps the trace, migration 0044), the due claim days
+// later executes the row in that trace (linked to the poll that claimed it), and the
+// delivery's send (NotificationDispatch takes batches) joins it through its message.
+func TestAReminderIsOneTraceFromEventToDelivery(t *testing.T) {
+	h, rcv := startTraced(t, "2026-07-01T01:15:00Z")
+	ctx := context.Background()
+	r, err := h.Ingest(ctx, "", snapshot("pwd-trace", "Password_Expiry.Upserted", "bu-hcm", "CustomerPassword", "CUST-HCM-91", 1, "/iam",
+		map[string]any{"customerId": "CUST-HCM-91", "passwordExpiresOn": "2026-07-20"}))
+	if err != nil || r.Status != http.StatusOK || r.Results[0].Status != gateway.StatusAccepted {
+		t.Fatalf("ingest %+v %v", r, err)
+	}
+	if err := h.Advance(ctx, ts("2026-07-13T03:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.Deliveries(); len(d) != 1 || d[0].Channel != "inbox" {
+		t.Fatalf("deliveries %+v", d)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	spans, names := traceOf(t, rcv, "pwd-trace")
+	t.Logf("trace %s:\n%s", spans[0].TraceID, describe(spans))
+	want := []string{"POST /api/events", "gateway.ingest", "publish domain-events", "DomainEventHandler", "scheduler.execute",
+		"publish notification-dispatch", "delivery.send inbox"}
+	if !hasInOrder(names, want) {
+		t.Fatalf("spans %q, want in order %q", names, want)
+	}
+	for _, s := range spans {
+		if s.Name == "scheduler.execute" && len(s.Links) != 1 {
+			t.Errorf("scheduler.execute links %v, want the poll's trace", s.Links)
+		}
+	}
+}

@@ -477,7 +477,7 @@ func (s *Store) scanScheduler(r rowScanner) (automation.SchedulerRow, error) {
 		&row.ScheduledLocalDate, &row.ScheduledLocalTime, &row.TimeZoneID, &st,
 		s.nt(&row.ProcessingLeaseExpiresOn), &row.RetryCount, s.nt(&row.NextRetryOn), ns(&frc), ns(&rc),
 		&row.IsOnSupportHold, &row.InputHash, ns(&row.ConflictInputHash), ns(&row.DispatchResultJSON),
-		ns(&row.TraceBlobName), &row.Version, s.t(&row.CreatedOn), s.t(&row.UpdatedOn), s.nt(&row.CompletedOn))
+		ns(&row.TraceBlobName), &row.Version, s.t(&row.CreatedOn), s.t(&row.UpdatedOn), s.nt(&row.CompletedOn), ns(&row.TraceParent))
 	row.AutomationType = automation.AutomationType(at)
 	row.TriggerType = automation.TriggerType(tt)
 	row.Status = automation.Status(st)
@@ -627,7 +627,8 @@ func (s *Store) ensureOne(ctx context.Context, tx *sql.Tx, now time.Time, c auto
 			sql.Named("Status", string(status)),
 			sql.Named("ReasonCode", nstr(string(reason))),
 			sql.Named("InputHash", c.InputHash),
-			sql.Named("Now", s.tm(now)))
+			sql.Named("Now", s.tm(now)),
+			sql.Named("TraceParent", traceParent(ctx, store.OutboxMessage{})))
 	case automation.EnsureUpdated, automation.EnsureReactivated:
 		res.Row, err = s.queryOne(ctx, tx, "SchedulerReschedule",
 			sql.Named("ScheduledOn", s.tm(c.ScheduledOn)),
