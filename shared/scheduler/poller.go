@@ -4,12 +4,12 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
-	"github.com/automation-platform/automation/shared/telemetry"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"sync"
 	"time"
