@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// The product's metrics (docs/operations.md#metrics-1). Every label is bounded: an enum of
+// The product's metrics (docs/operations.md#opentelemetry-metrics). Every label is bounded: an enum of
 // the product (a status, an outcome), a name from configuration (a provider, a destination
 // of the topology, a registered event type), or a business unit that exists (the gateway
 // counts an unknown unit under ""). No customer, event or command id is ever a label.
