@@ -42,7 +42,8 @@ var (
 	stageTrace = flag.String("burndown.trace", "", "write an execution trace of the burn-down stage alone to this file")
 	dispProf   = flag.String("e2e.dispatch.cpuprofile", "", "write a CPU profile of BenchmarkEndToEnd's dispatch stage (③) alone to this file")
 	dispTrace  = flag.String("e2e.dispatch.trace", "", "write an execution trace of BenchmarkEndToEnd's dispatch stage (③) alone to this file")
-	benchOTel  = flag.Bool("bench.otel", false, "BenchmarkBurnDown, BenchmarkHerd and BenchmarkEndToEnd run with OpenTelemetry on: every span sampled (OTEL_TRACES_SAMPLER_ARG=1) and exported over OTLP/HTTP to an in-process endpoint that discards it, and metrics recorded (the cost of telemetry, docs/performance.md)")
+	benchOTel  = flag.Bool("bench.otel", false, "BenchmarkBurnDown, BenchmarkHerd and BenchmarkEndToEnd run with OpenTelemetry on: spans sampled at -bench.otel.ratio and exported over OTLP/HTTP to an in-process endpoint that discards them, and metrics recorded (the cost of telemetry, docs/performance.md)")
+	benchRatio = flag.String("bench.otel.ratio", "1", "OTEL_TRACES_SAMPLER_ARG of -bench.otel (1: every span, the worst case; the default setting is 0.1)")
 	e2eBatch   = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
 )
 
@@ -438,6 +439,6 @@ func otelEnv(b *testing.B, env map[string]string) {
 	}))
 	b.Cleanup(sink.Close)
 	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
-	env["OTEL_TRACES_SAMPLER_ARG"] = "1"
+	env["OTEL_TRACES_SAMPLER_ARG"] = *benchRatio
 	env["OTEL_METRICS_EXPORTER"] = "otlp"
 }

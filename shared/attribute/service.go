@@ -409,7 +409,10 @@ func (s *Service) prepare(ctx context.Context, body []byte, units map[string]sto
 		byEntity[e] = append(byEntity[e], in)
 	}
 	res := &Result{EventID: p.EventID}
-	traceParent, _ := telemetry.Inject(ctx) // the trigger events join this event's trace
+	traceParent := ""
+	if telemetry.Enabled() {
+		traceParent, _ = telemetry.Inject(ctx) // the trigger events join this event's trace
+	}
 	decide := func(rows map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error) {
 		*res = Result{EventID: p.EventID}
 		var dec store.AttributeDecision

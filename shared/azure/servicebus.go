@@ -125,7 +125,7 @@ func (p *ServiceBusPublisher) sender(destination string) (*azservicebus.Sender, 
 
 // Publish implements bus.Publisher.
 func (p *ServiceBusPublisher) Publish(ctx context.Context, m bus.Message) error {
-	if m.TraceParent == "" {
+	if m.TraceParent == "" && telemetry.Enabled() {
 		m.TraceParent, m.TraceState = telemetry.Inject(ctx)
 	}
 	msg, err := toServiceBusMessage(m)

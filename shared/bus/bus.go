@@ -227,7 +227,7 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 	}
 	m.DeliveryCount = 0
 	m.Body = append([]byte(nil), m.Body...)
-	if m.TraceParent == "" {
+	if m.TraceParent == "" && telemetry.Enabled() {
 		m.TraceParent, m.TraceState = telemetry.Inject(ctx)
 	}
 	b.queues[m.Destination] = append(q, m)

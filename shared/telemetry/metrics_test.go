@@ -82,3 +82,23 @@ func TestMetricsOffRecordNothing(t *testing.T) {
 		t.Fatalf("%v allocations a call with metrics off", allocs)
 	}
 }
+
+// Telemetry off: starting and ending a span and reading a context's traceparent allocate
+// nothing and return the caller's context as it was.
+func TestSpansOffCostNothing(t *testing.T) {
+	if telemetry.Enabled() {
+		t.Skip("another Setup is live in this process")
+	}
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		c, span := telemetry.Start(ctx, "x", 0)
+		if c != ctx {
+			t.Fatal("Start changed the context with telemetry off")
+		}
+		telemetry.End(span, nil, "")
+		_, _ = telemetry.Inject(c)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations a span with telemetry off", allocs)
+	}
+}

@@ -211,6 +211,9 @@ func (p *Providers) ForceFlush(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// noSpan is the no-op span Start returns with telemetry off.
+var noSpan = trace.SpanFromContext(context.Background())
+
 // enabled is set by a Setup that installed a tracer provider (Enabled).
 var enabled atomic.Bool
 
@@ -229,6 +232,9 @@ func Meter() metric.Meter { return otel.Meter(InstrumentationName) }
 // when 0). Attributes are best set after `if span.IsRecording()`, so that an unsampled or
 // disabled trace builds none.
 func Start(ctx context.Context, name string, kind trace.SpanKind) (context.Context, trace.Span) {
+	if !enabled.Load() {
+		return ctx, noSpan // telemetry off: no context, no span, no allocation
+	}
 	if kind == trace.SpanKindUnspecified {
 		kind = trace.SpanKindInternal
 	}

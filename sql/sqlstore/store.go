@@ -1209,7 +1209,7 @@ func expandRows(head, tuple, tail string, params []string, n int) string {
 // the span in ctx (the transaction writing the row), else NULL.
 func traceParent(ctx context.Context, m store.OutboxMessage) any {
 	tp := m.TraceParent
-	if tp == "" {
+	if tp == "" && telemetry.Enabled() {
 		tp, _ = telemetry.Inject(ctx)
 	}
 	return nstr(tp)
