@@ -56,6 +56,9 @@ type Options struct {
 	// part of events belongs to another team) is acknowledged by the harness. Nil:
 	// DefaultObserved.
 	Observed []string
+	// Env holds further settings, as the environment would give them (the OTEL_* variables
+	// of a traced run, say).
+	Env map[string]string
 }
 
 // DefaultObserved: the events topic (the rule/points engine's and the campaign
@@ -110,6 +113,9 @@ type Harness struct {
 // scenario or registry file the product refuses, a listener that cannot bind.
 func Start(ctx context.Context, o Options) (*Harness, error) {
 	cfg, err := config.Load(func(k string) string {
+		if v, ok := o.Env[k]; ok {
+			return v
+		}
 		return map[string]string{"AUTOMATION_DATA_DIR": o.Dir, "AUTOMATION_API_BUSINESS_UNITS": "*"}[k]
 	})
 	if err != nil {

@@ -65,6 +65,7 @@ import (
 	"github.com/automation-platform/automation/shared/session"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
@@ -105,6 +106,11 @@ type Runtime struct {
 	Reconciler *reminder.Reconciler
 	Events     *events.Router
 	Functions  *funchost.Router
+	// Telemetry holds the OpenTelemetry providers Open set up from the OTEL_* settings
+	// (docs/observability.md); zero when telemetry is off.
+	Telemetry *telemetry.Providers
+	// metricsToken guards GET /metrics (AUTOMATION_METRICS_TOKEN; "" = the API's guard).
+	metricsToken string
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API *httpapi.API
@@ -268,6 +274,20 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	}
 	r := &Runtime{Clock: o.Clock}
 	fail := func(err error) (*Runtime, error) { _ = r.Close(); return nil, err }
+
+	// OpenTelemetry first, so that everything wired below traces and counts from the start;
+	// closed last, so that the spans of the close itself are exported.
+	tel, err := telemetry.Setup(ctx, telemetryOptions(cfg.Telemetry))
+	if err != nil {
+		return fail(err)
+	}
+	r.Telemetry = tel
+	r.metricsToken = cfg.Telemetry.MetricsToken
+	r.closers = append(r.closers, func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return tel.Shutdown(sctx)
+	})
 
 	open := o.OpenStore
 	if open == nil {
@@ -996,4 +1016,11 @@ func (r *Runtime) DeliverEvent(ctx context.Context, m bus.Message) error {
 		return fmt.Errorf("dead-letter record %s: %w", name, err)
 	}
 	return &DeadLetteredError{Function: topology.DomainEventHandler, MessageID: m.ID, Blob: name, Reason: rec.Reason}
+}
+
+// telemetryOptions maps the OTEL_* settings onto telemetry.Options.
+func telemetryOptions(c config.TelemetryConfig) telemetry.Options {
+	return telemetry.Options{Disabled: c.Disabled, Endpoint: c.Endpoint, Headers: c.Headers, ServiceName: c.ServiceName,
+		ResourceAttributes: c.ResourceAttributes, Sampler: c.Sampler, Ratio: c.SamplerRatio, MetricsOTLP: c.MetricsOTLP,
+		MetricsPrometheus: c.MetricsPrometheus, MetricInterval: c.MetricInterval}
 }

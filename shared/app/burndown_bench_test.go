@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -40,6 +42,8 @@ var (
 	stageTrace = flag.String("burndown.trace", "", "write an execution trace of the burn-down stage alone to this file")
 	dispProf   = flag.String("e2e.dispatch.cpuprofile", "", "write a CPU profile of BenchmarkEndToEnd's dispatch stage (③) alone to this file")
 	dispTrace  = flag.String("e2e.dispatch.trace", "", "write an execution trace of BenchmarkEndToEnd's dispatch stage (③) alone to this file")
+	benchOTel  = flag.Bool("bench.otel", false, "BenchmarkBurnDown, BenchmarkHerd and BenchmarkEndToEnd run with OpenTelemetry on: spans sampled at -bench.otel.ratio and exported over OTLP/HTTP to an in-process endpoint that discards them, and metrics recorded (the cost of telemetry, docs/performance.md)")
+	benchRatio = flag.String("bench.otel.ratio", "1", "OTEL_TRACES_SAMPLER_ARG of -bench.otel (1: every span, the worst case; the default setting is 0.1)")
 	e2eBatch   = flag.Int("e2e.batch", topology.MaxMessageBatchSize, "waiting dispatch messages one dispatcher of BenchmarkEndToEnd takes at once through HandleBatch (default: the runtime's batch, topology.MaxMessageBatchSize); 1: Handle, one message at a time, as the runtime dispatched before it took batches")
 )
 
@@ -149,10 +153,10 @@ func openWorkload(b *testing.B, units []benchUnit, rows int) *workload {
 	dir := b.TempDir()
 	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	clock := automation.NewManualClock(start)
-	cfg, err := config.Load(func(name string) string {
-		return map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_DUEWORK_BATCH_SIZE": strconv.Itoa(store.MaxBatch),
-			"AUTOMATION_DUEWORK_CONCURRENCY": "4"}[name]
-	})
+	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_DUEWORK_BATCH_SIZE": strconv.Itoa(store.MaxBatch),
+		"AUTOMATION_DUEWORK_CONCURRENCY": "4"}
+	otelEnv(b, env)
+	cfg, err := config.Load(func(name string) string { return env[name] })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -421,4 +425,20 @@ func writtenBytes() (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// otelEnv turns telemetry on in env when -bench.otel is set: OTLP/HTTP to an in-process
+// endpoint that reads and discards every export, every span sampled, metrics over OTLP.
+func otelEnv(b *testing.B, env map[string]string) {
+	if !*benchOTel {
+		return
+	}
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(sink.Close)
+	env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
+	env["OTEL_TRACES_SAMPLER_ARG"] = *benchRatio
+	env["OTEL_METRICS_EXPORTER"] = "otlp"
 }

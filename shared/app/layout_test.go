@@ -19,8 +19,10 @@ import (
 //
 //  0. vocabulary — no project imports: the domain types, error codes, intents and the
 //     business-unit scope (automation), local time (localtime), log context and masking
-//     (logctx, logmask), configuration (config), the trace contract (trace), and the one
-//     table of topics, queues and functions (topology).
+//     (logctx, logmask), configuration (config), the trace contract (trace), the one
+//     table of topics, queues and functions (topology), and OpenTelemetry's setup and
+//     trace-context carriers (telemetry) with its in-process OTLP receiver for tests
+//     (telemetry/otlptest).
 //  1. contracts — written in the vocabulary: the store the logic needs (store), strict JSON
 //     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
@@ -64,7 +66,8 @@ import (
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
 // channeltest, the OpenAPI checks openapitest) is imported by tests only.
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology"},
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology",
+		"shared/telemetry", "shared/telemetry/otlptest"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/delivery/fcmsim", "shared/delivery/acssim", "shared/attribute", "shared/api/deadletterapi"},

@@ -790,3 +790,50 @@ func mustParse(t *testing.T, raw string) events.Event {
 	}
 	return ev
 }
+
+// TestMetricsRouteGuard: GET /metrics (the Prometheus scrape of local serve) has its own
+// guard. With AUTOMATION_METRICS_TOKEN only that token reads it (the API token does not);
+// without it, the API token's guard applies as on every /api route. With the Prometheus
+// exporter off the route answers 404 whatever the token. Not parallel: telemetry installs
+// the process's OTel globals.
+func TestMetricsRouteGuard(t *testing.T) {
+	const metricsToken = "scrape-token-0123456789"
+	for _, tc := range []struct {
+		name, metricsToken, exporter string
+		want                         map[string]int // Authorization → status
+	}{
+		{"own token", metricsToken, "prometheus", map[string]int{"": 401, "Bearer wrong": 401, "Bearer " + scopeToken: 401, "Bearer " + metricsToken: 200}},
+		{"API token", "", "prometheus", map[string]int{"": 401, "Bearer wrong": 401, "Bearer " + scopeToken: 200, "Bearer " + metricsToken: 401}},
+		{"exporter off", "", "none", map[string]int{"": 401, "Bearer " + scopeToken: 404}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": scopeToken,
+				"AUTOMATION_METRICS_TOKEN": tc.metricsToken, "OTEL_METRICS_EXPORTER": tc.exporter}
+			cfg, err := config.Load(func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)),
+				LogOutput: io.Discard, Seed: 7, Log: quietLog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			h := rt.ListenerHandler(false)
+			for auth, want := range tc.want {
+				req := httptest.NewRequest(http.MethodGet, app.MetricsPath, nil)
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != want {
+					t.Errorf("GET /metrics with %q: %d %s, want %d", auth, rec.Code, rec.Body, want)
+				}
+				if want == 200 && !strings.Contains(rec.Body.String(), "# TYPE") {
+					t.Errorf("GET /metrics answered no Prometheus text: %s", rec.Body)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,12 +38,30 @@ const maxEventBytes = 1 << 20
 // serve (hostMode false): the readiness probe and the /api routes only (each checks the
 // bearer token and the business-unit scope); the invocation paths answer 404, because the
 // local host invokes the router in process and nothing else may reach them.
+//
+// With telemetry on, each request gets a server span whose parent is its W3C traceparent
+// header (telemetry.HTTPMiddleware); in host mode an invocation's span is the router's.
 func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
 	if hostMode {
-		return r.Functions
+		fwd := r.Telemetry.HTTPMiddleware(r.Functions)
+		if fwd == http.Handler(r.Functions) {
+			return r.Functions
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if strings.HasPrefix(req.URL.Path, "/api/") { // a forwarded HTTP function request
+				fwd.ServeHTTP(w, req)
+				return
+			}
+			r.Functions.ServeHTTP(w, req)
+		})
 	}
-	h := r.Functions.ForwardedOnly()
+	h := r.Telemetry.HTTPMiddleware(r.Functions.ForwardedOnly())
+	metrics := r.metricsHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == MetricsPath {
+			metrics.ServeHTTP(w, req)
+			return
+		}
 		// The console lives below the Functions route prefix (/api/console/); the short
 		// address a person types goes there in one redirect ("/console" straight to
 		// "/api/console/", not via "/api/console"), keeping the query.
@@ -59,6 +78,47 @@ func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
 		}
 		h.ServeHTTP(w, req)
 	})
+}
+
+// MetricsPath is the Prometheus scrape route of local serve (OTEL_METRICS_EXPORTER
+// prometheus): the same OTel instruments the OTLP export carries, in the Prometheus text
+// format.
+const MetricsPath = "/metrics"
+
+// metricsHandler serves MetricsPath: GET only; 404 when the Prometheus exporter is off.
+// Guard: with AUTOMATION_METRICS_TOKEN, exactly that bearer token (a scraper gets its own
+// credential, not the API's); without it, the API's own guard (AUTOMATION_API_TOKEN, like
+// every /api route). A refusal is a problem-details 401.
+func (r *Runtime) metricsHandler() http.Handler {
+	serve := func(w http.ResponseWriter, req *http.Request) {
+		if r.Telemetry == nil || r.Telemetry.Prometheus == nil {
+			http.NotFound(w, req)
+			return
+		}
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		r.Telemetry.Prometheus.ServeHTTP(w, req)
+	}
+	if r.metricsToken != "" {
+		want := []byte("Bearer " + r.metricsToken)
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"type":"about:blank","title":"Unauthorized","status":401,"detail":"GET /metrics needs the metrics bearer token"}`))
+				return
+			}
+			serve(w, req)
+		})
+	}
+	if r.API != nil {
+		return r.API.Handler(func(w http.ResponseWriter, req *http.Request) error { serve(w, req); return nil })
+	}
+	return http.HandlerFunc(serve)
 }
 
 // FunctionsDir finds the function folders: explicit when given; else ./functions when it

@@ -1,6 +1,9 @@
 package attribute
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -8,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"sort"
 	"strings"
 	"time"
@@ -204,6 +208,7 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 	if err == nil && s.OnApplied != nil {
 		s.OnApplied(res)
 	}
+	countApply(ctx, res, err)
 	return res, err
 }
 
@@ -224,7 +229,36 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 // are called once the batch is done, in message order. More than store.MaxBatch messages is
 // an error for every message.
 func (s *Service) HandleBatch(ctx context.Context, bodies [][]byte) ([]Result, []error) {
+	return s.HandleBatchTraced(ctx, bodies, nil)
+}
+
+// HandleBatchTraced is HandleBatch with the W3C traceparent of each message
+// (traceParents[i] of bodies[i]; nil or "" for none): with telemetry on, each event is
+// applied in an "attribute.apply" span in its own message's trace, and the trigger events it
+// emits are written to the outbox in that trace, although the batch shares one transaction.
+func (s *Service) HandleBatchTraced(ctx context.Context, bodies [][]byte, traceParents []string) ([]Result, []error) {
 	results, errs := make([]Result, len(bodies)), make([]error, len(bodies))
+	if telemetry.Enabled() {
+		spans := make([]trace.Span, len(bodies))
+		ctxs := make([]context.Context, len(bodies))
+		for i := range bodies {
+			tp := ""
+			if i < len(traceParents) {
+				tp = traceParents[i]
+			}
+			ctxs[i], spans[i] = telemetry.Start(telemetry.Extract(ctx, tp, ""), "attribute.apply", trace.SpanKindInternal)
+		}
+		defer func() {
+			for i, sp := range spans {
+				if sp.IsRecording() {
+					sp.SetAttributes(telemetry.EventID.String(results[i].EventID), telemetry.Count.Int(len(results[i].Triggers)),
+						attribute.Int("automation.changes", len(results[i].Changes)))
+				}
+				telemetry.End(sp, errs[i], automation.CodeString(errs[i]))
+			}
+		}()
+		ctx = withEventContexts(ctx, ctxs)
+	}
 	if len(bodies) > store.MaxBatch {
 		err := fmt.Errorf("attribute: a batch of %d tracking messages, at most %d", len(bodies), store.MaxBatch)
 		for i := range errs {
@@ -236,7 +270,7 @@ func (s *Service) HandleBatch(ctx context.Context, bodies [][]byte) ([]Result, [
 	var ready []*event
 	units := map[string]store.BusinessUnit{}
 	for i, b := range bodies {
-		evs[i], errs[i] = s.prepare(ctx, b, units)
+		evs[i], errs[i] = s.prepare(eventContext(ctx, i), b, units)
 		if errs[i] == nil {
 			ready = append(ready, evs[i])
 		}
@@ -273,6 +307,7 @@ func (s *Service) HandleBatch(ctx context.Context, bodies [][]byte) ([]Result, [
 		case errs[i] == nil && s.OnApplied != nil:
 			s.OnApplied(results[i])
 		}
+		countApply(ctx, results[i], errs[i])
 	}
 	return results, errs
 }
@@ -297,7 +332,18 @@ func (s *Service) params(ev *event, now time.Time) store.AttributeApplyParams {
 	return store.AttributeApplyParams{Now: now, EventID: ev.p.Key(), Entities: ev.entities, Decide: ev.decide, AfterWrite: afterWrite}
 }
 
-func (s *Service) handle(ctx context.Context, body []byte) (Payload, Result, error) {
+func (s *Service) handle(ctx context.Context, body []byte) (p Payload, res Result, err error) {
+	if telemetry.Enabled() {
+		var span trace.Span
+		ctx, span = telemetry.Start(ctx, "attribute.apply", trace.SpanKindInternal)
+		defer func() {
+			if span.IsRecording() {
+				span.SetAttributes(telemetry.EventID.String(p.EventID), telemetry.BusinessUnitID.String(p.BusinessUnitID),
+					telemetry.Count.Int(len(res.Triggers)), attribute.Int("automation.changes", len(res.Changes)))
+			}
+			telemetry.End(span, err, automation.CodeString(err))
+		}()
+	}
 	ev, err := s.prepare(ctx, body, nil)
 	if err != nil {
 		return ev.p, Result{}, err
@@ -363,6 +409,10 @@ func (s *Service) prepare(ctx context.Context, body []byte, units map[string]sto
 		byEntity[e] = append(byEntity[e], in)
 	}
 	res := &Result{EventID: p.EventID}
+	traceParent := ""
+	if telemetry.Enabled() {
+		traceParent, _ = telemetry.Inject(ctx) // the trigger events join this event's trace
+	}
 	decide := func(rows map[store.AttributeEntity]map[string]store.AttributeRow) (store.AttributeDecision, error) {
 		*res = Result{EventID: p.EventID}
 		var dec store.AttributeDecision
@@ -426,7 +476,7 @@ func (s *Service) prepare(ctx context.Context, body []byte, units map[string]sto
 					return dec, err
 				}
 				dec.Outbox = append(dec.Outbox, store.OutboxMessage{MessageID: tr.EventID + ":" + topology.EventsTopic,
-					Destination: topology.EventsTopic, SessionID: tr.CustomerID, Body: body})
+					Destination: topology.EventsTopic, SessionID: tr.CustomerID, Body: body, TraceParent: traceParent})
 				res.Triggers = append(res.Triggers, tr)
 			}
 		}
@@ -645,4 +695,36 @@ func viewValue(s State) any {
 		return append([]string{}, s.List...)
 	}
 	return nil
+}
+
+// eventContexts carries the per-message contexts of HandleBatchTraced to prepare.
+type eventContexts struct{}
+
+func withEventContexts(ctx context.Context, ctxs []context.Context) context.Context {
+	return context.WithValue(ctx, eventContexts{}, ctxs)
+}
+
+// eventContext is the context of message i of a batch: its own trace when
+// HandleBatchTraced set one, else ctx.
+func eventContext(ctx context.Context, i int) context.Context {
+	if ctxs, ok := ctx.Value(eventContexts{}).([]context.Context); ok && i < len(ctxs) {
+		return ctxs[i]
+	}
+	return ctx
+}
+
+// countApply counts one tracking event's outcome for telemetry: the store's outcome
+// (Applied, Duplicate), refused (bad input, dead-lettered) or failed (retried).
+func countApply(ctx context.Context, res Result, err error) {
+	if !telemetry.MetricsEnabled() {
+		return
+	}
+	outcome := string(res.Outcome)
+	switch {
+	case err != nil && automation.IsInvalid(err):
+		outcome = "refused"
+	case err != nil:
+		outcome = "failed"
+	}
+	telemetry.CountAttributeApply(ctx, outcome, len(res.Triggers))
 }

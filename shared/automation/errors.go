@@ -127,3 +127,12 @@ func CodeOf(err error) ErrorCode {
 
 // IsInvalid reports whether err is bad input (CodeInvalidInput).
 func IsInvalid(err error) bool { return err != nil && CodeOf(err) == CodeInvalidInput }
+
+// CodeString is CodeOf as a string, "" for a nil err: the automation.error_code of a failed
+// span (telemetry.End).
+func CodeString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return string(CodeOf(err))
+}

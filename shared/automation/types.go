@@ -109,6 +109,9 @@ type SchedulerRow struct {
 	CreatedOn                time.Time
 	UpdatedOn                time.Time
 	CompletedOn              *time.Time
+	// TraceParent is the W3C traceparent of the transaction that created the row (migration
+	// 0044): its execution runs in that trace. Empty: untraced.
+	TraceParent string
 }
 
 // Candidate is what a trigger provider asks the scheduler to ensure: the identity (key +

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // Service Bus limits on message properties the publisher checks before sending, so a bad
@@ -97,6 +98,10 @@ func toServiceBusMessage(m bus.Message) (*azservicebus.Message, error) {
 		session := m.SessionID
 		out.SessionID = &session
 	}
+	// Trace context as the application properties traceparent, Diagnostic-Id (the name the
+	// Azure SDKs and Application Insights read) and tracestate: the handler's invocation
+	// reads them back from the trigger's ApplicationProperties (funchost).
+	out.ApplicationProperties = telemetry.Properties(m.TraceParent, m.TraceState)
 	return out, nil
 }
 
@@ -120,6 +125,9 @@ func (p *ServiceBusPublisher) sender(destination string) (*azservicebus.Sender, 
 
 // Publish implements bus.Publisher.
 func (p *ServiceBusPublisher) Publish(ctx context.Context, m bus.Message) error {
+	if m.TraceParent == "" && telemetry.Enabled() {
+		m.TraceParent, m.TraceState = telemetry.Inject(ctx)
+	}
 	msg, err := toServiceBusMessage(m)
 	if err != nil {
 		return err

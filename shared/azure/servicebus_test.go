@@ -431,3 +431,19 @@ func TestEmulatorConnectionStringParses(t *testing.T) {
 		t.Fatal("an emulator connection string without sb:// was accepted")
 	}
 }
+
+// A traced message carries its context as the application properties traceparent,
+// Diagnostic-Id and tracestate, which the Functions host hands back to the handler's
+// invocation (funchost reads them); an untraced one carries none (the case above).
+func TestToServiceBusMessageCarriesTraceContext(t *testing.T) {
+	t.Parallel()
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	got, err := toServiceBusMessage(bus.Message{ID: "m", Destination: "q", TraceParent: tp, TraceState: "vendor=x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"traceparent": tp, "Diagnostic-Id": tp, "tracestate": "vendor=x"}
+	if fmt.Sprint(got.ApplicationProperties) != fmt.Sprint(want) {
+		t.Fatalf("ApplicationProperties = %v, want %v", got.ApplicationProperties, want)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // Message is one broker message.
@@ -22,6 +24,12 @@ type Message struct {
 	Body      []byte
 	// DeliveryCount is 1 on the first delivery (set by the bus).
 	DeliveryCount int
+	// TraceParent and TraceState are the W3C trace context the message carries (the
+	// application properties traceparent, Diagnostic-Id and tracestate on Service Bus,
+	// telemetry.Properties). Publish sets them from ctx when TraceParent is empty; the
+	// outbox relay sets them from the row (the transaction that wrote it). Empty: not traced.
+	TraceParent string
+	TraceState  string
 }
 
 // Publisher sends messages. Publish returns only after the broker accepted the message.
@@ -219,6 +227,9 @@ func (b *Memory) Publish(ctx context.Context, m Message) error {
 	}
 	m.DeliveryCount = 0
 	m.Body = append([]byte(nil), m.Body...)
+	if m.TraceParent == "" && telemetry.Enabled() {
+		m.TraceParent, m.TraceState = telemetry.Inject(ctx)
+	}
 	b.queues[m.Destination] = append(q, m)
 	b.recent[key] = false
 	b.recentQ = append(b.recentQ, key)

@@ -1,10 +1,13 @@
 package campaign
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"time"
 
@@ -115,12 +118,26 @@ func newCommand(e store.CampaignExecution, def Definition, index int) store.Camp
 // finds its executions and writes nothing. It returns how many executions it created.
 // Errors: an event without id, type, business unit or recipient is automation.Permanent
 // (dead-lettered); a store error is retried.
-func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (int, error) {
+func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (created int, err error) {
+	ctx, span := telemetry.Start(ctx, "campaign.trigger", trace.SpanKindInternal)
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(telemetry.Count.Int(created))
+		}
+		telemetry.End(span, err, automation.CodeString(err))
+	}()
+	return d.handleEvent(ctx, span, body)
+}
+
+func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []byte) (int, error) {
 	var ev triggerEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable event: %w", err))
 	}
 	ev.normalise()
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.EventID.String(ev.ID), telemetry.EventType.String(ev.Type), telemetry.BusinessUnitID.String(ev.BusinessUnitID))
+	}
 	recipient := ev.CustomerID
 	if recipient == "" {
 		recipient = ev.Subject

@@ -1,9 +1,12 @@
 package campaign
 
 import (
+	"math"
+
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/time/rate"
 	"sort"
 	"sync"
 	"time"
@@ -66,7 +69,8 @@ type ProviderConfig struct {
 	// Concurrency is the most calls in flight at once (default 4).
 	Concurrency int
 	// RatePerSecond is the most calls started per second, as a token bucket of one second's
-	// burst (0: unlimited).
+	// burst, at least 1 (golang.org/x/time/rate, read at the injected clock's instants;
+	// 0: unlimited).
 	RatePerSecond float64
 	// Timeout bounds one call (default 10 s); a call that reaches it is UNKNOWN.
 	Timeout time.Duration
@@ -106,10 +110,11 @@ type providerEntry struct {
 	cfg   ProviderConfig
 	slots chan struct{}
 
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-	stats  ProviderStats
+	// limit is the rate's token bucket (nil: unlimited).
+	limit *rate.Limiter
+
+	mu    sync.Mutex
+	stats ProviderStats
 }
 
 // Providers is the registry of named providers with their limits. Safe for concurrent use
@@ -131,7 +136,11 @@ func (r *Providers) Add(name string, p Provider, cfg ProviderConfig) {
 		panic(fmt.Sprintf("campaign: provider %q registered twice", name))
 	}
 	cfg = cfg.withDefaults()
-	r.entries[name] = &providerEntry{name: name, Provider: p, cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), tokens: cfg.RatePerSecond}
+	e := &providerEntry{name: name, Provider: p, cfg: cfg, slots: make(chan struct{}, cfg.Concurrency)}
+	if cfg.RatePerSecond > 0 {
+		e.limit = rate.NewLimiter(rate.Limit(cfg.RatePerSecond), max(int(math.Floor(cfg.RatePerSecond)), 1))
+	}
+	r.entries[name] = e
 }
 
 // Get returns the provider called name.
@@ -162,22 +171,17 @@ func (r *Providers) Stats() []ProviderStats {
 // the provider is busy; retryIn says when to try again. release must be called after the
 // call when ok.
 func (e *providerEntry) admit(ctx context.Context, now time.Time) (release func(), retryIn time.Duration, ok bool) {
-	if e.cfg.RatePerSecond > 0 {
-		e.mu.Lock()
-		if !e.last.IsZero() {
-			e.tokens = min(max(e.cfg.RatePerSecond, 1), e.tokens+now.Sub(e.last).Seconds()*e.cfg.RatePerSecond)
-		} else {
-			e.tokens = max(e.cfg.RatePerSecond, 1)
-		}
-		e.last = now
-		if e.tokens < 1 {
-			wait := time.Duration((1 - e.tokens) / e.cfg.RatePerSecond * float64(time.Second))
+	if e.limit != nil {
+		// A reservation at now, given back at once when it would have to wait: the command is
+		// sent back to wait that long instead of holding a worker.
+		res := e.limit.ReserveN(now, 1)
+		if wait := res.DelayFrom(now); !res.OK() || wait > 0 {
+			res.CancelAt(now)
+			e.mu.Lock()
 			e.stats.Rejected++
 			e.mu.Unlock()
 			return nil, max(wait, time.Millisecond), false
 		}
-		e.tokens--
-		e.mu.Unlock()
 	}
 	timer := time.NewTimer(e.cfg.AdmitWait)
 	defer timer.Stop()

@@ -1,11 +1,16 @@
 package campaign
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/logctx"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"sync"
 	"time"
@@ -251,8 +256,21 @@ func (w *Worker) runClaimed(ctx context.Context, r store.CampaignClaimResult) er
 	return w.run(ctx, Step{Command: c, Campaign: camp, InDoubt: r.InDoubt, Before: r.Before})
 }
 
-// run is steps 3–7 for a claimed command.
-func (w *Worker) run(ctx context.Context, s Step) error {
+// run is steps 3–7 for a claimed command, in a "campaign.command" span.
+func (w *Worker) run(ctx context.Context, s Step) (err error) {
+	ctx, span := telemetry.Start(ctx, "campaign.command", trace.SpanKindInternal)
+	if span.IsRecording() {
+		c := s.Command
+		span.SetAttributes(telemetry.CommandID.String(c.CommandID), telemetry.ExecutionID.String(c.ExecutionID),
+			telemetry.CampaignID.String(c.CampaignID), telemetry.BusinessUnitID.String(c.BusinessUnitID),
+			telemetry.ActionKey.String(c.ActionKey), telemetry.Provider.String(c.Provider), attribute.Bool("automation.in_doubt", s.InDoubt))
+	}
+	defer func() { telemetry.End(span, err, automation.CodeString(err)) }()
+	return w.runStep(ctx, s)
+}
+
+// runStep is run's body.
+func (w *Worker) runStep(ctx context.Context, s Step) error {
 	now := w.Clock.Now().UTC()
 	// 3. campaign status
 	wait := w.PauseRecheck
@@ -287,7 +305,13 @@ func (w *Worker) run(ctx context.Context, s Step) error {
 	}
 	// 4. guard
 	if w.Guard != nil {
-		d, err := w.Guard.BeforeCall(ctx, s)
+		gctx, gspan := telemetry.Start(ctx, "budget.charge", trace.SpanKindInternal)
+		d, err := w.Guard.BeforeCall(gctx, s)
+		if gspan.IsRecording() {
+			gspan.SetAttributes(telemetry.CommandID.String(s.Command.CommandID), attribute.String("automation.deny", d.Deny),
+				attribute.String("automation.wait_budget", d.WaitBudget))
+		}
+		telemetry.End(gspan, err, automation.CodeString(err))
 		switch {
 		case err != nil:
 			return w.transient(ctx, s, w.ownFailure(ctx, s, "budget", err))
@@ -410,7 +434,13 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 		lc = automation.SystemClock{}
 	}
 	start := lc.Now()
+	cctx, span := telemetry.Start(cctx, "campaign.provider "+s.Command.Provider, trace.SpanKindClient)
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Provider.String(s.Command.Provider), telemetry.CommandID.String(s.Command.CommandID),
+			attribute.String("automation.action_type", s.Command.ActionType))
+	}
 	res, err := e.Call(cctx, w.callOf(s))
+	telemetry.End(span, err, automation.CodeString(err))
 	latency := lc.Now().Sub(start)
 	timedOut := cctx.Err() != nil && ctx.Err() == nil
 	cancel()
@@ -419,6 +449,17 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 		err = automation.Unknown(fmt.Errorf("provider timeout: %w", err))
 	}
 	e.record(latency, err)
+	if telemetry.MetricsEnabled() {
+		outcome := "ok"
+		switch automation.IntentOf(err) {
+		case automation.IntentNone:
+		case automation.IntentUnknown:
+			outcome = "unknown"
+		default:
+			outcome = "failed"
+		}
+		telemetry.RecordProviderCall(ctx, s.Command.Provider, outcome, latency)
+	}
 	if w.Hooks != nil && w.Hooks.AfterCall != nil {
 		if herr := w.Hooks.AfterCall(ctx, s.Command, err); herr != nil {
 			return herr
@@ -542,9 +583,38 @@ func (w *Worker) finish(ctx context.Context, s Step, p store.CampaignFinishParam
 	if err == nil && w.OnRecorded != nil {
 		w.OnRecorded(c)
 	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(telemetry.Status.String(string(p.Status)))
+	}
+	if err == nil {
+		telemetry.CountCommand(ctx, string(p.Status), s.Command.Provider)
+	}
+	if err == nil && (p.Status == store.CommandFailed || p.Status == store.CommandUnknown) {
+		w.logOutcome(ctx, s, p)
+	}
 	if errors.Is(err, store.ErrLeaseLost) {
 		w.log().Warn("campaign command: lease lost before recording", "commandId", s.Command.CommandID, "status", p.Status)
 		return c, nil
 	}
 	return c, err
+}
+
+// logOutcome logs a command recorded FAILED or UNKNOWN (seed 002 section 10: the error log
+// names sourceEventId, executionId, commandId, campaignId, the unit, the step and an error
+// code), at ERROR for FAILED and WARN for UNKNOWN, with the trace and span ids of ctx
+// (logctx.Handler). The source event id is the execution's (one read, on this path only).
+func (w *Worker) logOutcome(ctx context.Context, s Step, p store.CampaignFinishParams) {
+	c := s.Command
+	source := ""
+	if e, err := w.Store.CampaignExecutionGet(ctx, c.ExecutionID); err == nil {
+		source = e.SourceEventID
+	}
+	code := "PROVIDER_FAILED"
+	level := slog.LevelError
+	if p.Status == store.CommandUnknown {
+		code, level = "PROVIDER_UNKNOWN", slog.LevelWarn
+	}
+	w.log().Log(ctx, level, "campaign command "+string(p.Status), logctx.SourceEventID, source, "executionId", c.ExecutionID,
+		"commandId", c.CommandID, "campaignId", c.CampaignID, logctx.BusinessUnitID, c.BusinessUnitID,
+		logctx.Step, "campaign-command:"+c.ActionKey, logctx.ErrorCode, code, "provider", c.Provider, "error", p.Error)
 }

@@ -97,6 +97,16 @@ var Settings = []Setting{
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
 	{"AUTOMATION_CAMPAIGN_PROVIDERS", Local | Azure, "", `Campaigns: HTTP action providers, a JSON array of {"name","baseUrl","actionTypes":[...],"dedupe","lookup","concurrency","ratePerSecond","timeoutSeconds"} (docs/campaigns.md#configured-providers). Empty: none beside the delivery channels.`},
 	{"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", Local | Azure, "", `Campaigns: bearer tokens of the HTTP action providers, a JSON object {"<provider name>":"<token>"}; a provider without one sends no Authorization header. In Azure a Key Vault reference.`},
+	{"OTEL_SDK_DISABLED", Local, "false", "OpenTelemetry: true turns every span and metric off, whatever else is set (docs/observability.md)."},
+	{"OTEL_EXPORTER_OTLP_ENDPOINT", Local, "", "OpenTelemetry: OTLP/HTTP base URL (http://127.0.0.1:4318); traces go to /v1/traces, metrics to /v1/metrics. Empty: no OTLP export, and no spans are recorded. In Azure: the collector or Azure Monitor OTLP endpoint (docs/deploy.md#application-insights)."},
+	{"OTEL_EXPORTER_OTLP_HEADERS", Local, "", "OpenTelemetry: headers sent with every export, key=value pairs separated by commas (values URL-encoded), e.g. an API key. A secret."},
+	{"OTEL_SERVICE_NAME", Local, "automation", "OpenTelemetry: the service.name resource attribute."},
+	{"OTEL_RESOURCE_ATTRIBUTES", Local, "", "OpenTelemetry: further resource attributes, key=value pairs separated by commas (deployment.environment.name=prod)."},
+	{"OTEL_TRACES_SAMPLER", Local, "parentbased_traceidratio", "OpenTelemetry: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio (a message's sampled flag is followed; new traces at the ratio)."},
+	{"OTEL_TRACES_SAMPLER_ARG", Local, "0.1", "OpenTelemetry: the ratio of the *traceidratio samplers, 0..1."},
+	{"OTEL_METRICS_EXPORTER", Local, "otlp", "OpenTelemetry: where metrics go, comma-separated: otlp (with OTEL_EXPORTER_OTLP_ENDPOINT), prometheus (GET /metrics, guarded by AUTOMATION_METRICS_TOKEN or the API token), none."},
+	{"OTEL_METRIC_EXPORT_INTERVAL", Local, "60000", "OpenTelemetry: OTLP metric export interval, milliseconds (1000..3600000)."},
+	{"AUTOMATION_METRICS_TOKEN", Local, "", "GET /metrics (Prometheus scrape): when set, the scraper must send Authorization: Bearer <token>; empty: the API token's guard (AUTOMATION_API_TOKEN) applies."},
 	{"AUTOMATION_ATTRIBUTE_DEDUPE_WINDOW_HOURS", Local | Azure, "840", "Attributes: processed-event ids older than this are purged on the OutboxRelay timer, at most hourly (24..8760; 840 = 35 days, longer than any source may redeliver an event: docs/attributes.md#retention)."},
 }
 
@@ -106,7 +116,7 @@ var Settings = []Setting{
 var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_WEBHOOK_PREVIOUS_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_RECIPIENT_TOKEN_KEYS",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
-	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS"}
+	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", "OTEL_EXPORTER_OTLP_HEADERS", "AUTOMATION_METRICS_TOKEN"}
 
 // keyVaultReferencePrefix starts an App Service / Functions Key Vault reference
 // ("Use Key Vault references as app settings"): @Microsoft.KeyVault(SecretUri=...) or
@@ -194,6 +204,25 @@ type Config struct {
 	AttributeDedupeWindow time.Duration
 	// Billing is the billing provider of priced campaign actions (docs/billing.md).
 	Billing BillingConfig
+	// Telemetry is the OpenTelemetry setup (the OTEL_* variables; docs/observability.md).
+	Telemetry TelemetryConfig
+}
+
+// TelemetryConfig is read from the standard OpenTelemetry variables (the SDK is given these
+// values explicitly, so this package stays the only reader of the environment).
+type TelemetryConfig struct {
+	Disabled           bool              // OTEL_SDK_DISABLED
+	Endpoint           string            // OTEL_EXPORTER_OTLP_ENDPOINT; "" = no OTLP export
+	Headers            map[string]string // OTEL_EXPORTER_OTLP_HEADERS
+	ServiceName        string            // OTEL_SERVICE_NAME
+	ResourceAttributes map[string]string // OTEL_RESOURCE_ATTRIBUTES
+	Sampler            string            // OTEL_TRACES_SAMPLER
+	SamplerRatio       float64           // OTEL_TRACES_SAMPLER_ARG, 0..1
+	MetricsOTLP        bool              // OTEL_METRICS_EXPORTER has otlp
+	MetricsPrometheus  bool              // OTEL_METRICS_EXPORTER has prometheus
+	MetricInterval     time.Duration     // OTEL_METRIC_EXPORT_INTERVAL
+	// MetricsToken guards GET /metrics ("" = the API token's guard).
+	MetricsToken string
 }
 
 // BillingConfig locates the billing provider; URL "" = none (priced actions are refused).
@@ -483,6 +512,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.RecipientTokenKeys != "" && c.APIToken == "" {
 		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 	}
+	c.Telemetry = loadTelemetry(get, bad)
 	return c, errors.Join(errs...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"sync"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -82,6 +83,14 @@ func (d *Dispatcher) HandleBatch(ctx context.Context, msgs []bus.Message) []erro
 		case r.Job.Status == store.NotificationSending:
 			errs[i] = automation.RetryAfter(d.lease(), ErrInFlight)
 		}
+	}
+	if telemetry.Enabled() {
+		// Each send joins the trace of its own message (the batch's invocation only links to it).
+		parents := make(map[string]string, len(claimed))
+		for j, i := range claimedAt {
+			parents[claimed[j].Job.DeliveryKey] = msgs[i].TraceParent
+		}
+		ctx = context.WithValue(ctx, sendParents{}, parents)
 	}
 	_, perClaim, _ := d.processBatch(ctx, claimed)
 	for j, i := range claimedAt {
@@ -367,4 +376,17 @@ func (sc *templateScope) get(ctx context.Context, ts *Templates, key, businessUn
 		e.done, e.c, e.err = true, c, err
 	}
 	return c, err
+}
+
+// sendParents carries, in a batch's context, the traceparent of each claimed delivery's
+// message by delivery key (HandleBatch), for its "delivery.send" span.
+type sendParents struct{}
+
+// sendContext is ctx with delivery key's message context as the parent, when HandleBatch
+// recorded one.
+func sendContext(ctx context.Context, key string) context.Context {
+	if m, ok := ctx.Value(sendParents{}).(map[string]string); ok && m[key] != "" {
+		return telemetry.Extract(ctx, m[key], "")
+	}
+	return ctx
 }

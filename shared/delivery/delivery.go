@@ -13,9 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -325,7 +329,7 @@ func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []
 		r.track(id, token, items)
 	}
 	for _, m := range items {
-		if err := r.Publisher.Publish(ctx, bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body}); err != nil {
+		if err := r.publishTraced(ctx, id, m); err != nil {
 			if r.MarkOnSettle {
 				r.untrack(id, items)
 			}
@@ -336,6 +340,38 @@ func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []
 		}
 	}
 	return nil
+}
+
+// publishTraced publishes outbox message m (of row id). With telemetry on, in a producer span
+// "publish {destination}" whose parent is the row's TraceParent (the transaction that wrote
+// it, however long ago and in whichever process), and the message carries that span's
+// context; the consumer's invocation continues from it. Off: the message carries the row's
+// TraceParent as it is.
+func (r *Relay) publishTraced(ctx context.Context, id int64, m store.OutboxMessage) error {
+	msg := bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body, TraceParent: m.TraceParent}
+	if !telemetry.Enabled() {
+		err := r.Publisher.Publish(ctx, msg)
+		if telemetry.MetricsEnabled() {
+			telemetry.RecordPublish(ctx, m.Destination, err == nil, r.Clock.Now().Sub(m.CreatedOn))
+		}
+		return err
+	}
+	sctx, span := telemetry.Start(telemetry.Extract(ctx, m.TraceParent, ""), "publish "+m.Destination, trace.SpanKindProducer)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("messaging.system", "servicebus"), attribute.String("messaging.operation.type", "send"),
+			attribute.String("messaging.destination.name", m.Destination), attribute.String("messaging.message.id", m.MessageID),
+			telemetry.OutboxID.Int64(id))
+	}
+	msg.TraceParent, msg.TraceState = telemetry.Inject(sctx)
+	if msg.TraceParent == "" {
+		msg.TraceParent = m.TraceParent
+	}
+	err := r.Publisher.Publish(sctx, msg)
+	telemetry.End(span, err, automation.CodeString(err))
+	if telemetry.MetricsEnabled() {
+		telemetry.RecordPublish(ctx, m.Destination, err == nil, r.Clock.Now().Sub(m.CreatedOn))
+	}
+	return err
 }
 
 // Settled notes that the (non-durable) bus settled a message the relay published in this

@@ -1,11 +1,15 @@
 package delivery
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"strings"
 	"time"
@@ -242,6 +246,20 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 // hook's crash: nothing of the attempt is to be recorded. sc, when not nil, is the batch's
 // template scope.
 func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResult, sc *templateScope) (o Outcome, rec *store.NotificationFinishParams, err error) {
+	if telemetry.Enabled() {
+		var span trace.Span
+		ctx, span = telemetry.Start(sendContext(ctx, c.Job.DeliveryKey), "delivery.send "+c.Job.Channel, trace.SpanKindClient)
+		if span.IsRecording() {
+			span.SetAttributes(telemetry.DeliveryKey.String(c.Job.DeliveryKey), telemetry.SchedulerKey.String(c.Job.SchedulerKey),
+				telemetry.Channel.String(c.Job.Channel), telemetry.BusinessUnitID.String(c.Job.BusinessUnitID), attribute.Bool("automation.in_doubt", c.InDoubt))
+		}
+		defer func() {
+			if span.IsRecording() && rec != nil {
+				span.SetAttributes(telemetry.Status.String(string(rec.Status)))
+			}
+			telemetry.End(span, err, automation.CodeString(err))
+		}()
+	}
 	job := c.Job
 	now := d.Clock.Now()
 	o = Outcome{Job: job, InDoubt: c.InDoubt, At: now}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // Handler handles one invocation of a non-HTTP function. Keep it thin: decode the trigger
@@ -260,7 +261,9 @@ func (r *Router) serveInvocation(w http.ResponseWriter, req *http.Request, name 
 		ctx, cancel = context.WithTimeout(ctx, r.opts.InvocationTimeout)
 		defer cancel()
 	}
+	ctx, span := invocationSpan(ctx, req, inv)
 	res, err := r.call(ctx, rt.h, inv)
+	telemetry.End(span, err, automation.CodeString(err))
 	r.respond(w, inv, res, err)
 }
 

@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"math/big"
 	"runtime/debug"
@@ -93,9 +96,13 @@ type Service struct {
 	Registry *Cache
 	Clock    automation.Clock
 	Metrics  *Metrics // may be nil
-	Log      *slog.Logger
+	// Log receives the INFO line of each rejected event (type, pointer, reason), at most
+	// RejectionsLoggedPerMinute per event type a minute; may be nil.
+	Log *slog.Logger
 	// MaxDataBytes bounds data (0: DefaultMaxDataBytes).
 	MaxDataBytes int
+
+	rejections rejectLimiter // bounds the rejection lines of Log (logRejection)
 }
 
 // prepared is a valid event ready to accept.
@@ -113,7 +120,40 @@ type prepared struct {
 // rejected event writes nothing and does not affect the others. Errors: the registry or the
 // store failed (nothing accepted; the caller may send the request again: it is idempotent
 // by (source, id)).
-func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]Result, error) {
+func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) (results []Result, err error) {
+	ctx, span := telemetry.Start(ctx, "gateway.ingest", trace.SpanKindInternal)
+	defer func() {
+		if span.IsRecording() {
+			spanResults(span, raws, results)
+		}
+		telemetry.End(span, err, automation.CodeString(err))
+	}()
+	return s.ingest(ctx, scope, raws)
+}
+
+// spanResults sets the ingest span's attributes: the events' count and, for one event, its
+// id, type, unit and status; each event's own CloudEvents traceparent (the
+// distributed-tracing extension) becomes a link.
+func spanResults(span trace.Span, raws []events.Raw, results []Result) {
+	span.SetAttributes(telemetry.Count.Int(len(raws)))
+	if len(results) == 1 {
+		span.SetAttributes(telemetry.EventID.String(results[0].ID), telemetry.EventType.String(results[0].Type),
+			telemetry.Status.String(string(results[0].Status)))
+	}
+	for _, r := range raws {
+		var ext struct {
+			TraceParent string `json:"traceparent"`
+			TraceState  string `json:"tracestate"`
+		}
+		if r.Err == nil && bytes.Contains(r.JSON, []byte(`"traceparent"`)) && json.Unmarshal(r.JSON, &ext) == nil {
+			if sc := telemetry.SpanContext(ext.TraceParent, ext.TraceState); sc.IsValid() {
+				span.AddLink(trace.Link{SpanContext: sc})
+			}
+		}
+	}
+}
+
+func (s *Service) ingest(ctx context.Context, scope automation.Scope, raws []events.Raw) ([]Result, error) {
 	if len(raws) > events.MaxBatchEvents {
 		return nil, &automation.Error{Code: events.CodeContentTooLarge, Field: "body", Message: "a batch holds at most 500 events"}
 	}
@@ -158,6 +198,7 @@ func (s *Service) Ingest(ctx context.Context, scope automation.Scope, raws []eve
 	}
 	for _, r := range results {
 		s.Metrics.count(r)
+		s.logRejection(ctx, r)
 	}
 	return results, nil
 }
@@ -196,6 +237,7 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 	}
 	if p == nil {
 		s.Metrics.count(res)
+		s.logRejection(ctx, res)
 		return res, automation.Invalid(strings.TrimPrefix(res.Pointer, "/"), "%s", res.Reason)
 	}
 	if len(p.ev.Outbox) > 0 {
@@ -209,6 +251,7 @@ func (s *Service) Consume(ctx context.Context, raw events.Raw, source SourceFunc
 		case store.GatewayMessageIDTaken:
 			res.Status, res.Pointer, res.Reason = StatusRejected, "/id", "the outbox MessageId derived from (source, id) is taken by another event"
 			s.Metrics.count(res)
+			s.logRejection(ctx, res)
 			return res, automation.Invalid("id", "%s", res.Reason)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -48,6 +49,8 @@ func (m *Metrics) count(r Result) {
 	}
 	m.counts[k]++
 	m.mu.Unlock()
+	// The OTel counter takes the same bounded key, so /metrics and the JSON route agree.
+	telemetry.CountIngest(context.Background(), k.bu, k.typ, k.status)
 }
 
 // Len is the number of keys held (at most MaxMetricKeys plus the overflow buckets).

@@ -29,6 +29,7 @@ import (
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -128,7 +129,11 @@ func (d Deps) trackingProcessor(ctx context.Context, inv *funchost.Invocation) (
 		return funchost.Result{}, errors.New("TrackingProcessor is not configured")
 	}
 	return d.batchInvocation(ctx, inv, topology.TrackingTopic, "tracking", func(ctx context.Context, msgs []bus.Message) []error {
-		_, errs := d.Attributes.HandleBatch(ctx, bodiesOf(msgs))
+		bodies, parents := make([][]byte, len(msgs)), make([]string, len(msgs))
+		for i, m := range msgs {
+			bodies[i], parents[i] = m.Body, m.TraceParent
+		}
+		_, errs := d.Attributes.HandleBatchTraced(ctx, bodies, parents)
 		for i, err := range errs {
 			if err != nil && automation.IsInvalid(err) && !automation.IsPermanent(err) {
 				errs[i] = automation.Permanent(err) // bad input is dead-lettered, never retried
@@ -370,8 +375,11 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 			errs[i] = automation.Permanent(it.Err)
 			continue
 		}
+		// Each message keeps its trace context (its application properties), so that its own
+		// work joins its own trace although the batch is one invocation.
+		tp, ts := telemetry.FromProperties(it.Message.ApplicationProperties)
 		msgs = append(msgs, bus.Message{ID: it.Message.MessageID, Destination: destination, SessionID: it.Message.SessionID,
-			Body: it.Message.Body, DeliveryCount: it.Message.DeliveryCount})
+			Body: it.Message.Body, DeliveryCount: it.Message.DeliveryCount, TraceParent: tp, TraceState: ts})
 		at = append(at, i)
 	}
 	budget := d.BatchDeadline

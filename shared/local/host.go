@@ -32,6 +32,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -214,9 +215,18 @@ func (h *Host) invokeMessage(ctx context.Context, def funchost.FunctionDef, m bu
 	if m.SessionID != "" {
 		md["SessionId"] = quote(m.SessionID)
 	}
-	md["ApplicationProperties"] = map[string]any{}
+	md["ApplicationProperties"] = messageProperties(m)
 	payload := map[string]any{"Data": map[string]json.RawMessage{def.Trigger.Name: twice}, "Metadata": md}
 	return h.Invoke(ctx, def.Name, payload)
+}
+
+// messageProperties are the application properties the host hands over with m: its trace
+// context as Service Bus carries it (traceparent, Diagnostic-Id, tracestate), else none.
+func messageProperties(m bus.Message) map[string]any {
+	if p := telemetry.Properties(m.TraceParent, m.TraceState); p != nil {
+		return p
+	}
+	return map[string]any{}
 }
 
 // deliverBatchTo returns the bus batch handler that invokes def (declared "cardinality":
@@ -247,7 +257,7 @@ func (h *Host) invokeBatch(ctx context.Context, def funchost.FunctionDef, ms []b
 	types, sessions, props := make([]string, n), make([]*string, n), make([]map[string]any, n)
 	for i, m := range ms {
 		bodies[i], ids[i], counts[i] = string(m.Body), m.ID, m.DeliveryCount
-		enqueued[i], types[i], props[i] = now.Format("2006-01-02T15:04:05"), "application/json", map[string]any{}
+		enqueued[i], types[i], props[i] = now.Format("2006-01-02T15:04:05"), "application/json", messageProperties(m)
 		if m.SessionID != "" {
 			sessions[i] = &ms[i].SessionID
 		}

@@ -1,16 +1,19 @@
 // Package logctx carries log attributes in a context.Context so that every line logged
 // about a row says which row, event, function invocation and step it belongs to
 // (docs/operations.md#logs: schedulerKey, sourceEventId, businessUnitId, function, invocation id,
-// step, error code), without threading loggers through every call. The function adapters
+// step, error code), without threading loggers through every call. Inside a traced
+// operation Handler adds the OpenTelemetry trace_id and span_id too. The function adapters
 // put the function name and invocation id in the context, the services add the row or event
 // and the step, and Handler adds them to each record logged with that context
-// (slog's *Context methods). Standard library only.
+// (slog's *Context methods). Standard library and the OpenTelemetry trace API only.
 package logctx
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Attribute keys used across the pipeline.
@@ -22,6 +25,9 @@ const (
 	InvocationID   = "invocationId"
 	Step           = "step"
 	ErrorCode      = "errorCode"
+	// TraceID and SpanID are added by Handler from the OpenTelemetry span in the context.
+	TraceID = "trace_id"
+	SpanID  = "span_id"
 )
 
 type key struct{}
@@ -79,6 +85,11 @@ func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.nex
 // Handle implements slog.Handler.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	extra := Attrs(ctx)
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		// Inside a traced operation: the line names its trace and span (W3C hex ids), so a log
+		// search and a trace view find each other.
+		extra = append(extra[:len(extra):len(extra)], slog.String(TraceID, sc.TraceID().String()), slog.String(SpanID, sc.SpanID().String()))
+	}
 	if len(extra) == 0 {
 		return h.next.Handle(ctx, r)
 	}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/automation-platform/automation/shared/logctx"
 )
@@ -44,5 +47,26 @@ func TestContextAttributesReachEveryLine(t *testing.T) {
 	}
 	if n := len(logctx.Attrs(ctx)); n != 4 {
 		t.Fatalf("attrs %v", logctx.Attrs(ctx))
+	}
+}
+
+// A line logged inside a traced operation carries its trace_id and span_id (W3C hex), beside
+// the context's own ids; a line outside one carries neither.
+func TestHandlerAddsTraceAndSpanIDs(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(logctx.New(slog.NewJSONHandler(&buf, nil)))
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	log.InfoContext(logctx.With(ctx, "commandId", "cmd-1"), "traced")
+	log.InfoContext(context.Background(), "untraced")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if !strings.Contains(lines[0], `"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"`) || !strings.Contains(lines[0], `"span_id":"00f067aa0ba902b7"`) ||
+		!strings.Contains(lines[0], `"commandId":"cmd-1"`) {
+		t.Fatalf("traced line %s", lines[0])
+	}
+	if strings.Contains(lines[1], "trace_id") {
+		t.Fatalf("untraced line %s", lines[1])
 	}
 }

@@ -1,11 +1,15 @@
 package scheduler
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"sync"
 	"time"
@@ -386,7 +390,12 @@ func (p *Poller) claimBatch(ctx context.Context, res *Result, inFlight map[int64
 	if err := p.rescue(ctx, res, inFlight); err != nil {
 		return nil, err
 	}
-	rows, err := p.store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
+	cctx, span := telemetry.Start(ctx, "scheduler.claim", oteltrace.SpanKindInternal)
+	rows, err := p.store.SchedulerClaimDue(cctx, store.SchedulerClaimDueParams{Now: p.clock.Now(), Lease: p.cfg.Lease, Limit: p.cfg.BatchSize})
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Count.Int(len(rows)))
+	}
+	telemetry.End(span, err, "")
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -443,9 +452,32 @@ type execution struct {
 	hold         bool                  // hold at once (permanent, no handler)
 }
 
-func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) execution {
+func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) (ex execution) {
 	ctx = rowContext(ctx, row, "execute")
-	ex := execution{row: row, started: p.clock.Now()}
+	if telemetry.Enabled() {
+		// The row runs in the trace of the transaction that created it (its TraceParent),
+		// linked to the poll that claimed it; what it writes to the outbox stays in that trace.
+		poll := oteltrace.SpanContextFromContext(ctx)
+		var span oteltrace.Span
+		ctx, span = telemetry.Tracer().Start(telemetry.Extract(ctx, row.TraceParent, ""), "scheduler.execute",
+			oteltrace.WithLinks(oteltrace.Link{SpanContext: poll}))
+		if span.IsRecording() {
+			span.SetAttributes(telemetry.SchedulerKey.String(row.SchedulerKey), telemetry.BusinessUnitID.String(row.BusinessUnitID),
+				attribute.String("automation.automation_type", string(row.AutomationType)),
+				attribute.Float64("automation.lateness_seconds", p.clock.Now().Sub(row.ScheduledOn).Seconds()))
+		}
+		defer func() {
+			if tp, _ := telemetry.Inject(ctx); tp != "" {
+				for i := range ex.out.Outbox {
+					if ex.out.Outbox[i].TraceParent == "" {
+						ex.out.Outbox[i].TraceParent = tp
+					}
+				}
+			}
+			telemetry.End(span, ex.err, string(ex.code))
+		}()
+	}
+	ex = execution{row: row, started: p.clock.Now()}
 	h, ok := p.reg.Lookup(row.AutomationType)
 	if !ok {
 		ex.now, ex.err, ex.code, ex.hold = ex.started, fmt.Errorf("no handler registered for %s", row.AutomationType), automation.ReasonNoHandler, true

@@ -153,6 +153,10 @@ type OutboxMessage struct {
 	Attempts    int
 	// ClaimToken is set on rows returned by OutboxClaim: the relay's claim of the row.
 	ClaimToken string
+	// TraceParent is the W3C traceparent of the transaction that wrote the row (the store
+	// takes it from the insert's context when empty, telemetry.Inject; migration 0043); the
+	// relay publishes the row's messages in that trace. Empty: untraced.
+	TraceParent string
 }
 
 // OutboxListParams lists up to Limit unpublished messages, oldest first.

@@ -136,7 +136,7 @@ func (m OutboxMessage) Items() ([]OutboxMessage, error) {
 	}
 	item := func(id, session string, body []byte) OutboxMessage {
 		return OutboxMessage{ID: m.ID, MessageID: id, Destination: m.Destination, SessionID: session, Body: body,
-			CreatedOn: m.CreatedOn, PublishedOn: m.PublishedOn, Attempts: m.Attempts, ClaimToken: m.ClaimToken}
+			CreatedOn: m.CreatedOn, PublishedOn: m.PublishedOn, Attempts: m.Attempts, ClaimToken: m.ClaimToken, TraceParent: m.TraceParent}
 	}
 	var out []OutboxMessage
 	if len(m.Body) > 0 && m.Body[0] == '[' {

@@ -37,7 +37,8 @@ func TestOutboxMarkRewritesARowInPlace(t *testing.T) {
 	markFrames := func(id string, reserve bool) int {
 		t.Helper()
 		if _, err := db.ExecContext(ctx, q.SQL("OutboxInsert"), sql.Named("MessageId", id), sql.Named("Destination", "delivery-facts"),
-			sql.Named("SessionId", nil), sql.Named("Body", body), sql.Named("Envelope", 1), sql.Named("Now", now)); err != nil {
+			sql.Named("SessionId", nil), sql.Named("Body", body), sql.Named("Envelope", 1), sql.Named("Now", now),
+			sql.Named("TraceParent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")); err != nil {
 			t.Fatal(err)
 		}
 		if !reserve {

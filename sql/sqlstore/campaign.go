@@ -689,7 +689,7 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 		var err error
 		out, err = queryAll(ctx, s, tx, "OutboxClaim", func(r rowScanner) (store.OutboxMessage, error) {
 			m := store.OutboxMessage{ClaimToken: token}
-			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
+			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.TraceParent))
 			return m, err
 		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)))
 		if err != nil || len(out) == 0 {

@@ -572,7 +572,7 @@ func (s *Store) OutboxListUnpublished(ctx context.Context, p store.OutboxListPar
 	}
 	return queryAll(ctx, s, nil, "OutboxListUnpublished", func(r rowScanner) (store.OutboxMessage, error) {
 		var m store.OutboxMessage
-		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts)
+		err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.TraceParent))
 		return m, err
 	}, sql.Named("Limit", p.Limit))
 }

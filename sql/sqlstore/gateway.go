@@ -123,7 +123,8 @@ func (s *Store) GatewayEventAccept(ctx context.Context, p store.GatewayEventAcce
 			var written []string
 			for _, m := range e.Outbox {
 				res, err := insOutbox.ExecContext(ctx, sql.Named("MessageId", m.MessageID), sql.Named("Destination", m.Destination),
-					sql.Named("SessionId", nstr(m.SessionID)), sql.Named("Body", m.Body), sql.Named("Envelope", boolInt(m.Envelope)), sql.Named("Now", now))
+					sql.Named("SessionId", nstr(m.SessionID)), sql.Named("Body", m.Body), sql.Named("Envelope", boolInt(m.Envelope)), sql.Named("Now", now),
+					sql.Named("TraceParent", traceParent(ctx, m)))
 				if err != nil {
 					return fmt.Errorf("%s OutboxInsert: %w", s.d.Name, err)
 				}

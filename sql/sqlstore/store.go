@@ -15,6 +15,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // Store implements store.Store over database/sql for one dialect.
@@ -524,7 +525,7 @@ func (s *Store) scanScheduler(r rowScanner) (automation.SchedulerRow, error) {
 		&row.ScheduledLocalDate, &row.ScheduledLocalTime, &row.TimeZoneID, &st,
 		s.nt(&row.ProcessingLeaseExpiresOn), &row.RetryCount, s.nt(&row.NextRetryOn), ns(&frc), ns(&rc),
 		&row.IsOnSupportHold, &row.InputHash, ns(&row.ConflictInputHash), ns(&row.DispatchResultJSON),
-		ns(&row.TraceBlobName), &row.Version, s.t(&row.CreatedOn), s.t(&row.UpdatedOn), s.nt(&row.CompletedOn))
+		ns(&row.TraceBlobName), &row.Version, s.t(&row.CreatedOn), s.t(&row.UpdatedOn), s.nt(&row.CompletedOn), ns(&row.TraceParent))
 	row.AutomationType = automation.AutomationType(at)
 	row.TriggerType = automation.TriggerType(tt)
 	row.Status = automation.Status(st)
@@ -674,7 +675,8 @@ func (s *Store) ensureOne(ctx context.Context, tx *sql.Tx, now time.Time, c auto
 			sql.Named("Status", string(status)),
 			sql.Named("ReasonCode", nstr(string(reason))),
 			sql.Named("InputHash", c.InputHash),
-			sql.Named("Now", s.tm(now)))
+			sql.Named("Now", s.tm(now)),
+			sql.Named("TraceParent", traceParent(ctx, store.OutboxMessage{})))
 	case automation.EnsureUpdated, automation.EnsureReactivated:
 		res.Row, err = s.queryOne(ctx, tx, "SchedulerReschedule",
 			sql.Named("ScheduledOn", s.tm(c.ScheduledOn)),
@@ -933,7 +935,7 @@ func (s *Store) insertOutbox(ctx context.Context, tx *sql.Tx, items []store.Sche
 				body = []byte{}
 			}
 			rows = append(rows, map[string]any{"Ord": len(rows), "MessageId": m.MessageID, "Destination": m.Destination,
-				"SessionId": nstr(m.SessionID), "Body": body, "Envelope": boolInt(m.Envelope), "Now": now})
+				"SessionId": nstr(m.SessionID), "Body": body, "Envelope": boolInt(m.Envelope), "Now": now, "TraceParent": traceParent(ctx, m)})
 		}
 	}
 	if err := s.execRows(ctx, tx, "OutboxInsertMany", rows); err != nil {
@@ -1251,6 +1253,16 @@ func expandRows(head, tuple, tail string, params []string, n int) string {
 	return b.String()
 }
 
+// traceParent is the TraceParent column of outbox row m: its own, else the traceparent of
+// the span in ctx (the transaction writing the row), else NULL.
+func traceParent(ctx context.Context, m store.OutboxMessage) any {
+	tp := m.TraceParent
+	if tp == "" && telemetry.Enabled() {
+		tp, _ = telemetry.Inject(ctx)
+	}
+	return nstr(tp)
+}
+
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {
 	res, err := s.exec(ctx, tx, "OutboxInsert",
 		sql.Named("MessageId", m.MessageID),
@@ -1258,7 +1270,8 @@ func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m s
 		sql.Named("SessionId", nstr(m.SessionID)),
 		sql.Named("Body", m.Body),
 		sql.Named("Envelope", boolInt(m.Envelope)),
-		sql.Named("Now", s.tm(now)))
+		sql.Named("Now", s.tm(now)),
+		sql.Named("TraceParent", traceParent(ctx, m)))
 	if err != nil {
 		return fmt.Errorf("%s OutboxInsert: %w", s.d.Name, err)
 	}

@@ -182,7 +182,7 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- SQL Database default) READPAST alone is refused, since a versioned read takes no locks to
 -- read past ("Table Hints (Transact-SQL)", READPAST). No UPDLOCK: OutboxClaimLock already
 -- serialises claims, and the rows themselves are not written here.
-SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
+SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
 WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id)

@@ -190,8 +190,8 @@ ORDER BY v.o;
 
 -- name: OutboxInsert :exec
 -- An existing MessageId is left alone; race-safe as NotificationInsert.
-INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
-SELECT @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, TraceParent)
+SELECT @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now, @TraceParent
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MessageId = @MessageId);
 
@@ -200,16 +200,16 @@ WHERE NOT EXISTS (
 -- (the body base64 in the JSON, which OPENJSON decodes into varbinary(max)); an existing
 -- MessageId is left alone, with the same guard as OutboxInsert. The caller removes duplicate
 -- MessageIds among the rows.
-INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn)
-SELECT v.m, v.t, v.s, v.b, v.e, v.n
+INSERT INTO dbo.Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, TraceParent)
+SELECT v.m, v.t, v.s, v.b, v.e, v.n, v.tp
 FROM OPENJSON(@Rows) WITH (o int '$.Ord', m nvarchar(4000) '$.MessageId', t nvarchar(4000) '$.Destination',
-    s nvarchar(4000) '$.SessionId', b varbinary(max) '$.Body', e bit '$.Envelope', n datetime2(3) '$.Now') AS v
+    s nvarchar(4000) '$.SessionId', b varbinary(max) '$.Body', e bit '$.Envelope', n datetime2(3) '$.Now', tp varchar(100) '$.TraceParent') AS v
 WHERE NOT EXISTS (
     SELECT 1 FROM dbo.Outbox WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MessageId = v.m COLLATE Latin1_General_100_BIN2)
 ORDER BY v.o;
 
 -- name: OutboxListUnpublished :many
-SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
+SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox WHERE PublishedOn IS NULL ORDER BY Id;
 
 -- name: OutboxMarkPublished :exec

@@ -13,24 +13,24 @@
 -- COMMITTED (and READ_COMMITTED_SNAPSHOT, the Azure SQL default, which does not lock at
 -- all) releases or never takes the lock. Outside a transaction the locks last for this
 -- statement only.
-SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE SchedulerKey = @SchedulerKey;
 
 -- name: SchedulerGetByKey :one
 -- A plain read (no locks); the ensure/apply transactions use SchedulerGetByKeyForUpdate.
-SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler
 WHERE SchedulerKey = @SchedulerKey;
 
 -- name: SchedulerInsert :one
 INSERT INTO dbo.AutomationScheduler (Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid,
     SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate,
-    ScheduledLocalTime, TimeZoneId, Status, ReasonCode, InputHash, Version, CreatedOn, UpdatedOn)
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+    ScheduledLocalTime, TimeZoneId, Status, ReasonCode, InputHash, Version, CreatedOn, UpdatedOn, TraceParent)
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 VALUES (@Guid, @AutomationType, @TriggerType, @SchedulerKey, @SettingGuid,
     @SourceEntityType, @SourceEntityGuid, @BusinessUnitId, @ScheduledOn, @ScheduledLocalDate,
-    @ScheduledLocalTime, @TimeZoneId, @Status, @ReasonCode, @InputHash, 1, @Now, @Now);
+    @ScheduledLocalTime, @TimeZoneId, @Status, @ReasonCode, @InputHash, 1, @Now, @Now, @TraceParent);
 
 -- name: SchedulerReschedule :one
 -- Updated (Pending) or Reactivated (Failed/Deactivated/Cancelled): same key and InputHash.
@@ -40,18 +40,18 @@ SET Status = N'Pending', ReasonCode = NULL, NextRetryOn = NULL,
     ScheduledOn = @ScheduledOn, ScheduledLocalDate = @ScheduledLocalDate,
     ScheduledLocalTime = @ScheduledLocalTime, TimeZoneId = @TimeZoneId,
     Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version;
 
 -- name: SchedulerHoldConflict :one
 UPDATE dbo.AutomationScheduler
 SET IsOnSupportHold = 1, ConflictInputHash = @ConflictInputHash,
     FailureReasonCode = N'InputHashConflict', Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version;
 
 -- name: SchedulerListBySource :many
-SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler
 WHERE SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid
 ORDER BY Id;
@@ -79,7 +79,7 @@ WITH due AS (
 UPDATE s
 SET Status = N'Processing', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
     Version = s.Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 FROM dbo.AutomationScheduler AS s
 INNER JOIN due ON due.Id = s.Id
 WHERE s.Status = N'Pending';
@@ -128,7 +128,7 @@ SET Status = N'Deactivated', ReasonCode = @ReasonCode, ProcessingLeaseExpiresOn 
 WHERE Id = @Id AND Version = @Token AND Status IN (N'Pending', N'Processing', N'Failed');
 
 -- name: SchedulerListExpiredLeases :many
-SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler
 WHERE Status = N'Processing' AND ProcessingLeaseExpiresOn <= @Now
 ORDER BY ProcessingLeaseExpiresOn, Id;

@@ -4,11 +4,11 @@
 -- support_find.sql.tmpl.
 
 -- name: SupportSchedulerGetById :one
-SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler WHERE Id = @Id;
 
 -- name: SupportSchedulerGetByGuid :one
-SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler WHERE Guid = @Guid;
 
 -- name: SupportSchedulerRelease :one
@@ -17,14 +17,14 @@ SET IsOnSupportHold = 0,
     Status = CASE WHEN Status = N'Failed' THEN N'Pending' ELSE Status END,
     NextRetryOn = CASE WHEN Status IN (N'Failed', N'Pending') THEN @NextRetryOn ELSE NextRetryOn END,
     Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version AND IsOnSupportHold = 1;
 
 -- name: SupportSchedulerRetryNow :one
 UPDATE dbo.AutomationScheduler
 SET Status = N'Pending', IsOnSupportHold = 0, NextRetryOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Failed', N'Pending');
 
 -- name: SupportSchedulerRunNow :one
@@ -33,14 +33,14 @@ WHERE Id = @Id AND Version = @Version AND Status IN (N'Failed', N'Pending');
 UPDATE dbo.AutomationScheduler
 SET ScheduledOn = CASE WHEN ScheduledOn > @Now THEN @Now ELSE ScheduledOn END, NextRetryOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version AND Status = N'Pending' AND IsOnSupportHold = 0;
 
 -- name: SupportSchedulerCancel :one
 UPDATE dbo.AutomationScheduler
 SET Status = N'Cancelled', ReasonCode = N'SupportCancelled', IsOnSupportHold = 0, NextRetryOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Pending', N'Failed', N'Deactivated');
 
 -- name: SupportSchedulerTouch :one
@@ -48,12 +48,12 @@ WHERE Id = @Id AND Version = @Version AND Status IN (N'Pending', N'Failed', N'De
 -- row ended (history, "deactivated in the last 24 hours").
 UPDATE dbo.AutomationScheduler
 SET Version = Version + 1
-OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn
+OUTPUT inserted.Id, inserted.Guid, inserted.AutomationType, inserted.TriggerType, inserted.SchedulerKey, inserted.SettingGuid, inserted.SourceEntityType, inserted.SourceEntityGuid, inserted.BusinessUnitId, inserted.ScheduledOn, inserted.ScheduledLocalDate, inserted.ScheduledLocalTime, inserted.TimeZoneId, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.RetryCount, inserted.NextRetryOn, inserted.FailureReasonCode, inserted.ReasonCode, inserted.IsOnSupportHold, inserted.InputHash, inserted.ConflictInputHash, inserted.DispatchResultJson, inserted.TraceBlobName, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.CompletedOn, inserted.TraceParent
 WHERE Id = @Id AND Version = @Version AND Status IN (N'Completed', N'Deactivated', N'Cancelled');
 
 -- name: SupportSchedulerListHeld :many
 -- UPDLOCK: the rows stay locked until the batch's release commits.
-SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn
+SELECT TOP (@Limit) Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM dbo.AutomationScheduler WITH (UPDLOCK, ROWLOCK)
 WHERE IsOnSupportHold = 1 AND Id > @AfterId
   AND (@SourceEntityType IS NULL OR (SourceEntityType = @SourceEntityType AND SourceEntityGuid = @SourceEntityGuid))

@@ -168,7 +168,7 @@ DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
 -- walks IX_Outbox_Unpublished; each candidate seeks IX_OutboxLease_LastId. The claim then
 -- writes one OutboxLease row over the batch's Ids (OutboxLeaseInsert), in the same
 -- transaction, not a lease in every row.
-SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
+SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox
 WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id)

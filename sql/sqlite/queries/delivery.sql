@@ -191,8 +191,8 @@ ORDER BY v.column1;
 -- a fact is written once by construction, in the transaction that moved its job to its
 -- Revision (docs/performance.md, "Delivery facts outside the MessageId index").
 -- MarkReserve holds @Now, as wide as the PublishedOn the mark writes (migration 0030).
-INSERT INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, MarkReserve)
-VALUES (@MessageId, @Destination, @SessionId, @Body, @Envelope, @Now, @Now)
+INSERT INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, MarkReserve, TraceParent)
+VALUES (@MessageId, @Destination, @SessionId, @Body, @Envelope, @Now, @Now, @TraceParent)
 ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 
 -- name: OutboxInsertMany :exec
@@ -200,13 +200,13 @@ ON CONFLICT (MessageId) WHERE Destination <> 'delivery-facts' DO NOTHING;
 -- inserted in @Ord order; an existing MessageId is left alone (UX_Outbox_MessageId: every
 -- message but the delivery facts, as in OutboxInsert). OR IGNORE as in
 -- NotificationInsertMany: the store binds a nil Body as an empty one, never NULL.
-INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, MarkReserve)
-SELECT column2, column3, column4, column5, column6, column7, column7
-FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now)/*end*/)
+INSERT OR IGNORE INTO Outbox (MessageId, Destination, SessionId, Body, Envelope, CreatedOn, MarkReserve, TraceParent)
+SELECT column2, column3, column4, column5, column6, column7, column7, column8
+FROM (VALUES /*row*/(@Ord, @MessageId, @Destination, @SessionId, @Body, @Envelope, @Now, @TraceParent)/*end*/)
 ORDER BY column1;
 
 -- name: OutboxListUnpublished :many
-SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts
+SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxMarkPublished :exec

@@ -1,0 +1,157 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/telemetry/otlptest"
+)
+
+// A crash between the commit and the publish does not lose the trace: an event accepted
+// in a traced operation by one process, which stops before relaying it, is published by the
+// next process on the same database in the writer's trace (the outbox row's TraceParent), and
+// its consumer's invocation joins that trace too. Not parallel: telemetry installs the
+// process's OTel globals.
+func TestTraceSurvivesACrashBetweenCommitAndPublish(t *testing.T) {
+	rcv := otlptest.Start()
+	defer rcv.Close()
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL,
+		"OTEL_TRACES_SAMPLER_ARG": "1", "OTEL_METRICS_EXPORTER": "none", "AUTOMATION_EAGER_PUBLISH": "false"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	first, err := app.Open(ctx, cfg, app.Options{Clock: clock, Seed: 1, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, span := telemetry.Start(ctx, "writer", trace.SpanKindInternal)
+	res, err := first.Gateway.Ingest(wctx, automation.AllBusinessUnits(), []events.Raw{{JSON: []byte(`{"specversion":"1.0","id":"evt-crash",
+		"type":"SignedUp","source":"/crm","businessunitid":"bu-1","customerid":"cust-1","data":{}}`)}})
+	span.End()
+	if err != nil || res[0].Status != gateway.StatusAccepted {
+		t.Fatalf("ingest %+v %v", res, err)
+	}
+	writer := span.SpanContext()
+	if err := first.Close(); err != nil { // the crash: nothing relayed
+		t.Fatal(err)
+	}
+	for _, s := range rcv.Spans() {
+		if s.TraceID == writer.TraceID().String() && s.Name != "writer" && s.Name != "gateway.ingest" {
+			t.Fatalf("the first process published before the crash: %+v", s)
+		}
+	}
+	second, err := app.Open(ctx, cfg, app.Options{Clock: clock, Seed: 2, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.LocalHost("../../functions", cfg, false, quietLog); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Minute) // minutes later
+	if _, err := second.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var published, consumed bool
+	for _, s := range rcv.Trace(writer.TraceID().String()) {
+		switch s.Name {
+		case "publish events":
+			published = true
+		case "CampaignDispatch":
+			consumed = true
+		}
+	}
+	if !published || !consumed {
+		t.Fatalf("after the restart: publish in the writer's trace %v, consumer in it %v; spans %+v", published, consumed, rcv.Spans())
+	}
+}
+
+// A flood of events with distinct made-up business units and event types, and distinct ids,
+// leaves the ingest metric's label sets bounded: units only from those that exist (others
+// count under ""), types only registered ones, and never an id. Not parallel: telemetry
+// installs the process's OTel globals.
+func TestMetricLabelsStayBoundedUnderAFlood(t *testing.T) {
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "OTEL_METRICS_EXPORTER": "prometheus"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), Seed: 1, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	const rounds, per = 4, 500
+	for r := range rounds {
+		raws := make([]events.Raw, per)
+		for i := range raws {
+			bu, typ := fmt.Sprintf("bu-made-up-%d-%d", r, i), fmt.Sprintf("Type%d_%d", r, i)
+			if i%3 == 0 {
+				bu, typ = "bu-1", "SignedUp"
+			}
+			raws[i] = events.Raw{JSON: []byte(fmt.Sprintf(`{"specversion":"1.0","id":"evt-%d-%d","type":%q,"source":"/crm","businessunitid":%q,"customerid":"cust-%d-%d","data":{}}`,
+				r, i, typ, bu, r, i))}
+		}
+		if _, err := rt.Gateway.Ingest(ctx, automation.AllBusinessUnits(), raws); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams, err := rt.Telemetry.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := map[string]bool{}
+	var total float64
+	for _, f := range fams {
+		if f.GetName() != "automation_ingest_events_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var kv []string
+			for _, l := range m.GetLabel() {
+				kv = append(kv, l.GetName()+"="+l.GetValue())
+				if strings.Contains(l.GetValue(), "made-up") || strings.Contains(l.GetValue(), "evt-") || strings.Contains(l.GetValue(), "cust-") {
+					t.Errorf("a label carries an id or a made-up value: %v", kv)
+				}
+			}
+			sets[strings.Join(kv, ",")] = true
+			total += m.GetCounter().GetValue()
+		}
+	}
+	// bu-1 or "", SignedUp or "", and the statuses: at most 2 × 2 × 3.
+	if len(sets) == 0 || len(sets) > 12 || total != rounds*per {
+		t.Fatalf("%d label sets (want 1..12), %v events counted (want %d): %v", len(sets), total, rounds*per, sets)
+	}
+}

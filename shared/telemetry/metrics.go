@@ -1,0 +1,124 @@
+package telemetry
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// The product's metrics (docs/operations.md#opentelemetry-metrics). Every label is bounded: an enum of
+// the product (a status, an outcome), a name from configuration (a provider, a destination
+// of the topology, a registered event type), or a business unit that exists (the gateway
+// counts an unknown unit under ""). No customer, event or command id is ever a label.
+// TestMetricNamesUnitsAndLabels pins this table.
+const (
+	MetricIngestEvents      = "automation.ingest.events"
+	MetricAttributeApplies  = "automation.attribute.applies"
+	MetricAttributeTriggers = "automation.attribute.triggers"
+	MetricCampaignCommands  = "automation.campaign.commands"
+	MetricProviderDuration  = "automation.provider.duration"
+	MetricOutboxPublished   = "automation.outbox.published"
+	MetricOutboxLag         = "automation.outbox.lag"
+)
+
+// Metric labels.
+const (
+	LabelBusinessUnit = attribute.Key("automation.business_unit")
+	LabelEventType    = attribute.Key("automation.event_type")
+	LabelStatus       = attribute.Key("automation.status")
+	LabelOutcome      = attribute.Key("automation.outcome")
+	LabelProvider     = attribute.Key("automation.provider")
+	LabelDestination  = attribute.Key("messaging.destination.name")
+)
+
+// current holds the instruments of the meter provider the last Setup installed (nil: metrics
+// off, and every recording site returns after one atomic load, building no attributes).
+// Not the OTel global's delegation: that binds instruments to the first provider ever set.
+var current atomic.Pointer[instruments]
+
+// MetricsEnabled reports whether metrics are recorded in this process.
+func MetricsEnabled() bool { return current.Load() != nil }
+
+type instruments struct {
+	ingest, applies, triggers, commands, published metric.Int64Counter
+	providerDuration, outboxLag                    metric.Float64Histogram
+}
+
+func newInstruments(m metric.Meter) *instruments {
+	i := &instruments{}
+	i.ingest, _ = m.Int64Counter(MetricIngestEvents, metric.WithUnit("{event}"),
+		metric.WithDescription("Events the gateway answered, by business unit, registered event type and status (accepted, duplicate, rejected)."))
+	i.applies, _ = m.Int64Counter(MetricAttributeApplies, metric.WithUnit("{event}"),
+		metric.WithDescription("Tracking events the attribute engine handled, by outcome (applied, duplicate, refused, failed)."))
+	i.triggers, _ = m.Int64Counter(MetricAttributeTriggers, metric.WithUnit("{event}"),
+		metric.WithDescription("Trigger events the attribute engine emitted."))
+	i.commands, _ = m.Int64Counter(MetricCampaignCommands, metric.WithUnit("{command}"),
+		metric.WithDescription("Campaign command outcomes recorded, by status (SUCCEEDED, FAILED, UNKNOWN, WAITING_BUDGET, QUEUED, CANCELLED, ...) and provider."))
+	i.published, _ = m.Int64Counter(MetricOutboxPublished, metric.WithUnit("{message}"),
+		metric.WithDescription("Outbox messages the relay published, by destination and outcome (ok, failed)."))
+	i.providerDuration, _ = m.Float64Histogram(MetricProviderDuration, metric.WithUnit("s"),
+		metric.WithDescription("Campaign provider call latency, by provider and outcome (ok, failed, unknown)."))
+	i.outboxLag, _ = m.Float64Histogram(MetricOutboxLag, metric.WithUnit("s"),
+		metric.WithDescription("Time from an outbox row's commit to its publish, by destination."))
+	return i
+}
+
+// CountIngest counts one gateway answer; bu is a unit that exists ("" otherwise), typ a
+// registered type ("" otherwise).
+func CountIngest(ctx context.Context, bu, typ, status string) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	inst.ingest.Add(ctx, 1, metric.WithAttributes(LabelBusinessUnit.String(bu), LabelEventType.String(typ), LabelStatus.String(status)))
+}
+
+// CountAttributeApply counts one tracking event's outcome and the triggers it emitted.
+func CountAttributeApply(ctx context.Context, outcome string, triggers int) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	inst.applies.Add(ctx, 1, metric.WithAttributes(LabelOutcome.String(outcome)))
+	if triggers > 0 {
+		inst.triggers.Add(ctx, int64(triggers))
+	}
+}
+
+// CountCommand counts one recorded campaign command outcome; provider is a configured one.
+func CountCommand(ctx context.Context, status, provider string) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	inst.commands.Add(ctx, 1, metric.WithAttributes(LabelStatus.String(status), LabelProvider.String(provider)))
+}
+
+// RecordProviderCall records one provider call's latency and outcome (ok, failed, unknown).
+func RecordProviderCall(ctx context.Context, provider, outcome string, d time.Duration) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	inst.providerDuration.Record(ctx, d.Seconds(), metric.WithAttributes(LabelProvider.String(provider), LabelOutcome.String(outcome)))
+}
+
+// RecordPublish records one outbox message published to destination (a topology name):
+// outcome ok with the lag since its row's commit, or failed.
+func RecordPublish(ctx context.Context, destination string, ok bool, lag time.Duration) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	outcome := "ok"
+	if !ok {
+		outcome = "failed"
+	}
+	inst.published.Add(ctx, 1, metric.WithAttributes(LabelDestination.String(destination), LabelOutcome.String(outcome)))
+	if ok {
+		inst.outboxLag.Record(ctx, max(lag, 0).Seconds(), metric.WithAttributes(LabelDestination.String(destination)))
+	}
+}

@@ -1,0 +1,256 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// InstrumentationName names the tracer and meter of the product's own spans and metrics.
+const InstrumentationName = "github.com/automation-platform/automation"
+
+// Sampler names, as OTEL_TRACES_SAMPLER spells them.
+const (
+	SamplerAlwaysOn                = "always_on"
+	SamplerAlwaysOff               = "always_off"
+	SamplerTraceIDRatio            = "traceidratio"
+	SamplerParentBasedAlwaysOn     = "parentbased_always_on"
+	SamplerParentBasedAlwaysOff    = "parentbased_always_off"
+	SamplerParentBasedTraceIDRatio = "parentbased_traceidratio"
+)
+
+// Options configure Setup. The zero value sets nothing up (telemetry off).
+type Options struct {
+	// Disabled (OTEL_SDK_DISABLED=true) turns everything off, whatever else is set.
+	Disabled bool
+	// Endpoint is the OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT), e.g.
+	// http://127.0.0.1:4318; traces go to {Endpoint}/v1/traces and metrics to
+	// {Endpoint}/v1/metrics. Empty: no OTLP export.
+	Endpoint string
+	// Headers are sent with every export (OTEL_EXPORTER_OTLP_HEADERS), e.g. an API key.
+	Headers map[string]string
+	// ServiceName is the service.name resource attribute (OTEL_SERVICE_NAME).
+	ServiceName string
+	// ResourceAttributes are further resource attributes (OTEL_RESOURCE_ATTRIBUTES).
+	ResourceAttributes map[string]string
+	// Sampler is one of the Sampler* names; Ratio its argument, 0..1 (OTEL_TRACES_SAMPLER_ARG).
+	Sampler string
+	Ratio   float64
+	// MetricsOTLP exports metrics over OTLP (OTEL_METRICS_EXPORTER has otlp; needs Endpoint);
+	// MetricsPrometheus serves them on /metrics (OTEL_METRICS_EXPORTER has prometheus).
+	MetricsOTLP       bool
+	MetricsPrometheus bool
+	// MetricInterval is the OTLP metric export interval (OTEL_METRIC_EXPORT_INTERVAL);
+	// 0 means 60 s.
+	MetricInterval time.Duration
+}
+
+// Tracing reports whether o exports traces.
+func (o Options) Tracing() bool { return !o.Disabled && o.Endpoint != "" }
+
+// Metrics reports whether o records metrics.
+func (o Options) Metrics() bool {
+	return !o.Disabled && ((o.MetricsOTLP && o.Endpoint != "") || o.MetricsPrometheus)
+}
+
+// Providers is what Setup installed. Its zero value (telemetry off) is valid: Shutdown does
+// nothing and Prometheus is nil.
+type Providers struct {
+	tp *sdktrace.TracerProvider
+	mp *sdkmetric.MeterProvider
+	// Prometheus serves the Prometheus text format of the metrics (nil unless
+	// Options.MetricsPrometheus); the composition root mounts it on /metrics behind a guard.
+	Prometheus http.Handler
+	// Registry is the Prometheus registry Prometheus serves (nil with it).
+	Registry *prometheus.Registry
+}
+
+// Setup builds the providers o asks for and installs them as the OTel globals, with the W3C
+// trace-context propagator. With o off it installs nothing and returns a zero Providers.
+// Errors: an exporter that cannot be built (a malformed endpoint), naming the setting.
+func Setup(ctx context.Context, o Options) (*Providers, error) {
+	p := &Providers{}
+	if o.Disabled || (!o.Tracing() && !o.Metrics()) {
+		return p, nil
+	}
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	enabled.Store(o.Tracing())
+	name := o.ServiceName
+	if name == "" {
+		name = "automation"
+	}
+	attrs := []attribute.KeyValue{semconv.ServiceName(name)}
+	for k, v := range o.ResourceAttributes {
+		if k != string(semconv.ServiceNameKey) {
+			attrs = append(attrs, attribute.String(k, v))
+		}
+	}
+	res := resource.NewSchemaless(attrs...)
+	if o.Tracing() {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimRight(o.Endpoint, "/")+"/v1/traces"),
+			otlptracehttp.WithHeaders(o.Headers))
+		if err != nil {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: traces exporter: %w", err)
+		}
+		p.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(Sampler(o.Sampler, o.Ratio)))
+		otel.SetTracerProvider(p.tp)
+	}
+	if o.Metrics() {
+		mopts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithView(Views()...)}
+		if o.MetricsOTLP && o.Endpoint != "" {
+			exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(strings.TrimRight(o.Endpoint, "/")+"/v1/metrics"),
+				otlpmetrichttp.WithHeaders(o.Headers))
+			if err != nil {
+				return nil, errors.Join(p.Shutdown(ctx), fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: metrics exporter: %w", err))
+			}
+			iv := o.MetricInterval
+			if iv <= 0 {
+				iv = time.Minute
+			}
+			mopts = append(mopts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, sdkmetric.WithInterval(iv))))
+		}
+		if o.MetricsPrometheus {
+			reg := prometheus.NewRegistry()
+			exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
+			if err != nil {
+				return nil, errors.Join(p.Shutdown(ctx), fmt.Errorf("OTEL_METRICS_EXPORTER prometheus: %w", err))
+			}
+			mopts = append(mopts, sdkmetric.WithReader(exp))
+			p.Registry = reg
+			p.Prometheus = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		}
+		p.mp = sdkmetric.NewMeterProvider(mopts...)
+		otel.SetMeterProvider(p.mp)
+		current.Store(newInstruments(p.mp.Meter(InstrumentationName)))
+	}
+	return p, nil
+}
+
+// Sampler returns the sampler named as OTEL_TRACES_SAMPLER names it (ratio is its
+// argument, clamped to 0..1); an empty or unknown name is parentbased_traceidratio.
+func Sampler(name string, ratio float64) sdktrace.Sampler {
+	ratio = min(max(ratio, 0), 1)
+	switch name {
+	case SamplerAlwaysOn:
+		return sdktrace.AlwaysSample()
+	case SamplerAlwaysOff:
+		return sdktrace.NeverSample()
+	case SamplerTraceIDRatio:
+		return sdktrace.TraceIDRatioBased(ratio)
+	case SamplerParentBasedAlwaysOn:
+		return sdktrace.ParentBased(sdktrace.AlwaysSample())
+	case SamplerParentBasedAlwaysOff:
+		return sdktrace.ParentBased(sdktrace.NeverSample())
+	default:
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
+	}
+}
+
+// Shutdown flushes what is buffered and stops the exporters (the spans of the last
+// seconds are exported here, so a process calls it before it exits). Safe on a zero
+// Providers and more than once.
+func (p *Providers) Shutdown(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	if p.tp != nil {
+		errs = append(errs, p.tp.Shutdown(ctx))
+		if otel.GetTracerProvider() == trace.TracerProvider(p.tp) {
+			otel.SetTracerProvider(tracenoop.NewTracerProvider())
+			enabled.Store(false)
+		}
+		p.tp = nil
+	}
+	if p.mp != nil {
+		errs = append(errs, p.mp.Shutdown(ctx))
+		if otel.GetMeterProvider() == metric.MeterProvider(p.mp) {
+			otel.SetMeterProvider(metricnoop.NewMeterProvider())
+			current.Store(nil)
+		}
+		p.mp = nil
+	}
+	return errors.Join(errs...)
+}
+
+// ForceFlush exports the spans and metrics buffered so far (tests; a Functions invocation
+// that must not lose its spans). Safe on a zero Providers.
+func (p *Providers) ForceFlush(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	if p.tp != nil {
+		errs = append(errs, p.tp.ForceFlush(ctx))
+	}
+	if p.mp != nil {
+		errs = append(errs, p.mp.ForceFlush(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// noSpan is the no-op span Start returns with telemetry off.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// enabled is set by a Setup that installed a tracer provider (Enabled).
+var enabled atomic.Bool
+
+// Enabled reports whether a Setup in this process installed a tracer provider: code that
+// would do work only to find a parent (parse a message's properties) asks first, so that
+// telemetry off costs nothing.
+func Enabled() bool { return enabled.Load() }
+
+// Tracer is the product's tracer (the global provider's; a no-op until Setup).
+func Tracer() trace.Tracer { return otel.Tracer(InstrumentationName) }
+
+// Meter is the product's meter (the global provider's; a no-op until Setup).
+func Meter() metric.Meter { return otel.Meter(InstrumentationName) }
+
+// Start starts a span named name as a child of the span in ctx, of kind kind (internal
+// when 0). Attributes are best set after `if span.IsRecording()`, so that an unsampled or
+// disabled trace builds none.
+func Start(ctx context.Context, name string, kind trace.SpanKind) (context.Context, trace.Span) {
+	if !enabled.Load() {
+		return ctx, noSpan // telemetry off: no context, no span, no allocation
+	}
+	if kind == trace.SpanKindUnspecified {
+		kind = trace.SpanKindInternal
+	}
+	return Tracer().Start(ctx, name, trace.WithSpanKind(kind))
+}
+
+// End records err on span (status Error and an exception event; code, when not empty, as
+// automation.error_code: the caller's automation.CodeOf, as this package imports no project
+// package) and ends it. A nil err ends it unset.
+func End(span trace.Span, err error, code string) {
+	if err != nil && span.IsRecording() {
+		span.RecordError(err)
+		span.SetStatus(codesError, err.Error())
+		if code != "" {
+			span.SetAttributes(ErrorCode.String(code))
+		}
+	}
+	span.End()
+}
