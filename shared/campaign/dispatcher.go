@@ -200,8 +200,11 @@ func (d *Dispatcher) HandleResult(ctx context.Context, body []byte) (bool, error
 // transaction (store.CampaignAdvanceMany), in the batch's order. errs[i] is message i's
 // outcome (an unreadable one automation.Permanent). Should the batch's transaction fail,
 // nothing of it was written and each result is moved alone, so one the store refuses holds
-// back no other. A batch over store.MaxBatch messages is refused whole.
-func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte) []error {
+// back no other. A batch over store.MaxBatch messages is refused whole. traceParents[i]
+// (optional) is message i's W3C traceparent: with telemetry on, each result is read in a
+// span of its own message's trace, and the next command it writes carries that trace on,
+// so a chain stays one trace though its results were moved in one batch.
+func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte, traceParents []string) []error {
 	errs := make([]error, len(bodies))
 	if len(bodies) > store.MaxBatch {
 		err := fmt.Errorf("campaign dispatcher: a batch of %d results, at most %d", len(bodies), store.MaxBatch)
@@ -210,14 +213,29 @@ func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte) []e
 		}
 		return errs
 	}
+	ctxs := make([]context.Context, len(bodies))
+	for i := range bodies {
+		ctxs[i] = ctx
+		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
+			var span trace.Span
+			ctxs[i], span = telemetry.Start(telemetry.Extract(ctx, traceParents[i], ""), "campaign.result", trace.SpanKindInternal)
+			defer func() { telemetry.End(span, errs[i], automation.CodeString(errs[i])) }()
+		}
+	}
 	var ps []store.CampaignAdvanceParams
 	var ms []ResultMessage
 	var at []int // bodies index of ps[j]
 	for i, b := range bodies {
-		p, m, err := d.resultAdvance(ctx, b)
+		p, m, err := d.resultAdvance(ctxs[i], b)
 		if p == nil || err != nil {
 			errs[i] = err
 			continue
+		}
+		if telemetry.Enabled() {
+			tp, _ := telemetry.Inject(ctxs[i])
+			for k := range p.Outbox {
+				p.Outbox[k].TraceParent = tp
+			}
 		}
 		ps, ms, at = append(ps, *p), append(ms, m), append(at, i)
 	}
@@ -232,7 +250,7 @@ func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte) []e
 		return errs
 	}
 	for j, p := range ps {
-		ok, err := d.Store.CampaignAdvance(ctx, p)
+		ok, err := d.Store.CampaignAdvance(ctxs[at[j]], p)
 		d.logAdvance(ms[j], ok, err)
 		errs[at[j]] = err
 	}

@@ -76,7 +76,7 @@ func TestHandleResultBatch(t *testing.T) {
 				if len(results) > 0 {
 					batch := append(append([][]byte{}, results...), []byte(`{"commandId":`))
 					batch = append(batch, results...) // redelivered in the same batch
-					errs := d.HandleResultBatch(ctx, batch)
+					errs := d.HandleResultBatch(ctx, batch, nil)
 					for i, err := range errs {
 						switch {
 						case i == len(results):

@@ -75,7 +75,11 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	// applied in one transaction (docs/performance.md#consumers).
 	r.Register(topology.CampaignResults, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.CampaignResultsQueue, "campaign results", func(ctx context.Context, msgs []bus.Message) []error {
-			return c.Dispatcher.HandleResultBatch(ctx, bodiesOf(msgs))
+			parents := make([]string, len(msgs))
+			for i, m := range msgs {
+				parents[i] = m.TraceParent
+			}
+			return c.Dispatcher.HandleResultBatch(ctx, bodiesOf(msgs), parents)
 		})
 	}))
 	r.Register(topology.CampaignFactProjection, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
