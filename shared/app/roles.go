@@ -137,6 +137,7 @@ var routeRoles = httpapi.RouteRoles{
 
 	// API keys (platform-wide: an admin of every unit).
 	"GET /api/openapi.json":          httpapi.RoleRead, // the product's API description: no unit, no data
+	MetricsPattern:                   httpapi.RoleRead, // GET /metrics, the Prometheus scrape, when it has no token of its own (AUTOMATION_METRICS_TOKEN)
 	"GET /api/keys":                  httpapi.RoleAdmin,
 	"POST /api/keys":                 httpapi.RoleAdmin,
 	"GET /api/keys/{prefix}":         httpapi.RoleAdmin,

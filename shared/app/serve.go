@@ -85,6 +85,9 @@ func (r *Runtime) ListenerHandler(hostMode bool) http.Handler {
 // format.
 const MetricsPath = "/metrics"
 
+// MetricsPattern is MetricsPath's entry in the role table (shared/app/roles.go).
+const MetricsPattern = "GET " + MetricsPath
+
 // metricsHandler serves MetricsPath: GET only; 404 when the Prometheus exporter is off.
 // Guard: with AUTOMATION_METRICS_TOKEN, exactly that bearer token (a scraper gets its own
 // credential, not the API's); without it, the API's own guard (AUTOMATION_API_TOKEN, like
@@ -116,7 +119,13 @@ func (r *Runtime) metricsHandler() http.Handler {
 		})
 	}
 	if r.API != nil {
-		return r.API.Handler(func(w http.ResponseWriter, req *http.Request) error { serve(w, req); return nil })
+		guarded := r.API.Handler(func(w http.ResponseWriter, req *http.Request) error { serve(w, req); return nil })
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			// Served beside the router, not by it: the role table finds the route by the
+			// pattern a ServeMux would have set (MetricsPattern).
+			req.Pattern = MetricsPattern
+			guarded.ServeHTTP(w, req)
+		})
 	}
 	return http.HandlerFunc(serve)
 }
