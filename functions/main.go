@@ -166,6 +166,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if !ok {
 		return 2
 	}
+	app.ApplyMemoryLimit(cfg, getenv)
 	if set["token"] {
 		if strings.TrimSpace(*token) == "" {
 			fmt.Fprintln(stderr, "automation serve: -token must not be empty")

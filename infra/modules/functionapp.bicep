@@ -374,6 +374,12 @@ var automationSettings = [
     value: logLevel
   }
   {
+    // The Go runtime's soft memory limit, MiB: three quarters of the instance's memory,
+    // leaving room for the Functions host and native memory (docs/performance.md#memory).
+    name: 'AUTOMATION_MEMORY_LIMIT_MIB'
+    value: string(instanceMemoryMB * 3 / 4)
+  }
+  {
     name: 'AUTOMATION_API_BUSINESS_UNITS'
     value: apiBusinessUnits
   }

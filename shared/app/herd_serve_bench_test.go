@@ -3,8 +3,10 @@ package app_test
 import (
 	"context"
 	"flag"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"testing"
@@ -89,6 +91,8 @@ func runHerdServe(b *testing.B, rows int) herdServeResult {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // the limit before the run, restored after it
+	app.ApplyMemoryLimit(cfg, os.Getenv)                 // as serve does
 	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	clock := &jumpClock{at: start}
 	var (

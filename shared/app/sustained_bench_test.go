@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -101,6 +102,8 @@ func runSustained(b *testing.B) w6Result {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // the limit before the run, restored after it
+	app.ApplyMemoryLimit(cfg, os.Getenv)                 // as serve does
 	var mu sync.Mutex
 	posted := map[string]time.Time{}  // login id -> first POST
 	firstOf := map[string]time.Time{} // first-login customer -> its login's first POST

@@ -58,6 +58,7 @@ var Settings = []Setting{
 	{"AUTOMATION_BATCH_DEADLINE_SECONDS", Local | Azure, "150", "Batch Service Bus functions (NotificationDispatch, DeliveryFactProjection): seconds after which an invocation starts no further chunk of its batch and fails, so the host abandons the batch while its locks hold (the host renews no lock of a batch); the rest comes again. 1..299, well under the entities' lockDuration (PT5M; default half of it)."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
+	{"AUTOMATION_MEMORY_LIMIT_MIB", Local | Azure, "100", "serve and the custom handler: the Go runtime's soft memory limit in MiB (runtime/debug.SetMemoryLimit; 0 = none), so the garbage collector works harder before the heap grows past it; the GOMEMLIMIT variable, when set, wins. SQLite's page caches are outside it (docs/performance.md#memory)."},
 	{"AUTOMATION_API_TOKEN", Local | Azure, "", "HTTP APIs: the bootstrap admin credential; when set, every /api request must send Authorization: Bearer <this token, an API key or an OIDC token> (docs/security.md#credentials), and the console signs in with it. In Azure a Key Vault reference; empty there leaves the routes to function keys alone and the console off."},
 	{"AUTOMATION_WEBHOOK_SECRET", Local | Azure, "", "Webhook channel: HMAC-SHA256 signing key (at least 16 bytes). Empty: no webhook channel. In Azure a Key Vault reference."},
 	{"AUTOMATION_WEBHOOK_PREVIOUS_SECRET", Local | Azure, "", "Webhook channel: a signing key being rotated out (at least 16 bytes): webhook-signature (Standard Webhooks) carries a signature with it beside the current one until receivers have the new secret. Empty: none. In Azure a Key Vault reference."},
@@ -161,6 +162,8 @@ type Config struct {
 	// ConsumerConcurrency is the embedded runtime's consumers per in-process destination.
 	ConsumerConcurrency map[string]int
 	RelayBudget         time.Duration
+	// MemoryLimitMiB is the Go runtime's soft memory limit (0: none; app.ApplyMemoryLimit).
+	MemoryLimitMiB int
 	// SQLiteGroupCommit is the embedded store's group commit bound (sqlite.Options.GroupCommit).
 	SQLiteGroupCommit  int
 	IngestMaxBacklog   int
@@ -371,6 +374,7 @@ func Load(getenv func(string) string) (Config, error) {
 		BatchDeadline:        time.Duration(num("AUTOMATION_BATCH_DEADLINE_SECONDS", 1, 299)) * time.Second,
 		RelayBudget:          time.Duration(num("AUTOMATION_RELAY_BUDGET_MS", 100, 240000)) * time.Millisecond,
 		SQLiteGroupCommit:    num("AUTOMATION_SQLITE_GROUP_COMMIT", 1, 1000),
+		MemoryLimitMiB:       num("AUTOMATION_MEMORY_LIMIT_MIB", 0, 1<<20),
 		IngestMaxBacklog:     num("AUTOMATION_INGEST_MAX_BACKLOG", 0, 10_000_000),
 		LogLevel:             strings.ToLower(get("AUTOMATION_LOG_LEVEL")),
 		APIToken:             get("AUTOMATION_API_TOKEN"),
