@@ -49,7 +49,9 @@ func Routes(s *apikey.Service) []httpapi.Route {
 		httpapi.Endpoint[createBody, apikey.Created]{Method: "POST", Path: PathKeys, QueryUnchecked: true, Body: httpapi.BodyRequired,
 			Status: http.StatusCreated, Call: h.create},
 		httpapi.Endpoint[none, apikey.Key]{Method: "GET", Path: PathKey, QueryUnchecked: true,
-			Call: func(ctx context.Context, in *httpapi.In[none]) (apikey.Key, error) { return h.s.Get(ctx, in.Path("prefix")) }},
+			Call: func(ctx context.Context, in *httpapi.In[none]) (apikey.Key, error) {
+				return h.s.Get(ctx, in.Path("prefix"))
+			}},
 		httpapi.Endpoint[none, apikey.Key]{Method: "POST", Path: PathRevoke, QueryUnchecked: true,
 			Call: func(ctx context.Context, in *httpapi.In[none]) (apikey.Key, error) {
 				return h.s.Revoke(ctx, in.Path("prefix"), operator(ctx))

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/keysapi"
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/app/apptest"
-	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"

@@ -2,6 +2,7 @@ package templateapi
 
 import (
 	"context"
+	_ "embed" // openapi.yaml
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -14,6 +15,13 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
 )
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of these routes (YAML); a test checks it against
+// the router in both directions and validates real calls with it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 
 // Route patterns (the TemplatesApi function's route templates/{*path}).
 const (
