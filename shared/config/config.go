@@ -55,7 +55,7 @@ var Settings = []Setting{
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
 	{"AUTOMATION_DUEWORK_DRAIN_BATCHES", Local | Azure, "1000", "Batches one inline DueWorkPoller run claims at most (1..1000): above 1 it drains, claiming and executing each next batch while the last one's outcomes are written, and stops early when nothing is due; 1 runs one batch per timer tick."},
-	{"AUTOMATION_BATCH_DEADLINE_SECONDS", Local | Azure, "150", "Batch Service Bus functions (NotificationDispatch, DeliveryFactProjection): seconds after which an invocation starts no further chunk of its batch and fails, so the host abandons the batch while its locks hold (the host renews no lock of a batch); the rest comes again. 1..299, well under the entities' lockDuration (PT5M; default half of it)."},
+	{"AUTOMATION_BATCH_DEADLINE_SECONDS", Local | Azure, "150", "Batch Service Bus functions (NotificationDispatch, DeliveryFactProjection, CampaignFactProjection): seconds after which an invocation starts no further chunk of its batch and fails, so the host abandons the batch while its locks hold (the host renews no lock of a batch); the rest comes again. 1..299, well under the entities' lockDuration (PT5M; default half of it)."},
 	{"AUTOMATION_LEASE_SECONDS", Local | Azure, "300", "Processing lease of a claimed row, seconds (>= 30)."},
 	{"AUTOMATION_LOG_LEVEL", Local | Azure, "info", "debug, info, warn or error."},
 	{"AUTOMATION_API_TOKEN", Local, "", "HTTP APIs: when set, every /api request must send Authorization: Bearer <token> (serve). In Azure the host checks function keys instead."},
