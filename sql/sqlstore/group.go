@@ -189,9 +189,18 @@ func (s *Store) handOn() {
 // runOn runs the member's fn on the group's tx (on the member's own goroutine, with its own
 // context), tells the leader, and returns what the leader answers. A panic in fn is told
 // to the leader as a failure (its writes are rolled back to its savepoint, the group goes
-// on) and then panics again here, in the caller's goroutine.
+// on) and then panics again here, in the caller's goroutine. So is fn ending the goroutine
+// (runtime.Goexit, a test's t.FailNow): the leader would otherwise wait for it forever,
+// holding the writer.
 func (m *groupMember) runOn(tx *sql.Tx) error {
 	var p any
+	told := false
+	defer func() {
+		if !told { // runtime.Goexit in fn: no recover, only deferred calls run
+			m.ran <- errors.New("the write transaction's goroutine exited in fn")
+			<-m.done
+		}
+	}()
 	err := func() (err error) {
 		defer func() {
 			if p = recover(); p != nil {
@@ -200,6 +209,7 @@ func (m *groupMember) runOn(tx *sql.Tx) error {
 		}()
 		return m.fn(tx)
 	}()
+	told = true
 	m.ran <- err
 	res := <-m.done
 	if p != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,4 +138,75 @@ func TestGroupCommitOutboxAnnouncedExactlyOnce(t *testing.T) {
 		t.Errorf("group state after every caller returned: queue %d, active %v", q, active)
 	}
 	_ = fmt.Sprint()
+}
+
+// A member whose fn ends its goroutine (runtime.Goexit: a test's t.FailNow inside a store
+// callback) fails alone: the leader hears of it, rolls it back to its savepoint and commits
+// the others, and the writer stays usable. It used to leave the leader waiting forever with
+// the writer held, so every later write hung.
+func TestGroupCommitMemberGoexitDoesNotHangTheWriter(t *testing.T) {
+	s, db := writerTestStore(t, true, false) // no cleanup: Close would wait for a hung group
+	if err := s.SetGroupCommit(32); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE G (V INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	leaderIn, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	var leaderErr, otherErr error
+	wg.Go(func() {
+		leaderErr = s.inTx(context.Background(), func(tx *sql.Tx) error {
+			close(leaderIn)
+			<-release
+			_, err := tx.Exec("INSERT INTO G VALUES (1)")
+			return err
+		})
+	})
+	<-leaderIn
+	wg.Go(func() {
+		_ = s.inTx(context.Background(), func(tx *sql.Tx) error {
+			if _, err := tx.Exec("INSERT INTO G VALUES (2)"); err != nil {
+				return err
+			}
+			runtime.Goexit()
+			return nil
+		})
+	})
+	waitQueued(s, 1, 5*time.Second)
+	wg.Go(func() {
+		otherErr = s.inTx(context.Background(), func(tx *sql.Tx) error {
+			_, err := tx.Exec("INSERT INTO G VALUES (3)")
+			return err
+		})
+	})
+	waitQueued(s, 2, 5*time.Second)
+	close(release)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a member whose goroutine exited in fn hangs its group and the writer")
+	}
+	if leaderErr != nil || otherErr != nil {
+		t.Fatalf("the member's group-mates failed: %v, %v", leaderErr, otherErr)
+	}
+	var got []int
+	rows, err := db.Query("SELECT V FROM G ORDER BY V")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		_ = rows.Scan(&v)
+		got = append(got, v)
+	}
+	if fmt.Sprint(got) != "[1 3]" {
+		t.Fatalf("rows %v, want [1 3] (nothing of the member that exited)", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
