@@ -390,7 +390,7 @@ func TestBatchFunctionsDocumented(t *testing.T) {
 		return ""
 	}
 	protocol := section(read("../../docs/functions-protocol.md"), "## Service Bus batches\n\n")
-	deadline := line(read("../../shared/config/config.go"), `{"AUTOMATION_BATCH_DEADLINE_SECONDS"`)
+	deadline := line(read("../config/config.go"), `{"AUTOMATION_BATCH_DEADLINE_SECONDS"`)
 	configuration := line(read("../../docs/configuration.md"), "| `AUTOMATION_BATCH_DEADLINE_SECONDS`")
 	deploy := section(read("../../docs/deploy.md"), "5. **The batch functions.**")
 	running, infra := read("../../docs/running.md"), read("../../infra/README.md")
