@@ -93,6 +93,10 @@ func NewLogin(ctx context.Context, cfg LoginConfig) (*Login, error) {
 // Issuer is the issuer's URL (the sign-in button names it).
 func (l *Login) Issuer() string { return l.cfg.Issuer }
 
+// Refused reports an Exchange error that refuses the sign-in (ErrLoginRefused), as against a
+// failure to reach the issuer.
+func (l *Login) Refused(err error) bool { return errors.Is(err, ErrLoginRefused) }
+
 // AuthCodeURL is the issuer's authorization address for a sign-in with state, nonce and the
 // PKCE verifier (oauth2.GenerateVerifier; only its S256 challenge leaves).
 func (l *Login) AuthCodeURL(state, nonce, verifier string) string {
