@@ -301,6 +301,7 @@ type pageData struct {
 	CSRF     string
 	SignedIn bool // a cookie session (offer to sign out)
 	Operator string
+	Person   string // who an OIDC session signed in ("" for the bootstrap token)
 	CSS      template.CSS
 	Status   int
 	Error    *problem
@@ -320,6 +321,9 @@ func (c *Console) data(r *http.Request, x *call, title string, d any) *pageData 
 	p := &pageData{Title: title, Base: Base, Nav: c.nav, Current: strings.TrimPrefix(r.URL.Path, Base), CSS: c.css, Data: d}
 	if x != nil {
 		p.CSRF, p.SignedIn, p.Operator = x.csrf, !x.bearer && x.signedIn && c.api.TokenRequired(), x.caller.Operator
+		if x.sess.principal != nil {
+			p.Person = x.sess.principal.Name
+		}
 	}
 	return p
 }
