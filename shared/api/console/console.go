@@ -238,7 +238,8 @@ func (c *Console) wrap(pattern string, h handlerFunc) http.Handler {
 			if ck, err := r.Cookie(CookieName); err == nil {
 				x.sess, x.signedIn = c.sess.verify(ck.Value, now)
 			}
-			isLogin := r.URL.Path == Base+"/login" || r.URL.Path == Base+"/oidc/start" || r.URL.Path == Base+"/oidc/callback"
+			// The sign-in routes are open: the token form, and the OIDC flow's when configured.
+			isLogin := r.URL.Path == Base+"/login" || (c.opts.OIDC != nil && (r.URL.Path == Base+"/oidc/start" || r.URL.Path == Base+"/oidc/callback"))
 			if !x.signedIn && !c.api.TokenRequired() {
 				// No token to sign in with (serve without -token): a session still carries
 				// the CSRF token; it is issued on a GET, never on a POST.
