@@ -149,6 +149,15 @@ func consoleCookie(jar http.CookieJar, base string) string {
 func TestConsoleSignsInThroughTheOpenIDProvider(t *testing.T) {
 	o := newOIDCConsole(t)
 
+	for _, bu := range []string{"bu-a", "bu-b"} {
+		req, _ := http.NewRequest("POST", o.srv.URL+"/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
+		req.Header.Set("Authorization", "Bearer boot")
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 201 {
+			t.Fatalf("seed %s: %v %v", bu, resp, err)
+		}
+	}
+
 	// The sign-in page offers the provider.
 	resp, err := http.Get(o.srv.URL + "/api/console/")
 	if err != nil {
@@ -212,6 +221,13 @@ func TestConsoleSignsInThroughTheOpenIDProvider(t *testing.T) {
 	code, page := get("/api/console/rows")
 	if code != 200 || !strings.Contains(page, "oidc:reader") {
 		t.Fatalf("reader's rows page: %d %s", code, page)
+	}
+	// The person's units, not the bootstrap admin's: bu-a's rows, and bu-b as if unknown.
+	if code, page := get("/api/console/rows?businessUnitId=bu-a"); code != 200 {
+		t.Fatalf("reader's bu-a rows: %d %s", code, page)
+	}
+	if code, page := get("/api/console/rows?businessUnitId=bu-b"); code != 404 {
+		t.Fatalf("reader's bu-b rows: %d %s, want 404 (outside the person's units)", code, page)
 	}
 	csrf := csrfRE.FindStringSubmatch(page)
 	if csrf == nil {
