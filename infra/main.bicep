@@ -103,6 +103,13 @@ param oidcIssuer string = ''
 @description('OpenID Connect: the audience the tokens must carry (the app registration\'s client id or api://<client id>).')
 param oidcAudience string = ''
 
+@description('Console sign-in with OpenID Connect (docs/console.md#sign-in): the console\'s client id; empty: bootstrap-token sign-in only.')
+param oidcConsoleClientId string = ''
+
+@description('Console sign-in: the console client\'s secret, as a Key Vault reference. Empty: a public client (PKCE alone).')
+@secure()
+param oidcConsoleClientSecret string = ''
+
 @description('Reconciliation: business units whose sources are swept (comma-separated ids, or *).')
 param reconcileBusinessUnits string = '*'
 
@@ -310,6 +317,8 @@ module functionApp 'modules/functionapp.bicep' = {
     apiBusinessUnits: apiBusinessUnits
     oidcIssuer: oidcIssuer
     oidcAudience: oidcAudience
+    oidcConsoleClientId: oidcConsoleClientId
+    oidcConsoleClientSecret: oidcConsoleClientSecret
     reconcileBusinessUnits: reconcileBusinessUnits
     sourceUrls: sourceUrls
     reportSources: reportSources

@@ -196,6 +196,16 @@ param oidcRoleClaim string = 'roles'
 @description('OpenID Connect: the claim holding the caller\'s business units (an array of ids, or "a,b", or "*").')
 param oidcUnitsClaim string = 'automation_units'
 
+@description('Console sign-in with OpenID Connect (docs/console.md#sign-in): the console\'s client id (an app registration with a web redirect URI https://<app>.azurewebsites.net/api/console/oidc/callback). Empty: bootstrap-token sign-in only.')
+param oidcConsoleClientId string = ''
+
+@description('Console sign-in: the console client\'s secret, as a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)". Empty: a public client (PKCE alone).')
+@secure()
+param oidcConsoleClientSecret string = ''
+
+@description('Console sign-in: the redirect URI registered for the console client; empty with a client id: https://<this app\'s default host name>/api/console/oidc/callback.')
+param oidcConsoleRedirectUrl string = ''
+
 @description('HTTP APIs: the bootstrap admin credential AUTOMATION_API_TOKEN (docs/security.md#credentials); pass a Key Vault reference "@Microsoft.KeyVault(SecretUri=...)". Empty: the routes rely on function keys alone, API keys and OIDC tokens are not checked, and the console is off.')
 @secure()
 param apiToken string = ''
@@ -398,6 +408,18 @@ var automationSettings = [
   {
     name: 'AUTOMATION_OIDC_UNITS_CLAIM'
     value: oidcUnitsClaim
+  }
+  {
+    name: 'AUTOMATION_OIDC_CONSOLE_CLIENT_ID'
+    value: oidcConsoleClientId
+  }
+  {
+    name: 'AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET'
+    value: oidcConsoleClientSecret
+  }
+  {
+    name: 'AUTOMATION_OIDC_CONSOLE_REDIRECT_URL'
+    value: oidcConsoleRedirectUrl != '' || oidcConsoleClientId == '' ? oidcConsoleRedirectUrl : 'https://${appName}.azurewebsites.net/api/console/oidc/callback'
   }
   {
     name: 'ReconciliationSchedule'

@@ -43,6 +43,8 @@ param recipientTokenKeys = readEnvironmentVariable('RECIPIENT_TOKEN_KEYS', '')
 // OpenID Connect issuer and audience (docs/security.md#openid-connect); empty: none.
 param oidcIssuer = readEnvironmentVariable('OIDC_ISSUER', '')
 param oidcAudience = readEnvironmentVariable('OIDC_AUDIENCE', '')
+param oidcConsoleClientId = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_ID', '')
+param oidcConsoleClientSecret = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_SECRET', '')
 param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')
 param webhookPreviousSecret = readEnvironmentVariable('WEBHOOK_PREVIOUS_SECRET', '')
 param smtpHost = readEnvironmentVariable('SMTP_HOST', '')

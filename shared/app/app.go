@@ -418,6 +418,18 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		}
 		tokens = v
 	}
+	var consoleSignIn console.OIDCSignIn
+	if cfg.OIDC.ConsoleClientID != "" {
+		// The console's own client: people sign in with the authorization-code flow and PKCE
+		// (docs/console.md#sign-in), mapped through the same role and units claims.
+		l, err := oidcauth.NewLogin(ctx, oidcauth.LoginConfig{Issuer: cfg.OIDC.Issuer, ClientID: cfg.OIDC.ConsoleClientID,
+			ClientSecret: cfg.OIDC.ConsoleClientSecret, RedirectURL: cfg.OIDC.ConsoleRedirectURL,
+			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, Clock: r.Clock, Log: o.Log})
+		if err != nil {
+			return fail(err)
+		}
+		consoleSignIn = l
+	}
 	if authn != nil && (tokens != nil || recipients != nil) {
 		authn = credentials{keys: r.Keys, recipients: recipients, tokens: tokens}
 	}
@@ -466,11 +478,12 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Its sessions are kept server-side (shared/session, docs/security.md#sessions): the
 	// console registers on a router of its own, and every route reaches it through the guard.
 	consoleRouter := funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
-	console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
-		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...)})
+	cons := console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
+		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...),
+			OIDC: consoleSignIn, RoleOf: RouteRole})
 	guard := &session.Guard{Store: r.Store, Clock: r.Clock, Log: o.Log, CookieName: console.CookieName,
 		LoginPattern: "POST " + console.Base + "/login", LogoutPattern: "POST " + console.Base + "/logout",
-		Principal: httpapi.BootstrapName, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
+		Principal: httpapi.BootstrapName, PrincipalOf: cons.SessionPrincipal, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
 		SignIns: httpapi.NewThrottle(r.Clock)}
 	for _, p := range consoleRouter.HTTPPatterns() {
 		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))

@@ -17,9 +17,10 @@ import (
 // mux), and refuses a route that is missing with 403. TestEveryRouteDeclaresARole fails on
 // a served route missing here, naming the line to add.
 //
-// The console's routes are listed too: its pages answer only the bootstrap token
-// (AUTOMATION_API_TOKEN) or a session signed with it, an admin; the role here is the one a
-// console principal will need once sessions carry principals (docs/security.md#console).
+// The console's routes are listed too: the bootstrap token (AUTOMATION_API_TOKEN) and its
+// sessions are an admin; a person's OIDC session may use a console route only with the role
+// here (console.Options.RoleOf, docs/security.md#console). The sign-in routes are open to
+// everyone and listed with read.
 //
 // Roles: ingest posts events and registers the member app's push devices (the domain
 // app's backend does both); read reads (the inbox included); operate acts on what exists
@@ -148,6 +149,8 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/":                               httpapi.RoleRead,
 	"GET /api/console/static/{file}":                  httpapi.RoleRead,
 	"POST /api/console/login":                         httpapi.RoleRead,
+	"GET /api/console/oidc/start":                     httpapi.RoleRead,
+	"GET /api/console/oidc/callback":                  httpapi.RoleRead,
 	"POST /api/console/logout":                        httpapi.RoleRead,
 	"GET /api/console/rows":                           httpapi.RoleRead,
 	"GET /api/console/rows/{id}":                      httpapi.RoleRead,

@@ -578,6 +578,12 @@ func routeTable() map[string]routeCase {
 		"POST /api/console/login": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/login", body: "next=/api/console/", headers: []string{"Content-Type", consoleForm}}
 		}, in: 303, inNote: "signed in: to the console", out: 303, signIn: true},
+		// The OIDC sign-in's routes: this runtime has no console client (404); with one they
+		// are TestConsoleSignsInThroughTheOpenIDProvider's.
+		"GET /api/console/oidc/start": {req: get(func(u unitFixture) string { return "/api/console/oidc/start?next=/api/console/" }),
+			in: 404, inNote: "no OpenID Connect sign-in configured", out: 404},
+		"GET /api/console/oidc/callback": {req: get(func(u unitFixture) string { return "/api/console/oidc/callback?code=c&state=s" }),
+			in: 404, inNote: "no OpenID Connect sign-in configured", out: 404},
 		"POST /api/console/logout": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/logout", headers: []string{"Content-Type", consoleForm}}
 		}, in: 303, inNote: "signed out: to the console", out: 303},

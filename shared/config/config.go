@@ -82,6 +82,9 @@ var Settings = []Setting{
 	{"AUTOMATION_OIDC_ISSUER", Local | Azure, "", "HTTP APIs: the OpenID Connect issuer whose JWT bearer tokens are accepted, exactly as their iss (Entra ID: https://login.microsoftonline.com/<tenant id>/v2.0). Empty: no OIDC tokens. Needs AUTOMATION_API_TOKEN (credentials on) and AUTOMATION_OIDC_AUDIENCE."},
 	{"AUTOMATION_OIDC_AUDIENCE", Local | Azure, "", "HTTP APIs: the audience OIDC tokens must carry (aud): the app registration's client id or application ID URI."},
 	{"AUTOMATION_OIDC_ROLE_CLAIM", Local | Azure, "roles", "HTTP APIs: the OIDC claim holding the caller's roles (ingest, read, operate, admin; Automation.Read is read)."},
+	{"AUTOMATION_OIDC_CONSOLE_CLIENT_ID", Local | Azure, "", "Console: the OIDC client (app registration) the console signs people in as, with the authorization-code flow and PKCE (docs/console.md#sign-in). Empty: the console signs in with the bootstrap token only. Needs AUTOMATION_OIDC_ISSUER and AUTOMATION_OIDC_CONSOLE_REDIRECT_URL."},
+	{"AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET", Local | Azure, "", "Console: the OIDC client's secret for the code exchange (client_secret_basic). Empty: a public client (PKCE alone). In Azure a Key Vault reference."},
+	{"AUTOMATION_OIDC_CONSOLE_REDIRECT_URL", Local | Azure, "", "Console: the redirect URI registered for the console's client, ending in /api/console/oidc/callback (https://<app>.azurewebsites.net/api/console/oidc/callback)."},
 	{"AUTOMATION_OIDC_UNITS_CLAIM", Local | Azure, "automation_units", "HTTP APIs: the OIDC claim holding the caller's business units (an array of ids, or \"a,b\", or \"*\")."},
 	{"AUTOMATION_RECIPIENT_TOKEN_KEYS", Local | Azure, "", "Inbox: the shared secrets recipient tokens are signed with, kid=secret pairs separated by commas (each secret 32 bytes or more; several kids while one rotates); docs/security.md#recipient-tokens. Empty: no recipient tokens. Needs AUTOMATION_API_TOKEN. In Azure a Key Vault reference."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
@@ -114,7 +117,7 @@ var Settings = []Setting{
 // SecretSettings are the settings whose values are secrets: in Azure they are Key Vault
 // references ("@Microsoft.KeyVault(SecretUri=...)") resolved by the platform, and no error
 // or log line ever shows their value. Load refuses an unresolved reference in any setting.
-var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_WEBHOOK_PREVIOUS_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_BILLING_TOKEN",
+var SecretSettings = []string{"AUTOMATION_WEBHOOK_SECRET", "AUTOMATION_WEBHOOK_PREVIOUS_SECRET", "AUTOMATION_SMTP_PASSWORD", "AUTOMATION_FCM_CREDENTIALS", "AUTOMATION_ACS_CONNECTION_STRING", "AUTOMATION_API_TOKEN", "AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET", "AUTOMATION_BILLING_TOKEN",
 	"AUTOMATION_RECIPIENT_TOKEN_KEYS",
 	"AUTOMATION_SQLSERVER_DSN", "AUTOMATION_SERVICEBUS_CONNECTION", "AUTOMATION_STORAGE_CONNECTION",
 	"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", "OTEL_EXPORTER_OTLP_HEADERS", "AUTOMATION_METRICS_TOKEN"}
@@ -380,7 +383,9 @@ func Load(getenv func(string) string) (Config, error) {
 		APIToken:             get("AUTOMATION_API_TOKEN"),
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
 		OIDC: OIDCConfig{Issuer: get("AUTOMATION_OIDC_ISSUER"), Audience: get("AUTOMATION_OIDC_AUDIENCE"),
-			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM")},
+			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM"),
+			ConsoleClientID: get("AUTOMATION_OIDC_CONSOLE_CLIENT_ID"), ConsoleClientSecret: get("AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET"),
+			ConsoleRedirectURL: get("AUTOMATION_OIDC_CONSOLE_REDIRECT_URL")},
 		RecipientTokenKeys: get("AUTOMATION_RECIPIENT_TOKEN_KEYS"),
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"), PreviousSecret: get("AUTOMATION_WEBHOOK_PREVIOUS_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
@@ -513,6 +518,16 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("AUTOMATION_OIDC_ISSUER", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 		}
 	}
+	if o := c.OIDC; o.ConsoleClientID != "" || o.ConsoleRedirectURL != "" || o.ConsoleClientSecret != "" {
+		switch u, err := url.Parse(o.ConsoleRedirectURL); {
+		case o.Issuer == "":
+			bad("AUTOMATION_OIDC_CONSOLE_CLIENT_ID", "needs AUTOMATION_OIDC_ISSUER")
+		case o.ConsoleClientID == "" || o.ConsoleRedirectURL == "":
+			bad("AUTOMATION_OIDC_CONSOLE_CLIENT_ID", "and AUTOMATION_OIDC_CONSOLE_REDIRECT_URL are set together")
+		case err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))) || !strings.HasSuffix(u.Path, "/api/console/oidc/callback"):
+			bad("AUTOMATION_OIDC_CONSOLE_REDIRECT_URL", "must be an https URL (http only for 127.0.0.1/localhost) ending in /api/console/oidc/callback, got %q", o.ConsoleRedirectURL)
+		}
+	}
 	if c.RecipientTokenKeys != "" && c.APIToken == "" {
 		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 	}
@@ -587,6 +602,9 @@ func shownHost(v string) string {
 type OIDCConfig struct {
 	Issuer, Audience      string
 	RoleClaim, UnitsClaim string
+	// ConsoleClientID, ConsoleClientSecret and ConsoleRedirectURL are the console's own
+	// client for the authorization-code flow with PKCE (docs/console.md#sign-in); "" ID: none.
+	ConsoleClientID, ConsoleClientSecret, ConsoleRedirectURL string
 }
 
 // isLoopbackHost reports a host name that only reaches this machine.

@@ -262,6 +262,18 @@ func (a *API) Caller(r *http.Request) Caller {
 	return c
 }
 
+// CallerAs returns who makes r when an adapter authenticated p itself (the console's OIDC
+// session): the configured business units intersected with p's scope and narrowed by
+// X-Automation-Business-Units, the operator audited under p's name. A scope header Handler
+// refuses gives the caller that sees nothing (fail closed), named as p.
+func (a *API) CallerAs(r *http.Request, p Principal) Caller {
+	c, err := a.caller(r, &p)
+	if err != nil {
+		return Caller{Operator: auditOperator(&p, ""), Principal: p}
+	}
+	return c
+}
+
 // auditOperator is the operator a write is audited under (issue 37, "every write records the
 // principal"): a credential that names one person or app (an API key, an OIDC subject) is
 // the identity, first, and the free-text operator the request states follows it as the

@@ -42,8 +42,11 @@ type Guard struct {
 	// Principal names who a new session belongs to ("bootstrap": the console signs in with
 	// AUTOMATION_API_TOKEN).
 	Principal string
-	Idle      time.Duration // DefaultIdle when 0
-	Absolute  time.Duration // DefaultAbsolute when 0
+	// PrincipalOf names who the session of a new cookie value belongs to (the console's
+	// OIDC sessions name their person); nil or "": Principal.
+	PrincipalOf func(cookie string) string
+	Idle        time.Duration // DefaultIdle when 0
+	Absolute    time.Duration // DefaultAbsolute when 0
 	// SignIns throttles failed sign-ins per client address (nil: none).
 	SignIns *httpapi.Throttle
 }
@@ -230,8 +233,14 @@ func (s *sessionWriter) record() error {
 		if err != nil || c.Name != s.g.CookieName || c.Value == "" || c.MaxAge < 0 {
 			continue
 		}
+		principal := s.g.Principal
+		if s.g.PrincipalOf != nil {
+			if p := s.g.PrincipalOf(c.Value); p != "" {
+				principal = p
+			}
+		}
 		if err := s.g.Store.ConsoleSessionInsert(s.r.Context(), store.ConsoleSession{SessionHash: Hash(c.Value),
-			Principal: s.g.Principal, CreatedOn: s.now.UTC(), LastSeenOn: s.now.UTC(), ExpiresOn: s.now.UTC().Add(s.g.absolute())}); err != nil {
+			Principal: principal, CreatedOn: s.now.UTC(), LastSeenOn: s.now.UTC(), ExpiresOn: s.now.UTC().Add(s.g.absolute())}); err != nil {
 			return err
 		}
 		// Every sign-in also deletes up to purgeBatch sessions past their absolute lifetime, so

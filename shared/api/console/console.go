@@ -65,6 +65,13 @@ type Options struct {
 	Pages []Page
 	// Logger receives 5xx details (default slog.Default()).
 	Logger *slog.Logger
+	// OIDC signs people in with the authorization-code flow and PKCE beside the token form
+	// (docs/console.md#sign-in); nil: the token form only.
+	OIDC OIDCSignIn
+	// RoleOf is the role a route (its ServeMux pattern) needs; a person's session (OIDC) may
+	// use a route only with that role, a route without one not at all. The bootstrap token
+	// is an admin.
+	RoleOf func(pattern string) (httpapi.Role, bool)
 }
 
 // Page is a console page another package adds (the extension point for the gateway registry
@@ -117,10 +124,12 @@ type navItem struct{ Path, Title string }
 // issues — and see the API's business units (X-Automation-Business-Units narrows them).
 func Register(r *funchost.Router, api *httpapi.API, deps Deps, opts Options) *Console {
 	c := New(api, deps, opts)
-	route := func(pattern string, h handlerFunc) { r.RegisterHTTP(pattern, c.wrap(h)) }
+	route := func(pattern string, h handlerFunc) { r.RegisterHTTP(pattern, c.wrap(pattern, h)) }
 	route("GET "+Base+"/", c.overview)
 	route("GET "+Base+"/static/{file}", c.static)
 	route("POST "+Base+"/login", c.login)
+	route("GET "+Base+"/oidc/start", c.oidcStart)
+	route("GET "+Base+"/oidc/callback", c.oidcCallback)
 	route("POST "+Base+"/logout", c.logout)
 	route("GET "+Base+"/rows", c.rows)
 	route("GET "+Base+"/rows/{id}", c.row)
@@ -195,7 +204,7 @@ type call struct {
 }
 
 // wrap authenticates, scopes and checks CSRF; see docs/console.md#sign-in.
-func (c *Console) wrap(h handlerFunc) http.Handler {
+func (c *Console) wrap(pattern string, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(funchost.InvocationIDHeader)
 		if id == "" {
@@ -229,7 +238,8 @@ func (c *Console) wrap(h handlerFunc) http.Handler {
 			if ck, err := r.Cookie(CookieName); err == nil {
 				x.sess, x.signedIn = c.sess.verify(ck.Value, now)
 			}
-			isLogin := r.URL.Path == Base+"/login"
+			// The sign-in routes are open: the token form, and the OIDC flow's when configured.
+			isLogin := r.URL.Path == Base+"/login" || (c.opts.OIDC != nil && (r.URL.Path == Base+"/oidc/start" || r.URL.Path == Base+"/oidc/callback"))
 			if !x.signedIn && !c.api.TokenRequired() {
 				// No token to sign in with (serve without -token): a session still carries
 				// the CSRF token; it is issued on a GET, never on a POST.
@@ -249,6 +259,18 @@ func (c *Console) wrap(h handlerFunc) http.Handler {
 				return
 			}
 			x.csrf = c.sess.csrf(x.sess)
+			if p := x.sess.principal; x.signedIn && p != nil && !isLogin {
+				// A person's session (OIDC): their units and name, and the route's role.
+				x.caller = c.api.CallerAs(r, *p)
+				if need, ok := c.allowed(pattern, *p); !ok {
+					detail := "No role is declared for this page."
+					if need != "" {
+						detail = p.Name + " lacks the role " + string(need) + " this page needs. Nothing was done."
+					}
+					c.fail(w, r, x, http.StatusForbidden, "Not allowed", detail)
+					return
+				}
+			}
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -280,6 +302,7 @@ type pageData struct {
 	CSRF     string
 	SignedIn bool // a cookie session (offer to sign out)
 	Operator string
+	Person   string // who an OIDC session signed in ("" for the bootstrap token)
 	CSS      template.CSS
 	Status   int
 	Error    *problem
@@ -299,6 +322,9 @@ func (c *Console) data(r *http.Request, x *call, title string, d any) *pageData 
 	p := &pageData{Title: title, Base: Base, Nav: c.nav, Current: strings.TrimPrefix(r.URL.Path, Base), CSS: c.css, Data: d}
 	if x != nil {
 		p.CSRF, p.SignedIn, p.Operator = x.csrf, !x.bearer && x.signedIn && c.api.TokenRequired(), x.caller.Operator
+		if x.sess.principal != nil {
+			p.Person = x.sess.principal.Name
+		}
 	}
 	return p
 }
@@ -349,7 +375,11 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, status int, msg
 	if r.Method != http.MethodGet || !strings.HasPrefix(next, Base+"/") || next == Base+"/login" {
 		next = Base + "/"
 	}
-	d := c.data(r, nil, "Sign in", map[string]string{"Next": next, "Message": msg})
+	m := map[string]string{"Next": next, "Message": msg}
+	if c.opts.OIDC != nil {
+		m["Issuer"] = c.opts.OIDC.Issuer()
+	}
+	d := c.data(r, nil, "Sign in", m)
 	d.Status = status
 	w.Header().Set("WWW-Authenticate", `Bearer realm="automation console"`)
 	c.render(w, status, "login", d)

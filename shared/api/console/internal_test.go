@@ -1,10 +1,14 @@
 package console
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/support"
 )
 
@@ -85,5 +89,41 @@ func TestThroughputChart(t *testing.T) {
 	}
 	if empty := throughputChart(support.Throughput{}); empty.YMax != 1 || len(empty.XTicks) != 0 {
 		t.Fatalf("empty window %+v", empty)
+	}
+}
+
+// A person's (v2) cookie carries their name, roles and units under the MAC: read back as
+// issued; a payload changed to widen the units or raise the role, or a v1 cookie relabelled
+// v2, is refused.
+func TestPersonSessionCookieVerification(t *testing.T) {
+	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	s := sessions{key: []byte("k1"), lifetime: time.Hour}
+	p := httpapi.Principal{Name: "oidc:jane", Roles: []httpapi.Role{httpapi.RoleRead}, Scope: automation.BusinessUnits("bu-a")}
+	_, v := s.issueFor(t0, p)
+	got, ok := s.verify(v, t0.Add(time.Minute))
+	if !ok || got.principal == nil || got.principal.Name != "oidc:jane" || !got.principal.Has(httpapi.RoleRead) ||
+		got.principal.Has(httpapi.RoleOperate) || got.principal.Scope.String() != "bu-a" {
+		t.Fatalf("person's cookie: %+v %v", got.principal, ok)
+	}
+	parts := strings.Split(v, ".")
+	forge := func(cp cookiePrincipal) string {
+		b, _ := json.Marshal(cp)
+		return strings.Join([]string{parts[0], parts[1], parts[2], base64.RawURLEncoding.EncodeToString(b), parts[4]}, ".")
+	}
+	_, v1 := s.issue(t0)
+	p1 := strings.Split(v1, ".")
+	for name, c := range map[string]string{
+		"units widened": forge(cookiePrincipal{Name: "oidc:jane", Roles: []string{"read"}, Units: "*"}),
+		"role raised":   forge(cookiePrincipal{Name: "oidc:jane", Roles: []string{"admin"}, Units: "bu-a"}),
+		"v1 as v2":      strings.Join([]string{"v2", p1[1], p1[2], parts[3], p1[3]}, "."),
+		"v2 as v1":      strings.Join([]string{"v1", parts[1], parts[2], parts[4]}, "."),
+	} {
+		if _, ok := s.verify(c, t0.Add(time.Minute)); ok {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	c := &Console{sess: s}
+	if c.SessionPrincipal(v) != "oidc:jane" || c.SessionPrincipal(v1) != httpapi.BootstrapName {
+		t.Errorf("SessionPrincipal: %q %q", c.SessionPrincipal(v), c.SessionPrincipal(v1))
 	}
 }

@@ -7,15 +7,21 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/httpapi"
 )
 
-// CookieName is the console's session cookie: "v1.{expiresUnix}.{nonce}.{mac}", signed with
-// a key derived from the API token (httpapi.API.SessionKey). It holds no token and no scope:
-// the business units are read from the configuration and the request on every call.
+// CookieName is the console's session cookie: "v1.{expiresUnix}.{nonce}.{mac}" for a
+// bootstrap-token sign-in, "v2.{expiresUnix}.{nonce}.{principal}.{mac}" for an OIDC sign-in
+// (principal: base64url JSON of the person's name, roles and units, as the ID token mapped
+// them), signed with a key derived from the API token (httpapi.API.SessionKey). It holds no
+// token. The server-side row (shared/session) decides whether it is still live.
 const CookieName = "automation_console"
 
 // csrfField is the hidden form field every console form carries.
@@ -25,6 +31,15 @@ const csrfField = "csrf"
 type session struct {
 	nonce   string
 	expires time.Time
+	// principal is the person an OIDC sign-in named; nil for the bootstrap token.
+	principal *httpapi.Principal
+}
+
+// cookiePrincipal is the principal as a v2 cookie carries it.
+type cookiePrincipal struct {
+	Name  string   `json:"n"`
+	Roles []string `json:"r"`
+	Units string   `json:"u"` // automation.Scope.String: "*" or "a,b"
 }
 
 // sessions signs and verifies session cookies and derives their CSRF tokens.
@@ -48,21 +63,74 @@ func (s sessions) issue(now time.Time) (session, string) {
 	return ss, "v1." + exp + "." + ss.nonce + "." + s.mac("session", exp, ss.nonce)
 }
 
+// issueFor returns a new session of p valid for the lifetime from now, and its cookie value.
+func (s sessions) issueFor(now time.Time, p httpapi.Principal) (session, string) {
+	ss, _ := s.issue(now)
+	cp := cookiePrincipal{Name: p.Name, Units: p.Scope.String()}
+	for _, r := range p.Roles {
+		cp.Roles = append(cp.Roles, string(r))
+	}
+	b, _ := json.Marshal(cp)
+	payload := base64.RawURLEncoding.EncodeToString(b)
+	ss.principal = &p
+	exp := strconv.FormatInt(ss.expires.Unix(), 10)
+	return ss, "v2." + exp + "." + ss.nonce + "." + payload + "." + s.mac("session2", exp, ss.nonce, payload)
+}
+
 // verify checks a cookie value's signature and expiry at now.
 func (s sessions) verify(v string, now time.Time) (session, bool) {
 	parts := strings.Split(v, ".")
-	if len(parts) != 4 || parts[0] != "v1" || len(parts[2]) != 32 {
-		return session{}, false
-	}
-	want := s.mac("session", parts[1], parts[2])
-	if subtle.ConstantTimeCompare([]byte(want), []byte(parts[3])) != 1 {
+	var principal *httpapi.Principal
+	switch {
+	case len(parts) == 4 && parts[0] == "v1" && len(parts[2]) == 32:
+		if subtle.ConstantTimeCompare([]byte(s.mac("session", parts[1], parts[2])), []byte(parts[3])) != 1 {
+			return session{}, false
+		}
+	case len(parts) == 5 && parts[0] == "v2" && len(parts[2]) == 32:
+		if subtle.ConstantTimeCompare([]byte(s.mac("session2", parts[1], parts[2], parts[3])), []byte(parts[4])) != 1 {
+			return session{}, false
+		}
+		p, ok := decodePrincipal(parts[3])
+		if !ok {
+			return session{}, false
+		}
+		principal = &p
+	default:
 		return session{}, false
 	}
 	exp, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
 		return session{}, false
 	}
-	return session{nonce: parts[2], expires: time.Unix(exp, 0).UTC()}, true
+	return session{nonce: parts[2], expires: time.Unix(exp, 0).UTC(), principal: principal}, true
+}
+
+func decodePrincipal(payload string) (httpapi.Principal, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(payload)
+	var cp cookiePrincipal
+	if err != nil || json.Unmarshal(b, &cp) != nil || cp.Name == "" {
+		return httpapi.Principal{}, false
+	}
+	p := httpapi.Principal{Name: cp.Name, Scope: automation.ParseScope(cp.Units)}
+	for _, r := range cp.Roles {
+		role, err := httpapi.ParseRole("roles", r)
+		if err != nil {
+			return httpapi.Principal{}, false
+		}
+		p.Roles = append(p.Roles, role)
+	}
+	return p, true
+}
+
+// SessionPrincipal names who the session of cookie value v belongs to, for its server-side
+// row (session.Guard.PrincipalOf): the OIDC person a v2 cookie names, else
+// httpapi.BootstrapName. Only the signature is checked, not the expiry.
+func (c *Console) SessionPrincipal(v string) string {
+	ss, ok := c.sess.verify(v, time.Time{})
+	if ok && ss.principal != nil {
+		return ss.principal.Name
+	}
+	return httpapi.BootstrapName
 }
 
 // csrf is the session's CSRF token: a MAC of its nonce, so it cannot be made without the key
