@@ -150,6 +150,31 @@ func TestMetricLabelsStayBoundedUnderAFlood(t *testing.T) {
 			total += m.GetCounter().GetValue()
 		}
 	}
+	// The gauges read the support metrics' queries (one truth) and carry no unit or id label.
+	sm, err := rt.Support.Metrics(ctx, automation.AllBusinessUnits(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauges := map[string]float64{}
+	for _, f := range fams {
+		if f.GetType().String() != "GAUGE" || !strings.HasPrefix(f.GetName(), "automation_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "automation_status" {
+					t.Errorf("gauge %s has label %s=%s", f.GetName(), l.GetName(), l.GetValue())
+				}
+			}
+			if len(m.GetLabel()) == 0 {
+				gauges[f.GetName()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	if sm.OutboxUnsent == nil || gauges["automation_outbox_unsent"] != float64(*sm.OutboxUnsent) || *sm.OutboxUnsent == 0 ||
+		gauges["automation_due_pending"] != float64(sm.PendingDueNow) || len(gauges) < 10 {
+		t.Errorf("gauges %v, support metrics outbox %v pending %d", gauges, sm.OutboxUnsent, sm.PendingDueNow)
+	}
 	// bu-1 or "", SignedUp or "", and the statuses: at most 2 × 2 × 3.
 	if len(sets) == 0 || len(sets) > 12 || total != rounds*per {
 		t.Fatalf("%d label sets (want 1..12), %v events counted (want %d): %v", len(sets), total, rounds*per, sets)

@@ -181,6 +181,18 @@ LIMIT 1;
 -- IX_NotificationJob_UnknownAll: every UNKNOWN delivery, awaiting manual resolution or a provider lookup.
 SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
 
+-- name: SupportMetricsHeldReservations :one
+-- Budget reservations HELD (docs/budgets.md), at most @Cap, with the oldest one's CreatedOn
+-- over those rows. No index leads with Status (IX_BudgetReservation_Campaign is per campaign):
+-- a scan stopped at @Cap held rows; the telemetry gauge caches it (docs/operations.md).
+SELECT COUNT(*), MIN(CreatedOn) FROM (SELECT CreatedOn FROM BudgetReservation WHERE Status = 'HELD'
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportMetricsFeesWithStatus :one
+-- Fee transfers with @Status, at most @Cap (IX_FeeTransfer_Status: a seek on Status).
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM FeeTransfer INDEXED BY IX_FeeTransfer_Status WHERE Status = @Status
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
 -- name: SupportThroughput :many
 -- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
 -- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering; the
