@@ -130,3 +130,44 @@ func TestSpansOffCostNothing(t *testing.T) {
 		t.Fatalf("%v allocations a span with telemetry off", allocs)
 	}
 }
+
+// The gauges' callback runs on each export and scrape: one store read serves every
+// collection within the TTL, and the next collection after it reads again. Not parallel.
+func TestLevelsReadOncePerTTL(t *testing.T) {
+	ctx := context.Background()
+	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(ctx)
+	now := time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)
+	reads := 0
+	if _, err := p.RegisterLevels(func(context.Context) (telemetry.Levels, error) {
+		reads++
+		return telemetry.Levels{DuePending: reads}, nil
+	}, func() time.Time { return now }, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() float64 {
+		fams, err := p.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == "automation_due_pending" {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no automation_due_pending")
+		return 0
+	}
+	for range 5 {
+		if v := pending(); v != 1 || reads != 1 {
+			t.Fatalf("within the TTL: gauge %v after %d reads, want 1 after 1", v, reads)
+		}
+	}
+	now = now.Add(10 * time.Second)
+	if v := pending(); v != 2 || reads != 2 {
+		t.Fatalf("after the TTL: gauge %v after %d reads, want 2 after 2", v, reads)
+	}
+}

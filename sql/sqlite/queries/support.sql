@@ -183,10 +183,14 @@ SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown
 
 -- name: SupportMetricsHeldReservations :one
 -- Budget reservations HELD (docs/budgets.md), at most @Cap, with the oldest one's CreatedOn
--- over those rows. No index leads with Status (IX_BudgetReservation_Campaign is per campaign):
--- a scan stopped at @Cap held rows; the telemetry gauge caches it (docs/operations.md).
-SELECT COUNT(*), MIN(CreatedOn) FROM (SELECT CreatedOn FROM BudgetReservation WHERE Status = 'HELD'
-      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+-- over those rows. No index leads with Status, so the walk goes campaign by campaign: a scan
+-- of CampaignBudget (one row per campaign with a budget; every reservation has one) and a
+-- seek of IX_BudgetReservation_Campaign (BusinessUnitId, CampaignId, Status) in each.
+-- CROSS JOIN keeps CampaignBudget the outer loop (SQLite does not reorder it).
+SELECT COUNT(*), MIN(CreatedOn) FROM (SELECT r.CreatedOn FROM CampaignBudget AS b
+      CROSS JOIN BudgetReservation AS r INDEXED BY IX_BudgetReservation_Campaign
+      WHERE r.BusinessUnitId = b.BusinessUnitId AND r.CampaignId = b.CampaignId AND r.Status = 'HELD'
+        AND (@AllUnits = 1 OR b.BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
 
 -- name: SupportMetricsFeesWithStatus :one
 -- Fee transfers with @Status, at most @Cap (IX_FeeTransfer_Status: a seek on Status).
