@@ -9,12 +9,15 @@ import (
 	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/deadletterapi"
 	"github.com/automation-platform/automation/shared/api/deliveryapi"
+	"github.com/automation-platform/automation/shared/api/deviceapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
+	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
@@ -37,11 +40,14 @@ func TestEndpointsMatchOpenAPI(t *testing.T) {
 		{"attributeapi", "../api/attributeapi/openapi.yaml", attributeapi.Routes(attributeapi.Deps{}), nil},
 		{"budgetapi", "../api/budgetapi/openapi.yaml", budgetapi.Routes(nil), nil},
 		{"campaignapi", "../api/campaignapi/openapi.yaml", campaignapi.Routes(nil), nil},
+		{"deviceapi", "../api/deviceapi/openapi.yaml", deviceapi.Routes(deviceapi.Deps{}), nil},
 		{"eventsapi", "../api/eventsapi/openapi.yaml", eventsapi.Routes(eventsapi.Deps{}), nil},
 		{"inboxapi", "../api/inboxapi/openapi.yaml", inboxapi.Routes(nil, nil, inboxapi.Options{}), nil},
+		{"keysapi", "../api/keysapi/openapi.yaml", keysapi.Routes(nil), nil},
 		{"registryapi", "../api/registryapi/openapi.yaml", registryapi.Routes(nil), nil},
 		{"reportapi", "../api/reportapi/openapi.json", reportapi.Routes(nil), nil},
 		{"settingsapi", "../api/settingsapi/openapi.yaml", settingsapi.Endpoints(nil), nil},
+		{"templateapi", "../api/templateapi/openapi.yaml", templateapi.Routes(templateapi.Deps{}), nil},
 		// The support document describes supportapi's, deliveryapi's and deadletterapi's routes.
 		{"supportapi", "../api/supportapi/openapi.yaml", slices.Concat(supportapi.Routes(nil), deliveryapi.Routes(nil), deadletterapi.Routes(nil)), nil},
 	} {

@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,12 +22,30 @@ type Projection struct {
 
 // Handle applies one fact message. An unreadable one is automation.Permanent.
 func (p *Projection) Handle(ctx context.Context, body []byte) error {
-	var f store.CampaignActionOutcomeEvent
-	if err := json.Unmarshal(body, &f); err != nil || f.CommandID == "" || f.Revision <= 0 {
-		return automation.Permanent(fmt.Errorf("campaign projection: unreadable fact: %v", err))
+	f, err := readFact(body)
+	if err != nil {
+		return err
 	}
-	_, err := p.Store.CampaignFactApply(ctx, []store.CampaignActionOutcomeEvent{f}, p.Clock.Now())
+	_, err = p.Store.CampaignFactApply(ctx, []store.CampaignActionOutcomeEvent{f}, p.Clock.Now())
 	return err
+}
+
+// readFact decodes a fact message. Errors (automation.Permanent): not JSON of a fact, or
+// commandId missing, or revision not positive, named.
+func readFact(body []byte) (store.CampaignActionOutcomeEvent, error) {
+	var f store.CampaignActionOutcomeEvent
+	err := json.Unmarshal(body, &f)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("not the JSON of a fact: %w", err)
+	case f.CommandID == "":
+		err = errors.New("commandId is missing")
+	case f.Revision <= 0:
+		err = fmt.Errorf("revision %d is not positive", f.Revision)
+	default:
+		return f, nil
+	}
+	return f, automation.Permanent(fmt.Errorf("campaign projection: unreadable fact: %w", err))
 }
 
 // HandleBatch applies fact messages in one store transaction (the CampaignFactProjection
@@ -46,9 +65,9 @@ func (p *Projection) HandleBatch(ctx context.Context, bodies [][]byte) []error {
 	facts := make([]store.CampaignActionOutcomeEvent, 0, len(bodies))
 	at := make([]int, 0, len(bodies)) // bodies index of facts[j]
 	for i, b := range bodies {
-		var f store.CampaignActionOutcomeEvent
-		if err := json.Unmarshal(b, &f); err != nil || f.CommandID == "" || f.Revision <= 0 {
-			errs[i] = automation.Permanent(fmt.Errorf("campaign projection: unreadable fact: %v", err))
+		f, err := readFact(b)
+		if err != nil {
+			errs[i] = err
 			continue
 		}
 		facts, at = append(facts, f), append(at, i)

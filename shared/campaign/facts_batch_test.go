@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,24 @@ func TestProjectionHandleBatch(t *testing.T) {
 	}
 	if st.calls != calls {
 		t.Fatal("a batch past store.MaxBatch reached the store")
+	}
+}
+
+// An unreadable fact's error names what is wrong with it (the JSON, or the member that is
+// missing or out of range), one at a time and in a batch: it used to say
+// "unreadable fact: <nil>" for a fact without commandId or revision.
+func TestProjectionUnreadableFactNamesTheMember(t *testing.T) {
+	p := &campaign.Projection{Clock: automation.SystemClock{}}
+	for body, want := range map[string]string{
+		`{"revision":2}`:                   "commandId",
+		`{"commandId":"c1"}`:               "revision",
+		`{"commandId":"c1","revision":-1}`: "revision",
+		`{"commandId":`:                    "JSON",
+	} {
+		for i, err := range []error{p.Handle(context.Background(), []byte(body)), p.HandleBatch(context.Background(), [][]byte{[]byte(body)})[0]} {
+			if !automation.IsPermanent(err) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "<nil>") {
+				t.Errorf("%s (call %d): %v, want a permanent error naming %s", body, i, err, want)
+			}
+		}
 	}
 }

@@ -80,12 +80,12 @@ type Route interface {
 //
 //  1. the query string: only businessUnitId (UnitQuery), Query and limit/cursor (Paging)
 //     are known, each at most once (Query.Check);
-//  2. UnitQuery: the unit is required and in the caller's scope (RequireUnit);
+//  2. UnitQuery: the unit is required and in the caller's scope (RequireUnit), then UnitCheck;
 //  3. Paging: limit in [1, Max];
 //  4. If-Match (IfMatch);
 //  5. Operator, unless the unit is in the body (RequireOperator);
 //  6. the body (DecodeJSON or DecodeOptionalJSON: strict, the one error shape);
-//  7. UnitBody: BodyUnit(&body) is required and in scope, then Operator;
+//  7. UnitBody: BodyUnit(&body) is required and in scope, then UnitCheck, then Operator;
 //
 // then Call, and on success the answer: the headers Call put in In.Header, ETag(resp) as the
 // ETag header when ETag is set, and resp as JSON with In.Status (Status unless Call changed
@@ -96,6 +96,10 @@ type Endpoint[Req, Resp any] struct {
 	Unit         UnitFrom
 	// BodyUnit returns the unit a UnitBody request names.
 	BodyUnit func(*Req) string
+	// UnitCheck, when set, runs right after the unit is found in scope (UnitQuery: step 2;
+	// UnitBody: step 7): a route whose units must also be stored answers its error (404 for
+	// one that does not exist, as for one outside the scope) before anything else is read.
+	UnitCheck func(ctx context.Context, unit string) error
 	// Query names the query parameters the route knows besides businessUnitId, limit and cursor.
 	Query []string
 	// QueryUnchecked skips step 1: the route ignores its query string, whatever it holds.
@@ -209,7 +213,7 @@ func (e Endpoint[Req, Resp]) prelude(r *http.Request, in *In[Req]) error {
 	}
 	if e.Unit == UnitQuery {
 		in.Unit = in.Query.String("businessUnitId")
-		if err := RequireUnit(r, in.Unit); err != nil {
+		if err := e.unit(r, in.Unit); err != nil {
 			return err
 		}
 	}
@@ -250,10 +254,21 @@ func (e Endpoint[Req, Resp]) prelude(r *http.Request, in *In[Req]) error {
 	}
 	if e.Unit == UnitBody {
 		in.Unit = e.BodyUnit(&in.Body)
-		if err := RequireUnit(r, in.Unit); err != nil {
+		if err := e.unit(r, in.Unit); err != nil {
 			return err
 		}
 		return operator()
+	}
+	return nil
+}
+
+// unit checks a named unit: in scope (RequireUnit), then UnitCheck when set.
+func (e Endpoint[Req, Resp]) unit(r *http.Request, bu string) error {
+	if err := RequireUnit(r, bu); err != nil {
+		return err
+	}
+	if e.UnitCheck != nil {
+		return e.UnitCheck(r.Context(), bu)
 	}
 	return nil
 }

@@ -487,11 +487,16 @@ type ShadowComparison struct {
 	Matched    int         `json:"matched"`
 	Missing    int         `json:"missing"`    // expected keys the old scheduler has not reported
 	Unexpected []string    `json:"unexpected"` // keys the old scheduler reported that we never expected
+	// FreshTo is how fresh the comparison is (UTC): the instant of the read, from the
+	// service's clock, taken before any row is read (runs, ownership and scheduler rows are
+	// read live; no projection is involved).
+	FreshTo time.Time `json:"freshTo"`
 }
 
 // Shadow compares the subscription's last `limit` scheduled runs with the old scheduler's
 // reported runs (shadow mode, docs/architecture.md#rollout). Keys of due rows count as missing only once due.
 func (s *Service) Shadow(ctx context.Context, scope automation.Scope, guid string, limit int) (ShadowComparison, error) {
+	read := s.c.Clock.Now().UTC()
 	sub, err := s.load(ctx, scope, guid, true)
 	if err != nil {
 		return ShadowComparison{}, err
@@ -516,7 +521,7 @@ func (s *Service) Shadow(ctx context.Context, scope automation.Scope, guid strin
 		}
 	}
 	now := s.c.Clock.Now()
-	out := ShadowComparison{Expected: []ShadowKey{}, Unexpected: []string{}}
+	out := ShadowComparison{Expected: []ShadowKey{}, Unexpected: []string{}, FreshTo: read}
 	expected := map[string]bool{}
 	var oldest time.Time
 	for _, r := range runs {

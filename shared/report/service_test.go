@@ -98,6 +98,9 @@ func TestShadowRowsNeverAcquireAndAreCompared(t *testing.T) {
 		t.Fatalf("a shadow row acquired ownership: %+v", own)
 	}
 	cmp, err := e.svc.Shadow(ctx, automation.AllBusinessUnits(), subGuid, 10)
+	if !cmp.FreshTo.Equal(e.clock.Now()) || cmp.FreshTo.Location() != time.UTC {
+		t.Fatalf("comparison freshTo = %v, want the read instant %v in UTC", cmp.FreshTo, e.clock.Now())
+	}
 	if err != nil || cmp.Matched != 1 || cmp.Missing != 1 || len(cmp.Expected) != 3 || len(cmp.Unexpected) != 1 || cmp.Unexpected[0] != stray {
 		t.Fatalf("comparison = %+v %v", cmp, err)
 	}

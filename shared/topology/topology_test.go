@@ -355,3 +355,64 @@ func TestEntitiesCoverTheFunctions(t *testing.T) {
 		t.Errorf("servicebus.bicep makes %d session subscriptions, the list %d", got, wantSessions)
 	}
 }
+
+// Every batch function (Many) is named as one where the docs list them: the batch section of
+// docs/functions-protocol.md, the batch deadline setting (shared/config's description and
+// docs/configuration.md), the deploy check of docs/deploy.md, the function table of
+// docs/running.md and the resource table of infra/README.md. CampaignFactProjection became
+// a batch function with none of these saying so.
+func TestBatchFunctionsDocumented(t *testing.T) {
+	t.Parallel()
+	read := func(path string) string {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	section := func(text, from string) string {
+		i := strings.Index(text, from)
+		if i < 0 {
+			t.Fatalf("no %q", from)
+		}
+		text = text[i+len(from):]
+		if j := strings.Index(text, "\n\n"); j >= 0 {
+			text = text[:j]
+		}
+		return text
+	}
+	line := func(text, substr string) string {
+		for _, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, substr) {
+				return l
+			}
+		}
+		return ""
+	}
+	protocol := section(read("../../docs/functions-protocol.md"), "## Service Bus batches\n\n")
+	deadline := line(read("../../shared/config/config.go"), `{"AUTOMATION_BATCH_DEADLINE_SECONDS"`)
+	configuration := line(read("../../docs/configuration.md"), "| `AUTOMATION_BATCH_DEADLINE_SECONDS`")
+	deploy := section(read("../../docs/deploy.md"), "5. **The batch functions.**")
+	running, infra := read("../../docs/running.md"), read("../../infra/README.md")
+	for _, f := range topology.Functions() {
+		if !f.Many {
+			continue
+		}
+		for where, text := range map[string]string{"docs/functions-protocol.md's batch section": protocol, "docs/deploy.md's batch check": deploy} {
+			if !strings.Contains(text, "`"+f.Name+"`") {
+				t.Errorf("%s does not name the batch function %s", where, f.Name)
+			}
+		}
+		if !f.Sessions { // the deadline's chunks are those of the non-session batch path
+			if !strings.Contains(deadline, f.Name) || !strings.Contains(configuration, "`"+f.Name+"`") {
+				t.Errorf("AUTOMATION_BATCH_DEADLINE_SECONDS (config.go or docs/configuration.md) does not name the batch function %s", f.Name)
+			}
+		}
+		if l := line(running, "| `"+f.Name+"` |"); !strings.Contains(l, "cardinality: many") && !strings.Contains(l, "batches") {
+			t.Errorf("docs/running.md's row of %s does not say it takes batches: %q", f.Name, l)
+		}
+		if l := line(infra, "`"+f.Name+"`"); !strings.Contains(l, "batches") {
+			t.Errorf("infra/README.md's row of %s does not say it takes batches: %q", f.Name, l)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -564,6 +565,14 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 	if len(facts) > store.MaxBatch {
 		return store.DeliveryFactApplyResult{}, fmt.Errorf("CampaignFactApply: more than %d facts", store.MaxBatch)
 	}
+	// One lock order for every batch: by command, its highest revision first (the order
+	// AttributeFlushDeltas uses). Two batches applied at once then never hold one command's
+	// lock each while waiting for the other's (a deadlock SQL Server would end by killing
+	// one); the end state is the arrival order's, since the highest revision wins either way.
+	facts = slices.Clone(facts)
+	slices.SortStableFunc(facts, func(a, b store.CampaignActionOutcomeEvent) int {
+		return cmp.Or(cmp.Compare(a.CommandID, b.CommandID), cmp.Compare(b.Revision, a.Revision))
+	})
 	var res store.DeliveryFactApplyResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res = store.DeliveryFactApplyResult{}

@@ -39,8 +39,10 @@ import (
 // of the transactions, as the writer queue gave. When the physical transaction is lost in
 // the middle (a statement interrupted by its context makes SQLite roll back the whole
 // transaction, which the next RELEASE or ROLLBACK TO then reports), nothing of the group
-// is committed and each member whose fn had succeeded runs again (errGroupLost, at most
-// groupAttempts times), as a transaction the dialect calls retryable does.
+// is committed and each member whose fn had succeeded runs again (errGroupLost), alone, as
+// a transaction of its own on the writer: another caller's context can end its group any
+// number of times, but never a transaction of its own, so the rerun is not bounded by how
+// often the others are interrupted.
 //
 // A group takes at most groupMax members (SetGroupCommit; SQLite: sqlite.Options) and
 // stops taking more once it has run groupWindow, so the first member's wait is bounded.
@@ -50,9 +52,6 @@ import (
 
 // groupWindow bounds how long a group keeps taking members.
 const groupWindow = 20 * time.Millisecond
-
-// groupAttempts bounds how often a transaction runs again after its group was lost.
-const groupAttempts = 3
 
 // errGroupLost: the group's physical transaction ended before its COMMIT; nothing of the
 // group was written.
@@ -97,14 +96,15 @@ func (s *Store) SetGroupCommit(max int) error {
 	return nil
 }
 
-// inGroup runs fn as a member of a group (see above), again after a lost group.
+// inGroup runs fn as a member of a group (see above); after a lost group, once more as a
+// transaction of its own on the writer's slot (a group could be lost again by another
+// member, and again: three lost groups in a row failed a caller that did nothing wrong).
 func (s *Store) inGroup(ctx context.Context, fn func(*sql.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := s.inGroupOnce(ctx, fn)
-		if !errors.Is(err, errGroupLost) || attempt == groupAttempts || ctx.Err() != nil {
-			return err
-		}
+	err := s.inGroupOnce(ctx, fn)
+	if !errors.Is(err, errGroupLost) || ctx.Err() != nil {
+		return err
 	}
+	return s.inTxSlot(ctx, fn, true)
 }
 
 func (s *Store) inGroupOnce(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -189,9 +189,18 @@ func (s *Store) handOn() {
 // runOn runs the member's fn on the group's tx (on the member's own goroutine, with its own
 // context), tells the leader, and returns what the leader answers. A panic in fn is told
 // to the leader as a failure (its writes are rolled back to its savepoint, the group goes
-// on) and then panics again here, in the caller's goroutine.
+// on) and then panics again here, in the caller's goroutine. So is fn ending the goroutine
+// (runtime.Goexit, a test's t.FailNow): the leader would otherwise wait for it forever,
+// holding the writer.
 func (m *groupMember) runOn(tx *sql.Tx) error {
 	var p any
+	told := false
+	defer func() {
+		if !told { // runtime.Goexit in fn: no recover, only deferred calls run
+			m.ran <- errors.New("the write transaction's goroutine exited in fn")
+			<-m.done
+		}
+	}()
 	err := func() (err error) {
 		defer func() {
 			if p = recover(); p != nil {
@@ -200,6 +209,7 @@ func (m *groupMember) runOn(tx *sql.Tx) error {
 		}()
 		return m.fn(tx)
 	}()
+	told = true
 	m.ran <- err
 	res := <-m.done
 	if p != nil {

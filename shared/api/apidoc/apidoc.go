@@ -15,12 +15,15 @@ import (
 	"github.com/automation-platform/automation/shared/api/attributeapi"
 	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/campaignapi"
+	"github.com/automation-platform/automation/shared/api/deviceapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
+	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
+	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
@@ -52,6 +55,9 @@ func Sources() []Source {
 		{"Inbox", inboxapi.OpenAPI()},
 		{"Reports", reportapi.OpenAPI()},
 		{"Support", supportapi.OpenAPI()},
+		{"Templates", templateapi.OpenAPI()},
+		{"Devices", deviceapi.OpenAPI()},
+		{"ApiKeys", keysapi.OpenAPI()},
 		{"APIDescription", ownDocument},
 	}
 }

@@ -144,6 +144,11 @@ type costsAnswer struct {
 	Days           []store.FeeDayCost    `json:"days"`
 	Total          money.Minor           `json:"total"`
 	Reconciliation budget.Reconciliation `json:"reconciliation"`
+	// FreshTo is how fresh the answer is (UTC): the instant of the read, from the service's
+	// clock, taken before any row is read. days, total and reconciliation read live rows
+	// (the fee projection keeps no instant of its own), so every fact applied by then is in
+	// them; one applied during the read may be too.
+	FreshTo time.Time `json:"freshTo"`
 }
 
 func day(q httpapi.Query, name string) (time.Time, error) {
@@ -165,6 +170,7 @@ func (h handlers) costs(ctx context.Context, in *httpapi.In[struct{}]) (costsAns
 		return costsAnswer{}, automation.Invalid("to", "must be on or after from and at most %d days later", MaxCostDays)
 	}
 	bu, campaign := in.Unit, in.Path("campaignId")
+	read := h.s.Clock.Now().UTC()
 	rec, err := h.s.Reconcile3(ctx, bu, campaign)
 	if err != nil {
 		return costsAnswer{}, err
@@ -174,7 +180,7 @@ func (h handlers) costs(ctx context.Context, in *httpapi.In[struct{}]) (costsAns
 		return costsAnswer{}, err
 	}
 	out := costsAnswer{BusinessUnitID: bu, CampaignID: campaign, From: from.Format("2006-01-02"), To: to.Format("2006-01-02"),
-		Days: append([]store.FeeDayCost{}, days...), Reconciliation: rec}
+		Days: append([]store.FeeDayCost{}, days...), Reconciliation: rec, FreshTo: read}
 	for _, d := range days {
 		out.Total += money.Minor(d.Cost)
 	}

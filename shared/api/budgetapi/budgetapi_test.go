@@ -243,3 +243,31 @@ func TestSupportQueuesResolveAndCosts(t *testing.T) {
 	}
 	_ = http.StatusOK
 }
+
+// The costs answer says how fresh it is: freshTo is the read instant from the service's
+// clock, in UTC (its rows are read live), and the document requires and describes it.
+func TestCostsSayHowFreshTheirDataIs(t *testing.T) {
+	e := newEnv(t)
+	clock := e.svc.Clock.(*automation.ManualClock)
+	want(t, e.call(t, "PUT", "/api/budgets/campaigns/c1?businessUnitId=bu-1", `{"currency":"USD","maxCost":"100"}`, opHdr), 201, "create the budget")
+	costs := "/api/budgets/campaigns/c1/costs?businessUnitId=bu-1&from=2026-10-01&to=2026-10-31"
+	for _, at := range []time.Time{
+		time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC),
+		time.Date(2026, 10, 2, 1, 30, 15, 250_000_000, time.FixedZone("ICT", 7*3600)), // 2026-10-01T18:30:15.25Z
+	} {
+		clock.Set(at)
+		r := e.call(t, "GET", costs, "")
+		var c struct {
+			FreshTo *string `json:"freshTo"`
+		}
+		if err := json.Unmarshal(r.Body, &c); err != nil || r.Code != 200 || c.FreshTo == nil {
+			t.Fatalf("costs at %v: %d %s", at, r.Code, r.Body)
+		}
+		if want := at.UTC().Format(time.RFC3339Nano); *c.FreshTo != want {
+			t.Fatalf("freshTo = %s, want %s (the read instant, UTC)", *c.FreshTo, want)
+		}
+	}
+	if !strings.Contains(string(budgetapi.OpenAPI()), "reconciliation, freshTo]") {
+		t.Fatal("the document does not require freshTo on the costs answer")
+	}
+}

@@ -1,6 +1,8 @@
 package deviceapi
 
 import (
+	"context"
+	_ "embed" // openapi.yaml
 	"errors"
 	"net/http"
 	"strings"
@@ -14,10 +16,12 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+//go:embed openapi.yaml
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of these routes (YAML); a test checks it against
+// the router in both directions and validates real calls with it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 
 // Route patterns (the DevicesApi function's route devices/{*path}).
 const (
@@ -38,14 +42,24 @@ type Deps struct {
 }
 
 // Register adds the device routes to reg.
-func Register(reg Registrar, api *httpapi.API, d Deps) {
+func Register(reg httpapi.Registrar, api *httpapi.API, d Deps) {
+	httpapi.Mount(reg, api, Routes(d)...)
+}
+
+// Routes declares the device routes over d (Deps{}: the declarations only, for checks).
+// Each reads ?businessUnitId= (required, in scope, stored: unitStored) and nothing else.
+func Routes(d Deps) []httpapi.Route {
 	if d.Clock == nil {
 		d.Clock = automation.SystemClock{}
 	}
 	h := handlers{d: d}
-	reg.RegisterHTTP("PUT "+PathDevice, api.Handler(h.put))
-	reg.RegisterHTTP("DELETE "+PathDevice, api.Handler(h.delete))
-	reg.RegisterHTTP("GET "+PathDevices, api.Handler(h.list))
+	return []httpapi.Route{
+		httpapi.Endpoint[Registration, Device]{Method: "PUT", Path: PathDevice, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			Body: httpapi.BodyRequired, Also: []int{http.StatusCreated}, Call: h.put},
+		httpapi.Endpoint[struct{}, struct{}]{Method: "DELETE", Path: PathDevice, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			Status: http.StatusNoContent, Call: h.delete},
+		httpapi.Endpoint[struct{}, Page]{Method: "GET", Path: PathDevices, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored, Call: h.list},
+	}
 }
 
 type handlers struct{ d Deps }
@@ -73,21 +87,18 @@ type Registration struct {
 	App      string `json:"app"`
 }
 
-// scoped checks the businessUnitId parameter: required, in the caller's scope and stored
-// (404 otherwise).
-func (h handlers) scoped(r *http.Request, q httpapi.Query) (string, error) {
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return "", err
+// unitStored answers 404 for a business unit that is not stored (as for one outside the
+// caller's scope) when Deps.Units is set.
+func (h handlers) unitStored(ctx context.Context, bu string) error {
+	if h.d.Units == nil {
+		return nil
 	}
-	if h.d.Units != nil {
-		if _, err := h.d.Units.BusinessUnitGet(r.Context(), bu); errors.Is(err, store.ErrNotFound) {
-			return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-		} else if err != nil {
-			return "", err
-		}
+	if _, err := h.d.Units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	} else if err != nil {
+		return err
 	}
-	return bu, nil
+	return nil
 }
 
 // path reads and checks {customerId} (and {token} when withToken).
@@ -106,20 +117,10 @@ func path(r *http.Request, withToken bool) (customer, token string, err error) {
 	return customer, token, automation.InvalidFields(errs...)
 }
 
-func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	bu, err := h.scoped(r, q)
-	if err != nil {
-		return err
-	}
-	var body Registration
-	if err := httpapi.DecodeJSON(r, &body); err != nil {
-		return err
-	}
-	customer, token, perr := path(r, true)
+// put registers a device: 201 when it becomes active, 200 when it was.
+func (h handlers) put(ctx context.Context, in *httpapi.In[Registration]) (Device, error) {
+	body := in.Body
+	customer, token, perr := path(in.Request, true)
 	var errs []error
 	if perr != nil {
 		errs = append(errs, perr)
@@ -131,47 +132,34 @@ func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
 		errs = append(errs, automation.Invalid("app", "the app id is required: 1..%d characters without control characters", MaxAppLength))
 	}
 	if err := automation.InvalidFields(errs...); err != nil {
-		return err
+		return Device{}, err
 	}
-	res, err := h.d.Store.PushDeviceRegister(r.Context(), store.PushDeviceRegisterParams{BusinessUnitID: bu, CustomerID: customer, Token: token,
+	res, err := h.d.Store.PushDeviceRegister(ctx, store.PushDeviceRegisterParams{BusinessUnitID: in.Unit, CustomerID: customer, Token: token,
 		Platform: store.PushPlatform(body.Platform), App: body.App, Now: h.d.Clock.Now().UTC()})
 	if errors.Is(err, store.ErrConflict) {
-		return automation.Errorf(automation.CodeConflict, "customer %q has %d active devices, the most allowed: delete one first", customer, store.MaxPushDevicesPerCustomer)
+		return Device{}, automation.Errorf(automation.CodeConflict, "customer %q has %d active devices, the most allowed: delete one first", customer, store.MaxPushDevicesPerCustomer)
 	}
 	if err != nil {
-		return err
+		return Device{}, err
 	}
-	status := http.StatusOK
 	if res.Created {
-		status = http.StatusCreated
+		in.Status = http.StatusCreated
 	}
-	httpapi.WriteJSON(w, status, view(res.Device))
-	return nil
+	return view(res.Device), nil
 }
 
-func (h handlers) delete(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	bu, err := h.scoped(r, q)
+// delete retires a device (204).
+func (h handlers) delete(ctx context.Context, in *httpapi.In[struct{}]) (struct{}, error) {
+	customer, token, err := path(in.Request, true)
 	if err != nil {
-		return err
+		return struct{}{}, err
 	}
-	customer, token, err := path(r, true)
-	if err != nil {
-		return err
-	}
-	_, err = h.d.Store.PushDeviceRetire(r.Context(), store.PushDeviceRetireParams{BusinessUnitID: bu, CustomerID: customer, Token: token,
+	_, err = h.d.Store.PushDeviceRetire(ctx, store.PushDeviceRetireParams{BusinessUnitID: in.Unit, CustomerID: customer, Token: token,
 		Reason: "deleted", Now: h.d.Clock.Now().UTC()})
 	if errors.Is(err, store.ErrNotFound) {
-		return automation.Errorf(automation.CodeNotFound, "no active device with this token for customer %q", customer)
+		return struct{}{}, automation.Errorf(automation.CodeNotFound, "no active device with this token for customer %q", customer)
 	}
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return struct{}{}, err
 }
 
 // Page is the list answer.
@@ -179,27 +167,18 @@ type Page struct {
 	Items []Device `json:"items"`
 }
 
-func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	bu, err := h.scoped(r, q)
+func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (Page, error) {
+	customer, _, err := path(in.Request, false)
 	if err != nil {
-		return err
+		return Page{}, err
 	}
-	customer, _, err := path(r, false)
+	ds, err := h.d.Store.PushDeviceList(ctx, in.Unit, customer)
 	if err != nil {
-		return err
-	}
-	ds, err := h.d.Store.PushDeviceList(r.Context(), bu, customer)
-	if err != nil {
-		return err
+		return Page{}, err
 	}
 	out := Page{Items: make([]Device, 0, len(ds))}
 	for _, d := range ds {
 		out.Items = append(out.Items, view(d))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

@@ -301,7 +301,7 @@ func TestOwnershipEndpointsAndSupport(t *testing.T) {
 	if d := e.do(t, "GET", r.hdr.Get("Location"), ""); d.body["status"] != "Completed" {
 		t.Fatalf("retried run: %s", d.raw)
 	}
-	if s := e.do(t, "GET", "/api/report-subscriptions/"+guid+"/shadow-comparison", ""); s.code != 200 {
+	if s := e.do(t, "GET", "/api/report-subscriptions/"+guid+"/shadow-comparison", ""); s.code != 200 || s.body["freshTo"] != e.rt.Clock.Now().UTC().Format(time.RFC3339Nano) {
 		t.Fatalf("shadow comparison: %d %s", s.code, s.raw)
 	}
 	if l := e.do(t, "GET", "/api/report-runs/rollout", ""); len(l.body["items"].([]any)) != 1 {

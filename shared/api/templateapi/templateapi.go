@@ -1,6 +1,8 @@
 package templateapi
 
 import (
+	"context"
+	_ "embed" // openapi.yaml
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -14,10 +16,12 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// Registrar is where routes go: funchost.Router.RegisterHTTP (or an http.ServeMux's Handle).
-type Registrar interface {
-	RegisterHTTP(pattern string, h http.Handler)
-}
+//go:embed openapi.yaml
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3.1 document of these routes (YAML); a test checks it against
+// the router in both directions and validates real calls with it.
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 
 // Route patterns (the TemplatesApi function's route templates/{*path}).
 const (
@@ -34,11 +38,25 @@ type Deps struct {
 }
 
 // Register adds the template routes to reg.
-func Register(reg Registrar, api *httpapi.API, d Deps) {
+func Register(reg httpapi.Registrar, api *httpapi.API, d Deps) {
+	httpapi.Mount(reg, api, Routes(d)...)
+}
+
+// Routes declares the template routes over d (Deps{}: the declarations only, for checks).
+// Each reads ?businessUnitId= (required, in scope, stored: unitStored).
+func Routes(d Deps) []httpapi.Route {
 	h := handlers{d: d}
-	reg.RegisterHTTP("GET "+PathTemplate, api.Handler(h.get))
-	reg.RegisterHTTP("PUT "+PathTemplate, api.Handler(h.put))
-	reg.RegisterHTTP("POST "+PathPreview, api.Handler(h.preview))
+	return []httpapi.Route{
+		// The ETag names the unit's own version only (set in get): the default is not the
+		// unit's to change with If-Match.
+		httpapi.Endpoint[struct{}, Template]{Method: "GET", Path: PathTemplate, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored, Call: h.get},
+		// If-Match is optional: without it the unit must have no version yet (412 otherwise).
+		httpapi.Endpoint[Body, Template]{Method: "PUT", Path: PathTemplate, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			IfMatch: httpapi.IfMatchOptional, Operator: "template change", Body: httpapi.BodyRequired, Also: []int{http.StatusCreated},
+			ETag: func(t Template) int64 { return t.Version }, Call: h.put},
+		httpapi.Endpoint[PreviewRequest, Preview]{Method: "POST", Path: PathPreview, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			Query: []string{"channel"}, Body: httpapi.BodyRequired, Call: h.preview},
+	}
 }
 
 type handlers struct{ d Deps }
@@ -83,107 +101,76 @@ type Preview struct {
 	SMS     *channel.SMSLength `json:"sms,omitempty"`
 }
 
-func (h handlers) scoped(r *http.Request, extra ...string) (string, error) {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check(append([]string{"businessUnitId"}, extra...)...); err != nil {
-		return "", err
+// unitStored answers 404 for a business unit that is not stored (as for one outside the
+// caller's scope) when Deps.Units is set.
+func (h handlers) unitStored(ctx context.Context, bu string) error {
+	if h.d.Units == nil {
+		return nil
 	}
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return "", err
+	if _, err := h.d.Units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	} else if err != nil {
+		return err
 	}
-	if h.d.Units != nil {
-		if _, err := h.d.Units.BusinessUnitGet(r.Context(), bu); errors.Is(err, store.ErrNotFound) {
-			return "", automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-		} else if err != nil {
-			return "", err
-		}
-	}
-	return bu, nil
+	return nil
 }
 
-func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
-	bu, err := h.scoped(r)
-	if err != nil {
-		return err
-	}
-	key := r.PathValue("key")
-	t, err := h.d.Store.NotificationTemplateGet(r.Context(), key, bu)
+// get answers the unit's version, else the default; an ETag only for the unit's own.
+func (h handlers) get(ctx context.Context, in *httpapi.In[struct{}]) (Template, error) {
+	bu, key := in.Unit, in.Path("key")
+	t, err := h.d.Store.NotificationTemplateGet(ctx, key, bu)
 	if errors.Is(err, store.ErrNotFound) {
-		return automation.Errorf(automation.CodeNotFound, "template %q is stored neither for %s nor as the default", key, bu)
+		return Template{}, automation.Errorf(automation.CodeNotFound, "template %q is stored neither for %s nor as the default", key, bu)
 	}
 	if err != nil {
-		return err
+		return Template{}, err
 	}
 	v := view(t, bu)
 	if v.Override {
-		httpapi.SetETag(w, t.Version)
+		in.Header.Set("ETag", httpapi.ETag(t.Version))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, v)
-	return nil
+	return v, nil
 }
 
-func (h handlers) put(w http.ResponseWriter, r *http.Request) error {
-	bu, err := h.scoped(r)
-	if err != nil {
-		return err
-	}
-	op, err := httpapi.RequireOperator(r, "template change")
-	if err != nil {
-		return err
-	}
-	ifMatch, given, err := httpapi.IfMatch(r, false)
-	if err != nil {
-		return err
-	}
-	var b Body
-	if err := httpapi.DecodeJSON(r, &b); err != nil {
-		return err
-	}
+// put saves a new version of the unit's template: 201 for its first, 200 after.
+func (h handlers) put(ctx context.Context, in *httpapi.In[Body]) (Template, error) {
+	b, given := in.Body, in.VersionGiven
 	expected := int64(0) // no If-Match: the unit has no version yet
 	if given {
-		expected = ifMatch
+		expected = in.Version
 	}
-	t, err := h.d.Templates.Save(r.Context(), store.NotificationTemplate{Key: r.PathValue("key"), BusinessUnitID: bu,
-		Subject: b.Subject, Text: b.Text, HTML: b.HTML, CreatedBy: op}, &expected)
+	t, err := h.d.Templates.Save(ctx, store.NotificationTemplate{Key: in.Path("key"), BusinessUnitID: in.Unit,
+		Subject: b.Subject, Text: b.Text, HTML: b.HTML, CreatedBy: in.Operator}, &expected)
 	if errors.Is(err, store.ErrConflict) {
 		if given {
-			return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the unit's template has a newer version: read it again"}
+			return Template{}, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the unit's template has a newer version: read it again"}
 		}
-		return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the unit has a version of this template: send If-Match with its ETag"}
+		return Template{}, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the unit has a version of this template: send If-Match with its ETag"}
 	}
 	if err != nil {
-		return err
+		return Template{}, err
 	}
-	status := http.StatusOK
 	if t.Version == 1 {
-		status = http.StatusCreated
+		in.Status = http.StatusCreated
 	}
-	httpapi.SetETag(w, t.Version)
-	httpapi.WriteJSON(w, status, view(t, bu))
-	return nil
+	return view(t, in.Unit), nil
 }
 
-func (h handlers) preview(w http.ResponseWriter, r *http.Request) error {
-	bu, err := h.scoped(r, "channel")
-	if err != nil {
-		return err
-	}
-	ch := r.URL.Query().Get("channel")
+// preview renders the template the unit would send with the payload; ?channel=sms adds
+// the SMS measure.
+func (h handlers) preview(ctx context.Context, in *httpapi.In[PreviewRequest]) (Preview, error) {
+	bu, req := in.Unit, in.Body
+	ch := in.Query.String("channel")
 	if ch != "" && ch != channel.SMSChannelName {
-		return automation.Invalid("channel", "only sms adds a measure to the preview, got %q", ch)
+		return Preview{}, automation.Invalid("channel", "only sms adds a measure to the preview, got %q", ch)
 	}
-	var req PreviewRequest
-	if err := httpapi.DecodeJSON(r, &req); err != nil {
-		return err
-	}
-	key := r.PathValue("key")
-	c, err := h.d.Templates.Get(r.Context(), key, bu)
+	key := in.Path("key")
+	c, err := h.d.Templates.Get(ctx, key, bu)
 	if errors.Is(err, store.ErrNotFound) {
-		return automation.Errorf(automation.CodeNotFound, "template %q is stored neither for %s nor as the default", key, bu)
+		return Preview{}, automation.Errorf(automation.CodeNotFound, "template %q is stored neither for %s nor as the default", key, bu)
 	}
 	if err != nil {
-		return err
+		return Preview{}, err
 	}
 	payload := string(req.Payload)
 	if payload == "" {
@@ -192,24 +179,23 @@ func (h handlers) preview(w http.ResponseWriter, r *http.Request) error {
 	data, err := delivery.RenderData(delivery.Message{DeliveryKey: "preview", BusinessUnitID: bu, Channel: "preview", Recipient: "preview",
 		Template: key, PayloadJSON: payload})
 	if err != nil {
-		return automation.Invalid("payload", "must be a JSON object")
+		return Preview{}, automation.Invalid("payload", "must be a JSON object")
 	}
 	content, err := c.Render(data)
 	var re *delivery.RenderError
 	if errors.As(err, &re) {
 		if re.Field != "" {
-			return automation.Invalid("payload."+re.Field, "template %q v%d (%s) needs this field; the payload has none", key, re.Version, re.Part)
+			return Preview{}, automation.Invalid("payload."+re.Field, "template %q v%d (%s) needs this field; the payload has none", key, re.Version, re.Part)
 		}
-		return automation.Invalid("payload", "template %q v%d (%s) does not render: %v", key, re.Version, re.Part, re.Err)
+		return Preview{}, automation.Invalid("payload", "template %q v%d (%s) does not render: %v", key, re.Version, re.Part, re.Err)
 	}
 	if err != nil {
-		return err
+		return Preview{}, err
 	}
 	out := Preview{Subject: content.Subject, Text: content.Text, HTML: content.HTML, Version: content.TemplateVersion}
 	if ch == channel.SMSChannelName {
 		l := channel.SMSSegments(content.Text)
 		out.SMS = &l
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
