@@ -70,7 +70,7 @@ func newInstruments(m metric.Meter) *instruments {
 	i.dueOutcomes, _ = m.Int64Counter(MetricDueOutcomes, metric.WithUnit("{row}"),
 		metric.WithDescription("Claimed scheduler rows' recorded outcomes (completions), by outcome (Completed, Deactivated, Retrying, Held, LeaseLost)."))
 	i.deliveries, _ = m.Int64Counter(MetricDeliveryOutcomes, metric.WithUnit("{delivery}"),
-		metric.WithDescription("Delivery outcomes recorded, by channel (a configured one) and status (Sent, Failed, Unknown, Pending for a retry)."))
+		metric.WithDescription("Delivery outcomes recorded, by channel (a configured one) and status (Sent, Failed, Unknown, Queued for a retry)."))
 	return i
 }
 
