@@ -242,7 +242,8 @@ func TestSupportCommandReachesTheFunctionApp(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	defer host.Close()
-	if code, out, errOut := cli(t, "metrics", "-url", host.URL+"/", "-function-key", "fk-123"); code != 0 || !strings.Contains(out, "pending due now") {
+	if code, out, errOut := cli(t, "metrics", "-url", host.URL+"/", "-function-key", "fk-123"); code != 0 || !strings.Contains(out, "pending due now") ||
+		!strings.Contains(out, "held reservations") || !strings.Contains(out, "fees by status") {
 		t.Fatalf("with the function key: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut := cli(t, "metrics", "-url", host.URL); code != 1 || !strings.Contains(errOut, "401") {

@@ -456,6 +456,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	}
 	r.Support = sup
 	r.MetricsSampler.Service = sup
+	if err := r.registerLevels(); err != nil {
+		return fail(err)
+	}
 	// Support routes (/api/support/...) belong to the SupportApi HTTP function in Azure.
 	supportapi.Register(r.Functions, r.API, r.Support)
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,8 +151,80 @@ func TestMetricLabelsStayBoundedUnderAFlood(t *testing.T) {
 			total += m.GetCounter().GetValue()
 		}
 	}
+	// The gauges read the support metrics' queries (one truth) and carry no unit or id label.
+	sm, err := rt.Support.Metrics(ctx, automation.AllBusinessUnits(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauges := map[string]float64{}
+	for _, f := range fams {
+		if f.GetType().String() != "GAUGE" || !strings.HasPrefix(f.GetName(), "automation_") {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "automation_status" {
+					t.Errorf("gauge %s has label %s=%s", f.GetName(), l.GetName(), l.GetValue())
+				}
+			}
+			if len(m.GetLabel()) == 0 {
+				gauges[f.GetName()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	if sm.OutboxUnsent == nil || gauges["automation_outbox_unsent"] != float64(*sm.OutboxUnsent) || *sm.OutboxUnsent == 0 ||
+		gauges["automation_due_pending"] != float64(sm.PendingDueNow) || len(gauges) < 10 {
+		t.Errorf("gauges %v, support metrics outbox %v pending %d", gauges, sm.OutboxUnsent, sm.PendingDueNow)
+	}
 	// bu-1 or "", SignedUp or "", and the statuses: at most 2 × 2 × 3.
 	if len(sets) == 0 || len(sets) > 12 || total != rounds*per {
 		t.Fatalf("%d label sets (want 1..12), %v events counted (want %d): %v", len(sets), total, rounds*per, sets)
 	}
+}
+
+// An event posted with the CloudEvents distributed-tracing extension is read back on ingest:
+// the gateway.ingest span links to the producer's trace (the extension's traceparent), in a
+// batch each event's own. Not parallel: telemetry installs the process's OTel globals.
+func TestIngestLinksTheEventsTraceParent(t *testing.T) {
+	rcv := otlptest.Start()
+	defer rcv.Close()
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL,
+		"OTEL_TRACES_SAMPLER_ARG": "1", "OTEL_METRICS_EXPORTER": "none"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), Seed: 1, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	const producerA, producerB = "4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c"
+	raw := func(id, tid string) events.Raw {
+		return events.Raw{JSON: []byte(fmt.Sprintf(`{"specversion":"1.0","id":%q,"type":"SignedUp","source":"/crm","businessunitid":"bu-1",
+			"customerid":"cust-1","traceparent":"00-%s-00f067aa0ba902b7-01","tracestate":"vendor=x","data":{}}`, id, tid))}
+	}
+	res, err := rt.Gateway.Ingest(ctx, automation.AllBusinessUnits(), []events.Raw{raw("evt-a", producerA), raw("evt-b", producerB)})
+	if err != nil || res[0].Status != gateway.StatusAccepted || res[1].Status != gateway.StatusAccepted {
+		t.Fatalf("ingest %+v %v", res, err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rcv.Spans() {
+		if s.Name == "gateway.ingest" {
+			if !slices.Contains(s.Links, producerA) || !slices.Contains(s.Links, producerB) {
+				t.Fatalf("gateway.ingest links %v, want both producers' traces", s.Links)
+			}
+			return
+		}
+	}
+	t.Fatalf("no gateway.ingest span: %+v", rcv.Spans())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
@@ -145,9 +146,14 @@ func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []by
 	if ev.ID == "" || ev.Type == "" || ev.BusinessUnitID == "" {
 		return 0, automation.Permanent(errors.New("campaign dispatcher: the event needs id, type and businessunitid"))
 	}
+	trig := failure{sourceEventID: ev.ID, businessUnitID: ev.BusinessUnitID, step: StepTrigger}
 	camps, err := d.Store.CampaignListByTrigger(ctx, ev.BusinessUnitID, ev.Type)
-	if err != nil || len(camps) == 0 {
-		return 0, err // no campaign listens: nothing to do, whoever the event is about
+	if err != nil {
+		d.logFailure(ctx, trig, CodeStoreError, err)
+		return 0, err
+	}
+	if len(camps) == 0 {
+		return 0, nil // no campaign listens: nothing to do, whoever the event is about
 	}
 	if recipient == "" {
 		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: event %s triggers campaigns but names no recipient (customerid or subject)", ev.ID))
@@ -155,23 +161,31 @@ func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []by
 	now := d.Clock.Now().UTC()
 	created := 0
 	for _, c := range camps {
+		// The execution's identity takes the event's (source, id) (events.Identity): two
+		// producers' events with the same id start two executions.
+		exe := ExecutionID(c.BusinessUnitID, c.CampaignID, c.RunID, recipient, events.Identity(ev.Source, ev.ID))
+		f := failure{sourceEventID: ev.ID, executionID: exe, campaignID: c.CampaignID, businessUnitID: c.BusinessUnitID, step: StepTrigger}
 		var def Definition
 		if err := json.Unmarshal([]byte(c.DefinitionJSON), &def); err != nil || len(def.Actions) == 0 {
-			d.log().Error("campaign dispatcher: stored definition unreadable", "campaignId", c.CampaignID, "err", err)
+			if err == nil {
+				err = errors.New("no actions")
+			}
+			d.logFailure(ctx, f, CodeDefinitionUnreadable, err)
 			continue
 		}
 		day, err := d.localDate(ctx, c.BusinessUnitID, now)
 		if err != nil {
+			d.logFailure(ctx, f, CodeStoreError, err)
 			return created, err
 		}
-		// The execution's identity takes the event's (source, id) (events.Identity): two
-		// producers' events with the same id start two executions.
-		e := store.CampaignExecution{ExecutionID: ExecutionID(c.BusinessUnitID, c.CampaignID, c.RunID, recipient, events.Identity(ev.Source, ev.ID)),
+		e := store.CampaignExecution{ExecutionID: exe,
 			BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, RunID: c.RunID, RecipientID: recipient, SourceEventID: ev.ID,
 			LocalDate: day, CurrentIndex: 0, DefinitionJSON: c.DefinitionJSON}
 		cmd := newCommand(e, def, 0)
 		res, err := d.Store.CampaignStart(ctx, store.CampaignStartParams{Execution: e, Command: cmd, Outbox: []store.OutboxMessage{commandOutbox(cmd)}, Now: now})
 		if err != nil {
+			f.commandID = cmd.CommandID
+			d.logFailure(ctx, f, CodeStoreError, err)
 			return created, err
 		}
 		if res.Created {
@@ -186,12 +200,12 @@ func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []by
 // (store.CampaignAdvance); anything else — an unknown command, a stale or duplicate result —
 // is dropped and logged, and moves nothing. It reports whether the chain moved.
 func (d *Dispatcher) HandleResult(ctx context.Context, body []byte) (bool, error) {
-	p, m, err := d.resultAdvance(ctx, body)
+	p, m, f, err := d.resultAdvance(ctx, body)
 	if p == nil || err != nil {
 		return false, err
 	}
 	moved, err := d.Store.CampaignAdvance(ctx, *p)
-	d.logAdvance(m, moved, err)
+	d.logAdvance(ctx, m, f, moved, err)
 	return moved, err
 }
 
@@ -224,9 +238,10 @@ func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte, tra
 	}
 	var ps []store.CampaignAdvanceParams
 	var ms []ResultMessage
+	var fs []failure
 	var at []int // bodies index of ps[j]
 	for i, b := range bodies {
-		p, m, err := d.resultAdvance(ctxs[i], b)
+		p, m, f, err := d.resultAdvance(ctxs[i], b)
 		if p == nil || err != nil {
 			errs[i] = err
 			continue
@@ -237,7 +252,7 @@ func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte, tra
 				p.Outbox[k].TraceParent = tp
 			}
 		}
-		ps, ms, at = append(ps, *p), append(ms, m), append(at, i)
+		ps, ms, fs, at = append(ps, *p), append(ms, m), append(fs, f), append(at, i)
 	}
 	if len(ps) == 0 {
 		return errs
@@ -245,13 +260,15 @@ func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte, tra
 	moved, err := d.Store.CampaignAdvanceMany(ctx, ps)
 	if err == nil {
 		for j := range ps {
-			d.logAdvance(ms[j], moved[j], nil)
+			d.logAdvance(ctxs[at[j]], ms[j], fs[j], moved[j], nil)
 		}
 		return errs
 	}
+	d.log().WarnContext(ctx, "campaign results batch not moved in one transaction: each moved alone", logctx.Step, StepResult,
+		logctx.ErrorCode, CodeStoreError, "count", len(ps), "error", err.Error())
 	for j, p := range ps {
 		ok, err := d.Store.CampaignAdvance(ctxs[at[j]], p)
-		d.logAdvance(ms[j], ok, err)
+		d.logAdvance(ctxs[at[j]], ms[j], fs[j], ok, err)
 		errs[at[j]] = err
 	}
 	return errs
@@ -260,31 +277,43 @@ func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte, tra
 // resultAdvance reads a result message and returns the advance it asks for; nil params
 // (and nil error) when the result is dropped (unknown command, stale or duplicate result;
 // logged). Errors: an unreadable message or definition (automation.Permanent), the
-// store's reads.
-func (d *Dispatcher) resultAdvance(ctx context.Context, body []byte) (*store.CampaignAdvanceParams, ResultMessage, error) {
-	var m ResultMessage
+// store's reads; each logged with the ids known so far (f, which it also returns for the
+// advance's own log).
+func (d *Dispatcher) resultAdvance(ctx context.Context, body []byte) (_ *store.CampaignAdvanceParams, m ResultMessage, f failure, _ error) {
+	f.step = StepResult
 	if err := json.Unmarshal(body, &m); err != nil || m.CommandID == "" {
-		return nil, m, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable result: %v", err))
+		if err == nil {
+			err = errors.New("no commandId")
+		}
+		d.logFailure(ctx, f, CodeResultUnreadable, err)
+		return nil, m, f, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable result: %v", err))
 	}
+	f.commandID = m.CommandID
 	c, err := d.Store.CampaignCommandGet(ctx, m.CommandID)
 	if errors.Is(err, store.ErrNotFound) {
-		d.log().Warn("campaign result dropped: unknown command", "commandId", m.CommandID, "revision", m.Revision)
-		return nil, m, nil
+		d.log().WarnContext(ctx, "campaign result dropped: unknown command", "commandId", m.CommandID, "revision", m.Revision,
+			logctx.Step, StepResult, logctx.ErrorCode, CodeUnknownCommand)
+		return nil, m, f, nil
 	}
 	if err != nil {
-		return nil, m, err
+		d.logFailure(ctx, f, CodeStoreError, err)
+		return nil, m, f, err
 	}
+	f.executionID, f.campaignID, f.businessUnitID, f.step = c.ExecutionID, c.CampaignID, c.BusinessUnitID, StepResult+":"+c.ActionKey
 	if !c.Status.Terminal() || m.Revision != c.Revision || m.Status != c.Status {
 		d.log().Warn("campaign result dropped: stale", "commandId", m.CommandID, "revision", m.Revision, "currentRevision", c.Revision, "status", c.Status)
-		return nil, m, nil
+		return nil, m, f, nil
 	}
 	e, err := d.Store.CampaignExecutionGet(ctx, c.ExecutionID)
 	if err != nil {
-		return nil, m, err
+		d.logFailure(ctx, f, CodeStoreError, err)
+		return nil, m, f, err
 	}
+	f.sourceEventID = e.SourceEventID
 	var def Definition
 	if err := json.Unmarshal([]byte(e.DefinitionJSON), &def); err != nil {
-		return nil, m, automation.Permanent(fmt.Errorf("campaign dispatcher: execution %s: definition unreadable: %w", e.ExecutionID, err))
+		d.logFailure(ctx, f, CodeDefinitionUnreadable, err)
+		return nil, m, f, automation.Permanent(fmt.Errorf("campaign dispatcher: execution %s: definition unreadable: %w", e.ExecutionID, err))
 	}
 	p := store.CampaignAdvanceParams{CommandID: c.CommandID, Revision: c.Revision, FinalStatus: store.ExecutionCompleted, Now: d.Clock.Now().UTC()}
 	if c.Status == store.CommandCancelled {
@@ -294,12 +323,44 @@ func (d *Dispatcher) resultAdvance(ctx context.Context, body []byte) (*store.Cam
 		p.Next = &next
 		p.Outbox = []store.OutboxMessage{commandOutbox(next)}
 	}
-	return &p, m, nil
+	return &p, m, f, nil
 }
 
-// logAdvance logs a result whose advance moved nothing (the chain had moved on already).
-func (d *Dispatcher) logAdvance(m ResultMessage, moved bool, err error) {
-	if err == nil && !moved {
-		d.log().Info("campaign result dropped: the chain already moved on", "commandId", m.CommandID, "revision", m.Revision)
+// logAdvance logs a result whose advance moved nothing: at INFO when the chain had moved on
+// already, at ERROR with the ids when the store refused it (the message is retried).
+func (d *Dispatcher) logAdvance(ctx context.Context, m ResultMessage, f failure, moved bool, err error) {
+	switch {
+	case err != nil:
+		d.logFailure(ctx, f, CodeStoreError, err)
+	case !moved:
+		d.log().InfoContext(ctx, "campaign result dropped: the chain already moved on", "commandId", m.CommandID, "revision", m.Revision)
 	}
+}
+
+// The dispatcher's steps and error codes in its failure logs (docs/operations.md#log-fields).
+const (
+	StepTrigger              = "campaign-trigger"
+	StepResult               = "campaign-result" // "campaign-result:{actionKey}" once the command is known
+	CodeStoreError           = "STORE_ERROR"
+	CodeDefinitionUnreadable = "DEFINITION_UNREADABLE"
+	CodeResultUnreadable     = "RESULT_UNREADABLE"
+	CodeUnknownCommand       = "UNKNOWN_COMMAND"
+)
+
+// failure is what the dispatcher knows of the work that failed (seed 002 §10): every id
+// known so far, "" for the others.
+type failure struct {
+	sourceEventID, executionID, commandID, campaignID, businessUnitID, step string
+}
+
+// logFailure logs one failure at ERROR: "campaign dispatcher failed" with sourceEventId,
+// executionId, commandId, campaignId, businessUnitId, step, errorCode and error.
+func (d *Dispatcher) logFailure(ctx context.Context, f failure, code string, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	d.log().ErrorContext(ctx, "campaign dispatcher failed", logctx.SourceEventID, f.sourceEventID, "executionId", f.executionID,
+		"commandId", f.commandID, "campaignId", f.campaignID, logctx.BusinessUnitID, f.businessUnitID,
+		logctx.Step, f.step, logctx.ErrorCode, code, "error", msg)
 }

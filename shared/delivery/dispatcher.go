@@ -501,6 +501,13 @@ func (d *Dispatcher) finish(ctx context.Context, o Outcome, p store.Notification
 		return o, fmt.Errorf("dispatch %s: record %s: %w", o.Job.DeliveryKey, o.Status, err)
 	}
 	d.log(ctx, o)
+	if telemetry.MetricsEnabled() {
+		channel := o.Job.Channel
+		if _, ok := d.Channels[channel]; !ok {
+			channel = "" // a label only from the configured channels
+		}
+		telemetry.CountDelivery(ctx, channel, string(o.Status))
+	}
 	if d.OnOutcome != nil {
 		d.OnOutcome(o)
 	}

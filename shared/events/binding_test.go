@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+	ceext "github.com/cloudevents/sdk-go/v2/extensions"
+
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 )
@@ -62,5 +65,33 @@ func TestDecodeHTTPModes(t *testing.T) {
 	}
 	if mode, raws, _ := events.DecodeHTTP(ctx, http.Header{}, []byte(`{"id":"s"}`)); mode != events.ModeStructured || string(raws[0].JSON) != `{"id":"s"}` {
 		t.Fatalf("structured: %s", mode)
+	}
+}
+
+// The CloudEvents distributed-tracing extension survives every binding: in binary mode
+// (ce-traceparent headers, cloudEvents:traceparent properties) it lands in the structured
+// event the gateway reads its trace link from, as the SDK's extension reads it.
+func TestTraceParentExtensionSurvivesTheBindings(t *testing.T) {
+	const tp, ts = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "vendor=x"
+	h := http.Header{"Ce-Specversion": {"1.0"}, "Ce-Id": {"b1"}, "Ce-Source": {"/app"}, "Ce-Type": {"Login"},
+		"Ce-Traceparent": {tp}, "Ce-Tracestate": {ts}, "Content-Type": {"application/json"}}
+	_, raws, err := events.DecodeHTTP(context.Background(), h, []byte(`{}`))
+	if err != nil || len(raws) != 1 || raws[0].Err != nil {
+		t.Fatalf("%+v %v", raws, err)
+	}
+	amqp := events.DecodeServiceBusMessage(map[string]any{"cloudEvents:specversion": "1.0", "cloudEvents:id": "e1", "cloudEvents:source": "/hr",
+		"cloudEvents:type": "Login", "cloudEvents:traceparent": tp, "cloudEvents:tracestate": ts}, "application/json", []byte(`{}`))
+	for _, raw := range []events.Raw{raws[0], amqp} {
+		if raw.Err != nil {
+			t.Fatal(raw.Err)
+		}
+		var ce cloudevents.Event
+		if err := json.Unmarshal(raw.JSON, &ce); err != nil {
+			t.Fatal(err)
+		}
+		ext, ok := ceext.GetDistributedTracingExtension(ce)
+		if !ok || ext.TraceParent != tp || ext.TraceState != ts {
+			t.Fatalf("extension %+v %v in %s", ext, ok, raw.JSON)
+		}
 	}
 }

@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"time"
 
+	ceext "github.com/cloudevents/sdk-go/v2/extensions"
+
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // EventChannelName is the delivery channel that turns a due reminder into an event through
@@ -80,6 +83,14 @@ func (c *EventChannel) Send(ctx context.Context, m delivery.Message) (string, er
 	ev := map[string]any{"specversion": "1.0", "id": id, "source": EventChannelSource, "type": m.Template,
 		"businessunitid": m.BusinessUnitID, "customerid": m.Recipient, "time": m.SentOn.UTC().Format(time.RFC3339),
 		"datacontenttype": "application/json", "data": data}
+	// The CloudEvents distributed-tracing extension: the trace of the delivery that emits the
+	// event, so the gateway's ingest span links to it (docs/operations.md#trace-context).
+	if tp, ts := telemetry.Inject(ctx); tp != "" {
+		ev[ceext.TraceParentExtension] = tp
+		if ts != "" {
+			ev[ceext.TraceStateExtension] = ts
+		}
+	}
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		return "", automation.Permanent(fmt.Errorf("event channel: %w", err))

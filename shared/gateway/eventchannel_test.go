@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
@@ -88,5 +90,50 @@ func TestEventChannelFailures(t *testing.T) {
 	}}
 	if _, err := failing.Send(context.Background(), dormantMessage(`{}`)); err == nil || automation.IsPermanent(err) {
 		t.Fatalf("store failure: %v", err)
+	}
+}
+
+// The event a reminder emits carries the CloudEvents distributed-tracing extension
+// (traceparent, tracestate) of the delivery that sends it, and the gateway accepts it; with
+// no trace in the context it carries none.
+func TestEventChannelCarriesTheTraceContext(t *testing.T) {
+	t.Parallel()
+	e, ch := eventChannelEnv(t)
+	var sent []events.Raw
+	ch.Ingest = func(ctx context.Context, sc automation.Scope, raws []events.Raw) ([]gateway.Result, error) {
+		sent = append(sent, raws...)
+		return e.svc.Ingest(ctx, sc, raws)
+	}
+	tid, _ := oteltrace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := oteltrace.SpanIDFromHex("00f067aa0ba902b7")
+	ts, _ := oteltrace.ParseTraceState("vendor=x")
+	ctx := oteltrace.ContextWithSpanContext(context.Background(), oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: oteltrace.FlagsSampled, TraceState: ts}))
+	if _, err := ch.Send(ctx, dormantMessage(`{"targetDate":"2026-07-20","offsetDays":-90}`)); err != nil {
+		t.Fatal(err)
+	}
+	m := dormantMessage(`{"targetDate":"2026-07-20","offsetDays":-90}`)
+	m.DeliveryKey = "reminder:k2:event:CUST-1"
+	if _, err := ch.Send(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	var ext [2]struct {
+		TraceParent *string `json:"traceparent"`
+		TraceState  *string `json:"tracestate"`
+	}
+	for i := range ext {
+		if err := json.Unmarshal(sent[i].JSON, &ext[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ext[0].TraceParent == nil || *ext[0].TraceParent != "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" ||
+		ext[0].TraceState == nil || *ext[0].TraceState != "vendor=x" {
+		t.Fatalf("traced send: %s", sent[0].JSON)
+	}
+	if ext[1].TraceParent != nil || ext[1].TraceState != nil {
+		t.Fatalf("untraced send carries a trace context: %s", sent[1].JSON)
+	}
+	if n := len(e.outbox(t)); n != 2 {
+		t.Fatalf("%d outbox rows, want both events accepted", n)
 	}
 }

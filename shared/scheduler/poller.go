@@ -400,6 +400,7 @@ func (p *Poller) claimBatch(ctx context.Context, res *Result, inFlight map[int64
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	res.Claimed += len(rows)
+	telemetry.CountDueClaimed(ctx, len(rows))
 	if err := p.cfg.afterClaim(ctx, rows); err != nil {
 		return nil, fmt.Errorf("after claim: %w", err)
 	}
@@ -500,6 +501,16 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) (ex execu
 // settle writes the outcomes of runs (in order) and then their trace rows, in the
 // background when backgroundTrace is set (writeTrace).
 func (p *Poller) settle(ctx context.Context, runs []execution, backgroundTrace bool) ([]trace.Outcome, error) {
+	outcomes, err := p.settleRuns(ctx, runs, backgroundTrace)
+	for _, o := range outcomes {
+		if o != "" {
+			telemetry.CountDueOutcome(ctx, string(o))
+		}
+	}
+	return outcomes, err
+}
+
+func (p *Poller) settleRuns(ctx context.Context, runs []execution, backgroundTrace bool) ([]trace.Outcome, error) {
 	outcomes := make([]trace.Outcome, len(runs))
 	recs := make([]trace.JobRecord, 0, len(runs))
 	var completes []int

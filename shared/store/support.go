@@ -191,6 +191,13 @@ type SupportMetrics struct {
 	OutboxUnsent        int
 	OutboxOldestOn      *time.Time
 	UnknownDeliveries   int // NotificationJob rows with Status "Unknown"
+	// ReservationsHeld / OldestHeldOn: BudgetReservation rows HELD and the earliest CreatedOn
+	// among those counted.
+	ReservationsHeld int
+	OldestHeldOn     *time.Time
+	// FeesByStatus: FeeTransfer rows per status (FeePending, FeeSucceeded, FeeFailed,
+	// FeeUnknown), each capped.
+	FeesByStatus map[string]int
 }
 
 // SourceStaleEvent is the latest event of a source ignored because its revision was older

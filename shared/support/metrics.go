@@ -44,6 +44,13 @@ type Metrics struct {
 	// UnknownDeliveries: NotificationJob rows whose outcome is UNKNOWN (Status "Unknown",
 	// docs/architecture.md#unknown-outcomes): awaiting manual resolution or a provider lookup.
 	UnknownDeliveries int `json:"unknownDeliveries"`
+	// ReservationsHeld / OldestHeldAgeSeconds: budget reservations HELD (money set aside for
+	// a command whose charge has not settled, docs/budgets.md) and the oldest one's age.
+	ReservationsHeld     int    `json:"reservationsHeld"`
+	OldestHeldAgeSeconds *int64 `json:"oldestHeldAgeSeconds,omitempty"`
+	// FeesByStatus: fee transfers per status (PENDING, SUCCEEDED, FAILED, UNKNOWN), each
+	// capped (a capped status is named "feesByStatus.{status}" in Capped).
+	FeesByStatus map[string]int `json:"feesByStatus"`
 	// Capped lists the figures that reached the cap (their true value is at least that).
 	Capped []string `json:"capped,omitempty"`
 	Cap    int      `json:"cap"`
@@ -90,6 +97,7 @@ func (s *Service) Metrics(ctx context.Context, sc automation.Scope, businessUnit
 		return &a
 	}
 	out.OldestDueAgeSeconds = age(m.OldestDueOn)
+	out.ReservationsHeld, out.OldestHeldAgeSeconds, out.FeesByStatus = m.ReservationsHeld, age(m.OldestHeldOn), nonNil(m.FeesByStatus)
 	for _, n := range out.OnHoldByReason {
 		out.OnHold += n
 	}
@@ -105,6 +113,10 @@ func (s *Service) Metrics(ctx context.Context, sc automation.Scope, businessUnit
 		"expiredLeases": m.ExpiredLeases >= s.cfg.MetricsCap, "onHold": out.OnHold >= s.cfg.MetricsCap,
 		"failed": m.Failed >= s.cfg.MetricsCap, "deactivatedLast24h": out.DeactivatedLast24h >= s.cfg.MetricsCap,
 		"outboxUnsent": sc.All() && m.OutboxUnsent >= s.cfg.MetricsCap, "unknownDeliveries": m.UnknownDeliveries >= s.cfg.MetricsCap,
+		"reservationsHeld": m.ReservationsHeld >= s.cfg.MetricsCap,
+	}
+	for st, n := range out.FeesByStatus {
+		capped["feesByStatus."+st] = n >= s.cfg.MetricsCap
 	}
 	for k, v := range capped {
 		if v {

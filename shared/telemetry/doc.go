@@ -25,6 +25,13 @@
 //	                         transaction that wrote the row (Carrier at insert), so a publish
 //	                         minutes later, by another process, still joins the trace
 //
+// Metrics: counters and histograms are recorded where the work happens (CountIngest,
+// CountCommand, CountDueClaimed, CountDueOutcome, CountDelivery, RecordProviderCall,
+// RecordPublish); levels are observable gauges (Providers.RegisterLevels) whose one callback
+// reads a Levels through the composition root's reader — the support and campaign metrics'
+// store queries, the JSON routes' own — at most once per TTL, since it runs on every export
+// and scrape. Labels are enums of the product or configured names, never ids.
+//
 // The span names, attributes (automation.* and the OTel semantic conventions) and metrics are
 // listed in docs/operations.md#telemetry.
 package telemetry

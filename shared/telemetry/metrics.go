@@ -32,6 +32,7 @@ const (
 	LabelOutcome      = attribute.Key("automation.outcome")
 	LabelProvider     = attribute.Key("automation.provider")
 	LabelDestination  = attribute.Key("messaging.destination.name")
+	LabelChannel      = attribute.Key("automation.channel")
 )
 
 // current holds the instruments of the meter provider the last Setup installed (nil: metrics
@@ -45,6 +46,7 @@ func MetricsEnabled() bool { return current.Load() != nil }
 type instruments struct {
 	ingest, applies, triggers, commands, published metric.Int64Counter
 	providerDuration, outboxLag                    metric.Float64Histogram
+	dueClaimed, dueOutcomes, deliveries            metric.Int64Counter
 }
 
 func newInstruments(m metric.Meter) *instruments {
@@ -63,7 +65,40 @@ func newInstruments(m metric.Meter) *instruments {
 		metric.WithDescription("Campaign provider call latency, by provider and outcome (ok, failed, unknown)."))
 	i.outboxLag, _ = m.Float64Histogram(MetricOutboxLag, metric.WithUnit("s"),
 		metric.WithDescription("Time from an outbox row's commit to its publish, by destination."))
+	i.dueClaimed, _ = m.Int64Counter(MetricDueClaimed, metric.WithUnit("{row}"),
+		metric.WithDescription("Due scheduler rows the poller claimed."))
+	i.dueOutcomes, _ = m.Int64Counter(MetricDueOutcomes, metric.WithUnit("{row}"),
+		metric.WithDescription("Claimed scheduler rows' recorded outcomes (completions), by outcome (Completed, Deactivated, Retrying, Held, LeaseLost)."))
+	i.deliveries, _ = m.Int64Counter(MetricDeliveryOutcomes, metric.WithUnit("{delivery}"),
+		metric.WithDescription("Delivery outcomes recorded, by channel (a configured one) and status (Sent, Failed, Unknown, Queued for a retry)."))
 	return i
+}
+
+// CountDueClaimed counts n due rows claimed by one poll.
+func CountDueClaimed(ctx context.Context, n int) {
+	inst := current.Load()
+	if inst == nil || n <= 0 {
+		return
+	}
+	inst.dueClaimed.Add(ctx, int64(n))
+}
+
+// CountDueOutcome counts one claimed row's recorded outcome (an enum of the scheduler).
+func CountDueOutcome(ctx context.Context, outcome string) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	inst.dueOutcomes.Add(ctx, 1, metric.WithAttributes(LabelOutcome.String(outcome)))
+}
+
+// CountDelivery counts one recorded delivery outcome; channel is a configured channel ("" otherwise).
+func CountDelivery(ctx context.Context, channel, status string) {
+	inst := current.Load()
+	if inst == nil {
+		return
+	}
+	inst.deliveries.Add(ctx, 1, metric.WithAttributes(LabelChannel.String(channel), LabelStatus.String(status)))
 }
 
 // CountIngest counts one gateway answer; bu is a unit that exists ("" otherwise), typ a

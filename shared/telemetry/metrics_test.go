@@ -28,6 +28,15 @@ func TestMetricNamesUnitsAndLabels(t *testing.T) {
 	telemetry.CountCommand(ctx, "WAITING_BUDGET", "telco")
 	telemetry.RecordProviderCall(ctx, "telco", "ok", 20*time.Millisecond)
 	telemetry.RecordPublish(ctx, "tracking", true, time.Second)
+	telemetry.CountDueClaimed(ctx, 3)
+	telemetry.CountDueOutcome(ctx, "Completed")
+	telemetry.CountDelivery(ctx, "email", "Sent")
+	age := int64(42)
+	if _, err := p.RegisterLevels(func(context.Context) (telemetry.Levels, error) {
+		return telemetry.Levels{DuePending: 1, DueOldestAgeSeconds: &age, FeesByStatus: map[string]int{"UNKNOWN": 2, "made-up": 9}}, nil
+	}, time.Now, 0); err != nil {
+		t.Fatal(err)
+	}
 	fams, err := p.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -40,6 +49,9 @@ func TestMetricNamesUnitsAndLabels(t *testing.T) {
 		labels := map[string]bool{}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
+				if f.GetName() == "automation_billing_fees" && !slices.Contains(telemetry.FeeStatuses, l.GetValue()) {
+					t.Errorf("fee gauge with status %q: only the product's fee statuses are labels", l.GetValue())
+				}
 				labels[l.GetName()] = true
 			}
 		}
@@ -58,6 +70,22 @@ func TestMetricNamesUnitsAndLabels(t *testing.T) {
 		"automation_provider_duration_seconds": "HISTOGRAM automation_outcome,automation_provider",
 		"automation_outbox_published_total":    "COUNTER automation_outcome,messaging_destination_name",
 		"automation_outbox_lag_seconds":        "HISTOGRAM messaging_destination_name",
+		"automation_due_claimed_total":         "COUNTER ",
+		"automation_due_outcomes_total":        "COUNTER automation_outcome",
+		"automation_delivery_outcomes_total":   "COUNTER automation_channel,automation_status",
+		// The gauges (RegisterLevels): platform-wide, the fees by their status only.
+		"automation_due_pending":                                 "GAUGE ",
+		"automation_due_oldest_age_seconds":                      "GAUGE ",
+		"automation_due_processing":                              "GAUGE ",
+		"automation_due_expired_leases":                          "GAUGE ",
+		"automation_delivery_unknown":                            "GAUGE ",
+		"automation_campaign_commands_unknown":                   "GAUGE ",
+		"automation_campaign_commands_waiting":                   "GAUGE ",
+		"automation_budget_reservations_held":                    "GAUGE ",
+		"automation_budget_reservations_oldest_held_age_seconds": "GAUGE ",
+		"automation_billing_fees":                                "GAUGE automation_status",
+		"automation_outbox_unsent":                               "GAUGE ",
+		"automation_outbox_oldest_age_seconds":                   "GAUGE ",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		var keys []string
@@ -100,5 +128,46 @@ func TestSpansOffCostNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations a span with telemetry off", allocs)
+	}
+}
+
+// The gauges' callback runs on each export and scrape: one store read serves every
+// collection within the TTL, and the next collection after it reads again. Not parallel.
+func TestLevelsReadOncePerTTL(t *testing.T) {
+	ctx := context.Background()
+	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(ctx)
+	now := time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)
+	reads := 0
+	if _, err := p.RegisterLevels(func(context.Context) (telemetry.Levels, error) {
+		reads++
+		return telemetry.Levels{DuePending: reads}, nil
+	}, func() time.Time { return now }, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() float64 {
+		fams, err := p.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == "automation_due_pending" {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no automation_due_pending")
+		return 0
+	}
+	for range 5 {
+		if v := pending(); v != 1 || reads != 1 {
+			t.Fatalf("within the TTL: gauge %v after %d reads, want 1 after 1", v, reads)
+		}
+	}
+	now = now.Add(10 * time.Second)
+	if v := pending(); v != 2 || reads != 2 {
+		t.Fatalf("after the TTL: gauge %v after %d reads, want 2 after 2", v, reads)
 	}
 }

@@ -361,6 +361,26 @@ func (s *Store) SupportMetrics(ctx context.Context, p store.SupportMetricsParams
 			return err
 		},
 	}
+	steps = append(steps, func() error {
+		var n int
+		err := s.queryRow(ctx, nil, "SupportMetricsHeldReservations", with(capArg)...).Scan(&n, s.nt(&m.OldestHeldOn))
+		if err != nil {
+			return fmt.Errorf("%s SupportMetricsHeldReservations: %w", s.d.Name, err)
+		}
+		m.ReservationsHeld = n
+		return nil
+	})
+	m.FeesByStatus = make(map[string]int, 4)
+	for _, st := range []string{store.FeePending, store.FeeSucceeded, store.FeeFailed, store.FeeUnknown} {
+		steps = append(steps, func() error {
+			var n int
+			if err := count("SupportMetricsFeesWithStatus", &n, with(capArg, sql.Named("Status", st))...); err != nil {
+				return err
+			}
+			m.FeesByStatus[st] = n
+			return nil
+		})
+	}
 	if p.Scope.All() { // the outbox has no business unit: platform-wide figures only
 		steps = append(steps,
 			func() error { return count("SupportMetricsOutboxUnsent", &m.OutboxUnsent, capArg) },

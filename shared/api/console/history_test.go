@@ -22,7 +22,8 @@ func TestOverviewChartsTheHistory(t *testing.T) {
 	e := newEnv(t, nil)
 	bearer := []string{"Authorization", "Bearer " + token}
 	code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", bearer...)
-	if code != 200 || !strings.Contains(body, `id="chart-backlog"`) || !strings.Contains(body, "no samples yet") {
+	if code != 200 || !strings.Contains(body, `id="chart-backlog"`) || !strings.Contains(body, "no samples yet") ||
+		!strings.Contains(body, `<dd id="m-held">0</dd>`) || !strings.Contains(body, `<dd id="m-fees">0 · 0</dd>`) {
 		t.Fatalf("before any sample: %d %.2000s", code, body)
 	}
 	ctx := context.Background()

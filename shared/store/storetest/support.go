@@ -25,6 +25,7 @@ func runSupport(t *testing.T, open Opener) {
 	t.Run("SupportActRejectsBadInput", func(t *testing.T) { testSupportActBadInput(t, open) })
 	t.Run("SupportReleaseBatchPace", func(t *testing.T) { testSupportReleaseBatch(t, open) })
 	t.Run("SupportMetrics", func(t *testing.T) { testSupportMetrics(t, open) })
+	t.Run("SupportMetricsBudget", func(t *testing.T) { testSupportMetricsBudget(t, open) })
 	t.Run("MetricsHistory", func(t *testing.T) { testMetricsHistory(t, open) })
 	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
 	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
@@ -841,5 +842,58 @@ func testMetricsHistory(t *testing.T, open Opener) {
 	}
 	if a = series(automation.BusinessUnits("bu-a"), at(0), 100); len(a) != 3 || !a[0].SampledOn.Equal(at(2)) {
 		t.Fatalf("after the purge: %+v", a)
+	}
+}
+
+// The held reservations and the fees by status (the telemetry gauges' figures) count every
+// unit's for a scope of all, only the unit's otherwise, and are capped.
+func testSupportMetricsBudget(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	for _, bu := range []string{"bu-a", "bu-b"} {
+		if _, err := s.BudgetCreate(ctx, store.BudgetCreateParams{BusinessUnitID: bu, CampaignID: "c1", Currency: "USD", MaxCost: 100, Now: T0, Operator: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reserve := func(bu, cmd string, at time.Time) {
+		t.Helper()
+		r, err := s.BudgetReserve(ctx, store.BudgetReserveParams{BusinessUnitID: bu, CampaignID: "c1", CommandID: cmd, Amount: 1,
+			Currency: "USD", OrderIDFor: orderFor(cmd), Now: at})
+		if err != nil || r.Outcome != store.ReserveHeld {
+			t.Fatalf("reserve %s: %+v %v", cmd, r, err)
+		}
+	}
+	reserve("bu-a", "cmd-1", T0.Add(2*time.Minute))
+	reserve("bu-a", "cmd-2", T0.Add(3*time.Minute))
+	reserve("bu-b", "cmd-3", T0.Add(time.Minute))
+	if _, err := s.FeeTransferBegin(ctx, store.FeeTransferBeginParams{CommandID: "cmd-1", OrderID: orderFor("cmd-1")(1), TransferType: "x", Day: "2026-10-01", Now: T0}); err != nil {
+		t.Fatal(err)
+	}
+	now := T0.Add(time.Hour)
+	all, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: now, Since: now, Cap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.ReservationsHeld != 3 || all.OldestHeldOn == nil || !all.OldestHeldOn.Equal(T0.Add(time.Minute)) ||
+		all.FeesByStatus[store.FeePending] != 1 || all.FeesByStatus[store.FeeSucceeded] != 0 {
+		t.Fatalf("every unit: held %d oldest %v fees %v", all.ReservationsHeld, all.OldestHeldOn, all.FeesByStatus)
+	}
+	a, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.BusinessUnits("bu-a"), Now: now, Since: now, Cap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ReservationsHeld != 2 || a.OldestHeldOn == nil || !a.OldestHeldOn.Equal(T0.Add(2*time.Minute)) || a.FeesByStatus[store.FeePending] != 1 {
+		t.Fatalf("bu-a: held %d oldest %v fees %v", a.ReservationsHeld, a.OldestHeldOn, a.FeesByStatus)
+	}
+	b, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.BusinessUnits("bu-b"), Now: now, Since: now, Cap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ReservationsHeld != 1 || b.FeesByStatus[store.FeePending] != 0 {
+		t.Fatalf("bu-b: held %d fees %v", b.ReservationsHeld, b.FeesByStatus)
+	}
+	capped, err := s.SupportMetrics(ctx, store.SupportMetricsParams{Scope: automation.AllBusinessUnits(), Now: now, Since: now, Cap: 2})
+	if err != nil || capped.ReservationsHeld != 2 {
+		t.Fatalf("cap 2: held %d %v", capped.ReservationsHeld, err)
 	}
 }

@@ -159,6 +159,19 @@ OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 -- name: SupportMetricsUnknownDeliveries :one
 SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.NotificationJob WHERE Status = N'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
 
+-- name: SupportMetricsHeldReservations :one
+-- Budget reservations HELD, at most @Cap, with the oldest one's CreatedOn over those rows:
+-- campaign by campaign (CampaignBudget, one row per campaign with a budget), a seek of
+-- IX_BudgetReservation_Campaign (BusinessUnitId, CampaignId, Status) in each.
+SELECT COUNT(*), MIN(CreatedOn) FROM (SELECT TOP (@Cap) r.CreatedOn FROM dbo.CampaignBudget AS b
+      JOIN dbo.BudgetReservation AS r ON r.BusinessUnitId = b.BusinessUnitId AND r.CampaignId = b.CampaignId AND r.Status = N'HELD'
+      WHERE (@AllUnits = 1 OR b.BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
+-- name: SupportMetricsFeesWithStatus :one
+-- Fee transfers with @Status, at most @Cap (IX_FeeTransfer_Status: a seek on Status).
+SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.FeeTransfer WHERE Status = @Status
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
+
 -- name: SupportThroughput :many
 -- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
 -- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn).

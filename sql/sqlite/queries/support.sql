@@ -181,6 +181,22 @@ LIMIT 1;
 -- IX_NotificationJob_UnknownAll: every UNKNOWN delivery, awaiting manual resolution or a provider lookup.
 SELECT COUNT(*) FROM (SELECT 1 AS x FROM NotificationJob WHERE Status = 'Unknown' AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
 
+-- name: SupportMetricsHeldReservations :one
+-- Budget reservations HELD (docs/budgets.md), at most @Cap, with the oldest one's CreatedOn
+-- over those rows. No index leads with Status, so the walk goes campaign by campaign: a scan
+-- of CampaignBudget (one row per campaign with a budget; every reservation has one) and a
+-- seek of IX_BudgetReservation_Campaign (BusinessUnitId, CampaignId, Status) in each.
+-- CROSS JOIN keeps CampaignBudget the outer loop (SQLite does not reorder it).
+SELECT COUNT(*), MIN(CreatedOn) FROM (SELECT r.CreatedOn FROM CampaignBudget AS b
+      CROSS JOIN BudgetReservation AS r INDEXED BY IX_BudgetReservation_Campaign
+      WHERE r.BusinessUnitId = b.BusinessUnitId AND r.CampaignId = b.CampaignId AND r.Status = 'HELD'
+        AND (@AllUnits = 1 OR b.BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
+-- name: SupportMetricsFeesWithStatus :one
+-- Fee transfers with @Status, at most @Cap (IX_FeeTransfer_Status: a seek on Status).
+SELECT COUNT(*) FROM (SELECT 1 AS x FROM FeeTransfer INDEXED BY IX_FeeTransfer_Status WHERE Status = @Status
+      AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
+
 -- name: SupportThroughput :many
 -- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
 -- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering; the

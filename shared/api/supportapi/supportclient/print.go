@@ -266,6 +266,8 @@ func (p *Printer) Metrics(a Answer) error {
 		rows = append(rows, []string{"unsent outbox", "- (platform-wide: only for callers that see every business unit)"})
 	}
 	rows = append(rows, []string{"UNKNOWN deliveries", strconv.Itoa(m.UnknownDeliveries)})
+	rows = append(rows, []string{"held reservations", strconv.Itoa(m.ReservationsHeld)}, []string{"oldest held age", age(m.OldestHeldAgeSeconds)},
+		[]string{"fees by status", strings.TrimSpace(byReason(m.FeesByStatus))})
 	p.table("METRIC\tVALUE", rows)
 	if len(m.Capped) > 0 {
 		fmt.Fprintf(p.W, "at least (reached the cap of %d): %s\n", m.Cap, strings.Join(m.Capped, ", "))
