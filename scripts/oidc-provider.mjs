@@ -8,7 +8,7 @@
 //
 // The console's client (docs/console.md#sign-in): automation-console / console-secret, the
 // authorization-code flow with PKCE, redirect URI http://127.0.0.1/api/console/oidc/callback
-// on any port (a native client: loopback redirects match without the port, RFC 8252 §7.3, so
+// on any port (a native client: loopback redirects match without the port, RFC 8252 section 7.3, so
 // a test server's random port works). People sign in on the provider's own login form
 // (devInteractions; any password): "operator" → roles [Automation.Operate], units [bu-a];
 // "reader" → [read], [bu-a]; anyone else → no role. Their roles and units are in the ID

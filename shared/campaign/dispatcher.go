@@ -347,7 +347,7 @@ const (
 	CodeUnknownCommand       = "UNKNOWN_COMMAND"
 )
 
-// failure is what the dispatcher knows of the work that failed (seed 002 §10): every id
+// failure is what the dispatcher knows of the work that failed (docs/operations.md#logs: the ids the seeds ask error logs to carry): every id
 // known so far, "" for the others.
 type failure struct {
 	sourceEventID, executionID, commandID, campaignID, businessUnitID, step string
