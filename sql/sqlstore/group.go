@@ -265,8 +265,19 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 		s.handOn()
 		return own
 	}
-	start := time.Now()
-	for lost == nil && len(members)+1 < s.groupMax && time.Since(start) < groupWindow {
+	// The window is a bound on how long the first member waits, not an instant of the
+	// domain: a runtime timer, as a context deadline would be, not the injected Clock.
+	window := time.NewTimer(groupWindow)
+	defer window.Stop()
+	open := func() bool {
+		select {
+		case <-window.C:
+			return false
+		default:
+			return true
+		}
+	}
+	for lost == nil && len(members)+1 < s.groupMax && open() {
 		m := s.popQueue()
 		if m == nil {
 			break
