@@ -37,6 +37,10 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 		return 2
 	}
 	sub, args := args[0], args[1:]
+	if sub == "-h" || sub == "-help" || sub == "--help" || sub == "help" {
+		fmt.Fprint(stdout, keysUsage)
+		return 0
+	}
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	operator := fs.String("operator", cmpOr(getenv("USER"), "unknown"), "who makes the change (audit)")

@@ -36,6 +36,12 @@ func TestKeysCommand(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2", bad, code)
 		}
 	}
+	// Help is an answer, not a usage error: the usage on stdout, exit 0.
+	for _, h := range []string{"-h", "--help", "help"} {
+		if code, out, errOut := cli(h); code != 0 || !strings.Contains(out, "usage: automation keys") || errOut != "" {
+			t.Errorf("keys %s: exit %d, stdout %q, stderr %q; want the usage on stdout and 0", h, code, out, errOut)
+		}
+	}
 	code, out, errOut := cli("create", "-name", "pos-sydney", "-role", "ingest", "-units", "bu-syd,bu-hcm")
 	if code != 0 {
 		t.Fatalf("create: %d %s %s", code, out, errOut)
