@@ -1,7 +1,6 @@
 package acssim
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/simhttp"
 )
 
 // Fault modes.
@@ -98,8 +97,7 @@ type Server struct {
 	stats    Stats
 	seq      int
 
-	srv *http.Server
-	ln  net.Listener
+	simhttp.Listener
 }
 
 // New returns a server with a fresh access key (not listening; see Start).
@@ -125,32 +123,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Start listens on addr and serves until Close.
-func (s *Server) Start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
-	return nil
-}
-
-// URL is the base URL of a started server.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
-
-// Close stops a started server.
-func (s *Server) Close() error {
-	if s.srv == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		return s.srv.Close()
-	}
-	return nil
-}
+func (s *Server) Start(addr string) error { return s.Serve(addr, s.Handler()) }
 
 // ConnectionString is the resource's connection string for a sender reaching it at baseURL.
 func (s *Server) ConnectionString(baseURL string) string {
@@ -204,33 +177,14 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sms", s.send)
 	mux.HandleFunc("POST /messages/{op}", s.whatsapp)
-	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
-		var f Faults
-		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if err := s.SetFaults(f); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Sent()) })
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })
+	mux.HandleFunc("PUT /faults", simhttp.FaultsHandler(1<<16, s.SetFaults))
+	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Sent()) })
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Stats()) })
 	return mux
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func acsError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+	simhttp.WriteJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
 
 const authPrefix = "HMAC-SHA256 SignedHeaders=x-ms-date;host;x-ms-content-sha256&Signature="
@@ -395,7 +349,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	case ModeLoseAnswer:
 		panic(http.ErrAbortHandler)
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"value": out})
+	simhttp.WriteJSON(w, http.StatusAccepted, map[string]any{"value": out})
 }
 
 // WhatsAppRequest is one template notification as it came (repeats included).

@@ -1,7 +1,6 @@
 package fcmsim
 
 import (
-	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -14,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/simhttp"
 )
 
 // Scope is the OAuth scope an access token must have been granted for to send (Google's
@@ -107,8 +106,7 @@ type Server struct {
 	stats    Stats
 	seq      int
 
-	srv *http.Server
-	ln  net.Listener
+	simhttp.Listener
 }
 
 // New returns a server with a fresh service-account key (not listening; see Start).
@@ -132,32 +130,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Start listens on addr ("127.0.0.1:0" for any free port) and serves until Close.
-func (s *Server) Start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
-	return nil
-}
-
-// URL is the base URL of a started server (the channel's Endpoint).
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
-
-// Close stops a started server.
-func (s *Server) Close() error {
-	if s.srv == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		return s.srv.Close()
-	}
-	return nil
-}
+func (s *Server) Start(addr string) error { return s.Serve(addr, s.Handler()) }
 
 // ProjectID is the simulated project.
 func (s *Server) ProjectID() string { return s.cfg.ProjectID }
@@ -234,29 +207,10 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /v1/projects/{project}/{send}", s.send)
-	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
-		var f Faults
-		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if err := s.SetFaults(f); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Accepted()) })
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Stats()) })
+	mux.HandleFunc("PUT /faults", simhttp.FaultsHandler(1<<20, s.SetFaults))
+	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Accepted()) })
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Stats()) })
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // oauthError answers as Google's token endpoint does (RFC 6749 section 5.2).
@@ -264,7 +218,7 @@ func (s *Server) oauthError(w http.ResponseWriter, code, desc string) {
 	s.mu.Lock()
 	s.stats.Refused++
 	s.mu.Unlock()
-	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
+	simhttp.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": desc})
 }
 
 // token is the service-account grant: an RS256 JWT assertion signed with the account's
@@ -299,7 +253,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.tokens[tok] = s.cfg.Clock.Now().UTC().Add(time.Hour)
 	s.stats.Tokens++
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3599})
+	simhttp.WriteJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3599})
 }
 
 type assertionClaims struct {
@@ -390,7 +344,7 @@ func fcmError(w http.ResponseWriter, httpStatus int, status, errorCode, msg, fie
 		details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.BadRequest",
 			"fieldViolations": []map[string]string{{"field": field, "description": msg}}})
 	}
-	writeJSON(w, httpStatus, map[string]any{"error": map[string]any{"code": httpStatus, "message": msg, "status": status, "details": details}})
+	simhttp.WriteJSON(w, httpStatus, map[string]any{"error": map[string]any{"code": httpStatus, "message": msg, "status": status, "details": details}})
 }
 
 var tokenShape = regexp.MustCompile(`^[A-Za-z0-9_:\-]+$`)
@@ -506,7 +460,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	out.Name = fmt.Sprintf("projects/%s/messages/0:%d%%sim", s.cfg.ProjectID, s.seq)
 	if req.ValidateOnly {
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]string{"name": fmt.Sprintf("projects/%s/messages/fake_message_id", s.cfg.ProjectID)})
+		simhttp.WriteJSON(w, http.StatusOK, map[string]string{"name": fmt.Sprintf("projects/%s/messages/fake_message_id", s.cfg.ProjectID)})
 		return
 	}
 	s.accepted = append(s.accepted, out)
@@ -522,5 +476,5 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	case ModeLoseAnswer:
 		panic(http.ErrAbortHandler)
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"name": out.Name})
+	simhttp.WriteJSON(w, http.StatusOK, map[string]string{"name": out.Name})
 }

@@ -1,0 +1,73 @@
+package simhttp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Listener is a simulator's HTTP server: Serve listens on addr ("127.0.0.1:0" for any free
+// port) and serves h until Close. The zero value is ready; one Serve per Listener.
+type Listener struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Serve listens on addr and serves h on a goroutine. Errors: the address cannot be listened on.
+func (l *Listener) Serve(addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	l.ln = ln
+	l.srv = &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = l.srv.Serve(ln) }()
+	return nil
+}
+
+// URL is the base URL of a serving listener ("http://127.0.0.1:port").
+func (l *Listener) URL() string { return "http://" + l.ln.Addr().String() }
+
+// Close stops a serving listener: a graceful shutdown of at most one second, then a hard
+// close. A listener never served closes with nil.
+func (l *Listener) Close() error {
+	if l.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := l.srv.Shutdown(ctx); err != nil {
+		return l.srv.Close()
+	}
+	return nil
+}
+
+// FaultsHandler is PUT /faults: the body, at most maxBytes of JSON with no unknown member,
+// is decoded into an F and handed to set; 204 when set takes it, 400 with the error
+// otherwise (nothing changed).
+func FaultsHandler[F any](maxBytes int64, set func(F) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var f F
+		dec := json.NewDecoder(io.LimitReader(r.Body, maxBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := set(f); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// WriteJSON answers status with v as JSON (UTF-8).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
