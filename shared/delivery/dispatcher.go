@@ -301,7 +301,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 			return d.sent(ctx, o, ref, nil)
 		case err == nil && st == LookupNotDelivered:
 			// Not delivered: sending now is the first delivery, so the gate decides it.
-			if o, rec, done := d.gate(ctx, o, job, now); done {
+			if o, rec, done := d.gate(ctx, o, job, now, &msg); done {
 				return o, rec, nil
 			}
 		default:
@@ -313,7 +313,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 		}
 	}
 	if !c.InDoubt {
-		if o, rec, done := d.gate(ctx, o, job, now); done {
+		var done bool
+		if o, rec, done = d.gate(ctx, o, job, now, &msg); done {
 			return o, rec, nil
 		}
 	}
@@ -373,7 +374,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 
 // gate asks the Gate about job: done is true when the attempt ends here (skipped, waiting
 // for quiet hours, or retried because the decision could not be read), with what to record.
-func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.NotificationJob, now time.Time) (Outcome, *store.NotificationFinishParams, bool) {
+// On a send it sets msg's one-click unsubscribe link.
+func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.NotificationJob, now time.Time, msg *Message) (Outcome, *store.NotificationFinishParams, bool) {
 	if d.Gate == nil {
 		return o, nil, false
 	}
@@ -390,6 +392,7 @@ func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.Notification
 		o.Status, o.Error, o.Resolution, o.NextAttemptOn = store.NotificationQueued, g.Reason, ResolutionWait, &until
 		return o, &store.NotificationFinishParams{Status: store.NotificationQueued, Error: g.Reason, NextAttemptOn: &until, Wait: true}, true
 	}
+	msg.ListUnsubscribe = g.ListUnsubscribe
 	return o, nil, false
 }
 

@@ -28,4 +28,7 @@ type GateDecision struct {
 	Wait   bool
 	Until  time.Time
 	Reason string
+	// ListUnsubscribe, on a send, is the one-click unsubscribe URL (RFC 8058) the message
+	// carries (a marketing message on a channel that has one); "" for none.
+	ListUnsubscribe string
 }

@@ -44,6 +44,12 @@ type Service struct {
 	// Check (default 30 s; negative: never cached). A unit's change applies within it; a
 	// recipient's preferences and window are read for every delivery.
 	UnitCacheTTL time.Duration
+	// UnsubscribeURL is the public https address of the one-click unsubscribe route
+	// ("https://<app>.azurewebsites.net/api/unsubscribe"); with UnsubscribeSecret set, a
+	// marketing e-mail carries it with a signed token (List-Unsubscribe, RFC 8058). Empty:
+	// no link.
+	UnsubscribeURL    string
+	UnsubscribeSecret []byte
 
 	mu    sync.Mutex
 	units map[string]unitEntry // bounded by maxCachedUnits
@@ -369,19 +375,32 @@ func (s *Service) Check(ctx context.Context, job store.NotificationJob, now time
 		}
 	}
 	w, ok, err := s.window(ctx, job.BusinessUnitID, recipient, now)
-	if err != nil || !ok {
+	if err != nil {
 		return delivery.GateDecision{}, err
+	}
+	if !ok {
+		return s.send(job, cat), nil
 	}
 	d, err := w.Decide(now, false)
 	if err != nil {
 		// A stored window that no longer validates (a zone removed from the tz database):
 		// the delivery is not held by a rule that cannot be read.
-		return delivery.GateDecision{}, nil
+		return s.send(job, cat), nil
 	}
 	if !d.Wait {
-		return delivery.GateDecision{}, nil
+		return s.send(job, cat), nil
 	}
 	return delivery.GateDecision{Wait: true, Until: d.Until, Reason: WaitReason(d.Until, w.ZoneID)}, nil
+}
+
+// send is the decision to send a marketing delivery: an e-mail carries the one-click
+// unsubscribe link of its category when it is configured.
+func (s *Service) send(job store.NotificationJob, cat Category) delivery.GateDecision {
+	if job.Channel != "email" || s.UnsubscribeURL == "" || len(s.UnsubscribeSecret) == 0 {
+		return delivery.GateDecision{}
+	}
+	tok := UnsubscribeToken(s.UnsubscribeSecret, Unsubscribe{BusinessUnitID: job.BusinessUnitID, RecipientID: job.Recipient, Channel: job.Channel, Category: cat.Name})
+	return delivery.GateDecision{ListUnsubscribe: s.UnsubscribeURL + "?token=" + tok}
 }
 
 // WaitReason is the explanation of a quiet-hours wait: "waiting for quiet hours to end at
