@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/budgetapi"
 	"github.com/automation-platform/automation/shared/api/campaignapi"
 	"github.com/automation-platform/automation/shared/api/deviceapi"
+	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/keysapi"
@@ -57,6 +58,7 @@ func Sources() []Source {
 		{"Support", supportapi.OpenAPI()},
 		{"Templates", templateapi.OpenAPI()},
 		{"Devices", deviceapi.OpenAPI()},
+		{"Preferences", preferenceapi.OpenAPI()},
 		{"ApiKeys", keysapi.OpenAPI()},
 		{"APIDescription", ownDocument},
 	}
