@@ -56,15 +56,7 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	registered := r.HTTPPatterns()
 	doc.CheckRoutes(t, "the router", registered)
 	doc.CheckRenameCaught(t, registered, "/api/preferences/quiet-hours", "get", "post")
-	openapitest.CheckEndpoints(t, doc, metas(preferenceapi.Routes(preferenceapi.Deps{})))
-}
-
-func metas(rs []httpapi.Route) []httpapi.Meta {
-	var out []httpapi.Meta
-	for _, r := range rs {
-		out = append(out, r.Meta())
-	}
-	return out
+	openapitest.CheckEndpoints(t, doc, httpapi.Metas(preferenceapi.Routes(preferenceapi.Deps{})))
 }
 
 // TestPreferencesAPIMatchesOpenAPI makes real calls — set, get, idempotent repeat, bad input
