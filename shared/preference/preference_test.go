@@ -64,6 +64,7 @@ func TestCheckQuietHoursTable(t *testing.T) {
 		rcptStart, rcptEnd     string // "" = none of its own
 		rcptZone               string
 		template, payload, now string
+		channel                string // "" = sms
 		wait                   bool
 		until, reason          string
 	}{
@@ -99,6 +100,8 @@ func TestCheckQuietHoursTable(t *testing.T) {
 			now: "2026-11-01T01:00:00Z", wait: true, until: "2026-11-01T05:30:00Z",
 			reason: "waiting for quiet hours to end at 2026-11-01 01:30 (America/New_York)"},
 		{name: "no window anywhere sends", unitZone: "Australia/Sydney", now: "2026-10-03T12:00:00Z"},
+		{name: "a webhook is not held (a system, not a person)", unitZone: "Australia/Sydney", unitStart: "21:00", unitEnd: "08:00",
+			channel: "webhook", now: "2026-10-03T12:00:00Z"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,7 +127,11 @@ func TestCheckQuietHoursTable(t *testing.T) {
 			if tpl == "" {
 				tpl = "points-earned"
 			}
-			d, err := f.svc.Check(ctx, job("sms", "+61412345678", tpl, payload), utc(c.now))
+			ch := c.channel
+			if ch == "" {
+				ch = "sms"
+			}
+			d, err := f.svc.Check(ctx, job(ch, "+61412345678", tpl, payload), utc(c.now))
 			if err != nil {
 				t.Fatal(err)
 			}

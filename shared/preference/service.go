@@ -21,6 +21,19 @@ import (
 // docs/channels.md).
 var Channels = []string{"email", "inbox", "log", "push", "sms", "webhook", "whatsapp"}
 
+// QuietChannels are the channels quiet hours hold: those that reach a person's phone or
+// mailbox. The in-app inbox, webhooks (systems) and log lines are not held.
+var QuietChannels = []string{"email", "push", "sms", "whatsapp"}
+
+func quietChannel(c string) bool {
+	for _, k := range QuietChannels {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
 // Sources of a preference change.
 const (
 	SourceAPI             = "api"
@@ -373,6 +386,9 @@ func (s *Service) Check(ctx context.Context, job store.NotificationJob, now time
 			return delivery.GateDecision{Skip: true, Reason: fmt.Sprintf("the recipient opted out of %s %s messages (%s, %s)",
 				cat.Name, job.Channel, p.Source, p.ChangedOn.UTC().Format(time.RFC3339))}, nil
 		}
+	}
+	if !quietChannel(job.Channel) {
+		return s.send(job, cat), nil
 	}
 	w, ok, err := s.window(ctx, job.BusinessUnitID, recipient, now)
 	if err != nil {
