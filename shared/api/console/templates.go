@@ -41,6 +41,15 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"lower": strings.ToLower,
+	// zone writes a time-zone id with a line-break opportunity after each slash
+	// ("Australia/<wbr>Sydney"), so a narrow card breaks it there and never inside a word.
+	"zone": func(id string) template.HTML {
+		parts := strings.Split(id, "/")
+		for i, p := range parts {
+			parts[i] = template.HTMLEscapeString(p)
+		}
+		return template.HTML(strings.Join(parts, "/<wbr>"))
+	},
 	// dict makes a map of name/value pairs, the argument of a shared block.
 	"dict": func(kv ...any) map[string]any {
 		m := make(map[string]any, len(kv)/2)
