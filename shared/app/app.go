@@ -464,7 +464,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	// Dead letters of every route (/api/support/dead-letters): the in-process bus's list, or
 	// Service Bus's dead-letter subqueues (docs/operations.md#dead-letters).
-	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log}
+	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log, Audit: r.Store, Clock: r.Clock}
 	deadletterapi.Register(r.Functions, r.API, r.DeadLetters)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	// The charging service of paid campaign actions (docs/budgets.md).

@@ -78,6 +78,8 @@ var routeRoles = httpapi.RouteRoles{
 	"POST /api/support/scheduler-rows/{id}/run-now":              httpapi.RoleOperate,
 	"POST /api/support/releases":                                 httpapi.RoleOperate,
 	"POST /api/support/dead-letters/requeue":                     httpapi.RoleOperate,
+	"POST /api/support/dead-letters/requeue-many":                httpapi.RoleOperate,
+	"POST /api/support/dead-letters/discard":                     httpapi.RoleOperate,
 	"POST /api/support/deliveries/unknown/{deliveryKey}/resolve": httpapi.RoleOperate,
 	"POST /api/support/deliveries/{deliveryKey}/release":         httpapi.RoleOperate,
 

@@ -409,6 +409,12 @@ func routeTable() map[string]routeCase {
 		"POST /api/support/dead-letters/requeue": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/support/dead-letters/requeue", body: `{"id":"dl-` + u.bu + `","reason":"fixed"}`, headers: []string{op, "jane"}}
 		}, in: 404, inNote: "no dead letter has that id", out: 404},
+		"POST /api/support/dead-letters/discard": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/dead-letters/discard", body: `{"id":"dl-` + u.bu + `","etag":"e","reason":"spam"}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: "no dead letter has that id", out: 404},
+		"POST /api/support/dead-letters/requeue-many": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/dead-letters/requeue-many", body: `{"items":[{"id":"dl-` + u.bu + `"}],"reason":"fixed"}`, headers: []string{op, "jane"}}
+		}, in: 200, inNote: "each dead letter is answered in the result: this unknown id is refused (NotFound)", out: 200},
 		"GET /api/support/deliveries/unknown": {req: get(func(u unitFixture) string { return "/api/support/deliveries/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"POST /api/support/deliveries/unknown/{deliveryKey}/resolve": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/support/deliveries/unknown/dlv_" + u.bu + "/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"Sent","reason":"r"}`,

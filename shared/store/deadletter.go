@@ -58,8 +58,8 @@ type DeadLetterAuditStore interface {
 	// DeadLetterAuditDelete removes the action on etag (the bus refused the action it
 	// recorded); deleting none is not an error.
 	DeadLetterAuditDelete(ctx context.Context, etag string) error
-	// DeadLetterAuditCount counts the actions of one kind taken at or after since (the
-	// requeue pace).
+	// DeadLetterAuditCount counts the actions of one kind taken after since (the requeue
+	// pace: the minute before now, now included).
 	DeadLetterAuditCount(ctx context.Context, action DeadLetterAction, since time.Time) (int, error)
 	// DeadLetterAuditList returns the newest actions the scope sees, newest first.
 	DeadLetterAuditList(ctx context.Context, p DeadLetterAuditListParams) ([]DeadLetterAudit, error)

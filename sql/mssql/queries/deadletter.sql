@@ -15,8 +15,8 @@ FROM dbo.DeadLetterAudit WHERE ETag = @ETag;
 DELETE FROM dbo.DeadLetterAudit WHERE ETag = @ETag;
 
 -- name: DeadLetterAuditCount :one
--- The pace: the actions of one kind since an instant (IX_DeadLetterAudit_ActedOn).
-SELECT COUNT(*) FROM dbo.DeadLetterAudit WHERE ActedOn >= @Since AND Action = @Action;
+-- The pace: the actions of one kind after an instant (IX_DeadLetterAudit_ActedOn).
+SELECT COUNT(*) FROM dbo.DeadLetterAudit WHERE ActedOn > @Since AND Action = @Action;
 
 -- name: DeadLetterAuditList :many
 -- The newest actions the scope sees: a unit-less one only for a scope of every unit.
