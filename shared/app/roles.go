@@ -171,6 +171,8 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/budgets":                        httpapi.RoleRead,
 	"GET /api/console/fees":                           httpapi.RoleRead,
 	"POST /api/console/fees":                          httpapi.RoleOperate,
+	"GET /api/console/dead-letters":                   httpapi.RoleRead,
+	"POST /api/console/dead-letters":                  httpapi.RoleOperate,
 }
 
 // RouteRole returns the role the route with ServeMux pattern needs, and whether one is

@@ -58,6 +58,11 @@ var funcs = template.FuncMap{
 		}
 		return m
 	},
+	// picker is the business-unit picker of a built-in page's form: the units of the page
+	// ($, a *pageData), the control's id, the unit selected, and whether one is required.
+	"picker": func(p *pageData, id, selected string, required bool) unitPicker {
+		return unitPicker{ID: id, Name: "businessUnitId", Selected: selected, Required: required, Units: p.Units, More: p.UnitsMore}
+	},
 	"isCurrent": func(current, path string) bool {
 		if path == "/" {
 			return current == "/"
@@ -69,7 +74,8 @@ var funcs = template.FuncMap{
 func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, n := range pageNames {
-		out[n] = template.Must(template.New(n).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+n+".html"))
+		t := template.Must(template.New(n).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+n+".html"))
+		out[n] = template.Must(t.Parse(unitPickerHTML))
 	}
 	return out
 }
