@@ -316,6 +316,11 @@ type pageData struct {
 	// UnitsMore: more than MaxPickerUnits, or none could be listed (a text box then).
 	Units     []unitOption
 	UnitsMore bool
+	// Refresh: the page reloads itself (?refresh=on, a page that offers it: the overview, a
+	// paced release's watch). Off unless asked for: a page that moves under a person's eyes
+	// is a barrier (WCAG 2.2.1, axe-core's meta-refresh). RefreshLink toggles it.
+	Refresh     bool
+	RefreshLink string
 }
 
 // problem is an error as a page shows it.
@@ -328,6 +333,17 @@ type problem struct {
 
 func (c *Console) data(r *http.Request, x *call, title string, d any) *pageData {
 	p := &pageData{Title: title, Base: Base, Nav: c.nav, Current: strings.TrimPrefix(r.URL.Path, Base), CSS: c.css, Data: d}
+	q := r.URL.Query()
+	p.Refresh = q.Get("refresh") == "on"
+	if p.Refresh {
+		q.Del("refresh")
+	} else {
+		q.Set("refresh", "on")
+	}
+	p.RefreshLink = r.URL.Path
+	if len(q) > 0 {
+		p.RefreshLink += "?" + q.Encode()
+	}
 	if x != nil {
 		p.CSRF, p.SignedIn, p.Operator = x.csrf, !x.bearer && x.signedIn && c.api.TokenRequired(), x.caller.Operator
 		if x.sess.principal != nil {

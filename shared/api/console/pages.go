@@ -79,7 +79,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 		return err
 	}
 	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp), Holds: sortedKV(m.OnHoldByReason),
-		History: historyCharts(h, m.AsOf)}
+		History: historyCharts(h, m)}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }
