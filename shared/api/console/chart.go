@@ -18,6 +18,7 @@ const (
 // chart is a server-drawn line chart of deliveries per minute: no script, readable without
 // colour (each series has its own dash pattern and a legend), with a summary table beside it.
 type chart struct {
+	ID     string  // the SVG's title and description ids start with it
 	TickX  float64 // where the y-axis labels end
 	W, H   float64
 	Series []series
@@ -46,8 +47,13 @@ type chartRow struct {
 	Sent, Failed, Unknown int
 }
 
-func throughputChart(tp support.Throughput) chart {
-	c := chart{W: chartW, H: chartH}
+// throughputChart draws tp; names are its three series ("Sent", "Failed", "UNKNOWN" for
+// deliveries; "Succeeded", … for campaign commands); id prefixes the SVG's title ids.
+func throughputChart(tp support.Throughput, id string, names ...string) chart {
+	if len(names) != 3 {
+		names = []string{"Sent", "Failed", "UNKNOWN"}
+	}
+	c := chart{ID: id, W: chartW, H: chartH}
 	n := len(tp.Minutes)
 	maxV := 1
 	for _, m := range tp.Minutes {
@@ -72,9 +78,9 @@ func throughputChart(tp support.Throughput) chart {
 		return strings.TrimSpace(b.String())
 	}
 	c.Series = []series{
-		{Name: "Sent", Class: "sent", Dash: "", Points: line(func(m support.ThroughputMinute) int { return m.Sent }), Total: tp.Sent},
-		{Name: "Failed", Class: "failed", Dash: "6 3", Points: line(func(m support.ThroughputMinute) int { return m.Failed }), Total: tp.Failed},
-		{Name: "UNKNOWN", Class: "unknown", Dash: "2 3", Points: line(func(m support.ThroughputMinute) int { return m.Unknown }), Total: tp.Unknown},
+		{Name: names[0], Class: "sent", Dash: "", Points: line(func(m support.ThroughputMinute) int { return m.Sent }), Total: tp.Sent},
+		{Name: names[1], Class: "failed", Dash: "6 3", Points: line(func(m support.ThroughputMinute) int { return m.Failed }), Total: tp.Failed},
+		{Name: names[2], Class: "unknown", Dash: "2 3", Points: line(func(m support.ThroughputMinute) int { return m.Unknown }), Total: tp.Unknown},
 	}
 	for _, v := range []int{0, maxV / 2, maxV} {
 		c.YTicks = append(c.YTicks, tick{X: c.TickX, Pos: y(v), Label: fmt.Sprint(v)})

@@ -197,3 +197,49 @@ func TestOverviewFiguresAgreeWithTheirCharts(t *testing.T) {
 		}
 	}
 }
+
+// The overview counts campaign commands beside the deliveries (issue 35: "Sent: 0" after
+// three campaign messages, which are commands, not NotificationJob rows), from the
+// CampaignCommand table itself, so the figures survive a restart and agree across
+// instances; a running command does not count; a caller of another unit sees none.
+func TestOverviewCountsCampaignCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	for i, st := range []store.CommandStatus{store.CommandSucceeded, store.CommandSucceeded, store.CommandSucceeded, store.CommandFailed, store.CommandRunning} {
+		exe := fmt.Sprintf("cx-%d", i)
+		cmd := store.CampaignCommand{CommandID: exe + ":0:msg", EffectKey: "ce-" + exe, ExecutionID: exe, BusinessUnitID: "bu-syd", CampaignID: "welcome",
+			RecipientID: "C1", ActionKey: "msg", ActionType: "NOTIFICATION_INBOX", Provider: "inbox", LocalDate: "2026-10-05"}
+		at := now.Add(-time.Duration(10-i) * time.Minute)
+		if _, err := e.rt.Store.CampaignStart(ctx, store.CampaignStartParams{Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu-syd",
+			CampaignID: "welcome", RunID: "r1", RecipientID: "C1", SourceEventID: "evt-" + exe, LocalDate: "2026-10-05", DefinitionJSON: `{}`}, Command: cmd, Now: at}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.rt.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: cmd.CommandID, Now: at, Lease: time.Minute, FreezeParams: `{}`})
+		if err != nil || !r.Claimed {
+			t.Fatal(r, err)
+		}
+		if st == store.CommandRunning {
+			continue
+		}
+		if _, err := e.rt.Store.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: cmd.CommandID, Token: r.Command.Version, Now: at, Status: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legend := func(headers ...string) string {
+		t.Helper()
+		code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", append([]string{"Authorization", "Bearer " + token}, headers...)...)
+		i := strings.Index(body, `id="chart-commands"`)
+		if code != 200 || i < 0 {
+			t.Fatalf("overview: %d %.2000s", code, body)
+		}
+		fig := body[i:]
+		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+	}
+	if l := legend(); !strings.Contains(l, "Succeeded: 3") || !strings.Contains(l, "Failed: 1") || !strings.Contains(l, "UNKNOWN: 0") {
+		t.Fatalf("campaign commands legend: %s", l)
+	}
+	if l := legend("X-Automation-Business-Units", "bu-nyc"); !strings.Contains(l, "Succeeded: 0") {
+		t.Fatalf("bu-nyc's legend: %s", l)
+	}
+}

@@ -72,7 +72,7 @@ func TestThroughputChart(t *testing.T) {
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
 	tp := support.Throughput{Sent: 6, Failed: 1, Minutes: []support.ThroughputMinute{
 		{Minute: t0, Sent: 2}, {Minute: t0.Add(time.Minute), Sent: 4, Failed: 1}, {Minute: t0.Add(2 * time.Minute)}}}
-	c := throughputChart(tp)
+	c := throughputChart(tp, "tp")
 	if c.YMax != 4 || len(c.Series) != 3 {
 		t.Fatalf("chart %+v", c)
 	}
@@ -87,7 +87,7 @@ func TestThroughputChart(t *testing.T) {
 	if sent != 6 || failed != 1 || c.XTicks[2].Label != "09:02Z" || c.XTicks[2].Anchor != "end" {
 		t.Fatalf("rows %+v ticks %+v", c.Rows, c.XTicks)
 	}
-	if empty := throughputChart(support.Throughput{}); empty.YMax != 1 || len(empty.XTicks) != 0 {
+	if empty := throughputChart(support.Throughput{}, "tp"); empty.YMax != 1 || len(empty.XTicks) != 0 {
 		t.Fatalf("empty window %+v", empty)
 	}
 }

@@ -34,6 +34,9 @@ type overviewData struct {
 	Metrics        support.Metrics
 	Throughput     support.Throughput
 	Chart          chart
+	// Commands is the campaign commands' chart (succeeded, failed, UNKNOWN per minute).
+	Commands     support.Throughput
+	CommandChart chart
 	History        []lineChart
 	Holds          []kv
 }
@@ -78,8 +81,12 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
-	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp), Holds: sortedKV(m.OnHoldByReason),
-		History: historyCharts(h, m)}
+	ct, err := c.deps.Support.CommandThroughput(r.Context(), x.caller.Scope, bu, hours)
+	if err != nil {
+		return err
+	}
+	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp, "tp"), Holds: sortedKV(m.OnHoldByReason),
+		History: historyCharts(h, m), Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN")}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }
