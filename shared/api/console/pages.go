@@ -37,8 +37,8 @@ type overviewData struct {
 	// Commands is the campaign commands' chart (succeeded, failed, UNKNOWN per minute).
 	Commands     support.Throughput
 	CommandChart chart
-	History        []lineChart
-	Holds          []kv
+	History      []lineChart
+	Holds        []kv
 }
 
 type kv struct {
