@@ -359,7 +359,11 @@ func TestConsoleInABrowser(t *testing.T) {
 		if name == "" {
 			name = "overview"
 		}
-		run("page "+name, chromedp.Navigate(e.url(href)), visible("main h1"), shot("page-"+name, "../../../docs/img/console-"+name+".png"), accessible(name))
+		var docs []string
+		if name != "overview" && name != "dead-letters" { // documented above, with their content
+			docs = append(docs, "../../../docs/img/console-"+name+".png")
+		}
+		run("page "+name, chromedp.Navigate(e.url(href)), visible("main h1"), shot("page-"+name, docs...), accessible(name))
 	}
 	run("page watch", chromedp.Navigate(e.url("/api/console/releases/watch")), visible("main h1"), accessible("releases/watch"))
 	run("page error", chromedp.Navigate(e.url("/api/console/rows/999999")), visible("#problem"), accessible("error"))
