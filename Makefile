@@ -54,7 +54,7 @@ test/chromium:
 	fi
 
 node_modules: package.json package-lock.json
-	@echo "make: npm ci (the pinned Azurite, Redocly CLI, openapi-typescript and TypeScript: package.json)"
+	@echo "make: npm ci (the pinned Azurite, Redocly CLI, openapi-typescript, TypeScript and axe-core: package.json)"
 	npm ci --no-audit --no-fund
 	@touch node_modules
 
@@ -69,6 +69,10 @@ azurite/start: node_modules ## Start Azurite (in-memory) on 127.0.0.1; prints AZ
 	@scripts/azurite.sh start
 azurite/stop: ## Stop Azurite
 	@scripts/azurite.sh stop
+
+.PHONY: screenshots
+screenshots: node_modules ## Rewrite docs/img/console-*.png, a screenshot of every console page, from the browser test in headless Chromium (make chromium)
+	$(GO) test ./shared/api/console -run TestConsoleInABrowser -count=1 -args -update-docs
 
 .PHONY: chromium
 chromium: ## Install Chromium from the distribution's packages for the console's browser tests (skipped when present)

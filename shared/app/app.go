@@ -469,7 +469,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	deliveryapi.Register(r.Functions, r.API, r.DeliverySupport)
 	// Dead letters of every route (/api/support/dead-letters): the in-process bus's list, or
 	// Service Bus's dead-letter subqueues (docs/operations.md#dead-letters).
-	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log}
+	r.DeadLetters = &deadletter.Service{Box: r.deadLetterBox(), Log: o.Log, Audit: r.Store, Clock: r.Clock}
 	deadletterapi.Register(r.Functions, r.API, r.DeadLetters)
 	reportapi.Register(r.Functions, r.API, r.Reports)
 	// The charging service of paid campaign actions (docs/budgets.md).
@@ -486,7 +486,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Its sessions are kept server-side (shared/session, docs/security.md#sessions): the
 	// console registers on a router of its own, and every route reaches it through the guard.
 	consoleRouter := funchost.NewRouter(&funchost.RouterOptions{Logger: o.Log})
-	cons := console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports},
+	cons := console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports, Units: r.Store},
 		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...),
 			OIDC: consoleSignIn, RoleOf: RouteRole})
 	guard := &session.Guard{Store: r.Store, Clock: r.Clock, Log: o.Log, CookieName: console.CookieName,
@@ -569,7 +569,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 func consolePages(r *Runtime) []console.Page {
 	var ps []console.Page
 	for _, p := range [][]console.Page{console.GatewayPages(r.Registry, r.Gateway), console.AttributePages(r.Store, r.Clock),
-		console.CampaignPages(r.Campaigns), console.BudgetPages(r.Budget), console.FeePages(r.Budget)} {
+		console.CampaignPages(r.Campaigns), console.BudgetPages(r.Budget), console.FeePages(r.Budget), console.DeadLetterPages(r.DeadLetters)} {
 		ps = append(ps, p...)
 	}
 	return ps

@@ -92,6 +92,8 @@ var routeRoles = httpapi.RouteRoles{
 	"POST /api/support/scheduler-rows/{id}/run-now":              httpapi.RoleOperate,
 	"POST /api/support/releases":                                 httpapi.RoleOperate,
 	"POST /api/support/dead-letters/requeue":                     httpapi.RoleOperate,
+	"POST /api/support/dead-letters/requeue-many":                httpapi.RoleOperate,
+	"POST /api/support/dead-letters/discard":                     httpapi.RoleOperate,
 	"POST /api/support/deliveries/unknown/{deliveryKey}/resolve": httpapi.RoleOperate,
 	"POST /api/support/deliveries/{deliveryKey}/release":         httpapi.RoleOperate,
 
@@ -183,6 +185,8 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/budgets":                        httpapi.RoleRead,
 	"GET /api/console/fees":                           httpapi.RoleRead,
 	"POST /api/console/fees":                          httpapi.RoleOperate,
+	"GET /api/console/dead-letters":                   httpapi.RoleRead,
+	"POST /api/console/dead-letters":                  httpapi.RoleOperate,
 }
 
 // RouteRole returns the role the route with ServeMux pattern needs, and whether one is

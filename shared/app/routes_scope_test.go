@@ -412,6 +412,12 @@ func routeTable() map[string]routeCase {
 		"POST /api/support/dead-letters/requeue": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/support/dead-letters/requeue", body: `{"id":"dl-` + u.bu + `","reason":"fixed"}`, headers: []string{op, "jane"}}
 		}, in: 404, inNote: "no dead letter has that id", out: 404},
+		"POST /api/support/dead-letters/discard": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/dead-letters/discard", body: `{"id":"dl-` + u.bu + `","etag":"e","reason":"spam"}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: "no dead letter has that id", out: 404},
+		"POST /api/support/dead-letters/requeue-many": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/support/dead-letters/requeue-many", body: `{"items":[{"id":"dl-unknown"}],"reason":"fixed"}`, headers: []string{op, "jane"}}
+		}, in: 200, inNote: "each dead letter is answered in the result: this unknown id is refused (NotFound); a bulk names no unit, each dead letter's own is checked", out: 200},
 		"GET /api/support/deliveries/unknown": {req: get(func(u unitFixture) string { return "/api/support/deliveries/unknown?businessUnitId=" + u.bu }), in: 200, out: 404},
 		"POST /api/support/deliveries/unknown/{deliveryKey}/resolve": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/support/deliveries/unknown/dlv_" + u.bu + "/resolve", body: `{"businessUnitId":"` + u.bu + `","status":"Sent","reason":"r"}`,
@@ -651,6 +657,11 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/campaigns", body: "businessUnitId=" + u.bu + "&campaignId=" + u.campaign +
 				"&commandId=cx-0:0:hello&version=1&status=SUCCEEDED&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
 		}, in: 404, inNote: "the campaign has no such command", out: 404},
+		"GET /api/console/dead-letters": {req: get(func(u unitFixture) string { return "/api/console/dead-letters?businessUnitId=" + u.bu }), in: 200, out: 404},
+		"POST /api/console/dead-letters": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/dead-letters", body: "businessUnitId=" + u.bu + "&ref=dl-" + u.bu + "+e&do=requeue&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 200, inNote: "the page answers each dead letter: this unknown id is refused (not found)", out: 404},
 		"POST /api/console/fees": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}

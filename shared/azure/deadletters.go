@@ -50,7 +50,7 @@ const DefaultDeadLetterScan = 1000
 //     PeekMessages (nothing is locked or removed);
 //   - Reason is the broker's DeadLetterReason and DeadLetterErrorDescription (e.g.
 //     "MaxDeliveryCountExceeded");
-//   - a requeue receives the subqueue's messages in peek-lock mode until it holds that
+//   - a requeue (a discard likewise, without the copy) receives the subqueue's messages in peek-lock mode until it holds that
 //     sequence number (abandoning the others at once), sends a copy to the entity's queue or
 //     topic, then completes the dead letter (an abandoned one if the send fails). The copy's
 //     MessageId is the original's with "~rq{SequenceNumber}" (hashed to fit 128 characters),
@@ -248,6 +248,24 @@ func requeueID(original string, seq int64) string {
 
 // DeadLetterRequeue implements bus.DeadLetterBox (see ServiceBusDeadLetters).
 func (d *ServiceBusDeadLetters) DeadLetterRequeue(ctx context.Context, id string) (bus.DeadLetter, error) {
+	return d.take(ctx, id, func(dl bus.DeadLetter, seq int64) error {
+		copyMsg := dl.Message
+		copyMsg.ID = requeueID(dl.Message.ID, seq)
+		return d.Publisher.Publish(ctx, copyMsg)
+	})
+}
+
+// DeadLetterDiscard implements bus.DeadLetterBox: the dead letter is received and completed
+// (removed from its subqueue) without a copy being sent.
+func (d *ServiceBusDeadLetters) DeadLetterDiscard(ctx context.Context, id string) (bus.DeadLetter, error) {
+	return d.take(ctx, id, func(bus.DeadLetter, int64) error { return nil })
+}
+
+// take receives the subqueue's messages in peek-lock mode until it holds id's sequence
+// number (abandoning the others at once), runs then on it and completes it; an error of then
+// abandons it (it stays listed). Errors: bus.ErrDeadLetterNotFound when it is not within
+// MaxScan messages.
+func (d *ServiceBusDeadLetters) take(ctx context.Context, id string, then func(dl bus.DeadLetter, seq int64) error) (bus.DeadLetter, error) {
 	e, seq, r, err := d.open(id)
 	if err != nil {
 		return bus.DeadLetter{}, err
@@ -276,16 +294,14 @@ func (d *ServiceBusDeadLetters) DeadLetterRequeue(ctx context.Context, id string
 			continue
 		}
 		dl := toDeadLetter(e, target)
-		copyMsg := dl.Message
-		copyMsg.ID = requeueID(dl.Message.ID, seq)
-		if err := d.Publisher.Publish(ctx, copyMsg); err != nil {
+		if err := then(dl, seq); err != nil {
 			_ = r.AbandonMessage(ctx, target, nil)
 			return bus.DeadLetter{}, err
 		}
 		if err := r.CompleteMessage(ctx, target, nil); err != nil {
-			// The copy is sent; the dead letter stays listed (its lock is lost) until a
-			// second requeue, whose copy the consumers deduplicate by body.
-			return dl, fmt.Errorf("azure service bus: complete dead letter %s after its requeue: %w", id, err)
+			// A requeue's copy is sent; the dead letter stays listed (its lock is lost)
+			// until a second action, whose copy the consumers deduplicate by body.
+			return dl, fmt.Errorf("azure service bus: complete dead letter %s: %w", id, err)
 		}
 		return dl, nil
 	}

@@ -54,6 +54,10 @@ type DeadLetterBox interface {
 	// delivery (DeliveryCount from 1 again, duplicate detection bypassed: the same
 	// MessageId) and removes it from the dead letters. Errors: ErrDeadLetterNotFound.
 	DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, error)
+	// DeadLetterDiscard removes a dead letter without delivering it (an operator decided it
+	// must not be; the reason is audited by the caller) and returns it. Errors:
+	// ErrDeadLetterNotFound.
+	DeadLetterDiscard(ctx context.Context, id string) (DeadLetter, error)
 	// DeadLetterCount counts the dead letters per destination that keep returns true for
 	// (nil keep: all).
 	DeadLetterCount(ctx context.Context, keep func(DeadLetter) bool) (map[string]int, error)
@@ -129,6 +133,20 @@ func (b *Memory) DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, 
 		b.recent[key] = false // in flight again: a copy published meanwhile is a duplicate
 		b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
 		return e.public(), nil
+	}
+	return DeadLetter{}, ErrDeadLetterNotFound
+}
+
+// DeadLetterDiscard implements DeadLetterBox: the entry leaves the list; nothing is
+// published.
+func (b *Memory) DeadLetterDiscard(ctx context.Context, id string) (DeadLetter, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, e := range b.dead {
+		if strconv.FormatUint(e.seq, 10) == id {
+			b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
+			return e.public(), nil
+		}
 	}
 	return DeadLetter{}, ErrDeadLetterNotFound
 }

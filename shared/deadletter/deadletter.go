@@ -11,6 +11,8 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/logmask"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // Item is one dead letter as the API shows it.
@@ -25,8 +27,14 @@ type Item struct {
 	// DeadLetteredOn is when the bus gave up on it (UTC); absent when the bus does not say.
 	DeadLetteredOn *time.Time `json:"deadLetteredOn,omitempty"`
 	// Body is the original message when it is JSON; BodyText otherwise (as UTF-8 text).
+	// Personal data in it (e-mail addresses, phone numbers) is masked (shared/logmask): the
+	// list shows what went wrong, not whom it was about; a requeue sends the original bytes.
 	Body     json.RawMessage `json:"body,omitempty"`
 	BodyText string          `json:"bodyText,omitempty"`
+	// ETag names this dead letter exactly (ETagOf): an action carries the ETag it was
+	// read with, so an id that names another dead letter now (the in-process list starts
+	// again after a restart) is refused with 412, and a repeated action replays the first.
+	ETag string `json:"etag"`
 }
 
 // Count is one route's dead letters: Count listed now, Evicted dropped from a bounded
@@ -52,7 +60,27 @@ type Service struct {
 	// call then answers ErrNoBox).
 	Box bus.DeadLetterBox
 	Log *slog.Logger // may be nil
+	// Audit records every requeue and discard (required for them: without it they answer
+	// ErrNoAudit) and is the pace's count.
+	Audit store.DeadLetterAuditStore
+	// Clock stamps the actions and the pace (nil: automation.SystemClock).
+	Clock automation.Clock
+	// RequeuePerMinute paces requeues like paced releases pace held rows: at most this many
+	// in any minute, counted from the audit, so across operators, forms and instances
+	// (0: DefaultRequeuePerMinute).
+	RequeuePerMinute int
 }
+
+// DefaultRequeuePerMinute is the requeue pace when none is configured: a route that has
+// just been fixed gets its backlog back at a rate its consumers and providers absorb, as a
+// paced release does (support.Config.DefaultReleasePerMinute is the same order).
+const DefaultRequeuePerMinute = 60
+
+// MaxBulk bounds the dead letters one bulk requeue or discard names.
+const MaxBulk = 100
+
+// ErrNoAudit: the service has no audit store, so it takes no action.
+var ErrNoAudit = automation.Errorf(automation.CodeUnavailable, "dead-letter actions are audited and no audit store is configured")
 
 // ErrNoBox: the bus in use does not list its dead letters through this API.
 var ErrNoBox = automation.Errorf(automation.CodeConflict, "this runtime's bus does not list its dead letters here: read each entity's dead-letter subqueue (docs/operations.md#dead-letters)")
@@ -123,34 +151,6 @@ func (s *Service) List(ctx context.Context, scope automation.Scope, p ListParams
 	return out, next, nil
 }
 
-// Requeue puts a dead letter's original message back on its route, after a fix (the
-// registry, a business unit, a template), as a first delivery again. The operator and
-// reason are logged. Errors: not found (unknown, requeued already, or outside the scope).
-func (s *Service) Requeue(ctx context.Context, scope automation.Scope, id, operator, reason string) (Item, error) {
-	if s == nil || s.Box == nil {
-		return Item{}, ErrNoBox
-	}
-	d, err := s.Box.DeadLetterGet(ctx, id)
-	if errors.Is(err, bus.ErrDeadLetterNotFound) || (err == nil && !visible(scope, d)) {
-		return Item{}, automation.Errorf(automation.CodeNotFound, "dead letter %q not found", id)
-	}
-	if err != nil {
-		return Item{}, err
-	}
-	d, err = s.Box.DeadLetterRequeue(ctx, id)
-	if errors.Is(err, bus.ErrDeadLetterNotFound) {
-		return Item{}, automation.Errorf(automation.CodeNotFound, "dead letter %q not found", id)
-	}
-	if err != nil {
-		return Item{}, err
-	}
-	if s.Log != nil {
-		s.Log.Info("dead letter requeued", "id", id, "destination", d.Message.Destination, "messageId", d.Message.ID,
-			"operator", operator, "reason", reason)
-	}
-	return itemOf(d), nil
-}
-
 // Counts returns the dead letters per route the scope sees, by route name.
 func (s *Service) Counts(ctx context.Context, scope automation.Scope) ([]Count, error) {
 	if s == nil || s.Box == nil {
@@ -195,10 +195,11 @@ func itemOf(d bus.DeadLetter) Item {
 	if body := bytes.TrimSpace(d.Message.Body); json.Valid(body) && len(body) > 0 {
 		var b bytes.Buffer
 		if json.Compact(&b, body) == nil {
-			it.Body = b.Bytes()
+			it.Body = maskJSON(b.Bytes())
 		}
 	} else {
-		it.BodyText = string(d.Message.Body)
+		it.BodyText = logmask.String(string(d.Message.Body))
 	}
+	it.ETag = ETagOf(d)
 	return it
 }

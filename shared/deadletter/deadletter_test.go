@@ -25,7 +25,7 @@ func TestScopedListRequeueAndCounts(t *testing.T) {
 	} {
 		b.RecordDeadLetter(m, "refused "+m.ID)
 	}
-	s := &deadletter.Service{Box: b}
+	s := &deadletter.Service{Box: b, Audit: newAudit()}
 	ids := func(scope automation.Scope, p deadletter.ListParams) []string {
 		items, _, err := s.List(ctx, scope, p)
 		if err != nil {
@@ -53,10 +53,10 @@ func TestScopedListRequeueAndCounts(t *testing.T) {
 	if items[3].BodyText != "not json" || items[3].Body != nil || string(items[0].Body) != `{"event_id":"a","business_unit_id":"bu-1"}` || items[0].BusinessUnitID != "bu-1" {
 		t.Fatalf("bodies: %+v", items)
 	}
-	if _, err := s.Requeue(ctx, automation.BusinessUnits("bu-1"), items[1].ID, "jane", "fixed"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := s.Requeue(ctx, automation.BusinessUnits("bu-1"), deadletter.ActRequest{ID: items[1].ID, Operator: "jane", Reason: "fixed"}); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("requeue out of scope: %v", err)
 	}
-	if _, err := s.Requeue(ctx, automation.BusinessUnits("bu-1"), items[2].ID, "jane", "fixed"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := s.Requeue(ctx, automation.BusinessUnits("bu-1"), deadletter.ActRequest{ID: items[2].ID, Operator: "jane", Reason: "fixed"}); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("requeue of a unit-less dead letter by a unit's caller: %v", err)
 	}
 	if n := len(b.DeadLetters()); n != 4 {
@@ -66,7 +66,7 @@ func TestScopedListRequeueAndCounts(t *testing.T) {
 	if err != nil || len(counts) != 1 || counts[0] != (deadletter.Count{Destination: "domain-events", Count: 1}) {
 		t.Fatalf("bu-2's counts: %+v %v", counts, err)
 	}
-	if _, err := s.Requeue(ctx, automation.AllBusinessUnits(), items[0].ID, "jane", "fixed"); err != nil {
+	if _, err := s.Requeue(ctx, automation.AllBusinessUnits(), deadletter.ActRequest{ID: items[0].ID, Operator: "jane", Reason: "fixed"}); err != nil {
 		t.Fatal(err)
 	}
 	if b.Len("tracking") != 1 || len(b.DeadLetters()) != 3 {

@@ -1,6 +1,7 @@
 // Package deadletter makes the bus's dead letters visible and actionable: a page of them
 // with the reason, the original message and its route, scoped by business unit; a requeue
-// after a fix; counts per route for the metrics (docs/operations.md#dead-letters). It reads a
+// after a fix, or a discard with a reason; counts per route for the metrics
+// (docs/operations.md#dead-letters). It reads a
 // bus.DeadLetterBox: the in-process bus's bounded list, or a Service Bus implementation over
 // each entity's dead-letter subqueue.
 //
@@ -9,4 +10,17 @@
 // extension, the product's own JSON messages "businessUnitId". A message naming none (a
 // dispatch message carries only its delivery key) is shown only to a caller who sees every
 // business unit, like every platform-wide figure.
+//
+// Actions (actions.go) are audited in store.DeadLetterAuditStore, one per dead letter, keyed by
+// its ETag (ETagOf):
+//
+//	listed ──Requeue (paced: RequeuePerMinute, counted from the audit)──▶ requeued (audit row)
+//	listed ──Discard (a reason)──────────────────────────────────────────▶ discarded (audit row)
+//	requeued/discarded ──the same action again──▶ replayed (the first's answer, nothing done)
+//	requeued/discarded ──the other action──▶ 412, naming who did what
+//
+// An action whose ETag no longer matches what its id names (the in-process list numbers from
+// 1 again after a restart) is 412; a bus that refuses the action removes the audit row, so
+// nothing is recorded as done that was not. The list masks personal data in the message
+// (shared/logmask); a requeue sends the original bytes.
 package deadletter

@@ -95,5 +95,6 @@ type Store interface {
 	BudgetStore
 	KeyStore
 	SessionStore
+	DeadLetterAuditStore
 	Close() error
 }

@@ -175,6 +175,14 @@ type ThroughputBucket struct {
 	Count  int
 }
 
+// CommandThroughputBucket is the count of campaign commands of one status (SUCCEEDED,
+// FAILED, UNKNOWN) whose last change fell in the minute starting at Minute (UTC).
+type CommandThroughputBucket struct {
+	Minute time.Time
+	Status CommandStatus
+	Count  int
+}
+
 // MetricsMaxCap bounds SupportMetricsParams.Cap.
 const MetricsMaxCap = 1_000_000
 
@@ -236,6 +244,10 @@ type SupportStore interface {
 	// minute of UpdatedOn in [Since, Until), for the scope's business units: one bucket per
 	// minute and status that has any, in time order.
 	SupportThroughput(ctx context.Context, p SupportThroughputParams) ([]ThroughputBucket, error)
+	// SupportCommandThroughput counts the campaign commands that reached SUCCEEDED, FAILED
+	// or UNKNOWN per minute of UpdatedOn in [Since, Until), for the scope's business units:
+	// one bucket per minute and status that has any, in time order (the same window rule).
+	SupportCommandThroughput(ctx context.Context, p SupportThroughputParams) ([]CommandThroughputBucket, error)
 	// MetricsSamplePut records samples of the console's metrics history (at most MaxBatch);
 	// a sample whose business unit and instant are already recorded is left as it is (two
 	// instances sampling the same minute write one row).

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/businessunit"
@@ -633,13 +634,30 @@ func settingSummary(e Setting) string {
 	}
 	parts := make([]string, len(order))
 	for i, k := range order {
-		parts[i] = fmt.Sprintf("%d %s", counts[k], strings.ToLower(k))
+		parts[i] = fmt.Sprintf("%d %s", counts[k], outcomeWords(k))
 	}
 	s := e.Name + ": " + strings.Join(parts, ", ") + "."
 	if !e.Applies && e.Why != "" {
 		s += " " + e.Why
 	}
 	return s
+}
+
+// outcomeWords writes an occurrence's outcome as words for a sentence: "OnHold" → "on hold",
+// "NotCreated" → "not created" (issue 35: the summary read "1 onhold"). A label that is
+// already words ("not sent (Expired)") is kept.
+func outcomeWords(k string) string {
+	if strings.ContainsAny(k, " (") {
+		return k
+	}
+	var b strings.Builder
+	for i, r := range k {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 // maskValue masks personal data in a JSON value's strings.

@@ -413,6 +413,25 @@ func (s *Store) SupportThroughput(ctx context.Context, p store.SupportThroughput
 	return out, nil
 }
 
+// SupportCommandThroughput implements store.SupportStore.
+func (s *Store) SupportCommandThroughput(ctx context.Context, p store.SupportThroughputParams) ([]store.CommandThroughputBucket, error) {
+	if !p.Until.After(p.Since) || p.Until.Sub(p.Since) > store.MaxThroughputWindow {
+		return nil, fmt.Errorf("SupportCommandThroughput: window %s..%s must be positive and at most %s", p.Since, p.Until, store.MaxThroughputWindow)
+	}
+	args := append(unitsArgs(p.Scope), sql.Named("Since", s.tm(p.Since)), sql.Named("Until", s.tm(p.Until)))
+	out, err := queryAll(ctx, s, nil, "SupportCommandThroughput", func(r rowScanner) (store.CommandThroughputBucket, error) {
+		var b store.CommandThroughputBucket
+		var st string
+		err := r.Scan(s.t(&b.Minute), &st, &b.Count)
+		b.Status = store.CommandStatus(st)
+		return b, err
+	}, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s SupportCommandThroughput: %w", s.d.Name, err)
+	}
+	return out, nil
+}
+
 // SourceStaleEventGet implements store.SupportStore.
 func (s *Store) SourceStaleEventGet(ctx context.Context, entityType, entityGuid string) (store.SourceStaleEvent, error) {
 	var e store.SourceStaleEvent

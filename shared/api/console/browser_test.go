@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +15,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// updateDocs rewrites the screenshots the documentation shows (docs/img/console-*.png):
-// go test ./shared/api/console -run TestConsoleInABrowser -args -update-docs
-var updateDocs = flag.Bool("update-docs", false, "rewrite docs/img/console-overview.png and docs/img/console-row.png")
+// updateDocs rewrites the screenshots of every console page the documentation shows
+// (docs/img/console-*.png): make screenshots, or
+// go test ./shared/api/console -run TestConsoleInABrowser -count=1 -args -update-docs
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/img/console-*.png, one per console page")
 
 // chromium finds the browser the tests drive: Debian's chromium (`make chromium` installs it).
 func chromium() string {
@@ -160,6 +164,45 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		return s
 	}
+	// choose picks value in the <select> sel (a business-unit picker) as a person would, and
+	// fails when the picker does not offer it.
+	choose := func(sel, value string) chromedp.Action[chromedp.Void] {
+		js := fmt.Sprintf(`(() => { const s = document.querySelector(%q); if (!s || s.tagName !== "SELECT") return "no select";
+		  if (![...s.options].some(o => o.value === %q)) return "not offered: " + [...s.options].map(o => o.value).join(",");
+		  s.value = %q; s.dispatchEvent(new Event("change", {bubbles: true})); return ""; })()`, sel, value, value)
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := visible(sel)(ctx, tg); err != nil {
+				return err
+			}
+			msg, err := chromedp.Evaluate[string](js)(ctx, tg)
+			if err == nil && msg != "" {
+				err = fmt.Errorf("%s: %s", sel, msg)
+			}
+			return err
+		})
+	}
+	// accessible runs axe-core (node_modules, package.json's pinned version) in the page
+	// shown and fails the test on each violation of WCAG 2.1 A and AA (labels, headings,
+	// contrast, names, landmarks).
+	axeSource := axeScript(t)
+	accessible := func(page string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := until("document loaded", `document.readyState === "complete"`)(ctx, tg); err != nil {
+				return err
+			}
+			if _, err := chromedp.Evaluate[bool](`typeof axe === "object" || (() => { `+axeSource+`; return true; })()`)(ctx, tg); err != nil {
+				return fmt.Errorf("inject axe-core: %w", err)
+			}
+			out, err := chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise)(ctx, tg)
+			if err != nil {
+				return fmt.Errorf("axe-core on %s: %w", page, err)
+			}
+			for _, v := range out {
+				t.Errorf("accessibility of %s: %s (%s, %s): %s", page, v.ID, v.Impact, v.Help, strings.Join(v.Targets, " | "))
+			}
+			return nil
+		})
+	}
 	// Each step has its own deadline, generous because a loaded 2-core CI machine can stall
 	// Chromium for tens of seconds; a step that fails leaves a screenshot of where it stood.
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
@@ -178,18 +221,18 @@ func TestConsoleInABrowser(t *testing.T) {
 	e.historyFixture(t)
 	// Sign in: /console goes to the console, which asks for the token.
 	run("sign in", chromedp.Navigate(e.url("/console")), visible("#token"),
-		shot("01-sign-in"),
+		shot("01-sign-in"), accessible("sign in"),
 		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")),
 		visible("#m-due"),
 		chromedp.Navigate(e.url("/api/console/?hours=4")), visible("svg"),
-		shot("02-overview", "../../../docs/img/console-overview.png"))
+		shot("02-overview", "../../../docs/img/console-overview.png"), accessible("overview"))
 	if got := text("#m-holds"); strings.TrimSpace(got) != "1" {
 		t.Fatalf("overview holds %q, want 1", got)
 	}
 
 	// Search: the rows of bu-syd, then the held row's detail.
-	run("open rows", click(`nav a[href="/api/console/rows"]`), visible("#search"))
-	run("search", chromedp.SendKeys(chromedp.CSS("#bu"), "bu-syd"), click("#search"))
+	run("open rows", click(`nav a[href="/api/console/rows"]`), visible("#search"), accessible("rows"))
+	run("search", choose("#bu", "bu-syd"), click("#search"))
 	run("search results", loaded("businessUnitId=bu-syd"), visible("#rows"))
 	run("search screenshot", shot("03-search"))
 	if rows := text("#rows"); !strings.Contains(rows, "on hold") || strings.Contains(rows, "bu-nyc") {
@@ -197,7 +240,20 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	detail := fmt.Sprintf(`a[href="/api/console/rows/%d"]`, e.held.ID)
 	run("detail", click(detail), visible("#timeline"),
-		shot("04-row-detail", "../../../docs/img/console-row.png"))
+		shot("04-row-detail", "../../../docs/img/console-row.png"), accessible("row"))
+	// The scheduled card breaks between words, never inside one (issue 35: "Sydne y").
+	for _, width := range []int64{1280, 390} {
+		var broken []string
+		run(fmt.Sprintf("scheduled card at %d px", width), chromedp.EmulateViewport(width, 1000), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var err error
+			broken, err = chromedp.Evaluate[[]string](wordsBroken("#row-scheduled"))(ctx, tg)
+			return err
+		}))
+		if len(broken) > 0 {
+			t.Errorf("at %d px the scheduled card breaks inside %q", width, broken)
+		}
+	}
+	run("back to 1280", chromedp.EmulateViewport(1280, 1000))
 	if tl := text("#timeline"); !strings.Contains(tl, "Created") || !strings.Contains(tl, "Attempt 1") || !strings.Contains(tl, "HandlerError") {
 		t.Fatalf("timeline: %q", tl)
 	}
@@ -249,6 +305,68 @@ func TestConsoleInABrowser(t *testing.T) {
 	// A page added through console.Page: the campaigns of bu-syd (none in this fixture).
 	run("campaigns page", click(`nav a[href="/api/console/campaigns"]`), visible("#cp-bu"),
 		chromedp.SendKeys(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
+
+	// Dead letters: a tracking message of a business unit that does not exist yet is refused
+	// by its consumer and dead-lettered; the page lists it with its reason; the unit is
+	// created (the fix); it is requeued from the page and delivered exactly once — a second
+	// submission of the same form replays the first and sends nothing.
+	dl := e.deadLetterFixture(t)
+	run("dead letters", click(`nav a[href="/api/console/dead-letters"]`), visible("#dead-letters"),
+		shot("10-dead-letters", "../../../docs/img/console-dead-letters.png"), accessible("dead letters"))
+	if list := text("#dead-letters"); !strings.Contains(list, "bu-late") || !strings.Contains(list, `business unit "bu-late" is not known`) {
+		t.Fatalf("dead letters: %q", list)
+	}
+	if err := e.rt.Store.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-late", Name: "Late", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
+	run("requeue", chromedp.Navigate(e.url("/api/console/dead-letters?businessUnitId=bu-late")), click("#pick-"+dl.ID),
+		chromedp.SendKeys(chromedp.CSS("#dl-op"), "ops.browser"), chromedp.SendKeys(chromedp.CSS("#dl-reason"), "bu-late created"),
+		click("#dl-requeue"), visible("#dl-notice"), shot("11-requeued"))
+	if n := text("#dl-notice"); !strings.Contains(n, "1 requeued") {
+		t.Fatalf("requeue notice: %q", n)
+	}
+	e.drain(t)
+	if v := e.visits(t); v != "1" {
+		t.Fatalf("after the requeue C1's visits are %q, want 1", v)
+	}
+	// The same form again (a double click, a reload that posts again): a replay.
+	again := url.Values{"ref": {dl.ID + " " + dl.ETag}, "do": {"requeue"}, "operator": {"ops.browser"}, "reason": {"bu-late created"}}
+	if code, body := e.form(t, http.DefaultClient, "/api/console/dead-letters", again, "Authorization", "Bearer "+token); code != 200 || !strings.Contains(body, "requeued already by ops.browser") {
+		t.Fatalf("the same requeue again: %d %s", code, body)
+	}
+	discard := url.Values{"ref": {dl.ID + " " + dl.ETag}, "do": {"discard"}, "operator": {"ops.browser"}, "reason": {"not wanted"}}
+	if code, body := e.form(t, http.DefaultClient, "/api/console/dead-letters", discard, "Authorization", "Bearer "+token); code != 412 || !strings.Contains(body, "requeued by ops.browser") {
+		t.Fatalf("a discard of the requeued dead letter: %d %s", code, body)
+	}
+	e.drain(t)
+	if v := e.visits(t); v != "1" {
+		t.Fatalf("after the replay C1's visits are %q, want still 1 (delivered exactly once)", v)
+	}
+	if acts, err := e.rt.DeadLetters.Actions(context.Background(), automation.AllBusinessUnits(), 10); err != nil || len(acts) != 1 ||
+		acts[0].Operator != "ops.browser" || acts[0].Reason != "bu-late created" || acts[0].Action != store.DeadLetterRequeue {
+		t.Fatalf("audit: %+v %v", acts, err)
+	}
+
+	// Every page of the navigation: accessible, and its screenshot (docs/img with -update-docs).
+	var nav []string
+	run("navigation", chromedp.Navigate(e.url("/api/console/")), visible("nav"), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var err error
+		nav, err = chromedp.Evaluate[[]string](`[...document.querySelectorAll("nav a")].map(a => a.getAttribute("href"))`)(ctx, tg)
+		return err
+	}))
+	for _, href := range nav {
+		name := strings.Trim(strings.TrimPrefix(href, "/api/console"), "/")
+		if name == "" {
+			name = "overview"
+		}
+		var docs []string
+		if name != "overview" && name != "dead-letters" { // documented above, with their content
+			docs = append(docs, "../../../docs/img/console-"+name+".png")
+		}
+		run("page "+name, chromedp.Navigate(e.url(href)), visible("main h1"), shot("page-"+name, docs...), accessible(name))
+	}
+	run("page watch", chromedp.Navigate(e.url("/api/console/releases/watch")), visible("main h1"), accessible("releases/watch"))
+	run("page error", chromedp.Navigate(e.url("/api/console/rows/999999")), visible("#problem"), accessible("error"))
 
 	// Phone width: the row page still reads (no horizontal scroll of the page itself).
 	run("phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.url(fmt.Sprintf("/api/console/rows/%d", e.wait.ID))),

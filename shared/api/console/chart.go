@@ -18,6 +18,8 @@ const (
 // chart is a server-drawn line chart of deliveries per minute: no script, readable without
 // colour (each series has its own dash pattern and a legend), with a summary table beside it.
 type chart struct {
+	ID     string  // the SVG's title and description ids start with it
+	TickX  float64 // where the y-axis labels end
 	W, H   float64
 	Series []series
 	YMax   int
@@ -34,6 +36,7 @@ type series struct {
 }
 
 type tick struct {
+	X      float64 // a y-axis label's end (its text-anchor); unused for x-axis labels
 	Pos    float64
 	Label  string
 	Anchor string // text-anchor: the last time label ends at the axis' end
@@ -44,20 +47,27 @@ type chartRow struct {
 	Sent, Failed, Unknown int
 }
 
-func throughputChart(tp support.Throughput) chart {
-	c := chart{W: chartW, H: chartH}
-	c.Axis.X0, c.Axis.X1, c.Axis.Y0, c.Axis.Y1 = padL, chartW-padR, chartH-padB, padT
+// throughputChart draws tp; names are its three series ("Sent", "Failed", "UNKNOWN" for
+// deliveries; "Succeeded", … for campaign commands); id prefixes the SVG's title ids.
+func throughputChart(tp support.Throughput, id string, names ...string) chart {
+	if len(names) != 3 {
+		names = []string{"Sent", "Failed", "UNKNOWN"}
+	}
+	c := chart{ID: id, W: chartW, H: chartH}
 	n := len(tp.Minutes)
 	maxV := 1
 	for _, m := range tp.Minutes {
 		maxV = max(maxV, m.Sent, m.Failed, m.Unknown)
 	}
 	c.YMax = maxV
+	left := leftFor(fmt.Sprint(maxV))
+	c.TickX = left - tickGap
+	c.Axis.X0, c.Axis.X1, c.Axis.Y0, c.Axis.Y1 = left, chartW-padR, chartH-padB, padT
 	x := func(i int) float64 {
 		if n <= 1 {
-			return padL
+			return left
 		}
-		return padL + float64(i)*(chartW-padL-padR)/float64(n-1)
+		return left + float64(i)*(chartW-left-padR)/float64(n-1)
 	}
 	y := func(v int) float64 { return chartH - padB - float64(v)*(chartH-padT-padB)/float64(maxV) }
 	line := func(get func(support.ThroughputMinute) int) string {
@@ -68,12 +78,12 @@ func throughputChart(tp support.Throughput) chart {
 		return strings.TrimSpace(b.String())
 	}
 	c.Series = []series{
-		{Name: "Sent", Class: "sent", Dash: "", Points: line(func(m support.ThroughputMinute) int { return m.Sent }), Total: tp.Sent},
-		{Name: "Failed", Class: "failed", Dash: "6 3", Points: line(func(m support.ThroughputMinute) int { return m.Failed }), Total: tp.Failed},
-		{Name: "UNKNOWN", Class: "unknown", Dash: "2 3", Points: line(func(m support.ThroughputMinute) int { return m.Unknown }), Total: tp.Unknown},
+		{Name: names[0], Class: "sent", Dash: "", Points: line(func(m support.ThroughputMinute) int { return m.Sent }), Total: tp.Sent},
+		{Name: names[1], Class: "failed", Dash: "6 3", Points: line(func(m support.ThroughputMinute) int { return m.Failed }), Total: tp.Failed},
+		{Name: names[2], Class: "unknown", Dash: "2 3", Points: line(func(m support.ThroughputMinute) int { return m.Unknown }), Total: tp.Unknown},
 	}
 	for _, v := range []int{0, maxV / 2, maxV} {
-		c.YTicks = append(c.YTicks, tick{Pos: y(v), Label: fmt.Sprint(v)})
+		c.YTicks = append(c.YTicks, tick{X: c.TickX, Pos: y(v), Label: fmt.Sprint(v)})
 	}
 	if n > 0 {
 		for k, i := range []int{0, n / 2, n - 1} {
@@ -112,6 +122,12 @@ type lineChart struct {
 	Columns []string
 	Rows    []lineRow
 	Empty   bool // no samples in the window yet
+	// Few says the window holds fewer than two samples: no line is drawn, the caption says
+	// so (Note) and the legend gives the figures now.
+	Few  bool
+	Note string
+	// TickX is where the y-axis labels end: the left margin fits the longest one.
+	TickX float64
 }
 
 type lineSeries struct {
@@ -132,15 +148,31 @@ type histSeries struct {
 // historyChart draws series of h between h.Since and asOf, placing each sample at its
 // instant (a gap in the sampling stays a gap in time); label writes a value (a count, an
 // age).
-func historyChart(id, title string, h support.MetricsHistory, asOf time.Time, ss []histSeries, label func(int64) string) lineChart {
-	c := lineChart{ID: id, Title: title, W: chartW, H: chartH, Empty: len(h.Points) == 0}
-	c.Axis.X0, c.Axis.X1, c.Axis.Y0, c.Axis.Y1 = padL, chartW-padR, chartH-padB, padT
-	pts := h.Points
+//
+// live is the figures now (the overview's tiles, support.Metrics at asOf): the chart's last
+// point, so the legend's "now" is the tile's figure (issue 35: the tile said "Due backlog
+// 0" while the legend, from the last sample, said "now 1"). A sample at asOf itself is
+// replaced by it. With fewer than two samples no line is drawn and the caption says so.
+func historyChart(id, title string, h support.MetricsHistory, live support.MetricsPoint, ss []histSeries, label func(int64) string) lineChart {
+	asOf := live.On
+	c := lineChart{ID: id, Title: title, W: chartW, H: chartH, Empty: len(h.Points) == 0, Few: len(h.Points) < 2}
+	switch len(h.Points) {
+	case 0:
+		c.Note = "no samples yet: the first is taken within a minute of start-up; the figures now are in the legend."
+	case 1:
+		c.Note = "one sample so far (" + h.Points[0].On.UTC().Format("15:04") + "Z): a line needs two; the figures now are in the legend."
+	}
+	all := append([]support.MetricsPoint(nil), h.Points...)
+	if n := len(all); n > 0 && !all[n-1].On.Before(asOf) {
+		all = all[:n-1]
+	}
+	all = append(all, live)
+	pts := all
 	if step := (len(pts) + maxChartPoints - 1) / maxChartPoints; step > 1 {
 		pts = make([]support.MetricsPoint, 0, maxChartPoints)
-		for i := 0; i < len(h.Points); i += step {
-			agg := h.Points[i]
-			for _, p := range h.Points[i+1 : min(len(h.Points), i+step)] {
+		for i := 0; i < len(all); i += step {
+			agg := all[i]
+			for _, p := range all[i+1 : min(len(all), i+step)] {
 				agg = peak(agg, p)
 				agg.On = p.On
 			}
@@ -157,22 +189,27 @@ func historyChart(id, title string, h support.MetricsHistory, asOf time.Time, ss
 	if span <= 0 {
 		span = time.Minute
 	}
+	left := leftFor(label(maxV), label(maxV/2))
+	c.TickX = left - tickGap
+	c.Axis.X0, c.Axis.X1, c.Axis.Y0, c.Axis.Y1 = left, chartW-padR, chartH-padB, padT
 	x := func(t time.Time) float64 {
-		return padL + float64(t.Sub(h.Since))/float64(span)*(chartW-padL-padR)
+		return left + float64(t.Sub(h.Since))/float64(span)*(chartW-left-padR)
 	}
 	y := func(v int64) float64 { return chartH - padB - float64(v)*(chartH-padT-padB)/float64(maxV) }
 	var desc []string
 	for _, s := range ss {
 		var b strings.Builder
-		var last, top int64
+		var top int64
 		for _, p := range pts {
 			v := s.Get(p)
-			fmt.Fprintf(&b, "%.1f,%.1f ", x(p.On), y(v))
-			last, top = v, max(top, v)
+			if !c.Few {
+				fmt.Fprintf(&b, "%.1f,%.1f ", x(p.On), y(v))
+			}
+			top = max(top, v)
 		}
-		sum := fmt.Sprintf("now %s, peak %s", label(last), label(top))
-		if c.Empty {
-			sum = "no samples yet"
+		sum := fmt.Sprintf("now %s, peak %s", label(s.Get(live)), label(top))
+		if c.Few {
+			sum = "now " + label(s.Get(live))
 		}
 		c.Series = append(c.Series, lineSeries{Name: s.Name, Class: s.Class, Dash: s.Dash, Points: strings.TrimSpace(b.String()), Summary: sum})
 		c.Columns = append(c.Columns, s.Name)
@@ -180,7 +217,7 @@ func historyChart(id, title string, h support.MetricsHistory, asOf time.Time, ss
 	}
 	c.Desc = strings.Join(desc, "; ") + ". The table below lists the peaks by period."
 	for _, v := range []int64{0, maxV / 2, maxV} {
-		c.YTicks = append(c.YTicks, tick{Pos: y(v), Label: label(v)})
+		c.YTicks = append(c.YTicks, tick{X: c.TickX, Pos: y(v), Label: label(v)})
 	}
 	for k, t := range []time.Time{h.Since, h.Since.Add(span / 2), asOf} {
 		c.XTicks = append(c.XTicks, tick{Pos: x(t), Label: t.UTC().Format("15:04") + "Z", Anchor: []string{"start", "middle", "end"}[k]})
@@ -190,7 +227,7 @@ func historyChart(id, title string, h support.MetricsHistory, asOf time.Time, ss
 		from, to := h.Since.Add(time.Duration(i)*tenth), h.Since.Add(time.Duration(i+1)*tenth)
 		tops := make([]int64, len(ss))
 		seen := false
-		for _, p := range h.Points {
+		for _, p := range all {
 			if p.On.Before(from) || !p.On.Before(to) && i < 9 {
 				continue
 			}
@@ -224,12 +261,28 @@ func peak(a, b support.MetricsPoint) support.MetricsPoint {
 
 // historyCharts are the overview's history charts: the due backlog and holds (rows), and
 // the oldest due age with the outbox age when the history is the platform's (seconds).
-func historyCharts(h support.MetricsHistory, asOf time.Time) []lineChart {
+func historyCharts(h support.MetricsHistory, m support.Metrics) []lineChart {
+	live := support.MetricsPoint{On: m.AsOf, PendingDue: m.PendingDueNow, OnHold: m.OnHold}
+	if m.OldestDueAgeSeconds != nil {
+		live.OldestDueAgeSeconds = *m.OldestDueAgeSeconds
+	}
+	if h.Platform {
+		live.OutboxUnsent, live.OutboxOldestAgeSeconds = m.OutboxUnsent, m.OutboxOldestAgeSeconds
+		if live.OutboxUnsent == nil {
+			z := 0
+			live.OutboxUnsent = &z
+		}
+		if live.OutboxOldestAgeSeconds == nil {
+			var z int64
+			live.OutboxOldestAgeSeconds = &z
+		}
+	}
 	count := func(v int64) string { return fmt.Sprint(v) }
-	backlog := historyChart("backlog", "Due backlog and holds", h, asOf, []histSeries{
+	backlog := historyChart("backlog", "Due backlog and holds", h, live, []histSeries{
 		{Name: "Due backlog", Class: "sent", Get: func(p support.MetricsPoint) int64 { return int64(p.PendingDue) }},
 		{Name: "On hold", Class: "failed", Dash: "6 3", Get: func(p support.MetricsPoint) int64 { return int64(p.OnHold) }},
 	}, count)
+	asOf := live
 	ages := []histSeries{{Name: "Oldest due age", Class: "sent", Get: func(p support.MetricsPoint) int64 { return p.OldestDueAgeSeconds }}}
 	title := "Oldest due age"
 	if h.Platform {
@@ -242,6 +295,23 @@ func historyCharts(h support.MetricsHistory, asOf time.Time) []lineChart {
 		}})
 	}
 	return []lineChart{backlog, historyChart("ages", title, h, asOf, ages, ageLabel)}
+}
+
+// tickGap is the space between a y-axis label's end and the axis; tickCharW a generous
+// width of one character of the 11 px tick font in viewBox units.
+const (
+	tickGap   = 6.0
+	tickCharW = 7.0
+)
+
+// leftFor is the left margin that fits the longest y-axis label (issue 35: "6h 25m" was
+// clipped at the fixed 40 units): at least padL.
+func leftFor(labels ...string) float64 {
+	w := 0
+	for _, l := range labels {
+		w = max(w, len([]rune(l)))
+	}
+	return max(padL, float64(w)*tickCharW+tickGap+4)
 }
 
 // ageLabel writes seconds as a short duration ("3h 4m", "5m 2s", "42s").

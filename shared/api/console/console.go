@@ -50,6 +50,9 @@ type Deps struct {
 	Support    *support.Service
 	Deliveries *delivery.Support
 	Reports    *report.Service
+	// Units lists the business units for the pickers (units.go); nil: the pickers are text
+	// boxes.
+	Units UnitLister
 }
 
 // Options tune the console.
@@ -93,6 +96,7 @@ type Page struct {
 type PageCall struct {
 	Caller    httpapi.Caller
 	CSRFField template.HTML
+	units     UnitLister // UnitSelect's
 }
 
 // Refused is a Page's answer to a form the service refused: the page (Body, with its own
@@ -308,6 +312,15 @@ type pageData struct {
 	Error    *problem
 	Notice   string
 	Data     any
+	// Units are the business units the caller sees, for the pages' pickers ("picker");
+	// UnitsMore: more than MaxPickerUnits, or none could be listed (a text box then).
+	Units     []unitOption
+	UnitsMore bool
+	// Refresh: the page reloads itself (?refresh=on, a page that offers it: the overview, a
+	// paced release's watch). Off unless asked for: a page that moves under a person's eyes
+	// is a barrier (WCAG 2.2.1, axe-core's meta-refresh). RefreshLink toggles it.
+	Refresh     bool
+	RefreshLink string
 }
 
 // problem is an error as a page shows it.
@@ -320,11 +333,28 @@ type problem struct {
 
 func (c *Console) data(r *http.Request, x *call, title string, d any) *pageData {
 	p := &pageData{Title: title, Base: Base, Nav: c.nav, Current: strings.TrimPrefix(r.URL.Path, Base), CSS: c.css, Data: d}
+	q := r.URL.Query()
+	p.Refresh = q.Get("refresh") == "on"
+	if p.Refresh {
+		q.Del("refresh")
+	} else {
+		q.Set("refresh", "on")
+	}
+	p.RefreshLink = r.URL.Path
+	if len(q) > 0 {
+		p.RefreshLink += "?" + q.Encode()
+	}
 	if x != nil {
 		p.CSRF, p.SignedIn, p.Operator = x.csrf, !x.bearer && x.signedIn && c.api.TokenRequired(), x.caller.Operator
 		if x.sess.principal != nil {
 			p.Person = x.sess.principal.Name
 		}
+		units, more, err := pickerUnits(r.Context(), c.deps.Units, x.caller.Scope)
+		if err != nil {
+			c.opts.Logger.ErrorContext(r.Context(), "console: business units not listed for the pickers", "error", err)
+			more = true
+		}
+		p.Units, p.UnitsMore = units, more
 	}
 	return p
 }
@@ -454,7 +484,7 @@ func (c *Console) static(w http.ResponseWriter, r *http.Request, x *call) error 
 
 func (c *Console) extension(p Page, fn func(*http.Request, PageCall) (template.HTML, error)) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, x *call) error {
-		pc := PageCall{Caller: x.caller}
+		pc := PageCall{Caller: x.caller, units: c.deps.Units}
 		if x.csrf != "" {
 			pc.CSRFField = template.HTML(`<input type="hidden" name="` + csrfField + `" value="` + template.HTMLEscapeString(x.csrf) + `">`)
 		}

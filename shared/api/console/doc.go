@@ -7,7 +7,9 @@
 //
 //	GET  /api/console/                      overview: due backlog, oldest due age, holds,
 //	                                        outbox age now and charted from the metrics
-//	                                        history (support.Sampler), deliveries per minute
+//	                                        history (support.Sampler) with the reading now as
+//	                                        each chart's last point, deliveries and campaign
+//	                                        commands per minute
 //	GET  /api/console/rows                  search: key, source, business unit, status,
 //	                                        on hold; cursor paging
 //	GET  /api/console/rows/{id}             detail: timeline, deliveries, explain, diagnostics
@@ -31,6 +33,12 @@
 //	                                        POST resolves an UNKNOWN command (version)
 //	GET  /api/console/budgets               a campaign's budget, fees, waiting commands
 //	GET  /api/console/fees                  UNKNOWN fees; POST resolves one (revision)
+//	GET  /api/console/dead-letters          dead letters of every route (deadletters.go);
+//	                                        POST requeues (paced) or discards the ticked ones,
+//	                                        each with the ETag read (deadletter.Service)
+//
+// Wherever a form asks for a business unit it offers a picker of the units the caller's
+// scope sees (units.go, Deps.Units; PageCall.UnitSelect for added pages).
 //
 // Sign-in state machine of one browser:
 //

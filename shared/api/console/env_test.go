@@ -41,6 +41,7 @@ type env struct {
 	other automation.SchedulerRow // bu-nyc, Pending
 	// sent, failed, unknown count the fixture's delivery outcomes (the chart's totals).
 	sent, failed, unknown int
+	cfg                   config.Config
 }
 
 const (
@@ -68,7 +69,7 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{clock: automation.NewManualClock(now.Add(-30 * 24 * time.Hour))}
+	e := &env{clock: automation.NewManualClock(now.Add(-30 * 24 * time.Hour)), cfg: cfg}
 	e.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: e.clock, Seed: 5, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -146,4 +147,99 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// Every figure of the overview is drawn from the same reading as its chart (issue 35): the
+// legend's "now" is the tile's figure even when the last sample said otherwise (the tile
+// read "Due backlog 0" while the legend said "now 1"); with one sample the chart says so
+// and draws no line; from two samples it draws them and the reading now; the y-axis labels
+// end inside the chart's left margin.
+func TestOverviewFiguresAgreeWithTheirCharts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	bearer := []string{"Authorization", "Bearer " + token}
+	tile := regexp.MustCompile(`<dd id="m-due">(\d+)</dd>`)
+	put := func(on time.Time, due int, age int64) {
+		t.Helper()
+		if err := e.rt.Store.MetricsSamplePut(ctx, []store.MetricsSample{{BusinessUnitID: store.PlatformUnit, SampledOn: on, PendingDue: due, OldestDueAgeSeconds: age}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(now.Add(-time.Minute), 7, 23100) // 6h 25m
+	code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", bearer...)
+	m := tile.FindStringSubmatch(body)
+	if code != 200 || m == nil || m[1] == "7" {
+		t.Fatalf("the tile: %d %v (the fixture needs a figure now other than the sample's 7)", code, m)
+	}
+	if !strings.Contains(body, "Due backlog: now "+m[1]+"<") || !strings.Contains(body, "one sample so far") {
+		t.Fatalf("one sample: the legend must say now %s and the chart that one sample draws no line: %.3000s", m[1], body[strings.Index(body, `id="chart-backlog"`):])
+	}
+	put(now.Add(-2*time.Minute), 9, 60)
+	_, body = e.get(t, http.DefaultClient, "/api/console/?hours=1", bearer...)
+	chart := body[strings.Index(body, `id="chart-backlog"`):]
+	chart = chart[:strings.Index(chart, "</figure>")]
+	pts := regexp.MustCompile(`<polyline class="series sent"[^>]*points="([^"]*)"`).FindStringSubmatch(chart)
+	if pts == nil || len(strings.Fields(pts[1])) != 3 || !strings.Contains(chart, "Due backlog: now "+m[1]+", peak 9") || strings.Contains(chart, "one sample") {
+		t.Fatalf("two samples and the reading now: %s", chart)
+	}
+	// The ages chart's longest label ("6h 25m") ends right of x = 0 with a margin that fits it.
+	ages := body[strings.Index(body, `id="chart-ages"`):]
+	ticks := regexp.MustCompile(`<text class="tick" x="([\d.]+)" y="[\d.]+" text-anchor="end" dominant-baseline="middle">([^<]+)</text>`).FindAllStringSubmatch(ages[:strings.Index(ages, "</figure>")], -1)
+	if len(ticks) != 3 {
+		t.Fatalf("age ticks: %v", ticks)
+	}
+	for _, tk := range ticks {
+		var x float64
+		fmt.Sscan(tk[1], &x)
+		if need := float64(len(tk[2])) * 6.5; x < need {
+			t.Errorf("y label %q ends at x=%.0f: it needs %.0f units at 11 px", tk[2], x, need)
+		}
+	}
+}
+
+// The overview counts campaign commands beside the deliveries (issue 35: "Sent: 0" after
+// three campaign messages, which are commands, not NotificationJob rows), from the
+// CampaignCommand table itself, so the figures survive a restart and agree across
+// instances; a running command does not count; a caller of another unit sees none.
+func TestOverviewCountsCampaignCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	for i, st := range []store.CommandStatus{store.CommandSucceeded, store.CommandSucceeded, store.CommandSucceeded, store.CommandFailed, store.CommandRunning} {
+		exe := fmt.Sprintf("cx-%d", i)
+		cmd := store.CampaignCommand{CommandID: exe + ":0:msg", EffectKey: "ce-" + exe, ExecutionID: exe, BusinessUnitID: "bu-syd", CampaignID: "welcome",
+			RecipientID: "C1", ActionKey: "msg", ActionType: "NOTIFICATION_INBOX", Provider: "inbox", LocalDate: "2026-10-05"}
+		at := now.Add(-time.Duration(10-i) * time.Minute)
+		if _, err := e.rt.Store.CampaignStart(ctx, store.CampaignStartParams{Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu-syd",
+			CampaignID: "welcome", RunID: "r1", RecipientID: "C1", SourceEventID: "evt-" + exe, LocalDate: "2026-10-05", DefinitionJSON: `{}`}, Command: cmd, Now: at}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.rt.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: cmd.CommandID, Now: at, Lease: time.Minute, FreezeParams: `{}`})
+		if err != nil || !r.Claimed {
+			t.Fatal(r, err)
+		}
+		if st == store.CommandRunning {
+			continue
+		}
+		if _, err := e.rt.Store.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: cmd.CommandID, Token: r.Command.Version, Now: at, Status: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	legend := func(headers ...string) string {
+		t.Helper()
+		code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", append([]string{"Authorization", "Bearer " + token}, headers...)...)
+		i := strings.Index(body, `id="chart-commands"`)
+		if code != 200 || i < 0 {
+			t.Fatalf("overview: %d %.2000s", code, body)
+		}
+		fig := body[i:]
+		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+	}
+	if l := legend(); !strings.Contains(l, "Succeeded: 3") || !strings.Contains(l, "Failed: 1") || !strings.Contains(l, "UNKNOWN: 0") {
+		t.Fatalf("campaign commands legend: %s", l)
+	}
+	if l := legend("X-Automation-Business-Units", "bu-nyc"); !strings.Contains(l, "Succeeded: 0") {
+		t.Fatalf("bu-nyc's legend: %s", l)
+	}
 }

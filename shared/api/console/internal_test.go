@@ -72,7 +72,7 @@ func TestThroughputChart(t *testing.T) {
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
 	tp := support.Throughput{Sent: 6, Failed: 1, Minutes: []support.ThroughputMinute{
 		{Minute: t0, Sent: 2}, {Minute: t0.Add(time.Minute), Sent: 4, Failed: 1}, {Minute: t0.Add(2 * time.Minute)}}}
-	c := throughputChart(tp)
+	c := throughputChart(tp, "tp")
 	if c.YMax != 4 || len(c.Series) != 3 {
 		t.Fatalf("chart %+v", c)
 	}
@@ -87,7 +87,7 @@ func TestThroughputChart(t *testing.T) {
 	if sent != 6 || failed != 1 || c.XTicks[2].Label != "09:02Z" || c.XTicks[2].Anchor != "end" {
 		t.Fatalf("rows %+v ticks %+v", c.Rows, c.XTicks)
 	}
-	if empty := throughputChart(support.Throughput{}); empty.YMax != 1 || len(empty.XTicks) != 0 {
+	if empty := throughputChart(support.Throughput{}, "tp"); empty.YMax != 1 || len(empty.XTicks) != 0 {
 		t.Fatalf("empty window %+v", empty)
 	}
 }
@@ -125,5 +125,31 @@ func TestPersonSessionCookieVerification(t *testing.T) {
 	c := &Console{sess: s}
 	if c.SessionPrincipal(v) != "oidc:jane" || c.SessionPrincipal(v1) != httpapi.BootstrapName {
 		t.Errorf("SessionPrincipal: %q %q", c.SessionPrincipal(v), c.SessionPrincipal(v1))
+	}
+}
+
+// The row page's timeline is causal and stable (issue 35): Created first even when an
+// attempt's trace stamp reads earlier within the same second; attempts by number within a
+// instant by kind (an attempt, then the support action answering it) and number; Completed
+// last.
+func TestTimelineIsCausalWithinASecond(t *testing.T) {
+	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	done := t0.Add(3 * time.Second)
+	d := support.Detail{
+		Row: support.Row{CreatedOn: t0.Add(800 * time.Millisecond), CompletedOn: &done},
+		Attempts: []support.Attempt{
+			{Attempt: 3, Outcome: "Completed", FinishedOn: t0.Add(2*time.Second + 100*time.Millisecond)},
+			{Attempt: 2, Outcome: "Failed", FinishedOn: t0.Add(time.Second)},
+			{Attempt: 1, Outcome: "Failed", FinishedOn: t0.Add(200 * time.Millisecond)},
+		},
+		Audit: []support.Audit{{ID: 8, Action: "Release", On: t0.Add(2 * time.Second)}, {ID: 7, Action: "Retry", On: t0.Add(time.Second)}},
+	}
+	var got []string
+	for _, e := range timeline(d) {
+		got = append(got, strings.SplitN(e.Title, " (", 2)[0])
+	}
+	want := []string{"Created", "Attempt 1", "Attempt 2", "Support Retry", "Support Release", "Attempt 3", "Completed"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("timeline order %q, want %q", got, want)
 	}
 }

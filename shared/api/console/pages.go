@@ -34,8 +34,11 @@ type overviewData struct {
 	Metrics        support.Metrics
 	Throughput     support.Throughput
 	Chart          chart
-	History        []lineChart
-	Holds          []kv
+	// Commands is the campaign commands' chart (succeeded, failed, UNKNOWN per minute).
+	Commands     support.Throughput
+	CommandChart chart
+	History      []lineChart
+	Holds        []kv
 }
 
 type kv struct {
@@ -78,8 +81,12 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
-	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp), Holds: sortedKV(m.OnHoldByReason),
-		History: historyCharts(h, m.AsOf)}
+	ct, err := c.deps.Support.CommandThroughput(r.Context(), x.caller.Scope, bu, hours)
+	if err != nil {
+		return err
+	}
+	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp, "tp"), Holds: sortedKV(m.OnHoldByReason),
+		History: historyCharts(h, m), Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN")}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }
@@ -213,10 +220,22 @@ func (c *Console) rowData(r *http.Request, x *call, ref string) (*rowData, error
 	return d, nil
 }
 
-// timeline merges the row's own stamps, its attempts and the support audit, oldest first.
+// timeline merges the row's own stamps, its attempts and the support audit in causal order
+// (docs/console.md#row-page). Created comes first and Completed last whatever their stamps
+// say (the attempts' trace rows are stamped by the worker, the row by the store, and a
+// trace stamp can read a few milliseconds before the row's creation: issue 35 showed
+// "Attempt 1" before "Created" within the same second). Between them entries sort by
+// instant; equal instants by kind (an attempt before the support action that answered it),
+// then by attempt number or audit id, so the order is the same on every load.
 func timeline(d support.Detail) []event {
 	row := d.Row
-	ev := []event{{On: row.CreatedOn, Kind: "row", Title: "Created", Detail: "scheduled for " + row.ScheduledLocal}}
+	type ordered struct {
+		ev   event
+		rank int   // 0 created, 1 attempt, 2 support, 3 completed
+		seq  int64 // attempt number or audit id
+	}
+	var all []ordered
+	all = append(all, ordered{ev: event{On: row.CreatedOn, Kind: "row", Title: "Created", Detail: "scheduled for " + row.ScheduledLocal}})
 	for _, a := range d.Attempts {
 		title := a.Outcome
 		if a.ReasonCode != "" {
@@ -226,20 +245,53 @@ func timeline(d support.Detail) []event {
 		if a.ErrorCode != "" {
 			det = strings.TrimSpace(a.ErrorCode + " " + det)
 		}
-		ev = append(ev, event{On: a.FinishedOn, Kind: "attempt", Title: fmt.Sprintf("Attempt %d (v%d): %s", a.Attempt, a.Version, title), Detail: det})
+		all = append(all, ordered{ev: event{On: a.FinishedOn, Kind: "attempt", Title: fmt.Sprintf("Attempt %d (v%d): %s", a.Attempt, a.Version, title), Detail: det},
+			rank: 1, seq: int64(a.Attempt)})
 	}
 	for _, a := range d.Audit {
 		det := fmt.Sprintf("%s → %s by %s: %s", a.StatusBefore, a.StatusAfter, a.Operator, a.Reason)
 		if a.RetrySchedulerKey != "" {
 			det += " (new row " + a.RetrySchedulerKey + ")"
 		}
-		ev = append(ev, event{On: a.On, Kind: "support", Title: fmt.Sprintf("Support %s (audit %d, v%d → v%d)", a.Action, a.ID, a.VersionBefore, a.VersionAfter), Detail: det})
+		all = append(all, ordered{ev: event{On: a.On, Kind: "support", Title: fmt.Sprintf("Support %s (audit %d, v%d → v%d)", a.Action, a.ID, a.VersionBefore, a.VersionAfter), Detail: det},
+			rank: 2, seq: a.ID})
 	}
 	if row.CompletedOn != nil {
-		ev = append(ev, event{On: *row.CompletedOn, Kind: "row", Title: "Completed"})
+		all = append(all, ordered{ev: event{On: *row.CompletedOn, Kind: "row", Title: "Completed"}, rank: 3})
 	}
-	slices.SortStableFunc(ev, func(a, b event) int { return a.On.Compare(b.On) })
-	return ev
+	slices.SortStableFunc(all, func(a, b ordered) int {
+		// Created first, Completed last: nothing precedes a row's creation or follows its end.
+		if fa, fb := a.rank == 0, b.rank == 0; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		if la, lb := a.rank == 3, b.rank == 3; la != lb {
+			if la {
+				return 1
+			}
+			return -1
+		}
+		if c := a.ev.On.Compare(b.ev.On); c != 0 {
+			return c
+		}
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	out := make([]event, len(all))
+	for i, o := range all {
+		out[i] = o.ev
+	}
+	return out
 }
 
 // actionsFor offers the actions the row's state allows (the service decides again on submit).

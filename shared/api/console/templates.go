@@ -41,6 +41,15 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"lower": strings.ToLower,
+	// zone writes a time-zone id with a line-break opportunity after each slash
+	// ("Australia/<wbr>Sydney"), so a narrow card breaks it there and never inside a word.
+	"zone": func(id string) template.HTML {
+		parts := strings.Split(id, "/")
+		for i, p := range parts {
+			parts[i] = template.HTMLEscapeString(p)
+		}
+		return template.HTML(strings.Join(parts, "/<wbr>"))
+	},
 	// dict makes a map of name/value pairs, the argument of a shared block.
 	"dict": func(kv ...any) map[string]any {
 		m := make(map[string]any, len(kv)/2)
@@ -48,6 +57,11 @@ var funcs = template.FuncMap{
 			m[fmt.Sprint(kv[i])] = kv[i+1]
 		}
 		return m
+	},
+	// picker is the business-unit picker of a built-in page's form: the units of the page
+	// ($, a *pageData), the control's id, the unit selected, and whether one is required.
+	"picker": func(p *pageData, id, selected string, required bool) unitPicker {
+		return unitPicker{ID: id, Name: "businessUnitId", Selected: selected, Required: required, Units: p.Units, More: p.UnitsMore}
 	},
 	"isCurrent": func(current, path string) bool {
 		if path == "/" {
@@ -60,7 +74,8 @@ var funcs = template.FuncMap{
 func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, n := range pageNames {
-		out[n] = template.Must(template.New(n).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+n+".html"))
+		t := template.Must(template.New(n).Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+n+".html"))
+		out[n] = template.Must(t.Parse(unitPickerHTML))
 	}
 	return out
 }

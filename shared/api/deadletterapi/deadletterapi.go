@@ -14,8 +14,10 @@ type Registrar = httpapi.Registrar
 
 // Route patterns.
 const (
-	PathList    = "/api/support/dead-letters"
-	PathRequeue = "/api/support/dead-letters/requeue"
+	PathList        = "/api/support/dead-letters"
+	PathRequeue     = "/api/support/dead-letters/requeue"
+	PathRequeueMany = "/api/support/dead-letters/requeue-many"
+	PathDiscard     = "/api/support/dead-letters/discard"
 )
 
 // DefaultPage is a page's default size; bus.MaxDeadLetterPage its bound.
@@ -34,6 +36,8 @@ func Routes(s *deadletter.Service) []httpapi.Route {
 			Paging: &httpapi.Paging{Default: DefaultPage, Max: bus.MaxDeadLetterPage}, Call: h.list},
 		// The operator is checked after the body (a missing id is named first), so in Call.
 		httpapi.Endpoint[requeueBody, deadletter.Item]{Method: "POST", Path: PathRequeue, QueryUnchecked: true, Body: httpapi.BodyRequired, Call: h.requeue},
+		httpapi.Endpoint[requeueManyBody, deadletter.BulkResult]{Method: "POST", Path: PathRequeueMany, QueryUnchecked: true, Body: httpapi.BodyRequired, Call: h.requeueMany},
+		httpapi.Endpoint[requeueBody, deadletter.ActResult]{Method: "POST", Path: PathDiscard, QueryUnchecked: true, Body: httpapi.BodyRequired, Call: h.discard},
 	}
 }
 
@@ -63,9 +67,12 @@ func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.P
 
 type requeueBody struct {
 	ID     string `json:"id"`
+	ETag   string `json:"etag"`
 	Reason string `json:"reason"`
 }
 
+// requeue answers the requeued dead letter; a repeat with the same etag answers the first
+// requeue's dead letter again (nothing is sent twice).
 func (h handlers) requeue(ctx context.Context, in *httpapi.In[requeueBody]) (deadletter.Item, error) {
 	if in.Body.ID == "" {
 		return deadletter.Item{}, automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
@@ -74,5 +81,30 @@ func (h handlers) requeue(ctx context.Context, in *httpapi.In[requeueBody]) (dea
 	if err != nil {
 		return deadletter.Item{}, err
 	}
-	return h.s.Requeue(ctx, httpapi.CallerFrom(ctx).Scope, in.Body.ID, op, in.Body.Reason)
+	res, err := h.s.Requeue(ctx, httpapi.CallerFrom(ctx).Scope, deadletter.ActRequest{ID: in.Body.ID, ETag: in.Body.ETag, Operator: op, Reason: in.Body.Reason})
+	return res.DeadLetter, err
+}
+
+func (h handlers) discard(ctx context.Context, in *httpapi.In[requeueBody]) (deadletter.ActResult, error) {
+	if in.Body.ID == "" {
+		return deadletter.ActResult{}, automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
+	}
+	op, err := httpapi.RequireOperator(in.Request, "discard")
+	if err != nil {
+		return deadletter.ActResult{}, err
+	}
+	return h.s.Discard(ctx, httpapi.CallerFrom(ctx).Scope, deadletter.ActRequest{ID: in.Body.ID, ETag: in.Body.ETag, Operator: op, Reason: in.Body.Reason})
+}
+
+type requeueManyBody struct {
+	Items  []deadletter.Ref `json:"items"`
+	Reason string           `json:"reason"`
+}
+
+func (h handlers) requeueMany(ctx context.Context, in *httpapi.In[requeueManyBody]) (deadletter.BulkResult, error) {
+	op, err := httpapi.RequireOperator(in.Request, "requeue")
+	if err != nil {
+		return deadletter.BulkResult{}, err
+	}
+	return h.s.RequeueMany(ctx, httpapi.CallerFrom(ctx).Scope, deadletter.BulkRequest{Refs: in.Body.Items, Operator: op, Reason: in.Body.Reason})
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/automation-platform/automation/shared/automation"
 	"slices"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 // outcomes with the post-result hook, chain advances once, the manual queue, the projection
 // and the outbox relay's lease and purge.
 func RunCampaign(t *testing.T, open Opener) {
+	t.Run("CampaignCommandThroughput", func(t *testing.T) { testCommandThroughput(t, open) })
 	t.Run("CampaignSaveIfMatchAndTriggers", func(t *testing.T) { testCampaignSave(t, open) })
 	t.Run("CampaignStartOnce", func(t *testing.T) { testCampaignStartOnce(t, open) })
 	t.Run("CampaignClaimExclusiveAndFreezes", func(t *testing.T) { testCampaignClaim(t, open) })
@@ -634,5 +636,59 @@ func testCampaignProjectionConcurrent(t *testing.T, open Opener) {
 	got, err := s.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "c1", From: "2026-10-01", To: "2026-10-01"})
 	if err != nil || len(got.Days) != 1 || got.Days[0].ByStatus["RUNNING"] != commands {
 		t.Fatalf("counts = %+v, %v", got, err)
+	}
+}
+
+// testCommandThroughput: commands that reached SUCCEEDED, FAILED or UNKNOWN count in the
+// minute of their last change, per status, within the window and the scope; a running one
+// does not count.
+func testCommandThroughput(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	finish := func(n int, st store.CommandStatus, at time.Time) {
+		t.Helper()
+		p := startFixture(n)
+		if n == 4 {
+			p.Execution.BusinessUnitID, p.Command.BusinessUnitID = "bu-2", "bu-2"
+		}
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: p.Command.CommandID, Now: at, Lease: time.Minute, FreezeParams: `{}`})
+		if err != nil || !r.Claimed {
+			t.Fatal(r, err)
+		}
+		if st == store.CommandRunning {
+			return
+		}
+		if _, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: p.Command.CommandID, Token: r.Command.Version, Now: at, Status: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(1, store.CommandSucceeded, T0.Add(10*time.Second))
+	finish(2, store.CommandSucceeded, T0.Add(50*time.Second))
+	finish(3, store.CommandFailed, T0.Add(70*time.Second))
+	finish(4, store.CommandSucceeded, T0.Add(20*time.Second)) // bu-2
+	finish(5, store.CommandRunning, T0.Add(30*time.Second))
+	finish(6, store.CommandSucceeded, T0.Add(3*time.Minute)) // past the window
+	bs, err := s.SupportCommandThroughput(ctx, store.SupportThroughputParams{Since: T0, Until: T0.Add(2 * time.Minute), Scope: automation.BusinessUnits("bu-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.CommandThroughputBucket{{Minute: T0, Status: store.CommandSucceeded, Count: 2}, {Minute: T0.Add(time.Minute), Status: store.CommandFailed, Count: 1}}
+	if len(bs) != len(want) {
+		t.Fatalf("buckets %+v, want %+v", bs, want)
+	}
+	for i := range want {
+		if !bs[i].Minute.Equal(want[i].Minute) || bs[i].Status != want[i].Status || bs[i].Count != want[i].Count {
+			t.Fatalf("bucket %d: %+v, want %+v", i, bs[i], want[i])
+		}
+	}
+	all, err := s.SupportCommandThroughput(ctx, store.SupportThroughputParams{Since: T0, Until: T0.Add(2 * time.Minute), Scope: automation.AllBusinessUnits()})
+	if err != nil || len(all) != 2 || all[0].Count != 3 {
+		t.Fatalf("every unit: %+v %v", all, err)
+	}
+	if _, err := s.SupportCommandThroughput(ctx, store.SupportThroughputParams{Since: T0, Until: T0.Add(25 * time.Hour)}); err == nil {
+		t.Fatal("an unbounded window was answered")
 	}
 }

@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Inbox", func(t *testing.T) { runInbox(t, open) })
 	t.Run("PushDevice", func(t *testing.T) { runPushDevice(t, open) })
 	t.Run("Preference", func(t *testing.T) { runPreference(t, open) })
+	t.Run("DeadLetterAudit", func(t *testing.T) { runDeadLetterAudit(t, open) })
 	RunLifecycle(t, open)
 	RunGateway(t, open)
 	t.Run("Attribute", func(t *testing.T) { runAttribute(t, open) })

@@ -202,3 +202,14 @@ ORDER BY SampledOn;
 -- name: MetricsSamplePurge :exec
 -- Up to @Limit samples taken before @Before (the retention's start).
 DELETE TOP (@Limit) FROM dbo.MetricsSample WHERE SampledOn < @Before;
+
+-- name: SupportCommandThroughput :many
+-- Campaign commands that reached SUCCEEDED, FAILED or UNKNOWN per minute of their last change,
+-- over a bounded window (IX_CampaignCommand_Updated: a range seek on UpdatedOn, covering).
+SELECT b.Minute, b.Status, COUNT(*) AS N
+FROM (SELECT DATEADD(minute, DATEDIFF(minute, CAST('2000-01-01' AS datetime2(3)), UpdatedOn), CAST('2000-01-01' AS datetime2(3))) AS Minute, Status
+      FROM dbo.CampaignCommand WITH (INDEX (IX_CampaignCommand_Updated))
+      WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN (N'SUCCEEDED', N'FAILED', N'UNKNOWN')
+        AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS b
+GROUP BY b.Minute, b.Status
+ORDER BY b.Minute, b.Status;

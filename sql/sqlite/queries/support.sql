@@ -231,3 +231,14 @@ LIMIT @Limit;
 DELETE FROM MetricsSample
 WHERE (BusinessUnitId, SampledOn) IN (
     SELECT BusinessUnitId, SampledOn FROM MetricsSample WHERE SampledOn < @Before LIMIT @Limit);
+
+-- name: SupportCommandThroughput :many
+-- Campaign commands that reached SUCCEEDED, FAILED or UNKNOWN per minute of their last change,
+-- over a bounded window (IX_CampaignCommand_Updated: a range seek on UpdatedOn, covering).
+SELECT b.Minute, b.Status, COUNT(*) AS N
+FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
+      FROM CampaignCommand INDEXED BY IX_CampaignCommand_Updated
+      WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN ('SUCCEEDED', 'FAILED', 'UNKNOWN')
+        AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))) AS b
+GROUP BY b.Minute, b.Status
+ORDER BY b.Minute, b.Status;
