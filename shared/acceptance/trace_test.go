@@ -146,7 +146,11 @@ func describe(spans []otlptest.Span) string {
 		byID[s.SpanID] = s.Name
 	}
 	for _, s := range spans {
-		fmt.Fprintf(&b, "  %-28s %-20s parent=%-26s %s\n", s.Name, strings.TrimPrefix(s.Kind, "SPAN_KIND_"), byID[s.ParentID], keyAttrs(s))
+		parent := "(root)"
+		if s.ParentID != "" {
+			parent = s.ParentID + " " + byID[s.ParentID]
+		}
+		fmt.Fprintf(&b, "  %-28s %-9s span=%s parent=%-44s %s\n", s.Name, strings.TrimPrefix(s.Kind, "SPAN_KIND_"), s.SpanID, parent, keyAttrs(s))
 	}
 	return b.String()
 }

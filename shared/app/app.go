@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -476,7 +477,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	switch {
 	case o.Billing != nil:
 	case cfg.Billing.URL != "":
-		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token, Timeout: cfg.Billing.Timeout}
+		// With telemetry on, each billing call is an HTTP client span (a child of budget.charge)
+		// and carries its traceparent; off, the transport is http.DefaultTransport as it is.
+		o.Billing = &billing.Client{BaseURL: cfg.Billing.URL, Token: cfg.Billing.Token, Timeout: cfg.Billing.Timeout,
+			HTTP: &http.Client{Transport: r.Telemetry.HTTPTransport(nil)}}
 	default:
 		o.Billing = budget.NoBilling{}
 	}

@@ -324,12 +324,43 @@ func (r *Relay) dropClaimLocked(token string) bool {
 // the first failed publish; the messages before it stay published (the row is published
 // again later, and each consumer absorbs a repeated MessageId), and the row's tracking is
 // dropped, so it is not marked before that.
+//
+// With telemetry on, the row's publish is one producer span "publish {destination}" whose
+// parent is the row's TraceParent (the transaction that wrote it, however long ago and in
+// whichever process); an envelope's items, which share that TraceParent, are one batch send
+// (messaging.batch.message_count, as the OTel messaging conventions name a batch). Each
+// message carries that span's context, and the consumer's invocation continues from it.
+// Off, or a row whose trace was not sampled: each message carries the row's TraceParent as
+// it is (the same trace and the same "not sampled" decision), and no span is made.
 func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []store.OutboxMessage) error {
 	if r.MarkOnSettle {
 		r.track(id, token, items)
 	}
-	for _, m := range items {
-		if err := r.publishTraced(ctx, id, m); err != nil {
+	first := items[0]
+	pctx, span := ctx, telemetry.NoSpan()
+	traceParent, traceState := first.TraceParent, ""
+	if telemetry.Enabled() {
+		pctx, span = telemetry.Start(telemetry.Extract(ctx, first.TraceParent, ""), "publish "+first.Destination, trace.SpanKindProducer)
+		if span.IsRecording() {
+			attrs := []attribute.KeyValue{attribute.String("messaging.system", "servicebus"), attribute.String("messaging.operation.type", "send"),
+				attribute.String("messaging.destination.name", first.Destination), telemetry.OutboxID.Int64(id)}
+			if len(items) == 1 {
+				attrs = append(attrs, attribute.String("messaging.message.id", first.MessageID))
+			} else {
+				attrs = append(attrs, attribute.Int("messaging.batch.message_count", len(items)))
+			}
+			span.SetAttributes(attrs...)
+		}
+		if span.IsRecording() || traceParent == "" {
+			// A new context to pass on (an untraced row starts its trace here, sampled or not).
+			traceParent, traceState = telemetry.Inject(pctx)
+		}
+	}
+	for i, m := range items {
+		msg := bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body, TraceParent: traceParent, TraceState: traceState}
+		if err := r.Publisher.Publish(pctx, msg); err != nil {
+			telemetry.End(span, err, automation.CodeString(err))
+			r.recordPublished(ctx, items, i, true)
 			if r.MarkOnSettle {
 				r.untrack(id, items)
 			}
@@ -339,39 +370,20 @@ func (r *Relay) publishRow(ctx context.Context, id int64, token string, items []
 			return err
 		}
 	}
+	telemetry.End(span, nil, "")
+	r.recordPublished(ctx, items, len(items), false)
 	return nil
 }
 
-// publishTraced publishes outbox message m (of row id). With telemetry on, in a producer span
-// "publish {destination}" whose parent is the row's TraceParent (the transaction that wrote
-// it, however long ago and in whichever process), and the message carries that span's
-// context; the consumer's invocation continues from it. Off: the message carries the row's
-// TraceParent as it is.
-func (r *Relay) publishTraced(ctx context.Context, id int64, m store.OutboxMessage) error {
-	msg := bus.Message{ID: m.MessageID, Destination: m.Destination, SessionID: m.SessionID, Body: m.Body, TraceParent: m.TraceParent}
-	if !telemetry.Enabled() {
-		err := r.Publisher.Publish(ctx, msg)
-		if telemetry.MetricsEnabled() {
-			telemetry.RecordPublish(ctx, m.Destination, err == nil, r.Clock.Now().Sub(m.CreatedOn))
-		}
-		return err
+// recordPublished records, once per row, the publish of the first ok of items (and one
+// failed when failed), and the row's lag from its commit (its CreatedOn, every item's) when
+// any was published. With metrics off it does nothing.
+func (r *Relay) recordPublished(ctx context.Context, items []store.OutboxMessage, ok int, failed bool) {
+	if !telemetry.MetricsEnabled() || len(items) == 0 {
+		return
 	}
-	sctx, span := telemetry.Start(telemetry.Extract(ctx, m.TraceParent, ""), "publish "+m.Destination, trace.SpanKindProducer)
-	if span.IsRecording() {
-		span.SetAttributes(attribute.String("messaging.system", "servicebus"), attribute.String("messaging.operation.type", "send"),
-			attribute.String("messaging.destination.name", m.Destination), attribute.String("messaging.message.id", m.MessageID),
-			telemetry.OutboxID.Int64(id))
-	}
-	msg.TraceParent, msg.TraceState = telemetry.Inject(sctx)
-	if msg.TraceParent == "" {
-		msg.TraceParent = m.TraceParent
-	}
-	err := r.Publisher.Publish(sctx, msg)
-	telemetry.End(span, err, automation.CodeString(err))
-	if telemetry.MetricsEnabled() {
-		telemetry.RecordPublish(ctx, m.Destination, err == nil, r.Clock.Now().Sub(m.CreatedOn))
-	}
-	return err
+	m := items[0]
+	telemetry.RecordPublished(ctx, m.Destination, ok, failed, r.Clock.Now().Sub(m.CreatedOn))
 }
 
 // Settled notes that the (non-durable) bus settled a message the relay published in this

@@ -45,6 +45,9 @@ func invocationSpan(ctx context.Context, req *http.Request, inv *Invocation) (co
 		trigger = "timer"
 	}
 	ctx, span := telemetry.Tracer().Start(parent, inv.FunctionName, trace.WithSpanKind(kind), trace.WithLinks(links...))
+	if !span.IsRecording() {
+		return ctx, span // not sampled: no attributes built
+	}
 	attrs := []attribute.KeyValue{telemetry.FunctionName.String(inv.FunctionName), attribute.String("faas.trigger", trigger)}
 	if inv.InvocationID != "" {
 		attrs = append(attrs, attribute.String("faas.invocation_id", inv.InvocationID))

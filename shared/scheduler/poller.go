@@ -1,22 +1,23 @@
 package scheduler
 
 import (
-	"go.opentelemetry.io/otel/attribute"
-	oteltrace "go.opentelemetry.io/otel/trace"
-
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -458,10 +459,16 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) (ex execu
 	if telemetry.Enabled() {
 		// The row runs in the trace of the transaction that created it (its TraceParent),
 		// linked to the poll that claimed it; what it writes to the outbox stays in that trace.
+		// A row with no stored trace runs as a child of the poll, so it needs no link. A row
+		// whose stored trace was not sampled starts no span (telemetry.StartLinked) and passes
+		// its own traceparent on.
 		poll := oteltrace.SpanContextFromContext(ctx)
+		parent := telemetry.Extract(ctx, row.TraceParent, "")
+		if oteltrace.SpanContextFromContext(parent).Equal(poll) {
+			poll = oteltrace.SpanContext{}
+		}
 		var span oteltrace.Span
-		ctx, span = telemetry.Tracer().Start(telemetry.Extract(ctx, row.TraceParent, ""), "scheduler.execute",
-			oteltrace.WithLinks(oteltrace.Link{SpanContext: poll}))
+		ctx, span = telemetry.StartLinked(parent, "scheduler.execute", poll)
 		if span.IsRecording() {
 			span.SetAttributes(telemetry.SchedulerKey.String(row.SchedulerKey), telemetry.BusinessUnitID.String(row.BusinessUnitID),
 				attribute.String("automation.automation_type", string(row.AutomationType)),
@@ -498,13 +505,25 @@ func (p *Poller) run(ctx context.Context, row automation.SchedulerRow) (ex execu
 	return ex
 }
 
+// dueOutcomes are the outcomes settle counts (automation.due.outcomes).
+var dueOutcomes = [...]trace.Outcome{trace.OutcomeCompleted, trace.OutcomeDeactivated, trace.OutcomeRetrying, trace.OutcomeHeld, trace.OutcomeLeaseLost}
+
 // settle writes the outcomes of runs (in order) and then their trace rows, in the
 // background when backgroundTrace is set (writeTrace).
 func (p *Poller) settle(ctx context.Context, runs []execution, backgroundTrace bool) ([]trace.Outcome, error) {
 	outcomes, err := p.settleRuns(ctx, runs, backgroundTrace)
-	for _, o := range outcomes {
-		if o != "" {
-			telemetry.CountDueOutcome(ctx, string(o))
+	if telemetry.MetricsEnabled() {
+		// Counted once per outcome of the batch, not once per row.
+		var n [len(dueOutcomes)]int
+		for _, o := range outcomes {
+			if i := slices.Index(dueOutcomes[:], o); i >= 0 {
+				n[i]++
+			} else if o != "" {
+				telemetry.CountDueOutcomes(ctx, string(o), 1)
+			}
+		}
+		for i, c := range n {
+			telemetry.CountDueOutcomes(ctx, string(dueOutcomes[i]), c)
 		}
 	}
 	return outcomes, err

@@ -8,14 +8,13 @@ import (
 const codesError = codes.Error
 
 // The product's own span attributes (docs/operations.md#spans). Ids are span attributes,
-// never metric labels.
+// never metric labels. TestOperationsDocListsEverySpanAttributeAndLogField checks that the
+// documentation names each.
 const (
 	SchedulerKey   = attribute.Key("automation.scheduler_key")
 	EventID        = attribute.Key("automation.event_id")
-	EventSource    = attribute.Key("automation.event_source")
 	EventType      = attribute.Key("automation.event_type")
 	BusinessUnitID = attribute.Key("automation.business_unit_id")
-	CustomerID     = attribute.Key("automation.customer_id")
 	CommandID      = attribute.Key("automation.command_id")
 	ExecutionID    = attribute.Key("automation.execution_id")
 	CampaignID     = attribute.Key("automation.campaign_id")
@@ -23,8 +22,6 @@ const (
 	Provider       = attribute.Key("automation.provider")
 	DeliveryKey    = attribute.Key("automation.delivery_key")
 	Channel        = attribute.Key("automation.channel")
-	Trigger        = attribute.Key("automation.trigger")
-	Outcome        = attribute.Key("automation.outcome")
 	Status         = attribute.Key("automation.status")
 	OutboxID       = attribute.Key("automation.outbox_id")
 	ErrorCode      = attribute.Key("automation.error_code")

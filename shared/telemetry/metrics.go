@@ -47,10 +47,23 @@ type instruments struct {
 	ingest, applies, triggers, commands, published metric.Int64Counter
 	providerDuration, outboxLag                    metric.Float64Histogram
 	dueClaimed, dueOutcomes, deliveries            metric.Int64Counter
+
+	// The pre-built label sets of each labelled instrument (labelSets), in the order of
+	// its recording function's arguments.
+	ingestSets, appliesSets, commandsSets, publishedSets, providerSets, lagSets, dueOutcomeSets, deliverySets *labelSets
 }
 
 func newInstruments(m metric.Meter) *instruments {
-	i := &instruments{}
+	i := &instruments{
+		ingestSets:     newLabelSets(LabelBusinessUnit, LabelEventType, LabelStatus),
+		appliesSets:    newLabelSets(LabelOutcome),
+		commandsSets:   newLabelSets(LabelStatus, LabelProvider),
+		publishedSets:  newLabelSets(LabelDestination, LabelOutcome),
+		providerSets:   newLabelSets(LabelProvider, LabelOutcome),
+		lagSets:        newLabelSets(LabelDestination),
+		dueOutcomeSets: newLabelSets(LabelOutcome),
+		deliverySets:   newLabelSets(LabelChannel, LabelStatus),
+	}
 	i.ingest, _ = m.Int64Counter(MetricIngestEvents, metric.WithUnit("{event}"),
 		metric.WithDescription("Events the gateway answered, by business unit, registered event type and status (accepted, duplicate, rejected)."))
 	i.applies, _ = m.Int64Counter(MetricAttributeApplies, metric.WithUnit("{event}"),
@@ -84,12 +97,15 @@ func CountDueClaimed(ctx context.Context, n int) {
 }
 
 // CountDueOutcome counts one claimed row's recorded outcome (an enum of the scheduler).
-func CountDueOutcome(ctx context.Context, outcome string) {
+func CountDueOutcome(ctx context.Context, outcome string) { CountDueOutcomes(ctx, outcome, 1) }
+
+// CountDueOutcomes counts n claimed rows' recorded outcome (a batch's rows counted at once).
+func CountDueOutcomes(ctx context.Context, outcome string, n int) {
 	inst := current.Load()
-	if inst == nil {
+	if inst == nil || n <= 0 {
 		return
 	}
-	inst.dueOutcomes.Add(ctx, 1, metric.WithAttributes(LabelOutcome.String(outcome)))
+	inst.dueOutcomes.Add(ctx, int64(n), inst.dueOutcomeSets.opts(labelValues{outcome}).add...)
 }
 
 // CountDelivery counts one recorded delivery outcome; channel is a configured channel ("" otherwise).
@@ -98,7 +114,7 @@ func CountDelivery(ctx context.Context, channel, status string) {
 	if inst == nil {
 		return
 	}
-	inst.deliveries.Add(ctx, 1, metric.WithAttributes(LabelChannel.String(channel), LabelStatus.String(status)))
+	inst.deliveries.Add(ctx, 1, inst.deliverySets.opts(labelValues{channel, status}).add...)
 }
 
 // CountIngest counts one gateway answer; bu is a unit that exists ("" otherwise), typ a
@@ -108,7 +124,7 @@ func CountIngest(ctx context.Context, bu, typ, status string) {
 	if inst == nil {
 		return
 	}
-	inst.ingest.Add(ctx, 1, metric.WithAttributes(LabelBusinessUnit.String(bu), LabelEventType.String(typ), LabelStatus.String(status)))
+	inst.ingest.Add(ctx, 1, inst.ingestSets.opts(labelValues{bu, typ, status}).add...)
 }
 
 // CountAttributeApply counts one tracking event's outcome and the triggers it emitted.
@@ -117,7 +133,7 @@ func CountAttributeApply(ctx context.Context, outcome string, triggers int) {
 	if inst == nil {
 		return
 	}
-	inst.applies.Add(ctx, 1, metric.WithAttributes(LabelOutcome.String(outcome)))
+	inst.applies.Add(ctx, 1, inst.appliesSets.opts(labelValues{outcome}).add...)
 	if triggers > 0 {
 		inst.triggers.Add(ctx, int64(triggers))
 	}
@@ -129,7 +145,7 @@ func CountCommand(ctx context.Context, status, provider string) {
 	if inst == nil {
 		return
 	}
-	inst.commands.Add(ctx, 1, metric.WithAttributes(LabelStatus.String(status), LabelProvider.String(provider)))
+	inst.commands.Add(ctx, 1, inst.commandsSets.opts(labelValues{status, provider}).add...)
 }
 
 // RecordProviderCall records one provider call's latency and outcome (ok, failed, unknown).
@@ -138,22 +154,32 @@ func RecordProviderCall(ctx context.Context, provider, outcome string, d time.Du
 	if inst == nil {
 		return
 	}
-	inst.providerDuration.Record(ctx, d.Seconds(), metric.WithAttributes(LabelProvider.String(provider), LabelOutcome.String(outcome)))
+	inst.providerDuration.Record(ctx, d.Seconds(), inst.providerSets.opts(labelValues{provider, outcome}).record...)
 }
 
 // RecordPublish records one outbox message published to destination (a topology name):
 // outcome ok with the lag since its row's commit, or failed.
 func RecordPublish(ctx context.Context, destination string, ok bool, lag time.Duration) {
+	if ok {
+		RecordPublished(ctx, destination, 1, false, lag)
+	} else {
+		RecordPublished(ctx, destination, 0, true, lag)
+	}
+}
+
+// RecordPublished records one outbox row's publish to destination (a topology name): ok
+// messages published (an envelope's items), one failed when failed, and, when ok > 0, the
+// row's lag from its commit to its publish (one observation per row: its items share it).
+func RecordPublished(ctx context.Context, destination string, ok int, failed bool, lag time.Duration) {
 	inst := current.Load()
 	if inst == nil {
 		return
 	}
-	outcome := "ok"
-	if !ok {
-		outcome = "failed"
+	if ok > 0 {
+		inst.published.Add(ctx, int64(ok), inst.publishedSets.opts(labelValues{destination, "ok"}).add...)
+		inst.outboxLag.Record(ctx, max(lag, 0).Seconds(), inst.lagSets.opts(labelValues{destination}).record...)
 	}
-	inst.published.Add(ctx, 1, metric.WithAttributes(LabelDestination.String(destination), LabelOutcome.String(outcome)))
-	if ok {
-		inst.outboxLag.Record(ctx, max(lag, 0).Seconds(), metric.WithAttributes(LabelDestination.String(destination)))
+	if failed {
+		inst.published.Add(ctx, 1, inst.publishedSets.opts(labelValues{destination, "failed"}).add...)
 	}
 }

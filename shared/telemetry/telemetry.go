@@ -116,6 +116,9 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 		}
 		p.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(Sampler(o.Sampler, o.Ratio)))
 		otel.SetTracerProvider(p.tp)
+		t := p.tp.Tracer(InstrumentationName)
+		tracer.Store(&t)
+		followsParent.Store(ParentBased(o.Sampler))
 	}
 	if o.Metrics() {
 		mopts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithView(Views()...)}
@@ -146,6 +149,18 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 		current.Store(newInstruments(p.mp.Meter(InstrumentationName)))
 	}
 	return p, nil
+}
+
+// ParentBased reports whether the sampler named name (as Sampler reads it) follows a
+// parent's decision: the parentbased_* samplers, and an empty or unknown name. Under them
+// the child of a parent that was not sampled is never sampled (the SDK's ParentBased
+// defaults), so Start need not ask the SDK.
+func ParentBased(name string) bool {
+	switch name {
+	case SamplerAlwaysOn, SamplerAlwaysOff, SamplerTraceIDRatio:
+		return false
+	}
+	return true
 }
 
 // Sampler returns the sampler named as OTEL_TRACES_SAMPLER names it (ratio is its
@@ -181,6 +196,8 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 		if otel.GetTracerProvider() == trace.TracerProvider(p.tp) {
 			otel.SetTracerProvider(tracenoop.NewTracerProvider())
 			enabled.Store(false)
+			tracer.Store(nil)
+			followsParent.Store(false)
 		}
 		p.tp = nil
 	}
@@ -214,6 +231,10 @@ func (p *Providers) ForceFlush(ctx context.Context) error {
 // noSpan is the no-op span Start returns with telemetry off.
 var noSpan = trace.SpanFromContext(context.Background())
 
+// NoSpan returns the no-op span (what Start returns with telemetry off): for a caller that
+// starts its span only on some paths and ends it on all.
+func NoSpan() trace.Span { return noSpan }
+
 // enabled is set by a Setup that installed a tracer provider (Enabled).
 var enabled atomic.Bool
 
@@ -222,8 +243,36 @@ var enabled atomic.Bool
 // telemetry off costs nothing.
 func Enabled() bool { return enabled.Load() }
 
-// Tracer is the product's tracer (the global provider's; a no-op until Setup).
-func Tracer() trace.Tracer { return otel.Tracer(InstrumentationName) }
+// tracer is the product's tracer of the provider the last Setup installed (nil: none), kept
+// so that a span does not look its tracer up in the provider (a lock and a map) each time.
+var tracer atomic.Pointer[trace.Tracer]
+
+// followsParent is set by a Setup whose sampler is parent-based (ParentBased).
+var followsParent atomic.Bool
+
+// Tracer is the product's tracer (the provider Setup installed; else the global
+// provider's, a no-op until Setup).
+func Tracer() trace.Tracer {
+	if t := tracer.Load(); t != nil {
+		return *t
+	}
+	return otel.Tracer(InstrumentationName)
+}
+
+// unsampledParent reports whether ctx's span is a parent whose children are not sampled:
+// valid, not sampled, and the sampler parent-based. Such a child records nothing, so Start
+// returns no span for it and ctx as it is: what the child writes to an outbox row or a
+// message is the parent's traceparent, which carries the same trace id and the same
+// "not sampled" flag (W3C Trace Context), so every hop after it decides alike. Only the
+// span id differs from a span the SDK would have made, and an unsampled span id is never
+// exported.
+func unsampledParent(ctx context.Context) bool {
+	if !followsParent.Load() {
+		return false
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	return sc.IsValid() && !sc.IsSampled()
+}
 
 // Meter is the product's meter (the global provider's; a no-op until Setup).
 func Meter() metric.Meter { return otel.Meter(InstrumentationName) }
@@ -232,14 +281,42 @@ func Meter() metric.Meter { return otel.Meter(InstrumentationName) }
 // when 0). Attributes are best set after `if span.IsRecording()`, so that an unsampled or
 // disabled trace builds none.
 func Start(ctx context.Context, name string, kind trace.SpanKind) (context.Context, trace.Span) {
-	if !enabled.Load() {
-		return ctx, noSpan // telemetry off: no context, no span, no allocation
+	if !enabled.Load() || unsampledParent(ctx) {
+		return ctx, noSpan // telemetry off, or not sampled: no context, no span, no allocation
 	}
+	return Tracer().Start(ctx, name, kindOptions(kind)...)
+}
+
+// StartLinked is Start for an internal span linked to link (when valid): the row the poll
+// claimed, run in the trace of the transaction that created it, linked to the poll.
+func StartLinked(ctx context.Context, name string, link trace.SpanContext) (context.Context, trace.Span) {
+	if !enabled.Load() || unsampledParent(ctx) {
+		return ctx, noSpan
+	}
+	if !link.IsValid() {
+		return Tracer().Start(ctx, name, kindOptions(trace.SpanKindInternal)...)
+	}
+	return Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithLinks(trace.Link{SpanContext: link}))
+}
+
+// kindOptions returns the start options of a span of kind: built once per kind and passed
+// with "...", so starting a span allocates no option and no variadic slice for them.
+func kindOptions(kind trace.SpanKind) []trace.SpanStartOption {
 	if kind == trace.SpanKindUnspecified {
 		kind = trace.SpanKindInternal
 	}
-	return Tracer().Start(ctx, name, trace.WithSpanKind(kind))
+	if int(kind) < len(spanKinds) {
+		return spanKinds[kind]
+	}
+	return []trace.SpanStartOption{trace.WithSpanKind(kind)}
 }
+
+var spanKinds = func() (o [trace.SpanKindConsumer + 1][]trace.SpanStartOption) {
+	for k := range o {
+		o[k] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKind(k))}
+	}
+	return o
+}()
 
 // End records err on span (status Error and an exception event; code, when not empty, as
 // automation.error_code: the caller's automation.CodeOf, as this package imports no project
