@@ -560,8 +560,13 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 	if d.Log == nil {
 		return
 	}
+	// A Sent delivery is the hot path: one line each at production rates is a log flood
+	// (issue 39), so it logs at DEBUG and is counted in the deliveries metric instead.
+	// Everything else (skipped, waiting, retried) stays at INFO; failures and UNKNOWNs WARN.
 	level := slog.LevelInfo
 	switch o.Status {
+	case store.NotificationSent:
+		level = slog.LevelDebug
 	case store.NotificationFailed, store.NotificationUnknown:
 		level = slog.LevelWarn
 	}
