@@ -35,6 +35,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
+	"github.com/automation-platform/automation/shared/api/sessionsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/apikey"
@@ -520,6 +521,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// key is never stored in a replayable response.
 	keysapi.Register(r.Functions, httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope,
 		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), r.Keys)
+	// Ending a principal's console sessions (/api/console-sessions/..., the
+	// ConsoleSessionsApi function): no Idempotency store, ending is idempotent by nature.
+	sessionsapi.Register(r.Functions, httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope,
+		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), &session.Admin{Store: r.Store, Clock: r.Clock})
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Template routes (/api/templates/...) belong to the TemplatesApi HTTP function in Azure.

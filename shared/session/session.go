@@ -273,12 +273,12 @@ func ClientAddress(r *http.Request) string {
 // response becomes a 503 without the cookie.
 type sessionWriter struct {
 	http.ResponseWriter
-	g      *Guard
-	r      *http.Request
+	g       *Guard
+	r       *http.Request
 	now     time.Time
 	subject *Subject // what the handler's sign-in named (Begin)
 	status  int
-	failed bool // the session could not be stored: the 503 is written, the handler's answer dropped
+	failed  bool // the session could not be stored: the 503 is written, the handler's answer dropped
 }
 
 func (s *sessionWriter) WriteHeader(code int) {

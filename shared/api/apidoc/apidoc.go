@@ -21,6 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/keysapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
+	"github.com/automation-platform/automation/shared/api/sessionsapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/templateapi"
@@ -58,6 +59,7 @@ func Sources() []Source {
 		{"Templates", templateapi.OpenAPI()},
 		{"Devices", deviceapi.OpenAPI()},
 		{"ApiKeys", keysapi.OpenAPI()},
+		{"ConsoleSessions", sessionsapi.OpenAPI()},
 		{"APIDescription", ownDocument},
 	}
 }
