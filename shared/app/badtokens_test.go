@@ -107,12 +107,12 @@ func TestBadBearerTokensAre401AndWriteNothing(t *testing.T) {
 		return strings.Count(rec.Body.String(), `"id":`)
 	}
 	for name, tok := range map[string]string{
-		"expired":                     sign(jose.RS256, key, claims(map[string]any{"exp": now.Add(-time.Second).Unix()})),
-		"not yet valid":               sign(jose.RS256, key, claims(map[string]any{"nbf": now.Add(time.Hour).Unix()})),
-		"wrong audience":              sign(jose.RS256, key, claims(map[string]any{"aud": "api://someone-else"})),
-		"wrong issuer":                sign(jose.RS256, key, claims(map[string]any{"iss": srv.URL + "/00000000-0000-0000-0000-000000000000/v2.0"})),
-		"alg none":                    b64([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + b64(payload) + ".",
-		"HS256 with the public key":   sign(jose.HS256, pubPEM, claims(nil)),
+		"expired":                   sign(jose.RS256, key, claims(map[string]any{"exp": now.Add(-time.Second).Unix()})),
+		"not yet valid":             sign(jose.RS256, key, claims(map[string]any{"nbf": now.Add(time.Hour).Unix()})),
+		"wrong audience":            sign(jose.RS256, key, claims(map[string]any{"aud": "api://someone-else"})),
+		"wrong issuer":              sign(jose.RS256, key, claims(map[string]any{"iss": srv.URL + "/00000000-0000-0000-0000-000000000000/v2.0"})),
+		"alg none":                  b64([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + b64(payload) + ".",
+		"HS256 with the public key": sign(jose.HS256, pubPEM, claims(nil)),
 		"a group mapped to nothing": sign(jose.RS256, key, claims(map[string]any{"groups": []string{"9f8e7d6c-0000-4000-8000-000000000001"}})),
 	} {
 		before := units()
