@@ -199,8 +199,8 @@ param oidcUnitsClaim string = 'automation_units'
 @description('OpenID Connect: the claim listing the caller\'s groups (Entra ID: security-group object ids; the app registration\'s groupMembershipClaims puts them in tokens).')
 param oidcGroupsClaim string = 'groups'
 
-@description('OpenID Connect: roles and business units per group, a JSON object from group object id to {"roles": ["operate"], "units": "bu-a,bu-b"} (docs/security.md#openid-connect). Empty: groups grant nothing.')
-param oidcGroups object = {}
+@description('OpenID Connect: roles and business units per group, the JSON text of an object from group object id to {"roles": ["operate"], "units": "bu-a,bu-b"} (docs/security.md#openid-connect); the app refuses to start on a malformed one. Empty: groups grant nothing.')
+param oidcGroups string = 
 
 @description('Per-tenant quotas (docs/security.md#quotas), per instance: live inbox streams per business unit.')
 @minValue(1)
@@ -441,7 +441,7 @@ var automationSettings = [
   }
   {
     name: 'AUTOMATION_OIDC_GROUPS'
-    value: empty(oidcGroups) ? '' : string(oidcGroups)
+    value: oidcGroups
   }
   {
     name: 'AUTOMATION_QUOTA_STREAMS_PER_UNIT'
