@@ -19,10 +19,12 @@ import (
 //     roles no longer include read ends it too (session.ReasonRoles). Its roles and units
 //     today are the session's.
 //   - a person's claims (Claims): mapped again with today's mapping. Claims that map to no
-//     role end the session (session.ReasonRoles); otherwise the roles and units they map to
-//     now are the session's, so a narrowed mapping refuses the next request above them.
+//     role end the session (session.ReasonRoles), and so does every person's session when the
+//     console's OIDC sign-in is no longer configured (people): the deployment turned it off;
+//     otherwise the roles and units they map to now are the session's, so a narrowed mapping
+//     refuses the next request above them.
 //   - neither (the bootstrap token; sessions older than migration 0057): nothing to re-check.
-func consoleSessionResolver(keys *apikey.Service, mapping oidcauth.Mapping) func(context.Context, store.ConsoleSession) (*httpapi.Principal, error) {
+func consoleSessionResolver(keys *apikey.Service, mapping oidcauth.Mapping, people bool) func(context.Context, store.ConsoleSession) (*httpapi.Principal, error) {
 	return func(ctx context.Context, s store.ConsoleSession) (*httpapi.Principal, error) {
 		switch {
 		case s.KeyPrefix != "":
@@ -37,6 +39,9 @@ func consoleSessionResolver(keys *apikey.Service, mapping oidcauth.Mapping) func
 			}
 			return &p, nil
 		case s.Claims != "":
+			if !people {
+				return nil, &session.Ended{Reason: session.ReasonRoles}
+			}
 			p, err := mapping.Remap(s.Principal, s.Claims)
 			if err != nil || len(p.Roles) == 0 {
 				return nil, &session.Ended{Reason: session.ReasonRoles}
