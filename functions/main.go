@@ -54,6 +54,7 @@ commands:
   migrate       apply the SQL migrations of the configured store
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   keys          API keys: create, list, revoke, rotate (docs/security.md#api-keys)
+  sessions      console sessions: end a person's or a key's sessions at once (docs/security.md#sessions)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
   templates     notification templates from a terminal: get, put (a new version), preview (docs/channels.md)
   preferences   recipient preferences and quiet hours from a terminal: get, put, quiet-hours (docs/channels.md)
@@ -95,6 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return supportCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "sessions":
+		return sessionsCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "templates":
 		return templatesCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "preferences":

@@ -103,6 +103,9 @@ param oidcIssuer string = ''
 @description('OpenID Connect: the audience the tokens must carry (the app registration\'s client id or api://<client id>).')
 param oidcAudience string = ''
 
+@description('OpenID Connect: roles and business units per Entra ID group, the JSON text {"<group object id>": {"roles": ["operate"], "units": "bu-a"}} (docs/security.md#openid-connect). Empty: groups grant nothing.')
+param oidcGroups string = ''
+
 @description('Console sign-in with OpenID Connect (docs/console.md#sign-in): the console\'s client id; empty: bootstrap-token sign-in only.')
 param oidcConsoleClientId string = ''
 
@@ -323,6 +326,7 @@ module functionApp 'modules/functionapp.bicep' = {
     apiBusinessUnits: apiBusinessUnits
     oidcIssuer: oidcIssuer
     oidcAudience: oidcAudience
+    oidcGroups: oidcGroups
     oidcConsoleClientId: oidcConsoleClientId
     oidcConsoleClientSecret: oidcConsoleClientSecret
     reconcileBusinessUnits: reconcileBusinessUnits

@@ -11,7 +11,8 @@
 // on any port (a native client: loopback redirects match without the port, RFC 8252 section 7.3, so
 // a test server's random port works). People sign in on the provider's own login form
 // (devInteractions; any password): "operator" → roles [Automation.Operate], units [bu-a];
-// "reader" → [read], [bu-a]; anyone else → no role. Their roles and units are in the ID
+// "reader" → [read], [bu-a]; "grouped" → no role claim, groups [g-ops]; anyone else → no
+// role. Their roles and units are in the ID
 // token (conformIdTokenClaims off); consent is implied for this first-party client.
 import { generateKeyPairSync } from 'node:crypto';
 import Provider from 'oidc-provider';
@@ -28,6 +29,8 @@ const grants = {
 const people = {
   operator: { roles: ['Automation.Operate'], automation_units: ['bu-a'] },
   reader: { roles: ['read'], automation_units: ['bu-a'] },
+  // Roles through a group only (AUTOMATION_OIDC_GROUPS maps g-ops), as Entra ID's groups claim.
+  grouped: { groups: ['g-ops'] },
 };
 
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -46,7 +49,7 @@ const provider = new Provider(issuer, {
   }],
   jwks: { keys: [jwk] },
   scopes: ['openid', 'profile', 'api'],
-  claims: { openid: ['sub'], profile: ['preferred_username', 'roles', 'automation_units'] },
+  claims: { openid: ['sub'], profile: ['preferred_username', 'roles', 'automation_units', 'groups'] },
   conformIdTokenClaims: false,
   findAccount: (ctx, id) => ({
     accountId: id,
@@ -59,7 +62,7 @@ const provider = new Provider(issuer, {
     if (ctx.oidc.client.clientId !== 'automation-console') return undefined;
     const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
     grant.addOIDCScope('openid profile');
-    grant.addOIDCClaims(['preferred_username', 'roles', 'automation_units']);
+    grant.addOIDCClaims(['preferred_username', 'roles', 'automation_units', 'groups']);
     await grant.save();
     return grant;
   },

@@ -196,6 +196,32 @@ param oidcRoleClaim string = 'roles'
 @description('OpenID Connect: the claim holding the caller\'s business units (an array of ids, or "a,b", or "*").')
 param oidcUnitsClaim string = 'automation_units'
 
+@description('OpenID Connect: the claim listing the caller\'s groups (Entra ID: security-group object ids; the app registration\'s groupMembershipClaims puts them in tokens).')
+param oidcGroupsClaim string = 'groups'
+
+@description('OpenID Connect: roles and business units per group, the JSON text of an object from group object id to {"roles": ["operate"], "units": "bu-a,bu-b"} (docs/security.md#openid-connect); the app refuses to start on a malformed one. Empty: groups grant nothing.')
+param oidcGroups string = 
+
+@description('Per-tenant quotas (docs/security.md#quotas), per instance: live inbox streams per business unit.')
+@minValue(1)
+@maxValue(100000)
+param quotaStreamsPerUnit int = 50
+
+@description('Per-tenant quotas: live inbox streams per recipient in a unit.')
+@minValue(1)
+@maxValue(1000)
+param quotaStreamsPerRecipient int = 3
+
+@description('Per-tenant quotas: ingest events per second per API key (a batch of 500 counts 500).')
+@minValue(1)
+@maxValue(1000000)
+param quotaIngestEventsPerSecond int = 1000
+
+@description('Per-tenant quotas: ingest events an API key may post at once (at least one full batch of 500).')
+@minValue(500)
+@maxValue(10000000)
+param quotaIngestBurst int = 5000
+
 @description('Console sign-in with OpenID Connect (docs/console.md#sign-in): the console\'s client id (an app registration with a web redirect URI https://<app>.azurewebsites.net/api/console/oidc/callback). Empty: bootstrap-token sign-in only.')
 param oidcConsoleClientId string = ''
 
@@ -418,6 +444,30 @@ var automationSettings = [
   {
     name: 'AUTOMATION_OIDC_UNITS_CLAIM'
     value: oidcUnitsClaim
+  }
+  {
+    name: 'AUTOMATION_OIDC_GROUPS_CLAIM'
+    value: oidcGroupsClaim
+  }
+  {
+    name: 'AUTOMATION_OIDC_GROUPS'
+    value: oidcGroups
+  }
+  {
+    name: 'AUTOMATION_QUOTA_STREAMS_PER_UNIT'
+    value: string(quotaStreamsPerUnit)
+  }
+  {
+    name: 'AUTOMATION_QUOTA_STREAMS_PER_RECIPIENT'
+    value: string(quotaStreamsPerRecipient)
+  }
+  {
+    name: 'AUTOMATION_QUOTA_INGEST_EVENTS_PER_SECOND'
+    value: string(quotaIngestEventsPerSecond)
+  }
+  {
+    name: 'AUTOMATION_QUOTA_INGEST_BURST'
+    value: string(quotaIngestBurst)
   }
   {
     name: 'AUTOMATION_OIDC_CONSOLE_CLIENT_ID'

@@ -43,6 +43,7 @@ param recipientTokenKeys = readEnvironmentVariable('RECIPIENT_TOKEN_KEYS', '')
 // OpenID Connect issuer and audience (docs/security.md#openid-connect); empty: none.
 param oidcIssuer = readEnvironmentVariable('OIDC_ISSUER', '')
 param oidcAudience = readEnvironmentVariable('OIDC_AUDIENCE', '')
+param oidcGroups = readEnvironmentVariable('OIDC_GROUPS', '')
 param oidcConsoleClientId = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_ID', '')
 param oidcConsoleClientSecret = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_SECRET', '')
 param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')

@@ -113,8 +113,30 @@ func (s *Service) Authenticate(ctx context.Context, credential string) (httpapi.
 	if err != nil {
 		return httpapi.Principal{}, err
 	}
+	return principalOf(k), nil
+}
+
+func principalOf(k store.APIKey) httpapi.Principal {
 	roles, _ := normalizeRoles(splitRoles(k.Roles))
-	return httpapi.Principal{Name: "key:" + k.Name, Roles: roles, Scope: automation.ParseScope(k.BusinessUnits), KeyPrefix: k.Prefix}, nil
+	return httpapi.Principal{Name: "key:" + k.Name, Roles: roles, Scope: automation.ParseScope(k.BusinessUnits), KeyPrefix: k.Prefix}
+}
+
+// Current is the principal of the key with prefix as it stands now, for a console session
+// that signed in with that key and is re-checked on every request: its roles and units
+// today. Errors: httpapi.ErrUnknownCredential when the key is gone, revoked, or past its
+// rotation's end; store failures as they are.
+func (s *Service) Current(ctx context.Context, prefix string) (httpapi.Principal, error) {
+	k, err := s.Store.APIKeyGet(ctx, prefix)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return httpapi.Principal{}, httpapi.ErrUnknownCredential
+	case err != nil:
+		return httpapi.Principal{}, err
+	}
+	if ended(k, s.Clock.Now()) {
+		return httpapi.Principal{}, httpapi.ErrUnknownCredential
+	}
+	return principalOf(k), nil
 }
 
 func (s *Service) check(ctx context.Context, credential string) (store.APIKey, error) {
@@ -137,11 +159,15 @@ func (s *Service) check(ctx context.Context, credential string) (store.APIKey, e
 		s.Throttle.Failed(prefix)
 		return store.APIKey{}, httpapi.ErrUnknownCredential
 	}
-	now := s.Clock.Now()
-	if (k.RevokedOn != nil && !now.Before(*k.RevokedOn)) || (k.ExpiresOn != nil && !now.Before(*k.ExpiresOn)) {
+	if ended(k, s.Clock.Now()) {
 		return store.APIKey{}, httpapi.ErrUnknownCredential
 	}
 	return k, nil
+}
+
+// ended reports a key revoked or past its rotation's end at now.
+func ended(k store.APIKey, now time.Time) bool {
+	return (k.RevokedOn != nil && !now.Before(*k.RevokedOn)) || (k.ExpiresOn != nil && !now.Before(*k.ExpiresOn))
 }
 
 // PrefixOf returns the public prefix of a string shaped like a key ("ak_<12 hex>_<43

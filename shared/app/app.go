@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"golang.org/x/time/rate"
 
 	"github.com/automation-platform/automation/shared/api/apidoc"
 	"github.com/automation-platform/automation/shared/api/attributeapi"
@@ -36,6 +37,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
+	"github.com/automation-platform/automation/shared/api/sessionsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/apikey"
@@ -412,13 +414,21 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		}
 		recipients = &recipienttoken.Verifier{Keys: ks, Clock: r.Clock}
 	}
+	// How identity-provider claims map to roles and units (docs/security.md#openid-connect):
+	// for bearer tokens, console sign-ins, and every request of a person's console session.
+	groups, err := oidcauth.ParseGroups(cfg.OIDC.Groups)
+	if err != nil {
+		return fail(err)
+	}
+	mapping := oidcauth.Mapping{RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, GroupsClaim: cfg.OIDC.GroupsClaim, Groups: groups}
 	var tokens httpapi.Authenticator
 	if cfg.OIDC.Issuer != "" {
 		// JWT bearer tokens of the issuer (docs/security.md#openid-connect); API keys are told
 		// apart by their shape. The discovery document is fetched now: an unreachable issuer
 		// fails the open, which the custom handler retries.
 		v, err := oidcauth.New(ctx, oidcauth.Config{Issuer: cfg.OIDC.Issuer, Audience: cfg.OIDC.Audience,
-			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, Clock: r.Clock, Log: o.Log})
+			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, GroupsClaim: mapping.GroupsClaim, Groups: mapping.Groups,
+			Clock: r.Clock, Log: o.Log})
 		if err != nil {
 			return fail(err)
 		}
@@ -430,7 +440,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		// (docs/console.md#sign-in), mapped through the same role and units claims.
 		l, err := oidcauth.NewLogin(ctx, oidcauth.LoginConfig{Issuer: cfg.OIDC.Issuer, ClientID: cfg.OIDC.ConsoleClientID,
 			ClientSecret: cfg.OIDC.ConsoleClientSecret, RedirectURL: cfg.OIDC.ConsoleRedirectURL,
-			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, Clock: r.Clock, Log: o.Log})
+			RoleClaim: cfg.OIDC.RoleClaim, UnitsClaim: cfg.OIDC.UnitsClaim, GroupsClaim: mapping.GroupsClaim, Groups: mapping.Groups,
+			Clock: r.Clock, Log: o.Log})
 		if err != nil {
 			return fail(err)
 		}
@@ -440,7 +451,11 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		authn = credentials{keys: r.Keys, recipients: recipients, tokens: tokens}
 	}
 	// Per-tenant quotas under the global caps (docs/security.md#quotas).
-	r.Quotas = &quota.Quotas{Clock: r.Clock, StreamPattern: "GET " + inboxapi.PathStream, IngestPatterns: []string{"POST /api/events", LocalEventsPath}}
+	// The ingest route charges its decoded events (eventsapi.Deps.Charge); the local events
+	// route carries one event per request.
+	r.Quotas = &quota.Quotas{Clock: r.Clock, StreamPattern: "GET " + inboxapi.PathStream, IngestPatterns: []string{LocalEventsPath},
+		StreamsPerUnit: cfg.Quotas.StreamsPerUnit, StreamsPerRecipient: cfg.Quotas.StreamsPerRecipient,
+		IngestPerSecond: rate.Limit(cfg.Quotas.IngestEventsPerSecond), IngestBurst: cfg.Quotas.IngestBurst}
 	r.API = httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
 		RecipientRoutes: recipientRoutes, QueryCredentialRoutes: queryCredentialRoutes,
 		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock, Logger: o.Log})
@@ -493,10 +508,14 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	cons := console.Register(consoleRouter, r.API, console.Deps{Support: r.Support, Deliveries: r.DeliverySupport, Reports: r.Reports, Units: r.Store},
 		console.Options{WithoutToken: o.ConsoleWithoutToken, Logger: o.Log, Pages: append(consolePages(r), o.ConsolePages...),
 			OIDC: consoleSignIn, RoleOf: RouteRole})
+	// Failed sign-ins of the token form and of the OIDC callback (a forged or replayed
+	// state, a refused code or token, an error from the provider) count against the same
+	// per-address throttle.
 	guard := &session.Guard{Store: r.Store, Clock: r.Clock, Log: o.Log, CookieName: console.CookieName,
-		LoginPattern: "POST " + console.Base + "/login", LogoutPattern: "POST " + console.Base + "/logout",
-		Principal: httpapi.BootstrapName, PrincipalOf: cons.SessionPrincipal, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
-		SignIns: httpapi.NewThrottle(r.Clock)}
+		SignInPatterns: []string{"POST " + console.Base + "/login", "GET " + console.Base + "/oidc/callback"},
+		LogoutPattern:  "POST " + console.Base + "/logout",
+		Principal:      httpapi.BootstrapName, PrincipalOf: cons.SessionPrincipal, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
+		Resolve: consoleSessionResolver(r.Keys, mapping, consoleSignIn != nil), SignIns: httpapi.NewThrottle(r.Clock)}
 	for _, p := range consoleRouter.HTTPPatterns() {
 		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))
 	}
@@ -504,12 +523,17 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	eventsAPI := httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope, RouteRoles: routeRoles,
 		Admit: r.Quotas.Admit, Idempotency: r.Store, Clock: r.Clock,
 		Logger: o.Log, MaxBodyBytes: eventsapi.MaxBodyBytes})
-	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters})
+	eventsapi.Register(r.Functions, eventsAPI, eventsapi.Deps{Service: r.Gateway, Store: r.Store, Backlog: r.Backlog, DeadLetters: r.DeadLetters,
+		Charge: r.Quotas.ChargeIngest})
 	registryapi.Register(r.Functions, r.API, r.Registry)
 	// API keys (/api/keys/..., the ApiKeysApi function): no Idempotency store, so a created
 	// key is never stored in a replayable response.
 	keysapi.Register(r.Functions, httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope,
 		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), r.Keys)
+	// Ending a principal's console sessions (/api/console-sessions/..., the
+	// ConsoleSessionsApi function): no Idempotency store, ending is idempotent by nature.
+	sessionsapi.Register(r.Functions, httpapi.New(httpapi.Options{Token: cfg.APIToken, Authenticator: authn, BusinessUnits: &scope,
+		RouteRoles: routeRoles, Clock: r.Clock, Logger: o.Log}), &session.Admin{Store: r.Store, Clock: r.Clock})
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Template routes (/api/templates/...) belong to the TemplatesApi HTTP function in Azure.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -30,6 +31,13 @@ type oidcConsole struct {
 }
 
 func newOIDCConsole(t *testing.T) *oidcConsole {
+	return newOIDCConsoleWith(t, automation.SystemClock{}, nil)
+}
+
+// newOIDCConsoleWith is newOIDCConsole with a clock (ID tokens carry real times: a manual
+// clock must start at the real now) and more settings (extra; AUTOMATION_DATA_DIR there
+// reopens a store).
+func newOIDCConsoleWith(t *testing.T, clock automation.Clock, extra map[string]string) *oidcConsole {
 	t.Helper()
 	issuer := os.Getenv("OIDC_PROVIDER_ISSUER")
 	if issuer == "" {
@@ -45,12 +53,12 @@ func newOIDCConsole(t *testing.T) *oidcConsole {
 		"AUTOMATION_OIDC_ISSUER": issuer, "AUTOMATION_OIDC_AUDIENCE": "api://automation",
 		"AUTOMATION_OIDC_CONSOLE_CLIENT_ID": "automation-console", "AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET": "console-secret",
 		"AUTOMATION_OIDC_CONSOLE_REDIRECT_URL": base + "/api/console/oidc/callback"}
+	maps.Copy(env, extra)
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ID tokens carry real times: the runtime reads the system clock.
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.SystemClock{}, LogOutput: io.Discard, Log: quietLog})
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
+	"github.com/automation-platform/automation/shared/api/sessionsapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/templateapi"
@@ -46,6 +47,7 @@ func TestEndpointsMatchOpenAPI(t *testing.T) {
 		{"eventsapi", "../api/eventsapi/openapi.yaml", eventsapi.Routes(eventsapi.Deps{}), nil},
 		{"inboxapi", "../api/inboxapi/openapi.yaml", inboxapi.Routes(nil, nil, inboxapi.Options{}), nil},
 		{"keysapi", "../api/keysapi/openapi.yaml", keysapi.Routes(nil), nil},
+		{"sessionsapi", "../api/sessionsapi/openapi.yaml", sessionsapi.Routes(nil), nil},
 		{"registryapi", "../api/registryapi/openapi.yaml", registryapi.Routes(nil), nil},
 		{"reportapi", "../api/reportapi/openapi.json", reportapi.Routes(nil), nil},
 		{"settingsapi", "../api/settingsapi/openapi.yaml", settingsapi.Endpoints(nil), nil},

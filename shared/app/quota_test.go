@@ -2,14 +2,19 @@ package app_test
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/apikey"
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 )
@@ -78,12 +83,14 @@ func TestStreamQuotaPerUnitAndRecipient(t *testing.T) {
 	want(r3again, 200, "r3 in bu-a after a stream closed")
 }
 
-// Ingest requests are limited per API key: a key over its rate gets 429 with Retry-After,
-// another key posting at the same moment is not affected, and the first works again once
-// its rate refills.
+// Ingest is limited per API key in events, not requests (issue 37: "ingest events per second
+// per key"): a batch of 3 uses a burst of 3, so one more event from that key gets 429 with
+// Retry-After and nothing of it is stored, while another key posting at the same moment is
+// not affected; a batch larger than the key's burst is refused whole (422); the first key
+// works again once its rate refills.
 func TestIngestQuotaPerKey(t *testing.T) {
 	e := newConsoleEnv(t)
-	e.rt.Quotas.IngestPerSecond, e.rt.Quotas.IngestBurst = 1, 2
+	e.rt.Quotas.IngestPerSecond, e.rt.Quotas.IngestBurst = 1, 3
 	ctx := context.Background()
 	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "Login", Operator: "seed",
 		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
@@ -103,30 +110,72 @@ func TestIngestQuotaPerKey(t *testing.T) {
 		keys[bu] = c.Secret
 	}
 	n := 0
-	post := func(bu string) *httptest.ResponseRecorder {
+	event := func(bu string) string {
 		n++
+		return `{"specversion":"1.0","id":"e-` + bu + `-` + strconv.Itoa(n) + `","source":"/pos","type":"Login","businessunitid":"` + bu + `","customerid":"C1","data":{}}`
+	}
+	post := func(bu string, events int) *httptest.ResponseRecorder {
+		var list []string
+		for range events {
+			list = append(list, event(bu))
+		}
 		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/events", strings.NewReader(`{"specversion":"1.0","id":"e-`+bu+`-`+time.Duration(n).String()+
-			`","source":"/pos","type":"Login","businessunitid":"`+bu+`","customerid":"C1","data":{}}`))
+		r := httptest.NewRequest("POST", "/api/events", strings.NewReader("["+strings.Join(list, ",")+"]"))
 		r.Header.Set("Authorization", "Bearer "+keys[bu])
-		r.Header.Set("Content-Type", "application/cloudevents+json")
+		r.Header.Set("Content-Type", "application/cloudevents-batch+json")
 		e.h.ServeHTTP(rec, r)
 		return rec
 	}
-	for i := range 2 {
-		if rec := post("bu-a"); rec.Code != 200 {
-			t.Fatalf("bu-a's request %d: %d %s", i, rec.Code, rec.Body)
+	stored := func() int {
+		var c int
+		if err := e.rt.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM GatewayEvent`).Scan(&c); err != nil {
+			t.Fatal(err)
 		}
+		return c
 	}
-	rec := post("bu-a")
+	if rec := post("bu-a", 3); rec.Code != 200 {
+		t.Fatalf("bu-a's batch of 3: %d %s", rec.Code, rec.Body)
+	}
+	before := stored()
+	rec := post("bu-a", 1)
 	if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
-		t.Fatalf("bu-a over its rate: %d %v %s", rec.Code, rec.Header(), rec.Body)
+		t.Fatalf("bu-a's next event, over its quota: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
-	if rec := post("bu-b"); rec.Code != 200 {
+	if stored() != before {
+		t.Fatal("a refused event was stored")
+	}
+	if rec := post("bu-b", 2); rec.Code != 200 {
 		t.Fatalf("bu-b's key beside it: %d %s", rec.Code, rec.Body)
 	}
+	if rec := post("bu-b", 4); rec.Code != 422 || !strings.Contains(rec.Body.String(), "burst") {
+		t.Fatalf("a batch larger than the key's burst: %d %s", rec.Code, rec.Body)
+	}
 	e.clock.Advance(time.Second)
-	if rec := post("bu-a"); rec.Code != 200 {
+	if rec := post("bu-a", 1); rec.Code != 200 {
 		t.Fatalf("bu-a after the refill: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// The quotas are settings (AUTOMATION_QUOTA_*, docs/configuration.md), and a burst smaller
+// than one full batch of 500 events is refused when the configuration loads.
+func TestQuotasAreSettings(t *testing.T) {
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
+		"AUTOMATION_QUOTA_STREAMS_PER_UNIT": "7", "AUTOMATION_QUOTA_STREAMS_PER_RECIPIENT": "2",
+		"AUTOMATION_QUOTA_INGEST_EVENTS_PER_SECOND": "250", "AUTOMATION_QUOTA_INGEST_BURST": "600"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)), LogOutput: io.Discard, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if q := rt.Quotas; q.StreamsPerUnit != 7 || q.StreamsPerRecipient != 2 || q.IngestPerSecond != 250 || q.IngestBurst != 600 {
+		t.Fatalf("quotas from the settings: %+v", q)
+	}
+	env["AUTOMATION_QUOTA_INGEST_BURST"] = "499"
+	if _, err := config.Load(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "AUTOMATION_QUOTA_INGEST_BURST") {
+		t.Fatalf("a burst below one batch: %v", err)
 	}
 }

@@ -160,6 +160,8 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/keys/{prefix}":         httpapi.RoleAdmin,
 	"POST /api/keys/{prefix}/revoke": httpapi.RoleAdmin,
 	"POST /api/keys/{prefix}/rotate": httpapi.RoleAdmin,
+	// Ending a principal's console sessions (platform-wide, like keys).
+	"POST /api/console-sessions/end": httpapi.RoleAdmin,
 
 	// Console.
 	"GET /api/console/":                               httpapi.RoleRead,

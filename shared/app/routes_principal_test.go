@@ -18,7 +18,8 @@ import (
 //   - a key whose role does not include the route's: 403, nothing written, in local serve
 //     and through the custom handler's listener alike (the function.json routes reach the
 //     same mux, so r.Pattern names the same row);
-//   - a revoked key: 401; the console (bootstrap token only, docs/security.md#console): 401;
+//   - a revoked key: 401; the console (a bearer header opens it with the bootstrap token only;
+//     keys sign in through its form, docs/security.md#console): 401;
 //   - the admin key of bu-b (capped to no unit): what an unknown id answers, nothing written;
 //   - a key whose role includes the route's: out of scope, what an unknown id answers, with no
 //     bu-b in it; in scope, the narrowest such key gets the route's in-scope answer (and
@@ -74,9 +75,10 @@ func TestEveryRouteByPrincipalAndUnit(t *testing.T) {
 					for i, h := range handlers {
 						before := e.fingerprint(t)
 						rec := e.doOn(h, r, e.keys[kp.name])
-						// A dozen failed sign-ins from one address are slowed (docs/security.md#sessions):
-						// after the first few, 429 with Retry-After is the refusal.
-						slowed := p == "POST /api/console/login" && rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") != ""
+						// A dozen failed sign-ins from one address (the token form's, the OIDC
+						// callback's) are slowed (docs/security.md#sessions): after the first
+						// few, 429 with Retry-After is the refusal.
+						slowed := (p == "POST /api/console/login" || p == "GET /api/console/oidc/callback") && rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") != ""
 						if rec.Code != want && !slowed {
 							t.Errorf("%s %s (%s needs %s; %s, %s, listener %d): %d %s, want %d", r.method, r.path, p, need, kp.name, scope, i, rec.Code, rec.Body, want)
 						}

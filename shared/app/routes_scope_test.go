@@ -680,6 +680,10 @@ func routeTable() map[string]routeCase {
 		"POST /api/keys/{prefix}/rotate": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/keys/000000000000/rotate"}
 		}, in: 404, inNote: keysNote, out: 404},
+		// Console sessions: platform-wide, like keys.
+		"POST /api/console-sessions/end": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console-sessions/end", body: `{"principal":"oidc:jane"}`}
+		}, in: 404, inNote: keysNote, out: 404},
 		"DELETE /api/report-runs/rollout/subscriptions/{guid}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "DELETE", path: "/api/report-runs/rollout/subscriptions/" + u.sub, headers: []string{op, "jane"}}
 		}, in: 200, out: 404, writes: true},

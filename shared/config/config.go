@@ -5,6 +5,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -89,6 +90,12 @@ var Settings = []Setting{
 	{"AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET", Local | Azure, "", "Console: the OIDC client's secret for the code exchange (client_secret_basic). Empty: a public client (PKCE alone). In Azure a Key Vault reference."},
 	{"AUTOMATION_OIDC_CONSOLE_REDIRECT_URL", Local | Azure, "", "Console: the redirect URI registered for the console's client, ending in /api/console/oidc/callback (https://<app>.azurewebsites.net/api/console/oidc/callback)."},
 	{"AUTOMATION_OIDC_UNITS_CLAIM", Local | Azure, "automation_units", "HTTP APIs: the OIDC claim holding the caller's business units (an array of ids, or \"a,b\", or \"*\")."},
+	{"AUTOMATION_OIDC_GROUPS_CLAIM", Local | Azure, "groups", "HTTP APIs and console: the OIDC claim listing the caller's groups (Entra ID: security-group object ids), read with AUTOMATION_OIDC_GROUPS."},
+	{"AUTOMATION_OIDC_GROUPS", Local | Azure, "", "HTTP APIs and console: roles and business units granted per group, a JSON object from group id to {\"roles\": [\"operate\"], \"units\": \"bu-a,bu-b\"} (or \"*\"), added to the role and units claims; at most 500 groups (docs/security.md#openid-connect). A console session maps its person's claims again on every request, so a change here applies at the next request. Empty: groups grant nothing."},
+	{"AUTOMATION_QUOTA_STREAMS_PER_UNIT", Local | Azure, "50", "Inbox: live inbox streams one business unit may hold open on an instance (1..100000), under the instance's 200; over it that unit's next stream is 429 with Retry-After (docs/security.md#quotas)."},
+	{"AUTOMATION_QUOTA_STREAMS_PER_RECIPIENT", Local | Azure, "3", "Inbox: live inbox streams one recipient may hold open in a unit on an instance (1..1000)."},
+	{"AUTOMATION_QUOTA_INGEST_EVENTS_PER_SECOND", Local | Azure, "1000", "Event ingest: events per second each API key may post on an instance (1..1000000; a batch of 500 counts 500); over it that key gets 429 with Retry-After. The bootstrap token is not limited."},
+	{"AUTOMATION_QUOTA_INGEST_BURST", Local | Azure, "5000", "Event ingest: events an API key may post at once before AUTOMATION_QUOTA_INGEST_EVENTS_PER_SECOND paces it (500..10000000: at least one full batch)."},
 	{"AUTOMATION_RECIPIENT_TOKEN_KEYS", Local | Azure, "", "Inbox: the shared secrets recipient tokens are signed with, kid=secret pairs separated by commas (each secret 32 bytes or more; several kids while one rotates); docs/security.md#recipient-tokens. Empty: no recipient tokens. Needs AUTOMATION_API_TOKEN. In Azure a Key Vault reference."},
 	{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", Local | Azure, "600", "Support API: the highest rate (rows per minute, 1..60000) a paced release of support holds may ask for; faster requests are rejected."},
 	{"ReconciliationSchedule", Local | Azure, "0 */15 * * * *", "NCRONTAB of the Reconciliation timer (bounded repair sweeps, low frequency)."},
@@ -192,6 +199,8 @@ type Config struct {
 	RecipientTokenKeys string
 	// Preferences configures recipient preferences (docs/channels.md#recipient-preferences).
 	Preferences PreferencesConfig
+	// Quotas are the per-tenant quotas under the global caps (docs/security.md#quotas).
+	Quotas QuotaConfig
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -396,11 +405,16 @@ func Load(getenv func(string) string) (Config, error) {
 		APIBusinessUnits:     get("AUTOMATION_API_BUSINESS_UNITS"),
 		OIDC: OIDCConfig{Issuer: get("AUTOMATION_OIDC_ISSUER"), Audience: get("AUTOMATION_OIDC_AUDIENCE"),
 			RoleClaim: get("AUTOMATION_OIDC_ROLE_CLAIM"), UnitsClaim: get("AUTOMATION_OIDC_UNITS_CLAIM"),
+			GroupsClaim: get("AUTOMATION_OIDC_GROUPS_CLAIM"), Groups: get("AUTOMATION_OIDC_GROUPS"),
 			ConsoleClientID: get("AUTOMATION_OIDC_CONSOLE_CLIENT_ID"), ConsoleClientSecret: get("AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET"),
 			ConsoleRedirectURL: get("AUTOMATION_OIDC_CONSOLE_REDIRECT_URL")},
 		RecipientTokenKeys: get("AUTOMATION_RECIPIENT_TOKEN_KEYS"),
 		Preferences: PreferencesConfig{Categories: get("AUTOMATION_NOTIFICATION_CATEGORIES"), UnsubscribeURL: get("AUTOMATION_UNSUBSCRIBE_URL"),
 			UnsubscribeSecret: get("AUTOMATION_UNSUBSCRIBE_SECRET")},
+		Quotas: QuotaConfig{StreamsPerUnit: num("AUTOMATION_QUOTA_STREAMS_PER_UNIT", 1, 100_000),
+			StreamsPerRecipient:   num("AUTOMATION_QUOTA_STREAMS_PER_RECIPIENT", 1, 1000),
+			IngestEventsPerSecond: num("AUTOMATION_QUOTA_INGEST_EVENTS_PER_SECOND", 1, 1_000_000),
+			IngestBurst:           num("AUTOMATION_QUOTA_INGEST_BURST", 500, 10_000_000)},
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"), PreviousSecret: get("AUTOMATION_WEBHOOK_PREVIOUS_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
@@ -548,6 +562,12 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("AUTOMATION_OIDC_CONSOLE_REDIRECT_URL", "must be an https URL (http only for 127.0.0.1/localhost) ending in /api/console/oidc/callback, got %q", o.ConsoleRedirectURL)
 		}
 	}
+	if g := strings.TrimSpace(c.OIDC.Groups); g != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(g), &m); err != nil {
+			bad("AUTOMATION_OIDC_GROUPS", "must be a JSON object from group id to {\"roles\": [...], \"units\": \"a,b\"}: %v", err)
+		}
+	}
 	if c.RecipientTokenKeys != "" && c.APIToken == "" {
 		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 	}
@@ -622,9 +642,20 @@ func shownHost(v string) string {
 type OIDCConfig struct {
 	Issuer, Audience      string
 	RoleClaim, UnitsClaim string
+	// GroupsClaim names the groups claim; Groups is the JSON grant per group
+	// (oidcauth.ParseGroups reads it; Load checks it is a JSON object).
+	GroupsClaim, Groups string
 	// ConsoleClientID, ConsoleClientSecret and ConsoleRedirectURL are the console's own
 	// client for the authorization-code flow with PKCE (docs/console.md#sign-in); "" ID: none.
 	ConsoleClientID, ConsoleClientSecret, ConsoleRedirectURL string
+}
+
+// QuotaConfig holds the per-tenant quotas (shared/quota): live inbox streams per business
+// unit and per recipient, and ingest events per second and burst per API key, each per
+// instance.
+type QuotaConfig struct {
+	StreamsPerUnit, StreamsPerRecipient int
+	IngestEventsPerSecond, IngestBurst  int
 }
 
 // isLoopbackHost reports a host name that only reaches this machine.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -224,6 +225,26 @@ func (a *API) CheckToken(token string) bool {
 	}
 	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(a.o.Token))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// Authenticate resolves a credential an adapter was given otherwise than in the
+// Authorization header (the console's sign-in form) as Handler would: the bootstrap token, or
+// what the Authenticator makes of it (an API key, an OIDC token). Errors:
+// ErrUnknownCredential for a credential nobody knows (or none configured); a 429 error
+// (automation.CodeTooManyRequests, with its Retry-After) for a throttled key; anything else
+// is a failure to check.
+func (a *API) Authenticate(ctx context.Context, credential string) (Principal, error) {
+	credential = strings.TrimSpace(credential)
+	if credential == "" {
+		return Principal{}, ErrUnknownCredential
+	}
+	if a.CheckToken(credential) {
+		return Principal{Name: BootstrapName, Roles: []Role{RoleAdmin}, Scope: automation.AllBusinessUnits()}, nil
+	}
+	if a.o.Authenticator == nil {
+		return Principal{}, ErrUnknownCredential
+	}
+	return a.o.Authenticator.Authenticate(ctx, credential)
 }
 
 // SessionKey returns a key derived from the API's bearer token for signing what an adapter

@@ -77,6 +77,10 @@ type Principal struct {
 	// Recipient, when set, confines the principal to that recipient's own routes
 	// (Options.RecipientRoutes, whose {recipientId} must be it): a recipient token.
 	Recipient string
+	// Claims are the identity provider's claims a console sign-in mapped (JSON of the role,
+	// units and groups claims; oidcauth.Mapping.Kept), kept in the session so that every
+	// request maps them again; "" for other credentials.
+	Claims string
 }
 
 // Has reports whether one of p's roles includes need.

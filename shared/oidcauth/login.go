@@ -30,6 +30,9 @@ type LoginConfig struct {
 	RedirectURL string
 	RoleClaim   string // DefaultRoleClaim when ""
 	UnitsClaim  string // DefaultUnitsClaim when ""
+	// GroupsClaim and Groups grant roles and units per group (Mapping).
+	GroupsClaim string
+	Groups      map[string]GroupGrant
 	// Clock gives "now" for exp and nbf (automation.SystemClock when nil).
 	Clock      automation.Clock
 	HTTPClient *http.Client // http.DefaultClient when nil
@@ -106,7 +109,8 @@ func (l *Login) AuthCodeURL(state, nonce, verifier string) string {
 // Exchange trades code for tokens at the issuer's token endpoint, with the PKCE verifier,
 // and returns the principal of the verified ID token: signed by the issuer's keys, for this
 // client, unexpired, carrying nonce. Roles and units come from the configured claims as for
-// bearer tokens; the name is "oidc:" and the preferred_username (else email, else sub).
+// bearer tokens (Mapping); the name is "oidc:" and the preferred_username (else email, else
+// sub); Principal.Claims keeps the claims the mapping reads (Mapping.Kept).
 // Errors: ErrLoginRefused (the code is unknown, used or not this client's; the ID token is
 // missing or invalid; the nonce differs); anything else is a failure to reach the issuer.
 func (l *Login) Exchange(ctx context.Context, code, verifier, nonce string) (httpapi.Principal, error) {
@@ -146,5 +150,14 @@ func (l *Login) Exchange(ctx context.Context, code, verifier, nonce string) (htt
 			break
 		}
 	}
-	return httpapi.Principal{Name: "oidc:" + name, Roles: roles(claims[l.cfg.RoleClaim]), Scope: units(claims[l.cfg.UnitsClaim])}, nil
+	m := l.Mapping()
+	p := m.Principal("oidc:"+name, claims)
+	p.Claims = m.Kept(claims)
+	return p, nil
+}
+
+// Mapping is how this sign-in maps claims to roles and units; the console maps a session's
+// kept claims (Principal.Claims) again with it on every request.
+func (l *Login) Mapping() Mapping {
+	return Mapping{RoleClaim: l.cfg.RoleClaim, UnitsClaim: l.cfg.UnitsClaim, GroupsClaim: l.cfg.GroupsClaim, Groups: l.cfg.Groups}
 }

@@ -31,6 +31,9 @@ type Config struct {
 	Audience   string
 	RoleClaim  string // DefaultRoleClaim when ""
 	UnitsClaim string // DefaultUnitsClaim when ""
+	// GroupsClaim and Groups grant roles and units per group (Mapping).
+	GroupsClaim string
+	Groups      map[string]GroupGrant
 	// Clock gives "now" for exp and nbf (automation.SystemClock when nil).
 	Clock automation.Clock
 	// HTTPClient fetches discovery and keys (http.DefaultClient when nil).
@@ -103,7 +106,8 @@ func (v *Verifier) Authenticate(ctx context.Context, credential string) (httpapi
 			break
 		}
 	}
-	return httpapi.Principal{Name: "oidc:" + name, Roles: roles(claims[v.cfg.RoleClaim]), Scope: units(claims[v.cfg.UnitsClaim])}, nil
+	m := Mapping{RoleClaim: v.cfg.RoleClaim, UnitsClaim: v.cfg.UnitsClaim, GroupsClaim: v.cfg.GroupsClaim, Groups: v.cfg.Groups}
+	return m.Principal("oidc:"+name, claims), nil
 }
 
 // roles maps a claim of role names (an array, or one space- or comma-separated string) to

@@ -1,6 +1,8 @@
 package quota
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -11,17 +13,20 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
-// Defaults.
+// Defaults (docs/security.md#quotas; the settings AUTOMATION_QUOTA_* override them).
 const (
 	// DefaultStreamsPerUnit is a quarter of the broker's 200 live streams: no unit can hold
 	// them all.
 	DefaultStreamsPerUnit = 50
 	// DefaultStreamsPerRecipient: a member with a few tabs or devices open.
 	DefaultStreamsPerRecipient = 3
-	// DefaultIngestPerSecond and DefaultIngestBurst bound each credential's ingest requests
-	// (a batch of up to 500 events is one request).
-	DefaultIngestPerSecond = rate.Limit(50)
-	DefaultIngestBurst     = 100
+	// DefaultIngestPerSecond and DefaultIngestBurst bound each API key's ingest in events (a
+	// batch of 500 events counts 500).
+	DefaultIngestPerSecond = rate.Limit(1000)
+	DefaultIngestBurst     = 5000
+	// MinIngestBurst is the smallest burst the settings allow: one full batch (eventsapi's
+	// 500 events) must fit, or a full batch would never pass (it is refused with 422).
+	MinIngestBurst = 500
 	// DefaultMaxTracked bounds the credentials whose ingest rate is tracked at once.
 	DefaultMaxTracked = 10000
 	// streamRetry is the Retry-After of a refused stream: a stream ends when its client goes.
@@ -34,19 +39,20 @@ type Quotas struct {
 	// StreamPattern is the live stream route; its unit comes from the businessUnitId query
 	// parameter and its recipient from the {recipientId} path value.
 	StreamPattern string
-	// IngestPatterns are the ingest routes, limited per API key.
+	// IngestPatterns are ingest routes that carry one event per request (the local events
+	// route): Admit charges one event. Batch routes charge their count with ChargeIngest.
 	IngestPatterns []string
 
 	StreamsPerUnit      int
 	StreamsPerRecipient int
-	IngestPerSecond     rate.Limit
-	IngestBurst         int
+	IngestPerSecond     rate.Limit // events per second per API key
+	IngestBurst         int        // events at once per API key (at least MinIngestBurst)
 	MaxTracked          int
 
 	mu       sync.Mutex
 	units    map[string]int           // live streams per unit
 	members  map[[2]string]int        // live streams per (unit, recipient)
-	limiters map[string]*rate.Limiter // ingest per credential
+	limiters map[string]*rate.Limiter // ingest events per credential
 }
 
 // Admit implements httpapi.Options.Admit.
@@ -55,9 +61,16 @@ func (q *Quotas) Admit(r *http.Request, c httpapi.Caller) (func(), error) {
 	case r.Pattern == q.StreamPattern && q.StreamPattern != "":
 		return q.admitStream(r, c)
 	case q.ingest(r.Pattern):
-		return nil, q.admitIngest(c)
+		return nil, q.charge(c, 1)
 	}
 	return nil, nil
+}
+
+// ChargeIngest counts events posted by ctx's caller (httpapi.CallerFrom) against its API
+// key's ingest quota, all or none: a batch that does not fit is refused whole. Errors: 429
+// with Retry-After (the time until the batch fits) when the key's quota is used up.
+func (q *Quotas) ChargeIngest(ctx context.Context, events int) error {
+	return q.charge(httpapi.CallerFrom(ctx), events)
 }
 
 func (q *Quotas) ingest(pattern string) bool {
@@ -103,11 +116,11 @@ func (q *Quotas) admitStream(r *http.Request, c httpapi.Caller) (func(), error) 
 	}, nil
 }
 
-// admitIngest limits an API key's ingest requests. Other credentials (the bootstrap
-// token, an API without credentials) are the operator's, not a tenant's: not limited here.
-func (q *Quotas) admitIngest(c httpapi.Caller) error {
+// charge counts n events of an API key. Other credentials (the bootstrap token, an API
+// without credentials) are the operator's, not a tenant's: not limited here.
+func (q *Quotas) charge(c httpapi.Caller, n int) error {
 	who := c.Principal.KeyPrefix
-	if who == "" {
+	if who == "" || n <= 0 {
 		return nil
 	}
 	now := q.Clock.Now()
@@ -124,11 +137,14 @@ func (q *Quotas) admitIngest(c httpapi.Caller) error {
 		l.SetBurstAt(now, burst)
 		q.limiters[who] = l
 	}
-	if l.AllowN(now, 1) {
+	if l.AllowN(now, n) {
 		return nil
 	}
-	wait := time.Duration((1 - l.TokensAt(now)) / float64(l.Limit()) * float64(time.Second))
-	return httpapi.TooMany(max(wait, time.Second), "this credential's ingest rate is used up; send again after Retry-After")
+	if n > l.Burst() {
+		return automation.Invalid("events", "a batch of %d events is more than this key's ingest burst of %d; send smaller batches", n, l.Burst())
+	}
+	wait := time.Duration((float64(n) - l.TokensAt(now)) / float64(l.Limit()) * float64(time.Second))
+	return httpapi.TooMany(max(wait, time.Second), fmt.Sprintf("this API key's ingest quota (%g events a second) is used up; send the %d events again after Retry-After", float64(l.Limit()), n))
 }
 
 // evict makes room for one more limiter (q.mu held): full buckets first, then any.

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -27,28 +29,92 @@ const (
 	// purgeBatch is how many ended sessions a sign-in deletes at most: more than one, so the
 	// table shrinks whenever sign-ins come.
 	purgeBatch = 100
+	// MaxClaimsBytes bounds the identity-provider claims a session keeps (Subject.Claims): a
+	// sign-in whose kept claims are longer is refused (503, no session). Entra ID puts at
+	// most 200 group ids (about 8 KB) in a token and sends an overage claim beyond that.
+	MaxClaimsBytes = 64 << 10
 )
+
+// End reasons of a session (store.ConsoleSession.EndReason).
+const (
+	ReasonLogout  = "logout"
+	ReasonRevoked = "revoked" // its API key was revoked or its rotation overlap ended
+	ReasonRoles   = "roles"   // its person's claims no longer map to any role
+	ReasonAdmin   = "admin"   // an admin ended the person's sessions
+)
+
+// Ended is what Guard.Resolve returns for a session that must end now: the guard ends its
+// row with Reason and answers as if there were no session.
+type Ended struct{ Reason string }
+
+func (e *Ended) Error() string { return "session: ended (" + e.Reason + ")" }
+
+// Subject is what a new session signs in as: the principal's name, and what every later
+// request re-checks (Guard.Resolve): the API key's prefix, or the person's kept claims.
+type Subject struct {
+	Principal string
+	KeyPrefix string
+	Claims    string // at most MaxClaimsBytes
+}
+
+type ctxKey int
+
+const (
+	subjectKey ctxKey = iota
+	principalKey
+)
+
+// Begin names the subject of the session the response to ctx's request starts (the
+// console's sign-in handlers call it before setting the cookie). Outside a Guard it does
+// nothing.
+func Begin(ctx context.Context, s Subject) {
+	if p, ok := ctx.Value(subjectKey).(*Subject); ok {
+		*p = s
+	}
+}
+
+// PrincipalFrom is the principal Guard.Resolve re-established for this request's session;
+// false when the session has none of its own (the bootstrap token's) or there is no guard.
+func PrincipalFrom(ctx context.Context) (httpapi.Principal, bool) {
+	p, ok := ctx.Value(principalKey).(httpapi.Principal)
+	return p, ok
+}
 
 // Guard wraps the console's routes. Fields are set once, before Wrap.
 type Guard struct {
 	Store store.SessionStore
 	Clock automation.Clock
 	Log   *slog.Logger
-	// CookieName and LoginPattern / LogoutPattern name the console's cookie and its sign-in
-	// and sign-out routes (ServeMux patterns).
-	CookieName    string
-	LoginPattern  string
-	LogoutPattern string
-	// Principal names who a new session belongs to ("bootstrap": the console signs in with
-	// AUTOMATION_API_TOKEN).
+	// CookieName names the console's cookie; SignInPatterns its sign-in routes (ServeMux
+	// patterns: the token form and the OIDC callback), whose refusals (401) SignIns counts;
+	// LogoutPattern its sign-out route.
+	CookieName     string
+	SignInPatterns []string
+	LogoutPattern  string
+	// Principal names who a new session belongs to when its sign-in named no Subject
+	// ("bootstrap": the console signs in with AUTOMATION_API_TOKEN).
 	Principal string
-	// PrincipalOf names who the session of a new cookie value belongs to (the console's
-	// OIDC sessions name their person); nil or "": Principal.
+	// PrincipalOf names who the session of a new cookie value belongs to when its sign-in
+	// named no Subject; nil or "": Principal.
 	PrincipalOf func(cookie string) string
-	Idle        time.Duration // DefaultIdle when 0
-	Absolute    time.Duration // DefaultAbsolute when 0
+	// Resolve re-checks a live session on every request, from its row: the principal it acts
+	// as now (nil: the session's own default, the bootstrap admin), or an *Ended to end it at
+	// once (a revoked key, a person whose claims map to no role any more). Other errors
+	// answer 503. nil: no re-check.
+	Resolve  func(ctx context.Context, s store.ConsoleSession) (*httpapi.Principal, error)
+	Idle     time.Duration // DefaultIdle when 0
+	Absolute time.Duration // DefaultAbsolute when 0
 	// SignIns throttles failed sign-ins per client address (nil: none).
 	SignIns *httpapi.Throttle
+}
+
+func (g *Guard) signIn(pattern string) bool {
+	for _, p := range g.SignInPatterns {
+		if p == pattern {
+			return true
+		}
+	}
+	return false
 }
 
 // Hash is the stored form of a cookie value: lower-case hex SHA-256.
@@ -61,7 +127,7 @@ func Hash(cookie string) string {
 func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := g.Clock.Now()
-		live, hash, err := g.live(r, now)
+		live, hash, p, err := g.live(r, now)
 		if err != nil {
 			g.logger().Error("console session check failed", "error", err.Error())
 			w.Header().Set("Retry-After", "5")
@@ -71,8 +137,11 @@ func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 		if hash != "" && !live {
 			dropCookie(r, g.CookieName)
 		}
+		if p != nil {
+			r = r.WithContext(context.WithValue(r.Context(), principalKey, *p))
+		}
 		addr := ""
-		if pattern == g.LoginPattern {
+		if g.signIn(pattern) {
 			addr = ClientAddress(r)
 			if wait, blocked := g.SignIns.Blocked(addr); blocked {
 				secs := strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)
@@ -83,13 +152,15 @@ func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 			}
 		}
 		if live && pattern == g.LogoutPattern {
-			if err := g.Store.ConsoleSessionEnd(r.Context(), hash, now.UTC(), "logout"); err != nil {
+			if err := g.Store.ConsoleSessionEnd(r.Context(), hash, now.UTC(), ReasonLogout); err != nil {
 				g.logger().Error("console logout not recorded", "error", err.Error())
 				http.Error(w, "signing out failed; try again", http.StatusServiceUnavailable)
 				return
 			}
 		}
-		sw := &sessionWriter{ResponseWriter: w, g: g, r: r, now: now}
+		sw := &sessionWriter{ResponseWriter: w, g: g, r: r, now: now, subject: &Subject{}}
+		r = r.WithContext(context.WithValue(r.Context(), subjectKey, sw.subject))
+		sw.r = r
 		h.ServeHTTP(sw, r)
 		if addr != "" {
 			switch {
@@ -102,30 +173,45 @@ func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 	})
 }
 
-// live reports whether r's session cookie has a live row, touching it; hash is "" when r
-// carries no cookie.
-func (g *Guard) live(r *http.Request, now time.Time) (bool, string, error) {
+// live reports whether r's session cookie has a live row, touching it, and the principal
+// Resolve re-established for it (nil: none of its own); hash is "" when r carries no cookie.
+func (g *Guard) live(r *http.Request, now time.Time) (bool, string, *httpapi.Principal, error) {
 	c, err := r.Cookie(g.CookieName)
 	if err != nil || c.Value == "" {
-		return false, "", nil
+		return false, "", nil, nil
 	}
 	hash := Hash(c.Value)
 	s, err := g.Store.ConsoleSessionGet(r.Context(), hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return false, hash, nil
+		return false, hash, nil, nil
 	case err != nil:
-		return false, hash, err
+		return false, hash, nil, err
 	}
 	if s.EndedOn != nil || !now.Before(s.ExpiresOn) || !now.Before(s.LastSeenOn.Add(g.idle())) {
-		return false, hash, nil
+		return false, hash, nil, nil
+	}
+	var p *httpapi.Principal
+	if g.Resolve != nil {
+		p, err = g.Resolve(r.Context(), s)
+		var ended *Ended
+		switch {
+		case errors.As(err, &ended):
+			if err := g.Store.ConsoleSessionEnd(r.Context(), hash, now.UTC(), ended.Reason); err != nil {
+				return false, hash, nil, err
+			}
+			g.logger().Info("console session ended", "principal", s.Principal, "reason", ended.Reason)
+			return false, hash, nil, nil
+		case err != nil:
+			return false, hash, nil, err
+		}
 	}
 	if now.Sub(s.LastSeenOn) >= touchEvery {
 		if err := g.Store.ConsoleSessionTouch(r.Context(), hash, now.UTC()); err != nil {
-			return false, hash, err
+			return false, hash, nil, err
 		}
 	}
-	return true, hash, nil
+	return true, hash, p, nil
 }
 
 func (g *Guard) idle() time.Duration {
@@ -187,11 +273,12 @@ func ClientAddress(r *http.Request) string {
 // response becomes a 503 without the cookie.
 type sessionWriter struct {
 	http.ResponseWriter
-	g      *Guard
-	r      *http.Request
-	now    time.Time
-	status int
-	failed bool // the session could not be stored: the 503 is written, the handler's answer dropped
+	g       *Guard
+	r       *http.Request
+	now     time.Time
+	subject *Subject // what the handler's sign-in named (Begin)
+	status  int
+	failed  bool // the session could not be stored: the 503 is written, the handler's answer dropped
 }
 
 func (s *sessionWriter) WriteHeader(code int) {
@@ -239,8 +326,15 @@ func (s *sessionWriter) record() error {
 				principal = p
 			}
 		}
+		if s.subject.Principal != "" {
+			principal = s.subject.Principal
+		}
+		if len(s.subject.Claims) > MaxClaimsBytes {
+			return fmt.Errorf("session: the sign-in's claims are %d bytes, more than %d", len(s.subject.Claims), MaxClaimsBytes)
+		}
 		if err := s.g.Store.ConsoleSessionInsert(s.r.Context(), store.ConsoleSession{SessionHash: Hash(c.Value),
-			Principal: principal, CreatedOn: s.now.UTC(), LastSeenOn: s.now.UTC(), ExpiresOn: s.now.UTC().Add(s.g.absolute())}); err != nil {
+			Principal: principal, CreatedOn: s.now.UTC(), LastSeenOn: s.now.UTC(), ExpiresOn: s.now.UTC().Add(s.g.absolute()),
+			KeyPrefix: s.subject.KeyPrefix, Claims: s.subject.Claims}); err != nil {
 			return err
 		}
 		// Every sign-in also deletes up to purgeBatch sessions past their absolute lifetime, so

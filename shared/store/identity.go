@@ -52,7 +52,13 @@ type ConsoleSession struct {
 	LastSeenOn  time.Time  // UTC: the idle timeout counts from here
 	ExpiresOn   time.Time  // UTC: the absolute lifetime's end
 	EndedOn     *time.Time // UTC
-	EndReason   string     // "logout", "revoked"; "" while live
+	EndReason   string     // "logout", "revoked", "admin", "roles"; "" while live
+	// KeyPrefix is the API key the session signed in with ("" otherwise): every request
+	// re-checks that key, so revoking it or the end of its rotation overlap ends the session.
+	KeyPrefix string
+	// Claims is the person's identity-provider claims the session signed in with (JSON; ""
+	// for other sessions), mapped to roles and units again on every request.
+	Claims string
 }
 
 // SessionStore keeps console sessions.
@@ -65,8 +71,9 @@ type SessionStore interface {
 	ConsoleSessionTouch(ctx context.Context, hash string, now time.Time) error
 	// ConsoleSessionEnd ends a session at now for reason (the first end is kept).
 	ConsoleSessionEnd(ctx context.Context, hash string, now time.Time, reason string) error
-	// ConsoleSessionEndPrincipal ends every live session of principal.
-	ConsoleSessionEndPrincipal(ctx context.Context, principal string, now time.Time, reason string) error
+	// ConsoleSessionEndPrincipal ends every live session of principal and returns how many
+	// it ended.
+	ConsoleSessionEndPrincipal(ctx context.Context, principal string, now time.Time, reason string) (int, error)
 	// ConsoleSessionPurge deletes up to limit (1..MaxBatch) sessions whose absolute
 	// lifetime ended before `before`, and returns how many.
 	ConsoleSessionPurge(ctx context.Context, before time.Time, limit int) (int, error)

@@ -110,6 +110,7 @@ const (
 	BudgetAPI              = "BudgetApi"
 	OpenAPIDocument        = "OpenApi"
 	APIKeysAPI             = "ApiKeysApi"
+	ConsoleSessionsAPI     = "ConsoleSessionsApi"
 	DevicesAPI             = "DevicesApi"
 	TemplatesAPI           = "TemplatesApi"
 	// PreferencesAPI serves recipient preferences, quiet hours and the inbound SMS STOP
@@ -190,6 +191,7 @@ var functions = []Function{
 	{Name: BudgetAPI, Trigger: HTTPTrigger, Binding: "req", Route: "budgets/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
+	{Name: ConsoleSessionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "console-sessions/{*path}", Methods: []string{"post"}},
 	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
 	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: CampaignFeeProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFeeFactsTopic, Subscription: ReportingSubscription},

@@ -86,7 +86,8 @@ func (s *Store) ConsoleSessionInsert(ctx context.Context, cs store.ConsoleSessio
 		return fmt.Errorf("%s ConsoleSessionInsert: hash, principal and a lifetime are required", s.d.Name)
 	}
 	if _, err := s.exec(ctx, nil, "ConsoleSessionInsert", sql.Named("SessionHash", cs.SessionHash), sql.Named("Principal", cs.Principal),
-		sql.Named("Now", s.tm(cs.CreatedOn)), sql.Named("ExpiresOn", s.tm(cs.ExpiresOn))); err != nil {
+		sql.Named("Now", s.tm(cs.CreatedOn)), sql.Named("ExpiresOn", s.tm(cs.ExpiresOn)),
+		sql.Named("KeyPrefix", nstr(cs.KeyPrefix)), sql.Named("Claims", nstr(cs.Claims))); err != nil {
 		return fmt.Errorf("%s ConsoleSessionInsert: %w", s.d.Name, err)
 	}
 	return nil
@@ -96,7 +97,7 @@ func (s *Store) ConsoleSessionInsert(ctx context.Context, cs store.ConsoleSessio
 func (s *Store) ConsoleSessionGet(ctx context.Context, hash string) (store.ConsoleSession, error) {
 	var cs store.ConsoleSession
 	err := s.queryRow(ctx, nil, "ConsoleSessionGet", sql.Named("SessionHash", hash)).Scan(&cs.SessionHash, &cs.Principal,
-		s.t(&cs.CreatedOn), s.t(&cs.LastSeenOn), s.t(&cs.ExpiresOn), s.nt(&cs.EndedOn), ns(&cs.EndReason))
+		s.t(&cs.CreatedOn), s.t(&cs.LastSeenOn), s.t(&cs.ExpiresOn), s.nt(&cs.EndedOn), ns(&cs.EndReason), ns(&cs.KeyPrefix), ns(&cs.Claims))
 	return cs, s.oneErr("ConsoleSessionGet", err)
 }
 
@@ -118,12 +119,14 @@ func (s *Store) ConsoleSessionEnd(ctx context.Context, hash string, now time.Tim
 }
 
 // ConsoleSessionEndPrincipal implements store.SessionStore.
-func (s *Store) ConsoleSessionEndPrincipal(ctx context.Context, principal string, now time.Time, reason string) error {
-	if _, err := s.exec(ctx, nil, "ConsoleSessionEndPrincipal", sql.Named("Principal", principal), sql.Named("Now", s.tm(now)),
-		sql.Named("EndReason", reason)); err != nil {
-		return fmt.Errorf("%s ConsoleSessionEndPrincipal: %w", s.d.Name, err)
+func (s *Store) ConsoleSessionEndPrincipal(ctx context.Context, principal string, now time.Time, reason string) (int, error) {
+	res, err := s.exec(ctx, nil, "ConsoleSessionEndPrincipal", sql.Named("Principal", principal), sql.Named("Now", s.tm(now)),
+		sql.Named("EndReason", reason))
+	if err != nil {
+		return 0, fmt.Errorf("%s ConsoleSessionEndPrincipal: %w", s.d.Name, err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // ConsoleSessionPurge implements store.SessionStore.

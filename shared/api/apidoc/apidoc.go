@@ -22,6 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
+	"github.com/automation-platform/automation/shared/api/sessionsapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/templateapi"
@@ -60,6 +61,7 @@ func Sources() []Source {
 		{"Devices", deviceapi.OpenAPI()},
 		{"Preferences", preferenceapi.OpenAPI()},
 		{"ApiKeys", keysapi.OpenAPI()},
+		{"ConsoleSessions", sessionsapi.OpenAPI()},
 		{"APIDescription", ownDocument},
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/report"
+	srvsession "github.com/automation-platform/automation/shared/session"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 )
@@ -254,8 +255,14 @@ func (c *Console) wrap(pattern string, h handlerFunc) http.Handler {
 					x.signedIn = true
 				}
 			}
+			if p, ok := srvsession.PrincipalFrom(r.Context()); ok && x.signedIn {
+				// The session guard re-checked what this session signed in with (the API key
+				// as it stands, the person's claims under today's mapping): that principal
+				// counts, not the one the cookie recorded at sign-in.
+				x.sess.principal = &p
+			}
 			if !x.signedIn && !isLogin {
-				msg := "Sign in with the API token."
+				msg := "Sign in with the API token or an API key."
 				if r.Method == http.MethodPost {
 					msg = "Your session ended, so nothing was done. Sign in and try again."
 				}
@@ -421,14 +428,43 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request, x *call) error {
 	if crossSite(r) {
 		return automation.Errorf(automation.CodeUnauthorized, "a sign-in from another site is refused")
 	}
-	if c.api.TokenRequired() && !x.bearer && !c.api.CheckToken(r.PostForm.Get("token")) {
-		c.signIn(w, r, http.StatusUnauthorized, "That is not the API token. Nothing was signed in.")
+	now := c.api.Clock().Now()
+	if !c.api.TokenRequired() || x.bearer || c.api.CheckToken(r.PostForm.Get("token")) {
+		_, v := c.sess.issue(now)
+		http.SetCookie(w, cookie(r, v))
+		seeOther(w, r, safeNext(r.PostForm.Get("next")))
 		return nil
 	}
-	_, v := c.sess.issue(c.api.Clock().Now())
+	// An API key of a role that reads (read, operate, admin): a session of that key
+	// (docs/security.md#console), re-checked on every request, so revoking the key or the
+	// end of its rotation's overlap ends the session at the next request.
+	p, err := c.api.Authenticate(r.Context(), r.PostForm.Get("token"))
+	switch {
+	case automation.CodeOf(err) == automation.CodeTooManyRequests:
+		return err
+	case errors.Is(err, httpapi.ErrUnknownCredential) || (err == nil && p.KeyPrefix == ""):
+		c.signIn(w, r, http.StatusUnauthorized, "That is not the API token, nor a live API key. Nothing was signed in.")
+		return nil
+	case err != nil:
+		return automation.RetryAfter(5*time.Second, err)
+	case !p.Has(httpapi.RoleRead):
+		c.fail(w, r, nil, http.StatusForbidden, "No role for the console",
+			"The key "+p.Name+" has the roles "+roleList(p.Roles)+"; the console needs read, operate or admin. Nothing was signed in.")
+		return nil
+	}
+	_, v := c.sess.issueFor(now, p)
+	srvsession.Begin(r.Context(), srvsession.Subject{Principal: p.Name, KeyPrefix: p.KeyPrefix})
 	http.SetCookie(w, cookie(r, v))
 	seeOther(w, r, safeNext(r.PostForm.Get("next")))
 	return nil
+}
+
+func roleList(rs []httpapi.Role) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return strings.Join(out, ", ")
 }
 
 // seeOther answers a form with 303 to the page to load next. http.Redirect writes a body and

@@ -19,7 +19,8 @@
 //	GET  /api/console/releases/watch        where a paced release's rows are now
 //	GET  /api/console/unknown               UNKNOWN deliveries; POST …/{key}/resolve
 //	GET  /api/console/reports               subscriptions, runs, ownership (rollout modes)
-//	POST /api/console/login, /logout        sign in with the API token, sign out
+//	POST /api/console/login, /logout        sign in with the API token or an API key, sign out
+//	GET  /api/console/oidc/start, /callback sign in with OpenID Connect (Options.OIDC)
 //	GET  /api/console/static/{file}         the embedded stylesheet
 //
 // More pages plug in through Options.Pages (Page) with their own navigation entry; this
@@ -42,8 +43,15 @@
 //
 // Sign-in state machine of one browser:
 //
-//	anonymous ──POST login (the API token)──▶ signed in (cookie: expiry, nonce, MAC)
+//	anonymous ──POST login (the API token)──────────▶ signed in (cookie v1: expiry, nonce, MAC)
+//	anonymous ──POST login (an API key: read+)──────▶ signed in as the key (cookie v2: + principal)
+//	anonymous ──OIDC callback (a person with a role)▶ signed in as the person (cookie v2)
 //	signed in ──the lifetime passes / POST logout / the token changes──▶ anonymous
+//	signed in ──the key revoked or rotated out / the claims map to no role──▶ anonymous
+//
+// The last transition is the session guard's (shared/session, in the composition root): it
+// re-checks every request and hands the principal as it stands now to the console
+// (session.PrincipalFrom), which then counts instead of the cookie's.
 //
 // An anonymous request gets the sign-in form with 401; a request with the Authorization
 // header (the bearer token) is authenticated without a cookie and needs no CSRF token. Every

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/automation-platform/automation/shared/httpapi"
+	srvsession "github.com/automation-platform/automation/shared/session"
 )
 
 // OIDCSignIn is the authorization-code flow with PKCE the console signs people in with
@@ -130,6 +131,8 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request, x *call) 
 		return nil
 	}
 	_, v := c.sess.issueFor(now, p)
+	// The session keeps the claims the roles came from, to map them again on every request.
+	srvsession.Begin(r.Context(), srvsession.Subject{Principal: p.Name, Claims: p.Claims})
 	http.SetCookie(w, cookie(r, v))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusOK)

@@ -52,6 +52,10 @@ type Deps struct {
 	Backlog *delivery.Backlog
 	// DeadLetters, when set, adds the dead-letter counts per route to the metrics.
 	DeadLetters *deadletter.Service
+	// Charge, when set, counts a decoded request's events against the caller's ingest quota
+	// (quota.Quotas.ChargeIngest: a batch of 500 counts 500) before anything is written; its
+	// error (429 with Retry-After) refuses the whole request.
+	Charge func(ctx context.Context, events int) error
 }
 
 // Register adds the routes to r behind api (its MaxBodyBytes should be MaxBodyBytes).
@@ -74,6 +78,9 @@ func Routes(d Deps) []httpapi.Route {
 // an unknown one). 413 for a batch over 500 events, 400 for a batch that is not a JSON array,
 // 415 for a media type other than the CloudEvents and JSON types (strictjson.MediaType).
 //
+// 429 with Retry-After (nothing written) when the caller's API key has used up its ingest
+// quota (Deps.Charge), counted in events.
+//
 // 503 with Retry-After (problem details, nothing written) while the backpressure gate
 // refuses: the send is to be repeated later, with the same event ids.
 func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
@@ -87,6 +94,11 @@ func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
 	mode, raws, err := events.DecodeHTTP(r.Context(), r.Header, body)
 	if err != nil {
 		return err
+	}
+	if d.Charge != nil {
+		if err := d.Charge(r.Context(), len(raws)); err != nil {
+			return err
+		}
 	}
 	results, err := d.Service.Ingest(r.Context(), httpapi.CallerFrom(r.Context()).Scope, raws)
 	if err != nil {

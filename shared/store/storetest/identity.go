@@ -80,9 +80,16 @@ func RunSessions(t *testing.T, open Opener) {
 		s := fresh(t, open)
 		ctx := context.Background()
 		now := time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)
-		for i, p := range []string{"bootstrap", "bootstrap", "person:ana"} {
-			if err := s.ConsoleSessionInsert(ctx, store.ConsoleSession{SessionHash: fmt.Sprintf("%064x", i), Principal: p,
-				CreatedOn: now, LastSeenOn: now, ExpiresOn: now.Add(8 * time.Hour)}); err != nil {
+		for i, p := range []string{"bootstrap", "bootstrap", "person:ana", "key:pos"} {
+			cs := store.ConsoleSession{SessionHash: fmt.Sprintf("%064x", i), Principal: p,
+				CreatedOn: now, LastSeenOn: now, ExpiresOn: now.Add(8 * time.Hour)}
+			switch i {
+			case 2:
+				cs.Claims = `{"groups":["g-1"],"roles":["Automation.Read"]}`
+			case 3:
+				cs.KeyPrefix = "3f9c2a7b1e04"
+			}
+			if err := s.ConsoleSessionInsert(ctx, cs); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -102,8 +109,14 @@ func RunSessions(t *testing.T, open Opener) {
 		if cs, _ := s.ConsoleSessionGet(ctx, h0); cs.EndedOn == nil || !cs.EndedOn.Equal(now.Add(2*time.Minute)) || cs.EndReason != "logout" || !cs.LastSeenOn.Equal(now.Add(time.Minute)) {
 			t.Fatalf("ended: %+v", cs)
 		}
-		if err := s.ConsoleSessionEndPrincipal(ctx, "bootstrap", now.Add(5*time.Minute), "revoked"); err != nil {
-			t.Fatal(err)
+		if cs, err := s.ConsoleSessionGet(ctx, fmt.Sprintf("%064x", 2)); err != nil || cs.Claims != `{"groups":["g-1"],"roles":["Automation.Read"]}` || cs.KeyPrefix != "" {
+			t.Fatalf("the claims of a person's session: %+v %v", cs, err)
+		}
+		if cs, err := s.ConsoleSessionGet(ctx, fmt.Sprintf("%064x", 3)); err != nil || cs.KeyPrefix != "3f9c2a7b1e04" || cs.Claims != "" {
+			t.Fatalf("the key of a key's session: %+v %v", cs, err)
+		}
+		if n, err := s.ConsoleSessionEndPrincipal(ctx, "bootstrap", now.Add(5*time.Minute), "revoked"); err != nil || n != 1 {
+			t.Fatalf("ending the principal's live sessions: %d %v (want 1: the other one had ended)", n, err)
 		}
 		if cs, _ := s.ConsoleSessionGet(ctx, h1); cs.EndedOn == nil || cs.EndReason != "revoked" {
 			t.Fatalf("the principal's other session: %+v", cs)

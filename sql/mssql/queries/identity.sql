@@ -24,11 +24,11 @@ UPDATE dbo.ApiKey SET ExpiresOn = @ExpiresOn, ReplacedBy = @ReplacedBy
 WHERE Prefix = @Prefix AND RevokedOn IS NULL AND (ExpiresOn IS NULL OR ExpiresOn > @ExpiresOn);
 
 -- name: ConsoleSessionInsert :exec
-INSERT INTO dbo.ConsoleSession (SessionHash, Principal, CreatedOn, LastSeenOn, ExpiresOn)
-VALUES (@SessionHash, @Principal, @Now, @Now, @ExpiresOn);
+INSERT INTO dbo.ConsoleSession (SessionHash, Principal, CreatedOn, LastSeenOn, ExpiresOn, KeyPrefix, Claims)
+VALUES (@SessionHash, @Principal, @Now, @Now, @ExpiresOn, @KeyPrefix, @Claims);
 
 -- name: ConsoleSessionGet :one
-SELECT SessionHash, Principal, CreatedOn, LastSeenOn, ExpiresOn, EndedOn, EndReason
+SELECT SessionHash, Principal, CreatedOn, LastSeenOn, ExpiresOn, EndedOn, EndReason, KeyPrefix, Claims
 FROM dbo.ConsoleSession WHERE SessionHash = @SessionHash;
 
 -- name: ConsoleSessionTouch :exec

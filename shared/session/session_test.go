@@ -1,0 +1,150 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/session"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// memStore is a SessionStore in memory (the SQL stores pass storetest.RunSessions).
+type memStore struct {
+	mu   sync.Mutex
+	rows map[string]store.ConsoleSession
+}
+
+func (m *memStore) ConsoleSessionInsert(_ context.Context, s store.ConsoleSession) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rows[s.SessionHash] = s
+	return nil
+}
+
+func (m *memStore) ConsoleSessionGet(_ context.Context, h string) (store.ConsoleSession, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.rows[h]
+	if !ok {
+		return s, store.ErrNotFound
+	}
+	return s, nil
+}
+
+func (m *memStore) ConsoleSessionTouch(context.Context, string, time.Time) error { return nil }
+
+func (m *memStore) ConsoleSessionEnd(_ context.Context, h string, now time.Time, reason string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.rows[h]; ok && s.EndedOn == nil {
+		s.EndedOn, s.EndReason = &now, reason
+		m.rows[h] = s
+	}
+	return nil
+}
+
+func (m *memStore) ConsoleSessionEndPrincipal(context.Context, string, time.Time, string) (int, error) {
+	return 0, nil
+}
+
+func (m *memStore) ConsoleSessionPurge(context.Context, time.Time, int) (int, error) { return 0, nil }
+
+// The guard re-checks a live session on every request through Resolve: an *Ended ends the
+// row with its reason and the handler sees no cookie; a principal reaches the handler
+// (PrincipalFrom); another error is 503. A sign-in's Subject (Begin) is stored with the row,
+// and claims over MaxClaimsBytes start no session (503, no cookie). A 401 of any of the
+// SignInPatterns counts against SignIns.
+func TestGuardResolvesEveryRequest(t *testing.T) {
+	clock := automation.NewManualClock(time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC))
+	st := &memStore{rows: map[string]store.ConsoleSession{}}
+	throttle := httpapi.NewThrottle(clock)
+	g := &session.Guard{Store: st, Clock: clock, CookieName: "c", SignInPatterns: []string{"POST /login", "GET /callback"},
+		LogoutPattern: "POST /logout", Principal: "bootstrap", SignIns: throttle,
+		Resolve: func(_ context.Context, s store.ConsoleSession) (*httpapi.Principal, error) {
+			switch s.KeyPrefix {
+			case "revoked":
+				return nil, &session.Ended{Reason: session.ReasonRevoked}
+			case "broken":
+				return nil, errors.New("store down")
+			case "":
+				return nil, nil
+			}
+			return &httpapi.Principal{Name: "key:" + s.KeyPrefix, Roles: []httpapi.Role{httpapi.RoleRead}}, nil
+		}}
+	var seen struct {
+		cookie    bool
+		principal string
+	}
+	handler := func(pattern string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, err := r.Cookie("c")
+			seen.cookie = err == nil
+			p, _ := session.PrincipalFrom(r.Context())
+			seen.principal = p.Name
+			switch pattern {
+			case "POST /login":
+				subject := session.Subject{Principal: "key:ok", KeyPrefix: r.URL.Query().Get("key"), Claims: r.URL.Query().Get("claims")}
+				if subject.KeyPrefix == "bad" {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				session.Begin(r.Context(), subject)
+				http.SetCookie(w, &http.Cookie{Name: "c", Value: "v-" + subject.KeyPrefix + "-" + r.URL.Query().Get("n")})
+				w.WriteHeader(http.StatusSeeOther)
+			case "GET /callback":
+				w.WriteHeader(http.StatusUnauthorized)
+			default:
+				w.WriteHeader(http.StatusOK)
+			}
+		})
+	}
+	do := func(pattern, target, cookie string) *httptest.ResponseRecorder {
+		method, _, _ := strings.Cut(pattern, " ")
+		r := httptest.NewRequest(method, target, nil)
+		r.RemoteAddr = "192.0.2.1:1000"
+		if cookie != "" {
+			r.Header.Set("Cookie", "c="+cookie)
+		}
+		rec := httptest.NewRecorder()
+		g.Wrap(pattern, handler(pattern)).ServeHTTP(rec, r)
+		return rec
+	}
+	for _, k := range []string{"live", "revoked", "broken"} {
+		if rec := do("POST /login", "/login?key="+k+"&n=1", ""); rec.Code != http.StatusSeeOther {
+			t.Fatalf("sign-in %s: %d", k, rec.Code)
+		}
+		if s, err := st.ConsoleSessionGet(context.Background(), session.Hash("v-"+k+"-1")); err != nil || s.KeyPrefix != k || s.Principal != "key:ok" {
+			t.Fatalf("the row of %s: %+v %v", k, s, err)
+		}
+	}
+	if rec := do("GET /page", "/page", "v-live-1"); rec.Code != 200 || !seen.cookie || seen.principal != "key:live" {
+		t.Fatalf("a live key's session: %d %+v", rec.Code, seen)
+	}
+	if rec := do("GET /page", "/page", "v-revoked-1"); rec.Code != 200 || seen.cookie || seen.principal != "" {
+		t.Fatalf("a revoked key's session reached the handler: %d %+v", rec.Code, seen)
+	}
+	if s, _ := st.ConsoleSessionGet(context.Background(), session.Hash("v-revoked-1")); s.EndReason != session.ReasonRevoked {
+		t.Fatalf("the revoked key's row: %+v", s)
+	}
+	if rec := do("GET /page", "/page", "v-broken-1"); rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("a failed re-check: %d, want 503", rec.Code)
+	}
+	big := strings.Repeat("x", session.MaxClaimsBytes+1)
+	if rec := do("POST /login", "/login?key=live&n=2&claims="+big, ""); rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Set-Cookie") != "" {
+		t.Fatalf("claims over the bound: %d %v", rec.Code, rec.Header())
+	}
+	for range httpapi.DefaultThrottleBurst {
+		do("GET /callback", "/callback", "")
+	}
+	if rec := do("POST /login", "/login?key=live&n=3", ""); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("a sign-in after %d refused callbacks: %d, want 429", httpapi.DefaultThrottleBurst, rec.Code)
+	}
+}
