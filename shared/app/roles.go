@@ -167,6 +167,7 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/campaigns":                      httpapi.RoleRead,
 	"POST /api/console/campaigns":                     httpapi.RoleOperate,
 	"GET /api/console/budgets":                        httpapi.RoleRead,
+	"POST /api/console/budgets":                       httpapi.RoleAdmin, // raise maxCost, resume: as the budgets API's PUT and resume
 	"GET /api/console/fees":                           httpapi.RoleRead,
 	"POST /api/console/fees":                          httpapi.RoleOperate,
 }

@@ -621,6 +621,10 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/campaigns", body: "businessUnitId=" + u.bu + "&campaignId=" + u.campaign +
 				"&commandId=cx-0:0:hello&version=1&status=SUCCEEDED&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
 		}, in: 404, inNote: "the campaign has no such command", out: 404},
+		"POST /api/console/budgets": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/budgets", body: "action=resume&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=1&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "the campaign has no budget", out: 404},
 		"POST /api/console/fees": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
