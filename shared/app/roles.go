@@ -166,6 +166,8 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/attributes":                     httpapi.RoleRead,
 	"GET /api/console/campaigns":                      httpapi.RoleRead,
 	"POST /api/console/campaigns":                     httpapi.RoleOperate,
+	"GET /api/console/campaign-status":                httpapi.RoleRead,
+	"POST /api/console/campaign-status":               httpapi.RoleAdmin, // pause, resume, stop: as the campaigns API's PUT
 	"GET /api/console/budgets":                        httpapi.RoleRead,
 	"POST /api/console/budgets":                       httpapi.RoleAdmin, // raise maxCost, resume: as the budgets API's PUT and resume
 	"GET /api/console/fees":                           httpapi.RoleRead,

@@ -621,6 +621,13 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/campaigns", body: "businessUnitId=" + u.bu + "&campaignId=" + u.campaign +
 				"&commandId=cx-0:0:hello&version=1&status=SUCCEEDED&operator=jane&reason=r", headers: []string{"Content-Type", consoleForm}}
 		}, in: 404, inNote: "the campaign has no such command", out: 404},
+		"GET /api/console/campaign-status": {req: get(func(u unitFixture) string {
+			return "/api/console/campaign-status?businessUnitId=" + u.bu + "&campaignId=" + u.campaign
+		}), in: 200, out: 404},
+		"POST /api/console/campaign-status": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/campaign-status", body: "action=PAUSE&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=99&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 412, inNote: "version 99 is not the campaign's", out: 404},
 		"POST /api/console/budgets": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/budgets", body: "action=resume&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=1&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}

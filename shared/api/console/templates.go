@@ -49,6 +49,8 @@ var funcs = template.FuncMap{
 		}
 		return m
 	},
+	// list makes a slice of its arguments (a select's options).
+	"list": func(v ...string) []string { return v },
 	"isCurrent": func(current, path string) bool {
 		if path == "/" {
 			return current == "/"
