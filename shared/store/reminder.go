@@ -94,5 +94,6 @@ type Store interface {
 	BudgetStore
 	KeyStore
 	SessionStore
+	RecipientActivityStore
 	Close() error
 }

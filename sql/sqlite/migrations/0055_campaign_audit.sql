@@ -1,5 +1,6 @@
 -- +goose Up
--- The audit of a campaign's status changes made by a person (docs/console.md#campaigns):
+-- The console's campaign audit and recipient activity (docs/console.md#campaigns,
+-- docs/console.md#activity). The audit of a campaign's status changes made by a person (docs/console.md#campaigns):
 -- pause, resume and stop from the console, written in the transaction that saves the
 -- campaign (store.CampaignSaveParams.Audit), so the campaign page can say who paused a
 -- campaign and why. Instants are INTEGER milliseconds since the Unix epoch, UTC.
@@ -19,6 +20,9 @@ CREATE TABLE CampaignAudit (
 CREATE INDEX IX_CampaignAudit_Campaign ON CampaignAudit (BusinessUnitId, CampaignId, Id);
 -- A recipient's executions (the console's activity feed and the executions filter).
 CREATE INDEX IX_CampaignExecution_Recipient ON CampaignExecution (BusinessUnitId, RecipientId, Id);
+-- A recipient's deliveries and a customer's accepted events (the activity feed).
+CREATE INDEX IX_NotificationJob_Recipient ON NotificationJob (BusinessUnitId, Recipient, Id);
+CREATE INDEX IX_GatewayEvent_Customer ON GatewayEvent (BusinessUnitId, CustomerId, AcceptedOn, EventId);
 
 -- +goose Down
 -- Forward-only: migrations are never rolled back in production.

@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// GatewayEventRecord is one accepted event's ledger row (GatewayEvent): which event, of
+// whom, routed by which registry version, accepted when (UTC).
+type GatewayEventRecord struct {
+	Source, ID, Type string
+	BusinessUnitID   string
+	CustomerID       string
+	RegistryVersion  int64
+	Routes           string
+	AcceptedOn       time.Time
+}
+
+// GatewayEventListParams lists a customer's accepted events newest first, below the cursor
+// (BeforeOn, BeforeEventID): zero BeforeOn starts at the newest. At most Limit (1..MaxBatch).
+type GatewayEventListParams struct {
+	BusinessUnitID, CustomerID string
+	BeforeOn                   time.Time
+	BeforeEventID              string
+	Limit                      int
+}
+
+// RecipientActivityStore is what a recipient's activity feed reads besides the inbox, the
+// attributes and the campaign executions (docs/console.md#activity).
+type RecipientActivityStore interface {
+	// NotificationListByRecipient returns up to limit deliveries of a recipient in a business
+	// unit, newest first, with Id below beforeID (0: from the newest).
+	NotificationListByRecipient(ctx context.Context, businessUnitID, recipient string, beforeID int64, limit int) ([]NotificationJob, error)
+	// GatewayEventListByCustomer returns a customer's accepted events (see the params).
+	GatewayEventListByCustomer(ctx context.Context, p GatewayEventListParams) ([]GatewayEventRecord, error)
+}

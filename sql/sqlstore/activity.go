@@ -1,0 +1,40 @@
+package sqlstore
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// farFuture stands for "from the newest" in a cursor on an instant.
+var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// NotificationListByRecipient implements store.RecipientActivityStore.
+func (s *Store) NotificationListByRecipient(ctx context.Context, bu, recipient string, beforeID int64, limit int) ([]store.NotificationJob, error) {
+	if err := checkLimit("NotificationListByRecipient", limit); err != nil {
+		return nil, err
+	}
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	return queryAll(ctx, s, nil, "NotificationListByRecipient", s.scanNotification, named("BusinessUnitId", bu, "Recipient", recipient,
+		"BeforeId", beforeID, "Limit", limit)...)
+}
+
+// GatewayEventListByCustomer implements store.RecipientActivityStore.
+func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayEventListParams) ([]store.GatewayEventRecord, error) {
+	if err := checkLimit("GatewayEventListByCustomer", p.Limit); err != nil {
+		return nil, err
+	}
+	before := p.BeforeOn
+	if before.IsZero() {
+		before = farFuture
+	}
+	return queryAll(ctx, s, nil, "GatewayEventListByCustomer", func(r rowScanner) (store.GatewayEventRecord, error) {
+		var e store.GatewayEventRecord
+		err := r.Scan(&e.Source, &e.ID, &e.Type, &e.BusinessUnitID, &e.CustomerID, &e.RegistryVersion, &e.Routes, s.t(&e.AcceptedOn))
+		return e, err
+	}, named("BusinessUnitId", p.BusinessUnitID, "CustomerId", p.CustomerID, "BeforeOn", s.tm(before), "BeforeEventId", p.BeforeEventID, "Limit", p.Limit)...)
+}
