@@ -171,6 +171,7 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/budgets":                        httpapi.RoleRead,
 	"POST /api/console/budgets":                       httpapi.RoleAdmin, // raise maxCost, resume: as the budgets API's PUT and resume
 	"GET /api/console/fees":                           httpapi.RoleRead,
+	"GET /api/console/activity":                       httpapi.RoleRead,
 	"POST /api/console/fees":                          httpapi.RoleOperate,
 }
 

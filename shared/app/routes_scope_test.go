@@ -628,6 +628,9 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/campaign-status", body: "action=PAUSE&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=99&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
 		}, in: 412, inNote: "version 99 is not the campaign's", out: 404},
+		"GET /api/console/activity": {req: get(func(u unitFixture) string {
+			return "/api/console/activity?businessUnitId=" + u.bu + "&recipientId=CUST-1"
+		}), in: 200, out: 404},
 		"POST /api/console/budgets": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/budgets", body: "action=resume&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=1&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
