@@ -163,6 +163,7 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/reports":                        httpapi.RoleRead,
 	"GET /api/console/events":                         httpapi.RoleRead,
 	"GET /api/console/registry":                       httpapi.RoleRead,
+	"POST /api/console/registry":                      httpapi.RoleAdmin, // create, save, roll back: as the registry API's POST and PUT
 	"GET /api/console/attributes":                     httpapi.RoleRead,
 	"GET /api/console/campaigns":                      httpapi.RoleRead,
 	"POST /api/console/campaigns":                     httpapi.RoleOperate,

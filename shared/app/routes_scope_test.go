@@ -628,6 +628,10 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/campaign-status", body: "action=PAUSE&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=99&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
 		}, in: 412, inNote: "version 99 is not the campaign's", out: 404},
+		"POST /api/console/registry": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/registry", body: "action=create&eventType=Unit" + u.bu + "&definition=%7B%7D&operator=jane",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "the registry is platform-wide: a caller of some units changes none of it", out: 404},
 		"GET /api/console/activity": {req: get(func(u unitFixture) string {
 			return "/api/console/activity?businessUnitId=" + u.bu + "&recipientId=CUST-1"
 		}), in: 200, out: 404},

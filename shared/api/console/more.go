@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -56,12 +55,10 @@ func pageOperator(r *http.Request, pc PageCall) string {
 // GatewayPages are the event gateway's pages (docs/gateway.md): "events" shows the ingest
 // counters per event type of the caller's units (or of one, ?businessUnitId=) with each
 // type's definition version in force, the registry's save sequence, and — for a caller that
-// sees every unit — each gateway topic's outbox backlog; "registry" lists the event types
-// (latest version, operator, class) and, for ?eventType=, every version with its definition.
-// The registry is platform-wide: a caller that does not see every business unit is told so
-// and shown nothing of it (as the registry API answers it 404).
+// sees every unit — each gateway topic's outbox backlog; then the registry's pages
+// (RegistryPages, registry.go).
 func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
-	return []Page{
+	return append([]Page{
 		{Path: "events", Title: "Event metrics", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
 			d := eventsPage{BusinessUnitID: strings.TrimSpace(r.URL.Query().Get("businessUnitId"))}
 			scope := pc.Caller.Scope
@@ -78,67 +75,13 @@ func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
 			d.Metrics, d.Platform = m, scope.All()
 			return execute(moreTemplates, "events", d)
 		}},
-		{Path: "registry", Title: "Event registry", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
-			d := registryPage{EventType: strings.TrimSpace(r.URL.Query().Get("eventType")), Platform: pc.Caller.Scope.All()}
-			if !d.Platform {
-				return execute(moreTemplates, "registry", d)
-			}
-			es, err := admin.Store.EventRegistryListLatest(r.Context())
-			if err != nil {
-				return "", err
-			}
-			for _, e := range es {
-				d.Types = append(d.Types, registryEntryOf(e))
-			}
-			if d.EventType != "" {
-				vs, err := admin.Store.EventRegistryListVersions(r.Context(), d.EventType)
-				if err != nil {
-					return "", err
-				}
-				if len(vs) == 0 {
-					return "", automation.Errorf(automation.CodeNotFound, "event type %q not found", d.EventType)
-				}
-				for i := len(vs) - 1; i >= 0; i-- { // newest first
-					d.Versions = append(d.Versions, registryEntryOf(vs[i]))
-				}
-			}
-			return execute(moreTemplates, "registry", d)
-		}},
-	}
+	}, RegistryPages(admin)...)
 }
 
 type eventsPage struct {
 	BusinessUnitID string
 	Platform       bool
 	Metrics        gateway.MetricsView
-}
-
-type registryPage struct {
-	EventType string
-	Platform  bool
-	Types     []registryEntry
-	Versions  []registryEntry
-}
-
-type registryEntry struct {
-	store.EventRegistryEntry
-	Class      string
-	Definition string // indented JSON
-}
-
-func registryEntryOf(e store.EventRegistryEntry) registryEntry {
-	out := registryEntry{EventRegistryEntry: e}
-	var head struct {
-		Class string `json:"class"`
-	}
-	_ = json.Unmarshal([]byte(e.DefinitionJSON), &head)
-	out.Class = head.Class
-	var v any
-	if json.Unmarshal([]byte(e.DefinitionJSON), &v) == nil {
-		b, _ := json.MarshalIndent(v, "", "  ")
-		out.Definition = string(b)
-	}
-	return out
 }
 
 // AttributeStore is what the attribute page reads: the attribute read API's store.
@@ -304,15 +247,6 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <thead><tr><th scope="col">Topic</th><th scope="col">Unpublished</th><th scope="col">Oldest age</th></tr></thead>
 <tbody>{{range .Metrics.Lags}}<tr><th scope="row">{{.Topic}}</th><td>{{.Unpublished}}</td><td>{{printf "%.0f" .OldestAgeSeconds}} s</td></tr>{{end}}</tbody></table></div>
 {{else}}<p class="help">The outbox backlog is platform-wide: shown to callers who see every business unit.</p>{{end}}{{end}}
-
-{{define "registry"}}
-{{if not .Platform}}<p class="note" id="registry-scope">The event registry is platform-wide: it is shown to callers who see every business unit.</p>{{else}}
-<div class="scroll"><table id="registry-types"><caption>Event types (latest version)</caption>
-<thead><tr><th scope="col">Event type</th><th scope="col">Class</th><th scope="col">Version</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
-<tbody>{{range .Types}}<tr><th scope="row"><a href="/api/console/registry?eventType={{.EventType}}">{{.EventType}}</a></th><td>{{.Class}}</td><td>{{.Version}}</td><td>{{.Operator}}</td><td>{{when .CreatedOn}}</td></tr>
-{{else}}<tr><td colspan="5">No event types: import a registry file (serve -registry) or use the registry API.</td></tr>{{end}}</tbody></table></div>
-{{if .Versions}}<h2 id="versions">{{.EventType}}: every version, newest first</h2>
-{{range .Versions}}<details{{if eq .Version (index $.Versions 0).Version}} open{{end}}><summary>Version {{.Version}} · {{.Operator}} · {{when .CreatedOn}}</summary><pre class="json">{{.Definition}}</pre></details>{{end}}{{end}}{{end}}{{end}}
 
 {{define "attributes"}}
 <form method="get" class="filters" aria-label="Entity">
