@@ -550,7 +550,7 @@ func consolePages(r *Runtime) []console.Page {
 	var ps []console.Page
 	for _, p := range [][]console.Page{console.GatewayPages(r.Registry, r.Gateway), console.AttributePages(r.Store, r.Clock),
 		console.CampaignPages(r.Campaigns, r.Budget, r.Store), console.BudgetPages(r.Budget), console.FeePages(r.Budget),
-		console.ActivityPages(r.Store, r.Clock)} {
+		console.ActivityPages(r.Store, r.Clock), console.TemplatePages(r.Templates, r.Store, console.TemplateOptions{})} {
 		ps = append(ps, p...)
 	}
 	return ps

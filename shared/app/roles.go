@@ -173,6 +173,10 @@ var routeRoles = httpapi.RouteRoles{
 	"POST /api/console/budgets":                       httpapi.RoleAdmin, // raise maxCost, resume: as the budgets API's PUT and resume
 	"GET /api/console/fees":                           httpapi.RoleRead,
 	"GET /api/console/activity":                       httpapi.RoleRead,
+	"GET /api/console/templates":                      httpapi.RoleRead,
+	"POST /api/console/templates":                     httpapi.RoleAdmin, // a new version: as the templates API's PUT
+	"GET /api/console/template-preview":               httpapi.RoleRead,
+	"POST /api/console/template-preview":              httpapi.RoleRead, // renders the draft, writes nothing: as the API's preview
 	"POST /api/console/fees":                          httpapi.RoleOperate,
 }
 

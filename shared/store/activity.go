@@ -34,3 +34,14 @@ type RecipientActivityStore interface {
 	// GatewayEventListByCustomer returns a customer's accepted events (see the params).
 	GatewayEventListByCustomer(ctx context.Context, p GatewayEventListParams) ([]GatewayEventRecord, error)
 }
+
+// TemplateListStore lists notification templates for the console (docs/console.md#templates).
+type TemplateListStore interface {
+	// NotificationTemplateList returns the latest version of every key of the business
+	// unit's overrides and of the platform defaults (BusinessUnitID ""), by key after
+	// afterKey, the default before the override, at most limit rows.
+	NotificationTemplateList(ctx context.Context, businessUnitID, afterKey string, limit int) ([]NotificationTemplate, error)
+	// NotificationTemplateVersions returns up to limit versions of key for the business unit
+	// ("" = the default), newest first.
+	NotificationTemplateVersions(ctx context.Context, key, businessUnitID string, limit int) ([]NotificationTemplate, error)
+}

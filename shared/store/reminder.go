@@ -95,5 +95,6 @@ type Store interface {
 	KeyStore
 	SessionStore
 	RecipientActivityStore
+	TemplateListStore
 	Close() error
 }

@@ -66,3 +66,42 @@ func testRecipientActivity(t *testing.T, open Opener) {
 		t.Fatalf("ann in bu-2 = %s", ids(l))
 	}
 }
+
+// testTemplateList: the latest version of each key of a unit and of the defaults, by key
+// (the default first), paged by key; one key's versions newest first.
+func testTemplateList(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	save := func(key, bu, subject string) {
+		t.Helper()
+		if _, err := s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: key, BusinessUnitID: bu,
+			Subject: subject, Text: subject, CreatedBy: "jane"}, Now: T0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("points", "", "d1")
+	save("points", "", "d2")
+	save("points", "bu-1", "o1")
+	save("points", "bu-2", "other unit")
+	save("welcome", "", "w1")
+	rows := func(ts []store.NotificationTemplate) string {
+		var out []string
+		for _, x := range ts {
+			out = append(out, fmt.Sprintf("%s/%s/v%d/%s", x.Key, x.BusinessUnitID, x.Version, x.Subject))
+		}
+		return fmt.Sprint(out)
+	}
+	l, err := s.NotificationTemplateList(ctx, "bu-1", "", 10)
+	if err != nil || rows(l) != "[points//v2/d2 points/bu-1/v1/o1 welcome//v1/w1]" {
+		t.Fatalf("list = %s, %v", rows(l), err)
+	}
+	if l, _ := s.NotificationTemplateList(ctx, "bu-1", "points", 10); rows(l) != "[welcome//v1/w1]" {
+		t.Fatalf("after points = %s", rows(l))
+	}
+	if v, _ := s.NotificationTemplateVersions(ctx, "points", "", 10); rows(v) != "[points//v2/d2 points//v1/d1]" {
+		t.Fatalf("versions = %s", rows(v))
+	}
+	if v, _ := s.NotificationTemplateVersions(ctx, "points", "bu-3", 10); len(v) != 0 {
+		t.Fatalf("bu-3's versions = %s", rows(v))
+	}
+}
