@@ -442,6 +442,11 @@ func (cp campaignPages) execution(ctx context.Context, d *campaignsPage) error {
 		if c.NextAttemptOn != nil && !c.Status.Terminal() {
 			out.Detail += " · due again " + c.NextAttemptOn.UTC().Format("2006-01-02 15:04:05Z")
 		}
+		if strings.HasPrefix(c.ProviderRef, "inbox:") {
+			// The inbox channel's reference (inbox.Channel: "inbox:{seq}"); the message's
+			// delivery key is the command's effect key.
+			out.Links = append(out.Links, link{activity + "#inbox-" + c.EffectKey, "inbox message " + strings.TrimPrefix(c.ProviderRef, "inbox:")})
+		}
 		if cp.deliveries != nil && c.EffectKey != "" {
 			if j, err := cp.deliveries.NotificationGetByKey(ctx, c.EffectKey); err == nil && j.BusinessUnitID == ex.BusinessUnitID {
 				out.Links = append(out.Links, link{activity + "#delivery-" + j.DeliveryKey, fmt.Sprintf("delivery %s (%s, %s)", j.DeliveryKey, j.Channel, j.Status)})
