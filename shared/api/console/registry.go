@@ -25,6 +25,8 @@ import (
 // POST saves through gateway.Admin.Save, the registry API's service (the same checks, the
 // operator recorded on the version, the cache invalidated):
 //
+//	action=check     eventType, definition: the checker alone (the schema compiled, the
+//	                 class and routes checked); nothing is saved
 //	action=create    eventType, definition, operator         (the type must not exist)
 //	action=save      eventType, version, definition, operator
 //	action=rollback  eventType, version, toVersion, operator (saves toVersion's definition
@@ -108,6 +110,31 @@ func (rp registryPages) post(r *http.Request, pc PageCall) (template.HTML, error
 	var expected int64
 	var def []byte
 	switch action {
+	case "check":
+		// The checker alone (the same one Save runs first): nothing is saved.
+		d.Creating = f.Get("version") == ""
+		c, err := rp.admin.Checker.CheckDefinition([]byte(d.Draft))
+		var ref *gateway.Refusal
+		if errors.As(err, &ref) {
+			err = ref.AsAutomation()
+		}
+		if err == nil {
+			d.Notice = fmt.Sprintf("The definition of %s is valid (class %s). Nothing was saved.", c.EventType, c.Class)
+			if d.Creating {
+				d.EventType, d.NewType = "", eventType
+			}
+			return rp.render(r, pc, d)
+		}
+		p := problemOf(err)
+		if d.Creating {
+			d.EventType, d.NewType = "", eventType
+		}
+		d.Problem = p
+		body, rerr := rp.render(r, pc, d)
+		if rerr != nil {
+			return "", rerr
+		}
+		return "", &Refused{Status: p.Status, Body: body}
 	case "create":
 		d.Creating, def = true, []byte(d.Draft)
 	case "save", "rollback":
@@ -247,10 +274,10 @@ var registryTemplates = template.Must(template.New("registry").Funcs(funcs).Pars
 {{else}}<tr><td colspan="5">No event types: import a registry file (serve -registry) or use the registry API.</td></tr>{{end}}</tbody></table></div>
 {{if .Versions}}<h2 id="edit">Edit {{.EventType}} (version {{.Latest.Version}})</h2>
 <form method="post" action="/api/console/registry" class="card" id="registry-edit">{{.CSRFField}}
-<input type="hidden" name="action" value="save"><input type="hidden" name="eventType" value="{{.EventType}}"><input type="hidden" name="version" value="{{.Latest.Version}}">
+<input type="hidden" name="eventType" value="{{.EventType}}"><input type="hidden" name="version" value="{{.Latest.Version}}">
 <label for="rg-def">Definition (JSON; checked on save: the schema, the class, the routes)</label><textarea id="rg-def" name="definition" rows="16" required spellcheck="false">{{.Draft}}</textarea>
 <label for="rg-op">Operator</label><input id="rg-op" name="operator" value="{{.Operator}}"{{if .Operator}} readonly{{end}} required>
-<button type="submit">Save as version {{.Latest.Version}} + 1</button></form>
+<button type="submit" name="action" value="check" id="registry-check">Check</button> <button type="submit" name="action" value="save">Save as version {{.Latest.Version}} + 1</button></form>
 {{if gt (len .Versions) 1}}<form method="get" action="/api/console/registry" class="filters" aria-label="Compare versions" id="registry-diff-form"><input type="hidden" name="eventType" value="{{.EventType}}">
 <div><label for="rg-from">From version</label><input id="rg-from" name="from" inputmode="numeric" value="{{if .DiffFrom}}{{.DiffFrom}}{{else}}{{(index .Versions 1).Version}}{{end}}" required></div>
 <div><label for="rg-to">To version</label><input id="rg-to" name="to" inputmode="numeric" value="{{if .DiffTo}}{{.DiffTo}}{{else}}{{.Latest.Version}}{{end}}" required></div>
@@ -264,8 +291,8 @@ var registryTemplates = template.Must(template.New("registry").Funcs(funcs).Pars
 <label for="rb-op-{{.Version}}">Operator</label><input id="rb-op-{{.Version}}" name="operator" value="{{$.Operator}}"{{if $.Operator}} readonly{{end}} required>
 <button type="submit">Roll back to version {{.Version}}</button></form>{{end}}</details>{{end}}{{end}}
 <h2 id="create">Register an event type</h2>
-<form method="post" action="/api/console/registry" class="card" id="registry-create">{{.CSRFField}}<input type="hidden" name="action" value="create">
+<form method="post" action="/api/console/registry" class="card" id="registry-create">{{.CSRFField}}
 <label for="rc-type">Event type</label><input id="rc-type" name="eventType" value="{{.NewType}}" required maxlength="200">
 <label for="rc-def">Definition (JSON)</label><textarea id="rc-def" name="definition" rows="10" required spellcheck="false">{{if .NewType}}{{.Draft}}{{end}}</textarea>
 <label for="rc-op">Operator</label><input id="rc-op" name="operator" value="{{.Operator}}"{{if .Operator}} readonly{{end}} required>
-<button type="submit">Register</button></form>{{end}}{{end}}`))
+<button type="submit" name="action" value="check">Check</button> <button type="submit" name="action" value="create">Register</button></form>{{end}}{{end}}`))

@@ -34,6 +34,19 @@ func TestRegistryEditPage(t *testing.T) {
 		t.Fatalf("create again: %d %.3000s", code, body)
 	}
 	bad := `{"eventType":"Purchase","class":"DIRECT","schema":{"type":"objekt"}}`
+	// Check: the checker alone, on the page; nothing saved either way.
+	check := func(def string) url.Values {
+		return url.Values{"action": {"check"}, "eventType": {"Purchase"}, "version": {"1"}, "definition": {def}}
+	}
+	if code, body := post(check(bad)); code != 422 || !strings.Contains(body, "objekt") || !strings.Contains(body, `id="registry-problem"`) {
+		t.Fatalf("check a bad schema: %d %.4000s", code, body)
+	}
+	if code, body := post(check(v1)); code != 200 || !strings.Contains(body, "The definition of Purchase is valid (class DIRECT). Nothing was saved.") {
+		t.Fatalf("check: %d %.4000s", code, body)
+	}
+	if vs, _ := e.rt.Registry.Store.EventRegistryListVersions(ctx, "Purchase"); len(vs) != 1 {
+		t.Fatalf("a check saved: %+v", vs)
+	}
 	save := func(ver, def string) url.Values {
 		return url.Values{"action": {"save"}, "eventType": {"Purchase"}, "version": {ver}, "definition": {def}, "operator": {"ops.jane"}}
 	}
