@@ -26,11 +26,8 @@ type GatewayEventListParams struct {
 }
 
 // RecipientActivityStore is what a recipient's activity feed reads besides the inbox, the
-// attributes and the campaign executions (docs/console.md#activity).
+// attributes and the campaign executions (docs/console.md#recipient-activity).
 type RecipientActivityStore interface {
-	// NotificationListByRecipient returns up to limit deliveries of a recipient in a business
-	// unit, newest first, with Id below beforeID (0: from the newest).
-	NotificationListByRecipient(ctx context.Context, businessUnitID, recipient string, beforeID int64, limit int) ([]NotificationJob, error)
 	// GatewayEventListByCustomer returns a customer's accepted events (see the params).
 	GatewayEventListByCustomer(ctx context.Context, p GatewayEventListParams) ([]GatewayEventRecord, error)
 }

@@ -55,14 +55,8 @@ type lintColumn struct {
 // cannot be a key column.
 func (c *lintColumn) width(t *lintTable) (int, error) {
 	if c.computed != "" {
-		// A computed column CAST to a sized type at its outermost (0055's RecipientHash,
-		// CAST(HASHBYTES(…) AS binary(32))) is that type's width.
-		if g := castComputed.FindStringSubmatch(c.computed); g != nil {
-			n, _ := strconv.Atoi(g[2])
-			return (&lintColumn{name: c.name, typ: strings.ToLower(g[1]), length: n}).width(t)
-		}
-		// Otherwise it is as wide as the widest column it reads (the columns this schema
-		// computes from are of one type: 0008's WakeUpOn is a datetime2 CASE).
+		// A computed column is as wide as the widest column it reads (the columns this
+		// schema computes from are of one type: 0008's WakeUpOn is a datetime2 CASE).
 		w := 0
 		for _, other := range t.order {
 			if other != strings.ToLower(c.name) && wordIn(c.computed, other) {
@@ -174,7 +168,6 @@ var (
 	renameCall      = regexp.MustCompile(`(?is)\bEXEC(?:UTE)?\s+(?:sys\.)?sp_rename\s+(?:@objname\s*=\s*)?N?'([^']*)'\s*,\s*(?:@newname\s*=\s*)?N?'([^']*)'(?:\s*,\s*(?:@objtype\s*=\s*)?N?'([^']*)')?`)
 	stmtStart       = regexp.MustCompile(`(?is)\b(CREATE\s+TABLE|ALTER\s+TABLE|DROP\s+TABLE|DROP\s+INDEX|CREATE\s+(?:UNIQUE\s+)?(?:(?:NON)?CLUSTERED\s+)?INDEX|__RENAME)\b`)
 	colType         = regexp.MustCompile(`(?is)^\s*\[?(\w+)\]?\s+(\w+)\s*(?:\(\s*(max|\d+)\s*(?:,\s*\d+\s*)?\))?`)
-	castComputed    = regexp.MustCompile(`(?is)^\s*CAST\s*\(.*\bAS\s+(\w+)\s*\(\s*(\d+)\s*\)\s*\)\s*(PERSISTED)?\s*;?\s*$`)
 	computedCol     = regexp.MustCompile(`(?is)^\s*\[?(\w+)\]?\s+AS\s+(.*)$`)
 	keyConstraint   = regexp.MustCompile(`(?is)^\s*(?:CONSTRAINT\s+\[?(\w+)\]?\s+)?(PRIMARY\s+KEY|UNIQUE)\s*(CLUSTERED|NONCLUSTERED)?\s*\(([^)]*)\)`)
 	inlineKey       = regexp.MustCompile(`(?is)(?:CONSTRAINT\s+\[?(\w+)\]?\s+)?(PRIMARY\s+KEY|UNIQUE)\s*(CLUSTERED|NONCLUSTERED)?`)

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/automation-platform/automation/shared/store"
@@ -10,18 +9,6 @@ import (
 
 // farFuture stands for "from the newest" in a cursor on an instant.
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
-
-// NotificationListByRecipient implements store.RecipientActivityStore.
-func (s *Store) NotificationListByRecipient(ctx context.Context, bu, recipient string, beforeID int64, limit int) ([]store.NotificationJob, error) {
-	if err := checkLimit("NotificationListByRecipient", limit); err != nil {
-		return nil, err
-	}
-	if beforeID <= 0 {
-		beforeID = math.MaxInt64
-	}
-	return queryAll(ctx, s, nil, "NotificationListByRecipient", s.scanNotification, named("BusinessUnitId", bu, "Recipient", recipient,
-		"BeforeId", beforeID, "Limit", limit)...)
-}
 
 // GatewayEventListByCustomer implements store.RecipientActivityStore.
 func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayEventListParams) ([]store.GatewayEventRecord, error) {

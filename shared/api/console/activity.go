@@ -30,11 +30,13 @@ const activityPerPage = 25
 // ActivityPages is a recipient's activity (docs/console.md#activity): for a business unit
 // and a customer or staff recipient (?businessUnitId=&recipientId=&entityType=CUSTOMER|STAFF),
 // their attribute values now (attribute.Read) and one feed, newest first, of their accepted
-// events (the triggers: GatewayEvent by customer), campaign executions, deliveries addressed
-// to the recipient id, and inbox messages, 25 a page. The one ?cursor= carries a position in
-// each of the four sources (each read newest first by its own key), so a page merges the
-// next entries of all four in time order and nothing is skipped or shown twice across pages.
-// Read-only; a business unit outside the caller's scope answers 404.
+// events (the triggers: GatewayEvent by customer), campaign executions (each links to its
+// history: the commands, fees and deliveries it caused) and inbox messages, 25 a page. The
+// one ?cursor= carries a position in each of the three sources (each read newest first by its
+// own key), so a page merges the next entries of all three in time order and nothing is
+// skipped or shown twice across pages. NotificationJob is not read by recipient: an index on
+// it would cost every delivery insert a random-key entry (docs/performance.md). Read-only; a
+// business unit outside the caller's scope answers 404.
 func ActivityPages(st ActivityStore, clock automation.Clock) []Page {
 	return []Page{{Path: "activity", Title: "Recipient activity", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
 		q := r.URL.Query()
@@ -91,7 +93,6 @@ func ActivityPages(st ActivityStore, clock automation.Clock) []Page {
 // activityCursor is where each source of the feed stands: below these keys (0 / zero: from
 // the newest); Done marks a source read to its end.
 type activityCursor struct {
-	Deliveries int64     `json:"d,omitempty"`
 	Inbox      int64     `json:"i,omitempty"`
 	Executions int64     `json:"x,omitempty"`
 	EventOn    time.Time `json:"eo,omitzero"`
@@ -102,8 +103,8 @@ type activityCursor struct {
 // activityEntry is one line of the feed.
 type activityEntry struct {
 	On     time.Time
-	Kind   string // event, execution, delivery, inbox
-	Anchor string // the element id other pages link to ("delivery-{key}")
+	Kind   string // event, execution, inbox
+	Anchor string // the element id other pages link to ("inbox-{deliveryKey}")
 	Title  string
 	Detail string
 	Href   string
@@ -148,25 +149,6 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 		}
 		sources = append(sources, s)
 	}
-	if !slices.Contains(pos.Done, "delivery") {
-		js, err := st.NotificationListByRecipient(ctx, bu, who, pos.Deliveries, n)
-		if err != nil {
-			return pos, false, err
-		}
-		s := source{name: "delivery"}
-		for _, j := range js {
-			det := fmt.Sprintf("%s via %s, template %s, %d attempt(s)", j.DeliveryKey, j.Channel, j.Template, j.AttemptCount)
-			if j.ProviderReference != "" {
-				det += ", provider reference " + j.ProviderReference
-			}
-			if j.LastError != "" {
-				det += ", last error: " + j.LastError
-			}
-			s.entries = append(s.entries, activityEntry{On: j.CreatedOn, Kind: "delivery", Anchor: "delivery-" + j.DeliveryKey, Title: "Delivery " + string(j.Status),
-				Detail: det, advance: func(c *activityCursor) { c.Deliveries = j.ID }})
-		}
-		sources = append(sources, s)
-	}
 	if !slices.Contains(pos.Done, "inbox") {
 		before := pos.Inbox
 		ms, err := st.InboxList(ctx, store.InboxListParams{BusinessUnitID: bu, RecipientID: who, State: store.InboxAll, BeforeSeq: before, Limit: n})
@@ -189,7 +171,7 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 		all = append(all, s.entries...)
 	}
 	// Newest first; within one instant, the cause before its effect reads bottom-up.
-	rank := map[string]int{"inbox": 0, "delivery": 1, "execution": 2, "event": 3}
+	rank := map[string]int{"inbox": 0, "execution": 1, "event": 2}
 	slices.SortStableFunc(all, func(a, b activityEntry) int {
 		if c := b.On.Compare(a.On); c != 0 {
 			return c

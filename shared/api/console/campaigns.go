@@ -449,7 +449,10 @@ func (cp campaignPages) execution(ctx context.Context, d *campaignsPage) error {
 		}
 		if cp.deliveries != nil && c.EffectKey != "" {
 			if j, err := cp.deliveries.NotificationGetByKey(ctx, c.EffectKey); err == nil && j.BusinessUnitID == ex.BusinessUnitID {
-				out.Links = append(out.Links, link{activity + "#delivery-" + j.DeliveryKey, fmt.Sprintf("delivery %s (%s, %s)", j.DeliveryKey, j.Channel, j.Status)})
+				out.Detail += fmt.Sprintf(" · delivery %s (%s, %s)", j.DeliveryKey, j.Channel, j.Status)
+				if j.Status == store.NotificationUnknown {
+					out.Links = append(out.Links, link{Base + "/unknown?" + url.Values{"businessUnitId": {j.BusinessUnitID}}.Encode(), "the UNKNOWN deliveries"})
+				}
 			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}

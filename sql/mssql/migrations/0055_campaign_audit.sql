@@ -18,12 +18,8 @@ CREATE TABLE dbo.CampaignAudit (
 CREATE INDEX IX_CampaignAudit_Campaign ON dbo.CampaignAudit (BusinessUnitId, CampaignId, Id);
 -- A recipient's executions (the console's activity feed and the executions filter).
 CREATE NONCLUSTERED INDEX IX_CampaignExecution_Recipient ON dbo.CampaignExecution (BusinessUnitId, RecipientId, Id);
--- A recipient's deliveries (the activity feed). Recipient is nvarchar(2000) (migration 0007):
--- too wide for an index key (1,700 bytes), so the key is its SHA-256, a persisted computed
--- column; the query compares the hash (the seek) and then Recipient itself.
-ALTER TABLE dbo.NotificationJob ADD RecipientHash AS CAST(HASHBYTES('SHA2_256', Recipient) AS binary(32)) PERSISTED;
-CREATE NONCLUSTERED INDEX IX_NotificationJob_Recipient ON dbo.NotificationJob (BusinessUnitId, RecipientHash, Id);
--- A customer's accepted events (the activity feed).
+-- A customer's accepted events (the activity feed). NotificationJob gets no recipient index:
+-- it would be a random-key entry on every delivery insert (docs/performance.md).
 CREATE NONCLUSTERED INDEX IX_GatewayEvent_Customer ON dbo.GatewayEvent (BusinessUnitId, CustomerId, AcceptedOn, EventId);
 
 -- +goose Down

@@ -319,13 +319,3 @@ SET Status = N'Queued', IsOnSupportHold = 0, NextAttemptOn = @Now, ProcessingLea
     Version = Version + 1, UpdatedOn = @Now
 OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Failed' AND IsOnSupportHold = 1;
-
--- name: NotificationListByRecipient :many
--- A recipient's deliveries in a business unit, newest first, below @BeforeId (the console's
--- activity feed): a seek of IX_NotificationJob_Recipient on the recipient's SHA-256
--- (migration 0055), then Recipient itself compared.
-SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM dbo.NotificationJob
-WHERE BusinessUnitId = @BusinessUnitId AND RecipientHash = CAST(HASHBYTES('SHA2_256', CAST(@Recipient AS nvarchar(2000))) AS binary(32))
-  AND Recipient = @Recipient AND Id < @BeforeId
-ORDER BY Id DESC;

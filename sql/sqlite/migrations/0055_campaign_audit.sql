@@ -20,8 +20,8 @@ CREATE TABLE CampaignAudit (
 CREATE INDEX IX_CampaignAudit_Campaign ON CampaignAudit (BusinessUnitId, CampaignId, Id);
 -- A recipient's executions (the console's activity feed and the executions filter).
 CREATE INDEX IX_CampaignExecution_Recipient ON CampaignExecution (BusinessUnitId, RecipientId, Id);
--- A recipient's deliveries and a customer's accepted events (the activity feed).
-CREATE INDEX IX_NotificationJob_Recipient ON NotificationJob (BusinessUnitId, Recipient, Id);
+-- A customer's accepted events (the activity feed). NotificationJob gets no recipient index:
+-- it would be a random-key entry on every delivery insert (docs/performance.md).
 CREATE INDEX IX_GatewayEvent_Customer ON GatewayEvent (BusinessUnitId, CustomerId, AcceptedOn, EventId);
 
 -- +goose Down

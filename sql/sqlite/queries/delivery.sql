@@ -317,12 +317,3 @@ SET Status = 'Queued', IsOnSupportHold = 0, NextAttemptOn = @Now, ProcessingLeas
     Version = Version + 1, UpdatedOn = @Now
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Failed' AND IsOnSupportHold = 1
 RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
-
--- name: NotificationListByRecipient :many
--- A recipient's deliveries in a business unit, newest first, below @BeforeId (the console's
--- activity feed): a seek of IX_NotificationJob_Recipient (migration 0055).
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM NotificationJob
-WHERE BusinessUnitId = @BusinessUnitId AND Recipient = @Recipient AND Id < @BeforeId
-ORDER BY Id DESC
-LIMIT @Limit;
