@@ -56,6 +56,7 @@ commands:
   keys          API keys: create, list, revoke, rotate (docs/security.md#api-keys)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
   templates     notification templates from a terminal: get, put (a new version), preview (docs/channels.md)
+  preferences   recipient preferences and quiet hours from a terminal: get, put, quiet-hours (docs/channels.md)
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
   fcm-sim       run the simulated Firebase Cloud Messaging on 127.0.0.1:8090 and write its service-account key file (docs/channels.md)
@@ -96,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return keysCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "templates":
 		return templatesCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "preferences":
+		return preferencesCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "provider-sim", "providersim": // providersim: the name before both simulators were named alike
 		return providersimCmd(ctx, args[1:], stdout, stderr)
 	case "billing-sim":

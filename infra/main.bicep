@@ -155,6 +155,12 @@ param webhookSecret string = ''
 @secure()
 param webhookPreviousSecret string = ''
 param webhookIdempotent string = 'false'
+
+@description('Recipient preferences (docs/channels.md#recipient-preferences): the notification categories as JSON (empty: marketing, loyalty, service, security), the public https address of the one-click unsubscribe route, and its token signing secret (a Key Vault reference; empty: no List-Unsubscribe link).')
+param notificationCategories string = ''
+param unsubscribeUrl string = ''
+@secure()
+param unsubscribeSecret string = ''
 param smtpHost string = ''
 param smtpFrom string = ''
 param smtpUsername string = ''
@@ -327,6 +333,9 @@ module functionApp 'modules/functionapp.bicep' = {
     webhookSecret: webhookSecret
     webhookPreviousSecret: webhookPreviousSecret
     webhookIdempotent: webhookIdempotent
+    notificationCategories: notificationCategories
+    unsubscribeUrl: unsubscribeUrl
+    unsubscribeSecret: unsubscribeSecret
     smtpHost: smtpHost
     smtpFrom: smtpFrom
     smtpUsername: smtpUsername

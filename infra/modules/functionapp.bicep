@@ -231,6 +231,16 @@ param webhookAllowPrivateNetworks string = 'false'
 @description('One billing call\'s timeout, seconds (1..300; AUTOMATION_BILLING_TIMEOUT_SECONDS).')
 param billingTimeoutSeconds string = '10'
 
+@description('Notification categories as JSON (AUTOMATION_NOTIFICATION_CATEGORIES, docs/channels.md#categories); empty: the default set.')
+param notificationCategories string = ''
+
+@description('Public https address of the one-click unsubscribe route, e.g. https://<app>.azurewebsites.net/api/unsubscribe (AUTOMATION_UNSUBSCRIBE_URL); empty: no List-Unsubscribe link.')
+param unsubscribeUrl string = ''
+
+@description('Signing secret of one-click unsubscribe tokens (at least 32 bytes), a Key Vault reference; empty: no link.')
+@secure()
+param unsubscribeSecret string = ''
+
 @description('Webhook request timeout, seconds.')
 param webhookTimeoutSeconds string = '10'
 
@@ -492,6 +502,18 @@ var automationSettings = [
   {
     name: 'AUTOMATION_WEBHOOK_TIMEOUT_SECONDS'
     value: webhookTimeoutSeconds
+  }
+  {
+    name: 'AUTOMATION_NOTIFICATION_CATEGORIES'
+    value: notificationCategories
+  }
+  {
+    name: 'AUTOMATION_UNSUBSCRIBE_URL'
+    value: unsubscribeUrl
+  }
+  {
+    name: 'AUTOMATION_UNSUBSCRIBE_SECRET'
+    value: unsubscribeSecret
   }
   {
     name: 'AUTOMATION_CAMPAIGN_PROVIDERS'

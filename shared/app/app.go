@@ -32,6 +32,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/keysapi"
+	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi"
@@ -57,6 +58,7 @@ import (
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/oidcauth"
+	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/quota"
 	"github.com/automation-platform/automation/shared/recipienttoken"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -95,6 +97,9 @@ type Runtime struct {
 	Dispatcher *delivery.Dispatcher
 	Projector  *delivery.Projector
 	Templates  *delivery.Templates
+	// Preferences holds recipient preferences and quiet hours; it is the Dispatcher's Gate
+	// (docs/channels.md#recipient-preferences).
+	Preferences *preference.Service
 	// DeliverySupport lists and resolves UNKNOWN deliveries (/api/support/deliveries/...).
 	DeliverySupport *delivery.Support
 	Reminders       *reminder.Service
@@ -507,6 +512,21 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	templateapi.Register(r.Functions, r.API, templateapi.Deps{Templates: r.Templates, Store: r.Store, Units: r.Store})
 	// Device registry routes (/api/devices/...) belong to the DevicesApi HTTP function in Azure.
 	deviceapi.Register(r.Functions, r.API, deviceapi.Deps{Store: r.Store, Units: r.Store, Clock: r.Clock})
+	// Recipient preferences and quiet hours (docs/channels.md#recipient-preferences): the
+	// dispatcher's gate, and their routes (/api/preferences/..., the PreferencesApi function;
+	// /api/unsubscribe, the anonymous Unsubscribe function).
+	categories := preference.DefaultRegistry()
+	if cfg.Preferences.Categories != "" {
+		c, err := preference.ParseRegistry([]byte(cfg.Preferences.Categories))
+		if err != nil {
+			return fail(fmt.Errorf("AUTOMATION_NOTIFICATION_CATEGORIES: %w", err))
+		}
+		categories = c
+	}
+	r.Preferences = &preference.Service{Store: r.Store, Registry: categories, Clock: r.Clock,
+		UnsubscribeURL: cfg.Preferences.UnsubscribeURL, UnsubscribeSecret: []byte(cfg.Preferences.UnsubscribeSecret)}
+	r.Dispatcher.Gate = r.Preferences
+	preferenceapi.Register(r.Functions, r.API, preferenceapi.Deps{Service: r.Preferences, Units: r.Store})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.

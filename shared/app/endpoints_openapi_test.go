@@ -13,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/keysapi"
+	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
@@ -41,6 +42,7 @@ func TestEndpointsMatchOpenAPI(t *testing.T) {
 		{"budgetapi", "../api/budgetapi/openapi.yaml", budgetapi.Routes(nil), nil},
 		{"campaignapi", "../api/campaignapi/openapi.yaml", campaignapi.Routes(nil), nil},
 		{"deviceapi", "../api/deviceapi/openapi.yaml", deviceapi.Routes(deviceapi.Deps{}), nil},
+		{"preferenceapi", "../api/preferenceapi/openapi.yaml", preferenceapi.Routes(preferenceapi.Deps{}), nil},
 		{"eventsapi", "../api/eventsapi/openapi.yaml", eventsapi.Routes(eventsapi.Deps{}), nil},
 		{"inboxapi", "../api/inboxapi/openapi.yaml", inboxapi.Routes(nil, nil, inboxapi.Options{}), nil},
 		{"keysapi", "../api/keysapi/openapi.yaml", keysapi.Routes(nil), nil},

@@ -53,8 +53,10 @@ func TestHTTPFunctionFoldersCoverRoutes(t *testing.T) {
 		// The console is the one anonymous HTTP function: a browser cannot send the function
 		// key on navigation, so the console signs in with the API token itself and answers
 		// 503 when none is configured (shared/api/console, docs/console.md#sign-in).
+		// Unsubscribe is anonymous too: a mailbox provider's one-click POST (RFC 8058) carries
+		// no key; the link's signed token is its credential (docs/channels.md#one-click-unsubscribe).
 		level := "function"
-		if d.Name == topology.Console {
+		if d.Name == topology.Console || d.Name == topology.Unsubscribe {
 			level = "anonymous"
 		}
 		if d.Trigger.Name != "req" || d.Trigger.AuthLevel != level || d.Trigger.Route == "" || !hasOut || len(d.Bindings) != 2 {

@@ -36,6 +36,20 @@ var routeRoles = httpapi.RouteRoles{
 	"DELETE /api/devices/{customerId}/{token}": httpapi.RoleIngest,
 	"GET /api/devices/{customerId}":            httpapi.RoleRead,
 
+	// Recipient preferences and quiet hours (docs/channels.md#recipient-preferences): support
+	// changes a recipient's opt-outs (operate); a unit's quiet hours are configuration
+	// (admin); ACS's inbound SMS arrive through Event Grid with an ingest key. The one-click
+	// unsubscribe carries its own credential (the signed token) and is served without the
+	// API's guard; it is listed with read, like the console's sign-in.
+	"GET /api/preferences/recipients/{recipientId}": httpapi.RoleRead,
+	"PUT /api/preferences/recipients/{recipientId}": httpapi.RoleOperate,
+	"GET /api/preferences/quiet-hours":              httpapi.RoleRead,
+	"PUT /api/preferences/quiet-hours":              httpapi.RoleAdmin,
+	"DELETE /api/preferences/quiet-hours":           httpapi.RoleAdmin,
+	"POST /api/preferences/sms-inbound":             httpapi.RoleIngest,
+	"GET /api/unsubscribe":                          httpapi.RoleRead,
+	"POST /api/unsubscribe":                         httpapi.RoleRead,
+
 	// Templates (docs/channels.md#templates): the preview renders and writes nothing.
 	"GET /api/templates/{key}":          httpapi.RoleRead,
 	"PUT /api/templates/{key}":          httpapi.RoleAdmin,

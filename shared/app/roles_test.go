@@ -28,10 +28,12 @@ func TestEveryRouteDeclaresARole(t *testing.T) {
 		"POST /api/console/login":                          true, "POST /api/console/logout": true, // the sign-in itself
 		"POST /api/templates/{key}/preview":  true, // renders, writes nothing
 		"POST /api/console/template-preview": true, // renders the draft, writes nothing
+		"POST /api/unsubscribe":              true, // the recipient's own one-click opt-out; its signed token is the credential
 	}
 	// Ingest writes: events, and the member app's push devices, which the domain app registers.
 	ingestWrites := map[string]bool{"POST /api/events": true, app.LocalEventsPath: true,
-		"PUT /api/devices/{customerId}/{token}": true, "DELETE /api/devices/{customerId}/{token}": true}
+		"PUT /api/devices/{customerId}/{token}": true, "DELETE /api/devices/{customerId}/{token}": true,
+		"POST /api/preferences/sms-inbound": true} // ACS's inbound SMS (STOP) through Event Grid
 	for _, p := range app.RoutePatterns() {
 		r, _ := app.RouteRole(p)
 		if !strings.HasPrefix(p, "GET ") && !readWrites[p] && r != httpapi.RoleOperate && r != httpapi.RoleAdmin &&

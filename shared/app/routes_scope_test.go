@@ -296,6 +296,9 @@ type routeCase struct {
 	in, out int
 	inNote  string // why an in-scope status is not 2xx
 	writes  bool   // the in-scope request changes state
+	// public: the route's credential is its own (a signed token in the link), not a
+	// principal: every bearer, none and a wrong one included, gets the same answer.
+	public bool
 	// signIn: the route starts a console session, so a sign-in with the right token stores
 	// one ConsoleSession row and writes nothing else (docs/security.md#sessions).
 	signIn bool
@@ -532,6 +535,33 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "DELETE", path: "/api/devices/cust-" + u.bu + "/tok-" + u.bu + "?businessUnitId=" + u.bu}
 		}, in: 404, inNote: "no device is registered with that token", out: 404},
 		"GET /api/devices/{customerId}": {req: get(func(u unitFixture) string { return "/api/devices/cust-" + u.bu + "?businessUnitId=" + u.bu }), in: 200, out: 404},
+		// Recipient preferences and quiet hours (docs/channels.md#recipient-preferences).
+		"GET /api/preferences/recipients/{recipientId}": {req: get(func(u unitFixture) string {
+			return "/api/preferences/recipients/user-" + u.bu + "?businessUnitId=" + u.bu
+		}), in: 200, out: 404},
+		"PUT /api/preferences/recipients/{recipientId}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/preferences/recipients/user-" + u.bu + "?businessUnitId=" + u.bu,
+				body: `{"preferences":[{"channel":"email","category":"marketing","optedIn":false}]}`, headers: []string{op, "jane"}}
+		}, in: 200, out: 404, writes: true},
+		"GET /api/preferences/quiet-hours": {req: get(func(u unitFixture) string { return "/api/preferences/quiet-hours?businessUnitId=" + u.bu }),
+			in: 404, inNote: "the unit has no quiet hours", out: 404},
+		"PUT /api/preferences/quiet-hours": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "PUT", path: "/api/preferences/quiet-hours?businessUnitId=" + u.bu, body: `{"start":"21:00","end":"08:00"}`, headers: []string{op, "jane"}}
+		}, in: 200, out: 404, writes: true},
+		"DELETE /api/preferences/quiet-hours": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "DELETE", path: "/api/preferences/quiet-hours?businessUnitId=" + u.bu, headers: []string{op, "jane"}}
+		}, in: 404, inNote: "the unit has no quiet hours", out: 404},
+		"POST /api/preferences/sms-inbound": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/preferences/sms-inbound?businessUnitId=" + u.bu,
+				body: `[{"id":"e1","eventType":"Microsoft.Communication.SMSReceived","data":{"from":"+61412345678","to":"+61480000000","message":"STOP"}}]`}
+		}, in: 200, out: 404, writes: true},
+		// One-click unsubscribe: the signed token is the credential, whatever bearer comes;
+		// this runtime has no unsubscribe secret, so every link is unknown (404, nothing
+		// written). TestOneClickUnsubscribe (shared/api/preferenceapi) holds the signed path.
+		"GET /api/unsubscribe": {req: get(func(u unitFixture) string { return "/api/unsubscribe?token=t-" + u.bu }), in: 404, inNote: "no such link", out: 404, public: true},
+		"POST /api/unsubscribe": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/unsubscribe?token=t-" + u.bu, body: "List-Unsubscribe=One-Click", headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "no such link", out: 404, public: true},
 		// Inbox API (the messages are stored by the inbox channel; none for these recipients yet).
 		// Campaigns (scoped by the business unit named in the query or the body).
 		"GET /api/campaigns": {req: get(func(u unitFixture) string { return "/api/campaigns?businessUnitId=" + u.bu }), in: 200, out: 404},
@@ -765,7 +795,7 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 					rec := e.do(r, auths[name])
 					refused := name != "right token" || scope == "out of scope" || want/100 != 2
 					w := want
-					if name != "right token" {
+					if name != "right token" && !c.public {
 						w = http.StatusUnauthorized
 					}
 					if rec.Code != w {

@@ -65,6 +65,9 @@ var Settings = []Setting{
 	{"AUTOMATION_WEBHOOK_IDEMPOTENT", Local | Azure, "false", "Webhook channel: true when every receiver deduplicates by Idempotency-Key, so an UNKNOWN outcome is resent with the same key; false sends it to manual resolution."},
 	{"AUTOMATION_WEBHOOK_ALLOW_PRIVATE_NETWORKS", Local | Azure, "false", "Webhook channel: true lets webhooks reach private, loopback and link-local addresses (receivers inside the VNet); false refuses URLs that resolve to them (SSRF guard; local serve always allows them)."},
 	{"AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", Local | Azure, "10", "Webhook channel: request timeout, seconds (1..300)."},
+	{"AUTOMATION_NOTIFICATION_CATEGORIES", Local | Azure, "", "Recipient preferences: the notification categories as JSON ({\"categories\":[{\"name\",\"transactional\",\"templates\"}],\"default\"}, docs/channels.md#categories). Empty: marketing, loyalty, service and security, default marketing."},
+	{"AUTOMATION_UNSUBSCRIBE_URL", Local | Azure, "", "One-click unsubscribe (RFC 8058): the public https address of the unsubscribe route (https://<host>/api/unsubscribe); with AUTOMATION_UNSUBSCRIBE_SECRET a marketing e-mail carries List-Unsubscribe. Empty: no link."},
+	{"AUTOMATION_UNSUBSCRIBE_SECRET", Local | Azure, "", "One-click unsubscribe: the key that signs the links' tokens (at least 32 bytes). Empty: no link, and the route answers 404. In Azure a Key Vault reference."},
 	{"AUTOMATION_SMTP_HOST", Local | Azure, "", "Email channel: SMTP server host. Empty: no email channel."},
 	{"AUTOMATION_SMTP_PORT", Local | Azure, "0", "Email channel: SMTP port; 0 = 587 (465 with security tls)."},
 	{"AUTOMATION_SMTP_SECURITY", Local | Azure, "starttls", "Email channel: starttls (required), opportunistic, tls (implicit, port 465) or none (local test servers only)."},
@@ -187,6 +190,8 @@ type Config struct {
 	OIDC OIDCConfig
 	// RecipientTokenKeys signs recipient tokens: "kid=secret,…" (shared/recipienttoken).
 	RecipientTokenKeys string
+	// Preferences configures recipient preferences (docs/channels.md#recipient-preferences).
+	Preferences PreferencesConfig
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -288,6 +293,13 @@ type ACSConfig struct {
 	WhatsAppChannelID string
 }
 
+// PreferencesConfig configures recipient preferences and one-click unsubscribe.
+type PreferencesConfig struct {
+	Categories        string // JSON of a preference.Registry; "" = the default set
+	UnsubscribeURL    string // https URL of the unsubscribe route; "" = no link
+	UnsubscribeSecret string // signs the links' tokens; "" = no link
+}
+
 // UsesSQLServer reports whether the SQL Server store is configured.
 func (c Config) UsesSQLServer() bool { return c.SQLServerDSN != "" }
 
@@ -387,6 +399,8 @@ func Load(getenv func(string) string) (Config, error) {
 			ConsoleClientID: get("AUTOMATION_OIDC_CONSOLE_CLIENT_ID"), ConsoleClientSecret: get("AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET"),
 			ConsoleRedirectURL: get("AUTOMATION_OIDC_CONSOLE_REDIRECT_URL")},
 		RecipientTokenKeys: get("AUTOMATION_RECIPIENT_TOKEN_KEYS"),
+		Preferences: PreferencesConfig{Categories: get("AUTOMATION_NOTIFICATION_CATEGORIES"), UnsubscribeURL: get("AUTOMATION_UNSUBSCRIBE_URL"),
+			UnsubscribeSecret: get("AUTOMATION_UNSUBSCRIBE_SECRET")},
 		Webhook: WebhookConfig{Secret: get("AUTOMATION_WEBHOOK_SECRET"), PreviousSecret: get("AUTOMATION_WEBHOOK_PREVIOUS_SECRET"),
 			Timeout: time.Duration(num("AUTOMATION_WEBHOOK_TIMEOUT_SECONDS", 1, 300)) * time.Second},
 		SupportMaxReleasePerMinute: num("AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE", 1, 60000),
@@ -424,6 +438,12 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 			c.ConsumerConcurrency[strings.TrimSpace(d)] = k
 		}
+	}
+	if s := c.Preferences.UnsubscribeSecret; s != "" && len(s) < 32 {
+		bad("AUTOMATION_UNSUBSCRIBE_SECRET", "must be at least 32 bytes (got %d)", len(s))
+	}
+	if u := c.Preferences.UnsubscribeURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://127.0.0.1") && !strings.HasPrefix(u, "http://localhost") {
+		bad("AUTOMATION_UNSUBSCRIBE_URL", "must be an https URL (RFC 8058; http only on 127.0.0.1 or localhost), got %q", u)
 	}
 	if s := c.Webhook.Secret; s != "" && len(s) < 16 {
 		bad("AUTOMATION_WEBHOOK_SECRET", "must be at least 16 bytes (got %d)", len(s))

@@ -25,6 +25,10 @@ type Message struct {
 	// when the caller has no stored delivery (a campaign action). The SMS channel sends it
 	// as ACS's repeatabilityFirstSent.
 	CreatedOn time.Time `json:"-"`
+	// ListUnsubscribe is the https URL of the one-click unsubscribe link (RFC 8058) of a
+	// marketing message, set by the dispatcher's Gate; "" for a transactional one. The
+	// e-mail channel sends it as List-Unsubscribe with List-Unsubscribe-Post.
+	ListUnsubscribe string `json:"-"`
 	// Attachments are the files to send with the message (only to channels whose Traits
 	// say Attachments); loaded from blobs, never logged or stored.
 	Attachments []Attachment `json:"-"`

@@ -56,6 +56,7 @@ const (
 	ResolutionLookup Resolution = "lookup" // the channel's lookup asks the provider at NextAttemptOn
 	ResolutionManual Resolution = "manual" // the manual-resolution queue
 	ResolutionHold   Resolution = "hold"   // retries exhausted: Failed on support hold
+	ResolutionWait   Resolution = "wait"   // quiet hours: sent at NextAttemptOn, not a failed attempt
 )
 
 // Outcome is what one dispatch attempt recorded (for logs, metrics and the replay output).
@@ -95,6 +96,11 @@ type Dispatcher struct {
 	Log         *slog.Logger
 	// OnOutcome, when set, is called after each recorded outcome (synchronously).
 	OnOutcome func(Outcome)
+	// Gate, when set, is asked before each send whether the recipient's preferences or
+	// quiet hours hold the delivery (docs/channels.md#recipient-preferences): a delivery the
+	// recipient opted out of ends Skipped with the reason; one inside quiet hours waits
+	// until they end. nil: every delivery is sent.
+	Gate Gate
 	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
 	// production.
 	Hooks *DispatchHooks
@@ -155,6 +161,7 @@ type SweepResult struct {
 	Failed  int `json:"failed"`
 	Retry   int `json:"retry"`
 	Unknown int `json:"unknown"`
+	Skipped int `json:"skipped"`
 }
 
 // Sweep claims the jobs whose retry or lookup time came, the send claims whose lease
@@ -201,6 +208,8 @@ func (d *Dispatcher) Sweep(ctx context.Context) (SweepResult, error) {
 			sr.Retry++
 		case store.NotificationUnknown:
 			sr.Unknown++
+		case store.NotificationSkipped:
+			sr.Skipped++
 		}
 	}
 	return sr, errors.Join(errs...)
@@ -291,13 +300,22 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 		case err == nil && st == LookupDelivered:
 			return d.sent(ctx, o, ref, nil)
 		case err == nil && st == LookupNotDelivered:
-			// Not delivered: sending now is the first delivery.
+			// Not delivered: sending now is the first delivery, so the gate decides it.
+			if o, rec, done := d.gate(ctx, o, job, now, &msg); done {
+				return o, rec, nil
+			}
 		default:
 			why := "lookup: the provider cannot tell yet"
 			if err != nil {
 				why = "lookup: " + err.Error()
 			}
 			return d.unknown(ctx, o, tr, ch, why)
+		}
+	}
+	if !c.InDoubt {
+		var done bool
+		if o, rec, done = d.gate(ctx, o, job, now, &msg); done {
+			return o, rec, nil
 		}
 	}
 	if err := ch.ValidateRecipient(job.Recipient); err != nil {
@@ -352,6 +370,30 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	default:
 		return d.retry(ctx, o, sendErr)
 	}
+}
+
+// gate asks the Gate about job: done is true when the attempt ends here (skipped, waiting
+// for quiet hours, or retried because the decision could not be read), with what to record.
+// On a send it sets msg's one-click unsubscribe link.
+func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.NotificationJob, now time.Time, msg *Message) (Outcome, *store.NotificationFinishParams, bool) {
+	if d.Gate == nil {
+		return o, nil, false
+	}
+	g, err := d.Gate.Check(ctx, job, now)
+	switch {
+	case err != nil:
+		o, rec, _ := d.retry(ctx, o, fmt.Errorf("preferences and quiet hours not read: %w", err))
+		return o, rec, true
+	case g.Skip:
+		o.Status, o.Error = store.NotificationSkipped, g.Reason
+		return o, &store.NotificationFinishParams{Status: store.NotificationSkipped, Error: g.Reason}, true
+	case g.Wait && g.Until.After(now):
+		until := g.Until.UTC()
+		o.Status, o.Error, o.Resolution, o.NextAttemptOn = store.NotificationQueued, g.Reason, ResolutionWait, &until
+		return o, &store.NotificationFinishParams{Status: store.NotificationQueued, Error: g.Reason, NextAttemptOn: &until, Wait: true}, true
+	}
+	msg.ListUnsubscribe = g.ListUnsubscribe
+	return o, nil, false
 }
 
 // attemptsExhausted reports whether the claimed job's earlier attempts (AttemptCount-1: each
@@ -534,16 +576,23 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 	}
 	if o.Error != "" {
 		// errorCode: a stable code per outcome kind (DeliveryFailed, DeliveryUnknown,
-		// DeliveryRetryScheduled) so alerts can match without parsing the error text.
+		// DeliveryRetryScheduled, DeliverySkipped, DeliveryQuietHours) so alerts can match
+		// without parsing the error text.
 		code := "Delivery" + string(o.Status)
-		if o.Status == store.NotificationQueued {
+		switch {
+		case o.Resolution == ResolutionWait:
+			code = "DeliveryQuietHours"
+		case o.Status == store.NotificationQueued:
 			code = "DeliveryRetryScheduled"
 		}
 		attrs = append(attrs, "error", o.Error, "errorCode", code)
 	}
 	// The recipient is personal data: the log handler masks it (shared/logmask).
 	msg := "delivery " + strings.ToLower(string(o.Status))
-	if o.Status == store.NotificationQueued {
+	switch {
+	case o.Resolution == ResolutionWait:
+		msg = "delivery waiting for quiet hours"
+	case o.Status == store.NotificationQueued:
 		msg = "delivery retry scheduled"
 	}
 	d.Log.Log(ctx, level, msg, attrs...)

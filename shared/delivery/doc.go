@@ -25,6 +25,11 @@
 //	  └─ (a claim whose lease expired is taken over "in doubt": resend only on an
 //	      idempotent channel, else look up, else Unknown — never a blind second send)
 //
+// Before rendering, a clean claim asks the Gate (recipient preferences and quiet hours,
+// shared/preference): an opt-out ends the job Skipped (final, the reason in LastError); a
+// marketing delivery inside quiet hours goes back to Queued until the window ends
+// (NextAttemptOn, RetryCount unchanged: a wait is not a failed attempt).
+//
 // Crash safety: a sender that dies between claim and send, or between send and recording
 // the outcome, leaves a Sending job whose lease expires. The next claim is InDoubt, so a
 // channel that cannot deduplicate by the delivery key is never called twice: the job goes

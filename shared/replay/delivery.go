@@ -439,6 +439,8 @@ func (r *runner) outcome(o delivery.Outcome) {
 		kind, r.unknown = "unknown", r.unknown+1
 	case store.NotificationFailed:
 		kind, r.failed = "failed", r.failed+1
+	case store.NotificationSkipped:
+		kind = "skipped" // the recipient opted out: error says which preference
 	case store.NotificationSent:
 		if o.Job.Channel == inbox.ChannelName || o.Job.Channel == gateway.EventChannelName || o.Job.Channel == channel.SMSChannelName {
 			// The product's own channels (the in-app inbox, the event channel into the

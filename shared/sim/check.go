@@ -184,6 +184,8 @@ type checker struct {
 	// webhooks: the webhook receiver's receipts so far (nil before the run starts).
 	webhooks func() []replay.WebhookReceipt
 	sms      func() []acssim.Request
+	// prefErr: the preference setup failed (preferences.go).
+	prefErr error
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -220,6 +222,8 @@ type job struct {
 	key, effectKey, schedulerKey, channel, status, lastError string
 	nextAttempt                                              bool
 	revision                                                 int64
+	recipient, unit                                          string
+	sentOn, next                                             *time.Time
 }
 
 func ms(v int64) time.Time { return time.UnixMilli(v).UTC() }
@@ -260,7 +264,8 @@ func (c *checker) jobs(ctx context.Context) ([]job, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs, err := db.QueryContext(ctx, `SELECT DeliveryKey, EffectKey, SchedulerKey, Channel, Status, COALESCE(LastError,''), NextAttemptOn IS NOT NULL, Revision
+	rs, err := db.QueryContext(ctx, `SELECT DeliveryKey, EffectKey, SchedulerKey, Channel, Status, COALESCE(LastError,''), NextAttemptOn IS NOT NULL, Revision,
+		Recipient, BusinessUnitId, SentOn, NextAttemptOn
 		FROM NotificationJob ORDER BY Id`)
 	if err != nil {
 		return nil, err
@@ -269,8 +274,18 @@ func (c *checker) jobs(ctx context.Context) ([]job, error) {
 	var out []job
 	for rs.Next() {
 		var j job
-		if err := rs.Scan(&j.key, &j.effectKey, &j.schedulerKey, &j.channel, &j.status, &j.lastError, &j.nextAttempt, &j.revision); err != nil {
+		var sentOn, next *int64
+		if err := rs.Scan(&j.key, &j.effectKey, &j.schedulerKey, &j.channel, &j.status, &j.lastError, &j.nextAttempt, &j.revision,
+			&j.recipient, &j.unit, &sentOn, &next); err != nil {
 			return nil, err
+		}
+		if sentOn != nil {
+			t := ms(*sentOn)
+			j.sentOn = &t
+		}
+		if next != nil {
+			t := ms(*next)
+			j.next = &t
 		}
 		out = append(out, j)
 	}
@@ -469,7 +484,10 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 	jobsBySched := map[string][]job{}
 	for _, j := range jobs {
 		jobsBySched[j.schedulerKey] = append(jobsBySched[j.schedulerKey], j)
-		ok := j.status == "Sent" || (j.status == "Failed" && j.lastError != "") || (j.status == "Unknown" && j.lastError != "" && !j.nextAttempt)
+		// Skipped: the recipient opted out; Queued for quiet hours: waiting until the window
+		// ends, past the run (checkPreferences holds both to their rules).
+		ok := j.status == "Sent" || (j.status == "Failed" && j.lastError != "") || (j.status == "Unknown" && j.lastError != "" && !j.nextAttempt) ||
+			(j.status == "Skipped" && j.lastError != "") || (j.status == "Queued" && strings.HasPrefix(j.lastError, "waiting for quiet hours") && j.nextAttempt)
 		r.check(InvDeliveryFinal, ok, "delivery %s (%s, %s) is %s (error %q)", j.key, j.schedulerKey, j.channel, j.status, j.lastError)
 		n := len(effects[j.key])
 		switch {
@@ -481,6 +499,7 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 	}
 	c.checkWebhookSent(r, jobs)
 	c.checkSMSSent(r, jobs)
+	c.checkPreferences(r, jobs)
 	for k, es := range effects {
 		found := false
 		for _, j := range jobsBySched[es[0].schedulerKey] {

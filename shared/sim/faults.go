@@ -221,6 +221,9 @@ func (d *driver) Faults() *app.Faults {
 func (d *driver) Started(rt *app.Runtime, kill func()) {
 	d.rt, d.kill = rt, kill
 	d.clock, _ = rt.Clock.(*automation.ManualClock)
+	if err := d.applyPreferences(context.Background()); err != nil && d.chk.prefErr == nil {
+		d.chk.prefErr = err
+	}
 	d.pump = nil
 	if d.kinds[EagerLost] {
 		// The eager publisher, run synchronously after each step (deterministic): the

@@ -18,6 +18,10 @@ const (
 	// request left us). With NextAttemptOn set the channel's lookup is retried then; without
 	// it the job waits on the manual-resolution queue (docs/architecture.md#dispatch).
 	NotificationUnknown NotificationStatus = "Unknown"
+	// NotificationSkipped: not sent, on purpose, for good: the recipient opted out of the
+	// delivery's channel and category (docs/channels.md#recipient-preferences). LastError
+	// holds the reason. Terminal, like Sent and Failed.
+	NotificationSkipped NotificationStatus = "Skipped"
 )
 
 // MaxProviderReference bounds NotificationJob.ProviderReference, in characters (UTF-16 code
@@ -126,6 +130,10 @@ type NotificationFinishParams struct {
 	NextAttemptOn     *time.Time
 	Hold              bool
 	TemplateVersion   int64 // 0 keeps the stored value
+	// Wait, with Status Queued and NextAttemptOn, is a deliberate wait (quiet hours,
+	// docs/channels.md#quiet-hours), not a failed attempt: RetryCount is not advanced, so
+	// the wait does not use up the backoff ladder.
+	Wait bool
 	// Job is optional: the claimed job as the send claim returned it (Job.ID must be ID).
 	// NotificationFinishMany and NotificationFinishGroup take the fact's identity columns
 	// from it (DeliveryKey, EffectKey, BusinessUnitID, SchedulerKey, Channel, LocalDate; no

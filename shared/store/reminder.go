@@ -88,6 +88,7 @@ type Store interface {
 	GatewayStore
 	InboxStore
 	PushDeviceStore
+	PreferenceStore
 	AttributeStore
 	CampaignStore
 	OutboxLeaseStore

@@ -116,6 +116,9 @@ type Occurrence struct {
 	Outcome     string `json:"outcome"`
 	ReasonCode  string `json:"reasonCode,omitempty"`
 	Explanation string `json:"explanation"`
+	// Deliveries notes the row's deliveries that a recipient's preference skipped or that
+	// wait for quiet hours (a Sent row queued them; docs/channels.md#recipient-preferences).
+	Deliveries []DeliveryNote `json:"deliveries,omitempty"`
 }
 
 // RowBrief is the part of a row an explanation needs.
@@ -256,6 +259,9 @@ func (s *Service) Explain(ctx context.Context, sc automation.Scope, sourceType, 
 	}
 	if len(x.Settings) == 0 {
 		x.Summary = append(x.Summary, fmt.Sprintf("No reminder setting for %s exists in business unit %s: nothing is scheduled for this source.", sourceType, buID))
+	}
+	if err := s.addDeliveryNotes(ctx, &x); err != nil {
+		return Explanation{}, err
 	}
 	return x, nil
 }

@@ -112,6 +112,11 @@ const (
 	APIKeysAPI             = "ApiKeysApi"
 	DevicesAPI             = "DevicesApi"
 	TemplatesAPI           = "TemplatesApi"
+	// PreferencesAPI serves recipient preferences, quiet hours and the inbound SMS STOP
+	// webhook; Unsubscribe the anonymous one-click unsubscribe link (its signed token is the
+	// credential, as a mailbox provider's RFC 8058 POST carries no other).
+	PreferencesAPI = "PreferencesApi"
+	Unsubscribe    = "Unsubscribe"
 )
 
 // MaxMessageBatchSize is the most messages one invocation of a "cardinality": "many"
@@ -193,6 +198,8 @@ var functions = []Function{
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: DevicesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "devices/{*path}", Methods: []string{"get", "put", "delete"}},
+	{Name: PreferencesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "preferences/{*path}", Methods: []string{"get", "put", "delete", "post"}},
+	{Name: Unsubscribe, Trigger: HTTPTrigger, Binding: "req", Route: "unsubscribe", Methods: []string{"get", "post"}},
 	{Name: DomainEventHandler, Trigger: ServiceBusTrigger, Binding: "message", Topic: DomainEventsTopic, Subscription: AutomationSubscription, Sessions: true},
 	{Name: DueWorkExecutor, Trigger: ServiceBusTrigger, Binding: "message", Queue: DueWorkQueue},
 	{Name: DueWorkPoller, Trigger: TimerTrigger, Binding: "timer", Schedule: "%DueWorkSchedule%"},

@@ -490,7 +490,7 @@ func (s *Store) prepareFinish(ps []store.NotificationFinishParams) finishItems {
 func (s *Store) finishRow(p store.NotificationFinishParams) (map[string]any, error) {
 	var retry int
 	switch p.Status {
-	case store.NotificationSent, store.NotificationFailed:
+	case store.NotificationSent, store.NotificationFailed, store.NotificationSkipped:
 		if p.NextAttemptOn != nil {
 			return nil, fmt.Errorf("NotificationFinish: status %s takes no NextAttemptOn", p.Status)
 		}
@@ -498,7 +498,9 @@ func (s *Store) finishRow(p store.NotificationFinishParams) (map[string]any, err
 		if p.NextAttemptOn == nil || p.Hold {
 			return nil, errors.New("NotificationFinish: a retry (Queued) needs NextAttemptOn and no Hold")
 		}
-		retry = 1
+		if !p.Wait {
+			retry = 1
+		}
 	case store.NotificationUnknown:
 		if p.Hold {
 			return nil, errors.New("NotificationFinish: Unknown takes no Hold")
@@ -507,7 +509,10 @@ func (s *Store) finishRow(p store.NotificationFinishParams) (map[string]any, err
 			retry = 1
 		}
 	default:
-		return nil, fmt.Errorf("NotificationFinish: status %q is not Sent, Failed, Queued or Unknown", p.Status)
+		return nil, fmt.Errorf("NotificationFinish: status %q is not Sent, Failed, Skipped, Queued or Unknown", p.Status)
+	}
+	if p.Wait && p.Status != store.NotificationQueued {
+		return nil, errors.New("NotificationFinish: Wait only with Queued")
 	}
 	if p.Hold && p.Status != store.NotificationFailed {
 		return nil, errors.New("NotificationFinish: Hold only with Failed")

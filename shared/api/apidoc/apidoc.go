@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/eventsapi"
 	"github.com/automation-platform/automation/shared/api/inboxapi"
 	"github.com/automation-platform/automation/shared/api/keysapi"
+	"github.com/automation-platform/automation/shared/api/preferenceapi"
 	"github.com/automation-platform/automation/shared/api/registryapi"
 	"github.com/automation-platform/automation/shared/api/reportapi"
 	"github.com/automation-platform/automation/shared/api/settingsapi"
@@ -57,6 +58,7 @@ func Sources() []Source {
 		{"Support", supportapi.OpenAPI()},
 		{"Templates", templateapi.OpenAPI()},
 		{"Devices", deviceapi.OpenAPI()},
+		{"Preferences", preferenceapi.OpenAPI()},
 		{"ApiKeys", keysapi.OpenAPI()},
 		{"APIDescription", ownDocument},
 	}

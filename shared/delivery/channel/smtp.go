@@ -177,6 +177,13 @@ func (s *SMTP) Send(ctx context.Context, m delivery.Message) (string, error) {
 	msg.SetMessageIDWithValue(m.DeliveryKey + "@" + s.cfg.MessageIDDomain)
 	msg.SetDateWithValue(m.SentOn.UTC())
 	msg.SetGenHeader("X-Automation-Delivery", m.DeliveryKey)
+	if m.ListUnsubscribe != "" {
+		// RFC 8058 one-click unsubscribe (docs/channels.md#one-click-unsubscribe): the
+		// https link carries a signed token; a POST of List-Unsubscribe=One-Click to it opts
+		// the recipient out. The relay's DKIM signature must cover both headers.
+		msg.SetGenHeader("List-Unsubscribe", "<"+m.ListUnsubscribe+">")
+		msg.SetGenHeader("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+	}
 	for _, att := range m.Attachments {
 		if err := msg.AttachReader(att.FileName, bytes.NewReader(att.Data), gomail.WithFileContentType(gomail.ContentType(att.ContentType))); err != nil {
 			return "", automation.Permanent(fmt.Errorf("smtp: attachment %s: %w", att.FileName, err))

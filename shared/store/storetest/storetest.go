@@ -52,6 +52,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Support", func(t *testing.T) { runSupport(t, open) })
 	t.Run("Inbox", func(t *testing.T) { runInbox(t, open) })
 	t.Run("PushDevice", func(t *testing.T) { runPushDevice(t, open) })
+	t.Run("Preference", func(t *testing.T) { runPreference(t, open) })
 	RunLifecycle(t, open)
 	RunGateway(t, open)
 	t.Run("Attribute", func(t *testing.T) { runAttribute(t, open) })

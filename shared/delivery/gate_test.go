@@ -1,0 +1,95 @@
+package delivery_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/preference"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+func gateEnv(t *testing.T) (*env, *provider, *preference.Service) {
+	t.Helper()
+	p := &provider{}
+	e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p}})
+	if err := e.st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
+	e.disp.Gate = svc
+	return e, p, svc
+}
+
+// A delivery to an opted-out recipient ends Skipped with the reason, never sent, never
+// silently; a transactional one to the same recipient is sent.
+func TestOptedOutDeliveryEndsSkippedWithTheReason(t *testing.T) {
+	t.Parallel()
+	e, p, svc := gateEnv(t)
+	ctx := context.Background()
+	if err := svc.OptOut(ctx, "bu-1", "linh@example.test", "email", "", preference.SourceListUnsubscribe, "recipient"); err != nil {
+		t.Fatal(err)
+	}
+	marketing := e.queue(t, map[string]any{"points": 5}, "email", "Linh@example.test")[0]
+	service := e.queue(t, map[string]any{"category": "service"}, "email", "linh@example.test")[0]
+	e.pump(t)
+	j := e.job(t, marketing)
+	if j.Status != store.NotificationSkipped || !strings.Contains(j.LastError, "opted out of marketing email messages (list-unsubscribe") || j.SentOn != nil {
+		t.Fatalf("opted-out delivery = %s %q", j.Status, j.LastError)
+	}
+	if s := e.job(t, service); s.Status != store.NotificationSent {
+		t.Fatalf("transactional delivery = %s %q", s.Status, s.LastError)
+	}
+	if p.deliveries() != 1 || p.got[0].DeliveryKey != service {
+		t.Fatalf("provider got %d messages, want only the transactional one", p.deliveries())
+	}
+	var skipped int
+	for _, o := range e.outcomes {
+		if o.Status == store.NotificationSkipped {
+			skipped++
+		}
+	}
+	if skipped != 1 {
+		t.Fatalf("%d Skipped outcomes reported, want 1", skipped)
+	}
+	// Redelivered: stays Skipped, nothing sent.
+	if err := e.disp.Handle(ctx, dispatchMsg(marketing)); err != nil || p.deliveries() != 1 {
+		t.Fatalf("redelivery: %v, %d sent", err, p.deliveries())
+	}
+}
+
+// A marketing delivery inside quiet hours waits until they end (without using up its
+// retry ladder) and is sent then; a transactional one passes.
+func TestQuietHoursHoldMarketingUntilTheWindowEnds(t *testing.T) {
+	t.Parallel()
+	e, p, svc := gateEnv(t)
+	ctx := context.Background()
+	if _, err := svc.SetUnitQuietHours(ctx, "bu-1", "jane", preference.QuietHoursInput{Start: "21:00", End: "08:00"}); err != nil {
+		t.Fatal(err)
+	}
+	// storetest.T0 is 2026-10-01T00:00Z = 10:00 in Sydney: move to 23:00 local (13:00Z).
+	e.clock.Advance(13 * time.Hour)
+	marketing := e.queue(t, map[string]any{}, "email", "linh@example.test")[0]
+	service := e.queue(t, map[string]any{"category": "security"}, "email", "tom@example.test")[0]
+	e.pump(t)
+	j := e.job(t, marketing)
+	until := time.Date(2026, 10, 1, 22, 0, 0, 0, time.UTC) // 08:00 AEST on 2 October
+	if j.Status != store.NotificationQueued || j.NextAttemptOn == nil || !j.NextAttemptOn.Equal(until) || j.RetryCount != 0 ||
+		j.LastError != "waiting for quiet hours to end at 2026-10-02 08:00 (Australia/Sydney)" {
+		t.Fatalf("inside quiet hours = %s next %v retry %d %q", j.Status, j.NextAttemptOn, j.RetryCount, j.LastError)
+	}
+	if p.deliveries() != 1 || p.got[0].DeliveryKey != service {
+		t.Fatalf("provider got %d, want only the transactional delivery", p.deliveries())
+	}
+	if r := e.sweep(t, 8*time.Hour+59*time.Minute); r.Claimed != 0 || p.deliveries() != 1 {
+		t.Fatalf("a minute before the end: %+v, %d sent", r, p.deliveries())
+	}
+	if r := e.sweep(t, time.Minute); r.Sent != 1 || p.deliveries() != 2 {
+		t.Fatalf("at the end: %+v, %d sent", r, p.deliveries())
+	}
+	if j := e.job(t, marketing); j.Status != store.NotificationSent || !j.SentOn.Equal(until) {
+		t.Fatalf("after the window = %s at %v", j.Status, j.SentOn)
+	}
+}
