@@ -597,7 +597,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 func consolePages(r *Runtime) []console.Page {
 	var ps []console.Page
 	for _, p := range [][]console.Page{console.GatewayPages(r.Registry, r.Gateway), console.AttributePages(r.Store, r.Clock),
-		console.CampaignPages(r.Campaigns), console.BudgetPages(r.Budget), console.FeePages(r.Budget), console.DeadLetterPages(r.DeadLetters)} {
+		console.CampaignPages(r.Campaigns, r.Budget, r.Store), console.BudgetPages(r.Budget), console.FeePages(r.Budget), console.DeadLetterPages(r.DeadLetters),
+		console.ActivityPages(r.Store, r.Clock), console.TemplatePages(r.Templates, r.Store, console.TemplateOptions{})} {
 		ps = append(ps, p...)
 	}
 	return ps

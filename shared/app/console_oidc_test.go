@@ -256,6 +256,13 @@ func TestConsoleSignsInThroughTheOpenIDProvider(t *testing.T) {
 	if code, page := post("/api/console/releases", url.Values{"csrf": {csrf[1]}, "businessUnitId": {"bu-a"}}); code != 403 || !strings.Contains(page, "operate") {
 		t.Fatalf("reader releases: %d %s", code, page)
 	}
+	// The console's admin forms (raise a budget, pause a campaign, save the registry or a
+	// template) need the admin role, as the APIs behind them do: a reader's post is 403.
+	for _, path := range []string{"/api/console/budgets", "/api/console/campaign-status", "/api/console/registry", "/api/console/templates"} {
+		if code, page := post(path, url.Values{"csrf": {csrf[1]}, "businessUnitId": {"bu-a"}}); code != 403 || !strings.Contains(page, "admin") {
+			t.Fatalf("reader posts %s: %d %s", path, code, page)
+		}
+	}
 	// Logout ends the row; the cookie replayed opens nothing.
 	cookie := consoleCookie(jar, o.srv.URL)
 	if code, _ := post("/api/console/logout", url.Values{"csrf": {csrf[1]}}); code != 303 {

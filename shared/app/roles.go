@@ -181,11 +181,20 @@ var routeRoles = httpapi.RouteRoles{
 	"GET /api/console/reports":                        httpapi.RoleRead,
 	"GET /api/console/events":                         httpapi.RoleRead,
 	"GET /api/console/registry":                       httpapi.RoleRead,
+	"POST /api/console/registry":                      httpapi.RoleAdmin, // create, save, roll back: as the registry API's POST and PUT
 	"GET /api/console/attributes":                     httpapi.RoleRead,
 	"GET /api/console/campaigns":                      httpapi.RoleRead,
 	"POST /api/console/campaigns":                     httpapi.RoleOperate,
+	"GET /api/console/campaign-status":                httpapi.RoleRead,
+	"POST /api/console/campaign-status":               httpapi.RoleAdmin, // pause, resume, stop: as the campaigns API's PUT
 	"GET /api/console/budgets":                        httpapi.RoleRead,
+	"POST /api/console/budgets":                       httpapi.RoleAdmin, // raise maxCost, resume: as the budgets API's PUT and resume
 	"GET /api/console/fees":                           httpapi.RoleRead,
+	"GET /api/console/activity":                       httpapi.RoleRead,
+	"GET /api/console/templates":                      httpapi.RoleRead,
+	"POST /api/console/templates":                     httpapi.RoleAdmin, // a new version: as the templates API's PUT
+	"GET /api/console/template-preview":               httpapi.RoleRead,
+	"POST /api/console/template-preview":              httpapi.RoleRead, // renders the draft, writes nothing: as the API's preview
 	"POST /api/console/fees":                          httpapi.RoleOperate,
 	"GET /api/console/dead-letters":                   httpapi.RoleRead,
 	"POST /api/console/dead-letters":                  httpapi.RoleOperate,

@@ -26,8 +26,9 @@ func TestEveryRouteDeclaresARole(t *testing.T) {
 	readWrites := map[string]bool{
 		"POST /api/inbox/{recipientId}/messages/{id}/read": true,                                   // the member app marks its own message read
 		"POST /api/console/login":                          true, "POST /api/console/logout": true, // the sign-in itself
-		"POST /api/templates/{key}/preview": true, // renders, writes nothing
-		"POST /api/unsubscribe":             true, // the recipient's own one-click opt-out; its signed token is the credential
+		"POST /api/templates/{key}/preview":  true, // renders, writes nothing
+		"POST /api/console/template-preview": true, // renders the draft, writes nothing
+		"POST /api/unsubscribe":              true, // the recipient's own one-click opt-out; its signed token is the credential
 	}
 	// Ingest writes: events, and the member app's push devices, which the domain app registers.
 	ingestWrites := map[string]bool{"POST /api/events": true, app.LocalEventsPath: true,

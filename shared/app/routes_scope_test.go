@@ -662,6 +662,36 @@ func routeTable() map[string]routeCase {
 			return routeRequest{method: "POST", path: "/api/console/dead-letters", body: "businessUnitId=" + u.bu + "&ref=dl-" + u.bu + "+e&do=requeue&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}
 		}, in: 200, inNote: "the page answers each dead letter: this unknown id is refused (not found)", out: 404},
+		"GET /api/console/campaign-status": {req: get(func(u unitFixture) string {
+			return "/api/console/campaign-status?businessUnitId=" + u.bu + "&campaignId=" + u.campaign
+		}), in: 200, out: 404},
+		"POST /api/console/campaign-status": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/campaign-status", body: "action=PAUSE&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=99&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 412, inNote: "version 99 is not the campaign's", out: 404},
+		"POST /api/console/registry": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/registry", body: "action=create&eventType=Unit" + u.bu + "&definition=%7B%7D&operator=jane",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "the registry is platform-wide: a caller of some units changes none of it", out: 404},
+		"GET /api/console/templates": {req: get(func(u unitFixture) string { return "/api/console/templates?businessUnitId=" + u.bu + "&key=points" }), in: 200, out: 404},
+		"POST /api/console/templates": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/templates", body: "businessUnitId=" + u.bu + "&key=points&version=7&subject=s&text=t&operator=jane",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 412, inNote: "the unit has no version 7 of the template", out: 404},
+		"GET /api/console/template-preview": {req: get(func(u unitFixture) string {
+			return "/api/console/template-preview?businessUnitId=" + u.bu + "&key=points"
+		}), in: 200, out: 404},
+		"POST /api/console/template-preview": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/template-preview", body: "businessUnitId=" + u.bu + "&key=points&subject=s&text=t&payload=%7B%7D",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 200, out: 404},
+		"GET /api/console/activity": {req: get(func(u unitFixture) string {
+			return "/api/console/activity?businessUnitId=" + u.bu + "&recipientId=CUST-1"
+		}), in: 200, out: 404},
+		"POST /api/console/budgets": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/console/budgets", body: "action=resume&businessUnitId=" + u.bu + "&campaignId=" + u.campaign + "&version=1&operator=jane&reason=r",
+				headers: []string{"Content-Type", consoleForm}}
+		}, in: 404, inNote: "the campaign has no budget", out: 404},
 		"POST /api/console/fees": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/console/fees", body: "businessUnitId=" + u.bu + "&orderId=ord-" + u.bu + "&revision=1&status=SUCCEEDED&operator=jane&reason=r",
 				headers: []string{"Content-Type", consoleForm}}

@@ -42,6 +42,35 @@ type CampaignSaveParams struct {
 	Campaign        Campaign // Version, CreatedOn, UpdatedOn are assigned
 	ExpectedVersion *int64
 	Now             time.Time
+	// Audit, when set, is written in the save's transaction (a person's status change: the
+	// console's pause, resume and stop); StatusBefore, StatusAfter, the versions and
+	// CreatedOn (Now) are filled in from the save.
+	Audit *CampaignAudit
+}
+
+// CampaignAudit is one audited status change of a campaign (docs/console.md#campaigns).
+type CampaignAudit struct {
+	ID             int64
+	BusinessUnitID string
+	CampaignID     string
+	Action         string // PAUSE, RESUME, STOP
+	StatusBefore   CampaignStatus
+	StatusAfter    CampaignStatus
+	VersionBefore  int64
+	VersionAfter   int64
+	Operator       string
+	Reason         string
+	CreatedOn      time.Time // UTC
+}
+
+// CampaignExecutionFindParams lists one campaign's executions newest first, below BeforeID
+// (0 = from the newest), with Status and RecipientID when set, at most Limit.
+type CampaignExecutionFindParams struct {
+	BusinessUnitID, CampaignID string
+	Status                     ExecutionStatus // "" = any
+	RecipientID                string          // "" = any
+	BeforeID                   int64
+	Limit                      int
 }
 
 // ExecutionStatus is the state of a CampaignExecution (shared/campaign doc.go).
@@ -331,6 +360,14 @@ type CampaignStore interface {
 	// newest first (by Id descending), those with an Id below beforeID (0: from the newest).
 	// It reads the index IX_CampaignExecution_Campaign (migration 0021).
 	CampaignExecutionList(ctx context.Context, businessUnitID, campaignID string, beforeID int64, limit int) ([]CampaignExecution, error)
+	// CampaignExecutionFind is CampaignExecutionList with the console's filters (status,
+	// recipient).
+	CampaignExecutionFind(ctx context.Context, p CampaignExecutionFindParams) ([]CampaignExecution, error)
+	// CampaignExecutionListByRecipient returns up to limit executions of a recipient in a
+	// business unit (every campaign), newest first, with Id below beforeID (0: from the newest).
+	CampaignExecutionListByRecipient(ctx context.Context, businessUnitID, recipientID string, beforeID int64, limit int) ([]CampaignExecution, error)
+	// CampaignAuditList returns up to limit audited status changes of a campaign, newest first.
+	CampaignAuditList(ctx context.Context, businessUnitID, campaignID string, limit int) ([]CampaignAudit, error)
 	// CampaignCommandGet returns the command or ErrNotFound.
 	CampaignCommandGet(ctx context.Context, commandID string) (CampaignCommand, error)
 	// CampaignCommandsOf returns an execution's commands by action index.

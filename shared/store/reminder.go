@@ -96,5 +96,7 @@ type Store interface {
 	KeyStore
 	SessionStore
 	DeadLetterAuditStore
+	RecipientActivityStore
+	TemplateListStore
 	Close() error
 }

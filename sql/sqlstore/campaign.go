@@ -108,9 +108,32 @@ func (s *Store) CampaignSave(ctx context.Context, p store.CampaignSaveParams) (s
 			}
 		}
 		out, err = s.campaignOne(ctx, tx, "CampaignGet", c.BusinessUnitID, c.CampaignID)
-		return err
+		if err != nil || p.Audit == nil {
+			return err
+		}
+		a := p.Audit
+		if _, err := s.exec(ctx, tx, "CampaignAuditInsert", named("BusinessUnitId", c.BusinessUnitID, "CampaignId", c.CampaignID, "Action", a.Action,
+			"StatusBefore", string(cur.Status), "StatusAfter", string(out.Status), "VersionBefore", cur.Version, "VersionAfter", out.Version,
+			"Operator", a.Operator, "Reason", a.Reason, "Now", s.tm(p.Now))...); err != nil {
+			return fmt.Errorf("%s CampaignAuditInsert: %w", s.d.Name, err)
+		}
+		return nil
 	})
 	return out, err
+}
+
+// CampaignAuditList implements store.CampaignStore.
+func (s *Store) CampaignAuditList(ctx context.Context, bu, campaignID string, limit int) ([]store.CampaignAudit, error) {
+	if err := checkLimit("CampaignAuditList", limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "CampaignAuditList", func(r rowScanner) (store.CampaignAudit, error) {
+		var a store.CampaignAudit
+		var before, after string
+		err := r.Scan(&a.ID, &a.BusinessUnitID, &a.CampaignID, &a.Action, &before, &after, &a.VersionBefore, &a.VersionAfter, &a.Operator, &a.Reason, s.t(&a.CreatedOn))
+		a.StatusBefore, a.StatusAfter = store.CampaignStatus(before), store.CampaignStatus(after)
+		return a, err
+	}, named("BusinessUnitId", bu, "CampaignId", campaignID, "Limit", limit)...)
 }
 
 // mustOne runs a guarded statement that must change exactly one row (else ErrLeaseLost).
@@ -235,6 +258,31 @@ func (s *Store) CampaignExecutionList(ctx context.Context, bu, campaignID string
 	}
 	return queryAll(ctx, s, nil, "CampaignExecutionList", s.scanExecution, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID),
 		sql.Named("BeforeId", beforeID), sql.Named("Limit", limit))
+}
+
+// CampaignExecutionFind implements store.CampaignStore.
+func (s *Store) CampaignExecutionFind(ctx context.Context, p store.CampaignExecutionFindParams) ([]store.CampaignExecution, error) {
+	if err := checkLimit("CampaignExecutionFind", p.Limit); err != nil {
+		return nil, err
+	}
+	before := p.BeforeID
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	return queryAll(ctx, s, nil, "CampaignExecutionFind", s.scanExecution, named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+		"Status", string(p.Status), "RecipientId", p.RecipientID, "BeforeId", before, "Limit", p.Limit)...)
+}
+
+// CampaignExecutionListByRecipient implements store.CampaignStore.
+func (s *Store) CampaignExecutionListByRecipient(ctx context.Context, bu, recipientID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
+	if err := checkLimit("CampaignExecutionListByRecipient", limit); err != nil {
+		return nil, err
+	}
+	if beforeID <= 0 {
+		beforeID = math.MaxInt64
+	}
+	return queryAll(ctx, s, nil, "CampaignExecutionListByRecipient", s.scanExecution, named("BusinessUnitId", bu, "RecipientId", recipientID,
+		"BeforeId", beforeID, "Limit", limit)...)
 }
 
 // CampaignCommandGet implements store.CampaignStore.

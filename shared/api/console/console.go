@@ -90,6 +90,9 @@ type Page struct {
 	Title  string // the navigation entry
 	Render func(r *http.Request, pc PageCall) (template.HTML, error)
 	Post   func(r *http.Request, pc PageCall) (template.HTML, error) // optional
+	// Hidden leaves the page out of the navigation (a form's target with a role of its own,
+	// reached from another page's links).
+	Hidden bool
 }
 
 // PageCall is what a Page's functions know of the request: who calls, and the hidden CSRF
@@ -189,7 +192,9 @@ func New(api *httpapi.API, deps Deps, opts Options) *Console {
 		if strings.Contains(p.Path, "/") || p.Path == "" || p.Render == nil {
 			panic(fmt.Sprintf("console: page %q needs one path segment and a Render", p.Path))
 		}
-		c.nav = append(c.nav, navItem{"/" + p.Path, p.Title})
+		if !p.Hidden {
+			c.nav = append(c.nav, navItem{"/" + p.Path, p.Title})
+		}
 	}
 	c.pages = parsePages()
 	return c

@@ -27,16 +27,28 @@
 // package has those of the other services (more.go, budget.go):
 //
 //	GET  /api/console/events                event metrics (gateway.Service.ReadMetrics)
-//	GET  /api/console/registry              event types and versions (platform callers)
+//	GET  /api/console/registry              event types, versions, a diff (platform
+//	                                        callers); POST creates, saves, rolls back
+//	                                        (gateway.Admin.Save, the version read)
 //	GET  /api/console/attributes            an entity's attributes (attribute.Read)
-//	GET  /api/console/campaigns             campaigns; a campaign's executions (cursor
-//	                                        paging) and UNKNOWN commands; an execution;
+//	GET  /api/console/campaigns             campaigns; why one is not ACTIVE, its chain
+//	                                        with providers and prices, its audit, its
+//	                                        executions (filters, cursor paging) and UNKNOWN
+//	                                        commands; an execution's history;
 //	                                        POST resolves an UNKNOWN command (version)
-//	GET  /api/console/budgets               a campaign's budget, fees, waiting commands
+//	POST /api/console/campaign-status       pause, resume, stop (campaign.Admin.SetStatus,
+//	                                        the version read; audited)
+//	GET  /api/console/budgets               a campaign's budget, audit, fees, waiting
+//	                                        commands; POST raises maxCost or resumes
+//	                                        (budget.Service, the version read)
 //	GET  /api/console/fees                  UNKNOWN fees; POST resolves one (revision)
 //	GET  /api/console/dead-letters          dead letters of every route (deadletters.go);
 //	                                        POST requeues (paced) or discards the ticked ones,
 //	                                        each with the ETag read (deadletter.Service)
+//	GET  /api/console/templates             a unit's templates and versions; POST saves
+//	                                        the unit's override (delivery.Templates)
+//	POST /api/console/template-preview      renders a draft with a sample payload
+//	GET  /api/console/activity              a recipient's activity feed (one cursor)
 //
 // Wherever a form asks for a business unit it offers a picker of the units the caller's
 // scope sees (units.go, Deps.Units; PageCall.UnitSelect for added pages).

@@ -2,12 +2,10 @@ package console
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/businessunit"
-	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
@@ -58,12 +55,10 @@ func pageOperator(r *http.Request, pc PageCall) string {
 // GatewayPages are the event gateway's pages (docs/gateway.md): "events" shows the ingest
 // counters per event type of the caller's units (or of one, ?businessUnitId=) with each
 // type's definition version in force, the registry's save sequence, and — for a caller that
-// sees every unit — each gateway topic's outbox backlog; "registry" lists the event types
-// (latest version, operator, class) and, for ?eventType=, every version with its definition.
-// The registry is platform-wide: a caller that does not see every business unit is told so
-// and shown nothing of it (as the registry API answers it 404).
+// sees every unit — each gateway topic's outbox backlog; then the registry's pages
+// (RegistryPages, registry.go).
 func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
-	return []Page{
+	return append([]Page{
 		{Path: "events", Title: "Event metrics", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
 			d := eventsPage{BusinessUnitID: strings.TrimSpace(r.URL.Query().Get("businessUnitId"))}
 			scope := pc.Caller.Scope
@@ -80,67 +75,13 @@ func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
 			d.Metrics, d.Platform = m, scope.All()
 			return execute(moreTemplates, "events", d)
 		}},
-		{Path: "registry", Title: "Event registry", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
-			d := registryPage{EventType: strings.TrimSpace(r.URL.Query().Get("eventType")), Platform: pc.Caller.Scope.All()}
-			if !d.Platform {
-				return execute(moreTemplates, "registry", d)
-			}
-			es, err := admin.Store.EventRegistryListLatest(r.Context())
-			if err != nil {
-				return "", err
-			}
-			for _, e := range es {
-				d.Types = append(d.Types, registryEntryOf(e))
-			}
-			if d.EventType != "" {
-				vs, err := admin.Store.EventRegistryListVersions(r.Context(), d.EventType)
-				if err != nil {
-					return "", err
-				}
-				if len(vs) == 0 {
-					return "", automation.Errorf(automation.CodeNotFound, "event type %q not found", d.EventType)
-				}
-				for i := len(vs) - 1; i >= 0; i-- { // newest first
-					d.Versions = append(d.Versions, registryEntryOf(vs[i]))
-				}
-			}
-			return execute(moreTemplates, "registry", d)
-		}},
-	}
+	}, RegistryPages(admin)...)
 }
 
 type eventsPage struct {
 	BusinessUnitID string
 	Platform       bool
 	Metrics        gateway.MetricsView
-}
-
-type registryPage struct {
-	EventType string
-	Platform  bool
-	Types     []registryEntry
-	Versions  []registryEntry
-}
-
-type registryEntry struct {
-	store.EventRegistryEntry
-	Class      string
-	Definition string // indented JSON
-}
-
-func registryEntryOf(e store.EventRegistryEntry) registryEntry {
-	out := registryEntry{EventRegistryEntry: e}
-	var head struct {
-		Class string `json:"class"`
-	}
-	_ = json.Unmarshal([]byte(e.DefinitionJSON), &head)
-	out.Class = head.Class
-	var v any
-	if json.Unmarshal([]byte(e.DefinitionJSON), &v) == nil {
-		b, _ := json.MarshalIndent(v, "", "  ")
-		out.Definition = string(b)
-	}
-	return out
 }
 
 // AttributeStore is what the attribute page reads: the attribute read API's store.
@@ -213,163 +154,6 @@ func valueText(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
-}
-
-// CampaignPages is the campaigns page (docs/campaigns.md): a business unit's campaigns (the
-// first 50 by id); for ?campaignId= the campaign (status, version, triggers, run), its UNKNOWN
-// commands waiting for a resolution (the oldest 50), each with a resolve form, and its
-// executions, newest first, 25 a page (?cursor= continues below the last one shown); for
-// ?executionId= one execution and every command of it, in action order.
-//
-// POST resolves an UNKNOWN command through campaign.Admin.ResolveIn, the campaigns API's
-// service: SUCCEEDED or FAILED, the operator, a reason, an optional provider reference and the
-// command's version as the page showed it (the API's If-Match). A command that moved on
-// answers 412 with the campaign as it is now and says nothing was done; one no longer waiting
-// for a person 409; a missing operator, reason or status 422; a missing version 428; a
-// command of another unit or campaign 404.
-func CampaignPages(admin *campaign.Admin) []Page {
-	render := func(r *http.Request, pc PageCall, bu, campaignID, executionID, cursor string, d campaignsPage) (template.HTML, error) {
-		d.BusinessUnitID, d.CampaignID, d.ExecutionID = bu, campaignID, executionID
-		d.CSRFField, d.Operator = pc.CSRFField, pc.Caller.Operator
-		if bu == "" {
-			return execute(moreTemplates, "campaigns", d)
-		}
-		if err := inScope(pc, bu); err != nil {
-			return "", err
-		}
-		ctx := r.Context()
-		var err error
-		if d.Campaigns, err = admin.Store.CampaignList(ctx, bu, "", listLimit); err != nil {
-			return "", err
-		}
-		if campaignID != "" {
-			if err := campaign.CheckID(campaignID); err != nil {
-				return "", err
-			}
-			c, err := admin.Store.CampaignGet(ctx, bu, campaignID)
-			if err != nil {
-				return "", err
-			}
-			d.Campaign = &c
-			if d.Unknown, err = admin.Store.CampaignListUnknown(ctx, bu, campaignID, 0, listLimit); err != nil {
-				return "", err
-			}
-			if err := d.executionsPage(r, admin, cursor); err != nil {
-				return "", err
-			}
-		}
-		if executionID != "" {
-			ex, err := admin.Store.CampaignExecutionGet(ctx, executionID)
-			if err == nil && ex.BusinessUnitID != bu {
-				err = store.ErrNotFound // another unit's execution is not found, as an unknown one
-			}
-			if err != nil {
-				return "", err
-			}
-			d.Execution = &ex
-			if d.Commands, err = admin.Store.CampaignCommandsOf(ctx, executionID); err != nil {
-				return "", err
-			}
-		}
-		d.Loaded = true
-		return execute(moreTemplates, "campaigns", d)
-	}
-	return []Page{{Path: "campaigns", Title: "Campaigns",
-		Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
-			q := r.URL.Query()
-			return render(r, pc, strings.TrimSpace(q.Get("businessUnitId")), strings.TrimSpace(q.Get("campaignId")), strings.TrimSpace(q.Get("executionId")),
-				strings.TrimSpace(q.Get("cursor")), campaignsPage{})
-		},
-		Post: func(r *http.Request, pc PageCall) (template.HTML, error) {
-			f := r.PostForm
-			bu, id, cmd := strings.TrimSpace(f.Get("businessUnitId")), strings.TrimSpace(f.Get("campaignId")), strings.TrimSpace(f.Get("commandId"))
-			if bu == "" {
-				return "", automation.Invalid("businessUnitId", "is required")
-			}
-			if err := inScope(pc, bu); err != nil {
-				return "", err
-			}
-			if err := campaign.CheckID(id); err != nil {
-				return "", err
-			}
-			var ver int64
-			if _, err := fmt.Sscan(strings.TrimSpace(f.Get("version")), &ver); err != nil || ver < 1 {
-				return "", &automation.Error{Code: automation.CodePreconditionRequired, Field: "version",
-					Message: "the form did not say which version of the command you read; reload the page and act from it"}
-			}
-			c, err := admin.ResolveIn(r.Context(), bu, id, store.CampaignResolveParams{CommandID: cmd, ExpectedVersion: ver,
-				Status: store.CommandStatus(f.Get("status")), Operator: pageOperator(r, pc), Reason: f.Get("reason"), ProviderRef: strings.TrimSpace(f.Get("providerRef"))})
-			if err == nil {
-				return render(r, pc, bu, id, "", "", campaignsPage{Notice: fmt.Sprintf("Command %s resolved as %s by %s (version %d); its chain moves on.", c.CommandID, c.Status, c.ResolvedBy, c.Version)})
-			}
-			if automation.CodeOf(err) == automation.CodeNotFound {
-				return "", err
-			}
-			p := httpapi.ProblemOf(err)
-			d := campaignsPage{Problem: &problem{Status: p.Status, Title: p.Title, Detail: p.Detail, Fields: p.Errors}}
-			if errors.Is(err, store.ErrLeaseLost) || automation.CodeOf(err) == automation.CodePreconditionFailed {
-				d.Problem = &problem{Status: http.StatusPreconditionFailed, Title: "The command changed since you loaded it",
-					Detail: fmt.Sprintf("You acted on version %d of %s; a retry, a lookup or another operator changed it since. Nothing was done; the campaign below is as it is now.", ver, cmd)}
-			} else if errors.Is(err, store.ErrConflict) {
-				state := "settled"
-				if cur, gerr := admin.Store.CampaignCommandGet(r.Context(), cmd); gerr == nil {
-					state = string(cur.Status)
-				}
-				d.Problem = &problem{Status: http.StatusConflict, Title: "The command no longer waits for a resolution",
-					Detail: fmt.Sprintf("%s is %s now (resolved by an operator, or settled by a retry or a lookup). Nothing was done; the campaign below is as it is now.", cmd, state)}
-			}
-			body, rerr := render(r, pc, bu, id, "", "", d)
-			if rerr != nil {
-				return "", rerr
-			}
-			return "", &Refused{Status: d.Problem.Status, Body: body}
-		}}}
-}
-
-// executionsPerPage is how many executions the campaign page shows at once.
-const executionsPerPage = 25
-
-// executionsPage reads one page of the campaign's executions, newest first, below cursor (a
-// cursor of this unit and campaign only, else 400), and the link to the next page.
-func (d *campaignsPage) executionsPage(r *http.Request, admin *campaign.Admin, cursor string) error {
-	cq := "console-campaign-executions:" + d.BusinessUnitID + ":" + d.CampaignID
-	var before int64
-	if cursor != "" {
-		if err := httpapi.DecodeCursor(cursor, cq, &before); err != nil {
-			return err
-		}
-	}
-	es, err := admin.Executions(r.Context(), d.BusinessUnitID, d.CampaignID, before, executionsPerPage+1)
-	if err != nil {
-		return err
-	}
-	page, err := httpapi.PageAfter(es, executionsPerPage, cq, func(e store.CampaignExecution) int64 { return e.ID },
-		func(e store.CampaignExecution) (store.CampaignExecution, error) { return e, nil })
-	if err != nil {
-		return err
-	}
-	d.Executions, d.Paged = page.Items, cursor != ""
-	if page.NextCursor != "" {
-		d.NextExecutions = Base + "/campaigns?" + url.Values{"businessUnitId": {d.BusinessUnitID}, "campaignId": {d.CampaignID}, "cursor": {page.NextCursor}}.Encode() + "#executions"
-	}
-	return nil
-}
-
-type campaignsPage struct {
-	BusinessUnitID, CampaignID, ExecutionID string
-	Operator                                string
-	CSRFField                               template.HTML
-	Loaded                                  bool
-	Campaigns                               []store.Campaign
-	Campaign                                *store.Campaign
-	Unknown                                 []store.CampaignCommand
-	Executions                              []store.CampaignExecution
-	Paged                                   bool   // a page after the first
-	NextExecutions                          string // the next page's address, "" on the last
-	Execution                               *store.CampaignExecution
-	Commands                                []store.CampaignCommand
-	Notice                                  string
-	Problem                                 *problem
 }
 
 // FeePages is the UNKNOWN fee queue (docs/budgets.md#support-and-the-http-api): a business
@@ -464,15 +248,6 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <tbody>{{range .Metrics.Lags}}<tr><th scope="row">{{.Topic}}</th><td>{{.Unpublished}}</td><td>{{printf "%.0f" .OldestAgeSeconds}} s</td></tr>{{end}}</tbody></table></div>
 {{else}}<p class="help">The outbox backlog is platform-wide: shown to callers who see every business unit.</p>{{end}}{{end}}
 
-{{define "registry"}}
-{{if not .Platform}}<p class="note" id="registry-scope">The event registry is platform-wide: it is shown to callers who see every business unit.</p>{{else}}
-<div class="scroll"><table id="registry-types"><caption>Event types (latest version)</caption>
-<thead><tr><th scope="col">Event type</th><th scope="col">Class</th><th scope="col">Version</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
-<tbody>{{range .Types}}<tr><th scope="row"><a href="/api/console/registry?eventType={{.EventType}}">{{.EventType}}</a></th><td>{{.Class}}</td><td>{{.Version}}</td><td>{{.Operator}}</td><td>{{when .CreatedOn}}</td></tr>
-{{else}}<tr><td colspan="5">No event types: import a registry file (serve -registry) or use the registry API.</td></tr>{{end}}</tbody></table></div>
-{{if .Versions}}<h2 id="versions">{{.EventType}}: every version, newest first</h2>
-{{range .Versions}}<details{{if eq .Version (index $.Versions 0).Version}} open{{end}}><summary>Version {{.Version}} · {{.Operator}} · {{when .CreatedOn}}</summary><pre class="json">{{.Definition}}</pre></details>{{end}}{{end}}{{end}}{{end}}
-
 {{define "attributes"}}
 <form method="get" class="filters" aria-label="Entity">
 <div><label for="at-bu">Business unit</label><input id="at-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
@@ -483,44 +258,6 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <thead><tr><th scope="col">Attribute</th><th scope="col">Type</th><th scope="col">Value</th><th scope="col">Period</th><th scope="col">Last event (UTC)</th><th scope="col">Updated (UTC)</th></tr></thead>
 <tbody>{{range .Attributes}}<tr><th scope="row">{{.Code}}</th><td>{{.Type}}</td><td>{{.Value}}</td><td>{{.Period}}</td><td>{{when .LastEventOn}}</td><td>{{when .UpdatedOn}}</td></tr>
 {{else}}<tr><td colspan="6">No attributes for this entity.</td></tr>{{end}}</tbody></table></div>{{end}}{{end}}
-
-{{define "commands"}}<div class="scroll"><table id="{{.ID}}"><caption>{{.Caption}}</caption>
-<thead><tr><th scope="col">Command</th><th scope="col">Action</th><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Execution</th><th scope="col">Updated (UTC)</th><th scope="col">Last error</th></tr></thead>
-<tbody>{{range .Rows}}<tr><th scope="row" class="key">{{.CommandID}}</th><td>{{.ActionIndex}} · {{.ActionType}}</td><td>{{.Provider}}</td><td><span class="status {{lower (printf "%s" .Status)}}">{{.Status}}</span></td><td>{{.AttemptCount}}</td>
-<td><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}&amp;executionId={{.ExecutionID}}#execution">{{.ExecutionID}}</a></td><td>{{when .UpdatedOn}}</td><td>{{.LastError}}</td></tr>
-{{else}}<tr><td colspan="8">None.</td></tr>{{end}}</tbody></table></div>{{end}}
-
-{{define "campaigns"}}
-{{template "unitForm" (dict "ID" "cp" "BU" .BusinessUnitID "Required" true)}}
-{{if .Loaded}}<div class="scroll"><table id="campaigns"><caption>Campaigns of {{.BusinessUnitID}} (the first 50 by id)</caption>
-<thead><tr><th scope="col">Campaign</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Version</th><th scope="col">Triggers</th><th scope="col">Updated (UTC)</th></tr></thead>
-<tbody>{{range .Campaigns}}<tr><th scope="row"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}">{{.CampaignID}}</a></th><td>{{.Name}}</td><td>{{.Status}}</td><td>{{.Version}}</td><td>{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{when .UpdatedOn}}</td></tr>
-{{else}}<tr><td colspan="6">No campaigns.</td></tr>{{end}}</tbody></table></div>
-{{with .Problem}}<div class="alert error" role="alert" id="campaign-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
-{{with .Notice}}<div class="alert notice" role="status" id="campaign-notice">{{.}}</div>{{end}}
-{{with .Campaign}}<h2 id="campaign">Campaign {{.CampaignID}}</h2>
-<dl class="kv"><dt>Status</dt><dd>{{.Status}}</dd><dt>Version</dt><dd>{{.Version}}</dd><dt>Run</dt><dd>{{.RunID}}</dd><dt>Created</dt><dd>{{when .CreatedOn}}</dd></dl>
-{{template "commands" (dict "ID" "unknown-commands" "Caption" "UNKNOWN commands waiting for a resolution (the oldest 50)" "Rows" $.Unknown)}}
-{{if $.Unknown}}<p>No resend or lookup can settle these: check with the provider, then record what happened. The command's version as shown here goes with the form, so an outcome recorded meanwhile is never overwritten; the resolution moves the chain on.</p>{{end}}
-{{range $.Unknown}}<form method="post" action="/api/console/campaigns" class="card" id="resolve-{{.ID}}">
-<h3 class="key">{{.CommandID}}</h3>
-<p>{{.ActionIndex}} · {{.ActionType}} · {{.Provider}} · recipient {{.RecipientID}} · version {{.Version}} · updated {{when .UpdatedOn}}{{with .LastError}} · {{.}}{{end}}</p>
-{{$.CSRFField}}<input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}"><input type="hidden" name="campaignId" value="{{.CampaignID}}"><input type="hidden" name="commandId" value="{{.CommandID}}"><input type="hidden" name="version" value="{{.Version}}">
-<fieldset><legend>What happened</legend>
-<input type="radio" id="cs-{{.ID}}" name="status" value="SUCCEEDED" required><label for="cs-{{.ID}}">It was applied (SUCCEEDED)</label>
-<input type="radio" id="cf-{{.ID}}" name="status" value="FAILED"><label for="cf-{{.ID}}">It was not applied (FAILED)</label></fieldset>
-<label for="co-{{.ID}}">Operator</label><input id="co-{{.ID}}" name="operator" value="{{$.Operator}}"{{if $.Operator}} readonly{{end}} required>
-<label for="cr-{{.ID}}">Reason</label><textarea id="cr-{{.ID}}" name="reason" required rows="2" maxlength="1000"></textarea>
-<label for="cp-{{.ID}}">Provider reference (optional)</label><input id="cp-{{.ID}}" name="providerRef" maxlength="400">
-<button type="submit">Resolve</button></form>{{end}}
-<div class="scroll"><table id="executions"><caption>Executions of {{.CampaignID}}, newest first ({{if $.Paged}}an older page{{else}}the newest 25{{end}})</caption>
-<thead><tr><th scope="col">Execution</th><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col">Next action</th><th scope="col">Local day</th><th scope="col">Run</th><th scope="col">Started (UTC)</th><th scope="col">Updated (UTC)</th></tr></thead>
-<tbody>{{range $.Executions}}<tr><th scope="row" class="key"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}&amp;executionId={{.ExecutionID}}#execution">{{.ExecutionID}}</a></th><td>{{.RecipientID}}</td><td>{{.Status}}</td><td>{{.CurrentIndex}}</td><td>{{.LocalDate}}</td><td>{{.RunID}}</td><td>{{when .CreatedOn}}</td><td>{{when .UpdatedOn}}</td></tr>
-{{else}}<tr><td colspan="8">No executions{{if $.Paged}} older than those shown before{{end}}.</td></tr>{{end}}</tbody></table></div>
-{{with $.NextExecutions}}<p><a href="{{.}}" rel="next" id="executions-next">Older executions</a></p>{{end}}{{end}}
-{{with .Execution}}<h2 id="execution">Execution {{.ExecutionID}}</h2>
-<dl class="kv"><dt>Campaign</dt><dd>{{.CampaignID}}</dd><dt>Recipient</dt><dd>{{.RecipientID}}</dd><dt>Status</dt><dd>{{.Status}}</dd><dt>Next action</dt><dd>{{.CurrentIndex}}</dd><dt>Local day</dt><dd>{{.LocalDate}}</dd><dt>Source event</dt><dd>{{.SourceEventID}}</dd></dl>
-{{template "commands" (dict "ID" "execution-commands" "Caption" "Its commands, in action order" "Rows" $.Commands)}}{{end}}{{end}}{{end}}
 
 {{define "fees"}}
 <p>Fees whose billing outcome is in doubt (UNKNOWN, or PENDING past its call): the provider may or may not have charged. Check with the provider, then record what happened; the fee's revision as shown here goes with the form, so an outcome recorded meanwhile is never overwritten.</p>

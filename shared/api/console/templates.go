@@ -63,6 +63,8 @@ var funcs = template.FuncMap{
 	"picker": func(p *pageData, id, selected string, required bool) unitPicker {
 		return unitPicker{ID: id, Name: "businessUnitId", Selected: selected, Required: required, Units: p.Units, More: p.UnitsMore}
 	},
+	// list makes a slice of its arguments (a select's options).
+	"list": func(v ...string) []string { return v },
 	"isCurrent": func(current, path string) bool {
 		if path == "/" {
 			return current == "/"

@@ -28,6 +28,8 @@ func RunCampaign(t *testing.T, open Opener) {
 	t.Run("CampaignAdvanceManyInOrderAllOrNothing", func(t *testing.T) { testCampaignAdvanceMany(t, open) })
 	t.Run("CampaignManualResolution", func(t *testing.T) { testCampaignResolve(t, open) })
 	t.Run("CampaignExecutionListNewestFirstScoped", func(t *testing.T) { testCampaignExecutionList(t, open) })
+	t.Run("CampaignExecutionFindByStatusAndRecipient", func(t *testing.T) { testCampaignExecutionFind(t, open) })
+	t.Run("CampaignSaveWritesItsAuditInTheSameTransaction", func(t *testing.T) { testCampaignAudit(t, open) })
 	t.Run("CampaignProjectionExactUnderReplay", func(t *testing.T) { testCampaignProjection(t, open) })
 	t.Run("CampaignProjectionConcurrentFirstFacts", func(t *testing.T) { testCampaignProjectionConcurrent(t, open) })
 	t.Run("OutboxLeaseAndPurge", func(t *testing.T) { testOutboxLease(t, open) })
@@ -690,5 +692,106 @@ func testCommandThroughput(t *testing.T, open Opener) {
 	}
 	if _, err := s.SupportCommandThroughput(ctx, store.SupportThroughputParams{Since: T0, Until: T0.Add(25 * time.Hour)}); err == nil {
 		t.Fatal("an unbounded window was answered")
+	}
+}
+
+// testCampaignExecutionFind: the console's filters (status, recipient) and the recipient's
+// executions across campaigns, newest first, scoped to the business unit.
+func testCampaignExecutionFind(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	start := func(n int, bu, campaignID, recipient string) {
+		p := startFixture(n)
+		p.Execution.BusinessUnitID, p.Execution.CampaignID, p.Execution.RecipientID = bu, campaignID, recipient
+		p.Command.BusinessUnitID, p.Command.CampaignID = bu, campaignID
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(1, "bu-1", "c1", "ann")
+	start(2, "bu-1", "c1", "bob")
+	start(3, "bu-1", "c2", "ann")
+	start(4, "bu-2", "c1", "ann")
+	start(5, "bu-1", "c1", "ann")
+	ids := func(es []store.CampaignExecution) string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.ExecutionID)
+		}
+		return fmt.Sprint(out)
+	}
+	find := func(p store.CampaignExecutionFindParams) string {
+		t.Helper()
+		l, err := s.CampaignExecutionFind(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(l)
+	}
+	if got := find(store.CampaignExecutionFindParams{BusinessUnitID: "bu-1", CampaignID: "c1", Limit: 10}); got != "[cx-5 cx-2 cx-1]" {
+		t.Fatalf("no filter = %s", got)
+	}
+	if got := find(store.CampaignExecutionFindParams{BusinessUnitID: "bu-1", CampaignID: "c1", RecipientID: "ann", Limit: 10}); got != "[cx-5 cx-1]" {
+		t.Fatalf("ann = %s", got)
+	}
+	if got := find(store.CampaignExecutionFindParams{BusinessUnitID: "bu-1", CampaignID: "c1", RecipientID: "ann", Limit: 1}); got != "[cx-5]" {
+		t.Fatalf("ann, one = %s", got)
+	}
+	if got := find(store.CampaignExecutionFindParams{BusinessUnitID: "bu-1", CampaignID: "c1", Status: store.ExecutionRunning, Limit: 10}); got != "[cx-5 cx-2 cx-1]" {
+		t.Fatalf("RUNNING = %s", got)
+	}
+	if got := find(store.CampaignExecutionFindParams{BusinessUnitID: "bu-1", CampaignID: "c1", Status: store.ExecutionCompleted, Limit: 10}); got != "[]" {
+		t.Fatalf("COMPLETED = %s", got)
+	}
+	first, err := s.CampaignExecutionListByRecipient(ctx, "bu-1", "ann", 0, 2)
+	if err != nil || ids(first) != "[cx-5 cx-3]" {
+		t.Fatalf("ann's executions = %s, %v", ids(first), err)
+	}
+	if l, _ := s.CampaignExecutionListByRecipient(ctx, "bu-1", "ann", first[1].ID, 2); ids(l) != "[cx-1]" {
+		t.Fatalf("ann's older executions = %s", ids(l))
+	}
+	if l, _ := s.CampaignExecutionListByRecipient(ctx, "bu-2", "ann", 0, 10); ids(l) != "[cx-4]" {
+		t.Fatalf("ann in bu-2 = %s", ids(l))
+	}
+	if _, err := s.CampaignExecutionFind(ctx, store.CampaignExecutionFindParams{BusinessUnitID: "bu-1", CampaignID: "c1"}); err == nil {
+		t.Fatal("limit 0 was accepted")
+	}
+}
+
+// testCampaignAudit: a save with an Audit writes it with the statuses and versions before
+// and after; a refused save (stale version) writes none.
+func testCampaignAudit(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	zero := int64(0)
+	c, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: campaignFixture("bu-1", "c1"), ExpectedVersion: &zero, Now: T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused := c
+	paused.Status = store.CampaignPaused
+	stale := c.Version + 1
+	if _, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: paused, ExpectedVersion: &stale, Now: T0,
+		Audit: &store.CampaignAudit{Action: "PAUSE", Operator: "jane", Reason: "provider outage"}}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale = %v", err)
+	}
+	if l, _ := s.CampaignAuditList(ctx, "bu-1", "c1", 10); len(l) != 0 {
+		t.Fatalf("a refused save was audited: %+v", l)
+	}
+	if _, err := s.CampaignSave(ctx, store.CampaignSaveParams{Campaign: paused, ExpectedVersion: &c.Version, Now: T0.Add(time.Minute),
+		Audit: &store.CampaignAudit{Action: "PAUSE", Operator: "jane", Reason: "provider outage"}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.CampaignAuditList(ctx, "bu-1", "c1", 10)
+	if err != nil || len(l) != 1 {
+		t.Fatalf("audit = %+v, %v", l, err)
+	}
+	a := l[0]
+	if a.Action != "PAUSE" || a.StatusBefore != store.CampaignActive || a.StatusAfter != store.CampaignPaused || a.VersionBefore != 1 || a.VersionAfter != 2 ||
+		a.Operator != "jane" || a.Reason != "provider outage" || !a.CreatedOn.Equal(T0.Add(time.Minute)) || a.BusinessUnitID != "bu-1" || a.CampaignID != "c1" {
+		t.Fatalf("audit = %+v", a)
+	}
+	if l, _ := s.CampaignAuditList(ctx, "bu-2", "c1", 10); len(l) != 0 {
+		t.Fatalf("another unit's audit: %+v", l)
 	}
 }

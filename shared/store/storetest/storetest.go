@@ -58,6 +58,8 @@ func Run(t *testing.T, open Opener) {
 	RunGateway(t, open)
 	t.Run("Attribute", func(t *testing.T) { runAttribute(t, open) })
 	RunCampaign(t, open)
+	t.Run("RecipientActivity", func(t *testing.T) { testRecipientActivity(t, open) })
+	t.Run("TemplateList", func(t *testing.T) { testTemplateList(t, open) })
 	t.Run("Budget", func(t *testing.T) { RunBudget(t, open) })
 	RunKeys(t, open)
 	RunSessions(t, open)

@@ -216,3 +216,30 @@ SELECT MIN(W) FROM (
     UNION ALL
     SELECT MIN(LeaseExpiresOn) AS W FROM dbo.CampaignCommand WHERE Status = 'RUNNING'
 ) AS x;
+
+-- name: CampaignExecutionFind :many
+-- One campaign's executions, newest first, below the cursor @BeforeId, with the status
+-- and recipient the console filters by (N'' = any): a seek of IX_CampaignExecution_Campaign
+-- (migration 0021), the filters applied to the rows it reads.
+SELECT TOP (@Limit) Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignExecution
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Id < @BeforeId
+  AND (@Status = N'' OR Status = @Status) AND (@RecipientId = N'' OR RecipientId = @RecipientId)
+ORDER BY Id DESC;
+
+-- name: CampaignExecutionListByRecipient :many
+-- A recipient's executions of every campaign of the unit, newest first, below @BeforeId: a
+-- seek of IX_CampaignExecution_Recipient (migration 0055), then a key lookup per row.
+SELECT TOP (@Limit) Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM dbo.CampaignExecution
+WHERE BusinessUnitId = @BusinessUnitId AND RecipientId = @RecipientId AND Id < @BeforeId
+ORDER BY Id DESC;
+
+-- name: CampaignAuditInsert :exec
+INSERT INTO dbo.CampaignAudit (BusinessUnitId, CampaignId, Action, StatusBefore, StatusAfter, VersionBefore, VersionAfter, Operator, Reason, CreatedOn)
+VALUES (@BusinessUnitId, @CampaignId, @Action, @StatusBefore, @StatusAfter, @VersionBefore, @VersionAfter, @Operator, @Reason, @Now);
+
+-- name: CampaignAuditList :many
+-- The newest first (IX_CampaignAudit_Campaign, migration 0055).
+SELECT TOP (@Limit) Id, BusinessUnitId, CampaignId, Action, StatusBefore, StatusAfter, VersionBefore, VersionAfter, Operator, Reason, CreatedOn
+FROM dbo.CampaignAudit WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId ORDER BY Id DESC;

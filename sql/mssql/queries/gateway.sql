@@ -48,3 +48,12 @@ DELETE FROM dbo.Outbox WHERE MessageId = @MessageId AND PublishedOn IS NULL;
 
 -- name: OutboxLagGet :one
 SELECT COUNT(*), MIN(CreatedOn) FROM dbo.Outbox WHERE Destination = @Destination AND PublishedOn IS NULL;
+
+-- name: GatewayEventListByCustomer :many
+-- A customer's accepted events in a business unit, newest first, below the cursor
+-- (@BeforeOn, @BeforeEventId): a seek of IX_GatewayEvent_Customer (migration 0055).
+SELECT TOP (@Limit) EventSource, EventId, EventType, BusinessUnitId, CustomerId, RegistryVersion, Routes, AcceptedOn
+FROM dbo.GatewayEvent
+WHERE BusinessUnitId = @BusinessUnitId AND CustomerId = @CustomerId
+  AND (AcceptedOn < @BeforeOn OR (AcceptedOn = @BeforeOn AND EventId < @BeforeEventId))
+ORDER BY AcceptedOn DESC, EventId DESC;

@@ -206,3 +206,32 @@ SELECT MIN(W) FROM (
     UNION ALL
     SELECT MIN(LeaseExpiresOn) AS W FROM CampaignCommand WHERE Status = 'RUNNING'
 ) AS x;
+
+-- name: CampaignExecutionFind :many
+-- One campaign's executions, newest first, below the cursor @BeforeId, with the status
+-- and recipient the console filters by ('' = any): a seek of IX_CampaignExecution_Campaign
+-- (migration 0021), the filters applied to the rows it reads.
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM CampaignExecution
+WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId AND Id < @BeforeId
+  AND (@Status = '' OR Status = @Status) AND (@RecipientId = '' OR RecipientId = @RecipientId)
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: CampaignExecutionListByRecipient :many
+-- A recipient's executions of every campaign of the unit, newest first, below @BeforeId: a
+-- seek of IX_CampaignExecution_Recipient (migration 0055).
+SELECT Id, ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn
+FROM CampaignExecution
+WHERE BusinessUnitId = @BusinessUnitId AND RecipientId = @RecipientId AND Id < @BeforeId
+ORDER BY Id DESC
+LIMIT @Limit;
+
+-- name: CampaignAuditInsert :exec
+INSERT INTO CampaignAudit (BusinessUnitId, CampaignId, Action, StatusBefore, StatusAfter, VersionBefore, VersionAfter, Operator, Reason, CreatedOn)
+VALUES (@BusinessUnitId, @CampaignId, @Action, @StatusBefore, @StatusAfter, @VersionBefore, @VersionAfter, @Operator, @Reason, @Now);
+
+-- name: CampaignAuditList :many
+-- The newest first (IX_CampaignAudit_Campaign, migration 0055).
+SELECT Id, BusinessUnitId, CampaignId, Action, StatusBefore, StatusAfter, VersionBefore, VersionAfter, Operator, Reason, CreatedOn
+FROM CampaignAudit WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId ORDER BY Id DESC LIMIT @Limit;

@@ -1,0 +1,223 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// ActivityStore is what a recipient's activity feed reads.
+type ActivityStore interface {
+	store.RecipientActivityStore
+	store.AttributeStore
+	InboxList(ctx context.Context, p store.InboxListParams) ([]store.InboxMessage, error)
+	CampaignExecutionListByRecipient(ctx context.Context, businessUnitID, recipientID string, beforeID int64, limit int) ([]store.CampaignExecution, error)
+}
+
+// activityPerPage is how many entries the activity feed shows at once.
+const activityPerPage = 25
+
+// ActivityPages is a recipient's activity (docs/console.md#activity): for a business unit
+// and a customer or staff recipient (?businessUnitId=&recipientId=&entityType=CUSTOMER|STAFF),
+// their attribute values now (attribute.Read) and one feed, newest first, of their accepted
+// events (the triggers: GatewayEvent by customer), campaign executions (each links to its
+// history: the commands, fees and deliveries it caused) and inbox messages, 25 a page. The
+// one ?cursor= carries a position in each of the three sources (each read newest first by its
+// own key), so a page merges the next entries of all three in time order and nothing is
+// skipped or shown twice across pages. NotificationJob is not read by recipient: an index on
+// it would cost every delivery insert a random-key entry (docs/performance.md). Read-only; a
+// business unit outside the caller's scope answers 404.
+func ActivityPages(st ActivityStore, clock automation.Clock) []Page {
+	return []Page{{Path: "activity", Title: "Recipient activity", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
+		q := r.URL.Query()
+		d := activityPage{BusinessUnitID: strings.TrimSpace(q.Get("businessUnitId")), RecipientID: strings.TrimSpace(q.Get("recipientId")),
+			EntityType: strings.TrimSpace(q.Get("entityType"))}
+		if d.EntityType == "" {
+			d.EntityType = "CUSTOMER"
+		}
+		if d.BusinessUnitID == "" || d.RecipientID == "" {
+			return execute(activityTemplates, "activity", d)
+		}
+		if err := inScope(pc, d.BusinessUnitID); err != nil {
+			return "", err
+		}
+		if d.EntityType != "CUSTOMER" && d.EntityType != "STAFF" {
+			return "", automation.Invalid("entityType", "must be CUSTOMER or STAFF, not %q", d.EntityType)
+		}
+		if len(d.RecipientID) > 200 {
+			return "", automation.Invalid("recipientId", "is at most 200 characters")
+		}
+		ctx := r.Context()
+		d.AsOf = clock.Now().UTC()
+		views, err := attribute.Read(ctx, st, store.AttributeEntity{BusinessUnitID: d.BusinessUnitID, EntityType: d.EntityType, EntityID: d.RecipientID}, d.AsOf)
+		if err != nil {
+			return "", err
+		}
+		for _, v := range views {
+			d.Attributes = append(d.Attributes, attributeRow{View: v, Value: valueText(v.Value)})
+		}
+		cq := "console-activity:" + d.BusinessUnitID + ":" + d.RecipientID
+		var pos activityCursor
+		if c := strings.TrimSpace(q.Get("cursor")); c != "" {
+			if err := httpapi.DecodeCursor(c, cq, &pos); err != nil {
+				return "", err
+			}
+			d.Paged = true
+		}
+		next, more, err := d.feed(ctx, st, pos)
+		if err != nil {
+			return "", err
+		}
+		if more {
+			cur, err := httpapi.EncodeCursor(cq, next)
+			if err != nil {
+				return "", err
+			}
+			d.Next = Base + "/activity?" + url.Values{"businessUnitId": {d.BusinessUnitID}, "recipientId": {d.RecipientID}, "entityType": {d.EntityType}, "cursor": {cur}}.Encode()
+		}
+		d.Loaded = true
+		return execute(activityTemplates, "activity", d)
+	}}}
+}
+
+// activityCursor is where each source of the feed stands: below these keys (0 / zero: from
+// the newest); Done marks a source read to its end.
+type activityCursor struct {
+	Inbox      int64     `json:"i,omitempty"`
+	Executions int64     `json:"x,omitempty"`
+	EventOn    time.Time `json:"eo,omitzero"`
+	EventID    string    `json:"ei,omitempty"`
+	Done       []string  `json:"done,omitempty"`
+}
+
+// activityEntry is one line of the feed.
+type activityEntry struct {
+	On     time.Time
+	Kind   string // event, execution, inbox
+	Anchor string // the element id other pages link to ("inbox-{deliveryKey}")
+	Title  string
+	Detail string
+	Href   string
+	// advance moves the cursor past this entry.
+	advance func(c *activityCursor)
+}
+
+// feed reads the next page of every source below pos, merges them newest first and returns
+// the page, the cursor after it and whether anything is left.
+func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityCursor) (activityCursor, bool, error) {
+	n := activityPerPage + 1
+	bu, who := d.BusinessUnitID, d.RecipientID
+	type source struct {
+		name    string
+		entries []activityEntry
+	}
+	var sources []source
+	if !slices.Contains(pos.Done, "event") {
+		es, err := st.GatewayEventListByCustomer(ctx, store.GatewayEventListParams{BusinessUnitID: bu, CustomerID: who, BeforeOn: pos.EventOn, BeforeEventID: pos.EventID, Limit: n})
+		if err != nil {
+			return pos, false, err
+		}
+		s := source{name: "event"}
+		for _, e := range es {
+			s.entries = append(s.entries, activityEntry{On: e.AcceptedOn, Kind: "event", Anchor: "event-" + e.ID, Title: "Event " + e.Type + " accepted",
+				Detail:  fmt.Sprintf("%s/%s, registry v%d, routed %s", e.Source, e.ID, e.RegistryVersion, e.Routes),
+				advance: func(c *activityCursor) { c.EventOn, c.EventID = e.AcceptedOn, e.ID }})
+		}
+		sources = append(sources, s)
+	}
+	if !slices.Contains(pos.Done, "execution") {
+		xs, err := st.CampaignExecutionListByRecipient(ctx, bu, who, pos.Executions, n)
+		if err != nil {
+			return pos, false, err
+		}
+		s := source{name: "execution"}
+		for _, x := range xs {
+			s.entries = append(s.entries, activityEntry{On: x.CreatedOn, Kind: "execution", Anchor: "execution-" + x.ExecutionID,
+				Title: fmt.Sprintf("Campaign %s: execution %s", x.CampaignID, x.Status), Detail: fmt.Sprintf("%s, next action %d, source event %s", x.ExecutionID, x.CurrentIndex, x.SourceEventID),
+				Href:    Base + "/campaigns?" + url.Values{"businessUnitId": {bu}, "campaignId": {x.CampaignID}, "executionId": {x.ExecutionID}}.Encode() + "#execution",
+				advance: func(c *activityCursor) { c.Executions = x.ID }})
+		}
+		sources = append(sources, s)
+	}
+	if !slices.Contains(pos.Done, "inbox") {
+		before := pos.Inbox
+		ms, err := st.InboxList(ctx, store.InboxListParams{BusinessUnitID: bu, RecipientID: who, State: store.InboxAll, BeforeSeq: before, Limit: n})
+		if err != nil {
+			return pos, false, err
+		}
+		s := source{name: "inbox"}
+		for _, m := range ms {
+			state := "unread"
+			if m.ReadOn != nil {
+				state = "read " + m.ReadOn.UTC().Format("2006-01-02 15:04:05Z")
+			}
+			s.entries = append(s.entries, activityEntry{On: m.CreatedOn, Kind: "inbox", Anchor: "inbox-" + m.DeliveryKey, Title: "Inbox message: " + m.Subject,
+				Detail: fmt.Sprintf("#%d, %s, delivery %s", m.Seq, state, m.DeliveryKey), advance: func(c *activityCursor) { c.Inbox = m.Seq }})
+		}
+		sources = append(sources, s)
+	}
+	var all []activityEntry
+	for _, s := range sources {
+		all = append(all, s.entries...)
+	}
+	// Newest first; within one instant, the cause before its effect reads bottom-up.
+	rank := map[string]int{"inbox": 0, "execution": 1, "event": 2}
+	slices.SortStableFunc(all, func(a, b activityEntry) int {
+		if c := b.On.Compare(a.On); c != 0 {
+			return c
+		}
+		return rank[a.Kind] - rank[b.Kind]
+	})
+	take := min(len(all), activityPerPage)
+	d.Entries = all[:take]
+	next := pos
+	next.Done = slices.Clone(pos.Done)
+	taken := map[string]int{}
+	for _, e := range d.Entries {
+		e.advance(&next)
+		taken[e.Kind]++
+	}
+	more := false
+	for _, s := range sources {
+		if taken[s.name] == len(s.entries) && len(s.entries) < n {
+			next.Done = append(next.Done, s.name) // read to its end and all shown
+			continue
+		}
+		more = true
+	}
+	return next, more, nil
+}
+
+type activityPage struct {
+	BusinessUnitID, RecipientID, EntityType string
+	Loaded, Paged                           bool
+	AsOf                                    time.Time
+	Attributes                              []attributeRow
+	Entries                                 []activityEntry
+	Next                                    string
+}
+
+var activityTemplates = template.Must(template.New("activity").Funcs(funcs).Parse(`{{define "activity"}}
+<form method="get" action="/api/console/activity" class="filters" aria-label="Recipient">
+<div><label for="ac-bu">Business unit</label><input id="ac-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div><label for="ac-type">Recipient type</label><select id="ac-type" name="entityType"><option{{if eq .EntityType "CUSTOMER"}} selected{{end}}>CUSTOMER</option><option{{if eq .EntityType "STAFF"}} selected{{end}}>STAFF</option></select></div>
+<div><label for="ac-id">Recipient id</label><input id="ac-id" name="recipientId" value="{{.RecipientID}}" required maxlength="200"></div>
+<div><button type="submit">Show</button></div></form>
+{{if .Loaded}}<div class="scroll"><table id="activity-attributes"><caption>Attribute values of {{.EntityType}} {{.RecipientID}} in {{.BusinessUnitID}}, as of {{when .AsOf}}</caption>
+<thead><tr><th scope="col">Attribute</th><th scope="col">Value</th><th scope="col">Last event (UTC)</th></tr></thead>
+<tbody>{{range .Attributes}}<tr><th scope="row">{{.Code}}</th><td>{{.Value}}</td><td>{{when .LastEventOn}}</td></tr>
+{{else}}<tr><td colspan="3">No attributes.</td></tr>{{end}}</tbody></table></div>
+<h2 id="feed">Activity, newest first{{if .Paged}} (an older page){{end}}</h2>
+<ol class="timeline" id="activity-feed">{{range .Entries}}<li id="{{.Anchor}}" class="{{.Kind}}"><time>{{when .On}}</time> <strong>{{.Title}}</strong> — {{.Detail}}{{with .Href}} · <a href="{{.}}">open</a>{{end}}</li>
+{{else}}<li>Nothing{{if .Paged}} older{{end}} for {{.RecipientID}} in {{.BusinessUnitID}}.</li>{{end}}</ol>
+{{with .Next}}<p><a href="{{.}}" rel="next" id="activity-next">Older activity</a></p>{{end}}{{end}}{{end}}`))

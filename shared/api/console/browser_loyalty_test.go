@@ -1,0 +1,298 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/budget/billing"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/money"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// paidBilling charges every fee at once (SUCCEEDED) from an ample balance.
+type paidBilling struct{}
+
+func (paidBilling) CreateTransfer(_ context.Context, r billing.TransferRequest) (billing.Transfer, error) {
+	return billing.Transfer{OrderID: r.OrderID, BusinessUnitID: r.BusinessUnitID, Status: "SUCCEEDED", Amount: r.Amount, Currency: r.Currency,
+		TransferType: r.TransferType, Reference: "bill-" + r.OrderID}, nil
+}
+func (paidBilling) GetTransfer(_ context.Context, order string) (billing.Transfer, error) {
+	return billing.Transfer{OrderID: order, Status: "SUCCEEDED"}, nil
+}
+func (paidBilling) GetBalance(_ context.Context, bu, cur string) (billing.Balance, error) {
+	return billing.Balance{BusinessUnitID: bu, Currency: cur, Available: money.Minor(1_000_000)}, nil
+}
+
+// loyaltyRig is a whole runtime with its local host (the functions, the in-process bus and
+// Tick to pump them), a billing that charges at once, served on 127.0.0.1.
+type loyaltyRig struct {
+	rt    *app.Runtime
+	clock *automation.ManualClock
+	srv   *httptest.Server
+}
+
+func newLoyaltyRig(t *testing.T) *loyaltyRig {
+	t.Helper()
+	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": token}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &loyaltyRig{clock: automation.NewManualClock(now)}
+	log := slog.New(slog.DiscardHandler)
+	if r.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: r.clock, Seed: 11, LogOutput: io.Discard, Log: log, Billing: paidBilling{}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.rt.Close() })
+	if _, err := r.rt.LocalHost("../../../functions", cfg, true, log); err != nil {
+		t.Fatal(err)
+	}
+	r.srv = httptest.NewServer(r.rt.ListenerHandler(false))
+	t.Cleanup(r.srv.Close)
+	if err := r.rt.Store.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// pump runs the local host's timers and bus until nothing is left (app.Runtime.Tick), n times.
+func (r *loyaltyRig) pump(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		if _, err := r.rt.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestConsoleInABrowserLoyaltyFlow walks the loyalty task in headless Chromium: a Purchase
+// event is posted (the one step outside the console), its campaign starts an execution whose
+// paid inbox message (150 AUD a message) does not fit the 100 AUD budget: the command waits
+// (WAITING_BUDGET), the campaign and the budget pause. In the console the campaign page says
+// why (the budget) and shows the execution BLOCKED, not RUNNING; the budget page raises
+// maxCost (the version shown goes with the form); the waiting command runs on its next claim,
+// the campaign resumes, the fee is charged once, and the recipient's activity shows the
+// event, the execution and the inbox message.
+func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
+	path := chromium()
+	if path == "" {
+		t.Skip("SKIP: no Chromium on PATH (chromium, chromium-browser, google-chrome): `make chromium` installs Debian's; the console's browser tests need it")
+	}
+	r := newLoyaltyRig(t)
+	ctx := context.Background()
+	out := artifacts(t)
+	if _, err := r.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "Purchase", Operator: "ops",
+		Definition: []byte(`{"eventType":"Purchase","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var def campaign.Definition
+	if err := json.Unmarshal([]byte(`{"name":"Thank you","status":"ACTIVE","triggers":["Purchase"],
+		"actions":[{"key":"thanks","type":"NOTIFICATION_INBOX","provider":"inbox","params":{"subject":"Thanks for your purchase","text":"Points are on their way."}}]}`), &def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.rt.Campaigns.Save(ctx, "bu-syd", "thanks", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.rt.Budget.PutPolicy(ctx, "bu-syd", "NOTIFICATION_INBOX", budget.PolicyInput{Formula: "FIXED", Rate: "150", Unit: "MESSAGE",
+		TransferType: "MESSAGE_FEE", Currency: "AUD"}, 0, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.rt.Budget.CreateBudget(ctx, "bu-syd", "thanks", budget.BudgetInput{Currency: "AUD", MaxCost: 100}, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	// Ingest: the event post (the loyalty task's one step outside the console).
+	req, _ := http.NewRequest("POST", r.srv.URL+"/api/events", strings.NewReader(`{"specversion":"1.0","id":"buy-1","source":"/pos","type":"Purchase",
+		"businessunitid":"bu-syd","customerid":"CUST-ANN","data":{"amount":4200}}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/cloudevents+json")
+	if code, body := do(t, http.DefaultClient, req); code != 200 {
+		t.Fatalf("ingest: %d %s", code, body)
+	}
+	r.pump(t, 3)
+	b, err := r.rt.Store.BudgetGet(ctx, "bu-syd", "thanks")
+	c, _ := r.rt.Store.CampaignGet(ctx, "bu-syd", "thanks")
+	if err != nil || b.Status != store.BudgetPaused || c.Status != store.CampaignPaused {
+		t.Fatalf("after the purchase: budget %+v %v, campaign %s", b, err, c.Status)
+	}
+
+	br := newBrowser(t, path, out)
+	br.run("sign in", chromedp.Navigate(r.srv.URL+"/api/console/"), br.visible("#token"),
+		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")), br.visible("#m-due"))
+	br.run("campaign paused", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
+		br.visible("#campaign-why"), br.shot("loyalty-01-campaign-paused"))
+	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") {
+		t.Fatalf("why paused: %q", why)
+	}
+	if ex := br.text("#executions"); !strings.Contains(ex, "BLOCKED · WAITING_BUDGET") || strings.Contains(ex, "RUNNING") {
+		t.Fatalf("the blocked execution: %q", ex)
+	}
+	if chain := br.text("#chain"); !strings.Contains(chain, "inbox") || !strings.Contains(chain, "FIXED 150 AUD") {
+		t.Fatalf("the chain: %q", chain)
+	}
+	// Raise maxCost on the budget page (through the campaign page's link).
+	br.run("budget page", br.click("#budget-link"), br.visible("#raise-form"), br.shot("loyalty-02-budget-paused"))
+	br.run("raise", chromedp.SetValue(chromedp.CSS("#bg-max"), "1000"), chromedp.SendKeys(chromedp.CSS("#bg-op"), "ops.browser"),
+		chromedp.SendKeys(chromedp.CSS("#bg-reason"), "approved by marketing"), br.click(`#raise-form button[type="submit"]`),
+		br.visible("#budget-notice"), br.shot("loyalty-03-budget-raised"))
+	if n := br.text("#budget-notice"); !strings.Contains(n, "it is ACTIVE, max cost 1000 AUD") {
+		t.Fatalf("raise notice: %q", n)
+	}
+	// The waiting command is due again after the pause recheck: it runs, the campaign resumes.
+	r.clock.Advance(2 * time.Minute)
+	r.pump(t, 4)
+	c, _ = r.rt.Store.CampaignGet(ctx, "bu-syd", "thanks")
+	b, _ = r.rt.Store.BudgetGet(ctx, "bu-syd", "thanks")
+	if c.Status != store.CampaignActive || b.Cost != 150 || b.ReservedCost != 0 {
+		t.Fatalf("after the raise: campaign %s, budget %+v", c.Status, b)
+	}
+	br.run("campaign resumed", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
+		br.visible("#executions"), br.shot("loyalty-04-campaign-resumed"))
+	if st := br.text("#campaign-status"); strings.TrimSpace(st) != "ACTIVE" {
+		t.Fatalf("campaign status: %q", st)
+	}
+	if ex := br.text("#executions"); strings.Contains(ex, "BLOCKED") || !strings.Contains(ex, "COMPLETED") {
+		t.Fatalf("executions after the raise: %q", ex)
+	}
+	// The execution's history: the fee charged once, the delivery it caused.
+	br.run("execution history", br.click(`#executions a[href*="executionId="]`), br.visible("#execution-history"), br.shot("loyalty-05-execution-history"))
+	if h := br.text("#execution-history"); !strings.Contains(h, "Fee SUCCEEDED") || !strings.Contains(h, "150 AUD") || !strings.Contains(h, "inbox message 1") {
+		t.Fatalf("history: %q", h)
+	}
+	// The recipient's activity: the purchase, the execution and the inbox message.
+	br.run("activity", br.click(`#execution-history a[href*="/api/console/activity"]`), br.visible("#activity-feed"), br.shot("loyalty-06-activity"))
+	feed := br.text("#activity-feed")
+	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "Inbox message: Thanks for your purchase"} {
+		if !strings.Contains(feed, want) {
+			t.Fatalf("the activity lacks %q: %q", want, feed)
+		}
+	}
+	audit, _ := r.rt.Store.BudgetAuditList(ctx, "bu-syd", "thanks", 5)
+	if len(audit) == 0 || audit[0].Action != "SET_MAX_COST" || audit[0].Operator != "ops.browser" {
+		t.Fatalf("budget audit: %+v", audit)
+	}
+	fees, _ := r.rt.Store.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: "bu-syd", Statuses: []string{store.FeeSucceeded}, Limit: 10})
+	if len(fees) != 1 {
+		t.Fatalf("fees charged: %+v, want one", fees)
+	}
+}
+
+// browser drives one headless Chromium for a test (the same waits as TestConsoleInABrowser's:
+// the page's own script is asked, so a document swap never strands a query).
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	out string
+}
+
+func newBrowser(t *testing.T, path, out string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	t.Cleanup(cancelCtx)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return &browser{t: t, ctx: ctx, out: out}
+}
+
+func (b *browser) until(what, js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var last error
+		for {
+			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
+			if err == nil && ok {
+				return nil
+			}
+			if err != nil {
+				last = err
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), last)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
+}
+
+func (b *browser) visible(sel string) chromedp.Action[chromedp.Void] {
+	return b.until(sel+" not visible", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel))
+}
+
+func (b *browser) click(sel string) chromedp.Action[chromedp.Void] {
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := b.visible(sel)(ctx, tg); err != nil {
+			return err
+		}
+		ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
+		if err == nil && !ok {
+			err = fmt.Errorf("%s: no such element to click", sel)
+		}
+		return err
+	})
+}
+
+func (b *browser) shot(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var png []byte
+		for {
+			var err error
+			if png, err = chromedp.CaptureScreenshot()(ctx, tg); err == nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("screenshot %s: %w (last error: %v)", name, ctx.Err(), err)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		return os.WriteFile(filepath.Join(b.out, name+".png"), png, 0o644)
+	})
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+	defer cancel()
+	s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (b *browser) run(step string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(b.ctx, 3*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		fctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		loc, _ := chromedp.Run(fctx, chromedp.Location())
+		name := "failed-" + strings.ReplaceAll(step, " ", "-")
+		_ = chromedp.Do(fctx, b.shot(name))
+		b.t.Fatalf("%s: %v (the page: %s; screenshot %s.png)", step, err, loc, name)
+	}
+}

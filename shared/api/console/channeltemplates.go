@@ -1,0 +1,296 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// TemplateStore is what the template pages read.
+type TemplateStore interface {
+	store.TemplateListStore
+	NotificationTemplateGet(ctx context.Context, key, businessUnitID string) (store.NotificationTemplate, error)
+}
+
+// TemplateTestSend sends the draft-free, stored template key of a business unit, rendered
+// with payloadJSON, to one recipient on one channel, and returns what the channel answered
+// (a provider reference or a note). The console offers the test-send form only when
+// TemplateOptions.TestSend is set: the hook for the templates service's test send (issue
+// "Channels"), which is not on main yet.
+type TemplateTestSend func(ctx context.Context, businessUnitID, key, channel, recipient, payloadJSON, operator string) (string, error)
+
+// TemplateOptions tune the template pages.
+type TemplateOptions struct {
+	TestSend TemplateTestSend // nil: no test-send form
+}
+
+// templateVersionsShown bounds the versions listed per key and unit.
+const templateVersionsShown = 20
+
+// TemplatePages are the notification template pages (docs/channels.md#templates,
+// docs/console.md#templates): "templates" lists, for a business unit, every template key it
+// may send — the unit's override or else the platform default, the latest version of each
+// (the first 100 rows) — and, for ?key=, the version in force, the versions of the unit's
+// override and of the default (the newest 20 each), an edit form for the unit's override
+// and a preview form. POST "templates" saves a new version of the unit's override through
+// delivery.Templates.Save, the templates API's service (the same checks; CreatedBy is the
+// operator: the audit), guarded by the override's version as the page showed it (0: none
+// yet): a version saved since answers 412 with the template as it is now; a template that
+// does not parse 422 naming the part, the draft kept; no operator 422. POST
+// "template-preview" (a hidden page, read role like the API's preview) renders the draft in
+// the form with the sample payload on the server and writes nothing, so the preview works
+// without JavaScript; a field the payload lacks is 422 naming it ("payload.points").
+func TemplatePages(templates *delivery.Templates, st TemplateStore, opts TemplateOptions) []Page {
+	tp := templatePages{templates: templates, st: st, opts: opts}
+	return []Page{
+		{Path: "templates", Title: "Templates", Render: tp.get, Post: tp.save},
+		{Path: "template-preview", Title: "Template preview", Hidden: true, Render: tp.get, Post: tp.preview},
+	}
+}
+
+type templatePages struct {
+	templates *delivery.Templates
+	st        TemplateStore
+	opts      TemplateOptions
+}
+
+type templatesPage struct {
+	BusinessUnitID, Key string
+	Operator            string
+	CSRFField           template.HTML
+	Loaded              bool
+	TestSend            bool
+	List                []store.NotificationTemplate
+	InForce             *store.NotificationTemplate
+	Overrides           []store.NotificationTemplate
+	Defaults            []store.NotificationTemplate
+	OverrideVersion     int64 // the unit's latest override version, 0 when none
+	Draft               store.NotificationTemplate
+	Payload             string
+	Preview             *delivery.Content
+	Notice              string
+	Problem             *problem
+}
+
+func (tp templatePages) get(r *http.Request, pc PageCall) (template.HTML, error) {
+	q := r.URL.Query()
+	return tp.render(r, pc, templatesPage{BusinessUnitID: strings.TrimSpace(q.Get("businessUnitId")), Key: strings.TrimSpace(q.Get("key"))})
+}
+
+func (tp templatePages) render(r *http.Request, pc PageCall, d templatesPage) (template.HTML, error) {
+	d.CSRFField, d.Operator, d.TestSend = pc.CSRFField, pc.Caller.Operator, tp.opts.TestSend != nil
+	if d.BusinessUnitID == "" {
+		return execute(templateTemplates, "templates", d)
+	}
+	if err := inScope(pc, d.BusinessUnitID); err != nil {
+		return "", err
+	}
+	ctx := r.Context()
+	var err error
+	if d.List, err = tp.st.NotificationTemplateList(ctx, d.BusinessUnitID, "", 100); err != nil {
+		return "", err
+	}
+	if d.Key != "" {
+		if len(d.Key) > 200 {
+			return "", automation.Invalid("key", "is at most 200 characters")
+		}
+		if t, err := tp.st.NotificationTemplateGet(ctx, d.Key, d.BusinessUnitID); err == nil {
+			d.InForce = &t
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		if d.Overrides, err = tp.st.NotificationTemplateVersions(ctx, d.Key, d.BusinessUnitID, templateVersionsShown); err != nil {
+			return "", err
+		}
+		if d.Defaults, err = tp.st.NotificationTemplateVersions(ctx, d.Key, "", templateVersionsShown); err != nil {
+			return "", err
+		}
+		if len(d.Overrides) > 0 {
+			d.OverrideVersion = d.Overrides[0].Version
+		}
+		if d.Draft.Key == "" && d.InForce != nil {
+			d.Draft = *d.InForce
+		}
+		if d.Payload == "" {
+			d.Payload = "{}"
+		}
+	}
+	d.Loaded = true
+	return execute(templateTemplates, "templates", d)
+}
+
+// draftOf reads the form's template and sample payload.
+func draftOf(r *http.Request) (templatesPage, error) {
+	f := r.PostForm
+	d := templatesPage{BusinessUnitID: strings.TrimSpace(f.Get("businessUnitId")), Key: strings.TrimSpace(f.Get("key")), Payload: f.Get("payload")}
+	if d.BusinessUnitID == "" {
+		return d, automation.Invalid("businessUnitId", "is required")
+	}
+	if d.Key == "" {
+		return d, automation.Invalid("key", "is required")
+	}
+	d.Draft = store.NotificationTemplate{Key: d.Key, BusinessUnitID: d.BusinessUnitID, Subject: f.Get("subject"), Text: f.Get("text"), HTML: f.Get("html")}
+	return d, nil
+}
+
+func (tp templatePages) refused(r *http.Request, pc PageCall, d templatesPage, p *problem) (template.HTML, error) {
+	d.Problem = p
+	body, err := tp.render(r, pc, d)
+	if err != nil {
+		return "", err
+	}
+	return "", &Refused{Status: p.Status, Body: body}
+}
+
+func (tp templatePages) save(r *http.Request, pc PageCall) (template.HTML, error) {
+	d, err := draftOf(r)
+	if err != nil {
+		return "", err
+	}
+	if err := inScope(pc, d.BusinessUnitID); err != nil {
+		return "", err
+	}
+	f := r.PostForm
+	if f.Get("action") == "test-send" {
+		return tp.testSend(r, pc, d)
+	}
+	var expected int64
+	if v := strings.TrimSpace(f.Get("version")); v != "0" {
+		if expected, err = formVersion(v, "template"); err != nil {
+			return "", err
+		}
+	}
+	op := pageOperator(r, pc)
+	if err := needOperator(op); err != nil {
+		return tp.refused(r, pc, d, problemOf(err))
+	}
+	t := d.Draft
+	t.CreatedBy = op
+	saved, err := tp.templates.Save(r.Context(), t, &expected)
+	if err == nil {
+		return tp.render(r, pc, templatesPage{BusinessUnitID: d.BusinessUnitID, Key: d.Key,
+			Notice: fmt.Sprintf("%s for %s: version %d saved by %s.", saved.Key, saved.BusinessUnitID, saved.Version, saved.CreatedBy)})
+	}
+	if errors.Is(err, store.ErrConflict) {
+		now := "has a version"
+		if vs, verr := tp.st.NotificationTemplateVersions(r.Context(), d.Key, d.BusinessUnitID, 1); verr == nil && len(vs) > 0 {
+			now = fmt.Sprintf("is at version %d (by %s)", vs[0].Version, vs[0].CreatedBy)
+		}
+		d.Draft = store.NotificationTemplate{} // show the version in force
+		return tp.refused(r, pc, d, &problem{Status: http.StatusPreconditionFailed, Title: "The template changed since you loaded it",
+			Detail: fmt.Sprintf("You edited version %d; the unit's template %s now. Nothing was saved; the template below is as it is now.", expected, now)})
+	}
+	return tp.refused(r, pc, d, problemOf(err))
+}
+
+// testSend calls TemplateOptions.TestSend with the stored template (not the draft).
+func (tp templatePages) testSend(r *http.Request, pc PageCall, d templatesPage) (template.HTML, error) {
+	if tp.opts.TestSend == nil {
+		return "", automation.Errorf(automation.CodeNotFound, "this console has no test send")
+	}
+	f := r.PostForm
+	op := pageOperator(r, pc)
+	if err := needOperator(op); err != nil {
+		return tp.refused(r, pc, d, problemOf(err))
+	}
+	payload := d.Payload
+	if strings.TrimSpace(payload) == "" {
+		payload = "{}"
+	}
+	ch, to := strings.TrimSpace(f.Get("channel")), strings.TrimSpace(f.Get("recipient"))
+	note, err := tp.opts.TestSend(r.Context(), d.BusinessUnitID, d.Key, ch, to, payload, op)
+	if err != nil {
+		return tp.refused(r, pc, d, problemOf(err))
+	}
+	d.Draft = store.NotificationTemplate{}
+	d.Notice = fmt.Sprintf("Test send of %s to %s on %s by %s: %s", d.Key, to, ch, op, note)
+	return tp.render(r, pc, d)
+}
+
+func (tp templatePages) preview(r *http.Request, pc PageCall) (template.HTML, error) {
+	d, err := draftOf(r)
+	if err != nil {
+		return "", err
+	}
+	if err := inScope(pc, d.BusinessUnitID); err != nil {
+		return "", err
+	}
+	c, err := delivery.Compile(d.Draft)
+	if err != nil {
+		return tp.refused(r, pc, d, problemOf(err))
+	}
+	payload := d.Payload
+	if strings.TrimSpace(payload) == "" {
+		payload = "{}"
+	}
+	data, err := delivery.RenderData(delivery.Message{DeliveryKey: "preview", BusinessUnitID: d.BusinessUnitID, Channel: "preview", Recipient: "preview",
+		Template: d.Key, PayloadJSON: payload})
+	if err != nil {
+		return tp.refused(r, pc, d, problemOf(automation.Invalid("payload", "must be a JSON object")))
+	}
+	content, err := c.Render(data)
+	var re *delivery.RenderError
+	if errors.As(err, &re) {
+		if re.Field != "" {
+			err = automation.Invalid("payload."+re.Field, "the draft (%s) needs this field; the sample payload has none", re.Part)
+		} else {
+			err = automation.Invalid("payload", "the draft (%s) does not render: %v", re.Part, re.Err)
+		}
+	}
+	if err != nil {
+		return tp.refused(r, pc, d, problemOf(err))
+	}
+	d.Preview = &content
+	d.Notice = "Preview of the draft below (nothing was saved)."
+	return tp.render(r, pc, d)
+}
+
+// templateHref is the page of one key of a unit.
+func templateHref(bu, key string) string {
+	return Base + "/templates?" + url.Values{"businessUnitId": {bu}, "key": {key}}.Encode()
+}
+
+var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Funcs(template.FuncMap{"templateHref": templateHref}).Parse(`{{define "templates"}}
+<form method="get" action="/api/console/templates" class="filters" aria-label="Templates">
+<div><label for="tp-bu">Business unit</label><input id="tp-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div><label for="tp-key">Template key (optional)</label><input id="tp-key" name="key" value="{{.Key}}" maxlength="200"></div>
+<div><button type="submit">Show</button></div></form>
+{{with .Problem}}<div class="alert error" role="alert" id="template-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Notice}}<div class="alert notice" role="status" id="template-notice">{{.}}</div>{{end}}
+{{if .Loaded}}<div class="scroll"><table id="template-list"><caption>Templates {{.BusinessUnitID}} may send (latest versions; the unit's override wins over the default)</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Whose</th><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
+<tbody>{{range .List}}<tr><th scope="row"><a href="{{templateHref $.BusinessUnitID .Key}}">{{.Key}}</a></th><td>{{if .BusinessUnitID}}override of {{.BusinessUnitID}}{{else}}platform default{{end}}</td><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>
+{{else}}<tr><td colspan="6">No templates.</td></tr>{{end}}</tbody></table></div>
+{{if .Key}}<h2 id="template">{{.Key}} for {{.BusinessUnitID}}</h2>
+<p id="template-in-force">{{with .InForce}}In force: {{if .BusinessUnitID}}the unit's override{{else}}the platform default{{end}}, version {{.Version}}.{{else}}Not stored for this unit nor as a default: saving creates the unit's override.{{end}}</p>
+<form method="post" action="/api/console/templates" class="card" id="template-edit">{{.CSRFField}}
+<input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}"><input type="hidden" name="key" value="{{.Key}}"><input type="hidden" name="version" value="{{.OverrideVersion}}">
+<label for="te-subject">Subject</label><input id="te-subject" name="subject" value="{{.Draft.Subject}}">
+<label for="te-text">Text</label><textarea id="te-text" name="text" rows="6" spellcheck="false">{{.Draft.Text}}</textarea>
+<label for="te-html">HTML</label><textarea id="te-html" name="html" rows="6" spellcheck="false">{{.Draft.HTML}}</textarea>
+<label for="te-payload">Sample payload (JSON, for the preview)</label><textarea id="te-payload" name="payload" rows="4" spellcheck="false">{{.Payload}}</textarea>
+<label for="te-op">Operator</label><input id="te-op" name="operator" value="{{.Operator}}"{{if .Operator}} readonly{{end}}>
+<button type="submit" formaction="/api/console/template-preview" id="template-preview-button">Preview</button>
+<button type="submit">Save as the unit's version {{.OverrideVersion}} + 1</button></form>
+{{with .Preview}}<section class="card" id="template-preview" aria-label="Preview"><h3>Preview</h3><dl class="kv"><dt>Subject</dt><dd id="preview-subject">{{.Subject}}</dd><dt>Text</dt><dd><pre id="preview-text">{{.Text}}</pre></dd><dt>HTML (as source)</dt><dd><pre id="preview-html">{{.HTML}}</pre></dd></dl></section>{{end}}
+{{if .TestSend}}<form method="post" action="/api/console/templates" class="card" id="template-test-send"><h3>Test send (the stored version in force)</h3>{{.CSRFField}}
+<input type="hidden" name="action" value="test-send"><input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}"><input type="hidden" name="key" value="{{.Key}}">
+<label for="ts-channel">Channel</label><input id="ts-channel" name="channel" required>
+<label for="ts-to">Recipient</label><input id="ts-to" name="recipient" required maxlength="320">
+<label for="ts-payload">Payload (JSON)</label><textarea id="ts-payload" name="payload" rows="3" spellcheck="false">{{.Payload}}</textarea>
+<label for="ts-op">Operator</label><input id="ts-op" name="operator" value="{{.Operator}}"{{if .Operator}} readonly{{end}} required>
+<button type="submit">Send a test</button></form>{{end}}
+<div class="scroll"><table id="template-overrides"><caption>Versions of {{.BusinessUnitID}}'s override (the newest 20)</caption>
+<thead><tr><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
+<tbody>{{range .Overrides}}<tr><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>{{else}}<tr><td colspan="4">None: the unit sends the default.</td></tr>{{end}}</tbody></table></div>
+<div class="scroll"><table id="template-defaults"><caption>Versions of the platform default (the newest 20)</caption>
+<thead><tr><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
+<tbody>{{range .Defaults}}<tr><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>{{else}}<tr><td colspan="4">None.</td></tr>{{end}}</tbody></table></div>{{end}}{{end}}{{end}}`))

@@ -1,0 +1,74 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// TestTemplatePages: the list shows the default and the unit's override; the key's page has
+// the version in force and both version lists. The preview renders the draft server-side with
+// the sample payload and writes nothing (a missing field is 422 naming it). A save creates
+// the unit's override through delivery.Templates (CreatedBy the operator); a stale version
+// is 412 with the template as it is now; a draft that does not parse 422; another unit 404;
+// a cookie session without the CSRF field 403.
+func TestTemplatePages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	zero := int64(0)
+	if _, err := e.rt.Templates.Save(ctx, store.NotificationTemplate{Key: "points", Subject: "You have {{.points}} points", Text: "Hi {{.name}}", CreatedBy: "ops"}, &zero); err != nil {
+		t.Fatal(err)
+	}
+	body, doc := e.page(t, "/api/console/templates?businessUnitId=bu-syd&key=points", "", 200)
+	labelled(t, doc)
+	if !strings.Contains(body, "platform default") || !strings.Contains(body, "In force: the platform default, version 1.") || !strings.Contains(body, `name="version" value="0"`) {
+		t.Fatalf("page: %.6000s", body)
+	}
+	bearer := []string{"Authorization", "Bearer " + token}
+	form := func(path string, v url.Values, extra ...string) (int, string) {
+		return e.form(t, http.DefaultClient, path, v, append(bearer, extra...)...)
+	}
+	draft := func(ver, subject string) url.Values {
+		return url.Values{"businessUnitId": {"bu-syd"}, "key": {"points"}, "version": {ver}, "subject": {subject}, "text": {"Hello {{.name}}"},
+			"payload": {`{"points":120,"name":"Ann"}`}, "operator": {"ops.jane"}}
+	}
+	code, body := form("/api/console/template-preview", draft("0", "Sydney: {{.points}} points"))
+	if code != 200 || !strings.Contains(body, `<dd id="preview-subject">Sydney: 120 points</dd>`) || !strings.Contains(body, "Hello Ann") {
+		t.Fatalf("preview: %d %.6000s", code, body)
+	}
+	if vs, _ := e.rt.Store.NotificationTemplateVersions(ctx, "points", "bu-syd", 5); len(vs) != 0 {
+		t.Fatalf("the preview saved: %+v", vs)
+	}
+	missing := draft("0", "{{.tier}}")
+	if code, body := form("/api/console/template-preview", missing); code != 422 || !strings.Contains(body, "payload.tier") {
+		t.Fatalf("preview, a missing field: %d %.4000s", code, body)
+	}
+	if code, body := form("/api/console/templates", draft("0", "{{.points")); code != 422 || !strings.Contains(body, `id="template-problem"`) || !strings.Contains(body, "{{.points") {
+		t.Fatalf("a draft that does not parse: %d %.4000s", code, body)
+	}
+	if code, _ := form("/api/console/templates", draft("0", "x"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
+		t.Fatalf("out of scope: %d", code)
+	}
+	c := client(t)
+	e.signIn(t, c)
+	if code, _ := e.form(t, c, "/api/console/templates", draft("0", "x")); code != 403 {
+		t.Fatalf("cookie session without CSRF: %d", code)
+	}
+	if code, body := form("/api/console/templates", draft("0", "Sydney: {{.points}} points")); code != 200 || !strings.Contains(body, "points for bu-syd: version 1 saved by ops.jane") ||
+		!strings.Contains(body, "In force: the unit's override, version 1.") {
+		t.Fatalf("save: %d %s", code, body[strings.Index(body, "<main"):])
+	}
+	if code, body := form("/api/console/templates", draft("0", "again")); code != 412 || !strings.Contains(body, "The template changed since you loaded it") ||
+		!strings.Contains(body, "is at version 1 (by ops.jane)") || !strings.Contains(body, `name="version" value="1"`) {
+		t.Fatalf("stale: %d %.6000s", code, body)
+	}
+	vs, _ := e.rt.Store.NotificationTemplateVersions(ctx, "points", "bu-syd", 5)
+	if len(vs) != 1 || vs[0].CreatedBy != "ops.jane" || vs[0].Subject != "Sydney: {{.points}} points" {
+		t.Fatalf("versions: %+v", vs)
+	}
+}

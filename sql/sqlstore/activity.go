@@ -1,0 +1,43 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// farFuture stands for "from the newest" in a cursor on an instant.
+var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// GatewayEventListByCustomer implements store.RecipientActivityStore.
+func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayEventListParams) ([]store.GatewayEventRecord, error) {
+	if err := checkLimit("GatewayEventListByCustomer", p.Limit); err != nil {
+		return nil, err
+	}
+	before := p.BeforeOn
+	if before.IsZero() {
+		before = farFuture
+	}
+	return queryAll(ctx, s, nil, "GatewayEventListByCustomer", func(r rowScanner) (store.GatewayEventRecord, error) {
+		var e store.GatewayEventRecord
+		err := r.Scan(&e.Source, &e.ID, &e.Type, &e.BusinessUnitID, &e.CustomerID, &e.RegistryVersion, &e.Routes, s.t(&e.AcceptedOn))
+		return e, err
+	}, named("BusinessUnitId", p.BusinessUnitID, "CustomerId", p.CustomerID, "BeforeOn", s.tm(before), "BeforeEventId", p.BeforeEventID, "Limit", p.Limit)...)
+}
+
+// NotificationTemplateList implements store.TemplateListStore.
+func (s *Store) NotificationTemplateList(ctx context.Context, bu, afterKey string, limit int) ([]store.NotificationTemplate, error) {
+	if err := checkLimit("NotificationTemplateList", limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "NotificationTemplateList", s.scanTemplate, named("BusinessUnitId", bu, "AfterKey", afterKey, "Limit", limit)...)
+}
+
+// NotificationTemplateVersions implements store.TemplateListStore.
+func (s *Store) NotificationTemplateVersions(ctx context.Context, key, bu string, limit int) ([]store.NotificationTemplate, error) {
+	if err := checkLimit("NotificationTemplateVersions", limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, "NotificationTemplateVersions", s.scanTemplate, named("TemplateKey", key, "BusinessUnitId", bu, "Limit", limit)...)
+}
