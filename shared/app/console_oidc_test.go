@@ -13,11 +13,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/session"
 )
 
@@ -41,20 +42,11 @@ func newOIDCConsole(t *testing.T) *oidcConsole {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
+	// ID tokens carry real times: the runtime reads the system clock.
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot",
 		"AUTOMATION_OIDC_ISSUER": issuer, "AUTOMATION_OIDC_AUDIENCE": "api://automation",
 		"AUTOMATION_OIDC_CONSOLE_CLIENT_ID": "automation-console", "AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET": "console-secret",
-		"AUTOMATION_OIDC_CONSOLE_REDIRECT_URL": base + "/api/console/oidc/callback"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	// ID tokens carry real times: the runtime reads the system clock.
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.SystemClock{}, LogOutput: io.Discard, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+		"AUTOMATION_OIDC_CONSOLE_REDIRECT_URL": base + "/api/console/oidc/callback"}, time.Time{}, app.Options{Clock: automation.SystemClock{}})
 	srv := httptest.NewUnstartedServer(rt.ListenerHandler(false))
 	srv.Listener.Close()
 	srv.Listener = ln
