@@ -327,3 +327,16 @@ func (c Client) Call(t testing.TB, method, path, body string, headers ...string)
 	t.Helper()
 	return c.Doc.Call(t, c.Handler, method, path, body, headers...)
 }
+
+// CheckCaught shows that a document check is real: the exchange (built afresh for each
+// document, as a request's body is read once) matches d, and does not match broken, a copy
+// of d edited (Edit) so that the exchange's answer no longer fits it.
+func (d *Doc) CheckCaught(t testing.TB, broken *Doc, exchange func() (*http.Request, *http.Response)) {
+	t.Helper()
+	if msg := d.Mismatch(exchange()); msg != "" {
+		t.Fatalf("the real document refused the answer: %s", msg)
+	}
+	if broken.Mismatch(exchange()) == "" {
+		t.Fatal("the broken document accepted the answer")
+	}
+}
