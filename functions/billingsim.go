@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget/billingsim"
 	"github.com/automation-platform/automation/shared/money"
+	"github.com/automation-platform/automation/shared/simhttp"
 )
 
 // balanceFlags collects -balance businessUnitId:CURRENCY:minorUnits.
@@ -60,22 +59,13 @@ func billingSimCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		v, _ := strconv.ParseInt(parts[2], 10, 64)
 		sim.SetBalance(parts[0], parts[1], money.Minor(v))
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+	var l simhttp.Listener
+	if err := l.Serve(*addr, sim); err != nil {
 		fmt.Fprintf(stderr, "automation billing-sim: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	fmt.Fprintf(stdout, "billing-sim listening on http://%s\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "automation billing-sim: %v\n", err)
-		return 1
-	}
+	fmt.Fprintf(stdout, "billing-sim listening on %s\n", l.URL())
+	<-ctx.Done()
+	_ = l.Close()
 	return 0
 }

@@ -11,7 +11,7 @@ import (
 
 func TestBillingSimCommandServesTheContract(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut lockedBuffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"billing-sim", "-addr", "127.0.0.1:0", "-balance", "bu-1:USD:500"}, func(string) string { return "" }, &out, &errOut)

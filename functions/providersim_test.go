@@ -1,29 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // `automation provider-sim` (alias providersim) serves the action protocol until stopped; bad flags are exit 2.
 func TestProvidersimCommand(t *testing.T) {
@@ -31,7 +16,7 @@ func TestProvidersimCommand(t *testing.T) {
 		t.Fatalf("bad mode: exit %d", code)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &lockedBuffer{}
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"provider-sim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup"}, nil, out, io.Discard)

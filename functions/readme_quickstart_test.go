@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 )
@@ -67,16 +66,7 @@ func TestDemoIsDueAtAnyHour(t *testing.T) {
 		t.Run(at, func(t *testing.T) {
 			now, _ := time.Parse(time.RFC3339, at)
 			clock := automation.NewManualClock(now)
-			dir := t.TempDir()
-			cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close()
+			rt := apptest.Open(t, nil, time.Time{}, app.Options{Clock: clock}) // its own data directory, closed when t ends
 			ctx := context.Background()
 			for range 2 { // a restart the same day changes nothing
 				if err := runDemo(ctx, rt, slog.New(slog.DiscardHandler)); err != nil {
@@ -113,16 +103,7 @@ func onlyRow(t *testing.T, rt *app.Runtime, guid string) automation.SchedulerRow
 func TestDemoLeavesOtherDueRowsOffHold(t *testing.T) {
 	yesterday := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC) // 12:00 AEDT, 1 December
 	clock := automation.NewManualClock(yesterday)
-	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := apptest.Open(t, nil, time.Time{}, app.Options{Clock: clock}) // its own data directory, closed when t ends
 	ctx := context.Background()
 	// Other work in the same store: a row of the demo's setting due since yesterday 00:00
 	// (never sent: serve stopped before the poll).
@@ -155,16 +136,7 @@ func TestDemoLeavesOtherDueRowsOffHold(t *testing.T) {
 func TestDemoLogSaysWhatBecameOfTheRows(t *testing.T) {
 	now := time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC) // 12:00 AEDT
 	clock := automation.NewManualClock(now)
-	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := apptest.Open(t, nil, time.Time{}, app.Options{Clock: clock}) // its own data directory, closed when t ends
 	ctx := context.Background()
 	start := func() string {
 		t.Helper()

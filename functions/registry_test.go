@@ -18,10 +18,10 @@ const (
 	regView2 = `{"eventType":"ViewItem","class":"COUNTER","schema":{"type":"object","required":["itemId","shelf"]},"counterInstructions":[{"attribute_code":"views","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`
 )
 
-// serveUntilStopped runs `serve` on dir with flags and returns its base URL and a stop func
-// that cancels it and returns its exit code; when serve exits before it is ready, base is ""
-// and the exit code and stderr are returned at once.
-func serveUntilStopped(t *testing.T, dir string, flags ...string) (base string, stop func() int, exited int, stderr string) {
+// serveUntilStopped runs `serve` on dir with flags on a free 127.0.0.1 port and returns its
+// base URL and a stop func that cancels it and returns its exit code and stderr; when serve
+// exits before it is ready, base is "" and the exit code and stderr are returned at once.
+func serveUntilStopped(t *testing.T, dir string, flags ...string) (base string, stop func() (int, string), exited int, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	port := freePort(t)
@@ -41,7 +41,7 @@ func serveUntilStopped(t *testing.T, dir string, flags ...string) (base string, 
 		resp, err := http.Get(base + "/")
 		if err == nil {
 			resp.Body.Close()
-			return base, func() int { cancel(); return <-done }, 0, ""
+			return base, func() (int, string) { cancel(); return <-done, logs.String() }, 0, ""
 		}
 		select {
 		case code := <-done:
@@ -122,7 +122,7 @@ func TestServeImportsTheRegistryFile(t *testing.T) {
 			t.Fatalf("serve -registry %s exited %d:\n%s", file, code, stderr)
 		}
 		got := registryVersions(t, base)
-		if code := stop(); code != 0 {
+		if code, _ := stop(); code != 0 {
 			t.Fatalf("serve exited %d", code)
 		}
 		if len(got) != len(want) {
@@ -217,7 +217,7 @@ func TestShippedRegistryFileImports(t *testing.T) {
 		t.Fatalf("serve -registry %s exited %d:\n%s", file, code, stderr)
 	}
 	got := registryVersions(t, base)
-	if code := stop(); code != 0 {
+	if code, _ := stop(); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
 	if len(got) != len(doc.Events) {

@@ -54,41 +54,16 @@ func freePort(t *testing.T) string {
 // free 127.0.0.1 port until the test ends, and returns its base URL.
 func startServe(t *testing.T, dir string, flags ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	port := freePort(t)
-	getenv := func(k string) string {
-		if k == "AUTOMATION_DATA_DIR" {
-			return dir
-		}
-		return ""
+	base, stop, code, stderr := serveUntilStopped(t, dir, append([]string{"-seed", "../testdata/scenarios/realistic.json"}, flags...)...)
+	if base == "" {
+		t.Fatalf("serve exited %d before it was ready:\n%s", code, stderr)
 	}
-	args := append([]string{"serve", "-port", port, "-functions", ".", "-seed", "../testdata/scenarios/realistic.json"}, flags...)
-	done := make(chan int, 1)
-	var logs lockedBuffer
-	go func() { done <- run(ctx, args, getenv, &lockedBuffer{}, &logs) }()
 	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d:\n%s", code, logs.String())
+		if code, logs := stop(); code != 0 {
+			t.Errorf("serve exited %d:\n%s", code, logs)
 		}
 	})
-	base := "http://127.0.0.1:" + port
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		resp, err := http.Get(base + "/")
-		if err == nil {
-			resp.Body.Close()
-			return base
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d before it was ready:\n%s", code, logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return base
 }
 
 // cli runs `automation support ...` and returns its exit code, stdout and stderr.

@@ -14,11 +14,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/session"
 )
 
@@ -49,20 +50,12 @@ func newOIDCConsoleWith(t *testing.T, clock automation.Clock, extra map[string]s
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
+	env := map[string]string{"AUTOMATION_API_TOKEN": "boot",
 		"AUTOMATION_OIDC_ISSUER": issuer, "AUTOMATION_OIDC_AUDIENCE": "api://automation",
 		"AUTOMATION_OIDC_CONSOLE_CLIENT_ID": "automation-console", "AUTOMATION_OIDC_CONSOLE_CLIENT_SECRET": "console-secret",
 		"AUTOMATION_OIDC_CONSOLE_REDIRECT_URL": base + "/api/console/oidc/callback"}
-	maps.Copy(env, extra)
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	maps.Copy(env, extra) // AUTOMATION_DATA_DIR there reopens a store
+	rt := apptest.Open(t, env, time.Time{}, app.Options{Clock: clock})
 	srv := httptest.NewUnstartedServer(rt.ListenerHandler(false))
 	srv.Listener.Close()
 	srv.Listener = ln

@@ -29,7 +29,8 @@ import (
 
 const fixtures = "../../testdata/funchost/functions/"
 
-// syncBuffer is the log channel's output, safe for the dispatcher and the test.
+// syncBuffer is a log or a channel's output, safe for the writers (the dispatcher, a
+// server) and the test reading it.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -39,6 +40,12 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 func (s *syncBuffer) Lines() []string {
 	s.mu.Lock()

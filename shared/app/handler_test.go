@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -35,28 +34,11 @@ const hostStartLimit = 30 * time.Second
 // firstAnswerBound is what the tests allow: a tenth of the host's limit.
 const firstAnswerBound = hostStartLimit / 10
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // handlerUnderTest runs ServeHandler on 127.0.0.1:0 and returns its base URL, the log and
 // a func that stops it and returns ServeHandler's error.
-func handlerUnderTest(t *testing.T, cfg config.Config, o app.Options, h app.HandlerOptions) (string, *lockedBuffer, <-chan error, context.CancelFunc) {
+func handlerUnderTest(t *testing.T, cfg config.Config, o app.Options, h app.HandlerOptions) (string, *syncBuffer, <-chan error, context.CancelFunc) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &syncBuffer{}
 	o.Clock = automation.SystemClock{}
 	o.Log = slog.New(slog.NewJSONHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,18 +2,18 @@ package app_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 )
 
 // API calls with client-credentials tokens of a real OpenID provider (oidc-provider from
@@ -25,18 +25,9 @@ func TestOIDCProviderClientCredentials(t *testing.T) {
 	if issuer == "" {
 		t.Skip("needs OIDC_PROVIDER_ISSUER: export \"$(scripts/oidc.sh start)\", or run make test")
 	}
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
-		"AUTOMATION_OIDC_ISSUER": issuer, "AUTOMATION_OIDC_AUDIENCE": "api://automation"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The tokens carry real times: the runtime reads the system clock.
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.SystemClock{}, LogOutput: io.Discard, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot",
+		"AUTOMATION_OIDC_ISSUER": issuer, "AUTOMATION_OIDC_AUDIENCE": "api://automation"}, time.Time{}, app.Options{Clock: automation.SystemClock{}})
 	h := rt.ListenerHandler(false)
 	token := func(id, secret string) string {
 		t.Helper()

@@ -14,8 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/recipienttoken"
@@ -37,18 +37,9 @@ func TestRecipientTokenEventSourceInChromium(t *testing.T) {
 	if path == "" {
 		t.Skip("SKIP: no Chromium on PATH (chromium, chromium-browser, google-chrome): `make chromium` installs Debian's")
 	}
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
-		"AUTOMATION_RECIPIENT_TOKEN_KEYS": "k1=" + recipientSecret}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := automation.NewManualClock(time.Now().UTC().Truncate(time.Second))
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot",
+		"AUTOMATION_RECIPIENT_TOKEN_KEYS": "k1=" + recipientSecret}, time.Time{}, app.Options{Clock: clock})
 	// The member app's page, served from the API's origin (an EventSource to another origin
 	// would need CORS, which the API does not answer).
 	mux := http.NewServeMux()

@@ -3,7 +3,6 @@ package app_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,8 +10,8 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/recipienttoken"
@@ -26,18 +25,9 @@ const recipientSecret = "a-recipient-token-secret-of-32-bytes-or-more"
 // (EventSource sends no header) and receives that recipient's message, while another
 // recipient's stream receives nothing; an expired token, or one of a removed secret, is 401.
 func TestRecipientTokens(t *testing.T) {
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot",
-		"AUTOMATION_RECIPIENT_TOKEN_KEYS": "k1=" + recipientSecret}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := automation.NewManualClock(time.Now().UTC().Truncate(time.Second))
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot",
+		"AUTOMATION_RECIPIENT_TOKEN_KEYS": "k1=" + recipientSecret}, time.Time{}, app.Options{Clock: clock})
 	h := rt.ListenerHandler(false)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

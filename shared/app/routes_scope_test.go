@@ -24,6 +24,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/settingsapi"
 	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/campaign"
@@ -888,18 +889,8 @@ func TestMetricsRouteGuard(t *testing.T) {
 		{"exporter off", "", "none", map[string]int{"": 401, "Bearer " + scopeToken: 404}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": scopeToken,
-				"AUTOMATION_METRICS_TOKEN": tc.metricsToken, "OTEL_METRICS_EXPORTER": tc.exporter}
-			cfg, err := config.Load(func(k string) string { return env[k] })
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)),
-				LogOutput: io.Discard, Seed: 7, Log: quietLog})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close()
+			rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": scopeToken,
+				"AUTOMATION_METRICS_TOKEN": tc.metricsToken, "OTEL_METRICS_EXPORTER": tc.exporter}, time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC), app.Options{Seed: 7})
 			h := rt.ListenerHandler(false)
 			for auth, want := range tc.want {
 				req := httptest.NewRequest(http.MethodGet, app.MetricsPath, nil)

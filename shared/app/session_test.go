@@ -15,8 +15,8 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/console"
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/session"
 )
 
@@ -29,17 +29,8 @@ type consoleEnv struct {
 
 func newConsoleEnv(t *testing.T) *consoleEnv {
 	t.Helper()
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "AUTOMATION_API_TOKEN": "boot"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := automation.NewManualClock(time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC))
-	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: io.Discard, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Time{}, app.Options{Clock: clock})
 	return &consoleEnv{rt: rt, h: rt.ListenerHandler(false), clock: clock}
 }
 

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
-	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -20,16 +19,7 @@ import (
 func TestSupportLookupsOfAnUnknownUnitAre404(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir()}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), LogOutput: &syncBuffer{}, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	rt := apptest.Open(t, nil, time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC), app.Options{Seed: 7})
 	if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}

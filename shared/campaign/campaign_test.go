@@ -175,9 +175,7 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	first := r.commands(exe)[0]
 	if err := r.worker.Run(ctx, first.CommandID); err != nil {
@@ -237,9 +235,7 @@ func TestConditionOnPreviousResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.worker.Backoff.Steps = []time.Duration{time.Minute}
-	if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.settle(time.Minute, 10)
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	cs := r.commands(exe)
@@ -272,9 +268,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				d.Actions = d.Actions[1:2] // the top-up alone
 				r.save("c", d, "r1")
 				ctx := context.Background()
-				if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
-					t.Fatal(err)
-				}
+				r.fire(t, "evt-1", "cust-1")
 				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 				c := r.commands(exe)[0]
 				sim := r.sims[provider]
@@ -349,9 +343,7 @@ func TestUnknownResolution(t *testing.T) {
 			if err := r.sims[tc.provider].SetFaults(tc.faults); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-				t.Fatal(err)
-			}
+			r.fire(t, "evt-1", "cust-1")
 			r.pump()
 			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 			c := r.commands(exe)[0]
@@ -381,10 +373,7 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 	d := threeSteps("sim")
 	d.Status = store.CampaignPaused
 	r.save("welcome", d, "r1")
-	ctx := context.Background()
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.settle(time.Minute, 5)
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
@@ -404,9 +393,7 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 	r.save("c2", d, "r1")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeTimeoutAfterApply, Delay: "2s"})
 	d.Triggers = []string{"Other"}
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-2", "cust-2")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-2", "cust-2")
 	r.pump()
 	exe2 := campaign.ExecutionID("bu-1", "c2", "r1", "cust-2", appEvent("evt-2"))
 	if c := r.commands(exe2)[0]; c.Status != store.CommandUnknown {
@@ -428,9 +415,7 @@ func TestParametersFrozenOnFirstClaim(t *testing.T) {
 	d.Actions = d.Actions[1:2]
 	r.save("c", d, "r1")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail})
-	if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	before := r.commands(exe)[0]
@@ -472,9 +457,7 @@ func TestGuardAndPostResultHook(t *testing.T) {
 		hooked = append(hooked, c.Status)
 		return hookErr
 	}
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
@@ -500,9 +483,7 @@ func TestGuardAndPostResultHook(t *testing.T) {
 	}
 	// Deny fails the command without calling.
 	decision = campaign.GuardDecision{Deny: "budget exhausted"}
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-2", "cust-2")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-2", "cust-2")
 	calls := r.sims["sim"].Stats().Calls
 	r.pump()
 	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
@@ -585,9 +566,7 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2", "e3"} {
-		if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
-			t.Fatal(err)
-		}
+		r.fire(t, id, "cust-"+id)
 	}
 	facts := r.pump()
 	read := func() store.CampaignCounts {
@@ -631,9 +610,7 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 	// re-run (run r2) of the same events is told from the first run.
 	r.save("welcome", threeSteps("sim"), "r2")
 	for _, id := range []string{"e1", "e2", "e3"} {
-		if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
-			t.Fatal(err)
-		}
+		r.fire(t, id, "cust-"+id)
 	}
 	rerun := r.pump()
 	slices.Reverse(rerun)
@@ -672,9 +649,7 @@ func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
 	d.Actions = d.Actions[1:2]
 	r.save("c", d, "r1")
 	ctx := context.Background()
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]
 	cl, err := r.st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
@@ -745,9 +720,7 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 			if err := sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-				t.Fatal(err)
-			}
+			r.fire(t, "evt-1", "cust-1")
 			r.pump()
 			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 			c := r.commands(exe)[0]
@@ -786,14 +759,11 @@ func TestLastErrorHidesStoreInternals(t *testing.T) {
 	d := threeSteps("sim")
 	d.Actions = d.Actions[1:2]
 	r.save("c", d, "r1")
-	ctx := context.Background()
 	guardErr := fmt.Errorf("sqlite BudgetReserve: %w", errors.New("database is locked (5) (SQLITE_BUSY)"))
 	r.worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) {
 		return campaign.GuardDecision{}, guardErr
 	})
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.pump()
 	c := r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1")))[0]
 	if c.Status != store.CommandQueued || strings.Contains(c.LastError, "sqlite") || strings.Contains(c.LastError, "BudgetReserve") ||
@@ -801,9 +771,7 @@ func TestLastErrorHidesStoreInternals(t *testing.T) {
 		t.Fatalf("LastError %q (status %s)", c.LastError, c.Status)
 	}
 	guardErr = automation.Errorf(automation.CodeConflict, "the budget is paused")
-	if _, err := r.dispatcher.HandleEvent(ctx, event("evt-2", "cust-2")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-2", "cust-2")
 	r.pump()
 	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
 	if c.LastError != "budget: the budget is paused (Conflict)" {

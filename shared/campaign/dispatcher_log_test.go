@@ -93,9 +93,7 @@ func TestDispatcherLogsFailuresWithTheirIDs(t *testing.T) {
 		def := threeSteps("sim")
 		def.Actions = def.Actions[1:2]
 		r.save("welcome", def, "r1")
-		if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-			t.Fatal(err)
-		}
+		r.fire(t, "evt-1", "cust-1")
 		r.settle(time.Minute, 10)
 		exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 		cmd := r.commands(exe)[0]

@@ -44,9 +44,7 @@ func TestProjectionHandleBatch(t *testing.T) {
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2", "e3"} {
-		if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
-			t.Fatal(err)
-		}
+		r.fire(t, id, "cust-"+id)
 	}
 	facts := r.pump() // applied one at a time by the rig's projection
 	if len(facts) < 9 {

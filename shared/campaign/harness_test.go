@@ -101,6 +101,15 @@ func event(id, customer string) []byte {
 	return fmt.Appendf(nil, `{"specversion":"1.0","id":%q,"source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":%q,"data":{}}`, id, customer)
 }
 
+// fire hands the SignedUp event id of customer (event) to the dispatcher, failing t on an
+// error.
+func (r *rig) fire(t testing.TB, id, customer string) {
+	t.Helper()
+	if _, err := r.dispatcher.HandleEvent(context.Background(), event(id, customer)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // pump publishes the outbox the way the relay does and hands each message to its consumer
 // (commands → worker, results → dispatcher, facts → projection) until nothing is left.
 // It returns every fact message body it delivered.

@@ -72,9 +72,7 @@ func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
 	if err := r.sims["plain"].SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
 	c := r.commands(exe)[0]

@@ -2,7 +2,6 @@ package campaign_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -27,9 +26,7 @@ func TestFailedCommandIsLoggedWithItsIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.worker.Backoff.Steps = []time.Duration{time.Minute}
-	if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
-		t.Fatal(err)
-	}
+	r.fire(t, "evt-1", "cust-1")
 	r.settle(time.Minute, 10)
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	var line map[string]any

@@ -67,9 +67,7 @@ func TestProviderRateLimit(t *testing.T) {
 	r.save("c", d, "r1")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2"} {
-		if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
-			t.Fatal(err)
-		}
+		r.fire(t, id, "cust-"+id)
 	}
 	r.pump()
 	if got := r.sims["sim"].Stats().Calls; got != 1 {

@@ -48,9 +48,7 @@ func TestHandleResultBatch(t *testing.T) {
 				d = &campaign.Dispatcher{Store: st, Clock: r.clock}
 			}
 			for _, id := range []string{"e1", "e2", "e3"} {
-				if _, err := r.dispatcher.HandleEvent(ctx, event(id, "cust-"+id)); err != nil {
-					t.Fatal(err)
-				}
+				r.fire(t, id, "cust-"+id)
 			}
 			for round := 0; round < 20; round++ {
 				msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})

@@ -70,11 +70,8 @@ type IdempotencyPurgeResult struct {
 // of Config.BatchSize records; it stops at the first failed delete.
 func (p *IdempotencyPurger) runOnce(ctx context.Context) (IdempotencyPurgeResult, error) {
 	var res IdempotencyPurgeResult
-	if err := p.Config.Validate(); err != nil {
+	if err := preflight(p.Config, p.Store != nil && p.Clock != nil, "IdempotencyPurger: Store and Clock are required"); err != nil {
 		return res, err
-	}
-	if p.Store == nil || p.Clock == nil {
-		return res, errors.New("IdempotencyPurger: Store and Clock are required")
 	}
 	cfg := p.Config.withDefaults()
 	before := p.Clock.Now().UTC().Add(-cfg.Retention)

@@ -367,6 +367,19 @@ const (
 )
 
 // orDefault is v, or def when v is 0.
+// preflight is what a maintenance pass checks before it starts: its config (Validate, so a
+// bad field is refused naming it) and then its collaborators; have false is the error
+// missing ("IdempotencyPurger: Store and Clock are required").
+func preflight(cfg interface{ Validate() error }, have bool, missing string) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if !have {
+		return errors.New(missing)
+	}
+	return nil
+}
+
 func orDefault(v, def int) int {
 	if v == 0 {
 		return def

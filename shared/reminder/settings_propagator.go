@@ -62,11 +62,8 @@ type SettingsPropagationResult struct {
 // returned joined and Complete is then false.
 func (p *SettingsPropagator) runOnce(ctx context.Context) (SettingsPropagationResult, error) {
 	res := SettingsPropagationResult{}
-	if err := p.Config.Validate(); err != nil {
+	if err := preflight(p.Config, p.Service != nil && p.Clock != nil, "SettingsPropagator: Service and Clock are required"); err != nil {
 		return res, err
-	}
-	if p.Service == nil || p.Clock == nil {
-		return res, errors.New("SettingsPropagator: Service and Clock are required")
 	}
 	cfg := p.Config.withDefaults()
 	now := p.Clock.Now().UTC()

@@ -95,11 +95,8 @@ func (r *SourceSweeper) logger() *slog.Logger {
 // goes on with the next pair; the failures are returned joined and Complete is then false.
 func (r *SourceSweeper) runOnce(ctx context.Context) (SourceSweepResult, error) {
 	var res SourceSweepResult
-	if err := r.Config.Validate(); err != nil {
+	if err := preflight(r.Config, r.Service != nil && r.Clock != nil, "SourceSweeper: Service and Clock are required"); err != nil {
 		return res, err
-	}
-	if r.Service == nil || r.Clock == nil {
-		return res, errors.New("SourceSweeper: Service and Clock are required")
 	}
 	done, err := r.sourceSweeps(ctx, r.Config.withDefaults(), r.Clock.Now().UTC(), &res)
 	res.Complete = done && err == nil

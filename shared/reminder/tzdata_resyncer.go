@@ -58,11 +58,8 @@ type TZDataResyncResult struct {
 // successful batch (a failed batch leaves the last saved one) and the marker when the pass ends.
 func (t *TZDataResyncer) runOnce(ctx context.Context) (TZDataResyncResult, error) {
 	var res TZDataResyncResult
-	if err := t.Config.Validate(); err != nil {
+	if err := preflight(t.Config, t.Store != nil && t.Clock != nil, "TZDataResyncer: Store and Clock are required"); err != nil {
 		return res, err
-	}
-	if t.Store == nil || t.Clock == nil {
-		return res, errors.New("TZDataResyncer: Store and Clock are required")
 	}
 	cfg := t.Config.withDefaults()
 	now := t.Clock.Now().UTC()

@@ -21,11 +21,8 @@ func TestAttributeScenarioFacts(t *testing.T) {
 	triggers := map[string]string{}
 	last := map[string]string{} // entity/attribute -> last value
 	var rejected []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %s", l)
-		}
+	for _, f := range factLines(t, out) {
+		m, l := f.obj, f.text
 		switch m["kind"] {
 		case "trigger":
 			key := m["sourceEventId"].(string) + "/" + m["eventName"].(string)

@@ -1,8 +1,6 @@
 package replay_test
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -25,11 +23,8 @@ func TestCampaignScenarioFacts(t *testing.T) {
 	statuses := map[string]int{}
 	var summary map[string]any
 	rejected := 0
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %s", l)
-		}
+	for _, f := range factLines(t, out) {
+		m, l := f.obj, f.text
 		switch m["kind"] {
 		case "action":
 			k := key{m["recipientId"].(string), int(m["actionIndex"].(float64))}

@@ -252,19 +252,9 @@ func (w *webhookReceiver) Receipts() []WebhookReceipt {
 // WroteRequest to the client trace as a real transport does, so the channel classifies a
 // timeout after the request the way it would on the network.
 func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
-	mode := w.f.active("webhook")
-	if mode == FaultFail {
-		return nil, errors.New("simulated failure: connection refused")
-	}
-	body, err := io.ReadAll(req.Body)
+	mode, body, err := w.f.send("webhook", req)
 	if err != nil {
 		return nil, err
-	}
-	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteRequest != nil {
-		tr.WroteRequest(httptrace.WroteRequestInfo{})
-	}
-	if mode == FaultLost {
-		return nil, errSimulatedTimeout
 	}
 	answer := func(code int, msg string) *http.Response {
 		return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
@@ -308,6 +298,29 @@ func (w *webhookReceiver) RoundTrip(req *http.Request) (*http.Response, error) {
 	return answer(http.StatusOK, "ok"), nil
 }
 
+// send is the client's side of an in-process request on channel ch's faults: fail (refused
+// before the request is written), lost (written, never arriving: a timeout to the caller).
+// Otherwise it reads the request's body, reports WroteRequest to the client trace as a real
+// transport does (so the channel classifies a later timeout as after the request), and
+// returns the active mode for the receiving side (FaultTimeout: taken, the answer lost).
+func (f *faults) send(ch string, req *http.Request) (string, []byte, error) {
+	mode := f.active(ch)
+	if mode == FaultFail {
+		return mode, nil, errors.New("simulated failure: connection refused")
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return mode, nil, err
+	}
+	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteRequest != nil {
+		tr.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	if mode == FaultLost {
+		return mode, nil, errSimulatedTimeout
+	}
+	return mode, body, nil
+}
+
 // SMSObserver is implemented by a Driver that checks the simulated ACS's side of the
 // replay's sms channel: before the first process starts it gets a function that returns
 // every SMS request that reached ACS so far (repeats included; Sent marks the one that sent).
@@ -328,19 +341,9 @@ type smsTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t smsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	mode := t.f.active("sms")
-	if mode == FaultFail {
-		return nil, errors.New("simulated failure: connection refused")
-	}
-	body, err := io.ReadAll(req.Body)
+	mode, body, err := t.f.send("sms", req)
 	if err != nil {
 		return nil, err
-	}
-	if tr := httptrace.ContextClientTrace(req.Context()); tr != nil && tr.WroteRequest != nil {
-		tr.WroteRequest(httptrace.WroteRequestInfo{})
-	}
-	if mode == FaultLost {
-		return nil, errSimulatedTimeout
 	}
 	in := req.Clone(req.Context())
 	in.Body = io.NopCloser(bytes.NewReader(body))

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -15,11 +14,8 @@ func TestDeliveryFaultsScenarioFacts(t *testing.T) {
 	out := runFile(t, "../../testdata/scenarios/delivery-faults.json")
 	deliveries := map[string]int{}
 	kinds := map[string][]map[string]any{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %s", l)
-		}
+	for _, f := range factLines(t, out) {
+		m := f.obj
 		k := m["kind"].(string)
 		kinds[k] = append(kinds[k], m)
 		if k == "delivery" {

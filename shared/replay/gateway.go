@@ -74,14 +74,8 @@ func (r *runner) routed(m gateway.Routed) {
 
 // post sends body to path through the Functions router.
 func (r *runner) post(ctx context.Context, path, contentType string, body []byte, header map[string]string) (int, []byte) {
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", contentType)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	r.api.ServeHTTP(rec, req)
-	return rec.Code, rec.Body.Bytes()
+	code, answer, _ := r.postReplayed(ctx, path, contentType, body, header)
+	return code, answer
 }
 
 // postReplayed is post that also says whether the answer was an Idempotency-Key replay.

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -22,11 +21,8 @@ func TestGatewayScenarioFacts(t *testing.T) {
 	rejected := map[string]string{}
 	deliveries := map[string]int{}
 	var ingests []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %s", l)
-		}
+	for _, f := range factLines(t, out) {
+		m := f.obj
 		switch m["kind"] {
 		case "routed":
 			routed[m["topic"].(string)+"/"+m["eventId"].(string)]++

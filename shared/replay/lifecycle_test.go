@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -17,11 +16,8 @@ func parseLines(t *testing.T, out []byte) lines {
 	t.Helper()
 	var l lines
 	prev := ""
-	for _, s := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(s), &m); err != nil {
-			t.Fatalf("not JSON: %s", s)
-		}
+	for _, f := range factLines(t, out) {
+		m, s := f.obj, f.text
 		switch m["kind"] {
 		case "delivery":
 			l.deliveries = append(l.deliveries, m)

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,11 +35,8 @@ func TestLoyaltyScenarioFacts(t *testing.T) {
 	triggers := map[string]int{} // "eventName entityId sourceEventId"
 	actions := map[string]int{}  // "campaignId actionType status recipient"
 	var ingests []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %s", l)
-		}
+	for _, f := range factLines(t, out) {
+		m := f.obj
 		switch m["kind"] {
 		case "routed":
 			id := m["eventId"].(string)

@@ -36,6 +36,28 @@ func runFile(t *testing.T, path string) []byte {
 	return out.Bytes()
 }
 
+// factLine is one line of a scenario's output: the JSON object it holds and the line as
+// printed (for messages).
+type factLine struct {
+	obj  map[string]any
+	text string
+}
+
+// factLines splits a scenario's output into its lines and decodes each; a line that is not
+// a JSON object fails the test naming the line.
+func factLines(t *testing.T, out []byte) []factLine {
+	t.Helper()
+	var fs []factLine
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %s", l)
+		}
+		fs = append(fs, factLine{obj: m, text: l})
+	}
+	return fs
+}
+
 // TestGoldenScenarios replays every scenario in testdata/scenarios and compares the output
 // with testdata/golden/<name>.jsonl (go test ./shared/replay -update rewrites them).
 func TestGoldenScenarios(t *testing.T) {
@@ -83,16 +105,12 @@ func TestGoldenScenarios(t *testing.T) {
 func TestRealisticScenarioFacts(t *testing.T) {
 	t.Parallel()
 	out := runFile(t, "../../testdata/scenarios/realistic.json")
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var deliveries []map[string]any
 	var rejected []map[string]any
 	var summary map[string]any
 	prevAt := ""
-	for _, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not JSON: %s", l)
-		}
+	for _, f := range factLines(t, out) {
+		m, l := f.obj, f.text
 		switch m["kind"] {
 		case "delivery":
 			deliveries = append(deliveries, m)

@@ -71,3 +71,16 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// HangUp closes the connection of w without an answer: what a caller sees as a lost answer
+// or a timeout. Where the connection cannot be taken over (HTTP/2), it aborts the handler
+// with http.ErrAbortHandler, which closes the stream unanswered as well.
+func HangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}

@@ -87,7 +87,7 @@ func (s *Store) CampaignSave(ctx context.Context, p store.CampaignSaveParams) (s
 			sql.Named("Now", s.tm(p.Now))}
 		if exists {
 			args = append(args, sql.Named("Version", cur.Version))
-			if err := s.mustOne(ctx, tx, "CampaignUpdate", args...); err != nil {
+			if err := s.execOne(ctx, tx, "CampaignUpdate", args...); err != nil {
 				return err
 			}
 		} else if _, err := s.exec(ctx, tx, "CampaignInsert", args...); err != nil {
@@ -134,22 +134,6 @@ func (s *Store) CampaignAuditList(ctx context.Context, bu, campaignID string, li
 		a.StatusBefore, a.StatusAfter = store.CampaignStatus(before), store.CampaignStatus(after)
 		return a, err
 	}, named("BusinessUnitId", bu, "CampaignId", campaignID, "Limit", limit)...)
-}
-
-// mustOne runs a guarded statement that must change exactly one row (else ErrLeaseLost).
-func (s *Store) mustOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
-	res, err := s.exec(ctx, tx, name, args...)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	if n != 1 {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, store.ErrLeaseLost)
-	}
-	return nil
 }
 
 // CampaignGet implements store.CampaignStore.
@@ -302,7 +286,7 @@ func (s *Store) writeCommand(ctx context.Context, tx *sql.Tx, cur, next store.Ca
 		next.Revision = cur.Revision + 1
 	}
 	next.ProviderRef = cut(next.ProviderRef, store.MaxProviderReference)
-	if err := s.mustOne(ctx, tx, "CampaignCommandUpdate", sql.Named("ParamsJson", nstr(next.ParamsJSON)), sql.Named("Status", string(next.Status)),
+	if err := s.execOne(ctx, tx, "CampaignCommandUpdate", sql.Named("ParamsJson", nstr(next.ParamsJSON)), sql.Named("Status", string(next.Status)),
 		sql.Named("LeaseExpiresOn", s.ntm(next.LeaseExpiresOn)), sql.Named("AttemptCount", next.AttemptCount), sql.Named("RetryCount", next.RetryCount),
 		sql.Named("NextAttemptOn", s.ntm(next.NextAttemptOn)), sql.Named("ProviderRef", nstr(next.ProviderRef)), sql.Named("ResultJson", nstr(next.ResultJSON)),
 		sql.Named("LastError", nstr(next.LastError)), sql.Named("ResolvedBy", nstr(next.ResolvedBy)), sql.Named("ResolutionReason", nstr(next.ResolutionReason)),
@@ -375,8 +359,8 @@ func (s *Store) claimCommand(ctx context.Context, tx *sql.Tx, id string, now tim
 
 // CampaignClaim implements store.CampaignStore.
 func (s *Store) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
-	if p.Lease <= 0 {
-		return store.CampaignClaimResult{}, fmt.Errorf("CampaignClaim: lease %s must be positive", p.Lease)
+	if err := checkLease("CampaignClaim", p.Lease); err != nil {
+		return store.CampaignClaimResult{}, err
 	}
 	var res store.CampaignClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -392,11 +376,8 @@ func (s *Store) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) 
 // before any claim froze them (its message was lost) is handed back by the worker and claimed
 // again by id (shared/campaign.Worker.Sweep).
 func (s *Store) CampaignClaimDue(ctx context.Context, p store.CampaignClaimDueParams) ([]store.CampaignClaimResult, error) {
-	if err := checkLimit("CampaignClaimDue", p.Limit); err != nil {
+	if err := checkClaim("CampaignClaimDue", p.Limit, p.Lease); err != nil {
 		return nil, err
-	}
-	if p.Lease <= 0 {
-		return nil, fmt.Errorf("CampaignClaimDue: lease %s must be positive", p.Lease)
 	}
 	qb := p.QueuedBefore
 	if qb.IsZero() {
@@ -539,7 +520,7 @@ func (s *Store) campaignAdvanceTx(ctx context.Context, tx *sql.Tx, p store.Campa
 	} else if status != store.ExecutionCompleted && status != store.ExecutionCancelled {
 		return false, fmt.Errorf("CampaignAdvance: final status %q", status)
 	}
-	if err := s.mustOne(ctx, tx, "CampaignExecutionUpdate", sql.Named("Status", string(status)), sql.Named("CurrentIndex", index),
+	if err := s.execOne(ctx, tx, "CampaignExecutionUpdate", sql.Named("Status", string(status)), sql.Named("CurrentIndex", index),
 		sql.Named("Now", s.tm(p.Now)), sql.Named("Id", e.ID), sql.Named("Version", e.Version)); err != nil {
 		return false, err
 	}
@@ -726,11 +707,8 @@ func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
 // Each returned message carries the claim's token. At most the dialect's MaxClaim messages
 // come back, whatever p.Limit asks (claimSize): the batch is one locking read.
 func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
-	if err := checkLimit("OutboxClaim", p.Limit); err != nil {
+	if err := checkClaim("OutboxClaim", p.Limit, p.Lease); err != nil {
 		return nil, err
-	}
-	if p.Lease <= 0 {
-		return nil, fmt.Errorf("OutboxClaim: lease %s must be positive", p.Lease)
 	}
 	token := uuid.NewString()
 	now := s.tm(p.Now)

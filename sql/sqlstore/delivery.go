@@ -46,8 +46,8 @@ func (s *Store) NotificationGetByKey(ctx context.Context, deliveryKey string) (s
 // with a lock, decide with store.NotificationClaimable, then a Version-guarded update and,
 // when the status changes, the fact - one transaction.
 func (s *Store) NotificationClaim(ctx context.Context, p store.NotificationClaimParams) (store.NotificationClaimResult, error) {
-	if p.Lease <= 0 {
-		return store.NotificationClaimResult{}, fmt.Errorf("NotificationClaim: lease %s must be positive", p.Lease)
+	if err := checkLease("NotificationClaim", p.Lease); err != nil {
+		return store.NotificationClaimResult{}, err
 	}
 	var res store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -113,11 +113,8 @@ func claimRevision(cur store.NotificationJob) int64 {
 // repeated key is answered as its first occurrence left the job: not claimed, Job the job
 // after that claim (or as read, when it was not claimed).
 func (s *Store) NotificationClaimMany(ctx context.Context, p store.NotificationClaimManyParams) ([]store.NotificationClaimResult, error) {
-	if err := checkLimit("NotificationClaimMany", len(p.DeliveryKeys)); err != nil {
+	if err := checkClaim("NotificationClaimMany", len(p.DeliveryKeys), p.Lease); err != nil {
 		return nil, err
-	}
-	if p.Lease <= 0 {
-		return nil, fmt.Errorf("NotificationClaimMany: lease %s must be positive", p.Lease)
 	}
 	var out []store.NotificationClaimResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {

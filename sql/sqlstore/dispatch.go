@@ -15,11 +15,8 @@ import (
 // due retries/lookups and (with QueuedBefore) of Queued jobs whose message was lost are listed, then each is claimed in its own transaction by the same
 // read-decide-write as NotificationClaim (a key another sweeper claimed first is skipped).
 func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationClaimDueParams) ([]store.NotificationClaimResult, error) {
-	if err := checkLimit("NotificationClaimDue", p.Limit); err != nil {
+	if err := checkClaim("NotificationClaimDue", p.Limit, p.Lease); err != nil {
 		return nil, err
-	}
-	if p.Lease <= 0 {
-		return nil, fmt.Errorf("NotificationClaimDue: lease %s must be positive", p.Lease)
 	}
 	scanKey := func(r rowScanner) (string, error) {
 		var k string
@@ -112,17 +109,12 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 			sql.Named("BusinessUnitId", p.BusinessUnitID),
 			sql.Named("Version", p.ExpectedVersion)))
 		if errors.Is(err, sql.ErrNoRows) {
-			cur, gerr := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", p.DeliveryKey)))
-			switch {
-			case errors.Is(gerr, sql.ErrNoRows) || (gerr == nil && cur.BusinessUnitID != p.BusinessUnitID):
-				return fmt.Errorf("delivery %s in business unit %s: %w", p.DeliveryKey, p.BusinessUnitID, store.ErrNotFound)
-			case gerr != nil:
-				return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, gerr)
-			case cur.Status != store.NotificationUnknown:
-				return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
-			default:
-				return fmt.Errorf("delivery %s is at version %d, not %d: %w", p.DeliveryKey, cur.Version, p.ExpectedVersion, store.ErrLeaseLost)
-			}
+			return s.notificationRefusal(ctx, tx, p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, func(cur store.NotificationJob) error {
+				if cur.Status != store.NotificationUnknown {
+					return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+				}
+				return nil
+			})
 		}
 		if err != nil {
 			return fmt.Errorf("%s NotificationResolve: %w", s.d.Name, err)
@@ -149,17 +141,12 @@ func (s *Store) NotificationRelease(ctx context.Context, p store.NotificationRel
 			sql.Named("BusinessUnitId", p.BusinessUnitID),
 			sql.Named("Version", p.ExpectedVersion)))
 		if errors.Is(err, sql.ErrNoRows) {
-			cur, gerr := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", p.DeliveryKey)))
-			switch {
-			case errors.Is(gerr, sql.ErrNoRows) || (gerr == nil && cur.BusinessUnitID != p.BusinessUnitID):
-				return fmt.Errorf("delivery %s in business unit %s: %w", p.DeliveryKey, p.BusinessUnitID, store.ErrNotFound)
-			case gerr != nil:
-				return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, gerr)
-			case cur.Status != store.NotificationFailed || !cur.IsOnSupportHold:
-				return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
-			default:
-				return fmt.Errorf("delivery %s is at version %d, not %d: %w", p.DeliveryKey, cur.Version, p.ExpectedVersion, store.ErrLeaseLost)
-			}
+			return s.notificationRefusal(ctx, tx, p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, func(cur store.NotificationJob) error {
+				if cur.Status != store.NotificationFailed || !cur.IsOnSupportHold {
+					return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+				}
+				return nil
+			})
 		}
 		if err != nil {
 			return fmt.Errorf("%s NotificationRelease: %w", s.d.Name, err)
@@ -168,6 +155,25 @@ func (s *Store) NotificationRelease(ctx context.Context, p store.NotificationRel
 		return nil
 	})
 	return out, err
+}
+
+// notificationRefusal says why a guarded update of delivery key in business unit bu changed
+// no row, reading the row in tx: store.ErrNotFound when there is none or it is another
+// unit's; then wrongState's error when the row is not in the state the update needs (the
+// error names the state, wrapping store.ErrConflict); else store.ErrLeaseLost, the version
+// moved on from version.
+func (s *Store) notificationRefusal(ctx context.Context, tx *sql.Tx, key, bu string, version int64, wrongState func(store.NotificationJob) error) error {
+	cur, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationGetByKey", sql.Named("DeliveryKey", key)))
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || (err == nil && cur.BusinessUnitID != bu):
+		return fmt.Errorf("delivery %s in business unit %s: %w", key, bu, store.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("%s NotificationGetByKey: %w", s.d.Name, err)
+	}
+	if err := wrongState(cur); err != nil {
+		return err
+	}
+	return fmt.Errorf("delivery %s is at version %d, not %d: %w", key, cur.Version, version, store.ErrLeaseLost)
 }
 
 func (s *Store) scanTemplate(r rowScanner) (store.NotificationTemplate, error) {

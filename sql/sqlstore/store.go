@@ -439,6 +439,23 @@ func checkLimit(what string, n int) error {
 	return nil
 }
 
+// checkLease refuses a lease that is not positive: what names the call.
+func checkLease(what string, lease time.Duration) error {
+	if lease <= 0 {
+		return fmt.Errorf("%s: lease %s must be positive", what, lease)
+	}
+	return nil
+}
+
+// checkClaim is a claim's input check: a batch limit within 1..store.MaxBatch and a positive
+// lease (checkLimit, checkLease).
+func checkClaim(what string, limit int, lease time.Duration) error {
+	if err := checkLimit(what, limit); err != nil {
+		return err
+	}
+	return checkLease(what, lease)
+}
+
 // ms truncates to the stored precision (milliseconds) so round trips compare equal.
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
@@ -570,7 +587,8 @@ func (s *Store) queryOne(ctx context.Context, tx *sql.Tx, name string, args ...a
 	return rows[0], nil
 }
 
-// execOne runs a Version-guarded update and maps "no row changed" to ErrLeaseLost.
+// execOne runs a guarded statement that must change exactly one row (a Version-guarded
+// update, say): "no row changed" (or more than one) is ErrLeaseLost.
 func (s *Store) execOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
 	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
@@ -717,11 +735,8 @@ func (s *Store) SchedulerListBySource(ctx context.Context, p store.SchedulerList
 
 // SchedulerClaimDue implements store.SchedulerStore.
 func (s *Store) SchedulerClaimDue(ctx context.Context, p store.SchedulerClaimDueParams) ([]automation.SchedulerRow, error) {
-	if err := checkLimit("SchedulerClaimDue", p.Limit); err != nil {
+	if err := checkClaim("SchedulerClaimDue", p.Limit, p.Lease); err != nil {
 		return nil, err
-	}
-	if p.Lease <= 0 {
-		return nil, fmt.Errorf("SchedulerClaimDue: lease %s must be positive", p.Lease)
 	}
 	var rows []automation.SchedulerRow
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -1017,12 +1032,7 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 			return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 		}
 		m = &multiRow{name: name, jsonRows: true, params: params, per: rowsPer, prepared: []int{rowsPer}}
-		s.mu.Lock()
-		if s.multi == nil {
-			s.multi = map[string]*multiRow{}
-		}
-		s.multi[name] = m
-		s.mu.Unlock()
+		s.rememberMulti(m)
 		return m, nil
 	}
 	head, tuple, tail, params, err := splitRows(text)
@@ -1060,13 +1070,19 @@ func (s *Store) multiRow(name string) (*multiRow, error) {
 			m.prepared, m.text[k] = append(m.prepared, k), m.expand(k)
 		}
 	}
+	s.rememberMulti(m)
+	return m, nil
+}
+
+// rememberMulti keeps m, the parsed form of the multi-row query m.name, for the store's
+// later calls (s.multi, under s.mu).
+func (s *Store) rememberMulti(m *multiRow) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.multi == nil {
 		s.multi = map[string]*multiRow{}
 	}
-	s.multi[name] = m
-	s.mu.Unlock()
-	return m, nil
+	s.multi[m.name] = m
 }
 
 // execRows runs the multi-row query name for rows, in statements of at most rowsPer rows

@@ -19,8 +19,8 @@ import (
 )
 
 type env struct {
-	rt  *app.Runtime
-	doc *openapitest.Doc
+	rt *app.Runtime
+	openapitest.Client
 }
 
 func newEnv(t *testing.T) *env {
@@ -38,7 +38,7 @@ func newEnv(t *testing.T) *env {
 		  {"attribute_code":"total_redeem_count","entity_type":"ITEM","entity_id_pointer":"/itemId","operation":"INCREMENT","hot":true}]}`)}); err != nil {
 		t.Fatal(err)
 	}
-	return &env{rt: rt, doc: openapitest.Load(t, attributeapi.OpenAPI())}
+	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, attributeapi.OpenAPI()), Handler: rt.Functions}}
 }
 
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
@@ -47,7 +47,7 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	e := newEnv(t)
 	r := funchost.NewRouter(nil)
 	attributeapi.Register(r, httpapi.New(httpapi.Options{}), attributeapi.Deps{})
-	e.doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), attributeapi.Prefix, "/api/attributes/{entityType}", "get", "post")
+	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), attributeapi.Prefix, "/api/attributes/{entityType}", "get", "post")
 }
 
 func (e *env) track(t *testing.T, id, at string, ins string) {
@@ -74,7 +74,7 @@ func TestReadsMatchTheDocument(t *testing.T) {
 	}
 	get := func(path string, want int) map[string]any {
 		t.Helper()
-		r := e.doc.Call(t, e.rt.Functions, "GET", path, "")
+		r := e.Doc.Call(t, e.rt.Functions, "GET", path, "")
 		if r.Code != want {
 			t.Fatalf("GET %s: %d %s, want %d", path, r.Code, r.Body, want)
 		}

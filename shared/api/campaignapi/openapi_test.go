@@ -22,8 +22,8 @@ import (
 )
 
 type env struct {
-	rt  *app.Runtime
-	doc *openapitest.Doc
+	rt *app.Runtime
+	openapitest.Client
 	sim *providersim.Server
 }
 
@@ -43,20 +43,11 @@ func newEnv(t *testing.T) *env {
 		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	return &env{rt: rt, doc: openapitest.Load(t, campaignapi.OpenAPI()), sim: sim}
+	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, campaignapi.OpenAPI()), Handler: rt.Functions}, sim: sim}
 }
 
-type resp struct {
-	code int
-	hdr  http.Header
-	body []byte
-}
-
-func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
-	t.Helper()
-	r := e.doc.Call(t, e.rt.Functions, method, path, body, headers...)
-	return resp{code: r.Code, hdr: r.Header, body: r.Body}
-}
+// resp is one recorded answer.
+type resp = openapitest.Recorded
 
 // The document documents exactly the routes Register adds, which are the runtime's routes
 // under /api/campaigns; a renamed operation is caught.
@@ -65,7 +56,7 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	e := newEnv(t)
 	r := funchost.NewRouter(nil)
 	campaignapi.Register(r, httpapi.New(httpapi.Options{}), &campaign.Admin{})
-	e.doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), campaignapi.Prefix, campaignapi.Prefix, "get", "post")
+	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), campaignapi.Prefix, campaignapi.Prefix, "get", "post")
 }
 
 const good = `{"businessUnitId":"bu-1","name":"Welcome","status":"ACTIVE","triggers":["SignedUp"],"actions":[
@@ -80,8 +71,8 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	e := newEnv(t)
 	want := func(r resp, code int) resp {
 		t.Helper()
-		if r.code != code {
-			t.Fatalf("status %d, want %d: %s", r.code, code, r.body)
+		if r.Code != code {
+			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
 		}
 		return r
 	}
@@ -93,34 +84,34 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 		{"params schema", strings.Replace(good, `"amountMinor":500`, `"amountMinor":"500"`, 1), "actions[1].params.amountMinor"},
 		{"params unknown member", strings.Replace(good, `"amountMinor":500`, `"amountMinr":500`, 1), "actions[1].params.amountMinr"},
 	} {
-		r := want(e.call(t, "PUT", base+"/welcome", bad.body), 422)
-		if !strings.Contains(string(r.body), bad.field) {
-			t.Errorf("%s: the refusal does not name %s: %s", bad.name, bad.field, r.body)
+		r := want(e.Call(t, "PUT", base+"/welcome", bad.body), 422)
+		if !strings.Contains(string(r.Body), bad.field) {
+			t.Errorf("%s: the refusal does not name %s: %s", bad.name, bad.field, r.Body)
 		}
-		want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 404) // nothing stored
+		want(e.Call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 404) // nothing stored
 	}
-	want(e.call(t, "PUT", base+"/welcome", `{"businessUnitId":"bu-1","extra":1}`), 400)
-	created := want(e.call(t, "PUT", base+"/welcome", good), 201)
-	if created.hdr.Get("ETag") != `"1"` || !strings.Contains(string(created.body), `"runId":"run-1"`) {
-		t.Fatalf("created %s %s", created.hdr.Get("ETag"), created.body)
+	want(e.Call(t, "PUT", base+"/welcome", `{"businessUnitId":"bu-1","extra":1}`), 400)
+	created := want(e.Call(t, "PUT", base+"/welcome", good), 201)
+	if created.Header.Get("ETag") != `"1"` || !strings.Contains(string(created.Body), `"runId":"run-1"`) {
+		t.Fatalf("created %s %s", created.Header.Get("ETag"), created.Body)
 	}
-	want(e.call(t, "PUT", base+"/welcome", good), 409)
-	want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 200)
+	want(e.Call(t, "PUT", base+"/welcome", good), 409)
+	want(e.Call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 200)
 	// A 412 names the version in force, so the caller knows what to read (issue 33, item 10).
-	if r := want(e.call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 412); !strings.Contains(string(r.body), `at version \"2\", not \"1\"`) {
-		t.Errorf("412 without the current version: %s", r.body)
+	if r := want(e.Call(t, "PUT", base+"/welcome", good, `If-Match: "1"`), 412); !strings.Contains(string(r.Body), `at version \"2\", not \"1\"`) {
+		t.Errorf("412 without the current version: %s", r.Body)
 	}
-	want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 200)
-	want(e.call(t, "GET", base+"?businessUnitId=bu-1&limit=1", ""), 200)
-	want(e.call(t, "GET", base+"?businessUnitId=bu-1&sort=x", ""), 400)
-	want(e.call(t, "POST", base+"/welcome/rerun?businessUnitId=bu-1", ""), 428)
-	rr := want(e.call(t, "POST", base+"/welcome/rerun?businessUnitId=bu-1", "", `If-Match: "2"`), 200)
-	if !strings.Contains(string(rr.body), `"runId":"run-2"`) {
-		t.Fatalf("rerun %s", rr.body)
+	want(e.Call(t, "GET", base+"/welcome?businessUnitId=bu-1", ""), 200)
+	want(e.Call(t, "GET", base+"?businessUnitId=bu-1&limit=1", ""), 200)
+	want(e.Call(t, "GET", base+"?businessUnitId=bu-1&sort=x", ""), 400)
+	want(e.Call(t, "POST", base+"/welcome/rerun?businessUnitId=bu-1", ""), 428)
+	rr := want(e.Call(t, "POST", base+"/welcome/rerun?businessUnitId=bu-1", "", `If-Match: "2"`), 200)
+	if !strings.Contains(string(rr.Body), `"runId":"run-2"`) {
+		t.Fatalf("rerun %s", rr.Body)
 	}
 	// Out of scope: a caller of bu-2 does not see bu-1's campaign.
-	want(e.call(t, "GET", base+"/welcome?businessUnitId=bu-1", "", "X-Automation-Business-Units: bu-2"), 404)
-	want(e.call(t, "PUT", base+"/welcome", good, "X-Automation-Business-Units: bu-2"), 404)
+	want(e.Call(t, "GET", base+"/welcome?businessUnitId=bu-1", "", "X-Automation-Business-Units: bu-2"), 404)
+	want(e.Call(t, "PUT", base+"/welcome", good, "X-Automation-Business-Units: bu-2"), 404)
 
 	// An UNKNOWN (the provider lost its answer and can neither dedupe nor be asked) reaches
 	// the queue; support resolves it and the chain moves on.
@@ -132,33 +123,33 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	drain(t, e)
-	list := want(e.call(t, "GET", base+"/welcome/unknown-commands?businessUnitId=bu-1", ""), 200)
+	list := want(e.Call(t, "GET", base+"/welcome/unknown-commands?businessUnitId=bu-1", ""), 200)
 	var page struct{ Items []campaignapi.Command }
-	_ = json.Unmarshal(list.body, &page)
+	_ = json.Unmarshal(list.Body, &page)
 	if len(page.Items) != 1 || page.Items[0].ActionType != "TOP_UP" {
-		t.Fatalf("queue %s", list.body)
+		t.Fatalf("queue %s", list.Body)
 	}
 	c := page.Items[0]
 	path := fmt.Sprintf("%s/welcome/unknown-commands/%s/resolve", base, c.CommandID)
 	body := `{"businessUnitId":"bu-1","status":"SUCCEEDED","reason":"the provider's report shows it applied"}`
-	want(e.call(t, "POST", path, body, `If-Match: "`+fmt.Sprint(c.Version)+`"`), 400) // no operator
-	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops"), 428)
-	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "99"`), 412)
-	want(e.call(t, "POST", path, strings.Replace(body, "SUCCEEDED", "MAYBE", 1), "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version)+`"`), 422)
-	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version)+`"`), 200)
-	want(e.call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version+1)+`"`), 409)
+	want(e.Call(t, "POST", path, body, `If-Match: "`+fmt.Sprint(c.Version)+`"`), 400) // no operator
+	want(e.Call(t, "POST", path, body, "X-Automation-Operator: ops"), 428)
+	want(e.Call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "99"`), 412)
+	want(e.Call(t, "POST", path, strings.Replace(body, "SUCCEEDED", "MAYBE", 1), "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version)+`"`), 422)
+	want(e.Call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version)+`"`), 200)
+	want(e.Call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version+1)+`"`), 409)
 	_ = e.sim.SetFaults(providersim.Faults{})
 	drain(t, e)
 	cmds, _ := e.rt.Store.CampaignCommandsOf(ctx, c.ExecutionID)
 	if len(cmds) != 3 || cmds[2].Status != store.CommandSucceeded {
 		t.Fatalf("after the resolution the chain did not finish: %+v", cmds)
 	}
-	counts := want(e.call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 200)
-	if !strings.Contains(string(counts.body), `"SUCCEEDED":3`) {
-		t.Fatalf("counts %s", counts.body)
+	counts := want(e.Call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 200)
+	if !strings.Contains(string(counts.Body), `"SUCCEEDED":3`) {
+		t.Fatalf("counts %s", counts.Body)
 	}
-	want(e.call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-02&to=2026-10-01", ""), 422)
-	want(e.call(t, "GET", base+"/nope/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 404)
+	want(e.Call(t, "GET", base+"/welcome/counts?businessUnitId=bu-1&from=2026-10-02&to=2026-10-01", ""), 422)
+	want(e.Call(t, "GET", base+"/nope/counts?businessUnitId=bu-1&from=2026-10-01&to=2026-10-01", ""), 404)
 
 	// The executions, newest first, a page of one at a time; the cursor is bound to its
 	// unit and campaign.
@@ -170,22 +161,22 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 		Items      []campaignapi.Execution
 		NextCursor string
 	}
-	first := want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=1", ""), 200)
-	_ = json.Unmarshal(first.body, &execs)
+	first := want(e.Call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=1", ""), 200)
+	_ = json.Unmarshal(first.Body, &execs)
 	if len(execs.Items) != 1 || execs.Items[0].RecipientID != "c2" || execs.Items[0].SourceEventID != "e2" || execs.NextCursor == "" {
-		t.Fatalf("first page %s", first.body)
+		t.Fatalf("first page %s", first.Body)
 	}
 	cursor := execs.NextCursor
 	execs.NextCursor = ""
-	second := want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=1&cursor="+cursor, ""), 200)
-	_ = json.Unmarshal(second.body, &execs)
+	second := want(e.Call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=1&cursor="+cursor, ""), 200)
+	_ = json.Unmarshal(second.Body, &execs)
 	if len(execs.Items) != 1 || execs.Items[0].ExecutionID != c.ExecutionID || execs.Items[0].Status != "COMPLETED" || execs.NextCursor != "" {
-		t.Fatalf("second page %s", second.body)
+		t.Fatalf("second page %s", second.Body)
 	}
-	want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-2&limit=1&cursor="+cursor, "", "X-Automation-Business-Units: bu-2"), 400) // another unit's cursor
-	want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1", "", "X-Automation-Business-Units: bu-2"), 404)
-	want(e.call(t, "GET", base+"/nope/executions?businessUnitId=bu-1", ""), 404)
-	want(e.call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=0", ""), 400)
+	want(e.Call(t, "GET", base+"/welcome/executions?businessUnitId=bu-2&limit=1&cursor="+cursor, "", "X-Automation-Business-Units: bu-2"), 400) // another unit's cursor
+	want(e.Call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1", "", "X-Automation-Business-Units: bu-2"), 404)
+	want(e.Call(t, "GET", base+"/nope/executions?businessUnitId=bu-1", ""), 404)
+	want(e.Call(t, "GET", base+"/welcome/executions?businessUnitId=bu-1&limit=0", ""), 400)
 }
 
 // drain runs the runtime's bus (the in-process Functions host) until it is idle.
@@ -212,16 +203,16 @@ func TestCampaignMetricsMatchOpenAPI(t *testing.T) {
 	base := campaignapi.Prefix
 	read := func(code int, path string, headers ...string) map[string]any {
 		t.Helper()
-		r := e.call(t, "GET", path, "", headers...)
-		if r.code != code {
-			t.Fatalf("GET %s: status %d, want %d: %s", path, r.code, code, r.body)
+		r := e.Call(t, "GET", path, "", headers...)
+		if r.Code != code {
+			t.Fatalf("GET %s: status %d, want %d: %s", path, r.Code, code, r.Body)
 		}
 		var m map[string]any
-		_ = json.Unmarshal(r.body, &m)
+		_ = json.Unmarshal(r.Body, &m)
 		return m
 	}
-	if r := e.call(t, "PUT", base+"/welcome", good); r.code != 201 {
-		t.Fatalf("%d %s", r.code, r.body)
+	if r := e.Call(t, "PUT", base+"/welcome", good); r.Code != 201 {
+		t.Fatalf("%d %s", r.Code, r.Body)
 	}
 	if err := e.sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 		t.Fatal(err)
@@ -270,9 +261,9 @@ func TestCampaignMetricsMatchOpenAPI(t *testing.T) {
 func TestParamsErrorsNameTheMember(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := e.call(t, "PUT", campaignapi.Prefix+"/welcome", strings.Replace(good, `"amountMinor":500`, `"amountMinor":500,"amountMinr":5`, 1))
-	if r.code != 422 || !strings.Contains(string(r.body), `actions[1].params.amountMinr`) || !strings.Contains(string(r.body), `did you mean \"amountMinor\"`) ||
-		strings.Contains(string(r.body), "at '") {
-		t.Fatalf("%d %s", r.code, r.body)
+	r := e.Call(t, "PUT", campaignapi.Prefix+"/welcome", strings.Replace(good, `"amountMinor":500`, `"amountMinor":500,"amountMinr":5`, 1))
+	if r.Code != 422 || !strings.Contains(string(r.Body), `actions[1].params.amountMinr`) || !strings.Contains(string(r.Body), `did you mean \"amountMinor\"`) ||
+		strings.Contains(string(r.Body), "at '") {
+		t.Fatalf("%d %s", r.Code, r.Body)
 	}
 }

@@ -17,32 +17,18 @@ import (
 )
 
 type env struct {
-	rt  *app.Runtime
-	doc *openapitest.Doc
+	rt *app.Runtime
+	openapitest.Client
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	rt := apptest.Open(t, nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})
-	return &env{rt: rt, doc: openapitest.Load(t, registryapi.OpenAPI())}
+	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, registryapi.OpenAPI()), Handler: rt.Functions}}
 }
 
 // resp is one recorded answer.
-type resp struct {
-	code int
-	hdr  http.Header
-	body []byte
-}
-
-// call sends a request through the runtime's Functions router and checks request and
-// answer against the document (openapitest.Doc.Call): a 2xx must match its operation
-// (parameters, body, headers, response schema); an error answer must be a documented
-// problem of that status.
-func (e *env) call(t *testing.T, method, path, body string, headers ...string) resp {
-	t.Helper()
-	r := e.doc.Call(t, e.rt.Functions, method, path, body, headers...)
-	return resp{code: r.Code, hdr: r.Header, body: r.Body}
-}
+type resp = openapitest.Recorded
 
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
 // the routes registryapi.Register adds (both directions), which are exactly the runtime's
@@ -52,7 +38,7 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	e := newEnv(t)
 	r := funchost.NewRouter(nil)
 	registryapi.Register(r, httpapi.New(httpapi.Options{}), &gateway.Admin{})
-	e.doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
+	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
 }
 
 const (
@@ -71,80 +57,73 @@ func TestRegistryAPIMatchesOpenAPI(t *testing.T) {
 	e := newEnv(t)
 	want := func(r resp, code int) resp {
 		t.Helper()
-		if r.code != code {
-			t.Fatalf("status %d, want %d: %s", r.code, code, r.body)
+		if r.Code != code {
+			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
 		}
 		return r
 	}
 	base := registryapi.Prefix
-	want(e.call(t, "GET", base+"/types", ""), 200)
-	want(e.call(t, "POST", base+"/types", viewItem), 400) // no operator
-	r := want(e.call(t, "POST", base+"/types", viewItem, op, "Idempotency-Key: create-1"), 201)
-	if r.hdr.Get("ETag") != `"1"` {
-		t.Fatalf("ETag %q", r.hdr.Get("ETag"))
+	want(e.Call(t, "GET", base+"/types", ""), 200)
+	want(e.Call(t, "POST", base+"/types", viewItem), 400) // no operator
+	r := want(e.Call(t, "POST", base+"/types", viewItem, op, "Idempotency-Key: create-1"), 201)
+	if r.Header.Get("ETag") != `"1"` {
+		t.Fatalf("ETag %q", r.Header.Get("ETag"))
 	}
-	want(e.call(t, "POST", base+"/types", viewItem, op), 409)
-	want(e.call(t, "POST", base+"/types", login, op), 201)
-	bad := want(e.call(t, "POST", base+"/types", `{"eventType":"Bad","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"a","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"T","reset_policy":"RESET_ON_TRIGGER"}]}]}`, op), 422)
-	if !strings.Contains(string(bad.body), "/counterInstructions/0/thresholds/0/reset_policy") {
-		t.Errorf("refusal does not name the member: %s", bad.body)
+	want(e.Call(t, "POST", base+"/types", viewItem, op), 409)
+	want(e.Call(t, "POST", base+"/types", login, op), 201)
+	bad := want(e.Call(t, "POST", base+"/types", `{"eventType":"Bad","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"a","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE","thresholds":[{"value":1,"trigger_event":"T","reset_policy":"RESET_ON_TRIGGER"}]}]}`, op), 422)
+	if !strings.Contains(string(bad.Body), "/counterInstructions/0/thresholds/0/reset_policy") {
+		t.Errorf("refusal does not name the member: %s", bad.Body)
 	}
-	want(e.call(t, "POST", base+"/types", `{"eventType":"X","class":"DIRECT","schema":{},"extra":1}`, op), 422)
-	want(e.call(t, "POST", base+"/types", `not json`, op), 400)
-	want(e.call(t, "GET", base+"/types/ViewItem", ""), 200)
-	want(e.call(t, "GET", base+"/types/Nope", ""), 404)
-	want(e.call(t, "PUT", base+"/types/ViewItem", viewItem2, op), 428)
-	want(e.call(t, "PUT", base+"/types/ViewItem", viewItem2, op, `If-Match: "1"`), 200)
-	want(e.call(t, "PUT", base+"/types/ViewItem", viewItem2, op, `If-Match: "1"`), 412)
-	want(e.call(t, "PUT", base+"/types/ViewItem", login, op, `If-Match: "2"`), 422) // the body names another type
-	want(e.call(t, "PUT", base+"/types/Nope", login, op, `If-Match: "1"`), 422)
-	want(e.call(t, "GET", base+"/types/ViewItem/versions", ""), 200)
-	want(e.call(t, "GET", base+"/types/Nope/versions", ""), 404)
-	want(e.call(t, "GET", base+"/types/ViewItem/versions/1", ""), 200)
-	want(e.call(t, "GET", base+"/types/ViewItem/versions/9", ""), 404)
-	want(e.call(t, "GET", base+"/types/ViewItem/versions/x", ""), 404)
-	list := want(e.call(t, "GET", base+"/types", ""), 200)
-	if !strings.Contains(string(list.body), `"version":2`) {
-		t.Errorf("list: %s", list.body)
+	want(e.Call(t, "POST", base+"/types", `{"eventType":"X","class":"DIRECT","schema":{},"extra":1}`, op), 422)
+	want(e.Call(t, "POST", base+"/types", `not json`, op), 400)
+	want(e.Call(t, "GET", base+"/types/ViewItem", ""), 200)
+	want(e.Call(t, "GET", base+"/types/Nope", ""), 404)
+	want(e.Call(t, "PUT", base+"/types/ViewItem", viewItem2, op), 428)
+	want(e.Call(t, "PUT", base+"/types/ViewItem", viewItem2, op, `If-Match: "1"`), 200)
+	want(e.Call(t, "PUT", base+"/types/ViewItem", viewItem2, op, `If-Match: "1"`), 412)
+	want(e.Call(t, "PUT", base+"/types/ViewItem", login, op, `If-Match: "2"`), 422) // the body names another type
+	want(e.Call(t, "PUT", base+"/types/Nope", login, op, `If-Match: "1"`), 422)
+	want(e.Call(t, "GET", base+"/types/ViewItem/versions", ""), 200)
+	want(e.Call(t, "GET", base+"/types/Nope/versions", ""), 404)
+	want(e.Call(t, "GET", base+"/types/ViewItem/versions/1", ""), 200)
+	want(e.Call(t, "GET", base+"/types/ViewItem/versions/9", ""), 404)
+	want(e.Call(t, "GET", base+"/types/ViewItem/versions/x", ""), 404)
+	list := want(e.Call(t, "GET", base+"/types", ""), 200)
+	if !strings.Contains(string(list.Body), `"version":2`) {
+		t.Errorf("list: %s", list.Body)
 	}
-	exp := want(e.call(t, "GET", base+"/export", ""), 200)
-	imp := want(e.call(t, "POST", base+"/import", string(exp.body), op), 200)
-	if strings.Contains(string(imp.body), `"changed":true`) {
-		t.Errorf("importing the export changed something: %s", imp.body)
+	exp := want(e.Call(t, "GET", base+"/export", ""), 200)
+	imp := want(e.Call(t, "POST", base+"/import", string(exp.Body), op), 200)
+	if strings.Contains(string(imp.Body), `"changed":true`) {
+		t.Errorf("importing the export changed something: %s", imp.Body)
 	}
-	want(e.call(t, "POST", base+"/import", `{"events":[`+login+`,{"eventType":"Y","class":"NOPE","schema":{}}]}`, op), 422)
-	want(e.call(t, "POST", base+"/import", `{"types":[]}`, op), 422)
+	want(e.Call(t, "POST", base+"/import", `{"events":[`+login+`,{"eventType":"Y","class":"NOPE","schema":{}}]}`, op), 422)
+	want(e.Call(t, "POST", base+"/import", `{"types":[]}`, op), 422)
 	// Out of scope: a caller narrowed to one business unit does not see the registry.
-	want(e.call(t, "GET", base+"/types", "", "X-Automation-Business-Units: bu-1"), 404)
-	want(e.call(t, "GET", base+"/export", "", "X-Automation-Business-Units: bu-1"), 404)
+	want(e.Call(t, "GET", base+"/types", "", "X-Automation-Business-Units: bu-1"), 404)
+	want(e.Call(t, "GET", base+"/export", "", "X-Automation-Business-Units: bu-1"), 404)
 }
 
 // A document that disagrees with the answers fails the validation: the check is real.
 func TestBrokenDocumentFailsValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	broken := e.doc.Edit(t, func(s string) string {
+	broken := e.Doc.Edit(t, func(s string) string {
 		// Entry's createdOn renamed: every real answer now lacks a required member.
 		return strings.Replace(s, "required: [eventType, version, operator, createdOn, definition]", "required: [eventType, version, operator, savedOn, definition]", 1)
 	})
+	create := func() *http.Request {
+		return openapitest.Request("POST", registryapi.Prefix+"/types", login, "X-Automation-Operator: ops")
+	}
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(login))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Automation-Operator", "ops")
-	e.rt.Functions.ServeHTTP(rec, req)
+	e.rt.Functions.ServeHTTP(rec, create())
 	if rec.Code != 201 {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
 	}
 	exchange := func() (*http.Request, *http.Response) {
-		req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(login))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Automation-Operator", "ops")
+		req := create()
 		return req, openapitest.Answer(req, rec.Code, rec.Header(), rec.Body.Bytes())
 	}
-	if msg := e.doc.Mismatch(exchange()); msg != "" {
-		t.Fatalf("the real document refused the answer: %s", msg)
-	}
-	if broken.Mismatch(exchange()) == "" {
-		t.Fatal("the broken document accepted the answer")
-	}
+	e.Doc.CheckCaught(t, broken, exchange)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/money"
+	"github.com/automation-platform/automation/shared/simhttp"
 )
 
 // FaultKind names a fault.
@@ -164,14 +165,8 @@ func (s *Server) take(op, key string) (Fault, bool) {
 	return Fault{}, false
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func problem(w http.ResponseWriter, code int, kind, detail string) {
-	writeJSON(w, code, map[string]string{"error": kind, "detail": detail})
+	simhttp.WriteJSON(w, code, map[string]string{"error": kind, "detail": detail})
 }
 
 // before applies a pre-commit fault; it reports whether the request is answered already.
@@ -203,19 +198,14 @@ func after(w http.ResponseWriter, r *http.Request, f Fault, has bool, t billing.
 		case <-time.After(f.Delay):
 		case <-r.Context().Done():
 		}
-		writeJSON(w, code, t)
+		simhttp.WriteJSON(w, code, t)
 		return true
 	case LostAnswer:
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
-				return true
-			}
-		}
-		panic(http.ErrAbortHandler) // closes the connection without an answer
+		simhttp.HangUp(w) // closes the connection without an answer
+		return true
 	case WrongOrder:
 		t.OrderID += "-other"
-		writeJSON(w, code, t)
+		simhttp.WriteJSON(w, code, t)
 		return true
 	case WrongCurrency:
 		if t.Currency == "USD" {
@@ -223,7 +213,7 @@ func after(w http.ResponseWriter, r *http.Request, f Fault, has bool, t billing.
 		} else {
 			t.Currency = "USD"
 		}
-		writeJSON(w, code, t)
+		simhttp.WriteJSON(w, code, t)
 		return true
 	}
 	return false
@@ -283,7 +273,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	if after(w, r, f, has, t, code) {
 		return
 	}
-	writeJSON(w, code, t)
+	simhttp.WriteJSON(w, code, t)
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request) {
@@ -308,7 +298,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	if after(w, r, f, has, t, http.StatusOK) {
 		return
 	}
-	writeJSON(w, http.StatusOK, t)
+	simhttp.WriteJSON(w, http.StatusOK, t)
 }
 
 func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
@@ -328,7 +318,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) {
 	if has && f.Kind == OutOfBalance {
 		avail = 0
 	}
-	writeJSON(w, http.StatusOK, billing.Balance{BusinessUnitID: r.PathValue("businessUnitId"), Currency: cur, Available: avail})
+	simhttp.WriteJSON(w, http.StatusOK, billing.Balance{BusinessUnitID: r.PathValue("businessUnitId"), Currency: cur, Available: avail})
 }
 
 func (s *Server) inject(w http.ResponseWriter, r *http.Request) {
@@ -358,5 +348,5 @@ func (s *Server) setBalance(w http.ResponseWriter, r *http.Request) {
 func (s *Server) ledgerJSON(w http.ResponseWriter, _ *http.Request) {
 	l := s.Ledger()
 	sort.SliceStable(l, func(i, j int) bool { return strings.Compare(l[i].OrderID, l[j].OrderID) < 0 })
-	writeJSON(w, http.StatusOK, map[string]any{"transfers": l})
+	simhttp.WriteJSON(w, http.StatusOK, map[string]any{"transfers": l})
 }

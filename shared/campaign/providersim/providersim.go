@@ -14,17 +14,16 @@
 package providersim
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/automation-platform/automation/shared/simhttp"
 )
 
 // Fault modes.
@@ -90,8 +89,7 @@ type Server struct {
 	lookups  map[string]int    // lookups per key
 	stats    Stats
 
-	srv *http.Server
-	ln  net.Listener
+	simhttp.Listener
 }
 
 // New returns a server (not listening; see Start, or use Handler).
@@ -99,33 +97,9 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, applied: map[string]int{}, refs: map[string]string{}, attempts: map[string]int{}, lookups: map[string]int{}}
 }
 
-// Start listens on addr ("127.0.0.1:0" for any free port) and serves until Close.
-func (s *Server) Start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	s.ln = ln
-	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
-	return nil
-}
-
-// URL is the base URL of a started server.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
-
-// Close stops a started server.
-func (s *Server) Close() error {
-	if s.srv == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(ctx); err != nil {
-		return s.srv.Close()
-	}
-	return nil
-}
+// Start listens on addr ("127.0.0.1:0" for any free port) and serves until Close (URL and
+// Close come from the embedded simhttp.Listener).
+func (s *Server) Start(addr string) error { return s.Serve(addr, s.Handler()) }
 
 // SetFaults switches the fault mode; errors on an unknown mode or a bad delay.
 func (s *Server) SetFaults(f Faults) error {
@@ -173,24 +147,8 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /actions", s.authorized(s.action))
 	mux.HandleFunc("GET /actions/{key}", s.authorized(s.lookup))
-	mux.HandleFunc("PUT /faults", func(w http.ResponseWriter, r *http.Request) {
-		var f Faults
-		dec := json.NewDecoder(io.LimitReader(r.Body, 4<<10))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if err := s.SetFaults(f); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(s.Stats())
-	})
+	mux.HandleFunc("PUT /faults", simhttp.FaultsHandler(4<<10, s.SetFaults))
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Stats()) })
 	return mux
 }
 
@@ -255,17 +213,6 @@ func (s *Server) decideLookup(key string) string {
 	return ModeNone
 }
 
-// hangUp closes the connection of w unanswered (a lost answer, a timeout to the caller).
-func hangUp(w http.ResponseWriter) {
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			_ = conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
-}
-
 func (s *Server) apply(key string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -323,11 +270,10 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.stats.Lost++
 		s.mu.Unlock()
-		hangUp(w)
+		simhttp.HangUp(w)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{"reference": ref})
+	simhttp.WriteJSON(w, http.StatusOK, map[string]string{"reference": ref})
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
@@ -342,7 +288,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "simulated lookup failure", http.StatusServiceUnavailable)
 		return
 	case ModeLoseAnswer:
-		hangUp(w)
+		simhttp.HangUp(w)
 		return
 	}
 	s.mu.Lock()
@@ -352,6 +298,5 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not applied", http.StatusNotFound)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{"reference": ref})
+	simhttp.WriteJSON(w, http.StatusOK, map[string]string{"reference": ref})
 }

@@ -311,3 +311,32 @@ func (d *Doc) Call(t testing.TB, h http.Handler, method, path, body string, head
 	d.Validate(t, req, Answer(req, r.Code, r.Header, r.Body))
 	return r
 }
+
+// Client is a document bound to the handler an API's requests go to (a runtime's Functions
+// router, say): the rig of an API package's document tests, so that each call is checked
+// against the document without naming the handler.
+type Client struct {
+	Doc     *Doc
+	Handler http.Handler
+}
+
+// Call is Doc.Call against the client's handler: a 2xx must match its operation (parameters,
+// body, headers, response schema); an error answer must be a documented problem of that
+// status.
+func (c Client) Call(t testing.TB, method, path, body string, headers ...string) Recorded {
+	t.Helper()
+	return c.Doc.Call(t, c.Handler, method, path, body, headers...)
+}
+
+// CheckCaught shows that a document check is real: the exchange (built afresh for each
+// document, as a request's body is read once) matches d, and does not match broken, a copy
+// of d edited (Edit) so that the exchange's answer no longer fits it.
+func (d *Doc) CheckCaught(t testing.TB, broken *Doc, exchange func() (*http.Request, *http.Response)) {
+	t.Helper()
+	if msg := d.Mismatch(exchange()); msg != "" {
+		t.Fatalf("the real document refused the answer: %s", msg)
+	}
+	if broken.Mismatch(exchange()) == "" {
+		t.Fatal("the broken document accepted the answer")
+	}
+}

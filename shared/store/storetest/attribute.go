@@ -15,15 +15,7 @@ import (
 
 // runAttribute checks store.AttributeStore (docs/attributes.md#store).
 func runAttribute(t *testing.T, open Opener) {
-	t.Run("ApplyWritesRowsDeltasAndOutboxAtomically", func(t *testing.T) { testAttributeApply(t, open) })
-	t.Run("RedeliveryIsANoOp", func(t *testing.T) { testAttributeRedelivery(t, open) })
-	t.Run("ProcessedPurgeKeepsTheWindow", func(t *testing.T) { testAttributeProcessedPurge(t, open) })
-	t.Run("StaleVersionIsLeaseLost", func(t *testing.T) { testAttributeStale(t, open) })
-	t.Run("DecideErrorWritesNothing", func(t *testing.T) { testAttributeDecideError(t, open) })
-	t.Run("FlushFoldsDeltasInBoundedBatches", func(t *testing.T) { testAttributeFlush(t, open) })
-	t.Run("TopReadsTheRankingInOrder", func(t *testing.T) { testAttributeTop(t, open) })
-	t.Run("ConcurrentIncrementsAreSerialised", func(t *testing.T) { testAttributeConcurrent(t, open) })
-	t.Run("BatchAppliesInOrderInOneTransaction", func(t *testing.T) { testAttributeApplyBatch(t, open) })
+	runCases(t, open, attributeCases)
 }
 
 var (

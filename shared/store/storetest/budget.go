@@ -16,16 +16,7 @@ import (
 // transfer state machine with its exactly-once cost, the release rules, guarded budget
 // changes, price policies, frozen prices and the fee-fact projection.
 func RunBudget(t *testing.T, open Opener) {
-	t.Run("ReserveIsConditional", func(t *testing.T) { testBudgetReserve(t, open) })
-	t.Run("ConcurrentReservesNeverExceedMaxCost", func(t *testing.T) { testBudgetReserveConcurrent(t, open) })
-	t.Run("TransferCostAddedOnce", func(t *testing.T) { testFeeTransferOnce(t, open) })
-	t.Run("FailedChargeReleasesAndRehold", func(t *testing.T) { testFeeFailedRelease(t, open) })
-	t.Run("ReleaseRules", func(t *testing.T) { testReleaseRules(t, open) })
-	t.Run("ReleaseOfStaleAttemptChangesNothing", func(t *testing.T) { testReleaseStaleAttempt(t, open) })
-	t.Run("ConcurrentTransferBeginsOneRow", func(t *testing.T) { testFeeTransferBeginConcurrent(t, open) })
-	t.Run("MaxCostGuarded", func(t *testing.T) { testBudgetMaxCost(t, open) })
-	t.Run("PricePolicyAndFrozenPrice", func(t *testing.T) { testPricePolicy(t, open) })
-	t.Run("FeeProjectionExactUnderReplay", func(t *testing.T) { testFeeProjection(t, open) })
+	runCases(t, open, budgetCases)
 }
 
 func orderFor(cmd string) func(int64) string {

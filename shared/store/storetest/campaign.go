@@ -19,20 +19,7 @@ import (
 // outcomes with the post-result hook, chain advances once, the manual queue, the projection
 // and the outbox relay's lease and purge.
 func RunCampaign(t *testing.T, open Opener) {
-	t.Run("CampaignCommandThroughput", func(t *testing.T) { testCommandThroughput(t, open) })
-	t.Run("CampaignSaveIfMatchAndTriggers", func(t *testing.T) { testCampaignSave(t, open) })
-	t.Run("CampaignStartOnce", func(t *testing.T) { testCampaignStartOnce(t, open) })
-	t.Run("CampaignClaimExclusiveAndFreezes", func(t *testing.T) { testCampaignClaim(t, open) })
-	t.Run("CampaignFinishGuardedWithHook", func(t *testing.T) { testCampaignFinish(t, open) })
-	t.Run("CampaignAdvanceOnce", func(t *testing.T) { testCampaignAdvance(t, open) })
-	t.Run("CampaignAdvanceManyInOrderAllOrNothing", func(t *testing.T) { testCampaignAdvanceMany(t, open) })
-	t.Run("CampaignManualResolution", func(t *testing.T) { testCampaignResolve(t, open) })
-	t.Run("CampaignExecutionListNewestFirstScoped", func(t *testing.T) { testCampaignExecutionList(t, open) })
-	t.Run("CampaignExecutionFindByStatusAndRecipient", func(t *testing.T) { testCampaignExecutionFind(t, open) })
-	t.Run("CampaignSaveWritesItsAuditInTheSameTransaction", func(t *testing.T) { testCampaignAudit(t, open) })
-	t.Run("CampaignProjectionExactUnderReplay", func(t *testing.T) { testCampaignProjection(t, open) })
-	t.Run("CampaignProjectionConcurrentFirstFacts", func(t *testing.T) { testCampaignProjectionConcurrent(t, open) })
-	t.Run("OutboxLeaseAndPurge", func(t *testing.T) { testOutboxLease(t, open) })
+	runCases(t, open, campaignCases)
 }
 
 func campaignFixture(bu, id string) store.Campaign {

@@ -18,21 +18,7 @@ import (
 // runDelivery is the delivery part of the suite (issue 5): commands, facts, the send-claim
 // rule with backoff/hold/Unknown, resolution, templates and the fact projection.
 func runDelivery(t *testing.T, open Opener) {
-	t.Run("CommandEffectKeyAndFacts", func(t *testing.T) { testCommandFacts(t, open) })
-	t.Run("SendClaimRetryHoldAndDoubt", func(t *testing.T) { testSendClaimStates(t, open) })
-	t.Run("ClaimDueAndWakeUp", func(t *testing.T) { testClaimDue2(t, open) })
-	t.Run("UnknownQueueAndResolve", func(t *testing.T) { testResolve(t, open) })
-	t.Run("HeldListAndRelease", func(t *testing.T) { testHeldRelease(t, open) })
-	t.Run("TemplatesVersionedPerBusinessUnit", func(t *testing.T) { testTemplates(t, open) })
-	t.Run("FactProjectionKeepsHighestRevision", func(t *testing.T) { testProjection(t, open) })
-	t.Run("ProviderReferenceFitsItsColumn", func(t *testing.T) { testProviderReferenceBound(t, open) })
-	t.Run("ClaimDueTakesQueuedJobsWhoseMessageWasLost", func(t *testing.T) { testClaimDueOrphans(t, open) })
-	t.Run("ThroughputPerMinute", func(t *testing.T) { testThroughput(t, open) })
-	t.Run("ClaimManyAndFinishManyGuardEachItem", func(t *testing.T) { testClaimFinishMany(t, open) })
-	t.Run("ClaimManyMixedStatesAcrossChunks", func(t *testing.T) { testClaimManyMixed(t, open) })
-	t.Run("FinishManyMixedItemsAcrossChunks", func(t *testing.T) { testFinishManyMixed(t, open) })
-	t.Run("BatchFactsInOneEnvelope", func(t *testing.T) { testBatchFactsEnvelope(t, open) })
-	t.Run("ClaimManyReturnsTheStoredJobAndFinishManyItsFacts", func(t *testing.T) { testClaimManyWholeJob(t, open) })
+	runCases(t, open, deliveryCases)
 }
 
 // testBatchFactsEnvelope: the facts one batch claim or one batch record writes are one

@@ -13,10 +13,7 @@ import (
 
 // runPushDevice checks store.PushDeviceStore (docs/channels.md#device-registry).
 func runPushDevice(t *testing.T, open Opener) {
-	t.Run("RegisterIsIdempotent", func(t *testing.T) { testDeviceIdempotent(t, open) })
-	t.Run("BoundedPerCustomer", func(t *testing.T) { testDeviceBound(t, open) })
-	t.Run("RetireAndReactivate", func(t *testing.T) { testDeviceRetire(t, open) })
-	t.Run("TokenMovesBetweenCustomers", func(t *testing.T) { testDeviceMoves(t, open) })
+	runCases(t, open, pushDeviceCases)
 }
 
 func devReg(bu, customer, token string, now time.Time) store.PushDeviceRegisterParams {

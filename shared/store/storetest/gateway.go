@@ -12,9 +12,7 @@ import (
 // RunGateway runs the event gateway's cases: registry versions (every one kept, guarded by
 // the expected version), the stamp, and the (source, id) ledger with its outbox rows.
 func RunGateway(t *testing.T, open Opener) {
-	t.Run("RegistryVersions", func(t *testing.T) { testRegistryVersions(t, open) })
-	t.Run("GatewayAcceptOnce", func(t *testing.T) { testGatewayAcceptOnce(t, open) })
-	t.Run("GatewayMessageIDTaken", func(t *testing.T) { testGatewayMessageIDTaken(t, open) })
+	runCases(t, open, gatewayCases)
 }
 
 func testRegistryVersions(t *testing.T, open Opener) {

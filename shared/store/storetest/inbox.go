@@ -13,10 +13,7 @@ import (
 
 // runInbox checks store.InboxStore (docs/inbox.md).
 func runInbox(t *testing.T, open Opener) {
-	t.Run("InsertIsIdempotentByDeliveryKey", func(t *testing.T) { testInboxIdempotent(t, open) })
-	t.Run("ConcurrentDuplicateDeliveries", func(t *testing.T) { testInboxConcurrent(t, open) })
-	t.Run("ListPagesAndStates", func(t *testing.T) { testInboxList(t, open) })
-	t.Run("MarkReadIsVersionGuarded", func(t *testing.T) { testInboxMarkRead(t, open) })
+	runCases(t, open, inboxCases)
 }
 
 func inboxParams(bu, recipient, key string, now time.Time) store.InboxInsertParams {

@@ -14,13 +14,7 @@ import (
 
 // RunLifecycle runs the reminder-lifecycle part of the suite (also run by Run).
 func RunLifecycle(t *testing.T, open Opener) {
-	t.Run("BusinessUnitLifecycle", func(t *testing.T) { testBusinessUnitLifecycle(t, open) })
-	t.Run("SettingInsertUpdateList", func(t *testing.T) { testSettingLifecycle(t, open) })
-	t.Run("SnapshotPaging", func(t *testing.T) { testSnapshotPaging(t, open) })
-	t.Run("SchedulerListsForLifecycle", func(t *testing.T) { testSchedulerLifecycleLists(t, open) })
-	t.Run("ThresholdEdgeRevisionGuard", func(t *testing.T) { testThresholdEdge(t, open) })
-	t.Run("ThresholdEdgeConcurrent", func(t *testing.T) { testThresholdEdgeConcurrent(t, open) })
-	t.Run("ReconcileState", func(t *testing.T) { testReconcileState(t, open) })
+	runCases(t, open, lifecycleCases)
 }
 
 func testBusinessUnitLifecycle(t *testing.T, open Opener) {

@@ -14,14 +14,7 @@ import (
 
 // runReport runs the report-subscription area of the suite (docs/architecture.md#report-subscriptions).
 func runReport(t *testing.T, open Opener) {
-	t.Run("ReportSubscriptions", func(t *testing.T) { testReportSubscriptions(t, open) })
-	t.Run("ReportRunRegistry", func(t *testing.T) { testReportRunRegistry(t, open) })
-	t.Run("ReportSchedulerLists", func(t *testing.T) { testReportSchedulerLists(t, open) })
-	t.Run("ReportOwnershipGuard", func(t *testing.T) { testReportOwnership(t, open) })
-	t.Run("ReportOwnershipConcurrent", func(t *testing.T) { testReportOwnershipConcurrent(t, open) })
-	t.Run("ReportOwnershipReleaseAll", func(t *testing.T) { testReportOwnershipReleaseAll(t, open) })
-	t.Run("ReportRollout", func(t *testing.T) { testReportRollout(t, open) })
-	t.Run("ReportActivity", func(t *testing.T) { testReportActivity(t, open) })
+	runCases(t, open, reportCases)
 }
 
 const reportSub = "7c1e2d3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"

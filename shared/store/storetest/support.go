@@ -14,23 +14,7 @@ import (
 
 // runSupport runs the support API's store conformance tests (store.SupportStore).
 func runSupport(t *testing.T, open Opener) {
-	t.Run("SupportFindDriversAndFilters", func(t *testing.T) { testSupportFind(t, open) })
-	t.Run("SupportFindPages", func(t *testing.T) { testSupportFindPages(t, open) })
-	t.Run("SupportGet", func(t *testing.T) { testSupportGet(t, open) })
-	t.Run("SupportActRelease", func(t *testing.T) { testSupportRelease(t, open) })
-	t.Run("SupportActRetryAndCancel", func(t *testing.T) { testSupportRetryCancel(t, open) })
-	t.Run("SupportActRunNow", func(t *testing.T) { testSupportRunNow(t, open) })
-	t.Run("SupportRetryOfCompletedRow", func(t *testing.T) { testSupportRetryCompleted(t, open) })
-	t.Run("SupportCancelSticksThroughEnsure", func(t *testing.T) { testSupportCancelSticks(t, open) })
-	t.Run("SupportActRejectsBadInput", func(t *testing.T) { testSupportActBadInput(t, open) })
-	t.Run("SupportReleaseBatchPace", func(t *testing.T) { testSupportReleaseBatch(t, open) })
-	t.Run("SupportMetrics", func(t *testing.T) { testSupportMetrics(t, open) })
-	t.Run("SupportMetricsBudget", func(t *testing.T) { testSupportMetricsBudget(t, open) })
-	t.Run("MetricsHistory", func(t *testing.T) { testMetricsHistory(t, open) })
-	t.Run("SupportStaleEvent", func(t *testing.T) { testSupportStaleEvent(t, open) })
-	t.Run("SupportNotificationList", func(t *testing.T) { testSupportNotifications(t, open) })
-	t.Run("SupportRetryKeepsWhenTheRowEnded", func(t *testing.T) { testSupportRetryKeepsEndTime(t, open) })
-	t.Run("SupportMetricsOldestDueAfterABackoff", func(t *testing.T) { testSupportMetricsOldestDueAfterBackoff(t, open) })
+	runCases(t, open, supportCases)
 }
 
 // supportCandidate is Candidate(n, due) in business unit bu.
