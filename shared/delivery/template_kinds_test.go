@@ -18,7 +18,10 @@ func TestTemplateKindsAreValidatedNamingTheMember(t *testing.T) {
 	base := func(kind string) store.NotificationTemplate {
 		return store.NotificationTemplate{Key: "k", Kind: kind, CreatedBy: "ops"}
 	}
-	with := func(t store.NotificationTemplate, f func(*store.NotificationTemplate)) store.NotificationTemplate { f(&t); return t }
+	with := func(t store.NotificationTemplate, f func(*store.NotificationTemplate)) store.NotificationTemplate {
+		f(&t)
+		return t
+	}
 	ok := []store.NotificationTemplate{
 		with(base(""), func(t *store.NotificationTemplate) { t.Text = "hi" }),
 		with(base("message"), func(t *store.NotificationTemplate) { t.HTML = "<p>hi</p>" }),
@@ -59,11 +62,16 @@ func TestTemplateKindsAreValidatedNamingTheMember(t *testing.T) {
 		{base("whatsapp"), "whatsApp"},
 		{with(base("whatsapp"), func(t *store.NotificationTemplate) { t.Extra = `{"name":"Points","language":"vi"}` }), "whatsApp.name"},
 		{with(base("whatsapp"), func(t *store.NotificationTemplate) { t.Extra = `{"name":"points","language":"vietnamese"}` }), "whatsApp.language"},
-		{with(base("whatsapp"), func(t *store.NotificationTemplate) { t.Extra = `{"name":"points","language":"vi","parameters":["a"," "]}` }), "whatsApp.parameters[1]"},
+		{with(base("whatsapp"), func(t *store.NotificationTemplate) {
+			t.Extra = `{"name":"points","language":"vi","parameters":["a"," "]}`
+		}), "whatsApp.parameters[1]"},
 		{with(base("whatsapp"), func(t *store.NotificationTemplate) {
 			t.Extra = `{"name":"points","language":"vi","parameters":["a","{{range 5}}x{{end}}"]}`
 		}), "whatsApp.parameters[1]"},
-		{with(base("whatsapp"), func(t *store.NotificationTemplate) { t.Extra = `{"name":"points","language":"vi"}`; t.Text = "free text" }), "text"},
+		{with(base("whatsapp"), func(t *store.NotificationTemplate) {
+			t.Extra = `{"name":"points","language":"vi"}`
+			t.Text = "free text"
+		}), "text"},
 		{with(base("whatsapp"), func(t *store.NotificationTemplate) {
 			t.Extra = `{"name":"points","language":"vi","parameters":[` + strings.Repeat(`"a",`, 20) + `"a"]}`
 		}), "whatsApp.parameters"},
