@@ -55,7 +55,7 @@ commands:
   publish       send CloudEvents from a file to Service Bus (or -local to a serve)
   keys          API keys: create, list, revoke, rotate (docs/security.md#api-keys)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
-  templates     notification templates from a terminal: get, put (a new version), preview (docs/channels.md)
+  templates     notification templates from a terminal: get, put (a new version), delete, preview (docs/channels.md)
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
   fcm-sim       run the simulated Firebase Cloud Messaging on 127.0.0.1:8090 and write its service-account key file (docs/channels.md)

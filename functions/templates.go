@@ -24,8 +24,11 @@ TemplatesApi; docs/channels.md#templates). Prints the API's JSON answer.
 
 commands:
   get      KEY -bu ID                          the template the unit's deliveries render
-  put      KEY -bu ID -file T.json -operator N  save the unit's next version ({"subject","text","html"});
+  put      KEY -bu ID -file T.json -operator N  save the unit's next version ({"kind","subject","text","html",
+                                                 "data","whatsApp"}; docs/channels.md#template-kinds);
                                                  -version V: the version you read (If-Match); none for the first
+  delete   KEY -bu ID -version V -operator N    delete the unit's own template (its deliveries render the
+                                                 default again); -version is the live version (If-Match)
   preview  KEY -bu ID [-payload P.json] [-sms]  render the latest version against a sample payload
 
 flags of every command:
@@ -58,7 +61,7 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 	version := fs.Int64("version", 0, "")
 	payload := fs.String("payload", "", "")
 	sms := fs.Bool("sms", false, "")
-	if cmd != "get" && cmd != "put" && cmd != "preview" {
+	if cmd != "get" && cmd != "put" && cmd != "delete" && cmd != "preview" {
 		fmt.Fprintf(stderr, "automation templates: unknown command %q\n\n%s", cmd, templatesUsage)
 		return 2
 	}
@@ -104,6 +107,14 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 		if *version > 0 {
 			headers.Set("If-Match", `"`+strconv.FormatInt(*version, 10)+`"`)
 		}
+	case "delete":
+		if *op == "" || *version <= 0 {
+			fmt.Fprintln(stderr, "automation templates delete: -operator and -version (the live version, from get) are required")
+			return 2
+		}
+		method = http.MethodDelete
+		headers.Set("X-Automation-Operator", *op)
+		headers.Set("If-Match", `"`+strconv.FormatInt(*version, 10)+`"`)
 	case "preview":
 		method, u = http.MethodPost, u+"/preview"
 		p := []byte("{}")

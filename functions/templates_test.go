@@ -58,7 +58,18 @@ func TestTemplatesCommand(t *testing.T) {
 	if code, _, e := cli("preview", "points-earned", "-bu", "bu-1", "-payload", payload); code != 1 || !strings.Contains(e, "payload.source") {
 		t.Fatalf("preview without the field: %d %s", code, e)
 	}
-	for _, bad := range [][]string{{"get"}, {"get", "k"}, {"put", "k", "-bu", "bu-1"}, {"drop", "k", "-bu", "bu-1"}} {
+	// delete: If-Match from -version; a stale one exits 1; then nothing of the unit's is left.
+	if code, _, e := cli("delete", "points-earned", "-bu", "bu-1", "-operator", "jane", "-version", "7"); code != 1 || !strings.Contains(e, "412") {
+		t.Fatalf("stale delete: %d %s", code, e)
+	}
+	if code, out, e := cli("delete", "points-earned", "-bu", "bu-1", "-operator", "jane", "-version", "1"); code != 0 || out != "" {
+		t.Fatalf("delete: %d %q %s", code, out, e)
+	}
+	if code, _, e := cli("get", "points-earned", "-bu", "bu-1"); code != 1 || !strings.Contains(e, "404") {
+		t.Fatalf("get after the delete: %d %s", code, e)
+	}
+	for _, bad := range [][]string{{"get"}, {"get", "k"}, {"put", "k", "-bu", "bu-1"}, {"drop", "k", "-bu", "bu-1"},
+		{"delete", "k", "-bu", "bu-1", "-operator", "jane"}, {"delete", "k", "-bu", "bu-1", "-version", "1"}} {
 		var out, errb bytes.Buffer
 		if code := run(t.Context(), append([]string{"templates"}, bad...), func(string) string { return "" }, &out, &errb); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)

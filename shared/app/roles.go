@@ -39,6 +39,7 @@ var routeRoles = httpapi.RouteRoles{
 	// Templates (docs/channels.md#templates): the preview renders and writes nothing.
 	"GET /api/templates/{key}":          httpapi.RoleRead,
 	"PUT /api/templates/{key}":          httpapi.RoleAdmin,
+	"DELETE /api/templates/{key}":       httpapi.RoleAdmin,
 	"POST /api/templates/{key}/preview": httpapi.RoleRead,
 
 	// Business units and reminder settings.

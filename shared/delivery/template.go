@@ -69,7 +69,7 @@ type PushExtra struct {
 type WhatsAppExtra struct {
 	Name       string   `json:"name"`
 	Language   string   `json:"language"`
-	Parameters []string `json:"parameters"`
+	Parameters []string `json:"parameters,omitempty"`
 }
 
 var (

@@ -116,3 +116,86 @@ func TestTemplateAPIMatchesOpenAPI(t *testing.T) {
 		t.Fatalf("bu-2 got a version: %+v %v", t2, err)
 	}
 }
+
+// TestTemplateKindsAndDeleteMatchOpenAPI: push, sms and whatsapp templates are saved and
+// previewed with their members; bad members are 422 naming them; DELETE needs If-Match and
+// an operator, stores a tombstone (the default shows through again, the history and the
+// version numbers go on), and a second DELETE is 404.
+func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
+	t.Parallel()
+	r, st, tpl := newEnv(t)
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
+		t.Helper()
+		rec := doc.Call(t, r, method, path, body, headers...)
+		if rec.Code != want {
+			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, rec.Code, rec.Body, want)
+		}
+		return rec
+	}
+	op := "X-Automation-Operator: jane"
+	// Push: title, body and data; the preview renders the data.
+	call(201, "PUT", "/api/templates/points?businessUnitId=bu-1",
+		`{"kind":"push","subject":"{{.points}} points","text":"Thanks {{.name}}","data":{"screen":"points","points":"{{.points}}"}}`, op)
+	var pv templateapi.Preview
+	rec := call(200, "POST", "/api/templates/points/preview?businessUnitId=bu-1", `{"payload":{"points":120,"name":"Linh"}}`)
+	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.Kind != "push" || pv.Subject != "120 points" || pv.Data["points"] != "120" || pv.Data["screen"] != "points" {
+		t.Fatalf("push preview: %+v %v", pv, err)
+	}
+	var got templateapi.Template
+	if err := json.Unmarshal(call(200, "GET", "/api/templates/points?businessUnitId=bu-1", "").Body, &got); err != nil || got.Kind != "push" || got.Data["points"] != "{{.points}}" {
+		t.Fatalf("push read back: %+v %v", got, err)
+	}
+	// SMS: the preview always measures it (Vietnamese is UCS-2).
+	call(201, "PUT", "/api/templates/otp?businessUnitId=bu-1", `{"kind":"sms","text":"Mã OTP của bạn là {{.code}}"}`, op)
+	rec = call(200, "POST", "/api/templates/otp/preview?businessUnitId=bu-1", `{"payload":{"code":"123456"}}`)
+	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.SMS == nil || pv.SMS.Encoding != "UCS-2" || pv.SMS.Segments != 1 {
+		t.Fatalf("sms preview: %+v %v", pv, err)
+	}
+	// WhatsApp: the provider template and its rendered values.
+	call(201, "PUT", "/api/templates/wa-points?businessUnitId=bu-1",
+		`{"kind":"whatsapp","whatsApp":{"name":"points_earned","language":"vi","parameters":["{{.name}}","{{.points}}"]}}`, op)
+	rec = call(200, "POST", "/api/templates/wa-points/preview?businessUnitId=bu-1", `{"payload":{"points":120,"name":"Linh"}}`)
+	if err := json.Unmarshal(rec.Body, &pv); err != nil || pv.WhatsApp == nil || pv.WhatsApp.Name != "points_earned" || strings.Join(pv.WhatsApp.Values, ",") != "Linh,120" {
+		t.Fatalf("whatsapp preview: %+v %v", pv, err)
+	}
+	// Bad members: 422 naming each, nothing stored.
+	for body, field := range map[string]string{
+		`{"kind":"fax","text":"x"}`:                                                        `"field":"kind"`,
+		`{"kind":"sms","text":"x","subject":"s"}`:                                          `"field":"subject"`,
+		`{"kind":"sms","text":"x","data":{"a":"b"}}`:                                       `"field":"data"`,
+		`{"text":"x","whatsApp":{"name":"a","language":"vi"}}`:                             `"field":"whatsApp"`,
+		`{"kind":"push","text":"x","data":{"google.c.a":"1"}}`:                             `"field":"data.google.c.a"`,
+		`{"kind":"whatsapp","whatsApp":{"name":"Points Earned","language":"vi"}}`:          `"field":"whatsApp.name"`,
+		`{"kind":"whatsapp","whatsApp":{"name":"p","language":"vi","parameters":["{{x"]}}`: `"field":"whatsApp.parameters[0]"`,
+		`{"kind":"whatsapp"}`: `"field":"whatsApp"`,
+	} {
+		rec := call(422, "PUT", "/api/templates/bad?businessUnitId=bu-1", body, op)
+		if !strings.Contains(string(rec.Body), field) {
+			t.Errorf("%s: %s, want %s", body, rec.Body, field)
+		}
+	}
+	if _, err := st.NotificationTemplateGet(context.Background(), "bad", "bu-1"); err == nil {
+		t.Fatal("a refused template was stored")
+	}
+	// DELETE.
+	if _, err := tpl.Save(context.Background(), store.NotificationTemplate{Key: "points", Kind: "push", Text: "default body", CreatedBy: "seed"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/api/templates/points?businessUnitId=bu-1"
+	call(428, "DELETE", path, "", op)
+	call(400, "DELETE", path, "", `If-Match: "1"`) // no operator: not audited, refused
+	call(412, "DELETE", path, "", op, `If-Match: "2"`)
+	call(404, "DELETE", "/api/templates/points?businessUnitId=bu-2", "", op, `If-Match: "1"`) // out of scope
+	call(204, "DELETE", path, "", op, `If-Match: "1"`)
+	rec = call(200, "GET", path, "")
+	if err := json.Unmarshal(rec.Body, &got); err != nil || got.Override || got.Text != "default body" || rec.Header.Get("ETag") != "" {
+		t.Fatalf("after the delete the default shows: %+v %v", got, err)
+	}
+	call(404, "DELETE", path, "", op, `If-Match: "1"`) // nothing of the unit's own left
+	// Saved again without If-Match: version 3 (the tombstone was 2), 201.
+	rec = call(201, "PUT", path, `{"kind":"push","text":"again"}`, op)
+	if err := json.Unmarshal(rec.Body, &got); err != nil || got.Version != 3 || !got.Override {
+		t.Fatalf("saved after the delete: %+v %v", got, err)
+	}
+}
