@@ -168,7 +168,7 @@ func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
 		`{"kind":"push","text":"x","data":{"google.c.a":"1"}}`:                             `"field":"data.google.c.a"`,
 		`{"kind":"whatsapp","whatsApp":{"name":"Points Earned","language":"vi"}}`:          `"field":"whatsApp.name"`,
 		`{"kind":"whatsapp","whatsApp":{"name":"p","language":"vi","parameters":["{{x"]}}`: `"field":"whatsApp.parameters[0]"`,
-		`{"kind":"whatsapp"}`: `"field":"whatsApp"`,
+		`{"kind":"whatsapp"}`:                                                              `"field":"whatsApp"`,
 	} {
 		rec := call(422, "PUT", "/api/templates/bad?businessUnitId=bu-1", body, op)
 		if !strings.Contains(string(rec.Body), field) {
