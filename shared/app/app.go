@@ -377,6 +377,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return r.Gateway.Ingest(ctx, scope, raws)
 		}}
 	}
+	if err := LimitChannels(o.Channels, cfg.ChannelLimits, r.Clock); err != nil {
+		return fail(err)
+	}
 	if o.CampaignProviders, err = CampaignProvidersFromConfig(cfg, o.CampaignProviders); err != nil {
 		return fail(err)
 	}
