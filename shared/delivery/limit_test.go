@@ -20,7 +20,7 @@ type gateChannel struct {
 	deadline                     chan time.Duration // the time left on each call's context, when it has a deadline
 }
 
-func (g *gateChannel) Traits() delivery.Traits           { return delivery.Traits{Idempotent: true} }
+func (g *gateChannel) Traits() delivery.Traits          { return delivery.Traits{Idempotent: true} }
 func (g *gateChannel) ValidateRecipient(a string) error { return nil }
 func (g *gateChannel) Send(ctx context.Context, m delivery.Message) (string, error) {
 	g.calls.Add(1)
