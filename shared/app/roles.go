@@ -41,6 +41,8 @@ var routeRoles = httpapi.RouteRoles{
 	"PUT /api/templates/{key}":          httpapi.RoleAdmin,
 	"DELETE /api/templates/{key}":       httpapi.RoleAdmin,
 	"POST /api/templates/{key}/preview": httpapi.RoleRead,
+	// A test send reaches a real recipient: the template's authors only.
+	"POST /api/templates/{key}/test-send": httpapi.RoleAdmin,
 
 	// Business units and reminder settings.
 	"GET /api/business-units":                       httpapi.RoleRead,

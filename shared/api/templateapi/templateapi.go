@@ -27,6 +27,7 @@ func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 const (
 	PathTemplate = "/api/templates/{key}"
 	PathPreview  = "/api/templates/{key}/preview"
+	PathTestSend = "/api/templates/{key}/test-send"
 )
 
 // Deps are what the routes use.
@@ -35,6 +36,8 @@ type Deps struct {
 	Store     delivery.TemplateStore
 	// Units, when set, is where a business unit is looked up (404 when not stored).
 	Units businessunit.Reader
+	// TestSender queues test sends (nil: the route answers 503).
+	TestSender *delivery.TestSender
 }
 
 // Register adds the template routes to reg.
@@ -58,6 +61,9 @@ func Routes(d Deps) []httpapi.Route {
 		// default again. If-Match is the unit's live version.
 		httpapi.Endpoint[struct{}, struct{}]{Method: "DELETE", Path: PathTemplate, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
 			IfMatch: httpapi.IfMatchRequired, Operator: "template delete", Status: http.StatusNoContent, Call: h.delete},
+		// A test send is a real delivery, marked as a test (docs/channels.md#test-send).
+		httpapi.Endpoint[TestSendRequest, delivery.TestSendResult]{Method: "POST", Path: PathTestSend, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			Operator: "test send", Body: httpapi.BodyRequired, Status: http.StatusAccepted, Call: h.testSend},
 		httpapi.Endpoint[PreviewRequest, Preview]{Method: "POST", Path: PathPreview, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
 			Query: []string{"channel"}, Body: httpapi.BodyRequired, Call: h.preview},
 	}
@@ -139,6 +145,24 @@ func (b Body) extra() (string, error) {
 	}
 	raw, err := json.Marshal(x)
 	return string(raw), err
+}
+
+// TestSendRequest is the test-send body: one recipient on one channel, and the sample
+// payload the template renders with.
+type TestSendRequest struct {
+	Channel   string          `json:"channel"`
+	Recipient string          `json:"recipient"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// testSend queues one test delivery: 202 with its delivery key.
+func (h handlers) testSend(ctx context.Context, in *httpapi.In[TestSendRequest]) (delivery.TestSendResult, error) {
+	if h.d.TestSender == nil {
+		return delivery.TestSendResult{}, automation.Errorf(automation.CodeUnavailable, "test sends are not configured here")
+	}
+	b := in.Body
+	return h.d.TestSender.Send(ctx, delivery.TestSendRequest{BusinessUnitID: in.Unit, Template: in.Path("key"), Channel: b.Channel,
+		Recipient: b.Recipient, Payload: b.Payload, Operator: in.Operator})
 }
 
 // PreviewRequest is the preview body.

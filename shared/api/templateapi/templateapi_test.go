@@ -3,6 +3,8 @@ package templateapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,11 +12,13 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/templateapi"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
@@ -198,4 +202,101 @@ func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
 	if err := json.Unmarshal(rec.Body, &got); err != nil || got.Version != 3 || !got.Override {
 		t.Fatalf("saved after the delete: %+v %v", got, err)
 	}
+}
+
+// TestTestSendQueuesOneMarkedDelivery: a test send is checked like a delivery (channel,
+// recipient, kind, rendering: 422 naming each, nothing queued) and queues one real delivery
+// whose record is marked as a test; the dispatcher sends it through the channel.
+func TestTestSendQueuesOneMarkedDelivery(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "templates.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	scope := automation.ParseScope("bu-1")
+	clock := automation.NewManualClock(t0)
+	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: clock})
+	r := funchost.NewRouter(nil)
+	tpl := &delivery.Templates{Store: st, Clock: clock}
+	var sent []delivery.Message
+	channels := map[string]delivery.Channel{
+		"log":   &delivery.LogChannel{W: io.Discard},
+		"email": &mailChannel{sent: &sent},
+	}
+	templateapi.Register(r, api, templateapi.Deps{Templates: tpl, Store: st, TestSender: &delivery.TestSender{Store: st, Templates: tpl, Channels: channels, Clock: clock}})
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
+		t.Helper()
+		rec := doc.Call(t, r, method, path, body, headers...)
+		if rec.Code != want {
+			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, rec.Code, rec.Body, want)
+		}
+		return rec
+	}
+	op := "X-Automation-Operator: jane"
+	const path = "/api/templates/welcome/test-send?businessUnitId=bu-1"
+	ok := `{"channel":"email","recipient":"linh@example.test","payload":{"name":"Linh"}}`
+	call(404, "POST", path, ok, op) // no template yet
+	call(201, "PUT", "/api/templates/welcome?businessUnitId=bu-1", `{"subject":"Hi {{.name}}","text":"Welcome, {{.name}}."}`, op)
+	call(400, "POST", path, ok) // no operator
+	for body, field := range map[string]string{
+		`{"channel":"fax","recipient":"x@example.test"}`:                   `"field":"channel"`,
+		`{"channel":"email","recipient":"not-an-address"}`:                 `"field":"recipient"`,
+		`{"channel":"email","recipient":""}`:                               `"field":"recipient"`,
+		`{"channel":"email","recipient":"a@example.test","payload":{}}`:    `"field":"payload.name"`,
+		`{"channel":"email","recipient":"a@example.test","payload":[1,2]}`: `"field":"payload"`,
+	} {
+		rec := call(422, "POST", path, body, op)
+		if !strings.Contains(string(rec.Body), field) {
+			t.Errorf("%s: %s, want %s", body, rec.Body, field)
+		}
+	}
+	call(404, "POST", "/api/templates/welcome/test-send?businessUnitId=bu-2", ok, op) // out of scope
+	if n, err := st.OutboxLagGet(context.Background(), []string{topology.NotificationDispatchQueue}); err != nil || len(n) != 0 && n[0].Unpublished != 0 {
+		t.Fatalf("something was queued by a refused test send: %+v %v", n, err)
+	}
+	var res delivery.TestSendResult
+	rec := call(202, "POST", path, ok, op)
+	if err := json.Unmarshal(rec.Body, &res); err != nil || !res.Test || !strings.HasPrefix(res.SchedulerKey, delivery.TestSendKeyPrefix) || res.TemplateVersion != 1 {
+		t.Fatalf("test send: %+v %v", res, err)
+	}
+	job, err := st.NotificationGetByKey(context.Background(), res.DeliveryKey)
+	if err != nil || job.Status != store.NotificationQueued || job.Recipient != "linh@example.test" || job.Channel != "email" || !delivery.IsTestSend(job.SchedulerKey) {
+		t.Fatalf("the delivery record: %+v %v", job, err)
+	}
+	// The dispatcher sends it like any delivery.
+	disp := &delivery.Dispatcher{Store: st, Templates: tpl, Channels: channels, Clock: clock, Lease: time.Minute}
+	body, _ := json.Marshal(delivery.DispatchMessage{DeliveryKey: res.DeliveryKey})
+	if err := disp.Handle(context.Background(), bus.Message{ID: res.DeliveryKey, Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 1 || sent[0].Content == nil || sent[0].Content.Subject != "Hi Linh" {
+		t.Fatalf("sent %+v", sent)
+	}
+	// A second test send is another delivery.
+	var again delivery.TestSendResult
+	if err := json.Unmarshal(call(202, "POST", path, ok, op).Body, &again); err != nil || again.DeliveryKey == res.DeliveryKey {
+		t.Fatalf("second test send: %+v %v", again, err)
+	}
+	// A whatsapp-kind template cannot go out on email: 422 naming the channel.
+	call(201, "PUT", "/api/templates/wa?businessUnitId=bu-1", `{"kind":"whatsapp","whatsApp":{"name":"hello","language":"vi"}}`, op)
+	if rec := call(422, "POST", "/api/templates/wa/test-send?businessUnitId=bu-1", ok, op); !strings.Contains(string(rec.Body), `"field":"channel"`) {
+		t.Errorf("kind refused: %s", rec.Body)
+	}
+}
+
+// mailChannel is an e-mail-like channel: content needed, an address with @, every send kept.
+type mailChannel struct{ sent *[]delivery.Message }
+
+func (c *mailChannel) Traits() delivery.Traits { return delivery.Traits{NeedsContent: true} }
+func (c *mailChannel) ValidateRecipient(addr string) error {
+	if !strings.Contains(addr, "@") {
+		return errors.New("not an address")
+	}
+	return nil
+}
+func (c *mailChannel) Send(_ context.Context, m delivery.Message) (string, error) {
+	*c.sent = append(*c.sent, m)
+	return "ref-1", nil
 }
