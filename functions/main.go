@@ -56,7 +56,7 @@ commands:
   keys          API keys: create, list, revoke, rotate (docs/security.md#api-keys)
   sessions      console sessions: end a person's or a key's sessions at once (docs/security.md#sessions)
   support       the support API from a terminal: find, show, explain, release, retry, cancel, run-now, metrics
-  templates     notification templates from a terminal: get, put (a new version), preview (docs/channels.md)
+  templates     notification templates from a terminal: get, put (a new version), delete, preview (docs/channels.md)
   preferences   recipient preferences and quiet hours from a terminal: get, put, quiet-hours (docs/channels.md)
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos

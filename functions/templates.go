@@ -24,9 +24,14 @@ TemplatesApi; docs/channels.md#templates). Prints the API's JSON answer.
 
 commands:
   get      KEY -bu ID                          the template the unit's deliveries render
-  put      KEY -bu ID -file T.json -operator N  save the unit's next version ({"subject","text","html"});
+  put      KEY -bu ID -file T.json -operator N  save the unit's next version ({"kind","subject","text","html",
+                                                 "data","whatsApp"}; docs/channels.md#template-kinds);
                                                  -version V: the version you read (If-Match); none for the first
+  delete   KEY -bu ID -version V -operator N    delete the unit's own template (its deliveries render the
+                                                 default again); -version is the live version (If-Match)
   preview  KEY -bu ID [-payload P.json] [-sms]  render the latest version against a sample payload
+  test-send KEY -bu ID -channel C -recipient R -operator N [-payload P.json]
+                                                 send it once, as a test delivery, to one recipient
 
 flags of every command:
   -url URL         the API's base URL (default http://127.0.0.1:7071)
@@ -58,7 +63,9 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 	version := fs.Int64("version", 0, "")
 	payload := fs.String("payload", "", "")
 	sms := fs.Bool("sms", false, "")
-	if cmd != "get" && cmd != "put" && cmd != "preview" {
+	chName := fs.String("channel", "", "")
+	recipient := fs.String("recipient", "", "")
+	if cmd != "get" && cmd != "put" && cmd != "delete" && cmd != "preview" && cmd != "test-send" {
 		fmt.Fprintf(stderr, "automation templates: unknown command %q\n\n%s", cmd, templatesUsage)
 		return 2
 	}
@@ -104,25 +111,43 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 		if *version > 0 {
 			headers.Set("If-Match", `"`+strconv.FormatInt(*version, 10)+`"`)
 		}
-	case "preview":
-		method, u = http.MethodPost, u+"/preview"
+	case "delete":
+		if *op == "" || *version <= 0 {
+			fmt.Fprintln(stderr, "automation templates delete: -operator and -version (the live version, from get) are required")
+			return 2
+		}
+		method = http.MethodDelete
+		headers.Set("X-Automation-Operator", *op)
+		headers.Set("If-Match", `"`+strconv.FormatInt(*version, 10)+`"`)
+	case "preview", "test-send":
 		p := []byte("{}")
 		if *payload != "" {
 			b, err := os.ReadFile(*payload)
 			if err != nil {
-				fmt.Fprintf(stderr, "automation templates preview: %v\n", err)
+				fmt.Fprintf(stderr, "automation templates %s: %v\n", cmd, err)
 				return 2
 			}
 			p = b
 		}
 		if !json.Valid(p) {
-			fmt.Fprintln(stderr, "automation templates preview: the payload file is not JSON")
+			fmt.Fprintf(stderr, "automation templates %s: the payload file is not JSON\n", cmd)
 			return 2
 		}
-		body, _ = json.Marshal(map[string]json.RawMessage{"payload": p})
-		if *sms {
-			q.Set("channel", "sms")
+		if cmd == "preview" {
+			method, u = http.MethodPost, u+"/preview"
+			body, _ = json.Marshal(map[string]json.RawMessage{"payload": p})
+			if *sms {
+				q.Set("channel", "sms")
+			}
+			break
 		}
+		if *chName == "" || *recipient == "" || *op == "" {
+			fmt.Fprintln(stderr, "automation templates test-send: -channel, -recipient and -operator are required")
+			return 2
+		}
+		method, u = http.MethodPost, u+"/test-send"
+		body, _ = json.Marshal(map[string]any{"channel": *chName, "recipient": *recipient, "payload": json.RawMessage(p)})
+		headers.Set("X-Automation-Operator", *op)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u+"?"+q.Encode(), bytes.NewReader(body))
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -29,7 +30,9 @@ func TestTemplatesCommand(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	r := funchost.NewRouter(nil)
 	api := httpapi.New(httpapi.Options{Token: "tok", Idempotency: st, Clock: automation.SystemClock{}})
-	templateapi.Register(r, api, templateapi.Deps{Templates: &delivery.Templates{Store: st, Clock: automation.SystemClock{}}, Store: st})
+	templates := &delivery.Templates{Store: st, Clock: automation.SystemClock{}}
+	templateapi.Register(r, api, templateapi.Deps{Templates: templates, Store: st, TestSender: &delivery.TestSender{Store: st, Templates: templates,
+		Channels: map[string]delivery.Channel{"log": &delivery.LogChannel{W: io.Discard}}, Clock: automation.SystemClock{}}})
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -54,11 +57,31 @@ func TestTemplatesCommand(t *testing.T) {
 	if code, out, e := cli("preview", "points-earned", "-bu", "bu-1", "-payload", payload, "-sms"); code != 0 || !strings.Contains(out, "You earned 120 points.") || !strings.Contains(out, `"segments":1`) {
 		t.Fatalf("preview: %d %s %s", code, out, e)
 	}
+	// test-send: one delivery queued, marked as a test; the missing flags are usage errors.
+	if code, out, e := cli("test-send", "points-earned", "-bu", "bu-1", "-channel", "log", "-recipient", "linh", "-operator", "jane", "-payload", payload); code != 0 ||
+		!strings.Contains(out, `"test":true`) || !strings.Contains(out, `"schedulerKey":"test-send:`) {
+		t.Fatalf("test-send: %d %s %s", code, out, e)
+	}
+	if code, _, e := cli("test-send", "points-earned", "-bu", "bu-1", "-channel", "fax", "-recipient", "linh", "-operator", "jane", "-payload", payload); code != 1 || !strings.Contains(e, "422") {
+		t.Fatalf("test-send on an unknown channel: %d %s", code, e)
+	}
 	_ = os.WriteFile(payload, []byte(`{"points":120}`), 0o600)
 	if code, _, e := cli("preview", "points-earned", "-bu", "bu-1", "-payload", payload); code != 1 || !strings.Contains(e, "payload.source") {
 		t.Fatalf("preview without the field: %d %s", code, e)
 	}
-	for _, bad := range [][]string{{"get"}, {"get", "k"}, {"put", "k", "-bu", "bu-1"}, {"drop", "k", "-bu", "bu-1"}} {
+	// delete: If-Match from -version; a stale one exits 1; then nothing of the unit's is left.
+	if code, _, e := cli("delete", "points-earned", "-bu", "bu-1", "-operator", "jane", "-version", "7"); code != 1 || !strings.Contains(e, "412") {
+		t.Fatalf("stale delete: %d %s", code, e)
+	}
+	if code, out, e := cli("delete", "points-earned", "-bu", "bu-1", "-operator", "jane", "-version", "1"); code != 0 || out != "" {
+		t.Fatalf("delete: %d %q %s", code, out, e)
+	}
+	if code, _, e := cli("get", "points-earned", "-bu", "bu-1"); code != 1 || !strings.Contains(e, "404") {
+		t.Fatalf("get after the delete: %d %s", code, e)
+	}
+	for _, bad := range [][]string{{"get"}, {"get", "k"}, {"put", "k", "-bu", "bu-1"}, {"drop", "k", "-bu", "bu-1"},
+		{"delete", "k", "-bu", "bu-1", "-operator", "jane"}, {"delete", "k", "-bu", "bu-1", "-version", "1"},
+		{"test-send", "k", "-bu", "bu-1", "-channel", "log", "-operator", "jane"}} {
 		var out, errb bytes.Buffer
 		if code := run(t.Context(), append([]string{"templates"}, bad...), func(string) string { return "" }, &out, &errb); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)

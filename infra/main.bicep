@@ -179,6 +179,9 @@ param acsConnectionString string = ''
 param smsFrom string = ''
 param whatsappChannelId string = ''
 
+@description('Channels: each delivery channel\'s provider limits (JSON object, AUTOMATION_CHANNEL_LIMITS). See docs/configuration.md#channel-limits.')
+param channelLimits string = ''
+
 @description('Campaigns: HTTP action providers (JSON array) and their bearer tokens (a Key Vault reference to a JSON object). See docs/campaigns.md#configured-providers.')
 param campaignProviders string = ''
 @secure()
@@ -349,6 +352,7 @@ module functionApp 'modules/functionapp.bicep' = {
     acsConnectionString: acsConnectionString
     smsFrom: smsFrom
     whatsappChannelId: whatsappChannelId
+    channelLimits: channelLimits
     campaignProviders: campaignProviders
     campaignProviderTokens: campaignProviderTokens
     billingUrl: billingUrl

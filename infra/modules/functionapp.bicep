@@ -270,6 +270,9 @@ param unsubscribeSecret string = ''
 @description('Webhook request timeout, seconds.')
 param webhookTimeoutSeconds string = '10'
 
+@description('Channels: each delivery channel\'s provider limits as a JSON object {"<channel>":{"concurrency","ratePerSecond","timeoutSeconds"}} (AUTOMATION_CHANNEL_LIMITS, docs/configuration.md#channel-limits); empty: the defaults.')
+param channelLimits string = ''
+
 @description('Campaigns: HTTP action providers as a JSON array (AUTOMATION_CAMPAIGN_PROVIDERS, docs/campaigns.md#configured-providers); empty: none beside the delivery channels.')
 param campaignProviders string = ''
 
@@ -564,6 +567,10 @@ var automationSettings = [
   {
     name: 'AUTOMATION_UNSUBSCRIBE_SECRET'
     value: unsubscribeSecret
+  }
+  {
+    name: 'AUTOMATION_CHANNEL_LIMITS'
+    value: channelLimits
   }
   {
     name: 'AUTOMATION_CAMPAIGN_PROVIDERS'

@@ -385,6 +385,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			return r.Gateway.Ingest(ctx, scope, raws)
 		}}
 	}
+	if err := LimitChannels(o.Channels, cfg.ChannelLimits, r.Clock); err != nil {
+		return fail(err)
+	}
 	if o.CampaignProviders, err = CampaignProvidersFromConfig(cfg, o.CampaignProviders); err != nil {
 		return fail(err)
 	}
@@ -537,7 +540,8 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// Attribute reads (/api/attributes/...) belong to the AttributesApi HTTP function in Azure.
 	attributeapi.Register(r.Functions, r.API, attributeapi.Deps{Store: r.Store, Clock: r.Clock, EntityTypes: r.entityTypes})
 	// Template routes (/api/templates/...) belong to the TemplatesApi HTTP function in Azure.
-	templateapi.Register(r.Functions, r.API, templateapi.Deps{Templates: r.Templates, Store: r.Store, Units: r.Store})
+	templateapi.Register(r.Functions, r.API, templateapi.Deps{Templates: r.Templates, Store: r.Store, Units: r.Store,
+		TestSender: &delivery.TestSender{Store: r.Store, Templates: r.Templates, Channels: r.Dispatcher.Channels, Clock: r.Clock}})
 	// Device registry routes (/api/devices/...) belong to the DevicesApi HTTP function in Azure.
 	deviceapi.Register(r.Functions, r.API, deviceapi.Deps{Store: r.Store, Units: r.Store, Clock: r.Clock})
 	// Recipient preferences and quiet hours (docs/channels.md#recipient-preferences): the

@@ -30,7 +30,7 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 		if _, clash := o.CampaignProviders[n]; clash {
 			return fmt.Errorf("app: campaign provider %q is also a delivery channel", n)
 		}
-		providers.Add(n, &campaign.ChannelProvider{Name: n, Channel: channels[n], Clock: r.Clock, Templates: r.Templates}, campaign.ProviderConfig{})
+		providers.Add(n, &campaign.ChannelProvider{Name: n, Channel: channels[n], Clock: r.Clock, Templates: r.Templates}, channelProviderConfig(channels[n]))
 	}
 	for n, p := range o.CampaignProviders {
 		providers.Add(n, p.Provider, p.Config)
@@ -102,4 +102,18 @@ func templateWarning(templates *delivery.Templates, channels map[string]delivery
 		}
 		return "", err
 	}
+}
+
+// channelProviderConfig is the campaign provider bound of a delivery channel: a channel
+// behind AUTOMATION_CHANNEL_LIMITS (delivery.Limited) enforces its limits itself, for
+// deliveries and campaign actions together, so the campaign's own admission takes the
+// same concurrency and timeout (and no rate of its own: the channel's bucket is the one).
+// A channel without limits takes the campaign defaults.
+func channelProviderConfig(ch delivery.Channel) campaign.ProviderConfig {
+	l, ok := ch.(delivery.Limited)
+	if !ok {
+		return campaign.ProviderConfig{}
+	}
+	lim := l.Limits()
+	return campaign.ProviderConfig{Concurrency: lim.Concurrency, Timeout: lim.Timeout}
 }

@@ -53,7 +53,10 @@ var routeRoles = httpapi.RouteRoles{
 	// Templates (docs/channels.md#templates): the preview renders and writes nothing.
 	"GET /api/templates/{key}":          httpapi.RoleRead,
 	"PUT /api/templates/{key}":          httpapi.RoleAdmin,
+	"DELETE /api/templates/{key}":       httpapi.RoleAdmin,
 	"POST /api/templates/{key}/preview": httpapi.RoleRead,
+	// A test send reaches a real recipient: the template's authors only.
+	"POST /api/templates/{key}/test-send": httpapi.RoleAdmin,
 
 	// Business units and reminder settings.
 	"GET /api/business-units":                       httpapi.RoleRead,

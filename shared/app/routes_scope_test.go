@@ -534,6 +534,13 @@ func routeTable() map[string]routeCase {
 		"POST /api/templates/{key}/preview": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "POST", path: "/api/templates/tpl-scope/preview?businessUnitId=" + u.bu, body: `{"payload":{}}`}
 		}, in: 404, inNote: "no template is stored under that key", out: 404},
+		"DELETE /api/templates/{key}": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "DELETE", path: "/api/templates/tpl-scope?businessUnitId=" + u.bu, headers: []string{op, "jane", "If-Match", `"1"`}}
+		}, in: 404, inNote: "the unit has no template of its own under that key", out: 404},
+		"POST /api/templates/{key}/test-send": {req: func(u unitFixture) routeRequest {
+			return routeRequest{method: "POST", path: "/api/templates/tpl-scope/test-send?businessUnitId=" + u.bu,
+				body: `{"channel":"log","recipient":"staff@example.test","payload":{}}`, headers: []string{op, "jane"}}
+		}, in: 404, inNote: "no template is stored under that key", out: 404},
 		// Device registry (the push channel's devices; none registered for these customers yet).
 		"PUT /api/devices/{customerId}/{token}": {req: func(u unitFixture) routeRequest {
 			return routeRequest{method: "PUT", path: "/api/devices/cust-" + u.bu + "/tok-" + u.bu + "?businessUnitId=" + u.bu, body: `{"platform":"android","app":"com.example.loyalty"}`}

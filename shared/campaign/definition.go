@@ -106,8 +106,19 @@ func BuiltinActionTypes() []ActionType {
 		  "properties":{"promotionCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"}}}`},
 		{Name: "ADD_UPOINT", Schema: `{"type":"object","additionalProperties":false,"required":["points"],
 		  "properties":{"points":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":100000000}}}`},
+		{Name: "RENEW_LAOTV", Schema: renewLaoTVSchema},
 	}
 }
+
+// renewLaoTVSchema is RENEW_LAOTV's (seed 002's LaoTV renewal, v1 parameters;
+// docs/campaigns.md#action-types): the subscription package renewed, the renewal percent
+// the business contract grants (a whole percent of the package's price or period, 1..100:
+// 100 is a full renewal, 50 half; the provider applies it), and optionally the period in
+// days (1..366; absent: the package's own). Unpriced unless a price policy says otherwise.
+const renewLaoTVSchema = `{"type":"object","additionalProperties":false,"required":["packageCode","renewalPercent"],
+ "properties":{"packageCode":{"type":"string","pattern":"^[A-Z0-9_]{1,32}$"},
+  "renewalPercent":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":100},
+  "periodDays":{"type":"integer","format":"` + FormatIntegerLiteral + `","minimum":1,"maximum":366}}}`
 
 // ActionTypeAliases are older names of builtin action types, accepted in definitions and
 // stored under their canonical name (the previous platform's names, which its price list

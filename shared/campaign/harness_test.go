@@ -48,7 +48,7 @@ func newRig(t testing.TB, cfg campaign.ProviderConfig) *rig {
 	t.Cleanup(func() { _ = st.Close() })
 	r := &rig{t: t, st: st, clock: automation.NewManualClock(t0), sims: map[string]*providersim.Server{}}
 	r.providers = campaign.NewProviders(r.clock)
-	types := []string{"TOP_UP", "ADD_DATA", "ADD_POINTS"}
+	types := []string{"TOP_UP", "ADD_DATA", "ADD_POINTS", "RENEW_LAOTV"}
 	for name, c := range map[string]providersim.Config{"sim": {Dedupe: true, Lookup: true}, "lookup": {Lookup: true}, "plain": {}} {
 		s := providersim.New(c)
 		if err := s.Start("127.0.0.1:0"); err != nil {

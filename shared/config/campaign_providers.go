@@ -16,7 +16,7 @@ import (
 // ChannelNames are the delivery channels' names; every channel is a campaign provider under
 // its own name (docs/campaigns.md#providers), so no configured provider may take one, even a
 // channel not enabled yet.
-var ChannelNames = []string{"log", "webhook", "email", "inbox", "event"}
+var ChannelNames = []string{"log", "webhook", "email", "inbox", "event", "push", "sms", "whatsapp"}
 
 // campaignProviderMembers are the members of one AUTOMATION_CAMPAIGN_PROVIDERS entry; any
 // other (or another spelling) is refused, so a typo never silently drops a limit.

@@ -109,6 +109,7 @@ var Settings = []Setting{
 	{"AUTOMATION_BILLING_TOKEN", Local | Azure, "", "Budgets: bearer token sent to the billing provider. In Azure a Key Vault reference."},
 	{"AUTOMATION_BILLING_TIMEOUT_SECONDS", Local | Azure, "10", "Budgets: one billing call's timeout, seconds (1..300); a charge that reaches it is UNKNOWN and reconciled (docs/billing.md)."},
 	{"AUTOMATION_IDEMPOTENCY_RETENTION_HOURS", Local | Azure, "168", "Idempotency-Key records older than this are purged by Reconciliation (1..8760)."},
+	{"AUTOMATION_CHANNEL_LIMITS", Local | Azure, "", `Channels: each delivery channel's provider limits, a JSON object {"<channel>":{"concurrency","ratePerSecond","timeoutSeconds"}} (docs/configuration.md#channel-limits), shared by deliveries and campaign actions. Empty: 4 in flight per channel, no rate limit, no timeout beyond the channel's own.`},
 	{"AUTOMATION_CAMPAIGN_PROVIDERS", Local | Azure, "", `Campaigns: HTTP action providers, a JSON array of {"name","baseUrl","actionTypes":[...],"dedupe","lookup","concurrency","ratePerSecond","timeoutSeconds"} (docs/campaigns.md#configured-providers). Empty: none beside the delivery channels.`},
 	{"AUTOMATION_CAMPAIGN_PROVIDER_TOKENS", Local | Azure, "", `Campaigns: bearer tokens of the HTTP action providers, a JSON object {"<provider name>":"<token>"}; a provider without one sends no Authorization header. In Azure a Key Vault reference.`},
 	{"OTEL_SDK_DISABLED", Local, "false", "OpenTelemetry: true turns every span and metric off, whatever else is set (docs/observability.md)."},
@@ -216,6 +217,9 @@ type Config struct {
 	SourceURLs             map[string]string // source type → domain-app list endpoint
 	ReportSources          map[string]string // report type → HTTP report source URL
 	IdempotencyRetention   time.Duration
+	// ChannelLimits bound each delivery channel's provider, by channel name
+	// (AUTOMATION_CHANNEL_LIMITS); a channel not named takes the defaults.
+	ChannelLimits map[string]ChannelLimitConfig
 	// CampaignProviders are the HTTP action providers (AUTOMATION_CAMPAIGN_PROVIDERS, with
 	// their tokens from AUTOMATION_CAMPAIGN_PROVIDER_TOKENS), in the order given.
 	CampaignProviders []CampaignProviderConfig
@@ -498,6 +502,11 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("AUTOMATION_REPORT_SOURCES", "%v", err)
 	} else {
 		c.ReportSources = urls
+	}
+	if ls, err := parseChannelLimits(get("AUTOMATION_CHANNEL_LIMITS")); err != nil {
+		bad("AUTOMATION_CHANNEL_LIMITS", "%v", err)
+	} else {
+		c.ChannelLimits = ls
 	}
 	if ps, err := parseCampaignProviders(get("AUTOMATION_CAMPAIGN_PROVIDERS")); err != nil {
 		bad("AUTOMATION_CAMPAIGN_PROVIDERS", "%v", err)

@@ -44,6 +44,12 @@ type Content struct {
 	// business messages outside a conversation must be pre-approved templates); nil for
 	// other channels.
 	WhatsApp *WhatsAppTemplate `json:"whatsApp,omitempty"`
+	// Data is a push template's rendered data members (kind "push"), which the push channel
+	// adds to the message's data; nil for other kinds.
+	Data map[string]string `json:"data,omitempty"`
+	// Kind is the kind of the template rendered ("message", "push", "sms", "whatsapp");
+	// "" when the content was not rendered from a stored template.
+	Kind string `json:"kind,omitempty"`
 }
 
 // WhatsAppTemplate names an approved WhatsApp template and the values of its body
@@ -65,6 +71,26 @@ type Traits struct {
 	// Attachments: the channel sends Message.Attachments (e-mail). A payload that asks for
 	// an attachment on another channel is a permanent failure.
 	Attachments bool
+	// TemplateKinds are the template kinds the channel sends (docs/channels.md#template-kinds);
+	// nil means "message" only. A delivery whose template is of another kind fails
+	// permanently, naming both, before anything is sent.
+	TemplateKinds []string
+}
+
+// Accepts reports whether a template of kind can be sent on a channel with these traits.
+func (t Traits) Accepts(kind string) bool {
+	if kind == "" {
+		kind = KindMessage
+	}
+	if t.TemplateKinds == nil {
+		return kind == KindMessage
+	}
+	for _, k := range t.TemplateKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // Channel sends messages to one kind of destination.

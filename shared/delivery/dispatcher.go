@@ -465,6 +465,9 @@ func (d *Dispatcher) render(ctx context.Context, msg Message, tr Traits, sc *tem
 	if err != nil {
 		return nil, automation.Invalid("payload", "%v", err)
 	}
+	if !tr.Accepts(tpl.Kind) {
+		return nil, automation.Invalid("template", "template %q v%d is a %s template; channel %s sends %s", tpl.Key, tpl.Version, tpl.Kind, msg.Channel, kindsOf(tr))
+	}
 	c, err := tpl.Render(data)
 	if err != nil {
 		return nil, err
@@ -608,4 +611,12 @@ func rawJSON(s string) json.RawMessage {
 		return json.RawMessage(s)
 	}
 	return nil
+}
+
+// kindsOf names the template kinds a channel's traits accept, for messages.
+func kindsOf(tr Traits) string {
+	if tr.TemplateKinds == nil {
+		return KindMessage + " templates"
+	}
+	return strings.Join(tr.TemplateKinds, " or ") + " templates"
 }

@@ -84,12 +84,19 @@
 // safe; NeedsContent: a rendered template is required), validates recipient addresses, and
 // reports send errors as Permanent, Unknown, or anything else (not delivered, retry). A
 // channel may also implement Looker to find out what happened to an UNKNOWN send. Real
-// channels (webhook, SMTP) live in shared/delivery/channel; the log channel is here.
+// channels (webhook, SMTP, FCM, ACS SMS and WhatsApp) live in shared/delivery/channel; the
+// log channel is here. Limit puts a channel behind its provider's concurrency, rate and
+// timeout (AUTOMATION_CHANNEL_LIMITS, docs/configuration.md#channel-limits); a refusal
+// (ErrProviderBusy) sent nothing and is retryable. Traits.TemplateKinds says which template
+// kinds a channel sends.
 //
 // # Templates
 //
 // Templates are versioned per key and overridable per business unit (store
 // NotificationTemplate), parsed at save time (a template that does not parse is rejected),
 // and rendered with text/template (subject, text) and html/template (HTML) and
-// missingkey=error: a missing field is a RenderError naming it, never a blank.
+// missingkey=error: a missing field is a RenderError naming it, never a blank. A template
+// has a kind (message, push, sms, whatsapp; docs/channels.md#template-kinds) that decides its
+// parts. Delete stores a tombstone version: the unit renders the default again. TestSender
+// queues a test send: a real delivery whose SchedulerKey starts with TestSendKeyPrefix.
 package delivery

@@ -25,7 +25,8 @@ var _ Channel = (*LogChannel)(nil)
 
 // Traits implements Channel: the log line names no attachment content, but accepts them
 // (so local runs show deliveries that carry files).
-func (c *LogChannel) Traits() Traits { return Traits{Attachments: true} }
+// Every template kind is accepted: the line shows what was rendered.
+func (c *LogChannel) Traits() Traits { return Traits{Attachments: true, TemplateKinds: Kinds} }
 
 // ValidateRecipient implements Channel: any non-empty recipient.
 func (c *LogChannel) ValidateRecipient(addr string) error {

@@ -36,13 +36,79 @@ const (
 
 var templateKeyRE = regexp.MustCompile(`^[A-Za-z0-9._~@+/-]{1,200}$`)
 
+// Template kinds (docs/channels.md#template-kinds): which parts a template has and which
+// channels send it (Traits.TemplateKinds).
+const (
+	KindMessage  = "message"  // subject, text, html: e-mail, webhook, inbox, and push or sms as plain text
+	KindPush     = "push"     // title (Subject), body (Text) and data templates (Extra: PushExtra)
+	KindSMS      = "sms"      // Text only
+	KindWhatsApp = "whatsapp" // an approved provider template: name, language, parameter templates (Extra: WhatsAppExtra)
+)
+
+// Kinds lists the template kinds, for messages.
+var Kinds = []string{KindMessage, KindPush, KindSMS, KindWhatsApp}
+
+// Bounds of a kind's Extra (stored in nvarchar(4000) on SQL Server, UTF-16 code units).
+const (
+	MaxExtraChars         = 4000
+	MaxPushDataMembers    = 20
+	MaxWhatsAppParameters = 20
+)
+
+// PushExtra is a push template's Extra: data member name → template (text/template). The
+// rendered values join the message's data (docs/channels.md#push). Names are 1..64 letters,
+// digits, '_', '.' or '-', not FCM's reserved ones (from, notification, message_type,
+// google…, gcm…) nor the channel's own deliveryKey and template.
+type PushExtra struct {
+	Data map[string]string `json:"data"`
+}
+
+// WhatsAppExtra is a WhatsApp template's Extra: the approved provider template's name
+// (lower-case letters, digits, '_'), its language ("vi", "en_US") and one text/template per
+// body parameter, in order ({{1}}, {{2}}, … on WhatsApp's side).
+type WhatsAppExtra struct {
+	Name       string   `json:"name"`
+	Language   string   `json:"language"`
+	Parameters []string `json:"parameters,omitempty"`
+}
+
+var (
+	pushDataKeyRE  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	waTemplateName = regexp.MustCompile(`^[a-z0-9_]{1,512}$`)
+	waLanguage     = regexp.MustCompile(`^[a-z]{2,3}(_[A-Z]{2})?$`)
+)
+
+// PushDataKeyReserved reports whether FCM or the push channel owns the data member name k
+// (case-insensitive for FCM's): such a member cannot come from a template or payload.
+func PushDataKeyReserved(k string) bool {
+	lk := strings.ToLower(k)
+	return lk == "from" || lk == "notification" || lk == "message_type" || strings.HasPrefix(lk, "google") || strings.HasPrefix(lk, "gcm") ||
+		k == "deliveryKey" || k == "template"
+}
+
+// ValidateWhatsAppReference checks a WhatsApp template's name (lower-case letters, digits,
+// '_', at most 512) and language (a code like en or en_US).
+func ValidateWhatsAppReference(name, language string) error {
+	if !waTemplateName.MatchString(name) {
+		return fmt.Errorf("WhatsApp template name %q: lower-case letters, digits and '_'", name)
+	}
+	if !waLanguage.MatchString(language) {
+		return fmt.Errorf("WhatsApp template language %q: a code like en or en_US", language)
+	}
+	return nil
+}
+
 // Compiled is a parsed template version, ready to render. Safe for concurrent use.
 type Compiled struct {
 	Key            string
 	BusinessUnitID string
 	Version        int64
+	Kind           string // one of Kinds
 	subject, text  *texttemplate.Template
 	html           *htmltemplate.Template
+	data           map[string]*texttemplate.Template // push
+	whatsApp       *WhatsAppExtra                    // whatsapp: name and language
+	params         []*texttemplate.Template          // whatsapp
 }
 
 // Compile parses the parts of t (text/template for subject and text, html/template for
@@ -52,13 +118,57 @@ type Compiled struct {
 // HTML, when html/template cannot escape it (an attribute or script left open, branches
 // ending in different contexts): html/template finds those only on first use, so Compile
 // escapes the HTML part once here.
+//
+// The kind (t.Kind, "" meaning "message") decides the parts (docs/channels.md#template-kinds):
+// message needs a text or an html body; push a title (subject) or a body (text), no html,
+// and Extra a PushExtra; sms a text only; whatsapp no subject, text or html, and Extra a
+// WhatsAppExtra. A part or member the kind does not have is refused by its name
+// ("html", "data.gcm.x", "whatsApp.parameters[2]"), never ignored.
 func Compile(t store.NotificationTemplate) (*Compiled, error) {
 	var errs []error
 	if !templateKeyRE.MatchString(t.Key) {
 		errs = append(errs, automation.Invalid("key", "must be 1..200 letters, digits or ._~@+/-, got %q", t.Key))
 	}
-	if strings.TrimSpace(t.Text) == "" && strings.TrimSpace(t.HTML) == "" {
-		errs = append(errs, automation.Invalid("template", "needs a text or an html body"))
+	kind := t.Kind
+	if kind == "" {
+		kind = KindMessage
+	}
+	switch kind {
+	case KindMessage:
+		if strings.TrimSpace(t.Text) == "" && strings.TrimSpace(t.HTML) == "" {
+			errs = append(errs, automation.Invalid("template", "needs a text or an html body"))
+		}
+	case KindPush:
+		if strings.TrimSpace(t.Subject) == "" && strings.TrimSpace(t.Text) == "" {
+			errs = append(errs, automation.Invalid("template", "a push template needs a title (subject) or a body (text)"))
+		}
+		if t.HTML != "" {
+			errs = append(errs, automation.Invalid(PartHTML, "a push template has no html part"))
+		}
+	case KindSMS:
+		if strings.TrimSpace(t.Text) == "" {
+			errs = append(errs, automation.Invalid(PartText, "an sms template needs a text"))
+		}
+		if t.Subject != "" {
+			errs = append(errs, automation.Invalid(PartSubject, "an sms template has no subject"))
+		}
+		if t.HTML != "" {
+			errs = append(errs, automation.Invalid(PartHTML, "an sms template has no html part"))
+		}
+	case KindWhatsApp:
+		for part, v := range map[string]string{PartSubject: t.Subject, PartText: t.Text, PartHTML: t.HTML} {
+			if v != "" {
+				errs = append(errs, automation.Invalid(part, "a whatsapp template has no %s: WhatsApp sends the approved provider template named in whatsApp.name", part))
+			}
+		}
+	default:
+		errs = append(errs, automation.Invalid("kind", "must be one of %s, got %q", strings.Join(Kinds, ", "), t.Kind))
+	}
+	if (kind == KindMessage || kind == KindSMS) && t.Extra != "" {
+		errs = append(errs, automation.Invalid("kind", "a %s template has no data or whatsApp member", kind))
+	}
+	if utf16Len(t.Extra) > MaxExtraChars {
+		errs = append(errs, automation.Invalid("template", "the data or whatsApp members are longer than %d characters together", MaxExtraChars))
 	}
 	if len(t.Subject) > MaxSubjectBytes {
 		errs = append(errs, automation.Invalid(PartSubject, "longer than %d bytes", MaxSubjectBytes))
@@ -66,8 +176,14 @@ func Compile(t store.NotificationTemplate) (*Compiled, error) {
 	if len(t.Text) > MaxBodyBytes || len(t.HTML) > MaxBodyBytes {
 		errs = append(errs, automation.Invalid("template", "a body is longer than %d bytes", MaxBodyBytes))
 	}
-	c := &Compiled{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Version: t.Version}
+	c := &Compiled{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Version: t.Version, Kind: kind}
 	var err error
+	switch kind {
+	case KindPush:
+		errs = append(errs, c.compilePush(t.Extra)...)
+	case KindWhatsApp:
+		errs = append(errs, c.compileWhatsApp(t.Extra)...)
+	}
 	if c.subject, err = texttemplate.New(PartSubject).Option("missingkey=error").Parse(t.Subject); err != nil {
 		errs = append(errs, automation.Invalid(PartSubject, "does not parse: %s", parseMessage(err)))
 	} else if err := checkBounded(c.subject.Tree, len(c.subject.Templates())); err != nil {
@@ -96,6 +212,98 @@ func Compile(t store.NotificationTemplate) (*Compiled, error) {
 }
 
 func parseMessage(err error) string { return strings.TrimPrefix(err.Error(), "template: ") }
+
+// compileTextPart parses one text/template member named field (bounded as every part is).
+func compileTextPart(field, src string) (*texttemplate.Template, error) {
+	tp, err := texttemplate.New(field).Option("missingkey=error").Parse(src)
+	if err != nil {
+		return nil, automation.Invalid(field, "does not parse: %s", parseMessage(err))
+	}
+	if err := checkBounded(tp.Tree, len(tp.Templates())); err != nil {
+		return nil, automation.Invalid(field, "%v", err)
+	}
+	return tp, nil
+}
+
+// decodeExtra decodes a kind's Extra strictly (an unknown member is an error naming it).
+func decodeExtra(extra string, into any) error {
+	dec := json.NewDecoder(strings.NewReader(extra))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+func (c *Compiled) compilePush(extra string) []error {
+	var x PushExtra
+	if extra != "" {
+		if err := decodeExtra(extra, &x); err != nil {
+			return []error{automation.Invalid("data", "is not an object of strings: %v", err)}
+		}
+	}
+	if len(x.Data) > MaxPushDataMembers {
+		return []error{automation.Invalid("data", "has %d members, at most %d", len(x.Data), MaxPushDataMembers)}
+	}
+	var errs []error
+	c.data = map[string]*texttemplate.Template{}
+	for k, v := range x.Data {
+		field := "data." + k
+		switch {
+		case !pushDataKeyRE.MatchString(k):
+			errs = append(errs, automation.Invalid(field, "a data member's name is 1..64 letters, digits, '_', '.' or '-'"))
+		case PushDataKeyReserved(k):
+			errs = append(errs, automation.Invalid(field, "is reserved by FCM or the push channel (from, notification, message_type, google…, gcm…, deliveryKey, template)"))
+		default:
+			tp, err := compileTextPart(field, v)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.data[k] = tp
+		}
+	}
+	return errs
+}
+
+func (c *Compiled) compileWhatsApp(extra string) []error {
+	var x WhatsAppExtra
+	if extra == "" {
+		return []error{automation.Invalid("whatsApp", "is required for a whatsapp template: the approved template's name, language and parameters")}
+	}
+	if err := decodeExtra(extra, &x); err != nil {
+		return []error{automation.Invalid("whatsApp", "is not {\"name\",\"language\",\"parameters\":[…]}: %v", err)}
+	}
+	var errs []error
+	if !waTemplateName.MatchString(x.Name) {
+		errs = append(errs, automation.Invalid("whatsApp.name", "must be the approved template's name: 1..512 lower-case letters, digits and '_', got %q", x.Name))
+	}
+	if !waLanguage.MatchString(x.Language) {
+		errs = append(errs, automation.Invalid("whatsApp.language", "must be a language code like vi or en_US, got %q", x.Language))
+	}
+	if len(x.Parameters) > MaxWhatsAppParameters {
+		errs = append(errs, automation.Invalid("whatsApp.parameters", "has %d parameters, at most %d", len(x.Parameters), MaxWhatsAppParameters))
+		return errs
+	}
+	for i, p := range x.Parameters {
+		field := fmt.Sprintf("whatsApp.parameters[%d]", i)
+		if strings.TrimSpace(p) == "" {
+			errs = append(errs, automation.Invalid(field, "is empty: WhatsApp refuses an empty parameter"))
+			continue
+		}
+		tp, err := compileTextPart(field, p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.params = append(c.params, tp)
+	}
+	c.whatsApp = &WhatsAppExtra{Name: x.Name, Language: x.Language}
+	return errs
+}
 
 // checkBounded rejects the constructs that could make one render run without bound, even
 // without output for the MaxRenderedBytes limit to stop: a {{range}} over a number (a
@@ -298,6 +506,32 @@ func (c *Compiled) Render(data map[string]any) (Content, error) {
 			return Content{}, err
 		}
 	}
+	out.Kind = c.Kind
+	if len(c.data) > 0 {
+		out.Data = make(map[string]string, len(c.data))
+		for k, tp := range c.data {
+			v, err := run("data."+k, func(w io.Writer) error { return tp.Execute(w, data) })
+			if err != nil {
+				return Content{}, err
+			}
+			out.Data[k] = v
+		}
+	}
+	if c.whatsApp != nil {
+		wa := &WhatsAppTemplate{Name: c.whatsApp.Name, Language: c.whatsApp.Language}
+		for i, tp := range c.params {
+			v, err := run(fmt.Sprintf("whatsApp.parameters[%d]", i), func(w io.Writer) error { return tp.Execute(w, data) })
+			if err != nil {
+				return Content{}, err
+			}
+			if strings.TrimSpace(v) == "" {
+				return Content{}, &RenderError{Template: c.Key, Version: c.Version, Part: fmt.Sprintf("whatsApp.parameters[%d]", i),
+					Err: errors.New("renders empty: WhatsApp refuses an empty parameter")}
+			}
+			wa.Values = append(wa.Values, v)
+		}
+		out.WhatsApp = wa
+	}
 	return out, nil
 }
 
@@ -378,6 +612,9 @@ const (
 // Errors: automation.Invalid (nothing stored) for a template that does not parse, a bad
 // key or business unit id (at most 100 characters), a missing or over-long (200) CreatedBy.
 func (ts *Templates) Save(ctx context.Context, t store.NotificationTemplate, expectedVersion *int64) (store.NotificationTemplate, error) {
+	if t.Deleted {
+		return store.NotificationTemplate{}, errors.New("Templates.Save: a tombstone is stored by Delete")
+	}
 	if _, err := Compile(t); err != nil {
 		return store.NotificationTemplate{}, err
 	}
@@ -391,6 +628,31 @@ func (ts *Templates) Save(ctx context.Context, t store.NotificationTemplate, exp
 		return store.NotificationTemplate{}, automation.Invalid("businessUnitId", "is not a business unit id (1..%d letters, digits or ._~@+/-): %q", maxBusinessUnitID, t.BusinessUnitID)
 	}
 	return ts.Store.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: t, ExpectedVersion: expectedVersion, Now: ts.Clock.Now()})
+}
+
+// Delete stores a tombstone as the unit's next version (docs/channels.md#deleting-a-template):
+// from then on the unit's deliveries render the default (BusinessUnitID ""), or wait on
+// support hold when there is none, until a version is saved again. The versions before it
+// stay stored (a delivery's TemplateVersion still names what it rendered); queued
+// deliveries render at their send, so they take the default. expectedVersion must be the
+// unit's live version (store.ErrConflict otherwise); store.ErrNotFound when the unit has
+// none. Errors: automation.Invalid naming "deletedBy" or "businessUnitId"; the default
+// itself is deleted with BusinessUnitID "".
+func (ts *Templates) Delete(ctx context.Context, key, businessUnitID, deletedBy string, expectedVersion *int64) (store.NotificationTemplate, error) {
+	if !templateKeyRE.MatchString(key) {
+		return store.NotificationTemplate{}, automation.Invalid("key", "must be 1..200 letters, digits or ._~@+/-, got %q", key)
+	}
+	if strings.TrimSpace(deletedBy) == "" {
+		return store.NotificationTemplate{}, automation.Invalid("deletedBy", "is required (the operator deleting the template)")
+	}
+	if utf16Len(deletedBy) > maxCreatedBy {
+		return store.NotificationTemplate{}, automation.Invalid("deletedBy", "is longer than %d characters", maxCreatedBy)
+	}
+	if businessUnitID != "" && (!templateKeyRE.MatchString(businessUnitID) || len(businessUnitID) > maxBusinessUnitID) {
+		return store.NotificationTemplate{}, automation.Invalid("businessUnitId", "is not a business unit id (1..%d letters, digits or ._~@+/-): %q", maxBusinessUnitID, businessUnitID)
+	}
+	return ts.Store.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: key,
+		BusinessUnitID: businessUnitID, Kind: KindMessage, CreatedBy: deletedBy, Deleted: true}, ExpectedVersion: expectedVersion, Now: ts.Clock.Now()})
 }
 
 // Get returns the compiled latest version of key for the business unit (its override, else

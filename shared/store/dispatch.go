@@ -86,16 +86,28 @@ type NotificationTemplate struct {
 	Key            string
 	BusinessUnitID string
 	Version        int64 // 1, 2, … per (Key, BusinessUnitID)
-	Subject        string
-	Text           string
-	HTML           string
-	CreatedBy      string
-	CreatedOn      time.Time
+	// Kind is the template's kind (docs/channels.md#template-kinds): "message" (or "", the
+	// same: subject, text, html), "push" (Subject the title, Text the body, Extra the data
+	// templates), "sms" (Text only) or "whatsapp" (Extra the provider template's name,
+	// language and parameter templates).
+	Kind      string
+	Subject   string
+	Text      string
+	HTML      string
+	Extra     string // the kind's JSON; "" for message and sms
+	CreatedBy string
+	CreatedOn time.Time
+	// Deleted marks a tombstone: the unit's template was deleted by CreatedBy at CreatedOn.
+	// NotificationTemplateGet never answers one; it answers the default instead.
+	Deleted bool
 }
 
 // NotificationTemplateSaveParams stores a new version of (Key, BusinessUnitID). With
-// ExpectedVersion set, the latest stored version must equal it (0: none stored yet) or the
-// save fails with ErrConflict, so two editors cannot silently overwrite each other.
+// ExpectedVersion set, the live version (the latest stored version, 0 when none is stored
+// or the latest is a tombstone) must equal it or the save fails with ErrConflict, so two
+// editors cannot silently overwrite each other. The new version is the latest stored
+// version + 1, tombstones counted, so a version number is never reused. A tombstone
+// (Template.Deleted) when there is no live version fails with ErrNotFound.
 type NotificationTemplateSaveParams struct {
 	Template        NotificationTemplate // Version and CreatedOn are assigned
 	ExpectedVersion *int64
@@ -147,7 +159,8 @@ type DeliverySupportStore interface {
 	// NotificationTemplateSave stores a new template version and returns it.
 	NotificationTemplateSave(ctx context.Context, p NotificationTemplateSaveParams) (NotificationTemplate, error)
 	// NotificationTemplateGet returns the latest version of key for the business unit, or
-	// of the default (BusinessUnitID "") when the unit has no override; ErrNotFound if neither.
+	// of the default (BusinessUnitID "") when the unit has no override or its latest is a
+	// tombstone; ErrNotFound if neither is live.
 	NotificationTemplateGet(ctx context.Context, key, businessUnitID string) (NotificationTemplate, error)
 	// DeliveryFactApply applies up to MaxBatch facts in one transaction: a fact replaces the
 	// projected state of its command only when its Revision is higher, so replayed or

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/logmask"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
@@ -52,16 +53,18 @@ type Attempt struct {
 
 // Delivery is one NotificationJob, recipient masked.
 type Delivery struct {
-	DeliveryKey       string     `json:"deliveryKey"`
-	Channel           string     `json:"channel"`
-	Recipient         string     `json:"recipient"`
-	Template          string     `json:"template"`
-	Status            string     `json:"status"`
-	AttemptCount      int        `json:"attemptCount"`
-	ProviderReference string     `json:"providerReference,omitempty"`
-	LastError         string     `json:"lastError,omitempty"`
-	CreatedOn         time.Time  `json:"createdOn"`
-	SentOn            *time.Time `json:"sentOn,omitempty"`
+	DeliveryKey       string `json:"deliveryKey"`
+	Channel           string `json:"channel"`
+	Recipient         string `json:"recipient"`
+	Template          string `json:"template"`
+	Status            string `json:"status"`
+	AttemptCount      int    `json:"attemptCount"`
+	ProviderReference string `json:"providerReference,omitempty"`
+	// Test: a test send (docs/channels.md#test-send), not a real occurrence's delivery.
+	Test      bool       `json:"test,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
+	CreatedOn time.Time  `json:"createdOn"`
+	SentOn    *time.Time `json:"sentOn,omitempty"`
 }
 
 // Diagnostics is a diagnostics blob's content: JSON when the blob is JSON and was not cut,
@@ -124,7 +127,7 @@ func (s *Service) Get(ctx context.Context, sc automation.Scope, ref string) (Det
 
 func deliveryView(j store.NotificationJob) Delivery {
 	return Delivery{DeliveryKey: j.DeliveryKey, Channel: j.Channel, Recipient: logmask.String(j.Recipient), Template: j.Template,
-		Status: string(j.Status), AttemptCount: j.AttemptCount, ProviderReference: j.ProviderReference,
+		Status: string(j.Status), AttemptCount: j.AttemptCount, ProviderReference: j.ProviderReference, Test: delivery.IsTestSend(j.SchedulerKey),
 		LastError: logmask.String(j.LastError), CreatedOn: j.CreatedOn, SentOn: j.SentOn}
 }
 

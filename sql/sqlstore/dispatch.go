@@ -178,7 +178,7 @@ func (s *Store) notificationRefusal(ctx context.Context, tx *sql.Tx, key, bu str
 
 func (s *Store) scanTemplate(r rowScanner) (store.NotificationTemplate, error) {
 	var t store.NotificationTemplate
-	err := r.Scan(&t.Key, &t.BusinessUnitID, &t.Version, &t.Subject, &t.Text, &t.HTML, &t.CreatedBy, s.t(&t.CreatedOn))
+	err := r.Scan(&t.Key, &t.BusinessUnitID, &t.Version, &t.Subject, &t.Text, &t.HTML, &t.CreatedBy, s.t(&t.CreatedOn), &t.Kind, &t.Extra, &t.Deleted)
 	return t, err
 }
 
@@ -188,25 +188,35 @@ func (s *Store) NotificationTemplateSave(ctx context.Context, p store.Notificati
 	if t.Key == "" || t.CreatedBy == "" {
 		return t, errors.New("NotificationTemplateSave: Key and CreatedBy are required")
 	}
+	if t.Kind == "" {
+		t.Kind = "message"
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		latest, err := s.scanTemplate(s.queryRow(ctx, tx, "NotificationTemplateLatestForUpdate",
 			sql.Named("TemplateKey", t.Key), sql.Named("BusinessUnitId", t.BusinessUnitID)))
-		var cur int64
+		var stored, live int64
 		switch {
 		case err == nil:
-			cur = latest.Version
+			stored = latest.Version
+			if !latest.Deleted {
+				live = latest.Version
+			}
 		case errors.Is(err, sql.ErrNoRows):
 		default:
 			return fmt.Errorf("%s NotificationTemplateLatestForUpdate: %w", s.d.Name, err)
 		}
-		if p.ExpectedVersion != nil && *p.ExpectedVersion != cur {
-			return fmt.Errorf("template %q (business unit %q) is at version %d, not %d: %w", t.Key, t.BusinessUnitID, cur, *p.ExpectedVersion, store.ErrConflict)
+		if t.Deleted && live == 0 {
+			return fmt.Errorf("template %q (business unit %q) has no live version to delete: %w", t.Key, t.BusinessUnitID, store.ErrNotFound)
 		}
-		t.Version, t.CreatedOn = cur+1, ms(p.Now)
+		if p.ExpectedVersion != nil && *p.ExpectedVersion != live {
+			return fmt.Errorf("template %q (business unit %q) is at version %d, not %d: %w", t.Key, t.BusinessUnitID, live, *p.ExpectedVersion, store.ErrConflict)
+		}
+		t.Version, t.CreatedOn = stored+1, ms(p.Now)
 		if _, err := s.exec(ctx, tx, "NotificationTemplateInsert",
 			sql.Named("TemplateKey", t.Key), sql.Named("BusinessUnitId", t.BusinessUnitID), sql.Named("Version", t.Version),
 			sql.Named("Subject", t.Subject), sql.Named("TextBody", t.Text), sql.Named("HtmlBody", t.HTML),
-			sql.Named("CreatedBy", t.CreatedBy), sql.Named("Now", s.tm(p.Now))); err != nil {
+			sql.Named("CreatedBy", t.CreatedBy), sql.Named("Now", s.tm(p.Now)),
+			sql.Named("Kind", t.Kind), sql.Named("Extra", t.Extra), sql.Named("Deleted", t.Deleted)); err != nil {
 			return fmt.Errorf("%s NotificationTemplateInsert: %w", s.d.Name, err)
 		}
 		return nil
@@ -214,14 +224,15 @@ func (s *Store) NotificationTemplateSave(ctx context.Context, p store.Notificati
 	return t, err
 }
 
-// NotificationTemplateGet implements store.DeliverySupportStore.
+// NotificationTemplateGet implements store.DeliverySupportStore: the unit's latest version
+// unless it is a tombstone, else the default's latest unless that is one.
 func (s *Store) NotificationTemplateGet(ctx context.Context, key, businessUnitID string) (store.NotificationTemplate, error) {
 	for _, bu := range []string{businessUnitID, ""} {
 		t, err := s.scanTemplate(s.queryRow(ctx, nil, "NotificationTemplateLatest", sql.Named("TemplateKey", key), sql.Named("BusinessUnitId", bu)))
-		if err == nil {
+		if err == nil && !t.Deleted {
 			return t, nil
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return t, fmt.Errorf("%s NotificationTemplateLatest: %w", s.d.Name, err)
 		}
 		if bu == "" {

@@ -27,6 +27,7 @@ func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
 const (
 	PathTemplate = "/api/templates/{key}"
 	PathPreview  = "/api/templates/{key}/preview"
+	PathTestSend = "/api/templates/{key}/test-send"
 )
 
 // Deps are what the routes use.
@@ -35,6 +36,8 @@ type Deps struct {
 	Store     delivery.TemplateStore
 	// Units, when set, is where a business unit is looked up (404 when not stored).
 	Units businessunit.Reader
+	// TestSender queues test sends (nil: the route answers 503).
+	TestSender *delivery.TestSender
 }
 
 // Register adds the template routes to reg.
@@ -54,6 +57,13 @@ func Routes(d Deps) []httpapi.Route {
 		httpapi.Endpoint[Body, Template]{Method: "PUT", Path: PathTemplate, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
 			IfMatch: httpapi.IfMatchOptional, Operator: "template change", Body: httpapi.BodyRequired, Also: []int{http.StatusCreated},
 			ETag: func(t Template) int64 { return t.Version }, Call: h.put},
+		// DELETE stores a tombstone version (the audit: who and when); the unit renders the
+		// default again. If-Match is the unit's live version.
+		httpapi.Endpoint[struct{}, struct{}]{Method: "DELETE", Path: PathTemplate, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			IfMatch: httpapi.IfMatchRequired, Operator: "template delete", Status: http.StatusNoContent, Call: h.delete},
+		// A test send is a real delivery, marked as a test (docs/channels.md#test-send).
+		httpapi.Endpoint[TestSendRequest, delivery.TestSendResult]{Method: "POST", Path: PathTestSend, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
+			Operator: "test send", Body: httpapi.BodyRequired, Status: http.StatusAccepted, Call: h.testSend},
 		httpapi.Endpoint[PreviewRequest, Preview]{Method: "POST", Path: PathPreview, Unit: httpapi.UnitQuery, UnitCheck: h.unitStored,
 			Query: []string{"channel"}, Body: httpapi.BodyRequired, Call: h.preview},
 	}
@@ -61,29 +71,98 @@ func Routes(d Deps) []httpapi.Route {
 
 type handlers struct{ d Deps }
 
-// Template is a stored version as the API shows it.
+// Template is a stored version as the API shows it. Kind is "message", "push", "sms" or
+// "whatsapp" (docs/channels.md#template-kinds); Data only for push, WhatsApp only for
+// whatsapp.
 type Template struct {
-	Key            string    `json:"key"`
-	BusinessUnitID string    `json:"businessUnitId"` // "" for the platform default
-	Override       bool      `json:"override"`       // the unit's own version
-	Version        int64     `json:"version"`
-	Subject        string    `json:"subject"`
-	Text           string    `json:"text"`
-	HTML           string    `json:"html"`
-	CreatedBy      string    `json:"createdBy"`
-	CreatedOn      time.Time `json:"createdOn"`
+	Key            string                  `json:"key"`
+	BusinessUnitID string                  `json:"businessUnitId"` // "" for the platform default
+	Override       bool                    `json:"override"`       // the unit's own version
+	Version        int64                   `json:"version"`
+	Kind           string                  `json:"kind"`
+	Subject        string                  `json:"subject"`
+	Text           string                  `json:"text"`
+	HTML           string                  `json:"html"`
+	Data           map[string]string       `json:"data,omitempty"`
+	WhatsApp       *delivery.WhatsAppExtra `json:"whatsApp,omitempty"`
+	CreatedBy      string                  `json:"createdBy"`
+	CreatedOn      time.Time               `json:"createdOn"`
 }
 
 func view(t store.NotificationTemplate, bu string) Template {
-	return Template{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Override: t.BusinessUnitID == bu && bu != "", Version: t.Version,
-		Subject: t.Subject, Text: t.Text, HTML: t.HTML, CreatedBy: t.CreatedBy, CreatedOn: t.CreatedOn}
+	v := Template{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Override: t.BusinessUnitID == bu && bu != "", Version: t.Version,
+		Kind: t.Kind, Subject: t.Subject, Text: t.Text, HTML: t.HTML, CreatedBy: t.CreatedBy, CreatedOn: t.CreatedOn}
+	if v.Kind == "" {
+		v.Kind = delivery.KindMessage
+	}
+	// Extra was checked by Compile at save: a stored one decodes.
+	switch v.Kind {
+	case delivery.KindPush:
+		var x delivery.PushExtra
+		if t.Extra != "" && json.Unmarshal([]byte(t.Extra), &x) == nil {
+			v.Data = x.Data
+		}
+	case delivery.KindWhatsApp:
+		var x delivery.WhatsAppExtra
+		if json.Unmarshal([]byte(t.Extra), &x) == nil {
+			v.WhatsApp = &x
+		}
+	}
+	return v
 }
 
-// Body is the PUT body.
+// Body is the PUT body. Kind "" is "message". Data (push) and WhatsApp (whatsapp) belong to
+// their kind only: given with another kind they are refused (422 naming them).
 type Body struct {
-	Subject string `json:"subject"`
-	Text    string `json:"text"`
-	HTML    string `json:"html"`
+	Kind     string                  `json:"kind"`
+	Subject  string                  `json:"subject"`
+	Text     string                  `json:"text"`
+	HTML     string                  `json:"html"`
+	Data     map[string]string       `json:"data"`
+	WhatsApp *delivery.WhatsAppExtra `json:"whatsApp"`
+}
+
+// extra returns the stored Extra of b's kind.
+func (b Body) extra() (string, error) {
+	kind := b.Kind
+	if kind == "" {
+		kind = delivery.KindMessage
+	}
+	if b.Data != nil && kind != delivery.KindPush {
+		return "", automation.Invalid("data", "only a push template has data members (kind is %q)", kind)
+	}
+	if b.WhatsApp != nil && kind != delivery.KindWhatsApp {
+		return "", automation.Invalid("whatsApp", "only a whatsapp template names a provider template (kind is %q)", kind)
+	}
+	var x any
+	switch {
+	case kind == delivery.KindPush && b.Data != nil:
+		x = delivery.PushExtra{Data: b.Data}
+	case kind == delivery.KindWhatsApp && b.WhatsApp != nil:
+		x = b.WhatsApp
+	default:
+		return "", nil
+	}
+	raw, err := json.Marshal(x)
+	return string(raw), err
+}
+
+// TestSendRequest is the test-send body: one recipient on one channel, and the sample
+// payload the template renders with.
+type TestSendRequest struct {
+	Channel   string          `json:"channel"`
+	Recipient string          `json:"recipient"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// testSend queues one test delivery: 202 with its delivery key.
+func (h handlers) testSend(ctx context.Context, in *httpapi.In[TestSendRequest]) (delivery.TestSendResult, error) {
+	if h.d.TestSender == nil {
+		return delivery.TestSendResult{}, automation.Errorf(automation.CodeUnavailable, "test sends are not configured here")
+	}
+	b := in.Body
+	return h.d.TestSender.Send(ctx, delivery.TestSendRequest{BusinessUnitID: in.Unit, Template: in.Path("key"), Channel: b.Channel,
+		Recipient: b.Recipient, Payload: b.Payload, Operator: in.Operator})
 }
 
 // PreviewRequest is the preview body.
@@ -92,13 +171,17 @@ type PreviewRequest struct {
 }
 
 // Preview is the preview answer. SMS is the rendered text's length as an SMS (encoding,
-// units, segments), with ?channel=sms.
+// units, segments), with ?channel=sms or for an sms template; Data a push template's
+// rendered data; WhatsApp a whatsapp template's name, language and rendered values.
 type Preview struct {
-	Subject string             `json:"subject"`
-	Text    string             `json:"text"`
-	HTML    string             `json:"html"`
-	Version int64              `json:"version"`
-	SMS     *channel.SMSLength `json:"sms,omitempty"`
+	Kind     string                     `json:"kind"`
+	Subject  string                     `json:"subject"`
+	Text     string                     `json:"text"`
+	HTML     string                     `json:"html"`
+	Data     map[string]string          `json:"data,omitempty"`
+	WhatsApp *delivery.WhatsAppTemplate `json:"whatsApp,omitempty"`
+	Version  int64                      `json:"version"`
+	SMS      *channel.SMSLength         `json:"sms,omitempty"`
 }
 
 // unitStored answers 404 for a business unit that is not stored (as for one outside the
@@ -132,15 +215,20 @@ func (h handlers) get(ctx context.Context, in *httpapi.In[struct{}]) (Template, 
 	return v, nil
 }
 
-// put saves a new version of the unit's template: 201 for its first, 200 after.
+// put saves a new version of the unit's template: 201 for its first live one (also the
+// first after a delete), 200 after.
 func (h handlers) put(ctx context.Context, in *httpapi.In[Body]) (Template, error) {
 	b, given := in.Body, in.VersionGiven
 	expected := int64(0) // no If-Match: the unit has no version yet
 	if given {
 		expected = in.Version
 	}
-	t, err := h.d.Templates.Save(ctx, store.NotificationTemplate{Key: in.Path("key"), BusinessUnitID: in.Unit,
-		Subject: b.Subject, Text: b.Text, HTML: b.HTML, CreatedBy: in.Operator}, &expected)
+	extra, err := b.extra()
+	if err != nil {
+		return Template{}, err
+	}
+	t, err := h.d.Templates.Save(ctx, store.NotificationTemplate{Key: in.Path("key"), BusinessUnitID: in.Unit, Kind: b.Kind,
+		Subject: b.Subject, Text: b.Text, HTML: b.HTML, Extra: extra, CreatedBy: in.Operator}, &expected)
 	if errors.Is(err, store.ErrConflict) {
 		if given {
 			return Template{}, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the unit's template has a newer version: read it again"}
@@ -150,10 +238,25 @@ func (h handlers) put(ctx context.Context, in *httpapi.In[Body]) (Template, erro
 	if err != nil {
 		return Template{}, err
 	}
-	if t.Version == 1 {
+	if expected == 0 { // the unit's first live version (after a delete too)
 		in.Status = http.StatusCreated
 	}
 	return view(t, in.Unit), nil
+}
+
+// delete stores a tombstone as the unit's next version: 404 when the unit has no live
+// version of its own (the default is not the unit's to delete), 412 when If-Match is not
+// the live version.
+func (h handlers) delete(ctx context.Context, in *httpapi.In[struct{}]) (struct{}, error) {
+	key := in.Path("key")
+	_, err := h.d.Templates.Delete(ctx, key, in.Unit, in.Operator, &in.Version)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return struct{}{}, automation.Errorf(automation.CodeNotFound, "template %q has no version of %s's own to delete", key, in.Unit)
+	case errors.Is(err, store.ErrConflict):
+		return struct{}{}, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the unit's template has another live version: read it again"}
+	}
+	return struct{}{}, err
 }
 
 // preview renders the template the unit would send with the payload; ?channel=sms adds
@@ -192,8 +295,9 @@ func (h handlers) preview(ctx context.Context, in *httpapi.In[PreviewRequest]) (
 	if err != nil {
 		return Preview{}, err
 	}
-	out := Preview{Subject: content.Subject, Text: content.Text, HTML: content.HTML, Version: content.TemplateVersion}
-	if ch == channel.SMSChannelName {
+	out := Preview{Kind: c.Kind, Subject: content.Subject, Text: content.Text, HTML: content.HTML, Data: content.Data, WhatsApp: content.WhatsApp,
+		Version: content.TemplateVersion}
+	if ch == channel.SMSChannelName || c.Kind == delivery.KindSMS {
 		l := channel.SMSSegments(content.Text)
 		out.SMS = &l
 	}

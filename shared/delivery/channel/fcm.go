@@ -157,7 +157,9 @@ func NewFCM(cfg FCMConfig) (*FCM, error) {
 
 // Traits implements delivery.Channel: not idempotent (FCM has no idempotency key), and the
 // rendered template gives the notification's title and body.
-func (f *FCM) Traits() delivery.Traits { return delivery.Traits{NeedsContent: true} }
+func (f *FCM) Traits() delivery.Traits {
+	return delivery.Traits{NeedsContent: true, TemplateKinds: []string{delivery.KindPush, delivery.KindMessage}}
+}
 
 // MaxCustomerIDLength bounds a push recipient (a customer id).
 const MaxCustomerIDLength = 200
@@ -233,15 +235,15 @@ func CollapseID(deliveryKey string) string {
 }
 
 // pushData is the data map: the payload's top-level string, number and boolean members as
-// strings (FCM data values are strings), then the delivery key and the template, which win.
+// strings (FCM data values are strings), then a push template's rendered data members
+// (Content.Data), then the delivery key and the template, which win.
 func pushData(m delivery.Message) map[string]string {
 	data := map[string]string{}
 	var payload map[string]json.RawMessage
 	if len(m.Payload) > 0 && json.Unmarshal(m.Payload, &payload) == nil {
 		for k, raw := range payload {
-			lk := strings.ToLower(k)
-			if lk == "from" || lk == "notification" || lk == "message_type" || strings.HasPrefix(lk, "google") || strings.HasPrefix(lk, "gcm") {
-				continue // reserved by FCM
+			if delivery.PushDataKeyReserved(k) {
+				continue // reserved by FCM, or set below
 			}
 			var s string
 			if json.Unmarshal(raw, &s) == nil {
@@ -251,6 +253,11 @@ func pushData(m delivery.Message) map[string]string {
 			if t := strings.TrimSpace(string(raw)); t != "" && t[0] != '{' && t[0] != '[' && t != "null" {
 				data[k] = t
 			}
+		}
+	}
+	if m.Content != nil {
+		for k, v := range m.Content.Data {
+			data[k] = v
 		}
 	}
 	data[DataDeliveryKey] = m.DeliveryKey

@@ -176,6 +176,17 @@ func TestFCMFanOutAndKeyMapping(t *testing.T) {
 	if st := sim.Stats(); st.Tokens != 1 {
 		t.Errorf("%d access tokens fetched for two sends, want 1 (reused)", st.Tokens)
 	}
+	// A push template's rendered data members join the data, over the payload's, under
+	// the delivery key and template.
+	withData := pushMessage("dlv_data", "cust-1")
+	withData.Content.Kind, withData.Content.Data = delivery.KindPush, map[string]string{"screen": "points", "points": "from the template"}
+	if _, err := ch.Send(t.Context(), withData); err != nil {
+		t.Fatal(err)
+	}
+	got = sim.Accepted()
+	if m := got[len(got)-1]; m.Data["screen"] != "points" || m.Data["points"] != "from the template" || m.Data["deliveryKey"] != "dlv_data" {
+		t.Errorf("template data: %v", m.Data)
+	}
 	long := strings.Repeat("k", 100)
 	if id := channel.CollapseID(long); len(id) > 64 || id == channel.CollapseID(long+"x") {
 		t.Errorf("CollapseID of a long key = %q", id)

@@ -125,7 +125,9 @@ func NewSMS(cfg SMSConfig) (*SMS, error) {
 }
 
 // Traits implements delivery.Channel: ACS deduplicates by repeatabilityRequestId.
-func (s *SMS) Traits() delivery.Traits { return delivery.Traits{Idempotent: true, NeedsContent: true} }
+func (s *SMS) Traits() delivery.Traits {
+	return delivery.Traits{Idempotent: true, NeedsContent: true, TemplateKinds: []string{delivery.KindSMS, delivery.KindMessage}}
+}
 
 // ValidateRecipient implements delivery.Channel: an E.164 number (ValidatePhoneNumber).
 func (s *SMS) ValidateRecipient(addr string) error { return ValidatePhoneNumber(addr) }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
-	"regexp"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -33,23 +32,18 @@ const (
 )
 
 // MaxWhatsAppValues bounds a template's body parameters.
-const MaxWhatsAppValues = 20
-
-var (
-	waTemplateName = regexp.MustCompile(`^[a-z0-9_]{1,512}$`)
-	waLanguage     = regexp.MustCompile(`^[a-z]{2,3}(_[A-Z]{2})?$`)
-)
+const MaxWhatsAppValues = delivery.MaxWhatsAppParameters
 
 // ValidateWhatsAppTemplate checks a template reference: a WhatsApp template name (lower-case
 // letters, digits, '_'), a language code ("en" or "en_US") and at most 20 non-empty values.
 func ValidateWhatsAppTemplate(t *delivery.WhatsAppTemplate) error {
-	switch {
-	case t == nil:
+	if t == nil {
 		return errors.New("no WhatsApp template: a WhatsApp notification names an approved template")
-	case !waTemplateName.MatchString(t.Name):
-		return fmt.Errorf("WhatsApp template name %q: lower-case letters, digits and '_'", t.Name)
-	case !waLanguage.MatchString(t.Language):
-		return fmt.Errorf("WhatsApp template language %q: a code like en or en_US", t.Language)
+	}
+	if err := delivery.ValidateWhatsAppReference(t.Name, t.Language); err != nil {
+		return err
+	}
+	switch {
 	case len(t.Values) > MaxWhatsAppValues:
 		return fmt.Errorf("WhatsApp template %q: %d values, at most %d", t.Name, len(t.Values), MaxWhatsAppValues)
 	}
@@ -117,7 +111,7 @@ func NewWhatsApp(cfg WhatsAppConfig) (*WhatsApp, error) {
 
 // Traits implements delivery.Channel: ACS deduplicates by Repeatability-Request-ID.
 func (w *WhatsApp) Traits() delivery.Traits {
-	return delivery.Traits{Idempotent: true, NeedsContent: true}
+	return delivery.Traits{Idempotent: true, NeedsContent: true, TemplateKinds: []string{delivery.KindWhatsApp}}
 }
 
 // ValidateRecipient implements delivery.Channel: an E.164 number.

@@ -1022,6 +1022,49 @@ func testTemplates(t *testing.T, open Opener) {
 	if _, err := s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "k"}, Now: T0}); err == nil {
 		t.Fatal("a template without CreatedBy was saved")
 	}
+	// A kind and its JSON are stored and read back; "" is stored as "message".
+	push, err := s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "p", BusinessUnitID: "bu-1",
+		Kind: "push", Subject: "title", Text: "body", Extra: `{"data":{"screen":"points"}}`, CreatedBy: "ops"}, Now: T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.NotificationTemplateGet(ctx, "p", "bu-1"); err != nil || got.Kind != "push" || got.Extra != push.Extra || got.Deleted {
+		t.Fatalf("push kind: %+v %v", got, err)
+	}
+	if got, _ := s.NotificationTemplateGet(ctx, "k", "bu-2"); got.Kind != "message" {
+		t.Fatalf("a template saved without a kind reads %q, want message", got.Kind)
+	}
+	// Deletion: a tombstone is the unit's next version; the unit renders the default again,
+	// the version numbers go on, and the tombstone is guarded like any save.
+	del := func(bu string, expected *int64) (store.NotificationTemplate, error) {
+		return s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "k", BusinessUnitID: bu,
+			Deleted: true, CreatedBy: "eve"}, ExpectedVersion: expected, Now: T0.Add(time.Hour)})
+	}
+	if _, err := del("bu-1", &zero); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a stale delete: %v", err)
+	}
+	tomb, err := del("bu-1", &one)
+	if err != nil || tomb.Version != 2 || !tomb.Deleted {
+		t.Fatalf("delete: %+v %v", tomb, err)
+	}
+	if got, err := s.NotificationTemplateGet(ctx, "k", "bu-1"); err != nil || got.BusinessUnitID != "" || got.Subject != "default 2" {
+		t.Fatalf("after the unit's delete the default renders: %+v %v", got, err)
+	}
+	if _, err := del("bu-1", nil); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleting a deleted template: %v", err)
+	}
+	if _, err := save("bu-1", "bu 1 again", &one); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("after a delete the live version is 0, not 1: %v", err)
+	}
+	if again, err := save("bu-1", "bu 1 again", &zero); err != nil || again.Version != 3 {
+		t.Fatalf("saved again after the delete: %+v %v (want version 3: never reused)", again, err)
+	}
+	if _, err := del("", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NotificationTemplateGet(ctx, "k", "bu-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the default deleted, a unit without its own: %v", err)
+	}
 }
 
 func testProjection(t *testing.T, open Opener) {

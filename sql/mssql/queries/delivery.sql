@@ -236,7 +236,7 @@ WHERE Status IN (N'Queued', N'Sending') AND Id > @AfterId
 ORDER BY Id;
 
 -- name: NotificationTemplateLatest :one
-SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted
 FROM dbo.NotificationTemplate
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC
@@ -246,15 +246,15 @@ OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 -- The read of a template save: UPDLOCK + HOLDLOCK lock the key range of (key, business unit)
 -- to the end of the transaction, so two concurrent saves serialise instead of both taking
 -- the same next version (a primary-key violation).
-SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted
 FROM dbo.NotificationTemplate WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC
 OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 
 -- name: NotificationTemplateInsert :exec
-INSERT INTO dbo.NotificationTemplate (TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn)
-VALUES (@TemplateKey, @BusinessUnitId, @Version, @Subject, @TextBody, @HtmlBody, @CreatedBy, @Now);
+INSERT INTO dbo.NotificationTemplate (TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted)
+VALUES (@TemplateKey, @BusinessUnitId, @Version, @Subject, @TextBody, @HtmlBody, @CreatedBy, @Now, @Kind, @Extra, @Deleted);
 
 -- name: DeliveryProjectionUpdate :exec
 -- A fact replaces the projected state only when its revision is higher.

@@ -238,7 +238,7 @@ ORDER BY Id
 LIMIT @Limit;
 
 -- name: NotificationTemplateLatest :one
-SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted
 FROM NotificationTemplate
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC
@@ -246,15 +246,15 @@ LIMIT 1;
 
 -- name: NotificationTemplateLatestForUpdate :one
 -- The read of a template save (BEGIN IMMEDIATE already serialises writers in SQLite).
-SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+SELECT TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted
 FROM NotificationTemplate
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC
 LIMIT 1;
 
 -- name: NotificationTemplateInsert :exec
-INSERT INTO NotificationTemplate (TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn)
-VALUES (@TemplateKey, @BusinessUnitId, @Version, @Subject, @TextBody, @HtmlBody, @CreatedBy, @Now);
+INSERT INTO NotificationTemplate (TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted)
+VALUES (@TemplateKey, @BusinessUnitId, @Version, @Subject, @TextBody, @HtmlBody, @CreatedBy, @Now, @Kind, @Extra, @Deleted);
 
 -- name: DeliveryProjectionUpdate :exec
 -- A fact replaces the projected state only when its revision is higher.
