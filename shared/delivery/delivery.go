@@ -139,11 +139,27 @@ type Relay struct {
 	// walks those rows (the index of unpublished rows), so without this bound a claim costs
 	// as much as the bus holds (docs/performance.md, "Bounded in flight").
 	Room func() bool
+	// RescanEvery is how often, at the most, a claim walks the outbox from its oldest
+	// unpublished row (default 1 s, by Clock). Between two such claims a claim starts past
+	// the highest row this relay claimed (store.OutboxClaimParams.AfterID), so it does not
+	// step over the rows it still has in flight, which on the in-process bus stay unpublished
+	// and leased until settled (docs/performance.md, "Claims past the rows in flight"). Rows
+	// it gave back make the next claim a full one, and so are all claims until the RetryAt of
+	// a row it set to retry came; rows freed otherwise (another relay's lease ended, a
+	// lower Id committed late) wait at most RescanEvery, or the OutboxRelay timer. Negative:
+	// every claim is a full one.
+	RescanEvery time.Duration
 
-	mu        sync.Mutex
-	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
-	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
+	mu sync.Mutex
+	// claimedTo is the highest row id this relay claimed; rescanAt when the next claim
+	// walks from the oldest row (zero: the next one does); retryUntil the latest RetryAt
+	// this relay set, until which every claim does (claimFrom). All under mu.
+	claimedTo  int64
+	rescanAt   time.Time
+	retryUntil time.Time
+	inflight   map[string]int64 // MessageId -> outbox row id, published and not yet settled
+	unsettled  map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
+	settled    []int64          // rows whose every message settled, not yet marked (FlushSettled)
 	// With MarkOnSettle and a leasing store, a claim's lease is given back once its run is
 	// over and every row it published is marked: claimOf maps a tracked row to its claim's
 	// token, claimRows counts per token those rows plus one while its RunOnce runs.
@@ -190,7 +206,11 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	var msgs []store.OutboxMessage
 	var err error
 	if isLeased {
-		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: r.leaseOrDefault(), Limit: batch})
+		now := r.Clock.Now()
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: r.claimFrom(now)})
+		if len(msgs) > 0 {
+			r.claimedUpTo(msgs[len(msgs)-1].ID)
+		}
 	} else {
 		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
 	}
@@ -215,7 +235,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	handBack := r.Clock.Now().Add(r.leaseOrDefault() / 2)
 	for i, m := range msgs {
 		if isLeased && i > 0 && !r.Clock.Now().Before(handBack) {
-			pubErr = giveBack(ctx, leased, msgs[i:])
+			pubErr = r.giveBack(ctx, leased, msgs[i:])
 			break
 		}
 		items, err := m.Items()
@@ -230,7 +250,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			// messages of the row already accepted come again with the same ids: the bus
 			// drops them as duplicates, settling those already handled.
 			if isLeased {
-				pubErr = giveBack(ctx, leased, msgs[i:])
+				pubErr = r.giveBack(ctx, leased, msgs[i:])
 			}
 			if r.Log != nil {
 				r.Log.DebugContext(ctx, "outbox relay: the bus is full; the rest waits for the next run", "row", m.MessageID, "published", published)
@@ -240,11 +260,13 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
 			if isLeased {
-				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))))
+				retryAt := r.Clock.Now().Add(r.retryDelay(m.Attempts))
+				r.retryBy(retryAt)
+				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, retryAt))
 				if i+1 < len(msgs) {
 					// Not without rows: OutboxRelease with no ids gives back the whole claim,
 					// the rows published before this one included, which are not marked yet.
-					pubErr = errors.Join(pubErr, giveBack(ctx, leased, msgs[i+1:]))
+					pubErr = errors.Join(pubErr, r.giveBack(ctx, leased, msgs[i+1:]))
 				}
 			} else {
 				_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
@@ -279,8 +301,10 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 }
 
 // giveBack hands the claimed rows back (OutboxRelease from the first of them on): rows
-// not begun, for the next run. rows is never empty. Errors: the store's, wrapped.
-func giveBack(ctx context.Context, leased store.OutboxLeaseStore, rows []store.OutboxMessage) error {
+// not begun, for the next run, whose claim walks from the oldest row again (they are below
+// claimedTo). rows is never empty. Errors: the store's, wrapped.
+func (r *Relay) giveBack(ctx context.Context, leased store.OutboxLeaseStore, rows []store.OutboxMessage) error {
+	r.rescanNext()
 	ids := make([]int64, len(rows))
 	for i, x := range rows {
 		ids[i] = x.ID
@@ -496,6 +520,54 @@ func (r *Relay) untrack(id int64, items []store.OutboxMessage) {
 	if token, ok := r.claimOf[id]; ok {
 		delete(r.claimOf, id)
 		r.claimRows[token]-- // the claim's RunOnce still holds one: never zero here
+	}
+}
+
+// claimFrom is the AfterID of a claim at now: 0 (from the oldest row) when a rescan is due,
+// which then schedules the next one RescanEvery later, or while a row this relay set to
+// retry waits for its RetryAt (every claim until the last of them came is a full one);
+// else the highest row claimed.
+func (r *Relay) claimFrom(now time.Time) int64 {
+	every := r.RescanEvery
+	if every == 0 {
+		every = time.Second
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.retryUntil.IsZero() {
+		if !now.Before(r.retryUntil) {
+			r.retryUntil = time.Time{}
+		}
+		return 0
+	}
+	if every < 0 || r.rescanAt.IsZero() || !now.Before(r.rescanAt) {
+		r.rescanAt = now.Add(every)
+		return 0
+	}
+	return r.claimedTo
+}
+
+// claimedUpTo records that this relay claimed rows up to id.
+func (r *Relay) claimedUpTo(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.claimedTo = max(r.claimedTo, id)
+}
+
+// rescanNext makes the next claim walk from the oldest row (rows were handed back).
+func (r *Relay) rescanNext() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rescanAt = time.Time{}
+}
+
+// retryBy notes a row this relay set to retry at t: claims walk from the oldest row until
+// t has come (claimFrom).
+func (r *Relay) retryBy(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.After(r.retryUntil) {
+		r.retryUntil = t
 	}
 }
 

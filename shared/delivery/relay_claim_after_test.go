@@ -1,0 +1,150 @@
+package delivery_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/bus"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// claimRecorder records the AfterID of each claim the relay makes.
+type claimRecorder struct {
+	leasingStore
+	mu     sync.Mutex
+	afters []int64
+}
+
+func (c *claimRecorder) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
+	c.mu.Lock()
+	c.afters = append(c.afters, p.AfterID)
+	c.mu.Unlock()
+	return c.leasingStore.OutboxClaim(ctx, p)
+}
+
+func (c *claimRecorder) last() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.afters[len(c.afters)-1]
+}
+
+var _ store.OutboxLeaseStore = (*claimRecorder)(nil)
+
+// TestRelayClaimsPastItsRowsInFlight: between two rescans a claim starts past the highest
+// row the relay claimed (its rows in flight are not walked again), and a row below that
+// point which another relay held and let go (its process died: the lease ran out) is still
+// published, by the next rescan, once; every row ends marked.
+func TestRelayClaimsPastItsRowsInFlight(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	handled := map[string]int{}
+	rec := &claimRecorder{leasingStore: st}
+	r1 := &delivery.Relay{Store: rec, Clock: clock, MarkOnSettle: true}
+	b1 := settlingBus(t, r1, bus.MemoryOptions{})
+	b1.Subscribe("q", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
+	msg := func(id string) []store.OutboxMessage {
+		return []store.OutboxMessage{{MessageID: id, Destination: "q", SessionID: id, Body: []byte("{}")}}
+	}
+
+	startWithOutbox(t, st, clock, "a", msg("a"))
+	if n, err := r1.RunOnce(ctx); err != nil || n != 1 || rec.last() != 0 {
+		t.Fatalf("first claim: %d, %v, after %d; want 1 from the oldest row", n, err, rec.last())
+	}
+	aID := lastRow(t, st)
+	// Another process's relay claims b and dies before its bus delivers it.
+	startWithOutbox(t, st, clock, "b", msg("b"))
+	r2 := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true}
+	settlingBus(t, r2, bus.MemoryOptions{})
+	if n, err := r2.RunOnce(ctx); err != nil || n != 1 {
+		t.Fatalf("the other relay: %d, %v", n, err)
+	}
+	startWithOutbox(t, st, clock, "c", msg("c"))
+	if n, err := r1.RunOnce(ctx); err != nil || n != 1 {
+		t.Fatalf("second claim: %d, %v; want c", n, err)
+	}
+	if got := rec.last(); got != aID {
+		t.Fatalf("second claim after %d, want %d (past a, still in flight)", got, aID)
+	}
+	if _, err := b1.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	// b's lease runs out; the clock passed RescanEvery, so the next claim walks from the
+	// oldest row and finds b below the rows r1 claimed.
+	clock.Advance(time.Minute)
+	if n, err := r1.RunOnce(ctx); err != nil || n != 1 || rec.last() != 0 {
+		t.Fatalf("after the other lease: %d, %v, after %d; want b from the oldest row", n, err, rec.last())
+	}
+	if _, err := b1.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if handled["a"] != 1 || handled["b"] != 1 || handled["c"] != 1 || len(handled) != 3 {
+		t.Fatalf("handled %v, want a, b and c once each", handled)
+	}
+	if n := unpublished(t, st); n != 0 {
+		t.Fatalf("%d rows left unpublished", n)
+	}
+}
+
+// TestRelayRescansWhatItGaveBack: rows the relay handed back after a failed publish are
+// below the highest row it claimed, so the next claim walks from the oldest row, and the
+// failed row, set to retry, is claimed at its RetryAt however long RescanEvery is (claims
+// walk from the oldest row until then).
+func TestRelayRescansWhatItGaveBack(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	rec := &claimRecorder{leasingStore: st}
+	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, failID: "m-1"}
+	r := &delivery.Relay{Store: rec, Clock: clock, Publisher: pub, RescanEvery: time.Hour, RetryDelay: 2 * time.Second}
+	var msgs []store.OutboxMessage
+	for _, id := range []string{"m-0", "m-1", "m-2", "m-3"} {
+		msgs = append(msgs, store.OutboxMessage{MessageID: id, Destination: "q", Body: []byte("{}")})
+	}
+	startWithOutbox(t, st, clock, "x", msgs)
+	if _, err := r.RunOnce(ctx); err == nil {
+		t.Fatal("the failed publish was not reported")
+	}
+	// m-2 and m-3 were handed back: the next claim starts from the oldest row.
+	if n, err := r.RunOnce(ctx); err != nil || n != 2 || rec.last() != 0 {
+		t.Fatalf("after the hand-back: %d, %v, after %d; want m-2 and m-3 from the oldest row", n, err, rec.last())
+	}
+	clock.Advance(time.Second) // m-1's RetryAt (RetryDelay, 2 s, after its first failure) has not come
+	if n, err := r.RunOnce(ctx); err != nil || n != 0 || rec.last() != 0 {
+		t.Fatalf("before RetryAt: %d, %v, after %d; want nothing, from the oldest row", n, err, rec.last())
+	}
+	clock.Advance(time.Second)
+	if n, err := r.RunOnce(ctx); err != nil || n != 1 || rec.last() != 0 {
+		t.Fatalf("at RetryAt: %d, %v, after %d; want m-1 from the oldest row", n, err, rec.last())
+	}
+	// Nothing waits any more: one more full claim, then claims past the relay's rows.
+	for range 2 {
+		if _, err := r.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec.last() == 0 {
+		t.Fatal("claims still walk from the oldest row with no row handed back or waiting to retry")
+	}
+	for id, n := range pub.published {
+		if n != 1 {
+			t.Fatalf("%s published %d times", id, n)
+		}
+	}
+	if len(pub.published) != 4 || unpublished(t, st) != 0 {
+		t.Fatalf("published %v, %d rows unpublished", pub.published, unpublished(t, st))
+	}
+}
+
+// lastRow is the highest outbox row id.
+func lastRow(t *testing.T, st store.DeliveryStore) int64 {
+	t.Helper()
+	rows, err := st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("unpublished rows: %d, %v", len(rows), err)
+	}
+	return rows[len(rows)-1].ID
+}
