@@ -37,7 +37,9 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 // Bus), is woken after each drain that published something, so the consumers run at once
 // instead of at their next interval. The first drain starts at once: rows an earlier
 // process committed and did not publish go out without waiting for the OutboxRelay timer.
-// No-op without a pump.
+// While it runs, the marks of the messages the in-process bus settled are gathered, one
+// transaction at most every settledMarkDelay instead of one after every drain; stop writes
+// the last of them. No-op without a pump.
 func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func()) {
 	if r.Pump == nil {
 		return func() {}
@@ -47,9 +49,18 @@ func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func(
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
+	if r.Memory != nil {
+		r.marks.start()
+	}
 	go func() { defer close(done); _ = r.Pump.Run(ctx) }()
 	r.Pump.Notify()
-	return func() { cancel(); <-done }
+	return func() {
+		cancel()
+		<-done
+		if r.Memory != nil {
+			r.marks.stop()
+		}
+	}
 }
 
 // relayInFlight bounds the messages the in-process bus holds before the relay claims more

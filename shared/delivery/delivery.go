@@ -149,6 +149,10 @@ type Relay struct {
 	// lower Id committed late) wait at most RescanEvery, or the OutboxRelay timer. Negative:
 	// every claim is a full one.
 	RescanEvery time.Duration
+	// MarksGathered, when set and true, says that the settled rows' marks are written
+	// together on a timer well within Lease (the embedded runtime while its eager publisher
+	// runs: app's settledMarks), so RunOnce does not flush them before each claim.
+	MarksGathered func() bool
 
 	mu sync.Mutex
 	// claimedTo is the highest row id this relay claimed; rescanAt when the next claim
@@ -194,9 +198,12 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	}
 	r.full.Store(false)
 	// Settled rows first: one whose lease ran out while its mark waited is not leased and
-	// published again.
-	if err := r.FlushSettled(ctx); err != nil {
-		return 0, err
+	// published again. Unless the marks are gathered elsewhere (MarksGathered), within a
+	// fraction of the lease.
+	if r.MarksGathered == nil || !r.MarksGathered() {
+		if err := r.FlushSettled(ctx); err != nil {
+			return 0, err
+		}
 	}
 	if r.Room != nil && !r.Room() {
 		r.full.Store(true)

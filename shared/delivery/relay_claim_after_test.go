@@ -148,3 +148,48 @@ func lastRow(t *testing.T, st store.DeliveryStore) int64 {
 	}
 	return rows[len(rows)-1].ID
 }
+
+// TestRelayLeavesGatheredMarksToTheirFlush: with MarksGathered true, RunOnce does not mark
+// the settled rows before it claims (their flush does, on its timer); false (or unset), it
+// marks them first, as before.
+func TestRelayLeavesGatheredMarksToTheirFlush(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	var gathered atomicBool
+	gathered.set(true)
+	rec := &markCounter{leasingStore: st}
+	r := &delivery.Relay{Store: rec, Clock: clock, MarkOnSettle: true, MarksGathered: gathered.get}
+	b := settlingBus(t, r, bus.MemoryOptions{})
+	b.Subscribe("q", func(context.Context, bus.Message) error { return nil })
+	// The bus is never drained here (Settled is called directly), so only RunOnce marks.
+	startWithOutbox(t, st, clock, "g", []store.OutboxMessage{{MessageID: "g", Destination: "q", Body: []byte("{}")}})
+	if n, err := r.RunOnce(ctx); err != nil || n != 1 {
+		t.Fatalf("publish: %d, %v", n, err)
+	}
+	if err := r.Settled(ctx, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec.calls != 0 || unpublished(t, st) != 1 {
+		t.Fatalf("gathered marks written by RunOnce: %d marks, %d unpublished", rec.calls, unpublished(t, st))
+	}
+	gathered.set(false)
+	if _, err := r.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec.calls != 1 || unpublished(t, st) != 0 {
+		t.Fatalf("without gathering RunOnce did not mark first: %d marks, %d unpublished", rec.calls, unpublished(t, st))
+	}
+}
+
+// atomicBool is a switch a test flips while the relay reads it.
+type atomicBool struct {
+	mu sync.Mutex
+	v  bool
+}
+
+func (a *atomicBool) set(v bool) { a.mu.Lock(); a.v = v; a.mu.Unlock() }
+func (a *atomicBool) get() bool  { a.mu.Lock(); defer a.mu.Unlock(); return a.v }
