@@ -111,8 +111,11 @@ type Relay struct {
 	Store     store.DeliveryStore
 	Publisher bus.Publisher
 	Clock     automation.Clock
-	Batch     int // messages per RunOnce; default 100
-	Log       *slog.Logger
+	// Batch is the rows one RunOnce claims (default 100). Drain stops after a claim that
+	// found fewer, so keep it at or under the store's cap on one claim (SQL Server's
+	// MaxClaim, 300), or every Drain is one round.
+	Batch int
+	Log   *slog.Logger
 	// Lease bounds one batch's claim (default 1 min): longer than publishing a batch takes.
 	// A run that has used half of it hands the rows it has not begun back (RunOnce).
 	Lease time.Duration
@@ -192,22 +195,34 @@ type RelayHooks struct {
 // failure (order is kept; the rest wait for the next run); an envelope whose body cannot be
 // read fails the same way and is retried later, never dropped.
 func (r *Relay) RunOnce(ctx context.Context) (int, error) {
-	batch := r.Batch
-	if batch == 0 {
-		batch = 100
+	n, _, err := r.runOnce(ctx)
+	return n, err
+}
+
+// batchOrDefault is Batch, or its default of 100.
+func (r *Relay) batchOrDefault() int {
+	if r.Batch == 0 {
+		return 100
 	}
+	return r.Batch
+}
+
+// runOnce is RunOnce, also returning how many rows it claimed (Drain stops after a claim
+// that found fewer than a batch).
+func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
+	batch := r.batchOrDefault()
 	r.full.Store(false)
 	// Settled rows first: one whose lease ran out while its mark waited is not leased and
 	// published again. Unless the marks are gathered elsewhere (MarksGathered), within a
 	// fraction of the lease.
 	if r.MarksGathered == nil || !r.MarksGathered() {
 		if err := r.FlushSettled(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	if r.Room != nil && !r.Room() {
 		r.full.Store(true)
-		return 0, nil
+		return 0, 0, nil
 	}
 	leased, isLeased := r.Store.(store.OutboxLeaseStore)
 	var msgs []store.OutboxMessage
@@ -222,7 +237,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	token := ""
 	if isLeased && len(msgs) > 0 {
@@ -285,14 +300,14 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	}
 	if len(done) > 0 && r.Hooks != nil && r.Hooks.AfterPublish != nil {
 		if err := r.Hooks.AfterPublish(ctx, done); err != nil {
-			return 0, errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
+			return 0, len(msgs), errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
 		}
 	}
 	if len(done) > 0 && !r.MarkOnSettle {
 		if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: done, Now: r.Clock.Now()}); err != nil {
 			// Published but not marked: the next run publishes again with the same MessageId,
 			// which duplicate detection and the send claim absorb.
-			return 0, errors.Join(pubErr, err)
+			return 0, len(msgs), errors.Join(pubErr, err)
 		}
 	}
 	if token != "" && (!r.MarkOnSettle || r.dropClaimRow(token)) {
@@ -301,10 +316,10 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		// RetryAt that came meanwhile) does not wait for the lease to end. Should this fail,
 		// the lease simply runs out.
 		if err := leased.OutboxRelease(ctx, nil, token); err != nil {
-			return published, errors.Join(pubErr, err)
+			return published, len(msgs), errors.Join(pubErr, err)
 		}
 	}
-	return published, pubErr
+	return published, len(msgs), pubErr
 }
 
 // giveBack hands the claimed rows back (OutboxRelease from the first of them on): rows

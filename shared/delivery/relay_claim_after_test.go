@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -193,3 +194,31 @@ type atomicBool struct {
 
 func (a *atomicBool) set(v bool) { a.mu.Lock(); a.v = v; a.mu.Unlock() }
 func (a *atomicBool) get() bool  { a.mu.Lock(); defer a.mu.Unlock(); return a.v }
+
+// TestDrainStopsAfterAShortClaim: a claim that found fewer rows than a batch took every row
+// free for it, so Drain stops there instead of claiming once more for nothing (a write
+// transaction after every wake of the eager publisher): 250 rows in batches of 100 are three
+// rounds, not four, and every row is published once.
+func TestDrainStopsAfterAShortClaim(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	var msgs []store.OutboxMessage
+	for i := range 250 {
+		msgs = append(msgs, store.OutboxMessage{MessageID: fmt.Sprintf("d-%03d", i), Destination: "q", Body: []byte("{}")})
+	}
+	startWithOutbox(t, st, clock, "d", msgs)
+	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}}
+	r := &delivery.Relay{Store: st, Clock: clock, Publisher: pub}
+	res, err := r.Drain(ctx, time.Minute)
+	if err != nil || res.Rounds != 3 || res.Published != 250 || !res.Empty {
+		t.Fatalf("drain = %+v, %v; want 3 rounds, 250 published, empty", res, err)
+	}
+	if len(pub.published) != 250 || unpublished(t, st) != 0 {
+		t.Fatalf("%d published, %d unpublished", len(pub.published), unpublished(t, st))
+	}
+	// An empty outbox: one round.
+	if res, err := r.Drain(ctx, time.Minute); err != nil || res.Rounds != 1 || res.Published != 0 {
+		t.Fatalf("idle drain = %+v, %v", res, err)
+	}
+}
