@@ -222,3 +222,36 @@ func TestDrainStopsAfterAShortClaim(t *testing.T) {
 		t.Fatalf("idle drain = %+v, %v", res, err)
 	}
 }
+
+// TestPumpGathersCommitsOfAWindow: with Gather, the wakes of many commits within the window
+// are one drain (one claim), not one each, and every row is published once.
+func TestPumpGathersCommitsOfAWindow(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	pub := &idCountPublisher{}
+	p := delivery.NewPump(&delivery.Relay{Store: st, Publisher: pub, Clock: clock})
+	p.Gather, p.Idle = 200*time.Millisecond, time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for i := range 20 {
+		startWithOutbox(t, st, clock, fmt.Sprintf("w-%d", i), []store.OutboxMessage{{MessageID: fmt.Sprintf("w-%d", i), Destination: "q", Body: []byte("{}")}})
+		p.Notify()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Metrics.Published.Load() < 20 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := p.Metrics.Published.Load(); got != 20 {
+		t.Fatalf("%d published, want 20", got)
+	}
+	if d := p.Metrics.Drains.Load(); d > 2 {
+		t.Fatalf("20 commits within the window took %d drains, want 1 (2 if the writes outlasted it)", d)
+	}
+	for id, n := range pub.seen {
+		if n != 1 {
+			t.Fatalf("%s published %d times", id, n)
+		}
+	}
+}
