@@ -80,6 +80,7 @@ import (
 
 // Runtime is a wired pipeline.
 type Runtime struct {
+	marks     settledMarks // the settled messages' marks, gathered while the eager publisher runs
 	Store     store.Store
 	Trace     trace.Store
 	Publisher bus.Publisher
@@ -676,7 +677,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.closers = append(r.closers, flushCloser(poller, closeFlushTimeout, log))
 	r.EventLog = &logctx.Sampler{Now: r.Clock.Now}
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil, sample: r.EventLog}),
-		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil}
+		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil, MarksGathered: r.marks.gathering}
 	if r.Memory != nil {
 		// Marks of messages the bus settled since its last drain: written before the store
 		// closes (otherwise their rows are published again after their leases expire).
@@ -783,18 +784,20 @@ func (r *Runtime) settled(log *slog.Logger) func(context.Context, bus.Message) {
 }
 
 // flushSettled marks the rows of the messages the in-process bus settled during a drain,
-// in one transaction (delivery.Relay.FlushSettled); a failed mark is retried at the next
-// drain or relay run.
+// in one transaction (delivery.Relay.FlushSettled), after the drain, or, while the eager
+// publisher runs, within settledMarkDelay together with later drains' (settledMarks); a
+// failed mark is retried at the next flush or relay run.
 func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	r.marks.flush = r.markSettled(log)
 	return func(ctx context.Context) {
 		if r.Relay == nil {
 			return
 		}
-		if err := r.Relay.FlushSettled(ctx); err != nil {
-			log.Warn("outbox rows not marked after settlement; retried", "error", err)
+		if !r.marks.deferFlush() { // gathered while the eager publisher runs (settledMarks)
+			r.marks.flush(ctx)
 		}
 		if r.Pump != nil && r.Relay.BusFull() {
 			// The eager publisher stopped at a full bus: the consumers made room.

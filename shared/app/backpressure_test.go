@@ -84,7 +84,7 @@ func TestIngestBackpressure(t *testing.T) {
 	if _, err := rt.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n, _, _ := rt.Backlog.Store.OutboxBacklog(context.Background()); n != 0 {
+	if n, _ := rt.Backlog.Store.OutboxBacklog(context.Background()); n != 0 {
 		t.Fatalf("%d rows still unpublished after the relay", n)
 	}
 	clock.Advance(time.Second)

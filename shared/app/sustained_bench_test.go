@@ -53,7 +53,9 @@ var (
 // logins' welcome message) lags p50 and p99, the largest outbox backlog seen (sampled every
 // second; the series is logged), the 503 answers, peak RSS and the process's CPU per applied
 // login (cpu-us/login: user + system, the load's own HTTP client included), the peak Go heap
-// in use and the mean write transactions per commit on the SQLite writer (tx/commit). With
+// in use, the mean write transactions per commit on the SQLite writer (tx/commit), and per
+// applied login the write transactions (tx/login) and the messages the eager publisher
+// published (msgs/login). With
 // W6_QUEUES set it prints, every second, each in-process destination's waiting messages and
 // the process's memory (Go heap, stacks, RssAnon/RssFile) to stderr; AUTOMATION_* variables of
 // the shell override the run's settings (A/B runs). With -sustained.burst it
@@ -76,6 +78,8 @@ func BenchmarkSustained(b *testing.B) {
 		b.ReportMetric(r.cpuPerLogin, "cpu-us/login")
 		b.ReportMetric(r.txPerCommit, "tx/commit")
 		b.ReportMetric(r.heapMiB, "peak-heap-MiB")
+		b.ReportMetric(r.txPerLogin, "tx/login")
+		b.ReportMetric(r.msgsPerLogin, "msgs/login")
 	}
 }
 
@@ -86,6 +90,8 @@ type w6Result struct {
 	heapMiB                                                            float64 // peak Go heap in use (the rest of the RSS: SQLite's page caches, stacks, the runtime)
 	txPerCommit                                                        float64 // write transactions per physical commit on the SQLite writer (group commit)
 	cpuPerLogin                                                        float64 // CPU µs of the process per applied login
+	txPerLogin                                                         float64 // write transactions on the SQLite writer per applied login
+	msgsPerLogin                                                       float64 // messages the eager publisher published per applied login
 }
 
 func runSustained(b *testing.B) w6Result {
@@ -273,7 +279,7 @@ func runSustained(b *testing.B) w6Result {
 			case <-t.C:
 			}
 			n0 := -1
-			if n, _, err := rt.Store.(store.OutboxBacklogReader).OutboxBacklog(ctx); err == nil {
+			if n, err := rt.Store.(store.OutboxBacklogReader).OutboxBacklog(ctx); err == nil {
 				n0 = n
 				backlog = append(backlog, n)
 				peakBacklog = max(peakBacklog, n)
@@ -413,6 +419,9 @@ func runSustained(b *testing.B) w6Result {
 			db.Close()
 		}
 	}
+	if rt.Pump != nil && applied > 0 {
+		res.msgsPerLogin = float64(rt.Pump.Metrics.Published.Load()) / float64(applied)
+	}
 	if rt.Pump != nil {
 		b.Logf("W6: eager publisher: %d wakes, %d drains, %d published; events log lines %d (%d at DEBUG)", rt.Pump.Metrics.Wakes.Load(),
 			rt.Pump.Metrics.Drains.Load(), rt.Pump.Metrics.Published.Load(), rt.EventLog.Lines.Load(), rt.EventLog.Demoted.Load())
@@ -422,6 +431,9 @@ func runSustained(b *testing.B) w6Result {
 		b.Logf("W6: writer: %d write transactions in %d commits", ws.Transactions, ws.Commits)
 		if ws.Commits > 0 {
 			res.txPerCommit = float64(ws.Transactions) / float64(ws.Commits)
+		}
+		if applied > 0 {
+			res.txPerLogin = float64(ws.Transactions) / float64(applied)
 		}
 	}
 	return res

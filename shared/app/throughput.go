@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -17,6 +18,9 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 	if n, ok := r.Store.(store.OutboxCommitNotifier); ok && cfg.EagerPublish {
 		r.Pump = delivery.NewPump(r.Relay)
 		r.Pump.Budget, r.Pump.Log = cfg.RelayBudget, log
+		// The commits of pumpGather are one drain: one claim of many rows, not a claim of a
+		// few after each commit (docs/performance.md, "Claims past the rows in flight").
+		r.Pump.Gather = pumpGather
 		n.OnOutboxCommit(r.Pump.NotifyRows)
 	}
 	if m := r.Memory; m != nil {
@@ -37,7 +41,9 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 // Bus), is woken after each drain that published something, so the consumers run at once
 // instead of at their next interval. The first drain starts at once: rows an earlier
 // process committed and did not publish go out without waiting for the OutboxRelay timer.
-// No-op without a pump.
+// While it runs, the marks of the messages the in-process bus settled are gathered, one
+// transaction at most every settledMarkDelay instead of one after every drain; stop writes
+// the last of them. No-op without a pump.
 func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func()) {
 	if r.Pump == nil {
 		return func() {}
@@ -47,10 +53,23 @@ func (r *Runtime) StartPublisher(ctx context.Context, h *local.Host) (stop func(
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
+	if r.Memory != nil {
+		r.marks.start()
+	}
 	go func() { defer close(done); _ = r.Pump.Run(ctx) }()
 	r.Pump.Notify()
-	return func() { cancel(); <-done }
+	return func() {
+		cancel()
+		<-done
+		if r.Memory != nil {
+			r.marks.stop()
+		}
+	}
 }
+
+// pumpGather is how long the eager publisher lets commits gather before it drains: a few
+// milliseconds on each hop's latency for fewer, fuller claims.
+const pumpGather = 5 * time.Millisecond
 
 // relayInFlight bounds the messages the in-process bus holds before the relay claims more
 // (delivery.Relay.Room): enough for several full consumer batches, small enough that a

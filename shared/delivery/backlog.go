@@ -96,7 +96,7 @@ func (b *Backlog) waiting(ctx context.Context) int {
 	if !b.readAt.IsZero() && now.Sub(b.readAt) < every && now.After(b.readAt.Add(-every)) {
 		return b.last
 	}
-	n, _, err := b.Store.OutboxBacklog(ctx)
+	n, err := b.Store.OutboxBacklog(ctx)
 	if err != nil {
 		return 0
 	}

@@ -132,7 +132,7 @@ func TestEagerPublishSurvivesSIGKILL(t *testing.T) {
 			if _, err := relay.Drain(ctx, time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			if n, _, _ := st.OutboxBacklog(ctx); n != 0 {
+			if n, _ := st.OutboxBacklog(ctx); n != 0 {
 				t.Fatalf("%d rows still unpublished", n)
 			}
 			applied := map[string]int{} // a consumer that dedupes by MessageId

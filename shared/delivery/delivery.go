@@ -111,8 +111,11 @@ type Relay struct {
 	Store     store.DeliveryStore
 	Publisher bus.Publisher
 	Clock     automation.Clock
-	Batch     int // messages per RunOnce; default 100
-	Log       *slog.Logger
+	// Batch is the rows one RunOnce claims (default 100). Drain stops after a claim that
+	// found fewer, so keep it at or under the store's cap on one claim (SQL Server's
+	// MaxClaim, 300), or every Drain is one round.
+	Batch int
+	Log   *slog.Logger
 	// Lease bounds one batch's claim (default 1 min): longer than publishing a batch takes.
 	// A run that has used half of it hands the rows it has not begun back (RunOnce).
 	Lease time.Duration
@@ -139,11 +142,31 @@ type Relay struct {
 	// walks those rows (the index of unpublished rows), so without this bound a claim costs
 	// as much as the bus holds (docs/performance.md, "Bounded in flight").
 	Room func() bool
+	// RescanEvery is how often, at the most, a claim walks the outbox from its oldest
+	// unpublished row (default 1 s, by Clock). Between two such claims a claim starts past
+	// the highest row this relay claimed (store.OutboxClaimParams.AfterID), so it does not
+	// step over the rows it still has in flight, which on the in-process bus stay unpublished
+	// and leased until settled (docs/performance.md, "Claims past the rows in flight"). Rows
+	// it gave back make the next claim a full one, and so are all claims until the RetryAt of
+	// a row it set to retry came; rows freed otherwise (another relay's lease ended, a
+	// lower Id committed late) wait at most RescanEvery, or the OutboxRelay timer. Negative:
+	// every claim is a full one.
+	RescanEvery time.Duration
+	// MarksGathered, when set and true, says that the settled rows' marks are written
+	// together on a timer well within Lease (the embedded runtime while its eager publisher
+	// runs: app's settledMarks), so RunOnce does not flush them before each claim.
+	MarksGathered func() bool
 
-	mu        sync.Mutex
-	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
-	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
+	mu sync.Mutex
+	// claimedTo is the highest row id this relay claimed; rescanAt when the next claim
+	// walks from the oldest row (zero: the next one does); retryUntil the latest RetryAt
+	// this relay set, until which every claim does (claimFrom). All under mu.
+	claimedTo  int64
+	rescanAt   time.Time
+	retryUntil time.Time
+	inflight   map[string]int64 // MessageId -> outbox row id, published and not yet settled
+	unsettled  map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
+	settled    []int64          // rows whose every message settled, not yet marked (FlushSettled)
 	// With MarkOnSettle and a leasing store, a claim's lease is given back once its run is
 	// over and every row it published is marked: claimOf maps a tracked row to its claim's
 	// token, claimRows counts per token those rows plus one while its RunOnce runs.
@@ -172,30 +195,49 @@ type RelayHooks struct {
 // failure (order is kept; the rest wait for the next run); an envelope whose body cannot be
 // read fails the same way and is retried later, never dropped.
 func (r *Relay) RunOnce(ctx context.Context) (int, error) {
-	batch := r.Batch
-	if batch == 0 {
-		batch = 100
+	n, _, err := r.runOnce(ctx)
+	return n, err
+}
+
+// batchOrDefault is Batch, or its default of 100.
+func (r *Relay) batchOrDefault() int {
+	if r.Batch == 0 {
+		return 100
 	}
+	return r.Batch
+}
+
+// runOnce is RunOnce, also returning how many rows it claimed (Drain stops after a claim
+// that found fewer than a batch).
+func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
+	batch := r.batchOrDefault()
 	r.full.Store(false)
 	// Settled rows first: one whose lease ran out while its mark waited is not leased and
-	// published again.
-	if err := r.FlushSettled(ctx); err != nil {
-		return 0, err
+	// published again. Unless the marks are gathered elsewhere (MarksGathered), within a
+	// fraction of the lease.
+	if r.MarksGathered == nil || !r.MarksGathered() {
+		if err := r.FlushSettled(ctx); err != nil {
+			return 0, 0, err
+		}
 	}
 	if r.Room != nil && !r.Room() {
 		r.full.Store(true)
-		return 0, nil
+		return 0, 0, nil
 	}
 	leased, isLeased := r.Store.(store.OutboxLeaseStore)
 	var msgs []store.OutboxMessage
 	var err error
 	if isLeased {
-		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: r.leaseOrDefault(), Limit: batch})
+		now := r.Clock.Now()
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: r.claimFrom(now)})
+		if len(msgs) > 0 {
+			r.claimedUpTo(msgs[len(msgs)-1].ID)
+		}
 	} else {
 		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	token := ""
 	if isLeased && len(msgs) > 0 {
@@ -215,7 +257,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	handBack := r.Clock.Now().Add(r.leaseOrDefault() / 2)
 	for i, m := range msgs {
 		if isLeased && i > 0 && !r.Clock.Now().Before(handBack) {
-			pubErr = giveBack(ctx, leased, msgs[i:])
+			pubErr = r.giveBack(ctx, leased, msgs[i:])
 			break
 		}
 		items, err := m.Items()
@@ -230,7 +272,7 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 			// messages of the row already accepted come again with the same ids: the bus
 			// drops them as duplicates, settling those already handled.
 			if isLeased {
-				pubErr = giveBack(ctx, leased, msgs[i:])
+				pubErr = r.giveBack(ctx, leased, msgs[i:])
 			}
 			if r.Log != nil {
 				r.Log.DebugContext(ctx, "outbox relay: the bus is full; the rest waits for the next run", "row", m.MessageID, "published", published)
@@ -240,11 +282,13 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			pubErr = fmt.Errorf("outbox relay: publish %s: %w", m.MessageID, err)
 			if isLeased {
-				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, r.Clock.Now().Add(r.retryDelay(m.Attempts))))
+				retryAt := r.Clock.Now().Add(r.retryDelay(m.Attempts))
+				r.retryBy(retryAt)
+				pubErr = errors.Join(pubErr, leased.OutboxRetryLater(ctx, m.ID, m.ClaimToken, retryAt))
 				if i+1 < len(msgs) {
 					// Not without rows: OutboxRelease with no ids gives back the whole claim,
 					// the rows published before this one included, which are not marked yet.
-					pubErr = errors.Join(pubErr, giveBack(ctx, leased, msgs[i+1:]))
+					pubErr = errors.Join(pubErr, r.giveBack(ctx, leased, msgs[i+1:]))
 				}
 			} else {
 				_ = r.Store.OutboxRecordAttempt(ctx, m.ID, r.Clock.Now())
@@ -256,14 +300,14 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 	}
 	if len(done) > 0 && r.Hooks != nil && r.Hooks.AfterPublish != nil {
 		if err := r.Hooks.AfterPublish(ctx, done); err != nil {
-			return 0, errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
+			return 0, len(msgs), errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
 		}
 	}
 	if len(done) > 0 && !r.MarkOnSettle {
 		if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: done, Now: r.Clock.Now()}); err != nil {
 			// Published but not marked: the next run publishes again with the same MessageId,
 			// which duplicate detection and the send claim absorb.
-			return 0, errors.Join(pubErr, err)
+			return 0, len(msgs), errors.Join(pubErr, err)
 		}
 	}
 	if token != "" && (!r.MarkOnSettle || r.dropClaimRow(token)) {
@@ -272,15 +316,17 @@ func (r *Relay) RunOnce(ctx context.Context) (int, error) {
 		// RetryAt that came meanwhile) does not wait for the lease to end. Should this fail,
 		// the lease simply runs out.
 		if err := leased.OutboxRelease(ctx, nil, token); err != nil {
-			return published, errors.Join(pubErr, err)
+			return published, len(msgs), errors.Join(pubErr, err)
 		}
 	}
-	return published, pubErr
+	return published, len(msgs), pubErr
 }
 
 // giveBack hands the claimed rows back (OutboxRelease from the first of them on): rows
-// not begun, for the next run. rows is never empty. Errors: the store's, wrapped.
-func giveBack(ctx context.Context, leased store.OutboxLeaseStore, rows []store.OutboxMessage) error {
+// not begun, for the next run, whose claim walks from the oldest row again (they are below
+// claimedTo). rows is never empty. Errors: the store's, wrapped.
+func (r *Relay) giveBack(ctx context.Context, leased store.OutboxLeaseStore, rows []store.OutboxMessage) error {
+	r.rescanNext()
 	ids := make([]int64, len(rows))
 	for i, x := range rows {
 		ids[i] = x.ID
@@ -508,6 +554,54 @@ func (r *Relay) untrack(id int64, items []store.OutboxMessage) {
 	if token, ok := r.claimOf[id]; ok {
 		delete(r.claimOf, id)
 		r.claimRows[token]-- // the claim's RunOnce still holds one: never zero here
+	}
+}
+
+// claimFrom is the AfterID of a claim at now: 0 (from the oldest row) when a rescan is due,
+// which then schedules the next one RescanEvery later, or while a row this relay set to
+// retry waits for its RetryAt (every claim until the last of them came is a full one);
+// else the highest row claimed.
+func (r *Relay) claimFrom(now time.Time) int64 {
+	every := r.RescanEvery
+	if every == 0 {
+		every = time.Second
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.retryUntil.IsZero() {
+		if !now.Before(r.retryUntil) {
+			r.retryUntil = time.Time{}
+		}
+		return 0
+	}
+	if every < 0 || r.rescanAt.IsZero() || !now.Before(r.rescanAt) {
+		r.rescanAt = now.Add(every)
+		return 0
+	}
+	return r.claimedTo
+}
+
+// claimedUpTo records that this relay claimed rows up to id.
+func (r *Relay) claimedUpTo(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.claimedTo = max(r.claimedTo, id)
+}
+
+// rescanNext makes the next claim walk from the oldest row (rows were handed back).
+func (r *Relay) rescanNext() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rescanAt = time.Time{}
+}
+
+// retryBy notes a row this relay set to retry at t: claims walk from the oldest row until
+// t has come (claimFrom).
+func (r *Relay) retryBy(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.After(r.retryUntil) {
+		r.retryUntil = t
 	}
 }
 

@@ -54,7 +54,7 @@ func TestRelayDrainEmptiesTheOutbox(t *testing.T) {
 	if res.Published != rows || !res.Empty || res.Budget {
 		t.Fatalf("Drain = %+v, want %d published and the outbox empty", res, rows)
 	}
-	if n, _, _ := st.OutboxBacklog(context.Background()); n != 0 {
+	if n, _ := st.OutboxBacklog(context.Background()); n != 0 {
 		t.Fatalf("%d rows left unpublished", n)
 	}
 	for id, n := range pub.seen {
@@ -100,7 +100,7 @@ func TestPumpAndTimerShareTheWork(t *testing.T) {
 	wg.Wait()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		n, _, err := st.OutboxBacklog(context.Background())
+		n, err := st.OutboxBacklog(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

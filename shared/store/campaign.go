@@ -406,10 +406,20 @@ type CampaignStore interface {
 // RetryAt is unset or has come and that no live lease holds, oldest first, are leased
 // together until Now+Lease under a new ClaimToken (one lease over the batch's Id range,
 // migration 0028, not a write to every row). Two relays never hold one row at once.
+//
+// AfterID, when positive, is a hint that narrows the claim to rows with Id > AfterID: the
+// caller knows that the rows up to it are its own, still leased or already published, and
+// the claim then seeks past them instead of stepping over each (on the in-process bus every
+// message the bus holds keeps its row unpublished and leased; docs/performance.md, "Claims
+// past the rows in flight"). Rows at or below AfterID that are free (given back, their
+// RetryAt come, another relay's lease ended, or committed after a higher Id on SQL Server)
+// are left to a claim without the hint; delivery.Relay makes one at least every
+// RescanEvery. 0 claims from the oldest unpublished row on.
 type OutboxClaimParams struct {
-	Now   time.Time
-	Lease time.Duration
-	Limit int
+	Now     time.Time
+	Lease   time.Duration
+	Limit   int
+	AfterID int64
 }
 
 // OutboxPurgeParams removes, in bounded batches (Limit each), outbox rows published before

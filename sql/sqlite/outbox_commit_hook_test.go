@@ -39,7 +39,7 @@ func TestOutboxCommitHook(t *testing.T) {
 	if len(calls) != 1 || calls[0] != 2 {
 		t.Fatalf("hook calls %v, want one call with 2 rows", calls)
 	}
-	n, _, err := st.OutboxBacklog(ctx)
+	n, err := st.OutboxBacklog(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("OutboxBacklog = %d, %v; want 2", n, err)
 	}

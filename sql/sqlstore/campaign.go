@@ -726,7 +726,7 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 			m := store.OutboxMessage{ClaimToken: token}
 			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.TraceParent))
 			return m, err
-		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)))
+		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)))
 		if err != nil || len(out) == 0 {
 			return err
 		}
@@ -795,14 +795,12 @@ func (s *Store) OutboxPurge(ctx context.Context, p store.OutboxPurgeParams) (sto
 
 var _ store.OutboxBacklogReader = (*Store)(nil)
 
-// OutboxBacklog implements store.OutboxBacklogReader with the campaign metrics' count of
-// unpublished rows (CampaignMetricsOutbox: one walk of the partial index of unpublished
-// rows, so its cost grows with the backlog, which the backpressure bound keeps bounded).
-func (s *Store) OutboxBacklog(ctx context.Context) (int, *time.Time, error) {
+// OutboxBacklog implements store.OutboxBacklogReader (OutboxBacklogCount: one walk of the
+// partial index of unpublished rows, no table reads).
+func (s *Store) OutboxBacklog(ctx context.Context) (int, error) {
 	var n int
-	var oldest *time.Time
-	if err := s.queryRow(ctx, nil, "CampaignMetricsOutbox").Scan(&n, s.nt(&oldest)); err != nil {
-		return 0, nil, fmt.Errorf("%s CampaignMetricsOutbox: %w", s.d.Name, err)
+	if err := s.queryRow(ctx, nil, "OutboxBacklogCount").Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s OutboxBacklogCount: %w", s.d.Name, err)
 	}
-	return n, oldest, nil
+	return n, nil
 }

@@ -491,6 +491,50 @@ func testCampaignProjection(t *testing.T, open Opener) {
 	}
 }
 
+// testOutboxClaimAfter: OutboxClaimParams.AfterID narrows a claim to the rows past it and
+// changes nothing else (rows at or below it stay claimable by a claim without it), and
+// OutboxBacklogReader counts every unpublished row, leased or not.
+func testOutboxClaimAfter(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	for i := range 10 {
+		if _, err := s.CampaignStart(ctx, startFixture(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100})
+	if err != nil || len(all) < 10 {
+		t.Fatalf("claim = %d rows, %v", len(all), err)
+	}
+	if err := s.OutboxRelease(ctx, nil, all[0].ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	half := all[len(all)/2-1].ID
+	past, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, AfterID: half})
+	if err != nil || len(past) != len(all)-len(all)/2 || past[0].ID <= half {
+		t.Fatalf("claim after %d = %d rows (first %+v), %v; want the %d rows past it", half, len(past), past, err, len(all)-len(all)/2)
+	}
+	if none, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, AfterID: all[len(all)-1].ID}); err != nil || len(none) != 0 {
+		t.Fatalf("claim after the last row = %d rows, %v", len(none), err)
+	}
+	// The hint leaves the rows below it to a claim without it.
+	rest, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100})
+	if err != nil || len(rest) != len(all)/2 || rest[0].ID != all[0].ID || rest[len(rest)-1].ID != half {
+		t.Fatalf("claim without the hint = %d rows, %v; want the %d rows up to %d", len(rest), err, len(all)/2, half)
+	}
+	if b, ok := s.(store.OutboxBacklogReader); ok {
+		if n, err := b.OutboxBacklog(ctx); err != nil || n != len(all) {
+			t.Fatalf("backlog = %d, %v; want %d (leased rows are unpublished)", n, err, len(all))
+		}
+		if err := s.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: []int64{all[0].ID, all[1].ID}, Now: T0}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.OutboxBacklog(ctx); err != nil || n != len(all)-2 {
+			t.Fatalf("backlog after two marks = %d, %v; want %d", n, err, len(all)-2)
+		}
+	}
+}
+
 func testOutboxLease(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()

@@ -183,6 +183,7 @@ var campaignCases = []suiteCase{
 	{"CampaignProjectionExactUnderReplay", testCampaignProjection},
 	{"CampaignProjectionConcurrentFirstFacts", testCampaignProjectionConcurrent},
 	{"OutboxLeaseAndPurge", testOutboxLease},
+	{"OutboxClaimAfterID", testOutboxClaimAfter},
 }
 
 // budgetCases are the cases of budget (their checks are in budget.go).

@@ -163,6 +163,12 @@ FROM dbo.CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING') AND (@
 -- name: CampaignMetricsOutbox :one
 SELECT COUNT(*), MIN(CreatedOn) FROM dbo.Outbox WHERE PublishedOn IS NULL;
 
+-- name: OutboxBacklogCount :one
+-- The backpressure gate's count (delivery.Backlog): the unpublished rows alone, answered from
+-- the partial index of unpublished rows without reading the table (CampaignMetricsOutbox's
+-- MIN(CreatedOn) reads every unpublished row's table row: 8x the cost at 40,000 rows).
+SELECT COUNT(*) FROM dbo.Outbox WHERE PublishedOn IS NULL;
+
 -- name: OutboxClaimLock :exec
 -- Serializes claims for the rest of the transaction: two relays never read the same free
 -- rows before either wrote its lease.
@@ -181,10 +187,12 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- READCOMMITTEDLOCK makes the read a locking one: under READ_COMMITTED_SNAPSHOT (the Azure
 -- SQL Database default) READPAST alone is refused, since a versioned read takes no locks to
 -- read past ("Table Hints (Transact-SQL)", READPAST). No UPDLOCK: OutboxClaimLock already
--- serialises claims, and the rows themselves are not written here.
+-- serialises claims, and the rows themselves are not written here. @AfterId (0: none) starts
+-- the scan past the rows the relay knows are its own (store.OutboxClaimParams.AfterID): a
+-- seek of IX_Outbox_Unpublished.
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
-WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+WHERE PublishedOn IS NULL AND o.Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id)
 ORDER BY Id;
 

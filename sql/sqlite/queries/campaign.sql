@@ -153,6 +153,12 @@ FROM CampaignCommand WHERE Status IN ('QUEUED', 'UNKNOWN', 'RUNNING') AND (@Busi
 -- name: CampaignMetricsOutbox :one
 SELECT COUNT(*), MIN(CreatedOn) FROM Outbox WHERE PublishedOn IS NULL;
 
+-- name: OutboxBacklogCount :one
+-- The backpressure gate's count (delivery.Backlog): the unpublished rows alone, answered from
+-- the partial index of unpublished rows without reading the table (CampaignMetricsOutbox's
+-- MIN(CreatedOn) reads every unpublished row's table row: 8x the cost at 40,000 rows).
+SELECT COUNT(*) FROM Outbox WHERE PublishedOn IS NULL;
+
 -- name: OutboxClaimLock :exec
 -- Serializes claims. SQLite already does: a write transaction holds the one write lock.
 SELECT 1;
@@ -167,10 +173,11 @@ DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
 -- per-row LeaseUntil holds a row an older build leased), whose RetryAt came, oldest first. It
 -- walks IX_Outbox_Unpublished; each candidate seeks IX_OutboxLease_LastId. The claim then
 -- writes one OutboxLease row over the batch's Ids (OutboxLeaseInsert), in the same
--- transaction, not a lease in every row.
+-- transaction, not a lease in every row. @AfterId (0: none) starts the walk past the rows the
+-- relay knows are its own and in flight (store.OutboxClaimParams.AfterID).
 SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox
-WHERE PublishedOn IS NULL AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+WHERE PublishedOn IS NULL AND Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id)
 ORDER BY Id LIMIT @Limit;
 
