@@ -260,9 +260,30 @@ func (b *Memory) DrainDestination(ctx context.Context, destination string, limit
 	return b.drain(ctx, destination, limit)
 }
 
+// DrainInTurn is Drain taking the destinations in turn: after a delivery from one
+// destination, the next comes from the next destination (in first-publish order, wrapping
+// round) that has a message ready, where Drain starts again from the first destination
+// every time. A consumer that serves every destination (the local host's own loop) so gives
+// each destination one delivery (a message, or a batch) in every round, however busy the
+// destinations published before it are: with Drain, a destination late in the order got
+// the loop only when every earlier queue was empty (issue 39: campaign-results, last in
+// the order, held the in-process bus's whole in-flight bound while the loop served the
+// single messages of events and campaign-commands). Sessions keep their order as with
+// Drain. The order of one call depends only on the queues, so a run stays deterministic.
+func (b *Memory) DrainInTurn(ctx context.Context, limit int) (int, error) {
+	return b.drainFrom(ctx, "", limit, true)
+}
+
 // drain is Drain, restricted to destination when it is not "".
 func (b *Memory) drain(ctx context.Context, destination string, limit int) (int, error) {
+	return b.drainFrom(ctx, destination, limit, false)
+}
+
+// drainFrom is drain; inTurn starts each next delivery's search after the destination of
+// the one before (DrainInTurn).
+func (b *Memory) drainFrom(ctx context.Context, destination string, limit int, inTurn bool) (int, error) {
 	n := 0
+	from := 0 // index in b.order where next starts its search
 	if b.opts.AfterDrain != nil {
 		defer func() {
 			if n > 0 {
@@ -278,9 +299,12 @@ func (b *Memory) drain(ctx context.Context, destination string, limit int) (int,
 		if limit > 0 {
 			room = limit - n
 		}
-		ms, h, bh, ok := b.next(destination, room)
+		ms, h, bh, at, ok := b.next(destination, room, from)
 		if !ok {
 			return n, nil
+		}
+		if inTurn {
+			from = at + 1
 		}
 		n += len(ms)
 		// The handler gets its own copy of each body: what it does to it must not reach a
@@ -379,8 +403,10 @@ func (b *Memory) settle(m Message) {
 // message for a Handler, or up to the batch handler's max (and room, when room > 0) waiting
 // messages for a BatchHandler. A message whose session is busy (handed over and not
 // settled, or skipped earlier in this pass) is left in its place with every later message
-// of its session, so a session's messages go one delivery at a time, in queue order.
-func (b *Memory) next(destination string, room int) ([]Message, Handler, BatchHandler, bool) {
+// of its session, so a session's messages go one delivery at a time, in queue order. The
+// search starts at b.order[from] and wraps round (from 0: first-publish order); at is the
+// index in b.order of the destination served.
+func (b *Memory) next(destination string, room, from int) (_ []Message, _ Handler, _ BatchHandler, at int, _ bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.waiting) > 0 {
@@ -395,7 +421,9 @@ func (b *Memory) next(destination string, room int) ([]Message, Handler, BatchHa
 		}
 		b.waiting = kept
 	}
-	for _, d := range b.order {
+	for k := range b.order {
+		at = (from + k) % len(b.order)
+		d := b.order[at]
 		if destination != "" && d != destination {
 			continue
 		}
@@ -449,9 +477,9 @@ func (b *Memory) next(destination string, room int) ([]Message, Handler, BatchHa
 				b.busy[d+"\x00"+ms[i].SessionID]++
 			}
 		}
-		return ms, h, bc.h, true
+		return ms, h, bc.h, at, true
 	}
-	return nil, nil, nil, false
+	return nil, nil, nil, 0, false
 }
 
 // Len returns the number of messages at destination: queued, or waiting for redelivery.

@@ -373,7 +373,9 @@ const maxConcurrency = 16
 // much the bus holds.
 const runStep = 1000
 
-// Run delivers and fires due timers until ctx ends. Its loop delivers (at most runStep
+// Run delivers and fires due timers until ctx ends. Its loop serves every destination in
+// turn (bus.Memory.DrainInTurn: one delivery, a message or a batch, per destination per
+// round, so a destination late in publish order is not starved by busier ones), at most runStep
 // deliveries a step) every interval of real time, at once when woken (Wake), and again
 // without waiting while a step used its whole bound (the bus still holds messages). The
 // timers fire on a goroutine of their own, checked every interval, one invocation at a time
@@ -408,7 +410,7 @@ func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 	}
 	wg.Go(func() { h.fireTimers(ctx, interval) })
 	for {
-		n, err := h.bus.Drain(ctx, runStep)
+		n, err := h.bus.DrainInTurn(ctx, runStep)
 		if err != nil && ctx.Err() == nil {
 			h.log.Error("local host step failed", "error", err)
 		}
