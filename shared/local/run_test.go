@@ -140,3 +140,50 @@ func TestRunDeliversWhileATimerRuns(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestRunServesADestinationBehindABusyOne: Run's own loop, the one consumer of a destination
+// without extra consumers, serves the destinations in turn. Destination "a" was published to
+// first and is never empty (each delivery publishes the next message, as a busy upstream
+// stage does); the message on "b" is still delivered at once. Before, the loop took "a"
+// for as long as it had a message and "b" waited (issue 39: campaign-results behind events
+// and campaign-commands).
+func TestRunServesADestinationBehindABusyOne(t *testing.T) {
+	t.Parallel()
+	b := bus.NewMemory(nil)
+	lateDone := make(chan struct{})
+	var seq int
+	r := funchost.NewRouter(nil)
+	r.Register("Early", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		seq++ // one consumer of "a": Run's loop
+		return funchost.Result{}, b.Publish(ctx, bus.Message{ID: fmt.Sprintf("a%d", seq), Destination: "a", Body: []byte("{}")})
+	})
+	r.Register("Late", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		close(lateDone)
+		return funchost.Result{}, nil
+	})
+	defs := []funchost.FunctionDef{
+		{Name: "Early", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: "a"}},
+		{Name: "Late", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: "b"}},
+	}
+	h, err := local.NewHost(r, b, defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, m := range []bus.Message{{ID: "a0", Destination: "a"}, {ID: "b0", Destination: "b"}} {
+		m.Body = []byte("{}")
+		if err := b.Publish(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx, time.Hour) }()
+	select {
+	case <-lateDone:
+	case <-time.After(5 * time.Second):
+		t.Error("the message on b was not delivered while a stayed busy")
+	}
+	cancel()
+	<-done
+}
