@@ -172,6 +172,7 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 		return nil, err
 	}
 	h.SetConcurrency(cfg.ConsumerConcurrency)
+	h.SetBatchSize(cfg.ConsumerBatch)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -52,6 +52,7 @@ var Settings = []Setting{
 	{"AUTOMATION_INGEST_MAX_BACKLOG", Local | Azure, "50000", "Backpressure: when this many outbox rows wait unpublished (or, embedded, this many messages wait in the in-process bus), POST /api/events answers 503 with Retry-After instead of accepting (0..10000000; 0 turns it off). docs/gateway.md#backpressure."},
 	{"AUTOMATION_SQLITE_GROUP_COMMIT", Local, "1", "Embedded SQLite: the most write transactions that queue for the one writer connection and commit together, each in its own savepoint (1..1000; 1, the default: each commits alone; group commit is opt-in, see the doc). docs/performance.md#group-commit-on-the-writer."},
 	{"AUTOMATION_CONSUMER_CONCURRENCY", Local, "tracking=2,events=2,campaign-commands=2", "Embedded runtime: consumers per in-process destination, as destination=count pairs separated by commas (count 1..16; a destination not named has one). A session's (customer's, entity's) messages are still handled one at a time and in order (docs/performance.md#consumers). In Azure the host.json Service Bus settings decide."},
+	{"AUTOMATION_CONSUMER_BATCH", Local, "", "Embedded runtime: the most messages one invocation of a batch function (cardinality many: TrackingProcessor, NotificationDispatch, DeliveryFactProjection, CampaignFactProjection, CampaignResults) takes from its in-process destination, as destination=count pairs separated by commas (count 1..1000); a destination not named takes 100, host.json's maxMessageBatchSize, which Azure applies to every batch function. A destination of a one-message function is ignored. Sessions keep their order whatever the size (docs/performance.md#consumers)."},
 	{"AUTOMATION_DUEWORK_MODE", Local | Azure, "inline", "DueWorkPoller: inline (execute claimed rows in the poller) or fanout (one due-work message per claimed row)."},
 	{"AUTOMATION_DUEWORK_BATCH_SIZE", Local | Azure, "100", "Rows claimed per poll (1..1000)."},
 	{"AUTOMATION_DUEWORK_CONCURRENCY", Local | Azure, "4", "Rows executed at once by an inline poll (1..64)."},
@@ -175,6 +176,9 @@ type Config struct {
 	EagerPublish bool
 	// ConsumerConcurrency is the embedded runtime's consumers per in-process destination.
 	ConsumerConcurrency map[string]int
+	// ConsumerBatch is the most messages a batch function takes at once per in-process
+	// destination (AUTOMATION_CONSUMER_BATCH; a destination not in it: 100).
+	ConsumerBatch map[string]int
 	RelayBudget         time.Duration
 	// MemoryLimitMiB is the Go runtime's soft memory limit (0: none; app.ApplyMemoryLimit).
 	MemoryLimitMiB int
@@ -455,6 +459,18 @@ func Load(getenv func(string) string) (Config, error) {
 				continue
 			}
 			c.ConsumerConcurrency[strings.TrimSpace(d)] = k
+		}
+	}
+	c.ConsumerBatch = map[string]int{}
+	if v := strings.TrimSpace(get("AUTOMATION_CONSUMER_BATCH")); v != "" {
+		for _, pair := range strings.Split(v, ",") {
+			d, n, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			k, err := strconv.Atoi(strings.TrimSpace(n))
+			if !ok || strings.TrimSpace(d) == "" || err != nil || k < 1 || k > 1000 {
+				bad("AUTOMATION_CONSUMER_BATCH", "must be destination=count pairs separated by commas (count 1..1000), got %q", pair)
+				continue
+			}
+			c.ConsumerBatch[strings.TrimSpace(d)] = k
 		}
 	}
 	if s := c.Preferences.UnsubscribeSecret; s != "" && len(s) < 32 {

@@ -35,6 +35,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		"AUTOMATION_SERVICEBUS_NAMESPACE":  "https://x.servicebus.windows.net/",
 		"AUTOMATION_STORAGE_CONNECTION":    "UseDevelopmentStorage=true",
 		"AUTOMATION_STORAGE_TABLE_URL":     "http://example.com",
+		"AUTOMATION_CONSUMER_BATCH":        "campaign-results=0",
 	}
 	for name, v := range cases {
 		_, err := config.Load(env(map[string]string{name: v}))
@@ -116,5 +117,26 @@ func TestOIDCSettings(t *testing.T) {
 	m := map[string]string{"AUTOMATION_API_TOKEN": "t", "AUTOMATION_OIDC_ISSUER": "http://127.0.0.1:9090", "AUTOMATION_OIDC_AUDIENCE": "a"}
 	if _, err := config.Load(env(m)); err != nil {
 		t.Fatalf("loopback http: %v", err)
+	}
+}
+
+// TestConsumerBatch: AUTOMATION_CONSUMER_BATCH is destination=count pairs (count 1..1000);
+// empty (the default) names none, so every batch function takes 100; a bad pair names the
+// variable and the pair.
+func TestConsumerBatch(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil || len(c.ConsumerBatch) != 0 {
+		t.Fatalf("default: %v %v", c.ConsumerBatch, err)
+	}
+	c, err = config.Load(env(map[string]string{"AUTOMATION_CONSUMER_BATCH": " campaign-results=50, tracking = 200 "}))
+	if err != nil || len(c.ConsumerBatch) != 2 || c.ConsumerBatch["campaign-results"] != 50 || c.ConsumerBatch["tracking"] != 200 {
+		t.Fatalf("%v %v", c.ConsumerBatch, err)
+	}
+	for _, v := range []string{"tracking", "tracking=1001", "=5", "tracking=x"} {
+		_, err := config.Load(env(map[string]string{"AUTOMATION_CONSUMER_BATCH": v}))
+		if err == nil || !strings.Contains(err.Error(), "AUTOMATION_CONSUMER_BATCH") {
+			t.Errorf("%q: err = %v", v, err)
+		}
 	}
 }

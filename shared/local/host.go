@@ -366,6 +366,22 @@ func (h *Host) SetConcurrency(perDestination map[string]int) {
 	}
 }
 
+// SetBatchSize sets the most messages one invocation of a batch function (cardinality
+// "many") takes from its destination (destination -> count, at least 1; a destination not
+// in the map keeps topology.MaxMessageBatchSize, host.json's maxMessageBatchSize). A
+// destination without a batch function, or unknown, is ignored. Sessions keep their order
+// whatever the size (bus.Memory hands over one message per session per batch). Call it
+// before Run.
+func (h *Host) SetBatchSize(perDestination map[string]int) {
+	for d, n := range perDestination {
+		def, ok := h.byDest[d]
+		if !ok || def.Trigger.Cardinality != funchost.CardinalityMany || n < 1 {
+			continue
+		}
+		h.bus.SubscribeBatch(d, n, h.deliverBatchTo(def))
+	}
+}
+
 // maxConcurrency bounds the consumers of one destination.
 const maxConcurrency = 16
 

@@ -187,3 +187,64 @@ func TestRunServesADestinationBehindABusyOne(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestSetBatchSize: a batch function (cardinality many) takes at most the size set for its
+// destination, and a destination not named keeps topology.MaxMessageBatchSize; a one-message
+// destination is left alone.
+func TestSetBatchSize(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	sizes := map[string][]int{}
+	r := funchost.NewRouter(nil)
+	for _, name := range []string{"Small", "Default"} {
+		r.Register(name, func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+			items, err := inv.ServiceBusBatch("message")
+			if err != nil {
+				return funchost.Result{}, err
+			}
+			mu.Lock()
+			sizes[name] = append(sizes[name], len(items))
+			mu.Unlock()
+			return funchost.Result{}, nil
+		})
+	}
+	r.Register("One", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		_, err := inv.ServiceBus("message")
+		return funchost.Result{}, err
+	})
+	many := func(name, queue string) funchost.FunctionDef {
+		return funchost.FunctionDef{Name: name, Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: queue,
+			Cardinality: funchost.CardinalityMany}}
+	}
+	defs := []funchost.FunctionDef{many("Small", "small"), many("Default", "default"),
+		{Name: "One", Trigger: funchost.BindingDef{Name: "message", Type: funchost.TriggerServiceBus, QueueName: "one"}}}
+	b := bus.NewMemory(nil)
+	h, err := local.NewHost(r, b, defs, func(string) (string, bool) { return "", false }, automation.SystemClock{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SetBatchSize(map[string]int{"small": 3, "one": 5, "unknown": 2})
+	ctx := context.Background()
+	for i := 0; i < 150; i++ {
+		for _, d := range []string{"small", "default", "one"} {
+			if i >= 7 && d == "small" {
+				continue
+			}
+			if err := b.Publish(ctx, bus.Message{ID: fmt.Sprintf("%s-%d", d, i), Destination: d, Body: []byte("{}")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := h.RunDue(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(sizes["Small"]); got != "[3 3 1]" {
+		t.Errorf("small batches %s, want [3 3 1]", got)
+	}
+	if got := fmt.Sprint(sizes["Default"]); got != "[100 50]" {
+		t.Errorf("default batches %s, want [100 50]", got)
+	}
+	if h, _ := b.BatchHandler("one"); h != nil || b.Len("one") != 0 {
+		t.Errorf("the one-message destination got a batch handler, or kept %d messages", b.Len("one"))
+	}
+}
