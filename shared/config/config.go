@@ -179,7 +179,7 @@ type Config struct {
 	// ConsumerBatch is the most messages a batch function takes at once per in-process
 	// destination (AUTOMATION_CONSUMER_BATCH; a destination not in it: 100).
 	ConsumerBatch map[string]int
-	RelayBudget         time.Duration
+	RelayBudget   time.Duration
 	// MemoryLimitMiB is the Go runtime's soft memory limit (0: none; app.ApplyMemoryLimit).
 	MemoryLimitMiB int
 	// SQLiteGroupCommit is the embedded store's group commit bound (sqlite.Options.GroupCommit).
