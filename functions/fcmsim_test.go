@@ -54,3 +54,16 @@ func TestFCMSimCommand(t *testing.T) {
 		t.Fatal("fcm-sim did not stop")
 	}
 }
+
+// `automation acs-sim` without -connection-file, or with an unknown fault mode, is exit 2
+// (TestReadmePushAndSMS runs it to the end).
+func TestACSSimCommandFlags(t *testing.T) {
+	t.Parallel()
+	if code := run(t.Context(), []string{"acs-sim"}, nil, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("without -connection-file: exit %d, want 2", code)
+	}
+	f := filepath.Join(t.TempDir(), "acs.txt")
+	if code := run(t.Context(), []string{"acs-sim", "-addr", "127.0.0.1:0", "-connection-file", f, "-mode", "bogus"}, nil, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("unknown mode: exit %d, want 2", code)
+	}
+}

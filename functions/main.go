@@ -61,6 +61,7 @@ commands:
   provider-sim  run the simulated campaign action provider on 127.0.0.1:8088 (fault switches; docs/campaigns.md)
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
   fcm-sim       run the simulated Firebase Cloud Messaging on 127.0.0.1:8090 and write its service-account key file (docs/channels.md)
+  acs-sim       run the simulated Azure Communication Services (SMS, WhatsApp) on 127.0.0.1:8091 and write its connection string (docs/channels.md)
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
   emulator-config  the Service Bus emulator's Config.json from the topology (make test/azure, docker-compose.azure.yml)
 
@@ -108,6 +109,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return billingSimCmd(ctx, args[1:], stdout, stderr)
 	case "fcm-sim":
 		return fcmsimCmd(ctx, args[1:], stdout, stderr)
+	case "acs-sim":
+		return acssimCmd(ctx, args[1:], stdout, stderr)
 	case "sim":
 		return simCmd(ctx, args[1:], stdout, stderr)
 	case "emulator-config":

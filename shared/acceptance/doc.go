@@ -11,6 +11,11 @@
 // action outcome; attributes and rankings are read over the attribute API. The loyalty use
 // cases of docs/loyalty.md are its tests.
 //
+// With Options.Push the push channel sends to a simulated FCM (shared/delivery/fcmsim) the
+// test owns, and Options.PushActions turns the scenario's push steps (UC-01's OTT message)
+// into NOTIFICATION_PUSH actions; the test registers the member's devices over
+// PUT /api/devices and reads what reached them from the simulator.
+//
 // A Harness's state machine:
 //
 //	Start ──► seeded (business units, settings, templates, registry) ──► serving

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -26,6 +28,7 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/fcmsim"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -59,6 +62,15 @@ type Options struct {
 	// Env holds further settings, as the environment would give them (the OTEL_* variables
 	// of a traced run, say).
 	Env map[string]string
+	// Push, when set, is the simulated FCM the push channel sends to (its service-account
+	// key and URL become AUTOMATION_FCM_CREDENTIALS and AUTOMATION_FCM_ENDPOINT).
+	Push *fcmsim.Server
+	// PushActions names the scenario's campaign actions ("campaignId/actionKey") that the
+	// seeds send as a push on the member app (the "OTT" message of UC-01): they are saved as
+	// NOTIFICATION_PUSH actions of the "push" channel provider, their parameters kept. The
+	// scenario itself keeps them on the log channel, because the replay runs it without an
+	// FCM simulator. Needs Push.
+	PushActions []string
 }
 
 // DefaultObserved: the events topic (the rule/points engine's and the campaign
@@ -112,8 +124,17 @@ type Harness struct {
 // Start opens the runtime on o.Dir, seeds it and serves it. Errors: a configuration,
 // scenario or registry file the product refuses, a listener that cannot bind.
 func Start(ctx context.Context, o Options) (*Harness, error) {
+	env := maps.Clone(o.Env)
+	if o.Push != nil {
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["AUTOMATION_FCM_CREDENTIALS"], env["AUTOMATION_FCM_ENDPOINT"] = string(o.Push.ServiceAccountJSON(o.Push.URL())), o.Push.URL()
+	} else if len(o.PushActions) > 0 {
+		return nil, fmt.Errorf("acceptance: PushActions without a Push simulator")
+	}
 	cfg, err := config.Load(func(k string) string {
-		if v, ok := o.Env[k]; ok {
+		if v, ok := env[k]; ok {
 			return v
 		}
 		return map[string]string{"AUTOMATION_DATA_DIR": o.Dir, "AUTOMATION_API_BUSINESS_UNITS": "*"}[k]
@@ -220,13 +241,47 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 		}
 		for i, in := range sc.Inputs {
 			if len(in.Campaign) > 0 {
-				if err := h.putCampaign(ctx, in.Campaign); err != nil {
+				raw, err := pushActions(in.Campaign, o.PushActions)
+				if err != nil {
+					return fmt.Errorf("inputs[%d].campaign: %w", i, err)
+				}
+				if err := h.putCampaign(ctx, raw); err != nil {
 					return fmt.Errorf("inputs[%d].campaign: %w", i, err)
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// pushActions rewrites the actions of campaign raw named in push ("campaignId/actionKey")
+// as NOTIFICATION_PUSH actions of the "push" provider, their other members kept.
+func pushActions(raw json.RawMessage, push []string) (json.RawMessage, error) {
+	if len(push) == 0 {
+		return raw, nil
+	}
+	var c struct {
+		CampaignID string           `json:"campaignId"`
+		Actions    []map[string]any `json:"actions"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, err
+	}
+	changed := false
+	for _, a := range c.Actions {
+		if slices.Contains(push, c.CampaignID+"/"+fmt.Sprint(a["key"])) {
+			a["type"], a["provider"], changed = "NOTIFICATION_PUSH", "push", true
+		}
+	}
+	if !changed {
+		return raw, nil
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, err
+	}
+	body["actions"] = c.Actions
+	return json.Marshal(body)
 }
 
 // putCampaign saves a scenario's campaign ({"campaignId": …, definition}) through PUT

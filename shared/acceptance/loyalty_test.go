@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/acceptance"
 	"github.com/automation-platform/automation/shared/attribute"
+	"github.com/automation-platform/automation/shared/delivery/fcmsim"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
@@ -109,7 +111,16 @@ type useCase struct {
 	top map[string][]string
 	// actions: every campaign command outcome, "campaignId actionKey status recipient".
 	actions []string
+	// devices: "businessUnit/customer" → the member app's device tokens, registered over
+	// PUT /api/devices before the first step.
+	devices map[string][]string
+	// pushes: every message the simulated FCM accepted, "token title", sorted; each once.
+	pushes []string
 }
+
+// pushActions are the seeds' push steps in the scenario's campaigns: UC-01's OTT welcome
+// message on the member app (the scenario keeps it on the log channel for the replay).
+var pushActions = []string{"first-login-welcome/ott"}
 
 // variant is the use case redelivered and reordered: every event of every step in reverse
 // order, each twice in one batch, at the last step's instant; then the same batch again a
@@ -194,8 +205,11 @@ func uc01() useCase {
 		// engine hears the trigger.
 		routed: map[string]int{"tracking/login-hcm7-a": 1, "tracking/login-hcm7-b": 1,
 			"tracking/login-hcm7-c": 1, "events/trigger:First_Login_Reward@CUST-HCM-7": 1},
-		payloads:   map[string]func(p gateway.Payload) error{"tracking/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
-		actions:    []string{"first-login-welcome welcome SUCCEEDED CUST-HCM-7", "first-login-welcome ott SUCCEEDED CUST-HCM-7"},
+		payloads: map[string]func(p gateway.Payload) error{"tracking/login-hcm7-c": all(sourceEvent("Login", "CUST-HCM-7"), dataIs("deviceId", "DEV-A"))},
+		actions:  []string{"first-login-welcome welcome SUCCEEDED CUST-HCM-7", "first-login-welcome ott SUCCEEDED CUST-HCM-7"},
+		// The OTT message is a push to both of the member's devices, through FCM, once each.
+		devices:    map[string][]string{"bu-hcm/CUST-HCM-7": {"fcm-hcm7-dev-a", "fcm-hcm7-dev-b"}},
+		pushes:     []string{"fcm-hcm7-dev-a Welcome offer for CUST-HCM-7", "fcm-hcm7-dev-b Welcome offer for CUST-HCM-7"},
 		inbox:      map[string][]string{"bu-hcm/CUST-HCM-7": {"Welcome to the club"}},
 		attributes: map[string]map[string]string{"bu-hcm/CUSTOMER/CUST-HCM-7": {"first_login": "true", "login_streak": "2", "last_active": "2026-07-02T02:00:00Z"}},
 	}
@@ -455,7 +469,30 @@ func TestLoyaltyUseCases(t *testing.T) {
 
 func run(t *testing.T, uc useCase) {
 	ctx := context.Background()
-	h := start(t, uc.start)
+	fcm, err := fcmsim.New(fcmsim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fcm.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fcm.Close() })
+	h, err := acceptance.Start(ctx, acceptance.Options{Dir: t.TempDir(), Start: ts(uc.start), Scenario: scenarioFile,
+		Registry: registryFile, FunctionsDir: functionsDir, Push: fcm, PushActions: pushActions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	for _, who := range slices.Sorted(maps.Keys(uc.devices)) {
+		bu, customer, _ := strings.Cut(who, "/")
+		for _, tok := range uc.devices[who] {
+			res, err := h.Do(ctx, http.MethodPut, "/api/devices/"+customer+"/"+tok+"?businessUnitId="+bu, "application/json",
+				[]byte(`{"platform":"android","app":"member-app"}`), nil)
+			if err != nil || res.Status != http.StatusCreated {
+				t.Fatalf("device %s %s: %d %s %v", who, tok, res.Status, res.Body, err)
+			}
+		}
+	}
 	for i, s := range uc.steps {
 		if err := h.Advance(ctx, ts(s.at)); err != nil {
 			t.Fatal(err)
@@ -561,6 +598,15 @@ func run(t *testing.T, uc useCase) {
 	}
 	if !slices.Equal(gotA, uc.actions) {
 		t.Errorf("campaign actions\n got %q\nwant %q", gotA, uc.actions)
+	}
+	// The pushes the simulated FCM accepted: exactly the expected ones, each once.
+	var gotP []string
+	for _, m := range fcm.Accepted() {
+		gotP = append(gotP, m.Token+" "+m.Title)
+	}
+	slices.Sort(gotP)
+	if !slices.Equal(gotP, uc.pushes) {
+		t.Errorf("pushes at the simulated FCM\n got %q\nwant %q", gotP, uc.pushes)
 	}
 	// The attributes and rankings, read over the attribute API.
 	for who, want := range uc.attributes {

@@ -559,6 +559,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.Preferences = &preference.Service{Store: r.Store, Registry: categories, Clock: r.Clock,
 		UnsubscribeURL: cfg.Preferences.UnsubscribeURL, UnsubscribeSecret: []byte(cfg.Preferences.UnsubscribeSecret)}
 	r.Dispatcher.Gate = r.Preferences
+	// The same gate holds the campaign NOTIFICATION_* actions, which call their channel
+	// directly (campaign.Worker.Gate: asked before the fee guard, so a skip is never charged).
+	r.Campaign.Worker.Gate = r.Preferences
 	preferenceapi.Register(r.Functions, r.API, preferenceapi.Deps{Service: r.Preferences, Units: r.Store})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})

@@ -34,8 +34,9 @@ type ChannelProvider struct {
 }
 
 var (
-	_ Provider = (*ChannelProvider)(nil)
-	_ Looker   = (*ChannelProvider)(nil)
+	_ Provider      = (*ChannelProvider)(nil)
+	_ Looker        = (*ChannelProvider)(nil)
+	_ GatedProvider = (*ChannelProvider)(nil)
 )
 
 // Traits implements Provider.
@@ -49,6 +50,9 @@ type notificationParams struct {
 	Text      string `json:"text"`
 	Recipient string `json:"recipient"`
 	Template  string `json:"template"`
+	// Category names the notification category for the recipient's preferences and quiet
+	// hours (docs/channels.md#categories); "" lets the template key decide.
+	Category string `json:"category"`
 	// NOTIFICATION_WHATSAPP: the approved template and its body values.
 	WhatsAppTemplate string   `json:"whatsappTemplate"`
 	Language         string   `json:"language"`
@@ -107,7 +111,11 @@ func (p *ChannelProvider) plain(c Call, np notificationParams) (delivery.Message
 	if tpl == "" {
 		tpl = "campaign:" + c.CampaignID
 	}
-	payload, _ := json.Marshal(map[string]any{"campaignId": c.CampaignID, "commandId": c.CommandID, "actionType": c.ActionType})
+	fields := map[string]any{"campaignId": c.CampaignID, "commandId": c.CommandID, "actionType": c.ActionType}
+	if np.Category != "" {
+		fields["category"] = np.Category
+	}
+	payload, _ := json.Marshal(fields)
 	return delivery.Message{DeliveryKey: c.EffectKey, SchedulerKey: c.CommandID, BusinessUnitID: c.BusinessUnitID, Channel: p.Name,
 		Recipient: to, Template: tpl, PayloadJSON: string(payload), Payload: payload,
 		Content: &delivery.Content{Subject: np.Subject, Text: np.Text}, SentOn: p.Clock.Now().UTC()}, nil
@@ -125,6 +133,23 @@ func (p *ChannelProvider) Call(ctx context.Context, c Call) (Result, error) {
 	}
 	ref, err := p.Channel.Send(ctx, m)
 	return Result{Reference: ref}, err
+}
+
+// GateJob implements GatedProvider: the delivery the recipient gate decides for c, as the
+// dispatcher's gate sees a reminder's (channel, recipient address, template key, and a payload
+// whose "category" is the action's category parameter). A malformed parameter set is
+// permanent.
+func (p *ChannelProvider) GateJob(c Call) (store.NotificationJob, error) {
+	var np notificationParams
+	if err := json.Unmarshal(c.Params, &np); err != nil {
+		return store.NotificationJob{}, automation.Permanent(err)
+	}
+	m, err := p.plain(c, np)
+	if err != nil {
+		return store.NotificationJob{}, err
+	}
+	return store.NotificationJob{DeliveryKey: m.DeliveryKey, EffectKey: c.EffectKey, SchedulerKey: m.SchedulerKey, BusinessUnitID: m.BusinessUnitID,
+		Channel: m.Channel, Recipient: m.Recipient, Template: m.Template, PayloadJSON: m.PayloadJSON}, nil
 }
 
 // Lookup implements Looker through the channel's delivery.Looker, if any.

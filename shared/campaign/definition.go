@@ -65,7 +65,8 @@ type ActionType struct {
 
 const notificationSchema = `{"type":"object","additionalProperties":false,"required":["text"],
  "properties":{"subject":{"type":"string","maxLength":200},"text":{"type":"string","minLength":1,"maxLength":4000},
-  "recipient":{"type":"string","minLength":1,"maxLength":400},"template":{"type":"string","maxLength":200}}}`
+  "recipient":{"type":"string","minLength":1,"maxLength":400},"template":{"type":"string","maxLength":200},
+  "category":{"type":"string","maxLength":64}}}`
 
 // smsSchema is NOTIFICATION_SMS's: notificationSchema with an E.164 recipient, so a number
 // the sms channel could never send to is refused when the campaign is saved (422 naming
@@ -73,14 +74,15 @@ const notificationSchema = `{"type":"object","additionalProperties":false,"requi
 // checked by the channel.
 const smsSchema = `{"type":"object","additionalProperties":false,"required":["text"],
  "properties":{"subject":{"type":"string","maxLength":200},"text":{"type":"string","minLength":1,"maxLength":4000},
-  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"},"template":{"type":"string","maxLength":200}}}`
+  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"},"template":{"type":"string","maxLength":200},
+  "category":{"type":"string","maxLength":64}}}`
 
 // whatsappSchema is NOTIFICATION_WHATSAPP's: an approved WhatsApp template by name and
 // language, and its body values in order (docs/channels.md#whatsapp).
 const whatsappSchema = `{"type":"object","additionalProperties":false,"required":["whatsappTemplate","language"],
  "properties":{"whatsappTemplate":{"type":"string","pattern":"^[a-z0-9_]{1,512}$"},"language":{"type":"string","pattern":"^[a-z]{2,3}(_[A-Z]{2})?$"},
   "values":{"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":1024}},
-  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"}}}`
+  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"},"category":{"type":"string","maxLength":64}}}`
 
 // BuiltinActionTypes are the action types every runtime knows (docs/campaigns.md#action-types).
 func BuiltinActionTypes() []ActionType {

@@ -53,6 +53,11 @@
 //  2. claim: store.CampaignClaim with a lease and Version; freeze the parameters if unset;
 //  3. status: PAUSED → QUEUED again after PauseRecheck (no attempt counted); STOPPED →
 //     CANCELLED unless in doubt;
+//     3b. recipient gate: for a GatedProvider's command (the NOTIFICATION_* actions of a
+//     ChannelProvider) on a clean claim, Worker.Gate (shared/preference) decides the
+//     recipient's preferences and quiet hours: opted out → SKIPPED with the reason; inside
+//     quiet hours → QUEUED until the window ends (no attempt counted). It runs before the
+//     guard, so a skipped or waiting action is never charged a fee;
 //  4. guard: Worker.Guard (optional PreCallGuard) may answer Proceed, Wait(until) or
 //     Deny(reason) — the seam for budget reservations before a paid action; after a
 //     guard that proceeds the campaign's status is read again, because the guard may have

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -56,6 +57,13 @@ type PreCallGuard interface {
 	BeforeCall(ctx context.Context, s Step) (GuardDecision, error)
 }
 
+// GatedProvider is implemented by providers whose actions reach a person on a delivery
+// channel (ChannelProvider: the NOTIFICATION_* actions): GateJob is the delivery the
+// Worker's Gate decides, the same shape the dispatcher's gate sees for a reminder.
+type GatedProvider interface {
+	GateJob(c Call) (store.NotificationJob, error)
+}
+
 // PostResultHook runs inside the transaction that records the command's outcome (step 7),
 // after the command row is written; an error rolls the record back (the lease then expires
 // and the command is claimed again in doubt). e.g. settling a budget reservation.
@@ -84,8 +92,16 @@ type Worker struct {
 	// (default 10 min).
 	QueuedGrace time.Duration
 	// Parallel bounds the commands a sweep runs at once (default 16).
-	Parallel    int
-	Guard       PreCallGuard   // optional
+	Parallel int
+	Guard    PreCallGuard // optional
+	// Gate, when set, is asked for a command of a GatedProvider on a clean claim, after the
+	// campaign status check and before the Guard (so a skipped or waiting action is never
+	// charged a fee): the recipient's preferences and quiet hours (shared/preference,
+	// docs/channels.md#recipient-preferences). Skip ends the command SKIPPED with the reason;
+	// Wait sends it back to QUEUED until the window ends, without counting a retry. A claim
+	// in doubt is not asked: its earlier attempt passed the gate and may have arrived, and a
+	// resend is the same message.
+	Gate        delivery.Gate
 	AfterResult PostResultHook // optional
 	// OnRecorded, when set, observes every outcome recorded (after the commit), on the
 	// recording goroutine (replay writes its "action" lines from it).
@@ -303,6 +319,10 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 		// An earlier attempt may have acted: never cancel it blind, never send it anew.
 		return w.resolveInDoubt(ctx, s, false)
 	}
+	// 3b. recipient gate (preferences, quiet hours), before any fee is charged
+	if done, err := w.gate(ctx, s, now); done || err != nil {
+		return err
+	}
 	// 4. guard
 	if w.Guard != nil {
 		gctx, gspan := telemetry.Start(ctx, "budget.charge", trace.SpanKindInternal)
@@ -339,6 +359,38 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 		return w.resolveInDoubt(ctx, s, true)
 	}
 	return w.call(ctx, s)
+}
+
+// gate is step 3b: the Gate's decision for a clean claim of a GatedProvider's command.
+// done reports that the command was recorded (SKIPPED, or QUEUED until quiet hours end);
+// a decision that could not be read is retried on the ladder, nothing sent.
+func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, err error) {
+	if w.Gate == nil || s.InDoubt {
+		return false, nil
+	}
+	e, ok := w.Providers.entries[s.Command.Provider]
+	if !ok {
+		return false, nil
+	}
+	gp, ok := e.Provider.(GatedProvider)
+	if !ok {
+		return false, nil
+	}
+	job, err := gp.GateJob(w.callOf(s))
+	if err != nil {
+		return false, nil // the call reports the malformed parameters as it always has
+	}
+	d, err := w.Gate.Check(ctx, job, now)
+	switch {
+	case err != nil:
+		return true, w.transient(ctx, s, w.ownFailure(ctx, s, "preferences", err))
+	case d.Skip:
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
+		return true, err
+	case d.Wait:
+		return true, w.requeue(ctx, s, d.Until, false, d.Reason)
+	}
+	return false, nil
 }
 
 // stoppedDuringGuard re-reads the campaign after the guard ran: STOPPED (or deleted) cancels

@@ -117,7 +117,7 @@ const (
 	CommandFailed    CommandStatus = "FAILED"
 	CommandUnknown   CommandStatus = "UNKNOWN"
 	CommandCancelled CommandStatus = "CANCELLED"
-	CommandSkipped   CommandStatus = "SKIPPED" // its condition on the previous result did not hold
+	CommandSkipped   CommandStatus = "SKIPPED" // its condition on the previous result did not hold, or (a NOTIFICATION_* action) the recipient opted out: LastError says which
 	// CommandWaitingBudget: a paid action found too little budget or billing balance
 	// (docs/budgets.md#in-the-worker); never final: due again at NextAttemptOn (required), when
 	// the same command is claimed and its budget checked again. Nothing reached a provider.

@@ -9,8 +9,9 @@ import (
 	"github.com/automation-platform/automation/shared/support"
 )
 
-// The row page's deliveries show each one's provider reference (an FCM message name, an ACS
-// message id), the recipient as support masked it, and a test send's mark.
+// The row page's deliveries show each one's provider reference (an ACS message id; a push's
+// FCM message names with the device each reached and the tokens it retired, masked), the
+// recipient as support masked it, and a test send's mark.
 func TestRowPageShowsProviderReferenceAndTestMark(t *testing.T) {
 	t.Parallel()
 	sent := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -18,14 +19,14 @@ func TestRowPageShowsProviderReferenceAndTestMark(t *testing.T) {
 		{DeliveryKey: "dlv_1", Channel: "sms", Recipient: "+614*******78", Status: "Sent", AttemptCount: 1,
 			ProviderReference: "Outgoing_20261001_abc", SentOn: &sent, Test: true},
 		{DeliveryKey: "dlv_2", Channel: "push", Recipient: "c***", Status: "Sent", AttemptCount: 1,
-			ProviderReference: "projects/p/messages/0:1", SentOn: &sent},
+			ProviderReference: "projects/p/messages/0:1 to token fcm-li…abcdef; retired token fcm-de…uvwxyz (UNREGISTERED)", SentOn: &sent},
 	}}}
 	var buf bytes.Buffer
 	if err := parsePages()["row"].ExecuteTemplate(&buf, "layout", &pageData{Title: "Row", Base: Base, Data: d}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
-	for _, want := range []string{"Provider reference", "Outgoing_20261001_abc", "projects/p/messages/0:1", "614*******78",
+	for _, want := range []string{"Provider reference", "Outgoing_20261001_abc", "projects/p/messages/0:1 to token fcm-li…abcdef", "retired token fcm-de…uvwxyz (UNREGISTERED)", "614*******78",
 		`sms <span class="status">test</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the row page lacks %q", want)

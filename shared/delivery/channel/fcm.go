@@ -295,7 +295,7 @@ func (f *FCM) Send(ctx context.Context, m delivery.Message) (string, error) {
 		return "", automation.Permanent(fmt.Errorf("fcm: customer %s has no registered device", m.Recipient))
 	}
 	text := m.Content.Text
-	var refs, problems []string
+	var reached, retired, problems []string
 	var retryAfter time.Duration
 	counts := map[deviceOutcome]int{}
 	for _, d := range devices {
@@ -303,7 +303,7 @@ func (f *FCM) Send(ctx context.Context, m delivery.Message) (string, error) {
 		counts[outcome]++
 		switch outcome {
 		case outcomeSent:
-			refs = append(refs, ref)
+			reached = append(reached, ref+" to "+maskToken(d.Token))
 			continue
 		case outcomeRetired:
 			_, rerr := f.cfg.Devices.PushDeviceRetire(ctx, store.PushDeviceRetireParams{BusinessUnitID: m.BusinessUnitID,
@@ -311,6 +311,8 @@ func (f *FCM) Send(ctx context.Context, m delivery.Message) (string, error) {
 			if rerr != nil && !errors.Is(rerr, store.ErrNotFound) {
 				// Not retired: the next send asks FCM again and gets the same answer.
 				problems = append(problems, fmt.Sprintf("retiring %s: %v", maskToken(d.Token), rerr))
+			} else {
+				retired = append(retired, "retired "+maskToken(d.Token)+" ("+ref+")")
 			}
 		case outcomeRetry:
 			retryAfter = max(retryAfter, after)
@@ -323,11 +325,23 @@ func (f *FCM) Send(ctx context.Context, m delivery.Message) (string, error) {
 		return "", automation.Unknown(fmt.Errorf("fcm: %d of %d device(s) may have got %s: %s", counts[outcomeUnknown], len(devices), m.DeliveryKey, summary))
 	case counts[outcomeRetry] > 0:
 		return "", automation.RetryAfter(retryAfter, fmt.Errorf("fcm: %d of %d device(s) not reached, retry: %s", counts[outcomeRetry], len(devices), summary))
-	case len(refs) > 0:
+	case len(reached) > 0:
 		f.sent.Add(1)
-		return strings.Join(refs, " "), nil
+		return pushReference(reached, retired), nil
 	}
 	return "", automation.Permanent(fmt.Errorf("fcm: no device of customer %s took %s: %s", m.Recipient, m.DeliveryKey, summary))
+}
+
+// pushReference is a sent push's provider reference (the support and console views show it):
+// each device reached as "<FCM message name> to <masked token>", then each token this send
+// retired as "retired <masked token> (<FCM error code>)", joined by "; " and cut to
+// store.MaxProviderReference characters (ending in "…" when cut).
+func pushReference(reached, retired []string) string {
+	ref := strings.Join(append(reached, retired...), "; ")
+	if r := []rune(ref); len(r) > store.MaxProviderReference {
+		ref = string(r[:store.MaxProviderReference-1]) + "…"
+	}
+	return ref
 }
 
 // maskToken shows a token's first and last 6 characters (logs, errors).

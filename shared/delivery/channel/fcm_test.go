@@ -199,18 +199,27 @@ func TestFCMRetiresOnlyOnADefiniteAnswer(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{fcmsim.ModeUnregistered, fcmsim.ModeInvalidToken} {
 		devices := newMemDevices()
-		devices.add("cust-1", "tok-live", "tok-dead")
+		live, dead := "fcm-live-0123456789-abcdef", "fcm-dead-0123456789-uvwxyz"
+		devices.add("cust-1", live, dead)
 		sim, ch := startFCM(t, devices)
-		if err := sim.SetFaults(fcmsim.Faults{Tokens: map[string]string{"tok-dead": mode}}); err != nil {
+		if err := sim.SetFaults(fcmsim.Faults{Tokens: map[string]string{dead: mode}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ch.Send(t.Context(), pushMessage("dlv_retire", "cust-1")); err != nil {
+		ref, err := ch.Send(t.Context(), pushMessage("dlv_retire", "cust-1"))
+		if err != nil {
 			t.Fatalf("%s: Send: %v, want sent to the live device", mode, err)
 		}
-		if r := devices.retiredReason("tok-dead"); r == "" {
+		// The reference names the device reached and the retired token, both masked (the
+		// support and console delivery views show it).
+		code := map[string]string{fcmsim.ModeUnregistered: "UNREGISTERED", fcmsim.ModeInvalidToken: "INVALID_ARGUMENT"}[mode]
+		want := sim.Accepted()[0].Name + " to token fcm-li…abcdef; retired token fcm-de…uvwxyz (" + code + ")"
+		if ref != want || strings.Contains(ref, live) || strings.Contains(ref, dead) {
+			t.Errorf("%s: provider reference %q, want %q (tokens masked)", mode, ref, want)
+		}
+		if r := devices.retiredReason(dead); r == "" {
 			t.Errorf("%s: the token was not retired", mode)
 		}
-		if r := devices.retiredReason("tok-live"); r != "" {
+		if r := devices.retiredReason(live); r != "" {
 			t.Errorf("%s: the live token was retired (%s)", mode, r)
 		}
 	}

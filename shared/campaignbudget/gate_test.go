@@ -1,0 +1,223 @@
+package campaignbudget_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/budget"
+	"github.com/automation-platform/automation/shared/budget/billing"
+	"github.com/automation-platform/automation/shared/budget/billingsim"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaignbudget"
+	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/money"
+	"github.com/automation-platform/automation/shared/preference"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+// smsRecorder is an sms channel that records what it was asked to send.
+type smsRecorder struct {
+	mu   sync.Mutex
+	sent []delivery.Message
+}
+
+func (c *smsRecorder) Traits() delivery.Traits             { return delivery.Traits{Idempotent: true} }
+func (c *smsRecorder) ValidateRecipient(addr string) error { return nil }
+func (c *smsRecorder) Send(_ context.Context, m delivery.Message) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sent = append(c.sent, m)
+	return "ref-" + m.DeliveryKey, nil
+}
+func (c *smsRecorder) to(addr string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, m := range c.sent {
+		if m.Recipient == addr {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNotificationActionGated: a priced NOTIFICATION_SMS campaign action goes through the
+// recipient's preferences and quiet hours (the same shared/preference gate the dispatcher
+// asks) before the budget guard. To an opted-out number it ends SKIPPED with the reason, is
+// never sent and is charged no fee; inside quiet hours it waits QUEUED until the window ends
+// without a retry counted or a fee charged, then is sent and charged once; a transactional
+// category passes quiet hours; anyone else is sent and charged at once.
+func TestNotificationActionGated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	// 2026-10-01 12:00Z is 22:00 in Sydney (AEST, +10): inside a 21:00–08:00 window that
+	// ends at 08:00 AEST on 2026-10-02, 2026-10-01T22:00Z.
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC))
+	sms := &smsRecorder{}
+	providers := campaign.NewProviders(clock)
+	providers.Add("sms", &campaign.ChannelProvider{Name: "sms", Channel: sms, Clock: clock}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
+	catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bill := billingsim.New(clock)
+	srv := httptest.NewServer(bill)
+	t.Cleanup(srv.Close)
+	bill.SetBalance("bu-1", "USD", 1_000_000)
+	bs := &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: clock,
+		KnownActionType: catalog.Known, InDoubtAfter: time.Minute}
+	guard := &campaignbudget.Guard{Budget: bs, Campaigns: st, Clock: clock}
+	prefs := &preference.Service{Store: st, Registry: preference.DefaultRegistry(), Clock: clock}
+	worker := &campaign.Worker{Store: st, Clock: clock, Providers: providers, Lease: time.Minute, PauseRecheck: time.Minute,
+		Guard: guard, AfterResult: guard.AfterResult, Gate: prefs}
+	if _, err := bs.PutPolicy(ctx, "bu-1", "NOTIFICATION_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "7", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	const outNo, quietNo, okNo, svcNo = "+61400000001", "+61400000002", "+61400000003", "+61400000004"
+	admin := &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}
+	for id, params := range map[string]string{
+		"c-out":   `{"text":"sale","recipient":"` + outNo + `"}`,
+		"c-quiet": `{"text":"sale","recipient":"` + quietNo + `"}`,
+		"c-ok":    `{"text":"sale","recipient":"` + okNo + `"}`,
+		"c-svc":   `{"text":"your password expires","recipient":"` + svcNo + `","category":"service"}`,
+	} {
+		if _, err := admin.Save(ctx, "bu-1", id, campaign.Definition{Name: id, Status: store.CampaignActive, Triggers: []string{"SignedUp"},
+			Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bs.CreateBudget(ctx, "bu-1", id, budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	no := false
+	if _, err := prefs.Set(ctx, "bu-1", outNo, outNo, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{quietNo, svcNo} {
+		if _, err := prefs.Set(ctx, "bu-1", n, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "21:00", End: "08:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	disp := &campaign.Dispatcher{Store: st, Clock: clock}
+	if _, err := disp.HandleEvent(ctx, event("g1")); err != nil {
+		t.Fatal(err)
+	}
+	byCampaign := map[string]string{}
+	for {
+		msgs, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		var ids []int64
+		for _, m := range msgs {
+			if m.Destination == topology.CampaignCommandsQueue {
+				var c campaign.CommandMessage
+				if err := json.Unmarshal(m.Body, &c); err != nil {
+					t.Fatal(err)
+				}
+				cmd, err := st.CampaignCommandGet(ctx, c.CommandID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				byCampaign[cmd.CampaignID] = c.CommandID
+			}
+			ids = append(ids, m.ID)
+		}
+		if err := st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(byCampaign) != 4 {
+		t.Fatalf("commands: %v", byCampaign)
+	}
+	for _, id := range byCampaign {
+		if err := worker.Run(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(campaignID string) store.CampaignCommand {
+		t.Helper()
+		c, err := st.CampaignCommandGet(ctx, byCampaign[campaignID])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	fees := func(campaignID string) (n int) {
+		for _, tr := range bill.Ledger() {
+			for a := int64(0); a < 5; a++ {
+				if tr.OrderID == budget.OrderID(byCampaign[campaignID], a) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	costOf := func(campaignID string) int64 {
+		t.Helper()
+		b, err := st.BudgetGet(ctx, "bu-1", campaignID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Cost + b.ReservedCost
+	}
+
+	out := get("c-out")
+	if out.Status != store.CommandSkipped || !strings.Contains(out.LastError, "opted out of marketing sms") || !strings.Contains(out.LastError, "sms-stop") {
+		t.Errorf("opted out: %s %q, want SKIPPED naming the opt-out", out.Status, out.LastError)
+	}
+	if sms.to(outNo) != 0 || fees("c-out") != 0 || costOf("c-out") != 0 {
+		t.Errorf("opted out: sent %d, fees %d, budget cost %d; want none", sms.to(outNo), fees("c-out"), costOf("c-out"))
+	}
+	quiet := get("c-quiet")
+	wantUntil := time.Date(2026, 10, 1, 22, 0, 0, 0, time.UTC)
+	if quiet.Status != store.CommandQueued || quiet.RetryCount != 0 || quiet.NextAttemptOn == nil || !quiet.NextAttemptOn.Equal(wantUntil) ||
+		!strings.Contains(quiet.LastError, "waiting for quiet hours to end at 2026-10-02 08:00 (Australia/Sydney)") {
+		t.Errorf("quiet: %s retries %d next %v %q; want QUEUED until %v, no retry counted", quiet.Status, quiet.RetryCount, quiet.NextAttemptOn, quiet.LastError, wantUntil)
+	}
+	if sms.to(quietNo) != 0 || fees("c-quiet") != 0 || costOf("c-quiet") != 0 {
+		t.Errorf("quiet: sent %d, fees %d, budget cost %d before the window ends; want none", sms.to(quietNo), fees("c-quiet"), costOf("c-quiet"))
+	}
+	for _, id := range []string{"c-ok", "c-svc"} {
+		if c := get(id); c.Status != store.CommandSucceeded || fees(id) != 1 || costOf(id) != 7 {
+			t.Errorf("%s: %s %q, fees %d, cost %d; want SUCCEEDED, charged 7 once", id, c.Status, c.LastError, fees(id), costOf(id))
+		}
+	}
+	if sms.to(okNo) != 1 || sms.to(svcNo) != 1 {
+		t.Errorf("sent to ok %d, to transactional %d; want 1 each", sms.to(okNo), sms.to(svcNo))
+	}
+
+	// The window ends: the sweep claims the waiting command, which is sent and charged once.
+	clock.Set(wantUntil)
+	if _, err := worker.Sweep(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if q := get("c-quiet"); q.Status != store.CommandSucceeded || sms.to(quietNo) != 1 || fees("c-quiet") != 1 || costOf("c-quiet") != 7 {
+		t.Errorf("after the window: %s %q, sent %d, fees %d, cost %d; want SUCCEEDED, sent and charged once", q.Status, q.LastError, sms.to(quietNo), fees("c-quiet"), costOf("c-quiet"))
+	}
+	// The skipped command stays skipped: nothing more is sent or charged.
+	if _, err := worker.Sweep(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if sms.to(outNo) != 0 || fees("c-out") != 0 || get("c-out").Status != store.CommandSkipped {
+		t.Errorf("the skipped command moved: %s, sent %d, fees %d", get("c-out").Status, sms.to(outNo), fees("c-out"))
+	}
+}
