@@ -54,6 +54,11 @@ param smtpPassword = readEnvironmentVariable('SMTP_PASSWORD', '')
 param fcmCredentials = readEnvironmentVariable('FCM_CREDENTIALS', '')
 param acsConnectionString = readEnvironmentVariable('ACS_CONNECTION_STRING', '')
 param channelLimits = readEnvironmentVariable('CHANNEL_LIMITS', '')
+// Recipient preferences (docs/channels.md#recipient-preferences): categories, the one-click
+// unsubscribe address and its signing secret (a Key Vault reference); empty: the defaults, no link.
+param notificationCategories = readEnvironmentVariable('NOTIFICATION_CATEGORIES', '')
+param unsubscribeUrl = readEnvironmentVariable('UNSUBSCRIBE_URL', '')
+param unsubscribeSecret = readEnvironmentVariable('UNSUBSCRIBE_SECRET', '')
 param campaignProviders = readEnvironmentVariable('CAMPAIGN_PROVIDERS', '')
 param campaignProviderTokens = readEnvironmentVariable('CAMPAIGN_PROVIDER_TOKENS', '')
 param billingUrl = readEnvironmentVariable('BILLING_URL', '')
