@@ -47,6 +47,10 @@ param oidcConsoleClientId = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_ID', ''
 param oidcConsoleClientSecret = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_SECRET', '')
 param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')
 param webhookPreviousSecret = readEnvironmentVariable('WEBHOOK_PREVIOUS_SECRET', '')
+// One-click unsubscribe (docs/channels.md#one-click-unsubscribe): the public https address of
+// /api/unsubscribe and its signing key as a Key Vault reference; empty: no List-Unsubscribe link.
+param unsubscribeUrl = readEnvironmentVariable('UNSUBSCRIBE_URL', '')
+param unsubscribeSecret = readEnvironmentVariable('UNSUBSCRIBE_SECRET', '')
 param smtpHost = readEnvironmentVariable('SMTP_HOST', '')
 param smtpFrom = readEnvironmentVariable('SMTP_FROM', '')
 param smtpUsername = readEnvironmentVariable('SMTP_USERNAME', '')
