@@ -27,7 +27,7 @@ type ActivityStore interface {
 // activityPerPage is how many entries the activity feed shows at once.
 const activityPerPage = 25
 
-// ActivityPages is a recipient's activity (docs/console.md#activity): for a business unit
+// ActivityPages is a recipient's activity (docs/console.md#recipient-activity): for a business unit
 // and a customer or staff recipient (?businessUnitId=&recipientId=&entityType=CUSTOMER|STAFF),
 // their attribute values now (attribute.Read) and one feed, newest first, of their accepted
 // events (the triggers: GatewayEvent by customer), campaign executions (each links to its

@@ -1,6 +1,6 @@
 -- +goose Up
 -- The console's campaign audit and recipient activity (docs/console.md#campaigns,
--- docs/console.md#activity). The audit of a campaign's status changes made by a person (docs/console.md#campaigns):
+-- docs/console.md#recipient-activity). The audit of a campaign's status changes made by a person (docs/console.md#campaigns):
 -- pause, resume and stop from the console, written in the transaction that saves the
 -- campaign (store.CampaignSaveParams.Audit), so the campaign page can say who paused a
 -- campaign and why. Instants are INTEGER milliseconds since the Unix epoch, UTC.
