@@ -71,4 +71,16 @@ func TestTemplatePages(t *testing.T) {
 	if len(vs) != 1 || vs[0].CreatedBy != "ops.jane" || vs[0].Subject != "Sydney: {{.points}} points" {
 		t.Fatalf("versions: %+v", vs)
 	}
+	// A deleted override (a tombstone, the templates API's DELETE): the list shows the default
+	// the unit sends again, and the override's versions mark the tombstone.
+	one := int64(1)
+	if _, err := e.rt.Templates.Delete(ctx, "points", "bu-syd", "ops.jane", &one); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = e.page(t, "/api/console/templates?businessUnitId=bu-syd&key=points", "", 200)
+	list := body[strings.Index(body, `id="template-list"`):strings.Index(body, `id="template"`)]
+	if strings.Contains(list, "override of bu-syd") || !strings.Contains(list, "platform default") ||
+		!strings.Contains(body, "In force: the platform default, version 1.") || !strings.Contains(body, "<strong>deleted</strong> (the unit sends the default)") {
+		t.Fatalf("after the delete: %.8000s", body[strings.Index(body, "<main"):])
+	}
 }
