@@ -48,6 +48,10 @@ param oidcConsoleClientId = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_ID', ''
 param oidcConsoleClientSecret = readEnvironmentVariable('OIDC_CONSOLE_CLIENT_SECRET', '')
 param webhookSecret = readEnvironmentVariable('WEBHOOK_SECRET', '')
 param webhookPreviousSecret = readEnvironmentVariable('WEBHOOK_PREVIOUS_SECRET', '')
+// One-click unsubscribe (docs/channels.md#one-click-unsubscribe): the public https address of
+// /api/unsubscribe and its signing key as a Key Vault reference; empty: no List-Unsubscribe link.
+param unsubscribeUrl = readEnvironmentVariable('UNSUBSCRIBE_URL', '')
+param unsubscribeSecret = readEnvironmentVariable('UNSUBSCRIBE_SECRET', '')
 param smtpHost = readEnvironmentVariable('SMTP_HOST', '')
 param smtpFrom = readEnvironmentVariable('SMTP_FROM', '')
 param smtpUsername = readEnvironmentVariable('SMTP_USERNAME', '')
@@ -55,11 +59,8 @@ param smtpPassword = readEnvironmentVariable('SMTP_PASSWORD', '')
 param fcmCredentials = readEnvironmentVariable('FCM_CREDENTIALS', '')
 param acsConnectionString = readEnvironmentVariable('ACS_CONNECTION_STRING', '')
 param channelLimits = readEnvironmentVariable('CHANNEL_LIMITS', '')
-// Recipient preferences (docs/channels.md#recipient-preferences): categories, the one-click
-// unsubscribe address and its signing secret (a Key Vault reference); empty: the defaults, no link.
+// Recipient preferences' categories as JSON (docs/channels.md#recipient-preferences); empty: the defaults.
 param notificationCategories = readEnvironmentVariable('NOTIFICATION_CATEGORIES', '')
-param unsubscribeUrl = readEnvironmentVariable('UNSUBSCRIBE_URL', '')
-param unsubscribeSecret = readEnvironmentVariable('UNSUBSCRIBE_SECRET', '')
 param campaignProviders = readEnvironmentVariable('CAMPAIGN_PROVIDERS', '')
 param campaignProviderTokens = readEnvironmentVariable('CAMPAIGN_PROVIDER_TOKENS', '')
 param billingUrl = readEnvironmentVariable('BILLING_URL', '')

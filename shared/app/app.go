@@ -600,13 +600,29 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	return r, nil
 }
 
+// consoleTestSend is the templates page's test send (docs/console.md#templates): the
+// templates API's delivery.TestSender, so the console refuses and queues exactly as
+// POST /api/templates/{key}/test-send does (docs/channels.md#test-send). The answer names the
+// queued delivery.
+func consoleTestSend(r *Runtime) console.TemplateTestSend {
+	ts := &delivery.TestSender{Store: r.Store, Templates: r.Templates, Channels: r.Dispatcher.Channels, Clock: r.Clock}
+	return func(ctx context.Context, businessUnitID, key, channel, recipient, payloadJSON, operator string) (string, error) {
+		res, err := ts.Send(ctx, delivery.TestSendRequest{BusinessUnitID: businessUnitID, Template: key, Channel: channel,
+			Recipient: recipient, Payload: json.RawMessage(payloadJSON), Operator: operator})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("queued delivery %s (version %d, scheduler key %s)", res.DeliveryKey, res.TemplateVersion, res.SchedulerKey), nil
+	}
+}
+
 // consolePages are the console pages of the services beside support (docs/console.md#pages):
 // gateway, registry, attributes, campaigns, budgets and the UNKNOWN fee queue.
 func consolePages(r *Runtime) []console.Page {
 	var ps []console.Page
 	for _, p := range [][]console.Page{console.GatewayPages(r.Registry, r.Gateway), console.AttributePages(r.Store, r.Clock),
 		console.CampaignPages(r.Campaigns, r.Budget, r.Store), console.BudgetPages(r.Budget), console.FeePages(r.Budget), console.DeadLetterPages(r.DeadLetters),
-		console.ActivityPages(r.Store, r.Clock), console.TemplatePages(r.Templates, r.Store, console.TemplateOptions{})} {
+		console.ActivityPages(r.Store, r.Clock), console.TemplatePages(r.Templates, r.Store, console.TemplateOptions{TestSend: consoleTestSend(r)})} {
 		ps = append(ps, p...)
 	}
 	return ps

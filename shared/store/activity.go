@@ -36,9 +36,11 @@ type RecipientActivityStore interface {
 type TemplateListStore interface {
 	// NotificationTemplateList returns the latest version of every key of the business
 	// unit's overrides and of the platform defaults (BusinessUnitID ""), by key after
-	// afterKey, the default before the override, at most limit rows.
+	// afterKey, the default before the override, at most limit rows, with Kind, Extra and
+	// Deleted. A key whose latest version is a tombstone (Deleted) is left out: that unit
+	// sends the default again, which is listed.
 	NotificationTemplateList(ctx context.Context, businessUnitID, afterKey string, limit int) ([]NotificationTemplate, error)
 	// NotificationTemplateVersions returns up to limit versions of key for the business unit
-	// ("" = the default), newest first.
+	// ("" = the default), newest first, tombstones included (Deleted: who deleted it, when).
 	NotificationTemplateVersions(ctx context.Context, key, businessUnitID string, limit int) ([]NotificationTemplate, error)
 }

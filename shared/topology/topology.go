@@ -217,7 +217,7 @@ var functions = []Function{
 	{Name: ReportRunsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-runs/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: ReportSubscriptionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "report-subscriptions/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: SupportAPI, Trigger: HTTPTrigger, Binding: "req", Route: "support/{*path}", Methods: []string{"get", "post"}},
-	{Name: TemplatesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "templates/{*path}", Methods: []string{"get", "post", "put"}},
+	{Name: TemplatesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "templates/{*path}", Methods: []string{"get", "post", "put", "delete"}},
 	{Name: TrackingProcessor, Trigger: ServiceBusTrigger, Binding: "message", Topic: TrackingTopic, Subscription: AttributesSubscription, Sessions: true, Many: true},
 }
 

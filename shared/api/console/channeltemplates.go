@@ -290,7 +290,7 @@ var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Fun
 <button type="submit">Send a test</button></form>{{end}}
 <div class="scroll"><table id="template-overrides"><caption>Versions of {{.BusinessUnitID}}'s override (the newest 20)</caption>
 <thead><tr><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
-<tbody>{{range .Overrides}}<tr><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>{{else}}<tr><td colspan="4">None: the unit sends the default.</td></tr>{{end}}</tbody></table></div>
+<tbody>{{range .Overrides}}<tr><td>{{.Version}}</td><td>{{if .Deleted}}<strong>deleted</strong> (the unit sends the default){{else}}{{.Subject}}{{end}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>{{else}}<tr><td colspan="4">None: the unit sends the default.</td></tr>{{end}}</tbody></table></div>
 <div class="scroll"><table id="template-defaults"><caption>Versions of the platform default (the newest 20)</caption>
 <thead><tr><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
-<tbody>{{range .Defaults}}<tr><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>{{else}}<tr><td colspan="4">None.</td></tr>{{end}}</tbody></table></div>{{end}}{{end}}{{end}}`))
+<tbody>{{range .Defaults}}<tr><td>{{.Version}}</td><td>{{if .Deleted}}<strong>deleted</strong>{{else}}{{.Subject}}{{end}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>{{else}}<tr><td colspan="4">None.</td></tr>{{end}}</tbody></table></div>{{end}}{{end}}{{end}}`))

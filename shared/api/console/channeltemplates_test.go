@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -15,7 +17,9 @@ import (
 // the sample payload and writes nothing (a missing field is 422 naming it). A save creates
 // the unit's override through delivery.Templates (CreatedBy the operator); a stale version
 // is 412 with the template as it is now; a draft that does not parse 422; another unit 404;
-// a cookie session without the CSRF field 403.
+// a cookie session without the CSRF field 403. The test-send form queues one delivery
+// marked as a test through the templates API's service (422 naming the field the payload
+// lacks, nothing queued); a deleted override leaves the list and is marked in its versions.
 func TestTemplatePages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -70,5 +74,38 @@ func TestTemplatePages(t *testing.T) {
 	vs, _ := e.rt.Store.NotificationTemplateVersions(ctx, "points", "bu-syd", 5)
 	if len(vs) != 1 || vs[0].CreatedBy != "ops.jane" || vs[0].Subject != "Sydney: {{.points}} points" {
 		t.Fatalf("versions: %+v", vs)
+	}
+	// Test send (the templates API's delivery.TestSender, wired by the composition root): the
+	// page offers the form, a payload the template cannot render is 422 naming the field with
+	// nothing queued, and a good one queues one delivery marked as a test.
+	if !strings.Contains(body, `id="template-test-send"`) {
+		t.Fatalf("no test-send form: %s", body[strings.Index(body, "<main"):])
+	}
+	send := func(payload string) (int, string) {
+		return form("/api/console/templates", url.Values{"action": {"test-send"}, "businessUnitId": {"bu-syd"}, "key": {"points"}, "channel": {"log"},
+			"recipient": {"ann@example.test"}, "payload": {payload}, "operator": {"ops.jane"}})
+	}
+	if code, body := send(`{"name":"Ann"}`); code != 422 || !strings.Contains(body, "payload.points") || strings.Contains(body, "queued delivery") {
+		t.Fatalf("test send without points: %d %.4000s", code, body[strings.Index(body, "<main"):])
+	}
+	code, body = send(`{"points":7,"name":"Ann"}`)
+	m := regexp.MustCompile(`queued delivery (dlv_[0-9a-f]+)`).FindStringSubmatch(body)
+	if code != 200 || m == nil || !strings.Contains(body, "Test send of points to ann@example.test on log by ops.jane") {
+		t.Fatalf("test send: %d %.4000s", code, body[strings.Index(body, "<main"):])
+	}
+	if job, err := e.rt.Store.NotificationGetByKey(ctx, m[1]); err != nil || !delivery.IsTestSend(job.SchedulerKey) || job.Recipient != "ann@example.test" || job.Channel != "log" {
+		t.Fatalf("the queued test delivery: %+v, %v", job, err)
+	}
+	// A deleted override (a tombstone, the templates API's DELETE): the list shows the default
+	// the unit sends again, and the override's versions mark the tombstone.
+	one := int64(1)
+	if _, err := e.rt.Templates.Delete(ctx, "points", "bu-syd", "ops.jane", &one); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = e.page(t, "/api/console/templates?businessUnitId=bu-syd&key=points", "", 200)
+	list := body[strings.Index(body, `id="template-list"`):strings.Index(body, `id="template"`)]
+	if strings.Contains(list, "override of bu-syd") || !strings.Contains(list, "platform default") ||
+		!strings.Contains(body, "In force: the platform default, version 1.") || !strings.Contains(body, "<strong>deleted</strong> (the unit sends the default)") {
+		t.Fatalf("after the delete: %.8000s", body[strings.Index(body, "<main"):])
 	}
 }

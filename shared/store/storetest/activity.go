@@ -82,4 +82,26 @@ func testTemplateList(t *testing.T, open Opener) {
 	if v, _ := s.NotificationTemplateVersions(ctx, "points", "bu-3", 10); len(v) != 0 {
 		t.Fatalf("bu-3's versions = %s", rows(v))
 	}
+	// Kinds and tombstones (migration 0059) come back with every row: a push default is
+	// listed as push, and a unit whose override was deleted lists the default it sends
+	// again; its versions keep the tombstone.
+	if _, err := s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "alert", Kind: "push",
+		Subject: "a1", Text: "body", Extra: `{"screen":"home"}`, CreatedBy: "jane"}, Now: T0}); err != nil {
+		t.Fatal(err)
+	}
+	one := int64(1)
+	if _, err := s.NotificationTemplateSave(ctx, store.NotificationTemplateSaveParams{Template: store.NotificationTemplate{Key: "points", BusinessUnitID: "bu-1",
+		Deleted: true, CreatedBy: "ops"}, ExpectedVersion: &one, Now: T0}); err != nil {
+		t.Fatal(err)
+	}
+	l, err = s.NotificationTemplateList(ctx, "bu-1", "", 10)
+	if err != nil || rows(l) != "[alert//v1/a1 points//v2/d2 welcome//v1/w1]" {
+		t.Fatalf("list after the push default and bu-1's delete = %s, %v", rows(l), err)
+	}
+	if l[0].Kind != "push" || l[0].Extra != `{"screen":"home"}` || l[1].Kind != "message" || l[1].Deleted {
+		t.Fatalf("listed kinds: %+v", l[:2])
+	}
+	if v, _ := s.NotificationTemplateVersions(ctx, "points", "bu-1", 10); len(v) != 2 || !v[0].Deleted || v[0].CreatedBy != "ops" || v[1].Deleted || v[1].Subject != "o1" {
+		t.Fatalf("bu-1's versions after the delete = %+v", v)
+	}
 }
