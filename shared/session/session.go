@@ -163,13 +163,11 @@ func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), subjectKey, sw.subject))
 		sw.r = r
 		h.ServeHTTP(sw, r)
-		if addr != "" {
-			switch {
-			case sw.status == http.StatusUnauthorized:
-				g.SignIns.Failed(addr)
-			case sw.status/100 == 3 || sw.status/100 == 2:
-				g.SignIns.Succeeded(addr)
-			}
+		// Only failures count. A success does not forgive them: whoever holds one credential
+		// that signs in could otherwise reset the address's count between guesses of another
+		// (TestSignInSuccessDoesNotResetTheThrottle); the bucket refills with time alone.
+		if addr != "" && sw.status == http.StatusUnauthorized {
+			g.SignIns.Failed(addr)
 		}
 	})
 }
