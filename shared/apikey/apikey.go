@@ -218,7 +218,8 @@ func (s *Service) Revoke(ctx context.Context, prefix, operator string) (Key, err
 // Rotate issues a successor of the key with prefix (same name, roles and units) and ends
 // the old key after overlap (DefaultOverlap when 0; 0 < overlap <= MaxOverlap; a negative
 // overlap ends it now), so both keys work while the holder switches. Errors:
-// store.ErrNotFound; CodeConflict for a revoked or ended key (rotate a live key only);
+// store.ErrNotFound; CodeConflict for a revoked or ended key (rotate a live key only), for a
+// key rotated already (rotate its successor), and for the loser of concurrent rotations;
 // automation.Invalid("overlap").
 func (s *Service) Rotate(ctx context.Context, prefix string, overlap time.Duration, operator string) (Created, error) {
 	switch {
@@ -234,8 +235,11 @@ func (s *Service) Rotate(ctx context.Context, prefix string, overlap time.Durati
 		return Created{}, err
 	}
 	now := s.Clock.Now().UTC()
-	if old.RevokedOn != nil || (old.ExpiresOn != nil && !now.Before(*old.ExpiresOn)) {
+	switch {
+	case old.RevokedOn != nil || (old.ExpiresOn != nil && !now.Before(*old.ExpiresOn)):
 		return Created{}, automation.Errorf(automation.CodeConflict, "key %s is revoked or ended: create a new key instead", prefix)
+	case old.ReplacedBy != "":
+		return Created{}, automation.Errorf(automation.CodeConflict, "key %s was rotated already (its successor is %s): rotate the successor", prefix, old.ReplacedBy)
 	}
 	roles, _ := normalizeRoles(splitRoles(old.Roles))
 	c, err := s.insert(ctx, old.Name, roles, old.BusinessUnits, operator)
@@ -244,6 +248,20 @@ func (s *Service) Rotate(ctx context.Context, prefix string, overlap time.Durati
 	}
 	if err := s.Store.APIKeyExpire(ctx, prefix, now.Add(overlap), c.Prefix); err != nil {
 		return Created{}, err
+	}
+	// Another rotation, or a revocation, may have come between the read above and the
+	// expiry (which leaves a revoked key, and a later end than one already set, alone): the
+	// old key names its one successor. A successor it does not name is revoked before anyone
+	// sees it.
+	after, err := s.Store.APIKeyGet(ctx, prefix)
+	if err != nil {
+		return Created{}, err
+	}
+	if after.ReplacedBy != c.Prefix || after.RevokedOn != nil {
+		if err := s.Store.APIKeyRevoke(ctx, c.Prefix, now, operator); err != nil {
+			return Created{}, err
+		}
+		return Created{}, automation.Errorf(automation.CodeConflict, "key %s was rotated or revoked at the same time: nothing was created", prefix)
 	}
 	return c, nil
 }

@@ -169,3 +169,64 @@ func TestWrongSecretsPerPrefixAreThrottled(t *testing.T) {
 		t.Fatalf("only %d of 100 wrong secrets were throttled", throttled)
 	}
 }
+
+// A key is rotated once. Rotating it again during its overlap (an admin's double click, a
+// retried request, two scripts at once) used to mint another live successor each time, none
+// of them named by the old key's replacedBy, so a leak-driven rotation could leave a key
+// nobody tracks. The second rotation is a conflict that mints nothing, and of concurrent
+// rotations exactly one succeeds, leaving the old key and one successor live.
+func TestRotateOnceLeavesOneSuccessor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newService(t)
+	live := func(name string) []string {
+		ks, err := s.List(ctx, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range ks {
+			if k.Name == name && k.RevokedOn == nil {
+				out = append(out, k.Prefix)
+			}
+		}
+		return out
+	}
+	a, _ := s.Create(ctx, apikey.CreateParams{Name: "pos", Roles: []httpapi.Role{"ingest"}, Units: "bu-a"})
+	a2, err := s.Rotate(ctx, a.Prefix, time.Hour, "key:admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rotate(ctx, a.Prefix, time.Hour, "key:admin"); automation.CodeOf(err) != automation.CodeConflict {
+		t.Fatalf("rotating a key again during its overlap: %v, want a conflict", err)
+	}
+	if got := live("pos"); len(got) != 2 {
+		t.Fatalf("live keys named pos after a second rotation: %v, want the old key and %s", got, a2.Prefix)
+	}
+	if k, _ := s.Get(ctx, a.Prefix); k.ReplacedBy != a2.Prefix {
+		t.Fatalf("the old key's replacedBy %q, want %s", k.ReplacedBy, a2.Prefix)
+	}
+
+	b, _ := s.Create(ctx, apikey.CreateParams{Name: "ops", Roles: []httpapi.Role{"operate"}, Units: "bu-a"})
+	const n = 8
+	errs := make(chan error, n)
+	for range n {
+		go func() { _, err := s.Rotate(ctx, b.Prefix, time.Hour, "key:admin"); errs <- err }()
+	}
+	ok := 0
+	for range n {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case automation.CodeOf(err) != automation.CodeConflict:
+			t.Errorf("a concurrent rotation: %v", err)
+		}
+	}
+	got := live("ops")
+	if ok != 1 || len(got) != 2 {
+		t.Fatalf("%d of %d concurrent rotations succeeded, live keys %v: want one successor and the old key", ok, n, got)
+	}
+	if k, _ := s.Get(ctx, b.Prefix); k.ReplacedBy == "" || !strings.Contains(strings.Join(got, ","), k.ReplacedBy) {
+		t.Fatalf("the old key's replacedBy %q is not the live successor (%v)", k.ReplacedBy, got)
+	}
+}

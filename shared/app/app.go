@@ -120,6 +120,9 @@ type Runtime struct {
 	Telemetry *telemetry.Providers
 	// metricsToken guards GET /metrics (AUTOMATION_METRICS_TOKEN; "" = the API's guard).
 	metricsToken string
+	// apiScope is the business units the APIs serve at most (AUTOMATION_API_BUSINESS_UNITS):
+	// a GET /metrics caller must see all of them.
+	apiScope automation.Scope
 	// API wraps HTTP route handlers (auth, business-unit scope, Idempotency-Key, problem
 	// details); the HTTP functions register their routes on Functions with it.
 	API *httpapi.API
@@ -402,6 +405,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		mode = handler.Fanout
 	}
 	scope := automation.ParseScope(cfg.APIBusinessUnits)
+	r.apiScope = scope
 	// Credentials (docs/security.md#credentials): with AUTOMATION_API_TOKEN set, every /api
 	// request needs a bearer credential: that token (the bootstrap admin) or an API key.
 	// Without it the APIs take none (local serve without -token; tests).

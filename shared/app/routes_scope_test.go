@@ -916,3 +916,62 @@ func TestMetricsRouteGuard(t *testing.T) {
 		})
 	}
 }
+
+// GET /metrics without a token of its own is guarded by the API, and its series are
+// platform-wide: every business unit's ingest counts are labelled with the unit. A read key
+// of one unit used to read them all, another tenant's figures included, although every JSON
+// metrics route shows a caller its own units only. Like the other platform-wide resources
+// (API keys, console sessions), the scrape answers only a caller that sees every unit; another
+// one gets 404, as if the route did not exist. Not parallel: telemetry installs the process's
+// OTel globals.
+func TestMetricsRouteIsForCallersOfEveryUnit(t *testing.T) {
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": scopeToken, "OTEL_METRICS_EXPORTER": "prometheus"},
+		time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC), app.Options{Seed: 7})
+	h := rt.ListenerHandler(false)
+	ctx := context.Background()
+	key := func(name, units string) string {
+		c, err := rt.Keys.Create(ctx, apikey.CreateParams{Name: name, Roles: []httpapi.Role{httpapi.RoleRead}, Units: units, Operator: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Secret
+	}
+	oneUnit, everyUnit := key("bu-a-dashboard", "bu-a"), key("platform-scraper", "*")
+	for _, c := range []struct {
+		name, auth, scope string
+		want              int
+	}{
+		{"a read key of one unit", oneUnit, "", 404},
+		{"a read key of every unit", everyUnit, "", 200},
+		{"a read key of every unit narrowed to one", everyUnit, "bu-a", 404},
+		{"the bootstrap token", scopeToken, "", 200},
+	} {
+		req := httptest.NewRequest(http.MethodGet, app.MetricsPath, nil)
+		req.Header.Set("Authorization", "Bearer "+c.auth)
+		if c.scope != "" {
+			req.Header.Set(httpapi.HeaderBusinessUnits, c.scope)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("GET /metrics with %s: %d %.300s, want %d", c.name, rec.Code, rec.Body, c.want)
+		}
+	}
+	// A deployment that names its units (AUTOMATION_API_BUSINESS_UNITS): the bootstrap token
+	// sees all of them and reads the scrape; a key of one of them does not.
+	named := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": scopeToken, "OTEL_METRICS_EXPORTER": "prometheus",
+		"AUTOMATION_API_BUSINESS_UNITS": "bu-a,bu-b"}, time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC), app.Options{Seed: 7})
+	one, err := named.Keys.Create(ctx, apikey.CreateParams{Name: "bu-a-dashboard", Roles: []httpapi.Role{httpapi.RoleRead}, Units: "bu-a", Operator: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for auth, want := range map[string]int{scopeToken: 200, one.Secret: 404} {
+		req := httptest.NewRequest(http.MethodGet, app.MetricsPath, nil)
+		req.Header.Set("Authorization", "Bearer "+auth)
+		rec := httptest.NewRecorder()
+		named.ListenerHandler(false).ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("a deployment of bu-a,bu-b: GET /metrics: %d, want %d", rec.Code, want)
+		}
+	}
+}

@@ -91,7 +91,8 @@ const MetricsPattern = "GET " + MetricsPath
 // metricsHandler serves MetricsPath: GET only; 404 when the Prometheus exporter is off.
 // Guard: with AUTOMATION_METRICS_TOKEN, exactly that bearer token (a scraper gets its own
 // credential, not the API's); without it, the API's own guard (AUTOMATION_API_TOKEN, like
-// every /api route). A refusal is a problem-details 401.
+// every /api route), for a caller whose scope is every business unit (404 otherwise: the
+// series name every unit). A refusal is a problem-details 401.
 func (r *Runtime) metricsHandler() http.Handler {
 	serve := func(w http.ResponseWriter, req *http.Request) {
 		if r.Telemetry == nil || r.Telemetry.Prometheus == nil {
@@ -119,7 +120,16 @@ func (r *Runtime) metricsHandler() http.Handler {
 		})
 	}
 	if r.API != nil {
-		guarded := r.API.Handler(func(w http.ResponseWriter, req *http.Request) error { serve(w, req); return nil })
+		guarded := r.API.Handler(func(w http.ResponseWriter, req *http.Request) error {
+			// The series are platform-wide (every unit's figures, labelled with the unit): only
+			// a caller that sees every business unit the deployment serves reads them; another
+			// gets 404, as if the route did not exist.
+			if !seesAll(httpapi.CallerFrom(req.Context()).Scope, r.apiScope) {
+				return automation.Errorf(automation.CodeNotFound, "GET /metrics is platform-wide: only a caller that sees every business unit reads it")
+			}
+			serve(w, req)
+			return nil
+		})
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			// Served beside the router, not by it: the role table finds the route by the
 			// pattern a ServeMux would have set (MetricsPattern).
@@ -128,6 +138,22 @@ func (r *Runtime) metricsHandler() http.Handler {
 		})
 	}
 	return http.HandlerFunc(serve)
+}
+
+// seesAll reports whether a caller's scope holds every unit of the deployment's.
+func seesAll(caller, deployment automation.Scope) bool {
+	if caller.All() {
+		return true
+	}
+	if deployment.All() {
+		return false
+	}
+	for _, u := range deployment.Units() {
+		if !caller.Allows(u) {
+			return false
+		}
+	}
+	return true
 }
 
 // FunctionsDir finds the function folders: explicit when given; else ./functions when it

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/console"
+	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/session"
 )
 
@@ -182,5 +184,51 @@ func TestSignInPurgesEndedSessions(t *testing.T) {
 	var n int
 	if err := e.rt.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM ConsoleSession`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("%d sessions after the purge, want 1: %v", n, err)
+	}
+}
+
+// The sign-in throttle is per address, and a success used to forget the address: whoever
+// holds any credential that signs in (a support desk's read key) could reset the count
+// between guesses of another (the bootstrap token, an admin's key), four wrong guesses and
+// one right sign-in at a time, and was never slowed. A success no longer forgives the
+// address's failures: a storm interleaved with right sign-ins is slowed like any storm, and
+// the right credential still works once the delay has passed.
+func TestSignInSuccessDoesNotResetTheThrottle(t *testing.T) {
+	e := newConsoleEnv(t)
+	own, err := e.rt.Keys.Create(context.Background(), apikey.CreateParams{Name: "support-desk",
+		Roles: []httpapi.Role{httpapi.RoleRead}, Units: "*", Operator: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = "198.51.100.21"
+	guesses, limited := 0, 0
+	for i := range 300 {
+		cred := "guess-" + strconv.Itoa(i)
+		if i%5 == 4 {
+			cred = own.Secret // the attacker's own key: a right sign-in
+		} else {
+			guesses++
+		}
+		_, rec := e.signIn(t, addr, cred)
+		switch rec.Code {
+		case http.StatusUnauthorized, http.StatusSeeOther:
+		case http.StatusTooManyRequests:
+			limited++
+		default:
+			t.Fatalf("sign-in %d: %d", i, rec.Code)
+		}
+		e.clock.Advance(4 * time.Second / 300)
+	}
+	if limited < 280 {
+		t.Fatalf("only %d of 300 sign-ins (%d wrong guesses, each fifth a right key) in 4 s were slowed", limited, guesses)
+	}
+	_, rec := e.signIn(t, addr, own.Secret)
+	wait, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+	if rec.Code != http.StatusTooManyRequests || wait < 1 {
+		t.Fatalf("the right key during the delay: %d Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	e.clock.Advance(time.Duration(wait) * time.Second)
+	if c, rec := e.signIn(t, addr, own.Secret); c == "" || rec.Code != http.StatusSeeOther {
+		t.Fatalf("the right key after Retry-After: %d %s", rec.Code, rec.Body)
 	}
 }

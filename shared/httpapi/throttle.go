@@ -24,9 +24,11 @@ const (
 // Throttle slows repeated failures per key (a client address signing in, an API key's
 // prefix) with a growing delay: each key has a token bucket (golang.org/x/time/rate) of
 // Burst failures refilled at Rate; each time a key's bucket runs dry its rate halves, down to
-// Floor, so a storm waits longer and longer. A success forgets the key. Only failures are
-// counted, and Blocked is asked before a credential is checked, so a client that keeps
-// failing is refused (429 with Retry-After) until its delay has passed, and then its right
+// Floor, so a storm waits longer and longer; a bucket that has refilled whole starts again at
+// Rate. Only failures are counted, and a success does not forgive them (a caller holding one
+// right credential could otherwise reset its count between guesses of another): a bucket
+// refills with time alone. Blocked is asked before a credential is checked, so a client
+// that keeps failing is refused (429 with Retry-After) until its delay has passed, and then its right
 // credential works. Time comes from Clock. At most MaxKeys keys are tracked: when full, keys
 // whose buckets have refilled are forgotten first, then any one. Safe for concurrent use.
 type Throttle struct {
@@ -82,21 +84,13 @@ func (t *Throttle) Failed(key string) {
 		l = rate.NewLimiter(t.Rate, t.Burst)
 		l.SetBurstAt(now, t.Burst)
 		t.m[key] = l
+	} else if l.TokensAt(now) >= float64(t.Burst) {
+		l.SetLimitAt(now, t.Rate) // calm long enough to refill: the storm's delay is over
 	}
 	l.AllowN(now, 1)
 	if l.TokensAt(now) < 1 {
 		l.SetLimitAt(now, max(l.Limit()/2, t.Floor))
 	}
-}
-
-// Succeeded forgets key: its next failure starts from a full bucket.
-func (t *Throttle) Succeeded(key string) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	delete(t.m, key)
-	t.mu.Unlock()
 }
 
 // evict makes room for one more key (t.mu held).

@@ -20,7 +20,7 @@ const (
 	DefaultStreamsPerUnit = 50
 	// DefaultStreamsPerRecipient: a member with a few tabs or devices open.
 	DefaultStreamsPerRecipient = 3
-	// DefaultIngestPerSecond and DefaultIngestBurst bound each API key's ingest in events (a
+	// DefaultIngestPerSecond and DefaultIngestBurst bound each API key's (or OIDC principal's) ingest in events (a
 	// batch of 500 events counts 500).
 	DefaultIngestPerSecond = rate.Limit(1000)
 	DefaultIngestBurst     = 5000
@@ -45,14 +45,14 @@ type Quotas struct {
 
 	StreamsPerUnit      int
 	StreamsPerRecipient int
-	IngestPerSecond     rate.Limit // events per second per API key
-	IngestBurst         int        // events at once per API key (at least MinIngestBurst)
+	IngestPerSecond     rate.Limit // events per second per API key or OIDC principal
+	IngestBurst         int        // events at once per API key or OIDC principal (at least MinIngestBurst)
 	MaxTracked          int
 
 	mu       sync.Mutex
 	units    map[string]int           // live streams per unit
 	members  map[[2]string]int        // live streams per (unit, recipient)
-	limiters map[string]*rate.Limiter // ingest events per credential
+	limiters map[string]*rate.Limiter // ingest events per tenant credential (tenantOf)
 }
 
 // Admit implements httpapi.Options.Admit.
@@ -116,10 +116,11 @@ func (q *Quotas) admitStream(r *http.Request, c httpapi.Caller) (func(), error) 
 	}, nil
 }
 
-// charge counts n events of an API key. Other credentials (the bootstrap token, an API
-// without credentials) are the operator's, not a tenant's: not limited here.
+// charge counts n events of a tenant's credential: an API key (by its prefix) or another
+// named principal (an OIDC application or person, by its name, "oidc:..."). The bootstrap
+// token and an API without credentials are the operator's, not a tenant's: not limited here.
 func (q *Quotas) charge(c httpapi.Caller, n int) error {
-	who := c.Principal.KeyPrefix
+	who := tenantOf(c.Principal)
 	if who == "" || n <= 0 {
 		return nil
 	}
@@ -144,7 +145,20 @@ func (q *Quotas) charge(c httpapi.Caller, n int) error {
 		return automation.Invalid("events", "a batch of %d events is more than this key's ingest burst of %d; send smaller batches", n, l.Burst())
 	}
 	wait := time.Duration((float64(n) - l.TokensAt(now)) / float64(l.Limit()) * float64(time.Second))
-	return httpapi.TooMany(max(wait, time.Second), fmt.Sprintf("this API key's ingest quota (%g events a second) is used up; send the %d events again after Retry-After", float64(l.Limit()), n))
+	return httpapi.TooMany(max(wait, time.Second), fmt.Sprintf("this credential's ingest quota (%g events a second) is used up; send the %d events again after Retry-After", float64(l.Limit()), n))
+}
+
+// tenantOf is the key an ingest limiter is kept under: the API key's prefix (12 hex
+// digits), else the principal's name (which holds a ':', so it never equals a prefix); ""
+// for the bootstrap token and no principal.
+func tenantOf(p httpapi.Principal) string {
+	switch {
+	case p.KeyPrefix != "":
+		return p.KeyPrefix
+	case p.Name == "" || p.Name == httpapi.BootstrapName:
+		return ""
+	}
+	return p.Name
 }
 
 // evict makes room for one more limiter (q.mu held): full buckets first, then any.

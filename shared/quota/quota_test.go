@@ -54,3 +54,35 @@ func TestChargeIngestCountsEventsPerKey(t *testing.T) {
 		t.Fatalf("a one-event route on a spent key: %v, want 429", err)
 	}
 }
+
+// The ingest quota is per tenant credential, not only per API key: an application signed in
+// with OpenID Connect (client credentials, a managed identity with the ingest app role) is a
+// tenant too, and was not counted at all (its principal has no KeyPrefix), so a domain app
+// could dodge its quota by posting with a token instead of a key. Each OIDC principal counts
+// on its own; the bootstrap token (the operator's) stays unlimited.
+func TestChargeIngestCountsOIDCPrincipals(t *testing.T) {
+	clock := automation.NewManualClock(time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC))
+	q := &quota.Quotas{Clock: clock, IngestPerSecond: 100, IngestBurst: 500}
+	as := func(p httpapi.Principal) context.Context {
+		return httpapi.WithCaller(context.Background(), httpapi.Caller{Principal: p})
+	}
+	app := as(httpapi.Principal{Name: "oidc:pos-sydney-app", Roles: []httpapi.Role{httpapi.RoleIngest}})
+	other := as(httpapi.Principal{Name: "oidc:pos-hcm-app", Roles: []httpapi.Role{httpapi.RoleIngest}})
+	boot := as(httpapi.Principal{Name: httpapi.BootstrapName, Roles: []httpapi.Role{httpapi.RoleAdmin}})
+	if err := q.ChargeIngest(app, 500); err != nil {
+		t.Fatalf("a full batch of an idle OIDC app: %v", err)
+	}
+	err := q.ChargeIngest(app, 100)
+	if automation.CodeOf(err) != automation.CodeTooManyRequests {
+		t.Fatalf("100 more at once from the OIDC app: %v, want 429", err)
+	}
+	if wait, ok := automation.RetryAfterOf(err); !ok || wait != time.Second {
+		t.Fatalf("Retry-After %v %v, want 1s (100 events at 100 a second)", wait, ok)
+	}
+	if err := q.ChargeIngest(other, 500); err != nil {
+		t.Fatalf("another OIDC app: %v", err)
+	}
+	if err := q.ChargeIngest(boot, 100000); err != nil {
+		t.Fatalf("the bootstrap token: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -162,13 +163,11 @@ func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), subjectKey, sw.subject))
 		sw.r = r
 		h.ServeHTTP(sw, r)
-		if addr != "" {
-			switch {
-			case sw.status == http.StatusUnauthorized:
-				g.SignIns.Failed(addr)
-			case sw.status/100 == 3 || sw.status/100 == 2:
-				g.SignIns.Succeeded(addr)
-			}
+		// Only failures count. A success does not forgive them: whoever holds one credential
+		// that signs in could otherwise reset the address's count between guesses of another
+		// (TestSignInSuccessDoesNotResetTheThrottle); the bucket refills with time alone.
+		if addr != "" && sw.status == http.StatusUnauthorized {
+			g.SignIns.Failed(addr)
 		}
 	})
 }
@@ -252,6 +251,11 @@ func dropCookie(r *http.Request, name string) {
 // ClientAddress is the address a request came from: the peer's, or, when the peer is the
 // loopback (the Functions host forwarding to the custom handler, which listens on
 // 127.0.0.1 only), the last X-Forwarded-For entry, the one the platform's front end added.
+// It is an IP alone, in its canonical spelling: Azure's front ends write the entry as
+// "IP:port" (App Service, Application Gateway), and the port is the client's source port,
+// new on every connection, so a key with it would give each connection a fresh throttle
+// bucket. An entry that is no IP (with or without a port) gives the peer's address, so
+// made-up entries share one key.
 func ClientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -260,8 +264,12 @@ func ClientAddress(r *http.Request) string {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
 			parts := strings.Split(xff[len(xff)-1], ",")
-			if last := strings.TrimSpace(parts[len(parts)-1]); last != "" {
-				return last
+			last := strings.TrimSpace(parts[len(parts)-1])
+			if ap, err := netip.ParseAddrPort(last); err == nil {
+				return ap.Addr().Unmap().String()
+			}
+			if a, err := netip.ParseAddr(last); err == nil {
+				return a.Unmap().String()
 			}
 		}
 	}

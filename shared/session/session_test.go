@@ -148,3 +148,28 @@ func TestGuardResolvesEveryRequest(t *testing.T) {
 		t.Fatalf("a sign-in after %d refused callbacks: %d, want 429", httpapi.DefaultThrottleBurst, rec.Code)
 	}
 }
+
+// The sign-in throttle counts failures per client address, and behind the Functions host
+// that address is the last X-Forwarded-For entry, which Azure's front ends (App Service,
+// Application Gateway) write as "IP:port". The port is the client's source port, new on
+// every connection, so keyed with it each connection started a fresh bucket: a storm on new
+// connections was never slowed. The address is the IP alone, whatever port or spelling.
+func TestClientAddressIsTheIPWithoutItsPort(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ peer, xff, want string }{
+		{"127.0.0.1:40000", "203.0.113.5:54321", "203.0.113.5"},
+		{"127.0.0.1:40001", "198.51.100.7, 203.0.113.5:54322", "203.0.113.5"},
+		{"127.0.0.1:40002", "203.0.113.5", "203.0.113.5"},
+		{"127.0.0.1:40003", "[2001:db8::1]:443", "2001:db8::1"},
+		{"127.0.0.1:40004", "2001:DB8:0::1", "2001:db8::1"},
+		{"[::1]:40005", "203.0.113.5:1", "203.0.113.5"},
+		{"192.0.2.9:5555", "203.0.113.5:1", "192.0.2.9"}, // a peer that is not the loopback: its own address
+	} {
+		r := httptest.NewRequest("POST", "/api/console/login", nil)
+		r.RemoteAddr = c.peer
+		r.Header.Set("X-Forwarded-For", c.xff)
+		if got := session.ClientAddress(r); got != c.want {
+			t.Errorf("peer %s, X-Forwarded-For %q: %q, want %q", c.peer, c.xff, got, c.want)
+		}
+	}
+}

@@ -58,3 +58,65 @@ func TestHTTPTransportMakesAClientSpanAndSendsItsTraceParent(t *testing.T) {
 		t.Fatalf("the request carried traceparent %q, want its client span's %q", got, want)
 	}
 }
+
+// HTTPMiddleware's server span names no one (docs/operations.md#spans): the paths of the
+// product carry recipient ids (an e-mail address, a phone number), customer ids and push
+// device tokens, which no span attribute may hold (the product's own attributes name
+// events, commands and rows, never a person). The span's url.path is the route's first two
+// segments, as its name; the handler still sees the whole path. Not parallel: Setup
+// installs the process's OTel globals.
+func TestHTTPServerSpanKeepsIdsOutOfItsPath(t *testing.T) {
+	rcv := otlptest.Start()
+	defer rcv.Close()
+	ctx := context.Background()
+	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Ratio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(ctx)
+	var seen []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /api/devices/{customerId}/{token}", func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.URL.Path+" "+r.PathValue("token"))
+	})
+	mux.HandleFunc("GET /api/preferences/recipients/{recipientId}", func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.URL.Path+" "+r.PathValue("recipientId"))
+	})
+	h := p.HTTPMiddleware(mux)
+	for _, c := range []struct{ method, path string }{
+		{"PUT", "/api/devices/cust-8812/fcm-token-SECRET"},
+		{"GET", "/api/preferences/recipients/jane.doe@example.com"},
+		{"GET", "/api/preferences/recipients/%2B61400111222"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+		if rec.Code != 200 {
+			t.Fatalf("%s %s: %d", c.method, c.path, rec.Code)
+		}
+	}
+	want := []string{"/api/devices/cust-8812/fcm-token-SECRET fcm-token-SECRET",
+		"/api/preferences/recipients/jane.doe@example.com jane.doe@example.com",
+		"/api/preferences/recipients/+61400111222 +61400111222"}
+	if strings.Join(seen, "|") != strings.Join(want, "|") {
+		t.Fatalf("the handler saw %q, want the whole paths %q", seen, want)
+	}
+	if err := p.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcv.Spans()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want 3: %+v", len(spans), spans)
+	}
+	for _, s := range spans {
+		for k, v := range s.Attributes {
+			for _, secret := range []string{"cust-8812", "fcm-token", "jane.doe", "61400111222"} {
+				if strings.Contains(v, secret) {
+					t.Errorf("span %q attribute %s = %q holds %q", s.Name, k, v, secret)
+				}
+			}
+		}
+		if got := s.Attributes["url.path"]; got != "/api/devices" && got != "/api/preferences" {
+			t.Errorf("span %q url.path %q, want the route's first two segments", s.Name, got)
+		}
+	}
+}
