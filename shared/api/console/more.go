@@ -237,7 +237,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 <div><button type="submit">Show</button></div></form>{{end}}
 
 {{define "events"}}
-<p class="help">Ingest counts per event type since this process started; <code>registryVersion</code> is the version of each type's definition in force (the one an accepted event met), and the registry's save sequence is {{.Metrics.RegistrySeq}} ({{.Metrics.EventTypes}} types).</p>
+<p class="help">Ingest counts per event type since this process started (the <a href="/api/console/">overview</a>'s ingest chart reads the persisted counts, which survive restarts); <code>registryVersion</code> is the version of each type's definition in force (the one an accepted event met), and the registry's save sequence is {{.Metrics.RegistrySeq}} ({{.Metrics.EventTypes}} types).</p>
 {{template "unitForm" (dict "ID" "ev" "BU" .BusinessUnitID "Required" false)}}
 <div class="scroll"><table id="event-counts"><caption>Events by type{{with .BusinessUnitID}} in {{.}}{{end}}</caption>
 <thead><tr><th scope="col">Event type</th><th scope="col">Definition version</th><th scope="col">Accepted</th><th scope="col">Duplicate</th><th scope="col">Rejected</th></tr></thead>

@@ -928,9 +928,9 @@ func testMetricsCounts(t *testing.T, open Opener) {
 			}
 		}
 	}
-	eq(series(automation.BusinessUnits("bu-a"), at(0), at(2)), []store.MetricsCountBucket{{at(0), "accepted", 5}, {at(1), "duplicate", 1}})
-	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{at(0), "accepted", 10}, {at(0), "rejected", 1}, {at(1), "duplicate", 1}})
-	eq(series(automation.AllBusinessUnits(), at(1), at(2)), []store.MetricsCountBucket{{at(1), "duplicate", 1}})
+	eq(series(automation.BusinessUnits("bu-a"), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(0), Outcome: "accepted", Count: 5}, {Minute: at(1), Outcome: "duplicate", Count: 1}})
+	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(0), Outcome: "accepted", Count: 10}, {Minute: at(0), Outcome: "rejected", Count: 1}, {Minute: at(1), Outcome: "duplicate", Count: 1}})
+	eq(series(automation.AllBusinessUnits(), at(1), at(2)), []store.MetricsCountBucket{{Minute: at(1), Outcome: "duplicate", Count: 1}})
 	eq(series(automation.Scope{}, at(0), at(2)), nil)
 	if _, err := s.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: at(0), Until: at(0).Add(25 * time.Hour)}); err == nil {
 		t.Fatal("a window over MaxThroughputWindow: no error")
@@ -946,5 +946,5 @@ func testMetricsCounts(t *testing.T, open Opener) {
 	if err != nil || n != 1 {
 		t.Fatalf("purge the rest of minute 0: %d, %v", n, err)
 	}
-	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{at(1), "duplicate", 1}})
+	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(1), Outcome: "duplicate", Count: 1}})
 }
