@@ -304,7 +304,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// A page added through console.Page: the campaigns of bu-syd (none in this fixture).
 	run("campaigns page", click(`nav a[href="/api/console/campaigns"]`), visible("#cp-bu"),
-		chromedp.SendKeys(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
+		chromedp.SetValue(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
 
 	// Dead letters: a tracking message of a business unit that does not exist yet is refused
 	// by its consumer and dead-lettered; the page lists it with its reason; the unit is

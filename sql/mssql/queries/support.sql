@@ -217,7 +217,7 @@ ORDER BY b.Minute, b.Status;
 -- name: MetricsCountAdd :exec
 -- Adds @N to one persisted counter (the sampler's flush of a process's counts); UPDLOCK,
 -- HOLDLOCK serialises two instances adding the same minute and key, so neither insert fails.
-UPDATE dbo.MetricsCount WITH (UPDLOCK, HOLDLOCK) SET N = N + @N
+UPDATE dbo.MetricsCount WITH (UPDLOCK, HOLDLOCK, FORCESEEK) SET N = N + @N
 WHERE MinuteOn = @MinuteOn AND Flow = @Flow AND BusinessUnitId = @BusinessUnitId AND Label = @Label AND Outcome = @Outcome;
 IF @@ROWCOUNT = 0 INSERT INTO dbo.MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
     VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N);

@@ -5,7 +5,7 @@
 -- The latest version of every template key of the unit (its overrides) and of the platform
 -- defaults (BusinessUnitId N''), by key after @AfterKey, the default before the override. A
 -- scan of the primary key (TemplateKey, BusinessUnitId, Version): templates are few.
-SELECT TOP (@Limit) t.TemplateKey, t.BusinessUnitId, t.Version, t.Subject, t.TextBody, t.HtmlBody, t.CreatedBy, t.CreatedOn
+SELECT TOP (@Limit) t.TemplateKey, t.BusinessUnitId, t.Version, t.Subject, t.TextBody, t.HtmlBody, t.CreatedBy, t.CreatedOn, t.Kind, t.Extra, t.Deleted
 FROM dbo.NotificationTemplate t
 WHERE t.BusinessUnitId IN (N'', @BusinessUnitId) AND t.TemplateKey > @AfterKey
   AND t.Version = (SELECT MAX(m.Version) FROM dbo.NotificationTemplate m WHERE m.TemplateKey = t.TemplateKey AND m.BusinessUnitId = t.BusinessUnitId)
@@ -13,7 +13,7 @@ ORDER BY t.TemplateKey, t.BusinessUnitId;
 
 -- name: NotificationTemplateVersions :many
 -- One key's versions for one unit (N'' = the default), newest first: a seek of the primary key.
-SELECT TOP (@Limit) TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn
+SELECT TOP (@Limit) TemplateKey, BusinessUnitId, Version, Subject, TextBody, HtmlBody, CreatedBy, CreatedOn, Kind, Extra, Deleted
 FROM dbo.NotificationTemplate
 WHERE TemplateKey = @TemplateKey AND BusinessUnitId = @BusinessUnitId
 ORDER BY Version DESC;
