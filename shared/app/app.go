@@ -485,6 +485,15 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	}
 	r.Support = sup
 	r.MetricsSampler.Service = sup
+	// The gateway's ingest counts are persisted by the sampler (MetricsCount), and once more
+	// on Close, so a restart loses none of them (docs/console.md#overview).
+	r.MetricsSampler.Counters = []support.CountSource{r.Gateway.Metrics}
+	r.closers = append(r.closers, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := r.MetricsSampler.FlushCounts(ctx)
+		return err
+	})
 	if err := r.registerLevels(); err != nil {
 		return fail(err)
 	}

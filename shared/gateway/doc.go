@@ -35,5 +35,7 @@
 // Per-key state is bounded: Metrics holds at most MaxMetricKeys (unit, type, status) keys,
 // labelled only by units that exist and are in scope; an Ingest call's memo of business
 // units holds at most a batch's units; the Registry one definition (and at most one
-// left-out reason) per stored type.
+// left-out reason) per stored type. Metrics' counts not yet persisted have the same bound;
+// the metrics sampler drains them once a minute into MetricsCount (Metrics.DrainCounts), so
+// the console's ingest chart survives restarts without a write on the ingest path.
 package gateway

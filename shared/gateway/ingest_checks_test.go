@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -240,4 +241,40 @@ func TestFilterValueWithAbsurdNumberRefusedAtSave(t *testing.T) {
 	if _, err := ck.CheckDefinition([]byte(`{"eventType":"E","class":"DIRECT","schema":{"type":"object"},"filters":[{"pointer":"/n","op":"in","values":[1e308,-0,0.5]}]}`)); err != nil {
 		t.Fatalf("in-range filter values: %v", err)
 	}
+}
+
+// The counts not yet persisted: DrainCounts takes them once (stamped with the minute, sorted,
+// bounded like the counts), RestoreCounts gives back those a failed write did not persist and
+// the next drain returns them with what was counted since; the counts since start are
+// untouched by either (issue 35: ingest counts persist across restarts).
+func TestMetricsDrainAndRestore(t *testing.T) {
+	m := gateway.NewMetrics()
+	m.CountForTest("bu-1", "ViewItem", gateway.StatusAccepted)
+	m.CountForTest("bu-1", "ViewItem", gateway.StatusAccepted)
+	m.CountForTest("bu-2", "ViewItem", gateway.StatusDuplicate)
+	at := time.Date(2026, 10, 5, 9, 30, 42, 0, time.FixedZone("AEST", 10*3600))
+	got := m.DrainCounts(at)
+	want := []store.MetricsCount{
+		{MinuteOn: time.Date(2026, 10, 4, 23, 30, 0, 0, time.UTC), Flow: store.FlowIngest, BusinessUnitID: "bu-1", Label: "ViewItem", Outcome: gateway.StatusAccepted, N: 2},
+		{MinuteOn: time.Date(2026, 10, 4, 23, 30, 0, 0, time.UTC), Flow: store.FlowIngest, BusinessUnitID: "bu-2", Label: "ViewItem", Outcome: gateway.StatusDuplicate, N: 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("drain = %+v, want %+v", got, want)
+	}
+	if again := m.DrainCounts(at); len(again) != 0 {
+		t.Fatalf("a second drain = %+v, want nothing (each count persisted once)", again)
+	}
+	m.RestoreCounts(got[1:])
+	m.CountForTest("bu-2", "ViewItem", gateway.StatusDuplicate)
+	if again := m.DrainCounts(at); len(again) != 1 || again[0].N != 2 || again[0].BusinessUnitID != "bu-2" {
+		t.Fatalf("after a restore = %+v, want bu-2's 2 duplicates", again)
+	}
+	if c := m.Snapshot(automation.AllBusinessUnits()); len(c) != 1 || c[0].Accepted != 2 || c[0].Duplicate != 2 {
+		t.Fatalf("since start = %+v, want every count kept", c)
+	}
+	var nilM *gateway.Metrics
+	if nilM.DrainCounts(at) != nil {
+		t.Fatal("a nil Metrics drains something")
+	}
+	nilM.RestoreCounts(want)
 }

@@ -257,6 +257,17 @@ type SupportStore interface {
 	// MetricsSamplePurge deletes up to limit (1..MaxBatch) samples taken before an instant
 	// and returns how many it deleted.
 	MetricsSamplePurge(ctx context.Context, before time.Time, limit int) (int, error)
+	// MetricsCountAdd adds each count to its persisted counter (MetricsCount: the minute,
+	// flow, business unit, label and outcome), at most MaxBatch in one transaction; a counter
+	// another instance already added to grows by N. Errors: a count without a flow or
+	// outcome, or with N < 1, changes nothing.
+	MetricsCountAdd(ctx context.Context, counts []MetricsCount) error
+	// MetricsCountSeries returns one flow's counts per minute and outcome in [Since, Until)
+	// (at most MaxThroughputWindow apart) for the scope's business units, in time order.
+	MetricsCountSeries(ctx context.Context, p MetricsCountParams) ([]MetricsCountBucket, error)
+	// MetricsCountPurge deletes up to limit (1..MaxBatch) counters of minutes before an
+	// instant and returns how many it deleted.
+	MetricsCountPurge(ctx context.Context, before time.Time, limit int) (int, error)
 	// SourceStaleEventGet returns the latest ignored event of a source, or ErrNotFound.
 	// SourceSnapshotApply records it when it returns SnapshotStale.
 	SourceStaleEventGet(ctx context.Context, entityType, entityGuid string) (SourceStaleEvent, error)
@@ -290,4 +301,39 @@ type MetricsSeriesParams struct {
 	Scope automation.Scope
 	Since time.Time
 	Limit int
+}
+
+// MetricsCount is a persisted counter of the console's overview (table MetricsCount,
+// migration 0063): how many things of one flow (FlowIngest, ...) and outcome happened in
+// the minute starting at MinuteOn (UTC) for a business unit ("" when it was unknown) and a
+// label (the flow's dimension: the event type for FlowIngest; "" when it was unknown).
+// Processes count in memory and the metrics sampler adds the counts once a minute, so the
+// figures survive restarts and add up across instances.
+type MetricsCount struct {
+	MinuteOn       time.Time
+	Flow           string
+	BusinessUnitID string
+	Label          string
+	Outcome        string
+	N              int64
+}
+
+// FlowIngest is the MetricsCount flow of the event gateway's ingest results: Label is the
+// event type, Outcome the result's status (accepted, duplicate, rejected).
+const FlowIngest = "ingest"
+
+// MetricsCountParams selects one flow's counts in [Since, Until) for the scope's business
+// units (Scope as in SupportFindParams; a scope of every unit also reads the "" unit).
+type MetricsCountParams struct {
+	Flow         string
+	Since, Until time.Time
+	Scope        automation.Scope
+}
+
+// MetricsCountBucket is one flow's count of one outcome in the minute starting at Minute
+// (UTC), summed over business units and labels.
+type MetricsCountBucket struct {
+	Minute  time.Time
+	Outcome string
+	Count   int
 }

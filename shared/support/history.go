@@ -33,23 +33,73 @@ const (
 // most once per Every, and two instances sampling the same minute write one row per unit
 // (MetricsSamplePut ignores the second).
 //
-// State: idle → (Every elapsed since the last run) sampling → purging → idle.
+// Each run also persists the counts of its Counters (the gateway's ingest counts): it drains
+// them, stamped with the run's minute, and adds them to MetricsCount (store.MetricsCountAdd,
+// batches of store.MaxBatch); counts a failed add did not write go back to their source, so
+// the next run adds them (nothing lost, nothing added twice). The purge also deletes counters
+// older than Retention.
+//
+// State: idle → (Every elapsed since the last run) sampling → flushing counts → purging → idle.
 type Sampler struct {
 	Service   *Service
 	Every     time.Duration // 0: DefaultSampleEvery
 	Retention time.Duration // 0: DefaultHistoryRetention
 	MaxUnits  int           // 0: DefaultMaxSampledUnits; at most store.MaxBatch-1
+	Counters  []CountSource // in-memory counters persisted each run (nil entries are skipped)
 
 	mu      sync.Mutex
 	lastRun time.Time
 }
 
+// CountSource is an in-memory counter a Sampler persists (gateway.Metrics): DrainCounts
+// takes the counts not yet persisted, stamped with at's minute; RestoreCounts gives back
+// those that could not be written.
+type CountSource interface {
+	DrainCounts(at time.Time) []store.MetricsCount
+	RestoreCounts(counts []store.MetricsCount)
+}
+
 // SampleResult counts one Sampler run: samples written (units plus the platform row),
-// samples purged, and whether the run was skipped (the last one was less than Every ago).
+// counters added, samples and counters purged, and whether the run was skipped (the last
+// one was less than Every ago).
 type SampleResult struct {
 	Samples int  `json:"samples"`
+	Counts  int  `json:"counts,omitempty"`
 	Purged  int  `json:"purged"`
 	Skipped bool `json:"skipped,omitempty"`
+}
+
+// FlushCounts persists the Counters' counts now, outside the sampling schedule (the runtime's
+// Close, so a stopping process keeps its last minute's counts), and returns how many counters
+// it added. Errors as RunOnce's; counts not written go back to their source.
+func (p *Sampler) FlushCounts(ctx context.Context) (int, error) {
+	if p.Service == nil {
+		return 0, errors.New("support.Sampler: a Service is required")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flushCounts(ctx, utc(p.Service.clock.Now()))
+}
+
+// flushCounts persists each source's drained counts; on an error the counts not written go
+// back to their source.
+func (p *Sampler) flushCounts(ctx context.Context, now time.Time) (int, error) {
+	written := 0
+	for _, src := range p.Counters {
+		if src == nil {
+			continue
+		}
+		cs := src.DrainCounts(now)
+		for i := 0; i < len(cs); i += store.MaxBatch {
+			batch := cs[i:min(i+store.MaxBatch, len(cs))]
+			if err := p.Service.store.MetricsCountAdd(ctx, batch); err != nil {
+				src.RestoreCounts(cs[i:])
+				return written, err
+			}
+			written += len(batch)
+		}
+	}
+	return written, nil
 }
 
 // RunOnce samples and purges as the type describes. Errors: a missing Service, the store's
@@ -111,14 +161,22 @@ func (p *Sampler) RunOnce(ctx context.Context) (SampleResult, error) {
 	if err := s.store.MetricsSamplePut(ctx, samples); err != nil {
 		return res, err
 	}
-	p.lastRun = now
 	res.Samples = len(samples)
+	if res.Counts, err = p.flushCounts(ctx, now); err != nil {
+		return res, err
+	}
+	p.lastRun = now
 	const batch = 500
-	for range 10 {
-		n, err := s.store.MetricsSamplePurge(ctx, now.Add(-keep), batch)
-		res.Purged += n
-		if err != nil || n < batch {
-			return res, err
+	for _, purge := range []func(context.Context, time.Time, int) (int, error){s.store.MetricsSamplePurge, s.store.MetricsCountPurge} {
+		for range 10 {
+			n, err := purge(ctx, now.Add(-keep), batch)
+			res.Purged += n
+			if err != nil {
+				return res, err
+			}
+			if n < batch {
+				break
+			}
 		}
 	}
 	return res, nil

@@ -76,3 +76,58 @@ func TestSamplerOnAFakeClock(t *testing.T) {
 		t.Fatalf("25 hours: %v", err)
 	}
 }
+
+// countSource is a CountSource whose drains answer the counts given and record what comes back.
+type countSource struct {
+	next     []store.MetricsCount
+	restored []store.MetricsCount
+}
+
+func (c *countSource) DrainCounts(at time.Time) []store.MetricsCount {
+	out := c.next
+	c.next = nil
+	for i := range out {
+		out[i].MinuteOn = at
+	}
+	return out
+}
+
+func (c *countSource) RestoreCounts(cs []store.MetricsCount) { c.restored = append(c.restored, cs...) }
+
+// TestSamplerPersistsCounts: a run adds its sources' counts to MetricsCount (IngestThroughput
+// reads them); counts the store refuses go back to their source, the run fails and is not
+// remembered, so the next timer tick tries again (nothing lost, nothing added twice).
+func TestSamplerPersistsCounts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	src := &countSource{next: []store.MetricsCount{{Flow: store.FlowIngest, BusinessUnitID: "bu-a", Label: "ViewItem", Outcome: "accepted", N: 4}}}
+	s := &support.Sampler{Service: e.svc, Counters: []support.CountSource{nil, src}}
+	e.clock.Set(t0.Add(20 * time.Second))
+	if res, err := s.RunOnce(ctx); err != nil || res.Counts != 1 {
+		t.Fatalf("first run: %+v %v", res, err)
+	}
+	tp, err := e.svc.IngestThroughput(ctx, automation.AllBusinessUnits(), "", 1)
+	if err != nil || tp.Sent != 4 || tp.Failed != 0 {
+		t.Fatalf("ingest throughput: %+v %v", tp, err)
+	}
+	if a, err := e.svc.IngestThroughput(ctx, automation.BusinessUnits("bu-b"), "", 1); err != nil || a.Sent != 0 {
+		t.Fatalf("bu-b's ingest: %+v %v", a, err)
+	}
+	// A count the store refuses (N 0): the whole batch goes back, the run is not remembered.
+	bad := []store.MetricsCount{{Flow: store.FlowIngest, BusinessUnitID: "bu-a", Label: "ViewItem", Outcome: "rejected", N: 2}, {Flow: store.FlowIngest, Outcome: "accepted"}}
+	src.next = bad
+	e.clock.Set(t0.Add(80 * time.Second))
+	if _, err := s.RunOnce(ctx); err == nil {
+		t.Fatal("a refused count: no error")
+	}
+	if len(src.restored) != 2 || src.restored[0].N != 2 {
+		t.Fatalf("restored %+v, want both counts of the refused batch", src.restored)
+	}
+	if res, err := s.RunOnce(ctx); err != nil || res.Skipped {
+		t.Fatalf("the run after a failure: %+v %v (a failed run is not remembered)", res, err)
+	}
+	if tp, _ := e.svc.IngestThroughput(ctx, automation.AllBusinessUnits(), "", 1); tp.Sent != 4 || tp.Failed != 0 {
+		t.Fatalf("after the refused batch: %+v, want nothing of it written", tp)
+	}
+}

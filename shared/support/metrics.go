@@ -255,3 +255,55 @@ func (s *Service) CommandThroughput(ctx context.Context, sc automation.Scope, bu
 	}
 	return out, nil
 }
+
+// IngestThroughput is the event gateway's ingest results per minute over the last hours (the
+// console's overview chart, docs/console.md#overview), in the shape of Throughput: Sent
+// counts accepted events, Failed rejected ones, Unknown duplicates. Read from the persisted
+// counters (MetricsCount, flow store.FlowIngest) the metrics sampler adds each process's
+// counts to once a minute, so it survives restarts and adds up across instances (issue 35:
+// "Event metrics reset when the process restarts"); the minute is the one the counts were
+// persisted in (at most a minute after the events). Errors as CommandThroughput's.
+func (s *Service) IngestThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	if hours < 1 || hours > MaxThroughputHours {
+		return Throughput{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
+	}
+	if businessUnitID != "" {
+		if !sc.Allows(businessUnitID) {
+			return Throughput{}, notFound("business unit " + businessUnitID)
+		}
+		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
+			sc = automation.Scope{}
+		}
+	}
+	now := utc(s.clock.Now())
+	until := now.Truncate(time.Minute).Add(time.Minute)
+	since := until.Add(-time.Duration(hours) * time.Hour)
+	bs, err := s.store.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: since, Until: until, Scope: sc})
+	if err != nil {
+		return Throughput{}, err
+	}
+	out := Throughput{AsOf: now, Since: since, Minutes: make([]ThroughputMinute, 0, hours*60)}
+	idx := map[int64]int{}
+	for m := since; m.Before(until); m = m.Add(time.Minute) {
+		idx[m.Unix()] = len(out.Minutes)
+		out.Minutes = append(out.Minutes, ThroughputMinute{Minute: m})
+	}
+	for _, b := range bs {
+		i, ok := idx[b.Minute.UTC().Truncate(time.Minute).Unix()]
+		if !ok {
+			continue
+		}
+		switch b.Outcome {
+		case "accepted":
+			out.Minutes[i].Sent += b.Count
+			out.Sent += b.Count
+		case "rejected":
+			out.Minutes[i].Failed += b.Count
+			out.Failed += b.Count
+		case "duplicate":
+			out.Minutes[i].Unknown += b.Count
+			out.Unknown += b.Count
+		}
+	}
+	return out, nil
+}

@@ -2,7 +2,9 @@
 // scheduler rows, explaining why a source's reminders did or did not go out, the audited,
 // Version-guarded operator actions (release a hold, retry now, cancel, run now, paced bulk release)
 // and the pipeline's health figures, with their history for the console (Sampler, on the
-// OutboxRelay timer: idle → sampling → purging → idle, at most once a minute; MetricsHistory).
+// OutboxRelay timer: idle → sampling → flushing counts → purging → idle, at most once a
+// minute; MetricsHistory), and the persisted counters it flushes (the gateway's ingest counts
+// into MetricsCount; IngestThroughput reads them).
 // The HTTP handlers (shared/api/supportapi) only decode and
 // encode; everything a caller may or may not do is decided here.
 //

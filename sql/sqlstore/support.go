@@ -506,3 +506,61 @@ func (s *Store) MetricsSamplePurge(ctx context.Context, before time.Time, limit 
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// MetricsCountAdd implements store.SupportStore: one upsert per count in one transaction.
+func (s *Store) MetricsCountAdd(ctx context.Context, counts []store.MetricsCount) error {
+	if len(counts) > store.MaxBatch {
+		return fmt.Errorf("MetricsCountAdd: %d counts, at most %d", len(counts), store.MaxBatch)
+	}
+	for i, c := range counts {
+		if c.Flow == "" || c.Outcome == "" || c.N < 1 {
+			return fmt.Errorf("MetricsCountAdd: counts[%d] needs a flow, an outcome and N >= 1 (flow %q, outcome %q, N %d)", i, c.Flow, c.Outcome, c.N)
+		}
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, c := range counts {
+			if _, err := s.exec(ctx, tx, "MetricsCountAdd", sql.Named("MinuteOn", s.tm(c.MinuteOn.UTC().Truncate(time.Minute))),
+				sql.Named("Flow", c.Flow), sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("Label", c.Label),
+				sql.Named("Outcome", c.Outcome), sql.Named("N", c.N)); err != nil {
+				return fmt.Errorf("%s MetricsCountAdd: %w", s.d.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MetricsCountSeries implements store.SupportStore.
+func (s *Store) MetricsCountSeries(ctx context.Context, p store.MetricsCountParams) ([]store.MetricsCountBucket, error) {
+	if p.Flow == "" {
+		return nil, fmt.Errorf("MetricsCountSeries: a flow is required")
+	}
+	if !p.Until.After(p.Since) || p.Until.Sub(p.Since) > store.MaxThroughputWindow {
+		return nil, fmt.Errorf("MetricsCountSeries: window %s..%s must be positive and at most %s", p.Since, p.Until, store.MaxThroughputWindow)
+	}
+	args := append(unitsArgs(p.Scope), sql.Named("Flow", p.Flow), sql.Named("Since", s.tm(p.Since)), sql.Named("Until", s.tm(p.Until)))
+	out, err := queryAll(ctx, s, nil, "MetricsCountSeries", func(r rowScanner) (store.MetricsCountBucket, error) {
+		var b store.MetricsCountBucket
+		err := r.Scan(s.t(&b.Minute), &b.Outcome, &b.Count)
+		return b, err
+	}, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s MetricsCountSeries: %w", s.d.Name, err)
+	}
+	return out, nil
+}
+
+// MetricsCountPurge implements store.SupportStore.
+func (s *Store) MetricsCountPurge(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := checkLimit("MetricsCountPurge", limit); err != nil {
+		return 0, err
+	}
+	res, err := s.exec(ctx, nil, "MetricsCountPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	if err != nil {
+		return 0, fmt.Errorf("%s MetricsCountPurge: %w", s.d.Name, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

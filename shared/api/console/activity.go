@@ -45,6 +45,10 @@ func ActivityPages(st ActivityStore, clock automation.Clock) []Page {
 		if d.EntityType == "" {
 			d.EntityType = "CUSTOMER"
 		}
+		var err error
+		if d.Picker, err = pc.UnitSelect(r.Context(), "ac-bu", d.BusinessUnitID, true); err != nil {
+			return "", err
+		}
 		if d.BusinessUnitID == "" || d.RecipientID == "" {
 			return execute(activityTemplates, "activity", d)
 		}
@@ -200,6 +204,7 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 
 type activityPage struct {
 	BusinessUnitID, RecipientID, EntityType string
+	Picker                                  template.HTML
 	Loaded, Paged                           bool
 	AsOf                                    time.Time
 	Attributes                              []attributeRow
@@ -209,7 +214,7 @@ type activityPage struct {
 
 var activityTemplates = template.Must(template.New("activity").Funcs(funcs).Parse(`{{define "activity"}}
 <form method="get" action="/api/console/activity" class="filters" aria-label="Recipient">
-<div><label for="ac-bu">Business unit</label><input id="ac-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div>{{.Picker}}</div>
 <div><label for="ac-type">Recipient type</label><select id="ac-type" name="entityType"><option{{if eq .EntityType "CUSTOMER"}} selected{{end}}>CUSTOMER</option><option{{if eq .EntityType "STAFF"}} selected{{end}}>STAFF</option></select></div>
 <div><label for="ac-id">Recipient id</label><input id="ac-id" name="recipientId" value="{{.RecipientID}}" required maxlength="200"></div>
 <div><button type="submit">Show</button></div></form>

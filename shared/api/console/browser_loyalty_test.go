@@ -3,13 +3,10 @@ package console_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +134,7 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 	br.run("sign in", chromedp.Navigate(r.srv.URL+"/api/console/"), br.visible("#token"),
 		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")), br.visible("#m-due"))
 	br.run("campaign paused", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
-		br.visible("#campaign-why"), br.shot("loyalty-01-campaign-paused"))
+		br.visible("#campaign-why"), br.shot("loyalty-01-campaign-paused", "../../../docs/img/console-campaign-paused.png"), br.accessible("campaign, paused"))
 	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") {
 		t.Fatalf("why paused: %q", why)
 	}
@@ -148,10 +145,10 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		t.Fatalf("the chain: %q", chain)
 	}
 	// Raise maxCost on the budget page (through the campaign page's link).
-	br.run("budget page", br.click("#budget-link"), br.visible("#raise-form"), br.shot("loyalty-02-budget-paused"))
+	br.run("budget page", br.click("#budget-link"), br.visible("#raise-form"), br.shot("loyalty-02-budget-paused", "../../../docs/img/console-budget-paused.png"), br.accessible("budget, paused"))
 	br.run("raise", chromedp.SetValue(chromedp.CSS("#bg-max"), "1000"), chromedp.SendKeys(chromedp.CSS("#bg-op"), "ops.browser"),
 		chromedp.SendKeys(chromedp.CSS("#bg-reason"), "approved by marketing"), br.click(`#raise-form button[type="submit"]`),
-		br.visible("#budget-notice"), br.shot("loyalty-03-budget-raised"))
+		br.visible("#budget-notice"), br.shot("loyalty-03-budget-raised"), br.accessible("budget, raised"))
 	if n := br.text("#budget-notice"); !strings.Contains(n, "it is ACTIVE, max cost 1000 AUD") {
 		t.Fatalf("raise notice: %q", n)
 	}
@@ -164,7 +161,7 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		t.Fatalf("after the raise: campaign %s, budget %+v", c.Status, b)
 	}
 	br.run("campaign resumed", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
-		br.visible("#executions"), br.shot("loyalty-04-campaign-resumed"))
+		br.visible("#executions"), br.shot("loyalty-04-campaign-resumed"), br.accessible("campaign, resumed"))
 	if st := br.text("#campaign-status"); strings.TrimSpace(st) != "ACTIVE" {
 		t.Fatalf("campaign status: %q", st)
 	}
@@ -172,18 +169,31 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		t.Fatalf("executions after the raise: %q", ex)
 	}
 	// The execution's history: the fee charged once, the delivery it caused.
-	br.run("execution history", br.click(`#executions a[href*="executionId="]`), br.visible("#execution-history"), br.shot("loyalty-05-execution-history"))
+	br.run("execution history", br.click(`#executions a[href*="executionId="]`), br.visible("#execution-history"), br.shot("loyalty-05-execution-history", "../../../docs/img/console-execution-history.png"), br.accessible("execution history"))
 	if h := br.text("#execution-history"); !strings.Contains(h, "Fee SUCCEEDED") || !strings.Contains(h, "150 AUD") || !strings.Contains(h, "inbox message 1") {
 		t.Fatalf("history: %q", h)
 	}
 	// The recipient's activity: the purchase, the execution and the inbox message.
-	br.run("activity", br.click(`#execution-history a[href*="/api/console/activity"]`), br.visible("#activity-feed"), br.shot("loyalty-06-activity"))
+	br.run("activity", br.click(`#execution-history a[href*="/api/console/activity"]`), br.visible("#activity-feed"), br.shot("loyalty-06-activity", "../../../docs/img/console-activity-feed.png"), br.accessible("recipient activity"))
 	feed := br.text("#activity-feed")
 	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "Inbox message: Thanks for your purchase"} {
 		if !strings.Contains(feed, want) {
 			t.Fatalf("the activity lacks %q: %q", want, feed)
 		}
 	}
+	// The other pages of part B with content, checked by axe-core too (the navigation's walk in
+	// TestConsoleInABrowser sees them empty): a registry type with its versions, a template
+	// with its preview form and versions, the budgets of the unit.
+	zero := int64(0)
+	if _, err := r.rt.Templates.Save(ctx, store.NotificationTemplate{Key: "points", Subject: "You have {{.points}} points", Text: "Hi {{.name}}", CreatedBy: "ops"}, &zero); err != nil {
+		t.Fatal(err)
+	}
+	br.run("registry type", chromedp.Navigate(r.srv.URL+"/api/console/registry?eventType=Purchase"), br.visible("main h1"),
+		br.shot("loyalty-07-registry-type", "../../../docs/img/console-registry-type.png"), br.accessible("registry type"))
+	br.run("template", chromedp.Navigate(r.srv.URL+"/api/console/templates?businessUnitId=bu-syd&key=points"), br.visible("main h1"),
+		br.shot("loyalty-08-template", "../../../docs/img/console-template.png"), br.accessible("template"))
+	br.run("budgets of the unit", chromedp.Navigate(r.srv.URL+"/api/console/budgets?businessUnitId=bu-syd"), br.visible("main h1"),
+		br.accessible("budgets of bu-syd"))
 	audit, _ := r.rt.Store.BudgetAuditList(ctx, "bu-syd", "thanks", 5)
 	if len(audit) == 0 || audit[0].Action != "SET_MAX_COST" || audit[0].Operator != "ops.browser" {
 		t.Fatalf("budget audit: %+v", audit)
@@ -191,108 +201,5 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 	fees, _ := r.rt.Store.FeeTransferList(ctx, store.FeeTransferListParams{BusinessUnitID: "bu-syd", Statuses: []string{store.FeeSucceeded}, Limit: 10})
 	if len(fees) != 1 {
 		t.Fatalf("fees charged: %+v, want one", fees)
-	}
-}
-
-// browser drives one headless Chromium for a test (the same waits as TestConsoleInABrowser's:
-// the page's own script is asked, so a document swap never strands a query).
-type browser struct {
-	t   *testing.T
-	ctx context.Context
-	out string
-}
-
-func newBrowser(t *testing.T, path, out string) *browser {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(cancelCtx)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
-	return &browser{t: t, ctx: ctx, out: out}
-}
-
-func (b *browser) until(what, js string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		var last error
-		for {
-			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-			if err == nil && ok {
-				return nil
-			}
-			if err != nil {
-				last = err
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), last)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	})
-}
-
-func (b *browser) visible(sel string) chromedp.Action[chromedp.Void] {
-	return b.until(sel+" not visible", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel))
-}
-
-func (b *browser) click(sel string) chromedp.Action[chromedp.Void] {
-	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := b.visible(sel)(ctx, tg); err != nil {
-			return err
-		}
-		ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-		if err == nil && !ok {
-			err = fmt.Errorf("%s: no such element to click", sel)
-		}
-		return err
-	})
-}
-
-func (b *browser) shot(name string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		var png []byte
-		for {
-			var err error
-			if png, err = chromedp.CaptureScreenshot()(ctx, tg); err == nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("screenshot %s: %w (last error: %v)", name, ctx.Err(), err)
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-		return os.WriteFile(filepath.Join(b.out, name+".png"), png, 0o644)
-	})
-}
-
-func (b *browser) text(sel string) string {
-	b.t.Helper()
-	sctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-	defer cancel()
-	s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		b.t.Fatalf("text of %s: %v", sel, err)
-	}
-	return s
-}
-
-func (b *browser) run(step string, actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	sctx, cancel := context.WithTimeout(b.ctx, 3*time.Minute)
-	defer cancel()
-	if err := chromedp.Do(sctx, actions...); err != nil {
-		fctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-		defer cancel()
-		loc, _ := chromedp.Run(fctx, chromedp.Location())
-		name := "failed-" + strings.ReplaceAll(step, " ", "-")
-		_ = chromedp.Do(fctx, b.shot(name))
-		b.t.Fatalf("%s: %v (the page: %s; screenshot %s.png)", step, err, loc, name)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -63,160 +62,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	out := artifacts(t)
 	t.Logf("screenshots in %s", out)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	defer cancelCtx()
-	// Start the browser on the test's context: a step's shorter deadline must not end it.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
-
-	// visible waits for sel on the page a click or a submit leads to. It asks the page itself
-	// (a script in the current document, every 100 ms) instead of holding a DOM node: after a
-	// click swaps the document, a node query can stay bound to the old document and wait out
-	// the step's deadline, and a query can fail with "Not attached to an active page" while the
-	// swap is in progress. Any error before the deadline (no execution context yet, the page
-	// detached) is retried; the deadline's error names the selector.
-	until := func(what, js string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			var last error
-			for {
-				ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-				if err == nil && ok {
-					return nil
-				}
-				if err != nil {
-					last = err
-				}
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), last)
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		})
-	}
-	visible := func(sel string) chromedp.Action[chromedp.Void] {
-		return until(sel+" not visible", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel))
-	}
-	// loaded waits until the current document's URL contains part and it has finished
-	// loading: an element that is on the page both before and after a submit (#rows) does not
-	// say that the submit's document is the one shown.
-	loaded := func(part string) chromedp.Action[chromedp.Void] {
-		return until("no loaded page at "+part, fmt.Sprintf(`location.href.includes(%q) && document.readyState === "complete"`, part))
-	}
-	// click waits for sel to be visible and clicks it from the page's own script (the element's
-	// click(), as a user's click runs its default action: follow the link, submit the form).
-	// chromedp's Click dispatches mouse events on a DOM node and then keeps querying that node,
-	// which could wait out the step's deadline when the click swapped the document.
-	click := func(sel string) chromedp.Action[chromedp.Void] {
-		js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if _, err := visible(sel)(ctx, tg); err != nil {
-				return err
-			}
-			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-			if err == nil && !ok {
-				err = fmt.Errorf("%s: no such element to click", sel)
-			}
-			return err
-		})
-	}
-	shot := func(name string, extra ...string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			// The 1280×1000 viewport. A capture that meets a document swap fails with "Not
-			// attached to an active page": it is retried until the step's deadline.
-			var png []byte
-			for {
-				var err error
-				if png, err = chromedp.CaptureScreenshot()(ctx, tg); err == nil {
-					break
-				}
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("screenshot %s: %w (last error: %v)", name, ctx.Err(), err)
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
-			if err := os.WriteFile(filepath.Join(out, name+".png"), png, 0o644); err != nil {
-				return err
-			}
-			for _, p := range extra {
-				if *updateDocs {
-					if err := os.WriteFile(p, png, 0o644); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-	}
-	text := func(sel string) string {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
-	// choose picks value in the <select> sel (a business-unit picker) as a person would, and
-	// fails when the picker does not offer it.
-	choose := func(sel, value string) chromedp.Action[chromedp.Void] {
-		js := fmt.Sprintf(`(() => { const s = document.querySelector(%q); if (!s || s.tagName !== "SELECT") return "no select";
-		  if (![...s.options].some(o => o.value === %q)) return "not offered: " + [...s.options].map(o => o.value).join(",");
-		  s.value = %q; s.dispatchEvent(new Event("change", {bubbles: true})); return ""; })()`, sel, value, value)
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if _, err := visible(sel)(ctx, tg); err != nil {
-				return err
-			}
-			msg, err := chromedp.Evaluate[string](js)(ctx, tg)
-			if err == nil && msg != "" {
-				err = fmt.Errorf("%s: %s", sel, msg)
-			}
-			return err
-		})
-	}
-	// accessible runs axe-core (node_modules, package.json's pinned version) in the page
-	// shown and fails the test on each violation of WCAG 2.1 A and AA (labels, headings,
-	// contrast, names, landmarks).
-	axeSource := axeScript(t)
-	accessible := func(page string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if _, err := until("document loaded", `document.readyState === "complete"`)(ctx, tg); err != nil {
-				return err
-			}
-			if _, err := chromedp.Evaluate[bool](`typeof axe === "object" || (() => { `+axeSource+`; return true; })()`)(ctx, tg); err != nil {
-				return fmt.Errorf("inject axe-core: %w", err)
-			}
-			out, err := chromedp.Evaluate[[]axeViolation](axeRun, chromedp.EvalAwaitPromise)(ctx, tg)
-			if err != nil {
-				return fmt.Errorf("axe-core on %s: %w", page, err)
-			}
-			for _, v := range out {
-				t.Errorf("accessibility of %s: %s (%s, %s): %s", page, v.ID, v.Impact, v.Help, strings.Join(v.Targets, " | "))
-			}
-			return nil
-		})
-	}
-	// Each step has its own deadline, generous because a loaded 2-core CI machine can stall
-	// Chromium for tens of seconds; a step that fails leaves a screenshot of where it stood.
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			loc, _ := chromedp.Run(fctx, chromedp.Location())
-			_ = chromedp.Do(fctx, shot("failed-"+strings.ReplaceAll(step, " ", "-")))
-			t.Fatalf("%s: %v (the page: %s; screenshot failed-%s.png)", step, err, loc, strings.ReplaceAll(step, " ", "-"))
-		}
-	}
+	br := newBrowser(t, path, out)
+	ctx := br.ctx
+	visible, loaded, click, shot, text, choose, accessible, run := br.visible, br.loaded, br.click, br.shot, br.text, br.choose, br.accessible, br.run
 
 	e.historyFixture(t)
 	// Sign in: /console goes to the console, which asks for the token.
@@ -304,7 +152,7 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// A page added through console.Page: the campaigns of bu-syd (none in this fixture).
 	run("campaigns page", click(`nav a[href="/api/console/campaigns"]`), visible("#cp-bu"),
-		chromedp.SendKeys(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
+		chromedp.SetValue(chromedp.CSS("#cp-bu"), "bu-syd"), chromedp.Submit(chromedp.CSS("#cp-bu")), visible("#campaigns"), shot("08-campaigns"))
 
 	// Dead letters: a tracking message of a business unit that does not exist yet is refused
 	// by its consumer and dead-lettered; the page lists it with its reason; the unit is

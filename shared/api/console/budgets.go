@@ -36,6 +36,10 @@ import (
 func BudgetPages(svc *budget.Service) []Page {
 	render := func(r *http.Request, pc PageCall, bu, campaignID string, d budgetPage) (template.HTML, error) {
 		d.BusinessUnitID, d.CampaignID, d.CSRFField, d.Operator = bu, campaignID, pc.CSRFField, pc.Caller.Operator
+		var perr error
+		if d.Picker, perr = pc.UnitSelect(r.Context(), "bg-bu", bu, true); perr != nil {
+			return "", perr
+		}
 		switch {
 		case bu == "":
 		case !pc.Caller.Scope.Allows(bu):
@@ -162,6 +166,7 @@ func problemOf(err error) *problem {
 
 type budgetPage struct {
 	BusinessUnitID, CampaignID, Message string
+	Picker                              template.HTML
 	Operator                            string
 	CSRFField                           template.HTML
 	Loaded                              bool
@@ -174,7 +179,7 @@ type budgetPage struct {
 }
 
 var budgetTemplates = template.Must(template.New("budgets").Funcs(funcs).Parse(`{{define "budgets"}}<form method="get" action="/api/console/budgets" class="filters" aria-label="Budget">
-<div><label for="bg-bu">Business unit</label><input id="bg-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div>{{.Picker}}</div>
 <div><label for="bg-c">Campaign</label><input id="bg-c" name="campaignId" value="{{.CampaignID}}"></div>
 <div><button type="submit">Show</button></div></form>
 {{with .Problem}}<div class="alert error" role="alert" id="budget-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}

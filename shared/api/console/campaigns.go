@@ -163,6 +163,10 @@ const executionsPerPage = 25
 // render fills d for its unit, campaign and execution and executes the page.
 func (cp campaignPages) render(r *http.Request, pc PageCall, d campaignsPage, cursor string) (template.HTML, error) {
 	d.CSRFField, d.Operator = pc.CSRFField, pc.Caller.Operator
+	var err error
+	if d.Picker, err = pc.UnitSelect(r.Context(), "cp-bu", d.BusinessUnitID, true); err != nil {
+		return "", err
+	}
 	if d.BusinessUnitID == "" {
 		return execute(campaignTemplates, "campaigns", d)
 	}
@@ -170,7 +174,6 @@ func (cp campaignPages) render(r *http.Request, pc PageCall, d campaignsPage, cu
 		return "", err
 	}
 	ctx := r.Context()
-	var err error
 	if d.Campaigns, err = cp.admin.Store.CampaignList(ctx, d.BusinessUnitID, "", listLimit); err != nil {
 		return "", err
 	}
@@ -480,6 +483,7 @@ func errText(e string) string {
 
 type campaignsPage struct {
 	BusinessUnitID, CampaignID, ExecutionID string
+	Picker                                  template.HTML
 	Status, RecipientID                     string // the executions' filter
 	Operator                                string
 	CSRFField                               template.HTML
@@ -516,7 +520,7 @@ var campaignTemplates = template.Must(template.Must(moreTemplates.Clone()).Parse
 <button type="submit">{{.Label}}</button></form>{{end}}
 
 {{define "campaigns"}}
-{{template "unitForm" (dict "ID" "cp" "BU" .BusinessUnitID "Required" true)}}
+{{template "unitForm" .Picker}}
 {{if .Loaded}}<div class="scroll"><table id="campaigns"><caption>Campaigns of {{.BusinessUnitID}} (the first 50 by id)</caption>
 <thead><tr><th scope="col">Campaign</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Version</th><th scope="col">Triggers</th><th scope="col">Updated (UTC)</th></tr></thead>
 <tbody>{{range .Campaigns}}<tr><th scope="row"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}">{{.CampaignID}}</a></th><td>{{.Name}}</td><td>{{.Status}}</td><td>{{.Version}}</td><td>{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{when .UpdatedOn}}</td></tr>

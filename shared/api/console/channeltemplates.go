@@ -64,6 +64,7 @@ type templatePages struct {
 
 type templatesPage struct {
 	BusinessUnitID, Key string
+	Picker              template.HTML
 	Operator            string
 	CSRFField           template.HTML
 	Loaded              bool
@@ -87,6 +88,10 @@ func (tp templatePages) get(r *http.Request, pc PageCall) (template.HTML, error)
 
 func (tp templatePages) render(r *http.Request, pc PageCall, d templatesPage) (template.HTML, error) {
 	d.CSRFField, d.Operator, d.TestSend = pc.CSRFField, pc.Caller.Operator, tp.opts.TestSend != nil
+	var err error
+	if d.Picker, err = pc.UnitSelect(r.Context(), "tp-bu", d.BusinessUnitID, true); err != nil {
+		return "", err
+	}
 	if d.BusinessUnitID == "" {
 		return execute(templateTemplates, "templates", d)
 	}
@@ -94,7 +99,6 @@ func (tp templatePages) render(r *http.Request, pc PageCall, d templatesPage) (t
 		return "", err
 	}
 	ctx := r.Context()
-	var err error
 	if d.List, err = tp.st.NotificationTemplateList(ctx, d.BusinessUnitID, "", 100); err != nil {
 		return "", err
 	}
@@ -260,7 +264,7 @@ func templateHref(bu, key string) string {
 
 var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Funcs(template.FuncMap{"templateHref": templateHref}).Parse(`{{define "templates"}}
 <form method="get" action="/api/console/templates" class="filters" aria-label="Templates">
-<div><label for="tp-bu">Business unit</label><input id="tp-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div>{{.Picker}}</div>
 <div><label for="tp-key">Template key (optional)</label><input id="tp-key" name="key" value="{{.Key}}" maxlength="200"></div>
 <div><button type="submit">Show</button></div></form>
 {{with .Problem}}<div class="alert error" role="alert" id="template-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}

@@ -3,13 +3,18 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -241,5 +246,78 @@ func TestOverviewCountsCampaignCommands(t *testing.T) {
 	}
 	if l := legend("X-Automation-Business-Units", "bu-nyc"); !strings.Contains(l, "Succeeded: 0") {
 		t.Fatalf("bu-nyc's legend: %s", l)
+	}
+}
+
+// The overview charts the gateway's ingest results from the persisted counters (issue 35:
+// "Event metrics reset when the process restarts"): events counted by one runtime are
+// flushed on Close and still on the overview of the next runtime on the same database; the
+// next runtime's counts are added by the metrics sampler; a caller of another unit sees
+// none of bu-syd's.
+func TestOverviewIngestCountsSurviveARestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	def := `{"eventType":"ViewItem","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"views","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`
+	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(def), Operator: "ops.jane"}); err != nil {
+		t.Fatal(err)
+	}
+	ingest := func(e *env, id, typ string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", e.url("/api/events"), strings.NewReader(`{"specversion":"1.0","id":"`+id+`","source":"/app","type":"`+typ+`","businessunitid":"bu-syd","customerid":"C-1","data":{}}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/cloudevents+json")
+		want := 200
+		if typ != "ViewItem" {
+			want = 422 // rejected, and counted as such
+		}
+		if code, body := do(t, http.DefaultClient, req); code != want {
+			t.Fatalf("ingest %s: %d %s", id, code, body)
+		}
+	}
+	ingest(e, "v-1", "ViewItem")
+	ingest(e, "v-2", "ViewItem")
+	ingest(e, "v-2", "ViewItem") // a duplicate
+	ingest(e, "v-3", "NoSuchType")
+	legend := func(e *env, headers ...string) string {
+		t.Helper()
+		code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", append([]string{"Authorization", "Bearer " + token}, headers...)...)
+		i := strings.Index(body, `id="chart-ingest"`)
+		if code != 200 || i < 0 {
+			t.Fatalf("overview: %d %.2000s", code, body)
+		}
+		fig := body[i:]
+		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+	}
+	// Not persisted yet (the sampler has not run): the chart reads SQL, not this process.
+	if l := legend(e); !strings.Contains(l, "Accepted: 0") {
+		t.Fatalf("before any flush: %s", l)
+	}
+	// A restart: Close flushes, a new runtime opens the same database.
+	if err := e.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Close()
+	rt, err := app.Open(ctx, e.cfg, app.Options{Clock: e.clock, Seed: 5, LogOutput: io.Discard, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	e2 := &env{rt: rt, clock: e.clock, cfg: e.cfg, srv: httptest.NewServer(rt.ListenerHandler(false))}
+	t.Cleanup(e2.srv.Close)
+	if l := legend(e2); !strings.Contains(l, "Accepted: 2") || !strings.Contains(l, "Rejected: 1") || !strings.Contains(l, "Duplicate: 1") {
+		t.Fatalf("after the restart: %s", l)
+	}
+	if l := legend(e2, "X-Automation-Business-Units", "bu-nyc"); !strings.Contains(l, "Accepted: 0") || !strings.Contains(l, "Rejected: 0") {
+		t.Fatalf("bu-nyc's legend: %s", l)
+	}
+	// The new runtime's counts go through its sampler, added to the same minute's counters.
+	ingest(e2, "v-4", "ViewItem")
+	e.clock.Set(now.Add(30 * time.Second))
+	if res, err := rt.MetricsSampler.RunOnce(ctx); err != nil || res.Counts != 1 {
+		t.Fatalf("sampler: %+v %v", res, err)
+	}
+	if l := legend(e2); !strings.Contains(l, "Accepted: 3") {
+		t.Fatalf("after the sampler: %s", l)
 	}
 }

@@ -72,6 +72,9 @@ func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
 			if err != nil {
 				return "", err
 			}
+			if d.Picker, err = pc.UnitSelect(r.Context(), "ev-bu", d.BusinessUnitID, false); err != nil {
+				return "", err
+			}
 			d.Metrics, d.Platform = m, scope.All()
 			return execute(moreTemplates, "events", d)
 		}},
@@ -80,6 +83,7 @@ func GatewayPages(admin *gateway.Admin, svc *gateway.Service) []Page {
 
 type eventsPage struct {
 	BusinessUnitID string
+	Picker         template.HTML
 	Platform       bool
 	Metrics        gateway.MetricsView
 }
@@ -105,6 +109,10 @@ func AttributePages(st AttributeStore, clock automation.Clock) []Page {
 			EntityID: strings.TrimSpace(q.Get("entityId"))}
 		if d.EntityType == "" {
 			d.EntityType = "CUSTOMER"
+		}
+		var err error
+		if d.Picker, err = pc.UnitSelect(r.Context(), "at-bu", d.BusinessUnitID, true); err != nil {
+			return "", err
 		}
 		if d.BusinessUnitID == "" || d.EntityID == "" {
 			return execute(moreTemplates, "attributes", d)
@@ -136,6 +144,7 @@ func AttributePages(st AttributeStore, clock automation.Clock) []Page {
 
 type attributesPage struct {
 	BusinessUnitID, EntityType, EntityID string
+	Picker                               template.HTML
 	Loaded                               bool
 	AsOf                                 time.Time
 	Attributes                           []attributeRow
@@ -165,6 +174,10 @@ func valueText(v any) string {
 func FeePages(svc *budget.Service) []Page {
 	render := func(r *http.Request, pc PageCall, bu string, d feesPage) (template.HTML, error) {
 		d.BusinessUnitID, d.CSRFField, d.Operator = bu, pc.CSRFField, pc.Caller.Operator
+		var err error
+		if d.Picker, err = pc.UnitSelect(r.Context(), "fe-bu", bu, true); err != nil {
+			return "", err
+		}
 		if bu != "" {
 			if err := inScope(pc, bu); err != nil {
 				return "", err
@@ -220,6 +233,7 @@ func FeePages(svc *budget.Service) []Page {
 
 type feesPage struct {
 	BusinessUnitID string
+	Picker         template.HTML
 	Operator       string
 	CSRFField      template.HTML
 	Loaded         bool
@@ -233,12 +247,12 @@ type feesPage struct {
 // cells, and wide tables scroll inside their box at phone width.
 var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 {{define "unitForm"}}<form method="get" class="filters" aria-label="Business unit">
-<div><label for="{{.ID}}-bu">Business unit</label><input id="{{.ID}}-bu" name="businessUnitId" value="{{.BU}}"{{if .Required}} required{{end}}{{if not .Required}} placeholder="all you may see"{{end}}></div>
+<div>{{.}}</div>
 <div><button type="submit">Show</button></div></form>{{end}}
 
 {{define "events"}}
-<p class="help">Ingest counts per event type since this process started; <code>registryVersion</code> is the version of each type's definition in force (the one an accepted event met), and the registry's save sequence is {{.Metrics.RegistrySeq}} ({{.Metrics.EventTypes}} types).</p>
-{{template "unitForm" (dict "ID" "ev" "BU" .BusinessUnitID "Required" false)}}
+<p class="help">Ingest counts per event type since this process started (the <a href="/api/console/">overview</a>'s ingest chart reads the persisted counts, which survive restarts); <code>registryVersion</code> is the version of each type's definition in force (the one an accepted event met), and the registry's save sequence is {{.Metrics.RegistrySeq}} ({{.Metrics.EventTypes}} types).</p>
+{{template "unitForm" .Picker}}
 <div class="scroll"><table id="event-counts"><caption>Events by type{{with .BusinessUnitID}} in {{.}}{{end}}</caption>
 <thead><tr><th scope="col">Event type</th><th scope="col">Definition version</th><th scope="col">Accepted</th><th scope="col">Duplicate</th><th scope="col">Rejected</th></tr></thead>
 <tbody>{{range .Metrics.Counts}}<tr><th scope="row">{{if .EventType}}{{.EventType}}{{else}}(unregistered or unreadable){{end}}</th><td>{{if .RegistryVersion}}{{.RegistryVersion}}{{else}}—{{end}}</td><td>{{.Accepted}}</td><td>{{.Duplicate}}</td><td>{{.Rejected}}</td></tr>
@@ -250,7 +264,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 
 {{define "attributes"}}
 <form method="get" class="filters" aria-label="Entity">
-<div><label for="at-bu">Business unit</label><input id="at-bu" name="businessUnitId" value="{{.BusinessUnitID}}" required></div>
+<div>{{.Picker}}</div>
 <div><label for="at-type">Entity type</label><input id="at-type" name="entityType" value="{{.EntityType}}" required pattern="[A-Z][A-Z0-9_]{0,49}" aria-describedby="at-type-help"><small id="at-type-help" class="help">CUSTOMER, ITEM, …</small></div>
 <div><label for="at-id">Entity id</label><input id="at-id" name="entityId" value="{{.EntityID}}" required maxlength="200"></div>
 <div><button type="submit">Look up</button></div></form>
@@ -261,7 +275,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 
 {{define "fees"}}
 <p>Fees whose billing outcome is in doubt (UNKNOWN, or PENDING past its call): the provider may or may not have charged. Check with the provider, then record what happened; the fee's revision as shown here goes with the form, so an outcome recorded meanwhile is never overwritten.</p>
-{{template "unitForm" (dict "ID" "fe" "BU" .BusinessUnitID "Required" true)}}
+{{template "unitForm" .Picker}}
 {{with .Problem}}<div class="alert error" role="alert" id="fee-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="fee-notice">{{.}}</div>{{end}}
 {{if .Loaded}}{{range .Fees}}

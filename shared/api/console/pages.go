@@ -37,8 +37,12 @@ type overviewData struct {
 	// Commands is the campaign commands' chart (succeeded, failed, UNKNOWN per minute).
 	Commands     support.Throughput
 	CommandChart chart
-	History      []lineChart
-	Holds        []kv
+	// Ingest is the gateway's ingest results per minute (accepted, rejected, duplicate),
+	// from the persisted counters (support.IngestThroughput).
+	Ingest      support.Throughput
+	IngestChart chart
+	History     []lineChart
+	Holds       []kv
 }
 
 type kv struct {
@@ -85,8 +89,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
+	it, err := c.deps.Support.IngestThroughput(r.Context(), x.caller.Scope, bu, hours)
+	if err != nil {
+		return err
+	}
 	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp, "tp"), Holds: sortedKV(m.OnHoldByReason),
-		History: historyCharts(h, m), Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN")}
+		History: historyCharts(h, m), Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN"),
+		Ingest: it, IngestChart: throughputChart(it, "ing", "Accepted", "Rejected", "Duplicate")}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }

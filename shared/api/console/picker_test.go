@@ -9,7 +9,8 @@ import (
 
 // Wherever a page asks for a business unit it offers a picker of the units the caller's scope
 // sees, the one asked for selected (issue 35, item 8): a caller of every unit gets both, one
-// limited to bu-nyc only bu-nyc, on the built-in pages and on the dead-letter page.
+// limited to bu-nyc only bu-nyc, on the built-in pages, the dead-letter page, and the event,
+// attribute, fee, campaign, budget, template and activity pages.
 func TestBusinessUnitPickersFollowTheScope(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -29,7 +30,12 @@ func TestBusinessUnitPickersFollowTheScope(t *testing.T) {
 		return out
 	}
 	for _, p := range []struct{ path, id string }{{"/api/console/?businessUnitId=bu-syd", "bu"}, {"/api/console/rows?businessUnitId=bu-syd", "bu"},
-		{"/api/console/releases", "r-bu"}, {"/api/console/dead-letters?businessUnitId=bu-syd", "dl-bu"}} {
+		{"/api/console/releases", "r-bu"}, {"/api/console/dead-letters?businessUnitId=bu-syd", "dl-bu"},
+		// The added pages (issue 35: "The business unit is a free-text box everywhere").
+		{"/api/console/events?businessUnitId=bu-syd", "ev-bu"}, {"/api/console/attributes?businessUnitId=bu-syd", "at-bu"},
+		{"/api/console/fees?businessUnitId=bu-syd", "fe-bu"}, {"/api/console/campaigns?businessUnitId=bu-syd", "cp-bu"},
+		{"/api/console/budgets?businessUnitId=bu-syd", "bg-bu"}, {"/api/console/templates?businessUnitId=bu-syd", "tp-bu"},
+		{"/api/console/activity?businessUnitId=bu-syd", "ac-bu"}, {"/api/console/campaigns", "cp-bu"}} {
 		all := picker(p.path, p.id)
 		if len(all) != 2 || !all["bu-syd"] == strings.Contains(p.path, "bu-syd") || all["bu-nyc"] {
 			t.Errorf("%s, every unit: %v (want bu-nyc and bu-syd, bu-syd selected when asked for)", p.path, all)

@@ -114,6 +114,7 @@ var supportCases = []suiteCase{
 	{"SupportMetrics", testSupportMetrics},
 	{"SupportMetricsBudget", testSupportMetricsBudget},
 	{"MetricsHistory", testMetricsHistory},
+	{"MetricsCounts", testMetricsCounts},
 	{"SupportStaleEvent", testSupportStaleEvent},
 	{"SupportNotificationList", testSupportNotifications},
 	{"SupportRetryKeepsWhenTheRowEnded", testSupportRetryKeepsEndTime},

@@ -881,3 +881,70 @@ func testSupportMetricsBudget(t *testing.T, open Opener) {
 		t.Fatalf("cap 2: held %d %v", capped.ReservationsHeld, err)
 	}
 }
+
+// testMetricsCounts: persisted counters add up (two instances adding the same minute and key
+// make one row of the sum), read per minute and outcome for a scope (a scope of every unit
+// also reads the "" unit), bounded by the window, and purged by minute; bad counts change
+// nothing (issue 35: event metrics survive restarts).
+func testMetricsCounts(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	at := func(m int) time.Time { return T0.Add(time.Duration(m) * time.Minute) }
+	c := func(m int, bu, label, outcome string, n int64) store.MetricsCount {
+		return store.MetricsCount{MinuteOn: at(m), Flow: store.FlowIngest, BusinessUnitID: bu, Label: label, Outcome: outcome, N: n}
+	}
+	if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 2), c(0, "bu-b", "order.paid", "accepted", 5),
+		c(0, "", "", "rejected", 1), c(1, "bu-a", "order.paid", "duplicate", 1),
+		{MinuteOn: at(1), Flow: "other", BusinessUnitID: "bu-a", Outcome: "accepted", N: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	// Another instance (or the next flush of this one) adds to the same minute and key; the
+	// instant is truncated to its minute.
+	if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 3)}); err != nil {
+		t.Fatal(err)
+	}
+	// Bad counts: refused, nothing of the batch written.
+	for _, bad := range []store.MetricsCount{c(0, "bu-a", "x", "accepted", 0), c(0, "bu-a", "x", "", 1), {MinuteOn: at(0), Outcome: "accepted", N: 1}} {
+		if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 100), bad}); err == nil {
+			t.Fatalf("MetricsCountAdd(%+v): no error", bad)
+		}
+	}
+	series := func(sc automation.Scope, since, until time.Time) []store.MetricsCountBucket {
+		t.Helper()
+		out, err := s.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: since, Until: until, Scope: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	eq := func(got []store.MetricsCountBucket, want []store.MetricsCountBucket) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+		for i := range got {
+			if !got[i].Minute.Equal(want[i].Minute) || got[i].Outcome != want[i].Outcome || got[i].Count != want[i].Count {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		}
+	}
+	eq(series(automation.BusinessUnits("bu-a"), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(0), Outcome: "accepted", Count: 5}, {Minute: at(1), Outcome: "duplicate", Count: 1}})
+	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(0), Outcome: "accepted", Count: 10}, {Minute: at(0), Outcome: "rejected", Count: 1}, {Minute: at(1), Outcome: "duplicate", Count: 1}})
+	eq(series(automation.AllBusinessUnits(), at(1), at(2)), []store.MetricsCountBucket{{Minute: at(1), Outcome: "duplicate", Count: 1}})
+	eq(series(automation.Scope{}, at(0), at(2)), nil)
+	if _, err := s.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: at(0), Until: at(0).Add(25 * time.Hour)}); err == nil {
+		t.Fatal("a window over MaxThroughputWindow: no error")
+	}
+	if _, err := s.MetricsCountSeries(ctx, store.MetricsCountParams{Since: at(0), Until: at(1)}); err == nil {
+		t.Fatal("no flow: no error")
+	}
+	n, err := s.MetricsCountPurge(ctx, at(1), 2)
+	if err != nil || n != 2 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	n, err = s.MetricsCountPurge(ctx, at(1), 100)
+	if err != nil || n != 1 {
+		t.Fatalf("purge the rest of minute 0: %d, %v", n, err)
+	}
+	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(1), Outcome: "duplicate", Count: 1}})
+}

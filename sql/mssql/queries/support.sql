@@ -213,3 +213,25 @@ FROM (SELECT DATEADD(minute, DATEDIFF(minute, CAST('2000-01-01' AS datetime2(3))
         AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS b
 GROUP BY b.Minute, b.Status
 ORDER BY b.Minute, b.Status;
+
+-- name: MetricsCountAdd :exec
+-- Adds @N to one persisted counter (the sampler's flush of a process's counts); UPDLOCK,
+-- HOLDLOCK serialises two instances adding the same minute and key, so neither insert fails.
+UPDATE dbo.MetricsCount WITH (UPDLOCK, HOLDLOCK, FORCESEEK) SET N = N + @N
+WHERE MinuteOn = @MinuteOn AND Flow = @Flow AND BusinessUnitId = @BusinessUnitId AND Label = @Label AND Outcome = @Outcome;
+IF @@ROWCOUNT = 0 INSERT INTO dbo.MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
+    VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N);
+
+-- name: MetricsCountSeries :many
+-- One flow's counts per minute and outcome over a bounded window, for the scope's units; a
+-- range seek on the clustered key's leading MinuteOn.
+SELECT MinuteOn, Outcome, SUM(N) AS N
+FROM dbo.MetricsCount
+WHERE MinuteOn >= @Since AND MinuteOn < @Until AND Flow = @Flow
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))
+GROUP BY MinuteOn, Outcome
+ORDER BY MinuteOn, Outcome;
+
+-- name: MetricsCountPurge :exec
+-- Up to @Limit counters of minutes before @Before (the retention's start).
+DELETE TOP (@Limit) FROM dbo.MetricsCount WHERE MinuteOn < @Before;

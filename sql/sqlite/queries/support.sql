@@ -242,3 +242,26 @@ FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
         AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))) AS b
 GROUP BY b.Minute, b.Status
 ORDER BY b.Minute, b.Status;
+
+-- name: MetricsCountAdd :exec
+-- Adds @N to one persisted counter (the sampler's flush of a process's counts); a second
+-- instance adding the same minute and key adds to the same row.
+INSERT INTO MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
+VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N)
+ON CONFLICT (MinuteOn, Flow, BusinessUnitId, Label, Outcome) DO UPDATE SET N = N + excluded.N;
+
+-- name: MetricsCountSeries :many
+-- One flow's counts per minute and outcome over a bounded window, for the scope's units (a
+-- scope of every unit also reads the '' unit: counts whose unit was unknown); a range seek on
+-- the key's leading MinuteOn.
+SELECT MinuteOn, Outcome, SUM(N) AS N
+FROM MetricsCount
+WHERE MinuteOn >= @Since AND MinuteOn < @Until AND Flow = @Flow
+  AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))
+GROUP BY MinuteOn, Outcome
+ORDER BY MinuteOn, Outcome;
+
+-- name: MetricsCountPurge :exec
+-- Up to @Limit counters of minutes before @Before (the retention's start).
+DELETE FROM MetricsCount WHERE (MinuteOn, Flow, BusinessUnitId, Label, Outcome) IN (
+    SELECT MinuteOn, Flow, BusinessUnitId, Label, Outcome FROM MetricsCount WHERE MinuteOn < @Before LIMIT @Limit);
