@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -299,5 +302,70 @@ func TestHostJSONFiltersReplyWarnings(t *testing.T) {
 	}
 	if h.Logging.LogLevel["default"] != "Information" {
 		t.Fatalf("the default level changed: %v", h.Logging.LogLevel)
+	}
+}
+
+// TestEveryPackageHasADocGo: each package of the module keeps its package comment in a
+// doc.go (the team's layout rule: what the package does, its shapes, units and errors, and a
+// stateful one's state machine), and that comment names the package as Go's documentation
+// conventions ask: "Package <name> …", or "Command <name> …" for a main package.
+func TestEveryPackageHasADocGo(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("go", "list", "-f", "{{.Dir}} {{.Name}}", "./...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		dir, name, _ := strings.Cut(line, " ")
+		if problem := docGoProblem(dir, name); problem != "" {
+			t.Error(problem)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("go list ./... listed no packages")
+	}
+}
+
+// docGoProblem says what is wrong with dir's doc.go for package name, or "" when nothing is.
+func docGoProblem(dir, name string) string {
+	path := filepath.Join(dir, "doc.go")
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil {
+		return fmt.Sprintf("%s: no readable doc.go (%v): move the package comment there", dir, err)
+	}
+	doc := ""
+	if f.Doc != nil {
+		doc = f.Doc.Text()
+	}
+	want := "Package " + name + " "
+	if name == "main" {
+		want = "Command "
+	}
+	if !strings.HasPrefix(doc, want) {
+		return fmt.Sprintf("%s: doc.go's package comment should begin %q, got %.60q", path, want, doc)
+	}
+	return ""
+}
+
+// The check fails where it should: no doc.go, a doc.go without a comment, a comment naming
+// another package.
+func TestDocGoProblemFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if docGoProblem(dir, "x") == "" {
+		t.Fatal("a package without doc.go passed")
+	}
+	for body, ok := range map[string]bool{"package x\n": false, "// Package y does.\npackage x\n": false,
+		"// Package x does.\npackage x\n": true} {
+		if err := os.WriteFile(filepath.Join(dir, "doc.go"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := docGoProblem(dir, "x") == ""; got != ok {
+			t.Fatalf("doc.go %q: passed = %v, want %v", body, got, ok)
+		}
 	}
 }

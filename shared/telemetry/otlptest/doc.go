@@ -1,0 +1,4 @@
+// Package otlptest is an in-process OTLP/HTTP receiver for tests: a real endpoint that
+// decodes the exporters' protobuf requests (go.opentelemetry.io/proto/otlp), so a test sees
+// exactly what a collector would receive, with no mocked SDK.
+package otlptest
