@@ -45,7 +45,7 @@ func TestPreferencesCommand(t *testing.T) {
 	if code, out, e := cli("get", "+61412345678", "-bu", "bu-1"); code != 0 || !strings.Contains(out, `"source":"api"`) {
 		t.Fatalf("get: %d %s %s", code, out, e)
 	}
-	if code, _, e := cli("quiet-hours", "-bu", "bu-1", "-start", "21:00", "-end", "21:00", "-operator", "jane"); code != 1 || !strings.Contains(e, "quietHours.end") {
+	if code, _, e := cli("quiet-hours", "-bu", "bu-1", "-start", "21:00", "-end", "21:00", "-operator", "jane"); code != 1 || !strings.Contains(e, `"field":"end"`) {
 		t.Fatalf("equal ends: %d %s", code, e)
 	}
 	if code, out, e := cli("quiet-hours", "-bu", "bu-1", "-start", "21:00", "-end", "08:00", "-zone", "Australia/Sydney", "-operator", "jane"); code != 0 || !strings.Contains(out, `"end":"08:00"`) {

@@ -212,8 +212,8 @@ func TestSetRefusesBadInputNamingTheMember(t *testing.T) {
 		{name: "zone that does not exist", recipient: "a@example.test", change: preference.Change{QuietHours: &preference.QuietHoursInput{Start: "21:00", End: "08:00", TimeZoneID: "Mars/Olympus_Mons"}},
 			fields: []string{"quietHours.timeZoneId"}},
 		{name: "bad recipient id", recipient: "a b", change: preference.Change{}, fields: []string{"recipientId"}},
-		{name: "unit: equal ends", unit: &preference.QuietHoursInput{Start: "08:00", End: "08:00"}, fields: []string{"quietHours.end"}},
-		{name: "unit: unknown zone and no start", unit: &preference.QuietHoursInput{End: "08:00", TimeZoneID: "Nowhere/Town"}, fields: []string{"quietHours.timeZoneId", "quietHours.start"}},
+		{name: "unit: equal ends", unit: &preference.QuietHoursInput{Start: "08:00", End: "08:00"}, fields: []string{"end"}},
+		{name: "unit: unknown zone and no start", unit: &preference.QuietHoursInput{End: "08:00", TimeZoneID: "Nowhere/Town"}, fields: []string{"timeZoneId", "start"}},
 	} {
 		var err error
 		if c.unit != nil {

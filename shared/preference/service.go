@@ -279,13 +279,19 @@ func (s *Service) Set(ctx context.Context, bu, recipient, operator, source strin
 
 // windowRow checks a window input: on a recipient (recipient true) the ends may both be
 // empty (the unit's window) when a zone is given; otherwise both ends are required, differ,
-// and the zone (if given) exists. Errors name quietHours.start, .end, .timeZoneId.
+// and the zone (if given) exists. Errors name the members as the caller sent them: within
+// a recipient's body quietHours.start, .end, .timeZoneId; the unit's route takes the window
+// as its whole body, so there start, end, timeZoneId.
 func windowRow(in QuietHoursInput, recipient bool) (store.QuietHoursRow, error) {
 	var errs []error
+	member := func(name string) string { return name }
+	if recipient {
+		member = func(name string) string { return "quietHours." + name }
+	}
 	row := store.QuietHoursRow{TimeZoneID: in.TimeZoneID}
 	if in.TimeZoneID != "" {
 		if _, err := localtime.LoadZone(in.TimeZoneID); err != nil {
-			errs = append(errs, automation.Invalid("quietHours.timeZoneId", "zone %q does not exist", in.TimeZoneID))
+			errs = append(errs, automation.Invalid(member("timeZoneId"), "zone %q does not exist", in.TimeZoneID))
 		}
 	}
 	if recipient && in.Start == "" && in.End == "" {
@@ -293,14 +299,14 @@ func windowRow(in QuietHoursInput, recipient bool) (store.QuietHoursRow, error) 
 	}
 	start, serr := localtime.ParseTimeOfDay(in.Start)
 	if serr != nil {
-		errs = append(errs, automation.Invalid("quietHours.start", "%q is not a local time HH:MM", in.Start))
+		errs = append(errs, automation.Invalid(member("start"), "%q is not a local time HH:MM", in.Start))
 	}
 	end, eerr := localtime.ParseTimeOfDay(in.End)
 	if eerr != nil {
-		errs = append(errs, automation.Invalid("quietHours.end", "%q is not a local time HH:MM", in.End))
+		errs = append(errs, automation.Invalid(member("end"), "%q is not a local time HH:MM", in.End))
 	}
 	if serr == nil && eerr == nil && start == end {
-		errs = append(errs, automation.Invalid("quietHours.end", "equals the start (%s): a window needs two different ends", start))
+		errs = append(errs, automation.Invalid(member("end"), "equals the start (%s): a window needs two different ends", start))
 	}
 	row.Start, row.End = start.String(), end.String()
 	return row, automation.InvalidFields(errs...)
@@ -318,8 +324,9 @@ func (s *Service) UnitQuietHours(ctx context.Context, bu string) (QuietHoursView
 	return *qhView(r), nil
 }
 
-// SetUnitQuietHours stores unit bu's window. Errors: CodeInvalidInput naming quietHours.start,
-// .end (equal ends) or .timeZoneId (a zone that does not exist); nothing is written.
+// SetUnitQuietHours stores unit bu's window. Errors: CodeInvalidInput naming start, end
+// (equal ends) or timeZoneId (a zone that does not exist), the members of the window body;
+// nothing is written.
 func (s *Service) SetUnitQuietHours(ctx context.Context, bu, operator string, in QuietHoursInput) (QuietHoursView, error) {
 	row, err := windowRow(in, false)
 	if err != nil {
