@@ -162,6 +162,88 @@ const MaxThroughputHours = int(store.MaxThroughputWindow / time.Hour)
 // the business units the scope sees, or for one of them. Errors: CodeInvalidInput for hours
 // out of range, CodeNotFound for a business unit outside the scope.
 func (s *Service) Throughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	return s.perMinute(ctx, sc, businessUnitID, hours, func(p store.SupportThroughputParams) ([]minuteCount, error) {
+		bs, err := s.store.SupportThroughput(ctx, p)
+		out := make([]minuteCount, len(bs))
+		for i, b := range bs {
+			out[i] = minuteCount{b.Minute, columnOf(string(b.Status), string(store.NotificationSent), string(store.NotificationFailed), string(store.NotificationUnknown)), b.Count}
+		}
+		return out, err
+	})
+}
+
+// CommandThroughput is the campaign commands that reached SUCCEEDED, FAILED or UNKNOWN per
+// minute over the last hours (the console's chart beside the deliveries', docs/console.md#overview),
+// in the shape of Throughput: Sent counts SUCCEEDED. Read from CampaignCommand itself, so it
+// survives restarts and agrees across instances (issue 35: "Sent: 0" after three campaign
+// messages, which are commands, not NotificationJob rows).
+func (s *Service) CommandThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	return s.perMinute(ctx, sc, businessUnitID, hours, func(p store.SupportThroughputParams) ([]minuteCount, error) {
+		bs, err := s.store.SupportCommandThroughput(ctx, p)
+		out := make([]minuteCount, len(bs))
+		for i, b := range bs {
+			out[i] = minuteCount{b.Minute, columnOf(string(b.Status), string(store.CommandSucceeded), string(store.CommandFailed), string(store.CommandUnknown)), b.Count}
+		}
+		return out, err
+	})
+}
+
+// IngestThroughput is the event gateway's ingest results per minute over the last hours (the
+// console's overview chart, docs/console.md#overview), in the shape of Throughput: Sent
+// counts accepted events, Failed rejected ones, Unknown duplicates. Read from the persisted
+// counters (MetricsCount, flow store.FlowIngest) the metrics sampler adds each process's
+// counts to once a minute, so it survives restarts and adds up across instances (issue 35:
+// "Event metrics reset when the process restarts"); the minute is the one the counts were
+// persisted in (at most a minute after the events). Errors as CommandThroughput's.
+func (s *Service) IngestThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	return s.perMinute(ctx, sc, businessUnitID, hours, func(p store.SupportThroughputParams) ([]minuteCount, error) {
+		bs, err := s.store.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: p.Since, Until: p.Until, Scope: p.Scope})
+		out := make([]minuteCount, len(bs))
+		for i, b := range bs {
+			out[i] = minuteCount{b.Minute, columnOf(b.Outcome, "accepted", "rejected", "duplicate"), b.Count}
+		}
+		return out, err
+	})
+}
+
+// minuteCount is one bucket of a per-minute series: its minute, the Throughput column it
+// counts in, and the count.
+type minuteCount struct {
+	Minute time.Time
+	Column column
+	Count  int
+}
+
+// column is the Throughput column a bucket counts in.
+type column int
+
+const (
+	columnOther   column = iota // counted in no column (a running command, a skipped delivery)
+	columnSent                  // Sent: Sent, SUCCEEDED, accepted
+	columnFailed                // Failed: Failed, FAILED, rejected
+	columnUnknown               // Unknown: Unknown, UNKNOWN, duplicate
+)
+
+// columnOf maps a flow's status to its column, given the flow's names for the three.
+func columnOf(status, sent, failed, unknown string) column {
+	switch status {
+	case sent:
+		return columnSent
+	case failed:
+		return columnFailed
+	case unknown:
+		return columnUnknown
+	}
+	return columnOther
+}
+
+// perMinute is the one body of Throughput, CommandThroughput and IngestThroughput: it checks
+// hours (1..MaxThroughputHours) and the business unit against the scope, reads the window
+// [since, until) that ends with the current minute through read, and lays the buckets out
+// one entry per minute (zeros included) with the totals. Errors: CodeInvalidInput for hours
+// out of range, CodeNotFound for a business unit outside the scope, read's error.
+func (s *Service) perMinute(ctx context.Context, sc automation.Scope, businessUnitID string, hours int,
+	read func(store.SupportThroughputParams) ([]minuteCount, error)) (Throughput, error) {
 	if hours < 1 || hours > MaxThroughputHours {
 		return Throughput{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
 	}
@@ -176,7 +258,7 @@ func (s *Service) Throughput(ctx context.Context, sc automation.Scope, businessU
 	now := utc(s.clock.Now())
 	until := now.Truncate(time.Minute).Add(time.Minute) // the current minute so far
 	since := until.Add(-time.Duration(hours) * time.Hour)
-	bs, err := s.store.SupportThroughput(ctx, store.SupportThroughputParams{Since: since, Until: until, Scope: sc})
+	bs, err := read(store.SupportThroughputParams{Since: since, Until: until, Scope: sc})
 	if err != nil {
 		return Throughput{}, err
 	}
@@ -191,116 +273,14 @@ func (s *Service) Throughput(ctx context.Context, sc automation.Scope, businessU
 		if !ok {
 			continue
 		}
-		switch b.Status {
-		case store.NotificationSent:
+		switch b.Column {
+		case columnSent:
 			out.Minutes[i].Sent += b.Count
 			out.Sent += b.Count
-		case store.NotificationFailed:
+		case columnFailed:
 			out.Minutes[i].Failed += b.Count
 			out.Failed += b.Count
-		case store.NotificationUnknown:
-			out.Minutes[i].Unknown += b.Count
-			out.Unknown += b.Count
-		}
-	}
-	return out, nil
-}
-
-// CommandThroughput is the campaign commands that reached SUCCEEDED, FAILED or UNKNOWN per
-// minute over the last hours (the console's chart beside the deliveries', docs/console.md#overview),
-// in the shape of Throughput: Sent counts SUCCEEDED. Read from CampaignCommand itself, so it
-// survives restarts and agrees across instances (issue 35: "Sent: 0" after three campaign
-// messages, which are commands, not NotificationJob rows).
-func (s *Service) CommandThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
-	if hours < 1 || hours > MaxThroughputHours {
-		return Throughput{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
-	}
-	if businessUnitID != "" {
-		if !sc.Allows(businessUnitID) {
-			return Throughput{}, notFound("business unit " + businessUnitID)
-		}
-		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
-			sc = automation.Scope{}
-		}
-	}
-	now := utc(s.clock.Now())
-	until := now.Truncate(time.Minute).Add(time.Minute)
-	since := until.Add(-time.Duration(hours) * time.Hour)
-	bs, err := s.store.SupportCommandThroughput(ctx, store.SupportThroughputParams{Since: since, Until: until, Scope: sc})
-	if err != nil {
-		return Throughput{}, err
-	}
-	out := Throughput{AsOf: now, Since: since, Minutes: make([]ThroughputMinute, 0, hours*60)}
-	idx := map[int64]int{}
-	for m := since; m.Before(until); m = m.Add(time.Minute) {
-		idx[m.Unix()] = len(out.Minutes)
-		out.Minutes = append(out.Minutes, ThroughputMinute{Minute: m})
-	}
-	for _, b := range bs {
-		i, ok := idx[b.Minute.UTC().Truncate(time.Minute).Unix()]
-		if !ok {
-			continue
-		}
-		switch b.Status {
-		case store.CommandSucceeded:
-			out.Minutes[i].Sent += b.Count
-			out.Sent += b.Count
-		case store.CommandFailed:
-			out.Minutes[i].Failed += b.Count
-			out.Failed += b.Count
-		case store.CommandUnknown:
-			out.Minutes[i].Unknown += b.Count
-			out.Unknown += b.Count
-		}
-	}
-	return out, nil
-}
-
-// IngestThroughput is the event gateway's ingest results per minute over the last hours (the
-// console's overview chart, docs/console.md#overview), in the shape of Throughput: Sent
-// counts accepted events, Failed rejected ones, Unknown duplicates. Read from the persisted
-// counters (MetricsCount, flow store.FlowIngest) the metrics sampler adds each process's
-// counts to once a minute, so it survives restarts and adds up across instances (issue 35:
-// "Event metrics reset when the process restarts"); the minute is the one the counts were
-// persisted in (at most a minute after the events). Errors as CommandThroughput's.
-func (s *Service) IngestThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
-	if hours < 1 || hours > MaxThroughputHours {
-		return Throughput{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
-	}
-	if businessUnitID != "" {
-		if !sc.Allows(businessUnitID) {
-			return Throughput{}, notFound("business unit " + businessUnitID)
-		}
-		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
-			sc = automation.Scope{}
-		}
-	}
-	now := utc(s.clock.Now())
-	until := now.Truncate(time.Minute).Add(time.Minute)
-	since := until.Add(-time.Duration(hours) * time.Hour)
-	bs, err := s.store.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: since, Until: until, Scope: sc})
-	if err != nil {
-		return Throughput{}, err
-	}
-	out := Throughput{AsOf: now, Since: since, Minutes: make([]ThroughputMinute, 0, hours*60)}
-	idx := map[int64]int{}
-	for m := since; m.Before(until); m = m.Add(time.Minute) {
-		idx[m.Unix()] = len(out.Minutes)
-		out.Minutes = append(out.Minutes, ThroughputMinute{Minute: m})
-	}
-	for _, b := range bs {
-		i, ok := idx[b.Minute.UTC().Truncate(time.Minute).Unix()]
-		if !ok {
-			continue
-		}
-		switch b.Outcome {
-		case "accepted":
-			out.Minutes[i].Sent += b.Count
-			out.Sent += b.Count
-		case "rejected":
-			out.Minutes[i].Failed += b.Count
-			out.Failed += b.Count
-		case "duplicate":
+		case columnUnknown:
 			out.Minutes[i].Unknown += b.Count
 			out.Unknown += b.Count
 		}
