@@ -76,7 +76,9 @@ func (s *Service) pace() int {
 // CodePreconditionFailed (the id names another dead letter than req.ETag, or that dead
 // letter was discarded: the message says what is there now), CodeTooManyRequests (the
 // pace's allowance of this minute is used up; nothing done). A repeat of a requeue that was
-// done answers the first one's result with Replayed, and sends nothing.
+// done, naming the etag it read, answers the first one's result with Replayed and sends
+// nothing; without the etag it answers CodeNotFound, concurrent or not, so one caller only
+// hears that it requeued the dead letter.
 func (s *Service) Requeue(ctx context.Context, scope automation.Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, scope, store.DeadLetterRequeue, req)
 }
@@ -148,7 +150,13 @@ func (s *Service) act(ctx context.Context, scope automation.Scope, action store.
 	a := store.DeadLetterAudit{ETag: etag, Action: action, DeadLetterID: d.ID, Destination: d.Message.Destination, MessageID: d.Message.ID,
 		BusinessUnitID: it.BusinessUnitID, Operator: req.Operator, Reason: req.Reason, BatchID: req.BatchID, ActedOn: now}
 	if err := s.Audit.DeadLetterAuditInsert(ctx, a); errors.Is(err, store.ErrConflict) {
-		// Someone acted on it first (a concurrent form, another operator).
+		// Someone acted on it first (a concurrent form, another operator). A request that
+		// names the etag it read is a repeat and gets the first one's result; one without
+		// it is answered as if it came after (the dead letter is gone: 404), so exactly
+		// one caller hears that its action was done.
+		if req.ETag == "" {
+			return ActResult{}, notFound
+		}
 		return s.replay(ctx, scope, action, etag, notFound)
 	} else if err != nil {
 		return ActResult{}, err
