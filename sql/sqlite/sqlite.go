@@ -21,11 +21,11 @@ import (
 //go:embed migrations/*.sql
 var migrationsFS embed.FS
 
-// The support finders are generated from one template (sqlstore.GenerateQueries;
-// TestGeneratedQueriesAreCurrent fails when the generated file is stale).
-//go:generate go run ../sqlstore/genqueries.go queries/support_find.sql.tmpl
-
-//go:embed queries/*.sql
+// The query files, and the query templates sqlstore.LoadQueries expands when the store
+// starts (the support finders: queries/support_find.sql.tmpl, one template for all their
+// permutations).
+//
+//go:embed queries/*.sql queries/*.sql.tmpl
 var queriesFS embed.FS
 
 // Migrations returns the embedded migrations (root = the migrations folder).

@@ -70,19 +70,30 @@ type Queries struct {
 	byName map[string]string
 }
 
-// LoadQueries reads every *.sql file in fsys's root. Queries are blocks introduced by a
-// "-- name: QueryName :kind" line (the :kind suffix documents the result shape and is not
-// used). Errors on a duplicate name.
+// LoadQueries reads every *.sql file in fsys's root, and every *.sql.tmpl file expanded by
+// ExpandQueries (a query family written once as a template). Queries are blocks introduced
+// by a "-- name: QueryName :kind" line (the :kind suffix documents the result shape and is
+// not used). Errors on a duplicate name (also between a template and a plain file) and on a
+// template that does not expand.
 func LoadQueries(fsys fs.FS) (*Queries, error) {
 	files, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return nil, err
 	}
+	tmpls, err := fs.Glob(fsys, "*.sql.tmpl")
+	if err != nil {
+		return nil, err
+	}
 	q := &Queries{byName: map[string]string{}}
-	for _, f := range files {
+	for _, f := range append(files, tmpls...) {
 		b, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			return nil, err
+		}
+		if strings.HasSuffix(f, ".tmpl") {
+			if b, err = ExpandQueries(f, b); err != nil {
+				return nil, err
+			}
 		}
 		dot, err := dotsql.LoadFromString(string(b))
 		if err != nil {
