@@ -10,32 +10,6 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-func TestIdempotencyPurgeConfigValidate(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		cfg IdempotencyPurgeConfig
-		ok  bool
-	}{
-		{IdempotencyPurgeConfig{}, true},
-		{IdempotencyPurgeConfig{Retention: time.Hour, BatchSize: store.MaxBatch, MaxBatches: 1}, true},
-		{IdempotencyPurgeConfig{Retention: -time.Hour}, false},
-		{IdempotencyPurgeConfig{BatchSize: -1}, false},
-		{IdempotencyPurgeConfig{BatchSize: store.MaxBatch + 1}, false},
-		{IdempotencyPurgeConfig{MaxBatches: -1}, false},
-	} {
-		if err := c.cfg.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok=%v", c.cfg, err, c.ok)
-		}
-	}
-	f := newMaintFixture(t)
-	if _, err := (&IdempotencyPurger{Store: f.st, Clock: f.clock, Config: IdempotencyPurgeConfig{Retention: -1}}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran with a bad config")
-	}
-	if _, err := (&IdempotencyPurger{Store: f.st}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran without a Clock")
-	}
-}
-
 // idempotencyRecords stores n completed-or-not records created `age` before the clock.
 func idempotencyRecords(t *testing.T, f *maintFixture, prefix string, n int, age time.Duration) {
 	t.Helper()

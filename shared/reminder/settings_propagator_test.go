@@ -8,32 +8,6 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-func TestSettingsPropagatorConfigValidate(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		cfg SettingsPropagatorConfig
-		ok  bool
-	}{
-		{SettingsPropagatorConfig{}, true},
-		{SettingsPropagatorConfig{BatchSize: store.MaxBatch, MaxBatches: 1}, true},
-		{SettingsPropagatorConfig{BatchSize: -1}, false},
-		{SettingsPropagatorConfig{BatchSize: store.MaxBatch + 1}, false},
-		{SettingsPropagatorConfig{MaxBatches: -1}, false},
-	} {
-		if err := c.cfg.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok=%v", c.cfg, err, c.ok)
-		}
-	}
-	// runOnce refuses a bad config, and a missing Clock, before touching anything.
-	f := newMaintFixture(t)
-	if _, err := (&SettingsPropagator{Service: f.svc, Clock: f.clock, Config: SettingsPropagatorConfig{BatchSize: -1}}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran with a bad config")
-	}
-	if _, err := (&SettingsPropagator{Service: f.svc}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran without a Clock")
-	}
-}
-
 // One pass applies an owed settings change to every source in batches and counts them;
 // the next pass finds nothing owed.
 func TestSettingsPropagatorRunOnceCounts(t *testing.T) {

@@ -5,36 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
-
-	"github.com/automation-platform/automation/shared/store"
 )
-
-func TestSourceSweepConfigValidate(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		cfg SourceSweepConfig
-		ok  bool
-	}{
-		{SourceSweepConfig{}, true},
-		{SourceSweepConfig{BatchSize: store.MaxBatch, MaxBatches: 1, DueDays: 1, Listers: map[string]SourceLister{"PoliceVetting": SnapshotLister{}}}, true},
-		{SourceSweepConfig{BatchSize: -1}, false},
-		{SourceSweepConfig{BatchSize: store.MaxBatch + 1}, false},
-		{SourceSweepConfig{MaxBatches: -1}, false},
-		{SourceSweepConfig{DueDays: -1}, false},
-		{SourceSweepConfig{Listers: map[string]SourceLister{"PoliceVetting": nil}}, false},
-	} {
-		if err := c.cfg.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok=%v", c.cfg, err, c.ok)
-		}
-	}
-	f := newMaintFixture(t)
-	if _, err := (&SourceSweeper{Service: f.svc, Clock: f.clock, Config: SourceSweepConfig{DueDays: -1}}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran with a bad config")
-	}
-	if _, err := (&SourceSweeper{Service: f.svc}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran without a Clock")
-	}
-}
 
 // One pass sweeps the (bu-syd, PoliceVetting) pair page by page, counts what it did and
 // sets the watermark to the latest change seen.

@@ -12,31 +12,6 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-func TestTZDataResyncConfigValidate(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		cfg TZDataResyncConfig
-		ok  bool
-	}{
-		{TZDataResyncConfig{}, true},
-		{TZDataResyncConfig{BatchSize: store.MaxBatch, MaxBatches: 1}, true},
-		{TZDataResyncConfig{BatchSize: -1}, false},
-		{TZDataResyncConfig{BatchSize: store.MaxBatch + 1}, false},
-		{TZDataResyncConfig{MaxBatches: -1}, false},
-	} {
-		if err := c.cfg.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok=%v", c.cfg, err, c.ok)
-		}
-	}
-	f := newMaintFixture(t)
-	if _, err := (&TZDataResyncer{Store: f.st, Clock: f.clock, Config: TZDataResyncConfig{MaxBatches: -1}}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran with a bad config")
-	}
-	if _, err := (&TZDataResyncer{Store: f.st}).runOnce(context.Background()); err == nil {
-		t.Fatal("runOnce ran without a Clock")
-	}
-}
-
 // staleRows stores n Pending reminder rows (09:00 Sydney on 2026-10-01..) whose ScheduledOn
 // is an hour off their local intent, as if computed with older tzdata; it returns their keys
 // and the instants they should have.
