@@ -181,13 +181,32 @@ func testCampaignExecutionList(t *testing.T, open Opener) {
 	}
 }
 
-func testCampaignClaim(t *testing.T, open Opener) {
+// freshStarted opens a fresh store and starts startFixture(1) in it; it returns the store
+// and the id of the started command.
+func freshStarted(t *testing.T, open Opener) (store.Store, string) {
+	t.Helper()
 	s := fresh(t, open)
-	ctx := context.Background()
-	if _, err := s.CampaignStart(ctx, startFixture(1)); err != nil {
+	p := startFixture(1)
+	if _, err := s.CampaignStart(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	id := startFixture(1).Command.CommandID
+	return s, p.Command.CommandID
+}
+
+// claimCommand claims command id at T0 (a one-minute lease, frozen params "{}") and fails
+// the test unless it is claimed.
+func claimCommand(t *testing.T, s store.Store, id string) store.CampaignClaimResult {
+	t.Helper()
+	r, err := s.CampaignClaim(context.Background(), store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	if err != nil || !r.Claimed {
+		t.Fatal(r, err)
+	}
+	return r
+}
+
+func testCampaignClaim(t *testing.T, open Opener) {
+	s, id := freshStarted(t, open)
+	ctx := context.Background()
 	if _, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: "nope", Now: T0, Lease: time.Minute}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("claim unknown = %v", err)
 	}
@@ -243,21 +262,14 @@ func testCampaignClaim(t *testing.T, open Opener) {
 }
 
 func testCampaignFinish(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, id := freshStarted(t, open)
 	ctx := context.Background()
-	if _, err := s.CampaignStart(ctx, startFixture(1)); err != nil {
-		t.Fatal(err)
-	}
-	id := startFixture(1).Command.CommandID
-	r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
-	if err != nil || !r.Claimed {
-		t.Fatal(r, err)
-	}
+	r := claimCommand(t, s, id)
 	if _, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version - 1, Now: T0, Status: store.CommandSucceeded}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Fatalf("stale token = %v", err)
 	}
 	hookErr := errors.New("hook refused")
-	_, err = s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded,
+	_, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandSucceeded,
 		InTx: func(context.Context, *sql.Tx, store.CampaignCommand) error { return hookErr }})
 	if !errors.Is(err, hookErr) {
 		t.Fatalf("hook error = %v", err)
@@ -293,14 +305,9 @@ func testCampaignFinish(t *testing.T, open Opener) {
 }
 
 func testCampaignAdvance(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, id := freshStarted(t, open)
 	ctx := context.Background()
-	p := startFixture(1)
-	if _, err := s.CampaignStart(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	id := p.Command.CommandID
-	r, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	r := claimCommand(t, s, id)
 	// Not terminal yet: nothing moves.
 	next := commandFixture("cx-1", 1)
 	if ok, err := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: r.Command.Revision, Next: &next, Now: T0}); ok || err != nil {
@@ -417,14 +424,9 @@ func testCampaignAdvanceMany(t *testing.T, open Opener) {
 }
 
 func testCampaignResolve(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, id := freshStarted(t, open)
 	ctx := context.Background()
-	p := startFixture(1)
-	if _, err := s.CampaignStart(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	id := p.Command.CommandID
-	r, _ := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{}`})
+	r := claimCommand(t, s, id)
 	c, err := s.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: id, Token: r.Command.Version, Now: T0, Status: store.CommandUnknown, Error: "timeout"})
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,16 @@ func fresh(t *testing.T, open Opener) store.Store {
 	return s
 }
 
+// freshClaimed opens a fresh store holding one candidate, Candidate(1, T0), ensured and
+// claimed at T0 (a 5-minute lease): the start of every case about what follows a claim.
+func freshClaimed(t *testing.T, open Opener) (store.Store, automation.Candidate, automation.SchedulerRow) {
+	t.Helper()
+	s := fresh(t, open)
+	c := Candidate(1, T0)
+	ensure1(t, s, T0, c)
+	return s, c, claim(t, s, T0, 1)[0]
+}
+
 // Candidate returns a valid Pending candidate for key n, due at `due`.
 func Candidate(n int, due time.Time) automation.Candidate {
 	key := fmt.Sprintf("reminder:0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f:Test:src-%d:expiresOn:2026-10-31:%d", n, n%3)
@@ -360,11 +370,8 @@ func testClaimConcurrent(t *testing.T, open Opener) {
 }
 
 func testStaleToken(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, c, first := freshClaimed(t, open)
 	ctx := context.Background()
-	c := Candidate(1, T0)
-	ensure1(t, s, T0, c)
-	first := claim(t, s, T0, 1)[0]
 	// The first worker's lease expires; the row is rescued and re-claimed by a second worker.
 	after := T0.Add(6 * time.Minute)
 	expired, err := s.SchedulerListExpiredLeases(ctx, store.SchedulerListParams{Now: after, Limit: 10})
@@ -471,11 +478,8 @@ func testVersionBumps(t *testing.T, open Opener) {
 }
 
 func testCompleteAtomic(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, c, r := freshClaimed(t, open)
 	ctx := context.Background()
-	c := Candidate(1, T0)
-	ensure1(t, s, T0, c)
-	r := claim(t, s, T0, 1)[0]
 	follow := Candidate(2, T0.AddDate(1, 0, 0))
 	req := store.NotificationRequest{DeliveryKey: "dk-1", SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-1", Channel: "log", Recipient: "a@example.test", Template: "t", PayloadJSON: `{"a":1}`}
 	msg := store.OutboxMessage{MessageID: "dispatch:dk-1", Destination: "notification-dispatch", SessionID: "s", Body: []byte(`{"deliveryKey":"dk-1"}`)}
@@ -786,11 +790,8 @@ func testCompleteBatchMixed(t *testing.T, open Opener) {
 }
 
 func testFail(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, c, r := freshClaimed(t, open)
 	ctx := context.Background()
-	c := Candidate(1, T0)
-	ensure1(t, s, T0, c)
-	r := claim(t, s, T0, 1)[0]
 	if err := s.SchedulerFail(ctx, store.SchedulerFailParams{ID: r.ID, Token: r.Version, Now: T0, FailureReasonCode: automation.ReasonHandlerError}); err == nil {
 		t.Fatal("fail without NextRetryOn or Hold accepted")
 	}
@@ -836,11 +837,8 @@ func testNextWakeUp(t *testing.T, open Opener) {
 }
 
 func testSendClaim(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, c, r := freshClaimed(t, open)
 	ctx := context.Background()
-	c := Candidate(1, T0)
-	ensure1(t, s, T0, c)
-	r := claim(t, s, T0, 1)[0]
 	req := store.NotificationRequest{DeliveryKey: "dk-1", SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-1", Channel: "log", Recipient: "a@example.test", Template: "t", PayloadJSON: "{}"}
 	if err := s.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: r.ID, Token: r.Version, Now: T0, Deliveries: []store.NotificationRequest{req, req}}); err != nil {
 		t.Fatalf("duplicate delivery key in one completion must be a no-op: %v", err)

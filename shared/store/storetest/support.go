@@ -568,11 +568,8 @@ func testSupportStaleEvent(t *testing.T, open Opener) {
 }
 
 func testSupportNotifications(t *testing.T, open Opener) {
-	s := fresh(t, open)
+	s, c, r := freshClaimed(t, open)
 	ctx := context.Background()
-	c := Candidate(1, T0)
-	ensure1(t, s, T0, c)
-	r := claim(t, s, T0, 1)[0]
 	var reqs []store.NotificationRequest
 	for i := 0; i < 3; i++ {
 		reqs = append(reqs, store.NotificationRequest{DeliveryKey: fmt.Sprintf("dk-%d", i), SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-1",
