@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/automation-platform/automation/shared/attribute"
 )
 
 // Payload is the fat payload of seed 003 (docs/gateway.md#fat-payload): what every
@@ -75,25 +77,25 @@ func instructionsFor(ins []Instruction, customerID string, data any) ([]FatInstr
 			f.TargetEntityID = id
 		}
 		switch in.Operation {
-		case OpIncrement, OpDecrement:
+		case attribute.OpIncrement, attribute.OpDecrement:
 			if f.Period == "" {
 				f.Period = "LIFETIME"
 			}
 			if f.Step == "" {
 				f.Step = "1"
 			}
-		case OpStreakIncrement:
+		case attribute.OpStreakIncrement:
 			if f.Period == "" {
 				f.Period = "DAILY"
 			}
-		case OpAppendUnique:
+		case attribute.OpAppendUnique:
 			v, ok := lookup(data, in.ValuePointer)
 			text, isText := scalarText(v)
 			if !ok || !isText || len(text) > 200 {
 				return nil, "/data" + in.ValuePointer, fmt.Errorf("the value to append to %s is required (a string or number, at most 200 bytes)", in.AttributeCode)
 			}
 			f.Value = text
-		case OpComputeGap:
+		case attribute.OpComputeGap:
 			for _, x := range []struct {
 				ptr string
 				dst *string

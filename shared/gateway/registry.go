@@ -425,28 +425,19 @@ func checkCondition(f Condition, at string) error {
 	return nil
 }
 
-// Operations of docs/gateway.md#counter-instructions.
-const (
-	OpIncrement           = "INCREMENT"
-	OpDecrement           = "DECREMENT"
-	OpComputeGap          = "COMPUTE_GAP"
-	OpCheckAndUpdateTimer = "CHECK_AND_UPDATE_TIMER"
-	OpAppendUnique        = "APPEND_UNIQUE"
-	OpSetTrueOnce         = "SET_TRUE_ONCE"
-	OpStreakIncrement     = "STREAK_INCREMENT"
-)
-
-// operationRules says what each operation takes (docs/gateway.md#counter-instructions).
+// operationRules says what each operation takes (docs/gateway.md#counter-instructions). The
+// operations are the attribute engine's own (attribute.Op*): the gateway checks, on ingest,
+// the instructions the engine will run.
 var operationRules = map[string]struct {
 	period, step, value, maxItems, thresholds, unit, resetOnTrigger, integerThresholds bool
 }{
-	OpIncrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
-	OpDecrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
-	OpComputeGap:          {thresholds: true, unit: true, value: true},
-	OpCheckAndUpdateTimer: {thresholds: true, unit: true, integerThresholds: true},
-	OpAppendUnique:        {value: true, maxItems: true},
-	OpSetTrueOnce:         {thresholds: true, integerThresholds: true},
-	OpStreakIncrement:     {period: true, thresholds: true, resetOnTrigger: true, integerThresholds: true},
+	attribute.OpIncrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
+	attribute.OpDecrement:           {period: true, step: true, thresholds: true, resetOnTrigger: true},
+	attribute.OpComputeGap:          {thresholds: true, unit: true, value: true},
+	attribute.OpCheckAndUpdateTimer: {thresholds: true, unit: true, integerThresholds: true},
+	attribute.OpAppendUnique:        {value: true, maxItems: true},
+	attribute.OpSetTrueOnce:         {thresholds: true, integerThresholds: true},
+	attribute.OpStreakIncrement:     {period: true, thresholds: true, resetOnTrigger: true, integerThresholds: true},
 }
 
 func checkInstruction(in Instruction, at string) error {
@@ -454,7 +445,7 @@ func checkInstruction(in Instruction, at string) error {
 	switch {
 	case in.Period != "" && !r.period:
 		return refuse(at+"/period_type", "%s takes no period", in.Operation)
-	case in.Operation == OpStreakIncrement && in.Period != "" && in.Period != "DAILY" && in.Period != "WEEKLY":
+	case in.Operation == attribute.OpStreakIncrement && in.Period != "" && in.Period != "DAILY" && in.Period != "WEEKLY":
 		return refuse(at+"/period_type", "a streak counts consecutive DAILY or WEEKLY periods, not %s", in.Period)
 	case in.Step != "" && !r.step:
 		return refuse(at+"/step", "%s takes no step", in.Operation)
@@ -462,9 +453,9 @@ func checkInstruction(in Instruction, at string) error {
 		return refuse(at+"/value_pointer", "%s takes no value", in.Operation)
 	case in.MaxItems != nil && !r.maxItems:
 		return refuse(at+"/max_items", "%s takes no max_items", in.Operation)
-	case in.FromPointer != "" && in.Operation != OpComputeGap:
+	case in.FromPointer != "" && in.Operation != attribute.OpComputeGap:
 		return refuse(at+"/from_pointer", "%s takes no from_pointer", in.Operation)
-	case in.Hot && in.Operation != OpIncrement && in.Operation != OpDecrement:
+	case in.Hot && in.Operation != attribute.OpIncrement && in.Operation != attribute.OpDecrement:
 		return refuse(at+"/hot", "only INCREMENT and DECREMENT counters can be hot, not %s", in.Operation)
 	case in.Hot && in.Period != "" && in.Period != "LIFETIME":
 		return refuse(at+"/period_type", "a hot counter counts over its LIFETIME, not %s", in.Period)
@@ -515,13 +506,13 @@ func checkInstruction(in Instruction, at string) error {
 			return refuse(tp+"/value", "must be an exact decimal (at most 18 integer and 6 fraction digits, no exponent), got %s", v)
 		case r.integerThresholds && (strings.Contains(v, ".") || strings.HasPrefix(v, "-") || v == "0"):
 			return refuse(tp+"/value", "%s counts whole units: a positive integer, got %s", in.Operation, v)
-		case in.Operation == OpSetTrueOnce && v != "1":
+		case in.Operation == attribute.OpSetTrueOnce && v != "1":
 			return refuse(tp+"/value", "SET_TRUE_ONCE fires when the flag becomes true: the value is 1, got %s", v)
 		case r.unit && t.Unit == "":
 			return refuse(tp+"/unit", "%s needs a unit (MINUTES, HOURS, DAYS or CALENDAR_DAYS)", in.Operation)
 		case !r.unit && t.Unit != "":
 			return refuse(tp+"/unit", "%s takes no unit", in.Operation)
-		case t.ResetPolicy == "RESET_ON_TRIGGER" && in.Operation == OpComputeGap:
+		case t.ResetPolicy == "RESET_ON_TRIGGER" && in.Operation == attribute.OpComputeGap:
 			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for COMPUTE_GAP (a gap is measured, never stored); use NONE")
 		case t.ResetPolicy == "RESET_ON_TRIGGER" && !r.resetOnTrigger:
 			return refuse(tp+"/reset_policy", "RESET_ON_TRIGGER is not allowed for %s (a flag set once and a timer are never reset by their trigger); use NONE", in.Operation)
@@ -550,18 +541,18 @@ func engineShape(in Instruction) attribute.Instruction {
 		Operation: in.Operation, Period: in.Period, Step: in.Step, MaxItems: in.MaxItems, Hot: in.Hot,
 		TimeZone: in.TimeZone, WeekStart: in.WeekStart}
 	switch in.Operation {
-	case OpIncrement, OpDecrement:
+	case attribute.OpIncrement, attribute.OpDecrement:
 		if out.Period == "" {
 			out.Period = attribute.PeriodLifetime
 		}
 		if out.Step == "" {
 			out.Step = "1"
 		}
-	case OpStreakIncrement:
+	case attribute.OpStreakIncrement:
 		if out.Period == "" {
 			out.Period = attribute.PeriodDaily
 		}
-	case OpAppendUnique:
+	case attribute.OpAppendUnique:
 		out.Value = "value"
 	}
 	for _, t := range in.Thresholds {
