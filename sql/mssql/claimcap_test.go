@@ -9,7 +9,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/mssql"
-	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // escalationLocks: SQL Server escalates a statement's locks on one index (or heap) of a
@@ -110,10 +109,7 @@ func TestClaimBatchesCannotEscalate(t *testing.T) {
 	if 2*store.MaxBatch >= escalationLocks {
 		t.Errorf("store.MaxBatch %d: a bounded batch may hold %d locks on one index, not under %d", store.MaxBatch, 2*store.MaxBatch, escalationLocks)
 	}
-	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := loadQueries(t)
 	names := q.Names()
 	sort.Strings(names)
 	seen := map[string]bool{}

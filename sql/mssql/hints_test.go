@@ -2,13 +2,11 @@ package mssql_test
 
 import (
 	"context"
-	"database/sql"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/mssql"
 	"github.com/automation-platform/automation/sql/sqlstore"
@@ -177,12 +175,19 @@ func lintQueries(t *testing.T, queries map[string]string) map[string][]string {
 	return found
 }
 
-func mssqlQueries(t *testing.T) map[string]string {
+// loadQueries loads the SQL Server query files (templates expanded) or fails the test.
+func loadQueries(t *testing.T) *sqlstore.Queries {
 	t.Helper()
 	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return q
+}
+
+func mssqlQueries(t *testing.T) map[string]string {
+	t.Helper()
+	q := loadQueries(t)
 	out := map[string]string{}
 	for _, n := range q.Names() {
 		out[n] = q.SQL(n)
@@ -277,10 +282,7 @@ func TestMaxParamsLeavesTwoForSpExecuteSQL(t *testing.T) {
 	if mssql.Dialect.MaxParams != 2098 || mssql.MaxParams != 2098 {
 		t.Fatalf("MaxParams = %d, want 2,098 (2,100 less sp_executesql's statement and declaration)", mssql.Dialect.MaxParams)
 	}
-	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := loadQueries(t)
 	st := sqlstore.New(nil, q, mssql.Dialect, nil)
 	multi := 0
 	for _, name := range q.Names() {
@@ -307,37 +309,12 @@ func TestMaxParamsLeavesTwoForSpExecuteSQL(t *testing.T) {
 func TestReservationSetStatusGuardsAttemptAndOrder(t *testing.T) {
 	t.Parallel()
 	dsn := serverDSN(t)
-	ctx := context.Background()
-	st, err := mssql.Open(ctx, freshDatabase(t, dsn, true), nil)
+	st, err := mssql.Open(context.Background(), freshDatabase(t, dsn, true), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
-	storetest.ReholdForGuard(t, st)
-	set := func(attempt int64, order string) int64 {
-		t.Helper()
-		res, err := st.DB().ExecContext(ctx, q.SQL("ReservationSetStatus"), sql.Named("CommandId", "cmd-guard"), sql.Named("Attempt", attempt),
-			sql.Named("OrderId", order), sql.Named("Status", store.ReservationReleased), sql.Named("ActionStatus", nil),
-			sql.Named("Now", mssql.EncodeTime(storetest.T0)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := set(1, "ord-cmd-guard-1") + set(2, "ord-cmd-guard-1") + set(1, "ord-cmd-guard-2"); n != 0 {
-		t.Fatalf("a stale attempt or order changed %d rows of attempt 2's hold", n)
-	}
-	if n := set(2, "ord-cmd-guard-2"); n != 1 {
-		t.Fatalf("the current attempt changed %d rows, want 1", n)
-	}
+	storetest.CheckReservationGuard(t, st, st.DB(), loadQueries(t).SQL("ReservationSetStatus"), mssql.EncodeTime(storetest.T0))
 }
 
 // TestMultiRowQueriesBindOneRowsParameter: every SQL Server multi-row query binds its rows as
@@ -346,10 +323,7 @@ func TestReservationSetStatusGuardsAttemptAndOrder(t *testing.T) {
 // The store runs each as a rows parameter query, whatever the values, with one argument.
 func TestMultiRowQueriesBindOneRowsParameter(t *testing.T) {
 	t.Parallel()
-	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := loadQueries(t)
 	st := sqlstore.New(nil, q, mssql.Dialect, nil)
 	n := 0
 	for _, name := range q.Names() {

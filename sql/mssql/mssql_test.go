@@ -17,7 +17,6 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/mssql"
-	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // dsnEnv names a login that may CREATE and DROP databases, for example
@@ -196,10 +195,7 @@ var sqliteSyntax = regexp.MustCompile(`(?i)(?:^|[^@\w])(LIMIT|RETURNING)\b|\bON\
 
 func TestQueryFilesLoad(t *testing.T) {
 	t.Parallel()
-	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := loadQueries(t)
 	if len(q.Names()) == 0 {
 		t.Fatal("no queries loaded")
 	}

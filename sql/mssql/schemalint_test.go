@@ -34,7 +34,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/sql/mssql"
-	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // Key width limits of SQL Server 2016+ and Azure SQL (Maximum capacity specifications:
@@ -878,10 +877,7 @@ func migratedSchema(t *testing.T, upTo string) *lintSchema {
 func TestNoNarrowStringComparedWithParameter(t *testing.T) {
 	t.Parallel()
 	s := migratedSchema(t, "")
-	q, err := sqlstore.LoadQueries(mssql.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := loadQueries(t)
 	names := q.Names()
 	sort.Strings(names)
 	for _, n := range names {

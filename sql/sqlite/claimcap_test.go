@@ -92,19 +92,7 @@ func TestClaimsNeverAskForMoreThanMaxClaim(t *testing.T) {
 		db.Close()
 	})
 	router.add(t.Name(), spy)
-	db, err := sql.Open("sqlite-limitspy", t.Name()+"|file:"+filepath.Join(t.TempDir(), "c.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
-	if err := sqlite.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, q := migratedDB(t, "sqlite-limitspy", t.Name()+"|file:"+filepath.Join(t.TempDir(), "c.db")+"?_pragma=busy_timeout(5000)")
 	d := sqlite.Dialect
 	d.MaxClaim = 3
 	st := sqlstore.New(db, q, d, nil)

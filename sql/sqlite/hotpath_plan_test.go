@@ -152,6 +152,27 @@ func planStore(t *testing.T) (*sqlstore.Store, *sqlstore.Queries) {
 	return s, q
 }
 
+// migratedDB opens a one-connection database/sql pool on dsn (driver: "sqlite", or a
+// wrapping driver a test registered), migrates it and loads the SQLite query files: for
+// tests that watch what the driver or the file sees below the store.
+func migratedDB(t *testing.T, driver, dsn string) (*sql.DB, *sqlstore.Queries) {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if err := sqlite.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, q
+}
+
 // TestOutboxMessageIdSeeks pins the two statements that rely on UX_Outbox_MessageId, the
 // partial unique index of every message but the delivery facts (migration 0026): the
 // gateway's undo seeks it (its WHERE repeats the index's), never scanning the outbox.

@@ -6,9 +6,6 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
-
-	"github.com/automation-platform/automation/sql/sqlite"
-	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // TestOutboxMarkRewritesARowInPlace: marking a large outbox row (an envelope in a chain of
@@ -19,19 +16,7 @@ import (
 func TestOutboxMarkRewritesARowInPlace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "mark.db")+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
-	if err := sqlite.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, q := migratedDB(t, "sqlite", "file:"+filepath.Join(t.TempDir(), "mark.db")+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)")
 	const now = int64(1_790_000_000_000)               // 2026-09-21, Unix ms
 	body := bytes.Repeat([]byte(`{"fact":"x"}`), 3500) // 42 KB: about ten overflow pages
 	markFrames := func(id string, reserve bool) int {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -502,4 +503,39 @@ func ReholdForGuard(t *testing.T, s store.Store) store.BudgetReservation {
 		t.Fatalf("rehold: %+v", r)
 	}
 	return r.Reservation
+}
+
+// CheckReservationGuard runs a dialect's ReservationSetStatus statement (stmt, with its named
+// parameters; now is T0 in the dialect's encoding) through db against the command
+// ReholdForGuard re-held in s: ReservationSetStatus changes a HELD reservation only for the
+// Attempt and OrderId its caller read (issue 32: a release deciding on attempt 1 must not
+// release attempt 2's hold). A stale attempt, or the current attempt with attempt 1's order,
+// changes no row; the current attempt and order change one. sql/sqlite and sql/mssql call it.
+func CheckReservationGuard(t *testing.T, s store.Store, db *sql.DB, stmt string, now any) {
+	t.Helper()
+	ReholdForGuard(t, s)
+	set := func(attempt int64, order string) int64 {
+		t.Helper()
+		res, err := db.ExecContext(context.Background(), stmt, sql.Named("CommandId", "cmd-guard"), sql.Named("Attempt", attempt),
+			sql.Named("OrderId", order), sql.Named("Status", store.ReservationReleased), sql.Named("ActionStatus", nil), sql.Named("Now", now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, stale := range []struct {
+		attempt int64
+		order   string
+	}{{1, "ord-cmd-guard-1"}, {2, "ord-cmd-guard-1"}, {1, "ord-cmd-guard-2"}} {
+		if n := set(stale.attempt, stale.order); n != 0 {
+			t.Fatalf("attempt %d, order %s changed %d rows of attempt 2's hold", stale.attempt, stale.order, n)
+		}
+	}
+	if n := set(2, "ord-cmd-guard-2"); n != 1 {
+		t.Fatalf("the current attempt changed %d rows, want 1", n)
+	}
 }
