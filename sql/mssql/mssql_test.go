@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io/fs"
 	"net/url"
 	"os"
 	"regexp"
@@ -211,16 +210,7 @@ func TestQueryFilesLoad(t *testing.T) {
 			t.Errorf("query %s uses SQLite syntax", name)
 		}
 	}
-	migs, err := fs.Glob(mssql.Migrations(), "*.sql")
-	if err != nil || len(migs) == 0 {
-		t.Fatalf("migrations: %v %v", migs, err)
-	}
-	for _, m := range migs {
-		b, err := fs.ReadFile(mssql.Migrations(), m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(b)
+	for m, text := range readMigrations(t, "") {
 		if !strings.HasPrefix(text, "-- +goose Up") || !strings.Contains(text, "-- +goose Down") {
 			t.Errorf("migration %s lacks the goose Up/Down annotations", m)
 		}

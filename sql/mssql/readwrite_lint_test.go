@@ -208,20 +208,10 @@ func lintReadThenInsert(t *testing.T, sources, queries map[string]string) []stri
 
 func sqlstoreSources(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "sqlstore", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("sqlstore sources: %v %v", files, err)
-	}
+	dir := filepath.Join("..", "sqlstore")
 	out := map[string]string{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[f] = string(b)
+	for f, text := range readFiles(t, os.DirFS(dir), "*.go", func(f string) bool { return !strings.HasSuffix(f, "_test.go") }) {
+		out[filepath.Join(dir, f)] = text
 	}
 	return out
 }

@@ -619,16 +619,23 @@ func keyWidthViolations(migrations map[string]string) []string {
 
 func readMigrations(t *testing.T, upTo string) map[string]string {
 	t.Helper()
-	files, err := fs.Glob(mssql.Migrations(), "*.sql")
+	return readFiles(t, mssql.Migrations(), "*.sql", func(f string) bool { return upTo == "" || f <= upTo })
+}
+
+// readFiles reads the files of fsys matching pattern that keep accepts, by name; it fails
+// the test when the pattern matches no file at all.
+func readFiles(t *testing.T, fsys fs.FS, pattern string, keep func(name string) bool) map[string]string {
+	t.Helper()
+	files, err := fs.Glob(fsys, pattern)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("migrations: %v %v", files, err)
+		t.Fatalf("%s: %v %v", pattern, files, err)
 	}
 	out := map[string]string{}
 	for _, f := range files {
-		if upTo != "" && f > upTo {
+		if !keep(f) {
 			continue
 		}
-		b, err := fs.ReadFile(mssql.Migrations(), f)
+		b, err := fs.ReadFile(fsys, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -768,22 +775,7 @@ func TestRewrittenMigrationsLeaveTheSameSchema(t *testing.T) {
 		}
 		first[n] = string(b)
 	}
-	build := func(migs map[string]string) *lintSchema {
-		s := newLintSchema()
-		names := make([]string, 0, len(migs))
-		for n := range migs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			s.apply(n, migs[n])
-		}
-		for _, e := range s.errs {
-			t.Error(e)
-		}
-		return s
-	}
-	a, b := build(first).describe(), build(current).describe()
+	a, b := schemaOf(t, first).describe(), schemaOf(t, current).describe()
 	if a != b {
 		t.Errorf("the rewritten migrations leave another schema:\nfirst:\n%s\n\ncurrent:\n%s", a, b)
 	}
@@ -856,8 +848,14 @@ func narrowComparisons(s *lintSchema, name, query string) []string {
 
 func migratedSchema(t *testing.T, upTo string) *lintSchema {
 	t.Helper()
+	return schemaOf(t, readMigrations(t, upTo))
+}
+
+// schemaOf applies migration texts (by file name) in file-name order to an empty model and
+// reports every error of the model as a test error.
+func schemaOf(t *testing.T, migs map[string]string) *lintSchema {
+	t.Helper()
 	s := newLintSchema()
-	migs := readMigrations(t, upTo)
 	names := make([]string, 0, len(migs))
 	for n := range migs {
 		names = append(names, n)
