@@ -94,16 +94,24 @@ func TestMigrationFilesMatch(t *testing.T) {
 
 func TestQueryParametersMatch(t *testing.T) {
 	t.Parallel()
+	forEachSharedQuery(t, func(d dialect, name, refSQL, sqlText string) {
+		want, got := params(refSQL), params(sqlText)
+		if !slices.Equal(want, got) {
+			t.Errorf("%s: parameters differ: %s %v, %s %v", name, dialects[0].name, want, d.name, got)
+		}
+	})
+}
+
+// forEachSharedQuery calls f with each query that the reference dialect and another dialect
+// d both define, and its text in each (a query only one defines is TestQueryNamesMatch's).
+func forEachSharedQuery(t *testing.T, f func(d dialect, name, refSQL, sqlText string)) {
+	t.Helper()
 	ref := load(t, dialects[0])
 	for _, d := range dialects[1:] {
 		q := load(t, d)
 		for _, name := range sortedNames(ref) {
-			if !slices.Contains(q.Names(), name) {
-				continue // reported by TestQueryNamesMatch
-			}
-			want, got := params(ref.SQL(name)), params(q.SQL(name))
-			if !slices.Equal(want, got) {
-				t.Errorf("%s: parameters differ: %s %v, %s %v", name, dialects[0].name, want, d.name, got)
+			if slices.Contains(q.Names(), name) {
+				f(d, name, ref.SQL(name), q.SQL(name))
 			}
 		}
 	}
@@ -114,27 +122,18 @@ func TestQueryParametersMatch(t *testing.T) {
 // SELECT queries.
 func TestResultColumnsMatch(t *testing.T) {
 	t.Parallel()
-	ref := load(t, dialects[0])
-	for _, d := range dialects[1:] {
-		q := load(t, d)
-		for _, name := range sortedNames(ref) {
-			if !slices.Contains(q.Names(), name) {
-				continue
-			}
-			want, wantKind := resultColumns(ref.SQL(name))
-			got, gotKind := resultColumns(q.SQL(name))
-			if wantKind == "" && gotKind == "" {
-				continue // no result set, or a statement shape this check does not compare
-			}
-			if (wantKind == "select") != (gotKind == "select") {
-				t.Errorf("%s: %s returns rows by %q, %s by %q", name, dialects[0].name, wantKind, d.name, gotKind)
-				continue
-			}
-			if !slices.Equal(want, got) {
-				t.Errorf("%s: result columns differ:\n  %s: %v\n  %s: %v", name, dialects[0].name, want, d.name, got)
-			}
+	forEachSharedQuery(t, func(d dialect, name, refSQL, sqlText string) {
+		want, wantKind := resultColumns(refSQL)
+		got, gotKind := resultColumns(sqlText)
+		switch {
+		case wantKind == "" && gotKind == "":
+			// no result set, or a statement shape this check does not compare
+		case (wantKind == "select") != (gotKind == "select"):
+			t.Errorf("%s: %s returns rows by %q, %s by %q", name, dialects[0].name, wantKind, d.name, gotKind)
+		case !slices.Equal(want, got):
+			t.Errorf("%s: result columns differ:\n  %s: %v\n  %s: %v", name, dialects[0].name, want, d.name, got)
 		}
-	}
+	})
 }
 
 func TestParameterExtraction(t *testing.T) {
