@@ -396,38 +396,37 @@ func (s *Store) SupportMetrics(ctx context.Context, p store.SupportMetricsParams
 
 // SupportThroughput implements store.SupportStore.
 func (s *Store) SupportThroughput(ctx context.Context, p store.SupportThroughputParams) ([]store.ThroughputBucket, error) {
-	if !p.Until.After(p.Since) || p.Until.Sub(p.Since) > store.MaxThroughputWindow {
-		return nil, fmt.Errorf("SupportThroughput: window %s..%s must be positive and at most %s", p.Since, p.Until, store.MaxThroughputWindow)
-	}
-	args := append(unitsArgs(p.Scope), sql.Named("Since", s.tm(p.Since)), sql.Named("Until", s.tm(p.Until)))
-	out, err := queryAll(ctx, s, nil, "SupportThroughput", func(r rowScanner) (store.ThroughputBucket, error) {
-		var b store.ThroughputBucket
-		var st string
-		err := r.Scan(s.t(&b.Minute), &st, &b.Count)
-		b.Status = store.NotificationStatus(st)
-		return b, err
-	}, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s SupportThroughput: %w", s.d.Name, err)
-	}
-	return out, nil
+	return perMinuteSeries(ctx, s, "SupportThroughput", p.Scope, p.Since, p.Until, nil, func(minute time.Time, status string, n int) store.ThroughputBucket {
+		return store.ThroughputBucket{Minute: minute, Status: store.NotificationStatus(status), Count: n}
+	})
 }
 
 // SupportCommandThroughput implements store.SupportStore.
 func (s *Store) SupportCommandThroughput(ctx context.Context, p store.SupportThroughputParams) ([]store.CommandThroughputBucket, error) {
-	if !p.Until.After(p.Since) || p.Until.Sub(p.Since) > store.MaxThroughputWindow {
-		return nil, fmt.Errorf("SupportCommandThroughput: window %s..%s must be positive and at most %s", p.Since, p.Until, store.MaxThroughputWindow)
+	return perMinuteSeries(ctx, s, "SupportCommandThroughput", p.Scope, p.Since, p.Until, nil, func(minute time.Time, status string, n int) store.CommandThroughputBucket {
+		return store.CommandThroughputBucket{Minute: minute, Status: store.CommandStatus(status), Count: n}
+	})
+}
+
+// perMinuteSeries runs a per-minute series query, whose rows are (Minute, a status or
+// outcome, Count), over since..until (instants, stored UTC; a positive window of at most
+// store.MaxThroughputWindow, else an error naming the query) within the scope's business
+// units; args are the query's other named parameters, bucket builds one result.
+func perMinuteSeries[B any](ctx context.Context, s *Store, query string, scope automation.Scope, since, until time.Time, args []any,
+	bucket func(minute time.Time, key string, n int) B) ([]B, error) {
+	if !until.After(since) || until.Sub(since) > store.MaxThroughputWindow {
+		return nil, fmt.Errorf("%s: window %s..%s must be positive and at most %s", query, since, until, store.MaxThroughputWindow)
 	}
-	args := append(unitsArgs(p.Scope), sql.Named("Since", s.tm(p.Since)), sql.Named("Until", s.tm(p.Until)))
-	out, err := queryAll(ctx, s, nil, "SupportCommandThroughput", func(r rowScanner) (store.CommandThroughputBucket, error) {
-		var b store.CommandThroughputBucket
-		var st string
-		err := r.Scan(s.t(&b.Minute), &st, &b.Count)
-		b.Status = store.CommandStatus(st)
-		return b, err
+	args = append(append(unitsArgs(scope), args...), sql.Named("Since", s.tm(since)), sql.Named("Until", s.tm(until)))
+	out, err := queryAll(ctx, s, nil, query, func(r rowScanner) (B, error) {
+		var minute time.Time
+		var key string
+		var n int
+		err := r.Scan(s.t(&minute), &key, &n)
+		return bucket(minute, key, n), err
 	}, args...)
 	if err != nil {
-		return nil, fmt.Errorf("%s SupportCommandThroughput: %w", s.d.Name, err)
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, query, err)
 	}
 	return out, nil
 }
@@ -537,19 +536,9 @@ func (s *Store) MetricsCountSeries(ctx context.Context, p store.MetricsCountPara
 	if p.Flow == "" {
 		return nil, fmt.Errorf("MetricsCountSeries: a flow is required")
 	}
-	if !p.Until.After(p.Since) || p.Until.Sub(p.Since) > store.MaxThroughputWindow {
-		return nil, fmt.Errorf("MetricsCountSeries: window %s..%s must be positive and at most %s", p.Since, p.Until, store.MaxThroughputWindow)
-	}
-	args := append(unitsArgs(p.Scope), sql.Named("Flow", p.Flow), sql.Named("Since", s.tm(p.Since)), sql.Named("Until", s.tm(p.Until)))
-	out, err := queryAll(ctx, s, nil, "MetricsCountSeries", func(r rowScanner) (store.MetricsCountBucket, error) {
-		var b store.MetricsCountBucket
-		err := r.Scan(s.t(&b.Minute), &b.Outcome, &b.Count)
-		return b, err
-	}, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s MetricsCountSeries: %w", s.d.Name, err)
-	}
-	return out, nil
+	return perMinuteSeries(ctx, s, "MetricsCountSeries", p.Scope, p.Since, p.Until, []any{sql.Named("Flow", p.Flow)}, func(minute time.Time, outcome string, n int) store.MetricsCountBucket {
+		return store.MetricsCountBucket{Minute: minute, Outcome: outcome, Count: n}
+	})
 }
 
 // MetricsCountPurge implements store.SupportStore.
