@@ -143,10 +143,8 @@ func (s *Store) attributeApplyTx(ctx context.Context, tx *sql.Tx, p store.Attrib
 			return "", err
 		}
 	}
-	for _, m := range dec.Outbox {
-		if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-			return "", err
-		}
+	if err := s.outboxInsertAll(ctx, tx, p.Now, dec.Outbox); err != nil {
+		return "", err
 	}
 	return store.AttributeApplied, nil
 }

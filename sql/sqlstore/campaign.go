@@ -204,10 +204,8 @@ func (s *Store) CampaignStart(ctx context.Context, p store.CampaignStartParams) 
 			if err := s.insertCommand(ctx, tx, p.Command, p.Now); err != nil {
 				return err
 			}
-			for _, m := range p.Outbox {
-				if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-					return err
-				}
+			if err := s.outboxInsertAll(ctx, tx, p.Now, p.Outbox); err != nil {
+				return err
 			}
 		}
 		out.Created = n == 1
@@ -448,10 +446,8 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 		if err != nil {
 			return err
 		}
-		for _, m := range p.Outbox {
-			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-				return err
-			}
+		if err := s.outboxInsertAll(ctx, tx, p.Now, p.Outbox); err != nil {
+			return err
 		}
 		if p.InTx != nil {
 			if err := p.InTx(ctx, tx, out); err != nil {
@@ -529,10 +525,8 @@ func (s *Store) campaignAdvanceTx(ctx context.Context, tx *sql.Tx, p store.Campa
 			return false, err
 		}
 	}
-	for _, m := range p.Outbox {
-		if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-			return false, err
-		}
+	if err := s.outboxInsertAll(ctx, tx, p.Now, p.Outbox); err != nil {
+		return false, err
 	}
 	return true, nil
 }
@@ -579,10 +573,8 @@ func (s *Store) CampaignResolve(ctx context.Context, p store.CampaignResolvePara
 		if err != nil {
 			return err
 		}
-		for _, m := range p.Outbox {
-			if err := s.outboxInsert(ctx, tx, p.Now, m); err != nil {
-				return err
-			}
+		if err := s.outboxInsertAll(ctx, tx, p.Now, p.Outbox); err != nil {
+			return err
 		}
 		return nil
 	})

@@ -1279,6 +1279,16 @@ func traceParent(ctx context.Context, m store.OutboxMessage) any {
 	return nstr(tp)
 }
 
+// outboxInsertAll inserts msgs into the outbox in tx, in order, stopping at the first error.
+func (s *Store) outboxInsertAll(ctx context.Context, tx *sql.Tx, now time.Time, msgs []store.OutboxMessage) error {
+	for _, m := range msgs {
+		if err := s.outboxInsert(ctx, tx, now, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Store) outboxInsert(ctx context.Context, tx *sql.Tx, now time.Time, m store.OutboxMessage) error {
 	res, err := s.exec(ctx, tx, "OutboxInsert",
 		sql.Named("MessageId", m.MessageID),
