@@ -66,18 +66,25 @@ func (h *smsHarness) Capabilities() channeltest.Capabilities {
 }
 
 func (h *smsHarness) Recipient(b channeltest.Behaviour) string {
+	return acsRecipient(h.t, h.sim, b, "0412 345 678")
+}
+
+// acsRecipient is the recipient of the simulated ACS that behaves as b (the SMS and the
+// WhatsApp harnesses share the simulator's numbers); invalid is the harness's malformed
+// number. The slow number switches the simulator's timeout fault on first.
+func acsRecipient(t channeltest.TB, sim *acssim.Server, b channeltest.Behaviour, invalid string) string {
 	switch b {
 	case channeltest.Accept:
 		return smsOK
 	case channeltest.Refuse:
 		return smsRefused
 	case channeltest.ApplyWithoutAnswer:
-		if err := h.sim.SetFaults(acssim.Faults{Mode: acssim.ModeTimeout, Delay: slowAnswer.String()}); err != nil {
-			h.t.Fatalf("faults: %v", err)
+		if err := sim.SetFaults(acssim.Faults{Mode: acssim.ModeTimeout, Delay: slowAnswer.String()}); err != nil {
+			t.Fatalf("faults: %v", err)
 		}
 		return smsSlow
 	}
-	return "0412 345 678"
+	return invalid
 }
 
 func (h *smsHarness) Received() []channeltest.Received {

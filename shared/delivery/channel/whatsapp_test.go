@@ -71,18 +71,7 @@ func (h *waHarness) Capabilities() channeltest.Capabilities {
 }
 
 func (h *waHarness) Recipient(b channeltest.Behaviour) string {
-	switch b {
-	case channeltest.Accept:
-		return smsOK
-	case channeltest.Refuse:
-		return smsRefused
-	case channeltest.ApplyWithoutAnswer:
-		if err := h.sim.SetFaults(acssim.Faults{Mode: acssim.ModeTimeout, Delay: slowAnswer.String()}); err != nil {
-			h.t.Fatalf("faults: %v", err)
-		}
-		return smsSlow
-	}
-	return "+999123456789"
+	return acsRecipient(h.t, h.sim, b, "+999123456789")
 }
 
 func (h *waHarness) Received() []channeltest.Received {
