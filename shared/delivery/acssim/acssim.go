@@ -217,6 +217,66 @@ func (s *Server) verify(r *http.Request, body []byte) error {
 	return nil
 }
 
+// readSigned reads a request's body (at most 1 MiB) and checks its access-key signature.
+// On failure it has answered (400, or 401 counted as Unauthorized) and returns false.
+func (s *Server) readSigned(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		acsError(w, http.StatusBadRequest, "BadRequest", err.Error())
+		return nil, false
+	}
+	if err := s.verify(r, body); err != nil {
+		s.mu.Lock()
+		s.stats.Unauthorized++
+		s.mu.Unlock()
+		acsError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// lockUnlessFaulted takes s.mu and returns the fault mode and delay in force. Under a
+// rate-limit fault (429 with Retry-After, default 1 s) or an internal-error fault (500) it
+// answers the request itself, counts it as Faulted, releases s.mu and returns false;
+// otherwise the caller holds s.mu.
+func (s *Server) lockUnlessFaulted(w http.ResponseWriter) (mode string, delay time.Duration, ok bool) {
+	s.mu.Lock()
+	mode, delay, retryAfter := s.faults.Mode, s.delay, s.faults.RetryAfter
+	if retryAfter == 0 {
+		retryAfter = 1
+	}
+	switch mode {
+	case ModeRateLimit:
+		s.stats.Faulted++
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		acsError(w, http.StatusTooManyRequests, "TooManyRequests", "rate limit exceeded")
+		return mode, delay, false
+	case ModeInternal:
+		s.stats.Faulted++
+		s.mu.Unlock()
+		acsError(w, http.StatusInternalServerError, "InternalServerError", "internal error")
+		return mode, delay, false
+	}
+	return mode, delay, true
+}
+
+// holdAnswer applies the answer-side faults once a request is recorded: slow and timeout
+// wait delay (a client that goes away first gets its connection dropped), lose-answer
+// drops the connection without an answer.
+func holdAnswer(r *http.Request, mode string, delay time.Duration) {
+	switch mode {
+	case ModeSlow, ModeTimeout:
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			panic(http.ErrAbortHandler)
+		}
+	case ModeLoseAnswer:
+		panic(http.ErrAbortHandler)
+	}
+}
+
 // maxRemembered bounds the repeatability record; past it, ids older than the window go.
 const maxRemembered = 100_000
 
@@ -248,16 +308,8 @@ type sendBody struct {
 }
 
 func (s *Server) send(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		acsError(w, http.StatusBadRequest, "BadRequest", err.Error())
-		return
-	}
-	if err := s.verify(r, body); err != nil {
-		s.mu.Lock()
-		s.stats.Unauthorized++
-		s.mu.Unlock()
-		acsError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	body, ok := s.readSigned(w, r)
+	if !ok {
 		return
 	}
 	if v := r.URL.Query().Get("api-version"); v != "2021-03-07" {
@@ -281,21 +333,8 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.mu.Lock()
-	mode, delay, retryAfter := s.faults.Mode, s.delay, s.faults.RetryAfter
-	if retryAfter == 0 {
-		retryAfter = 1
-	}
-	switch mode {
-	case ModeRateLimit, ModeInternal:
-		s.stats.Faulted++
-		s.mu.Unlock()
-		if mode == ModeRateLimit {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-			acsError(w, http.StatusTooManyRequests, "TooManyRequests", "rate limit exceeded")
-		} else {
-			acsError(w, http.StatusInternalServerError, "InternalServerError", "internal error")
-		}
+	mode, delay, ok := s.lockUnlessFaulted(w)
+	if !ok {
 		return
 	}
 	now := s.cfg.Clock.Now().UTC()
@@ -339,16 +378,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		out = append(out, res)
 	}
 	s.mu.Unlock()
-	switch mode {
-	case ModeSlow, ModeTimeout:
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			panic(http.ErrAbortHandler)
-		}
-	case ModeLoseAnswer:
-		panic(http.ErrAbortHandler)
-	}
+	holdAnswer(r, mode, delay)
 	simhttp.WriteJSON(w, http.StatusAccepted, map[string]any{"value": out})
 }
 
@@ -420,16 +450,8 @@ func (s *Server) whatsapp(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		acsError(w, http.StatusBadRequest, "BadRequest", err.Error())
-		return
-	}
-	if err := s.verify(r, body); err != nil {
-		s.mu.Lock()
-		s.stats.Unauthorized++
-		s.mu.Unlock()
-		acsError(w, http.StatusUnauthorized, "Unauthorized", err.Error())
+	body, ok := s.readSigned(w, r)
+	if !ok {
 		return
 	}
 	id, firstRaw := r.Header.Get("Repeatability-Request-ID"), r.Header.Get("Repeatability-First-Sent")
@@ -452,20 +474,8 @@ func (s *Server) whatsapp(w http.ResponseWriter, r *http.Request) {
 	for _, v := range b.Template.Values {
 		rec.Values = append(rec.Values, v.Text.Text)
 	}
-	s.mu.Lock()
-	mode, delay, retryAfter := s.faults.Mode, s.delay, s.faults.RetryAfter
-	if retryAfter == 0 {
-		retryAfter = 1
-	}
-	if mode == ModeRateLimit || mode == ModeInternal {
-		s.stats.Faulted++
-		s.mu.Unlock()
-		if mode == ModeRateLimit {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-			acsError(w, http.StatusTooManyRequests, "TooManyRequests", "rate limit exceeded")
-		} else {
-			acsError(w, http.StatusInternalServerError, "InternalServerError", "internal error")
-		}
+	mode, delay, ok := s.lockUnlessFaulted(w)
+	if !ok {
 		return
 	}
 	now := s.cfg.Clock.Now().UTC()
@@ -490,16 +500,7 @@ func (s *Server) whatsapp(w http.ResponseWriter, r *http.Request) {
 	}
 	s.waReqs = append(s.waReqs, rec)
 	s.mu.Unlock()
-	switch mode {
-	case ModeSlow, ModeTimeout:
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			panic(http.ErrAbortHandler)
-		}
-	case ModeLoseAnswer:
-		panic(http.ErrAbortHandler)
-	}
+	holdAnswer(r, mode, delay)
 	w.Header().Set("Repeatability-Result", "accepted")
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
