@@ -79,15 +79,7 @@ func (h *harness) Capabilities() channeltest.Capabilities {
 }
 
 func (h *harness) Recipient(b channeltest.Behaviour) string {
-	switch b {
-	case channeltest.Accept:
-		return "user-3b2d6f0e"
-	case channeltest.Refuse:
-		return "refused"
-	case channeltest.ApplyWithoutAnswer:
-		return "slow"
-	}
-	return "two words"
+	return channeltest.Recipients{Accept: "user-3b2d6f0e", Refuse: "refused", ApplyWithoutAnswer: "slow", Invalid: "two words"}.For(b)
 }
 
 func (h *harness) Received() []channeltest.Received {

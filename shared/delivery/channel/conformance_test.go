@@ -102,15 +102,8 @@ func (h *webhookHarness) Capabilities() channeltest.Capabilities {
 }
 
 func (h *webhookHarness) Recipient(b channeltest.Behaviour) string {
-	switch b {
-	case channeltest.Accept:
-		return h.srv.URL + "/hooks/reminders?token=abc"
-	case channeltest.Refuse:
-		return h.srv.URL + "/refuse"
-	case channeltest.ApplyWithoutAnswer:
-		return h.srv.URL + "/slow"
-	}
-	return strings.Replace(h.srv.URL, "https://", "ftp://", 1) + "/hook"
+	return channeltest.Recipients{Accept: h.srv.URL + "/hooks/reminders?token=abc", Refuse: h.srv.URL + "/refuse", ApplyWithoutAnswer: h.srv.URL + "/slow",
+		Invalid: strings.Replace(h.srv.URL, "https://", "ftp://", 1) + "/hook"}.For(b)
 }
 
 func (h *webhookHarness) Received() []channeltest.Received {
@@ -147,15 +140,7 @@ func (h *smtpHarness) Capabilities() channeltest.Capabilities {
 }
 
 func (h *smtpHarness) Recipient(b channeltest.Behaviour) string {
-	switch b {
-	case channeltest.Accept:
-		return "amelia.nguyen@example.test"
-	case channeltest.Refuse:
-		return "nobody@example.test"
-	case channeltest.ApplyWithoutAnswer:
-		return "slow@example.test"
-	}
-	return "Amelia <amelia.nguyen@example.test>"
+	return channeltest.Recipients{Accept: "amelia.nguyen@example.test", Refuse: "nobody@example.test", ApplyWithoutAnswer: "slow@example.test", Invalid: "Amelia <amelia.nguyen@example.test>"}.For(b)
 }
 
 func (h *smtpHarness) Received() []channeltest.Received {

@@ -111,15 +111,7 @@ func (h *fcmHarness) Capabilities() channeltest.Capabilities {
 }
 
 func (h *fcmHarness) Recipient(b channeltest.Behaviour) string {
-	switch b {
-	case channeltest.Accept:
-		return "cust-accept"
-	case channeltest.Refuse:
-		return "cust-refuse"
-	case channeltest.ApplyWithoutAnswer:
-		return "cust-slow"
-	}
-	return "not a customer id"
+	return channeltest.Recipients{Accept: "cust-accept", Refuse: "cust-refuse", ApplyWithoutAnswer: "cust-slow", Invalid: "not a customer id"}.For(b)
 }
 
 func (h *fcmHarness) Received() []channeltest.Received {

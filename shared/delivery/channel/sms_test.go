@@ -73,18 +73,12 @@ func (h *smsHarness) Recipient(b channeltest.Behaviour) string {
 // WhatsApp harnesses share the simulator's numbers); invalid is the harness's malformed
 // number. The slow number switches the simulator's timeout fault on first.
 func acsRecipient(t channeltest.TB, sim *acssim.Server, b channeltest.Behaviour, invalid string) string {
-	switch b {
-	case channeltest.Accept:
-		return smsOK
-	case channeltest.Refuse:
-		return smsRefused
-	case channeltest.ApplyWithoutAnswer:
+	if b == channeltest.ApplyWithoutAnswer {
 		if err := sim.SetFaults(acssim.Faults{Mode: acssim.ModeTimeout, Delay: slowAnswer.String()}); err != nil {
 			t.Fatalf("faults: %v", err)
 		}
-		return smsSlow
 	}
-	return invalid
+	return channeltest.Recipients{Accept: smsOK, Refuse: smsRefused, ApplyWithoutAnswer: smsSlow, Invalid: invalid}.For(b)
 }
 
 func (h *smsHarness) Received() []channeltest.Received {

@@ -59,6 +59,26 @@ func (b Behaviour) String() string {
 	return fmt.Sprintf("Behaviour(%d)", int(b))
 }
 
+// Recipients are a harness's addresses, one per behaviour; For answers Harness.Recipient
+// from them, so a harness whose provider needs no set-up per behaviour only lists them.
+type Recipients struct {
+	Accept, Refuse, ApplyWithoutAnswer, Invalid string
+}
+
+// For returns the address whose provider behaves as b (Invalid for Invalid and any other
+// value).
+func (r Recipients) For(b Behaviour) string {
+	switch b {
+	case Accept:
+		return r.Accept
+	case Refuse:
+		return r.Refuse
+	case ApplyWithoutAnswer:
+		return r.ApplyWithoutAnswer
+	}
+	return r.Invalid
+}
+
 // Capabilities declare what the channel and its provider can show. Every opt-out is a
 // reason, not a bare flag: the zero value claims every capability, so a new channel is held
 // to the whole contract until its harness says, in words, why a case does not apply.

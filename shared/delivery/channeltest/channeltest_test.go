@@ -89,15 +89,7 @@ func (f *fake) Received() []channeltest.Received {
 }
 
 func (f *fake) Recipient(b channeltest.Behaviour) string {
-	switch b {
-	case channeltest.Accept:
-		return "ok@example.test"
-	case channeltest.Refuse:
-		return "refuse@example.test"
-	case channeltest.ApplyWithoutAnswer:
-		return "slow@example.test"
-	}
-	return "not-an-address"
+	return channeltest.Recipients{Accept: "ok@example.test", Refuse: "refuse@example.test", ApplyWithoutAnswer: "slow@example.test", Invalid: "not-an-address"}.For(b)
 }
 
 func (f *fake) ValidateRecipient(addr string) error {
