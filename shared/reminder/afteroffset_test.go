@@ -163,10 +163,7 @@ func TestAfterOffsetReconciliation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, dormantSetting("02:30"))
-	if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
-		Revision: 1, DataJSON: `{"expiresOn":"2026-07-06","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	f.snapshot(t, "2026-07-06")
 	rec := &reminder.Reconciler{Service: f.svc}
 	if _, err := rec.RunOnce(ctx); err != nil {
 		t.Fatal(err)

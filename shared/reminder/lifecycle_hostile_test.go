@@ -28,10 +28,7 @@ func TestReconciliationFailingSweepDoesNotStarveTheOthers(t *testing.T) {
 	f := newFixture(t, settingJSON("bu-syd", "[30, 7, 0]", "09:00", false), aid)
 	ctx := context.Background()
 	// PoliceVetting (after FirstAid in the rotation) is swept from the pipeline's snapshots.
-	if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
-		Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	f.snapshot(t, "2026-10-31")
 	if _, err := f.st.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "s", Key: "old", RequestHash: "h",
 		Now: f.clock.Now().AddDate(0, 0, -30), Lease: 60e9}); err != nil {
 		t.Fatal(err)
@@ -426,10 +423,7 @@ func TestSourceSweepRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
-		Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	f.snapshot(t, "2026-10-31")
 	rs := &racingStore{Store: f.st}
 	rs.hook = func() {
 		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 1); err != nil {

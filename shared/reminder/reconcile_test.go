@@ -241,10 +241,7 @@ func TestReconciliationFromSnapshots(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
-		Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	f.snapshot(t, "2026-10-31")
 	rec := &reminder.Reconciler{Service: f.svc}
 	if _, err := rec.RunOnce(ctx); err != nil {
 		t.Fatal(err)
@@ -327,10 +324,7 @@ func TestReconciliationAllowlist(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.st.SourceSnapshotApply(ctx, store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
-		Revision: 1, DataJSON: `{"expiresOn":"2026-10-31","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	f.snapshot(t, "2026-10-31")
 	nyc := automation.BusinessUnits("bu-nyc")
 	rec := &reminder.Reconciler{Service: f.svc, Config: reminder.ReconcileConfig{BusinessUnits: &nyc}}
 	if r, err := rec.RunOnce(ctx); err != nil || r.SourceSweeps != 0 {

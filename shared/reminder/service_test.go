@@ -49,6 +49,17 @@ func newFixture(t *testing.T, settings ...string) *fixture {
 	return f
 }
 
+// snapshot stores revision 1 of source PoliceVetting e-1 (bu-syd, staff alice@example.test,
+// event evt-1) expiring on expiresOn (YYYY-MM-DD), as the event path would, without running
+// the reminder pipeline on it.
+func (f *fixture) snapshot(t *testing.T, expiresOn string) {
+	t.Helper()
+	if _, err := f.st.SourceSnapshotApply(context.Background(), store.SourceSnapshot{EntityType: "PoliceVetting", EntityGuid: "e-1", BusinessUnitID: "bu-syd",
+		Revision: 1, DataJSON: `{"expiresOn":"` + expiresOn + `","staffEmail":"alice@example.test"}`, LastEventID: "evt-1", UpdatedOn: f.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (f *fixture) putSetting(t *testing.T, js string) {
 	t.Helper()
 	set := mustSetting(t, js)
