@@ -10,7 +10,6 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
-	"github.com/automation-platform/automation/sql/sqlite"
 )
 
 // TestDeliverySchedulerIdLinks: a completion links each job it writes to the scheduler row
@@ -23,11 +22,7 @@ import (
 func TestDeliverySchedulerIdLinks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "link.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, filepath.Join(t.TempDir(), "link.db"))
 	t0 := storetest.T0
 	a, b, c, follow := storetest.Candidate(1, t0), storetest.Candidate(2, t0), storetest.Candidate(3, t0.Add(time.Hour)), storetest.Candidate(4, t0.Add(48*time.Hour))
 	if _, err := s.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: t0, Candidates: []automation.Candidate{a, b, c}}); err != nil {

@@ -140,11 +140,7 @@ func explain(db *sql.DB, text string) ([]string, error) {
 // planStore opens an empty migrated database and the SQLite query files for plan tests.
 func planStore(t *testing.T) (*sqlstore.Store, *sqlstore.Queries) {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "plan.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openStore(t, filepath.Join(t.TempDir(), "plan.db"))
 	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
 	if err != nil {
 		t.Fatal(err)

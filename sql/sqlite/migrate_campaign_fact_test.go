@@ -4,8 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-
-	"github.com/automation-platform/automation/sql/sqlite"
 )
 
 // Migration 0040 gives every command its execution's RunId and every projection row its
@@ -29,11 +27,7 @@ func TestCampaignFactMigrationBackfillsRunAndRecipient(t *testing.T) {
 		}
 	}
 	db.Close()
-	s, err := sqlite.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, path)
 	c, err := s.CampaignCommandGet(ctx, "cx-1:0:a")
 	if err != nil || c.RunID != "run-7" || c.RecipientID != "cust-1" {
 		t.Fatalf("migrated command %+v %v", c, err)

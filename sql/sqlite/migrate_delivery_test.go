@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // Migration 0004 rebuilds NotificationJob (SQLite cannot alter its CHECK constraint): the
@@ -32,11 +33,7 @@ func TestDeliveryMigrationKeepsExistingJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	s, err := sqlite.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, path)
 	j, err := s.NotificationGetByKey(ctx, "dlv_old")
 	if err != nil || j.ID != 42 || j.EffectKey != "dlv_old" || j.LocalDate != "2026-09-28" || j.Revision != 1 || j.Status != store.NotificationQueued {
 		t.Fatalf("migrated job: %+v %v", j, err)
@@ -81,11 +78,7 @@ func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 	exec(db, `UPDATE sqlite_sequence SET seq = 100 WHERE name = 'NotificationJob'`)
 	db.Close()
 
-	s, err := sqlite.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, path)
 	for dk, id := range map[string]int64{"dlv_linked": 7, "dlv_unlinked": 9, "dlv_effect": 12} {
 		if j, err := s.NotificationGetByKey(ctx, dk); err != nil || j.ID != id {
 			t.Fatalf("job %s: %+v %v", dk, j, err)
@@ -150,11 +143,7 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 	job("old-d", "old-a", "bu-2")    // old-a's key as the effect of another unit
 	db.Close()
 
-	s, err := sqlite.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, path)
 	after := indexSQL(t, s.DB(), "NotificationJob")
 	for name, text := range before {
 		if name == "IX_NotificationJob_SchedulerKey" || name == "sqlite_autoindex_NotificationJob_2" {
@@ -247,11 +236,7 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 		}
 	}
 	db.Close()
-	s, err := sqlite.Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, path)
 	var id, published, attempts, lease, retry int64
 	var dest, token string
 	var body []byte
@@ -283,6 +268,18 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 
 // atMigration opens the SQLite file at path with the embedded migrations applied up to
 // version (a database as an older binary left it); the caller closes it.
+// openStore opens the store on the database file at path (migrating it to the binary's
+// version), closed when t ends.
+func openStore(t *testing.T, path string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func atMigration(t *testing.T, ctx context.Context, path string, version int64) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)

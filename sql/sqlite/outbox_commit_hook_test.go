@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
 )
 
 // TestOutboxCommitHook: the store tells its OnOutboxCommit hook, after the commit, how many
@@ -17,11 +16,7 @@ import (
 func TestOutboxCommitHook(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "hook.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, filepath.Join(t.TempDir(), "hook.db"))
 	var mu sync.Mutex
 	var calls []int
 	var hooked store.OutboxCommitNotifier = st
