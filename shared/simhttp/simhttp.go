@@ -65,6 +65,15 @@ func FaultsHandler[F any](maxBytes int64, set func(F) error) http.HandlerFunc {
 	}
 }
 
+// ControlRoutes registers a simulator's control routes on mux: PUT /faults (FaultsHandler
+// with maxFaultBytes and setFaults), GET /messages and GET /stats (200 with what messages
+// and stats return, as JSON).
+func ControlRoutes[F, M, S any](mux *http.ServeMux, maxFaultBytes int64, setFaults func(F) error, messages func() M, stats func() S) {
+	mux.HandleFunc("PUT /faults", FaultsHandler(maxFaultBytes, setFaults))
+	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, messages()) })
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, stats()) })
+}
+
 // WriteJSON answers status with v as JSON (UTF-8).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -177,9 +177,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /sms", s.send)
 	mux.HandleFunc("POST /messages/{op}", s.whatsapp)
-	mux.HandleFunc("PUT /faults", simhttp.FaultsHandler(1<<16, s.SetFaults))
-	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Sent()) })
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Stats()) })
+	simhttp.ControlRoutes(mux, 1<<16, s.SetFaults, s.Sent, s.Stats)
 	return mux
 }
 

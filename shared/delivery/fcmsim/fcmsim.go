@@ -207,9 +207,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /v1/projects/{project}/{send}", s.send)
-	mux.HandleFunc("PUT /faults", simhttp.FaultsHandler(1<<20, s.SetFaults))
-	mux.HandleFunc("GET /messages", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Accepted()) })
-	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) { simhttp.WriteJSON(w, http.StatusOK, s.Stats()) })
+	simhttp.ControlRoutes(mux, 1<<20, s.SetFaults, s.Accepted, s.Stats)
 	return mux
 }
 
