@@ -13,21 +13,9 @@ func TestLateEventOfAClosedCapPeriodNeverFiresFree(t *testing.T) {
 	in := Instruction{AttributeCode: "views", Operation: OpIncrement, Period: PeriodLifetime, Step: "1",
 		Thresholds: []Threshold{{Value: "1", TriggerEvent: "View_1", Cap: capDaily}, {Value: "2", TriggerEvent: "View_2", Cap: capDaily}}}
 	states := map[string]State{}
-	var fired []bool
 	// 2 July (Sydney) first, then a late event of 1 July: the LIFETIME counter reaches 2 and
 	// crosses View_2, whose cap day (1 July) is older than the cap row's (2 July).
-	for _, d := range []string{"2026-07-02T01:00:00Z", "2026-07-01T01:00:00Z"} {
-		changed, fs, err := ApplyEntity(states, []Instruction{in}, at(d), rules)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range changed {
-			states[k] = v
-		}
-		for _, f := range fs {
-			fired = append(fired, f.Fired)
-		}
-	}
+	fired := applyOnDays(t, states, in, rules, "2026-07-02T01:00:00Z", "2026-07-01T01:00:00Z")
 	if len(fired) != 2 || !fired[0] || fired[1] {
 		t.Fatalf("crossings fired = %v, want [true false]: the late crossing cannot be checked against its day's spend", fired)
 	}

@@ -21,6 +21,26 @@ func zone(t *testing.T, id string) Rules {
 	return Rules{Zone: loc, ZoneID: id, WeekStart: time.Monday}
 }
 
+// applyOnDays applies in to states once at each instant of days (RFC 3339, in order),
+// keeping the changed states, and returns whether each threshold crossing fired, in order.
+func applyOnDays(t *testing.T, states map[string]State, in Instruction, rules func(Instruction) (Rules, error), days ...string) []bool {
+	t.Helper()
+	var fired []bool
+	for _, d := range days {
+		changed, fs, err := ApplyEntity(states, []Instruction{in}, at(d), rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range changed {
+			states[k] = v
+		}
+		for _, f := range fs {
+			fired = append(fired, f.Fired)
+		}
+	}
+	return fired
+}
+
 func at(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
@@ -273,21 +293,9 @@ func TestApplyEntityCap(t *testing.T) {
 	in := Instruction{AttributeCode: "login_streak", Operation: OpStreakIncrement, Thresholds: []Threshold{{Value: "2", TriggerEvent: "Streak_2",
 		ResetPolicy: ResetOnTrigger, Cap: &Cap{Budget: "streak_points", Period: PeriodYearly, Limit: "1000", Cost: "400"}}}}
 	states := map[string]State{}
-	var fired []bool
 	days := []string{"2026-12-01T00:00:00Z", "2026-12-02T00:00:00Z", "2026-12-03T00:00:00Z", "2026-12-04T00:00:00Z", "2026-12-05T00:00:00Z", "2026-12-06T00:00:00Z",
 		"2026-12-31T12:00:00Z", "2026-12-31T13:00:00Z"} // the last is 2027-01-01 00:00 in Sydney (+11)
-	for _, d := range days {
-		changed, fs, err := ApplyEntity(states, []Instruction{in}, at(d), rules)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range changed {
-			states[k] = v
-		}
-		for _, f := range fs {
-			fired = append(fired, f.Fired)
-		}
-	}
+	fired := applyOnDays(t, states, in, rules, days...)
 	// Streak 1,2(fire,reset 0),1,2(fire),1... day 6: 2 again but the cap (800+400 > 1000)
 	// refuses: no reset, value stays 2; 31 Dec: gap resets to 1; 1 Jan (new year): 2, fires.
 	want := []bool{true, true, false, true}
