@@ -36,6 +36,34 @@ func rawDB(t *testing.T, dir string) *sql.DB {
 	return db
 }
 
+// oldDir writes a trace database as an older build left it: a new directory whose file holds
+// setup (a schema and its user_version) and recs, written in one transaction straight into
+// AutomationJob; it returns the directory.
+func oldDir(t *testing.T, setup string, recs ...trace.JobRecord) string {
+	t.Helper()
+	dir := t.TempDir()
+	old := rawDB(t, dir)
+	if _, err := old.Exec(setup); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := old.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if _, err := tx.Exec(insertJob, jobArgs(r)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // indexes lists the names of AutomationJob's indexes, sorted (automatic ones included).
 func indexes(t *testing.T, db *sql.DB) []string {
 	t.Helper()
@@ -61,26 +89,15 @@ func indexes(t *testing.T, db *sql.DB) []string {
 // replaces it instead of adding a second row.
 func TestMigrateFromVersion1(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	old := rawDB(t, dir)
-	if _, err := old.Exec(schemaV1); err != nil {
-		t.Fatal(err)
-	}
 	started := time.Date(2026, 3, 14, 1, 2, 3, 4_000_000, time.UTC)
 	var recs []trace.JobRecord
 	for i, g := range []string{"g1", "g2", "g3"} {
-		r := trace.JobRecord{SchedulerKey: "reminder:k:" + g, RowGuid: g, RowID: int64(10 + i), BusinessUnitID: "bu-1",
+		recs = append(recs, trace.JobRecord{SchedulerKey: "reminder:k:" + g, RowGuid: g, RowID: int64(10 + i), BusinessUnitID: "bu-1",
 			AutomationType: "Reminder", Attempt: 1, Version: int64(5 + i), Outcome: trace.OutcomeRetrying, ReasonCode: "r",
 			ErrorCode: "Timeout", Message: "m", StartedOn: started.Add(time.Duration(i) * time.Minute),
-			FinishedOn: started.Add(time.Duration(i)*time.Minute + time.Second), TraceBlobName: trace.BlobName(g, 1, int64(5+i))}
-		recs = append(recs, r)
-		if _, err := old.Exec(insertJob, jobArgs(r)...); err != nil {
-			t.Fatal(err)
-		}
+			FinishedOn: started.Add(time.Duration(i)*time.Minute + time.Second), TraceBlobName: trace.BlobName(g, 1, int64(5+i))})
 	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := oldDir(t, schemaV1, recs...)
 
 	s, err := Open(dir)
 	if err != nil {
@@ -189,31 +206,15 @@ func TestReadsSeekIndexes(t *testing.T) {
 // others wait, then find version 2), and every row is there once, with the version-2 layout.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	old := rawDB(t, dir)
-	if _, err := old.Exec(schemaV1); err != nil {
-		t.Fatal(err)
-	}
 	const rows = 3000
-	tx, err := old.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
+	recs := make([]trace.JobRecord, 0, rows)
 	for i := range rows {
 		g := "g" + strings.Repeat("x", i%7) + time.Duration(i).String()
-		r := trace.JobRecord{SchedulerKey: "reminder:k:" + g, RowGuid: g, BusinessUnitID: "bu-1", AutomationType: "Reminder",
-			Attempt: 1, Version: 1, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
-		if _, err := tx.Exec(insertJob, jobArgs(r)...); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, trace.JobRecord{SchedulerKey: "reminder:k:" + g, RowGuid: g, BusinessUnitID: "bu-1", AutomationType: "Reminder",
+			Attempt: 1, Version: 1, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started})
 	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := oldDir(t, schemaV1, recs...)
 	const opens = 4
 	stores := make([]*Store, opens)
 	errs := make([]error, opens)
@@ -252,20 +253,10 @@ PRAGMA user_version = 2;`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			old := rawDB(t, dir)
-			if _, err := old.Exec(setup); err != nil {
-				t.Fatal(err)
-			}
 			started := time.Date(2026, 3, 14, 1, 2, 3, 0, time.UTC)
 			r := trace.JobRecord{SchedulerKey: "reminder:k:g1", RowGuid: "g1", BusinessUnitID: "bu-1", AutomationType: "Reminder",
 				Attempt: 1, Version: 3, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
-			if _, err := old.Exec(insertJob, jobArgs(r)...); err != nil {
-				t.Fatal(err)
-			}
-			if err := old.Close(); err != nil {
-				t.Fatal(err)
-			}
+			dir := oldDir(t, setup, r)
 			s, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
