@@ -19,15 +19,8 @@ const waChannel = "7c4f1e52-3a6b-4c8d-9e0f-1a2b3c4d5e6f"
 
 func startWhatsApp(t channeltest.TB, timeout time.Duration, clock automation.Clock) (*acssim.Server, *channel.WhatsApp) {
 	t.Helper()
-	sim, err := acssim.New(acssim.Config{Refused: []string{smsRefused}, Clock: clock, ChannelRegistrationID: waChannel,
+	sim := startACSSim(t, acssim.Config{Refused: []string{smsRefused}, Clock: clock, ChannelRegistrationID: waChannel,
 		WhatsAppTemplates: map[string]int{"points_earned": 2, "otp_code": 1}})
-	if err != nil {
-		t.Fatalf("acssim: %v", err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatalf("acssim start: %v", err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
 	ch, err := channel.NewWhatsApp(channel.WhatsAppConfig{ConnectionString: sim.ConnectionString(sim.URL()), ChannelRegistrationID: waChannel,
 		Timeout: timeout, Clock: clock})
 	if err != nil {
