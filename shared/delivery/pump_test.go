@@ -57,11 +57,7 @@ func TestRelayDrainEmptiesTheOutbox(t *testing.T) {
 	if n, _ := st.OutboxBacklog(context.Background()); n != 0 {
 		t.Fatalf("%d rows left unpublished", n)
 	}
-	for id, n := range pub.seen {
-		if n != 1 {
-			t.Fatalf("%s published %d times", id, n)
-		}
-	}
+	onceEach(t, pub.seen, "%s published %d times")
 }
 
 // TestPumpAndTimerShareTheWork: the eager publisher (woken by the store's commit hook) and
@@ -119,11 +115,7 @@ func TestPumpAndTimerShareTheWork(t *testing.T) {
 	if len(pub.seen) != commits*per {
 		t.Fatalf("%d messages published, want %d", len(pub.seen), commits*per)
 	}
-	for id, n := range pub.seen {
-		if n != 1 {
-			t.Fatalf("%s published %d times", id, n)
-		}
-	}
+	onceEach(t, pub.seen, "%s published %d times")
 	if pump.Metrics.Published.Load() == 0 {
 		t.Fatal("the eager publisher published nothing: the commit hook did not wake it")
 	}

@@ -130,11 +130,7 @@ func TestRelayRescansWhatItGaveBack(t *testing.T) {
 	if rec.last() == 0 {
 		t.Fatal("claims still walk from the oldest row with no row handed back or waiting to retry")
 	}
-	for id, n := range pub.published {
-		if n != 1 {
-			t.Fatalf("%s published %d times", id, n)
-		}
-	}
+	onceEach(t, pub.published, "%s published %d times")
 	if len(pub.published) != 4 || unpublished(t, st) != 0 {
 		t.Fatalf("published %v, %d rows unpublished", pub.published, unpublished(t, st))
 	}
@@ -249,9 +245,5 @@ func TestPumpGathersCommitsOfAWindow(t *testing.T) {
 	if d := p.Metrics.Drains.Load(); d > 2 {
 		t.Fatalf("20 commits within the window took %d drains, want 1 (2 if the writes outlasted it)", d)
 	}
-	for id, n := range pub.seen {
-		if n != 1 {
-			t.Fatalf("%s published %d times", id, n)
-		}
-	}
+	onceEach(t, pub.seen, "%s published %d times")
 }

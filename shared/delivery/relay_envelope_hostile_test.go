@@ -250,11 +250,7 @@ func TestHostileEnvelopesAgainstAFullQueue(t *testing.T) {
 			if len(p.handled) != tc.envelopes*tc.per {
 				t.Fatalf("%d messages handled, want %d", len(p.handled), tc.envelopes*tc.per)
 			}
-			for id, n := range p.handled {
-				if n != 1 {
-					t.Fatalf("message %s handled %d times", id, n)
-				}
-			}
+			onceEach(t, p.handled, "message %s handled %d times")
 		})
 	}
 }

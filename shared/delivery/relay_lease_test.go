@@ -63,6 +63,17 @@ func settlingBus(t *testing.T, r *delivery.Relay, opts bus.MemoryOptions) *bus.M
 }
 
 // unpublished counts the outbox rows not yet marked published (up to 100).
+// onceEach fails t unless every message of counts (message id → times published or
+// handled) counts once; format names the act, with the id and the count as its verbs.
+func onceEach(t *testing.T, counts map[string]int, format string) {
+	t.Helper()
+	for id, n := range counts {
+		if n != 1 {
+			t.Fatalf(format, id, n)
+		}
+	}
+}
+
 func unpublished(t *testing.T, st store.DeliveryStore) int {
 	t.Helper()
 	left, err := st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
@@ -315,11 +326,7 @@ func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
 	if err != nil || len(left) != 0 {
 		t.Fatalf("%d rows left unpublished (%v)", len(left), err)
 	}
-	for id, n := range handled {
-		if n != 1 {
-			t.Fatalf("message %s handled %d times", id, n)
-		}
-	}
+	onceEach(t, handled, "message %s handled %d times")
 	if len(handled) != execs*per {
 		t.Fatalf("%d messages handled, want %d", len(handled), execs*per)
 	}
