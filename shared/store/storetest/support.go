@@ -297,20 +297,34 @@ func testSupportRetryCancel(t *testing.T, open Opener) {
 	}
 }
 
+// retryCandidate is the support retry of row (ensured from c) due at now: c under the retry
+// key of row's current Version.
+func retryCandidate(c automation.Candidate, row automation.SchedulerRow, now time.Time) automation.Candidate {
+	c.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, row.Version)
+	c.ScheduledOn = now
+	return c
+}
+
+// supportRetry has operator ops.jane retry row (at its current Version) with retry, for
+// reason, at now; it fails t on an error.
+func supportRetry(t *testing.T, s store.Store, row automation.SchedulerRow, retry automation.Candidate, now time.Time, reason string) store.SupportActResult {
+	t.Helper()
+	res, err := s.SupportSchedulerAct(context.Background(), store.SupportActParams{ID: row.ID, Version: row.Version, Action: store.SupportRetry,
+		Operator: "ops.jane", Reason: reason, Now: now, RetryCandidate: &retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func testSupportRetryCompleted(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
 	now := T0.Add(72 * time.Hour)
 	c := Candidate(1, T0.Add(time.Hour))
 	done := putInStatus(t, s, c, automation.StatusCompleted)
-	retry := c
-	retry.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, done.Version)
-	retry.ScheduledOn = now
-	res, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: done.ID, Version: done.Version, Action: store.SupportRetry,
-		Operator: "ops.jane", Reason: "customer asked again", Now: now, RetryCandidate: &retry})
-	if err != nil {
-		t.Fatal(err)
-	}
+	retry := retryCandidate(c, done, now)
+	res := supportRetry(t, s, done, retry, now, "customer asked again")
 	orig := get(t, s, c.SchedulerKey)
 	if orig.Status != automation.StatusCompleted || orig.Version != done.Version+1 || orig.DispatchResultJSON != done.DispatchResultJSON {
 		t.Fatalf("original after support retry %+v", orig)
@@ -641,14 +655,7 @@ func testSupportRetryKeepsEndTime(t *testing.T, open Opener) {
 	c := supportCandidate(1, T0.Add(time.Hour), "bu-a")
 	ended := putInStatus(t, s, c, automation.StatusDeactivated)
 	now := ended.UpdatedOn.Add(30 * 24 * time.Hour)
-	retry := c
-	retry.SchedulerKey = automation.SupportRetryKey(c.SchedulerKey, ended.Version)
-	retry.ScheduledOn = now
-	res, err := s.SupportSchedulerAct(ctx, store.SupportActParams{ID: ended.ID, Version: ended.Version, Action: store.SupportRetry,
-		Operator: "ops.jane", Reason: "send it anyway", Now: now, RetryCandidate: &retry})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := supportRetry(t, s, ended, retryCandidate(c, ended, now), now, "send it anyway")
 	after := get(t, s, c.SchedulerKey)
 	if after.Version != ended.Version+1 || res.Row.Version != after.Version {
 		t.Fatalf("version after a support retry: %d (answer %d), want %d", after.Version, res.Row.Version, ended.Version+1)
