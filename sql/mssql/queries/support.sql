@@ -1,6 +1,6 @@
 -- Support API queries (SQL Server). Same names, parameters and result columns as
 -- sql/sqlite/queries/support.sql; see that file for what each query is for.
--- The finders (SupportSchedulerFind*) are in support_find.sql, generated from
+-- The finders (SupportSchedulerFind*) are expanded, when the store opens, from
 -- support_find.sql.tmpl.
 
 -- name: SupportSchedulerGetById :one

@@ -1,7 +1,7 @@
 -- Support API queries (SQLite). Same names as sql/mssql/queries/support.sql.
 -- Parameters are named (@Name); "now" is always a parameter.
 --
--- The finders (SupportSchedulerFind*) are in support_find.sql, generated from
+-- The finders (SupportSchedulerFind*) are expanded, when the store opens, from
 -- support_find.sql.tmpl. sql/sqlite/support_plan_test.go checks every plan.
 
 -- name: SupportSchedulerGetById :one
