@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -237,35 +238,83 @@ func (s *Service) FreezePrice(ctx context.Context, cmd Command) (FrozenPrice, er
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return FrozenPrice{}, err
 	}
-	now := s.Clock.Now()
-	fp := FrozenPrice{ActionType: cmd.ActionType, FrozenOn: now}
-	sp, err := s.Store.PricePolicyGet(ctx, cmd.BusinessUnitID, cmd.ActionType)
-	switch {
-	case errors.Is(err, store.ErrNotFound) && slices.Contains(PricedActionTypes, cmd.ActionType):
-		return FrozenPrice{}, fmt.Errorf("%s in %s: %w", cmd.ActionType, cmd.BusinessUnitID, ErrNoPricePolicy)
-	case errors.Is(err, store.ErrNotFound):
-		// free: nothing to charge
-	case err != nil:
+	sp, found, err := s.policyOf(ctx, cmd.BusinessUnitID, cmd.ActionType)
+	if err != nil {
 		return FrozenPrice{}, err
+	}
+	row, err := priceRow(cmd, sp, found, s.Clock.Now())
+	if err != nil {
+		return FrozenPrice{}, err
+	}
+	stored, err := s.Store.CommandPriceFreeze(ctx, row)
+	if err != nil {
+		return FrozenPrice{}, err
+	}
+	return decodePrice(stored)
+}
+
+// FreezeInClaim returns the price freeze of a command of actionType in businessUnitID, to
+// run inside the transaction that claims it (the campaign worker's claim: one write
+// transaction for both, docs/budgets.md "Frozen price"). The policy is read now, before the
+// claim; the price is computed from the claimed command's quantity and stored
+// first-writer-wins with the claim, at the claim's instant. A command whose price cannot be
+// computed there (a priced type without a policy, a bad quantity) is left unpriced, so that
+// Prepare answers its error as before; the freeze's error is a store error only, and fails
+// the claim. Errors: the policy's read (the worker then claims without the freeze).
+func (s *Service) FreezeInClaim(ctx context.Context, businessUnitID, actionType string) (func(ctx context.Context, tx *sql.Tx, cmd Command) error, error) {
+	sp, found, err := s.policyOf(ctx, businessUnitID, actionType)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, tx *sql.Tx, cmd Command) error {
+		if cmd.ActionType != actionType || cmd.BusinessUnitID != businessUnitID || cmd.check() != nil {
+			return nil
+		}
+		row, err := priceRow(cmd, sp, found, s.Clock.Now())
+		if err != nil {
+			return nil // Prepare prices it and answers the error
+		}
+		_, err = s.Store.CommandPriceFreezeInTx(ctx, tx, row)
+		return err
+	}, nil
+}
+
+// policyOf reads the business unit's price policy for actionType; found false: none.
+func (s *Service) policyOf(ctx context.Context, businessUnitID, actionType string) (store.PricePolicy, bool, error) {
+	sp, err := s.Store.PricePolicyGet(ctx, businessUnitID, actionType)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.PricePolicy{}, false, nil
+	case err != nil:
+		return store.PricePolicy{}, false, err
+	}
+	return sp, true, nil
+}
+
+// priceRow is cmd's price under the policy sp (found false: none; free unless the type is
+// one of PricedActionTypes, ErrNoPricePolicy then) at now, as the CommandPrice row to freeze.
+func priceRow(cmd Command, sp store.PricePolicy, found bool, now time.Time) (store.CommandPrice, error) {
+	fp := FrozenPrice{ActionType: cmd.ActionType, FrozenOn: now}
+	switch {
+	case !found && slices.Contains(PricedActionTypes, cmd.ActionType):
+		return store.CommandPrice{}, fmt.Errorf("%s in %s: %w", cmd.ActionType, cmd.BusinessUnitID, ErrNoPricePolicy)
+	case !found:
+		// free: nothing to charge
 	default:
 		p, err := PolicyFromStore(sp)
 		if err != nil {
-			return FrozenPrice{}, err
+			return store.CommandPrice{}, err
 		}
 		fee, err := p.Fee(cmd.Quantity)
 		if err != nil {
-			return FrozenPrice{}, err
+			return store.CommandPrice{}, err
 		}
 		fp = FrozenPrice{ActionType: cmd.ActionType, Priced: true, Amount: fee.Minor, Currency: fee.Currency.Code(), Formula: p.Formula,
 			Rate: sp.Rate, Unit: p.Unit, Quantity: cmd.Quantity, TransferType: p.TransferType, PolicyVersion: p.Version, FrozenOn: now}
 	}
 	body, _ := json.Marshal(fp)
-	stored, err := s.Store.CommandPriceFreeze(ctx, store.CommandPrice{CommandID: cmd.CommandID, BusinessUnitID: cmd.BusinessUnitID,
-		CampaignID: cmd.CampaignID, ActionType: cmd.ActionType, Amount: int64(fp.Amount), Currency: fp.Currency, PriceJSON: string(body), FrozenOn: now})
-	if err != nil {
-		return FrozenPrice{}, err
-	}
-	return decodePrice(stored)
+	return store.CommandPrice{CommandID: cmd.CommandID, BusinessUnitID: cmd.BusinessUnitID,
+		CampaignID: cmd.CampaignID, ActionType: cmd.ActionType, Amount: int64(fp.Amount), Currency: fp.Currency, PriceJSON: string(body), FrozenOn: now}, nil
 }
 
 func decodePrice(c store.CommandPrice) (FrozenPrice, error) {

@@ -51,6 +51,8 @@
 //
 //  1. load: read the command and its campaign (no transaction held);
 //  2. claim: store.CampaignClaim with a lease and Version; freeze the parameters if unset;
+//     with a ClaimGuard and an ACTIVE campaign, the guard's in-claim work (the budget's
+//     price freeze) runs in the claim's transaction (docs/budgets.md, "Frozen price");
 //  3. status: PAUSED → QUEUED again after PauseRecheck (no attempt counted); STOPPED →
 //     CANCELLED unless in doubt;
 //     3b. recipient gate: for a GatedProvider's command (the NOTIFICATION_* actions of a

@@ -57,6 +57,15 @@ type PreCallGuard interface {
 	BeforeCall(ctx context.Context, s Step) (GuardDecision, error)
 }
 
+// ClaimGuard is an optional side of a PreCallGuard: InClaim, asked before a command is
+// claimed by id while its campaign reads ACTIVE, returns work to run inside the claim's
+// transaction with the claimed command (nil: none), e.g. freezing the command's price there
+// rather than in a write transaction of its own (docs/budgets.md, "Frozen price"). Its error
+// fails the claim, which is then retried as a failed claim is.
+type ClaimGuard interface {
+	InClaim(ctx context.Context, c store.CampaignCommand) func(ctx context.Context, tx *sql.Tx, claimed store.CampaignCommand) error
+}
+
 // GatedProvider is implemented by providers whose actions reach a person on a delivery
 // channel (ChannelProvider: the NOTIFICATION_* actions): GateJob is the delivery the
 // Worker's Gate decides, the same shape the dispatcher's gate sees for a reminder.
@@ -170,8 +179,13 @@ func (w *Worker) Run(ctx context.Context, commandID string) error {
 	if err != nil {
 		return err
 	}
-	// 2. claim
-	r, err := w.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: commandID, Now: w.Clock.Now().UTC(), Lease: w.lease(), FreezeParams: params})
+	// 2. claim (with the guard's in-claim work: the price freeze)
+	var inClaim func(context.Context, *sql.Tx, store.CampaignCommand) error
+	if cg, ok := w.Guard.(ClaimGuard); ok && camp.Status == store.CampaignActive {
+		inClaim = cg.InClaim(ctx, c)
+	}
+	r, err := w.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: commandID, Now: w.Clock.Now().UTC(), Lease: w.lease(), FreezeParams: params,
+		InTx: inClaim})
 	if err != nil || !r.Claimed {
 		return err
 	}

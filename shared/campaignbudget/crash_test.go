@@ -39,7 +39,9 @@ func (p crashProvider) Call(ctx context.Context, c campaign.Call) (campaign.Resu
 // ends SUCCEEDED with its action applied once, the ledger holds one transfer for its one
 // orderId, the reservation is CONSUMED and cost is the fee once.
 func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
-	steps := []string{"after:CommandPriceFreeze", "after:BudgetReserve", "after:FeeTransferBegin", "after:CreateTransfer",
+	// The price is frozen in the claim's transaction: "in:CommandPriceFreezeInTx" dies
+	// before that commit, "after:CommandPriceGet" after it (the guard reads the price back).
+	steps := []string{"in:CommandPriceFreezeInTx", "after:CommandPriceGet", "after:BudgetReserve", "after:FeeTransferBegin", "after:CreateTransfer",
 		"after:FeeTransferRecord", "provider:after:Call", "hook:before:commit", "fault:AfterCharge", "fault:AfterCall"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
@@ -105,7 +107,19 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 					t.Fatal(err)
 				}
 			}()
-			if c := r.command(ids[0]); c.Status != store.CommandRunning {
+			if step == "in:CommandPriceFreezeInTx" {
+				// The claim rolled back with its freeze: the command is QUEUED, unpriced, and
+				// its message comes again.
+				if c := r.command(ids[0]); c.Status != store.CommandQueued || c.AttemptCount != 0 {
+					t.Fatalf("after a crash inside the claim the command is %s (attempt %d), want QUEUED unclaimed", c.Status, c.AttemptCount)
+				}
+				if _, err := r.st.CommandPriceGet(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("a price outlived its rolled-back claim (%v)", err)
+				}
+				if err := r.worker.Run(ctx, ids[0]); err != nil {
+					t.Fatal(err)
+				}
+			} else if c := r.command(ids[0]); c.Status != store.CommandRunning {
 				t.Fatalf("after the crash the command is %s, want RUNNING (its lease held)", c.Status)
 			}
 			r.clock.Advance(2 * time.Minute)

@@ -30,6 +30,7 @@ type Guard struct {
 var (
 	_ campaign.PreCallGuard  = (*Guard)(nil)
 	_ campaign.PausedResumer = (*Guard)(nil)
+	_ campaign.ClaimGuard    = (*Guard)(nil)
 )
 
 func (g *Guard) log() *slog.Logger {
@@ -60,6 +61,21 @@ func Command(c store.CampaignCommand) budget.Command {
 		}
 	}
 	return cmd
+}
+
+// InClaim implements campaign.ClaimGuard: the command's price is frozen in the transaction
+// that claims it (budget.Service.FreezeInClaim; the policy is read before the claim), so
+// Prepare later reads it back instead of writing it in a transaction of its own. A policy
+// that cannot be read leaves the freeze to Prepare.
+func (g *Guard) InClaim(ctx context.Context, c store.CampaignCommand) func(context.Context, *sql.Tx, store.CampaignCommand) error {
+	freeze, err := g.Budget.FreezeInClaim(ctx, c.BusinessUnitID, campaign.CanonicalActionType(c.ActionType))
+	if err != nil {
+		g.log().DebugContext(ctx, "price freeze left to the guard", "commandId", c.CommandID, "error", err.Error())
+		return nil
+	}
+	return func(ctx context.Context, tx *sql.Tx, claimed store.CampaignCommand) error {
+		return freeze(ctx, tx, Command(claimed))
+	}
 }
 
 // BeforeCall implements campaign.PreCallGuard (see the package doc). Errors: billing or

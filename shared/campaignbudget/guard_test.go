@@ -2,6 +2,7 @@ package campaignbudget_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,5 +162,45 @@ func TestCommandQuantity(t *testing.T) {
 	}
 	if got := campaignbudget.Command(store.CampaignCommand{ActionType: "ADD_POINTS"}).ActionType; got != "ADD_UPOINT" {
 		t.Errorf("ADD_POINTS priced as %s", got)
+	}
+}
+
+// countFreezes counts the price freezes that take a write transaction of their own.
+type countFreezes struct {
+	store.BudgetStore
+	own *atomic.Int64
+}
+
+func (c countFreezes) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (store.CommandPrice, error) {
+	c.own.Add(1)
+	return c.BudgetStore.CommandPriceFreeze(ctx, p)
+}
+
+// A command's price is frozen in the transaction that claims it, at the claim's instant: the
+// guard reads it back and writes no freeze of its own (one write transaction less per
+// command). The command still runs and is charged once at that price.
+func TestPriceFrozenInTheClaim(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	own := &atomic.Int64{}
+	svc := *r.budget
+	svc.Store = countFreezes{BudgetStore: r.st, own: own}
+	g := &campaignbudget.Guard{Budget: &svc, Campaigns: r.st, Clock: r.clock}
+	w := *r.worker
+	w.Guard, w.AfterResult = g, g.AfterResult
+	ids := r.start(1)
+	claimedAt := r.clock.Now()
+	if err := w.Run(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := own.Load(); n != 0 {
+		t.Fatalf("%d price freezes took a transaction of their own, want 0 (frozen in the claim)", n)
+	}
+	p, err := r.st.CommandPriceGet(ctx, ids[0])
+	if err != nil || p.Amount != 10 || !p.FrozenOn.Equal(claimedAt) {
+		t.Fatalf("frozen price %+v (%v), want 10 frozen at the claim %s", p, err, claimedAt)
+	}
+	if c := r.command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 10 {
+		t.Fatalf("command %s, ledger %d; want SUCCEEDED and charged 10 once", c.Status, r.ledgerCheck())
 	}
 }

@@ -342,6 +342,9 @@ type BudgetStore interface {
 
 	// CommandPriceFreeze stores p unless the command has a price; returns the stored one.
 	CommandPriceFreeze(ctx context.Context, p CommandPrice) (CommandPrice, error)
+	// CommandPriceFreezeInTx is CommandPriceFreeze inside tx: the campaign worker freezes a
+	// command's price in the transaction that claims it (docs/budgets.md, "Frozen price").
+	CommandPriceFreezeInTx(ctx context.Context, tx *sql.Tx, p CommandPrice) (CommandPrice, error)
 	// CommandPriceGet returns the command's frozen price or ErrNotFound.
 	CommandPriceGet(ctx context.Context, commandID string) (CommandPrice, error)
 

@@ -213,6 +213,11 @@ type CampaignClaimParams struct {
 	Now          time.Time
 	Lease        time.Duration
 	FreezeParams string
+	// InTx, when set, runs inside the claim's transaction once the command is claimed, with
+	// the claimed command (its parameters frozen); its error rolls the claim back and is
+	// CampaignClaim's. The campaign worker freezes the command's price there, so the claim
+	// and the freeze take one write transaction (docs/budgets.md, "Frozen price").
+	InTx func(ctx context.Context, tx *sql.Tx, c CampaignCommand) error
 }
 
 // CampaignClaimResult: Claimed false means the command is terminal, leased by another worker

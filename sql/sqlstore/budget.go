@@ -130,17 +130,30 @@ func (s *Store) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (s
 		return store.CommandPrice{}, fmt.Errorf("%s CommandPriceFreeze: command id and a non-negative amount are required", s.d.Name)
 	}
 	var out store.CommandPrice
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := s.execN(ctx, tx, "CommandPriceInsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
-			"CampaignId", p.CampaignID, "ActionType", p.ActionType, "Amount", p.Amount, "Currency", p.Currency,
-			"PriceJson", p.PriceJSON, "Now", s.tm(p.FrozenOn))...); err != nil {
-			return err
-		}
-		var err error
-		out, err = s.scanPrice(s.queryRow(ctx, tx, "CommandPriceGet", named("CommandId", p.CommandID)...))
-		return s.oneErr("CommandPriceGet", err)
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = s.commandPriceFreezeTx(ctx, tx, p)
+		return err
 	})
 	return out, err
+}
+
+// CommandPriceFreezeInTx implements store.BudgetStore.
+func (s *Store) CommandPriceFreezeInTx(ctx context.Context, tx *sql.Tx, p store.CommandPrice) (store.CommandPrice, error) {
+	if p.CommandID == "" || p.Amount < 0 {
+		return store.CommandPrice{}, fmt.Errorf("%s CommandPriceFreezeInTx: command id and a non-negative amount are required", s.d.Name)
+	}
+	return s.commandPriceFreezeTx(ctx, tx, p)
+}
+
+// commandPriceFreezeTx stores p first-writer-wins in tx and returns the stored price.
+func (s *Store) commandPriceFreezeTx(ctx context.Context, tx *sql.Tx, p store.CommandPrice) (store.CommandPrice, error) {
+	if _, err := s.execN(ctx, tx, "CommandPriceInsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
+		"CampaignId", p.CampaignID, "ActionType", p.ActionType, "Amount", p.Amount, "Currency", p.Currency,
+		"PriceJson", p.PriceJSON, "Now", s.tm(p.FrozenOn))...); err != nil {
+		return store.CommandPrice{}, err
+	}
+	out, err := s.scanPrice(s.queryRow(ctx, tx, "CommandPriceGet", named("CommandId", p.CommandID)...))
+	return out, s.oneErr("CommandPriceGet", err)
 }
 
 // CommandPriceGet implements store.BudgetStore.

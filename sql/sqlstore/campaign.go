@@ -364,7 +364,13 @@ func (s *Store) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) 
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		res, err = s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
-		return err
+		if err != nil || !res.Claimed || p.InTx == nil {
+			return err
+		}
+		if err := p.InTx(ctx, tx, res.Command); err != nil {
+			return fmt.Errorf("CampaignClaim: in-claim hook: %w", err)
+		}
+		return nil
 	})
 	return res, err
 }

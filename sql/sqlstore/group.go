@@ -29,12 +29,19 @@ import (
 //	                      ▼               on the member's goroutine
 //	                 fn on the shared tx         │
 //	                 ──ran──▶ leader       ok: RELEASE g (member joins the commit)
-//	                 ◀─done── leader       failed: ROLLBACK TO g; RELEASE g; the member gets
-//	                                       its own error at once, the others go on
+//	                 ◀─done── leader       failed: ROLLBACK TO g; RELEASE g; the others go
+//	                                       on; the member gets its own error after the COMMIT
 //
 // What each caller sees is what a transaction of its own gives: nil only once its writes
 // are committed, its own error (nothing of it written) when its fn fails, and the commit's
-// error when the group's COMMIT fails (nothing of the group written). The members run
+// error when the group's COMMIT fails (nothing of the group written). A failed member hears
+// its error only once the group has committed, like the others: its fn saw the writes of
+// the members before it (a Version moved, a key taken), which no other connection sees
+// before the COMMIT, and a caller that re-reads after a conflict (an optimistic retry loop)
+// must find what it conflicted with; answered at once, it re-read the old row, conflicted
+// again, and a guard's five tries ran out inside one group (the flake of
+// TestEightWorkersBudgetForHundredThenRaise; TestGroupCommitFailedMemberAnsweredAfterCommit).
+// When the group is not committed, what it failed on never existed: it runs again, alone. The members run
 // serially, each seeing the writes of those before it, so the group is one serial order
 // of the transactions, as the writer queue gave. When the physical transaction is lost in
 // the middle (a statement interrupted by its context makes SQLite roll back the whole
@@ -239,6 +246,11 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 		return fmt.Errorf("%s: begin: %w", s.d.Name, err)
 	}
 	var members []*groupMember // savepoints released: they commit with the group
+	type failure struct {
+		m   *groupMember
+		err error
+	}
+	var failed []failure // own failures, answered once the group's outcome is known
 	finished := false
 	defer func() {
 		if finished {
@@ -293,8 +305,13 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 		var fnErr error
 		fnErr, lost = s.runSaved(tx, nil, m.ctx, m)
 		switch {
+		case fnErr != nil && lost == nil:
+			// Its own failure: nothing of it is written. It may have failed on what the
+			// members before it wrote (a version that moved, a key that exists), which no
+			// other connection sees before the COMMIT: its caller hears it only then.
+			failed = append(failed, failure{m, fnErr})
 		case fnErr != nil:
-			m.done <- fnErr // its own failure: nothing of it is written
+			m.done <- fmt.Errorf("%s: %w: %w (%w)", s.d.Name, errGroupLost, lost, fnErr)
 		case lost != nil:
 			m.done <- fmt.Errorf("%s: %w: %w", s.d.Name, errGroupLost, lost)
 		default:
@@ -306,6 +323,10 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 		s.takeOutbox(tx)
 		for _, m := range members {
 			m.done <- err
+		}
+		for _, f := range failed {
+			// What it failed on was never committed: it runs again, alone (inGroup).
+			f.m.done <- fmt.Errorf("%s: %w: %w (%w)", s.d.Name, errGroupLost, err, f.err)
 		}
 		release()
 		s.handOn()
@@ -330,6 +351,9 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 	}
 	for _, m := range members {
 		m.done <- nil
+	}
+	for _, f := range failed {
+		f.m.done <- f.err
 	}
 	release()
 	s.handOn()

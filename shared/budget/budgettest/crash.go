@@ -2,6 +2,7 @@ package budgettest
 
 import (
 	"context"
+	"database/sql"
 	"sync/atomic"
 
 	"github.com/automation-platform/automation/shared/budget"
@@ -36,6 +37,21 @@ type Store struct {
 func (c Store) CommandPriceFreeze(ctx context.Context, p store.CommandPrice) (store.CommandPrice, error) {
 	r, err := c.BudgetStore.CommandPriceFreeze(ctx, p)
 	c.Point("after:CommandPriceFreeze")
+	return r, err
+}
+
+// CommandPriceFreezeInTx dies inside the claim's transaction, after the freeze's
+// statements: the claim and the freeze roll back together.
+func (c Store) CommandPriceFreezeInTx(ctx context.Context, tx *sql.Tx, p store.CommandPrice) (store.CommandPrice, error) {
+	r, err := c.BudgetStore.CommandPriceFreezeInTx(ctx, tx, p)
+	c.Point("in:CommandPriceFreezeInTx")
+	return r, err
+}
+
+// CommandPriceGet dies once the price is read back: after a claim that froze it committed.
+func (c Store) CommandPriceGet(ctx context.Context, commandID string) (store.CommandPrice, error) {
+	r, err := c.BudgetStore.CommandPriceGet(ctx, commandID)
+	c.Point("after:CommandPriceGet")
 	return r, err
 }
 

@@ -5,6 +5,8 @@
 //
 // Points are "after:<call>" for the store calls CommandPriceFreeze, BudgetReserve,
 // FeeTransferBegin and FeeTransferRecord (the call committed, its answer is lost) and for the
-// billing calls GetBalance and CreateTransfer (the provider answered), and
-// "before:CreateTransfer" (nothing reached the provider). It is imported by tests only.
+// billing calls GetBalance and CreateTransfer (the provider answered), "after:CommandPriceGet"
+// (the price read back: a claim that froze it committed), "in:CommandPriceFreezeInTx" (inside
+// the claim's transaction, after its freeze: both roll back) and "before:CreateTransfer"
+// (nothing reached the provider). It is imported by tests only.
 package budgettest
