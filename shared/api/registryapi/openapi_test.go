@@ -16,15 +16,11 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
 
-type env struct {
-	rt *app.Runtime
-	openapitest.Client
-}
+type env struct{ *apptest.API }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	rt := apptest.Open(t, nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})
-	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, registryapi.OpenAPI()), Handler: rt.Functions}}
+	return &env{apptest.OpenAPI(t, registryapi.OpenAPI(), nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})}
 }
 
 // resp is one recorded answer.
@@ -36,9 +32,7 @@ type resp = openapitest.Recorded
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := funchost.NewRouter(nil)
-	registryapi.Register(r, httpapi.New(httpapi.Options{}), &gateway.Admin{})
-	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) { registryapi.Register(r, api, &gateway.Admin{}) }, registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
 }
 
 const (
@@ -117,7 +111,7 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 		return openapitest.Request("POST", registryapi.Prefix+"/types", login, "X-Automation-Operator: ops")
 	}
 	rec := httptest.NewRecorder()
-	e.rt.Functions.ServeHTTP(rec, create())
+	e.RT.Functions.ServeHTTP(rec, create())
 	if rec.Code != 201 {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
 	}
