@@ -25,7 +25,8 @@ import (
 //     (logctx, logmask), configuration (config), the trace contract (trace), the one
 //     table of topics, queues and functions (topology), and OpenTelemetry's setup and
 //     trace-context carriers (telemetry) with its in-process OTLP receiver for tests
-//     (telemetry/otlptest), and headless Chromium for the browser tests (browsertest).
+//     (telemetry/otlptest), headless Chromium for the browser tests (browsertest), and
+//     the log sink concurrent writers and a test share (logsink).
 //  1. contracts — written in the vocabulary: the store the logic needs (store), strict JSON
 //     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
@@ -71,7 +72,7 @@ import (
 // only, or by another such package (apptest's OpenAPI rig on openapitest).
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
-		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest"},
+		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/delivery/fcmsim", "shared/delivery/acssim", "shared/attribute", "shared/api/deadletterapi"},
