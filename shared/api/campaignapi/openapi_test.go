@@ -66,13 +66,7 @@ const good = `{"businessUnitId":"bu-1","name":"Welcome","status":"ACTIVE","trigg
 func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	want := func(r resp, code int) resp {
-		t.Helper()
-		if r.Code != code {
-			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
-		}
-		return r
-	}
+	want := func(r resp, code int) resp { t.Helper(); return r.Want(t, code) }
 	base := campaignapi.Prefix
 	for _, bad := range []struct{ name, body, field string }{
 		{"unknown type", strings.Replace(good, `"TOP_UP"`, `"WIRE_MONEY"`, 1), "actions[1].type"},

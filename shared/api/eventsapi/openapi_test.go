@@ -58,13 +58,7 @@ func event(id, data string) string {
 func TestEventsAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	want := func(r resp, code int) resp {
-		t.Helper()
-		if r.Code != code {
-			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
-		}
-		return r
-	}
+	want := func(r resp, code int) resp { t.Helper(); return r.Want(t, code) }
 	if _, err := e.RT.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
 		t.Fatal(err)
 	}

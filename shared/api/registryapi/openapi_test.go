@@ -49,13 +49,7 @@ const (
 func TestRegistryAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	want := func(r resp, code int) resp {
-		t.Helper()
-		if r.Code != code {
-			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
-		}
-		return r
-	}
+	want := func(r resp, code int) resp { t.Helper(); return r.Want(t, code) }
 	base := registryapi.Prefix
 	want(e.Call(t, "GET", base+"/types", ""), 200)
 	want(e.Call(t, "POST", base+"/types", viewItem), 400) // no operator

@@ -292,6 +292,16 @@ type Recorded struct {
 	Body   []byte
 }
 
+// Want fails t at once unless the answer's status is code (the message names both and the
+// body), and answers r for the checks that follow.
+func (r Recorded) Want(t testing.TB, code int) Recorded {
+	t.Helper()
+	if r.Code != code {
+		t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
+	}
+	return r
+}
+
 // Call serves method path (with a JSON body when body is not empty, and "Name: value"
 // headers) through h, validates the exchange against the document (Validate) and returns
 // the answer. The request is built twice, once to serve and once to validate, because a
