@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,12 +24,9 @@ const acsSimAddr = "127.0.0.1:8091"
 // lists what was sent. Exit codes: 0 stopped, 1 could not listen or write the file, 2 bad
 // flags.
 func acssimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("acs-sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", acsSimAddr, "listen address (keep it on 127.0.0.1)")
+	fs, f := simFlagSet("acs-sim", acsSimAddr, "fault mode for every send: slow, timeout, rate-limit, internal or lose-answer",
+		"delay of slow and timeout (a Go duration)", stderr)
 	file := fs.String("connection-file", "", "where to write the connection string (required)")
-	mode := fs.String("mode", "", "fault mode for every send: slow, timeout, rate-limit, internal or lose-answer")
-	delay := fs.String("delay", "", "delay of slow and timeout (a Go duration)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,20 +39,11 @@ func acssimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "automation acs-sim: %v\n", err)
 		return 1
 	}
-	if err := s.SetFaults(acssim.Faults{Mode: *mode, Delay: *delay}); err != nil {
-		fmt.Fprintf(stderr, "automation acs-sim: %v\n", err)
-		return 2
-	}
-	if err := s.Start(*addr); err != nil {
-		fmt.Fprintf(stderr, "automation acs-sim: %v\n", err)
-		return 1
-	}
-	defer s.Close()
-	if err := os.WriteFile(*file, []byte(s.ConnectionString(s.URL())), 0o600); err != nil {
-		fmt.Fprintf(stderr, "automation acs-sim: connection file: %v\n", err)
-		return 1
-	}
-	fmt.Fprintln(stdout, s.URL())
-	<-ctx.Done()
-	return 0
+	return serveSim(ctx, "acs-sim", s, func() error { return s.SetFaults(acssim.Faults{Mode: *f.mode, Delay: *f.delay}) }, *f.addr,
+		func(url string) error {
+			if err := os.WriteFile(*file, []byte(s.ConnectionString(url)), 0o600); err != nil {
+				return fmt.Errorf("connection file: %w", err)
+			}
+			return nil
+		}, stdout, stderr)
 }

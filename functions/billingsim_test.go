@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/budget/billing"
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 func TestBillingSimCommandServesTheContract(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
+	var out, errOut logsink.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"billing-sim", "-addr", "127.0.0.1:0", "-balance", "bu-1:USD:500"}, func(string) string { return "" }, &out, &errOut)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,13 +23,10 @@ const fcmSimAddr = "127.0.0.1:8090"
 // lists what was accepted. Exit codes: 0 stopped, 1 could not listen or write the key file,
 // 2 bad flags.
 func fcmsimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fcm-sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", fcmSimAddr, "listen address (keep it on 127.0.0.1)")
+	fs, f := simFlagSet("fcm-sim", fcmSimAddr, "fault mode for every send: slow, timeout, rate-limit, unavailable, internal, unregistered, invalid-token or lose-answer",
+		"delay of slow and timeout (a Go duration)", stderr)
 	project := fs.String("project", "sim-project", "the simulated Firebase project id")
 	keyFile := fs.String("key-file", "", "where to write the service-account key file (required)")
-	mode := fs.String("mode", "", "fault mode for every send: slow, timeout, rate-limit, unavailable, internal, unregistered, invalid-token or lose-answer")
-	delay := fs.String("delay", "", "delay of slow and timeout (a Go duration)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -43,20 +39,11 @@ func fcmsimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "automation fcm-sim: %v\n", err)
 		return 1
 	}
-	if err := s.SetFaults(fcmsim.Faults{Mode: *mode, Delay: *delay}); err != nil {
-		fmt.Fprintf(stderr, "automation fcm-sim: %v\n", err)
-		return 2
-	}
-	if err := s.Start(*addr); err != nil {
-		fmt.Fprintf(stderr, "automation fcm-sim: %v\n", err)
-		return 1
-	}
-	defer s.Close()
-	if err := os.WriteFile(*keyFile, s.ServiceAccountJSON(s.URL()), 0o600); err != nil {
-		fmt.Fprintf(stderr, "automation fcm-sim: key file: %v\n", err)
-		return 1
-	}
-	fmt.Fprintln(stdout, s.URL())
-	<-ctx.Done()
-	return 0
+	return serveSim(ctx, "fcm-sim", s, func() error { return s.SetFaults(fcmsim.Faults{Mode: *f.mode, Delay: *f.delay}) }, *f.addr,
+		func(url string) error {
+			if err := os.WriteFile(*keyFile, s.ServiceAccountJSON(url), 0o600); err != nil {
+				return fmt.Errorf("key file: %w", err)
+			}
+			return nil
+		}, stdout, stderr)
 }

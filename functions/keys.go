@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/apikey"
-	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
@@ -72,27 +70,14 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprint(stderr, keysUsage)
 		return 2
 	}
-	cfg, _, ok := loadConfig(getenv, stderr)
-	if !ok {
-		return 2
-	}
-	// SQLite is migrated on open, as serve does; SQL Server needs `automation migrate` first.
-	st, err := app.OpenStore(ctx, cfg, cfg.UsesSQLServer())
-	if err != nil {
-		fmt.Fprintf(stderr, "automation keys: %v\n", err)
-		return 1
+	st, code := openStore(ctx, "keys", getenv, stderr)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	svc := &apikey.Service{Store: st, Clock: automation.SystemClock{}}
 	op := "cli:" + strings.TrimSpace(*operator)
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "automation keys %s: %v\n", sub, err)
-		var ae *automation.Error
-		if errors.As(err, &ae) || errors.Is(err, store.ErrNotFound) {
-			return 2
-		}
-		return 1
-	}
+	fail := func(err error) int { return refused(stderr, "keys "+sub, err, store.ErrNotFound) }
 	switch sub {
 	case "create":
 		rs, err := apikey.ParseRoles(*roles)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -21,13 +20,10 @@ const (
 // base URL on stdout; faults can be switched later with PUT {url}/faults. Exit codes: 0
 // stopped, 1 could not listen, 2 bad flags.
 func providersimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("provider-sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", providerSimAddr, "listen address (keep it on 127.0.0.1)")
+	fs, f := simFlagSet("provider-sim", providerSimAddr, "fault mode: slow, timeout-after-apply, fail, lose-answer or flaky",
+		"delay of slow and timeout-after-apply (a Go duration)", stderr)
 	dedupe := fs.Bool("dedupe", false, "deduplicate by Idempotency-Key")
 	lookup := fs.Bool("lookup", false, "answer GET /actions/{key}")
-	mode := fs.String("mode", "", "fault mode: slow, timeout-after-apply, fail, lose-answer or flaky")
-	delay := fs.String("delay", "", "delay of slow and timeout-after-apply (a Go duration)")
 	failPct := fs.Int("fail-percent", 0, "flaky: share of calls that fail")
 	losePct := fs.Int("lose-percent", 0, "flaky: share of calls whose answer is lost")
 	if err := fs.Parse(args); err != nil {
@@ -38,16 +34,7 @@ func providersimCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 2
 	}
 	s := providersim.New(providersim.Config{Dedupe: *dedupe, Lookup: *lookup})
-	if err := s.SetFaults(providersim.Faults{Mode: *mode, Delay: *delay, FailPercent: *failPct, LosePercent: *losePct}); err != nil {
-		fmt.Fprintf(stderr, "automation provider-sim: %v\n", err)
-		return 2
-	}
-	if err := s.Start(*addr); err != nil {
-		fmt.Fprintf(stderr, "automation provider-sim: %v\n", err)
-		return 1
-	}
-	fmt.Fprintln(stdout, s.URL())
-	<-ctx.Done()
-	_ = s.Close()
-	return 0
+	return serveSim(ctx, "provider-sim", s, func() error {
+		return s.SetFaults(providersim.Faults{Mode: *f.mode, Delay: *f.delay, FailPercent: *failPct, LosePercent: *losePct})
+	}, *f.addr, nil, stdout, stderr)
 }

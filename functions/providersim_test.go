@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // `automation provider-sim` (alias providersim) serves the action protocol until stopped; bad flags are exit 2.
@@ -16,7 +18,7 @@ func TestProvidersimCommand(t *testing.T) {
 		t.Fatalf("bad mode: exit %d", code)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
+	out := &logsink.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"provider-sim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup"}, nil, out, io.Discard)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // TestReadmeLoyaltyTenMinutes runs every shell block of docs/loyalty-in-ten-minutes.md,
@@ -30,7 +31,7 @@ func TestReadmeLoyaltyTenMinutes(t *testing.T) {
 			`"recipientId":"CUST-HCM-9","template":"voucher-used","subject":"Voucher VC-1001 used","text":"Your voucher VC-1001 was used at Pho 24."`,
 			`"status":422,"detail":"/data/amount: does not match the registered schema (version 1): minimum: got 0, want 1"`,
 		},
-		After: func(t *testing.T, n int, stdout, logs *lockedBuffer) {
+		After: func(t *testing.T, n int, stdout, logs *logsink.Buffer) {
 			if n == 7 { // every events message published: the log shows them as the rule engine would receive them
 				// The login's trigger event: its id is a function of the login's identity (source
 				// and id), the customer and the attribute.

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // TestReadmeManagementAPI runs every shell block of docs/management-api.md, "Management API by
@@ -33,7 +35,7 @@ func TestReadmeManagementAPI(t *testing.T) {
 			all(`"runKeyHash":"rfdc05fb38c9ea6195e982b5b"`, `"kind":"Manual"`, `"status":"Completed"`, `"kind":"Scheduled","status":"Pending"`),
 			all("periodStartUtc,periodEndUtc,businessUnitId,", ",bu-per,", ",Police check expiry (Perth),3,0,0,0"),
 		},
-		After: func(t *testing.T, n int, stdout, logs *lockedBuffer) {
+		After: func(t *testing.T, n int, stdout, logs *logsink.Buffer) {
 			if n == 6 { // the run-now row is sent to the staff member and the unit's managers
 				for _, r := range []string{"liam.brown@example.test", "perth.manager@example.test", "ops@example.test"} {
 					waitFor(t, "serve's stdout", stdout, logs, `"businessUnitId":"bu-per","channel":"log","recipient":"`+r+`"`, 20*time.Second)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // TestReadmePushAndSMS runs docs/channels.md's "Push and SMS at the simulators": the first
@@ -123,7 +125,7 @@ func TestReadmePushAndSMS(t *testing.T) {
 	if err := os.MkdirAll(env["AUTOMATION_DATA_DIR"], 0o700); err != nil {
 		t.Fatal(err)
 	}
-	var stdout, logs lockedBuffer
+	var stdout, logs logsink.Buffer
 	done := make(chan int, 1)
 	exits = append(exits, done)
 	go func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 )
@@ -32,7 +33,7 @@ func TestReadmeQuickstart(t *testing.T) {
 			"event 0: processed\nevent 0: duplicate (this source and id were processed before: nothing done)\n",
 			"Police check expiry (demo): 1 waiting.",
 		},
-		After: func(t *testing.T, n int, stdout, logs *lockedBuffer) {
+		After: func(t *testing.T, n int, stdout, logs *logsink.Buffer) {
 			switch n {
 			case 0:
 				// The start-up log names what it serves, and nothing reads like an error.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // readmeSection is one section of the README or of a guide under docs/ whose shell blocks a
@@ -29,7 +31,7 @@ type readmeSection struct {
 	Env map[string]string
 	// After, when set, is called after block n ran (n counts from 0, the serve block) with
 	// serve's stdout and log so far; it may wait for what the README says shows there.
-	After func(t *testing.T, n int, stdout, logs *lockedBuffer)
+	After func(t *testing.T, n int, stdout, logs *logsink.Buffer)
 	// Timeout bounds the retries of one block (default 30 s).
 	Timeout time.Duration
 }
@@ -165,7 +167,7 @@ func runReadmeSection(t *testing.T, sec readmeSection) {
 		}
 		return sec.Env[k]
 	}
-	var stdout, logs lockedBuffer
+	var stdout, logs logsink.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "-port", port, "-functions", "."}, flags...), getenv, &stdout, &logs)
@@ -228,7 +230,7 @@ func containsAll(out, want string) bool {
 }
 
 // waitFor waits up to d for buf to contain s.
-func waitFor(t *testing.T, what string, buf, logs *lockedBuffer, s string, d time.Duration) {
+func waitFor(t *testing.T, what string, buf, logs *logsink.Buffer, s string, d time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(d); !strings.Contains(buf.String(), s); {
 		if time.Now().After(deadline) {
@@ -238,7 +240,7 @@ func waitFor(t *testing.T, what string, buf, logs *lockedBuffer, s string, d tim
 	}
 }
 
-func waitReady(t *testing.T, base string, done chan int, logs *lockedBuffer) {
+func waitReady(t *testing.T, base string, done chan int, logs *logsink.Buffer) {
 	t.Helper()
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		if out, err := exec.Command("curl", "-sf", base+"/").CombinedOutput(); err == nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 const (
@@ -32,9 +34,9 @@ func serveUntilStopped(t *testing.T, dir string, flags ...string) (base string, 
 		return ""
 	}
 	done := make(chan int, 1)
-	var logs lockedBuffer
+	var logs logsink.Buffer
 	go func() {
-		done <- run(ctx, append([]string{"serve", "-port", port, "-functions", "."}, flags...), getenv, &lockedBuffer{}, &logs)
+		done <- run(ctx, append([]string{"serve", "-port", port, "-functions", "."}, flags...), getenv, &logsink.Buffer{}, &logs)
 	}()
 	base = "http://127.0.0.1:" + port
 	for deadline := time.Now().Add(15 * time.Second); ; {

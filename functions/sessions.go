@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
-	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/session"
 )
@@ -31,24 +29,14 @@ func sessionsCmd(ctx context.Context, args []string, getenv func(string) string,
 		fmt.Fprint(stderr, sessionsUsage)
 		return 2
 	}
-	cfg, _, ok := loadConfig(getenv, stderr)
-	if !ok {
-		return 2
-	}
-	st, err := app.OpenStore(ctx, cfg, cfg.UsesSQLServer())
-	if err != nil {
-		fmt.Fprintf(stderr, "automation sessions: %v\n", err)
-		return 1
+	st, code := openStore(ctx, "sessions", getenv, stderr)
+	if st == nil {
+		return code
 	}
 	defer st.Close()
 	res, err := (&session.Admin{Store: st, Clock: automation.SystemClock{}}).EndPrincipal(ctx, args[1])
 	if err != nil {
-		fmt.Fprintf(stderr, "automation sessions end: %v\n", err)
-		var ae *automation.Error
-		if errors.As(err, &ae) {
-			return 2
-		}
-		return 1
+		return refused(stderr, "sessions end", err)
 	}
 	fmt.Fprintf(stdout, "ended %d live console session(s) of %s\n", res.Ended, res.Principal)
 	return 0

@@ -12,7 +12,6 @@ import (
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/support"
 )
 
@@ -47,20 +46,11 @@ Exit codes: 0 ok, 1 the API refused or failed, 2 bad usage.
 
 // supportCmd runs `automation support ...`.
 func supportCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stdout, supportUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if code, ok := usageAsked(args, supportUsage, stdout); ok {
+		return code
 	}
 	cmd := args[0]
-	fs := flag.NewFlagSet("support "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, supportUsage) }
-	base := fs.String("url", supportclient.DefaultBaseURL, "")
-	token := fs.String("token", "", "")
-	fnKey := fs.String("function-key", "", "")
+	fs, api := apiFlagSet("support "+cmd, supportUsage, stderr)
 	op := fs.String("operator", "", "")
 	units := fs.String("business-units", "", "")
 	asJSON := fs.Bool("json", false, "")
@@ -109,15 +99,10 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stderr, "automation support %s: %s\n", cmd, fmt.Sprintf(format, a...))
 		return 2
 	}
-	if *token == "" {
-		cfg, err := config.Load(getenv)
-		if err != nil {
-			fmt.Fprintf(stderr, "automation support: configuration:\n%v\n", err)
-			return 2
-		}
-		*token = cfg.APIToken
+	if !api.loadToken(getenv, "automation support:", stderr) {
+		return 2
 	}
-	c := &supportclient.Client{BaseURL: *base, Token: *token, FunctionKey: *fnKey, Operator: *op, BusinessUnits: *units, HTTP: &http.Client{Timeout: time.Minute}}
+	c := &supportclient.Client{BaseURL: *api.base, Token: *api.token, FunctionKey: *api.fnKey, Operator: *op, BusinessUnits: *units, HTTP: &http.Client{Timeout: time.Minute}}
 	out := &supportclient.Printer{W: stdout, JSON: *asJSON}
 	// render prints a successful answer; an error (the API's or the transport's) is returned.
 	render := func(pr func(supportclient.Answer) error, a supportclient.Answer, err error) error {

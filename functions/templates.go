@@ -1,23 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
-	"time"
-
-	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
-	"github.com/automation-platform/automation/shared/config"
 )
 
-const templatesUsage = `usage: automation templates <command> KEY -bu ID [flags]
+var templatesUsage = `usage: automation templates <command> KEY -bu ID [flags]
 
 The notification templates from a terminal (a running serve, or the Function App's
 TemplatesApi; docs/channels.md#templates). Prints the API's JSON answer.
@@ -33,30 +27,15 @@ commands:
   test-send KEY -bu ID -channel C -recipient R -operator N [-payload P.json]
                                                  send it once, as a test delivery, to one recipient
 
-flags of every command:
-  -url URL         the API's base URL (default http://127.0.0.1:7071)
-  -token T         bearer token (default AUTOMATION_API_TOKEN)
-  -function-key K  the TemplatesApi function's key (x-functions-key), for the Function App
-
-Exit codes: 0 ok, 1 the API refused or failed, 2 bad usage.
-`
+` + apiFlagsUsage("TemplatesApi")
 
 // templatesCmd runs `automation templates ...`.
 func templatesCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(stdout, templatesUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if code, ok := usageAsked(args, templatesUsage, stdout); ok {
+		return code
 	}
 	cmd := args[0]
-	fs := flag.NewFlagSet("templates "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, templatesUsage) }
-	base := fs.String("url", supportclient.DefaultBaseURL, "")
-	token := fs.String("token", "", "")
-	fnKey := fs.String("function-key", "", "")
+	fs, api := apiFlagSet("templates "+cmd, templatesUsage, stderr)
 	bu := fs.String("bu", "", "")
 	file := fs.String("file", "", "")
 	op := fs.String("operator", "", "")
@@ -82,15 +61,10 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stderr, "automation templates %s: -bu is required and nothing follows the flags\n", cmd)
 		return 2
 	}
-	if *token == "" {
-		cfg, err := config.Load(getenv)
-		if err != nil {
-			fmt.Fprintf(stderr, "automation: configuration:\n%v\n", err)
-			return 2
-		}
-		*token = cfg.APIToken
+	if !api.loadToken(getenv, "automation:", stderr) {
+		return 2
 	}
-	u := *base + "/api/templates/" + url.PathEscape(key)
+	u := *api.base + "/api/templates/" + url.PathEscape(key)
 	q := url.Values{"businessUnitId": {*bu}}
 	var body []byte
 	method := http.MethodGet
@@ -149,35 +123,5 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 		body, _ = json.Marshal(map[string]any{"channel": *chName, "recipient": *recipient, "payload": json.RawMessage(p)})
 		headers.Set("X-Automation-Operator", *op)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u+"?"+q.Encode(), bytes.NewReader(body))
-	if err != nil {
-		fmt.Fprintf(stderr, "automation templates: %v\n", err)
-		return 2
-	}
-	req.Header = headers
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
-	if *fnKey != "" {
-		req.Header.Set("x-functions-key", *fnKey)
-	}
-	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
-	if err != nil {
-		fmt.Fprintf(stderr, "automation templates: %v\n", err)
-		return 1
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 != 2 {
-		fmt.Fprintf(stderr, "automation templates %s: %s\n%s\n", cmd, resp.Status, out)
-		return 1
-	}
-	if etag := resp.Header.Get("ETag"); etag != "" {
-		fmt.Fprintf(stderr, "version %s\n", etag)
-	}
-	_, _ = stdout.Write(out)
-	return 0
+	return api.do(ctx, "automation templates", cmd, apiRequest{method: method, target: u + "?" + q.Encode(), header: headers, body: body}, true, stdout, stderr)
 }

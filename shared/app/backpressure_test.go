@@ -15,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // TestIngestBackpressure: once the unpublished outbox reaches AUTOMATION_INGEST_MAX_BACKLOG,
@@ -35,7 +36,7 @@ func TestIngestBackpressure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &gwEnv{rt: rt, dir: dir, out: &syncBuffer{}}
+	e := &gwEnv{rt: rt, dir: dir, out: &logsink.Buffer{}}
 	ts := httptest.NewServer(rt.ListenerHandler(false))
 	t.Cleanup(func() { ts.Close(); rt.Close() })
 	srv := ts.URL

@@ -1,16 +1,15 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
@@ -36,19 +35,6 @@ type noopHandler struct{}
 func (noopHandler) Execute(context.Context, automation.SchedulerRow, time.Time) (scheduler.Outcome, error) {
 	return scheduler.Outcome{}, nil
 }
-
-// syncBuffer is a log sink safe for the closer's and the write's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestCloseReturnsWithTheTraceStoreHung: the runtime's Close waits for the poller's trace
 // write in flight for a bounded time only, then logs what it gave up and goes on. Before
@@ -83,7 +69,7 @@ func TestCloseReturnsWithTheTraceStoreHung(t *testing.T) {
 		t.Fatalf("RunOnce: %+v, %v", res, err)
 	}
 	<-h.started
-	var logs syncBuffer
+	var logs logsink.Buffer
 	r := &Runtime{}
 	r.closers = append(r.closers, flushCloser(p, 200*time.Millisecond, slog.New(slog.NewTextHandler(&logs, nil))))
 	done := make(chan error, 1)

@@ -3,12 +3,13 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/automation-platform/automation/shared/browsertest"
 )
 
 // TestConsoleBrowserSignsInThroughTheOpenIDProvider drives headless Chromium through the
@@ -18,64 +19,10 @@ import (
 // name), sees a page, and signs out (the row ends). It skips without Chromium (`make
 // chromium`) or without the provider (OIDC_PROVIDER_ISSUER; `make test` starts it).
 func TestConsoleBrowserSignsInThroughTheOpenIDProvider(t *testing.T) {
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("SKIP: no Chromium on PATH (chromium, chromium-browser, google-chrome): `make chromium` installs Debian's")
-	}
+	path := browsertest.Chromium(t)
 	o := newOIDCConsole(t)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	defer cancelCtx()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
-	// until polls js in the current document every 100 ms until it is true (a document swap
-	// in between is retried), as the console's browser test does.
-	until := func(what, js string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			var last error
-			for {
-				ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-				if err == nil && ok {
-					return nil
-				}
-				if err != nil {
-					last = err
-				}
-				select {
-				case <-ctx.Done():
-					return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), last)
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-		})
-	}
-	visible := func(sel string) chromedp.Action[chromedp.Void] {
-		return until(sel+" not visible", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel))
-	}
-	click := func(sel string) chromedp.Action[chromedp.Void] {
-		js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			if _, err := visible(sel)(ctx, tg); err != nil {
-				return err
-			}
-			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-			if err == nil && !ok {
-				err = fmt.Errorf("%s: no such element to click", sel)
-			}
-			return err
-		})
-	}
+	ctx := browsertest.Start(t, path, chromedp.WindowSize(1280, 1000))
+	until, visible, click := browsertest.Until, browsertest.Visible, browsertest.Click
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

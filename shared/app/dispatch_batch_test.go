@@ -18,6 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
@@ -31,7 +32,7 @@ import (
 type batchEnv struct {
 	rt    *app.Runtime
 	clock *automation.ManualClock
-	out   *syncBuffer
+	out   *logsink.Buffer
 	keys  []string // delivery keys, once queued
 
 	mu      sync.Mutex
@@ -57,7 +58,7 @@ func newBatchEnvWith(t *testing.T, n int, faults *app.Faults, settings map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &batchEnv{clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), out: &syncBuffer{}}
+	e := &batchEnv{clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), out: &logsink.Buffer{}}
 	e.rt, err = app.Open(ctx, cfg, app.Options{Clock: e.clock, LogOutput: e.out, Seed: 7, Faults: faults})
 	if err != nil {
 		t.Fatal(err)

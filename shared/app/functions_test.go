@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/local"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
@@ -29,36 +29,12 @@ import (
 
 const fixtures = "../../testdata/funchost/functions/"
 
-// syncBuffer is a log or a channel's output, safe for the writers (the dispatcher, a
-// server) and the test reading it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-func (s *syncBuffer) Lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
-}
-
 type fnEnv struct {
 	rt    *app.Runtime
 	host  *local.Host
 	clock *automation.ManualClock
 	cfg   config.Config
-	out   *syncBuffer
+	out   *logsink.Buffer
 }
 
 func newFnEnv(t *testing.T, env map[string]string) *fnEnv {
@@ -73,7 +49,7 @@ func newFnEnv(t *testing.T, env map[string]string) *fnEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &fnEnv{clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), cfg: cfg, out: &syncBuffer{}}
+	e := &fnEnv{clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), cfg: cfg, out: &logsink.Buffer{}}
 	e.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: e.clock, LogOutput: e.out, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +352,7 @@ func TestRedispatchAfterRestart(t *testing.T) {
 	e.post(t, topology.OutboxRelay, fixture(t, "OutboxRelay_timer.json"))
 	// "Restart": a fresh runtime on the same data folder; the queued dispatch message is gone.
 	e.rt.Close()
-	out := &syncBuffer{}
+	out := &logsink.Buffer{}
 	rt, err := app.Open(context.Background(), e.cfg, app.Options{Clock: e.clock, LogOutput: out, Seed: 7})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/local"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -36,7 +37,7 @@ type gwEnv struct {
 	dir    string
 	mu     sync.Mutex
 	routed []gateway.Routed
-	out    *syncBuffer
+	out    *logsink.Buffer
 	host   *local.Host
 }
 
@@ -50,7 +51,7 @@ func openGateway(t *testing.T, dir string) *gwEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &gwEnv{dir: dir, out: &syncBuffer{}}
+	e := &gwEnv{dir: dir, out: &logsink.Buffer{}}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
 	e.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: e.out, Seed: 7, Log: quietLog,
 		OnRouted: func(r gateway.Routed) { e.mu.Lock(); e.routed = append(e.routed, r); e.mu.Unlock() }})

@@ -21,6 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlstore"
@@ -36,9 +37,9 @@ const firstAnswerBound = hostStartLimit / 10
 
 // handlerUnderTest runs ServeHandler on 127.0.0.1:0 and returns its base URL, the log and
 // a func that stops it and returns ServeHandler's error.
-func handlerUnderTest(t *testing.T, cfg config.Config, o app.Options, h app.HandlerOptions) (string, *syncBuffer, <-chan error, context.CancelFunc) {
+func handlerUnderTest(t *testing.T, cfg config.Config, o app.Options, h app.HandlerOptions) (string, *logsink.Buffer, <-chan error, context.CancelFunc) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logsink.Buffer{}
 	o.Clock = automation.SystemClock{}
 	o.Log = slog.New(slog.NewJSONHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/browsertest"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/recipienttoken"
@@ -27,16 +27,7 @@ import (
 // receives nothing; an EventSource opened on r1's stream with r2's token never opens (403).
 // Skips without Chromium (`make chromium`).
 func TestRecipientTokenEventSourceInChromium(t *testing.T) {
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("SKIP: no Chromium on PATH (chromium, chromium-browser, google-chrome): `make chromium` installs Debian's")
-	}
+	path := browsertest.Chromium(t)
 	clock := automation.NewManualClock(time.Now().UTC().Truncate(time.Second))
 	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot",
 		"AUTOMATION_RECIPIENT_TOKEN_KEYS": "k1=" + recipientSecret}, time.Time{}, app.Options{Clock: clock})
@@ -66,15 +57,7 @@ func TestRecipientTokenEventSourceInChromium(t *testing.T) {
 		return tok
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	defer cancelCtx()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
+	ctx := browsertest.Start(t, path)
 	eval := func(js string) string {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)

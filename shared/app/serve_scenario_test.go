@@ -21,6 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/logmask"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
@@ -58,8 +59,8 @@ func TestServeRunsTheScenarioThroughTheFunctionRoutes(t *testing.T) {
 		return ""
 	})
 	clock := automation.NewManualClock(sc.Start)
-	out := &syncBuffer{}
-	logs := &syncBuffer{}
+	out := &logsink.Buffer{}
+	logs := &logsink.Buffer{}
 	log := slog.New(logmask.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: clock, LogOutput: out, Seed: 1, Log: log})
 	if err != nil {

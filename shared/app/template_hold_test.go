@@ -15,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -39,7 +40,7 @@ func TestDeliveryHeldForAMissingTemplateIsReleasedAndSentOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC))
-	rt, err := app.Open(ctx, cfg, app.Options{Clock: clock, LogOutput: &syncBuffer{}, Seed: 7})
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: clock, LogOutput: &logsink.Buffer{}, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

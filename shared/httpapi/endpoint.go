@@ -273,6 +273,28 @@ func (e Endpoint[Req, Resp]) unit(r *http.Request, bu string) error {
 	return nil
 }
 
+// QueryUnit is the prelude of a Raw route whose business unit is named by ?businessUnitId=
+// and that reads nothing else from the query string, in the order an Endpoint with UnitQuery
+// keeps: an unknown query parameter is 400, a unit outside the caller's scope 404
+// (RequireUnit), then check (nil: none) refuses a unit that does not exist. It answers the
+// unit.
+func QueryUnit(r *http.Request, check func(ctx context.Context, businessUnitID string) error) (string, error) {
+	q := NewQuery(r.URL.Query())
+	if err := q.Check("businessUnitId"); err != nil {
+		return "", err
+	}
+	bu := q.String("businessUnitId")
+	if err := RequireUnit(r, bu); err != nil {
+		return "", err
+	}
+	if check != nil {
+		if err := check(r.Context(), bu); err != nil {
+			return "", err
+		}
+	}
+	return bu, nil
+}
+
 // Raw is a route that answers by itself (a stream, a file, a redirect): Mount wraps it in
 // API.Handler like an Endpoint, and its Meta names only method and path, with Statuses for
 // the metadata check.

@@ -14,46 +14,36 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
 )
 
-type env struct {
-	rt *app.Runtime
-	openapitest.Client
-}
+type env struct{ *apptest.API }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_BUSINESS_UNITS": "bu-syd"}, time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC), app.Options{})
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-other", Name: "Other", TimeZoneID: "UTC"}} {
-		if err := rt.Store.BusinessUnitUpsert(context.Background(), bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a := apptest.OpenAPI(t, attributeapi.OpenAPI(), map[string]string{"AUTOMATION_API_BUSINESS_UNITS": "bu-syd"}, time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC), app.Options{})
+	apptest.Units(t, a.RT, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, store.BusinessUnit{ID: "bu-other", Name: "Other", TimeZoneID: "UTC"})
 	// The entity types the API knows are the registry's (attributeapi.Deps.EntityTypes).
-	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Redeem_Item", Operator: "test",
+	if _, err := a.RT.Registry.Save(context.Background(), gateway.SaveParams{EventType: "Redeem_Item", Operator: "test",
 		Definition: []byte(`{"eventType":"Redeem_Item","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[
 		  {"attribute_code":"redeems","entity_type":"CUSTOMER","operation":"INCREMENT"},
 		  {"attribute_code":"total_redeem_count","entity_type":"ITEM","entity_id_pointer":"/itemId","operation":"INCREMENT","hot":true}]}`)}); err != nil {
 		t.Fatal(err)
 	}
-	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, attributeapi.OpenAPI()), Handler: rt.Functions}}
+	return &env{a}
 }
 
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
 // the routes Register adds, which are the runtime's routes under /api/attributes/.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	e := newEnv(t)
-	r := funchost.NewRouter(nil)
-	attributeapi.Register(r, httpapi.New(httpapi.Options{}), attributeapi.Deps{})
-	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), attributeapi.Prefix, "/api/attributes/{entityType}", "get", "post")
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) { attributeapi.Register(r, api, attributeapi.Deps{}) }, attributeapi.Prefix, "/api/attributes/{entityType}", "get", "post")
 }
 
 func (e *env) track(t *testing.T, id, at string, ins string) {
 	t.Helper()
 	body := `{"event_id":"` + id + `","customer_id":"C1","business_unit_id":"bu-syd","timestamp":"` + at + `","instructions":[` + ins + `]}`
-	if _, err := e.rt.Attributes.Handle(context.Background(), []byte(body)); err != nil {
+	if _, err := e.RT.Attributes.Handle(context.Background(), []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -74,7 +64,7 @@ func TestReadsMatchTheDocument(t *testing.T) {
 	}
 	get := func(path string, want int) map[string]any {
 		t.Helper()
-		r := e.Doc.Call(t, e.rt.Functions, "GET", path, "")
+		r := e.Doc.Call(t, e.RT.Functions, "GET", path, "")
 		if r.Code != want {
 			t.Fatalf("GET %s: %d %s, want %d", path, r.Code, r.Body, want)
 		}
@@ -105,7 +95,7 @@ func TestReadsMatchTheDocument(t *testing.T) {
 	if rk := get("/api/attributes/ITEM?businessUnitId=bu-syd&attribute=total_redeem_count", 200); len(rk["items"].([]any)) != 0 {
 		t.Fatalf("ranking before the flush: %v", rk)
 	}
-	if _, err := e.rt.AttributeFlusher.RunOnce(context.Background()); err != nil {
+	if _, err := e.RT.AttributeFlusher.RunOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	rk := get("/api/attributes/ITEM?businessUnitId=bu-syd&attribute=total_redeem_count&top=2", 200)

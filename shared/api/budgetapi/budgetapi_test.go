@@ -68,9 +68,7 @@ func want(t *testing.T, r openapitest.Recorded, code int, what string) {
 
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	e := newEnv(t)
-	e.doc.CheckDocument(t)
-	e.doc.CheckRoutes(t, "the router", e.r.HTTPPatterns())
-	e.doc.CheckRenameCaught(t, e.r.HTTPPatterns(), budgetapi.PathWaiting, "get", "put")
+	e.doc.CheckRegistered(t, e.r.HTTPPatterns(), budgetapi.PathWaiting, "get", "put")
 }
 
 func TestBudgetRoutesAndBadInputChangesNothing(t *testing.T) {

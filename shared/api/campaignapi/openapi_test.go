@@ -22,8 +22,7 @@ import (
 )
 
 type env struct {
-	rt *app.Runtime
-	openapitest.Client
+	*apptest.API
 	sim *providersim.Server
 }
 
@@ -34,16 +33,16 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	rt := apptest.Open(t, nil, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), app.Options{
+	a := apptest.OpenAPI(t, campaignapi.OpenAPI(), nil, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), app.Options{
 		WithoutBudgets: true, // the campaign API alone; budgets: shared/campaignbudget
 		CampaignProviders: map[string]app.CampaignProvider{"telco": {Provider: &campaign.HTTPProvider{BaseURL: sim.URL(),
 			Client: &http.Client{Transport: &http.Transport{}}, ActionTypes: []string{"TOP_UP", "ADD_DATA"}}}}})
 	// A campaign's trigger must be a registered event type (campaign.Admin.KnownTriggers).
-	if _, err := rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+	if _, err := a.RT.Registry.Save(context.Background(), gateway.SaveParams{EventType: "SignedUp", Operator: "test",
 		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, campaignapi.OpenAPI()), Handler: rt.Functions}, sim: sim}
+	return &env{API: a, sim: sim}
 }
 
 // resp is one recorded answer.
@@ -54,9 +53,7 @@ type resp = openapitest.Recorded
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := funchost.NewRouter(nil)
-	campaignapi.Register(r, httpapi.New(httpapi.Options{}), &campaign.Admin{})
-	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), campaignapi.Prefix, campaignapi.Prefix, "get", "post")
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) { campaignapi.Register(r, api, &campaign.Admin{}) }, campaignapi.Prefix, campaignapi.Prefix, "get", "post")
 }
 
 const good = `{"businessUnitId":"bu-1","name":"Welcome","status":"ACTIVE","triggers":["SignedUp"],"actions":[
@@ -69,13 +66,7 @@ const good = `{"businessUnitId":"bu-1","name":"Welcome","status":"ACTIVE","trigg
 func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	want := func(r resp, code int) resp {
-		t.Helper()
-		if r.Code != code {
-			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
-		}
-		return r
-	}
+	want := func(r resp, code int) resp { t.Helper(); return r.Want(t, code) }
 	base := campaignapi.Prefix
 	for _, bad := range []struct{ name, body, field string }{
 		{"unknown type", strings.Replace(good, `"TOP_UP"`, `"WIRE_MONEY"`, 1), "actions[1].type"},
@@ -119,7 +110,7 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	if err := e.sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rt.Campaign.Dispatcher.HandleEvent(ctx, []byte(`{"id":"e1","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c1"}`)); err != nil {
+	if _, err := e.RT.Campaign.Dispatcher.HandleEvent(ctx, []byte(`{"id":"e1","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c1"}`)); err != nil {
 		t.Fatal(err)
 	}
 	drain(t, e)
@@ -140,7 +131,7 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 	want(e.Call(t, "POST", path, body, "X-Automation-Operator: ops", `If-Match: "`+fmt.Sprint(c.Version+1)+`"`), 409)
 	_ = e.sim.SetFaults(providersim.Faults{})
 	drain(t, e)
-	cmds, _ := e.rt.Store.CampaignCommandsOf(ctx, c.ExecutionID)
+	cmds, _ := e.RT.Store.CampaignCommandsOf(ctx, c.ExecutionID)
 	if len(cmds) != 3 || cmds[2].Status != store.CommandSucceeded {
 		t.Fatalf("after the resolution the chain did not finish: %+v", cmds)
 	}
@@ -153,7 +144,7 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 
 	// The executions, newest first, a page of one at a time; the cursor is bound to its
 	// unit and campaign.
-	if _, err := e.rt.Campaign.Dispatcher.HandleEvent(ctx, []byte(`{"id":"e2","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c2"}`)); err != nil {
+	if _, err := e.RT.Campaign.Dispatcher.HandleEvent(ctx, []byte(`{"id":"e2","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c2"}`)); err != nil {
 		t.Fatal(err)
 	}
 	drain(t, e)
@@ -183,7 +174,7 @@ func TestCampaignAPIMatchesOpenAPI(t *testing.T) {
 func drain(t *testing.T, e *env) {
 	t.Helper()
 	for range 20 {
-		tr, err := e.rt.Tick(context.Background())
+		tr, err := e.RT.Tick(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +208,7 @@ func TestCampaignMetricsMatchOpenAPI(t *testing.T) {
 	if err := e.sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rt.Campaign.Dispatcher.HandleEvent(context.Background(), []byte(`{"id":"e1","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c1"}`)); err != nil {
+	if _, err := e.RT.Campaign.Dispatcher.HandleEvent(context.Background(), []byte(`{"id":"e1","source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"c1"}`)); err != nil {
 		t.Fatal(err)
 	}
 	drain(t, e)

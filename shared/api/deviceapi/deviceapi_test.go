@@ -38,12 +38,9 @@ func newEnv(t *testing.T) (*funchost.Router, store.Store) {
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	deviceapi.Register(r, httpapi.New(httpapi.Options{}), deviceapi.Deps{})
-	registered := r.HTTPPatterns()
-	doc.CheckRoutes(t, "the router", registered)
-	doc.CheckRenameCaught(t, registered, "/api/devices/{customerId}", "get", "post")
+	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/devices/{customerId}", "get", "post")
 }
 
 // TestDeviceAPIMatchesOpenAPI makes real calls — register, again, on another platform,

@@ -20,19 +20,14 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-type env struct {
-	rt *app.Runtime
-	openapitest.Client
-}
+type env struct{ *apptest.API }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	rt := apptest.Open(t, nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})
+	a := apptest.OpenAPI(t, eventsapi.OpenAPI(), nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})
 	// Ingest refuses an event of a unit that does not exist: the unit the events name.
-	if err := rt.Store.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Australia/Sydney"}); err != nil {
-		t.Fatal(err)
-	}
-	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, eventsapi.OpenAPI()), Handler: rt.Functions}}
+	apptest.Units(t, a.RT, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "Australia/Sydney"})
+	return &env{a}
 }
 
 // resp is one recorded answer.
@@ -44,9 +39,9 @@ type resp = openapitest.Recorded
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := funchost.NewRouter(nil)
-	eventsapi.Register(r, httpapi.New(httpapi.Options{}), eventsapi.Deps{Service: &gateway.Service{}})
-	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), eventsapi.Path, eventsapi.MetricsPath, "get", "put")
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) {
+		eventsapi.Register(r, api, eventsapi.Deps{Service: &gateway.Service{}})
+	}, eventsapi.Path, eventsapi.MetricsPath, "get", "put")
 }
 
 const viewItem = `{"eventType":"ViewItem","class":"COUNTER","schema":{"type":"object","required":["itemId"],"properties":{"itemId":{"type":"string"}}},"counterInstructions":[{"attribute_code":"views","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`
@@ -63,14 +58,8 @@ func event(id, data string) string {
 func TestEventsAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	want := func(r resp, code int) resp {
-		t.Helper()
-		if r.Code != code {
-			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
-		}
-		return r
-	}
-	if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
+	want := func(r resp, code int) resp { t.Helper(); return r.Want(t, code) }
+	if _, err := e.RT.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	batch := "[" + event("v1", `{"itemId":"A"}`) + "," + event("v1", `{"itemId":"A"}`) + "," + event("v2", `{"itemId":7}`) + `,{"id":"v3"},"junk"]`
@@ -122,7 +111,7 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 	req := httptest.NewRequest("POST", registryapi.Prefix+"/types", strings.NewReader(viewItem))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Automation-Operator", "ops")
-	e.rt.Functions.ServeHTTP(rec, req)
+	e.RT.Functions.ServeHTTP(rec, req)
 	if rec.Code != 201 {
 		t.Fatalf("registry: %d %s", rec.Code, rec.Body)
 	}
@@ -131,7 +120,7 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", eventsapi.Path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/cloudevents-batch+json")
-		e.rt.Functions.ServeHTTP(rec, req)
+		e.RT.Functions.ServeHTTP(rec, req)
 		return rec
 	}
 	send()
@@ -155,14 +144,14 @@ func TestRegistryVersionHasOneMeaning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	v1, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"})
+	v1, err := e.RT.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "Login", Definition: []byte(`{"eventType":"Login","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"logins","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`), Operator: "ops"}); err != nil {
+	if _, err := e.RT.Registry.Save(ctx, gateway.SaveParams{EventType: "Login", Definition: []byte(`{"eventType":"Login","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[{"attribute_code":"logins","entity_type":"CUSTOMER","operation":"INCREMENT"}]}`), Operator: "ops"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.rt.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops", ExpectedVersion: v1.Version}); err != nil {
+	if _, err := e.RT.Registry.Save(ctx, gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops", ExpectedVersion: v1.Version}); err != nil {
 		t.Fatal(err)
 	}
 	r := e.Call(t, "POST", eventsapi.Path, "["+event("one-meaning", `{"itemId":"A"}`)+"]", "Content-Type: application/cloudevents-batch+json")
@@ -195,7 +184,7 @@ func TestRegistryVersionHasOneMeaning(t *testing.T) {
 func TestIngestMediaTypes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
+	if _, err := e.RT.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"} {
@@ -227,7 +216,7 @@ func (e *env) call2(t *testing.T, method, path, body string, headers ...string) 
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	e.rt.Functions.ServeHTTP(rec, req)
+	e.RT.Functions.ServeHTTP(rec, req)
 	return resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 
@@ -238,7 +227,7 @@ func (e *env) call2(t *testing.T, method, path, body string, headers ...string) 
 func TestIngestRefusesWhatWouldBeDeadLettered(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := e.rt.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
+	if _, err := e.RT.Registry.Save(context.Background(), gateway.SaveParams{EventType: "ViewItem", Definition: []byte(viewItem), Operator: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	ahead := `,"time":"2026-07-11T16:00:01Z"` // the clock is 2026-07-10T16:00Z: a day and a second ahead

@@ -179,15 +179,8 @@ func lastEventID(r *http.Request) (int64, error) {
 }
 
 func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return err
-	}
-	if err := h.known(r.Context(), bu); err != nil {
+	bu, err := httpapi.QueryUnit(r, h.known)
+	if err != nil {
 		return err
 	}
 	last, err := lastEventID(r)

@@ -98,12 +98,9 @@ func (e *env) call(method, path string, timeout time.Duration, headers ...string
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	inboxapi.Register(r, httpapi.New(httpapi.Options{}), &inbox.Service{}, inboxapi.Options{})
-	registered := r.HTTPPatterns()
-	doc.CheckRoutes(t, "the router", registered)
-	doc.CheckRenameCaught(t, registered, "/api/inbox/{recipientId}/stream", "get", "post")
+	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/inbox/{recipientId}/stream", "get", "post")
 }
 
 // validate returns why the exchange does not match the document ("" when it does).

@@ -15,18 +15,21 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
 
+// newEnv opens the runtime with the bootstrap token "boot" and binds openapi.yaml to it.
+func newEnv(t *testing.T) *apptest.API {
+	t.Helper()
+	return apptest.OpenAPI(t, keysapi.OpenAPI(), map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC), app.Options{})
+}
+
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
 // the routes keysapi.Register adds (both directions), which are exactly the runtime's
 // routes under /api/keys; a renamed operation is caught both ways; and each declared
 // endpoint (body read, success statuses) agrees with its operation.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc := openapitest.Load(t, keysapi.OpenAPI())
-	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC), app.Options{})
-	r := funchost.NewRouter(nil)
-	keysapi.Register(r, httpapi.New(httpapi.Options{}), &apikey.Service{})
-	doc.CheckRouter(t, r.HTTPPatterns(), rt.Functions.HTTPPatterns(), keysapi.PathKeys, keysapi.PathRevoke, "post", "get")
-	openapitest.CheckEndpoints(t, doc, httpapi.Metas(keysapi.Routes(nil)))
+	e := newEnv(t)
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) { keysapi.Register(r, api, &apikey.Service{}) }, keysapi.PathKeys, keysapi.PathRevoke, "post", "get")
+	openapitest.CheckEndpoints(t, e.Doc, httpapi.Metas(keysapi.Routes(nil)))
 }
 
 // TestKeysAPIMatchesOpenAPI makes every call of the keys API with the bootstrap token —
@@ -37,8 +40,8 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 // openapi.yaml (openapitest.Doc.Call).
 func TestKeysAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
-	doc := openapitest.Load(t, keysapi.OpenAPI())
-	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC), app.Options{})
+	e := newEnv(t)
+	doc, rt := e.Doc, e.RT
 	const boot = "Authorization: Bearer boot"
 	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
 		t.Helper()

@@ -151,15 +151,8 @@ func IsOptOut(text string) bool {
 // It is authenticated like every guarded route: the event subscription sends the API key
 // (role ingest) as its Authorization delivery property (docs/channels.md#inbound-stop).
 func (h handlers) smsInbound(w http.ResponseWriter, r *http.Request) error {
-	q := httpapi.NewQuery(r.URL.Query())
-	if err := q.Check("businessUnitId"); err != nil {
-		return err
-	}
-	bu := q.String("businessUnitId")
-	if err := httpapi.RequireUnit(r, bu); err != nil {
-		return err
-	}
-	if err := h.unitStored(r.Context(), bu); err != nil {
+	bu, err := httpapi.QueryUnit(r, h.unitStored)
+	if err != nil {
 		return err
 	}
 	body, err := httpapi.ReadBody(r)

@@ -50,12 +50,9 @@ func newEnv(t *testing.T) (*funchost.Router, store.Store, *preference.Service) {
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	doc.CheckDocument(t)
 	r := funchost.NewRouter(nil)
 	preferenceapi.Register(r, httpapi.New(httpapi.Options{}), preferenceapi.Deps{})
-	registered := r.HTTPPatterns()
-	doc.CheckRoutes(t, "the router", registered)
-	doc.CheckRenameCaught(t, registered, "/api/preferences/quiet-hours", "get", "post")
+	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/preferences/quiet-hours", "get", "post")
 	openapitest.CheckEndpoints(t, doc, httpapi.Metas(preferenceapi.Routes(preferenceapi.Deps{})))
 }
 

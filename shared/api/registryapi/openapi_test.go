@@ -16,15 +16,11 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 )
 
-type env struct {
-	rt *app.Runtime
-	openapitest.Client
-}
+type env struct{ *apptest.API }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	rt := apptest.Open(t, nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})
-	return &env{rt: rt, Client: openapitest.Client{Doc: openapitest.Load(t, registryapi.OpenAPI()), Handler: rt.Functions}}
+	return &env{apptest.OpenAPI(t, registryapi.OpenAPI(), nil, time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC), app.Options{})}
 }
 
 // resp is one recorded answer.
@@ -36,9 +32,7 @@ type resp = openapitest.Recorded
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := funchost.NewRouter(nil)
-	registryapi.Register(r, httpapi.New(httpapi.Options{}), &gateway.Admin{})
-	e.Doc.CheckRouter(t, r.HTTPPatterns(), e.rt.Functions.HTTPPatterns(), registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) { registryapi.Register(r, api, &gateway.Admin{}) }, registryapi.Prefix, registryapi.Prefix+"/export", "get", "post")
 }
 
 const (
@@ -55,13 +49,7 @@ const (
 func TestRegistryAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	want := func(r resp, code int) resp {
-		t.Helper()
-		if r.Code != code {
-			t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
-		}
-		return r
-	}
+	want := func(r resp, code int) resp { t.Helper(); return r.Want(t, code) }
 	base := registryapi.Prefix
 	want(e.Call(t, "GET", base+"/types", ""), 200)
 	want(e.Call(t, "POST", base+"/types", viewItem), 400) // no operator
@@ -117,7 +105,7 @@ func TestBrokenDocumentFailsValidation(t *testing.T) {
 		return openapitest.Request("POST", registryapi.Prefix+"/types", login, "X-Automation-Operator: ops")
 	}
 	rec := httptest.NewRecorder()
-	e.rt.Functions.ServeHTTP(rec, create())
+	e.RT.Functions.ServeHTTP(rec, create())
 	if rec.Code != 201 {
 		t.Fatalf("create: %d %s", rec.Code, rec.Body)
 	}

@@ -20,17 +20,20 @@ import (
 	"github.com/automation-platform/automation/shared/session"
 )
 
+// newEnv opens the runtime with the bootstrap token "boot" and binds openapi.yaml to it.
+func newEnv(t *testing.T) *apptest.API {
+	t.Helper()
+	return apptest.OpenAPI(t, sessionsapi.OpenAPI(), map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC), app.Options{})
+}
+
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml documents exactly the routes Register adds,
 // which are exactly the runtime's routes under /api/console-sessions, and each declared
 // endpoint agrees with its operation.
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
-	doc := openapitest.Load(t, sessionsapi.OpenAPI())
-	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC), app.Options{})
-	r := funchost.NewRouter(nil)
-	sessionsapi.Register(r, httpapi.New(httpapi.Options{}), &session.Admin{})
-	doc.CheckRouter(t, r.HTTPPatterns(), rt.Functions.HTTPPatterns(), "/api/console-sessions", sessionsapi.PathEnd, "post", "put")
-	openapitest.CheckEndpoints(t, doc, httpapi.Metas(sessionsapi.Routes(nil)))
+	e := newEnv(t)
+	e.CheckRouter(t, func(r *funchost.Router, api *httpapi.API) { sessionsapi.Register(r, api, &session.Admin{}) }, "/api/console-sessions", sessionsapi.PathEnd, "post", "put")
+	openapitest.CheckEndpoints(t, e.Doc, httpapi.Metas(sessionsapi.Routes(nil)))
 }
 
 // An admin ends a principal's console sessions (issue 37: "a person's sessions can be ended
@@ -40,8 +43,8 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 // Every exchange is checked against openapi.yaml.
 func TestEndingAPrincipalsSessions(t *testing.T) {
 	t.Parallel()
-	doc := openapitest.Load(t, sessionsapi.OpenAPI())
-	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC), app.Options{})
+	e := newEnv(t)
+	doc, rt := e.Doc, e.RT
 	h := rt.ListenerHandler(false)
 	ctx := context.Background()
 	reader, err := rt.Keys.Create(ctx, apikey.CreateParams{Name: "support-desk", Roles: []httpapi.Role{httpapi.RoleRead}, Units: "*", Operator: "test"})

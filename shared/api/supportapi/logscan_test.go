@@ -1,7 +1,6 @@
 package supportapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,23 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/logmask"
+	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/replay"
 )
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
 var (
 	// Any address, upper case or percent-encoded, with at least two characters before the
@@ -57,12 +45,12 @@ func TestScenarioLogsCarryNoPersonalData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var logs lockedLog
+		var logs logsink.Buffer
 		log := slog.New(logmask.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 		if _, err := replay.Run(context.Background(), sc, io.Discard, &replay.Options{Log: log}); err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(logs.b.String(), "\n") {
+		for _, l := range strings.Split(logs.String(), "\n") {
 			if l == "" {
 				continue
 			}

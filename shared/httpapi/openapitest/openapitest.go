@@ -177,9 +177,17 @@ func EndpointDiff[E Endpoint](t testing.TB, d *Doc, metas []E) []string {
 // operation "from renamePath" renamed to "to" is caught both ways (CheckRenameCaught).
 func (d *Doc) CheckRouter(t testing.TB, registered, runtime []string, prefix, renamePath, from, to string) {
 	t.Helper()
+	d.CheckRegistered(t, registered, renamePath, from, to)
+	d.CheckRoutes(t, "the runtime's "+prefix+" routes", Under(runtime, prefix))
+}
+
+// CheckRegistered is CheckRouter without the runtime, for an adapter tested on a router of
+// its own: the document is valid OpenAPI 3.1, its operations are exactly registered (both
+// ways), and the operation "from renamePath" renamed to "to" is caught.
+func (d *Doc) CheckRegistered(t testing.TB, registered []string, renamePath, from, to string) {
+	t.Helper()
 	d.CheckDocument(t)
 	d.CheckRoutes(t, "the router", registered)
-	d.CheckRoutes(t, "the runtime's "+prefix+" routes", Under(runtime, prefix))
 	d.CheckRenameCaught(t, registered, renamePath, from, to)
 }
 
@@ -282,6 +290,16 @@ type Recorded struct {
 	Code   int
 	Header http.Header
 	Body   []byte
+}
+
+// Want fails t at once unless the answer's status is code (the message names both and the
+// body), and answers r for the checks that follow.
+func (r Recorded) Want(t testing.TB, code int) Recorded {
+	t.Helper()
+	if r.Code != code {
+		t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
+	}
+	return r
 }
 
 // Call serves method path (with a JSON body when body is not empty, and "Name: value"
