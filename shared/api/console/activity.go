@@ -147,7 +147,7 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 		s := source{name: "execution"}
 		for _, x := range xs {
 			s.entries = append(s.entries, activityEntry{On: x.CreatedOn, Kind: "execution", Anchor: "execution-" + x.ExecutionID,
-				Title: fmt.Sprintf("Campaign %s: execution %s", x.CampaignID, x.Status), Detail: fmt.Sprintf("%s, next action %d, source event %s", x.ExecutionID, x.CurrentIndex, x.SourceEventID),
+				Title: fmt.Sprintf("Campaign %s: execution %s", x.CampaignID, x.Status), Detail: fmt.Sprintf("%s, next action: %s, source event %s", x.ExecutionID, nextActionText(x.Status, x.CurrentIndex), x.SourceEventID),
 				Href:    Base + "/campaigns?" + url.Values{"businessUnitId": {bu}, "campaignId": {x.CampaignID}, "executionId": {x.ExecutionID}}.Encode() + "#execution",
 				advance: func(c *activityCursor) { c.Executions = x.ID }})
 		}

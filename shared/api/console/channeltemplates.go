@@ -267,7 +267,7 @@ var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Fun
 <div>{{.Picker}}</div>
 <div><label for="tp-key">Template key (optional)</label><input id="tp-key" name="key" value="{{.Key}}" maxlength="200"></div>
 <div><button type="submit">Show</button></div></form>
-{{with .Problem}}<div class="alert error" role="alert" id="template-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Problem}}<div class="alert error" role="alert" id="template-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="template-notice">{{.}}</div>{{end}}
 {{if .Loaded}}<div class="scroll"><table id="template-list"><caption>Templates {{.BusinessUnitID}} may send (latest versions; the unit's override wins over the default)</caption>
 <thead><tr><th scope="col">Key</th><th scope="col">Whose</th><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>

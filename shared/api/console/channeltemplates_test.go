@@ -52,8 +52,9 @@ func TestTemplatePages(t *testing.T) {
 	if code, body := form("/api/console/template-preview", missing); code != 422 || !strings.Contains(body, "payload.tier") {
 		t.Fatalf("preview, a missing field: %d %.4000s", code, body)
 	}
-	if code, body := form("/api/console/templates", draft("0", "{{.points")); code != 422 || !strings.Contains(body, `id="template-problem"`) || !strings.Contains(body, "{{.points") {
-		t.Fatalf("a draft that does not parse: %d %.4000s", code, body)
+	if code, body := form("/api/console/templates", draft("0", "{{.points")); code != 422 || !strings.Contains(body, `id="template-problem"`) || !strings.Contains(body, "{{.points") ||
+		strings.Count(body, "does not parse") != 1 || !strings.Contains(body, "<li>subject: does not parse") {
+		t.Fatalf("a draft that does not parse (named once, by its member): %d %.4000s", code, body)
 	}
 	if code, _ := form("/api/console/templates", draft("0", "x"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
 		t.Fatalf("out of scope: %d", code)
