@@ -403,7 +403,7 @@ func (s *Store) SupportThroughput(ctx context.Context, p store.SupportThroughput
 	out, err := queryAll(ctx, s, nil, "SupportThroughput", func(r rowScanner) (store.ThroughputBucket, error) {
 		var b store.ThroughputBucket
 		var st string
-		err := r.Scan(s.t(&b.Minute), &st, &b.Count)
+		err := r.Scan(s.t(&b.Minute), &st, &b.Channel, &b.Count)
 		b.Status = store.NotificationStatus(st)
 		return b, err
 	}, args...)
