@@ -176,9 +176,26 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 	// The recipient's activity: the purchase, the execution and the inbox message.
 	br.run("activity", br.click(`#execution-history a[href*="/api/console/activity"]`), br.visible("#activity-feed"), br.shot("loyalty-06-activity", "../../../docs/img/console-activity-feed.png"), br.accessible("recipient activity"))
 	feed := br.text("#activity-feed")
-	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "Inbox message: Thanks for your purchase"} {
+	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "next action: none (COMPLETED)", "Inbox message: Thanks for your purchase", "Message body"} {
 		if !strings.Contains(feed, want) {
 			t.Fatalf("the activity lacks %q: %q", want, feed)
+		}
+	}
+	// The inbox message's body opens without script (a details element).
+	br.run("activity, message body", br.click(`#activity-feed details summary`), br.visible(`#activity-feed pre.body`))
+	if body := br.text(`#activity-feed pre.body`); !strings.Contains(body, "Points are on their way.") {
+		t.Fatalf("the inbox message's body: %q", body)
+	}
+	// The overview for every flow: the campaign command, the deliveries by channel, the
+	// attribute triggers and the report runs, each with its chart (axe-core checks them).
+	br.run("overview, every flow", chromedp.Navigate(r.srv.URL+"/api/console/?hours=1"), br.visible("#chart-trg"), br.visible("#chart-rep"),
+		br.visible("#deliveries-by-channel"), br.accessible("overview with every flow"))
+	if l := br.text("#chart-commands figcaption"); !strings.Contains(l, "Succeeded: 1") {
+		t.Fatalf("the overview's campaign commands: %q", l)
+	}
+	for _, id := range []string{"#chart-trg figcaption", "#chart-rep figcaption"} {
+		if l := br.text(id); !strings.Contains(l, ": 0") {
+			t.Fatalf("%s: %q", id, l)
 		}
 	}
 	// The other pages of part B with content, checked by axe-core too (the navigation's walk in
