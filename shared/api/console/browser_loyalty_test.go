@@ -135,13 +135,13 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")), br.visible("#m-due"))
 	br.run("campaign paused", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
 		br.visible("#campaign-why"), br.shot("loyalty-01-campaign-paused", "../../../docs/img/console-campaign-paused.png"), br.accessible("campaign, paused"))
-	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") {
+	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") || !strings.Contains(why, "does not cover the next action's price") {
 		t.Fatalf("why paused: %q", why)
 	}
 	if ex := br.text("#executions"); !strings.Contains(ex, "BLOCKED · WAITING_BUDGET") || strings.Contains(ex, "RUNNING") {
 		t.Fatalf("the blocked execution: %q", ex)
 	}
-	if chain := br.text("#chain"); !strings.Contains(chain, "inbox") || !strings.Contains(chain, "FIXED 150 AUD") {
+	if chain := br.text("#chain"); !strings.Contains(chain, "inbox") || !strings.Contains(chain, "FIXED 150 AUD") || !strings.Contains(chain, "the end (the execution completes)") {
 		t.Fatalf("the chain: %q", chain)
 	}
 	// Raise maxCost on the budget page (through the campaign page's link).
@@ -170,7 +170,8 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 	}
 	// The execution's history: the fee charged once, the delivery it caused.
 	br.run("execution history", br.click(`#executions a[href*="executionId="]`), br.visible("#execution-history"), br.shot("loyalty-05-execution-history", "../../../docs/img/console-execution-history.png"), br.accessible("execution history"))
-	if h := br.text("#execution-history"); !strings.Contains(h, "Fee SUCCEEDED") || !strings.Contains(h, "150 AUD") || !strings.Contains(h, "inbox message 1") {
+	if h := br.text("#execution-history"); !strings.Contains(h, "Fee SUCCEEDED") || !strings.Contains(h, "150 AUD") || !strings.Contains(h, "inbox message 1") ||
+		!strings.Contains(h, "CommandSUCCEEDED cx-") || strings.Contains(h, "— ·") || !strings.Contains(h, "— provider reference inbox:1") {
 		t.Fatalf("history: %q", h)
 	}
 	// The recipient's activity: the purchase, the execution and the inbox message.

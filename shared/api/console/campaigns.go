@@ -242,7 +242,11 @@ func (cp campaignPages) chain(ctx context.Context, c store.Campaign) ([]chainSte
 			s.When = campaign.WhenAlways
 		}
 		if s.Next == "" {
-			s.Next = "the next"
+			// The chain moves on in order; after the last action it ends (not "the next").
+			s.Next = fmt.Sprintf("action %d", i+1)
+			if i == len(def.Actions)-1 {
+				s.Next = "the end (the execution completes)"
+			}
 		}
 		if cp.budgets != nil {
 			p, err := cp.budgets.Store.PricePolicyGet(ctx, c.BusinessUnitID, a.Type)
@@ -290,7 +294,7 @@ func whyNotActive(c store.Campaign, b *budget.View, audit []store.CampaignAudit,
 		case store.ShortBalance:
 			out = append(out, fmt.Sprintf("Billing provider: the account's balance is short for the next fee (BALANCE). Top up the balance, then resume the budget."))
 		default:
-			out = append(out, fmt.Sprintf("Budget: paused for %s — cost %s and reserved %s of max %s %s. Raise maxCost (or resume) on the budget page.",
+			out = append(out, fmt.Sprintf("Budget: paused for %s — cost %s and reserved %s of max %s %s: what is left does not cover the next action's price. Raise maxCost (or resume) on the budget page.",
 				b.PausedReason, b.Cost, b.ReservedCost, b.MaxCost, b.Currency))
 		}
 	}
@@ -460,6 +464,8 @@ func (cp campaignPages) execution(ctx context.Context, d *campaignsPage) error {
 				return err
 			}
 		}
+		// A command without a result reads "provider reference …", not "— · provider reference …".
+		out.Detail = strings.TrimPrefix(strings.TrimSpace(out.Detail), "· ")
 		h = append(h, out)
 	}
 	slices.SortStableFunc(h, func(a, b historyEvent) int { return a.On.Compare(b.On) })
