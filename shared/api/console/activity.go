@@ -46,8 +46,10 @@ const activityPerPage = 25
 // Deliveries: NotificationJob has no index by recipient (one would cost every delivery
 // insert a random-key entry, docs/performance.md), so the feed reaches a recipient's
 // deliveries through what caused them: each execution on the page lists the deliveries its
-// commands caused (its commands by UQ_CampaignCommand_Step, each command's delivery by its
-// effect key, the delivery key), and each inbox message shows its delivery and its body.
+// commands caused (its commands by UQ_CampaignCommand_Step; a command's delivery is the
+// NotificationJob of its effect key when there is one, else, for a NOTIFICATION_* action,
+// the command itself: a campaign sends its messages through the channel directly), and each
+// inbox message shows its delivery and its body.
 // The cost is read-only and bounded by the page: at most 25 command reads and one point
 // read per command or message, nothing on the delivery path. A delivery caused by neither (a
 // reminder, a report, a test send) is not in the feed. Read-only; a business unit outside
@@ -147,7 +149,7 @@ type activityDelivery struct {
 	Anchor, DeliveryKey, Channel, Status, Template string
 	Action                                         string // the campaign action that caused it ("" for an inbox message)
 	SentOn                                         *time.Time
-	LastError                                      string
+	LastError, ProviderRef                         string
 }
 
 // deliveries fills the page's entries' deliveries and bodies (see ActivityPages for the
@@ -176,9 +178,21 @@ func (d *activityPage) deliveries(ctx context.Context, st ActivityStore) error {
 				if c.EffectKey == "" || c.BusinessUnitID != d.BusinessUnitID {
 					continue
 				}
-				dl, err := one(c.EffectKey, fmt.Sprintf("action %d · %s", c.ActionIndex, c.ActionKey))
+				action := fmt.Sprintf("action %d · %s", c.ActionIndex, c.ActionKey)
+				dl, err := one(c.EffectKey, action)
 				if err != nil {
 					return err
+				}
+				if dl == nil && strings.HasPrefix(c.ActionType, "NOTIFICATION_") {
+					// A campaign's message is sent by its command through the channel
+					// (campaign.ChannelProvider): the command is the delivery, its effect
+					// key the delivery key; no NotificationJob is written for it.
+					dl = &activityDelivery{Anchor: "delivery-" + c.EffectKey, DeliveryKey: c.EffectKey, Channel: c.Provider, Status: string(c.Status),
+						Template: c.ActionType, Action: action, LastError: c.LastError, ProviderRef: c.ProviderRef}
+					if c.Status == store.CommandSucceeded {
+						on := c.UpdatedOn
+						dl.SentOn = &on
+					}
 				}
 				if dl != nil {
 					e.Deliveries = append(e.Deliveries, *dl)
@@ -306,7 +320,7 @@ var activityTemplates = template.Must(template.New("activity").Funcs(funcs).Pars
 {{else}}<tr><td colspan="3">No attributes.</td></tr>{{end}}</tbody></table></div>
 <h2 id="feed">Activity, newest first{{if .Paged}} (an older page){{end}}</h2>
 <ol class="timeline" id="activity-feed">{{range .Entries}}<li id="{{.Anchor}}" class="{{.Kind}}"><time>{{when .On}}</time> <strong>{{.Title}}</strong> — {{.Detail}}{{with .Href}} · <a href="{{.}}">open</a>{{end}}
-{{with .Deliveries}}<ul class="deliveries">{{range .}}<li id="{{.Anchor}}">Delivery <span class="key">{{.DeliveryKey}}</span> on {{.Channel}} ({{.Template}}{{with .Action}}, {{.}}{{end}}): <strong>{{.Status}}</strong>{{with .SentOn}}, sent {{when .}}{{end}}{{with .LastError}}, last error: {{.}}{{end}}</li>{{end}}</ul>{{end}}
+{{with .Deliveries}}<ul class="deliveries">{{range .}}<li id="{{.Anchor}}">Delivery <span class="key">{{.DeliveryKey}}</span> on {{.Channel}} ({{.Template}}{{with .Action}}, {{.}}{{end}}): <strong>{{.Status}}</strong>{{with .SentOn}}, sent {{when .}}{{end}}{{with .ProviderRef}}, provider reference {{.}}{{end}}{{with .LastError}}, last error: {{.}}{{end}}</li>{{end}}</ul>{{end}}
 {{with .Body}}<details><summary>Message body</summary><pre class="body">{{.}}</pre></details>{{end}}</li>
 {{else}}<li>Nothing{{if .Paged}} older{{end}} for {{.RecipientID}} in {{.BusinessUnitID}}.</li>{{end}}</ol>
 {{with .Next}}<p><a href="{{.}}" rel="next" id="activity-next">Older activity</a></p>{{end}}{{end}}{{end}}`))

@@ -174,10 +174,12 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		!strings.Contains(h, "CommandSUCCEEDED cx-") || strings.Contains(h, "— ·") || !strings.Contains(h, "— provider reference inbox:1") {
 		t.Fatalf("history: %q", h)
 	}
-	// The recipient's activity: the purchase, the execution and the inbox message.
+	// The recipient's activity: the purchase, the execution with the delivery its command
+	// made (the inbox channel), and the inbox message with its body.
 	br.run("activity", br.click(`#execution-history a[href*="/api/console/activity"]`), br.visible("#activity-feed"), br.shot("loyalty-06-activity", "../../../docs/img/console-activity-feed.png"), br.accessible("recipient activity"))
 	feed := br.text("#activity-feed")
-	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "next action: none (COMPLETED)", "Inbox message: Thanks for your purchase", "Message body"} {
+	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "next action: none (COMPLETED)",
+		"on inbox (NOTIFICATION_INBOX, action 0 · thanks): SUCCEEDED", "provider reference inbox:1", "Inbox message: Thanks for your purchase", "Message body"} {
 		if !strings.Contains(feed, want) {
 			t.Fatalf("the activity lacks %q: %q", want, feed)
 		}
