@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/metricscount"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // Counts drains what was added once, stamped with the minute; restored counts come back
@@ -36,8 +37,7 @@ func TestCountsDrainRestoreBound(t *testing.T) {
 		t.Fatalf("drained twice: %+v", again)
 	}
 	c.Add("bu-1", "GoldReached", metricscount.OutcomeFired, 2)
-	got[0].Flow = "trigger"
-	c.RestoreCounts(append(got, got[0]))
+	c.RestoreCounts(append(got, got[0], store.MetricsCount{Flow: store.FlowIngest, Outcome: "accepted", N: 5})) // another flow's row is not ours
 	if got := c.DrainCounts(at); len(got) != 1 || got[0].N != 2+800+800 {
 		t.Fatalf("after a restore: %+v", got)
 	}
