@@ -56,6 +56,7 @@ import (
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logctx"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/oidcauth"
 	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/quota"
@@ -155,6 +156,9 @@ type Runtime struct {
 	// MetricsSampler records the console's metrics history on the OutboxRelay timer
 	// (docs/console.md#overview).
 	MetricsSampler *support.Sampler
+	// reportRuns counts report runs for the overview (the report handler's Runs), persisted
+	// by MetricsSampler with the gateway's and the attribute engine's counts.
+	reportRuns *metricscount.Counts
 	// Campaigns manages campaigns and their manual-resolution queue (/api/campaigns,
 	// docs/campaigns.md); the campaign functions run on Campaign (dispatcher, worker,
 	// projection, the retention purge).
@@ -483,7 +487,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	r.MetricsSampler.Service = sup
 	// The gateway's ingest counts are persisted by the sampler (MetricsCount), and once more
 	// on Close, so a restart loses none of them (docs/console.md#overview).
-	r.MetricsSampler.Counters = []support.CountSource{r.Gateway.Metrics}
+	r.MetricsSampler.Counters = []support.CountSource{r.Gateway.Metrics, r.Attributes.Triggers, r.reportRuns}
 	r.closers = append(r.closers, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -693,7 +697,8 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Reports = reports
 	reg := scheduler.NewRegistry()
 	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
-	reg.Register(automation.TypeReportSubscription, &report.Handler{Service: reports})
+	r.reportRuns = metricscount.New(metricscount.FlowReport)
+	reg.Register(automation.TypeReportSubscription, &report.Handler{Service: reports, Runs: r.reportRuns})
 	pc.Hooks = o.Faults.scheduler()
 	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
 	if err != nil {
@@ -733,7 +738,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
 	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused,
-		Hooks: o.Faults.attribute()}
+		Hooks: o.Faults.attribute(), Triggers: metricscount.New(metricscount.FlowTrigger)}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
 	r.AttributePurger = &attribute.ProcessedPurger{Store: r.Store, Clock: r.Clock}
 	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {

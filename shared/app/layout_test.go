@@ -35,7 +35,8 @@ import (
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
 //     (events), the HTTP conventions (httpapi) and the adapters' OpenAPI checks
 //     (httpapi/openapitest), the business units every domain works in (businessunit), the
-//     scoped view of the bus's dead letters (deadletter), the
+//     scoped view of the bus's dead letters (deadletter), the overview's in-memory counts
+//     persisted by the metrics sampler (metricscount), the
 //     store and bus suites (storetest, bustest), SQL behind the store (sql/sqlstore), the
 //     trace and bus adapters (trace/localtrace, azure, local).
 //  3. delivery core and SQL dialects — outbox, dispatcher and channels' contract
@@ -74,7 +75,7 @@ var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
 		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
-	{"shared/bus/bustest", "shared/scheduler", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
+	{"shared/bus/bustest", "shared/scheduler", "shared/metricscount", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/delivery/fcmsim", "shared/delivery/acssim", "shared/attribute", "shared/api/deadletterapi"},
 	{"shared/reminder", "shared/preference", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
 	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/deviceapi", "shared/api/preferenceapi", "shared/api/templateapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget", "shared/budget/budgettest", "shared/api/keysapi", "shared/api/sessionsapi"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -237,7 +238,7 @@ func TestHandleBatchPoisonInTheMiddle(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	cs := &counting{Store: e.st}
-	svc := &attribute.Service{Store: cs, Clock: e.clock}
+	svc := &attribute.Service{Store: cs, Clock: e.clock, Triggers: metricscount.New(metricscount.FlowTrigger)}
 	batch := [][]byte{
 		customerPayload("a", "CUST-001", "2026-07-07T01:00:00Z", flagIns, itemIns),
 		customerPayload("b", "CUST-001", "2026-07-07T01:01:00Z", weeklyView, poisonIns),
@@ -269,6 +270,10 @@ func TestHandleBatchPoisonInTheMiddle(t *testing.T) {
 	}
 	if len(rs[0].Triggers) != 1 || rs[0].Triggers[0].EventName != "Welcome" {
 		t.Fatalf("a's trigger: %+v", rs[0].Triggers)
+	}
+	// The overview counts a's trigger once: the failed batch transaction wrote none.
+	if got := svc.Triggers.DrainCounts(asOf); len(got) != 1 || got[0].Label != "Welcome" || got[0].N != 1 {
+		t.Fatalf("triggers counted: %+v, want Welcome once", got)
 	}
 	ms, err := e.st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
 	if err != nil || len(ms) != 1 {

@@ -19,4 +19,8 @@
 // leaves the entity unseen and the message is dead-lettered. A hot counter's increment:
 // delta appended -> folded into the counter row by a flush batch (the delta deleted in the
 // same transaction).
+//
+// The console's overview counts the trigger events (Service.Triggers,
+// metricscount.FlowTrigger) after their event's commit, so a rolled-back batch or a
+// duplicate counts none.
 package attribute

@@ -21,6 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 )
@@ -111,6 +112,10 @@ type Service struct {
 	// OnRefused each event refused with a permanent error (nothing written).
 	OnApplied func(Result)
 	OnRefused func(eventID string, err error)
+	// Triggers, when set, counts each trigger event an applied event wrote (after its
+	// commit; a duplicate writes none), by business unit and trigger event name, for the
+	// console's overview (metricscount.FlowTrigger, persisted by the metrics sampler).
+	Triggers *metricscount.Counts
 	// Hooks are fault-injection points for the deterministic simulator (shared/sim); nil in
 	// production.
 	Hooks *Hooks
@@ -205,8 +210,11 @@ func (s *Service) Handle(ctx context.Context, body []byte) (Result, error) {
 	if err != nil && s.OnRefused != nil && automation.IsInvalid(err) {
 		s.OnRefused(p.EventID, err)
 	}
-	if err == nil && s.OnApplied != nil {
-		s.OnApplied(res)
+	if err == nil {
+		s.countTriggers(res)
+		if s.OnApplied != nil {
+			s.OnApplied(res)
+		}
 	}
 	countApply(ctx, res, err)
 	return res, err
@@ -300,6 +308,9 @@ func (s *Service) HandleBatchTraced(ctx context.Context, bodies [][]byte, traceP
 		if errs[i] == nil {
 			errs[i] = ev.err
 			results[i] = *ev.res
+		}
+		if errs[i] == nil {
+			s.countTriggers(results[i])
 		}
 		switch {
 		case errs[i] != nil && s.OnRefused != nil && automation.IsInvalid(errs[i]):
@@ -711,6 +722,17 @@ func eventContext(ctx context.Context, i int) context.Context {
 		return ctxs[i]
 	}
 	return ctx
+}
+
+// countTriggers counts the trigger events of a committed result in s.Triggers (an applied
+// event's only: a duplicate wrote none).
+func (s *Service) countTriggers(res Result) {
+	if s.Triggers == nil || res.Outcome != store.AttributeApplied {
+		return
+	}
+	for _, tr := range res.Triggers {
+		s.Triggers.Add(tr.BusinessUnitID, tr.EventName, metricscount.OutcomeFired, 1)
+	}
 }
 
 // countApply counts one tracking event's outcome for telemetry: the store's outcome

@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/attribute"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
@@ -154,6 +155,7 @@ func TestFiveConcurrentViewsAtNineGiveOneTrigger(t *testing.T) {
 // deterministic hash of (source event, entity, attribute, threshold).
 func TestReplayIsANoOp(t *testing.T) {
 	e := newEnv(t)
+	e.svc.Triggers = metricscount.New(metricscount.FlowTrigger) // the overview's count: one trigger, once
 	var bodies [][]byte
 	for i := 0; i < 12; i++ {
 		bodies = append(bodies, payload(fmt.Sprint("v-", i), "bu-syd", fmt.Sprintf("2026-07-07T%02d:00:00Z", i), weeklyView,
@@ -179,6 +181,10 @@ func TestReplayIsANoOp(t *testing.T) {
 	want := attribute.TriggerID(events.Identity("/app", "v-9"), store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"}, "weekly_view_count", mustDec("10"))
 	if first[0].EventID != want {
 		t.Errorf("trigger id %s, want %s", first[0].EventID, want)
+	}
+	counted := e.svc.Triggers.DrainCounts(asOf)
+	if len(counted) != 1 || counted[0].N != 1 || counted[0].BusinessUnitID != "bu-syd" || counted[0].Label != "View_10_Items_Reward" || counted[0].Outcome != metricscount.OutcomeFired {
+		t.Fatalf("triggers counted for the overview: %+v, want one fired (the replays write none)", counted)
 	}
 }
 

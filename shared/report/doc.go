@@ -60,4 +60,8 @@
 // Modes per business unit or subscription (the subscription's wins; none: Shadow): Shadow,
 // RunNowAllowlist, ScheduledAllowlist, Cutover - see Mode. Removing a mode is the rollback:
 // ownership we hold without a delivery is cancelled so the old scheduler can take it.
+//
+// The console's overview counts report runs (Handler.Runs, metricscount.FlowReport):
+// delivered once per run (when an execution records DeliveryCreated), failed on a permanent
+// error, skipped on a deactivation.
 package report

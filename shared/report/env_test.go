@@ -12,6 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
@@ -32,6 +33,8 @@ type env struct {
 	relay  *delivery.Relay
 	bus    *bus.Memory
 	render *countingRenderer
+	// runs counts the pollers' runs for the overview (report.Handler.Runs).
+	runs *metricscount.Counts
 
 	mu   sync.Mutex
 	sent []delivery.Message
@@ -105,7 +108,10 @@ func newEnv(t *testing.T, start time.Time) *env {
 func (e *env) newPoller(t *testing.T) *scheduler.Poller {
 	t.Helper()
 	sreg := scheduler.NewRegistry()
-	sreg.Register(automation.TypeReportSubscription, &report.Handler{Service: e.svc})
+	if e.runs == nil {
+		e.runs = metricscount.New(metricscount.FlowReport)
+	}
+	sreg.Register(automation.TypeReportSubscription, &report.Handler{Service: e.svc, Runs: e.runs})
 	p, err := scheduler.NewPoller(scheduler.Config{Concurrency: 1, Lease: time.Minute, Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, Rand: func() float64 { return 0 }}},
 		e.st, sreg, e.clock, e.tr, nil)
 	if err != nil {

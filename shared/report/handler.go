@@ -11,6 +11,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -46,12 +47,42 @@ var ErrOwnershipConflict = errors.New("report run ownership conflict: the old sc
 // Owned and hand it back to the old scheduler on a rollback.
 type Handler struct {
 	Service *Service
+	// Runs, when set, counts the runs for the console's overview (metricscount.FlowReport,
+	// persisted by the metrics sampler), labelled by report type: delivered once per run
+	// (when this execution recorded DeliveryCreated: a retry that reuses the coordinates is
+	// not counted again), skipped for a deactivation, failed for a permanent error (the row
+	// goes on support hold). A transient error is not counted: the run is retried. A skip or
+	// failure whose completion then loses its lease runs again and counts again (rare: the
+	// lease outlived the execution).
+	Runs *metricscount.Counts
 }
 
 var _ scheduler.Handler = (*Handler)(nil)
 
 // Execute implements scheduler.Handler.
 func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now time.Time) (scheduler.Outcome, error) {
+	var ran runCount
+	out, err := h.execute(ctx, row, now, &ran)
+	switch {
+	case h.Runs == nil:
+	case err != nil && automation.IsPermanent(err):
+		h.Runs.Add(row.BusinessUnitID, ran.reportType, metricscount.OutcomeFailed, 1)
+	case err == nil && out.Deactivate != "":
+		h.Runs.Add(row.BusinessUnitID, ran.reportType, metricscount.OutcomeSkipped, 1)
+	case err == nil && ran.delivered:
+		h.Runs.Add(row.BusinessUnitID, ran.reportType, metricscount.OutcomeDelivered, 1)
+	}
+	return out, err
+}
+
+// runCount is what Execute counts of one execution: the report type (once the
+// subscription is read; "" before) and whether it recorded DeliveryCreated.
+type runCount struct {
+	reportType string
+	delivered  bool
+}
+
+func (h *Handler) execute(ctx context.Context, row automation.SchedulerRow, now time.Time, ran *runCount) (scheduler.Outcome, error) {
 	s := h.Service
 	st := s.c.Store
 	deact := func(r automation.ReasonCode, follow []automation.Candidate) (scheduler.Outcome, error) {
@@ -75,6 +106,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 	if err != nil {
 		return scheduler.Outcome{}, automation.Permanent(err)
 	}
+	ran.reportType = sub.ReportType
 	switch sub.Status {
 	case store.ReportSubscriptionDeleted:
 		return deact(ReasonSubscriptionDeleted, nil)
@@ -199,6 +231,7 @@ func (h *Handler) Execute(ctx context.Context, row automation.SchedulerRow, now 
 		// revalidates the mode and the ownership.
 		return scheduler.Outcome{}, fmt.Errorf("record delivery of %s: %w", run.OwnershipKey, err)
 	}
+	ran.delivered = true
 	return complete(c, follow)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -356,6 +357,9 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 		len(e.sentMessages()) != 0 || e.render.n.Load() != 0 {
 		t.Fatalf("conflict: row %s hold=%v reason %s, sent %d, rendered %d", row.Status, row.IsOnSupportHold, row.FailureReasonCode, len(e.sentMessages()), e.render.n.Load())
 	}
+	if got := e.runs.DrainCounts(e.clock.Now()); len(got) != 1 || got[0].Outcome != metricscount.OutcomeFailed || got[0].N != 1 {
+		t.Fatalf("the held run counted for the overview: %+v, want one failed", got)
+	}
 	if open := e.open(t, subGuid); len(open) != 2 { // the held run and the next one
 		t.Fatalf("open = %v", open)
 	}
@@ -533,6 +537,33 @@ func TestRetryAfterCrashReusesCoordinates(t *testing.T) {
 	row, _ := e.st.SchedulerGetByKey(ctx, rows[0].SchedulerKey)
 	if row.Status != automation.StatusCompleted || row.RetryCount != 1 {
 		t.Fatalf("row %+v", row)
+	}
+	// The overview counts the run delivered once: the first attempt (its own handler, not
+	// counted here) recorded DeliveryCreated; the retry reused the coordinates.
+	if got := e.runs.DrainCounts(e.clock.Now()); len(got) != 0 {
+		t.Fatalf("the retry that reused the coordinates counted again: %+v", got)
+	}
+	counted := metricscount.New(metricscount.FlowReport)
+	h = &report.Handler{Service: e.svc, Runs: counted}
+	if _, err := h.Execute(ctx, rows[0], e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := counted.DrainCounts(e.clock.Now()); len(got) != 0 {
+		t.Fatalf("a third execution of a delivered run counted: %+v", got)
+	}
+}
+
+// The overview's report counts (report.Handler.Runs): a run delivered counts once, by unit
+// and report type (a conflict's failure: TestOwnershipConflictHoldsAndSupportRetry).
+func TestHandlerCountsRunsForTheOverview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
+	e.create(t, subGuid, weekly())
+	e.setMode(t, subGuid, report.ModeCutover)
+	e.runUntil(t, utc("2027-03-21T21:30:00Z"))
+	got := e.runs.DrainCounts(e.clock.Now())
+	if len(got) != 1 || got[0].Outcome != metricscount.OutcomeDelivered || got[0].N != 1 || got[0].BusinessUnitID != "bu-syd" || got[0].Label == "" {
+		t.Fatalf("a delivered run: %+v", got)
 	}
 }
 

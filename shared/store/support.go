@@ -168,11 +168,12 @@ type SupportThroughputParams struct {
 const MaxThroughputWindow = 24 * time.Hour
 
 // ThroughputBucket is the count of deliveries of one status ("Sent", "Failed", "Unknown")
-// whose last change fell in the minute starting at Minute (UTC).
+// and channel whose last change fell in the minute starting at Minute (UTC).
 type ThroughputBucket struct {
-	Minute time.Time
-	Status NotificationStatus
-	Count  int
+	Minute  time.Time
+	Status  NotificationStatus
+	Channel string
+	Count   int
 }
 
 // CommandThroughputBucket is the count of campaign commands of one status (SUCCEEDED,

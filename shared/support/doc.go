@@ -3,8 +3,10 @@
 // Version-guarded operator actions (release a hold, retry now, cancel, run now, paced bulk release)
 // and the pipeline's health figures, with their history for the console (Sampler, on the
 // OutboxRelay timer: idle → sampling → flushing counts → purging → idle, at most once a
-// minute; MetricsHistory), and the persisted counters it flushes (the gateway's ingest counts
-// into MetricsCount; IngestThroughput reads them).
+// minute; MetricsHistory), and the persisted counters it flushes (the gateway's ingest counts,
+// the attribute engine's triggers and the report runs, into MetricsCount; IngestThroughput,
+// TriggerThroughput and ReportThroughput read them). Throughput also gives the deliveries'
+// totals per channel (ByChannel) from the same reading as its minutes.
 // The HTTP handlers (shared/api/supportapi) only decode and
 // encode; everything a caller may or may not do is decided here.
 //

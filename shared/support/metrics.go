@@ -3,10 +3,13 @@ package support
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -145,6 +148,18 @@ type Throughput struct {
 	Sent    int `json:"sent"`
 	Failed  int `json:"failed"`
 	Unknown int `json:"unknown"`
+	// ByChannel is the totals per channel, by channel name, from the same read as Minutes
+	// (they add up to the totals); deliveries only (Throughput), omitted by the other flows.
+	ByChannel []ChannelCount `json:"byChannel,omitempty"`
+}
+
+// ChannelCount is one channel's deliveries that reached Sent, Failed or UNKNOWN over a
+// Throughput's window.
+type ChannelCount struct {
+	Channel string `json:"channel"`
+	Sent    int    `json:"sent"`
+	Failed  int    `json:"failed"`
+	Unknown int    `json:"unknown"`
 }
 
 // ThroughputMinute is one minute's counts (Minute is its start, UTC).
@@ -159,14 +174,50 @@ type ThroughputMinute struct {
 const MaxThroughputHours = int(store.MaxThroughputWindow / time.Hour)
 
 // Throughput counts deliveries per minute over the last hours (1..MaxThroughputHours) for
-// the business units the scope sees, or for one of them. Errors: CodeInvalidInput for hours
-// out of range, CodeNotFound for a business unit outside the scope.
+// the business units the scope sees, or for one of them, and their totals per channel
+// (ByChannel) from the same read. Errors: CodeInvalidInput for hours out of range,
+// CodeNotFound for a business unit outside the scope.
 func (s *Service) Throughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
 	return s.perMinute(ctx, sc, businessUnitID, hours, func(p store.SupportThroughputParams) ([]minuteCount, error) {
 		bs, err := s.store.SupportThroughput(ctx, p)
 		out := make([]minuteCount, len(bs))
 		for i, b := range bs {
-			out[i] = minuteCount{b.Minute, columnOf(string(b.Status), string(store.NotificationSent), string(store.NotificationFailed), string(store.NotificationUnknown)), b.Count}
+			out[i] = minuteCount{b.Minute, columnOf(string(b.Status), string(store.NotificationSent), string(store.NotificationFailed), string(store.NotificationUnknown)), b.Count, b.Channel}
+		}
+		return out, err
+	})
+}
+
+// TriggerThroughput is the attribute engine's trigger events per minute over the last hours
+// (the overview's chart, docs/console.md#overview), in the shape of Throughput: Sent counts
+// the triggers fired. Read from the persisted counters (MetricsCount, flow
+// metricscount.FlowTrigger) as IngestThroughput reads the gateway's. Errors as
+// CommandThroughput's.
+func (s *Service) TriggerThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	return s.countThroughput(ctx, sc, businessUnitID, hours, metricscount.FlowTrigger, metricscount.OutcomeFired, "", "")
+}
+
+// ReportThroughput is the report runs per minute over the last hours (the overview's
+// chart), in the shape of Throughput: Sent counts runs delivered, Failed runs refused
+// (on hold), Unknown runs skipped (deactivated). Read from the persisted counters
+// (MetricsCount, flow metricscount.FlowReport). Errors as CommandThroughput's.
+func (s *Service) ReportThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
+	return s.countThroughput(ctx, sc, businessUnitID, hours, metricscount.FlowReport, metricscount.OutcomeDelivered, metricscount.OutcomeFailed, metricscount.OutcomeSkipped)
+}
+
+// countThroughput reads one flow of the persisted counters per minute, its outcomes sent,
+// failed and unknown in the Throughput columns of those names ("" for a column the flow
+// does not have).
+func (s *Service) countThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int, flow, sent, failed, unknown string) (Throughput, error) {
+	return s.perMinute(ctx, sc, businessUnitID, hours, func(p store.SupportThroughputParams) ([]minuteCount, error) {
+		bs, err := s.store.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: flow, Since: p.Since, Until: p.Until, Scope: p.Scope})
+		out := make([]minuteCount, len(bs))
+		for i, b := range bs {
+			col := columnOther
+			if b.Outcome != "" {
+				col = columnOf(b.Outcome, sent, failed, unknown)
+			}
+			out[i] = minuteCount{Minute: b.Minute, Column: col, Count: b.Count}
 		}
 		return out, err
 	})
@@ -182,7 +233,7 @@ func (s *Service) CommandThroughput(ctx context.Context, sc automation.Scope, bu
 		bs, err := s.store.SupportCommandThroughput(ctx, p)
 		out := make([]minuteCount, len(bs))
 		for i, b := range bs {
-			out[i] = minuteCount{b.Minute, columnOf(string(b.Status), string(store.CommandSucceeded), string(store.CommandFailed), string(store.CommandUnknown)), b.Count}
+			out[i] = minuteCount{Minute: b.Minute, Column: columnOf(string(b.Status), string(store.CommandSucceeded), string(store.CommandFailed), string(store.CommandUnknown)), Count: b.Count}
 		}
 		return out, err
 	})
@@ -196,22 +247,16 @@ func (s *Service) CommandThroughput(ctx context.Context, sc automation.Scope, bu
 // "Event metrics reset when the process restarts"); the minute is the one the counts were
 // persisted in (at most a minute after the events). Errors as CommandThroughput's.
 func (s *Service) IngestThroughput(ctx context.Context, sc automation.Scope, businessUnitID string, hours int) (Throughput, error) {
-	return s.perMinute(ctx, sc, businessUnitID, hours, func(p store.SupportThroughputParams) ([]minuteCount, error) {
-		bs, err := s.store.MetricsCountSeries(ctx, store.MetricsCountParams{Flow: store.FlowIngest, Since: p.Since, Until: p.Until, Scope: p.Scope})
-		out := make([]minuteCount, len(bs))
-		for i, b := range bs {
-			out[i] = minuteCount{b.Minute, columnOf(b.Outcome, "accepted", "rejected", "duplicate"), b.Count}
-		}
-		return out, err
-	})
+	return s.countThroughput(ctx, sc, businessUnitID, hours, store.FlowIngest, "accepted", "rejected", "duplicate")
 }
 
 // minuteCount is one bucket of a per-minute series: its minute, the Throughput column it
-// counts in, and the count.
+// counts in, the count, and its channel (deliveries only: Throughput.ByChannel).
 type minuteCount struct {
-	Minute time.Time
-	Column column
-	Count  int
+	Minute  time.Time
+	Column  column
+	Count   int
+	Channel string
 }
 
 // column is the Throughput column a bucket counts in.
@@ -268,22 +313,39 @@ func (s *Service) perMinute(ctx context.Context, sc automation.Scope, businessUn
 		idx[m.Unix()] = len(out.Minutes)
 		out.Minutes = append(out.Minutes, ThroughputMinute{Minute: m})
 	}
+	channels := map[string]*ChannelCount{}
 	for _, b := range bs {
 		i, ok := idx[b.Minute.UTC().Truncate(time.Minute).Unix()]
-		if !ok {
+		if !ok || b.Column == columnOther {
 			continue
+		}
+		var ch *ChannelCount
+		if b.Channel != "" {
+			if ch = channels[b.Channel]; ch == nil {
+				ch = &ChannelCount{Channel: b.Channel}
+				channels[b.Channel] = ch
+			}
+		} else {
+			ch = &ChannelCount{} // a flow without channels: counted in the totals only
 		}
 		switch b.Column {
 		case columnSent:
 			out.Minutes[i].Sent += b.Count
 			out.Sent += b.Count
+			ch.Sent += b.Count
 		case columnFailed:
 			out.Minutes[i].Failed += b.Count
 			out.Failed += b.Count
+			ch.Failed += b.Count
 		case columnUnknown:
 			out.Minutes[i].Unknown += b.Count
 			out.Unknown += b.Count
+			ch.Unknown += b.Count
 		}
 	}
+	for _, ch := range channels {
+		out.ByChannel = append(out.ByChannel, *ch)
+	}
+	slices.SortFunc(out.ByChannel, func(a, b ChannelCount) int { return strings.Compare(a.Channel, b.Channel) })
 	return out, nil
 }

@@ -779,7 +779,7 @@ func TestRewrittenMigrationsLeaveTheSameSchema(t *testing.T) {
 	if a != b {
 		t.Errorf("the rewritten migrations leave another schema:\nfirst:\n%s\n\ncurrent:\n%s", a, b)
 	}
-	if !strings.Contains(b, "notificationjob index ix_notificationjob_updated clustered=false unique=false (updatedon) include (status, businessunitid) where status in ('', '', '')") {
+	if !strings.Contains(b, "notificationjob index ix_notificationjob_updated clustered=false unique=false (updatedon) include (status, businessunitid, channel) where status in ('', '', '')") {
 		t.Errorf("the model lost IX_NotificationJob_Updated's filter:\n%s", b)
 	}
 }

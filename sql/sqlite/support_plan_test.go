@@ -53,7 +53,7 @@ func TestSupportQueriesSeekIndexes(t *testing.T) {
 		"SupportMetricsUnknownDeliveries":          "IX_NotificationJob_UnknownAll",
 		"SupportMetricsHeldReservations":           "IX_BudgetReservation_Campaign (BusinessUnitId=? AND CampaignId=? AND Status=?)",
 		"SupportMetricsFeesWithStatus":             "IX_FeeTransfer_Status (Status=?)",
-		"SupportThroughput":                        "IX_NotificationJob_Updated (UpdatedOn>? AND UpdatedOn<?)",
+		"SupportThroughput":                        "COVERING INDEX IX_NotificationJob_Updated (UpdatedOn>? AND UpdatedOn<?)", // by channel too: no table read per delivery (0064)
 		"SupportCommandThroughput":                 "IX_CampaignCommand_Updated (UpdatedOn>? AND UpdatedOn<?)",
 	}
 	// Partial indexes hold only the rows they are for, so scanning one is bounded by what

@@ -396,9 +396,21 @@ func (s *Store) SupportMetrics(ctx context.Context, p store.SupportMetricsParams
 
 // SupportThroughput implements store.SupportStore.
 func (s *Store) SupportThroughput(ctx context.Context, p store.SupportThroughputParams) ([]store.ThroughputBucket, error) {
-	return perMinuteSeries(ctx, s, "SupportThroughput", p.Scope, p.Since, p.Until, nil, func(minute time.Time, status string, n int) store.ThroughputBucket {
-		return store.ThroughputBucket{Minute: minute, Status: store.NotificationStatus(status), Count: n}
-	})
+	if !p.Until.After(p.Since) || p.Until.Sub(p.Since) > store.MaxThroughputWindow {
+		return nil, fmt.Errorf("SupportThroughput: window %s..%s must be positive and at most %s", p.Since, p.Until, store.MaxThroughputWindow)
+	}
+	args := append(unitsArgs(p.Scope), sql.Named("Since", s.tm(p.Since)), sql.Named("Until", s.tm(p.Until)))
+	out, err := queryAll(ctx, s, nil, "SupportThroughput", func(r rowScanner) (store.ThroughputBucket, error) {
+		var b store.ThroughputBucket
+		var st string
+		err := r.Scan(s.t(&b.Minute), &st, &b.Channel, &b.Count)
+		b.Status = store.NotificationStatus(st)
+		return b, err
+	}, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s SupportThroughput: %w", s.d.Name, err)
+	}
+	return out, nil
 }
 
 // SupportCommandThroughput implements store.SupportStore.

@@ -1,7 +1,9 @@
 package console
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -22,6 +24,11 @@ type ActivityStore interface {
 	store.AttributeStore
 	InboxList(ctx context.Context, p store.InboxListParams) ([]store.InboxMessage, error)
 	CampaignExecutionListByRecipient(ctx context.Context, businessUnitID, recipientID string, beforeID int64, limit int) ([]store.CampaignExecution, error)
+	// CampaignCommandsOf and NotificationGetByKey find the deliveries of the page's
+	// executions and inbox messages (a seek on UQ_CampaignCommand_Step, one on the unique
+	// DeliveryKey): read-only, no index of its own on NotificationJob.
+	CampaignCommandsOf(ctx context.Context, executionID string) ([]store.CampaignCommand, error)
+	NotificationGetByKey(ctx context.Context, deliveryKey string) (store.NotificationJob, error)
 }
 
 // activityPerPage is how many entries the activity feed shows at once.
@@ -34,9 +41,19 @@ const activityPerPage = 25
 // history: the commands, fees and deliveries it caused) and inbox messages, 25 a page. The
 // one ?cursor= carries a position in each of the three sources (each read newest first by its
 // own key), so a page merges the next entries of all three in time order and nothing is
-// skipped or shown twice across pages. NotificationJob is not read by recipient: an index on
-// it would cost every delivery insert a random-key entry (docs/performance.md). Read-only; a
-// business unit outside the caller's scope answers 404.
+// skipped or shown twice across pages.
+//
+// Deliveries: NotificationJob has no index by recipient (one would cost every delivery
+// insert a random-key entry, docs/performance.md), so the feed reaches a recipient's
+// deliveries through what caused them: each execution on the page lists the deliveries its
+// commands caused (its commands by UQ_CampaignCommand_Step; a command's delivery is the
+// NotificationJob of its effect key when there is one, else, for a NOTIFICATION_* action,
+// the command itself: a campaign sends its messages through the channel directly), and each
+// inbox message shows its delivery and its body.
+// The cost is read-only and bounded by the page: at most 25 command reads and one point
+// read per command or message, nothing on the delivery path. A delivery caused by neither (a
+// reminder, a report, a test send) is not in the feed. Read-only; a business unit outside
+// the caller's scope answers 404.
 func ActivityPages(st ActivityStore, clock automation.Clock) []Page {
 	return []Page{{Path: "activity", Title: "Recipient activity", Render: func(r *http.Request, pc PageCall) (template.HTML, error) {
 		q := r.URL.Query()
@@ -82,6 +99,9 @@ func ActivityPages(st ActivityStore, clock automation.Clock) []Page {
 		if err != nil {
 			return "", err
 		}
+		if err := d.deliveries(ctx, st); err != nil {
+			return "", err
+		}
 		if more {
 			cur, err := httpapi.EncodeCursor(cq, next)
 			if err != nil {
@@ -112,8 +132,83 @@ type activityEntry struct {
 	Title  string
 	Detail string
 	Href   string
+	// Deliveries are the deliveries the entry caused (an execution's commands' or an inbox
+	// message's), filled for the page's entries only.
+	Deliveries []activityDelivery
+	// Body is an inbox message's body (its text, else its HTML as source).
+	Body string
 	// advance moves the cursor past this entry.
 	advance func(c *activityCursor)
+	// executionID or deliveryKey: what the deliveries are read by.
+	executionID, deliveryKey string
+}
+
+// activityDelivery is one delivery in the feed: the NotificationJob as support needs it
+// ("why didn't she get her points?").
+type activityDelivery struct {
+	Anchor, DeliveryKey, Channel, Status, Template string
+	Action                                         string // the campaign action that caused it ("" for an inbox message)
+	SentOn                                         *time.Time
+	LastError, ProviderRef                         string
+}
+
+// deliveries fills the page's entries' deliveries and bodies (see ActivityPages for the
+// cost). A delivery of another business unit is never shown.
+func (d *activityPage) deliveries(ctx context.Context, st ActivityStore) error {
+	one := func(key, action string) (*activityDelivery, error) {
+		j, err := st.NotificationGetByKey(ctx, key)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && j.BusinessUnitID != d.BusinessUnitID) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &activityDelivery{Anchor: "delivery-" + j.DeliveryKey, DeliveryKey: j.DeliveryKey, Channel: j.Channel, Status: string(j.Status),
+			Template: j.Template, Action: action, SentOn: j.SentOn, LastError: j.LastError}, nil
+	}
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		switch {
+		case e.executionID != "":
+			cs, err := st.CampaignCommandsOf(ctx, e.executionID)
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
+				if c.EffectKey == "" || c.BusinessUnitID != d.BusinessUnitID {
+					continue
+				}
+				action := fmt.Sprintf("action %d · %s", c.ActionIndex, c.ActionKey)
+				dl, err := one(c.EffectKey, action)
+				if err != nil {
+					return err
+				}
+				if dl == nil && strings.HasPrefix(c.ActionType, "NOTIFICATION_") {
+					// A campaign's message is sent by its command through the channel
+					// (campaign.ChannelProvider): the command is the delivery, its effect
+					// key the delivery key; no NotificationJob is written for it.
+					dl = &activityDelivery{Anchor: "delivery-" + c.EffectKey, DeliveryKey: c.EffectKey, Channel: c.Provider, Status: string(c.Status),
+						Template: c.ActionType, Action: action, LastError: c.LastError, ProviderRef: c.ProviderRef}
+					if c.Status == store.CommandSucceeded {
+						on := c.UpdatedOn
+						dl.SentOn = &on
+					}
+				}
+				if dl != nil {
+					e.Deliveries = append(e.Deliveries, *dl)
+				}
+			}
+		case e.deliveryKey != "":
+			dl, err := one(e.deliveryKey, "")
+			if err != nil {
+				return err
+			}
+			if dl != nil {
+				e.Deliveries = append(e.Deliveries, *dl)
+			}
+		}
+	}
+	return nil
 }
 
 // feed reads the next page of every source below pos, merges them newest first and returns
@@ -147,9 +242,9 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 		s := source{name: "execution"}
 		for _, x := range xs {
 			s.entries = append(s.entries, activityEntry{On: x.CreatedOn, Kind: "execution", Anchor: "execution-" + x.ExecutionID,
-				Title: fmt.Sprintf("Campaign %s: execution %s", x.CampaignID, x.Status), Detail: fmt.Sprintf("%s, next action %d, source event %s", x.ExecutionID, x.CurrentIndex, x.SourceEventID),
+				Title: fmt.Sprintf("Campaign %s: execution %s", x.CampaignID, x.Status), Detail: fmt.Sprintf("%s, next action: %s, source event %s", x.ExecutionID, nextActionText(x.Status, x.CurrentIndex), x.SourceEventID),
 				Href:    Base + "/campaigns?" + url.Values{"businessUnitId": {bu}, "campaignId": {x.CampaignID}, "executionId": {x.ExecutionID}}.Encode() + "#execution",
-				advance: func(c *activityCursor) { c.Executions = x.ID }})
+				advance: func(c *activityCursor) { c.Executions = x.ID }, executionID: x.ExecutionID})
 		}
 		sources = append(sources, s)
 	}
@@ -166,7 +261,8 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 				state = "read " + m.ReadOn.UTC().Format("2006-01-02 15:04:05Z")
 			}
 			s.entries = append(s.entries, activityEntry{On: m.CreatedOn, Kind: "inbox", Anchor: "inbox-" + m.DeliveryKey, Title: "Inbox message: " + m.Subject,
-				Detail: fmt.Sprintf("#%d, %s, delivery %s", m.Seq, state, m.DeliveryKey), advance: func(c *activityCursor) { c.Inbox = m.Seq }})
+				Detail: fmt.Sprintf("#%d, %s, delivery %s", m.Seq, state, m.DeliveryKey), advance: func(c *activityCursor) { c.Inbox = m.Seq },
+				Body: cmp.Or(m.Text, m.HTML), deliveryKey: m.DeliveryKey})
 		}
 		sources = append(sources, s)
 	}
@@ -223,6 +319,8 @@ var activityTemplates = template.Must(template.New("activity").Funcs(funcs).Pars
 <tbody>{{range .Attributes}}<tr><th scope="row">{{.Code}}</th><td>{{.Value}}</td><td>{{when .LastEventOn}}</td></tr>
 {{else}}<tr><td colspan="3">No attributes.</td></tr>{{end}}</tbody></table></div>
 <h2 id="feed">Activity, newest first{{if .Paged}} (an older page){{end}}</h2>
-<ol class="timeline" id="activity-feed">{{range .Entries}}<li id="{{.Anchor}}" class="{{.Kind}}"><time>{{when .On}}</time> <strong>{{.Title}}</strong> — {{.Detail}}{{with .Href}} · <a href="{{.}}">open</a>{{end}}</li>
+<ol class="timeline" id="activity-feed">{{range .Entries}}<li id="{{.Anchor}}" class="{{.Kind}}"><time>{{when .On}}</time> <strong>{{.Title}}</strong> — {{.Detail}}{{with .Href}} · <a href="{{.}}">open</a>{{end}}
+{{with .Deliveries}}<ul class="deliveries">{{range .}}<li id="{{.Anchor}}">Delivery <span class="key">{{.DeliveryKey}}</span> on {{.Channel}} ({{.Template}}{{with .Action}}, {{.}}{{end}}): <strong>{{.Status}}</strong>{{with .SentOn}}, sent {{when .}}{{end}}{{with .ProviderRef}}, provider reference {{.}}{{end}}{{with .LastError}}, last error: {{.}}{{end}}</li>{{end}}</ul>{{end}}
+{{with .Body}}<details><summary>Message body</summary><pre class="body">{{.}}</pre></details>{{end}}</li>
 {{else}}<li>Nothing{{if .Paged}} older{{end}} for {{.RecipientID}} in {{.BusinessUnitID}}.</li>{{end}}</ol>
 {{with .Next}}<p><a href="{{.}}" rel="next" id="activity-next">Older activity</a></p>{{end}}{{end}}{{end}}`))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -100,4 +101,88 @@ func TestRecipientActivityFeed(t *testing.T) {
 	}
 	e.page(t, "/api/console/activity?businessUnitId=bu-syd&recipientId=ann", "bu-nyc", 404)
 	e.page(t, "/api/console/activity?businessUnitId=bu-syd&recipientId=bob&cursor="+url.QueryEscape(firstCursor), "", 400)
+}
+
+// TestRecipientActivityDeliveries: the feed shows a recipient's deliveries (issue 35: it read
+// none) through what caused them, without reading NotificationJob by recipient: an
+// execution lists the delivery its command caused (the command's effect key is the
+// delivery key; without a NotificationJob, the NOTIFICATION_* command itself) with channel,
+// status and error, an inbox message shows its delivery and its body; a delivery of another
+// unit under the same key is never shown.
+func TestRecipientActivityDeliveries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	saveCampaign(t, e, "bu-syd", "welcome")
+	for i, exe := range []string{"exe-a", "exe-b"} {
+		if _, err := e.rt.Store.CampaignStart(ctx, store.CampaignStartParams{
+			Execution: store.CampaignExecution{ExecutionID: exe, BusinessUnitID: "bu-syd", CampaignID: "welcome", RunID: "run-1", RecipientID: "ann",
+				SourceEventID: "evt-" + exe, LocalDate: "2026-10-05", DefinitionJSON: `{}`},
+			Command: store.CampaignCommand{CommandID: exe + ":0:greet", EffectKey: "ce-" + exe, ExecutionID: exe, BusinessUnitID: "bu-syd", CampaignID: "welcome",
+				RecipientID: "ann", ActionKey: "greet", ActionType: "NOTIFICATION_LOG", Provider: "log", LocalDate: "2026-10-05"}, Now: now.Add(time.Duration(i) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.rt.Store.InboxInsert(ctx, store.InboxInsertParams{BusinessUnitID: "bu-syd", RecipientID: "ann", DeliveryKey: "ce-inbox-1",
+		Template: "points", Subject: "Points", Text: "You have 120 points, Ann.", Now: now.Add(3 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	// The deliveries: exe-a's sent on log, the inbox message's sent, and under exe-b's effect
+	// key a delivery of bu-nyc (failed), which bu-syd's feed must not show.
+	c := automation.Candidate{AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
+		SchedulerKey: "feed:fixture", InputHash: automation.InputHash("feed"), SourceEntityType: "PoliceVetting",
+		SourceEntityGuid: guidC, BusinessUnitID: "bu-syd", ScheduledOn: now.Add(-time.Hour), ScheduledLocalDate: "2026-10-05",
+		ScheduledLocalTime: "09:00", TimeZoneID: "Australia/Sydney"}
+	if _, err := e.rt.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: c.ScheduledOn, Candidates: []automation.Candidate{c}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: c.ScheduledOn, Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim: %v %v", rows, err)
+	}
+	req := func(key, bu, channel string) store.NotificationRequest {
+		return store.NotificationRequest{DeliveryKey: key, SchedulerKey: c.SchedulerKey, BusinessUnitID: bu, Channel: channel, Recipient: "ann",
+			Template: "points", LocalDate: "2026-10-05", PayloadJSON: "{}"}
+	}
+	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: c.ScheduledOn,
+		Deliveries: []store.NotificationRequest{req("ce-exe-a", "bu-syd", "log"), req("ce-exe-b", "bu-nyc", "sms"), req("ce-inbox-1", "bu-syd", "inbox")}}); err != nil {
+		t.Fatal(err)
+	}
+	finish := func(key string, st store.NotificationStatus, msg string) {
+		t.Helper()
+		cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: now, Lease: time.Minute})
+		if err != nil || !cl.Claimed {
+			t.Fatalf("claim %s: %+v %v", key, cl, err)
+		}
+		if err := e.rt.Store.NotificationFinish(ctx, store.NotificationFinishParams{ID: cl.Job.ID, Token: cl.Job.Version, Now: now, Status: st, Error: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish("ce-exe-a", store.NotificationSent, "")
+	finish("ce-exe-b", store.NotificationFailed, "550 no such user")
+	finish("ce-inbox-1", store.NotificationSent, "")
+	body, doc := e.page(t, "/api/console/activity?businessUnitId=bu-syd&recipientId=ann", "", 200)
+	labelled(t, doc)
+	exeA := body[strings.Index(body, `id="execution-exe-a"`):]
+	exeA = exeA[:strings.Index(exeA, "</li>\n")]
+	for _, want := range []string{`<li id="delivery-ce-exe-a">Delivery <span class="key">ce-exe-a</span> on log (points, action 0 · greet): <strong>Sent</strong>, sent 2026-10-05`} {
+		if !strings.Contains(exeA, want) {
+			t.Fatalf("exe-a's entry lacks %q: %s", want, exeA)
+		}
+	}
+	// exe-b's delivery is its command (a campaign sends through the channel itself), not
+	// bu-nyc's job under the same key.
+	exeB := body[strings.Index(body, `id="execution-exe-b"`):]
+	exeB = exeB[:strings.Index(exeB, "</li>\n")]
+	if strings.Contains(body, "550 no such user") || strings.Contains(body, "on sms") ||
+		!strings.Contains(exeB, `<li id="delivery-ce-exe-b">Delivery <span class="key">ce-exe-b</span> on log (NOTIFICATION_LOG, action 0 · greet): <strong>QUEUED</strong>`) {
+		t.Fatalf("exe-b's delivery (its command, not another unit's job): %s", exeB)
+	}
+	inbox := body[strings.Index(body, `id="inbox-ce-inbox-1"`):]
+	for _, want := range []string{`<li id="delivery-ce-inbox-1">Delivery <span class="key">ce-inbox-1</span> on inbox (points): <strong>Sent</strong>`,
+		`<summary>Message body</summary><pre class="body">You have 120 points, Ann.</pre>`} {
+		if !strings.Contains(inbox, want) {
+			t.Fatalf("the inbox entry lacks %q: %.3000s", want, inbox)
+		}
+	}
 }

@@ -135,13 +135,13 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")), br.visible("#m-due"))
 	br.run("campaign paused", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
 		br.visible("#campaign-why"), br.shot("loyalty-01-campaign-paused", "../../../docs/img/console-campaign-paused.png"), br.accessible("campaign, paused"))
-	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") {
+	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") || !strings.Contains(why, "does not cover the next action's price") {
 		t.Fatalf("why paused: %q", why)
 	}
 	if ex := br.text("#executions"); !strings.Contains(ex, "BLOCKED · WAITING_BUDGET") || strings.Contains(ex, "RUNNING") {
 		t.Fatalf("the blocked execution: %q", ex)
 	}
-	if chain := br.text("#chain"); !strings.Contains(chain, "inbox") || !strings.Contains(chain, "FIXED 150 AUD") {
+	if chain := br.text("#chain"); !strings.Contains(chain, "inbox") || !strings.Contains(chain, "FIXED 150 AUD") || !strings.Contains(chain, "the end (the execution completes)") {
 		t.Fatalf("the chain: %q", chain)
 	}
 	// Raise maxCost on the budget page (through the campaign page's link).
@@ -170,15 +170,35 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 	}
 	// The execution's history: the fee charged once, the delivery it caused.
 	br.run("execution history", br.click(`#executions a[href*="executionId="]`), br.visible("#execution-history"), br.shot("loyalty-05-execution-history", "../../../docs/img/console-execution-history.png"), br.accessible("execution history"))
-	if h := br.text("#execution-history"); !strings.Contains(h, "Fee SUCCEEDED") || !strings.Contains(h, "150 AUD") || !strings.Contains(h, "inbox message 1") {
+	if h := br.text("#execution-history"); !strings.Contains(h, "Fee SUCCEEDED") || !strings.Contains(h, "150 AUD") || !strings.Contains(h, "inbox message 1") ||
+		!strings.Contains(h, "CommandSUCCEEDED cx-") || strings.Contains(h, "— ·") || !strings.Contains(h, "— provider reference inbox:1") {
 		t.Fatalf("history: %q", h)
 	}
-	// The recipient's activity: the purchase, the execution and the inbox message.
+	// The recipient's activity: the purchase, the execution with the delivery its command
+	// made (the inbox channel), and the inbox message with its body.
 	br.run("activity", br.click(`#execution-history a[href*="/api/console/activity"]`), br.visible("#activity-feed"), br.shot("loyalty-06-activity", "../../../docs/img/console-activity-feed.png"), br.accessible("recipient activity"))
 	feed := br.text("#activity-feed")
-	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "Inbox message: Thanks for your purchase"} {
+	for _, want := range []string{"Event Purchase accepted", "Campaign thanks: execution COMPLETED", "next action: none (COMPLETED)",
+		"on inbox (NOTIFICATION_INBOX, action 0 · thanks): SUCCEEDED", "provider reference inbox:1", "Inbox message: Thanks for your purchase", "Message body"} {
 		if !strings.Contains(feed, want) {
 			t.Fatalf("the activity lacks %q: %q", want, feed)
+		}
+	}
+	// The inbox message's body opens without script (a details element).
+	br.run("activity, message body", br.click(`#activity-feed details summary`), br.visible(`#activity-feed pre.body`))
+	if body := br.text(`#activity-feed pre.body`); !strings.Contains(body, "Points are on their way.") {
+		t.Fatalf("the inbox message's body: %q", body)
+	}
+	// The overview for every flow: the campaign command, the deliveries by channel, the
+	// attribute triggers and the report runs, each with its chart (axe-core checks them).
+	br.run("overview, every flow", chromedp.Navigate(r.srv.URL+"/api/console/?hours=1"), br.visible("#chart-trg"), br.visible("#chart-rep"),
+		br.visible("#deliveries-by-channel"), br.accessible("overview with every flow"))
+	if l := br.text("#chart-commands figcaption"); !strings.Contains(l, "Succeeded: 1") {
+		t.Fatalf("the overview's campaign commands: %q", l)
+	}
+	for _, id := range []string{"#chart-trg figcaption", "#chart-rep figcaption"} {
+		if l := br.text(id); !strings.Contains(l, ": 0") {
+			t.Fatalf("%s: %q", id, l)
 		}
 	}
 	// The other pages of part B with content, checked by axe-core too (the navigation's walk in

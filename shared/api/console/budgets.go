@@ -160,8 +160,7 @@ func needOperator(op string) error {
 
 // problemOf is err as a page's alert shows it.
 func problemOf(err error) *problem {
-	p := httpapi.ProblemOf(err)
-	return &problem{Status: p.Status, Title: p.Title, Detail: p.Detail, Fields: p.Errors}
+	return pageProblem(httpapi.ProblemOf(err))
 }
 
 type budgetPage struct {
@@ -182,7 +181,7 @@ var budgetTemplates = template.Must(template.New("budgets").Funcs(funcs).Parse(`
 <div>{{.Picker}}</div>
 <div><label for="bg-c">Campaign</label><input id="bg-c" name="campaignId" value="{{.CampaignID}}"></div>
 <div><button type="submit">Show</button></div></form>
-{{with .Problem}}<div class="alert error" role="alert" id="budget-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Problem}}<div class="alert error" role="alert" id="budget-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="budget-notice">{{.}}</div>{{end}}
 {{with .Message}}<p class="note" id="message">{{.}}</p>{{end}}
 {{with .View}}<h2 id="budget-heading">Campaign {{.CampaignID}}</h2>

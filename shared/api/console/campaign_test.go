@@ -119,7 +119,7 @@ func TestCampaignExecutionsPage(t *testing.T) {
 	if !strings.Contains(body, ">exe-02</a>") || !strings.Contains(body, ">exe-01</a>") || strings.Contains(body, ">exe-03</a>") || find(doc, "id", "executions-next") != nil {
 		t.Fatalf("second page: %.6000s", body)
 	}
-	if !strings.Contains(body, `<td>cust-exe-01</td><td>RUNNING</td><td>0</td><td>2026-10-05</td><td>run-1</td>`) {
+	if !strings.Contains(body, `<td>cust-exe-01</td><td>RUNNING</td><td>action 0</td><td>2026-10-05</td><td>run-1</td>`) {
 		t.Fatalf("an execution's row: %.6000s", body)
 	}
 	cursor := u.Query().Get("cursor")

@@ -242,7 +242,11 @@ func (cp campaignPages) chain(ctx context.Context, c store.Campaign) ([]chainSte
 			s.When = campaign.WhenAlways
 		}
 		if s.Next == "" {
-			s.Next = "the next"
+			// The chain moves on in order; after the last action it ends (not "the next").
+			s.Next = fmt.Sprintf("action %d", i+1)
+			if i == len(def.Actions)-1 {
+				s.Next = "the end (the execution completes)"
+			}
 		}
 		if cp.budgets != nil {
 			p, err := cp.budgets.Store.PricePolicyGet(ctx, c.BusinessUnitID, a.Type)
@@ -290,7 +294,7 @@ func whyNotActive(c store.Campaign, b *budget.View, audit []store.CampaignAudit,
 		case store.ShortBalance:
 			out = append(out, fmt.Sprintf("Billing provider: the account's balance is short for the next fee (BALANCE). Top up the balance, then resume the budget."))
 		default:
-			out = append(out, fmt.Sprintf("Budget: paused for %s — cost %s and reserved %s of max %s %s. Raise maxCost (or resume) on the budget page.",
+			out = append(out, fmt.Sprintf("Budget: paused for %s — cost %s and reserved %s of max %s %s: what is left does not cover the next action's price. Raise maxCost (or resume) on the budget page.",
 				b.PausedReason, b.Cost, b.ReservedCost, b.MaxCost, b.Currency))
 		}
 	}
@@ -460,6 +464,8 @@ func (cp campaignPages) execution(ctx context.Context, d *campaignsPage) error {
 				return err
 			}
 		}
+		// A command without a result reads "provider reference …", not "— · provider reference …".
+		out.Detail = strings.TrimPrefix(strings.TrimSpace(out.Detail), "· ")
 		h = append(h, out)
 	}
 	slices.SortStableFunc(h, func(a, b historyEvent) int { return a.On.Compare(b.On) })
@@ -525,7 +531,7 @@ var campaignTemplates = template.Must(template.Must(moreTemplates.Clone()).Parse
 <thead><tr><th scope="col">Campaign</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Version</th><th scope="col">Triggers</th><th scope="col">Updated (UTC)</th></tr></thead>
 <tbody>{{range .Campaigns}}<tr><th scope="row"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}">{{.CampaignID}}</a></th><td>{{.Name}}</td><td>{{.Status}}</td><td>{{.Version}}</td><td>{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{$t}}{{end}}</td><td>{{when .UpdatedOn}}</td></tr>
 {{else}}<tr><td colspan="6">No campaigns.</td></tr>{{end}}</tbody></table></div>
-{{with .Problem}}<div class="alert error" role="alert" id="campaign-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Problem}}<div class="alert error" role="alert" id="campaign-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="campaign-notice">{{.}}</div>{{end}}
 {{with .Campaign}}<h2 id="campaign">Campaign {{.CampaignID}}</h2>
 <dl class="kv"><dt>Status</dt><dd id="campaign-status">{{.Status}}</dd><dt>Version</dt><dd>{{.Version}}</dd><dt>Run</dt><dd>{{.RunID}}</dd><dt>Created</dt><dd>{{when .CreatedOn}}</dd>
@@ -562,11 +568,11 @@ var campaignTemplates = template.Must(template.Must(moreTemplates.Clone()).Parse
 <div><button type="submit">Filter</button></div></form>
 <div class="scroll"><table id="executions"><caption>Executions of {{.CampaignID}}, newest first ({{if $.Paged}}an older page{{else}}the newest 25{{end}}{{with $.Status}}, {{.}}{{end}}{{with $.RecipientID}}, recipient {{.}}{{end}})</caption>
 <thead><tr><th scope="col">Execution</th><th scope="col">Recipient</th><th scope="col">Status</th><th scope="col">Next action</th><th scope="col">Local day</th><th scope="col">Run</th><th scope="col">Started (UTC)</th><th scope="col">Updated (UTC)</th></tr></thead>
-<tbody>{{range $.Executions}}<tr><th scope="row" class="key"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}&amp;executionId={{.ExecutionID}}#execution">{{.ExecutionID}}</a></th><td>{{.RecipientID}}</td><td>{{if .Blocked}}<span class="status blocked">BLOCKED · {{.Blocked}}</span>{{else}}{{.Status}}{{end}}</td><td>{{.CurrentIndex}}</td><td>{{.LocalDate}}</td><td>{{.RunID}}</td><td>{{when .CreatedOn}}</td><td>{{when .UpdatedOn}}</td></tr>
+<tbody>{{range $.Executions}}<tr><th scope="row" class="key"><a href="/api/console/campaigns?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}&amp;executionId={{.ExecutionID}}#execution">{{.ExecutionID}}</a></th><td>{{.RecipientID}}</td><td>{{if .Blocked}}<span class="status blocked">BLOCKED · {{.Blocked}}</span>{{else}}{{.Status}}{{end}}</td><td>{{nextAction .Status .CurrentIndex}}</td><td>{{.LocalDate}}</td><td>{{.RunID}}</td><td>{{when .CreatedOn}}</td><td>{{when .UpdatedOn}}</td></tr>
 {{else}}<tr><td colspan="8">No executions{{if $.Paged}} older than those shown before{{end}}.</td></tr>{{end}}</tbody></table></div>
 {{with $.NextExecutions}}<p><a href="{{.}}" rel="next" id="executions-next">Older executions</a></p>{{end}}{{end}}
 {{with .Execution}}<h2 id="execution">Execution {{.ExecutionID}}</h2>
-<dl class="kv"><dt>Campaign</dt><dd>{{.CampaignID}}</dd><dt>Recipient</dt><dd><a href="/api/console/activity?businessUnitId={{.BusinessUnitID}}&amp;recipientId={{.RecipientID}}">{{.RecipientID}}</a></dd><dt>Status</dt><dd>{{.Status}}</dd><dt>Next action</dt><dd>{{.CurrentIndex}}</dd><dt>Local day</dt><dd>{{.LocalDate}}</dd><dt>Source event</dt><dd>{{.SourceEventID}}</dd></dl>
+<dl class="kv"><dt>Campaign</dt><dd>{{.CampaignID}}</dd><dt>Recipient</dt><dd><a href="/api/console/activity?businessUnitId={{.BusinessUnitID}}&amp;recipientId={{.RecipientID}}">{{.RecipientID}}</a></dd><dt>Status</dt><dd>{{.Status}}</dd><dt>Next action</dt><dd>{{nextAction .Status .CurrentIndex}}</dd><dt>Local day</dt><dd>{{.LocalDate}}</dd><dt>Source event</dt><dd>{{.SourceEventID}}</dd></dl>
 <ol class="timeline" id="execution-history" aria-label="History of {{.ExecutionID}}">{{range $.History}}<li><time>{{when .On}}</time> <strong>{{.Title}}</strong>{{with .Command}} <span class="key">{{.}}</span>{{end}}{{with .Detail}} — {{.}}{{end}}{{range .Links}} · <a href="{{.Href}}">{{.Text}}</a>{{end}}</li>{{end}}</ol>
 {{template "commands" (dict "ID" "execution-commands" "Caption" "Its commands, in action order" "Rows" $.Commands)}}{{end}}{{end}}{{end}}
 `))

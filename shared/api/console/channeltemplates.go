@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -40,7 +41,12 @@ const templateVersionsShown = 20
 // may send — the unit's override or else the platform default, the latest version of each
 // (the first 100 rows) — and, for ?key=, the version in force, the versions of the unit's
 // override and of the default (the newest 20 each), an edit form for the unit's override
-// and a preview form. POST "templates" saves a new version of the unit's override through
+// and a preview form. The form edits every kind (docs/channels.md#template-kinds): message,
+// push (subject the title, text the body, and data templates as a JSON object), sms (text)
+// and whatsapp (the provider template's name, language and parameter templates, one a
+// line), built into the kind's Extra as the templates API builds it; a member of another
+// kind is 422 naming it ("data", "whatsApp"), as are Compile's ("data.gcm.x",
+// "whatsApp.language", "html" on an sms). POST "templates" saves a new version of the unit's override through
 // delivery.Templates.Save, the templates API's service (the same checks; CreatedBy is the
 // operator: the audit), guarded by the override's version as the page showed it (0: none
 // yet): a version saved since answers 412 with the template as it is now; a template that
@@ -75,10 +81,35 @@ type templatesPage struct {
 	Defaults            []store.NotificationTemplate
 	OverrideVersion     int64 // the unit's latest override version, 0 when none
 	Draft               store.NotificationTemplate
-	Payload             string
-	Preview             *delivery.Content
-	Notice              string
-	Problem             *problem
+	// The draft's kind-specific members as the form shows them (from Draft.Extra or the
+	// post): a push template's data templates as a JSON object, a WhatsApp template's
+	// name, language and parameter templates (one a line).
+	PushData, WhatsAppName, WhatsAppLanguage, WhatsAppParameters string
+	Payload                                                      string
+	Preview                                                      *delivery.Content
+	Notice                                                       string
+	Problem                                                      *problem
+}
+
+// templateKinds are the kinds the editor offers (delivery.Kinds), for its select.
+var templateKinds = delivery.Kinds
+
+// formExtra fills the form's kind members from the draft's stored Extra (a stored Extra
+// was checked by delivery.Compile when it was saved, so it decodes).
+func (d *templatesPage) formExtra() {
+	switch d.Draft.Kind {
+	case delivery.KindPush:
+		var x delivery.PushExtra
+		if d.Draft.Extra != "" && json.Unmarshal([]byte(d.Draft.Extra), &x) == nil && len(x.Data) > 0 {
+			b, _ := json.MarshalIndent(x.Data, "", "  ")
+			d.PushData = string(b)
+		}
+	case delivery.KindWhatsApp:
+		var x delivery.WhatsAppExtra
+		if json.Unmarshal([]byte(d.Draft.Extra), &x) == nil {
+			d.WhatsAppName, d.WhatsAppLanguage, d.WhatsAppParameters = x.Name, x.Language, strings.Join(x.Parameters, "\n")
+		}
+	}
 }
 
 func (tp templatePages) get(r *http.Request, pc PageCall) (template.HTML, error) {
@@ -122,6 +153,10 @@ func (tp templatePages) render(r *http.Request, pc PageCall, d templatesPage) (t
 		}
 		if d.Draft.Key == "" && d.InForce != nil {
 			d.Draft = *d.InForce
+			d.formExtra()
+		}
+		if d.Draft.Kind == "" {
+			d.Draft.Kind = delivery.KindMessage
 		}
 		if d.Payload == "" {
 			d.Payload = "{}"
@@ -141,8 +176,57 @@ func draftOf(r *http.Request) (templatesPage, error) {
 	if d.Key == "" {
 		return d, automation.Invalid("key", "is required")
 	}
-	d.Draft = store.NotificationTemplate{Key: d.Key, BusinessUnitID: d.BusinessUnitID, Subject: f.Get("subject"), Text: f.Get("text"), HTML: f.Get("html")}
-	return d, nil
+	d.Draft = store.NotificationTemplate{Key: d.Key, BusinessUnitID: d.BusinessUnitID, Kind: strings.TrimSpace(f.Get("kind")), Subject: f.Get("subject"), Text: f.Get("text"), HTML: f.Get("html")}
+	if d.Draft.Kind == "" {
+		d.Draft.Kind = delivery.KindMessage
+	}
+	d.PushData, d.WhatsAppName, d.WhatsAppLanguage, d.WhatsAppParameters = f.Get("data"), strings.TrimSpace(f.Get("whatsAppName")),
+		strings.TrimSpace(f.Get("whatsAppLanguage")), f.Get("whatsAppParameters")
+	extra, err := d.extra()
+	d.Draft.Extra = extra
+	return d, err
+}
+
+// extra is the draft's Extra from the form's kind members, in the templates API's shape
+// (delivery.PushExtra, delivery.WhatsAppExtra). A member of another kind is refused by its
+// name, as the API refuses it, never dropped: data (push), whatsApp.name, whatsApp.language,
+// whatsApp.parameters (whatsapp). Blank parameter lines are skipped. delivery.Compile (in
+// Save and in the preview) checks the rest (data.{name}, whatsApp.parameters[i]).
+func (d *templatesPage) extra() (string, error) {
+	kind := d.Draft.Kind
+	hasData := strings.TrimSpace(d.PushData) != ""
+	hasWhatsApp := d.WhatsAppName != "" || d.WhatsAppLanguage != "" || strings.TrimSpace(d.WhatsAppParameters) != ""
+	if hasData && kind != delivery.KindPush {
+		return "", automation.Invalid("data", "only a push template has data members (kind is %q)", kind)
+	}
+	if hasWhatsApp && kind != delivery.KindWhatsApp {
+		return "", automation.Invalid("whatsApp", "only a whatsapp template names a provider template (kind is %q)", kind)
+	}
+	var x any
+	switch {
+	case kind == delivery.KindPush && hasData:
+		var data map[string]string
+		dec := json.NewDecoder(strings.NewReader(d.PushData))
+		if err := dec.Decode(&data); err != nil || dec.More() {
+			return "", automation.Invalid("data", "must be one JSON object of strings, member name to template ({\"screen\":\"{{.screen}}\"})")
+		}
+		x = delivery.PushExtra{Data: data}
+	case kind == delivery.KindWhatsApp:
+		w := delivery.WhatsAppExtra{Name: d.WhatsAppName, Language: d.WhatsAppLanguage}
+		for _, line := range strings.Split(d.WhatsAppParameters, "\n") {
+			if line = strings.TrimRight(line, "\r"); strings.TrimSpace(line) != "" {
+				w.Parameters = append(w.Parameters, line)
+			}
+		}
+		x = w
+	default:
+		return "", nil
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return "", automation.Invalid("template", "the kind's members do not encode: %v", err)
+	}
+	return string(b), nil
 }
 
 func (tp templatePages) refused(r *http.Request, pc PageCall, d templatesPage, p *problem) (template.HTML, error) {
@@ -155,13 +239,14 @@ func (tp templatePages) refused(r *http.Request, pc PageCall, d templatesPage, p
 }
 
 func (tp templatePages) save(r *http.Request, pc PageCall) (template.HTML, error) {
-	d, err := draftOf(r)
-	if err != nil {
-		return "", err
+	d, derr := draftOf(r)
+	if d.BusinessUnitID == "" || d.Key == "" {
+		return "", derr
 	}
 	if err := inScope(pc, d.BusinessUnitID); err != nil {
 		return "", err
 	}
+	var err error
 	f := r.PostForm
 	if f.Get("action") == "test-send" {
 		return tp.testSend(r, pc, d)
@@ -171,6 +256,9 @@ func (tp templatePages) save(r *http.Request, pc PageCall) (template.HTML, error
 		if expected, err = formVersion(v, "template"); err != nil {
 			return "", err
 		}
+	}
+	if derr != nil {
+		return tp.refused(r, pc, d, problemOf(derr))
 	}
 	op := pageOperator(r, pc)
 	if err := needOperator(op); err != nil {
@@ -220,12 +308,15 @@ func (tp templatePages) testSend(r *http.Request, pc PageCall, d templatesPage) 
 }
 
 func (tp templatePages) preview(r *http.Request, pc PageCall) (template.HTML, error) {
-	d, err := draftOf(r)
-	if err != nil {
-		return "", err
+	d, derr := draftOf(r)
+	if d.BusinessUnitID == "" || d.Key == "" {
+		return "", derr
 	}
 	if err := inScope(pc, d.BusinessUnitID); err != nil {
 		return "", err
+	}
+	if derr != nil {
+		return tp.refused(r, pc, d, problemOf(derr))
 	}
 	c, err := delivery.Compile(d.Draft)
 	if err != nil {
@@ -262,29 +353,37 @@ func templateHref(bu, key string) string {
 	return Base + "/templates?" + url.Values{"businessUnitId": {bu}, "key": {key}}.Encode()
 }
 
-var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Funcs(template.FuncMap{"templateHref": templateHref}).Parse(`{{define "templates"}}
+var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Funcs(template.FuncMap{"templateHref": templateHref, "templateKinds": func() []string { return templateKinds }}).Parse(`{{define "templates"}}
 <form method="get" action="/api/console/templates" class="filters" aria-label="Templates">
 <div>{{.Picker}}</div>
 <div><label for="tp-key">Template key (optional)</label><input id="tp-key" name="key" value="{{.Key}}" maxlength="200"></div>
 <div><button type="submit">Show</button></div></form>
-{{with .Problem}}<div class="alert error" role="alert" id="template-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Problem}}<div class="alert error" role="alert" id="template-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="template-notice">{{.}}</div>{{end}}
 {{if .Loaded}}<div class="scroll"><table id="template-list"><caption>Templates {{.BusinessUnitID}} may send (latest versions; the unit's override wins over the default)</caption>
-<thead><tr><th scope="col">Key</th><th scope="col">Whose</th><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
-<tbody>{{range .List}}<tr><th scope="row"><a href="{{templateHref $.BusinessUnitID .Key}}">{{.Key}}</a></th><td>{{if .BusinessUnitID}}override of {{.BusinessUnitID}}{{else}}platform default{{end}}</td><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>
-{{else}}<tr><td colspan="6">No templates.</td></tr>{{end}}</tbody></table></div>
+<thead><tr><th scope="col">Key</th><th scope="col">Kind</th><th scope="col">Whose</th><th scope="col">Version</th><th scope="col">Subject</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>
+<tbody>{{range .List}}<tr><th scope="row"><a href="{{templateHref $.BusinessUnitID .Key}}">{{.Key}}</a></th><td>{{or .Kind "message"}}</td><td>{{if .BusinessUnitID}}override of {{.BusinessUnitID}}{{else}}platform default{{end}}</td><td>{{.Version}}</td><td>{{.Subject}}</td><td>{{.CreatedBy}}</td><td>{{when .CreatedOn}}</td></tr>
+{{else}}<tr><td colspan="7">No templates.</td></tr>{{end}}</tbody></table></div>
 {{if .Key}}<h2 id="template">{{.Key}} for {{.BusinessUnitID}}</h2>
 <p id="template-in-force">{{with .InForce}}In force: {{if .BusinessUnitID}}the unit's override{{else}}the platform default{{end}}, version {{.Version}}.{{else}}Not stored for this unit nor as a default: saving creates the unit's override.{{end}}</p>
 <form method="post" action="/api/console/templates" class="card" id="template-edit">{{.CSRFField}}
 <input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}"><input type="hidden" name="key" value="{{.Key}}"><input type="hidden" name="version" value="{{.OverrideVersion}}">
-<label for="te-subject">Subject</label><input id="te-subject" name="subject" value="{{.Draft.Subject}}">
-<label for="te-text">Text</label><textarea id="te-text" name="text" rows="6" spellcheck="false">{{.Draft.Text}}</textarea>
+<label for="te-kind">Kind</label><select id="te-kind" name="kind" aria-describedby="te-kind-help">{{range templateKinds}}<option{{if eq . $.Draft.Kind}} selected{{end}}>{{.}}</option>{{end}}</select>
+<p class="help" id="te-kind-help">message: subject, text and HTML (e-mail, webhook, inbox). push: subject is the title, text the body, plus data templates. sms: text only. whatsapp: an approved provider template (name, language, parameters); no subject, text or HTML. A part the kind does not have is refused by its name.</p>
+<label for="te-subject">Subject (push: the title)</label><input id="te-subject" name="subject" value="{{.Draft.Subject}}">
+<label for="te-text">Text (push: the body)</label><textarea id="te-text" name="text" rows="6" spellcheck="false">{{.Draft.Text}}</textarea>
 <label for="te-html">HTML</label><textarea id="te-html" name="html" rows="6" spellcheck="false">{{.Draft.HTML}}</textarea>
+<fieldset><legend>Push only</legend><label for="te-data">Data templates (a JSON object: member name to template)</label><textarea id="te-data" name="data" rows="3" spellcheck="false">{{.PushData}}</textarea></fieldset>
+<fieldset><legend>WhatsApp only</legend><label for="te-wa-name">Provider template name</label><input id="te-wa-name" name="whatsAppName" value="{{.WhatsAppName}}" maxlength="512">
+<label for="te-wa-lang">Language (vi, en_US)</label><input id="te-wa-lang" name="whatsAppLanguage" value="{{.WhatsAppLanguage}}" maxlength="10">
+<label for="te-wa-params">Parameter templates (one a line: {{"{{"}}1{{"}}"}}, {{"{{"}}2{{"}}"}}, …)</label><textarea id="te-wa-params" name="whatsAppParameters" rows="3" spellcheck="false">{{.WhatsAppParameters}}</textarea></fieldset>
 <label for="te-payload">Sample payload (JSON, for the preview)</label><textarea id="te-payload" name="payload" rows="4" spellcheck="false">{{.Payload}}</textarea>
 <label for="te-op">Operator</label><input id="te-op" name="operator" value="{{.Operator}}"{{if .Operator}} readonly{{end}}>
 <button type="submit" formaction="/api/console/template-preview" id="template-preview-button">Preview</button>
 <button type="submit">Save as the unit's version {{.OverrideVersion}} + 1</button></form>
-{{with .Preview}}<section class="card" id="template-preview" aria-label="Preview"><h3>Preview</h3><dl class="kv"><dt>Subject</dt><dd id="preview-subject">{{.Subject}}</dd><dt>Text</dt><dd><pre id="preview-text">{{.Text}}</pre></dd><dt>HTML (as source)</dt><dd><pre id="preview-html">{{.HTML}}</pre></dd></dl></section>{{end}}
+{{with .Preview}}<section class="card" id="template-preview" aria-label="Preview"><h3>Preview ({{.Kind}})</h3><dl class="kv">{{if ne .Kind "whatsapp"}}{{if ne .Kind "sms"}}<dt>Subject</dt><dd id="preview-subject">{{.Subject}}</dd>{{end}}<dt>Text</dt><dd><pre id="preview-text">{{.Text}}</pre></dd>{{if eq .Kind "message"}}<dt>HTML (as source)</dt><dd><pre id="preview-html">{{.HTML}}</pre></dd>{{end}}{{end}}
+{{range $k, $v := .Data}}<dt>data.{{$k}}</dt><dd class="preview-data">{{$v}}</dd>{{end}}
+{{with .WhatsApp}}<dt>WhatsApp template</dt><dd id="preview-whatsapp">{{.Name}} ({{.Language}})</dd>{{with .Values}}<dt>Parameters, in order</dt><dd><ol id="preview-parameters">{{range .}}<li>{{.}}</li>{{end}}</ol></dd>{{end}}{{end}}</dl></section>{{end}}
 {{if .TestSend}}<form method="post" action="/api/console/templates" class="card" id="template-test-send"><h3>Test send (the stored version in force)</h3>{{.CSRFField}}
 <input type="hidden" name="action" value="test-send"><input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}"><input type="hidden" name="key" value="{{.Key}}">
 <label for="ts-channel">Channel</label><input id="ts-channel" name="channel" required>

@@ -52,8 +52,9 @@ func TestTemplatePages(t *testing.T) {
 	if code, body := form("/api/console/template-preview", missing); code != 422 || !strings.Contains(body, "payload.tier") {
 		t.Fatalf("preview, a missing field: %d %.4000s", code, body)
 	}
-	if code, body := form("/api/console/templates", draft("0", "{{.points")); code != 422 || !strings.Contains(body, `id="template-problem"`) || !strings.Contains(body, "{{.points") {
-		t.Fatalf("a draft that does not parse: %d %.4000s", code, body)
+	if code, body := form("/api/console/templates", draft("0", "{{.points")); code != 422 || !strings.Contains(body, `id="template-problem"`) || !strings.Contains(body, "{{.points") ||
+		strings.Count(body, "does not parse") != 1 || !strings.Contains(body, "<li>subject: does not parse") {
+		t.Fatalf("a draft that does not parse (named once, by its member): %d %.4000s", code, body)
 	}
 	if code, _ := form("/api/console/templates", draft("0", "x"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
 		t.Fatalf("out of scope: %d", code)
@@ -107,5 +108,86 @@ func TestTemplatePages(t *testing.T) {
 	if strings.Contains(list, "override of bu-syd") || !strings.Contains(list, "platform default") ||
 		!strings.Contains(body, "In force: the platform default, version 1.") || !strings.Contains(body, "<strong>deleted</strong> (the unit sends the default)") {
 		t.Fatalf("after the delete: %.8000s", body[strings.Index(body, "<main"):])
+	}
+}
+
+// TestTemplateEditorKinds: the editor saves and previews every kind, not only message
+// (issue 35): a push template with data templates, an sms with text only, a whatsapp
+// template with its provider name, language and parameters; each is stored with its kind
+// and Extra as the templates API stores it, and its page shows the kind's members again.
+// Bad input is 422 naming the member (a data member on an sms, data that is not a JSON
+// object, a subject on a whatsapp template, a bad language) and saves nothing.
+func TestTemplateEditorKinds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	bearer := []string{"Authorization", "Bearer " + token}
+	form := func(path string, v url.Values) (int, string) {
+		return e.form(t, http.DefaultClient, path, v, bearer...)
+	}
+	base := func(key, kind string, kv ...string) url.Values {
+		v := url.Values{"businessUnitId": {"bu-syd"}, "key": {key}, "version": {"0"}, "kind": {kind}, "operator": {"ops.jane"},
+			"payload": {`{"points":120,"name":"Ann","screen":"wallet"}`}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Set(kv[i], kv[i+1])
+		}
+		return v
+	}
+	push := base("pts-push", "push", "subject", "{{.points}} points", "text", "Hi {{.name}}", "data", `{"screen":"{{.screen}}"}`)
+	if code, body := form("/api/console/template-preview", push); code != 200 || !strings.Contains(body, "Preview (push)") ||
+		!strings.Contains(body, `<dt>data.screen</dt><dd class="preview-data">wallet</dd>`) || !strings.Contains(body, `<dd id="preview-subject">120 points</dd>`) {
+		t.Fatalf("push preview: %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	if code, body := form("/api/console/templates", push); code != 200 || !strings.Contains(body, "pts-push for bu-syd: version 1 saved by ops.jane") {
+		t.Fatalf("push save: %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	got, err := e.rt.Store.NotificationTemplateGet(ctx, "pts-push", "bu-syd")
+	if err != nil || got.Kind != "push" || got.Extra != `{"data":{"screen":"{{.screen}}"}}` || got.Subject != "{{.points}} points" {
+		t.Fatalf("the stored push template: %+v, %v", got, err)
+	}
+	body, doc := e.page(t, "/api/console/templates?businessUnitId=bu-syd&key=pts-push", "", 200)
+	labelled(t, doc)
+	if !strings.Contains(body, `<option selected>push</option>`) || !strings.Contains(body, `&#34;screen&#34;: &#34;{{.screen}}&#34;`) {
+		t.Fatalf("the push page does not show its kind and data: %.8000s", body[strings.Index(body, "<main"):])
+	}
+	sms := base("pts-sms", "sms", "text", "{{.points}} points")
+	if code, body := form("/api/console/templates", sms); code != 200 || !strings.Contains(body, "version 1 saved") {
+		t.Fatalf("sms save: %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	if got, err := e.rt.Store.NotificationTemplateGet(ctx, "pts-sms", "bu-syd"); err != nil || got.Kind != "sms" || got.Extra != "" {
+		t.Fatalf("the stored sms template: %+v, %v", got, err)
+	}
+	wa := base("pts-wa", "whatsapp", "whatsAppName", "points_earned", "whatsAppLanguage", "vi", "whatsAppParameters", "{{.name}}\r\n{{.points}}\r\n")
+	if code, body := form("/api/console/template-preview", wa); code != 200 || !strings.Contains(body, `<dd id="preview-whatsapp">points_earned (vi)</dd>`) ||
+		!strings.Contains(body, `<ol id="preview-parameters"><li>Ann</li><li>120</li></ol>`) {
+		t.Fatalf("whatsapp preview: %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	if code, body := form("/api/console/templates", wa); code != 200 || !strings.Contains(body, "version 1 saved") || !strings.Contains(body, `value="points_earned"`) {
+		t.Fatalf("whatsapp save: %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	if got, err := e.rt.Store.NotificationTemplateGet(ctx, "pts-wa", "bu-syd"); err != nil || got.Kind != "whatsapp" ||
+		got.Extra != `{"name":"points_earned","language":"vi","parameters":["{{.name}}","{{.points}}"]}` {
+		t.Fatalf("the stored whatsapp template: %+v, %v", got, err)
+	}
+	for _, c := range []struct {
+		name   string
+		v      url.Values
+		member string
+	}{
+		{"data on an sms", base("bad-1", "sms", "text", "x", "data", `{"a":"b"}`), "<li>data: only a push template"},
+		{"data not an object", base("bad-2", "push", "text", "x", "data", `["a"]`), "<li>data: must be one JSON object"},
+		{"a reserved data member", base("bad-3", "push", "text", "x", "data", `{"gcm.x":"b"}`), "<li>data.gcm.x: is reserved"},
+		{"a subject on whatsapp", base("bad-4", "whatsapp", "subject", "hi", "whatsAppName", "points_earned", "whatsAppLanguage", "vi"), "<li>subject: a whatsapp template has no subject"},
+		{"a bad language", base("bad-5", "whatsapp", "whatsAppName", "points_earned", "whatsAppLanguage", "Vietnamese"), "<li>whatsApp.language: must be a language code"},
+		{"an unknown kind", base("bad-6", "fax", "text", "x"), "<li>kind: must be one of message, push, sms, whatsapp"},
+	} {
+		for _, path := range []string{"/api/console/templates", "/api/console/template-preview"} {
+			if code, body := form(path, c.v); code != 422 || !strings.Contains(body, c.member) {
+				t.Fatalf("%s (%s): %d, want 422 with %q: %.4000s", c.name, path, code, c.member, body[strings.Index(body, "<main"):])
+			}
+		}
+		if vs, _ := e.rt.Store.NotificationTemplateVersions(ctx, c.v.Get("key"), "bu-syd", 5); len(vs) != 0 {
+			t.Fatalf("%s: saved %+v", c.name, vs)
+		}
 	}
 }

@@ -45,10 +45,14 @@ type tick struct {
 type chartRow struct {
 	From, To              string
 	Sent, Failed, Unknown int
+	// Values are the row's figures of the series drawn, in their order (the table's cells).
+	Values []int
 }
 
 // throughputChart draws tp; names are its three series ("Sent", "Failed", "UNKNOWN" for
-// deliveries; "Succeeded", … for campaign commands); id prefixes the SVG's title ids.
+// deliveries; "Succeeded", … for campaign commands; a flow without one of the three
+// columns names it "": that series is neither drawn nor tabled); id prefixes the SVG's
+// title ids.
 func throughputChart(tp support.Throughput, id string, names ...string) chart {
 	if len(names) != 3 {
 		names = []string{"Sent", "Failed", "UNKNOWN"}
@@ -82,6 +86,14 @@ func throughputChart(tp support.Throughput, id string, names ...string) chart {
 		{Name: names[1], Class: "failed", Dash: "6 3", Points: line(func(m support.ThroughputMinute) int { return m.Failed }), Total: tp.Failed},
 		{Name: names[2], Class: "unknown", Dash: "2 3", Points: line(func(m support.ThroughputMinute) int { return m.Unknown }), Total: tp.Unknown},
 	}
+	kept := c.Series[:0]
+	var keep []int
+	for i, sr := range c.Series {
+		if sr.Name != "" {
+			kept, keep = append(kept, sr), append(keep, i)
+		}
+	}
+	c.Series = kept
 	for _, v := range []int{0, maxV / 2, maxV} {
 		c.YTicks = append(c.YTicks, tick{X: c.TickX, Pos: y(v), Label: fmt.Sprint(v)})
 	}
@@ -97,6 +109,9 @@ func throughputChart(tp support.Throughput, id string, names ...string) chart {
 				r.Sent += m.Sent
 				r.Failed += m.Failed
 				r.Unknown += m.Unknown
+			}
+			for _, k := range keep {
+				r.Values = append(r.Values, [3]int{r.Sent, r.Failed, r.Unknown}[k])
 			}
 			c.Rows = append(c.Rows, r)
 		}

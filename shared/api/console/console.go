@@ -343,6 +343,20 @@ type problem struct {
 	Fields []httpapi.FieldError
 }
 
+// pageProblem is pr as a page shows it: the title, the detail and the members refused.
+// A detail that only repeats a member's message is dropped, so a 422 reads
+// "operator: is required" once, not "is required" and then "operator: is required".
+func pageProblem(pr httpapi.Problem) *problem {
+	p := &problem{Status: pr.Status, Title: pr.Title, Detail: pr.Detail, Fields: pr.Errors}
+	for _, f := range p.Fields {
+		if d := strings.TrimSpace(p.Detail); d == strings.TrimSpace(f.Message) || d == f.Field+": "+strings.TrimSpace(f.Message) {
+			p.Detail = ""
+			break
+		}
+	}
+	return p
+}
+
 func (c *Console) data(r *http.Request, x *call, title string, d any) *pageData {
 	p := &pageData{Title: title, Base: Base, Nav: c.nav, Current: strings.TrimPrefix(r.URL.Path, Base), CSS: c.css, Data: d}
 	q := r.URL.Query()
@@ -402,8 +416,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, x *call, status i
 
 func problemFor(status int, title, detail string, errs ...error) *problem {
 	if len(errs) > 0 && errs[0] != nil {
-		pr := httpapi.ProblemOf(errs[0])
-		return &problem{Status: pr.Status, Title: pr.Title, Detail: pr.Detail, Fields: pr.Errors}
+		return pageProblem(httpapi.ProblemOf(errs[0]))
 	}
 	return &problem{Status: status, Title: title, Detail: detail}
 }

@@ -176,7 +176,7 @@ func deadLettersRender(ctx context.Context, s *deadletter.Service, pc PageCall, 
 var deadLetterTemplate = template.Must(template.New("deadLetters").Funcs(funcs).Parse(`{{define "deadLetters"}}
 <p class="help">Messages a route gave up on (after its retries, or refused as they are: an unknown business unit, an event type not in the registry), with the reason and the original message, personal data masked. Fix the cause, then requeue them: each goes back on its route as a first delivery. Or discard one that must not be delivered, with the reason. Every action is audited, taken once per dead letter, and requeues are paced: at most {{.Pace}} a minute.</p>
 {{with .NoBox}}<p class="alert notice" id="no-box">{{.}}</p>{{else}}
-{{with .Problem}}<div class="alert error" role="alert" id="dl-problem"><h2>{{.Title}}{{if .Status}} ({{.Status}}){{end}}</h2><p>{{.Detail}}</p>
+{{with .Problem}}<div class="alert error" role="alert" id="dl-problem"><h2>{{.Title}}{{if .Status}} ({{.Status}}){{end}}</h2>{{with .Detail}}<p>{{.}}</p>{{end}}
 {{if .Fields}}<ul>{{range .Fields}}<li><strong>{{.Field}}</strong>: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Result}}<div class="alert notice" role="status" id="dl-notice"><p>{{len .Done}} {{$.Verb}} (batch {{.BatchID}}){{range .Done}}{{if .Replayed}}; {{.DeadLetter.ID}} had been {{$.Verb}} already by {{.Operator}} at {{when .ActedOn}}, nothing was done again{{end}}{{end}}.{{if .Deferred}} {{len .Deferred}} deferred by the pace ({{.RatePerMinute}} a minute): requeue them again after {{when .NextOn}}.{{end}}{{range .Refused}} {{.ID}} refused: {{.Message}}.{{end}}</p></div>{{end}}
 <form method="get" class="filters" aria-label="Filter dead letters">

@@ -177,6 +177,9 @@ func TestOverviewFiguresAgreeWithTheirCharts(t *testing.T) {
 	if code != 200 || m == nil || m[1] == "7" {
 		t.Fatalf("the tile: %d %v (the fixture needs a figure now other than the sample's 7)", code, m)
 	}
+	if strings.Contains(body, " for *.") || !strings.Contains(body, " for every business unit.") {
+		t.Fatalf("an all-units scope is printed as *: %.2000s", body[strings.Index(body, "Figures as of"):])
+	}
 	if !strings.Contains(body, "Due backlog: now "+m[1]+"<") || !strings.Contains(body, "one sample so far") {
 		t.Fatalf("one sample: the legend must say now %s and the chart that one sample draws no line: %.3000s", m[1], body[strings.Index(body, `id="chart-backlog"`):])
 	}

@@ -276,7 +276,7 @@ var moreTemplates = template.Must(template.New("more").Funcs(funcs).Parse(`
 {{define "fees"}}
 <p>Fees whose billing outcome is in doubt (UNKNOWN, or PENDING past its call): the provider may or may not have charged. Check with the provider, then record what happened; the fee's revision as shown here goes with the form, so an outcome recorded meanwhile is never overwritten.</p>
 {{template "unitForm" .Picker}}
-{{with .Problem}}<div class="alert error" role="alert" id="fee-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Problem}}<div class="alert error" role="alert" id="fee-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="fee-notice">{{.}}</div>{{end}}
 {{if .Loaded}}{{range .Fees}}
 <form method="post" action="/api/console/fees" class="card">

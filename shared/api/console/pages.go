@@ -41,8 +41,14 @@ type overviewData struct {
 	// from the persisted counters (support.IngestThroughput).
 	Ingest      support.Throughput
 	IngestChart chart
-	History     []lineChart
-	Holds       []kv
+	// Triggers is the attribute engine's trigger events per minute, Reports the report runs
+	// (delivered, failed, skipped), both from the persisted counters (MetricsCount).
+	Triggers     support.Throughput
+	TriggerChart chart
+	Reports      support.Throughput
+	ReportChart  chart
+	History      []lineChart
+	Holds        []kv
 }
 
 type kv struct {
@@ -93,9 +99,19 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
+	trg, err := c.deps.Support.TriggerThroughput(r.Context(), x.caller.Scope, bu, hours)
+	if err != nil {
+		return err
+	}
+	rep, err := c.deps.Support.ReportThroughput(r.Context(), x.caller.Scope, bu, hours)
+	if err != nil {
+		return err
+	}
 	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp, "tp"), Holds: sortedKV(m.OnHoldByReason),
 		History: historyCharts(h, m), Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN"),
-		Ingest: it, IngestChart: throughputChart(it, "ing", "Accepted", "Rejected", "Duplicate")}
+		Ingest: it, IngestChart: throughputChart(it, "ing", "Accepted", "Rejected", "Duplicate"),
+		Triggers: trg, TriggerChart: throughputChart(trg, "trg", "Fired", "", ""),
+		Reports: rep, ReportChart: throughputChart(rep, "rep", "Delivered", "Failed", "Skipped")}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }

@@ -266,7 +266,7 @@ func registryEntryOf(e store.EventRegistryEntry) registryEntry {
 
 var registryTemplates = template.Must(template.New("registry").Funcs(funcs).Parse(`{{define "registry"}}
 {{if not .Platform}}<p class="note" id="registry-scope">The event registry is platform-wide: it is shown to callers who see every business unit.</p>{{else}}
-{{with .Problem}}<div class="alert error" role="alert" id="registry-problem"><h2>{{.Title}} ({{.Status}})</h2><p>{{.Detail}}</p>{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{with .Problem}}<div class="alert error" role="alert" id="registry-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="registry-notice">{{.}}</div>{{end}}
 <div class="scroll"><table id="registry-types"><caption>Event types (latest version)</caption>
 <thead><tr><th scope="col">Event type</th><th scope="col">Class</th><th scope="col">Version</th><th scope="col">Saved by</th><th scope="col">Saved (UTC)</th></tr></thead>

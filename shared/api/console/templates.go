@@ -41,6 +41,14 @@ var funcs = template.FuncMap{
 		return *p
 	},
 	"lower": strings.ToLower,
+	// units writes the business units figures cover: "every business unit" for the scope
+	// of every unit (automation.Scope's "*", which no operator should have to decode), else
+	// the ids joined by ", ".
+	"units": unitsText,
+	// nextAction writes a campaign execution's next action: "action 2" while it runs, "none
+	// (COMPLETED)" once it ended (its CurrentIndex then points past the chain, which read
+	// as "Next action 1" on a finished execution).
+	"nextAction": nextActionText,
 	// zone writes a time-zone id with a line-break opportunity after each slash
 	// ("Australia/<wbr>Sydney"), so a narrow card breaks it there and never inside a word.
 	"zone": func(id string) template.HTML {
@@ -71,6 +79,22 @@ var funcs = template.FuncMap{
 		}
 		return current == path || strings.HasPrefix(current, path+"/")
 	},
+}
+
+// nextActionText is the "nextAction" template function (status: store.ExecutionStatus).
+func nextActionText(status any, index int) string {
+	if st := fmt.Sprint(status); st != "RUNNING" {
+		return "none (" + st + ")"
+	}
+	return fmt.Sprintf("action %d", index)
+}
+
+// unitsText is the "units" template function.
+func unitsText(ids []string) string {
+	if len(ids) == 0 || (len(ids) == 1 && ids[0] == "*") {
+		return "every business unit"
+	}
+	return strings.Join(ids, ", ")
 }
 
 func parsePages() map[string]*template.Template {

@@ -1200,11 +1200,14 @@ func testClaimDueOrphans(t *testing.T, open Opener) {
 }
 
 // testThroughput: SupportThroughput counts Sent, Failed and Unknown deliveries by the minute
-// of their last change, within the window and the scope only; Queued ones are not counted.
+// of their last change and their channel, within the window and the scope only; Queued ones
+// are not counted.
 func testThroughput(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
-	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-1"), req("dk-4", "bu-2"), req("dk-5", "bu-1"))
+	sms := req("dk-2", "bu-1")
+	sms.Channel = "sms"
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), sms, req("dk-3", "bu-1"), req("dk-4", "bu-2"), req("dk-5", "bu-1"))
 	end := func(key string, at time.Time, st store.NotificationStatus) {
 		t.Helper()
 		c := claimKey(t, s, key, at)
@@ -1227,11 +1230,28 @@ func testThroughput(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, b := range bs {
+		var out []string // by minute and status, the channels added up
+		for i, b := range bs {
+			if i > 0 && bs[i-1].Minute.Equal(b.Minute) && bs[i-1].Status == b.Status {
+				var n int
+				fmt.Sscanf(out[len(out)-1][strings.LastIndex(out[len(out)-1], " ")+1:], "%d", &n)
+				out[len(out)-1] = fmt.Sprintf("%s %s %d", b.Minute.UTC().Format("15:04:05"), b.Status, n+b.Count)
+				continue
+			}
 			out = append(out, fmt.Sprintf("%s %s %d", b.Minute.UTC().Format("15:04:05"), b.Status, b.Count))
 		}
 		return strings.Join(out, ", ")
+	}
+	bs, err := s.SupportThroughput(ctx, store.SupportThroughputParams{Since: T0, Until: T0.Add(time.Hour), Scope: automation.BusinessUnits("bu-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var byChannel []string
+	for _, b := range bs {
+		byChannel = append(byChannel, fmt.Sprintf("%s %s %s %d", b.Minute.UTC().Format("15:04:05"), b.Status, b.Channel, b.Count))
+	}
+	if got, want := strings.Join(byChannel, ", "), "00:10:00 Sent log 1, 00:10:00 Sent sms 1, 00:11:00 Failed log 1"; got != want {
+		t.Fatalf("bu-1 throughput by channel: %q, want %q", got, want)
 	}
 	if got, want := get(automation.BusinessUnits("bu-1"), T0, T0.Add(time.Hour)), "00:10:00 Sent 2, 00:11:00 Failed 1"; got != want {
 		t.Fatalf("bu-1 throughput: %q, want %q", got, want)

@@ -173,15 +173,16 @@ SELECT COUNT(*) FROM (SELECT TOP (@Cap) 1 AS x FROM dbo.FeeTransfer WHERE Status
       AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS d;
 
 -- name: SupportThroughput :many
--- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
--- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn).
-SELECT b.Minute, b.Status, COUNT(*) AS N
-FROM (SELECT DATEADD(minute, DATEDIFF(minute, CAST('2000-01-01' AS datetime2(3)), UpdatedOn), CAST('2000-01-01' AS datetime2(3))) AS Minute, Status
+-- Deliveries that reached Sent, Failed or Unknown per minute of their last change and
+-- channel, over a bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn,
+-- covering since migration 0064 included Channel).
+SELECT b.Minute, b.Status, b.Channel, COUNT(*) AS N
+FROM (SELECT DATEADD(minute, DATEDIFF(minute, CAST('2000-01-01' AS datetime2(3)), UpdatedOn), CAST('2000-01-01' AS datetime2(3))) AS Minute, Status, Channel
       FROM dbo.NotificationJob WITH (INDEX (IX_NotificationJob_Updated))
       WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN (N'Sent', N'Failed', N'Unknown')
         AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT CAST(u.value AS nvarchar(100)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Units) AS u))) AS b
-GROUP BY b.Minute, b.Status
-ORDER BY b.Minute, b.Status;
+GROUP BY b.Minute, b.Status, b.Channel
+ORDER BY b.Minute, b.Status, b.Channel;
 
 -- name: MetricsSamplePut :exec
 -- One sample of the console's metrics history; a second sample of the same unit and minute

@@ -198,16 +198,17 @@ SELECT COUNT(*) FROM (SELECT 1 AS x FROM FeeTransfer INDEXED BY IX_FeeTransfer_S
       AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units))) LIMIT @Cap) AS d;
 
 -- name: SupportThroughput :many
--- Deliveries that reached Sent, Failed or Unknown per minute of their last change, over a
--- bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn, covering; the
--- status term is the partial index's WHERE, migration 0029).
-SELECT b.Minute, b.Status, COUNT(*) AS N
-FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status
+-- Deliveries that reached Sent, Failed or Unknown per minute of their last change and
+-- channel, over a bounded window (IX_NotificationJob_Updated: a range seek on UpdatedOn,
+-- covering since migration 0064 added Channel; the status term is the partial index's
+-- WHERE, migration 0029).
+SELECT b.Minute, b.Status, b.Channel, COUNT(*) AS N
+FROM (SELECT (UpdatedOn / 60000) * 60000 AS Minute, Status, Channel
       FROM NotificationJob INDEXED BY IX_NotificationJob_Updated
       WHERE UpdatedOn >= @Since AND UpdatedOn < @Until AND Status IN ('Sent', 'Failed', 'Unknown')
         AND (@AllUnits = 1 OR BusinessUnitId IN (SELECT value FROM json_each(@Units)))) AS b
-GROUP BY b.Minute, b.Status
-ORDER BY b.Minute, b.Status;
+GROUP BY b.Minute, b.Status, b.Channel
+ORDER BY b.Minute, b.Status, b.Channel;
 
 -- name: MetricsSamplePut :exec
 -- One sample of the console's metrics history; a second sample of the same unit and minute

@@ -1,0 +1,112 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/metricscount"
+	"github.com/automation-platform/automation/shared/store"
+)
+
+// TestOverviewTriggersReportsAndChannels (issue 35, "overview for every flow"): the overview
+// counts deliveries by channel from the same reading as the deliveries chart (the channel
+// rows add up to the chart's totals), and charts attribute triggers and report runs from the
+// persisted counters: the runtime's trigger counts reach the chart through its metrics
+// sampler (not this process's memory), report runs from MetricsCount; a caller of another
+// unit sees none of bu-syd's.
+func TestOverviewTriggersReportsAndChannels(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	// One sms delivery besides the fixture's log ones.
+	c := automation.Candidate{AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
+		SchedulerKey: "sms:fixture", InputHash: automation.InputHash("sms"), SourceEntityType: "PoliceVetting",
+		SourceEntityGuid: guidC, BusinessUnitID: "bu-syd", ScheduledOn: now.Add(-time.Hour), ScheduledLocalDate: "2026-10-05",
+		ScheduledLocalTime: "09:00", TimeZoneID: "Australia/Sydney"}
+	if _, err := e.rt.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: c.ScheduledOn, Candidates: []automation.Candidate{c}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: c.ScheduledOn, Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim: %v %v", rows, err)
+	}
+	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: c.ScheduledOn,
+		Deliveries: []store.NotificationRequest{{DeliveryKey: "dlv_sms_1", SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-syd", Channel: "sms",
+			Recipient: "+61400000000", Template: "t", LocalDate: "2026-10-05", PayloadJSON: "{}"}}}); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: "dlv_sms_1", Now: now.Add(-10 * time.Minute), Lease: time.Minute})
+	if err != nil || !cl.Claimed {
+		t.Fatalf("claim sms: %+v %v", cl, err)
+	}
+	if err := e.rt.Store.NotificationFinish(ctx, store.NotificationFinishParams{ID: cl.Job.ID, Token: cl.Job.Version, Now: now.Add(-10 * time.Minute), Status: store.NotificationSent}); err != nil {
+		t.Fatal(err)
+	}
+	// Triggers through the runtime's own counter and sampler; report runs as persisted.
+	e.rt.Attributes.Triggers.Add("bu-syd", "GoldReached", metricscount.OutcomeFired, 2)
+	if res, err := e.rt.MetricsSampler.RunOnce(ctx); err != nil || res.Counts < 1 {
+		t.Fatalf("sampler: %+v %v", res, err)
+	}
+	if err := e.rt.Store.MetricsCountAdd(ctx, []store.MetricsCount{
+		{MinuteOn: now.Add(-5 * time.Minute), Flow: metricscount.FlowReport, BusinessUnitID: "bu-syd", Label: "activity", Outcome: metricscount.OutcomeDelivered, N: 1},
+		{MinuteOn: now.Add(-4 * time.Minute), Flow: metricscount.FlowReport, BusinessUnitID: "bu-syd", Label: "activity", Outcome: metricscount.OutcomeSkipped, N: 3},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	overview := func(headers ...string) string {
+		t.Helper()
+		code, body := e.get(t, http.DefaultClient, "/api/console/?hours=3", append([]string{"Authorization", "Bearer " + token}, headers...)...)
+		if code != 200 {
+			t.Fatalf("overview: %d %.2000s", code, body)
+		}
+		return body
+	}
+	legend := func(body, id string) string {
+		t.Helper()
+		i := strings.Index(body, `id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no %s: %.3000s", id, body)
+		}
+		fig := body[i:]
+		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+	}
+	body := overview()
+	num := func(re, s string) int {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(s)
+		if m == nil {
+			t.Fatalf("%s not in %.3000s", re, s)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	table := body[strings.Index(body, `id="deliveries-by-channel"`):]
+	table = table[:strings.Index(table, "</table>")]
+	sent := num(`Sent: (\d+)<`, legend(body, "chart-deliveries"))
+	logSent, smsSent := num(`<th scope="row">log</th><td>(\d+)</td>`, table), num(`<th scope="row">sms</th><td>(\d+)</td>`, table)
+	if smsSent != 1 || logSent+smsSent != sent || num(`<th scope="row">All channels</th><td>(\d+)</td>`, table) != sent {
+		t.Fatalf("by channel: log %d + sms %d, the chart says %d: %s", logSent, smsSent, sent, table)
+	}
+	if l := legend(body, "chart-trg"); !strings.Contains(l, "Fired: 2<") {
+		t.Fatalf("triggers: %s", l)
+	}
+	if l := legend(body, "chart-rep"); !strings.Contains(l, "Delivered: 1<") || !strings.Contains(l, "Failed: 0<") || !strings.Contains(l, "Skipped: 3<") {
+		t.Fatalf("reports: %s", l)
+	}
+	nyc := overview("X-Automation-Business-Units", "bu-nyc")
+	if l := legend(nyc, "chart-trg"); !strings.Contains(l, "Fired: 0<") {
+		t.Fatalf("bu-nyc sees bu-syd's triggers: %s", l)
+	}
+	if l := legend(nyc, "chart-rep"); !strings.Contains(l, "Delivered: 0<") {
+		t.Fatalf("bu-nyc sees bu-syd's reports: %s", l)
+	}
+	if strings.Contains(nyc[strings.Index(nyc, `id="deliveries-by-channel"`):], `<th scope="row">sms</th>`) {
+		t.Fatal("bu-nyc sees bu-syd's sms delivery")
+	}
+}
