@@ -441,6 +441,8 @@ func (w *Worker) resolveInDoubt(ctx context.Context, s Step, mayCall bool) error
 		case err == nil && st == LookupNotApplied:
 			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped; the provider never applied it"})
 			return err
+		case errors.Is(err, delivery.ErrProviderBusy):
+			return w.busy(ctx, s, err) // nothing was asked: still in doubt, asked again later
 		}
 		return w.unknown(ctx, s, fmt.Errorf("in doubt; lookup: %s %v", st, err), true)
 	}
@@ -518,6 +520,11 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 		}
 	}
 	// 7. record
+	if errors.Is(err, delivery.ErrProviderBusy) {
+		// The channel's own limits (delivery.Limit, shared with the dispatcher) refused the
+		// call: nothing was sent. A wait like the admission's above, not an attempt.
+		return w.busy(ctx, s, err)
+	}
 	switch automation.IntentOf(err) {
 	case automation.IntentNone:
 		return w.succeeded(ctx, s, res)
@@ -610,6 +617,14 @@ func (w *Worker) waitBudget(ctx context.Context, s Step, at time.Time, why strin
 	}
 	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: st, NextAttemptOn: &at, Error: why})
 	return err
+}
+
+// busy sends back a command whose call or lookup the channel's limits refused
+// (delivery.ErrProviderBusy, nothing sent): due again after the refusal's Retry-After (at
+// least a second), no retry counted and the claim not counted as an attempt.
+func (w *Worker) busy(ctx context.Context, s Step, err error) error {
+	after, _ := automation.RetryAfterOf(err)
+	return w.requeue(ctx, s, w.Clock.Now().UTC().Add(max(after, time.Second)), false, err.Error())
 }
 
 func (w *Worker) requeue(ctx context.Context, s Step, at time.Time, count bool, why string) error {

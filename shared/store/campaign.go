@@ -154,7 +154,7 @@ type CampaignCommand struct {
 	ParamsJSON       string // frozen on the first claim; "" before
 	Status           CommandStatus
 	LeaseExpiresOn   *time.Time
-	AttemptCount     int // claims taken
+	AttemptCount     int // claims taken, less those that ended in a wait (CampaignFinishParams)
 	RetryCount       int // attempts scheduled again (the backoff ladder position)
 	NextAttemptOn    *time.Time
 	ProviderRef      string
@@ -242,6 +242,8 @@ type CampaignClaimDueParams struct {
 //   - SUCCEEDED / FAILED / CANCELLED / SKIPPED: terminal (NextAttemptOn must be nil).
 //   - QUEUED: try again at NextAttemptOn (required); CountRetry moves the backoff ladder
 //     (false for a paused campaign or a guard's wait).
+//   - Due again (NextAttemptOn) without CountRetry is a wait (quiet hours, a busy provider,
+//     a paused campaign, budget): the claim's AttemptCount is given back as well.
 //   - UNKNOWN: NextAttemptOn set = resend or look up then; nil = the manual-resolution queue.
 //   - WAITING_BUDGET: check the budget again at NextAttemptOn (required; no retry counted).
 //

@@ -436,6 +436,10 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 		}
 		if p.CountRetry {
 			next.RetryCount++
+		} else if p.NextAttemptOn != nil && next.AttemptCount > 0 {
+			// A wait (quiet hours, a busy provider, a paused campaign, budget): the claim
+			// attempted nothing, so it does not count as an attempt.
+			next.AttemptCount--
 		}
 		if p.ProviderRef != "" {
 			next.ProviderRef = p.ProviderRef
