@@ -77,4 +77,3 @@ func TestWaitsAreNotAttempts(t *testing.T) {
 		t.Fatalf("provider got %d messages, want 1", p.deliveries())
 	}
 }
-
