@@ -388,7 +388,7 @@ func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, er
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
 		return true, err
 	case d.Wait:
-		return true, w.requeue(ctx, s, d.Until, false, d.Reason)
+		return true, w.wait(ctx, s, d.Until, d.Reason)
 	}
 	return false, nil
 }
@@ -479,7 +479,7 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 	// 5. admit
 	release, retryIn, ok := e.admit(ctx, w.Clock.Now())
 	if !ok {
-		return w.requeue(ctx, s, w.Clock.Now().UTC().Add(retryIn), false, "provider busy")
+		return w.wait(ctx, s, w.Clock.Now().UTC().Add(retryIn), "provider busy")
 	}
 	// 6. call
 	cctx, cancel := w.callContext(ctx, s, e)
@@ -624,7 +624,15 @@ func (w *Worker) waitBudget(ctx context.Context, s Step, at time.Time, why strin
 // least a second), no retry counted and the claim not counted as an attempt.
 func (w *Worker) busy(ctx context.Context, s Step, err error) error {
 	after, _ := automation.RetryAfterOf(err)
-	return w.requeue(ctx, s, w.Clock.Now().UTC().Add(max(after, time.Second)), false, err.Error())
+	return w.wait(ctx, s, w.Clock.Now().UTC().Add(max(after, time.Second)), err.Error())
+}
+
+// wait sends the command back until at without counting the claim as an attempt or moving
+// the ladder (store.CampaignFinishParams.Wait): the recipient's quiet hours, a busy provider.
+func (w *Worker) wait(ctx context.Context, s Step, at time.Time, why string) error {
+	at = at.UTC()
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: w.waiting(s), NextAttemptOn: &at, Wait: true, Error: why})
+	return err
 }
 
 func (w *Worker) requeue(ctx context.Context, s Step, at time.Time, count bool, why string) error {

@@ -416,6 +416,8 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: %s needs NextAttemptOn", p.Status)
 	case p.Status == store.CommandRunning || p.Status == "":
 		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %q is not an outcome", p.Status)
+	case p.Wait && (p.NextAttemptOn == nil || p.CountRetry):
+		return store.CampaignCommand{}, errors.New("CampaignFinish: Wait needs NextAttemptOn and no CountRetry")
 	}
 	var out store.CampaignCommand
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -436,10 +438,9 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 		}
 		if p.CountRetry {
 			next.RetryCount++
-		} else if p.NextAttemptOn != nil && next.AttemptCount > 0 {
-			// A wait (quiet hours, a busy provider, a paused campaign, budget): the claim
-			// attempted nothing, so it does not count as an attempt.
-			next.AttemptCount--
+		}
+		if p.Wait && next.AttemptCount > 0 {
+			next.AttemptCount-- // the claim attempted nothing (quiet hours, a busy provider)
 		}
 		if p.ProviderRef != "" {
 			next.ProviderRef = p.ProviderRef
