@@ -12,9 +12,13 @@
 // cases of docs/loyalty.md are its tests.
 //
 // With Options.Push the push channel sends to a simulated FCM (shared/delivery/fcmsim) the
-// test owns, and Options.PushActions turns the scenario's push steps (UC-01's OTT message)
-// into NOTIFICATION_PUSH actions; the test registers the member's devices over
-// PUT /api/devices and reads what reached them from the simulator.
+// test owns, and the seeds' push steps move to it: Options.PushActions turns campaign
+// actions (UC-01's OTT message) into NOTIFICATION_PUSH actions, Options.PushEvents adds
+// "push" to a registry event's notification channels (UC-10's Voucher_Used), and
+// Options.PushReminders turns a reminder setting's inbox channel into push (UC-13's dormant
+// offer). The shared registry and scenario files stay without push: they are also a plain
+// serve's files (no FCM there) and the replay's golden scenario. The test registers the
+// member's devices over PUT /api/devices and reads what reached them from the simulator.
 //
 // A Harness's state machine:
 //

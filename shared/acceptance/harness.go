@@ -28,9 +28,11 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/delivery/fcmsim"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/store"
@@ -71,6 +73,15 @@ type Options struct {
 	// scenario itself keeps them on the log channel, because the replay runs it without an
 	// FCM simulator. Needs Push.
 	PushActions []string
+	// PushEvents names the registry's event types whose notification the seeds also send as
+	// a push on the member app (UC-10's Voucher_Used: seed 003 has notification-service push
+	// it through Firebase besides showing it on the portal): "push" is added to the
+	// notification's channels of the imported registry. Needs Push.
+	PushEvents []string
+	// PushReminders names the scenario's reminder settings (by guid) whose in-app message the
+	// seeds send as a push (UC-13's dormant-customer offer: "Firebase Push / SMS" in seed
+	// 003): their "inbox" channel becomes "push". Needs Push.
+	PushReminders []string
 }
 
 // DefaultObserved: the events topic (the rule/points engine's and the campaign
@@ -130,8 +141,8 @@ func Start(ctx context.Context, o Options) (*Harness, error) {
 			env = map[string]string{}
 		}
 		env["AUTOMATION_FCM_CREDENTIALS"], env["AUTOMATION_FCM_ENDPOINT"] = string(o.Push.ServiceAccountJSON(o.Push.URL())), o.Push.URL()
-	} else if len(o.PushActions) > 0 {
-		return nil, fmt.Errorf("acceptance: PushActions without a Push simulator")
+	} else if len(o.PushActions) > 0 || len(o.PushEvents) > 0 || len(o.PushReminders) > 0 {
+		return nil, fmt.Errorf("acceptance: PushActions, PushEvents or PushReminders without a Push simulator")
 	}
 	cfg, err := config.Load(func(k string) string {
 		if v, ok := env[k]; ok {
@@ -201,6 +212,9 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 		if err != nil {
 			return err
 		}
+		if raw, err = pushEvents(raw, o.PushEvents); err != nil {
+			return fmt.Errorf("registry %s: %w", o.Registry, err)
+		}
 		res, err := h.Do(ctx, http.MethodPost, registryapi.Prefix+"/import", "application/json", raw, map[string]string{httpapi.HeaderOperator: "acceptance"})
 		if err != nil {
 			return err
@@ -225,6 +239,14 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 			}
 		}
 		for _, set := range sc.Settings() {
+			if slices.Contains(o.PushReminders, set.Guid) {
+				set.Channels = slices.Clone(set.Channels)
+				for i, ch := range set.Channels {
+					if ch == inbox.ChannelName {
+						set.Channels[i] = channel.PushChannelName
+					}
+				}
+			}
 			rec, err := reminder.SettingRecord(set, 1, h.Clock.Now())
 			if err != nil {
 				return err
@@ -282,6 +304,44 @@ func pushActions(raw json.RawMessage, push []string) (json.RawMessage, error) {
 	}
 	body["actions"] = c.Actions
 	return json.Marshal(body)
+}
+
+// pushEvents adds the "push" channel to the notification of each event type of registry
+// file raw named in types; every other member is kept. An event type named but not in the
+// file, or without a notification, is an error (a renamed type must not silently stop
+// pushing).
+func pushEvents(raw []byte, types []string) ([]byte, error) {
+	if len(types) == 0 {
+		return raw, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	defs, _ := doc["events"].([]any)
+	done := map[string]bool{}
+	for _, d := range defs {
+		def, _ := d.(map[string]any)
+		typ, _ := def["eventType"].(string)
+		if !slices.Contains(types, typ) {
+			continue
+		}
+		n, _ := def["notification"].(map[string]any)
+		chans, _ := n["channels"].([]any)
+		if n == nil {
+			return nil, fmt.Errorf("event type %s has no notification to push", typ)
+		}
+		if !slices.Contains(chans, any(channel.PushChannelName)) {
+			n["channels"] = append(chans, channel.PushChannelName)
+		}
+		done[typ] = true
+	}
+	for _, typ := range types {
+		if !done[typ] {
+			return nil, fmt.Errorf("event type %s is not in the registry", typ)
+		}
+	}
+	return json.Marshal(doc)
 }
 
 // putCampaign saves a scenario's campaign ({"campaignId": …, definition}) through PUT

@@ -118,9 +118,18 @@ type useCase struct {
 	pushes []string
 }
 
-// pushActions are the seeds' push steps in the scenario's campaigns: UC-01's OTT welcome
-// message on the member app (the scenario keeps it on the log channel for the replay).
-var pushActions = []string{"first-login-welcome/ott"}
+// The seeds' pushes on the member app (seed 003: notification-service sends a Firebase push),
+// sent through the simulated FCM here. The shared registry and scenario keep them on the log,
+// inbox and event channels because they are also the plain serve's files (docs/loyalty-in-ten-
+// minutes.md) and the replay's golden scenario, which run without FCM (docs/channels.md#the-use-cases-on-fcm).
+var (
+	// pushActions: UC-01's OTT welcome message, a campaign action.
+	pushActions = []string{"first-login-welcome/ott"}
+	// pushEvents: UC-10's Voucher_Used notification, pushed besides the portal's inbox message.
+	pushEvents = []string{"Voucher_Used"}
+	// pushReminders: UC-13's dormant-customer offer, a push instead of the inbox message.
+	pushReminders = []string{"1b3c5d7e-0a2b-4c6d-8e0f-1a3b5c7d9e01", "1b3c5d7e-0a2b-4c6d-8e0f-1a3b5c7d9e02"}
+)
 
 // variant is the use case redelivered and reordered: every event of every step in reverse
 // order, each twice in one batch, at the last step's instant; then the same batch again a
@@ -414,9 +423,14 @@ var useCases = []useCase{
 		name: "UC-10 voucher used", start: "2026-07-01T00:00:00Z", till: "2026-07-02T00:00:00Z",
 		steps: []step{{at: "2026-07-01T01:10:00Z", events: []json.RawMessage{ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merchant-app",
 			map[string]any{"customerId": "CUST-HCM-1", "voucherCode": "VC-7781", "merchantName": "Pho 24 District 1"})}, want: []string{"accepted"}}},
-		routed:     map[string]int{"noti/scan-7781": 1},
-		deliveries: []wantDelivery{{gateway.UserMessageKey("/merchant-app", "scan-7781"), "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
-		inbox:      map[string][]string{"bu-hcm/CUST-HCM-1": {"Voucher VC-7781 used"}},
+		routed: map[string]int{"noti/scan-7781": 1},
+		// The portal's message (the inbox) and the member app's push (seed 003 section 5.6:
+		// notification-service pushes Voucher_Redeemed through Firebase), once each.
+		deliveries: []wantDelivery{{gateway.UserMessageKey("/merchant-app", "scan-7781"), "inbox", "CUST-HCM-1", "", "Voucher VC-7781 used"},
+			{gateway.UserMessageKey("/merchant-app", "scan-7781"), "push", "CUST-HCM-1", "", "Voucher VC-7781 used"}},
+		inbox:   map[string][]string{"bu-hcm/CUST-HCM-1": {"Voucher VC-7781 used"}},
+		devices: map[string][]string{"bu-hcm/CUST-HCM-1": {"fcm-hcm1-dev-a"}},
+		pushes:  []string{"fcm-hcm1-dev-a Voucher VC-7781 used"},
 	},
 	{
 		// 2026-07-20 − 7 days = 2026-07-13, 09:00 in Ho Chi Minh City (+07) = 02:00Z.
@@ -445,13 +459,17 @@ var useCases = []useCase{
 				dataIs("localTime", "2026-10-18T10:00:00+07:00")),
 			"events/rem/CUST-SYD-1": all(sourceEvent("Dormant_User", "CUST-SYD-1"), dataIs("targetDate", "2026-07-06"), dataIs("localTime", "2026-10-04T09:00:00+11:00")),
 		},
+		// The Dormant_User event for the rule engine (the offer), and the offer's push on the
+		// member app (seed 003 UC-13: "Firebase Push / SMS"), no inbox message.
 		deliveries: []wantDelivery{
 			{dormantSYD, "event", "CUST-SYD-1", "2026-10-03T22:00:00Z", "We miss you"},
-			{dormantSYD, "inbox", "CUST-SYD-1", "2026-10-03T22:00:00Z", "We miss you"},
+			{dormantSYD, "push", "CUST-SYD-1", "2026-10-03T22:00:00Z", "We miss you"},
 			{dormantVTE, "event", "CUST-VTE-1", "2026-10-18T03:00:00Z", "We miss you"},
-			{dormantVTE, "inbox", "CUST-VTE-1", "2026-10-18T03:00:00Z", "We miss you"},
+			{dormantVTE, "push", "CUST-VTE-1", "2026-10-18T03:00:00Z", "We miss you"},
 		},
-		inbox: map[string][]string{"bu-vte/CUST-VTE-1": {"We miss you"}, "bu-syd/CUST-SYD-1": {"We miss you"}},
+		inbox:   map[string][]string{"bu-vte/CUST-VTE-1": nil, "bu-syd/CUST-SYD-1": nil},
+		devices: map[string][]string{"bu-vte/CUST-VTE-1": {"fcm-vte1-dev-a"}, "bu-syd/CUST-SYD-1": {"fcm-syd1-dev-a", "fcm-syd1-dev-b"}},
+		pushes:  []string{"fcm-syd1-dev-a We miss you", "fcm-syd1-dev-b We miss you", "fcm-vte1-dev-a We miss you"},
 	},
 }
 
@@ -478,7 +496,7 @@ func run(t *testing.T, uc useCase) {
 	}
 	t.Cleanup(func() { _ = fcm.Close() })
 	h, err := acceptance.Start(ctx, acceptance.Options{Dir: t.TempDir(), Start: ts(uc.start), Scenario: scenarioFile,
-		Registry: registryFile, FunctionsDir: functionsDir, Push: fcm, PushActions: pushActions})
+		Registry: registryFile, FunctionsDir: functionsDir, Push: fcm, PushActions: pushActions, PushEvents: pushEvents, PushReminders: pushReminders})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ import (
 // channeltest, the OpenAPI checks openapitest, the browser browsertest) is imported by tests
 // only, or by another such package (apptest's OpenAPI rig on openapitest).
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
 		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/metricscount", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},

@@ -44,6 +44,9 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 		{"sms recipient not E.164", func(d *campaign.Definition) {
 			d.Actions[0].Type, d.Actions[0].Params = "NOTIFICATION_SMS", json.RawMessage(`{"text":"x","recipient":"0412 345 678"}`)
 		}, "actions[0].params.recipient"},
+		{"sms recipient with an unknown country code", func(d *campaign.Definition) {
+			d.Actions[0].Type, d.Actions[0].Params = "NOTIFICATION_SMS", json.RawMessage(`{"text":"x","recipient":"+999123456789"}`)
+		}, "actions[0].params.recipient"},
 		{"whatsapp recipient not E.164", func(d *campaign.Definition) {
 			d.Actions[0].Type = "NOTIFICATION_WHATSAPP"
 			d.Actions[0].Params = json.RawMessage(`{"whatsappTemplate":"otp_code","language":"en","values":["1"],"recipient":"0412345678"}`)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/money"
+	"github.com/automation-platform/automation/shared/phonenumber"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -74,7 +75,7 @@ const notificationSchema = `{"type":"object","additionalProperties":false,"requi
 // checked by the channel.
 const smsSchema = `{"type":"object","additionalProperties":false,"required":["text"],
  "properties":{"subject":{"type":"string","maxLength":200},"text":{"type":"string","minLength":1,"maxLength":4000},
-  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"},"template":{"type":"string","maxLength":200},
+  "recipient":{"type":"string","format":"` + FormatPhoneNumber + `"},"template":{"type":"string","maxLength":200},
   "category":{"type":"string","maxLength":64}}}`
 
 // whatsappSchema is NOTIFICATION_WHATSAPP's: an approved WhatsApp template by name and
@@ -82,7 +83,7 @@ const smsSchema = `{"type":"object","additionalProperties":false,"required":["te
 const whatsappSchema = `{"type":"object","additionalProperties":false,"required":["whatsappTemplate","language"],
  "properties":{"whatsappTemplate":{"type":"string","pattern":"^[a-z0-9_]{1,512}$"},"language":{"type":"string","pattern":"^[a-z]{2,3}(_[A-Z]{2})?$"},
   "values":{"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":1024}},
-  "recipient":{"type":"string","pattern":"^\\+[1-9][0-9]{6,14}$"},"category":{"type":"string","maxLength":64}}}`
+  "recipient":{"type":"string","format":"` + FormatPhoneNumber + `"},"category":{"type":"string","maxLength":64}}}`
 
 // BuiltinActionTypes are the action types every runtime knows (docs/campaigns.md#action-types).
 func BuiltinActionTypes() []ActionType {
@@ -144,12 +145,21 @@ const (
 	FormatIntegerLiteral = "integer-literal"
 	// FormatCurrency: an ISO 4217 currency amounts can be in (money.ParseCurrency).
 	FormatCurrency = "iso4217"
+	// FormatPhoneNumber: an E.164 number whose country calling code exists and whose length
+	// is possible (phonenumber.Validate, the sms and whatsapp channels' rule).
+	FormatPhoneNumber = "e164"
 )
 
 var formats = []*jsonschema.Format{
 	{Name: FormatIntegerLiteral, Validate: func(v any) error {
 		if n, ok := v.(json.Number); ok && strings.ContainsAny(string(n), ".eE") {
 			return fmt.Errorf("%s is not written as a plain integer", n)
+		}
+		return nil
+	}},
+	{Name: FormatPhoneNumber, Validate: func(v any) error {
+		if s, ok := v.(string); ok {
+			return phonenumber.Validate(s)
 		}
 		return nil
 	}},

@@ -402,7 +402,7 @@ func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, er
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
 		return true, err
 	case d.Wait:
-		return true, w.requeue(ctx, s, d.Until, false, d.Reason)
+		return true, w.wait(ctx, s, d.Until, d.Reason)
 	}
 	return false, nil
 }
@@ -455,6 +455,8 @@ func (w *Worker) resolveInDoubt(ctx context.Context, s Step, mayCall bool) error
 		case err == nil && st == LookupNotApplied:
 			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped; the provider never applied it"})
 			return err
+		case errors.Is(err, delivery.ErrProviderBusy):
+			return w.busy(ctx, s, err) // nothing was asked: still in doubt, asked again later
 		}
 		return w.unknown(ctx, s, fmt.Errorf("in doubt; lookup: %s %v", st, err), true)
 	}
@@ -491,7 +493,7 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 	// 5. admit
 	release, retryIn, ok := e.admit(ctx, w.Clock.Now())
 	if !ok {
-		return w.requeue(ctx, s, w.Clock.Now().UTC().Add(retryIn), false, "provider busy")
+		return w.wait(ctx, s, w.Clock.Now().UTC().Add(retryIn), "provider busy")
 	}
 	// 6. call
 	cctx, cancel := w.callContext(ctx, s, e)
@@ -532,6 +534,11 @@ func (w *Worker) call(ctx context.Context, s Step) error {
 		}
 	}
 	// 7. record
+	if errors.Is(err, delivery.ErrProviderBusy) {
+		// The channel's own limits (delivery.Limit, shared with the dispatcher) refused the
+		// call: nothing was sent. A wait like the admission's above, not an attempt.
+		return w.busy(ctx, s, err)
+	}
 	switch automation.IntentOf(err) {
 	case automation.IntentNone:
 		return w.succeeded(ctx, s, res)
@@ -623,6 +630,22 @@ func (w *Worker) waitBudget(ctx context.Context, s Step, at time.Time, why strin
 		st = store.CommandUnknown
 	}
 	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: st, NextAttemptOn: &at, Error: why})
+	return err
+}
+
+// busy sends back a command whose call or lookup the channel's limits refused
+// (delivery.ErrProviderBusy, nothing sent): due again after the refusal's Retry-After (at
+// least a second), no retry counted and the claim not counted as an attempt.
+func (w *Worker) busy(ctx context.Context, s Step, err error) error {
+	after, _ := automation.RetryAfterOf(err)
+	return w.wait(ctx, s, w.Clock.Now().UTC().Add(max(after, time.Second)), err.Error())
+}
+
+// wait sends the command back until at without counting the claim as an attempt or moving
+// the ladder (store.CampaignFinishParams.Wait): the recipient's quiet hours, a busy provider.
+func (w *Worker) wait(ctx context.Context, s Step, at time.Time, why string) error {
+	at = at.UTC()
+	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: w.waiting(s), NextAttemptOn: &at, Wait: true, Error: why})
 	return err
 }
 

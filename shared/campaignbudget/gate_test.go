@@ -189,9 +189,9 @@ func TestNotificationActionGated(t *testing.T) {
 	}
 	quiet := get("c-quiet")
 	wantUntil := time.Date(2026, 10, 1, 22, 0, 0, 0, time.UTC)
-	if quiet.Status != store.CommandQueued || quiet.RetryCount != 0 || quiet.NextAttemptOn == nil || !quiet.NextAttemptOn.Equal(wantUntil) ||
+	if quiet.Status != store.CommandQueued || quiet.RetryCount != 0 || quiet.AttemptCount != 0 || quiet.NextAttemptOn == nil || !quiet.NextAttemptOn.Equal(wantUntil) ||
 		!strings.Contains(quiet.LastError, "waiting for quiet hours to end at 2026-10-02 08:00 (Australia/Sydney)") {
-		t.Errorf("quiet: %s retries %d next %v %q; want QUEUED until %v, no retry counted", quiet.Status, quiet.RetryCount, quiet.NextAttemptOn, quiet.LastError, wantUntil)
+		t.Errorf("quiet: %s retries %d attempts %d next %v %q; want QUEUED until %v, no retry or attempt counted", quiet.Status, quiet.RetryCount, quiet.AttemptCount, quiet.NextAttemptOn, quiet.LastError, wantUntil)
 	}
 	if sms.to(quietNo) != 0 || fees("c-quiet") != 0 || costOf("c-quiet") != 0 {
 		t.Errorf("quiet: sent %d, fees %d, budget cost %d before the window ends; want none", sms.to(quietNo), fees("c-quiet"), costOf("c-quiet"))
@@ -210,7 +210,7 @@ func TestNotificationActionGated(t *testing.T) {
 	if _, err := worker.Sweep(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
-	if q := get("c-quiet"); q.Status != store.CommandSucceeded || sms.to(quietNo) != 1 || fees("c-quiet") != 1 || costOf("c-quiet") != 7 {
+	if q := get("c-quiet"); q.Status != store.CommandSucceeded || q.AttemptCount != 1 || sms.to(quietNo) != 1 || fees("c-quiet") != 1 || costOf("c-quiet") != 7 {
 		t.Errorf("after the window: %s %q, sent %d, fees %d, cost %d; want SUCCEEDED, sent and charged once", q.Status, q.LastError, sms.to(quietNo), fees("c-quiet"), costOf("c-quiet"))
 	}
 	// The skipped command stays skipped: nothing more is sent or charged.

@@ -56,7 +56,7 @@ const (
 	ResolutionLookup Resolution = "lookup" // the channel's lookup asks the provider at NextAttemptOn
 	ResolutionManual Resolution = "manual" // the manual-resolution queue
 	ResolutionHold   Resolution = "hold"   // retries exhausted: Failed on support hold
-	ResolutionWait   Resolution = "wait"   // quiet hours: sent at NextAttemptOn, not a failed attempt
+	ResolutionWait   Resolution = "wait"   // quiet hours or the channel's limits: sent at NextAttemptOn, not an attempt
 )
 
 // Outcome is what one dispatch attempt recorded (for logs, metrics and the replay output).
@@ -304,6 +304,10 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 			if o, rec, done := d.gate(ctx, o, job, now, &msg); done {
 				return o, rec, nil
 			}
+		case errors.Is(err, ErrProviderBusy):
+			// The channel's limits refused the lookup: nothing was asked, so the lookup
+			// waits without moving the ladder.
+			return d.busy(o, store.NotificationUnknown, ResolutionLookup, err)
 		default:
 			why := "lookup: the provider cannot tell yet"
 			if err != nil {
@@ -358,6 +362,9 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	}
 	if sendErr == nil {
 		return d.sent(ctx, o, ref, content)
+	}
+	if errors.Is(sendErr, ErrProviderBusy) {
+		return d.busy(o, store.NotificationQueued, ResolutionWait, sendErr)
 	}
 	switch automation.IntentOf(sendErr) {
 	case automation.IntentPermanent:
@@ -527,6 +534,18 @@ func (d *Dispatcher) unknown(ctx context.Context, o Outcome, _ Traits, ch Channe
 	return pending(o, p)
 }
 
+// busy records a call the channel's limits refused (ErrProviderBusy: nothing reached the
+// provider) as a wait, not an attempt: due again after the refusal's Retry-After (at least
+// a second), with RetryCount and AttemptCount unchanged (store.NotificationFinishParams.Wait),
+// so a busy provider never uses up a delivery's backoff ladder. status is Queued for a send,
+// Unknown for an in-doubt claim's lookup (it stays in doubt and is looked up then).
+func (d *Dispatcher) busy(o Outcome, status store.NotificationStatus, res Resolution, err error) (Outcome, *store.NotificationFinishParams, error) {
+	after, _ := automation.RetryAfterOf(err)
+	until := d.Clock.Now().UTC().Add(max(after, time.Second))
+	o.Status, o.Error, o.Resolution, o.NextAttemptOn = status, err.Error(), res, &until
+	return pending(o, store.NotificationFinishParams{Status: status, Error: o.Error, NextAttemptOn: &until, Wait: true})
+}
+
 // pending returns an outcome and what to record for it (ID, Token and Now are set when it
 // is recorded).
 func pending(o Outcome, p store.NotificationFinishParams) (Outcome, *store.NotificationFinishParams, error) {
@@ -584,10 +603,12 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 	}
 	if o.Error != "" {
 		// errorCode: a stable code per outcome kind (DeliveryFailed, DeliveryUnknown,
-		// DeliveryRetryScheduled, DeliverySkipped, DeliveryQuietHours) so alerts can match
-		// without parsing the error text.
+		// DeliveryRetryScheduled, DeliverySkipped, DeliveryQuietHours, DeliveryProviderBusy)
+		// so alerts can match without parsing the error text.
 		code := "Delivery" + string(o.Status)
 		switch {
+		case busyWait(o):
+			code = "DeliveryProviderBusy"
 		case o.Resolution == ResolutionWait:
 			code = "DeliveryQuietHours"
 		case o.Status == store.NotificationQueued:
@@ -598,12 +619,20 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 	// The recipient is personal data: the log handler masks it (shared/logmask).
 	msg := "delivery " + strings.ToLower(string(o.Status))
 	switch {
+	case busyWait(o):
+		msg = "delivery waiting for the channel's limits"
 	case o.Resolution == ResolutionWait:
 		msg = "delivery waiting for quiet hours"
 	case o.Status == store.NotificationQueued:
 		msg = "delivery retry scheduled"
 	}
 	d.Log.Log(ctx, level, msg, attrs...)
+}
+
+// busyWait reports whether o is a wait for the channel's limits (busy), not for quiet hours.
+func busyWait(o Outcome) bool {
+	return o.NextAttemptOn != nil && strings.Contains(o.Error, ErrProviderBusy.Error()) &&
+		(o.Resolution == ResolutionWait || o.Resolution == ResolutionLookup)
 }
 
 func rawJSON(s string) json.RawMessage {

@@ -154,7 +154,7 @@ type CampaignCommand struct {
 	ParamsJSON       string // frozen on the first claim; "" before
 	Status           CommandStatus
 	LeaseExpiresOn   *time.Time
-	AttemptCount     int // claims taken
+	AttemptCount     int // claims taken, less those that ended in a Wait (CampaignFinishParams)
 	RetryCount       int // attempts scheduled again (the backoff ladder position)
 	NextAttemptOn    *time.Time
 	ProviderRef      string
@@ -247,6 +247,8 @@ type CampaignClaimDueParams struct {
 //   - SUCCEEDED / FAILED / CANCELLED / SKIPPED: terminal (NextAttemptOn must be nil).
 //   - QUEUED: try again at NextAttemptOn (required); CountRetry moves the backoff ladder
 //     (false for a paused campaign or a guard's wait).
+//   - Wait (with NextAttemptOn, without CountRetry): the claim attempted nothing (quiet
+//     hours, the provider's or the channel's limits): its AttemptCount is given back too.
 //   - UNKNOWN: NextAttemptOn set = resend or look up then; nil = the manual-resolution queue.
 //   - WAITING_BUDGET: check the budget again at NextAttemptOn (required; no retry counted).
 //
@@ -262,8 +264,12 @@ type CampaignFinishParams struct {
 	Error         string
 	NextAttemptOn *time.Time
 	CountRetry    bool
-	Outbox        []OutboxMessage
-	InTx          func(ctx context.Context, tx *sql.Tx, c CampaignCommand) error
+	// Wait: the claim ends in a wait that is not an attempt (the recipient's quiet hours, a
+	// busy provider or channel): AttemptCount is given back. Needs NextAttemptOn, not
+	// CountRetry.
+	Wait   bool
+	Outbox []OutboxMessage
+	InTx   func(ctx context.Context, tx *sql.Tx, c CampaignCommand) error
 }
 
 // CampaignAdvanceParams moves an execution's chain on from the terminal command CommandID

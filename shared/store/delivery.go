@@ -49,7 +49,7 @@ type NotificationJob struct {
 	LocalDate                string
 	Status                   NotificationStatus
 	ProcessingLeaseExpiresOn *time.Time
-	AttemptCount             int // send claims taken
+	AttemptCount             int // send claims taken, less those that ended in a wait (NotificationFinishParams.Wait)
 	RetryCount               int // failed attempts that were scheduled for retry (the backoff ladder position)
 	NextAttemptOn            *time.Time
 	IsOnSupportHold          bool
@@ -117,7 +117,8 @@ func NotificationClaimable(j NotificationJob, now time.Time) (ok, inDoubt bool) 
 //
 //   - Sent: delivered (ProviderReference); SentOn = Now.
 //   - Failed: permanent failure (Error); Hold also sets IsOnSupportHold (retries exhausted).
-//   - Queued: a retry at NextAttemptOn (required, UTC); RetryCount+1.
+//   - Queued: a retry at NextAttemptOn (required, UTC); RetryCount+1 (with Wait: neither
+//     RetryCount nor AttemptCount moves).
 //   - Unknown: the outcome is unknown; NextAttemptOn set = look it up then (RetryCount+1),
 //     nil = the manual-resolution queue.
 type NotificationFinishParams struct {
@@ -130,9 +131,12 @@ type NotificationFinishParams struct {
 	NextAttemptOn     *time.Time
 	Hold              bool
 	TemplateVersion   int64 // 0 keeps the stored value
-	// Wait, with Status Queued and NextAttemptOn, is a deliberate wait (quiet hours,
-	// docs/channels.md#quiet-hours), not a failed attempt: RetryCount is not advanced, so
-	// the wait does not use up the backoff ladder.
+	// Wait, with Status Queued (or Unknown: a lookup put off) and NextAttemptOn, is a
+	// deliberate wait (quiet hours, docs/channels.md#quiet-hours; a channel's provider at
+	// its concurrency or rate limit, docs/configuration.md#channel-limits), not an attempt:
+	// RetryCount is not advanced, so the wait does not use up the backoff ladder, and the
+	// claim's AttemptCount is given back, so it does not count toward an in-doubt claim's
+	// attempts either.
 	Wait bool
 	// Job is optional: the claimed job as the send claim returned it (Job.ID must be ID).
 	// NotificationFinishMany and NotificationFinishGroup take the fact's identity columns

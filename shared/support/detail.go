@@ -61,7 +61,12 @@ type Delivery struct {
 	AttemptCount      int    `json:"attemptCount"`
 	ProviderReference string `json:"providerReference,omitempty"`
 	// Test: a test send (docs/channels.md#test-send), not a real occurrence's delivery.
-	Test      bool       `json:"test,omitempty"`
+	Test bool `json:"test,omitempty"`
+	// Decision is the recipient gate's decision when it held the delivery back
+	// (docs/channels.md#recipient-preferences): "Skipped: <the preference, its source and
+	// time>" or "Waiting for quiet hours to end at <local time> (<zone>)"; "" when the gate
+	// let it pass (or it was not asked yet). Masked like LastError.
+	Decision  string     `json:"decision,omitempty"`
 	LastError string     `json:"lastError,omitempty"`
 	CreatedOn time.Time  `json:"createdOn"`
 	SentOn    *time.Time `json:"sentOn,omitempty"`
@@ -128,7 +133,16 @@ func (s *Service) Get(ctx context.Context, sc automation.Scope, ref string) (Det
 func deliveryView(j store.NotificationJob) Delivery {
 	return Delivery{DeliveryKey: j.DeliveryKey, Channel: j.Channel, Recipient: logmask.String(j.Recipient), Template: j.Template,
 		Status: string(j.Status), AttemptCount: j.AttemptCount, ProviderReference: j.ProviderReference, Test: delivery.IsTestSend(j.SchedulerKey),
-		LastError: logmask.String(j.LastError), CreatedOn: j.CreatedOn, SentOn: j.SentOn}
+		LastError: logmask.String(j.LastError), CreatedOn: j.CreatedOn, SentOn: j.SentOn, Decision: gateDecision(j)}
+}
+
+// gateDecision is the recipient gate's decision on j as the delivery views show it (the same
+// note explain gives, deliveryNote), masked; "" when the gate did not hold it back.
+func gateDecision(j store.NotificationJob) string {
+	if n, ok := deliveryNote(j); ok {
+		return logmask.String(n.Note)
+	}
+	return ""
 }
 
 // diagnostics reads a blob, bounded by MaxDiagnosticsBytes, with personal data masked.

@@ -420,6 +420,8 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: %s needs NextAttemptOn", p.Status)
 	case p.Status == store.CommandRunning || p.Status == "":
 		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %q is not an outcome", p.Status)
+	case p.Wait && (p.NextAttemptOn == nil || p.CountRetry):
+		return store.CampaignCommand{}, errors.New("CampaignFinish: Wait needs NextAttemptOn and no CountRetry")
 	}
 	var out store.CampaignCommand
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -440,6 +442,9 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 		}
 		if p.CountRetry {
 			next.RetryCount++
+		}
+		if p.Wait && next.AttemptCount > 0 {
+			next.AttemptCount-- // the claim attempted nothing (quiet hours, a busy provider)
 		}
 		if p.ProviderRef != "" {
 			next.ProviderRef = p.ProviderRef

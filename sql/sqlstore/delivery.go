@@ -502,14 +502,14 @@ func (s *Store) finishRow(p store.NotificationFinishParams) (map[string]any, err
 		if p.Hold {
 			return nil, errors.New("NotificationFinish: Unknown takes no Hold")
 		}
-		if p.NextAttemptOn != nil {
+		if p.NextAttemptOn != nil && !p.Wait {
 			retry = 1
 		}
 	default:
 		return nil, fmt.Errorf("NotificationFinish: status %q is not Sent, Failed, Skipped, Queued or Unknown", p.Status)
 	}
-	if p.Wait && p.Status != store.NotificationQueued {
-		return nil, errors.New("NotificationFinish: Wait only with Queued")
+	if p.Wait && (p.NextAttemptOn == nil || p.Status != store.NotificationQueued && p.Status != store.NotificationUnknown) {
+		return nil, errors.New("NotificationFinish: Wait only with Queued or Unknown and NextAttemptOn")
 	}
 	if p.Hold && p.Status != store.NotificationFailed {
 		return nil, errors.New("NotificationFinish: Hold only with Failed")

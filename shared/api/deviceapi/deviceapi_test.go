@@ -81,7 +81,8 @@ func TestDeviceAPIMatchesOpenAPI(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("a", store.MaxPushTokenBytes+1)
-	if rec := call(422, "PUT", "/api/devices/cust-1/"+long+"?businessUnitId=bu-1", android); !strings.Contains(string(rec.Body), "4000") {
+	if rec := call(422, "PUT", "/api/devices/cust-1/"+long+"?businessUnitId=bu-1", android); !strings.Contains(string(rec.Body), "4000") ||
+		!strings.Contains(string(rec.Body), `"field":"token"`) {
 		t.Errorf("an over-long token: %s", rec.Body)
 	}
 	call(400, "PUT", dev+"&extra=1", android)

@@ -2,6 +2,7 @@ package templateapi_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/channel"
+	"github.com/automation-platform/automation/shared/delivery/fcmsim"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
@@ -220,9 +223,25 @@ func TestTestSendQueuesOneMarkedDelivery(t *testing.T) {
 	r := funchost.NewRouter(nil)
 	tpl := &delivery.Templates{Store: st, Clock: clock}
 	var sent []delivery.Message
+	// sms and push for their recipients' checks only (nothing here sends on them).
+	sms, err := channel.NewSMS(channel.SMSConfig{ConnectionString: "endpoint=https://acs.test.invalid/;accesskey=" + base64.StdEncoding.EncodeToString([]byte("test-key")),
+		From: "+15550100", Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fcm, err := fcmsim.New(fcmsim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	push, err := channel.NewFCM(channel.FCMConfig{CredentialsJSON: fcm.ServiceAccountJSON("http://fcm.test.invalid"), Endpoint: "http://fcm.test.invalid", Devices: st, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
 	channels := map[string]delivery.Channel{
 		"log":   &delivery.LogChannel{W: io.Discard},
 		"email": &mailChannel{sent: &sent},
+		"sms":   sms,
+		"push":  push,
 	}
 	templateapi.Register(r, api, templateapi.Deps{Templates: tpl, Store: st, TestSender: &delivery.TestSender{Store: st, Templates: tpl, Channels: channels, Clock: clock}})
 	doc := openapitest.LoadFile(t, "openapi.yaml")
@@ -240,16 +259,22 @@ func TestTestSendQueuesOneMarkedDelivery(t *testing.T) {
 	call(404, "POST", path, ok, op) // no template yet
 	call(201, "PUT", "/api/templates/welcome?businessUnitId=bu-1", `{"subject":"Hi {{.name}}","text":"Welcome, {{.name}}."}`, op)
 	call(400, "POST", path, ok) // no operator
-	for body, field := range map[string]string{
-		`{"channel":"fax","recipient":"x@example.test"}`:                   `"field":"channel"`,
-		`{"channel":"email","recipient":"not-an-address"}`:                 `"field":"recipient"`,
-		`{"channel":"email","recipient":""}`:                               `"field":"recipient"`,
-		`{"channel":"email","recipient":"a@example.test","payload":{}}`:    `"field":"payload.name"`,
-		`{"channel":"email","recipient":"a@example.test","payload":[1,2]}`: `"field":"payload"`,
+	for body, want := range map[string][]string{
+		`{"channel":"fax","recipient":"x@example.test"}`:                   {`"field":"channel"`},
+		`{"channel":"email","recipient":"not-an-address"}`:                 {`"field":"recipient"`},
+		`{"channel":"email","recipient":""}`:                               {`"field":"recipient"`},
+		`{"channel":"email","recipient":"a@example.test","payload":{}}`:    {`"field":"payload.name"`},
+		`{"channel":"email","recipient":"a@example.test","payload":[1,2]}`: {`"field":"payload"`},
+		// Issue 38's bad input: an invalid phone number, an unknown country code.
+		`{"channel":"sms","recipient":"0412 345 678","payload":{"name":"Linh"}}`:  {`"field":"recipient"`, "not E.164"},
+		`{"channel":"sms","recipient":"+999123456789","payload":{"name":"Linh"}}`: {`"field":"recipient"`, "unknown country code"},
+		`{"channel":"push","recipient":"cust 1","payload":{"name":"Linh"}}`:       {`"field":"recipient"`},
 	} {
 		rec := call(422, "POST", path, body, op)
-		if !strings.Contains(string(rec.Body), field) {
-			t.Errorf("%s: %s, want %s", body, rec.Body, field)
+		for _, w := range want {
+			if !strings.Contains(string(rec.Body), w) {
+				t.Errorf("%s: %s, want %s", body, rec.Body, w)
+			}
 		}
 	}
 	call(404, "POST", "/api/templates/welcome/test-send?businessUnitId=bu-2", ok, op) // out of scope

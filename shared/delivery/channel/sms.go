@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nyaruka/phonenumbers"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/phonenumber"
 )
 
 // SMSChannelName is the SMS channel's name in deliveries and campaign actions.
@@ -39,30 +39,10 @@ func RepeatabilityRequestID(deliveryKey string) string {
 	return uuid.NewSHA1(repeatabilityNamespace, []byte(deliveryKey)).String()
 }
 
-var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
-
 // ValidatePhoneNumber checks an E.164 number ("+" and 7 to 15 digits, no spaces) whose
-// country calling code exists and whose length is possible for that country
-// (github.com/nyaruka/phonenumbers, Google's libphonenumber metadata).
-func ValidatePhoneNumber(n string) error {
-	if !e164.MatchString(n) {
-		return fmt.Errorf("phone number %q is not E.164: a '+' and 7 to 15 digits, nothing else", n)
-	}
-	num, err := phonenumbers.Parse(n, "")
-	if errors.Is(err, phonenumbers.ErrInvalidCountryCode) {
-		return fmt.Errorf("phone number %q: unknown country code (no country calling code begins %s)", n, n[:4])
-	}
-	if err != nil {
-		return fmt.Errorf("phone number %q: %v", n, err)
-	}
-	if phonenumbers.GetRegionCodeForCountryCode(int(num.GetCountryCode())) == "ZZ" {
-		return fmt.Errorf("phone number %q: unknown country code +%d", n, num.GetCountryCode())
-	}
-	if !phonenumbers.IsPossibleNumber(num) {
-		return fmt.Errorf("phone number %q: not a possible number length for country code +%d", n, num.GetCountryCode())
-	}
-	return nil
-}
+// country calling code exists and whose length is possible for that country: the one rule
+// of shared/phonenumber (github.com/nyaruka/phonenumbers, Google's libphonenumber metadata).
+func ValidatePhoneNumber(n string) error { return phonenumber.Validate(n) }
 
 // SMSConfig configures the SMS channel.
 type SMSConfig struct {

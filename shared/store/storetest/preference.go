@@ -118,7 +118,7 @@ func testQuietHours(t *testing.T, open Opener) {
 func testFinishSkippedWait(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
-	queueJobs(t, s, 1, req("dk-skip", "bu-1"), req("dk-wait", "bu-1"))
+	queueJobs(t, s, 1, req("dk-skip", "bu-1"), req("dk-wait", "bu-1"), req("dk-wait-many", "bu-1"))
 	c := claimKey(t, s, "dk-skip", T0)
 	if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: c.Job.ID, Token: c.Job.Version, Now: T0,
 		Status: store.NotificationSkipped, Error: "opted out"}); err != nil {
@@ -142,7 +142,41 @@ func testFinishSkippedWait(t *testing.T, open Opener) {
 		t.Fatal("claimed before the wait ended")
 	}
 	w := claimKey(t, s, "dk-wait", until)
-	if !w.Claimed || w.Job.RetryCount != 0 {
-		t.Fatalf("after the wait = %+v; want claimed with RetryCount 0 (a wait is not a failed attempt)", w)
+	if !w.Claimed || w.Job.RetryCount != 0 || w.Job.AttemptCount != 1 {
+		t.Fatalf("after the wait = %+v; want claimed with RetryCount 0 and AttemptCount 1 (a wait is not an attempt)", w)
+	}
+	// An in-doubt lookup put off (Unknown with Wait) moves neither count either; Wait without
+	// a next attempt, or with Sent, is refused.
+	for _, bad := range []store.NotificationFinishParams{{Status: store.NotificationUnknown, Wait: true}, {Status: store.NotificationSent, Wait: true}} {
+		bad.ID, bad.Token, bad.Now = w.Job.ID, w.Job.Version, until
+		if err := s.NotificationFinish(ctx, bad); err == nil {
+			t.Fatalf("%s with Wait and no next attempt was accepted", bad.Status)
+		}
+	}
+	later := until.Add(time.Minute)
+	if err := s.NotificationFinish(ctx, store.NotificationFinishParams{ID: w.Job.ID, Token: w.Job.Version, Now: until,
+		Status: store.NotificationUnknown, NextAttemptOn: &later, Wait: true, Error: "busy"}); err != nil {
+		t.Fatal(err)
+	}
+	if u := claimKey(t, s, "dk-wait", later); !u.Claimed || u.Job.RetryCount != 0 || u.Job.AttemptCount != 1 {
+		t.Fatalf("after the put-off lookup = %+v; want claimed with RetryCount 0 and AttemptCount 1", u)
+	}
+	// The batch record (NotificationFinishMany) gives the claim back the same way, and a
+	// real retry in the same batch counts.
+	m := claimKey(t, s, "dk-wait-many", T0)
+	if errs, err := s.NotificationFinishMany(ctx, []store.NotificationFinishParams{{ID: m.Job.ID, Token: m.Job.Version, Now: T0,
+		Status: store.NotificationQueued, NextAttemptOn: &until, Wait: true, Error: "quiet hours"}}); err != nil || errs[0] != nil {
+		t.Fatalf("finish many: %v %v", errs, err)
+	}
+	m = claimKey(t, s, "dk-wait-many", until)
+	if !m.Claimed || m.Job.RetryCount != 0 || m.Job.AttemptCount != 1 {
+		t.Fatalf("after a batch-recorded wait = %+v; want RetryCount 0 and AttemptCount 1", m)
+	}
+	if errs, err := s.NotificationFinishMany(ctx, []store.NotificationFinishParams{{ID: m.Job.ID, Token: m.Job.Version, Now: until,
+		Status: store.NotificationQueued, NextAttemptOn: &later, Error: "connection reset"}}); err != nil || errs[0] != nil {
+		t.Fatalf("finish many: %v %v", errs, err)
+	}
+	if r := claimKey(t, s, "dk-wait-many", later); !r.Claimed || r.Job.RetryCount != 1 || r.Job.AttemptCount != 2 {
+		t.Fatalf("after a batch-recorded retry = %+v; want RetryCount 1 and AttemptCount 2", r)
 	}
 }

@@ -55,10 +55,14 @@ OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.Scheduler
 WHERE Id = @Id AND Version = @Version;
 
 -- name: NotificationFinish :one
+-- An outcome due again (NextAttemptOn) with no RetryIncrement is a wait (quiet hours, a
+-- channel's limit; store.NotificationFinishParams.Wait): it gives back the claim's
+-- AttemptCount, as nothing was attempted.
 UPDATE dbo.NotificationJob
 SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastError,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = @NextAttemptOn,
     RetryCount = RetryCount + @RetryIncrement, IsOnSupportHold = @Hold,
+    AttemptCount = AttemptCount - CASE WHEN @NextAttemptOn IS NOT NULL AND @RetryIncrement = 0 THEN 1 ELSE 0 END,
     TemplateVersion = COALESCE(@TemplateVersion, TemplateVersion),
     SentOn = CASE WHEN @Status = N'Sent' THEN @Now ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
@@ -99,6 +103,7 @@ UPDATE j
 SET Status = v.s, ProviderReference = v.pr, LastError = v.le,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.na,
     RetryCount = j.RetryCount + v.ri, IsOnSupportHold = v.h,
+    AttemptCount = j.AttemptCount - CASE WHEN v.na IS NOT NULL AND v.ri = 0 THEN 1 ELSE 0 END,
     TemplateVersion = COALESCE(v.tv, j.TemplateVersion),
     SentOn = CASE WHEN v.s = N'Sent' THEN v.n ELSE j.SentOn END,
     Revision = j.Revision + 1, Version = j.Version + 1, UpdatedOn = v.n

@@ -48,10 +48,14 @@ WHERE Id = @Id AND Version = @Version
 RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
 
 -- name: NotificationFinish :one
+-- An outcome due again (NextAttemptOn) with no RetryIncrement is a wait (quiet hours, a
+-- channel's limit; store.NotificationFinishParams.Wait): it gives back the claim's
+-- AttemptCount, as nothing was attempted.
 UPDATE NotificationJob
 SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastError,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = @NextAttemptOn,
     RetryCount = RetryCount + @RetryIncrement, IsOnSupportHold = @Hold,
+    AttemptCount = AttemptCount - CASE WHEN @NextAttemptOn IS NOT NULL AND @RetryIncrement = 0 THEN 1 ELSE 0 END,
     TemplateVersion = COALESCE(@TemplateVersion, TemplateVersion),
     SentOn = CASE WHEN @Status = 'Sent' THEN @Now ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
@@ -93,6 +97,7 @@ UPDATE NotificationJob
 SET Status = v.column3, ProviderReference = v.column4, LastError = v.column5,
     ProcessingLeaseExpiresOn = NULL, NextAttemptOn = v.column6,
     RetryCount = RetryCount + v.column7, IsOnSupportHold = v.column8,
+    AttemptCount = AttemptCount - CASE WHEN v.column6 IS NOT NULL AND v.column7 = 0 THEN 1 ELSE 0 END,
     TemplateVersion = COALESCE(v.column9, TemplateVersion),
     SentOn = CASE WHEN v.column3 = 'Sent' THEN v.column10 ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = v.column10
