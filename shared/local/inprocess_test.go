@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"testing"
@@ -102,3 +103,49 @@ func (c countingRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func rawEqual(a, b json.RawMessage) bool { return string(a) == string(b) }
+
+// BenchmarkHostDeliverBatch: one batch of 100 tracking-sized messages through the local host
+// to a batch function that decodes it, handed over in process (the router's Invoke) or
+// POSTed as before (http): the embedded host's share of a W6 login's CPU.
+func BenchmarkHostDeliverBatch(b *testing.B) {
+	for _, asHTTP := range []bool{false, true} {
+		name := "in-process"
+		if asHTTP {
+			name = "http"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := funchost.NewRouter(nil)
+			r.Register("Many", func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+				items, err := inv.ServiceBusBatch("messages")
+				if err != nil || len(items) != 100 {
+					return funchost.Result{}, fmt.Errorf("batch of %d: %v", len(items), err)
+				}
+				return funchost.Result{}, nil
+			})
+			var handler http.Handler = r
+			if asHTTP {
+				handler = http.HandlerFunc(r.ServeHTTP)
+			}
+			defs := []funchost.FunctionDef{{Name: "Many", Trigger: funchost.BindingDef{Name: "messages", Type: funchost.TriggerServiceBus, QueueName: "many", Cardinality: funchost.CardinalityMany}}}
+			clock := automation.NewManualClock(time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC))
+			mem := bus.NewMemory(&bus.MemoryOptions{DuplicateWindow: 1})
+			if _, err := local.NewHost(handler, mem, defs, func(string) (string, bool) { return "", false }, clock, nil); err != nil {
+				b.Fatal(err)
+			}
+			body := []byte(`{"specversion":"1.0","id":"evt-0000000001","source":"/app","type":"Login","subject":"CUST-W6-0000001","time":"2026-10-01T08:00:00Z","data":{"customerId":"CUST-W6-0000001","channel":"web","device":"ios"}}`)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				for j := range 100 {
+					if err := mem.Publish(ctx, bus.Message{ID: fmt.Sprintf("m-%d-%d", i, j), Destination: "many", SessionID: fmt.Sprintf("CUST-%d", j), Body: body,
+						TraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if n, err := mem.Drain(ctx, 0); err != nil || n != 100 {
+					b.Fatalf("drained %d, %v", n, err)
+				}
+			}
+		})
+	}
+}
