@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -62,7 +63,8 @@ var (
 // W6_QUEUES set it prints, every second, each in-process destination's waiting messages and
 // the process's memory (Go heap, stacks, RssAnon/RssFile) and, per destination, the
 // messages delivered, the handler invocations and the time spent in the handler (w6Meters)
-// to stderr; AUTOMATION_* variables of
+// to stderr; with W6_HEAP=file it writes a heap profile there at each new peak of the Go
+// heap in use (what holds the memory at the peak); AUTOMATION_* variables of
 // the shell override the run's settings (A/B runs). With -sustained.burst it
 // offers 20,000 logins from 2,000 customers at once instead.
 func BenchmarkSustained(b *testing.B) {
@@ -295,6 +297,13 @@ func runSustained(b *testing.B) w6Result {
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
+			if p := os.Getenv("W6_HEAP"); p != "" && ms.HeapInuse > peakHeap {
+				// The heap profile at the peak so far (what holds the memory), overwritten.
+				if f, err := os.Create(p); err == nil {
+					_ = pprof.WriteHeapProfile(f)
+					_ = f.Close()
+				}
+			}
 			peakHeap = max(peakHeap, ms.HeapInuse)
 			if os.Getenv("W6_QUEUES") != "" {
 				st, _ := os.ReadFile("/proc/self/status")
