@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/automation-platform/automation/shared/config"
@@ -27,6 +28,10 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 		// Bounded in flight: the relay (eager or timer) claims only while the in-process
 		// bus holds fewer than relayInFlight messages; the bus's drains wake it again.
 		r.Relay.Room = func() bool { return m.Waiting() < relayInFlight }
+		// Within it, each destination holds at most relayShare: the claims leave out the rows
+		// of a destination past it (delivery.Relay.FullDestinations), so a slow consumer
+		// (campaign-commands under W6) stops only its own rows, not the whole relay.
+		r.Relay.FullDestinations = func() []string { return fullDestinations(m.Lengths(), relayShare) }
 	}
 	if b, ok := r.Store.(store.OutboxBacklogReader); ok && cfg.IngestMaxBacklog > 0 {
 		r.Backlog = &delivery.Backlog{Store: b, Clock: r.Clock, Max: cfg.IngestMaxBacklog}
@@ -75,3 +80,22 @@ const pumpGather = 5 * time.Millisecond
 // (delivery.Relay.Room): enough for several full consumer batches, small enough that a
 // claim's walk over the leased, unsettled rows stays short.
 const relayInFlight = 1000
+
+// relayShare bounds the messages one destination of the in-process bus holds before the
+// relay's claims leave its rows out (delivery.Relay.FullDestinations): half of relayInFlight,
+// so one slow destination leaves the other half to the rest (issue 39: campaign-commands held
+// all 1,000 and tracking and events waited in the outbox behind it).
+const relayShare = relayInFlight / 2
+
+// fullDestinations returns the destinations of lengths (messages held per destination,
+// bus.Memory.Lengths) that hold share or more, sorted.
+func fullDestinations(lengths map[string]int, share int) []string {
+	var out []string
+	for d, n := range lengths {
+		if n >= share {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,6 +153,17 @@ type Relay struct {
 	// lower Id committed late) wait at most RescanEvery, or the OutboxRelay timer. Negative:
 	// every claim is a full one.
 	RescanEvery time.Duration
+	// FullDestinations, when set, is asked before each claim (after Room): the destinations
+	// whose consumers hold their share of the in-process bus already. The claim leaves their
+	// rows out (store.OutboxClaimParams.SkipDestinations), so a slow destination stops only
+	// its own rows and the others' keep flowing (issue 39: campaign-commands held the whole
+	// in-flight bound, and tracking and events waited behind it). A left-out row stays
+	// unpublished, under no lease, and keeps its MessageId; a later claim takes it. Order
+	// within a destination (and so within each of its sessions) is kept: once a claim left a
+	// destination out, every claim past the rows in flight (AfterID) leaves it out too, until
+	// a claim from the oldest row takes it again, oldest row first (held; claimFrom). At most
+	// store.MaxSkipDestinations names are used. Only with a leasing store.
+	FullDestinations func() []string
 	// MarksGathered, when set and true, says that the settled rows' marks are written
 	// together on a timer well within Lease (the embedded runtime while its eager publisher
 	// runs: app's settledMarks), so RunOnce does not flush them before each claim.
@@ -164,9 +176,14 @@ type Relay struct {
 	claimedTo  int64
 	rescanAt   time.Time
 	retryUntil time.Time
-	inflight   map[string]int64 // MessageId -> outbox row id, published and not yet settled
-	unsettled  map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
-	settled    []int64          // rows whose every message settled, not yet marked (FlushSettled)
+	// held: destinations a claim left out (FullDestinations) since the last claim from the
+	// oldest row that took them: their left-out rows lie below claimedTo, so a claim past it
+	// must leave them out too, or it would publish a later row of theirs first. Bounded by
+	// the destinations FullDestinations names.
+	held      map[string]bool
+	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
+	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
+	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
 	// With MarkOnSettle and a leasing store, a claim's lease is given back once its run is
 	// over and every row it published is marked: claimOf maps a tracked row to its claim's
 	// token, claimRows counts per token those rows plus one while its RunOnce runs.
@@ -229,7 +246,15 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 	var err error
 	if isLeased {
 		now := r.Clock.Now()
-		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: r.claimFrom(now)})
+		from := r.claimFrom(now)
+		var skip []string
+		if r.FullDestinations != nil {
+			from, skip = r.skipFor(from, r.FullDestinations())
+		}
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
+		if err == nil && r.FullDestinations != nil {
+			r.claimedSkipping(from, skip, msgs, batch)
+		}
 		if len(msgs) > 0 {
 			r.claimedUpTo(msgs[len(msgs)-1].ID)
 		}
@@ -579,6 +604,69 @@ func (r *Relay) claimFrom(now time.Time) int64 {
 		return 0
 	}
 	return r.claimedTo
+}
+
+// skipFor returns the AfterID and the destinations to leave out of a claim that would start
+// past from, given the destinations that are full now: the full ones, and, for a claim past
+// the rows in flight (from > 0), the held ones as well. A held destination that has room
+// again makes the claim one from the oldest row (0), which takes its left-out rows first.
+// At most store.MaxSkipDestinations names: should more be full, the rest are claimed as
+// before this bound (the in-process bus's queue bound still holds them).
+func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if from > 0 {
+		for d := range r.held {
+			if !slices.Contains(full, d) {
+				from = 0 // its rows flow again, from the oldest
+				break
+			}
+		}
+	}
+	skip := slices.Clone(full)
+	if from > 0 {
+		for d := range r.held {
+			if !slices.Contains(skip, d) {
+				skip = append(skip, d)
+			}
+		}
+	}
+	slices.Sort(skip)
+	if len(skip) > store.MaxSkipDestinations {
+		// Too many to name: a claim from the oldest row needs none of the held ones.
+		from, skip = 0, slices.Clone(full)
+		slices.Sort(skip)
+		skip = skip[:min(len(skip), store.MaxSkipDestinations)]
+	}
+	return from, skip
+}
+
+// claimedSkipping records a claim from AfterID from that left skip out and claimed msgs (of
+// a batch of limit). A claim from the oldest row that reached the rows claimed before (it
+// found fewer than limit, or its last row is at or past claimedTo) took the destinations it
+// did not leave out in order, so they are no longer held; one cut short by limit leaves them
+// held, and the next claim is from the oldest row again (skipFor). The destinations it left
+// out are held when it claimed rows: their rows may lie inside its range, below claimedTo.
+// Call it before claimedUpTo.
+func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if from == 0 && (len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo) {
+		for d := range r.held {
+			if !slices.Contains(skip, d) {
+				delete(r.held, d)
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	for _, d := range skip {
+		if r.held == nil {
+			r.held = map[string]bool{}
+		}
+		r.held[d] = true
+	}
 }
 
 // claimedUpTo records that this relay claimed rows up to id.

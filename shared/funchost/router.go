@@ -1,6 +1,7 @@
 package funchost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -255,16 +256,86 @@ func (r *Router) serveInvocation(w http.ResponseWriter, req *http.Request, name 
 		return
 	}
 	inv := &Invocation{FunctionName: rt.name, InvocationID: req.Header.Get(InvocationIDHeader), Request: invReq}
-	ctx := req.Context()
+	r.run(req.Context(), w, rt, inv, req.Header.Get(telemetry.HeaderTraceParent), req.Header.Get(telemetry.HeaderTraceState))
+}
+
+// run is an invocation once decoded: the handler under the invocation timeout, its span
+// (parent: traceParent and traceState, the request's trace headers, unless a message's
+// properties name one) and its reply on w (respond).
+func (r *Router) run(ctx context.Context, w http.ResponseWriter, rt route, inv *Invocation, traceParent, traceState string) {
 	if r.opts.InvocationTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, r.opts.InvocationTimeout)
 		defer cancel()
 	}
-	ctx, span := invocationSpan(ctx, req, inv)
+	ctx, span := invocationSpan(ctx, traceParent, traceState, inv)
 	res, err := r.call(ctx, rt.h, inv)
 	telemetry.End(span, err, automation.CodeString(err))
 	r.respond(w, inv, res, err)
+}
+
+// Invoke runs the function named name (case-insensitive, as POST /{name}) with an invocation
+// request already decoded, in process: what ServeHTTP does once it has read and decoded a
+// POST /{name} body (the same handler, timeout, span, panic recovery and reply), without the
+// HTTP round trip and the JSON encoding and decoding of the whole body. It returns the
+// status and the body ServeHTTP would write. The embedded runtime's local host calls it
+// (docs/performance.md, "The embedded host's invocations"); the Functions host always comes
+// through ServeHTTP. req's Data and Metadata values are the binding values as the host
+// encodes them (a Service Bus body JSON-encoded twice, metadata scalars as JSON strings:
+// docs/functions-protocol.md); nil maps are taken as empty; req is not kept after the call.
+// An unknown name answers 404 as ServeHTTP does.
+func (r *Router) Invoke(ctx context.Context, name, invocationID string, req *InvocationRequest) (int, []byte) {
+	w := &reply{}
+	r.mu.RLock()
+	rt, ok := r.funcs[strings.ToLower(name)]
+	r.mu.RUnlock()
+	if !ok || strings.Contains(name, "/") {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no function named %q", name))
+		return w.status(), w.body.Bytes()
+	}
+	in := &InvocationRequest{Data: req.Data, Metadata: req.Metadata}
+	if in.Data == nil {
+		in.Data = map[string]json.RawMessage{}
+	}
+	if in.Metadata == nil {
+		in.Metadata = map[string]json.RawMessage{}
+	}
+	r.run(ctx, w, rt, &Invocation{FunctionName: rt.name, InvocationID: invocationID, Request: in}, "", "")
+	return w.status(), w.body.Bytes()
+}
+
+// reply is the http.ResponseWriter of an in-process Invoke: the status and body a reply
+// wrote (200 when it wrote a body without a status, as net/http does).
+type reply struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (p *reply) Header() http.Header {
+	if p.header == nil {
+		p.header = http.Header{}
+	}
+	return p.header
+}
+
+func (p *reply) WriteHeader(code int) {
+	if p.code == 0 {
+		p.code = code
+	}
+}
+
+func (p *reply) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	return p.body.Write(b)
+}
+
+// status is the reply's status: 200 when nothing set one.
+func (p *reply) status() int {
+	if p.code == 0 {
+		return http.StatusOK
+	}
+	return p.code
 }
 
 // call runs h, turning a panic into an error so one bad message cannot stop the process.

@@ -3,7 +3,6 @@ package funchost
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -18,7 +17,7 @@ import (
 // else the invocation request's own traceparent header (the Functions host's). A batch's
 // span links to the context of each of its messages; each message's own work is a child of
 // that message's context (MessageContext). Telemetry off: ctx and a no-op span.
-func invocationSpan(ctx context.Context, req *http.Request, inv *Invocation) (context.Context, trace.Span) {
+func invocationSpan(ctx context.Context, traceParent, traceState string, inv *Invocation) (context.Context, trace.Span) {
 	if !telemetry.Enabled() {
 		return ctx, trace.SpanFromContext(context.Background()) // a no-op span, never the caller's
 	}
@@ -26,7 +25,7 @@ func invocationSpan(ctx context.Context, req *http.Request, inv *Invocation) (co
 	kind := trace.SpanKindServer
 	trigger := "other"
 	var links []trace.Link
-	parent := telemetry.Extract(ctx, req.Header.Get(telemetry.HeaderTraceParent), req.Header.Get(telemetry.HeaderTraceState))
+	parent := telemetry.Extract(ctx, traceParent, traceState)
 	batch := 0
 	if md[MetaMessageIDArray] != nil || md[MetaApplicationPropertiesArray] != nil {
 		kind, trigger = trace.SpanKindConsumer, "pubsub"

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
 )
 
@@ -84,11 +86,16 @@ const (
 	// one charge in twenty-five): the confirmed fee stays charged and the action must never
 	// reach the provider (stop-during-charge).
 	StopCharge Kind = "stop-during-charge"
+	// DestinationFull: a relay claim finds a destination full (its consumers hold their
+	// share of the in-process bus, delivery.Relay.FullDestinations) and leaves its rows out,
+	// inside the claim's range (issue 39). The rows stay unpublished and unleased; a later
+	// claim takes them, each once per MessageId and in order within the destination.
+	DestinationFull Kind = "destination-full"
 )
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -159,6 +166,8 @@ const (
 	pBillingLost   = 0.15
 	// eager-lost per step, when the eager publisher runs (the kind is on).
 	pEagerLost = 0.1
+	// destination-full per relay claim.
+	pDestinationFull = 0.25
 )
 
 // errCrash is what a fault point returns when it killed the process.
@@ -167,11 +176,14 @@ var errCrash = errors.New("sim: process crashed at a fault point")
 // driver is the simulator's replay.Driver: it injects the faults, restarts crashed
 // processes, checks the invariants at quiescent points and drains the pipeline at the end.
 type driver struct {
-	w      *Workload
-	kinds  map[Kind]bool
-	rng    *rand.Rand
-	counts map[string]int // faults injected, by kind (and sub-kind)
-	chk    *checker
+	w     *Workload
+	kinds map[Kind]bool
+	rng   *rand.Rand
+	// fullRng draws destination-full on its own stream, so the other faults of a seed stay
+	// what they were without it.
+	fullRng *rand.Rand
+	counts  map[string]int // faults injected, by kind (and sub-kind)
+	chk     *checker
 
 	rt      *app.Runtime
 	pump    *delivery.Pump // the eager publisher, run after each step when eager-lost is on
@@ -196,7 +208,7 @@ type driver struct {
 }
 
 func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
-	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), counts: map[string]int{}, chk: chk,
+	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), fullRng: rand.New(rand.NewPCG(w.Seed, 0xf0110f011)), counts: map[string]int{}, chk: chk,
 		billingAsked: map[string]int{}, billingCounts: map[string]int{}}
 }
 
@@ -224,11 +236,44 @@ func (d *driver) Started(rt *app.Runtime, kill func()) {
 	if err := d.applyPreferences(context.Background()); err != nil && d.chk.prefErr == nil {
 		d.chk.prefErr = err
 	}
+	if d.kinds[DestinationFull] && rt.Relay != nil {
+		rt.Relay.FullDestinations = d.fullDestinations(rt.Relay.FullDestinations)
+	}
 	d.pump = nil
 	if d.kinds[EagerLost] {
 		// The eager publisher, run synchronously after each step (deterministic): the
 		// production pump's drain, without its goroutine.
 		d.pump = delivery.NewPump(rt.Relay)
+	}
+}
+
+// fullDestinations wraps the relay's FullDestinations (full: the runtime's, nil on a bus
+// without shares) with the destination-full fault: on about one claim in four, one of the
+// app's destinations (a queue or a topic) is full as well.
+func (d *driver) fullDestinations(full func() []string) func() []string {
+	var names []string
+	for _, q := range topology.Queues() {
+		names = append(names, q)
+	}
+	for _, s := range topology.Subscriptions() {
+		if !slices.Contains(names, s.Topic) {
+			names = append(names, s.Topic)
+		}
+	}
+	return func() []string {
+		var out []string
+		if full != nil {
+			out = full()
+		}
+		if d.off || d.nested || d.fullRng.Float64() >= pDestinationFull {
+			return out
+		}
+		name := names[d.fullRng.IntN(len(names))]
+		d.counts[string(DestinationFull)]++
+		if slices.Contains(out, name) {
+			return out
+		}
+		return append(out, name)
 	}
 }
 

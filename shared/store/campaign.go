@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -426,11 +428,45 @@ type CampaignStore interface {
 // RetryAt come, another relay's lease ended, or committed after a higher Id on SQL Server)
 // are left to a claim without the hint; delivery.Relay makes one at least every
 // RescanEvery. 0 claims from the oldest unpublished row on.
+//
+// SkipDestinations, when not empty, leaves out the rows of those destinations (the in-process
+// bus's destinations that hold their share already, issue 39: a slow destination must not
+// stop the others). A left-out row inside the claim's Id range is not held by its lease: the
+// lease lists the destinations it left out (migration 0069), and the next claim that does not
+// leave them out takes the row, with the same MessageId. At most MaxSkipDestinations names,
+// each non-empty and without '|'; anything else is refused (nothing claimed).
 type OutboxClaimParams struct {
-	Now     time.Time
-	Lease   time.Duration
-	Limit   int
-	AfterID int64
+	Now              time.Time
+	Lease            time.Duration
+	Limit            int
+	AfterID          int64
+	SkipDestinations []string
+}
+
+// MaxSkipDestinations bounds OutboxClaimParams.SkipDestinations (the names are written in the
+// lease row: OutboxLease.SkipDestinations, 2,000 characters on SQL Server).
+const MaxSkipDestinations = 16
+
+// SkipList returns p.SkipDestinations framed as the claim and the lease store them
+// ("|a|b|"; "" for none). Errors: more than MaxSkipDestinations names, or one that is empty,
+// holds '|' or is longer than 120 characters, naming the member.
+func (p OutboxClaimParams) SkipList() (string, error) {
+	if len(p.SkipDestinations) == 0 {
+		return "", nil
+	}
+	if len(p.SkipDestinations) > MaxSkipDestinations {
+		return "", fmt.Errorf("OutboxClaimParams.SkipDestinations: %d names, at most %d", len(p.SkipDestinations), MaxSkipDestinations)
+	}
+	var b strings.Builder
+	b.WriteByte('|')
+	for i, d := range p.SkipDestinations {
+		if d == "" || strings.Contains(d, "|") || len(d) > 120 {
+			return "", fmt.Errorf("OutboxClaimParams.SkipDestinations[%d] = %q: a destination name, 1 to 120 characters, without '|'", i, d)
+		}
+		b.WriteString(d)
+		b.WriteByte('|')
+	}
+	return b.String(), nil
 }
 
 // OutboxPurgeParams removes, in bounded batches (Limit each), outbox rows published before

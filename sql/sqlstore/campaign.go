@@ -713,10 +713,18 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 	if err := checkClaim("OutboxClaim", p.Limit, p.Lease); err != nil {
 		return nil, err
 	}
+	skip, err := p.SkipList()
+	if err != nil {
+		return nil, err
+	}
+	var skipped any // NULL in the lease: nothing left out
+	if skip != "" {
+		skipped = skip
+	}
 	token := uuid.NewString()
 	now := s.tm(p.Now)
 	var out []store.OutboxMessage
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil // a retried transaction starts over
 		if _, err := s.exec(ctx, tx, "OutboxClaimLock"); err != nil {
 			return fmt.Errorf("%s OutboxClaimLock: %w", s.d.Name, err)
@@ -729,12 +737,12 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 			m := store.OutboxMessage{ClaimToken: token}
 			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.TraceParent))
 			return m, err
-		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)))
+		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)), sql.Named("Skip", skip))
 		if err != nil || len(out) == 0 {
 			return err
 		}
 		if _, err := s.exec(ctx, tx, "OutboxLeaseInsert", sql.Named("ClaimToken", token), sql.Named("FirstId", out[0].ID),
-			sql.Named("LastId", out[len(out)-1].ID), sql.Named("LeaseUntil", s.tm(p.Now.Add(p.Lease)))); err != nil {
+			sql.Named("LastId", out[len(out)-1].ID), sql.Named("LeaseUntil", s.tm(p.Now.Add(p.Lease))), sql.Named("SkipDestinations", skipped)); err != nil {
 			return fmt.Errorf("%s OutboxLeaseInsert: %w", s.d.Name, err)
 		}
 		return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/automation-platform/automation/shared/automation"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -533,6 +534,50 @@ func testOutboxClaimAfter(t *testing.T, open Opener) {
 		}
 		if n, err := b.OutboxBacklog(ctx); err != nil || n != len(all)-2 {
 			t.Fatalf("backlog after two marks = %d, %v; want %d", n, err, len(all)-2)
+		}
+	}
+}
+
+// testOutboxClaimSkip: OutboxClaimParams.SkipDestinations leaves the rows of those
+// destinations out of the claim, and its lease does not hold them, though they lie inside its
+// Id range: the next claim that does not skip them takes them, oldest first, under their own
+// MessageId, while the first claim's rows stay held. A bad name is refused.
+func testOutboxClaimSkip(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var events []store.GatewayEvent
+	for i := range 6 {
+		events = append(events, gatewayEvent("/app", fmt.Sprintf("sk%d", i), "tracking", "slow"))
+	}
+	if _, err := s.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: T0, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: []string{"slow", "other"}})
+	if err != nil || len(first) != 6 {
+		t.Fatalf("claim skipping slow = %d rows, %v; want the 6 tracking rows", len(first), err)
+	}
+	for _, m := range first {
+		if m.Destination != "tracking" {
+			t.Fatalf("claim skipping slow took %+v", m)
+		}
+	}
+	// The first claim's lease spans every slow row (tracking and slow alternate), yet does
+	// not hold them.
+	rest, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100})
+	if err != nil || len(rest) != 6 {
+		t.Fatalf("claim after = %d rows, %v; want the 6 slow rows", len(rest), err)
+	}
+	for i, m := range rest {
+		if m.Destination != "slow" || m.MessageID != fmt.Sprintf("sk%d:slow", i) || m.ID < first[0].ID || m.ID > first[len(first)-1].ID+1 {
+			t.Fatalf("row %d of the claim after = %+v; want sk%d:slow, in the first claim's range", i, m, i)
+		}
+	}
+	if again, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100}); err != nil || len(again) != 0 {
+		t.Fatalf("a third claim = %d rows, %v; want none (both leases hold theirs)", len(again), err)
+	}
+	for _, bad := range [][]string{{""}, {"a|b"}, make([]string, store.MaxSkipDestinations+1)} {
+		if _, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: bad}); err == nil || !strings.Contains(err.Error(), "SkipDestinations") {
+			t.Fatalf("skip %q: %v; want an error naming SkipDestinations", bad, err)
 		}
 	}
 }

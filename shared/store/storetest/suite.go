@@ -185,6 +185,7 @@ var campaignCases = []suiteCase{
 	{"CampaignProjectionConcurrentFirstFacts", testCampaignProjectionConcurrent},
 	{"OutboxLeaseAndPurge", testOutboxLease},
 	{"OutboxClaimAfterID", testOutboxClaimAfter},
+	{"OutboxClaimSkip", testOutboxClaimSkip},
 }
 
 // budgetCases are the cases of budget (their checks are in budget.go).

@@ -189,15 +189,20 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- read past ("Table Hints (Transact-SQL)", READPAST). No UPDLOCK: OutboxClaimLock already
 -- serialises claims, and the rows themselves are not written here. @AfterId (0: none) starts
 -- the scan past the rows the relay knows are its own (store.OutboxClaimParams.AfterID): a
--- seek of IX_Outbox_Unpublished.
+-- seek of IX_Outbox_Unpublished. @Skip (N'' or '|'-framed names) leaves out the rows of those
+-- destinations, which the lease then lists (SkipDestinations, migration 0069): a row in a
+-- lease's range whose destination the lease lists is not held by it.
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
 WHERE PublishedOn IS NULL AND o.Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id)
+  AND (@Skip = N'' OR CHARINDEX(N'|' + o.Destination + N'|', @Skip) = 0)
+  AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
+                  AND (l.SkipDestinations IS NULL OR CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0))
 ORDER BY Id;
 
 -- name: OutboxLeaseInsert :exec
-INSERT INTO dbo.OutboxLease (ClaimToken, FirstId, LastId, LeaseUntil) VALUES (@ClaimToken, @FirstId, @LastId, @LeaseUntil);
+-- @SkipDestinations: NULL, or the claim's @Skip (the destinations whose rows it left out).
+INSERT INTO dbo.OutboxLease (ClaimToken, FirstId, LastId, LeaseUntil, SkipDestinations) VALUES (@ClaimToken, @FirstId, @LastId, @LeaseUntil, @SkipDestinations);
 
 -- name: OutboxRetryLater :exec
 UPDATE dbo.Outbox SET Attempts = Attempts + 1, RetryAt = @RetryAt, LeaseUntil = NULL, ClaimToken = NULL

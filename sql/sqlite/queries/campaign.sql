@@ -174,15 +174,21 @@ DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
 -- walks IX_Outbox_Unpublished; each candidate seeks IX_OutboxLease_LastId. The claim then
 -- writes one OutboxLease row over the batch's Ids (OutboxLeaseInsert), in the same
 -- transaction, not a lease in every row. @AfterId (0: none) starts the walk past the rows the
--- relay knows are its own and in flight (store.OutboxClaimParams.AfterID).
+-- relay knows are its own and in flight (store.OutboxClaimParams.AfterID). @Skip ('' or
+-- '|'-framed names, "|a|b|") leaves out the rows of those destinations; the lease then lists
+-- them (SkipDestinations, migration 0069), and a row in a lease's range whose destination the
+-- lease lists is not held by it.
 SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox
 WHERE PublishedOn IS NULL AND Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id)
+  AND (@Skip = '' OR instr(@Skip, '|' || Destination || '|') = 0)
+  AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
+                  AND (l.SkipDestinations IS NULL OR instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0))
 ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxLeaseInsert :exec
-INSERT INTO OutboxLease (ClaimToken, FirstId, LastId, LeaseUntil) VALUES (@ClaimToken, @FirstId, @LastId, @LeaseUntil);
+-- @SkipDestinations: NULL, or the claim's @Skip (the destinations whose rows it left out).
+INSERT INTO OutboxLease (ClaimToken, FirstId, LastId, LeaseUntil, SkipDestinations) VALUES (@ClaimToken, @FirstId, @LastId, @LeaseUntil, @SkipDestinations);
 
 -- name: OutboxRetryLater :exec
 -- A failed publish: the row waits for RetryAt; only while the claim still holds it (its
