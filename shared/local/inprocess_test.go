@@ -146,6 +146,7 @@ func BenchmarkHostDeliverBatch(b *testing.B) {
 					b.Fatalf("drained %d, %v", n, err)
 				}
 			}
+			b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "messages/s")
 		})
 	}
 }
