@@ -255,20 +255,23 @@ func (s *Service) FreezePrice(ctx context.Context, cmd Command) (FrozenPrice, er
 
 // FreezeInClaim returns the price freeze of a command of actionType in businessUnitID, to
 // run inside the transaction that claims it (the campaign worker's claim: one write
-// transaction for both, docs/budgets.md "Frozen price"). The policy is read now, before the
-// claim; the price is computed from the claimed command's quantity and stored
-// first-writer-wins with the claim, at the claim's instant. A command whose price cannot be
-// computed there (a priced type without a policy, a bad quantity) is left unpriced, so that
-// Prepare answers its error as before; the freeze's error is a store error only, and fails
-// the claim. Errors: the policy's read (the worker then claims without the freeze).
-func (s *Service) FreezeInClaim(ctx context.Context, businessUnitID, actionType string) (func(ctx context.Context, tx *sql.Tx, cmd Command) error, error) {
-	sp, found, err := s.policyOf(ctx, businessUnitID, actionType)
-	if err != nil {
-		return nil, err
-	}
+// transaction for both, docs/budgets.md "Frozen price"). The policy is read in that
+// transaction (store.BudgetStore.PricePolicyGetInTx), so the price frozen is the policy in
+// force at the claim's instant, the row's FrozenOn: a policy saved between the worker's
+// reads and its claim is the one used, never an older version stamped after it. The price is
+// computed from the claimed command's quantity and stored first-writer-wins with the claim.
+// A command whose price cannot be computed there (a priced type without a policy, a bad
+// quantity) is left unpriced, so that Prepare answers its error as before. Errors of the
+// returned func: the store's only (the policy's read, the freeze), which fail the claim.
+func (s *Service) FreezeInClaim(businessUnitID, actionType string) func(ctx context.Context, tx *sql.Tx, cmd Command) error {
 	return func(ctx context.Context, tx *sql.Tx, cmd Command) error {
 		if cmd.ActionType != actionType || cmd.BusinessUnitID != businessUnitID || cmd.check() != nil {
 			return nil
+		}
+		sp, err := s.Store.PricePolicyGetInTx(ctx, tx, businessUnitID, actionType)
+		found := err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
 		row, err := priceRow(cmd, sp, found, s.Clock.Now())
 		if err != nil {
@@ -276,7 +279,7 @@ func (s *Service) FreezeInClaim(ctx context.Context, businessUnitID, actionType 
 		}
 		_, err = s.Store.CommandPriceFreezeInTx(ctx, tx, row)
 		return err
-	}, nil
+	}
 }
 
 // policyOf reads the business unit's price policy for actionType; found false: none.

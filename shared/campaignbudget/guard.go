@@ -64,15 +64,10 @@ func Command(c store.CampaignCommand) budget.Command {
 }
 
 // InClaim implements campaign.ClaimGuard: the command's price is frozen in the transaction
-// that claims it (budget.Service.FreezeInClaim; the policy is read before the claim), so
-// Prepare later reads it back instead of writing it in a transaction of its own. A policy
-// that cannot be read leaves the freeze to Prepare.
+// that claims it (budget.Service.FreezeInClaim, which reads the policy in that transaction),
+// so Prepare later reads it back instead of writing it in a transaction of its own.
 func (g *Guard) InClaim(ctx context.Context, c store.CampaignCommand) func(context.Context, *sql.Tx, store.CampaignCommand) error {
-	freeze, err := g.Budget.FreezeInClaim(ctx, c.BusinessUnitID, campaign.CanonicalActionType(c.ActionType))
-	if err != nil {
-		g.log().DebugContext(ctx, "price freeze left to the guard", "commandId", c.CommandID, "error", err.Error())
-		return nil
-	}
+	freeze := g.Budget.FreezeInClaim(c.BusinessUnitID, campaign.CanonicalActionType(c.ActionType))
 	return func(ctx context.Context, tx *sql.Tx, claimed store.CampaignCommand) error {
 		return freeze(ctx, tx, Command(claimed))
 	}

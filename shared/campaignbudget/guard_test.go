@@ -2,6 +2,8 @@ package campaignbudget_test
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,5 +204,66 @@ func TestPriceFrozenInTheClaim(t *testing.T) {
 	}
 	if c := r.command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 10 {
 		t.Fatalf("command %s, ledger %d; want SUCCEEDED and charged 10 once", c.Status, r.ledgerCheck())
+	}
+}
+
+// policyChangedBeforeClaim saves a new price policy once the worker has asked the guard
+// for its in-claim work and before the claim runs: an operator's change landing between
+// the worker's reads and its claim.
+type policyChangedBeforeClaim struct {
+	*campaignbudget.Guard
+	change func()
+	once   *atomic.Bool
+}
+
+func (p policyChangedBeforeClaim) InClaim(ctx context.Context, c store.CampaignCommand) func(context.Context, *sql.Tx, store.CampaignCommand) error {
+	fn := p.Guard.InClaim(ctx, c)
+	if p.once.CompareAndSwap(false, true) {
+		p.change()
+	}
+	return fn
+}
+
+// A price policy changed between the worker's reads before the claim and the claim itself
+// is the one the claim freezes: the frozen price is the policy in force at its FrozenOn (the
+// claim's instant), never an older version stamped after the newer one was saved (an
+// operator who raised the price at 10:00:03 saw a command claimed at 10:00:05 priced at the
+// old rate, and its record said the old version was in force then).
+func TestPriceFrozenInTheClaimIsThePolicyAtTheClaim(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	var changed atomic.Bool
+	var newVersion int64
+	g := policyChangedBeforeClaim{Guard: r.guard, once: &changed, change: func() {
+		r.clock.Advance(time.Second)
+		p, err := r.budget.PutPolicy(ctx, "bu-1", "ADD_UPOINT", budget.PolicyInput{Formula: "FIXED", Rate: "12", Unit: "POINT", TransferType: "POINT_FEE", Currency: "USD"}, 1, "ops")
+		if err != nil {
+			t.Error(err)
+		}
+		newVersion = p.Version
+		r.clock.Advance(time.Second)
+	}}
+	w := *r.worker
+	w.Guard = g
+	ids := r.start(1)
+	if err := w.Run(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !changed.Load() {
+		t.Fatal("the worker never asked for the in-claim work: the test did not test")
+	}
+	p, err := r.st.CommandPriceGet(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fp budget.FrozenPrice
+	if err := json.Unmarshal([]byte(p.PriceJSON), &fp); err != nil {
+		t.Fatal(err)
+	}
+	if p.Amount != 12 || fp.PolicyVersion != newVersion {
+		t.Fatalf("frozen at %s: %d under policy v%d; want 12 under v%d, the policy in force at the claim", p.FrozenOn, p.Amount, fp.PolicyVersion, newVersion)
+	}
+	if c := r.command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 12 {
+		t.Fatalf("command %s, ledger %d; want SUCCEEDED and charged 12 once", c.Status, r.ledgerCheck())
 	}
 }

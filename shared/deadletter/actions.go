@@ -78,7 +78,9 @@ func (s *Service) pace() int {
 // pace's allowance of this minute is used up; nothing done). A repeat of a requeue that was
 // done, naming the etag it read, answers the first one's result with Replayed and sends
 // nothing; without the etag it answers CodeNotFound, concurrent or not, so one caller only
-// hears that it requeued the dead letter.
+// hears that it requeued the dead letter. A repeat naming the etag while the first one's
+// action is still with the bus answers CodeConflict (that action may yet fail: nobody hears
+// "done" before it is).
 func (s *Service) Requeue(ctx context.Context, scope automation.Scope, req ActRequest) (ActResult, error) {
 	return s.act(ctx, scope, store.DeadLetterRequeue, req)
 }
@@ -150,12 +152,21 @@ func (s *Service) act(ctx context.Context, scope automation.Scope, action store.
 	a := store.DeadLetterAudit{ETag: etag, Action: action, DeadLetterID: d.ID, Destination: d.Message.Destination, MessageID: d.Message.ID,
 		BusinessUnitID: it.BusinessUnitID, Operator: req.Operator, Reason: req.Reason, BatchID: req.BatchID, ActedOn: now}
 	if err := s.Audit.DeadLetterAuditInsert(ctx, a); errors.Is(err, store.ErrConflict) {
-		// Someone acted on it first (a concurrent form, another operator). A request that
-		// names the etag it read is a repeat and gets the first one's result; one without
-		// it is answered as if it came after (the dead letter is gone: 404), so exactly
-		// one caller hears that its action was done.
+		// Someone acted on it first (a concurrent form, another operator). One without the
+		// etag is answered as if it came after (the dead letter is gone: 404), so exactly
+		// one caller hears that its action was done. One that names the etag it read is a
+		// repeat and gets the first one's result, once there is one: while the dead letter
+		// is still there, that action is still with the bus (or the bus refused it and its
+		// audit row is being withdrawn) and may yet fail, so the repeat hears Conflict,
+		// never "done" for what may not happen.
 		if req.ETag == "" {
 			return ActResult{}, notFound
+		}
+		if now, err := s.Box.DeadLetterGet(ctx, d.ID); err == nil && ETagOf(now) == etag {
+			return ActResult{}, automation.Errorf(automation.CodeConflict,
+				"another request is acting on dead letter %s right now (its requeue or discard is with the bus); nothing was done: reload the list in a moment", d.ID)
+		} else if err != nil && !errors.Is(err, bus.ErrDeadLetterNotFound) {
+			return ActResult{}, err
 		}
 		return s.replay(ctx, scope, action, etag, notFound)
 	} else if err != nil {
@@ -241,7 +252,7 @@ type BulkRequest struct {
 
 // BulkResult says what a bulk requeue did with each dead letter it named, in order:
 // Done (requeued now or before: Replayed), Refused (with the error's message: gone, another
-// message now, discarded), or Deferred by the pace (requeue them again after NextOn).
+// message now, discarded, another request's action on it still with the bus), or Deferred by the pace (requeue them again after NextOn).
 type BulkResult struct {
 	BatchID  string      `json:"batchId"`
 	Done     []ActResult `json:"done"`
@@ -333,7 +344,7 @@ func (s *Service) many(ctx context.Context, scope automation.Scope, action store
 		case code == automation.CodeTooManyRequests:
 			left = 0
 			out.Deferred = append(out.Deferred, r)
-		case code == automation.CodeNotFound || code == automation.CodePreconditionFailed:
+		case code == automation.CodeNotFound || code == automation.CodePreconditionFailed || code == automation.CodeConflict:
 			out.Refused = append(out.Refused, Refusal{Ref: r, Status: code, Message: messageOf(err)})
 		default:
 			return out, err

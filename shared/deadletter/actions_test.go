@@ -213,3 +213,64 @@ func TestBodiesAreMasked(t *testing.T) {
 		t.Fatalf("the requeued message: %s, want the original bytes", sent)
 	}
 }
+
+// gatedBox is a bus.DeadLetterBox whose first requeue waits at the gate and then fails (a
+// bus that refused it: nothing was requeued).
+type gatedBox struct {
+	bus.DeadLetterBox
+	entered, gate chan struct{}
+	once          sync.Once
+}
+
+func (g *gatedBox) DeadLetterRequeue(ctx context.Context, id string) (bus.DeadLetter, error) {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.entered)
+		<-g.gate
+		return bus.DeadLetter{}, context.DeadlineExceeded
+	}
+	return g.DeadLetterBox.DeadLetterRequeue(ctx, id)
+}
+
+// A second requeue of the same dead letter (a double click, another operator on the same
+// list) that arrives while the first is still with the bus never hears "done": the first
+// may yet fail (here it does, and its audit row is withdrawn), and then nothing was
+// requeued. With the etag it is answered Conflict (in progress), not a replay of an action
+// that never happened; without it, 404 as a later one (TestDeadLetterAPIUnderAttack's
+// contract: one caller hears it requeued). Once the first failed, a requeue does it.
+func TestConcurrentRequeueWhileTheFirstIsInFlightIsNotAnsweredDone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := automation.NewManualClock(time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC))
+	b, items, s, _ := deadLetters(t, clock,
+		bus.Message{ID: "a", Destination: "tracking", Body: []byte(`{"event_id":"a","business_unit_id":"bu-1"}`)})
+	g := &gatedBox{DeadLetterBox: b, entered: make(chan struct{}), gate: make(chan struct{})}
+	s.Box = g
+	all := automation.AllBusinessUnits()
+	req := deadletter.ActRequest{ID: items[0].ID, ETag: items[0].ETag, Operator: "jane", Reason: "unit created"}
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := s.Requeue(ctx, all, req)
+		firstErr <- err
+	}()
+	<-g.entered
+	withETag, errWith := s.Requeue(ctx, all, deadletter.ActRequest{ID: items[0].ID, ETag: items[0].ETag, Operator: "joe", Reason: "same list"})
+	_, errWithout := s.Requeue(ctx, all, deadletter.ActRequest{ID: items[0].ID, Operator: "joe", Reason: "no etag"})
+	close(g.gate)
+	if err := <-firstErr; err == nil {
+		t.Fatal("the first requeue succeeded although the bus refused it")
+	}
+	if len(b.DeadLetters()) != 1 || b.Len("tracking") != 0 {
+		t.Fatalf("dead letters %d, queued %d: want the dead letter still there, nothing queued", len(b.DeadLetters()), b.Len("tracking"))
+	}
+	if errWith == nil {
+		t.Fatalf("a requeue with the etag during the first's bus call heard it done (%+v) and nothing was requeued", withETag)
+	}
+	if automation.CodeOf(errWith) != automation.CodeConflict || automation.CodeOf(errWithout) != automation.CodeNotFound {
+		t.Fatalf("concurrent requeues: with etag %v, without %v; want Conflict (in progress) and NotFound", errWith, errWithout)
+	}
+	if res, err := s.Requeue(ctx, all, req); err != nil || res.Replayed || b.Len("tracking") != 1 {
+		t.Fatalf("requeue after the failed one: %+v %v, queued %d", res, err, b.Len("tracking"))
+	}
+}

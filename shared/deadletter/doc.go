@@ -18,6 +18,7 @@
 //	listed ──Discard (a reason)──────────────────────────────────────────▶ discarded (audit row)
 //	requeued/discarded ──the same action again──▶ replayed (the first's answer, nothing done)
 //	requeued/discarded ──the other action──▶ 412, naming who did what
+//	audit row written, bus call still running ──the same etag again──▶ 409 (it may yet fail)
 //
 // An action whose ETag no longer matches what its id names (the in-process list numbers from
 // 1 again after a restart) is 412; a bus that refuses the action removes the audit row, so

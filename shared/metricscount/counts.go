@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -64,7 +65,17 @@ func (c *Counts) Add(businessUnitID, label, outcome string, n int64) {
 }
 
 // add adds n to k (mu held); beyond MaxKeys keys it counts in the ("", "", outcome) bucket.
+// A business unit or label wider than MetricsCount's column (store.MaxMetricsCountUnit,
+// MaxMetricsCountLabel: a trigger's event name is not bounded where it is configured) counts
+// under "" (unknown): the store refuses a wider member, and one such row would fail its
+// whole batch at every flush.
 func (c *Counts) add(k key, n int64) {
+	if tooWide(k.bu, store.MaxMetricsCountUnit) {
+		k.bu = ""
+	}
+	if tooWide(k.label, store.MaxMetricsCountLabel) {
+		k.label = ""
+	}
 	if _, ok := c.pending[k]; !ok && len(c.pending) >= MaxKeys {
 		k = key{outcome: k.outcome}
 	}
@@ -122,4 +133,13 @@ func (c *Counts) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pending)
+}
+
+// tooWide reports whether s is longer than max UTF-16 code units (how SQL Server's nvarchar
+// counts).
+func tooWide(s string, max int) bool {
+	if len(s) <= max { // at most one code unit per byte
+		return false
+	}
+	return len(utf16.Encode([]rune(s))) > max
 }

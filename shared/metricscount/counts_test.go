@@ -2,6 +2,7 @@ package metricscount_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,5 +52,31 @@ func TestCountsDrainRestoreBound(t *testing.T) {
 	nilCounts.Add("bu-1", "x", "fired", 1)
 	if nilCounts.DrainCounts(at) != nil || nilCounts.Len() != 0 {
 		t.Fatal("a nil Counts counted")
+	}
+}
+
+// A unit or label wider than its MetricsCount column, in UTF-16 code units as SQL Server's
+// nvarchar counts them, counts under "": never a row the store refuses at every flush.
+func TestCountsKeyFitsTheColumns(t *testing.T) {
+	t.Parallel()
+	c := metricscount.New(metricscount.FlowTrigger)
+	fits := strings.Repeat("é", store.MaxMetricsCountLabel)     // 200 code units, 400 bytes
+	wide := strings.Repeat("😀", store.MaxMetricsCountLabel/2+1) // 202 code units (surrogate pairs)
+	c.Add("bu-1", fits, metricscount.OutcomeFired, 1)
+	c.Add("bu-1", wide, metricscount.OutcomeFired, 2)
+	c.Add(strings.Repeat("u", store.MaxMetricsCountUnit+1), "x", metricscount.OutcomeFired, 4)
+	c.RestoreCounts([]store.MetricsCount{{Flow: metricscount.FlowTrigger, BusinessUnitID: "bu-1", Label: wide, Outcome: metricscount.OutcomeFired, N: 8}})
+	got := map[[2]string]int64{}
+	for _, m := range c.DrainCounts(time.Now()) {
+		got[[2]string{m.BusinessUnitID, m.Label}] = m.N
+	}
+	want := map[[2]string]int64{{"bu-1", fits}: 1, {"bu-1", ""}: 10, {"", "x"}: 4}
+	if len(got) != len(want) {
+		t.Fatalf("drained %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Fatalf("drained %v, want %v", got, want)
+		}
 	}
 }

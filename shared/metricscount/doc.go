@@ -11,5 +11,6 @@
 //
 // Bounded: at most MaxKeys (business unit, label, outcome) keys are pending; a key beyond
 // that counts in the ("", "", outcome) overflow bucket, so made-up units or labels cannot
-// grow the map.
+// grow the map. A unit or label wider than its MetricsCount column counts under "" (unknown),
+// so no pending row is one the store refuses at every flush.
 package metricscount

@@ -340,6 +340,9 @@ type BudgetStore interface {
 	PricePolicyGet(ctx context.Context, businessUnitID, actionType string) (PricePolicy, error)
 	PricePolicyList(ctx context.Context, businessUnitID string) ([]PricePolicy, error)
 
+	// PricePolicyGetInTx is PricePolicyGet inside tx: the campaign worker's claim prices the
+	// command by the policy in force at the claim (budget.Service.FreezeInClaim).
+	PricePolicyGetInTx(ctx context.Context, tx *sql.Tx, businessUnitID, actionType string) (PricePolicy, error)
 	// CommandPriceFreeze stores p unless the command has a price; returns the stored one.
 	CommandPriceFreeze(ctx context.Context, p CommandPrice) (CommandPrice, error)
 	// CommandPriceFreezeInTx is CommandPriceFreeze inside tx: the campaign worker freezes a

@@ -319,6 +319,16 @@ type MetricsCount struct {
 	N              int64
 }
 
+// The widths of MetricsCount's key members, in UTF-16 code units (SQL Server's nvarchar
+// lengths, migration 0063): MetricsCountAdd refuses a longer member in every dialect, and
+// the counters (gateway.Metrics, metricscount.Counts) never hold one.
+const (
+	MaxMetricsCountFlow    = 32
+	MaxMetricsCountUnit    = 100
+	MaxMetricsCountLabel   = 200
+	MaxMetricsCountOutcome = 32
+)
+
 // FlowIngest is the MetricsCount flow of the event gateway's ingest results: Label is the
 // event type, Outcome the result's status (accepted, duplicate, rejected).
 const FlowIngest = "ingest"

@@ -81,10 +81,12 @@ func (p *Sampler) FlushCounts(ctx context.Context) (int, error) {
 	return p.flushCounts(ctx, utc(p.Service.clock.Now()))
 }
 
-// flushCounts persists each source's drained counts; on an error the counts not written go
-// back to their source.
+// flushCounts persists each source's drained counts; on an error the counts of that source
+// not written go back to it, and the other sources are still flushed (one source's refused
+// batch must not hold back the others' counts: the errors are joined).
 func (p *Sampler) flushCounts(ctx context.Context, now time.Time) (int, error) {
 	written := 0
+	var errs []error
 	for _, src := range p.Counters {
 		if src == nil {
 			continue
@@ -94,12 +96,13 @@ func (p *Sampler) flushCounts(ctx context.Context, now time.Time) (int, error) {
 			batch := cs[i:min(i+store.MaxBatch, len(cs))]
 			if err := p.Service.store.MetricsCountAdd(ctx, batch); err != nil {
 				src.RestoreCounts(cs[i:])
-				return written, err
+				errs = append(errs, err)
+				break
 			}
 			written += len(batch)
 		}
 	}
-	return written, nil
+	return written, errors.Join(errs...)
 }
 
 // RunOnce samples and purges as the type describes. Errors: a missing Service, the store's

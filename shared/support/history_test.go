@@ -2,10 +2,12 @@ package support_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/support"
 )
@@ -129,5 +131,60 @@ func TestSamplerPersistsCounts(t *testing.T) {
 	}
 	if tp, _ := e.svc.IngestThroughput(ctx, automation.AllBusinessUnits(), "", 1); tp.Sent != 4 || tp.Failed != 0 {
 		t.Fatalf("after the refused batch: %+v, want nothing of it written", tp)
+	}
+}
+
+// A trigger whose instruction names an event longer than MetricsCount's Label column (the
+// registry does not bound trigger_event) is counted, but its label does not fit the table:
+// on SQL Server the whole batch failed ("would be truncated"), went back to its source, and
+// failed again every minute, so no trigger count was ever persisted again, and the sources
+// after it (the report runs) were never flushed either. The label is counted under "" (as
+// an unregistered event type is), and every count is persisted.
+func TestSamplerOverLongLabelDoesNotPoisonTheFlush(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	trg, rep := metricscount.New(metricscount.FlowTrigger), metricscount.New(metricscount.FlowReport)
+	trg.Add("bu-a", strings.Repeat("T", store.MaxMetricsCountLabel+1), metricscount.OutcomeFired, 2)
+	trg.Add("bu-a", "Visit_2", metricscount.OutcomeFired, 3)
+	rep.Add("bu-a", "DAILY", metricscount.OutcomeDelivered, 1)
+	s := &support.Sampler{Service: e.svc, Counters: []support.CountSource{trg, rep}}
+	e.clock.Set(t0.Add(20 * time.Second))
+	for range 2 {
+		if _, err := s.FlushCounts(ctx); err != nil {
+			t.Errorf("flush: %v", err)
+		}
+	}
+	all := automation.AllBusinessUnits()
+	if tp, err := e.svc.TriggerThroughput(ctx, all, "", 1); err != nil || tp.Sent != 5 {
+		t.Errorf("triggers persisted: %+v %v, want 5 (the over-long name's 2 and Visit_2's 3)", tp.Sent, err)
+	}
+	if tp, err := e.svc.ReportThroughput(ctx, all, "", 1); err != nil || tp.Sent != 1 {
+		t.Errorf("report runs persisted: %+v %v, want 1", tp.Sent, err)
+	}
+	if trg.Len() != 0 || rep.Len() != 0 {
+		t.Errorf("pending after the flushes: triggers %d, reports %d, want none", trg.Len(), rep.Len())
+	}
+}
+
+// One source's refused batch goes back to that source and fails the flush, but does not
+// hold back the sources after it: their counts are persisted in the same flush.
+func TestSamplerOneRefusedSourceDoesNotHoldBackTheOthers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	bad := &countSource{next: []store.MetricsCount{{Flow: store.FlowIngest, BusinessUnitID: "bu-a", Label: "ViewItem", Outcome: "accepted"}}}
+	rep := metricscount.New(metricscount.FlowReport)
+	rep.Add("bu-a", "DAILY", metricscount.OutcomeDelivered, 1)
+	s := &support.Sampler{Service: e.svc, Counters: []support.CountSource{bad, rep}}
+	e.clock.Set(t0.Add(20 * time.Second))
+	if _, err := s.FlushCounts(ctx); err == nil {
+		t.Error("a refused count: no error")
+	}
+	if len(bad.restored) != 1 {
+		t.Errorf("restored %+v, want the refused count back in its source", bad.restored)
+	}
+	if tp, err := e.svc.ReportThroughput(ctx, automation.AllBusinessUnits(), "", 1); err != nil || tp.Sent != 1 || rep.Len() != 0 {
+		t.Errorf("report runs persisted: %d %v, pending %d; want 1 persisted, none pending", tp.Sent, err, rep.Len())
 	}
 }

@@ -111,6 +111,14 @@ func (s *Store) PricePolicyGet(ctx context.Context, bu, action string) (store.Pr
 	return s.policyGet(ctx, nil, bu, action)
 }
 
+// PricePolicyGetInTx implements store.BudgetStore.
+func (s *Store) PricePolicyGetInTx(ctx context.Context, tx *sql.Tx, bu, action string) (store.PricePolicy, error) {
+	if tx == nil {
+		return store.PricePolicy{}, fmt.Errorf("%s PricePolicyGetInTx: a transaction is required", s.d.Name)
+	}
+	return s.policyGet(ctx, tx, bu, action)
+}
+
 // PricePolicyList implements store.BudgetStore.
 func (s *Store) PricePolicyList(ctx context.Context, bu string) ([]store.PricePolicy, error) {
 	return queryAll(ctx, s, nil, "PricePolicyList", s.scanPolicy, named("BusinessUnitId", bu)...)

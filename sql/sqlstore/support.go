@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -526,6 +527,15 @@ func (s *Store) MetricsCountAdd(ctx context.Context, counts []store.MetricsCount
 	for i, c := range counts {
 		if c.Flow == "" || c.Outcome == "" || c.N < 1 {
 			return fmt.Errorf("MetricsCountAdd: counts[%d] needs a flow, an outcome and N >= 1 (flow %q, outcome %q, N %d)", i, c.Flow, c.Outcome, c.N)
+		}
+		for _, m := range []struct {
+			name, v string
+			max     int
+		}{{"flow", c.Flow, store.MaxMetricsCountFlow}, {"businessUnitId", c.BusinessUnitID, store.MaxMetricsCountUnit},
+			{"label", c.Label, store.MaxMetricsCountLabel}, {"outcome", c.Outcome, store.MaxMetricsCountOutcome}} {
+			if n := len(utf16.Encode([]rune(m.v))); n > m.max {
+				return fmt.Errorf("MetricsCountAdd: counts[%d].%s is %d UTF-16 code units, at most %d (the column's width)", i, m.name, n, m.max)
+			}
 		}
 	}
 	if len(counts) == 0 {

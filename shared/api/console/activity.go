@@ -40,8 +40,8 @@ const activityPerPage = 25
 // events (the triggers: GatewayEvent by customer), campaign executions (each links to its
 // history: the commands, fees and deliveries it caused) and inbox messages, 25 a page. The
 // one ?cursor= carries a position in each of the three sources (each read newest first by its
-// own key), so a page merges the next entries of all three in time order and nothing is
-// skipped or shown twice across pages.
+// own key), so a page merges the next entries of all three, newest first with each source
+// kept in its key's order, and nothing is skipped or shown twice across pages.
 //
 // Deliveries: NotificationJob has no index by recipient (one would cost every delivery
 // insert a random-key entry, docs/performance.md), so the feed reaches a recipient's
@@ -266,20 +266,34 @@ func (d *activityPage) feed(ctx context.Context, st ActivityStore, pos activityC
 		}
 		sources = append(sources, s)
 	}
-	var all []activityEntry
-	for _, s := range sources {
-		all = append(all, s.entries...)
-	}
-	// Newest first; within one instant, the cause before its effect reads bottom-up.
+	// A merge of the sources, each kept in its own order (the order its cursor follows),
+	// taking the newest head each time; within one instant, the cause before its effect
+	// reads bottom-up. Not a sort of all entries: a source's key (an inbox message's Seq, an
+	// execution's id) need not follow its instant (two writers stamp, then commit in the
+	// other order), and a page that took a source's entries out of that order moved the
+	// cursor past entries it did not show (TestRecipientActivityFeedSeqOutOfTimeOrder).
 	rank := map[string]int{"inbox": 0, "execution": 1, "event": 2}
-	slices.SortStableFunc(all, func(a, b activityEntry) int {
-		if c := b.On.Compare(a.On); c != 0 {
-			return c
+	newer := func(a, b activityEntry) bool {
+		if c := a.On.Compare(b.On); c != 0 {
+			return c > 0
 		}
-		return rank[a.Kind] - rank[b.Kind]
-	})
-	take := min(len(all), activityPerPage)
-	d.Entries = all[:take]
+		return rank[a.Kind] < rank[b.Kind]
+	}
+	heads := make([]int, len(sources))
+	d.Entries = nil
+	for len(d.Entries) < activityPerPage {
+		best := -1
+		for i, s := range sources {
+			if heads[i] < len(s.entries) && (best < 0 || newer(s.entries[heads[i]], sources[best].entries[heads[best]])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		d.Entries = append(d.Entries, sources[best].entries[heads[best]])
+		heads[best]++
+	}
 	next := pos
 	next.Done = slices.Clone(pos.Done)
 	taken := map[string]int{}

@@ -186,3 +186,102 @@ func TestRecipientActivityDeliveries(t *testing.T) {
 		}
 	}
 }
+
+// TestRecipientActivityFeedSeqOutOfTimeOrder: an inbox message's Seq (the feed's cursor in
+// the inbox) need not follow its CreatedOn: two deliveries stamp their instants, then commit
+// in the other order, or an instance's clock lags. Here the newest Seq has the oldest
+// instant. Every entry is still shown exactly once across the pages (the page took a
+// source's entries out of the source's order, and the cursor, the last one taken, then
+// skipped some or showed some twice).
+func TestRecipientActivityFeedSeqOutOfTimeOrder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	insert := func(key string, at time.Time) {
+		t.Helper()
+		if _, err := e.rt.Store.InboxInsert(ctx, store.InboxInsertParams{BusinessUnitID: "bu-syd", RecipientID: "ann", DeliveryKey: key,
+			Template: "points", Subject: key, Text: "t", Now: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		insert(fmt.Sprintf("dk-%02d", i), now.Add(time.Duration(i+1)*time.Minute))
+	}
+	insert("dk-late", now) // the highest Seq, the oldest instant
+	seen := map[string]int{}
+	path := "/api/console/activity?businessUnitId=bu-syd&recipientId=ann"
+	for pages := 0; path != ""; pages++ {
+		if pages > 3 {
+			t.Fatalf("more pages than 31 entries need: %v", seen)
+		}
+		body, doc := e.page(t, path, "", 200)
+		for _, m := range feedIDRE.FindAllStringSubmatch(body, -1) {
+			seen[m[1]]++
+		}
+		path = ""
+		if n := find(doc, "id", "activity-next"); n != nil {
+			u, _ := url.Parse(attr(n, "href"))
+			path = u.RequestURI()
+		}
+	}
+	bad := []string{}
+	for i := range 30 {
+		if k := fmt.Sprintf("inbox-dk-%02d", i); seen[k] != 1 {
+			bad = append(bad, fmt.Sprintf("%s ×%d", k, seen[k]))
+		}
+	}
+	if seen["inbox-dk-late"] != 1 {
+		bad = append(bad, fmt.Sprintf("inbox-dk-late ×%d", seen["inbox-dk-late"]))
+	}
+	if len(bad) > 0 {
+		t.Fatalf("entries not shown exactly once across the pages: %v", bad)
+	}
+}
+
+// TestRecipientActivityHostileContent: an inbox message's subject and body (text or HTML)
+// and a recipient id are the sender's or the caller's text, shown escaped: no markup of
+// theirs reaches the page, and an id with odd characters round-trips through the form and
+// the next-page link.
+func TestRecipientActivityHostileContent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	who := `ann"><script>alert(1)</script>&é`
+	if _, err := e.rt.Store.InboxInsert(ctx, store.InboxInsertParams{BusinessUnitID: "bu-syd", RecipientID: who, DeliveryKey: "dk-x1",
+		Template: "points", Subject: `<img src=x onerror=alert(2)>`, HTML: `<p onclick="alert(3)">Hi</p><script>alert(4)</script>`, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := e.rt.Store.InboxInsert(ctx, store.InboxInsertParams{BusinessUnitID: "bu-syd", RecipientID: who, DeliveryKey: fmt.Sprintf("dk-%02d", i),
+			Template: "points", Subject: "s", Text: "</pre><script>alert(5)</script>", Now: now.Add(time.Duration(i+1) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := "/api/console/activity?" + url.Values{"businessUnitId": {"bu-syd"}, "recipientId": {who}}.Encode()
+	shown := 0
+	for pages := 0; path != ""; pages++ {
+		if pages > 3 {
+			t.Fatal("more pages than 31 entries need")
+		}
+		body, doc := e.page(t, path, "", 200)
+		for _, bad := range []string{"<script>alert", "<img src=x", `<p onclick`, `"><script>`} {
+			if strings.Contains(body, bad) {
+				t.Fatalf("unescaped %q on the page: %.3000s", bad, body)
+			}
+		}
+		shown += len(feedIDRE.FindAllStringSubmatch(body, -1))
+		path = ""
+		if n := find(doc, "id", "activity-next"); n != nil {
+			u, _ := url.Parse(attr(n, "href"))
+			if got := u.Query().Get("recipientId"); got != who {
+				t.Fatalf("the next page's recipient %q, want %q", got, who)
+			}
+			path = u.RequestURI()
+		} else if !strings.Contains(body, "&lt;img src=x onerror=alert(2)&gt;") || !strings.Contains(body, "&lt;p onclick=&#34;alert(3)&#34;&gt;Hi&lt;/p&gt;") {
+			t.Fatalf("the last page lacks the escaped subject or HTML body: %.3000s", body)
+		}
+	}
+	if shown != 31 {
+		t.Fatalf("%d entries shown, want 31", shown)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -908,7 +909,15 @@ func testMetricsCounts(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	// Bad counts: refused, nothing of the batch written.
-	for _, bad := range []store.MetricsCount{c(0, "bu-a", "x", "accepted", 0), c(0, "bu-a", "x", "", 1), {MinuteOn: at(0), Outcome: "accepted", N: 1}} {
+	// A member wider than its column (SQL Server's nvarchar, counted in UTF-16 code units) is
+	// refused in every dialect, not only where the column would truncate it.
+	if err := s.MetricsCountAdd(ctx, []store.MetricsCount{{MinuteOn: at(1), Flow: "other", BusinessUnitID: strings.Repeat("u", store.MaxMetricsCountUnit),
+		Label: strings.Repeat("é", store.MaxMetricsCountLabel), Outcome: "accepted", N: 1}}); err != nil {
+		t.Fatalf("MetricsCountAdd at the columns' widths: %v", err)
+	}
+	for _, bad := range []store.MetricsCount{c(0, "bu-a", "x", "accepted", 0), c(0, "bu-a", "x", "", 1), {MinuteOn: at(0), Outcome: "accepted", N: 1},
+		c(0, "bu-a", strings.Repeat("é", store.MaxMetricsCountLabel+1), "accepted", 1), c(0, "bu-a", strings.Repeat("😀", store.MaxMetricsCountLabel/2+1), "accepted", 1),
+		c(0, strings.Repeat("u", store.MaxMetricsCountUnit+1), "x", "accepted", 1)} {
 		if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 100), bad}); err == nil {
 			t.Fatalf("MetricsCountAdd(%+v): no error", bad)
 		}
