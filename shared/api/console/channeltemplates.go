@@ -12,6 +12,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -53,7 +54,8 @@ const templateVersionsShown = 20
 // does not parse 422 naming the part, the draft kept; no operator 422. POST
 // "template-preview" (a hidden page, read role like the API's preview) renders the draft in
 // the form with the sample payload on the server and writes nothing, so the preview works
-// without JavaScript; a field the payload lacks is 422 naming it ("payload.points").
+// without JavaScript; a field the payload lacks is 422 naming it ("payload.points"); an sms
+// draft's preview adds its length as an SMS (channel.SMSSegments), as the API's preview does.
 func TemplatePages(templates *delivery.Templates, st TemplateStore, opts TemplateOptions) []Page {
 	tp := templatePages{templates: templates, st: st, opts: opts}
 	return []Page{
@@ -87,8 +89,11 @@ type templatesPage struct {
 	PushData, WhatsAppName, WhatsAppLanguage, WhatsAppParameters string
 	Payload                                                      string
 	Preview                                                      *delivery.Content
-	Notice                                                       string
-	Problem                                                      *problem
+	// SMS is the previewed text's length as an SMS (encoding, units, segments: each segment
+	// is billed) for an sms template, as the templates API's preview answers; nil otherwise.
+	SMS     *channel.SMSLength
+	Notice  string
+	Problem *problem
 }
 
 // templateKinds are the kinds the editor offers (delivery.Kinds), for its select.
@@ -344,6 +349,10 @@ func (tp templatePages) preview(r *http.Request, pc PageCall) (template.HTML, er
 		return tp.refused(r, pc, d, problemOf(err))
 	}
 	d.Preview = &content
+	if content.Kind == delivery.KindSMS {
+		l := channel.SMSSegments(content.Text)
+		d.SMS = &l
+	}
 	d.Notice = "Preview of the draft below (nothing was saved)."
 	return tp.render(r, pc, d)
 }
@@ -381,7 +390,7 @@ var templateTemplates = template.Must(template.New("templates").Funcs(funcs).Fun
 <label for="te-op">Operator</label><input id="te-op" name="operator" value="{{.Operator}}"{{if .Operator}} readonly{{end}}>
 <button type="submit" formaction="/api/console/template-preview" id="template-preview-button">Preview</button>
 <button type="submit">Save as the unit's version {{.OverrideVersion}} + 1</button></form>
-{{with .Preview}}<section class="card" id="template-preview" aria-label="Preview"><h3>Preview ({{.Kind}})</h3><dl class="kv">{{if ne .Kind "whatsapp"}}{{if ne .Kind "sms"}}<dt>Subject</dt><dd id="preview-subject">{{.Subject}}</dd>{{end}}<dt>Text</dt><dd><pre id="preview-text">{{.Text}}</pre></dd>{{if eq .Kind "message"}}<dt>HTML (as source)</dt><dd><pre id="preview-html">{{.HTML}}</pre></dd>{{end}}{{end}}
+{{with .Preview}}<section class="card" id="template-preview" aria-label="Preview"><h3>Preview ({{.Kind}})</h3><dl class="kv">{{if ne .Kind "whatsapp"}}{{if ne .Kind "sms"}}<dt>Subject</dt><dd id="preview-subject">{{.Subject}}</dd>{{end}}<dt>Text</dt><dd><pre id="preview-text">{{.Text}}</pre></dd>{{if and (eq .Kind "sms") $.SMS}}<dt>Length as SMS</dt><dd id="preview-sms">{{$.SMS.Segments}} segment(s), {{$.SMS.Units}} {{if eq $.SMS.Encoding "GSM-7"}}septets{{else}}units{{end}} of {{$.SMS.Encoding}} (each segment is billed)</dd>{{end}}{{if eq .Kind "message"}}<dt>HTML (as source)</dt><dd><pre id="preview-html">{{.HTML}}</pre></dd>{{end}}{{end}}
 {{range $k, $v := .Data}}<dt>data.{{$k}}</dt><dd class="preview-data">{{$v}}</dd>{{end}}
 {{with .WhatsApp}}<dt>WhatsApp template</dt><dd id="preview-whatsapp">{{.Name}} ({{.Language}})</dd>{{with .Values}}<dt>Parameters, in order</dt><dd><ol id="preview-parameters">{{range .}}<li>{{.}}</li>{{end}}</ol></dd>{{end}}{{end}}</dl></section>{{end}}
 {{if .TestSend}}<form method="post" action="/api/console/templates" class="card" id="template-test-send"><h3>Test send (the stored version in force)</h3>{{.CSRFField}}

@@ -151,6 +151,19 @@ func TestTemplateEditorKinds(t *testing.T) {
 		t.Fatalf("the push page does not show its kind and data: %.8000s", body[strings.Index(body, "<main"):])
 	}
 	sms := base("pts-sms", "sms", "text", "{{.points}} points")
+	// The preview of an sms draft measures it as the templates API's preview does
+	// (channel.SMSSegments): GSM-7 septets, or UCS-2 units for Vietnamese text.
+	if code, body := form("/api/console/template-preview", sms); code != 200 || !strings.Contains(body, "Preview (sms)") ||
+		!strings.Contains(body, `<dd id="preview-sms">1 segment(s), 10 septets of GSM-7 (each segment is billed)</dd>`) {
+		t.Fatalf("sms preview: %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	if code, body := form("/api/console/template-preview", base("pts-sms", "sms", "text", "{{.points}} điểm")); code != 200 ||
+		!strings.Contains(body, `<dd id="preview-sms">1 segment(s), 8 units of UCS-2 (each segment is billed)</dd>`) {
+		t.Fatalf("sms preview (UCS-2): %d %.6000s", code, body[strings.Index(body, "<main"):])
+	}
+	if _, body := form("/api/console/template-preview", push); strings.Contains(body, `id="preview-sms"`) {
+		t.Fatal("a push preview shows an SMS length")
+	}
 	if code, body := form("/api/console/templates", sms); code != 200 || !strings.Contains(body, "version 1 saved") {
 		t.Fatalf("sms save: %d %.6000s", code, body[strings.Index(body, "<main"):])
 	}
