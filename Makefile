@@ -54,7 +54,7 @@ test/chromium:
 	fi
 
 node_modules: package.json package-lock.json
-	@echo "make: npm ci (the pinned Azurite, Redocly CLI, openapi-typescript, TypeScript and axe-core: package.json)"
+	@echo "make: npm ci (the pinned Azurite, oidc-provider, Redocly CLI, openapi-typescript, TypeScript and axe-core: package.json)"
 	npm ci --no-audit --no-fund
 	@touch node_modules
 
