@@ -105,7 +105,10 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 // live lease holds, and rows whose RetryAt has not come, are not in it, so two relays never
 // publish one row at once; a relay that dies leaves its rows to the next after Lease. A
 // failed publish sets the row's RetryAt (RetryDelay doubled per attempt, at most
-// MaxRetryDelay) and hands the rest of the batch back. Once the batch is marked the lease is
+// MaxRetryDelay) and hands the rest of the batch back; until that row is published, no claim
+// (this relay's, another's, the eager publisher's) takes a later row of its session (same
+// destination and SessionID), so a session's messages go out in commit order
+// (store.OutboxClaimParams; other sessions keep flowing). Once the batch is marked the lease is
 // given back; with MarkOnSettle, once the run is over and every row it published was
 // settled and marked (releaseMarked).
 type Relay struct {
