@@ -258,6 +258,9 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		if err == nil && r.FullDestinations != nil {
 			r.claimedSkipping(from, skip, msgs, batch)
 		}
+		if err == nil {
+			r.catchUp(from, msgs, batch)
+		}
 		if len(msgs) > 0 {
 			r.claimedUpTo(msgs[len(msgs)-1].ID)
 		}
@@ -669,6 +672,23 @@ func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMe
 			r.held = map[string]bool{}
 		}
 		r.held[d] = true
+	}
+}
+
+// catchUp records a claim from AfterID from that claimed msgs (of a batch of limit): one from
+// the oldest row cut short by limit below the highest row claimed before (rows handed back,
+// or the rows of a session held behind a failed publish, freed once its RetryAt came) makes
+// the next claim one from the oldest row too, until such a claim reached the rows claimed
+// before; a claim past them (AfterID) would publish a later row of a session before the
+// rows left below (order per session, issue 39 item 4). Call it before claimedUpTo.
+func (r *Relay) catchUp(from int64, msgs []store.OutboxMessage, limit int) {
+	if from != 0 || len(msgs) < limit {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if msgs[len(msgs)-1].ID < r.claimedTo {
+		r.rescanAt = time.Time{}
 	}
 }
 

@@ -67,3 +67,39 @@ func TestRelayFailedPublishHoldsItsSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayCatchUpCutShortKeepsSessionOrder: the rows a failed publish held back lie below
+// the highest row the relay claimed; once the retried row's RetryAt came, the claims from the
+// oldest row take them, a batch at a time. A claim from the oldest row cut short by the
+// batch limit below the rows claimed before must be followed by another from the oldest row,
+// not one past the rows claimed (AfterID), or a later row of the session goes first.
+func TestRelayCatchUpCutShortKeepsSessionOrder(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	row := func(id, session string) store.OutboxMessage {
+		return store.OutboxMessage{MessageID: id, Destination: "events", SessionID: session, Body: []byte("{}")}
+	}
+	startWithOutbox(t, st, clock, "cx-1", []store.OutboxMessage{row("a1", "A"), row("a2", "A"), row("a3", "A"), row("a4", "A"), row("a5", "A"), row("a6", "A"), row("b1", "B")})
+	pub := &listPublisher{fail: map[string]bool{"a1": true}}
+	r := &delivery.Relay{Store: st, Publisher: pub, Clock: clock, Batch: 2, RetryDelay: time.Second, RescanEvery: time.Hour}
+	for range 3 {
+		_, _ = r.RunOnce(ctx) // a1 fails; then b1 (A held behind a1)
+	}
+	startWithOutbox(t, st, clock, "cx-2", []store.OutboxMessage{row("a7", "A")})
+	clock.Advance(2 * time.Second)
+	for range 6 {
+		if _, err := r.RunOnce(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var a []string
+	for _, m := range pub.got {
+		if m.SessionID == "A" {
+			a = append(a, m.ID)
+		}
+	}
+	if !slices.Equal(a, []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"}) {
+		t.Fatalf("published %q; want A's a1..a7 in order, each once", pub.ids())
+	}
+}
