@@ -105,7 +105,10 @@ func Build(reqs []Request) ([]store.NotificationRequest, []store.OutboxMessage, 
 // live lease holds, and rows whose RetryAt has not come, are not in it, so two relays never
 // publish one row at once; a relay that dies leaves its rows to the next after Lease. A
 // failed publish sets the row's RetryAt (RetryDelay doubled per attempt, at most
-// MaxRetryDelay) and hands the rest of the batch back. Once the batch is marked the lease is
+// MaxRetryDelay) and hands the rest of the batch back; until that row is published, no claim
+// (this relay's, another's, the eager publisher's) takes a later row of its session (same
+// destination and SessionID), so a session's messages go out in commit order
+// (store.OutboxClaimParams; other sessions keep flowing). Once the batch is marked the lease is
 // given back; with MarkOnSettle, once the run is over and every row it published was
 // settled and marked (releaseMarked).
 type Relay struct {
@@ -254,6 +257,9 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
 		if err == nil && r.FullDestinations != nil {
 			r.claimedSkipping(from, skip, msgs, batch)
+		}
+		if err == nil {
+			r.catchUp(from, msgs, batch)
 		}
 		if len(msgs) > 0 {
 			r.claimedUpTo(msgs[len(msgs)-1].ID)
@@ -666,6 +672,23 @@ func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMe
 			r.held = map[string]bool{}
 		}
 		r.held[d] = true
+	}
+}
+
+// catchUp records a claim from AfterID from that claimed msgs (of a batch of limit): one from
+// the oldest row cut short by limit below the highest row claimed before (rows handed back,
+// or the rows of a session held behind a failed publish, freed once its RetryAt came) makes
+// the next claim one from the oldest row too, until such a claim reached the rows claimed
+// before; a claim past them (AfterID) would publish a later row of a session before the
+// rows left below (order per session, issue 39 item 4). Call it before claimedUpTo.
+func (r *Relay) catchUp(from int64, msgs []store.OutboxMessage, limit int) {
+	if from != 0 || len(msgs) < limit {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if msgs[len(msgs)-1].ID < r.claimedTo {
+		r.rescanAt = time.Time{}
 	}
 }
 

@@ -418,7 +418,13 @@ type CampaignStore interface {
 // OutboxClaimParams claims up to Limit unpublished outbox rows for one relay: rows whose
 // RetryAt is unset or has come and that no live lease holds, oldest first, are leased
 // together until Now+Lease under a new ClaimToken (one lease over the batch's Id range,
-// migration 0028, not a write to every row). Two relays never hold one row at once.
+// migration 0028, not a write to every row). Two relays never hold one row at once. A row
+// with a SessionID is left out while an earlier unpublished row of its session (same
+// Destination and SessionID) waits for its RetryAt (OutboxRetryLater): a failed publish holds
+// its session's later rows back, as Service Bus sessions keep order (issue 39 item 4,
+// migration 0070). Rows without a SessionID (envelopes included) have no order and are not
+// held. A held row inside the claim's Id range is held by its lease like any other until
+// the lease is given back.
 //
 // AfterID, when positive, is a hint that narrows the claim to rows with Id > AfterID: the
 // caller knows that the rows up to it are its own, still leased or already published, and

@@ -183,3 +183,23 @@ func TestOutboxMessageIdSeeks(t *testing.T) {
 		t.Fatalf("GatewayOutboxDelete: %q", plan)
 	}
 }
+
+// TestOutboxClaimSessionHoldSeeks pins the claim's check that no earlier row of a candidate's
+// session waits for a retry (order per session, migration 0070): one seek of the partial
+// IX_Outbox_RetryBySession, which holds only the rows waiting for a retry, never a walk of the
+// session's or the destination's unpublished rows.
+func TestOutboxClaimSessionHoldSeeks(t *testing.T) {
+	t.Parallel()
+	s, q := planStore(t)
+	plan, err := explain(s.DB(), q.SQL("OutboxClaim"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range plan {
+		found = found || strings.Contains(line, "IX_Outbox_RetryBySession (Destination=? AND SessionId=? AND Id<?)")
+	}
+	if !found {
+		t.Errorf("OutboxClaim does not seek IX_Outbox_RetryBySession by session: %q", plan)
+	}
+}

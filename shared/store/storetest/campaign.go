@@ -582,6 +582,73 @@ func testOutboxClaimSkip(t *testing.T, open Opener) {
 	}
 }
 
+// testOutboxClaimSessionHold (issue 39 item 4, order per session): a row set to retry
+// (OutboxRetryLater) holds back the later rows of its session (same Destination and
+// SessionID) until its RetryAt comes: a claim before then takes the other sessions' rows and
+// the rows without a session, and none of that session's; one after it takes the retried row
+// first, then the rest, in Id order, under their own MessageIds.
+func testOutboxClaimSessionHold(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	ev := func(id, customer string) store.GatewayEvent {
+		e := gatewayEvent("/app", id, "events")
+		e.CustomerID = customer
+		e.Outbox[0].SessionID = customer
+		return e
+	}
+	events := []store.GatewayEvent{ev("h1", "A"), ev("h2", "B"), ev("h3", "A"), ev("h4", ""), ev("h5", "B")}
+	if _, err := s.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: T0, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 1})
+	if err != nil || len(first) != 1 || first[0].MessageID != "h1:events" {
+		t.Fatalf("first claim = %+v, %v; want h1", first, err)
+	}
+	retryAt := T0.Add(time.Minute)
+	if err := s.OutboxRetryLater(ctx, first[0].ID, first[0].ClaimToken, retryAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.OutboxRelease(ctx, nil, first[0].ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(msgs []store.OutboxMessage) string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, strings.TrimSuffix(m.MessageID, ":events"))
+		}
+		return strings.Join(out, ",")
+	}
+	before, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0.Add(time.Second), Lease: time.Minute, Limit: 100})
+	if err != nil || ids(before) != "h2,h4,h5" {
+		t.Fatalf("claim before h1's RetryAt = %q, %v; want h2,h4,h5 (A's h3 held behind h1)", ids(before), err)
+	}
+	// h3 lies inside that claim's Id range: its lease holds it until given back (the relay
+	// does once its rows are marked), then h3 goes behind h1.
+	if again, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: retryAt, Lease: time.Minute, Limit: 100}); err != nil || ids(again) != "h1" {
+		t.Fatalf("claim at h1's RetryAt under the live lease = %q, %v; want h1 (h3 in the lease's range)", ids(again), err)
+	} else if err := s.OutboxRetryLater(ctx, again[0].ID, again[0].ClaimToken, retryAt.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	var marked []int64
+	for _, m := range before {
+		marked = append(marked, m.ID)
+	}
+	if err := s.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: marked, Now: retryAt}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.OutboxRelease(ctx, nil, before[0].ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: retryAt, Lease: time.Minute, Limit: 100}); err != nil || len(held) != 0 {
+		t.Fatalf("claim while h1 waits for its second retry = %q, %v; want none (h3 held behind h1)", ids(held), err)
+	}
+	retryAt = retryAt.Add(time.Minute)
+	after, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: retryAt, Lease: time.Minute, Limit: 100})
+	if err != nil || ids(after) != "h1,h3" {
+		t.Fatalf("claim at h1's RetryAt = %q, %v; want h1,h3 in order", ids(after), err)
+	}
+}
+
 func testOutboxLease(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()

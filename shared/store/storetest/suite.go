@@ -186,6 +186,7 @@ var campaignCases = []suiteCase{
 	{"OutboxLeaseAndPurge", testOutboxLease},
 	{"OutboxClaimAfterID", testOutboxClaimAfter},
 	{"OutboxClaimSkip", testOutboxClaimSkip},
+	{"OutboxClaimSessionHold", testOutboxClaimSessionHold},
 }
 
 // budgetCases are the cases of budget (their checks are in budget.go).

@@ -191,13 +191,19 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- the scan past the rows the relay knows are its own (store.OutboxClaimParams.AfterID): a
 -- seek of IX_Outbox_Unpublished. @Skip (N'' or '|'-framed names) leaves out the rows of those
 -- destinations, which the lease then lists (SkipDestinations, migration 0069): a row in a
--- lease's range whose destination the lease lists is not held by it.
+-- lease's range whose destination the lease lists is not held by it. A row of a session whose
+-- earlier row waits for its RetryAt is not claimed (as in SQLite: order per session, issue 39
+-- item 4): a seek of the filtered IX_Outbox_RetryBySession (migration 0070) per candidate,
+-- without READPAST (a retry row being written must hold its session, not be read past).
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
 WHERE PublishedOn IS NULL AND o.Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND (@Skip = N'' OR CHARINDEX(N'|' + o.Destination + N'|', @Skip) = 0)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
                   AND (l.SkipDestinations IS NULL OR CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0))
+  AND (o.SessionId IS NULL OR o.SessionId = N''
+       OR NOT EXISTS (SELECT 1 FROM dbo.Outbox AS p WHERE p.Destination = o.Destination AND p.SessionId = o.SessionId
+                        AND p.Id < o.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
 ORDER BY Id;
 
 -- name: OutboxLeaseInsert :exec

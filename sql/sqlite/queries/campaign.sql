@@ -177,13 +177,19 @@ DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
 -- relay knows are its own and in flight (store.OutboxClaimParams.AfterID). @Skip ('' or
 -- '|'-framed names, "|a|b|") leaves out the rows of those destinations; the lease then lists
 -- them (SkipDestinations, migration 0069), and a row in a lease's range whose destination the
--- lease lists is not held by it.
+-- lease lists is not held by it. A row of a session (Destination, SessionId not empty) whose
+-- earlier row waits for its RetryAt (a failed publish) is not claimed either: the session's
+-- order holds (issue 39 item 4); each candidate seeks IX_Outbox_RetryBySession (migration
+-- 0070), which holds only the rows waiting for a retry.
 SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox
 WHERE PublishedOn IS NULL AND Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND (@Skip = '' OR instr(@Skip, '|' || Destination || '|') = 0)
   AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
                   AND (l.SkipDestinations IS NULL OR instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0))
+  AND (Outbox.SessionId IS NULL OR Outbox.SessionId = ''
+       OR NOT EXISTS (SELECT 1 FROM Outbox p WHERE p.Destination = Outbox.Destination AND p.SessionId = Outbox.SessionId
+                      AND p.Id < Outbox.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
 ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxLeaseInsert :exec
