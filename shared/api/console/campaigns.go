@@ -42,8 +42,10 @@ type DeliveryLookup interface {
 //
 // POST "campaigns" resolves an UNKNOWN command through campaign.Admin.ResolveIn (see the
 // form); POST "campaign-status" (a hidden page with the admin role of the campaigns API's
-// PUT) pauses, resumes or stops the campaign through campaign.Admin.SetStatus with the
-// version shown (If-Match), the operator and a reason (audited in the save's transaction).
+// PUT) creates or edits a campaign with action=SAVE (campaignPages.save, campaignform.go:
+// campaign.Admin.Save, as the PUT), and pauses, resumes or stops the campaign through
+// campaign.Admin.SetStatus with the version shown (If-Match), the operator and a reason
+// (audited in the save's transaction).
 // A campaign changed since answers 412 with the campaign as it is now; a status it has
 // already 409; a missing operator or reason 422; a missing version 428; another unit's
 // campaign 404.
