@@ -121,8 +121,9 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		t.Fatalf("create notice: %q", n)
 	}
 	br.run("edit campaign form", br.click("#edit-campaign summary"), br.visible("#ce-form"), br.accessible("campaign, edit form"))
-	// Its budget, created from the budgets page (as PUT /api/budgets/campaigns/thanks would).
-	br.run("new budget form", chromedp.Navigate(r.srv.URL+"/api/console/budgets?businessUnitId=bu-syd&campaignId=thanks"), br.visible("#create-budget-form"),
+	// Its budget, created from the budgets page the campaign page links to (as PUT
+	// /api/budgets/campaigns/thanks would).
+	br.run("new budget form", br.click("#budget-create-link"), br.visible("#create-budget-form"),
 		br.accessible("budgets, new budget form"))
 	br.run("create budget", chromedp.SetValue(chromedp.CSS("#bgc-max"), "100"), chromedp.SendKeys(chromedp.CSS("#bgc-cur"), "AUD"),
 		chromedp.SendKeys(chromedp.CSS("#bgc-op"), "ops.browser"), chromedp.SendKeys(chromedp.CSS("#bgc-reason"), "launch"),

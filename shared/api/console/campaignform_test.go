@@ -72,7 +72,8 @@ func TestCampaignSaveForm(t *testing.T) {
 	// Create.
 	code, body := post(create("welcome", actions))
 	if code != 200 || !strings.Contains(body, "Campaign welcome created by ops.jane: ACTIVE, version 1.") || !strings.Contains(body, `<dd id="campaign-status">ACTIVE</dd>`) ||
-		!strings.Contains(body, `id="ce-form"`) || !strings.Contains(body, `name="version" value="1"`) {
+		!strings.Contains(body, `id="ce-form"`) || !strings.Contains(body, `name="version" value="1"`) ||
+		!strings.Contains(body, `href="/api/console/budgets?businessUnitId=bu-syd&amp;campaignId=welcome" id="budget-create-link"`) {
 		t.Fatalf("create: %d %.8000s", code, body)
 	}
 	c, err := e.rt.Store.CampaignGet(ctx, "bu-syd", "welcome")

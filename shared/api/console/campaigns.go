@@ -572,7 +572,7 @@ var campaignTemplates = template.Must(template.Must(moreTemplates.Clone()).Parse
 {{if and .Loaded (not .Campaign)}}{{template "campaignForm" (dict "ID" "cc" "Title" "New campaign" "Button" "Create campaign" "D" .CreateDraft "P" .)}}{{end}}
 {{with .Campaign}}<h2 id="campaign">Campaign {{.CampaignID}}</h2>
 <dl class="kv"><dt>Status</dt><dd id="campaign-status">{{.Status}}</dd><dt>Version</dt><dd>{{.Version}}</dd><dt>Run</dt><dd>{{.RunID}}</dd><dt>Created</dt><dd>{{when .CreatedOn}}</dd>
-{{with $.Budget}}<dt>Budget</dt><dd><a href="/api/console/budgets?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}" id="budget-link">{{.Status}}{{with .PausedReason}} ({{.}}){{end}}: cost {{.Cost}} + reserved {{.ReservedCost}} of {{.MaxCost}} {{.Currency}}</a></dd>{{end}}</dl>
+{{with $.Budget}}<dt>Budget</dt><dd><a href="/api/console/budgets?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}" id="budget-link">{{.Status}}{{with .PausedReason}} ({{.}}){{end}}: cost {{.Cost}} + reserved {{.ReservedCost}} of {{.MaxCost}} {{.Currency}}</a></dd>{{else}}<dt>Budget</dt><dd><a href="/api/console/budgets?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}" id="budget-create-link">none: create one</a></dd>{{end}}</dl>
 {{if $.Why}}<div class="note" id="campaign-why"><h3>{{if eq .Status "ACTIVE"}}What holds executions{{else}}Why it is {{.Status}}{{end}}</h3><ul>{{range $.Why}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 <div class="scroll"><table id="chain"><caption>The action chain</caption>
 <thead><tr><th scope="col">#</th><th scope="col">Action</th><th scope="col">Type</th><th scope="col">Provider</th><th scope="col">Runs when</th><th scope="col">Then</th><th scope="col">Price</th></tr></thead>
