@@ -256,6 +256,14 @@ func TestConsoleSignsInThroughTheOpenIDProvider(t *testing.T) {
 			t.Fatalf("reader posts %s: %d %s", path, code, page)
 		}
 	}
+	// Creating a campaign or a budget from the console (action=SAVE, action=create on the same
+	// paths) is as admin-only as the PUTs behind them.
+	for path, action := range map[string]string{"/api/console/campaign-status": "SAVE", "/api/console/budgets": "create"} {
+		v := url.Values{"csrf": {csrf[1]}, "action": {action}, "businessUnitId": {"bu-a"}, "campaignId": {"c1"}, "name": {"n"}, "maxCost": {"1"}, "currency": {"AUD"}}
+		if code, page := post(path, v); code != 403 || !strings.Contains(page, "admin") {
+			t.Fatalf("reader %s %s: %d %s", action, path, code, page)
+		}
+	}
 	// Logout ends the row; the cookie replayed opens nothing.
 	cookie := consoleCookie(jar, o.srv.URL)
 	if code, _ := post("/api/console/logout", url.Values{"csrf": {csrf[1]}}); code != 303 {

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,7 +16,6 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/budget/billing"
-	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/money"
@@ -80,8 +78,9 @@ func (r *loyaltyRig) pump(t *testing.T, n int) {
 	}
 }
 
-// TestConsoleInABrowserLoyaltyFlow walks the loyalty task in headless Chromium: a Purchase
-// event is posted (the one step outside the console), its campaign starts an execution whose
+// TestConsoleInABrowserLoyaltyFlow walks the loyalty task in headless Chromium: the campaign
+// is created on the campaigns page and its budget (100 AUD) on the budgets page, a Purchase
+// event is posted (the one step outside the console), the campaign starts an execution whose
 // paid inbox message (150 AUD a message) does not fit the 100 AUD budget: the command waits
 // (WAITING_BUDGET), the campaign and the budget pause. In the console the campaign page says
 // why (the budget) and shows the execution BLOCKED, not RUNNING; the budget page raises
@@ -100,20 +99,37 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		Definition: []byte(`{"eventType":"Purchase","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var def campaign.Definition
-	if err := json.Unmarshal([]byte(`{"name":"Thank you","status":"ACTIVE","triggers":["Purchase"],
-		"actions":[{"key":"thanks","type":"NOTIFICATION_INBOX","provider":"inbox","params":{"subject":"Thanks for your purchase","text":"Points are on their way."}}]}`), &def); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.rt.Campaigns.Save(ctx, "bu-syd", "thanks", def, nil); err != nil {
-		t.Fatal(err)
-	}
+	// The price policy is support's setup, not the loyalty task's (the README's task saves a
+	// campaign and its budget, posts events and reads what they caused).
 	if _, err := r.rt.Budget.PutPolicy(ctx, "bu-syd", "NOTIFICATION_INBOX", budget.PolicyInput{Formula: "FIXED", Rate: "150", Unit: "MESSAGE",
 		TransferType: "MESSAGE_FEE", Currency: "AUD"}, 0, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.rt.Budget.CreateBudget(ctx, "bu-syd", "thanks", budget.BudgetInput{Currency: "AUD", MaxCost: 100}, "ops"); err != nil {
-		t.Fatal(err)
+
+	br := newBrowser(t, path, out)
+	br.run("sign in", chromedp.Navigate(r.srv.URL+"/api/console/"), br.visible("#token"),
+		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")), br.visible("#m-due"))
+	// The campaign, saved from the campaigns page (as PUT /api/campaigns/thanks would).
+	br.run("new campaign form", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd"), br.visible("#cc-form"),
+		br.accessible("campaigns, new campaign form"))
+	br.run("create campaign", chromedp.SendKeys(chromedp.CSS("#cc-id"), "thanks"), chromedp.SendKeys(chromedp.CSS("#cc-name"), "Thank you"),
+		chromedp.SetValue(chromedp.CSS("#cc-triggers"), "Purchase"),
+		chromedp.SetValue(chromedp.CSS("#cc-actions"), `[{"key":"thanks","type":"NOTIFICATION_INBOX","provider":"inbox","params":{"subject":"Thanks for your purchase","text":"Points are on their way."}}]`),
+		br.shot("loyalty-00-campaign-new", "../../../docs/img/console-campaign-new.png"),
+		br.click(`#cc-form button[type="submit"]`), br.visible("#campaign-notice"), br.accessible("campaign, created"))
+	if n := br.text("#campaign-notice"); !strings.Contains(n, "Campaign thanks created") || !strings.Contains(n, "ACTIVE, version 1") {
+		t.Fatalf("create notice: %q", n)
+	}
+	br.run("edit campaign form", br.click("#edit-campaign summary"), br.visible("#ce-form"), br.accessible("campaign, edit form"))
+	// Its budget, created from the budgets page the campaign page links to (as PUT
+	// /api/budgets/campaigns/thanks would).
+	br.run("new budget form", br.click("#budget-create-link"), br.visible("#create-budget-form"),
+		br.accessible("budgets, new budget form"))
+	br.run("create budget", chromedp.SetValue(chromedp.CSS("#bgc-max"), "100"), chromedp.SendKeys(chromedp.CSS("#bgc-cur"), "AUD"),
+		chromedp.SendKeys(chromedp.CSS("#bgc-op"), "ops.browser"), chromedp.SendKeys(chromedp.CSS("#bgc-reason"), "launch"),
+		br.click(`#create-budget-form button[type="submit"]`), br.visible("#budget-notice"), br.accessible("budget, created"))
+	if n := br.text("#budget-notice"); !strings.Contains(n, "create by ops.browser; it is ACTIVE, max cost 100 AUD") {
+		t.Fatalf("budget notice: %q", n)
 	}
 	// Ingest: the event post (the loyalty task's one step outside the console).
 	req, _ := http.NewRequest("POST", r.srv.URL+"/api/events", strings.NewReader(`{"specversion":"1.0","id":"buy-1","source":"/pos","type":"Purchase",
@@ -130,9 +146,6 @@ func TestConsoleInABrowserLoyaltyFlow(t *testing.T) {
 		t.Fatalf("after the purchase: budget %+v %v, campaign %s", b, err, c.Status)
 	}
 
-	br := newBrowser(t, path, out)
-	br.run("sign in", chromedp.Navigate(r.srv.URL+"/api/console/"), br.visible("#token"),
-		chromedp.SendKeys(chromedp.CSS("#token"), token), chromedp.Submit(chromedp.CSS("#token")), br.visible("#m-due"))
 	br.run("campaign paused", chromedp.Navigate(r.srv.URL+"/api/console/campaigns?businessUnitId=bu-syd&campaignId=thanks"),
 		br.visible("#campaign-why"), br.shot("loyalty-01-campaign-paused", "../../../docs/img/console-campaign-paused.png"), br.accessible("campaign, paused"))
 	if why := br.text("#campaign-why"); !strings.Contains(why, "Budget: paused for BUDGET") || !strings.Contains(why, "does not cover the next action's price") {

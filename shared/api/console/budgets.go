@@ -28,6 +28,10 @@ import (
 //	action=raise   maxCost (minor units of the budget's currency), reason, operator, version
 //	               → budget.Service.SetMaxCost (raising it resumes a budget paused for BUDGET)
 //	action=resume  reason, operator, version → budget.Service.Resume
+//	action=create  campaignId, maxCost (minor units), currency (ISO 4217), reason, operator
+//	               → budget.Service.CreateBudget (PUT /api/budgets/campaigns/{id} without
+//	               If-Match): a campaign the unit does not have 422 naming campaignId, a
+//	               budget that exists 409 with it shown
 //
 // The version is the budget's as the page showed it (the API's If-Match): a budget changed
 // since answers 412 with the budget as it is now and says nothing was done; a budget that is
@@ -88,14 +92,25 @@ func BudgetPages(svc *budget.Service) []Page {
 			if id == "" {
 				return "", automation.Invalid("campaignId", "is required")
 			}
-			ver, err := formVersion(f.Get("version"), "budget")
-			if err != nil {
-				return "", err
+			action := f.Get("action")
+			var ver int64
+			var err error
+			if action != "create" {
+				if ver, err = formVersion(f.Get("version"), "budget"); err != nil {
+					return "", err
+				}
 			}
 			op, reason := pageOperator(r, pc), f.Get("reason")
 			var v budget.View
-			action := f.Get("action")
 			switch action {
+			case "create":
+				var max money.Minor
+				if max, err = money.ParseMinor("maxCost", strings.TrimSpace(f.Get("maxCost"))); err == nil {
+					err = needOperator(op)
+				}
+				if err == nil {
+					v, err = svc.CreateBudget(r.Context(), bu, id, budget.BudgetInput{Currency: strings.TrimSpace(f.Get("currency")), MaxCost: max, Reason: reason}, op)
+				}
 			case "raise":
 				var max money.Minor
 				if max, err = money.ParseMinor("maxCost", strings.TrimSpace(f.Get("maxCost"))); err == nil {
@@ -109,7 +124,7 @@ func BudgetPages(svc *budget.Service) []Page {
 					v, err = svc.Resume(r.Context(), bu, id, ver, op, reason)
 				}
 			default:
-				return "", automation.Invalid("action", "must be raise or resume, not %q", action)
+				return "", automation.Invalid("action", "must be create, raise or resume, not %q", action)
 			}
 			if err == nil {
 				return render(r, pc, bu, id, budgetPage{Notice: fmt.Sprintf("Budget of %s: %s by %s; it is %s, max cost %s %s (version %d).",
@@ -119,7 +134,13 @@ func BudgetPages(svc *budget.Service) []Page {
 				return "", err
 			}
 			d := budgetPage{Problem: problemOf(err)}
+			if action == "create" {
+				d.Draft = &budgetDraft{MaxCost: f.Get("maxCost"), Currency: f.Get("currency"), Reason: reason}
+			}
 			switch {
+			case action == "create" && errors.Is(err, store.ErrConflict):
+				d.Problem = &problem{Status: http.StatusConflict, Title: "That campaign has a budget",
+					Detail: "A campaign has one budget. Nothing was created; the budget below is as it is now: change its max cost there (its version goes with the form)."}
 			case isStale(err):
 				now := "changed"
 				if cur, gerr := svc.Store.BudgetGet(r.Context(), bu, id); gerr == nil {
@@ -175,7 +196,11 @@ type budgetPage struct {
 	Waiting                             []store.BudgetWait
 	Notice                              string
 	Problem                             *problem
+	Draft                               *budgetDraft // the create form as typed, when a create was refused
 }
+
+// budgetDraft is the create form's input kept after a refusal.
+type budgetDraft struct{ MaxCost, Currency, Reason string }
 
 var budgetTemplates = template.Must(template.New("budgets").Funcs(funcs).Parse(`{{define "budgets"}}<form method="get" action="/api/console/budgets" class="filters" aria-label="Budget">
 <div>{{.Picker}}</div>
@@ -210,6 +235,15 @@ var budgetTemplates = template.Must(template.New("budgets").Funcs(funcs).Parse(`
 <thead><tr><th scope="col">When (UTC)</th><th scope="col">Action</th><th scope="col">Operator</th><th scope="col">Reason</th></tr></thead>
 <tbody>{{range $.Audit}}<tr><td>{{when .CreatedOn}}</td><td>{{.Action}}</td><td>{{.Operator}}</td><td>{{.Reason}}</td></tr>
 {{else}}<tr><td colspan="4">None.</td></tr>{{end}}</tbody></table></div>{{end}}
+{{if and .Loaded (not .View)}}<form method="post" action="/api/console/budgets" class="card" id="create-budget-form"><h3>New budget</h3>
+<p class="help">Saved through the budgets API's service (PUT /api/budgets/campaigns/{id}): the campaign must be one of {{.BusinessUnitID}}'s, maxCost is in minor units of the currency (1000000 VND; 1000 AUD cents is 10.00 AUD). A priced action reserves against it before it runs; one that does not fit waits and pauses the campaign.</p>
+{{$.CSRFField}}<input type="hidden" name="action" value="create"><input type="hidden" name="businessUnitId" value="{{.BusinessUnitID}}">
+<label for="bgc-c">Campaign</label><input id="bgc-c" name="campaignId" value="{{.CampaignID}}" required maxlength="200">
+<label for="bgc-max">Max cost</label><input id="bgc-max" name="maxCost" value="{{with .Draft}}{{.MaxCost}}{{end}}" required inputmode="numeric" pattern="[0-9]+">
+<label for="bgc-cur">Currency</label><input id="bgc-cur" name="currency" value="{{with .Draft}}{{.Currency}}{{end}}" required maxlength="3" pattern="[A-Z]{3}" autocomplete="off">
+<label for="bgc-op">Operator</label><input id="bgc-op" name="operator" value="{{$.Operator}}"{{if $.Operator}} readonly{{end}} required>
+<label for="bgc-reason">Reason</label><textarea id="bgc-reason" name="reason" rows="2" maxlength="1000">{{with .Draft}}{{.Reason}}{{end}}</textarea>
+<button type="submit">Create budget</button></form>{{end}}
 {{if .Loaded}}<h2>UNKNOWN fees</h2>
 {{if .Unknown}}<table id="unknown-fees"><caption>Fees in doubt in {{.BusinessUnitID}}</caption><tr><th scope="col">Order</th><th scope="col">Campaign</th><th scope="col">Command</th><th scope="col">Amount</th><th scope="col">Since</th><th scope="col">Last error</th></tr>
 {{range .Unknown}}<tr><td>{{.OrderID}}</td><td>{{.CampaignID}}</td><td>{{.CommandID}}</td><td>{{.Amount}} {{.Currency}}</td><td>{{when .UpdatedOn}}</td><td>{{.LastError}}</td></tr>

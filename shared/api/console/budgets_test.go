@@ -106,3 +106,73 @@ func TestBudgetOperatePage(t *testing.T) {
 		t.Fatalf("resume of an active budget: %d %.3000s", code, body)
 	}
 }
+
+// TestBudgetCreateForm: the budget page of a campaign without a budget offers "new budget"
+// (action=create), which goes through budget.Service.CreateBudget, the service of PUT
+// /api/budgets/campaigns/{id} without If-Match: a bad maxCost or currency 422 naming the
+// member and keeping the draft, a campaign the unit does not have 422 naming campaignId, no
+// operator 422, another unit 404, a cookie session's post without CSRF 403 — none creates
+// anything. The create is audited with the operator; a second create is 409 showing the
+// budget.
+func TestBudgetCreateForm(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	ensureCampaign(t, e, "bu-syd", "welcome")
+	body, doc := e.page(t, "/api/console/budgets?businessUnitId=bu-syd&campaignId=welcome", "", 200)
+	labelled(t, doc)
+	if !strings.Contains(body, "No budget for that campaign.") || !strings.Contains(body, `id="create-budget-form"`) || !strings.Contains(body, `id="bgc-c" name="campaignId" value="welcome"`) {
+		t.Fatalf("page: %.5000s", body)
+	}
+	bearer := []string{"Authorization", "Bearer " + token}
+	values := func(id, max, cur string) url.Values {
+		return url.Values{"action": {"create"}, "businessUnitId": {"bu-syd"}, "campaignId": {id}, "maxCost": {max}, "currency": {cur},
+			"operator": {"ops.jane"}, "reason": {"launch"}}
+	}
+	post := func(v url.Values, extra ...string) (int, string) {
+		return e.form(t, http.DefaultClient, "/api/console/budgets", v, append(bearer, extra...)...)
+	}
+	if code, body := post(values("welcome", "10.00", "AUD")); code != 422 || !strings.Contains(body, "maxCost") || !strings.Contains(body, `id="bgc-cur" name="currency" value="AUD"`) {
+		t.Fatalf("bad maxCost: %d %.5000s", code, body)
+	}
+	if code, body := post(values("welcome", "1000", "dollars")); code != 422 || !strings.Contains(body, "<li>currency:") || !strings.Contains(body, `id="bgc-max" name="maxCost" value="1000"`) {
+		t.Fatalf("bad currency: %d %.5000s", code, body)
+	}
+	if code, body := post(values("welcom", "1000", "AUD")); code != 422 || !strings.Contains(body, "<li>campaignId:") {
+		t.Fatalf("a campaign the unit lacks: %d %.5000s", code, body)
+	}
+	noOp := values("welcome", "1000", "AUD")
+	noOp.Del("operator")
+	if code, body := post(noOp); code != 422 || !strings.Contains(body, "operator") {
+		t.Fatalf("no operator: %d %.3000s", code, body)
+	}
+	if code, _ := post(values("welcome", "1000", "AUD"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
+		t.Fatalf("out of scope: %d", code)
+	}
+	c := client(t)
+	e.signIn(t, c)
+	if code, _ := e.form(t, c, "/api/console/budgets", values("welcome", "1000", "AUD")); code != 403 {
+		t.Fatalf("cookie session without CSRF: %d", code)
+	}
+	if _, err := e.rt.Store.BudgetGet(ctx, "bu-syd", "welcome"); err == nil {
+		t.Fatal("a refused create made a budget")
+	}
+	code, body := post(values("welcome", "1000", "AUD"))
+	if code != 200 || !strings.Contains(body, "Budget of welcome: create by ops.jane; it is ACTIVE, max cost 1000 AUD (version 1).") ||
+		!strings.Contains(body, `id="raise-form"`) || strings.Contains(body, `id="create-budget-form"`) {
+		t.Fatalf("create: %d %.5000s", code, body)
+	}
+	got, err := e.rt.Store.BudgetGet(ctx, "bu-syd", "welcome")
+	if err != nil || got.MaxCost != 1000 || got.Currency != "AUD" || got.Status != store.BudgetActive {
+		t.Fatalf("created: %+v %v", got, err)
+	}
+	if audit, _ := e.rt.Store.BudgetAuditList(ctx, "bu-syd", "welcome", 5); len(audit) != 1 || audit[0].Operator != "ops.jane" || audit[0].Reason != "launch" {
+		t.Fatalf("audit: %+v", audit)
+	}
+	if code, body := post(values("welcome", "5000", "AUD")); code != 409 || !strings.Contains(body, "That campaign has a budget") || !strings.Contains(body, `id="raise-form"`) {
+		t.Fatalf("create again: %d %.5000s", code, body)
+	}
+	if got, _ := e.rt.Store.BudgetGet(ctx, "bu-syd", "welcome"); got.MaxCost != 1000 || got.Version != 1 {
+		t.Fatalf("the second create changed the budget: %+v", got)
+	}
+}

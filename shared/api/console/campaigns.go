@@ -42,8 +42,10 @@ type DeliveryLookup interface {
 //
 // POST "campaigns" resolves an UNKNOWN command through campaign.Admin.ResolveIn (see the
 // form); POST "campaign-status" (a hidden page with the admin role of the campaigns API's
-// PUT) pauses, resumes or stops the campaign through campaign.Admin.SetStatus with the
-// version shown (If-Match), the operator and a reason (audited in the save's transaction).
+// PUT) creates or edits a campaign with action=SAVE (campaignPages.save, campaignform.go:
+// campaign.Admin.Save, as the PUT), and pauses, resumes or stops the campaign through
+// campaign.Admin.SetStatus with the version shown (If-Match), the operator and a reason
+// (audited in the save's transaction).
 // A campaign changed since answers 412 with the campaign as it is now; a status it has
 // already 409; a missing operator or reason 422; a missing version 428; another unit's
 // campaign 404.
@@ -51,7 +53,7 @@ func CampaignPages(admin *campaign.Admin, budgets *budget.Service, deliveries De
 	cp := campaignPages{admin: admin, budgets: budgets, deliveries: deliveries}
 	return []Page{
 		{Path: "campaigns", Title: "Campaigns", Render: cp.get, Post: cp.resolve},
-		{Path: "campaign-status", Title: "Campaign status", Hidden: true, Render: cp.get, Post: cp.setStatus},
+		{Path: "campaign-status", Title: "Campaign status", Hidden: true, Render: cp.get, Post: cp.statusOrSave},
 	}
 }
 
@@ -117,6 +119,16 @@ func (cp campaignPages) resolve(r *http.Request, pc PageCall) (template.HTML, er
 			Detail: fmt.Sprintf("%s is %s now (resolved by an operator, or settled by a retry or a lookup). Nothing was done; the campaign below is as it is now.", cmd, state)}
 	}
 	return cp.refused(r, pc, d, p)
+}
+
+// statusOrSave is POST "campaign-status": action=SAVE creates or edits the campaign (save,
+// campaignform.go), PAUSE, RESUME and STOP change its status (setStatus). Both need the
+// admin role of PUT /api/campaigns/{id}.
+func (cp campaignPages) statusOrSave(r *http.Request, pc PageCall) (template.HTML, error) {
+	if r.PostForm.Get("action") == "SAVE" {
+		return cp.save(r, pc)
+	}
+	return cp.setStatus(r, pc)
 }
 
 func (cp campaignPages) setStatus(r *http.Request, pc PageCall) (template.HTML, error) {
@@ -187,6 +199,9 @@ func (cp campaignPages) render(r *http.Request, pc PageCall, d campaignsPage, cu
 			return "", err
 		}
 	}
+	if d.CreateDraft == nil {
+		d.CreateDraft = &campaignDraft{Status: string(store.CampaignActive)}
+	}
 	d.Loaded = true
 	return execute(campaignTemplates, "campaigns", d)
 }
@@ -203,6 +218,13 @@ func (cp campaignPages) campaign(r *http.Request, d *campaignsPage, cursor strin
 		return err
 	}
 	d.Campaign = &c
+	if d.EditDraft == nil {
+		ed, err := campaignDraftOf(c)
+		if err != nil {
+			return err
+		}
+		d.EditDraft = &ed
+	}
 	if d.Audit, err = cp.admin.Store.CampaignAuditList(ctx, bu, id, 10); err != nil {
 		return err
 	}
@@ -509,6 +531,10 @@ type campaignsPage struct {
 	History                                 []historyEvent
 	Notice                                  string
 	Problem                                 *problem
+	// CreateDraft fills the new-campaign form (nil: empty, status ACTIVE); EditDraft the
+	// campaign's edit form (nil: the campaign as stored); StaleDraft is a draft a 412 refused,
+	// shown beside the campaign as it is now.
+	CreateDraft, EditDraft, StaleDraft *campaignDraft
 }
 
 // campaignTemplates render the campaign pages; they share moreTemplates' blocks (unitForm).
@@ -525,6 +551,16 @@ var campaignTemplates = template.Must(template.Must(moreTemplates.Clone()).Parse
 <label for="{{.Action}}-reason">Reason</label><textarea id="{{.Action}}-reason" name="reason" required rows="2" maxlength="1000"></textarea>
 <button type="submit">{{.Label}}</button></form>{{end}}
 
+{{define "campaignForm"}}<form method="post" action="/api/console/campaign-status" class="card" id="{{.ID}}-form"><h3>{{.Title}}</h3>
+<p class="help">Saved through the campaigns API's service (PUT /api/campaigns/{id}), with its checks: each action's type and provider must exist and its params fit the type's schema, each trigger must be an event type or a trigger event of the registry. Nothing is stored when one fails.{{if .D.Version}} Version {{.D.Version}} goes with the form: a campaign changed since is not overwritten.{{end}}</p>
+{{.P.CSRFField}}<input type="hidden" name="action" value="SAVE"><input type="hidden" name="businessUnitId" value="{{.P.BusinessUnitID}}">{{if .D.Version}}<input type="hidden" name="version" value="{{.D.Version}}"><input type="hidden" name="campaignId" value="{{.D.CampaignID}}">{{else}}
+<label for="{{.ID}}-id">Campaign id</label><input id="{{.ID}}-id" name="campaignId" value="{{.D.CampaignID}}" required maxlength="100" pattern="[A-Za-z0-9][A-Za-z0-9_\-]*" aria-describedby="{{.ID}}-id-help"><p class="help" id="{{.ID}}-id-help">Letters, digits, - and _ (it names the campaign in the API and the budget).</p>{{end}}
+<label for="{{.ID}}-name">Name</label><input id="{{.ID}}-name" name="name" value="{{.D.Name}}" required maxlength="200">
+<label for="{{.ID}}-status">Status</label><select id="{{.ID}}-status" name="status">{{range (list "ACTIVE" "PAUSED" "STOPPED")}}<option{{if eq . $.D.Status}} selected{{end}}>{{.}}</option>{{end}}</select>
+<label for="{{.ID}}-triggers">Triggers</label><textarea id="{{.ID}}-triggers" name="triggers" rows="2" aria-describedby="{{.ID}}-triggers-help">{{.D.Triggers}}</textarea><p class="help" id="{{.ID}}-triggers-help">Event types that start an execution, one a line (e.g. First_Login_Reward).</p>
+<label for="{{.ID}}-actions">Actions (JSON)</label><textarea id="{{.ID}}-actions" name="actions" rows="10" class="code" spellcheck="false" aria-describedby="{{.ID}}-actions-help">{{.D.Actions}}</textarea><p class="help" id="{{.ID}}-actions-help">A JSON array, in chain order: [{"key": "welcome", "type": "NOTIFICATION_INBOX", "provider": "inbox", "params": {"subject": "…", "text": "…"}}]; optional "when" (ALWAYS, SUCCEEDED, FAILED) and "next" (an action's key or END).</p>
+<button type="submit">{{.Button}}</button></form>{{end}}
+
 {{define "campaigns"}}
 {{template "unitForm" .Picker}}
 {{if .Loaded}}<div class="scroll"><table id="campaigns"><caption>Campaigns of {{.BusinessUnitID}} (the first 50 by id)</caption>
@@ -533,14 +569,17 @@ var campaignTemplates = template.Must(template.Must(moreTemplates.Clone()).Parse
 {{else}}<tr><td colspan="6">No campaigns.</td></tr>{{end}}</tbody></table></div>
 {{with .Problem}}<div class="alert error" role="alert" id="campaign-problem"><h2>{{.Title}} ({{.Status}})</h2>{{with .Detail}}<p>{{.}}</p>{{end}}{{if .Fields}}<ul>{{range .Fields}}<li>{{.Field}}: {{.Message}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{with .Notice}}<div class="alert notice" role="status" id="campaign-notice">{{.}}</div>{{end}}
+{{if and .Loaded (not .Campaign)}}{{template "campaignForm" (dict "ID" "cc" "Title" "New campaign" "Button" "Create campaign" "D" .CreateDraft "P" .)}}{{end}}
 {{with .Campaign}}<h2 id="campaign">Campaign {{.CampaignID}}</h2>
 <dl class="kv"><dt>Status</dt><dd id="campaign-status">{{.Status}}</dd><dt>Version</dt><dd>{{.Version}}</dd><dt>Run</dt><dd>{{.RunID}}</dd><dt>Created</dt><dd>{{when .CreatedOn}}</dd>
-{{with $.Budget}}<dt>Budget</dt><dd><a href="/api/console/budgets?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}" id="budget-link">{{.Status}}{{with .PausedReason}} ({{.}}){{end}}: cost {{.Cost}} + reserved {{.ReservedCost}} of {{.MaxCost}} {{.Currency}}</a></dd>{{end}}</dl>
+{{with $.Budget}}<dt>Budget</dt><dd><a href="/api/console/budgets?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}" id="budget-link">{{.Status}}{{with .PausedReason}} ({{.}}){{end}}: cost {{.Cost}} + reserved {{.ReservedCost}} of {{.MaxCost}} {{.Currency}}</a></dd>{{else}}<dt>Budget</dt><dd><a href="/api/console/budgets?businessUnitId={{.BusinessUnitID}}&amp;campaignId={{.CampaignID}}" id="budget-create-link">none: create one</a></dd>{{end}}</dl>
 {{if $.Why}}<div class="note" id="campaign-why"><h3>{{if eq .Status "ACTIVE"}}What holds executions{{else}}Why it is {{.Status}}{{end}}</h3><ul>{{range $.Why}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 <div class="scroll"><table id="chain"><caption>The action chain</caption>
 <thead><tr><th scope="col">#</th><th scope="col">Action</th><th scope="col">Type</th><th scope="col">Provider</th><th scope="col">Runs when</th><th scope="col">Then</th><th scope="col">Price</th></tr></thead>
 <tbody>{{range $.Chain}}<tr><td>{{.Index}}</td><th scope="row">{{.Key}}</th><td>{{.Type}}</td><td>{{.Provider}}</td><td>{{.When}}</td><td>{{.Next}}</td><td>{{.Price}}</td></tr>
 {{else}}<tr><td colspan="7">No actions.</td></tr>{{end}}</tbody></table></div>
+{{with $.StaleDraft}}<details class="card" id="stale-draft" open><summary>Your draft (not saved)</summary><p>Triggers: {{.Triggers}}</p><pre class="body">{{.Actions}}</pre></details>{{end}}
+<details class="card" id="edit-campaign"{{if or $.Problem $.StaleDraft}} open{{end}}><summary>Edit campaign {{.CampaignID}}</summary>{{template "campaignForm" (dict "ID" "ce" "Title" "Edit" "Button" "Save campaign" "D" $.EditDraft "P" $)}}</details>
 {{if eq .Status "ACTIVE"}}{{template "statusForm" (dict "Action" "PAUSE" "Label" "Pause" "Help" "New executions still start; their commands wait until the campaign resumes." "C" . "P" $)}}{{end}}
 {{if ne .Status "ACTIVE"}}{{template "statusForm" (dict "Action" "RESUME" "Label" "Resume" "Help" "Commands run again; a paused budget still holds them until it is raised or resumed." "C" . "P" $)}}{{end}}
 {{if ne .Status "STOPPED"}}{{template "statusForm" (dict "Action" "STOP" "Label" "Stop" "Help" "Starts nothing more and cancels commands that have not reached a provider; UNKNOWN ones still need resolving." "C" . "P" $)}}{{end}}

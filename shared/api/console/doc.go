@@ -37,10 +37,12 @@
 //	                                        commands; an execution's history;
 //	                                        POST resolves an UNKNOWN command (version)
 //	POST /api/console/campaign-status       pause, resume, stop (campaign.Admin.SetStatus,
-//	                                        the version read; audited)
+//	                                        the version read; audited); action=SAVE
+//	                                        creates or edits (campaign.Admin.Save, as the
+//	                                        campaigns API's PUT; the version read on edit)
 //	GET  /api/console/budgets               a campaign's budget, audit, fees, waiting
-//	                                        commands; POST raises maxCost or resumes
-//	                                        (budget.Service, the version read)
+//	                                        commands; POST creates one, raises maxCost or
+//	                                        resumes (budget.Service, the version read)
 //	GET  /api/console/fees                  UNKNOWN fees; POST resolves one (revision)
 //	GET  /api/console/dead-letters          dead letters of every route (deadletters.go);
 //	                                        POST requeues (paced) or discards the ticked ones,
