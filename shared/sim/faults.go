@@ -203,7 +203,7 @@ type driver struct {
 	clock   *automation.ManualClock
 	pub     bus.Publisher // the current process's relay publisher (under the fault wrapper)
 	crashed bool
-	refused int // publishes publish-fail refused in this step
+	refused int  // publishes publish-fail refused in this step
 	nested  bool // a competing poller runs inside a hook: no faults there
 	off     bool // faults off (the final drain)
 	held    []bus.Message
