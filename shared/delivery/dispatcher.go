@@ -285,6 +285,11 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 		// a failed attempt): a sender that dies on this delivery each time is not sent again.
 		return d.unknown(ctx, o, tr, nil, fmt.Sprintf("%d attempts without an outcome or with a retry (the sender may crash on this delivery); the last claim expired", job.AttemptCount-1))
 	}
+	if c.InDoubt && tr.Idempotent {
+		if o, rec, done := d.gateInDoubt(ctx, o, job, now); done {
+			return o, rec, nil
+		}
+	}
 	if c.InDoubt && !tr.Idempotent {
 		looker, canLook := ch.(Looker)
 		if !canLook {
@@ -400,6 +405,31 @@ func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.Notification
 		return o, &store.NotificationFinishParams{Status: store.NotificationQueued, Error: g.Reason, NextAttemptOn: &until, Wait: true}, true
 	}
 	msg.ListUnsubscribe = g.ListUnsubscribe
+	return o, nil, false
+}
+
+// gateInDoubt asks the Gate about an in-doubt claim on an idempotent channel (resent with
+// the same idempotency key, without a lookup): done is true when the attempt ends here. An
+// earlier claim may have ended before its gate (a crash of another send of its batch, a
+// lease that ran out first), so the resend may be the job's first message; an opt-out
+// recorded before the job was created (g.Since before CreatedOn) means no attempt of it can
+// have passed the gate, and it ends Skipped. An opt-out recorded later, or quiet hours,
+// leave the resend as it is (it may repeat a message that arrived, which the provider
+// deduplicates). A preference read that fails retries the delivery (nothing is sent; the
+// next claim is a clean one and asks the gate).
+func (d *Dispatcher) gateInDoubt(ctx context.Context, o Outcome, job store.NotificationJob, now time.Time) (Outcome, *store.NotificationFinishParams, bool) {
+	if d.Gate == nil {
+		return o, nil, false
+	}
+	g, err := d.Gate.Check(ctx, job, now)
+	switch {
+	case err != nil:
+		o, rec, _ := d.retry(ctx, o, fmt.Errorf("preferences and quiet hours not read: %w", err))
+		return o, rec, true
+	case g.Skip && !g.Since.IsZero() && g.Since.Before(job.CreatedOn):
+		o.Status, o.Error = store.NotificationSkipped, g.Reason
+		return o, &store.NotificationFinishParams{Status: store.NotificationSkipped, Error: g.Reason}, true
+	}
 	return o, nil, false
 }
 

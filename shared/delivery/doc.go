@@ -28,7 +28,11 @@
 // Before rendering, a clean claim asks the Gate (recipient preferences and quiet hours,
 // shared/preference): an opt-out ends the job Skipped (final, the reason in LastError); a
 // marketing delivery inside quiet hours goes back to Queued until the window ends
-// (NextAttemptOn, RetryCount unchanged: a wait is not a failed attempt).
+// (NextAttemptOn, RetryCount unchanged: a wait is not a failed attempt). An in-doubt claim
+// asks it once the lookup said not delivered, or, on an idempotent channel (no lookup),
+// before the resend: there only an opt-out recorded before the job's CreatedOn ends it
+// Skipped (the earlier claim may have died before its gate, as when another send of its
+// batch crashed; a later opt-out may postdate a send that arrived).
 //
 // Crash safety: a sender that dies between claim and send, or between send and recording
 // the outcome, leaves a Sending job whose lease expires. The next claim is InDoubt, so a

@@ -93,3 +93,61 @@ func TestQuietHoursHoldMarketingUntilTheWindowEnds(t *testing.T) {
 		t.Fatalf("after the window = %s at %v", j.Status, j.SentOn)
 	}
 }
+
+// An in-doubt claim on an idempotent channel (no lookup: the resend carries the same
+// idempotency key) whose earlier claim ended before its gate (the process died on another
+// send of its batch, sim seed 9405) asks the gate: an opt-out recorded before the delivery
+// was created ends it Skipped, never sent; an opt-out recorded after it was created leaves
+// the resend as it was (the earlier attempt may have passed the gate and arrived).
+func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		optOutLate bool
+		want       store.NotificationStatus
+		sent       int
+	}{
+		{name: "opted out before the delivery", want: store.NotificationSkipped},
+		{name: "opted out after the delivery was created", optOutLate: true, want: store.NotificationSent, sent: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := &provider{}
+			e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p, traits: delivery.Traits{Idempotent: true}}})
+			ctx := context.Background()
+			if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
+				t.Fatal(err)
+			}
+			svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
+			e.disp.Gate = svc
+			optOut := func() {
+				if err := svc.OptOut(ctx, "bu-1", "linh@example.test", "email", "", preference.SourceSMSStop, "linh@example.test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tc.optOutLate {
+				optOut()
+			}
+			e.clock.Advance(time.Minute)
+			key := e.queue(t, map[string]any{"points": 5}, "email", "linh@example.test")[0]
+			// Claimed, and the process died before this job's turn: no gate, no send.
+			if c, err := e.st.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: e.clock.Now(), Lease: time.Minute}); err != nil || !c.Claimed {
+				t.Fatalf("claim: %+v %v", c, err)
+			}
+			if tc.optOutLate {
+				e.clock.Advance(time.Second)
+				optOut()
+			}
+			if r := e.sweep(t, 2*time.Minute); r.Claimed != 1 {
+				t.Fatalf("sweep after the lease: %+v", r)
+			}
+			j := e.job(t, key)
+			if j.Status != tc.want || p.deliveries() != tc.sent {
+				t.Fatalf("in-doubt resend = %s %q, %d sent; want %s, %d sent", j.Status, j.LastError, p.deliveries(), tc.want, tc.sent)
+			}
+			if tc.want == store.NotificationSkipped && (!strings.Contains(j.LastError, "opted out of marketing email messages (sms-stop") || j.SentOn != nil) {
+				t.Fatalf("skipped with %q, sent on %v", j.LastError, j.SentOn)
+			}
+		})
+	}
+}

@@ -390,7 +390,7 @@ func (s *Service) Check(ctx context.Context, job store.NotificationJob, now time
 	}
 	for _, p := range prefs {
 		if p.Channel == job.Channel && p.Category == cat.Name && !p.OptedIn {
-			return delivery.GateDecision{Skip: true, Reason: fmt.Sprintf("the recipient opted out of %s %s messages (%s, %s)",
+			return delivery.GateDecision{Skip: true, Since: p.ChangedOn.UTC(), Reason: fmt.Sprintf("the recipient opted out of %s %s messages (%s, %s)",
 				cat.Name, job.Channel, p.Source, p.ChangedOn.UTC().Format(time.RFC3339))}, nil
 		}
 	}

@@ -91,11 +91,16 @@ const (
 	// inside the claim's range (issue 39). The rows stay unpublished and unleased; a later
 	// claim takes them, each once per MessageId and in order within the destination.
 	DestinationFull Kind = "destination-full"
+	// PublishFail: the broker refuses one relayed message (a failed publish, nothing
+	// accepted): the relay sets the row's RetryAt, and the later rows of its session
+	// (destination and SessionID) wait behind it in the claim (issue 39 item 4, order per
+	// session); every row is still published by the end, each applied once.
+	PublishFail Kind = "publish-fail"
 )
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -168,7 +173,12 @@ const (
 	pEagerLost = 0.1
 	// destination-full per relay claim.
 	pDestinationFull = 0.25
+	// publish-fail per relayed message.
+	pPublishFail = 0.03
 )
+
+// errPublishRefused is the broker's answer to a publish the publish-fail fault refused.
+var errPublishRefused = errors.New("sim: the broker refused the publish (publish-fail)")
 
 // errCrash is what a fault point returns when it killed the process.
 var errCrash = errors.New("sim: process crashed at a fault point")
@@ -182,6 +192,8 @@ type driver struct {
 	// fullRng draws destination-full on its own stream, so the other faults of a seed stay
 	// what they were without it.
 	fullRng *rand.Rand
+	// failRng draws publish-fail on its own stream, for the same reason.
+	failRng *rand.Rand
 	counts  map[string]int // faults injected, by kind (and sub-kind)
 	chk     *checker
 
@@ -191,6 +203,7 @@ type driver struct {
 	clock   *automation.ManualClock
 	pub     bus.Publisher // the current process's relay publisher (under the fault wrapper)
 	crashed bool
+	refused int  // publishes publish-fail refused in this step
 	nested  bool // a competing poller runs inside a hook: no faults there
 	off     bool // faults off (the final drain)
 	held    []bus.Message
@@ -208,7 +221,8 @@ type driver struct {
 }
 
 func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
-	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), fullRng: rand.New(rand.NewPCG(w.Seed, 0xf0110f011)), counts: map[string]int{}, chk: chk,
+	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), fullRng: rand.New(rand.NewPCG(w.Seed, 0xf0110f011)),
+		failRng: rand.New(rand.NewPCG(w.Seed, 0xfa11ed0ff)), counts: map[string]int{}, chk: chk,
 		billingAsked: map[string]int{}, billingCounts: map[string]int{}}
 }
 
@@ -400,6 +414,11 @@ type faultyPublisher struct{ d *driver }
 
 func (p faultyPublisher) Publish(ctx context.Context, m bus.Message) error {
 	d := p.d
+	if !d.off && !d.nested && d.kinds[PublishFail] && d.failRng.Float64() < pPublishFail {
+		d.counts[string(PublishFail)]++
+		d.refused++
+		return errPublishRefused
+	}
 	d.chk.noteTrigger(m.Destination, m.Body)
 	if d.roll(BusDelay, pDelay) {
 		d.counts[string(BusDelay)]++
@@ -450,6 +469,13 @@ func (d *driver) release(ctx context.Context) error {
 // invariants at quiescent points.
 func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool, error) {
 	d.steps++
+	if !d.crashed && stepErr != nil && d.refused > 0 && strings.Contains(stepErr.Error(), errPublishRefused.Error()) {
+		// The relay reported the publish the fault refused (the OutboxRelay timer answers
+		// 500, as the Functions host sees it): the row waits for its RetryAt, which the
+		// next ticks and the final drain reach.
+		stepErr = nil
+	}
+	d.refused = 0
 	if !d.crashed && stepErr != nil {
 		return false, fmt.Errorf("step at %s: %w", now.Format(time.RFC3339), stepErr)
 	}

@@ -42,6 +42,10 @@ func TestSeed278GatewayNotificationSurvivesACrash(t *testing.T) { runSeedClean(t
 // conformance suite). The checker counted only Failed rows as held and reported the row as
 // never terminal (due-rows-terminal, threshold-fired-once): the bug was in the invariant, which
 // now accepts a row on support hold with a reason in either status (heldWithReason).
+// With the publish-fail fault the same seed then broke never-to-opted-out, a product bug: a
+// dispatch batch's claim cut short by another send's crash was taken over in doubt and, SMS
+// being idempotent, resent without the gate to a number opted out since before the delivery
+// (fixed by Dispatcher.gateInDoubt; TestInDoubtIdempotentResendHonoursAnEarlierOptOut).
 func TestSeed9405HeldPendingRowIsTerminal(t *testing.T) { runSeedClean(t, 9405) }
 
 // TestSeed36SMSSentOnce: seed 36 resends an sms delivery after a lost answer; with an id
