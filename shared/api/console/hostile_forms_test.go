@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,6 +86,42 @@ func TestCampaignSaveFormHostile(t *testing.T) {
 	}
 	if cs, _ := e.rt.Store.CampaignList(ctx, "bu-nyc", "", 10); len(cs) != 0 {
 		t.Fatalf("refused saves stored campaigns: %+v", cs)
+	}
+	// Two creates at once (a double submit): one 200, one 409; then two edits of version 1 at
+	// once: one 200, one 412. A version newer than the stored one, or the largest int64: 412.
+	at := func(vs ...url.Values) []int {
+		codes := make([]int, len(vs))
+		var wg sync.WaitGroup
+		for i, v := range vs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i], _ = post(v)
+			}()
+		}
+		wg.Wait()
+		slices.Sort(codes)
+		return codes
+	}
+	if codes := at(create("welcome", actions), create("welcome", actions)); !slices.Equal(codes, []int{200, 409}) {
+		t.Fatalf("two creates at once: %v", codes)
+	}
+	edit := func(ver, name string) url.Values {
+		v := create("welcome", actions)
+		v.Set("version", ver)
+		v.Set("name", name)
+		return v
+	}
+	if codes := at(edit("1", "A"), edit("1", "B")); !slices.Equal(codes, []int{200, 412}) {
+		t.Fatalf("two edits of version 1 at once: %v", codes)
+	}
+	for _, ver := range []string{"3", "9223372036854775807"} {
+		if code, body := post(edit(ver, "C")); code != 412 || !strings.Contains(body, "ACTIVE at version 2") {
+			t.Errorf("version %s: %d %.3000s", ver, code, body)
+		}
+	}
+	if c, err := e.rt.Store.CampaignGet(ctx, "bu-syd", "welcome"); err != nil || c.Version != 2 || (c.Name != "A" && c.Name != "B") {
+		t.Fatalf("after the edits: %+v %v", c, err)
 	}
 }
 
