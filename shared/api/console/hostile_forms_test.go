@@ -44,6 +44,12 @@ func TestCampaignSaveFormHostile(t *testing.T) {
 		"invalid UTF-8":                `[{"key":"welcome","type":"NOTIFICATION_LOG","provider":"log","params":{"subject":"Hi` + "\xff" + `","text":"Welcome"}}]`,
 		"lone surrogate":               `[{"key":"welcome","type":"NOTIFICATION_LOG","provider":"log","params":{"subject":"Hi\ud800","text":"Welcome"}}]`,
 		"deeply nested":                strings.Repeat("[", 5000) + strings.Repeat("]", 5000),
+		"null":                         `null`,
+		"an object":                    `{}`,
+		"a string":                     `"x"`,
+		"empty array":                  `[]`,
+		"two arrays":                   actions + actions,
+		"a number key":                 `[{"key":1,"type":"NOTIFICATION_LOG","provider":"log","params":{}}]`,
 	} {
 		n++
 		if code, body := post(create("w-"+strconv.Itoa(n), acts)); code != 422 || !names(body, "actions") {
