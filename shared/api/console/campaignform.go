@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // campaignDraft is the campaign form as the page shows it: a stored campaign to edit, or what
@@ -52,6 +53,13 @@ func definitionOf(d campaignDraft) (campaign.Definition, error) {
 		}
 	}
 	if raw := strings.TrimSpace(d.Actions); raw != "" {
+		// The API's PUT reads its body by strictjson's rules (httpapi.DecodeJSONBytes); the
+		// form's JSON is held to the same: not UTF-8, a lone surrogate escape (which
+		// encoding/json would store as U+FFFD) or a member named twice in one object (which
+		// encoding/json would read as the last one, dropping the first) is refused.
+		if err := strictjson.Text([]byte(raw)); err != nil {
+			return def, automation.Invalid("actions", "%v", err)
+		}
 		dec := json.NewDecoder(strings.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&def.Actions); err != nil {
@@ -59,6 +67,9 @@ func definitionOf(d campaignDraft) (campaign.Definition, error) {
 		}
 		if dec.More() {
 			return def, automation.Invalid("actions", "must be one JSON array; text follows it")
+		}
+		if err := strictjson.Check([]byte(raw)); err != nil {
+			return def, automation.Invalid("actions", "%v", err)
 		}
 	}
 	return def, nil

@@ -8,11 +8,14 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -302,6 +305,10 @@ func (c *Console) wrap(pattern string, h handlerFunc) http.Handler {
 					"The request came from another site, or its form is from an earlier session. Nothing was done. Reload the page and try again.")
 				return
 			}
+			if err := formText(r.PostForm); err != nil {
+				c.fail(w, r, x, 0, "", "", err)
+				return
+			}
 		}
 		if err := h(w, r, x); err != nil {
 			c.fail(w, r, x, 0, "", "", err)
@@ -556,6 +563,24 @@ func (c *Console) extension(p Page, fn func(*http.Request, PageCall) (template.H
 		c.render(w, status, "extension", d)
 		return nil
 	}
+}
+
+// formText refuses a form holding a name or value that is not UTF-8 (a browser sends the
+// page's UTF-8; "%FF" is typed by hand): the JSON APIs refuse such bytes before decoding
+// (strictjson.Text), and a form must not store what the API would refuse. Errors:
+// CodeInvalidInput naming each such member (sorted), nil when all are text.
+func formText(f url.Values) error {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(f)) {
+		ok := utf8.ValidString(k)
+		for _, v := range f[k] {
+			ok = ok && utf8.ValidString(v)
+		}
+		if !ok {
+			errs = append(errs, automation.Invalid(strings.ToValidUTF8(k, "\uFFFD"), "is not UTF-8 text; nothing was done"))
+		}
+	}
+	return automation.InvalidFields(errs...)
 }
 
 // operator is who acts: the signed-in identity the front end names (App Service
