@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
@@ -25,11 +26,14 @@ import (
 // Besides the counts since start it keeps the counts not yet persisted, which the metrics
 // sampler takes once a minute (DrainCounts) and adds to the MetricsCount table, so the
 // console's ingest figures survive restarts and add up across instances; the hot ingest
-// path itself writes nothing more to SQL. The pending map has the same bound.
+// path itself writes nothing more to SQL. The pending counts are a metricscount.Counts
+// of flow store.FlowIngest, with its bound (metricscount.MaxKeys).
 type Metrics struct {
-	mu      sync.Mutex
-	counts  map[metricKey]int64
-	pending map[metricKey]int64
+	mu     sync.Mutex
+	counts map[metricKey]int64
+	// pending holds the counts not yet persisted, as store.FlowIngest rows (label: the
+	// event type, outcome: the status), with metricscount's bound and overflow bucket.
+	pending *metricscount.Counts
 }
 
 // MaxMetricKeys bounds the (unit, type, status) keys Metrics keeps: registered types × the
@@ -41,7 +45,7 @@ type metricKey struct{ bu, typ, status string }
 
 // NewMetrics returns empty counters.
 func NewMetrics() *Metrics {
-	return &Metrics{counts: map[metricKey]int64{}, pending: map[metricKey]int64{}}
+	return &Metrics{counts: map[metricKey]int64{}, pending: metricscount.New(store.FlowIngest)}
 }
 
 func (m *Metrics) count(r Result) {
@@ -58,22 +62,10 @@ func (m *Metrics) count(r Result) {
 		k = metricKey{status: r.Status}
 	}
 	m.counts[k]++
-	m.addPending(k, 1)
 	m.mu.Unlock()
+	m.pending.Add(k.bu, k.typ, k.status, 1)
 	// The OTel counter takes the same bounded key, so /metrics and the JSON route agree.
 	telemetry.CountIngest(context.Background(), k.bu, k.typ, k.status)
-}
-
-// addPending adds n to k's count not yet persisted (mu held); beyond MaxMetricKeys keys it
-// counts in the ("", "", status) bucket.
-func (m *Metrics) addPending(k metricKey, n int64) {
-	if m.pending == nil {
-		m.pending = map[metricKey]int64{}
-	}
-	if _, ok := m.pending[k]; !ok && len(m.pending) >= MaxMetricKeys {
-		k = metricKey{status: k.status}
-	}
-	m.pending[k] += n
 }
 
 // DrainCounts takes the counts not yet persisted, as store.MetricsCount rows of flow
@@ -84,25 +76,7 @@ func (m *Metrics) DrainCounts(at time.Time) []store.MetricsCount {
 	if m == nil {
 		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	on := at.UTC().Truncate(time.Minute)
-	out := make([]store.MetricsCount, 0, len(m.pending))
-	for k, n := range m.pending {
-		out = append(out, store.MetricsCount{MinuteOn: on, Flow: store.FlowIngest, BusinessUnitID: k.bu, Label: k.typ, Outcome: k.status, N: n})
-	}
-	clear(m.pending)
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.BusinessUnitID != b.BusinessUnitID {
-			return a.BusinessUnitID < b.BusinessUnitID
-		}
-		if a.Label != b.Label {
-			return a.Label < b.Label
-		}
-		return a.Outcome < b.Outcome
-	})
-	return out
+	return m.pending.DrainCounts(at)
 }
 
 // RestoreCounts gives back counts DrainCounts returned that could not be persisted; the
@@ -111,13 +85,7 @@ func (m *Metrics) RestoreCounts(counts []store.MetricsCount) {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, c := range counts {
-		if c.Flow == store.FlowIngest && c.N > 0 {
-			m.addPending(metricKey{c.BusinessUnitID, c.Label, c.Outcome}, c.N)
-		}
-	}
+	m.pending.RestoreCounts(counts)
 }
 
 // Len is the number of keys held (at most MaxMetricKeys plus the overflow buckets).
