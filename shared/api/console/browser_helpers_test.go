@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/automation-platform/automation/shared/browsertest"
 )
 
 // browser drives one headless Chromium for a test: TestConsoleInABrowser and
@@ -29,42 +31,18 @@ type browser struct {
 // deadline never ends it; screenshots go to out.
 func newBrowser(t *testing.T, path, out string) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 1000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	t.Cleanup(cancelCtx)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start %s: %v", path, err)
-	}
+	ctx := browsertest.Start(t, path, chromedp.WindowSize(1280, 1000))
 	return &browser{t: t, ctx: ctx, out: out, axe: axeScript(t)}
 }
 
 // until waits until the script js answers true in the current document.
 func (b *browser) until(what, js string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		var last error
-		for {
-			ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-			if err == nil && ok {
-				return nil
-			}
-			if err != nil {
-				last = err
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), last)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	})
+	return browsertest.Until(what, js)
 }
 
 // visible waits for sel on the page a click or a submit leads to.
 func (b *browser) visible(sel string) chromedp.Action[chromedp.Void] {
-	return b.until(sel+" not visible", fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.getClientRects().length > 0; })()`, sel))
+	return browsertest.Visible(sel)
 }
 
 // loaded waits until the current document's URL contains part and it has finished loading:
@@ -74,22 +52,10 @@ func (b *browser) loaded(part string) chromedp.Action[chromedp.Void] {
 	return b.until("no loaded page at "+part, fmt.Sprintf(`location.href.includes(%q) && document.readyState === "complete"`, part))
 }
 
-// click waits for sel to be visible and clicks it from the page's own script (the element's
-// click(), as a user's click runs its default action: follow the link, submit the form).
-// chromedp's Click dispatches mouse events on a DOM node and then keeps querying that node,
-// which could wait out the step's deadline when the click swapped the document.
+// click waits for sel to be visible and clicks it from the page's own script
+// (browsertest.Click says why not chromedp's Click).
 func (b *browser) click(sel string) chromedp.Action[chromedp.Void] {
-	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := b.visible(sel)(ctx, tg); err != nil {
-			return err
-		}
-		ok, err := chromedp.Evaluate[bool](js)(ctx, tg)
-		if err == nil && !ok {
-			err = fmt.Errorf("%s: no such element to click", sel)
-		}
-		return err
-	})
+	return browsertest.Click(sel)
 }
 
 // choose picks value in the <select> sel (a business-unit picker) as a person would, and
