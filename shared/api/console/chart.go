@@ -15,24 +15,40 @@ const (
 	padT, padB     = 10.0, 24.0
 )
 
-// chart is a server-drawn line chart of deliveries per minute: no script, readable without
-// colour (each series has its own dash pattern and a legend), with a summary table beside it.
+// chart is a server-drawn line chart (deliveries per minute, a sampled figure over the
+// window): no script, readable without colour (each series has its own dash pattern and a
+// legend), with a summary table beside it. One template block ("chart" in overview.html)
+// draws every chart of the overview from it.
 type chart struct {
-	ID     string  // the SVG's title and description ids start with it
-	TickX  float64 // where the y-axis labels end
-	W, H   float64
-	Series []series
-	YMax   int
-	YTicks []tick
-	XTicks []tick
-	// Rows sum the minutes per tenth of the window, for the table (screen readers, small screens).
-	Rows []chartRow
-	Axis struct{ X0, X1, Y0, Y1 float64 }
+	ID     string // the SVG's title and description ids start with it
+	Figure string // the figure's id ("chart-" and ID unless a page named it otherwise)
+	// Title is the SVG's title; Desc its description; Heading, when set, leads the caption
+	// (bold), followed by Note.
+	Title, Desc, Heading, Note string
+	TickX                      float64 // where the y-axis labels end: the left margin fits the longest one
+	W, H                       float64
+	Series                     []series
+	YMax                       int
+	YTicks                     []tick
+	XTicks                     []tick
+	// Columns head the table's value columns; Rows sum (counts) or peak (samples) the
+	// minutes per tenth of the window, for the table (screen readers, small screens), under
+	// the disclosure's TableLabel and the table's Caption.
+	Columns             []string
+	Rows                []chartRow
+	TableLabel, Caption string
+	Axis                struct{ X0, X1, Y0, Y1 float64 }
+	Empty               bool // no samples in the window yet
+	// Few says the window holds fewer than two samples: no line is drawn, the caption says
+	// so (Note) and the legend gives the figures now.
+	Few bool
 }
 
+// series is one line of a chart; Summary is its legend's figure (a count's total; a
+// sample's "now …, peak …").
 type series struct {
-	Name, Class, Dash, Points string
-	Total                     int
+	Name, Class, Dash, Points, Summary string
+	Total                              int
 }
 
 type tick struct {
@@ -46,7 +62,7 @@ type chartRow struct {
 	From, To              string
 	Sent, Failed, Unknown int
 	// Values are the row's figures of the series drawn, in their order (the table's cells).
-	Values []int
+	Values []string
 }
 
 // throughputChart draws tp; names are its three series ("Sent", "Failed", "UNKNOWN" for
@@ -57,7 +73,7 @@ func throughputChart(tp support.Throughput, id string, names ...string) chart {
 	if len(names) != 3 {
 		names = []string{"Sent", "Failed", "UNKNOWN"}
 	}
-	c := chart{ID: id, W: chartW, H: chartH}
+	c := chart{ID: id, Figure: "chart-" + id, W: chartW, H: chartH, TableLabel: "The same figures as a table"}
 	n := len(tp.Minutes)
 	maxV := 1
 	for _, m := range tp.Minutes {
@@ -94,6 +110,10 @@ func throughputChart(tp support.Throughput, id string, names ...string) chart {
 		}
 	}
 	c.Series = kept
+	for i := range c.Series {
+		c.Series[i].Summary = fmt.Sprint(c.Series[i].Total)
+		c.Columns = append(c.Columns, c.Series[i].Name)
+	}
 	for _, v := range []int{0, maxV / 2, maxV} {
 		c.YTicks = append(c.YTicks, tick{X: c.TickX, Pos: y(v), Label: fmt.Sprint(v)})
 	}
@@ -111,7 +131,7 @@ func throughputChart(tp support.Throughput, id string, names ...string) chart {
 				r.Unknown += m.Unknown
 			}
 			for _, k := range keep {
-				r.Values = append(r.Values, [3]int{r.Sent, r.Failed, r.Unknown}[k])
+				r.Values = append(r.Values, fmt.Sprint([3]int{r.Sent, r.Failed, r.Unknown}[k]))
 			}
 			c.Rows = append(c.Rows, r)
 		}
@@ -119,40 +139,22 @@ func throughputChart(tp support.Throughput, id string, names ...string) chart {
 	return c
 }
 
+// titled names a throughput chart on its page: the figure's id, the SVG's title, its
+// description (descFmt has one %d per series drawn, for its total; the sentence about the
+// window and the table follows) and the table's caption.
+func (c chart) titled(figure, title, descFmt, caption string) chart {
+	totals := make([]any, len(c.Series))
+	for i, s := range c.Series {
+		totals[i] = s.Total
+	}
+	c.Figure, c.Title, c.Caption = figure, title, caption
+	c.Desc = fmt.Sprintf(descFmt, totals...) + " over the window; the table below lists them by period."
+	return c
+}
+
 // maxChartPoints bounds the points of one history series: longer windows keep the largest
 // value of each run of samples, so a peak is never averaged away.
 const maxChartPoints = 360
-
-// lineChart is a server-drawn chart of sampled figures over the window (the metrics history:
-// backlog and holds, the ages), with the same geometry and legend rules as the throughput
-// chart: dash patterns, a legend with the latest value and the peak, and a table.
-type lineChart struct {
-	ID, Title, Desc string
-	W, H            float64
-	Series          []lineSeries
-	YTicks, XTicks  []tick
-	Axis            struct{ X0, X1, Y0, Y1 float64 }
-	// Columns head the table's value columns; Rows give the peak of each series per tenth of
-	// the window.
-	Columns []string
-	Rows    []lineRow
-	Empty   bool // no samples in the window yet
-	// Few says the window holds fewer than two samples: no line is drawn, the caption says
-	// so (Note) and the legend gives the figures now.
-	Few  bool
-	Note string
-	// TickX is where the y-axis labels end: the left margin fits the longest one.
-	TickX float64
-}
-
-type lineSeries struct {
-	Name, Class, Dash, Points, Summary string
-}
-
-type lineRow struct {
-	From, To string
-	Values   []string
-}
 
 // histSeries is one figure of the history.
 type histSeries struct {
@@ -168,9 +170,10 @@ type histSeries struct {
 // point, so the legend's "now" is the tile's figure (issue 35: the tile said "Due backlog
 // 0" while the legend, from the last sample, said "now 1"). A sample at asOf itself is
 // replaced by it. With fewer than two samples no line is drawn and the caption says so.
-func historyChart(id, title string, h support.MetricsHistory, live support.MetricsPoint, ss []histSeries, label func(int64) string) lineChart {
+func historyChart(id, title string, h support.MetricsHistory, live support.MetricsPoint, ss []histSeries, label func(int64) string) chart {
 	asOf := live.On
-	c := lineChart{ID: id, Title: title, W: chartW, H: chartH, Empty: len(h.Points) == 0, Few: len(h.Points) < 2}
+	c := chart{ID: id, Figure: "chart-" + id, Title: title, Heading: title, W: chartW, H: chartH, Empty: len(h.Points) == 0, Few: len(h.Points) < 2,
+		TableLabel: title + " as a table", Caption: title + ": peaks by period (UTC)"}
 	switch len(h.Points) {
 	case 0:
 		c.Note = "no samples yet: the first is taken within a minute of start-up; the figures now are in the legend."
@@ -226,7 +229,7 @@ func historyChart(id, title string, h support.MetricsHistory, live support.Metri
 		if c.Few {
 			sum = "now " + label(s.Get(live))
 		}
-		c.Series = append(c.Series, lineSeries{Name: s.Name, Class: s.Class, Dash: s.Dash, Points: strings.TrimSpace(b.String()), Summary: sum})
+		c.Series = append(c.Series, series{Name: s.Name, Class: s.Class, Dash: s.Dash, Points: strings.TrimSpace(b.String()), Summary: sum})
 		c.Columns = append(c.Columns, s.Name)
 		desc = append(desc, s.Name+": "+sum)
 	}
@@ -254,7 +257,7 @@ func historyChart(id, title string, h support.MetricsHistory, live support.Metri
 		if !seen {
 			continue
 		}
-		r := lineRow{From: from.UTC().Format("15:04"), To: to.UTC().Format("15:04")}
+		r := chartRow{From: from.UTC().Format("15:04"), To: to.UTC().Format("15:04")}
 		for _, v := range tops {
 			r.Values = append(r.Values, label(v))
 		}
@@ -276,7 +279,7 @@ func peak(a, b support.MetricsPoint) support.MetricsPoint {
 
 // historyCharts are the overview's history charts: the due backlog and holds (rows), and
 // the oldest due age with the outbox age when the history is the platform's (seconds).
-func historyCharts(h support.MetricsHistory, m support.Metrics) []lineChart {
+func historyCharts(h support.MetricsHistory, m support.Metrics) []chart {
 	live := support.MetricsPoint{On: m.AsOf, PendingDue: m.PendingDueNow, OnHold: m.OnHold}
 	if m.OldestDueAgeSeconds != nil {
 		live.OldestDueAgeSeconds = *m.OldestDueAgeSeconds
@@ -309,7 +312,7 @@ func historyCharts(h support.MetricsHistory, m support.Metrics) []lineChart {
 			return *p.OutboxOldestAgeSeconds
 		}})
 	}
-	return []lineChart{backlog, historyChart("ages", title, h, asOf, ages, ageLabel)}
+	return []chart{backlog, historyChart("ages", title, h, asOf, ages, ageLabel)}
 }
 
 // tickGap is the space between a y-axis label's end and the axis; tickCharW a generous

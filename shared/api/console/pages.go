@@ -47,7 +47,7 @@ type overviewData struct {
 	TriggerChart chart
 	Reports      support.Throughput
 	ReportChart  chart
-	History      []lineChart
+	History      []chart
 	Holds        []kv
 }
 
@@ -107,11 +107,15 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
-	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Chart: throughputChart(tp, "tp"), Holds: sortedKV(m.OnHoldByReason),
-		History: historyCharts(h, m), Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN"),
-		Ingest: it, IngestChart: throughputChart(it, "ing", "Accepted", "Rejected", "Duplicate"),
-		Triggers: trg, TriggerChart: throughputChart(trg, "trg", "Fired", "", ""),
-		Reports: rep, ReportChart: throughputChart(rep, "rep", "Delivered", "Failed", "Skipped")}
+	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Holds: sortedKV(m.OnHoldByReason), History: historyCharts(h, m),
+		Chart:    throughputChart(tp, "tp").titled("chart-deliveries", "Deliveries per minute", "Sent %d, failed %d, UNKNOWN %d", "Deliveries by period (UTC)"),
+		Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN").titled("chart-commands", "Campaign commands per minute",
+			"Succeeded %d, failed %d, UNKNOWN %d", "Campaign commands by period (UTC)"),
+		Ingest: it, IngestChart: throughputChart(it, "ing", "Accepted", "Rejected", "Duplicate").titled("chart-ingest", "Gateway ingest per minute",
+			"Accepted %d, rejected %d, duplicate %d", "Gateway ingest by period (UTC)"),
+		Triggers: trg, TriggerChart: throughputChart(trg, "trg", "Fired", "", "").titled("chart-trg", "Attribute triggers per minute", "Fired %d", "Attribute triggers by period (UTC)"),
+		Reports: rep, ReportChart: throughputChart(rep, "rep", "Delivered", "Failed", "Skipped").titled("chart-rep", "Report runs per minute",
+			"Delivered %d, Failed %d, Skipped %d", "Report runs by period (UTC)")}
 	c.render(w, http.StatusOK, "overview", c.data(r, x, "Overview", d))
 	return nil
 }
