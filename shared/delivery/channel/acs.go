@@ -1,14 +1,21 @@
 package channel
 
 import (
+	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
 )
 
 // ACS access-key request signing (docs/channels.md#acs-signing): every Azure Communication
@@ -88,3 +95,83 @@ func ACSSign(req *http.Request, body []byte, key []byte, now time.Time) {
 
 // ACSAuthorization is the Authorization header value for a signature (tests, the simulator).
 func ACSAuthorization(signature string) string { return acsAuthPrefix + signature }
+
+// acsClient is what the ACS channels (SMS, WhatsApp) share: the parsed connection, the
+// client (no redirects, a bounded request) and the clock that signs.
+type acsClient struct {
+	name   string // the channel's name, first in every error ("sms", "whatsapp")
+	conn   ACSConnection
+	client *http.Client
+	clock  automation.Clock
+}
+
+// newACSClient parses connectionString and bounds timeout (requestTimeout); a nil clock is
+// automation.SystemClock. It returns the defaults it applied, for the channel's config.
+func newACSClient(name, connectionString string, timeout time.Duration, base *http.Client, clock automation.Clock) (acsClient, time.Duration, error) {
+	conn, err := ParseACSConnectionString(connectionString)
+	if err != nil {
+		return acsClient{}, 0, err
+	}
+	if timeout, err = requestTimeout(name, timeout); err != nil {
+		return acsClient{}, 0, err
+	}
+	if clock == nil {
+		clock = automation.SystemClock{}
+	}
+	return acsClient{name: name, conn: conn, client: sendClient(base, timeout), clock: clock}, timeout, nil
+}
+
+// acsAnswer is ACS's answer to one request: its status code, up to 64 KiB of its body, its
+// Retry-After header, and Status, the line errors carry ("sms https://… answered 400 Bad
+// Request: <the body's first 300 bytes>").
+type acsAnswer struct {
+	Code       int
+	Body       []byte
+	RetryAfter string
+	Status     string
+}
+
+// post signs raw (ACSSign) and POSTs it as JSON to the endpoint's pathAndQuery with header's
+// extra headers. An error is the outcome of a request that got no answer: UNKNOWN when the
+// request was written in full (ACS may have acted on it), else a plain error (retry:
+// nothing was sent). Every answer, whatever its status, comes back as an acsAnswer.
+func (a acsClient) post(ctx context.Context, pathAndQuery string, raw []byte, header http.Header) (acsAnswer, error) {
+	ctx, wrote := watchWrite(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.conn.Endpoint+pathAndQuery, bytes.NewReader(raw))
+	if err != nil {
+		return acsAnswer{}, automation.Permanent(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	ACSSign(req, raw, a.conn.AccessKey, a.clock.Now())
+	resp, err := a.client.Do(req)
+	if err != nil {
+		if wrote.Load() {
+			return acsAnswer{}, automation.Unknown(fmt.Errorf("%s %s: no answer after the request was sent: %w", a.name, a.conn.Endpoint, err))
+		}
+		return acsAnswer{}, fmt.Errorf("%s %s: request not sent: %w", a.name, a.conn.Endpoint, err)
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return acsAnswer{Code: resp.StatusCode, Body: rb, RetryAfter: resp.Header.Get("Retry-After"),
+		Status: fmt.Sprintf("%s %s answered %s: %.300s", a.name, a.conn.Endpoint, resp.Status, rb)}, nil
+}
+
+// refusal is the outcome of an answer the channel did not accept, by the rules both ACS
+// channels share (docs/channels.md): 429 = retry after Retry-After; 401, 403, 408 and the
+// channel's retry codes = retry (nothing sent); 5xx = UNKNOWN; any other = permanent.
+func (a acsClient) refusal(ans acsAnswer, retry ...int) error {
+	switch c := ans.Code; {
+	case c == http.StatusTooManyRequests:
+		return automation.RetryAfter(parseRetryAfter(ans.RetryAfter, a.clock.Now()), errors.New(ans.Status))
+	case c == http.StatusUnauthorized || c == http.StatusForbidden || c == http.StatusRequestTimeout || slices.Contains(retry, c):
+		return errors.New(ans.Status)
+	case c >= 500:
+		return automation.Unknown(errors.New(ans.Status))
+	}
+	return automation.Permanent(errors.New(ans.Status))
+}

@@ -1,10 +1,16 @@
 package channel_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 )
 
@@ -43,6 +49,69 @@ func TestACSSignMicrosoftVectors(t *testing.T) {
 	for _, bad := range []string{"accesskey=pw==", "endpoint=https://x.example/;accesskey=not base64!", "endpoint=ftp://x/;accesskey=pw=="} {
 		if _, err := channel.ParseACSConnectionString(bad); err == nil {
 			t.Errorf("ParseACSConnectionString(%q) accepted", bad)
+		}
+	}
+}
+
+// Every ACS answer maps to the outcome docs/channels.md gives it, for SMS and WhatsApp alike
+// through their one mapping, plus what each channel adds: WhatsApp retries 409 (the first
+// request with the id is still in progress) and calls 412 UNKNOWN (first-sent outside the
+// window), both permanent for SMS like any other 4xx it does not name.
+func TestACSAnswerOutcomes(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	answer := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(answer)
+	}))
+	t.Cleanup(srv.Close)
+	conn := "endpoint=" + srv.URL + "/;accesskey=cHc9PQ=="
+	sms, err := channel.NewSMS(channel.SMSConfig{ConnectionString: conn, From: "+61400000001", Client: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa, err := channel.NewWhatsApp(channel.WhatsAppConfig{ConnectionString: conn, ChannelRegistrationID: "7c4f1e52-3a6b-4c8d-9e0f-1a2b3c4d5e6f", Client: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	msg := delivery.Message{DeliveryKey: "dlv_acs_1", BusinessUnitID: "bu-1", Recipient: "+61400000000", SentOn: now, CreatedOn: now,
+		Content: &delivery.Content{Text: "hello", WhatsApp: &delivery.WhatsAppTemplate{Name: "otp_code", Language: "en", Values: []string{"1"}}}}
+	for _, c := range []struct {
+		status    int
+		sms, wapp automation.Intent
+	}{
+		{http.StatusBadRequest, automation.IntentPermanent, automation.IntentPermanent},
+		{http.StatusUnauthorized, automation.IntentRetry, automation.IntentRetry},
+		{http.StatusForbidden, automation.IntentRetry, automation.IntentRetry},
+		{http.StatusRequestTimeout, automation.IntentRetry, automation.IntentRetry},
+		{http.StatusConflict, automation.IntentPermanent, automation.IntentRetry},
+		{http.StatusPreconditionFailed, automation.IntentPermanent, automation.IntentUnknown},
+		{http.StatusTooManyRequests, automation.IntentRetryAfter, automation.IntentRetryAfter},
+		{http.StatusInternalServerError, automation.IntentUnknown, automation.IntentUnknown},
+		{http.StatusServiceUnavailable, automation.IntentUnknown, automation.IntentUnknown},
+		{http.StatusFound, automation.IntentPermanent, automation.IntentPermanent},
+	} {
+		mu.Lock()
+		answer = c.status
+		mu.Unlock()
+		for name, ch := range map[string]struct {
+			send func() (string, error)
+			want automation.Intent
+		}{
+			"sms":      {func() (string, error) { return sms.Send(t.Context(), msg) }, c.sms},
+			"whatsapp": {func() (string, error) { return wa.Send(t.Context(), msg) }, c.wapp},
+		} {
+			ref, err := ch.send()
+			if got := automation.IntentOf(err); ref != "" || got != ch.want || !strings.Contains(fmt.Sprint(err), fmt.Sprint(c.status)) {
+				t.Errorf("%s answered %d: %q %v (%s), want %s naming the status", name, c.status, ref, err, got, ch.want)
+			}
+			if d, ok := automation.RetryAfterOf(err); c.status == http.StatusTooManyRequests && (!ok || d != 7*time.Second) {
+				t.Errorf("%s answered 429: retry after %s %v, want 7s", name, d, ok)
+			}
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -111,11 +110,9 @@ func NewFCM(cfg FCMConfig) (*FCM, error) {
 	if cfg.Devices == nil {
 		return nil, errors.New("fcm: a device registry is required")
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Timeout < 0 || cfg.Timeout > 5*time.Minute {
-		return nil, fmt.Errorf("fcm: timeout %s outside 0..5m", cfg.Timeout)
+	var err error
+	if cfg.Timeout, err = requestTimeout("fcm", cfg.Timeout); err != nil {
+		return nil, err
 	}
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = "https://fcm.googleapis.com"
@@ -139,12 +136,7 @@ func NewFCM(cfg FCMConfig) (*FCM, error) {
 	if project == "" {
 		return nil, errors.New("fcm: no project id (neither ProjectID nor the key file's project_id)")
 	}
-	base := &http.Client{}
-	if cfg.Client != nil {
-		*base = *cfg.Client
-	}
-	base.Timeout = cfg.Timeout
-	base.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	base := sendClient(cfg.Client, cfg.Timeout)
 	// The token source fetches with base; the send client adds the bearer token to each
 	// request. The context only carries the client (oauth2.HTTPClient), it is never cancelled.
 	tctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
@@ -361,12 +353,7 @@ func (f *FCM) sendOne(ctx context.Context, m delivery.Message, token, text strin
 	if err != nil {
 		return "", outcomeRefused, 0, err
 	}
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			wrote.Store(true)
-		}
-	}})
+	ctx, wrote := watchWrite(ctx)
 	url := f.cfg.Endpoint + "/v1/projects/" + f.project + "/messages:send"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

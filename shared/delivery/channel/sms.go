@@ -1,14 +1,11 @@
 package channel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptrace"
 	"regexp"
 	"sync/atomic"
 	"time"
@@ -69,39 +66,24 @@ type SMSConfig struct {
 // 429 = retry after Retry-After; 401/403 = retry (nothing sent: fix the key); other 4xx =
 // permanent; 5xx or no answer after the request was written = UNKNOWN.
 type SMS struct {
-	cfg    SMSConfig
-	conn   ACSConnection
-	client *http.Client
-	sent   atomic.Int64
+	cfg  SMSConfig
+	acs  acsClient
+	sent atomic.Int64
 }
 
 var _ delivery.Channel = (*SMS)(nil)
 
 // NewSMS validates cfg and returns the channel.
 func NewSMS(cfg SMSConfig) (*SMS, error) {
-	conn, err := ParseACSConnectionString(cfg.ConnectionString)
+	acs, timeout, err := newACSClient(SMSChannelName, cfg.ConnectionString, cfg.Timeout, cfg.Client, cfg.Clock)
 	if err != nil {
 		return nil, err
 	}
 	if err := ValidatePhoneNumber(cfg.From); err != nil && !regexp.MustCompile(`^[0-9]{5,6}$`).MatchString(cfg.From) {
 		return nil, fmt.Errorf("sms: from: %w (or a 5 or 6 digit short code)", err)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Timeout < 0 || cfg.Timeout > 5*time.Minute {
-		return nil, fmt.Errorf("sms: timeout %s outside 0..5m", cfg.Timeout)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = automation.SystemClock{}
-	}
-	c := &http.Client{}
-	if cfg.Client != nil {
-		*c = *cfg.Client
-	}
-	c.Timeout = cfg.Timeout
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &SMS{cfg: cfg, conn: conn, client: c}, nil
+	cfg.Timeout, cfg.Clock = timeout, acs.clock
+	return &SMS{cfg: cfg, acs: acs}, nil
 }
 
 // Traits implements delivery.Channel: ACS deduplicates by repeatabilityRequestId.
@@ -171,51 +153,26 @@ func (s *SMS) Send(ctx context.Context, m delivery.Message) (string, error) {
 	if err != nil {
 		return "", automation.Permanent(err)
 	}
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			wrote.Store(true)
-		}
-	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.conn.Endpoint+"/sms?api-version="+ACSSMSAPIVersion, bytes.NewReader(raw))
+	ans, err := s.acs.post(ctx, "/sms?api-version="+ACSSMSAPIVersion, raw, nil)
 	if err != nil {
-		return "", automation.Permanent(err)
+		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	ACSSign(req, raw, s.conn.AccessKey, s.cfg.Clock.Now())
-	resp, err := s.client.Do(req)
-	if err != nil {
-		if wrote.Load() {
-			return "", automation.Unknown(fmt.Errorf("sms %s: no answer after the request was sent: %w", s.conn.Endpoint, err))
-		}
-		return "", fmt.Errorf("sms %s: request not sent: %w", s.conn.Endpoint, err)
+	if c := ans.Code; c != http.StatusAccepted && c != http.StatusOK {
+		return "", s.acs.refusal(ans)
 	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	status := fmt.Sprintf("sms %s answered %s: %.300s", s.conn.Endpoint, resp.Status, rb)
-	switch c := resp.StatusCode; {
-	case c == http.StatusAccepted || c == http.StatusOK:
-		var out SMSResponse
-		if err := json.Unmarshal(rb, &out); err != nil || len(out.Value) != 1 {
-			return "", automation.Unknown(fmt.Errorf("%s: not one recipient result", status))
-		}
-		r := out.Value[0]
-		switch {
-		case r.RepeatabilityResult == "rejected":
-			return "", automation.Unknown(fmt.Errorf("%s: ACS rejected the repeatability id (another request has it, or it is past ACS's window)", status))
-		case r.Successful && r.MessageID != "":
-			s.sent.Add(1)
-			return r.MessageID, nil
-		case r.HTTPStatusCode >= 400 && r.HTTPStatusCode < 500:
-			return "", automation.Permanent(errors.New(status))
-		}
-		return "", automation.Unknown(errors.New(status))
-	case c == http.StatusTooManyRequests:
-		return "", automation.RetryAfter(parseRetryAfter(resp.Header.Get("Retry-After"), s.cfg.Clock.Now()), errors.New(status))
-	case c == http.StatusUnauthorized || c == http.StatusForbidden || c == http.StatusRequestTimeout:
-		return "", errors.New(status)
-	case c >= 500:
-		return "", automation.Unknown(errors.New(status))
+	var out SMSResponse
+	if err := json.Unmarshal(ans.Body, &out); err != nil || len(out.Value) != 1 {
+		return "", automation.Unknown(fmt.Errorf("%s: not one recipient result", ans.Status))
 	}
-	return "", automation.Permanent(errors.New(status))
+	r := out.Value[0]
+	switch {
+	case r.RepeatabilityResult == "rejected":
+		return "", automation.Unknown(fmt.Errorf("%s: ACS rejected the repeatability id (another request has it, or it is past ACS's window)", ans.Status))
+	case r.Successful && r.MessageID != "":
+		s.sent.Add(1)
+		return r.MessageID, nil
+	case r.HTTPStatusCode >= 400 && r.HTTPStatusCode < 500:
+		return "", automation.Permanent(errors.New(ans.Status))
+	}
+	return "", automation.Unknown(errors.New(ans.Status))
 }

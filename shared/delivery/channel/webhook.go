@@ -13,7 +13,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -141,20 +140,14 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 			return nil, errors.New("webhook: a previous signing secret must be at least 16 bytes")
 		}
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
+	var err error
+	if cfg.Timeout, err = requestTimeout("webhook", cfg.Timeout); err != nil {
+		return nil, err
 	}
-	if cfg.Timeout < 0 || cfg.Timeout > 5*time.Minute {
-		return nil, fmt.Errorf("webhook: timeout %s outside 0..5m", cfg.Timeout)
-	}
-	c := &http.Client{}
-	if cfg.Client != nil {
-		*c = *cfg.Client
-	} else if !cfg.AllowPrivateNetworks && !cfg.AllowLocalHTTP {
+	c := sendClient(cfg.Client, cfg.Timeout)
+	if cfg.Client == nil && !cfg.AllowPrivateNetworks && !cfg.AllowLocalHTTP {
 		c.Transport = guardedTransport()
 	}
-	c.Timeout = cfg.Timeout
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &Webhook{cfg: cfg, client: c}, nil
 }
 
@@ -251,12 +244,7 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 		signedAt = w.cfg.Clock.Now()
 	}
 	ts := strconv.FormatInt(signedAt.Unix(), 10)
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			wrote.Store(true)
-		}
-	}})
+	ctx, wrote := watchWrite(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.Recipient, bytes.NewReader(body))
 	if err != nil {
 		return "", automation.Permanent(err)

@@ -1,14 +1,11 @@
 package channel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -74,39 +71,24 @@ type WhatsAppConfig struct {
 // still in progress), 401, 403, 408 = retry; 429 = retry after Retry-After; 5xx or no answer
 // after the request was written = UNKNOWN.
 type WhatsApp struct {
-	cfg    WhatsAppConfig
-	conn   ACSConnection
-	client *http.Client
-	sent   atomic.Int64
+	cfg  WhatsAppConfig
+	acs  acsClient
+	sent atomic.Int64
 }
 
 var _ delivery.Channel = (*WhatsApp)(nil)
 
 // NewWhatsApp validates cfg and returns the channel.
 func NewWhatsApp(cfg WhatsAppConfig) (*WhatsApp, error) {
-	conn, err := ParseACSConnectionString(cfg.ConnectionString)
+	acs, timeout, err := newACSClient(WhatsAppChannelName, cfg.ConnectionString, cfg.Timeout, cfg.Client, cfg.Clock)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := uuid.Parse(cfg.ChannelRegistrationID); err != nil {
 		return nil, fmt.Errorf("whatsapp: channel registration id %q is not a GUID", cfg.ChannelRegistrationID)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Timeout < 0 || cfg.Timeout > 5*time.Minute {
-		return nil, fmt.Errorf("whatsapp: timeout %s outside 0..5m", cfg.Timeout)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = automation.SystemClock{}
-	}
-	c := &http.Client{}
-	if cfg.Client != nil {
-		*c = *cfg.Client
-	}
-	c.Timeout = cfg.Timeout
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &WhatsApp{cfg: cfg, conn: conn, client: c}, nil
+	cfg.Timeout, cfg.Clock = timeout, acs.clock
+	return &WhatsApp{cfg: cfg, acs: acs}, nil
 }
 
 // Traits implements delivery.Channel: ACS deduplicates by Repeatability-Request-ID.
@@ -195,51 +177,29 @@ func (w *WhatsApp) Send(ctx context.Context, m delivery.Message) (string, error)
 	if first.IsZero() {
 		first = m.SentOn
 	}
-	var wrote atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			wrote.Store(true)
-		}
-	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.conn.Endpoint+"/messages/notifications:send?api-version="+ACSMessagesAPIVersion, bytes.NewReader(raw))
+	ans, err := w.acs.post(ctx, "/messages/notifications:send?api-version="+ACSMessagesAPIVersion, raw, http.Header{
+		RepeatabilityRequestIDHeader: {RepeatabilityRequestID(m.DeliveryKey)},
+		RepeatabilityFirstSentHeader: {first.UTC().Format(http.TimeFormat)},
+	})
 	if err != nil {
-		return "", automation.Permanent(err)
+		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(RepeatabilityRequestIDHeader, RepeatabilityRequestID(m.DeliveryKey))
-	req.Header.Set(RepeatabilityFirstSentHeader, first.UTC().Format(http.TimeFormat))
-	ACSSign(req, raw, w.conn.AccessKey, w.cfg.Clock.Now())
-	resp, err := w.client.Do(req)
-	if err != nil {
-		if wrote.Load() {
-			return "", automation.Unknown(fmt.Errorf("whatsapp %s: no answer after the request was sent: %w", w.conn.Endpoint, err))
-		}
-		return "", fmt.Errorf("whatsapp %s: request not sent: %w", w.conn.Endpoint, err)
-	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	status := fmt.Sprintf("whatsapp %s answered %s: %.300s", w.conn.Endpoint, resp.Status, rb)
-	switch c := resp.StatusCode; {
-	case c == http.StatusAccepted || c == http.StatusOK:
+	switch ans.Code {
+	case http.StatusAccepted, http.StatusOK:
 		var out struct {
 			Receipts []struct {
 				MessageID string `json:"messageId"`
 				To        string `json:"to"`
 			} `json:"receipts"`
 		}
-		if err := json.Unmarshal(rb, &out); err != nil || len(out.Receipts) != 1 || out.Receipts[0].MessageID == "" {
-			return "", automation.Unknown(fmt.Errorf("%s: not one receipt", status))
+		if err := json.Unmarshal(ans.Body, &out); err != nil || len(out.Receipts) != 1 || out.Receipts[0].MessageID == "" {
+			return "", automation.Unknown(fmt.Errorf("%s: not one receipt", ans.Status))
 		}
 		w.sent.Add(1)
 		return out.Receipts[0].MessageID, nil
-	case c == http.StatusPreconditionFailed:
-		return "", automation.Unknown(fmt.Errorf("%s: the first-sent instant is outside ACS's repeatability window", status))
-	case c == http.StatusTooManyRequests:
-		return "", automation.RetryAfter(parseRetryAfter(resp.Header.Get("Retry-After"), w.cfg.Clock.Now()), errors.New(status))
-	case c == http.StatusConflict || c == http.StatusUnauthorized || c == http.StatusForbidden || c == http.StatusRequestTimeout:
-		return "", errors.New(status)
-	case c >= 500:
-		return "", automation.Unknown(errors.New(status))
+	case http.StatusPreconditionFailed:
+		return "", automation.Unknown(fmt.Errorf("%s: the first-sent instant is outside ACS's repeatability window", ans.Status))
 	}
-	return "", automation.Permanent(errors.New(status))
+	// 409: the first request with this id is still in progress.
+	return "", w.acs.refusal(ans, http.StatusConflict)
 }
