@@ -366,7 +366,26 @@ const (
 	defaultDueDays    = 14
 )
 
-// orDefault is v, or def when v is 0.
+// PassConfig bounds one pass of a maintenance service; a zero field takes its default.
+type PassConfig struct {
+	// BatchSize is the items (sources, rows) per batch: 1..store.MaxBatch, default 100.
+	BatchSize int
+	// MaxBatches bounds the batches of one pass: at least 1, default 50.
+	MaxBatches int
+}
+
+// check refuses a negative or too large field, naming it under config
+// ("TZDataResyncConfig.BatchSize -1 is outside 1..1000 (0 takes the default)").
+func (c PassConfig) check(config string) error {
+	return errors.Join(checkBatchSize(config, c.BatchSize), checkMaxBatches(config, c.MaxBatches))
+}
+
+func (c PassConfig) withDefaults() PassConfig {
+	c.BatchSize = orDefault(c.BatchSize, defaultBatchSize)
+	c.MaxBatches = orDefault(c.MaxBatches, defaultMaxBatches)
+	return c
+}
+
 // preflight is what a maintenance pass checks before it starts: its config (Validate, so a
 // bad field is refused naming it) and then its collaborators; have false is the error
 // missing ("IdempotencyPurger: Store and Clock are required").
@@ -380,6 +399,7 @@ func preflight(cfg interface{ Validate() error }, have bool, missing string) err
 	return nil
 }
 
+// orDefault is v, or def when v is 0.
 func orDefault(v, def int) int {
 	if v == 0 {
 		return def

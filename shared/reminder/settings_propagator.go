@@ -25,25 +25,14 @@ type SettingsPropagator struct {
 	testSignals testSignals
 }
 
-// SettingsPropagatorConfig tunes a SettingsPropagator; a zero field takes its default.
-type SettingsPropagatorConfig struct {
-	// BatchSize is the sources (or, for an inactive setting, open rows) per batch:
-	// 1..store.MaxBatch, default 100.
-	BatchSize int
-	// MaxBatches bounds the batches of one pass across every owed setting: at least 1,
-	// default 50.
-	MaxBatches int
-}
+// SettingsPropagatorConfig tunes a SettingsPropagator (PassConfig): a batch is BatchSize
+// sources (or, for an inactive setting, open rows); MaxBatches bounds the batches of one
+// pass across every owed setting.
+type SettingsPropagatorConfig PassConfig
 
 // Validate refuses a negative or too large field (zero means the default).
 func (c SettingsPropagatorConfig) Validate() error {
-	return errors.Join(checkBatchSize("SettingsPropagatorConfig", c.BatchSize), checkMaxBatches("SettingsPropagatorConfig", c.MaxBatches))
-}
-
-func (c SettingsPropagatorConfig) withDefaults() SettingsPropagatorConfig {
-	c.BatchSize = orDefault(c.BatchSize, defaultBatchSize)
-	c.MaxBatches = orDefault(c.MaxBatches, defaultMaxBatches)
-	return c
+	return PassConfig(c).check("SettingsPropagatorConfig")
 }
 
 // SettingsPropagationResult counts one pass.
@@ -65,7 +54,7 @@ func (p *SettingsPropagator) runOnce(ctx context.Context) (SettingsPropagationRe
 	if err := preflight(p.Config, p.Service != nil && p.Clock != nil, "SettingsPropagator: Service and Clock are required"); err != nil {
 		return res, err
 	}
-	cfg := p.Config.withDefaults()
+	cfg := PassConfig(p.Config).withDefaults()
 	now := p.Clock.Now().UTC()
 	owed, err := p.Service.Store.ReconcileStateListRequested(ctx, sweepSettingPrefix, store.MaxBatch)
 	if err != nil {

@@ -25,24 +25,12 @@ type TZDataResyncer struct {
 	testSignals testSignals
 }
 
-// TZDataResyncConfig tunes a TZDataResyncer; a zero field takes its default.
-type TZDataResyncConfig struct {
-	// BatchSize is the Pending rows read per batch: 1..store.MaxBatch, default 100.
-	BatchSize int
-	// MaxBatches bounds the batches of one pass: at least 1, default 50.
-	MaxBatches int
-}
+// TZDataResyncConfig tunes a TZDataResyncer (PassConfig): a batch is BatchSize Pending
+// rows; MaxBatches bounds the batches of one pass.
+type TZDataResyncConfig PassConfig
 
 // Validate refuses a negative or too large field (zero means the default).
-func (c TZDataResyncConfig) Validate() error {
-	return errors.Join(checkBatchSize("TZDataResyncConfig", c.BatchSize), checkMaxBatches("TZDataResyncConfig", c.MaxBatches))
-}
-
-func (c TZDataResyncConfig) withDefaults() TZDataResyncConfig {
-	c.BatchSize = orDefault(c.BatchSize, defaultBatchSize)
-	c.MaxBatches = orDefault(c.MaxBatches, defaultMaxBatches)
-	return c
-}
+func (c TZDataResyncConfig) Validate() error { return PassConfig(c).check("TZDataResyncConfig") }
 
 // TZDataResyncResult counts one pass.
 type TZDataResyncResult struct {
@@ -61,7 +49,7 @@ func (t *TZDataResyncer) runOnce(ctx context.Context) (TZDataResyncResult, error
 	if err := preflight(t.Config, t.Store != nil && t.Clock != nil, "TZDataResyncer: Store and Clock are required"); err != nil {
 		return res, err
 	}
-	cfg := t.Config.withDefaults()
+	cfg := PassConfig(t.Config).withDefaults()
 	now := t.Clock.Now().UTC()
 	st := t.Store
 	state, err := st.ReconcileStateGet(ctx, sweepTZData)
