@@ -64,26 +64,32 @@ func newInstruments(m metric.Meter) *instruments {
 		dueOutcomeSets: newLabelSets(LabelOutcome),
 		deliverySets:   newLabelSets(LabelChannel, LabelStatus),
 	}
-	i.ingest, _ = m.Int64Counter(MetricIngestEvents, metric.WithUnit("{event}"),
-		metric.WithDescription("Events the gateway answered, by business unit, registered event type and status (accepted, duplicate, rejected)."))
-	i.applies, _ = m.Int64Counter(MetricAttributeApplies, metric.WithUnit("{event}"),
-		metric.WithDescription("Tracking events the attribute engine handled, by outcome (applied, duplicate, refused, failed)."))
-	i.triggers, _ = m.Int64Counter(MetricAttributeTriggers, metric.WithUnit("{event}"),
-		metric.WithDescription("Trigger events the attribute engine emitted."))
-	i.commands, _ = m.Int64Counter(MetricCampaignCommands, metric.WithUnit("{command}"),
-		metric.WithDescription("Campaign command outcomes recorded, by status (SUCCEEDED, FAILED, UNKNOWN, WAITING_BUDGET, QUEUED, CANCELLED, ...) and provider."))
-	i.published, _ = m.Int64Counter(MetricOutboxPublished, metric.WithUnit("{message}"),
-		metric.WithDescription("Outbox messages the relay published, by destination and outcome (ok, failed)."))
-	i.providerDuration, _ = m.Float64Histogram(MetricProviderDuration, metric.WithUnit("s"),
-		metric.WithDescription("Campaign provider call latency, by provider and outcome (ok, failed, unknown)."))
-	i.outboxLag, _ = m.Float64Histogram(MetricOutboxLag, metric.WithUnit("s"),
-		metric.WithDescription("Time from an outbox row's commit to its publish, by destination."))
-	i.dueClaimed, _ = m.Int64Counter(MetricDueClaimed, metric.WithUnit("{row}"),
-		metric.WithDescription("Due scheduler rows the poller claimed."))
-	i.dueOutcomes, _ = m.Int64Counter(MetricDueOutcomes, metric.WithUnit("{row}"),
-		metric.WithDescription("Claimed scheduler rows' recorded outcomes (completions), by outcome (Completed, Deactivated, Retrying, Held, LeaseLost)."))
-	i.deliveries, _ = m.Int64Counter(MetricDeliveryOutcomes, metric.WithUnit("{delivery}"),
-		metric.WithDescription("Delivery outcomes recorded, by channel (a configured one) and status (Sent, Failed, Unknown, Queued for a retry)."))
+	// Each instrument's name, unit (UCUM: "s", "{event}") and description; an error (an
+	// invalid name or unit) leaves the SDK's no-op instrument, so recording never fails.
+	for _, c := range []struct {
+		to               *metric.Int64Counter
+		name, unit, desc string
+	}{
+		{&i.ingest, MetricIngestEvents, "{event}", "Events the gateway answered, by business unit, registered event type and status (accepted, duplicate, rejected)."},
+		{&i.applies, MetricAttributeApplies, "{event}", "Tracking events the attribute engine handled, by outcome (applied, duplicate, refused, failed)."},
+		{&i.triggers, MetricAttributeTriggers, "{event}", "Trigger events the attribute engine emitted."},
+		{&i.commands, MetricCampaignCommands, "{command}", "Campaign command outcomes recorded, by status (SUCCEEDED, FAILED, UNKNOWN, WAITING_BUDGET, QUEUED, CANCELLED, ...) and provider."},
+		{&i.published, MetricOutboxPublished, "{message}", "Outbox messages the relay published, by destination and outcome (ok, failed)."},
+		{&i.dueClaimed, MetricDueClaimed, "{row}", "Due scheduler rows the poller claimed."},
+		{&i.dueOutcomes, MetricDueOutcomes, "{row}", "Claimed scheduler rows' recorded outcomes (completions), by outcome (Completed, Deactivated, Retrying, Held, LeaseLost)."},
+		{&i.deliveries, MetricDeliveryOutcomes, "{delivery}", "Delivery outcomes recorded, by channel (a configured one) and status (Sent, Failed, Unknown, Queued for a retry)."},
+	} {
+		*c.to, _ = m.Int64Counter(c.name, metric.WithUnit(c.unit), metric.WithDescription(c.desc))
+	}
+	for _, h := range []struct {
+		to         *metric.Float64Histogram
+		name, desc string
+	}{
+		{&i.providerDuration, MetricProviderDuration, "Campaign provider call latency, by provider and outcome (ok, failed, unknown)."},
+		{&i.outboxLag, MetricOutboxLag, "Time from an outbox row's commit to its publish, by destination."},
+	} {
+		*h.to, _ = m.Float64Histogram(h.name, metric.WithUnit("s"), metric.WithDescription(h.desc))
+	}
 	return i
 }
 
