@@ -133,22 +133,29 @@ func AnniversaryIn(orig Date, year int) Date {
 // It returns an error for a date that is not valid (including the zero
 // value), so that it never emits text [ParseDate] would reject; use
 // `json:",omitzero"` or a *Date for optional dates.
-func (d Date) MarshalText() ([]byte, error) {
-	if !d.IsValid() {
-		return nil, fmt.Errorf("localtime: cannot marshal invalid date %s", d)
-	}
-	return []byte(d.String()), nil
-}
+func (d Date) MarshalText() ([]byte, error) { return marshalValid(d.IsValid(), "date", d) }
 
 // UnmarshalText implements [encoding.TextUnmarshaler]; it accepts exactly
 // what [ParseDate] accepts and returns ParseDate's error otherwise (d is left
 // unchanged on error).
-func (d *Date) UnmarshalText(b []byte) error {
-	v, err := ParseDate(string(b))
+func (d *Date) UnmarshalText(b []byte) error { return unmarshalWith(d, b, ParseDate) }
+
+// marshalValid is v's text when valid, else an error naming what ("date") and v.
+func marshalValid(valid bool, what string, v fmt.Stringer) ([]byte, error) {
+	if !valid {
+		return nil, fmt.Errorf("localtime: cannot marshal invalid %s %s", what, v)
+	}
+	return []byte(v.String()), nil
+}
+
+// unmarshalWith sets *dst to parse(b); on an error it returns parse's error and leaves
+// *dst unchanged.
+func unmarshalWith[T any](dst *T, b []byte, parse func(string) (T, error)) error {
+	v, err := parse(string(b))
 	if err != nil {
 		return err
 	}
-	*d = v
+	*dst = v
 	return nil
 }
 

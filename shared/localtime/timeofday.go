@@ -46,20 +46,10 @@ func (t TimeOfDay) String() string {
 // MarshalText implements [encoding.TextMarshaler]; it returns "HH:MM", or an
 // error if t is not within 00:00..23:59.
 func (t TimeOfDay) MarshalText() ([]byte, error) {
-	if !t.IsValid() {
-		return nil, fmt.Errorf("localtime: cannot marshal invalid time of day %s", t)
-	}
-	return []byte(t.String()), nil
+	return marshalValid(t.IsValid(), "time of day", t)
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler]; it accepts exactly
 // what [ParseTimeOfDay] accepts and returns its error otherwise (t is left
 // unchanged on error).
-func (t *TimeOfDay) UnmarshalText(b []byte) error {
-	v, err := ParseTimeOfDay(string(b))
-	if err != nil {
-		return err
-	}
-	*t = v
-	return nil
-}
+func (t *TimeOfDay) UnmarshalText(b []byte) error { return unmarshalWith(t, b, ParseTimeOfDay) }
