@@ -86,14 +86,20 @@ func TestParseDateInvalid(t *testing.T) {
 			if d != (Date{}) {
 				t.Errorf("ParseDate(%q) returned non-zero date %#v with error", tc.in, d)
 			}
-			msg := err.Error()
-			if !strings.Contains(msg, strconv.Quote(tc.in)) {
-				t.Errorf("error %q does not quote the input %q", msg, tc.in)
-			}
-			if !strings.Contains(msg, tc.wantMsg) {
-				t.Errorf("error %q does not mention %q", msg, tc.wantMsg)
-			}
+			checkParseError(t, err, tc.in, tc.wantMsg)
 		})
+	}
+}
+
+// checkParseError checks that err, a parser's refusal of in, quotes in and mentions want.
+func checkParseError(t *testing.T, err error, in, want string) {
+	t.Helper()
+	msg := err.Error()
+	if !strings.Contains(msg, strconv.Quote(in)) {
+		t.Errorf("error %q does not quote the input %q", msg, in)
+	}
+	if !strings.Contains(msg, want) {
+		t.Errorf("error %q does not mention %q", msg, want)
 	}
 }
 

@@ -1,8 +1,6 @@
 package localtime
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -70,13 +68,7 @@ func TestParseTimeOfDayInvalid(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ParseTimeOfDay(%q) = %v, want error", tc.in, got)
 			}
-			msg := err.Error()
-			if !strings.Contains(msg, strconv.Quote(tc.in)) {
-				t.Errorf("error %q does not quote the input %q", msg, tc.in)
-			}
-			if !strings.Contains(msg, tc.wantMsg) {
-				t.Errorf("error %q does not mention %q", msg, tc.wantMsg)
-			}
+			checkParseError(t, err, tc.in, tc.wantMsg)
 		})
 	}
 }
