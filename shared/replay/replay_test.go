@@ -19,21 +19,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
 
+// runFile runs the scenario file at path (parseFile) and returns its output.
 func runFile(t *testing.T, path string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := replay.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, out := runScenario(t, parseFile(t, path))
+	return out
+}
+
+// runScenario runs sc and returns its summary and output.
+func runScenario(t *testing.T, sc *replay.Scenario) (replay.SummaryLine, []byte) {
+	t.Helper()
 	var out bytes.Buffer
-	if _, err := replay.Run(context.Background(), sc, &out, nil); err != nil {
+	sum, err := replay.Run(context.Background(), sc, &out, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return out.Bytes()
+	return sum, out.Bytes()
 }
 
 // factLine is one line of a scenario's output: the JSON object it holds and the line as
