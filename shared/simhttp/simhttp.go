@@ -3,6 +3,7 @@ package simhttp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -92,4 +93,42 @@ func HangUp(w http.ResponseWriter) {
 		}
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// The answer-side fault modes the simulators share (each sim's Faults.Mode; the sims name
+// them Mode… too): the request is taken (sent, accepted) and then answered late or not at
+// all. Their values are the faults API's words.
+const (
+	ModeSlow       = "slow"        // answer after the delay
+	ModeTimeout    = "timeout"     // answer after the delay (past the caller's timeout)
+	ModeLoseAnswer = "lose-answer" // close the connection unanswered
+)
+
+// HoldAnswer applies an answer-side fault once a request is recorded: ModeSlow and
+// ModeTimeout wait delay (a client that goes away first gets its connection dropped);
+// ModeLoseAnswer drops the connection without an answer; any other mode returns at once.
+func HoldAnswer(r *http.Request, mode string, delay time.Duration) {
+	switch mode {
+	case ModeSlow, ModeTimeout:
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			panic(http.ErrAbortHandler)
+		}
+	case ModeLoseAnswer:
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// FaultDelay reads a Faults.Delay: "" is none, else a Go duration in 0..1m; the error names
+// the simulator ("acssim: delay \"2m\": a duration in 0..1m").
+func FaultDelay(sim, delay string) (time.Duration, error) {
+	if delay == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(delay)
+	if err != nil || d < 0 || d > time.Minute {
+		return 0, fmt.Errorf("%s: delay %q: a duration in 0..1m", sim, delay)
+	}
+	return d, nil
 }

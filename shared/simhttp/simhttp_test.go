@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/simhttp"
 )
@@ -52,5 +53,44 @@ func TestControlRoutes(t *testing.T) {
 	}
 	if len(set) != 1 || set[0] != "slow" {
 		t.Errorf("faults set %v, want [slow] only", set)
+	}
+}
+
+// A fault delay is a Go duration in 0..1m ("" none), refused naming the simulator; the
+// answer-side faults answer late (slow) or never (lose-answer), and any other mode at once.
+func TestFaultDelayAndHoldAnswer(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"": 0, "0s": 0, "250ms": 250 * time.Millisecond, "1m": time.Minute} {
+		if d, err := simhttp.FaultDelay("acssim", in); err != nil || d != want {
+			t.Errorf("FaultDelay(%q) = %s, %v; want %s", in, d, err, want)
+		}
+	}
+	for _, in := range []string{"-1s", "61s", "soon"} {
+		if _, err := simhttp.FaultDelay("acssim", in); err == nil || !strings.Contains(err.Error(), `acssim: delay "`+in+`"`) {
+			t.Errorf("FaultDelay(%q): %v, want an error naming acssim and the delay", in, err)
+		}
+	}
+	for _, c := range []struct {
+		mode     string
+		answered bool
+		late     bool
+	}{{"", true, false}, {"rate-limit", true, false}, {simhttp.ModeSlow, true, true}, {simhttp.ModeTimeout, true, true}, {simhttp.ModeLoseAnswer, false, false}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			simhttp.HoldAnswer(r, c.mode, 150*time.Millisecond)
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		start := time.Now()
+		resp, err := srv.Client().Get(srv.URL)
+		took := time.Since(start)
+		srv.Close()
+		if (err == nil) != c.answered {
+			t.Errorf("mode %q: answered %v (%v), want %v", c.mode, err == nil, err, c.answered)
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		if c.late && took < 150*time.Millisecond {
+			t.Errorf("mode %q: answered after %s, before the delay", c.mode, took)
+		}
 	}
 }

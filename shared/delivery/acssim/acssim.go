@@ -22,11 +22,11 @@ import (
 // Fault modes.
 const (
 	ModeNone       = ""
-	ModeSlow       = "slow"        // send, then answer after Delay
-	ModeTimeout    = "timeout"     // send, then answer after Delay (past the caller's timeout)
-	ModeRateLimit  = "rate-limit"  // 429 with Retry-After, nothing sent
-	ModeInternal   = "internal"    // 500, nothing sent
-	ModeLoseAnswer = "lose-answer" // send, then close the connection unanswered
+	ModeSlow       = simhttp.ModeSlow       // send, then answer after Delay
+	ModeTimeout    = simhttp.ModeTimeout    // send, then answer after Delay (past the caller's timeout)
+	ModeRateLimit  = "rate-limit"           // 429 with Retry-After, nothing sent
+	ModeInternal   = "internal"             // 500, nothing sent
+	ModeLoseAnswer = simhttp.ModeLoseAnswer // send, then close the connection unanswered
 )
 
 var modes = map[string]bool{ModeNone: true, ModeSlow: true, ModeTimeout: true, ModeRateLimit: true, ModeInternal: true, ModeLoseAnswer: true}
@@ -132,12 +132,9 @@ func (s *Server) ConnectionString(baseURL string) string {
 
 // SetFaults replaces the fault switches.
 func (s *Server) SetFaults(f Faults) error {
-	var d time.Duration
-	if f.Delay != "" {
-		var err error
-		if d, err = time.ParseDuration(f.Delay); err != nil || d < 0 || d > time.Minute {
-			return fmt.Errorf("acssim: delay %q: a duration in 0..1m", f.Delay)
-		}
+	d, err := simhttp.FaultDelay("acssim", f.Delay)
+	if err != nil {
+		return err
 	}
 	if !modes[f.Mode] {
 		return fmt.Errorf("acssim: unknown mode %q", f.Mode)
@@ -259,22 +256,6 @@ func (s *Server) lockUnlessFaulted(w http.ResponseWriter) (mode string, delay ti
 	return mode, delay, true
 }
 
-// holdAnswer applies the answer-side faults once a request is recorded: slow and timeout
-// wait delay (a client that goes away first gets its connection dropped), lose-answer
-// drops the connection without an answer.
-func holdAnswer(r *http.Request, mode string, delay time.Duration) {
-	switch mode {
-	case ModeSlow, ModeTimeout:
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			panic(http.ErrAbortHandler)
-		}
-	case ModeLoseAnswer:
-		panic(http.ErrAbortHandler)
-	}
-}
-
 // maxRemembered bounds the repeatability record; past it, ids older than the window go.
 const maxRemembered = 100_000
 
@@ -376,7 +357,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		out = append(out, res)
 	}
 	s.mu.Unlock()
-	holdAnswer(r, mode, delay)
+	simhttp.HoldAnswer(r, mode, delay)
 	simhttp.WriteJSON(w, http.StatusAccepted, map[string]any{"value": out})
 }
 
@@ -498,7 +479,7 @@ func (s *Server) whatsapp(w http.ResponseWriter, r *http.Request) {
 	}
 	s.waReqs = append(s.waReqs, rec)
 	s.mu.Unlock()
-	holdAnswer(r, mode, delay)
+	simhttp.HoldAnswer(r, mode, delay)
 	w.Header().Set("Repeatability-Result", "accepted")
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)

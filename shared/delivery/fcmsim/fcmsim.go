@@ -39,14 +39,14 @@ const MaxMessageBytes = 4096
 // Fault modes, per server (Faults.Mode) or per device token (Faults.Tokens).
 const (
 	ModeNone         = ""
-	ModeSlow         = "slow"          // accept, then answer after Delay
-	ModeTimeout      = "timeout"       // accept, then answer only after Delay (past the caller's timeout)
-	ModeRateLimit    = "rate-limit"    // 429 QUOTA_EXCEEDED with Retry-After, nothing accepted
-	ModeUnavailable  = "unavailable"   // 503 UNAVAILABLE with Retry-After, nothing accepted
-	ModeInternal     = "internal"      // 500 INTERNAL, nothing accepted (the caller cannot know that)
-	ModeUnregistered = "unregistered"  // 404 UNREGISTERED: the token is no longer valid
-	ModeInvalidToken = "invalid-token" // 400 INVALID_ARGUMENT naming message.token
-	ModeLoseAnswer   = "lose-answer"   // accept, then close the connection unanswered
+	ModeSlow         = simhttp.ModeSlow       // accept, then answer after Delay
+	ModeTimeout      = simhttp.ModeTimeout    // accept, then answer only after Delay (past the caller's timeout)
+	ModeRateLimit    = "rate-limit"           // 429 QUOTA_EXCEEDED with Retry-After, nothing accepted
+	ModeUnavailable  = "unavailable"          // 503 UNAVAILABLE with Retry-After, nothing accepted
+	ModeInternal     = "internal"             // 500 INTERNAL, nothing accepted (the caller cannot know that)
+	ModeUnregistered = "unregistered"         // 404 UNREGISTERED: the token is no longer valid
+	ModeInvalidToken = "invalid-token"        // 400 INVALID_ARGUMENT naming message.token
+	ModeLoseAnswer   = simhttp.ModeLoseAnswer // accept, then close the connection unanswered
 )
 
 var modes = map[string]bool{ModeNone: true, ModeSlow: true, ModeTimeout: true, ModeRateLimit: true, ModeUnavailable: true,
@@ -153,12 +153,9 @@ func (s *Server) ServiceAccountJSON(baseURL string) []byte {
 
 // SetFaults replaces the fault switches; an unknown mode or a bad delay is refused.
 func (s *Server) SetFaults(f Faults) error {
-	var d time.Duration
-	if f.Delay != "" {
-		var err error
-		if d, err = time.ParseDuration(f.Delay); err != nil || d < 0 || d > time.Minute {
-			return fmt.Errorf("fcmsim: delay %q: a duration in 0..1m", f.Delay)
-		}
+	d, err := simhttp.FaultDelay("fcmsim", f.Delay)
+	if err != nil {
+		return err
 	}
 	if !modes[f.Mode] {
 		return fmt.Errorf("fcmsim: unknown mode %q", f.Mode)
@@ -464,15 +461,6 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 	s.accepted = append(s.accepted, out)
 	s.stats.Accepted++
 	s.mu.Unlock()
-	switch mode {
-	case ModeSlow, ModeTimeout:
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			panic(http.ErrAbortHandler)
-		}
-	case ModeLoseAnswer:
-		panic(http.ErrAbortHandler)
-	}
+	simhttp.HoldAnswer(r, mode, delay)
 	simhttp.WriteJSON(w, http.StatusOK, map[string]string{"name": out.Name})
 }
