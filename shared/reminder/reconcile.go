@@ -291,14 +291,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 	sp := &SettingsPropagator{Service: svc, Clock: svc.Clock, Log: r.Log,
 		Config: SettingsPropagatorConfig{BatchSize: cfg.BatchSize, MaxBatches: budget()}}
 	pr, err := sp.runOnce(ctx)
-	res.Batches += pr.Batches
-	res.SettingSweeps += pr.Sweeps
-	res.SourcesProcessed += pr.Sources
-	res.Deactivated += pr.Deactivated
-	res.Ensured += pr.Ensured
-	if !pr.Complete {
-		res.Complete = false
-	}
+	res.addSweeps(SweepResult(pr), &res.SettingSweeps)
 	report(ServiceSettingsPropagation, pr, err)
 
 	// 2. tzdata resync of pending rows' ScheduledOn from their local intent.
@@ -322,14 +315,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileResult, error) {
 			Config: SourceSweepConfig{BatchSize: cfg.BatchSize, MaxBatches: budget(), DueDays: cfg.DueDays,
 				BusinessUnits: cfg.BusinessUnits, Listers: cfg.Listers}}
 		sr, err := ss.runOnce(ctx)
-		res.Batches += sr.Batches
-		res.SourceSweeps += sr.Sweeps
-		res.SourcesProcessed += sr.Sources
-		res.Deactivated += sr.Deactivated
-		res.Ensured += sr.Ensured
-		if !sr.Complete {
-			res.Complete = false
-		}
+		res.addSweeps(SweepResult(sr), &res.SourceSweeps)
 		report(ServiceSourceSweeps, sr, err)
 	} else {
 		skip(ServiceSourceSweeps)
@@ -365,6 +351,38 @@ const (
 	defaultMaxBatches = 50
 	defaultDueDays    = 14
 )
+
+// SweepResult counts one pass of a service that re-syncs sources (SettingsPropagationResult,
+// SourceSweepResult say what its Sweeps and Complete mean).
+type SweepResult struct {
+	Sweeps      int  `json:"sweeps"`      // sweeps worked on
+	Batches     int  `json:"batches"`     // batches saved or attempted
+	Sources     int  `json:"sources"`     // sources applied and re-synced
+	Deactivated int  `json:"deactivated"` // rows deactivated
+	Ensured     int  `json:"ensured"`     // rows inserted, reactivated, updated or recorded missed
+	Complete    bool `json:"complete"`
+}
+
+// add counts one sweep's run.
+func (res *SweepResult) add(run sweepRun) {
+	res.Batches += run.Batches
+	res.Sources += run.Sources
+	res.Deactivated += run.Deactivated
+	res.Ensured += run.ensured()
+}
+
+// addSweeps adds a sweeping service's pass s to res; sweeps is res's counter of that
+// service's sweeps (SettingSweeps, SourceSweeps).
+func (res *ReconcileResult) addSweeps(s SweepResult, sweeps *int) {
+	res.Batches += s.Batches
+	*sweeps += s.Sweeps
+	res.SourcesProcessed += s.Sources
+	res.Deactivated += s.Deactivated
+	res.Ensured += s.Ensured
+	if !s.Complete {
+		res.Complete = false
+	}
+}
 
 // PassConfig bounds one pass of a maintenance service; a zero field takes its default.
 type PassConfig struct {

@@ -35,15 +35,9 @@ func (c SettingsPropagatorConfig) Validate() error {
 	return PassConfig(c).check("SettingsPropagatorConfig")
 }
 
-// SettingsPropagationResult counts one pass.
-type SettingsPropagationResult struct {
-	Sweeps      int  `json:"sweeps"`      // owed settings worked on
-	Batches     int  `json:"batches"`     // batches saved or attempted
-	Sources     int  `json:"sources"`     // sources re-synced
-	Deactivated int  `json:"deactivated"` // rows deactivated
-	Ensured     int  `json:"ensured"`     // rows inserted, reactivated, updated or recorded missed
-	Complete    bool `json:"complete"`    // no settings change is owed any more
-}
+// SettingsPropagationResult counts one pass: Sweeps are the owed settings worked on;
+// Complete says no settings change is owed any more.
+type SettingsPropagationResult SweepResult
 
 // runOnce works through the owed settings changes, oldest request first, within
 // Config.MaxBatches batches. A sweep that fails keeps its saved position (its last
@@ -71,10 +65,7 @@ func (p *SettingsPropagator) runOnce(ctx context.Context) (SettingsPropagationRe
 		guid := strings.TrimPrefix(st.SweepKey, sweepSettingPrefix)
 		run, err := settingSweep(ctx, p.Service, guid, cfg.BatchSize, budget, now, p.testSignals)
 		res.Sweeps++
-		res.Batches += run.Batches
-		res.Sources += run.Sources
-		res.Deactivated += run.Deactivated
-		res.Ensured += run.ensured()
+		(*SweepResult)(&res).add(run)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("setting sweep %s: %w", guid, err))
 			continue

@@ -66,22 +66,10 @@ func (c SourceSweepConfig) withDefaults() SourceSweepConfig {
 	return c
 }
 
-// SourceSweepResult counts one pass.
-type SourceSweepResult struct {
-	Sweeps      int  `json:"sweeps"`      // (business unit, source type) pairs worked on
-	Batches     int  `json:"batches"`     // pages saved or attempted
-	Sources     int  `json:"sources"`     // sources applied and synced
-	Deactivated int  `json:"deactivated"` // rows deactivated
-	Ensured     int  `json:"ensured"`     // rows inserted, reactivated, updated or recorded missed
-	Complete    bool `json:"complete"`    // a full round ended within the budget, without failures
-}
-
-func (res *SourceSweepResult) add(run sweepRun) {
-	res.Batches += run.Batches
-	res.Sources += run.Sources
-	res.Deactivated += run.Deactivated
-	res.Ensured += run.ensured()
-}
+// SourceSweepResult counts one pass: Sweeps are the (business unit, source type) pairs
+// worked on, Batches the pages saved or attempted; Complete says a full round ended within
+// the budget, without failures.
+type SourceSweepResult SweepResult
 
 func (r *SourceSweeper) logger() *slog.Logger {
 	if r.Log == nil {
@@ -150,7 +138,7 @@ func (r *SourceSweeper) sourceSweeps(ctx context.Context, cfg SourceSweepConfig,
 				continue
 			}
 			run, err := r.sourceSweep(ctx, cfg, p, now, cfg.MaxBatches-res.Batches)
-			res.add(run)
+			(*SweepResult)(res).add(run)
 			res.Sweeps++
 			if err != nil {
 				// The pair keeps its saved position; the rotation moves on so the pairs
