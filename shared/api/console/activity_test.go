@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -129,25 +128,11 @@ func TestRecipientActivityDeliveries(t *testing.T) {
 	}
 	// The deliveries: exe-a's sent on log, the inbox message's sent, and under exe-b's effect
 	// key a delivery of bu-nyc (failed), which bu-syd's feed must not show.
-	c := automation.Candidate{AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
-		SchedulerKey: "feed:fixture", InputHash: automation.InputHash("feed"), SourceEntityType: "PoliceVetting",
-		SourceEntityGuid: guidC, BusinessUnitID: "bu-syd", ScheduledOn: now.Add(-time.Hour), ScheduledLocalDate: "2026-10-05",
-		ScheduledLocalTime: "09:00", TimeZoneID: "Australia/Sydney"}
-	if _, err := e.rt.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: c.ScheduledOn, Candidates: []automation.Candidate{c}}); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: c.ScheduledOn, Lease: time.Minute, Limit: 10})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("claim: %v %v", rows, err)
-	}
 	req := func(key, bu, channel string) store.NotificationRequest {
-		return store.NotificationRequest{DeliveryKey: key, SchedulerKey: c.SchedulerKey, BusinessUnitID: bu, Channel: channel, Recipient: "ann",
+		return store.NotificationRequest{DeliveryKey: key, BusinessUnitID: bu, Channel: channel, Recipient: "ann",
 			Template: "points", LocalDate: "2026-10-05", PayloadJSON: "{}"}
 	}
-	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: c.ScheduledOn,
-		Deliveries: []store.NotificationRequest{req("ce-exe-a", "bu-syd", "log"), req("ce-exe-b", "bu-nyc", "sms"), req("ce-inbox-1", "bu-syd", "inbox")}}); err != nil {
-		t.Fatal(err)
-	}
+	e.completeFixtureRow(t, "feed", now.Add(-time.Hour), req("ce-exe-a", "bu-syd", "log"), req("ce-exe-b", "bu-nyc", "sms"), req("ce-inbox-1", "bu-syd", "inbox"))
 	finish := func(key string, st store.NotificationStatus, msg string) {
 		t.Helper()
 		cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: now, Lease: time.Minute})

@@ -54,14 +54,7 @@ func TestConsoleResolveFormsRefuseHiddenOperatorAndReason(t *testing.T) {
 	ctx := context.Background()
 	saveCampaign(t, e, "bu-syd", "welcome")
 	cmd := startExecution(t, e, "bu-syd", "welcome", "exe-1", now)
-	r, err := e.rt.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: cmd.CommandID, Now: now, Lease: time.Minute, FreezeParams: `{}`})
-	if err != nil || !r.Claimed {
-		t.Fatalf("claim: %+v %v", r, err)
-	}
-	unknown, err := e.rt.Store.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: cmd.CommandID, Token: r.Command.Version, Now: now, Status: store.CommandUnknown, Error: "timeout"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	unknown := finishCommand(t, e, cmd, store.CampaignFinishParams{Now: now, Status: store.CommandUnknown, Error: "timeout"})
 	d := pricedFee(t, e, unknownBilling{}, "cmd-1")
 	fee, err := e.rt.Store.FeeTransferGet(ctx, d.OrderID)
 	if err != nil || fee.Status != store.FeeUnknown {

@@ -82,11 +82,9 @@ func BudgetPages(svc *budget.Service) []Page {
 		},
 		Post: func(r *http.Request, pc PageCall) (template.HTML, error) {
 			f := r.PostForm
-			bu, id := strings.TrimSpace(f.Get("businessUnitId")), strings.TrimSpace(f.Get("campaignId"))
-			if bu == "" {
-				return "", automation.Invalid("businessUnitId", "is required")
-			}
-			if err := inScope(pc, bu); err != nil {
+			id := strings.TrimSpace(f.Get("campaignId"))
+			bu, err := postedUnit(pc, f)
+			if err != nil {
 				return "", err
 			}
 			if id == "" {
@@ -94,7 +92,6 @@ func BudgetPages(svc *budget.Service) []Page {
 			}
 			action := f.Get("action")
 			var ver int64
-			var err error
 			if action != "create" {
 				if ver, err = formVersion(f.Get("version"), "budget"); err != nil {
 					return "", err

@@ -68,6 +68,23 @@ func startExecution(t *testing.T, e *env, bu, id, exe string, at time.Time) stor
 	return cmd
 }
 
+// finishCommand claims cmd at f.Now (a one-minute lease) and finishes it as f says (its
+// CommandID and Token filled in); it returns the command as finished.
+func finishCommand(t *testing.T, e *env, cmd store.CampaignCommand, f store.CampaignFinishParams) store.CampaignCommand {
+	t.Helper()
+	ctx := context.Background()
+	r, err := e.rt.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: cmd.CommandID, Now: f.Now, Lease: time.Minute, FreezeParams: `{}`})
+	if err != nil || !r.Claimed {
+		t.Fatalf("claim: %+v %v", r, err)
+	}
+	f.CommandID, f.Token = cmd.CommandID, r.Command.Version
+	done, err := e.rt.Store.CampaignFinish(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
 // find returns the first element with attribute k=v, or nil.
 func find(n *html.Node, k, v string) *html.Node {
 	if n.Type == html.ElementNode && attr(n, k) == v {
@@ -149,14 +166,7 @@ func TestCampaignResolvePage(t *testing.T) {
 	saveCampaign(t, e, "bu-syd", "welcome")
 	saveCampaign(t, e, "bu-syd", "other")
 	cmd := startExecution(t, e, "bu-syd", "welcome", "exe-1", now)
-	r, err := e.rt.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: cmd.CommandID, Now: now, Lease: time.Minute, FreezeParams: `{}`})
-	if err != nil || !r.Claimed {
-		t.Fatalf("claim: %+v %v", r, err)
-	}
-	unknown, err := e.rt.Store.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: cmd.CommandID, Token: r.Command.Version, Now: now, Status: store.CommandUnknown, Error: "timeout <after apply>"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	unknown := finishCommand(t, e, cmd, store.CampaignFinishParams{Now: now, Status: store.CommandUnknown, Error: "timeout <after apply>"})
 	body, doc := e.page(t, "/api/console/campaigns?businessUnitId=bu-syd&campaignId=welcome", "", 200)
 	labelled(t, doc)
 	if !strings.Contains(body, `name="commandId" value="exe-1:0:greet"`) || !strings.Contains(body, `name="version" value="`+itoa(unknown.Version)+`"`) ||

@@ -85,11 +85,8 @@ func definitionOf(d campaignDraft) (campaign.Definition, error) {
 // none); the notice names who saved.
 func (cp campaignPages) save(r *http.Request, pc PageCall) (template.HTML, error) {
 	f := r.PostForm
-	bu := strings.TrimSpace(f.Get("businessUnitId"))
-	if bu == "" {
-		return "", automation.Invalid("businessUnitId", "is required")
-	}
-	if err := inScope(pc, bu); err != nil {
+	bu, err := postedUnit(pc, f)
+	if err != nil {
 		return "", err
 	}
 	draft := campaignDraft{CampaignID: strings.TrimSpace(f.Get("campaignId")), Name: f.Get("name"), Status: f.Get("status"),
@@ -109,7 +106,7 @@ func (cp campaignPages) save(r *http.Request, pc PageCall) (template.HTML, error
 		d.CreateDraft = &draft
 	}
 	var c store.Campaign
-	err := campaign.CheckID(draft.CampaignID)
+	err = campaign.CheckID(draft.CampaignID)
 	if err != nil {
 		if expected != nil {
 			return "", err // an edit of a campaign that cannot exist: 404, as the API's PUT

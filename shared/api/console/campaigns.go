@@ -80,19 +80,27 @@ func (cp campaignPages) refused(r *http.Request, pc PageCall, d campaignsPage, p
 	return "", &Refused{Status: p.Status, Body: body}
 }
 
+// postedCampaign is what a campaign page's form posts about the campaign it acts on: the
+// unit (postedUnit), the campaign id (campaign.CheckID) and the version of what it read
+// (formVersion: "campaign", "command"), checked in that order.
+func postedCampaign(pc PageCall, f url.Values, what string) (bu, id string, ver int64, err error) {
+	if bu, err = postedUnit(pc, f); err != nil {
+		return "", "", 0, err
+	}
+	id = strings.TrimSpace(f.Get("campaignId"))
+	if err = campaign.CheckID(id); err != nil {
+		return "", "", 0, err
+	}
+	if ver, err = formVersion(f.Get("version"), what); err != nil {
+		return "", "", 0, err
+	}
+	return bu, id, ver, nil
+}
+
 func (cp campaignPages) resolve(r *http.Request, pc PageCall) (template.HTML, error) {
 	f := r.PostForm
-	bu, id, cmd := strings.TrimSpace(f.Get("businessUnitId")), strings.TrimSpace(f.Get("campaignId")), strings.TrimSpace(f.Get("commandId"))
-	if bu == "" {
-		return "", automation.Invalid("businessUnitId", "is required")
-	}
-	if err := inScope(pc, bu); err != nil {
-		return "", err
-	}
-	if err := campaign.CheckID(id); err != nil {
-		return "", err
-	}
-	ver, err := formVersion(f.Get("version"), "command")
+	cmd := strings.TrimSpace(f.Get("commandId"))
+	bu, id, ver, err := postedCampaign(pc, f, "command")
 	if err != nil {
 		return "", err
 	}
@@ -133,17 +141,7 @@ func (cp campaignPages) statusOrSave(r *http.Request, pc PageCall) (template.HTM
 
 func (cp campaignPages) setStatus(r *http.Request, pc PageCall) (template.HTML, error) {
 	f := r.PostForm
-	bu, id := strings.TrimSpace(f.Get("businessUnitId")), strings.TrimSpace(f.Get("campaignId"))
-	if bu == "" {
-		return "", automation.Invalid("businessUnitId", "is required")
-	}
-	if err := inScope(pc, bu); err != nil {
-		return "", err
-	}
-	if err := campaign.CheckID(id); err != nil {
-		return "", err
-	}
-	ver, err := formVersion(f.Get("version"), "campaign")
+	bu, id, ver, err := postedCampaign(pc, f, "campaign")
 	if err != nil {
 		return "", err
 	}
@@ -175,15 +173,10 @@ const executionsPerPage = 25
 // render fills d for its unit, campaign and execution and executes the page.
 func (cp campaignPages) render(r *http.Request, pc PageCall, d campaignsPage, cursor string) (template.HTML, error) {
 	d.CSRFField, d.Operator = pc.CSRFField, pc.Caller.Operator
-	var err error
-	if d.Picker, err = pc.UnitSelect(r.Context(), "cp-bu", d.BusinessUnitID, true); err != nil {
-		return "", err
-	}
-	if d.BusinessUnitID == "" {
-		return execute(campaignTemplates, "campaigns", d)
-	}
-	if err := inScope(pc, d.BusinessUnitID); err != nil {
-		return "", err
+	picker, chosen, err := pc.chosenUnit(r.Context(), "cp-bu", d.BusinessUnitID)
+	d.Picker = picker
+	if err != nil || !chosen {
+		return orError(campaignTemplates, "campaigns", d, err)
 	}
 	ctx := r.Context()
 	if d.Campaigns, err = cp.admin.Store.CampaignList(ctx, d.BusinessUnitID, "", listLimit); err != nil {

@@ -23,15 +23,8 @@ func TestCampaignPausedByItsBudgetSaysWhy(t *testing.T) {
 	pauseBudget(t, e, "bu-syd", "promo", 100)
 	cmd := startExecution(t, e, "bu-syd", "promo", "exe-1", now)
 	startExecution(t, e, "bu-syd", "promo", "exe-2", now.Add(time.Minute))
-	r, err := e.rt.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: cmd.CommandID, Now: now, Lease: time.Minute, FreezeParams: `{}`})
-	if err != nil || !r.Claimed {
-		t.Fatalf("claim: %+v %v", r, err)
-	}
 	due := now.Add(time.Minute)
-	if _, err := e.rt.Store.CampaignFinish(ctx, store.CampaignFinishParams{CommandID: cmd.CommandID, Token: r.Command.Version, Now: now,
-		Status: store.CommandWaitingBudget, NextAttemptOn: &due, Error: "budget short"}); err != nil {
-		t.Fatal(err)
-	}
+	finishCommand(t, e, cmd, store.CampaignFinishParams{Now: now, Status: store.CommandWaitingBudget, NextAttemptOn: &due, Error: "budget short"})
 	c, _ := e.rt.Store.CampaignGet(ctx, "bu-syd", "promo")
 	c.Status = store.CampaignPaused // as the budget guard pauses it (campaignbudget.Guard)
 	if _, err := e.rt.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &c.Version, Now: now}); err != nil {

@@ -124,15 +124,10 @@ func (tp templatePages) get(r *http.Request, pc PageCall) (template.HTML, error)
 
 func (tp templatePages) render(r *http.Request, pc PageCall, d templatesPage) (template.HTML, error) {
 	d.CSRFField, d.Operator, d.TestSend = pc.CSRFField, pc.Caller.Operator, tp.opts.TestSend != nil
-	var err error
-	if d.Picker, err = pc.UnitSelect(r.Context(), "tp-bu", d.BusinessUnitID, true); err != nil {
-		return "", err
-	}
-	if d.BusinessUnitID == "" {
-		return execute(templateTemplates, "templates", d)
-	}
-	if err := inScope(pc, d.BusinessUnitID); err != nil {
-		return "", err
+	picker, chosen, err := pc.chosenUnit(r.Context(), "tp-bu", d.BusinessUnitID)
+	d.Picker = picker
+	if err != nil || !chosen {
+		return orError(templateTemplates, "templates", d, err)
 	}
 	ctx := r.Context()
 	if d.List, err = tp.st.NotificationTemplateList(ctx, d.BusinessUnitID, "", 100); err != nil {

@@ -169,22 +169,36 @@ func (e *env) hold(t *testing.T, r automation.SchedulerRow) automation.Scheduler
 	return e.row(t, r.ID)
 }
 
+// completeFixtureRow ensures, claims and completes one date-based reminder row of bu-syd due
+// at on (scheduler key name+":fixture"), recording reqs as its deliveries (each under the
+// row's SchedulerKey).
+func (e *env) completeFixtureRow(t *testing.T, name string, on time.Time, reqs ...store.NotificationRequest) {
+	t.Helper()
+	ctx := context.Background()
+	c := automation.Candidate{AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
+		SchedulerKey: name + ":fixture", InputHash: automation.InputHash(name), SourceEntityType: "PoliceVetting",
+		SourceEntityGuid: guidC, BusinessUnitID: "bu-syd", ScheduledOn: on, ScheduledLocalDate: "2026-10-05",
+		ScheduledLocalTime: "09:00", TimeZoneID: "Australia/Sydney"}
+	if _, err := e.rt.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: on, Candidates: []automation.Candidate{c}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: on, Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("claim: %v %v", rows, err)
+	}
+	for i := range reqs {
+		reqs[i].SchedulerKey = c.SchedulerKey
+	}
+	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: on, Deliveries: reqs}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // deliveries records three hours of delivery outcomes before now (sent, a few failed and
 // UNKNOWN) for the overview's chart.
 func (e *env) deliveries(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	c := automation.Candidate{AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
-		SchedulerKey: "chart:fixture", InputHash: automation.InputHash("chart"), SourceEntityType: "PoliceVetting",
-		SourceEntityGuid: guidC, BusinessUnitID: "bu-syd", ScheduledOn: now.Add(-4 * time.Hour), ScheduledLocalDate: "2026-10-05",
-		ScheduledLocalTime: "09:00", TimeZoneID: "Australia/Sydney"}
-	if _, err := e.rt.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: c.ScheduledOn, Candidates: []automation.Candidate{c}}); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: c.ScheduledOn, Lease: time.Minute, Limit: 10})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("claim: %v %v", rows, err)
-	}
 	// 1 to 5 deliveries a minute over the 180 minutes before now; every 23rd failed, every
 	// 41st UNKNOWN.
 	type at struct {
@@ -196,14 +210,12 @@ func (e *env) deliveries(t *testing.T) {
 	for m := 0; m < 180; m++ {
 		for k := 0; k < 1+(m*7)%5; k++ {
 			key := fmt.Sprintf("dlv_chart_%03d", len(reqs))
-			reqs = append(reqs, store.NotificationRequest{DeliveryKey: key, SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-syd",
+			reqs = append(reqs, store.NotificationRequest{DeliveryKey: key, BusinessUnitID: "bu-syd",
 				Channel: "log", Recipient: fmt.Sprintf("staff%03d@example.test", len(reqs)), Template: "t", LocalDate: "2026-10-05", PayloadJSON: "{}"})
 			ats = append(ats, at{key, now.Add(-time.Duration(180-m)*time.Minute + time.Duration(10+k*7)*time.Second)})
 		}
 	}
-	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: c.ScheduledOn, Deliveries: reqs}); err != nil {
-		t.Fatal(err)
-	}
+	e.completeFixtureRow(t, "chart", now.Add(-4*time.Hour), reqs...)
 	for i, a := range ats {
 		cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: a.key, Now: a.on, Lease: time.Minute})
 		if err != nil || !cl.Claimed {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -34,6 +35,24 @@ func inScope(pc PageCall, bu string) error {
 		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
 	}
 	return nil
+}
+
+// postedUnit is the posted form's businessUnitId (trimmed): required (422 naming it) and in
+// the caller's scope (404 like an unknown one otherwise).
+func postedUnit(pc PageCall, f url.Values) (string, error) {
+	bu := strings.TrimSpace(f.Get("businessUnitId"))
+	if bu == "" {
+		return "", automation.Invalid("businessUnitId", "is required")
+	}
+	return bu, inScope(pc, bu)
+}
+
+// orError is err when there is one, else the page executed (execute).
+func orError(t *template.Template, name string, d any, err error) (template.HTML, error) {
+	if err != nil {
+		return "", err
+	}
+	return execute(t, name, d)
 }
 
 func execute(t *template.Template, name string, d any) (template.HTML, error) {
@@ -174,14 +193,12 @@ func valueText(v any) string {
 func FeePages(svc *budget.Service) []Page {
 	render := func(r *http.Request, pc PageCall, bu string, d feesPage) (template.HTML, error) {
 		d.BusinessUnitID, d.CSRFField, d.Operator = bu, pc.CSRFField, pc.Caller.Operator
-		var err error
-		if d.Picker, err = pc.UnitSelect(r.Context(), "fe-bu", bu, true); err != nil {
+		picker, chosen, err := pc.chosenUnit(r.Context(), "fe-bu", bu)
+		d.Picker = picker
+		if err != nil {
 			return "", err
 		}
-		if bu != "" {
-			if err := inScope(pc, bu); err != nil {
-				return "", err
-			}
+		if chosen {
 			fees, err := svc.UnknownFees(r.Context(), bu, 0, listLimit)
 			if err != nil {
 				return "", err
@@ -196,11 +213,8 @@ func FeePages(svc *budget.Service) []Page {
 		},
 		Post: func(r *http.Request, pc PageCall) (template.HTML, error) {
 			f := r.PostForm
-			bu := strings.TrimSpace(f.Get("businessUnitId"))
-			if bu == "" {
-				return "", automation.Invalid("businessUnitId", "is required")
-			}
-			if err := inScope(pc, bu); err != nil {
+			bu, err := postedUnit(pc, f)
+			if err != nil {
 				return "", err
 			}
 			var rev int64

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
 )
@@ -25,22 +24,8 @@ func TestOverviewTriggersReportsAndChannels(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	// One sms delivery besides the fixture's log ones.
-	c := automation.Candidate{AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
-		SchedulerKey: "sms:fixture", InputHash: automation.InputHash("sms"), SourceEntityType: "PoliceVetting",
-		SourceEntityGuid: guidC, BusinessUnitID: "bu-syd", ScheduledOn: now.Add(-time.Hour), ScheduledLocalDate: "2026-10-05",
-		ScheduledLocalTime: "09:00", TimeZoneID: "Australia/Sydney"}
-	if _, err := e.rt.Store.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: c.ScheduledOn, Candidates: []automation.Candidate{c}}); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := e.rt.Store.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: c.ScheduledOn, Lease: time.Minute, Limit: 10})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("claim: %v %v", rows, err)
-	}
-	if err := e.rt.Store.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: c.ScheduledOn,
-		Deliveries: []store.NotificationRequest{{DeliveryKey: "dlv_sms_1", SchedulerKey: c.SchedulerKey, BusinessUnitID: "bu-syd", Channel: "sms",
-			Recipient: "+61400000000", Template: "t", LocalDate: "2026-10-05", PayloadJSON: "{}"}}}); err != nil {
-		t.Fatal(err)
-	}
+	e.completeFixtureRow(t, "sms", now.Add(-time.Hour), store.NotificationRequest{DeliveryKey: "dlv_sms_1", BusinessUnitID: "bu-syd", Channel: "sms",
+		Recipient: "+61400000000", Template: "t", LocalDate: "2026-10-05", PayloadJSON: "{}"})
 	cl, err := e.rt.Store.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: "dlv_sms_1", Now: now.Add(-10 * time.Minute), Lease: time.Minute})
 	if err != nil || !cl.Claimed {
 		t.Fatalf("claim sms: %+v %v", cl, err)

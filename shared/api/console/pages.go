@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -83,30 +84,22 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, x *call) erro
 	if err != nil {
 		return err
 	}
-	tp, err := c.deps.Support.Throughput(r.Context(), x.caller.Scope, bu, hours)
-	if err != nil {
-		return err
-	}
 	h, err := c.deps.Support.MetricsHistory(r.Context(), x.caller.Scope, bu, hours)
 	if err != nil {
 		return err
 	}
-	ct, err := c.deps.Support.CommandThroughput(r.Context(), x.caller.Scope, bu, hours)
-	if err != nil {
-		return err
+	// The flows' counts per minute, in overviewData's order: deliveries, campaign commands,
+	// gateway ingest, attribute triggers, report runs.
+	sp := c.deps.Support
+	var f [5]support.Throughput
+	for i, read := range []func(context.Context, automation.Scope, string, int) (support.Throughput, error){
+		sp.Throughput, sp.CommandThroughput, sp.IngestThroughput, sp.TriggerThroughput, sp.ReportThroughput,
+	} {
+		if f[i], err = read(r.Context(), x.caller.Scope, bu, hours); err != nil {
+			return err
+		}
 	}
-	it, err := c.deps.Support.IngestThroughput(r.Context(), x.caller.Scope, bu, hours)
-	if err != nil {
-		return err
-	}
-	trg, err := c.deps.Support.TriggerThroughput(r.Context(), x.caller.Scope, bu, hours)
-	if err != nil {
-		return err
-	}
-	rep, err := c.deps.Support.ReportThroughput(r.Context(), x.caller.Scope, bu, hours)
-	if err != nil {
-		return err
-	}
+	tp, ct, it, trg, rep := f[0], f[1], f[2], f[3], f[4]
 	d := overviewData{BusinessUnitID: bu, Hours: hours, Metrics: m, Throughput: tp, Holds: sortedKV(m.OnHoldByReason), History: historyCharts(h, m),
 		Chart:    throughputChart(tp, "tp").titled("chart-deliveries", "Deliveries per minute", "Sent %d, failed %d, UNKNOWN %d", "Deliveries by period (UTC)"),
 		Commands: ct, CommandChart: throughputChart(ct, "cmd", "Succeeded", "Failed", "UNKNOWN").titled("chart-commands", "Campaign commands per minute",
@@ -354,26 +347,11 @@ func actionsFor(row support.Row) []action {
 
 // act runs release, retry, cancel or run now with the version the page was read at.
 func (c *Console) act(w http.ResponseWriter, r *http.Request, x *call) error {
-	var fn func(r *http.Request, x *call, req support.ActRequest) (support.ActResult, error)
 	svc := c.deps.Support
-	switch r.PathValue("action") {
-	case "release":
-		fn = func(r *http.Request, x *call, req support.ActRequest) (support.ActResult, error) {
-			return svc.Release(r.Context(), x.caller.Scope, req)
-		}
-	case "retry":
-		fn = func(r *http.Request, x *call, req support.ActRequest) (support.ActResult, error) {
-			return svc.Retry(r.Context(), x.caller.Scope, req)
-		}
-	case "cancel":
-		fn = func(r *http.Request, x *call, req support.ActRequest) (support.ActResult, error) {
-			return svc.Cancel(r.Context(), x.caller.Scope, req)
-		}
-	case "run-now":
-		fn = func(r *http.Request, x *call, req support.ActRequest) (support.ActResult, error) {
-			return svc.RunNow(r.Context(), x.caller.Scope, req)
-		}
-	default:
+	fn, ok := map[string]func(context.Context, automation.Scope, support.ActRequest) (support.ActResult, error){
+		"release": svc.Release, "retry": svc.Retry, "cancel": svc.Cancel, "run-now": svc.RunNow,
+	}[r.PathValue("action")]
+	if !ok {
 		return automation.Errorf(automation.CodeNotFound, "no action %q", r.PathValue("action"))
 	}
 	ref := r.PathValue("id")
@@ -387,7 +365,7 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, x *call) error {
 	}
 	var res support.ActResult
 	if err == nil {
-		res, err = fn(r, x, support.ActRequest{Ref: ref, IfMatch: version, Operator: operator(r, x), Reason: r.PostForm.Get("reason")})
+		res, err = fn(r.Context(), x.caller.Scope, support.ActRequest{Ref: ref, IfMatch: version, Operator: operator(r, x), Reason: r.PostForm.Get("reason")})
 	}
 	d, derr := c.rowData(r, x, ref)
 	if derr != nil {

@@ -80,6 +80,17 @@ func (pc PageCall) UnitSelect(ctx context.Context, id, selected string, required
 	return template.HTML(b.String()), nil
 }
 
+// chosenUnit renders a page's required unit picker (id, bu selected) and says whether the
+// page has a unit to show: false when none is chosen yet (the page is its picker). Errors:
+// a unit outside the caller's scope is 404 like an unknown one (inScope); the store's.
+func (pc PageCall) chosenUnit(ctx context.Context, id, bu string) (template.HTML, bool, error) {
+	picker, err := pc.UnitSelect(ctx, id, bu, true)
+	if err != nil || bu == "" {
+		return picker, false, err
+	}
+	return picker, true, inScope(pc, bu)
+}
+
 func (pc PageCall) picker(ctx context.Context, id, selected string, required bool) (unitPicker, error) {
 	units, more, err := pickerUnits(ctx, pc.units, pc.Caller.Scope)
 	if err != nil {
