@@ -53,14 +53,25 @@ type inputHashV1 struct {
 	V              int    `json:"v"`
 	AutomationType string `json:"automationType"`
 	TriggerType    string `json:"triggerType"`
+	hashSubjectV1
+	TargetDate string `json:"targetDate"`
+	OffsetDays int    `json:"offsetDays"`
+	Annual     bool   `json:"annual"`
+}
+
+// hashSubjectV1 is what every V1 hash input holds after its kind, in this order (JSON puts
+// an embedded struct's members in its place): the setting, the unit, the source and the
+// trigger key.
+type hashSubjectV1 struct {
 	SettingGuid    string `json:"settingGuid"`
 	BusinessUnitID string `json:"businessUnitId"`
 	SourceType     string `json:"sourceType"`
 	SourceGuid     string `json:"sourceGuid"`
 	TriggerKey     string `json:"triggerKey"`
-	TargetDate     string `json:"targetDate"`
-	OffsetDays     int    `json:"offsetDays"`
-	Annual         bool   `json:"annual"`
+}
+
+func hashSubject(set Setting, src Source, z Zone) hashSubjectV1 {
+	return hashSubjectV1{SettingGuid: set.Guid, BusinessUnitID: z.BusinessUnitID, SourceType: src.EntityType, SourceGuid: src.EntityGuid, TriggerKey: set.TriggerKey}
 }
 
 // TriggerDate reads the setting's trigger field from data. ok=false when the field is
@@ -129,6 +140,12 @@ var (
 	maxDate = localtime.Date{Year: 9998, Month: 12, Day: 31}
 )
 
+// inputHash is the InputHash of a date-based occurrence (inputHashV1).
+func inputHash(set Setting, src Source, z Zone, target localtime.Date, off int) string {
+	return automation.InputHash(inputHashV1{V: 1, AutomationType: string(automation.TypeReminder), TriggerType: string(automation.TriggerDateBased),
+		hashSubjectV1: hashSubject(set, src, z), TargetDate: target.String(), OffsetDays: off, Annual: set.Annual})
+}
+
 func dateOccurrence(set Setting, src Source, z Zone, target localtime.Date, off int) (Occurrence, error) {
 	local := target.AddDays(-off)
 	if target.After(maxDate) || local.Before(minDate) {
@@ -139,9 +156,7 @@ func dateOccurrence(set Setting, src Source, z Zone, target localtime.Date, off 
 	if err != nil {
 		return Occurrence{}, automation.Invalid("entityguid", "%v", err)
 	}
-	hash := automation.InputHash(inputHashV1{V: 1, AutomationType: string(automation.TypeReminder), TriggerType: string(automation.TriggerDateBased),
-		SettingGuid: set.Guid, BusinessUnitID: z.BusinessUnitID, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
-		TriggerKey: set.TriggerKey, TargetDate: target.String(), OffsetDays: off, Annual: set.Annual})
+	hash := inputHash(set, src, z, target, off)
 	return Occurrence{
 		Candidate: automation.Candidate{
 			AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,

@@ -13,12 +13,8 @@ type overdueHashV1 struct {
 	V              int    `json:"v"`
 	AutomationType string `json:"automationType"`
 	Kind           string `json:"kind"` // "overdue"
-	SettingGuid    string `json:"settingGuid"`
-	BusinessUnitID string `json:"businessUnitId"`
-	SourceType     string `json:"sourceType"`
-	SourceGuid     string `json:"sourceGuid"`
-	TriggerKey     string `json:"triggerKey"`
-	TargetDate     string `json:"targetDate"`
+	hashSubjectV1
+	TargetDate string `json:"targetDate"`
 }
 
 // overdueCandidate is the immediate-notification provider of a DateBased setting with
@@ -27,6 +23,12 @@ type overdueHashV1 struct {
 // minute), keyed by automation.ReminderOverdueKey. ok is false when it does not apply (the
 // option is off, no date, the date is today or later). Whether the source is *first* seen
 // overdue is decided by the caller from the existing rows (wantOverdue).
+// overdueHash is the InputHash of an immediate notification for target (overdueHashV1).
+func overdueHash(set Setting, src Source, z Zone, target localtime.Date) string {
+	return automation.InputHash(overdueHashV1{V: 1, AutomationType: string(automation.TypeReminder), Kind: "overdue",
+		hashSubjectV1: hashSubject(set, src, z), TargetDate: target.String()})
+}
+
 func overdueCandidate(set Setting, src Source, z Zone, now time.Time) (c automation.Candidate, target localtime.Date, ok bool, err error) {
 	if !set.ImmediateIfOverdue || set.Annual || set.TriggerType != automation.TriggerDateBased {
 		return c, target, false, nil
@@ -47,9 +49,7 @@ func overdueCandidate(set Setting, src Source, z Zone, now time.Time) (c automat
 	c = automation.Candidate{
 		AutomationType: automation.TypeReminder, TriggerType: automation.TriggerDateBased,
 		SchedulerKey: key, SettingGuid: set.Guid,
-		InputHash: automation.InputHash(overdueHashV1{V: 1, AutomationType: string(automation.TypeReminder), Kind: "overdue",
-			SettingGuid: set.Guid, BusinessUnitID: z.BusinessUnitID, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
-			TriggerKey: set.TriggerKey, TargetDate: target.String()}),
+		InputHash:        overdueHash(set, src, z, target),
 		SourceEntityType: src.EntityType, SourceEntityGuid: src.EntityGuid, BusinessUnitID: z.BusinessUnitID,
 		ScheduledOn: due, ScheduledLocalDate: today.String(), ScheduledLocalTime: due.In(z.Loc).Format("15:04"), TimeZoneID: z.TimeZoneID,
 	}

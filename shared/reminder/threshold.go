@@ -295,12 +295,8 @@ type thresholdHashV1 struct {
 	V              int    `json:"v"`
 	AutomationType string `json:"automationType"`
 	TriggerType    string `json:"triggerType"`
-	SettingGuid    string `json:"settingGuid"`
-	BusinessUnitID string `json:"businessUnitId"`
-	SourceType     string `json:"sourceType"`
-	SourceGuid     string `json:"sourceGuid"`
-	TriggerKey     string `json:"triggerKey"`
-	ThresholdKey   string `json:"thresholdKey"`
+	hashSubjectV1
+	ThresholdKey string `json:"thresholdKey"`
 }
 
 // thresholdKeyFor builds {metricKey}:{thresholdValue}:{firingPolicy}:{scopeKey}; lvl nil
@@ -313,6 +309,13 @@ func thresholdKeyFor(set Setting, lvl *level, scope string) (string, error) {
 	return automation.ThresholdKey(c.Metric.Key, lvl.f, string(c.FiringPolicy), scope)
 }
 
+// thresholdHash is the InputHash of a threshold firing under threshold key tk
+// (thresholdHashV1).
+func thresholdHash(set Setting, src Source, z Zone, tk string) string {
+	return automation.InputHash(thresholdHashV1{V: 1, AutomationType: string(automation.TypeReminder), TriggerType: string(automation.TriggerThresholdCondition),
+		hashSubjectV1: hashSubject(set, src, z), ThresholdKey: tk})
+}
+
 func thresholdCandidate(set Setting, src Source, z Zone, lvl *level, scope string, due time.Time) (automation.Candidate, error) {
 	tk, err := thresholdKeyFor(set, lvl, scope)
 	if err != nil {
@@ -322,9 +325,7 @@ func thresholdCandidate(set Setting, src Source, z Zone, lvl *level, scope strin
 	if err != nil {
 		return automation.Candidate{}, automation.Invalid("entityguid", "%v", err)
 	}
-	hash := automation.InputHash(thresholdHashV1{V: 1, AutomationType: string(automation.TypeReminder), TriggerType: string(automation.TriggerThresholdCondition),
-		SettingGuid: set.Guid, BusinessUnitID: z.BusinessUnitID, SourceType: src.EntityType, SourceGuid: src.EntityGuid,
-		TriggerKey: set.TriggerKey, ThresholdKey: tk})
+	hash := thresholdHash(set, src, z, tk)
 	local := due.In(z.Loc)
 	return automation.Candidate{
 		AutomationType: automation.TypeReminder, TriggerType: automation.TriggerThresholdCondition,
