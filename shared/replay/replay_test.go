@@ -59,15 +59,21 @@ func factLines(t *testing.T, out []byte) []factLine {
 	return fs
 }
 
-// TestGoldenScenarios replays every scenario in testdata/scenarios and compares the output
-// with testdata/golden/<name>.jsonl (go test ./shared/replay -update rewrites them).
-func TestGoldenScenarios(t *testing.T) {
-	t.Parallel()
+// scenarioFiles are the scenarios of testdata/scenarios (at least one).
+func scenarioFiles(t *testing.T) []string {
+	t.Helper()
 	files, _ := filepath.Glob("../../testdata/scenarios/*.json")
 	if len(files) == 0 {
 		t.Fatal("no scenarios found")
 	}
-	for _, f := range files {
+	return files
+}
+
+// TestGoldenScenarios replays every scenario in testdata/scenarios and compares the output
+// with testdata/golden/<name>.jsonl (go test ./shared/replay -update rewrites them).
+func TestGoldenScenarios(t *testing.T) {
+	t.Parallel()
+	for _, f := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -138,6 +138,15 @@ func lookup(m map[string]any, path string) (any, bool) {
 	return cur, true
 }
 
+// ifMatchCurrent is c with If-Match set to the ETag of what c.path holds now (a GET first),
+// when it exists; c as it is otherwise.
+func (r *runner) ifMatchCurrent(ctx context.Context, c call) call {
+	if code, hdr, _ := r.serve(ctx, call{method: http.MethodGet, path: c.path}); code == http.StatusOK {
+		c.header = map[string]string{"If-Match": hdr.Get("ETag")}
+	}
+	return c
+}
+
 func (r *runner) serve(ctx context.Context, c call) (int, http.Header, []byte) {
 	var rd *bytes.Reader
 	if c.body != nil {
@@ -178,10 +187,7 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 		c := call{method: http.MethodPut, path: "/api/report-subscriptions/" + seg, body: body,
 			keep: []string{"version", "status", "nextRun.localTime", "rollout.mode"}}
 		// Replace with If-Match of the current version when it exists.
-		if code, hdr, _ := r.serve(ctx, call{method: http.MethodGet, path: c.path}); code == http.StatusOK {
-			c.header = map[string]string{"If-Match": hdr.Get("ETag")}
-		}
-		return c, nil
+		return r.ifMatchCurrent(ctx, c), nil
 	case len(in.ReportSubscriptionDelete) > 0:
 		var d struct {
 			Guid string `json:"guid"`
@@ -193,11 +199,7 @@ func (r *runner) reportCall(ctx context.Context, in ReportInputs) (call, error) 
 		if err != nil {
 			return call{}, err
 		}
-		c := call{method: http.MethodDelete, path: "/api/report-subscriptions/" + seg}
-		if code, hdr, _ := r.serve(ctx, call{method: http.MethodGet, path: c.path}); code == http.StatusOK {
-			c.header = map[string]string{"If-Match": hdr.Get("ETag")}
-		}
-		return c, nil
+		return r.ifMatchCurrent(ctx, call{method: http.MethodDelete, path: "/api/report-subscriptions/" + seg}), nil
 	case len(in.ReportRunNow) > 0:
 		var d struct {
 			SubscriptionGuid string          `json:"subscriptionGuid"`

@@ -83,11 +83,7 @@ func TestScenarioEventsAreDeadLetteredThroughTheRouter(t *testing.T) {
 // gives the same output as the inline mode (its golden file).
 func TestScenariosInFanOutModeMatchTheGoldenFiles(t *testing.T) {
 	t.Parallel()
-	files, _ := filepath.Glob("../../testdata/scenarios/*.json")
-	if len(files) == 0 {
-		t.Fatal("no scenarios found")
-	}
-	for _, f := range files {
+	for _, f := range scenarioFiles(t) {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
