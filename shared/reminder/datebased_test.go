@@ -261,7 +261,7 @@ func TestParseSettingRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	base := settingJSON("bu", "[30, 7, 0]", "09:00", false)
 	mutate := func(old, new string) string { return strings.Replace(base, old, new, 1) }
-	cases := []struct{ name, js, field string }{
+	cases := []refusedSetting{
 		{"duplicate offset", mutate("[30, 7, 0]", "[7, 7]"), "offsetsDays[1]"},
 		{"no offsets", mutate("[30, 7, 0]", "[]"), "offsetsDays"},
 		{"25:00", mutate(`"09:00"`, `"25:00"`), "25:00"},
@@ -280,6 +280,15 @@ func TestParseSettingRejectsBadInput(t *testing.T) {
 		{"after-offset over ten years", mutate("[30, 7, 0]", "[-3651]"), "offsetsDays[0]"},
 		{"not json", `{"guid":`, "setting"},
 	}
+	checkSettingsRefused(t, cases)
+}
+
+// refusedSetting is a setting ParseSetting must refuse (js) naming field.
+type refusedSetting struct{ name, js, field string }
+
+// checkSettingsRefused checks each case in a parallel subtest.
+func checkSettingsRefused(t *testing.T, cases []refusedSetting) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

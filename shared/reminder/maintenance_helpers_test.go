@@ -90,6 +90,30 @@ func (f *maintFixture) state(t *testing.T, key string) store.ReconcileState {
 }
 
 // failingStore fails a method with errInjected from its n-th call on (failFromCall).
+// oweSettingChange stores n sources (snapshots) and requests the settings sweep of the
+// fixture's setting; it returns the sweep key.
+func (f *maintFixture) oweSettingChange(t *testing.T, n int) string {
+	t.Helper()
+	f.snapshots(t, n)
+	key := settingSweepKey(maintSettingGuid)
+	if err := f.st.ReconcileStateRequest(context.Background(), key, f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// failAfterFirstBatch is a batchSaved signal that, after the first saved batch, records the
+// sweep key's state in *afterFirst and makes the store's method fail from its next call
+// (the next batch's read).
+func (f *maintFixture) failAfterFirstBatch(t *testing.T, key, method string, afterFirst *store.ReconcileState) func(string) {
+	return func(string) {
+		if afterFirst.SweepKey == "" {
+			*afterFirst = f.state(t, key)
+			f.st.failFromCall(method, 1)
+		}
+	}
+}
+
 type failingStore struct {
 	Store
 	mu       sync.Mutex

@@ -103,6 +103,8 @@ func police(expires, email string) map[string]any {
 	return map[string]any{"expiresOn": expires, "staffEmail": email, "isActive": true}
 }
 
+// sourceRows returns "localDate/status/reason" for every row of the PoliceVetting source
+// guid, sorted.
 func sourceRows(t *testing.T, f *fixture, guid string) []string {
 	t.Helper()
 	rows, err := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 100})

@@ -3,9 +3,7 @@ package reminder_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -104,16 +102,7 @@ func (f *fixture) mustProcess(t *testing.T, raw []byte) reminder.EventResult {
 // rows returns "localDate/status/reason" for every row of e-1, sorted.
 func (f *fixture) rows(t *testing.T) []string {
 	t.Helper()
-	rows, err := f.st.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: "e-1", Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, r := range rows {
-		out = append(out, fmt.Sprintf("%s/%s/%s", r.ScheduledLocalDate, r.Status, r.ReasonCode))
-	}
-	sort.Strings(out)
-	return out
+	return sourceRows(t, f, "e-1")
 }
 
 func eq(t *testing.T, got []string, want ...string) {

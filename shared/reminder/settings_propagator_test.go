@@ -14,11 +14,7 @@ func TestSettingsPropagatorRunOnceCounts(t *testing.T) {
 	t.Parallel()
 	f := newMaintFixture(t)
 	ctx := context.Background()
-	f.snapshots(t, 3)
-	key := settingSweepKey(maintSettingGuid)
-	if err := f.st.ReconcileStateRequest(ctx, key, f.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	key := f.oweSettingChange(t, 3)
 	saved := 0
 	p := &SettingsPropagator{Service: f.svc, Clock: f.clock, Config: SettingsPropagatorConfig{BatchSize: 2},
 		testSignals: testSignals{batchSaved: func(string) { saved++ }}}
@@ -44,19 +40,10 @@ func TestSettingsPropagatorFailingBatchKeepsPosition(t *testing.T) {
 	t.Parallel()
 	f := newMaintFixture(t)
 	ctx := context.Background()
-	f.snapshots(t, 3)
-	key := settingSweepKey(maintSettingGuid)
-	if err := f.st.ReconcileStateRequest(ctx, key, f.clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	key := f.oweSettingChange(t, 3)
 	var afterFirst store.ReconcileState
 	p := &SettingsPropagator{Service: f.svc, Clock: f.clock, Config: SettingsPropagatorConfig{BatchSize: 1, MaxBatches: 10}}
-	p.testSignals.batchSaved = func(string) {
-		if afterFirst.SweepKey == "" {
-			afterFirst = f.state(t, key)
-			f.st.failFromCall("SourceSnapshotList", 1) // the next batch's read fails
-		}
-	}
+	p.testSignals.batchSaved = f.failAfterFirstBatch(t, key, "SourceSnapshotList", &afterFirst)
 	res, err := p.runOnce(ctx)
 	if !errors.Is(err, errInjected) || res.Sources != 1 || res.Complete {
 		t.Fatalf("failing pass = %+v, %v", res, err)

@@ -338,7 +338,7 @@ func TestThresholdSettingValidation(t *testing.T) {
 	t.Parallel()
 	base := classSettingJSON(string(reminder.OncePerThreshold), "[80, 90]", "")
 	mutate := func(old, new string) string { return strings.Replace(base, old, new, 1) }
-	cases := []struct{ name, js, field string }{
+	cases := []refusedSetting{
 		{"no metric", mutate(`"metric":{"key":"bookedPercent","field":"booked","of":"capacity"},`, ``), "threshold.metric"},
 		{"metric without field", mutate(`"field":"booked",`, ``), "threshold.metric.field"},
 		{"no levels", mutate(`[80, 90]`, `[]`), "threshold.levels"},
@@ -348,13 +348,5 @@ func TestThresholdSettingValidation(t *testing.T) {
 		{"window 25:00", mutate(`"firingPolicy"`, `"sendWindow":{"start":"25:00","end":"06:00"},"firingPolicy"`), "25:00"},
 		{"empty window", mutate(`"firingPolicy"`, `"sendWindow":{"start":"06:00","end":"06:00"},"firingPolicy"`), "threshold.sendWindow"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := reminder.ParseSetting([]byte(tc.js))
-			if err == nil || !strings.Contains(err.Error(), tc.field) {
-				t.Fatalf("err = %v, want mention of %s", err, tc.field)
-			}
-		})
-	}
+	checkSettingsRefused(t, cases)
 }

@@ -84,12 +84,7 @@ func TestTZDataResyncerFailingBatchKeepsPosition(t *testing.T) {
 	keys, want := staleRows(t, f, 3)
 	var afterFirst store.ReconcileState
 	r := &TZDataResyncer{Store: f.st, Clock: f.clock, Config: TZDataResyncConfig{BatchSize: 1, MaxBatches: 10}}
-	r.testSignals.batchSaved = func(string) {
-		if afterFirst.SweepKey == "" {
-			afterFirst = f.state(t, sweepTZData)
-			f.st.failFromCall("SchedulerListFuturePending", 1)
-		}
-	}
+	r.testSignals.batchSaved = f.failAfterFirstBatch(t, sweepTZData, "SchedulerListFuturePending", &afterFirst)
 	res, err := r.runOnce(ctx)
 	if !errors.Is(err, errInjected) || res.Rescheduled != 1 || res.Complete {
 		t.Fatalf("failing pass = %+v, %v", res, err)
