@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -131,4 +132,20 @@ func FaultDelay(sim, delay string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: delay %q: a duration in 0..1m", sim, delay)
 	}
 	return d, nil
+}
+
+// Copy returns a copy of *records read under mu: a simulator's getters hand out what it
+// recorded this way, so a caller never shares the slice the server goes on appending to.
+// Oldest first, as recorded; nil when nothing was.
+func Copy[T any](mu *sync.Mutex, records *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), *records...)
+}
+
+// Read returns *v read under mu (a simulator's counters).
+func Read[T any](mu *sync.Mutex, v *T) T {
+	mu.Lock()
+	defer mu.Unlock()
+	return *v
 }

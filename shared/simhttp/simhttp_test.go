@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,5 +93,28 @@ func TestFaultDelayAndHoldAnswer(t *testing.T) {
 		if c.late && took < 150*time.Millisecond {
 			t.Errorf("mode %q: answered after %s, before the delay", c.mode, took)
 		}
+	}
+}
+
+// Copy hands out a copy (an append to it, or to the records, leaves the other alone), nil
+// for nothing recorded; Read reads under the lock.
+func TestCopyAndRead(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var recs []string
+	if got := simhttp.Copy(&mu, &recs); got != nil {
+		t.Fatalf("nothing recorded: %v, want nil", got)
+	}
+	recs = append(make([]string, 0, 8), "a", "b")
+	got := simhttp.Copy(&mu, &recs)
+	got[0] = "changed"
+	_ = append(got, "c")
+	recs = append(recs, "d")
+	if strings.Join(recs, ",") != "a,b,d" || strings.Join(got, ",") != "changed,b" {
+		t.Fatalf("records %v, copy %v", recs, got)
+	}
+	n := 3
+	if simhttp.Read(&mu, &n) != 3 {
+		t.Fatal("Read")
 	}
 }

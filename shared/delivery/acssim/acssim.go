@@ -149,25 +149,13 @@ func (s *Server) SetFaults(f Faults) error {
 }
 
 // Sent returns the messages sent (once per repeatability id), oldest first.
-func (s *Server) Sent() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.sent...)
-}
+func (s *Server) Sent() []Request { return simhttp.Copy(&s.mu, &s.sent) }
 
 // Requests returns every authorised request's recipient, oldest first.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
+func (s *Server) Requests() []Request { return simhttp.Copy(&s.mu, &s.requests) }
 
 // Stats returns the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return simhttp.Read(&s.mu, &s.stats) }
 
 // Handler serves POST /sms, PUT /faults, GET /messages and GET /stats.
 func (s *Server) Handler() http.Handler {
@@ -381,18 +369,10 @@ type waRemembered struct {
 }
 
 // WhatsAppRequests returns every authorised template notification request, oldest first.
-func (s *Server) WhatsAppRequests() []WhatsAppRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]WhatsAppRequest(nil), s.waReqs...)
-}
+func (s *Server) WhatsAppRequests() []WhatsAppRequest { return simhttp.Copy(&s.mu, &s.waReqs) }
 
 // WhatsAppSent returns the template notifications sent, once per repeatability id.
-func (s *Server) WhatsAppSent() []WhatsAppRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]WhatsAppRequest(nil), s.waSent...)
-}
+func (s *Server) WhatsAppSent() []WhatsAppRequest { return simhttp.Copy(&s.mu, &s.waSent) }
 
 type waBody struct {
 	ChannelRegistrationID string   `json:"channelRegistrationId"`

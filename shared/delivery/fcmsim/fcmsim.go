@@ -185,18 +185,10 @@ func (s *Server) RevokeTokens() {
 }
 
 // Accepted returns the accepted messages, oldest first.
-func (s *Server) Accepted() []Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Message(nil), s.accepted...)
-}
+func (s *Server) Accepted() []Message { return simhttp.Copy(&s.mu, &s.accepted) }
 
 // Stats returns the counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
+func (s *Server) Stats() Stats { return simhttp.Read(&s.mu, &s.stats) }
 
 // Handler serves POST /token, POST /v1/projects/{project}/messages:send, PUT /faults,
 // GET /messages and GET /stats.
