@@ -20,14 +20,8 @@ func TestHTTPTransportMakesAClientSpanAndSendsItsTraceParent(t *testing.T) {
 	if rt := zero.HTTPTransport(nil); rt != http.DefaultTransport {
 		t.Fatalf("telemetry off: transport %T, want http.DefaultTransport as it is", rt)
 	}
-	rcv := otlptest.Start()
-	defer rcv.Close()
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	rcv, p := setupExport(t, telemetry.Options{Ratio: 1})
 	var got string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("traceparent")
@@ -66,14 +60,8 @@ func TestHTTPTransportMakesAClientSpanAndSendsItsTraceParent(t *testing.T) {
 // segments, as its name; the handler still sees the whole path. Not parallel: Setup
 // installs the process's OTel globals.
 func TestHTTPServerSpanKeepsIdsOutOfItsPath(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	rcv, p := setupExport(t, telemetry.Options{Ratio: 1})
 	var seen []string
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /api/devices/{customerId}/{token}", func(w http.ResponseWriter, r *http.Request) {
@@ -119,4 +107,20 @@ func TestHTTPServerSpanKeepsIdsOutOfItsPath(t *testing.T) {
 			t.Errorf("span %q url.path %q, want the route's first two segments", s.Name, got)
 		}
 	}
+}
+
+// setupExport starts an OTLP receiver and sets telemetry up to export to it with opts (its
+// Endpoint set to the receiver's); telemetry is shut down, then the receiver closed, when
+// the test ends.
+func setupExport(t *testing.T, opts telemetry.Options) (*otlptest.Receiver, *telemetry.Providers) {
+	t.Helper()
+	rcv := otlptest.Start()
+	t.Cleanup(rcv.Close)
+	opts.Endpoint = rcv.URL
+	p, err := telemetry.Setup(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Shutdown(context.Background()) })
+	return rcv, p
 }

@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/automation-platform/automation/shared/telemetry"
-	"github.com/automation-platform/automation/shared/telemetry/otlptest"
 )
 
 const (
@@ -23,14 +22,8 @@ const (
 // child records, in the parent's trace. Not parallel: Setup installs the process's OTel
 // globals.
 func TestUnsampledParentStartsNoSpan(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Ratio: 1}) // the default sampler, every root sampled
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	setupExport(t, telemetry.Options{Ratio: 1}) // the default sampler, every root sampled
 
 	parent := telemetry.Extract(ctx, unsampledParent, "")
 	allocs := testing.AllocsPerRun(100, func() {
@@ -65,14 +58,8 @@ func TestUnsampledParentStartsNoSpan(t *testing.T) {
 // A sampler that is not parent-based decides each span by itself: Start asks it even under
 // an unsampled parent. Not parallel.
 func TestUnsampledParentIsAskedWhenTheSamplerIsNotParentBased(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Sampler: telemetry.SamplerTraceIDRatio, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	setupExport(t, telemetry.Options{Sampler: telemetry.SamplerTraceIDRatio, Ratio: 1})
 	_, span := telemetry.Start(telemetry.Extract(ctx, unsampledParent, ""), "child", 0)
 	defer span.End()
 	if !span.IsRecording() {
