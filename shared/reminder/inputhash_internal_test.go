@@ -6,9 +6,10 @@ import (
 	"github.com/automation-platform/automation/shared/localtime"
 )
 
-// The InputHash of each trigger kind is pinned: a row's stored hash is compared with the one
-// computed now, so a change of the hashed input's members, their order or their JSON names
-// would rewrite every open row (docs/architecture.md#the-row). A new input is a new V.
+// The InputHash of each trigger kind is pinned: ensure compares a row's stored hash with the
+// one computed now, so a change of the hashed input's members, their order or their JSON
+// names would make every open row a conflict, put on support hold (docs/architecture.md#ensure).
+// A new input is a new V.
 func TestInputHashesArePinned(t *testing.T) {
 	t.Parallel()
 	set := Setting{Guid: "0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6", TriggerKey: "expiry", Annual: true}
