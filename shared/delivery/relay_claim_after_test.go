@@ -99,7 +99,7 @@ func TestRelayRescansWhatItGaveBack(t *testing.T) {
 	st, clock := relayStore(t)
 	ctx := context.Background()
 	rec := &claimRecorder{leasingStore: st}
-	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, failID: "m-1"}
+	pub := newCountingPublisher(time.Millisecond, "m-1")
 	r := &delivery.Relay{Store: rec, Clock: clock, Publisher: pub, RescanEvery: time.Hour, RetryDelay: 2 * time.Second}
 	var msgs []store.OutboxMessage
 	for _, id := range []string{"m-0", "m-1", "m-2", "m-3"} {
@@ -204,7 +204,7 @@ func TestDrainStopsAfterAShortClaim(t *testing.T) {
 		msgs = append(msgs, store.OutboxMessage{MessageID: fmt.Sprintf("d-%03d", i), Destination: "q", Body: []byte("{}")})
 	}
 	startWithOutbox(t, st, clock, "d", msgs)
-	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}}
+	pub := newCountingPublisher(time.Millisecond)
 	r := &delivery.Relay{Store: st, Clock: clock, Publisher: pub}
 	res, err := r.Drain(ctx, time.Minute)
 	if err != nil || res.Rounds != 3 || res.Published != 250 || !res.Empty {

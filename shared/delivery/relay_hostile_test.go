@@ -56,48 +56,6 @@ func TestRelayKeepsItsLeaseWhenTheLastRowFails(t *testing.T) {
 	}
 }
 
-// countingPublisher counts the publishes of each message id across every relay of a test,
-// notices two of one id at once, and fails the first publish of each id in fail.
-type countingPublisher struct {
-	mu         sync.Mutex
-	inFlight   map[string]bool
-	published  map[string]int
-	concurrent []string
-	fail       map[string]bool
-}
-
-// sharedCount publishes through p's count to next (nil: accepted there, a durable broker).
-type sharedCount struct {
-	p    *countingPublisher
-	next bus.Publisher
-}
-
-func (s sharedCount) Publish(ctx context.Context, m bus.Message) error {
-	p := s.p
-	p.mu.Lock()
-	if p.inFlight[m.ID] {
-		p.concurrent = append(p.concurrent, m.ID)
-	}
-	p.inFlight[m.ID] = true
-	failing := p.fail[m.ID]
-	delete(p.fail, m.ID)
-	p.mu.Unlock()
-	time.Sleep(100 * time.Microsecond)
-	var err error
-	if failing {
-		err = errors.New("broker unavailable")
-	} else if s.next != nil {
-		err = s.next.Publish(ctx, m)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.inFlight, m.ID)
-	if err == nil {
-		p.published[m.ID]++
-	}
-	return err
-}
-
 // Two processes on one SQLite file (two stores), four relays: two durable ones in the
 // first, a durable one and one on its in-process bus (MarkOnSettle, its bus drained
 // meanwhile) in the second; one row in nine fails its first publish and waits for its
@@ -118,7 +76,7 @@ func TestRelaysOfTwoProcessesOnOneFile(t *testing.T) {
 	clock := automation.NewManualClock(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC))
 	ctx := context.Background()
 	const rows = 150
-	count := &countingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, fail: map[string]bool{}}
+	count := newCountingPublisher(100 * time.Microsecond)
 	var want []string
 	for i := range rows {
 		exe := fmt.Sprintf("cx-%d", i)

@@ -83,32 +83,63 @@ func unpublished(t *testing.T, st store.DeliveryStore) int {
 	return len(left)
 }
 
-// recordingPublisher counts publishes per message id and notices two at once.
-type recordingPublisher struct {
+// countingPublisher counts the publishes of each message id across every relay of a test,
+// notices two of one id at once (each publish stays in flight for hold), and fails the first
+// publish of each id in fail. As a bus.Publisher it accepts what it does not fail (a durable
+// broker); sharedCount counts through it to another publisher.
+type countingPublisher struct {
+	hold       time.Duration
 	mu         sync.Mutex
 	inFlight   map[string]bool
 	published  map[string]int
 	concurrent []string
-	failID     string
+	fail       map[string]bool
 }
 
-func (p *recordingPublisher) Publish(_ context.Context, m bus.Message) error {
+// newCountingPublisher holds each publish for hold and fails the first publish of each of
+// failing.
+func newCountingPublisher(hold time.Duration, failing ...string) *countingPublisher {
+	p := &countingPublisher{hold: hold, inFlight: map[string]bool{}, published: map[string]int{}, fail: map[string]bool{}}
+	for _, id := range failing {
+		p.fail[id] = true
+	}
+	return p
+}
+
+func (p *countingPublisher) Publish(ctx context.Context, m bus.Message) error {
+	return sharedCount{p, nil}.Publish(ctx, m)
+}
+
+// sharedCount publishes through p's count to next (nil: accepted there, a durable broker).
+type sharedCount struct {
+	p    *countingPublisher
+	next bus.Publisher
+}
+
+func (s sharedCount) Publish(ctx context.Context, m bus.Message) error {
+	p := s.p
 	p.mu.Lock()
 	if p.inFlight[m.ID] {
 		p.concurrent = append(p.concurrent, m.ID)
 	}
 	p.inFlight[m.ID] = true
+	failing := p.fail[m.ID]
+	delete(p.fail, m.ID)
 	p.mu.Unlock()
-	time.Sleep(time.Millisecond)
+	time.Sleep(p.hold)
+	var err error
+	if failing {
+		err = errors.New("broker unavailable")
+	} else if s.next != nil {
+		err = s.next.Publish(ctx, m)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.inFlight, m.ID)
-	if m.ID == p.failID {
-		p.failID = ""
-		return errors.New("broker unavailable")
+	if err == nil {
+		p.published[m.ID]++
 	}
-	p.published[m.ID]++
-	return nil
+	return err
 }
 
 // Done when: two relays never publish one row concurrently. Four relays run over one
@@ -123,7 +154,7 @@ func TestTwoRelaysNeverPublishOneRowConcurrently(t *testing.T) {
 		exe := fmt.Sprintf("cx-%d", i)
 		startWithOutbox(t, st, clock, exe, []store.OutboxMessage{{MessageID: exe, Destination: "q", Body: []byte("{}")}})
 	}
-	pub := &recordingPublisher{inFlight: map[string]bool{}, published: map[string]int{}, failID: "cx-7"}
+	pub := newCountingPublisher(time.Millisecond, "cx-7")
 	var wg sync.WaitGroup
 	for range 4 {
 		r := &delivery.Relay{Store: st, Publisher: pub, Clock: clock, Batch: 10}
