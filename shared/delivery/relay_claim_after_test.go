@@ -85,9 +85,7 @@ func TestRelayClaimsPastItsRowsInFlight(t *testing.T) {
 	if handled["a"] != 1 || handled["b"] != 1 || handled["c"] != 1 || len(handled) != 3 {
 		t.Fatalf("handled %v, want a, b and c once each", handled)
 	}
-	if n := unpublished(t, st); n != 0 {
-		t.Fatalf("%d rows left unpublished", n)
-	}
+	wantOutboxEmpty(t, st)
 }
 
 // TestRelayRescansWhatItGaveBack: rows the relay handed back after a failed publish are

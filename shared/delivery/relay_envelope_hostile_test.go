@@ -29,24 +29,13 @@ func newEnvProcess(t *testing.T, st store.DeliveryStore, clock *automation.Manua
 	t.Helper()
 	p := &envProcess{handled: map[string]int{}}
 	p.r = &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true, RetryDelay: time.Second, MaxRetryDelay: time.Second}
-	opts.OnSettled = func(ctx context.Context, m bus.Message) {
-		if err := p.r.Settled(ctx, m.ID); err != nil {
-			t.Error(err)
-		}
-	}
-	opts.AfterDrain = func(ctx context.Context) {
-		if err := p.r.FlushSettled(ctx); err != nil {
-			t.Error(err)
-		}
-	}
-	p.b = bus.NewMemory(&opts)
+	p.b = settlingBus(t, p.r, opts)
 	p.b.Subscribe("facts", func(_ context.Context, m bus.Message) error {
 		p.mu.Lock()
 		p.handled[m.ID]++
 		p.mu.Unlock()
 		return nil
 	})
-	p.r.Publisher = p.b
 	return p
 }
 

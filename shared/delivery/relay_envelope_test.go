@@ -85,9 +85,7 @@ func TestRelayPublishesAnEnvelopesMessagesInOrder(t *testing.T) {
 			t.Fatalf("item %d published as %+v", i, m)
 		}
 	}
-	if n := unpublished(t, st); n != 0 {
-		t.Fatalf("%d rows left unpublished", n)
-	}
+	wantOutboxEmpty(t, st)
 }
 
 // A publish that fails inside an envelope stops the run there: the row is not marked, it
@@ -115,9 +113,7 @@ func TestRelayRetriesAWholeEnvelopeAfterAFailedPublish(t *testing.T) {
 	if got := pub.ids(); got != "f-0,after,f-0,f-1,f-2" {
 		t.Fatalf("published %s", got)
 	}
-	if n := unpublished(t, st); n != 0 {
-		t.Fatalf("%d rows left unpublished", n)
-	}
+	wantOutboxEmpty(t, st)
 }
 
 // An envelope whose body cannot be read (damaged by hand) is not dropped: the run fails on

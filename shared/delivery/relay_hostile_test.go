@@ -96,15 +96,7 @@ func TestRelaysOfTwoProcessesOnOneFile(t *testing.T) {
 		startWithOutbox(t, stA, clock, exe, []store.OutboxMessage{msg})
 	}
 	onBus := &delivery.Relay{Store: stB, Clock: clock, MarkOnSettle: true, Batch: 6, Lease: time.Hour}
-	b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
-		if err := onBus.Settled(ctx, m.ID); err != nil {
-			t.Error(err)
-		}
-	}, AfterDrain: func(ctx context.Context) {
-		if err := onBus.FlushSettled(ctx); err != nil {
-			t.Error(err)
-		}
-	}})
+	b := settlingBus(t, onBus, bus.MemoryOptions{})
 	for _, d := range []string{"q", "facts"} {
 		b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
 	}
@@ -179,19 +171,10 @@ func TestRelayOnTheBusForgetsClaimsThatRanOut(t *testing.T) {
 	ctx := context.Background()
 	newRelay := func() (*delivery.Relay, *bus.Memory) {
 		r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true, Batch: 3, Lease: time.Minute}
-		b := bus.NewMemory(&bus.MemoryOptions{OnSettled: func(ctx context.Context, m bus.Message) {
-			if err := r.Settled(ctx, m.ID); err != nil {
-				t.Error(err)
-			}
-		}, AfterDrain: func(ctx context.Context) {
-			if err := r.FlushSettled(ctx); err != nil {
-				t.Error(err)
-			}
-		}})
+		b := settlingBus(t, r, bus.MemoryOptions{})
 		for _, d := range []string{"q", "facts"} {
 			b.Subscribe(d, func(context.Context, bus.Message) error { return nil })
 		}
-		r.Publisher = b
 		return r, b
 	}
 	r, b := newRelay()

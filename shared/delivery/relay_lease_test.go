@@ -62,7 +62,6 @@ func settlingBus(t *testing.T, r *delivery.Relay, opts bus.MemoryOptions) *bus.M
 	return b
 }
 
-// unpublished counts the outbox rows not yet marked published (up to 100).
 // onceEach fails t unless every message of counts (message id → times published or
 // handled) counts once; format names the act, with the id and the count as its verbs.
 func onceEach(t *testing.T, counts map[string]int, format string) {
@@ -74,6 +73,15 @@ func onceEach(t *testing.T, counts map[string]int, format string) {
 	}
 }
 
+// wantOutboxEmpty fails the test when a row of st's outbox is left unpublished.
+func wantOutboxEmpty(t *testing.T, st store.DeliveryStore) {
+	t.Helper()
+	if n := unpublished(t, st); n != 0 {
+		t.Fatalf("%d rows left unpublished", n)
+	}
+}
+
+// unpublished counts the outbox rows not yet marked published (up to 100).
 func unpublished(t *testing.T, st store.DeliveryStore) int {
 	t.Helper()
 	left, err := st.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
@@ -321,18 +329,9 @@ func TestRelayMarksADrainsSettledMessagesTogether(t *testing.T) {
 	}
 	marks := &markCounter{leasingStore: st}
 	r := &delivery.Relay{Store: marks, Clock: clock, Batch: store.MaxBatch, MarkOnSettle: true}
-	b := bus.NewMemory(&bus.MemoryOptions{MaxQueueLength: 2 * execs * per, OnSettled: func(ctx context.Context, m bus.Message) {
-		if err := r.Settled(ctx, m.ID); err != nil {
-			t.Error(err)
-		}
-	}, AfterDrain: func(ctx context.Context) {
-		if err := r.FlushSettled(ctx); err != nil {
-			t.Error(err)
-		}
-	}})
+	b := settlingBus(t, r, bus.MemoryOptions{MaxQueueLength: 2 * execs * per})
 	handled := map[string]int{}
 	b.Subscribe("q", func(_ context.Context, m bus.Message) error { handled[m.ID]++; return nil })
-	r.Publisher = b
 	published := 0
 	for {
 		n, err := r.RunOnce(ctx)
