@@ -142,6 +142,18 @@ type ReleaseRequest struct {
 	Reason          string // why (audited: logged), at most MaxResolutionReason characters
 }
 
+// checkDeliveryRef refuses (automation.Invalid, naming the member) a support action without
+// a business unit or whose deliveryKey is not a delivery key ("dlv_…").
+func checkDeliveryRef(businessUnitID, deliveryKey string) error {
+	if strings.TrimSpace(businessUnitID) == "" {
+		return automation.Invalid("businessUnitId", "is required")
+	}
+	if !strings.HasPrefix(deliveryKey, "dlv_") {
+		return automation.Invalid("deliveryKey", "is not a delivery key")
+	}
+	return nil
+}
+
 // Release puts a delivery held Failed on support hold (its cause fixed: the template saved
 // for the unit) back in line: Queued and due now, so the dispatcher's sweep sends it once
 // (its delivery key and effect key unchanged: the channel's idempotency holds). The
@@ -150,11 +162,10 @@ type ReleaseRequest struct {
 // business unit; store.ErrConflict when it is not held Failed (released already, say);
 // store.ErrLeaseLost when its Version moved on.
 func (s *Support) Release(ctx context.Context, r ReleaseRequest) (store.NotificationJob, error) {
+	if err := checkDeliveryRef(r.BusinessUnitID, r.DeliveryKey); err != nil {
+		return store.NotificationJob{}, err
+	}
 	switch {
-	case strings.TrimSpace(r.BusinessUnitID) == "":
-		return store.NotificationJob{}, automation.Invalid("businessUnitId", "is required")
-	case !strings.HasPrefix(r.DeliveryKey, "dlv_"):
-		return store.NotificationJob{}, automation.Invalid("deliveryKey", "is not a delivery key")
 	case r.ExpectedVersion <= 0:
 		return store.NotificationJob{}, automation.Invalid("version", "is required (the version listed)")
 	case utf16Len(r.Reason) > MaxResolutionReason:
@@ -206,11 +217,10 @@ type ResolveRequest struct {
 // business unit; store.ErrConflict when it is no longer Unknown; store.ErrLeaseLost when its
 // Version moved on (someone else changed it since it was listed).
 func (s *Support) Resolve(ctx context.Context, r ResolveRequest) (store.NotificationJob, error) {
+	if err := checkDeliveryRef(r.BusinessUnitID, r.DeliveryKey); err != nil {
+		return store.NotificationJob{}, err
+	}
 	switch {
-	case strings.TrimSpace(r.BusinessUnitID) == "":
-		return store.NotificationJob{}, automation.Invalid("businessUnitId", "is required")
-	case !strings.HasPrefix(r.DeliveryKey, "dlv_"):
-		return store.NotificationJob{}, automation.Invalid("deliveryKey", "is not a delivery key")
 	case r.Status != store.NotificationSent && r.Status != store.NotificationFailed:
 		return store.NotificationJob{}, automation.Invalid("status", "must be %q or %q, got %q", store.NotificationSent, store.NotificationFailed, r.Status)
 	case r.ExpectedVersion <= 0:
