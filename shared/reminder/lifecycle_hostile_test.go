@@ -330,19 +330,28 @@ func TestSweepsSkipSourcesWithBadData(t *testing.T) {
 	}
 }
 
+// raceHook is the hook a racing store runs once, at the read it races: what the test lands
+// between that read and the write that follows it.
+type raceHook struct{ hook func() }
+
+// fire runs the hook, the first time only.
+func (r *raceHook) fire() {
+	if h := r.hook; h != nil {
+		r.hook = nil
+		h()
+	}
+}
+
 // racingStore runs hook once, right after the first settings read of an event: a settings
 // change (and its propagation) lands between the event's read of the settings and its sync.
 type racingStore struct {
 	reminder.Store
-	hook func()
+	raceHook
 }
 
 func (s *racingStore) ReminderSettingListBySource(ctx context.Context, bu, typ string) ([]store.ReminderSettingRecord, error) {
 	recs, err := s.Store.ReminderSettingListBySource(ctx, bu, typ)
-	if h := s.hook; h != nil {
-		s.hook = nil
-		h()
-	}
+	s.fire()
 	return recs, err
 }
 
@@ -378,16 +387,14 @@ func TestEventRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 // settingRaceStore runs hook once, when the n-th read of a setting returns.
 type settingRaceStore struct {
 	reminder.Store
-	n    int
-	hook func()
+	n int
+	raceHook
 }
 
 func (s *settingRaceStore) ReminderSettingGet(ctx context.Context, guid string) (store.ReminderSettingRecord, error) {
 	rec, err := s.Store.ReminderSettingGet(ctx, guid)
-	if s.n--; s.n == 0 && s.hook != nil {
-		h := s.hook
-		s.hook = nil
-		h()
+	if s.n--; s.n == 0 {
+		s.fire()
 	}
 	return rec, err
 }
@@ -440,15 +447,12 @@ func TestSourceSweepRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 // buRaceStore runs hook once, right after the first read of a business unit.
 type buRaceStore struct {
 	reminder.Store
-	hook func()
+	raceHook
 }
 
 func (s *buRaceStore) BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error) {
 	bu, err := s.Store.BusinessUnitGet(ctx, id)
-	if h := s.hook; h != nil {
-		s.hook = nil
-		h()
-	}
+	s.fire()
 	return bu, err
 }
 
