@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // refusing is a campaign store whose CampaignFactApply refuses every call that holds the
@@ -55,11 +54,7 @@ func TestProjectionHandleBatch(t *testing.T) {
 		t.Fatalf("counts %+v %v", want, err)
 	}
 
-	other, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "other.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
+	other := sqlitetest.Open(t)
 	var bad string
 	{
 		var f store.CampaignActionOutcomeEvent

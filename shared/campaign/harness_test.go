@@ -3,7 +3,6 @@ package campaign_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
@@ -34,11 +33,7 @@ type rig struct {
 
 func newRig(t testing.TB, cfg campaign.ProviderConfig) *rig {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	r := &rig{sims: map[string]*providersim.Server{}}
 	r.Rig = campaigntest.New(t, st, t0, func(cr *campaigntest.Rig) {
 		for name, c := range map[string]providersim.Config{"sim": {Dedupe: true, Lookup: true}, "lookup": {Lookup: true}, "plain": {}} {

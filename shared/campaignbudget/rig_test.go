@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/money"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
@@ -44,11 +43,7 @@ type rig struct {
 func newRig(t testing.TB, maxCost int64, provider campaign.Provider) *rig {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	simCfg := providersim.Config{Dedupe: true, Lookup: true}
 	r := &rig{action: campaigntest.StartSim(t, simCfg)}
 	if provider == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -23,11 +22,7 @@ var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 // newEnv serves the device routes to a caller who sees bu-1 only.
 func newEnv(t *testing.T) (*funchost.Router, store.Store) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "devices.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	scope := automation.ParseScope("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0)})
 	r := funchost.NewRouter(nil)

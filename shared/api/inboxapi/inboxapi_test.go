@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -39,11 +38,7 @@ type env struct {
 // at most maxStreams streams and heartbeats every heartbeat.
 func newEnv(t *testing.T, maxStreams int, heartbeat time.Duration) *env {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	b := inbox.NewBroker(maxStreams, 8)
 	scope := automation.ParseScope("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0.Add(time.Hour))})
@@ -431,11 +426,7 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 // (with the system clock the same request streams; see the tests above).
 func TestStreamWriteDeadlinesUseTheIOClock(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	b := inbox.NewBroker(4, 8)
 	scope := automation.ParseScope("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0)})
@@ -465,11 +456,7 @@ func TestStreamWriteDeadlinesUseTheIOClock(t *testing.T) {
 // With Units set (as the runtime wires it), a business unit that does not exist answers 404
 // like one outside the caller's scope, not an empty inbox (a typo in businessUnitId).
 func TestUnknownUnitIsNotFound(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -30,11 +29,7 @@ const op = "X-Automation-Operator: jane"
 // newEnv serves the routes to a caller who sees bu-1 and bu-2; bu-2 is not stored.
 func newEnv(t *testing.T) (*funchost.Router, store.Store, *preference.Service) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,18 +21,14 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 
 func newEnv(t *testing.T) (*funchost.Router, store.Store, *delivery.Templates) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "templates.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	scope := automation.ParseScope("bu-1")
 	clock := automation.NewManualClock(t0)
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: clock})
@@ -212,11 +207,7 @@ func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
 // whose record is marked as a test; the dispatcher sends it through the channel.
 func TestTestSendQueuesOneMarkedDelivery(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "templates.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	scope := automation.ParseScope("bu-1")
 	clock := automation.NewManualClock(t0)
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: clock})
