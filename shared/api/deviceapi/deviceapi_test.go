@@ -45,14 +45,7 @@ func TestDeviceAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	r, st := newEnv(t)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body)
-		if rec.Code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	const dev = "/api/devices/cust-1/fGx1:APA91bH-abc_def?businessUnitId=bu-1"
 	android := `{"platform":"android","app":"com.example.loyalty"}`
 	var d deviceapi.Device

@@ -59,14 +59,7 @@ func TestPreferencesAPIMatchesOpenAPI(t *testing.T) {
 	r, st, _ := newEnv(t)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
 	ctx := context.Background()
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	const rcpt = "/api/preferences/recipients/Linh@Example.test?businessUnitId=bu-1"
 	body := `{"preferences":[{"channel":"email","category":"marketing","optedIn":false},{"channel":"sms","category":"loyalty","optedIn":true}],
 		"quietHours":{"start":"22:00","end":"07:00","timeZoneId":"Asia/Ho_Chi_Minh"}}`

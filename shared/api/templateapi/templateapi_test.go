@@ -56,14 +56,7 @@ func TestTemplateAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	r, st, tpl := newEnv(t)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	const path = "/api/templates/police-check-expiry?businessUnitId=bu-1"
 	call(404, "GET", path, "")
 	if _, err := tpl.Save(context.Background(), store.NotificationTemplate{Key: "police-check-expiry", Subject: "Default {{.source.staffName}}",
@@ -127,14 +120,7 @@ func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	r, st, tpl := newEnv(t)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	op := "X-Automation-Operator: jane"
 	// Push: title, body and data; the preview renders the data.
 	call(201, "PUT", "/api/templates/points?businessUnitId=bu-1",
@@ -236,14 +222,7 @@ func TestTestSendQueuesOneMarkedDelivery(t *testing.T) {
 	}
 	templateapi.Register(r, api, templateapi.Deps{Templates: tpl, Store: st, TestSender: &delivery.TestSender{Store: st, Templates: tpl, Channels: channels, Clock: clock}})
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	op := "X-Automation-Operator: jane"
 	const path = "/api/templates/welcome/test-send?businessUnitId=bu-1"
 	ok := `{"channel":"email","recipient":"linh@example.test","payload":{"name":"Linh"}}`
