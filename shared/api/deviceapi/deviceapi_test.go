@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/deviceapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -33,9 +34,7 @@ func newEnv(t *testing.T) (*funchost.Router, store.Store) {
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	deviceapi.Register(r, httpapi.New(httpapi.Options{}), deviceapi.Deps{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/devices/{customerId}", "get", "post")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) { deviceapi.Register(r, api, deviceapi.Deps{}) }, "/api/devices/{customerId}", "get", "post")
 }
 
 // TestDeviceAPIMatchesOpenAPI makes real calls — register, again, on another platform,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/inboxapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -93,9 +94,9 @@ func (e *env) call(method, path string, timeout time.Duration, headers ...string
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	inboxapi.Register(r, httpapi.New(httpapi.Options{}), &inbox.Service{}, inboxapi.Options{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/inbox/{recipientId}/stream", "get", "post")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) {
+		inboxapi.Register(r, api, &inbox.Service{}, inboxapi.Options{})
+	}, "/api/inbox/{recipientId}/stream", "get", "post")
 }
 
 // validate returns why the exchange does not match the document ("" when it does).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/preferenceapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -45,9 +46,7 @@ func newEnv(t *testing.T) (*funchost.Router, store.Store, *preference.Service) {
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	preferenceapi.Register(r, httpapi.New(httpapi.Options{}), preferenceapi.Deps{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/preferences/quiet-hours", "get", "post")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) { preferenceapi.Register(r, api, preferenceapi.Deps{}) }, "/api/preferences/quiet-hours", "get", "post")
 	openapitest.CheckEndpoints(t, doc, httpapi.Metas(preferenceapi.Routes(preferenceapi.Deps{})))
 }
 

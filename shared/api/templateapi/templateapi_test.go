@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/templateapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -48,9 +49,7 @@ func newEnv(t *testing.T, sender func(st store.Store, tpl *delivery.Templates, c
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	templateapi.Register(r, httpapi.New(httpapi.Options{}), templateapi.Deps{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/templates/{key}/preview", "post", "put")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) { templateapi.Register(r, api, templateapi.Deps{}) }, "/api/templates/{key}/preview", "post", "put")
 }
 
 // TestTemplateAPIMatchesOpenAPI: the default shows through; the unit's first version is
