@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
 
 	"github.com/automation-platform/automation/shared/delivery/acssim"
 )
@@ -24,26 +22,14 @@ const acsSimAddr = "127.0.0.1:8091"
 // lists what was sent. Exit codes: 0 stopped, 1 could not listen or write the file, 2 bad
 // flags.
 func acssimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, f := simFlagSet("acs-sim", acsSimAddr, "fault mode for every send: slow, timeout, rate-limit, internal or lose-answer",
-		"delay of slow and timeout (a Go duration)", stderr)
-	file := fs.String("connection-file", "", "where to write the connection string (required)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *file == "" {
-		fmt.Fprintln(stderr, "automation acs-sim: -connection-file is required and takes no arguments")
-		return 2
-	}
-	s, err := acssim.New(acssim.Config{})
-	if err != nil {
-		fmt.Fprintf(stderr, "automation acs-sim: %v\n", err)
-		return 1
-	}
-	return serveSim(ctx, "acs-sim", s, func() error { return s.SetFaults(acssim.Faults{Mode: *f.mode, Delay: *f.delay}) }, *f.addr,
-		func(url string) error {
-			if err := os.WriteFile(*file, []byte(s.ConnectionString(url)), 0o600); err != nil {
-				return fmt.Errorf("connection file: %w", err)
+	return fileSim{name: "acs-sim", addr: acsSimAddr, modeHelp: "fault mode for every send: slow, timeout, rate-limit, internal or lose-answer",
+		fileFlag: "connection-file", fileHelp: "where to write the connection string (required)", fileWhat: "connection file",
+		open: func(f simFlags) (simServer, func() error, func(string) []byte, error) {
+			s, err := acssim.New(acssim.Config{})
+			if err != nil {
+				return nil, nil, nil, err
 			}
-			return nil
-		}, stdout, stderr)
+			return s, func() error { return s.SetFaults(acssim.Faults{Mode: *f.mode, Delay: *f.delay}) },
+				func(url string) []byte { return []byte(s.ConnectionString(url)) }, nil
+		}}.run(ctx, args, stdout, stderr)
 }

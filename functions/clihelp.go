@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
@@ -177,6 +178,46 @@ func serveSim(ctx context.Context, name string, s simServer, setFaults func() er
 	fmt.Fprintln(stdout, s.URL())
 	<-ctx.Done()
 	return 0
+}
+
+// fileSim is a simulator command that leaves one file for serve (acs-sim's connection
+// string, fcm-sim's service-account key): its name, default address and fault-mode help,
+// and the flag that names the file with its help and what the file is ("key file").
+type fileSim struct {
+	name, addr, modeHelp string
+	fileFlag, fileHelp   string
+	fileWhat             string
+	extraFlags           func(fs *flag.FlagSet)
+	open                 func(f simFlags) (s simServer, setFaults func() error, content func(url string) []byte, err error)
+}
+
+// run parses args (the -file flag is required and nothing may follow the flags: exit 2),
+// builds the simulator (open; exit 1 when it fails) and serves it with serveSim, writing the
+// file (mode 0600) with its content for the simulator's URL once it listens.
+func (c fileSim) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, f := simFlagSet(c.name, c.addr, c.modeHelp, "delay of slow and timeout (a Go duration)", stderr)
+	file := fs.String(c.fileFlag, "", c.fileHelp)
+	if c.extraFlags != nil {
+		c.extraFlags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || *file == "" {
+		fmt.Fprintf(stderr, "automation %s: -%s is required and takes no arguments\n", c.name, c.fileFlag)
+		return 2
+	}
+	s, setFaults, content, err := c.open(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "automation %s: %v\n", c.name, err)
+		return 1
+	}
+	return serveSim(ctx, c.name, s, setFaults, *f.addr, func(url string) error {
+		if err := os.WriteFile(*file, content(url), 0o600); err != nil {
+			return fmt.Errorf("%s: %w", c.fileWhat, err)
+		}
+		return nil
+	}, stdout, stderr)
 }
 
 // openStore opens the configured store for a command that works on it directly (keys,

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"flag"
 	"io"
-	"os"
 
 	"github.com/automation-platform/automation/shared/delivery/fcmsim"
 )
@@ -23,27 +22,18 @@ const fcmSimAddr = "127.0.0.1:8090"
 // lists what was accepted. Exit codes: 0 stopped, 1 could not listen or write the key file,
 // 2 bad flags.
 func fcmsimCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, f := simFlagSet("fcm-sim", fcmSimAddr, "fault mode for every send: slow, timeout, rate-limit, unavailable, internal, unregistered, invalid-token or lose-answer",
-		"delay of slow and timeout (a Go duration)", stderr)
-	project := fs.String("project", "sim-project", "the simulated Firebase project id")
-	keyFile := fs.String("key-file", "", "where to write the service-account key file (required)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *keyFile == "" {
-		fmt.Fprintln(stderr, "automation fcm-sim: -key-file is required and takes no arguments")
-		return 2
-	}
-	s, err := fcmsim.New(fcmsim.Config{ProjectID: *project})
-	if err != nil {
-		fmt.Fprintf(stderr, "automation fcm-sim: %v\n", err)
-		return 1
-	}
-	return serveSim(ctx, "fcm-sim", s, func() error { return s.SetFaults(fcmsim.Faults{Mode: *f.mode, Delay: *f.delay}) }, *f.addr,
-		func(url string) error {
-			if err := os.WriteFile(*keyFile, s.ServiceAccountJSON(url), 0o600); err != nil {
-				return fmt.Errorf("key file: %w", err)
+	var project *string
+	return fileSim{name: "fcm-sim", addr: fcmSimAddr,
+		modeHelp: "fault mode for every send: slow, timeout, rate-limit, unavailable, internal, unregistered, invalid-token or lose-answer",
+		fileFlag: "key-file", fileHelp: "where to write the service-account key file (required)", fileWhat: "key file",
+		extraFlags: func(fs *flag.FlagSet) {
+			project = fs.String("project", "sim-project", "the simulated Firebase project id")
+		},
+		open: func(f simFlags) (simServer, func() error, func(string) []byte, error) {
+			s, err := fcmsim.New(fcmsim.Config{ProjectID: *project})
+			if err != nil {
+				return nil, nil, nil, err
 			}
-			return nil
-		}, stdout, stderr)
+			return s, func() error { return s.SetFaults(fcmsim.Faults{Mode: *f.mode, Delay: *f.delay}) }, s.ServiceAccountJSON, nil
+		}}.run(ctx, args, stdout, stderr)
 }

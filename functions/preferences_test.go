@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,7 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/preference"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // `automation preferences` sets a recipient's opt-out and reads it back, sets, reads and
@@ -22,11 +21,7 @@ import (
 // API's problem naming the member; bad usage exits 2.
 func TestPreferencesCommand(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	r := funchost.NewRouter(nil)
 	api := httpapi.New(httpapi.Options{Token: "tok", Idempotency: st, Clock: automation.SystemClock{}})
 	preferenceapi.Register(r, api, preferenceapi.Deps{Service: &preference.Service{Store: st, Clock: automation.SystemClock{}}})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -15,7 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // `automation templates` saves a version, reads it back and previews it over the API; a
@@ -23,11 +22,7 @@ import (
 // problem; bad usage exits 2.
 func TestTemplatesCommand(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	r := funchost.NewRouter(nil)
 	api := httpapi.New(httpapi.Options{Token: "tok", Idempotency: st, Clock: automation.SystemClock{}})
 	templates := &delivery.Templates{Store: st, Clock: automation.SystemClock{}}

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -22,16 +21,7 @@ import (
 func TestConsoleSessionOfAnAPIKeyEndsWhenTheKeyIsRevokedOrRotatedOut(t *testing.T) {
 	e := newConsoleEnv(t)
 	ctx := context.Background()
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
-		if rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	e.createUnits(t, "bu-a", "bu-b")
 	mk := func(name string, role httpapi.Role) apikey.Created {
 		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: name, Roles: []httpapi.Role{role}, Units: "bu-a", Operator: "test"})
 		if err != nil {

@@ -47,7 +47,8 @@ import (
 //  4. domains and channels — the trigger providers (reminder) and report subscriptions
 //     (report), the event gateway (gateway), the real channels (delivery/channel) and their
 //     suite (channeltest), the delivery HTTP adapter (api/deliveryapi), and the in-app inbox
-//     channel with its broker and service (inbox).
+//     channel with its broker and service (inbox); the tests' SQLite store opener
+//     (sql/sqlite/sqlitetest).
 //  5. services and adapters over the domains — support reads (support), settings, report,
 //     event ingest, registry, inbox and attribute HTTP adapters (api/settingsapi, api/reportapi,
 //     api/eventsapi, api/registryapi, api/inboxapi, api/attributeapi, api/keysapi), the Functions handlers (handler).
@@ -69,16 +70,17 @@ import (
 // built on it depend on a SQL dialect (sql/mssql, sql/sqlite), and only the Azure adapter
 // (and the SQL Server driver's Entra ID auth in sql/mssql) imports the Azure SDK. A
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
-// channeltest, the OpenAPI checks openapitest, the browser browsertest) is imported by tests
-// only, or by another such package (apptest's OpenAPI rig on openapitest).
+// channeltest, the OpenAPI checks openapitest, the browser browsertest, the rigs budgettest,
+// campaigntest and sqlitetest) is imported by tests only, or by another such package
+// (apptest's OpenAPI rig on openapitest).
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
 		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
 	{"shared/bus/bustest", "shared/scheduler", "shared/metricscount", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/delivery/fcmsim", "shared/delivery/acssim", "shared/attribute", "shared/api/deadletterapi"},
-	{"shared/reminder", "shared/preference", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget"},
-	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/deviceapi", "shared/api/preferenceapi", "shared/api/templateapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget", "shared/budget/budgettest", "shared/api/keysapi", "shared/api/sessionsapi"},
+	{"shared/reminder", "shared/preference", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget", "sql/sqlite/sqlitetest"},
+	{"shared/support", "shared/api/settingsapi", "shared/api/reportapi", "shared/handler", "shared/api/eventsapi", "shared/api/registryapi", "shared/api/inboxapi", "shared/api/deviceapi", "shared/api/preferenceapi", "shared/api/templateapi", "shared/api/attributeapi", "shared/api/campaignapi", "shared/api/budgetapi", "shared/campaignbudget", "shared/budget/budgettest", "shared/campaign/campaigntest", "shared/api/keysapi", "shared/api/sessionsapi"},
 	{"shared/api/supportapi", "shared/api/console"},
 	{"shared/api/supportapi/supportclient", "shared/api/apidoc"},
 	{"shared/app"},

@@ -28,16 +28,7 @@ func TestStreamQuotaPerUnitAndRecipient(t *testing.T) {
 	e.rt.Quotas.StreamsPerUnit, e.rt.Quotas.StreamsPerRecipient = 3, 2
 	srv := httptest.NewServer(e.h)
 	t.Cleanup(srv.Close) // after the streams' cleanups (LIFO): Close waits for open connections
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
-		if rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	e.createUnits(t, "bu-a", "bu-b")
 	open := func(recipient, bu string) (*http.Response, context.CancelFunc) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -97,12 +88,8 @@ func TestIngestQuotaPerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := map[string]string{}
+	e.createUnits(t, "bu-a", "bu-b")
 	for _, bu := range []string{"bu-a", "bu-b"} {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
 		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "pos-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
 		if err != nil {
 			t.Fatal(err)

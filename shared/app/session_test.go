@@ -36,6 +36,22 @@ func newConsoleEnv(t *testing.T) *consoleEnv {
 	return &consoleEnv{rt: rt, h: rt.ListenerHandler(false), clock: clock}
 }
 
+// createUnits creates each business unit through POST /api/business-units with the
+// bootstrap token, failing t unless it answers 201.
+func (e *consoleEnv) createUnits(t *testing.T, ids ...string) {
+	t.Helper()
+	for _, bu := range ids {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
+		r.Header.Set("Authorization", "Bearer boot")
+		r.Header.Set("Content-Type", "application/json")
+		e.h.ServeHTTP(rec, r)
+		if rec.Code != 201 {
+			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
+		}
+	}
+}
+
 // send makes one console request from addr with cookie (may be "") and a form body.
 func (e *consoleEnv) send(method, path, addr, cookie string, form url.Values) *httptest.ResponseRecorder {
 	var body io.Reader

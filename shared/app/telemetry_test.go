@@ -30,23 +30,9 @@ func TestTraceSurvivesACrashBetweenCommitAndPublish(t *testing.T) {
 	defer rcv.Close()
 	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL,
 		"OTEL_TRACES_SAMPLER_ARG": "1", "OTEL_METRICS_EXPORTER": "none", "AUTOMATION_EAGER_PUBLISH": "false"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC))
 	ctx := context.Background()
-	first, err := app.Open(ctx, cfg, app.Options{Clock: clock, Seed: 1, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := first.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
-		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
-		t.Fatal(err)
-	}
+	first, cfg := openSignedUp(t, env, clock)
 	wctx, span := telemetry.Start(ctx, "writer", trace.SpanKindInternal)
 	res, err := first.Gateway.Ingest(wctx, automation.AllBusinessUnits(), []events.Raw{{JSON: []byte(`{"specversion":"1.0","id":"evt-crash",
 		"type":"SignedUp","source":"/crm","businessunitid":"bu-1","customerid":"cust-1","data":{}}`)}})
@@ -97,23 +83,9 @@ func TestTraceSurvivesACrashBetweenCommitAndPublish(t *testing.T) {
 // installs the process's OTel globals.
 func TestMetricLabelsStayBoundedUnderAFlood(t *testing.T) {
 	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "OTEL_METRICS_EXPORTER": "prometheus"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), Seed: 1, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, _ := openSignedUp(t, env, automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)))
 	defer rt.Close()
-	if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
-		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
-		t.Fatal(err)
-	}
 	const rounds, per = 4, 500
 	for r := range rounds {
 		raws := make([]events.Raw, per)
@@ -190,22 +162,8 @@ func TestIngestLinksTheEventsTraceParent(t *testing.T) {
 	defer rcv.Close()
 	env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL,
 		"OTEL_TRACES_SAMPLER_ARG": "1", "OTEL_METRICS_EXPORTER": "none"}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)), Seed: 1, Log: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
-		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
-		t.Fatal(err)
-	}
+	rt, _ := openSignedUp(t, env, automation.NewManualClock(time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)))
 	const producerA, producerB = "4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c"
 	raw := func(id, tid string) events.Raw {
 		return events.Raw{JSON: []byte(fmt.Sprintf(`{"specversion":"1.0","id":%q,"type":"SignedUp","source":"/crm","businessunitid":"bu-1",
@@ -227,4 +185,28 @@ func TestIngestLinksTheEventsTraceParent(t *testing.T) {
 		}
 	}
 	t.Fatalf("no gateway.ingest span: %+v", rcv.Spans())
+}
+
+// openSignedUp opens the runtime of the environment env on clock (Seed 1, the quiet log)
+// with business unit bu-1 (UTC) and the DIRECT event type SignedUp registered; the caller
+// closes it. It returns the loaded configuration too, for a second process on the same data.
+func openSignedUp(t *testing.T, env map[string]string, clock automation.Clock) (*app.Runtime, config.Config) {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt, err := app.Open(ctx, cfg, app.Options{Clock: clock, Seed: 1, Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Registry.Save(ctx, gateway.SaveParams{EventType: "SignedUp", Operator: "test",
+		Definition: []byte(`{"eventType":"SignedUp","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	return rt, cfg
 }

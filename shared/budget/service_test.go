@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/money"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
@@ -40,11 +39,7 @@ type env struct {
 func newEnv(t *testing.T, maxCost int64) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	clock := automation.NewManualClock(t0)
 	sim := billingsim.New(clock)
 	srv := httptest.NewServer(sim)
@@ -55,6 +50,7 @@ func newEnv(t *testing.T, maxCost int64) *env {
 	if _, err := e.svc.PutPolicy(ctx, "bu-1", "ADD_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "10", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	if e.budget, err = st.BudgetCreate(ctx, store.BudgetCreateParams{BusinessUnitID: "bu-1", CampaignID: "c1", Currency: "USD", MaxCost: maxCost, Now: t0, Operator: "ops"}); err != nil {
 		t.Fatal(err)
 	}

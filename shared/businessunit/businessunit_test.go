@@ -3,7 +3,6 @@ package businessunit_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,18 +10,14 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/businessunit"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 
 func newAdmin(t *testing.T) (*businessunit.Admin, store.Store, *automation.ManualClock) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "bu.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	clock := automation.NewManualClock(t0)
 	return &businessunit.Admin{Store: st, Clock: clock}, st, clock
 }

@@ -27,11 +27,11 @@ func BenchmarkWorkerCommands(b *testing.B) {
 		r.save("bench", d, "r1")
 		ctx := context.Background()
 		for i := range *benchCommands {
-			if _, err := r.dispatcher.HandleEvent(ctx, event(fmt.Sprintf("e-%d", i), fmt.Sprintf("c-%d", i))); err != nil {
+			if _, err := r.Dispatcher.HandleEvent(ctx, event(fmt.Sprintf("e-%d", i), fmt.Sprintf("c-%d", i))); err != nil {
 				b.Fatal(err)
 			}
 		}
-		msgs, err := r.st.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.clock.Now(), Lease: time.Hour, Limit: store.MaxBatch})
+		msgs, err := r.Store.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: time.Hour, Limit: store.MaxBatch})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func BenchmarkWorkerCommands(b *testing.B) {
 			for _, m := range msgs {
 				bodies = append(bodies, m.Body)
 			}
-			if msgs, err = r.st.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.clock.Now(), Lease: time.Hour, Limit: store.MaxBatch}); err != nil {
+			if msgs, err = r.Store.OutboxClaim(ctx, store.OutboxClaimParams{Now: r.Clock.Now(), Lease: time.Hour, Limit: store.MaxBatch}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -51,7 +51,7 @@ func BenchmarkWorkerCommands(b *testing.B) {
 		for range 16 {
 			wg.Go(func() {
 				for body := range work {
-					if err := r.worker.Handle(ctx, body); err != nil {
+					if err := r.Worker.Handle(ctx, body); err != nil {
 						b.Error(err)
 					}
 				}
@@ -64,7 +64,7 @@ func BenchmarkWorkerCommands(b *testing.B) {
 		wg.Wait()
 		elapsed := time.Since(start)
 		b.StopTimer()
-		m, err := r.st.CampaignMetricsRead(ctx, "", r.clock.Now())
+		m, err := r.Store.CampaignMetricsRead(ctx, "", r.Clock.Now())
 		if err != nil || m.Waiting != 0 {
 			b.Fatalf("%d commands still waiting: %v", m.Waiting, err)
 		}

@@ -61,26 +61,26 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 			d := threeSteps("sim")
 			d.Actions = slices.Clone(d.Actions)
 			c.edit(&d)
-			err := r.catalog.Check(d)
+			err := r.Catalog.Check(d)
 			var ae *automation.Error
 			if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !strings.HasPrefix(ae.Field, c.field) {
 				t.Fatalf("Check = %v (field %q), want InvalidInput at %s", err, fieldOf(err), c.field)
 			}
 		})
 	}
-	if err := r.catalog.Check(threeSteps("sim")); err != nil {
+	if err := r.Catalog.Check(threeSteps("sim")); err != nil {
 		t.Fatalf("a good definition refused: %v", err)
 	}
 	// An E.164 recipient passes.
 	d := threeSteps("sim")
 	d.Actions[0].Type, d.Actions[0].Params = "NOTIFICATION_SMS", json.RawMessage(`{"text":"x","recipient":"+61412345678"}`)
-	if err := r.catalog.Check(d); err != nil {
+	if err := r.Catalog.Check(d); err != nil {
 		t.Fatalf("an E.164 sms recipient refused: %v", err)
 	}
 	// A forward jump is no cycle.
 	d = threeSteps("sim")
 	d.Actions[0].Next = "data"
-	if err := r.catalog.Check(d); err != nil {
+	if err := r.Catalog.Check(d); err != nil {
 		t.Fatalf("forward next refused: %v", err)
 	}
 }
@@ -123,7 +123,7 @@ func TestReplayedEventNeverCreatesSecondExecution(t *testing.T) {
 	created := 0
 	for range 6 {
 		wg.Go(func() {
-			n, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1"))
+			n, err := r.Dispatcher.HandleEvent(ctx, event("evt-1", "cust-1"))
 			if err != nil {
 				t.Error(err)
 			}
@@ -133,16 +133,16 @@ func TestReplayedEventNeverCreatesSecondExecution(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	r.pump()
-	if n, _ := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 0 || created != 1 {
+	r.Pump()
+	if n, _ := r.Dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 0 || created != 1 {
 		t.Fatalf("created %d then %d, want 1 then 0", created, n)
 	}
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
-	r.pump()
-	if cs := r.commands(exe); len(cs) != 3 || r.execution(exe).Status != store.ExecutionCompleted {
-		t.Fatalf("commands %v, execution %+v", statuses(cs), r.execution(exe))
+	r.Pump()
+	if cs := r.Commands(exe); len(cs) != 3 || r.Execution(exe).Status != store.ExecutionCompleted {
+		t.Fatalf("commands %v, execution %+v", statuses(cs), r.Execution(exe))
 	}
-	for _, c := range r.commands(exe)[1:] {
+	for _, c := range r.Commands(exe)[1:] {
 		if n := r.sims["sim"].Applied(c.EffectKey); n != 1 {
 			t.Fatalf("%s applied %d times", c.CommandID, n)
 		}
@@ -152,21 +152,21 @@ func TestReplayedEventNeverCreatesSecondExecution(t *testing.T) {
 	}
 	// The gateway's fat payload of the same event is the same execution.
 	fat := []byte(`{"event_id":"evt-1","source":"/app","source_event":"SignedUp","customer_id":"cust-1","business_unit_id":"bu-1","route":"events"}`)
-	if n, err := r.dispatcher.HandleEvent(ctx, fat); n != 0 || err != nil {
+	if n, err := r.Dispatcher.HandleEvent(ctx, fat); n != 0 || err != nil {
 		t.Fatalf("the fat payload of a seen event created %d, %v", n, err)
 	}
 	// A deliberate re-run is a new run identity: the same event starts a new execution.
 	r.save("welcome", threeSteps("sim"), "r2")
-	if n, err := r.dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 1 || err != nil {
+	if n, err := r.Dispatcher.HandleEvent(ctx, event("evt-1", "cust-1")); n != 1 || err != nil {
 		t.Fatalf("re-run created %d, %v", n, err)
 	}
 	// An event no campaign listens to needs no recipient; bad events are permanent
 	// (dead-lettered), and nothing is stored.
-	if n, err := r.dispatcher.HandleEvent(ctx, []byte(`{"id":"y","type":"Other","businessunitid":"bu-1"}`)); n != 0 || err != nil {
+	if n, err := r.Dispatcher.HandleEvent(ctx, []byte(`{"id":"y","type":"Other","businessunitid":"bu-1"}`)); n != 0 || err != nil {
 		t.Fatalf("unrelated event: %d, %v", n, err)
 	}
 	for _, bad := range []string{`{`, `{"id":"x","type":"SignedUp","businessunitid":"bu-1"}`, `{"id":"x","type":"SignedUp"}`} {
-		if _, err := r.dispatcher.HandleEvent(ctx, []byte(bad)); !automation.IsPermanent(err) {
+		if _, err := r.Dispatcher.HandleEvent(ctx, []byte(bad)); !automation.IsPermanent(err) {
 			t.Fatalf("bad event %s: %v", bad, err)
 		}
 	}
@@ -178,13 +178,13 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
-	r.fire(t, "evt-1", "cust-1")
+	r.Fire(t, "evt-1", "cust-1")
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
-	first := r.commands(exe)[0]
-	if err := r.worker.Run(ctx, first.CommandID); err != nil {
+	first := r.Commands(exe)[0]
+	if err := r.Worker.Run(ctx, first.CommandID); err != nil {
 		t.Fatal(err)
 	}
-	done := r.commands(exe)[0]
+	done := r.Commands(exe)[0]
 	if done.Status != store.CommandSucceeded {
 		t.Fatalf("first = %s", done.Status)
 	}
@@ -192,10 +192,10 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 		b, _ := json.Marshal(campaign.ResultMessage{CommandID: first.CommandID, Revision: rev, Status: st})
 		return b
 	}
-	if moved, err := r.dispatcher.HandleResult(ctx, res(done.Revision-1, store.CommandRunning)); moved || err != nil {
+	if moved, err := r.Dispatcher.HandleResult(ctx, res(done.Revision-1, store.CommandRunning)); moved || err != nil {
 		t.Fatalf("stale result moved=%v err=%v", moved, err)
 	}
-	if moved, err := r.dispatcher.HandleResult(ctx, []byte(`{"commandId":"cx-nope:0:x","revision":3,"status":"SUCCEEDED"}`)); moved || err != nil {
+	if moved, err := r.Dispatcher.HandleResult(ctx, []byte(`{"commandId":"cx-nope:0:x","revision":3,"status":"SUCCEEDED"}`)); moved || err != nil {
 		t.Fatalf("unknown command moved=%v err=%v", moved, err)
 	}
 	var wg sync.WaitGroup
@@ -203,7 +203,7 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 	moves := 0
 	for range 5 {
 		wg.Go(func() {
-			moved, err := r.dispatcher.HandleResult(ctx, res(done.Revision, store.CommandSucceeded))
+			moved, err := r.Dispatcher.HandleResult(ctx, res(done.Revision, store.CommandSucceeded))
 			if err != nil {
 				t.Error(err)
 			}
@@ -215,12 +215,12 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if moves != 1 || len(r.commands(exe)) != 2 || r.execution(exe).CurrentIndex != 1 {
-		t.Fatalf("moves %d, commands %d, index %d", moves, len(r.commands(exe)), r.execution(exe).CurrentIndex)
+	if moves != 1 || len(r.Commands(exe)) != 2 || r.Execution(exe).CurrentIndex != 1 {
+		t.Fatalf("moves %d, commands %d, index %d", moves, len(r.Commands(exe)), r.Execution(exe).CurrentIndex)
 	}
-	r.pump()
+	r.Pump()
 	// The result the worker wrote is a duplicate now too; the chain ran each action once.
-	if cs := r.commands(exe); !slices.Equal(statuses(cs), []store.CommandStatus{store.CommandSucceeded, store.CommandSucceeded, store.CommandSucceeded}) {
+	if cs := r.Commands(exe); !slices.Equal(statuses(cs), []store.CommandStatus{store.CommandSucceeded, store.CommandSucceeded, store.CommandSucceeded}) {
 		t.Fatalf("statuses %v", statuses(cs))
 	}
 	if len(r.logged) != 1 {
@@ -237,13 +237,13 @@ func TestConditionOnPreviousResult(t *testing.T) {
 	if err := r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail}); err != nil {
 		t.Fatal(err)
 	}
-	r.worker.Backoff.Steps = []time.Duration{time.Minute}
-	r.fire(t, "evt-1", "cust-1")
-	r.settle(time.Minute, 10)
+	r.Worker.Backoff.Steps = []time.Duration{time.Minute}
+	r.Fire(t, "evt-1", "cust-1")
+	r.Settle(time.Minute, 10)
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
-	cs := r.commands(exe)
-	if !slices.Equal(statuses(cs), []store.CommandStatus{store.CommandSucceeded, store.CommandFailed}) || r.execution(exe).Status != store.ExecutionCompleted {
-		t.Fatalf("statuses %v, execution %s", statuses(cs), r.execution(exe).Status)
+	cs := r.Commands(exe)
+	if !slices.Equal(statuses(cs), []store.CommandStatus{store.CommandSucceeded, store.CommandFailed}) || r.Execution(exe).Status != store.ExecutionCompleted {
+		t.Fatalf("statuses %v, execution %s", statuses(cs), r.Execution(exe).Status)
 	}
 	if cs[1].RetryCount != 1 || !strings.Contains(cs[1].LastError, "retries exhausted") {
 		t.Fatalf("top-up %+v", cs[1])
@@ -271,45 +271,45 @@ func TestCrashAtEveryStep(t *testing.T) {
 				d.Actions = d.Actions[1:2] // the top-up alone
 				r.save("c", d, "r1")
 				ctx := context.Background()
-				r.fire(t, "evt-1", "cust-1")
+				r.Fire(t, "evt-1", "cust-1")
 				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-				c := r.commands(exe)[0]
+				c := r.Commands(exe)[0]
 				sim := r.sims[provider]
 				switch at {
 				case crashAfterClaim, crashAfterCall:
-					cl, err := r.st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
+					cl, err := r.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.Clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
 					if err != nil || !cl.Claimed {
 						t.Fatal(cl, err)
 					}
 					if at == crashAfterCall {
-						p, _ := r.providers.Get(provider)
+						p, _ := r.Providers.Get(provider)
 						if _, err := p.Call(ctx, campaign.Call{CommandID: c.CommandID, EffectKey: c.EffectKey, ActionType: c.ActionType, Params: json.RawMessage(cl.Command.ParamsJSON)}); err != nil {
 							t.Fatal(err)
 						}
 					}
 				}
 				// The crashed worker's outbox message is gone (taken); recovery is the sweep's.
-				msgs, _ := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+				msgs, _ := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 				var ids []int64
 				for _, m := range msgs {
 					ids = append(ids, m.ID)
 				}
-				_ = r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()})
-				r.settle(5*time.Minute, 40)
+				_ = r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()})
+				r.Settle(5*time.Minute, 40)
 
-				got := r.commands(exe)[0]
+				got := r.Commands(exe)[0]
 				applied := sim.Applied(c.EffectKey)
 				switch {
 				case got.Status == store.CommandSucceeded && applied == 1:
 					// exactly one provider call took effect
 				case got.Status == store.CommandUnknown && got.NextAttemptOn == nil && applied <= 1:
 					// one UNKNOWN on the manual-resolution queue: resolve it
-					q, _ := r.st.CampaignListUnknown(ctx, "bu-1", "", 0, 10)
+					q, _ := r.Store.CampaignListUnknown(ctx, "bu-1", "", 0, 10)
 					if len(q) != 1 {
 						t.Fatalf("UNKNOWN not on the queue: %+v", q)
 					}
-					if _, err := r.st.CampaignResolve(ctx, store.CampaignResolveParams{CommandID: got.CommandID, BusinessUnitID: "bu-1", ExpectedVersion: got.Version,
-						Status: store.CommandSucceeded, Operator: "ops", Reason: "checked", Now: r.clock.Now()}); err != nil {
+					if _, err := r.Store.CampaignResolve(ctx, store.CampaignResolveParams{CommandID: got.CommandID, BusinessUnitID: "bu-1", ExpectedVersion: got.Version,
+						Status: store.CommandSucceeded, Operator: "ops", Reason: "checked", Now: r.Clock.Now()}); err != nil {
 						t.Fatal(err)
 					}
 				default:
@@ -346,10 +346,10 @@ func TestUnknownResolution(t *testing.T) {
 			if err := r.sims[tc.provider].SetFaults(tc.faults); err != nil {
 				t.Fatal(err)
 			}
-			r.fire(t, "evt-1", "cust-1")
-			r.pump()
+			r.Fire(t, "evt-1", "cust-1")
+			r.Pump()
 			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-			c := r.commands(exe)[0]
+			c := r.Commands(exe)[0]
 			if c.Status != store.CommandUnknown {
 				t.Fatalf("after the fault: %s (%s)", c.Status, c.LastError)
 			}
@@ -357,12 +357,12 @@ func TestUnknownResolution(t *testing.T) {
 				t.Fatalf("resolution path %v for %s", c.NextAttemptOn, tc.provider)
 			}
 			_ = r.sims[tc.provider].SetFaults(providersim.Faults{})
-			r.settle(10*time.Minute, 20)
-			c = r.commands(exe)[0]
+			r.Settle(10*time.Minute, 20)
+			c = r.Commands(exe)[0]
 			if c.Status != tc.want || r.sims[tc.provider].Applied(c.EffectKey) != 1 {
 				t.Fatalf("resolved %s, applied %d", c.Status, r.sims[tc.provider].Applied(c.EffectKey))
 			}
-			if st := r.providers.Stats(); st[slices.IndexFunc(st, func(s campaign.ProviderStats) bool { return s.Name == tc.provider })].Unknown != 1 {
+			if st := r.Providers.Stats(); st[slices.IndexFunc(st, func(s campaign.ProviderStats) bool { return s.Name == tc.provider })].Unknown != 1 {
 				t.Fatalf("provider stats %+v", st)
 			}
 		})
@@ -376,18 +376,18 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 	d := threeSteps("sim")
 	d.Status = store.CampaignPaused
 	r.save("welcome", d, "r1")
-	r.fire(t, "evt-1", "cust-1")
-	r.settle(time.Minute, 5)
+	r.Fire(t, "evt-1", "cust-1")
+	r.Settle(time.Minute, 5)
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
-	c := r.commands(exe)[0]
+	c := r.Commands(exe)[0]
 	if c.Status != store.CommandQueued || c.RetryCount != 0 || len(r.logged) != 0 || c.NextAttemptOn == nil {
 		t.Fatalf("paused: %+v, %d sent", c, len(r.logged))
 	}
 	d.Status = store.CampaignStopped
 	r.save("welcome", d, "r1")
-	r.settle(time.Minute, 5)
-	if c := r.commands(exe); c[0].Status != store.CommandCancelled || r.execution(exe).Status != store.ExecutionCancelled || len(c) != 1 {
-		t.Fatalf("stopped: %v, execution %s", statuses(c), r.execution(exe).Status)
+	r.Settle(time.Minute, 5)
+	if c := r.Commands(exe); c[0].Status != store.CommandCancelled || r.Execution(exe).Status != store.ExecutionCancelled || len(c) != 1 {
+		t.Fatalf("stopped: %v, execution %s", statuses(c), r.Execution(exe).Status)
 	}
 
 	// An UNKNOWN of a campaign stopped meanwhile is looked up, not cancelled.
@@ -396,17 +396,17 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 	r.save("c2", d, "r1")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeTimeoutAfterApply, Delay: "2s"})
 	d.Triggers = []string{"Other"}
-	r.fire(t, "evt-2", "cust-2")
-	r.pump()
+	r.Fire(t, "evt-2", "cust-2")
+	r.Pump()
 	exe2 := campaign.ExecutionID("bu-1", "c2", "r1", "cust-2", appEvent("evt-2"))
-	if c := r.commands(exe2)[0]; c.Status != store.CommandUnknown {
+	if c := r.Commands(exe2)[0]; c.Status != store.CommandUnknown {
 		t.Fatalf("c2: %s", c.Status)
 	}
 	_ = r.sims["sim"].SetFaults(providersim.Faults{})
 	d.Status = store.CampaignStopped
 	r.save("c2", d, "r1")
-	r.settle(10*time.Minute, 10)
-	if c := r.commands(exe2)[0]; c.Status != store.CommandSucceeded || r.sims["sim"].Applied(c.EffectKey) != 1 {
+	r.Settle(10*time.Minute, 10)
+	if c := r.Commands(exe2)[0]; c.Status != store.CommandSucceeded || r.sims["sim"].Applied(c.EffectKey) != 1 {
 		t.Fatalf("stopped UNKNOWN: %s, applied %d", c.Status, r.sims["sim"].Applied(c.EffectKey))
 	}
 }
@@ -418,18 +418,18 @@ func TestParametersFrozenOnFirstClaim(t *testing.T) {
 	d.Actions = d.Actions[1:2]
 	r.save("c", d, "r1")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail})
-	r.fire(t, "evt-1", "cust-1")
-	r.pump()
+	r.Fire(t, "evt-1", "cust-1")
+	r.Pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-	before := r.commands(exe)[0]
+	before := r.Commands(exe)[0]
 	if before.Status != store.CommandQueued || before.ParamsJSON == "" {
 		t.Fatalf("after a failure: %+v", before)
 	}
 	d.Actions[0].Params = json.RawMessage(`{"amountMinor":99999,"currency":"AUD"}`)
 	r.save("c", d, "r1")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{})
-	r.settle(10*time.Minute, 10)
-	after := r.commands(exe)[0]
+	r.Settle(10*time.Minute, 10)
+	after := r.Commands(exe)[0]
 	if after.Status != store.CommandSucceeded || after.ParamsJSON != before.ParamsJSON || after.EffectKey != before.EffectKey {
 		t.Fatalf("retry used %s (was %s), status %s", after.ParamsJSON, before.ParamsJSON, after.Status)
 	}
@@ -450,20 +450,20 @@ func TestGuardAndPostResultHook(t *testing.T) {
 	r.save("c", d, "r1")
 	ctx := context.Background()
 	decision := campaign.GuardDecision{WaitUntil: t0.Add(time.Hour)}
-	r.worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) { return decision, nil })
+	r.Worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) { return decision, nil })
 	var hooked []store.CommandStatus
 	hookErr := error(nil)
-	r.worker.AfterResult = func(_ context.Context, tx *sql.Tx, s campaign.Step, c store.CampaignCommand) error {
+	r.Worker.AfterResult = func(_ context.Context, tx *sql.Tx, s campaign.Step, c store.CampaignCommand) error {
 		if tx == nil {
 			t.Error("no transaction")
 		}
 		hooked = append(hooked, c.Status)
 		return hookErr
 	}
-	r.fire(t, "evt-1", "cust-1")
-	r.pump()
+	r.Fire(t, "evt-1", "cust-1")
+	r.Pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-	c := r.commands(exe)[0]
+	c := r.Commands(exe)[0]
 	if c.Status != store.CommandQueued || !c.NextAttemptOn.Equal(t0.Add(time.Hour)) || r.sims["sim"].Stats().Calls != 0 {
 		t.Fatalf("guard wait: %+v", c)
 	}
@@ -471,25 +471,25 @@ func TestGuardAndPostResultHook(t *testing.T) {
 	// and the retry resends with the same key (the provider dedupes): still one effect.
 	decision = campaign.GuardDecision{}
 	hookErr = errors.New("ledger unavailable")
-	r.clock.Set(t0.Add(time.Hour))
-	if _, err := r.worker.Sweep(ctx, 10); err == nil {
+	r.Clock.Set(t0.Add(time.Hour))
+	if _, err := r.Worker.Sweep(ctx, 10); err == nil {
 		t.Fatal("hook error not reported")
 	}
-	if c := r.commands(exe)[0]; c.Status != store.CommandRunning {
+	if c := r.Commands(exe)[0]; c.Status != store.CommandRunning {
 		t.Fatalf("after a refused record: %s", c.Status)
 	}
 	hookErr = nil
-	r.settle(time.Minute, 5)
-	c = r.commands(exe)[0]
+	r.Settle(time.Minute, 5)
+	c = r.Commands(exe)[0]
 	if c.Status != store.CommandSucceeded || r.sims["sim"].Applied(c.EffectKey) != 1 || hooked[len(hooked)-1] != store.CommandSucceeded {
 		t.Fatalf("after the hook accepted: %s, applied %d, hooked %v", c.Status, r.sims["sim"].Applied(c.EffectKey), hooked)
 	}
 	// Deny fails the command without calling.
 	decision = campaign.GuardDecision{Deny: "budget exhausted"}
-	r.fire(t, "evt-2", "cust-2")
+	r.Fire(t, "evt-2", "cust-2")
 	calls := r.sims["sim"].Stats().Calls
-	r.pump()
-	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
+	r.Pump()
+	c = r.Commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
 	if c.Status != store.CommandFailed || !strings.Contains(c.LastError, "budget exhausted") || r.sims["sim"].Stats().Calls != calls {
 		t.Fatalf("deny: %+v", c)
 	}
@@ -505,16 +505,16 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeSlow, Delay: "150ms"})
 	ctx := context.Background()
 	for i := range 12 {
-		if _, err := r.dispatcher.HandleEvent(ctx, event("evt-"+string(rune('a'+i)), "cust")); err != nil {
+		if _, err := r.Dispatcher.HandleEvent(ctx, event("evt-"+string(rune('a'+i)), "cust")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Run all command messages at once, as a bus with many deliveries would.
-	msgs, _ := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	msgs, _ := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 	var wg sync.WaitGroup
 	for _, m := range msgs {
 		wg.Go(func() {
-			if err := r.worker.Handle(ctx, m.Body); err != nil {
+			if err := r.Worker.Handle(ctx, m.Body); err != nil {
 				t.Error(err)
 			}
 		})
@@ -529,7 +529,7 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 				return
 			default:
 			}
-			for _, s := range r.providers.Stats() {
+			for _, s := range r.Providers.Stats() {
 				if s.Name == "sim" && s.InFlight > peak {
 					peak = s.InFlight
 				}
@@ -544,7 +544,7 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 		t.Fatalf("%d calls in flight, limit 2", peak)
 	}
 	var st campaign.ProviderStats
-	for _, s := range r.providers.Stats() {
+	for _, s := range r.Providers.Stats() {
 		if s.Name == "sim" {
 			st = s
 		}
@@ -552,13 +552,13 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 	if st.Rejected == 0 || st.Calls >= 12 {
 		t.Fatalf("no backpressure: %+v", st)
 	}
-	m, err := campaign.ReadMetrics(ctx, r.st, r.clock, r.providers, "")
+	m, err := campaign.ReadMetrics(ctx, r.Store, r.Clock, r.Providers, "")
 	if err != nil || m.CommandsWaiting != int(st.Rejected) {
 		t.Fatalf("metrics %+v (%v), rejected %d", m, err, st.Rejected)
 	}
 	_ = r.sims["sim"].SetFaults(providersim.Faults{})
-	r.settle(2*time.Second, 30)
-	if m, _ := campaign.ReadMetrics(ctx, r.st, r.clock, r.providers, ""); m.CommandsWaiting != 0 || r.sims["sim"].Stats().Applied != 12 {
+	r.Settle(2*time.Second, 30)
+	if m, _ := campaign.ReadMetrics(ctx, r.Store, r.Clock, r.Providers, ""); m.CommandsWaiting != 0 || r.sims["sim"].Stats().Applied != 12 {
 		t.Fatalf("after the provider caught up: %+v, applied %d", m, r.sims["sim"].Stats().Applied)
 	}
 }
@@ -569,11 +569,11 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2", "e3"} {
-		r.fire(t, id, "cust-"+id)
+		r.Fire(t, id, "cust-"+id)
 	}
-	facts := r.pump()
+	facts := r.Pump()
 	read := func() store.CampaignCounts {
-		c, err := r.st.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "welcome", From: "2026-10-01", To: "2026-10-01"})
+		c, err := r.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "welcome", From: "2026-10-01", To: "2026-10-01"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -585,7 +585,7 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 	}
 	slices.Reverse(facts)
 	for _, f := range facts {
-		if err := r.projection.Handle(ctx, f); err != nil {
+		if err := r.Projection.Handle(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -613,16 +613,16 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 	// re-run (run r2) of the same events is told from the first run.
 	r.save("welcome", threeSteps("sim"), "r2")
 	for _, id := range []string{"e1", "e2", "e3"} {
-		r.fire(t, id, "cust-"+id)
+		r.Fire(t, id, "cust-"+id)
 	}
-	rerun := r.pump()
+	rerun := r.Pump()
 	slices.Reverse(rerun)
 	for _, f := range append(rerun, facts...) { // replayed, reordered and duplicated
-		if err := r.projection.Handle(ctx, f); err != nil {
+		if err := r.Projection.Handle(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db := r.st.(interface{ DB() *sql.DB }).DB()
+	db := r.Store.(interface{ DB() *sql.DB }).DB()
 	rows, err := db.Query(`SELECT RunId, RecipientId, Status, COUNT(*) FROM CampaignCommandProjection GROUP BY RunId, RecipientId, Status ORDER BY RunId, RecipientId`)
 	if err != nil {
 		t.Fatal(err)
@@ -652,36 +652,36 @@ func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
 	d.Actions = d.Actions[1:2]
 	r.save("c", d, "r1")
 	ctx := context.Background()
-	r.fire(t, "evt-1", "cust-1")
+	r.Fire(t, "evt-1", "cust-1")
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-	c := r.commands(exe)[0]
-	cl, err := r.st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
+	c := r.Commands(exe)[0]
+	cl, err := r.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.Clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
 	if err != nil || !cl.Claimed {
 		t.Fatal(cl, err)
 	}
-	p, _ := r.providers.Get("plain")
+	p, _ := r.Providers.Get("plain")
 	if _, err := p.Call(ctx, campaign.Call{CommandID: c.CommandID, EffectKey: c.EffectKey, ActionType: c.ActionType, Params: json.RawMessage(cl.Command.ParamsJSON)}); err != nil {
 		t.Fatal(err)
 	}
 	d.Status = store.CampaignPaused
 	r.save("c", d, "r1")
-	r.clock.Advance(2 * time.Minute)
-	if _, err := r.worker.Sweep(ctx, 10); err != nil {
+	r.Clock.Advance(2 * time.Minute)
+	if _, err := r.Worker.Sweep(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
-	if c := r.commands(exe)[0]; c.Status != store.CommandUnknown || c.NextAttemptOn == nil {
+	if c := r.Commands(exe)[0]; c.Status != store.CommandUnknown || c.NextAttemptOn == nil {
 		t.Fatalf("paused in doubt: %s", c.Status)
 	}
 	d.Status = store.CampaignActive
 	r.save("c", d, "r1")
-	msgs, _ := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	msgs, _ := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 	var ids []int64
 	for _, m := range msgs {
 		ids = append(ids, m.ID)
 	}
-	_ = r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()})
-	r.settle(time.Minute, 10)
-	got := r.commands(exe)[0]
+	_ = r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()})
+	r.Settle(time.Minute, 10)
+	got := r.Commands(exe)[0]
 	if got.Status != store.CommandUnknown || got.NextAttemptOn != nil || r.sims["plain"].Applied(c.EffectKey) != 1 {
 		t.Fatalf("after the pause: %s (next %v), applied %d", got.Status, got.NextAttemptOn, r.sims["plain"].Applied(c.EffectKey))
 	}
@@ -699,11 +699,11 @@ func TestAttributeTriggerEventStartsCampaign(t *testing.T) {
 	trigger := []byte(`{"event_id":"attr-gen-84e4fa93d0014b1420b4dac9","event_name":"First_Login_Reward","customer_id":"cust-1",` +
 		`"business_unit_id":"bu-1","timestamp":"2026-07-12T14:30:00Z","metadata":{"source_system":"attribute-service"}}`)
 	for i, want := range []int{1, 0} {
-		if n, err := r.dispatcher.HandleEvent(ctx, trigger); n != want || err != nil {
+		if n, err := r.Dispatcher.HandleEvent(ctx, trigger); n != want || err != nil {
 			t.Fatalf("delivery %d: created %d, %v; want %d", i, n, err, want)
 		}
 	}
-	if exe := r.execution(campaign.ExecutionID("bu-1", "first-login", "r1", "cust-1", events.Identity("", "attr-gen-84e4fa93d0014b1420b4dac9"))); exe.RecipientID != "cust-1" {
+	if exe := r.Execution(campaign.ExecutionID("bu-1", "first-login", "r1", "cust-1", events.Identity("", "attr-gen-84e4fa93d0014b1420b4dac9"))); exe.RecipientID != "cust-1" {
 		t.Fatalf("execution %+v", exe)
 	}
 }
@@ -723,18 +723,18 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 			if err := sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 				t.Fatal(err)
 			}
-			r.fire(t, "evt-1", "cust-1")
-			r.pump()
+			r.Fire(t, "evt-1", "cust-1")
+			r.Pump()
 			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-			c := r.commands(exe)[0]
+			c := r.Commands(exe)[0]
 			if c.Status != store.CommandUnknown || sim.Applied(c.EffectKey) != 1 {
 				t.Fatalf("after the lost answer: %s, applied %d", c.Status, sim.Applied(c.EffectKey))
 			}
 			if err := sim.SetFaults(f); err != nil {
 				t.Fatal(err)
 			}
-			r.settle(10*time.Minute, 6)
-			c = r.commands(exe)[0]
+			r.Settle(10*time.Minute, 6)
+			c = r.Commands(exe)[0]
 			st := sim.Stats()
 			if st.Lookups == 0 || st.LookupFailed+st.LookupLost != st.Lookups {
 				t.Fatalf("lookups %+v: the lookup fault was not met", st)
@@ -744,8 +744,8 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 					st.Lookups, st.Calls, sim.Applied(c.EffectKey), c.Status, c.LastError)
 			}
 			_ = sim.SetFaults(providersim.Faults{})
-			r.settle(10*time.Minute, 20)
-			c = r.commands(exe)[0]
+			r.Settle(10*time.Minute, 20)
+			c = r.Commands(exe)[0]
 			if c.Status != store.CommandSucceeded || sim.Applied(c.EffectKey) != 1 || sim.Stats().Calls != 1 {
 				t.Fatalf("resolved %s, applied %d, calls %d", c.Status, sim.Applied(c.EffectKey), sim.Stats().Calls)
 			}
@@ -763,20 +763,20 @@ func TestLastErrorHidesStoreInternals(t *testing.T) {
 	d.Actions = d.Actions[1:2]
 	r.save("c", d, "r1")
 	guardErr := fmt.Errorf("sqlite BudgetReserve: %w", errors.New("database is locked (5) (SQLITE_BUSY)"))
-	r.worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) {
+	r.Worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) {
 		return campaign.GuardDecision{}, guardErr
 	})
-	r.fire(t, "evt-1", "cust-1")
-	r.pump()
-	c := r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1")))[0]
+	r.Fire(t, "evt-1", "cust-1")
+	r.Pump()
+	c := r.Commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1")))[0]
 	if c.Status != store.CommandQueued || strings.Contains(c.LastError, "sqlite") || strings.Contains(c.LastError, "BudgetReserve") ||
 		strings.Contains(c.LastError, "SQLITE") || c.LastError != "budget: internal error (Internal), retried; details in the log" {
 		t.Fatalf("LastError %q (status %s)", c.LastError, c.Status)
 	}
 	guardErr = automation.Errorf(automation.CodeConflict, "the budget is paused")
-	r.fire(t, "evt-2", "cust-2")
-	r.pump()
-	c = r.commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
+	r.Fire(t, "evt-2", "cust-2")
+	r.Pump()
+	c = r.Commands(campaign.ExecutionID("bu-1", "c", "r1", "cust-2", appEvent("evt-2")))[0]
 	if c.LastError != "budget: the budget is paused (Conflict)" {
 		t.Fatalf("LastError %q", c.LastError)
 	}

@@ -79,7 +79,7 @@ func TestDispatcherLogsFailuresWithTheirIDs(t *testing.T) {
 		r := newRig(t, campaign.ProviderConfig{})
 		r.save("welcome", threeSteps("sim"), "r1")
 		var buf bytes.Buffer
-		d := &campaign.Dispatcher{Store: failingStore{CampaignStore: r.st, badDefinition: "welcome"}, Clock: r.clock,
+		d := &campaign.Dispatcher{Store: failingStore{CampaignStore: r.Store, badDefinition: "welcome"}, Clock: r.Clock,
 			Log: slog.New(slog.NewJSONHandler(&buf, nil))}
 		if _, err := d.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
 			t.Fatal(err)
@@ -93,16 +93,16 @@ func TestDispatcherLogsFailuresWithTheirIDs(t *testing.T) {
 		def := threeSteps("sim")
 		def.Actions = def.Actions[1:2]
 		r.save("welcome", def, "r1")
-		r.fire(t, "evt-1", "cust-1")
-		r.settle(time.Minute, 10)
+		r.Fire(t, "evt-1", "cust-1")
+		r.Settle(time.Minute, 10)
 		exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
-		cmd := r.commands(exe)[0]
+		cmd := r.Commands(exe)[0]
 		if !cmd.Status.Terminal() {
 			t.Fatalf("the command is %s, want a terminal status", cmd.Status)
 		}
 		var buf bytes.Buffer
 		refused := errors.New("database is locked")
-		d := &campaign.Dispatcher{Store: failingStore{CampaignStore: r.st, advanceErr: refused}, Clock: r.clock,
+		d := &campaign.Dispatcher{Store: failingStore{CampaignStore: r.Store, advanceErr: refused}, Clock: r.Clock,
 			Log: slog.New(slog.NewJSONHandler(&buf, nil))}
 		body := []byte(fmt.Sprintf(`{"commandId":%q,"revision":%d,"status":%q}`, cmd.CommandID, cmd.Revision, cmd.Status))
 		if _, err := d.HandleResult(context.Background(), body); !errors.Is(err, refused) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // refusing is a campaign store whose CampaignFactApply refuses every call that holds the
@@ -44,22 +43,18 @@ func TestProjectionHandleBatch(t *testing.T) {
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2", "e3"} {
-		r.fire(t, id, "cust-"+id)
+		r.Fire(t, id, "cust-"+id)
 	}
-	facts := r.pump() // applied one at a time by the rig's projection
+	facts := r.Pump() // applied one at a time by the rig's projection
 	if len(facts) < 9 {
 		t.Fatalf("%d facts", len(facts))
 	}
-	want, err := r.st.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "welcome", From: "2026-10-01", To: "2026-10-01"})
+	want, err := r.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "welcome", From: "2026-10-01", To: "2026-10-01"})
 	if err != nil || len(want.Days) != 1 {
 		t.Fatalf("counts %+v %v", want, err)
 	}
 
-	other, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "other.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
+	other := sqlitetest.Open(t)
 	var bad string
 	{
 		var f store.CampaignActionOutcomeEvent
@@ -67,7 +62,7 @@ func TestProjectionHandleBatch(t *testing.T) {
 		bad = f.CommandID
 	}
 	st := &refusing{CampaignStore: other, bad: bad}
-	p := &campaign.Projection{Store: st, Clock: r.clock}
+	p := &campaign.Projection{Store: st, Clock: r.Clock}
 	batch := slices.Clone(facts)
 	slices.Reverse(batch)
 	batch = append(batch, facts...)                          // duplicated

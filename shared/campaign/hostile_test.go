@@ -36,7 +36,7 @@ func TestParamsNumbersAreIntegerLiteralsAndCurrenciesAreISO(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := threeSteps("sim")
 			d.Actions[c.action].Params = json.RawMessage(c.params)
-			err := r.catalog.Check(d)
+			err := r.Catalog.Check(d)
 			var ae *automation.Error
 			if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !strings.HasPrefix(ae.Field, c.field) {
 				t.Fatalf("Check(%s) = %v (field %q), want InvalidInput at %s", c.params, err, fieldOf(err), c.field)
@@ -46,7 +46,7 @@ func TestParamsNumbersAreIntegerLiteralsAndCurrenciesAreISO(t *testing.T) {
 	// Plain integers and real currencies (VND has no minor unit) still pass.
 	d := threeSteps("sim")
 	d.Actions[1].Params = json.RawMessage(`{"amountMinor":50000,"currency":"VND"}`)
-	if err := r.catalog.Check(d); err != nil {
+	if err := r.Catalog.Check(d); err != nil {
 		t.Fatalf("a good top-up refused: %v", err)
 	}
 }
@@ -56,7 +56,7 @@ func TestParamsFormatErrorNamesTheProblem(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	d := threeSteps("sim")
 	d.Actions[1].Params = json.RawMessage(`{"amountMinor":5e2,"currency":"AUD"}`)
-	if err := r.catalog.Check(d); err == nil || !strings.Contains(err.Error(), "plain integer") {
+	if err := r.Catalog.Check(d); err == nil || !strings.Contains(err.Error(), "plain integer") {
 		t.Fatalf("Check = %v, want the plain-integer refusal", err)
 	}
 }
@@ -72,14 +72,14 @@ func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
 	if err := r.sims["plain"].SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 		t.Fatal(err)
 	}
-	r.fire(t, "evt-1", "cust-1")
-	r.pump()
+	r.Fire(t, "evt-1", "cust-1")
+	r.Pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
-	c := r.commands(exe)[0]
+	c := r.Commands(exe)[0]
 	if c.Status != store.CommandUnknown {
 		t.Fatalf("after the fault: %s", c.Status)
 	}
-	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock}
+	admin := &campaign.Admin{Store: r.Store, Catalog: r.Catalog, Clock: r.Clock}
 	for _, tc := range []struct{ field, reason, ref string }{
 		{"reason", strings.Repeat("r", 1001), ""},
 		{"providerRef", "checked with the provider", strings.Repeat("p", 401)},
@@ -91,7 +91,7 @@ func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
 			t.Fatalf("%s: Resolve = %v, want InvalidInput on %s", tc.field, err, tc.field)
 		}
 	}
-	if after := r.commands(exe)[0]; after.Status != store.CommandUnknown || after.Version != c.Version {
+	if after := r.Commands(exe)[0]; after.Status != store.CommandUnknown || after.Version != c.Version {
 		t.Fatalf("a refused resolution changed the command: %s v%d", after.Status, after.Version)
 	}
 	if _, err := admin.Resolve(context.Background(), store.CampaignResolveParams{CommandID: c.CommandID, BusinessUnitID: "bu-1",
@@ -108,7 +108,7 @@ func TestCampaignNameTakesTheDisplayNameRule(t *testing.T) {
 	for _, name := range []string{"", " ", "welcome\x00", "welcome \u202Eevil", strings.Repeat("n", 201)} {
 		d := threeSteps("sim")
 		d.Name = name
-		err := r.catalog.Check(d)
+		err := r.Catalog.Check(d)
 		var ae *automation.Error
 		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || ae.Field != "name" {
 			t.Errorf("Check(name %q) = %v, want InvalidInput at name", name, err)
@@ -116,7 +116,7 @@ func TestCampaignNameTakesTheDisplayNameRule(t *testing.T) {
 	}
 	d := threeSteps("sim")
 	d.Name = "Chào mừng 🎉"
-	if err := r.catalog.Check(d); err != nil {
+	if err := r.Catalog.Check(d); err != nil {
 		t.Fatalf("a good name refused: %v", err)
 	}
 }

@@ -24,22 +24,22 @@ func TestSameIDFromTwoSourcesStartsTwoExecutions(t *testing.T) {
 	pos := bytes.Replace(event("1", "cust-1"), []byte(`"source":"/app"`), []byte(`"source":"/pos"`), 1)
 	fat := []byte(`{"event_id":"1","source":"/fat","source_event":"SignedUp","customer_id":"cust-1","business_unit_id":"bu-1"}`)
 	for i, body := range [][]byte{app, pos, fat} {
-		if n, err := r.dispatcher.HandleEvent(ctx, body); n != 1 || err != nil {
+		if n, err := r.Dispatcher.HandleEvent(ctx, body); n != 1 || err != nil {
 			t.Fatalf("event %d: created %d, %v; want 1", i, n, err)
 		}
 	}
 	for i, body := range [][]byte{app, pos, fat} {
-		if n, err := r.dispatcher.HandleEvent(ctx, body); n != 0 || err != nil {
+		if n, err := r.Dispatcher.HandleEvent(ctx, body); n != 0 || err != nil {
 			t.Fatalf("redelivered event %d: created %d, %v; want 0", i, n, err)
 		}
 	}
-	r.pump()
+	r.Pump()
 	for _, src := range []string{"/app", "/pos", "/fat"} {
 		exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", events.Identity(src, "1"))
-		if x := r.execution(exe); x.Status != store.ExecutionCompleted || x.SourceEventID != "1" {
+		if x := r.Execution(exe); x.Status != store.ExecutionCompleted || x.SourceEventID != "1" {
 			t.Fatalf("%s: execution %+v, want COMPLETED for source event 1", src, x)
 		}
-		cs := r.commands(exe)
+		cs := r.Commands(exe)
 		if len(cs) != 3 {
 			t.Fatalf("%s: %d commands, want 3", src, len(cs))
 		}
@@ -56,7 +56,7 @@ func TestSameIDFromTwoSourcesStartsTwoExecutions(t *testing.T) {
 func TestSaveRefusesATriggerNothingEmits(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	ctx := context.Background()
-	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock,
+	admin := &campaign.Admin{Store: r.Store, Catalog: r.Catalog, Clock: r.Clock,
 		KnownTriggers: func(context.Context) ([]string, error) { return []string{"First_Login_Reward", "SignedUp"}, nil }}
 	def := threeSteps("sim")
 	def.Triggers = []string{"SignedUp", "First_Login_Rewad"}
@@ -66,7 +66,7 @@ func TestSaveRefusesATriggerNothingEmits(t *testing.T) {
 		!strings.Contains(ae.Message, `"First_Login_Rewad" is not registered`) || !strings.Contains(ae.Message, `did you mean "First_Login_Reward"?`) {
 		t.Fatalf("save: %v, want 422 naming triggers[1] with a suggestion", err)
 	}
-	if _, err := r.st.CampaignGet(ctx, "bu-1", "typo"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := r.Store.CampaignGet(ctx, "bu-1", "typo"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the refused campaign was stored: %v", err)
 	}
 	def.Triggers = []string{"Checkout"}
@@ -87,7 +87,7 @@ func TestSaveKeepsAStoredTriggerSoTheCampaignCanBeStopped(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	ctx := context.Background()
 	known := []string{"First_Login_Reward", "SignedUp"}
-	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock,
+	admin := &campaign.Admin{Store: r.Store, Catalog: r.Catalog, Clock: r.Clock,
 		KnownTriggers: func(context.Context) ([]string, error) { return known, nil }}
 	def := threeSteps("sim")
 	def.Triggers = []string{"First_Login_Reward"}

@@ -32,7 +32,7 @@ func TestRenewLaoTVIsACheckedActionServedByAnHTTPProvider(t *testing.T) {
 		`{"packageCode":"LAOTV_BASIC","renewalPercent":50,"x":1}`:          "actions[0].params",
 		`{"packageCode":"LAOTV_BASIC","renewalPercent":50,"periodDays":0}`: "actions[0].params.periodDays",
 	} {
-		err := r.catalog.Check(def(params))
+		err := r.Catalog.Check(def(params))
 		var ae *automation.Error
 		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !strings.HasPrefix(ae.Field, field) {
 			t.Errorf("Check(%s) = %v (field %q), want InvalidInput at %s", params, err, fieldOf(err), field)
@@ -41,18 +41,18 @@ func TestRenewLaoTVIsACheckedActionServedByAnHTTPProvider(t *testing.T) {
 	// A provider that does not declare the type cannot serve it.
 	other := def(`{"packageCode":"LAOTV_BASIC","renewalPercent":50}`)
 	other.Actions[0].Provider = "log"
-	if err := r.catalog.Check(other); err == nil {
+	if err := r.Catalog.Check(other); err == nil {
 		t.Error("the log channel was accepted as a RENEW_LAOTV provider")
 	}
 	r.save("laotv", def(`{"packageCode":"LAOTV_BASIC","renewalPercent":50,"periodDays":30}`), "r1")
-	if _, err := r.dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
+	if _, err := r.Dispatcher.HandleEvent(context.Background(), event("evt-1", "cust-1")); err != nil {
 		t.Fatal(err)
 	}
-	r.pump()
+	r.Pump()
 	exe := campaign.ExecutionID("bu-1", "laotv", "r1", "cust-1", appEvent("evt-1"))
-	cs := r.commands(exe)
-	if len(cs) != 1 || cs[0].Status != store.CommandSucceeded || r.execution(exe).Status != store.ExecutionCompleted {
-		t.Fatalf("commands %v, execution %+v", statuses(cs), r.execution(exe))
+	cs := r.Commands(exe)
+	if len(cs) != 1 || cs[0].Status != store.CommandSucceeded || r.Execution(exe).Status != store.ExecutionCompleted {
+		t.Fatalf("commands %v, execution %+v", statuses(cs), r.Execution(exe))
 	}
 	if n := r.sims["sim"].Applied(cs[0].EffectKey); n != 1 {
 		t.Fatalf("applied %d times, want 1", n)

@@ -18,16 +18,16 @@ import (
 func TestFailedCommandIsLoggedWithItsIDs(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	var buf bytes.Buffer
-	r.worker.Log = slog.New(slog.NewJSONHandler(&buf, nil))
+	r.Worker.Log = slog.New(slog.NewJSONHandler(&buf, nil))
 	d := threeSteps("sim")
 	d.Actions = d.Actions[1:2]
 	r.save("welcome", d, "r1")
 	if err := r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail}); err != nil {
 		t.Fatal(err)
 	}
-	r.worker.Backoff.Steps = []time.Duration{time.Minute}
-	r.fire(t, "evt-1", "cust-1")
-	r.settle(time.Minute, 10)
+	r.Worker.Backoff.Steps = []time.Duration{time.Minute}
+	r.Fire(t, "evt-1", "cust-1")
+	r.Settle(time.Minute, 10)
 	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
 	var line map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -37,7 +37,7 @@ func TestFailedCommandIsLoggedWithItsIDs(t *testing.T) {
 			}
 		}
 	}
-	cmd := r.commands(exe)[0]
+	cmd := r.Commands(exe)[0]
 	want := map[string]any{"level": "ERROR", "sourceEventId": "evt-1", "executionId": exe, "commandId": cmd.CommandID,
 		"campaignId": "welcome", "businessUnitId": "bu-1", "step": "campaign-command:" + cmd.ActionKey, "errorCode": "PROVIDER_FAILED"}
 	for k, v := range want {

@@ -67,23 +67,23 @@ func TestProviderRateLimit(t *testing.T) {
 	r.save("c", d, "r1")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2"} {
-		r.fire(t, id, "cust-"+id)
+		r.Fire(t, id, "cust-"+id)
 	}
-	r.pump()
+	r.Pump()
 	if got := r.sims["sim"].Stats().Calls; got != 1 {
 		t.Fatalf("%d calls in the first second, rate 1/s", got)
 	}
-	m, _ := r.st.CampaignMetricsRead(ctx, "", r.clock.Now())
+	m, _ := r.Store.CampaignMetricsRead(ctx, "", r.Clock.Now())
 	if m.Waiting != 1 {
 		t.Fatalf("waiting %d", m.Waiting)
 	}
-	r.clock.Advance(time.Second)
-	r.settle(time.Second, 3)
+	r.Clock.Advance(time.Second)
+	r.Settle(time.Second, 3)
 	if got := r.sims["sim"].Stats().Applied; got != 2 {
 		t.Fatalf("%d applied after a second", got)
 	}
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-e2", appEvent("e2"))
-	if c := r.commands(exe)[0]; c.Status != store.CommandSucceeded || c.RetryCount != 0 {
+	if c := r.Commands(exe)[0]; c.Status != store.CommandSucceeded || c.RetryCount != 0 {
 		t.Fatalf("rate-limited command %+v", c)
 	}
 }

@@ -42,16 +42,16 @@ func TestHandleResultBatch(t *testing.T) {
 			r.save("welcome", threeSteps("sim"), "r1")
 			ctx := context.Background()
 			var st *refusingAdvance
-			d := r.dispatcher
+			d := r.Dispatcher
 			if refuse {
-				st = &refusingAdvance{CampaignStore: r.st}
-				d = &campaign.Dispatcher{Store: st, Clock: r.clock}
+				st = &refusingAdvance{CampaignStore: r.Store}
+				d = &campaign.Dispatcher{Store: st, Clock: r.Clock}
 			}
 			for _, id := range []string{"e1", "e2", "e3"} {
-				r.fire(t, id, "cust-"+id)
+				r.Fire(t, id, "cust-"+id)
 			}
 			for round := 0; round < 20; round++ {
-				msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+				msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -63,7 +63,7 @@ func TestHandleResultBatch(t *testing.T) {
 				for _, m := range msgs {
 					switch m.Destination {
 					case topology.CampaignCommandsQueue:
-						if err := r.worker.Handle(ctx, m.Body); err != nil {
+						if err := r.Worker.Handle(ctx, m.Body); err != nil {
 							t.Fatalf("worker: %v", err)
 						}
 					case topology.CampaignResultsQueue:
@@ -86,17 +86,17 @@ func TestHandleResultBatch(t *testing.T) {
 						}
 					}
 				}
-				if err := r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()}); err != nil {
+				if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
 					t.Fatal(err)
 				}
-				r.clock.Advance(time.Second)
+				r.Clock.Advance(time.Second)
 			}
 			for _, id := range []string{"e1", "e2", "e3"} {
-				ex, err := r.st.CampaignExecutionGet(ctx, executionOf(t, r, id))
+				ex, err := r.Store.CampaignExecutionGet(ctx, executionOf(t, r, id))
 				if err != nil || ex.Status != store.ExecutionCompleted || ex.CurrentIndex != 2 {
 					t.Fatalf("execution of %s: %+v %v, want COMPLETED at the third step", id, ex, err)
 				}
-				cmds, _ := r.st.CampaignCommandsOf(ctx, ex.ExecutionID)
+				cmds, _ := r.Store.CampaignCommandsOf(ctx, ex.ExecutionID)
 				if len(cmds) != 3 {
 					t.Fatalf("execution of %s has %d commands, want 3", id, len(cmds))
 				}
@@ -112,7 +112,7 @@ func TestHandleResultBatch(t *testing.T) {
 func executionOf(t *testing.T, r *rig, id string) string {
 	t.Helper()
 	var exe string
-	err := r.st.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT ExecutionId FROM CampaignExecution WHERE RecipientId = ?`, "cust-"+id).Scan(&exe)
+	err := r.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT ExecutionId FROM CampaignExecution WHERE RecipientId = ?`, "cust-"+id).Scan(&exe)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestChannelBusyIsAWaitNotAnAttempt(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
 	refuse := 0
 	sent := 0
-	r.providers.Add("busy", &campaign.ChannelProvider{Name: "busy", Clock: r.clock, Channel: delivery.FuncChannel(func(_ context.Context, m delivery.Message) (string, error) {
+	r.Providers.Add("busy", &campaign.ChannelProvider{Name: "busy", Clock: r.Clock, Channel: delivery.FuncChannel(func(_ context.Context, m delivery.Message) (string, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if refuse > 0 {
@@ -34,7 +34,7 @@ func TestChannelBusyIsAWaitNotAnAttempt(t *testing.T) {
 		return "sent-" + m.DeliveryKey, nil
 	})}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
 	var err error
-	if r.catalog, err = campaign.NewCatalog(campaign.BuiltinActionTypes(), r.providers); err != nil {
+	if r.Catalog, err = campaign.NewCatalog(campaign.BuiltinActionTypes(), r.Providers); err != nil {
 		t.Fatal(err)
 	}
 	r.save("c-busy", campaign.Definition{Name: "Busy", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
@@ -52,22 +52,22 @@ func TestChannelBusyIsAWaitNotAnAttempt(t *testing.T) {
 		{name: "taken: the first attempt", status: store.CommandSucceeded, attempt: 1},
 	} {
 		if i == 0 {
-			r.fire(t, "e-busy", "cust-1")
-			r.pump()
+			r.Fire(t, "e-busy", "cust-1")
+			r.Pump()
 			exe = campaign.ExecutionID("bu-1", "c-busy", "run-1", "cust-1", appEvent("e-busy"))
 		} else {
-			r.clock.Advance(3 * time.Second)
-			if _, err := r.worker.Sweep(context.Background(), 10); err != nil {
+			r.Clock.Advance(3 * time.Second)
+			if _, err := r.Worker.Sweep(context.Background(), 10); err != nil {
 				t.Fatal(err)
 			}
-			r.pump()
+			r.Pump()
 		}
-		cs := r.commands(exe)
+		cs := r.Commands(exe)
 		if len(cs) != 1 {
 			t.Fatalf("%s: commands %+v", s.name, cs)
 		}
 		c := cs[0]
-		wantNext := r.clock.Now().Add(3 * time.Second)
+		wantNext := r.Clock.Now().Add(3 * time.Second)
 		nextOK := !s.next || c.NextAttemptOn != nil && c.NextAttemptOn.Equal(wantNext)
 		if c.Status != s.status || c.AttemptCount != s.attempt || c.RetryCount != 0 || !nextOK ||
 			s.next && !strings.Contains(c.LastError, "concurrency or rate limit") {

@@ -51,10 +51,10 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 			r := newRig(t, 1000, nil)
 			prov = &crashProvider{HTTPProvider: &campaign.HTTPProvider{BaseURL: r.action.URL(), Client: &http.Client{Transport: &http.Transport{}},
 				Dedupe: true, HasLookup: true, ActionTypes: []string{"ADD_UPOINT"}}, armed: armed}
-			r.providers.Add("crashy", prov, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
+			r.Providers.Add("crashy", prov, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
 			// Point the campaign at the crash-capable provider.
-			admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock}
-			cur, _ := r.st.CampaignGet(ctx, "bu-1", "c1")
+			admin := &campaign.Admin{Store: r.Store, Catalog: r.Catalog, Clock: r.Clock}
+			cur, _ := r.Store.CampaignGet(ctx, "bu-1", "c1")
 			v := cur.Version
 			if _, err := admin.Save(ctx, "bu-1", "c1", campaign.Definition{Name: "Points", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
 				Actions: []campaign.Action{{Key: "points", Type: "ADD_UPOINT", Provider: "crashy", Params: []byte(`{"points":5}`)}}}, &v); err != nil {
@@ -63,10 +63,10 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 			fired := &atomic.Bool{}
 			// Store and billing share one Crash: the worker dies once, at step.
 			crash := budgettest.Crash{At: step, Value: errCrash, Fired: fired}
-			crashed := &budget.Service{Store: budgettest.Store{BudgetStore: r.st, Crash: crash},
-				Billing: budgettest.Billing{Billing: r.budget.Billing, Crash: crash}, Clock: r.clock, InDoubtAfter: time.Minute}
-			g := &campaignbudget.Guard{Budget: crashed, Campaigns: r.st, Clock: r.clock}
-			w := *r.worker
+			crashed := &budget.Service{Store: budgettest.Store{BudgetStore: r.Store, Crash: crash},
+				Billing: budgettest.Billing{Billing: r.budget.Billing, Crash: crash}, Clock: r.Clock, InDoubtAfter: time.Minute}
+			g := &campaignbudget.Guard{Budget: crashed, Campaigns: r.Store, Clock: r.Clock}
+			w := *r.Worker
 			w.Guard, w.AfterResult = g, g.AfterResult
 			switch step {
 			case "provider:after:Call":
@@ -110,21 +110,21 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 			if step == "in:CommandPriceFreezeInTx" {
 				// The claim rolled back with its freeze: the command is QUEUED, unpriced, and
 				// its message comes again.
-				if c := r.command(ids[0]); c.Status != store.CommandQueued || c.AttemptCount != 0 {
+				if c := r.Command(ids[0]); c.Status != store.CommandQueued || c.AttemptCount != 0 {
 					t.Fatalf("after a crash inside the claim the command is %s (attempt %d), want QUEUED unclaimed", c.Status, c.AttemptCount)
 				}
-				if _, err := r.st.CommandPriceGet(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
+				if _, err := r.Store.CommandPriceGet(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
 					t.Fatalf("a price outlived its rolled-back claim (%v)", err)
 				}
-				if err := r.worker.Run(ctx, ids[0]); err != nil {
+				if err := r.Worker.Run(ctx, ids[0]); err != nil {
 					t.Fatal(err)
 				}
-			} else if c := r.command(ids[0]); c.Status != store.CommandRunning {
+			} else if c := r.Command(ids[0]); c.Status != store.CommandRunning {
 				t.Fatalf("after the crash the command is %s, want RUNNING (its lease held)", c.Status)
 			}
-			r.clock.Advance(2 * time.Minute)
-			r.settle(time.Minute, 10)
-			c := r.command(ids[0])
+			r.Clock.Advance(2 * time.Minute)
+			r.Settle(time.Minute, 10)
+			c := r.Command(ids[0])
 			if c.Status != store.CommandSucceeded {
 				t.Fatalf("command %s (%s), want SUCCEEDED", c.Status, c.LastError)
 			}
@@ -134,7 +134,7 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 			if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
 				t.Fatalf("ledger %+v, want one transfer of 10", r.billing.Ledger())
 			}
-			res, err := r.st.ReservationGet(ctx, ids[0])
+			res, err := r.Store.ReservationGet(ctx, ids[0])
 			if err != nil || res.Status != store.ReservationConsumed {
 				t.Fatalf("reservation %+v %v, want CONSUMED", res, err)
 			}
@@ -155,12 +155,12 @@ func TestFeeUnknownIsReconciledByTheSameOrder(t *testing.T) {
 		billingsim.Fault{Kind: billingsim.Fail, Op: billingsim.OpGet, Times: 3})
 	ids := r.start(1)
 	r.runAll(ids, 1)
-	c := r.command(ids[0])
+	c := r.Command(ids[0])
 	if c.Status != store.CommandQueued || r.action.Stats().Applied != 0 {
 		t.Fatalf("command %s, applied %d: the action must not run while its fee is unknown", c.Status, r.action.Stats().Applied)
 	}
-	res, _ := r.st.ReservationGet(ctx, ids[0])
-	tr, _ := r.st.FeeTransferGet(ctx, res.OrderID)
+	res, _ := r.Store.ReservationGet(ctx, ids[0])
+	tr, _ := r.Store.FeeTransferGet(ctx, res.OrderID)
 	if res.Status != store.ReservationHeld || tr.Status != store.FeeUnknown {
 		t.Fatalf("reservation %s transfer %s, want HELD and UNKNOWN", res.Status, tr.Status)
 	}
@@ -168,9 +168,9 @@ func TestFeeUnknownIsReconciledByTheSameOrder(t *testing.T) {
 	if err != nil || len(unknown) != 1 {
 		t.Fatalf("UNKNOWN fee queue %v %v", unknown, err)
 	}
-	r.settle(time.Minute, 15)
-	c = r.command(ids[0])
-	res, _ = r.st.ReservationGet(ctx, ids[0])
+	r.Settle(time.Minute, 15)
+	c = r.Command(ids[0])
+	res, _ = r.Store.ReservationGet(ctx, ids[0])
 	if c.Status != store.CommandSucceeded || res.Status != store.ReservationConsumed || res.OrderID != tr.OrderID {
 		t.Fatalf("command %s reservation %+v, want SUCCEEDED, CONSUMED under order %s", c.Status, res, tr.OrderID)
 	}
@@ -195,10 +195,10 @@ func TestFeeKeptWhenTheActionFails(t *testing.T) {
 	r := newRig(t, 1000, failingProvider{})
 	ids := r.start(1)
 	r.runAll(ids, 1)
-	if c := r.command(ids[0]); c.Status != store.CommandFailed {
+	if c := r.Command(ids[0]); c.Status != store.CommandFailed {
 		t.Fatalf("command %s", c.Status)
 	}
-	res, _ := r.st.ReservationGet(ctx, ids[0])
+	res, _ := r.Store.ReservationGet(ctx, ids[0])
 	if res.Status != store.ReservationConsumed || res.ActionStatus != string(budget.ActionFailed) {
 		t.Fatalf("reservation %+v, want CONSUMED with action FAILED", res)
 	}
@@ -215,17 +215,17 @@ func TestNoBillingRefusesPricedCommandsOnly(t *testing.T) {
 	r.budget.Billing = budget.NoBilling{}
 	ids := r.start(1)
 	r.runAll(ids, 1)
-	c := r.command(ids[0])
+	c := r.Command(ids[0])
 	if c.Status != store.CommandFailed || r.action.Stats().Applied != 0 {
 		t.Fatalf("command %s %q, want FAILED without running", c.Status, c.LastError)
 	}
-	if _, err := r.st.ReservationGet(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
+	if _, err := r.Store.ReservationGet(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a reservation was made: %v", err)
 	}
 	if b := r.budgetRow(); b.ReservedCost != 0 || b.Cost != 0 {
 		t.Fatalf("budget %+v", b)
 	}
-	if !r.catalog.Known("ADD_UPOINT") || r.catalog.Known("ADD_POINTS") {
+	if !r.Catalog.Known("ADD_UPOINT") || r.Catalog.Known("ADD_POINTS") {
 		t.Fatal("the catalog's canonical names are the seed's")
 	}
 }
@@ -238,28 +238,28 @@ func TestFeeProjectionEqualsLedgerAfterReplay(t *testing.T) {
 	r.billing.Inject(billingsim.Fault{Kind: billingsim.LostAnswer, Op: billingsim.OpCreate, Times: 3})
 	ids := r.start(40)
 	r.runAll(ids, 4)
-	r.settle(time.Minute, 10)
+	r.Settle(time.Minute, 10)
 	r.drain(nil)
 	if len(r.fees) == 0 {
 		t.Fatal("no fee facts")
 	}
 	facts := append(append([][]byte{}, r.fees...), r.fees...)
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(facts), func(i, j int) { facts[i], facts[j] = facts[j], facts[i] })
-	p := &budget.FeeProjector{Store: r.st, Clock: r.clock}
+	p := &budget.FeeProjector{Store: r.Store, Clock: r.Clock}
 	for i, body := range facts {
 		if err := p.Handle(ctx, busMessage(i, body)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ledger := r.ledgerCheck()
-	rec, err := r.st.FeeReconcile(ctx, "bu-1", "c1")
+	rec, err := r.Store.FeeReconcile(ctx, "bu-1", "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ledger != 300 || rec.ProjectedCost != ledger || rec.TransferCost != ledger || rec.BudgetCost != ledger || rec.Projected != 30 {
 		t.Fatalf("ledger %d, reconciliation %+v: want all 300 over 30 fees", ledger, rec)
 	}
-	days, err := r.st.FeeCostByDay(ctx, "bu-1", "c1", "2026-10-01", "2026-10-31")
+	days, err := r.Store.FeeCostByDay(ctx, "bu-1", "c1", "2026-10-01", "2026-10-31")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,10 +279,10 @@ func TestFeeProjectionEqualsLedgerAfterReplay(t *testing.T) {
 func TestStopDuringTheChargeCancelsTheActionAndKeepsTheFee(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t, 1000, nil)
-	admin := &campaign.Admin{Store: r.st, Catalog: r.catalog, Clock: r.clock}
+	admin := &campaign.Admin{Store: r.Store, Catalog: r.Catalog, Clock: r.Clock}
 	stops := 0
 	r.budget.Hooks = &budget.Hooks{AfterCharge: func(context.Context, string, error) error {
-		cur, err := r.st.CampaignGet(ctx, "bu-1", "c1")
+		cur, err := r.Store.CampaignGet(ctx, "bu-1", "c1")
 		if err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func TestStopDuringTheChargeCancelsTheActionAndKeepsTheFee(t *testing.T) {
 	if stops != 1 {
 		t.Fatalf("the stop was injected %d times, want once during the charge", stops)
 	}
-	c := r.command(ids[0])
+	c := r.Command(ids[0])
 	if c.Status != store.CommandCancelled {
 		t.Fatalf("command %s (%s), want CANCELLED", c.Status, c.LastError)
 	}
@@ -313,7 +313,7 @@ func TestStopDuringTheChargeCancelsTheActionAndKeepsTheFee(t *testing.T) {
 	if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
 		t.Fatalf("ledger %+v, want the one confirmed fee of 10", r.billing.Ledger())
 	}
-	res, err := r.st.ReservationGet(ctx, ids[0])
+	res, err := r.Store.ReservationGet(ctx, ids[0])
 	if err != nil || res.Status != store.ReservationConsumed || res.ActionStatus != string(budget.ActionAbandoned) {
 		t.Fatalf("reservation %+v %v, want CONSUMED with the action ABANDONED", res, err)
 	}
@@ -321,9 +321,9 @@ func TestStopDuringTheChargeCancelsTheActionAndKeepsTheFee(t *testing.T) {
 		t.Fatalf("budget %+v, want cost 10 (the fee kept), nothing reserved", b)
 	}
 	// Later sweeps change nothing: no second charge, no call.
-	r.clock.Advance(time.Hour)
-	r.settle(time.Minute, 5)
-	if c := r.command(ids[0]); c.Status != store.CommandCancelled || len(r.billing.Ledger()) != 1 || r.action.Stats().Applied != 0 {
+	r.Clock.Advance(time.Hour)
+	r.Settle(time.Minute, 5)
+	if c := r.Command(ids[0]); c.Status != store.CommandCancelled || len(r.billing.Ledger()) != 1 || r.action.Stats().Applied != 0 {
 		t.Fatalf("after sweeps: %s, ledger %d, applied %d", c.Status, len(r.billing.Ledger()), r.action.Stats().Applied)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // smsRecorder is an sms channel that records what it was asked to send.
@@ -59,11 +58,7 @@ func (c *smsRecorder) to(addr string) int {
 func TestNotificationActionGated(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	// 2026-10-01 12:00Z is 22:00 in Sydney (AEST, +10): inside a 21:00–08:00 window that
 	// ends at 08:00 AEST on 2026-10-02, 2026-10-01T22:00Z.
 	clock := automation.NewManualClock(time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC))

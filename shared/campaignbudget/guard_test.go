@@ -47,7 +47,7 @@ func TestEightWorkersBudgetForHundredThenRaise(t *testing.T) {
 		t.Fatalf("ledger total %d, want 1000", total)
 	}
 	for _, id := range ids {
-		if c := r.command(id); c.Status == store.CommandWaitingBudget && (c.NextAttemptOn == nil || c.LastError != "waiting for budget: BUDGET") {
+		if c := r.Command(id); c.Status == store.CommandWaitingBudget && (c.NextAttemptOn == nil || c.LastError != "waiting for budget: BUDGET") {
 			t.Fatalf("waiting command %+v: want a recheck time and the reason", c)
 		}
 	}
@@ -57,7 +57,7 @@ func TestEightWorkersBudgetForHundredThenRaise(t *testing.T) {
 	}
 
 	// Still paused: a recheck without a raise changes nothing.
-	r.settle(time.Minute, 5)
+	r.Settle(time.Minute, 5)
 	if st := r.byStatus(ids); st[store.CommandSucceeded] != 100 {
 		t.Fatalf("ran while paused: %v", st)
 	}
@@ -65,7 +65,7 @@ func TestEightWorkersBudgetForHundredThenRaise(t *testing.T) {
 	if _, err := r.budget.SetMaxCost(ctx, "bu-1", "c1", budget.BudgetInput{Currency: "USD", MaxCost: 1500, Reason: "more"}, b.Version, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	r.settle(time.Minute, 20)
+	r.Settle(time.Minute, 20)
 	if st := r.byStatus(ids); st[store.CommandSucceeded] != 150 {
 		t.Fatalf("after the raise: %v, want 150 SUCCEEDED", st)
 	}
@@ -79,7 +79,7 @@ func TestEightWorkersBudgetForHundredThenRaise(t *testing.T) {
 		t.Fatalf("applied %d, charged %d; want 150 and 1500", got, total)
 	}
 	for _, id := range ids {
-		if c := r.command(id); c.RetryCount != 0 {
+		if c := r.Command(id); c.RetryCount != 0 {
 			t.Fatalf("command %s moved the retry ladder (%d): waiting for budget is no failure", id, c.RetryCount)
 		}
 	}
@@ -95,16 +95,16 @@ func TestResumeByAPIRechecksAndPausesAgain(t *testing.T) {
 	if st := r.byStatus(ids); st[store.CommandSucceeded] != 1 || st[store.CommandWaitingBudget] != 1 {
 		t.Fatalf("statuses %v", st)
 	}
-	c, err := r.st.CampaignGet(ctx, "bu-1", "c1")
+	c, err := r.Store.CampaignGet(ctx, "bu-1", "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Status = store.CampaignActive
 	v := c.Version
-	if _, err := r.st.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.clock.Now()}); err != nil {
+	if _, err := r.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.Clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	r.settle(time.Minute, 3)
+	r.Settle(time.Minute, 3)
 	if st := r.byStatus(ids); st[store.CommandWaitingBudget] != 1 {
 		t.Fatalf("statuses %v, want the command WAITING_BUDGET again", st)
 	}
@@ -124,7 +124,7 @@ func TestBalanceShortWaitsThenRuns(t *testing.T) {
 	r.billing.SetBalance("bu-1", "USD", 5)
 	ids := r.start(1)
 	r.runAll(ids, 1)
-	c := r.command(ids[0])
+	c := r.Command(ids[0])
 	if c.Status != store.CommandWaitingBudget || c.LastError != "waiting for budget: BALANCE" {
 		t.Fatalf("command %s %q, want WAITING_BUDGET for BALANCE", c.Status, c.LastError)
 	}
@@ -136,8 +136,8 @@ func TestBalanceShortWaitsThenRuns(t *testing.T) {
 	if _, err := r.budget.Resume(ctx, "bu-1", "c1", b.Version, "ops", "topped up"); err != nil {
 		t.Fatal(err)
 	}
-	r.settle(time.Minute, 5)
-	if c := r.command(ids[0]); c.Status != store.CommandSucceeded {
+	r.Settle(time.Minute, 5)
+	if c := r.Command(ids[0]); c.Status != store.CommandSucceeded {
 		t.Fatalf("command %s after the resume", c.Status)
 	}
 	if r.ledgerCheck() != 10 {
@@ -186,23 +186,23 @@ func TestPriceFrozenInTheClaim(t *testing.T) {
 	r := newRig(t, 1000, nil)
 	own := &atomic.Int64{}
 	svc := *r.budget
-	svc.Store = countFreezes{BudgetStore: r.st, own: own}
-	g := &campaignbudget.Guard{Budget: &svc, Campaigns: r.st, Clock: r.clock}
-	w := *r.worker
+	svc.Store = countFreezes{BudgetStore: r.Store, own: own}
+	g := &campaignbudget.Guard{Budget: &svc, Campaigns: r.Store, Clock: r.Clock}
+	w := *r.Worker
 	w.Guard, w.AfterResult = g, g.AfterResult
 	ids := r.start(1)
-	claimedAt := r.clock.Now()
+	claimedAt := r.Clock.Now()
 	if err := w.Run(ctx, ids[0]); err != nil {
 		t.Fatal(err)
 	}
 	if n := own.Load(); n != 0 {
 		t.Fatalf("%d price freezes took a transaction of their own, want 0 (frozen in the claim)", n)
 	}
-	p, err := r.st.CommandPriceGet(ctx, ids[0])
+	p, err := r.Store.CommandPriceGet(ctx, ids[0])
 	if err != nil || p.Amount != 10 || !p.FrozenOn.Equal(claimedAt) {
 		t.Fatalf("frozen price %+v (%v), want 10 frozen at the claim %s", p, err, claimedAt)
 	}
-	if c := r.command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 10 {
+	if c := r.Command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 10 {
 		t.Fatalf("command %s, ledger %d; want SUCCEEDED and charged 10 once", c.Status, r.ledgerCheck())
 	}
 }
@@ -235,15 +235,15 @@ func TestPriceFrozenInTheClaimIsThePolicyAtTheClaim(t *testing.T) {
 	var changed atomic.Bool
 	var newVersion int64
 	g := policyChangedBeforeClaim{Guard: r.guard, once: &changed, change: func() {
-		r.clock.Advance(time.Second)
+		r.Clock.Advance(time.Second)
 		p, err := r.budget.PutPolicy(ctx, "bu-1", "ADD_UPOINT", budget.PolicyInput{Formula: "FIXED", Rate: "12", Unit: "POINT", TransferType: "POINT_FEE", Currency: "USD"}, 1, "ops")
 		if err != nil {
 			t.Error(err)
 		}
 		newVersion = p.Version
-		r.clock.Advance(time.Second)
+		r.Clock.Advance(time.Second)
 	}}
-	w := *r.worker
+	w := *r.Worker
 	w.Guard = g
 	ids := r.start(1)
 	if err := w.Run(ctx, ids[0]); err != nil {
@@ -252,7 +252,7 @@ func TestPriceFrozenInTheClaimIsThePolicyAtTheClaim(t *testing.T) {
 	if !changed.Load() {
 		t.Fatal("the worker never asked for the in-claim work: the test did not test")
 	}
-	p, err := r.st.CommandPriceGet(ctx, ids[0])
+	p, err := r.Store.CommandPriceGet(ctx, ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestPriceFrozenInTheClaimIsThePolicyAtTheClaim(t *testing.T) {
 	if p.Amount != 12 || fp.PolicyVersion != newVersion {
 		t.Fatalf("frozen at %s: %d under policy v%d; want 12 under v%d, the policy in force at the claim", p.FrozenOn, p.Amount, fp.PolicyVersion, newVersion)
 	}
-	if c := r.command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 12 {
+	if c := r.Command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 12 {
 		t.Fatalf("command %s, ledger %d; want SUCCEEDED and charged 12 once", c.Status, r.ledgerCheck())
 	}
 }

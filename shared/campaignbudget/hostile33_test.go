@@ -30,8 +30,8 @@ func (f *flakyCampaignGet) CampaignGet(ctx context.Context, bu, id string) (stor
 // charge and the action is applied once.
 func TestTransientFailureAfterTheChargeChargesOnce(t *testing.T) {
 	r := newRig(t, 1000, nil)
-	flaky := &flakyCampaignGet{CampaignStore: r.st}
-	r.worker.Store = flaky
+	flaky := &flakyCampaignGet{CampaignStore: r.Store}
+	r.Worker.Store = flaky
 	charges := 0
 	r.budget.Hooks = &budget.Hooks{AfterCharge: func(context.Context, string, error) error {
 		charges++
@@ -42,12 +42,12 @@ func TestTransientFailureAfterTheChargeChargesOnce(t *testing.T) {
 	}}
 	ids := r.start(1)
 	r.runAll(ids, 1)
-	r.clock.Advance(time.Hour)
-	r.settle(time.Minute, 10)
+	r.Clock.Advance(time.Hour)
+	r.Settle(time.Minute, 10)
 	if charges == 0 || flaky.armed.Load() {
 		t.Fatalf("the fault was not injected (charges %d, still armed %v)", charges, flaky.armed.Load())
 	}
-	c := r.command(ids[0])
+	c := r.Command(ids[0])
 	if c.Status != store.CommandSucceeded {
 		t.Fatalf("command %s (%s), want SUCCEEDED after the retry", c.Status, c.LastError)
 	}

@@ -5,85 +5,67 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/budget"
 	"github.com/automation-platform/automation/shared/budget/billing"
 	"github.com/automation-platform/automation/shared/budget/billingsim"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaign/campaigntest"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/campaignbudget"
 	"github.com/automation-platform/automation/shared/money"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 
-// rig is the real campaign worker with the budget in its seams: a SQLite store, a manual
-// clock, the simulated action provider "sim" (dedupes, answers lookups) and the simulated
-// billing server, both over real HTTP. ADD_UPOINT costs a fixed 10 USD cents in bu-1;
-// campaign c1 runs one ADD_UPOINT action per SignedUp event.
+// rig is the real campaign worker (campaigntest.Rig) with the budget in its seams: a SQLite
+// store, a manual clock, the simulated action provider "sim" (dedupes, answers lookups) and
+// the simulated billing server, both over real HTTP. ADD_UPOINT costs a fixed 10 USD cents in
+// bu-1; campaign c1 runs one ADD_UPOINT action per SignedUp event. Settle reconciles before
+// each sweep, as the OutboxRelay timer does.
 type rig struct {
-	t          testing.TB
-	st         store.Store
-	clock      *automation.ManualClock
-	providers  *campaign.Providers
-	catalog    *campaign.Catalog
-	dispatcher *campaign.Dispatcher
-	worker     *campaign.Worker
-	budget     *budget.Service
-	guard      *campaignbudget.Guard
-	action     *providersim.Server
-	billing    *billingsim.Server
-	fees       [][]byte // fee fact bodies seen by pump
+	*campaigntest.Rig
+	budget  *budget.Service
+	guard   *campaignbudget.Guard
+	action  *providersim.Server
+	billing *billingsim.Server
+	fees    [][]byte // fee fact bodies seen by drain
 }
 
 func newRig(t testing.TB, maxCost int64, provider campaign.Provider) *rig {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	r := &rig{t: t, st: st, clock: automation.NewManualClock(t0)}
-	r.action = providersim.New(providersim.Config{Dedupe: true, Lookup: true})
-	if err := r.action.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.action.Close() })
-	r.providers = campaign.NewProviders(r.clock)
+	st := sqlitetest.Open(t)
+	simCfg := providersim.Config{Dedupe: true, Lookup: true}
+	r := &rig{action: campaigntest.StartSim(t, simCfg)}
 	if provider == nil {
-		provider = &campaign.HTTPProvider{BaseURL: r.action.URL(), Client: &http.Client{Transport: &http.Transport{}}, Dedupe: true, HasLookup: true,
-			ActionTypes: []string{"ADD_UPOINT", "TOP_UP"}}
+		provider = campaigntest.HTTPProvider(r.action, simCfg, "ADD_UPOINT", "TOP_UP")
 	}
-	r.providers.Add("sim", provider, campaign.ProviderConfig{Concurrency: 16, Timeout: 5 * time.Second})
-	if r.catalog, err = campaign.NewCatalog(campaign.BuiltinActionTypes(), r.providers); err != nil {
-		t.Fatal(err)
-	}
-	r.billing = billingsim.New(r.clock)
+	r.Rig = campaigntest.New(t, st, t0, func(cr *campaigntest.Rig) {
+		cr.Providers.Add("sim", provider, campaign.ProviderConfig{Concurrency: 16, Timeout: 5 * time.Second})
+	})
+	r.billing = billingsim.New(r.Clock)
 	srv := httptest.NewServer(r.billing)
 	t.Cleanup(srv.Close)
 	r.billing.SetBalance("bu-1", "USD", 1_000_000)
-	r.budget = &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: r.clock,
-		KnownActionType: r.catalog.Known, InDoubtAfter: time.Minute}
-	r.guard = &campaignbudget.Guard{Budget: r.budget, Campaigns: st, Clock: r.clock}
-	r.dispatcher = &campaign.Dispatcher{Store: st, Clock: r.clock}
-	r.worker = &campaign.Worker{Store: st, Clock: r.clock, Providers: r.providers, Lease: time.Minute, PauseRecheck: time.Minute,
-		Guard: r.guard, AfterResult: r.guard.AfterResult}
+	r.budget = &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: r.Clock,
+		KnownActionType: r.Catalog.Known, InDoubtAfter: time.Minute}
+	r.guard = &campaignbudget.Guard{Budget: r.budget, Campaigns: st, Clock: r.Clock}
+	r.Worker.PauseRecheck, r.Worker.Guard, r.Worker.AfterResult = time.Minute, r.guard, r.guard.AfterResult
+	r.Flush = func() { r.drain(nil) }
+	r.BeforeSweep = func(ctx context.Context) error { _, err := r.budget.Reconcile(ctx, 50); return err }
 	if _, err := r.budget.PutPolicy(ctx, "bu-1", "ADD_UPOINT", budget.PolicyInput{Formula: "FIXED", Rate: "10", Unit: "POINT", TransferType: "POINT_FEE", Currency: "USD"}, 0, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	admin := &campaign.Admin{Store: st, Catalog: r.catalog, Clock: r.clock}
+	admin := &campaign.Admin{Store: st, Catalog: r.Catalog, Clock: r.Clock}
 	// The catalog's older name ADD_POINTS is stored under the canonical ADD_UPOINT.
 	if _, err := admin.Save(ctx, "bu-1", "c1", campaign.Definition{Name: "Points", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
 		Actions: []campaign.Action{{Key: "points", Type: "ADD_POINTS", Provider: "sim", Params: json.RawMessage(`{"points":5}`)}}}, nil); err != nil {
@@ -95,18 +77,17 @@ func newRig(t testing.TB, maxCost int64, provider campaign.Provider) *rig {
 	return r
 }
 
-func event(id string) []byte {
-	return fmt.Appendf(nil, `{"specversion":"1.0","id":%q,"source":"/app","type":"SignedUp","businessunitid":"bu-1","customerid":"cust-%s","data":{}}`, id, id)
-}
+// event is the SignedUp event id of customer cust-<id> in bu-1.
+func event(id string) []byte { return campaigntest.SignedUp(id, "cust-"+id) }
 
 // start dispatches n events and returns the command ids their executions queued (the
 // command messages are taken off the outbox, as the relay would deliver them).
 func (r *rig) start(n int) []string {
-	r.t.Helper()
+	r.T.Helper()
 	ctx := context.Background()
 	for i := range n {
-		if _, err := r.dispatcher.HandleEvent(ctx, event(fmt.Sprintf("e%03d", i))); err != nil {
-			r.t.Fatal(err)
+		if _, err := r.Dispatcher.HandleEvent(ctx, event(fmt.Sprintf("e%03d", i))); err != nil {
+			r.T.Fatal(err)
 		}
 	}
 	var ids []string
@@ -114,7 +95,7 @@ func (r *rig) start(n int) []string {
 		if m.Destination == topology.CampaignCommandsQueue {
 			var c campaign.CommandMessage
 			if err := json.Unmarshal(m.Body, &c); err != nil {
-				r.t.Fatal(err)
+				r.T.Fatal(err)
 			}
 			ids = append(ids, c.CommandID)
 		}
@@ -122,87 +103,42 @@ func (r *rig) start(n int) []string {
 	return ids
 }
 
-// drain marks every unpublished outbox message published, handing each to fn first; fee
-// facts are kept in r.fees.
+// drain publishes the outbox (Rig.Drain), handing each message to fn (when not nil) and
+// keeping the fee facts in r.fees.
 func (r *rig) drain(fn func(store.OutboxMessage)) {
-	r.t.Helper()
-	ctx := context.Background()
-	for {
-		msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-		if err != nil {
-			r.t.Fatal(err)
+	r.T.Helper()
+	r.Drain(func(m store.OutboxMessage) {
+		if m.Destination == topology.CampaignFeeFactsTopic {
+			r.fees = append(r.fees, m.Body)
 		}
-		if len(msgs) == 0 {
-			return
+		if fn != nil {
+			fn(m)
 		}
-		var ids []int64
-		for _, m := range msgs {
-			if m.Destination == topology.CampaignFeeFactsTopic {
-				r.fees = append(r.fees, m.Body)
-			}
-			if fn != nil {
-				fn(m)
-			}
-			ids = append(ids, m.ID)
-		}
-		if err := r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()}); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-}
-
-// settle sweeps (with reconciliation, as the OutboxRelay timer does), moving the clock by
-// step when nothing was due, for rounds rounds.
-func (r *rig) settle(step time.Duration, rounds int) {
-	r.t.Helper()
-	ctx := context.Background()
-	for range rounds {
-		r.drain(nil)
-		if _, err := r.budget.Reconcile(ctx, 50); err != nil {
-			r.t.Fatal(err)
-		}
-		n, err := r.worker.Sweep(ctx, 100)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		if n == 0 {
-			r.clock.Advance(step)
-		}
-	}
-	r.drain(nil)
-}
-
-func (r *rig) command(id string) store.CampaignCommand {
-	r.t.Helper()
-	c, err := r.st.CampaignCommandGet(context.Background(), id)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return c
+	})
 }
 
 func (r *rig) byStatus(ids []string) map[store.CommandStatus]int {
 	out := map[store.CommandStatus]int{}
 	for _, id := range ids {
-		out[r.command(id).Status]++
+		out[r.Command(id).Status]++
 	}
 	return out
 }
 
 func (r *rig) budgetRow() store.CampaignBudget {
-	r.t.Helper()
-	b, err := r.st.BudgetGet(context.Background(), "bu-1", "c1")
+	r.T.Helper()
+	b, err := r.Store.BudgetGet(context.Background(), "bu-1", "c1")
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return b
 }
 
 func (r *rig) campaignStatus() store.CampaignStatus {
-	r.t.Helper()
-	c, err := r.st.CampaignGet(context.Background(), "bu-1", "c1")
+	r.T.Helper()
+	c, err := r.Store.CampaignGet(context.Background(), "bu-1", "c1")
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return c.Status
 }
@@ -211,23 +147,23 @@ func (r *rig) campaignStatus() store.CampaignStatus {
 // recorded transfer, and each command was charged (SUCCEEDED) at most once; it returns the
 // SUCCEEDED total.
 func (r *rig) ledgerCheck() int64 {
-	r.t.Helper()
+	r.T.Helper()
 	seen, charged := map[string]bool{}, map[string]int{}
 	var total int64
 	for _, l := range r.billing.Ledger() {
 		if seen[l.OrderID] {
-			r.t.Fatalf("the ledger holds order %s twice", l.OrderID)
+			r.T.Fatalf("the ledger holds order %s twice", l.OrderID)
 		}
 		seen[l.OrderID] = true
-		tr, err := r.st.FeeTransferGet(context.Background(), l.OrderID)
+		tr, err := r.Store.FeeTransferGet(context.Background(), l.OrderID)
 		if err != nil {
-			r.t.Fatalf("ledger order %s has no transfer record: %v", l.OrderID, err)
+			r.T.Fatalf("ledger order %s has no transfer record: %v", l.OrderID, err)
 		}
 		if l.Status == billing.StatusSucceeded {
 			charged[tr.CommandID]++
 			total += int64(l.Amount)
 			if charged[tr.CommandID] > 1 {
-				r.t.Fatalf("command %s charged twice", tr.CommandID)
+				r.T.Fatalf("command %s charged twice", tr.CommandID)
 			}
 		}
 	}
@@ -236,7 +172,7 @@ func (r *rig) ledgerCheck() int64 {
 
 // runAll runs ids on workers goroutines, each command once through Worker.Run.
 func (r *rig) runAll(ids []string, workers int) {
-	r.t.Helper()
+	r.T.Helper()
 	work := make(chan string, len(ids))
 	for _, id := range ids {
 		work <- id
@@ -247,7 +183,7 @@ func (r *rig) runAll(ids []string, workers int) {
 	for range workers {
 		wg.Go(func() {
 			for id := range work {
-				if err := r.worker.Run(context.Background(), id); err != nil {
+				if err := r.Worker.Run(context.Background(), id); err != nil {
 					errs <- fmt.Errorf("%s: %w", id, err)
 				}
 			}
@@ -256,7 +192,7 @@ func (r *rig) runAll(ids []string, workers int) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		r.t.Error(err)
+		r.T.Error(err)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // Definitions of seed 003's examples (UC-02/UC-05 Login, UC-03 ViewItem) in the registry's form.
@@ -119,11 +119,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	// Ingest refuses an event of a unit that does not exist: the units the events name.
 	for _, id := range []string{"bu-1", "bu-2"} {
 		if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: id, Name: id, TimeZoneID: "Australia/Sydney"}); err != nil {

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // A panic inside one event's validation (here a schema format that panics, as the schema
@@ -21,11 +20,7 @@ import (
 // and the batch's other events are accepted and written (issue 33, item 3).
 func TestPanicInValidationFailsOnlyThatEvent(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	if err := st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "bu-1", TimeZoneID: "UTC"}); err != nil {
 		t.Fatal(err)
 	}

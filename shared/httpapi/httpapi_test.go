@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 func TestStatusAndProblemOfEveryCode(t *testing.T) {
@@ -335,11 +334,7 @@ func (c *fixedClock) add(d time.Duration) { c.set(c.Now().Add(d)) }
 
 func idempotentAPI(t *testing.T) (*httpapi.API, *fixedClock) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "i.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	clk := &fixedClock{}
 	clk.set(time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC))
 	return httpapi.New(httpapi.Options{Idempotency: st, Clock: clk, IdempotencyLease: time.Minute}), clk

@@ -18,7 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
@@ -69,11 +69,7 @@ var (
 func newEnv(t *testing.T, start time.Time) *env {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "r.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.OpenAt(t, filepath.Join(dir, "r.db"), nil)
 	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/shared/support"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 11, 2, 3, 0, 0, 0, time.UTC)
@@ -27,11 +27,7 @@ type env struct {
 func newEnv(t *testing.T, cfg support.Config) *env {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "a.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.OpenAt(t, filepath.Join(dir, "a.db"), nil)
 	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,13 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // TestDeliverySchedulerIdLinks: a completion links each job it writes to the scheduler row
@@ -22,7 +22,7 @@ import (
 func TestDeliverySchedulerIdLinks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t, filepath.Join(t.TempDir(), "link.db"))
+	s := sqlitetest.Open(t)
 	t0 := storetest.T0
 	a, b, c, follow := storetest.Candidate(1, t0), storetest.Candidate(2, t0), storetest.Candidate(3, t0.Add(time.Hour)), storetest.Candidate(4, t0.Add(48*time.Hour))
 	if _, err := s.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: t0, Candidates: []automation.Candidate{a, b, c}}); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // TestEffectOnceAcrossStores: two stores on one database file (two processes) complete
@@ -25,14 +25,7 @@ func TestEffectOnceAcrossStores(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "two.db")
-	open := func() store.Store {
-		s, err := sqlite.Open(ctx, path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() store.Store { return sqlitetest.OpenAt(t, path, nil) }
 	a := open()
 	b := open()
 	const n = 60

@@ -3,12 +3,12 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
@@ -140,7 +140,7 @@ func explain(db *sql.DB, text string) ([]string, error) {
 // planStore opens an empty migrated database and the SQLite query files for plan tests.
 func planStore(t *testing.T) (*sqlstore.Store, *sqlstore.Queries) {
 	t.Helper()
-	s := openStore(t, filepath.Join(t.TempDir(), "plan.db"))
+	s := sqlitetest.Open(t)
 	q, err := sqlstore.LoadQueries(sqlite.QueryFiles())
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // Migration 0040 gives every command its execution's RunId and every projection row its
@@ -27,7 +29,7 @@ func TestCampaignFactMigrationBackfillsRunAndRecipient(t *testing.T) {
 		}
 	}
 	db.Close()
-	s := openStore(t, path)
+	s := sqlitetest.OpenAt(t, path, nil)
 	c, err := s.CampaignCommandGet(ctx, "cx-1:0:a")
 	if err != nil || c.RunID != "run-7" || c.RecipientID != "cust-1" {
 		t.Fatalf("migrated command %+v %v", c, err)

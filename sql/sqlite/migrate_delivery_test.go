@@ -16,7 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite"
-	"github.com/automation-platform/automation/sql/sqlstore"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // Migration 0004 rebuilds NotificationJob (SQLite cannot alter its CHECK constraint): the
@@ -33,7 +33,7 @@ func TestDeliveryMigrationKeepsExistingJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	s := openStore(t, path)
+	s := sqlitetest.OpenAt(t, path, nil)
 	j, err := s.NotificationGetByKey(ctx, "dlv_old")
 	if err != nil || j.ID != 42 || j.EffectKey != "dlv_old" || j.LocalDate != "2026-09-28" || j.Revision != 1 || j.Status != store.NotificationQueued {
 		t.Fatalf("migrated job: %+v %v", j, err)
@@ -78,7 +78,7 @@ func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 	exec(db, `UPDATE sqlite_sequence SET seq = 100 WHERE name = 'NotificationJob'`)
 	db.Close()
 
-	s := openStore(t, path)
+	s := sqlitetest.OpenAt(t, path, nil)
 	for dk, id := range map[string]int64{"dlv_linked": 7, "dlv_unlinked": 9, "dlv_effect": 12} {
 		if j, err := s.NotificationGetByKey(ctx, dk); err != nil || j.ID != id {
 			t.Fatalf("job %s: %+v %v", dk, j, err)
@@ -143,7 +143,7 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 	job("old-d", "old-a", "bu-2")    // old-a's key as the effect of another unit
 	db.Close()
 
-	s := openStore(t, path)
+	s := sqlitetest.OpenAt(t, path, nil)
 	after := indexSQL(t, s.DB(), "NotificationJob")
 	for name, text := range before {
 		if name == "IX_NotificationJob_SchedulerKey" || name == "sqlite_autoindex_NotificationJob_2" {
@@ -236,7 +236,7 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 		}
 	}
 	db.Close()
-	s := openStore(t, path)
+	s := sqlitetest.OpenAt(t, path, nil)
 	var id, published, attempts, lease, retry int64
 	var dest, token string
 	var body []byte
@@ -268,18 +268,6 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 
 // atMigration opens the SQLite file at path with the embedded migrations applied up to
 // version (a database as an older binary left it); the caller closes it.
-// openStore opens the store on the database file at path (migrating it to the binary's
-// version), closed when t ends.
-func openStore(t *testing.T, path string) *sqlstore.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func atMigration(t *testing.T, ctx context.Context, path string, version int64) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)

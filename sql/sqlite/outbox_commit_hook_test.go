@@ -2,12 +2,12 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // TestOutboxCommitHook: the store tells its OnOutboxCommit hook, after the commit, how many
@@ -16,7 +16,7 @@ import (
 func TestOutboxCommitHook(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := openStore(t, filepath.Join(t.TempDir(), "hook.db"))
+	st := sqlitetest.Open(t)
 	var mu sync.Mutex
 	var calls []int
 	var hooked store.OutboxCommitNotifier = st

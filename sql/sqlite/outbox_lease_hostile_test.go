@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
@@ -22,14 +22,7 @@ import (
 func TestOutboxClaimsOfTwoStoresOnOneFileAreDisjoint(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "claims.db")
-	open := func() *sqlstore.Store {
-		s, err := sqlite.Open(context.Background(), path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *sqlstore.Store { return sqlitetest.OpenAt(t, path, nil) }
 	a, b := open(), open()
 	ctx := context.Background()
 	now := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)

@@ -165,28 +165,21 @@ func (h handlers) costs(ctx context.Context, in *httpapi.In[struct{}]) (costsAns
 	return out, nil
 }
 
-// policyOut is a price policy as the API shows it.
+// policyOut is a price policy as the API shows it: its unit and action type, the policy's
+// members as budget.PolicyInput names them (inlined, in that order), and its version.
 type policyOut struct {
-	BusinessUnitID string      `json:"businessUnitId"`
-	ActionType     string      `json:"actionType"`
-	Formula        string      `json:"formula"`
-	Rate           string      `json:"rate"`
-	Unit           string      `json:"unit"`
-	TransferType   string      `json:"transferType"`
-	Currency       string      `json:"currency"`
-	MinFee         money.Minor `json:"minFee"`
-	MaxFee         money.Minor `json:"maxFee"`
-	ConvertTo      string      `json:"convertTo,omitempty"`
-	ConversionRate string      `json:"conversionRate,omitempty"`
-	Version        int64       `json:"version"`
-	UpdatedOn      time.Time   `json:"updatedOn"`
-	UpdatedBy      string      `json:"updatedBy,omitempty"`
+	BusinessUnitID string `json:"businessUnitId"`
+	ActionType     string `json:"actionType"`
+	budget.PolicyInput
+	Version   int64     `json:"version"`
+	UpdatedOn time.Time `json:"updatedOn"`
+	UpdatedBy string    `json:"updatedBy,omitempty"`
 }
 
 func toPolicy(p store.PricePolicy) policyOut {
-	return policyOut{BusinessUnitID: p.BusinessUnitID, ActionType: p.ActionType, Formula: p.Formula, Rate: p.Rate, Unit: p.Unit,
-		TransferType: p.TransferType, Currency: p.Currency, MinFee: money.Minor(p.MinFee), MaxFee: money.Minor(p.MaxFee),
-		ConvertTo: p.ConvertTo, ConversionRate: p.ConversionRate, Version: p.Version, UpdatedOn: p.UpdatedOn, UpdatedBy: p.UpdatedBy}
+	return policyOut{BusinessUnitID: p.BusinessUnitID, ActionType: p.ActionType, PolicyInput: budget.PolicyInput{Formula: p.Formula, Rate: p.Rate,
+		Unit: p.Unit, TransferType: p.TransferType, Currency: p.Currency, MinFee: money.Minor(p.MinFee), MaxFee: money.Minor(p.MaxFee),
+		ConvertTo: p.ConvertTo, ConversionRate: p.ConversionRate}, Version: p.Version, UpdatedOn: p.UpdatedOn, UpdatedBy: p.UpdatedBy}
 }
 
 func (h handlers) listPolicies(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[policyOut], error) {

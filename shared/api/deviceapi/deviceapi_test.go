@@ -4,18 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/deviceapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -23,11 +23,7 @@ var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 // newEnv serves the device routes to a caller who sees bu-1 only.
 func newEnv(t *testing.T) (*funchost.Router, store.Store) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "devices.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	scope := automation.ParseScope("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0)})
 	r := funchost.NewRouter(nil)
@@ -38,9 +34,7 @@ func newEnv(t *testing.T) (*funchost.Router, store.Store) {
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	deviceapi.Register(r, httpapi.New(httpapi.Options{}), deviceapi.Deps{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/devices/{customerId}", "get", "post")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) { deviceapi.Register(r, api, deviceapi.Deps{}) }, "/api/devices/{customerId}", "get", "post")
 }
 
 // TestDeviceAPIMatchesOpenAPI makes real calls — register, again, on another platform,
@@ -50,14 +44,7 @@ func TestDeviceAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
 	r, st := newEnv(t)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body)
-		if rec.Code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	const dev = "/api/devices/cust-1/fGx1:APA91bH-abc_def?businessUnitId=bu-1"
 	android := `{"platform":"android","app":"com.example.loyalty"}`
 	var d deviceapi.Device

@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/inboxapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
@@ -22,7 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -39,11 +39,7 @@ type env struct {
 // at most maxStreams streams and heartbeats every heartbeat.
 func newEnv(t *testing.T, maxStreams int, heartbeat time.Duration) *env {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	b := inbox.NewBroker(maxStreams, 8)
 	scope := automation.ParseScope("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0.Add(time.Hour))})
@@ -98,9 +94,9 @@ func (e *env) call(method, path string, timeout time.Duration, headers ...string
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	inboxapi.Register(r, httpapi.New(httpapi.Options{}), &inbox.Service{}, inboxapi.Options{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/inbox/{recipientId}/stream", "get", "post")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) {
+		inboxapi.Register(r, api, &inbox.Service{}, inboxapi.Options{})
+	}, "/api/inbox/{recipientId}/stream", "get", "post")
 }
 
 // validate returns why the exchange does not match the document ("" when it does).
@@ -431,11 +427,7 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 // (with the system clock the same request streams; see the tests above).
 func TestStreamWriteDeadlinesUseTheIOClock(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	b := inbox.NewBroker(4, 8)
 	scope := automation.ParseScope("bu-1")
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: automation.NewManualClock(t0)})
@@ -465,11 +457,7 @@ func TestStreamWriteDeadlinesUseTheIOClock(t *testing.T) {
 // With Units set (as the runtime wires it), a business unit that does not exist answers 404
 // like one outside the caller's scope, not an empty inbox (a typo in businessUnitId).
 func TestUnknownUnitIsNotFound(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "inbox.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "One", TimeZoneID: "UTC"}); err != nil {
 		t.Fatal(err)
 	}

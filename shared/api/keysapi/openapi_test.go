@@ -43,14 +43,7 @@ func TestKeysAPIMatchesOpenAPI(t *testing.T) {
 	e := newEnv(t)
 	doc, rt := e.Doc, e.RT
 	const boot = "Authorization: Bearer boot"
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		r := doc.Call(t, rt.ListenerHandler(false), method, path, body, headers...)
-		if r.Code != want {
-			t.Fatalf("%s %s: %d, want %d: %s", method, path, r.Code, want, r.Body)
-		}
-		return r
-	}
+	call := openapitest.Client{Doc: doc, Handler: rt.ListenerHandler(false)}.Expecting(t)
 	var a, b struct {
 		Prefix, Key string
 	}

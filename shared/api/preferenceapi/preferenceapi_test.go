@@ -6,19 +6,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/preferenceapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
@@ -30,11 +30,7 @@ const op = "X-Automation-Operator: jane"
 // newEnv serves the routes to a caller who sees bu-1 and bu-2; bu-2 is not stored.
 func newEnv(t *testing.T) (*funchost.Router, store.Store, *preference.Service) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +46,7 @@ func newEnv(t *testing.T) (*funchost.Router, store.Store, *preference.Service) {
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	r := funchost.NewRouter(nil)
-	preferenceapi.Register(r, httpapi.New(httpapi.Options{}), preferenceapi.Deps{})
-	doc.CheckRegistered(t, r.HTTPPatterns(), "/api/preferences/quiet-hours", "get", "post")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) { preferenceapi.Register(r, api, preferenceapi.Deps{}) }, "/api/preferences/quiet-hours", "get", "post")
 	openapitest.CheckEndpoints(t, doc, httpapi.Metas(preferenceapi.Routes(preferenceapi.Deps{})))
 }
 
@@ -64,14 +58,7 @@ func TestPreferencesAPIMatchesOpenAPI(t *testing.T) {
 	r, st, _ := newEnv(t)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
 	ctx := context.Background()
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	const rcpt = "/api/preferences/recipients/Linh@Example.test?businessUnitId=bu-1"
 	body := `{"preferences":[{"channel":"email","category":"marketing","optedIn":false},{"channel":"sms","category":"loyalty","optedIn":true}],
 		"quietHours":{"start":"22:00","end":"07:00","timeZoneId":"Asia/Ho_Chi_Minh"}}`

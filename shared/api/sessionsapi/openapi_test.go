@@ -72,13 +72,10 @@ func TestEndingAPrincipalsSessions(t *testing.T) {
 		return rec.Code
 	}
 	k1, k2, boot := signIn(reader.Secret), signIn(reader.Secret), signIn("boot")
+	expect := openapitest.Client{Doc: doc, Handler: h}.Expecting(t)
 	call := func(want int, body string, headers ...string) openapitest.Recorded {
 		t.Helper()
-		r := doc.Call(t, h, "POST", sessionsapi.PathEnd, body, headers...)
-		if r.Code != want {
-			t.Fatalf("%s: %d, want %d: %s", body, r.Code, want, r.Body)
-		}
-		return r
+		return expect(want, "POST", sessionsapi.PathEnd, body, headers...)
 	}
 	call(422, `{"principal":" "}`, "Authorization: Bearer boot")
 	call(403, `{"principal":"key:support-desk"}`, "Authorization: Bearer "+reader.Secret)

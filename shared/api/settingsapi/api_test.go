@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 type env struct {
@@ -36,11 +35,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "api.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := sqlitetest.Open(t)
 	e := &env{t: t, st: st, clock: automation.NewManualClock(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))}
 	e.svc = &reminder.Service{Store: st, Clock: e.clock}
 	admin := &reminder.Admin{Store: st, Clock: e.clock, Service: e.svc, Channels: map[string]bool{"log": true}}

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/api/templateapi"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -22,36 +22,34 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
-	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 
-func newEnv(t *testing.T) (*funchost.Router, store.Store, *delivery.Templates) {
+// newEnv registers the routes for a caller of bu-1 over a fresh store and a manual clock at
+// t0; sender (nil: no test sends) builds the test sender over the same store, templates and
+// clock.
+func newEnv(t *testing.T, sender func(st store.Store, tpl *delivery.Templates, clock *automation.ManualClock) *delivery.TestSender) (*funchost.Router, store.Store, *delivery.Templates) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "templates.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	scope := automation.ParseScope("bu-1")
 	clock := automation.NewManualClock(t0)
 	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: clock})
 	r := funchost.NewRouter(nil)
 	tpl := &delivery.Templates{Store: st, Clock: clock}
-	templateapi.Register(r, api, templateapi.Deps{Templates: tpl, Store: st})
+	deps := templateapi.Deps{Templates: tpl, Store: st}
+	if sender != nil {
+		deps.TestSender = sender(st, tpl, clock)
+	}
+	templateapi.Register(r, api, deps)
 	return r, st, tpl
 }
 
 func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 	t.Parallel()
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	doc.CheckDocument(t)
-	r := funchost.NewRouter(nil)
-	templateapi.Register(r, httpapi.New(httpapi.Options{}), templateapi.Deps{})
-	registered := r.HTTPPatterns()
-	doc.CheckRoutes(t, "the router", registered)
-	doc.CheckRenameCaught(t, registered, "/api/templates/{key}/preview", "post", "put")
+	apptest.CheckRegistered(t, doc, func(r *funchost.Router, api *httpapi.API) { templateapi.Register(r, api, templateapi.Deps{}) }, "/api/templates/{key}/preview", "post", "put")
 }
 
 // TestTemplateAPIMatchesOpenAPI: the default shows through; the unit's first version is
@@ -59,16 +57,9 @@ func TestOpenAPIDocumentMatchesRouter(t *testing.T) {
 // field; out of scope nothing is written. Every exchange is validated against openapi.yaml.
 func TestTemplateAPIMatchesOpenAPI(t *testing.T) {
 	t.Parallel()
-	r, st, tpl := newEnv(t)
+	r, st, tpl := newEnv(t, nil)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	const path = "/api/templates/police-check-expiry?businessUnitId=bu-1"
 	call(404, "GET", path, "")
 	if _, err := tpl.Save(context.Background(), store.NotificationTemplate{Key: "police-check-expiry", Subject: "Default {{.source.staffName}}",
@@ -130,16 +121,9 @@ func TestTemplateAPIMatchesOpenAPI(t *testing.T) {
 // version numbers go on), and a second DELETE is 404.
 func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
 	t.Parallel()
-	r, st, tpl := newEnv(t)
+	r, st, tpl := newEnv(t, nil)
 	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, rec.Code, rec.Body, want)
-		}
-		return rec
-	}
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	op := "X-Automation-Operator: jane"
 	// Push: title, body and data; the preview renders the data.
 	call(201, "PUT", "/api/templates/points?businessUnitId=bu-1",
@@ -212,47 +196,35 @@ func TestTemplateKindsAndDeleteMatchOpenAPI(t *testing.T) {
 // whose record is marked as a test; the dispatcher sends it through the channel.
 func TestTestSendQueuesOneMarkedDelivery(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "templates.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	scope := automation.ParseScope("bu-1")
-	clock := automation.NewManualClock(t0)
-	api := httpapi.New(httpapi.Options{BusinessUnits: &scope, Idempotency: st, Clock: clock})
-	r := funchost.NewRouter(nil)
-	tpl := &delivery.Templates{Store: st, Clock: clock}
 	var sent []delivery.Message
-	// sms and push for their recipients' checks only (nothing here sends on them).
-	sms, err := channel.NewSMS(channel.SMSConfig{ConnectionString: "endpoint=https://acs.test.invalid/;accesskey=" + base64.StdEncoding.EncodeToString([]byte("test-key")),
-		From: "+15550100", Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fcm, err := fcmsim.New(fcmsim.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	push, err := channel.NewFCM(channel.FCMConfig{CredentialsJSON: fcm.ServiceAccountJSON("http://fcm.test.invalid"), Endpoint: "http://fcm.test.invalid", Devices: st, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	channels := map[string]delivery.Channel{
-		"log":   &delivery.LogChannel{W: io.Discard},
-		"email": &mailChannel{sent: &sent},
-		"sms":   sms,
-		"push":  push,
-	}
-	templateapi.Register(r, api, templateapi.Deps{Templates: tpl, Store: st, TestSender: &delivery.TestSender{Store: st, Templates: tpl, Channels: channels, Clock: clock}})
-	doc := openapitest.LoadFile(t, "openapi.yaml")
-	call := func(want int, method, path, body string, headers ...string) openapitest.Recorded {
-		t.Helper()
-		rec := doc.Call(t, r, method, path, body, headers...)
-		if rec.Code != want {
-			t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, rec.Code, rec.Body, want)
+	var channels map[string]delivery.Channel
+	var clock automation.Clock
+	r, st, tpl := newEnv(t, func(st store.Store, tpl *delivery.Templates, c *automation.ManualClock) *delivery.TestSender {
+		clock = c
+		// sms and push for their recipients' checks only (nothing here sends on them).
+		sms, err := channel.NewSMS(channel.SMSConfig{ConnectionString: "endpoint=https://acs.test.invalid/;accesskey=" + base64.StdEncoding.EncodeToString([]byte("test-key")),
+			From: "+15550100", Clock: clock})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return rec
-	}
+		fcm, err := fcmsim.New(fcmsim.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		push, err := channel.NewFCM(channel.FCMConfig{CredentialsJSON: fcm.ServiceAccountJSON("http://fcm.test.invalid"), Endpoint: "http://fcm.test.invalid", Devices: st, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		channels = map[string]delivery.Channel{
+			"log":   &delivery.LogChannel{W: io.Discard},
+			"email": &mailChannel{sent: &sent},
+			"sms":   sms,
+			"push":  push,
+		}
+		return &delivery.TestSender{Store: st, Templates: tpl, Channels: channels, Clock: clock}
+	})
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	call := openapitest.Client{Doc: doc, Handler: r}.Expecting(t)
 	op := "X-Automation-Operator: jane"
 	const path = "/api/templates/welcome/test-send?businessUnitId=bu-1"
 	ok := `{"channel":"email","recipient":"linh@example.test","payload":{"name":"Linh"}}`

@@ -35,9 +35,24 @@ func OpenAPI(t testing.TB, doc []byte, env map[string]string, start time.Time, o
 // (openapitest.Doc.CheckRouter). register gets an httpapi.API with default options.
 func (a *API) CheckRouter(t testing.TB, register func(*funchost.Router, *httpapi.API), prefix, renamePath, from, to string) {
 	t.Helper()
+	a.Doc.CheckRouter(t, Patterns(register), a.RT.Functions.HTTPPatterns(), prefix, renamePath, from, to)
+}
+
+// CheckRegistered is the router test of an API package tested without the runtime: doc is
+// valid OpenAPI 3.1, it documents exactly the routes register adds to a new router (both
+// ways), and renaming the operation at renamePath from method from to method to is caught
+// (openapitest.Doc.CheckRegistered).
+func CheckRegistered(t testing.TB, doc *openapitest.Doc, register func(*funchost.Router, *httpapi.API), renamePath, from, to string) {
+	t.Helper()
+	doc.CheckRegistered(t, Patterns(register), renamePath, from, to)
+}
+
+// Patterns are the HTTP route patterns register adds to a new router, given an httpapi.API
+// with default options.
+func Patterns(register func(*funchost.Router, *httpapi.API)) []string {
 	r := funchost.NewRouter(nil)
 	register(r, httpapi.New(httpapi.Options{}))
-	a.Doc.CheckRouter(t, r.HTTPPatterns(), a.RT.Functions.HTTPPatterns(), prefix, renamePath, from, to)
+	return r.HTTPPatterns()
 }
 
 // Units stores the business units a test's calls name (store.BusinessUnitUpsert); an error

@@ -332,6 +332,26 @@ func (c Client) Call(t testing.TB, method, path, body string, headers ...string)
 	return c.Doc.Call(t, c.Handler, method, path, body, headers...)
 }
 
+// Expect is Call that also fails t unless the answer's status is want (the message names
+// the request, its body and the answer).
+func (c Client) Expect(t testing.TB, want int, method, path, body string, headers ...string) Recorded {
+	t.Helper()
+	r := c.Call(t, method, path, body, headers...)
+	if r.Code != want {
+		t.Fatalf("%s %s %s: %d %s, want %d", method, path, body, r.Code, r.Body, want)
+	}
+	return r
+}
+
+// Expecting is Expect bound to t: the call(want, method, path, body, headers...) of a
+// document test.
+func (c Client) Expecting(t testing.TB) func(want int, method, path, body string, headers ...string) Recorded {
+	return func(want int, method, path, body string, headers ...string) Recorded {
+		t.Helper()
+		return c.Expect(t, want, method, path, body, headers...)
+	}
+}
+
 // CheckCaught shows that a document check is real: the exchange (built afresh for each
 // document, as a request's body is read once) matches d, and does not match broken, a copy
 // of d edited (Edit) so that the exchange's answer no longer fits it.

@@ -1,6 +1,7 @@
 package openapitest_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,5 +96,43 @@ func TestEndpointDiffCanFail(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}
+	}
+}
+
+// fatalRecorder is a testing.TB whose Fatalf records the message and stops the call (a
+// panic that the test recovers), so that a check's failure can itself be tested.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Helper() {}
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(f)
+}
+
+// Expect fails on any status but the one wanted, naming the request and the answer; the
+// wanted one passes and returns the answer.
+func TestExpectFailsOnAnotherStatus(t *testing.T) {
+	c := openapitest.Client{Doc: openapitest.Load(t, []byte(doc)), Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"code":"NotFound"}`))
+	})}
+	if r := c.Expecting(t)(404, "GET", "/items/a", ""); r.Code != 404 {
+		t.Fatalf("answer %d", r.Code)
+	}
+	f := &fatalRecorder{TB: t}
+	func() {
+		defer func() {
+			if p := recover(); p != nil && p != any(f) {
+				panic(p)
+			}
+		}()
+		c.Expect(f, 200, "GET", "/items/a", "")
+	}()
+	if !strings.Contains(f.msg, "GET /items/a") || !strings.Contains(f.msg, "404") || !strings.Contains(f.msg, "want 200") {
+		t.Fatalf("a 404 when 200 was wanted: message %q", f.msg)
 	}
 }

@@ -1,0 +1,6 @@
+// Package sqlitetest opens the real SQLite store (sql/sqlite) for tests: a migrated database
+// file in the test's temporary directory, closed when the test ends, any error failing the
+// test at once. It is the one copy of that set-up for every package whose tests run on the
+// embedded store (the domains, the API adapters, the commands). It imports "testing", so only
+// tests import it.
+package sqlitetest
