@@ -532,7 +532,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		SignInPatterns: []string{"POST " + console.Base + "/login", "GET " + console.Base + "/oidc/callback"},
 		LogoutPattern:  "POST " + console.Base + "/logout",
 		Principal:      httpapi.BootstrapName, PrincipalOf: cons.SessionPrincipal, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
-		Resolve: consoleSessionResolver(r.Keys, mapping, consoleSignIn != nil), SignIns: httpapi.NewThrottle(r.Clock)}
+		Resolve: consoleSessionResolver(r.Keys, mapping, consoleSignIn != nil), SignIns: httpapi.NewThrottle(r.Clock),
+		// X-Forwarded-For names the throttled address only from a configured proxy
+		// (AUTOMATION_TRUSTED_PROXIES; the Functions host in Azure, none locally).
+		TrustedProxies: cfg.TrustedProxies}
 	for _, p := range consoleRouter.HTTPPatterns() {
 		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))
 	}
