@@ -578,7 +578,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// The same gate holds the campaign NOTIFICATION_* actions, which call their channel
 	// directly (campaign.Worker.Gate: asked before the fee guard, so a skip is never charged).
 	r.Campaign.Worker.Gate = r.Preferences
-	preferenceapi.Register(r.Functions, r.API, preferenceapi.Deps{Service: r.Preferences, Units: r.Store})
+	// The inbound SMS webhook (ACS through Event Grid) is ingest too: its events count
+	// against the quota of the API key its event subscription sends (docs/security.md#quotas).
+	preferenceapi.Register(r.Functions, r.API, preferenceapi.Deps{Service: r.Preferences, Units: r.Store, Charge: r.Quotas.ChargeIngest})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.
