@@ -217,6 +217,9 @@ param quotaStreamsPerRecipient int = 3
 @maxValue(1000000)
 param quotaIngestEventsPerSecond int = 1000
 
+@description('Console sign-in throttle: the peers whose X-Forwarded-For names the client address (IPs or CIDR prefixes, comma-separated). The Functions host forwards from the loopback; add a front door or gateway only when it sits between the platform and the clients and appends its peer.')
+param trustedProxies string = '127.0.0.1,::1'
+
 @description('Per-tenant quotas: ingest events an API key may post at once (at least one full batch of 500).')
 @minValue(500)
 @maxValue(10000000)
@@ -455,6 +458,12 @@ var automationSettings = [
   {
     name: 'AUTOMATION_OIDC_GROUPS'
     value: oidcGroups
+  }
+  {
+    // The Functions host forwards every HTTP request from the loopback; the last
+    // X-Forwarded-For entry is the one the platform's front end added (docs/security.md#sessions).
+    name: 'AUTOMATION_TRUSTED_PROXIES'
+    value: trustedProxies
   }
   {
     name: 'AUTOMATION_QUOTA_STREAMS_PER_UNIT'

@@ -532,7 +532,10 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		SignInPatterns: []string{"POST " + console.Base + "/login", "GET " + console.Base + "/oidc/callback"},
 		LogoutPattern:  "POST " + console.Base + "/logout",
 		Principal:      httpapi.BootstrapName, PrincipalOf: cons.SessionPrincipal, Idle: session.DefaultIdle, Absolute: console.DefaultSessionLifetime,
-		Resolve: consoleSessionResolver(r.Keys, mapping, consoleSignIn != nil), SignIns: httpapi.NewThrottle(r.Clock)}
+		Resolve: consoleSessionResolver(r.Keys, mapping, consoleSignIn != nil), SignIns: httpapi.NewThrottle(r.Clock),
+		// X-Forwarded-For names the throttled address only from a configured proxy
+		// (AUTOMATION_TRUSTED_PROXIES; the Functions host in Azure, none locally).
+		TrustedProxies: cfg.TrustedProxies}
 	for _, p := range consoleRouter.HTTPPatterns() {
 		r.Functions.RegisterHTTP(p, guard.Wrap(p, consoleRouter))
 	}
@@ -575,7 +578,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	// The same gate holds the campaign NOTIFICATION_* actions, which call their channel
 	// directly (campaign.Worker.Gate: asked before the fee guard, so a skip is never charged).
 	r.Campaign.Worker.Gate = r.Preferences
-	preferenceapi.Register(r.Functions, r.API, preferenceapi.Deps{Service: r.Preferences, Units: r.Store})
+	// The inbound SMS webhook (ACS through Event Grid) is ingest too: its events count
+	// against the quota of the API key its event subscription sends (docs/security.md#quotas).
+	preferenceapi.Register(r.Functions, r.API, preferenceapi.Deps{Service: r.Preferences, Units: r.Store, Charge: r.Quotas.ChargeIngest})
 	// Inbox routes (/api/inbox/...) belong to the InboxApi HTTP function in Azure.
 	inboxapi.Register(r.Functions, r.API, r.Inbox, inboxapi.Options{Units: r.Store})
 	// Campaign routes (/api/campaigns/...) belong to the CampaignsApi HTTP function in Azure.

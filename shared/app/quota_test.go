@@ -166,3 +166,67 @@ func TestQuotasAreSettings(t *testing.T) {
 		t.Fatalf("a burst below one batch: %v", err)
 	}
 }
+
+// The inbound SMS webhook (ACS's SMSReceived through Event Grid) was charged to no quota:
+// one webhook's flood of texts ran unbounded beside the ingest route's per-key limit. Its
+// events now count against the ingest quota of the credential its event subscription sends
+// (the API key, role ingest), all or none before anything is written: over it the delivery
+// is 429 with Retry-After (Event Grid retries it later) and no opt-out is stored, while
+// another unit's webhook key is not affected.
+func TestSMSInboundIsChargedToItsWebhookKeysIngestQuota(t *testing.T) {
+	e := newConsoleEnv(t)
+	e.rt.Quotas.IngestPerSecond, e.rt.Quotas.IngestBurst = 1, 3
+	ctx := context.Background()
+	keys := map[string]string{}
+	for _, bu := range []string{"bu-a", "bu-b"} {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
+		r.Header.Set("Authorization", "Bearer boot")
+		r.Header.Set("Content-Type", "application/json")
+		e.h.ServeHTTP(rec, r)
+		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "acs-inbound-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[bu] = c.Secret
+	}
+	stop := func(from string) string {
+		return `{"id":"` + from + `","eventType":"Microsoft.Communication.SMSReceived","data":{"messageId":"m-` + from + `","from":"` + from + `","to":"+61480000000","message":"STOP"}}`
+	}
+	post := func(bu string, from ...string) *httptest.ResponseRecorder {
+		var list []string
+		for _, f := range from {
+			list = append(list, stop(f))
+		}
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/api/preferences/sms-inbound?businessUnitId="+bu, strings.NewReader("["+strings.Join(list, ",")+"]"))
+		r.Header.Set("Authorization", "Bearer "+keys[bu])
+		r.Header.Set("Content-Type", "application/json")
+		e.h.ServeHTTP(rec, r)
+		return rec
+	}
+	optedOut := func(bu, number string) bool {
+		l, err := e.rt.Store.PreferenceList(ctx, bu, number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l) > 0
+	}
+	if rec := post("bu-a", "+61400000001", "+61400000002", "+61400000003"); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"optedOut":3`) {
+		t.Fatalf("bu-a's webhook, 3 texts: %d %s", rec.Code, rec.Body)
+	}
+	rec := post("bu-a", "+61400000004")
+	if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("bu-a's webhook over its key's quota: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	if optedOut("bu-a", "+61400000004") {
+		t.Fatal("a refused delivery's STOP was stored")
+	}
+	if rec := post("bu-b", "+61400000005", "+61400000006", "+61400000007"); rec.Code != 200 {
+		t.Fatalf("bu-b's webhook beside it: %d %s", rec.Code, rec.Body)
+	}
+	e.clock.Advance(time.Second)
+	if rec := post("bu-a", "+61400000004"); rec.Code != 200 || !optedOut("bu-a", "+61400000004") {
+		t.Fatalf("bu-a's webhook after the refill (Event Grid's retry): %d %s", rec.Code, rec.Body)
+	}
+}

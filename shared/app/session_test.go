@@ -248,3 +248,50 @@ func TestSignInSuccessDoesNotResetTheThrottle(t *testing.T) {
 		t.Fatalf("the right key after Retry-After: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// The sign-in throttle once trusted X-Forwarded-For from any loopback peer, so on a local
+// serve (whose peers are all the loopback) a storm that named a fresh address in every
+// request was never slowed. Forwarding headers are now believed only from the proxies
+// AUTOMATION_TRUSTED_PROXIES names: none by default, and the forged storm is slowed. With
+// the loopback trusted (what Bicep sets: the Functions host), the header names the client,
+// so the storm's addresses are apart and another client behind the same host is not
+// slowed by one address's storm.
+func TestForgedForwardedForStormIsSlowedUnlessTheProxyIsTrusted(t *testing.T) {
+	storm := func(e *consoleEnv, forged func(i int) string) (limited int) {
+		for i := range 300 {
+			r := httptest.NewRequest("POST", "/api/console/login", strings.NewReader(url.Values{"token": {"wrong-" + strconv.Itoa(i)}}.Encode()))
+			r.RemoteAddr = "127.0.0.1:40000"
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.Header.Set("X-Forwarded-For", forged(i))
+			rec := httptest.NewRecorder()
+			e.h.ServeHTTP(rec, r)
+			if rec.Code == http.StatusTooManyRequests {
+				limited++
+			}
+			e.clock.Advance(4 * time.Second / 300)
+		}
+		return limited
+	}
+	fresh := func(i int) string {
+		return "203.0.113." + strconv.Itoa(i%250+1) + ", 198.51.100." + strconv.Itoa(i%200+1)
+	}
+	if n := storm(newConsoleEnv(t), fresh); n < 290 {
+		t.Fatalf("local serve, no trusted proxy: only %d of 300 wrong sign-ins with forged X-Forwarded-For were slowed", n)
+	}
+
+	clock := automation.NewManualClock(time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC))
+	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot", "AUTOMATION_TRUSTED_PROXIES": "127.0.0.1,::1"}, time.Time{}, app.Options{Clock: clock})
+	behind := &consoleEnv{rt: rt, h: rt.ListenerHandler(false), clock: clock}
+	if n := storm(behind, func(int) string { return "198.51.100.9:5000" }); n < 290 {
+		t.Fatalf("behind a trusted proxy, one client's storm: only %d of 300 slowed", n)
+	}
+	r := httptest.NewRequest("POST", "/api/console/login", strings.NewReader(url.Values{"token": {"boot"}, "next": {"/api/console/"}}.Encode()))
+	r.RemoteAddr = "127.0.0.1:40001"
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("X-Forwarded-For", "198.51.100.10:5001")
+	rec := httptest.NewRecorder()
+	behind.h.ServeHTTP(rec, r)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("another client behind the trusted proxy: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -89,6 +90,7 @@ var Settings = []Setting{
 	{"AUTOMATION_OIDC_UNITS_CLAIM", Local | Azure, "automation_units", "HTTP APIs: the OIDC claim holding the caller's business units (an array of ids, or \"a,b\", or \"*\")."},
 	{"AUTOMATION_OIDC_GROUPS_CLAIM", Local | Azure, "groups", "HTTP APIs and console: the OIDC claim listing the caller's groups (Entra ID: security-group object ids), read with AUTOMATION_OIDC_GROUPS."},
 	{"AUTOMATION_OIDC_GROUPS", Local | Azure, "", "HTTP APIs and console: roles and business units granted per group, a JSON object from group id to {\"roles\": [\"operate\"], \"units\": \"bu-a,bu-b\"} (or \"*\"), added to the role and units claims; at most 500 groups (docs/security.md#openid-connect). A console session maps its person's claims again on every request, so a change here applies at the next request. Empty: groups grant nothing."},
+	{"AUTOMATION_TRUSTED_PROXIES", Local | Azure, "", "Console sign-in: the peers whose X-Forwarded-For names the client address the sign-in throttle counts (comma-separated IPs or CIDR prefixes, at most 64), read from the right past every trusted hop (docs/security.md#sessions). Empty: none, the peer is the client (local serve: a forged header cannot pick a fresh address). In Azure 127.0.0.1,::1: the Functions host forwards from the loopback, behind the platform's front end."},
 	{"AUTOMATION_QUOTA_STREAMS_PER_UNIT", Local | Azure, "50", "Inbox: live inbox streams one business unit may hold open on an instance (1..100000), under the instance's 200; over it that unit's next stream is 429 with Retry-After (docs/security.md#quotas)."},
 	{"AUTOMATION_QUOTA_STREAMS_PER_RECIPIENT", Local | Azure, "3", "Inbox: live inbox streams one recipient may hold open in a unit on an instance (1..1000)."},
 	{"AUTOMATION_QUOTA_INGEST_EVENTS_PER_SECOND", Local | Azure, "1000", "Event ingest: events per second each API key may post on an instance (1..1000000; a batch of 500 counts 500); over it that key gets 429 with Retry-After. The bootstrap token is not limited."},
@@ -202,6 +204,9 @@ type Config struct {
 	Preferences PreferencesConfig
 	// Quotas are the per-tenant quotas under the global caps (docs/security.md#quotas).
 	Quotas QuotaConfig
+	// TrustedProxies are the peers whose X-Forwarded-For is believed by the console's
+	// sign-in throttle (AUTOMATION_TRUSTED_PROXIES; single IPs as /32 or /128); nil: none.
+	TrustedProxies []netip.Prefix
 	// SupportMaxReleasePerMinute bounds the rate of a paced release of support holds.
 	SupportMaxReleasePerMinute int
 	Webhook                    WebhookConfig
@@ -592,8 +597,40 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.RecipientTokenKeys != "" && c.APIToken == "" {
 		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 	}
+	if ps, err := parsePrefixes(get("AUTOMATION_TRUSTED_PROXIES")); err != nil {
+		bad("AUTOMATION_TRUSTED_PROXIES", "%v", err)
+	} else {
+		c.TrustedProxies = ps
+	}
 	c.Telemetry = loadTelemetry(get, bad)
 	return c, errors.Join(errs...)
+}
+
+// maxTrustedProxies bounds AUTOMATION_TRUSTED_PROXIES (each request's address walks them).
+const maxTrustedProxies = 64
+
+// parsePrefixes reads "IP,IP/bits,…" (IPv4 or IPv6; a single IP is a /32 or /128 prefix).
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	var out []netip.Prefix
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			a, aerr := netip.ParseAddr(part)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("want IP addresses or CIDR prefixes separated by commas, got %q", part)
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	if len(out) > maxTrustedProxies {
+		return nil, fmt.Errorf("at most %d entries, got %d", maxTrustedProxies, len(out))
+	}
+	return out, nil
 }
 
 // parseSourceURLs reads "Type=https://...,Other=https://..." (http only for

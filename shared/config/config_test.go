@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,26 @@ func TestConsumerBatch(t *testing.T) {
 		_, err := config.Load(env(map[string]string{"AUTOMATION_CONSUMER_BATCH": v}))
 		if err == nil || !strings.Contains(err.Error(), "AUTOMATION_CONSUMER_BATCH") {
 			t.Errorf("%q: err = %v", v, err)
+		}
+	}
+}
+
+// AUTOMATION_TRUSTED_PROXIES: none by default (the peer is the client); IPs and CIDR
+// prefixes otherwise, a single IP as its one-address prefix; anything else, a zone, or more
+// than 64 entries is refused naming the setting.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil || c.TrustedProxies != nil {
+		t.Fatalf("default: %v %v", c.TrustedProxies, err)
+	}
+	c, err = config.Load(env(map[string]string{"AUTOMATION_TRUSTED_PROXIES": " 127.0.0.1 , ::1,10.1.2.3/8"}))
+	if err != nil || fmt.Sprint(c.TrustedProxies) != "[127.0.0.1/32 ::1/128 10.0.0.0/8]" {
+		t.Fatalf("parsed: %v %v", c.TrustedProxies, err)
+	}
+	for _, v := range []string{"localhost", "127.0.0.1,", "10.0.0.0/33", "fe80::1%eth0", "*", strings.Repeat("10.0.0.1,", 64) + "10.0.0.2"} {
+		if _, err := config.Load(env(map[string]string{"AUTOMATION_TRUSTED_PROXIES": v})); err == nil || !strings.Contains(err.Error(), "AUTOMATION_TRUSTED_PROXIES") {
+			t.Errorf("%q: %v", v, err)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -107,6 +106,9 @@ type Guard struct {
 	Absolute time.Duration // DefaultAbsolute when 0
 	// SignIns throttles failed sign-ins per client address (nil: none).
 	SignIns *httpapi.Throttle
+	// TrustedProxies are the peers whose X-Forwarded-For names the client address
+	// (ClientAddress; AUTOMATION_TRUSTED_PROXIES). nil: none, the peer is the client.
+	TrustedProxies []netip.Prefix
 }
 
 func (g *Guard) signIn(pattern string) bool {
@@ -143,7 +145,7 @@ func (g *Guard) Wrap(pattern string, h http.Handler) http.Handler {
 		}
 		addr := ""
 		if g.signIn(pattern) {
-			addr = ClientAddress(r)
+			addr = ClientAddress(r, g.TrustedProxies)
 			if wait, blocked := g.SignIns.Blocked(addr); blocked {
 				secs := strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10)
 				w.Header().Set("Retry-After", secs)
@@ -248,32 +250,64 @@ func dropCookie(r *http.Request, name string) {
 	}
 }
 
-// ClientAddress is the address a request came from: the peer's, or, when the peer is the
-// loopback (the Functions host forwarding to the custom handler, which listens on
-// 127.0.0.1 only), the last X-Forwarded-For entry, the one the platform's front end added.
-// It is an IP alone, in its canonical spelling: Azure's front ends write the entry as
-// "IP:port" (App Service, Application Gateway), and the port is the client's source port,
-// new on every connection, so a key with it would give each connection a fresh throttle
-// bucket. An entry that is no IP (with or without a port) gives the peer's address, so
-// made-up entries share one key.
-func ClientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+// ClientAddress is the address a request came from, as an IP alone in its canonical
+// spelling: the peer's, unless the peer is one of trusted (the proxies whose forwarding
+// headers are believed, AUTOMATION_TRUSTED_PROXIES; none by default). Then X-Forwarded-For
+// is read from its right end, each entry added by the hop before it: the first entry that
+// is not itself a trusted proxy is the client (in Azure the Functions host forwards from
+// the loopback, and the last entry is the one the platform's front end added). A peer that
+// is not trusted is the client whatever it sends: locally anyone on the machine could
+// otherwise name a fresh address on every try and never be slowed
+// (TestForwardedForIsTrustedOnlyFromConfiguredProxies).
+//
+// Azure's front ends write an entry as "IP:port" (App Service, Application Gateway), and the
+// port is the client's source port, new on every connection, so a key with it would give
+// each connection a fresh throttle bucket: the port is dropped. An entry that is no IP
+// (with or without a port) ends the walk at the last trusted hop, so made-up entries share
+// one key.
+func ClientAddress(r *http.Request, trusted []netip.Prefix) string {
+	addr, ok := parseAddr(r.RemoteAddr)
+	if !ok {
+		return r.RemoteAddr
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-			parts := strings.Split(xff[len(xff)-1], ",")
-			last := strings.TrimSpace(parts[len(parts)-1])
-			if ap, err := netip.ParseAddrPort(last); err == nil {
-				return ap.Addr().Unmap().String()
-			}
-			if a, err := netip.ParseAddr(last); err == nil {
-				return a.Unmap().String()
-			}
+	if !isTrusted(addr, trusted) {
+		return addr.String()
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		prev, ok := parseAddr(strings.TrimSpace(hops[i]))
+		if !ok {
+			break
+		}
+		addr = prev
+		if !isTrusted(addr, trusted) {
+			break
 		}
 	}
-	return host
+	return addr.String()
+}
+
+// parseAddr reads "IP", "IP:port" or "[IPv6]:port" as an unmapped address.
+func parseAddr(s string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap().WithZone(""), true
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().WithZone(""), true
+	}
+	return netip.Addr{}, false
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // sessionWriter records the sessions a response starts: a Set-Cookie of the console's

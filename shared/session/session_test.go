@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -150,7 +151,7 @@ func TestGuardResolvesEveryRequest(t *testing.T) {
 }
 
 // The sign-in throttle counts failures per client address, and behind the Functions host
-// that address is the last X-Forwarded-For entry, which Azure's front ends (App Service,
+// (the loopback, a trusted proxy in Azure) that address is the last X-Forwarded-For entry, which Azure's front ends (App Service,
 // Application Gateway) write as "IP:port". The port is the client's source port, new on
 // every connection, so keyed with it each connection started a fresh bucket: a storm on new
 // connections was never slowed. The address is the IP alone, whatever port or spelling.
@@ -168,8 +169,48 @@ func TestClientAddressIsTheIPWithoutItsPort(t *testing.T) {
 		r := httptest.NewRequest("POST", "/api/console/login", nil)
 		r.RemoteAddr = c.peer
 		r.Header.Set("X-Forwarded-For", c.xff)
-		if got := session.ClientAddress(r); got != c.want {
+		if got := session.ClientAddress(r, loopback); got != c.want {
 			t.Errorf("peer %s, X-Forwarded-For %q: %q, want %q", c.peer, c.xff, got, c.want)
+		}
+	}
+}
+
+// loopback is what Bicep sets AUTOMATION_TRUSTED_PROXIES to: the Functions host.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+
+// Forwarding headers are believed only from a configured proxy. The sign-in throttle once
+// trusted X-Forwarded-For from any loopback peer, so on a local serve anyone on the machine
+// named a fresh address on every try and was never slowed. With no trusted proxies (the
+// local default) the peer is the client whatever it sends; with some, the walk goes from
+// the right past every trusted hop, and stops at an entry that is no IP.
+func TestForwardedForIsTrustedOnlyFromConfiguredProxies(t *testing.T) {
+	t.Parallel()
+	front := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}
+	for _, c := range []struct {
+		peer    string
+		xff     []string
+		trusted []netip.Prefix
+		want    string
+	}{
+		{"127.0.0.1:40000", []string{"203.0.113.5"}, nil, "127.0.0.1"},
+		{"[::1]:40000", []string{"203.0.113.5:1"}, nil, "::1"},
+		{"[::1]:40000", []string{"203.0.113.5:1"}, front, "::1"}, // ::1 is not in front
+		{"127.0.0.1:40000", []string{"203.0.113.5, 10.1.2.3:80"}, front, "203.0.113.5"},
+		{"127.0.0.1:40000", []string{"203.0.113.5", "10.1.2.3"}, front, "203.0.113.5"}, // repeated headers are one list
+		{"127.0.0.1:40000", []string{"198.51.100.1, 203.0.113.5, 10.1.2.3"}, front, "203.0.113.5"},
+		{"127.0.0.1:40000", []string{"10.9.9.9, 10.1.2.3"}, front, "10.9.9.9"}, // only proxies: the farthest
+		{"127.0.0.1:40000", []string{"203.0.113.5, junk"}, front, "127.0.0.1"}, // no IP: the last trusted hop
+		{"127.0.0.1:40000", []string{"203.0.113.5, junk, 10.1.2.3"}, front, "10.1.2.3"},
+		{"[::ffff:127.0.0.1]:40000", []string{"203.0.113.5"}, front, "203.0.113.5"}, // a mapped peer is unmapped
+		{"127.0.0.1:40000", nil, front, "127.0.0.1"},
+	} {
+		r := httptest.NewRequest("POST", "/api/console/login", nil)
+		r.RemoteAddr = c.peer
+		for _, v := range c.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := session.ClientAddress(r, c.trusted); got != c.want {
+			t.Errorf("peer %s, X-Forwarded-For %q, trusted %v: %q, want %q", c.peer, c.xff, c.trusted, got, c.want)
 		}
 	}
 }

@@ -279,3 +279,39 @@ components:
 		}
 	}
 }
+
+// Every guarded route can answer 403 Forbidden (its credential lacks the route's role,
+// docs/security.md#roles) and 429 TooManyRequests (an ingest or stream quota, a throttled
+// key), through the one guard in shared/httpapi. A Problem schema whose code enum lacks them
+// makes those answers break the contract a generated client validates against (the inbound
+// SMS webhook's 429 did: TestInboundChargesEveryEventBeforeWriting).
+func TestProblemCodesIncludeTheGuardsCodes(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(bundleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range doc.Components.Schemas {
+		enum := s.Properties["code"].Enum
+		if !strings.HasSuffix(name, "Problem") || enum == nil {
+			continue
+		}
+		for _, code := range []string{"Unauthorized", "Forbidden", "TooManyRequests", "ContentTooLarge"} {
+			if !slices.Contains(enum, code) {
+				t.Errorf("%s's code enum lacks %s", name, code)
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/deadletter"
@@ -117,6 +118,9 @@ func (d Deps) ingest(w http.ResponseWriter, r *http.Request) error {
 
 // MetricsResponse is the answer of GET /api/events/metrics.
 type MetricsResponse struct {
+	// AsOf is when the snapshot was read (UTC, the injected clock, taken before any count
+	// is read; docs/api-conventions.md#freshness-of-report-answers).
+	AsOf time.Time `json:"asOf"`
 	// RegistrySeq is the registry's save sequence in force in this process (the highest
 	// save it loaded; it moves when any type is saved); EventTypes how many types it holds.
 	// Each count's registryVersion is the version of that type's definition in force — the
@@ -157,11 +161,12 @@ func (d Deps) metrics(ctx context.Context, in *httpapi.In[struct{}]) (MetricsRes
 		}
 		scope = automation.BusinessUnits(bu)
 	}
+	asOf := d.Service.Clock.Now().UTC()
 	m, err := d.Service.ReadMetrics(ctx, scope)
 	if err != nil {
 		return MetricsResponse{}, err
 	}
-	out := MetricsResponse{RegistrySeq: m.RegistrySeq, EventTypes: m.EventTypes, Counts: m.Counts}
+	out := MetricsResponse{AsOf: asOf, RegistrySeq: m.RegistrySeq, EventTypes: m.EventTypes, Counts: m.Counts}
 	for _, l := range m.Lags {
 		out.OutboxLag = append(out.OutboxLag, Lag{Topic: l.Topic, Unpublished: l.Unpublished, OldestAgeSeconds: l.OldestAgeSeconds})
 	}

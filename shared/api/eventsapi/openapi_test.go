@@ -93,6 +93,11 @@ func TestEventsAPIMatchesOpenAPI(t *testing.T) {
 	if !strings.Contains(string(m.Body), `"outboxLag"`) || !strings.Contains(string(m.Body), `"eventType":"ViewItem"`) {
 		t.Errorf("metrics: %s", m.Body)
 	}
+	// A metrics snapshot says when it was read (docs/api-conventions.md#freshness-of-report-answers):
+	// the injected clock's instant, UTC. It once said nothing.
+	if !strings.Contains(string(m.Body), `"asOf":"2026-07-10T16:00:00Z"`) {
+		t.Errorf("metrics without their reading instant: %s", m.Body)
+	}
 	want(e.Call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-1", ""), 200)
 	want(e.Call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-9", "", "X-Automation-Business-Units: bu-1"), 404)
 	want(e.Call(t, "GET", eventsapi.MetricsPath+"?businessUnitId=bu-nowhere", ""), 404) // in scope (all), but no such unit

@@ -18,6 +18,9 @@
 //	       Event Grid events (Event Grid schema): the subscription validation handshake is
 //	       answered {"validationResponse": code}; Microsoft.Communication.SMSReceived whose
 //	       text is an opt-out keyword (STOP, …) opts the sender's number out of SMS marketing.
+//	       Each event counts against the webhook credential's ingest quota (Deps.Charge):
+//	       over it the whole delivery is 429 with Retry-After, nothing written, and Event
+//	       Grid delivers it again later.
 //	GET    /api/unsubscribe?token=… → 200 a page with the one-click form (changes nothing)
 //	POST   /api/unsubscribe?token=…  List-Unsubscribe=One-Click (RFC 8058)
 //	       → 200, the recipient opted out of what the signed token names (idempotent);

@@ -44,6 +44,12 @@ type Deps struct {
 	// Units, when set, is where a business unit is looked up: one that does not exist
 	// answers 404 (as one outside the caller's scope). nil: not checked.
 	Units businessunit.Reader
+	// Charge, when set, counts the inbound webhook's Event Grid events against its
+	// credential's ingest quota (quota.Quotas.ChargeIngest: the API key the event
+	// subscription sends, the same bucket as its POST /api/events) once decoded and before
+	// anything is written; its error (429 with Retry-After, which Event Grid retries later)
+	// refuses the whole delivery.
+	Charge func(ctx context.Context, events int) error
 }
 
 // Register adds the preference routes to reg (through api: bearer, scope, problems) and
@@ -150,6 +156,8 @@ func IsOptOut(text string) bool {
 // smsInbound serves Event Grid's webhook delivery of ACS's SMSReceived events for one unit.
 // It is authenticated like every guarded route: the event subscription sends the API key
 // (role ingest) as its Authorization delivery property (docs/channels.md#inbound-stop).
+// Every event of a delivery counts against that key's ingest quota (Deps.Charge), all or
+// none: a flood of inbound texts slows that webhook alone.
 func (h handlers) smsInbound(w http.ResponseWriter, r *http.Request) error {
 	bu, err := httpapi.QueryUnit(r, h.unitStored)
 	if err != nil {
@@ -165,6 +173,11 @@ func (h handlers) smsInbound(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(events) == 0 || len(events) > MaxInboundEvents {
 		return automation.Invalid("events", "want 1..%d events, got %d", MaxInboundEvents, len(events))
+	}
+	if h.d.Charge != nil {
+		if err := h.d.Charge(r.Context(), len(events)); err != nil {
+			return err
+		}
 	}
 	for _, ev := range events {
 		if ev.EventType == EventSubscriptionValidation {

@@ -3,6 +3,7 @@ package preferenceapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -233,4 +234,47 @@ func TestOneClickUnsubscribe(t *testing.T) {
 		t.Fatalf("another marketing category after a loyalty unsubscribe: %+v", d)
 	}
 	_ = http.StatusOK
+}
+
+// The inbound webhook charges its delivery's events (all of them, the handshake's too) to
+// Deps.Charge once decoded and bounded, before anything is written: a refusal answers its
+// error and opts nobody out.
+func TestInboundChargesEveryEventBeforeWriting(t *testing.T) {
+	t.Parallel()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	clock := automation.NewManualClock(t0)
+	scope := automation.ParseScope("bu-1")
+	var charged []int
+	refuse := false
+	r := funchost.NewRouter(nil)
+	preferenceapi.Register(r, httpapi.New(httpapi.Options{BusinessUnits: &scope, Clock: clock}), preferenceapi.Deps{
+		Service: &preference.Service{Store: st, Clock: clock},
+		Charge: func(_ context.Context, n int) error {
+			charged = append(charged, n)
+			if refuse {
+				return httpapi.TooMany(3*time.Second, "quota used up")
+			}
+			return nil
+		}})
+	doc := openapitest.LoadFile(t, "openapi.yaml")
+	const path = "/api/preferences/sms-inbound?businessUnitId=bu-1"
+	two := "[" + stopEvent("+61412345678", "STOP") + "," + stopEvent("+61412345679", "hello") + "]"
+	if rec := doc.Call(t, r, "POST", path, two); rec.Code != 200 || fmt.Sprint(charged) != "[2]" {
+		t.Fatalf("a delivery of 2: %d %s, charged %v", rec.Code, rec.Body, charged)
+	}
+	if rec := doc.Call(t, r, "POST", path, `[]`); rec.Code != 422 || fmt.Sprint(charged) != "[2]" {
+		t.Fatalf("an empty delivery: %d, charged %v (nothing to charge)", rec.Code, charged)
+	}
+	refuse = true
+	rec := doc.Call(t, r, "POST", path, "["+stopEvent("+61412345670", "STOP")+"]")
+	if rec.Code != 429 || rec.Header.Get("Retry-After") != "3" {
+		t.Fatalf("a refused delivery: %d %v %s", rec.Code, rec.Header, rec.Body)
+	}
+	if l, _ := st.PreferenceList(context.Background(), "bu-1", "+61412345670"); len(l) != 0 {
+		t.Fatalf("a refused delivery wrote %+v", l)
+	}
 }
