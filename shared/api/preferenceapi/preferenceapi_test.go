@@ -241,11 +241,7 @@ func TestOneClickUnsubscribe(t *testing.T) {
 // error and opts nobody out.
 func TestInboundChargesEveryEventBeforeWriting(t *testing.T) {
 	t.Parallel()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := sqlitetest.Open(t)
 	clock := automation.NewManualClock(t0)
 	scope := automation.ParseScope("bu-1")
 	var charged []int
