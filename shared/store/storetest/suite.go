@@ -175,6 +175,7 @@ var campaignCases = []suiteCase{
 	{"CampaignSaveIfMatchAndTriggers", testCampaignSave},
 	{"CampaignStartOnce", testCampaignStartOnce},
 	{"CampaignClaimExclusiveAndFreezes", testCampaignClaim},
+	{"CampaignClaimKeepsTheFirstClaim", testCampaignFirstClaimKept},
 	{"CampaignFinishGuardedWithHook", testCampaignFinish},
 	{"CampaignAdvanceOnce", testCampaignAdvance},
 	{"CampaignAdvanceManyInOrderAllOrNothing", testCampaignAdvanceMany},
