@@ -123,6 +123,10 @@ type Dispatcher struct {
 // crash stops the whole batch: no outcome of the batch is recorded and no further send of
 // it starts.
 type DispatchHooks struct {
+	// BeforeGate runs once the job is claimed, before anything of its attempt (the gate,
+	// a lookup, a resend): a crash there is a claim that died before its gate (issue 38;
+	// the simulator's late-opt-out fault).
+	BeforeGate func(ctx context.Context, job store.NotificationJob, inDoubt bool) error
 	// AfterSend runs once the channel call returned (sendErr is its error, nil when the
 	// provider acknowledged) and before the outcome is recorded.
 	AfterSend func(ctx context.Context, job store.NotificationJob, sendErr error) error
@@ -280,6 +284,11 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 		return d.failed(ctx, o, fmt.Errorf("unknown channel %q", job.Channel))
 	}
 	tr := ch.Traits()
+	if d.Hooks != nil && d.Hooks.BeforeGate != nil {
+		if err := d.Hooks.BeforeGate(ctx, job, c.InDoubt); err != nil {
+			return o, nil, fmt.Errorf("dispatch %s: before the gate: %w", job.DeliveryKey, err)
+		}
+	}
 	if c.InDoubt && d.attemptsExhausted(job, now) {
 		// Every earlier attempt failed or its claim expired (docs/architecture.md#failure-backoff-and-rescue: an expired lease counts as
 		// a failed attempt): a sender that dies on this delivery each time is not sent again.
