@@ -223,6 +223,18 @@ WHERE MinuteOn = @MinuteOn AND Flow = @Flow AND BusinessUnitId = @BusinessUnitId
 IF @@ROWCOUNT = 0 INSERT INTO dbo.MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
     VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N);
 
+-- name: MetricsCountFlushInsert :exec
+-- The ledger row of one flush (migration 0072), first in the flush's transaction: no row
+-- affected means the flush was already applied (a retry after an ambiguous commit), and the
+-- store adds nothing. UPDLOCK, HOLDLOCK keeps a concurrent twin from failing on the key.
+INSERT INTO dbo.MetricsCountFlush (MinuteOn, FlushId)
+SELECT @MinuteOn, @FlushId
+WHERE NOT EXISTS (SELECT 1 FROM dbo.MetricsCountFlush WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MinuteOn = @MinuteOn AND FlushId = @FlushId);
+
+-- name: MetricsCountFlushPurge :exec
+-- Up to @Limit flush ledger rows of minutes before @Before (with MetricsCountPurge).
+DELETE TOP (@Limit) FROM dbo.MetricsCountFlush WHERE MinuteOn < @Before;
+
 -- name: MetricsCountSeries :many
 -- One flow's counts per minute and outcome over a bounded window, for the scope's units; a
 -- range seek on the clustered key's leading MinuteOn.

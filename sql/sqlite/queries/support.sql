@@ -251,6 +251,18 @@ INSERT INTO MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
 VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N)
 ON CONFLICT (MinuteOn, Flow, BusinessUnitId, Label, Outcome) DO UPDATE SET N = N + excluded.N;
 
+-- name: MetricsCountFlushInsert :exec
+-- The ledger row of one flush (migration 0072), first in the flush's transaction: no row
+-- affected means the flush was already applied (a retry after an ambiguous commit), and the
+-- store adds nothing.
+INSERT INTO MetricsCountFlush (MinuteOn, FlushId) VALUES (@MinuteOn, @FlushId)
+ON CONFLICT (MinuteOn, FlushId) DO NOTHING;
+
+-- name: MetricsCountFlushPurge :exec
+-- Up to @Limit flush ledger rows of minutes before @Before (with MetricsCountPurge).
+DELETE FROM MetricsCountFlush WHERE (MinuteOn, FlushId) IN (
+    SELECT MinuteOn, FlushId FROM MetricsCountFlush WHERE MinuteOn < @Before LIMIT @Limit);
+
 -- name: MetricsCountSeries :many
 -- One flow's counts per minute and outcome over a bounded window, for the scope's units (a
 -- scope of every unit also reads the '' unit: counts whose unit was unknown); a range seek on
