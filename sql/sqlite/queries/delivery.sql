@@ -76,7 +76,7 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- returned. Each tuple seeks the primary key. The returned rows come in no given order; the
 -- store maps them back by Id. Only Id and the columns the update sets are returned (the
 -- store read the whole row in the same transaction and patches these into it; returning
--- all 27 columns, PayloadJson included, would copy and scan what the store already holds,
+-- all 28 columns, PayloadJson included, would copy and scan what the store already holds,
 -- under the write lock).
 -- (VALUES columns are column1, …; every parameter is in the row tuple, as this dialect binds
 -- rows by position; RETURNING names only the updated table.)
