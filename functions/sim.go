@@ -21,9 +21,11 @@ func simCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	seeds := fs.Int("seeds", 0, "run `N` consecutive seeds (default 200, or 1 with -seed)")
 	seed := fs.Uint64("seed", 0, "the first seed `S` (default 1); with -seed alone, only S runs: the reproduce command")
-	faults := fs.String("faults", "all", "fault kinds: all, none or a comma-separated `LIST` of"+
-		" (claim-crash, lease, send-crash, relay-crash, bus-dup, bus-delay, restart, channel, attribute-crash,"+
-		" campaign-crash, charge-crash, billing-fail, billing-lost-answer)")
+	kindNames := make([]string, len(sim.AllKinds))
+	for i, k := range sim.AllKinds {
+		kindNames[i] = string(k)
+	}
+	faults := fs.String("faults", "all", "fault kinds: all, none or a comma-separated `LIST` of ("+strings.Join(kindNames, ", ")+")")
 	workers := fs.Int("workers", runtime.NumCPU(), "seeds run concurrently on `N` goroutines")
 	shrink := fs.Bool("shrink", true, "on a failure, look for a smaller failing history and write it as a scenario file")
 	out := fs.String("out", "", "write the failing history's scenario file to `DIR` (default: the temporary directory)")

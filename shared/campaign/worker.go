@@ -108,8 +108,10 @@ type Worker struct {
 	// charged a fee): the recipient's preferences and quiet hours (shared/preference,
 	// docs/channels.md#recipient-preferences). Skip ends the command SKIPPED with the reason;
 	// Wait sends it back to QUEUED until the window ends, without counting a retry. A claim
-	// in doubt is not asked: its earlier attempt passed the gate and may have arrived, and a
-	// resend is the same message.
+	// in doubt is asked too, but only an opt-out recorded at or before the command's first
+	// claim ends it SKIPPED (no earlier attempt can have passed the gate); otherwise its
+	// earlier attempt may have passed the gate and arrived, and a resend is the same message
+	// (Worker.gate).
 	Gate        delivery.Gate
 	AfterResult PostResultHook // optional
 	// OnRecorded, when set, observes every outcome recorded (after the commit), on the
@@ -375,11 +377,26 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 	return w.call(ctx, s)
 }
 
-// gate is step 3b: the Gate's decision for a clean claim of a GatedProvider's command.
-// done reports that the command was recorded (SKIPPED, or QUEUED until quiet hours end);
-// a decision that could not be read is retried on the ladder, nothing sent.
+// gate is step 3b: the Gate's decision for a claim of a GatedProvider's command, before the
+// guard (so a command that ends here is never charged a fee). done reports that the command
+// was recorded. A clean claim: SKIPPED on an opt-out, QUEUED until quiet hours end; a
+// decision that could not be read is retried on the ladder, nothing sent.
+//
+// A claim in doubt (its earlier claim's lease ran out, or an UNKNOWN due again) is asked
+// too, and only an opt-out recorded at or before the command's first claim (GateDecision.Since
+// not after FirstClaimedOn, store.FirstClaim; CreatedOn for a command claimed before
+// migration 0071) ends it SKIPPED, the same rule as delivery.Dispatcher.gateInDoubt and from
+// the same source: the earlier claim may have died before this step (the process crashed,
+// the lease ran out during the campaign read), and every claim's gate read comes after the
+// claim committed and every claim is at or after the first, so such an opt-out was seen by
+// each gate and no attempt reached the guard or the provider (nothing was charged, nothing
+// sent; SKIPPED settles the reservation, if any, as ABANDONED). The same instant counts as
+// before. A later opt-out, or quiet hours, leave the in-doubt resolution as it was: a resend
+// with the same idempotency key (the provider deduplicates an earlier call that arrived), a
+// lookup, or UNKNOWN. A decision that could not be read sends the command back in doubt
+// (UNKNOWN due again, transient), so it is never called blind.
 func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, err error) {
-	if w.Gate == nil || s.InDoubt {
+	if w.Gate == nil {
 		return false, nil
 	}
 	e, ok := w.Providers.entries[s.Command.Provider]
@@ -398,6 +415,11 @@ func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, er
 	switch {
 	case err != nil:
 		return true, w.transient(ctx, s, w.ownFailure(ctx, s, "preferences", err))
+	case s.InDoubt && d.Skip && !d.Since.IsZero() && !d.Since.After(firstClaim(s.Command)):
+		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
+		return true, err
+	case s.InDoubt:
+		return false, nil
 	case d.Skip:
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
 		return true, err
@@ -405,6 +427,14 @@ func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, er
 		return true, w.wait(ctx, s, d.Until, d.Reason)
 	}
 	return false, nil
+}
+
+// firstClaim is the command's first claim (FirstClaimedOn), or its CreatedOn when it has none.
+func firstClaim(c store.CampaignCommand) time.Time {
+	if c.FirstClaimedOn != nil {
+		return *c.FirstClaimedOn
+	}
+	return c.CreatedOn
 }
 
 // stoppedDuringGuard re-reads the campaign after the guard ran: STOPPED (or deleted) cancels

@@ -216,3 +216,157 @@ func TestNotificationActionGated(t *testing.T) {
 		t.Errorf("the skipped command moved: %s, sent %d, fees %d", get("c-out").Status, sms.to(outNo), fees("c-out"))
 	}
 }
+
+// TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim (issue 38): a
+// NOTIFICATION_SMS command whose first claim died before the gate (the process crashed
+// after the claim) is taken over in doubt when its lease runs out. An in-doubt claim used
+// not to ask the gate, and the SMS provider deduplicates, so it was resent to a number
+// opted out between the command's creation and that first claim. Now an opt-out recorded
+// at or before the first claim ends it SKIPPED, never sent and charged no fee (no earlier
+// attempt can have passed the gate); an opt-out recorded after the first claim leaves the
+// resend as it was (the earlier attempt may have reached the provider, which deduplicates).
+func TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim(t *testing.T) {
+	t.Parallel()
+	const (
+		beforeFirstClaim = iota
+		atFirstClaim
+		afterFirstClaim
+	)
+	for _, tc := range []struct {
+		name string
+		when int
+		want store.CommandStatus
+		sent int
+		cost int64
+	}{
+		{name: "opted out after the command was created, before its first claim", when: beforeFirstClaim, want: store.CommandSkipped},
+		{name: "opted out at the first claim's instant", when: atFirstClaim, want: store.CommandSkipped},
+		{name: "opted out after the first claim", when: afterFirstClaim, want: store.CommandSucceeded, sent: 1, cost: 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			clock := automation.NewManualClock(time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC)) // 12:00 in Sydney
+			sms := &smsRecorder{}
+			providers := campaign.NewProviders(clock)
+			providers.Add("sms", &campaign.ChannelProvider{Name: "sms", Channel: sms, Clock: clock}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
+			catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bill := billingsim.New(clock)
+			srv := httptest.NewServer(bill)
+			t.Cleanup(srv.Close)
+			bill.SetBalance("bu-1", "USD", 1_000_000)
+			bs := &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: clock,
+				KnownActionType: catalog.Known, InDoubtAfter: time.Minute}
+			guard := &campaignbudget.Guard{Budget: bs, Campaigns: st, Clock: clock}
+			prefs := &preference.Service{Store: st, Registry: preference.DefaultRegistry(), Clock: clock}
+			worker := &campaign.Worker{Store: st, Clock: clock, Providers: providers, Lease: time.Minute, PauseRecheck: time.Minute,
+				Guard: guard, AfterResult: guard.AfterResult, Gate: prefs}
+			if _, err := bs.PutPolicy(ctx, "bu-1", "NOTIFICATION_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "7", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
+				t.Fatal(err)
+			}
+			const number = "+61400000009"
+			params := `{"text":"sale","recipient":"` + number + `"}`
+			admin := &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}
+			if _, err := admin.Save(ctx, "bu-1", "c-sms", campaign.Definition{Name: "c-sms", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
+				Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bs.CreateBudget(ctx, "bu-1", "c-sms", budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := (&campaign.Dispatcher{Store: st, Clock: clock}).HandleEvent(ctx, event("g1")); err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			for {
+				msgs, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(msgs) == 0 {
+					break
+				}
+				var ids []int64
+				for _, m := range msgs {
+					if m.Destination == topology.CampaignCommandsQueue {
+						var c campaign.CommandMessage
+						if err := json.Unmarshal(m.Body, &c); err != nil {
+							t.Fatal(err)
+						}
+						id = c.CommandID
+					}
+					ids = append(ids, m.ID)
+				}
+				if err := st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: clock.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			no := false
+			optOut := func() {
+				t.Helper()
+				if _, err := prefs.Set(ctx, "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(time.Second) // the command was created a second before
+			if tc.when == beforeFirstClaim {
+				optOut()
+				clock.Advance(time.Second)
+			}
+			if tc.when == atFirstClaim {
+				optOut()
+			}
+			// The first claim (parameters frozen, as the worker's claim by id does), and the
+			// process dies before the gate.
+			claimedAt := clock.Now()
+			r, err := st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: claimedAt, Lease: time.Minute, FreezeParams: params})
+			if err != nil || !r.Claimed || r.InDoubt {
+				t.Fatalf("first claim: %+v %v", r, err)
+			}
+			if r.Command.FirstClaimedOn == nil || !r.Command.FirstClaimedOn.Equal(claimedAt) {
+				t.Fatalf("first claim kept as %v, want %v", r.Command.FirstClaimedOn, claimedAt)
+			}
+			if tc.when == afterFirstClaim {
+				clock.Advance(time.Second)
+				optOut()
+			}
+			clock.Advance(2 * time.Minute)
+			if n, err := worker.Sweep(ctx, 10); err != nil || n != 1 {
+				t.Fatalf("sweep after the lease: %d %v", n, err)
+			}
+			c, err := st.CampaignCommandGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fees := 0
+			for _, tr := range bill.Ledger() {
+				for a := int64(0); a < 5; a++ {
+					if tr.OrderID == budget.OrderID(id, a) {
+						fees++
+					}
+				}
+			}
+			b, err := st.BudgetGet(ctx, "bu-1", "c-sms")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Status != tc.want || sms.to(number) != tc.sent || b.Cost+b.ReservedCost != tc.cost || fees != tc.sent {
+				t.Fatalf("in-doubt claim = %s %q, sent %d, fees %d, budget cost %d; want %s, sent %d, cost %d", c.Status, c.LastError, sms.to(number), fees, b.Cost+b.ReservedCost, tc.want, tc.sent, tc.cost)
+			}
+			if tc.want == store.CommandSkipped && !strings.Contains(c.LastError, "opted out of marketing sms") {
+				t.Fatalf("skipped with %q, want the opt-out named", c.LastError)
+			}
+			if c.FirstClaimedOn == nil || !c.FirstClaimedOn.Equal(claimedAt) {
+				t.Fatalf("the takeover moved the first claim: %v, want %v", c.FirstClaimedOn, claimedAt)
+			}
+		})
+	}
+}

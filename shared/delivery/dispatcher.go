@@ -123,6 +123,10 @@ type Dispatcher struct {
 // crash stops the whole batch: no outcome of the batch is recorded and no further send of
 // it starts.
 type DispatchHooks struct {
+	// BeforeGate runs once the job is claimed, before anything of its attempt (the gate,
+	// a lookup, a resend): a crash there is a claim that died before its gate (issue 38;
+	// the simulator's late-opt-out fault).
+	BeforeGate func(ctx context.Context, job store.NotificationJob, inDoubt bool) error
 	// AfterSend runs once the channel call returned (sendErr is its error, nil when the
 	// provider acknowledged) and before the outcome is recorded.
 	AfterSend func(ctx context.Context, job store.NotificationJob, sendErr error) error
@@ -280,6 +284,11 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 		return d.failed(ctx, o, fmt.Errorf("unknown channel %q", job.Channel))
 	}
 	tr := ch.Traits()
+	if d.Hooks != nil && d.Hooks.BeforeGate != nil {
+		if err := d.Hooks.BeforeGate(ctx, job, c.InDoubt); err != nil {
+			return o, nil, fmt.Errorf("dispatch %s: before the gate: %w", job.DeliveryKey, err)
+		}
+	}
 	if c.InDoubt && d.attemptsExhausted(job, now) {
 		// Every earlier attempt failed or its claim expired (docs/architecture.md#failure-backoff-and-rescue: an expired lease counts as
 		// a failed attempt): a sender that dies on this delivery each time is not sent again.
@@ -409,14 +418,35 @@ func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.Notification
 }
 
 // gateInDoubt asks the Gate about an in-doubt claim on an idempotent channel (resent with
-// the same idempotency key, without a lookup): done is true when the attempt ends here. An
-// earlier claim may have ended before its gate (a crash of another send of its batch, a
-// lease that ran out first), so the resend may be the job's first message; an opt-out
-// recorded before the job was created (g.Since before CreatedOn) means no attempt of it can
-// have passed the gate, and it ends Skipped. An opt-out recorded later, or quiet hours,
-// leave the resend as it is (it may repeat a message that arrived, which the provider
-// deduplicates). A preference read that fails retries the delivery (nothing is sent; the
-// next claim is a clean one and asks the gate).
+// the same idempotency key, without a lookup): done is true when the attempt ends here.
+//
+// The rule: an opt-out recorded at or before the job's first claim (g.Since not after
+// FirstClaimedOn, store.FirstClaim) ends it Skipped; a later opt-out, or quiet hours, leave
+// the resend as it is. The source of the rule: an earlier claim may have ended before its
+// gate (another send of its batch crashed, its lease ran out first: sim seed 9405), so the
+// resend may be the job's first message, and only an attempt that passed the gate can have
+// sent. Every attempt's gate read comes after its claim committed, and every claim of the
+// job is at or after the first, so an opt-out recorded before the first claim was seen by
+// every gate: no attempt sent, and Skipped is exact. An opt-out recorded after the first
+// claim may postdate a send that passed its gate and arrived; the resend then repeats it
+// and the provider deduplicates it (it may also be the first message, when the earlier
+// claim died before its gate: that case cannot be told apart without a write at the gate,
+// and it is left resent, as the opt-out came after the send began).
+//
+// The boundary. Both instants are Clock readings in UTC (the opt-out service's at the
+// change, the claimer's at the claim; never the database's time), compared as stored (to the
+// millisecond). The same instant counts as before (Skipped): the two cannot be ordered, and
+// Skipped is the side that never reaches an opted-out recipient (should the earlier attempt
+// have arrived, the resend would only have been deduplicated; the record then says Skipped
+// for a message that arrived, which the LastError's opt-out instant explains). A lease
+// takeover keeps FirstClaimedOn (it is set once per run of attempts; claims that ended in a
+// wait sent nothing and do not count). A job without FirstClaimedOn (claimed before
+// migration 0071, or a store that does not keep it) falls back to CreatedOn, the earliest
+// instant a first claim can have had. Clocks of two instances that disagree shift the
+// boundary by their skew.
+//
+// A preference read that fails retries the delivery (nothing is sent; the next claim is a
+// clean one and asks the gate).
 func (d *Dispatcher) gateInDoubt(ctx context.Context, o Outcome, job store.NotificationJob, now time.Time) (Outcome, *store.NotificationFinishParams, bool) {
 	if d.Gate == nil {
 		return o, nil, false
@@ -426,11 +456,19 @@ func (d *Dispatcher) gateInDoubt(ctx context.Context, o Outcome, job store.Notif
 	case err != nil:
 		o, rec, _ := d.retry(ctx, o, fmt.Errorf("preferences and quiet hours not read: %w", err))
 		return o, rec, true
-	case g.Skip && !g.Since.IsZero() && g.Since.Before(job.CreatedOn):
+	case g.Skip && !g.Since.IsZero() && !g.Since.After(firstClaim(job)):
 		o.Status, o.Error = store.NotificationSkipped, g.Reason
 		return o, &store.NotificationFinishParams{Status: store.NotificationSkipped, Error: g.Reason}, true
 	}
 	return o, nil, false
+}
+
+// firstClaim is the job's first claim (FirstClaimedOn), or its CreatedOn when it has none.
+func firstClaim(job store.NotificationJob) time.Time {
+	if job.FirstClaimedOn != nil {
+		return *job.FirstClaimedOn
+	}
+	return job.CreatedOn
 }
 
 // attemptsExhausted reports whether the claimed job's earlier attempts (AttemptCount-1: each

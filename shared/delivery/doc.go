@@ -30,9 +30,11 @@
 // marketing delivery inside quiet hours goes back to Queued until the window ends
 // (NextAttemptOn, RetryCount unchanged: a wait is not a failed attempt). An in-doubt claim
 // asks it once the lookup said not delivered, or, on an idempotent channel (no lookup),
-// before the resend: there only an opt-out recorded before the job's CreatedOn ends it
-// Skipped (the earlier claim may have died before its gate, as when another send of its
-// batch crashed; a later opt-out may postdate a send that arrived).
+// before the resend: there only an opt-out recorded at or before the job's first claim
+// (FirstClaimedOn, kept by the send claims) ends it Skipped (the earlier claim may have died
+// before its gate, as when another send of its batch crashed, and every gate read follows
+// its claim; a later opt-out may postdate a send that arrived). Dispatcher.gateInDoubt
+// gives the boundary.
 //
 // Crash safety: a sender that dies between claim and send, or between send and recording
 // the outcome, leaves a Sending job whose lease expires. The next claim is InDoubt, so a

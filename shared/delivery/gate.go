@@ -11,9 +11,9 @@ import (
 // preferences or quiet hours hold it (docs/channels.md#recipient-preferences;
 // shared/preference implements it). It is asked on a clean claim, and on an in-doubt one
 // once the channel's lookup said the earlier attempt did not arrive. An in-doubt claim on an
-// idempotent channel (no lookup) asks it too, but only an opt-out recorded before the job
-// was created ends it Skipped (no earlier attempt can have been sent); otherwise the resend
-// of an attempt that may have arrived is the same message, not a new one.
+// idempotent channel (no lookup) asks it too, but only an opt-out recorded at or before the
+// job's first claim ends it Skipped (no earlier attempt can have passed the gate); otherwise
+// the resend of an attempt that may have arrived is the same message, not a new one.
 type Gate interface {
 	// Check decides job at now (UTC). An error means the decision could not be read (the
 	// store was unavailable): nothing is sent and the delivery is retried.
@@ -26,8 +26,9 @@ type GateDecision struct {
 	Skip bool
 	// Since, on a Skip, is the instant (UTC) the opt-out was recorded (the preference's
 	// ChangedOn); zero when the Gate cannot tell. An in-doubt resend on an idempotent
-	// channel is skipped only when Since is before the job's CreatedOn: no earlier attempt
-	// of the job can then have passed the gate (Dispatcher.gateInDoubt).
+	// channel, or an in-doubt campaign command, is skipped only when Since is not after the
+	// job's FirstClaimedOn (its CreatedOn when it has none): no earlier attempt of it can
+	// then have passed the gate (Dispatcher.gateInDoubt, campaign.Worker.gate).
 	Since time.Time
 	// Wait: quiet hours; the delivery waits until Until (UTC) and is claimed again then,
 	// without using up its retry ladder. Reason says so in the recipient's local time

@@ -96,19 +96,30 @@ func TestQuietHoursHoldMarketingUntilTheWindowEnds(t *testing.T) {
 
 // An in-doubt claim on an idempotent channel (no lookup: the resend carries the same
 // idempotency key) whose earlier claim ended before its gate (the process died on another
-// send of its batch, sim seed 9405) asks the gate: an opt-out recorded before the delivery
-// was created ends it Skipped, never sent; an opt-out recorded after it was created leaves
-// the resend as it was (the earlier attempt may have passed the gate and arrived).
+// send of its batch, sim seed 9405) asks the gate: an opt-out recorded at or before the
+// delivery's first claim ends it Skipped, never sent (no attempt can have passed the gate:
+// each gate read follows its claim); an opt-out recorded after the first claim leaves the
+// resend as it was (the earlier attempt may have passed the gate and arrived). Issue 38:
+// an opt-out between the creation and the first claim was resent (the rule compared with
+// CreatedOn).
 func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
 	t.Parallel()
+	const (
+		beforeCreation = iota
+		beforeFirstClaim
+		atFirstClaim
+		afterFirstClaim
+	)
 	for _, tc := range []struct {
-		name       string
-		optOutLate bool
-		want       store.NotificationStatus
-		sent       int
+		name string
+		when int
+		want store.NotificationStatus
+		sent int
 	}{
-		{name: "opted out before the delivery", want: store.NotificationSkipped},
-		{name: "opted out after the delivery was created", optOutLate: true, want: store.NotificationSent, sent: 1},
+		{name: "opted out before the delivery", when: beforeCreation, want: store.NotificationSkipped},
+		{name: "opted out after the delivery was created, before its first claim", when: beforeFirstClaim, want: store.NotificationSkipped},
+		{name: "opted out at the first claim's instant", when: atFirstClaim, want: store.NotificationSkipped},
+		{name: "opted out after the first claim", when: afterFirstClaim, want: store.NotificationSent, sent: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -125,16 +136,29 @@ func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if !tc.optOutLate {
+			if tc.when == beforeCreation {
 				optOut()
 			}
 			e.clock.Advance(time.Minute)
 			key := e.queue(t, map[string]any{"points": 5}, "email", "linh@example.test")[0]
+			if tc.when == beforeFirstClaim {
+				e.clock.Advance(time.Second)
+				optOut()
+				e.clock.Advance(time.Second)
+			}
+			if tc.when == atFirstClaim {
+				optOut()
+			}
 			// Claimed, and the process died before this job's turn: no gate, no send.
-			if c, err := e.st.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: e.clock.Now(), Lease: time.Minute}); err != nil || !c.Claimed {
+			claimedAt := e.clock.Now()
+			c, err := e.st.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: claimedAt, Lease: time.Minute})
+			if err != nil || !c.Claimed {
 				t.Fatalf("claim: %+v %v", c, err)
 			}
-			if tc.optOutLate {
+			if c.Job.FirstClaimedOn == nil || !c.Job.FirstClaimedOn.Equal(claimedAt) {
+				t.Fatalf("first claim kept as %v, want %v", c.Job.FirstClaimedOn, claimedAt)
+			}
+			if tc.when == afterFirstClaim {
 				e.clock.Advance(time.Second)
 				optOut()
 			}
@@ -147,6 +171,9 @@ func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
 			}
 			if tc.want == store.NotificationSkipped && (!strings.Contains(j.LastError, "opted out of marketing email messages (sms-stop") || j.SentOn != nil) {
 				t.Fatalf("skipped with %q, sent on %v", j.LastError, j.SentOn)
+			}
+			if j.FirstClaimedOn == nil || !j.FirstClaimedOn.Equal(claimedAt) {
+				t.Fatalf("the takeover moved the first claim: %v, want %v", j.FirstClaimedOn, claimedAt)
 			}
 		})
 	}

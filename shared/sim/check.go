@@ -186,6 +186,12 @@ type checker struct {
 	sms      func() []acssim.Request
 	// prefErr: the preference setup failed (preferences.go).
 	prefErr error
+	// lateOptOut: the instant (UTC, the run's Clock) each number of the late set opted out
+	// in the middle of the run (LateOptOut; preferences.go).
+	lateOptOut map[string]time.Time
+	// lateCrashed: the sms deliveries whose first claim, at or after their number's late
+	// opt-out, died before its gate (LateOptOut): each must end Skipped, never sent.
+	lateCrashed map[string]bool
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -224,6 +230,7 @@ type job struct {
 	revision                                                 int64
 	recipient, unit                                          string
 	sentOn, next                                             *time.Time
+	firstClaimed                                             *time.Time // FirstClaimedOn
 }
 
 func ms(v int64) time.Time { return time.UnixMilli(v).UTC() }
@@ -265,7 +272,7 @@ func (c *checker) jobs(ctx context.Context) ([]job, error) {
 		return nil, err
 	}
 	rs, err := db.QueryContext(ctx, `SELECT DeliveryKey, EffectKey, SchedulerKey, Channel, Status, COALESCE(LastError,''), NextAttemptOn IS NOT NULL, Revision,
-		Recipient, BusinessUnitId, SentOn, NextAttemptOn
+		Recipient, BusinessUnitId, SentOn, NextAttemptOn, FirstClaimedOn
 		FROM NotificationJob ORDER BY Id`)
 	if err != nil {
 		return nil, err
@@ -274,10 +281,14 @@ func (c *checker) jobs(ctx context.Context) ([]job, error) {
 	var out []job
 	for rs.Next() {
 		var j job
-		var sentOn, next *int64
+		var sentOn, next, first *int64
 		if err := rs.Scan(&j.key, &j.effectKey, &j.schedulerKey, &j.channel, &j.status, &j.lastError, &j.nextAttempt, &j.revision,
-			&j.recipient, &j.unit, &sentOn, &next); err != nil {
+			&j.recipient, &j.unit, &sentOn, &next, &first); err != nil {
 			return nil, err
+		}
+		if first != nil {
+			t := ms(*first)
+			j.firstClaimed = &t
 		}
 		if sentOn != nil {
 			t := ms(*sentOn)

@@ -96,11 +96,20 @@ const (
 	// (destination and SessionID) wait behind it in the claim (issue 39 item 4, order per
 	// session); every row is still published by the end, each applied once.
 	PublishFail Kind = "publish-fail"
+	// LateOptOut: the numbers of the preference plan's late set (preferences.go) opt out of
+	// SMS in the middle of the run, each at the end of the first step that finds a delivery
+	// to it created and not yet claimed (Queued, AttemptCount 0: none, or only quiet-hours
+	// waits), so the opt-out falls between that delivery's creation and its first claim
+	// (issue 38). The delivery's first claim after the opt-out then dies before its gate
+	// (DispatchHooks.BeforeGate: the process is killed, as when another send of its batch
+	// crashed), so it is taken over in doubt, and SMS being idempotent, the takeover is a
+	// resend: never-to-opted-out holds it to the first-claim rule (Skipped, never sent).
+	LateOptOut Kind = "late-opt-out"
 )
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail, LateOptOut}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -234,7 +243,7 @@ func (d *driver) roll(k Kind, p float64) bool {
 func (d *driver) Faults() *app.Faults {
 	return &app.Faults{
 		Scheduler: &scheduler.Hooks{AfterClaim: d.afterClaim},
-		Dispatch:  &delivery.DispatchHooks{AfterSend: d.afterSend},
+		Dispatch:  &delivery.DispatchHooks{AfterSend: d.afterSend, BeforeGate: d.beforeGate},
 		Relay:     &delivery.RelayHooks{AfterPublish: d.afterPublish},
 		Publisher: func(p bus.Publisher) bus.Publisher { d.pub = p; return faultyPublisher{d: d} },
 		Attribute: &attribute.Hooks{AfterUpdate: d.afterAttributeUpdate},
@@ -322,6 +331,27 @@ func (d *driver) afterClaim(ctx context.Context, rows []automation.SchedulerRow)
 		d.competing = append(d.competing, rows...)
 	}
 	return nil
+}
+
+// beforeGate (LateOptOut): the first claim of an sms delivery to a number that opted out
+// in the middle of the run, taken at or after the opt-out, dies before its gate (once per
+// delivery); the checker then holds the delivery to Skipped, never sent.
+func (d *driver) beforeGate(_ context.Context, job store.NotificationJob, inDoubt bool) error {
+	if d.off || d.nested || !d.kinds[LateOptOut] || inDoubt || job.Channel != "sms" || job.AttemptCount != 1 || job.FirstClaimedOn == nil {
+		return nil
+	}
+	at, late := d.chk.lateOptOut[job.Recipient]
+	if !late || job.FirstClaimedOn.Before(at) || d.chk.lateCrashed[job.DeliveryKey] {
+		return nil
+	}
+	if d.chk.lateCrashed == nil {
+		d.chk.lateCrashed = map[string]bool{}
+	}
+	d.chk.lateCrashed[job.DeliveryKey] = true
+	d.counts["late-opt-out-crash"]++
+	d.crashed = true
+	d.kill()
+	return errCrash
 }
 
 func (d *driver) afterSend(context.Context, store.NotificationJob, error) error {
@@ -491,6 +521,9 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 		}
 	}
 	if err := d.eager(ctx); err != nil {
+		return false, err
+	}
+	if err := d.lateOptOuts(ctx); err != nil {
 		return false, err
 	}
 	restart := d.crashed

@@ -49,3 +49,52 @@ func TestPreferenceChecksCanFail(t *testing.T) {
 		t.Fatalf("a clean history: %v", r.vs)
 	}
 }
+
+// The late opt-out's check (LateOptOut, issue 38) can fail: a number that opted out at T in
+// the middle of the run may still be sent a delivery first claimed at or before T (an
+// attempt may have passed its gate before T), but a delivery first claimed after T must be
+// Skipped and never reach ACS; a Skipped delivery to it must name the opt-out.
+func TestLateOptOutCheckCanFail(t *testing.T) {
+	w := &Workload{Seed: 0, Units: []Unit{{ID: "bu-1", Zone: "Australia/Sydney"}},
+		Dates: []DateSetting{{Guid: "s", Unit: "bu-1", SourceType: "Membership", Channel: "sms"}},
+		Ops: []Op{{Kind: OpEvent, SourceType: "Membership", Unit: "bu-1", Email: "+61410000001"},
+			{Kind: OpEvent, SourceType: "Membership", Unit: "bu-1", Email: "+61410000002"}}}
+	const late = "+61410000002"
+	if p := w.prefPlan(); p.late[late] != "bu-1" || p.optedOut[late] != "" {
+		t.Fatalf("plan %+v", p)
+	}
+	day := time.Date(2026, 10, 3, 2, 0, 0, 0, time.UTC) // 12:00 in Sydney, outside quiet hours
+	before, after := day.Add(-time.Second), day.Add(time.Second)
+	newChecker := func(sent ...string) *checker {
+		return &checker{w: w, checked: map[string]int{}, lateOptOut: map[string]time.Time{late: day},
+			sms: func() []acssim.Request {
+				var rs []acssim.Request
+				for _, k := range sent {
+					rs = append(rs, acssim.Request{To: late, Tag: k, SentThisRequest: true})
+				}
+				return rs
+			}}
+	}
+	r := &report{c: newChecker("dk-after")}
+	r.c.checkPreferences(r, []job{
+		{key: "dk-after", channel: "sms", recipient: late, unit: "bu-1", status: "Sent", sentOn: &after, firstClaimed: &after},
+		{key: "dk-skip", channel: "sms", recipient: late, unit: "bu-1", status: "Skipped", lastError: "gone", firstClaimed: &before},
+	})
+	got := map[string]int{}
+	for _, v := range r.vs {
+		got[v.Invariant]++
+	}
+	if got[InvNeverOptedOut] != 3 {
+		t.Fatalf("violations %v", r.vs)
+	}
+	// Clean: first claimed before the opt-out and sent; at its instant or after, Skipped.
+	r = &report{c: newChecker("dk-before")}
+	r.c.checkPreferences(r, []job{
+		{key: "dk-before", channel: "sms", recipient: late, unit: "bu-1", status: "Sent", sentOn: &after, firstClaimed: &before},
+		{key: "dk-at", channel: "sms", recipient: late, unit: "bu-1", status: "Skipped", lastError: "the recipient opted out of marketing sms messages", firstClaimed: &day},
+		{key: "dk-later", channel: "sms", recipient: late, unit: "bu-1", status: "Skipped", lastError: "the recipient opted out of marketing sms messages", firstClaimed: &after},
+	})
+	if len(r.vs) != 0 {
+		t.Fatalf("a clean history: %v", r.vs)
+	}
+}

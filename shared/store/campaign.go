@@ -168,6 +168,11 @@ type CampaignCommand struct {
 	Version          int64
 	CreatedOn        time.Time
 	UpdatedOn        time.Time
+	// FirstClaimedOn is the instant (UTC, the claim's Now) of the command's first claim that
+	// may have led to a provider call, kept by every later claim (FirstClaim is the rule;
+	// migration 0071); nil before the first claim. An in-doubt claim of a gated
+	// (NOTIFICATION_*) command compares the recipient's opt-out with it (campaign.Worker.gate).
+	FirstClaimedOn *time.Time
 }
 
 // CommandClaimable is the claim rule every dialect applies (like NotificationClaimable): a

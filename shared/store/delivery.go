@@ -64,6 +64,35 @@ type NotificationJob struct {
 	CreatedOn                time.Time
 	UpdatedOn                time.Time
 	SentOn                   *time.Time
+	// FirstClaimedOn is the instant (UTC, the claimer's Clock: the claim's Now) of the job's
+	// first send claim that may have led to a send, kept by every later claim (FirstClaim
+	// is the rule; migration 0071). nil until the job is first claimed. An in-doubt claim on
+	// an idempotent channel compares the recipient's opt-out with it
+	// (delivery.Dispatcher.gateInDoubt, docs/channels.md#recipient-preferences).
+	FirstClaimedOn *time.Time
+}
+
+// FirstClaim is the FirstClaimedOn a claim at now writes on a row with attemptCount (before
+// the claim), first (FirstClaimedOn as stored) and created (CreatedOn); every dialect's
+// claim applies it (the notification claims in their UPDATE, the campaign claim in Go).
+//
+//   - attemptCount 0: no earlier claim counts (there was none, or each ended in a wait:
+//     quiet hours, a busy provider, which give their AttemptCount back and sent nothing),
+//     so this claim is the first: now.
+//   - otherwise the stored instant; a row claimed before migration 0071 has none, and
+//     created stands in for it, the earliest instant a first claim can have had (the
+//     in-doubt rule then is the one before 0071: an opt-out before creation).
+//
+// Set once per run of attempts: later claims, a lease takeover in doubt, a retry or a lookup
+// keep it, so it is never later than any claim that may have sent.
+func FirstClaim(attemptCount int, first *time.Time, created, now time.Time) time.Time {
+	switch {
+	case attemptCount == 0:
+		return now
+	case first != nil:
+		return *first
+	}
+	return created
 }
 
 // NotificationClaimParams claims the job with DeliveryKey for sending (the send claim), as

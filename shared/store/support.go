@@ -260,14 +260,22 @@ type SupportStore interface {
 	MetricsSamplePurge(ctx context.Context, before time.Time, limit int) (int, error)
 	// MetricsCountAdd adds each count to its persisted counter (MetricsCount: the minute,
 	// flow, business unit, label and outcome), at most MaxBatch in one transaction; a counter
-	// another instance already added to grows by N. Errors: a count without a flow or
-	// outcome, or with N < 1, changes nothing.
-	MetricsCountAdd(ctx context.Context, counts []MetricsCount) error
+	// another instance already added to grows by N. flushID is the flush's idempotency key
+	// (1..MaxMetricsCountFlushID printable ASCII characters, unique per flush: the caller
+	// retries a flush it saw fail with the same id and the same counts): the transaction
+	// also writes a ledger row of (the counts' earliest minute, flushID) (MetricsCountFlush,
+	// migration 0072), and a flush whose row is already there (its earlier commit succeeded
+	// though the caller saw an error) adds nothing and returns nil. Errors: a flushID out of
+	// bounds, a count without a flow or outcome, with N < 1 or a member wider than its
+	// column is automation.CodeInvalidInput, checked before anything reaches the database
+	// (certainly nothing written); any other error may follow a commit that succeeded.
+	MetricsCountAdd(ctx context.Context, flushID string, counts []MetricsCount) error
 	// MetricsCountSeries returns one flow's counts per minute and outcome in [Since, Until)
 	// (at most MaxThroughputWindow apart) for the scope's business units, in time order.
 	MetricsCountSeries(ctx context.Context, p MetricsCountParams) ([]MetricsCountBucket, error)
 	// MetricsCountPurge deletes up to limit (1..MaxBatch) counters of minutes before an
-	// instant and returns how many it deleted.
+	// instant and returns how many it deleted; it also deletes up to limit flush ledger rows
+	// of those minutes (not counted).
 	MetricsCountPurge(ctx context.Context, before time.Time, limit int) (int, error)
 	// SourceStaleEventGet returns the latest ignored event of a source, or ErrNotFound.
 	// SourceSnapshotApply records it when it returns SnapshotStale.
@@ -328,6 +336,10 @@ const (
 	MaxMetricsCountLabel   = 200
 	MaxMetricsCountOutcome = 32
 )
+
+// MaxMetricsCountFlushID bounds a flush's idempotency key (MetricsCountAdd's flushID; the
+// FlushId column of MetricsCountFlush, nvarchar(64) on SQL Server, migration 0072).
+const MaxMetricsCountFlushID = 64
 
 // FlowIngest is the MetricsCount flow of the event gateway's ingest results: Label is the
 // event type, Outcome the result's status (accepted, duplicate, rejected).

@@ -2,6 +2,7 @@ package support
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"sync"
 	"time"
@@ -35,9 +36,14 @@ const (
 //
 // Each run also persists the counts of its Counters (the gateway's ingest counts): it drains
 // them, stamped with the run's minute, and adds them to MetricsCount (store.MetricsCountAdd,
-// batches of store.MaxBatch); counts a failed add did not write go back to their source, so
-// the next run adds them (nothing lost, nothing added twice). The purge also deletes counters
-// older than Retention.
+// batches of store.MaxBatch, each a flush with its own random id, the flush's idempotency
+// key). A batch whose add failed in the database may still have committed (an ambiguous
+// commit: the connection dropped after COMMIT reached the server), so it is kept as it is,
+// with its id, and the next run sends it again first: the store's flush ledger absorbs it
+// when its commit had succeeded (nothing lost, nothing added twice). While a kept batch
+// still fails, no new counts are drained (they wait in their bounded source), so at most one
+// kept batch per source is held. A batch the store refused as invalid (nothing reached the
+// database) and the batches after a failed one (never sent) go back to their source. The purge also deletes counters (and flush ledger rows) older than Retention.
 //
 // State: idle → (Every elapsed since the last run) sampling → flushing counts → purging → idle.
 type Sampler struct {
@@ -49,6 +55,15 @@ type Sampler struct {
 
 	mu      sync.Mutex
 	lastRun time.Time
+	// unsettled: batches whose add failed, kept with their flush id to be sent again as they
+	// were (at most one per Counters entry).
+	unsettled []flush
+}
+
+// flush is one batch of counts and its idempotency key (store.MetricsCountAdd's flushID).
+type flush struct {
+	id     string
+	counts []store.MetricsCount
 }
 
 // CountSource is an in-memory counter a Sampler persists (gateway.Metrics): DrainCounts
@@ -81,11 +96,22 @@ func (p *Sampler) FlushCounts(ctx context.Context) (int, error) {
 	return p.flushCounts(ctx, utc(p.Service.clock.Now()))
 }
 
-// flushCounts persists each source's drained counts; on an error the counts of that source
-// not written go back to it, and the other sources are still flushed (one source's refused
-// batch must not hold back the others' counts: the errors are joined).
+// flushCounts first sends the unsettled batches again, each with its flush id (a retry the
+// store absorbs if its earlier commit had succeeded); while one still fails, nothing new is
+// drained. Then it persists each source's drained counts, a new flush id per batch; on an
+// error the failed batch is kept unsettled, the source's later batches (never sent) go back
+// to it, and the other sources are still flushed (one source's refused batch must not hold
+// back the others' counts: the errors are joined).
 func (p *Sampler) flushCounts(ctx context.Context, now time.Time) (int, error) {
 	written := 0
+	for len(p.unsettled) > 0 {
+		f := p.unsettled[0]
+		if err := p.Service.store.MetricsCountAdd(ctx, f.id, f.counts); err != nil {
+			return written, err
+		}
+		written += len(f.counts)
+		p.unsettled = p.unsettled[1:]
+	}
 	var errs []error
 	for _, src := range p.Counters {
 		if src == nil {
@@ -94,8 +120,16 @@ func (p *Sampler) flushCounts(ctx context.Context, now time.Time) (int, error) {
 		cs := src.DrainCounts(now)
 		for i := 0; i < len(cs); i += store.MaxBatch {
 			batch := cs[i:min(i+store.MaxBatch, len(cs))]
-			if err := p.Service.store.MetricsCountAdd(ctx, batch); err != nil {
-				src.RestoreCounts(cs[i:])
+			id := rand.Text()
+			if err := p.Service.store.MetricsCountAdd(ctx, id, batch); err != nil {
+				if automation.IsInvalid(err) {
+					// Refused before the database: certainly not written, so the batch goes
+					// back to its source with the rest.
+					src.RestoreCounts(cs[i:])
+				} else {
+					p.unsettled = append(p.unsettled, flush{id: id, counts: batch})
+					src.RestoreCounts(cs[i+len(batch):])
+				}
 				errs = append(errs, err)
 				break
 			}

@@ -2,6 +2,7 @@ package support_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +187,67 @@ func TestSamplerOneRefusedSourceDoesNotHoldBackTheOthers(t *testing.T) {
 	}
 	if tp, err := e.svc.ReportThroughput(ctx, automation.AllBusinessUnits(), "", 1); err != nil || tp.Sent != 1 || rep.Len() != 0 {
 		t.Errorf("report runs persisted: %d %v, pending %d; want 1 persisted, none pending", tp.Sent, err, rep.Len())
+	}
+}
+
+// ambiguousStore commits a MetricsCountAdd and then answers an error, once: the connection
+// dropped after COMMIT reached the server, so the caller cannot tell the flush was written.
+type ambiguousStore struct {
+	store.Store
+	drop int // answers still to drop
+}
+
+func (a *ambiguousStore) MetricsCountAdd(ctx context.Context, flushID string, counts []store.MetricsCount) error {
+	if err := a.Store.MetricsCountAdd(ctx, flushID, counts); err != nil {
+		return err
+	}
+	if a.drop > 0 {
+		a.drop--
+		return errors.New("read tcp 127.0.0.1:1433: connection reset by peer (after COMMIT)")
+	}
+	return nil
+}
+
+// TestSamplerAmbiguousCommitAddsOnce (issue 38 item 5): a flush whose commit succeeded but
+// whose answer was lost fails the run; the next run sends the same batch with the same flush
+// id, which the store's flush ledger absorbs. Each count is persisted once, not twice (before
+// the flush id, the failed batch went back to its source and was added again).
+func TestSamplerAmbiguousCommitAddsOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	amb := &ambiguousStore{Store: e.st, drop: 1}
+	svc, err := support.New(amb, e.tr, e.clock, support.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := metricscount.New(metricscount.FlowReport)
+	rep.Add("bu-a", "DAILY", metricscount.OutcomeDelivered, 3)
+	s := &support.Sampler{Service: svc, Counters: []support.CountSource{rep}}
+	e.clock.Set(t0.Add(20 * time.Second))
+	if _, err := s.FlushCounts(ctx); err == nil {
+		t.Fatal("the lost answer: no error")
+	}
+	// Counted meanwhile: drained by the next flush, after the kept batch.
+	rep.Add("bu-a", "DAILY", metricscount.OutcomeDelivered, 1)
+	if _, err := s.FlushCounts(ctx); err != nil {
+		t.Fatalf("the retry: %v", err)
+	}
+	if tp, err := e.svc.ReportThroughput(ctx, automation.AllBusinessUnits(), "", 1); err != nil || tp.Sent != 4 || rep.Len() != 0 {
+		t.Fatalf("report runs persisted: %d %v, pending %d; want 4 (3 once, then 1), none pending", tp.Sent, err, rep.Len())
+	}
+	// Another lost answer while a batch is kept: the run fails before draining anything new.
+	amb.drop = 1
+	rep.Add("bu-a", "DAILY", metricscount.OutcomeFailed, 2)
+	if _, err := s.FlushCounts(ctx); err == nil {
+		t.Fatal("the second lost answer: no error")
+	}
+	amb.drop = 0
+	rep.Add("bu-a", "DAILY", metricscount.OutcomeFailed, 5)
+	if _, err := s.FlushCounts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tp, err := e.svc.ReportThroughput(ctx, automation.AllBusinessUnits(), "", 1); err != nil || tp.Sent != 4 || tp.Failed != 7 {
+		t.Fatalf("after the second lost answer: %+v %v; want 4 delivered, 7 failed", tp, err)
 	}
 }

@@ -35,6 +35,7 @@ var lockingBatches = map[string]string{
 	"ConsoleSessionPurge":       "bounded", // ended lifetimes, by the ExpiresOn index
 	"MetricsSamplePurge":        "bounded",
 	"MetricsCountPurge":         "bounded", // DELETE TOP by the clustered key's leading MinuteOn; no other index
+	"MetricsCountFlushPurge":    "bounded", // DELETE TOP by the clustered key's leading MinuteOn; no other index
 	"ReportOwnershipReleaseAll": "bounded", // sets Status/Version/UpdatedOn, in no index key
 	"SupportSchedulerListHeld":  "bounded", // UPDLOCK read of held rows (a release batch)
 }

@@ -45,7 +45,7 @@ func (s *Store) scanCommand(r rowScanner) (store.CampaignCommand, error) {
 	err := r.Scan(&c.ID, &c.CommandID, &c.EffectKey, &c.ExecutionID, &c.BusinessUnitID, &c.CampaignID, &c.RecipientID, &c.RunID, &c.ActionIndex,
 		&c.ActionKey, &c.ActionType, &c.Provider, &c.LocalDate, ns(&c.ParamsJSON), &st, s.nt(&c.LeaseExpiresOn), &c.AttemptCount,
 		&c.RetryCount, s.nt(&c.NextAttemptOn), ns(&c.ProviderRef), ns(&c.ResultJSON), ns(&c.LastError), ns(&c.ResolvedBy),
-		ns(&c.ResolutionReason), &c.Revision, &c.Version, s.t(&c.CreatedOn), s.t(&c.UpdatedOn))
+		ns(&c.ResolutionReason), &c.Revision, &c.Version, s.t(&c.CreatedOn), s.t(&c.UpdatedOn), s.nt(&c.FirstClaimedOn))
 	c.Status = store.CommandStatus(st)
 	return c, err
 }
@@ -288,7 +288,8 @@ func (s *Store) writeCommand(ctx context.Context, tx *sql.Tx, cur, next store.Ca
 		sql.Named("LeaseExpiresOn", s.ntm(next.LeaseExpiresOn)), sql.Named("AttemptCount", next.AttemptCount), sql.Named("RetryCount", next.RetryCount),
 		sql.Named("NextAttemptOn", s.ntm(next.NextAttemptOn)), sql.Named("ProviderRef", nstr(next.ProviderRef)), sql.Named("ResultJson", nstr(next.ResultJSON)),
 		sql.Named("LastError", nstr(next.LastError)), sql.Named("ResolvedBy", nstr(next.ResolvedBy)), sql.Named("ResolutionReason", nstr(next.ResolutionReason)),
-		sql.Named("Revision", next.Revision), sql.Named("Now", s.tm(now)), sql.Named("Id", cur.ID), sql.Named("Version", cur.Version)); err != nil {
+		sql.Named("Revision", next.Revision), sql.Named("FirstClaimedOn", s.ntm(next.FirstClaimedOn)),
+		sql.Named("Now", s.tm(now)), sql.Named("Id", cur.ID), sql.Named("Version", cur.Version)); err != nil {
 		return store.CampaignCommand{}, err
 	}
 	got, err := s.commandOne(ctx, tx, "CampaignCommandGet", cur.CommandID)
@@ -344,6 +345,8 @@ func (s *Store) claimCommand(ctx context.Context, tx *sql.Tx, id string, now tim
 	next.Status = store.CommandRunning
 	until := ms(now.Add(lease))
 	next.LeaseExpiresOn = &until
+	first := ms(store.FirstClaim(cur.AttemptCount, cur.FirstClaimedOn, cur.CreatedOn, now))
+	next.FirstClaimedOn = &first
 	next.AttemptCount++
 	if next.ParamsJSON == "" {
 		next.ParamsJSON = freeze

@@ -24,7 +24,7 @@ func (s *Store) scanNotification(r rowScanner) (store.NotificationJob, error) {
 		&j.Template, &j.PayloadJSON, &j.LocalDate, &st, s.nt(&j.ProcessingLeaseExpiresOn), &j.AttemptCount, &j.RetryCount,
 		s.nt(&j.NextAttemptOn), &j.IsOnSupportHold, ns(&j.ProviderReference), ns(&j.LastError), &tv, &j.Revision,
 		ns(&j.ResolvedBy), ns(&j.ResolutionReason), s.nt(&j.ResolvedOn),
-		&j.Version, s.t(&j.CreatedOn), s.t(&j.UpdatedOn), s.nt(&j.SentOn))
+		&j.Version, s.t(&j.CreatedOn), s.t(&j.UpdatedOn), s.nt(&j.SentOn), s.nt(&j.FirstClaimedOn))
 	j.Status = store.NotificationStatus(st)
 	j.TemplateVersion = tv.Int64
 	return j, err
@@ -205,14 +205,15 @@ type claimedCols struct {
 	leaseExpiresOn        *time.Time
 	attemptCount          int
 	updatedOn             time.Time
+	firstClaimedOn        *time.Time
 }
 
 // scanClaimed scans one row of NotificationClaimMany (Id, Status, ProcessingLeaseExpiresOn,
-// AttemptCount, Revision, Version, UpdatedOn, in that order in both dialects).
+// AttemptCount, Revision, Version, UpdatedOn, FirstClaimedOn, in that order in both dialects).
 func (s *Store) scanClaimed(r rowScanner) (claimedCols, error) {
 	var c claimedCols
 	var st string
-	err := r.Scan(&c.id, &st, s.nt(&c.leaseExpiresOn), &c.attemptCount, &c.revision, &c.version, s.t(&c.updatedOn))
+	err := r.Scan(&c.id, &st, s.nt(&c.leaseExpiresOn), &c.attemptCount, &c.revision, &c.version, s.t(&c.updatedOn), s.nt(&c.firstClaimedOn))
 	c.status = store.NotificationStatus(st)
 	return c, err
 }
@@ -220,7 +221,7 @@ func (s *Store) scanClaimed(r rowScanner) (claimedCols, error) {
 // patch returns read, the job as read before the claim, with the columns the claim set.
 func (c claimedCols) patch(read store.NotificationJob) store.NotificationJob {
 	read.Status, read.ProcessingLeaseExpiresOn, read.AttemptCount = c.status, c.leaseExpiresOn, c.attemptCount
-	read.Revision, read.Version, read.UpdatedOn = c.revision, c.version, c.updatedOn
+	read.Revision, read.Version, read.UpdatedOn, read.FirstClaimedOn = c.revision, c.version, c.updatedOn, c.firstClaimedOn
 	return read
 }
 

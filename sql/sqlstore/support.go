@@ -520,13 +520,16 @@ func (s *Store) MetricsSamplePurge(ctx context.Context, before time.Time, limit 
 }
 
 // MetricsCountAdd implements store.SupportStore: one upsert per count in one transaction.
-func (s *Store) MetricsCountAdd(ctx context.Context, counts []store.MetricsCount) error {
+func (s *Store) MetricsCountAdd(ctx context.Context, flushID string, counts []store.MetricsCount) error {
 	if len(counts) > store.MaxBatch {
-		return fmt.Errorf("MetricsCountAdd: %d counts, at most %d", len(counts), store.MaxBatch)
+		return automation.Invalid("counts", "MetricsCountAdd: %d counts, at most %d", len(counts), store.MaxBatch)
+	}
+	if flushID == "" || len(flushID) > store.MaxMetricsCountFlushID || strings.IndexFunc(flushID, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
+		return automation.Invalid("flushId", "MetricsCountAdd: flushID %q must be 1..%d printable ASCII characters", flushID, store.MaxMetricsCountFlushID)
 	}
 	for i, c := range counts {
 		if c.Flow == "" || c.Outcome == "" || c.N < 1 {
-			return fmt.Errorf("MetricsCountAdd: counts[%d] needs a flow, an outcome and N >= 1 (flow %q, outcome %q, N %d)", i, c.Flow, c.Outcome, c.N)
+			return automation.Invalid(fmt.Sprintf("counts[%d]", i), "MetricsCountAdd: counts[%d] needs a flow, an outcome and N >= 1 (flow %q, outcome %q, N %d)", i, c.Flow, c.Outcome, c.N)
 		}
 		for _, m := range []struct {
 			name, v string
@@ -534,14 +537,29 @@ func (s *Store) MetricsCountAdd(ctx context.Context, counts []store.MetricsCount
 		}{{"flow", c.Flow, store.MaxMetricsCountFlow}, {"businessUnitId", c.BusinessUnitID, store.MaxMetricsCountUnit},
 			{"label", c.Label, store.MaxMetricsCountLabel}, {"outcome", c.Outcome, store.MaxMetricsCountOutcome}} {
 			if n := len(utf16.Encode([]rune(m.v))); n > m.max {
-				return fmt.Errorf("MetricsCountAdd: counts[%d].%s is %d UTF-16 code units, at most %d (the column's width)", i, m.name, n, m.max)
+				return automation.Invalid(fmt.Sprintf("counts[%d].%s", i, m.name), "MetricsCountAdd: counts[%d].%s is %d UTF-16 code units, at most %d (the column's width)", i, m.name, n, m.max)
 			}
 		}
 	}
 	if len(counts) == 0 {
 		return nil
 	}
+	minute := counts[0].MinuteOn
+	for _, c := range counts[1:] {
+		if c.MinuteOn.Before(minute) {
+			minute = c.MinuteOn
+		}
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
+		// The ledger row first: a flush already applied (retried after an ambiguous commit)
+		// affects no row and adds nothing.
+		res, err := s.exec(ctx, tx, "MetricsCountFlushInsert", sql.Named("MinuteOn", s.tm(minute.UTC().Truncate(time.Minute))), sql.Named("FlushId", flushID))
+		if err != nil {
+			return fmt.Errorf("%s MetricsCountFlushInsert: %w", s.d.Name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
 		for _, c := range counts {
 			if _, err := s.exec(ctx, tx, "MetricsCountAdd", sql.Named("MinuteOn", s.tm(c.MinuteOn.UTC().Truncate(time.Minute))),
 				sql.Named("Flow", c.Flow), sql.Named("BusinessUnitId", c.BusinessUnitID), sql.Named("Label", c.Label),
@@ -573,5 +591,12 @@ func (s *Store) MetricsCountPurge(ctx context.Context, before time.Time, limit i
 		return 0, fmt.Errorf("%s MetricsCountPurge: %w", s.d.Name, err)
 	}
 	n, err := res.RowsAffected()
-	return int(n), err
+	if err != nil {
+		return 0, err
+	}
+	// The flush ledger of the same minutes (a flush is never retried after the retention).
+	if _, err := s.exec(ctx, nil, "MetricsCountFlushPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit)); err != nil {
+		return int(n), fmt.Errorf("%s MetricsCountFlushPurge: %w", s.d.Name, err)
+	}
+	return int(n), nil
 }

@@ -38,7 +38,7 @@ func TestOverviewTriggersReportsAndChannels(t *testing.T) {
 	if res, err := e.rt.MetricsSampler.RunOnce(ctx); err != nil || res.Counts < 1 {
 		t.Fatalf("sampler: %+v %v", res, err)
 	}
-	if err := e.rt.Store.MetricsCountAdd(ctx, []store.MetricsCount{
+	if err := e.rt.Store.MetricsCountAdd(ctx, "report-runs", []store.MetricsCount{
 		{MinuteOn: now.Add(-5 * time.Minute), Flow: metricscount.FlowReport, BusinessUnitID: "bu-syd", Label: "activity", Outcome: metricscount.OutcomeDelivered, N: 1},
 		{MinuteOn: now.Add(-4 * time.Minute), Flow: metricscount.FlowReport, BusinessUnitID: "bu-syd", Label: "activity", Outcome: metricscount.OutcomeSkipped, N: 3},
 	}); err != nil {

@@ -940,3 +940,63 @@ func testCampaignAudit(t *testing.T, open Opener) {
 		t.Fatalf("another unit's audit: %+v", l)
 	}
 }
+
+// testCampaignFirstClaimKept: the command claim keeps the command's first claim in
+// FirstClaimedOn as store.FirstClaim says (issue 38, migration 0071), by id and in the due
+// sweep: the first claim's Now; kept by a takeover in doubt and a retry; moved to a later
+// claim's Now only when every earlier claim ended in a wait (AttemptCount back to 0).
+func testCampaignFirstClaimKept(t *testing.T, open Opener) {
+	s, id := freshStarted(t, open)
+	ctx := context.Background()
+	want := func(what string, c store.CampaignCommand, at time.Time) {
+		t.Helper()
+		if c.FirstClaimedOn == nil || !c.FirstClaimedOn.Equal(at) {
+			t.Fatalf("%s: FirstClaimedOn %v, want %v (%+v)", what, c.FirstClaimedOn, at, c)
+		}
+		stored, err := s.CampaignCommandGet(ctx, id)
+		if err != nil || stored.FirstClaimedOn == nil || !stored.FirstClaimedOn.Equal(at) {
+			t.Fatalf("%s: stored FirstClaimedOn %v, want %v (%v)", what, stored.FirstClaimedOn, at, err)
+		}
+	}
+	if c, _ := s.CampaignCommandGet(ctx, id); c.FirstClaimedOn != nil {
+		t.Fatalf("a command never claimed has FirstClaimedOn %v", c.FirstClaimedOn)
+	}
+	finish := func(r store.CampaignClaimResult, p store.CampaignFinishParams) {
+		t.Helper()
+		p.CommandID, p.Token = id, r.Command.Version
+		if _, err := s.CampaignFinish(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimAt := func(now time.Time) store.CampaignClaimResult {
+		t.Helper()
+		r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: now, Lease: time.Minute, FreezeParams: `{}`})
+		if err != nil || !r.Claimed {
+			t.Fatal(r, err)
+		}
+		return r
+	}
+	// A claim that ends in a wait counts for nothing.
+	r := claimAt(T0)
+	want("claim before the wait", r.Command, T0)
+	until := T0.Add(8 * time.Hour)
+	finish(r, store.CampaignFinishParams{Status: store.CommandQueued, NextAttemptOn: &until, Wait: true, Now: T0, Error: "quiet hours"})
+	t1 := until.Add(time.Second)
+	r = claimAt(t1)
+	if r.Command.AttemptCount != 1 {
+		t.Fatalf("claim after the wait: %+v", r.Command)
+	}
+	want("claim after a wait", r.Command, t1)
+	r = claimAt(t1.Add(time.Minute))
+	if !r.InDoubt {
+		t.Fatalf("takeover: %+v", r)
+	}
+	want("takeover in doubt", r.Command, t1)
+	retry := t1.Add(5 * time.Minute)
+	finish(r, store.CampaignFinishParams{Status: store.CommandUnknown, NextAttemptOn: &retry, CountRetry: true, Now: t1.Add(time.Minute), Error: "timeout"})
+	due, err := s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: retry, Lease: time.Minute, Limit: 10})
+	if err != nil || len(due) != 1 || !due[0].InDoubt {
+		t.Fatalf("due = %+v, %v", due, err)
+	}
+	want("retry claimed by the sweep", due[0].Command, t1)
+}

@@ -1270,3 +1270,89 @@ func testThroughput(t *testing.T, open Opener) {
 		t.Fatal("a window over MaxThroughputWindow accepted")
 	}
 }
+
+// testFirstClaimKept: every send claim (NotificationClaim, NotificationClaimMany) keeps the
+// job's first claim in FirstClaimedOn as store.FirstClaim says (issue 38, migration 0071):
+// the first claim's Now; kept by a lease takeover in doubt, a retry and a lookup; moved to a
+// later claim's Now only when every earlier claim ended in a wait (AttemptCount back to 0,
+// nothing sent). The in-doubt gate of an idempotent channel compares the opt-out with it.
+func testFirstClaimKept(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	queueJobs(t, s, 1, req("dk-1", "bu-1"), req("dk-2", "bu-1"), req("dk-3", "bu-1"), req("dk-4", "bu-1"))
+	want := func(what string, j store.NotificationJob, at time.Time) {
+		t.Helper()
+		if j.FirstClaimedOn == nil || !j.FirstClaimedOn.Equal(at) {
+			t.Fatalf("%s: FirstClaimedOn %v, want %v (%+v)", what, j.FirstClaimedOn, at, j)
+		}
+		if got := store.FirstClaim(0, nil, j.CreatedOn, at); !got.Equal(at) {
+			t.Fatalf("FirstClaim of a first claim: %v", got)
+		}
+		stored, err := s.NotificationGetByKey(ctx, j.DeliveryKey)
+		if err != nil || stored.FirstClaimedOn == nil || !stored.FirstClaimedOn.Equal(at) {
+			t.Fatalf("%s: stored FirstClaimedOn %v, want %v (%v)", what, stored.FirstClaimedOn, at, err)
+		}
+	}
+	if j, _ := s.NotificationGetByKey(ctx, "dk-1"); j.FirstClaimedOn != nil {
+		t.Fatalf("a job never claimed has FirstClaimedOn %v", j.FirstClaimedOn)
+	}
+	claimMany := func(now time.Time, keys ...string) []store.NotificationClaimResult {
+		t.Helper()
+		rs, err := s.NotificationClaimMany(ctx, store.NotificationClaimManyParams{DeliveryKeys: keys, Now: now, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	finish := func(c store.NotificationClaimResult, p store.NotificationFinishParams) {
+		t.Helper()
+		p.ID, p.Token = c.Job.ID, c.Job.Version
+		if err := s.NotificationFinish(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t1 := T0.Add(time.Second)
+	// One by one: the first claim, a takeover in doubt, a retry, a lookup.
+	c := claimKey(t, s, "dk-1", t1)
+	want("first claim", c.Job, t1)
+	c = claimKey(t, s, "dk-1", t1.Add(time.Minute))
+	if !c.InDoubt {
+		t.Fatalf("takeover: %+v", c)
+	}
+	want("takeover in doubt", c.Job, t1)
+	retry := t1.Add(5 * time.Minute)
+	finish(c, store.NotificationFinishParams{Status: store.NotificationQueued, NextAttemptOn: &retry, Now: t1.Add(time.Minute), Error: "451"})
+	c = claimKey(t, s, "dk-1", retry)
+	want("retry", c.Job, t1)
+	look := retry.Add(time.Hour)
+	finish(c, store.NotificationFinishParams{Status: store.NotificationUnknown, NextAttemptOn: &look, Now: retry})
+	c = claimKey(t, s, "dk-1", look)
+	want("lookup", c.Job, t1)
+	// A claim that ended in a wait (quiet hours) counts for nothing: the next claim is the
+	// first that may send.
+	c = claimKey(t, s, "dk-2", t1)
+	want("claim before the wait", c.Job, t1)
+	until := t1.Add(8 * time.Hour)
+	finish(c, store.NotificationFinishParams{Status: store.NotificationQueued, NextAttemptOn: &until, Wait: true, Now: t1, Error: "quiet hours"})
+	c = claimKey(t, s, "dk-2", until)
+	if c.Job.AttemptCount != 1 {
+		t.Fatalf("claim after the wait: %+v", c.Job)
+	}
+	want("claim after a wait", c.Job, until)
+	c = claimKey(t, s, "dk-2", until.Add(time.Minute))
+	want("takeover after a wait", c.Job, until)
+	// The batch claim: the same rule, in the row it returns and in the stored row.
+	rs := claimMany(t1, "dk-3", "dk-4")
+	want("batch first claim", rs[0].Job, t1)
+	want("batch first claim", rs[1].Job, t1)
+	finish(rs[1], store.NotificationFinishParams{Status: store.NotificationQueued, NextAttemptOn: &until, Wait: true, Now: t1, Error: "quiet hours"})
+	rs = claimMany(until, "dk-3", "dk-4")
+	if !rs[0].Claimed || !rs[0].InDoubt || !rs[1].Claimed || rs[1].InDoubt {
+		t.Fatalf("batch takeover and claim after a wait: %+v", rs)
+	}
+	want("batch takeover in doubt", rs[0].Job, t1)
+	want("batch claim after a wait", rs[1].Job, until)
+	if got := store.FirstClaim(2, nil, T0, until); !got.Equal(T0) {
+		t.Fatalf("FirstClaim of a row claimed before the column existed: %v, want its CreatedOn", got)
+	}
+}

@@ -85,6 +85,7 @@ var deliveryCases = []suiteCase{
 	{"FinishManyMixedItemsAcrossChunks", testFinishManyMixed},
 	{"BatchFactsInOneEnvelope", testBatchFactsEnvelope},
 	{"ClaimManyReturnsTheStoredJobAndFinishManyItsFacts", testClaimManyWholeJob},
+	{"SendClaimsKeepTheFirstClaim", testFirstClaimKept},
 }
 
 // reportCases are the cases of report (their checks are in report.go).
@@ -174,6 +175,7 @@ var campaignCases = []suiteCase{
 	{"CampaignSaveIfMatchAndTriggers", testCampaignSave},
 	{"CampaignStartOnce", testCampaignStartOnce},
 	{"CampaignClaimExclusiveAndFreezes", testCampaignClaim},
+	{"CampaignClaimKeepsTheFirstClaim", testCampaignFirstClaimKept},
 	{"CampaignFinishGuardedWithHook", testCampaignFinish},
 	{"CampaignAdvanceOnce", testCampaignAdvance},
 	{"CampaignAdvanceManyInOrderAllOrNothing", testCampaignAdvanceMany},

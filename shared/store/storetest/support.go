@@ -898,27 +898,38 @@ func testMetricsCounts(t *testing.T, open Opener) {
 	c := func(m int, bu, label, outcome string, n int64) store.MetricsCount {
 		return store.MetricsCount{MinuteOn: at(m), Flow: store.FlowIngest, BusinessUnitID: bu, Label: label, Outcome: outcome, N: n}
 	}
-	if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 2), c(0, "bu-b", "order.paid", "accepted", 5),
+	if err := s.MetricsCountAdd(ctx, "flush-1", []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 2), c(0, "bu-b", "order.paid", "accepted", 5),
 		c(0, "", "", "rejected", 1), c(1, "bu-a", "order.paid", "duplicate", 1),
 		{MinuteOn: at(1), Flow: "other", BusinessUnitID: "bu-a", Outcome: "accepted", N: 9}}); err != nil {
 		t.Fatal(err)
 	}
 	// Another instance (or the next flush of this one) adds to the same minute and key; the
 	// instant is truncated to its minute.
-	if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 3)}); err != nil {
+	if err := s.MetricsCountAdd(ctx, "flush-2", []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 3)}); err != nil {
 		t.Fatal(err)
+	}
+	// A flush retried with its id (its commit succeeded, its caller saw an error) adds
+	// nothing: the flush ledger holds its id.
+	if err := s.MetricsCountAdd(ctx, "flush-2", []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 3)}); err != nil {
+		t.Fatalf("a retried flush: %v", err)
+	}
+	// A flush id out of bounds is refused, nothing written.
+	for _, bad := range []string{"", strings.Repeat("f", store.MaxMetricsCountFlushID+1), "flush 3", "flush-é"} {
+		if err := s.MetricsCountAdd(ctx, bad, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 100)}); err == nil {
+			t.Fatalf("flush id %q: no error", bad)
+		}
 	}
 	// Bad counts: refused, nothing of the batch written.
 	// A member wider than its column (SQL Server's nvarchar, counted in UTF-16 code units) is
 	// refused in every dialect, not only where the column would truncate it.
-	if err := s.MetricsCountAdd(ctx, []store.MetricsCount{{MinuteOn: at(1), Flow: "other", BusinessUnitID: strings.Repeat("u", store.MaxMetricsCountUnit),
+	if err := s.MetricsCountAdd(ctx, strings.Repeat("f", store.MaxMetricsCountFlushID), []store.MetricsCount{{MinuteOn: at(1), Flow: "other", BusinessUnitID: strings.Repeat("u", store.MaxMetricsCountUnit),
 		Label: strings.Repeat("é", store.MaxMetricsCountLabel), Outcome: "accepted", N: 1}}); err != nil {
 		t.Fatalf("MetricsCountAdd at the columns' widths: %v", err)
 	}
 	for _, bad := range []store.MetricsCount{c(0, "bu-a", "x", "accepted", 0), c(0, "bu-a", "x", "", 1), {MinuteOn: at(0), Outcome: "accepted", N: 1},
 		c(0, "bu-a", strings.Repeat("é", store.MaxMetricsCountLabel+1), "accepted", 1), c(0, "bu-a", strings.Repeat("😀", store.MaxMetricsCountLabel/2+1), "accepted", 1),
 		c(0, strings.Repeat("u", store.MaxMetricsCountUnit+1), "x", "accepted", 1)} {
-		if err := s.MetricsCountAdd(ctx, []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 100), bad}); err == nil {
+		if err := s.MetricsCountAdd(ctx, "flush-bad", []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 100), bad}); err == nil {
 			t.Fatalf("MetricsCountAdd(%+v): no error", bad)
 		}
 	}
@@ -960,4 +971,16 @@ func testMetricsCounts(t *testing.T, open Opener) {
 		t.Fatalf("purge the rest of minute 0: %d, %v", n, err)
 	}
 	eq(series(automation.AllBusinessUnits(), at(0), at(2)), []store.MetricsCountBucket{{Minute: at(1), Outcome: "duplicate", Count: 1}})
+	// The purge took minute 0's flush ledger too: its ids are free again (they are random in
+	// the sampler; a flush is never retried after the retention).
+	if err := s.MetricsCountAdd(ctx, "flush-2", []store.MetricsCount{c(0, "bu-a", "order.paid", "accepted", 4)}); err != nil {
+		t.Fatal(err)
+	}
+	eq(series(automation.BusinessUnits("bu-a"), at(0), at(1)), []store.MetricsCountBucket{{Minute: at(0), Outcome: "accepted", Count: 4}})
+	// Minute 1's ledger is kept: its flush (the one at the columns' widths) still absorbs a
+	// retry.
+	if err := s.MetricsCountAdd(ctx, strings.Repeat("f", store.MaxMetricsCountFlushID), []store.MetricsCount{c(1, "bu-a", "order.paid", "duplicate", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	eq(series(automation.AllBusinessUnits(), at(1), at(2)), []store.MetricsCountBucket{{Minute: at(1), Outcome: "duplicate", Count: 1}})
 }

@@ -84,16 +84,16 @@ WHERE NOT EXISTS (SELECT 1 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FOR
                   WHERE ExecutionId = @ExecutionId AND ActionIndex = @ActionIndex);
 
 -- name: CampaignCommandGet :one
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM dbo.CampaignCommand WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandGetForUpdate :one
 -- The read of a read-decide-write transaction (UPDLOCK + HOLDLOCK keep the row locked).
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM dbo.CampaignCommand WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandsOf :many
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM dbo.CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
 
 -- name: CampaignCommandUpdate :exec
@@ -101,7 +101,7 @@ FROM dbo.CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
 UPDATE dbo.CampaignCommand SET ParamsJson = @ParamsJson, Status = @Status, LeaseExpiresOn = @LeaseExpiresOn,
     AttemptCount = @AttemptCount, RetryCount = @RetryCount, NextAttemptOn = @NextAttemptOn, ProviderRef = @ProviderRef,
     ResultJson = @ResultJson, LastError = @LastError, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionReason,
-    Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+    Revision = @Revision, Version = Version + 1, UpdatedOn = @Now, FirstClaimedOn = @FirstClaimedOn
 WHERE Id = @Id AND Version = @Version;
 
 -- name: CampaignCommandListDue :many
@@ -115,7 +115,7 @@ WHERE (Status IN ('QUEUED', 'UNKNOWN', 'WAITING_BUDGET') AND NextAttemptOn IS NO
 ORDER BY Id;
 
 -- name: CampaignListUnknown :many
-SELECT TOP (@Limit) Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT TOP (@Limit) Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM dbo.CampaignCommand
 WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
   AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId

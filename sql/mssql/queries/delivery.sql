@@ -23,14 +23,14 @@ WHERE NOT EXISTS (
     SELECT 1 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE BusinessUnitId = @BusinessUnitId AND EffectKey = @EffectKey);
 
 -- name: NotificationGetByKey :one
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM dbo.NotificationJob WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationGetByKeyForUpdate :one
 -- The read of the send claim's read-decide-write transaction: UPDLOCK + HOLDLOCK keep the
 -- row locked until the transaction ends, so of two concurrent claimers the second waits here
 -- and then reads the first one's committed claim (also under READ_COMMITTED_SNAPSHOT).
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationGetManyForUpdate :many
@@ -41,17 +41,22 @@ FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE DeliveryKey =
 -- one declaration, so one plan, whatever the keys' lengths); every string of @Rows is read as
 -- nvarchar(4000) (or max), wider than any key column, so an over-long value is never cut to
 -- match a shorter stored key, and compared under the key's own collation.
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM dbo.NotificationJob WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE DeliveryKey IN (SELECT v.k COLLATE Latin1_General_100_BIN2
                       FROM OPENJSON(@Rows) WITH (k nvarchar(4000) '$.DeliveryKey') AS v);
 
 -- name: NotificationClaim :one
 -- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
+-- FirstClaimedOn keeps the job's first claim (store.NotificationJob.FirstClaimedOn,
+-- store.FirstClaim): @Now when no earlier claim counts (AttemptCount 0: none, or every one
+-- ended in a wait, which sent nothing), else as stored, or CreatedOn for a row claimed
+-- before migration 0071. The right-hand sides read the row as it was before the update.
 UPDATE dbo.NotificationJob
 SET Status = N'Sending', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
-    AttemptCount = AttemptCount + 1, Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+    AttemptCount = AttemptCount + 1, Revision = @Revision, Version = Version + 1, UpdatedOn = @Now,
+    FirstClaimedOn = CASE WHEN AttemptCount = 0 THEN @Now ELSE COALESCE(FirstClaimedOn, CreatedOn) END
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn, inserted.FirstClaimedOn
 WHERE Id = @Id AND Version = @Version;
 
 -- name: NotificationFinish :one
@@ -66,7 +71,7 @@ SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastE
     TemplateVersion = COALESCE(@TemplateVersion, TemplateVersion),
     SentOn = CASE WHEN @Status = N'Sent' THEN @Now ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn, inserted.FirstClaimedOn
 WHERE Id = @Id AND Version = @Token AND Status = N'Sending';
 
 -- name: NotificationClaimMany :many
@@ -79,10 +84,12 @@ WHERE Id = @Id AND Version = @Token AND Status = N'Sending';
 -- no given order; the store maps them back by Id. Only Id and the columns the update sets
 -- are output (the store read the whole row in the same transaction and patches these into
 -- it).
+-- FirstClaimedOn as NotificationClaim sets it.
 UPDATE j
 SET Status = N'Sending', ProcessingLeaseExpiresOn = v.l,
-    AttemptCount = j.AttemptCount + 1, Revision = v.r, Version = j.Version + 1, UpdatedOn = v.n
-OUTPUT inserted.Id, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.Revision, inserted.Version, inserted.UpdatedOn
+    AttemptCount = j.AttemptCount + 1, Revision = v.r, Version = j.Version + 1, UpdatedOn = v.n,
+    FirstClaimedOn = CASE WHEN j.AttemptCount = 0 THEN v.n ELSE COALESCE(j.FirstClaimedOn, j.CreatedOn) END
+OUTPUT inserted.Id, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.Revision, inserted.Version, inserted.UpdatedOn, inserted.FirstClaimedOn
 FROM dbo.NotificationJob AS j
 JOIN OPENJSON(@Rows) WITH (i bigint '$.Id', ver bigint '$.Version', l datetime2(3) '$.LeaseExpiresOn',
     r bigint '$.Revision', n datetime2(3) '$.Now') AS v
@@ -154,7 +161,7 @@ SELECT MIN(t) FROM (
 
 -- name: NotificationListUnknown :many
 -- The manual-resolution queue of one business unit, by Id after a cursor.
-SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM dbo.NotificationJob
 WHERE Status = N'Unknown' AND NextAttemptOn IS NULL AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
 ORDER BY Id;
@@ -165,7 +172,7 @@ SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionRe
     ProviderReference = COALESCE(@ProviderReference, ProviderReference),
     SentOn = CASE WHEN @Status = N'Sent' THEN @Now ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn, inserted.FirstClaimedOn
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Unknown';
 
 -- name: NotificationInsertMany :exec
@@ -235,7 +242,7 @@ UPDATE dbo.Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;
 -- name: NotificationListUnsent :many
 -- Jobs not yet Sent or Failed, by Id after a cursor (re-dispatch after an in-process bus
 -- lost its messages, e.g. a local restart).
-SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM dbo.NotificationJob
 WHERE Status IN (N'Queued', N'Sending') AND Id > @AfterId
 ORDER BY Id;
@@ -301,7 +308,7 @@ ORDER BY LocalDate, Status;
 -- Jobs whose delivery projection is missing or at an older revision than the job (a fact
 -- message lost with an in-process bus, e.g. a local restart between the relay and the
 -- projector), by Id after a cursor. Revision 1 (created, Queued) writes no fact.
-SELECT TOP (@Limit) j.Id, j.DeliveryKey, j.EffectKey, j.SchedulerKey, j.BusinessUnitId, j.Channel, j.Recipient, j.Template, j.PayloadJson, j.LocalDate, j.Status, j.ProcessingLeaseExpiresOn, j.AttemptCount, j.RetryCount, j.NextAttemptOn, j.IsOnSupportHold, j.ProviderReference, j.LastError, j.TemplateVersion, j.Revision, j.ResolvedBy, j.ResolutionReason, j.ResolvedOn, j.Version, j.CreatedOn, j.UpdatedOn, j.SentOn
+SELECT TOP (@Limit) j.Id, j.DeliveryKey, j.EffectKey, j.SchedulerKey, j.BusinessUnitId, j.Channel, j.Recipient, j.Template, j.PayloadJson, j.LocalDate, j.Status, j.ProcessingLeaseExpiresOn, j.AttemptCount, j.RetryCount, j.NextAttemptOn, j.IsOnSupportHold, j.ProviderReference, j.LastError, j.TemplateVersion, j.Revision, j.ResolvedBy, j.ResolutionReason, j.ResolvedOn, j.Version, j.CreatedOn, j.UpdatedOn, j.SentOn, j.FirstClaimedOn
 FROM dbo.NotificationJob j LEFT JOIN dbo.DeliveryProjection p ON p.CommandId = j.DeliveryKey
 WHERE j.Id > @AfterId AND j.Revision > 1 AND (p.CommandId IS NULL OR p.Revision < j.Revision)
 ORDER BY j.Id;
@@ -309,7 +316,7 @@ ORDER BY j.Id;
 -- name: NotificationListHeld :many
 -- The deliveries of one business unit that wait Failed on support hold (a template missing,
 -- retries run out), by Id after a cursor.
-SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM dbo.NotificationJob
 WHERE Status = N'Failed' AND IsOnSupportHold = 1 AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
 ORDER BY Id;
@@ -322,5 +329,5 @@ ORDER BY Id;
 UPDATE dbo.NotificationJob
 SET Status = N'Queued', IsOnSupportHold = 0, NextAttemptOn = @Now, ProcessingLeaseExpiresOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
-OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn
+OUTPUT inserted.Id, inserted.DeliveryKey, inserted.EffectKey, inserted.SchedulerKey, inserted.BusinessUnitId, inserted.Channel, inserted.Recipient, inserted.Template, inserted.PayloadJson, inserted.LocalDate, inserted.Status, inserted.ProcessingLeaseExpiresOn, inserted.AttemptCount, inserted.RetryCount, inserted.NextAttemptOn, inserted.IsOnSupportHold, inserted.ProviderReference, inserted.LastError, inserted.TemplateVersion, inserted.Revision, inserted.ResolvedBy, inserted.ResolutionReason, inserted.ResolvedOn, inserted.Version, inserted.CreatedOn, inserted.UpdatedOn, inserted.SentOn, inserted.FirstClaimedOn
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = N'Failed' AND IsOnSupportHold = 1;

@@ -91,12 +91,12 @@ ORDER BY SchedulerId, Id;
 -- The jobs with SchedulerKey @SchedulerKey: those linked to its scheduler row
 -- (IX_NotificationJob_SchedulerId) and those written before the row existed
 -- (IX_NotificationJob_SchedulerKeyUnlinked, SchedulerId NULL; migration 0025).
-SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM (SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT TOP (@Limit) Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
+FROM (SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
       FROM dbo.NotificationJob
       WHERE SchedulerId = (SELECT Id FROM dbo.AutomationScheduler WHERE SchedulerKey = @SchedulerKey) AND SchedulerKey = @SchedulerKey
       UNION ALL
-      SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+      SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
       FROM dbo.NotificationJob
       WHERE SchedulerId IS NULL AND SchedulerKey = @SchedulerKey) AS j
 ORDER BY Id;
@@ -222,6 +222,18 @@ UPDATE dbo.MetricsCount WITH (UPDLOCK, HOLDLOCK, FORCESEEK) SET N = N + @N
 WHERE MinuteOn = @MinuteOn AND Flow = @Flow AND BusinessUnitId = @BusinessUnitId AND Label = @Label AND Outcome = @Outcome;
 IF @@ROWCOUNT = 0 INSERT INTO dbo.MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
     VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N);
+
+-- name: MetricsCountFlushInsert :exec
+-- The ledger row of one flush (migration 0072), first in the flush's transaction: no row
+-- affected means the flush was already applied (a retry after an ambiguous commit), and the
+-- store adds nothing. UPDLOCK, HOLDLOCK keeps a concurrent twin from failing on the key.
+INSERT INTO dbo.MetricsCountFlush (MinuteOn, FlushId)
+SELECT @MinuteOn, @FlushId
+WHERE NOT EXISTS (SELECT 1 FROM dbo.MetricsCountFlush WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE MinuteOn = @MinuteOn AND FlushId = @FlushId);
+
+-- name: MetricsCountFlushPurge :exec
+-- Up to @Limit flush ledger rows of minutes before @Before (with MetricsCountPurge).
+DELETE TOP (@Limit) FROM dbo.MetricsCountFlush WHERE MinuteOn < @Before;
 
 -- name: MetricsCountSeries :many
 -- One flow's counts per minute and outcome over a bounded window, for the scope's units; a

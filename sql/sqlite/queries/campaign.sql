@@ -77,16 +77,16 @@ VALUES (@CommandId, @EffectKey, @ExecutionId, @BusinessUnitId, @CampaignId, @Rec
 ON CONFLICT DO NOTHING;
 
 -- name: CampaignCommandGet :one
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM CampaignCommand WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandGetForUpdate :one
 -- The read of a read-decide-write transaction (writers are serialised by BEGIN IMMEDIATE).
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM CampaignCommand WHERE CommandId = @CommandId;
 
 -- name: CampaignCommandsOf :many
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
 
 -- name: CampaignCommandUpdate :exec
@@ -94,7 +94,7 @@ FROM CampaignCommand WHERE ExecutionId = @ExecutionId ORDER BY ActionIndex;
 UPDATE CampaignCommand SET ParamsJson = @ParamsJson, Status = @Status, LeaseExpiresOn = @LeaseExpiresOn,
     AttemptCount = @AttemptCount, RetryCount = @RetryCount, NextAttemptOn = @NextAttemptOn, ProviderRef = @ProviderRef,
     ResultJson = @ResultJson, LastError = @LastError, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionReason,
-    Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+    Revision = @Revision, Version = Version + 1, UpdatedOn = @Now, FirstClaimedOn = @FirstClaimedOn
 WHERE Id = @Id AND Version = @Version;
 
 -- name: CampaignCommandListDue :many
@@ -109,7 +109,7 @@ ORDER BY Id
 LIMIT @Limit;
 
 -- name: CampaignListUnknown :many
-SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn
+SELECT Id, CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, RunId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, ParamsJson, Status, LeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, ProviderRef, ResultJson, LastError, ResolvedBy, ResolutionReason, Revision, Version, CreatedOn, UpdatedOn, FirstClaimedOn
 FROM CampaignCommand
 WHERE BusinessUnitId = @BusinessUnitId AND (@CampaignId = '' OR CampaignId = @CampaignId)
   AND Status = 'UNKNOWN' AND NextAttemptOn IS NULL AND Id > @AfterId

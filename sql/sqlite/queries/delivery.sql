@@ -23,29 +23,34 @@ WHERE NOT EXISTS (SELECT 1 FROM NotificationJob j
 ON CONFLICT DO NOTHING;
 
 -- name: NotificationGetByKey :one
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM NotificationJob WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationGetByKeyForUpdate :one
 -- The read of the send claim's read-decide-write transaction (BEGIN IMMEDIATE already holds
 -- the write lock in SQLite).
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM NotificationJob WHERE DeliveryKey = @DeliveryKey;
 
 -- name: NotificationGetManyForUpdate :many
 -- The read of a batch send claim (NotificationClaimMany): the jobs of up to 100 delivery keys
 -- in one statement, each seeking the unique DeliveryKey index; the store repeats the tuple
 -- once per key (sqlstore.expandRows). BEGIN IMMEDIATE already holds the write lock.
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM NotificationJob WHERE DeliveryKey IN (VALUES /*row*/(@DeliveryKey)/*end*/);
 
 -- name: NotificationClaim :one
 -- The send claim of a job NotificationClaimable decided on, guarded by the Version read.
+-- FirstClaimedOn keeps the job's first claim (store.NotificationJob.FirstClaimedOn,
+-- store.FirstClaim): @Now when no earlier claim counts (AttemptCount 0: none, or every one
+-- ended in a wait, which sent nothing), else as stored, or CreatedOn for a row claimed
+-- before migration 0071. The right-hand sides read the row as it was before the update.
 UPDATE NotificationJob
 SET Status = 'Sending', ProcessingLeaseExpiresOn = @LeaseExpiresOn,
-    AttemptCount = AttemptCount + 1, Revision = @Revision, Version = Version + 1, UpdatedOn = @Now
+    AttemptCount = AttemptCount + 1, Revision = @Revision, Version = Version + 1, UpdatedOn = @Now,
+    FirstClaimedOn = CASE WHEN AttemptCount = 0 THEN @Now ELSE COALESCE(FirstClaimedOn, CreatedOn) END
 WHERE Id = @Id AND Version = @Version
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn;
 
 -- name: NotificationFinish :one
 -- An outcome due again (NextAttemptOn) with no RetryIncrement is a wait (quiet hours, a
@@ -60,7 +65,7 @@ SET Status = @Status, ProviderReference = @ProviderReference, LastError = @LastE
     SentOn = CASE WHEN @Status = 'Sent' THEN @Now ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
 WHERE Id = @Id AND Version = @Token AND Status = 'Sending'
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn;
 
 -- name: NotificationClaimMany :many
 -- NotificationClaim for many jobs in one statement (a batch send claim, NotificationClaimMany
@@ -71,16 +76,18 @@ RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Rec
 -- returned. Each tuple seeks the primary key. The returned rows come in no given order; the
 -- store maps them back by Id. Only Id and the columns the update sets are returned (the
 -- store read the whole row in the same transaction and patches these into it; returning
--- all 27 columns, PayloadJson included, would copy and scan what the store already holds,
+-- all 28 columns, PayloadJson included, would copy and scan what the store already holds,
 -- under the write lock).
 -- (VALUES columns are column1, …; every parameter is in the row tuple, as this dialect binds
 -- rows by position; RETURNING names only the updated table.)
+-- FirstClaimedOn as NotificationClaim sets it.
 UPDATE NotificationJob
 SET Status = 'Sending', ProcessingLeaseExpiresOn = v.column3,
-    AttemptCount = AttemptCount + 1, Revision = v.column4, Version = Version + 1, UpdatedOn = v.column5
+    AttemptCount = AttemptCount + 1, Revision = v.column4, Version = Version + 1, UpdatedOn = v.column5,
+    FirstClaimedOn = CASE WHEN AttemptCount = 0 THEN v.column5 ELSE COALESCE(FirstClaimedOn, CreatedOn) END
 FROM (VALUES /*row*/(@Id, @Version, @LeaseExpiresOn, @Revision, @Now)/*end*/) AS v
 WHERE NotificationJob.Id = v.column1 AND NotificationJob.Version = v.column2
-RETURNING Id, Status, ProcessingLeaseExpiresOn, AttemptCount, Revision, Version, UpdatedOn;
+RETURNING Id, Status, ProcessingLeaseExpiresOn, AttemptCount, Revision, Version, UpdatedOn, FirstClaimedOn;
 
 -- name: NotificationFinishMany :many
 -- NotificationFinish for many outcomes in one statement (NotificationFinishMany in the
@@ -149,7 +156,7 @@ SELECT MIN(t) FROM (
 
 -- name: NotificationListUnknown :many
 -- The manual-resolution queue of one business unit, by Id after a cursor.
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM NotificationJob
 WHERE Status = 'Unknown' AND NextAttemptOn IS NULL AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
 ORDER BY Id
@@ -162,7 +169,7 @@ SET Status = @Status, ResolvedBy = @ResolvedBy, ResolutionReason = @ResolutionRe
     SentOn = CASE WHEN @Status = 'Sent' THEN @Now ELSE SentOn END,
     Revision = Revision + 1, Version = Version + 1, UpdatedOn = @Now
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Unknown'
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn;
 
 -- name: NotificationInsertMany :exec
 -- NotificationInsert for many rows in one statement (docs/performance.md): the store repeats
@@ -236,7 +243,7 @@ UPDATE Outbox SET Attempts = Attempts + 1 WHERE Id = @Id;
 -- name: NotificationListUnsent :many
 -- Jobs not yet Sent or Failed, by Id after a cursor (re-dispatch after an in-process bus
 -- lost its messages, e.g. a local restart).
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM NotificationJob
 WHERE Status IN ('Queued', 'Sending') AND Id > @AfterId
 ORDER BY Id
@@ -297,7 +304,7 @@ ORDER BY LocalDate, Status;
 -- Jobs whose delivery projection is missing or at an older revision than the job (a fact
 -- message lost with an in-process bus, e.g. a local restart between the relay and the
 -- projector), by Id after a cursor. Revision 1 (created, Queued) writes no fact.
-SELECT j.Id, j.DeliveryKey, j.EffectKey, j.SchedulerKey, j.BusinessUnitId, j.Channel, j.Recipient, j.Template, j.PayloadJson, j.LocalDate, j.Status, j.ProcessingLeaseExpiresOn, j.AttemptCount, j.RetryCount, j.NextAttemptOn, j.IsOnSupportHold, j.ProviderReference, j.LastError, j.TemplateVersion, j.Revision, j.ResolvedBy, j.ResolutionReason, j.ResolvedOn, j.Version, j.CreatedOn, j.UpdatedOn, j.SentOn
+SELECT j.Id, j.DeliveryKey, j.EffectKey, j.SchedulerKey, j.BusinessUnitId, j.Channel, j.Recipient, j.Template, j.PayloadJson, j.LocalDate, j.Status, j.ProcessingLeaseExpiresOn, j.AttemptCount, j.RetryCount, j.NextAttemptOn, j.IsOnSupportHold, j.ProviderReference, j.LastError, j.TemplateVersion, j.Revision, j.ResolvedBy, j.ResolutionReason, j.ResolvedOn, j.Version, j.CreatedOn, j.UpdatedOn, j.SentOn, j.FirstClaimedOn
 FROM NotificationJob j LEFT JOIN DeliveryProjection p ON p.CommandId = j.DeliveryKey
 WHERE j.Id > @AfterId AND j.Revision > 1 AND (p.CommandId IS NULL OR p.Revision < j.Revision)
 ORDER BY j.Id
@@ -306,7 +313,7 @@ LIMIT @Limit;
 -- name: NotificationListHeld :many
 -- The deliveries of one business unit that wait Failed on support hold (a template missing,
 -- retries run out), by Id after a cursor.
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
 FROM NotificationJob
 WHERE Status = 'Failed' AND IsOnSupportHold = 1 AND BusinessUnitId = @BusinessUnitId AND Id > @AfterId
 ORDER BY Id
@@ -321,4 +328,4 @@ UPDATE NotificationJob
 SET Status = 'Queued', IsOnSupportHold = 0, NextAttemptOn = @Now, ProcessingLeaseExpiresOn = NULL,
     Version = Version + 1, UpdatedOn = @Now
 WHERE DeliveryKey = @DeliveryKey AND BusinessUnitId = @BusinessUnitId AND Version = @Version AND Status = 'Failed' AND IsOnSupportHold = 1
-RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn;
+RETURNING Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn;

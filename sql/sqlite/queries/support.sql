@@ -102,12 +102,12 @@ LIMIT @Limit;
 -- The jobs with SchedulerKey @SchedulerKey: those linked to its scheduler row
 -- (IX_NotificationJob_SchedulerId) and those written before the row existed
 -- (IX_NotificationJob_SchedulerKeyUnlinked, SchedulerId NULL; migration 0025).
-SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
-FROM (SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
+FROM (SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
       FROM NotificationJob
       WHERE SchedulerId = (SELECT Id FROM AutomationScheduler WHERE SchedulerKey = @SchedulerKey) AND SchedulerKey = @SchedulerKey
       UNION ALL
-      SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn
+      SELECT Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, LocalDate, Status, ProcessingLeaseExpiresOn, AttemptCount, RetryCount, NextAttemptOn, IsOnSupportHold, ProviderReference, LastError, TemplateVersion, Revision, ResolvedBy, ResolutionReason, ResolvedOn, Version, CreatedOn, UpdatedOn, SentOn, FirstClaimedOn
       FROM NotificationJob
       WHERE SchedulerId IS NULL AND SchedulerKey = @SchedulerKey)
 ORDER BY Id
@@ -250,6 +250,18 @@ ORDER BY b.Minute, b.Status;
 INSERT INTO MetricsCount (MinuteOn, Flow, BusinessUnitId, Label, Outcome, N)
 VALUES (@MinuteOn, @Flow, @BusinessUnitId, @Label, @Outcome, @N)
 ON CONFLICT (MinuteOn, Flow, BusinessUnitId, Label, Outcome) DO UPDATE SET N = N + excluded.N;
+
+-- name: MetricsCountFlushInsert :exec
+-- The ledger row of one flush (migration 0072), first in the flush's transaction: no row
+-- affected means the flush was already applied (a retry after an ambiguous commit), and the
+-- store adds nothing.
+INSERT INTO MetricsCountFlush (MinuteOn, FlushId) VALUES (@MinuteOn, @FlushId)
+ON CONFLICT (MinuteOn, FlushId) DO NOTHING;
+
+-- name: MetricsCountFlushPurge :exec
+-- Up to @Limit flush ledger rows of minutes before @Before (with MetricsCountPurge).
+DELETE FROM MetricsCountFlush WHERE (MinuteOn, FlushId) IN (
+    SELECT MinuteOn, FlushId FROM MetricsCountFlush WHERE MinuteOn < @Before LIMIT @Limit);
 
 -- name: MetricsCountSeries :many
 -- One flow's counts per minute and outcome over a bounded window, for the scope's units (a
