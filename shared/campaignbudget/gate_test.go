@@ -246,11 +246,7 @@ func TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "g.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
+			st := sqlitetest.Open(t)
 			clock := automation.NewManualClock(time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC)) // 12:00 in Sydney
 			sms := &smsRecorder{}
 			providers := campaign.NewProviders(clock)
