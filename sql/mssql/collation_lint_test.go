@@ -27,16 +27,15 @@ var collationAllowed = map[string]string{
 	// queries compare it with the code's own constants; so case-insensitive matching finds
 	// exactly the rows binary matching finds. Converting them would rewrite the hottest
 	// tables' filtered indexes for no change in any answer.
-	"automationscheduler.status":            "enumeration (CK_AutomationScheduler_Status)",
-	"automationscheduler.failurereasoncode": "enumeration: the reason codes the code defines (SupportSchedulerListHeld filters by one)",
-	"budgetreservation.status":              "enumeration (CK_BudgetReservation_Status)",
-	"campaignbudget.status":                 "enumeration (CK_CampaignBudget_Status)",
-	"campaigncommand.status":                "enumeration (the campaign command states)",
-	"campaignexecution.status":              "enumeration (CK on CampaignExecution.Status, 0016)",
-	"deliveryprojection.status":             "enumeration (the delivery states)",
-	"feetransfer.status":                    "enumeration (CK_FeeTransfer_Status)",
-	"deadletteraudit.action":                "enumeration (CK_DeadLetterAudit_Action)",
-	"reportrunownership.ownertype":          "enumeration (CK_ReportRunOwnership_OwnerType)",
+	"automationscheduler.status":   "enumeration (CK_AutomationScheduler_Status)",
+	"budgetreservation.status":     "enumeration (CK_BudgetReservation_Status)",
+	"campaignbudget.status":        "enumeration (CK_CampaignBudget_Status)",
+	"campaigncommand.status":       "enumeration (the campaign command states)",
+	"campaignexecution.status":     "enumeration (CK on CampaignExecution.Status, 0016)",
+	"deliveryprojection.status":    "enumeration (the delivery states)",
+	"feetransfer.status":           "enumeration (CK_FeeTransfer_Status)",
+	"deadletteraudit.action":       "enumeration (CK_DeadLetterAudit_Action)",
+	"reportrunownership.ownertype": "enumeration (CK_ReportRunOwnership_OwnerType)",
 }
 
 // stringTypes are the types a collation applies to.
@@ -193,7 +192,7 @@ func TestCollationLintFoundTheDefects(t *testing.T) {
 		cols = append(cols, f[0])
 	}
 	want := []string{
-		"consolesession.Principal", "gatewayevent.BusinessUnitId", "gatewayevent.CustomerId", "idempotencykey.RequestHash",
+		"automationscheduler.FailureReasonCode", "consolesession.Principal", "gatewayevent.BusinessUnitId", "gatewayevent.CustomerId", "idempotencykey.RequestHash",
 		"outbox.ClaimToken", "outbox.Destination", "outbox.SessionId", "outboxlease.SkipDestinations",
 	}
 	if strings.Join(cols, " ") != strings.Join(want, " ") {
@@ -203,7 +202,7 @@ func TestCollationLintFoundTheDefects(t *testing.T) {
 
 // TestMigration0075ChangesOnlyCollations: 0075 leaves every table, column (type, width,
 // NULL-ability) and index (name, key, INCLUDE, filter, kind) as it found them and changes
-// the collation of the eight columns only.
+// the collation of the nine columns only.
 func TestMigration0075ChangesOnlyCollations(t *testing.T) {
 	t.Parallel()
 	before := migratedSchema(t, "0074~")
@@ -227,7 +226,7 @@ func TestMigration0075ChangesOnlyCollations(t *testing.T) {
 		}
 	}
 	sort.Strings(changed)
-	want := "consolesession.Principal gatewayevent.BusinessUnitId gatewayevent.CustomerId idempotencykey.RequestHash outbox.ClaimToken outbox.Destination outbox.SessionId outboxlease.SkipDestinations"
+	want := "automationscheduler.FailureReasonCode consolesession.Principal gatewayevent.BusinessUnitId gatewayevent.CustomerId idempotencykey.RequestHash outbox.ClaimToken outbox.Destination outbox.SessionId outboxlease.SkipDestinations"
 	if strings.Join(changed, " ") != want {
 		t.Errorf("0075 changed the collation of %q, want %s", changed, want)
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -139,11 +141,13 @@ func testGatewayMessageIDTaken(t *testing.T, open Opener) {
 
 // testKeysDifferingByCase: identifiers are compared exactly, as Go compares them: two
 // business units, customers, event ids, outbox destinations, idempotency keys or request
-// hashes that differ only by case are two (docs/conventions.md#sql-server-collation). On SQL
-// Server before migration 0075, GatewayEvent.BusinessUnitId and CustomerId, Outbox.Destination
-// and IdempotencyKey.RequestHash had the database's case-insensitive default collation: unit
-// "bu-a" listed "BU-A"'s events (a cross-unit leak), the lag of "events" counted "EVENTS"'s
-// rows, and a request hash matched another differing by case.
+// hashes or failure reason codes that differ only by case are two
+// (docs/conventions.md#sql-server-collation). On SQL Server before migration 0075,
+// GatewayEvent.BusinessUnitId and CustomerId, Outbox.Destination, IdempotencyKey.RequestHash
+// and AutomationScheduler.FailureReasonCode had the database's case-insensitive default
+// collation: unit "bu-a" listed "BU-A"'s events (a cross-unit leak), the lag of "events"
+// counted "EVENTS"'s rows, a request hash matched another differing by case, and a support
+// release by reason code released the rows of its lower-case twin.
 func testKeysDifferingByCase(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
@@ -205,5 +209,20 @@ func testKeysDifferingByCase(t *testing.T, open Opener) {
 	if err := s.IdempotencyComplete(ctx, store.IdempotencyCompleteParams{Scope: "POST /api/x", Key: "key-a", RequestHash: "ABC",
 		LeaseExpiresOn: *lower.Record.LeaseExpiresOn, ResponseStatus: 201, ResponseBody: `{}`, Now: T0}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("complete with the request hash ABC of a record hashed abc: %v, want ErrNotFound", err)
+	}
+
+	// A support release by failure reason code releases the rows of that code only.
+	held := hold(t, s, supportCandidate(0, T0.Add(time.Hour), "bu-a"))
+	other := automation.ReasonCode(strings.ToUpper(string(held.FailureReasonCode)))
+	if other == held.FailureReasonCode {
+		t.Fatalf("reason code %q has no upper-case twin", held.FailureReasonCode)
+	}
+	res, err := s.SupportSchedulerReleaseBatch(ctx, store.SupportReleaseBatchParams{Filter: store.SupportReleaseFilter{Scope: automation.AllBusinessUnits(),
+		FailureReasonCode: other}, Limit: 10, Now: T0.Add(2 * time.Hour), Interval: time.Minute, Operator: "ops.jane", Reason: "case", BatchID: "rel-case"})
+	if err != nil || len(res.Rows) != 0 {
+		t.Fatalf("release of reason %s: %d rows %v; the held row's reason is %s", other, len(res.Rows), err, held.FailureReasonCode)
+	}
+	if r := get(t, s, held.SchedulerKey); !r.IsOnSupportHold {
+		t.Fatalf("the row held for %s was released by a filter on %s", held.FailureReasonCode, other)
 	}
 }

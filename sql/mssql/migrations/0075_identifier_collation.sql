@@ -7,6 +7,8 @@
 -- the default collation SQL Server did not:
 --   GatewayEvent.BusinessUnitId, CustomerId  GatewayEventListByCustomer for unit "bu-a" also
 --                                            returned unit "BU-A"'s events (a cross-unit leak)
+--   AutomationScheduler.FailureReasonCode    a support release by reason code acted on rows
+--                                            of a code equal ignoring case
 --   ConsoleSession.Principal                 ConsoleSessionEndPrincipal ended the sessions of
 --                                            every principal equal ignoring case
 --   IdempotencyKey.RequestHash               a request hash compared without case
@@ -50,6 +52,28 @@ IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.Gatew
 BEGIN
     DECLARE @with nvarchar(40) = CASE WHEN CAST(SERVERPROPERTY('EngineEdition') AS int) IN (3, 5, 8) THEN N' WITH (ONLINE = ON)' ELSE N'' END;
     EXEC (N'CREATE NONCLUSTERED INDEX IX_GatewayEvent_Customer ON dbo.GatewayEvent (BusinessUnitId, CustomerId, AcceptedOn, EventId)' + @with);
+END
+-- +goose StatementEnd
+
+-- AutomationScheduler.FailureReasonCode: the support release filter (SupportSchedulerListHeld)
+-- compares it with a code a support user typed, unchecked: "permanenterror" released the
+-- "PermanentError" rows here and none on SQLite. Only the filtered hold index includes it
+-- (the rows on support hold, few by nature); the column change is online where the edition
+-- allows it, as the scheduler is the hottest table.
+-- +goose StatementBegin
+IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = OBJECT_ID(N'dbo.AutomationScheduler') AND name = N'FailureReasonCode' AND collation_name <> N'Latin1_General_100_BIN2')
+BEGIN
+    DROP INDEX IF EXISTS IX_AutomationScheduler_Hold ON dbo.AutomationScheduler;
+    DECLARE @with nvarchar(40) = CASE WHEN CAST(SERVERPROPERTY('EngineEdition') AS int) IN (3, 5, 8) THEN N' WITH (ONLINE = ON)' ELSE N'' END;
+    EXEC (N'ALTER TABLE dbo.AutomationScheduler ALTER COLUMN FailureReasonCode nvarchar(100) COLLATE Latin1_General_100_BIN2 NULL' + @with);
+END
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'dbo.AutomationScheduler') AND name = N'IX_AutomationScheduler_Hold')
+BEGIN
+    DECLARE @with nvarchar(40) = CASE WHEN CAST(SERVERPROPERTY('EngineEdition') AS int) IN (3, 5, 8) THEN N' WITH (ONLINE = ON)' ELSE N'' END;
+    EXEC (N'CREATE NONCLUSTERED INDEX IX_AutomationScheduler_Hold ON dbo.AutomationScheduler (Id) INCLUDE (BusinessUnitId, FailureReasonCode, Status) WHERE IsOnSupportHold = 1' + @with);
 END
 -- +goose StatementEnd
 
