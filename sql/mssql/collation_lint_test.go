@@ -43,7 +43,7 @@ var stringTypes = map[string]bool{"nvarchar": true, "nchar": true, "varchar": tr
 
 var (
 	// colOpCol is a comparison of two qualified columns (a join or correlated predicate).
-	colOpCol = regexp.MustCompile(`(?i)\b(\w+)\.(\w+)\s*(?:=|<>|!=|<=|>=|<|>)\s*(\w+)\.(\w+)\b`)
+	colOpCol = regexp.MustCompile(`(?i)\b(?:(\w+)\.)?(\w+)\s*(?:=|<>|!=|<=|>=|<|>)\s*(\w+)\.(\w+)\b`)
 	// charIndex opens a CHARINDEX call; qualifiedWord is a column in its arguments.
 	charIndex     = regexp.MustCompile(`(?i)\bCHARINDEX\s*\(`)
 	qualifiedWord = regexp.MustCompile(`(?i)(?:\b(\w+)\.)?\b([A-Za-z_]\w*)\b`)
@@ -281,8 +281,9 @@ CREATE INDEX IX_T_Keyed ON dbo.T (Keyed) INCLUDE (Label);`)
 
 // TestAlterColumnLintFixtures checks the ALTER COLUMN rule of the model: SQL Server refuses
 // to alter a column (collation included) that an index (key, INCLUDE or filter), a CHECK or
-// FOREIGN KEY constraint or a computed column uses (error 5074, then 4922), and a DEFAULT
-// when the data type changes; dropping them first and recreating them after passes.
+// FOREIGN KEY constraint or a computed column uses (error 5074, then 4922), and the lint
+// counts a DEFAULT too (stricter than the server); dropping them first and recreating them
+// after passes.
 func TestAlterColumnLintFixtures(t *testing.T) {
 	t.Parallel()
 	base := `-- +goose Up
@@ -310,8 +311,12 @@ CREATE INDEX IX_T_C ON dbo.T (Id) INCLUDE (C) WHERE G IS NULL;`
 		{"a computed column reads it", `ALTER TABLE dbo.T ALTER COLUMN A nvarchar(20) COLLATE Latin1_General_100_BIN2 NOT NULL;`, []string{"ALTER COLUMN A while computed column Twice uses it"}},
 		{"a CHECK reads it", `ALTER TABLE dbo.T ALTER COLUMN B nvarchar(20) COLLATE Latin1_General_100_BIN2 NOT NULL;`, []string{"ALTER COLUMN B while CHECK constraint CK_T_B uses it"}},
 		{"an index includes it", `ALTER TABLE dbo.T ALTER COLUMN C nvarchar(20) COLLATE Latin1_General_100_BIN2 NULL;`, []string{"ALTER COLUMN C while index IX_T_C uses it (SQL Server error 5074"}},
-		{"a DEFAULT allows a collation change", `ALTER TABLE dbo.T ALTER COLUMN D nvarchar(20) COLLATE Latin1_General_100_BIN2 NOT NULL;`, nil},
-		{"a DEFAULT refuses a type change", `ALTER TABLE dbo.T ALTER COLUMN H bigint NOT NULL;`, []string{"ALTER COLUMN H while DEFAULT constraint DF_T_H uses it"}},
+		{"a DEFAULT (inline) reads it", `ALTER TABLE dbo.T ALTER COLUMN D nvarchar(20) COLLATE Latin1_General_100_BIN2 NOT NULL;`, []string{"ALTER COLUMN D while DEFAULT constraint DF_T_D uses it"}},
+		{"a DEFAULT (added FOR it) reads it", `ALTER TABLE dbo.T ALTER COLUMN H bigint NOT NULL;`, []string{"ALTER COLUMN H while DEFAULT constraint DF_T_H uses it"}},
+		{"a table CHECK reads each of its columns", `ALTER TABLE dbo.T ALTER COLUMN F nvarchar(40) COLLATE Latin1_General_100_BIN2 NULL;`, []string{"ALTER COLUMN F while CHECK constraint CK_T_FG uses it"}},
+		{"a dropped DEFAULT no longer counts", `ALTER TABLE dbo.T DROP CONSTRAINT DF_T_D;
+ALTER TABLE dbo.T ALTER COLUMN D nvarchar(20) COLLATE Latin1_General_100_BIN2 NOT NULL;
+ALTER TABLE dbo.T ADD CONSTRAINT DF_T_D DEFAULT N'd' FOR D;`, nil},
 		{"a FOREIGN KEY reads it", `ALTER TABLE dbo.T ALTER COLUMN E nvarchar(20) COLLATE Latin1_General_100_BIN2 NULL;`, []string{"ALTER COLUMN E while FOREIGN KEY constraint FK_T_E uses it"}},
 		{"a table CHECK and a filter read it", `ALTER TABLE dbo.T ALTER COLUMN G nvarchar(20) COLLATE Latin1_General_100_BIN2 NULL;`, []string{"ALTER COLUMN G while CHECK constraint CK_T_FG uses it", "ALTER COLUMN G while index IX_T_C uses it"}},
 		{"dropped first and recreated after", `DROP INDEX IX_T_C ON dbo.T;

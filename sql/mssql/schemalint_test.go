@@ -24,9 +24,9 @@ package mssql_test
 //     string column that is an index key column or that a query compares has a _BIN2
 //     collation, unless collationAllowed names it with a reason.
 //   - ALTER COLUMN and DROP COLUMN of a column that an index (key, INCLUDE or filter), a
-//     CHECK or FOREIGN KEY constraint or a computed column uses (a DEFAULT constraint when
-//     the data type changes) is an error, as SQL Server refuses it (error 5074, then 4922):
-//     a migration drops them first and recreates them after.
+//     CHECK, FOREIGN KEY or DEFAULT constraint or a computed column uses is an error, as SQL
+//     Server refuses it (error 5074, then 4922; for a DEFAULT the lint is stricter than the
+//     server, see dependents): a migration drops them first and recreates them after.
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ type lintColumn struct {
 }
 
 // lintConstraint is a CHECK, FOREIGN KEY or DEFAULT constraint: ALTER COLUMN of a column it
-// reads fails while it exists (a DEFAULT only when the column's type changes).
+// reads fails while it exists.
 type lintConstraint struct {
 	name   string
 	kind   string   // CHECK, FOREIGN KEY or DEFAULT
@@ -496,11 +496,12 @@ func appendUnique(list []string, xs ...string) []string {
 // dependents lists what SQL Server refuses an ALTER COLUMN of t's column k for (error 5074,
 // "The object … is dependent on column …", then 4922 "ALTER TABLE ALTER COLUMN … failed
 // because one or more objects access this column"): every index holding it (key, INCLUDE or
-// filter; a PRIMARY KEY or UNIQUE constraint is an index), every CHECK or FOREIGN KEY
-// constraint reading it, every computed column reading it, and its DEFAULT constraint when
-// the data type changes (ALTER TABLE, "ALTER COLUMN": a DEFAULT allows a change of length,
-// precision or scale only; a change of collation is not a change of data type).
-func (s *lintSchema) dependents(t *lintTable, k string, typeChanged bool) []string {
+// filter; a PRIMARY KEY or UNIQUE constraint is an index), every CHECK, FOREIGN KEY or
+// DEFAULT constraint reading it and every computed column reading it. The DEFAULT rule is
+// the conservative one: SQL Server documents that a DEFAULT allows a change of length,
+// precision or scale (and, by our reading, of collation), but the lint was never checked
+// against a server, so it asks for the drop and re-create a DEFAULT never makes wrong.
+func (s *lintSchema) dependents(t *lintTable, k string) []string {
 	var out []string
 	for _, ix := range t.indexes {
 		if contains(ix.cols, k) || wordIn(ix.include, k) {
@@ -508,7 +509,7 @@ func (s *lintSchema) dependents(t *lintTable, k string, typeChanged bool) []stri
 		}
 	}
 	for _, c := range t.constraints {
-		if contains(c.cols, k) && (c.kind != "DEFAULT" || typeChanged) {
+		if contains(c.cols, k) {
 			out = append(out, c.kind+" constraint "+c.name)
 		}
 	}
@@ -588,7 +589,7 @@ func (s *lintSchema) alter(file string, t *lintTable, rest string) {
 			return
 		}
 		k := strings.ToLower(g[1])
-		for _, d := range s.dependents(t, k, !strings.EqualFold(t.cols[k].typ, g[2])) {
+		for _, d := range s.dependents(t, k) {
 			s.fail(file, "%s: ALTER COLUMN %s while %s uses it (SQL Server error 5074; drop it first and recreate it after)", t.name, g[1], d)
 		}
 		name := t.cols[k].name
@@ -603,7 +604,7 @@ func (s *lintSchema) alter(file string, t *lintTable, rest string) {
 				s.fail(file, "%s: DROP COLUMN %s: no such column", t.name, c)
 				continue
 			}
-			for _, d := range s.dependents(t, k, true) {
+			for _, d := range s.dependents(t, k) {
 				s.fail(file, "%s: DROP COLUMN %s while %s uses it (SQL Server error 5074)", t.name, c, d)
 			}
 			delete(t.cols, k)
