@@ -7,8 +7,8 @@
 -- the default collation SQL Server did not:
 --   GatewayEvent.BusinessUnitId, CustomerId  GatewayEventListByCustomer for unit "bu-a" also
 --                                            returned unit "BU-A"'s events (a cross-unit leak)
---   AutomationScheduler.FailureReasonCode    a support release by reason code acted on rows
---                                            of a code equal ignoring case
+--   AutomationScheduler.FailureReasonCode    the store's release by reason code acted on the
+--                                            rows of a code equal ignoring case
 --   ConsoleSession.Principal                 ConsoleSessionEndPrincipal ended the sessions of
 --                                            every principal equal ignoring case
 --   IdempotencyKey.RequestHash               a request hash compared without case
@@ -55,11 +55,13 @@ BEGIN
 END
 -- +goose StatementEnd
 
--- AutomationScheduler.FailureReasonCode: the support release filter (SupportSchedulerListHeld)
--- compares it with a code a support user typed, unchecked: "permanenterror" released the
--- "PermanentError" rows here and none on SQLite. Only the filtered hold index includes it
--- (the rows on support hold, few by nature); the column change is online where the edition
--- allows it, as the scheduler is the hottest table.
+-- AutomationScheduler.FailureReasonCode: the store's support release (SupportSchedulerListHeld)
+-- compares it with the filter's code, so a release by "permanenterror" released the
+-- "PermanentError" rows here and none on SQLite. The support service checks the code against
+-- the known set first, so no such filter came from it; the store's contract is exact
+-- matching all the same (the conformance suite checks it). Only the filtered hold index
+-- includes it (the rows on support hold, few by nature); the column change is online where
+-- the edition allows it, as the scheduler is the hottest table.
 -- +goose StatementBegin
 IF EXISTS (SELECT 1 FROM sys.columns WHERE object_id = OBJECT_ID(N'dbo.AutomationScheduler') AND name = N'FailureReasonCode' AND collation_name <> N'Latin1_General_100_BIN2')
 BEGIN
