@@ -26,6 +26,12 @@
 // Keys fit SQL Server's key limits, and a value too large for them is a permanent error
 // (errors.go, schemalint_test.go).
 //
+// Identifiers compare exactly, as in Go and SQLite: every string column that an index keys
+// or a query compares has a _BIN2 collation (Latin1_General_100_BIN2), whatever the
+// database default (SQL_Latin1_General_CP1_CI_AS in infra/, case-insensitive), unless the
+// lint's allow-list gives a reason (collation_lint_test.go;
+// docs/conventions.md#sql-server-collation).
+//
 // Parameters: a statement binds at most MaxParams (2,098). A multi-row statement binds its
 // rows as one JSON parameter, @Rows (EncodeRows), read with OPENJSON, so its declaration
 // and cached plan do not change with the values (go-mssqldb declares a string as

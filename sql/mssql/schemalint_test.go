@@ -20,6 +20,13 @@ package mssql_test
 //     type precedence), so the comparison cannot seek an index on it under a SQL collation.
 //     Keys that queries compare are nvarchar/nchar with the Latin1_General_100_BIN2
 //     collation (see 0001_initial.sql).
+//   - collation (collation_lint_test.go, docs/conventions.md#sql-server-collation): every
+//     string column that is an index key column or that a query compares has a _BIN2
+//     collation, unless collationAllowed names it with a reason.
+//   - ALTER COLUMN and DROP COLUMN of a column that an index (key, INCLUDE or filter), a
+//     CHECK, FOREIGN KEY or DEFAULT constraint or a computed column uses is an error, as SQL
+//     Server refuses it (error 5074, then 4922; for a DEFAULT the lint is stricter than the
+//     server, see dependents): a migration drops them first and recreates them after.
 
 import (
 	"fmt"
@@ -48,6 +55,19 @@ type lintColumn struct {
 	typ      string // lower case base type: nvarchar, int, datetime2, …
 	length   int    // characters or bytes as declared; -1 for (max)
 	computed string // the expression of a computed column
+	// collation is the COLLATE clause as written ("" when the column takes the database
+	// default, SQL_Latin1_General_CP1_CI_AS in infra/); null is "NULL", "NOT NULL" or "".
+	collation string
+	null      string
+}
+
+// lintConstraint is a CHECK, FOREIGN KEY or DEFAULT constraint: ALTER COLUMN of a column it
+// reads fails while it exists.
+type lintConstraint struct {
+	name   string
+	kind   string   // CHECK, FOREIGN KEY or DEFAULT
+	cols   []string // the columns of its own table it reads, lower case
+	origin string
 }
 
 // width is the most bytes the column takes in an index key, or an error for a type that
@@ -120,6 +140,9 @@ type lintTable struct {
 	cols    map[string]*lintColumn // by lower-case name
 	order   []string
 	indexes map[string]*lintIndex // by lower-case name
+	// constraints are the CHECK, FOREIGN KEY and DEFAULT constraints, by lower-case name
+	// (an unnamed one gets a made-up name the migrations cannot drop by).
+	constraints map[string]*lintConstraint
 }
 
 func (t *lintTable) clusteredIndex() *lintIndex {
@@ -290,7 +313,7 @@ func (s *lintSchema) statement(file, stmt string) {
 		m := createTable.FindStringSubmatchIndex(stmt)
 		name := stmt[m[2]:m[3]]
 		body, _ := balanced(stmt, m[1]-1)
-		t := &lintTable{name: tableKey(name), cols: map[string]*lintColumn{}, indexes: map[string]*lintIndex{}}
+		t := &lintTable{name: tableKey(name), cols: map[string]*lintColumn{}, indexes: map[string]*lintIndex{}, constraints: map[string]*lintConstraint{}}
 		if s.tables[t.name] != nil {
 			s.fail(file, "table %s created twice", name)
 		}
@@ -347,7 +370,8 @@ func (s *lintSchema) definition(file string, t *lintTable, def string) {
 		s.addIndex(file, t, keyIndex(t, g[1], g[2], g[3], keyColumns(g[4]), file))
 		return
 	}
-	if regexp.MustCompile(`(?is)^(CONSTRAINT\s+\w+\s+)?(CHECK|FOREIGN\s+KEY|DEFAULT)\b`).MatchString(def) {
+	if g := otherConstraint.FindStringSubmatch(def); g != nil {
+		s.addConstraint(file, t, g[1], g[2], def[len(g[0]):], "")
 		return
 	}
 	if g := computedCol.FindStringSubmatch(def); g != nil {
@@ -368,10 +392,134 @@ func (s *lintSchema) definition(file string, t *lintTable, def string) {
 	case c.typ == "char" || c.typ == "nchar" || c.typ == "varchar" || c.typ == "nvarchar" || c.typ == "binary" || c.typ == "varbinary":
 		c.length = 1 // the declared default length
 	}
+	rest := def[len(g[0]):]
+	if m := collateClause.FindStringSubmatch(rest); m != nil {
+		c.collation = m[1]
+	}
+	switch {
+	case notNull.MatchString(rest):
+		c.null = "NOT NULL"
+	case nullWord.MatchString(rest):
+		c.null = "NULL"
+	}
 	s.addColumn(file, t, c)
-	if k := inlineKey.FindStringSubmatch(def[len(g[0]):]); k != nil {
+	if k := inlineKey.FindStringSubmatch(rest); k != nil {
 		s.addIndex(file, t, keyIndex(t, k[1], k[2], k[3], []string{strings.ToLower(c.name)}, file))
 	}
+	for _, m := range inlineConstraint.FindAllStringSubmatchIndex(rest, -1) {
+		name, kind := "", strings.ToUpper(strings.Join(strings.Fields(rest[m[4]:m[5]]), " "))
+		if m[2] >= 0 {
+			name = rest[m[2]:m[3]]
+		}
+		if kind == "REFERENCES" {
+			kind = "FOREIGN KEY"
+		}
+		s.addConstraint(file, t, name, kind, rest[m[1]:], strings.ToLower(c.name))
+	}
+}
+
+var (
+	collateClause    = regexp.MustCompile(`(?i)\bCOLLATE\s+(\w+)`)
+	notNull          = regexp.MustCompile(`(?i)\bNOT\s+NULL\b`)
+	nullWord         = regexp.MustCompile(`(?i)\bNULL\b`)
+	otherConstraint  = regexp.MustCompile(`(?is)^(?:CONSTRAINT\s+\[?(\w+)\]?\s+)?(CHECK|FOREIGN\s+KEY|DEFAULT)\b`)
+	inlineConstraint = regexp.MustCompile(`(?is)(?:\bCONSTRAINT\s+\[?(\w+)\]?\s+)?\b(CHECK|REFERENCES|DEFAULT)\b`)
+	defaultFor       = regexp.MustCompile(`(?is)\bFOR\s+\[?(\w+)\]?\s*$`)
+	fkColumns        = regexp.MustCompile(`(?is)^\s*\(([^)]*)\)`)
+)
+
+// addConstraint records a CHECK, FOREIGN KEY or DEFAULT constraint of t: body is the text
+// after its keyword; column is the column it is declared on, "" for a table constraint
+// (whose columns are read from the body: a CHECK's expression, a FOREIGN KEY's column list,
+// a DEFAULT's FOR column).
+func (s *lintSchema) addConstraint(file string, t *lintTable, name, kind, body, column string) {
+	kind = strings.ToUpper(strings.Join(strings.Fields(kind), " "))
+	var cols []string
+	switch {
+	case column != "":
+		cols = []string{column}
+		if kind == "CHECK" {
+			// an inline CHECK may read other columns too
+			if i := strings.Index(body, "("); i >= 0 {
+				expr, _ := balanced(body, i)
+				cols = appendUnique(cols, s.columnsIn(t, expr)...)
+			}
+		}
+	case kind == "CHECK":
+		if i := strings.Index(body, "("); i >= 0 {
+			expr, _ := balanced(body, i)
+			cols = s.columnsIn(t, expr)
+		}
+	case kind == "FOREIGN KEY":
+		if m := fkColumns.FindStringSubmatch(body); m != nil {
+			cols = keyColumns(m[1])
+		}
+	case kind == "DEFAULT":
+		if m := defaultFor.FindStringSubmatch(body); m != nil {
+			cols = []string{strings.ToLower(m[1])}
+		}
+	}
+	if len(cols) == 0 {
+		s.fail(file, "%s: %s constraint %s: cannot tell which columns it reads: %.80q", t.name, kind, name, body)
+		return
+	}
+	if name == "" {
+		name = fmt.Sprintf("(unnamed %s on %s.%s)", kind, t.name, strings.Join(cols, "_"))
+	}
+	k := strings.ToLower(name)
+	if t.constraints[k] != nil || t.indexes[k] != nil {
+		s.fail(file, "%s: constraint %s added twice", t.name, name)
+	}
+	t.constraints[k] = &lintConstraint{name: name, kind: kind, cols: cols, origin: file}
+}
+
+// columnsIn lists t's columns named in expr, lower case, in table order.
+func (s *lintSchema) columnsIn(t *lintTable, expr string) []string {
+	var out []string
+	for _, k := range t.order {
+		if wordIn(expr, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func appendUnique(list []string, xs ...string) []string {
+	for _, x := range xs {
+		if !contains(list, x) {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
+// dependents lists what SQL Server refuses an ALTER COLUMN of t's column k for (error 5074,
+// "The object … is dependent on column …", then 4922 "ALTER TABLE ALTER COLUMN … failed
+// because one or more objects access this column"): every index holding it (key, INCLUDE or
+// filter; a PRIMARY KEY or UNIQUE constraint is an index), every CHECK, FOREIGN KEY or
+// DEFAULT constraint reading it and every computed column reading it. The DEFAULT rule is
+// the conservative one: SQL Server documents that a DEFAULT allows a change of length,
+// precision or scale (and, by our reading, of collation), but the lint was never checked
+// against a server, so it asks for the drop and re-create a DEFAULT never makes wrong.
+func (s *lintSchema) dependents(t *lintTable, k string) []string {
+	var out []string
+	for _, ix := range t.indexes {
+		if contains(ix.cols, k) || wordIn(ix.include, k) {
+			out = append(out, "index "+ix.name)
+		}
+	}
+	for _, c := range t.constraints {
+		if contains(c.cols, k) {
+			out = append(out, c.kind+" constraint "+c.name)
+		}
+	}
+	for _, o := range t.order {
+		if c := t.cols[o]; o != k && c.computed != "" && wordIn(c.computed, k) {
+			out = append(out, "computed column "+c.name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // keyIndex is the index behind a PRIMARY KEY or UNIQUE constraint: a primary key is
@@ -440,14 +588,10 @@ func (s *lintSchema) alter(file string, t *lintTable, rest string) {
 			s.fail(file, "%s: ALTER COLUMN not understood or no such column: %.80q", t.name, def)
 			return
 		}
-		for _, ix := range t.indexes {
-			for _, c := range ix.cols {
-				if c == strings.ToLower(g[1]) {
-					s.fail(file, "%s: ALTER COLUMN %s while index %s uses it (SQL Server error 5074)", t.name, g[1], ix.name)
-				}
-			}
-		}
 		k := strings.ToLower(g[1])
+		for _, d := range s.dependents(t, k) {
+			s.fail(file, "%s: ALTER COLUMN %s while %s uses it (SQL Server error 5074; drop it first and recreate it after)", t.name, g[1], d)
+		}
 		name := t.cols[k].name
 		delete(t.cols, k)
 		t.order = remove(t.order, k)
@@ -460,18 +604,16 @@ func (s *lintSchema) alter(file string, t *lintTable, rest string) {
 				s.fail(file, "%s: DROP COLUMN %s: no such column", t.name, c)
 				continue
 			}
-			for _, ix := range t.indexes {
-				for _, ic := range ix.cols {
-					if ic == k {
-						s.fail(file, "%s: DROP COLUMN %s while index %s uses it (SQL Server error 5074)", t.name, c, ix.name)
-					}
-				}
+			for _, d := range s.dependents(t, k) {
+				s.fail(file, "%s: DROP COLUMN %s while %s uses it (SQL Server error 5074)", t.name, c, d)
 			}
 			delete(t.cols, k)
 			t.order = remove(t.order, k)
 		}
 	case dropConstr.MatchString(rest):
-		delete(t.indexes, strings.ToLower(dropConstr.FindStringSubmatch(rest)[1]))
+		k := strings.ToLower(dropConstr.FindStringSubmatch(rest)[1])
+		delete(t.indexes, k)
+		delete(t.constraints, k)
 	case alterOptions.MatchString(rest):
 	default:
 		s.fail(file, "%s: ALTER TABLE not understood: %.80q", t.name, rest)
@@ -513,6 +655,13 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 			for i, ic := range ix.cols {
 				if ic == parts[1] {
 					ix.cols[i] = nk
+				}
+			}
+		}
+		for _, ct := range t.constraints {
+			for i, cc := range ct.cols {
+				if cc == parts[1] {
+					ct.cols[i] = nk
 				}
 			}
 		}

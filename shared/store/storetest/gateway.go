@@ -3,9 +3,13 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -132,5 +136,93 @@ func testGatewayMessageIDTaken(t *testing.T, open Opener) {
 	out, err = s.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: T0, Events: []store.GatewayEvent{gatewayEvent("/b", "same", "noti")}})
 	if err != nil || out[0] != store.GatewayAccepted {
 		t.Fatalf("after the clash: %v %v", out, err)
+	}
+}
+
+// testKeysDifferingByCase: identifiers are compared exactly, as Go compares them: two
+// business units, customers, event ids, outbox destinations, idempotency keys or request
+// hashes or failure reason codes that differ only by case are two
+// (docs/conventions.md#sql-server-collation). On SQL Server before migration 0075,
+// GatewayEvent.BusinessUnitId and CustomerId, Outbox.Destination, IdempotencyKey.RequestHash
+// and AutomationScheduler.FailureReasonCode had the database's case-insensitive default
+// collation: unit "bu-a" listed "BU-A"'s events (a cross-unit leak), the lag of "events"
+// counted "EVENTS"'s rows, a request hash matched another differing by case, and a support
+// release by reason code released the rows of its lower-case twin.
+func testKeysDifferingByCase(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	ev := func(id, unit, customer, route string) store.GatewayEvent {
+		return store.GatewayEvent{Source: "pos", ID: id, Type: "Purchase", BusinessUnitID: unit, CustomerID: customer, RegistryVersion: 1, Routes: route,
+			Outbox: []store.OutboxMessage{{MessageID: id + ":" + route, Destination: route, SessionID: customer, Body: []byte(`{}`)}}}
+	}
+	out, err := s.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: T0, Events: []store.GatewayEvent{
+		ev("e1", "bu-a", "cust", "events"), ev("e2", "BU-A", "cust", "EVENTS"), ev("e3", "bu-a", "CUST", "events"),
+		ev("x", "bu-a", "cust", "events"), ev("X", "bu-a", "cust", "events")}})
+	if err != nil || len(out) != 5 {
+		t.Fatalf("accept: %v %v", out, err)
+	}
+	for i, o := range out {
+		if o != store.GatewayAccepted {
+			t.Errorf("event %d: %s, want Accepted (event ids x and X are two events)", i, o)
+		}
+	}
+	list := func(unit, customer string) []string {
+		t.Helper()
+		es, err := s.GatewayEventListByCustomer(ctx, store.GatewayEventListParams{BusinessUnitID: unit, CustomerID: customer, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range es {
+			if e.BusinessUnitID != unit || e.CustomerID != customer {
+				t.Errorf("list of %s/%s returned %s/%s's event %s", unit, customer, e.BusinessUnitID, e.CustomerID, e.ID)
+			}
+			ids = append(ids, e.ID)
+		}
+		sort.Strings(ids)
+		return ids
+	}
+	for _, c := range []struct{ unit, customer, want string }{
+		{"bu-a", "cust", "[X e1 x]"}, {"BU-A", "cust", "[e2]"}, {"bu-a", "CUST", "[e3]"}, {"BU-A", "CUST", "[]"}, {"Bu-A", "cust", "[]"},
+	} {
+		if got := fmt.Sprint(list(c.unit, c.customer)); got != c.want {
+			t.Errorf("events of %s/%s = %s, want %s", c.unit, c.customer, got, c.want)
+		}
+	}
+	lag, err := s.OutboxLagGet(ctx, []string{"events", "EVENTS", "Events"})
+	if err != nil || len(lag) != 3 || lag[0].Unpublished != 4 || lag[1].Unpublished != 1 || lag[2].Unpublished != 0 {
+		t.Fatalf("lag by destination: %+v %v; want events 4, EVENTS 1, Events 0", lag, err)
+	}
+
+	begin := func(key, hash string) store.IdempotencyBeginResult {
+		t.Helper()
+		r, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "POST /api/x", Key: key, RequestHash: hash, Now: T0, Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	lower, upper := begin("key-a", "abc"), begin("KEY-A", "abc")
+	if !lower.Started || !upper.Started {
+		t.Fatalf("idempotency keys key-a and KEY-A: started %v and %v, want two records", lower.Started, upper.Started)
+	}
+	if err := s.IdempotencyComplete(ctx, store.IdempotencyCompleteParams{Scope: "POST /api/x", Key: "key-a", RequestHash: "ABC",
+		LeaseExpiresOn: *lower.Record.LeaseExpiresOn, ResponseStatus: 201, ResponseBody: `{}`, Now: T0}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("complete with the request hash ABC of a record hashed abc: %v, want ErrNotFound", err)
+	}
+
+	// A support release by failure reason code releases the rows of that code only.
+	held := hold(t, s, supportCandidate(0, T0.Add(time.Hour), "bu-a"))
+	other := automation.ReasonCode(strings.ToUpper(string(held.FailureReasonCode)))
+	if other == held.FailureReasonCode {
+		t.Fatalf("reason code %q has no upper-case twin", held.FailureReasonCode)
+	}
+	res, err := s.SupportSchedulerReleaseBatch(ctx, store.SupportReleaseBatchParams{Filter: store.SupportReleaseFilter{Scope: automation.AllBusinessUnits(),
+		FailureReasonCode: other}, Limit: 10, Now: T0.Add(2 * time.Hour), Interval: time.Minute, Operator: "ops.jane", Reason: "case", BatchID: "rel-case"})
+	if err != nil || len(res.Rows) != 0 {
+		t.Fatalf("release of reason %s: %d rows %v; the held row's reason is %s", other, len(res.Rows), err, held.FailureReasonCode)
+	}
+	if r := get(t, s, held.SchedulerKey); !r.IsOnSupportHold {
+		t.Fatalf("the row held for %s was released by a filter on %s", held.FailureReasonCode, other)
 	}
 }

@@ -154,6 +154,7 @@ var gatewayCases = []suiteCase{
 	{"RegistryVersions", testRegistryVersions},
 	{"GatewayAcceptOnce", testGatewayAcceptOnce},
 	{"GatewayMessageIDTaken", testGatewayMessageIDTaken},
+	{"KeysDifferingByCaseStaySeparate", testKeysDifferingByCase},
 }
 
 // attributeCases are the cases of attribute (their checks are in attribute.go).
