@@ -186,6 +186,7 @@ var campaignCases = []suiteCase{
 	{"OutboxLeaseAndPurge", testOutboxLease},
 	{"OutboxClaimAfterID", testOutboxClaimAfter},
 	{"OutboxClaimSkip", testOutboxClaimSkip},
+	{"OutboxClaimScanRows", testOutboxClaimScanRows},
 	{"OutboxClaimSessionHold", testOutboxClaimSessionHold},
 }
 
