@@ -254,8 +254,7 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		if r.FullDestinations != nil {
 			from, skip = r.skipFor(from, r.FullDestinations())
 		}
-		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip,
-			ScanRows: skipScanRows(from, skip, batch)})
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
 		if err == nil && r.FullDestinations != nil {
 			r.claimedSkipping(from, skip, msgs, batch)
 		}
@@ -646,27 +645,6 @@ func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
 		skip = skip[:min(len(skip), store.MaxSkipDestinations)]
 	}
 	return from, skip
-}
-
-// skipScanRowsPerBatch: a claim past the rows in flight that leaves destinations out looks
-// at no more than this many batches' worth of unpublished rows (skipScanRows).
-const skipScanRowsPerBatch = 20
-
-// skipScanRows is the ScanRows of a claim from AfterID from that leaves skip out, of batch
-// rows: skipScanRowsPerBatch × batch when from > 0 and skip is not empty, else 0 (no bound).
-// Such a claim otherwise walks every unpublished row of the left-out destinations past from,
-// to find nothing when they are the whole backlog: the 09:00 herd's 100,000 rows of
-// notification-dispatch, walked after each commit of the poller while that destination held
-// its share of the bus (docs/performance.md, "The 09:00 herd behind serve"). The rows past
-// the bound wait for a claim that reached them: one past the rows this one claims, or the
-// next without a left-out destination. A claim from the oldest row (from 0) is never bounded:
-// claimedSkipping releases the held destinations when it found fewer than a batch, which
-// must mean that it walked every row.
-func skipScanRows(from int64, skip []string, batch int) int {
-	if from <= 0 || len(skip) == 0 {
-		return 0
-	}
-	return skipScanRowsPerBatch * batch
 }
 
 // claimedSkipping records a claim from AfterID from that left skip out and claimed msgs (of

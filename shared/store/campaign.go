@@ -441,22 +441,12 @@ type CampaignStore interface {
 // lease lists the destinations it left out (migration 0069), and the next claim that does not
 // leave them out takes the row, with the same MessageId. At most MaxSkipDestinations names,
 // each non-empty and without '|'; anything else is refused (nothing claimed).
-//
-// ScanRows, when positive, bounds the walk: the claim looks at no unpublished row past the
-// ScanRows-th one after AfterID (0: no bound; negative is refused, naming the member). A claim
-// that leaves a destination out otherwise walks every unpublished row of it past AfterID,
-// one row read each, to find nothing when that destination is all the backlog (the 09:00
-// herd: 100,000 rows of notification-dispatch while its share of the bus is full;
-// docs/performance.md, "The 09:00 herd behind serve"). Rows past the bound are left to a
-// later claim; nothing is claimed out of order within a destination, since every row the
-// claim takes is still the oldest free row of its destination.
 type OutboxClaimParams struct {
 	Now              time.Time
 	Lease            time.Duration
 	Limit            int
 	AfterID          int64
 	SkipDestinations []string
-	ScanRows         int
 }
 
 // MaxSkipDestinations bounds OutboxClaimParams.SkipDestinations (the names are written in the

@@ -717,9 +717,6 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 	if err != nil {
 		return nil, err
 	}
-	if p.ScanRows < 0 {
-		return nil, fmt.Errorf("OutboxClaimParams.ScanRows = %d: 0 (no bound) or a positive number of rows", p.ScanRows)
-	}
 	var skipped any // NULL in the lease: nothing left out
 	if skip != "" {
 		skipped = skip
@@ -740,7 +737,7 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 			m := store.OutboxMessage{ClaimToken: token}
 			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.TraceParent))
 			return m, err
-		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)), sql.Named("Skip", skip), sql.Named("Scan", p.ScanRows))
+		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)), sql.Named("Skip", skip))
 		if err != nil || len(out) == 0 {
 			return err
 		}

@@ -582,43 +582,6 @@ func testOutboxClaimSkip(t *testing.T, open Opener) {
 	}
 }
 
-// testOutboxClaimScanRows: OutboxClaimParams.ScanRows bounds the claim's walk to the first
-// ScanRows unpublished rows past AfterID: behind five rows of a left-out destination, a row of
-// another is out of reach of a claim bounded at five and within reach of one bounded at six
-// or not bounded (the 09:00 herd: a claim that leaves the herd's destination out must not walk
-// all of it). A negative bound is refused, naming the member.
-func testOutboxClaimScanRows(t *testing.T, open Opener) {
-	s := fresh(t, open)
-	ctx := context.Background()
-	var events []store.GatewayEvent
-	for i := range 5 {
-		events = append(events, gatewayEvent("/app", fmt.Sprintf("sc%d", i), "slow"))
-	}
-	events = append(events, gatewayEvent("/app", "sc5", "tracking"))
-	if _, err := s.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: T0, Events: events}); err != nil {
-		t.Fatal(err)
-	}
-	skip := []string{"slow"}
-	if got, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: skip, ScanRows: 5}); err != nil || len(got) != 0 {
-		t.Fatalf("claim skipping slow, 5 rows scanned = %+v, %v; want none (the tracking row is the sixth)", got, err)
-	}
-	if _, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: skip, ScanRows: -1}); err == nil || !strings.Contains(err.Error(), "ScanRows") {
-		t.Fatalf("ScanRows -1: %v; want an error naming ScanRows", err)
-	}
-	got, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: skip, ScanRows: 6})
-	if err != nil || len(got) != 1 || got[0].MessageID != "sc5:tracking" {
-		t.Fatalf("claim skipping slow, 6 rows scanned = %+v, %v; want sc5:tracking", got, err)
-	}
-	// Unbounded, from past the tracking row's claim: nothing of slow (left out), nothing else.
-	if again, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: skip}); err != nil || len(again) != 0 {
-		t.Fatalf("unbounded claim skipping slow = %+v, %v; want none", again, err)
-	}
-	rest, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, ScanRows: 3})
-	if err != nil || len(rest) != 3 || rest[0].MessageID != "sc0:slow" || rest[2].MessageID != "sc2:slow" {
-		t.Fatalf("claim of slow, 3 rows scanned = %+v, %v; want sc0..sc2, oldest first", rest, err)
-	}
-}
-
 // testOutboxClaimSessionHold (issue 39 item 4, order per session): a row set to retry
 // (OutboxRetryLater) holds back the later rows of its session (same Destination and
 // SessionID) until its RetryAt comes: a claim before then takes the other sessions' rows and

@@ -186,7 +186,6 @@ var campaignCases = []suiteCase{
 	{"OutboxLeaseAndPurge", testOutboxLease},
 	{"OutboxClaimAfterID", testOutboxClaimAfter},
 	{"OutboxClaimSkip", testOutboxClaimSkip},
-	{"OutboxClaimScanRows", testOutboxClaimScanRows},
 	{"OutboxClaimSessionHold", testOutboxClaimSessionHold},
 }
 

@@ -195,15 +195,9 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- earlier row waits for its RetryAt is not claimed (as in SQLite: order per session, issue 39
 -- item 4): a seek of the filtered IX_Outbox_RetryBySession (migration 0070) per candidate,
 -- without READPAST (a retry row being written must hold its session, not be read past).
--- @Scan (0: none) bounds the scan to the first @Scan unpublished rows past @AfterId
--- (store.OutboxClaimParams.ScanRows, as in SQLite): one seek and @Scan entries of
--- IX_Outbox_Unpublished (OFFSET … FETCH), evaluated once, then the upper end of the range.
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
 WHERE PublishedOn IS NULL AND o.Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND o.Id <= (CASE WHEN @Scan = 0 THEN CAST(9223372036854775807 AS bigint)
-                    ELSE COALESCE((SELECT s.Id FROM dbo.Outbox AS s WITH (READCOMMITTEDLOCK, READPAST) WHERE s.PublishedOn IS NULL AND s.Id > @AfterId
-                                   ORDER BY s.Id OFFSET @Scan - 1 ROWS FETCH NEXT 1 ROWS ONLY), CAST(9223372036854775807 AS bigint)) END)
   AND (@Skip = N'' OR CHARINDEX(N'|' + o.Destination + N'|', @Skip) = 0)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
                   AND (l.SkipDestinations IS NULL OR CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0))

@@ -180,15 +180,10 @@ DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
 -- lease lists is not held by it. A row of a session (Destination, SessionId not empty) whose
 -- earlier row waits for its RetryAt (a failed publish) is not claimed either: the session's
 -- order holds (issue 39 item 4); each candidate seeks IX_Outbox_RetryBySession (migration
--- 0070), which holds only the rows waiting for a retry. @Scan (0: none) bounds the walk to the
--- first @Scan unpublished rows past @AfterId (store.OutboxClaimParams.ScanRows): the bound is
--- one walk of IX_Outbox_Unpublished's entries, evaluated once, then the upper end of the
--- claim's range on the same index.
+-- 0070), which holds only the rows waiting for a retry.
 SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox
 WHERE PublishedOn IS NULL AND Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND Id <= (CASE WHEN @Scan = 0 THEN 9223372036854775807
-                  ELSE COALESCE((SELECT s.Id FROM Outbox s WHERE s.PublishedOn IS NULL AND s.Id > @AfterId ORDER BY s.Id LIMIT 1 OFFSET @Scan - 1), 9223372036854775807) END)
   AND (@Skip = '' OR instr(@Skip, '|' || Destination || '|') = 0)
   AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
                   AND (l.SkipDestinations IS NULL OR instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0))
