@@ -183,15 +183,7 @@ type Relay struct {
 	// oldest row that took them: their left-out rows lie below claimedTo, so a claim past it
 	// must leave them out too, or it would publish a later row of theirs first. Bounded by
 	// the destinations FullDestinations names.
-	held map[string]bool
-	// heldFrom, while held is not empty: the lowest AfterID of the claims that left a held
-	// destination out, so every row they left out lies past it. A held destination with room
-	// again is taken from there, not from the oldest row: a claim from the oldest row walks
-	// every row in flight (leased, unsettled) first, and behind serve's 09:00 herd, with the
-	// delivery facts of each send claimed past notification-dispatch's left-out rows, every
-	// claim was such a walk (OutboxClaim 0.5 → 4–5 s of CPU; docs/performance.md, "The 09:00
-	// herd behind serve"). It moves up as those claims take the rows in order (claimedSkipping).
-	heldFrom  int64
+	held      map[string]bool
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
 	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
 	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
@@ -623,27 +615,22 @@ func (r *Relay) claimFrom(now time.Time) int64 {
 // skipFor returns the AfterID and the destinations to leave out of a claim that would start
 // past from, given the destinations that are full now: the full ones, and, for a claim past
 // the rows in flight (from > 0), the held ones as well. A held destination that has room
-// again makes the claim one from heldFrom, the floor of the rows left out (never above from),
-// which takes its left-out rows first.
+// again makes the claim one from the oldest row (0), which takes its left-out rows first.
 // At most store.MaxSkipDestinations names: should more be full, the rest are claimed as
 // before this bound (the in-process bus's queue bound still holds them).
 func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	unhold := false
 	if from > 0 {
 		for d := range r.held {
 			if !slices.Contains(full, d) {
-				unhold = true // its rows flow again, from past heldFrom (its left-out rows' floor)
+				from = 0 // its rows flow again, from the oldest
 				break
 			}
 		}
 	}
-	if unhold {
-		from = min(from, r.heldFrom)
-	}
 	skip := slices.Clone(full)
-	if from > 0 && !unhold {
+	if from > 0 {
 		for d := range r.held {
 			if !slices.Contains(skip, d) {
 				skip = append(skip, d)
@@ -670,19 +657,11 @@ func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
 func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.held) > 0 && from <= r.heldFrom {
-		// A claim from the left-out rows' floor (or below) took the destinations it did not
-		// leave out in Id order.
-		if len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo {
-			for d := range r.held {
-				if !slices.Contains(skip, d) {
-					delete(r.held, d)
-				}
+	if from == 0 && (len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo) {
+		for d := range r.held {
+			if !slices.Contains(skip, d) {
+				delete(r.held, d)
 			}
-		} else if len(skip) == 0 {
-			// Cut short by limit with nothing left out: every row up to its last is
-			// claimed, so no left-out row lies at or below it any more.
-			r.heldFrom = msgs[len(msgs)-1].ID
 		}
 	}
 	if len(msgs) == 0 {
@@ -691,9 +670,6 @@ func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMe
 	for _, d := range skip {
 		if r.held == nil {
 			r.held = map[string]bool{}
-		}
-		if len(r.held) == 0 || from < r.heldFrom {
-			r.heldFrom = from
 		}
 		r.held[d] = true
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // TestRelayFullDestinationStopsOnlyItsOwnRows (issue 39): while one destination's consumers
@@ -90,89 +89,5 @@ func TestRelayFullDestinationStopsOnlyItsOwnRows(t *testing.T) {
 	}
 	if got := unpublished(); len(got) != 0 {
 		t.Fatalf("unpublished at the end = %v; want none", got)
-	}
-}
-
-// claimLog records the AfterID of every claim of the store it wraps.
-type claimLog struct {
-	*sqlstore.Store
-	afterIDs []int64
-}
-
-func (c *claimLog) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]store.OutboxMessage, error) {
-	c.afterIDs = append(c.afterIDs, p.AfterID)
-	return c.Store.OutboxClaim(ctx, p)
-}
-
-// TestRelayHeldDestinationTakenBackFromItsLeftOutRows (the 09:00 herd behind serve): once a
-// full destination has room again, the claim that takes its left-out rows starts past the
-// rows it had in flight when it was first left out, not from the oldest row (which walks
-// every row still in flight), and moves up as it takes them; its rows still go out in order,
-// before its later ones, each once.
-func TestRelayHeldDestinationTakenBackFromItsLeftOutRows(t *testing.T) {
-	t.Parallel()
-	st, clock := relayStore(t)
-	ctx := context.Background()
-	log := &claimLog{Store: st}
-	r := &delivery.Relay{Store: log, Clock: clock, MarkOnSettle: true, Batch: 2}
-	b := settlingBus(t, r, bus.MemoryOptions{})
-	const share = 2
-	r.FullDestinations = func() []string {
-		if b.Len("slow") >= share {
-			return []string{"slow"}
-		}
-		return nil
-	}
-	var slow, fast []string
-	b.Subscribe("slow", func(_ context.Context, m bus.Message) error { slow = append(slow, m.ID); return nil })
-	b.Subscribe("fast", func(_ context.Context, m bus.Message) error { fast = append(fast, m.ID); return nil })
-	commit := func(ids ...string) {
-		t.Helper()
-		var msgs []store.OutboxMessage
-		for _, id := range ids {
-			dst := "fast"
-			if id[0] == 's' {
-				dst = "slow"
-			}
-			msgs = append(msgs, store.OutboxMessage{MessageID: id, Destination: dst, SessionID: "S" + dst, Body: []byte("{}")})
-		}
-		startWithOutbox(t, st, clock, ids[0], msgs)
-	}
-	commit("s1", "s2")
-	if n, err := r.RunOnce(ctx); err != nil || n != 2 {
-		t.Fatalf("first run: %d, %v; want s1, s2", n, err)
-	}
-	// slow is full: its rows are left out, fast's go (claimed past s2).
-	commit("s3", "f1", "s4", "f2")
-	if n, err := r.RunOnce(ctx); err != nil || n != 2 || b.Len("fast") != 2 {
-		t.Fatalf("run with slow full: %d, %v; want f1, f2", n, err)
-	}
-	floor := log.afterIDs[len(log.afterIDs)-1] // past s2: the left-out rows lie above it
-	if floor <= 0 {
-		t.Fatalf("claim past the rows in flight had AfterID %d", floor)
-	}
-	if _, err := b.DrainDestination(ctx, "slow", 0); err != nil {
-		t.Fatal(err)
-	}
-	commit("s5", "f3")
-	if n, err := r.RunOnce(ctx); err != nil || n != 2 {
-		t.Fatalf("run with slow room again: %d, %v; want s3, s4 (a batch of 2)", n, err)
-	}
-	if got := log.afterIDs[len(log.afterIDs)-1]; got != floor {
-		t.Fatalf("the claim taking slow back had AfterID %d; want %d (past s2, where its rows were left out), not the oldest row", got, floor)
-	}
-	for range 10 {
-		if _, err := b.Drain(ctx, 0); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.RunOnce(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := b.Drain(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(slow, []string{"s1", "s2", "s3", "s4", "s5"}) || !slices.Equal(fast, []string{"f1", "f2", "f3"}) {
-		t.Fatalf("handled slow %v, fast %v; want s1..s5 in order and f1..f3, each once", slow, fast)
 	}
 }
