@@ -18,11 +18,11 @@ func TestApplyMemoryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MemoryLimitMiB != 100 {
-		t.Fatalf("default %d MiB, want 100", cfg.MemoryLimitMiB)
+	if cfg.MemoryLimitMiB != 64 {
+		t.Fatalf("default %d MiB, want 64", cfg.MemoryLimitMiB)
 	}
-	if got := app.ApplyMemoryLimit(cfg, env(nil)); got != 100<<20 || debug.SetMemoryLimit(-1) != 100<<20 {
-		t.Fatalf("limit %d, runtime %d, want 100 MiB", got, debug.SetMemoryLimit(-1))
+	if got := app.ApplyMemoryLimit(cfg, env(nil)); got != 64<<20 || debug.SetMemoryLimit(-1) != 64<<20 {
+		t.Fatalf("limit %d, runtime %d, want 64 MiB", got, debug.SetMemoryLimit(-1))
 	}
 	debug.SetMemoryLimit(before)
 	if got := app.ApplyMemoryLimit(cfg, env(map[string]string{"GOMEMLIMIT": "1GiB"})); got != before {

@@ -135,6 +135,9 @@ func runSustained(b *testing.B) w6Result {
 	if logOut != nil {
 		logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	if os.Getenv("W6_QUEUES") != "" {
+		sqliteMemWatch() // the connections app.Open opens, for the memory series
+	}
 	rt, err := app.Open(ctx, cfg, app.Options{Clock: automation.SystemClock{}, Log: logger,
 		OnAttributes: func(r attribute.Result) {
 			now := time.Now()
@@ -311,7 +314,10 @@ func runSustained(b *testing.B) w6Result {
 						rss = append(rss, strings.Join(strings.Fields(l), " "))
 					}
 				}
-				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, stacks %d MiB, %v\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.StackSys>>20, rss)
+				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, heap released %d MiB, stacks %d MiB, Go runtime total %d MiB, %v\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.HeapReleased>>20, ms.StackSys>>20, (ms.Sys-ms.HeapReleased)>>20, rss)
+				if len(backlog)%10 == 0 {
+					fmt.Fprintf(os.Stderr, "W6 sqlite %d: %s\n", len(backlog), sqliteMemLine())
+				}
 			}
 			if os.Getenv("W6_QUEUES") != "" && rt.Memory != nil {
 				fmt.Fprintf(os.Stderr, "W6 queues %d: backlog %d %v\n", len(backlog), n0, rt.Memory.Lengths())
@@ -399,6 +405,7 @@ func runSustained(b *testing.B) w6Result {
 	}
 	close(stopSample)
 	<-sampleDone
+	sqliteMemStop()
 	b.StopTimer()
 	mu.Lock()
 	defer mu.Unlock()

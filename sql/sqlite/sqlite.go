@@ -50,17 +50,29 @@ var Dialect = sqlstore.Dialect{
 	},
 }
 
-// Page cache and checkpoint defaults (docs/performance.md, "Page cache and checkpoints").
-// SQLite's own are 2 MiB and 1000 pages: a 1000-row completion dirties pages all over the
-// hot table's indexes, which then no longer fit in the cache and are checkpointed (read
-// back and written to the file) every few batches.
+// Page cache and checkpoint defaults (docs/performance.md, "Page cache and checkpoints" and
+// "What holds W6's memory"). SQLite's own are 2 MiB and 1000 pages.
+//
+// The page caches of every connection of the process are one cache: modernc's SQLite is
+// built with SQLITE_ENABLE_MEMORY_MANAGEMENT, which puts all of them in pcache1's single
+// group, bounded by the sum of the connections' cache_size. A connection past its own
+// cache_size takes the least recently used page of any other, so under a steady write load
+// the writer holds nearly the whole sum: a pooled reader's pages are dropped at each read
+// transaction that finds the log moved (WAL), and the writer recycles them. A cached 4 KiB
+// page costs about 9.4 KB of memory outside the Go heap (page, headers, and modernc's
+// allocator, which rounds it up to an 8 KiB slot, seven to a 64 KiB region), so the bound
+// in bytes of memory is about 2.1 times the sum of cache_size. With the defaults below
+// that sum is DefaultWriterCacheKiB + 9 × DefaultCacheKiB = 10.25 MiB (about 22 MB of
+// memory) for the store, plus the local trace's (shared/trace/localtrace).
 const (
-	// DefaultCacheKiB is 4 MiB per connection: at most 32 MiB with the default pool of 8
-	// (8 MiB measured 142 MiB of peak RSS at 100,000 rows, against the 150 MiB bound).
-	DefaultCacheKiB = 4 << 10
-	// DefaultWriterCacheKiB is the writer connection's page cache: 8 MiB (W1 at 100,000 rows
-	// measured the same as with 16 MiB, with 19 MiB less peak RSS and a faster W3;
-	// docs/performance.md, "One writer connection, checkpoints in the background").
+	// DefaultCacheKiB is each pooled connection's (and the checkpointer's) share of the
+	// process's page cache: 256 KiB. A reader's own pages rarely outlive its read
+	// transaction under writes, so this share mostly sizes what the writer can hold; at
+	// 4 MiB the nine shares let the writer's cache grow to 44 MiB (about 95 MB of memory)
+	// over W6's five minutes (docs/performance.md, "What holds W6's memory").
+	DefaultCacheKiB = 256
+	// DefaultWriterCacheKiB is the writer connection's share: 8 MiB (docs/performance.md,
+	// "One writer connection, checkpoints in the background").
 	DefaultWriterCacheKiB = 8 << 10
 	// DefaultAutoCheckpointPages is 20,000 pages (80 MB of WAL with 4 KiB pages), the
 	// bound on the log between two checkpoints: the background checkpointer rests
@@ -86,9 +98,8 @@ type Options struct {
 	// 8). The writer's and the background checkpointer's connections come on top of it.
 	MaxOpenConns int
 	// CacheKiB is each pooled connection's page cache in KiB (default DefaultCacheKiB), and
-	// the background checkpointer's. The cache fills only with the pages a connection reads,
-	// so the memory the caches can take is at most (MaxOpenConns + 1) × CacheKiB +
-	// WriterCacheKiB (44 MiB with the defaults).
+	// the background checkpointer's. The connections' caches are one cache bounded by the
+	// sum of their sizes (see DefaultCacheKiB): PageCacheBoundKiB.
 	CacheKiB int
 	// WriterCacheKiB is the page cache, in KiB, of the one connection every write
 	// transaction begins on (default DefaultWriterCacheKiB; sqlstore.Store.UseWriterConn).
@@ -109,6 +120,15 @@ type Options struct {
 	// fails with a *sqlstore.SchemaError when it is not. Default false: Open migrates (the
 	// embedded default, replay, tests).
 	SkipMigrations bool
+}
+
+// PageCacheBoundKiB is the sum of the page caches a store opened with opts gives the
+// process's one page cache (see DefaultCacheKiB): (MaxOpenConns + 1) × CacheKiB +
+// WriterCacheKiB, in KiB of SQLite's count (pages × page and header size; about 2.1 times
+// that in memory). 10.25 MiB with the defaults.
+func PageCacheBoundKiB(opts *Options) int {
+	o := withDefaults(opts)
+	return (o.MaxOpenConns+1)*o.CacheKiB + o.WriterCacheKiB
 }
 
 // VersionQueries read goose's version table without writing (CheckSchema).
@@ -138,32 +158,7 @@ func open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, *ch
 	if path == "" {
 		return nil, nil, errors.New("sqlite: empty database path")
 	}
-	o := Options{BusyTimeout: 10 * time.Second, MaxOpenConns: 8, CacheKiB: DefaultCacheKiB, WriterCacheKiB: DefaultWriterCacheKiB, AutoCheckpointPages: DefaultAutoCheckpointPages,
-		CheckpointInterval: DefaultCheckpointInterval, GroupCommit: DefaultGroupCommit}
-	if opts != nil {
-		if opts.GroupCommit != 0 {
-			o.GroupCommit = opts.GroupCommit
-		}
-		if opts.CheckpointInterval != 0 {
-			o.CheckpointInterval = max(opts.CheckpointInterval, 0)
-		}
-		if opts.WriterCacheKiB > 0 {
-			o.WriterCacheKiB = opts.WriterCacheKiB
-		}
-		if opts.CacheKiB > 0 {
-			o.CacheKiB = opts.CacheKiB
-		}
-		if opts.AutoCheckpointPages > 0 {
-			o.AutoCheckpointPages = opts.AutoCheckpointPages
-		}
-		if opts.BusyTimeout > 0 {
-			o.BusyTimeout = opts.BusyTimeout
-		}
-		if opts.MaxOpenConns > 0 {
-			o.MaxOpenConns = opts.MaxOpenConns
-		}
-		o.SkipMigrations = opts.SkipMigrations
-	}
+	o := withDefaults(opts)
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -220,6 +215,37 @@ func open(ctx context.Context, path string, opts *Options) (*sqlstore.Store, *ch
 		return nil, nil, err
 	}
 	return st, ckpt, nil
+}
+
+// withDefaults is opts with every unset member at its default.
+func withDefaults(opts *Options) Options {
+	o := Options{BusyTimeout: 10 * time.Second, MaxOpenConns: 8, CacheKiB: DefaultCacheKiB, WriterCacheKiB: DefaultWriterCacheKiB, AutoCheckpointPages: DefaultAutoCheckpointPages,
+		CheckpointInterval: DefaultCheckpointInterval, GroupCommit: DefaultGroupCommit}
+	if opts != nil {
+		if opts.GroupCommit != 0 {
+			o.GroupCommit = opts.GroupCommit
+		}
+		if opts.CheckpointInterval != 0 {
+			o.CheckpointInterval = max(opts.CheckpointInterval, 0)
+		}
+		if opts.WriterCacheKiB > 0 {
+			o.WriterCacheKiB = opts.WriterCacheKiB
+		}
+		if opts.CacheKiB > 0 {
+			o.CacheKiB = opts.CacheKiB
+		}
+		if opts.AutoCheckpointPages > 0 {
+			o.AutoCheckpointPages = opts.AutoCheckpointPages
+		}
+		if opts.BusyTimeout > 0 {
+			o.BusyTimeout = opts.BusyTimeout
+		}
+		if opts.MaxOpenConns > 0 {
+			o.MaxOpenConns = opts.MaxOpenConns
+		}
+		o.SkipMigrations = opts.SkipMigrations
+	}
+	return o
 }
 
 // pinnedConns is the number of connections useWriterConn takes out of the pool for good.

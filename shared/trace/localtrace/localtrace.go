@@ -145,7 +145,11 @@ func Open(dir string) (*Store, error) {
 	// version 2), and a checkpoint every 1,000 pages wrote most of them into the file again
 	// for every batch. W1 at 100,000 rows: 160 -> 135-141 CPU-µs per row for the whole process
 	// (docs/performance.md, "Checkpoints with a rest between them").
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(10000)")
+	// cache_size 256 KiB per connection (SQLite's default is 2 MiB): the page caches of all
+	// the process's connections, the store's included, are one cache bounded by the sum of
+	// their sizes, about 2.1 times that in memory (sql/sqlite.DefaultCacheKiB); four
+	// connections at 2 MiB would add 8 MiB to it.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "trace.db")+"?_pragma=busy_timeout("+strconv.FormatInt(busyTimeout.Milliseconds(), 10)+")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(10000)&_pragma=cache_size(-"+strconv.Itoa(cacheKiB)+")")
 	if err != nil {
 		return nil, fmt.Errorf("localtrace: %w", err)
 	}
@@ -161,6 +165,9 @@ func Open(dir string) (*Store, error) {
 	}
 	return &Store{db: db, dir: dir, full: full}, nil
 }
+
+// cacheKiB is each connection's page cache, in KiB (Open).
+const cacheKiB = 256
 
 // Close closes the database.
 func (s *Store) Close() error { return errors.Join(s.full.Close(), s.db.Close()) }

@@ -1,0 +1,76 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	msqlite "modernc.org/sqlite"
+
+	"github.com/automation-platform/automation/sql/sqlite"
+)
+
+// TestPageCachesStayUnderTheBound: after every pooled connection of a store has read a
+// table larger than all the caches together, the pages the pool's connections hold sum to
+// at most PageCacheBoundKiB of the defaults, 10.25 MiB (docs/performance.md, "What holds
+// W6's memory"). With the former 4 MiB per connection the eight held 32 MiB, and the
+// writer, which takes the readers' pages, grew to 44 MiB in W6: twice that in memory.
+func TestPageCachesStayUnderTheBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const budgetKiB = 8<<10 + 9*256 // the writer's 8 MiB and nine shares of 256 KiB
+	if got, want := sqlite.PageCacheBoundKiB(nil), budgetKiB; got != want {
+		t.Fatalf("PageCacheBoundKiB(nil) = %d KiB, want %d", got, want)
+	}
+	if got, want := sqlite.PageCacheBoundKiB(&sqlite.Options{MaxOpenConns: 3, CacheKiB: 1024, WriterCacheKiB: 2048}), 4*1024+2048; got != want {
+		t.Fatalf("PageCacheBoundKiB(3 × 1 MiB, writer 2 MiB) = %d KiB, want %d", got, want)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// 24 MiB of pages: more than the bound, and than the former 44 MiB's share of eight.
+	if _, err := st.DB().ExecContext(ctx, `CREATE TABLE big (x BLOB);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
+		INSERT INTO big SELECT randomblob(4000) FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	// Every pooled connection at once (the writer's and the checkpointer's are pinned
+	// outside the pool), each reading the whole table.
+	var conns []*sql.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 8 {
+		c, err := st.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		var n int64
+		if err := c.QueryRowContext(ctx, `SELECT SUM(LENGTH(x)) FROM big`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 6000*4000 {
+			t.Fatalf("read %d bytes, want %d", n, 6000*4000)
+		}
+	}
+	total := 0
+	for i, c := range conns {
+		if err := c.Raw(func(dc any) error {
+			used, _, err := dc.(msqlite.DBStatus).Status(msqlite.DBStatusCacheUsed, false)
+			total += used
+			t.Logf("connection %d: %d KiB cached", i, used>>10)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if total > budgetKiB<<10 {
+		t.Errorf("the pool's connections hold %d KiB of pages, more than the bound of %d KiB", total>>10, budgetKiB)
+	}
+}
