@@ -367,6 +367,13 @@ type CampaignStore interface {
 	CampaignListByTrigger(ctx context.Context, businessUnitID, eventType string) ([]Campaign, error)
 	// CampaignStart records an execution with its first command, or loads the existing one.
 	CampaignStart(ctx context.Context, p CampaignStartParams) (CampaignStartResult, error)
+	// CampaignStartMany is CampaignStart for up to MaxBatch starts in one transaction, in
+	// order: results[i] is ps[i]'s (a start whose execution exists already, or was started
+	// by an earlier item of the same call, writes nothing and reads Created false). An error
+	// (an item the store refuses, more than MaxBatch items) writes nothing at all. The
+	// campaign dispatcher's batches of trigger events (docs/performance.md, "The welcome
+	// chain's trigger in batches").
+	CampaignStartMany(ctx context.Context, ps []CampaignStartParams) ([]CampaignStartResult, error)
 	// CampaignExecutionGet returns the execution or ErrNotFound.
 	CampaignExecutionGet(ctx context.Context, executionID string) (CampaignExecution, error)
 	// CampaignExecutionList returns up to limit executions of one campaign of a business unit,

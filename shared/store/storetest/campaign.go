@@ -131,6 +131,64 @@ func testCampaignStartOnce(t *testing.T, open Opener) {
 	}
 }
 
+// testCampaignStartMany: a batch of starts is written in one transaction, in order, each as
+// CampaignStart writes it (an existing execution, or one started earlier in the same batch,
+// writes nothing and reads Created false); a batch with an item the store refuses writes
+// nothing, and one past store.MaxBatch is refused.
+func testCampaignStartMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	if _, err := s.CampaignStart(ctx, startFixture(1)); err != nil {
+		t.Fatal(err)
+	}
+	// A refused item (its command takes cx-1's effect key: another step's command) in the batch.
+	bad := startFixture(3)
+	bad.Command.EffectKey = startFixture(1).Command.EffectKey
+	if _, err := s.CampaignStartMany(ctx, []store.CampaignStartParams{startFixture(2), bad}); err == nil {
+		t.Fatal("a batch with a refused start was written")
+	}
+	if _, err := s.CampaignExecutionGet(ctx, "cx-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused batch left cx-2: %v", err)
+	}
+	if msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100}); len(msgs) != 1 {
+		t.Fatalf("outbox = %d rows after the refused batch, want cx-1's only", len(msgs))
+	}
+	got, err := s.CampaignStartMany(ctx, []store.CampaignStartParams{startFixture(2), startFixture(1), startFixture(3), startFixture(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created []bool
+	for i, r := range got {
+		created = append(created, r.Created)
+		if want := []string{"cx-2", "cx-1", "cx-3", "cx-2"}[i]; r.Execution.ExecutionID != want || r.Execution.Status != store.ExecutionRunning {
+			t.Fatalf("result %d = %+v, want %s RUNNING", i, r.Execution, want)
+		}
+	}
+	if want := []bool{true, false, true, false}; !slices.Equal(created, want) {
+		t.Fatalf("created %v, want %v", created, want)
+	}
+	for _, exe := range []string{"cx-1", "cx-2", "cx-3"} {
+		cmds, err := s.CampaignCommandsOf(ctx, exe)
+		if err != nil || len(cmds) != 1 || cmds[0].Status != store.CommandQueued || cmds[0].Revision != 1 {
+			t.Fatalf("%s commands = %+v, %v; want one QUEUED", exe, cmds, err)
+		}
+	}
+	msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, m.MessageID)
+	}
+	if want := []string{"cx-1:0:cmd", "cx-2:0:cmd", "cx-3:0:cmd"}; !slices.Equal(ids, want) {
+		t.Fatalf("outbox = %v, want %v (one command message per execution created, in order)", ids, want)
+	}
+	if r, err := s.CampaignStartMany(ctx, nil); err != nil || len(r) != 0 {
+		t.Fatalf("an empty batch = %v, %v", r, err)
+	}
+	if _, err := s.CampaignStartMany(ctx, make([]store.CampaignStartParams, store.MaxBatch+1)); err == nil {
+		t.Fatal("a batch past store.MaxBatch was taken")
+	}
+}
+
 // testCampaignExecutionList: one campaign's executions of one business unit, newest first,
 // paged by the Id below which the next page starts; another campaign's and another unit's
 // executions (even of a campaign with the same id) are never listed.

@@ -177,6 +177,7 @@ var campaignCases = []suiteCase{
 	{"CampaignFinishGuardedWithHook", testCampaignFinish},
 	{"CampaignAdvanceOnce", testCampaignAdvance},
 	{"CampaignAdvanceManyInOrderAllOrNothing", testCampaignAdvanceMany},
+	{"CampaignStartManyInOrderAllOrNothing", testCampaignStartMany},
 	{"CampaignManualResolution", testCampaignResolve},
 	{"CampaignExecutionListNewestFirstScoped", testCampaignExecutionList},
 	{"CampaignExecutionFindByStatusAndRecipient", testCampaignExecutionFind},
