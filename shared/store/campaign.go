@@ -394,6 +394,13 @@ type CampaignStore interface {
 	CampaignCommandsOf(ctx context.Context, executionID string) ([]CampaignCommand, error)
 	// CampaignClaim claims one command; ErrNotFound when there is none.
 	CampaignClaim(ctx context.Context, p CampaignClaimParams) (CampaignClaimResult, error)
+	// CampaignClaimMany is CampaignClaim for up to MaxBatch commands (each with its InTx) in
+	// one transaction, in order: results[i] is ps[i]'s (a command named twice is claimed by
+	// its first item; the second reads it leased, Claimed false). An error (a command the
+	// store refuses, an InTx's error, more than MaxBatch items) writes nothing at all. The
+	// campaign worker's batches (docs/performance.md, "The welcome chain's commands in
+	// batches").
+	CampaignClaimMany(ctx context.Context, ps []CampaignClaimParams) ([]CampaignClaimResult, error)
 	// CampaignClaimDue claims due commands set-based (retries, lookups, expired leases).
 	CampaignClaimDue(ctx context.Context, p CampaignClaimDueParams) ([]CampaignClaimResult, error)
 	// CampaignFinish records a claimed command's outcome.

@@ -160,7 +160,8 @@ type Function struct {
 	// (moves the chains of its batch in one transaction; a result whose chain moved on is a
 	// no-op), CampaignDispatch (a session-enabled batch: the executions its trigger events
 	// start are written in one transaction; a replayed event finds its execution and writes
-	// nothing), and TrackingProcessor (a session-enabled batch: the host takes
+	// nothing), CampaignWorker (claims the commands of its batch in one transaction and runs
+	// each; a command already claimed or ended is left alone), and TrackingProcessor (a session-enabled batch: the host takes
 	// a batch from one session at a time, in order; the engine applies it in one
 	// transaction, a redelivered event is a Duplicate).
 	Many bool
@@ -191,7 +192,7 @@ var functions = []Function{
 	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: CampaignFeeProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFeeFactsTopic, Subscription: ReportingSubscription},
 	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue, Many: true},
-	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
+	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue, Many: true},
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: DevicesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "devices/{*path}", Methods: []string{"get", "put", "delete"}},

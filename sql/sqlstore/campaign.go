@@ -404,6 +404,39 @@ func (s *Store) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) 
 	return res, err
 }
 
+// CampaignClaimMany implements store.CampaignStore: each claim as CampaignClaim makes it,
+// with its in-claim hook, all in one transaction, in order.
+func (s *Store) CampaignClaimMany(ctx context.Context, ps []store.CampaignClaimParams) ([]store.CampaignClaimResult, error) {
+	if len(ps) > store.MaxBatch {
+		return nil, fmt.Errorf("CampaignClaimMany: more than %d claims", store.MaxBatch)
+	}
+	for _, p := range ps {
+		if err := checkLease("CampaignClaimMany", p.Lease); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]store.CampaignClaimResult, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			r, err := s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
+			if err != nil {
+				return fmt.Errorf("claim %d (command %s): %w", i, p.CommandID, err)
+			}
+			if r.Claimed && p.InTx != nil {
+				if err := p.InTx(ctx, tx, r.Command); err != nil {
+					return fmt.Errorf("claim %d (command %s): in-claim hook: %w", i, p.CommandID, err)
+				}
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CampaignClaimDue implements store.CampaignStore: candidates, then each claimed by the same
 // rule as CampaignClaim, in one transaction. It freezes no parameters: a command claimed here
 // before any claim froze them (its message was lost) is handed back by the worker and claimed

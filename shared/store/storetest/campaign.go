@@ -320,6 +320,86 @@ func testCampaignClaim(t *testing.T, open Opener) {
 	}
 }
 
+// testCampaignClaimMany: a batch of claims is made in one transaction, in order, each as
+// CampaignClaim makes it (frozen parameters, its in-claim hook run with the claimed command);
+// a command named twice is claimed once; a batch with an unknown command or a failing hook
+// writes nothing (no claim, no hook's write), and one past store.MaxBatch is refused.
+func testCampaignClaimMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var ids []string
+	for n := 1; n <= 3; n++ {
+		p := startFixture(n)
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.Command.CommandID)
+	}
+	var hooked []string
+	hook := func(fail bool) func(context.Context, *sql.Tx, store.CampaignCommand) error {
+		return func(ctx context.Context, tx *sql.Tx, c store.CampaignCommand) error {
+			if c.Status != store.CommandRunning || c.ParamsJSON == "" {
+				return fmt.Errorf("the hook saw %s with params %q, want the claimed command", c.Status, c.ParamsJSON)
+			}
+			hooked = append(hooked, c.CommandID)
+			if fail {
+				return errors.New("hook refused")
+			}
+			return nil
+		}
+	}
+	claim := func(id string, h func(context.Context, *sql.Tx, store.CampaignCommand) error) store.CampaignClaimParams {
+		return store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{"p":"` + id + `"}`, InTx: h}
+	}
+	unclaimed := func(when string) {
+		t.Helper()
+		for _, id := range ids {
+			if c, _ := s.CampaignCommandGet(ctx, id); c.Status != store.CommandQueued || c.ParamsJSON != "" {
+				t.Fatalf("%s: %s is %s with params %q, want QUEUED, nothing frozen", when, id, c.Status, c.ParamsJSON)
+			}
+		}
+	}
+	if _, err := s.CampaignClaimMany(ctx, []store.CampaignClaimParams{claim(ids[0], nil), claim("nope", nil)}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a batch with an unknown command = %v, want ErrNotFound", err)
+	}
+	unclaimed("after the batch with an unknown command")
+	if _, err := s.CampaignClaimMany(ctx, []store.CampaignClaimParams{claim(ids[0], hook(false)), claim(ids[1], hook(true))}); err == nil {
+		t.Fatal("a batch whose hook failed was written")
+	}
+	unclaimed("after the batch whose hook failed")
+	hooked = nil
+	got, err := s.CampaignClaimMany(ctx, []store.CampaignClaimParams{claim(ids[1], hook(false)), claim(ids[0], nil), claim(ids[1], hook(false)), claim(ids[2], hook(false))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claimed []bool
+	for _, r := range got {
+		claimed = append(claimed, r.Claimed)
+	}
+	if want := []bool{true, true, false, true}; !slices.Equal(claimed, want) {
+		t.Fatalf("claimed %v, want %v (the second claim of %s finds it leased)", claimed, want, ids[1])
+	}
+	if want := []string{ids[1], ids[2]}; !slices.Equal(hooked, want) {
+		t.Fatalf("hooks ran for %v, want %v (once per command claimed, none for a claim that did not take)", hooked, want)
+	}
+	for i, r := range got {
+		id := []string{ids[1], ids[0], ids[1], ids[2]}[i]
+		c, _ := s.CampaignCommandGet(ctx, id)
+		if c.Status != store.CommandRunning || c.AttemptCount != 1 || c.Revision != 2 || c.ParamsJSON != `{"p":"`+id+`"}` {
+			t.Fatalf("%s after the batch: %+v", id, c)
+		}
+		if r.Command.CommandID != id || (r.Claimed && (r.Command.Version != c.Version || r.InDoubt || r.Before != store.CommandQueued)) {
+			t.Fatalf("result %d = %+v, want %s claimed from QUEUED at version %d", i, r, id, c.Version)
+		}
+	}
+	if r, err := s.CampaignClaimMany(ctx, nil); err != nil || len(r) != 0 {
+		t.Fatalf("an empty batch = %v, %v", r, err)
+	}
+	if _, err := s.CampaignClaimMany(ctx, make([]store.CampaignClaimParams, store.MaxBatch+1)); err == nil {
+		t.Fatal("a batch past store.MaxBatch was taken")
+	}
+}
+
 func testCampaignFinish(t *testing.T, open Opener) {
 	s, id := freshStarted(t, open)
 	ctx := context.Background()

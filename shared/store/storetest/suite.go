@@ -174,6 +174,7 @@ var campaignCases = []suiteCase{
 	{"CampaignSaveIfMatchAndTriggers", testCampaignSave},
 	{"CampaignStartOnce", testCampaignStartOnce},
 	{"CampaignClaimExclusiveAndFreezes", testCampaignClaim},
+	{"CampaignClaimManyInOrderAllOrNothing", testCampaignClaimMany},
 	{"CampaignFinishGuardedWithHook", testCampaignFinish},
 	{"CampaignAdvanceOnce", testCampaignAdvance},
 	{"CampaignAdvanceManyInOrderAllOrNothing", testCampaignAdvanceMany},
