@@ -202,8 +202,11 @@ func (w *Worker) Run(ctx context.Context, commandID string) error {
 // it was claimed and each command is run alone (Run), so one the store refuses holds back no
 // other. A batch over store.MaxBatch messages is refused whole. A crash after the batch's
 // claim leaves every command of it RUNNING under its lease: each is claimed again in doubt
-// once the lease ends, as after a crash after one claim (doc.go).
-func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte) []error {
+// once the lease ends, as after a crash after one claim (doc.go). traceParents[i]
+// (optional) is message i's W3C traceparent: with telemetry on, command i is loaded, run and
+// recorded in its own message's trace (its "campaign.command" span, its result and facts),
+// though the batch is one invocation; the batch's claim is in the invocation's.
+func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents []string) []error {
 	errs := make([]error, len(bodies))
 	if len(bodies) > store.MaxBatch {
 		err := fmt.Errorf("campaign worker: a batch of %d commands, at most %d", len(bodies), store.MaxBatch)
@@ -211,6 +214,13 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte) []error {
 			errs[i] = err
 		}
 		return errs
+	}
+	ctxs := make([]context.Context, len(bodies))
+	for i := range bodies {
+		ctxs[i] = ctx
+		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
+			ctxs[i] = telemetry.Extract(ctx, traceParents[i], "")
+		}
 	}
 	// 1. load
 	var ps []store.CampaignClaimParams
@@ -223,7 +233,7 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte) []error {
 			errs[i] = automation.Permanent(fmt.Errorf("campaign worker: unreadable command message: %v", err))
 			continue
 		}
-		c, err := w.Store.CampaignCommandGet(ctx, m.CommandID)
+		c, err := w.Store.CampaignCommandGet(ctxs[i], m.CommandID)
 		if errors.Is(err, store.ErrNotFound) {
 			w.log().Warn("campaign command dropped: unknown", "commandId", m.CommandID)
 			continue
@@ -232,14 +242,14 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte) []error {
 			errs[i] = err
 			continue
 		}
-		camp, params, err := w.load(ctx, c)
+		camp, params, err := w.load(ctxs[i], c)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
 		var inClaim func(context.Context, *sql.Tx, store.CampaignCommand) error
 		if cg, ok := w.Guard.(ClaimGuard); ok && camp.Status == store.CampaignActive {
-			inClaim = cg.InClaim(ctx, c)
+			inClaim = cg.InClaim(ctxs[i], c)
 		}
 		ps = append(ps, store.CampaignClaimParams{CommandID: c.CommandID, Now: now, Lease: w.lease(), FreezeParams: params, InTx: inClaim})
 		camps, at = append(camps, camp), append(at, i)
@@ -251,13 +261,13 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte) []error {
 	res, err := w.Store.CampaignClaimMany(ctx, ps)
 	if err != nil {
 		w.log().WarnContext(ctx, "campaign command batch not claimed in one transaction: each command run alone", "count", len(ps), "error", err.Error())
-		w.parallel(len(ps), func(j int) { errs[at[j]] = w.Run(ctx, ps[j].CommandID) })
+		w.parallel(len(ps), func(j int) { errs[at[j]] = w.Run(ctxs[at[j]], ps[j].CommandID) })
 		return errs
 	}
 	// 3–7 for each command claimed
 	w.parallel(len(res), func(j int) {
 		if r := res[j]; r.Claimed {
-			errs[at[j]] = w.run(ctx, Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before})
+			errs[at[j]] = w.run(ctxs[at[j]], Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before})
 		}
 	})
 	return errs

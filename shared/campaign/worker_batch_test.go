@@ -89,7 +89,7 @@ func TestHandleCommandBatch(t *testing.T) {
 			w := *r.worker
 			w.Store = st
 			batch := [][]byte{cmds[0], cmds[1], []byte(`{"commandId":`), cmds[0], cmds[2], []byte(`{"commandId":"no-such-command"}`)}
-			for i, err := range w.HandleBatch(ctx, batch) {
+			for i, err := range w.HandleBatch(ctx, batch, nil) {
 				switch {
 				case i == 2:
 					if !automation.IsPermanent(err) {
@@ -108,7 +108,7 @@ func TestHandleCommandBatch(t *testing.T) {
 			}
 			sim := r.sims[tc.provider]
 			st.lose = false
-			if errs := w.HandleBatch(ctx, batch); errs[0] != nil || errs[1] != nil || errs[4] != nil {
+			if errs := w.HandleBatch(ctx, batch, nil); errs[0] != nil || errs[1] != nil || errs[4] != nil {
 				t.Fatalf("the batch again: %v", errs)
 			}
 			if tc.lose {

@@ -80,7 +80,11 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	// transaction and run at most Worker.Parallel at once (Worker.HandleBatch).
 	r.Register(topology.CampaignWorker, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.CampaignCommandsQueue, "campaign commands", func(ctx context.Context, msgs []bus.Message) []error {
-			return c.Worker.HandleBatch(ctx, bodiesOf(msgs))
+			parents := make([]string, len(msgs))
+			for i, m := range msgs {
+				parents[i] = m.TraceParent
+			}
+			return c.Worker.HandleBatch(ctx, bodiesOf(msgs), parents)
 		})
 	}))
 	// Batch triggers (cardinality many): the results, and the facts, waiting at once are
