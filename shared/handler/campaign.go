@@ -64,8 +64,8 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	}
 	// CampaignDispatch is a batch trigger (cardinality many) on its session-enabled
 	// subscription: the trigger events waiting at once start their executions in one
-	// transaction (Dispatcher.HandleEventBatch; docs/performance.md, "The welcome chain's
-	// trigger in batches"), answered by batchInvocation's rule.
+	// transaction (Dispatcher.HandleEventBatch; docs/performance.md, "The welcome chain
+	// in batches"), answered by batchInvocation's rule.
 	r.Register(topology.CampaignDispatch, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.EventsTopic, "campaign trigger", func(ctx context.Context, msgs []bus.Message) []error {
 			parents := make([]string, len(msgs))

@@ -372,7 +372,7 @@ type CampaignStore interface {
 	// by an earlier item of the same call, writes nothing and reads Created false). An error
 	// (an item the store refuses, more than MaxBatch items) writes nothing at all. The
 	// campaign dispatcher's batches of trigger events (docs/performance.md, "The welcome
-	// chain's trigger in batches").
+	// chain in batches").
 	CampaignStartMany(ctx context.Context, ps []CampaignStartParams) ([]CampaignStartResult, error)
 	// CampaignExecutionGet returns the execution or ErrNotFound.
 	CampaignExecutionGet(ctx context.Context, executionID string) (CampaignExecution, error)
@@ -398,7 +398,7 @@ type CampaignStore interface {
 	// one transaction, in order: results[i] is ps[i]'s (a command named twice is claimed by
 	// its first item; the second reads it leased, Claimed false). An error (a command the
 	// store refuses, an InTx's error, more than MaxBatch items) writes nothing at all. The
-	// campaign worker's batches (docs/performance.md, "The welcome chain's commands in
+	// campaign worker's batches (docs/performance.md, "The welcome chain in
 	// batches").
 	CampaignClaimMany(ctx context.Context, ps []CampaignClaimParams) ([]CampaignClaimResult, error)
 	// CampaignClaimDue claims due commands set-based (retries, lookups, expired leases).
