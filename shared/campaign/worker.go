@@ -201,7 +201,8 @@ func (w *Worker) Run(ctx context.Context, commandID string) error {
 // messages, cardinality many): each is loaded as Run loads it, all are claimed in one
 // transaction (store.CampaignClaimMany, each with its guard's in-claim work), and the claimed
 // ones run steps 3–7 as Run runs them, at most Parallel at once (default 16; 1: in the
-// batch's order). errs[i] is message i's outcome: an unreadable message is
+// batch's order), each after reading its campaign again (a batch-mate may have paused or
+// stopped it). errs[i] is message i's outcome: an unreadable message is
 // automation.Permanent, an unknown command is dropped (nil), a command another worker holds
 // or already ended is left alone (nil). Should the batch's claim transaction fail, nothing of
 // it was claimed and each command is run alone (Run), so one the store refuses holds back no
@@ -283,11 +284,24 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents 
 			return errs
 		}
 	}
-	// 3–7 for each command claimed
+	// 3–7 for each command claimed. The campaign is read again first: a batch-mate that ran
+	// before may have paused or stopped it (the budget guard pauses a campaign short of
+	// budget), and step 3 must see that, as a command claimed alone after it would.
 	w.parallel(len(res), func(j int) {
-		if r := res[j]; r.Claimed {
-			errs[at[j]] = w.run(ctxs[at[j]], Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before})
+		r := res[j]
+		if !r.Claimed {
+			return
 		}
+		cctx := ctxs[at[j]]
+		s := Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before}
+		camp, _, err := w.load(cctx, r.Command)
+		if err != nil {
+			// Nothing was called: back on the ladder, not left RUNNING to be claimed in doubt.
+			errs[at[j]] = w.transient(cctx, s, err)
+			return
+		}
+		s.Campaign = camp
+		errs[at[j]] = w.run(cctx, s)
 	})
 	return errs
 }
