@@ -129,11 +129,6 @@ type WorkerHooks struct {
 	// AfterCall runs once the provider call returned (callErr is its error, nil when the
 	// provider applied the action) and before the outcome is recorded.
 	AfterCall func(ctx context.Context, c store.CampaignCommand, callErr error) error
-	// AfterBatchClaim runs once a batch's claim transaction committed (HandleBatch), before
-	// any of its commands runs: claimed are the commands it claimed. Its error is every
-	// message's of the batch, and no command runs: each stays RUNNING under its lease and is
-	// claimed again in doubt once it ends.
-	AfterBatchClaim func(ctx context.Context, claimed []store.CampaignCommand) error
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -269,20 +264,6 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents 
 		w.log().WarnContext(ctx, "campaign command batch not claimed in one transaction: each command run alone", "count", len(ps), "error", err.Error())
 		w.parallel(len(ps), func(j int) { errs[at[j]] = w.Run(ctxs[at[j]], ps[j].CommandID) })
 		return errs
-	}
-	if w.Hooks != nil && w.Hooks.AfterBatchClaim != nil {
-		var claimed []store.CampaignCommand
-		for _, r := range res {
-			if r.Claimed {
-				claimed = append(claimed, r.Command)
-			}
-		}
-		if herr := w.Hooks.AfterBatchClaim(ctx, claimed); herr != nil {
-			for _, i := range at {
-				errs[i] = herr
-			}
-			return errs
-		}
 	}
 	// 3–7 for each command claimed. The campaign is read again first: a batch-mate that ran
 	// before may have paused or stopped it (the budget guard pauses a campaign short of
