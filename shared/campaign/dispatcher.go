@@ -131,9 +131,36 @@ func (d *Dispatcher) HandleEvent(ctx context.Context, body []byte) (created int,
 }
 
 func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []byte) (int, error) {
+	starts, err := d.eventStarts(ctx, span, body)
+	created := 0
+	for _, st := range starts {
+		res, serr := d.Store.CampaignStart(ctx, st.params)
+		if serr != nil {
+			st.f.commandID = st.params.Command.CommandID
+			d.logFailure(ctx, st.f, CodeStoreError, serr)
+			return created, serr
+		}
+		if res.Created {
+			created++
+		}
+	}
+	return created, err
+}
+
+// eventStart is one execution an event starts, and what a failure log names of it.
+type eventStart struct {
+	params store.CampaignStartParams
+	f      failure
+}
+
+// eventStarts reads a DIRECT-route event and returns the executions it starts, one per
+// campaign it triggers, in the order of store.CampaignListByTrigger. With an error it
+// returns the starts built before it (a store error reading a campaign's time zone), which
+// HandleEvent still writes, as it always did; errors are HandleEvent's.
+func (d *Dispatcher) eventStarts(ctx context.Context, span trace.Span, body []byte) ([]eventStart, error) {
 	var ev triggerEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable event: %w", err))
+		return nil, automation.Permanent(fmt.Errorf("campaign dispatcher: unreadable event: %w", err))
 	}
 	ev.normalise()
 	if span.IsRecording() {
@@ -144,22 +171,22 @@ func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []by
 		recipient = ev.Subject
 	}
 	if ev.ID == "" || ev.Type == "" || ev.BusinessUnitID == "" {
-		return 0, automation.Permanent(errors.New("campaign dispatcher: the event needs id, type and businessunitid"))
+		return nil, automation.Permanent(errors.New("campaign dispatcher: the event needs id, type and businessunitid"))
 	}
 	trig := failure{sourceEventID: ev.ID, businessUnitID: ev.BusinessUnitID, step: StepTrigger}
 	camps, err := d.Store.CampaignListByTrigger(ctx, ev.BusinessUnitID, ev.Type)
 	if err != nil {
 		d.logFailure(ctx, trig, CodeStoreError, err)
-		return 0, err
+		return nil, err
 	}
 	if len(camps) == 0 {
-		return 0, nil // no campaign listens: nothing to do, whoever the event is about
+		return nil, nil // no campaign listens: nothing to do, whoever the event is about
 	}
 	if recipient == "" {
-		return 0, automation.Permanent(fmt.Errorf("campaign dispatcher: event %s triggers campaigns but names no recipient (customerid or subject)", ev.ID))
+		return nil, automation.Permanent(fmt.Errorf("campaign dispatcher: event %s triggers campaigns but names no recipient (customerid or subject)", ev.ID))
 	}
 	now := d.Clock.Now().UTC()
-	created := 0
+	var starts []eventStart
 	for _, c := range camps {
 		// The execution's identity takes the event's (source, id) (events.Identity): two
 		// producers' events with the same id start two executions.
@@ -176,23 +203,106 @@ func (d *Dispatcher) handleEvent(ctx context.Context, span trace.Span, body []by
 		day, err := d.localDate(ctx, c.BusinessUnitID, now)
 		if err != nil {
 			d.logFailure(ctx, f, CodeStoreError, err)
-			return created, err
+			return starts, err
 		}
 		e := store.CampaignExecution{ExecutionID: exe,
 			BusinessUnitID: c.BusinessUnitID, CampaignID: c.CampaignID, RunID: c.RunID, RecipientID: recipient, SourceEventID: ev.ID,
 			LocalDate: day, CurrentIndex: 0, DefinitionJSON: c.DefinitionJSON}
 		cmd := newCommand(e, def, 0)
-		res, err := d.Store.CampaignStart(ctx, store.CampaignStartParams{Execution: e, Command: cmd, Outbox: []store.OutboxMessage{commandOutbox(cmd)}, Now: now})
-		if err != nil {
-			f.commandID = cmd.CommandID
-			d.logFailure(ctx, f, CodeStoreError, err)
-			return created, err
+		starts = append(starts, eventStart{params: store.CampaignStartParams{Execution: e, Command: cmd, Outbox: []store.OutboxMessage{commandOutbox(cmd)}, Now: now}, f: f})
+	}
+	return starts, nil
+}
+
+// HandleEventBatch is HandleEvent for the messages of one CampaignDispatch batch: each event
+// is read and checked as HandleEvent does, and the executions they start are written in one
+// transaction (store.CampaignStartMany), in the batch's order. errs[i] is message i's outcome
+// (an unreadable one automation.Permanent); created[i] how many executions it created.
+// Should the batch's transaction fail, nothing of it was written and each event is started
+// alone (HandleEvent's writes), so one the store refuses holds back no other. A batch over
+// store.MaxBatch messages is refused whole. traceParents[i] (optional) is message i's W3C
+// traceparent: with telemetry on, each event is read in a span of its own message's trace
+// and the command it writes carries that trace on, as HandleEvent's would.
+func (d *Dispatcher) HandleEventBatch(ctx context.Context, bodies [][]byte, traceParents []string) (created []int, errs []error) {
+	created, errs = make([]int, len(bodies)), make([]error, len(bodies))
+	if len(bodies) > store.MaxBatch {
+		err := fmt.Errorf("campaign dispatcher: a batch of %d events, at most %d", len(bodies), store.MaxBatch)
+		for i := range errs {
+			errs[i] = err
 		}
-		if res.Created {
-			created++
+		return created, errs
+	}
+	ctxs := make([]context.Context, len(bodies))
+	for i := range bodies {
+		ctxs[i] = ctx
+		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
+			ctxs[i] = telemetry.Extract(ctx, traceParents[i], "")
+		}
+		var span trace.Span
+		ctxs[i], span = telemetry.Start(ctxs[i], "campaign.trigger", trace.SpanKindInternal)
+		defer func() {
+			if span.IsRecording() {
+				span.SetAttributes(telemetry.Count.Int(created[i]))
+			}
+			telemetry.End(span, errs[i], automation.CodeString(errs[i]))
+		}()
+	}
+	var ps []store.CampaignStartParams
+	var fs []failure
+	var at []int // bodies index of ps[j]
+	for i, b := range bodies {
+		starts, err := d.eventStarts(ctxs[i], trace.SpanFromContext(ctxs[i]), b)
+		if err != nil {
+			// A store read failed (or the event is unreadable): the message comes again (or
+			// is dead-lettered) and none of its starts is written now; a start written on a
+			// later attempt is the same execution, created once.
+			errs[i] = err
+			continue
+		}
+		for _, st := range starts {
+			if telemetry.Enabled() {
+				tp, _ := telemetry.Inject(ctxs[i])
+				for k := range st.params.Outbox {
+					st.params.Outbox[k].TraceParent = tp
+				}
+			}
+			ps, fs, at = append(ps, st.params), append(fs, st.f), append(at, i)
 		}
 	}
-	return created, nil
+	if len(ps) == 0 {
+		return created, errs
+	}
+	if len(ps) <= store.MaxBatch {
+		res, err := d.Store.CampaignStartMany(ctx, ps)
+		if err == nil {
+			for j, r := range res {
+				if r.Created {
+					created[at[j]]++
+				}
+			}
+			return created, errs
+		}
+		d.log().WarnContext(ctx, "campaign trigger batch not started in one transaction: each event started alone", logctx.Step, StepTrigger,
+			logctx.ErrorCode, CodeStoreError, "count", len(ps), "error", err.Error())
+	}
+	for j, p := range ps {
+		i := at[j]
+		if errs[i] != nil {
+			continue // an earlier start of the same event failed: the event comes again whole
+		}
+		res, err := d.Store.CampaignStart(ctxs[i], p)
+		if err != nil {
+			f := fs[j]
+			f.commandID = p.Command.CommandID
+			d.logFailure(ctxs[i], f, CodeStoreError, err)
+			errs[i] = err
+			continue
+		}
+		if res.Created {
+			created[i]++
+		}
+	}
+	return created, errs
 }
 
 // HandleResult moves an execution's chain on from a result message: only a terminal result

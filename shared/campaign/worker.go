@@ -194,6 +194,126 @@ func (w *Worker) Run(ctx context.Context, commandID string) error {
 	return w.run(ctx, Step{Command: r.Command, Campaign: camp, InDoubt: r.InDoubt, Before: r.Before})
 }
 
+// HandleBatch runs the commands of one CampaignWorker batch (topology.CampaignCommandsQueue
+// messages, cardinality many): each is loaded as Run loads it, all are claimed in one
+// transaction (store.CampaignClaimMany, each with its guard's in-claim work), and the claimed
+// ones run steps 3–7 as Run runs them, at most Parallel at once (default 16; 1: in the
+// batch's order), each after reading its campaign again (a batch-mate may have paused or
+// stopped it). errs[i] is message i's outcome: an unreadable message is
+// automation.Permanent, an unknown command is dropped (nil), a command another worker holds
+// or already ended is left alone (nil). Should the batch's claim transaction fail, nothing of
+// it was claimed and each command is run alone (Run), so one the store refuses holds back no
+// other. A batch over store.MaxBatch messages is refused whole. A crash after the batch's
+// claim leaves every command of it RUNNING under its lease: each is claimed again in doubt
+// once the lease ends, as after a crash after one claim (doc.go). traceParents[i]
+// (optional) is message i's W3C traceparent: with telemetry on, command i is loaded, run and
+// recorded in its own message's trace (its "campaign.command" span, its result and facts),
+// though the batch is one invocation; the batch's claim is in the invocation's.
+func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents []string) []error {
+	errs := make([]error, len(bodies))
+	if len(bodies) > store.MaxBatch {
+		err := fmt.Errorf("campaign worker: a batch of %d commands, at most %d", len(bodies), store.MaxBatch)
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	ctxs := make([]context.Context, len(bodies))
+	for i := range bodies {
+		ctxs[i] = ctx
+		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
+			ctxs[i] = telemetry.Extract(ctx, traceParents[i], "")
+		}
+	}
+	// 1. load
+	var ps []store.CampaignClaimParams
+	var camps []store.Campaign
+	var at []int // bodies index of ps[j]
+	now := w.Clock.Now().UTC()
+	for i, b := range bodies {
+		var m CommandMessage
+		if err := json.Unmarshal(b, &m); err != nil || m.CommandID == "" {
+			errs[i] = automation.Permanent(fmt.Errorf("campaign worker: unreadable command message: %v", err))
+			continue
+		}
+		c, err := w.Store.CampaignCommandGet(ctxs[i], m.CommandID)
+		if errors.Is(err, store.ErrNotFound) {
+			w.log().Warn("campaign command dropped: unknown", "commandId", m.CommandID)
+			continue
+		}
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		camp, params, err := w.load(ctxs[i], c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		var inClaim func(context.Context, *sql.Tx, store.CampaignCommand) error
+		if cg, ok := w.Guard.(ClaimGuard); ok && camp.Status == store.CampaignActive {
+			inClaim = cg.InClaim(ctxs[i], c)
+		}
+		ps = append(ps, store.CampaignClaimParams{CommandID: c.CommandID, Now: now, Lease: w.lease(), FreezeParams: params, InTx: inClaim})
+		camps, at = append(camps, camp), append(at, i)
+	}
+	if len(ps) == 0 {
+		return errs
+	}
+	// 2. claim, in one transaction
+	res, err := w.Store.CampaignClaimMany(ctx, ps)
+	if err != nil {
+		w.log().WarnContext(ctx, "campaign command batch not claimed in one transaction: each command run alone", "count", len(ps), "error", err.Error())
+		w.parallel(len(ps), func(j int) { errs[at[j]] = w.Run(ctxs[at[j]], ps[j].CommandID) })
+		return errs
+	}
+	// 3–7 for each command claimed. The campaign is read again first: a batch-mate that ran
+	// before may have paused or stopped it (the budget guard pauses a campaign short of
+	// budget), and step 3 must see that, as a command claimed alone after it would.
+	w.parallel(len(res), func(j int) {
+		r := res[j]
+		if !r.Claimed {
+			return
+		}
+		cctx := ctxs[at[j]]
+		s := Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before}
+		camp, _, err := w.load(cctx, r.Command)
+		if err != nil {
+			// Nothing was called: back on the ladder, not left RUNNING to be claimed in doubt.
+			errs[at[j]] = w.transient(cctx, s, err)
+			return
+		}
+		s.Campaign = camp
+		errs[at[j]] = w.run(cctx, s)
+	})
+	return errs
+}
+
+// parallel calls fn(0..n-1), at most Parallel at once (default 16); with Parallel 1 in order,
+// on the calling goroutine.
+func (w *Worker) parallel(n int, fn func(i int)) {
+	par := w.Parallel
+	if par <= 0 {
+		par = 16
+	}
+	if par == 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}
+
 // load reads the command's campaign and, when the command has no frozen parameters yet, the
 // parameters to freeze: the campaign's current action with the same identity, else the
 // execution's snapshot. A campaign that no longer exists reads as STOPPED.

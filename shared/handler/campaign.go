@@ -35,9 +35,10 @@ type CampaignDeps struct {
 }
 
 // RegisterCampaigns adds the campaign functions: CampaignDispatch (the gateway's DIRECT
-// events start executions), CampaignWorker (one command per message; on each message it
-// also sweeps what is due: retries, lookups, expired leases), CampaignResults (terminal
-// results move chains on) and CampaignFactProjection (facts to the counts). An unreadable
+// events and the attribute engine's triggers start executions, a batch's in one
+// transaction), CampaignWorker (a batch of commands claimed in one transaction, each run
+// once), CampaignResults (terminal results move chains on) and CampaignFactProjection (facts
+// to the counts). An unreadable
 // message is dead-lettered with its record; a store failure answers non-2xx (redelivered).
 func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	if c.Log == nil {
@@ -61,16 +62,31 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 			return ok(out)
 		}))
 	}
-	consume(topology.CampaignDispatch, func(ctx context.Context, body []byte) (map[string]any, error) {
-		n, err := c.Dispatcher.HandleEvent(ctx, body)
-		return map[string]any{"executionsStarted": n}, err
-	})
-	consume(topology.CampaignWorker, func(ctx context.Context, body []byte) (map[string]any, error) {
-		if err := c.Worker.Handle(ctx, body); err != nil {
-			return nil, err
-		}
-		return map[string]any{}, nil
-	})
+	// CampaignDispatch is a batch trigger (cardinality many) on its session-enabled
+	// subscription: the trigger events waiting at once start their executions in one
+	// transaction (Dispatcher.HandleEventBatch; docs/performance.md, "The welcome chain
+	// in batches"), answered by batchInvocation's rule.
+	r.Register(topology.CampaignDispatch, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		return d.batchInvocation(ctx, inv, topology.EventsTopic, "campaign trigger", func(ctx context.Context, msgs []bus.Message) []error {
+			parents := make([]string, len(msgs))
+			for i, m := range msgs {
+				parents[i] = m.TraceParent
+			}
+			_, errs := c.Dispatcher.HandleEventBatch(ctx, bodiesOf(msgs), parents)
+			return errs
+		})
+	}))
+	// CampaignWorker is a batch trigger too: the commands of a batch are claimed in one
+	// transaction and run at most Worker.Parallel at once (Worker.HandleBatch).
+	r.Register(topology.CampaignWorker, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
+		return d.batchInvocation(ctx, inv, topology.CampaignCommandsQueue, "campaign commands", func(ctx context.Context, msgs []bus.Message) []error {
+			parents := make([]string, len(msgs))
+			for i, m := range msgs {
+				parents[i] = m.TraceParent
+			}
+			return c.Worker.HandleBatch(ctx, bodiesOf(msgs), parents)
+		})
+	}))
 	// Batch triggers (cardinality many): the results, and the facts, waiting at once are
 	// applied in one transaction (docs/performance.md#consumers).
 	r.Register(topology.CampaignResults, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {

@@ -372,6 +372,13 @@ type CampaignStore interface {
 	CampaignListByTrigger(ctx context.Context, businessUnitID, eventType string) ([]Campaign, error)
 	// CampaignStart records an execution with its first command, or loads the existing one.
 	CampaignStart(ctx context.Context, p CampaignStartParams) (CampaignStartResult, error)
+	// CampaignStartMany is CampaignStart for up to MaxBatch starts in one transaction, in
+	// order: results[i] is ps[i]'s (a start whose execution exists already, or was started
+	// by an earlier item of the same call, writes nothing and reads Created false). An error
+	// (an item the store refuses, more than MaxBatch items) writes nothing at all. The
+	// campaign dispatcher's batches of trigger events (docs/performance.md, "The welcome
+	// chain in batches").
+	CampaignStartMany(ctx context.Context, ps []CampaignStartParams) ([]CampaignStartResult, error)
 	// CampaignExecutionGet returns the execution or ErrNotFound.
 	CampaignExecutionGet(ctx context.Context, executionID string) (CampaignExecution, error)
 	// CampaignExecutionList returns up to limit executions of one campaign of a business unit,
@@ -392,6 +399,13 @@ type CampaignStore interface {
 	CampaignCommandsOf(ctx context.Context, executionID string) ([]CampaignCommand, error)
 	// CampaignClaim claims one command; ErrNotFound when there is none.
 	CampaignClaim(ctx context.Context, p CampaignClaimParams) (CampaignClaimResult, error)
+	// CampaignClaimMany is CampaignClaim for up to MaxBatch commands (each with its InTx) in
+	// one transaction, in order: results[i] is ps[i]'s (a command named twice is claimed by
+	// its first item; the second reads it leased, Claimed false). An error (a command the
+	// store refuses, an InTx's error, more than MaxBatch items) writes nothing at all. The
+	// campaign worker's batches (docs/performance.md, "The welcome chain in
+	// batches").
+	CampaignClaimMany(ctx context.Context, ps []CampaignClaimParams) ([]CampaignClaimResult, error)
 	// CampaignClaimDue claims due commands set-based (retries, lookups, expired leases).
 	CampaignClaimDue(ctx context.Context, p CampaignClaimDueParams) ([]CampaignClaimResult, error)
 	// CampaignFinish records a claimed command's outcome.

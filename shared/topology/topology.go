@@ -158,7 +158,10 @@ type Function struct {
 	// DeliveryFactProjection and CampaignFactProjection (each applies its batch of facts in
 	// one transaction; a fact's revision makes a redelivered one a no-op), CampaignResults
 	// (moves the chains of its batch in one transaction; a result whose chain moved on is a
-	// no-op), and TrackingProcessor (a session-enabled batch: the host takes
+	// no-op), CampaignDispatch (a session-enabled batch: the executions its trigger events
+	// start are written in one transaction; a replayed event finds its execution and writes
+	// nothing), CampaignWorker (claims the commands of its batch in one transaction and runs
+	// each; a command already claimed or ended is left alone), and TrackingProcessor (a session-enabled batch: the host takes
 	// a batch from one session at a time, in order; the engine applies it in one
 	// transaction, a redelivered event is a Duplicate).
 	Many bool
@@ -185,11 +188,11 @@ var functions = []Function{
 	{Name: BusinessUnitsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "business-units/{*rest}", Methods: []string{"get", "post", "put"}},
 	{Name: Console, Trigger: HTTPTrigger, Binding: "req", Route: "console/{*path}", Methods: []string{"get", "post"}},
 	{Name: ConsoleSessionsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "console-sessions/{*path}", Methods: []string{"post"}},
-	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true},
+	{Name: CampaignDispatch, Trigger: ServiceBusTrigger, Binding: "message", Topic: EventsTopic, Subscription: CampaignsSubscription, Sessions: true, Many: true},
 	{Name: CampaignFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: CampaignFeeProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: CampaignFeeFactsTopic, Subscription: ReportingSubscription},
 	{Name: CampaignResults, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignResultsQueue, Many: true},
-	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue},
+	{Name: CampaignWorker, Trigger: ServiceBusTrigger, Binding: "message", Queue: CampaignCommandsQueue, Many: true},
 	{Name: CampaignsAPI, Trigger: HTTPTrigger, Binding: "req", Route: "campaigns/{*path}", Methods: []string{"get", "post", "put"}},
 	{Name: DeliveryFactProjection, Trigger: ServiceBusTrigger, Binding: "message", Topic: DeliveryFactsTopic, Subscription: ReportingSubscription, Many: true},
 	{Name: DevicesAPI, Trigger: HTTPTrigger, Binding: "req", Route: "devices/{*path}", Methods: []string{"get", "put", "delete"}},

@@ -185,33 +185,62 @@ func (s *Store) insertCommand(ctx context.Context, tx *sql.Tx, c store.CampaignC
 // CampaignStart implements store.CampaignStore: the execution, its first command and the
 // outbox rows in one transaction; an existing execution id writes nothing.
 func (s *Store) CampaignStart(ctx context.Context, p store.CampaignStartParams) (store.CampaignStartResult, error) {
-	e := p.Execution
 	var out store.CampaignStartResult
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		out = store.CampaignStartResult{}
-		res, err := s.exec(ctx, tx, "CampaignExecutionInsert", sql.Named("ExecutionId", e.ExecutionID), sql.Named("BusinessUnitId", e.BusinessUnitID),
-			sql.Named("CampaignId", e.CampaignID), sql.Named("RunId", e.RunID), sql.Named("RecipientId", e.RecipientID),
-			sql.Named("SourceEventId", e.SourceEventID), sql.Named("LocalDate", e.LocalDate), sql.Named("CurrentIndex", e.CurrentIndex),
-			sql.Named("DefinitionJson", e.DefinitionJSON), sql.Named("Now", s.tm(p.Now)))
-		if err != nil {
-			return fmt.Errorf("%s CampaignExecutionInsert: %w", s.d.Name, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			if err := s.insertCommand(ctx, tx, p.Command, p.Now); err != nil {
-				return err
-			}
-			if err := s.outboxInsertAll(ctx, tx, p.Now, p.Outbox); err != nil {
-				return err
-			}
-		}
-		out.Created = n == 1
-		out.Execution, err = s.executionOne(ctx, tx, "CampaignExecutionGet", e.ExecutionID)
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = s.campaignStartTx(ctx, tx, p)
 		return err
 	})
+	return out, err
+}
+
+// CampaignStartMany implements store.CampaignStore: each start as CampaignStart writes it,
+// all in one transaction, in order.
+func (s *Store) CampaignStartMany(ctx context.Context, ps []store.CampaignStartParams) ([]store.CampaignStartResult, error) {
+	if len(ps) > store.MaxBatch {
+		return nil, fmt.Errorf("CampaignStartMany: more than %d starts", store.MaxBatch)
+	}
+	out := make([]store.CampaignStartResult, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			r, err := s.campaignStartTx(ctx, tx, p)
+			if err != nil {
+				return fmt.Errorf("start %d (execution %s): %w", i, p.Execution.ExecutionID, err)
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// campaignStartTx is one CampaignStart inside tx.
+func (s *Store) campaignStartTx(ctx context.Context, tx *sql.Tx, p store.CampaignStartParams) (store.CampaignStartResult, error) {
+	e := p.Execution
+	var out store.CampaignStartResult
+	res, err := s.exec(ctx, tx, "CampaignExecutionInsert", sql.Named("ExecutionId", e.ExecutionID), sql.Named("BusinessUnitId", e.BusinessUnitID),
+		sql.Named("CampaignId", e.CampaignID), sql.Named("RunId", e.RunID), sql.Named("RecipientId", e.RecipientID),
+		sql.Named("SourceEventId", e.SourceEventID), sql.Named("LocalDate", e.LocalDate), sql.Named("CurrentIndex", e.CurrentIndex),
+		sql.Named("DefinitionJson", e.DefinitionJSON), sql.Named("Now", s.tm(p.Now)))
+	if err != nil {
+		return out, fmt.Errorf("%s CampaignExecutionInsert: %w", s.d.Name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return out, err
+	}
+	if n == 1 {
+		if err := s.insertCommand(ctx, tx, p.Command, p.Now); err != nil {
+			return out, err
+		}
+		if err := s.outboxInsertAll(ctx, tx, p.Now, p.Outbox); err != nil {
+			return out, err
+		}
+	}
+	out.Created = n == 1
+	out.Execution, err = s.executionOne(ctx, tx, "CampaignExecutionGet", e.ExecutionID)
 	return out, err
 }
 
@@ -376,6 +405,39 @@ func (s *Store) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) 
 		return nil
 	})
 	return res, err
+}
+
+// CampaignClaimMany implements store.CampaignStore: each claim as CampaignClaim makes it,
+// with its in-claim hook, all in one transaction, in order.
+func (s *Store) CampaignClaimMany(ctx context.Context, ps []store.CampaignClaimParams) ([]store.CampaignClaimResult, error) {
+	if len(ps) > store.MaxBatch {
+		return nil, fmt.Errorf("CampaignClaimMany: more than %d claims", store.MaxBatch)
+	}
+	for _, p := range ps {
+		if err := checkLease("CampaignClaimMany", p.Lease); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]store.CampaignClaimResult, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			r, err := s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
+			if err != nil {
+				return fmt.Errorf("claim %d (command %s): %w", i, p.CommandID, err)
+			}
+			if r.Claimed && p.InTx != nil {
+				if err := p.InTx(ctx, tx, r.Command); err != nil {
+					return fmt.Errorf("claim %d (command %s): in-claim hook: %w", i, p.CommandID, err)
+				}
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // CampaignClaimDue implements store.CampaignStore: candidates, then each claimed by the same

@@ -131,6 +131,64 @@ func testCampaignStartOnce(t *testing.T, open Opener) {
 	}
 }
 
+// testCampaignStartMany: a batch of starts is written in one transaction, in order, each as
+// CampaignStart writes it (an existing execution, or one started earlier in the same batch,
+// writes nothing and reads Created false); a batch with an item the store refuses writes
+// nothing, and one past store.MaxBatch is refused.
+func testCampaignStartMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	if _, err := s.CampaignStart(ctx, startFixture(1)); err != nil {
+		t.Fatal(err)
+	}
+	// A refused item (its command takes cx-1's effect key: another step's command) in the batch.
+	bad := startFixture(3)
+	bad.Command.EffectKey = startFixture(1).Command.EffectKey
+	if _, err := s.CampaignStartMany(ctx, []store.CampaignStartParams{startFixture(2), bad}); err == nil {
+		t.Fatal("a batch with a refused start was written")
+	}
+	if _, err := s.CampaignExecutionGet(ctx, "cx-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused batch left cx-2: %v", err)
+	}
+	if msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100}); len(msgs) != 1 {
+		t.Fatalf("outbox = %d rows after the refused batch, want cx-1's only", len(msgs))
+	}
+	got, err := s.CampaignStartMany(ctx, []store.CampaignStartParams{startFixture(2), startFixture(1), startFixture(3), startFixture(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created []bool
+	for i, r := range got {
+		created = append(created, r.Created)
+		if want := []string{"cx-2", "cx-1", "cx-3", "cx-2"}[i]; r.Execution.ExecutionID != want || r.Execution.Status != store.ExecutionRunning {
+			t.Fatalf("result %d = %+v, want %s RUNNING", i, r.Execution, want)
+		}
+	}
+	if want := []bool{true, false, true, false}; !slices.Equal(created, want) {
+		t.Fatalf("created %v, want %v", created, want)
+	}
+	for _, exe := range []string{"cx-1", "cx-2", "cx-3"} {
+		cmds, err := s.CampaignCommandsOf(ctx, exe)
+		if err != nil || len(cmds) != 1 || cmds[0].Status != store.CommandQueued || cmds[0].Revision != 1 {
+			t.Fatalf("%s commands = %+v, %v; want one QUEUED", exe, cmds, err)
+		}
+	}
+	msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	var ids []string
+	for _, m := range msgs {
+		ids = append(ids, m.MessageID)
+	}
+	if want := []string{"cx-1:0:cmd", "cx-2:0:cmd", "cx-3:0:cmd"}; !slices.Equal(ids, want) {
+		t.Fatalf("outbox = %v, want %v (one command message per execution created, in order)", ids, want)
+	}
+	if r, err := s.CampaignStartMany(ctx, nil); err != nil || len(r) != 0 {
+		t.Fatalf("an empty batch = %v, %v", r, err)
+	}
+	if _, err := s.CampaignStartMany(ctx, make([]store.CampaignStartParams, store.MaxBatch+1)); err == nil {
+		t.Fatal("a batch past store.MaxBatch was taken")
+	}
+}
+
 // testCampaignExecutionList: one campaign's executions of one business unit, newest first,
 // paged by the Id below which the next page starts; another campaign's and another unit's
 // executions (even of a campaign with the same id) are never listed.
@@ -259,6 +317,86 @@ func testCampaignClaim(t *testing.T, open Opener) {
 	due, err = s.CampaignClaimDue(ctx, store.CampaignClaimDueParams{Now: T0.Add(3 * time.Minute), Lease: time.Minute, Limit: 10})
 	if err != nil || len(due) != 1 || !due[0].InDoubt {
 		t.Fatalf("due after the lease = %+v, %v", due, err)
+	}
+}
+
+// testCampaignClaimMany: a batch of claims is made in one transaction, in order, each as
+// CampaignClaim makes it (frozen parameters, its in-claim hook run with the claimed command);
+// a command named twice is claimed once; a batch with an unknown command or a failing hook
+// writes nothing (no claim, no hook's write), and one past store.MaxBatch is refused.
+func testCampaignClaimMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var ids []string
+	for n := 1; n <= 3; n++ {
+		p := startFixture(n)
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.Command.CommandID)
+	}
+	var hooked []string
+	hook := func(fail bool) func(context.Context, *sql.Tx, store.CampaignCommand) error {
+		return func(ctx context.Context, tx *sql.Tx, c store.CampaignCommand) error {
+			if c.Status != store.CommandRunning || c.ParamsJSON == "" {
+				return fmt.Errorf("the hook saw %s with params %q, want the claimed command", c.Status, c.ParamsJSON)
+			}
+			hooked = append(hooked, c.CommandID)
+			if fail {
+				return errors.New("hook refused")
+			}
+			return nil
+		}
+	}
+	claim := func(id string, h func(context.Context, *sql.Tx, store.CampaignCommand) error) store.CampaignClaimParams {
+		return store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: `{"p":"` + id + `"}`, InTx: h}
+	}
+	unclaimed := func(when string) {
+		t.Helper()
+		for _, id := range ids {
+			if c, _ := s.CampaignCommandGet(ctx, id); c.Status != store.CommandQueued || c.ParamsJSON != "" {
+				t.Fatalf("%s: %s is %s with params %q, want QUEUED, nothing frozen", when, id, c.Status, c.ParamsJSON)
+			}
+		}
+	}
+	if _, err := s.CampaignClaimMany(ctx, []store.CampaignClaimParams{claim(ids[0], nil), claim("nope", nil)}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a batch with an unknown command = %v, want ErrNotFound", err)
+	}
+	unclaimed("after the batch with an unknown command")
+	if _, err := s.CampaignClaimMany(ctx, []store.CampaignClaimParams{claim(ids[0], hook(false)), claim(ids[1], hook(true))}); err == nil {
+		t.Fatal("a batch whose hook failed was written")
+	}
+	unclaimed("after the batch whose hook failed")
+	hooked = nil
+	got, err := s.CampaignClaimMany(ctx, []store.CampaignClaimParams{claim(ids[1], hook(false)), claim(ids[0], nil), claim(ids[1], hook(false)), claim(ids[2], hook(false))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claimed []bool
+	for _, r := range got {
+		claimed = append(claimed, r.Claimed)
+	}
+	if want := []bool{true, true, false, true}; !slices.Equal(claimed, want) {
+		t.Fatalf("claimed %v, want %v (the second claim of %s finds it leased)", claimed, want, ids[1])
+	}
+	if want := []string{ids[1], ids[2]}; !slices.Equal(hooked, want) {
+		t.Fatalf("hooks ran for %v, want %v (once per command claimed, none for a claim that did not take)", hooked, want)
+	}
+	for i, r := range got {
+		id := []string{ids[1], ids[0], ids[1], ids[2]}[i]
+		c, _ := s.CampaignCommandGet(ctx, id)
+		if c.Status != store.CommandRunning || c.AttemptCount != 1 || c.Revision != 2 || c.ParamsJSON != `{"p":"`+id+`"}` {
+			t.Fatalf("%s after the batch: %+v", id, c)
+		}
+		if r.Command.CommandID != id || (r.Claimed && (r.Command.Version != c.Version || r.InDoubt || r.Before != store.CommandQueued)) {
+			t.Fatalf("result %d = %+v, want %s claimed from QUEUED at version %d", i, r, id, c.Version)
+		}
+	}
+	if r, err := s.CampaignClaimMany(ctx, nil); err != nil || len(r) != 0 {
+		t.Fatalf("an empty batch = %v, %v", r, err)
+	}
+	if _, err := s.CampaignClaimMany(ctx, make([]store.CampaignClaimParams, store.MaxBatch+1)); err == nil {
+		t.Fatal("a batch past store.MaxBatch was taken")
 	}
 }
 

@@ -1,0 +1,136 @@
+package campaign_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/topology"
+)
+
+// countingClaims counts the worker's claim transactions. refuse makes every
+// CampaignClaimMany fail before it writes; lose makes it commit its claims and then answer an
+// error, as a worker that crashed after the batch's claim committed (its commands RUNNING
+// under their leases, none called).
+type countingClaims struct {
+	store.CampaignStore
+	refuse, lose bool
+	many, one    int
+}
+
+func (s *countingClaims) CampaignClaimMany(ctx context.Context, ps []store.CampaignClaimParams) ([]store.CampaignClaimResult, error) {
+	s.many++
+	if s.refuse {
+		return nil, errors.New("refused")
+	}
+	r, err := s.CampaignStore.CampaignClaimMany(ctx, ps)
+	if err == nil && s.lose {
+		return nil, errors.New("the worker died after the batch's claim committed")
+	}
+	return r, err
+}
+
+func (s *countingClaims) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
+	s.one++
+	return s.CampaignStore.CampaignClaim(ctx, p)
+}
+
+// HandleBatch (the CampaignWorker batch trigger) runs each command of its batch once: three
+// commands, one of them twice in the batch, an unreadable message (permanent; the others
+// still run) and an unknown command (dropped) are claimed in one CampaignClaimMany, and each
+// top-up reaches the provider exactly once; the batch again changes nothing. With a store
+// whose batch claim fails, each command is run alone (Run) with the same outcome. With a
+// batch claim that committed and was then lost (a crash after it), no command is called
+// then; once the leases end the sweep claims them in doubt: a provider that dedupes gets each
+// once, a plain one none, each UNKNOWN for a person.
+func TestHandleCommandBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name, provider string
+		refuse, lose   bool
+	}{
+		{name: "one transaction", provider: "sim"},
+		{name: "batch refused, one at a time", provider: "sim", refuse: true},
+		{name: "claim lost, dedupe provider", provider: "sim", lose: true},
+		{name: "claim lost, plain provider", provider: "plain", lose: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, campaign.ProviderConfig{})
+			d := threeSteps(tc.provider)
+			d.Actions = d.Actions[1:2] // the top-up alone
+			r.save("c", d, "r1")
+			ctx := context.Background()
+			events := []string{"e1", "e2", "e3"}
+			for _, id := range events {
+				r.fire(t, id, "cust-"+id)
+			}
+			msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cmds [][]byte
+			var ids []int64
+			for _, m := range msgs {
+				if m.Destination == topology.CampaignCommandsQueue {
+					cmds = append(cmds, m.Body)
+				}
+				ids = append(ids, m.ID)
+			}
+			if len(cmds) != 3 {
+				t.Fatalf("%d command messages, want 3", len(cmds))
+			}
+			if err := r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			st := &countingClaims{CampaignStore: r.st, refuse: tc.refuse, lose: tc.lose}
+			w := *r.worker
+			w.Store = st
+			batch := [][]byte{cmds[0], cmds[1], []byte(`{"commandId":`), cmds[0], cmds[2], []byte(`{"commandId":"no-such-command"}`)}
+			for i, err := range w.HandleBatch(ctx, batch, nil) {
+				switch {
+				case i == 2:
+					if !automation.IsPermanent(err) {
+						t.Fatalf("the unreadable message: %v, want permanent", err)
+					}
+				case err != nil:
+					t.Fatalf("message %d: %v", i, err)
+				}
+			}
+			switch {
+			case (tc.refuse || tc.lose) && (st.many != 1 || st.one != 4):
+				// lost: the claims alone find the commands leased and claim none
+				t.Fatalf("claims: %d batches, %d alone; want the failed batch, then its 4 claims alone", st.many, st.one)
+			case !tc.refuse && !tc.lose && (st.many != 1 || st.one != 0):
+				t.Fatalf("claims: %d batches, %d alone; want one batch", st.many, st.one)
+			}
+			sim := r.sims[tc.provider]
+			st.lose = false
+			if errs := w.HandleBatch(ctx, batch, nil); errs[0] != nil || errs[1] != nil || errs[4] != nil {
+				t.Fatalf("the batch again: %v", errs)
+			}
+			if tc.lose {
+				for _, id := range events {
+					exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-"+id, appEvent(id))
+					if c := r.commands(exe)[0]; c.Status != store.CommandRunning || sim.Applied(c.EffectKey) != 0 {
+						t.Fatalf("%s after the lost claim: %s, applied %d; want RUNNING, never called", id, c.Status, sim.Applied(c.EffectKey))
+					}
+				}
+				r.settle(5*time.Minute, 40)
+			}
+			for _, id := range events {
+				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-"+id, appEvent(id))
+				c := r.commands(exe)[0]
+				want, applied := store.CommandSucceeded, 1
+				if tc.provider == "plain" {
+					want, applied = store.CommandUnknown, 0 // in doubt, never resent blind
+				}
+				if c.Status != want || sim.Applied(c.EffectKey) != applied {
+					t.Fatalf("%s: %s, applied %d times; want %s, %d", id, c.Status, sim.Applied(c.EffectKey), want, applied)
+				}
+			}
+		})
+	}
+}
