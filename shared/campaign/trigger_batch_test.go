@@ -53,11 +53,11 @@ func TestHandleEventBatch(t *testing.T) {
 			r.save("welcome", threeSteps("sim"), "r1")
 			r.save("second", threeSteps("sim"), "r1")
 			ctx := context.Background()
-			st := &countingStarts{CampaignStore: r.st, refuse: refuse}
+			st := &countingStarts{CampaignStore: r.Store, refuse: refuse}
 			if refuse {
 				st.refuseRecipient = "cust-e3"
 			}
-			d := &campaign.Dispatcher{Store: st, Clock: r.clock}
+			d := &campaign.Dispatcher{Store: st, Clock: r.Clock}
 			batch := [][]byte{event("e1", "cust-e1"), event("e2", "cust-e2"), []byte(`{"id":`), event("e1", "cust-e1"), event("e3", "cust-e3")}
 			created, errs := d.HandleEventBatch(ctx, batch, nil)
 			wantCreated := []int{2, 2, 0, 0, 2}
@@ -87,7 +87,7 @@ func TestHandleEventBatch(t *testing.T) {
 			if refuse && (st.many != 1 || st.one != 7) {
 				t.Fatalf("start transactions: %d batches and %d alone, want 1 refused and 7 alone (e1 twice; e3 stops at its refused first start)", st.many, st.one)
 			}
-			msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestHandleEventBatch(t *testing.T) {
 			}
 			for _, id := range []string{"e1", "e2", "e3"} {
 				var n int
-				if err := r.st.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM CampaignExecution WHERE RecipientId = ?`, "cust-"+id).Scan(&n); err != nil {
+				if err := r.Store.(interface{ DB() *sql.DB }).DB().QueryRow(`SELECT COUNT(*) FROM CampaignExecution WHERE RecipientId = ?`, "cust-"+id).Scan(&n); err != nil {
 					t.Fatal(err)
 				}
 				if n != 2 {

@@ -65,9 +65,9 @@ func TestHandleCommandBatch(t *testing.T) {
 			ctx := context.Background()
 			events := []string{"e1", "e2", "e3"}
 			for _, id := range events {
-				r.fire(t, id, "cust-"+id)
+				r.Fire(t, id, "cust-"+id)
 			}
-			msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,11 +82,11 @@ func TestHandleCommandBatch(t *testing.T) {
 			if len(cmds) != 3 {
 				t.Fatalf("%d command messages, want 3", len(cmds))
 			}
-			if err := r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()}); err != nil {
+			if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			st := &countingClaims{CampaignStore: r.st, refuse: tc.refuse, lose: tc.lose}
-			w := *r.worker
+			st := &countingClaims{CampaignStore: r.Store, refuse: tc.refuse, lose: tc.lose}
+			w := *r.Worker
 			w.Store = st
 			batch := [][]byte{cmds[0], cmds[1], []byte(`{"commandId":`), cmds[0], cmds[2], []byte(`{"commandId":"no-such-command"}`)}
 			for i, err := range w.HandleBatch(ctx, batch, nil) {
@@ -114,15 +114,15 @@ func TestHandleCommandBatch(t *testing.T) {
 			if tc.lose {
 				for _, id := range events {
 					exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-"+id, appEvent(id))
-					if c := r.commands(exe)[0]; c.Status != store.CommandRunning || sim.Applied(c.EffectKey) != 0 {
+					if c := r.Commands(exe)[0]; c.Status != store.CommandRunning || sim.Applied(c.EffectKey) != 0 {
 						t.Fatalf("%s after the lost claim: %s, applied %d; want RUNNING, never called", id, c.Status, sim.Applied(c.EffectKey))
 					}
 				}
-				r.settle(5*time.Minute, 40)
+				r.Settle(5*time.Minute, 40)
 			}
 			for _, id := range events {
 				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-"+id, appEvent(id))
-				c := r.commands(exe)[0]
+				c := r.Commands(exe)[0]
 				want, applied := store.CommandSucceeded, 1
 				if tc.provider == "plain" {
 					want, applied = store.CommandUnknown, 0 // in doubt, never resent blind
