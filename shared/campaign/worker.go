@@ -453,11 +453,20 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 			return err
 		}
 		// An earlier attempt may have acted: never cancel it blind, never send it anew.
-		return w.resolveInDoubt(ctx, s, false)
+		_, err := w.resolveInDoubt(ctx, s, false)
+		return err
 	}
 	// 3b. recipient gate (preferences, quiet hours), before any fee is charged
-	if done, err := w.gate(ctx, s, now); done || err != nil {
+	if done, err := w.gate(ctx, s, now, s.InDoubt); done || err != nil {
 		return err
+	}
+	// 3c. in doubt: resolved before the guard, so a command that is not called here (found
+	// applied, skipped or held by the gate once a lookup proved nothing applied, UNKNOWN)
+	// is never charged by this claim.
+	if s.InDoubt {
+		if call, err := w.resolveInDoubt(ctx, s, true); !call || err != nil {
+			return err
+		}
 	}
 	// 4. guard
 	if w.Guard != nil {
@@ -491,16 +500,16 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 			return err
 		}
 	}
-	if s.InDoubt {
-		return w.resolveInDoubt(ctx, s, true)
-	}
 	return w.call(ctx, s)
 }
 
 // gate is step 3b: the Gate's decision for a claim of a GatedProvider's command, before the
 // guard (so a command that ends here is never charged a fee). done reports that the command
-// was recorded. A clean claim: SKIPPED on an opt-out, QUEUED until quiet hours end; a
-// decision that could not be read is retried on the ladder, nothing sent.
+// was recorded. inDoubt is s.InDoubt at step 3b, and false when asked again for an in-doubt
+// claim whose lookup proved nothing was applied (resolveInDoubt: the call is then a clean
+// send, decided as a clean claim is, but recorded in doubt: a wait stays UNKNOWN, so the
+// next claim looks up again). A clean claim: SKIPPED on an opt-out, QUEUED until quiet
+// hours end; a decision that could not be read is retried on the ladder, nothing sent.
 //
 // A claim in doubt (its earlier claim's lease ran out, or an UNKNOWN due again) is asked
 // too, and only an opt-out recorded at or before the command's first claim (GateDecision.Since
@@ -515,7 +524,7 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 // with the same idempotency key (the provider deduplicates an earlier call that arrived), a
 // lookup, or UNKNOWN. A decision that could not be read sends the command back in doubt
 // (UNKNOWN due again, transient), so it is never called blind.
-func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, err error) {
+func (w *Worker) gate(ctx context.Context, s Step, now time.Time, inDoubt bool) (done bool, err error) {
 	if w.Gate == nil {
 		return false, nil
 	}
@@ -535,10 +544,10 @@ func (w *Worker) gate(ctx context.Context, s Step, now time.Time) (done bool, er
 	switch {
 	case err != nil:
 		return true, w.transient(ctx, s, w.ownFailure(ctx, s, "preferences", err))
-	case s.InDoubt && d.Skip && !d.Since.IsZero() && !d.Since.After(firstClaim(s.Command)):
+	case inDoubt && d.Skip && !d.Since.IsZero() && !d.Since.After(firstClaim(s.Command)):
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
 		return true, err
-	case s.InDoubt:
+	case inDoubt:
 		return false, nil
 	case d.Skip:
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandSkipped, Error: "skipped: " + d.Reason})
@@ -573,7 +582,8 @@ func (w *Worker) stoppedDuringGuard(ctx context.Context, s Step) (done bool, err
 	switch camp.Status {
 	case store.CampaignStopped:
 		if s.InDoubt {
-			return true, w.resolveInDoubt(ctx, s, false)
+			_, err := w.resolveInDoubt(ctx, s, false)
+			return true, err
 		}
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped during the charge; a confirmed fee stays charged"})
 		return true, err
@@ -581,17 +591,27 @@ func (w *Worker) stoppedDuringGuard(ctx context.Context, s Step) (done bool, err
 	return false, nil
 }
 
-// resolveInDoubt handles a command whose earlier attempt may have reached the provider:
-// resend with the same key to a provider that dedupes (when mayCall), else look up, else the
-// manual-resolution queue.
-func (w *Worker) resolveInDoubt(ctx context.Context, s Step, mayCall bool) error {
+// resolveInDoubt handles a command whose earlier attempt may have reached the provider,
+// before the guard (step 3c; for a stopped campaign mayCall is false). call reports that the
+// command is to be called, after the guard, and nothing was recorded: a resend with the same
+// key to a provider that dedupes (when mayCall), or a lookup that proved nothing was applied
+// and a gate that lets the call through. Otherwise the command was recorded: SUCCEEDED (the
+// lookup found it applied), SKIPPED or waiting for quiet hours (the gate, asked as for a
+// clean claim: a call after a "not applied" lookup is a clean send, issue 38), CANCELLED (not
+// applied, campaign stopped), UNKNOWN (the lookup could not tell, or the provider can
+// neither deduplicate nor look up: the manual-resolution queue).
+//
+// Why before the guard: a command recorded here is not called, so this claim must not
+// reserve or charge its fee (docs/budgets.md). A command found applied was charged by the
+// attempt that called it (every call follows a guard that proceeded).
+func (w *Worker) resolveInDoubt(ctx context.Context, s Step, mayCall bool) (call bool, err error) {
 	e, ok := w.Providers.entries[s.Command.Provider]
 	if !ok {
 		_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown, Error: "in doubt: provider not configured"})
-		return err
+		return false, err
 	}
 	if mayCall && e.Traits().Dedupe {
-		return w.call(ctx, s)
+		return true, nil
 	}
 	if canLookup(e.Provider) {
 		lctx, cancel := w.callContext(ctx, s, e)
@@ -599,20 +619,26 @@ func (w *Worker) resolveInDoubt(ctx context.Context, s Step, mayCall bool) error
 		cancel()
 		switch {
 		case err == nil && st == LookupApplied:
-			return w.succeeded(ctx, s, res)
+			return false, w.succeeded(ctx, s, res)
 		case err == nil && st == LookupNotApplied && mayCall:
-			return w.call(ctx, s)
+			// Nothing was applied: calling now is the first call, so the gate decides it
+			// as it decides a clean claim (delivery.Dispatcher does the same on "not
+			// delivered").
+			if done, err := w.gate(ctx, s, w.Clock.Now().UTC(), false); done || err != nil {
+				return false, err
+			}
+			return true, nil
 		case err == nil && st == LookupNotApplied:
 			_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandCancelled, Error: "campaign stopped; the provider never applied it"})
-			return err
+			return false, err
 		case errors.Is(err, delivery.ErrProviderBusy):
-			return w.busy(ctx, s, err) // nothing was asked: still in doubt, asked again later
+			return false, w.busy(ctx, s, err) // nothing was asked: still in doubt, asked again later
 		}
-		return w.unknown(ctx, s, fmt.Errorf("in doubt; lookup: %s %v", st, err), true)
+		return false, w.unknown(ctx, s, fmt.Errorf("in doubt; lookup: %s %v", st, err), true)
 	}
-	_, err := w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown,
+	_, err = w.finish(ctx, s, store.CampaignFinishParams{Status: store.CommandUnknown,
 		Error: "in doubt: an earlier attempt may have reached a provider that neither deduplicates nor answers lookups"})
-	return err
+	return false, err
 }
 
 func (w *Worker) callOf(s Step) Call {

@@ -366,3 +366,189 @@ func TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 		})
 	}
 }
+
+// lookingSMS is an sms channel that does not deduplicate but answers lookups from what it
+// sent (delivery.Looker): a key it never sent is LookupNotDelivered.
+type lookingSMS struct{ smsRecorder }
+
+func (c *lookingSMS) Traits() delivery.Traits { return delivery.Traits{} }
+func (c *lookingSMS) Lookup(_ context.Context, m delivery.Message) (delivery.LookupStatus, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sent {
+		if s.DeliveryKey == m.DeliveryKey {
+			return delivery.LookupDelivered, "ref-" + s.DeliveryKey, nil
+		}
+	}
+	return delivery.LookupNotDelivered, "", nil
+}
+
+// TestInDoubtNotificationActionNotAppliedAsksTheGate (issue 38): a NOTIFICATION_SMS command
+// on a channel that does not deduplicate but answers lookups, whose first claim died before
+// the gate, is taken over in doubt when its lease runs out. The recipient opted out (or
+// quiet hours began) after that first claim, so the first-claim rule does not skip it. The
+// lookup answers "not applied": the call is then a clean send and the full gate decides it,
+// as on a clean claim. An opted-out recipient ends SKIPPED, never sent; quiet hours hold it
+// (still in doubt, no attempt counted) until they end, then it is sent and charged once.
+// Neither is charged a fee nor holds a reservation while not sent: the lookup runs before
+// the budget guard. It used to be sent at once and charged.
+func TestInDoubtNotificationActionNotAppliedAsksTheGate(t *testing.T) {
+	t.Parallel()
+	const (
+		optedOut = iota
+		quiet
+		allowed
+	)
+	// 2026-10-01 02:00Z is 12:00 in Sydney; quiet hours 11:30–13:00 end at 03:00Z.
+	quietEnd := time.Date(2026, 10, 1, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		what int
+		want store.CommandStatus
+		sent int
+	}{
+		{name: "opted out after the first claim", what: optedOut, want: store.CommandSkipped},
+		{name: "quiet hours set after the first claim", what: quiet, want: store.CommandUnknown},
+		{name: "nothing in the way", what: allowed, want: store.CommandSucceeded, sent: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := sqlitetest.Open(t)
+			clock := automation.NewManualClock(time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC))
+			sms := &lookingSMS{}
+			providers := campaign.NewProviders(clock)
+			providers.Add("sms", &campaign.ChannelProvider{Name: "sms", Channel: sms, Clock: clock}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
+			catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bill := billingsim.New(clock)
+			srv := httptest.NewServer(bill)
+			t.Cleanup(srv.Close)
+			bill.SetBalance("bu-1", "USD", 1_000_000)
+			bs := &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: clock,
+				KnownActionType: catalog.Known, InDoubtAfter: time.Minute}
+			guard := &campaignbudget.Guard{Budget: bs, Campaigns: st, Clock: clock}
+			prefs := &preference.Service{Store: st, Registry: preference.DefaultRegistry(), Clock: clock}
+			worker := &campaign.Worker{Store: st, Clock: clock, Providers: providers, Lease: time.Minute, PauseRecheck: time.Minute,
+				Guard: guard, AfterResult: guard.AfterResult, Gate: prefs}
+			if _, err := bs.PutPolicy(ctx, "bu-1", "NOTIFICATION_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "7", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
+				t.Fatal(err)
+			}
+			const number = "+61400000010"
+			params := `{"text":"sale","recipient":"` + number + `"}`
+			admin := &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}
+			if _, err := admin.Save(ctx, "bu-1", "c-sms", campaign.Definition{Name: "c-sms", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
+				Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bs.CreateBudget(ctx, "bu-1", "c-sms", budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := (&campaign.Dispatcher{Store: st, Clock: clock}).HandleEvent(ctx, event("g1")); err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			for {
+				msgs, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(msgs) == 0 {
+					break
+				}
+				var ids []int64
+				for _, m := range msgs {
+					if m.Destination == topology.CampaignCommandsQueue {
+						var c campaign.CommandMessage
+						if err := json.Unmarshal(m.Body, &c); err != nil {
+							t.Fatal(err)
+						}
+						id = c.CommandID
+					}
+					ids = append(ids, m.ID)
+				}
+				if err := st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: clock.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(time.Second)
+			// The first claim (parameters frozen, as the worker's claim by id does); the
+			// process dies before the gate.
+			claimedAt := clock.Now()
+			r, err := st.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: claimedAt, Lease: time.Minute, FreezeParams: params})
+			if err != nil || !r.Claimed || r.InDoubt {
+				t.Fatalf("first claim: %+v %v", r, err)
+			}
+			clock.Advance(time.Second)
+			switch tc.what {
+			case optedOut:
+				no := false
+				if _, err := prefs.Set(ctx, "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
+					t.Fatal(err)
+				}
+			case quiet:
+				if _, err := prefs.Set(ctx, "bu-1", number, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "11:30", End: "13:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.Advance(2 * time.Minute)
+			if n, err := worker.Sweep(ctx, 10); err != nil || n != 1 {
+				t.Fatalf("sweep after the lease: %d %v", n, err)
+			}
+			fees := func() (n int) {
+				for _, tr := range bill.Ledger() {
+					for a := int64(0); a < 5; a++ {
+						if tr.OrderID == budget.OrderID(id, a) {
+							n++
+						}
+					}
+				}
+				return n
+			}
+			check := func(stage string, want store.CommandStatus, sent int) store.CampaignCommand {
+				t.Helper()
+				c, err := st.CampaignCommandGet(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := st.BudgetGet(ctx, "bu-1", "c-sms")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Status != want || sms.to(number) != sent || fees() != sent || b.Cost != int64(7*sent) || b.ReservedCost != 0 {
+					t.Fatalf("%s: %s %q, sent %d, fees %d, budget cost %d reserved %d; want %s, sent %d, charged %d",
+						stage, c.Status, c.LastError, sms.to(number), fees(), b.Cost, b.ReservedCost, want, sent, 7*sent)
+				}
+				return c
+			}
+			c := check("in-doubt claim", tc.want, tc.sent)
+			switch tc.what {
+			case optedOut:
+				if !strings.Contains(c.LastError, "opted out of marketing sms") {
+					t.Fatalf("skipped with %q, want the opt-out named", c.LastError)
+				}
+			case quiet:
+				if c.NextAttemptOn == nil || !c.NextAttemptOn.Equal(quietEnd) || c.RetryCount != 0 || !strings.Contains(c.LastError, "quiet hours") {
+					t.Fatalf("quiet hours: next %v, retries %d, %q; want due at %v, no retry counted", c.NextAttemptOn, c.RetryCount, c.LastError, quietEnd)
+				}
+				clock.Set(quietEnd)
+				if n, err := worker.Sweep(ctx, 10); err != nil || n != 1 {
+					t.Fatalf("sweep at the window's end: %d %v", n, err)
+				}
+				check("after quiet hours", store.CommandSucceeded, 1)
+			}
+			// Nothing moves afterwards: no second send, no second fee.
+			clock.Advance(time.Hour)
+			if _, err := worker.Sweep(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+			if tc.what == optedOut {
+				check("later", store.CommandSkipped, 0)
+			} else {
+				check("later", store.CommandSucceeded, 1)
+			}
+		})
+	}
+}

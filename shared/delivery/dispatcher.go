@@ -302,7 +302,17 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	if c.InDoubt && !tr.Idempotent {
 		looker, canLook := ch.(Looker)
 		if !canLook {
-			return d.unknown(ctx, o, tr, nil, "the previous attempt's outcome is unknown (claim expired) and the channel can neither deduplicate nor look it up")
+			why := "the previous attempt's outcome is unknown (claim expired) and the channel can neither deduplicate nor look it up"
+			reason, skip, err := d.optedOutBeforeFirstClaim(ctx, job, now)
+			switch {
+			case err != nil:
+				// Never retried: the next claim would be a clean one and send.
+				why += "; preferences not read: " + err.Error()
+			case skip:
+				o.Status, o.Error = store.NotificationSkipped, reason
+				return pending(o, store.NotificationFinishParams{Status: store.NotificationSkipped, Error: reason})
+			}
+			return d.unknown(ctx, o, tr, nil, why)
 		}
 		callCtx, cancel, live := d.callContext(ctx, job)
 		if !live {
@@ -419,6 +429,10 @@ func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.Notification
 
 // gateInDoubt asks the Gate about an in-doubt claim on an idempotent channel (resent with
 // the same idempotency key, without a lookup): done is true when the attempt ends here.
+// The same rule (optedOutBeforeFirstClaim) decides an in-doubt claim on a channel that can
+// neither deduplicate nor look up (email over SMTP, FCM push): Skipped when it applies,
+// else UNKNOWN for a person as before (never resent, and a preference read that fails
+// leaves it UNKNOWN too: a retry would make the next claim a clean send).
 //
 // The rule: an opt-out recorded at or before the job's first claim (g.Since not after
 // FirstClaimedOn, store.FirstClaim) ends it Skipped; a later opt-out, or quiet hours, leave
@@ -448,19 +462,35 @@ func (d *Dispatcher) gate(ctx context.Context, o Outcome, job store.Notification
 // A preference read that fails retries the delivery (nothing is sent; the next claim is a
 // clean one and asks the gate).
 func (d *Dispatcher) gateInDoubt(ctx context.Context, o Outcome, job store.NotificationJob, now time.Time) (Outcome, *store.NotificationFinishParams, bool) {
-	if d.Gate == nil {
-		return o, nil, false
-	}
-	g, err := d.Gate.Check(ctx, job, now)
+	reason, skip, err := d.optedOutBeforeFirstClaim(ctx, job, now)
 	switch {
 	case err != nil:
 		o, rec, _ := d.retry(ctx, o, fmt.Errorf("preferences and quiet hours not read: %w", err))
 		return o, rec, true
-	case g.Skip && !g.Since.IsZero() && !g.Since.After(firstClaim(job)):
-		o.Status, o.Error = store.NotificationSkipped, g.Reason
-		return o, &store.NotificationFinishParams{Status: store.NotificationSkipped, Error: g.Reason}, true
+	case skip:
+		o.Status, o.Error = store.NotificationSkipped, reason
+		return o, &store.NotificationFinishParams{Status: store.NotificationSkipped, Error: reason}, true
 	}
 	return o, nil, false
+}
+
+// optedOutBeforeFirstClaim asks the Gate whether the in-doubt claim of job falls under the
+// first-claim rule (gateInDoubt): skip is true when it ends the job Skipped, with the
+// opt-out's reason; false when there is no Gate, no opt-out, or one recorded after the
+// first claim. err is a decision that could not be read; the caller decides what that
+// means for its channel.
+func (d *Dispatcher) optedOutBeforeFirstClaim(ctx context.Context, job store.NotificationJob, now time.Time) (reason string, skip bool, err error) {
+	if d.Gate == nil {
+		return "", false, nil
+	}
+	g, err := d.Gate.Check(ctx, job, now)
+	if err != nil {
+		return "", false, err
+	}
+	if g.Skip && !g.Since.IsZero() && !g.Since.After(firstClaim(job)) {
+		return g.Reason, true, nil
+	}
+	return "", false, nil
 }
 
 // firstClaim is the job's first claim (FirstClaimedOn), or its CreatedOn when it has none.

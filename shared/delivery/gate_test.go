@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,97 @@ func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
 			}
 			if j.FirstClaimedOn == nil || !j.FirstClaimedOn.Equal(claimedAt) {
 				t.Fatalf("the takeover moved the first claim: %v, want %v", j.FirstClaimedOn, claimedAt)
+			}
+		})
+	}
+}
+
+// failingGate is a Gate whose decision cannot be read (its store is unavailable).
+type failingGate struct{}
+
+func (failingGate) Check(context.Context, store.NotificationJob, time.Time) (delivery.GateDecision, error) {
+	return delivery.GateDecision{}, errors.New("preference store unavailable")
+}
+
+// An in-doubt claim on a channel that can neither deduplicate nor look up (email over SMTP,
+// FCM push) whose earlier claim ended before its gate: an opt-out recorded at or before the
+// delivery's first claim proves no attempt sent (every gate saw it), so it ends Skipped,
+// never sent, as on an idempotent channel. A later opt-out, or a gate that cannot be read,
+// leaves it UNKNOWN for a person: never resent (not exactly-once), never retried (the next
+// claim would be clean and send). Issue 38: it went UNKNOWN even when the rule proved
+// nothing was sent.
+func TestInDoubtClaimWithoutLookupHonoursAnOptOutBeforeItsFirstClaim(t *testing.T) {
+	t.Parallel()
+	const (
+		beforeFirstClaim = iota
+		atFirstClaim
+		afterFirstClaim
+		gateUnreadable
+	)
+	for _, tc := range []struct {
+		name string
+		when int
+		want store.NotificationStatus
+	}{
+		{name: "opted out after the delivery was created, before its first claim", when: beforeFirstClaim, want: store.NotificationSkipped},
+		{name: "opted out at the first claim's instant", when: atFirstClaim, want: store.NotificationSkipped},
+		{name: "opted out after the first claim", when: afterFirstClaim, want: store.NotificationUnknown},
+		{name: "opted out before the first claim, preferences unreadable", when: gateUnreadable, want: store.NotificationUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := &provider{}
+			e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p}})
+			ctx := context.Background()
+			if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
+				t.Fatal(err)
+			}
+			svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
+			e.disp.Gate = svc
+			optOut := func() {
+				if err := svc.OptOut(ctx, "bu-1", "linh@example.test", "email", "", preference.SourceListUnsubscribe, "linh@example.test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.clock.Advance(time.Minute)
+			key := e.queue(t, map[string]any{"points": 5}, "email", "linh@example.test")[0]
+			if tc.when == beforeFirstClaim || tc.when == gateUnreadable {
+				e.clock.Advance(time.Second)
+				optOut()
+				e.clock.Advance(time.Second)
+			}
+			if tc.when == atFirstClaim {
+				optOut()
+			}
+			// Claimed, and the process died before this job's turn: no gate, no send.
+			claimedAt := e.clock.Now()
+			c, err := e.st.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: claimedAt, Lease: time.Minute})
+			if err != nil || !c.Claimed {
+				t.Fatalf("claim: %+v %v", c, err)
+			}
+			if tc.when == afterFirstClaim {
+				e.clock.Advance(time.Second)
+				optOut()
+			}
+			if tc.when == gateUnreadable {
+				e.disp.Gate = failingGate{}
+			}
+			if r := e.sweep(t, 2*time.Minute); r.Claimed != 1 {
+				t.Fatalf("sweep after the lease: %+v", r)
+			}
+			j := e.job(t, key)
+			if j.Status != tc.want || p.deliveries() != 0 || j.SentOn != nil {
+				t.Fatalf("in-doubt claim = %s %q, %d sent; want %s, none sent", j.Status, j.LastError, p.deliveries(), tc.want)
+			}
+			if tc.want == store.NotificationSkipped && !strings.Contains(j.LastError, "opted out of marketing email messages (list-unsubscribe") {
+				t.Fatalf("skipped with %q, want the opt-out named", j.LastError)
+			}
+			if tc.want == store.NotificationUnknown && j.NextAttemptOn != nil {
+				t.Fatalf("UNKNOWN due again at %v, want the manual-resolution queue", j.NextAttemptOn)
+			}
+			// Nothing moves afterwards: never sent.
+			if r := e.sweep(t, 24*time.Hour); r.Claimed != 0 || p.deliveries() != 0 {
+				t.Fatalf("a day later: %+v, %d sent", r, p.deliveries())
 			}
 		})
 	}
