@@ -86,7 +86,9 @@
 // with its guard's in-claim work), then steps 3–7 for each claimed command as Run does, at
 // most Parallel at once, each after reading its campaign again (a batch-mate's guard may
 // have paused it for budget, or a person stopped it, since the load). A crash after the batch's claim leaves every command of it RUNNING
-// under its lease, each claimed again in doubt as above (TestHandleCommandBatch). The CampaignDispatch function takes its trigger events in batches
+// under its lease, each claimed again in doubt as above (the simulator's
+// campaign-claim-crash); one that was WAITING_BUDGET still asks the guard, in doubt, to
+// resume its campaign paused for budget (PausedResumer). The CampaignDispatch function takes its trigger events in batches
 // too (Dispatcher.HandleEventBatch): the executions they start are written in one
 // transaction (store.CampaignStartMany). When a batch's transaction fails, each command is
 // run (each event started) alone, so one the store refuses holds back no other.

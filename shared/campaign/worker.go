@@ -43,7 +43,9 @@ type GuardDecision struct {
 }
 
 // PausedResumer is an optional side of a PreCallGuard: when a command that was
-// WAITING_BUDGET is claimed while its campaign is PAUSED, ResumePaused says whether the
+// WAITING_BUDGET, or any command in doubt (s.InDoubt: its last claim may have been of a
+// WAITING_BUDGET command, lost in a crash), is claimed while its campaign is PAUSED,
+// ResumePaused says whether the
 // reason of the pause is gone (a raised budget); then it has resumed the campaign and the
 // command goes on to the guard, which checks its budget again.
 type PausedResumer interface {
@@ -131,6 +133,11 @@ type WorkerHooks struct {
 	// AfterCall runs once the provider call returned (callErr is its error, nil when the
 	// provider applied the action) and before the outcome is recorded.
 	AfterCall func(ctx context.Context, c store.CampaignCommand, callErr error) error
+	// AfterBatchClaim runs once a batch's claim transaction committed (HandleBatch), before
+	// any of its commands runs: claimed are the commands it claimed. Its error is every
+	// message's of the batch, and no command runs: each stays RUNNING under its lease and is
+	// claimed again in doubt once it ends.
+	AfterBatchClaim func(ctx context.Context, claimed []store.CampaignCommand) error
 }
 
 func (w *Worker) log() *slog.Logger {
@@ -266,6 +273,20 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents 
 		w.log().WarnContext(ctx, "campaign command batch not claimed in one transaction: each command run alone", "count", len(ps), "error", err.Error())
 		w.parallel(len(ps), func(j int) { errs[at[j]] = w.Run(ctxs[at[j]], ps[j].CommandID) })
 		return errs
+	}
+	if w.Hooks != nil && w.Hooks.AfterBatchClaim != nil {
+		var claimed []store.CampaignCommand
+		for _, r := range res {
+			if r.Claimed {
+				claimed = append(claimed, r.Command)
+			}
+		}
+		if herr := w.Hooks.AfterBatchClaim(ctx, claimed); herr != nil {
+			for _, i := range at {
+				errs[i] = herr
+			}
+			return errs
+		}
 	}
 	// 3–7 for each command claimed. The campaign is read again first: a batch-mate that ran
 	// before may have paused or stopped it (the budget guard pauses a campaign short of
@@ -429,9 +450,13 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 	if wait <= 0 {
 		wait = time.Minute
 	}
-	if s.Campaign.Status == store.CampaignPaused && s.Before == store.CommandWaitingBudget {
+	if s.Campaign.Status == store.CampaignPaused && (s.Before == store.CommandWaitingBudget || s.InDoubt) {
 		// A command waiting for budget stays WAITING_BUDGET while its campaign is paused,
-		// unless the guard finds the pause's reason gone (the budget was raised).
+		// unless the guard finds the pause's reason gone (the budget was raised). A command
+		// claimed in doubt asks too: a crash after the claim of a WAITING_BUDGET command (a
+		// batch's claim commits before any of its commands runs) leaves it RUNNING, then
+		// UNKNOWN, and were it not to ask, nothing would resume a campaign paused for budget
+		// (the guard resumes only for a command it recorded waiting, store.BudgetWaitGet).
 		resumed := false
 		if pr, ok := w.Guard.(PausedResumer); ok {
 			var err error
@@ -439,10 +464,13 @@ func (w *Worker) runStep(ctx context.Context, s Step) error {
 				return w.transient(ctx, s, w.ownFailure(ctx, s, "budget", err))
 			}
 		}
-		if !resumed {
+		switch {
+		case resumed:
+			s.Campaign.Status = store.CampaignActive
+		case s.Before == store.CommandWaitingBudget:
 			return w.waitBudget(ctx, s, now.Add(wait), s.Command.LastError)
 		}
-		s.Campaign.Status = store.CampaignActive
+		// In doubt and not resumed: requeued below as any command of a paused campaign.
 	}
 	switch s.Campaign.Status {
 	case store.CampaignPaused:

@@ -114,6 +114,16 @@ func (g *Guard) BeforeCall(ctx context.Context, s campaign.Step) (campaign.Guard
 // ResumePaused implements campaign.PausedResumer: the campaign is resumed when its budget is
 // ACTIVE again (a raised maxCost or a support resume ended the budget's pause).
 func (g *Guard) ResumePaused(ctx context.Context, s campaign.Step) (bool, error) {
+	if s.Before != store.CommandWaitingBudget {
+		// Claimed in doubt: only a command recorded waiting for budget (its wait not yet
+		// ended by a reservation) may resume the pause; any other leaves a pause alone (a
+		// person's pause is never undone by a crash's in-doubt claim).
+		if _, err := g.Budget.Store.BudgetWaitGet(ctx, s.Command.CommandID); errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
 	b, err := g.Budget.Store.BudgetGet(ctx, s.Command.BusinessUnitID, s.Command.CampaignID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil

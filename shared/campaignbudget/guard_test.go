@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -265,5 +266,81 @@ func TestPriceFrozenInTheClaimIsThePolicyAtTheClaim(t *testing.T) {
 	}
 	if c := r.Command(ids[0]); c.Status != store.CommandSucceeded || r.ledgerCheck() != 12 {
 		t.Fatalf("command %s, ledger %d; want SUCCEEDED and charged 12 once", c.Status, r.ledgerCheck())
+	}
+}
+
+// A command WAITING_BUDGET is claimed in a batch after its budget was raised, and the
+// process dies right after the batch's claim committed (WorkerHooks.AfterBatchClaim, the
+// simulator's campaign-claim-crash): the command is RUNNING, then claimed in doubt. That
+// in-doubt claim must still resume the campaign paused for budget (its wait is recorded),
+// or nothing ever would: the command was requeued "campaign paused" every minute forever
+// (sim seed 28). The action then runs once.
+func TestCrashAfterBatchClaimOfWaitingCommandStillResumes(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 10, nil) // one action
+	ids := r.start(2)
+	r.runAll(ids, 1)
+	if st := r.byStatus(ids); st[store.CommandSucceeded] != 1 || st[store.CommandWaitingBudget] != 1 {
+		t.Fatalf("statuses %v", st)
+	}
+	waiting := ids[0]
+	if r.Command(waiting).Status != store.CommandWaitingBudget {
+		waiting = ids[1]
+	}
+	b := r.budgetRow()
+	if _, err := r.budget.SetMaxCost(ctx, "bu-1", "c1", budget.BudgetInput{Currency: "USD", MaxCost: 20, Reason: "more"}, b.Version, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	r.Clock.Advance(2 * time.Minute) // the wait's recheck is due
+	crash := errors.New("killed after the batch claim")
+	r.Worker.Hooks = &campaign.WorkerHooks{AfterBatchClaim: func(context.Context, []store.CampaignCommand) error { return crash }}
+	body, _ := json.Marshal(campaign.CommandMessage{CommandID: waiting})
+	if errs := r.Worker.HandleBatch(ctx, [][]byte{body}, nil); !errors.Is(errs[0], crash) {
+		t.Fatalf("batch errs %v, want the crash", errs)
+	}
+	if c := r.Command(waiting); c.Status != store.CommandRunning {
+		t.Fatalf("command %s after the crash, want RUNNING under its lease", c.Status)
+	}
+	r.Worker.Hooks = nil
+	r.Settle(time.Minute, 20)
+	if s := r.campaignStatus(); s != store.CampaignActive {
+		t.Fatalf("campaign %s after the in-doubt claim, want ACTIVE (the budget was raised)", s)
+	}
+	if c := r.Command(waiting); c.Status != store.CommandSucceeded {
+		t.Fatalf("command %s %q, want SUCCEEDED", c.Status, c.LastError)
+	}
+	if got, total := r.action.Stats().Applied, r.ledgerCheck(); got != 2 || total != 20 {
+		t.Fatalf("applied %d, charged %d; want 2 and 20", got, total)
+	}
+}
+
+// A person's pause is not undone by an in-doubt claim of a command that was never waiting
+// for budget: the guard resumes only for a recorded wait.
+func TestInDoubtClaimLeavesAPersonsPause(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, 1000, nil)
+	ids := r.start(1)
+	crash := errors.New("killed after the batch claim")
+	r.Worker.Hooks = &campaign.WorkerHooks{AfterBatchClaim: func(context.Context, []store.CampaignCommand) error { return crash }}
+	body, _ := json.Marshal(campaign.CommandMessage{CommandID: ids[0]})
+	if errs := r.Worker.HandleBatch(ctx, [][]byte{body}, nil); !errors.Is(errs[0], crash) {
+		t.Fatalf("batch errs %v, want the crash", errs)
+	}
+	r.Worker.Hooks = nil
+	c, err := r.Store.CampaignGet(ctx, "bu-1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Status = store.CampaignPaused
+	v := c.Version
+	if _, err := r.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r.Settle(time.Minute, 10)
+	if s := r.campaignStatus(); s != store.CampaignPaused {
+		t.Fatalf("campaign %s, want the person's PAUSED kept", s)
+	}
+	if r.action.Stats().Applied != 0 {
+		t.Fatal("an action ran while a person paused the campaign")
 	}
 }

@@ -609,7 +609,8 @@ func Load(getenv func(string) string) (Config, error) {
 // maxTrustedProxies bounds AUTOMATION_TRUSTED_PROXIES (each request's address walks them).
 const maxTrustedProxies = 64
 
-// parsePrefixes reads "IP,IP/bits,…" (IPv4 or IPv6; a single IP is a /32 or /128 prefix).
+// parsePrefixes reads "IP,IP/bits,…" (IPv4 or IPv6; a single IP is a /32 or /128 prefix; an
+// IPv4-mapped IPv6 address or prefix is read as its IPv4 one).
 func parsePrefixes(v string) ([]netip.Prefix, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
@@ -624,6 +625,14 @@ func parsePrefixes(v string) ([]netip.Prefix, error) {
 				return nil, fmt.Errorf("want IP addresses or CIDR prefixes separated by commas, got %q", part)
 			}
 			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		if p.Addr().Is4In6() {
+			// An IPv4-mapped prefix (::ffff:a.b.c.d/96+bits) names IPv4 peers, and the client
+			// address is read unmapped (session.ClientAddress): kept as IPv6 it would match none.
+			if p.Bits() < 96 {
+				return nil, fmt.Errorf("an IPv4-mapped prefix needs 96 bits or more, got %q", part)
+			}
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 		}
 		out = append(out, p.Masked())
 	}

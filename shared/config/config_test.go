@@ -155,7 +155,14 @@ func TestTrustedProxies(t *testing.T) {
 	if err != nil || fmt.Sprint(c.TrustedProxies) != "[127.0.0.1/32 ::1/128 10.0.0.0/8]" {
 		t.Fatalf("parsed: %v %v", c.TrustedProxies, err)
 	}
-	for _, v := range []string{"localhost", "127.0.0.1,", "10.0.0.0/33", "fe80::1%eth0", "*", strings.Repeat("10.0.0.1,", 64) + "10.0.0.2"} {
+	// An IPv4-mapped prefix names IPv4 peers: the session's ClientAddress unmaps every peer
+	// and hop before it looks, so a mapped prefix kept as IPv6 would trust nobody (every
+	// client behind that proxy one throttle key).
+	c, err = config.Load(env(map[string]string{"AUTOMATION_TRUSTED_PROXIES": "::ffff:10.0.0.0/104,::ffff:127.0.0.1/128"}))
+	if err != nil || fmt.Sprint(c.TrustedProxies) != "[10.0.0.0/8 127.0.0.1/32]" {
+		t.Fatalf("mapped prefixes: %v %v", c.TrustedProxies, err)
+	}
+	for _, v := range []string{"localhost", "127.0.0.1,", "10.0.0.0/33", "fe80::1%eth0", "::ffff:10.0.0.0/90", "*", strings.Repeat("10.0.0.1,", 64) + "10.0.0.2"} {
 		if _, err := config.Load(env(map[string]string{"AUTOMATION_TRUSTED_PROXIES": v})); err == nil || !strings.Contains(err.Error(), "AUTOMATION_TRUSTED_PROXIES") {
 			t.Errorf("%q: %v", v, err)
 		}

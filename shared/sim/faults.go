@@ -69,6 +69,11 @@ const (
 	// before its outcome is recorded (the command's lease expires; the next claim is in
 	// doubt: looked up by its key, never sent blind).
 	CampaignCrash Kind = "campaign-crash"
+	// CampaignClaimCrash: the process dies after the campaign worker's batch claim committed
+	// (CampaignWorker takes its commands in batches), before any of its commands runs: every
+	// command of the batch stays RUNNING under its lease; each next claim is in doubt
+	// (resent with the same key, looked up, or UNKNOWN), never a second blind call.
+	CampaignClaimCrash Kind = "campaign-claim-crash"
 	// ChargeCrash: the process dies after a billing call returned, before its answer is
 	// recorded (the fee stays PENDING; the order is looked up by the same orderId).
 	ChargeCrash Kind = "charge-crash"
@@ -109,7 +114,7 @@ const (
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail, LateOptOut}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail, LateOptOut, CampaignClaimCrash}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -184,6 +189,8 @@ const (
 	pDestinationFull = 0.25
 	// publish-fail per relayed message.
 	pPublishFail = 0.03
+	// campaign-claim-crash per batch claim of the campaign worker.
+	pCampaignClaimCrash = 0.06
 )
 
 // errPublishRefused is the broker's answer to a publish the publish-fail fault refused.
@@ -203,8 +210,10 @@ type driver struct {
 	fullRng *rand.Rand
 	// failRng draws publish-fail on its own stream, for the same reason.
 	failRng *rand.Rand
-	counts  map[string]int // faults injected, by kind (and sub-kind)
-	chk     *checker
+	// claimRng draws campaign-claim-crash on its own stream, for the same reason.
+	claimRng *rand.Rand
+	counts   map[string]int // faults injected, by kind (and sub-kind)
+	chk      *checker
 
 	rt      *app.Runtime
 	pump    *delivery.Pump // the eager publisher, run after each step when eager-lost is on
@@ -231,7 +240,7 @@ type driver struct {
 
 func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
 	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), fullRng: rand.New(rand.NewPCG(w.Seed, 0xf0110f011)),
-		failRng: rand.New(rand.NewPCG(w.Seed, 0xfa11ed0ff)), counts: map[string]int{}, chk: chk,
+		failRng: rand.New(rand.NewPCG(w.Seed, 0xfa11ed0ff)), claimRng: rand.New(rand.NewPCG(w.Seed, 0xc1a1c7a54)), counts: map[string]int{}, chk: chk,
 		billingAsked: map[string]int{}, billingCounts: map[string]int{}}
 }
 
@@ -247,7 +256,7 @@ func (d *driver) Faults() *app.Faults {
 		Relay:     &delivery.RelayHooks{AfterPublish: d.afterPublish},
 		Publisher: func(p bus.Publisher) bus.Publisher { d.pub = p; return faultyPublisher{d: d} },
 		Attribute: &attribute.Hooks{AfterUpdate: d.afterAttributeUpdate},
-		Campaign:  &campaign.WorkerHooks{AfterCall: d.afterCampaignCall},
+		Campaign:  &campaign.WorkerHooks{AfterCall: d.afterCampaignCall, AfterBatchClaim: d.afterCampaignBatchClaim},
 		Budget:    &budget.Hooks{AfterCharge: d.afterCharge},
 	}
 }
@@ -371,6 +380,14 @@ func (d *driver) afterAttributeUpdate(context.Context, string) error {
 func (d *driver) afterCampaignCall(context.Context, store.CampaignCommand, error) error {
 	if d.roll(CampaignCrash, pCampaignCrash) {
 		return d.crash(CampaignCrash)
+	}
+	return nil
+}
+
+// afterCampaignBatchClaim is campaign-claim-crash, drawn on its own stream.
+func (d *driver) afterCampaignBatchClaim(context.Context, []store.CampaignCommand) error {
+	if !d.off && !d.nested && d.kinds[CampaignClaimCrash] && d.claimRng.Float64() < pCampaignClaimCrash {
+		return d.crash(CampaignClaimCrash)
 	}
 	return nil
 }

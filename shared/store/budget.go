@@ -382,6 +382,9 @@ type BudgetStore interface {
 
 	// BudgetWaitPut records (or refreshes the reason of) a waiting command.
 	BudgetWaitPut(ctx context.Context, w BudgetWait) error
+	// BudgetWaitGet reads one command's wait; ErrNotFound when the command is not waiting
+	// (never recorded, or its reservation since deleted the row).
+	BudgetWaitGet(ctx context.Context, commandID string) (BudgetWait, error)
 	// BudgetWaitList lists up to limit waiting commands of a unit, oldest first.
 	BudgetWaitList(ctx context.Context, businessUnitID string, limit int) ([]BudgetWait, error)
 

@@ -684,6 +684,14 @@ func (s *Store) BudgetWaitPut(ctx context.Context, w store.BudgetWait) error {
 	return err
 }
 
+// BudgetWaitGet implements store.BudgetStore.
+func (s *Store) BudgetWaitGet(ctx context.Context, commandID string) (store.BudgetWait, error) {
+	var w store.BudgetWait
+	err := s.queryRow(ctx, nil, "BudgetWaitGet", named("CommandId", commandID)...).
+		Scan(&w.CommandID, &w.BusinessUnitID, &w.CampaignID, &w.Reason, &w.Amount, &w.Currency, s.t(&w.Since))
+	return w, s.oneErr("BudgetWaitGet", err)
+}
+
 // BudgetWaitList implements store.BudgetStore.
 func (s *Store) BudgetWaitList(ctx context.Context, bu string, limit int) ([]store.BudgetWait, error) {
 	if err := checkLimit("BudgetWaitList", limit); err != nil {

@@ -76,6 +76,12 @@ func testBudgetReserve(t *testing.T, open Opener) {
 	if err != nil || len(w) != 1 || w[0].CommandID != "cmd-4" || w[0].Reason != store.ShortBudget || w[0].Amount != 1 {
 		t.Fatalf("waiting: %+v %v", w, err)
 	}
+	if g, err := s.BudgetWaitGet(ctx, "cmd-4"); err != nil || g.CommandID != "cmd-4" || g.CampaignID != "c1" || g.Reason != store.ShortBudget || g.Amount != 1 {
+		t.Fatalf("the wait by its command: %+v %v", g, err)
+	}
+	if _, err := s.BudgetWaitGet(ctx, "CMD-4"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a case twin's wait: %v, want ErrNotFound", err)
+	}
 	if _, err := s.BudgetReserve(ctx, store.BudgetReserveParams{BusinessUnitID: "bu-1", CampaignID: "c1", CommandID: "cmd-5", Amount: 1,
 		Currency: "EUR", OrderIDFor: orderFor("cmd-5"), Now: T0}); !errors.Is(err, store.ErrCurrencyMismatch) {
 		t.Fatalf("EUR on a USD budget: %v", err)
@@ -98,6 +104,9 @@ func testBudgetReserve(t *testing.T, open Opener) {
 	}
 	if w, _ := s.BudgetWaitList(ctx, "bu-1", 10); len(w) != 0 {
 		t.Fatalf("wait kept after reserve: %+v", w)
+	}
+	if _, err := s.BudgetWaitGet(ctx, "cmd-4"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the wait by its command after its reserve: %v, want ErrNotFound", err)
 	}
 }
 

@@ -163,6 +163,10 @@ WHEN NOT MATCHED THEN INSERT (CommandId, BusinessUnitId, CampaignId, Reason, Amo
 -- name: BudgetWaitDelete :exec
 DELETE FROM dbo.BudgetWait WHERE CommandId = @CommandId;
 
+-- name: BudgetWaitGet :one
+-- One command's wait, by its primary key (a seek of PK_BudgetWait).
+SELECT CommandId, BusinessUnitId, CampaignId, Reason, Amount, Currency, Since
+FROM dbo.BudgetWait WHERE CommandId = @CommandId;
 -- name: BudgetWaitList :many
 SELECT TOP (@Limit) CommandId, BusinessUnitId, CampaignId, Reason, Amount, Currency, Since
 FROM dbo.BudgetWait WHERE BusinessUnitId = @BusinessUnitId ORDER BY Since, CommandId;

@@ -154,6 +154,11 @@ ON CONFLICT (CommandId) DO UPDATE SET Reason = excluded.Reason, Amount = exclude
 -- name: BudgetWaitDelete :exec
 DELETE FROM BudgetWait WHERE CommandId = @CommandId;
 
+-- name: BudgetWaitGet :one
+-- One command's wait, by its primary key.
+SELECT CommandId, BusinessUnitId, CampaignId, Reason, Amount, Currency, Since
+FROM BudgetWait WHERE CommandId = @CommandId;
+
 -- name: BudgetWaitList :many
 SELECT CommandId, BusinessUnitId, CampaignId, Reason, Amount, Currency, Since
 FROM BudgetWait WHERE BusinessUnitId = @BusinessUnitId ORDER BY Since, CommandId LIMIT @Limit;
