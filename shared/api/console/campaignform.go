@@ -116,7 +116,7 @@ func (cp campaignPages) save(r *http.Request, pc PageCall) (template.HTML, error
 	if err == nil {
 		var def campaign.Definition
 		if def, err = definitionOf(draft); err == nil {
-			c, err = cp.admin.Save(r.Context(), bu, draft.CampaignID, def, expected)
+			c, err = cp.admin.SaveBy(r.Context(), bu, draft.CampaignID, def, expected, pageOperator(r, pc))
 		}
 	}
 	if err == nil {
