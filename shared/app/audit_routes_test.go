@@ -93,7 +93,7 @@ var auditRoutes = map[string]auditEntry{
 	"POST /api/console/unknown/{deliveryKey}/resolve":                          {elsewhere: consoleSession + "NotificationJob.ResolvedBy"},
 	"POST /api/console/registry":                                               {elsewhere: consoleSession + "EventRegistry.Operator"},
 	"POST /api/console/campaigns":                                              {elsewhere: consoleSession + "the command's resolution operator"},
-	"POST /api/console/campaign-status":                                        {elsewhere: consoleSession + "CampaignAudit.Operator (PAUSE, RESUME, STOP; SAVE and CREATE through campaign.Admin.SaveBy)"},
+	"POST /api/console/campaign-status":                                        {elsewhere: consoleSession + "CampaignAudit.Operator (PAUSE, RESUME, STOP; CREATE and SAVE through campaign.Admin.SaveBy: TestConsoleCampaignSaveRecordsThePrincipal)"},
 	"POST /api/console/budgets":                                                {elsewhere: consoleSession + "BudgetAudit.Operator"},
 	"POST /api/console/templates":                                              {elsewhere: consoleSession + "NotificationTemplate.CreatedBy"},
 	"POST /api/console/fees":                                                   {elsewhere: consoleSession + "FeeTransfer.ResolvedBy"},
