@@ -63,6 +63,11 @@ var auditRoutes = map[string]auditEntry{
 	"PUT /api/report-runs/rollout/subscriptions/{guid}":            {where: "ReportRollout.UpdatedBy"},
 	"PUT /api/campaigns/{campaignId}":                              {where: "CampaignAudit.Operator"}, // Action SAVE
 	"POST /api/campaigns/{campaignId}/rerun":                       {where: "CampaignAudit.Operator"}, // Action RERUN
+	"POST /api/business-units":                                     {where: "BusinessUnit.UpdatedBy"},
+	"PUT /api/business-units/{id}":                                 {where: "BusinessUnit.UpdatedBy"},
+	"POST /api/reminder-settings":                                  {where: "ReminderSetting.UpdatedBy"},
+	"PUT /api/reminder-settings/{guid}":                            {where: "ReminderSetting.UpdatedBy"},
+	"POST /api/reminder-settings/{guid}/deactivate":                {where: "ReminderSetting.UpdatedBy"},
 
 	// Recorded, written by other tests (the state a valid write needs is not in this table).
 	"POST /api/support/scheduler-rows/{id}/release":                            {elsewhere: "SupportAudit.Operator (support.ActRequest, as cancel); a row on support hold"},
@@ -100,11 +105,6 @@ var auditRoutes = map[string]auditEntry{
 	"POST /api/console/dead-letters":                                           {elsewhere: consoleSession + "DeadLetterAudit.Operator"},
 
 	// Gaps: operator writes that record nobody yet (docs/security.md#audit).
-	"POST /api/business-units":                                        {gap: "BusinessUnit has no operator column"},
-	"PUT /api/business-units/{id}":                                    {gap: "BusinessUnit has no operator column"},
-	"POST /api/reminder-settings":                                     {gap: "ReminderSetting has no operator column"},
-	"PUT /api/reminder-settings/{guid}":                               {gap: "ReminderSetting has no operator column"},
-	"POST /api/reminder-settings/{guid}/deactivate":                   {gap: "ReminderSetting has no operator column"},
 	"POST /api/report-subscriptions":                                  {gap: "ReportSubscription has no operator column"},
 	"PUT /api/report-subscriptions/{guid}":                            {gap: "ReportSubscription has no operator column"},
 	"DELETE /api/report-subscriptions/{guid}":                         {gap: "the subscription is removed; nothing names who"},
