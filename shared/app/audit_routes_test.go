@@ -63,6 +63,9 @@ var auditRoutes = map[string]auditEntry{
 	"PUT /api/report-runs/rollout/subscriptions/{guid}":            {where: "ReportRollout.UpdatedBy"},
 	"PUT /api/campaigns/{campaignId}":                              {where: "CampaignAudit.Operator"}, // Action SAVE
 	"POST /api/campaigns/{campaignId}/rerun":                       {where: "CampaignAudit.Operator"}, // Action RERUN
+	"POST /api/report-subscriptions":                               {where: "ReportSubscription.UpdatedBy"},
+	"PUT /api/report-subscriptions/{guid}":                         {where: "ReportSubscription.UpdatedBy"},
+	"DELETE /api/report-subscriptions/{guid}":                      {where: "ReportSubscription.UpdatedBy"},
 	"POST /api/business-units":                                     {where: "BusinessUnit.UpdatedBy"},
 	"PUT /api/business-units/{id}":                                 {where: "BusinessUnit.UpdatedBy"},
 	"POST /api/reminder-settings":                                  {where: "ReminderSetting.UpdatedBy"},
@@ -105,9 +108,6 @@ var auditRoutes = map[string]auditEntry{
 	"POST /api/console/dead-letters":                                           {elsewhere: consoleSession + "DeadLetterAudit.Operator"},
 
 	// Gaps: operator writes that record nobody yet (docs/security.md#audit).
-	"POST /api/report-subscriptions":                                  {gap: "ReportSubscription has no operator column"},
-	"PUT /api/report-subscriptions/{guid}":                            {gap: "ReportSubscription has no operator column"},
-	"DELETE /api/report-subscriptions/{guid}":                         {gap: "the subscription is removed; nothing names who"},
 	"DELETE /api/report-runs/rollout/business-units/{businessUnitId}": {gap: "the rollout row is removed with its UpdatedBy"},
 	"DELETE /api/report-runs/rollout/subscriptions/{guid}":            {gap: "the rollout row is removed with its UpdatedBy"},
 	"DELETE /api/preferences/quiet-hours":                             {gap: "the window is removed with its ChangedBy", setup: putQuietHours},
