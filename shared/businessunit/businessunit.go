@@ -21,6 +21,10 @@ type Input struct {
 	Name     string              `json:"name"`
 	TimeZone string              `json:"timeZone"`
 	Roles    map[string][]string `json:"roles,omitempty"`
+	// UpdatedBy is who writes (not in the body): the operator's principal first, set by the
+	// API from its caller (docs/security.md#audit) and stored with the unit
+	// (store.BusinessUnitRecord.UpdatedBy), bounded by automation.OperatorName.
+	UpdatedBy string `json:"-"`
 }
 
 // Bounds of one business unit.
@@ -86,7 +90,7 @@ func (in Input) Record(now time.Time) (store.BusinessUnitRecord, error) {
 		return store.BusinessUnitRecord{}, err
 	}
 	rec := store.BusinessUnitRecord{BusinessUnit: store.BusinessUnit{ID: in.ID, Name: strings.TrimSpace(in.Name), TimeZoneID: iana},
-		Roles: in.Roles, UpdatedOn: now}
+		Roles: in.Roles, UpdatedOn: now, UpdatedBy: automation.OperatorName(in.UpdatedBy)}
 	if windows {
 		rec.TimeZoneIDGiven = in.TimeZone
 	}

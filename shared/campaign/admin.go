@@ -42,6 +42,32 @@ func CheckID(id string) error {
 // it replaces the version expected (CodePreconditionFailed when another was saved since). A
 // new campaign's run is "run-1".
 func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definition, expected *int64) (store.Campaign, error) {
+	return a.save(ctx, businessUnitID, id, def, expected, "")
+}
+
+// Unnamed is the operator recorded for an audited campaign write whose caller named nobody
+// (the shared bootstrap token without X-Automation-Operator, or an API without credentials).
+const Unnamed = "unnamed"
+
+// SaveBy is Save by an operator (docs/security.md#audit): the save and its audit row
+// (store.CampaignAudit: Action CREATE or SAVE, the operator, the status and version before and
+// after; Unnamed when operator is blank) are written in one transaction; a refused save
+// records nothing. operator is the principal first ("key:pos / jane", httpapi's Caller).
+func (a *Admin) SaveBy(ctx context.Context, businessUnitID, id string, def Definition, expected *int64, operator string) (store.Campaign, error) {
+	return a.save(ctx, businessUnitID, id, def, expected, auditName(operator))
+}
+
+// auditName is operator bounded as every audited operator (automation.OperatorName), or
+// Unnamed when blank.
+func auditName(operator string) string {
+	if op := automation.OperatorName(operator); op != "" {
+		return op
+	}
+	return Unnamed
+}
+
+// save is Save, audited under operator when it is not "".
+func (a *Admin) save(ctx context.Context, businessUnitID, id string, def Definition, expected *int64, operator string) (store.Campaign, error) {
 	if err := CheckID(id); err != nil {
 		return store.Campaign{}, err
 	}
@@ -66,8 +92,16 @@ func (a *Admin) Save(ctx context.Context, businessUnitID, id string, def Definit
 	if err != nil {
 		return store.Campaign{}, err
 	}
-	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: store.Campaign{BusinessUnitID: businessUnitID, CampaignID: id,
-		Name: def.Name, Status: def.Status, RunID: run, Triggers: def.Triggers, DefinitionJSON: string(raw)}, ExpectedVersion: &want, Now: a.Clock.Now().UTC()})
+	p := store.CampaignSaveParams{Campaign: store.Campaign{BusinessUnitID: businessUnitID, CampaignID: id,
+		Name: def.Name, Status: def.Status, RunID: run, Triggers: def.Triggers, DefinitionJSON: string(raw)}, ExpectedVersion: &want, Now: a.Clock.Now().UTC()}
+	if operator != "" {
+		action := "SAVE"
+		if expected == nil {
+			action = "CREATE"
+		}
+		p.Audit = &store.CampaignAudit{Action: action, Operator: operator}
+	}
+	c, err := a.Store.CampaignSave(ctx, p)
 	if errors.Is(err, store.ErrConflict) {
 		if expected == nil {
 			return c, automation.Errorf(automation.CodeConflict, "campaign %q exists; replace it with If-Match", id)
@@ -110,15 +144,17 @@ func (a *Admin) checkTriggers(ctx context.Context, triggers, stored []string) er
 
 // Rerun starts a new run of the campaign (a deliberate re-run is a new run identity, docs/campaigns.md#identities):
 // RunID "run-{n+1}", guarded by expected; events from now on start new executions even for
-// event ids already seen.
-func (a *Admin) Rerun(ctx context.Context, businessUnitID, id string, expected int64) (store.Campaign, error) {
+// event ids already seen. The re-run is audited under operator (store.CampaignAudit, Action
+// RERUN; Unnamed when blank) in the save's transaction.
+func (a *Admin) Rerun(ctx context.Context, businessUnitID, id string, expected int64, operator string) (store.Campaign, error) {
 	cur, err := a.Store.CampaignGet(ctx, businessUnitID, id)
 	if err != nil {
 		return cur, err
 	}
 	n, _ := strconv.Atoi(strings.TrimPrefix(cur.RunID, "run-"))
 	cur.RunID = fmt.Sprintf("run-%d", max(n, 0)+1)
-	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: cur, ExpectedVersion: &expected, Now: a.Clock.Now().UTC()})
+	c, err := a.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: cur, ExpectedVersion: &expected, Now: a.Clock.Now().UTC(),
+		Audit: &store.CampaignAudit{Action: "RERUN", Operator: auditName(operator)}})
 	if errors.Is(err, store.ErrConflict) {
 		return c, a.versionMoved(ctx, businessUnitID, id, expected)
 	}

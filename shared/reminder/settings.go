@@ -335,6 +335,13 @@ func (a *Admin) ListSettings(ctx context.Context, sc automation.Scope, f Setting
 // applied at once to the sources the pipeline already knows (a bounded sweep, finished by
 // Reconciliation when large); later events schedule the rest.
 func (a *Admin) CreateSetting(ctx context.Context, sc automation.Scope, raw []byte) (SettingResult, error) {
+	return a.CreateSettingBy(ctx, sc, raw, "")
+}
+
+// CreateSettingBy is CreateSetting by an operator (its principal first, docs/security.md#audit),
+// stored with the setting's version (store.ReminderSettingRecord.UpdatedBy) by the insert
+// itself; "" names nobody. A refused setting stores nothing.
+func (a *Admin) CreateSettingBy(ctx context.Context, sc automation.Scope, raw []byte, by string) (SettingResult, error) {
 	set, err := DecodeSetting(raw, a.Channels)
 	if err != nil {
 		return SettingResult{}, err
@@ -363,6 +370,7 @@ func (a *Admin) CreateSetting(ctx context.Context, sc automation.Scope, raw []by
 			return SettingResult{}, err
 		}
 	}
+	rec.UpdatedBy = automation.OperatorName(by)
 	if err := a.Store.ReminderSettingInsert(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			if cur, gerr := a.Store.ReminderSettingGet(ctx, set.Guid); gerr == nil {
@@ -410,6 +418,12 @@ func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 // cannot change (create a new setting and deactivate this one). Errors: as CreateSetting, plus
 // CodePreconditionFailed for a stale ifMatch (nothing changed).
 func (a *Admin) UpdateSetting(ctx context.Context, sc automation.Scope, guid string, raw []byte, ifMatch int64) (SettingResult, error) {
+	return a.UpdateSettingBy(ctx, sc, guid, raw, ifMatch, "")
+}
+
+// UpdateSettingBy is UpdateSetting by an operator, stored with the new version (as
+// CreateSettingBy).
+func (a *Admin) UpdateSettingBy(ctx context.Context, sc automation.Scope, guid string, raw []byte, ifMatch int64, by string) (SettingResult, error) {
 	old, rec, err := a.load(ctx, sc, guid)
 	if err != nil {
 		return SettingResult{}, err
@@ -441,13 +455,19 @@ func (a *Admin) UpdateSetting(ctx context.Context, sc automation.Scope, guid str
 	if rec.Version != ifMatch {
 		return SettingResult{}, businessunit.VersionMismatch(rec.Version, ifMatch)
 	}
-	return a.write(ctx, old, set, rec, ifMatch)
+	return a.write(ctx, old, set, rec, ifMatch, by)
 }
 
 // DeactivateSetting sets isActive to false when the Version is ifMatch and deactivates the
 // setting's Pending/Failed rows (ReminderSettingInactive); completed rows stay for history.
 // An inactive setting is returned unchanged (idempotent).
 func (a *Admin) DeactivateSetting(ctx context.Context, sc automation.Scope, guid string, ifMatch int64) (SettingResult, error) {
+	return a.DeactivateSettingBy(ctx, sc, guid, ifMatch, "")
+}
+
+// DeactivateSettingBy is DeactivateSetting by an operator, stored with the new version (as
+// CreateSettingBy); an inactive setting is returned unchanged and records nothing.
+func (a *Admin) DeactivateSettingBy(ctx context.Context, sc automation.Scope, guid string, ifMatch int64, by string) (SettingResult, error) {
 	old, rec, err := a.load(ctx, sc, guid)
 	if err != nil {
 		return SettingResult{}, err
@@ -461,13 +481,14 @@ func (a *Admin) DeactivateSetting(ctx context.Context, sc automation.Scope, guid
 	set := old
 	f := false
 	set.IsActive = &f
-	return a.write(ctx, old, set, rec, ifMatch)
+	return a.write(ctx, old, set, rec, ifMatch, by)
 }
 
-// write stores set as the next version and propagates the change.
-func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderSettingRecord, ifMatch int64) (SettingResult, error) {
+// write stores set as the next version, written by by, and propagates the change.
+func (a *Admin) write(ctx context.Context, old, set Setting, rec store.ReminderSettingRecord, ifMatch int64, by string) (SettingResult, error) {
 	now := a.Clock.Now()
 	next, err := SettingRecord(set, ifMatch+1, now)
+	next.UpdatedBy = automation.OperatorName(by)
 	if err != nil {
 		return SettingResult{}, err
 	}

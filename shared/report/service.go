@@ -199,6 +199,7 @@ func (s *Service) Create(ctx context.Context, scope automation.Scope, guid strin
 	if err != nil {
 		return View{}, err
 	}
+	rec.UpdatedBy = automation.OperatorName(in.UpdatedBy)
 	stored, err := s.c.Store.ReportSubscriptionInsert(ctx, rec)
 	if errors.Is(err, store.ErrConflict) {
 		cur, gerr := s.c.Store.ReportSubscriptionGet(ctx, guid)
@@ -279,6 +280,7 @@ func (s *Service) Put(ctx context.Context, scope automation.Scope, guid string, 
 	if err != nil {
 		return View{}, false, err
 	}
+	rec.UpdatedBy = automation.OperatorName(in.UpdatedBy)
 	stored, err := s.c.Store.ReportSubscriptionUpdate(ctx, store.ReportSubscriptionUpdateParams{Record: rec, ExpectedVersion: cur.Version})
 	if errors.Is(err, store.ErrLeaseLost) {
 		return View{}, false, &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the subscription changed meanwhile; read it again"}
@@ -299,6 +301,12 @@ func (s *Service) Put(ctx context.Context, scope automation.Scope, guid string, 
 // Delete tombstones the subscription (its runs keep their history) and deactivates its
 // pending runs. ifMatch (If-Match) is required.
 func (s *Service) Delete(ctx context.Context, scope automation.Scope, guid string, ifMatch *int64) error {
+	return s.DeleteBy(ctx, scope, guid, ifMatch, "")
+}
+
+// DeleteBy is Delete by an operator (its principal first), stored with the tombstone
+// (store.ReportSubscriptionRecord.UpdatedBy, docs/security.md#audit); "" names nobody.
+func (s *Service) DeleteBy(ctx context.Context, scope automation.Scope, guid string, ifMatch *int64, by string) error {
 	cur, err := s.load(ctx, scope, guid, false)
 	if err != nil {
 		return err
@@ -316,6 +324,7 @@ func (s *Service) Delete(ctx context.Context, scope automation.Scope, guid strin
 	if err != nil {
 		return err
 	}
+	rec.UpdatedBy = automation.OperatorName(by)
 	stored, err := s.c.Store.ReportSubscriptionUpdate(ctx, store.ReportSubscriptionUpdateParams{Record: rec, ExpectedVersion: cur.Version})
 	if errors.Is(err, store.ErrLeaseLost) {
 		return &automation.Error{Code: automation.CodePreconditionFailed, Field: "If-Match", Message: "the subscription changed meanwhile; read it again"}

@@ -56,6 +56,10 @@ type Input struct {
 	Parameters     json.RawMessage `json:"parameters,omitempty"` // a JSON object for the renderer
 	// Status is "Active" (default) or "Paused".
 	Status store.ReportSubscriptionStatus `json:"status,omitempty"`
+	// UpdatedBy is who writes (not in the body, not in the stored definition): the operator's
+	// principal first, set by the API from its caller and stored with the version
+	// (store.ReportSubscriptionRecord.UpdatedBy, docs/security.md#audit).
+	UpdatedBy string `json:"-"`
 }
 
 // Subscription is a stored subscription: its Input plus identity and stamps.

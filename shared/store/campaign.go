@@ -45,17 +45,18 @@ type CampaignSaveParams struct {
 	ExpectedVersion *int64
 	Now             time.Time
 	// Audit, when set, is written in the save's transaction (a person's status change: the
-	// console's pause, resume and stop); StatusBefore, StatusAfter, the versions and
+	// console's pause, resume and stop; an operator's create, save or re-run); StatusBefore, StatusAfter, the versions and
 	// CreatedOn (Now) are filled in from the save.
 	Audit *CampaignAudit
 }
 
-// CampaignAudit is one audited status change of a campaign (docs/console.md#campaigns).
+// CampaignAudit is one audited change of a campaign by an operator: a status change, a save or
+// a re-run (docs/console.md#campaigns, docs/security.md#audit).
 type CampaignAudit struct {
 	ID             int64
 	BusinessUnitID string
 	CampaignID     string
-	Action         string // PAUSE, RESUME, STOP
+	Action         string // PAUSE, RESUME, STOP (status changes); CREATE, SAVE, RERUN (saves by an operator, campaign.Admin.SaveBy and Rerun)
 	StatusBefore   CampaignStatus
 	StatusAfter    CampaignStatus
 	VersionBefore  int64

@@ -18,6 +18,10 @@ type BusinessUnitRecord struct {
 	Roles           map[string][]string // role name → recipient addresses (resolved at execution, docs/architecture.md#revalidation)
 	Version         int64
 	UpdatedOn       time.Time // UTC
+	// UpdatedBy is who wrote this version: the operator's principal first ("key:admin /
+	// jane", docs/security.md#audit); "" (stored NULL) when the write names nobody. Written,
+	// not read back.
+	UpdatedBy string
 }
 
 // BusinessUnitListParams pages business units by Id: at most Limit (1..MaxBatch) units in

@@ -23,6 +23,10 @@ type ReminderSettingRecord struct {
 	Body           string // the setting as JSON
 	Version        int64
 	UpdatedOn      time.Time
+	// UpdatedBy is who wrote this version: the operator's principal first ("key:admin /
+	// jane", docs/security.md#audit); "" (stored NULL) when the write names nobody (replay).
+	// Written, not read back.
+	UpdatedBy string
 }
 
 // SourceSnapshot is the latest revision of one source entity's fields, so revalidation

@@ -29,6 +29,10 @@ type ReportSubscriptionRecord struct {
 	Version        int64  // 1 on insert, +1 on every update
 	CreatedOn      time.Time
 	UpdatedOn      time.Time
+	// UpdatedBy is who wrote this version (the delete's tombstone included): the operator's
+	// principal first ("key:admin / jane", docs/security.md#audit); "" (stored NULL) when
+	// the write names nobody. Written, not read back.
+	UpdatedBy string
 }
 
 // ReportSubscriptionUpdateParams replaces the subscription Record.Guid if its Version is

@@ -66,7 +66,7 @@ func (s *Store) scanBusinessUnit(r rowScanner) (store.BusinessUnitRecord, error)
 func (s *Store) businessUnitArgs(bu store.BusinessUnitRecord) []any {
 	return []any{sql.Named("Id", bu.ID), sql.Named("Name", bu.Name), sql.Named("TimeZoneId", bu.TimeZoneID),
 		sql.Named("TimeZoneIdGiven", nstr(bu.TimeZoneIDGiven)), sql.Named("RolesJson", rolesJSON(bu.Roles)),
-		sql.Named("UpdatedOn", s.tm(bu.UpdatedOn))}
+		sql.Named("UpdatedOn", s.tm(bu.UpdatedOn)), sql.Named("UpdatedBy", nstr(bu.UpdatedBy))}
 }
 
 // BusinessUnitInsert implements store.LifecycleStore.
@@ -125,7 +125,7 @@ func (s *Store) settingArgs(r store.ReminderSettingRecord) []any {
 	return []any{sql.Named("Guid", r.Guid), sql.Named("BusinessUnitId", r.BusinessUnitID),
 		sql.Named("SourceType", r.SourceType), sql.Named("TriggerType", r.TriggerType),
 		sql.Named("IsActive", boolInt(r.IsActive)), sql.Named("Body", r.Body),
-		sql.Named("Version", r.Version), sql.Named("UpdatedOn", s.tm(r.UpdatedOn))}
+		sql.Named("Version", r.Version), sql.Named("UpdatedOn", s.tm(r.UpdatedOn)), sql.Named("UpdatedBy", nstr(r.UpdatedBy))}
 }
 
 // ReminderSettingInsert implements store.LifecycleStore.

@@ -45,7 +45,7 @@ func (s *Store) ReportSubscriptionInsert(ctx context.Context, r store.ReportSubs
 	}
 	n, err := s.rowsAffected(ctx, nil, "ReportSubscriptionInsert",
 		sql.Named("Guid", r.Guid), sql.Named("BusinessUnitId", r.BusinessUnitID), sql.Named("ReportType", r.ReportType),
-		sql.Named("Status", string(r.Status)), sql.Named("Body", r.Body), sql.Named("Now", s.tm(r.CreatedOn)))
+		sql.Named("Status", string(r.Status)), sql.Named("Body", r.Body), sql.Named("Now", s.tm(r.CreatedOn)), sql.Named("UpdatedBy", nstr(r.UpdatedBy)))
 	if err != nil {
 		return r, err
 	}
@@ -62,7 +62,8 @@ func (s *Store) ReportSubscriptionUpdate(ctx context.Context, p store.ReportSubs
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		n, err := s.rowsAffected(ctx, tx, "ReportSubscriptionUpdate",
 			sql.Named("ReportType", r.ReportType), sql.Named("Status", string(r.Status)), sql.Named("Body", r.Body),
-			sql.Named("ExpectedVersion", p.ExpectedVersion), sql.Named("Now", s.tm(r.UpdatedOn)), sql.Named("Guid", r.Guid))
+			sql.Named("ExpectedVersion", p.ExpectedVersion), sql.Named("Now", s.tm(r.UpdatedOn)), sql.Named("Guid", r.Guid),
+			sql.Named("UpdatedBy", nstr(r.UpdatedBy)))
 		if err != nil {
 			return err
 		}

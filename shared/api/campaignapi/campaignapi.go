@@ -210,7 +210,7 @@ func (h handlers) put(ctx context.Context, in *httpapi.In[putBody]) (Campaign, e
 	if in.VersionGiven {
 		expected, in.Status = &in.Version, http.StatusOK
 	}
-	c, err := h.a.Save(ctx, in.Unit, in.Path("campaignId"), in.Body.Definition, expected)
+	c, err := h.a.SaveBy(ctx, in.Unit, in.Path("campaignId"), in.Body.Definition, expected, httpapi.CallerFrom(ctx).Operator)
 	if err != nil {
 		return Campaign{}, err
 	}
@@ -221,7 +221,7 @@ func (h handlers) rerun(ctx context.Context, in *httpapi.In[struct{}]) (Campaign
 	if err := campaign.CheckID(in.Path("campaignId")); err != nil {
 		return Campaign{}, err
 	}
-	c, err := h.a.Rerun(ctx, in.Unit, in.Path("campaignId"), in.Version)
+	c, err := h.a.Rerun(ctx, in.Unit, in.Path("campaignId"), in.Version, httpapi.CallerFrom(ctx).Operator)
 	if err != nil {
 		return Campaign{}, err
 	}

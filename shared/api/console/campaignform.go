@@ -75,14 +75,15 @@ func definitionOf(d campaignDraft) (campaign.Definition, error) {
 	return def, nil
 }
 
-// save creates or replaces a campaign through campaign.Admin.Save, the service of PUT
+// save creates or replaces a campaign through campaign.Admin.SaveBy, the service of PUT
 // /api/campaigns/{id} (the same checks: nothing is stored when one fails). Without a version
 // it creates (a campaign that exists: 409); with the version the page showed it replaces that
 // version (If-Match: a campaign saved, paused or stopped since answers 412 with the campaign
 // as it is now and the edit form at its current version, the draft kept beside it). A
 // definition the service refuses answers 422 naming the member, the draft kept in the form.
-// Like the API's PUT, a save names no operator in the store (campaign.Admin.Save records
-// none); the notice names who saved.
+// Like the API's PUT, the save is audited under the page's operator (the session's
+// principal first: campaign.Admin.SaveBy writes a CampaignAudit CREATE or SAVE row in the
+// save's transaction); the notice names who saved.
 func (cp campaignPages) save(r *http.Request, pc PageCall) (template.HTML, error) {
 	f := r.PostForm
 	bu, err := postedUnit(pc, f)
@@ -116,7 +117,7 @@ func (cp campaignPages) save(r *http.Request, pc PageCall) (template.HTML, error
 	if err == nil {
 		var def campaign.Definition
 		if def, err = definitionOf(draft); err == nil {
-			c, err = cp.admin.Save(r.Context(), bu, draft.CampaignID, def, expected)
+			c, err = cp.admin.SaveBy(r.Context(), bu, draft.CampaignID, def, expected, pageOperator(r, pc))
 		}
 	}
 	if err == nil {

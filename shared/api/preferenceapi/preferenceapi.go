@@ -191,6 +191,13 @@ func (h handlers) smsInbound(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
+	// Who made the change is the webhook's credential (its key: "key:acs-inbound"), not the
+	// sender: the sender is the subject (the recipient opted out). A caller that names nobody
+	// (the bootstrap token without X-Automation-Operator) is recorded as the source.
+	by := httpapi.CallerFrom(r.Context()).Operator
+	if by == "" {
+		by = preference.SourceSMSStop
+	}
 	var res InboundResult
 	for _, ev := range events {
 		var d smsReceived
@@ -198,7 +205,7 @@ func (h handlers) smsInbound(w http.ResponseWriter, r *http.Request) error {
 			res.Ignored++
 			continue
 		}
-		if err := h.d.Service.OptOut(r.Context(), bu, d.From, "sms", "", preference.SourceSMSStop, d.From); err != nil {
+		if err := h.d.Service.OptOut(r.Context(), bu, d.From, "sms", "", preference.SourceSMSStop, by); err != nil {
 			return err // Event Grid retries the batch; the opt-outs already applied are idempotent
 		}
 		res.OptedOut++

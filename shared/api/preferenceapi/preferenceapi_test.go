@@ -142,8 +142,10 @@ func TestInboundStopOptsTheNumberOut(t *testing.T) {
 		t.Fatalf("STOP batch: %d %s", rec.Code, rec.Body)
 	}
 	l, _ := st.PreferenceList(ctx, "bu-1", "+61412345678")
-	if len(l) != 2 || l[0].Channel != "sms" || l[0].OptedIn || l[0].Source != "sms-stop" || l[0].ChangedBy != "+61412345678" {
-		t.Fatalf("after STOP: %+v (want marketing and loyalty on sms opted out)", l)
+	if len(l) != 2 || l[0].Channel != "sms" || l[0].OptedIn || l[0].Source != "sms-stop" || l[0].ChangedBy != "sms-stop" {
+		// ChangedBy is who changed it (the webhook's caller; with no credential named, the
+		// source), never the sender, who is the subject (docs/security.md#audit).
+		t.Fatalf("after STOP: %+v (want marketing and loyalty on sms opted out, changed by the webhook)", l)
 	}
 	if rec := doc.Call(t, r, "POST", path, batch); rec.Code != 200 {
 		t.Fatalf("the same batch again (Event Grid's retry): %d %s", rec.Code, rec.Body)

@@ -48,7 +48,7 @@ func Routes(svc *report.Service) []httpapi.Route {
 			Body: httpapi.BodyRequired, Also: []int{http.StatusCreated}, ETag: viewTag, Call: h.put},
 		httpapi.Endpoint[none, none]{Method: "DELETE", Path: subs + "/{guid}", QueryUnchecked: true, IfMatch: httpapi.IfMatchRequired,
 			Status: http.StatusNoContent, Call: func(ctx context.Context, in *httpapi.In[none]) (none, error) {
-				return none{}, h.svc.Delete(ctx, scope(ctx), in.Path("guid"), &in.Version)
+				return none{}, h.svc.DeleteBy(ctx, scope(ctx), in.Path("guid"), &in.Version, operator(ctx))
 			}},
 		httpapi.Endpoint[report.RunNowInput, report.RunView]{Method: "POST", Path: subs + "/{guid}/runs", QueryUnchecked: true,
 			Body: httpapi.BodyOptional, Status: http.StatusAccepted, Call: h.runNow},
@@ -111,6 +111,7 @@ func newID(ctx context.Context, purpose string) string {
 // --- subscriptions ------------------------------------------------------------------
 
 func (h *handlers) create(ctx context.Context, in *httpapi.In[report.Input]) (report.View, error) {
+	in.Body.UpdatedBy = operator(ctx)
 	v, err := h.svc.Create(ctx, scope(ctx), newID(ctx, "report-subscription"), in.Body)
 	if err != nil {
 		return v, err
@@ -146,6 +147,7 @@ func (h *handlers) put(ctx context.Context, in *httpapi.In[report.Input]) (repor
 	if in.VersionGiven {
 		m = &in.Version
 	}
+	in.Body.UpdatedBy = operator(ctx)
 	v, created, err := h.svc.Put(ctx, scope(ctx), in.Path("guid"), in.Body, m)
 	if err != nil {
 		return v, err

@@ -83,6 +83,7 @@ func Endpoints(admin *reminder.Admin) []httpapi.Route {
 		httpapi.Endpoint[businessunit.Input, BusinessUnit]{Method: "PUT", Path: "/api/business-units/{id}", QueryUnchecked: true,
 			IfMatch: httpapi.IfMatchRequired, Body: httpapi.BodyRequired, ETag: buTag,
 			Call: func(ctx context.Context, in *httpapi.In[businessunit.Input]) (BusinessUnit, error) {
+				in.Body.UpdatedBy = httpapi.CallerFrom(ctx).Operator
 				rec, prop, err := h.admin.UpdateBusinessUnit(ctx, scopeOf(ctx), in.Path("id"), in.Body, in.Version)
 				view := buView(rec)
 				view.Propagation = &prop
@@ -103,13 +104,13 @@ func Endpoints(admin *reminder.Admin) []httpapi.Route {
 				if err != nil {
 					return setting{}, err
 				}
-				return settingOf(h.admin.UpdateSetting(ctx, scopeOf(ctx), in.Path("guid"), raw, in.Version))
+				return settingOf(h.admin.UpdateSettingBy(ctx, scopeOf(ctx), in.Path("guid"), raw, in.Version, httpapi.CallerFrom(ctx).Operator))
 			}},
 		// An optional body, "{}"; chunked too, whatever Content-Length says.
 		httpapi.Endpoint[none, setting]{Method: "POST", Path: "/api/reminder-settings/{guid}/deactivate", QueryUnchecked: true,
 			IfMatch: httpapi.IfMatchRequired, Body: httpapi.BodyOptional, ETag: setTag,
 			Call: func(ctx context.Context, in *httpapi.In[none]) (setting, error) {
-				return settingOf(h.admin.DeactivateSetting(ctx, scopeOf(ctx), in.Path("guid"), in.Version))
+				return settingOf(h.admin.DeactivateSettingBy(ctx, scopeOf(ctx), in.Path("guid"), in.Version, httpapi.CallerFrom(ctx).Operator))
 			}},
 	}
 }
@@ -176,6 +177,7 @@ func (h handlers) listBusinessUnits(ctx context.Context, in *httpapi.In[struct{}
 }
 
 func (h handlers) createBusinessUnit(ctx context.Context, in *httpapi.In[businessunit.Input]) (BusinessUnit, error) {
+	in.Body.UpdatedBy = httpapi.CallerFrom(ctx).Operator
 	rec, err := h.admin.Units().Create(ctx, scopeOf(ctx), in.Body)
 	if err != nil {
 		return BusinessUnit{}, err
@@ -289,7 +291,7 @@ func (h handlers) createSetting(ctx context.Context, in *httpapi.In[settingBody]
 	if err != nil {
 		return setting{}, err
 	}
-	res, err := h.admin.CreateSetting(ctx, scopeOf(ctx), body)
+	res, err := h.admin.CreateSettingBy(ctx, scopeOf(ctx), body, httpapi.CallerFrom(ctx).Operator)
 	if err != nil {
 		return setting{}, err
 	}

@@ -5,8 +5,8 @@
 -- reminder.sql); the adapter reads RowsAffected to tell "inserted" from "already there".
 
 -- name: BusinessUnitInsert :exec
-INSERT INTO dbo.BusinessUnit (Id, Name, TimeZoneId, TimeZoneIdGiven, RolesJson, Version, UpdatedOn)
-SELECT @Id, @Name, @TimeZoneId, @TimeZoneIdGiven, @RolesJson, 1, @UpdatedOn
+INSERT INTO dbo.BusinessUnit (Id, Name, TimeZoneId, TimeZoneIdGiven, RolesJson, Version, UpdatedOn, UpdatedBy)
+SELECT @Id, @Name, @TimeZoneId, @TimeZoneIdGiven, @RolesJson, 1, @UpdatedOn, @UpdatedBy
 WHERE NOT EXISTS (SELECT 1 FROM dbo.BusinessUnit WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Id = @Id);
 
 -- name: BusinessUnitGetRecord :one
@@ -16,7 +16,7 @@ FROM dbo.BusinessUnit WHERE Id = @Id;
 -- name: BusinessUnitUpdate :exec
 UPDATE dbo.BusinessUnit
 SET Name = @Name, TimeZoneId = @TimeZoneId, TimeZoneIdGiven = @TimeZoneIdGiven, RolesJson = @RolesJson,
-    Version = Version + 1, UpdatedOn = @UpdatedOn
+    Version = Version + 1, UpdatedOn = @UpdatedOn, UpdatedBy = @UpdatedBy
 WHERE Id = @Id AND Version = @ExpectedVersion;
 
 -- name: BusinessUnitList :many
@@ -27,14 +27,14 @@ WHERE (@AllUnits = 1 OR Id IN (SELECT CAST(value AS nvarchar(100)) FROM OPENJSON
 ORDER BY Id;
 
 -- name: ReminderSettingInsert :exec
-INSERT INTO dbo.ReminderSetting (Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, UpdatedOn)
-SELECT @Guid, @BusinessUnitId, @SourceType, @TriggerType, @IsActive, @Body, @Version, @UpdatedOn
+INSERT INTO dbo.ReminderSetting (Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, UpdatedOn, UpdatedBy)
+SELECT @Guid, @BusinessUnitId, @SourceType, @TriggerType, @IsActive, @Body, @Version, @UpdatedOn, @UpdatedBy
 WHERE NOT EXISTS (SELECT 1 FROM dbo.ReminderSetting WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Guid = @Guid);
 
 -- name: ReminderSettingUpdate :exec
 UPDATE dbo.ReminderSetting
 SET BusinessUnitId = @BusinessUnitId, SourceType = @SourceType, TriggerType = @TriggerType,
-    IsActive = @IsActive, Body = @Body, Version = @Version, UpdatedOn = @UpdatedOn
+    IsActive = @IsActive, Body = @Body, Version = @Version, UpdatedOn = @UpdatedOn, UpdatedBy = @UpdatedBy
 WHERE Guid = @Guid AND Version = @ExpectedVersion;
 
 -- name: ReminderSettingList :many

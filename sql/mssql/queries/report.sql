@@ -4,14 +4,14 @@
 -- delivery.sql), read-then-write transactions read with UPDLOCK, HOLDLOCK.
 
 -- name: ReportSubscriptionInsert :exec
-INSERT INTO dbo.ReportSubscription (Guid, BusinessUnitId, ReportType, Status, Body, Version, CreatedOn, UpdatedOn)
-SELECT @Guid, @BusinessUnitId, @ReportType, @Status, @Body, 1, @Now, @Now
+INSERT INTO dbo.ReportSubscription (Guid, BusinessUnitId, ReportType, Status, Body, Version, CreatedOn, UpdatedOn, UpdatedBy)
+SELECT @Guid, @BusinessUnitId, @ReportType, @Status, @Body, 1, @Now, @Now, @UpdatedBy
 WHERE NOT EXISTS (SELECT 1 FROM dbo.ReportSubscription WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE Guid = @Guid);
 
 -- name: ReportSubscriptionUpdate :exec
 UPDATE dbo.ReportSubscription
 SET ReportType = @ReportType, Status = @Status, Body = @Body,
-    Version = @ExpectedVersion + 1, UpdatedOn = @Now
+    Version = @ExpectedVersion + 1, UpdatedOn = @Now, UpdatedBy = @UpdatedBy
 WHERE Guid = @Guid AND Version = @ExpectedVersion;
 
 -- name: ReportSubscriptionGet :one

@@ -4,8 +4,8 @@
 -- A scope is @AllUnits (1 = every business unit) or the JSON array @UnitsJson of ids.
 
 -- name: BusinessUnitInsert :exec
-INSERT INTO BusinessUnit (Id, Name, TimeZoneId, TimeZoneIdGiven, RolesJson, Version, UpdatedOn)
-VALUES (@Id, @Name, @TimeZoneId, @TimeZoneIdGiven, @RolesJson, 1, @UpdatedOn)
+INSERT INTO BusinessUnit (Id, Name, TimeZoneId, TimeZoneIdGiven, RolesJson, Version, UpdatedOn, UpdatedBy)
+VALUES (@Id, @Name, @TimeZoneId, @TimeZoneIdGiven, @RolesJson, 1, @UpdatedOn, @UpdatedBy)
 ON CONFLICT (Id) DO NOTHING;
 
 -- name: BusinessUnitGetRecord :one
@@ -15,7 +15,7 @@ FROM BusinessUnit WHERE Id = @Id;
 -- name: BusinessUnitUpdate :exec
 UPDATE BusinessUnit
 SET Name = @Name, TimeZoneId = @TimeZoneId, TimeZoneIdGiven = @TimeZoneIdGiven, RolesJson = @RolesJson,
-    Version = Version + 1, UpdatedOn = @UpdatedOn
+    Version = Version + 1, UpdatedOn = @UpdatedOn, UpdatedBy = @UpdatedBy
 WHERE Id = @Id AND Version = @ExpectedVersion;
 
 -- name: BusinessUnitList :many
@@ -27,14 +27,14 @@ ORDER BY Id
 LIMIT @Limit;
 
 -- name: ReminderSettingInsert :exec
-INSERT INTO ReminderSetting (Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, UpdatedOn)
-VALUES (@Guid, @BusinessUnitId, @SourceType, @TriggerType, @IsActive, @Body, @Version, @UpdatedOn)
+INSERT INTO ReminderSetting (Guid, BusinessUnitId, SourceType, TriggerType, IsActive, Body, Version, UpdatedOn, UpdatedBy)
+VALUES (@Guid, @BusinessUnitId, @SourceType, @TriggerType, @IsActive, @Body, @Version, @UpdatedOn, @UpdatedBy)
 ON CONFLICT (Guid) DO NOTHING;
 
 -- name: ReminderSettingUpdate :exec
 UPDATE ReminderSetting
 SET BusinessUnitId = @BusinessUnitId, SourceType = @SourceType, TriggerType = @TriggerType,
-    IsActive = @IsActive, Body = @Body, Version = @Version, UpdatedOn = @UpdatedOn
+    IsActive = @IsActive, Body = @Body, Version = @Version, UpdatedOn = @UpdatedOn, UpdatedBy = @UpdatedBy
 WHERE Guid = @Guid AND Version = @ExpectedVersion;
 
 -- name: ReminderSettingList :many

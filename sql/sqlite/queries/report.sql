@@ -3,14 +3,14 @@
 
 -- name: ReportSubscriptionInsert :exec
 -- RowsAffected 0: the Guid exists (ErrConflict).
-INSERT INTO ReportSubscription (Guid, BusinessUnitId, ReportType, Status, Body, Version, CreatedOn, UpdatedOn)
-VALUES (@Guid, @BusinessUnitId, @ReportType, @Status, @Body, 1, @Now, @Now)
+INSERT INTO ReportSubscription (Guid, BusinessUnitId, ReportType, Status, Body, Version, CreatedOn, UpdatedOn, UpdatedBy)
+VALUES (@Guid, @BusinessUnitId, @ReportType, @Status, @Body, 1, @Now, @Now, @UpdatedBy)
 ON CONFLICT (Guid) DO NOTHING;
 
 -- name: ReportSubscriptionUpdate :exec
 UPDATE ReportSubscription
 SET ReportType = @ReportType, Status = @Status, Body = @Body,
-    Version = @ExpectedVersion + 1, UpdatedOn = @Now
+    Version = @ExpectedVersion + 1, UpdatedOn = @Now, UpdatedBy = @UpdatedBy
 WHERE Guid = @Guid AND Version = @ExpectedVersion;
 
 -- name: ReportSubscriptionGet :one
