@@ -194,6 +194,22 @@ type Relay struct {
 	claimRows map[string]int
 	// full: the last RunOnce stopped at a full in-process bus (BusFull).
 	full atomic.Bool
+	// Claims counts the relay's claims by kind and outcome; the zero value is ready.
+	Claims ClaimMetrics
+}
+
+// ClaimMetrics count a relay's claims (store.OutboxLeaseStore.OutboxClaim, each one write
+// transaction); the herd bench reports them (docs/performance.md, "The herd's regression").
+type ClaimMetrics struct {
+	Claims     atomic.Int64 // claims made
+	Empty      atomic.Int64 // claims that found no row
+	Rows       atomic.Int64 // rows claimed, in all
+	FromOldest atomic.Int64 // claims from the oldest row (AfterID 0)
+	// TakenBack: claims from the oldest row because a held destination had room again.
+	TakenBack atomic.Int64
+	// FromOldestSkipping: claims from the oldest row that left a destination out; each walks
+	// every row of it left in the outbox (a backlog of a herd), one table read a row.
+	FromOldestSkipping atomic.Int64
 }
 
 // BusFull reports whether the last RunOnce stopped because the in-process bus was full
@@ -251,14 +267,24 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		now := r.Clock.Now()
 		from := r.claimFrom(now)
 		var skip []string
+		takenBack := false
 		if r.FullDestinations != nil {
-			from, skip = r.skipFor(from, r.FullDestinations())
+			from, skip, takenBack = r.skipFor(from, r.FullDestinations())
 		}
 		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
+		r.countClaim(from, skip, takenBack, len(msgs))
 		if err == nil && r.FullDestinations != nil {
 			r.claimedSkipping(from, skip, msgs, batch)
 		}
-		if err == nil {
+		if err == nil && !takenBack {
+			// A claim from the oldest row only to take a held destination back is not a
+			// rescan: cut short by its batch, it leaves that destination held (its next rows
+			// go by the same way, whenever it has room) and nothing else below the rows
+			// claimed before (those rows were taken in order, past them), so the next claim
+			// is not made one from the oldest row. Forcing it was, behind the 09:00 herd, a
+			// claim from the oldest row that left notification-dispatch out again and walked
+			// every one of its left-out rows after nearly every claim (docs/performance.md,
+			// "The herd's regression: the relay's claims under the share").
 			r.catchUp(from, msgs, batch)
 		}
 		if len(msgs) > 0 {
@@ -612,19 +638,40 @@ func (r *Relay) claimFrom(now time.Time) int64 {
 	return r.claimedTo
 }
 
+// countClaim counts a claim from AfterID from that left skip out and found n rows
+// (Claims); takenBack: it is from the oldest row because a held destination had room.
+func (r *Relay) countClaim(from int64, skip []string, takenBack bool, n int) {
+	c := &r.Claims
+	c.Claims.Add(1)
+	c.Rows.Add(int64(n))
+	if n == 0 {
+		c.Empty.Add(1)
+	}
+	if from == 0 {
+		c.FromOldest.Add(1)
+		if len(skip) > 0 {
+			c.FromOldestSkipping.Add(1)
+		}
+	}
+	if takenBack {
+		c.TakenBack.Add(1)
+	}
+}
+
 // skipFor returns the AfterID and the destinations to leave out of a claim that would start
 // past from, given the destinations that are full now: the full ones, and, for a claim past
 // the rows in flight (from > 0), the held ones as well. A held destination that has room
-// again makes the claim one from the oldest row (0), which takes its left-out rows first.
-// At most store.MaxSkipDestinations names: should more be full, the rest are claimed as
-// before this bound (the in-process bus's queue bound still holds them).
-func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
+// again makes the claim one from the oldest row (0), which takes its left-out rows first;
+// takenBack reports that (the claim is not a rescan: catchUp). At most
+// store.MaxSkipDestinations names: should more be full, the rest are claimed as before this
+// bound (the in-process bus's queue bound still holds them).
+func (r *Relay) skipFor(from int64, full []string) (_ int64, _ []string, takenBack bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if from > 0 {
 		for d := range r.held {
 			if !slices.Contains(full, d) {
-				from = 0 // its rows flow again, from the oldest
+				from, takenBack = 0, true // its rows flow again, from the oldest
 				break
 			}
 		}
@@ -644,7 +691,7 @@ func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
 		slices.Sort(skip)
 		skip = skip[:min(len(skip), store.MaxSkipDestinations)]
 	}
-	return from, skip
+	return from, skip, takenBack
 }
 
 // claimedSkipping records a claim from AfterID from that left skip out and claimed msgs (of
