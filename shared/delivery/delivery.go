@@ -182,8 +182,12 @@ type Relay struct {
 	// held: destinations a claim left out (FullDestinations) since the last claim from the
 	// oldest row that took them: their left-out rows lie below claimedTo, so a claim past it
 	// must leave them out too, or it would publish a later row of theirs first. Bounded by
-	// the destinations FullDestinations names.
-	held      map[string]bool
+	// the destinations FullDestinations names. Each maps to its floor: every row of it
+	// a claim left out lies past that Id (the AfterID of the claim that first left it out,
+	// moved up as claims from at or below it take its rows in order; 0 after rows were handed
+	// back or set to retry, which may lie below it). A held destination with room again is
+	// taken back from the lowest floor of those with room, not from the oldest row (skipFor).
+	held      map[string]int64
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
 	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
 	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
@@ -207,9 +211,9 @@ type ClaimMetrics struct {
 	FromOldest atomic.Int64 // claims from the oldest row (AfterID 0)
 	// TakenBack: claims from the oldest row because a held destination had room again.
 	TakenBack atomic.Int64
-	// FromOldestSkipping: claims from the oldest row that left a destination out; each walks
-	// every row of it left in the outbox (a backlog of a herd), one table read a row.
-	FromOldestSkipping atomic.Int64
+	// HeldWalks: claims that left a held destination out starting below its floor; each
+	// walks every row of it left out (a herd's backlog), one table read a row.
+	HeldWalks atomic.Int64
 }
 
 // BusFull reports whether the last RunOnce stopped because the in-process bus was full
@@ -274,7 +278,7 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
 		r.countClaim(from, skip, takenBack, len(msgs))
 		if err == nil && r.FullDestinations != nil {
-			r.claimedSkipping(from, skip, msgs, batch)
+			r.claimedSkipping(from, skip, msgs, batch, takenBack)
 		}
 		if err == nil && !takenBack {
 			// A claim from the oldest row only to take a held destination back is not a
@@ -649,9 +653,6 @@ func (r *Relay) countClaim(from int64, skip []string, takenBack bool, n int) {
 	}
 	if from == 0 {
 		c.FromOldest.Add(1)
-		if len(skip) > 0 {
-			c.FromOldestSkipping.Add(1)
-		}
 	}
 	if takenBack {
 		c.TakenBack.Add(1)
@@ -669,15 +670,16 @@ func (r *Relay) skipFor(from int64, full []string) (_ int64, _ []string, takenBa
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if from > 0 {
-		for d := range r.held {
+		for d, floor := range r.held {
 			if !slices.Contains(full, d) {
-				from, takenBack = 0, true // its rows flow again, from the oldest
-				break
+				// Its rows flow again, from its floor: none of its left-out rows lies below
+				// it, and every other row below the claims past the rows in flight took in order.
+				from, takenBack = min(from, floor), true
 			}
 		}
 	}
 	skip := slices.Clone(full)
-	if from > 0 {
+	if from > 0 && !takenBack {
 		for d := range r.held {
 			if !slices.Contains(skip, d) {
 				skip = append(skip, d)
@@ -687,27 +689,41 @@ func (r *Relay) skipFor(from int64, full []string) (_ int64, _ []string, takenBa
 	slices.Sort(skip)
 	if len(skip) > store.MaxSkipDestinations {
 		// Too many to name: a claim from the oldest row needs none of the held ones.
-		from, skip = 0, slices.Clone(full)
+		from, skip, takenBack = 0, slices.Clone(full), false
 		slices.Sort(skip)
 		skip = skip[:min(len(skip), store.MaxSkipDestinations)]
+	}
+	for _, d := range skip {
+		if floor, ok := r.held[d]; ok && from < floor {
+			r.Claims.HeldWalks.Add(1)
+			break
+		}
 	}
 	return from, skip, takenBack
 }
 
 // claimedSkipping records a claim from AfterID from that left skip out and claimed msgs (of
-// a batch of limit). A claim from the oldest row that reached the rows claimed before (it
-// found fewer than limit, or its last row is at or past claimedTo) took the destinations it
-// did not leave out in order, so they are no longer held; one cut short by limit leaves them
-// held, and the next claim is from the oldest row again (skipFor). The destinations it left
-// out are held when it claimed rows: their rows may lie inside its range, below claimedTo.
-// Call it before claimedUpTo.
-func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int) {
+// a batch of limit); takenBack: it took held destinations back (skipFor). A claim from the
+// oldest row, or one taking held destinations back (from at or below their floors), took
+// the held destinations it did not leave out in Id order: once it reached the rows claimed
+// before (it found fewer than limit, or its last row is at or past claimedTo) they are no
+// longer held; cut short by limit, they stay held with their floor moved up to its last row.
+// The destinations it left out are held when it claimed rows (their rows may lie inside its
+// range, below claimedTo), from from on (a destination held already keeps its floor). Call
+// it before claimedUpTo.
+func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int, takenBack bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from == 0 && (len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo) {
-		for d := range r.held {
-			if !slices.Contains(skip, d) {
+	if from == 0 || takenBack {
+		reached := len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo
+		for d, floor := range r.held {
+			if slices.Contains(skip, d) || floor < from {
+				continue
+			}
+			if reached {
 				delete(r.held, d)
+			} else {
+				r.held[d] = max(floor, msgs[len(msgs)-1].ID)
 			}
 		}
 	}
@@ -716,9 +732,19 @@ func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMe
 	}
 	for _, d := range skip {
 		if r.held == nil {
-			r.held = map[string]bool{}
+			r.held = map[string]int64{}
 		}
-		r.held[d] = true
+		if _, ok := r.held[d]; !ok {
+			r.held[d] = from
+		}
+	}
+}
+
+// lowerFloors sets every held destination's floor to 0: rows were handed back or set to
+// retry, and may lie below them. r.mu held.
+func (r *Relay) lowerFloors() {
+	for d := range r.held {
+		r.held[d] = 0
 	}
 }
 
@@ -751,6 +777,7 @@ func (r *Relay) rescanNext() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rescanAt = time.Time{}
+	r.lowerFloors()
 }
 
 // retryBy notes a row this relay set to retry at t: claims walk from the oldest row until
@@ -758,6 +785,7 @@ func (r *Relay) rescanNext() {
 func (r *Relay) retryBy(t time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.lowerFloors()
 	if t.After(r.retryUntil) {
 		r.retryUntil = t
 	}

@@ -130,7 +130,7 @@ func TestRelayTakingAHeldDestinationBackIsNotARescan(t *testing.T) {
 	if _, err := r.Drain(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	start := r.Claims.FromOldestSkipping.Load()
+	start := r.Claims.HeldWalks.Load()
 	for i := 0; len(herdGot) < herd && i < 10*herd; i++ {
 		// One send of the herd, then its delivery fact committed and claimed.
 		if _, err := b.DrainDestination(ctx, "herd", 1); err != nil {
@@ -152,8 +152,8 @@ func TestRelayTakingAHeldDestinationBackIsNotARescan(t *testing.T) {
 	if !slices.Equal(herdGot, herdWant) || !slices.Equal(factsGot, factsWant) {
 		t.Fatalf("handled herd %v\nfacts %v\nwant each once, in order", herdGot, factsGot)
 	}
-	if walks := r.Claims.FromOldestSkipping.Load() - start; walks != 0 {
-		t.Fatalf("%d claims from the oldest row left the herd out (each walks its left-out rows); want 0 with no rescan due (claims %d, taken back %d)",
+	if walks := r.Claims.HeldWalks.Load() - start; walks != 0 {
+		t.Fatalf("%d claims left the herd out from below its left-out rows (each walks them all); want 0 with no rescan due (claims %d, taken back %d)",
 			walks, r.Claims.Claims.Load(), r.Claims.TakenBack.Load())
 	}
 	if r.Claims.TakenBack.Load() == 0 {
