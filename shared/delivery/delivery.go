@@ -164,8 +164,8 @@ type Relay struct {
 	// unpublished, under no lease, and keeps its MessageId; a later claim takes it. Order
 	// within a destination (and so within each of its sessions) is kept: once a claim left a
 	// destination out, every claim past the rows in flight (AfterID) leaves it out too, until
-	// a claim from the oldest row takes it again, oldest row first (held; claimFrom). At most
-	// store.MaxSkipDestinations names are used. Only with a leasing store.
+	// a claim from its floor or from the oldest row takes it again, in Id order (held;
+	// skipFor). At most store.MaxSkipDestinations names are used. Only with a leasing store.
 	FullDestinations func() []string
 	// MarksGathered, when set and true, says that the settled rows' marks are written
 	// together on a timer well within Lease (the embedded runtime while its eager publisher
