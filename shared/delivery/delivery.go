@@ -164,8 +164,8 @@ type Relay struct {
 	// unpublished, under no lease, and keeps its MessageId; a later claim takes it. Order
 	// within a destination (and so within each of its sessions) is kept: once a claim left a
 	// destination out, every claim past the rows in flight (AfterID) leaves it out too, until
-	// a claim from the oldest row takes it again, oldest row first (held; claimFrom). At most
-	// store.MaxSkipDestinations names are used. Only with a leasing store.
+	// a claim from its floor or from the oldest row takes it again, in Id order (held;
+	// skipFor). At most store.MaxSkipDestinations names are used. Only with a leasing store.
 	FullDestinations func() []string
 	// MarksGathered, when set and true, says that the settled rows' marks are written
 	// together on a timer well within Lease (the embedded runtime while its eager publisher
@@ -182,8 +182,12 @@ type Relay struct {
 	// held: destinations a claim left out (FullDestinations) since the last claim from the
 	// oldest row that took them: their left-out rows lie below claimedTo, so a claim past it
 	// must leave them out too, or it would publish a later row of theirs first. Bounded by
-	// the destinations FullDestinations names.
-	held      map[string]bool
+	// the destinations FullDestinations names. Each maps to its floor: every row of it
+	// a claim left out lies past that Id (the AfterID of the claim that first left it out,
+	// moved up as claims from at or below it take its rows in order; 0 after rows were handed
+	// back or set to retry, which may lie below it). A held destination with room again is
+	// taken back from the lowest floor of those with room, not from the oldest row (skipFor).
+	held      map[string]int64
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
 	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
 	settled   []int64          // rows whose every message settled, not yet marked (FlushSettled)
@@ -194,6 +198,22 @@ type Relay struct {
 	claimRows map[string]int
 	// full: the last RunOnce stopped at a full in-process bus (BusFull).
 	full atomic.Bool
+	// Claims counts the relay's claims by kind and outcome; the zero value is ready.
+	Claims ClaimMetrics
+}
+
+// ClaimMetrics count a relay's claims (store.OutboxLeaseStore.OutboxClaim, each one write
+// transaction); the herd bench reports them (docs/performance.md, "The herd's regression").
+type ClaimMetrics struct {
+	Claims     atomic.Int64 // claims made
+	Empty      atomic.Int64 // claims that found no row
+	Rows       atomic.Int64 // rows claimed, in all
+	FromOldest atomic.Int64 // claims from the oldest row (AfterID 0)
+	// TakenBack: claims from the oldest row because a held destination had room again.
+	TakenBack atomic.Int64
+	// HeldWalks: claims that left a held destination out starting below its floor; each
+	// walks every row of it left out (a herd's backlog), one table read a row.
+	HeldWalks atomic.Int64
 }
 
 // BusFull reports whether the last RunOnce stopped because the in-process bus was full
@@ -251,14 +271,24 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		now := r.Clock.Now()
 		from := r.claimFrom(now)
 		var skip []string
+		takenBack := false
 		if r.FullDestinations != nil {
-			from, skip = r.skipFor(from, r.FullDestinations())
+			from, skip, takenBack = r.skipFor(from, r.FullDestinations())
 		}
 		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
+		r.countClaim(from, skip, takenBack, len(msgs))
 		if err == nil && r.FullDestinations != nil {
-			r.claimedSkipping(from, skip, msgs, batch)
+			r.claimedSkipping(from, skip, msgs, batch, takenBack)
 		}
-		if err == nil {
+		if err == nil && !takenBack {
+			// A claim from the oldest row only to take a held destination back is not a
+			// rescan: cut short by its batch, it leaves that destination held (its next rows
+			// go by the same way, whenever it has room) and nothing else below the rows
+			// claimed before (those rows were taken in order, past them), so the next claim
+			// is not made one from the oldest row. Forcing it was, behind the 09:00 herd, a
+			// claim from the oldest row that left notification-dispatch out again and walked
+			// every one of its left-out rows after nearly every claim (docs/performance.md,
+			// "The herd's regression: the relay's claims under the share").
 			r.catchUp(from, msgs, batch)
 		}
 		if len(msgs) > 0 {
@@ -612,25 +642,44 @@ func (r *Relay) claimFrom(now time.Time) int64 {
 	return r.claimedTo
 }
 
+// countClaim counts a claim from AfterID from that left skip out and found n rows
+// (Claims); takenBack: it is from the oldest row because a held destination had room.
+func (r *Relay) countClaim(from int64, skip []string, takenBack bool, n int) {
+	c := &r.Claims
+	c.Claims.Add(1)
+	c.Rows.Add(int64(n))
+	if n == 0 {
+		c.Empty.Add(1)
+	}
+	if from == 0 {
+		c.FromOldest.Add(1)
+	}
+	if takenBack {
+		c.TakenBack.Add(1)
+	}
+}
+
 // skipFor returns the AfterID and the destinations to leave out of a claim that would start
 // past from, given the destinations that are full now: the full ones, and, for a claim past
 // the rows in flight (from > 0), the held ones as well. A held destination that has room
-// again makes the claim one from the oldest row (0), which takes its left-out rows first.
-// At most store.MaxSkipDestinations names: should more be full, the rest are claimed as
-// before this bound (the in-process bus's queue bound still holds them).
-func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
+// again makes the claim one from the oldest row (0), which takes its left-out rows first;
+// takenBack reports that (the claim is not a rescan: catchUp). At most
+// store.MaxSkipDestinations names: should more be full, the rest are claimed as before this
+// bound (the in-process bus's queue bound still holds them).
+func (r *Relay) skipFor(from int64, full []string) (_ int64, _ []string, takenBack bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if from > 0 {
-		for d := range r.held {
+		for d, floor := range r.held {
 			if !slices.Contains(full, d) {
-				from = 0 // its rows flow again, from the oldest
-				break
+				// Its rows flow again, from its floor: none of its left-out rows lies below
+				// it, and every other row below the claims past the rows in flight took in order.
+				from, takenBack = min(from, floor), true
 			}
 		}
 	}
 	skip := slices.Clone(full)
-	if from > 0 {
+	if from > 0 && !takenBack {
 		for d := range r.held {
 			if !slices.Contains(skip, d) {
 				skip = append(skip, d)
@@ -640,27 +689,41 @@ func (r *Relay) skipFor(from int64, full []string) (int64, []string) {
 	slices.Sort(skip)
 	if len(skip) > store.MaxSkipDestinations {
 		// Too many to name: a claim from the oldest row needs none of the held ones.
-		from, skip = 0, slices.Clone(full)
+		from, skip, takenBack = 0, slices.Clone(full), false
 		slices.Sort(skip)
 		skip = skip[:min(len(skip), store.MaxSkipDestinations)]
 	}
-	return from, skip
+	for _, d := range skip {
+		if floor, ok := r.held[d]; ok && from < floor {
+			r.Claims.HeldWalks.Add(1)
+			break
+		}
+	}
+	return from, skip, takenBack
 }
 
 // claimedSkipping records a claim from AfterID from that left skip out and claimed msgs (of
-// a batch of limit). A claim from the oldest row that reached the rows claimed before (it
-// found fewer than limit, or its last row is at or past claimedTo) took the destinations it
-// did not leave out in order, so they are no longer held; one cut short by limit leaves them
-// held, and the next claim is from the oldest row again (skipFor). The destinations it left
-// out are held when it claimed rows: their rows may lie inside its range, below claimedTo.
-// Call it before claimedUpTo.
-func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int) {
+// a batch of limit); takenBack: it took held destinations back (skipFor). A claim from the
+// oldest row, or one taking held destinations back (from at or below their floors), took
+// the held destinations it did not leave out in Id order: once it reached the rows claimed
+// before (it found fewer than limit, or its last row is at or past claimedTo) they are no
+// longer held; cut short by limit, they stay held with their floor moved up to its last row.
+// The destinations it left out are held when it claimed rows (their rows may lie inside its
+// range, below claimedTo), from from on (a destination held already keeps its floor). Call
+// it before claimedUpTo.
+func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int, takenBack bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from == 0 && (len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo) {
-		for d := range r.held {
-			if !slices.Contains(skip, d) {
+	if from == 0 || takenBack {
+		reached := len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo
+		for d, floor := range r.held {
+			if slices.Contains(skip, d) || floor < from {
+				continue
+			}
+			if reached {
 				delete(r.held, d)
+			} else {
+				r.held[d] = max(floor, msgs[len(msgs)-1].ID)
 			}
 		}
 	}
@@ -669,9 +732,19 @@ func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMe
 	}
 	for _, d := range skip {
 		if r.held == nil {
-			r.held = map[string]bool{}
+			r.held = map[string]int64{}
 		}
-		r.held[d] = true
+		if _, ok := r.held[d]; !ok {
+			r.held[d] = from
+		}
+	}
+}
+
+// lowerFloors sets every held destination's floor to 0: rows were handed back or set to
+// retry, and may lie below them. r.mu held.
+func (r *Relay) lowerFloors() {
+	for d := range r.held {
+		r.held[d] = 0
 	}
 }
 
@@ -704,6 +777,7 @@ func (r *Relay) rescanNext() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rescanAt = time.Time{}
+	r.lowerFloors()
 }
 
 // retryBy notes a row this relay set to retry at t: claims walk from the oldest row until
@@ -711,6 +785,7 @@ func (r *Relay) rescanNext() {
 func (r *Relay) retryBy(t time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.lowerFloors()
 	if t.After(r.retryUntil) {
 		r.retryUntil = t
 	}

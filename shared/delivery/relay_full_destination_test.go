@@ -2,8 +2,10 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/delivery"
@@ -89,5 +91,72 @@ func TestRelayFullDestinationStopsOnlyItsOwnRows(t *testing.T) {
 	}
 	if got := unpublished(); len(got) != 0 {
 		t.Fatalf("unpublished at the end = %v; want none", got)
+	}
+}
+
+// TestRelayTakingAHeldDestinationBackIsNotARescan (issue 39, the herd behind serve): a
+// backlog of one destination ("herd", notification-dispatch) held at its share, and after
+// each of its sends a row of another destination ("facts") committed and claimed past the
+// herd's left-out rows. Each time the herd has room again the relay takes it back with a
+// claim from the oldest row, cut short by its batch below the rows claimed before; that
+// claim must not make the next one a claim from the oldest row too, which, with the herd
+// full again, leaves it out and walks every one of its left-out rows (before the fix: one
+// such claim after nearly every take-back). Every row is still published once, the herd's in
+// Id order (one session), the facts' too.
+func TestRelayTakingAHeldDestinationBackIsNotARescan(t *testing.T) {
+	t.Parallel()
+	st, clock := relayStore(t)
+	ctx := context.Background()
+	const batch, share, herd = 4, 4, 60
+	r := &delivery.Relay{Store: st, Clock: clock, MarkOnSettle: true, Batch: batch, RescanEvery: time.Hour}
+	b := settlingBus(t, r, bus.MemoryOptions{})
+	r.FullDestinations = func() []string {
+		if b.Len("herd") >= share {
+			return []string{"herd"}
+		}
+		return nil
+	}
+	var herdGot, factsGot []string
+	b.Subscribe("herd", func(_ context.Context, m bus.Message) error { herdGot = append(herdGot, m.ID); return nil })
+	b.Subscribe("facts", func(_ context.Context, m bus.Message) error { factsGot = append(factsGot, m.ID); return nil })
+	var herdWant, factsWant []string
+	var rows []store.OutboxMessage
+	for i := range herd {
+		id := fmt.Sprintf("h%03d", i)
+		herdWant = append(herdWant, id)
+		rows = append(rows, store.OutboxMessage{MessageID: id, Destination: "herd", SessionID: "H", Body: []byte("{}")})
+	}
+	startWithOutbox(t, st, clock, "herd", rows)
+	if _, err := r.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	start := r.Claims.HeldWalks.Load()
+	for i := 0; len(herdGot) < herd && i < 10*herd; i++ {
+		// One send of the herd, then its delivery fact committed and claimed.
+		if _, err := b.DrainDestination(ctx, "herd", 1); err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("f%03d", i)
+		factsWant = append(factsWant, id)
+		startWithOutbox(t, st, clock, id, []store.OutboxMessage{{MessageID: id, Destination: "facts", Body: []byte("{}")}})
+		if _, err := r.Drain(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.DrainDestination(ctx, "facts", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(herdGot, herdWant) || !slices.Equal(factsGot, factsWant) {
+		t.Fatalf("handled herd %v\nfacts %v\nwant each once, in order", herdGot, factsGot)
+	}
+	if walks := r.Claims.HeldWalks.Load() - start; walks != 0 {
+		t.Fatalf("%d claims left the herd out from below its left-out rows (each walks them all); want 0 with no rescan due (claims %d, taken back %d)",
+			walks, r.Claims.Claims.Load(), r.Claims.TakenBack.Load())
+	}
+	if r.Claims.TakenBack.Load() == 0 {
+		t.Fatal("the herd was never taken back: the scenario did not hold it")
 	}
 }
