@@ -56,11 +56,20 @@ func testOperatorAudit(t *testing.T, open Opener) {
 		t.Fatalf("audit after the roll-out delete = %+v", got)
 	}
 
+	// A roll-out delete of no mode still records (the API answers 200 removed=false: the
+	// operator's rollback was accepted); nothing else changes.
+	if ok, err := s.ReportRolloutDelete(ctx, store.RolloutBusinessUnit, "bu-1", audit(store.AuditRolloutDelete, "BusinessUnit:bu-1", at)); err != nil || ok {
+		t.Fatalf("delete again = %v %v", ok, err)
+	}
+	if got := list(); len(got) != 2 {
+		t.Fatalf("audit after the second roll-out delete = %+v", got)
+	}
+
 	// Quiet-hours delete: none to delete records nothing; a delete records one row.
 	if err := s.QuietHoursDelete(ctx, "bu-1", "", audit(store.AuditQuietHoursDelete, "bu-1", at)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete of no window: %v", err)
 	}
-	if got := list(); len(got) != 1 {
+	if got := list(); len(got) != 2 {
 		t.Fatalf("a delete of nothing recorded: %+v", got)
 	}
 	if _, err := s.QuietHoursPut(ctx, store.QuietHoursRow{BusinessUnitID: "bu-1", Start: "21:00", End: "08:00", ChangedBy: "tom", ChangedOn: T0}); err != nil {
@@ -69,7 +78,7 @@ func testOperatorAudit(t *testing.T, open Opener) {
 	if err := s.QuietHoursDelete(ctx, "bu-1", "", audit(store.AuditQuietHoursDelete, "bu-1", at.Add(time.Minute))); err != nil {
 		t.Fatal(err)
 	}
-	if got := list(); len(got) != 2 || got[0].Action != store.AuditQuietHoursDelete || got[0].Target != "bu-1" {
+	if got := list(); len(got) != 3 || got[0].Action != store.AuditQuietHoursDelete || got[0].Target != "bu-1" {
 		t.Fatalf("audit after the quiet-hours delete (newest first) = %+v", got)
 	}
 
@@ -87,7 +96,7 @@ func testOperatorAudit(t *testing.T, open Opener) {
 	if r := acq(store.OwnerOldScheduler); r.Outcome != store.OwnershipAcquired {
 		t.Fatalf("acquire = %+v", r)
 	}
-	if got := list(); len(got) != 3 || got[0].Action != store.AuditOwnershipAcquire || got[0].Target != key {
+	if got := list(); len(got) != 4 || got[0].Action != store.AuditOwnershipAcquire || got[0].Target != key {
 		t.Fatalf("audit after the acquire = %+v", got)
 	}
 	if r := acq(store.OwnerOldScheduler); r.Outcome != store.OwnershipReacquired {
@@ -95,7 +104,7 @@ func testOperatorAudit(t *testing.T, open Opener) {
 	}
 	if r := acq(store.OwnerAutomationScheduler); r.Outcome != store.OwnershipConflict && r.Outcome != store.OwnershipTakenOver {
 		t.Fatalf("acquire by the other owner = %+v", r)
-	} else if want := map[bool]int{true: 4, false: 3}[r.Outcome == store.OwnershipTakenOver]; len(list()) != want {
+	} else if want := map[bool]int{true: 5, false: 4}[r.Outcome == store.OwnershipTakenOver]; len(list()) != want {
 		t.Fatalf("after %s: %d audit rows, want %d", r.Outcome, len(list()), want)
 	}
 	if _, err := s.OperatorAuditList(ctx, "bu-1", 0); err == nil {
