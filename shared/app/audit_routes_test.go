@@ -107,11 +107,12 @@ var auditRoutes = map[string]auditEntry{
 	"POST /api/console/fees":                                                   {elsewhere: consoleSession + "FeeTransfer.ResolvedBy"},
 	"POST /api/console/dead-letters":                                           {elsewhere: consoleSession + "DeadLetterAudit.Operator"},
 
-	// Gaps: operator writes that record nobody yet (docs/security.md#audit).
-	"DELETE /api/report-runs/rollout/business-units/{businessUnitId}": {gap: "the rollout row is removed with its UpdatedBy"},
-	"DELETE /api/report-runs/rollout/subscriptions/{guid}":            {gap: "the rollout row is removed with its UpdatedBy"},
-	"DELETE /api/preferences/quiet-hours":                             {gap: "the window is removed with its ChangedBy", setup: putQuietHours},
-	"POST /api/report-runs/ownership/acquire":                         {gap: "ReportRunOwnership records the owner version, not the principal"},
+	// Recorded in OperatorAudit (migration 0078), in the write's transaction: the delete
+	// removes the row that held who wrote it; acquire's owner version names no principal.
+	"DELETE /api/report-runs/rollout/business-units/{businessUnitId}": {where: "OperatorAudit.Operator"},
+	"DELETE /api/report-runs/rollout/subscriptions/{guid}":            {where: "OperatorAudit.Operator"},
+	"DELETE /api/preferences/quiet-hours":                             {where: "OperatorAudit.Operator", setup: putQuietHours},
+	"POST /api/report-runs/ownership/acquire":                         {where: "OperatorAudit.Operator"},
 }
 
 // putQuietHours stores bu-a's quiet hours (as the bootstrap token), so a DELETE has one.

@@ -270,7 +270,7 @@ func (s *Service) Set(ctx context.Context, bu, recipient, operator, source strin
 			return View{}, err
 		}
 	case remove:
-		if err := s.Store.QuietHoursDelete(ctx, bu, recipient); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.Store.QuietHoursDelete(ctx, bu, recipient, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return View{}, err
 		}
 	}
@@ -341,9 +341,12 @@ func (s *Service) SetUnitQuietHours(ctx context.Context, bu, operator string, in
 	return *qhView(out), nil
 }
 
-// DeleteUnitQuietHours removes unit bu's window (CodeNotFound when it had none).
-func (s *Service) DeleteUnitQuietHours(ctx context.Context, bu string) error {
-	err := s.Store.QuietHoursDelete(ctx, bu, "")
+// DeleteUnitQuietHours removes unit bu's window (CodeNotFound when it had none) and records
+// operator (the caller's principal first) in OperatorAudit, in the delete's transaction
+// (docs/security.md#audit); a delete of no window records nothing.
+func (s *Service) DeleteUnitQuietHours(ctx context.Context, bu, operator string) error {
+	err := s.Store.QuietHoursDelete(ctx, bu, "", &store.OperatorAudit{At: s.Clock.Now().UTC(), BusinessUnitID: bu,
+		Action: store.AuditQuietHoursDelete, Target: bu, Operator: store.AuditOperator(operator)})
 	s.forget(bu)
 	if errors.Is(err, store.ErrNotFound) {
 		return automation.Errorf(automation.CodeNotFound, "business unit %q has no quiet hours", bu)

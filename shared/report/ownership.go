@@ -44,8 +44,10 @@ func (s *Service) oldKey(ctx context.Context, scope automation.Scope, key string
 // OldSchedulerAcquire is the old scheduler asking to own a run before it creates any
 // delivery artifact. It keeps a run it already owns (a retry gets its ownership back
 // whatever the mode); otherwise the rollout mode decides whether it may try (cutover guards
-// it out), and then the first owner wins. Nothing is stored when refused.
-func (s *Service) OldSchedulerAcquire(ctx context.Context, scope automation.Scope, key string) (OwnershipAnswer, error) {
+// it out), and then the first owner wins. Nothing is stored when refused. An acquire that
+// writes records operator (the caller's principal first) in OperatorAudit, in its
+// transaction (docs/security.md#audit); a reacquire or a refusal records nothing.
+func (s *Service) OldSchedulerAcquire(ctx context.Context, scope automation.Scope, key, operator string) (OwnershipAnswer, error) {
 	sub, p, err := s.oldKey(ctx, scope, key)
 	if err != nil {
 		return OwnershipAnswer{}, err
@@ -70,8 +72,10 @@ func (s *Service) OldSchedulerAcquire(ctx context.Context, scope automation.Scop
 		}
 		return ans, nil
 	}
+	now := s.c.Clock.Now().UTC()
 	res, err := s.c.Store.ReportOwnershipAcquire(ctx, store.ReportOwnershipAcquireParams{SchedulerKey: key, SubscriptionGuid: sub.Guid,
-		RunKind: p.Kind, Owner: store.OwnerOldScheduler, Now: s.c.Clock.Now()})
+		RunKind: p.Kind, Owner: store.OwnerOldScheduler, Now: now,
+		Audit: &store.OperatorAudit{At: now, BusinessUnitID: sub.BusinessUnitID, Action: store.AuditOwnershipAcquire, Target: key, Operator: store.AuditOperator(operator)}})
 	if err != nil {
 		return ans, err
 	}

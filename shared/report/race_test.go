@@ -70,7 +70,7 @@ func TestTwoPollersAndOldSchedulerNeverDeliverTwice(t *testing.T) {
 		defer wg.Done()
 		for _, k := range shuffled {
 			time.Sleep(time.Duration(rnd.IntN(4)) * time.Millisecond)
-			a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k)
+			a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k, "ops")
 			if err != nil {
 				errs <- err
 				return

@@ -574,12 +574,20 @@ func (s *Service) SetRollout(ctx context.Context, scope automation.Scope, st sto
 // RemoveRollout deletes the mode of a business unit or subscription (the rollback: the
 // subscription falls back to its business unit's mode, else Shadow) and releases the
 // ownership the new effective mode no longer allows us. removed=false when none was set.
+// The delete records operator (the caller's principal first) in OperatorAudit, in the
+// delete's transaction (docs/security.md#audit).
 func (s *Service) RemoveRollout(ctx context.Context, scope automation.Scope, st store.ReportRolloutScope, id, operator string) (released int, removed bool, err error) {
 	subs, err := s.checkRolloutScope(ctx, scope, st, id)
 	if err != nil {
 		return 0, false, err
 	}
-	if removed, err = s.c.Store.ReportRolloutDelete(ctx, st, id); err != nil {
+	bu := id
+	if st == store.RolloutSubscription {
+		bu = subs[0].BusinessUnitID
+	}
+	audit := &store.OperatorAudit{At: s.c.Clock.Now().UTC(), BusinessUnitID: bu, Action: store.AuditRolloutDelete,
+		Target: string(st) + ":" + id, Operator: store.AuditOperator(operator)}
+	if removed, err = s.c.Store.ReportRolloutDelete(ctx, st, id, audit); err != nil {
 		return 0, false, err
 	}
 	released, err = s.releaseForModes(ctx, subs)

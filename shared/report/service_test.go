@@ -83,7 +83,7 @@ func TestShadowRowsNeverAcquireAndAreCompared(t *testing.T) {
 	first := "report-subscription:" + subGuid + ":scheduled:2027-03-21T21:00:00Z"
 	stray := "report-subscription:" + subGuid + ":scheduled:2027-03-23T21:00:00Z"
 	for _, k := range []string{first, stray} {
-		if a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k); err != nil || !a.Acquired {
+		if a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k, "ops"); err != nil || !a.Acquired {
 			t.Fatalf("old scheduler acquire %s: %+v %v", k, a, err)
 		}
 	}
@@ -347,7 +347,7 @@ func TestOwnershipConflictHoldsAndSupportRetry(t *testing.T) {
 	e := newEnv(t, utc("2027-03-20T00:00:00Z"))
 	v := e.create(t, subGuid, weekly())
 	e.setMode(t, subGuid, report.ModeScheduledAllowlist)
-	a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey)
+	a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey, "ops")
 	if err != nil || !a.Acquired || a.Ownership.OwnerVersion != 1 {
 		t.Fatalf("old acquire: %+v %v", a, err)
 	}
@@ -417,21 +417,21 @@ func TestOldSchedulerGuardByMode(t *testing.T) {
 	sched := v.NextRun.SchedulerKey
 	manual := "report-subscription:" + subGuid + ":manual:3c9a7e52-1f0b-4d8e-a4c6-7b2e9f1d0a35"
 	later := "report-subscription:" + subGuid + ":scheduled:2027-03-28T21:00:00Z"
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), sched); !a.Acquired {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), sched, "ops"); !a.Acquired {
 		t.Fatalf("shadow: %+v", a)
 	}
 	e.setMode(t, subGuid, report.ModeRunNowAllowlist)
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), manual); a.Acquired || a.Reason != report.RefusedGuardedByRollout {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), manual, "ops"); a.Acquired || a.Reason != report.RefusedGuardedByRollout {
 		t.Fatalf("manual key in the run-now allowlist: %+v", a)
 	}
 	e.setMode(t, subGuid, report.ModeCutover)
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), later); a.Acquired || a.Reason != report.RefusedGuardedByRollout || a.Ownership != nil {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), later, "ops"); a.Acquired || a.Reason != report.RefusedGuardedByRollout || a.Ownership != nil {
 		t.Fatalf("cutover: %+v", a)
 	}
 	if _, err := e.st.ReportOwnershipGet(ctx, later); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a refused acquire stored something: %v", err)
 	}
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), sched); !a.Acquired || a.Outcome != store.OwnershipReacquired {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), sched, "ops"); !a.Acquired || a.Outcome != store.OwnershipReacquired {
 		t.Fatalf("a key the old scheduler owns stays its own: %+v", a)
 	}
 	if a, err := e.svc.OldSchedulerDeliveryCreated(ctx, automation.AllBusinessUnits(), report.OldSchedulerFence{SchedulerKey: sched, OwnerVersion: 1, Coordinates: []byte(`{"jobId":"old-17"}`)}); err != nil || a.Status != store.OwnershipDeliveryCreated {
@@ -442,14 +442,14 @@ func TestOldSchedulerGuardByMode(t *testing.T) {
 	}
 	for name, k := range map[string]string{"garbage": "nope", "upper-case guid": strings.ToUpper(sched),
 		"support retry": "report-subscription:" + subGuid + ":support-retry:3c9a7e52-1f0b-4d8e-a4c6-7b2e9f1d0a35"} {
-		if _, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k); !automation.IsInvalid(err) {
+		if _, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), k, "ops"); !automation.IsInvalid(err) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := e.svc.OldSchedulerAcquire(ctx, automation.BusinessUnits("bu-nyc"), later); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.OldSchedulerAcquire(ctx, automation.BusinessUnits("bu-nyc"), later, "ops"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Errorf("out of scope: %v", err)
 	}
-	if _, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), "report-subscription:"+subGuid2+":scheduled:2027-03-28T21:00:00Z"); automation.CodeOf(err) != automation.CodeNotFound {
+	if _, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), "report-subscription:"+subGuid2+":scheduled:2027-03-28T21:00:00Z", "ops"); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Errorf("unknown subscription: %v", err)
 	}
 	// Our own run of that key: the old scheduler delivered it, so ours is held, never sent.
@@ -471,14 +471,14 @@ func TestRollbackReturnsOwnershipToTheOldScheduler(t *testing.T) {
 		RunKind: store.ReportRunScheduled, Owner: store.OwnerAutomationScheduler, Now: e.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey); a.Acquired || a.Reason != report.RefusedOwnedByAutomation {
+	if a, _ := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey, "ops"); a.Acquired || a.Reason != report.RefusedOwnedByAutomation {
 		t.Fatalf("before rollback: %+v", a)
 	}
 	released, removed, err := e.svc.RemoveRollout(ctx, automation.AllBusinessUnits(), store.RolloutSubscription, subGuid, "ops")
 	if err != nil || !removed || released != 1 {
 		t.Fatalf("rollback released %d removed %v: %v", released, removed, err)
 	}
-	a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey)
+	a, err := e.svc.OldSchedulerAcquire(ctx, automation.AllBusinessUnits(), v.NextRun.SchedulerKey, "ops")
 	if err != nil || !a.Acquired || a.Outcome != store.OwnershipTakenOver || a.Ownership.OwnerVersion != 2 {
 		t.Fatalf("after rollback: %+v %v", a, err)
 	}

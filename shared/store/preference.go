@@ -70,6 +70,8 @@ type PreferenceStore interface {
 	// QuietHoursGet returns the unit's row (RecipientID "") or a recipient's; ErrNotFound
 	// when there is none.
 	QuietHoursGet(ctx context.Context, businessUnitID, recipientID string) (QuietHoursRow, error)
-	// QuietHoursDelete removes the row; ErrNotFound when there was none.
-	QuietHoursDelete(ctx context.Context, businessUnitID, recipientID string) error
+	// QuietHoursDelete removes the row; ErrNotFound when there was none. A non-nil audit is
+	// inserted into OperatorAudit in the delete's transaction, only when a row was removed;
+	// an invalid audit refuses the delete.
+	QuietHoursDelete(ctx context.Context, businessUnitID, recipientID string, audit *OperatorAudit) error
 }

@@ -102,5 +102,6 @@ type Store interface {
 	DeadLetterAuditStore
 	RecipientActivityStore
 	TemplateListStore
+	OperatorAuditStore
 	Close() error
 }

@@ -174,6 +174,9 @@ type ReportOwnershipAcquireParams struct {
 	RunKind          ReportRunKind
 	Owner            ReportOwnerType
 	Now              time.Time
+	// Audit, when set, is inserted into OperatorAudit in the acquire's transaction when the
+	// acquire writes (Acquired, TakenOver); a Reacquired or Conflict records nothing.
+	Audit *OperatorAudit
 }
 
 // ReportOwnershipAcquireResult is the outcome and the row as it is afterwards.
@@ -313,7 +316,9 @@ type ReportStore interface {
 	// ReportRolloutGet returns a scope's mode, or ErrNotFound.
 	ReportRolloutGet(ctx context.Context, scope ReportRolloutScope, scopeID string) (ReportRolloutRecord, error)
 	// ReportRolloutDelete removes a scope's mode (rollback); deleted=false when none was set.
-	ReportRolloutDelete(ctx context.Context, scope ReportRolloutScope, scopeID string) (deleted bool, err error)
+	// A non-nil audit is inserted into OperatorAudit in the delete's transaction, also when
+	// nothing was set (the operator asked); an invalid audit refuses the delete.
+	ReportRolloutDelete(ctx context.Context, scope ReportRolloutScope, scopeID string, audit *OperatorAudit) (deleted bool, err error)
 	// ReportRolloutList pages through rollout rows.
 	ReportRolloutList(ctx context.Context, p ReportRolloutListParams) ([]ReportRolloutRecord, error)
 

@@ -139,7 +139,10 @@ func (s *Store) QuietHoursGet(ctx context.Context, businessUnitID, recipientID s
 }
 
 // QuietHoursDelete implements store.PreferenceStore.
-func (s *Store) QuietHoursDelete(ctx context.Context, businessUnitID, recipientID string) error {
+func (s *Store) QuietHoursDelete(ctx context.Context, businessUnitID, recipientID string, audit *store.OperatorAudit) error {
+	if err := validAudit(audit); err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, "QuietHoursDelete", sql.Named("BusinessUnitId", businessUnitID), sql.Named("RecipientId", recipientID))
 		if err != nil {
@@ -149,6 +152,9 @@ func (s *Store) QuietHoursDelete(ctx context.Context, businessUnitID, recipientI
 			return err
 		} else if n == 0 {
 			return store.ErrNotFound
+		}
+		if audit != nil {
+			return s.operatorAuditInsert(ctx, tx, *audit)
 		}
 		return nil
 	})

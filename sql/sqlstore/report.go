@@ -202,6 +202,9 @@ func (s *Store) ReportOwnershipAcquire(ctx context.Context, p store.ReportOwners
 	if p.SchedulerKey == "" || p.SubscriptionGuid == "" || !validOwner(p.Owner) || p.RunKind == "" {
 		return store.ReportOwnershipAcquireResult{}, errors.New("ReportOwnershipAcquire: SchedulerKey, SubscriptionGuid, RunKind and a known Owner are required")
 	}
+	if err := validAudit(p.Audit); err != nil {
+		return store.ReportOwnershipAcquireResult{}, err
+	}
 	var out store.ReportOwnershipAcquireResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = store.ReportOwnershipAcquireResult{}
@@ -233,6 +236,11 @@ func (s *Store) ReportOwnershipAcquire(ctx context.Context, p store.ReportOwners
 		}
 		if err != nil {
 			return err
+		}
+		if p.Audit != nil {
+			if err := s.operatorAuditInsert(ctx, tx, *p.Audit); err != nil {
+				return err
+			}
 		}
 		out.Ownership, err = s.ownershipGet(ctx, tx, "ReportOwnershipGet", p.SchedulerKey)
 		return err
@@ -371,8 +379,18 @@ func (s *Store) ReportRolloutGet(ctx context.Context, scope store.ReportRolloutS
 }
 
 // ReportRolloutDelete implements store.ReportStore.
-func (s *Store) ReportRolloutDelete(ctx context.Context, scope store.ReportRolloutScope, scopeID string) (bool, error) {
-	n, err := s.rowsAffected(ctx, nil, "ReportRolloutDelete", rolloutArgs(scope, scopeID)...)
+func (s *Store) ReportRolloutDelete(ctx context.Context, scope store.ReportRolloutScope, scopeID string, audit *store.OperatorAudit) (bool, error) {
+	if err := validAudit(audit); err != nil {
+		return false, err
+	}
+	var n int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if n, err = s.rowsAffected(ctx, tx, "ReportRolloutDelete", rolloutArgs(scope, scopeID)...); err != nil || audit == nil {
+			return err
+		}
+		return s.operatorAuditInsert(ctx, tx, *audit)
+	})
 	return n == 1, err
 }
 

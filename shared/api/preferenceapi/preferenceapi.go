@@ -107,7 +107,7 @@ func (h handlers) putUnit(ctx context.Context, in *httpapi.In[preference.QuietHo
 }
 
 func (h handlers) deleteUnit(ctx context.Context, in *httpapi.In[struct{}]) (struct{}, error) {
-	return struct{}{}, h.d.Service.DeleteUnitQuietHours(ctx, in.Unit)
+	return struct{}{}, h.d.Service.DeleteUnitQuietHours(ctx, in.Unit, httpapi.CallerFrom(ctx).Operator)
 }
 
 // Event Grid event types (Event Grid schema).

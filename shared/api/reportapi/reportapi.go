@@ -68,7 +68,7 @@ func Routes(svc *report.Service) []httpapi.Route {
 		httpapi.Endpoint[none, report.OwnershipAnswer]{Method: "GET", Path: runs + "/ownership", Query: []string{"schedulerKey"}, Call: h.ownershipGet},
 		httpapi.Endpoint[keyInput, report.OwnershipAnswer]{Method: "POST", Path: runs + "/ownership/acquire", QueryUnchecked: true, Body: httpapi.BodyRequired,
 			Call: func(ctx context.Context, in *httpapi.In[keyInput]) (report.OwnershipAnswer, error) {
-				return h.svc.OldSchedulerAcquire(ctx, scope(ctx), in.Body.SchedulerKey)
+				return h.svc.OldSchedulerAcquire(ctx, scope(ctx), in.Body.SchedulerKey, operator(ctx))
 			}},
 		httpapi.Endpoint[report.OldSchedulerFence, store.ReportOwnership]{Method: "POST", Path: runs + "/ownership/delivery-created", QueryUnchecked: true,
 			Body: httpapi.BodyRequired, Call: func(ctx context.Context, in *httpapi.In[report.OldSchedulerFence]) (store.ReportOwnership, error) {

@@ -107,10 +107,10 @@ func testQuietHours(t *testing.T, open Opener) {
 	if _, err := s.QuietHoursPut(ctx, store.QuietHoursRow{BusinessUnitID: "bu-1", Start: "22:00", ChangedBy: "tom", ChangedOn: T0}); err == nil {
 		t.Fatal("one end only was accepted")
 	}
-	if err := s.QuietHoursDelete(ctx, "bu-1", "+61412345678"); err != nil {
+	if err := s.QuietHoursDelete(ctx, "bu-1", "+61412345678", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.QuietHoursDelete(ctx, "bu-1", "+61412345678"); !errors.Is(err, store.ErrNotFound) {
+	if err := s.QuietHoursDelete(ctx, "bu-1", "+61412345678", nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 }

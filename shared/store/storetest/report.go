@@ -422,10 +422,10 @@ func testReportRollout(t *testing.T, open Opener) {
 	if page, _ := s.ReportRolloutList(ctx, store.ReportRolloutListParams{AfterScopeType: list[0].ScopeType, AfterScopeID: list[0].ScopeID, Limit: 10}); len(page) != 1 {
 		t.Fatalf("page 2 = %+v", page)
 	}
-	if ok, err := s.ReportRolloutDelete(ctx, store.RolloutSubscription, reportSub); err != nil || !ok {
+	if ok, err := s.ReportRolloutDelete(ctx, store.RolloutSubscription, reportSub, nil); err != nil || !ok {
 		t.Fatalf("delete = %v %v", ok, err)
 	}
-	if ok, err := s.ReportRolloutDelete(ctx, store.RolloutSubscription, reportSub); err != nil || ok {
+	if ok, err := s.ReportRolloutDelete(ctx, store.RolloutSubscription, reportSub, nil); err != nil || ok {
 		t.Fatalf("delete again = %v %v", ok, err)
 	}
 	if _, err := s.ReportRolloutGet(ctx, store.RolloutSubscription, reportSub); !errors.Is(err, store.ErrNotFound) {

@@ -97,6 +97,7 @@ var reportCases = []suiteCase{
 	{"ReportOwnershipConcurrent", testReportOwnershipConcurrent},
 	{"ReportOwnershipReleaseAll", testReportOwnershipReleaseAll},
 	{"ReportRollout", testReportRollout},
+	{"OperatorAudit", testOperatorAudit},
 	{"ReportActivity", testReportActivity},
 }
 
