@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/automation-platform/automation/shared/apikey"
+	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
@@ -70,6 +74,22 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprint(stderr, keysUsage)
 		return 2
 	}
+	if cfg, _, ok := loadConfig(getenv, stderr); ok {
+		// Name the store the command opens: without AUTOMATION_DATA_DIR a key lands in (or is
+		// looked up in) ./.data, not in the store a `serve -data …` or a guide's prefix used.
+		if cfg.UsesSQLServer() {
+			fmt.Fprintln(stderr, "automation keys: store SQL Server (AUTOMATION_SQLSERVER_DSN)")
+		} else {
+			path := app.SQLitePath(cfg)
+			fmt.Fprintf(stderr, "automation keys: store %s (AUTOMATION_DATA_DIR=%s)\n", path, cfg.DataDir)
+			if sub != "create" {
+				if _, err := os.Stat(path); errors.Is(err, iofs.ErrNotExist) {
+					fmt.Fprintf(stderr, "automation keys %s: no store at %s (set AUTOMATION_DATA_DIR to the folder serve used, e.g. AUTOMATION_DATA_DIR=.data/demo)\n", sub, path)
+					return 2
+				}
+			}
+		}
+	}
 	st, code := openStore(ctx, "keys", getenv, stderr)
 	if st == nil {
 		return code
@@ -89,6 +109,7 @@ func keysCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(err)
 		}
 		printCreated(stdout, c)
+		warnUnknownUnits(ctx, st, c.BusinessUnits, stderr)
 	case "list":
 		return listKeys(ctx, svc, stdout, *asJSON, fail)
 	case "revoke":
@@ -163,4 +184,22 @@ func listKeys(ctx context.Context, svc *apikey.Service, stdout io.Writer, asJSON
 		tw.Flush()
 	}
 	return 0
+}
+
+// warnUnknownUnits prints one warning naming the units of a key's scope (comma-separated
+// ids; "*" names none) that this store does not hold. A key may be made before its unit, so
+// this warns and does not refuse; a typo (bu-syd for bu-sydney) shows here, not as a 404 later.
+func warnUnknownUnits(ctx context.Context, st store.Store, units string, stderr io.Writer) {
+	if units == "*" || units == "" {
+		return
+	}
+	var unknown []string
+	for _, id := range strings.Split(units, ",") {
+		if _, err := st.BusinessUnitGet(ctx, id); errors.Is(err, store.ErrNotFound) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(stderr, "automation keys create: warning: no business unit %s in this store yet; the key answers 404 for it until the unit exists\n", strings.Join(unknown, ", "))
+	}
 }

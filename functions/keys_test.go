@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // automation keys create|list|revoke|rotate on the configured SQLite store: the key is
@@ -91,5 +93,54 @@ func TestKeysCommand(t *testing.T) {
 	}
 	if code, _, _ = cli("revoke", "ffffffffffff"); code != 2 {
 		t.Fatalf("revoke of an unknown prefix: exit %d", code)
+	}
+}
+
+// `automation keys` names the store it opens (stderr); list, revoke and rotate on a store
+// file that does not exist yet are refused naming its path, and leave no store behind (a
+// missing AUTOMATION_DATA_DIR used to list a fresh, empty store); create with units this store
+// does not hold warns naming them and still issues the key.
+func TestKeysCommandNamesItsStoreAndWarnsOfUnknownUnits(t *testing.T) {
+	dir := t.TempDir() + "/nowhere"
+	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "USER": "ana"}
+	getenv := func(k string) string { return env[k] }
+	cli := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"keys"}, args...), getenv, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	path := dir + "/automation.db"
+	for _, args := range [][]string{{"list"}, {"revoke", "abcd"}, {"rotate", "abcd"}} {
+		code, out, errOut := cli(args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "no store at "+path) {
+			t.Errorf("%q on a missing store: exit %d, stdout %q, stderr %q; want 2 naming %s", args, code, out, errOut, path)
+		}
+		if _, err := os.Stat(path); err == nil {
+			t.Fatalf("%q created the store %s", args, path)
+		}
+	}
+	code, out, errOut := cli("create", "-name", "pos-sydney", "-role", "ingest", "-units", "bu-syd,bu-demo")
+	if code != 0 || !strings.Contains(out, "prefix ") {
+		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "store "+path) || !strings.Contains(errOut, "warning: no business unit bu-demo, bu-syd") {
+		t.Errorf("create's stderr %q: want the store's path and a warning naming bu-demo, bu-syd", errOut)
+	}
+	st, err := app.OpenStore(context.Background(), config.Config{DataDir: dir}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-demo", Name: "Demo", TimeZoneID: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if code, _, errOut := cli("create", "-name", "pos-demo", "-role", "ingest", "-units", "bu-demo"); code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("create for an existing unit: exit %d, stderr %q; want no warning", code, errOut)
+	}
+	if code, _, errOut := cli("create", "-name", "ops", "-role", "read", "-units", "*"); code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("create for every unit: exit %d, stderr %q; want no warning", code, errOut)
+	}
+	if code, out, _ := cli("list"); code != 0 || !strings.Contains(out, "pos-sydney") {
+		t.Errorf("list on the store: exit %d, %q", code, out)
 	}
 }

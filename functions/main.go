@@ -47,6 +47,7 @@ commands:
   billing-sim   run the simulated billing provider on 127.0.0.1:8089 (docs/billing.md), for demos
   fcm-sim       run the simulated Firebase Cloud Messaging on 127.0.0.1:8090 and write its service-account key file (docs/channels.md)
   acs-sim       run the simulated Azure Communication Services (SMS, WhatsApp) on 127.0.0.1:8091 and write its connection string (docs/channels.md)
+  otlp-sim      run a local OTLP/HTTP trace receiver on 127.0.0.1:4318 that prints each span on a line (docs/observability.md)
   sim           deterministic fault simulation: seeded histories, injected crashes and faults, invariants
   emulator-config  the Service Bus emulator's Config.json from the topology (make test/azure, docker-compose.azure.yml)
 
@@ -96,6 +97,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fcmsimCmd(ctx, args[1:], stdout, stderr)
 	case "acs-sim":
 		return acssimCmd(ctx, args[1:], stdout, stderr)
+	case "otlp-sim":
+		return otlpsimCmd(ctx, args[1:], stdout, stderr)
 	case "sim":
 		return simCmd(ctx, args[1:], stdout, stderr)
 	case "emulator-config":

@@ -254,6 +254,11 @@ type CampaignProvider struct {
 // StoreOpener opens the configured store; skipMigrations as in Options.SkipMigrations.
 type StoreOpener func(ctx context.Context, cfg config.Config, skipMigrations bool) (store.Store, error)
 
+// SQLitePath is the embedded store's file, DataDir/automation.db; it means nothing when
+// cfg.UsesSQLServer(). The CLI names it, and refuses commands that only read or change
+// existing rows when it does not exist yet (automation keys).
+func SQLitePath(cfg config.Config) string { return filepath.Join(cfg.DataDir, "automation.db") }
+
 // OpenStore opens SQL Server when AUTOMATION_SQLSERVER_DSN is set, else SQLite at
 // DataDir/automation.db (creating DataDir). skipMigrations: check the schema version instead
 // of migrating (*sqlstore.SchemaError on a mismatch). ctx bounds connecting and checking.
@@ -264,7 +269,7 @@ func OpenStore(ctx context.Context, cfg config.Config, skipMigrations bool) (sto
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("app: data folder: %w", err)
 	}
-	return sqlite.Open(ctx, filepath.Join(cfg.DataDir, "automation.db"), &sqlite.Options{SkipMigrations: skipMigrations, GroupCommit: cfg.SQLiteGroupCommit})
+	return sqlite.Open(ctx, SQLitePath(cfg), &sqlite.Options{SkipMigrations: skipMigrations, GroupCommit: cfg.SQLiteGroupCommit})
 }
 
 // Open wires a runtime from cfg: SQL Server when AUTOMATION_SQLSERVER_DSN is set (else

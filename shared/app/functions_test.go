@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/handler"
+	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -290,6 +291,18 @@ func TestLocalEventsRoute(t *testing.T) {
 	}
 	if code := post(strings.Replace(strings.Replace(raw, `"bu-syd"`, `"bu-mel"`, 1), `"evt-l"`, `"evt-m"`, 1)); code != 404 {
 		t.Fatalf("event of an unknown business unit: %d, want 404 (refused before anything is stored, as POST /api/events does)", code)
+	}
+	// Its title is spelled as every API route's 404 (httpapi's table), not net/http's
+	// "Not Found"; so is the router's own 404 of a path no function serves.
+	if !strings.Contains(last, `"title":"Not found"`) || httpapi.ProblemTitle(automation.CodeNotFound, 404) != "Not found" {
+		t.Fatalf("404 of /api/local/domain-events: %s, want the title \"Not found\" of /api/events", last)
+	}
+	{
+		rec := httptest.NewRecorder()
+		e.rt.Functions.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/no-such-function", nil))
+		if rec.Code != 404 || !strings.Contains(rec.Body.String(), `"title":"Not found"`) {
+			t.Fatalf("the router's 404: %d %s, want the title \"Not found\"", rec.Code, rec.Body.String())
+		}
 	}
 	// A dead letter of the route is named by the MessageId, events.Identity(source, id).
 	if n, err := e.rt.Trace.GetBlob(context.Background(), trace.DeadLetterBlobName(topology.DomainEventHandler, events.Identity("/hr", "evt-m"))); err == nil {

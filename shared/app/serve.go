@@ -224,7 +224,7 @@ func (r *Runtime) LocalHost(dir string, cfg config.Config, timers bool, log *slo
 // memory.
 func (r *Runtime) postLocalEvent(w http.ResponseWriter, req *http.Request, h *local.Host, log *slog.Logger) {
 	problem := func(status int, code, detail string) {
-		httpapi.WriteProblem(w, httpapi.Problem{Type: httpapi.ProblemTypeBase + code, Title: http.StatusText(status),
+		httpapi.WriteProblem(w, httpapi.Problem{Type: httpapi.ProblemTypeBase + code, Title: httpapi.ProblemTitle(automation.ErrorCode(code), status),
 			Status: status, Detail: detail, Instance: req.URL.Path, Code: code})
 	}
 	if req.Method != http.MethodPost {

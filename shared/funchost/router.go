@@ -547,6 +547,22 @@ var problemCodes = map[int]string{
 	http.StatusInternalServerError:   "Internal",
 }
 
+// problemTitles spell the titles as the API's problems do (httpapi's table: "Not found",
+// not net/http's "Not Found"); funchost sits below httpapi and cannot import it, so
+// TestLocalEventsRoute (shared/app) checks the 404 of both.
+var problemTitles = map[int]string{
+	http.StatusNotFound:              "Not found",
+	http.StatusRequestEntityTooLarge: "Content too large",
+	http.StatusInternalServerError:   "Internal error",
+}
+
+func problemTitle(status int) string {
+	if t := problemTitles[status]; t != "" {
+		return t
+	}
+	return http.StatusText(status)
+}
+
 // writeProblem answers a forwarded HTTP request the router itself refuses as RFC 9457
 // problem details (application/problem+json), the error shape of every HTTP API route.
 func writeProblem(w http.ResponseWriter, status int, detail string) {
@@ -560,7 +576,7 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 		Status int    `json:"status"`
 		Detail string `json:"detail"`
 		Code   string `json:"code"`
-	}{"about:blank", http.StatusText(status), status, detail, code})
+	}{"about:blank", problemTitle(status), status, detail, code})
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("X-Content-Type-Options", "nosniff")

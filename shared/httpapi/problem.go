@@ -57,6 +57,16 @@ var titles = map[automation.ErrorCode]string{
 	automation.CodeUnsupportedMediaType: "Unsupported media type",
 }
 
+// ProblemTitle is the title of a problem with code and status: the one spelling every route
+// uses for a code ("Not found", not net/http's "Not Found"), else http.StatusText(status).
+// Routes that write their own problems (the local domain-events endpoint) take it from here.
+func ProblemTitle(code automation.ErrorCode, status int) string {
+	if t := titles[code]; t != "" {
+		return t
+	}
+	return http.StatusText(status)
+}
+
 // StatusOf returns the HTTP status for err (the table in the package doc).
 func StatusOf(err error) int {
 	switch {

@@ -156,7 +156,7 @@ func TestOracleCasesFresh(t *testing.T) {
 		t.Skipf("skipping oracle freshness check: python3 not found in PATH (%v)", err)
 	}
 	if _, err := os.Stat(oracle); err != nil {
-		t.Skipf("skipping oracle freshness check: oracle %s not available (%v)", oracle, err)
+		t.Skipf("skipping oracle freshness check: the oracle %s (a Python zoneinfo script, an independent source of local-time answers kept beside the repository, not in it; TZORACLE names another path) is not available (%v); the committed oracle cases (testdata/tz/oracle_cases.txt) still run in TestResolveMatchesOracle", oracle, err)
 	}
 	for _, c := range readOracleCases(t) {
 		t.Run(c.name(), func(t *testing.T) {

@@ -2,11 +2,13 @@ package otlptest
 
 import (
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -38,24 +40,62 @@ type Receiver struct {
 // Start starts a receiver on 127.0.0.1; Close stops it.
 func Start() *Receiver {
 	r := &Receiver{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", r.traces)
-	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
+	r.server = httptest.NewServer(Handler(func(got []Span) {
+		r.mu.Lock()
+		r.spans = append(r.spans, got...)
+		r.mu.Unlock()
+	}, func() {
 		r.mu.Lock()
 		r.requests++
 		r.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-	})
-	r.server = httptest.NewServer(mux)
+	}))
 	r.URL = r.server.URL
 	return r
+}
+
+// Handler is the OTLP/HTTP endpoint (protobuf encoding): POST /v1/traces decodes an
+// ExportTraceServiceRequest and calls onSpans with its spans, flattened, in the order they
+// came; POST /v1/metrics reads the body and calls onMetrics (nil: nothing). A body that is
+// not an OTLP protobuf trace export is answered 400 and reaches no callback. onSpans is
+// called from the request's goroutine, so concurrent exports call it concurrently.
+func Handler(onSpans func([]Span), onMetrics func()) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) { traces(w, req, onSpans) })
+	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
+		_, _ = io.Copy(io.Discard, req.Body)
+		if onMetrics != nil {
+			onMetrics()
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	})
+	return mux
+}
+
+// KeyAttributes are the attributes Line prints, in this order (docs/observability.md's
+// span listing).
+var KeyAttributes = []string{"automation.event_id", "automation.command_id", "automation.status", "messaging.message.id", "faas.trigger", "http.response.status_code"}
+
+// Line renders s in docs/observability.md's listing format: name, kind (without the
+// SPAN_KIND_ prefix), span id, parent (its id and parentName, or "(root)"), and the
+// KeyAttributes it has. parentName may be "" when the parent is not known (yet).
+func Line(s Span, parentName string) string {
+	parent := "(root)"
+	if s.ParentID != "" {
+		parent = strings.TrimSpace(s.ParentID + " " + parentName)
+	}
+	var parts []string
+	for _, k := range KeyAttributes {
+		if v := s.Attributes[k]; v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.TrimRight(fmt.Sprintf("%-28s %-9s span=%s parent=%-44s %s", s.Name, strings.TrimPrefix(s.Kind, "SPAN_KIND_"), s.SpanID, parent, strings.Join(parts, " ")), " ")
 }
 
 // Close stops the receiver.
 func (r *Receiver) Close() { r.server.Close() }
 
-func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
+func traces(w http.ResponseWriter, req *http.Request, onSpans func([]Span)) {
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -86,9 +126,7 @@ func (r *Receiver) traces(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}
-	r.mu.Lock()
-	r.spans = append(r.spans, got...)
-	r.mu.Unlock()
+	onSpans(got)
 	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(out)
