@@ -216,15 +216,7 @@ type attributeKey struct {
 
 // AttributeProcessedPurge implements store.AttributeStore.
 func (s *Store) AttributeProcessedPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("AttributeProcessedPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "AttributeProcessedPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s AttributeProcessedPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return s.purgeBefore(ctx, "AttributeProcessedPurge", before, limit)
 }
 
 // AttributeFlushDeltas implements store.AttributeStore.

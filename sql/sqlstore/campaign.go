@@ -761,11 +761,7 @@ func (s *Store) CampaignMetricsRead(ctx context.Context, businessUnitID string, 
 
 // CampaignNextWakeUp implements store.CampaignStore.
 func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
-	var t *time.Time
-	if err := s.queryRow(ctx, nil, "CampaignNextWakeUp").Scan(s.nt(&t)); err != nil {
-		return nil, fmt.Errorf("%s CampaignNextWakeUp: %w", s.d.Name, err)
-	}
-	return t, nil
+	return s.nextWakeUp(ctx, "CampaignNextWakeUp")
 }
 
 // OutboxClaim implements store.OutboxLeaseStore: in one transaction, claims serialized

@@ -66,11 +66,7 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 
 // NotificationNextWakeUp implements store.DeliveryStore.
 func (s *Store) NotificationNextWakeUp(ctx context.Context) (*time.Time, error) {
-	var t *time.Time
-	if err := s.queryRow(ctx, nil, "NotificationNextWakeUp").Scan(s.nt(&t)); err != nil {
-		return nil, fmt.Errorf("%s NotificationNextWakeUp: %w", s.d.Name, err)
-	}
-	return t, nil
+	return s.nextWakeUp(ctx, "NotificationNextWakeUp")
 }
 
 // NotificationListUnknown implements store.DeliverySupportStore.
@@ -97,32 +93,18 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 	if strings.TrimSpace(p.Operator) == "" || strings.TrimSpace(p.Reason) == "" {
 		return store.NotificationJob{}, errors.New("NotificationResolve: Operator and Reason are required")
 	}
-	var out store.NotificationJob
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationResolve",
-			sql.Named("Status", string(p.Status)),
-			sql.Named("ResolvedBy", p.Operator),
-			sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
-			sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("DeliveryKey", p.DeliveryKey),
-			sql.Named("BusinessUnitId", p.BusinessUnitID),
-			sql.Named("Version", p.ExpectedVersion)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return s.notificationRefusal(ctx, tx, p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, func(cur store.NotificationJob) error {
-				if cur.Status != store.NotificationUnknown {
-					return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
-				}
-				return nil
-			})
-		}
-		if err != nil {
-			return fmt.Errorf("%s NotificationResolve: %w", s.d.Name, err)
-		}
-		out = j
-		return s.writeFact(ctx, tx, j, p.Now)
-	})
-	return out, err
+	return s.notificationGuardedUpdate(ctx, "NotificationResolve", p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, p.Now,
+		func(cur store.NotificationJob) error {
+			if cur.Status != store.NotificationUnknown {
+				return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+			}
+			return nil
+		},
+		func(tx *sql.Tx, j store.NotificationJob) error { return s.writeFact(ctx, tx, j, p.Now) },
+		sql.Named("Status", string(p.Status)),
+		sql.Named("ResolvedBy", p.Operator),
+		sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
+		sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))))
 }
 
 // NotificationListHeld implements store.DeliverySupportStore.
@@ -133,26 +115,38 @@ func (s *Store) NotificationListHeld(ctx context.Context, p store.NotificationLi
 // NotificationRelease implements store.DeliverySupportStore: the Version-guarded update; a
 // refusal says why (not found, not held, version moved on).
 func (s *Store) NotificationRelease(ctx context.Context, p store.NotificationReleaseParams) (store.NotificationJob, error) {
+	return s.notificationGuardedUpdate(ctx, "NotificationRelease", p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, p.Now,
+		func(cur store.NotificationJob) error {
+			if cur.Status != store.NotificationFailed || !cur.IsOnSupportHold {
+				return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+			}
+			return nil
+		}, nil)
+}
+
+// notificationGuardedUpdate runs name, a support update of delivery key in business unit bu
+// guarded by its Version (NotificationResolve, NotificationRelease), in one transaction: the
+// named arguments extra, then @Now (now, stored UTC), @DeliveryKey, @BusinessUnitId and
+// @Version. When no row matched, notificationRefusal says why (wrongState judges the row's
+// state); after, when not nil, runs in the same transaction on the updated row.
+func (s *Store) notificationGuardedUpdate(ctx context.Context, name, key, bu string, version int64, now time.Time,
+	wrongState func(store.NotificationJob) error, after func(*sql.Tx, store.NotificationJob) error, extra ...any) (store.NotificationJob, error) {
+	args := append(extra, sql.Named("Now", s.tm(now)), sql.Named("DeliveryKey", key),
+		sql.Named("BusinessUnitId", bu), sql.Named("Version", version))
 	var out store.NotificationJob
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationRelease",
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("DeliveryKey", p.DeliveryKey),
-			sql.Named("BusinessUnitId", p.BusinessUnitID),
-			sql.Named("Version", p.ExpectedVersion)))
+		j, err := s.scanNotification(s.queryRow(ctx, tx, name, args...))
 		if errors.Is(err, sql.ErrNoRows) {
-			return s.notificationRefusal(ctx, tx, p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, func(cur store.NotificationJob) error {
-				if cur.Status != store.NotificationFailed || !cur.IsOnSupportHold {
-					return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
-				}
-				return nil
-			})
+			return s.notificationRefusal(ctx, tx, key, bu, version, wrongState)
 		}
 		if err != nil {
-			return fmt.Errorf("%s NotificationRelease: %w", s.d.Name, err)
+			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 		}
 		out = j
-		return nil
+		if after == nil {
+			return nil
+		}
+		return after(tx, j)
 	})
 	return out, err
 }

@@ -89,16 +89,5 @@ func (s *Store) IdempotencyRelease(ctx context.Context, p store.IdempotencyRelea
 
 // IdempotencyPurge implements store.IdempotencyStore.
 func (s *Store) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("IdempotencyPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "IdempotencyPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s IdempotencyPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("%s IdempotencyPurge: %w", s.d.Name, err)
-	}
-	return int(n), nil
+	return s.purgeBefore(ctx, "IdempotencyPurge", before, limit)
 }

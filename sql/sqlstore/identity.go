@@ -131,13 +131,5 @@ func (s *Store) ConsoleSessionEndPrincipal(ctx context.Context, principal string
 
 // ConsoleSessionPurge implements store.SessionStore.
 func (s *Store) ConsoleSessionPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("ConsoleSessionPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "ConsoleSessionPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s ConsoleSessionPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return s.purgeBefore(ctx, "ConsoleSessionPurge", before, limit)
 }

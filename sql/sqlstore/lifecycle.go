@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -41,6 +42,20 @@ func (s *Store) rowsAffectedOne(name string, res sql.Result, err error) (bool, e
 	return n == 1, nil
 }
 
+// insertOne runs the insert named name, which adds one row unless key (as the error names
+// it) is already stored: then it is ErrConflict ("sqlite BusinessUnitInsert "bu1": conflict").
+func (s *Store) insertOne(ctx context.Context, name, key string, args ...any) error {
+	res, err := s.exec(ctx, nil, name, args...)
+	ok, err := s.rowsAffectedOne(name, res, err)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s %s %s: %w", s.d.Name, name, key, store.ErrConflict)
+	}
+	return nil
+}
+
 // --- business units ------------------------------------------------------------------
 
 func rolesJSON(roles map[string][]string) any {
@@ -71,15 +86,7 @@ func (s *Store) businessUnitArgs(bu store.BusinessUnitRecord) []any {
 
 // BusinessUnitInsert implements store.LifecycleStore.
 func (s *Store) BusinessUnitInsert(ctx context.Context, bu store.BusinessUnitRecord) error {
-	res, err := s.exec(ctx, nil, "BusinessUnitInsert", s.businessUnitArgs(bu)...)
-	ok, err := s.rowsAffectedOne("BusinessUnitInsert", res, err)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s BusinessUnitInsert %q: %w", s.d.Name, bu.ID, store.ErrConflict)
-	}
-	return nil
+	return s.insertOne(ctx, "BusinessUnitInsert", strconv.Quote(bu.ID), s.businessUnitArgs(bu)...)
 }
 
 // BusinessUnitGetRecord implements store.LifecycleStore.
@@ -130,15 +137,7 @@ func (s *Store) settingArgs(r store.ReminderSettingRecord) []any {
 
 // ReminderSettingInsert implements store.LifecycleStore.
 func (s *Store) ReminderSettingInsert(ctx context.Context, r store.ReminderSettingRecord) error {
-	res, err := s.exec(ctx, nil, "ReminderSettingInsert", s.settingArgs(r)...)
-	ok, err := s.rowsAffectedOne("ReminderSettingInsert", res, err)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s ReminderSettingInsert %s: %w", s.d.Name, r.Guid, store.ErrConflict)
-	}
-	return nil
+	return s.insertOne(ctx, "ReminderSettingInsert", r.Guid, s.settingArgs(r)...)
 }
 
 // ReminderSettingUpdate implements store.LifecycleStore.

@@ -432,6 +432,35 @@ func (s *Store) claimSize(n int) int {
 	return n
 }
 
+// purgeBefore runs the purge query named name (up to limit rows older than before: @Before, an
+// instant stored UTC, and @Limit) and returns how many rows it deleted. A limit outside
+// 1..store.MaxBatch is refused before the query runs (checkLimit); a failure is wrapped with
+// the dialect and the query name ("sqlite IdempotencyPurge: ...").
+func (s *Store) purgeBefore(ctx context.Context, name string, before time.Time, limit int) (int, error) {
+	if err := checkLimit(name, limit); err != nil {
+		return 0, err
+	}
+	res, err := s.exec(ctx, nil, name, sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return int(n), nil
+}
+
+// nextWakeUp runs the query named name, which reads the earliest instant (UTC) at which a row
+// it watches falls due: nil when none is waiting.
+func (s *Store) nextWakeUp(ctx context.Context, name string) (*time.Time, error) {
+	var t *time.Time
+	if err := s.queryRow(ctx, nil, name).Scan(s.nt(&t)); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return t, nil
+}
+
 func checkLimit(what string, n int) error {
 	if n <= 0 || n > store.MaxBatch {
 		return fmt.Errorf("%s: limit %d outside 1..%d", what, n, store.MaxBatch)
@@ -1363,11 +1392,7 @@ func (s *Store) SchedulerListExpiredLeases(ctx context.Context, p store.Schedule
 
 // SchedulerNextWakeUp implements store.SchedulerStore.
 func (s *Store) SchedulerNextWakeUp(ctx context.Context) (*time.Time, error) {
-	var t *time.Time
-	if err := s.queryRow(ctx, nil, "SchedulerNextWakeUp").Scan(s.nt(&t)); err != nil {
-		return nil, fmt.Errorf("%s SchedulerNextWakeUp: %w", s.d.Name, err)
-	}
-	return t, nil
+	return s.nextWakeUp(ctx, "SchedulerNextWakeUp")
 }
 
 // SchedulerCountByStatus implements store.SchedulerStore.
