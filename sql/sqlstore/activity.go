@@ -28,16 +28,10 @@ func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayE
 
 // NotificationTemplateList implements store.TemplateListStore.
 func (s *Store) NotificationTemplateList(ctx context.Context, bu, afterKey string, limit int) ([]store.NotificationTemplate, error) {
-	if err := checkLimit("NotificationTemplateList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationTemplateList", s.scanTemplate, named("BusinessUnitId", bu, "AfterKey", afterKey, "Limit", limit)...)
+	return queryPage(ctx, s, "NotificationTemplateList", limit, s.scanTemplate, named("BusinessUnitId", bu, "AfterKey", afterKey, "Limit", limit)...)
 }
 
 // NotificationTemplateVersions implements store.TemplateListStore.
 func (s *Store) NotificationTemplateVersions(ctx context.Context, key, bu string, limit int) ([]store.NotificationTemplate, error) {
-	if err := checkLimit("NotificationTemplateVersions", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationTemplateVersions", s.scanTemplate, named("TemplateKey", key, "BusinessUnitId", bu, "Limit", limit)...)
+	return queryPage(ctx, s, "NotificationTemplateVersions", limit, s.scanTemplate, named("TemplateKey", key, "BusinessUnitId", bu, "Limit", limit)...)
 }

@@ -202,10 +202,7 @@ func (s *Store) AttributeDeltaSums(ctx context.Context, e store.AttributeEntity)
 
 // AttributeTop implements store.AttributeStore.
 func (s *Store) AttributeTop(ctx context.Context, p store.AttributeTopParams) ([]store.AttributeRow, error) {
-	if err := checkLimit("AttributeTop", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "AttributeTop", s.scanAttribute, sql.Named("BusinessUnitId", p.BusinessUnitID),
+	return queryPage(ctx, s, "AttributeTop", p.Limit, s.scanAttribute, sql.Named("BusinessUnitId", p.BusinessUnitID),
 		sql.Named("EntityType", p.EntityType), sql.Named("AttributeCode", p.AttributeCode), sql.Named("Limit", p.Limit))
 }
 

@@ -694,10 +694,7 @@ func (s *Store) BudgetWaitGet(ctx context.Context, commandID string) (store.Budg
 
 // BudgetWaitList implements store.BudgetStore.
 func (s *Store) BudgetWaitList(ctx context.Context, bu string, limit int) ([]store.BudgetWait, error) {
-	if err := checkLimit("BudgetWaitList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "BudgetWaitList", func(r rowScanner) (store.BudgetWait, error) {
+	return queryPage(ctx, s, "BudgetWaitList", limit, func(r rowScanner) (store.BudgetWait, error) {
 		var w store.BudgetWait
 		err := r.Scan(&w.CommandID, &w.BusinessUnitID, &w.CampaignID, &w.Reason, &w.Amount, &w.Currency, s.t(&w.Since))
 		return w, err
@@ -754,10 +751,7 @@ func (s *Store) FeeReconcile(ctx context.Context, bu, campaign string) (store.Fe
 
 // BudgetAuditList implements store.BudgetStore.
 func (s *Store) BudgetAuditList(ctx context.Context, bu, campaign string, limit int) ([]store.BudgetAuditRecord, error) {
-	if err := checkLimit("BudgetAuditList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "BudgetAuditList", func(r rowScanner) (store.BudgetAuditRecord, error) {
+	return queryPage(ctx, s, "BudgetAuditList", limit, func(r rowScanner) (store.BudgetAuditRecord, error) {
 		var a store.BudgetAuditRecord
 		err := r.Scan(&a.ID, &a.BusinessUnitID, &a.CampaignID, &a.Subject, &a.Action, &a.Operator, &a.Reason, &a.Before, &a.After, s.t(&a.CreatedOn))
 		return a, err

@@ -124,10 +124,7 @@ func (s *Store) CampaignSave(ctx context.Context, p store.CampaignSaveParams) (s
 
 // CampaignAuditList implements store.CampaignStore.
 func (s *Store) CampaignAuditList(ctx context.Context, bu, campaignID string, limit int) ([]store.CampaignAudit, error) {
-	if err := checkLimit("CampaignAuditList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "CampaignAuditList", func(r rowScanner) (store.CampaignAudit, error) {
+	return queryPage(ctx, s, "CampaignAuditList", limit, func(r rowScanner) (store.CampaignAudit, error) {
 		var a store.CampaignAudit
 		var before, after string
 		err := r.Scan(&a.ID, &a.BusinessUnitID, &a.CampaignID, &a.Action, &before, &after, &a.VersionBefore, &a.VersionAfter, &a.Operator, &a.Reason, s.t(&a.CreatedOn))
@@ -609,10 +606,7 @@ func (s *Store) campaignAdvanceTx(ctx context.Context, tx *sql.Tx, p store.Campa
 
 // CampaignListUnknown implements store.CampaignStore.
 func (s *Store) CampaignListUnknown(ctx context.Context, bu, campaignID string, afterID int64, limit int) ([]store.CampaignCommand, error) {
-	if err := checkLimit("CampaignListUnknown", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "CampaignListUnknown", s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	return queryPage(ctx, s, "CampaignListUnknown", limit, s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
 // CampaignResolve implements store.CampaignStore.

@@ -77,10 +77,7 @@ func (s *Store) NotificationListUnknown(ctx context.Context, p store.Notificatio
 // notificationList runs one of the support lists of a unit's deliveries (query), a page of
 // p.Limit after p.AfterID.
 func (s *Store) notificationList(ctx context.Context, query string, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
-	if err := checkLimit(query, p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, query, s.scanNotification,
+	return queryPage(ctx, s, query, p.Limit, s.scanNotification,
 		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
 }
 

@@ -83,10 +83,7 @@ func (s *Store) InboxList(ctx context.Context, p store.InboxListParams) ([]store
 
 // InboxListAfter implements store.InboxStore.
 func (s *Store) InboxListAfter(ctx context.Context, p store.InboxListAfterParams) ([]store.InboxMessage, error) {
-	if err := checkLimit("InboxListAfter", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "InboxListAfter", s.scanInbox, sql.Named("BusinessUnitId", p.BusinessUnitID),
+	return queryPage(ctx, s, "InboxListAfter", p.Limit, s.scanInbox, sql.Named("BusinessUnitId", p.BusinessUnitID),
 		sql.Named("RecipientId", p.RecipientID), sql.Named("AfterSeq", max(p.AfterSeq, 0)), sql.Named("Limit", p.Limit))
 }
 

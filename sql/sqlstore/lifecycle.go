@@ -119,11 +119,8 @@ func (s *Store) BusinessUnitUpdate(ctx context.Context, bu store.BusinessUnitRec
 
 // BusinessUnitList implements store.LifecycleStore.
 func (s *Store) BusinessUnitList(ctx context.Context, p store.BusinessUnitListParams) ([]store.BusinessUnitRecord, error) {
-	if err := checkLimit("BusinessUnitList", p.Limit); err != nil {
-		return nil, err
-	}
 	args := append(scopeArgs(p.Scope, "UnitsJson"), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
-	return queryAll(ctx, s, nil, "BusinessUnitList", s.scanBusinessUnit, args...)
+	return queryPage(ctx, s, "BusinessUnitList", p.Limit, s.scanBusinessUnit, args...)
 }
 
 // --- settings ------------------------------------------------------------------------
@@ -169,10 +166,7 @@ func (s *Store) ReminderSettingList(ctx context.Context, p store.ReminderSetting
 
 // ReminderSettingListPairs implements store.LifecycleStore.
 func (s *Store) ReminderSettingListPairs(ctx context.Context, after store.SettingSourcePair, limit int) ([]store.SettingSourcePair, error) {
-	if err := checkLimit("ReminderSettingListPairs", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReminderSettingListPairs", func(r rowScanner) (store.SettingSourcePair, error) {
+	return queryPage(ctx, s, "ReminderSettingListPairs", limit, func(r rowScanner) (store.SettingSourcePair, error) {
 		var p store.SettingSourcePair
 		return p, r.Scan(&p.BusinessUnitID, &p.SourceType)
 	}, sql.Named("AfterBusinessUnitId", after.BusinessUnitID), sql.Named("AfterSourceType", after.SourceType), sql.Named("Limit", limit))
@@ -332,8 +326,5 @@ func (s *Store) ReconcileStateRequest(ctx context.Context, key string, now time.
 
 // ReconcileStateListRequested implements store.LifecycleStore.
 func (s *Store) ReconcileStateListRequested(ctx context.Context, prefix string, limit int) ([]store.ReconcileState, error) {
-	if err := checkLimit("ReconcileStateListRequested", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReconcileStateListRequested", s.scanReconcile, sql.Named("Prefix", prefix), sql.Named("Limit", limit))
+	return queryPage(ctx, s, "ReconcileStateListRequested", limit, s.scanReconcile, sql.Named("Prefix", prefix), sql.Named("Limit", limit))
 }

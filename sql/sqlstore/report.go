@@ -87,10 +87,7 @@ func (s *Store) ReportSubscriptionGet(ctx context.Context, guid string) (store.R
 
 // ReportSubscriptionList implements store.ReportStore.
 func (s *Store) ReportSubscriptionList(ctx context.Context, p store.ReportSubscriptionListParams) ([]store.ReportSubscriptionRecord, error) {
-	if err := checkLimit("ReportSubscriptionList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportSubscriptionList", s.scanReportSubscription,
+	return queryPage(ctx, s, "ReportSubscriptionList", p.Limit, s.scanReportSubscription,
 		sql.Named("AfterGuid", p.AfterGuid), sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("Limit", p.Limit))
 }
 
@@ -153,10 +150,7 @@ func (s *Store) ReportRunGetByKey(ctx context.Context, schedulerKey string) (sto
 
 // ReportRunList implements store.ReportStore.
 func (s *Store) ReportRunList(ctx context.Context, p store.ReportRunListParams) ([]store.ReportRunRecord, error) {
-	if err := checkLimit("ReportRunList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportRunList", s.scanReportRun,
+	return queryPage(ctx, s, "ReportRunList", p.Limit, s.scanReportRun,
 		sql.Named("SubscriptionGuid", p.SubscriptionGuid), sql.Named("BeforeId", p.BeforeID), sql.Named("Limit", p.Limit))
 }
 
@@ -325,10 +319,7 @@ func (s *Store) ReportOwnershipReleaseAll(ctx context.Context, p store.ReportOwn
 
 // ReportOwnershipList implements store.ReportStore.
 func (s *Store) ReportOwnershipList(ctx context.Context, p store.ReportOwnershipListParams) ([]store.ReportOwnership, error) {
-	if err := checkLimit("ReportOwnershipList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportOwnershipList", s.scanOwnership,
+	return queryPage(ctx, s, "ReportOwnershipList", p.Limit, s.scanOwnership,
 		sql.Named("SubscriptionGuid", p.SubscriptionGuid), sql.Named("AfterKey", p.AfterKey), sql.Named("Limit", p.Limit))
 }
 
@@ -396,10 +387,7 @@ func (s *Store) ReportRolloutDelete(ctx context.Context, scope store.ReportRollo
 
 // ReportRolloutList implements store.ReportStore.
 func (s *Store) ReportRolloutList(ctx context.Context, p store.ReportRolloutListParams) ([]store.ReportRolloutRecord, error) {
-	if err := checkLimit("ReportRolloutList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportRolloutList", s.scanRollout, sql.Named("AfterScopeType", string(p.AfterScopeType)),
+	return queryPage(ctx, s, "ReportRolloutList", p.Limit, s.scanRollout, sql.Named("AfterScopeType", string(p.AfterScopeType)),
 		sql.Named("AfterScopeId", p.AfterScopeID), sql.Named("Limit", p.Limit))
 }
 

@@ -601,6 +601,16 @@ func queryAll[T any](ctx context.Context, s *Store, tx *sql.Tx, name string, sca
 	return out, nil
 }
 
+// queryPage is queryAll (outside a transaction) of a page query: its limit, which args also
+// carry as @Limit, is checked first (checkLimit, naming the query), so a limit outside
+// 1..store.MaxBatch runs nothing.
+func queryPage[T any](ctx context.Context, s *Store, name string, limit int, scan func(rowScanner) (T, error), args ...any) ([]T, error) {
+	if err := checkLimit(name, limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, name, scan, args...)
+}
+
 func (s *Store) queryRows(ctx context.Context, tx *sql.Tx, name string, args ...any) ([]automation.SchedulerRow, error) {
 	return queryAll(ctx, s, tx, name, s.scanScheduler, args...)
 }
