@@ -230,14 +230,22 @@ func TestQueryLockHintsLintCatches(t *testing.T) {
 		"Json":       "SELECT v.k FROM OPENJSON(@Rows) WITH (k nvarchar(200) '$.K', o int '$.Ord') AS v;",
 		"PForUpdate": "SELECT Revision FROM dbo.P WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE K = @K;",
 	}
-	found := lintQueries(t, bad)
-	for name := range bad {
-		if len(found[name]) != 1 {
-			t.Errorf("bad %s: findings %q, want exactly one", name, found[name])
+	lintCatches(t, func(name, sql string) []string { return lintQueries(t, map[string]string{name: sql})[name] }, bad, good)
+}
+
+// lintCatches checks a query lint on the shapes it guards: lint (the findings on query sql,
+// named name) finds exactly one defect in each of bad and none in any of good.
+func lintCatches(t *testing.T, lint func(name, sql string) []string, bad, good map[string]string) {
+	t.Helper()
+	for name, sql := range bad {
+		if f := lint(name, sql); len(f) != 1 {
+			t.Errorf("bad %s: findings %q, want exactly one", name, f)
 		}
 	}
-	for name, f := range lintQueries(t, good) {
-		t.Errorf("good %s flagged: %q", name, f)
+	for name, sql := range good {
+		if f := lint(name, sql); len(f) != 0 {
+			t.Errorf("good %s flagged: %q", name, f)
+		}
 	}
 }
 
