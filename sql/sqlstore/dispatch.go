@@ -292,18 +292,6 @@ func (s *Store) DeliveryFactApply(ctx context.Context, facts []store.DeliveryFac
 	return res, err
 }
 
-func (s *Store) execCount(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
-	r, err := s.exec(ctx, tx, name, args...)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	return n, nil
-}
-
 // DeliveryCountsByDay implements store.DeliverySupportStore.
 func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error) {
 	var out store.DeliveryCounts

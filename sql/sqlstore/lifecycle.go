@@ -30,27 +30,14 @@ func scopeArgs(sc automation.Scope, listName string) []any {
 	return []any{sql.Named("AllUnits", boolInt(sc.All())), sql.Named(listName, string(b))}
 }
 
-// rowsAffectedOne reports whether a statement changed exactly one row.
-func (s *Store) rowsAffectedOne(name string, res sql.Result, err error) (bool, error) {
-	if err != nil {
-		return false, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	return n == 1, nil
-}
-
 // insertOne runs the insert named name, which adds one row unless key (as the error names
 // it) is already stored: then it is ErrConflict ("sqlite BusinessUnitInsert "bu1": conflict").
 func (s *Store) insertOne(ctx context.Context, name, key string, args ...any) error {
-	res, err := s.exec(ctx, nil, name, args...)
-	ok, err := s.rowsAffectedOne(name, res, err)
+	n, err := s.execCount(ctx, nil, name, args...)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if n != 1 {
 		return fmt.Errorf("%s %s %s: %w", s.d.Name, name, key, store.ErrConflict)
 	}
 	return nil
@@ -99,8 +86,7 @@ func (s *Store) BusinessUnitGetRecord(ctx context.Context, id string) (store.Bus
 func (s *Store) BusinessUnitUpdate(ctx context.Context, bu store.BusinessUnitRecord, expectedVersion int64) (store.BusinessUnitRecord, error) {
 	var out store.BusinessUnitRecord
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, "BusinessUnitUpdate", append(s.businessUnitArgs(bu), sql.Named("ExpectedVersion", expectedVersion))...)
-		ok, err := s.rowsAffectedOne("BusinessUnitUpdate", res, err)
+		n, err := s.execCount(ctx, tx, "BusinessUnitUpdate", append(s.businessUnitArgs(bu), sql.Named("ExpectedVersion", expectedVersion))...)
 		if err != nil {
 			return err
 		}
@@ -108,7 +94,7 @@ func (s *Store) BusinessUnitUpdate(ctx context.Context, bu store.BusinessUnitRec
 		if gerr = s.oneErr("BusinessUnitGetRecord", gerr); gerr != nil {
 			return gerr
 		}
-		if !ok {
+		if n != 1 {
 			return fmt.Errorf("%s BusinessUnitUpdate %q at version %d (stored %d): %w", s.d.Name, bu.ID, expectedVersion, cur.Version, store.ErrLeaseLost)
 		}
 		out = cur
@@ -139,9 +125,8 @@ func (s *Store) ReminderSettingInsert(ctx context.Context, r store.ReminderSetti
 
 // ReminderSettingUpdate implements store.LifecycleStore.
 func (s *Store) ReminderSettingUpdate(ctx context.Context, r store.ReminderSettingRecord, expectedVersion int64) error {
-	res, err := s.exec(ctx, nil, "ReminderSettingUpdate", append(s.settingArgs(r), sql.Named("ExpectedVersion", expectedVersion))...)
-	ok, err := s.rowsAffectedOne("ReminderSettingUpdate", res, err)
-	if err != nil || ok {
+	n, err := s.execCount(ctx, nil, "ReminderSettingUpdate", append(s.settingArgs(r), sql.Named("ExpectedVersion", expectedVersion))...)
+	if err != nil || n == 1 {
 		return err
 	}
 	if _, gerr := s.ReminderSettingGet(ctx, r.Guid); gerr != nil {
@@ -302,12 +287,11 @@ func (s *Store) ReconcileStateSave(ctx context.Context, st store.ReconcileState)
 		name = "ReconcileStateUpdate"
 		args = append(args, sql.Named("Version", st.Version))
 	}
-	res, err := s.exec(ctx, nil, name, args...)
-	ok, err := s.rowsAffectedOne(name, res, err)
+	n, err := s.execCount(ctx, nil, name, args...)
 	if err != nil {
 		return st, err
 	}
-	if !ok {
+	if n != 1 {
 		return st, fmt.Errorf("%s %s %s at version %d: %w", s.d.Name, name, st.SweepKey, st.Version, store.ErrLeaseLost)
 	}
 	return s.ReconcileStateGet(ctx, st.SweepKey)

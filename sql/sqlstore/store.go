@@ -440,15 +440,8 @@ func (s *Store) purgeBefore(ctx context.Context, name string, before time.Time, 
 	if err := checkLimit(name, limit); err != nil {
 		return 0, err
 	}
-	res, err := s.exec(ctx, nil, name, sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	return int(n), nil
+	n, err := s.execCount(ctx, nil, name, sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	return int(n), err
 }
 
 // nextWakeUp runs the query named name, which reads the earliest instant (UTC) at which a row
@@ -626,16 +619,26 @@ func (s *Store) queryOne(ctx context.Context, tx *sql.Tx, name string, args ...a
 	return rows[0], nil
 }
 
-// execOne runs a guarded statement that must change exactly one row (a Version-guarded
-// update, say): "no row changed" (or more than one) is ErrLeaseLost.
-func (s *Store) execOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
+// execCount runs the statement named name (in tx, or on its own when tx is nil) and returns
+// how many rows it changed; a failure is wrapped with the dialect and the name.
+func (s *Store) execCount(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
 	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return n, nil
+}
+
+// execOne runs a guarded statement that must change exactly one row (a Version-guarded
+// update, say): "no row changed" (or more than one) is ErrLeaseLost.
+func (s *Store) execOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
+	n, err := s.execCount(ctx, tx, name, args...)
+	if err != nil {
+		return err
 	}
 	if n != 1 {
 		return fmt.Errorf("%s %s: %w", s.d.Name, name, store.ErrLeaseLost)
