@@ -711,14 +711,7 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 
 // CampaignCountsByDay implements store.CampaignStore.
 func (s *Store) CampaignCountsByDay(ctx context.Context, p store.CampaignCountsParams) (store.CampaignCounts, error) {
-	type row struct {
-		day, status string
-		n           int
-	}
-	rows, err := queryAll(ctx, s, nil, "CampaignCountsByDay", func(r rowScanner) (row, error) {
-		var x row
-		return x, r.Scan(&x.day, &x.status, &x.n)
-	}, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CampaignId", p.CampaignID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
+	rows, err := queryAll(ctx, s, nil, "CampaignCountsByDay", scanDayStatusCount, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CampaignId", p.CampaignID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
 	if err != nil {
 		return store.CampaignCounts{}, err
 	}
@@ -734,11 +727,8 @@ func (s *Store) CampaignCountsByDay(ctx context.Context, p store.CampaignCountsP
 		out.Days[i].ByStatus[r.status] = r.n
 	}
 	sort.Slice(out.Days, func(i, j int) bool { return out.Days[i].LocalDate < out.Days[j].LocalDate })
-	err = s.queryRow(ctx, nil, "CampaignProjectionFreshTo").Scan(s.nt(&out.FreshTo))
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return out, fmt.Errorf("%s CampaignProjectionFreshTo: %w", s.d.Name, err)
-	}
-	return out, nil
+	out.FreshTo, err = s.projectionFreshTo(ctx, "CampaignProjectionFreshTo")
+	return out, err
 }
 
 // CampaignMetricsRead implements store.CampaignStore.

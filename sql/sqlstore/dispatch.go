@@ -298,14 +298,7 @@ func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsP
 	if p.BusinessUnitID == "" || !isDate(p.From) || !isDate(p.To) || p.From > p.To {
 		return out, fmt.Errorf("DeliveryCountsByDay: want a business unit and From <= To as YYYY-MM-DD, got %q %q..%q", p.BusinessUnitID, p.From, p.To)
 	}
-	type row struct {
-		day, status string
-		n           int
-	}
-	rows, err := queryAll(ctx, s, nil, "DeliveryCountsByDay", func(r rowScanner) (row, error) {
-		var x row
-		return x, r.Scan(&x.day, &x.status, &x.n)
-	}, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
+	rows, err := queryAll(ctx, s, nil, "DeliveryCountsByDay", scanDayStatusCount, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
 	if err != nil {
 		return out, err
 	}
@@ -324,13 +317,31 @@ func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsP
 			d.Unknown = x.n
 		}
 	}
+	out.FreshTo, err = s.projectionFreshTo(ctx, "DeliveryProjectionStateGet", sql.Named("Name", projectionStateName))
+	return out, err
+}
+
+// dayStatusCount is a row of a per-day count (CampaignCountsByDay, DeliveryCountsByDay): a
+// local date (YYYY-MM-DD), a status and how many rows of that day hold it.
+type dayStatusCount struct {
+	day, status string
+	n           int
+}
+
+func scanDayStatusCount(r rowScanner) (dayStatusCount, error) {
+	var x dayStatusCount
+	return x, r.Scan(&x.day, &x.status, &x.n)
+}
+
+// projectionFreshTo reads, with the query named name, the instant (UTC) up to which a
+// projection has folded its facts: nil when it has folded none yet (no row, or NULL).
+func (s *Store) projectionFreshTo(ctx context.Context, name string, args ...any) (*time.Time, error) {
 	var fresh *time.Time
-	err = s.queryRow(ctx, nil, "DeliveryProjectionStateGet", sql.Named("Name", projectionStateName)).Scan(s.nt(&fresh))
+	err := s.queryRow(ctx, nil, name, args...).Scan(s.nt(&fresh))
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return out, fmt.Errorf("%s DeliveryProjectionStateGet: %w", s.d.Name, err)
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
-	out.FreshTo = fresh
-	return out, nil
+	return fresh, nil
 }
 
 func isDate(v string) bool {
