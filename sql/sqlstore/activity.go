@@ -12,14 +12,11 @@ var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // GatewayEventListByCustomer implements store.RecipientActivityStore.
 func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayEventListParams) ([]store.GatewayEventRecord, error) {
-	if err := checkLimit("GatewayEventListByCustomer", p.Limit); err != nil {
-		return nil, err
-	}
 	before := p.BeforeOn
 	if before.IsZero() {
 		before = farFuture
 	}
-	return queryAll(ctx, s, nil, "GatewayEventListByCustomer", func(r rowScanner) (store.GatewayEventRecord, error) {
+	return queryPage(ctx, s, "GatewayEventListByCustomer", p.Limit, func(r rowScanner) (store.GatewayEventRecord, error) {
 		var e store.GatewayEventRecord
 		err := r.Scan(&e.Source, &e.ID, &e.Type, &e.BusinessUnitID, &e.CustomerID, &e.RegistryVersion, &e.Routes, s.t(&e.AcceptedOn))
 		return e, err

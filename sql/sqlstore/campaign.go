@@ -258,38 +258,29 @@ func (s *Store) CampaignExecutionGet(ctx context.Context, id string) (store.Camp
 
 // CampaignExecutionList implements store.CampaignStore.
 func (s *Store) CampaignExecutionList(ctx context.Context, bu, campaignID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
-	if err := checkLimit("CampaignExecutionList", limit); err != nil {
-		return nil, err
-	}
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	return queryAll(ctx, s, nil, "CampaignExecutionList", s.scanExecution, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID),
+	return queryPage(ctx, s, "CampaignExecutionList", limit, s.scanExecution, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID),
 		sql.Named("BeforeId", beforeID), sql.Named("Limit", limit))
 }
 
 // CampaignExecutionFind implements store.CampaignStore.
 func (s *Store) CampaignExecutionFind(ctx context.Context, p store.CampaignExecutionFindParams) ([]store.CampaignExecution, error) {
-	if err := checkLimit("CampaignExecutionFind", p.Limit); err != nil {
-		return nil, err
-	}
 	before := p.BeforeID
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	return queryAll(ctx, s, nil, "CampaignExecutionFind", s.scanExecution, named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+	return queryPage(ctx, s, "CampaignExecutionFind", p.Limit, s.scanExecution, named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 		"Status", string(p.Status), "RecipientId", p.RecipientID, "BeforeId", before, "Limit", p.Limit)...)
 }
 
 // CampaignExecutionListByRecipient implements store.CampaignStore.
 func (s *Store) CampaignExecutionListByRecipient(ctx context.Context, bu, recipientID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
-	if err := checkLimit("CampaignExecutionListByRecipient", limit); err != nil {
-		return nil, err
-	}
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	return queryAll(ctx, s, nil, "CampaignExecutionListByRecipient", s.scanExecution, named("BusinessUnitId", bu, "RecipientId", recipientID,
+	return queryPage(ctx, s, "CampaignExecutionListByRecipient", limit, s.scanExecution, named("BusinessUnitId", bu, "RecipientId", recipientID,
 		"BeforeId", beforeID, "Limit", limit)...)
 }
 

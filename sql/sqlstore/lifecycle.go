@@ -137,16 +137,13 @@ func (s *Store) ReminderSettingUpdate(ctx context.Context, r store.ReminderSetti
 
 // ReminderSettingList implements store.LifecycleStore.
 func (s *Store) ReminderSettingList(ctx context.Context, p store.ReminderSettingListParams) ([]store.ReminderSettingRecord, error) {
-	if err := checkLimit("ReminderSettingList", p.Limit); err != nil {
-		return nil, err
-	}
 	active := -1
 	if p.Active != nil {
 		active = boolInt(*p.Active)
 	}
 	args := append(scopeArgs(p.Scope, "UnitsJson"), sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("SourceType", p.SourceType),
 		sql.Named("IsActive", active), sql.Named("AfterGuid", p.AfterGuid), sql.Named("Limit", p.Limit))
-	return queryAll(ctx, s, nil, "ReminderSettingList", s.scanSetting, args...)
+	return queryPage(ctx, s, "ReminderSettingList", p.Limit, s.scanSetting, args...)
 }
 
 // ReminderSettingListPairs implements store.LifecycleStore.
@@ -161,9 +158,6 @@ func (s *Store) ReminderSettingListPairs(ctx context.Context, after store.Settin
 
 // SourceSnapshotList implements store.LifecycleStore.
 func (s *Store) SourceSnapshotList(ctx context.Context, p store.SourceSnapshotListParams) ([]store.SourceSnapshot, error) {
-	if err := checkLimit("SourceSnapshotList", p.Limit); err != nil {
-		return nil, err
-	}
 	since := p.ChangedSince
 	if since.IsZero() {
 		since = epoch
@@ -172,7 +166,7 @@ func (s *Store) SourceSnapshotList(ctx context.Context, p store.SourceSnapshotLi
 	if after.IsZero() {
 		after = epoch
 	}
-	return queryAll(ctx, s, nil, "SourceSnapshotList", s.scanSnapshot,
+	return queryPage(ctx, s, "SourceSnapshotList", p.Limit, s.scanSnapshot,
 		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("EntityType", p.EntityType),
 		sql.Named("ChangedSince", s.tm(since)), sql.Named("HasAfter", boolInt(p.AfterGuid != "")),
 		sql.Named("AfterUpdatedOn", s.tm(after)), sql.Named("AfterGuid", p.AfterGuid),
