@@ -73,23 +73,8 @@ func hintScope(text string, at int) string {
 	if loc := mergeActions.FindStringIndex(text[at:]); loc != nil {
 		text = text[:at+loc[0]]
 	}
-	depth := 0
-	for i := at; i < len(text); i++ {
-		switch text[i] {
-		case '(':
-			depth++
-		case ')':
-			if depth == 0 {
-				return text[at:i]
-			}
-			depth--
-		case ';':
-			if depth == 0 {
-				return text[at:i]
-			}
-		}
-	}
-	return text[at:]
+	end := scanDepth(text, at, func(c byte, depth int) bool { return depth == 0 && (c == ')' || c == ';') })
+	return text[at:end]
 }
 
 // noForceseek is the allow-list mark: a query whose comments carry "lint: no FORCESEEK:"

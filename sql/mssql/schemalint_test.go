@@ -235,39 +235,43 @@ func upSection(text string) string {
 // splitTop splits s at commas outside parentheses.
 func splitTop(s string) []string {
 	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
+	for start := 0; ; {
+		i := scanDepth(s, start, func(c byte, depth int) bool { return c == ',' && depth == 0 })
+		out = append(out, s[start:i])
+		if i == len(s) {
+			return out
 		}
+		start = i + 1
 	}
-	return append(out, s[start:])
 }
 
 // balanced returns the text inside the parenthesis that opens at s[open] and the index
 // after its closing parenthesis.
 func balanced(s string, open int) (string, int) {
+	i := scanDepth(s, open, func(c byte, depth int) bool { return c == ')' && depth == 1 })
+	if i == len(s) {
+		return s[open+1:], len(s)
+	}
+	return s[open+1 : i], i + 1
+}
+
+// scanDepth walks s from at, keeping the parenthesis depth (0 at at, one more after each
+// '(', one less after each ')'), and returns the index of the first byte where stop (the
+// byte, the depth before it) holds, or len(s) when none does.
+func scanDepth(s string, at int, stop func(c byte, depth int) bool) int {
 	depth := 0
-	for i := open; i < len(s); i++ {
+	for i := at; i < len(s); i++ {
+		if stop(s[i], depth) {
+			return i
+		}
 		switch s[i] {
 		case '(':
 			depth++
 		case ')':
 			depth--
-			if depth == 0 {
-				return s[open+1 : i], i + 1
-			}
 		}
 	}
-	return s[open+1:], len(s)
+	return len(s)
 }
 
 // indexTail normalises what follows an index's key list (INCLUDE and WHERE; WITH options
