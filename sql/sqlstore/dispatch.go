@@ -23,11 +23,7 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 		return k, r.Scan(&k)
 	}
 	args := []any{sql.Named("Now", s.tm(p.Now)), sql.Named("Limit", p.Limit)}
-	expired, err := queryAll(ctx, s, nil, "NotificationListLeaseExpired", scanKey, args...)
-	if err != nil {
-		return nil, err
-	}
-	retry, err := queryAll(ctx, s, nil, "NotificationListRetryDue", scanKey, args...)
+	expired, retry, err := queryBoth(ctx, s, "NotificationListLeaseExpired", "NotificationListRetryDue", scanKey, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -400,11 +400,7 @@ func (s *Store) ReportActivity(ctx context.Context, p store.ReportActivityParams
 		return x, err
 	}
 	args := []any{sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("From", s.tm(p.From)), sql.Named("To", s.tm(p.To)), sql.Named("Limit", p.Limit)}
-	dels, err := queryAll(ctx, s, nil, "ReportActivityDeliveries", scan, args...)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := queryAll(ctx, s, nil, "ReportActivityRuns", scan, args...)
+	dels, runs, err := queryBoth(ctx, s, "ReportActivityDeliveries", "ReportActivityRuns", scan, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -604,6 +604,21 @@ func queryPage[T any](ctx context.Context, s *Store, name string, limit int, sca
 	return queryAll(ctx, s, nil, name, scan, args...)
 }
 
+// queryBoth runs queries a and b (outside a transaction) with the same args and returns the
+// rows of each (queryAll): two reads of one set of parameters, such as two kinds of row
+// merged by the caller.
+func queryBoth[T any](ctx context.Context, s *Store, a, b string, scan func(rowScanner) (T, error), args ...any) ([]T, []T, error) {
+	first, err := queryAll(ctx, s, nil, a, scan, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	second, err := queryAll(ctx, s, nil, b, scan, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return first, second, nil
+}
+
 func (s *Store) queryRows(ctx context.Context, tx *sql.Tx, name string, args ...any) ([]automation.SchedulerRow, error) {
 	return queryAll(ctx, s, tx, name, s.scanScheduler, args...)
 }
