@@ -148,13 +148,9 @@ func testClaimManyWholeJob(t *testing.T, open Opener) {
 	if err != nil || len(res) != len(keys) {
 		t.Fatalf("claim many: %+v %v", res, err)
 	}
-	stored := map[string]store.NotificationJob{}
+	stored := jobsByKey(t, s, keys)
 	for i, k := range keys {
-		got, err := s.NotificationGetByKey(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored[k] = got
+		got := stored[k]
 		if !res[i].Claimed || res[i].Job.Status != store.NotificationSending {
 			t.Fatalf("%s not claimed: %+v", k, res[i])
 		}
@@ -433,14 +429,7 @@ func testClaimManyMixed(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
 	keys, at := mixedBatch(t, s, 230)
-	before := map[string]store.NotificationJob{}
-	for _, k := range keys {
-		j, err := s.NotificationGetByKey(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before[k] = j
-	}
+	before := jobsByKey(t, s, keys)
 	factsBefore := facts(t, s)
 	batch := append([]string{"mk-000", "nope-1"}, keys...)
 	batch = append(batch, "mk-000", "mk-001", "mk-003", "mk-002", "nope-1", "nope-2", "mk-229")
@@ -713,6 +702,20 @@ func facts(t *testing.T, s store.Store) []store.DeliveryFact {
 			t.Fatalf("fact message %+v: %v", m, err)
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+// jobsByKey reads the stored job of each delivery key of keys, failing t on an error.
+func jobsByKey(t *testing.T, s store.Store, keys []string) map[string]store.NotificationJob {
+	t.Helper()
+	out := make(map[string]store.NotificationJob, len(keys))
+	for _, k := range keys {
+		j, err := s.NotificationGetByKey(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = j
 	}
 	return out
 }
