@@ -160,11 +160,7 @@ func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r
 	args := append(entityArgs(r.AttributeEntity), sql.Named("AttributeCode", r.AttributeCode), sql.Named("ValueType", r.ValueType),
 		sql.Named("ValueText", r.ValueText), sql.Named("OrderKey", r.OrderKey), sql.Named("Period", r.Period), sql.Named("PeriodRule", r.PeriodRule),
 		sql.Named("LastEventOn", s.tm(r.LastEventOn)), sql.Named("Now", s.tm(now)))
-	name := "AttributeInsert"
-	if r.Version > 0 {
-		name = "AttributeUpdate"
-		args = append(args, sql.Named("Version", r.Version))
-	}
+	name, args := versionedSave("AttributeInsert", "AttributeUpdate", r.Version, args)
 	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)

@@ -406,26 +406,18 @@ func (s *Store) CampaignClaimMany(ctx context.Context, ps []store.CampaignClaimP
 			return nil, err
 		}
 	}
-	out := make([]store.CampaignClaimResult, len(ps))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for i, p := range ps {
-			r, err := s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
-			if err != nil {
-				return fmt.Errorf("claim %d (command %s): %w", i, p.CommandID, err)
-			}
-			if r.Claimed && p.InTx != nil {
-				if err := p.InTx(ctx, tx, r.Command); err != nil {
-					return fmt.Errorf("claim %d (command %s): in-claim hook: %w", i, p.CommandID, err)
-				}
-			}
-			out[i] = r
+	return batchInTx(ctx, s, ps, func(tx *sql.Tx, i int, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
+		r, err := s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
+		if err != nil {
+			return r, fmt.Errorf("claim %d (command %s): %w", i, p.CommandID, err)
 		}
-		return nil
+		if r.Claimed && p.InTx != nil {
+			if err := p.InTx(ctx, tx, r.Command); err != nil {
+				return r, fmt.Errorf("claim %d (command %s): in-claim hook: %w", i, p.CommandID, err)
+			}
+		}
+		return r, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // CampaignClaimDue implements store.CampaignStore: candidates, then each claimed by the same
@@ -538,21 +530,13 @@ func (s *Store) CampaignAdvanceMany(ctx context.Context, ps []store.CampaignAdva
 	if len(ps) > store.MaxBatch {
 		return nil, fmt.Errorf("CampaignAdvanceMany: more than %d results", store.MaxBatch)
 	}
-	advanced := make([]bool, len(ps))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for i, p := range ps {
-			ok, err := s.campaignAdvanceTx(ctx, tx, p)
-			if err != nil {
-				return fmt.Errorf("result %d (command %s): %w", i, p.CommandID, err)
-			}
-			advanced[i] = ok
+	return batchInTx(ctx, s, ps, func(tx *sql.Tx, i int, p store.CampaignAdvanceParams) (bool, error) {
+		ok, err := s.campaignAdvanceTx(ctx, tx, p)
+		if err != nil {
+			return ok, fmt.Errorf("result %d (command %s): %w", i, p.CommandID, err)
 		}
-		return nil
+		return ok, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return advanced, nil
 }
 
 // campaignAdvanceTx is one CampaignAdvance inside tx.

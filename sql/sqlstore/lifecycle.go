@@ -276,11 +276,7 @@ func (s *Store) ReconcileStateSave(ctx context.Context, st store.ReconcileState)
 		sql.Named("DoneGeneration", st.DoneGeneration), sql.Named("WatermarkOn", s.ntm(st.WatermarkOn)),
 		sql.Named("PassHighOn", s.ntm(st.PassHighOn)), sql.Named("Position", nstr(st.Cursor)),
 		sql.Named("Marker", nstr(st.Marker)), sql.Named("UpdatedOn", s.tm(st.UpdatedOn))}
-	name := "ReconcileStateInsert"
-	if st.Version > 0 {
-		name = "ReconcileStateUpdate"
-		args = append(args, sql.Named("Version", st.Version))
-	}
+	name, args := versionedSave("ReconcileStateInsert", "ReconcileStateUpdate", st.Version, args)
 	n, err := s.execCount(ctx, nil, name, args...)
 	if err != nil {
 		return st, err

@@ -454,6 +454,15 @@ func (s *Store) nextWakeUp(ctx context.Context, name string) (*time.Time, error)
 	return t, nil
 }
 
+// versionedSave picks the statement of a save by version: insert (a new row) when version
+// is 0, else update, guarded by @Version (the version read), added to args.
+func versionedSave(insert, update string, version int64, args []any) (string, []any) {
+	if version > 0 {
+		return update, append(args, sql.Named("Version", version))
+	}
+	return insert, args
+}
+
 func checkLimit(what string, n int) error {
 	if n <= 0 || n > store.MaxBatch {
 		return fmt.Errorf("%s: limit %d outside 1..%d", what, n, store.MaxBatch)
@@ -602,6 +611,27 @@ func queryPage[T any](ctx context.Context, s *Store, name string, limit int, sca
 		return nil, err
 	}
 	return queryAll(ctx, s, nil, name, scan, args...)
+}
+
+// batchInTx runs one for each item of ps (i its index), in order, all in one transaction,
+// and returns their results in ps's order: the first error rolls every item back and is
+// returned as one made it (naming the item).
+func batchInTx[P, R any](ctx context.Context, s *Store, ps []P, one func(tx *sql.Tx, i int, p P) (R, error)) ([]R, error) {
+	out := make([]R, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			r, err := one(tx, i, p)
+			if err != nil {
+				return err
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // queryBoth runs queries a and b (outside a transaction) with the same args and returns the
