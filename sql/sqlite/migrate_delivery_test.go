@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
-	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
@@ -257,17 +254,7 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 func upgradeFrom(t *testing.T, version int64, seed func(db *sql.DB)) *sqlstore.Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "upgrade.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(context.Background(), version); err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.AtMigration(t, path, version)
 	seed(db)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
