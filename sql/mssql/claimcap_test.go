@@ -83,16 +83,7 @@ func TestLiteralTopLint(t *testing.T) {
 		"NotLocking": "SELECT TOP (5000) Id FROM dbo.Outbox ORDER BY Id;",
 		"Comment":    "-- UPDATE TOP (5000) in a note\nSELECT TOP (5000) Id FROM dbo.Outbox;",
 	}
-	for name, sql := range bad {
-		if f := literalTopFindings(name, sql); len(f) != 1 {
-			t.Errorf("bad %s: %q, want one finding", name, f)
-		}
-	}
-	for name, sql := range good {
-		if f := literalTopFindings(name, sql); len(f) != 0 {
-			t.Errorf("good %s flagged: %q", name, f)
-		}
-	}
+	lintCatches(t, literalTopFindings, bad, good)
 }
 
 // TestClaimBatchesCannotEscalate: SQL Server's claims are capped at mssql.MaxClaim rows

@@ -73,23 +73,8 @@ func hintScope(text string, at int) string {
 	if loc := mergeActions.FindStringIndex(text[at:]); loc != nil {
 		text = text[:at+loc[0]]
 	}
-	depth := 0
-	for i := at; i < len(text); i++ {
-		switch text[i] {
-		case '(':
-			depth++
-		case ')':
-			if depth == 0 {
-				return text[at:i]
-			}
-			depth--
-		case ';':
-			if depth == 0 {
-				return text[at:i]
-			}
-		}
-	}
-	return text[at:]
+	end := scanDepth(text, at, func(c byte, depth int) bool { return depth == 0 && (c == ')' || c == ';') })
+	return text[at:end]
 }
 
 // noForceseek is the allow-list mark: a query whose comments carry "lint: no FORCESEEK:"
@@ -230,14 +215,22 @@ func TestQueryLockHintsLintCatches(t *testing.T) {
 		"Json":       "SELECT v.k FROM OPENJSON(@Rows) WITH (k nvarchar(200) '$.K', o int '$.Ord') AS v;",
 		"PForUpdate": "SELECT Revision FROM dbo.P WITH (UPDLOCK, HOLDLOCK, FORCESEEK) WHERE K = @K;",
 	}
-	found := lintQueries(t, bad)
-	for name := range bad {
-		if len(found[name]) != 1 {
-			t.Errorf("bad %s: findings %q, want exactly one", name, found[name])
+	lintCatches(t, func(name, sql string) []string { return lintQueries(t, map[string]string{name: sql})[name] }, bad, good)
+}
+
+// lintCatches checks a query lint on the shapes it guards: lint (the findings on query sql,
+// named name) finds exactly one defect in each of bad and none in any of good.
+func lintCatches(t *testing.T, lint func(name, sql string) []string, bad, good map[string]string) {
+	t.Helper()
+	for name, sql := range bad {
+		if f := lint(name, sql); len(f) != 1 {
+			t.Errorf("bad %s: findings %q, want exactly one", name, f)
 		}
 	}
-	for name, f := range lintQueries(t, good) {
-		t.Errorf("good %s flagged: %q", name, f)
+	for name, sql := range good {
+		if f := lint(name, sql); len(f) != 0 {
+			t.Errorf("good %s flagged: %q", name, f)
+		}
 	}
 }
 

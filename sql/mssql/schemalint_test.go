@@ -235,39 +235,43 @@ func upSection(text string) string {
 // splitTop splits s at commas outside parentheses.
 func splitTop(s string) []string {
 	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
+	for start := 0; ; {
+		i := scanDepth(s, start, func(c byte, depth int) bool { return c == ',' && depth == 0 })
+		out = append(out, s[start:i])
+		if i == len(s) {
+			return out
 		}
+		start = i + 1
 	}
-	return append(out, s[start:])
 }
 
 // balanced returns the text inside the parenthesis that opens at s[open] and the index
 // after its closing parenthesis.
 func balanced(s string, open int) (string, int) {
+	i := scanDepth(s, open, func(c byte, depth int) bool { return c == ')' && depth == 1 })
+	if i == len(s) {
+		return s[open+1:], len(s)
+	}
+	return s[open+1 : i], i + 1
+}
+
+// scanDepth walks s from at, keeping the parenthesis depth (0 at at, one more after each
+// '(', one less after each ')'), and returns the index of the first byte where stop (the
+// byte, the depth before it) holds, or len(s) when none does.
+func scanDepth(s string, at int, stop func(c byte, depth int) bool) int {
 	depth := 0
-	for i := open; i < len(s); i++ {
+	for i := at; i < len(s); i++ {
+		if stop(s[i], depth) {
+			return i
+		}
 		switch s[i] {
 		case '(':
 			depth++
 		case ')':
 			depth--
-			if depth == 0 {
-				return s[open+1 : i], i + 1
-			}
 		}
 	}
-	return s[open+1:], len(s)
+	return len(s)
 }
 
 // indexTail normalises what follows an index's key list (INCLUDE and WHERE; WITH options
@@ -646,24 +650,12 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 		c.name = to
 		nk := strings.ToLower(to)
 		t.cols[nk] = c
-		for i, o := range t.order {
-			if o == parts[1] {
-				t.order[i] = nk
-			}
-		}
+		renameIn(t.order, parts[1], nk)
 		for _, ix := range t.indexes {
-			for i, ic := range ix.cols {
-				if ic == parts[1] {
-					ix.cols[i] = nk
-				}
-			}
+			renameIn(ix.cols, parts[1], nk)
 		}
 		for _, ct := range t.constraints {
-			for i, cc := range ct.cols {
-				if cc == parts[1] {
-					ct.cols[i] = nk
-				}
-			}
+			renameIn(ct.cols, parts[1], nk)
 		}
 	case (typ == "INDEX" && len(parts) == 2) || (typ == "OBJECT" && len(parts) == 2):
 		t := s.table(file, parts[0])
@@ -685,6 +677,15 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 		s.tables[t.name] = t
 	default:
 		s.fail(file, "sp_rename %s %s %s not understood", from, to, typ)
+	}
+}
+
+// renameIn replaces every from in cols (column keys, lower case) with to, in place.
+func renameIn(cols []string, from, to string) {
+	for i, c := range cols {
+		if c == from {
+			cols[i] = to
+		}
 	}
 }
 
@@ -873,15 +874,21 @@ CREATE TABLE dbo.T (Id int NOT NULL CONSTRAINT PK_T PRIMARY KEY);
 ALTER TABLE dbo.T SWITCH TO dbo.U;`}, []string{"ALTER TABLE not understood"}},
 	}
 	for _, c := range cases {
-		got := keyWidthViolations(c.migs)
-		if len(got) != len(c.want) {
-			t.Errorf("%s: violations %q, want %d like %q", c.name, got, len(c.want), c.want)
-			continue
-		}
-		for i, w := range c.want {
-			if !strings.Contains(got[i], w) {
-				t.Errorf("%s: violation %q, want it to contain %q", c.name, got[i], w)
-			}
+		wantFindings(t, c.name, "violation", keyWidthViolations(c.migs), c.want)
+	}
+}
+
+// wantFindings fails t unless a lint case's findings got are one per want, in order, each
+// containing its want (name names the case, what a finding: "error", "violation").
+func wantFindings(t *testing.T, name, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %ss %q, want %d like %q", name, what, got, len(want), want)
+		return
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("%s: %s %q, want it to contain %q", name, what, got[i], w)
 		}
 	}
 }

@@ -12,12 +12,8 @@ import (
 // the index the query scanned CampaignExecution and sorted it.
 func TestCampaignExecutionListSeeksIndex(t *testing.T) {
 	t.Parallel()
-	s, q := planStore(t)
 	const want = "USING INDEX IX_CampaignExecution_Campaign (BusinessUnitId=? AND CampaignId=? AND Id<?)"
-	plan, err := explain(s.DB(), q.SQL("CampaignExecutionList"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, "CampaignExecutionList")
 	found := false
 	for _, line := range plan {
 		found = found || (strings.HasPrefix(line, "SEARCH CampaignExecution ") && strings.HasSuffix(line, want))

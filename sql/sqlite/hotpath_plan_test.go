@@ -90,11 +90,7 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 // be two index searches without a scan or a sort.
 func TestNextWakeUpSeeks(t *testing.T) {
 	t.Parallel()
-	s, q := planStore(t)
-	plan, err := explain(s.DB(), q.SQL("SchedulerNextWakeUp"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, "SchedulerNextWakeUp")
 	t.Logf("plan: %q", plan)
 	var due, lease bool
 	for _, line := range plan {
@@ -148,6 +144,18 @@ func planStore(t *testing.T) (*sqlstore.Store, *sqlstore.Queries) {
 	return s, q
 }
 
+// planOf returns SQLite's query plan (explain) for the query named name on an empty migrated
+// database (planStore), failing t when it cannot be explained.
+func planOf(t *testing.T, name string) []string {
+	t.Helper()
+	s, q := planStore(t)
+	plan, err := explain(s.DB(), q.SQL(name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return plan
+}
+
 // migratedDB opens a one-connection database/sql pool on dsn (driver: "sqlite", or a
 // wrapping driver a test registered), migrates it and loads the SQLite query files: for
 // tests that watch what the driver or the file sees below the store.
@@ -174,11 +182,7 @@ func migratedDB(t *testing.T, driver, dsn string) (*sql.DB, *sqlstore.Queries) {
 // gateway's undo seeks it (its WHERE repeats the index's), never scanning the outbox.
 func TestOutboxMessageIdSeeks(t *testing.T) {
 	t.Parallel()
-	s, q := planStore(t)
-	plan, err := explain(s.DB(), q.SQL("GatewayOutboxDelete"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, "GatewayOutboxDelete")
 	if len(plan) != 1 || !strings.Contains(plan[0], "SEARCH Outbox USING INDEX UX_Outbox_MessageId (MessageId=?)") {
 		t.Fatalf("GatewayOutboxDelete: %q", plan)
 	}
@@ -190,11 +194,7 @@ func TestOutboxMessageIdSeeks(t *testing.T) {
 // session's or the destination's unpublished rows.
 func TestOutboxClaimSessionHoldSeeks(t *testing.T) {
 	t.Parallel()
-	s, q := planStore(t)
-	plan, err := explain(s.DB(), q.SQL("OutboxClaim"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, "OutboxClaim")
 	found := false
 	for _, line := range plan {
 		found = found || strings.Contains(line, "IX_Outbox_RetryBySession (Destination=? AND SessionId=? AND Id<?)")

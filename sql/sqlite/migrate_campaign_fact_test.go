@@ -2,10 +2,7 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
-
-	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // Migration 0040 gives every command its execution's RunId and every projection row its
@@ -14,22 +11,13 @@ import (
 func TestCampaignFactMigrationBackfillsRunAndRecipient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m40.db")
-	db := atMigration(t, ctx, path, 30)
-	for _, q := range []string{
+	s := upgradeFrom(t, 30, seedRows(t,
 		`INSERT INTO CampaignExecution (ExecutionId, BusinessUnitId, CampaignId, RunId, RecipientId, SourceEventId, LocalDate, Status, CurrentIndex, DefinitionJson, Version, CreatedOn, UpdatedOn)
 		 VALUES ('cx-1', 'bu-1', 'c1', 'run-7', 'cust-1', 'evt-1', '2026-10-01', 'COMPLETED', 0, '{}', 1, 0, 0)`,
 		`INSERT INTO CampaignCommand (CommandId, EffectKey, ExecutionId, BusinessUnitId, CampaignId, RecipientId, ActionIndex, ActionKey, ActionType, Provider, LocalDate, Status, AttemptCount, RetryCount, Revision, Version, CreatedOn, UpdatedOn)
 		 VALUES ('cx-1:0:a', 'ce-1', 'cx-1', 'bu-1', 'c1', 'cust-1', 0, 'a', 'TOP_UP', 'sim', '2026-10-01', 'SUCCEEDED', 1, 0, 3, 3, 0, 0)`,
 		`INSERT INTO CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision) VALUES ('cx-1:0:a', 'bu-1', 'c1', '2026-10-01', 'SUCCEEDED', 3)`,
-		`INSERT INTO CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision) VALUES ('cx-gone:0:a', 'bu-1', 'c1', '2026-10-01', 'FAILED', 2)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	s := sqlitetest.OpenAt(t, path, nil)
+		`INSERT INTO CampaignCommandProjection (CommandId, BusinessUnitId, CampaignId, LocalDate, Status, Revision) VALUES ('cx-gone:0:a', 'bu-1', 'c1', '2026-10-01', 'FAILED', 2)`))
 	c, err := s.CampaignCommandGet(ctx, "cx-1:0:a")
 	if err != nil || c.RunID != "run-7" || c.RecipientID != "cust-1" {
 		t.Fatalf("migrated command %+v %v", c, err)

@@ -10,13 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
-	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // Migration 0004 rebuilds NotificationJob (SQLite cannot alter its CHECK constraint): the
@@ -25,15 +23,13 @@ import (
 func TestDeliveryMigrationKeepsExistingJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db := atMigration(t, ctx, path, 3)
-	created := storetest.T0.Add(-72 * time.Hour)
-	if _, err := db.Exec(`INSERT INTO NotificationJob (Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, AttemptCount, Version, CreatedOn, UpdatedOn)
+	s := upgradeFrom(t, 3, func(db *sql.DB) {
+		created := storetest.T0.Add(-72 * time.Hour)
+		if _, err := db.Exec(`INSERT INTO NotificationJob (Id, DeliveryKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson, Status, AttemptCount, Version, CreatedOn, UpdatedOn)
 		VALUES (42, 'dlv_old', 'reminder:k', 'bu-1', 'log', 'a@example.test', 't', '{}', 'Queued', 0, 1, ?, ?)`, created.UnixMilli(), created.UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	s := sqlitetest.OpenAt(t, path, nil)
+			t.Fatal(err)
+		}
+	})
 	j, err := s.NotificationGetByKey(ctx, "dlv_old")
 	if err != nil || j.ID != 42 || j.EffectKey != "dlv_old" || j.LocalDate != "2026-09-28" || j.Revision != 1 || j.Status != store.NotificationQueued {
 		t.Fatalf("migrated job: %+v %v", j, err)
@@ -53,32 +49,29 @@ func TestDeliveryMigrationKeepsExistingJobs(t *testing.T) {
 func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m25.db")
-	db := atMigration(t, ctx, path, 22)
-	now := storetest.T0.UnixMilli()
-	exec := func(db *sql.DB, q string, args ...any) {
-		t.Helper()
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
+	s := upgradeFrom(t, 22, func(db *sql.DB) {
+		now := storetest.T0.UnixMilli()
+		exec := func(db *sql.DB, q string, args ...any) {
+			t.Helper()
+			if _, err := db.Exec(q, args...); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
 		}
-	}
-	exec(db, `INSERT INTO AutomationScheduler (Id, Guid, AutomationType, TriggerType, SchedulerKey, SourceEntityType, SourceEntityGuid,
+		exec(db, `INSERT INTO AutomationScheduler (Id, Guid, AutomationType, TriggerType, SchedulerKey, SourceEntityType, SourceEntityGuid,
 		BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, InputHash, CreatedOn, UpdatedOn)
 		VALUES (5, 'g-5', 'Reminder', 'DateBased', 'reminder:linked', 'PoliceVetting', 'src-1', 'bu-1', ?, '2026-10-01', '09:00', 'UTC', 'Completed', 'h', ?, ?)`, now, now, now)
-	job := func(id int, dk, effect, key string) {
-		t.Helper()
-		exec(db, `INSERT INTO NotificationJob (Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
+		job := func(id int, dk, effect, key string) {
+			t.Helper()
+			exec(db, `INSERT INTO NotificationJob (Id, DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
 			LocalDate, Status, CreatedOn, UpdatedOn) VALUES (?, ?, ?, ?, 'bu-1', 'log', 'a@example.test', 't', '{}', '2026-10-01', 'Sent', ?, ?)`,
-			id, dk, effect, key, now, now)
-	}
-	job(7, "dlv_linked", "dlv_linked", "reminder:linked")
-	job(9, "dlv_unlinked", "dlv_unlinked", "reminder:none")
-	job(12, "dlv_effect", "effect-e", "reminder:linked")
-	// Ids up to 100 were handed out before (the rows are gone from this copy).
-	exec(db, `UPDATE sqlite_sequence SET seq = 100 WHERE name = 'NotificationJob'`)
-	db.Close()
-
-	s := sqlitetest.OpenAt(t, path, nil)
+				id, dk, effect, key, now, now)
+		}
+		job(7, "dlv_linked", "dlv_linked", "reminder:linked")
+		job(9, "dlv_unlinked", "dlv_unlinked", "reminder:none")
+		job(12, "dlv_effect", "effect-e", "reminder:linked")
+		// Ids up to 100 were handed out before (the rows are gone from this copy).
+		exec(db, `UPDATE sqlite_sequence SET seq = 100 WHERE name = 'NotificationJob'`)
+	})
 	for dk, id := range map[string]int64{"dlv_linked": 7, "dlv_unlinked": 9, "dlv_effect": 12} {
 		if j, err := s.NotificationGetByKey(ctx, dk); err != nil || j.ID != id {
 			t.Fatalf("job %s: %+v %v", dk, j, err)
@@ -126,24 +119,22 @@ func TestFewerRandomKeysMigrationKeepsJobs(t *testing.T) {
 func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m25e.db")
-	db := atMigration(t, ctx, path, 22)
-	before := indexSQL(t, db, "NotificationJob")
-	now := storetest.T0.UnixMilli()
-	job := func(dk, effect, bu string) {
-		t.Helper()
-		if _, err := db.Exec(`INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
+	var before map[string]string
+	s := upgradeFrom(t, 22, func(db *sql.DB) {
+		before = indexSQL(t, db, "NotificationJob")
+		now := storetest.T0.UnixMilli()
+		job := func(dk, effect, bu string) {
+			t.Helper()
+			if _, err := db.Exec(`INSERT INTO NotificationJob (DeliveryKey, EffectKey, SchedulerKey, BusinessUnitId, Channel, Recipient, Template, PayloadJson,
 			LocalDate, Status, CreatedOn, UpdatedOn) VALUES (?, ?, 'reminder:old', ?, 'log', 'old@example.test', 't', '{}', '2026-10-01', 'Sent', ?, ?)`,
-			dk, effect, bu, now, now); err != nil {
-			t.Fatal(err)
+				dk, effect, bu, now, now); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	job("old-a", "old-a", "bu-1")    // its own effect
-	job("old-b", "effect-c", "bu-1") // another key's effect
-	job("old-d", "old-a", "bu-2")    // old-a's key as the effect of another unit
-	db.Close()
-
-	s := sqlitetest.OpenAt(t, path, nil)
+		job("old-a", "old-a", "bu-1")    // its own effect
+		job("old-b", "effect-c", "bu-1") // another key's effect
+		job("old-d", "old-a", "bu-2")    // old-a's key as the effect of another unit
+	})
 	after := indexSQL(t, s.DB(), "NotificationJob")
 	for name, text := range before {
 		if name == "IX_NotificationJob_SchedulerKey" || name == "sqlite_autoindex_NotificationJob_2" {
@@ -223,20 +214,10 @@ func TestFewerRandomKeysMigrationKeepsEffects(t *testing.T) {
 // a unique MessageId (UX_Outbox_MessageId).
 func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m26.db")
-	db := atMigration(t, ctx, path, 25)
-	for _, q := range []string{
+	s := upgradeFrom(t, 25, seedRows(t,
 		`INSERT INTO Outbox (Id, MessageId, Destination, Body, CreatedOn) VALUES (3, 'dlv_a', 'notification-dispatch', x'7b7d', 1)`,
 		`INSERT INTO Outbox (Id, MessageId, Destination, Body, CreatedOn, PublishedOn, Attempts, LeaseUntil, ClaimToken, RetryAt) VALUES (8, 'dlv_a:r2', 'delivery-facts', x'00ff', 2, 5, 1, 6, 'tok', 7)`,
-		`UPDATE sqlite_sequence SET seq = 50 WHERE name = 'Outbox'`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	s := sqlitetest.OpenAt(t, path, nil)
+		`UPDATE sqlite_sequence SET seq = 50 WHERE name = 'Outbox'`))
 	var id, published, attempts, lease, retry int64
 	var dest, token string
 	var body []byte
@@ -266,20 +247,30 @@ func TestOutboxFactsMigrationKeepsMessages(t *testing.T) {
 	}
 }
 
-// atMigration opens the SQLite file at path with the embedded migrations applied up to
-// version (a database as an older binary left it); the caller closes it.
-func atMigration(t *testing.T, ctx context.Context, path string, version int64) *sql.DB {
+// upgradeFrom builds a store file as an older binary left it: the embedded migrations applied
+// up to version, then seed writing its rows through db, a plain connection to that schema.
+// It then opens the store on the file, which runs every migration after version, and
+// returns it (closed when t ends). Any error fails t.
+func upgradeFrom(t *testing.T, version int64, seed func(db *sql.DB)) *sqlstore.Store {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
+	path := filepath.Join(t.TempDir(), "upgrade.db")
+	db := sqlitetest.AtMigration(t, path, version)
+	seed(db)
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
+	return sqlitetest.OpenAt(t, path, nil)
+}
+
+// seedRows is a seed for upgradeFrom that runs each statement in turn, failing t on the
+// first error (naming the statement).
+func seedRows(t *testing.T, stmts ...string) func(db *sql.DB) {
+	return func(db *sql.DB) {
+		t.Helper()
+		for _, q := range stmts {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
 	}
-	if _, err := p.UpTo(ctx, version); err != nil {
-		t.Fatal(err)
-	}
-	return db
 }

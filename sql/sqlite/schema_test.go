@@ -10,10 +10,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/automation-platform/automation/sql/mssql"
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
@@ -30,20 +29,8 @@ func TestSkipMigrationsChecksTheSchemaVersion(t *testing.T) {
 	dbAt := func(t *testing.T, version int64, extra string) string {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "a.db")
-		db, err := sql.Open("sqlite", "file:"+path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := sqlitetest.AtMigration(t, path, version)
 		defer db.Close()
-		if version >= 0 {
-			p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := p.UpTo(ctx, version); err != nil {
-				t.Fatal(err)
-			}
-		}
 		if extra != "" {
 			if _, err := db.Exec(extra); err != nil {
 				t.Fatal(err)

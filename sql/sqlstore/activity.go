@@ -12,14 +12,11 @@ var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // GatewayEventListByCustomer implements store.RecipientActivityStore.
 func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayEventListParams) ([]store.GatewayEventRecord, error) {
-	if err := checkLimit("GatewayEventListByCustomer", p.Limit); err != nil {
-		return nil, err
-	}
 	before := p.BeforeOn
 	if before.IsZero() {
 		before = farFuture
 	}
-	return queryAll(ctx, s, nil, "GatewayEventListByCustomer", func(r rowScanner) (store.GatewayEventRecord, error) {
+	return queryPage(ctx, s, "GatewayEventListByCustomer", p.Limit, func(r rowScanner) (store.GatewayEventRecord, error) {
 		var e store.GatewayEventRecord
 		err := r.Scan(&e.Source, &e.ID, &e.Type, &e.BusinessUnitID, &e.CustomerID, &e.RegistryVersion, &e.Routes, s.t(&e.AcceptedOn))
 		return e, err
@@ -28,16 +25,10 @@ func (s *Store) GatewayEventListByCustomer(ctx context.Context, p store.GatewayE
 
 // NotificationTemplateList implements store.TemplateListStore.
 func (s *Store) NotificationTemplateList(ctx context.Context, bu, afterKey string, limit int) ([]store.NotificationTemplate, error) {
-	if err := checkLimit("NotificationTemplateList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationTemplateList", s.scanTemplate, named("BusinessUnitId", bu, "AfterKey", afterKey, "Limit", limit)...)
+	return queryPage(ctx, s, "NotificationTemplateList", limit, s.scanTemplate, named("BusinessUnitId", bu, "AfterKey", afterKey, "Limit", limit)...)
 }
 
 // NotificationTemplateVersions implements store.TemplateListStore.
 func (s *Store) NotificationTemplateVersions(ctx context.Context, key, bu string, limit int) ([]store.NotificationTemplate, error) {
-	if err := checkLimit("NotificationTemplateVersions", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationTemplateVersions", s.scanTemplate, named("TemplateKey", key, "BusinessUnitId", bu, "Limit", limit)...)
+	return queryPage(ctx, s, "NotificationTemplateVersions", limit, s.scanTemplate, named("TemplateKey", key, "BusinessUnitId", bu, "Limit", limit)...)
 }

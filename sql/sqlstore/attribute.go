@@ -160,11 +160,7 @@ func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r
 	args := append(entityArgs(r.AttributeEntity), sql.Named("AttributeCode", r.AttributeCode), sql.Named("ValueType", r.ValueType),
 		sql.Named("ValueText", r.ValueText), sql.Named("OrderKey", r.OrderKey), sql.Named("Period", r.Period), sql.Named("PeriodRule", r.PeriodRule),
 		sql.Named("LastEventOn", s.tm(r.LastEventOn)), sql.Named("Now", s.tm(now)))
-	name := "AttributeInsert"
-	if r.Version > 0 {
-		name = "AttributeUpdate"
-		args = append(args, sql.Named("Version", r.Version))
-	}
+	name, args := versionedSave("AttributeInsert", "AttributeUpdate", r.Version, args)
 	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
@@ -202,10 +198,7 @@ func (s *Store) AttributeDeltaSums(ctx context.Context, e store.AttributeEntity)
 
 // AttributeTop implements store.AttributeStore.
 func (s *Store) AttributeTop(ctx context.Context, p store.AttributeTopParams) ([]store.AttributeRow, error) {
-	if err := checkLimit("AttributeTop", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "AttributeTop", s.scanAttribute, sql.Named("BusinessUnitId", p.BusinessUnitID),
+	return queryPage(ctx, s, "AttributeTop", p.Limit, s.scanAttribute, sql.Named("BusinessUnitId", p.BusinessUnitID),
 		sql.Named("EntityType", p.EntityType), sql.Named("AttributeCode", p.AttributeCode), sql.Named("Limit", p.Limit))
 }
 
@@ -216,15 +209,7 @@ type attributeKey struct {
 
 // AttributeProcessedPurge implements store.AttributeStore.
 func (s *Store) AttributeProcessedPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("AttributeProcessedPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "AttributeProcessedPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s AttributeProcessedPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return s.purgeBefore(ctx, "AttributeProcessedPurge", before, limit)
 }
 
 // AttributeFlushDeltas implements store.AttributeStore.

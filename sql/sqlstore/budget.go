@@ -21,27 +21,13 @@ func named(kv ...any) []any {
 	return out
 }
 
-func rowsAffected(res sql.Result) (int64, error) { return res.RowsAffected() }
-
-func (s *Store) execN(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
-	res, err := s.exec(ctx, tx, name, args...)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := rowsAffected(res)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	return n, nil
-}
-
 func auditJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
 func (s *Store) budgetAudit(ctx context.Context, tx *sql.Tx, now time.Time, a store.BudgetAuditRecord) error {
-	_, err := s.execN(ctx, tx, "BudgetAuditInsert", named("BusinessUnitId", a.BusinessUnitID, "CampaignId", a.CampaignID,
+	_, err := s.execCount(ctx, tx, "BudgetAuditInsert", named("BusinessUnitId", a.BusinessUnitID, "CampaignId", a.CampaignID,
 		"Subject", a.Subject, "Action", a.Action, "Operator", a.Operator, "Reason", a.Reason,
 		"BeforeJson", a.Before, "AfterJson", a.After, "Now", s.tm(now))...)
 	return err
@@ -82,7 +68,7 @@ func (s *Store) PricePolicyPut(ctx context.Context, p store.PricePolicyPutParams
 		case p.ExpectedVersion == 0 && exists:
 			return fmt.Errorf("%s PricePolicyPut: policy %s exists: %w", s.d.Name, pp.ActionType, store.ErrConflict)
 		case p.ExpectedVersion == 0:
-			if _, err := s.execN(ctx, tx, "PricePolicyInsert", args...); err != nil {
+			if _, err := s.execCount(ctx, tx, "PricePolicyInsert", args...); err != nil {
 				return err
 			}
 		case !exists:
@@ -155,7 +141,7 @@ func (s *Store) CommandPriceFreezeInTx(ctx context.Context, tx *sql.Tx, p store.
 
 // commandPriceFreezeTx stores p first-writer-wins in tx and returns the stored price.
 func (s *Store) commandPriceFreezeTx(ctx context.Context, tx *sql.Tx, p store.CommandPrice) (store.CommandPrice, error) {
-	if _, err := s.execN(ctx, tx, "CommandPriceInsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
+	if _, err := s.execCount(ctx, tx, "CommandPriceInsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
 		"CampaignId", p.CampaignID, "ActionType", p.ActionType, "Amount", p.Amount, "Currency", p.Currency,
 		"PriceJson", p.PriceJSON, "Now", s.tm(p.FrozenOn))...); err != nil {
 		return store.CommandPrice{}, err
@@ -191,7 +177,7 @@ func (s *Store) BudgetCreate(ctx context.Context, p store.BudgetCreateParams) (s
 	}
 	var out store.CampaignBudget
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		n, err := s.execN(ctx, tx, "BudgetInsert", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+		n, err := s.execCount(ctx, tx, "BudgetInsert", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 			"Currency", p.Currency, "MaxCost", p.MaxCost, "Now", s.tm(p.Now))...)
 		if err != nil {
 			return err
@@ -225,7 +211,7 @@ func (s *Store) BudgetSetMaxCost(ctx context.Context, p store.BudgetSetMaxCostPa
 		if err != nil {
 			return err
 		}
-		n, err := s.execN(ctx, tx, "BudgetSetMaxCost", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+		n, err := s.execCount(ctx, tx, "BudgetSetMaxCost", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 			"MaxCost", p.MaxCost, "ExpectedVersion", p.ExpectedVersion, "Now", s.tm(p.Now))...)
 		if err != nil {
 			return err
@@ -264,7 +250,7 @@ func (s *Store) BudgetSetStatus(ctx context.Context, p store.BudgetSetStatusPara
 		if (p.ExpectedVersion != 0 || p.Operator != "") && before.Version != p.ExpectedVersion {
 			return fmt.Errorf("%s BudgetSetStatus: %w", s.d.Name, store.ErrLeaseLost)
 		}
-		n, err := s.execN(ctx, tx, "BudgetSetStatus", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+		n, err := s.execCount(ctx, tx, "BudgetSetStatus", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 			"Status", p.Status, "Reason", nstr(p.Reason), "ExpectedVersion", p.ExpectedVersion, "Now", s.tm(p.Now))...)
 		if err != nil {
 			return err
@@ -330,18 +316,18 @@ func (s *Store) BudgetReserve(ctx context.Context, p store.BudgetReserveParams) 
 			return err
 		}
 		exists := err == nil
-		n, err := s.execN(ctx, tx, "BudgetReserveAmount", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+		n, err := s.execCount(ctx, tx, "BudgetReserveAmount", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 			"Currency", p.Currency, "Amount", p.Amount, "Now", s.tm(p.Now))...)
 		if err != nil {
 			return err
 		}
 		if n != 1 {
-			if _, err := s.execN(ctx, tx, "BudgetWaitUpsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
+			if _, err := s.execCount(ctx, tx, "BudgetWaitUpsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
 				"CampaignId", p.CampaignID, "Reason", store.ShortBudget, "Amount", p.Amount, "Currency", p.Currency, "Now", s.tm(p.Now))...); err != nil {
 				return err
 			}
 			if b.Status == store.BudgetActive {
-				if _, err := s.execN(ctx, tx, "BudgetSetStatus", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+				if _, err := s.execCount(ctx, tx, "BudgetSetStatus", named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 					"Status", store.BudgetPaused, "Reason", store.ShortBudget, "ExpectedVersion", int64(0), "Now", s.tm(p.Now))...); err != nil {
 					return err
 				}
@@ -356,13 +342,13 @@ func (s *Store) BudgetReserve(ctx context.Context, p store.BudgetReserveParams) 
 			err = s.execOne(ctx, tx, "ReservationRehold", named("CommandId", p.CommandID, "Attempt", r.Attempt,
 				"OrderId", p.OrderIDFor(r.Attempt+1), "Amount", p.Amount, "Now", s.tm(p.Now))...)
 		} else {
-			_, err = s.execN(ctx, tx, "ReservationInsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
+			_, err = s.execCount(ctx, tx, "ReservationInsert", named("CommandId", p.CommandID, "BusinessUnitId", p.BusinessUnitID,
 				"CampaignId", p.CampaignID, "Amount", p.Amount, "Currency", p.Currency, "OrderId", p.OrderIDFor(1), "Now", s.tm(p.Now))...)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := s.execN(ctx, tx, "BudgetWaitDelete", named("CommandId", p.CommandID)...); err != nil {
+		if _, err := s.execCount(ctx, tx, "BudgetWaitDelete", named("CommandId", p.CommandID)...); err != nil {
 			return err
 		}
 		if r, err = s.reservationGet(ctx, tx, p.CommandID); err != nil {
@@ -428,7 +414,7 @@ func (s *Store) releaseIn(ctx context.Context, tx *sql.Tx, p store.ReservationRe
 		if p.ActionStatus == "" {
 			return nil
 		}
-		if _, err := s.execN(ctx, tx, "ReservationSetActionStatus", named("CommandId", p.CommandID, "ActionStatus", p.ActionStatus, "Now", s.tm(p.Now))...); err != nil {
+		if _, err := s.execCount(ctx, tx, "ReservationSetActionStatus", named("CommandId", p.CommandID, "ActionStatus", p.ActionStatus, "Now", s.tm(p.Now))...); err != nil {
 			return err
 		}
 		r.ActionStatus = p.ActionStatus
@@ -473,7 +459,7 @@ func (s *Store) setReservationStatus(ctx context.Context, tx *sql.Tx, r store.Bu
 
 // ReservationSetActionStatus implements store.BudgetStore.
 func (s *Store) ReservationSetActionStatus(ctx context.Context, commandID, actionStatus string, now time.Time) error {
-	n, err := s.execN(ctx, nil, "ReservationSetActionStatus", named("CommandId", commandID, "ActionStatus", nstr(actionStatus), "Now", s.tm(now))...)
+	n, err := s.execCount(ctx, nil, "ReservationSetActionStatus", named("CommandId", commandID, "ActionStatus", nstr(actionStatus), "Now", s.tm(now))...)
 	if err == nil && n == 0 {
 		return store.ErrNotFound
 	}
@@ -545,7 +531,7 @@ func (s *Store) FeeTransferBegin(ctx context.Context, p store.FeeTransferBeginPa
 		if r.Status != store.ReservationHeld || r.OrderID != p.OrderID {
 			return fmt.Errorf("%s FeeTransferBegin: reservation of %s is %s for order %s: %w", s.d.Name, p.CommandID, r.Status, r.OrderID, store.ErrConflict)
 		}
-		if _, err := s.execN(ctx, tx, "FeeTransferInsert", named("OrderId", p.OrderID, "CommandId", p.CommandID, "ReservationId", r.ID,
+		if _, err := s.execCount(ctx, tx, "FeeTransferInsert", named("OrderId", p.OrderID, "CommandId", p.CommandID, "ReservationId", r.ID,
 			"Attempt", r.Attempt, "BusinessUnitId", r.BusinessUnitID, "CampaignId", r.CampaignID, "Amount", r.Amount, "Currency", r.Currency,
 			"TransferType", p.TransferType, "Day", p.Day, "Now", s.tm(p.Now))...); err != nil {
 			return err
@@ -679,7 +665,7 @@ func (s *Store) BudgetWaitPut(ctx context.Context, w store.BudgetWait) error {
 	if w.Reason != store.ShortBudget && w.Reason != store.ShortBalance {
 		return fmt.Errorf("%s BudgetWaitPut: reason %q", s.d.Name, w.Reason)
 	}
-	_, err := s.execN(ctx, nil, "BudgetWaitUpsert", named("CommandId", w.CommandID, "BusinessUnitId", w.BusinessUnitID,
+	_, err := s.execCount(ctx, nil, "BudgetWaitUpsert", named("CommandId", w.CommandID, "BusinessUnitId", w.BusinessUnitID,
 		"CampaignId", w.CampaignID, "Reason", w.Reason, "Amount", w.Amount, "Currency", w.Currency, "Now", s.tm(w.Since))...)
 	return err
 }
@@ -694,10 +680,7 @@ func (s *Store) BudgetWaitGet(ctx context.Context, commandID string) (store.Budg
 
 // BudgetWaitList implements store.BudgetStore.
 func (s *Store) BudgetWaitList(ctx context.Context, bu string, limit int) ([]store.BudgetWait, error) {
-	if err := checkLimit("BudgetWaitList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "BudgetWaitList", func(r rowScanner) (store.BudgetWait, error) {
+	return queryPage(ctx, s, "BudgetWaitList", limit, func(r rowScanner) (store.BudgetWait, error) {
 		var w store.BudgetWait
 		err := r.Scan(&w.CommandID, &w.BusinessUnitID, &w.CampaignID, &w.Reason, &w.Amount, &w.Currency, s.t(&w.Since))
 		return w, err
@@ -715,7 +698,7 @@ func (s *Store) FeeFactApply(ctx context.Context, facts []store.CampaignFeeFact,
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = store.FeeFactApplyResult{}
 		for _, f := range facts {
-			n, err := s.execN(ctx, tx, "FeeProjectionUpsert", named("OrderId", f.OrderID, "CommandId", f.CommandID,
+			n, err := s.execCount(ctx, tx, "FeeProjectionUpsert", named("OrderId", f.OrderID, "CommandId", f.CommandID,
 				"BusinessUnitId", f.BusinessUnitID, "CampaignId", f.CampaignID, "Revision", f.Revision, "FeeStatus", f.FeeStatus,
 				"Amount", f.Amount, "Currency", f.Currency, "Day", f.Day, "Now", s.tm(now))...)
 			if err != nil {
@@ -754,10 +737,7 @@ func (s *Store) FeeReconcile(ctx context.Context, bu, campaign string) (store.Fe
 
 // BudgetAuditList implements store.BudgetStore.
 func (s *Store) BudgetAuditList(ctx context.Context, bu, campaign string, limit int) ([]store.BudgetAuditRecord, error) {
-	if err := checkLimit("BudgetAuditList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "BudgetAuditList", func(r rowScanner) (store.BudgetAuditRecord, error) {
+	return queryPage(ctx, s, "BudgetAuditList", limit, func(r rowScanner) (store.BudgetAuditRecord, error) {
 		var a store.BudgetAuditRecord
 		err := r.Scan(&a.ID, &a.BusinessUnitID, &a.CampaignID, &a.Subject, &a.Action, &a.Operator, &a.Reason, &a.Before, &a.After, s.t(&a.CreatedOn))
 		return a, err

@@ -124,10 +124,7 @@ func (s *Store) CampaignSave(ctx context.Context, p store.CampaignSaveParams) (s
 
 // CampaignAuditList implements store.CampaignStore.
 func (s *Store) CampaignAuditList(ctx context.Context, bu, campaignID string, limit int) ([]store.CampaignAudit, error) {
-	if err := checkLimit("CampaignAuditList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "CampaignAuditList", func(r rowScanner) (store.CampaignAudit, error) {
+	return queryPage(ctx, s, "CampaignAuditList", limit, func(r rowScanner) (store.CampaignAudit, error) {
 		var a store.CampaignAudit
 		var before, after string
 		err := r.Scan(&a.ID, &a.BusinessUnitID, &a.CampaignID, &a.Action, &before, &after, &a.VersionBefore, &a.VersionAfter, &a.Operator, &a.Reason, s.t(&a.CreatedOn))
@@ -261,38 +258,29 @@ func (s *Store) CampaignExecutionGet(ctx context.Context, id string) (store.Camp
 
 // CampaignExecutionList implements store.CampaignStore.
 func (s *Store) CampaignExecutionList(ctx context.Context, bu, campaignID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
-	if err := checkLimit("CampaignExecutionList", limit); err != nil {
-		return nil, err
-	}
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	return queryAll(ctx, s, nil, "CampaignExecutionList", s.scanExecution, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID),
+	return queryPage(ctx, s, "CampaignExecutionList", limit, s.scanExecution, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID),
 		sql.Named("BeforeId", beforeID), sql.Named("Limit", limit))
 }
 
 // CampaignExecutionFind implements store.CampaignStore.
 func (s *Store) CampaignExecutionFind(ctx context.Context, p store.CampaignExecutionFindParams) ([]store.CampaignExecution, error) {
-	if err := checkLimit("CampaignExecutionFind", p.Limit); err != nil {
-		return nil, err
-	}
 	before := p.BeforeID
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	return queryAll(ctx, s, nil, "CampaignExecutionFind", s.scanExecution, named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
+	return queryPage(ctx, s, "CampaignExecutionFind", p.Limit, s.scanExecution, named("BusinessUnitId", p.BusinessUnitID, "CampaignId", p.CampaignID,
 		"Status", string(p.Status), "RecipientId", p.RecipientID, "BeforeId", before, "Limit", p.Limit)...)
 }
 
 // CampaignExecutionListByRecipient implements store.CampaignStore.
 func (s *Store) CampaignExecutionListByRecipient(ctx context.Context, bu, recipientID string, beforeID int64, limit int) ([]store.CampaignExecution, error) {
-	if err := checkLimit("CampaignExecutionListByRecipient", limit); err != nil {
-		return nil, err
-	}
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	return queryAll(ctx, s, nil, "CampaignExecutionListByRecipient", s.scanExecution, named("BusinessUnitId", bu, "RecipientId", recipientID,
+	return queryPage(ctx, s, "CampaignExecutionListByRecipient", limit, s.scanExecution, named("BusinessUnitId", bu, "RecipientId", recipientID,
 		"BeforeId", beforeID, "Limit", limit)...)
 }
 
@@ -418,26 +406,18 @@ func (s *Store) CampaignClaimMany(ctx context.Context, ps []store.CampaignClaimP
 			return nil, err
 		}
 	}
-	out := make([]store.CampaignClaimResult, len(ps))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for i, p := range ps {
-			r, err := s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
-			if err != nil {
-				return fmt.Errorf("claim %d (command %s): %w", i, p.CommandID, err)
-			}
-			if r.Claimed && p.InTx != nil {
-				if err := p.InTx(ctx, tx, r.Command); err != nil {
-					return fmt.Errorf("claim %d (command %s): in-claim hook: %w", i, p.CommandID, err)
-				}
-			}
-			out[i] = r
+	return batchInTx(ctx, s, ps, func(tx *sql.Tx, i int, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
+		r, err := s.claimCommand(ctx, tx, p.CommandID, p.Now, p.Lease, p.FreezeParams)
+		if err != nil {
+			return r, fmt.Errorf("claim %d (command %s): %w", i, p.CommandID, err)
 		}
-		return nil
+		if r.Claimed && p.InTx != nil {
+			if err := p.InTx(ctx, tx, r.Command); err != nil {
+				return r, fmt.Errorf("claim %d (command %s): in-claim hook: %w", i, p.CommandID, err)
+			}
+		}
+		return r, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // CampaignClaimDue implements store.CampaignStore: candidates, then each claimed by the same
@@ -550,21 +530,13 @@ func (s *Store) CampaignAdvanceMany(ctx context.Context, ps []store.CampaignAdva
 	if len(ps) > store.MaxBatch {
 		return nil, fmt.Errorf("CampaignAdvanceMany: more than %d results", store.MaxBatch)
 	}
-	advanced := make([]bool, len(ps))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for i, p := range ps {
-			ok, err := s.campaignAdvanceTx(ctx, tx, p)
-			if err != nil {
-				return fmt.Errorf("result %d (command %s): %w", i, p.CommandID, err)
-			}
-			advanced[i] = ok
+	return batchInTx(ctx, s, ps, func(tx *sql.Tx, i int, p store.CampaignAdvanceParams) (bool, error) {
+		ok, err := s.campaignAdvanceTx(ctx, tx, p)
+		if err != nil {
+			return ok, fmt.Errorf("result %d (command %s): %w", i, p.CommandID, err)
 		}
-		return nil
+		return ok, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return advanced, nil
 }
 
 // campaignAdvanceTx is one CampaignAdvance inside tx.
@@ -609,10 +581,7 @@ func (s *Store) campaignAdvanceTx(ctx context.Context, tx *sql.Tx, p store.Campa
 
 // CampaignListUnknown implements store.CampaignStore.
 func (s *Store) CampaignListUnknown(ctx context.Context, bu, campaignID string, afterID int64, limit int) ([]store.CampaignCommand, error) {
-	if err := checkLimit("CampaignListUnknown", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "CampaignListUnknown", s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	return queryPage(ctx, s, "CampaignListUnknown", limit, s.scanCommand, sql.Named("BusinessUnitId", bu), sql.Named("CampaignId", campaignID), sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
 // CampaignResolve implements store.CampaignStore.
@@ -717,14 +686,7 @@ func (s *Store) CampaignFactApply(ctx context.Context, facts []store.CampaignAct
 
 // CampaignCountsByDay implements store.CampaignStore.
 func (s *Store) CampaignCountsByDay(ctx context.Context, p store.CampaignCountsParams) (store.CampaignCounts, error) {
-	type row struct {
-		day, status string
-		n           int
-	}
-	rows, err := queryAll(ctx, s, nil, "CampaignCountsByDay", func(r rowScanner) (row, error) {
-		var x row
-		return x, r.Scan(&x.day, &x.status, &x.n)
-	}, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CampaignId", p.CampaignID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
+	rows, err := queryAll(ctx, s, nil, "CampaignCountsByDay", scanDayStatusCount, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CampaignId", p.CampaignID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
 	if err != nil {
 		return store.CampaignCounts{}, err
 	}
@@ -740,11 +702,8 @@ func (s *Store) CampaignCountsByDay(ctx context.Context, p store.CampaignCountsP
 		out.Days[i].ByStatus[r.status] = r.n
 	}
 	sort.Slice(out.Days, func(i, j int) bool { return out.Days[i].LocalDate < out.Days[j].LocalDate })
-	err = s.queryRow(ctx, nil, "CampaignProjectionFreshTo").Scan(s.nt(&out.FreshTo))
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return out, fmt.Errorf("%s CampaignProjectionFreshTo: %w", s.d.Name, err)
-	}
-	return out, nil
+	out.FreshTo, err = s.projectionFreshTo(ctx, "CampaignProjectionFreshTo")
+	return out, err
 }
 
 // CampaignMetricsRead implements store.CampaignStore.
@@ -761,11 +720,7 @@ func (s *Store) CampaignMetricsRead(ctx context.Context, businessUnitID string, 
 
 // CampaignNextWakeUp implements store.CampaignStore.
 func (s *Store) CampaignNextWakeUp(ctx context.Context) (*time.Time, error) {
-	var t *time.Time
-	if err := s.queryRow(ctx, nil, "CampaignNextWakeUp").Scan(s.nt(&t)); err != nil {
-		return nil, fmt.Errorf("%s CampaignNextWakeUp: %w", s.d.Name, err)
-	}
-	return t, nil
+	return s.nextWakeUp(ctx, "CampaignNextWakeUp")
 }
 
 // OutboxClaim implements store.OutboxLeaseStore: in one transaction, claims serialized

@@ -17,16 +17,12 @@ func (s *Store) DeadLetterAuditInsert(ctx context.Context, a store.DeadLetterAud
 	if a.ETag == "" || a.Operator == "" || (a.Action != store.DeadLetterRequeue && a.Action != store.DeadLetterDiscard) {
 		return fmt.Errorf("%s DeadLetterAuditInsert: an ETag, an operator and an action (Requeue, Discard) are required", s.d.Name)
 	}
-	res, err := s.exec(ctx, nil, "DeadLetterAuditInsert", sql.Named("ETag", a.ETag), sql.Named("Action", string(a.Action)),
+	n, err := s.execCount(ctx, nil, "DeadLetterAuditInsert", sql.Named("ETag", a.ETag), sql.Named("Action", string(a.Action)),
 		sql.Named("DeadLetterId", a.DeadLetterID), sql.Named("Destination", a.Destination), sql.Named("MessageId", a.MessageID),
 		sql.Named("BusinessUnitId", a.BusinessUnitID), sql.Named("Operator", a.Operator), sql.Named("Reason", a.Reason),
 		sql.Named("BatchId", a.BatchID), sql.Named("ActedOn", s.tm(a.ActedOn)))
 	if err != nil {
-		return fmt.Errorf("%s DeadLetterAuditInsert: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s DeadLetterAuditInsert: %w", s.d.Name, err)
+		return err
 	}
 	if n != 1 {
 		return fmt.Errorf("%s DeadLetterAuditInsert: dead letter %s was acted on already: %w", s.d.Name, a.ETag, store.ErrConflict)

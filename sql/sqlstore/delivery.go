@@ -554,18 +554,12 @@ func truncate(v string, n int) string {
 
 // NotificationListUnsent implements store.DeliveryStore.
 func (s *Store) NotificationListUnsent(ctx context.Context, afterID int64, limit int) ([]store.NotificationJob, error) {
-	if err := checkLimit("NotificationListUnsent", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationListUnsent", s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	return queryPage(ctx, s, "NotificationListUnsent", limit, s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
 // NotificationListProjectionBehind implements store.DeliveryStore.
 func (s *Store) NotificationListProjectionBehind(ctx context.Context, afterID int64, limit int) ([]store.NotificationJob, error) {
-	if err := checkLimit("NotificationListProjectionBehind", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "NotificationListProjectionBehind", s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
+	return queryPage(ctx, s, "NotificationListProjectionBehind", limit, s.scanNotification, sql.Named("AfterId", afterID), sql.Named("Limit", limit))
 }
 
 // OutboxListUnpublished implements store.DeliveryStore.

@@ -97,14 +97,12 @@ func (s *Store) PushDeviceRetire(ctx context.Context, p store.PushDeviceRetirePa
 	}
 	var out store.PushDevice
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, "PushDeviceRetire", sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CustomerId", p.CustomerID),
+		n, err := s.execCount(ctx, tx, "PushDeviceRetire", sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("CustomerId", p.CustomerID),
 			sql.Named("TokenHash", tokenHash(p.Token)), sql.Named("Reason", p.Reason), sql.Named("Now", s.tm(p.Now)))
 		if err != nil {
-			return fmt.Errorf("%s PushDeviceRetire: %w", s.d.Name, err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("%s PushDeviceRetire: %w", s.d.Name, err)
-		} else if n != 1 {
+		if n != 1 {
 			return fmt.Errorf("%s PushDeviceRetire: no active device: %w", s.d.Name, store.ErrNotFound)
 		}
 		out, err = s.deviceGet(ctx, tx, p.BusinessUnitID, p.CustomerID, p.Token)

@@ -23,11 +23,7 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 		return k, r.Scan(&k)
 	}
 	args := []any{sql.Named("Now", s.tm(p.Now)), sql.Named("Limit", p.Limit)}
-	expired, err := queryAll(ctx, s, nil, "NotificationListLeaseExpired", scanKey, args...)
-	if err != nil {
-		return nil, err
-	}
-	retry, err := queryAll(ctx, s, nil, "NotificationListRetryDue", scanKey, args...)
+	expired, retry, err := queryBoth(ctx, s, "NotificationListLeaseExpired", "NotificationListRetryDue", scanKey, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +62,7 @@ func (s *Store) NotificationClaimDue(ctx context.Context, p store.NotificationCl
 
 // NotificationNextWakeUp implements store.DeliveryStore.
 func (s *Store) NotificationNextWakeUp(ctx context.Context) (*time.Time, error) {
-	var t *time.Time
-	if err := s.queryRow(ctx, nil, "NotificationNextWakeUp").Scan(s.nt(&t)); err != nil {
-		return nil, fmt.Errorf("%s NotificationNextWakeUp: %w", s.d.Name, err)
-	}
-	return t, nil
+	return s.nextWakeUp(ctx, "NotificationNextWakeUp")
 }
 
 // NotificationListUnknown implements store.DeliverySupportStore.
@@ -81,10 +73,7 @@ func (s *Store) NotificationListUnknown(ctx context.Context, p store.Notificatio
 // notificationList runs one of the support lists of a unit's deliveries (query), a page of
 // p.Limit after p.AfterID.
 func (s *Store) notificationList(ctx context.Context, query string, p store.NotificationListUnknownParams) ([]store.NotificationJob, error) {
-	if err := checkLimit(query, p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, query, s.scanNotification,
+	return queryPage(ctx, s, query, p.Limit, s.scanNotification,
 		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
 }
 
@@ -97,32 +86,18 @@ func (s *Store) NotificationResolve(ctx context.Context, p store.NotificationRes
 	if strings.TrimSpace(p.Operator) == "" || strings.TrimSpace(p.Reason) == "" {
 		return store.NotificationJob{}, errors.New("NotificationResolve: Operator and Reason are required")
 	}
-	var out store.NotificationJob
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationResolve",
-			sql.Named("Status", string(p.Status)),
-			sql.Named("ResolvedBy", p.Operator),
-			sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
-			sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))),
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("DeliveryKey", p.DeliveryKey),
-			sql.Named("BusinessUnitId", p.BusinessUnitID),
-			sql.Named("Version", p.ExpectedVersion)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return s.notificationRefusal(ctx, tx, p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, func(cur store.NotificationJob) error {
-				if cur.Status != store.NotificationUnknown {
-					return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
-				}
-				return nil
-			})
-		}
-		if err != nil {
-			return fmt.Errorf("%s NotificationResolve: %w", s.d.Name, err)
-		}
-		out = j
-		return s.writeFact(ctx, tx, j, p.Now)
-	})
-	return out, err
+	return s.notificationGuardedUpdate(ctx, "NotificationResolve", p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, p.Now,
+		func(cur store.NotificationJob) error {
+			if cur.Status != store.NotificationUnknown {
+				return fmt.Errorf("delivery %s is %s, not Unknown: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+			}
+			return nil
+		},
+		func(tx *sql.Tx, j store.NotificationJob) error { return s.writeFact(ctx, tx, j, p.Now) },
+		sql.Named("Status", string(p.Status)),
+		sql.Named("ResolvedBy", p.Operator),
+		sql.Named("ResolutionReason", truncate(p.Reason, 1000)),
+		sql.Named("ProviderReference", nstr(truncate(p.ProviderReference, store.MaxProviderReference))))
 }
 
 // NotificationListHeld implements store.DeliverySupportStore.
@@ -133,26 +108,38 @@ func (s *Store) NotificationListHeld(ctx context.Context, p store.NotificationLi
 // NotificationRelease implements store.DeliverySupportStore: the Version-guarded update; a
 // refusal says why (not found, not held, version moved on).
 func (s *Store) NotificationRelease(ctx context.Context, p store.NotificationReleaseParams) (store.NotificationJob, error) {
+	return s.notificationGuardedUpdate(ctx, "NotificationRelease", p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, p.Now,
+		func(cur store.NotificationJob) error {
+			if cur.Status != store.NotificationFailed || !cur.IsOnSupportHold {
+				return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
+			}
+			return nil
+		}, nil)
+}
+
+// notificationGuardedUpdate runs name, a support update of delivery key in business unit bu
+// guarded by its Version (NotificationResolve, NotificationRelease), in one transaction: the
+// named arguments extra, then @Now (now, stored UTC), @DeliveryKey, @BusinessUnitId and
+// @Version. When no row matched, notificationRefusal says why (wrongState judges the row's
+// state); after, when not nil, runs in the same transaction on the updated row.
+func (s *Store) notificationGuardedUpdate(ctx context.Context, name, key, bu string, version int64, now time.Time,
+	wrongState func(store.NotificationJob) error, after func(*sql.Tx, store.NotificationJob) error, extra ...any) (store.NotificationJob, error) {
+	args := append(extra, sql.Named("Now", s.tm(now)), sql.Named("DeliveryKey", key),
+		sql.Named("BusinessUnitId", bu), sql.Named("Version", version))
 	var out store.NotificationJob
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		j, err := s.scanNotification(s.queryRow(ctx, tx, "NotificationRelease",
-			sql.Named("Now", s.tm(p.Now)),
-			sql.Named("DeliveryKey", p.DeliveryKey),
-			sql.Named("BusinessUnitId", p.BusinessUnitID),
-			sql.Named("Version", p.ExpectedVersion)))
+		j, err := s.scanNotification(s.queryRow(ctx, tx, name, args...))
 		if errors.Is(err, sql.ErrNoRows) {
-			return s.notificationRefusal(ctx, tx, p.DeliveryKey, p.BusinessUnitID, p.ExpectedVersion, func(cur store.NotificationJob) error {
-				if cur.Status != store.NotificationFailed || !cur.IsOnSupportHold {
-					return fmt.Errorf("delivery %s is %s and not on support hold; nothing to release: %w", p.DeliveryKey, cur.Status, store.ErrConflict)
-				}
-				return nil
-			})
+			return s.notificationRefusal(ctx, tx, key, bu, version, wrongState)
 		}
 		if err != nil {
-			return fmt.Errorf("%s NotificationRelease: %w", s.d.Name, err)
+			return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 		}
 		out = j
-		return nil
+		if after == nil {
+			return nil
+		}
+		return after(tx, j)
 	})
 	return out, err
 }
@@ -301,32 +288,13 @@ func (s *Store) DeliveryFactApply(ctx context.Context, facts []store.DeliveryFac
 	return res, err
 }
 
-func (s *Store) execCount(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
-	r, err := s.exec(ctx, tx, name, args...)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	return n, nil
-}
-
 // DeliveryCountsByDay implements store.DeliverySupportStore.
 func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsParams) (store.DeliveryCounts, error) {
 	var out store.DeliveryCounts
 	if p.BusinessUnitID == "" || !isDate(p.From) || !isDate(p.To) || p.From > p.To {
 		return out, fmt.Errorf("DeliveryCountsByDay: want a business unit and From <= To as YYYY-MM-DD, got %q %q..%q", p.BusinessUnitID, p.From, p.To)
 	}
-	type row struct {
-		day, status string
-		n           int
-	}
-	rows, err := queryAll(ctx, s, nil, "DeliveryCountsByDay", func(r rowScanner) (row, error) {
-		var x row
-		return x, r.Scan(&x.day, &x.status, &x.n)
-	}, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
+	rows, err := queryAll(ctx, s, nil, "DeliveryCountsByDay", scanDayStatusCount, sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("FromDate", p.From), sql.Named("ToDate", p.To))
 	if err != nil {
 		return out, err
 	}
@@ -345,13 +313,31 @@ func (s *Store) DeliveryCountsByDay(ctx context.Context, p store.DeliveryCountsP
 			d.Unknown = x.n
 		}
 	}
+	out.FreshTo, err = s.projectionFreshTo(ctx, "DeliveryProjectionStateGet", sql.Named("Name", projectionStateName))
+	return out, err
+}
+
+// dayStatusCount is a row of a per-day count (CampaignCountsByDay, DeliveryCountsByDay): a
+// local date (YYYY-MM-DD), a status and how many rows of that day hold it.
+type dayStatusCount struct {
+	day, status string
+	n           int
+}
+
+func scanDayStatusCount(r rowScanner) (dayStatusCount, error) {
+	var x dayStatusCount
+	return x, r.Scan(&x.day, &x.status, &x.n)
+}
+
+// projectionFreshTo reads, with the query named name, the instant (UTC) up to which a
+// projection has folded its facts: nil when it has folded none yet (no row, or NULL).
+func (s *Store) projectionFreshTo(ctx context.Context, name string, args ...any) (*time.Time, error) {
 	var fresh *time.Time
-	err = s.queryRow(ctx, nil, "DeliveryProjectionStateGet", sql.Named("Name", projectionStateName)).Scan(s.nt(&fresh))
+	err := s.queryRow(ctx, nil, name, args...).Scan(s.nt(&fresh))
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return out, fmt.Errorf("%s DeliveryProjectionStateGet: %w", s.d.Name, err)
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
-	out.FreshTo = fresh
-	return out, nil
+	return fresh, nil
 }
 
 func isDate(v string) bool {

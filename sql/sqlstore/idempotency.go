@@ -38,12 +38,8 @@ func (s *Store) IdempotencyBegin(ctx context.Context, p store.IdempotencyBeginPa
 			sql.Named("RequestHash", p.RequestHash), sql.Named("LeaseExpiresOn", s.tm(p.Now.Add(p.Lease))),
 			sql.Named("Now", s.tm(p.Now))}
 		for _, name := range []string{"IdempotencyInsert", "IdempotencyTakeOver"} {
-			res, err := s.exec(ctx, tx, name, args...)
-			if err != nil {
-				return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+			if n, err := s.execCount(ctx, tx, name, args...); err != nil {
+				return err
 			} else if n == 1 {
 				out.Started = true
 				break
@@ -62,16 +58,14 @@ func (s *Store) IdempotencyBegin(ctx context.Context, p store.IdempotencyBeginPa
 
 // IdempotencyComplete implements store.IdempotencyStore.
 func (s *Store) IdempotencyComplete(ctx context.Context, p store.IdempotencyCompleteParams) error {
-	res, err := s.exec(ctx, nil, "IdempotencyComplete",
+	n, err := s.execCount(ctx, nil, "IdempotencyComplete",
 		sql.Named("Scope", p.Scope), sql.Named("IdempotencyKey", p.Key), sql.Named("RequestHash", p.RequestHash),
 		sql.Named("ResponseStatus", p.ResponseStatus), sql.Named("ResponseHeadersJson", p.ResponseHeadersJSON),
 		sql.Named("ResponseBody", p.ResponseBody), sql.Named("Now", s.tm(p.Now)), sql.Named("LeaseExpiresOn", s.tm(p.LeaseExpiresOn)))
 	if err != nil {
-		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, err)
+		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, err)
-	} else if n != 1 {
+	if n != 1 {
 		return fmt.Errorf("%s IdempotencyComplete: %w", s.d.Name, store.ErrNotFound)
 	}
 	return nil
@@ -89,16 +83,5 @@ func (s *Store) IdempotencyRelease(ctx context.Context, p store.IdempotencyRelea
 
 // IdempotencyPurge implements store.IdempotencyStore.
 func (s *Store) IdempotencyPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("IdempotencyPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "IdempotencyPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s IdempotencyPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("%s IdempotencyPurge: %w", s.d.Name, err)
-	}
-	return int(n), nil
+	return s.purgeBefore(ctx, "IdempotencyPurge", before, limit)
 }

@@ -60,19 +60,20 @@ func (s *Store) APIKeyList(ctx context.Context, p store.APIKeyListParams) ([]sto
 
 // APIKeyRevoke implements store.KeyStore.
 func (s *Store) APIKeyRevoke(ctx context.Context, prefix string, now time.Time, operator string) error {
-	if _, err := s.exec(ctx, nil, "ApiKeyRevoke", sql.Named("Prefix", prefix), sql.Named("Now", s.tm(now)),
-		sql.Named("RevokedBy", operator)); err != nil {
-		return fmt.Errorf("%s APIKeyRevoke: %w", s.d.Name, err)
-	}
-	_, err := s.APIKeyGet(ctx, prefix)
-	return err
+	return s.apiKeyChange(ctx, "APIKeyRevoke", "ApiKeyRevoke", prefix, sql.Named("Now", s.tm(now)), sql.Named("RevokedBy", operator))
 }
 
 // APIKeyExpire implements store.KeyStore.
 func (s *Store) APIKeyExpire(ctx context.Context, prefix string, at time.Time, replacedBy string) error {
-	if _, err := s.exec(ctx, nil, "ApiKeyExpire", sql.Named("Prefix", prefix), sql.Named("ExpiresOn", s.tm(at)),
-		sql.Named("ReplacedBy", replacedBy)); err != nil {
-		return fmt.Errorf("%s APIKeyExpire: %w", s.d.Name, err)
+	return s.apiKeyChange(ctx, "APIKeyExpire", "ApiKeyExpire", prefix, sql.Named("ExpiresOn", s.tm(at)), sql.Named("ReplacedBy", replacedBy))
+}
+
+// apiKeyChange runs query, a change of the key with prefix (@Prefix, then args), for the
+// store method what (which names a failure), and then reads the key back: ErrNotFound when
+// there is no such key, so a change of a missing key is not taken for done.
+func (s *Store) apiKeyChange(ctx context.Context, what, query, prefix string, args ...any) error {
+	if _, err := s.exec(ctx, nil, query, append([]any{sql.Named("Prefix", prefix)}, args...)...); err != nil {
+		return fmt.Errorf("%s %s: %w", s.d.Name, what, err)
 	}
 	_, err := s.APIKeyGet(ctx, prefix)
 	return err
@@ -131,13 +132,5 @@ func (s *Store) ConsoleSessionEndPrincipal(ctx context.Context, principal string
 
 // ConsoleSessionPurge implements store.SessionStore.
 func (s *Store) ConsoleSessionPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("ConsoleSessionPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "ConsoleSessionPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s ConsoleSessionPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return s.purgeBefore(ctx, "ConsoleSessionPurge", before, limit)
 }

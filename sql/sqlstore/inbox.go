@@ -36,16 +36,12 @@ func (s *Store) InboxInsert(ctx context.Context, p store.InboxInsertParams) (sto
 	var out store.InboxInsertResult
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = store.InboxInsertResult{}
-		res, err := s.exec(ctx, tx, "InboxInsert", sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("RecipientId", p.RecipientID),
+		n, err := s.execCount(ctx, tx, "InboxInsert", sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("RecipientId", p.RecipientID),
 			sql.Named("DeliveryKey", p.DeliveryKey), sql.Named("Template", p.Template), sql.Named("Subject", p.Subject),
 			sql.Named("TextBody", p.Text), sql.Named("HtmlBody", p.HTML), sql.Named("PayloadJson", nstr(p.PayloadJSON)),
 			sql.Named("CreatedOn", s.tm(p.Now)))
 		if err != nil {
-			return fmt.Errorf("%s InboxInsert: %w", s.d.Name, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("%s InboxInsert: %w", s.d.Name, err)
+			return err
 		}
 		m, err := s.inboxOne(ctx, tx, "InboxGetByDeliveryKey", sql.Named("DeliveryKey", p.DeliveryKey))
 		if err != nil {
@@ -83,10 +79,7 @@ func (s *Store) InboxList(ctx context.Context, p store.InboxListParams) ([]store
 
 // InboxListAfter implements store.InboxStore.
 func (s *Store) InboxListAfter(ctx context.Context, p store.InboxListAfterParams) ([]store.InboxMessage, error) {
-	if err := checkLimit("InboxListAfter", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "InboxListAfter", s.scanInbox, sql.Named("BusinessUnitId", p.BusinessUnitID),
+	return queryPage(ctx, s, "InboxListAfter", p.Limit, s.scanInbox, sql.Named("BusinessUnitId", p.BusinessUnitID),
 		sql.Named("RecipientId", p.RecipientID), sql.Named("AfterSeq", max(p.AfterSeq, 0)), sql.Named("Limit", p.Limit))
 }
 
@@ -100,14 +93,10 @@ func (s *Store) InboxGet(ctx context.Context, businessUnitID, recipientID string
 func (s *Store) InboxMarkRead(ctx context.Context, p store.InboxMarkReadParams) (store.InboxMessage, error) {
 	var out store.InboxMessage
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, "InboxMarkRead", sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("RecipientId", p.RecipientID),
+		n, err := s.execCount(ctx, tx, "InboxMarkRead", sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("RecipientId", p.RecipientID),
 			sql.Named("Seq", p.Seq), sql.Named("Version", p.Version), sql.Named("Now", s.tm(p.Now)))
 		if err != nil {
-			return fmt.Errorf("%s InboxMarkRead: %w", s.d.Name, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("%s InboxMarkRead: %w", s.d.Name, err)
+			return err
 		}
 		m, err := s.inboxGet(ctx, tx, p.BusinessUnitID, p.RecipientID, p.Seq)
 		if err != nil {

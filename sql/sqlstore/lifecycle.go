@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -29,16 +30,17 @@ func scopeArgs(sc automation.Scope, listName string) []any {
 	return []any{sql.Named("AllUnits", boolInt(sc.All())), sql.Named(listName, string(b))}
 }
 
-// rowsAffectedOne reports whether a statement changed exactly one row.
-func (s *Store) rowsAffectedOne(name string, res sql.Result, err error) (bool, error) {
+// insertOne runs the insert named name, which adds one row unless key (as the error names
+// it) is already stored: then it is ErrConflict ("sqlite BusinessUnitInsert "bu1": conflict").
+func (s *Store) insertOne(ctx context.Context, name, key string, args ...any) error {
+	n, err := s.execCount(ctx, nil, name, args...)
 	if err != nil {
-		return false, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		return err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	if n != 1 {
+		return fmt.Errorf("%s %s %s: %w", s.d.Name, name, key, store.ErrConflict)
 	}
-	return n == 1, nil
+	return nil
 }
 
 // --- business units ------------------------------------------------------------------
@@ -71,15 +73,7 @@ func (s *Store) businessUnitArgs(bu store.BusinessUnitRecord) []any {
 
 // BusinessUnitInsert implements store.LifecycleStore.
 func (s *Store) BusinessUnitInsert(ctx context.Context, bu store.BusinessUnitRecord) error {
-	res, err := s.exec(ctx, nil, "BusinessUnitInsert", s.businessUnitArgs(bu)...)
-	ok, err := s.rowsAffectedOne("BusinessUnitInsert", res, err)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s BusinessUnitInsert %q: %w", s.d.Name, bu.ID, store.ErrConflict)
-	}
-	return nil
+	return s.insertOne(ctx, "BusinessUnitInsert", strconv.Quote(bu.ID), s.businessUnitArgs(bu)...)
 }
 
 // BusinessUnitGetRecord implements store.LifecycleStore.
@@ -92,8 +86,7 @@ func (s *Store) BusinessUnitGetRecord(ctx context.Context, id string) (store.Bus
 func (s *Store) BusinessUnitUpdate(ctx context.Context, bu store.BusinessUnitRecord, expectedVersion int64) (store.BusinessUnitRecord, error) {
 	var out store.BusinessUnitRecord
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := s.exec(ctx, tx, "BusinessUnitUpdate", append(s.businessUnitArgs(bu), sql.Named("ExpectedVersion", expectedVersion))...)
-		ok, err := s.rowsAffectedOne("BusinessUnitUpdate", res, err)
+		n, err := s.execCount(ctx, tx, "BusinessUnitUpdate", append(s.businessUnitArgs(bu), sql.Named("ExpectedVersion", expectedVersion))...)
 		if err != nil {
 			return err
 		}
@@ -101,7 +94,7 @@ func (s *Store) BusinessUnitUpdate(ctx context.Context, bu store.BusinessUnitRec
 		if gerr = s.oneErr("BusinessUnitGetRecord", gerr); gerr != nil {
 			return gerr
 		}
-		if !ok {
+		if n != 1 {
 			return fmt.Errorf("%s BusinessUnitUpdate %q at version %d (stored %d): %w", s.d.Name, bu.ID, expectedVersion, cur.Version, store.ErrLeaseLost)
 		}
 		out = cur
@@ -112,11 +105,8 @@ func (s *Store) BusinessUnitUpdate(ctx context.Context, bu store.BusinessUnitRec
 
 // BusinessUnitList implements store.LifecycleStore.
 func (s *Store) BusinessUnitList(ctx context.Context, p store.BusinessUnitListParams) ([]store.BusinessUnitRecord, error) {
-	if err := checkLimit("BusinessUnitList", p.Limit); err != nil {
-		return nil, err
-	}
 	args := append(scopeArgs(p.Scope, "UnitsJson"), sql.Named("AfterId", p.AfterID), sql.Named("Limit", p.Limit))
-	return queryAll(ctx, s, nil, "BusinessUnitList", s.scanBusinessUnit, args...)
+	return queryPage(ctx, s, "BusinessUnitList", p.Limit, s.scanBusinessUnit, args...)
 }
 
 // --- settings ------------------------------------------------------------------------
@@ -130,22 +120,13 @@ func (s *Store) settingArgs(r store.ReminderSettingRecord) []any {
 
 // ReminderSettingInsert implements store.LifecycleStore.
 func (s *Store) ReminderSettingInsert(ctx context.Context, r store.ReminderSettingRecord) error {
-	res, err := s.exec(ctx, nil, "ReminderSettingInsert", s.settingArgs(r)...)
-	ok, err := s.rowsAffectedOne("ReminderSettingInsert", res, err)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%s ReminderSettingInsert %s: %w", s.d.Name, r.Guid, store.ErrConflict)
-	}
-	return nil
+	return s.insertOne(ctx, "ReminderSettingInsert", r.Guid, s.settingArgs(r)...)
 }
 
 // ReminderSettingUpdate implements store.LifecycleStore.
 func (s *Store) ReminderSettingUpdate(ctx context.Context, r store.ReminderSettingRecord, expectedVersion int64) error {
-	res, err := s.exec(ctx, nil, "ReminderSettingUpdate", append(s.settingArgs(r), sql.Named("ExpectedVersion", expectedVersion))...)
-	ok, err := s.rowsAffectedOne("ReminderSettingUpdate", res, err)
-	if err != nil || ok {
+	n, err := s.execCount(ctx, nil, "ReminderSettingUpdate", append(s.settingArgs(r), sql.Named("ExpectedVersion", expectedVersion))...)
+	if err != nil || n == 1 {
 		return err
 	}
 	if _, gerr := s.ReminderSettingGet(ctx, r.Guid); gerr != nil {
@@ -156,24 +137,18 @@ func (s *Store) ReminderSettingUpdate(ctx context.Context, r store.ReminderSetti
 
 // ReminderSettingList implements store.LifecycleStore.
 func (s *Store) ReminderSettingList(ctx context.Context, p store.ReminderSettingListParams) ([]store.ReminderSettingRecord, error) {
-	if err := checkLimit("ReminderSettingList", p.Limit); err != nil {
-		return nil, err
-	}
 	active := -1
 	if p.Active != nil {
 		active = boolInt(*p.Active)
 	}
 	args := append(scopeArgs(p.Scope, "UnitsJson"), sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("SourceType", p.SourceType),
 		sql.Named("IsActive", active), sql.Named("AfterGuid", p.AfterGuid), sql.Named("Limit", p.Limit))
-	return queryAll(ctx, s, nil, "ReminderSettingList", s.scanSetting, args...)
+	return queryPage(ctx, s, "ReminderSettingList", p.Limit, s.scanSetting, args...)
 }
 
 // ReminderSettingListPairs implements store.LifecycleStore.
 func (s *Store) ReminderSettingListPairs(ctx context.Context, after store.SettingSourcePair, limit int) ([]store.SettingSourcePair, error) {
-	if err := checkLimit("ReminderSettingListPairs", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReminderSettingListPairs", func(r rowScanner) (store.SettingSourcePair, error) {
+	return queryPage(ctx, s, "ReminderSettingListPairs", limit, func(r rowScanner) (store.SettingSourcePair, error) {
 		var p store.SettingSourcePair
 		return p, r.Scan(&p.BusinessUnitID, &p.SourceType)
 	}, sql.Named("AfterBusinessUnitId", after.BusinessUnitID), sql.Named("AfterSourceType", after.SourceType), sql.Named("Limit", limit))
@@ -183,9 +158,6 @@ func (s *Store) ReminderSettingListPairs(ctx context.Context, after store.Settin
 
 // SourceSnapshotList implements store.LifecycleStore.
 func (s *Store) SourceSnapshotList(ctx context.Context, p store.SourceSnapshotListParams) ([]store.SourceSnapshot, error) {
-	if err := checkLimit("SourceSnapshotList", p.Limit); err != nil {
-		return nil, err
-	}
 	since := p.ChangedSince
 	if since.IsZero() {
 		since = epoch
@@ -194,7 +166,7 @@ func (s *Store) SourceSnapshotList(ctx context.Context, p store.SourceSnapshotLi
 	if after.IsZero() {
 		after = epoch
 	}
-	return queryAll(ctx, s, nil, "SourceSnapshotList", s.scanSnapshot,
+	return queryPage(ctx, s, "SourceSnapshotList", p.Limit, s.scanSnapshot,
 		sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("EntityType", p.EntityType),
 		sql.Named("ChangedSince", s.tm(since)), sql.Named("HasAfter", boolInt(p.AfterGuid != "")),
 		sql.Named("AfterUpdatedOn", s.tm(after)), sql.Named("AfterGuid", p.AfterGuid),
@@ -304,17 +276,12 @@ func (s *Store) ReconcileStateSave(ctx context.Context, st store.ReconcileState)
 		sql.Named("DoneGeneration", st.DoneGeneration), sql.Named("WatermarkOn", s.ntm(st.WatermarkOn)),
 		sql.Named("PassHighOn", s.ntm(st.PassHighOn)), sql.Named("Position", nstr(st.Cursor)),
 		sql.Named("Marker", nstr(st.Marker)), sql.Named("UpdatedOn", s.tm(st.UpdatedOn))}
-	name := "ReconcileStateInsert"
-	if st.Version > 0 {
-		name = "ReconcileStateUpdate"
-		args = append(args, sql.Named("Version", st.Version))
-	}
-	res, err := s.exec(ctx, nil, name, args...)
-	ok, err := s.rowsAffectedOne(name, res, err)
+	name, args := versionedSave("ReconcileStateInsert", "ReconcileStateUpdate", st.Version, args)
+	n, err := s.execCount(ctx, nil, name, args...)
 	if err != nil {
 		return st, err
 	}
-	if !ok {
+	if n != 1 {
 		return st, fmt.Errorf("%s %s %s at version %d: %w", s.d.Name, name, st.SweepKey, st.Version, store.ErrLeaseLost)
 	}
 	return s.ReconcileStateGet(ctx, st.SweepKey)
@@ -333,8 +300,5 @@ func (s *Store) ReconcileStateRequest(ctx context.Context, key string, now time.
 
 // ReconcileStateListRequested implements store.LifecycleStore.
 func (s *Store) ReconcileStateListRequested(ctx context.Context, prefix string, limit int) ([]store.ReconcileState, error) {
-	if err := checkLimit("ReconcileStateListRequested", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReconcileStateListRequested", s.scanReconcile, sql.Named("Prefix", prefix), sql.Named("Limit", limit))
+	return queryPage(ctx, s, "ReconcileStateListRequested", limit, s.scanReconcile, sql.Named("Prefix", prefix), sql.Named("Limit", limit))
 }

@@ -27,10 +27,7 @@ func validAudit(a *store.OperatorAudit) error {
 
 // OperatorAuditList implements store.OperatorAuditStore.
 func (s *Store) OperatorAuditList(ctx context.Context, bu string, limit int) ([]store.OperatorAudit, error) {
-	if err := checkLimit("OperatorAuditList", limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "OperatorAuditList", func(r rowScanner) (store.OperatorAudit, error) {
+	return queryPage(ctx, s, "OperatorAuditList", limit, func(r rowScanner) (store.OperatorAudit, error) {
 		var a store.OperatorAudit
 		err := r.Scan(&a.ID, s.t(&a.At), &a.BusinessUnitID, &a.Action, &a.Target, &a.Operator)
 		return a, err

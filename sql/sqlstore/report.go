@@ -14,19 +14,6 @@ import (
 
 var _ store.ReportStore = (*Store)(nil)
 
-// rowsAffected runs a named statement and returns how many rows it changed.
-func (s *Store) rowsAffected(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
-	res, err := s.exec(ctx, tx, name, args...)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
-	}
-	return n, nil
-}
-
 // --- subscriptions ------------------------------------------------------------------
 
 func (s *Store) scanReportSubscription(r rowScanner) (store.ReportSubscriptionRecord, error) {
@@ -43,7 +30,7 @@ func (s *Store) ReportSubscriptionInsert(ctx context.Context, r store.ReportSubs
 	if r.Guid == "" || r.BusinessUnitID == "" || r.Status == "" {
 		return r, errors.New("ReportSubscriptionInsert: Guid, BusinessUnitID and Status are required")
 	}
-	n, err := s.rowsAffected(ctx, nil, "ReportSubscriptionInsert",
+	n, err := s.execCount(ctx, nil, "ReportSubscriptionInsert",
 		sql.Named("Guid", r.Guid), sql.Named("BusinessUnitId", r.BusinessUnitID), sql.Named("ReportType", r.ReportType),
 		sql.Named("Status", string(r.Status)), sql.Named("Body", r.Body), sql.Named("Now", s.tm(r.CreatedOn)), sql.Named("UpdatedBy", nstr(r.UpdatedBy)))
 	if err != nil {
@@ -60,7 +47,7 @@ func (s *Store) ReportSubscriptionUpdate(ctx context.Context, p store.ReportSubs
 	r := p.Record
 	var out store.ReportSubscriptionRecord
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		n, err := s.rowsAffected(ctx, tx, "ReportSubscriptionUpdate",
+		n, err := s.execCount(ctx, tx, "ReportSubscriptionUpdate",
 			sql.Named("ReportType", r.ReportType), sql.Named("Status", string(r.Status)), sql.Named("Body", r.Body),
 			sql.Named("ExpectedVersion", p.ExpectedVersion), sql.Named("Now", s.tm(r.UpdatedOn)), sql.Named("Guid", r.Guid),
 			sql.Named("UpdatedBy", nstr(r.UpdatedBy)))
@@ -87,10 +74,7 @@ func (s *Store) ReportSubscriptionGet(ctx context.Context, guid string) (store.R
 
 // ReportSubscriptionList implements store.ReportStore.
 func (s *Store) ReportSubscriptionList(ctx context.Context, p store.ReportSubscriptionListParams) ([]store.ReportSubscriptionRecord, error) {
-	if err := checkLimit("ReportSubscriptionList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportSubscriptionList", s.scanReportSubscription,
+	return queryPage(ctx, s, "ReportSubscriptionList", p.Limit, s.scanReportSubscription,
 		sql.Named("AfterGuid", p.AfterGuid), sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("Limit", p.Limit))
 }
 
@@ -113,7 +97,7 @@ func (s *Store) ReportRunRegister(ctx context.Context, r store.ReportRunRecord) 
 	var out store.ReportRunRecord
 	var inserted bool
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		n, err := s.rowsAffected(ctx, tx, "ReportRunInsert",
+		n, err := s.execCount(ctx, tx, "ReportRunInsert",
 			sql.Named("RunKeyHash", r.RunKeyHash), sql.Named("SchedulerKey", r.SchedulerKey),
 			sql.Named("SubscriptionGuid", r.SubscriptionGuid), sql.Named("BusinessUnitId", r.BusinessUnitID),
 			sql.Named("RunKind", string(r.RunKind)), sql.Named("OwnershipKey", r.OwnershipKey),
@@ -153,10 +137,7 @@ func (s *Store) ReportRunGetByKey(ctx context.Context, schedulerKey string) (sto
 
 // ReportRunList implements store.ReportStore.
 func (s *Store) ReportRunList(ctx context.Context, p store.ReportRunListParams) ([]store.ReportRunRecord, error) {
-	if err := checkLimit("ReportRunList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportRunList", s.scanReportRun,
+	return queryPage(ctx, s, "ReportRunList", p.Limit, s.scanReportRun,
 		sql.Named("SubscriptionGuid", p.SubscriptionGuid), sql.Named("BeforeId", p.BeforeID), sql.Named("Limit", p.Limit))
 }
 
@@ -219,12 +200,12 @@ func (s *Store) ReportOwnershipAcquire(ctx context.Context, p store.ReportOwners
 		out.Outcome = store.DecideOwnership(existing, p.Owner)
 		switch out.Outcome {
 		case store.OwnershipAcquired:
-			_, err = s.rowsAffected(ctx, tx, "ReportOwnershipInsert", sql.Named("SchedulerKey", p.SchedulerKey),
+			_, err = s.execCount(ctx, tx, "ReportOwnershipInsert", sql.Named("SchedulerKey", p.SchedulerKey),
 				sql.Named("SubscriptionGuid", p.SubscriptionGuid), sql.Named("RunKind", string(p.RunKind)),
 				sql.Named("Owner", string(p.Owner)), sql.Named("Now", s.tm(p.Now)))
 		case store.OwnershipTakenOver:
 			var n int64
-			n, err = s.rowsAffected(ctx, tx, "ReportOwnershipTakeOver", sql.Named("Owner", string(p.Owner)),
+			n, err = s.execCount(ctx, tx, "ReportOwnershipTakeOver", sql.Named("Owner", string(p.Owner)),
 				sql.Named("RunKind", string(p.RunKind)), sql.Named("Now", s.tm(p.Now)),
 				sql.Named("SchedulerKey", p.SchedulerKey), sql.Named("Version", cur.Version))
 			if err == nil && n != 1 {
@@ -263,7 +244,7 @@ func (s *Store) fenced(ctx context.Context, name string, p store.ReportOwnership
 	}
 	var out store.ReportOwnership
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		n, err := s.rowsAffected(ctx, tx, name, args...)
+		n, err := s.execCount(ctx, tx, name, args...)
 		if err != nil {
 			return err
 		}
@@ -316,7 +297,7 @@ func (s *Store) ReportOwnershipReleaseAll(ctx context.Context, p store.ReportOwn
 		return 0, errors.New("ReportOwnershipReleaseAll: SubscriptionGuid, a known Owner and Kinds are required")
 	}
 	has := func(k store.ReportRunKind) int { return boolInt(slices.Contains(p.Kinds, k)) }
-	n, err := s.rowsAffected(ctx, nil, "ReportOwnershipReleaseAll", sql.Named("Now", s.tm(p.Now)),
+	n, err := s.execCount(ctx, nil, "ReportOwnershipReleaseAll", sql.Named("Now", s.tm(p.Now)),
 		sql.Named("SubscriptionGuid", p.SubscriptionGuid), sql.Named("Owner", string(p.Owner)),
 		sql.Named("Scheduled", has(store.ReportRunScheduled)), sql.Named("Manual", has(store.ReportRunManual)),
 		sql.Named("SupportRetry", has(store.ReportRunSupportRetry)), sql.Named("Limit", p.Limit))
@@ -325,10 +306,7 @@ func (s *Store) ReportOwnershipReleaseAll(ctx context.Context, p store.ReportOwn
 
 // ReportOwnershipList implements store.ReportStore.
 func (s *Store) ReportOwnershipList(ctx context.Context, p store.ReportOwnershipListParams) ([]store.ReportOwnership, error) {
-	if err := checkLimit("ReportOwnershipList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportOwnershipList", s.scanOwnership,
+	return queryPage(ctx, s, "ReportOwnershipList", p.Limit, s.scanOwnership,
 		sql.Named("SubscriptionGuid", p.SubscriptionGuid), sql.Named("AfterKey", p.AfterKey), sql.Named("Limit", p.Limit))
 }
 
@@ -363,7 +341,7 @@ func (s *Store) ReportRolloutPut(ctx context.Context, r store.ReportRolloutRecor
 		}
 		args := append(rolloutArgs(r.ScopeType, r.ScopeID), sql.Named("Mode", r.Mode),
 			sql.Named("Now", s.tm(r.UpdatedOn)), sql.Named("UpdatedBy", nstr(r.UpdatedBy)))
-		if _, err := s.rowsAffected(ctx, tx, name, args...); err != nil {
+		if _, err := s.execCount(ctx, tx, name, args...); err != nil {
 			return err
 		}
 		out, err = s.scanRollout(s.queryRow(ctx, tx, "ReportRolloutGet", rolloutArgs(r.ScopeType, r.ScopeID)...))
@@ -386,7 +364,7 @@ func (s *Store) ReportRolloutDelete(ctx context.Context, scope store.ReportRollo
 	var n int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if n, err = s.rowsAffected(ctx, tx, "ReportRolloutDelete", rolloutArgs(scope, scopeID)...); err != nil || audit == nil {
+		if n, err = s.execCount(ctx, tx, "ReportRolloutDelete", rolloutArgs(scope, scopeID)...); err != nil || audit == nil {
 			return err
 		}
 		return s.operatorAuditInsert(ctx, tx, *audit)
@@ -396,10 +374,7 @@ func (s *Store) ReportRolloutDelete(ctx context.Context, scope store.ReportRollo
 
 // ReportRolloutList implements store.ReportStore.
 func (s *Store) ReportRolloutList(ctx context.Context, p store.ReportRolloutListParams) ([]store.ReportRolloutRecord, error) {
-	if err := checkLimit("ReportRolloutList", p.Limit); err != nil {
-		return nil, err
-	}
-	return queryAll(ctx, s, nil, "ReportRolloutList", s.scanRollout, sql.Named("AfterScopeType", string(p.AfterScopeType)),
+	return queryPage(ctx, s, "ReportRolloutList", p.Limit, s.scanRollout, sql.Named("AfterScopeType", string(p.AfterScopeType)),
 		sql.Named("AfterScopeId", p.AfterScopeID), sql.Named("Limit", p.Limit))
 }
 
@@ -425,11 +400,7 @@ func (s *Store) ReportActivity(ctx context.Context, p store.ReportActivityParams
 		return x, err
 	}
 	args := []any{sql.Named("BusinessUnitId", p.BusinessUnitID), sql.Named("From", s.tm(p.From)), sql.Named("To", s.tm(p.To)), sql.Named("Limit", p.Limit)}
-	dels, err := queryAll(ctx, s, nil, "ReportActivityDeliveries", scan, args...)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := queryAll(ctx, s, nil, "ReportActivityRuns", scan, args...)
+	dels, runs, err := queryBoth(ctx, s, "ReportActivityDeliveries", "ReportActivityRuns", scan, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -432,6 +432,37 @@ func (s *Store) claimSize(n int) int {
 	return n
 }
 
+// purgeBefore runs the purge query named name (up to limit rows older than before: @Before, an
+// instant stored UTC, and @Limit) and returns how many rows it deleted. A limit outside
+// 1..store.MaxBatch is refused before the query runs (checkLimit); a failure is wrapped with
+// the dialect and the query name ("sqlite IdempotencyPurge: ...").
+func (s *Store) purgeBefore(ctx context.Context, name string, before time.Time, limit int) (int, error) {
+	if err := checkLimit(name, limit); err != nil {
+		return 0, err
+	}
+	n, err := s.execCount(ctx, nil, name, sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
+	return int(n), err
+}
+
+// nextWakeUp runs the query named name, which reads the earliest instant (UTC) at which a row
+// it watches falls due: nil when none is waiting.
+func (s *Store) nextWakeUp(ctx context.Context, name string) (*time.Time, error) {
+	var t *time.Time
+	if err := s.queryRow(ctx, nil, name).Scan(s.nt(&t)); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return t, nil
+}
+
+// versionedSave picks the statement of a save by version: insert (a new row) when version
+// is 0, else update, guarded by @Version (the version read), added to args.
+func versionedSave(insert, update string, version int64, args []any) (string, []any) {
+	if version > 0 {
+		return update, append(args, sql.Named("Version", version))
+	}
+	return insert, args
+}
+
 func checkLimit(what string, n int) error {
 	if n <= 0 || n > store.MaxBatch {
 		return fmt.Errorf("%s: limit %d outside 1..%d", what, n, store.MaxBatch)
@@ -572,6 +603,52 @@ func queryAll[T any](ctx context.Context, s *Store, tx *sql.Tx, name string, sca
 	return out, nil
 }
 
+// queryPage is queryAll (outside a transaction) of a page query: its limit, which args also
+// carry as @Limit, is checked first (checkLimit, naming the query), so a limit outside
+// 1..store.MaxBatch runs nothing.
+func queryPage[T any](ctx context.Context, s *Store, name string, limit int, scan func(rowScanner) (T, error), args ...any) ([]T, error) {
+	if err := checkLimit(name, limit); err != nil {
+		return nil, err
+	}
+	return queryAll(ctx, s, nil, name, scan, args...)
+}
+
+// batchInTx runs one for each item of ps (i its index), in order, all in one transaction,
+// and returns their results in ps's order: the first error rolls every item back and is
+// returned as one made it (naming the item).
+func batchInTx[P, R any](ctx context.Context, s *Store, ps []P, one func(tx *sql.Tx, i int, p P) (R, error)) ([]R, error) {
+	out := make([]R, len(ps))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for i, p := range ps {
+			r, err := one(tx, i, p)
+			if err != nil {
+				return err
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// queryBoth runs queries a and b (outside a transaction) with the same args and returns the
+// rows of each (queryAll): two reads of one set of parameters, such as two kinds of row
+// merged by the caller.
+func queryBoth[T any](ctx context.Context, s *Store, a, b string, scan func(rowScanner) (T, error), args ...any) ([]T, []T, error) {
+	first, err := queryAll(ctx, s, nil, a, scan, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	second, err := queryAll(ctx, s, nil, b, scan, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return first, second, nil
+}
+
 func (s *Store) queryRows(ctx context.Context, tx *sql.Tx, name string, args ...any) ([]automation.SchedulerRow, error) {
 	return queryAll(ctx, s, tx, name, s.scanScheduler, args...)
 }
@@ -587,16 +664,26 @@ func (s *Store) queryOne(ctx context.Context, tx *sql.Tx, name string, args ...a
 	return rows[0], nil
 }
 
-// execOne runs a guarded statement that must change exactly one row (a Version-guarded
-// update, say): "no row changed" (or more than one) is ErrLeaseLost.
-func (s *Store) execOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
+// execCount runs the statement named name (in tx, or on its own when tx is nil) and returns
+// how many rows it changed; a failure is wrapped with the dialect and the name.
+func (s *Store) execCount(ctx context.Context, tx *sql.Tx, name string, args ...any) (int64, error) {
 	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+		return 0, fmt.Errorf("%s %s: %w", s.d.Name, name, err)
+	}
+	return n, nil
+}
+
+// execOne runs a guarded statement that must change exactly one row (a Version-guarded
+// update, say): "no row changed" (or more than one) is ErrLeaseLost.
+func (s *Store) execOne(ctx context.Context, tx *sql.Tx, name string, args ...any) error {
+	n, err := s.execCount(ctx, tx, name, args...)
+	if err != nil {
+		return err
 	}
 	if n != 1 {
 		return fmt.Errorf("%s %s: %w", s.d.Name, name, store.ErrLeaseLost)
@@ -1363,11 +1450,7 @@ func (s *Store) SchedulerListExpiredLeases(ctx context.Context, p store.Schedule
 
 // SchedulerNextWakeUp implements store.SchedulerStore.
 func (s *Store) SchedulerNextWakeUp(ctx context.Context) (*time.Time, error) {
-	var t *time.Time
-	if err := s.queryRow(ctx, nil, "SchedulerNextWakeUp").Scan(s.nt(&t)); err != nil {
-		return nil, fmt.Errorf("%s SchedulerNextWakeUp: %w", s.d.Name, err)
-	}
-	return t, nil
+	return s.nextWakeUp(ctx, "SchedulerNextWakeUp")
 }
 
 // SchedulerCountByStatus implements store.SchedulerStore.

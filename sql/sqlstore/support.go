@@ -508,15 +508,7 @@ func (s *Store) MetricsSampleSeries(ctx context.Context, p store.MetricsSeriesPa
 
 // MetricsSamplePurge implements store.SupportStore.
 func (s *Store) MetricsSamplePurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("MetricsSamplePurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "MetricsSamplePurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s MetricsSamplePurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return s.purgeBefore(ctx, "MetricsSamplePurge", before, limit)
 }
 
 // MetricsCountAdd implements store.SupportStore: one upsert per count in one transaction.
@@ -583,20 +575,13 @@ func (s *Store) MetricsCountSeries(ctx context.Context, p store.MetricsCountPara
 
 // MetricsCountPurge implements store.SupportStore.
 func (s *Store) MetricsCountPurge(ctx context.Context, before time.Time, limit int) (int, error) {
-	if err := checkLimit("MetricsCountPurge", limit); err != nil {
-		return 0, err
-	}
-	res, err := s.exec(ctx, nil, "MetricsCountPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit))
-	if err != nil {
-		return 0, fmt.Errorf("%s MetricsCountPurge: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := s.purgeBefore(ctx, "MetricsCountPurge", before, limit)
 	if err != nil {
 		return 0, err
 	}
 	// The flush ledger of the same minutes (a flush is never retried after the retention).
 	if _, err := s.exec(ctx, nil, "MetricsCountFlushPurge", sql.Named("Before", s.tm(before)), sql.Named("Limit", limit)); err != nil {
-		return int(n), fmt.Errorf("%s MetricsCountFlushPurge: %w", s.d.Name, err)
+		return n, fmt.Errorf("%s MetricsCountFlushPurge: %w", s.d.Name, err)
 	}
-	return int(n), nil
+	return n, nil
 }

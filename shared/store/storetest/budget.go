@@ -148,12 +148,8 @@ func testBudgetReserveConcurrent(t *testing.T, open Opener) {
 
 func feeFacts(t *testing.T, s store.Store) []store.CampaignFeeFact {
 	t.Helper()
-	msgs, err := s.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: store.MaxBatch})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []store.CampaignFeeFact
-	for _, m := range msgs {
+	for _, m := range unpublished(t, s) {
 		if m.Destination != store.FeeFactsTopic {
 			continue
 		}

@@ -94,26 +94,10 @@ func commandFixture(exe string, i int) store.CampaignCommand {
 func testCampaignStartOnce(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	created := make(chan bool, 8)
-	for range 8 {
-		wg.Go(func() {
-			r, err := s.CampaignStart(ctx, startFixture(1))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			created <- r.Created
-		})
-	}
-	wg.Wait()
-	close(created)
-	n := 0
-	for c := range created {
-		if c {
-			n++
-		}
-	}
+	n := raceWins(t, 8, func(int) (bool, error) {
+		r, err := s.CampaignStart(ctx, startFixture(1))
+		return r.Created, err
+	})
 	if n != 1 {
 		t.Fatalf("%d of 8 concurrent starts created the execution, want 1", n)
 	}
@@ -269,24 +253,10 @@ func testCampaignClaim(t *testing.T, open Opener) {
 	if _, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: "nope", Now: T0, Lease: time.Minute}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("claim unknown = %v", err)
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	claimed := 0
-	for i := range 6 {
-		wg.Go(func() {
-			r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: fmt.Sprintf(`{"n":%d}`, i)})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if r.Claimed {
-				mu.Lock()
-				claimed++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	claimed := raceWins(t, 6, func(i int) (bool, error) {
+		r, err := s.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: id, Now: T0, Lease: time.Minute, FreezeParams: fmt.Sprintf(`{"n":%d}`, i)})
+		return r.Claimed, err
+	})
 	if claimed != 1 {
 		t.Fatalf("%d concurrent claims succeeded, want 1", claimed)
 	}
@@ -459,24 +429,10 @@ func testCampaignAdvance(t *testing.T, open Opener) {
 	if ok, _ := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision - 1, Next: &next, Now: T0}); ok {
 		t.Fatal("a stale revision advanced the chain")
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	adv := 0
-	for range 5 {
-		wg.Go(func() {
-			ok, err := s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision, Next: &next, Now: T0,
-				Outbox: []store.OutboxMessage{{MessageID: next.CommandID + ":cmd", Destination: "campaign-commands", Body: []byte(`{}`)}}})
-			if err != nil {
-				t.Error(err)
-			}
-			if ok {
-				mu.Lock()
-				adv++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	adv := raceWins(t, 5, func(int) (bool, error) {
+		return s.CampaignAdvance(ctx, store.CampaignAdvanceParams{CommandID: id, Revision: c.Revision, Next: &next, Now: T0,
+			Outbox: []store.OutboxMessage{{MessageID: next.CommandID + ":cmd", Destination: "campaign-commands", Body: []byte(`{}`)}}})
+	})
 	if adv != 1 {
 		t.Fatalf("the chain advanced %d times, want 1", adv)
 	}

@@ -148,13 +148,9 @@ func testClaimManyWholeJob(t *testing.T, open Opener) {
 	if err != nil || len(res) != len(keys) {
 		t.Fatalf("claim many: %+v %v", res, err)
 	}
-	stored := map[string]store.NotificationJob{}
+	stored := jobsByKey(t, s, keys)
 	for i, k := range keys {
-		got, err := s.NotificationGetByKey(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stored[k] = got
+		got := stored[k]
 		if !res[i].Claimed || res[i].Job.Status != store.NotificationSending {
 			t.Fatalf("%s not claimed: %+v", k, res[i])
 		}
@@ -433,14 +429,7 @@ func testClaimManyMixed(t *testing.T, open Opener) {
 	s := fresh(t, open)
 	ctx := context.Background()
 	keys, at := mixedBatch(t, s, 230)
-	before := map[string]store.NotificationJob{}
-	for _, k := range keys {
-		j, err := s.NotificationGetByKey(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before[k] = j
-	}
+	before := jobsByKey(t, s, keys)
 	factsBefore := facts(t, s)
 	batch := append([]string{"mk-000", "nope-1"}, keys...)
 	batch = append(batch, "mk-000", "mk-001", "mk-003", "mk-002", "nope-1", "nope-2", "mk-229")
@@ -665,17 +654,39 @@ func req(key, bu string) store.NotificationRequest {
 	return store.NotificationRequest{DeliveryKey: key, BusinessUnitID: bu, Channel: "log", Recipient: "a@example.test", Template: "t", LocalDate: "2026-10-01"}
 }
 
-// facts returns the unpublished delivery facts in the outbox, decoded, in order (an
-// envelope's facts at its place).
-func facts(t *testing.T, s store.Store) []store.DeliveryFact {
+// unpublished returns the outbox's unpublished messages (the first store.MaxBatch, oldest
+// first), failing t when they cannot be listed.
+func unpublished(t *testing.T, s store.Store) []store.OutboxMessage {
 	t.Helper()
 	msgs, err := s.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: store.MaxBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return msgs
+}
+
+// deliveryKeysOf returns the delivery keys of the jobs of scheduler key (at most limit, as
+// SupportNotificationList lists them), failing t when they cannot be listed.
+func deliveryKeysOf(t *testing.T, s store.Store, key string, limit int) []string {
+	t.Helper()
+	jobs, err := s.SupportNotificationList(context.Background(), key, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, j := range jobs {
+		keys = append(keys, j.DeliveryKey)
+	}
+	return keys
+}
+
+// facts returns the unpublished delivery facts in the outbox, decoded, in order (an
+// envelope's facts at its place).
+func facts(t *testing.T, s store.Store) []store.DeliveryFact {
+	t.Helper()
 	var out []store.DeliveryFact
 	var all []store.OutboxMessage
-	for _, m := range msgs {
+	for _, m := range unpublished(t, s) {
 		items, err := m.Items()
 		if err != nil {
 			t.Fatal(err)
@@ -691,6 +702,20 @@ func facts(t *testing.T, s store.Store) []store.DeliveryFact {
 			t.Fatalf("fact message %+v: %v", m, err)
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+// jobsByKey reads the stored job of each delivery key of keys, failing t on an error.
+func jobsByKey(t *testing.T, s store.Store, keys []string) map[string]store.NotificationJob {
+	t.Helper()
+	out := make(map[string]store.NotificationJob, len(keys))
+	for _, k := range keys {
+		j, err := s.NotificationGetByKey(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = j
 	}
 	return out
 }
@@ -895,16 +920,12 @@ func testHeldRelease(t *testing.T, open Opener) {
 	j := list[0]
 	at := T0.Add(time.Hour)
 	p := store.NotificationReleaseParams{DeliveryKey: "dk-1", BusinessUnitID: "bu-1", ExpectedVersion: j.Version, Now: at}
-	wrongBU := p
-	wrongBU.BusinessUnitID = "bu-2"
-	if _, err := s.NotificationRelease(ctx, wrongBU); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("wrong business unit: %v", err)
-	}
-	stale := p
-	stale.ExpectedVersion = j.Version - 1
-	if _, err := s.NotificationRelease(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
-		t.Fatalf("stale version: %v", err)
-	}
+	guardRefuses(t, j.Version, func(bu string, version int64) error {
+		q := p
+		q.BusinessUnitID, q.ExpectedVersion = bu, version
+		_, err := s.NotificationRelease(ctx, q)
+		return err
+	})
 	notHeld := store.NotificationReleaseParams{DeliveryKey: "dk-2", BusinessUnitID: "bu-1", ExpectedVersion: 1, Now: at}
 	if _, err := s.NotificationRelease(ctx, notHeld); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("a job not held: %v", err)
@@ -923,6 +944,19 @@ func testHeldRelease(t *testing.T, open Opener) {
 	got, err := s.NotificationClaimDue(ctx, store.NotificationClaimDueParams{Now: at, Lease: time.Minute, Limit: 10})
 	if err != nil || len(got) != 1 || got[0].Job.DeliveryKey != "dk-1" {
 		t.Fatalf("the sweep's claim after the release: %+v %v", got, err)
+	}
+}
+
+// guardRefuses checks the guard of a support update of job dk-1 of bu-1 at version (its
+// stored Version): call (the update with the unit and expected version given) must be
+// ErrNotFound from another unit, bu-2, and ErrLeaseLost at an older version.
+func guardRefuses(t *testing.T, version int64, call func(bu string, version int64) error) {
+	t.Helper()
+	if err := call("bu-2", version); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("wrong business unit: %v", err)
+	}
+	if err := call("bu-1", version-1); !errors.Is(err, store.ErrLeaseLost) {
+		t.Fatalf("stale version: %v", err)
 	}
 }
 
@@ -947,16 +981,12 @@ func testResolve(t *testing.T, open Opener) {
 	j := list[0]
 	p := store.NotificationResolveParams{DeliveryKey: "dk-1", BusinessUnitID: "bu-1", ExpectedVersion: j.Version, Status: store.NotificationSent,
 		Operator: "ops", Reason: "seen in the provider portal", ProviderReference: "portal-1", Now: T0.Add(time.Hour)}
-	wrongBU := p
-	wrongBU.BusinessUnitID = "bu-2"
-	if _, err := s.NotificationResolve(ctx, wrongBU); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("wrong business unit: %v", err)
-	}
-	stale := p
-	stale.ExpectedVersion = j.Version - 1
-	if _, err := s.NotificationResolve(ctx, stale); !errors.Is(err, store.ErrLeaseLost) {
-		t.Fatalf("stale version: %v", err)
-	}
+	guardRefuses(t, j.Version, func(bu string, version int64) error {
+		q := p
+		q.BusinessUnitID, q.ExpectedVersion = bu, version
+		_, err := s.NotificationResolve(ctx, q)
+		return err
+	})
 	bad := p
 	bad.Status = store.NotificationQueued
 	if _, err := s.NotificationResolve(ctx, bad); err == nil {

@@ -181,14 +181,7 @@ func effectOnceAnyOrder(t *testing.T, open Opener, seed uint64) {
 		keys = append(keys, r.SchedulerKey)
 	}
 	for _, key := range keys {
-		jobs, err := s.SupportNotificationList(ctx, key, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, j := range jobs {
-			got = append(got, j.DeliveryKey)
-		}
+		got := deliveryKeysOf(t, s, key, 1000)
 		want := listed[key]
 		slices.Sort(got)
 		slices.Sort(want)

@@ -3,8 +3,6 @@ package storetest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -120,30 +118,10 @@ func testIdempotencyConcurrent(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := fresh(t, open)
 	const n = 8
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		started int
-		errs    []error
-	)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "POST /api/x", Key: "race", RequestHash: "h", Now: T0, Lease: time.Minute})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("goroutine %d: %w", i, err))
-			} else if r.Started {
-				started++
-			}
-		}()
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	started := raceWins(t, n, func(int) (bool, error) {
+		r, err := s.IdempotencyBegin(ctx, store.IdempotencyBeginParams{Scope: "POST /api/x", Key: "race", RequestHash: "h", Now: T0, Lease: time.Minute})
+		return r.Started, err
+	})
 	if started != 1 {
 		t.Fatalf("%d concurrent begins started, want exactly 1", started)
 	}

@@ -31,6 +31,34 @@ func fresh(t *testing.T, open Opener) store.Store {
 	return s
 }
 
+// raceWins runs call n times at once (i is the caller's index, 0..n-1) and returns how many
+// calls won (returned true): the cases where many callers race for one thing that only one
+// may get. A call's error fails t (naming the caller) and is not counted.
+func raceWins(t *testing.T, n int, call func(i int) (bool, error)) int {
+	t.Helper()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		wins int
+	)
+	for i := range n {
+		wg.Go(func() {
+			won, err := call(i)
+			if err != nil {
+				t.Errorf("caller %d: %v", i, err)
+				return
+			}
+			if won {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return wins
+}
+
 // freshClaimed opens a fresh store holding one candidate, Candidate(1, T0), ensured and
 // claimed at T0 (a 5-minute lease): the start of every case about what follows a claim.
 func freshClaimed(t *testing.T, open Opener) (store.Store, automation.Candidate, automation.SchedulerRow) {

@@ -623,18 +623,7 @@ func testSupportNotificationsByOtherKey(t *testing.T, open Opener) {
 		Deliveries: []store.NotificationRequest{req("dk-own", a.SchedulerKey), req("dk-b", b.SchedulerKey), req("dk-later", later.SchedulerKey)}}); err != nil {
 		t.Fatal(err)
 	}
-	list := func(key string) []string {
-		t.Helper()
-		jobs, err := s.SupportNotificationList(ctx, key, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keys []string
-		for _, j := range jobs {
-			keys = append(keys, j.DeliveryKey)
-		}
-		return keys
-	}
+	list := func(key string) []string { return deliveryKeysOf(t, s, key, 10) }
 	for key, want := range map[string]string{a.SchedulerKey: "dk-own", b.SchedulerKey: "dk-b", later.SchedulerKey: "dk-later"} {
 		if got := list(key); len(got) != 1 || got[0] != want {
 			t.Fatalf("jobs of %s: %q, want [%s]", key, got, want)

@@ -2,8 +2,11 @@ package sqlitetest
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlstore"
@@ -25,4 +28,28 @@ func OpenAt(t testing.TB, path string, opts *sqlite.Options) *sqlstore.Store {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	return st
+}
+
+// AtMigration opens the SQLite file at path (created when missing) as a plain database/sql
+// pool, with the embedded migrations applied up to version (a database as an older binary
+// left it; version 0 or less applies none: an empty file). It is closed when t ends, or
+// before by the caller (the store that opens the file next wants it closed); an error fails t.
+func AtMigration(t testing.TB, path string, version int64) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if version <= 0 {
+		return db
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
