@@ -55,6 +55,16 @@ type ActResult struct {
 	Replayed   bool                   `json:"replayed,omitempty"`
 }
 
+// BusCallBound bounds one requeue or discard call to the bus; AbandonedAfter (longer) is
+// how old a recorded action must be (strictly older) before another may take it over when its dead letter is
+// still listed: by then its bus call has ended, so a process that recorded the action and
+// died before (or while) calling the bus does not leave the dead letter stuck answering
+// Conflict.
+const (
+	BusCallBound   = time.Minute
+	AbandonedAfter = 5 * time.Minute
+)
+
 func (s *Service) now() time.Time {
 	if s.Clock == nil {
 		return automation.SystemClock{}.Now()
@@ -151,7 +161,24 @@ func (s *Service) act(ctx context.Context, scope automation.Scope, action store.
 	it := itemOf(d)
 	a := store.DeadLetterAudit{ETag: etag, Action: action, DeadLetterID: d.ID, Destination: d.Message.Destination, MessageID: d.Message.ID,
 		BusinessUnitID: it.BusinessUnitID, Operator: req.Operator, Reason: req.Reason, BatchID: req.BatchID, ActedOn: now}
-	if err := s.Audit.DeadLetterAuditInsert(ctx, a); errors.Is(err, store.ErrConflict) {
+	err = s.Audit.DeadLetterAuditInsert(ctx, a)
+	if errors.Is(err, store.ErrConflict) {
+		// The dead letter is still here (d, read above) with an action recorded on it. One
+		// recorded more than AbandonedAfter ago never reached the bus (its call is bounded by
+		// BusCallBound): its process died between the audit and the call. This action takes
+		// it over, and exactly one caller does.
+		var taken bool
+		if taken, err = s.Audit.DeadLetterAuditTakeOver(ctx, a, now.Add(-AbandonedAfter)); err != nil {
+			return ActResult{}, err
+		}
+		if taken && s.Log != nil {
+			s.Log.Warn("dead-letter action taken over: the one recorded before it never reached the bus", "id", d.ID, "etag", etag)
+		}
+		if !taken {
+			err = store.ErrConflict
+		}
+	}
+	if errors.Is(err, store.ErrConflict) {
 		// Someone acted on it first (a concurrent form, another operator). One without the
 		// etag is answered as if it came after (the dead letter is gone: 404), so exactly
 		// one caller hears that its action was done. One that names the etag it read is a
@@ -164,7 +191,7 @@ func (s *Service) act(ctx context.Context, scope automation.Scope, action store.
 		}
 		if now, err := s.Box.DeadLetterGet(ctx, d.ID); err == nil && ETagOf(now) == etag {
 			return ActResult{}, automation.Errorf(automation.CodeConflict,
-				"another request is acting on dead letter %s right now (its requeue or discard is with the bus); nothing was done: reload the list in a moment", d.ID)
+				"another request is acting on dead letter %s right now (its requeue or discard is with the bus); nothing was done: reload the list in a moment (an action that never reaches the bus can be taken over %s after it was recorded)", d.ID, AbandonedAfter)
 		} else if err != nil && !errors.Is(err, bus.ErrDeadLetterNotFound) {
 			return ActResult{}, err
 		}
@@ -172,10 +199,18 @@ func (s *Service) act(ctx context.Context, scope automation.Scope, action store.
 	} else if err != nil {
 		return ActResult{}, err
 	}
+	callCtx, cancel := context.WithTimeout(ctx, BusCallBound)
 	if action == store.DeadLetterRequeue {
-		_, err = s.Box.DeadLetterRequeue(ctx, d.ID)
+		_, err = s.Box.DeadLetterRequeue(callCtx, d.ID)
 	} else {
-		_, err = s.Box.DeadLetterDiscard(ctx, d.ID)
+		_, err = s.Box.DeadLetterDiscard(callCtx, d.ID)
+	}
+	cancel()
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) {
+		// The bus may or may not have acted: the audit row stays. If the dead letter is still
+		// listed AbandonedAfter from now, the next action on it takes this one over.
+		return ActResult{}, fmt.Errorf("dead letter %s: the bus did not answer the %s in time; it may have been done: reload the list: %w",
+			d.ID, strings.ToLower(string(action)), err)
 	}
 	if err != nil {
 		// Nothing was done: the audit row goes, so the action can be taken again.

@@ -2,6 +2,7 @@ package deadletter_test
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -48,6 +49,18 @@ func (a *audit) DeadLetterAuditDelete(ctx context.Context, etag string) error {
 	defer a.mu.Unlock()
 	delete(a.rows, etag)
 	return nil
+}
+
+func (a *audit) DeadLetterAuditTakeOver(ctx context.Context, r store.DeadLetterAudit, staleBefore time.Time) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old, ok := a.rows[r.ETag]
+	if !ok || !old.ActedOn.Before(staleBefore) {
+		return false, nil
+	}
+	old.Action, old.Operator, old.Reason, old.BatchID, old.ActedOn = r.Action, r.Operator, r.Reason, r.BatchID, r.ActedOn
+	a.rows[r.ETag] = old
+	return true, nil
 }
 
 func (a *audit) DeadLetterAuditCount(ctx context.Context, action store.DeadLetterAction, since time.Time) (int, error) {
@@ -214,6 +227,9 @@ func TestBodiesAreMasked(t *testing.T) {
 	}
 }
 
+// errRefused is a bus that refused a requeue: nothing was requeued.
+var errRefused = errors.New("the entity refused the message: nothing was sent")
+
 // gatedBox is a bus.DeadLetterBox whose first requeue waits at the gate and then fails (a
 // bus that refused it: nothing was requeued).
 type gatedBox struct {
@@ -228,7 +244,7 @@ func (g *gatedBox) DeadLetterRequeue(ctx context.Context, id string) (bus.DeadLe
 	if first {
 		close(g.entered)
 		<-g.gate
-		return bus.DeadLetter{}, context.DeadlineExceeded
+		return bus.DeadLetter{}, errRefused
 	}
 	return g.DeadLetterBox.DeadLetterRequeue(ctx, id)
 }
@@ -272,5 +288,90 @@ func TestConcurrentRequeueWhileTheFirstIsInFlightIsNotAnsweredDone(t *testing.T)
 	}
 	if res, err := s.Requeue(ctx, all, req); err != nil || res.Replayed || b.Len("tracking") != 1 {
 		t.Fatalf("requeue after the failed one: %+v %v, queued %d", res, err, b.Len("tracking"))
+	}
+}
+
+// timeoutBox is a bus.DeadLetterBox whose requeues time out without an answer (the bus may
+// or may not have acted) while timeouts is true.
+type timeoutBox struct {
+	bus.DeadLetterBox
+	timeouts bool
+}
+
+func (b *timeoutBox) DeadLetterRequeue(ctx context.Context, id string) (bus.DeadLetter, error) {
+	if b.timeouts {
+		return bus.DeadLetter{}, context.DeadlineExceeded
+	}
+	return b.DeadLetterBox.DeadLetterRequeue(ctx, id)
+}
+
+// An action recorded whose process died before its bus call (or whose bus call timed out,
+// so it may or may not have been done) leaves the dead letter listed with an audit row on
+// it. Until AbandonedAfter has passed, another action on it hears Conflict (with the etag)
+// or NotFound (without), as while a call is in flight; after it, the next action takes the
+// recorded one over, exactly once between concurrent callers, and is done once. Before
+// this, such a dead letter answered Conflict for good and could never be requeued.
+func TestAnActionThatNeverReachedTheBusIsTakenOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	all := automation.AllBusinessUnits()
+	for _, crash := range []string{"died after the audit", "the bus call timed out"} {
+		t.Run(crash, func(t *testing.T) {
+			t.Parallel()
+			clock := automation.NewManualClock(time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC))
+			b, items, s, a := deadLetters(t, clock,
+				bus.Message{ID: "a", Destination: "tracking", Body: []byte(`{"event_id":"a","business_unit_id":"bu-1"}`)})
+			it := items[0]
+			if crash == "died after the audit" {
+				if err := a.DeadLetterAuditInsert(ctx, store.DeadLetterAudit{ETag: it.ETag, Action: store.DeadLetterRequeue, DeadLetterID: it.ID,
+					Destination: "tracking", MessageID: "a", BusinessUnitID: "bu-1", Operator: "jane", Reason: "unit created", ActedOn: clock.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				box := &timeoutBox{DeadLetterBox: b, timeouts: true}
+				s.Box = box
+				_, err := s.Requeue(ctx, all, deadletter.ActRequest{ID: it.ID, ETag: it.ETag, Operator: "jane", Reason: "unit created"})
+				if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("a requeue whose bus call timed out: %v, want the timeout", err)
+				}
+				if r, err := a.DeadLetterAuditGet(ctx, it.ETag); err != nil || r.Operator != "jane" {
+					t.Fatalf("the audit of a requeue that may have been done: %+v %v, want it kept", r, err)
+				}
+				box.timeouts = false
+			}
+			clock.Advance(deadletter.AbandonedAfter)
+			_, errWith := s.Requeue(ctx, all, deadletter.ActRequest{ID: it.ID, ETag: it.ETag, Operator: "joe", Reason: "retry"})
+			_, errWithout := s.Requeue(ctx, all, deadletter.ActRequest{ID: it.ID, Operator: "joe", Reason: "retry"})
+			if automation.CodeOf(errWith) != automation.CodeConflict || automation.CodeOf(errWithout) != automation.CodeNotFound || b.Len("tracking") != 0 {
+				t.Fatalf("at AbandonedAfter: with etag %v, without %v, queued %d; want Conflict, NotFound, nothing", errWith, errWithout, b.Len("tracking"))
+			}
+			clock.Advance(time.Second)
+			var wg sync.WaitGroup
+			results := make([]deadletter.ActResult, 4)
+			errs := make([]error, 4)
+			for i := range results {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i], errs[i] = s.Requeue(ctx, all, deadletter.ActRequest{ID: it.ID, ETag: it.ETag, Operator: "joe", Reason: "retry"})
+				}()
+			}
+			wg.Wait()
+			done := 0
+			for i := range results {
+				if errs[i] == nil && !results[i].Replayed {
+					done++
+				}
+			}
+			if done != 1 || b.Len("tracking") != 1 || len(b.DeadLetters()) != 0 {
+				t.Fatalf("take-over: %d done (%v), queued %d, dead letters %d; want one requeue", done, errs, b.Len("tracking"), len(b.DeadLetters()))
+			}
+			if r, err := a.DeadLetterAuditGet(ctx, it.ETag); err != nil || r.Operator != "joe" || r.Reason != "retry" || !r.ActedOn.Equal(clock.Now()) {
+				t.Fatalf("audit after the take-over: %+v %v, want joe's action", r, err)
+			}
+			if again, err := s.Requeue(ctx, all, deadletter.ActRequest{ID: it.ID, ETag: it.ETag, Operator: "an", Reason: "again"}); err != nil || !again.Replayed || again.Operator != "joe" || b.Len("tracking") != 1 {
+				t.Fatalf("a repeat after the take-over: %+v %v, queued %d", again, err, b.Len("tracking"))
+			}
+		})
 	}
 }

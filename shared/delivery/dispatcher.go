@@ -292,7 +292,8 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	if c.InDoubt && d.attemptsExhausted(job, now) {
 		// Every earlier attempt failed or its claim expired (docs/architecture.md#failure-backoff-and-rescue: an expired lease counts as
 		// a failed attempt): a sender that dies on this delivery each time is not sent again.
-		return d.unknown(ctx, o, tr, nil, fmt.Sprintf("%d attempts without an outcome or with a retry (the sender may crash on this delivery); the last claim expired", job.AttemptCount-1))
+		// An opt-out at or before the first claim still proves none of them sent.
+		return d.skippedOrUnknown(ctx, o, tr, job, now, fmt.Sprintf("%d attempts without an outcome or with a retry (the sender may crash on this delivery); the last claim expired", job.AttemptCount-1))
 	}
 	if c.InDoubt && tr.Idempotent {
 		if o, rec, done := d.gateInDoubt(ctx, o, job, now); done {
@@ -302,17 +303,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResul
 	if c.InDoubt && !tr.Idempotent {
 		looker, canLook := ch.(Looker)
 		if !canLook {
-			why := "the previous attempt's outcome is unknown (claim expired) and the channel can neither deduplicate nor look it up"
-			reason, skip, err := d.optedOutBeforeFirstClaim(ctx, job, now)
-			switch {
-			case err != nil:
-				// Never retried: the next claim would be a clean one and send.
-				why += "; preferences not read: " + err.Error()
-			case skip:
-				o.Status, o.Error = store.NotificationSkipped, reason
-				return pending(o, store.NotificationFinishParams{Status: store.NotificationSkipped, Error: reason})
-			}
-			return d.unknown(ctx, o, tr, nil, why)
+			return d.skippedOrUnknown(ctx, o, tr, job, now, "the previous attempt's outcome is unknown (claim expired) and the channel can neither deduplicate nor look it up")
 		}
 		callCtx, cancel, live := d.callContext(ctx, job)
 		if !live {
@@ -472,6 +463,23 @@ func (d *Dispatcher) gateInDoubt(ctx context.Context, o Outcome, job store.Notif
 		return o, &store.NotificationFinishParams{Status: store.NotificationSkipped, Error: reason}, true
 	}
 	return o, nil, false
+}
+
+// skippedOrUnknown ends an in-doubt claim that may not be sent again (no lookup and no
+// deduplication, or its attempts exhausted): Skipped when the first-claim rule proves no
+// attempt sent (optedOutBeforeFirstClaim), else UNKNOWN with why for a person. A gate that
+// cannot be read leaves it UNKNOWN too, never retried: the next claim would be a clean one
+// and send.
+func (d *Dispatcher) skippedOrUnknown(ctx context.Context, o Outcome, tr Traits, job store.NotificationJob, now time.Time, why string) (Outcome, *store.NotificationFinishParams, error) {
+	reason, skip, err := d.optedOutBeforeFirstClaim(ctx, job, now)
+	switch {
+	case err != nil:
+		why += "; preferences not read: " + err.Error()
+	case skip:
+		o.Status, o.Error = store.NotificationSkipped, reason
+		return pending(o, store.NotificationFinishParams{Status: store.NotificationSkipped, Error: reason})
+	}
+	return d.unknown(ctx, o, tr, nil, why)
 }
 
 // optedOutBeforeFirstClaim asks the Gate whether the in-doubt claim of job falls under the

@@ -3,11 +3,14 @@ package delivery_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/delivery"
+	"github.com/automation-platform/automation/shared/preference"
+	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -227,6 +230,73 @@ func TestSenderThatCrashesEveryTimeEndsOnTheManualQueue(t *testing.T) {
 			page, err := e.support.ListUnknown(context.Background(), "bu-1", 0, 10)
 			if err != nil || len(page.Items) != 1 {
 				t.Fatalf("manual queue: %+v %v", page, err)
+			}
+		})
+	}
+}
+
+// A delivery whose every claim dies before its gate (DispatchHooks.BeforeGate) uses up its
+// attempts and would wait, UNKNOWN, for a person. When the recipient opted out at or before
+// its first claim, no attempt can have sent (each gate read follows its claim and would have
+// seen the opt-out), so the first-claim rule ends it Skipped on this path too; an opt-out
+// after the first claim leaves it UNKNOWN (an attempt may have passed its gate).
+func TestExhaustedInDoubtDeliveryHonoursAnOptOutBeforeItsFirstClaim(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		beforeClaim   bool
+		want          store.NotificationStatus
+		wantErrSubstr string
+	}{
+		{name: "opted out before the first claim", beforeClaim: true, want: store.NotificationSkipped, wantErrSubstr: "opted out of marketing email messages"},
+		{name: "opted out after the first claim", want: store.NotificationUnknown, wantErrSubstr: "attempts without an outcome"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			p := &provider{}
+			e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p, traits: delivery.Traits{Idempotent: true}}})
+			if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
+				t.Fatal(err)
+			}
+			svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
+			e.disp.Gate = svc
+			optOut := func() {
+				if err := svc.OptOut(ctx, "bu-1", "linh@example.test", "email", "", preference.SourceListUnsubscribe, "linh@example.test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			key := e.queue(t, map[string]any{"points": 5}, "email", "linh@example.test")[0]
+			if tc.beforeClaim {
+				e.clock.Advance(time.Second)
+				optOut()
+				e.clock.Advance(time.Second)
+			}
+			crash := errors.New("the sender died before its gate")
+			e.disp.Hooks = &delivery.DispatchHooks{BeforeGate: func(context.Context, store.NotificationJob, bool) error { return crash }}
+			if err := e.disp.Handle(ctx, dispatchMsg(key)); !errors.Is(err, crash) {
+				t.Fatalf("first claim: %v, want the crash", err)
+			}
+			if !tc.beforeClaim {
+				e.clock.Advance(time.Second)
+				optOut()
+			}
+			// Every later claim dies too, until the ladder is used up.
+			for i := 0; i < 12 && e.job(t, key).Status == store.NotificationSending; i++ {
+				e.clock.Advance(time.Hour)
+				if j := e.job(t, key); j.AttemptCount > len(scheduler.DefaultBackoff) {
+					e.disp.Hooks = nil // the claim that finds the ladder used up
+				}
+				if _, err := e.disp.Sweep(ctx); err != nil && !errors.Is(err, crash) {
+					t.Fatal(err)
+				}
+			}
+			j := e.job(t, key)
+			if j.Status != tc.want || p.deliveries() != 0 || j.SentOn != nil || !strings.Contains(j.LastError, tc.wantErrSubstr) {
+				t.Fatalf("after %d attempts: %s %q, %d sent; want %s naming %q, none sent", j.AttemptCount, j.Status, j.LastError, p.deliveries(), tc.want, tc.wantErrSubstr)
+			}
+			if j.AttemptCount <= len(scheduler.DefaultBackoff) {
+				t.Fatalf("ended after %d attempts: the ladder (%d steps) was not used up", j.AttemptCount, len(scheduler.DefaultBackoff))
 			}
 		})
 	}

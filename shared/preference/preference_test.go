@@ -276,3 +276,40 @@ func TestUnsubscribeTokenRoundTripAndTamper(t *testing.T) {
 		t.Error("a token under another secret was accepted")
 	}
 }
+
+// Removing a recipient's own window through Set (quietHours with no ends and no zone) takes
+// the row that named its last writer, so the operator is recorded in OperatorAudit, in the
+// delete's transaction; a removal when there is no window records nothing.
+func TestRemovingARecipientsWindowRecordsTheOperator(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, "Asia/Ho_Chi_Minh")
+	remove := preference.Change{QuietHours: &preference.QuietHoursInput{}}
+	if _, err := f.svc.Set(ctx, "bu-1", "a@example.test", "key:ops / jane", preference.SourceAPI, remove); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.st.OperatorAuditList(ctx, "bu-1", 10); err != nil || len(got) != 0 {
+		t.Fatalf("removing no window recorded %+v (%v)", got, err)
+	}
+	if _, err := f.svc.Set(ctx, "bu-1", "a@example.test", "key:ops / jane", preference.SourceAPI, preference.Change{
+		QuietHours: &preference.QuietHoursInput{Start: "21:00", End: "08:00"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute)
+	if _, err := f.svc.Set(ctx, "bu-1", " A@Example.TEST ", "key:ops / linh", preference.SourceAPI, remove); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.QuietHoursGet(ctx, "bu-1", "a@example.test"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the window is still stored: %v", err)
+	}
+	got, err := f.st.OperatorAuditList(ctx, "bu-1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.OperatorAudit{At: utc("2026-10-01T00:01:00Z"), BusinessUnitID: "bu-1", Action: store.AuditQuietHoursDelete,
+		Target: "recipient:a@example.test", Operator: "key:ops / linh"}
+	if len(got) != 1 || !got[0].At.Equal(want.At) || got[0].BusinessUnitID != want.BusinessUnitID || got[0].Action != want.Action ||
+		got[0].Target != want.Target || got[0].Operator != want.Operator {
+		t.Fatalf("audit rows %+v, want one like %+v", got, want)
+	}
+}

@@ -270,7 +270,11 @@ func (s *Service) Set(ctx context.Context, bu, recipient, operator, source strin
 			return View{}, err
 		}
 	case remove:
-		if err := s.Store.QuietHoursDelete(ctx, bu, recipient, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
+		// Removing the recipient's window takes the row that named its last writer, so the
+		// operator goes to OperatorAudit in the delete's transaction (none when there was no window).
+		audit := &store.OperatorAudit{At: now, BusinessUnitID: bu, Action: store.AuditQuietHoursDelete,
+			Target: store.AuditRecipientTarget(recipient), Operator: store.AuditOperator(operator)}
+		if err := s.Store.QuietHoursDelete(ctx, bu, recipient, audit); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return View{}, err
 		}
 	}

@@ -58,6 +58,12 @@ type DeadLetterAuditStore interface {
 	// DeadLetterAuditDelete removes the action on etag (the bus refused the action it
 	// recorded); deleting none is not an error.
 	DeadLetterAuditDelete(ctx context.Context, etag string) error
+	// DeadLetterAuditTakeOver replaces the action recorded on a.ETag with a when the
+	// recorded one was taken before staleBefore (UTC): its process died between the audit
+	// and the bus call, so the dead letter is still there and nobody else will act on it.
+	// It is one conditional write, so of two callers taking the same action over exactly one
+	// gets true. false, nothing written: there is no action on a.ETag, or it is newer.
+	DeadLetterAuditTakeOver(ctx context.Context, a DeadLetterAudit, staleBefore time.Time) (bool, error)
 	// DeadLetterAuditCount counts the actions of one kind taken after since (the requeue
 	// pace: the minute before now, now included).
 	DeadLetterAuditCount(ctx context.Context, action DeadLetterAction, since time.Time) (int, error)

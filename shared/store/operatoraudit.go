@@ -11,9 +11,14 @@ import (
 // row which would otherwise name who made them (docs/security.md#audit, issue 37 item 7).
 const (
 	AuditRolloutDelete    = "rollout.delete"    // Target: "<ScopeType>:<ScopeId>" (ReportRolloutDelete)
-	AuditQuietHoursDelete = "quiethours.delete" // Target: the unit's id (QuietHoursDelete of a unit's window)
+	AuditQuietHoursDelete = "quiethours.delete" // Target: the unit's id (QuietHoursDelete of a unit's window), or AuditRecipientTarget(id) for a recipient's own window
 	AuditOwnershipAcquire = "ownership.acquire" // Target: the SchedulerKey (ReportOwnershipAcquire)
 )
+
+// AuditRecipientTarget is the Target of an audit row about recipient id's own row within the
+// row's unit: "recipient:<RecipientId>" (a recipient id has no '/' or spaces and is at most
+// MaxRecipientIDLength characters, so the target stays within 400).
+func AuditRecipientTarget(recipientID string) string { return "recipient:" + recipientID }
 
 // OperatorAudit is one audited operator write, stored in the write's own transaction (a
 // refused or failed write records nothing). Operator is the caller's principal first

@@ -15,6 +15,41 @@ import (
 func runDeadLetterAudit(t *testing.T, open Opener) {
 	t.Run("OneActionPerDeadLetter", func(t *testing.T) { testDeadLetterAuditOnce(t, open) })
 	t.Run("PaceCountAndScopedList", func(t *testing.T) { testDeadLetterAuditList(t, open) })
+	t.Run("TakeOverOnlyAStaleAction", func(t *testing.T) { testDeadLetterAuditTakeOver(t, open) })
+}
+
+// An action recorded before the stale bound (its process died before the bus call) is
+// replaced by the caller's, once: a second take-over of the now fresh action, a take-over
+// of a fresh action and one of no action write nothing.
+func testDeadLetterAuditTakeOver(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	died := dlAudit("e1", store.DeadLetterRequeue, "bu-1", T0)
+	if err := s.DeadLetterAuditInsert(ctx, died); err != nil {
+		t.Fatal(err)
+	}
+	later := dlAudit("e1", store.DeadLetterDiscard, "bu-1", T0.Add(10*time.Minute))
+	later.Operator, later.Reason, later.BatchID = "linh", "poison message", "batch-9"
+	if ok, err := s.DeadLetterAuditTakeOver(ctx, later, T0); err != nil || ok {
+		t.Fatalf("take-over of an action recorded at the bound: %v %v, want false", ok, err)
+	}
+	if got, _ := s.DeadLetterAuditGet(ctx, "e1"); got != died {
+		t.Fatalf("a refused take-over wrote %+v", got)
+	}
+	if ok, err := s.DeadLetterAuditTakeOver(ctx, later, T0.Add(5*time.Minute)); err != nil || !ok {
+		t.Fatalf("take-over of a stale action: %v %v, want true", ok, err)
+	}
+	if got, err := s.DeadLetterAuditGet(ctx, "e1"); err != nil || got != later {
+		t.Fatalf("after the take-over: %+v %v, want %+v", got, err, later)
+	}
+	again := later
+	again.Operator, again.ActedOn = "an", T0.Add(11*time.Minute)
+	if ok, err := s.DeadLetterAuditTakeOver(ctx, again, T0.Add(5*time.Minute)); err != nil || ok {
+		t.Fatalf("a second take-over of the same stale action: %v %v, want false", ok, err)
+	}
+	if ok, err := s.DeadLetterAuditTakeOver(ctx, dlAudit("nope", store.DeadLetterRequeue, "bu-1", T0), T0.Add(time.Hour)); err != nil || ok {
+		t.Fatalf("take-over of no action: %v %v, want false", ok, err)
+	}
 }
 
 func dlAudit(etag string, action store.DeadLetterAction, bu string, on time.Time) store.DeadLetterAudit {

@@ -14,6 +14,14 @@ FROM DeadLetterAudit WHERE ETag = @ETag;
 -- name: DeadLetterAuditDelete :exec
 DELETE FROM DeadLetterAudit WHERE ETag = @ETag;
 
+-- name: DeadLetterAuditTakeOver :exec
+-- An action recorded before @StaleBefore whose dead letter is still there died between its
+-- audit and its bus call: the caller's action replaces it, in one conditional write (one
+-- of two callers wins).
+UPDATE DeadLetterAudit
+SET Action = @Action, Operator = @Operator, Reason = @Reason, BatchId = @BatchId, ActedOn = @ActedOn
+WHERE ETag = @ETag AND ActedOn < @StaleBefore;
+
 -- name: DeadLetterAuditCount :one
 -- The pace: the actions of one kind after an instant (IX_DeadLetterAudit_ActedOn).
 SELECT COUNT(*) FROM DeadLetterAudit WHERE ActedOn > @Since AND Action = @Action;
