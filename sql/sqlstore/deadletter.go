@@ -64,15 +64,11 @@ func (s *Store) DeadLetterAuditTakeOver(ctx context.Context, a store.DeadLetterA
 	if a.ETag == "" || a.Operator == "" || (a.Action != store.DeadLetterRequeue && a.Action != store.DeadLetterDiscard) {
 		return false, fmt.Errorf("%s DeadLetterAuditTakeOver: an ETag, an operator and an action (Requeue, Discard) are required", s.d.Name)
 	}
-	res, err := s.exec(ctx, nil, "DeadLetterAuditTakeOver", sql.Named("ETag", a.ETag), sql.Named("Action", string(a.Action)),
+	n, err := s.execCount(ctx, nil, "DeadLetterAuditTakeOver", sql.Named("ETag", a.ETag), sql.Named("Action", string(a.Action)),
 		sql.Named("Operator", a.Operator), sql.Named("Reason", a.Reason), sql.Named("BatchId", a.BatchID),
 		sql.Named("ActedOn", s.tm(a.ActedOn)), sql.Named("StaleBefore", s.tm(staleBefore)))
 	if err != nil {
-		return false, fmt.Errorf("%s DeadLetterAuditTakeOver: %w", s.d.Name, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("%s DeadLetterAuditTakeOver: %w", s.d.Name, err)
+		return false, err
 	}
 	return n == 1, nil
 }
