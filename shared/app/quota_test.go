@@ -178,12 +178,8 @@ func TestSMSInboundIsChargedToItsWebhookKeysIngestQuota(t *testing.T) {
 	e.rt.Quotas.IngestPerSecond, e.rt.Quotas.IngestBurst = 1, 3
 	ctx := context.Background()
 	keys := map[string]string{}
+	e.createUnits(t, "bu-a", "bu-b")
 	for _, bu := range []string{"bu-a", "bu-b"} {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
 		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "acs-inbound-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
 		if err != nil {
 			t.Fatal(err)

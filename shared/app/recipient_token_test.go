@@ -32,21 +32,13 @@ func TestRecipientTokens(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	call := func(method, path, tok, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		hdr := []string{"Content-Type", "application/json", "If-Match", `"1"`}
 		if tok != "" {
-			r.Header.Set("Authorization", "Bearer "+tok)
+			hdr = append(hdr, "Authorization", "Bearer "+tok)
 		}
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("If-Match", `"1"`)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
+		return serveJSON(h, method, path, body, hdr...)
 	}
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		if rec := call("POST", "/api/business-units", "boot", `{"id":"`+bu+`","name":"U","timeZone":"UTC"}`); rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	seedUnits(t, h, "boot", "bu-a", "bu-b")
 	mint := func(unit, who string, ttl time.Duration) string {
 		tok, err := recipienttoken.Mint("k1", []byte(recipientSecret), unit, who, clock.Now(), ttl)
 		if err != nil {

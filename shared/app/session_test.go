@@ -40,16 +40,7 @@ func newConsoleEnv(t *testing.T) *consoleEnv {
 // bootstrap token, failing t unless it answers 201.
 func (e *consoleEnv) createUnits(t *testing.T, ids ...string) {
 	t.Helper()
-	for _, bu := range ids {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
-		if rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	seedUnits(t, e.h, "boot", ids...)
 }
 
 // send makes one console request from addr with cookie (may be "") and a form body.
