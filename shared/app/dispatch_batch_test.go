@@ -19,7 +19,6 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/logsink"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
@@ -81,16 +80,7 @@ func newBatchEnvWith(t *testing.T, n int, faults *app.Faults, settings map[strin
 	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}
-	set, err := reminder.ParseSetting([]byte(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"Police check expiry",
-	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[0],"sendLocalTime":"09:00",
-	  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
-	if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	upsertPoliceCheckSetting(t, e.rt, "0", "log", "staffEmail", e.clock.Now())
 	for i := range n {
 		raw, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": fmt.Sprintf("evt-%d", i), "source": "/hr", "type": "PoliceVetting.Upserted",
 			"businessunitid": "bu-syd", "entitytype": "PoliceVetting", "entityguid": fmt.Sprintf("3b2d6f0e-1a4c-4d8e-9b7a-%012d", i), "revision": 1,

@@ -18,6 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
@@ -64,17 +65,26 @@ func newFnEnv(t *testing.T, env map[string]string) *fnEnv {
 	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}
+	upsertPoliceCheckSetting(t, e.rt, "30,7,0", "log", "staffEmail", e.clock.Now())
+	return e
+}
+
+// upsertPoliceCheckSetting stores bu-syd's "Police check expiry" setting the tests share
+// (a DateBased reminder on PoliceVetting's expiresOn at 09:00 local, template
+// police-vetting-expiry) with offsetsDays offsets (a JSON list's inside: "30,7,0"), one
+// channel and the recipients' field, version 1 updated at now.
+func upsertPoliceCheckSetting(t *testing.T, rt *app.Runtime, offsets, channel, field string, now time.Time) {
+	t.Helper()
 	set, err := reminder.ParseSetting([]byte(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"Police check expiry",
-	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00",
-	  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`))
+	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[` + offsets + `],"sendLocalTime":"09:00",
+	  "template":"police-vetting-expiry","channels":["` + channel + `"],"recipients":{"field":"` + field + `"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
-	if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+	rec, _ := reminder.SettingRecord(set, 1, now)
+	if err := rt.Store.ReminderSettingUpsert(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	return e
 }
 
 // post sends a recorded host payload to /{function} through the Functions router.
@@ -317,10 +327,7 @@ func TestLocalEventsRoute(t *testing.T) {
 func TestFunctionFoldersMatchRoutes(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, nil)
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	var folders []string
 	for _, d := range defs {
 		if d.Trigger.Type == funchost.TriggerHTTP {

@@ -31,6 +31,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
@@ -787,10 +788,7 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 			t.Errorf("route table entry %q is not served", p)
 		}
 	}
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil || len(defs) == 0 {
-		t.Fatalf("function folders: %v", err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	auths := map[string]string{"no token": "", "wrong token": "Bearer not-" + scopeToken, "right token": "Bearer " + scopeToken}
 	// Invocation paths: never served on the listener, whatever the token or the unit.
 	for _, d := range defs {

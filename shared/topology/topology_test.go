@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -32,13 +33,7 @@ func row(d funchost.FunctionDef) topology.Function {
 // subscription, sessions flag, route and methods; no folder is disabled.
 func TestTableMatchesFunctionFolders(t *testing.T) {
 	t.Parallel()
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(defs) == 0 {
-		t.Fatal("no function folders found")
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	for _, p := range compare(defs, topology.Functions()) {
 		t.Error(p)
 	}
@@ -87,10 +82,7 @@ func describe(f topology.Function) string {
 // compare reports each kind of drift (so TestTableMatchesFunctionFolders can fail).
 func TestCompareReportsDrift(t *testing.T) {
 	t.Parallel()
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	table := topology.Functions()
 	if got := compare(defs, table); len(got) != 0 {
 		t.Fatalf("the real folders differ: %q", got)
