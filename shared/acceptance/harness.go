@@ -471,23 +471,13 @@ func (h *Harness) record(m bus.Message) {
 			rec.Trigger = &t
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.messages = append(h.messages, rec)
+	record(h, &h.messages, rec)
 }
 
 // Messages returns what the observed topics' consumers acknowledged, in order.
-func (h *Harness) Messages() []Message {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]Message(nil), h.messages...)
-}
+func (h *Harness) Messages() []Message { return snapshot(h, &h.messages) }
 
-func (h *Harness) onRouted(r gateway.Routed) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.routed = append(h.routed, r)
-}
+func (h *Harness) onRouted(r gateway.Routed) { record(h, &h.routed, r) }
 
 func (h *Harness) onOutcome(o delivery.Outcome) {
 	h.mu.Lock()
@@ -504,32 +494,20 @@ func (h *Harness) onOutcome(o delivery.Outcome) {
 	h.deliveries = append(h.deliveries, d)
 }
 
-func (h *Harness) onAction(c store.CampaignCommand) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.actions = append(h.actions, c)
-}
+func (h *Harness) onAction(c store.CampaignCommand) { record(h, &h.actions, c) }
 
 func (h *Harness) onRefused(eventID string, err error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.refused = append(h.refused, eventID+": "+err.Error())
+	record(h, &h.refused, eventID+": "+err.Error())
 }
 
 // Actions returns every campaign command outcome the worker recorded, in order.
-func (h *Harness) Actions() []store.CampaignCommand {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]store.CampaignCommand(nil), h.actions...)
-}
+func (h *Harness) Actions() []store.CampaignCommand { return snapshot(h, &h.actions) }
 
 // Problems returns what went wrong inside the product without an HTTP answer to show it:
 // tracking messages the attribute engine refused ("{eventId}: {reason}") and messages the
 // in-process bus dead-lettered ("dead-letter {destination} {id}: {reason}").
 func (h *Harness) Problems() []string {
-	h.mu.Lock()
-	out := append([]string(nil), h.refused...)
-	h.mu.Unlock()
+	out := snapshot(h, &h.refused)
 	for _, d := range h.Runtime.Memory.DeadLetters() {
 		out = append(out, fmt.Sprintf("dead-letter %s %s: %s", d.Message.Destination, d.Message.ID, d.Reason))
 	}
@@ -537,24 +515,26 @@ func (h *Harness) Problems() []string {
 }
 
 // Routed returns every gateway message published so far, in publication order.
-func (h *Harness) Routed() []gateway.Routed {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]gateway.Routed(nil), h.routed...)
-}
+func (h *Harness) Routed() []gateway.Routed { return snapshot(h, &h.routed) }
 
 // Deliveries returns every delivery sent so far, in order.
-func (h *Harness) Deliveries() []Delivery {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]Delivery(nil), h.deliveries...)
-}
+func (h *Harness) Deliveries() []Delivery { return snapshot(h, &h.deliveries) }
 
 // Failures returns every delivery outcome that was not "sent" (retry, unknown, failed).
-func (h *Harness) Failures() []delivery.Outcome {
+func (h *Harness) Failures() []delivery.Outcome { return snapshot(h, &h.failures) }
+
+// record appends v to *list under h.mu (the consumers' callbacks run concurrently).
+func record[T any](h *Harness, list *[]T, v T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]delivery.Outcome(nil), h.failures...)
+	*list = append(*list, v)
+}
+
+// snapshot is a copy of *list taken under h.mu: the caller may keep it while the run goes on.
+func snapshot[T any](h *Harness, list *[]T) []T {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]T(nil), *list...)
 }
 
 // Response is an HTTP answer.
