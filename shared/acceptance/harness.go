@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -372,22 +371,14 @@ func (h *Harness) putCampaign(ctx context.Context, raw json.RawMessage) error {
 // bool, an instant as text, a list as []any). Errors: a transport error or an answer
 // other than 200.
 func (h *Harness) Attributes(ctx context.Context, businessUnitID, entityType, entityID string) (map[string]any, error) {
-	res, err := h.Do(ctx, http.MethodGet, "/api/attributes/"+url.PathEscape(entityType)+"/"+url.PathEscape(entityID)+"?businessUnitId="+url.QueryEscape(businessUnitID), "", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if res.Status != http.StatusOK {
-		return nil, fmt.Errorf("attributes %s/%s: %d %s", entityType, entityID, res.Status, res.Body)
-	}
 	var page struct {
 		Attributes []struct {
 			Code  string `json:"attribute"`
 			Value any    `json:"value"`
 		} `json:"attributes"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(res.Body))
-	dec.UseNumber()
-	if err := dec.Decode(&page); err != nil {
+	if err := h.getJSON(ctx, "/api/attributes/"+url.PathEscape(entityType)+"/"+url.PathEscape(entityID)+"?businessUnitId="+url.QueryEscape(businessUnitID),
+		"attributes "+entityType+"/"+entityID, &page); err != nil {
 		return nil, err
 	}
 	out := map[string]any{}
@@ -400,21 +391,14 @@ func (h *Harness) Attributes(ctx context.Context, businessUnitID, entityType, en
 // Top reads the top n entities of a type by a number attribute over GET
 // /api/attributes/{entityType}?attribute=…&top=n, as "entityId=value" highest first.
 func (h *Harness) Top(ctx context.Context, businessUnitID, entityType, attributeCode string, n int) ([]string, error) {
-	res, err := h.Do(ctx, http.MethodGet, fmt.Sprintf("/api/attributes/%s?businessUnitId=%s&attribute=%s&top=%d", url.PathEscape(entityType),
-		url.QueryEscape(businessUnitID), url.QueryEscape(attributeCode), n), "", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if res.Status != http.StatusOK {
-		return nil, fmt.Errorf("top %s by %s: %d %s", entityType, attributeCode, res.Status, res.Body)
-	}
 	var page struct {
 		Items []struct {
 			EntityID string      `json:"entityId"`
 			Value    json.Number `json:"value"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(res.Body, &page); err != nil {
+	if err := h.getJSON(ctx, fmt.Sprintf("/api/attributes/%s?businessUnitId=%s&attribute=%s&top=%d", url.PathEscape(entityType),
+		url.QueryEscape(businessUnitID), url.QueryEscape(attributeCode), n), "top "+entityType+" by "+attributeCode, &page); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -422,6 +406,22 @@ func (h *Harness) Top(ctx context.Context, businessUnitID, entityType, attribute
 		out = append(out, it.EntityID+"="+it.Value.String())
 	}
 	return out, nil
+}
+
+// getJSON GETs path and decodes its 200 answer into page (numbers as json.Number where page
+// leaves the type open). Errors: a transport error, "<what>: <status> <body>" for an answer
+// other than 200, or a body that does not decode.
+func (h *Harness) getJSON(ctx context.Context, path, what string, page any) error {
+	res, err := h.Do(ctx, http.MethodGet, path, "", nil, nil)
+	if err != nil {
+		return err
+	}
+	if res.Status != http.StatusOK {
+		return fmt.Errorf("%s: %d %s", what, res.Status, res.Body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(res.Body))
+	dec.UseNumber()
+	return dec.Decode(page)
 }
 
 // observe wraps a topic's consumer: next (when there is one) handles the message first and
@@ -663,15 +663,5 @@ func RoutedCounts(rs []gateway.Routed) map[string]int {
 	for _, r := range rs {
 		out[r.Topic+"/"+r.EventID]++
 	}
-	return out
-}
-
-// SortedKeys returns m's keys in order (for messages).
-func SortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -30,13 +29,7 @@ func TestUC10VoucherUsedRealTimeAndGhostTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	h := start(t, "2026-07-01T01:10:00Z")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/api/inbox/CUST-HCM-1/stream?businessUnitId=bu-hcm", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("stream: %v %v", res, err)
-	}
-	defer res.Body.Close()
-	got := streamData(res.Body, 4)
+	got := openInboxStream(ctx, t, h.URL, "bu-hcm", "CUST-HCM-1", 4)
 	first, err := h.Ingest(ctx, "scan-7781-attempt-1", voucherScan)
 	if err != nil || first.Status != http.StatusOK || first.Replayed || first.Results[0].Status != gateway.StatusAccepted {
 		t.Fatalf("scan: %+v %v", first, err)
@@ -161,13 +154,7 @@ func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	h := start(t, "2026-07-01T02:00:00Z")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/api/inbox/CUST-HCM-60/stream?businessUnitId=bu-hcm", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("stream: %v %v", res, err)
-	}
-	defer res.Body.Close()
-	streamed := streamData(res.Body, 8)
+	streamed := openInboxStream(ctx, t, h.URL, "bu-hcm", "CUST-HCM-60", 8)
 	customers := []string{"CUST-HCM-60", "CUST-HCM-61", "CUST-HCM-62", "CUST-HCM-63"}
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
@@ -231,13 +218,21 @@ func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
 	}
 }
 
-// streamData reads a server-sent event stream in the background and sends each event's data
-// (a "data: " line without the prefix) on the channel it returns, buffered for n; reading
-// stops when the stream ends.
-func streamData(stream io.Reader, n int) <-chan string {
+// openInboxStream opens recipient's inbox stream in unit bu on the server at base (ctx bounds
+// it; closed when the test ends), fails the test unless it is a 200 text/event-stream, and
+// reads it in the background: each event's data (a "data: " line without the prefix) comes
+// on the channel it returns, buffered for n, until the stream ends.
+func openInboxStream(ctx context.Context, t *testing.T, base, bu, recipient string, n int) <-chan string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/inbox/"+recipient+"/stream?businessUnitId="+bu, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
 	out := make(chan string, n)
 	go func() {
-		sc := bufio.NewScanner(stream)
+		sc := bufio.NewScanner(res.Body)
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 				out <- data

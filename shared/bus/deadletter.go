@@ -102,12 +102,22 @@ func (b *Memory) DeadLetterList(ctx context.Context, p DeadLetterListParams) ([]
 func (b *Memory) DeadLetterGet(ctx context.Context, id string) (DeadLetter, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, e := range b.dead {
+	i := b.deadAt(id)
+	if i < 0 {
+		return DeadLetter{}, ErrDeadLetterNotFound
+	}
+	return b.dead[i].public(), nil
+}
+
+// deadAt is the index in b.dead of the entry id (its sequence number in decimal), or -1.
+// The caller holds b.mu.
+func (b *Memory) deadAt(id string) int {
+	for i, e := range b.dead {
 		if strconv.FormatUint(e.seq, 10) == id {
-			return e.public(), nil
+			return i
 		}
 	}
-	return DeadLetter{}, ErrDeadLetterNotFound
+	return -1
 }
 
 // DeadLetterRequeue implements DeadLetterBox: the message goes to the tail of its queue
@@ -115,26 +125,25 @@ func (b *Memory) DeadLetterGet(ctx context.Context, id string) (DeadLetter, erro
 func (b *Memory) DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, e := range b.dead {
-		if strconv.FormatUint(e.seq, 10) != id {
-			continue
-		}
-		m := e.d.Message
-		m.DeliveryCount = 0
-		m.Body = append([]byte(nil), m.Body...)
-		if _, ok := b.queues[m.Destination]; !ok {
-			b.order = append(b.order, m.Destination)
-		}
-		b.queues[m.Destination] = append(b.queues[m.Destination], m)
-		key := m.Destination + "\x00" + m.ID
-		if _, ok := b.recent[key]; !ok {
-			b.recentQ = append(b.recentQ, key)
-		}
-		b.recent[key] = false // in flight again: a copy published meanwhile is a duplicate
-		b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
-		return e.public(), nil
+	i := b.deadAt(id)
+	if i < 0 {
+		return DeadLetter{}, ErrDeadLetterNotFound
 	}
-	return DeadLetter{}, ErrDeadLetterNotFound
+	e := b.dead[i]
+	m := e.d.Message
+	m.DeliveryCount = 0
+	m.Body = append([]byte(nil), m.Body...)
+	if _, ok := b.queues[m.Destination]; !ok {
+		b.order = append(b.order, m.Destination)
+	}
+	b.queues[m.Destination] = append(b.queues[m.Destination], m)
+	key := m.Destination + "\x00" + m.ID
+	if _, ok := b.recent[key]; !ok {
+		b.recentQ = append(b.recentQ, key)
+	}
+	b.recent[key] = false // in flight again: a copy published meanwhile is a duplicate
+	b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
+	return e.public(), nil
 }
 
 // DeadLetterDiscard implements DeadLetterBox: the entry leaves the list; nothing is
@@ -142,13 +151,13 @@ func (b *Memory) DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, 
 func (b *Memory) DeadLetterDiscard(ctx context.Context, id string) (DeadLetter, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, e := range b.dead {
-		if strconv.FormatUint(e.seq, 10) == id {
-			b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
-			return e.public(), nil
-		}
+	i := b.deadAt(id)
+	if i < 0 {
+		return DeadLetter{}, ErrDeadLetterNotFound
 	}
-	return DeadLetter{}, ErrDeadLetterNotFound
+	e := b.dead[i]
+	b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
+	return e.public(), nil
 }
 
 // DeadLetterCount implements DeadLetterBox.
