@@ -11,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
-	"github.com/automation-platform/automation/shared/httpapi"
 )
 
 // Issue 37: the SSE stream cap (200) was shared by all tenants, so one caller could lock
@@ -87,15 +85,7 @@ func TestIngestQuotaPerKey(t *testing.T) {
 		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	keys := map[string]string{}
-	e.createUnits(t, "bu-a", "bu-b")
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "pos-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[bu] = c.Secret
-	}
+	keys := e.ingestKeys(t, "pos-", "bu-a", "bu-b")
 	n := 0
 	event := func(bu string) string {
 		n++
@@ -177,15 +167,7 @@ func TestSMSInboundIsChargedToItsWebhookKeysIngestQuota(t *testing.T) {
 	e := newConsoleEnv(t)
 	e.rt.Quotas.IngestPerSecond, e.rt.Quotas.IngestBurst = 1, 3
 	ctx := context.Background()
-	keys := map[string]string{}
-	e.createUnits(t, "bu-a", "bu-b")
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "acs-inbound-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[bu] = c.Secret
-	}
+	keys := e.ingestKeys(t, "acs-inbound-", "bu-a", "bu-b")
 	stop := func(from string) string {
 		return `{"id":"` + from + `","eventType":"Microsoft.Communication.SMSReceived","data":{"messageId":"m-` + from + `","from":"` + from + `","to":"+61480000000","message":"STOP"}}`
 	}

@@ -43,6 +43,22 @@ func (e *consoleEnv) createUnits(t *testing.T, ids ...string) {
 	seedUnits(t, e.h, "boot", ids...)
 }
 
+// ingestKeys creates each business unit (createUnits) and an API key of role ingest scoped
+// to it, named namePrefix+unit, and returns the keys' secrets by unit.
+func (e *consoleEnv) ingestKeys(t *testing.T, namePrefix string, units ...string) map[string]string {
+	t.Helper()
+	e.createUnits(t, units...)
+	keys := map[string]string{}
+	for _, bu := range units {
+		c, err := e.rt.Keys.Create(context.Background(), apikey.CreateParams{Name: namePrefix + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[bu] = c.Secret
+	}
+	return keys
+}
+
 // send makes one console request from addr with cookie (may be "") and a form body.
 func (e *consoleEnv) send(method, path, addr, cookie string, form url.Values) *httptest.ResponseRecorder {
 	var body io.Reader

@@ -89,7 +89,7 @@ func TestCompareReportsDrift(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		edit func(defs []funchost.FunctionDef, table []topology.Function) ([]funchost.FunctionDef, []topology.Function)
+		edit drift
 		want string
 	}{
 		{"folder without a row", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
@@ -98,46 +98,11 @@ func TestCompareReportsDrift(t *testing.T) {
 		{"row without a folder", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			return d[1:], tb
 		}, "has no function folder"},
-		{"topic renamed", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range d {
-				if d[i].Name == topology.DomainEventHandler {
-					d[i].Trigger.TopicName = "domain-event"
-				}
-			}
-			return d, tb
-		}, "function DomainEventHandler: function.json says"},
-		{"subscription renamed", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range tb {
-				if tb[i].Name == topology.DeliveryFactProjection {
-					tb[i].Subscription = "reports"
-				}
-			}
-			return d, tb
-		}, "function DeliveryFactProjection"},
-		{"trigger type", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range d {
-				if d[i].Name == topology.OutboxRelay {
-					d[i].Trigger.Type = funchost.TriggerServiceBus
-				}
-			}
-			return d, tb
-		}, "function OutboxRelay"},
-		{"queue", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range tb {
-				if tb[i].Name == topology.NotificationDispatch {
-					tb[i].Queue = "dispatch"
-				}
-			}
-			return d, tb
-		}, "function NotificationDispatch"},
-		{"cardinality", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range d {
-				if d[i].Name == topology.NotificationDispatch {
-					d[i].Trigger.Cardinality = "one"
-				}
-			}
-			return d, tb
-		}, "function NotificationDispatch: function.json says"},
+		{"topic renamed", onFolder(topology.DomainEventHandler, func(f *funchost.FunctionDef) { f.Trigger.TopicName = "domain-event" }), "function DomainEventHandler: function.json says"},
+		{"subscription renamed", onRow(topology.DeliveryFactProjection, func(f *topology.Function) { f.Subscription = "reports" }), "function DeliveryFactProjection"},
+		{"trigger type", onFolder(topology.OutboxRelay, func(f *funchost.FunctionDef) { f.Trigger.Type = funchost.TriggerServiceBus }), "function OutboxRelay"},
+		{"queue", onRow(topology.NotificationDispatch, func(f *topology.Function) { f.Queue = "dispatch" }), "function NotificationDispatch"},
+		{"cardinality", onFolder(topology.NotificationDispatch, func(f *funchost.FunctionDef) { f.Trigger.Cardinality = "one" }), "function NotificationDispatch: function.json says"},
 		{"disabled", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			d[0].Disabled = true
 			return d, tb
@@ -149,6 +114,33 @@ func TestCompareReportsDrift(t *testing.T) {
 		if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, tc.want) }) {
 			t.Errorf("%s: reported %q, want a problem containing %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// drift edits a copy of the function folders and of the table to make them differ.
+type drift func(defs []funchost.FunctionDef, table []topology.Function) ([]funchost.FunctionDef, []topology.Function)
+
+// onFolder is the drift that applies edit to function name's folder.
+func onFolder(name string, edit func(*funchost.FunctionDef)) drift {
+	return func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+		for i := range d {
+			if d[i].Name == name {
+				edit(&d[i])
+			}
+		}
+		return d, tb
+	}
+}
+
+// onRow is the drift that applies edit to function name's table row.
+func onRow(name string, edit func(*topology.Function)) drift {
+	return func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+		for i := range tb {
+			if tb[i].Name == name {
+				edit(&tb[i])
+			}
+		}
+		return d, tb
 	}
 }
 
