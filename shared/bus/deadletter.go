@@ -100,64 +100,52 @@ func (b *Memory) DeadLetterList(ctx context.Context, p DeadLetterListParams) ([]
 
 // DeadLetterGet implements DeadLetterBox.
 func (b *Memory) DeadLetterGet(ctx context.Context, id string) (DeadLetter, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	i := b.deadAt(id)
-	if i < 0 {
-		return DeadLetter{}, ErrDeadLetterNotFound
-	}
-	return b.dead[i].public(), nil
+	return b.onDead(id, func(i int) DeadLetter { return b.dead[i].public() })
 }
 
-// deadAt is the index in b.dead of the entry id (its sequence number in decimal), or -1.
-// The caller holds b.mu.
-func (b *Memory) deadAt(id string) int {
+// onDead runs fn, under b.mu, with the index in b.dead of the entry id (its sequence number
+// in decimal) and returns what fn returns. Errors: ErrDeadLetterNotFound (fn not run).
+func (b *Memory) onDead(id string, fn func(i int) DeadLetter) (DeadLetter, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for i, e := range b.dead {
 		if strconv.FormatUint(e.seq, 10) == id {
-			return i
+			return fn(i), nil
 		}
 	}
-	return -1
+	return DeadLetter{}, ErrDeadLetterNotFound
 }
 
 // DeadLetterRequeue implements DeadLetterBox: the message goes to the tail of its queue
 // with DeliveryCount 0 (the next delivery is the first again).
 func (b *Memory) DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	i := b.deadAt(id)
-	if i < 0 {
-		return DeadLetter{}, ErrDeadLetterNotFound
-	}
-	e := b.dead[i]
-	m := e.d.Message
-	m.DeliveryCount = 0
-	m.Body = append([]byte(nil), m.Body...)
-	if _, ok := b.queues[m.Destination]; !ok {
-		b.order = append(b.order, m.Destination)
-	}
-	b.queues[m.Destination] = append(b.queues[m.Destination], m)
-	key := m.Destination + "\x00" + m.ID
-	if _, ok := b.recent[key]; !ok {
-		b.recentQ = append(b.recentQ, key)
-	}
-	b.recent[key] = false // in flight again: a copy published meanwhile is a duplicate
-	b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
-	return e.public(), nil
+	return b.onDead(id, func(i int) DeadLetter {
+		e := b.dead[i]
+		m := e.d.Message
+		m.DeliveryCount = 0
+		m.Body = append([]byte(nil), m.Body...)
+		if _, ok := b.queues[m.Destination]; !ok {
+			b.order = append(b.order, m.Destination)
+		}
+		b.queues[m.Destination] = append(b.queues[m.Destination], m)
+		key := m.Destination + "\x00" + m.ID
+		if _, ok := b.recent[key]; !ok {
+			b.recentQ = append(b.recentQ, key)
+		}
+		b.recent[key] = false // in flight again: a copy published meanwhile is a duplicate
+		b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
+		return e.public()
+	})
 }
 
 // DeadLetterDiscard implements DeadLetterBox: the entry leaves the list; nothing is
 // published.
 func (b *Memory) DeadLetterDiscard(ctx context.Context, id string) (DeadLetter, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	i := b.deadAt(id)
-	if i < 0 {
-		return DeadLetter{}, ErrDeadLetterNotFound
-	}
-	e := b.dead[i]
-	b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
-	return e.public(), nil
+	return b.onDead(id, func(i int) DeadLetter {
+		e := b.dead[i]
+		b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
+		return e.public()
+	})
 }
 
 // DeadLetterCount implements DeadLetterBox.

@@ -179,10 +179,7 @@ func TestLookupAndConsumer(t *testing.T) {
 // holds more messages than the local host hands over or the dispatcher takes at once.
 func TestHostJSONBatchSize(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../host.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../host.json")
 	var host struct {
 		Extensions struct {
 			ServiceBus map[string]json.RawMessage `json:"serviceBus"`
@@ -211,10 +208,7 @@ func TestHostJSONBatchSize(t *testing.T) {
 // topics, subscriptions and queues.
 func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../infra/modules/servicebus.bicep")
 	bicep := string(raw)
 	for _, want := range []string{
 		"param domainEventsTopicName string = '" + topology.DomainEventsTopic + "'",
@@ -245,10 +239,7 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 // never redelivered under an invocation the host still waits for.
 func TestLockDurations(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../infra/modules/servicebus.bicep")
 	m := regexp.MustCompile(`(?m)^param lockDuration string = 'PT(\d+)M'$`).FindStringSubmatch(string(raw))
 	if m == nil {
 		t.Fatal("infra/modules/servicebus.bicep declares no lockDuration default of whole minutes")
@@ -259,10 +250,7 @@ func TestLockDurations(t *testing.T) {
 	if topology.BatchDeadline <= 0 || topology.BatchDeadline > topology.LockDuration*3/4 {
 		t.Errorf("BatchDeadline %v is not well under LockDuration %v", topology.BatchDeadline, topology.LockDuration)
 	}
-	raw, err = os.ReadFile("../../host.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw = readRepoFile(t, "../../host.json")
 	var host struct {
 		FunctionTimeout string `json:"functionTimeout"`
 		Extensions      struct {
@@ -317,10 +305,7 @@ func TestEntitiesCoverTheFunctions(t *testing.T) {
 			t.Errorf("%s: subscription %s/%s listed %v with sessions %v, the function has sessions %v", f.Name, f.Topic, f.Subscription, ok, s.Sessions, f.Sessions)
 		}
 	}
-	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../infra/modules/servicebus.bicep")
 	// Every subscription resource of the module with requiresSession true is named by a
 	// parameter or the gateway table; count them against the list.
 	bicep := string(raw)
@@ -349,13 +334,7 @@ func TestEntitiesCoverTheFunctions(t *testing.T) {
 // a batch function with none of these saying so.
 func TestBatchFunctionsDocumented(t *testing.T) {
 	t.Parallel()
-	read := func(path string) string {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(raw)
-	}
+	read := func(path string) string { return string(readRepoFile(t, path)) }
 	section := func(text, from string) string {
 		i := strings.Index(text, from)
 		if i < 0 {
@@ -401,4 +380,15 @@ func TestBatchFunctionsDocumented(t *testing.T) {
 			t.Errorf("infra/README.md's row of %s does not say it takes batches: %q", f.Name, l)
 		}
 	}
+}
+
+// readRepoFile is the file at path (relative to this package: "../../host.json"), failing
+// the test when it cannot be read.
+func readRepoFile(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
