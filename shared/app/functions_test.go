@@ -105,6 +105,28 @@ func (e *fnEnv) post(t *testing.T, function string, payload []byte) (int, map[st
 	return rec.Code, body
 }
 
+// postBatchTwice posts the host-shaped batch payload to function fn twice (the host
+// redelivers it): each answer must be 200 with messages messages of which one, poison
+// (named in the logs), was dead-lettered, and check(round) runs after each. Then, unless
+// inRecord is "", poison's dead-letter record must exist and contain inRecord.
+func (e *fnEnv) postBatchTwice(t *testing.T, fn string, payload []byte, messages int, poison, inRecord string, check func(round int)) {
+	t.Helper()
+	for round := 1; round <= 2; round++ {
+		code, body := e.post(t, fn, payload)
+		rv, _ := body["ReturnValue"].(map[string]any)
+		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(messages) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), poison) {
+			t.Fatalf("%s round %d: %d %v", fn, round, code, body)
+		}
+		check(round)
+	}
+	if inRecord == "" {
+		return
+	}
+	if rec, err := e.rt.Trace.GetBlob(context.Background(), trace.DeadLetterBlobName(fn, poison)); err != nil || !strings.Contains(string(rec), inRecord) {
+		t.Fatalf("%s: the dead-letter record of %s: %s %v", fn, poison, rec, err)
+	}
+}
+
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(fixtures + name)
@@ -468,12 +490,7 @@ func TestDueWorkPollerDrainsUpToTheBound(t *testing.T) {
 func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 	e := newFnEnv(t, nil)
 	ctx := context.Background()
-	for round := 1; round <= 2; round++ {
-		code, body := e.post(t, topology.TrackingProcessor, fixture(t, "TrackingProcessor_session_batch.json"))
-		rv, _ := body["ReturnValue"].(map[string]any)
-		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(3) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), "login-2:tracking") {
-			t.Fatalf("round %d: %d %v", round, code, body)
-		}
+	e.postBatchTwice(t, topology.TrackingProcessor, fixture(t, "TrackingProcessor_session_batch.json"), 3, "login-2:tracking", "first_login", func(round int) {
 		rows, err := e.rt.Store.AttributeList(ctx, store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"})
 		if err != nil {
 			t.Fatal(err)
@@ -485,10 +502,7 @@ func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 		if len(got) != 2 || got["login_count"] != "2" || got["first_login"] != "true" {
 			t.Fatalf("round %d: attributes %v, want login_count 2 (login-1 and login-3 once each) and first_login true", round, got)
 		}
-	}
-	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.TrackingProcessor, "login-2:tracking")); err != nil || !strings.Contains(string(rec), "first_login") {
-		t.Fatalf("the poison's dead-letter record: %s %v", rec, err)
-	}
+	})
 }
 
 // CampaignFactProjection is a batch trigger (cardinality many, dataType string): a
@@ -498,12 +512,7 @@ func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 func TestCampaignFactProjectionHostShapedBatch(t *testing.T) {
 	e := newFnEnv(t, nil)
 	ctx := context.Background()
-	for round := 1; round <= 2; round++ {
-		code, body := e.post(t, topology.CampaignFactProjection, fixture(t, "CampaignFactProjection_batch.json"))
-		rv, _ := body["ReturnValue"].(map[string]any)
-		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(3) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), "fact-2") {
-			t.Fatalf("round %d: %d %v", round, code, body)
-		}
+	e.postBatchTwice(t, topology.CampaignFactProjection, fixture(t, "CampaignFactProjection_batch.json"), 3, "fact-2", "commandId", func(round int) {
 		c, err := e.rt.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-syd", CampaignID: "welcome", From: "2026-09-02", To: "2026-09-02"})
 		if err != nil {
 			t.Fatal(err)
@@ -511,8 +520,5 @@ func TestCampaignFactProjectionHostShapedBatch(t *testing.T) {
 		if len(c.Days) != 1 || len(c.Days[0].ByStatus) != 1 || c.Days[0].ByStatus["SUCCEEDED"] != 1 {
 			t.Fatalf("round %d: counts %+v, want cmd-1 once, SUCCEEDED (revision 2)", round, c)
 		}
-	}
-	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.CampaignFactProjection, "fact-2")); err != nil || !strings.Contains(string(rec), "commandId") {
-		t.Fatalf("the unreadable fact's dead-letter record: %s %v", rec, err)
-	}
+	})
 }

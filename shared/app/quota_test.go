@@ -52,16 +52,20 @@ func TestStreamQuotaPerUnitAndRecipient(t *testing.T) {
 	}
 	first, closeFirst := open("r1", "bu-a")
 	want(first, 200, "r1's first stream")
-	r1b, _ := open("r1", "bu-a")
-	want(r1b, 200, "r1's second stream")
-	r1c, _ := open("r1", "bu-a")
-	want(r1c, 429, "r1's third stream (recipient quota 2)")
-	r2, _ := open("r2", "bu-a")
-	want(r2, 200, "r2 in bu-a")
-	r3, _ := open("r3", "bu-a")
-	want(r3, 429, "r3 in bu-a (unit quota 3)")
-	other, _ := open("r1", "bu-b")
-	want(other, 200, "the same recipient id in bu-b, another tenant")
+	for _, st := range []struct {
+		recipient, bu string
+		code          int
+		what          string
+	}{
+		{"r1", "bu-a", 200, "r1's second stream"},
+		{"r1", "bu-a", 429, "r1's third stream (recipient quota 2)"},
+		{"r2", "bu-a", 200, "r2 in bu-a"},
+		{"r3", "bu-a", 429, "r3 in bu-a (unit quota 3)"},
+		{"r1", "bu-b", 200, "the same recipient id in bu-b, another tenant"},
+	} {
+		res, _ := open(st.recipient, st.bu)
+		want(res, st.code, st.what)
+	}
 	closeFirst()
 	first.Body.Close()
 	deadline := time.Now().Add(5 * time.Second)
