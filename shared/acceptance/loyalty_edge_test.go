@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/acceptance"
 	"github.com/automation-platform/automation/shared/gateway"
 )
 
@@ -26,10 +27,7 @@ var voucherScan = ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merc
 // body is refused and changes nothing.
 func TestUC10VoucherUsedRealTimeAndGhostTimeout(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	h := start(t, "2026-07-01T01:10:00Z")
-	got := openInboxStream(ctx, t, h.URL, "bu-hcm", "CUST-HCM-1", 4)
+	ctx, h, got := startWatching(t, "2026-07-01T01:10:00Z", 20*time.Second, "CUST-HCM-1", 4)
 	first, err := h.Ingest(ctx, "scan-7781-attempt-1", voucherScan)
 	if err != nil || first.Status != http.StatusOK || first.Replayed || first.Results[0].Status != gateway.StatusAccepted {
 		t.Fatalf("scan: %+v %v", first, err)
@@ -151,10 +149,7 @@ func TestLoyaltyBadInput(t *testing.T) {
 // customer receives the welcome message once, at once.
 func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	h := start(t, "2026-07-01T02:00:00Z")
-	streamed := openInboxStream(ctx, t, h.URL, "bu-hcm", "CUST-HCM-60", 8)
+	ctx, h, streamed := startWatching(t, "2026-07-01T02:00:00Z", 60*time.Second, "CUST-HCM-60", 8)
 	customers := []string{"CUST-HCM-60", "CUST-HCM-61", "CUST-HCM-62", "CUST-HCM-63"}
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
@@ -216,6 +211,17 @@ func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
 		t.Fatalf("a second streamed message: %s", data)
 	default:
 	}
+}
+
+// startWatching starts the loyalty harness at at (start) with a context of timeout (ended
+// with the test), and opens bu-hcm's recipient's inbox stream on it (openInboxStream,
+// buffered for n).
+func startWatching(t *testing.T, at string, timeout time.Duration, recipient string, n int) (context.Context, *acceptance.Harness, <-chan string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	h := start(t, at)
+	return ctx, h, openInboxStream(ctx, t, h.URL, "bu-hcm", recipient, n)
 }
 
 // openInboxStream opens recipient's inbox stream in unit bu on the server at base (ctx bounds

@@ -98,11 +98,11 @@ func TestCompareReportsDrift(t *testing.T) {
 		{"row without a folder", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			return d[1:], tb
 		}, "has no function folder"},
-		{"topic renamed", onFolder(topology.DomainEventHandler, func(f *funchost.FunctionDef) { f.Trigger.TopicName = "domain-event" }), "function DomainEventHandler: function.json says"},
-		{"subscription renamed", onRow(topology.DeliveryFactProjection, func(f *topology.Function) { f.Subscription = "reports" }), "function DeliveryFactProjection"},
-		{"trigger type", onFolder(topology.OutboxRelay, func(f *funchost.FunctionDef) { f.Trigger.Type = funchost.TriggerServiceBus }), "function OutboxRelay"},
-		{"queue", onRow(topology.NotificationDispatch, func(f *topology.Function) { f.Queue = "dispatch" }), "function NotificationDispatch"},
-		{"cardinality", onFolder(topology.NotificationDispatch, func(f *funchost.FunctionDef) { f.Trigger.Cardinality = "one" }), "function NotificationDispatch: function.json says"},
+		{"topic renamed", edited(topology.DomainEventHandler, func(f *funchost.FunctionDef) { f.Trigger.TopicName = "domain-event" }, nil), "function DomainEventHandler: function.json says"},
+		{"subscription renamed", edited(topology.DeliveryFactProjection, nil, func(f *topology.Function) { f.Subscription = "reports" }), "function DeliveryFactProjection"},
+		{"trigger type", edited(topology.OutboxRelay, func(f *funchost.FunctionDef) { f.Trigger.Type = funchost.TriggerServiceBus }, nil), "function OutboxRelay"},
+		{"queue", edited(topology.NotificationDispatch, nil, func(f *topology.Function) { f.Queue = "dispatch" }), "function NotificationDispatch"},
+		{"cardinality", edited(topology.NotificationDispatch, func(f *funchost.FunctionDef) { f.Trigger.Cardinality = "one" }, nil), "function NotificationDispatch: function.json says"},
 		{"disabled", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			d[0].Disabled = true
 			return d, tb
@@ -120,24 +120,18 @@ func TestCompareReportsDrift(t *testing.T) {
 // drift edits a copy of the function folders and of the table to make them differ.
 type drift func(defs []funchost.FunctionDef, table []topology.Function) ([]funchost.FunctionDef, []topology.Function)
 
-// onFolder is the drift that applies edit to function name's folder.
-func onFolder(name string, edit func(*funchost.FunctionDef)) drift {
+// edited is the drift that applies folder (when not nil) to function name's folder and row
+// (when not nil) to its table row.
+func edited(name string, folder func(*funchost.FunctionDef), row func(*topology.Function)) drift {
 	return func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 		for i := range d {
-			if d[i].Name == name {
-				edit(&d[i])
+			if d[i].Name == name && folder != nil {
+				folder(&d[i])
 			}
 		}
-		return d, tb
-	}
-}
-
-// onRow is the drift that applies edit to function name's table row.
-func onRow(name string, edit func(*topology.Function)) drift {
-	return func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 		for i := range tb {
-			if tb[i].Name == name {
-				edit(&tb[i])
+			if tb[i].Name == name && row != nil {
+				row(&tb[i])
 			}
 		}
 		return d, tb
