@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -372,22 +371,14 @@ func (h *Harness) putCampaign(ctx context.Context, raw json.RawMessage) error {
 // bool, an instant as text, a list as []any). Errors: a transport error or an answer
 // other than 200.
 func (h *Harness) Attributes(ctx context.Context, businessUnitID, entityType, entityID string) (map[string]any, error) {
-	res, err := h.Do(ctx, http.MethodGet, "/api/attributes/"+url.PathEscape(entityType)+"/"+url.PathEscape(entityID)+"?businessUnitId="+url.QueryEscape(businessUnitID), "", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if res.Status != http.StatusOK {
-		return nil, fmt.Errorf("attributes %s/%s: %d %s", entityType, entityID, res.Status, res.Body)
-	}
 	var page struct {
 		Attributes []struct {
 			Code  string `json:"attribute"`
 			Value any    `json:"value"`
 		} `json:"attributes"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(res.Body))
-	dec.UseNumber()
-	if err := dec.Decode(&page); err != nil {
+	if err := h.getJSON(ctx, "/api/attributes/"+url.PathEscape(entityType)+"/"+url.PathEscape(entityID)+"?businessUnitId="+url.QueryEscape(businessUnitID),
+		"attributes "+entityType+"/"+entityID, &page); err != nil {
 		return nil, err
 	}
 	out := map[string]any{}
@@ -400,21 +391,14 @@ func (h *Harness) Attributes(ctx context.Context, businessUnitID, entityType, en
 // Top reads the top n entities of a type by a number attribute over GET
 // /api/attributes/{entityType}?attribute=…&top=n, as "entityId=value" highest first.
 func (h *Harness) Top(ctx context.Context, businessUnitID, entityType, attributeCode string, n int) ([]string, error) {
-	res, err := h.Do(ctx, http.MethodGet, fmt.Sprintf("/api/attributes/%s?businessUnitId=%s&attribute=%s&top=%d", url.PathEscape(entityType),
-		url.QueryEscape(businessUnitID), url.QueryEscape(attributeCode), n), "", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if res.Status != http.StatusOK {
-		return nil, fmt.Errorf("top %s by %s: %d %s", entityType, attributeCode, res.Status, res.Body)
-	}
 	var page struct {
 		Items []struct {
 			EntityID string      `json:"entityId"`
 			Value    json.Number `json:"value"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(res.Body, &page); err != nil {
+	if err := h.getJSON(ctx, fmt.Sprintf("/api/attributes/%s?businessUnitId=%s&attribute=%s&top=%d", url.PathEscape(entityType),
+		url.QueryEscape(businessUnitID), url.QueryEscape(attributeCode), n), "top "+entityType+" by "+attributeCode, &page); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -422,6 +406,22 @@ func (h *Harness) Top(ctx context.Context, businessUnitID, entityType, attribute
 		out = append(out, it.EntityID+"="+it.Value.String())
 	}
 	return out, nil
+}
+
+// getJSON GETs path and decodes its 200 answer into page (numbers as json.Number where page
+// leaves the type open). Errors: a transport error, "<what>: <status> <body>" for an answer
+// other than 200, or a body that does not decode.
+func (h *Harness) getJSON(ctx context.Context, path, what string, page any) error {
+	res, err := h.Do(ctx, http.MethodGet, path, "", nil, nil)
+	if err != nil {
+		return err
+	}
+	if res.Status != http.StatusOK {
+		return fmt.Errorf("%s: %d %s", what, res.Status, res.Body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(res.Body))
+	dec.UseNumber()
+	return dec.Decode(page)
 }
 
 // observe wraps a topic's consumer: next (when there is one) handles the message first and
@@ -471,23 +471,13 @@ func (h *Harness) record(m bus.Message) {
 			rec.Trigger = &t
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.messages = append(h.messages, rec)
+	record(h, &h.messages, rec)
 }
 
 // Messages returns what the observed topics' consumers acknowledged, in order.
-func (h *Harness) Messages() []Message {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]Message(nil), h.messages...)
-}
+func (h *Harness) Messages() []Message { return snapshot(h, &h.messages) }
 
-func (h *Harness) onRouted(r gateway.Routed) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.routed = append(h.routed, r)
-}
+func (h *Harness) onRouted(r gateway.Routed) { record(h, &h.routed, r) }
 
 func (h *Harness) onOutcome(o delivery.Outcome) {
 	h.mu.Lock()
@@ -504,32 +494,20 @@ func (h *Harness) onOutcome(o delivery.Outcome) {
 	h.deliveries = append(h.deliveries, d)
 }
 
-func (h *Harness) onAction(c store.CampaignCommand) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.actions = append(h.actions, c)
-}
+func (h *Harness) onAction(c store.CampaignCommand) { record(h, &h.actions, c) }
 
 func (h *Harness) onRefused(eventID string, err error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.refused = append(h.refused, eventID+": "+err.Error())
+	record(h, &h.refused, eventID+": "+err.Error())
 }
 
 // Actions returns every campaign command outcome the worker recorded, in order.
-func (h *Harness) Actions() []store.CampaignCommand {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]store.CampaignCommand(nil), h.actions...)
-}
+func (h *Harness) Actions() []store.CampaignCommand { return snapshot(h, &h.actions) }
 
 // Problems returns what went wrong inside the product without an HTTP answer to show it:
 // tracking messages the attribute engine refused ("{eventId}: {reason}") and messages the
 // in-process bus dead-lettered ("dead-letter {destination} {id}: {reason}").
 func (h *Harness) Problems() []string {
-	h.mu.Lock()
-	out := append([]string(nil), h.refused...)
-	h.mu.Unlock()
+	out := snapshot(h, &h.refused)
 	for _, d := range h.Runtime.Memory.DeadLetters() {
 		out = append(out, fmt.Sprintf("dead-letter %s %s: %s", d.Message.Destination, d.Message.ID, d.Reason))
 	}
@@ -537,24 +515,26 @@ func (h *Harness) Problems() []string {
 }
 
 // Routed returns every gateway message published so far, in publication order.
-func (h *Harness) Routed() []gateway.Routed {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]gateway.Routed(nil), h.routed...)
-}
+func (h *Harness) Routed() []gateway.Routed { return snapshot(h, &h.routed) }
 
 // Deliveries returns every delivery sent so far, in order.
-func (h *Harness) Deliveries() []Delivery {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]Delivery(nil), h.deliveries...)
-}
+func (h *Harness) Deliveries() []Delivery { return snapshot(h, &h.deliveries) }
 
 // Failures returns every delivery outcome that was not "sent" (retry, unknown, failed).
-func (h *Harness) Failures() []delivery.Outcome {
+func (h *Harness) Failures() []delivery.Outcome { return snapshot(h, &h.failures) }
+
+// record appends v to *list under h.mu (the consumers' callbacks run concurrently).
+func record[T any](h *Harness, list *[]T, v T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]delivery.Outcome(nil), h.failures...)
+	*list = append(*list, v)
+}
+
+// snapshot is a copy of *list taken under h.mu: the caller may keep it while the run goes on.
+func snapshot[T any](h *Harness, list *[]T) []T {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]T(nil), *list...)
 }
 
 // Response is an HTTP answer.
@@ -683,15 +663,5 @@ func RoutedCounts(rs []gateway.Routed) map[string]int {
 	for _, r := range rs {
 		out[r.Topic+"/"+r.EventID]++
 	}
-	return out
-}
-
-// SortedKeys returns m's keys in order (for messages).
-func SortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/automation-platform/automation/shared/acceptance"
 	"github.com/automation-platform/automation/shared/gateway"
 )
 
@@ -27,24 +27,7 @@ var voucherScan = ev("scan-7781", "Voucher_Used", "bu-hcm", "CUST-HCM-1", "/merc
 // body is refused and changes nothing.
 func TestUC10VoucherUsedRealTimeAndGhostTimeout(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	h := start(t, "2026-07-01T01:10:00Z")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/api/inbox/CUST-HCM-1/stream?businessUnitId=bu-hcm", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("stream: %v %v", res, err)
-	}
-	defer res.Body.Close()
-	got := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				got <- data
-			}
-		}
-	}()
+	ctx, h, got := startWatching(t, "2026-07-01T01:10:00Z", 20*time.Second, "CUST-HCM-1", 4)
 	first, err := h.Ingest(ctx, "scan-7781-attempt-1", voucherScan)
 	if err != nil || first.Status != http.StatusOK || first.Replayed || first.Results[0].Status != gateway.StatusAccepted {
 		t.Fatalf("scan: %+v %v", first, err)
@@ -155,32 +138,8 @@ func TestLoyaltyBadInput(t *testing.T) {
 	}
 }
 
-// The shipped registry file is the loyalty scenario's registry input, so the two cannot
-// drift apart (serve -registry testdata/registry/loyalty.json runs what the golden scenario
-// shows).
-func TestLoyaltyRegistryFileIsTheScenarios(t *testing.T) {
-	t.Parallel()
-	shipped, err := os.ReadFile(registryFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(scenarioFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sc struct {
-		Inputs []struct {
-			Registry json.RawMessage `json:"registry"`
-		} `json:"inputs"`
-	}
-	if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Inputs) == 0 {
-		t.Fatal(err)
-	}
-	var a, b any
-	if json.Unmarshal(shipped, &a) != nil || json.Unmarshal(sc.Inputs[0].Registry, &b) != nil || !reflect.DeepEqual(a, b) {
-		t.Fatalf("%s differs from %s's first input", registryFile, scenarioFile)
-	}
-}
+// The shipped registry file testdata/registry/loyalty.json stays the loyalty scenario's
+// registry input: shared/replay's TestRegistryFilesAreTheScenarios.
 
 // UC-01 under real concurrency: four customers each log in on two devices at once — eight
 // POST /api/events requests in flight together, each followed by its own pipeline run, so
@@ -190,24 +149,7 @@ func TestLoyaltyRegistryFileIsTheScenarios(t *testing.T) {
 // customer receives the welcome message once, at once.
 func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	h := start(t, "2026-07-01T02:00:00Z")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/api/inbox/CUST-HCM-60/stream?businessUnitId=bu-hcm", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("stream: %v %v", res, err)
-	}
-	defer res.Body.Close()
-	streamed := make(chan string, 8)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				streamed <- data
-			}
-		}
-	}()
+	ctx, h, streamed := startWatching(t, "2026-07-01T02:00:00Z", 60*time.Second, "CUST-HCM-60", 8)
 	customers := []string{"CUST-HCM-60", "CUST-HCM-61", "CUST-HCM-62", "CUST-HCM-63"}
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
@@ -269,4 +211,39 @@ func TestUC01FirstLoginTwoDevicesConcurrently(t *testing.T) {
 		t.Fatalf("a second streamed message: %s", data)
 	default:
 	}
+}
+
+// startWatching starts the loyalty harness at at (start) with a context of timeout (ended
+// with the test), and opens bu-hcm's recipient's inbox stream on it (openInboxStream,
+// buffered for n).
+func startWatching(t *testing.T, at string, timeout time.Duration, recipient string, n int) (context.Context, *acceptance.Harness, <-chan string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	h := start(t, at)
+	return ctx, h, openInboxStream(ctx, t, h.URL, "bu-hcm", recipient, n)
+}
+
+// openInboxStream opens recipient's inbox stream in unit bu on the server at base (ctx bounds
+// it; closed when the test ends), fails the test unless it is a 200 text/event-stream, and
+// reads it in the background: each event's data (a "data: " line without the prefix) comes
+// on the channel it returns, buffered for n, until the stream ends.
+func openInboxStream(ctx context.Context, t *testing.T, base, bu, recipient string, n int) <-chan string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/inbox/"+recipient+"/stream?businessUnitId="+bu, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %v %v", res, err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	out := make(chan string, n)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				out <- data
+			}
+		}
+	}()
+	return out
 }

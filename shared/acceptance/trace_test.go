@@ -2,7 +2,6 @@ package acceptance_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -139,6 +138,7 @@ func prefixes(names []string) []string {
 	return out
 }
 
+// describe lists spans in docs/observability.md's format (otlptest.Line), one a line.
 func describe(spans []otlptest.Span) string {
 	var b strings.Builder
 	byID := map[string]string{}
@@ -146,23 +146,9 @@ func describe(spans []otlptest.Span) string {
 		byID[s.SpanID] = s.Name
 	}
 	for _, s := range spans {
-		parent := "(root)"
-		if s.ParentID != "" {
-			parent = s.ParentID + " " + byID[s.ParentID]
-		}
-		fmt.Fprintf(&b, "  %-28s %-9s span=%s parent=%-44s %s\n", s.Name, strings.TrimPrefix(s.Kind, "SPAN_KIND_"), s.SpanID, parent, keyAttrs(s))
+		b.WriteString("  " + otlptest.Line(s, byID[s.ParentID]) + "\n")
 	}
 	return b.String()
-}
-
-func keyAttrs(s otlptest.Span) string {
-	var parts []string
-	for _, k := range []string{"automation.event_id", "automation.command_id", "automation.status", "messaging.message.id", "faas.trigger", "http.response.status_code"} {
-		if v := s.Attributes[k]; v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	return strings.Join(parts, " ")
 }
 
 // A reminder is one trace too, although its delivery comes twelve days after its event: the

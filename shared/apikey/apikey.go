@@ -126,11 +126,8 @@ func principalOf(k store.APIKey) httpapi.Principal {
 // today. Errors: httpapi.ErrUnknownCredential when the key is gone, revoked, or past its
 // rotation's end; store failures as they are.
 func (s *Service) Current(ctx context.Context, prefix string) (httpapi.Principal, error) {
-	k, err := s.Store.APIKeyGet(ctx, prefix)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return httpapi.Principal{}, httpapi.ErrUnknownCredential
-	case err != nil:
+	k, err := s.stored(ctx, prefix)
+	if err != nil {
 		return httpapi.Principal{}, err
 	}
 	if ended(k, s.Clock.Now()) {
@@ -144,11 +141,8 @@ func (s *Service) check(ctx context.Context, credential string) (store.APIKey, e
 	if !ok {
 		return store.APIKey{}, httpapi.ErrUnknownCredential
 	}
-	k, err := s.Store.APIKeyGet(ctx, prefix)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return store.APIKey{}, httpapi.ErrUnknownCredential
-	case err != nil:
+	k, err := s.stored(ctx, prefix)
+	if err != nil {
 		return store.APIKey{}, err
 	}
 	got, want := hashOf(credential), k.SecretHash
@@ -163,6 +157,16 @@ func (s *Service) check(ctx context.Context, credential string) (store.APIKey, e
 		return store.APIKey{}, httpapi.ErrUnknownCredential
 	}
 	return k, nil
+}
+
+// stored is the key with prefix as stored. Errors: httpapi.ErrUnknownCredential when there
+// is none; store failures as they are.
+func (s *Service) stored(ctx context.Context, prefix string) (store.APIKey, error) {
+	k, err := s.Store.APIKeyGet(ctx, prefix)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.APIKey{}, httpapi.ErrUnknownCredential
+	}
+	return k, err
 }
 
 // ended reports a key revoked or past its rotation's end at now.

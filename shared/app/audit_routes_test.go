@@ -200,46 +200,19 @@ type cell struct{ where, value string }
 func (e *scopeEnv) cells(t *testing.T) map[cell]bool {
 	t.Helper()
 	out := map[cell]bool{}
-	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		tables = append(tables, n)
-	}
-	rows.Close()
-	for _, tbl := range tables {
-		rs, err := e.db.Query(`SELECT * FROM "` + tbl + `"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rs.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rs.Next() {
-			if err := rs.Scan(ptrs...); err != nil {
-				t.Fatal(err)
+	e.eachRow(t, "", func(tbl string, cols []string, vals []any) {
+		for i, v := range vals {
+			var s string
+			switch v := v.(type) {
+			case string:
+				s = v
+			case []byte:
+				s = string(v)
+			default:
+				continue
 			}
-			for i, v := range vals {
-				var s string
-				switch v := v.(type) {
-				case string:
-					s = v
-				case []byte:
-					s = string(v)
-				default:
-					continue
-				}
-				out[cell{tbl + "." + cols[i], s}] = true
-			}
+			out[cell{tbl + "." + cols[i], s}] = true
 		}
-		rs.Close()
-	}
+	})
 	return out
 }

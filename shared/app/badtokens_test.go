@@ -20,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
+	"github.com/automation-platform/automation/shared/oidcauth/oidctest"
 )
 
 // Issue 37's "Bad input" through the HTTP API: each bad bearer token (expired, not yet
@@ -73,17 +74,7 @@ func TestBadBearerTokensAre401AndWriteNothing(t *testing.T) {
 		return c
 	}
 	sign := func(alg jose.SignatureAlgorithm, k any, c map[string]any) string {
-		s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: k}, (&jose.SignerOptions{}).WithHeader("kid", "k1").WithType("JWT"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(c)
-		jws, err := s.Sign(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := jws.CompactSerialize()
-		return out
+		return oidctest.Sign(t, alg, k, "k1", "JWT", c)
 	}
 	b64 := base64.RawURLEncoding.EncodeToString
 	payload, _ := json.Marshal(claims(nil))

@@ -292,25 +292,25 @@ func (w *workload) burnDown(b *testing.B) burnResult {
 // tracePath (each skipped when its path is empty), and returns the function that stops them.
 func stageProfile(b *testing.B, cpuPath, tracePath string) func() {
 	var stops []func()
-	if cpuPath != "" {
-		f, err := os.Create(cpuPath)
+	for _, p := range []struct {
+		path  string
+		start func(io.Writer) error
+		stop  func()
+	}{
+		{cpuPath, pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{tracePath, trace.Start, trace.Stop},
+	} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
+		if err := p.start(f); err != nil {
 			b.Fatal(err)
 		}
-		stops = append(stops, func() { pprof.StopCPUProfile(); _ = f.Close() })
-	}
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := trace.Start(f); err != nil {
-			b.Fatal(err)
-		}
-		stops = append(stops, func() { trace.Stop(); _ = f.Close() })
+		stops = append(stops, func() { p.stop(); _ = f.Close() })
 	}
 	return func() {
 		for _, stop := range stops {

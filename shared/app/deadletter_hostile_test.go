@@ -35,16 +35,7 @@ func TestDeadLetterAPIUnderAttack(t *testing.T) {
 		}
 	}
 	call := func(method, path, body string, headers ...string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		for i := 0; i+1 < len(headers); i += 2 {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-		rec := httptest.NewRecorder()
-		rt.Functions.ServeHTTP(rec, req)
-		return rec
+		return serveJSON(rt.Functions, method, path, body, headers...)
 	}
 	type page struct {
 		Items []struct {

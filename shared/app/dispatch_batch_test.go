@@ -19,7 +19,6 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/logsink"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
@@ -81,16 +80,7 @@ func newBatchEnvWith(t *testing.T, n int, faults *app.Faults, settings map[strin
 	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}
-	set, err := reminder.ParseSetting([]byte(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"Police check expiry",
-	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[0],"sendLocalTime":"09:00",
-	  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
-	if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	upsertPoliceCheckSetting(t, e.rt, "0", "log", "staffEmail", e.clock.Now())
 	for i := range n {
 		raw, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": fmt.Sprintf("evt-%d", i), "source": "/hr", "type": "PoliceVetting.Upserted",
 			"businessunitid": "bu-syd", "entitytype": "PoliceVetting", "entityguid": fmt.Sprintf("3b2d6f0e-1a4c-4d8e-9b7a-%012d", i), "revision": 1,
@@ -108,6 +98,18 @@ func newBatchEnvWith(t *testing.T, n int, faults *app.Faults, settings map[strin
 }
 
 // sends returns how many log-channel lines name each delivery key.
+// tickOneFailedBatch runs one tick and fails t unless it made one invocation of all n
+// messages that failed; want describes it ("%d" is n).
+func (e *batchEnv) tickOneFailedBatch(t *testing.T, n int, want string) {
+	t.Helper()
+	if _, err := e.rt.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.batches) != 1 || len(e.batches[0]) != n || e.answers[0] == nil {
+		t.Fatalf("%d invocations, answers %v; want "+want, len(e.batches), e.answers, n)
+	}
+}
+
 func (e *batchEnv) sends(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
@@ -219,12 +221,7 @@ func TestCrashMidBatchThenRedeliveryDoesNotSendTwice(t *testing.T) {
 	}}}
 	e := newBatchEnv(t, n, faults)
 	ctx := context.Background()
-	if _, err := e.rt.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if len(e.batches) != 1 || len(e.batches[0]) != n || e.answers[0] == nil {
-		t.Fatalf("%d invocations, answers %v; want one of %d that failed", len(e.batches), e.answers, n)
-	}
+	e.tickOneFailedBatch(t, n, "one of %d that failed")
 	before := e.sends(t)
 	// At least the sends up to the crash; all n only when the other slots ran every send left
 	// between the crash hook's return and the batch recording it (a goroutine paused there on
@@ -411,12 +408,7 @@ func TestSlowBatchStopsAtItsDeadlineAndTheRestComesAgain(t *testing.T) {
 	}}}
 	e = newBatchEnvWith(t, n, faults, map[string]string{"AUTOMATION_BATCH_DEADLINE_SECONDS": "60"})
 	ctx := context.Background()
-	if _, err := e.rt.Tick(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if len(e.batches) != 1 || len(e.batches[0]) != n || e.answers[0] == nil {
-		t.Fatalf("%d invocations, answers %v; want one batch of %d that failed at its deadline", len(e.batches), e.answers, n)
-	}
+	e.tickOneFailedBatch(t, n, "one batch of %d that failed at its deadline")
 	first := e.sends(t)
 	if len(first) != handler.BatchChunk {
 		t.Fatalf("%d deliveries sent by the slow batch, want the first chunk of %d and nothing started after the deadline", len(first), handler.BatchChunk)

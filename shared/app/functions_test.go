@@ -18,6 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/handler"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/local"
@@ -64,17 +65,26 @@ func newFnEnv(t *testing.T, env map[string]string) *fnEnv {
 	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}
+	upsertPoliceCheckSetting(t, e.rt, "30,7,0", "log", "staffEmail", e.clock.Now())
+	return e
+}
+
+// upsertPoliceCheckSetting stores bu-syd's "Police check expiry" setting the tests share
+// (a DateBased reminder on PoliceVetting's expiresOn at 09:00 local, template
+// police-vetting-expiry) with offsetsDays offsets (a JSON list's inside: "30,7,0"), one
+// channel and the recipients' field, version 1 updated at now.
+func upsertPoliceCheckSetting(t *testing.T, rt *app.Runtime, offsets, channel, field string, now time.Time) {
+	t.Helper()
 	set, err := reminder.ParseSetting([]byte(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"Police check expiry",
-	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00",
-	  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`))
+	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[` + offsets + `],"sendLocalTime":"09:00",
+	  "template":"police-vetting-expiry","channels":["` + channel + `"],"recipients":{"field":"` + field + `"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
-	if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
+	rec, _ := reminder.SettingRecord(set, 1, now)
+	if err := rt.Store.ReminderSettingUpsert(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
-	return e
 }
 
 // post sends a recorded host payload to /{function} through the Functions router.
@@ -93,6 +103,28 @@ func (e *fnEnv) post(t *testing.T, function string, payload []byte) (int, map[st
 		t.Fatalf("%s: reply not JSON: %s", function, rec.Body.String())
 	}
 	return rec.Code, body
+}
+
+// postBatchTwice posts the host-shaped batch payload to function fn twice (the host
+// redelivers it): each answer must be 200 with messages messages of which one, poison
+// (named in the logs), was dead-lettered, and check(round) runs after each. Then, unless
+// inRecord is "", poison's dead-letter record must exist and contain inRecord.
+func (e *fnEnv) postBatchTwice(t *testing.T, fn string, payload []byte, messages int, poison, inRecord string, check func(round int)) {
+	t.Helper()
+	for round := 1; round <= 2; round++ {
+		code, body := e.post(t, fn, payload)
+		rv, _ := body["ReturnValue"].(map[string]any)
+		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(messages) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), poison) {
+			t.Fatalf("%s round %d: %d %v", fn, round, code, body)
+		}
+		check(round)
+	}
+	if inRecord == "" {
+		return
+	}
+	if rec, err := e.rt.Trace.GetBlob(context.Background(), trace.DeadLetterBlobName(fn, poison)); err != nil || !strings.Contains(string(rec), inRecord) {
+		t.Fatalf("%s: the dead-letter record of %s: %s %v", fn, poison, rec, err)
+	}
 }
 
 func fixture(t *testing.T, name string) []byte {
@@ -317,10 +349,7 @@ func TestLocalEventsRoute(t *testing.T) {
 func TestFunctionFoldersMatchRoutes(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, nil)
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	var folders []string
 	for _, d := range defs {
 		if d.Trigger.Type == funchost.TriggerHTTP {
@@ -461,12 +490,7 @@ func TestDueWorkPollerDrainsUpToTheBound(t *testing.T) {
 func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 	e := newFnEnv(t, nil)
 	ctx := context.Background()
-	for round := 1; round <= 2; round++ {
-		code, body := e.post(t, topology.TrackingProcessor, fixture(t, "TrackingProcessor_session_batch.json"))
-		rv, _ := body["ReturnValue"].(map[string]any)
-		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(3) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), "login-2:tracking") {
-			t.Fatalf("round %d: %d %v", round, code, body)
-		}
+	e.postBatchTwice(t, topology.TrackingProcessor, fixture(t, "TrackingProcessor_session_batch.json"), 3, "login-2:tracking", "first_login", func(round int) {
 		rows, err := e.rt.Store.AttributeList(ctx, store.AttributeEntity{BusinessUnitID: "bu-syd", EntityType: "CUSTOMER", EntityID: "CUST-001"})
 		if err != nil {
 			t.Fatal(err)
@@ -478,10 +502,7 @@ func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 		if len(got) != 2 || got["login_count"] != "2" || got["first_login"] != "true" {
 			t.Fatalf("round %d: attributes %v, want login_count 2 (login-1 and login-3 once each) and first_login true", round, got)
 		}
-	}
-	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.TrackingProcessor, "login-2:tracking")); err != nil || !strings.Contains(string(rec), "first_login") {
-		t.Fatalf("the poison's dead-letter record: %s %v", rec, err)
-	}
+	})
 }
 
 // CampaignFactProjection is a batch trigger (cardinality many, dataType string): a
@@ -491,12 +512,7 @@ func TestTrackingProcessorHostShapedSessionBatch(t *testing.T) {
 func TestCampaignFactProjectionHostShapedBatch(t *testing.T) {
 	e := newFnEnv(t, nil)
 	ctx := context.Background()
-	for round := 1; round <= 2; round++ {
-		code, body := e.post(t, topology.CampaignFactProjection, fixture(t, "CampaignFactProjection_batch.json"))
-		rv, _ := body["ReturnValue"].(map[string]any)
-		if logs, _ := json.Marshal(body["Logs"]); code != 200 || rv["messages"] != float64(3) || rv["deadLettered"] != float64(1) || !strings.Contains(string(logs), "fact-2") {
-			t.Fatalf("round %d: %d %v", round, code, body)
-		}
+	e.postBatchTwice(t, topology.CampaignFactProjection, fixture(t, "CampaignFactProjection_batch.json"), 3, "fact-2", "commandId", func(round int) {
 		c, err := e.rt.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-syd", CampaignID: "welcome", From: "2026-09-02", To: "2026-09-02"})
 		if err != nil {
 			t.Fatal(err)
@@ -504,8 +520,5 @@ func TestCampaignFactProjectionHostShapedBatch(t *testing.T) {
 		if len(c.Days) != 1 || len(c.Days[0].ByStatus) != 1 || c.Days[0].ByStatus["SUCCEEDED"] != 1 {
 			t.Fatalf("round %d: counts %+v, want cmd-1 once, SUCCEEDED (revision 2)", round, c)
 		}
-	}
-	if rec, err := e.rt.Trace.GetBlob(ctx, trace.DeadLetterBlobName(topology.CampaignFactProjection, "fact-2")); err != nil || !strings.Contains(string(rec), "commandId") {
-		t.Fatalf("the unreadable fact's dead-letter record: %s %v", rec, err)
-	}
+	})
 }

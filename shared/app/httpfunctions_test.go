@@ -7,6 +7,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -36,10 +37,7 @@ func routeMatches(template, path string) bool {
 func TestHTTPFunctionFoldersCoverRoutes(t *testing.T) {
 	t.Parallel()
 	e := newFnEnv(t, nil)
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	var httpDefs []funchost.FunctionDef
 	for _, d := range defs {
 		if d.Trigger.Type != funchost.TriggerHTTP {

@@ -24,23 +24,9 @@ func TestKeysAdminAPI(t *testing.T) {
 	rt := apptest.Open(t, map[string]string{"AUTOMATION_API_TOKEN": "boot"}, time.Time{}, app.Options{Clock: clock})
 	h := rt.ListenerHandler(false)
 	call := func(method, path, auth, body string, hdr ...string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		if body != "" {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		r.Header.Set("Authorization", "Bearer "+auth)
-		for i := 0; i+1 < len(hdr); i += 2 {
-			r.Header.Set(hdr[i], hdr[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
+		return serveJSON(h, method, path, body, append([]string{"Authorization", "Bearer " + auth}, hdr...)...)
 	}
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		if rec := call("POST", "/api/business-units", "boot", `{"id":"`+bu+`","name":"U","timeZone":"UTC"}`); rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	seedUnits(t, h, "boot", "bu-a", "bu-b")
 	rec := call("POST", "/api/keys", "boot", `{"name":"support-bu-a","roles":["read"],"businessUnits":"bu-a"}`, httpapi.HeaderIdempotencyKey, "k1")
 	if rec.Code != 400 {
 		t.Fatalf("with an Idempotency-Key: %d %s", rec.Code, rec.Body)

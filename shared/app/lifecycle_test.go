@@ -15,10 +15,9 @@ import (
 	"github.com/automation-platform/automation/shared/topology"
 )
 
-// do sends an HTTP request the way the host forwards it (original path, /api prefix)
-// through the Functions router that both the custom handler and serve use.
-func (e *fnEnv) do(t *testing.T, method, path, body string, headers ...string) (int, http.Header, map[string]any) {
-	t.Helper()
+// serveJSON sends method path with body to h in-process and returns what h answered: the
+// body goes as application/json unless it is "", then headers (name, value pairs) are set.
+func serveJSON(h http.Handler, method, path, body string, headers ...string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -27,7 +26,26 @@ func (e *fnEnv) do(t *testing.T, method, path, body string, headers ...string) (
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	rec := httptest.NewRecorder()
-	e.rt.Functions.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// seedUnits creates the business units ids (time zone UTC) through h as the bearer of token,
+// each answered 201.
+func seedUnits(t *testing.T, h http.Handler, token string, ids ...string) {
+	t.Helper()
+	for _, bu := range ids {
+		if rec := serveJSON(h, "POST", "/api/business-units", `{"id":"`+bu+`","name":"U","timeZone":"UTC"}`, "Authorization", "Bearer "+token); rec.Code != http.StatusCreated {
+			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
+		}
+	}
+}
+
+// do sends an HTTP request the way the host forwards it (original path, /api prefix)
+// through the Functions router that both the custom handler and serve use.
+func (e *fnEnv) do(t *testing.T, method, path, body string, headers ...string) (int, http.Header, map[string]any) {
+	t.Helper()
+	rec := serveJSON(e.rt.Functions, method, path, body, headers...)
 	var m map[string]any
 	_ = json.Unmarshal(rec.Body.Bytes(), &m)
 	return rec.Code, rec.Header(), m

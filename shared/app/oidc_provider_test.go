@@ -2,10 +2,8 @@ package app_test
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,22 +38,10 @@ func TestOIDCProviderClientCredentials(t *testing.T) {
 		return tok.AccessToken
 	}
 	call := func(method, path, tok, body string, hdr ...string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+tok)
-		r.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(hdr); i += 2 {
-			r.Header.Set(hdr[i], hdr[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
+		return serveJSON(h, method, path, body, append([]string{"Authorization", "Bearer " + tok, "Content-Type", "application/json"}, hdr...)...)
 	}
 	admin, reader := token("automation-admin", "admin-secret"), token("automation-reader", "reader-secret")
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		if rec := call("POST", "/api/business-units", admin, `{"id":"`+bu+`","name":"U","timeZone":"UTC"}`); rec.Code != http.StatusCreated {
-			t.Fatalf("admin creates %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	seedUnits(t, h, admin, "bu-a", "bu-b") // the admin creates them
 	if rec := call("GET", "/api/business-units/bu-a", reader, ""); rec.Code != 200 {
 		t.Fatalf("reader reads bu-a: %d %s", rec.Code, rec.Body)
 	}

@@ -11,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
-	"github.com/automation-platform/automation/shared/httpapi"
 )
 
 // Issue 37: the SSE stream cap (200) was shared by all tenants, so one caller could lock
@@ -54,16 +52,20 @@ func TestStreamQuotaPerUnitAndRecipient(t *testing.T) {
 	}
 	first, closeFirst := open("r1", "bu-a")
 	want(first, 200, "r1's first stream")
-	r1b, _ := open("r1", "bu-a")
-	want(r1b, 200, "r1's second stream")
-	r1c, _ := open("r1", "bu-a")
-	want(r1c, 429, "r1's third stream (recipient quota 2)")
-	r2, _ := open("r2", "bu-a")
-	want(r2, 200, "r2 in bu-a")
-	r3, _ := open("r3", "bu-a")
-	want(r3, 429, "r3 in bu-a (unit quota 3)")
-	other, _ := open("r1", "bu-b")
-	want(other, 200, "the same recipient id in bu-b, another tenant")
+	for _, st := range []struct {
+		recipient, bu string
+		code          int
+		what          string
+	}{
+		{"r1", "bu-a", 200, "r1's second stream"},
+		{"r1", "bu-a", 429, "r1's third stream (recipient quota 2)"},
+		{"r2", "bu-a", 200, "r2 in bu-a"},
+		{"r3", "bu-a", 429, "r3 in bu-a (unit quota 3)"},
+		{"r1", "bu-b", 200, "the same recipient id in bu-b, another tenant"},
+	} {
+		res, _ := open(st.recipient, st.bu)
+		want(res, st.code, st.what)
+	}
 	closeFirst()
 	first.Body.Close()
 	deadline := time.Now().Add(5 * time.Second)
@@ -87,15 +89,7 @@ func TestIngestQuotaPerKey(t *testing.T) {
 		Definition: []byte(`{"eventType":"Login","class":"DIRECT","schema":{"type":"object"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	keys := map[string]string{}
-	e.createUnits(t, "bu-a", "bu-b")
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "pos-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[bu] = c.Secret
-	}
+	keys := e.ingestKeys(t, "pos-", "bu-a", "bu-b")
 	n := 0
 	event := func(bu string) string {
 		n++
@@ -177,19 +171,7 @@ func TestSMSInboundIsChargedToItsWebhookKeysIngestQuota(t *testing.T) {
 	e := newConsoleEnv(t)
 	e.rt.Quotas.IngestPerSecond, e.rt.Quotas.IngestBurst = 1, 3
 	ctx := context.Background()
-	keys := map[string]string{}
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
-		c, err := e.rt.Keys.Create(ctx, apikey.CreateParams{Name: "acs-inbound-" + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys[bu] = c.Secret
-	}
+	keys := e.ingestKeys(t, "acs-inbound-", "bu-a", "bu-b")
 	stop := func(from string) string {
 		return `{"id":"` + from + `","eventType":"Microsoft.Communication.SMSReceived","data":{"messageId":"m-` + from + `","from":"` + from + `","to":"+61480000000","message":"STOP"}}`
 	}

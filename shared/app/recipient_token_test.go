@@ -32,21 +32,13 @@ func TestRecipientTokens(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	call := func(method, path, tok, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		hdr := []string{"Content-Type", "application/json", "If-Match", `"1"`}
 		if tok != "" {
-			r.Header.Set("Authorization", "Bearer "+tok)
+			hdr = append(hdr, "Authorization", "Bearer "+tok)
 		}
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("If-Match", `"1"`)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
+		return serveJSON(h, method, path, body, hdr...)
 	}
-	for _, bu := range []string{"bu-a", "bu-b"} {
-		if rec := call("POST", "/api/business-units", "boot", `{"id":"`+bu+`","name":"U","timeZone":"UTC"}`); rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
-		}
-	}
+	seedUnits(t, h, "boot", "bu-a", "bu-b")
 	mint := func(unit, who string, ttl time.Duration) string {
 		tok, err := recipienttoken.Mint("k1", []byte(recipientSecret), unit, who, clock.Now(), ttl)
 		if err != nil {
@@ -99,19 +91,7 @@ func TestRecipientTokens(t *testing.T) {
 		Content: &delivery.Content{Subject: "for r1 only", Text: "hi"}, SentOn: clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
-	go func() {
-		for {
-			line, err := body1.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if strings.HasPrefix(line, "data:") {
-				got <- line
-				return
-			}
-		}
-	}()
+	got := firstData(body1)
 	select {
 	case line := <-got:
 		if !strings.Contains(line, "for r1 only") {
@@ -120,19 +100,7 @@ func TestRecipientTokens(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("r1's stream received nothing")
 	}
-	other := make(chan string, 1)
-	go func() {
-		for {
-			line, err := body2.ReadString('\n')
-			if err != nil {
-				return
-			}
-			if strings.HasPrefix(line, "data:") {
-				other <- line
-				return
-			}
-		}
-	}()
+	other := firstData(body2)
 	select {
 	case line := <-other:
 		t.Fatalf("r2's stream received r1's message: %s", line)
@@ -150,4 +118,23 @@ func TestRecipientTokens(t *testing.T) {
 	if _, err := recipienttoken.Mint("k1", []byte(recipientSecret), "bu-a", "r1", clock.Now(), 2*time.Hour); err == nil {
 		t.Fatal("a two-hour token was minted")
 	}
+}
+
+// firstData reads stream's server-sent events in the background and sends its first "data:"
+// line (with the newline) on the channel it returns; nothing is sent if the stream ends first.
+func firstData(stream *bufio.Reader) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		for {
+			line, err := stream.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if strings.HasPrefix(line, "data:") {
+				got <- line
+				return
+			}
+		}
+	}()
+	return got
 }

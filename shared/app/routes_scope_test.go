@@ -31,6 +31,7 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/store"
@@ -228,6 +229,23 @@ func (e *scopeEnv) fingerprint(t *testing.T) string {
 func (e *scopeEnv) fingerprintExcept(t *testing.T, skip string) string {
 	t.Helper()
 	h := sha256.New()
+	e.eachRow(t, skip, func(tbl string, _ []string, vals []any) { fmt.Fprintf(h, "%s%v\n", tbl, vals) })
+	_ = filepath.WalkDir(e.dataDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "automation.db") || strings.HasSuffix(d.Name(), "-shm") {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %x\n", strings.TrimPrefix(p, e.dataDir), sha256.Sum256(b))
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// eachRow calls fn with every row of every table of the SQLite database but skip ("" skips
+// none), tables in name order: the table, its column names and the row's values (vals is
+// reused from row to row).
+func (e *scopeEnv) eachRow(t *testing.T, skip string, fn func(tbl string, cols []string, vals []any)) {
+	t.Helper()
 	rows, err := e.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
@@ -257,19 +275,10 @@ func (e *scopeEnv) fingerprintExcept(t *testing.T, skip string) string {
 			if err := rs.Scan(ptrs...); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(h, "%s%v\n", tbl, vals)
+			fn(tbl, cols, vals)
 		}
 		rs.Close()
 	}
-	_ = filepath.WalkDir(e.dataDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), "automation.db") || strings.HasSuffix(d.Name(), "-shm") {
-			return err
-		}
-		b, _ := os.ReadFile(p)
-		fmt.Fprintf(h, "%s %x\n", strings.TrimPrefix(p, e.dataDir), sha256.Sum256(b))
-		return nil
-	})
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // count is the number of rows of table.
@@ -779,10 +788,7 @@ func TestEveryRouteByTokenAndScope(t *testing.T) {
 			t.Errorf("route table entry %q is not served", p)
 		}
 	}
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil || len(defs) == 0 {
-		t.Fatalf("function folders: %v", err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	auths := map[string]string{"no token": "", "wrong token": "Bearer not-" + scopeToken, "right token": "Bearer " + scopeToken}
 	// Invocation paths: never served on the listener, whatever the token or the unit.
 	for _, d := range defs {

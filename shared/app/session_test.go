@@ -40,16 +40,23 @@ func newConsoleEnv(t *testing.T) *consoleEnv {
 // bootstrap token, failing t unless it answers 201.
 func (e *consoleEnv) createUnits(t *testing.T, ids ...string) {
 	t.Helper()
-	for _, bu := range ids {
-		rec := httptest.NewRecorder()
-		r := httptest.NewRequest("POST", "/api/business-units", strings.NewReader(`{"id":"`+bu+`","name":"U","timeZone":"UTC"}`))
-		r.Header.Set("Authorization", "Bearer boot")
-		r.Header.Set("Content-Type", "application/json")
-		e.h.ServeHTTP(rec, r)
-		if rec.Code != 201 {
-			t.Fatalf("seed %s: %d %s", bu, rec.Code, rec.Body)
+	seedUnits(t, e.h, "boot", ids...)
+}
+
+// ingestKeys creates each business unit (createUnits) and an API key of role ingest scoped
+// to it, named namePrefix+unit, and returns the keys' secrets by unit.
+func (e *consoleEnv) ingestKeys(t *testing.T, namePrefix string, units ...string) map[string]string {
+	t.Helper()
+	e.createUnits(t, units...)
+	keys := map[string]string{}
+	for _, bu := range units {
+		c, err := e.rt.Keys.Create(context.Background(), apikey.CreateParams{Name: namePrefix + bu, Roles: []httpapi.Role{httpapi.RoleIngest}, Units: bu})
+		if err != nil {
+			t.Fatal(err)
 		}
+		keys[bu] = c.Secret
 	}
+	return keys
 }
 
 // send makes one console request from addr with cookie (may be "") and a form body.

@@ -16,7 +16,6 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/logsink"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -53,16 +52,7 @@ func TestDeliveryHeldForAMissingTemplateIsReleasedAndSentOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	set, err := reminder.ParseSetting([]byte(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5f","businessUnitId":"bu-syd","name":"Police check expiry",
-	  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[0],"sendLocalTime":"09:00",
-	  "template":"police-vetting-expiry","channels":["webhook"],"recipients":{"field":"hookUrl"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, _ := reminder.SettingRecord(set, 1, clock.Now())
-	if err := rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	upsertPoliceCheckSetting(t, rt, "0", "webhook", "hookUrl", clock.Now())
 	hook := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/hook"
 	raw, _ := json.Marshal(map[string]any{"specversion": "1.0", "id": "evt-1", "source": "/hr", "type": "PoliceVetting.Upserted",
 		"businessunitid": "bu-syd", "entitytype": "PoliceVetting", "entityguid": "3b2d6f0e-1a4c-4d8e-9b7a-000000000001", "revision": 1,

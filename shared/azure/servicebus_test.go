@@ -211,17 +211,26 @@ func (h *serviceBusHarness) purge(ctx context.Context, queue string, sub azservi
 	}
 	defer r.Close(context.Background())
 	for {
-		rctx, cancel := context.WithTimeout(ctx, harnessPurgeWait)
-		msgs, err := r.ReceiveMessages(rctx, 100, nil)
-		idle := rctx.Err() != nil
-		cancel()
-		if err != nil && !(idle && ctx.Err() == nil) {
+		msgs, err := receiveWithin(ctx, r, 100, harnessPurgeWait)
+		if err != nil {
 			return err
 		}
 		if len(msgs) == 0 {
 			return nil
 		}
 	}
+}
+
+// receiveWithin receives up to most messages from r, waiting at most wait for them: a wait
+// that ends with nothing (ctx still live) is no messages and no error.
+func receiveWithin(ctx context.Context, r *azservicebus.Receiver, most int, wait time.Duration) ([]*azservicebus.ReceivedMessage, error) {
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	msgs, err := r.ReceiveMessages(rctx, most, nil)
+	if err != nil && !(rctx.Err() != nil && ctx.Err() == nil) {
+		return nil, err
+	}
+	return msgs, nil
 }
 
 func (h *serviceBusHarness) Publish(ctx context.Context, m bus.Message) error {
@@ -272,11 +281,8 @@ func (h *serviceBusHarness) Receive(ctx context.Context, destination string, hd 
 	defer r.Close(context.Background())
 	n := 0
 	for {
-		rctx, cancel := context.WithTimeout(ctx, harnessIdleWait)
-		msgs, err := r.ReceiveMessages(rctx, 16, nil)
-		idle := rctx.Err() != nil
-		cancel()
-		if err != nil && !(idle && ctx.Err() == nil) {
+		msgs, err := receiveWithin(ctx, r, 16, harnessIdleWait)
+		if err != nil {
 			return n, err
 		}
 		if len(msgs) == 0 {

@@ -100,11 +100,17 @@ func (b *Memory) DeadLetterList(ctx context.Context, p DeadLetterListParams) ([]
 
 // DeadLetterGet implements DeadLetterBox.
 func (b *Memory) DeadLetterGet(ctx context.Context, id string) (DeadLetter, error) {
+	return b.onDead(id, func(i int) DeadLetter { return b.dead[i].public() })
+}
+
+// onDead runs fn, under b.mu, with the index in b.dead of the entry id (its sequence number
+// in decimal) and returns what fn returns. Errors: ErrDeadLetterNotFound (fn not run).
+func (b *Memory) onDead(id string, fn func(i int) DeadLetter) (DeadLetter, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, e := range b.dead {
+	for i, e := range b.dead {
 		if strconv.FormatUint(e.seq, 10) == id {
-			return e.public(), nil
+			return fn(i), nil
 		}
 	}
 	return DeadLetter{}, ErrDeadLetterNotFound
@@ -113,12 +119,8 @@ func (b *Memory) DeadLetterGet(ctx context.Context, id string) (DeadLetter, erro
 // DeadLetterRequeue implements DeadLetterBox: the message goes to the tail of its queue
 // with DeliveryCount 0 (the next delivery is the first again).
 func (b *Memory) DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i, e := range b.dead {
-		if strconv.FormatUint(e.seq, 10) != id {
-			continue
-		}
+	return b.onDead(id, func(i int) DeadLetter {
+		e := b.dead[i]
 		m := e.d.Message
 		m.DeliveryCount = 0
 		m.Body = append([]byte(nil), m.Body...)
@@ -132,23 +134,18 @@ func (b *Memory) DeadLetterRequeue(ctx context.Context, id string) (DeadLetter, 
 		}
 		b.recent[key] = false // in flight again: a copy published meanwhile is a duplicate
 		b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
-		return e.public(), nil
-	}
-	return DeadLetter{}, ErrDeadLetterNotFound
+		return e.public()
+	})
 }
 
 // DeadLetterDiscard implements DeadLetterBox: the entry leaves the list; nothing is
 // published.
 func (b *Memory) DeadLetterDiscard(ctx context.Context, id string) (DeadLetter, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i, e := range b.dead {
-		if strconv.FormatUint(e.seq, 10) == id {
-			b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
-			return e.public(), nil
-		}
-	}
-	return DeadLetter{}, ErrDeadLetterNotFound
+	return b.onDead(id, func(i int) DeadLetter {
+		e := b.dead[i]
+		b.dead = append(b.dead[:i:i], b.dead[i+1:]...)
+		return e.public()
+	})
 }
 
 // DeadLetterCount implements DeadLetterBox.

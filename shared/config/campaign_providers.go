@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -53,11 +54,7 @@ func parseCampaignProviders(v string) ([]CampaignProviderConfig, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s: want an object", at)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		for _, k := range keys {
 			if !slices.Contains(campaignProviderMembers, k) {
 				return nil, fmt.Errorf("%s: unknown member %q (known: %s)", at, k, strings.Join(campaignProviderMembers, ", "))

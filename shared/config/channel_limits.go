@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -51,11 +52,7 @@ func parseChannelLimits(v string) (map[string]ChannelLimitConfig, error) {
 		if m == nil {
 			return nil, fmt.Errorf("%s: want an object", n)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		var e struct {
 			Concurrency    *int     `json:"concurrency"`
 			RatePerSecond  *float64 `json:"ratePerSecond"`

@@ -450,29 +450,26 @@ func Load(getenv func(string) string) (Config, error) {
 			bad(name, "must be true or false, got %q", v)
 		}
 	}
-	c.ConsumerConcurrency = map[string]int{}
-	if v := get("AUTOMATION_CONSUMER_CONCURRENCY"); v != "none" {
+	// countPairs fills into from name's value v: "destination=count" pairs separated by
+	// commas, each count 1..most; a pair that is not one is reported (bad) and skipped.
+	countPairs := func(name, v string, most int, into map[string]int) {
 		for _, pair := range strings.Split(v, ",") {
 			d, n, ok := strings.Cut(strings.TrimSpace(pair), "=")
 			k, err := strconv.Atoi(strings.TrimSpace(n))
-			if !ok || strings.TrimSpace(d) == "" || err != nil || k < 1 || k > 16 {
-				bad("AUTOMATION_CONSUMER_CONCURRENCY", "must be destination=count pairs separated by commas (count 1..16), got %q", pair)
+			if !ok || strings.TrimSpace(d) == "" || err != nil || k < 1 || k > most {
+				bad(name, "must be destination=count pairs separated by commas (count 1..%d), got %q", most, pair)
 				continue
 			}
-			c.ConsumerConcurrency[strings.TrimSpace(d)] = k
+			into[strings.TrimSpace(d)] = k
 		}
+	}
+	c.ConsumerConcurrency = map[string]int{}
+	if v := get("AUTOMATION_CONSUMER_CONCURRENCY"); v != "none" {
+		countPairs("AUTOMATION_CONSUMER_CONCURRENCY", v, 16, c.ConsumerConcurrency)
 	}
 	c.ConsumerBatch = map[string]int{}
 	if v := strings.TrimSpace(get("AUTOMATION_CONSUMER_BATCH")); v != "" {
-		for _, pair := range strings.Split(v, ",") {
-			d, n, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			k, err := strconv.Atoi(strings.TrimSpace(n))
-			if !ok || strings.TrimSpace(d) == "" || err != nil || k < 1 || k > 1000 {
-				bad("AUTOMATION_CONSUMER_BATCH", "must be destination=count pairs separated by commas (count 1..1000), got %q", pair)
-				continue
-			}
-			c.ConsumerBatch[strings.TrimSpace(d)] = k
-		}
+		countPairs("AUTOMATION_CONSUMER_BATCH", v, 1000, c.ConsumerBatch)
 	}
 	if s := c.Preferences.UnsubscribeSecret; s != "" && len(s) < 32 {
 		bad("AUTOMATION_UNSUBSCRIBE_SECRET", "must be at least 32 bytes (got %d)", len(s))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 )
 
 // TestFunctionFolders checks the app's function folders: every folder present has exactly
@@ -18,13 +19,7 @@ import (
 // topology table's test (shared/topology).
 func TestFunctionFolders(t *testing.T) {
 	t.Parallel()
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(defs) == 0 {
-		t.Fatal("no function folders found")
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	bindingName := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,127}$`)
 	for _, d := range defs {
 		triggers := 0

@@ -285,13 +285,13 @@ func (r *Router) run(ctx context.Context, w http.ResponseWriter, rt route, inv *
 // docs/functions-protocol.md); nil maps are taken as empty; req is not kept after the call.
 // An unknown name answers 404 as ServeHTTP does.
 func (r *Router) Invoke(ctx context.Context, name, invocationID string, req *InvocationRequest) (int, []byte) {
-	w := &reply{}
+	w := &Reply{}
 	r.mu.RLock()
 	rt, ok := r.funcs[strings.ToLower(name)]
 	r.mu.RUnlock()
 	if !ok || strings.Contains(name, "/") {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no function named %q", name))
-		return w.status(), w.body.Bytes()
+		return w.Status(), w.Body()
 	}
 	in := &InvocationRequest{Data: req.Data, Metadata: req.Metadata}
 	if in.Data == nil {
@@ -301,42 +301,53 @@ func (r *Router) Invoke(ctx context.Context, name, invocationID string, req *Inv
 		in.Metadata = map[string]json.RawMessage{}
 	}
 	r.run(ctx, w, rt, &Invocation{FunctionName: rt.name, InvocationID: invocationID, Request: in}, "", "")
-	return w.status(), w.body.Bytes()
+	return w.Status(), w.Body()
 }
 
-// reply is the http.ResponseWriter of an in-process Invoke: the status and body a reply
-// wrote (200 when it wrote a body without a status, as net/http does).
-type reply struct {
+// head is what an in-memory http.ResponseWriter keeps of a response's head: the header
+// (made on first use) and the first status written, later ones ignored as net/http does.
+type head struct {
 	header http.Header
-	code   int
-	body   bytes.Buffer
+	code   int // 0 until a status or a body is written
 }
 
-func (p *reply) Header() http.Header {
-	if p.header == nil {
-		p.header = http.Header{}
+func (h *head) Header() http.Header {
+	if h.header == nil {
+		h.header = http.Header{}
 	}
-	return p.header
+	return h.header
 }
 
-func (p *reply) WriteHeader(code int) {
-	if p.code == 0 {
-		p.code = code
+func (h *head) WriteHeader(code int) {
+	if h.code == 0 {
+		h.code = code
 	}
 }
 
-func (p *reply) Write(b []byte) (int, error) {
+// Reply is an in-memory http.ResponseWriter: the header, status and body a handler wrote
+// (200 when it wrote a body, or nothing, without a status, as net/http does). Invoke answers
+// through one; a simulator that serves a handler in process (shared/replay) uses it where a
+// test would use httptest.ResponseRecorder. Not safe for concurrent use.
+type Reply struct {
+	head
+	body bytes.Buffer
+}
+
+func (p *Reply) Write(b []byte) (int, error) {
 	p.WriteHeader(http.StatusOK)
 	return p.body.Write(b)
 }
 
-// status is the reply's status: 200 when nothing set one.
-func (p *reply) status() int {
+// Status is the reply's status: 200 when nothing set one.
+func (p *Reply) Status() int {
 	if p.code == 0 {
 		return http.StatusOK
 	}
 	return p.code
 }
+
+// Body is what was written (the buffer itself: valid until the next Write).
+func (p *Reply) Body() []byte { return p.body.Bytes() }
 
 // call runs h, turning a panic into an error so one bad message cannot stop the process.
 func (r *Router) call(ctx context.Context, h Handler, inv *Invocation) (res Result, err error) {
@@ -418,12 +429,12 @@ func (r *Router) serveForwarded(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	// The mux answered itself (404, 405 or a path-cleaning redirect): say it in JSON.
-	status := fw.status
+	status := fw.code
 	if status == 0 {
 		status = http.StatusNotFound
 	}
 	for _, h := range []string{"Allow", "Location"} {
-		if v := fw.hdr.Get(h); v != "" {
+		if v := fw.header.Get(h); v != "" {
 			w.Header().Set(h, v)
 		}
 	}
@@ -443,29 +454,13 @@ func (r *Router) serveForwarded(w http.ResponseWriter, req *http.Request) {
 // forwardWriter is what the mux writes to: registered handlers switch it to pass-through
 // (matched); anything the mux writes by itself is captured and rewritten as JSON.
 type forwardWriter struct {
+	head
 	w       http.ResponseWriter
 	matched bool
-	hdr     http.Header
-	status  int
-}
-
-func (f *forwardWriter) Header() http.Header {
-	if f.hdr == nil {
-		f.hdr = http.Header{}
-	}
-	return f.hdr
-}
-
-func (f *forwardWriter) WriteHeader(code int) {
-	if f.status == 0 {
-		f.status = code
-	}
 }
 
 func (f *forwardWriter) Write(b []byte) (int, error) {
-	if f.status == 0 {
-		f.status = http.StatusOK
-	}
+	f.WriteHeader(http.StatusOK)
 	return len(b), nil
 }
 

@@ -115,9 +115,11 @@ func TestRouterHandlerPanicIsRetried(t *testing.T) {
 	}
 }
 
-func TestRouterBodyLimit(t *testing.T) {
-	t.Parallel()
-	r := funchost.NewRouter(&funchost.RouterOptions{Logger: quiet, MaxBodyBytes: 64})
+// boundedRouter is a router of opts with the timer function DueWorkPoller (answers an empty
+// result) and the forwarded route POST /api/events (reads the whole body: 413 when the
+// router's bound stops it, else 200 {}).
+func boundedRouter(opts *funchost.RouterOptions) *funchost.Router {
+	r := funchost.NewRouter(opts)
 	r.Register("DueWorkPoller", func(context.Context, *funchost.Invocation) (funchost.Result, error) { return funchost.Result{}, nil })
 	r.RegisterHTTP("POST /api/events", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if _, err := io.ReadAll(req.Body); err != nil {
@@ -127,12 +129,20 @@ func TestRouterBodyLimit(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(`{}`))
 	}))
-	big := `{"Data":{"x":"` + strings.Repeat("a", 100) + `"},"Metadata":{}}`
+	return r
+}
+
+// bigInvocation is an invocation of more than 64 bytes.
+var bigInvocation = `{"Data":{"x":"` + strings.Repeat("a", 100) + `"},"Metadata":{}}`
+
+func TestRouterBodyLimit(t *testing.T) {
+	t.Parallel()
+	r := boundedRouter(&funchost.RouterOptions{Logger: quiet, MaxBodyBytes: 64})
 	for _, target := range []string{"/DueWorkPoller", "/api/events"} {
 		// Declared length over the limit.
-		checkJSON(t, serve(r, http.MethodPost, target, strings.NewReader(big)), http.StatusRequestEntityTooLarge)
+		checkJSON(t, serve(r, http.MethodPost, target, strings.NewReader(bigInvocation)), http.StatusRequestEntityTooLarge)
 		// Unknown length (chunked): the limit applies while reading.
-		req := httptest.NewRequest(http.MethodPost, target, io.MultiReader(strings.NewReader(big)))
+		req := httptest.NewRequest(http.MethodPost, target, io.MultiReader(strings.NewReader(bigInvocation)))
 		req.ContentLength = -1
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, req)
@@ -145,19 +155,9 @@ func TestRouterBodyLimit(t *testing.T) {
 // raising what an invocation may carry.
 func TestRouterForwardedBodyBoundIsItsOwn(t *testing.T) {
 	t.Parallel()
-	r := funchost.NewRouter(&funchost.RouterOptions{Logger: quiet, MaxBodyBytes: 64, MaxForwardedBodyBytes: 256})
-	r.Register("DueWorkPoller", func(context.Context, *funchost.Invocation) (funchost.Result, error) { return funchost.Result{}, nil })
-	r.RegisterHTTP("POST /api/events", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if _, err := io.ReadAll(req.Body); err != nil {
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			_, _ = w.Write([]byte(`{"error":"too large"}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	big := `{"Data":{"x":"` + strings.Repeat("a", 100) + `"},"Metadata":{}}`
-	checkJSON(t, serve(r, http.MethodPost, "/DueWorkPoller", strings.NewReader(big)), http.StatusRequestEntityTooLarge)
-	checkJSON(t, serve(r, http.MethodPost, "/api/events", strings.NewReader(big)), http.StatusOK)
+	r := boundedRouter(&funchost.RouterOptions{Logger: quiet, MaxBodyBytes: 64, MaxForwardedBodyBytes: 256})
+	checkJSON(t, serve(r, http.MethodPost, "/DueWorkPoller", strings.NewReader(bigInvocation)), http.StatusRequestEntityTooLarge)
+	checkJSON(t, serve(r, http.MethodPost, "/api/events", strings.NewReader(bigInvocation)), http.StatusOK)
 	huge := strings.Repeat("a", 300)
 	checkJSON(t, serve(r, http.MethodPost, "/api/events", strings.NewReader(huge)), http.StatusRequestEntityTooLarge)
 }

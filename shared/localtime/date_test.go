@@ -10,10 +10,7 @@ import (
 
 func TestParseDateValid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		in   string
-		want Date
-	}{
+	checkParsesBack(t, "ParseDate", ParseDate, []parseCase[Date]{
 		{"2026-01-01", Date{2026, time.January, 1}},
 		{"2026-12-31", Date{2026, time.December, 31}},
 		{"2028-02-29", Date{2028, time.February, 29}}, // leap year
@@ -23,33 +20,76 @@ func TestParseDateValid(t *testing.T) {
 		{"2026-04-30", Date{2026, time.April, 30}},
 		{"0001-01-01", Date{1, time.January, 1}},
 		{"9999-12-31", Date{9999, time.December, 31}},
-	}
-	for _, tc := range tests {
+	}, func(t *testing.T, got Date) {
+		if !got.IsValid() || got.IsZero() {
+			t.Fatalf("IsValid=%v IsZero=%v for %v", got.IsValid(), got.IsZero(), got)
+		}
+	})
+}
+
+// parseCase is a parser's input and the value it must give.
+type parseCase[T any] struct {
+	in   string
+	want T
+}
+
+// checkParsesBack runs each case as a parallel subtest: parse (named name) gives want for in
+// without error, the value's String is in again, and more (when not nil) holds of it.
+func checkParsesBack[T interface {
+	comparable
+	String() string
+}](t *testing.T, name string, parse func(string) (T, error), cases []parseCase[T], more func(t *testing.T, got T)) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
 			t.Parallel()
-			got, err := ParseDate(tc.in)
+			got, err := parse(tc.in)
 			if err != nil {
-				t.Fatalf("ParseDate(%q) error: %v", tc.in, err)
+				t.Fatalf("%s(%q) error: %v", name, tc.in, err)
 			}
 			if got != tc.want {
-				t.Fatalf("ParseDate(%q) = %#v, want %#v", tc.in, got, tc.want)
+				t.Fatalf("%s(%q) = %#v, want %#v", name, tc.in, got, tc.want)
 			}
 			if s := got.String(); s != tc.in {
 				t.Fatalf("String() = %q, want %q", s, tc.in)
 			}
-			if !got.IsValid() || got.IsZero() {
-				t.Fatalf("IsValid=%v IsZero=%v for %v", got.IsValid(), got.IsZero(), got)
+			if more != nil {
+				more(t, got)
 			}
+		})
+	}
+}
+
+// refuseCase is an input a parser refuses and a substring of its error besides the quoted
+// input.
+type refuseCase struct {
+	in      string
+	wantMsg string
+}
+
+// checkRefuses runs each case as a parallel subtest: parse (named name) refuses in with the
+// zero value and an error that quotes in and mentions wantMsg (checkParseError).
+func checkRefuses[T comparable](t *testing.T, name string, parse func(string) (T, error), cases []refuseCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
+			got, err := parse(tc.in)
+			if err == nil {
+				t.Fatalf("%s(%q) = %v, want error", name, tc.in, got)
+			}
+			var zero T
+			if got != zero {
+				t.Errorf("%s(%q) returned non-zero value %#v with error", name, tc.in, got)
+			}
+			checkParseError(t, err, tc.in, tc.wantMsg)
 		})
 	}
 }
 
 func TestParseDateInvalid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		in      string
-		wantMsg string // substring of the error besides the quoted input
-	}{
+	checkRefuses(t, "ParseDate", ParseDate, []refuseCase{
 		{"2027-02-29", "day 29 out of range"}, // 2027 is a common year
 		{"2027-02-30", "day 30 out of range"},
 		{"2026-02-30", "day 30 out of range"},
@@ -75,20 +115,7 @@ func TestParseDateInvalid(t *testing.T) {
 		{"2026-01-0a", "YYYY-MM-DD"},
 		{"２026-01-01", "YYYY-MM-DD"}, // full-width digit
 		{"12026-01-01", "YYYY-MM-DD"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			t.Parallel()
-			d, err := ParseDate(tc.in)
-			if err == nil {
-				t.Fatalf("ParseDate(%q) = %v, want error", tc.in, d)
-			}
-			if d != (Date{}) {
-				t.Errorf("ParseDate(%q) returned non-zero date %#v with error", tc.in, d)
-			}
-			checkParseError(t, err, tc.in, tc.wantMsg)
-		})
-	}
+	})
 }
 
 // checkParseError checks that err, a parser's refusal of in, quotes in and mentions want.

@@ -6,43 +6,23 @@ import (
 
 func TestParseTimeOfDayValid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		in   string
-		want TimeOfDay
-	}{
+	checkParsesBack(t, "ParseTimeOfDay", ParseTimeOfDay, []parseCase[TimeOfDay]{
 		{"00:00", TimeOfDay{0, 0}},
 		{"09:00", TimeOfDay{9, 0}},
 		{"02:30", TimeOfDay{2, 30}},
 		{"12:05", TimeOfDay{12, 5}},
 		{"23:59", TimeOfDay{23, 59}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			t.Parallel()
-			got, err := ParseTimeOfDay(tc.in)
-			if err != nil {
-				t.Fatalf("ParseTimeOfDay(%q): %v", tc.in, err)
-			}
-			if got != tc.want {
-				t.Fatalf("ParseTimeOfDay(%q) = %#v, want %#v", tc.in, got, tc.want)
-			}
-			if s := got.String(); s != tc.in {
-				t.Fatalf("String() = %q, want %q", s, tc.in)
-			}
-			b, err := got.MarshalText()
-			if err != nil || string(b) != tc.in {
-				t.Fatalf("MarshalText() = %q, %v", b, err)
-			}
-		})
-	}
+	}, func(t *testing.T, got TimeOfDay) {
+		b, err := got.MarshalText()
+		if err != nil || string(b) != got.String() {
+			t.Fatalf("MarshalText() = %q, %v", b, err)
+		}
+	})
 }
 
 func TestParseTimeOfDayInvalid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		in      string
-		wantMsg string
-	}{
+	checkRefuses(t, "ParseTimeOfDay", ParseTimeOfDay, []refuseCase{
 		{"25:00", "hour 25 out of range"},
 		{"24:00", "hour 24 out of range"},
 		{"09:60", "minute 60 out of range"},
@@ -60,17 +40,7 @@ func TestParseTimeOfDayInvalid(t *testing.T) {
 		{"0x:00", "HH:MM"},
 		{"９:00", "HH:MM"},
 		{"9am", "HH:MM"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			t.Parallel()
-			got, err := ParseTimeOfDay(tc.in)
-			if err == nil {
-				t.Fatalf("ParseTimeOfDay(%q) = %v, want error", tc.in, got)
-			}
-			checkParseError(t, err, tc.in, tc.wantMsg)
-		})
-	}
+	})
 }
 
 func TestTimeOfDayIsValid(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/oidcauth"
+	"github.com/automation-platform/automation/shared/oidcauth/oidctest"
 )
 
 // Entra ID cannot be reached from the tests. entraIssuer is a host-shaped fixture of it on
@@ -63,18 +64,7 @@ func (e *entraIssuer) issuer() string { return e.srv.URL + "/" + entraTenant + "
 // token signs claims as Entra ID does: RS256, typ JWT, the key's kid.
 func (e *entraIssuer) token(t *testing.T, claims map[string]any) string {
 	t.Helper()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: e.key},
-		(&jose.SignerOptions{}).WithHeader("kid", "nOo3ZDrODXEK1jKWhXslHR_KXEg").WithType("JWT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(claims)
-	jws, err := s.Sign(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := jws.CompactSerialize()
-	return out
+	return oidctest.Sign(t, jose.RS256, e.key, "nOo3ZDrODXEK1jKWhXslHR_KXEg", "JWT", claims)
 }
 
 // person is a v2 access token of a signed-in person (delegated: scp, name, preferred_username).

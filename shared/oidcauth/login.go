@@ -60,26 +60,11 @@ func NewLogin(ctx context.Context, cfg LoginConfig) (*Login, error) {
 	if cfg.Issuer == "" || cfg.ClientID == "" || cfg.RedirectURL == "" {
 		return nil, errors.New("oidcauth: a console sign-in needs an issuer, a client id and a redirect URL")
 	}
-	if cfg.RoleClaim == "" {
-		cfg.RoleClaim = DefaultRoleClaim
-	}
-	if cfg.UnitsClaim == "" {
-		cfg.UnitsClaim = DefaultUnitsClaim
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = automation.SystemClock{}
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := settle(&cfg.RoleClaim, &cfg.UnitsClaim, &cfg.Clock, &cfg.Log, cfg.HTTPClient)
 	bg := oidc.ClientContext(context.WithValue(context.Background(), oauth2.HTTPClient, client), client)
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), cfg.Issuer)
+	p, err := discover(ctx, client, cfg.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("oidcauth: discovery of %s: %w", cfg.Issuer, err)
+		return nil, err
 	}
 	l := &Login{cfg: cfg, ctx: bg,
 		oauth: oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURL,

@@ -57,30 +57,47 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if cfg.Issuer == "" || cfg.Audience == "" {
 		return nil, errors.New("oidcauth: an issuer and an audience are required")
 	}
-	if cfg.RoleClaim == "" {
-		cfg.RoleClaim = DefaultRoleClaim
-	}
-	if cfg.UnitsClaim == "" {
-		cfg.UnitsClaim = DefaultUnitsClaim
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = automation.SystemClock{}
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := settle(&cfg.RoleClaim, &cfg.UnitsClaim, &cfg.Clock, &cfg.Log, cfg.HTTPClient)
 	keyCtx := oidc.ClientContext(context.Background(), client)
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), cfg.Issuer)
+	p, err := discover(ctx, client, cfg.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("oidcauth: discovery of %s: %w", cfg.Issuer, err)
+		return nil, err
 	}
 	v := p.VerifierContext(keyCtx, &oidc.Config{ClientID: cfg.Audience, Now: cfg.Clock.Now,
 		SupportedSigningAlgs: []string{oidc.RS256, oidc.PS256, oidc.ES256}})
 	return &Verifier{cfg: cfg, v: v, ctx: keyCtx}, nil
+}
+
+// settle fills the defaults Config and LoginConfig share: roleClaim DefaultRoleClaim,
+// unitsClaim DefaultUnitsClaim, clock automation.SystemClock and log slog.Default when
+// unset. It returns the HTTP client for discovery and keys (http.DefaultClient when nil).
+func settle(roleClaim, unitsClaim *string, clock *automation.Clock, log **slog.Logger, client *http.Client) *http.Client {
+	if *roleClaim == "" {
+		*roleClaim = DefaultRoleClaim
+	}
+	if *unitsClaim == "" {
+		*unitsClaim = DefaultUnitsClaim
+	}
+	if *clock == nil {
+		*clock = automation.SystemClock{}
+	}
+	if *log == nil {
+		*log = slog.Default()
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return client
+}
+
+// discover fetches issuer's discovery document through client (ctx bounds it). Errors:
+// "oidcauth: discovery of <issuer>: …" for an unreachable or inconsistent provider.
+func discover(ctx context.Context, client *http.Client, issuer string) (*oidc.Provider, error) {
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuer)
+	if err != nil {
+		return nil, fmt.Errorf("oidcauth: discovery of %s: %w", issuer, err)
+	}
+	return p, nil
 }
 
 // Authenticate implements httpapi.Authenticator. Errors: httpapi.ErrUnknownCredential for

@@ -19,6 +19,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/oidcauth"
+	"github.com/automation-platform/automation/shared/oidcauth/oidctest"
 )
 
 // issuer is an OpenID provider on 127.0.0.1 for the tests: discovery and a JWKS with one
@@ -51,20 +52,7 @@ func newIssuer(t *testing.T) *issuer {
 
 func (is *issuer) sign(t *testing.T, alg jose.SignatureAlgorithm, key any, claims map[string]any) string {
 	t.Helper()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1").WithType("at+jwt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(claims)
-	jws, err := s.Sign(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := jws.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return oidctest.Sign(t, alg, key, "k1", "at+jwt", claims)
 }
 
 var now = time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)

@@ -103,29 +103,34 @@ func TestAttributeScenarioTwiceIsTheSame(t *testing.T) {
 	}
 }
 
-// testdata/registry/attributes.json (the loyalty use cases' registry file) stays equal to the
-// attribute scenario's first registry input.
-func TestAttributeRegistryFileIsTheScenarios(t *testing.T) {
-	raw, err := os.ReadFile("../../testdata/scenarios/attributes.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sc struct {
-		Inputs []struct {
-			Registry json.RawMessage `json:"registry"`
-		} `json:"inputs"`
-	}
-	if err := json.Unmarshal(raw, &sc); err != nil {
-		t.Fatal(err)
-	}
-	file, err := os.ReadFile("../../testdata/registry/attributes.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a, b any
-	_ = json.Unmarshal(sc.Inputs[0].Registry, &a)
-	_ = json.Unmarshal(file, &b)
-	if a == nil || !reflect.DeepEqual(a, b) {
-		t.Fatal("testdata/registry/attributes.json differs from the scenario's first registry input")
+// A shipped registry file stays equal to its scenario's first registry input, so the two
+// cannot drift apart: testdata/registry/attributes.json (the loyalty use cases' registry file)
+// is the attribute scenario's, and testdata/registry/loyalty.json is the loyalty scenario's
+// (serve -registry testdata/registry/loyalty.json runs what the golden scenario shows).
+func TestRegistryFilesAreTheScenarios(t *testing.T) {
+	for _, name := range []string{"attributes", "loyalty"} {
+		t.Run(name, func(t *testing.T) {
+			registryFile, scenarioFile := "../../testdata/registry/"+name+".json", "../../testdata/scenarios/"+name+".json"
+			raw, err := os.ReadFile(scenarioFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc struct {
+				Inputs []struct {
+					Registry json.RawMessage `json:"registry"`
+				} `json:"inputs"`
+			}
+			if err := json.Unmarshal(raw, &sc); err != nil || len(sc.Inputs) == 0 {
+				t.Fatalf("%s: %d inputs, %v", scenarioFile, len(sc.Inputs), err)
+			}
+			file, err := os.ReadFile(registryFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a, b any
+			if json.Unmarshal(sc.Inputs[0].Registry, &a) != nil || json.Unmarshal(file, &b) != nil || a == nil || !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s differs from %s's first registry input", registryFile, scenarioFile)
+			}
+		})
 	}
 }

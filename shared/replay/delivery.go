@@ -23,6 +23,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/acssim"
 	"github.com/automation-platform/automation/shared/delivery/channel"
+	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
 	"github.com/automation-platform/automation/shared/inbox"
 	"github.com/automation-platform/automation/shared/reminder"
@@ -349,36 +350,14 @@ func (t smsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.Body = io.NopCloser(bytes.NewReader(body))
 	in.Host = req.URL.Host
 	in.RequestURI = req.URL.RequestURI()
-	rec := &responseRecorder{header: http.Header{}}
+	rec := &funchost.Reply{} // the smallest http.ResponseWriter (no httptest outside tests)
 	t.acs.Handler().ServeHTTP(rec, in)
 	if mode == FaultTimeout {
 		return nil, errSimulatedTimeout
 	}
-	if rec.code == 0 {
-		rec.code = http.StatusOK
-	}
-	return &http.Response{StatusCode: rec.code, Status: fmt.Sprintf("%d %s", rec.code, http.StatusText(rec.code)), Proto: "HTTP/1.1", ProtoMajor: 1,
-		ProtoMinor: 1, Header: rec.header, Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())), Request: req}, nil
-}
-
-// responseRecorder is the smallest http.ResponseWriter (no httptest outside tests).
-type responseRecorder struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (w *responseRecorder) Header() http.Header { return w.header }
-func (w *responseRecorder) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-}
-func (w *responseRecorder) Write(p []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.body.Write(p)
+	code := rec.Status()
+	return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Proto: "HTTP/1.1", ProtoMajor: 1,
+		ProtoMinor: 1, Header: rec.Header(), Body: io.NopCloser(bytes.NewReader(rec.Body())), Request: req}, nil
 }
 
 // channels builds the replay's channels on the runner's output.

@@ -112,29 +112,11 @@ func TestGoldenScenarios(t *testing.T) {
 func TestRealisticScenarioFacts(t *testing.T) {
 	t.Parallel()
 	out := runFile(t, "../../testdata/scenarios/realistic.json")
-	var deliveries []map[string]any
-	var rejected []map[string]any
-	var summary map[string]any
-	prevAt := ""
-	for _, f := range factLines(t, out) {
-		m, l := f.obj, f.text
-		switch m["kind"] {
-		case "delivery":
-			deliveries = append(deliveries, m)
-		case "rejected":
-			rejected = append(rejected, m)
-		case "summary":
-			summary = m
-		default:
-			t.Fatalf("unknown kind in %s", l)
-		}
-		if at, ok := m["at"].(string); ok {
-			if at < prevAt {
-				t.Fatalf("output not in simulated-time order at %s", l)
-			}
-			prevAt = at
-		}
+	l := parseLines(t, out)
+	if len(l.settings) != 0 {
+		t.Fatalf("setting lines in a scenario without settings: %v", l.settings)
 	}
+	deliveries, rejected, summary := l.deliveries, l.rejected, l.summary
 	find := func(keySuffix, recipient string) map[string]any {
 		for _, d := range deliveries {
 			if strings.HasSuffix(d["schedulerKey"].(string), keySuffix) && (recipient == "" || d["recipient"] == recipient) {

@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/automation-platform/automation/shared/budget/billing"
@@ -160,10 +161,10 @@ func checkLedger(r *report, ledger []billing.Transfer) int64 {
 			spent += int64(t.Amount)
 		}
 	}
-	for _, id := range sortedKeys(perOrder) {
+	for _, id := range slices.Sorted(maps.Keys(perOrder)) {
 		r.check(InvOrderChargedOnce, perOrder[id] == 1, "order %s is in the billing ledger %d times", id, perOrder[id])
 	}
-	for _, k := range sortedKeys(charged) {
+	for _, k := range slices.Sorted(maps.Keys(charged)) {
 		r.check(InvOrderChargedOnce, len(charged[k]) == 1, "one command charged %d times at the billing server: orders %v", len(charged[k]), charged[k])
 	}
 	return spent
@@ -238,7 +239,7 @@ func (c *checker) checkBudgetFinal(ctx context.Context, r *report) error {
 		_, known := commands[ft.command]
 		r.check(InvFeeLedger, !ok || known, "order %s charged for command %s, which the campaign does not have", t.OrderID, ft.command)
 	}
-	for _, id := range sortedKeys(transfers) {
+	for _, id := range slices.Sorted(maps.Keys(transfers)) {
 		t := transfers[id]
 		r.check(InvFeeLedger, t.status == store.FeeSucceeded || t.status == store.FeeFailed, "fee %s of command %s is left %s after the drain", id, t.command, t.status)
 		r.check(InvFeeLedger, t.status != store.FeeSucceeded || charged[id], "fee %s is SUCCEEDED in the store but not charged at the billing server", id)
@@ -254,7 +255,7 @@ func (c *checker) checkBudgetFinal(ctx context.Context, r *report) error {
 	}
 	r.check(InvFeeNotHeld, held == 0 && reserved == 0, "%d reservations left HELD after the drain (reservedCost %d)", held, reserved)
 	telco := c.providers["telco"]
-	for _, id := range sortedKeys(commands) {
+	for _, id := range slices.Sorted(maps.Keys(commands)) {
 		applied := 0
 		if telco != nil {
 			applied = telco.Applied(effects[id])
@@ -291,15 +292,6 @@ func (c *checker) checkStopDuringCharge(ctx context.Context, r *report) error {
 			"command %s, whose charge (order %s) the campaign's stop interrupted, is %s and took effect %d times at the provider", cmd, order, st, applied)
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // billingWork: fees still in doubt (PENDING or UNKNOWN) keep the drain running: the sweep

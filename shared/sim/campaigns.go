@@ -27,21 +27,7 @@ var campaignProvider = map[string]any{"name": "telco", "actionTypes": []string{"
 func (w *Workload) campaigns(rng *rand.Rand) {
 	u := w.Units[rng.IntN(len(w.Units))]
 	joined := map[string]any{"eventType": "Joined", "class": "DIRECT", "schema": map[string]any{"type": "object"}}
-	added := false
-	for i := range w.Ops {
-		if w.Ops[i].Kind == OpRegistry {
-			var reg map[string]any
-			if err := json.Unmarshal(w.Ops[i].Raw, &reg); err == nil {
-				reg["events"] = append(reg["events"].([]any), joined)
-				w.Ops[i].Raw, _ = json.Marshal(reg)
-				added = true
-			}
-		}
-	}
-	if !added {
-		b, _ := json.Marshal(map[string]any{"events": []any{joined}})
-		w.Ops = append(w.Ops, Op{At: w.Start, Kind: OpRegistry, Raw: b})
-	}
+	w.addEventType(joined)
 	def, _ := json.Marshal(map[string]any{"campaignId": "welcome", "businessUnitId": u.ID, "name": "Welcome", "status": "ACTIVE",
 		"triggers": []string{"Joined"}, "actions": []any{
 			map[string]any{"key": "topup", "type": "TOP_UP", "provider": "telco", "params": map[string]any{"amountMinor": 500, "currency": "AUD"}},
@@ -173,4 +159,24 @@ func (c *checker) checkCampaigns(ctx context.Context, r *report) error {
 		}
 	}
 	return nil
+}
+
+// addEventType adds the registry definition def to every registry the workload sends (each
+// OpRegistry op's "events"), or sends a registry of def alone at the start when it has none.
+func (w *Workload) addEventType(def map[string]any) {
+	added := false
+	for i := range w.Ops {
+		if w.Ops[i].Kind == OpRegistry {
+			var reg map[string]any
+			if err := json.Unmarshal(w.Ops[i].Raw, &reg); err == nil {
+				reg["events"] = append(reg["events"].([]any), def)
+				w.Ops[i].Raw, _ = json.Marshal(reg)
+				added = true
+			}
+		}
+	}
+	if !added {
+		b, _ := json.Marshal(map[string]any{"events": []any{def}})
+		w.Ops = append(w.Ops, Op{At: w.Start, Kind: OpRegistry, Raw: b})
+	}
 }

@@ -56,21 +56,7 @@ var visitTimes = []string{"00:10", "00:40", "12:00", "23:20", "23:50"}
 func (w *Workload) loyalty(rng *rand.Rand) {
 	u := w.Units[rng.IntN(len(w.Units))]
 	loc := mustZone(u.Zone)
-	added := false
-	for i := range w.Ops {
-		if w.Ops[i].Kind == OpRegistry {
-			var reg map[string]any
-			if err := json.Unmarshal(w.Ops[i].Raw, &reg); err == nil {
-				reg["events"] = append(reg["events"].([]any), visitType)
-				w.Ops[i].Raw, _ = json.Marshal(reg)
-				added = true
-			}
-		}
-	}
-	if !added {
-		b, _ := json.Marshal(map[string]any{"events": []any{visitType}})
-		w.Ops = append(w.Ops, Op{At: w.Start, Kind: OpRegistry, Raw: b})
-	}
+	w.addEventType(visitType)
 	counters := map[string]int{} // per source: the kiosk's ids repeat the shop's
 	for c := 1 + rng.IntN(3); c > 0; c-- {
 		cust := fmt.Sprintf("LOY-%d", c)

@@ -76,12 +76,7 @@ func TestUnsampledParentIsAskedWhenTheSamplerIsNotParentBased(t *testing.T) {
 // A recording reuses its instrument's label set, built once: counting allocates nothing,
 // and past the cache's bound every set is still counted (built per call). Not parallel.
 func TestMetricLabelSetsBuiltOnce(t *testing.T) {
-	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	ctx, p := setupPrometheus(t)
 	telemetry.CountDelivery(ctx, "email", "Sent")
 	allocs := testing.AllocsPerRun(100, func() {
 		telemetry.CountDelivery(ctx, "email", "Sent")

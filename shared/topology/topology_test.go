@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/funchost"
+	"github.com/automation-platform/automation/shared/funchost/funchosttest"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -32,13 +33,7 @@ func row(d funchost.FunctionDef) topology.Function {
 // subscription, sessions flag, route and methods; no folder is disabled.
 func TestTableMatchesFunctionFolders(t *testing.T) {
 	t.Parallel()
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(defs) == 0 {
-		t.Fatal("no function folders found")
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	for _, p := range compare(defs, topology.Functions()) {
 		t.Error(p)
 	}
@@ -87,17 +82,14 @@ func describe(f topology.Function) string {
 // compare reports each kind of drift (so TestTableMatchesFunctionFolders can fail).
 func TestCompareReportsDrift(t *testing.T) {
 	t.Parallel()
-	defs, err := funchost.LoadFunctionFolders("../../functions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	defs := funchosttest.Folders(t, "../../functions")
 	table := topology.Functions()
 	if got := compare(defs, table); len(got) != 0 {
 		t.Fatalf("the real folders differ: %q", got)
 	}
 	cases := []struct {
 		name string
-		edit func(defs []funchost.FunctionDef, table []topology.Function) ([]funchost.FunctionDef, []topology.Function)
+		edit drift
 		want string
 	}{
 		{"folder without a row", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
@@ -106,46 +98,11 @@ func TestCompareReportsDrift(t *testing.T) {
 		{"row without a folder", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			return d[1:], tb
 		}, "has no function folder"},
-		{"topic renamed", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range d {
-				if d[i].Name == topology.DomainEventHandler {
-					d[i].Trigger.TopicName = "domain-event"
-				}
-			}
-			return d, tb
-		}, "function DomainEventHandler: function.json says"},
-		{"subscription renamed", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range tb {
-				if tb[i].Name == topology.DeliveryFactProjection {
-					tb[i].Subscription = "reports"
-				}
-			}
-			return d, tb
-		}, "function DeliveryFactProjection"},
-		{"trigger type", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range d {
-				if d[i].Name == topology.OutboxRelay {
-					d[i].Trigger.Type = funchost.TriggerServiceBus
-				}
-			}
-			return d, tb
-		}, "function OutboxRelay"},
-		{"queue", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range tb {
-				if tb[i].Name == topology.NotificationDispatch {
-					tb[i].Queue = "dispatch"
-				}
-			}
-			return d, tb
-		}, "function NotificationDispatch"},
-		{"cardinality", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
-			for i := range d {
-				if d[i].Name == topology.NotificationDispatch {
-					d[i].Trigger.Cardinality = "one"
-				}
-			}
-			return d, tb
-		}, "function NotificationDispatch: function.json says"},
+		{"topic renamed", edited(topology.DomainEventHandler, func(f *funchost.FunctionDef) { f.Trigger.TopicName = "domain-event" }, nil), "function DomainEventHandler: function.json says"},
+		{"subscription renamed", edited(topology.DeliveryFactProjection, nil, func(f *topology.Function) { f.Subscription = "reports" }), "function DeliveryFactProjection"},
+		{"trigger type", edited(topology.OutboxRelay, func(f *funchost.FunctionDef) { f.Trigger.Type = funchost.TriggerServiceBus }, nil), "function OutboxRelay"},
+		{"queue", edited(topology.NotificationDispatch, nil, func(f *topology.Function) { f.Queue = "dispatch" }), "function NotificationDispatch"},
+		{"cardinality", edited(topology.NotificationDispatch, func(f *funchost.FunctionDef) { f.Trigger.Cardinality = "one" }, nil), "function NotificationDispatch: function.json says"},
 		{"disabled", func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
 			d[0].Disabled = true
 			return d, tb
@@ -157,6 +114,27 @@ func TestCompareReportsDrift(t *testing.T) {
 		if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, tc.want) }) {
 			t.Errorf("%s: reported %q, want a problem containing %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// drift edits a copy of the function folders and of the table to make them differ.
+type drift func(defs []funchost.FunctionDef, table []topology.Function) ([]funchost.FunctionDef, []topology.Function)
+
+// edited is the drift that applies folder (when not nil) to function name's folder and row
+// (when not nil) to its table row.
+func edited(name string, folder func(*funchost.FunctionDef), row func(*topology.Function)) drift {
+	return func(d []funchost.FunctionDef, tb []topology.Function) ([]funchost.FunctionDef, []topology.Function) {
+		for i := range d {
+			if d[i].Name == name && folder != nil {
+				folder(&d[i])
+			}
+		}
+		for i := range tb {
+			if tb[i].Name == name && row != nil {
+				row(&tb[i])
+			}
+		}
+		return d, tb
 	}
 }
 
@@ -195,10 +173,7 @@ func TestLookupAndConsumer(t *testing.T) {
 // holds more messages than the local host hands over or the dispatcher takes at once.
 func TestHostJSONBatchSize(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../host.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../host.json")
 	var host struct {
 		Extensions struct {
 			ServiceBus map[string]json.RawMessage `json:"serviceBus"`
@@ -227,10 +202,7 @@ func TestHostJSONBatchSize(t *testing.T) {
 // topics, subscriptions and queues.
 func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../infra/modules/servicebus.bicep")
 	bicep := string(raw)
 	for _, want := range []string{
 		"param domainEventsTopicName string = '" + topology.DomainEventsTopic + "'",
@@ -261,10 +233,7 @@ func TestServiceBusModuleCreatesTheTablesEntities(t *testing.T) {
 // never redelivered under an invocation the host still waits for.
 func TestLockDurations(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../infra/modules/servicebus.bicep")
 	m := regexp.MustCompile(`(?m)^param lockDuration string = 'PT(\d+)M'$`).FindStringSubmatch(string(raw))
 	if m == nil {
 		t.Fatal("infra/modules/servicebus.bicep declares no lockDuration default of whole minutes")
@@ -275,10 +244,7 @@ func TestLockDurations(t *testing.T) {
 	if topology.BatchDeadline <= 0 || topology.BatchDeadline > topology.LockDuration*3/4 {
 		t.Errorf("BatchDeadline %v is not well under LockDuration %v", topology.BatchDeadline, topology.LockDuration)
 	}
-	raw, err = os.ReadFile("../../host.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw = readRepoFile(t, "../../host.json")
 	var host struct {
 		FunctionTimeout string `json:"functionTimeout"`
 		Extensions      struct {
@@ -333,10 +299,7 @@ func TestEntitiesCoverTheFunctions(t *testing.T) {
 			t.Errorf("%s: subscription %s/%s listed %v with sessions %v, the function has sessions %v", f.Name, f.Topic, f.Subscription, ok, s.Sessions, f.Sessions)
 		}
 	}
-	raw, err := os.ReadFile("../../infra/modules/servicebus.bicep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := readRepoFile(t, "../../infra/modules/servicebus.bicep")
 	// Every subscription resource of the module with requiresSession true is named by a
 	// parameter or the gateway table; count them against the list.
 	bicep := string(raw)
@@ -365,13 +328,7 @@ func TestEntitiesCoverTheFunctions(t *testing.T) {
 // a batch function with none of these saying so.
 func TestBatchFunctionsDocumented(t *testing.T) {
 	t.Parallel()
-	read := func(path string) string {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(raw)
-	}
+	read := func(path string) string { return string(readRepoFile(t, path)) }
 	section := func(text, from string) string {
 		i := strings.Index(text, from)
 		if i < 0 {
@@ -417,4 +374,15 @@ func TestBatchFunctionsDocumented(t *testing.T) {
 			t.Errorf("infra/README.md's row of %s does not say it takes batches: %q", f.Name, l)
 		}
 	}
+}
+
+// readRepoFile is the file at path (relative to this package: "../../host.json"), failing
+// the test when it cannot be read.
+func readRepoFile(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
