@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
@@ -24,6 +22,7 @@ import (
 	"github.com/automation-platform/automation/shared/logsink"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
@@ -217,18 +216,7 @@ func TestHandlerRefusesASchemaMismatchWithoutExiting(t *testing.T) {
 	t.Parallel()
 	cfg := handlerConfig(t)
 	path := filepath.Join(cfg.DataDir, "automation.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlite.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(context.Background(), 3); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	sqlitetest.AtMigration(t, path, 3).Close() // a database an older binary left at version 3
 
 	want, err := sqlstore.MaxMigration(sqlite.Migrations())
 	if err != nil {
