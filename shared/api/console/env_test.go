@@ -9,16 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
-	"github.com/automation-platform/automation/shared/events"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -78,23 +76,11 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 	e.db = e.rt.Store.(interface{ DB() *sql.DB }).DB()
 	e.srv = httptest.NewServer(e.rt.ListenerHandler(false))
 	t.Cleanup(e.srv.Close)
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := e.rt.Store.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apptest.Units(t, e.rt, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, store.BusinessUnit{ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"})
 	for i, bu := range []string{"bu-syd", "bu-nyc"} {
-		set, err := reminder.ParseSetting([]byte(fmt.Sprintf(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5%d","businessUnitId":%q,"name":"Police check expiry",
+		apptest.Setting(t, e.rt, fmt.Sprintf(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5%d","businessUnitId":%q,"name":"Police check expiry",
 		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00",
-		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, i, bu)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
-		if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
+		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, i, bu), e.clock.Now())
 	}
 	// bu-syd: A expires just after now (its 30-day row is due before now: held), B and C later.
 	e.event(t, "evt-a", "bu-syd", guidA, "2026-10-30")
@@ -112,35 +98,19 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 
 func (e *env) event(t *testing.T, id, bu, guid, expires string) {
 	t.Helper()
-	raw := fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
+	apptest.Dispatch(t, e.rt, fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
 	  "entitytype":"PoliceVetting","entityguid":%q,"revision":1,"data":{"expiresOn":%q,"staffName":"Amelia Nguyen","staffEmail":"amelia.nguyen@example.test"}}`,
-		id, bu, guid, expires)
-	ev, err := events.Parse([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.rt.Events.Dispatch(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
+		id, bu, guid, expires))
 }
 
 func (e *env) rowsOf(t *testing.T, guid string) []automation.SchedulerRow {
 	t.Helper()
-	rows, err := e.rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ScheduledOn.Before(rows[j].ScheduledOn) })
-	return rows
+	return apptest.SourceRows(t, e.rt, "PoliceVetting", guid)
 }
 
 func (e *env) row(t *testing.T, id int64) automation.SchedulerRow {
 	t.Helper()
-	r, err := e.rt.Store.SupportSchedulerGet(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return apptest.SupportRow(t, e.rt, id)
 }
 
 // hold puts r on support hold after a failed attempt, with a diagnostics blob and trace row.

@@ -7,17 +7,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
-	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -55,23 +53,11 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.rt.Close() })
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := e.rt.Store.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apptest.Units(t, e.rt, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, store.BusinessUnit{ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"})
 	for _, s := range []struct{ guid, bu, at string }{{settingSyd, "bu-syd", "09:00"}, {settingNyc, "bu-nyc", "01:30"}} {
-		set, err := reminder.ParseSetting([]byte(fmt.Sprintf(`{"guid":%q,"businessUnitId":%q,"name":"Police check expiry",
+		apptest.Setting(t, e.rt, fmt.Sprintf(`{"guid":%q,"businessUnitId":%q,"name":"Police check expiry",
 		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":%q,
-		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, s.guid, s.bu, s.at)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, _ := reminder.SettingRecord(set, 1, start)
-		if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
+		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, s.guid, s.bu, s.at), start)
 	}
 	return e
 }
@@ -79,36 +65,20 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 // event processes one PoliceVetting event at the clock's now.
 func (e *env) event(t *testing.T, id, bu, guid string, rev int, expires string) {
 	t.Helper()
-	raw := fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
+	apptest.Dispatch(t, e.rt, fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
 	  "entitytype":"PoliceVetting","entityguid":%q,"revision":%d,"data":{"expiresOn":%q,"staffEmail":"amelia.nguyen@example.test","isActive":true}}`,
-		id, bu, guid, rev, expires)
-	ev, err := events.Parse([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.rt.Events.Dispatch(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
+		id, bu, guid, rev, expires))
 }
 
 // rowsOf returns the rows of a source in schedule order (the 30-, 7- and 0-day reminders).
 func (e *env) rowsOf(t *testing.T, guid string) []automation.SchedulerRow {
 	t.Helper()
-	rows, err := e.rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ScheduledOn.Before(rows[j].ScheduledOn) })
-	return rows
+	return apptest.SourceRows(t, e.rt, "PoliceVetting", guid)
 }
 
 func (e *env) row(t *testing.T, id int64) automation.SchedulerRow {
 	t.Helper()
-	r, err := e.rt.Store.SupportSchedulerGet(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return apptest.SupportRow(t, e.rt, id)
 }
 
 // poll runs the due-work poller at instant at.
