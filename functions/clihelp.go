@@ -80,6 +80,21 @@ func (f apiFlags) loadToken(getenv func(string) string, prefix string, stderr io
 	return true
 }
 
+// parseUnitCommand parses args into fs for the command name ("automation templates put"),
+// requires -bu (bu, a flag of fs) and nothing after the flags, then fills the token
+// (loadToken, prefix "automation:"). false: usage was wrong or the configuration did not
+// load; the reason is printed on stderr and the command exits 2.
+func (f apiFlags) parseUnitCommand(fs *flag.FlagSet, args []string, bu *string, name string, getenv func(string) string, stderr io.Writer) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() > 0 || *bu == "" {
+		fmt.Fprintf(stderr, "%s: -bu is required and nothing follows the flags\n", name)
+		return false
+	}
+	return f.loadToken(getenv, "automation:", stderr)
+}
+
 // apiRequest is one call of an API command: target is the full URL with its query string,
 // header the command's own headers (operator, If-Match), body nil or JSON.
 type apiRequest struct {
