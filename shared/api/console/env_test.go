@@ -232,6 +232,30 @@ func (e *env) form(t *testing.T, c *http.Client, path string, v url.Values, head
 	return do(t, c, req)
 }
 
+// bearerPoster returns a poster of forms to path as a bearer caller (the API token), with
+// the extra headers given ("Name", "value" pairs).
+func (e *env) bearerPoster(t *testing.T, path string) func(v url.Values, extra ...string) (int, string) {
+	return func(v url.Values, extra ...string) (int, string) {
+		t.Helper()
+		return e.form(t, http.DefaultClient, path, v, append([]string{"Authorization", "Bearer " + token}, extra...)...)
+	}
+}
+
+// refusesOutOfScopeAndWithoutCSRF checks two refusals of form v posted to path: 404 for a
+// bearer caller whose scope lacks the unit (X-Automation-Business-Units: bu-nyc), and 403 for
+// a signed-in cookie session's post without its CSRF token.
+func (e *env) refusesOutOfScopeAndWithoutCSRF(t *testing.T, path string, v url.Values) {
+	t.Helper()
+	if code, _ := e.bearerPoster(t, path)(v, "X-Automation-Business-Units", "bu-nyc"); code != 404 {
+		t.Fatalf("out of scope: %d", code)
+	}
+	c := client(t)
+	e.signIn(t, c)
+	if code, _ := e.form(t, c, path, v); code != 403 {
+		t.Fatalf("cookie session without CSRF: %d", code)
+	}
+}
+
 func (e *env) get(t *testing.T, c *http.Client, path string, headers ...string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", e.url(path), nil)
