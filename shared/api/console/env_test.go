@@ -40,6 +40,7 @@ type env struct {
 	// sent, failed, unknown count the fixture's delivery outcomes (the chart's totals).
 	sent, failed, unknown int
 	cfg                   config.Config
+	apptest.Sources
 }
 
 const (
@@ -76,21 +77,18 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 	e.db = e.rt.Store.(interface{ DB() *sql.DB }).DB()
 	e.srv = httptest.NewServer(e.rt.ListenerHandler(false))
 	t.Cleanup(e.srv.Close)
-	apptest.Units(t, e.rt, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, store.BusinessUnit{ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"})
-	for i, bu := range []string{"bu-syd", "bu-nyc"} {
-		apptest.Setting(t, e.rt, fmt.Sprintf(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5%d","businessUnitId":%q,"name":"Police check expiry",
-		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00",
-		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, i, bu), e.clock.Now())
-	}
+	e.Sources = apptest.Sources{RT: e.rt, EntityType: "PoliceVetting"}
+	apptest.PoliceChecks(t, e.rt, e.clock.Now(), apptest.PoliceCheck{Unit: apptest.Sydney, SettingGuid: "0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e50", SendLocalTime: "09:00"},
+		apptest.PoliceCheck{Unit: apptest.NewYork, SettingGuid: "0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e51", SendLocalTime: "09:00"})
 	// bu-syd: A expires just after now (its 30-day row is due before now: held), B and C later.
 	e.event(t, "evt-a", "bu-syd", guidA, "2026-10-30")
 	e.event(t, "evt-b", "bu-syd", guidB, "2027-03-14")
 	e.event(t, "evt-c", "bu-syd", guidC, "2027-04-02")
 	e.event(t, "evt-n", "bu-nyc", guidN, "2027-03-20")
-	rowsA := e.rowsOf(t, guidA)
+	rowsA := e.RowsOf(t, guidA)
 	e.held = e.hold(t, rowsA[0])
-	e.wait = e.rowsOf(t, guidB)[0]
-	e.other = e.rowsOf(t, guidN)[0]
+	e.wait = e.RowsOf(t, guidB)[0]
+	e.other = e.RowsOf(t, guidN)[0]
 	e.deliveries(t)
 	e.clock.Set(now)
 	return e
@@ -101,16 +99,6 @@ func (e *env) event(t *testing.T, id, bu, guid, expires string) {
 	apptest.Dispatch(t, e.rt, fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
 	  "entitytype":"PoliceVetting","entityguid":%q,"revision":1,"data":{"expiresOn":%q,"staffName":"Amelia Nguyen","staffEmail":"amelia.nguyen@example.test"}}`,
 		id, bu, guid, expires))
-}
-
-func (e *env) rowsOf(t *testing.T, guid string) []automation.SchedulerRow {
-	t.Helper()
-	return apptest.SourceRows(t, e.rt, "PoliceVetting", guid)
-}
-
-func (e *env) row(t *testing.T, id int64) automation.SchedulerRow {
-	t.Helper()
-	return apptest.SupportRow(t, e.rt, id)
 }
 
 // hold puts r on support hold after a failed attempt, with a diagnostics blob and trace row.
@@ -136,7 +124,7 @@ func (e *env) hold(t *testing.T, r automation.SchedulerRow) automation.Scheduler
 		StartedOn: r.ScheduledOn, FinishedOn: r.ScheduledOn.Add(2 * time.Second), TraceBlobName: blob}}); err != nil {
 		t.Fatal(err)
 	}
-	return e.row(t, r.ID)
+	return e.Row(t, r.ID)
 }
 
 // completeFixtureRow ensures, claims and completes one date-based reminder row of bu-syd due

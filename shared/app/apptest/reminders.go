@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -27,6 +28,33 @@ func Setting(t testing.TB, rt *app.Runtime, raw string, on time.Time) {
 	}
 }
 
+// The business units of the support fixtures (console, supportapi): Sydney and New York,
+// whose local days differ from UTC's in opposite directions.
+var (
+	Sydney  = store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}
+	NewYork = store.BusinessUnit{ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}
+)
+
+// PoliceCheck is a business unit with its police-check expiry reminder: setting SettingGuid
+// sends at SendLocalTime ("HH:MM", the unit's local time).
+type PoliceCheck struct {
+	Unit                       store.BusinessUnit
+	SettingGuid, SendLocalTime string
+}
+
+// PoliceChecks stores each unit and its police-check expiry setting (PoliceVetting sources,
+// date-based on expiresOn, 30, 7 and 0 days before, template police-vetting-expiry on the
+// log channel to staffEmail), recorded as written at on.
+func PoliceChecks(t testing.TB, rt *app.Runtime, on time.Time, units ...PoliceCheck) {
+	t.Helper()
+	for _, u := range units {
+		Units(t, rt, u.Unit)
+		Setting(t, rt, fmt.Sprintf(`{"guid":%q,"businessUnitId":%q,"name":"Police check expiry",
+		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":%q,
+		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, u.SettingGuid, u.Unit.ID, u.SendLocalTime), on)
+	}
+}
+
 // Dispatch parses one CloudEvent given as its JSON (events.Parse) and processes it at the
 // runtime clock's now (rt.Events.Dispatch). Any error fails t at once.
 func Dispatch(t testing.TB, rt *app.Runtime, raw string) {
@@ -40,11 +68,18 @@ func Dispatch(t testing.TB, rt *app.Runtime, raw string) {
 	}
 }
 
-// SourceRows returns the scheduler rows of one source entity (at most 100), in schedule
-// order (ScheduledOn ascending).
-func SourceRows(t testing.TB, rt *app.Runtime, entityType, guid string) []automation.SchedulerRow {
+// Sources reads the scheduler rows of one source entity type (EntityType, "PoliceVetting")
+// in a runtime; a test's env embeds it. Any error fails t at once.
+type Sources struct {
+	RT         *app.Runtime
+	EntityType string
+}
+
+// RowsOf returns the rows of source guid (at most 100), in schedule order (ScheduledOn
+// ascending).
+func (s Sources) RowsOf(t testing.TB, guid string) []automation.SchedulerRow {
 	t.Helper()
-	rows, err := rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: entityType, SourceEntityGuid: guid, Limit: 100})
+	rows, err := s.RT.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: s.EntityType, SourceEntityGuid: guid, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +87,10 @@ func SourceRows(t testing.TB, rt *app.Runtime, entityType, guid string) []automa
 	return rows
 }
 
-// SupportRow reads scheduler row id as support sees it (store.SupportSchedulerGet).
-func SupportRow(t testing.TB, rt *app.Runtime, id int64) automation.SchedulerRow {
+// Row reads scheduler row id as support sees it (store.SupportSchedulerGet).
+func (s Sources) Row(t testing.TB, id int64) automation.SchedulerRow {
 	t.Helper()
-	r, err := rt.Store.SupportSchedulerGet(context.Background(), id)
+	r, err := s.RT.Store.SupportSchedulerGet(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
