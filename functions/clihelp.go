@@ -32,6 +32,26 @@ func usageAsked(args []string, usage string, stdout io.Writer) (code int, ok boo
 	return 0, true
 }
 
+// parseFileArg parses args into fs (the flag set of `automation NAME`) and reads the one
+// file the arguments name. false: the flags did not parse, there is not exactly one argument
+// (usage, a line, is printed) or the file does not read ("automation NAME: ..."); the command
+// exits 2.
+func parseFileArg(fs *flag.FlagSet, args []string, usage string, stderr io.Writer) ([]byte, bool) {
+	if err := fs.Parse(args); err != nil {
+		return nil, false
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprint(stderr, usage)
+		return nil, false
+	}
+	raw, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "automation %s: %v\n", fs.Name(), err)
+		return nil, false
+	}
+	return raw, true
+}
+
 // apiFlags are the flags every command that calls the management API over HTTP takes:
 // -url (default supportclient.DefaultBaseURL), -token (default AUTOMATION_API_TOKEN, read
 // by token) and -function-key (the Function App's x-functions-key).
@@ -78,6 +98,21 @@ func (f apiFlags) loadToken(getenv func(string) string, prefix string, stderr io
 	}
 	*f.token = cfg.APIToken
 	return true
+}
+
+// parseUnitCommand parses args into fs for the command name ("automation templates put"),
+// requires -bu (bu, a flag of fs) and nothing after the flags, then fills the token
+// (loadToken, prefix "automation:"). false: usage was wrong or the configuration did not
+// load; the reason is printed on stderr and the command exits 2.
+func (f apiFlags) parseUnitCommand(fs *flag.FlagSet, args []string, bu *string, name string, getenv func(string) string, stderr io.Writer) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() > 0 || *bu == "" {
+		fmt.Fprintf(stderr, "%s: -bu is required and nothing follows the flags\n", name)
+		return false
+	}
+	return f.loadToken(getenv, "automation:", stderr)
 }
 
 // apiRequest is one call of an API command: target is the full URL with its query string,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -22,11 +21,7 @@ func TestKeysCommand(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "USER": "ana"}
 	getenv := func(k string) string { return env[k] }
-	cli := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), append([]string{"keys"}, args...), getenv, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	cli := cliOf(getenv, "keys")
 	for _, bad := range [][]string{
 		{"create", "-name", "pos", "-role", "root", "-units", "bu-a"},
 		{"create", "-name", "pos", "-role", "ingest", "-units", "bu-a,*"},
@@ -104,11 +99,7 @@ func TestKeysCommandNamesItsStoreAndWarnsOfUnknownUnits(t *testing.T) {
 	dir := t.TempDir() + "/nowhere"
 	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "USER": "ana"}
 	getenv := func(k string) string { return env[k] }
-	cli := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), append([]string{"keys"}, args...), getenv, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	cli := cliOf(getenv, "keys")
 	path := dir + "/automation.db"
 	for _, args := range [][]string{{"list"}, {"revoke", "abcd"}, {"rotate", "abcd"}} {
 		code, out, errOut := cli(args...)

@@ -406,16 +406,8 @@ func publishCmd(ctx context.Context, args []string, getenv func(string) string, 
 	fs.SetOutput(stderr)
 	localURL := fs.String("local", "", "base URL of a local `serve` (e.g. http://127.0.0.1:7071) instead of Service Bus")
 	token := fs.String("token", "", "with -local: the serve's bearer `token` (default AUTOMATION_API_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "usage: automation publish [-local URL [-token T]] <events.json>\n")
-		return 2
-	}
-	raw, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "automation publish: %v\n", err)
+	raw, ok := parseFileArg(fs, args, "usage: automation publish [-local URL [-token T]] <events.json>\n", stderr)
+	if !ok {
 		return 2
 	}
 	evs, err := splitEvents(raw)
@@ -548,16 +540,8 @@ func replayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("db", "", "keep the run's SQLite database and trace in `DIR` (must be new or empty; default: a temporary directory, removed)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fmt.Fprint(stderr, "usage: automation replay [-db DIR] <scenario.json>\n")
-		return 2
-	}
-	raw, err := os.ReadFile(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "automation replay: %v\n", err)
+	raw, ok := parseFileArg(fs, args, "usage: automation replay [-db DIR] <scenario.json>\n", stderr)
+	if !ok {
 		return 2
 	}
 	sc, err := replay.Parse(raw)

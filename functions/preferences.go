@@ -51,14 +51,7 @@ func preferencesCmd(ctx context.Context, args []string, getenv func(string) stri
 	end := fs.String("end", "", "")
 	zone := fs.String("zone", "", "")
 	del := fs.Bool("delete", false, "")
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *bu == "" {
-		fmt.Fprintf(stderr, "automation preferences %s: -bu is required and nothing follows the flags\n", cmd)
-		return 2
-	}
-	if !api.loadToken(getenv, "automation:", stderr) {
+	if !api.parseUnitCommand(fs, rest, bu, "automation preferences "+cmd, getenv, stderr) {
 		return 2
 	}
 	u := *api.base + "/api/preferences/recipients/" + url.PathEscape(recipient)

@@ -29,11 +29,7 @@ func TestPreferencesCommand(t *testing.T) {
 	t.Cleanup(srv.Close)
 	file := filepath.Join(t.TempDir(), "p.json")
 	_ = os.WriteFile(file, []byte(`{"preferences":[{"channel":"sms","category":"marketing","optedIn":false}]}`), 0o600)
-	cli := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		code := run(t.Context(), append([]string{"preferences"}, append(args, "-url", srv.URL, "-token", "tok")...), func(string) string { return "" }, &out, &errb)
-		return code, out.String(), errb.String()
-	}
+	cli := cliOf(noEnv, "preferences", "-url", srv.URL, "-token", "tok")
 	if code, out, e := cli("put", "+61412345678", "-bu", "bu-1", "-file", file, "-operator", "jane"); code != 0 || !strings.Contains(out, `"optedIn":false`) {
 		t.Fatalf("put: %d %s %s", code, out, e)
 	}

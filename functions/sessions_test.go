@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -19,11 +18,7 @@ func TestSessionsCommand(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"AUTOMATION_DATA_DIR": dir}
 	getenv := func(k string) string { return env[k] }
-	cli := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), append([]string{"sessions"}, args...), getenv, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	cli := cliOf(getenv, "sessions")
 	ctx := context.Background()
 	st, err := app.OpenStore(ctx, config.Config{DataDir: dir}, false)
 	if err != nil {

@@ -54,14 +54,7 @@ func templatesCmd(ctx context.Context, args []string, getenv func(string) string
 		return 2
 	}
 	key := args[1]
-	if err := fs.Parse(args[2:]); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *bu == "" {
-		fmt.Fprintf(stderr, "automation templates %s: -bu is required and nothing follows the flags\n", cmd)
-		return 2
-	}
-	if !api.loadToken(getenv, "automation:", stderr) {
+	if !api.parseUnitCommand(fs, args[2:], bu, "automation templates "+cmd, getenv, stderr) {
 		return 2
 	}
 	u := *api.base + "/api/templates/" + url.PathEscape(key)

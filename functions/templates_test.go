@@ -35,11 +35,7 @@ func TestTemplatesCommand(t *testing.T) {
 	payload := filepath.Join(dir, "p.json")
 	_ = os.WriteFile(tpl, []byte(`{"subject":"Hi {{.source.memberName}}","text":"You earned {{.points}} points."}`), 0o600)
 	_ = os.WriteFile(payload, []byte(`{"points":120,"source":{"memberName":"Linh"}}`), 0o600)
-	cli := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		code := run(t.Context(), append([]string{"templates"}, append(args, "-url", srv.URL, "-token", "tok")...), func(string) string { return "" }, &out, &errb)
-		return code, out.String(), errb.String()
-	}
+	cli := cliOf(noEnv, "templates", "-url", srv.URL, "-token", "tok")
 	if code, out, e := cli("put", "points-earned", "-bu", "bu-1", "-file", tpl, "-operator", "jane"); code != 0 || !strings.Contains(out, `"version":1`) {
 		t.Fatalf("put: %d %s %s", code, out, e)
 	}

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // Header names read by Caller.
@@ -99,6 +101,29 @@ func RequireUnit(r *http.Request, bu string) error {
 	}
 	if !CallerFrom(r.Context()).Scope.Allows(bu) {
 		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	}
+	return nil
+}
+
+// UnitReader is the store read of a business unit (businessunit.Reader's method, which
+// this layer cannot import).
+type UnitReader interface {
+	// BusinessUnitGet returns store.ErrNotFound for an unknown id.
+	BusinessUnitGet(ctx context.Context, id string) (store.BusinessUnit, error)
+}
+
+// UnitStored checks that business unit bu, already in the caller's scope, is stored in
+// units: NotFound (404, "business unit %q not found", as for one outside the scope) when
+// units answers store.ErrNotFound, its other errors as they are. A nil units checks nothing
+// (an adapter whose Deps leave the lookup out). An Endpoint's UnitCheck calls it.
+func UnitStored(ctx context.Context, units UnitReader, bu string) error {
+	if units == nil {
+		return nil
+	}
+	if _, err := units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
+		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -189,18 +189,7 @@ paths:
       operationId: getA
       responses:
         '200': {$ref: '#/components/responses/R'}
-components:
-  securitySchemes:
-    key: {type: apiKey, in: header, name: x-functions-key, description: one}
-  responses:
-    R:
-      description: r
-      content: {application/json: {schema: {$ref: '#/components/schemas/X'}}}
-  schemas:
-    X: {type: string}
-    Same: {type: boolean}
-    Box: {type: array, items: {$ref: '#/components/schemas/X'}}
-`
+` + components("key", "one", "string")
 	b := `openapi: 3.1.0
 info: {title: B, version: "1"}
 security: [{other: []}]
@@ -217,18 +206,7 @@ paths:
       security: []
       responses:
         '200': {$ref: '#/components/responses/R'}
-components:
-  securitySchemes:
-    other: {type: apiKey, in: header, name: x-functions-key, description: two}
-  responses:
-    R:
-      description: r
-      content: {application/json: {schema: {$ref: '#/components/schemas/X'}}}
-  schemas:
-    X: {type: integer}
-    Same: {type: boolean}
-    Box: {type: array, items: {$ref: '#/components/schemas/X'}}
-`
+` + components("other", "two", "integer")
 	out, err := apidoc.Bundle([]apidoc.Source{{Tag: "A", Raw: []byte(a)}, {Tag: "B", Raw: []byte(b)}})
 	if err != nil {
 		t.Fatal(err)
@@ -314,4 +292,22 @@ func TestProblemCodesIncludeTheGuardsCodes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// components is the components section of the bundling test's two documents: a security
+// scheme named scheme (its description desc), a response R, and the schemas X (of type x:
+// the clash Bundle must rename), Same and Box (which refers to X).
+func components(scheme, desc, x string) string {
+	return `components:
+  securitySchemes:
+    ` + scheme + `: {type: apiKey, in: header, name: x-functions-key, description: ` + desc + `}
+  responses:
+    R:
+      description: r
+      content: {application/json: {schema: {$ref: '#/components/schemas/X'}}}
+  schemas:
+    X: {type: ` + x + `}
+    Same: {type: boolean}
+    Box: {type: array, items: {$ref: '#/components/schemas/X'}}
+`
 }

@@ -122,7 +122,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if p := text("#problem"); !strings.Contains(p, "The row changed since you loaded it") || !strings.Contains(p, "Nothing was done") {
 		t.Fatalf("stale message: %q", p)
 	}
-	if r := e.row(t, e.held.ID); !r.IsOnSupportHold {
+	if r := e.Row(t, e.held.ID); !r.IsOnSupportHold {
 		t.Fatal("a stale release changed the row")
 	}
 	// The refreshed page carries the current version: the release goes through.
@@ -132,7 +132,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if n := text("#notice"); !strings.Contains(n, "Release done") {
 		t.Fatalf("release notice: %q", n)
 	}
-	r := e.row(t, e.held.ID)
+	r := e.Row(t, e.held.ID)
 	audit, _ := e.rt.Store.SupportAuditList(context.Background(), []int64{e.held.ID}, 10)
 	if r.IsOnSupportHold || len(audit) != 1 || audit[0].Action != store.SupportRelease || audit[0].Operator != "ops.browser" ||
 		audit[0].VersionBefore != e.held.Version+1 {
@@ -146,7 +146,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if n := text("#notice"); !strings.Contains(n, "RunNow done") {
 		t.Fatalf("run now notice: %q", n)
 	}
-	if w := e.row(t, e.wait.ID); !w.ScheduledOn.Equal(now) || w.Version != e.wait.Version+1 {
+	if w := e.Row(t, e.wait.ID); !w.ScheduledOn.Equal(now) || w.Version != e.wait.Version+1 {
 		t.Fatalf("run now: %+v", w)
 	}
 

@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -47,7 +46,6 @@ func TestBudgetOperatePage(t *testing.T) {
 		!strings.Contains(body, "PAUSED (BUDGET)") {
 		t.Fatalf("page: %.5000s", body)
 	}
-	bearer := []string{"Authorization", "Bearer " + token}
 	values := func(action string, ver int64, max string) url.Values {
 		v := url.Values{"action": {action}, "businessUnitId": {"bu-syd"}, "campaignId": {"promo"}, "operator": {"ops.jane"}, "reason": {"approved by finance"}}
 		if ver > 0 {
@@ -58,9 +56,7 @@ func TestBudgetOperatePage(t *testing.T) {
 		}
 		return v
 	}
-	post := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/budgets", v, append(bearer, extra...)...)
-	}
+	post := e.bearerPoster(t, "/api/console/budgets")
 	if code, body := post(values("raise", b.Version+3, "500")); code != 412 || !strings.Contains(body, "The budget changed since you loaded it") ||
 		!strings.Contains(body, "Nothing was done") || !strings.Contains(body, "at version "+itoa(b.Version)) || !strings.Contains(body, `name="version" value="`+itoa(b.Version)+`"`) {
 		t.Fatalf("stale: %d %.5000s", code, body)
@@ -76,14 +72,7 @@ func TestBudgetOperatePage(t *testing.T) {
 	if code, body := post(noOp); code != 422 || !strings.Contains(body, "operator") {
 		t.Fatalf("no operator: %d %.3000s", code, body)
 	}
-	if code, _ := post(values("raise", b.Version, "500"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
-		t.Fatalf("out of scope: %d", code)
-	}
-	c := client(t)
-	e.signIn(t, c)
-	if code, _ := e.form(t, c, "/api/console/budgets", values("raise", b.Version, "500")); code != 403 {
-		t.Fatalf("cookie session without CSRF: %d", code)
-	}
+	e.refusesOutOfScopeAndWithoutCSRF(t, "/api/console/budgets", values("raise", b.Version, "500"))
 	if got, _ := e.rt.Store.BudgetGet(ctx, "bu-syd", "promo"); got.Version != b.Version || got.MaxCost != 100 || got.Status != store.BudgetPaused {
 		t.Fatalf("refused forms changed the budget: %+v", got)
 	}
@@ -124,14 +113,11 @@ func TestBudgetCreateForm(t *testing.T) {
 	if !strings.Contains(body, "No budget for that campaign.") || !strings.Contains(body, `id="create-budget-form"`) || !strings.Contains(body, `id="bgc-c" name="campaignId" value="welcome"`) {
 		t.Fatalf("page: %.5000s", body)
 	}
-	bearer := []string{"Authorization", "Bearer " + token}
 	values := func(id, max, cur string) url.Values {
 		return url.Values{"action": {"create"}, "businessUnitId": {"bu-syd"}, "campaignId": {id}, "maxCost": {max}, "currency": {cur},
 			"operator": {"ops.jane"}, "reason": {"launch"}}
 	}
-	post := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/budgets", v, append(bearer, extra...)...)
-	}
+	post := e.bearerPoster(t, "/api/console/budgets")
 	if code, body := post(values("welcome", "10.00", "AUD")); code != 422 || !strings.Contains(body, "maxCost") || !strings.Contains(body, `id="bgc-cur" name="currency" value="AUD"`) {
 		t.Fatalf("bad maxCost: %d %.5000s", code, body)
 	}
@@ -146,14 +132,7 @@ func TestBudgetCreateForm(t *testing.T) {
 	if code, body := post(noOp); code != 422 || !strings.Contains(body, "operator") {
 		t.Fatalf("no operator: %d %.3000s", code, body)
 	}
-	if code, _ := post(values("welcome", "1000", "AUD"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
-		t.Fatalf("out of scope: %d", code)
-	}
-	c := client(t)
-	e.signIn(t, c)
-	if code, _ := e.form(t, c, "/api/console/budgets", values("welcome", "1000", "AUD")); code != 403 {
-		t.Fatalf("cookie session without CSRF: %d", code)
-	}
+	e.refusesOutOfScopeAndWithoutCSRF(t, "/api/console/budgets", values("welcome", "1000", "AUD"))
 	if _, err := e.rt.Store.BudgetGet(ctx, "bu-syd", "welcome"); err == nil {
 		t.Fatal("a refused create made a budget")
 	}

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -27,10 +26,7 @@ func TestCampaignSaveForm(t *testing.T) {
 	if !strings.Contains(body, `id="cc-form"`) || !strings.Contains(body, `name="action" value="SAVE"`) {
 		t.Fatalf("the create form: %.6000s", body)
 	}
-	bearer := []string{"Authorization", "Bearer " + token}
-	post := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/campaign-status", v, append(bearer, extra...)...)
-	}
+	post := e.bearerPoster(t, "/api/console/campaign-status")
 	actions := `[{"key":"welcome","type":"NOTIFICATION_LOG","provider":"log","params":{"subject":"Hi","text":"Welcome"}}]`
 	create := func(id, acts string) url.Values {
 		return url.Values{"action": {"SAVE"}, "businessUnitId": {"bu-syd"}, "campaignId": {id}, "name": {"First login welcome"}, "status": {"ACTIVE"},
@@ -58,14 +54,7 @@ func TestCampaignSaveForm(t *testing.T) {
 	if code, _ := post(noUnit); code != 422 {
 		t.Fatalf("no unit: %d", code)
 	}
-	if code, _ := post(create("welcome", actions), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
-		t.Fatalf("out of scope: %d", code)
-	}
-	cl := client(t)
-	e.signIn(t, cl)
-	if code, _ := e.form(t, cl, "/api/console/campaign-status", create("welcome", actions)); code != 403 {
-		t.Fatalf("cookie session without CSRF: %d", code)
-	}
+	e.refusesOutOfScopeAndWithoutCSRF(t, "/api/console/campaign-status", create("welcome", actions))
 	if cs, _ := e.rt.Store.CampaignList(ctx, "bu-syd", "", 10); len(cs) != 0 {
 		t.Fatalf("refused saves stored campaigns: %+v", cs)
 	}

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -81,7 +80,6 @@ func TestCampaignStatusForms(t *testing.T) {
 	if !strings.Contains(body, `id="pause-form"`) || !strings.Contains(body, `action="/api/console/campaign-status"`) || strings.Contains(body, `id="resume-form"`) {
 		t.Fatalf("forms: %.6000s", body)
 	}
-	bearer := []string{"Authorization", "Bearer " + token}
 	values := func(action string, ver int64, reason string) url.Values {
 		v := url.Values{"action": {action}, "businessUnitId": {"bu-syd"}, "campaignId": {"welcome"}, "operator": {"ops.jane"}, "reason": {reason}}
 		if ver > 0 {
@@ -89,9 +87,7 @@ func TestCampaignStatusForms(t *testing.T) {
 		}
 		return v
 	}
-	post := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/campaign-status", v, append(bearer, extra...)...)
-	}
+	post := e.bearerPoster(t, "/api/console/campaign-status")
 	if code, body := post(values("PAUSE", c.Version+2, "provider outage")); code != 412 || !strings.Contains(body, "The campaign changed since you loaded it") ||
 		!strings.Contains(body, "ACTIVE at version "+itoa(c.Version)) || !strings.Contains(body, "Nothing was done") || !strings.Contains(body, `name="version" value="`+itoa(c.Version)+`"`) {
 		t.Fatalf("stale: %d %.6000s", code, body)
@@ -105,14 +101,7 @@ func TestCampaignStatusForms(t *testing.T) {
 	if code, body := post(values("RESUME", c.Version, "again")); code != 409 || !strings.Contains(body, "ACTIVE already") {
 		t.Fatalf("resume an active campaign: %d %.3000s", code, body)
 	}
-	if code, _ := post(values("PAUSE", c.Version, "provider outage"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
-		t.Fatalf("out of scope: %d", code)
-	}
-	cl := client(t)
-	e.signIn(t, cl)
-	if code, _ := e.form(t, cl, "/api/console/campaign-status", values("PAUSE", c.Version, "provider outage")); code != 403 {
-		t.Fatalf("cookie session without CSRF: %d", code)
-	}
+	e.refusesOutOfScopeAndWithoutCSRF(t, "/api/console/campaign-status", values("PAUSE", c.Version, "provider outage"))
 	if got, _ := e.rt.Store.CampaignGet(ctx, "bu-syd", "welcome"); got.Version != c.Version || got.Status != store.CampaignActive {
 		t.Fatalf("refused forms changed the campaign: %+v", got)
 	}

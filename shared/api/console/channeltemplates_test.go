@@ -33,9 +33,8 @@ func TestTemplatePages(t *testing.T) {
 	if !strings.Contains(body, "platform default") || !strings.Contains(body, "In force: the platform default, version 1.") || !strings.Contains(body, `name="version" value="0"`) {
 		t.Fatalf("page: %.6000s", body)
 	}
-	bearer := []string{"Authorization", "Bearer " + token}
 	form := func(path string, v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, path, v, append(bearer, extra...)...)
+		return e.bearerPoster(t, path)(v, extra...)
 	}
 	draft := func(ver, subject string) url.Values {
 		return url.Values{"businessUnitId": {"bu-syd"}, "key": {"points"}, "version": {ver}, "subject": {subject}, "text": {"Hello {{.name}}"},
@@ -56,14 +55,7 @@ func TestTemplatePages(t *testing.T) {
 		strings.Count(body, "does not parse") != 1 || !strings.Contains(body, "<li>subject: does not parse") {
 		t.Fatalf("a draft that does not parse (named once, by its member): %d %.4000s", code, body)
 	}
-	if code, _ := form("/api/console/templates", draft("0", "x"), "X-Automation-Business-Units", "bu-nyc"); code != 404 {
-		t.Fatalf("out of scope: %d", code)
-	}
-	c := client(t)
-	e.signIn(t, c)
-	if code, _ := e.form(t, c, "/api/console/templates", draft("0", "x")); code != 403 {
-		t.Fatalf("cookie session without CSRF: %d", code)
-	}
+	e.refusesOutOfScopeAndWithoutCSRF(t, "/api/console/templates", draft("0", "x"))
 	if code, body := form("/api/console/templates", draft("0", "Sydney: {{.points}} points")); code != 200 || !strings.Contains(body, "points for bu-syd: version 1 saved by ops.jane") ||
 		!strings.Contains(body, "In force: the unit's override, version 1.") {
 		t.Fatalf("save: %d %s", code, body[strings.Index(body, "<main"):])

@@ -113,7 +113,7 @@ func TestPostsNeedTheSessionsCSRFToken(t *testing.T) {
 		if code != 403 || !strings.Contains(body, "did not come from this console") {
 			t.Errorf("%s: %d %.300s", b.name, code, body)
 		}
-		if r := e.row(t, e.wait.ID); r.Version != e.wait.Version {
+		if r := e.Row(t, e.wait.ID); r.Version != e.wait.Version {
 			t.Errorf("%s changed the row", b.name)
 		}
 	}
@@ -121,7 +121,7 @@ func TestPostsNeedTheSessionsCSRFToken(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "RunNow done") {
 		t.Fatalf("with the token: %d %.500s", code, body)
 	}
-	if r := e.row(t, e.wait.ID); !r.ScheduledOn.Equal(now) || r.Version != e.wait.Version+1 {
+	if r := e.Row(t, e.wait.ID); !r.ScheduledOn.Equal(now) || r.Version != e.wait.Version+1 {
 		t.Fatalf("run now: %+v", r)
 	}
 	audit, _ := e.rt.Store.SupportAuditList(context.Background(), []int64{e.wait.ID}, 10)

@@ -9,16 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
-	"github.com/automation-platform/automation/shared/events"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/trace"
 )
@@ -42,6 +40,7 @@ type env struct {
 	// sent, failed, unknown count the fixture's delivery outcomes (the chart's totals).
 	sent, failed, unknown int
 	cfg                   config.Config
+	apptest.Sources
 }
 
 const (
@@ -78,33 +77,18 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 	e.db = e.rt.Store.(interface{ DB() *sql.DB }).DB()
 	e.srv = httptest.NewServer(e.rt.ListenerHandler(false))
 	t.Cleanup(e.srv.Close)
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := e.rt.Store.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, bu := range []string{"bu-syd", "bu-nyc"} {
-		set, err := reminder.ParseSetting([]byte(fmt.Sprintf(`{"guid":"0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e5%d","businessUnitId":%q,"name":"Police check expiry",
-		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":"09:00",
-		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, i, bu)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, _ := reminder.SettingRecord(set, 1, e.clock.Now())
-		if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.Sources = apptest.Sources{RT: e.rt, EntityType: "PoliceVetting"}
+	apptest.PoliceChecks(t, e.rt, e.clock.Now(), apptest.PoliceCheck{Unit: apptest.Sydney, SettingGuid: "0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e50", SendLocalTime: "09:00"},
+		apptest.PoliceCheck{Unit: apptest.NewYork, SettingGuid: "0f8f6b1e-5d7a-4c41-9d0e-6b1c2a3d4e51", SendLocalTime: "09:00"})
 	// bu-syd: A expires just after now (its 30-day row is due before now: held), B and C later.
 	e.event(t, "evt-a", "bu-syd", guidA, "2026-10-30")
 	e.event(t, "evt-b", "bu-syd", guidB, "2027-03-14")
 	e.event(t, "evt-c", "bu-syd", guidC, "2027-04-02")
 	e.event(t, "evt-n", "bu-nyc", guidN, "2027-03-20")
-	rowsA := e.rowsOf(t, guidA)
+	rowsA := e.RowsOf(t, guidA)
 	e.held = e.hold(t, rowsA[0])
-	e.wait = e.rowsOf(t, guidB)[0]
-	e.other = e.rowsOf(t, guidN)[0]
+	e.wait = e.RowsOf(t, guidB)[0]
+	e.other = e.RowsOf(t, guidN)[0]
 	e.deliveries(t)
 	e.clock.Set(now)
 	return e
@@ -112,35 +96,9 @@ func newEnv(t *testing.T, vars map[string]string) *env {
 
 func (e *env) event(t *testing.T, id, bu, guid, expires string) {
 	t.Helper()
-	raw := fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
+	apptest.Dispatch(t, e.rt, fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
 	  "entitytype":"PoliceVetting","entityguid":%q,"revision":1,"data":{"expiresOn":%q,"staffName":"Amelia Nguyen","staffEmail":"amelia.nguyen@example.test"}}`,
-		id, bu, guid, expires)
-	ev, err := events.Parse([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.rt.Events.Dispatch(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (e *env) rowsOf(t *testing.T, guid string) []automation.SchedulerRow {
-	t.Helper()
-	rows, err := e.rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ScheduledOn.Before(rows[j].ScheduledOn) })
-	return rows
-}
-
-func (e *env) row(t *testing.T, id int64) automation.SchedulerRow {
-	t.Helper()
-	r, err := e.rt.Store.SupportSchedulerGet(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+		id, bu, guid, expires))
 }
 
 // hold puts r on support hold after a failed attempt, with a diagnostics blob and trace row.
@@ -166,7 +124,7 @@ func (e *env) hold(t *testing.T, r automation.SchedulerRow) automation.Scheduler
 		StartedOn: r.ScheduledOn, FinishedOn: r.ScheduledOn.Add(2 * time.Second), TraceBlobName: blob}}); err != nil {
 		t.Fatal(err)
 	}
-	return e.row(t, r.ID)
+	return e.Row(t, r.ID)
 }
 
 // completeFixtureRow ensures, claims and completes one date-based reminder row of bu-syd due
@@ -260,6 +218,30 @@ func (e *env) form(t *testing.T, c *http.Client, path string, v url.Values, head
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	return do(t, c, req)
+}
+
+// bearerPoster returns a poster of forms to path as a bearer caller (the API token), with
+// the extra headers given ("Name", "value" pairs).
+func (e *env) bearerPoster(t *testing.T, path string) func(v url.Values, extra ...string) (int, string) {
+	return func(v url.Values, extra ...string) (int, string) {
+		t.Helper()
+		return e.form(t, http.DefaultClient, path, v, append([]string{"Authorization", "Bearer " + token}, extra...)...)
+	}
+}
+
+// refusesOutOfScopeAndWithoutCSRF checks two refusals of form v posted to path: 404 for a
+// bearer caller whose scope lacks the unit (X-Automation-Business-Units: bu-nyc), and 403 for
+// a signed-in cookie session's post without its CSRF token.
+func (e *env) refusesOutOfScopeAndWithoutCSRF(t *testing.T, path string, v url.Values) {
+	t.Helper()
+	if code, _ := e.bearerPoster(t, path)(v, "X-Automation-Business-Units", "bu-nyc"); code != 404 {
+		t.Fatalf("out of scope: %d", code)
+	}
+	c := client(t)
+	e.signIn(t, c)
+	if code, _ := e.form(t, c, path, v); code != 403 {
+		t.Fatalf("cookie session without CSRF: %d", code)
+	}
 }
 
 func (e *env) get(t *testing.T, c *http.Client, path string, headers ...string) (int, string) {

@@ -28,9 +28,7 @@ func TestCampaignSaveFormHostile(t *testing.T) {
 	ctx := context.Background()
 	registerSignedUp(t, e)
 	bearer := []string{"Authorization", "Bearer " + token}
-	post := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/campaign-status", v, append(bearer, extra...)...)
-	}
+	post := e.bearerPoster(t, "/api/console/campaign-status")
 	actions := `[{"key":"welcome","type":"NOTIFICATION_LOG","provider":"log","params":{"subject":"Hi","text":"Welcome"}}]`
 	create := func(id, acts string) url.Values {
 		return url.Values{"action": {"SAVE"}, "businessUnitId": {"bu-syd"}, "campaignId": {id}, "name": {"Welcome"}, "status": {"ACTIVE"},

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -18,10 +17,7 @@ func TestRegistryEditPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	bearer := []string{"Authorization", "Bearer " + token}
-	post := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/registry", v, append(bearer, extra...)...)
-	}
+	post := e.bearerPoster(t, "/api/console/registry")
 	v1 := `{"eventType":"Purchase","class":"DIRECT","schema":{"type":"object"}}`
 	create := url.Values{"action": {"create"}, "eventType": {"Purchase"}, "definition": {v1}, "operator": {"ops.jane"}}
 	if code, _ := post(create, "X-Automation-Business-Units", "bu-syd"); code != 404 {

@@ -3,7 +3,6 @@ package eventsapi
 import (
 	"context"
 	_ "embed" // openapi.yaml
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -154,9 +153,7 @@ func (d Deps) metrics(ctx context.Context, in *httpapi.In[struct{}]) (MetricsRes
 			return MetricsResponse{}, automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
 		}
 		// A unit that does not exist answers 404 too, not an empty 200 (issue 33, item 2).
-		if _, err := d.Store.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
-			return MetricsResponse{}, automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-		} else if err != nil {
+		if err := httpapi.UnitStored(ctx, d.Store, bu); err != nil {
 			return MetricsResponse{}, err
 		}
 		scope = automation.BusinessUnits(bu)

@@ -109,14 +109,7 @@ type Page struct {
 // known checks that a unit in the caller's scope exists (Options.Units): 404 otherwise,
 // like one outside the scope.
 func (h handlers) known(ctx context.Context, bu string) error {
-	if h.o.Units != nil {
-		if _, err := h.o.Units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
-			return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-		} else if err != nil {
-			return err
-		}
-	}
-	return nil
+	return httpapi.UnitStored(ctx, h.o.Units, bu)
 }
 
 func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (Page, error) {

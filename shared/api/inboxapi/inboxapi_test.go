@@ -60,18 +60,8 @@ func (e *env) send(t *testing.T, bu, recipient, key string) {
 	}
 }
 
-type resp struct {
-	code int
-	hdr  http.Header
-	body []byte
-}
-
-func (r resp) json(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("answer %d %s: %v", r.code, r.body, err)
-	}
-}
+// resp is one answer of the router.
+type resp = openapitest.Recorded
 
 // call sends a request through the router (a recorder; a stream is ended by timeout).
 func (e *env) call(method, path string, timeout time.Duration, headers ...string) resp {
@@ -86,7 +76,7 @@ func (e *env) call(method, path string, timeout time.Duration, headers ...string
 	}
 	rec := httptest.NewRecorder()
 	e.router.ServeHTTP(rec, req)
-	return resp{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
+	return resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 
 // TestOpenAPIDocumentMatchesRouter: openapi.yaml is valid OpenAPI 3.1 and documents exactly
@@ -105,7 +95,7 @@ func validate(v *openapitest.Doc, method, path string, r resp, headers ...string
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	return v.Mismatch(req, openapitest.Answer(req, r.code, r.hdr, r.body))
+	return v.Mismatch(req, openapitest.Answer(req, r.Code, r.Header, r.Body))
 }
 
 // TestInboxAPIMatchesOpenAPI makes real calls — pages with the cursor and every state,
@@ -123,11 +113,11 @@ func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 	vcall := func(want int, method, path string, timeout time.Duration, headers ...string) resp {
 		t.Helper()
 		r := e.call(method, path, timeout, headers...)
-		if r.code != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, r.code, r.body, want)
+		if r.Code != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, r.Code, r.Body, want)
 		}
 		if msg := validate(v, method, path, r, headers...); msg != "" {
-			t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %s", method, path, r.code, msg, r.body)
+			t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %s", method, path, r.Code, msg, r.Body)
 		}
 		return r
 	}
@@ -136,7 +126,7 @@ func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 	path := "/api/inbox/user-1?businessUnitId=bu-1&limit=2"
 	for range 10 {
 		var p inboxapi.Page
-		vcall(200, "GET", path, 0).json(t, &p)
+		vcall(200, "GET", path, 0).JSON(t, &p)
 		for _, m := range p.Items {
 			ids = append(ids, m.ID)
 		}
@@ -154,9 +144,9 @@ func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 	vcall(412, "POST", mark, 0, "If-Match", `"3"`)
 	var m inboxapi.Message
 	r := vcall(200, "POST", mark, 0, "If-Match", `"1"`)
-	r.json(t, &m)
-	if !m.Read || m.ReadOn == nil || !m.ReadOn.Equal(t0.Add(time.Hour)) || m.Version != 2 || r.hdr.Get("ETag") != `"2"` || m.Subject != "Hi dlv_4" {
-		t.Fatalf("marked: %+v ETag %s", m, r.hdr.Get("ETag"))
+	r.JSON(t, &m)
+	if !m.Read || m.ReadOn == nil || !m.ReadOn.Equal(t0.Add(time.Hour)) || m.Version != 2 || r.Header.Get("ETag") != `"2"` || m.Subject != "Hi dlv_4" {
+		t.Fatalf("marked: %+v ETag %s", m, r.Header.Get("ETag"))
 	}
 	vcall(412, "POST", mark, 0, "If-Match", `"1"`) // the version before the read is stale now
 	vcall(200, "POST", mark, 0, "If-Match", `"2"`) // again at the current version: unchanged
@@ -164,15 +154,15 @@ func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 	vcall(404, "POST", "/api/inbox/user-1/messages/x/read?businessUnitId=bu-1", 0, "If-Match", `"1"`)
 	// Unread and read states.
 	var unread, read inboxapi.Page
-	vcall(200, "GET", "/api/inbox/user-1?businessUnitId=bu-1&state=unread", 0).json(t, &unread)
-	vcall(200, "GET", "/api/inbox/user-1?businessUnitId=bu-1&state=read", 0).json(t, &read)
+	vcall(200, "GET", "/api/inbox/user-1?businessUnitId=bu-1&state=unread", 0).JSON(t, &unread)
+	vcall(200, "GET", "/api/inbox/user-1?businessUnitId=bu-1&state=read", 0).JSON(t, &read)
 	if len(unread.Items) != 4 || len(read.Items) != 1 || read.Items[0].ID != 4 {
 		t.Fatalf("unread %d, read %+v", len(unread.Items), read.Items)
 	}
 	// Bad input.
 	vcall(400, "GET", "/api/inbox/user-1?businessUnitId=bu-1&state=unread&cursor="+url.QueryEscape(func() string {
 		var p inboxapi.Page
-		e.call("GET", "/api/inbox/user-1?businessUnitId=bu-1&limit=1", 0).json(t, &p)
+		e.call("GET", "/api/inbox/user-1?businessUnitId=bu-1&limit=1", 0).JSON(t, &p)
 		return p.NextCursor
 	}()), 0) // a cursor of other filters
 	vcall(400, "GET", "/api/inbox/user-1?businessUnitId=bu-1&limit=1000", 0)
@@ -191,11 +181,11 @@ func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 	}
 	// A stream (ended by the client after 300 ms): the replay of every message.
 	s := vcall(200, "GET", "/api/inbox/user-1/stream?businessUnitId=bu-1", 300*time.Millisecond, "Last-Event-ID", "3")
-	if ct := s.hdr.Get("Content-Type"); ct != "text/event-stream" {
+	if ct := s.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("stream Content-Type %q", ct)
 	}
-	if got := eventIDs(string(s.body)); fmt.Sprint(got) != "[4 5]" {
-		t.Fatalf("stream after 3 sent %v:\n%s", got, s.body)
+	if got := eventIDs(string(s.Body)); fmt.Sprint(got) != "[4 5]" {
+		t.Fatalf("stream after 3 sent %v:\n%s", got, s.Body)
 	}
 	// The cap (1 stream): a second stream while one is open answers 503 with Retry-After.
 	sub, err := e.broker.Subscribe("bu-1", "user-9")
@@ -203,7 +193,7 @@ func TestInboxAPIMatchesOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = vcall(503, "GET", "/api/inbox/user-1/stream?businessUnitId=bu-1", 0)
-	if r.hdr.Get("Retry-After") == "" {
+	if r.Header.Get("Retry-After") == "" {
 		t.Fatal("503 without Retry-After")
 	}
 	sub.Close()
@@ -385,8 +375,8 @@ func TestStreamHeartbeat(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 2, 50*time.Millisecond)
 	r := e.call("GET", "/api/inbox/user-1/stream?businessUnitId=bu-1", 2*time.Second)
-	if n := strings.Count(string(r.body), ": heartbeat\n\n"); r.code != 200 || n < 2 {
-		t.Fatalf("%d, %d heartbeats in 2 s at 50 ms:\n%s", r.code, n, r.body)
+	if n := strings.Count(string(r.Body), ": heartbeat\n\n"); r.Code != 200 || n < 2 {
+		t.Fatalf("%d, %d heartbeats in 2 s at 50 ms:\n%s", r.Code, n, r.Body)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed" // openapi.yaml
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/preference"
-	"github.com/automation-platform/automation/shared/store"
 )
 
 //go:embed openapi.yaml
@@ -79,15 +77,7 @@ func Routes(d Deps) []httpapi.Route {
 type handlers struct{ d Deps }
 
 func (h handlers) unitStored(ctx context.Context, bu string) error {
-	if h.d.Units == nil {
-		return nil
-	}
-	if _, err := h.d.Units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
-		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-	} else if err != nil {
-		return err
-	}
-	return nil
+	return httpapi.UnitStored(ctx, h.d.Units, bu)
 }
 
 func (h handlers) get(ctx context.Context, in *httpapi.In[struct{}]) (preference.View, error) {

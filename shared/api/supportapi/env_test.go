@@ -3,21 +3,16 @@ package supportapi_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
-	"github.com/automation-platform/automation/shared/config"
-	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
-	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -26,6 +21,7 @@ import (
 type env struct {
 	rt    *app.Runtime
 	clock *automation.ManualClock
+	apptest.Sources
 }
 
 const (
@@ -39,76 +35,20 @@ var start = time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)
 
 func newEnv(t *testing.T, vars map[string]string) *env {
 	t.Helper()
-	dir := t.TempDir()
-	cfg, err := config.Load(func(k string) string {
-		if k == "AUTOMATION_DATA_DIR" {
-			return dir
-		}
-		return vars[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &env{clock: automation.NewManualClock(start)}
-	e.rt, err = app.Open(context.Background(), cfg, app.Options{Clock: e.clock, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.rt.Close() })
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := e.rt.Store.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, s := range []struct{ guid, bu, at string }{{settingSyd, "bu-syd", "09:00"}, {settingNyc, "bu-nyc", "01:30"}} {
-		set, err := reminder.ParseSetting([]byte(fmt.Sprintf(`{"guid":%q,"businessUnitId":%q,"name":"Police check expiry",
-		  "sourceType":"PoliceVetting","triggerType":"DateBased","triggerKey":"expiresOn","offsetsDays":[30,7,0],"sendLocalTime":%q,
-		  "template":"police-vetting-expiry","channels":["log"],"recipients":{"field":"staffEmail"}}`, s.guid, s.bu, s.at)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, _ := reminder.SettingRecord(set, 1, start)
-		if err := e.rt.Store.ReminderSettingUpsert(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.rt = apptest.Open(t, vars, start, app.Options{Clock: e.clock, Seed: 3})
+	e.Sources = apptest.Sources{RT: e.rt, EntityType: "PoliceVetting"}
+	apptest.PoliceChecks(t, e.rt, start, apptest.PoliceCheck{Unit: apptest.Sydney, SettingGuid: settingSyd, SendLocalTime: "09:00"},
+		apptest.PoliceCheck{Unit: apptest.NewYork, SettingGuid: settingNyc, SendLocalTime: "01:30"})
 	return e
 }
 
 // event processes one PoliceVetting event at the clock's now.
 func (e *env) event(t *testing.T, id, bu, guid string, rev int, expires string) {
 	t.Helper()
-	raw := fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
+	apptest.Dispatch(t, e.rt, fmt.Sprintf(`{"specversion":"1.0","id":%q,"source":"/hr","type":"PoliceVetting.Upserted","businessunitid":%q,
 	  "entitytype":"PoliceVetting","entityguid":%q,"revision":%d,"data":{"expiresOn":%q,"staffEmail":"amelia.nguyen@example.test","isActive":true}}`,
-		id, bu, guid, rev, expires)
-	ev, err := events.Parse([]byte(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.rt.Events.Dispatch(context.Background(), ev); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// rowsOf returns the rows of a source in schedule order (the 30-, 7- and 0-day reminders).
-func (e *env) rowsOf(t *testing.T, guid string) []automation.SchedulerRow {
-	t.Helper()
-	rows, err := e.rt.Store.SchedulerListBySource(context.Background(), store.SchedulerListParams{SourceEntityType: "PoliceVetting", SourceEntityGuid: guid, Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].ScheduledOn.Before(rows[j].ScheduledOn) })
-	return rows
-}
-
-func (e *env) row(t *testing.T, id int64) automation.SchedulerRow {
-	t.Helper()
-	r, err := e.rt.Store.SupportSchedulerGet(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+		id, bu, guid, rev, expires))
 }
 
 // poll runs the due-work poller at instant at.
@@ -146,29 +86,19 @@ func (e *env) hold(t *testing.T, r automation.SchedulerRow) automation.Scheduler
 			t.Fatal(err)
 		}
 	}
-	return e.row(t, r.ID)
+	return e.Row(t, r.ID)
 }
 
-type resp struct {
-	code int
-	hdr  http.Header
-	body []byte
-}
-
-func (r resp) json(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("body is not JSON: %v\n%s", err, r.body)
-	}
-}
+// resp is one answer of the runtime, with the problem reader.
+type resp struct{ openapitest.Recorded }
 
 func (r resp) problem(t *testing.T) httpapi.Problem {
 	t.Helper()
-	if ct := r.hdr.Get("Content-Type"); ct != httpapi.ProblemContentType {
-		t.Fatalf("content type %q, want problem+json; body %s", ct, r.body)
+	if ct := r.Header.Get("Content-Type"); ct != httpapi.ProblemContentType {
+		t.Fatalf("content type %q, want problem+json; body %s", ct, r.Body)
 	}
 	var p httpapi.Problem
-	r.json(t, &p)
+	r.JSON(t, &p)
 	return p
 }
 
@@ -178,7 +108,7 @@ func (e *env) call(t *testing.T, method, path, body string, headers ...string) r
 	t.Helper()
 	rec := httptest.NewRecorder()
 	e.rt.Functions.ServeHTTP(rec, openapitest.Request(method, path, body, headers...))
-	return resp{code: rec.Code, hdr: rec.Header(), body: bytes.Clone(rec.Body.Bytes())}
+	return resp{openapitest.Recorded{Code: rec.Code, Header: rec.Header(), Body: bytes.Clone(rec.Body.Bytes())}}
 }
 
 const operator = "X-Automation-Operator: ops.jane"

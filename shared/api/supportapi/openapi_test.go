@@ -98,7 +98,7 @@ func (e *env) vcall(t *testing.T, v *openapitest.Doc, method, path, body string,
 	t.Helper()
 	r := e.call(t, method, path, body, headers...)
 	if msg := validate(v, method, path, body, r, headers...); msg != "" {
-		t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %.2000s", method, path, r.code, msg, r.body)
+		t.Errorf("%s %s → %d does not match openapi.yaml:\n%s\nbody: %.2000s", method, path, r.Code, msg, r.Body)
 	}
 	return r
 }
@@ -106,7 +106,7 @@ func (e *env) vcall(t *testing.T, v *openapitest.Doc, method, path, body string,
 // validate returns why the exchange does not match the document ("" when it does).
 func validate(v *openapitest.Doc, method, path, body string, r resp, headers ...string) string {
 	req := openapitest.Request(method, path, body, headers...)
-	return v.Mismatch(req, openapitest.Answer(req, r.code, r.hdr, r.body))
+	return v.Mismatch(req, openapitest.Answer(req, r.Code, r.Header, r.Body))
 }
 
 // TestSupportAPIMatchesOpenAPI replays testdata/scenarios/realistic.json and makes a
@@ -124,22 +124,22 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 	e.event(t, "evt-openapi-2", "bu-syd", "8e2f5b3c-7d4a-4c9b-8f6e-2a3b4c5d6e7f", 1, "2027-10-01")
 	ok := func(r resp, want int) resp {
 		t.Helper()
-		if r.code != want {
-			t.Fatalf("status %d, want %d: %s", r.code, want, r.body)
+		if r.Code != want {
+			t.Fatalf("status %d, want %d: %s", r.Code, want, r.Body)
 		}
 		return r
 	}
 
 	// Find: every filter, then a walk of the pages with the cursor.
 	var page supportapi.FindResponse
-	ok(e.vcall(t, v, "GET", "/api/support/scheduler-rows?businessUnitId=bu-syd&limit=5", ""), 200).json(t, &page)
+	ok(e.vcall(t, v, "GET", "/api/support/scheduler-rows?businessUnitId=bu-syd&limit=5", ""), 200).JSON(t, &page)
 	if len(page.Rows) == 0 || page.NextCursor == "" {
 		t.Fatalf("bu-syd has too few rows for a second page: %+v", page)
 	}
 	pages := 1
 	for page.NextCursor != "" && pages < 20 {
 		next := supportapi.FindResponse{}
-		ok(e.vcall(t, v, "GET", "/api/support/scheduler-rows?businessUnitId=bu-syd&limit=5&cursor="+url.QueryEscape(page.NextCursor), ""), 200).json(t, &next)
+		ok(e.vcall(t, v, "GET", "/api/support/scheduler-rows?businessUnitId=bu-syd&limit=5&cursor="+url.QueryEscape(page.NextCursor), ""), 200).JSON(t, &next)
 		page = next
 		pages++
 	}
@@ -162,8 +162,8 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 		ok(e.vcall(t, v, "GET", "/api/support/scheduler-rows?"+q, ""), 200)
 	}
 	for _, q := range []string{"nope=1", "limit=0", "onHold=perhaps", "scheduledFrom=yesterday", "cursor=garbage&businessUnitId=bu-syd"} {
-		if r := e.vcall(t, v, "GET", "/api/support/scheduler-rows?"+q, ""); r.code != 400 && r.code != 422 {
-			t.Errorf("find %s: %d", q, r.code)
+		if r := e.vcall(t, v, "GET", "/api/support/scheduler-rows?"+q, ""); r.Code != 400 && r.Code != 422 {
+			t.Errorf("find %s: %d", q, r.Code)
 		}
 	}
 
@@ -229,7 +229,7 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 		t.Fatal("the scenario ends without a completed reminder row")
 	}
 	var res support.ActResult
-	ok(e.vcall(t, v, "POST", act(done.ID, "retry"), `{"reason":"she never got it"}`, operator, ifMatch(done.Version), "Idempotency-Key: retry-1"), 200).json(t, &res)
+	ok(e.vcall(t, v, "POST", act(done.ID, "retry"), `{"reason":"she never got it"}`, operator, ifMatch(done.Version), "Idempotency-Key: retry-1"), 200).JSON(t, &res)
 	if res.RetryRow == nil {
 		t.Fatalf("retry of a completed row without a retry row: %+v", res)
 	}
@@ -271,7 +271,7 @@ func TestSupportAPIMatchesOpenAPI(t *testing.T) {
 	var q struct {
 		Items []delivery.UnknownDelivery `json:"items"`
 	}
-	ok(e.vcall(t, v, "GET", "/api/support/deliveries/unknown?businessUnitId="+unknownBU+"&limit=1", ""), 200).json(t, &q)
+	ok(e.vcall(t, v, "GET", "/api/support/deliveries/unknown?businessUnitId="+unknownBU+"&limit=1", ""), 200).JSON(t, &q)
 	ok(e.vcall(t, v, "GET", "/api/support/deliveries/unknown?businessUnitId="+unknownBU+"&limit=9999", ""), 400)
 	ok(e.vcall(t, v, "GET", "/api/support/deliveries/unknown?businessUnitId="+unknownBU, "", "X-Automation-Business-Units: bu-none"), 404)
 	ok(e.vcall(t, v, "GET", "/api/support/deliveries/unknown", ""), 422)
@@ -304,7 +304,7 @@ func (e *env) unknownDelivery(t *testing.T, rows []automation.SchedulerRow) (key
 		if r.BusinessUnitID != "bu-syd" || r.Status != automation.StatusPending || r.AutomationType != automation.TypeReminder {
 			continue
 		}
-		cur := e.row(t, r.ID)
+		cur := e.Row(t, r.ID)
 		if cur.Status != automation.StatusPending || cur.IsOnSupportHold {
 			continue
 		}
@@ -368,7 +368,7 @@ func TestOpenAPIValidationCatchesAMismatch(t *testing.T) {
 	good := openapitest.LoadFile(t, "openapi.yaml")
 	for i, c := range calls {
 		if msg := validate(good, c.method, c.path, "", answers[i]); msg != "" {
-			t.Fatalf("%s %s → %d: the real document refuses it: %s", c.method, c.path, answers[i].code, msg)
+			t.Fatalf("%s %s → %d: the real document refuses it: %s", c.method, c.path, answers[i].Code, msg)
 		}
 	}
 	for name, edit := range edits {
@@ -391,7 +391,7 @@ func TestBearerAnswersMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, map[string]string{"AUTOMATION_API_TOKEN": "s3cret"})
 	v := openapitest.LoadFile(t, "openapi.yaml")
-	row := e.rowsOf(t, guidA)[0]
+	row := e.RowsOf(t, guidA)[0]
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/api/support/scheduler-rows?businessUnitId=bu-syd", ""},
 		{"GET", fmt.Sprintf("/api/support/scheduler-rows/%d", row.ID), ""},
@@ -405,14 +405,14 @@ func TestBearerAnswersMatchOpenAPI(t *testing.T) {
 		{"POST", "/api/support/deliveries/unknown/k/resolve", `{"businessUnitId":"bu-syd","status":"Sent","reason":"x"}`},
 		{"GET", "/api/support/deliveries/counts?businessUnitId=bu-syd&from=2026-09-01&to=2026-09-30", ""},
 	} {
-		if r := e.vcall(t, v, c.method, c.path, c.body, operator, ifMatch(row.Version), "Authorization: Bearer wrong"); r.code != 401 {
-			t.Errorf("%s %s with a wrong token: %d", c.method, c.path, r.code)
+		if r := e.vcall(t, v, c.method, c.path, c.body, operator, ifMatch(row.Version), "Authorization: Bearer wrong"); r.Code != 401 {
+			t.Errorf("%s %s with a wrong token: %d", c.method, c.path, r.Code)
 		}
 	}
 	for _, path := range []string{"/api/support/metrics", "/api/support/explain?sourceType=PoliceVetting&sourceGuid=" + guidA,
 		fmt.Sprintf("/api/support/scheduler-rows/%d", row.ID)} {
-		if r := e.vcall(t, v, "GET", path, "", "Authorization: Bearer s3cret"); r.code != 200 {
-			t.Errorf("GET %s with the token: %d %s", path, r.code, r.body)
+		if r := e.vcall(t, v, "GET", path, "", "Authorization: Bearer s3cret"); r.Code != 200 {
+			t.Errorf("GET %s with the token: %d %s", path, r.Code, r.Body)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestOutOfScopeAnswersExactlyLikeUnknown(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, nil)
-	syd := e.rowsOf(t, guidA)[0]
+	syd := e.RowsOf(t, guidA)[0]
 	scope := "X-Automation-Business-Units: bu-nyc" // guidA and its rows are in bu-syd
 	const unknownGuid = "00000000-0000-4000-8000-000000000000"
 	cases := []struct {
@@ -33,8 +33,8 @@ func TestOutOfScopeAnswersExactlyLikeUnknown(t *testing.T) {
 	for _, c := range cases {
 		other := e.call(t, c.method, c.other, c.body, scope, operator, ifMatch(1))
 		none := e.call(t, c.method, c.none, strings.ReplaceAll(c.body, "bu-syd", "bu-zzz"), scope, operator, ifMatch(1))
-		if other.code != 404 || none.code != 404 {
-			t.Errorf("%s: out of scope %d, unknown %d; both must be 404", c.name, other.code, none.code)
+		if other.Code != 404 || none.Code != 404 {
+			t.Errorf("%s: out of scope %d, unknown %d; both must be 404", c.name, other.Code, none.Code)
 			continue
 		}
 		po, pn := other.problem(t), none.problem(t)

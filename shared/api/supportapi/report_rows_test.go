@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/app"
+	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/replay"
@@ -40,13 +41,13 @@ func TestSupportRetryOfAnEndedReportRun(t *testing.T) {
 	}
 	r := e.call(t, "POST", fmt.Sprintf("/api/support/scheduler-rows/%d/retry", done.ID), `{"reason":"resend the report"}`, operator, ifMatch(done.Version))
 	p := r.problem(t)
-	if r.code != 409 || !strings.Contains(p.Detail, "/api/report-subscriptions/") || !strings.Contains(p.Detail, "/retry") {
-		t.Fatalf("support retry of a completed report run: %d %+v", r.code, p)
+	if r.Code != 409 || !strings.Contains(p.Detail, "/api/report-subscriptions/") || !strings.Contains(p.Detail, "/retry") {
+		t.Fatalf("support retry of a completed report run: %d %+v", r.Code, p)
 	}
 	if _, err := rt.Store.SchedulerGetByKey(ctx, automation.SupportRetryKey(done.SchedulerKey, done.Version)); err == nil {
 		t.Fatal("a refused support retry created a row")
 	}
-	if got := e.row(t, done.ID); got.Version != done.Version {
+	if got := e.Row(t, done.ID); got.Version != done.Version {
 		t.Fatalf("a refused support retry moved the run's version: %d → %d", done.Version, got.Version)
 	}
 }
@@ -75,10 +76,10 @@ func TestCancelOfTheNextScheduledReportRun(t *testing.T) {
 	}
 	r := e.call(t, "POST", fmt.Sprintf("/api/support/scheduler-rows/%d/cancel", next.ID), `{"reason":"skip this week"}`, operator, ifMatch(next.Version))
 	p := r.problem(t)
-	if r.code != 409 || !strings.Contains(p.Detail, "Paused") {
-		t.Fatalf("cancel of the next scheduled report run: %d %+v", r.code, p)
+	if r.Code != 409 || !strings.Contains(p.Detail, "Paused") {
+		t.Fatalf("cancel of the next scheduled report run: %d %+v", r.Code, p)
 	}
-	if got := e.row(t, next.ID); got.Status != automation.StatusPending || got.Version != next.Version {
+	if got := e.Row(t, next.ID); got.Status != automation.StatusPending || got.Version != next.Version {
 		t.Fatalf("a refused cancel changed the run: %s v%d", got.Status, got.Version)
 	}
 	// The schedule goes on: the run executes and its successor exists.
@@ -127,5 +128,5 @@ func scenarioEnv(t *testing.T, file string) (*env, *replay.Scenario) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	return &env{rt: rt, clock: clock}, sc
+	return &env{rt: rt, clock: clock, Sources: apptest.Sources{RT: rt, EntityType: "PoliceVetting"}}, sc
 }

@@ -28,10 +28,10 @@ func TestFind(t *testing.T) {
 	e := seeded(t, nil)
 	var page supportapi.FindResponse
 	r := e.call(t, "GET", "/api/support/scheduler-rows?limit=4", "")
-	if r.code != 200 {
-		t.Fatalf("%d %s", r.code, r.body)
+	if r.Code != 200 {
+		t.Fatalf("%d %s", r.Code, r.Body)
 	}
-	r.json(t, &page)
+	r.JSON(t, &page)
 	if len(page.Rows) != 4 || page.Order != support.OrderNewest || page.NextCursor == "" || page.Rows[0].ID < page.Rows[1].ID {
 		t.Fatalf("first page %+v", page)
 	}
@@ -42,7 +42,7 @@ func TestFind(t *testing.T) {
 	}
 	r = e.call(t, "GET", "/api/support/scheduler-rows?limit=4&cursor="+url.QueryEscape(page.NextCursor), "")
 	var next supportapi.FindResponse
-	r.json(t, &next)
+	r.JSON(t, &next)
 	for _, row := range next.Rows {
 		seen[row.ID] = true
 	}
@@ -52,34 +52,34 @@ func TestFind(t *testing.T) {
 	// Filters: source, business unit + status, on hold, schedule range (schedule order).
 	r = e.call(t, "GET", "/api/support/scheduler-rows?sourceType=PoliceVetting&sourceGuid="+guidA, "")
 	page = supportapi.FindResponse{}
-	r.json(t, &page)
+	r.JSON(t, &page)
 	if len(page.Rows) != 3 || page.Rows[0].SourceGuid != guidA || page.Rows[0].ScheduledLocal == "" || !strings.Contains(page.Rows[0].History.Summary, "pending") {
 		t.Fatalf("by source %+v", page)
 	}
 	r = e.call(t, "GET", "/api/support/scheduler-rows?businessUnitId=bu-nyc&status=Pending", "")
 	page = supportapi.FindResponse{}
-	r.json(t, &page)
+	r.JSON(t, &page)
 	if len(page.Rows) != 3 || page.Rows[0].BusinessUnitID != "bu-nyc" {
 		t.Fatalf("by business unit and status %+v", page)
 	}
 	// 2026-10-09 (bu-nyc 30 d), 10-23 and 10-30 (bu-syd 7 d, 0 d), 11-01 (bu-nyc 7 d); paged by 3.
 	r = e.call(t, "GET", "/api/support/scheduler-rows?scheduledFrom=2026-10-01T00:00:00Z&scheduledTo=2026-11-02T00:00:00Z&limit=3", "")
 	page = supportapi.FindResponse{}
-	r.json(t, &page)
+	r.JSON(t, &page)
 	if page.Order != support.OrderScheduledOn || len(page.Rows) != 3 || page.NextCursor == "" ||
 		!page.Rows[0].ScheduledOn.Before(page.Rows[1].ScheduledOn) || !page.Rows[1].ScheduledOn.Before(page.Rows[2].ScheduledOn) {
 		t.Fatalf("by range %+v", page)
 	}
 	r = e.call(t, "GET", "/api/support/scheduler-rows?scheduledFrom=2026-10-01T00:00:00Z&scheduledTo=2026-11-02T00:00:00Z&limit=3&cursor="+url.QueryEscape(page.NextCursor), "")
 	next = supportapi.FindResponse{}
-	r.json(t, &next)
+	r.JSON(t, &next)
 	if len(next.Rows) != 1 || next.NextCursor != "" || !next.Rows[0].ScheduledOn.After(page.Rows[2].ScheduledOn) {
 		t.Fatalf("range, second page %+v", next)
 	}
-	e.hold(t, e.rowsOf(t, guidA)[1])
+	e.hold(t, e.RowsOf(t, guidA)[1])
 	r = e.call(t, "GET", "/api/support/scheduler-rows?onHold=true", "")
 	page = supportapi.FindResponse{}
-	r.json(t, &page)
+	r.JSON(t, &page)
 	if len(page.Rows) != 1 || !page.Rows[0].OnHold || !strings.Contains(page.Rows[0].History.Summary, "on support hold") {
 		t.Fatalf("on hold %+v", page)
 	}
@@ -90,7 +90,7 @@ func TestFindBadInput(t *testing.T) {
 	e := seeded(t, nil)
 	first := e.call(t, "GET", "/api/support/scheduler-rows?limit=1&businessUnitId=bu-syd", "")
 	var page supportapi.FindResponse
-	first.json(t, &page)
+	first.JSON(t, &page)
 	cases := []struct {
 		name, query, field string
 		status             int
@@ -113,8 +113,8 @@ func TestFindBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.call(t, "GET", "/api/support/scheduler-rows?"+c.query, "", "X-Automation-Business-Units: bu-syd")
 			p := r.problem(t)
-			if r.code != c.status || p.Status != c.status {
-				t.Fatalf("%d %+v", r.code, p)
+			if r.Code != c.status || p.Status != c.status {
+				t.Fatalf("%d %+v", r.Code, p)
 			}
 			if c.field != "" && (len(p.Errors) == 0 || p.Errors[0].Field != c.field) {
 				t.Fatalf("problem does not name %s: %+v", c.field, p)
@@ -129,7 +129,7 @@ func TestFindIsScopedToBusinessUnits(t *testing.T) {
 	count := func(headers ...string) int {
 		r := e.call(t, "GET", "/api/support/scheduler-rows", "", headers...)
 		var page supportapi.FindResponse
-		r.json(t, &page)
+		r.JSON(t, &page)
 		for _, row := range page.Rows {
 			if len(headers) > 0 && !strings.Contains(headers[0], row.BusinessUnitID) {
 				t.Fatalf("row of %s shown to %q", row.BusinessUnitID, headers)
@@ -150,7 +150,7 @@ func TestFindIsScopedToBusinessUnits(t *testing.T) {
 	e2 := seeded(t, map[string]string{"AUTOMATION_API_BUSINESS_UNITS": "bu-nyc"})
 	r := e2.call(t, "GET", "/api/support/scheduler-rows", "", "X-Automation-Business-Units: *")
 	var page supportapi.FindResponse
-	r.json(t, &page)
+	r.JSON(t, &page)
 	if len(page.Rows) != 3 {
 		t.Fatalf("header widened the scope: %d rows", len(page.Rows))
 	}
@@ -159,23 +159,23 @@ func TestFindIsScopedToBusinessUnits(t *testing.T) {
 func TestGetRow(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, nil)
-	rows := e.rowsOf(t, guidA)
+	rows := e.RowsOf(t, guidA)
 	// Complete the 30-day row through the poller: a trace row and a delivery.
 	e.poll(t, rows[0].ScheduledOn)
 	held := e.hold(t, rows[1])
 	r := e.call(t, "GET", fmt.Sprintf("/api/support/scheduler-rows/%d", rows[0].ID), "")
 	var d support.Detail
-	r.json(t, &d)
-	if r.code != 200 || r.hdr.Get("ETag") != fmt.Sprintf(`"%d"`, d.Row.Version) || d.Row.Status != "Completed" ||
+	r.JSON(t, &d)
+	if r.Code != 200 || r.Header.Get("ETag") != fmt.Sprintf(`"%d"`, d.Row.Version) || d.Row.Status != "Completed" ||
 		len(d.Attempts) != 1 || d.Attempts[0].Outcome != "Completed" || len(d.Deliveries) != 1 || d.Deliveries[0].Recipient != "a***@example.test" {
-		t.Fatalf("completed row: %d %s", r.code, r.body)
+		t.Fatalf("completed row: %d %s", r.Code, r.Body)
 	}
 	// By Guid, and the diagnostics blob of a held row, masked.
 	r = e.call(t, "GET", "/api/support/scheduler-rows/"+strings.ToUpper(held.Guid), "")
-	r.json(t, &d)
-	if r.code != 200 || d.Row.ID != held.ID || d.Diagnostics == nil || !strings.Contains(string(d.Diagnostics.JSON), "a***@example.test") ||
-		strings.Contains(string(r.body), "amelia.nguyen@") {
-		t.Fatalf("held row: %d %s", r.code, r.body)
+	r.JSON(t, &d)
+	if r.Code != 200 || d.Row.ID != held.ID || d.Diagnostics == nil || !strings.Contains(string(d.Diagnostics.JSON), "a***@example.test") ||
+		strings.Contains(string(r.Body), "amelia.nguyen@") {
+		t.Fatalf("held row: %d %s", r.Code, r.Body)
 	}
 	cases := []struct {
 		name, path string
@@ -190,8 +190,8 @@ func TestGetRow(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := e.call(t, "GET", c.path, "", c.headers...)
-		if p := r.problem(t); r.code != c.status {
-			t.Errorf("%s: %d %+v", c.name, r.code, p)
+		if p := r.problem(t); r.Code != c.status {
+			t.Errorf("%s: %d %+v", c.name, r.Code, p)
 		}
 	}
 	// Out of scope and unknown answer alike: nothing tells them apart.
@@ -208,7 +208,7 @@ func TestActs(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, nil)
 	ctx := context.Background()
-	rowsA := e.rowsOf(t, guidA)
+	rowsA := e.RowsOf(t, guidA)
 	held := e.hold(t, rowsA[1]) // rowsA[0] gets a backoff (Pending, NextRetryOn) from hold()
 	path := func(id int64, action string) string {
 		return fmt.Sprintf("/api/support/scheduler-rows/%d/%s", id, action)
@@ -238,17 +238,17 @@ func TestActs(t *testing.T) {
 	for _, c := range bad {
 		var before automation.SchedulerRow
 		if c.id != 99999 {
-			before = e.row(t, c.id)
+			before = e.Row(t, c.id)
 		}
 		r := e.call(t, "POST", path(c.id, c.action), c.body, c.headers...)
 		p := r.problem(t)
-		if r.code != c.status || p.Code != c.code {
-			t.Errorf("%s: %d %+v", c.name, r.code, p)
+		if r.Code != c.status || p.Code != c.code {
+			t.Errorf("%s: %d %+v", c.name, r.Code, p)
 		}
 		if c.id == 99999 {
 			continue
 		}
-		after := e.row(t, c.id)
+		after := e.Row(t, c.id)
 		audit, _ := e.rt.Store.SupportAuditList(ctx, []int64{c.id}, 10)
 		if after.Version != before.Version || len(audit) != 0 {
 			t.Errorf("%s changed the row (v%d→v%d) or the audit (%d)", c.name, before.Version, after.Version, len(audit))
@@ -258,43 +258,43 @@ func TestActs(t *testing.T) {
 	// Release: 200, new ETag, audit + trace row; the row runs again.
 	r := e.call(t, "POST", path(held.ID, "release"), reason, operator, ifMatch(held.Version))
 	var res support.ActResult
-	r.json(t, &res)
-	if r.code != 200 || res.Row.OnHold || res.Row.Status != "Pending" || res.AuditID == 0 || r.hdr.Get("ETag") != fmt.Sprintf(`"%d"`, held.Version+1) {
-		t.Fatalf("release: %d %s", r.code, r.body)
+	r.JSON(t, &res)
+	if r.Code != 200 || res.Row.OnHold || res.Row.Status != "Pending" || res.AuditID == 0 || r.Header.Get("ETag") != fmt.Sprintf(`"%d"`, held.Version+1) {
+		t.Fatalf("release: %d %s", r.Code, r.Body)
 	}
 	recs, _ := e.rt.Trace.JobsByKey(ctx, held.SchedulerKey)
 	if len(recs) != 1 || recs[0].Outcome != support.OutcomeSupportReleased || strings.Contains(recs[0].Message, "ops.jane") {
 		t.Fatalf("release trace %+v", recs)
 	}
 	// The same request again (old ETag): 412, not a second release.
-	if r := e.call(t, "POST", path(held.ID, "release"), reason, operator, ifMatch(held.Version)); r.code != 412 {
-		t.Fatalf("replayed release: %d %s", r.code, r.body)
+	if r := e.call(t, "POST", path(held.ID, "release"), reason, operator, ifMatch(held.Version)); r.Code != 412 {
+		t.Fatalf("replayed release: %d %s", r.Code, r.Body)
 	}
 
 	// Retry now: the row in backoff becomes due now.
-	backoff := e.row(t, rowsA[0].ID)
+	backoff := e.Row(t, rowsA[0].ID)
 	if backoff.NextRetryOn == nil {
 		t.Fatalf("setup: %+v", backoff)
 	}
 	r = e.call(t, "POST", path(backoff.ID, "retry"), reason, operator, ifMatch(backoff.Version))
-	r.json(t, &res)
-	if r.code != 200 || res.Action != string(store.SupportRetryNow) || res.Row.NextRetryOn != nil || res.RetryRow != nil {
-		t.Fatalf("retry now: %d %s", r.code, r.body)
+	r.JSON(t, &res)
+	if r.Code != 200 || res.Action != string(store.SupportRetryNow) || res.Row.NextRetryOn != nil || res.RetryRow != nil {
+		t.Fatalf("retry now: %d %s", r.Code, r.Body)
 	}
 
 	// Cancel a pending row; then it cannot be cancelled or released again (409).
-	p := e.row(t, rowsA[2].ID)
+	p := e.Row(t, rowsA[2].ID)
 	r = e.call(t, "POST", path(p.ID, "cancel"), `{"reason":"staff member left"}`, operator, ifMatch(p.Version))
-	r.json(t, &res)
-	if r.code != 200 || res.Row.Status != "Cancelled" || res.Row.ReasonCode != string(automation.ReasonSupportCancelled) {
-		t.Fatalf("cancel: %d %s", r.code, r.body)
+	r.JSON(t, &res)
+	if r.Code != 200 || res.Row.Status != "Cancelled" || res.Row.ReasonCode != string(automation.ReasonSupportCancelled) {
+		t.Fatalf("cancel: %d %s", r.Code, r.Body)
 	}
-	if r := e.call(t, "POST", path(p.ID, "cancel"), reason, operator, ifMatch(p.Version+1)); r.code != 409 {
-		t.Fatalf("second cancel: %d %s", r.code, r.body)
+	if r := e.call(t, "POST", path(p.ID, "cancel"), reason, operator, ifMatch(p.Version+1)); r.Code != 409 {
+		t.Fatalf("second cancel: %d %s", r.Code, r.Body)
 	}
 	// The same event arriving again leaves the cancel in place.
 	e.event(t, "evt-a1-redelivered", "bu-syd", guidA, 2, "2026-10-31")
-	if got := e.row(t, p.ID); got.Status != automation.StatusCancelled {
+	if got := e.Row(t, p.ID); got.Status != automation.StatusCancelled {
 		t.Fatalf("an unchanged source reactivated a cancelled row: %s", got.Status)
 	}
 }
@@ -305,9 +305,9 @@ func TestRetryCompletedRowSendsUnderASupportRetryKey(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, nil)
 	ctx := context.Background()
-	orig := e.rowsOf(t, guidA)[0]
+	orig := e.RowsOf(t, guidA)[0]
 	e.poll(t, orig.ScheduledOn)
-	done := e.row(t, orig.ID)
+	done := e.Row(t, orig.ID)
 	if done.Status != automation.StatusCompleted {
 		t.Fatalf("setup: %s", done.Status)
 	}
@@ -315,10 +315,10 @@ func TestRetryCompletedRowSendsUnderASupportRetryKey(t *testing.T) {
 	e.clock.Set(done.ScheduledOn.Add(72 * time.Hour)) // long after: the retry row is not "too late"
 	r := e.call(t, "POST", fmt.Sprintf("/api/support/scheduler-rows/%d/retry", done.ID), `{"reason":"she never got it"}`, operator, ifMatch(done.Version))
 	var res support.ActResult
-	r.json(t, &res)
-	if r.code != 200 || res.Action != string(store.SupportRetry) || res.RetryRow == nil ||
+	r.JSON(t, &res)
+	if r.Code != 200 || res.Action != string(store.SupportRetry) || res.RetryRow == nil ||
 		res.RetryRow.SchedulerKey != automation.SupportRetryKey(done.SchedulerKey, done.Version) || res.Row.Status != "Completed" {
-		t.Fatalf("retry: %d %s", r.code, r.body)
+		t.Fatalf("retry: %d %s", r.Code, r.Body)
 	}
 	e.poll(t, e.clock.Now())
 	retry, err := e.rt.Store.SchedulerGetByKey(ctx, res.RetryRow.SchedulerKey)
@@ -330,15 +330,15 @@ func TestRetryCompletedRowSendsUnderASupportRetryKey(t *testing.T) {
 		t.Fatalf("deliveries: original %+v, retry %+v", first, second)
 	}
 	// Retrying again with the ETag from before is refused (the original's Version moved on).
-	if r := e.call(t, "POST", fmt.Sprintf("/api/support/scheduler-rows/%d/retry", done.ID), `{"reason":"double click"}`, operator, ifMatch(done.Version)); r.code != 412 {
-		t.Fatalf("double retry: %d %s", r.code, r.body)
+	if r := e.call(t, "POST", fmt.Sprintf("/api/support/scheduler-rows/%d/retry", done.ID), `{"reason":"double click"}`, operator, ifMatch(done.Version)); r.Code != 412 {
+		t.Fatalf("double retry: %d %s", r.Code, r.Body)
 	}
 }
 
 func TestReleases(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, map[string]string{"AUTOMATION_SUPPORT_MAX_RELEASE_PER_MINUTE": "120"})
-	a, b := e.hold(t, e.rowsOf(t, guidA)[1]), e.hold(t, e.rowsOf(t, guidB)[1])
+	a, b := e.hold(t, e.RowsOf(t, guidA)[1]), e.hold(t, e.RowsOf(t, guidB)[1])
 	bad := []struct {
 		name, body string
 		headers    []string
@@ -372,20 +372,20 @@ func TestReleases(t *testing.T) {
 		for _, f := range p.Errors {
 			found = found || f.Field == c.field
 		}
-		if r.code != c.status || !found {
-			t.Errorf("%s: %d %+v", c.name, r.code, p)
+		if r.Code != c.status || !found {
+			t.Errorf("%s: %d %+v", c.name, r.Code, p)
 		}
 	}
-	if e.row(t, a.ID).Version != a.Version || e.row(t, b.ID).Version != b.Version {
+	if e.Row(t, a.ID).Version != a.Version || e.Row(t, b.ID).Version != b.Version {
 		t.Fatal("a refused release changed a row")
 	}
 	// A scoped caller's release by reason touches only its business unit.
 	r := e.call(t, "POST", "/api/support/releases", `{"filter":{"failureReasonCode":"HandlerError"},"reason":"outage over","ratePerMinute":60,"batchSize":1}`,
 		operator, "X-Automation-Business-Units: bu-nyc")
 	var res support.ReleaseResult
-	r.json(t, &res)
-	if r.code != 200 || res.Released != 1 || res.Rows[0].ID != b.ID || e.row(t, a.ID).IsOnSupportHold != true || e.row(t, b.ID).IsOnSupportHold {
-		t.Fatalf("scoped release: %d %s", r.code, r.body)
+	r.JSON(t, &res)
+	if r.Code != 200 || res.Released != 1 || res.Rows[0].ID != b.ID || e.Row(t, a.ID).IsOnSupportHold != true || e.Row(t, b.ID).IsOnSupportHold {
+		t.Fatalf("scoped release: %d %s", r.Code, r.Body)
 	}
 }
 
@@ -406,57 +406,57 @@ func TestExplainAndMetricsBadInputAndScope(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := e.call(t, "GET", c.path, "", c.headers...)
-		if p := r.problem(t); r.code != c.status {
-			t.Errorf("%s: %d %+v", c.name, r.code, p)
+		if p := r.problem(t); r.Code != c.status {
+			t.Errorf("%s: %d %+v", c.name, r.Code, p)
 		}
 	}
 	r := e.call(t, "GET", "/api/support/explain?sourceType=PoliceVetting&sourceGuid="+guidA, "")
 	var x support.Explanation
-	r.json(t, &x)
-	if r.code != 200 || len(x.Settings) != 1 || len(x.Settings[0].Occurrences) != 3 || x.Settings[0].Occurrences[0].Outcome != "Waiting" {
-		t.Fatalf("explain: %d %s", r.code, r.body)
+	r.JSON(t, &x)
+	if r.Code != 200 || len(x.Settings) != 1 || len(x.Settings[0].Occurrences) != 3 || x.Settings[0].Occurrences[0].Outcome != "Waiting" {
+		t.Fatalf("explain: %d %s", r.Code, r.Body)
 	}
 }
 
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, nil)
-	rows := e.rowsOf(t, guidA)
+	rows := e.RowsOf(t, guidA)
 	e.poll(t, rows[0].ScheduledOn) // the 30-day reminder completes: one unsent outbox message
 	e.hold(t, rows[1])             // the 7-day one fails on hold
 	e.clock.Set(rows[1].ScheduledOn.Add(time.Minute))
 	var m support.Metrics
 	r := e.call(t, "GET", "/api/support/metrics", "")
-	r.json(t, &m)
-	if r.code != 200 || m.OnHold != 1 || m.OnHoldByReason["HandlerError"] != 1 || m.Failed != 1 || m.PendingDueNow != 0 ||
+	r.JSON(t, &m)
+	if r.Code != 200 || m.OnHold != 1 || m.OnHoldByReason["HandlerError"] != 1 || m.Failed != 1 || m.PendingDueNow != 0 ||
 		m.OutboxUnsent == nil || *m.OutboxUnsent != 1 || m.OutboxOldestAgeSeconds == nil || m.UnknownDeliveries != 0 || m.BusinessUnits[0] != "*" {
-		t.Fatalf("metrics: %d %s", r.code, r.body)
+		t.Fatalf("metrics: %d %s", r.Code, r.Body)
 	}
 	r = e.call(t, "GET", "/api/support/metrics", "", "X-Automation-Business-Units: bu-nyc")
 	m = support.Metrics{}
-	r.json(t, &m)
-	if r.code != 200 || m.OnHold != 0 || m.OutboxUnsent != nil || len(m.BusinessUnits) != 1 || m.BusinessUnits[0] != "bu-nyc" {
-		t.Fatalf("scoped metrics: %d %s", r.code, r.body)
+	r.JSON(t, &m)
+	if r.Code != 200 || m.OnHold != 0 || m.OutboxUnsent != nil || len(m.BusinessUnits) != 1 || m.BusinessUnits[0] != "bu-nyc" {
+		t.Fatalf("scoped metrics: %d %s", r.Code, r.Body)
 	}
 	r = e.call(t, "GET", "/api/support/metrics?businessUnitId=bu-syd", "")
 	m = support.Metrics{}
-	r.json(t, &m)
-	if r.code != 200 || m.OnHold != 1 || m.OutboxUnsent != nil {
-		t.Fatalf("one business unit: %d %s", r.code, r.body)
+	r.JSON(t, &m)
+	if r.Code != 200 || m.OnHold != 1 || m.OutboxUnsent != nil {
+		t.Fatalf("one business unit: %d %s", r.Code, r.Body)
 	}
 }
 
 func TestBearerToken(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, map[string]string{"AUTOMATION_API_TOKEN": "s3cret"})
-	if r := e.call(t, "GET", "/api/support/metrics", ""); r.code != 401 {
-		t.Fatalf("no token: %d", r.code)
+	if r := e.call(t, "GET", "/api/support/metrics", ""); r.Code != 401 {
+		t.Fatalf("no token: %d", r.Code)
 	}
-	if r := e.call(t, "GET", "/api/support/metrics", "", "Authorization: Bearer wrong"); r.code != 401 {
-		t.Fatalf("wrong token: %d", r.code)
+	if r := e.call(t, "GET", "/api/support/metrics", "", "Authorization: Bearer wrong"); r.Code != 401 {
+		t.Fatalf("wrong token: %d", r.Code)
 	}
-	if r := e.call(t, "GET", "/api/support/metrics", "", "Authorization: Bearer s3cret"); r.code != 200 {
-		t.Fatalf("token: %d %s", r.code, r.body)
+	if r := e.call(t, "GET", "/api/support/metrics", "", "Authorization: Bearer s3cret"); r.Code != 200 {
+		t.Fatalf("token: %d %s", r.Code, r.Body)
 	}
 }
 
@@ -467,9 +467,9 @@ func TestRunNow(t *testing.T) {
 	t.Parallel()
 	e := seeded(t, nil)
 	ctx := context.Background()
-	rowsA := e.rowsOf(t, guidA)
+	rowsA := e.RowsOf(t, guidA)
 	held := e.hold(t, rowsA[1])
-	waiting := e.row(t, rowsA[2].ID)
+	waiting := e.Row(t, rowsA[2].ID)
 	if !waiting.ScheduledOn.After(e.clock.Now()) || waiting.IsOnSupportHold || waiting.Status != automation.StatusPending {
 		t.Fatalf("setup: %+v", waiting)
 	}
@@ -488,12 +488,12 @@ func TestRunNow(t *testing.T) {
 		{"another business unit", waiting.ID, []string{operator, ifMatch(waiting.Version), "X-Automation-Business-Units: bu-nyc"}, 404, "NotFound"},
 		{"on hold", held.ID, []string{operator, ifMatch(held.Version)}, 409, "Conflict"},
 	} {
-		before := e.row(t, c.id)
+		before := e.Row(t, c.id)
 		r := e.call(t, "POST", path(c.id), reason, c.headers...)
-		if p := r.problem(t); r.code != c.status || p.Code != c.code {
-			t.Errorf("%s: %d %+v", c.name, r.code, p)
+		if p := r.problem(t); r.Code != c.status || p.Code != c.code {
+			t.Errorf("%s: %d %+v", c.name, r.Code, p)
 		}
-		after := e.row(t, c.id)
+		after := e.Row(t, c.id)
 		audit, _ := e.rt.Store.SupportAuditList(ctx, []int64{c.id}, 10)
 		if after.Version != before.Version || !after.ScheduledOn.Equal(before.ScheduledOn) || len(audit) != 0 {
 			t.Errorf("%s changed the row (v%d→v%d) or the audit (%d)", c.name, before.Version, after.Version, len(audit))
@@ -501,11 +501,11 @@ func TestRunNow(t *testing.T) {
 	}
 	r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version))
 	var res support.ActResult
-	r.json(t, &res)
+	r.JSON(t, &res)
 	now := e.clock.Now().UTC().Truncate(time.Millisecond)
-	if r.code != 200 || res.Action != string(store.SupportRunNow) || res.Row.Status != "Pending" || res.AuditID == 0 ||
-		!res.Row.ScheduledOn.Equal(now) || r.hdr.Get("ETag") != fmt.Sprintf(`"%d"`, waiting.Version+1) {
-		t.Fatalf("run now: %d %s", r.code, r.body)
+	if r.Code != 200 || res.Action != string(store.SupportRunNow) || res.Row.Status != "Pending" || res.AuditID == 0 ||
+		!res.Row.ScheduledOn.Equal(now) || r.Header.Get("ETag") != fmt.Sprintf(`"%d"`, waiting.Version+1) {
+		t.Fatalf("run now: %d %s", r.Code, r.Body)
 	}
 	audit, _ := e.rt.Store.SupportAuditList(ctx, []int64{waiting.ID}, 10)
 	if len(audit) != 1 || audit[0].Action != store.SupportRunNow || audit[0].Operator != "ops.jane" {
@@ -516,11 +516,11 @@ func TestRunNow(t *testing.T) {
 		t.Fatalf("trace %+v", recs)
 	}
 	// Now it is due: a second run now (fresh version) is a conflict, not a no-op write.
-	if r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version+1)); r.code != 409 {
-		t.Fatalf("run now of a due row: %d %s", r.code, r.body)
+	if r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version+1)); r.Code != 409 {
+		t.Fatalf("run now of a due row: %d %s", r.Code, r.Body)
 	}
 	// The old version again: 412, never a second run.
-	if r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version)); r.code != 412 {
-		t.Fatalf("replayed run now: %d %s", r.code, r.body)
+	if r := e.call(t, "POST", path(waiting.ID), reason, operator, ifMatch(waiting.Version)); r.Code != 412 {
+		t.Fatalf("replayed run now: %d %s", r.Code, r.Body)
 	}
 }

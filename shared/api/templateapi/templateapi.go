@@ -187,15 +187,7 @@ type Preview struct {
 // unitStored answers 404 for a business unit that is not stored (as for one outside the
 // caller's scope) when Deps.Units is set.
 func (h handlers) unitStored(ctx context.Context, bu string) error {
-	if h.d.Units == nil {
-		return nil
-	}
-	if _, err := h.d.Units.BusinessUnitGet(ctx, bu); errors.Is(err, store.ErrNotFound) {
-		return automation.Errorf(automation.CodeNotFound, "business unit %q not found", bu)
-	} else if err != nil {
-		return err
-	}
-	return nil
+	return httpapi.UnitStored(ctx, h.d.Units, bu)
 }
 
 // get answers the unit's version, else the default; an ETag only for the unit's own.

@@ -2,6 +2,7 @@ package openapitest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -300,6 +301,15 @@ func (r Recorded) Want(t testing.TB, code int) Recorded {
 		t.Fatalf("status %d, want %d: %s", r.Code, code, r.Body)
 	}
 	return r
+}
+
+// JSON decodes the answer's body into v; a body that is not JSON fails t at once (the
+// message names the status and the body).
+func (r Recorded) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("answer %d is not JSON: %v\n%s", r.Code, err, r.Body)
+	}
 }
 
 // Call serves method path (with a JSON body when body is not empty, and "Name: value"

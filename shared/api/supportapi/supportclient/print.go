@@ -89,12 +89,8 @@ func orDash(s string) string {
 
 // Find renders a find answer (supportapi.FindResponse).
 func (p *Printer) Find(a Answer) error {
-	if p.JSON {
-		p.raw(a.Body)
-		return nil
-	}
-	var page supportapi.FindResponse
-	if err := json.Unmarshal(a.Body, &page); err != nil {
+	page, ok, err := decodeAnswer[supportapi.FindResponse](p, a)
+	if !ok {
 		return err
 	}
 	rows := make([][]string, 0, len(page.Rows))
@@ -124,12 +120,8 @@ func (p *Printer) Find(a Answer) error {
 
 // Show renders one row (support.Detail): fields, attempts, audit, deliveries, diagnostics.
 func (p *Printer) Show(a Answer) error {
-	if p.JSON {
-		p.raw(a.Body)
-		return nil
-	}
-	var d support.Detail
-	if err := json.Unmarshal(a.Body, &d); err != nil {
+	d, ok, err := decodeAnswer[support.Detail](p, a)
+	if !ok {
 		return err
 	}
 	r := d.Row
@@ -190,12 +182,8 @@ func (p *Printer) Show(a Answer) error {
 
 // Explain renders an explanation (support.Explanation).
 func (p *Printer) Explain(a Answer) error {
-	if p.JSON {
-		p.raw(a.Body)
-		return nil
-	}
-	var x support.Explanation
-	if err := json.Unmarshal(a.Body, &x); err != nil {
+	x, ok, err := decodeAnswer[support.Explanation](p, a)
+	if !ok {
 		return err
 	}
 	fmt.Fprintf(p.W, "%s %s in %s (%s, local today %s), as of %s\n", Clean(x.Source.SourceType), Clean(x.Source.SourceGuid), Clean(x.BusinessUnit.ID),
@@ -236,12 +224,8 @@ func activeText(b bool) string {
 
 // Metrics renders the health figures (support.Metrics).
 func (p *Printer) Metrics(a Answer) error {
-	if p.JSON {
-		p.raw(a.Body)
-		return nil
-	}
-	var m support.Metrics
-	if err := json.Unmarshal(a.Body, &m); err != nil {
+	m, ok, err := decodeAnswer[support.Metrics](p, a)
+	if !ok {
 		return err
 	}
 	age := func(p *int64) string {
@@ -293,12 +277,8 @@ func byReason(m map[string]int) string {
 
 // Acted renders a row action's result (support.ActResult).
 func (p *Printer) Acted(a Answer) error {
-	if p.JSON {
-		p.raw(a.Body)
-		return nil
-	}
-	var r support.ActResult
-	if err := json.Unmarshal(a.Body, &r); err != nil {
+	r, ok, err := decodeAnswer[support.ActResult](p, a)
+	if !ok {
 		return err
 	}
 	fmt.Fprintf(p.W, "%s: row %d is %s (version %d, audit %d)\n", Clean(r.Action), r.Row.ID, Clean(r.Row.Status), r.Row.Version, r.AuditID)
@@ -313,12 +293,8 @@ func (p *Printer) Acted(a Answer) error {
 
 // Released renders a paced release (support.ReleaseResult).
 func (p *Printer) Released(a Answer) error {
-	if p.JSON {
-		p.raw(a.Body)
-		return nil
-	}
-	var r support.ReleaseResult
-	if err := json.Unmarshal(a.Body, &r); err != nil {
+	r, ok, err := decodeAnswer[support.ReleaseResult](p, a)
+	if !ok {
 		return err
 	}
 	fmt.Fprintf(p.W, "release %s: %d row(s) in %d batch(es) of %d, %d/min (one batch every %gs)\n", Clean(r.ID), r.Released, r.Batches, r.BatchSize, r.RatePerMinute, r.IntervalSeconds)
@@ -336,4 +312,16 @@ func (p *Printer) Released(a Answer) error {
 		fmt.Fprintln(p.W, "more rows may match: run the release again")
 	}
 	return nil
+}
+
+// decodeAnswer reads a's JSON body as a T for a Printer method, unless p prints the API's
+// JSON as it came (p.JSON), which it then does: ok false ends the method, with err when
+// the body is not a T's JSON.
+func decodeAnswer[T any](p *Printer, a Answer) (v T, ok bool, err error) {
+	if p.JSON {
+		p.raw(a.Body)
+		return v, false, nil
+	}
+	err = json.Unmarshal(a.Body, &v)
+	return v, err == nil, err
 }

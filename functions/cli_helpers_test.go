@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// cliOf returns a runner of `automation CMD ARGS... AFTER...` with getenv: each call runs
+// the command once and returns its exit code, stdout and stderr.
+func cliOf(getenv func(string) string, cmd string, after ...string) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		argv := append(append([]string{cmd}, args...), after...)
+		code := run(context.Background(), argv, getenv, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+}
+
+// noEnv is a getenv with nothing set.
+func noEnv(string) string { return "" }
+
+// cliCase is one row of a table of whole command lines: args (the command first) exits
+// with code, its stdout contains inOut and its stderr inStderr; then check, when set, with
+// the stdout.
+type cliCase struct {
+	name     string
+	args     []string
+	code     int
+	inOut    string
+	inStderr string
+	check    func(t *testing.T, stdout string)
+}
+
+// run runs the row with no settings (noEnv) and checks it; a mismatch fails t at once.
+func (tc cliCase) run(t *testing.T) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), tc.args, noEnv, &stdout, &stderr)
+	out, errOut := stdout.String(), stderr.String()
+	if code != tc.code || !strings.Contains(out, tc.inOut) || !strings.Contains(errOut, tc.inStderr) {
+		t.Fatalf("code %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if tc.check != nil {
+		tc.check(t, out)
+	}
+}
