@@ -125,7 +125,13 @@ func (s *Store) attributeApplyTx(ctx context.Context, tx *sql.Tx, p store.Attrib
 		return "", err
 	}
 	for _, r := range dec.Rows {
-		if err := s.attributeWrite(ctx, tx, p.Now, r); err != nil {
+		// The stored row's OrderKey, when the write updates the version read: unchanged, the
+		// update leaves the ranking index alone (AttributeUpdateKeepOrder).
+		keep := false
+		if old, ok := rows[r.AttributeEntity][r.AttributeCode]; ok && r.Version > 0 && old.Version == r.Version && old.OrderKey == r.OrderKey {
+			keep = true
+		}
+		if err := s.attributeWrite(ctx, tx, p.Now, r, keep); err != nil {
 			return "", err
 		}
 	}
@@ -152,8 +158,10 @@ func (s *Store) attributeApplyTx(ctx context.Context, tx *sql.Tx, p store.Attrib
 // errDuplicateEvent rolls back the transaction of an event an entity processed before.
 var errDuplicateEvent = errors.New("attribute event processed before")
 
-// attributeWrite inserts (Version 0) or updates (guarded by Version) one row.
-func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r store.AttributeRow) error {
+// attributeWrite inserts (Version 0) or updates (guarded by Version) one row; keepOrder
+// says the stored row of that Version has r's OrderKey already, so the update leaves the
+// ranking index alone (AttributeUpdateKeepOrder: docs/performance.md, "What tipped W6").
+func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r store.AttributeRow, keepOrder bool) error {
 	if err := checkEntity(r.AttributeEntity); err != nil {
 		return err
 	}
@@ -163,6 +171,9 @@ func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r
 	name := "AttributeInsert"
 	if r.Version > 0 {
 		name = "AttributeUpdate"
+		if keepOrder {
+			name = "AttributeUpdateKeepOrder"
+		}
 		args = append(args, sql.Named("Version", r.Version))
 	}
 	res, err := s.exec(ctx, tx, name, args...)
@@ -287,7 +298,7 @@ func (s *Store) AttributeFlushDeltas(ctx context.Context, now time.Time, limit i
 			}
 			row := store.AttributeRow{AttributeEntity: k.AttributeEntity, AttributeCode: k.code, ValueType: "number", ValueText: text,
 				OrderKey: orderKey, Version: cur.Version, LastEventOn: maxTime(cur.LastEventOn, now)}
-			if err := s.attributeWrite(ctx, tx, now, row); err != nil {
+			if err := s.attributeWrite(ctx, tx, now, row, cur.OrderKey == orderKey); err != nil { // keepOrder counts only for an update (Version > 0: cur was read)
 				return err
 			}
 			out.Counters++
