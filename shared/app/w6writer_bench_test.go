@@ -106,7 +106,7 @@ func describeHolds(m map[string]*w6Hold, top int) string {
 		}
 		h := m[k]
 		parts = append(parts, fmt.Sprintf("%s %d tx %s mean %s max %s", k, h.n, h.sum.Round(time.Millisecond),
-			(h.sum / time.Duration(h.n)).Round(time.Microsecond), h.max.Round(100*time.Microsecond)))
+			(h.sum/time.Duration(h.n)).Round(time.Microsecond), h.max.Round(100*time.Microsecond)))
 	}
 	return strings.Join(parts, ", ")
 }
