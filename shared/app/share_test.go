@@ -56,3 +56,58 @@ func TestEmbeddedRelayLeavesOutAFullDestination(t *testing.T) {
 		t.Fatal("the bus as a whole has no room at 510 messages; want room for the other destinations")
 	}
 }
+
+// TestEmbeddedRelayKeepsAFloorPerDestination (issue 39, W6 at 2,000/s): two destinations
+// at their share (tracking at 500 and campaign-facts, which only the host's loop serves, at
+// 500) made the whole bus full, and the relay claimed nothing for campaign-commands,
+// campaign-results or events while they caught up. Past the in-flight bound (1,000) the
+// relay now still claims for the destinations under their floor (100 messages), leaving out
+// every destination at it, up to 1,500 messages in all.
+func TestEmbeddedRelayKeepsAFloorPerDestination(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := config.Load(func(k string) string { return map[string]string{"AUTOMATION_DATA_DIR": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := app.Open(context.Background(), cfg, app.Options{Clock: automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC)), Log: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	seq := 0
+	publish := func(dst string, n int) {
+		t.Helper()
+		for range n {
+			seq++
+			if err := rt.Memory.Publish(context.Background(), bus.Message{ID: fmt.Sprintf("m-%d", seq), Destination: dst, Body: []byte("{}")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish(topology.TrackingTopic, 500)
+	publish(topology.CampaignFactsTopic, 500)
+	if !rt.Relay.Room() {
+		t.Fatal("no room at 1,000 messages held by two destinations; want room for the others")
+	}
+	if got, want := rt.Relay.FullDestinations(), []string{topology.CampaignFactsTopic, topology.TrackingTopic}; !slices.Equal(got, want) {
+		t.Fatalf("full = %v; want %v", got, want)
+	}
+	publish(topology.CampaignCommandsQueue, 99)
+	if got := rt.Relay.FullDestinations(); slices.Contains(got, topology.CampaignCommandsQueue) {
+		t.Fatalf("full = %v with campaign-commands at 99; want it under its floor", got)
+	}
+	publish(topology.CampaignCommandsQueue, 1)
+	if got := rt.Relay.FullDestinations(); !slices.Contains(got, topology.CampaignCommandsQueue) {
+		t.Fatalf("full = %v with campaign-commands at 100 past the bound; want it at its floor", got)
+	}
+	publish(topology.CampaignResultsQueue, 100)
+	publish(topology.EventsTopic, 299)
+	if !rt.Relay.Room() {
+		t.Fatal("no room at 1,499 messages")
+	}
+	publish(topology.EventsTopic, 1)
+	if rt.Relay.Room() {
+		t.Fatal("room at 1,500 messages; want the bus bounded at the in-flight bound plus its reserve")
+	}
+}
