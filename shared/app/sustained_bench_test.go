@@ -295,6 +295,9 @@ func runSustained(b *testing.B) w6Result {
 	stopSample := make(chan struct{})
 	var peakBacklog int
 	var peakHeap uint64 // the Go heap in use, sampled with the backlog
+	var lastGC uint32   // the collections and their pauses (ns) at the last sample (W6_QUEUES)
+	var lastPause uint64
+	lastAppliedN := 0 // logins applied at the last sample (W6_QUEUES)
 	go func() {
 		defer close(sampleDone)
 		t := time.NewTicker(time.Second)
@@ -329,14 +332,26 @@ func runSustained(b *testing.B) w6Result {
 						rss = append(rss, strings.Join(strings.Fields(l), " "))
 					}
 				}
-				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, heap released %d MiB, stacks %d MiB, Go runtime total %d MiB, %v\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.HeapReleased>>20, ms.StackSys>>20, (ms.Sys-ms.HeapReleased)>>20, rss)
+				// The collections of this second and their pauses, to line up with the seconds
+				// where the applied rate drops.
+				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, heap released %d MiB, stacks %d MiB, Go runtime total %d MiB, %v, GC %d in %s\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.HeapReleased>>20, ms.StackSys>>20, (ms.Sys-ms.HeapReleased)>>20, rss,
+					ms.NumGC-lastGC, time.Duration(ms.PauseTotalNs-lastPause))
+				lastGC, lastPause = ms.NumGC, ms.PauseTotalNs
 				if len(backlog)%10 == 0 {
 					fmt.Fprintf(os.Stderr, "W6 sqlite %d: %s\n", len(backlog), sqliteMemLine())
 					fmt.Fprintf(os.Stderr, "W6 writer %d: %s\n", len(backlog), writer.line(len(backlog)/10-1))
 				}
 			}
 			if os.Getenv("W6_QUEUES") != "" && rt.Memory != nil {
-				fmt.Fprintf(os.Stderr, "W6 queues %d: backlog %d %v by destination %s\n", len(backlog), n0, rt.Memory.Lengths(), w6DestBacklog(ctx, destDB))
+				mu.Lock()
+				appliedNow := applied
+				mu.Unlock()
+				wal := int64(-1) // the log's size: it starts over after a checkpoint that copied all of it
+				if fi, err := os.Stat(filepath.Join(dir, "automation.db-wal")); err == nil {
+					wal = fi.Size() >> 10
+				}
+				fmt.Fprintf(os.Stderr, "W6 queues %d: applied %d, wal %d KiB, backlog %d %v by destination %s\n", len(backlog), appliedNow-lastAppliedN, wal, n0, rt.Memory.Lengths(), w6DestBacklog(ctx, destDB))
+				lastAppliedN = appliedNow
 				fmt.Fprintf(os.Stderr, "W6 consumers %d: %s\n", len(backlog), meters.second())
 			}
 		}
