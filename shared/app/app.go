@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -78,10 +77,7 @@ import (
 
 // Runtime is a wired pipeline.
 type Runtime struct {
-	marks settledMarks // the settled messages' marks, gathered while the eager publisher runs
-	// leftOut: the relay's last claim left destinations out (FullDestinations named some),
-	// so a drain of the bus wakes the eager publisher, as a full bus does.
-	leftOut   atomic.Bool
+	marks     settledMarks // the settled messages' marks, gathered while the eager publisher runs
 	Store     store.Store
 	Trace     trace.Store
 	Publisher bus.Publisher
@@ -846,9 +842,8 @@ func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 		if !r.marks.deferFlush() { // gathered while the eager publisher runs (settledMarks)
 			r.marks.flush(ctx)
 		}
-		if r.Pump != nil && (r.Relay.BusFull() || r.leftOut.Load()) {
-			// The eager publisher stopped at a full bus, or left a destination at its share
-			// or floor out: the consumers made room.
+		if r.Pump != nil && r.Relay.BusFull() {
+			// The eager publisher stopped at a full bus: the consumers made room.
 			r.Pump.Notify()
 		}
 	}

@@ -34,11 +34,7 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 		// of a destination past it (delivery.Relay.FullDestinations), so a slow consumer
 		// (campaign-commands under W6) stops only its own rows, not the whole relay; and once
 		// the bus holds relayInFlight, every destination at its floor is left out too.
-		r.Relay.FullDestinations = func() []string {
-			full := fullDestinations(m.Lengths(), relayShare)
-			r.leftOut.Store(len(full) > 0)
-			return full
-		}
+		r.Relay.FullDestinations = func() []string { return fullDestinations(m.Lengths(), relayShare) }
 	}
 	if b, ok := r.Store.(store.OutboxBacklogReader); ok && cfg.IngestMaxBacklog > 0 {
 		r.Backlog = &delivery.Backlog{Store: b, Clock: r.Clock, Max: cfg.IngestMaxBacklog}
