@@ -27,13 +27,10 @@ func (r *Runtime) wireThroughput(cfg config.Config, log *slog.Logger) {
 	if m := r.Memory; m != nil {
 		// Bounded in flight: the relay (eager or timer) claims only while the in-process
 		// bus holds fewer than relayInFlight messages; the bus's drains wake it again.
-		// Past relayInFlight, only destinations under their floor take more, up to
-		// relayInFlight+relayReserve in all (relayRoom).
-		r.Relay.Room = func() bool { return relayRoom(m.Waiting()) }
+		r.Relay.Room = func() bool { return m.Waiting() < relayInFlight }
 		// Within it, each destination holds at most relayShare: the claims leave out the rows
 		// of a destination past it (delivery.Relay.FullDestinations), so a slow consumer
-		// (campaign-commands under W6) stops only its own rows, not the whole relay; and once
-		// the bus holds relayInFlight, every destination at its floor is left out too.
+		// (campaign-commands under W6) stops only its own rows, not the whole relay.
 		r.Relay.FullDestinations = func() []string { return fullDestinations(m.Lengths(), relayShare) }
 	}
 	if b, ok := r.Store.(store.OutboxBacklogReader); ok && cfg.IngestMaxBacklog > 0 {
@@ -90,39 +87,12 @@ const relayInFlight = 1000
 // all 1,000 and tracking and events waited in the outbox behind it).
 const relayShare = relayInFlight / 2
 
-// relayFloor is what every destination may hold however full the rest of the bus is, and
-// relayReserve how far past relayInFlight the destinations under their floor may take the
-// bus in all. Without them two slow destinations at their share held the whole bound
-// (W6: tracking at 500 and campaign-facts, the reporting projection served only by the
-// host's loop, at 450–600), and the relay claimed nothing for campaign-commands,
-// campaign-results and events, whose rows then waited in the outbox behind rows nobody
-// waits for (docs/performance.md, "What tipped W6"). A floor of 100 is one full consumer
-// batch. The bus then holds at most relayInFlight + relayReserve messages, plus one claim.
-const (
-	relayFloor   = 100
-	relayReserve = relayInFlight / 2
-)
-
-// relayRoom says whether the relay may claim with waiting messages on the bus: under
-// relayInFlight every destination under its share may take more, past it only those under
-// relayFloor (fullDestinations), up to relayInFlight + relayReserve.
-func relayRoom(waiting int) bool { return waiting < relayInFlight+relayReserve }
-
 // fullDestinations returns the destinations of lengths (messages held per destination,
-// bus.Memory.Lengths) that hold share or more, and, once they hold relayInFlight in all,
-// those that hold relayFloor or more; sorted.
+// bus.Memory.Lengths) that hold share or more, sorted.
 func fullDestinations(lengths map[string]int, share int) []string {
-	total := 0
-	for _, n := range lengths {
-		total += n
-	}
-	most := share
-	if total >= relayInFlight {
-		most = min(share, relayFloor)
-	}
 	var out []string
 	for d, n := range lengths {
-		if n >= most {
+		if n >= share {
 			out = append(out, d)
 		}
 	}
