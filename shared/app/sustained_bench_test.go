@@ -88,6 +88,7 @@ func BenchmarkSustained(b *testing.B) {
 		b.ReportMetric(r.heapMiB, "peak-heap-MiB")
 		b.ReportMetric(r.txPerLogin, "tx/login")
 		b.ReportMetric(r.msgsPerLogin, "msgs/login")
+		b.ReportMetric(r.writerPerLogin, "writer-us/login")
 	}
 }
 
@@ -100,6 +101,7 @@ type w6Result struct {
 	cpuPerLogin                                                        float64 // CPU µs of the process per applied login
 	txPerLogin                                                         float64 // write transactions on the SQLite writer per applied login
 	msgsPerLogin                                                       float64 // messages the eager publisher published per applied login
+	writerPerLogin                                                     float64 // µs the writer's transactions held it (fn and commit) per applied login
 }
 
 func runSustained(b *testing.B) w6Result {
@@ -187,6 +189,19 @@ func runSustained(b *testing.B) w6Result {
 	var meters w6Meters
 	if os.Getenv("W6_QUEUES") != "" {
 		meters = meterConsumers(rt)
+	}
+	writer := newW6Writer(time.Now())
+	if o, ok := rt.Store.(interface{ SetTxObserver(sqlstore.TxObserver) }); ok {
+		o.SetTxObserver(writer.observe)
+		defer o.SetTxObserver(nil)
+	}
+	var destDB *sql.DB // the per-destination backlog (W6_QUEUES), read on a connection of its own
+	if os.Getenv("W6_QUEUES") != "" {
+		if destDB, err = sql.Open("sqlite", filepath.Join(dir, "automation.db")); err != nil {
+			b.Fatal(err)
+		}
+		destDB.SetMaxOpenConns(1)
+		defer destDB.Close()
 	}
 	srv := httptest.NewServer(rt.ListenerHandler(false))
 	defer srv.Close()
@@ -280,6 +295,9 @@ func runSustained(b *testing.B) w6Result {
 	stopSample := make(chan struct{})
 	var peakBacklog int
 	var peakHeap uint64 // the Go heap in use, sampled with the backlog
+	var lastGC uint32   // the collections and their pauses (ns) at the last sample (W6_QUEUES)
+	var lastPause uint64
+	lastAppliedN := 0 // logins applied at the last sample (W6_QUEUES)
 	go func() {
 		defer close(sampleDone)
 		t := time.NewTicker(time.Second)
@@ -314,13 +332,26 @@ func runSustained(b *testing.B) w6Result {
 						rss = append(rss, strings.Join(strings.Fields(l), " "))
 					}
 				}
-				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, heap released %d MiB, stacks %d MiB, Go runtime total %d MiB, %v\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.HeapReleased>>20, ms.StackSys>>20, (ms.Sys-ms.HeapReleased)>>20, rss)
+				// The collections of this second and their pauses, to line up with the seconds
+				// where the applied rate drops.
+				fmt.Fprintf(os.Stderr, "W6 memory %d: heap in use %d MiB, heap sys %d MiB, heap released %d MiB, stacks %d MiB, Go runtime total %d MiB, %v, GC %d in %s\n", len(backlog), ms.HeapInuse>>20, ms.HeapSys>>20, ms.HeapReleased>>20, ms.StackSys>>20, (ms.Sys-ms.HeapReleased)>>20, rss,
+					ms.NumGC-lastGC, time.Duration(ms.PauseTotalNs-lastPause))
+				lastGC, lastPause = ms.NumGC, ms.PauseTotalNs
 				if len(backlog)%10 == 0 {
 					fmt.Fprintf(os.Stderr, "W6 sqlite %d: %s\n", len(backlog), sqliteMemLine())
+					fmt.Fprintf(os.Stderr, "W6 writer %d: %s\n", len(backlog), writer.line(len(backlog)/10-1))
 				}
 			}
 			if os.Getenv("W6_QUEUES") != "" && rt.Memory != nil {
-				fmt.Fprintf(os.Stderr, "W6 queues %d: backlog %d %v\n", len(backlog), n0, rt.Memory.Lengths())
+				mu.Lock()
+				appliedNow := applied
+				mu.Unlock()
+				wal := int64(-1) // the log's size: it starts over after a checkpoint that copied all of it
+				if fi, err := os.Stat(filepath.Join(dir, "automation.db-wal")); err == nil {
+					wal = fi.Size() >> 10
+				}
+				fmt.Fprintf(os.Stderr, "W6 queues %d: applied %d, wal %d KiB, backlog %d %v by destination %s\n", len(backlog), appliedNow-lastAppliedN, wal, n0, rt.Memory.Lengths(), w6DestBacklog(ctx, destDB))
+				lastAppliedN = appliedNow
 				fmt.Fprintf(os.Stderr, "W6 consumers %d: %s\n", len(backlog), meters.second())
 			}
 		}
@@ -449,6 +480,14 @@ func runSustained(b *testing.B) w6Result {
 	if rt.Pump != nil {
 		b.Logf("W6: eager publisher: %d wakes, %d drains, %d published; events log lines %d (%d at DEBUG)", rt.Pump.Metrics.Wakes.Load(),
 			rt.Pump.Metrics.Drains.Load(), rt.Pump.Metrics.Published.Load(), rt.EventLog.Lines.Load(), rt.EventLog.Demoted.Load())
+	}
+	if applied > 0 {
+		res.writerPerLogin = float64(writer.held().Microseconds()) / float64(applied)
+	}
+	if minutes := int(offeredFor / time.Minute); minutes >= 2 { // what costs the writer more as the tables grow
+		last := int(offeredFor / w6WriterWindow)
+		b.Logf("W6: writer, first minute: %s", describeHolds(writer.span(0, 6), 12))
+		b.Logf("W6: writer, last minute of the load: %s", describeHolds(writer.span(last-6, last), 12))
 	}
 	if w, ok := rt.Store.(interface{ WriteStats() sqlstore.WriteStats }); ok {
 		ws := w.WriteStats()

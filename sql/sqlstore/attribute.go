@@ -125,7 +125,13 @@ func (s *Store) attributeApplyTx(ctx context.Context, tx *sql.Tx, p store.Attrib
 		return "", err
 	}
 	for _, r := range dec.Rows {
-		if err := s.attributeWrite(ctx, tx, p.Now, r); err != nil {
+		// The stored row's OrderKey, when the write updates the version read: unchanged, the
+		// update leaves the ranking index alone (AttributeUpdateKeepOrder).
+		keep := false
+		if old, ok := rows[r.AttributeEntity][r.AttributeCode]; ok && r.Version > 0 && old.Version == r.Version && old.OrderKey == r.OrderKey {
+			keep = true
+		}
+		if err := s.attributeWrite(ctx, tx, p.Now, r, keep); err != nil {
 			return "", err
 		}
 	}
@@ -152,15 +158,21 @@ func (s *Store) attributeApplyTx(ctx context.Context, tx *sql.Tx, p store.Attrib
 // errDuplicateEvent rolls back the transaction of an event an entity processed before.
 var errDuplicateEvent = errors.New("attribute event processed before")
 
-// attributeWrite inserts (Version 0) or updates (guarded by Version) one row.
-func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r store.AttributeRow) error {
+// attributeWrite inserts (Version 0) or updates (guarded by Version) one row; keepOrder
+// says the stored row of that Version has r's OrderKey already, so the update leaves the
+// ranking index alone (AttributeUpdateKeepOrder: docs/performance.md, "What tipped W6").
+func (s *Store) attributeWrite(ctx context.Context, tx *sql.Tx, now time.Time, r store.AttributeRow, keepOrder bool) error {
 	if err := checkEntity(r.AttributeEntity); err != nil {
 		return err
 	}
 	args := append(entityArgs(r.AttributeEntity), sql.Named("AttributeCode", r.AttributeCode), sql.Named("ValueType", r.ValueType),
 		sql.Named("ValueText", r.ValueText), sql.Named("OrderKey", r.OrderKey), sql.Named("Period", r.Period), sql.Named("PeriodRule", r.PeriodRule),
 		sql.Named("LastEventOn", s.tm(r.LastEventOn)), sql.Named("Now", s.tm(now)))
-	name, args := versionedSave("AttributeInsert", "AttributeUpdate", r.Version, args)
+	update := "AttributeUpdate"
+	if keepOrder {
+		update = "AttributeUpdateKeepOrder"
+	}
+	name, args := versionedSave("AttributeInsert", update, r.Version, args)
 	res, err := s.exec(ctx, tx, name, args...)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", s.d.Name, name, err)
@@ -272,7 +284,7 @@ func (s *Store) AttributeFlushDeltas(ctx context.Context, now time.Time, limit i
 			}
 			row := store.AttributeRow{AttributeEntity: k.AttributeEntity, AttributeCode: k.code, ValueType: "number", ValueText: text,
 				OrderKey: orderKey, Version: cur.Version, LastEventOn: maxTime(cur.LastEventOn, now)}
-			if err := s.attributeWrite(ctx, tx, now, row); err != nil {
+			if err := s.attributeWrite(ctx, tx, now, row, cur.OrderKey == orderKey); err != nil { // keepOrder counts only for an update (Version > 0: cur was read)
 				return err
 			}
 			out.Counters++

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -51,6 +52,8 @@ type Store struct {
 	gActive  bool
 	gQueue   []*groupMember
 	wstats   writeStats
+	// txObs (SetTxObserver; nil: none) hears each write transaction's kind and hold.
+	txObs atomic.Pointer[TxObserver]
 }
 
 var _ store.OutboxCommitNotifier = (*Store)(nil)
@@ -310,6 +313,7 @@ const (
 // failure is retryable (deadlock victim, transient error), the whole transaction runs again,
 // up to txAttempts times: fn must only assign its results, never accumulate them.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	fn = s.observed(fn, 1)
 	pause := txRetryPause
 	for attempt := 1; ; attempt++ {
 		err := s.permanent(s.inTxOnce(ctx, fn))
@@ -373,6 +377,7 @@ func (s *Store) inTxSlot(ctx context.Context, fn func(tx *sql.Tx) error, slot bo
 	if err := fn(tx); err != nil {
 		return err
 	}
+	commitAt := time.Now()
 	if err := tx.Commit(); err != nil {
 		committed = true // database/sql considers the transaction done either way
 		if onWriter {
@@ -384,6 +389,7 @@ func (s *Store) inTxSlot(ctx context.Context, fn func(tx *sql.Tx) error, slot bo
 	}
 	committed, commitOK = true, true
 	if onWriter {
+		s.observeCommit(commitAt)
 		s.wstats.transactions.Add(1)
 		s.wstats.commits.Add(1)
 	}

@@ -46,6 +46,17 @@ SET ValueType = @ValueType, ValueText = @ValueText, OrderKey = @OrderKey, Period
 WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId AND AttributeCode = @AttributeCode
   AND Version = @Version;
 
+-- name: AttributeUpdateKeepOrder :exec
+-- AttributeUpdate for a row whose OrderKey does not change (a flag set again, a streak in
+-- the same period): OrderKey is not in the SET list, so the ranking index
+-- IX_AttributeValue_Rank is not rewritten (an UPDATE rewrites every index holding a column
+-- it sets, whether or not the value changes). Guarded by the Version read, as AttributeUpdate.
+UPDATE dbo.AttributeValue
+SET ValueType = @ValueType, ValueText = @ValueText, Period = @Period, PeriodRule = @PeriodRule,
+    LastEventOn = @LastEventOn, UpdatedOn = @Now, Version = Version + 1
+WHERE BusinessUnitId = @BusinessUnitId AND EntityType = @EntityType AND EntityId = @EntityId AND AttributeCode = @AttributeCode
+  AND Version = @Version;
+
 -- name: AttributeDeltaInsert :exec
 INSERT INTO dbo.AttributeDelta (BusinessUnitId, EntityType, EntityId, AttributeCode, Micros, EventId, CreatedOn)
 VALUES (@BusinessUnitId, @EntityType, @EntityId, @AttributeCode, @Micros, @EventId, @Now);
