@@ -196,6 +196,25 @@ func (r *rig) runAll(ids []string, workers int) {
 	}
 }
 
+// chargedOnce fails unless command id ended SUCCEEDED with its action applied once, the
+// ledger holds its one fee of 10 and the budget's cost is that fee with nothing reserved.
+func (r *rig) chargedOnce(id string) {
+	r.T.Helper()
+	c := r.Command(id)
+	if c.Status != store.CommandSucceeded {
+		r.T.Fatalf("command %s (%s), want SUCCEEDED", c.Status, c.LastError)
+	}
+	if n := r.action.Applied(c.EffectKey); n != 1 {
+		r.T.Fatalf("the provider applied the action %d times", n)
+	}
+	if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
+		r.T.Fatalf("ledger %+v, want the one confirmed fee of 10", r.billing.Ledger())
+	}
+	if b := r.budgetRow(); b.Cost != 10 || b.ReservedCost != 0 {
+		r.T.Fatalf("budget %+v, want cost 10, nothing reserved", b)
+	}
+}
+
 var errCrash = errors.New("crash")
 
 func busMessage(i int, body []byte) bus.Message {
