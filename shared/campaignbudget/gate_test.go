@@ -139,6 +139,25 @@ func (r *smsRig) dispatch(fn func(commandID string)) {
 	}
 }
 
+// oneCommand saves campaign c-sms, whose action texts number "sale", dispatches its one
+// command and returns the action's params and the command's id.
+func (r *smsRig) oneCommand(number string) (params, id string) {
+	r.t.Helper()
+	params = `{"text":"sale","recipient":"` + number + `"}`
+	r.campaign("c-sms", params)
+	r.dispatch(func(c string) { id = c })
+	return params, id
+}
+
+// optOut records number's opt-out of marketing sms (an SMS STOP) in bu-1.
+func (r *smsRig) optOut(number string) {
+	r.t.Helper()
+	no := false
+	if _, err := r.prefs.Set(context.Background(), "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // fees counts the billing ledger's orders of command id (its first five attempts).
 func (r *smsRig) fees(id string) (n int) {
 	for _, tr := range r.bill.Ledger() {
@@ -174,10 +193,7 @@ func TestNotificationActionGated(t *testing.T) {
 	} {
 		r.campaign(id, params)
 	}
-	no := false
-	if _, err := prefs.Set(ctx, "bu-1", outNo, outNo, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
-		t.Fatal(err)
-	}
+	r.optOut(outNo)
 	for _, n := range []string{quietNo, svcNo} {
 		if _, err := prefs.Set(ctx, "bu-1", n, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "21:00", End: "08:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
 			t.Fatal(err)
@@ -291,19 +307,10 @@ func TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 			ctx := context.Background()
 			sms := &smsRecorder{}
 			rig := newSMSRig(t, time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC), sms) // 12:00 in Sydney
-			st, clock, prefs, worker := rig.st, rig.clock, rig.prefs, rig.worker
+			st, clock, worker := rig.st, rig.clock, rig.worker
 			const number = "+61400000009"
-			params := `{"text":"sale","recipient":"` + number + `"}`
-			rig.campaign("c-sms", params)
-			var id string
-			rig.dispatch(func(c string) { id = c })
-			no := false
-			optOut := func() {
-				t.Helper()
-				if _, err := prefs.Set(ctx, "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			params, id := rig.oneCommand(number)
+			optOut := func() { rig.optOut(number) }
 			clock.Advance(time.Second) // the command was created a second before
 			if tc.when == beforeFirstClaim {
 				optOut()
@@ -403,10 +410,7 @@ func TestInDoubtNotificationActionNotAppliedAsksTheGate(t *testing.T) {
 			rig := newSMSRig(t, time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC), sms)
 			st, clock, prefs, worker := rig.st, rig.clock, rig.prefs, rig.worker
 			const number = "+61400000010"
-			params := `{"text":"sale","recipient":"` + number + `"}`
-			rig.campaign("c-sms", params)
-			var id string
-			rig.dispatch(func(c string) { id = c })
+			params, id := rig.oneCommand(number)
 			clock.Advance(time.Second)
 			// The first claim (parameters frozen, as the worker's claim by id does); the
 			// process dies before the gate.
@@ -418,10 +422,7 @@ func TestInDoubtNotificationActionNotAppliedAsksTheGate(t *testing.T) {
 			clock.Advance(time.Second)
 			switch tc.what {
 			case optedOut:
-				no := false
-				if _, err := prefs.Set(ctx, "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
-					t.Fatal(err)
-				}
+				rig.optOut(number)
 			case quiet:
 				if _, err := prefs.Set(ctx, "bu-1", number, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "11:30", End: "13:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
 					t.Fatal(err)
