@@ -85,10 +85,7 @@ func TestAfterOffsetLateRule(t *testing.T) {
 		f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-07-06")))
 		// Due 2026-10-03T22:00Z; found 48 h and 1 s later.
 		f.clock.Set(utc("2026-10-05T22:00:01Z"))
-		rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-		if err != nil || len(rows) != 1 {
-			t.Fatal(rows, err)
-		}
+		rows := f.claimDue(t, 1)
 		out, err := f.h.Execute(context.Background(), rows[0], f.clock.Now())
 		if err != nil || out.Deactivate != automation.ReasonTooLate {
 			t.Fatalf("%+v %v", out, err)

@@ -100,6 +100,17 @@ func (f *fixture) mustProcess(t *testing.T, raw []byte) reminder.EventResult {
 }
 
 // rows returns "localDate/status/reason" for every row of e-1, sorted.
+// claimDue claims the rows due at the fixture's now (a minute's lease) and fails unless
+// there are n.
+func (f *fixture) claimDue(t *testing.T, n int) []automation.SchedulerRow {
+	t.Helper()
+	rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != n {
+		t.Fatalf("claimed %+v %v, want %d rows", rows, err, n)
+	}
+	return rows
+}
+
 func (f *fixture) rows(t *testing.T) []string {
 	t.Helper()
 	return sourceRows(t, f, "e-1")
@@ -272,10 +283,7 @@ func TestTimeAwareDeactivationKeepsCompletedRows(t *testing.T) {
 	f.mustProcess(t, event("evt-1", 1, alice))
 	ctx := context.Background()
 	f.clock.Set(utc("2026-10-01T00:00:00Z"))
-	claimed, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("%v %v", claimed, err)
-	}
+	claimed := f.claimDue(t, 1)
 	out, err := f.h.Execute(ctx, claimed[0], f.clock.Now())
 	if err != nil || len(out.Deliveries) != 1 {
 		t.Fatalf("%+v %v", out, err)
@@ -309,7 +317,7 @@ func TestAnnualTooLateStillEnsuresNextYear(t *testing.T) {
 	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
 	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
 	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	rows := f.claimDue(t, 1)
 	out, err := f.h.Execute(context.Background(), rows[0], utc("2026-10-05T00:00:00Z"))
 	if err != nil || out.Deactivate != automation.ReasonTooLate || len(out.FollowUps) != 1 || out.FollowUps[0].ScheduledLocalDate != "2027-10-01" {
 		t.Fatalf("%+v %v", out, err)

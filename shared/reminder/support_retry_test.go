@@ -108,10 +108,7 @@ func TestSupportRetryOfAThresholdRow(t *testing.T) {
 	ctx := context.Background()
 	f.clock.Set(utc("2026-10-01T00:00:00Z"))
 	f.mustProcess(t, classEvent("e1", 1, 9, 10))
-	rows, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("claim %v %v", rows, err)
-	}
+	rows := f.claimDue(t, 1)
 	out, err := f.h.Execute(ctx, rows[0], f.clock.Now())
 	if err != nil || len(out.Deliveries) != 2 {
 		t.Fatalf("original: %+v %v", out, err)

@@ -298,10 +298,7 @@ func TestThresholdRevalidation(t *testing.T) {
 			f := newFixture(t, classSettingJSON(string(tc.policy), "[80]", ""))
 			f.clock.Set(utc("2026-10-01T00:00:00Z"))
 			f.mustProcess(t, classEvent("e1", 1, 9, 10))
-			rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-			if err != nil || len(rows) != 1 {
-				t.Fatalf("claim %v %v", rows, err)
-			}
+			rows := f.claimDue(t, 1)
 			if tc.change != nil {
 				tc.change(t, f)
 			}
