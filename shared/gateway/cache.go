@@ -58,12 +58,7 @@ func (r *Registry) EventNames() []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return sortedNames(seen)
 }
 
 // EntityTypes lists, sorted and once each, the entity types the registry's counter
@@ -78,12 +73,7 @@ func (r *Registry) EntityTypes() []string {
 			seen[in.EntityType] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return sortedNames(seen)
 }
 
 // Len is the number of event types.
@@ -181,4 +171,14 @@ func (c *Cache) load(ctx context.Context) (*Registry, error) {
 		reg.byType[e.EventType] = comp
 	}
 	return reg, nil
+}
+
+// sortedNames lists the names of seen, sorted (empty, not nil, when there are none).
+func sortedNames(seen map[string]bool) []string {
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
