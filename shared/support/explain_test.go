@@ -77,9 +77,7 @@ func TestExplainCases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, support.Config{})
 	ctx := context.Background()
-	if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
-		t.Fatal(err)
-	}
+	e.unit(t, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"})
 	// 02:30 on 2027-04-04 happens twice in Sydney (DST ends): the earlier is used.
 	e.setting(t, true, "02:30")
 	e.clock.Set(time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC))
@@ -242,9 +240,7 @@ func TestFindUnknownUnitIsNotFound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, support.Config{})
 	ctx := context.Background()
-	if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"}); err != nil {
-		t.Fatal(err)
-	}
+	e.unit(t, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"})
 	e.held(t, 0, 2, "bu-a")
 	if page, err := e.svc.Find(ctx, automation.AllBusinessUnits(), support.Filter{BusinessUnitID: "bu-a"}, nil, 0); err != nil || len(page.Rows) != 2 {
 		t.Fatalf("find bu-a: %d rows, %v", len(page.Rows), err)

@@ -43,6 +43,14 @@ func newEnv(t *testing.T, cfg support.Config) *env {
 
 // held creates n rows of business unit bu on support hold (Failed, HandlerError), keys
 // numbered from first.
+// unit stores business unit u.
+func (e *env) unit(t *testing.T, u store.BusinessUnit) {
+	t.Helper()
+	if err := e.st.BusinessUnitUpsert(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (e *env) held(t *testing.T, first, n int, bu string) {
 	t.Helper()
 	ctx := context.Background()
