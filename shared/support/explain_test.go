@@ -249,3 +249,31 @@ func TestFindUnknownUnitIsNotFound(t *testing.T) {
 		t.Fatalf("find an unknown unit: %v, want 404", err)
 	}
 }
+
+// The figures of a business unit that does not exist, or that the scope does not see, are a
+// 404 (issue 33), not zeros that read as a healthy unit; a unit that exists has its figures.
+func TestMetricsOfAnUnknownOrUnseenUnitAreNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	e.unit(t, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"})
+	for _, c := range []struct {
+		scope    automation.Scope
+		unit     string
+		notFound bool
+	}{
+		{automation.AllBusinessUnits(), "bu-a", false},
+		{automation.AllBusinessUnits(), "bu-aa", true},
+		{automation.BusinessUnits("bu-b"), "bu-a", true},
+	} {
+		answer := func(err error) bool {
+			return c.notFound && automation.CodeOf(err) == automation.CodeNotFound || !c.notFound && err == nil
+		}
+		if _, err := e.svc.Metrics(ctx, c.scope, c.unit); !answer(err) {
+			t.Errorf("Metrics of %s seen by %s: %v, want not found %v", c.unit, c.scope, err, c.notFound)
+		}
+		if _, err := e.svc.MetricsHistory(ctx, c.scope, c.unit, 1); !answer(err) {
+			t.Errorf("MetricsHistory of %s seen by %s: %v, want not found %v", c.unit, c.scope, err, c.notFound)
+		}
+	}
+}
