@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -58,7 +57,7 @@ func (r *Registry) EventNames() []string {
 			}
 		}
 	}
-	return sortedNames(seen)
+	return sortedKeys(seen)
 }
 
 // EntityTypes lists, sorted and once each, the entity types the registry's counter
@@ -73,7 +72,7 @@ func (r *Registry) EntityTypes() []string {
 			seen[in.EntityType] = true
 		}
 	}
-	return sortedNames(seen)
+	return sortedKeys(seen)
 }
 
 // Len is the number of event types.
@@ -171,14 +170,4 @@ func (c *Cache) load(ctx context.Context) (*Registry, error) {
 		reg.byType[e.EventType] = comp
 	}
 	return reg, nil
-}
-
-// sortedNames lists the names of seen, sorted (empty, not nil, when there are none).
-func sortedNames(seen map[string]bool) []string {
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
