@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/quiethours"
 )
@@ -82,23 +83,11 @@ func TestValidate(t *testing.T) {
 	} {
 		err := c.w.Validate()
 		var ae *automation.Error
-		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !mentions(ae, c.field) {
+		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !automationtest.NamesField(ae, c.field) {
 			t.Errorf("%+v: %v, want InvalidInput naming %s", c.w, err, c.field)
 		}
 		if _, err := c.w.Decide(utc("2026-06-01T00:00:00Z"), false); err == nil {
 			t.Errorf("%+v: Decide accepted a bad window", c.w)
 		}
 	}
-}
-
-func mentions(e *automation.Error, field string) bool {
-	if e.Field == field {
-		return true
-	}
-	for _, f := range e.Fields {
-		if f.Field == field {
-			return true
-		}
-	}
-	return false
 }

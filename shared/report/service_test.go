@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/store"
@@ -234,7 +235,7 @@ func TestCreateRejectsBadSubscriptionsAndStoresNothing(t *testing.T) {
 		tc.mut(&in)
 		_, err := e.svc.Create(ctx, automation.AllBusinessUnits(), subGuid, in)
 		var ae *automation.Error
-		if !asErr(err, &ae) || ae.Code != automation.CodeInvalidInput || !hasField(ae, tc.field) {
+		if !asErr(err, &ae) || ae.Code != automation.CodeInvalidInput || !automationtest.NamesField(ae, tc.field) {
 			t.Errorf("%s: err = %v, want invalid %s", name, err, tc.field)
 		}
 	}
@@ -245,18 +246,6 @@ func TestCreateRejectsBadSubscriptionsAndStoresNothing(t *testing.T) {
 	if len(subs) != 0 || countRows(t, e.st)[automation.StatusPending] != 0 {
 		t.Fatalf("bad input stored something: %d subscriptions, rows %v", len(subs), countRows(t, e.st))
 	}
-}
-
-func hasField(e *automation.Error, f string) bool {
-	if e.Field == f {
-		return true
-	}
-	for _, x := range e.Fields {
-		if x.Field == f {
-			return true
-		}
-	}
-	return false
 }
 
 // Pause deactivates pending runs (completed runs stay), resume ensures the next run, an
