@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
@@ -109,6 +110,23 @@ func (f *fixture) claimDue(t *testing.T, n int) []automation.SchedulerRow {
 		t.Fatalf("claimed %+v %v, want %d rows", rows, err, n)
 	}
 	return rows
+}
+
+// sendDue claims the one row due at the fixture's now, executes it, fails unless it queued
+// deliveries deliveries, and completes it with them (as the poller does); it returns the row
+// and its outcome.
+func (f *fixture) sendDue(t *testing.T, deliveries int) (automation.SchedulerRow, scheduler.Outcome) {
+	t.Helper()
+	ctx := context.Background()
+	row := f.claimDue(t, 1)[0]
+	out, err := f.h.Execute(ctx, row, f.clock.Now())
+	if err != nil || len(out.Deliveries) != deliveries {
+		t.Fatalf("executed %+v %v, want %d deliveries", out, err, deliveries)
+	}
+	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: row.ID, Token: row.Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
+		t.Fatal(err)
+	}
+	return row, out
 }
 
 func (f *fixture) rows(t *testing.T) []string {
@@ -281,16 +299,8 @@ func TestTimeAwareDeactivationKeepsCompletedRows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.mustProcess(t, event("evt-1", 1, alice))
-	ctx := context.Background()
 	f.clock.Set(utc("2026-10-01T00:00:00Z"))
-	claimed := f.claimDue(t, 1)
-	out, err := f.h.Execute(ctx, claimed[0], f.clock.Now())
-	if err != nil || len(out.Deliveries) != 1 {
-		t.Fatalf("%+v %v", out, err)
-	}
-	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: claimed[0].ID, Token: claimed[0].Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
-		t.Fatal(err)
-	}
+	f.sendDue(t, 1)
 	// Redelivering an equivalent event later never resends; a deletion keeps the completed row.
 	r := f.mustProcess(t, event("evt-2", 2, alice))
 	if r.Ensured[automation.EnsureAlreadyCompleted] != 1 {
