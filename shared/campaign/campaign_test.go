@@ -550,11 +550,8 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 // The projection counts each command once per campaign and day, exact under replay.
 func TestProjectionExactUnderReplay(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	r.save("welcome", threeSteps("sim"), "r1")
+	r.welcomeThree()
 	ctx := context.Background()
-	for _, id := range []string{"e1", "e2", "e3"} {
-		r.Fire(t, id, "cust-"+id)
-	}
 	facts := r.Pump()
 	read := func() store.CampaignCounts {
 		c, err := r.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "welcome", From: "2026-10-01", To: "2026-10-01"})

@@ -101,6 +101,16 @@ func (r *rig) fireOne(id string) string {
 	return campaign.ExecutionID("bu-1", id, "r1", "cust-1", appEvent("evt-1"))
 }
 
+// welcomeThree saves campaign welcome (run r1) as threeSteps("sim") and fires SignedUp events
+// e1, e2 and e3 of customers cust-e1, cust-e2 and cust-e3.
+func (r *rig) welcomeThree() {
+	r.T.Helper()
+	r.save("welcome", threeSteps("sim"), "r1")
+	for _, id := range []string{"e1", "e2", "e3"} {
+		r.Fire(r.T, id, "cust-"+id)
+	}
+}
+
 func statuses(cs []store.CampaignCommand) []store.CommandStatus {
 	var out []store.CommandStatus
 	for _, c := range cs {

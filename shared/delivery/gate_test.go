@@ -17,6 +17,16 @@ func gateEnv(t *testing.T) (*env, *provider, *preference.Service) {
 	return gateEnvTraits(t, delivery.Traits{})
 }
 
+// quietEnv is gateEnv whose unit bu-1 keeps quiet hours from 21:00 to 08:00 (Sydney).
+func quietEnv(t *testing.T) (*env, *provider, *preference.Service) {
+	t.Helper()
+	e, p, svc := gateEnv(t)
+	if _, err := svc.SetUnitQuietHours(context.Background(), "bu-1", "jane", preference.QuietHoursInput{Start: "21:00", End: "08:00"}); err != nil {
+		t.Fatal(err)
+	}
+	return e, p, svc
+}
+
 // gateEnvTraits is gateEnv whose email channel has traits.
 func gateEnvTraits(t *testing.T, traits delivery.Traits) (*env, *provider, *preference.Service) {
 	t.Helper()
@@ -83,11 +93,7 @@ func TestOptedOutDeliveryEndsSkippedWithTheReason(t *testing.T) {
 // retry ladder) and is sent then; a transactional one passes.
 func TestQuietHoursHoldMarketingUntilTheWindowEnds(t *testing.T) {
 	t.Parallel()
-	e, p, svc := gateEnv(t)
-	ctx := context.Background()
-	if _, err := svc.SetUnitQuietHours(ctx, "bu-1", "jane", preference.QuietHoursInput{Start: "21:00", End: "08:00"}); err != nil {
-		t.Fatal(err)
-	}
+	e, p, _ := quietEnv(t)
 	// storetest.T0 is 2026-10-01T00:00Z = 10:00 in Sydney: move to 23:00 local (13:00Z).
 	e.clock.Advance(13 * time.Hour)
 	marketing := e.queue(t, map[string]any{}, "email", "linh@example.test")[0]
