@@ -275,8 +275,7 @@ func TestThresholdMetricNumbersAreBounded(t *testing.T) {
 		{"9", strings.Repeat("9", 65), "data.capacity"},
 		{"-1e300", "10", "data.booked"},
 	} {
-		f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
-		f.clock.Set(utc("2026-10-01T00:00:00Z"))
+		f := classFixture(t, reminder.OncePerThreshold, "[80]")
 		raw := strings.Replace(string(classEvent("e1", 1, 9, 10)), `"booked":9,"capacity":10`, `"booked":`+tc.booked+`,"capacity":`+tc.capacity, 1)
 		_, err := f.process(t, []byte(raw))
 		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), tc.field) {
@@ -287,8 +286,7 @@ func TestThresholdMetricNumbersAreBounded(t *testing.T) {
 		}
 	}
 	// In range: fine, and exact.
-	f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
-	f.clock.Set(utc("2026-10-01T00:00:00Z"))
+	f := classFixture(t, reminder.OncePerThreshold, "[80]")
 	raw := strings.Replace(string(classEvent("e1", 1, 9, 10)), `"booked":9,"capacity":10`, `"booked":0.000000000000001,"capacity":0.0000000000000012`, 1)
 	f.mustProcess(t, []byte(raw))
 	eq(t, classRows(t, f), "80:OncePerThreshold:src/Pending/")

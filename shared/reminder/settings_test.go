@@ -164,8 +164,7 @@ func TestSettingsChangeRules(t *testing.T) {
 
 	t.Run("threshold level edit: deactivate + recreate", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
-		f.clock.Set(utc("2026-10-01T00:00:00Z"))
+		f := classFixture(t, reminder.OncePerThreshold, "[80]")
 		f.mustProcess(t, classEvent("e1", 1, 8, 10))
 		eq(t, classRows(t, f), "80:OncePerThreshold:src/Pending/")
 		f.clock.Set(utc("2026-10-01T00:00:20Z"))

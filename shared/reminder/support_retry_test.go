@@ -104,9 +104,8 @@ func mustKey(t *testing.T, target string, off int) string {
 // again under new delivery keys while the condition holds, and is deactivated when it does not.
 func TestSupportRetryOfAThresholdRow(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
+	f := classFixture(t, reminder.OncePerThreshold, "[80]")
 	ctx := context.Background()
-	f.clock.Set(utc("2026-10-01T00:00:00Z"))
 	f.mustProcess(t, classEvent("e1", 1, 9, 10))
 	row, out := f.sendDue(t, 2)
 	done, _ := f.st.SchedulerGetByKey(ctx, row.SchedulerKey)
