@@ -105,10 +105,7 @@ func TestRecipientsResolvedAtExecution(t *testing.T) {
 
 func TestAnnualCompletionEnsuresNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
-	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
-	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows := f.claimDue(t, 1)
+	f, rows := annualDue(t)
 	if rows[0].ScheduledLocalDate != "2026-10-01" {
 		t.Fatalf("%+v", rows)
 	}

@@ -129,6 +129,16 @@ func (f *fixture) sendDue(t *testing.T, deliveries int) (automation.SchedulerRow
 	return row, out
 }
 
+// annualDue is a fixture with an annual [0] 09:00 setting and alice's vetting expiring on
+// 2019-10-01, at 2026-09-30T23:00Z (2026-10-01 09:00 in Sydney), with this year's row claimed.
+func annualDue(t *testing.T) (*fixture, []automation.SchedulerRow) {
+	t.Helper()
+	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
+	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
+	f.clock.Set(utc("2026-09-30T23:00:00Z"))
+	return f, f.claimDue(t, 1)
+}
+
 func (f *fixture) rows(t *testing.T) []string {
 	t.Helper()
 	return sourceRows(t, f, "e-1")
@@ -324,10 +334,7 @@ func TestAnnualMissedOffsetMovesToNextYear(t *testing.T) {
 
 func TestAnnualTooLateStillEnsuresNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
-	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
-	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows := f.claimDue(t, 1)
+	f, rows := annualDue(t)
 	out, err := f.h.Execute(context.Background(), rows[0], utc("2026-10-05T00:00:00Z"))
 	if err != nil || out.Deactivate != automation.ReasonTooLate || len(out.FollowUps) != 1 || out.FollowUps[0].ScheduledLocalDate != "2027-10-01" {
 		t.Fatalf("%+v %v", out, err)
