@@ -31,8 +31,8 @@ import (
 //     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
 //     the SQL files' parity test (sql), the Service Bus emulator's configuration drawn
-//     from the topology (azurestack), and the tests' checks of coded errors
-//     (automation/automationtest).
+//     from the topology (azurestack), and the tests' helpers on the vocabulary
+//     (automation/automationtest: coded errors' members, RFC 3339 instants).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
 //     (events), the HTTP conventions (httpapi) and the adapters' OpenAPI checks
 //     (httpapi/openapitest), the business units every domain works in (businessunit), the

@@ -19,13 +19,7 @@ func tod(s string) localtime.TimeOfDay {
 	return t
 }
 
-func utc(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var utc = automationtest.Instant
 
 // The expected instants come from the team's DST oracle script (Python's zoneinfo), not
 // from our Go code: e.g. `tzoracle.py Australia/Sydney 2026-10-04 02:30` gives

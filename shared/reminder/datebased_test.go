@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/reminder"
 )
@@ -41,13 +42,7 @@ func zone(t *testing.T, bu, id string) reminder.Zone {
 	return reminder.Zone{BusinessUnitID: bu, TimeZoneID: id, Loc: loc}
 }
 
-func utc(s string) time.Time {
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
+var utc = automationtest.Instant
 
 // Expected instants come from the DST oracle (docs/architecture.md#dst-oracle; Python zoneinfo), e.g.
 // `tzoracle.py Australia/Sydney 2026-10-31 09:00 7`, not from our own code.

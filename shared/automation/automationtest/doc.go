@@ -1,4 +1,5 @@
-// Package automationtest holds the tests' checks of the domain's coded errors
-// (automation.Error), written once for every package whose tests assert which member a
-// refusal names. It imports the domain vocabulary and the standard library only.
+// Package automationtest holds the tests' helpers on the domain vocabulary, written once for
+// every package whose tests need them: which member a coded error (automation.Error) names,
+// and instants written as RFC 3339 literals. It imports the domain vocabulary and the
+// standard library only.
 package automationtest
