@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/events"
@@ -85,13 +86,7 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 	}
 }
 
-func fieldOf(err error) string {
-	var ae *automation.Error
-	if errors.As(err, &ae) {
-		return ae.Field
-	}
-	return ""
-}
+var fieldOf = automationtest.FieldOf
 
 // Identities are stable across retries and replays; a re-run changes the execution.
 func TestIdentities(t *testing.T) {

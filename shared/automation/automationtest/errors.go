@@ -24,3 +24,12 @@ func NamesField(err error, field string) bool {
 	}
 	return false
 }
+
+// FieldOf is the member err's automation.Error names ("" when err is not one, or names none).
+func FieldOf(err error) string {
+	var e *automation.Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
+}
