@@ -94,8 +94,8 @@ func startFCM(t channeltest.TB, devices channel.PushDevices) (*fcmsim.Server, *c
 // fcmHarness: "cust-accept" has one accepting device, "cust-refuse" one whose token FCM
 // answers UNREGISTERED, "cust-slow" one whose send is accepted and answered after 3 s.
 type fcmHarness struct {
+	channeltest.Fixed
 	sim *fcmsim.Server
-	ch  *channel.FCM
 }
 
 func newFCMHarness(t channeltest.TB) *fcmHarness {
@@ -107,17 +107,9 @@ func newFCMHarness(t channeltest.TB) *fcmHarness {
 		"tok-gone-1": fcmsim.ModeUnregistered, "tok-slow-1": fcmsim.ModeTimeout}}); err != nil {
 		t.Fatalf("faults: %v", err)
 	}
-	return &fcmHarness{sim: sim, ch: ch}
-}
-
-func (h *fcmHarness) Channel() delivery.Channel { return h.ch }
-
-func (h *fcmHarness) Capabilities() channeltest.Capabilities {
-	return channeltest.Capabilities{NoIdempotencyKey: "FCM HTTP v1 has no idempotency key; the delivery key travels in data.deliveryKey and the collapse keys so the app drops a repeat"}
-}
-
-func (h *fcmHarness) Recipient(b channeltest.Behaviour) string {
-	return channeltest.Recipients{Accept: "cust-accept", Refuse: "cust-refuse", ApplyWithoutAnswer: "cust-slow", Invalid: "not a customer id"}.For(b)
+	return &fcmHarness{sim: sim, Fixed: channeltest.Fixed{Ch: ch,
+		Caps:  channeltest.Capabilities{NoIdempotencyKey: "FCM HTTP v1 has no idempotency key; the delivery key travels in data.deliveryKey and the collapse keys so the app drops a repeat"},
+		Addrs: channeltest.Recipients{Accept: "cust-accept", Refuse: "cust-refuse", ApplyWithoutAnswer: "cust-slow", Invalid: "not a customer id"}}}
 }
 
 func (h *fcmHarness) Received() []channeltest.Received {
