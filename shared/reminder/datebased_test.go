@@ -101,6 +101,16 @@ func expiresOn(date string) reminder.Source {
 	return reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": date}}
 }
 
+// mustOccurrencesOn is occurrencesOn marking missed occurrences, failing t on an error.
+func mustOccurrencesOn(t *testing.T, set reminder.Setting, src reminder.Source, z reminder.Zone, now time.Time) []reminder.Occurrence {
+	t.Helper()
+	occ, err := occurrencesOn(set, src, z, now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return occ
+}
+
 // occurrencesOn is reminder.DateOccurrences as seen at now, today being now's local date in z.
 func occurrencesOn(set reminder.Setting, src reminder.Source, z reminder.Zone, now time.Time, markMissed bool) ([]reminder.Occurrence, error) {
 	return reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, markMissed)
@@ -116,10 +126,7 @@ func TestLateRule(t *testing.T) {
 	// 2026-10-24 11:00 AEDT: offset 30 (10-01) is older → missed; offset 7 (10-24 09:00) is
 	// today → kept, due in the past; offset 0 is in the future.
 	now := utc("2026-10-24T00:00:00Z")
-	occ, err := occurrencesOn(set, src, z, now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	occ := mustOccurrencesOn(t, set, src, z, now)
 	want := map[int]automation.ReasonCode{30: automation.ReasonMissedWindow, 7: "", 0: ""}
 	for _, o := range occ {
 		if o.MissedReason != want[o.OffsetDays] {
@@ -233,10 +240,7 @@ func TestAnnualFollowingYear(t *testing.T) {
 	src := expiresOn("2020-02-29")
 	z := zone(t, "bu", "Asia/Ho_Chi_Minh")
 	now := utc("2027-01-10T00:00:00Z")
-	occ, err := occurrencesOn(set, src, z, now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	occ := mustOccurrencesOn(t, set, src, z, now)
 	if occ[0].Target.String() != "2027-02-28" || occ[0].ScheduledLocalDate != "2027-02-21" || occ[1].ScheduledLocalDate != "2027-02-28" {
 		t.Fatalf("occurrences %+v", occ)
 	}
