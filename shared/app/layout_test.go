@@ -30,8 +30,9 @@ import (
 //  1. contracts — written in the vocabulary: the store the logic needs (store), strict JSON
 //     rules under the APIs and CloudEvents (strictjson), the Functions custom-handler
 //     protocol (funchost), the bus contract and its settlement of intents (bus), tracetest,
-//     the SQL files' parity test (sql), and the Service Bus emulator's configuration drawn
-//     from the topology (azurestack).
+//     the SQL files' parity test (sql), the Service Bus emulator's configuration drawn
+//     from the topology (azurestack), and the tests' helpers on the vocabulary
+//     (automation/automationtest: coded errors' members, RFC 3339 instants).
 //  2. engine and leaf adapters — the scheduler row engine (scheduler), parsed domain events
 //     (events), the HTTP conventions (httpapi) and the adapters' OpenAPI checks
 //     (httpapi/openapitest), the business units every domain works in (businessunit), the
@@ -77,7 +78,8 @@ import (
 var layers = [][]string{
 	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
 		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink", "shared/oidcauth/oidctest"},
-	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack"},
+	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack",
+		"shared/automation/automationtest"},
 	{"shared/bus/bustest", "shared/funchost/funchosttest", "shared/scheduler", "shared/metricscount", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/delivery/fcmsim", "shared/delivery/acssim", "shared/attribute", "shared/api/deadletterapi"},
 	{"shared/reminder", "shared/preference", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget", "sql/sqlite/sqlitetest"},

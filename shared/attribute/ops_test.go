@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/localtime"
 )
 
@@ -41,13 +42,7 @@ func applyOnDays(t *testing.T, states map[string]State, in Instruction, rules fu
 	return fired
 }
 
-func at(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var at = automationtest.Instant
 
 func num(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 

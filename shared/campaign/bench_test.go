@@ -22,9 +22,7 @@ func BenchmarkWorkerCommands(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		r := newRig(b, campaign.ProviderConfig{Concurrency: 16, Timeout: 10 * time.Second})
-		d := threeSteps("sim")
-		d.Actions = d.Actions[1:2]
-		r.save("bench", d, "r1")
+		r.topUpOnly("bench", "sim")
 		ctx := context.Background()
 		for i := range *benchCommands {
 			if _, err := r.Dispatcher.HandleEvent(ctx, event(fmt.Sprintf("e-%d", i), fmt.Sprintf("c-%d", i))); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/events"
@@ -85,13 +86,7 @@ func TestCheckRefusesBadDefinitions(t *testing.T) {
 	}
 }
 
-func fieldOf(err error) string {
-	var ae *automation.Error
-	if errors.As(err, &ae) {
-		return ae.Field
-	}
-	return ""
-}
+var fieldOf = automationtest.FieldOf
 
 // Identities are stable across retries and replays; a re-run changes the execution.
 func TestIdentities(t *testing.T) {
@@ -178,8 +173,7 @@ func TestDuplicateResultNeverAdvancesTwice(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	r.save("welcome", threeSteps("sim"), "r1")
 	ctx := context.Background()
-	r.Fire(t, "evt-1", "cust-1")
-	exe := campaign.ExecutionID("bu-1", "welcome", "r1", "cust-1", appEvent("evt-1"))
+	exe := r.fireOne("welcome")
 	first := r.Commands(exe)[0]
 	if err := r.Worker.Run(ctx, first.CommandID); err != nil {
 		t.Fatal(err)
@@ -234,9 +228,7 @@ func TestConditionOnPreviousResult(t *testing.T) {
 	d := threeSteps("sim")
 	d.Actions[1].Params = json.RawMessage(`{"amountMinor":500,"currency":"AUD"}`)
 	r.save("welcome", d, "r1")
-	if err := r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail}); err != nil {
-		t.Fatal(err)
-	}
+	r.faults("sim", providersim.Faults{Mode: providersim.ModeFail})
 	r.Worker.Backoff.Steps = []time.Duration{time.Minute}
 	r.Fire(t, "evt-1", "cust-1")
 	r.Settle(time.Minute, 10)
@@ -267,12 +259,9 @@ func TestCrashAtEveryStep(t *testing.T) {
 		for _, at := range []crashPoint{crashBeforeClaim, crashAfterClaim, crashAfterCall} {
 			t.Run(provider+"/"+[]string{"beforeClaim", "afterClaim", "afterCall"}[at], func(t *testing.T) {
 				r := newRig(t, campaign.ProviderConfig{})
-				d := threeSteps(provider)
-				d.Actions = d.Actions[1:2] // the top-up alone
-				r.save("c", d, "r1")
+				d := r.topUpOnly("c", provider)
 				ctx := context.Background()
-				r.Fire(t, "evt-1", "cust-1")
-				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
+				exe := r.fireOne("c")
 				c := r.Commands(exe)[0]
 				sim := r.sims[provider]
 				switch at {
@@ -340,12 +329,8 @@ func TestUnknownResolution(t *testing.T) {
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			r := newRig(t, campaign.ProviderConfig{Timeout: 300 * time.Millisecond})
-			d := threeSteps(tc.provider)
-			d.Actions = d.Actions[1:2]
-			r.save("c", d, "r1")
-			if err := r.sims[tc.provider].SetFaults(tc.faults); err != nil {
-				t.Fatal(err)
-			}
+			r.topUpOnly("c", tc.provider)
+			r.faults(tc.provider, tc.faults)
 			r.Fire(t, "evt-1", "cust-1")
 			r.Pump()
 			exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
@@ -414,9 +399,7 @@ func TestPausedWaitsStoppedCancels(t *testing.T) {
 // Parameters are frozen on the first claim: an edit of the campaign does not change a retry.
 func TestParametersFrozenOnFirstClaim(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	d := threeSteps("sim")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
+	d := r.topUpOnly("c", "sim")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail})
 	r.Fire(t, "evt-1", "cust-1")
 	r.Pump()
@@ -445,9 +428,7 @@ func (g guardFunc) BeforeCall(ctx context.Context, s campaign.Step) (campaign.Gu
 // post-result hook runs in the result's transaction and can veto it.
 func TestGuardAndPostResultHook(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	d := threeSteps("sim")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
+	r.topUpOnly("c", "sim")
 	ctx := context.Background()
 	decision := campaign.GuardDecision{WaitUntil: t0.Add(time.Hour)}
 	r.Worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) { return decision, nil })
@@ -499,9 +480,7 @@ func TestGuardAndPostResultHook(t *testing.T) {
 // QUEUED instead of piling them up in memory.
 func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{Concurrency: 2, AdmitWait: 50 * time.Millisecond, Timeout: 5 * time.Second})
-	d := threeSteps("sim")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
+	r.topUpOnly("c", "sim")
 	_ = r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeSlow, Delay: "150ms"})
 	ctx := context.Background()
 	for i := range 12 {
@@ -566,11 +545,8 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 // The projection counts each command once per campaign and day, exact under replay.
 func TestProjectionExactUnderReplay(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	r.save("welcome", threeSteps("sim"), "r1")
+	r.welcomeThree()
 	ctx := context.Background()
-	for _, id := range []string{"e1", "e2", "e3"} {
-		r.Fire(t, id, "cust-"+id)
-	}
 	facts := r.Pump()
 	read := func() store.CampaignCounts {
 		c, err := r.Store.CampaignCountsByDay(ctx, store.CampaignCountsParams{BusinessUnitID: "bu-1", CampaignID: "welcome", From: "2026-10-01", To: "2026-10-01"})
@@ -648,12 +624,9 @@ func TestProjectionExactUnderReplay(t *testing.T) {
 // that cannot deduplicate; it waits UNKNOWN for a person with its one effect.
 func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	d := threeSteps("plain")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
+	d := r.topUpOnly("c", "plain")
 	ctx := context.Background()
-	r.Fire(t, "evt-1", "cust-1")
-	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))
+	exe := r.fireOne("c")
 	c := r.Commands(exe)[0]
 	cl, err := r.Store.CampaignClaim(ctx, store.CampaignClaimParams{CommandID: c.CommandID, Now: r.Clock.Now(), Lease: time.Minute, FreezeParams: string(d.Actions[0].Params)})
 	if err != nil || !cl.Claimed {
@@ -716,9 +689,7 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 	for _, f := range []providersim.Faults{{LookupFailPercent: 100}, {LookupLosePercent: 100}} {
 		t.Run(fmt.Sprintf("fail%d-lose%d", f.LookupFailPercent, f.LookupLosePercent), func(t *testing.T) {
 			r := newRig(t, campaign.ProviderConfig{Timeout: 300 * time.Millisecond})
-			d := threeSteps("lookup")
-			d.Actions = d.Actions[1:2]
-			r.save("c", d, "r1")
+			r.topUpOnly("c", "lookup")
 			sim := r.sims["lookup"]
 			if err := sim.SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
 				t.Fatal(err)
@@ -759,9 +730,7 @@ func TestInDoubtLookupThatFailsNeverCallsAgain(t *testing.T) {
 // automation.Error meant for people keeps its message (issue 33, item 11).
 func TestLastErrorHidesStoreInternals(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	d := threeSteps("sim")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
+	r.topUpOnly("c", "sim")
 	guardErr := fmt.Errorf("sqlite BudgetReserve: %w", errors.New("database is locked (5) (SQLITE_BUSY)"))
 	r.Worker.Guard = guardFunc(func(context.Context, campaign.Step) (campaign.GuardDecision, error) {
 		return campaign.GuardDecision{}, guardErr

@@ -225,19 +225,11 @@ func (d *Dispatcher) eventStarts(ctx context.Context, span trace.Span, body []by
 // and the command it writes carries that trace on, as HandleEvent's would.
 func (d *Dispatcher) HandleEventBatch(ctx context.Context, bodies [][]byte, traceParents []string) (created []int, errs []error) {
 	created, errs = make([]int, len(bodies)), make([]error, len(bodies))
-	if len(bodies) > store.MaxBatch {
-		err := fmt.Errorf("campaign dispatcher: a batch of %d events, at most %d", len(bodies), store.MaxBatch)
-		for i := range errs {
-			errs[i] = err
-		}
+	ctxs, ok := batchPrelude(ctx, errs, traceParents, "campaign dispatcher", "events")
+	if !ok {
 		return created, errs
 	}
-	ctxs := make([]context.Context, len(bodies))
 	for i := range bodies {
-		ctxs[i] = ctx
-		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
-			ctxs[i] = telemetry.Extract(ctx, traceParents[i], "")
-		}
 		var span trace.Span
 		ctxs[i], span = telemetry.Start(ctxs[i], "campaign.trigger", trace.SpanKindInternal)
 		defer func() {
@@ -330,19 +322,14 @@ func (d *Dispatcher) HandleResult(ctx context.Context, body []byte) (bool, error
 // so a chain stays one trace though its results were moved in one batch.
 func (d *Dispatcher) HandleResultBatch(ctx context.Context, bodies [][]byte, traceParents []string) []error {
 	errs := make([]error, len(bodies))
-	if len(bodies) > store.MaxBatch {
-		err := fmt.Errorf("campaign dispatcher: a batch of %d results, at most %d", len(bodies), store.MaxBatch)
-		for i := range errs {
-			errs[i] = err
-		}
+	ctxs, ok := batchPrelude(ctx, errs, traceParents, "campaign dispatcher", "results")
+	if !ok {
 		return errs
 	}
-	ctxs := make([]context.Context, len(bodies))
 	for i := range bodies {
-		ctxs[i] = ctx
 		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
 			var span trace.Span
-			ctxs[i], span = telemetry.Start(telemetry.Extract(ctx, traceParents[i], ""), "campaign.result", trace.SpanKindInternal)
+			ctxs[i], span = telemetry.Start(ctxs[i], "campaign.result", trace.SpanKindInternal)
 			defer func() { telemetry.End(span, errs[i], automation.CodeString(errs[i])) }()
 		}
 	}

@@ -55,11 +55,7 @@ func readFact(body []byte) (store.CampaignActionOutcomeEvent, error) {
 // refuses never holds back the others. A batch over store.MaxBatch facts is refused whole.
 func (p *Projection) HandleBatch(ctx context.Context, bodies [][]byte) []error {
 	errs := make([]error, len(bodies))
-	if len(bodies) > store.MaxBatch {
-		err := fmt.Errorf("campaign projection: a batch of %d facts, at most %d", len(bodies), store.MaxBatch)
-		for i := range errs {
-			errs[i] = err
-		}
+	if !refuseOversizedBatch(errs, "campaign projection", "facts") {
 		return errs
 	}
 	facts := make([]store.CampaignActionOutcomeEvent, 0, len(bodies))

@@ -40,11 +40,8 @@ func (s *refusing) CampaignFactApply(ctx context.Context, facts []store.Campaign
 // so only the refused fact fails.
 func TestProjectionHandleBatch(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
-	r.save("welcome", threeSteps("sim"), "r1")
+	r.welcomeThree()
 	ctx := context.Background()
-	for _, id := range []string{"e1", "e2", "e3"} {
-		r.Fire(t, id, "cust-"+id)
-	}
 	facts := r.Pump() // applied one at a time by the rig's projection
 	if len(facts) < 9 {
 		t.Fatalf("%d facts", len(facts))

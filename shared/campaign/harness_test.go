@@ -75,6 +75,42 @@ func (r *rig) save(id string, def campaign.Definition, runID string) store.Campa
 	return c
 }
 
+// topUpOnly saves campaign id (run r1) as threeSteps(provider)'s top-up alone and returns
+// its definition.
+func (r *rig) topUpOnly(id, provider string) campaign.Definition {
+	r.T.Helper()
+	d := threeSteps(provider)
+	d.Actions = d.Actions[1:2]
+	r.save(id, d, "r1")
+	return d
+}
+
+// faults sets the faults of the simulated provider named provider.
+func (r *rig) faults(provider string, f providersim.Faults) {
+	r.T.Helper()
+	if err := r.sims[provider].SetFaults(f); err != nil {
+		r.T.Fatal(err)
+	}
+}
+
+// fireOne fires SignedUp evt-1 of cust-1 and returns the id of the execution it starts in
+// campaign id (run r1).
+func (r *rig) fireOne(id string) string {
+	r.T.Helper()
+	r.Fire(r.T, "evt-1", "cust-1")
+	return campaign.ExecutionID("bu-1", id, "r1", "cust-1", appEvent("evt-1"))
+}
+
+// welcomeThree saves campaign welcome (run r1) as threeSteps("sim") and fires SignedUp events
+// e1, e2 and e3 of customers cust-e1, cust-e2 and cust-e3.
+func (r *rig) welcomeThree() {
+	r.T.Helper()
+	r.save("welcome", threeSteps("sim"), "r1")
+	for _, id := range []string{"e1", "e2", "e3"} {
+		r.Fire(r.T, id, "cust-"+id)
+	}
+}
+
 func statuses(cs []store.CampaignCommand) []store.CommandStatus {
 	var out []store.CommandStatus
 	for _, c := range cs {

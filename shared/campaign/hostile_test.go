@@ -66,12 +66,8 @@ func TestParamsFormatErrorNamesTheProblem(t *testing.T) {
 // on SQL Server. They are refused naming the field, and the UNKNOWN command is left as it is.
 func TestResolveBoundsReasonAndProviderRef(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{Timeout: 300 * time.Millisecond})
-	d := threeSteps("plain")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
-	if err := r.sims["plain"].SetFaults(providersim.Faults{Mode: providersim.ModeLoseAnswer}); err != nil {
-		t.Fatal(err)
-	}
+	r.topUpOnly("c", "plain")
+	r.faults("plain", providersim.Faults{Mode: providersim.ModeLoseAnswer})
 	r.Fire(t, "evt-1", "cust-1")
 	r.Pump()
 	exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-1", appEvent("evt-1"))

@@ -19,12 +19,8 @@ func TestFailedCommandIsLoggedWithItsIDs(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{})
 	var buf bytes.Buffer
 	r.Worker.Log = slog.New(slog.NewJSONHandler(&buf, nil))
-	d := threeSteps("sim")
-	d.Actions = d.Actions[1:2]
-	r.save("welcome", d, "r1")
-	if err := r.sims["sim"].SetFaults(providersim.Faults{Mode: providersim.ModeFail}); err != nil {
-		t.Fatal(err)
-	}
+	r.topUpOnly("welcome", "sim")
+	r.faults("sim", providersim.Faults{Mode: providersim.ModeFail})
 	r.Worker.Backoff.Steps = []time.Duration{time.Minute}
 	r.Fire(t, "evt-1", "cust-1")
 	r.Settle(time.Minute, 10)

@@ -62,9 +62,7 @@ func TestHTTPProviderMapsAnswers(t *testing.T) {
 // back to QUEUED (no attempt counted) and runs once the clock moves on.
 func TestProviderRateLimit(t *testing.T) {
 	r := newRig(t, campaign.ProviderConfig{RatePerSecond: 1})
-	d := threeSteps("sim")
-	d.Actions = d.Actions[1:2]
-	r.save("c", d, "r1")
+	r.topUpOnly("c", "sim")
 	ctx := context.Background()
 	for _, id := range []string{"e1", "e2"} {
 		r.Fire(t, id, "cust-"+id)

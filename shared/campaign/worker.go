@@ -218,19 +218,9 @@ func (w *Worker) Run(ctx context.Context, commandID string) error {
 // though the batch is one invocation; the batch's claim is in the invocation's.
 func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents []string) []error {
 	errs := make([]error, len(bodies))
-	if len(bodies) > store.MaxBatch {
-		err := fmt.Errorf("campaign worker: a batch of %d commands, at most %d", len(bodies), store.MaxBatch)
-		for i := range errs {
-			errs[i] = err
-		}
+	ctxs, ok := batchPrelude(ctx, errs, traceParents, "campaign worker", "commands")
+	if !ok {
 		return errs
-	}
-	ctxs := make([]context.Context, len(bodies))
-	for i := range bodies {
-		ctxs[i] = ctx
-		if i < len(traceParents) && traceParents[i] != "" && telemetry.Enabled() {
-			ctxs[i] = telemetry.Extract(ctx, traceParents[i], "")
-		}
 	}
 	// 1. load
 	var ps []store.CampaignClaimParams

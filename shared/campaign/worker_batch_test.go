@@ -59,9 +59,7 @@ func TestHandleCommandBatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, campaign.ProviderConfig{})
-			d := threeSteps(tc.provider)
-			d.Actions = d.Actions[1:2] // the top-up alone
-			r.save("c", d, "r1")
+			r.topUpOnly("c", tc.provider)
 			ctx := context.Background()
 			events := []string{"e1", "e2", "e3"}
 			for _, id := range events {

@@ -20,17 +20,16 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// crashProvider panics after the action took effect, before the worker records it.
+// crashProvider dies (budgettest.Crash) at "provider:after:Call": after the action took
+// effect, before the worker records it.
 type crashProvider struct {
 	*campaign.HTTPProvider
-	armed *atomic.Bool
+	budgettest.Crash
 }
 
 func (p crashProvider) Call(ctx context.Context, c campaign.Call) (campaign.Result, error) {
 	res, err := p.HTTPProvider.Call(ctx, c)
-	if p.armed.CompareAndSwap(true, false) {
-		panic(errCrash)
-	}
+	p.Point("provider:after:Call")
 	return res, err
 }
 
@@ -46,11 +45,12 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			ctx := context.Background()
-			armed := &atomic.Bool{}
-			var prov *crashProvider
+			fired := &atomic.Bool{}
+			// Store, billing and provider share one Crash: the worker dies once, at step.
+			crash := budgettest.Crash{At: step, Value: errCrash, Fired: fired}
 			r := newRig(t, 1000, nil)
-			prov = &crashProvider{HTTPProvider: &campaign.HTTPProvider{BaseURL: r.action.URL(), Client: &http.Client{Transport: &http.Transport{}},
-				Dedupe: true, HasLookup: true, ActionTypes: []string{"ADD_UPOINT"}}, armed: armed}
+			prov := &crashProvider{HTTPProvider: &campaign.HTTPProvider{BaseURL: r.action.URL(), Client: &http.Client{Transport: &http.Transport{}},
+				Dedupe: true, HasLookup: true, ActionTypes: []string{"ADD_UPOINT"}}, Crash: crash}
 			r.Providers.Add("crashy", prov, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
 			// Point the campaign at the crash-capable provider.
 			admin := &campaign.Admin{Store: r.Store, Catalog: r.Catalog, Clock: r.Clock}
@@ -60,17 +60,12 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 				Actions: []campaign.Action{{Key: "points", Type: "ADD_UPOINT", Provider: "crashy", Params: []byte(`{"points":5}`)}}}, &v); err != nil {
 				t.Fatal(err)
 			}
-			fired := &atomic.Bool{}
-			// Store and billing share one Crash: the worker dies once, at step.
-			crash := budgettest.Crash{At: step, Value: errCrash, Fired: fired}
 			crashed := &budget.Service{Store: budgettest.Store{BudgetStore: r.Store, Crash: crash},
 				Billing: budgettest.Billing{Billing: r.budget.Billing, Crash: crash}, Clock: r.Clock, InDoubtAfter: time.Minute}
 			g := &campaignbudget.Guard{Budget: crashed, Campaigns: r.Store, Clock: r.Clock}
 			w := *r.Worker
 			w.Guard, w.AfterResult = g, g.AfterResult
 			switch step {
-			case "provider:after:Call":
-				armed.Store(true)
 			case "hook:before:commit":
 				w.AfterResult = func(ctx context.Context, tx *sql.Tx, s campaign.Step, c store.CampaignCommand) error {
 					if err := g.AfterResult(ctx, tx, s, c); err != nil {
@@ -124,22 +119,10 @@ func TestCrashAtEveryStepNeverChargesTwice(t *testing.T) {
 			}
 			r.Clock.Advance(2 * time.Minute)
 			r.Settle(time.Minute, 10)
-			c := r.Command(ids[0])
-			if c.Status != store.CommandSucceeded {
-				t.Fatalf("command %s (%s), want SUCCEEDED", c.Status, c.LastError)
-			}
-			if n := r.action.Applied(c.EffectKey); n != 1 {
-				t.Fatalf("action applied %d times", n)
-			}
-			if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
-				t.Fatalf("ledger %+v, want one transfer of 10", r.billing.Ledger())
-			}
+			r.chargedOnce(ids[0])
 			res, err := r.Store.ReservationGet(ctx, ids[0])
 			if err != nil || res.Status != store.ReservationConsumed {
 				t.Fatalf("reservation %+v %v, want CONSUMED", res, err)
-			}
-			if b := r.budgetRow(); b.Cost != 10 || b.ReservedCost != 0 {
-				t.Fatalf("budget %+v, want cost 10, nothing reserved", b)
 			}
 		})
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // smsRecorder is an sms channel that records what it was asked to send.
@@ -49,20 +50,25 @@ func (c *smsRecorder) to(addr string) int {
 	return n
 }
 
-// TestNotificationActionGated: a priced NOTIFICATION_SMS campaign action goes through the
-// recipient's preferences and quiet hours (the same shared/preference gate the dispatcher
-// asks) before the budget guard. To an opted-out number it ends SKIPPED with the reason, is
-// never sent and is charged no fee; inside quiet hours it waits QUEUED until the window ends
-// without a retry counted or a fee charged, then is sent and charged once; a transactional
-// category passes quiet hours; anyone else is sent and charged at once.
-func TestNotificationActionGated(t *testing.T) {
-	t.Parallel()
+// smsRig is a campaign worker whose one provider "sms" is a delivery channel, with the
+// budget guard and the preference gate in its seams: a SQLite store, a manual clock and the
+// simulated billing server over real HTTP. NOTIFICATION_SMS costs a fixed 7 USD cents in bu-1.
+type smsRig struct {
+	t      *testing.T
+	st     *sqlstore.Store
+	clock  *automation.ManualClock
+	bill   *billingsim.Server
+	bs     *budget.Service
+	prefs  *preference.Service
+	worker *campaign.Worker
+	admin  *campaign.Admin
+}
+
+func newSMSRig(t *testing.T, now time.Time, sms delivery.Channel) *smsRig {
+	t.Helper()
 	ctx := context.Background()
 	st := sqlitetest.Open(t)
-	// 2026-10-01 12:00Z is 22:00 in Sydney (AEST, +10): inside a 21:00–08:00 window that
-	// ends at 08:00 AEST on 2026-10-02, 2026-10-01T22:00Z.
-	clock := automation.NewManualClock(time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC))
-	sms := &smsRecorder{}
+	clock := automation.NewManualClock(now)
 	providers := campaign.NewProviders(clock)
 	providers.Add("sms", &campaign.ChannelProvider{Name: "sms", Channel: sms, Clock: clock}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
 	catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
@@ -82,41 +88,36 @@ func TestNotificationActionGated(t *testing.T) {
 	if _, err := bs.PutPolicy(ctx, "bu-1", "NOTIFICATION_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "7", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	const outNo, quietNo, okNo, svcNo = "+61400000001", "+61400000002", "+61400000003", "+61400000004"
-	admin := &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}
-	for id, params := range map[string]string{
-		"c-out":   `{"text":"sale","recipient":"` + outNo + `"}`,
-		"c-quiet": `{"text":"sale","recipient":"` + quietNo + `"}`,
-		"c-ok":    `{"text":"sale","recipient":"` + okNo + `"}`,
-		"c-svc":   `{"text":"your password expires","recipient":"` + svcNo + `","category":"service"}`,
-	} {
-		if _, err := admin.Save(ctx, "bu-1", id, campaign.Definition{Name: id, Status: store.CampaignActive, Triggers: []string{"SignedUp"},
-			Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := bs.CreateBudget(ctx, "bu-1", id, budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	no := false
-	if _, err := prefs.Set(ctx, "bu-1", outNo, outNo, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{quietNo, svcNo} {
-		if _, err := prefs.Set(ctx, "bu-1", n, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "21:00", End: "08:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return &smsRig{t: t, st: st, clock: clock, bill: bill, bs: bs, prefs: prefs, worker: worker,
+		admin: &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}}
+}
 
-	disp := &campaign.Dispatcher{Store: st, Clock: clock}
-	if _, err := disp.HandleEvent(ctx, event("g1")); err != nil {
-		t.Fatal(err)
+// campaign saves an active campaign id in bu-1 whose one NOTIFICATION_SMS action on "sms"
+// has params, triggered by SignedUp, with a budget of 1000 USD cents.
+func (r *smsRig) campaign(id, params string) {
+	r.t.Helper()
+	ctx := context.Background()
+	if _, err := r.admin.Save(ctx, "bu-1", id, campaign.Definition{Name: id, Status: store.CampaignActive, Triggers: []string{"SignedUp"},
+		Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
+		r.t.Fatal(err)
 	}
-	byCampaign := map[string]string{}
+	if _, err := r.bs.CreateBudget(ctx, "bu-1", id, budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// dispatch hands the SignedUp event g1 to the campaign dispatcher and publishes the outbox,
+// handing each queued command's id to fn.
+func (r *smsRig) dispatch(fn func(commandID string)) {
+	r.t.Helper()
+	ctx := context.Background()
+	if _, err := (&campaign.Dispatcher{Store: r.st, Clock: r.clock}).HandleEvent(ctx, event("g1")); err != nil {
+		r.t.Fatal(err)
+	}
 	for {
-		msgs, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+		msgs, err := r.st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 		if err != nil {
-			t.Fatal(err)
+			r.t.Fatal(err)
 		}
 		if len(msgs) == 0 {
 			break
@@ -126,20 +127,87 @@ func TestNotificationActionGated(t *testing.T) {
 			if m.Destination == topology.CampaignCommandsQueue {
 				var c campaign.CommandMessage
 				if err := json.Unmarshal(m.Body, &c); err != nil {
-					t.Fatal(err)
+					r.t.Fatal(err)
 				}
-				cmd, err := st.CampaignCommandGet(ctx, c.CommandID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				byCampaign[cmd.CampaignID] = c.CommandID
+				fn(c.CommandID)
 			}
 			ids = append(ids, m.ID)
 		}
-		if err := st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: clock.Now()}); err != nil {
+		if err := r.st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.clock.Now()}); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// oneCommand saves campaign c-sms, whose action texts number "sale", dispatches its one
+// command and returns the action's params and the command's id.
+func (r *smsRig) oneCommand(number string) (params, id string) {
+	r.t.Helper()
+	params = `{"text":"sale","recipient":"` + number + `"}`
+	r.campaign("c-sms", params)
+	r.dispatch(func(c string) { id = c })
+	return params, id
+}
+
+// optOut records number's opt-out of marketing sms (an SMS STOP) in bu-1.
+func (r *smsRig) optOut(number string) {
+	r.t.Helper()
+	no := false
+	if _, err := r.prefs.Set(context.Background(), "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// fees counts the billing ledger's orders of command id (its first five attempts).
+func (r *smsRig) fees(id string) (n int) {
+	for _, tr := range r.bill.Ledger() {
+		for a := int64(0); a < 5; a++ {
+			if tr.OrderID == budget.OrderID(id, a) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestNotificationActionGated: a priced NOTIFICATION_SMS campaign action goes through the
+// recipient's preferences and quiet hours (the same shared/preference gate the dispatcher
+// asks) before the budget guard. To an opted-out number it ends SKIPPED with the reason, is
+// never sent and is charged no fee; inside quiet hours it waits QUEUED until the window ends
+// without a retry counted or a fee charged, then is sent and charged once; a transactional
+// category passes quiet hours; anyone else is sent and charged at once.
+func TestNotificationActionGated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// 2026-10-01 12:00Z is 22:00 in Sydney (AEST, +10): inside a 21:00–08:00 window that
+	// ends at 08:00 AEST on 2026-10-02, 2026-10-01T22:00Z.
+	sms := &smsRecorder{}
+	r := newSMSRig(t, time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC), sms)
+	st, clock, prefs, worker := r.st, r.clock, r.prefs, r.worker
+	const outNo, quietNo, okNo, svcNo = "+61400000001", "+61400000002", "+61400000003", "+61400000004"
+	for id, params := range map[string]string{
+		"c-out":   `{"text":"sale","recipient":"` + outNo + `"}`,
+		"c-quiet": `{"text":"sale","recipient":"` + quietNo + `"}`,
+		"c-ok":    `{"text":"sale","recipient":"` + okNo + `"}`,
+		"c-svc":   `{"text":"your password expires","recipient":"` + svcNo + `","category":"service"}`,
+	} {
+		r.campaign(id, params)
+	}
+	r.optOut(outNo)
+	for _, n := range []string{quietNo, svcNo} {
+		if _, err := prefs.Set(ctx, "bu-1", n, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "21:00", End: "08:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+
+	byCampaign := map[string]string{}
+	r.dispatch(func(id string) {
+		cmd, err := st.CampaignCommandGet(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byCampaign[cmd.CampaignID] = id
+	})
 	if len(byCampaign) != 4 {
 		t.Fatalf("commands: %v", byCampaign)
 	}
@@ -156,16 +224,7 @@ func TestNotificationActionGated(t *testing.T) {
 		}
 		return c
 	}
-	fees := func(campaignID string) (n int) {
-		for _, tr := range bill.Ledger() {
-			for a := int64(0); a < 5; a++ {
-				if tr.OrderID == budget.OrderID(byCampaign[campaignID], a) {
-					n++
-				}
-			}
-		}
-		return n
-	}
+	fees := func(campaignID string) int { return r.fees(byCampaign[campaignID]) }
 	costOf := func(campaignID string) int64 {
 		t.Helper()
 		b, err := st.BudgetGet(ctx, "bu-1", campaignID)
@@ -246,72 +305,12 @@ func TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			st := sqlitetest.Open(t)
-			clock := automation.NewManualClock(time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC)) // 12:00 in Sydney
 			sms := &smsRecorder{}
-			providers := campaign.NewProviders(clock)
-			providers.Add("sms", &campaign.ChannelProvider{Name: "sms", Channel: sms, Clock: clock}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
-			catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bill := billingsim.New(clock)
-			srv := httptest.NewServer(bill)
-			t.Cleanup(srv.Close)
-			bill.SetBalance("bu-1", "USD", 1_000_000)
-			bs := &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: clock,
-				KnownActionType: catalog.Known, InDoubtAfter: time.Minute}
-			guard := &campaignbudget.Guard{Budget: bs, Campaigns: st, Clock: clock}
-			prefs := &preference.Service{Store: st, Registry: preference.DefaultRegistry(), Clock: clock}
-			worker := &campaign.Worker{Store: st, Clock: clock, Providers: providers, Lease: time.Minute, PauseRecheck: time.Minute,
-				Guard: guard, AfterResult: guard.AfterResult, Gate: prefs}
-			if _, err := bs.PutPolicy(ctx, "bu-1", "NOTIFICATION_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "7", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
-				t.Fatal(err)
-			}
+			rig := newSMSRig(t, time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC), sms) // 12:00 in Sydney
+			st, clock, worker := rig.st, rig.clock, rig.worker
 			const number = "+61400000009"
-			params := `{"text":"sale","recipient":"` + number + `"}`
-			admin := &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}
-			if _, err := admin.Save(ctx, "bu-1", "c-sms", campaign.Definition{Name: "c-sms", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
-				Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := bs.CreateBudget(ctx, "bu-1", "c-sms", budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := (&campaign.Dispatcher{Store: st, Clock: clock}).HandleEvent(ctx, event("g1")); err != nil {
-				t.Fatal(err)
-			}
-			var id string
-			for {
-				msgs, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(msgs) == 0 {
-					break
-				}
-				var ids []int64
-				for _, m := range msgs {
-					if m.Destination == topology.CampaignCommandsQueue {
-						var c campaign.CommandMessage
-						if err := json.Unmarshal(m.Body, &c); err != nil {
-							t.Fatal(err)
-						}
-						id = c.CommandID
-					}
-					ids = append(ids, m.ID)
-				}
-				if err := st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: clock.Now()}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			no := false
-			optOut := func() {
-				t.Helper()
-				if _, err := prefs.Set(ctx, "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			params, id := rig.oneCommand(number)
+			optOut := func() { rig.optOut(number) }
 			clock.Advance(time.Second) // the command was created a second before
 			if tc.when == beforeFirstClaim {
 				optOut()
@@ -342,14 +341,7 @@ func TestInDoubtNotificationActionHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 			if err != nil {
 				t.Fatal(err)
 			}
-			fees := 0
-			for _, tr := range bill.Ledger() {
-				for a := int64(0); a < 5; a++ {
-					if tr.OrderID == budget.OrderID(id, a) {
-						fees++
-					}
-				}
-			}
+			fees := rig.fees(id)
 			b, err := st.BudgetGet(ctx, "bu-1", "c-sms")
 			if err != nil {
 				t.Fatal(err)
@@ -414,65 +406,11 @@ func TestInDoubtNotificationActionNotAppliedAsksTheGate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			st := sqlitetest.Open(t)
-			clock := automation.NewManualClock(time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC))
 			sms := &lookingSMS{}
-			providers := campaign.NewProviders(clock)
-			providers.Add("sms", &campaign.ChannelProvider{Name: "sms", Channel: sms, Clock: clock}, campaign.ProviderConfig{Concurrency: 4, Timeout: 5 * time.Second})
-			catalog, err := campaign.NewCatalog(campaign.BuiltinActionTypes(), providers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			bill := billingsim.New(clock)
-			srv := httptest.NewServer(bill)
-			t.Cleanup(srv.Close)
-			bill.SetBalance("bu-1", "USD", 1_000_000)
-			bs := &budget.Service{Store: st, Billing: &billing.Client{BaseURL: srv.URL, Timeout: 5 * time.Second}, Clock: clock,
-				KnownActionType: catalog.Known, InDoubtAfter: time.Minute}
-			guard := &campaignbudget.Guard{Budget: bs, Campaigns: st, Clock: clock}
-			prefs := &preference.Service{Store: st, Registry: preference.DefaultRegistry(), Clock: clock}
-			worker := &campaign.Worker{Store: st, Clock: clock, Providers: providers, Lease: time.Minute, PauseRecheck: time.Minute,
-				Guard: guard, AfterResult: guard.AfterResult, Gate: prefs}
-			if _, err := bs.PutPolicy(ctx, "bu-1", "NOTIFICATION_SMS", budget.PolicyInput{Formula: "FIXED", Rate: "7", Unit: "SMS", TransferType: "SMS_FEE", Currency: "USD"}, 0, "ops"); err != nil {
-				t.Fatal(err)
-			}
+			rig := newSMSRig(t, time.Date(2026, 10, 1, 2, 0, 0, 0, time.UTC), sms)
+			st, clock, prefs, worker := rig.st, rig.clock, rig.prefs, rig.worker
 			const number = "+61400000010"
-			params := `{"text":"sale","recipient":"` + number + `"}`
-			admin := &campaign.Admin{Store: st, Catalog: catalog, Clock: clock}
-			if _, err := admin.Save(ctx, "bu-1", "c-sms", campaign.Definition{Name: "c-sms", Status: store.CampaignActive, Triggers: []string{"SignedUp"},
-				Actions: []campaign.Action{{Key: "sms", Type: "NOTIFICATION_SMS", Provider: "sms", Params: json.RawMessage(params)}}}, nil); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := bs.CreateBudget(ctx, "bu-1", "c-sms", budget.BudgetInput{Currency: "USD", MaxCost: money.Minor(1000)}, "ops"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := (&campaign.Dispatcher{Store: st, Clock: clock}).HandleEvent(ctx, event("g1")); err != nil {
-				t.Fatal(err)
-			}
-			var id string
-			for {
-				msgs, err := st.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(msgs) == 0 {
-					break
-				}
-				var ids []int64
-				for _, m := range msgs {
-					if m.Destination == topology.CampaignCommandsQueue {
-						var c campaign.CommandMessage
-						if err := json.Unmarshal(m.Body, &c); err != nil {
-							t.Fatal(err)
-						}
-						id = c.CommandID
-					}
-					ids = append(ids, m.ID)
-				}
-				if err := st.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: clock.Now()}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			params, id := rig.oneCommand(number)
 			clock.Advance(time.Second)
 			// The first claim (parameters frozen, as the worker's claim by id does); the
 			// process dies before the gate.
@@ -484,10 +422,7 @@ func TestInDoubtNotificationActionNotAppliedAsksTheGate(t *testing.T) {
 			clock.Advance(time.Second)
 			switch tc.what {
 			case optedOut:
-				no := false
-				if _, err := prefs.Set(ctx, "bu-1", number, number, "sms-stop", preference.Change{Preferences: []preference.Item{{Channel: "sms", Category: "marketing", OptedIn: &no}}}); err != nil {
-					t.Fatal(err)
-				}
+				rig.optOut(number)
 			case quiet:
 				if _, err := prefs.Set(ctx, "bu-1", number, "jane", "api", preference.Change{QuietHours: &preference.QuietHoursInput{Start: "11:30", End: "13:00", TimeZoneID: "Australia/Sydney"}}); err != nil {
 					t.Fatal(err)
@@ -497,16 +432,7 @@ func TestInDoubtNotificationActionNotAppliedAsksTheGate(t *testing.T) {
 			if n, err := worker.Sweep(ctx, 10); err != nil || n != 1 {
 				t.Fatalf("sweep after the lease: %d %v", n, err)
 			}
-			fees := func() (n int) {
-				for _, tr := range bill.Ledger() {
-					for a := int64(0); a < 5; a++ {
-						if tr.OrderID == budget.OrderID(id, a) {
-							n++
-						}
-					}
-				}
-				return n
-			}
+			fees := func() int { return rig.fees(id) }
 			check := func(stage string, want store.CommandStatus, sent int) store.CampaignCommand {
 				t.Helper()
 				c, err := st.CampaignCommandGet(ctx, id)

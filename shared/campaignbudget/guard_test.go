@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,22 +88,13 @@ func TestEightWorkersBudgetForHundredThenRaise(t *testing.T) {
 // A campaign resumed through its API (not a raise) claims its waiting command again and
 // checks the budget again: still short, it waits and the campaign is paused again.
 func TestResumeByAPIRechecksAndPausesAgain(t *testing.T) {
-	ctx := context.Background()
 	r := newRig(t, 10, nil) // one action
 	ids := r.start(2)
 	r.runAll(ids, 1)
 	if st := r.byStatus(ids); st[store.CommandSucceeded] != 1 || st[store.CommandWaitingBudget] != 1 {
 		t.Fatalf("statuses %v", st)
 	}
-	c, err := r.Store.CampaignGet(ctx, "bu-1", "c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Status = store.CampaignActive
-	v := c.Version
-	if _, err := r.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	r.setCampaignStatus(store.CampaignActive)
 	r.Settle(time.Minute, 3)
 	if st := r.byStatus(ids); st[store.CommandWaitingBudget] != 1 {
 		t.Fatalf("statuses %v, want the command WAITING_BUDGET again", st)
@@ -292,12 +282,7 @@ func TestCrashAfterBatchClaimOfWaitingCommandStillResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Clock.Advance(2 * time.Minute) // the wait's recheck is due
-	crash := errors.New("killed after the batch claim")
-	r.Worker.Hooks = &campaign.WorkerHooks{AfterBatchClaim: func(context.Context, []store.CampaignCommand) error { return crash }}
-	body, _ := json.Marshal(campaign.CommandMessage{CommandID: waiting})
-	if errs := r.Worker.HandleBatch(ctx, [][]byte{body}, nil); !errors.Is(errs[0], crash) {
-		t.Fatalf("batch errs %v, want the crash", errs)
-	}
+	r.crashAfterBatchClaim(waiting)
 	if c := r.Command(waiting); c.Status != store.CommandRunning {
 		t.Fatalf("command %s after the crash, want RUNNING under its lease", c.Status)
 	}
@@ -317,25 +302,11 @@ func TestCrashAfterBatchClaimOfWaitingCommandStillResumes(t *testing.T) {
 // A person's pause is not undone by an in-doubt claim of a command that was never waiting
 // for budget: the guard resumes only for a recorded wait.
 func TestInDoubtClaimLeavesAPersonsPause(t *testing.T) {
-	ctx := context.Background()
 	r := newRig(t, 1000, nil)
 	ids := r.start(1)
-	crash := errors.New("killed after the batch claim")
-	r.Worker.Hooks = &campaign.WorkerHooks{AfterBatchClaim: func(context.Context, []store.CampaignCommand) error { return crash }}
-	body, _ := json.Marshal(campaign.CommandMessage{CommandID: ids[0]})
-	if errs := r.Worker.HandleBatch(ctx, [][]byte{body}, nil); !errors.Is(errs[0], crash) {
-		t.Fatalf("batch errs %v, want the crash", errs)
-	}
+	r.crashAfterBatchClaim(ids[0])
 	r.Worker.Hooks = nil
-	c, err := r.Store.CampaignGet(ctx, "bu-1", "c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Status = store.CampaignPaused
-	v := c.Version
-	if _, err := r.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.Clock.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	r.setCampaignStatus(store.CampaignPaused)
 	r.Settle(time.Minute, 10)
 	if s := r.campaignStatus(); s != store.CampaignPaused {
 		t.Fatalf("campaign %s, want the person's PAUSED kept", s)

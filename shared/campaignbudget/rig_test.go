@@ -196,8 +196,55 @@ func (r *rig) runAll(ids []string, workers int) {
 	}
 }
 
+// chargedOnce fails unless command id ended SUCCEEDED with its action applied once, the
+// ledger holds its one fee of 10 and the budget's cost is that fee with nothing reserved.
+func (r *rig) chargedOnce(id string) {
+	r.T.Helper()
+	c := r.Command(id)
+	if c.Status != store.CommandSucceeded {
+		r.T.Fatalf("command %s (%s), want SUCCEEDED", c.Status, c.LastError)
+	}
+	if n := r.action.Applied(c.EffectKey); n != 1 {
+		r.T.Fatalf("the provider applied the action %d times", n)
+	}
+	if len(r.billing.Ledger()) != 1 || r.ledgerCheck() != 10 {
+		r.T.Fatalf("ledger %+v, want the one confirmed fee of 10", r.billing.Ledger())
+	}
+	if b := r.budgetRow(); b.Cost != 10 || b.ReservedCost != 0 {
+		r.T.Fatalf("budget %+v, want cost 10, nothing reserved", b)
+	}
+}
+
 var errCrash = errors.New("crash")
 
 func busMessage(i int, body []byte) bus.Message {
 	return bus.Message{ID: fmt.Sprintf("fee-%d", i), Destination: topology.CampaignFeeFactsTopic, Body: body}
+}
+
+// setCampaignStatus saves campaign c1 with status, as an operator's change through the API.
+func (r *rig) setCampaignStatus(status store.CampaignStatus) {
+	r.T.Helper()
+	ctx := context.Background()
+	c, err := r.Store.CampaignGet(ctx, "bu-1", "c1")
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	c.Status = status
+	v := c.Version
+	if _, err := r.Store.CampaignSave(ctx, store.CampaignSaveParams{Campaign: c, ExpectedVersion: &v, Now: r.Clock.Now()}); err != nil {
+		r.T.Fatal(err)
+	}
+}
+
+// crashAfterBatchClaim hands command id to Worker.HandleBatch and kills the process right
+// after the batch's claim committed (WorkerHooks.AfterBatchClaim): the command is left
+// RUNNING under its lease, and the hook stays set until the test clears it.
+func (r *rig) crashAfterBatchClaim(id string) {
+	r.T.Helper()
+	crash := errors.New("killed after the batch claim")
+	r.Worker.Hooks = &campaign.WorkerHooks{AfterBatchClaim: func(context.Context, []store.CampaignCommand) error { return crash }}
+	body, _ := json.Marshal(campaign.CommandMessage{CommandID: id})
+	if errs := r.Worker.HandleBatch(context.Background(), [][]byte{body}, nil); !errors.Is(errs[0], crash) {
+		r.T.Fatalf("batch errs %v, want the crash", errs)
+	}
 }

@@ -163,6 +163,16 @@ func newEnv(t *testing.T, channels map[string]delivery.Channel) *env {
 
 // queue completes one due scheduler row with a delivery to each (channel, recipient) pair and
 // returns the delivery keys.
+// sentOne is an env whose "log" channel is ch, with one delivery to a@example.test queued
+// and pumped (its first attempt made); it returns the env and the delivery key.
+func sentOne(t *testing.T, ch delivery.Channel) (*env, string) {
+	t.Helper()
+	e := newEnv(t, map[string]delivery.Channel{"log": ch})
+	key := e.queue(t, nil, "log", "a@example.test")[0]
+	e.pump(t)
+	return e, key
+}
+
 func (e *env) queue(t *testing.T, payload any, pairs ...string) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -452,9 +462,7 @@ func TestUnknownOutcomeByChannelKind(t *testing.T) {
 	t.Run("not idempotent: manual resolution at once", func(t *testing.T) {
 		t.Parallel()
 		p := &provider{afterSend: timeout}
-		e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
-		key := e.queue(t, nil, "log", "a@example.test")[0]
-		e.pump(t)
+		e, key := sentOne(t, &testChannel{p: p})
 		e.sweep(t, 48*time.Hour)
 		if j := e.job(t, key); j.Status != store.NotificationUnknown || j.NextAttemptOn != nil || p.calls != 1 {
 			t.Fatalf("job %+v calls %d", j, p.calls)
@@ -463,9 +471,7 @@ func TestUnknownOutcomeByChannelKind(t *testing.T) {
 	t.Run("idempotent: resent with the same key until it answers", func(t *testing.T) {
 		t.Parallel()
 		p := &provider{afterSend: timeout, dedupe: true}
-		e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p, traits: delivery.Traits{Idempotent: true}}})
-		key := e.queue(t, nil, "log", "a@example.test")[0]
-		e.pump(t)
+		e, key := sentOne(t, &testChannel{p: p, traits: delivery.Traits{Idempotent: true}})
 		e.sweep(t, 5*time.Minute)
 		if j := e.job(t, key); j.Status != store.NotificationQueued || j.RetryCount != 2 || p.calls != 2 {
 			t.Fatalf("job %+v calls %d", j, p.calls)
@@ -485,9 +491,7 @@ func TestUnknownOutcomeByChannelKind(t *testing.T) {
 	t.Run("idempotent: ladder exhausted goes to manual resolution, never Failed", func(t *testing.T) {
 		t.Parallel()
 		p := &provider{afterSend: timeout, dedupe: true}
-		e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p, traits: delivery.Traits{Idempotent: true}}})
-		key := e.queue(t, nil, "log", "a@example.test")[0]
-		e.pump(t)
+		e, key := sentOne(t, &testChannel{p: p, traits: delivery.Traits{Idempotent: true}})
 		for i := 0; i < 5; i++ {
 			e.sweep(t, 2*time.Hour)
 		}
@@ -504,9 +508,7 @@ func TestUnknownOutcomeByChannelKind(t *testing.T) {
 			answers = answers[1:]
 			return a, nil
 		}
-		e := newEnv(t, map[string]delivery.Channel{"log": &lookingChannel{testChannel{p: p}}})
-		key := e.queue(t, nil, "log", "a@example.test")[0]
-		e.pump(t)
+		e, key := sentOne(t, &lookingChannel{testChannel{p: p}})
 		j := e.job(t, key)
 		if j.Status != store.NotificationUnknown || j.NextAttemptOn == nil || !j.NextAttemptOn.Equal(storetest.T0.Add(5*time.Minute)) {
 			t.Fatalf("after the timeout: %+v", j)

@@ -707,32 +707,35 @@ func (d *Dispatcher) log(ctx context.Context, o Outcome) {
 	if o.NextAttemptOn != nil {
 		attrs = append(attrs, "nextAttemptOn", o.NextAttemptOn.UTC().Format(time.RFC3339))
 	}
+	msg, code := outcomeWords(o)
 	if o.Error != "" {
 		// errorCode: a stable code per outcome kind (DeliveryFailed, DeliveryUnknown,
 		// DeliveryRetryScheduled, DeliverySkipped, DeliveryQuietHours, DeliveryProviderBusy)
 		// so alerts can match without parsing the error text.
-		code := "Delivery" + string(o.Status)
-		switch {
-		case busyWait(o):
-			code = "DeliveryProviderBusy"
-		case o.Resolution == ResolutionWait:
-			code = "DeliveryQuietHours"
-		case o.Status == store.NotificationQueued:
-			code = "DeliveryRetryScheduled"
+		if code == "" {
+			code = "Delivery" + string(o.Status)
 		}
 		attrs = append(attrs, "error", o.Error, "errorCode", code)
 	}
 	// The recipient is personal data: the log handler masks it (shared/logmask).
-	msg := "delivery " + strings.ToLower(string(o.Status))
-	switch {
-	case busyWait(o):
-		msg = "delivery waiting for the channel's limits"
-	case o.Resolution == ResolutionWait:
-		msg = "delivery waiting for quiet hours"
-	case o.Status == store.NotificationQueued:
-		msg = "delivery retry scheduled"
+	if msg == "" {
+		msg = "delivery " + strings.ToLower(string(o.Status))
 	}
 	d.Log.Log(ctx, level, msg, attrs...)
+}
+
+// outcomeWords are the log message and errorCode of a wait (for the channel's limits or for
+// quiet hours) or a scheduled retry; "" for any other outcome, which says its status.
+func outcomeWords(o Outcome) (msg, code string) {
+	switch {
+	case busyWait(o):
+		return "delivery waiting for the channel's limits", "DeliveryProviderBusy"
+	case o.Resolution == ResolutionWait:
+		return "delivery waiting for quiet hours", "DeliveryQuietHours"
+	case o.Status == store.NotificationQueued:
+		return "delivery retry scheduled", "DeliveryRetryScheduled"
+	}
+	return "", ""
 }
 
 // busyWait reports whether o is a wait for the channel's limits (busy), not for quiet hours.

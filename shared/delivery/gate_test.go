@@ -14,14 +14,42 @@ import (
 
 func gateEnv(t *testing.T) (*env, *provider, *preference.Service) {
 	t.Helper()
+	return gateEnvTraits(t, delivery.Traits{})
+}
+
+// quietEnv is gateEnv whose unit bu-1 keeps quiet hours from 21:00 to 08:00 (Sydney).
+func quietEnv(t *testing.T) (*env, *provider, *preference.Service) {
+	t.Helper()
+	e, p, svc := gateEnv(t)
+	if _, err := svc.SetUnitQuietHours(context.Background(), "bu-1", "jane", preference.QuietHoursInput{Start: "21:00", End: "08:00"}); err != nil {
+		t.Fatal(err)
+	}
+	return e, p, svc
+}
+
+// gateEnvTraits is gateEnv whose email channel has traits.
+func gateEnvTraits(t *testing.T, traits delivery.Traits) (*env, *provider, *preference.Service) {
+	t.Helper()
 	p := &provider{}
-	e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p}})
+	e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p, traits: traits}})
 	if err := e.st.BusinessUnitUpsert(context.Background(), store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
 	}
 	svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
 	e.disp.Gate = svc
 	return e, p, svc
+}
+
+// firstClaim claims the delivery key as a dispatcher would and lets the process die before
+// the job's turn (no gate, no send); it returns the claim's instant and the claimed job.
+func (e *env) firstClaim(t *testing.T, key string) (time.Time, store.NotificationJob) {
+	t.Helper()
+	claimedAt := e.clock.Now()
+	c, err := e.st.NotificationClaim(context.Background(), store.NotificationClaimParams{DeliveryKey: key, Now: claimedAt, Lease: time.Minute})
+	if err != nil || !c.Claimed {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	return claimedAt, c.Job
 }
 
 // A delivery to an opted-out recipient ends Skipped with the reason, never sent, never
@@ -65,11 +93,7 @@ func TestOptedOutDeliveryEndsSkippedWithTheReason(t *testing.T) {
 // retry ladder) and is sent then; a transactional one passes.
 func TestQuietHoursHoldMarketingUntilTheWindowEnds(t *testing.T) {
 	t.Parallel()
-	e, p, svc := gateEnv(t)
-	ctx := context.Background()
-	if _, err := svc.SetUnitQuietHours(ctx, "bu-1", "jane", preference.QuietHoursInput{Start: "21:00", End: "08:00"}); err != nil {
-		t.Fatal(err)
-	}
+	e, p, _ := quietEnv(t)
 	// storetest.T0 is 2026-10-01T00:00Z = 10:00 in Sydney: move to 23:00 local (13:00Z).
 	e.clock.Advance(13 * time.Hour)
 	marketing := e.queue(t, map[string]any{}, "email", "linh@example.test")[0]
@@ -124,14 +148,8 @@ func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := &provider{}
-			e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p, traits: delivery.Traits{Idempotent: true}}})
+			e, p, svc := gateEnvTraits(t, delivery.Traits{Idempotent: true})
 			ctx := context.Background()
-			if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
-				t.Fatal(err)
-			}
-			svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
-			e.disp.Gate = svc
 			optOut := func() {
 				if err := svc.OptOut(ctx, "bu-1", "linh@example.test", "email", "", preference.SourceSMSStop, "linh@example.test"); err != nil {
 					t.Fatal(err)
@@ -151,13 +169,9 @@ func TestInDoubtIdempotentResendHonoursAnEarlierOptOut(t *testing.T) {
 				optOut()
 			}
 			// Claimed, and the process died before this job's turn: no gate, no send.
-			claimedAt := e.clock.Now()
-			c, err := e.st.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: claimedAt, Lease: time.Minute})
-			if err != nil || !c.Claimed {
-				t.Fatalf("claim: %+v %v", c, err)
-			}
-			if c.Job.FirstClaimedOn == nil || !c.Job.FirstClaimedOn.Equal(claimedAt) {
-				t.Fatalf("first claim kept as %v, want %v", c.Job.FirstClaimedOn, claimedAt)
+			claimedAt, first := e.firstClaim(t, key)
+			if first.FirstClaimedOn == nil || !first.FirstClaimedOn.Equal(claimedAt) {
+				t.Fatalf("first claim kept as %v, want %v", first.FirstClaimedOn, claimedAt)
 			}
 			if tc.when == afterFirstClaim {
 				e.clock.Advance(time.Second)
@@ -214,14 +228,8 @@ func TestInDoubtClaimWithoutLookupHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := &provider{}
-			e := newEnv(t, map[string]delivery.Channel{"email": &testChannel{p: p}})
+			e, p, svc := gateEnvTraits(t, delivery.Traits{})
 			ctx := context.Background()
-			if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-1", Name: "Unit", TimeZoneID: "Australia/Sydney"}); err != nil {
-				t.Fatal(err)
-			}
-			svc := &preference.Service{Store: e.st, Clock: e.clock, UnitCacheTTL: -1}
-			e.disp.Gate = svc
 			optOut := func() {
 				if err := svc.OptOut(ctx, "bu-1", "linh@example.test", "email", "", preference.SourceListUnsubscribe, "linh@example.test"); err != nil {
 					t.Fatal(err)
@@ -238,11 +246,7 @@ func TestInDoubtClaimWithoutLookupHonoursAnOptOutBeforeItsFirstClaim(t *testing.
 				optOut()
 			}
 			// Claimed, and the process died before this job's turn: no gate, no send.
-			claimedAt := e.clock.Now()
-			c, err := e.st.NotificationClaim(ctx, store.NotificationClaimParams{DeliveryKey: key, Now: claimedAt, Lease: time.Minute})
-			if err != nil || !c.Claimed {
-				t.Fatalf("claim: %+v %v", c, err)
-			}
+			e.firstClaim(t, key)
 			if tc.when == afterFirstClaim {
 				e.clock.Advance(time.Second)
 				optOut()

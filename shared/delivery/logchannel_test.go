@@ -2,13 +2,13 @@ package delivery_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"sync"
+	"strings"
 	"testing"
 
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
+	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // TestLogChannelConformance runs the channel conformance suite on the "log" channel. It
@@ -16,7 +16,7 @@ import (
 func TestLogChannelConformance(t *testing.T) {
 	t.Parallel()
 	channeltest.Run(t, func(t channeltest.TB) channeltest.Harness {
-		return &logHarness{t: t, ch: &delivery.LogChannel{W: &lockedBuffer{}}}
+		return &logHarness{t: t, ch: &delivery.LogChannel{W: &logsink.Buffer{}}}
 	})
 }
 
@@ -48,7 +48,7 @@ func (h *logHarness) Recipient(b channeltest.Behaviour) string {
 
 func (h *logHarness) Received() []channeltest.Received {
 	var out []channeltest.Received
-	sc := bufio.NewScanner(bytes.NewReader(h.ch.W.(*lockedBuffer).bytes()))
+	sc := bufio.NewScanner(strings.NewReader(h.ch.W.(*logsink.Buffer).String()))
 	for sc.Scan() {
 		var m delivery.Message
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -61,21 +61,4 @@ func (h *logHarness) Received() []channeltest.Received {
 		out = append(out, r)
 	}
 	return out
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }

@@ -17,9 +17,7 @@ import (
 func TestResolveBoundsTextInCharacters(t *testing.T) {
 	t.Parallel()
 	p := &provider{afterSend: automation.Unknown(errors.New("timeout"))}
-	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
-	key := e.queue(t, nil, "log", "a@example.test")[0]
-	e.pump(t)
+	e, key := sentOne(t, &testChannel{p: p})
 	ctx := context.Background()
 	j := e.job(t, key)
 	req := delivery.ResolveRequest{BusinessUnitID: "bu-1", DeliveryKey: key, ExpectedVersion: j.Version, Status: store.NotificationSent,

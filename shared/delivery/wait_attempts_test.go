@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
-	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -21,11 +19,7 @@ import (
 // of one delivery's life, in order.
 func TestWaitsAreNotAttempts(t *testing.T) {
 	t.Parallel()
-	e, p, svc := gateEnv(t)
-	ctx := context.Background()
-	if _, err := svc.SetUnitQuietHours(ctx, "bu-1", "jane", preference.QuietHoursInput{Start: "21:00", End: "08:00"}); err != nil {
-		t.Fatal(err)
-	}
+	e, p, _ := quietEnv(t)
 	busy := automation.RetryAfter(3*time.Second, fmt.Errorf("%w (test)", delivery.ErrProviderBusy))
 	// storetest.T0 is 2026-10-01T00:00Z = 10:00 in Sydney (AEST, +10), outside the window.
 	var key string

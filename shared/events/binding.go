@@ -151,17 +151,7 @@ func fromSDK(ev *cloudevents.Event) Raw {
 	if ct != "" {
 		fields["datacontenttype"] = ct
 	}
-	if data := bytes.TrimSpace(ev.Data()); len(data) > 0 {
-		if err := strictjson.CheckExact(data); err != nil || !json.Valid(data) {
-			return Raw{Err: automation.Invalid("data", "is not valid JSON")}
-		}
-		fields["data"] = json.RawMessage(data)
-	}
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		return Raw{Err: automation.Invalid("event", "%v", err)}
-	}
-	return Raw{JSON: raw}
+	return structuredJSON(fields, ev.Data(), true)
 }
 
 // Envelope is a CloudEvent's context attributes and data, with no domain-event
@@ -247,8 +237,16 @@ func DecodeServiceBusMessage(props map[string]any, contentType string, body []by
 	if ct, _ := fields["datacontenttype"].(string); ct != "" && !isJSONMediaType(ct, false) {
 		return Raw{Err: automation.Invalid("datacontenttype", "must be application/json, got %q", ct)}
 	}
-	if data := bytes.TrimSpace(body); len(data) > 0 {
-		if !json.Valid(data) {
+	return structuredJSON(fields, body, false)
+}
+
+// structuredJSON is the structured event of context attributes fields and data: data
+// (white space trimmed) is the "data" member when not empty; it must be valid JSON (with
+// exact, also with member names unique as written: strictjson.CheckExact), else the event
+// is Invalid naming "data".
+func structuredJSON(fields map[string]any, data []byte, exact bool) Raw {
+	if data = bytes.TrimSpace(data); len(data) > 0 {
+		if exact && strictjson.CheckExact(data) != nil || !json.Valid(data) {
 			return Raw{Err: automation.Invalid("data", "is not valid JSON")}
 		}
 		fields["data"] = json.RawMessage(data)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/events"
 )
 
@@ -310,13 +311,7 @@ func TestParseInvalid(t *testing.T) {
 	}
 }
 
-func fieldOf(err error) string {
-	var ae *automation.Error
-	if errors.As(err, &ae) {
-		return ae.Field
-	}
-	return ""
-}
+var fieldOf = automationtest.FieldOf
 
 // record is a handler that appends its name to a shared log and returns err.
 type recorder struct{ log []string }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -58,12 +57,7 @@ func (r *Registry) EventNames() []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return sortedKeys(seen)
 }
 
 // EntityTypes lists, sorted and once each, the entity types the registry's counter
@@ -78,12 +72,7 @@ func (r *Registry) EntityTypes() []string {
 			seen[in.EntityType] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return sortedKeys(seen)
 }
 
 // Len is the number of event types.

@@ -56,10 +56,8 @@ func TestDefinitionsOfTheSeedAreAccepted(t *testing.T) {
 // Each refusal names the JSON Pointer of the bad member.
 func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 	ck := gateway.Checker{Channels: map[string]bool{"log": true}}
-	base := func(ins string) string {
-		return `{"eventType":"E","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[` + ins + `]}`
-	}
-	cases := []struct{ name, def, pointer, reason string }{
+	base := counterDef
+	cases := []refusalCase{
 		{"invalid data schema", `{"eventType":"E","class":"DIRECT","schema":{"type":"objekt"}}`, "/schema/type", "not a valid JSON Schema"},
 		{"schema minLength not a number", `{"eventType":"E","class":"DIRECT","schema":{"minLength":"x"}}`, "/schema/minLength", "not a valid JSON Schema"},
 		{"unknown operation", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"MULTIPLY"}`), "/counterInstructions/0/operation", ""},
@@ -82,7 +80,7 @@ func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 		{"unknown unit", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","thresholds":[{"value":3,"unit":"WEEKS","trigger_event":"T"}]}`),
 			"/counterInstructions/0/thresholds/0/unit", ""},
 		{"thresholds out of order", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","thresholds":[{"value":10,"trigger_event":"T"},{"value":2,"trigger_event":"U"}]}`),
-			"/counterInstructions/1/thresholds/1/value", ""},
+			"/counterInstructions/0/thresholds/1/value", ""},
 		{"counter without instructions", `{"eventType":"E","class":"COUNTER","schema":{}}`, "/counterInstructions", "at least one"},
 		{"dual with one route", `{"eventType":"E","class":"DUAL","routes":["events"],"schema":{}}`, "/routes", "at least two"},
 		{"unknown channel", `{"eventType":"E","class":"NOTIFICATION","schema":{},"notification":{"template":"t","channels":["fax"],"recipients":["a@b.test"]}}`,
@@ -93,6 +91,21 @@ func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 		{"zone in the wrong case", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"DAILY","time_zone":"asia/ho_chi_minh"}`),
 			"/counterInstructions/0/time_zone", `did you mean "Asia/Ho_Chi_Minh"?`},
 	}
+	expectRefusals(t, ck, cases)
+}
+
+// counterDef is a COUNTER definition of event E whose counter instructions are ins (JSON,
+// comma-separated).
+func counterDef(ins string) string {
+	return `{"eventType":"E","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[` + ins + `]}`
+}
+
+// refusalCase is a definition the checker must refuse at pointer, its reason containing
+// reason.
+type refusalCase struct{ name, def, pointer, reason string }
+
+func expectRefusals(t *testing.T, ck gateway.Checker, cases []refusalCase) {
+	t.Helper()
 	for _, c := range cases {
 		_, err := ck.CheckDefinition([]byte(c.def))
 		var r *gateway.Refusal
@@ -100,12 +113,8 @@ func TestDefinitionRefusalsNameThePointer(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal", c.name, err)
 			continue
 		}
-		want := c.pointer
-		if c.name == "thresholds out of order" {
-			want = "/counterInstructions/0/thresholds/1/value"
-		}
-		if r.Pointer != want || !strings.Contains(r.Reason, c.reason) {
-			t.Errorf("%s: refused at %q (%s), want %q containing %q", c.name, r.Pointer, r.Reason, want, c.reason)
+		if r.Pointer != c.pointer || !strings.Contains(r.Reason, c.reason) {
+			t.Errorf("%s: refused at %q (%s), want %q containing %q", c.name, r.Pointer, r.Reason, c.pointer, c.reason)
 		}
 	}
 }
@@ -373,10 +382,8 @@ func TestAttributeRegistryFileIsAccepted(t *testing.T) {
 // The members the attribute engine added are checked when a definition is saved.
 func TestAttributeMembersRefusals(t *testing.T) {
 	ck := gateway.Checker{}
-	base := func(ins string) string {
-		return `{"eventType":"E","class":"COUNTER","schema":{"type":"object"},"counterInstructions":[` + ins + `]}`
-	}
-	cases := []struct{ name, def, pointer, reason string }{
+	base := counterDef
+	cases := []refusalCase{
 		{"hot with thresholds", base(`{"attribute_code":"a","entity_type":"ITEM","operation":"INCREMENT","hot":true,"thresholds":[{"value":10,"trigger_event":"T"}]}`),
 			"/counterInstructions/0/thresholds", "hot counter takes no thresholds"},
 		{"hot weekly", base(`{"attribute_code":"a","entity_type":"ITEM","operation":"INCREMENT","hot":true,"period_type":"WEEKLY"}`), "/counterInstructions/0/period_type", "LIFETIME"},
@@ -396,17 +403,7 @@ func TestAttributeMembersRefusals(t *testing.T) {
 		{"brace without a member", base(`{"attribute_code":"survey_{}_done","entity_type":"CUSTOMER","operation":"SET_TRUE_ONCE"}`), "/counterInstructions/0/attribute_code", ""},
 		{"max_items on a gap", base(`{"attribute_code":"a","entity_type":"CUSTOMER","operation":"COMPUTE_GAP","max_items":3}`), "/counterInstructions/0/max_items", ""},
 	}
-	for _, c := range cases {
-		_, err := ck.CheckDefinition([]byte(c.def))
-		var r *gateway.Refusal
-		if !errors.As(err, &r) {
-			t.Errorf("%s: %v, want a refusal", c.name, err)
-			continue
-		}
-		if r.Pointer != c.pointer || !strings.Contains(r.Reason, c.reason) {
-			t.Errorf("%s: refused at %q (%s), want %q containing %q", c.name, r.Pointer, r.Reason, c.pointer, c.reason)
-		}
-	}
+	expectRefusals(t, ck, cases)
 }
 
 // A "{member}" attribute code and a gap's operands are resolved into the fat payload; a

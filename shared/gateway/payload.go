@@ -27,22 +27,11 @@ type Payload struct {
 }
 
 // FatInstruction is a counter instruction with its target resolved: the attribute engine
-// executes it without knowing the event (the attribute engine is a "dumb executor").
-type FatInstruction struct {
-	TargetEntityID string      `json:"target_entity_id"`
-	EntityType     string      `json:"entity_type"`
-	AttributeCode  string      `json:"attribute_code"`
-	Operation      string      `json:"operation"`
-	Period         string      `json:"period_type,omitempty"`
-	Step           json.Number `json:"step,omitempty"`
-	Value          string      `json:"value,omitempty"` // APPEND_UNIQUE: the value from data; COMPUTE_GAP: the gap's end ("" = the event time)
-	From           string      `json:"from,omitempty"`  // COMPUTE_GAP: the gap's start ("" = the stored value)
-	MaxItems       *int        `json:"max_items,omitempty"`
-	Hot            bool        `json:"hot,omitempty"`
-	TimeZone       string      `json:"time_zone,omitempty"`
-	WeekStart      string      `json:"week_start,omitempty"`
-	Thresholds     []Threshold `json:"thresholds,omitempty"`
-}
+// executes it without knowing the event (the attribute engine is a "dumb executor"). It is
+// the engine's own attribute.Instruction, so the payload the gateway writes is the shape the
+// engine reads: Value is APPEND_UNIQUE's value from data or COMPUTE_GAP's end ("" = the
+// event time), From COMPUTE_GAP's start ("" = the stored value).
+type FatInstruction = attribute.Instruction
 
 // FatNotification is what the noti route's consumer turns into deliveries.
 type FatNotification struct {

@@ -95,24 +95,14 @@ type Instruction struct {
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 }
 
-// Threshold fires TriggerEvent when the attribute crosses Value (an exact decimal).
-type Threshold struct {
-	Value        json.Number `json:"value"`
-	Unit         string      `json:"unit,omitempty"`
-	TriggerEvent string      `json:"trigger_event"`
-	ResetPolicy  string      `json:"reset_policy,omitempty"`
-	Cap          *Cap        `json:"cap,omitempty"`
-}
+// Threshold fires TriggerEvent when the attribute crosses Value (an exact decimal): the
+// attribute engine's threshold, written in the registry as the fat payload carries it.
+type Threshold = attribute.Threshold
 
 // Cap is a capped budget a threshold's trigger spends (UC-02: at most 1,000 points per
 // calendar year): the trigger fires only while the spend in the cap's period plus Cost stays
-// within Limit (docs/attributes.md#caps).
-type Cap struct {
-	Budget string      `json:"budget"`
-	Period string      `json:"period_type,omitempty"`
-	Limit  json.Number `json:"limit"`
-	Cost   json.Number `json:"cost"`
-}
+// within Limit (docs/attributes.md#caps). It is the attribute engine's attribute.Cap.
+type Cap = attribute.Cap
 
 // Notification is what a noti route sends: a delivery template, its channels and the
 // recipients (a JSON Pointer into data, and/or a fixed list).

@@ -68,11 +68,8 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	// in batches"), answered by batchInvocation's rule.
 	r.Register(topology.CampaignDispatch, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.EventsTopic, "campaign trigger", func(ctx context.Context, msgs []bus.Message) []error {
-			parents := make([]string, len(msgs))
-			for i, m := range msgs {
-				parents[i] = m.TraceParent
-			}
-			_, errs := c.Dispatcher.HandleEventBatch(ctx, bodiesOf(msgs), parents)
+			bodies, parents := tracedBodiesOf(msgs)
+			_, errs := c.Dispatcher.HandleEventBatch(ctx, bodies, parents)
 			return errs
 		})
 	}))
@@ -80,22 +77,16 @@ func RegisterCampaigns(r *funchost.Router, c CampaignDeps) {
 	// transaction and run at most Worker.Parallel at once (Worker.HandleBatch).
 	r.Register(topology.CampaignWorker, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.CampaignCommandsQueue, "campaign commands", func(ctx context.Context, msgs []bus.Message) []error {
-			parents := make([]string, len(msgs))
-			for i, m := range msgs {
-				parents[i] = m.TraceParent
-			}
-			return c.Worker.HandleBatch(ctx, bodiesOf(msgs), parents)
+			bodies, parents := tracedBodiesOf(msgs)
+			return c.Worker.HandleBatch(ctx, bodies, parents)
 		})
 	}))
 	// Batch triggers (cardinality many): the results, and the facts, waiting at once are
 	// applied in one transaction (docs/performance.md#consumers).
 	r.Register(topology.CampaignResults, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
 		return d.batchInvocation(ctx, inv, topology.CampaignResultsQueue, "campaign results", func(ctx context.Context, msgs []bus.Message) []error {
-			parents := make([]string, len(msgs))
-			for i, m := range msgs {
-				parents[i] = m.TraceParent
-			}
-			return c.Dispatcher.HandleResultBatch(ctx, bodiesOf(msgs), parents)
+			bodies, parents := tracedBodiesOf(msgs)
+			return c.Dispatcher.HandleResultBatch(ctx, bodies, parents)
 		})
 	}))
 	r.Register(topology.CampaignFactProjection, logged(func(ctx context.Context, inv *funchost.Invocation) (funchost.Result, error) {
@@ -149,4 +140,13 @@ func bodiesOf(msgs []bus.Message) [][]byte {
 		bodies[i] = m.Body
 	}
 	return bodies
+}
+
+// tracedBodiesOf returns the messages' bodies and their W3C traceparents, in order.
+func tracedBodiesOf(msgs []bus.Message) (bodies [][]byte, traceParents []string) {
+	bodies, traceParents = make([][]byte, len(msgs)), make([]string, len(msgs))
+	for i, m := range msgs {
+		bodies[i], traceParents[i] = m.Body, m.TraceParent
+	}
+	return bodies, traceParents
 }

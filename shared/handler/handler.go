@@ -121,10 +121,7 @@ func (d Deps) trackingProcessor(ctx context.Context, inv *funchost.Invocation) (
 		return funchost.Result{}, errors.New("TrackingProcessor is not configured")
 	}
 	return d.batchInvocation(ctx, inv, topology.TrackingTopic, "tracking", func(ctx context.Context, msgs []bus.Message) []error {
-		bodies, parents := make([][]byte, len(msgs)), make([]string, len(msgs))
-		for i, m := range msgs {
-			bodies[i], parents[i] = m.Body, m.TraceParent
-		}
+		bodies, parents := tracedBodiesOf(msgs)
 		_, errs := d.Attributes.HandleBatchTraced(ctx, bodies, parents)
 		for i, err := range errs {
 			if err != nil && automation.IsInvalid(err) && !automation.IsPermanent(err) {

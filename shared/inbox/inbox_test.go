@@ -63,23 +63,15 @@ func (p *provider) InboxInsert(ctx context.Context, in store.InboxInsertParams) 
 }
 
 type harness struct {
-	p  *provider
-	ch *inbox.Channel
+	channeltest.Fixed
+	p *provider
 }
 
 func newHarness(t channeltest.TB) channeltest.Harness {
 	p := &provider{InboxStore: openStore(t)}
-	return &harness{p: p, ch: &inbox.Channel{Store: p, Broker: inbox.NewBroker(4, 4), Timeout: 300 * time.Millisecond}}
-}
-
-func (h *harness) Channel() delivery.Channel { return h.ch }
-
-func (h *harness) Capabilities() channeltest.Capabilities {
-	return channeltest.Capabilities{IdempotencyKey: "InboxMessage.DeliveryKey (a UNIQUE column: a repeat stores nothing)"}
-}
-
-func (h *harness) Recipient(b channeltest.Behaviour) string {
-	return channeltest.Recipients{Accept: "user-3b2d6f0e", Refuse: "refused", ApplyWithoutAnswer: "slow", Invalid: "two words"}.For(b)
+	return &harness{p: p, Fixed: channeltest.Fixed{Ch: &inbox.Channel{Store: p, Broker: inbox.NewBroker(4, 4), Timeout: 300 * time.Millisecond},
+		Caps:  channeltest.Capabilities{IdempotencyKey: "InboxMessage.DeliveryKey (a UNIQUE column: a repeat stores nothing)"},
+		Addrs: channeltest.Recipients{Accept: "user-3b2d6f0e", Refuse: "refused", ApplyWithoutAnswer: "slow", Invalid: "two words"}}}
 }
 
 func (h *harness) Received() []channeltest.Received {

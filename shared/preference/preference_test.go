@@ -8,18 +8,13 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/preference"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
-func utc(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var utc = automationtest.Instant
 
 func bptr(b bool) *bool { return &b }
 

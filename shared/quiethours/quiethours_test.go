@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/quiethours"
 )
@@ -18,13 +19,7 @@ func tod(s string) localtime.TimeOfDay {
 	return t
 }
 
-func utc(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+var utc = automationtest.Instant
 
 // The expected instants come from the team's DST oracle script (Python's zoneinfo), not
 // from our Go code: e.g. `tzoracle.py Australia/Sydney 2026-10-04 02:30` gives
@@ -82,23 +77,11 @@ func TestValidate(t *testing.T) {
 	} {
 		err := c.w.Validate()
 		var ae *automation.Error
-		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !mentions(ae, c.field) {
+		if !errors.As(err, &ae) || ae.Code != automation.CodeInvalidInput || !automationtest.NamesField(ae, c.field) {
 			t.Errorf("%+v: %v, want InvalidInput naming %s", c.w, err, c.field)
 		}
 		if _, err := c.w.Decide(utc("2026-06-01T00:00:00Z"), false); err == nil {
 			t.Errorf("%+v: Decide accepted a bad window", c.w)
 		}
 	}
-}
-
-func mentions(e *automation.Error, field string) bool {
-	if e.Field == field {
-		return true
-	}
-	for _, f := range e.Fields {
-		if f.Field == field {
-			return true
-		}
-	}
-	return false
 }

@@ -21,16 +21,24 @@ import (
 
 // dormantSetting: 90 days after expiresOn (the fixture's date field, standing for the last
 // transaction date), at the given local time.
+// dormantSince is a fixture with the dormant setting at 09:00 and alice's last transaction on
+// lastTx (YYYY-MM-DD) processed.
+func dormantSince(t *testing.T, lastTx string) *fixture {
+	t.Helper()
+	f := newFixture(t, dormantSetting("09:00"))
+	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", lastTx)))
+	return f
+}
+
 func dormantSetting(at string) string {
 	return settingJSON("bu-syd", "[-90]", at, false)
 }
 
 func TestAfterOffsetEventFlowMovesTheOccurrence(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, dormantSetting("09:00"))
 	// Last transaction 2026-07-06 → dormant on 2026-10-04 09:00 AEDT (the DST start day,
 	// after the gap): 2026-10-03T22:00:00Z (oracle).
-	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-07-06")))
+	f := dormantSince(t, "2026-07-06")
 	eq(t, f.rows(t), "2026-10-04/Pending/")
 	rows := f.rowMap(t)
 	for k, r := range rows {
@@ -64,16 +72,14 @@ func TestAfterOffsetLateRule(t *testing.T) {
 	t.Parallel()
 	t.Run("missed", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, dormantSetting("09:00"))
 		// now 2026-09-01T00:00Z = 10:00 AEST on 2026-09-01; 2026-05-01 + 90 = 2026-07-30.
-		f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-05-01")))
+		f := dormantSince(t, "2026-05-01")
 		eq(t, f.rows(t), "2026-07-30/Deactivated/MissedWindow")
 	})
 	t.Run("today", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, dormantSetting("09:00"))
 		// 2026-06-03 + 90 = 2026-09-01, 09:00 AEST = 2026-08-31T23:00Z: passed an hour ago, today → due now.
-		f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-06-03")))
+		f := dormantSince(t, "2026-06-03")
 		eq(t, f.rows(t), "2026-09-01/Pending/")
 		if n := completeDue(t, f); n != 1 {
 			t.Fatalf("completed %d", n)
@@ -81,14 +87,10 @@ func TestAfterOffsetLateRule(t *testing.T) {
 	})
 	t.Run("too late at execution", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, dormantSetting("09:00"))
-		f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-07-06")))
+		f := dormantSince(t, "2026-07-06")
 		// Due 2026-10-03T22:00Z; found 48 h and 1 s later.
 		f.clock.Set(utc("2026-10-05T22:00:01Z"))
-		rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-		if err != nil || len(rows) != 1 {
-			t.Fatal(rows, err)
-		}
+		rows := f.claimDue(t, 1)
 		out, err := f.h.Execute(context.Background(), rows[0], f.clock.Now())
 		if err != nil || out.Deactivate != automation.ReasonTooLate {
 			t.Fatalf("%+v %v", out, err)
@@ -123,8 +125,7 @@ func TestAfterOffsetSettingsChanges(t *testing.T) {
 	t.Parallel()
 	t.Run("offset", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, dormantSetting("09:00"))
-		f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-07-06")))
+		f := dormantSince(t, "2026-07-06")
 		res := put(t, f, strings.Replace(dormantSetting("09:00"), "[-90]", "[-60]", 1), 1)
 		if strings.Join(res.Propagation.Change, ",") != "identity" || res.Propagation.RowsDeactivated != 1 || res.Propagation.RowsEnsured != 1 {
 			t.Fatalf("%+v", res.Propagation)
@@ -139,8 +140,7 @@ func TestAfterOffsetSettingsChanges(t *testing.T) {
 	})
 	t.Run("send time", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, dormantSetting("09:00"))
-		f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2026-07-06")))
+		f := dormantSince(t, "2026-07-06")
 		before := f.rowMap(t)
 		res := put(t, f, dormantSetting("02:30"), 1)
 		if strings.Join(res.Propagation.Change, ",") != "sendTime" || res.Propagation.RowsUpdatedInPlace != 1 {

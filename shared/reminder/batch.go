@@ -89,12 +89,15 @@ func (h *Handler) BatchScope(ctx context.Context, rows []automation.SchedulerRow
 	return ctx
 }
 
-// cached runs load once per key in m (under c.mu for the map, outside it for the load); a
-// result whose error is not ErrNotFound is dropped so a later row reads again.
-func cached[K comparable, T any](c *batchCache, m map[K]*memo[T], k K, load func() (T, error)) (T, error) {
+// cached runs load once per key k in table(c), c being ctx's batch cache (without one it
+// just loads), under c.mu for the map and outside it for the load; a result whose error is
+// neither ErrNotFound nor permanent is dropped so a later row reads again.
+func cached[K comparable, T any](ctx context.Context, table func(*batchCache) map[K]*memo[T], k K, load func() (T, error)) (T, error) {
+	c := batchOf(ctx)
 	if c == nil {
 		return load()
 	}
+	m := table(c)
 	c.mu.Lock()
 	e, ok := m[k]
 	if !ok {
@@ -123,12 +126,7 @@ func batchOf(ctx context.Context) *batchCache {
 // loadSetting reads and parses one setting. Errors: store.ErrNotFound, a permanent error for
 // a stored setting that does not parse, or the store's error.
 func (h *Handler) loadSetting(ctx context.Context, guid string) (settingEntry, error) {
-	c := batchOf(ctx)
-	var m map[string]*memo[settingEntry]
-	if c != nil {
-		m = c.settings
-	}
-	return cached(c, m, guid, func() (settingEntry, error) {
+	return cached(ctx, func(c *batchCache) map[string]*memo[settingEntry] { return c.settings }, guid, func() (settingEntry, error) {
 		rec, err := h.Store.ReminderSettingGet(ctx, guid)
 		if err != nil {
 			return settingEntry{}, err
@@ -144,12 +142,7 @@ func (h *Handler) loadSetting(ctx context.Context, guid string) (settingEntry, e
 // loadSnapshot reads one source snapshot and decodes its data (numbers as json.Number).
 // Errors: store.ErrNotFound, a permanent error for data that is not JSON, or the store's.
 func (h *Handler) loadSnapshot(ctx context.Context, entityType, entityGuid string) (snapEntry, error) {
-	c := batchOf(ctx)
-	var m map[[2]string]*memo[snapEntry]
-	if c != nil {
-		m = c.snaps
-	}
-	return cached(c, m, [2]string{entityType, entityGuid}, func() (snapEntry, error) {
+	return cached(ctx, func(c *batchCache) map[[2]string]*memo[snapEntry] { return c.snaps }, [2]string{entityType, entityGuid}, func() (snapEntry, error) {
 		snap, err := h.Store.SourceSnapshotGet(ctx, entityType, entityGuid)
 		if err != nil {
 			return snapEntry{}, err
@@ -167,12 +160,7 @@ func (h *Handler) loadSnapshot(ctx context.Context, entityType, entityGuid strin
 // loadUnit reads one business unit and loads its zone. Errors: the store's (wrapped with the
 // unit's id) or a permanent error for an unknown zone.
 func (h *Handler) loadUnit(ctx context.Context, id string) (unitEntry, error) {
-	c := batchOf(ctx)
-	var m map[string]*memo[unitEntry]
-	if c != nil {
-		m = c.units
-	}
-	return cached(c, m, id, func() (unitEntry, error) {
+	return cached(ctx, func(c *batchCache) map[string]*memo[unitEntry] { return c.units }, id, func() (unitEntry, error) {
 		bu, err := h.Store.BusinessUnitGetRecord(ctx, id)
 		if err != nil {
 			return unitEntry{}, fmt.Errorf("business unit %s: %w", id, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/reminder"
 )
@@ -41,13 +42,7 @@ func zone(t *testing.T, bu, id string) reminder.Zone {
 	return reminder.Zone{BusinessUnitID: bu, TimeZoneID: id, Loc: loc}
 }
 
-func utc(s string) time.Time {
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
+var utc = automationtest.Instant
 
 // Expected instants come from the DST oracle (docs/architecture.md#dst-oracle; Python zoneinfo), e.g.
 // `tzoracle.py Australia/Sydney 2026-10-31 09:00 7`, not from our own code.
@@ -101,20 +96,37 @@ func TestDateOccurrencesAgainstOracle(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// expiresOn is police vetting e-1 (no business unit) expiring on date (YYYY-MM-DD).
+func expiresOn(date string) reminder.Source {
+	return reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": date}}
+}
+
+// mustOccurrencesOn is occurrencesOn marking missed occurrences, failing t on an error.
+func mustOccurrencesOn(t *testing.T, set reminder.Setting, src reminder.Source, z reminder.Zone, now time.Time) []reminder.Occurrence {
+	t.Helper()
+	occ, err := occurrencesOn(set, src, z, now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return occ
+}
+
+// occurrencesOn is reminder.DateOccurrences as seen at now, today being now's local date in z.
+func occurrencesOn(set reminder.Setting, src reminder.Source, z reminder.Zone, now time.Time, markMissed bool) ([]reminder.Occurrence, error) {
+	return reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, markMissed)
+}
+
 // The late rule (docs/architecture.md#late-rule): a passed send time on today's local date is sent now; older ones
 // are recorded MissedWindow.
 func TestLateRule(t *testing.T) {
 	t.Parallel()
 	set := mustSetting(t, settingJSON("bu", "[30, 7, 0]", "09:00", false))
-	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2026-10-31"}}
+	src := expiresOn("2026-10-31")
 	z := zone(t, "bu", "Australia/Sydney")
 	// 2026-10-24 11:00 AEDT: offset 30 (10-01) is older → missed; offset 7 (10-24 09:00) is
 	// today → kept, due in the past; offset 0 is in the future.
 	now := utc("2026-10-24T00:00:00Z")
-	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	occ := mustOccurrencesOn(t, set, src, z, now)
 	want := map[int]automation.ReasonCode{30: automation.ReasonMissedWindow, 7: "", 0: ""}
 	for _, o := range occ {
 		if o.MissedReason != want[o.OffsetDays] {
@@ -125,7 +137,7 @@ func TestLateRule(t *testing.T) {
 		t.Fatal("today's passed occurrence keeps its scheduled instant (due now)")
 	}
 	// Revalidation (markMissed=false) never marks.
-	occ, _ = reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, false)
+	occ, _ = occurrencesOn(set, src, z, now, false)
 	for _, o := range occ {
 		if o.MissedReason != "" {
 			t.Fatal("markMissed=false must not mark")
@@ -143,8 +155,8 @@ func TestLateRuleAfterOffsets(t *testing.T) {
 	z := zone(t, "bu", "Asia/Vientiane")
 	// now = 2026-06-01 11:00 +07 (04:00Z).
 	now := utc("2026-06-01T04:00:00Z")
-	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2026-03-03"}}
-	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	src := expiresOn("2026-03-03")
+	occ, err := occurrencesOn(set, src, z, now, true)
 	if err != nil || len(occ) != 3 {
 		t.Fatal(occ, err)
 	}
@@ -170,7 +182,7 @@ func TestLateRuleAfterOffsets(t *testing.T) {
 	}
 	// The next day the -90 occurrence is older than today: missed.
 	later := utc("2026-06-02T04:00:00Z")
-	occ, _ = reminder.DateOccurrences(set, src, z, localtime.DateOf(later, z.Loc), later, true)
+	occ, _ = occurrencesOn(set, src, z, later, true)
 	if occ[2].MissedReason != automation.ReasonMissedWindow {
 		t.Fatalf("a day later: %+v", occ[2])
 	}
@@ -181,10 +193,10 @@ func TestLateRuleAfterOffsets(t *testing.T) {
 func TestAnnualAfterOffset(t *testing.T) {
 	t.Parallel()
 	set := mustSetting(t, settingJSON("bu", "[-7]", "08:00", true))
-	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2020-02-29"}}
+	src := expiresOn("2020-02-29")
 	z := zone(t, "bu", "Asia/Ho_Chi_Minh")
 	now := utc("2027-03-03T00:00:00Z") // 07:00 local on 2027-03-03: before 2027-03-07 (28 Feb + 7)
-	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	occ, err := occurrencesOn(set, src, z, now, true)
 	if err != nil || len(occ) != 1 {
 		t.Fatal(occ, err)
 	}
@@ -197,7 +209,7 @@ func TestAnnualAfterOffset(t *testing.T) {
 	}
 	// After 2027-03-07 the chain has moved on to 2028.
 	now = utc("2027-03-08T00:00:00Z")
-	occ, _ = reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
+	occ, _ = occurrencesOn(set, src, z, now, true)
 	if occ[0].Target.String() != "2028-02-29" || occ[0].MissedReason != "" {
 		t.Fatalf("after this year's: %+v", occ[0])
 	}
@@ -225,13 +237,10 @@ func TestNextAnniversary(t *testing.T) {
 func TestAnnualFollowingYear(t *testing.T) {
 	t.Parallel()
 	set := mustSetting(t, settingJSON("bu", "[7, 0]", "08:00", true))
-	src := reminder.Source{EntityType: "PoliceVetting", EntityGuid: "e-1", Data: map[string]any{"expiresOn": "2020-02-29"}}
+	src := expiresOn("2020-02-29")
 	z := zone(t, "bu", "Asia/Ho_Chi_Minh")
 	now := utc("2027-01-10T00:00:00Z")
-	occ, err := reminder.DateOccurrences(set, src, z, localtime.DateOf(now, z.Loc), now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	occ := mustOccurrencesOn(t, set, src, z, now)
 	if occ[0].Target.String() != "2027-02-28" || occ[0].ScheduledLocalDate != "2027-02-21" || occ[1].ScheduledLocalDate != "2027-02-28" {
 		t.Fatalf("occurrences %+v", occ)
 	}

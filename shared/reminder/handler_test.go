@@ -17,10 +17,7 @@ func claimFirst(t *testing.T, f *fixture, data map[string]any) automation.Schedu
 	t.Helper()
 	f.mustProcess(t, event("evt-1", 1, data))
 	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("claim %v %v", rows, err)
-	}
+	rows := f.claimDue(t, 1)
 	return rows[0]
 }
 
@@ -108,11 +105,8 @@ func TestRecipientsResolvedAtExecution(t *testing.T) {
 
 func TestAnnualCompletionEnsuresNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
-	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
-	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-	if len(rows) != 1 || rows[0].ScheduledLocalDate != "2026-10-01" {
+	f, rows := annualDue(t)
+	if rows[0].ScheduledLocalDate != "2026-10-01" {
 		t.Fatalf("%+v", rows)
 	}
 	// Executed late, past midnight of the anniversary: still its own occurrence.

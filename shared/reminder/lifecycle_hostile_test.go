@@ -275,8 +275,7 @@ func TestThresholdMetricNumbersAreBounded(t *testing.T) {
 		{"9", strings.Repeat("9", 65), "data.capacity"},
 		{"-1e300", "10", "data.booked"},
 	} {
-		f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
-		f.clock.Set(utc("2026-10-01T00:00:00Z"))
+		f := classFixture(t, reminder.OncePerThreshold, "[80]")
 		raw := strings.Replace(string(classEvent("e1", 1, 9, 10)), `"booked":9,"capacity":10`, `"booked":`+tc.booked+`,"capacity":`+tc.capacity, 1)
 		_, err := f.process(t, []byte(raw))
 		if !automation.IsInvalid(err) || !strings.Contains(err.Error(), tc.field) {
@@ -287,8 +286,7 @@ func TestThresholdMetricNumbersAreBounded(t *testing.T) {
 		}
 	}
 	// In range: fine, and exact.
-	f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
-	f.clock.Set(utc("2026-10-01T00:00:00Z"))
+	f := classFixture(t, reminder.OncePerThreshold, "[80]")
 	raw := strings.Replace(string(classEvent("e1", 1, 9, 10)), `"booked":9,"capacity":10`, `"booked":0.000000000000001,"capacity":0.0000000000000012`, 1)
 	f.mustProcess(t, []byte(raw))
 	eq(t, classRows(t, f), "80:OncePerThreshold:src/Pending/")
@@ -330,6 +328,16 @@ func TestSweepsSkipSourcesWithBadData(t *testing.T) {
 	}
 }
 
+// editTo14And0 is a race hook: it edits the setting, at version, to offsets [14, 0] at 09:00
+// (an error fails the test).
+func (f *fixture) editTo14And0(t *testing.T, version int64) func() {
+	return func() {
+		if _, err := f.admin().UpdateSetting(context.Background(), all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), version); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // raceHook is the hook a racing store runs once, at the read it races: what the test lands
 // between that read and the write that follows it.
 type raceHook struct{ hook func() }
@@ -368,12 +376,8 @@ func TestEventRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 	eq(t, f.rows(t), "2026-10-01/Pending/", "2026-10-24/Pending/", "2026-10-31/Pending/")
 	rs := &racingStore{Store: f.st}
 	svc := &reminder.Service{Store: rs, Clock: f.clock}
-	rs.hook = func() {
-		// Offsets 30/7/0 → 14/0 while the event is between its settings read and its sync.
-		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 1); err != nil {
-			t.Error(err)
-		}
-	}
+	// Offsets 30/7/0 → 14/0 while the event is between its settings read and its sync.
+	rs.hook = f.editTo14And0(t, 1)
 	ev, err := events.Parse(event("evt-2", 2, with(alice, "staffEmail", "alice.n@example.test")))
 	if err != nil {
 		t.Fatal(err)
@@ -411,12 +415,8 @@ func TestStalePropagationDoesNotUndoANewerOne(t *testing.T) {
 	rs := &settingRaceStore{Store: f.st, n: 2}
 	svc := &reminder.Service{Store: rs, Clock: f.clock}
 	a := &reminder.Admin{Store: rs, Clock: f.clock, Service: svc, Channels: map[string]bool{"log": true}}
-	rs.hook = func() {
-		// Read 1 is the update's own load; read 2 is its propagation's: version 3 lands now.
-		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 2); err != nil {
-			t.Error(err)
-		}
-	}
+	// Read 1 is the update's own load; read 2 is its propagation's: version 3 lands now.
+	rs.hook = f.editTo14And0(t, 2)
 	if _, err := a.UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[7, 0]", "09:00", false)), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -432,11 +432,7 @@ func TestSourceSweepRacingASettingsChangeEndsInTheNewState(t *testing.T) {
 	ctx := context.Background()
 	f.snapshot(t, "2026-10-31")
 	rs := &racingStore{Store: f.st}
-	rs.hook = func() {
-		if _, err := f.admin().UpdateSetting(ctx, all, settingGuid, []byte(settingJSON("bu-syd", "[14, 0]", "09:00", false)), 1); err != nil {
-			t.Error(err)
-		}
-	}
+	rs.hook = f.editTo14And0(t, 1)
 	rec := &reminder.Reconciler{Service: &reminder.Service{Store: rs, Clock: f.clock}}
 	if _, err := rec.RunOnce(ctx); err != nil {
 		t.Fatal(err)

@@ -431,7 +431,7 @@ func TestRoleRecipientsResolvedAtExecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows, _ := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	rows := f.claimDue(t, 1)
 	out, err := f.h.Execute(ctx, rows[0], f.clock.Now())
 	if err != nil || len(out.Deliveries) != 1 || out.Deliveries[0].Recipient != "lee@example.test" {
 		t.Fatalf("%+v %v", out, err)

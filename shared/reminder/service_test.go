@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
@@ -100,6 +101,44 @@ func (f *fixture) mustProcess(t *testing.T, raw []byte) reminder.EventResult {
 }
 
 // rows returns "localDate/status/reason" for every row of e-1, sorted.
+// claimDue claims the rows due at the fixture's now (a minute's lease) and fails unless
+// there are n.
+func (f *fixture) claimDue(t *testing.T, n int) []automation.SchedulerRow {
+	t.Helper()
+	rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	if err != nil || len(rows) != n {
+		t.Fatalf("claimed %+v %v, want %d rows", rows, err, n)
+	}
+	return rows
+}
+
+// sendDue claims the one row due at the fixture's now, executes it, fails unless it queued
+// deliveries deliveries, and completes it with them (as the poller does); it returns the row
+// and its outcome.
+func (f *fixture) sendDue(t *testing.T, deliveries int) (automation.SchedulerRow, scheduler.Outcome) {
+	t.Helper()
+	ctx := context.Background()
+	row := f.claimDue(t, 1)[0]
+	out, err := f.h.Execute(ctx, row, f.clock.Now())
+	if err != nil || len(out.Deliveries) != deliveries {
+		t.Fatalf("executed %+v %v, want %d deliveries", out, err, deliveries)
+	}
+	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: row.ID, Token: row.Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
+		t.Fatal(err)
+	}
+	return row, out
+}
+
+// annualDue is a fixture with an annual [0] 09:00 setting and alice's vetting expiring on
+// 2019-10-01, at 2026-09-30T23:00Z (2026-10-01 09:00 in Sydney), with this year's row claimed.
+func annualDue(t *testing.T) (*fixture, []automation.SchedulerRow) {
+	t.Helper()
+	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
+	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
+	f.clock.Set(utc("2026-09-30T23:00:00Z"))
+	return f, f.claimDue(t, 1)
+}
+
 func (f *fixture) rows(t *testing.T) []string {
 	t.Helper()
 	return sourceRows(t, f, "e-1")
@@ -270,19 +309,8 @@ func TestTimeAwareDeactivationKeepsCompletedRows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.mustProcess(t, event("evt-1", 1, alice))
-	ctx := context.Background()
 	f.clock.Set(utc("2026-10-01T00:00:00Z"))
-	claimed, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-	if err != nil || len(claimed) != 1 {
-		t.Fatalf("%v %v", claimed, err)
-	}
-	out, err := f.h.Execute(ctx, claimed[0], f.clock.Now())
-	if err != nil || len(out.Deliveries) != 1 {
-		t.Fatalf("%+v %v", out, err)
-	}
-	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: claimed[0].ID, Token: claimed[0].Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
-		t.Fatal(err)
-	}
+	f.sendDue(t, 1)
 	// Redelivering an equivalent event later never resends; a deletion keeps the completed row.
 	r := f.mustProcess(t, event("evt-2", 2, alice))
 	if r.Ensured[automation.EnsureAlreadyCompleted] != 1 {
@@ -306,10 +334,7 @@ func TestAnnualMissedOffsetMovesToNextYear(t *testing.T) {
 
 func TestAnnualTooLateStillEnsuresNextYear(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, settingJSON("bu-syd", "[0]", "09:00", true))
-	f.mustProcess(t, event("evt-1", 1, with(alice, "expiresOn", "2019-10-01")))
-	f.clock.Set(utc("2026-09-30T23:00:00Z"))
-	rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+	f, rows := annualDue(t)
 	out, err := f.h.Execute(context.Background(), rows[0], utc("2026-10-05T00:00:00Z"))
 	if err != nil || out.Deactivate != automation.ReasonTooLate || len(out.FollowUps) != 1 || out.FollowUps[0].ScheduledLocalDate != "2027-10-01" {
 		t.Fatalf("%+v %v", out, err)

@@ -132,7 +132,7 @@ func TestSettingsChangeRules(t *testing.T) {
 		}
 		// At due time the new template, channels and recipients are used.
 		f.clock.Set(utc("2026-10-23T22:00:00Z"))
-		rows, _ := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
+		rows := f.claimDue(t, 1)
 		out, err := f.h.Execute(context.Background(), rows[0], f.clock.Now())
 		if err != nil || len(out.Deliveries) != 4 || out.Deliveries[0].Template != "tpl-v2" {
 			t.Fatalf("%+v %v", out.Deliveries, err)
@@ -164,8 +164,7 @@ func TestSettingsChangeRules(t *testing.T) {
 
 	t.Run("threshold level edit: deactivate + recreate", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
-		f.clock.Set(utc("2026-10-01T00:00:00Z"))
+		f := classFixture(t, reminder.OncePerThreshold, "[80]")
 		f.mustProcess(t, classEvent("e1", 1, 8, 10))
 		eq(t, classRows(t, f), "80:OncePerThreshold:src/Pending/")
 		f.clock.Set(utc("2026-10-01T00:00:20Z"))

@@ -104,22 +104,11 @@ func mustKey(t *testing.T, target string, off int) string {
 // again under new delivery keys while the condition holds, and is deactivated when it does not.
 func TestSupportRetryOfAThresholdRow(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[80]", ""))
+	f := classFixture(t, reminder.OncePerThreshold, "[80]")
 	ctx := context.Background()
-	f.clock.Set(utc("2026-10-01T00:00:00Z"))
 	f.mustProcess(t, classEvent("e1", 1, 9, 10))
-	rows, err := f.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-	if err != nil || len(rows) != 1 {
-		t.Fatalf("claim %v %v", rows, err)
-	}
-	out, err := f.h.Execute(ctx, rows[0], f.clock.Now())
-	if err != nil || len(out.Deliveries) != 2 {
-		t.Fatalf("original: %+v %v", out, err)
-	}
-	if err := f.st.SchedulerComplete(ctx, store.SchedulerCompleteParams{ID: rows[0].ID, Token: rows[0].Version, Now: f.clock.Now(), Deliveries: out.Deliveries, Outbox: out.Outbox}); err != nil {
-		t.Fatal(err)
-	}
-	done, _ := f.st.SchedulerGetByKey(ctx, rows[0].SchedulerKey)
+	row, out := f.sendDue(t, 2)
+	done, _ := f.st.SchedulerGetByKey(ctx, row.SchedulerKey)
 	retry := func(version int64) automation.SchedulerRow {
 		t.Helper()
 		now := f.clock.Now()

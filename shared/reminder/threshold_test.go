@@ -17,6 +17,15 @@ import (
 const classSetting = "2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d"
 
 // classSettingJSON is a ThresholdCondition setting on a class session's booking ratio.
+// classFixture is a fixture whose one setting is the class-session threshold setting with
+// policy and levels (no quiet window), at 2026-10-01T00:00Z (10:00 in Sydney).
+func classFixture(t *testing.T, policy reminder.FiringPolicy, levels string) *fixture {
+	t.Helper()
+	f := newFixture(t, classSettingJSON(string(policy), levels, ""))
+	f.clock.Set(utc("2026-10-01T00:00:00Z"))
+	return f
+}
+
 func classSettingJSON(policy, levels, window string) string {
 	w := ""
 	if window != "" {
@@ -151,9 +160,8 @@ func TestThresholdFiringPolicies(t *testing.T) {
 // nothing.
 func TestThresholdEdgesIdempotentUnderRedelivery(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, classSettingJSON(string(reminder.FalseToTrue), "[80]", ""))
+	f := classFixture(t, reminder.FalseToTrue, "[80]")
 	ctx := context.Background()
-	f.clock.Set(utc("2026-10-01T00:00:00Z"))
 	f.mustProcess(t, classEvent("e1", 1, 9, 10))
 	completeDue(t, f)
 	f.mustProcess(t, classEvent("e2", 2, 5, 10))
@@ -204,8 +212,7 @@ func TestThresholdMetricBoundaries(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, classSettingJSON(string(reminder.OncePerThreshold), "[87.5, 90]", ""))
-			f.clock.Set(utc("2026-10-01T00:00:00Z"))
+			f := classFixture(t, reminder.OncePerThreshold, "[87.5, 90]")
 			_, err := f.process(t, classEvent("e1", 1, tc.booked, tc.capacity))
 			if tc.invalid != "" {
 				if !automation.IsInvalid(err) || !strings.Contains(err.Error(), tc.invalid) {
@@ -295,13 +302,9 @@ func TestThresholdRevalidation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, classSettingJSON(string(tc.policy), "[80]", ""))
-			f.clock.Set(utc("2026-10-01T00:00:00Z"))
+			f := classFixture(t, tc.policy, "[80]")
 			f.mustProcess(t, classEvent("e1", 1, 9, 10))
-			rows, err := f.st.SchedulerClaimDue(context.Background(), store.SchedulerClaimDueParams{Now: f.clock.Now(), Lease: time.Minute, Limit: 10})
-			if err != nil || len(rows) != 1 {
-				t.Fatalf("claim %v %v", rows, err)
-			}
+			rows := f.claimDue(t, 1)
 			if tc.change != nil {
 				tc.change(t, f)
 			}

@@ -178,6 +178,15 @@ func weekly() report.Input {
 		Format:     "csv", Template: "report-ready", Channels: []string{"log"}, Recipients: []string{"ops@example.test", "lead@example.test"}}
 }
 
+// cutoverEnv is newEnv(t, start) holding the weekly() subscription subGuid in cutover mode.
+func cutoverEnv(t *testing.T, start time.Time) *env {
+	t.Helper()
+	e := newEnv(t, start)
+	e.create(t, subGuid, weekly())
+	e.setMode(t, subGuid, report.ModeCutover)
+	return e
+}
+
 func (e *env) setMode(t *testing.T, guid string, m report.Mode) {
 	t.Helper()
 	if _, err := e.svc.SetRollout(context.Background(), automation.AllBusinessUnits(), store.RolloutSubscription, guid, m, "test"); err != nil {

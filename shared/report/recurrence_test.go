@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/report"
 )
@@ -19,13 +20,7 @@ func mustSchedule(t *testing.T, rule, dtStart, zone string) *report.Schedule {
 	return s
 }
 
-func utc(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t.UTC()
-}
+func utc(s string) time.Time { return automationtest.Instant(s).UTC() }
 
 // nextN lists n successive occurrences after `after`.
 func nextN(t *testing.T, s *report.Schedule, after time.Time, n int) []string {

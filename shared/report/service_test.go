@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/store"
@@ -184,9 +185,7 @@ func TestRunNowIsIdempotentAndRejectsBadRequests(t *testing.T) {
 
 func TestRunNowUnknownReportTypeIs422(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, utc("2027-03-24T03:00:00Z"))
-	e.create(t, subGuid, weekly())
-	e.setMode(t, subGuid, report.ModeCutover)
+	e := cutoverEnv(t, utc("2027-03-24T03:00:00Z"))
 	other, _ := report.New(report.Config{Store: e.st, Blobs: e.tr, Renderers: report.NewRegistry(), Clock: e.clock})
 	_, err := other.RunNow(ctx, automation.AllBusinessUnits(), subGuid, "9b0a4c1e-2d3f-4a5b-9c6d-7e8f9a0b1c2d", report.RunNowInput{}, "ops")
 	var ae *automation.Error
@@ -236,7 +235,7 @@ func TestCreateRejectsBadSubscriptionsAndStoresNothing(t *testing.T) {
 		tc.mut(&in)
 		_, err := e.svc.Create(ctx, automation.AllBusinessUnits(), subGuid, in)
 		var ae *automation.Error
-		if !asErr(err, &ae) || ae.Code != automation.CodeInvalidInput || !hasField(ae, tc.field) {
+		if !asErr(err, &ae) || ae.Code != automation.CodeInvalidInput || !automationtest.NamesField(ae, tc.field) {
 			t.Errorf("%s: err = %v, want invalid %s", name, err, tc.field)
 		}
 	}
@@ -249,25 +248,11 @@ func TestCreateRejectsBadSubscriptionsAndStoresNothing(t *testing.T) {
 	}
 }
 
-func hasField(e *automation.Error, f string) bool {
-	if e.Field == f {
-		return true
-	}
-	for _, x := range e.Fields {
-		if x.Field == f {
-			return true
-		}
-	}
-	return false
-}
-
 // Pause deactivates pending runs (completed runs stay), resume ensures the next run, an
 // update of the schedule supersedes the pending run, and delete tombstones the subscription.
 func TestLifecyclePauseResumeUpdateDelete(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, utc("2027-03-20T00:00:00Z"))
-	e.create(t, subGuid, weekly())
-	e.setMode(t, subGuid, report.ModeCutover)
+	e := cutoverEnv(t, utc("2027-03-20T00:00:00Z"))
 	e.runUntil(t, utc("2027-03-23T00:00:00Z")) // first run completed, next pending
 	v, _ := e.svc.Get(ctx, automation.AllBusinessUnits(), subGuid)
 	next := v.NextRun.SchedulerKey
@@ -508,9 +493,7 @@ func TestRollbackReturnsOwnershipToTheOldScheduler(t *testing.T) {
 // reuses ownership and coordinates (nothing is rendered again) and one delivery goes out.
 func TestRetryAfterCrashReusesCoordinates(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
-	e.create(t, subGuid, weekly())
-	e.setMode(t, subGuid, report.ModeCutover)
+	e := cutoverEnv(t, utc("2027-03-21T20:00:00Z"))
 	e.clock.Set(utc("2027-03-21T21:00:00Z"))
 	rows, err := e.st.SchedulerClaimDue(ctx, store.SchedulerClaimDueParams{Now: e.clock.Now(), Lease: time.Minute, Limit: 10})
 	if err != nil || len(rows) != 1 {
@@ -557,9 +540,7 @@ func TestRetryAfterCrashReusesCoordinates(t *testing.T) {
 // and report type (a conflict's failure: TestOwnershipConflictHoldsAndSupportRetry).
 func TestHandlerCountsRunsForTheOverview(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
-	e.create(t, subGuid, weekly())
-	e.setMode(t, subGuid, report.ModeCutover)
+	e := cutoverEnv(t, utc("2027-03-21T20:00:00Z"))
 	e.runUntil(t, utc("2027-03-21T21:30:00Z"))
 	got := e.runs.DrainCounts(e.clock.Now())
 	if len(got) != 1 || got[0].Outcome != metricscount.OutcomeDelivered || got[0].N != 1 || got[0].BusinessUnitID != "bu-syd" || got[0].Label == "" {
@@ -571,9 +552,7 @@ func TestHandlerCountsRunsForTheOverview(t *testing.T) {
 // holds at once. Neither delivers, and the chain goes on.
 func TestRenderFailuresRetryThenHold(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, utc("2027-03-21T20:00:00Z"))
-	e.create(t, subGuid, weekly())
-	e.setMode(t, subGuid, report.ModeCutover)
+	e := cutoverEnv(t, utc("2027-03-21T20:00:00Z"))
 	e.clock.Set(utc("2027-03-21T21:00:00Z"))
 	boom := errors.New("source down")
 	e.render.fail.Store(&boom)

@@ -17,6 +17,20 @@ import (
 
 // drainPoller builds a second poller over st (a wrapped store) with e's handler, clock and
 // trace store.
+// drainHourly drains p once an hour after t0, hours times, and returns the rows' counts by
+// status afterwards.
+func (e *env) drainHourly(t *testing.T, p *scheduler.Poller, hours int) map[automation.Status]int {
+	t.Helper()
+	for i := 1; i <= hours; i++ {
+		e.clock.Set(t0.Add(time.Duration(i) * time.Hour))
+		if _, err := p.Drain(context.Background(), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, _ := e.st.SchedulerCountByStatus(context.Background())
+	return counts
+}
+
 func (e *env) drainPoller(t *testing.T, cfg scheduler.Config, st store.SchedulerStore, tw trace.Writer) *scheduler.Poller {
 	t.Helper()
 	reg := scheduler.NewRegistry()
@@ -193,13 +207,7 @@ func TestDrainCancelledMidDrainLosesNothing(t *testing.T) {
 	if counts[automation.StatusPending]+counts[automation.StatusProcessing]+counts[automation.StatusCompleted] != 9 {
 		t.Fatalf("counts %v", counts)
 	}
-	for i := 1; i <= 4; i++ {
-		e.clock.Set(t0.Add(time.Duration(i) * time.Hour))
-		if _, err := p.Drain(context.Background(), 0, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	counts, _ = e.st.SchedulerCountByStatus(context.Background())
+	counts = e.drainHourly(t, p, 4)
 	if counts[automation.StatusCompleted] != 9 {
 		t.Fatalf("after the lease: counts %v", counts)
 	}
@@ -301,13 +309,7 @@ func TestDrainCompletionFailureWritesTheBatchAhead(t *testing.T) {
 		t.Fatalf("counts %v", counts)
 	}
 	// Batch 1's lease expires; it comes back through the rescue and completes.
-	for i := 1; i <= 3; i++ {
-		e.clock.Set(t0.Add(time.Duration(i) * time.Hour))
-		if _, err := p.Drain(context.Background(), 0, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	counts, _ = e.st.SchedulerCountByStatus(context.Background())
+	counts = e.drainHourly(t, p, 3)
 	if counts[automation.StatusCompleted] != 6 {
 		t.Fatalf("counts %v", counts)
 	}

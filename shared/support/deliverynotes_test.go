@@ -18,9 +18,7 @@ func TestExplainNamesSkippedAndQuietHoursDeliveries(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, support.Config{})
 	ctx := context.Background()
-	if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
-		t.Fatal(err)
-	}
+	e.unit(t, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"})
 	e.clock.Set(time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC))
 	e.setting(t, true, "09:00")
 	e.event(t, "evt-1", 1, map[string]any{"expiresOn": "2027-03-09", "staffEmail": "zoe.walker@example.test"})

@@ -77,9 +77,7 @@ func TestExplainCases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, support.Config{})
 	ctx := context.Background()
-	if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}); err != nil {
-		t.Fatal(err)
-	}
+	e.unit(t, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"})
 	// 02:30 on 2027-04-04 happens twice in Sydney (DST ends): the earlier is used.
 	e.setting(t, true, "02:30")
 	e.clock.Set(time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC))
@@ -242,14 +240,40 @@ func TestFindUnknownUnitIsNotFound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, support.Config{})
 	ctx := context.Background()
-	if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"}); err != nil {
-		t.Fatal(err)
-	}
+	e.unit(t, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"})
 	e.held(t, 0, 2, "bu-a")
 	if page, err := e.svc.Find(ctx, automation.AllBusinessUnits(), support.Filter{BusinessUnitID: "bu-a"}, nil, 0); err != nil || len(page.Rows) != 2 {
 		t.Fatalf("find bu-a: %d rows, %v", len(page.Rows), err)
 	}
 	if _, err := e.svc.Find(ctx, automation.AllBusinessUnits(), support.Filter{BusinessUnitID: "bu-aa"}, nil, 0); automation.CodeOf(err) != automation.CodeNotFound {
 		t.Fatalf("find an unknown unit: %v, want 404", err)
+	}
+}
+
+// The figures of a business unit that does not exist, or that the scope does not see, are a
+// 404 (issue 33), not zeros that read as a healthy unit; a unit that exists has its figures.
+func TestMetricsOfAnUnknownOrUnseenUnitAreNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, support.Config{})
+	ctx := context.Background()
+	e.unit(t, store.BusinessUnit{ID: "bu-a", Name: "A", TimeZoneID: "UTC"})
+	for _, c := range []struct {
+		scope    automation.Scope
+		unit     string
+		notFound bool
+	}{
+		{automation.AllBusinessUnits(), "bu-a", false},
+		{automation.AllBusinessUnits(), "bu-aa", true},
+		{automation.BusinessUnits("bu-b"), "bu-a", true},
+	} {
+		answer := func(err error) bool {
+			return c.notFound && automation.CodeOf(err) == automation.CodeNotFound || !c.notFound && err == nil
+		}
+		if _, err := e.svc.Metrics(ctx, c.scope, c.unit); !answer(err) {
+			t.Errorf("Metrics of %s seen by %s: %v, want not found %v", c.unit, c.scope, err, c.notFound)
+		}
+		if _, err := e.svc.MetricsHistory(ctx, c.scope, c.unit, 1); !answer(err) {
+			t.Errorf("MetricsHistory of %s seen by %s: %v, want not found %v", c.unit, c.scope, err, c.notFound)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package support
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"strconv"
 	"time"
@@ -121,15 +120,8 @@ func (s *Service) Find(ctx context.Context, sc automation.Scope, f Filter, after
 		return Page{}, &automation.Error{Code: automation.CodeMalformed, Field: "limit",
 			Message: "must be an integer from 1 to " + strconv.Itoa(s.cfg.MaxPageSize)}
 	}
-	if f.BusinessUnitID != "" && (!sc.Allows(f.BusinessUnitID)) {
-		return Page{}, notFound("business unit " + f.BusinessUnitID)
-	}
 	if f.BusinessUnitID != "" {
-		// A unit that does not exist is a 404 like one outside the scope, not an empty page
-		// (a typo in the filter would read as "nothing is wrong").
-		if _, err := s.store.BusinessUnitGetRecord(ctx, f.BusinessUnitID); errors.Is(err, store.ErrNotFound) {
-			return Page{}, notFound("business unit " + f.BusinessUnitID)
-		} else if err != nil {
+		if err := s.knownUnit(ctx, sc, f.BusinessUnitID); err != nil {
 			return Page{}, err
 		}
 	}

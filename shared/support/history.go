@@ -256,17 +256,10 @@ func (s *Service) MetricsHistory(ctx context.Context, sc automation.Scope, busin
 		return MetricsHistory{}, automation.Invalid("hours", "must be 1 to %d, got %d", MaxThroughputHours, hours)
 	}
 	if businessUnitID != "" {
-		if !sc.Allows(businessUnitID) {
-			return MetricsHistory{}, notFound("business unit " + businessUnitID)
-		}
-		if _, err := s.store.BusinessUnitGetRecord(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
-			return MetricsHistory{}, notFound("business unit " + businessUnitID)
-		} else if err != nil {
+		if err := s.knownUnit(ctx, sc, businessUnitID); err != nil {
 			return MetricsHistory{}, err
 		}
-		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
-			sc = automation.Scope{}
-		}
+		sc = unitOnly(businessUnitID)
 	}
 	now := utc(s.clock.Now())
 	h := MetricsHistory{Since: now.Add(-time.Duration(hours) * time.Hour), Hours: hours, Platform: sc.All(), Points: []MetricsPoint{}}

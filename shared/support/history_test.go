@@ -23,9 +23,7 @@ func TestSamplerOnAFakeClock(t *testing.T) {
 	e := newEnv(t, support.Config{})
 	ctx := context.Background()
 	for _, bu := range []string{"bu-a", "bu-b"} {
-		if err := e.st.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: bu, Name: bu, TimeZoneID: "UTC"}); err != nil {
-			t.Fatal(err)
-		}
+		e.unit(t, store.BusinessUnit{ID: bu, Name: bu, TimeZoneID: "UTC"})
 	}
 	e.held(t, 0, 3, "bu-a")
 	e.held(t, 100, 5, "bu-b")

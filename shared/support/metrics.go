@@ -63,19 +63,10 @@ type Metrics struct {
 // (businessUnitID; CodeNotFound when outside the scope).
 func (s *Service) Metrics(ctx context.Context, sc automation.Scope, businessUnitID string) (Metrics, error) {
 	if businessUnitID != "" {
-		if !sc.Allows(businessUnitID) {
-			return Metrics{}, notFound("business unit " + businessUnitID)
-		}
-		// A unit that does not exist is a 404 like one outside the scope, not zeros that
-		// read as a healthy unit (issue 33; as Find).
-		if _, err := s.store.BusinessUnitGetRecord(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
-			return Metrics{}, notFound("business unit " + businessUnitID)
-		} else if err != nil {
+		if err := s.knownUnit(ctx, sc, businessUnitID); err != nil {
 			return Metrics{}, err
 		}
-		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
-			sc = automation.Scope{} // "*" or an id with spaces names no business unit
-		}
+		sc = unitOnly(businessUnitID)
 	}
 	u := sc.Units()
 	if u == nil {
@@ -296,9 +287,7 @@ func (s *Service) perMinute(ctx context.Context, sc automation.Scope, businessUn
 		if !sc.Allows(businessUnitID) {
 			return Throughput{}, notFound("business unit " + businessUnitID)
 		}
-		if sc = automation.BusinessUnits(businessUnitID); sc.String() != businessUnitID {
-			sc = automation.Scope{}
-		}
+		sc = unitOnly(businessUnitID)
 	}
 	now := utc(s.clock.Now())
 	until := now.Truncate(time.Minute).Add(time.Minute) // the current minute so far
@@ -348,4 +337,28 @@ func (s *Service) perMinute(ctx context.Context, sc automation.Scope, businessUn
 	}
 	slices.SortFunc(out.ByChannel, func(a, b ChannelCount) int { return strings.Compare(a.Channel, b.Channel) })
 	return out, nil
+}
+
+// knownUnit is CodeNotFound for a business unit outside sc, and for one that does not exist:
+// an unknown unit is a 404 like one outside the scope, not an empty page or zeros that read
+// as "nothing is wrong" (issue 33). Else the store's error, or nil.
+func (s *Service) knownUnit(ctx context.Context, sc automation.Scope, businessUnitID string) error {
+	if !sc.Allows(businessUnitID) {
+		return notFound("business unit " + businessUnitID)
+	}
+	if _, err := s.store.BusinessUnitGetRecord(ctx, businessUnitID); errors.Is(err, store.ErrNotFound) {
+		return notFound("business unit " + businessUnitID)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// unitOnly is the scope of one business unit; "*" or an id with spaces names no business
+// unit, so sees nothing.
+func unitOnly(businessUnitID string) automation.Scope {
+	if sc := automation.BusinessUnits(businessUnitID); sc.String() == businessUnitID {
+		return sc
+	}
+	return automation.Scope{}
 }

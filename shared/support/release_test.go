@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/automation/automationtest"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/shared/support"
@@ -43,6 +44,14 @@ func newEnv(t *testing.T, cfg support.Config) *env {
 
 // held creates n rows of business unit bu on support hold (Failed, HandlerError), keys
 // numbered from first.
+// unit stores business unit u.
+func (e *env) unit(t *testing.T, u store.BusinessUnit) {
+	t.Helper()
+	if err := e.st.BusinessUnitUpsert(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (e *env) held(t *testing.T, first, n int, bu string) {
 	t.Helper()
 	ctx := context.Background()
@@ -174,7 +183,7 @@ func TestReleaseRejectsBadRequests(t *testing.T) {
 		req := ok
 		c.edit(&req)
 		_, err := e.svc.ReleaseMany(ctx, automation.AllBusinessUnits(), req)
-		if automation.CodeOf(err) != automation.CodeInvalidInput || !hasField(err, c.field) {
+		if automation.CodeOf(err) != automation.CodeInvalidInput || !automationtest.NamesField(err, c.field) {
 			t.Errorf("%s: err = %v, want InvalidInput on %s", c.name, err, c.field)
 		}
 	}
@@ -193,22 +202,6 @@ func TestReleaseRejectsBadRequests(t *testing.T) {
 	if err != nil || res.Released != 2 || !res.More || res.RatePerMinute != 60 || res.BatchSize != 10 {
 		t.Fatalf("MaxRows stops the release and says so: %+v %v", res, err)
 	}
-}
-
-func hasField(err error, field string) bool {
-	var e *automation.Error
-	if !asError(err, &e) {
-		return false
-	}
-	if e.Field == field {
-		return true
-	}
-	for _, f := range e.Fields {
-		if f.Field == field {
-			return true
-		}
-	}
-	return false
 }
 
 func asError(err error, target **automation.Error) bool { return errors.As(err, target) }

@@ -143,9 +143,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) authorized(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Token {
-			s.mu.Lock()
-			s.stats.Unauthorized++
-			s.mu.Unlock()
+			s.count(&s.stats.Unauthorized)
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -236,9 +234,7 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 	}
 	switch mode {
 	case ModeFail:
-		s.mu.Lock()
-		s.stats.Failed++
-		s.mu.Unlock()
+		s.count(&s.stats.Failed)
 		w.Header().Set("Retry-After", "0")
 		http.Error(w, "simulated failure", http.StatusServiceUnavailable)
 		return
@@ -254,9 +250,7 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case ModeLoseAnswer:
-		s.mu.Lock()
-		s.stats.Lost++
-		s.mu.Unlock()
+		s.count(&s.stats.Lost)
 		simhttp.HangUp(w)
 		return
 	}
@@ -286,4 +280,11 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	simhttp.WriteJSON(w, http.StatusOK, map[string]string{"reference": ref})
+}
+
+// count adds one to the counter c of s.stats, under s.mu.
+func (s *Server) count(c *int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*c++
 }

@@ -46,9 +46,9 @@ func TestSMTPConformance(t *testing.T) {
 // records the request and drops the connection unanswered after slowAnswer (or when the
 // client gives up first).
 type webhookHarness struct {
+	channeltest.Fixed
 	t   channeltest.TB
 	srv *httptest.Server
-	ch  *channel.Webhook
 	mu  sync.Mutex
 	got []channeltest.Received
 }
@@ -61,7 +61,9 @@ func newWebhookHarness(t channeltest.TB, idempotent bool) *webhookHarness {
 	if err != nil {
 		t.Fatalf("NewWebhook: %v", err)
 	}
-	h.ch = ch
+	h.Fixed = channeltest.Fixed{Ch: ch, Caps: channeltest.Capabilities{IdempotencyKey: channel.IdempotencyHeader + " header"},
+		Addrs: channeltest.Recipients{Accept: h.srv.URL + "/hooks/reminders?token=abc", Refuse: h.srv.URL + "/refuse", ApplyWithoutAnswer: h.srv.URL + "/slow",
+			Invalid: strings.Replace(h.srv.URL, "https://", "ftp://", 1) + "/hook"}}
 	return h
 }
 
@@ -95,17 +97,6 @@ func (h *webhookHarness) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *webhookHarness) Channel() delivery.Channel { return h.ch }
-
-func (h *webhookHarness) Capabilities() channeltest.Capabilities {
-	return channeltest.Capabilities{IdempotencyKey: channel.IdempotencyHeader + " header"}
-}
-
-func (h *webhookHarness) Recipient(b channeltest.Behaviour) string {
-	return channeltest.Recipients{Accept: h.srv.URL + "/hooks/reminders?token=abc", Refuse: h.srv.URL + "/refuse", ApplyWithoutAnswer: h.srv.URL + "/slow",
-		Invalid: strings.Replace(h.srv.URL, "https://", "ftp://", 1) + "/hook"}.For(b)
-}
-
 func (h *webhookHarness) Received() []channeltest.Received {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -116,9 +107,9 @@ func (h *webhookHarness) Received() []channeltest.Received {
 // channel's command timeout at 500 ms: "nobody@" is refused with 550 and "slow@" is kept
 // but answered only after slowAnswer.
 type smtpHarness struct {
+	channeltest.Fixed
 	t   channeltest.TB
 	box *mailbox
-	ch  *channel.SMTP
 }
 
 func newSMTPHarness(t channeltest.TB) *smtpHarness {
@@ -129,18 +120,9 @@ func newSMTPHarness(t channeltest.TB) *smtpHarness {
 	if err != nil {
 		t.Fatalf("NewSMTP: %v", err)
 	}
-	h.ch = ch
+	h.Fixed = channeltest.Fixed{Ch: ch, Caps: channeltest.Capabilities{IdempotencyKey: "Message-ID header"},
+		Addrs: channeltest.Recipients{Accept: "amelia.nguyen@example.test", Refuse: "nobody@example.test", ApplyWithoutAnswer: "slow@example.test", Invalid: "Amelia <amelia.nguyen@example.test>"}}
 	return h
-}
-
-func (h *smtpHarness) Channel() delivery.Channel { return h.ch }
-
-func (h *smtpHarness) Capabilities() channeltest.Capabilities {
-	return channeltest.Capabilities{IdempotencyKey: "Message-ID header"}
-}
-
-func (h *smtpHarness) Recipient(b channeltest.Behaviour) string {
-	return channeltest.Recipients{Accept: "amelia.nguyen@example.test", Refuse: "nobody@example.test", ApplyWithoutAnswer: "slow@example.test", Invalid: "Amelia <amelia.nguyen@example.test>"}.For(b)
 }
 
 func (h *smtpHarness) Received() []channeltest.Received {

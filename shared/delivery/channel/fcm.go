@@ -270,14 +270,8 @@ const (
 
 // Send implements delivery.Channel.
 func (f *FCM) Send(ctx context.Context, m delivery.Message) (string, error) {
-	if err := f.ValidateRecipient(m.Recipient); err != nil {
-		return "", automation.Permanent(err)
-	}
-	if m.Content == nil {
-		return "", automation.Permanent(fmt.Errorf("fcm: message %s has no rendered content", m.DeliveryKey))
-	}
-	if len(m.Attachments) > 0 {
-		return "", automation.Permanent(fmt.Errorf("fcm: message %s carries %d attachment(s); push sends none", m.DeliveryKey, len(m.Attachments)))
+	if err := refuseUnsendable("fcm", m, f.ValidateRecipient(m.Recipient), "push sends none"); err != nil {
+		return "", err
 	}
 	devices, err := f.cfg.Devices.PushDeviceList(ctx, m.BusinessUnitID, m.Recipient)
 	if err != nil {

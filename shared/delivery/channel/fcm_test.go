@@ -30,6 +30,13 @@ func newMemDevices() *memDevices {
 	return &memDevices{active: map[string][]string{}, retired: map[string]string{}}
 }
 
+// devicesOf is a device registry holding customer's tokens.
+func devicesOf(customer string, tokens ...string) *memDevices {
+	d := newMemDevices()
+	d.add(customer, tokens...)
+	return d
+}
+
 func (d *memDevices) add(customer string, tokens ...string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -87,13 +94,12 @@ func startFCM(t channeltest.TB, devices channel.PushDevices) (*fcmsim.Server, *c
 // fcmHarness: "cust-accept" has one accepting device, "cust-refuse" one whose token FCM
 // answers UNREGISTERED, "cust-slow" one whose send is accepted and answered after 3 s.
 type fcmHarness struct {
+	channeltest.Fixed
 	sim *fcmsim.Server
-	ch  *channel.FCM
 }
 
 func newFCMHarness(t channeltest.TB) *fcmHarness {
-	devices := newMemDevices()
-	devices.add("cust-accept", "tok-accept-1")
+	devices := devicesOf("cust-accept", "tok-accept-1")
 	devices.add("cust-refuse", "tok-gone-1")
 	devices.add("cust-slow", "tok-slow-1")
 	sim, ch := startFCM(t, devices)
@@ -101,17 +107,9 @@ func newFCMHarness(t channeltest.TB) *fcmHarness {
 		"tok-gone-1": fcmsim.ModeUnregistered, "tok-slow-1": fcmsim.ModeTimeout}}); err != nil {
 		t.Fatalf("faults: %v", err)
 	}
-	return &fcmHarness{sim: sim, ch: ch}
-}
-
-func (h *fcmHarness) Channel() delivery.Channel { return h.ch }
-
-func (h *fcmHarness) Capabilities() channeltest.Capabilities {
-	return channeltest.Capabilities{NoIdempotencyKey: "FCM HTTP v1 has no idempotency key; the delivery key travels in data.deliveryKey and the collapse keys so the app drops a repeat"}
-}
-
-func (h *fcmHarness) Recipient(b channeltest.Behaviour) string {
-	return channeltest.Recipients{Accept: "cust-accept", Refuse: "cust-refuse", ApplyWithoutAnswer: "cust-slow", Invalid: "not a customer id"}.For(b)
+	return &fcmHarness{sim: sim, Fixed: channeltest.Fixed{Ch: ch,
+		Caps:  channeltest.Capabilities{NoIdempotencyKey: "FCM HTTP v1 has no idempotency key; the delivery key travels in data.deliveryKey and the collapse keys so the app drops a repeat"},
+		Addrs: channeltest.Recipients{Accept: "cust-accept", Refuse: "cust-refuse", ApplyWithoutAnswer: "cust-slow", Invalid: "not a customer id"}}}
 }
 
 func (h *fcmHarness) Received() []channeltest.Received {
@@ -138,8 +136,7 @@ func pushMessage(key, customer string) delivery.Message {
 // android.collapse_key and apns-collapse-id; payload scalars become string data.
 func TestFCMFanOutAndKeyMapping(t *testing.T) {
 	t.Parallel()
-	devices := newMemDevices()
-	devices.add("cust-1", "tok-a", "tok-b")
+	devices := devicesOf("cust-1", "tok-a", "tok-b")
 	sim, ch := startFCM(t, devices)
 	ref, err := ch.Send(t.Context(), pushMessage("dlv_fan", "cust-1"))
 	if err != nil {
@@ -217,8 +214,7 @@ func TestFCMRetiresOnlyOnADefiniteAnswer(t *testing.T) {
 	}
 	// No answer, a 500 or a 429 retire nothing.
 	for _, mode := range []string{fcmsim.ModeInternal, fcmsim.ModeLoseAnswer, fcmsim.ModeRateLimit, fcmsim.ModeUnavailable, fcmsim.ModeTimeout} {
-		devices := newMemDevices()
-		devices.add("cust-1", "tok-1")
+		devices := devicesOf("cust-1", "tok-1")
 		sim, ch := startFCM(t, devices)
 		if err := sim.SetFaults(fcmsim.Faults{Mode: mode, Delay: "2s"}); err != nil {
 			t.Fatal(err)
@@ -252,8 +248,7 @@ func TestFCMFaultOutcomes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			t.Parallel()
-			devices := newMemDevices()
-			devices.add("cust-1", "tok-1")
+			devices := devicesOf("cust-1", "tok-1")
 			sim, ch := startFCM(t, devices)
 			delay := "2s"
 			if c.mode == fcmsim.ModeSlow {
@@ -290,8 +285,7 @@ func TestFCMNoDevice(t *testing.T) {
 // the send is not made (a retry, nothing accepted); a send without a token is 401.
 func TestFCMAuthIsChecked(t *testing.T) {
 	t.Parallel()
-	devices := newMemDevices()
-	devices.add("cust-1", "tok-1")
+	devices := devicesOf("cust-1", "tok-1")
 	sim, _ := startFCM(t, devices)
 	other, err := fcmsim.New(fcmsim.Config{ProjectID: sim.ProjectID()})
 	if err != nil {
@@ -331,8 +325,7 @@ func TestValidatePushToken(t *testing.T) {
 // command's effect key is the delivery key the app dedupes by.
 func TestFCMAsCampaignAction(t *testing.T) {
 	t.Parallel()
-	devices := newMemDevices()
-	devices.add("cust-7", "tok-7")
+	devices := devicesOf("cust-7", "tok-7")
 	sim, ch := startFCM(t, devices)
 	p := &campaign.ChannelProvider{Name: channel.PushChannelName, Channel: ch, Clock: automation.NewManualClock(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC))}
 	if !p.Serves("NOTIFICATION_PUSH") {
@@ -353,8 +346,7 @@ func TestFCMAsCampaignAction(t *testing.T) {
 // new token instead of reusing the refused one until it expires.
 func TestFCMRefetchesARefusedToken(t *testing.T) {
 	t.Parallel()
-	devices := newMemDevices()
-	devices.add("cust-1", "tok-1")
+	devices := devicesOf("cust-1", "tok-1")
 	sim, ch := startFCM(t, devices)
 	if _, err := ch.Send(t.Context(), pushMessage("dlv_tok_1", "cust-1")); err != nil {
 		t.Fatal(err)

@@ -224,15 +224,9 @@ func Verify(secret []byte, timestamp, sig string, body []byte) bool {
 
 // Send implements delivery.Channel.
 func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) {
-	if err := w.ValidateRecipient(m.Recipient); err != nil {
-		return "", automation.Permanent(err)
-	}
-	if m.Content == nil {
-		return "", automation.Permanent(fmt.Errorf("webhook: message %s has no rendered content", m.DeliveryKey))
-	}
-	if len(m.Attachments) > 0 {
-		// Traits do not say Attachments: sending the body alone would drop the file silently.
-		return "", automation.Permanent(fmt.Errorf("webhook: message %s carries %d attachment(s); the webhook channel sends none", m.DeliveryKey, len(m.Attachments)))
+	// Traits do not say Attachments: sending the body alone would drop the file silently.
+	if err := refuseUnsendable("webhook", m, w.ValidateRecipient(m.Recipient), "the webhook channel sends none"); err != nil {
+		return "", err
 	}
 	body, err := json.Marshal(WebhookBody{DeliveryKey: m.DeliveryKey, SchedulerKey: m.SchedulerKey, BusinessUnitID: m.BusinessUnitID,
 		Template: m.Template, Subject: m.Content.Subject, Text: m.Content.Text, HTML: m.Content.HTML, Payload: m.Payload, SentOn: m.SentOn.UTC()})

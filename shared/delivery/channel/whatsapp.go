@@ -157,11 +157,9 @@ func WhatsAppRequestOf(channelRegistrationID, recipient string, t delivery.Whats
 
 // Send implements delivery.Channel.
 func (w *WhatsApp) Send(ctx context.Context, m delivery.Message) (string, error) {
-	if err := w.ValidateRecipient(m.Recipient); err != nil {
-		return "", automation.Permanent(err)
-	}
-	if m.Content == nil {
-		return "", automation.Permanent(fmt.Errorf("whatsapp: message %s has no rendered content", m.DeliveryKey))
+	// The attachments are refused after the template is checked, below.
+	if err := refuseUnsendable("whatsapp", m, w.ValidateRecipient(m.Recipient), ""); err != nil {
+		return "", err
 	}
 	if err := ValidateWhatsAppTemplate(m.Content.WhatsApp); err != nil {
 		return "", automation.Permanent(fmt.Errorf("whatsapp: message %s: %w", m.DeliveryKey, err))

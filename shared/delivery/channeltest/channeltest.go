@@ -65,6 +65,24 @@ type Recipients struct {
 	Accept, Refuse, ApplyWithoutAnswer, Invalid string
 }
 
+// Fixed is the part of a Harness that is the same for every behaviour: the channel, the
+// capabilities it declares and its four addresses. A harness whose recipients need no set-up
+// per behaviour embeds it and writes only Received.
+type Fixed struct {
+	Ch    delivery.Channel
+	Caps  Capabilities
+	Addrs Recipients
+}
+
+// Channel implements Harness.
+func (f Fixed) Channel() delivery.Channel { return f.Ch }
+
+// Capabilities implements Harness.
+func (f Fixed) Capabilities() Capabilities { return f.Caps }
+
+// Recipient implements Harness: the address of Addrs for b.
+func (f Fixed) Recipient(b Behaviour) string { return f.Addrs.For(b) }
+
 // For returns the address whose provider behaves as b (Invalid for Invalid and any other
 // value).
 func (r Recipients) For(b Behaviour) string {
