@@ -688,44 +688,47 @@ type claim struct {
 // skipFor returns the claim to make where one would start past from, given the destinations
 // that are full now (FullDestinations).
 //
-//   - A claim past the rows in flight (from > 0) while a held destination has room again takes
-//     that destination back, alone (only; the one with the lowest floor, should several have
+//   - A claim while a held destination has room again takes that destination back, alone (only; the one with the lowest floor, should several have
 //     room): its rows from its floor up to the rows claimed before (before = claimedTo+1), in
 //     Id order, through the destination's own index. It steps over no row of another
 //     destination, however long a backlog of a full one lies between its rows (behind the
 //     herd, the delivery facts' rows lie past every left-out notification-dispatch row), and
-//     its lease holds only that destination's rows.
-//   - Otherwise a claim past the rows in flight leaves out the full and the held destinations.
-//   - A claim from the oldest row (from = 0) leaves out the full ones; when every held
-//     destination is full and each has a floor, it stops below the lowest floor (before):
-//     the rows of theirs it would step over lie past their floors, and every row of another
-//     destination between that floor and the rows claimed before was taken in order by the
-//     claims past them. A row freed there (a lease of this relay's that ran out) waits for a
-//     claim from the oldest row without that bound, once the held destinations have room.
+//     its lease holds only that destination's rows. Should a rescan have been due (from =
+//     0), it is the next claim.
+//   - Otherwise a claim leaves out the full and the held destinations, a claim from the
+//     oldest row (from = 0, a rescan) included: a held destination's rows are taken only by
+//     its take-backs, from its floor. A rescan that took a held destination back from the
+//     oldest row, cut short by its batch, made the next claim a rescan too, which, the
+//     destination full again, walked its left-out rows.
+//   - When each held destination has a floor (above 0), a rescan stops below the lowest
+//     one (before): their left-out rows lie past their floors, and every row of
+//     another destination between that floor and the rows claimed before was taken in order
+//     by the claims past them. A row freed there (a lease of this relay's that ran out)
+//     waits for a rescan without that bound, once the held destinations have room.
 //
 // At most store.MaxSkipDestinations names: should more be full, the rest are claimed as
 // before this bound (the in-process bus's queue bound still holds them).
 func (r *Relay) skipFor(from int64, full []string) claim {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from > 0 {
-		back, floor := "", int64(0)
-		for d, f := range r.held {
-			if !slices.Contains(full, d) && (back == "" || f < floor || f == floor && d < back) {
-				back, floor = d, f
-			}
-		}
-		if back != "" {
-			// Its rows flow again, from its floor: none of its left-out rows lies below it.
-			return claim{from: floor, before: r.claimedTo + 1, only: back}
+	back, floor := "", int64(0)
+	for d, f := range r.held {
+		if !slices.Contains(full, d) && (back == "" || f < floor || f == floor && d < back) {
+			back, floor = d, f
 		}
 	}
+	if back != "" {
+		if from == 0 {
+			// A rescan was due: it is the next claim.
+			r.rescanAt = time.Time{}
+		}
+		// Its rows flow again, from its floor: none of its left-out rows lies below it.
+		return claim{from: floor, before: r.claimedTo + 1, only: back}
+	}
 	skip := slices.Clone(full)
-	if from > 0 {
-		for d := range r.held {
-			if !slices.Contains(skip, d) {
-				skip = append(skip, d)
-			}
+	for d := range r.held {
+		if !slices.Contains(skip, d) {
+			skip = append(skip, d)
 		}
 	}
 	slices.Sort(skip)
