@@ -163,9 +163,9 @@ type Relay struct {
 	// in-flight bound, and tracking and events waited behind it). A left-out row stays
 	// unpublished, under no lease, and keeps its MessageId; a later claim takes it. Order
 	// within a destination (and so within each of its sessions) is kept: once a claim left a
-	// destination out, every claim past the rows in flight (AfterID) leaves it out too, until
-	// a claim from its floor or from the oldest row takes it again, in Id order (held;
-	// skipFor). At most store.MaxSkipDestinations names are used. Only with a leasing store.
+	// destination out, every claim leaves it out too, until it has room again and a claim of
+	// its rows alone, from its floor, takes it back in Id order (held; skipFor). At most
+	// store.MaxSkipDestinations names are used. Only with a leasing store.
 	FullDestinations func() []string
 	// MarksGathered, when set and true, says that the settled rows' marks are written
 	// together on a timer well within Lease (the embedded runtime while its eager publisher
@@ -186,7 +186,7 @@ type Relay struct {
 	// a claim left out lies past that Id (the AfterID of the claim that first left it out,
 	// moved up as claims from at or below it take its rows in order; 0 after rows were handed
 	// back or set to retry, which may lie below it). A held destination with room again is
-	// taken back from the lowest floor of those with room, not from the oldest row (skipFor).
+	// taken back alone, from its floor (the lowest of those with room first; skipFor).
 	held      map[string]int64
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
 	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
