@@ -163,8 +163,8 @@ func runHerdServe(b *testing.B, rows int) herdServeResult {
 	}
 	elapsed := last.Sub(due)
 	c := &rt.Relay.Claims
-	b.Logf("relay claims: %d (found nothing %d, from the oldest row %d: taking a held destination back %d, ), leaving a held destination out from below its floor %d, rows %d",
-		c.Claims.Load(), c.Empty.Load(), c.FromOldest.Load(), c.TakenBack.Load(), c.HeldWalks.Load(), c.Rows.Load())
+	b.Logf("relay claims: %d (found nothing %d), from the oldest row %d (stopped below the held destinations' floors %d), taking a held destination back %d, leaving a held destination out from below its floor %d, rows %d",
+		c.Claims.Load(), c.Empty.Load(), c.FromOldest.Load(), c.Bounded.Load(), c.TakenBack.Load(), c.HeldWalks.Load(), c.Rows.Load())
 	b.Logf("W2 behind serve: %d rows made in %s, all Sent %s after the due instant", rows, setup.Round(time.Millisecond), elapsed.Round(time.Millisecond))
 	return herdServeResult{rate: float64(rows) / elapsed.Seconds(), lateness: lateness, setup: setup}
 }

@@ -163,9 +163,9 @@ type Relay struct {
 	// in-flight bound, and tracking and events waited behind it). A left-out row stays
 	// unpublished, under no lease, and keeps its MessageId; a later claim takes it. Order
 	// within a destination (and so within each of its sessions) is kept: once a claim left a
-	// destination out, every claim past the rows in flight (AfterID) leaves it out too, until
-	// a claim from its floor or from the oldest row takes it again, in Id order (held;
-	// skipFor). At most store.MaxSkipDestinations names are used. Only with a leasing store.
+	// destination out, every claim leaves it out too, until it has room again and a claim of
+	// its rows alone, from its floor, takes it back in Id order (held; skipFor). At most
+	// store.MaxSkipDestinations names are used. Only with a leasing store.
 	FullDestinations func() []string
 	// MarksGathered, when set and true, says that the settled rows' marks are written
 	// together on a timer well within Lease (the embedded runtime while its eager publisher
@@ -186,7 +186,7 @@ type Relay struct {
 	// a claim left out lies past that Id (the AfterID of the claim that first left it out,
 	// moved up as claims from at or below it take its rows in order; 0 after rows were handed
 	// back or set to retry, which may lie below it). A held destination with room again is
-	// taken back from the lowest floor of those with room, not from the oldest row (skipFor).
+	// taken back alone, from its floor (the lowest of those with room first; skipFor).
 	held      map[string]int64
 	inflight  map[string]int64 // MessageId -> outbox row id, published and not yet settled
 	unsettled map[int64]int    // outbox row id -> its messages in inflight (an envelope has several)
@@ -209,11 +209,16 @@ type ClaimMetrics struct {
 	Empty      atomic.Int64 // claims that found no row
 	Rows       atomic.Int64 // rows claimed, in all
 	FromOldest atomic.Int64 // claims from the oldest row (AfterID 0)
-	// TakenBack: claims from the oldest row because a held destination had room again.
+	// TakenBack: claims of one held destination's rows from its floor, because it had room
+	// again (store.OutboxClaimParams.Destination).
 	TakenBack atomic.Int64
-	// HeldWalks: claims that left a held destination out starting below its floor; each
-	// walks every row of it left out (a herd's backlog), one table read a row.
+	// HeldWalks: claims that left a held destination out starting below its floor with no
+	// bound at or below it; each walks every row of it left out (a herd's backlog), one table
+	// read a row.
 	HeldWalks atomic.Int64
+	// Bounded: claims from the oldest row that stopped below the lowest floor of the held
+	// destinations they left out (store.OutboxClaimParams.BeforeID).
+	Bounded atomic.Int64
 }
 
 // BusFull reports whether the last RunOnce stopped because the in-process bus was full
@@ -250,6 +255,14 @@ func (r *Relay) batchOrDefault() int {
 // runOnce is RunOnce, also returning how many rows it claimed (Drain stops after a claim
 // that found fewer than a batch).
 func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
+	n, claimed, _, err := r.runOnceMore(ctx)
+	return n, claimed, err
+}
+
+// runOnceMore is runOnce, also reporting whether the claim took a held destination back
+// (skipFor): such a claim finding fewer than a batch says nothing of the other destinations'
+// rows past the rows claimed before, so Drain goes on after it.
+func (r *Relay) runOnceMore(ctx context.Context) (_, _ int, takenBack bool, _ error) {
 	batch := r.batchOrDefault()
 	r.full.Store(false)
 	// Settled rows first: one whose lease ran out while its mark waited is not leased and
@@ -257,12 +270,12 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 	// fraction of the lease.
 	if r.MarksGathered == nil || !r.MarksGathered() {
 		if err := r.FlushSettled(ctx); err != nil {
-			return 0, 0, err
+			return 0, 0, takenBack, err
 		}
 	}
 	if r.Room != nil && !r.Room() {
 		r.full.Store(true)
-		return 0, 0, nil
+		return 0, 0, takenBack, nil
 	}
 	leased, isLeased := r.Store.(store.OutboxLeaseStore)
 	var msgs []store.OutboxMessage
@@ -270,16 +283,17 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 	if isLeased {
 		now := r.Clock.Now()
 		from := r.claimFrom(now)
-		var skip []string
-		takenBack := false
+		c := claim{from: from}
 		if r.FullDestinations != nil {
-			from, skip, takenBack = r.skipFor(from, r.FullDestinations())
+			c = r.skipFor(from, r.FullDestinations())
 		}
-		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch, AfterID: from, SkipDestinations: skip})
-		r.countClaim(from, skip, takenBack, len(msgs))
+		msgs, err = leased.OutboxClaim(ctx, store.OutboxClaimParams{Now: now, Lease: r.leaseOrDefault(), Limit: batch,
+			AfterID: c.from, BeforeID: c.before, SkipDestinations: c.skip, Destination: c.only})
+		r.countClaim(c, len(msgs))
 		if err == nil && r.FullDestinations != nil {
-			r.claimedSkipping(from, skip, msgs, batch, takenBack)
+			r.claimedSkipping(c, msgs, batch)
 		}
+		takenBack = c.only != ""
 		if err == nil && !takenBack {
 			// A claim from the oldest row only to take a held destination back is not a
 			// rescan: cut short by its batch, it leaves that destination held (its next rows
@@ -291,14 +305,15 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 			// "The herd's regression: the relay's claims under the share").
 			r.catchUp(from, msgs, batch)
 		}
-		if len(msgs) > 0 {
+		if len(msgs) > 0 && !takenBack {
+			// A take-back claims below the rows claimed before (BeforeID): claimedTo stays.
 			r.claimedUpTo(msgs[len(msgs)-1].ID)
 		}
 	} else {
 		msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: batch})
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, takenBack, err
 	}
 	token := ""
 	if isLeased && len(msgs) > 0 {
@@ -361,14 +376,14 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 	}
 	if len(done) > 0 && r.Hooks != nil && r.Hooks.AfterPublish != nil {
 		if err := r.Hooks.AfterPublish(ctx, done); err != nil {
-			return 0, len(msgs), errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
+			return 0, len(msgs), takenBack, errors.Join(pubErr, fmt.Errorf("outbox relay: after publish: %w", err))
 		}
 	}
 	if len(done) > 0 && !r.MarkOnSettle {
 		if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: done, Now: r.Clock.Now()}); err != nil {
 			// Published but not marked: the next run publishes again with the same MessageId,
 			// which duplicate detection and the send claim absorb.
-			return 0, len(msgs), errors.Join(pubErr, err)
+			return 0, len(msgs), takenBack, errors.Join(pubErr, err)
 		}
 	}
 	if token != "" && (!r.MarkOnSettle || r.dropClaimRow(token)) {
@@ -377,10 +392,10 @@ func (r *Relay) runOnce(ctx context.Context) (int, int, error) {
 		// RetryAt that came meanwhile) does not wait for the lease to end. Should this fail,
 		// the lease simply runs out.
 		if err := leased.OutboxRelease(ctx, nil, token); err != nil {
-			return published, len(msgs), errors.Join(pubErr, err)
+			return published, len(msgs), takenBack, errors.Join(pubErr, err)
 		}
 	}
-	return published, len(msgs), pubErr
+	return published, len(msgs), takenBack, pubErr
 }
 
 // giveBack hands the claimed rows back (OutboxRelease from the first of them on): rows
@@ -642,82 +657,141 @@ func (r *Relay) claimFrom(now time.Time) int64 {
 	return r.claimedTo
 }
 
-// countClaim counts a claim from AfterID from that left skip out and found n rows
-// (Claims); takenBack: it is from the oldest row because a held destination had room.
-func (r *Relay) countClaim(from int64, skip []string, takenBack bool, n int) {
+// countClaim counts claim k, which found n rows (Claims).
+func (r *Relay) countClaim(k claim, n int) {
 	c := &r.Claims
 	c.Claims.Add(1)
 	c.Rows.Add(int64(n))
 	if n == 0 {
 		c.Empty.Add(1)
 	}
-	if from == 0 {
+	if k.from == 0 && k.only == "" {
 		c.FromOldest.Add(1)
 	}
-	if takenBack {
+	if k.only != "" {
 		c.TakenBack.Add(1)
+	}
+	if k.before > 0 && k.only == "" {
+		c.Bounded.Add(1)
 	}
 }
 
-// skipFor returns the AfterID and the destinations to leave out of a claim that would start
-// past from, given the destinations that are full now: the full ones, and, for a claim past
-// the rows in flight (from > 0), the held ones as well. A held destination that has room
-// again makes the claim one from the oldest row (0), which takes its left-out rows first;
-// takenBack reports that (the claim is not a rescan: catchUp). At most
-// store.MaxSkipDestinations names: should more be full, the rest are claimed as before this
-// bound (the in-process bus's queue bound still holds them).
-func (r *Relay) skipFor(from int64, full []string) (_ int64, _ []string, takenBack bool) {
+// claim is what skipFor chose for the next claim: its AfterID (from), its BeforeID (before;
+// 0: none), the destinations it leaves out (skip), or the one held destination it takes back
+// (only: a claim of that destination's rows alone, store.OutboxClaimParams.Destination).
+type claim struct {
+	from, before int64
+	skip         []string
+	only         string
+}
+
+// skipFor returns the claim to make where one would start past from, given the destinations
+// that are full now (FullDestinations).
+//
+//   - A claim while a held destination has room again takes that destination back, alone (only; the one with the lowest floor, should several have
+//     room): its rows from its floor up to the rows claimed before (before = claimedTo+1), in
+//     Id order, through the destination's own index. It steps over no row of another
+//     destination, however long a backlog of a full one lies between its rows (behind the
+//     herd, the delivery facts' rows lie past every left-out notification-dispatch row), and
+//     its lease holds only that destination's rows. Should a rescan have been due (from =
+//     0), it is the next claim.
+//   - Otherwise a claim leaves out the full and the held destinations, a claim from the
+//     oldest row (from = 0, a rescan) included: a held destination's rows are taken only by
+//     its take-backs, from its floor. A rescan that took a held destination back from the
+//     oldest row, cut short by its batch, made the next claim a rescan too, which, the
+//     destination full again, walked its left-out rows.
+//   - When each held destination has a floor (above 0), a rescan stops below the lowest
+//     one (before): their left-out rows lie past their floors, and every row of
+//     another destination between that floor and the rows claimed before was taken in order
+//     by the claims past them. A row freed there (a lease of this relay's that ran out)
+//     waits for a rescan without that bound, once the held destinations have room.
+//
+// At most store.MaxSkipDestinations names: should more be full, the rest are claimed as
+// before this bound (the in-process bus's queue bound still holds them).
+func (r *Relay) skipFor(from int64, full []string) claim {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from > 0 {
-		for d, floor := range r.held {
-			if !slices.Contains(full, d) {
-				// Its rows flow again, from its floor: none of its left-out rows lies below
-				// it, and every other row below the claims past the rows in flight took in order.
-				from, takenBack = min(from, floor), true
-			}
+	back, floor := "", int64(0)
+	for d, f := range r.held {
+		if !slices.Contains(full, d) && (back == "" || f < floor || f == floor && d < back) {
+			back, floor = d, f
 		}
 	}
+	if back != "" {
+		if from == 0 {
+			// A rescan was due: it is the next claim.
+			r.rescanAt = time.Time{}
+		}
+		// Its rows flow again, from its floor: none of its left-out rows lies below it.
+		return claim{from: floor, before: r.claimedTo + 1, only: back}
+	}
 	skip := slices.Clone(full)
-	if from > 0 && !takenBack {
-		for d := range r.held {
-			if !slices.Contains(skip, d) {
-				skip = append(skip, d)
-			}
+	for d := range r.held {
+		if !slices.Contains(skip, d) {
+			skip = append(skip, d)
 		}
 	}
 	slices.Sort(skip)
 	if len(skip) > store.MaxSkipDestinations {
 		// Too many to name: a claim from the oldest row needs none of the held ones.
-		from, skip, takenBack = 0, slices.Clone(full), false
+		from, skip = 0, slices.Clone(full)
 		slices.Sort(skip)
 		skip = skip[:min(len(skip), store.MaxSkipDestinations)]
 	}
+	c := claim{from: from, skip: skip}
+	if from == 0 && len(r.held) > 0 {
+		var lowest int64 = -1
+		for d, f := range r.held {
+			if !slices.Contains(skip, d) || f <= 0 {
+				lowest = -1
+				break
+			}
+			if lowest < 0 || f < lowest {
+				lowest = f
+			}
+		}
+		if lowest > 0 {
+			c.before = lowest + 1
+		}
+	}
 	for _, d := range skip {
-		if floor, ok := r.held[d]; ok && from < floor {
+		if floor, ok := r.held[d]; ok && from < floor && (c.before == 0 || c.before > floor+1) {
 			r.Claims.HeldWalks.Add(1)
 			break
 		}
 	}
-	return from, skip, takenBack
+	return c
 }
 
-// claimedSkipping records a claim from AfterID from that left skip out and claimed msgs (of
-// a batch of limit); takenBack: it took held destinations back (skipFor). A claim from the
-// oldest row, or one taking held destinations back (from at or below their floors), took
-// the held destinations it did not leave out in Id order: once it reached the rows claimed
-// before (it found fewer than limit, or its last row is at or past claimedTo) they are no
-// longer held; cut short by limit, they stay held with their floor moved up to its last row.
-// The destinations it left out are held when it claimed rows (their rows may lie inside its
-// range, below claimedTo), from from on (a destination held already keeps its floor). Call
-// it before claimedUpTo.
-func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMessage, limit int, takenBack bool) {
+// claimedSkipping records claim c, which claimed msgs (of a batch of limit). A claim taking a
+// held destination back (c.only) took its rows from its floor in Id order: once it reached the
+// rows claimed before (it found fewer than limit: its BeforeID is just past them) the
+// destination is no longer held; cut short by limit, its floor moves up to the claim's last
+// row. A claim from the oldest row without a bound took the held destinations it did not
+// leave out in the same way (reached: fewer than limit, or its last row at or past
+// claimedTo); a bounded one leaves every held destination out (skipFor). The destinations a
+// claim left out are held when it claimed rows (their rows may lie inside its range, below
+// claimedTo), from c.from on (a destination held already keeps its floor). Call it before
+// claimedUpTo.
+func (r *Relay) claimedSkipping(c claim, msgs []store.OutboxMessage, limit int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if from == 0 || takenBack {
+	if c.only != "" {
+		floor, ok := r.held[c.only]
+		switch {
+		case !ok || floor != c.from:
+			// Its floor moved meanwhile (rows handed back or set to retry: 0): left as it is.
+		case len(msgs) < limit:
+			delete(r.held, c.only)
+		default:
+			r.held[c.only] = max(floor, msgs[len(msgs)-1].ID)
+		}
+		return
+	}
+	if c.from == 0 && c.before == 0 {
 		reached := len(msgs) < limit || msgs[len(msgs)-1].ID >= r.claimedTo
 		for d, floor := range r.held {
-			if slices.Contains(skip, d) || floor < from {
+			if slices.Contains(c.skip, d) || floor < c.from {
 				continue
 			}
 			if reached {
@@ -730,12 +804,12 @@ func (r *Relay) claimedSkipping(from int64, skip []string, msgs []store.OutboxMe
 	if len(msgs) == 0 {
 		return
 	}
-	for _, d := range skip {
+	for _, d := range c.skip {
 		if r.held == nil {
 			r.held = map[string]int64{}
 		}
 		if _, ok := r.held[d]; !ok {
-			r.held[d] = from
+			r.held[d] = c.from
 		}
 	}
 }

@@ -26,7 +26,8 @@ type DrainResult struct {
 
 // Drain runs RunOnce until a round publishes nothing (the outbox is empty, every row left is
 // leased by another relay or waits for its RetryAt, or the in-process bus is full), or claims
-// fewer rows than a batch (it took every row free for it), or budget
+// fewer rows than a batch (it took every row free for it; not a claim that took a held
+// destination back, which claims that destination's rows only: Relay.skipFor), or budget
 // (Clock time; <= 0: DefaultDrainBudget) is spent. It replaces a fixed number of rounds: a
 // backlog is emptied in one invocation when the budget allows, and an idle outbox costs one
 // claim. Errors: RunOnce's, with what was published before it.
@@ -40,13 +41,13 @@ func (r *Relay) Drain(ctx context.Context, budget time.Duration) (DrainResult, e
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		n, claimed, err := r.runOnce(ctx)
+		n, claimed, takenBack, err := r.runOnceMore(ctx)
 		res.Rounds++
 		res.Published += n
 		if err != nil {
 			return res, err
 		}
-		if n == 0 || claimed < r.batchOrDefault() {
+		if (n == 0 || claimed < r.batchOrDefault()) && !takenBack {
 			// A claim short of a batch took every row free for it: the next round would
 			// find nothing (a write transaction for nothing after every wake of the eager
 			// publisher); rows committed meanwhile wake it again.

@@ -461,12 +461,26 @@ type CampaignStore interface {
 // lease lists the destinations it left out (migration 0069), and the next claim that does not
 // leave them out takes the row, with the same MessageId. At most MaxSkipDestinations names,
 // each non-empty and without '|'; anything else is refused (nothing claimed).
+//
+// BeforeID, when positive, narrows the claim to rows with Id < BeforeID (0: no bound): a
+// claim from the oldest row that leaves a destination out stops below where that
+// destination's left-out rows begin, instead of stepping over each of them (delivery.Relay's
+// rescans while a destination is held; docs/performance.md, "The herd's regression").
+//
+// Destination, when set, narrows the claim to that destination's rows (a walk of its own rows
+// only, IX_Outbox_UnpublishedByDestination, however many rows of others lie between them), and
+// the claim's lease holds only that destination's rows in its Id range (the lease row lists
+// it as "+|name|" in SkipDestinations): a row of another destination inside the range is not
+// held by it. delivery.Relay takes a held destination back this way. The same rules for the
+// name as SkipDestinations; not with SkipDestinations (refused).
 type OutboxClaimParams struct {
 	Now              time.Time
 	Lease            time.Duration
 	Limit            int
 	AfterID          int64
+	BeforeID         int64
 	SkipDestinations []string
+	Destination      string
 }
 
 // MaxSkipDestinations bounds OutboxClaimParams.SkipDestinations (the names are written in the
@@ -474,9 +488,20 @@ type OutboxClaimParams struct {
 const MaxSkipDestinations = 16
 
 // SkipList returns p.SkipDestinations framed as the claim and the lease store them
-// ("|a|b|"; "" for none). Errors: more than MaxSkipDestinations names, or one that is empty,
-// holds '|' or is longer than 120 characters, naming the member.
+// ("|a|b|"; "" for none, and for a claim of one Destination). Errors: more than
+// MaxSkipDestinations names, or one that is empty, holds '|' or is longer than 120
+// characters; a Destination that holds '|' or is longer, or one given with SkipDestinations;
+// each naming the member.
 func (p OutboxClaimParams) SkipList() (string, error) {
+	if p.Destination != "" {
+		if len(p.SkipDestinations) > 0 {
+			return "", fmt.Errorf("OutboxClaimParams.Destination = %q: not with SkipDestinations", p.Destination)
+		}
+		if strings.Contains(p.Destination, "|") || len(p.Destination) > 120 {
+			return "", fmt.Errorf("OutboxClaimParams.Destination = %q: a destination name, 1 to 120 characters, without '|'", p.Destination)
+		}
+		return "", nil
+	}
 	if len(p.SkipDestinations) == 0 {
 		return "", nil
 	}

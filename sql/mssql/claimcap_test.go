@@ -27,6 +27,7 @@ const escalationLocks = 5000
 var lockingBatches = map[string]string{
 	"SchedulerClaimDue":         "capped",  // moves keys in several indexes: 4 locks a row
 	"OutboxClaim":               "capped",  // one read; the lease is one row
+	"OutboxClaimDestination":    "capped",  // OutboxClaim of one destination: the same read and lease
 	"AttributeDeltaOldest":      "bounded", // UPDLOCK read of the oldest deltas, clustered on Id
 	"AttributeProcessedPurge":   "bounded", // DELETE TOP: each index loses one key a row
 	"OutboxPurgePublished":      "bounded",

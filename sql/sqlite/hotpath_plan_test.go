@@ -39,8 +39,10 @@ func TestHotPathQueriesSeekIndexes(t *testing.T) {
 		"OutboxListUnpublished":        "SCAN Outbox USING INDEX IX_Outbox_Unpublished",
 		// The relay's lease of a batch walks the unpublished rows only, in Id order, from
 		// past the rows it has in flight (AfterId: a seek, not a walk from the first row).
-		"OutboxClaim":         "SEARCH Outbox USING INDEX IX_Outbox_Unpublished (Id>?)",
-		"OutboxMarkPublished": "Outbox USING INTEGER PRIMARY KEY (rowid=?)",
+		"OutboxClaim": "SEARCH Outbox USING INDEX IX_Outbox_Unpublished (Id>? AND Id<?)",
+		// A held destination taken back walks its own rows only.
+		"OutboxClaimDestination": "SEARCH Outbox USING INDEX IX_Outbox_UnpublishedByDestination (Destination=? AND Id>? AND Id<?)",
+		"OutboxMarkPublished":    "Outbox USING INTEGER PRIMARY KEY (rowid=?)",
 		// The relay's mark of a batch: one primary-key seek per id of the statement's rows.
 		"OutboxMarkPublishedMany": "Outbox USING INTEGER PRIMARY KEY (rowid=?)",
 		"IdempotencyPurge":        "IX_IdempotencyKey_CreatedOn (CreatedOn<?)",

@@ -738,8 +738,17 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 		return nil, err
 	}
 	var skipped any // NULL in the lease: nothing left out
-	if skip != "" {
+	query := "OutboxClaim"
+	switch {
+	case p.Destination != "":
+		// The lease holds only this destination's rows in its range ("+|name|").
+		skipped, query = "+|"+p.Destination+"|", "OutboxClaimDestination"
+	case skip != "":
 		skipped = skip
+	}
+	before := p.BeforeID
+	if before <= 0 {
+		before = math.MaxInt64
 	}
 	token := uuid.NewString()
 	now := s.tm(p.Now)
@@ -753,11 +762,12 @@ func (s *Store) OutboxClaim(ctx context.Context, p store.OutboxClaimParams) ([]s
 			return fmt.Errorf("%s OutboxLeaseExpire: %w", s.d.Name, err)
 		}
 		var err error
-		out, err = queryAll(ctx, s, tx, "OutboxClaim", func(r rowScanner) (store.OutboxMessage, error) {
+		out, err = queryAll(ctx, s, tx, query, func(r rowScanner) (store.OutboxMessage, error) {
 			m := store.OutboxMessage{ClaimToken: token}
 			err := r.Scan(&m.ID, &m.MessageID, &m.Destination, ns(&m.SessionID), &m.Body, &m.Envelope, s.t(&m.CreatedOn), s.nt(&m.PublishedOn), &m.Attempts, ns(&m.TraceParent))
 			return m, err
-		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)), sql.Named("Skip", skip))
+		}, sql.Named("Now", now), sql.Named("Limit", s.claimSize(p.Limit)), sql.Named("AfterId", max(p.AfterID, 0)), sql.Named("BeforeId", before),
+			sql.Named("Skip", skip), sql.Named("Destination", p.Destination))
 		if err != nil || len(out) == 0 {
 			return err
 		}

@@ -676,6 +676,60 @@ func testOutboxClaimSkip(t *testing.T, open Opener) {
 	}
 }
 
+// testOutboxClaimDestination: OutboxClaimParams.Destination claims only that destination's
+// rows, oldest first, from past AfterID and below BeforeID; its lease holds only that
+// destination's rows, so a claim of the others, and a claim leaving that destination out
+// under a lease that does not list it, take the other rows inside its Id range, while
+// another claim of the same destination finds its rows held. A claim leaving a destination
+// out stops below BeforeID. A bad name, or Destination with SkipDestinations, is refused.
+func testOutboxClaimDestination(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var events []store.GatewayEvent
+	for i := range 6 {
+		events = append(events, gatewayEvent("/app", fmt.Sprintf("cd%d", i), "herd", "facts"))
+	}
+	if _, err := s.GatewayEventAccept(ctx, store.GatewayEventAcceptParams{Now: T0, Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	if err != nil || len(all) != 12 {
+		t.Fatalf("outbox: %d rows, %v; want 12", len(all), err)
+	}
+	ids := func(msgs []store.OutboxMessage) string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.MessageID)
+		}
+		return strings.Join(out, ",")
+	}
+	// facts, past the first row and below the fifth fact's row (herd and facts alternate).
+	facts, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 3, AfterID: all[0].ID, BeforeID: all[9].ID, Destination: "facts"})
+	if err != nil || ids(facts) != "cd0:facts,cd1:facts,cd2:facts" {
+		t.Fatalf("claim of facts = %s, %v; want cd0..cd2 facts", ids(facts), err)
+	}
+	// Its lease spans herd rows cd1..cd2 and holds none of them; nor the facts row it did
+	// not reach (cd3, past its last row, is outside its range).
+	herd, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, SkipDestinations: []string{"facts"}, BeforeID: all[10].ID})
+	if err != nil || ids(herd) != "cd0:herd,cd1:herd,cd2:herd,cd3:herd,cd4:herd" {
+		t.Fatalf("claim leaving facts out, below cd5:herd = %s, %v; want cd0..cd4 herd", ids(herd), err)
+	}
+	again, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100, Destination: "facts"})
+	if err != nil || ids(again) != "cd3:facts,cd4:facts,cd5:facts" {
+		t.Fatalf("a second claim of facts = %s, %v; want cd3..cd5 facts (the first claim's held)", ids(again), err)
+	}
+	rest, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: T0, Lease: time.Minute, Limit: 100})
+	if err != nil || ids(rest) != "cd5:herd" {
+		t.Fatalf("a last claim = %s, %v; want cd5:herd only", ids(rest), err)
+	}
+	for _, bad := range []store.OutboxClaimParams{{Destination: "a|b"}, {Destination: strings.Repeat("d", 121)}, {Destination: "facts", SkipDestinations: []string{"herd"}}} {
+		bad.Now, bad.Lease, bad.Limit = T0, time.Minute, 100
+		if _, err := s.OutboxClaim(ctx, bad); err == nil || !strings.Contains(err.Error(), "Destination") {
+			t.Fatalf("claim %+v: %v; want an error naming Destination", bad, err)
+		}
+	}
+}
+
 // testOutboxClaimSessionHold (issue 39 item 4, order per session): a row set to retry
 // (OutboxRetryLater) holds back the later rows of its session (same Destination and
 // SessionID) until its RetryAt comes: a claim before then takes the other sessions' rows and

@@ -192,6 +192,7 @@ var campaignCases = []suiteCase{
 	{"OutboxLeaseAndPurge", testOutboxLease},
 	{"OutboxClaimAfterID", testOutboxClaimAfter},
 	{"OutboxClaimSkip", testOutboxClaimSkip},
+	{"OutboxClaimDestination", testOutboxClaimDestination},
 	{"OutboxClaimSessionHold", testOutboxClaimSessionHold},
 }
 

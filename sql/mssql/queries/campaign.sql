@@ -195,12 +195,35 @@ DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
 -- earlier row waits for its RetryAt is not claimed (as in SQLite: order per session, issue 39
 -- item 4): a seek of the filtered IX_Outbox_RetryBySession (migration 0070) per candidate,
 -- without READPAST (a retry row being written must hold its session, not be read past).
+-- @BeforeId (the largest bigint: none) ends the scan below it (store.OutboxClaimParams.BeforeID).
+-- A lease whose SkipDestinations starts with '+' ("+|name|", OutboxClaimDestination's) holds
+-- only the rows of the destination it names.
 SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
-WHERE PublishedOn IS NULL AND o.Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+WHERE PublishedOn IS NULL AND o.Id > @AfterId AND o.Id < @BeforeId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND (@Skip = N'' OR CHARINDEX(N'|' + o.Destination + N'|', @Skip) = 0)
   AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
-                  AND (l.SkipDestinations IS NULL OR CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0))
+                  AND (l.SkipDestinations IS NULL
+                       OR (LEFT(l.SkipDestinations, 1) = N'|' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0)
+                       OR (LEFT(l.SkipDestinations, 1) = N'+' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) > 0)))
+  AND (o.SessionId IS NULL OR o.SessionId = N''
+       OR NOT EXISTS (SELECT 1 FROM dbo.Outbox AS p WHERE p.Destination = o.Destination AND p.SessionId = o.SessionId
+                        AND p.Id < o.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
+ORDER BY Id;
+
+-- name: OutboxClaimDestination :many
+-- OutboxClaim narrowed to one destination's rows (as in SQLite): a seek of the filtered
+-- IX_Outbox_UnpublishedByDestination (Destination, Id), which steps over no row of another
+-- destination. The same hints, lease and session rules; its own lease ("+|name|") holds
+-- only this destination's rows.
+SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
+FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
+WHERE o.Destination = @Destination AND PublishedOn IS NULL AND o.Id > @AfterId AND o.Id < @BeforeId
+  AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+  AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
+                  AND (l.SkipDestinations IS NULL
+                       OR (LEFT(l.SkipDestinations, 1) = N'|' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0)
+                       OR (LEFT(l.SkipDestinations, 1) = N'+' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) > 0)))
   AND (o.SessionId IS NULL OR o.SessionId = N''
        OR NOT EXISTS (SELECT 1 FROM dbo.Outbox AS p WHERE p.Destination = o.Destination AND p.SessionId = o.SessionId
                         AND p.Id < o.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))

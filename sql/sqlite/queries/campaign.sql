@@ -180,13 +180,37 @@ DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
 -- lease lists is not held by it. A row of a session (Destination, SessionId not empty) whose
 -- earlier row waits for its RetryAt (a failed publish) is not claimed either: the session's
 -- order holds (issue 39 item 4); each candidate seeks IX_Outbox_RetryBySession (migration
--- 0070), which holds only the rows waiting for a retry.
+-- 0070), which holds only the rows waiting for a retry. @BeforeId (the largest integer: none)
+-- ends the walk below it (store.OutboxClaimParams.BeforeID). A lease whose SkipDestinations
+-- starts with '+' ("+|name|", OutboxClaimDestination's) holds only the rows of the destination
+-- it names.
 SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
 FROM Outbox
-WHERE PublishedOn IS NULL AND Id > @AfterId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+WHERE PublishedOn IS NULL AND Id > @AfterId AND Id < @BeforeId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
   AND (@Skip = '' OR instr(@Skip, '|' || Destination || '|') = 0)
   AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
-                  AND (l.SkipDestinations IS NULL OR instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0))
+                  AND (l.SkipDestinations IS NULL
+                       OR (substr(l.SkipDestinations, 1, 1) = '|' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0)
+                       OR (substr(l.SkipDestinations, 1, 1) = '+' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') > 0)))
+  AND (Outbox.SessionId IS NULL OR Outbox.SessionId = ''
+       OR NOT EXISTS (SELECT 1 FROM Outbox p WHERE p.Destination = Outbox.Destination AND p.SessionId = Outbox.SessionId
+                      AND p.Id < Outbox.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
+ORDER BY Id LIMIT @Limit;
+
+-- name: OutboxClaimDestination :many
+-- OutboxClaim narrowed to one destination's rows (store.OutboxClaimParams.Destination): a walk
+-- of IX_Outbox_UnpublishedByDestination from @AfterId, which steps over no row of another
+-- destination (delivery.Relay taking a held destination back while another one's backlog lies
+-- between its rows: docs/performance.md, "The herd's regression"). The same lease and session
+-- rules; its own lease ("+|name|") holds only this destination's rows.
+SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
+FROM Outbox
+WHERE Destination = @Destination AND PublishedOn IS NULL AND Id > @AfterId AND Id < @BeforeId
+  AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
+  AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
+                  AND (l.SkipDestinations IS NULL
+                       OR (substr(l.SkipDestinations, 1, 1) = '|' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0)
+                       OR (substr(l.SkipDestinations, 1, 1) = '+' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') > 0)))
   AND (Outbox.SessionId IS NULL OR Outbox.SessionId = ''
        OR NOT EXISTS (SELECT 1 FROM Outbox p WHERE p.Destination = Outbox.Destination AND p.SessionId = Outbox.SessionId
                       AND p.Id < Outbox.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
