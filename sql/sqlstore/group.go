@@ -337,7 +337,7 @@ func (s *Store) leadGroup(first *groupMember) (err error) {
 		_, _ = s.writer.ExecContext(bg, "ROLLBACK") // the connection must start the next BEGIN clean
 		return fail(fmt.Errorf("%s: %w: %w", s.d.Name, errGroupLost, lost))
 	}
-	commitAt := time.Now()
+	commitAt := s.commitWatch()
 	if err := tx.Commit(); err != nil {
 		_, _ = s.writer.ExecContext(bg, "ROLLBACK") // see inTxSlot
 		return fail(fmt.Errorf("%s: commit: %w", s.d.Name, err))

@@ -377,7 +377,7 @@ func (s *Store) inTxSlot(ctx context.Context, fn func(tx *sql.Tx) error, slot bo
 	if err := fn(tx); err != nil {
 		return err
 	}
-	commitAt := time.Now()
+	commitAt := s.commitWatch()
 	if err := tx.Commit(); err != nil {
 		committed = true // database/sql considers the transaction done either way
 		if onWriter {
