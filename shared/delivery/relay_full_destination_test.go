@@ -119,22 +119,13 @@ func TestRelayTakingAHeldDestinationBackIsNotARescan(t *testing.T) {
 		}
 		return nil
 	}
-	var herdGot, factsGot []string
-	b.Subscribe("herd", func(_ context.Context, m bus.Message) error { herdGot = append(herdGot, m.ID); return nil })
-	b.Subscribe("facts", func(_ context.Context, m bus.Message) error { factsGot = append(factsGot, m.ID); return nil })
-	var herdWant, factsWant []string
-	var rows []store.OutboxMessage
-	for i := range herd {
-		id := fmt.Sprintf("h%03d", i)
-		herdWant = append(herdWant, id)
-		rows = append(rows, store.OutboxMessage{MessageID: id, Destination: "herd", SessionID: "H", Body: []byte("{}")})
-	}
-	startWithOutbox(t, st, clock, "herd", rows)
+	got, herdWant := startHerd(t, st, clock, b, herd)
+	var factsWant []string
 	if _, err := r.Drain(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	start := r.Claims.HeldWalks.Load()
-	for i := 0; len(herdGot) < herd && i < 10*herd; i++ {
+	for i := 0; len(got.herd) < herd && i < 10*herd; i++ {
 		// One send of the herd, then its delivery fact committed and claimed.
 		if _, err := b.DrainDestination(ctx, "herd", 1); err != nil {
 			t.Fatal(err)
@@ -152,8 +143,8 @@ func TestRelayTakingAHeldDestinationBackIsNotARescan(t *testing.T) {
 	if _, err := b.Drain(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(herdGot, herdWant) || !slices.Equal(factsGot, factsWant) {
-		t.Fatalf("handled herd %v\nfacts %v\nwant each once, in order (facts %v)", herdGot, factsGot, factsWant)
+	if !slices.Equal(got.herd, herdWant) || !slices.Equal(got.facts, factsWant) {
+		t.Fatalf("handled herd %v\nfacts %v\nwant each once, in order (facts %v)", got.herd, got.facts, factsWant)
 	}
 	if walks := r.Claims.HeldWalks.Load() - start; walks != 0 {
 		t.Fatalf("%d claims left the herd out from below its left-out rows (each walks them all); want 0 with no rescan due (claims %d, taken back %d)",
@@ -243,22 +234,13 @@ func heldDestinationsScenario(t *testing.T, step time.Duration) {
 		}
 		return full
 	}
-	var herdGot, factsGot []string
-	b.Subscribe("herd", func(_ context.Context, m bus.Message) error { herdGot = append(herdGot, m.ID); return nil })
-	b.Subscribe("facts", func(_ context.Context, m bus.Message) error { factsGot = append(factsGot, m.ID); return nil })
-	var herdWant, factsWant []string
-	var rows []store.OutboxMessage
-	for i := range herd {
-		id := fmt.Sprintf("h%03d", i)
-		herdWant = append(herdWant, id)
-		rows = append(rows, store.OutboxMessage{MessageID: id, Destination: "herd", SessionID: "H", Body: []byte("{}")})
-	}
-	startWithOutbox(t, st, clock, "herd", rows)
+	got, herdWant := startHerd(t, st, clock, b, herd)
+	var factsWant []string
 	herdFirst := lastRow(t, st) - herd + 1
 	if _, err := r.Drain(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; len(herdGot) < herd && i < 10*herd; i++ {
+	for i := 0; len(got.herd) < herd && i < 10*herd; i++ {
 		// One send of the herd, then its delivery fact committed; the facts' consumer takes
 		// its messages only every third send, so facts is full in between.
 		if _, err := b.DrainDestination(ctx, "herd", 1); err != nil {
@@ -277,7 +259,7 @@ func heldDestinationsScenario(t *testing.T, step time.Duration) {
 			t.Fatal(err)
 		}
 	}
-	for i := 0; len(factsGot) < len(factsWant) && i < 10*herd; i++ {
+	for i := 0; len(got.facts) < len(factsWant) && i < 10*herd; i++ {
 		if _, err := b.Drain(ctx, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -285,8 +267,8 @@ func heldDestinationsScenario(t *testing.T, step time.Duration) {
 			t.Fatal(err)
 		}
 	}
-	if !slices.Equal(herdGot, herdWant) || !slices.Equal(factsGot, factsWant) {
-		t.Fatalf("handled herd %v\nfacts %v\nwant each once, in order (facts %v)", herdGot, factsGot, factsWant)
+	if !slices.Equal(got.herd, herdWant) || !slices.Equal(got.facts, factsWant) {
+		t.Fatalf("handled herd %v\nfacts %v\nwant each once, in order (facts %v)", got.herd, got.facts, factsWant)
 	}
 	if r.Claims.TakenBack.Load() == 0 {
 		t.Fatal("no destination was taken back: the scenario did not hold them")

@@ -403,3 +403,25 @@ func TestRelayGivesItsLeaseBack(t *testing.T) {
 		t.Fatalf("after the drain: %d rows unpublished, %d leases", n, leases())
 	}
 }
+
+// herdHandled records what the herd and facts subscriptions of startHerd handled, in order.
+type herdHandled struct{ herd, facts []string }
+
+// startHerd subscribes to "herd" and "facts" on b, recording what each handles, and commits n
+// herd rows (h000, h001, …; one session, H) to the outbox; it returns the record and the
+// herd's ids in their order.
+func startHerd(t *testing.T, st *sqlstore.Store, clock *automation.ManualClock, b *bus.Memory, n int) (*herdHandled, []string) {
+	t.Helper()
+	got := &herdHandled{}
+	b.Subscribe("herd", func(_ context.Context, m bus.Message) error { got.herd = append(got.herd, m.ID); return nil })
+	b.Subscribe("facts", func(_ context.Context, m bus.Message) error { got.facts = append(got.facts, m.ID); return nil })
+	var want []string
+	var rows []store.OutboxMessage
+	for i := range n {
+		id := fmt.Sprintf("h%03d", i)
+		want = append(want, id)
+		rows = append(rows, store.OutboxMessage{MessageID: id, Destination: "herd", SessionID: "H", Body: []byte("{}")})
+	}
+	startWithOutbox(t, st, clock, "herd", rows)
+	return got, want
+}
