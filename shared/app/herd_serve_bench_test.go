@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,11 +19,13 @@ import (
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 var (
 	herdServeRows    = flag.Int("herdserve.rows", 100_000, "BenchmarkHerdServe: rows due at one instant (a multiple of 100)")
 	herdServeTimeout = flag.Duration("herdserve.timeout", 15*time.Minute, "BenchmarkHerdServe: how long to wait, after the due instant, for every delivery to be recorded Sent")
+	herdServeWriter  = flag.Bool("herdserve.writer", false, "BenchmarkHerdServe: print, on standard error, the SQLite writer's hold from the due instant to the last Sent, by store method (the top 12 kinds, COMMIT included)")
 )
 
 // BenchmarkHerdServe (W2 behind serve) is the 09:00 herd sent, not only queued: N rows due at
@@ -140,6 +144,12 @@ func runHerdServe(b *testing.B, rows int) herdServeResult {
 	setup := time.Since(began)
 	runtime.GC()
 
+	var writer *w6Writer // the writer's holds by kind (-herdserve.writer)
+	if o, ok := rt.Store.(interface{ SetTxObserver(sqlstore.TxObserver) }); ok && *herdServeWriter {
+		writer = newW6Writer(time.Now())
+		o.SetTxObserver(writer.observe)
+		defer o.SetTxObserver(nil)
+	}
 	b.StartTimer()
 	mu.Lock()
 	due = clock.Jump(dueAt)
@@ -165,6 +175,9 @@ func runHerdServe(b *testing.B, rows int) herdServeResult {
 	c := &rt.Relay.Claims
 	b.Logf("relay claims: %d (found nothing %d), from the oldest row %d (stopped below the held destinations' floors %d), taking a held destination back %d, leaving a held destination out from below its floor %d, rows %d",
 		c.Claims.Load(), c.Empty.Load(), c.FromOldest.Load(), c.Bounded.Load(), c.TakenBack.Load(), c.HeldWalks.Load(), c.Rows.Load())
+	if writer != nil {
+		fmt.Fprintf(os.Stderr, "W2 writer: %s\n", describeHolds(writer.span(0, math.MaxInt), 12))
+	}
 	b.Logf("W2 behind serve: %d rows made in %s, all Sent %s after the due instant", rows, setup.Round(time.Millisecond), elapsed.Round(time.Millisecond))
 	return herdServeResult{rate: float64(rows) / elapsed.Seconds(), lateness: lateness, setup: setup}
 }
