@@ -634,6 +634,15 @@ func remove(list []string, x string) []string {
 	return out
 }
 
+// rekey moves m's entry at key from to key to (what sp_rename does to the model's maps) and
+// returns it.
+func rekey[V any](m map[string]V, from, to string) V {
+	v := m[from]
+	delete(m, from)
+	m[to] = v
+	return v
+}
+
 // rename applies sp_rename: 'dbo.T', 'U' (a table), 'dbo.T.C', 'D', 'COLUMN' and
 // 'dbo.T.IX', 'IX2', 'INDEX' (or OBJECT for a constraint).
 func (s *lintSchema) rename(file, from, to, typ string) {
@@ -645,11 +654,8 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 			s.fail(file, "sp_rename %s: no such column", from)
 			return
 		}
-		c := t.cols[parts[1]]
-		delete(t.cols, parts[1])
-		c.name = to
 		nk := strings.ToLower(to)
-		t.cols[nk] = c
+		rekey(t.cols, parts[1], nk).name = to
 		renameIn(t.order, parts[1], nk)
 		for _, ix := range t.indexes {
 			renameIn(ix.cols, parts[1], nk)
@@ -663,18 +669,13 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 			s.fail(file, "sp_rename %s: no such index", from)
 			return
 		}
-		ix := t.indexes[parts[1]]
-		delete(t.indexes, parts[1])
-		ix.name = to
-		t.indexes[strings.ToLower(to)] = ix
+		rekey(t.indexes, parts[1], strings.ToLower(to)).name = to
 	case typ == "OBJECT" && len(parts) == 1:
 		t := s.table(file, parts[0])
 		if t == nil {
 			return
 		}
-		delete(s.tables, t.name)
-		t.name = tableKey(to)
-		s.tables[t.name] = t
+		rekey(s.tables, t.name, tableKey(to)).name = tableKey(to)
 	default:
 		s.fail(file, "sp_rename %s %s %s not understood", from, to, typ)
 	}
