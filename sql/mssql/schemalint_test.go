@@ -31,9 +31,11 @@ package mssql_test
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,6 +162,16 @@ type lintSchema struct {
 }
 
 func newLintSchema() *lintSchema { return &lintSchema{tables: map[string]*lintTable{}} }
+
+// replayed is an empty model with the migration texts (by file name) applied in file-name
+// order; what it could not read is in its errs.
+func replayed(migs map[string]string) *lintSchema {
+	s := newLintSchema()
+	for _, n := range slices.Sorted(maps.Keys(migs)) {
+		s.apply(n, migs[n])
+	}
+	return s
+}
 
 func (s *lintSchema) fail(file, format string, args ...any) {
 	s.errs = append(s.errs, file+": "+fmt.Sprintf(format, args...))
@@ -737,15 +749,7 @@ func contains(list []string, x string) bool {
 // every key over its limit, plus what the model could not read (an error of the lint, so
 // a statement it does not understand cannot hide a wide key).
 func keyWidthViolations(migrations map[string]string) []string {
-	s := newLintSchema()
-	names := make([]string, 0, len(migrations))
-	for n := range migrations {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s.apply(n, migrations[n])
-	}
+	s := replayed(migrations)
 	out := append([]string(nil), s.errs...)
 	for _, t := range s.tables {
 		for _, ix := range t.indexes {
@@ -1012,15 +1016,7 @@ func migratedSchema(t *testing.T, upTo string) *lintSchema {
 // reports every error of the model as a test error.
 func schemaOf(t *testing.T, migs map[string]string) *lintSchema {
 	t.Helper()
-	s := newLintSchema()
-	names := make([]string, 0, len(migs))
-	for n := range migs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s.apply(n, migs[n])
-	}
+	s := replayed(migs)
 	for _, e := range s.errs {
 		t.Error(e)
 	}
