@@ -345,19 +345,38 @@ func applyCounter(old State, in Instruction, at time.Time, r Rules) (State, []Cr
 	}
 	s := State{Exists: true, Type: TypeNumber, Number: next, Period: key, PeriodRule: PeriodRule(p, r), LastEventOn: old.LastEventOn}
 	laterEvent(&s, at)
+	cs, err := crossed(in, func(_ Threshold, tv decimal.Decimal) (decimal.Decimal, bool, error) {
+		rising := in.Operation == OpIncrement && cur.LessThan(tv) && tv.LessThanOrEqual(next)
+		falling := in.Operation == OpDecrement && cur.GreaterThan(tv) && tv.GreaterThanOrEqual(next)
+		return next, rising || falling, nil
+	})
+	if err != nil {
+		return old, nil, err
+	}
+	return s, cs, nil
+}
+
+// crossed parses each threshold of in (a permanent error naming the attribute when one is
+// not an exact decimal) and returns a fired Crossing, in the thresholds' order, for each
+// one measure says fires; measure returns the value the threshold tv is compared with
+// (Crossing.Measured) and whether it fires. The first error, of a threshold or of measure,
+// is returned with no crossings.
+func crossed(in Instruction, measure func(t Threshold, tv decimal.Decimal) (decimal.Decimal, bool, error)) ([]Crossing, error) {
 	var cs []Crossing
 	for _, t := range in.Thresholds {
 		tv, err := parseDecimal(in.AttributeCode, "threshold", t.Value)
 		if err != nil {
-			return old, nil, err
+			return nil, err
 		}
-		rising := in.Operation == OpIncrement && cur.LessThan(tv) && tv.LessThanOrEqual(next)
-		falling := in.Operation == OpDecrement && cur.GreaterThan(tv) && tv.GreaterThanOrEqual(next)
-		if rising || falling {
-			cs = append(cs, Crossing{Threshold: t, Value: tv, Measured: next, Fired: true})
+		measured, fires, err := measure(t, tv)
+		if err != nil {
+			return nil, err
+		}
+		if fires {
+			cs = append(cs, Crossing{Threshold: t, Value: tv, Measured: measured, Fired: true})
 		}
 	}
-	return s, cs, nil
+	return cs, nil
 }
 
 // periodBefore compares two period keys of the same rule: they sort as text.
@@ -437,12 +456,7 @@ func applyGap(old State, in Instruction, at time.Time, r Rules) (State, []Crossi
 	tb, errB := time.Parse(time.RFC3339Nano, to)
 	na, errNA := decimal.NewFromString(from)
 	nb, errNB := decimal.NewFromString(to)
-	var cs []Crossing
-	for _, t := range in.Thresholds {
-		tv, err := parseDecimal(in.AttributeCode, "threshold", t.Value)
-		if err != nil {
-			return old, nil, err
-		}
+	cs, err := crossed(in, func(t Threshold, tv decimal.Decimal) (decimal.Decimal, bool, error) {
 		var gap decimal.Decimal
 		switch {
 		case errA == nil && errB == nil:
@@ -450,11 +464,12 @@ func applyGap(old State, in Instruction, at time.Time, r Rules) (State, []Crossi
 		case errNA == nil && errNB == nil:
 			gap = nb.Sub(na)
 		default:
-			return old, nil, permanent(in.AttributeCode, "COMPUTE_GAP needs two instants or two numbers, got %q and %q", from, to)
+			return gap, false, permanent(in.AttributeCode, "COMPUTE_GAP needs two instants or two numbers, got %q and %q", from, to)
 		}
-		if tv.LessThanOrEqual(gap) {
-			cs = append(cs, Crossing{Threshold: t, Value: tv, Measured: gap, Fired: true})
-		}
+		return gap, tv.LessThanOrEqual(gap), nil
+	})
+	if err != nil {
+		return old, nil, err
 	}
 	s := old
 	if s.Exists {
@@ -480,15 +495,12 @@ func applyTimer(old State, in Instruction, at time.Time, r Rules) (State, []Cros
 		s = old
 		return s, nil, nil
 	}
-	var cs []Crossing
-	for _, t := range in.Thresholds {
-		tv, err := parseDecimal(in.AttributeCode, "threshold", t.Value)
-		if err != nil {
-			return old, nil, err
-		}
-		if gap := gapIn(old.Instant, at, t.Unit, r); tv.LessThanOrEqual(gap) {
-			cs = append(cs, Crossing{Threshold: t, Value: tv, Measured: gap, Fired: true})
-		}
+	cs, err := crossed(in, func(t Threshold, tv decimal.Decimal) (decimal.Decimal, bool, error) {
+		gap := gapIn(old.Instant, at, t.Unit, r)
+		return gap, tv.LessThanOrEqual(gap), nil
+	})
+	if err != nil {
+		return old, nil, err
 	}
 	return s, cs, nil
 }
@@ -568,15 +580,11 @@ func applyStreak(old State, in Instruction, at time.Time, r Rules) (State, []Cro
 	}
 	s := State{Exists: true, Type: TypeNumber, Number: next, Period: key, PeriodRule: streakPrefix + PeriodRule(p, r), LastEventOn: old.LastEventOn}
 	laterEvent(&s, at)
-	var cs []Crossing
-	for _, t := range in.Thresholds {
-		tv, err := parseDecimal(in.AttributeCode, "threshold", t.Value)
-		if err != nil {
-			return old, nil, err
-		}
-		if cur.LessThan(tv) && tv.LessThanOrEqual(next) {
-			cs = append(cs, Crossing{Threshold: t, Value: tv, Measured: next, Fired: true})
-		}
+	cs, err := crossed(in, func(_ Threshold, tv decimal.Decimal) (decimal.Decimal, bool, error) {
+		return next, cur.LessThan(tv) && tv.LessThanOrEqual(next), nil
+	})
+	if err != nil {
+		return old, nil, err
 	}
 	return s, cs, nil
 }

@@ -35,15 +35,22 @@ type Store interface {
 // Payload is the part of the gateway's fat payload (docs/gateway.md#fat-payload) the engine
 // reads from the tracking topic.
 type Payload struct {
+	Origin
+	Instructions []Instruction `json:"instructions"`
+}
+
+// Origin is the event a fat payload (docs/gateway.md#fat-payload) comes from: the members
+// every gateway route's payload opens with, written by the gateway (gateway.Payload embeds
+// it) and read by the engine, so the two cannot drift apart.
+type Origin struct {
 	EventID string `json:"event_id"`
 	// Source is the event's CloudEvents source: (source, event_id) is the event's identity
 	// (events.Identity), from which the processed-event id and the trigger ids derive.
-	Source         string        `json:"source"`
-	SourceEvent    string        `json:"source_event"`
-	CustomerID     string        `json:"customer_id"`
-	BusinessUnitID string        `json:"business_unit_id"`
-	Timestamp      string        `json:"timestamp"`
-	Instructions   []Instruction `json:"instructions"`
+	Source         string `json:"source"`
+	SourceEvent    string `json:"source_event"`
+	CustomerID     string `json:"customer_id"`
+	BusinessUnitID string `json:"business_unit_id"`
+	Timestamp      string `json:"timestamp"` // the event's time, else when it was accepted (RFC 3339, UTC)
 }
 
 // TriggerEvent is the event a crossing sends to the events topic, in seed 003's shape

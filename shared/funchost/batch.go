@@ -145,19 +145,11 @@ func decodeBatchItem(binding string, i int, body json.RawMessage, dt DataType, m
 		return &DecodeError{Binding: binding, Field: fmt.Sprintf("%s[%d]", field, i), Err: err}
 	}
 	m := &ServiceBusMessage{}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{MetaMessageIDArray, &m.MessageID},
-		{MetaSessionIDArray, &m.SessionID},
-		{MetaCorrelationIDArray, &m.CorrelationID},
-		{MetaContentTypeArray, &m.ContentType},
-	} {
-		if arr := meta[f.key]; arr != nil {
+	for _, f := range m.metaStrings() {
+		if arr := meta[f.arrayKey]; arr != nil {
 			s, _, err := scalarText(arr[i])
 			if err != nil {
-				return m, fail("Metadata."+f.key, err)
+				return m, fail("Metadata."+f.arrayKey, err)
 			}
 			*f.dst = s
 		}

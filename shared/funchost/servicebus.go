@@ -61,6 +61,24 @@ type ServiceBusMessage struct {
 	Shadowed []string
 }
 
+// metaString is a string member of a message with its Metadata key: key for a single
+// message, arrayKey for a batch (one value per message).
+type metaString struct {
+	key, arrayKey string
+	dst           *string
+}
+
+// metaStrings lists m's string members read from Metadata (MessageId, SessionId,
+// CorrelationId, ContentType), in that order, for a single message and a batch alike.
+func (m *ServiceBusMessage) metaStrings() [4]metaString {
+	return [4]metaString{
+		{MetaMessageID, MetaMessageIDArray, &m.MessageID},
+		{MetaSessionID, MetaSessionIDArray, &m.SessionID},
+		{MetaCorrelationID, MetaCorrelationIDArray, &m.CorrelationID},
+		{MetaContentType, MetaContentTypeArray, &m.ContentType},
+	}
+}
+
 // DecodeServiceBus decodes the Service Bus trigger binding named binding from req. See
 // the package documentation for the exact keys read, the encodings accepted and how body
 // fields that shadow Metadata keys are handled.
@@ -79,15 +97,7 @@ func DecodeServiceBus(req *InvocationRequest, binding string, opts *ServiceBusOp
 		d.body = scanBodyFields(body)
 	}
 	msg := &ServiceBusMessage{Body: body}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{MetaMessageID, &msg.MessageID},
-		{MetaSessionID, &msg.SessionID},
-		{MetaCorrelationID, &msg.CorrelationID},
-		{MetaContentType, &msg.ContentType},
-	} {
+	for _, f := range msg.metaStrings() {
 		if *f.dst, err = d.str(f.key); err != nil {
 			return nil, err
 		}

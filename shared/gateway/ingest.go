@@ -455,8 +455,8 @@ func (s *Service) prepareEnvelope(reg *Registry, scope automation.Scope, units f
 	if ts.IsZero() {
 		ts = now
 	}
-	base := Payload{EventID: env.ID, Source: env.Source, SourceEvent: env.Type, CustomerID: cid, BusinessUnitID: bu,
-		Timestamp: ts.UTC().Format(time.RFC3339Nano), RegistryVersion: def.Version, Data: env.Data}
+	base := Payload{Origin: attribute.Origin{EventID: env.ID, Source: env.Source, SourceEvent: env.Type, CustomerID: cid, BusinessUnitID: bu,
+		Timestamp: ts.UTC().Format(time.RFC3339Nano)}, RegistryVersion: def.Version, Data: env.Data}
 	for _, route := range routes {
 		if route == RouteSource {
 			pr.source = true

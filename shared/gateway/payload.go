@@ -12,13 +12,9 @@ import (
 
 // Payload is the fat payload of seed 003 (docs/gateway.md#fat-payload): what every
 // gateway route carries. Instructions only on tracking, Notification only on noti.
+// Its opening members (event_id to timestamp) are the attribute engine's Origin.
 type Payload struct {
-	EventID         string           `json:"event_id"`
-	Source          string           `json:"source"`
-	SourceEvent     string           `json:"source_event"`
-	CustomerID      string           `json:"customer_id"`
-	BusinessUnitID  string           `json:"business_unit_id"`
-	Timestamp       string           `json:"timestamp"` // the event's time, else when it was accepted (RFC 3339, UTC)
+	attribute.Origin
 	RegistryVersion int64            `json:"registry_version"`
 	Route           string           `json:"route"`
 	Data            json.RawMessage  `json:"data,omitempty"`

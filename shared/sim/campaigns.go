@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 )
@@ -101,12 +102,7 @@ func (c *checker) checkCampaigns(ctx context.Context, r *report) error {
 		execs[src] = append(execs[src], id)
 	}
 	rs.Close()
-	var ids []string
-	for id := range joins {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(joins)) {
 		// After a stop during a charge (StopCharge) the campaign starts nothing: an event the
 		// dispatcher reads after the stop has no execution (never two).
 		stopped := len(c.stoppedOrders) > 0

@@ -235,72 +235,63 @@ type job struct {
 
 func ms(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
-func (c *checker) rows(ctx context.Context) ([]row, error) {
+// msOrNil is ms of a nullable column: nil for NULL.
+func msOrNil(v *int64) *time.Time {
+	if v == nil {
+		return nil
+	}
+	t := ms(*v)
+	return &t
+}
+
+// queryAll runs q on the checker's database and returns every row, each read by scan, in
+// the query's order; the first error (open, query, a scan, or the rows' own) ends it.
+func queryAll[T any](ctx context.Context, c *checker, q string, scan func(rs *sql.Rows) (T, error)) ([]T, error) {
 	db, err := c.open()
 	if err != nil {
 		return nil, err
 	}
-	rs, err := db.QueryContext(ctx, `SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, COALESCE(SettingGuid,''), SourceEntityGuid,
-		ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ScheduledOn, NextRetryOn, COALESCE(FailureReasonCode,''), COALESCE(ReasonCode,''), IsOnSupportHold, UpdatedOn
-		FROM AutomationScheduler ORDER BY Id`)
+	rs, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
-	var out []row
+	var out []T
 	for rs.Next() {
-		var r row
-		var sched, updated int64
-		var next sql.NullInt64
-		if err := rs.Scan(&r.id, &r.guid, &r.typ, &r.trig, &r.key, &r.setting, &r.source, &r.local, &r.localTime, &r.zone, &r.status,
-			&sched, &next, &r.failure, &r.reason, &r.hold, &updated); err != nil {
+		v, err := scan(rs)
+		if err != nil {
 			return nil, err
 		}
-		r.scheduledOn, r.updatedOn = ms(sched), ms(updated)
-		if next.Valid {
-			t := ms(next.Int64)
-			r.nextRetry = &t
-		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out, rs.Err()
 }
 
+func (c *checker) rows(ctx context.Context) ([]row, error) {
+	return queryAll(ctx, c, `SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, COALESCE(SettingGuid,''), SourceEntityGuid,
+		ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ScheduledOn, NextRetryOn, COALESCE(FailureReasonCode,''), COALESCE(ReasonCode,''), IsOnSupportHold, UpdatedOn
+		FROM AutomationScheduler ORDER BY Id`, func(rs *sql.Rows) (row, error) {
+		var r row
+		var sched, updated int64
+		var next *int64
+		err := rs.Scan(&r.id, &r.guid, &r.typ, &r.trig, &r.key, &r.setting, &r.source, &r.local, &r.localTime, &r.zone, &r.status,
+			&sched, &next, &r.failure, &r.reason, &r.hold, &updated)
+		r.scheduledOn, r.updatedOn, r.nextRetry = ms(sched), ms(updated), msOrNil(next)
+		return r, err
+	})
+}
+
 func (c *checker) jobs(ctx context.Context) ([]job, error) {
-	db, err := c.open()
-	if err != nil {
-		return nil, err
-	}
-	rs, err := db.QueryContext(ctx, `SELECT DeliveryKey, EffectKey, SchedulerKey, Channel, Status, COALESCE(LastError,''), NextAttemptOn IS NOT NULL, Revision,
+	return queryAll(ctx, c, `SELECT DeliveryKey, EffectKey, SchedulerKey, Channel, Status, COALESCE(LastError,''), NextAttemptOn IS NOT NULL, Revision,
 		Recipient, BusinessUnitId, SentOn, NextAttemptOn, FirstClaimedOn
-		FROM NotificationJob ORDER BY Id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	var out []job
-	for rs.Next() {
+		FROM NotificationJob ORDER BY Id`, func(rs *sql.Rows) (job, error) {
 		var j job
 		var sentOn, next, first *int64
-		if err := rs.Scan(&j.key, &j.effectKey, &j.schedulerKey, &j.channel, &j.status, &j.lastError, &j.nextAttempt, &j.revision,
-			&j.recipient, &j.unit, &sentOn, &next, &first); err != nil {
-			return nil, err
-		}
-		if first != nil {
-			t := ms(*first)
-			j.firstClaimed = &t
-		}
-		if sentOn != nil {
-			t := ms(*sentOn)
-			j.sentOn = &t
-		}
-		if next != nil {
-			t := ms(*next)
-			j.next = &t
-		}
-		out = append(out, j)
-	}
-	return out, rs.Err()
+		err := rs.Scan(&j.key, &j.effectKey, &j.schedulerKey, &j.channel, &j.status, &j.lastError, &j.nextAttempt, &j.revision,
+			&j.recipient, &j.unit, &sentOn, &next, &first)
+		j.firstClaimed, j.sentOn, j.next = msOrNil(first), msOrNil(sentOn), msOrNil(next)
+		return j, err
+	})
 }
 
 func (c *checker) count(ctx context.Context, q string) (int, error) {
@@ -315,24 +306,11 @@ func (c *checker) count(ctx context.Context, q string) (int, error) {
 
 // unpublished returns the MessageIds of the outbox rows not yet published (at most 10,000).
 func (c *checker) unpublished(ctx context.Context) ([]string, error) {
-	db, err := c.open()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, `SELECT MessageId FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT 10000`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return queryAll(ctx, c, `SELECT MessageId FROM Outbox WHERE PublishedOn IS NULL ORDER BY Id LIMIT 10000`, func(rs *sql.Rows) (string, error) {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+		err := rs.Scan(&id)
+		return id, err
+	})
 }
 
 // noteEagerLost notes the rows an eager publish that was lost would have published (those

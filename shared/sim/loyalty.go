@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -149,13 +151,8 @@ func (w *Workload) loyaltyModel() *loyaltyModel {
 // streak is the model's final daily streak of a customer (the run of consecutive local days
 // ending at the last one) and how many times a run reached 2 (Streak_2 crossings).
 func streak(days map[string]int) (final, crossings int) {
-	var ds []string
-	for d := range days {
-		ds = append(ds, d)
-	}
-	sort.Strings(ds)
 	var prev time.Time
-	for i, d := range ds {
+	for i, d := range slices.Sorted(maps.Keys(days)) {
 		t, _ := time.Parse("2006-01-02", d)
 		if i > 0 && t.Equal(prev.AddDate(0, 0, 1)) {
 			final++

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/automation-platform/automation/shared/delivery/acssim"
@@ -29,12 +31,7 @@ func (c *checker) checkWebhookOnce(r *report) {
 			keys[rc.DeliveryKey] = append(keys[rc.DeliveryKey], rc.IdempotencyKey)
 		}
 	}
-	dks := make([]string, 0, len(keys))
-	for dk := range keys {
-		dks = append(dks, dk)
-	}
-	sort.Strings(dks)
-	for _, dk := range dks {
+	for _, dk := range slices.Sorted(maps.Keys(keys)) {
 		r.check(InvWebhookOnce, len(keys[dk]) == 1, "webhook delivery %s applied %d times at the receiver, under Idempotency-Keys %v", dk, len(keys[dk]), keys[dk])
 	}
 }

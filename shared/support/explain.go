@@ -124,17 +124,12 @@ type Occurrence struct {
 
 // RowBrief is the part of a row an explanation needs.
 type RowBrief struct {
-	ID                int64      `json:"id"`
-	Status            string     `json:"status"`
-	ReasonCode        string     `json:"reasonCode,omitempty"`
-	FailureReasonCode string     `json:"failureReasonCode,omitempty"`
-	OnHold            bool       `json:"onHold"`
-	RetryCount        int        `json:"retryCount"`
-	NextRetryOn       *time.Time `json:"nextRetryOn,omitempty"`
-	CompletedOn       *time.Time `json:"completedOn,omitempty"`
-	CreatedOn         time.Time  `json:"createdOn"`
-	UpdatedOn         time.Time  `json:"updatedOn"`
-	Version           int64      `json:"version"`
+	ID int64 `json:"id"`
+	RowState
+	CompletedOn *time.Time `json:"completedOn,omitempty"`
+	CreatedOn   time.Time  `json:"createdOn"`
+	UpdatedOn   time.Time  `json:"updatedOn"`
+	Version     int64      `json:"version"`
 }
 
 // Explain explains one source entity (sourceType, sourceGuid). Errors: CodeMalformed when an
@@ -461,8 +456,7 @@ func dstNote(loc *time.Location, date, tod, zone string) string {
 }
 
 func brief(r automation.SchedulerRow) *RowBrief {
-	return &RowBrief{ID: r.ID, Status: string(r.Status), ReasonCode: string(r.ReasonCode), FailureReasonCode: string(r.FailureReasonCode),
-		OnHold: r.IsOnSupportHold, RetryCount: r.RetryCount, NextRetryOn: r.NextRetryOn, CompletedOn: r.CompletedOn,
+	return &RowBrief{ID: r.ID, RowState: rowState(r), CompletedOn: r.CompletedOn,
 		CreatedOn: r.CreatedOn, UpdatedOn: r.UpdatedOn, Version: r.Version}
 }
 

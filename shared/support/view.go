@@ -18,26 +18,21 @@ const LocalLayout = "2006-01-02T15:04:05-07:00"
 // Row is a scheduler row as the support API shows it. Instants are UTC; ScheduledLocal is
 // ScheduledOn in the row's TimeZoneID.
 type Row struct {
-	ID                       int64           `json:"id"`
-	Guid                     string          `json:"guid"`
-	SchedulerKey             string          `json:"schedulerKey"`
-	AutomationType           string          `json:"automationType"`
-	TriggerType              string          `json:"triggerType"`
-	SettingGuid              string          `json:"settingGuid,omitempty"`
-	SourceType               string          `json:"sourceType"`
-	SourceGuid               string          `json:"sourceGuid"`
-	BusinessUnitID           string          `json:"businessUnitId"`
-	ScheduledOn              time.Time       `json:"scheduledOn"`
-	ScheduledLocal           string          `json:"scheduledLocal"`
-	ScheduledLocalDate       string          `json:"scheduledLocalDate"`
-	ScheduledLocalTime       string          `json:"scheduledLocalTime"`
-	TimeZoneID               string          `json:"timeZoneId"`
-	Status                   string          `json:"status"`
-	ReasonCode               string          `json:"reasonCode,omitempty"`
-	FailureReasonCode        string          `json:"failureReasonCode,omitempty"`
-	OnHold                   bool            `json:"onHold"`
-	RetryCount               int             `json:"retryCount"`
-	NextRetryOn              *time.Time      `json:"nextRetryOn,omitempty"`
+	ID                 int64     `json:"id"`
+	Guid               string    `json:"guid"`
+	SchedulerKey       string    `json:"schedulerKey"`
+	AutomationType     string    `json:"automationType"`
+	TriggerType        string    `json:"triggerType"`
+	SettingGuid        string    `json:"settingGuid,omitempty"`
+	SourceType         string    `json:"sourceType"`
+	SourceGuid         string    `json:"sourceGuid"`
+	BusinessUnitID     string    `json:"businessUnitId"`
+	ScheduledOn        time.Time `json:"scheduledOn"`
+	ScheduledLocal     string    `json:"scheduledLocal"`
+	ScheduledLocalDate string    `json:"scheduledLocalDate"`
+	ScheduledLocalTime string    `json:"scheduledLocalTime"`
+	TimeZoneID         string    `json:"timeZoneId"`
+	RowState
 	ProcessingLeaseExpiresOn *time.Time      `json:"processingLeaseExpiresOn,omitempty"`
 	InputHash                string          `json:"inputHash"`
 	ConflictInputHash        string          `json:"conflictInputHash,omitempty"`
@@ -50,6 +45,24 @@ type Row struct {
 	// History summarises how the row got where it is (from the row and the support audit;
 	// the attempts themselves are in the row's detail).
 	History History `json:"history"`
+}
+
+// RowState is where a scheduler row stands, as the support API shows it in a Row and in an
+// explanation's RowBrief: its Status, the ReasonCode it ended or was skipped with, the
+// FailureReasonCode of its last failure, whether it is on support hold, the failed attempts
+// counted (RetryCount) and when it is retried next (UTC; nil: not waiting on a retry).
+type RowState struct {
+	Status            string     `json:"status"`
+	ReasonCode        string     `json:"reasonCode,omitempty"`
+	FailureReasonCode string     `json:"failureReasonCode,omitempty"`
+	OnHold            bool       `json:"onHold"`
+	RetryCount        int        `json:"retryCount"`
+	NextRetryOn       *time.Time `json:"nextRetryOn,omitempty"`
+}
+
+func rowState(r automation.SchedulerRow) RowState {
+	return RowState{Status: string(r.Status), ReasonCode: string(r.ReasonCode), FailureReasonCode: string(r.FailureReasonCode),
+		OnHold: r.IsOnSupportHold, RetryCount: r.RetryCount, NextRetryOn: r.NextRetryOn}
 }
 
 // History is a row's status history summary.
@@ -96,10 +109,9 @@ func rowView(r automation.SchedulerRow, audit []store.SupportAuditRecord) Row {
 		TriggerType: string(r.TriggerType), SettingGuid: r.SettingGuid, SourceType: r.SourceEntityType,
 		SourceGuid: r.SourceEntityGuid, BusinessUnitID: r.BusinessUnitID, ScheduledOn: r.ScheduledOn,
 		ScheduledLocal: localString(r.ScheduledOn, r.TimeZoneID), ScheduledLocalDate: r.ScheduledLocalDate,
-		ScheduledLocalTime: r.ScheduledLocalTime, TimeZoneID: r.TimeZoneID, Status: string(r.Status),
-		ReasonCode: string(r.ReasonCode), FailureReasonCode: string(r.FailureReasonCode), OnHold: r.IsOnSupportHold,
-		RetryCount: r.RetryCount, NextRetryOn: r.NextRetryOn, ProcessingLeaseExpiresOn: r.ProcessingLeaseExpiresOn,
-		InputHash: r.InputHash, ConflictInputHash: r.ConflictInputHash, TraceBlobName: r.TraceBlobName,
+		ScheduledLocalTime: r.ScheduledLocalTime, TimeZoneID: r.TimeZoneID, RowState: rowState(r),
+		ProcessingLeaseExpiresOn: r.ProcessingLeaseExpiresOn,
+		InputHash:                r.InputHash, ConflictInputHash: r.ConflictInputHash, TraceBlobName: r.TraceBlobName,
 		Version: r.Version, CreatedOn: r.CreatedOn, UpdatedOn: r.UpdatedOn, CompletedOn: r.CompletedOn}
 	if r.DispatchResultJSON != "" && json.Valid([]byte(r.DispatchResultJSON)) {
 		v.DispatchResult = json.RawMessage(r.DispatchResultJSON)

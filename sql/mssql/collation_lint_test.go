@@ -2,7 +2,9 @@ package mssql_test
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -90,12 +92,7 @@ func comparedColumns(s *lintSchema, query string) []string {
 			mark(m[1], m[2])
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // collationViolations lists every string column of s that is an index key column or in

@@ -2,8 +2,9 @@ package mssql_test
 
 import (
 	"context"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,12 +185,7 @@ func mssqlQueries(t *testing.T) map[string]string {
 func TestQueryLockHints(t *testing.T) {
 	t.Parallel()
 	found := lintQueries(t, mssqlQueries(t))
-	names := make([]string, 0, len(found))
-	for n := range found {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(found)) {
 		for _, f := range found[n] {
 			t.Errorf("%s: %s", n, f)
 		}

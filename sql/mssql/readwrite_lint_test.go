@@ -4,9 +4,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,12 +89,7 @@ func funcEvents(t *testing.T, sources map[string]string, queries map[string]stri
 	transactions := map[string]bool{}
 	methods, funcs := map[string]bool{}, map[string]bool{} // the sources' methods and plain functions
 	var files []*ast.File
-	names := make([]string, 0, len(sources))
-	for n := range sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(sources)) {
 		f, err := parser.ParseFile(fset, n, sources[n], 0)
 		if err != nil {
 			t.Fatal(err)

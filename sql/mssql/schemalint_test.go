@@ -31,9 +31,11 @@ package mssql_test
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,6 +162,16 @@ type lintSchema struct {
 }
 
 func newLintSchema() *lintSchema { return &lintSchema{tables: map[string]*lintTable{}} }
+
+// replayed is an empty model with the migration texts (by file name) applied in file-name
+// order; what it could not read is in its errs.
+func replayed(migs map[string]string) *lintSchema {
+	s := newLintSchema()
+	for _, n := range slices.Sorted(maps.Keys(migs)) {
+		s.apply(n, migs[n])
+	}
+	return s
+}
 
 func (s *lintSchema) fail(file, format string, args ...any) {
 	s.errs = append(s.errs, file+": "+fmt.Sprintf(format, args...))
@@ -634,6 +646,15 @@ func remove(list []string, x string) []string {
 	return out
 }
 
+// rekey moves m's entry at key from to key to (what sp_rename does to the model's maps) and
+// returns it.
+func rekey[V any](m map[string]V, from, to string) V {
+	v := m[from]
+	delete(m, from)
+	m[to] = v
+	return v
+}
+
 // rename applies sp_rename: 'dbo.T', 'U' (a table), 'dbo.T.C', 'D', 'COLUMN' and
 // 'dbo.T.IX', 'IX2', 'INDEX' (or OBJECT for a constraint).
 func (s *lintSchema) rename(file, from, to, typ string) {
@@ -645,11 +666,8 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 			s.fail(file, "sp_rename %s: no such column", from)
 			return
 		}
-		c := t.cols[parts[1]]
-		delete(t.cols, parts[1])
-		c.name = to
 		nk := strings.ToLower(to)
-		t.cols[nk] = c
+		rekey(t.cols, parts[1], nk).name = to
 		renameIn(t.order, parts[1], nk)
 		for _, ix := range t.indexes {
 			renameIn(ix.cols, parts[1], nk)
@@ -663,18 +681,13 @@ func (s *lintSchema) rename(file, from, to, typ string) {
 			s.fail(file, "sp_rename %s: no such index", from)
 			return
 		}
-		ix := t.indexes[parts[1]]
-		delete(t.indexes, parts[1])
-		ix.name = to
-		t.indexes[strings.ToLower(to)] = ix
+		rekey(t.indexes, parts[1], strings.ToLower(to)).name = to
 	case typ == "OBJECT" && len(parts) == 1:
 		t := s.table(file, parts[0])
 		if t == nil {
 			return
 		}
-		delete(s.tables, t.name)
-		t.name = tableKey(to)
-		s.tables[t.name] = t
+		rekey(s.tables, t.name, tableKey(to)).name = tableKey(to)
 	default:
 		s.fail(file, "sp_rename %s %s %s not understood", from, to, typ)
 	}
@@ -736,15 +749,7 @@ func contains(list []string, x string) bool {
 // every key over its limit, plus what the model could not read (an error of the lint, so
 // a statement it does not understand cannot hide a wide key).
 func keyWidthViolations(migrations map[string]string) []string {
-	s := newLintSchema()
-	names := make([]string, 0, len(migrations))
-	for n := range migrations {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s.apply(n, migrations[n])
-	}
+	s := replayed(migrations)
 	out := append([]string(nil), s.errs...)
 	for _, t := range s.tables {
 		for _, ix := range t.indexes {
@@ -1011,15 +1016,7 @@ func migratedSchema(t *testing.T, upTo string) *lintSchema {
 // reports every error of the model as a test error.
 func schemaOf(t *testing.T, migs map[string]string) *lintSchema {
 	t.Helper()
-	s := newLintSchema()
-	names := make([]string, 0, len(migs))
-	for n := range migs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s.apply(n, migs[n])
-	}
+	s := replayed(migs)
 	for _, e := range s.errs {
 		t.Error(e)
 	}

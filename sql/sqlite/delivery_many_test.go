@@ -104,19 +104,7 @@ func TestClaimManyAndFinishManyFenceEachRow(t *testing.T) {
 	if want := [][2]int64{{1, 3}}; !slices.Equal(got, want) {
 		t.Fatalf("finish returned %v, want %v", got, want)
 	}
-	var states []string
-	rs, err := db.QueryContext(ctx, "SELECT Id || ':' || Status || ':' || Version FROM NotificationJob ORDER BY Id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var v string
-		if err := rs.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		states = append(states, v)
-	}
+	states := queryRows(t, db, "SELECT Id || ':' || Status || ':' || Version FROM NotificationJob ORDER BY Id", scanString)
 	if want := "1:Sent:3 2:Queued:2 3:Sending:2 4:Queued:1"; strings.Join(states, " ") != want {
 		t.Fatalf("rows %v, want %s", states, want)
 	}

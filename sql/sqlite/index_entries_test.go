@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"context"
 	"database/sql"
 	"regexp"
 	"slices"
@@ -59,24 +58,13 @@ func TestHotTablesIndexEntriesPerRow(t *testing.T) {
 	// NotificationJob: every unfiltered index (named or a UNIQUE constraint's) takes an entry
 	// per insert; since migration 0025 the only random-key one is the DeliveryKey's, the
 	// effect's unique index holding only jobs whose effect is another key.
-	rows, err := s.DB().QueryContext(context.Background(), `SELECT l.name, group_concat(i.name, ', ')
+	full := queryRows(t, s.DB(), `SELECT l.name, group_concat(i.name, ', ')
 		FROM pragma_index_list('NotificationJob') AS l, pragma_index_info(l.name) AS i
-		WHERE l.partial = 0 GROUP BY l.name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var full []string
-	for rows.Next() {
+		WHERE l.partial = 0 GROUP BY l.name`, func(rows *sql.Rows) (string, error) {
 		var name, cols string
-		if err := rows.Scan(&name, &cols); err != nil {
-			t.Fatal(err)
-		}
-		full = append(full, name+" ("+cols+")")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+		err := rows.Scan(&name, &cols)
+		return name + " (" + cols + ")", err
+	})
 	slices.Sort(full)
 	// IX_NotificationJob_Updated holds finished jobs only since migration 0029, and their
 	// channel since 0064 (the overview's deliveries by channel, covering).
@@ -128,21 +116,13 @@ func TestReportActivitySeeksIndexes(t *testing.T) {
 // automatic index of a UNIQUE or PRIMARY KEY constraint).
 func indexSQL(t *testing.T, db *sql.DB, table string) map[string]string {
 	t.Helper()
-	rows, err := db.Query(`SELECT name, COALESCE(sql, '') FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	m := map[string]string{}
-	for rows.Next() {
-		var name, text string
-		if err := rows.Scan(&name, &text); err != nil {
-			t.Fatal(err)
-		}
-		m[name] = text
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, nt := range queryRows(t, db, `SELECT name, COALESCE(sql, '') FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?`, func(rows *sql.Rows) ([2]string, error) {
+		var nt [2]string
+		err := rows.Scan(&nt[0], &nt[1])
+		return nt, err
+	}, table) {
+		m[nt[0]] = nt[1]
 	}
 	return m
 }

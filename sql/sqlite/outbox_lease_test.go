@@ -40,18 +40,7 @@ func TestOutboxClaimLeasesARange(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	leases := func() string {
-		rows, err := db.Query(`SELECT FirstId, LastId FROM OutboxLease ORDER BY FirstId`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var a, b int64
-			_ = rows.Scan(&a, &b)
-			out = append(out, fmt.Sprintf("%d-%d", a, b))
-		}
-		return strings.Join(out, ",")
+		return strings.Join(queryRows(t, db, `SELECT FirstId || '-' || LastId FROM OutboxLease ORDER BY FirstId`, scanString), ",")
 	}
 	first, err := s.OutboxClaim(ctx, store.OutboxClaimParams{Now: t0, Lease: time.Minute, Limit: 3})
 	if err != nil || ids(first) != "m-0,m-1,m-2" || first[0].ClaimToken == "" || first[2].ClaimToken != first[0].ClaimToken {

@@ -84,7 +84,6 @@ type FCM struct {
 	client  *http.Client
 	project string
 	tokens  *resettableTokens
-	sent    atomic.Int64
 }
 
 // resettableTokens is a ReuseTokenSource that can be dropped: after FCM refuses an access
@@ -312,7 +311,6 @@ func (f *FCM) Send(ctx context.Context, m delivery.Message) (string, error) {
 	case counts[outcomeRetry] > 0:
 		return "", automation.RetryAfter(retryAfter, fmt.Errorf("fcm: %d of %d device(s) not reached, retry: %s", counts[outcomeRetry], len(devices), summary))
 	case len(reached) > 0:
-		f.sent.Add(1)
 		return pushReference(reached, retired), nil
 	}
 	return "", automation.Permanent(fmt.Errorf("fcm: no device of customer %s took %s: %s", m.Recipient, m.DeliveryKey, summary))

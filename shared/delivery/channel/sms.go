@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,6 +54,17 @@ type SMSConfig struct {
 	Clock automation.Clock
 }
 
+// repeatabilityFirstSent is the ACS repeatabilityFirstSent of a delivery (the SMS body's
+// member, the WhatsApp header): the delivery's CreatedOn, else its SentOn, in RFC 1123 GMT
+// (http.TimeFormat), the same on every attempt of the delivery.
+func repeatabilityFirstSent(m delivery.Message) string {
+	first := m.CreatedOn
+	if first.IsZero() {
+		first = m.SentOn
+	}
+	return first.UTC().Format(http.TimeFormat)
+}
+
 // SMS is the "sms" channel: ACS SMS, POST {endpoint}/sms?api-version=2021-03-07, signed with
 // the access key (ACSSign). Each message carries repeatabilityRequestId =
 // RepeatabilityRequestID(delivery key) and repeatabilityFirstSent = the delivery's
@@ -66,9 +76,8 @@ type SMSConfig struct {
 // 429 = retry after Retry-After; 401/403 = retry (nothing sent: fix the key); other 4xx =
 // permanent; 5xx or no answer after the request was written = UNKNOWN.
 type SMS struct {
-	cfg  SMSConfig
-	acs  acsClient
-	sent atomic.Int64
+	cfg SMSConfig
+	acs acsClient
 }
 
 var _ delivery.Channel = (*SMS)(nil)
@@ -141,12 +150,8 @@ func (s *SMS) Send(ctx context.Context, m delivery.Message) (string, error) {
 	if n := len([]rune(m.Content.Text)); n > MaxSMSTextLength {
 		return "", automation.Permanent(fmt.Errorf("sms: message %s is %d characters, over %d", m.DeliveryKey, n, MaxSMSTextLength))
 	}
-	first := m.CreatedOn
-	if first.IsZero() {
-		first = m.SentOn
-	}
 	body := SMSRequest{From: s.cfg.From, Message: m.Content.Text, SMSRecipients: []SMSRecipient{{To: m.Recipient,
-		RepeatabilityRequestID: RepeatabilityRequestID(m.DeliveryKey), RepeatabilityFirstSent: first.UTC().Format(http.TimeFormat)}}}
+		RepeatabilityRequestID: RepeatabilityRequestID(m.DeliveryKey), RepeatabilityFirstSent: repeatabilityFirstSent(m)}}}
 	body.SMSSendOptions.EnableDeliveryReport = true
 	body.SMSSendOptions.Tag = m.DeliveryKey
 	raw, err := json.Marshal(body)
@@ -169,7 +174,6 @@ func (s *SMS) Send(ctx context.Context, m delivery.Message) (string, error) {
 	case r.RepeatabilityResult == "rejected":
 		return "", automation.Unknown(fmt.Errorf("%s: ACS rejected the repeatability id (another request has it, or it is past ACS's window)", ans.Status))
 	case r.Successful && r.MessageID != "":
-		s.sent.Add(1)
 		return r.MessageID, nil
 	case r.HTTPStatusCode >= 400 && r.HTTPStatusCode < 500:
 		return "", automation.Permanent(errors.New(ans.Status))

@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -125,7 +124,6 @@ type WebhookConfig struct {
 type Webhook struct {
 	cfg    WebhookConfig
 	client *http.Client
-	sent   atomic.Int64
 }
 
 var _ delivery.Channel = (*Webhook)(nil)
@@ -278,7 +276,6 @@ func (w *Webhook) Send(ctx context.Context, m delivery.Message) (string, error) 
 	}
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
-		w.sent.Add(1)
 		if ref := resp.Header.Get("X-Request-Id"); ref != "" {
 			return ref, nil
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,9 +70,8 @@ type WhatsAppConfig struct {
 // still in progress), 401, 403, 408 = retry; 429 = retry after Retry-After; 5xx or no answer
 // after the request was written = UNKNOWN.
 type WhatsApp struct {
-	cfg  WhatsAppConfig
-	acs  acsClient
-	sent atomic.Int64
+	cfg WhatsAppConfig
+	acs acsClient
 }
 
 var _ delivery.Channel = (*WhatsApp)(nil)
@@ -171,13 +169,9 @@ func (w *WhatsApp) Send(ctx context.Context, m delivery.Message) (string, error)
 	if err != nil {
 		return "", automation.Permanent(err)
 	}
-	first := m.CreatedOn
-	if first.IsZero() {
-		first = m.SentOn
-	}
 	ans, err := w.acs.post(ctx, "/messages/notifications:send?api-version="+ACSMessagesAPIVersion, raw, http.Header{
 		RepeatabilityRequestIDHeader: {RepeatabilityRequestID(m.DeliveryKey)},
-		RepeatabilityFirstSentHeader: {first.UTC().Format(http.TimeFormat)},
+		RepeatabilityFirstSentHeader: {repeatabilityFirstSent(m)},
 	})
 	if err != nil {
 		return "", err
@@ -193,7 +187,6 @@ func (w *WhatsApp) Send(ctx context.Context, m delivery.Message) (string, error)
 		if err := json.Unmarshal(ans.Body, &out); err != nil || len(out.Receipts) != 1 || out.Receipts[0].MessageID == "" {
 			return "", automation.Unknown(fmt.Errorf("%s: not one receipt", ans.Status))
 		}
-		w.sent.Add(1)
 		return out.Receipts[0].MessageID, nil
 	case http.StatusPreconditionFailed:
 		return "", automation.Unknown(fmt.Errorf("%s: the first-sent instant is outside ACS's repeatability window", ans.Status))

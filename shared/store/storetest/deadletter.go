@@ -107,15 +107,7 @@ func testDeadLetterAuditList(t *testing.T, open Opener) {
 		t.Fatalf("requeues after T0+2m: %d %v, want 1 (the one at T0+3m; the one at T0+2m is not after it)", n, err)
 	}
 	etags := func(sc automation.Scope, limit int) string {
-		as, err := s.DeadLetterAuditList(ctx, store.DeadLetterAuditListParams{Scope: sc, Limit: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out string
-		for _, a := range as {
-			out += a.ETag + " "
-		}
-		return out
+		return listed(t, " ", func(a store.DeadLetterAudit) string { return a.ETag })(s.DeadLetterAuditList(ctx, store.DeadLetterAuditListParams{Scope: sc, Limit: limit}))
 	}
 	if got := etags(automation.AllBusinessUnits(), 10); got != "e3 e2 e1 e0 " {
 		t.Fatalf("every unit: %q", got)

@@ -59,15 +59,7 @@ func testBusinessUnitLifecycle(t *testing.T, open Opener) {
 	}
 	ids := func(p store.BusinessUnitListParams) string {
 		t.Helper()
-		list, err := s.BusinessUnitList(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := ""
-		for _, b := range list {
-			out += b.ID + " "
-		}
-		return out
+		return listed(t, " ", func(b store.BusinessUnitRecord) string { return b.ID })(s.BusinessUnitList(ctx, p))
 	}
 	if got := ids(store.BusinessUnitListParams{Scope: automation.AllBusinessUnits(), Limit: 2}); got != "bu-a bu-b " {
 		t.Fatalf("page 1: %q", got)
@@ -129,15 +121,7 @@ func testSettingLifecycle(t *testing.T, open Opener) {
 		if p.Limit == 0 {
 			p.Limit = 10
 		}
-		rs, err := s.ReminderSettingList(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := ""
-		for _, r := range rs {
-			out += r.Guid[len(r.Guid)-1:]
-		}
-		return out
+		return listed(t, "", func(r store.ReminderSettingRecord) string { return r.Guid[len(r.Guid)-1:] })(s.ReminderSettingList(ctx, p))
 	}
 	all := automation.AllBusinessUnits()
 	cases := []struct {
@@ -194,15 +178,7 @@ func testSnapshotPaging(t *testing.T, open Opener) {
 		if p.Limit == 0 {
 			p.Limit = 10
 		}
-		sn, err := s.SourceSnapshotList(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := ""
-		for _, x := range sn {
-			out += x.EntityGuid
-		}
-		return out
+		return listed(t, "", func(x store.SourceSnapshot) string { return x.EntityGuid })(s.SourceSnapshotList(ctx, p))
 	}
 	if got := page(store.SourceSnapshotListParams{}); got != "acb" {
 		t.Fatalf("all live: %q", got)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,23 @@ func raceWins(t *testing.T, n int, call func(i int) (bool, error)) int {
 	}
 	wg.Wait()
 	return wins
+}
+
+// listed reads a list call's answer as one string, each row's name followed by sep, so a
+// case compares a page's rows and their order at a glance; the call's error fails t.
+func listed[T any](t *testing.T, sep string, name func(T) string) func(rows []T, err error) string {
+	return func(rows []T, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, r := range rows {
+			b.WriteString(name(r))
+			b.WriteString(sep)
+		}
+		return b.String()
+	}
 }
 
 // freshClaimed opens a fresh store holding one candidate, Candidate(1, T0), ensured and
