@@ -131,10 +131,14 @@ func (h *Handler) loadSetting(ctx context.Context, guid string) (settingEntry, e
 		if err != nil {
 			return settingEntry{}, err
 		}
+		if set, ok := h.parsed.get(rec); ok {
+			return settingEntry{rec: rec, set: set}, nil
+		}
 		set, err := ParseSetting([]byte(rec.Body))
 		if err != nil {
 			return settingEntry{}, automation.Permanent(fmt.Errorf("stored setting %s is invalid: %w", rec.Guid, err))
 		}
+		h.parsed.put(rec, set)
 		return settingEntry{rec: rec, set: set}, nil
 	})
 }
@@ -171,4 +175,50 @@ func (h *Handler) loadUnit(ctx context.Context, id string) (unitEntry, error) {
 		}
 		return unitEntry{bu: bu, loc: loc}, nil
 	})
+}
+
+// maxSettingParses bounds settingParses: far above the settings one herd names (the 09:00
+// bench has 300), small in memory (a parsed setting and its body, a few hundred bytes each).
+const maxSettingParses = 4096
+
+// settingParses keeps, across batches, the last parse of each setting with the stored body
+// it was parsed from (Handler.loadSetting). Every batch still reads each setting it names
+// from the store, so a batch never revalidates against a setting older than its own claim;
+// only a body read again unchanged is not parsed again (ParseSetting is a function of the
+// body alone). Behind the 09:00 herd every batch of 100 rows names 100 settings, so the
+// 100,000 rows parsed 100,000 settings (1.1 s of CPU of a herd's run) where 300 were
+// distinct. A parsed Setting is shared read-only, as the rows of one batch already share it.
+// At most maxSettingParses entries: a full table is emptied and fills again. Safe for
+// concurrent use; the zero value is empty.
+type settingParses struct {
+	mu     sync.Mutex
+	byGuid map[string]parsedSetting
+	parses int // ParseSetting calls made through put (tests)
+}
+
+type parsedSetting struct {
+	body string
+	set  Setting
+}
+
+// get returns the parse of rec's body when the last one kept for rec.Guid was of that body.
+func (p *settingParses) get(rec store.ReminderSettingRecord) (Setting, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.byGuid[rec.Guid]
+	if !ok || e.body != rec.Body {
+		return Setting{}, false
+	}
+	return e.set, true
+}
+
+// put keeps set as the parse of rec's body.
+func (p *settingParses) put(rec store.ReminderSettingRecord, set Setting) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.parses++
+	if p.byGuid == nil || len(p.byGuid) >= maxSettingParses {
+		p.byGuid = make(map[string]parsedSetting)
+	}
+	p.byGuid[rec.Guid] = parsedSetting{body: rec.Body, set: set}
 }

@@ -40,6 +40,8 @@ const MaxRecipientChars = 2000
 // now) plus, for annual settings, the following year's occurrence.
 type Handler struct {
 	Store Store
+	// parsed keeps each setting's last parse across batches (loadSetting); zero: empty.
+	parsed settingParses
 }
 
 var _ scheduler.Handler = (*Handler)(nil)

@@ -17,6 +17,16 @@ SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceE
 FROM dbo.AutomationScheduler WITH (UPDLOCK, HOLDLOCK, FORCESEEK)
 WHERE SchedulerKey = @SchedulerKey;
 
+-- name: SchedulerGetByKeys :many
+-- The rows of up to store.MaxBatch keys (@Keys: a JSON array of strings) in one statement:
+-- SchedulerEnsure's first look, a plain read without locks (under READ_COMMITTED_SNAPSHOT one
+-- committed state for the statement); the ensure transaction that follows when a key needs
+-- a write reads again with SchedulerGetByKeyForUpdate. A seek of UQ_AutomationScheduler_
+-- SchedulerKey per key: the keys are cast to the column's type and collation.
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
+FROM dbo.AutomationScheduler
+WHERE SchedulerKey IN (SELECT CAST(k.value AS nvarchar(400)) COLLATE Latin1_General_100_BIN2 FROM OPENJSON(@Keys) AS k);
+
 -- name: SchedulerGetByKey :one
 -- A plain read (no locks); the ensure/apply transactions use SchedulerGetByKeyForUpdate.
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent

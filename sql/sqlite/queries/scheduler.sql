@@ -5,6 +5,14 @@
 SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
 FROM AutomationScheduler WHERE SchedulerKey = @SchedulerKey;
 
+-- name: SchedulerGetByKeys :many
+-- The rows of up to store.MaxBatch keys (@Keys: a JSON array of strings) in one statement,
+-- so one read transaction: SchedulerEnsure's first look, on the pool (docs/performance.md,
+-- "The herd's scheduler side"). A key without a row returns nothing; a
+-- seek of the SchedulerKey unique index per key.
+SELECT Id, Guid, AutomationType, TriggerType, SchedulerKey, SettingGuid, SourceEntityType, SourceEntityGuid, BusinessUnitId, ScheduledOn, ScheduledLocalDate, ScheduledLocalTime, TimeZoneId, Status, ProcessingLeaseExpiresOn, RetryCount, NextRetryOn, FailureReasonCode, ReasonCode, IsOnSupportHold, InputHash, ConflictInputHash, DispatchResultJson, TraceBlobName, Version, CreatedOn, UpdatedOn, CompletedOn, TraceParent
+FROM AutomationScheduler WHERE SchedulerKey IN (SELECT value FROM json_each(@Keys));
+
 -- name: SchedulerGetByKeyForUpdate :one
 -- Same as SchedulerGetByKey: SQLite transactions here are BEGIN IMMEDIATE, so the write lock is
 -- already held.
