@@ -80,6 +80,16 @@ func TestDeadLetterListedCountedAndRequeued(t *testing.T) {
 	if code, b = do("POST", "/api/support/dead-letters/requeue", `{"id":"`+dl.ID+`"}`); code != 400 {
 		t.Fatalf("requeue without an operator: %d %s", code, b)
 	}
+	// Both actions on one dead letter read the same request: no id is 422 naming it (before
+	// the operator is asked for), no operator 400 naming the header; neither changes anything.
+	for _, path := range []string{"/api/support/dead-letters/requeue", "/api/support/dead-letters/discard"} {
+		if code, b = do("POST", path, `{"reason":"fixed"}`); code != 422 || !strings.Contains(string(b), `"field":"id"`) {
+			t.Fatalf("%s without an id: %d %s", path, code, b)
+		}
+		if code, b = do("POST", path, `{"id":"`+dl.ID+`","reason":"fixed"}`); code != 400 || !strings.Contains(string(b), `"field":"X-Automation-Operator"`) {
+			t.Fatalf("%s without an operator: %d %s", path, code, b)
+		}
+	}
 	// The fix, then the requeue: applied, and the list is empty.
 	if err := e.rt.Store.BusinessUnitUpsert(ctx, store.BusinessUnit{ID: "bu-late", Name: "Late", TimeZoneID: "Australia/Sydney"}); err != nil {
 		t.Fatal(err)
