@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,14 +36,7 @@ func TestScenarioLogsCarryNoPersonalData(t *testing.T) {
 	}
 	total := 0
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := replay.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := readScenario(t, f)
 		var logs logsink.Buffer
 		log := slog.New(logmask.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 		if _, err := replay.Run(context.Background(), sc, io.Discard, &replay.Options{Log: log}); err != nil {
