@@ -97,11 +97,11 @@ func reportsEnv(t *testing.T) (*env, *replay.Scenario) {
 	return scenarioEnv(t, "reports.json")
 }
 
-// readScenario reads and parses the scenario file at path (replay.Parse); a file that does
-// not read or parse fails t at once.
-func readScenario(t *testing.T, path string) *replay.Scenario {
+// scenarioEnv replays testdata/scenarios/<file> on the embedded runtime and reopens its data
+// with the Functions router (app.Open) on a clock at the scenario's end.
+func scenarioEnv(t *testing.T, file string) (*env, *replay.Scenario) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile("../../../testdata/scenarios/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +109,6 @@ func readScenario(t *testing.T, path string) *replay.Scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sc
-}
-
-// scenarioEnv replays testdata/scenarios/<file> on the embedded runtime and reopens its data
-// with the Functions router (app.Open) on a clock at the scenario's end.
-func scenarioEnv(t *testing.T, file string) (*env, *replay.Scenario) {
-	t.Helper()
-	sc := readScenario(t, "../../../testdata/scenarios/"+file)
 	dir := t.TempDir()
 	if _, err := replay.Run(context.Background(), sc, io.Discard, &replay.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
