@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cliOf returns a runner of `automation CMD ARGS... AFTER...` with getenv: each call runs
@@ -44,5 +47,33 @@ func (tc cliCase) run(t *testing.T) {
 	}
 	if tc.check != nil {
 		tc.check(t, out)
+	}
+}
+
+// startCommand runs `automation ARGS...` (a simulator: it serves until stopped) in the
+// background with no settings, its stdout on a pipe: lines reads what it prints. stop
+// cancels it and fails t unless it exits 0 within 5 s (what it prints after is dropped).
+func startCommand(t *testing.T, args ...string) (lines *bufio.Reader, stop func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, args, nil, pw, io.Discard)
+		pw.Close()
+	}()
+	return bufio.NewReader(pr), func() {
+		t.Helper()
+		cancel()
+		go func() { _, _ = io.Copy(io.Discard, pr) }()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not stop", args[0])
+		}
 	}
 }

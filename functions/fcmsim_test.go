@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // `automation fcm-sim` writes a service-account key file whose token_uri is its own and
@@ -20,14 +17,8 @@ func TestFCMSimCommand(t *testing.T) {
 		t.Fatalf("without -key-file: exit %d, want 2", code)
 	}
 	key := filepath.Join(t.TempDir(), "sa.json")
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"fcm-sim", "-addr", "127.0.0.1:0", "-key-file", key}, nil, pw, io.Discard)
-		pw.Close()
-	}()
-	url, err := bufio.NewReader(pr).ReadString('\n')
+	lines, stop := startCommand(t, "fcm-sim", "-addr", "127.0.0.1:0", "-key-file", key)
+	url, err := lines.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +34,7 @@ func TestFCMSimCommand(t *testing.T) {
 	if err := json.Unmarshal(b, &sa); err != nil || sa.Type != "service_account" || sa.TokenURI != url+"/token" {
 		t.Fatalf("key file %s: %+v %v", b, sa, err)
 	}
-	cancel()
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d", code)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("fcm-sim did not stop")
-	}
+	stop()
 }
 
 // `automation acs-sim` without -connection-file, or with an unknown fault mode, is exit 2

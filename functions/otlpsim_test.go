@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"strings"
@@ -22,15 +21,7 @@ func TestOTLPSimPrintsExportedSpans(t *testing.T) {
 	if code := run(t.Context(), []string{"otlp-sim", "extra"}, nil, io.Discard, io.Discard); code != 2 {
 		t.Fatalf("with a stray argument: exit %d, want 2", code)
 	}
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"otlp-sim", "-addr", "127.0.0.1:0"}, nil, pw, io.Discard)
-		pw.Close()
-	}()
-	lines := bufio.NewReader(pr)
+	lines, stop := startCommand(t, "otlp-sim", "-addr", "127.0.0.1:0")
 	first, err := lines.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
@@ -87,13 +78,5 @@ func TestOTLPSimPrintsExportedSpans(t *testing.T) {
 			t.Errorf("parent line %q lacks %q", parentLine, want)
 		}
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d", code)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("otlp-sim did not stop")
-	}
+	stop()
 }

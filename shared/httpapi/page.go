@@ -29,6 +29,23 @@ func NewPage[T any, P comparable](items []T, query string, next P) (Page[T], err
 	return p, nil
 }
 
+// ReadPage is a list route's page read by cursor, in one call: the position pos where the
+// caller's ?cursor= left off (In.After, bound to query; the zero P without a cursor), the
+// rows after it read with one row more than the page size (read(after, in.Limit+1)), and
+// their page (PageAfter). read runs only when the cursor decodes. Errors: In.After's (400
+// naming cursor), read's, then PageAfter's.
+func ReadPage[Req, R, T any, P comparable](in *In[Req], query string, read func(after P, n int) ([]R, error), pos func(R) P, item func(R) (T, error)) (Page[T], error) {
+	var after P
+	if err := in.After(query, &after); err != nil {
+		return Page[T]{}, err
+	}
+	rows, err := read(after, in.Limit+1)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return PageAfter(rows, in.Limit, query, pos, item)
+}
+
 // PageOf returns a list that fits in one page (no NextCursor); a nil items becomes an
 // empty page.
 func PageOf[T any](items []T) Page[T] {

@@ -3,9 +3,12 @@ package httpapi_test
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/httpapi"
 )
 
@@ -91,5 +94,55 @@ func TestPageAfter(t *testing.T) {
 	bad := errors.New("bad row")
 	if _, err := httpapi.PageAfter([]int{1}, 2, "q", pos, func(int) (string, error) { return "", bad }); !errors.Is(err, bad) {
 		t.Fatalf("item error: %v", err)
+	}
+}
+
+// ReadPage reads from where the cursor left off (the zero position without one) with one row
+// more than the page, pages the rows as PageAfter does, and reads nothing when the cursor
+// does not decode for its query (400 naming cursor) or read fails.
+func TestReadPage(t *testing.T) {
+	rows := []int{10, 20, 30, 40, 50}
+	var reads []string
+	read := func(after int64, n int) ([]int, error) {
+		reads = append(reads, strconv.FormatInt(after, 10)+"+"+strconv.Itoa(n))
+		var out []int
+		for _, r := range rows {
+			if int64(r) > after && len(out) < n {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}
+	pos := func(n int) int64 { return int64(n) }
+	item := func(n int) (string, error) { return strconv.Itoa(n), nil }
+	in := func(cursor string) *httpapi.In[struct{}] {
+		v := url.Values{}
+		if cursor != "" {
+			v.Set("cursor", cursor)
+		}
+		return &httpapi.In[struct{}]{Query: httpapi.NewQuery(v), Limit: 2}
+	}
+	p, err := httpapi.ReadPage(in(""), "q", read, pos, item)
+	if err != nil || len(p.Items) != 2 || p.Items[1] != "20" || p.NextCursor == "" {
+		t.Fatalf("first page: %+v, %v", p, err)
+	}
+	if p, err = httpapi.ReadPage(in(p.NextCursor), "q", read, pos, item); err != nil || len(p.Items) != 2 || p.Items[0] != "30" || p.NextCursor == "" {
+		t.Fatalf("second page: %+v, %v", p, err)
+	}
+	if p, err = httpapi.ReadPage(in(p.NextCursor), "q", read, pos, item); err != nil || len(p.Items) != 1 || p.Items[0] != "50" || p.NextCursor != "" {
+		t.Fatalf("last page: %+v, %v", p, err)
+	}
+	if got := strings.Join(reads, " "); got != "0+3 20+3 40+3" {
+		t.Fatalf("reads %s, want 0+3 20+3 40+3 (after the cursor, one row more than the page)", got)
+	}
+	first, _ := httpapi.ReadPage(in(""), "q", read, pos, item)
+	reads = nil
+	var ae *automation.Error
+	if _, err := httpapi.ReadPage(in(first.NextCursor), "other", read, pos, item); !errors.As(err, &ae) || ae.Field != "cursor" || reads != nil {
+		t.Fatalf("a cursor of another query: %v, reads %v", err, reads)
+	}
+	bad := errors.New("store down")
+	if _, err := httpapi.ReadPage(in(""), "q", func(int64, int) ([]int, error) { return nil, bad }, pos, item); !errors.Is(err, bad) {
+		t.Fatalf("read error: %v", err)
 	}
 }

@@ -252,17 +252,9 @@ func toFee(t store.FeeTransfer) feeOut {
 }
 
 func (h handlers) listUnknown(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[feeOut], error) {
-	cursorQuery := "fees-unknown:" + in.Unit
-	var after int64
-	if err := in.After(cursorQuery, &after); err != nil {
-		return httpapi.Page[feeOut]{}, err
-	}
-	list, err := h.s.UnknownFees(ctx, in.Unit, after, in.Limit+1)
-	if err != nil {
-		return httpapi.Page[feeOut]{}, err
-	}
-	return httpapi.PageAfter(list, in.Limit, cursorQuery, func(t store.FeeTransfer) int64 { return t.ID },
-		func(t store.FeeTransfer) (feeOut, error) { return toFee(t), nil })
+	return httpapi.ReadPage(in, "fees-unknown:"+in.Unit, func(after int64, n int) ([]store.FeeTransfer, error) {
+		return h.s.UnknownFees(ctx, in.Unit, after, n)
+	}, func(t store.FeeTransfer) int64 { return t.ID }, func(t store.FeeTransfer) (feeOut, error) { return toFee(t), nil })
 }
 
 type resolveBody struct {

@@ -177,16 +177,9 @@ func (h handlers) metrics(ctx context.Context, in *httpapi.In[struct{}]) (Metric
 }
 
 func (h handlers) list(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[Campaign], error) {
-	cursorQuery := "campaigns:" + in.Unit
-	var after string
-	if err := in.After(cursorQuery, &after); err != nil {
-		return httpapi.Page[Campaign]{}, err
-	}
-	cs, err := h.a.Store.CampaignList(ctx, in.Unit, after, in.Limit+1)
-	if err != nil {
-		return httpapi.Page[Campaign]{}, err
-	}
-	return httpapi.PageAfter(cs, in.Limit, cursorQuery, func(c store.Campaign) string { return c.CampaignID }, campaignOf)
+	return httpapi.ReadPage(in, "campaigns:"+in.Unit, func(after string, n int) ([]store.Campaign, error) {
+		return h.a.Store.CampaignList(ctx, in.Unit, after, n)
+	}, func(c store.Campaign) string { return c.CampaignID }, campaignOf)
 }
 
 func (h handlers) get(ctx context.Context, in *httpapi.In[struct{}]) (Campaign, error) {
@@ -266,16 +259,9 @@ func (h handlers) counts(ctx context.Context, in *httpapi.In[struct{}]) (countsA
 // the cursor is the Id below which the next page starts, bound to the unit and the campaign.
 func (h handlers) executions(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[Execution], error) {
 	id := in.Path("campaignId")
-	cursorQuery := "campaign-executions:" + in.Unit + ":" + id
-	var before int64
-	if err := in.After(cursorQuery, &before); err != nil {
-		return httpapi.Page[Execution]{}, err
-	}
-	es, err := h.a.Executions(ctx, in.Unit, id, before, in.Limit+1)
-	if err != nil {
-		return httpapi.Page[Execution]{}, err
-	}
-	return httpapi.PageAfter(es, in.Limit, cursorQuery, func(e store.CampaignExecution) int64 { return e.ID }, executionOf)
+	return httpapi.ReadPage(in, "campaign-executions:"+in.Unit+":"+id, func(before int64, n int) ([]store.CampaignExecution, error) {
+		return h.a.Executions(ctx, in.Unit, id, before, n)
+	}, func(e store.CampaignExecution) int64 { return e.ID }, executionOf)
 }
 
 func (h handlers) unknown(ctx context.Context, in *httpapi.In[struct{}]) (httpapi.Page[Command], error) {
@@ -283,20 +269,13 @@ func (h handlers) unknown(ctx context.Context, in *httpapi.In[struct{}]) (httpap
 	if err := campaign.CheckID(id); err != nil {
 		return httpapi.Page[Command]{}, err
 	}
-	cursorQuery := "campaign-unknown:" + bu + ":" + id
-	var after int64
-	if err := in.After(cursorQuery, &after); err != nil {
-		return httpapi.Page[Command]{}, err
-	}
-	if _, err := h.a.Store.CampaignGet(ctx, bu, id); err != nil {
-		return httpapi.Page[Command]{}, err
-	}
-	cs, err := h.a.Store.CampaignListUnknown(ctx, bu, id, after, in.Limit+1)
-	if err != nil {
-		return httpapi.Page[Command]{}, err
-	}
-	return httpapi.PageAfter(cs, in.Limit, cursorQuery, func(c store.CampaignCommand) int64 { return c.ID },
-		func(c store.CampaignCommand) (Command, error) { return commandOf(c), nil })
+	// The campaign is read after the cursor: a bad cursor is 400 before an unknown campaign's 404.
+	return httpapi.ReadPage(in, "campaign-unknown:"+bu+":"+id, func(after int64, n int) ([]store.CampaignCommand, error) {
+		if _, err := h.a.Store.CampaignGet(ctx, bu, id); err != nil {
+			return nil, err
+		}
+		return h.a.Store.CampaignListUnknown(ctx, bu, id, after, n)
+	}, func(c store.CampaignCommand) int64 { return c.ID }, func(c store.CampaignCommand) (Command, error) { return commandOf(c), nil })
 }
 
 type resolveBody struct {

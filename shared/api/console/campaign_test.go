@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -173,14 +172,11 @@ func TestCampaignResolvePage(t *testing.T) {
 		!strings.Contains(body, "timeout &lt;after apply&gt;") {
 		t.Fatalf("queue: %.6000s", body)
 	}
-	bearer := []string{"Authorization", "Bearer " + token}
 	values := func(id string, ver int64, reason string) url.Values {
 		return url.Values{"businessUnitId": {"bu-syd"}, "campaignId": {id}, "commandId": {cmd.CommandID}, "version": {itoa(ver)}, "status": {"SUCCEEDED"},
 			"operator": {"ops.jane"}, "reason": {reason}, "providerRef": {"tx-42"}}
 	}
-	form := func(v url.Values, extra ...string) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/campaigns", v, append(bearer, extra...)...)
-	}
+	form := e.bearerPoster(t, "/api/console/campaigns")
 	if code, body := form(values("welcome", unknown.Version+5, "checked the provider's report")); code != 412 ||
 		!strings.Contains(body, "The command changed since you loaded it") || !strings.Contains(body, "Nothing was done") || !strings.Contains(body, `name="version" value="`+itoa(unknown.Version)+`"`) {
 		t.Fatalf("stale: %d %.4000s", code, body)

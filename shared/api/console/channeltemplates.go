@@ -187,6 +187,27 @@ func draftOf(r *http.Request) (templatesPage, error) {
 	return d, err
 }
 
+// scopedDraft is draftOf for a post that acts on the draft (save, test send, preview). err
+// ends the post before the page is drawn: the draft's error when the form names no unit or
+// no key, NotFound for a unit outside the caller's scope (inScope). Otherwise derr is the
+// draft's own error (a member of another kind), shown on the page with the draft kept.
+func scopedDraft(r *http.Request, pc PageCall) (d templatesPage, derr, err error) {
+	d, derr = draftOf(r)
+	if d.BusinessUnitID == "" || d.Key == "" {
+		return d, derr, derr
+	}
+	return d, derr, inScope(pc, d.BusinessUnitID)
+}
+
+// samplePayload is the posted sample payload, "{}" when blank (the templates API's preview
+// renders an absent payload as the empty object too).
+func (d templatesPage) samplePayload() string {
+	if strings.TrimSpace(d.Payload) == "" {
+		return "{}"
+	}
+	return d.Payload
+}
+
 // extra is the draft's Extra from the form's kind members, in the templates API's shape
 // (delivery.PushExtra, delivery.WhatsAppExtra). A member of another kind is refused by its
 // name, as the API refuses it, never dropped: data (push), whatsApp.name, whatsApp.language,
@@ -239,14 +260,10 @@ func (tp templatePages) refused(r *http.Request, pc PageCall, d templatesPage, p
 }
 
 func (tp templatePages) save(r *http.Request, pc PageCall) (template.HTML, error) {
-	d, derr := draftOf(r)
-	if d.BusinessUnitID == "" || d.Key == "" {
-		return "", derr
-	}
-	if err := inScope(pc, d.BusinessUnitID); err != nil {
+	d, derr, err := scopedDraft(r, pc)
+	if err != nil {
 		return "", err
 	}
-	var err error
 	f := r.PostForm
 	if f.Get("action") == "test-send" {
 		return tp.testSend(r, pc, d)
@@ -293,10 +310,7 @@ func (tp templatePages) testSend(r *http.Request, pc PageCall, d templatesPage) 
 	if err := needOperator(op); err != nil {
 		return tp.refused(r, pc, d, problemOf(err))
 	}
-	payload := d.Payload
-	if strings.TrimSpace(payload) == "" {
-		payload = "{}"
-	}
+	payload := d.samplePayload()
 	ch, to := strings.TrimSpace(f.Get("channel")), strings.TrimSpace(f.Get("recipient"))
 	note, err := tp.opts.TestSend(r.Context(), d.BusinessUnitID, d.Key, ch, to, payload, op)
 	if err != nil {
@@ -308,11 +322,8 @@ func (tp templatePages) testSend(r *http.Request, pc PageCall, d templatesPage) 
 }
 
 func (tp templatePages) preview(r *http.Request, pc PageCall) (template.HTML, error) {
-	d, derr := draftOf(r)
-	if d.BusinessUnitID == "" || d.Key == "" {
-		return "", derr
-	}
-	if err := inScope(pc, d.BusinessUnitID); err != nil {
+	d, derr, err := scopedDraft(r, pc)
+	if err != nil {
 		return "", err
 	}
 	if derr != nil {
@@ -322,10 +333,7 @@ func (tp templatePages) preview(r *http.Request, pc PageCall) (template.HTML, er
 	if err != nil {
 		return tp.refused(r, pc, d, problemOf(err))
 	}
-	payload := d.Payload
-	if strings.TrimSpace(payload) == "" {
-		payload = "{}"
-	}
+	payload := d.samplePayload()
 	data, err := delivery.RenderData(delivery.Message{DeliveryKey: "preview", BusinessUnitID: d.BusinessUnitID, Channel: "preview", Recipient: "preview",
 		Template: d.Key, PayloadJSON: payload})
 	if err != nil {

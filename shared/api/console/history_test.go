@@ -236,13 +236,7 @@ func TestOverviewCountsCampaignCommands(t *testing.T) {
 	}
 	legend := func(headers ...string) string {
 		t.Helper()
-		code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", append([]string{"Authorization", "Bearer " + token}, headers...)...)
-		i := strings.Index(body, `id="chart-commands"`)
-		if code != 200 || i < 0 {
-			t.Fatalf("overview: %d %.2000s", code, body)
-		}
-		fig := body[i:]
-		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+		return e.overviewLegend(t, "chart-commands", headers...)
 	}
 	if l := legend(); !strings.Contains(l, "Succeeded: 3") || !strings.Contains(l, "Failed: 1") || !strings.Contains(l, "UNKNOWN: 0") {
 		t.Fatalf("campaign commands legend: %s", l)
@@ -284,13 +278,7 @@ func TestOverviewIngestCountsSurviveARestart(t *testing.T) {
 	ingest(e, "v-3", "NoSuchType")
 	legend := func(e *env, headers ...string) string {
 		t.Helper()
-		code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", append([]string{"Authorization", "Bearer " + token}, headers...)...)
-		i := strings.Index(body, `id="chart-ingest"`)
-		if code != 200 || i < 0 {
-			t.Fatalf("overview: %d %.2000s", code, body)
-		}
-		fig := body[i:]
-		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+		return e.overviewLegend(t, "chart-ingest", headers...)
 	}
 	// Not persisted yet (the sampler has not run): the chart reads SQL, not this process.
 	if l := legend(e); !strings.Contains(l, "Accepted: 0") {

@@ -137,14 +137,11 @@ func TestBudgetCreateFormHostile(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	ensureCampaign(t, e, "bu-syd", "welcome")
-	bearer := []string{"Authorization", "Bearer " + token}
 	values := func(max, cur string) url.Values {
 		return url.Values{"action": {"create"}, "businessUnitId": {"bu-syd"}, "campaignId": {"welcome"}, "maxCost": {max}, "currency": {cur},
 			"operator": {"ops.jane"}, "reason": {"launch"}}
 	}
-	post := func(v url.Values) (int, string) {
-		return e.form(t, http.DefaultClient, "/api/console/budgets", v, bearer...)
-	}
+	post := e.bearerPoster(t, "/api/console/budgets")
 	for _, c := range []struct{ max, cur, member string }{
 		{"-1", "AUD", "maxCost"}, {"1.5", "AUD", "maxCost"}, {"99999999999999999999", "AUD", "maxCost"}, {"9223372036854775808", "AUD", "maxCost"},
 		{"1e3", "AUD", "maxCost"}, {" ", "AUD", "maxCost"}, {"1000", "aud", "currency"}, {"1000", "ZZZ", "currency"}, {"1000", "XXX", "currency"},

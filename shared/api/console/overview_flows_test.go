@@ -52,15 +52,6 @@ func TestOverviewTriggersReportsAndChannels(t *testing.T) {
 		}
 		return body
 	}
-	legend := func(body, id string) string {
-		t.Helper()
-		i := strings.Index(body, `id="`+id+`"`)
-		if i < 0 {
-			t.Fatalf("no %s: %.3000s", id, body)
-		}
-		fig := body[i:]
-		return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
-	}
 	body := overview()
 	num := func(re, s string) int {
 		t.Helper()
@@ -73,25 +64,49 @@ func TestOverviewTriggersReportsAndChannels(t *testing.T) {
 	}
 	table := body[strings.Index(body, `id="deliveries-by-channel"`):]
 	table = table[:strings.Index(table, "</table>")]
-	sent := num(`Sent: (\d+)<`, legend(body, "chart-deliveries"))
+	sent := num(`Sent: (\d+)<`, legendOf(t, body, "chart-deliveries"))
 	logSent, smsSent := num(`<th scope="row">log</th><td>(\d+)</td>`, table), num(`<th scope="row">sms</th><td>(\d+)</td>`, table)
 	if smsSent != 1 || logSent+smsSent != sent || num(`<th scope="row">All channels</th><td>(\d+)</td>`, table) != sent {
 		t.Fatalf("by channel: log %d + sms %d, the chart says %d: %s", logSent, smsSent, sent, table)
 	}
-	if l := legend(body, "chart-trg"); !strings.Contains(l, "Fired: 2<") {
+	if l := legendOf(t, body, "chart-trg"); !strings.Contains(l, "Fired: 2<") {
 		t.Fatalf("triggers: %s", l)
 	}
-	if l := legend(body, "chart-rep"); !strings.Contains(l, "Delivered: 1<") || !strings.Contains(l, "Failed: 0<") || !strings.Contains(l, "Skipped: 3<") {
+	if l := legendOf(t, body, "chart-rep"); !strings.Contains(l, "Delivered: 1<") || !strings.Contains(l, "Failed: 0<") || !strings.Contains(l, "Skipped: 3<") {
 		t.Fatalf("reports: %s", l)
 	}
 	nyc := overview("X-Automation-Business-Units", "bu-nyc")
-	if l := legend(nyc, "chart-trg"); !strings.Contains(l, "Fired: 0<") {
+	if l := legendOf(t, nyc, "chart-trg"); !strings.Contains(l, "Fired: 0<") {
 		t.Fatalf("bu-nyc sees bu-syd's triggers: %s", l)
 	}
-	if l := legend(nyc, "chart-rep"); !strings.Contains(l, "Delivered: 0<") {
+	if l := legendOf(t, nyc, "chart-rep"); !strings.Contains(l, "Delivered: 0<") {
 		t.Fatalf("bu-nyc sees bu-syd's reports: %s", l)
 	}
 	if strings.Contains(nyc[strings.Index(nyc, `id="deliveries-by-channel"`):], `<th scope="row">sms</th>`) {
 		t.Fatal("bu-nyc sees bu-syd's sms delivery")
 	}
+}
+
+// legendOf answers the legend (the figcaption, from its opening tag) of the chart whose
+// figure has id chartID ("chart-commands") in an overview page; no such chart fails t.
+func legendOf(t *testing.T, body, chartID string) string {
+	t.Helper()
+	i := strings.Index(body, `id="`+chartID+`"`)
+	if i < 0 {
+		t.Fatalf("no %s: %.3000s", chartID, body)
+	}
+	fig := body[i:]
+	return fig[strings.Index(fig, "<figcaption>"):strings.Index(fig, "</figcaption>")]
+}
+
+// overviewLegend reads the overview of the last hour with the bearer token (headers added,
+// e.g. a narrowed X-Automation-Business-Units) and answers the legend of chart chartID
+// (legendOf); a status other than 200 fails t.
+func (e *env) overviewLegend(t *testing.T, chartID string, headers ...string) string {
+	t.Helper()
+	code, body := e.get(t, http.DefaultClient, "/api/console/?hours=1", append([]string{"Authorization", "Bearer " + token}, headers...)...)
+	if code != 200 {
+		t.Fatalf("overview: %d %.2000s", code, body)
+	}
+	return legendOf(t, body, chartID)
 }

@@ -74,26 +74,35 @@ type requeueBody struct {
 // requeue answers the requeued dead letter; a repeat with the same etag answers the first
 // requeue's dead letter again (nothing is sent twice).
 func (h handlers) requeue(ctx context.Context, in *httpapi.In[requeueBody]) (deadletter.Item, error) {
-	if in.Body.ID == "" {
-		return deadletter.Item{}, automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
-	}
-	op, err := httpapi.RequireOperator(in.Request, "requeue")
+	req, err := actRequest(in, "requeue")
 	if err != nil {
 		return deadletter.Item{}, err
 	}
-	res, err := h.s.Requeue(ctx, httpapi.CallerFrom(ctx).Scope, deadletter.ActRequest{ID: in.Body.ID, ETag: in.Body.ETag, Operator: op, Reason: in.Body.Reason})
+	res, err := h.s.Requeue(ctx, httpapi.CallerFrom(ctx).Scope, req)
 	return res.DeadLetter, err
 }
 
 func (h handlers) discard(ctx context.Context, in *httpapi.In[requeueBody]) (deadletter.ActResult, error) {
-	if in.Body.ID == "" {
-		return deadletter.ActResult{}, automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
-	}
-	op, err := httpapi.RequireOperator(in.Request, "discard")
+	req, err := actRequest(in, "discard")
 	if err != nil {
 		return deadletter.ActResult{}, err
 	}
-	return h.s.Discard(ctx, httpapi.CallerFrom(ctx).Scope, deadletter.ActRequest{ID: in.Body.ID, ETag: in.Body.ETag, Operator: op, Reason: in.Body.Reason})
+	return h.s.Discard(ctx, httpapi.CallerFrom(ctx).Scope, req)
+}
+
+// actRequest is the request of one dead letter's action (requeue, discard) from the body
+// and the X-Automation-Operator header: 422 naming id when the body has none (checked
+// first), then 400 naming X-Automation-Operator when no operator is known
+// (httpapi.RequireOperator).
+func actRequest(in *httpapi.In[requeueBody], action string) (deadletter.ActRequest, error) {
+	if in.Body.ID == "" {
+		return deadletter.ActRequest{}, automation.Invalid("id", "is required: the id of a dead letter (GET %s)", PathList)
+	}
+	op, err := httpapi.RequireOperator(in.Request, action)
+	if err != nil {
+		return deadletter.ActRequest{}, err
+	}
+	return deadletter.ActRequest{ID: in.Body.ID, ETag: in.Body.ETag, Operator: op, Reason: in.Body.Reason}, nil
 }
 
 type requeueManyBody struct {

@@ -75,23 +75,31 @@ type handlers struct{ d Deps }
 // "whatsapp" (docs/channels.md#template-kinds); Data only for push, WhatsApp only for
 // whatsapp.
 type Template struct {
-	Key            string                  `json:"key"`
-	BusinessUnitID string                  `json:"businessUnitId"` // "" for the platform default
-	Override       bool                    `json:"override"`       // the unit's own version
-	Version        int64                   `json:"version"`
-	Kind           string                  `json:"kind"`
-	Subject        string                  `json:"subject"`
-	Text           string                  `json:"text"`
-	HTML           string                  `json:"html"`
-	Data           map[string]string       `json:"data,omitempty"`
-	WhatsApp       *delivery.WhatsAppExtra `json:"whatsApp,omitempty"`
-	CreatedBy      string                  `json:"createdBy"`
-	CreatedOn      time.Time               `json:"createdOn"`
+	Key            string `json:"key"`
+	BusinessUnitID string `json:"businessUnitId"` // "" for the platform default
+	Override       bool   `json:"override"`       // the unit's own version
+	Version        int64  `json:"version"`
+	Content
+	WhatsApp  *delivery.WhatsAppExtra `json:"whatsApp,omitempty"`
+	CreatedBy string                  `json:"createdBy"`
+	CreatedOn time.Time               `json:"createdOn"`
+}
+
+// Content is a template's members that a stored version, a PUT body and a preview share,
+// in this order: kind ("message", "push", "sms" or "whatsapp"), subject, text, html, and
+// data (a push template's data members; absent for the other kinds). Each type that embeds
+// it adds its own whatsApp member (the provider template stored, or the one rendered).
+type Content struct {
+	Kind    string            `json:"kind"`
+	Subject string            `json:"subject"`
+	Text    string            `json:"text"`
+	HTML    string            `json:"html"`
+	Data    map[string]string `json:"data,omitempty"`
 }
 
 func view(t store.NotificationTemplate, bu string) Template {
 	v := Template{Key: t.Key, BusinessUnitID: t.BusinessUnitID, Override: t.BusinessUnitID == bu && bu != "", Version: t.Version,
-		Kind: t.Kind, Subject: t.Subject, Text: t.Text, HTML: t.HTML, CreatedBy: t.CreatedBy, CreatedOn: t.CreatedOn}
+		Content: Content{Kind: t.Kind, Subject: t.Subject, Text: t.Text, HTML: t.HTML}, CreatedBy: t.CreatedBy, CreatedOn: t.CreatedOn}
 	if v.Kind == "" {
 		v.Kind = delivery.KindMessage
 	}
@@ -114,11 +122,7 @@ func view(t store.NotificationTemplate, bu string) Template {
 // Body is the PUT body. Kind "" is "message". Data (push) and WhatsApp (whatsapp) belong to
 // their kind only: given with another kind they are refused (422 naming them).
 type Body struct {
-	Kind     string                  `json:"kind"`
-	Subject  string                  `json:"subject"`
-	Text     string                  `json:"text"`
-	HTML     string                  `json:"html"`
-	Data     map[string]string       `json:"data"`
+	Content
 	WhatsApp *delivery.WhatsAppExtra `json:"whatsApp"`
 }
 
@@ -174,11 +178,7 @@ type PreviewRequest struct {
 // units, segments), with ?channel=sms or for an sms template; Data a push template's
 // rendered data; WhatsApp a whatsapp template's name, language and rendered values.
 type Preview struct {
-	Kind     string                     `json:"kind"`
-	Subject  string                     `json:"subject"`
-	Text     string                     `json:"text"`
-	HTML     string                     `json:"html"`
-	Data     map[string]string          `json:"data,omitempty"`
+	Content
 	WhatsApp *delivery.WhatsAppTemplate `json:"whatsApp,omitempty"`
 	Version  int64                      `json:"version"`
 	SMS      *channel.SMSLength         `json:"sms,omitempty"`
@@ -287,8 +287,8 @@ func (h handlers) preview(ctx context.Context, in *httpapi.In[PreviewRequest]) (
 	if err != nil {
 		return Preview{}, err
 	}
-	out := Preview{Kind: c.Kind, Subject: content.Subject, Text: content.Text, HTML: content.HTML, Data: content.Data, WhatsApp: content.WhatsApp,
-		Version: content.TemplateVersion}
+	out := Preview{Content: Content{Kind: c.Kind, Subject: content.Subject, Text: content.Text, HTML: content.HTML, Data: content.Data},
+		WhatsApp: content.WhatsApp, Version: content.TemplateVersion}
 	if ch == channel.SMSChannelName || c.Kind == delivery.KindSMS {
 		l := channel.SMSSegments(content.Text)
 		out.SMS = &l
