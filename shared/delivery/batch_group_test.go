@@ -196,3 +196,48 @@ func TestGroupCommitTakesWhatArrivedWhileItWaited(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentBatchesShareGroupCommits: the outcomes of batches that run at once (four
+// HandleBatch calls of 25, as a consumer hands them over) are recorded in the dispatcher's
+// group commits, not each batch's own: with the first commit held back, as by a busy
+// writer, until every send returned, the 100 outcomes go in one group. A group commit per
+// batch made at least one group per batch (4 here); in the 09:00 herd that was about four
+// outcomes a group (docs/performance.md, "The 09:00 herd behind serve").
+func TestConcurrentBatchesShareGroupCommits(t *testing.T) {
+	t.Parallel()
+	p := &provider{}
+	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
+	const batches, each = 4, 25
+	keys := queueN(t, e, "log", batches*each)
+	st := &slowWriterStore{countingStore: countingStore{DispatchStore: e.st}, p: p, sends: len(keys)}
+	e.disp.Store = st
+	var wg sync.WaitGroup
+	errs := make([][]error, batches)
+	for b := range batches {
+		var msgs []bus.Message
+		for _, k := range keys[b*each : (b+1)*each] {
+			msgs = append(msgs, dispatchMsg(k))
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[b] = e.disp.HandleBatch(context.Background(), msgs) }()
+	}
+	wg.Wait()
+	for b := range errs {
+		for i, err := range errs[b] {
+			if err != nil {
+				t.Fatalf("batch %d, message %d: %v", b, i, err)
+			}
+		}
+	}
+	if st.finishMany != 1 || st.finished != len(keys) {
+		t.Fatalf("%d group commits of %d outcomes in all, want one of %d", st.finishMany, st.finished, len(keys))
+	}
+	if p.calls != len(keys) || len(e.outcomes) != len(keys) {
+		t.Fatalf("%d sends, %d outcomes reported; want %d each", p.calls, len(e.outcomes), len(keys))
+	}
+	for _, k := range keys {
+		if j := e.job(t, k); j.Status != store.NotificationSent {
+			t.Errorf("%s is %s, want Sent", k, j.Status)
+		}
+	}
+}
