@@ -190,4 +190,15 @@ func TestDispatchAndFactsChunksGrowWhenFast(t *testing.T) {
 			t.Errorf("%s, slow: chunks %v, want %v", dest, svc.chunks, want)
 		}
 	}
+	// A grown chunk is at most topology.MaxMessageBatchSize (a crash mid-claim leaves at
+	// most that many claims in doubt), whatever batch the embedded bus hands over.
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC))
+	svc := &rateService{clock: clock, perMessage: time.Millisecond}
+	d := Deps{Clock: clock, Log: slog.New(slog.DiscardHandler), BatchDeadline: 90 * time.Second}
+	if _, err := d.batchInvocation(context.Background(), hostBatch(t, 300), topology.NotificationDispatchQueue, "dispatch", svc.handle); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{BatchChunk, 100, 100, 75}; fmt.Sprint(svc.chunks) != fmt.Sprint(want) {
+		t.Errorf("a fast batch of 300: chunks %v, want %v", svc.chunks, want)
+	}
 }

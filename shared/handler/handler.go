@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/automation-platform/automation/shared/attribute"
@@ -332,18 +331,21 @@ const BatchChunk = 25
 // deadline takes the rest in one chunk; a slow one (each chunk near the deadline) keeps
 // chunks of BatchChunk, so no chunk is projected to run past the deadline's half of the
 // lock (topology.BatchDeadline) by more than a BatchChunk chunk already could.
+//
+// A grown chunk is at most topology.MaxMessageBatchSize (100, host.json's batch), however
+// large a batch AUTOMATION_CONSUMER_BATCH lets the embedded bus hand over: a dispatch chunk
+// is one send claim, and a crash in the middle leaves its claims in doubt, so the claims a
+// crash can leave for a person stay bounded by 100 (docs/performance.md, "What a batch
+// costs when the process dies").
 func growChunk(took time.Duration, done int, left time.Duration) int {
 	if done <= 0 || left <= 0 {
 		return BatchChunk
 	}
 	if took <= 0 {
-		return math.MaxInt32 // no time measured (a clock that stands still): the rest
+		return topology.MaxMessageBatchSize // no time measured (a clock that stands still)
 	}
 	n := float64(left/2) / (float64(took) / float64(done))
-	if n >= math.MaxInt32 {
-		return math.MaxInt32
-	}
-	return max(BatchChunk, int(n))
+	return max(BatchChunk, int(min(n, topology.MaxMessageBatchSize)))
 }
 
 // ErrBatchDeadline is the error of a message of a batch whose chunk was not started because
