@@ -354,7 +354,6 @@ func (r *recorder) commit(ctx context.Context) {
 	}
 	_, itemErrs, cerr := d.Store.NotificationFinishGroup(ctx, take)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !taken {
 		// The store failed before its transaction began (take not called): the outcomes
 		// waiting fail with it, once, rather than being offered to the store again and
@@ -364,11 +363,7 @@ func (r *recorder) commit(ctx context.Context) {
 			cerr = errors.New("the store did not take the group")
 		}
 	}
-	for _, h := range group {
-		h.b.settled[h.i] = true
-		h.b.open--
-	}
-	r.settle.Broadcast()
+	var recorded []handed
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(group), cerr)
 		for _, h := range group {
@@ -377,26 +372,40 @@ func (r *recorder) commit(ctx context.Context) {
 			}
 			h.b.errs[h.i] = cerr
 		}
-		return
-	}
-	for j, h := range group {
-		o := h.b.outs[h.i]
-		switch e := itemErrs[j]; {
-		case errors.Is(e, store.ErrLeaseLost):
-			// Another sender took over after our lease expired; its claim was in doubt, so
-			// it did not send blindly. It records the outcome.
-			continue
-		case e != nil:
-			e = fmt.Errorf("dispatch %s: record %s: %w", o.Job.DeliveryKey, o.Status, e)
-			h.b.bad, h.b.errs[h.i] = append(h.b.bad, e), e
-			continue
+	} else {
+		for j, h := range group {
+			switch e := itemErrs[j]; {
+			case errors.Is(e, store.ErrLeaseLost):
+				// Another sender took over after our lease expired; its claim was in doubt,
+				// so it did not send blindly. It records the outcome.
+				continue
+			case e != nil:
+				o := h.b.outs[h.i]
+				e = fmt.Errorf("dispatch %s: record %s: %w", o.Job.DeliveryKey, o.Status, e)
+				h.b.bad, h.b.errs[h.i] = append(h.b.bad, e), e
+				continue
+			}
+			h.b.recorded[h.i] = true
+			recorded = append(recorded, h)
 		}
-		h.b.recorded[h.i] = true
+	}
+	r.mu.Unlock()
+	// The outcomes' log lines and OnOutcome, outside mu (OnOutcome may call the dispatcher
+	// again) and before the group is settled, so a batch answers after its OnOutcome calls.
+	for _, h := range recorded {
+		o := h.b.outs[h.i] // not written again once taken
 		h.b.d.log(h.ctx, o)
 		if h.b.d.OnOutcome != nil {
 			h.b.d.OnOutcome(o)
 		}
 	}
+	r.mu.Lock()
+	for _, h := range group {
+		h.b.settled[h.i] = true
+		h.b.open--
+	}
+	r.settle.Broadcast()
+	r.mu.Unlock()
 }
 
 // takeGroup takes the oldest waiting outcomes of dispatcher d, at most store.MaxBatch (mu
