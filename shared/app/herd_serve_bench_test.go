@@ -23,9 +23,10 @@ import (
 )
 
 var (
-	herdServeRows    = flag.Int("herdserve.rows", 100_000, "BenchmarkHerdServe: rows due at one instant (a multiple of 100)")
-	herdServeTimeout = flag.Duration("herdserve.timeout", 15*time.Minute, "BenchmarkHerdServe: how long to wait, after the due instant, for every delivery to be recorded Sent")
-	herdServeWriter  = flag.Bool("herdserve.writer", false, "BenchmarkHerdServe: print, on standard error, the SQLite writer's hold from the due instant to the last Sent, by store method (the top 12 kinds, COMMIT included)")
+	herdServeRows      = flag.Int("herdserve.rows", 100_000, "BenchmarkHerdServe: rows due at one instant (a multiple of 100)")
+	herdServeTimeout   = flag.Duration("herdserve.timeout", 15*time.Minute, "BenchmarkHerdServe: how long to wait, after the due instant, for every delivery to be recorded Sent")
+	herdServeConsumers = flag.String("herdserve.consumers", "", "BenchmarkHerdServe: AUTOMATION_CONSUMER_CONCURRENCY for the run (empty: the default)")
+	herdServeWriter    = flag.Bool("herdserve.writer", false, "BenchmarkHerdServe: print, on standard error, the SQLite writer's hold from the due instant to the last Sent, by store method (the top 12 kinds, COMMIT included)")
 )
 
 // BenchmarkHerdServe (W2 behind serve) is the 09:00 herd sent, not only queued: N rows due at
@@ -91,6 +92,9 @@ func runHerdServe(b *testing.B, rows int) herdServeResult {
 	ctx := context.Background()
 	dir := b.TempDir()
 	env := map[string]string{"AUTOMATION_DATA_DIR": dir, "AUTOMATION_LOG_LEVEL": "warn"}
+	if *herdServeConsumers != "" {
+		env["AUTOMATION_CONSUMER_CONCURRENCY"] = *herdServeConsumers
+	}
 	cfg, err := config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		b.Fatal(err)

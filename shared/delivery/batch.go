@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/automation-platform/automation/shared/telemetry"
 	"sync"
+
+	"github.com/automation-platform/automation/shared/telemetry"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -130,8 +131,8 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		return nil, errs, err
 	}
 	outs := make([]Outcome, len(claims))
-	g := &groupCommit{d: d, outs: outs, errs: errs}
-	g.settle = sync.NewCond(&g.mu)
+	r := d.recorder()
+	g := &batchRecord{d: d, r: r, outs: outs, errs: errs, recorded: make([]bool, len(claims)), settled: make([]bool, len(claims))}
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -154,59 +155,114 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// The committer keeps the slot while it commits (groupCommit).
+			// With one send at a time, finish keeps the slot until the outcome is recorded.
 			defer func() { <-slot }()
 			o, rec, err := d.attempt(ctx, c, sc)
 			g.finish(ctx, i, o, rec, err)
 		}()
 	}
 	wg.Wait()
-	if crashed := g.crash(); crashed != nil {
+	// Every outcome handed over is settled (its group went through, or it was dropped by a
+	// crash) before the batch answers: the dispatcher's committer may still hold some.
+	r.mu.Lock()
+	for g.open > 0 {
+		r.settle.Wait()
+	}
+	crashed, bad := g.crashed, g.bad
+	if crashed != nil {
 		for i := range errs {
 			if errs[i] == nil && !g.recorded[i] {
 				errs[i] = crashed
 			}
 		}
+	}
+	r.mu.Unlock()
+	if crashed != nil {
 		return outs, errs, crashed
 	}
-	return outs, errs, errors.Join(g.bad...)
+	return outs, errs, errors.Join(bad...)
 }
 
-// groupCommit records a batch's outcomes as their sends finish: a sender hands its outcome
-// over; when no commit is running it becomes the committer and commits every outcome
-// handed over so far in one NotificationFinishMany (each item fenced by its claim's
-// Version), then again those handed over meanwhile, until none is left; a sender that
-// finds a commit running leaves its outcome to it and returns. The committer keeps its
-// channel slot while it commits, so with one send at a time a finished send is recorded
-// before its channel's next send starts; a group is at most the batch (store.MaxBatch).
-// After a crash (a fault hook's error) nothing further is committed: the outcomes still
-// waiting are dropped, as a crash would lose them.
-type groupCommit struct {
-	d          *Dispatcher
-	outs       []Outcome
-	errs       []error
-	mu         sync.Mutex // guards everything below; not held while committing
+// recorder is a dispatcher's group commit, shared by every batch it runs at once
+// (concurrent HandleBatch and ProcessBatch calls, every channel): a sender hands its
+// outcome over; when no commit is running, a committer starts at once (so a lone outcome
+// in a quiet system is recorded without waiting) and commits every outcome handed over so
+// far in one NotificationFinishGroup (each item fenced by its claim's Version), then again
+// those handed over meanwhile, until none is left. The group is taken when the store's
+// transaction has begun (on SQLite, once the writer's slot is held), so it is whatever
+// waited by then, from every batch: no commit waits for outcomes that are not there yet (a
+// crash then would leave them all in doubt; docs/performance.md, "A group commit takes
+// what waited with it"). A group is at most store.MaxBatch outcomes (NotificationFinishMany's
+// bound, checkLimit); more wait for the next group. pending is bounded by the batches
+// running at once, each at most store.MaxBatch claims.
+//
+// The committer runs on a goroutine of its own, with the context of the send that started
+// it without its cancellation (it commits other batches' outcomes too, which one batch's
+// end must not fail). With one send at a time per channel (ChannelConcurrency 1, InOrder)
+// a sender keeps its channel slot until its outcome's group went through, so a channel's
+// next send never starts while its last outcome is an unrecorded Sending claim. A batch's
+// crash (a fault hook's error) drops that batch's outcomes still waiting, as a crash would
+// lose them, and nothing of it is committed after; other batches go on.
+type recorder struct {
+	mu         sync.Mutex // guards everything below and every batchRecord of the dispatcher
+	settle     *sync.Cond // on mu: a group went through, outcomes were dropped, or a batch crashed
 	committing bool
-	pending    []int // outs indexes handed over and not yet committed
-	recs       map[int]store.NotificationFinishParams
-	recorded   map[int]bool
-	settle     *sync.Cond   // on mu: a group went through, or a crash
-	settled    map[int]bool // outs indexes whose group went through (recorded or not)
-	crashed    error
-	bad        []error
+	pending    []handed // outcomes handed over and not yet taken, oldest first
+}
+
+// handed is one outcome waiting for a group: outs index i of batch b, its record and the
+// context of its send (for the outcome's log line).
+type handed struct {
+	b   *batchRecord
+	i   int
+	rec store.NotificationFinishParams
+	ctx context.Context
+}
+
+// recorder returns the dispatcher's group commit, made on first use. A copy of a
+// Dispatcher made after its first batch shares it (a group then holds one copy's outcomes
+// only: takeGroup).
+func (d *Dispatcher) recorder() *recorder {
+	recMu.Lock()
+	defer recMu.Unlock()
+	if d.rec == nil {
+		d.rec = &recorder{}
+		d.rec.settle = sync.NewCond(&d.rec.mu)
+	}
+	return d.rec
+}
+
+// recMu guards making a Dispatcher's recorder (held once per batch, briefly).
+var recMu sync.Mutex
+
+// batchRecord is one batch's side of the recorder: its outcomes, errors, which outcomes
+// were recorded or settled, its crash. Guarded by its recorder's mu.
+type batchRecord struct {
+	d        *Dispatcher
+	r        *recorder
+	outs     []Outcome
+	errs     []error
+	recorded []bool
+	settled  []bool // outs indexes whose group went through (recorded or not), or dropped
+	open     int    // outcomes handed over and not yet settled
+	crashed  error
+	bad      []error
 }
 
 // crash returns the batch's crash, if any.
-func (g *groupCommit) crash() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+func (g *batchRecord) crash() error {
+	g.r.mu.Lock()
+	defer g.r.mu.Unlock()
 	return g.crashed
 }
 
-// finish hands outcome i over, and commits groups until none is waiting when no commit is
-// running. err is attempt's crash.
-func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.NotificationFinishParams, err error) {
-	g.mu.Lock()
+// finish hands outcome i over to the dispatcher's recorder (starting its committer when
+// none runs) and, with one send at a time, waits until its group went through. err is
+// attempt's crash: the batch's outcomes still waiting are dropped.
+func (g *batchRecord) finish(ctx context.Context, i int, o Outcome, rec *store.NotificationFinishParams, err error) {
+	r := g.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	g.outs[i] = o
 	switch {
 	case err != nil:
@@ -214,117 +270,159 @@ func (g *groupCommit) finish(ctx context.Context, i int, o Outcome, rec *store.N
 			g.crashed = err
 		}
 		g.errs[i] = err
-		g.settle.Broadcast()
-		g.mu.Unlock()
+		r.dropCrashed()
+		r.settle.Broadcast()
 		return
 	case rec == nil || g.crashed != nil:
-		g.mu.Unlock()
 		return
 	}
-	if g.recs == nil {
-		g.recs, g.recorded = map[int]store.NotificationFinishParams{}, map[int]bool{}
+	r.pending = append(r.pending, handed{b: g, i: i, rec: *rec, ctx: ctx})
+	g.open++
+	if !r.committing {
+		r.committing = true
+		go r.run(context.WithoutCancel(ctx))
 	}
-	g.recs[i] = *rec
-	g.pending = append(g.pending, i)
-	if g.committing {
-		// Another channel's send is committing (with one send at a time, no send of this
-		// channel can be): it records this outcome too. With one send at a time, wait until
-		// its group went through while keeping the slot, as the committer keeps its own:
-		// otherwise this channel's next send would start while this outcome is still an
-		// unrecorded Sending claim.
-		for g.oneAtATime() && !g.settled[i] && g.crashed == nil {
-			g.settle.Wait()
-		}
-		g.mu.Unlock()
-		return
-	}
-	g.committing = true
-	g.mu.Unlock()
-	for g.commitPending(ctx) {
+	for g.d.oneAtATime() && !g.settled[i] && g.crashed == nil {
+		r.settle.Wait()
 	}
 }
 
-// commitPending commits the outcomes waiting; false when none was waiting (or the batch
-// crashed), and the caller is no longer the committer. The group is taken when the store's
-// transaction has begun (NotificationFinishGroup), not before: outcomes handed over while
-// the commit waited for the writer go in with it. No commit waits for more outcomes than
-// are already there (a crash mid-batch would leave them all in doubt).
-func (g *groupCommit) commitPending(ctx context.Context) bool {
-	g.mu.Lock()
-	if g.crashed != nil || len(g.pending) == 0 {
-		g.committing = false
-		g.mu.Unlock()
-		return false
-	}
-	g.mu.Unlock()
-	var group []int // outs indexes of the items taken
-	taken := false
-	take := func() []store.NotificationFinishParams {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		taken = true
-		if g.crashed != nil {
-			return nil // the outcomes waiting are dropped, as the crash would lose them
+// dropCrashed drops the waiting outcomes of every crashed batch (mu held): a crash loses
+// what was not yet committed.
+func (r *recorder) dropCrashed() {
+	kept := r.pending[:0]
+	for _, h := range r.pending {
+		if h.b.crashed != nil {
+			h.b.settled[h.i] = true
+			h.b.open--
+			continue
 		}
-		group, g.pending = g.pending, nil
-		now := g.d.Clock.Now()
+		kept = append(kept, h)
+	}
+	clear(r.pending[len(kept):])
+	r.pending = kept
+}
+
+// run commits groups until no outcome is waiting, then stops being the committer.
+func (r *recorder) run(ctx context.Context) {
+	for {
+		r.mu.Lock()
+		if len(r.pending) == 0 {
+			r.committing = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		r.commit(ctx)
+	}
+}
+
+// commit records one group: the outcomes waiting when the store's transaction began, at
+// most store.MaxBatch (NotificationFinishGroup calls take then).
+func (r *recorder) commit(ctx context.Context) {
+	var group []handed
+	taken := false
+	var d *Dispatcher
+	take := func() []store.NotificationFinishParams {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		taken = true
+		group = r.takeGroup(d)
+		if len(group) == 0 {
+			return nil
+		}
+		now := group[0].b.d.Clock.Now()
 		ps := make([]store.NotificationFinishParams, len(group))
-		for j, k := range group {
-			p := g.recs[k]
-			g.outs[k].At = now
-			// outs[k] is not written again (its send handed it over once), so the store may
+		for j, h := range group {
+			p := h.rec
+			h.b.outs[h.i].At = now
+			// outs[i] is not written again (its send handed it over once), so the store may
 			// read the claimed job where it lies.
-			job := &g.outs[k].Job
+			job := &h.b.outs[h.i].Job
 			p.ID, p.Token, p.Now, p.Job = job.ID, job.Version, now, job
 			ps[j] = p
 		}
 		return ps
 	}
-	_, itemErrs, cerr := g.d.Store.NotificationFinishGroup(ctx, take)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !taken && g.crashed == nil {
+	r.mu.Lock()
+	if len(r.pending) > 0 {
+		d = r.pending[0].b.d
+	}
+	r.mu.Unlock()
+	if d == nil {
+		return
+	}
+	_, itemErrs, cerr := d.Store.NotificationFinishGroup(ctx, take)
+	r.mu.Lock()
+	if !taken {
 		// The store failed before its transaction began (take not called): the outcomes
 		// waiting fail with it, once, rather than being offered to the store again and
 		// again while it fails.
-		group, g.pending = g.pending, nil
+		group = r.takeGroup(d)
 		if cerr == nil {
 			cerr = errors.New("the store did not take the group")
 		}
 	}
-	if g.settled == nil {
-		g.settled = map[int]bool{}
-	}
-	for _, k := range group {
-		g.settled[k] = true
-	}
-	g.settle.Broadcast()
+	var recorded []handed
 	if cerr != nil {
 		cerr = fmt.Errorf("dispatch: record a group of %d outcomes: %w", len(group), cerr)
-		g.bad = append(g.bad, cerr)
-		for _, k := range group {
-			g.errs[k] = cerr
+		for _, h := range group {
+			if len(h.b.bad) == 0 || h.b.bad[len(h.b.bad)-1] != cerr {
+				h.b.bad = append(h.b.bad, cerr)
+			}
+			h.b.errs[h.i] = cerr
 		}
-		return true
+	} else {
+		for j, h := range group {
+			switch e := itemErrs[j]; {
+			case errors.Is(e, store.ErrLeaseLost):
+				// Another sender took over after our lease expired; its claim was in doubt,
+				// so it did not send blindly. It records the outcome.
+				continue
+			case e != nil:
+				o := h.b.outs[h.i]
+				e = fmt.Errorf("dispatch %s: record %s: %w", o.Job.DeliveryKey, o.Status, e)
+				h.b.bad, h.b.errs[h.i] = append(h.b.bad, e), e
+				continue
+			}
+			h.b.recorded[h.i] = true
+			recorded = append(recorded, h)
+		}
 	}
-	for j, k := range group {
-		switch e := itemErrs[j]; {
-		case errors.Is(e, store.ErrLeaseLost):
-			// Another sender took over after our lease expired; its claim was in doubt, so
-			// it did not send blindly. It records the outcome.
-			continue
-		case e != nil:
-			e = fmt.Errorf("dispatch %s: record %s: %w", g.outs[k].Job.DeliveryKey, g.outs[k].Status, e)
-			g.bad, g.errs[k] = append(g.bad, e), e
-			continue
-		}
-		g.recorded[k] = true
-		g.d.log(ctx, g.outs[k])
-		if g.d.OnOutcome != nil {
-			g.d.OnOutcome(g.outs[k])
+	r.mu.Unlock()
+	// The outcomes' log lines and OnOutcome, outside mu (OnOutcome may call the dispatcher
+	// again) and before the group is settled, so a batch answers after its OnOutcome calls.
+	for _, h := range recorded {
+		o := h.b.outs[h.i] // not written again once taken
+		h.b.d.log(h.ctx, o)
+		if h.b.d.OnOutcome != nil {
+			h.b.d.OnOutcome(o)
 		}
 	}
-	return true
+	r.mu.Lock()
+	for _, h := range group {
+		h.b.settled[h.i] = true
+		h.b.open--
+	}
+	r.settle.Broadcast()
+	r.mu.Unlock()
+}
+
+// takeGroup takes the oldest waiting outcomes of dispatcher d, at most store.MaxBatch (mu
+// held). A crashed batch has none waiting (dropCrashed dropped them when it crashed).
+func (r *recorder) takeGroup(d *Dispatcher) []handed {
+	var group []handed
+	kept := r.pending[:0]
+	for _, h := range r.pending {
+		if h.b.d == d && len(group) < store.MaxBatch {
+			group = append(group, h)
+			continue
+		}
+		kept = append(kept, h)
+	}
+	clear(r.pending[len(kept):])
+	r.pending = kept
+	return group
 }
 
 func (d *Dispatcher) channelConcurrency() int {
@@ -335,7 +433,7 @@ func (d *Dispatcher) channelConcurrency() int {
 }
 
 // oneAtATime reports one send at a time per channel: ChannelConcurrency 1, or InOrder.
-func (g *groupCommit) oneAtATime() bool { return g.d.InOrder || g.d.channelConcurrency() == 1 }
+func (d *Dispatcher) oneAtATime() bool { return d.InOrder || d.channelConcurrency() == 1 }
 
 // templateScope holds the templates one batch read, by (key, business unit): the latest
 // version at the batch's first read of it, or its "not found". Jobs of the batch that ask

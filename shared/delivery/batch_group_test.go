@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -193,6 +194,148 @@ func TestGroupCommitTakesWhatArrivedWhileItWaited(t *testing.T) {
 	for _, k := range keys {
 		if j := e.job(t, k); j.Status != store.NotificationSent {
 			t.Errorf("%s is %s, want Sent", k, j.Status)
+		}
+	}
+}
+
+// TestConcurrentBatchesShareGroupCommits: the outcomes of batches that run at once (four
+// HandleBatch calls of 25, as a consumer hands them over) are recorded in the dispatcher's
+// group commits, not each batch's own: with the first commit held back, as by a busy
+// writer, until every send returned, the 100 outcomes go in one group. A group commit per
+// batch made at least one group per batch (4 here); in the 09:00 herd that was about four
+// outcomes a group (docs/performance.md, "The 09:00 herd behind serve").
+func TestConcurrentBatchesShareGroupCommits(t *testing.T) {
+	t.Parallel()
+	p := &provider{}
+	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
+	const batches, each = 4, 25
+	keys := queueN(t, e, "log", batches*each)
+	st := &slowWriterStore{countingStore: countingStore{DispatchStore: e.st}, p: p, sends: len(keys)}
+	e.disp.Store = st
+	var wg sync.WaitGroup
+	errs := make([][]error, batches)
+	for b := range batches {
+		var msgs []bus.Message
+		for _, k := range keys[b*each : (b+1)*each] {
+			msgs = append(msgs, dispatchMsg(k))
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[b] = e.disp.HandleBatch(context.Background(), msgs) }()
+	}
+	wg.Wait()
+	for b := range errs {
+		for i, err := range errs[b] {
+			if err != nil {
+				t.Fatalf("batch %d, message %d: %v", b, i, err)
+			}
+		}
+	}
+	if st.finishMany != 1 || st.finished != len(keys) {
+		t.Fatalf("%d group commits of %d outcomes in all, want one of %d", st.finishMany, st.finished, len(keys))
+	}
+	if p.calls != len(keys) || len(e.outcomes) != len(keys) {
+		t.Fatalf("%d sends, %d outcomes reported; want %d each", p.calls, len(e.outcomes), len(keys))
+	}
+	for _, k := range keys {
+		if j := e.job(t, k); j.Status != store.NotificationSent {
+			t.Errorf("%s is %s, want Sent", k, j.Status)
+		}
+	}
+}
+
+// heldStore holds every NotificationFinishGroup back, before its transaction begins (so
+// before it takes its group), until release is closed (or 10 s pass).
+type heldStore struct {
+	delivery.DispatchStore
+	release chan struct{}
+}
+
+func (h *heldStore) NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error) {
+	select {
+	case <-h.release:
+	case <-time.After(10 * time.Second):
+	}
+	return h.DispatchStore.NotificationFinishGroup(ctx, take)
+}
+
+// TestCrashOfOneBatchInASharedGroup: two batches run at once and their outcomes wait for
+// the same group commit (held back, as by a busy writer); batch A crashes between a send
+// and its record (the AfterSend fault point) while its other outcomes wait. Nothing of A
+// is recorded after its crash (its waiting outcomes are dropped, as a killed process loses
+// them, and A answers with the crash at once), B's outcomes are recorded by the shared
+// group, and after the restart's sweeps every delivery is sent exactly once: a channel that
+// cannot deduplicate is never called again (UNKNOWN), an idempotent one is called again
+// with the same delivery key and the provider keeps one delivery each.
+func TestCrashOfOneBatchInASharedGroup(t *testing.T) {
+	t.Parallel()
+	for _, idempotent := range []bool{false, true} {
+		p := &provider{dedupe: idempotent}
+		e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p, traits: delivery.Traits{Idempotent: idempotent}}})
+		a, b := queueN(t, e, "log", 4), queueN(t, e, "log", 4)
+		hs := &heldStore{DispatchStore: e.st, release: make(chan struct{})}
+		e.disp.Store = hs
+		errCrash := errors.New("crash")
+		e.disp.Hooks = &delivery.DispatchHooks{AfterSend: func(_ context.Context, j store.NotificationJob, _ error) error {
+			if j.DeliveryKey != a[3] {
+				return nil
+			}
+			// Every other send returned and handed its outcome over before A crashes.
+			deadline := time.Now().Add(10 * time.Second)
+			for p.deliveries() < len(a)+len(b) && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			return errCrash
+		}}
+		batch := func(keys []string) []bus.Message {
+			var msgs []bus.Message
+			for _, k := range keys {
+				msgs = append(msgs, dispatchMsg(k))
+			}
+			return msgs
+		}
+		doneB := make(chan []error, 1)
+		go func() { doneB <- e.disp.HandleBatch(context.Background(), batch(b)) }()
+		for i, err := range e.disp.HandleBatch(context.Background(), batch(a)) {
+			if !errors.Is(err, errCrash) {
+				t.Fatalf("batch A, message %d: %v, want the crash", i, err)
+			}
+		}
+		close(hs.release)
+		for i, err := range <-doneB {
+			if err != nil {
+				t.Fatalf("batch B, message %d: %v", i, err)
+			}
+		}
+		for _, k := range a {
+			if j := e.job(t, k); j.Status != store.NotificationSending {
+				t.Fatalf("A's job %s after the crash: %s, want Sending (nothing recorded after the crash)", k, j.Status)
+			}
+		}
+		for _, k := range b {
+			if j := e.job(t, k); j.Status != store.NotificationSent {
+				t.Fatalf("B's job %s: %s, want Sent", k, j.Status)
+			}
+		}
+		// The restarted process: the hook no longer crashes; sweeps take A's expired claims over.
+		e.disp.Hooks, e.disp.Store = nil, e.st
+		for range 3 {
+			e.sweep(t, time.Hour)
+		}
+		want := store.NotificationUnknown
+		if idempotent {
+			want = store.NotificationSent
+		}
+		for _, k := range a {
+			if j := e.job(t, k); j.Status != want {
+				t.Fatalf("idempotent %v: A's job %s is %s, want %s", idempotent, k, j.Status, want)
+			}
+		}
+		if p.deliveries() != len(a)+len(b) {
+			t.Fatalf("idempotent %v: %d deliveries, want %d (each key once)", idempotent, p.deliveries(), len(a)+len(b))
+		}
+		if !idempotent && p.calls != len(a)+len(b) {
+			t.Fatalf("a channel without deduplication was called again: %d calls", p.calls)
 		}
 	}
 }

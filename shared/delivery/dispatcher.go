@@ -115,6 +115,8 @@ type Dispatcher struct {
 	// come in the order its messages came, as one by one. The replay simulator's
 	// deterministic mode; off, sends overlap (ChannelConcurrency per channel).
 	InOrder bool
+
+	rec *recorder // the group commit every batch shares (recorder); made on first use, under recMu
 }
 
 // DispatchHooks are the dispatcher's named fault points. A non-nil error stops the attempt

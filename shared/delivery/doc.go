@@ -53,7 +53,9 @@
 // transaction claims them all (store NotificationClaimMany), the claimed jobs are sent with
 // bounded concurrency per channel and no transaction open, and the outcomes are recorded in
 // group commits as the sends finish (NotificationFinishMany), each write fenced by its
-// claim's Version as one by one, so a finished send never waits for a slower one. A crash
+// claim's Version as one by one, so a finished send never waits for a slower one. The group
+// commit is the dispatcher's, shared by every batch it runs at once (recorder): a group
+// takes what waited from all of them, at most store.MaxBatch outcomes. A crash
 // between a send and its record leaves the claims not yet recorded Sending, in doubt once
 // their leases expire, exactly as a crash after a single send does
 // (docs/performance.md#dispatch-per-batch).

@@ -141,3 +141,64 @@ func TestBatchDeadlineConfigDefault(t *testing.T) {
 	}
 	t.Fatal("no AUTOMATION_BATCH_DEADLINE_SECONDS setting")
 }
+
+// rateService is an idempotent service whose chunk takes perMessage of the clock per
+// message; chunks records each chunk's size.
+type rateService struct {
+	clock      *automation.ManualClock
+	perMessage time.Duration
+	chunks     []int
+}
+
+func (s *rateService) handle(_ context.Context, msgs []bus.Message) []error {
+	s.clock.Advance(time.Duration(len(msgs)) * s.perMessage)
+	s.chunks = append(s.chunks, len(msgs))
+	return make([]error, len(msgs))
+}
+
+// The dispatch and the delivery facts grow their chunks (growChunk): a fast batch of 100
+// is a chunk of BatchChunk and then the rest in one (two send claims where four chunks made
+// four; in the 09:00 herd 4,000 claims of 25 for 100,000 deliveries), and a slow one keeps
+// chunks of BatchChunk, each started before the deadline. Every other batch function keeps
+// chunks of BatchChunk.
+func TestDispatchAndFactsChunksGrowWhenFast(t *testing.T) {
+	t.Parallel()
+	for _, dest := range []string{topology.NotificationDispatchQueue, topology.DeliveryFactsTopic, topology.TrackingTopic} {
+		clock := automation.NewManualClock(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC))
+		svc := &rateService{clock: clock, perMessage: time.Millisecond}
+		d := Deps{Clock: clock, Log: slog.New(slog.DiscardHandler), BatchDeadline: 90 * time.Second}
+		call := func() error {
+			_, err := d.batchInvocation(context.Background(), hostBatch(t, topology.MaxMessageBatchSize), dest, "batch", svc.handle)
+			return err
+		}
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", dest, err)
+		}
+		want := []int{BatchChunk, topology.MaxMessageBatchSize - BatchChunk}
+		if dest == topology.TrackingTopic {
+			want = []int{BatchChunk, BatchChunk, BatchChunk, BatchChunk}
+		}
+		if fmt.Sprint(svc.chunks) != fmt.Sprint(want) {
+			t.Errorf("%s, fast: chunks %v, want %v", dest, svc.chunks, want)
+		}
+		// 2 s a message: the first chunk takes 50 s of the 90 s; the next is not grown.
+		svc.chunks, svc.perMessage = nil, 2*time.Second
+		if err := call(); !errors.Is(err, ErrBatchDeadline) {
+			t.Fatalf("%s, slow: %v, want ErrBatchDeadline", dest, err)
+		}
+		if want := []int{BatchChunk, BatchChunk}; fmt.Sprint(svc.chunks) != fmt.Sprint(want) {
+			t.Errorf("%s, slow: chunks %v, want %v", dest, svc.chunks, want)
+		}
+	}
+	// A grown chunk is at most topology.MaxMessageBatchSize (a crash mid-claim leaves at
+	// most that many claims in doubt), whatever batch the embedded bus hands over.
+	clock := automation.NewManualClock(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC))
+	svc := &rateService{clock: clock, perMessage: time.Millisecond}
+	d := Deps{Clock: clock, Log: slog.New(slog.DiscardHandler), BatchDeadline: 90 * time.Second}
+	if _, err := d.batchInvocation(context.Background(), hostBatch(t, 300), topology.NotificationDispatchQueue, "dispatch", svc.handle); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{BatchChunk, 100, 100, 75}; fmt.Sprint(svc.chunks) != fmt.Sprint(want) {
+		t.Errorf("a fast batch of 300: chunks %v, want %v", svc.chunks, want)
+	}
+}

@@ -321,8 +321,32 @@ func (d Deps) notificationDispatch(ctx context.Context, inv *funchost.Invocation
 
 // BatchChunk is how many messages of a batch invocation batchInvocation hands to the service
 // at once: the deadline is checked before each chunk, so a batch of
-// topology.MaxMessageBatchSize (100) is four chunks.
+// topology.MaxMessageBatchSize (100) is four chunks. For the functions that grow their
+// chunks (growChunk) it is the first chunk's size and every later chunk's least.
 const BatchChunk = 25
+
+// growChunk is the size of the next chunk of a growing batch invocation: as many messages
+// as the chunks so far (done messages in took) handled in half the time left before the
+// deadline (left), at least BatchChunk. A batch whose first chunk took 20 ms of a 30 s
+// deadline takes the rest in one chunk; a slow one (each chunk near the deadline) keeps
+// chunks of BatchChunk, so no chunk is projected to run past the deadline's half of the
+// lock (topology.BatchDeadline) by more than a BatchChunk chunk already could.
+//
+// A grown chunk is at most topology.MaxMessageBatchSize (100, host.json's batch), however
+// large a batch AUTOMATION_CONSUMER_BATCH lets the embedded bus hand over: a dispatch chunk
+// is one send claim, and a crash in the middle leaves its claims in doubt, so the claims a
+// crash can leave for a person stay bounded by 100 (docs/performance.md, "What a batch
+// costs when the process dies").
+func growChunk(took time.Duration, done int, left time.Duration) int {
+	if done <= 0 || left <= 0 {
+		return BatchChunk
+	}
+	if took <= 0 {
+		return topology.MaxMessageBatchSize // no time measured (a clock that stands still)
+	}
+	n := float64(left/2) / (float64(took) / float64(done))
+	return max(BatchChunk, int(min(n, topology.MaxMessageBatchSize)))
+}
 
 // ErrBatchDeadline is the error of a message of a batch whose chunk was not started because
 // the invocation's deadline (Deps.BatchDeadline) had passed; it is marked RetryAfter: the
@@ -347,6 +371,10 @@ var ErrBatchDeadline = errors.New("the batch's deadline passed before this messa
 // applied) and the rest are handled by the next invocation. Nothing is lost, nothing is
 // applied twice, and no lock expires under work still going on.
 func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, destination, what string, handle func(context.Context, []bus.Message) []error) (funchost.Result, error) {
+	// The dispatch's send claims and the delivery facts' applies are one write transaction
+	// per chunk: a chunk after the first may be larger than BatchChunk when the chunks so
+	// far were fast (growChunk), so a deep backlog (the 09:00 herd) takes fewer, larger ones.
+	grow := destination == topology.NotificationDispatchQueue || destination == topology.DeliveryFactsTopic
 	items, err := inv.ServiceBusBatch("message")
 	if err != nil {
 		// The batch cannot be told apart message by message (a Metadata array not as long
@@ -375,9 +403,11 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 	if budget <= 0 {
 		budget = topology.BatchDeadline
 	}
-	deadline := d.Clock.Now().Add(budget)
-	for lo := 0; lo < len(msgs); lo += BatchChunk {
-		if lo > 0 && !d.Clock.Now().Before(deadline) {
+	began := d.Clock.Now()
+	deadline := began.Add(budget)
+	for lo, hi := 0, 0; lo < len(msgs); lo = hi {
+		now := d.Clock.Now()
+		if lo > 0 && !now.Before(deadline) {
 			late := automation.RetryAfter(0, ErrBatchDeadline)
 			for j := lo; j < len(msgs); j++ {
 				errs[at[j]] = late
@@ -386,7 +416,11 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 				"invocationId", inv.InvocationID, "step", "batch-deadline", "started", lo, "notStarted", len(msgs)-lo, "deadline", budget.String())
 			break
 		}
-		hi := min(lo+BatchChunk, len(msgs))
+		hi = lo + BatchChunk
+		if grow && lo > 0 {
+			hi = lo + growChunk(now.Sub(began), lo, deadline.Sub(now))
+		}
+		hi = min(hi, len(msgs))
 		for j, err := range handle(ctx, msgs[lo:hi]) {
 			errs[at[lo+j]] = err
 		}
