@@ -27,8 +27,11 @@ import (
 //
 // SQLite takes this setting only before it initialises, which its first open does, so it is
 // made once per process when this package is initialised (before any connection exists in a
-// program that imports it). Every slot is written once then (SQLite threads its free list
-// through them), so the slab is resident from the start: PageSlabSlots × PageSlabSlotBytes.
+// program that imports it). The buffer is only reserved then (modernc's allocator maps it,
+// untouched); SQLite writes every slot once when it initialises, at the first open (it
+// threads its free list through them), so from then on the slab is resident as a whole:
+// PageSlabSlots × PageSlabInfo.SlotBytes, 12.6 MB with 4,368-byte slots. A process that
+// never opens a SQLite database (the custom handler on SQL Server) does not pay for it.
 const (
 	// PageSlabPageBytes is the database page size the slots are made for: SQLite's default,
 	// which every database of this repository uses. A database with larger pages takes
@@ -37,7 +40,7 @@ const (
 	// PageSlabSlots is how many pages the slab holds: the embedded store's page caches at
 	// their defaults (PageCacheBoundKiB(nil): the writer's 8 MiB and nine shares of 256 KiB)
 	// and the local trace's four connections of 256 KiB (shared/trace/localtrace), in
-	// 4 KiB pages: 2,880 pages, about 12.7 MB of memory with their headers. SQLite's own
+	// 4 KiB pages: 2,880 pages, 12.6 MB of memory with their headers. SQLite's own
 	// count of a cache's size includes the headers, so the caches' sum fits with room.
 	PageSlabSlots = (DefaultWriterCacheKiB + 9*DefaultCacheKiB + 4*256) / (PageSlabPageBytes >> 10)
 )
