@@ -295,20 +295,27 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents 
 	// budget), and step 3 must see that, as a command claimed alone after it would. The
 	// outcomes (step 7) of the commands that run side by side are written together
 	// (finishGroup: store.CampaignFinishMany).
+	// With Parallel 1 (replay) the commands run one after the other and each is written alone.
 	claimed := 0
 	for _, r := range res {
 		if r.Claimed {
 			claimed++
 		}
 	}
-	g := newFinishGroup(w.Store, claimed, w.finishGather())
+	var g *finishGroup
+	if w.Parallel != 1 && claimed > 1 {
+		g = newFinishGroup(w.Store, claimed, w.finishGather())
+	}
 	w.parallel(len(res), func(j int) {
 		r := res[j]
 		if !r.Claimed {
 			return
 		}
-		defer g.end()
-		cctx := withFinishGroup(ctxs[at[j]], g)
+		cctx := ctxs[at[j]]
+		if g != nil {
+			defer g.end()
+			cctx = withFinishGroup(cctx, g)
+		}
 		s := Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before}
 		camp, _, err := w.load(cctx, r.Command)
 		if err != nil {
