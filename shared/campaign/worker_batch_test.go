@@ -61,7 +61,9 @@ func (s *countingClaims) CampaignClaimMany(ctx context.Context, ps []store.Campa
 }
 
 func (s *countingClaims) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
+	s.mu.Lock() // the claims alone run side by side (a refused batch's commands, each Run)
 	s.one++
+	s.mu.Unlock()
 	return s.CampaignStore.CampaignClaim(ctx, p)
 }
 
