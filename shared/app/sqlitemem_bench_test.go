@@ -10,6 +10,8 @@ import (
 	"modernc.org/libc"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	storesqlite "github.com/automation-platform/automation/sql/sqlite"
 )
 
 // sqliteConns are the SQLite connections the process opened since sqliteMemWatch, for W6's
@@ -97,6 +99,11 @@ func sqliteMemLine() string {
 			name = "trace"
 		}
 		fmt.Fprintf(&b, "%s %d conns: cache %d KiB %v, schema %d KiB, stmts %d KiB, lookaside %d KiB; ", name, n, cache>>10, caches, schema>>10, stmt>>10, look>>10)
+	}
+	if slab := storesqlite.PageSlab(); slab.Err == nil { // the process's page slab (sql/sqlite.PageSlab)
+		fmt.Fprintf(&b, "slab %d of %d slots of %d B (high %d), %d KiB of pages outside it; ", slab.Used, slab.Slots, slab.SlotBytes, slab.UsedHigh, slab.OverflowBytes>>10)
+	} else {
+		fmt.Fprintf(&b, "slab: %v; ", slab.Err)
 	}
 	return b.String()
 }

@@ -73,7 +73,9 @@
 //  7. record: store.CampaignFinish writes actionStatus, provider reference, result, the
 //     fact and (terminal) the result message in one transaction, and runs Worker.AfterResult
 //     (optional PostResultHook) inside that same transaction — the seam for settling a
-//     budget reservation with the result.
+//     budget reservation with the result. In a HandleBatch batch the outcomes of the
+//     commands that run side by side share one transaction (store.CampaignFinishMany: each
+//     written as CampaignFinish writes it, a lost lease its own; finishGroup).
 //
 // A crash between any two steps leaves either a QUEUED command (before the claim), or a
 // RUNNING one whose lease expires and is claimed in doubt: exactly one provider call, or one

@@ -104,7 +104,12 @@ type Worker struct {
 	QueuedGrace time.Duration
 	// Parallel bounds the commands a sweep runs at once (default 16).
 	Parallel int
-	Guard    PreCallGuard // optional
+	// FinishGather is the longest a command of a HandleBatch batch waits in step 7 for the
+	// outcomes of its batch-mates still running, to be written with them in one
+	// store.CampaignFinishMany (default DefaultFinishGather; docs/performance.md, "The
+	// finishes of a batch together").
+	FinishGather time.Duration
+	Guard        PreCallGuard // optional
 	// Gate, when set, is asked for a command of a GatedProvider on a clean claim, after the
 	// campaign status check and before the Guard (so a skipped or waiting action is never
 	// charged a fee): the recipient's preferences and quiet hours (shared/preference,
@@ -145,6 +150,13 @@ func (w *Worker) log() *slog.Logger {
 		return w.Log
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+func (w *Worker) finishGather() time.Duration {
+	if w.FinishGather > 0 {
+		return w.FinishGather
+	}
+	return DefaultFinishGather
 }
 
 func (w *Worker) lease() time.Duration {
@@ -280,13 +292,30 @@ func (w *Worker) HandleBatch(ctx context.Context, bodies [][]byte, traceParents 
 	}
 	// 3–7 for each command claimed. The campaign is read again first: a batch-mate that ran
 	// before may have paused or stopped it (the budget guard pauses a campaign short of
-	// budget), and step 3 must see that, as a command claimed alone after it would.
+	// budget), and step 3 must see that, as a command claimed alone after it would. The
+	// outcomes (step 7) of the commands that run side by side are written together
+	// (finishGroup: store.CampaignFinishMany).
+	// With Parallel 1 (replay) the commands run one after the other and each is written alone.
+	claimed := 0
+	for _, r := range res {
+		if r.Claimed {
+			claimed++
+		}
+	}
+	var g *finishGroup
+	if w.Parallel != 1 && claimed > 1 {
+		g = newFinishGroup(w.Store, claimed, w.finishGather())
+	}
 	w.parallel(len(res), func(j int) {
 		r := res[j]
 		if !r.Claimed {
 			return
 		}
 		cctx := ctxs[at[j]]
+		if g != nil {
+			defer g.end()
+			cctx = withFinishGroup(cctx, g)
+		}
 		s := Step{Command: r.Command, Campaign: camps[j], InDoubt: r.InDoubt, Before: r.Before}
 		camp, _, err := w.load(cctx, r.Command)
 		if err != nil {
@@ -862,7 +891,13 @@ func (w *Worker) finish(ctx context.Context, s Step, p store.CampaignFinishParam
 			return w.AfterResult(ctx, tx, s, c)
 		}
 	}
-	c, err := w.Store.CampaignFinish(ctx, p)
+	var c store.CampaignCommand
+	var err error
+	if g := finishGroupOf(ctx); g != nil {
+		c, err = g.finish(ctx, p) // with the batch-mates' outcomes (HandleBatch)
+	} else {
+		c, err = w.Store.CampaignFinish(ctx, p)
+	}
 	if err == nil && w.OnRecorded != nil {
 		w.OnRecorded(c)
 	}

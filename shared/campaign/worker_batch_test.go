@@ -3,6 +3,8 @@ package campaign_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,30 @@ type countingClaims struct {
 	store.CampaignStore
 	refuse, lose bool
 	many, one    int
+	// The outcomes: refuseFinish makes every CampaignFinishMany fail before it writes.
+	mu                    sync.Mutex
+	refuseFinish          bool
+	finishMany, finishOne int
+	finishedInMany        int
+}
+
+func (s *countingClaims) CampaignFinishMany(ctx context.Context, ps []store.CampaignFinishParams) ([]store.CampaignFinishResult, error) {
+	s.mu.Lock()
+	s.finishMany++
+	s.finishedInMany += len(ps)
+	refuse := s.refuseFinish
+	s.mu.Unlock()
+	if refuse {
+		return nil, errors.New("refused")
+	}
+	return s.CampaignStore.CampaignFinishMany(ctx, ps)
+}
+
+func (s *countingClaims) CampaignFinish(ctx context.Context, p store.CampaignFinishParams) (store.CampaignCommand, error) {
+	s.mu.Lock()
+	s.finishOne++
+	s.mu.Unlock()
+	return s.CampaignStore.CampaignFinish(ctx, p)
 }
 
 func (s *countingClaims) CampaignClaimMany(ctx context.Context, ps []store.CampaignClaimParams) ([]store.CampaignClaimResult, error) {
@@ -35,7 +61,9 @@ func (s *countingClaims) CampaignClaimMany(ctx context.Context, ps []store.Campa
 }
 
 func (s *countingClaims) CampaignClaim(ctx context.Context, p store.CampaignClaimParams) (store.CampaignClaimResult, error) {
+	s.mu.Lock() // the claims alone run side by side (a refused batch's commands, each Run)
 	s.one++
+	s.mu.Unlock()
 	return s.CampaignStore.CampaignClaim(ctx, p)
 }
 
@@ -128,6 +156,88 @@ func TestHandleCommandBatch(t *testing.T) {
 				if c.Status != want || sim.Applied(c.EffectKey) != applied {
 					t.Fatalf("%s: %s, applied %d times; want %s, %d", id, c.Status, sim.Applied(c.EffectKey), want, applied)
 				}
+			}
+		})
+	}
+}
+
+// TestHandleCommandBatchFinishesTogether: the outcomes (step 7) of a batch's commands are
+// written in one store.CampaignFinishMany, not one CampaignFinish each (docs/performance.md,
+// "The finishes of a batch together"), and exactly once by command id: a command named twice
+// in the batch is finished once, each top-up reaches the provider once and has one result
+// message, and the batch again writes no outcome. When the batch's CampaignFinishMany fails,
+// each outcome is written alone with the same result.
+func TestHandleCommandBatchFinishesTogether(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("refused=%v", refuse), func(t *testing.T) {
+			r := newRig(t, campaign.ProviderConfig{})
+			r.topUpOnly("c", "sim")
+			ctx := context.Background()
+			events := []string{"e1", "e2", "e3"}
+			for _, id := range events {
+				r.Fire(t, id, "cust-"+id)
+			}
+			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cmds [][]byte
+			var ids []int64
+			for _, m := range msgs {
+				if m.Destination == topology.CampaignCommandsQueue {
+					cmds = append(cmds, m.Body)
+				}
+				ids = append(ids, m.ID)
+			}
+			if len(cmds) != 3 {
+				t.Fatalf("%d command messages, want 3", len(cmds))
+			}
+			if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			st := &countingClaims{CampaignStore: r.Store, refuseFinish: refuse}
+			w := *r.Worker
+			w.Store = st
+			w.FinishGather = time.Hour // only "every command waits" writes: no timing in the test
+			batch := [][]byte{cmds[0], cmds[1], cmds[0], cmds[2]}
+			for i, err := range w.HandleBatch(ctx, batch, nil) {
+				if err != nil {
+					t.Fatalf("message %d: %v", i, err)
+				}
+			}
+			switch {
+			case !refuse && (st.finishMany != 1 || st.finishedInMany != 3 || st.finishOne != 0):
+				t.Fatalf("outcomes: %d CampaignFinishMany of %d in all, %d alone; want one of 3", st.finishMany, st.finishedInMany, st.finishOne)
+			case refuse && (st.finishMany != 1 || st.finishOne != 3):
+				t.Fatalf("outcomes: %d CampaignFinishMany, %d alone; want the refused batch, then its 3 alone", st.finishMany, st.finishOne)
+			}
+			sim := r.sims["sim"]
+			for _, id := range events {
+				exe := campaign.ExecutionID("bu-1", "c", "r1", "cust-"+id, appEvent(id))
+				c := r.Commands(exe)[0]
+				if c.Status != store.CommandSucceeded || sim.Applied(c.EffectKey) != 1 {
+					t.Fatalf("%s: %s, applied %d times; want SUCCEEDED, once", id, c.Status, sim.Applied(c.EffectKey))
+				}
+			}
+			msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results := 0
+			for _, m := range msgs {
+				if m.Destination == topology.CampaignResultsQueue {
+					results++
+				}
+			}
+			if results != 3 {
+				t.Fatalf("%d result messages, want one per command (3)", results)
+			}
+			many, one := st.finishMany, st.finishOne
+			if errs := w.HandleBatch(ctx, batch, nil); errs[0] != nil || errs[1] != nil || errs[3] != nil {
+				t.Fatalf("the batch again: %v", errs)
+			}
+			if st.finishMany != many || st.finishOne != one {
+				t.Fatalf("the batch again wrote outcomes: %d batches, %d alone", st.finishMany-many, st.finishOne-one)
 			}
 		})
 	}

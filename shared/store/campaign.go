@@ -228,6 +228,13 @@ type CampaignClaimParams struct {
 	InTx func(ctx context.Context, tx *sql.Tx, c CampaignCommand) error
 }
 
+// CampaignFinishResult is one outcome of CampaignFinishMany: the command as written, or Err
+// (ErrLeaseLost) when nothing was written for it.
+type CampaignFinishResult struct {
+	Command CampaignCommand
+	Err     error
+}
+
 // CampaignClaimResult: Claimed false means the command is terminal, leased by another worker
 // or awaiting a person; Command shows its current state. InDoubt: an earlier attempt may have
 // reached the provider. Before is the command's status before this claim.
@@ -411,6 +418,14 @@ type CampaignStore interface {
 	CampaignClaimDue(ctx context.Context, p CampaignClaimDueParams) ([]CampaignClaimResult, error)
 	// CampaignFinish records a claimed command's outcome.
 	CampaignFinish(ctx context.Context, p CampaignFinishParams) (CampaignCommand, error)
+	// CampaignFinishMany is CampaignFinish for up to MaxBatch outcomes in one transaction, in
+	// order: results[i] is ps[i]'s. An outcome whose lease is lost (ErrLeaseLost: the
+	// command's version is not the claim's token, or it is not RUNNING; a command finished
+	// by an earlier item of the batch reads so) writes nothing and is results[i].Err; the
+	// others are written. Any other error (invalid params, an InTx's error, more than
+	// MaxBatch items) writes nothing at all. The campaign worker's batches
+	// (docs/performance.md, "The finishes of a batch together").
+	CampaignFinishMany(ctx context.Context, ps []CampaignFinishParams) ([]CampaignFinishResult, error)
 	// CampaignAdvance moves a chain on from a terminal result (Advanced false: ignored).
 	CampaignAdvance(ctx context.Context, p CampaignAdvanceParams) (advanced bool, err error)
 	// CampaignAdvanceMany is CampaignAdvance for up to MaxBatch results in one transaction,

@@ -74,3 +74,61 @@ func TestPageCachesStayUnderTheBound(t *testing.T) {
 		t.Errorf("the pool's connections hold %d KiB of pages, more than the bound of %d KiB", total>>10, budgetKiB)
 	}
 }
+
+// TestPageCachesComeFromTheSlab: the pages a store's connections cache come from the
+// process's slab (SQLITE_CONFIG_PAGECACHE: slots of exactly a page and its headers), not from
+// malloc, which modernc's allocator serves in 8 KiB slots, about 9.4 KB of memory per 4 KiB
+// page (docs/performance.md, "The page cache in one slab"). After the writer and every pooled
+// connection have read a table larger than all their caches together, the page cache holds at
+// most 1 MiB outside the slab (the pinned pages of the moment, other tests' included). Without
+// the slab the same reads leave every cached page outside it (2.4 MiB when run alone).
+func TestPageCachesComeFromTheSlab(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	slab := sqlite.PageSlab()
+	if slab.Err != nil {
+		t.Fatalf("PageSlab: %v", slab.Err)
+	}
+	if slab.Slots != sqlite.PageSlabSlots || slab.SlotBytes < sqlite.PageSlabPageBytes || slab.SlotBytes > sqlite.PageSlabPageBytes+1024 {
+		t.Fatalf("PageSlab = %d slots of %d bytes, want %d slots of a 4 KiB page and its headers", slab.Slots, slab.SlotBytes, sqlite.PageSlabSlots)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// 24 MiB of pages, more than the slab (about 12 MB).
+	if _, err := st.DB().ExecContext(ctx, `CREATE TABLE big (x BLOB);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
+		INSERT INTO big SELECT randomblob(4000) FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	var conns []*sql.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 8 {
+		c, err := st.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		var n int64
+		if err := c.QueryRowContext(ctx, `SELECT SUM(LENGTH(x)) FROM big`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 6000*4000 {
+			t.Fatalf("read %d bytes, want %d", n, 6000*4000)
+		}
+	}
+	got := sqlite.PageSlab()
+	t.Logf("slab: %d of %d slots used (high %d), %d KiB of pages outside it", got.Used, got.Slots, got.UsedHigh, got.OverflowBytes>>10)
+	if got.Used == 0 {
+		t.Errorf("no page of the slab is used after reading 24 MiB")
+	}
+	if got.OverflowBytes > 1<<20 {
+		t.Errorf("the page cache holds %d KiB outside the slab, want at most 1 MiB", got.OverflowBytes>>10)
+	}
+}

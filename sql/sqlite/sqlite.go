@@ -58,12 +58,12 @@ var Dialect = sqlstore.Dialect{
 // group, bounded by the sum of the connections' cache_size. A connection past its own
 // cache_size takes the least recently used page of any other, so under a steady write load
 // the writer holds nearly the whole sum: a pooled reader's pages are dropped at each read
-// transaction that finds the log moved (WAL), and the writer recycles them. A cached 4 KiB
-// page costs about 9.4 KB of memory outside the Go heap (page, headers, and modernc's
-// allocator, which rounds it up to an 8 KiB slot, seven to a 64 KiB region), so the bound
-// in bytes of memory is about 2.1 times the sum of cache_size. With the defaults below
-// that sum is DefaultWriterCacheKiB + 9 × DefaultCacheKiB = 10.25 MiB (about 22 MB of
-// memory) for the store, plus the local trace's (shared/trace/localtrace).
+// transaction that finds the log moved (WAL), and the writer recycles them. With the
+// defaults below that sum is DefaultWriterCacheKiB + 9 × DefaultCacheKiB = 10.25 MiB for the
+// store, plus the local trace's (shared/trace/localtrace). The pages come from the process's
+// page slab (PageSlab: slots of a page and its headers, 4,368 bytes for a 4 KiB page), which
+// holds that sum; from malloc, modernc's allocator served each in an 8 KiB slot, about 9.4 KB
+// of memory per 4 KiB page.
 const (
 	// DefaultCacheKiB is each pooled connection's (and the checkpointer's) share of the
 	// process's page cache: 256 KiB. A reader's own pages rarely outlive its read

@@ -458,18 +458,58 @@ func (s *Store) CampaignClaimDue(ctx context.Context, p store.CampaignClaimDuePa
 
 // CampaignFinish implements store.CampaignStore.
 func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams) (store.CampaignCommand, error) {
-	switch {
-	case p.Status.Terminal() && p.NextAttemptOn != nil:
-		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %s takes no NextAttemptOn", p.Status)
-	case (p.Status == store.CommandQueued || p.Status == store.CommandWaitingBudget) && p.NextAttemptOn == nil:
-		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: %s needs NextAttemptOn", p.Status)
-	case p.Status == store.CommandRunning || p.Status == "":
-		return store.CampaignCommand{}, fmt.Errorf("CampaignFinish: status %q is not an outcome", p.Status)
-	case p.Wait && (p.NextAttemptOn == nil || p.CountRetry):
-		return store.CampaignCommand{}, errors.New("CampaignFinish: Wait needs NextAttemptOn and no CountRetry")
+	if err := checkFinish(p); err != nil {
+		return store.CampaignCommand{}, err
 	}
 	var out store.CampaignCommand
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = s.campaignFinishTx(ctx, tx, p)
+		return err
+	})
+	return out, err
+}
+
+// CampaignFinishMany implements store.CampaignStore: each outcome as CampaignFinish writes
+// it, in one transaction; a lost lease is its item's Err, any other error the batch's.
+func (s *Store) CampaignFinishMany(ctx context.Context, ps []store.CampaignFinishParams) ([]store.CampaignFinishResult, error) {
+	if len(ps) > store.MaxBatch {
+		return nil, fmt.Errorf("CampaignFinishMany: more than %d outcomes", store.MaxBatch)
+	}
+	for i, p := range ps {
+		if err := checkFinish(p); err != nil {
+			return nil, fmt.Errorf("outcome %d (command %s): %w", i, p.CommandID, err)
+		}
+	}
+	return batchInTx(ctx, s, ps, func(tx *sql.Tx, i int, p store.CampaignFinishParams) (store.CampaignFinishResult, error) {
+		c, err := s.campaignFinishTx(ctx, tx, p)
+		if errors.Is(err, store.ErrLeaseLost) { // checked before anything of it is written
+			return store.CampaignFinishResult{Err: err}, nil
+		}
+		if err != nil {
+			return store.CampaignFinishResult{}, fmt.Errorf("outcome %d (command %s): %w", i, p.CommandID, err)
+		}
+		return store.CampaignFinishResult{Command: c}, nil
+	})
+}
+
+// checkFinish refuses CampaignFinishParams that name no outcome CampaignFinish can write.
+func checkFinish(p store.CampaignFinishParams) error {
+	switch {
+	case p.Status.Terminal() && p.NextAttemptOn != nil:
+		return fmt.Errorf("CampaignFinish: status %s takes no NextAttemptOn", p.Status)
+	case (p.Status == store.CommandQueued || p.Status == store.CommandWaitingBudget) && p.NextAttemptOn == nil:
+		return fmt.Errorf("CampaignFinish: %s needs NextAttemptOn", p.Status)
+	case p.Status == store.CommandRunning || p.Status == "":
+		return fmt.Errorf("CampaignFinish: status %q is not an outcome", p.Status)
+	case p.Wait && (p.NextAttemptOn == nil || p.CountRetry):
+		return errors.New("CampaignFinish: Wait needs NextAttemptOn and no CountRetry")
+	}
+	return nil
+}
+
+// campaignFinishTx is one CampaignFinish inside tx: ErrLeaseLost before it writes anything.
+func (s *Store) campaignFinishTx(ctx context.Context, tx *sql.Tx, p store.CampaignFinishParams) (out store.CampaignCommand, err error) {
+	err = func() error {
 		cur, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
 		if err != nil {
 			return err
@@ -511,7 +551,7 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 			}
 		}
 		return nil
-	})
+	}()
 	return out, err
 }
 

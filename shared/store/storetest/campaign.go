@@ -413,6 +413,87 @@ func testCampaignFinish(t *testing.T, open Opener) {
 	}
 }
 
+// testCampaignFinishMany: the outcomes of a batch in one transaction, in order. A stale token,
+// and a command named a second time (its first outcome moved its version), is that item's
+// ErrLeaseLost with nothing written for it while the others are written; an InTx error or an
+// invalid outcome writes nothing of the batch; exactly one result message per command.
+func testCampaignFinishMany(t *testing.T, open Opener) {
+	s := fresh(t, open)
+	ctx := context.Background()
+	var ids []string
+	var tokens []int64
+	for n := 1; n <= 3; n++ {
+		p := startFixture(n)
+		if _, err := s.CampaignStart(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		r := claimCommand(t, s, p.Command.CommandID)
+		ids, tokens = append(ids, p.Command.CommandID), append(tokens, r.Command.Version)
+	}
+	done := func(i int, in func(context.Context, *sql.Tx, store.CampaignCommand) error) store.CampaignFinishParams {
+		return store.CampaignFinishParams{CommandID: ids[i], Token: tokens[i], Now: T0, Status: store.CommandSucceeded, InTx: in,
+			Outbox: []store.OutboxMessage{{MessageID: ids[i] + ":result", Destination: "campaign-results", Body: []byte(`{}`)}}}
+	}
+	running := func(when string) {
+		t.Helper()
+		for _, id := range ids {
+			if c, _ := s.CampaignCommandGet(ctx, id); c.Status != store.CommandRunning {
+				t.Fatalf("%s: %s is %s, want RUNNING", when, id, c.Status)
+			}
+		}
+	}
+	refuse := func(context.Context, *sql.Tx, store.CampaignCommand) error { return errors.New("hook refused") }
+	if _, err := s.CampaignFinishMany(ctx, []store.CampaignFinishParams{done(0, nil), done(1, refuse)}); err == nil {
+		t.Fatal("a batch whose hook failed was written")
+	}
+	running("after the batch whose hook failed")
+	bad := done(1, nil)
+	bad.Status = store.CommandRunning
+	if _, err := s.CampaignFinishMany(ctx, []store.CampaignFinishParams{done(0, nil), bad}); err == nil {
+		t.Fatal("a batch with an outcome that is no outcome was written")
+	}
+	running("after the batch with an invalid outcome")
+	stale := done(2, nil)
+	stale.Token--
+	var hooked []string
+	seen := func(_ context.Context, _ *sql.Tx, c store.CampaignCommand) error {
+		hooked = append(hooked, c.CommandID)
+		return nil
+	}
+	res, err := s.CampaignFinishMany(ctx, []store.CampaignFinishParams{done(0, seen), stale, done(1, seen), done(0, seen)})
+	if err != nil || len(res) != 4 {
+		t.Fatalf("batch = %v, %v", res, err)
+	}
+	if res[0].Err != nil || res[0].Command.Status != store.CommandSucceeded || res[2].Err != nil || res[2].Command.CommandID != ids[1] {
+		t.Fatalf("written outcomes = %+v, %+v", res[0], res[2])
+	}
+	if !errors.Is(res[1].Err, store.ErrLeaseLost) || !errors.Is(res[3].Err, store.ErrLeaseLost) {
+		t.Fatalf("a stale token and a command finished twice = %v, %v, want ErrLeaseLost", res[1].Err, res[3].Err)
+	}
+	if len(hooked) != 2 || hooked[0] != ids[0] || hooked[1] != ids[1] {
+		t.Fatalf("the hooks ran for %v, want %v once each, in order", hooked, ids[:2])
+	}
+	if c, _ := s.CampaignCommandGet(ctx, ids[2]); c.Status != store.CommandRunning {
+		t.Fatalf("the stale outcome was written: %+v", c)
+	}
+	msgs, _ := s.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	results := map[string]int{}
+	for _, m := range msgs {
+		if m.Destination == "campaign-results" {
+			results[m.MessageID]++
+		}
+	}
+	if len(results) != 2 || results[ids[0]+":result"] != 1 || results[ids[1]+":result"] != 1 {
+		t.Fatalf("result messages %v, want one for each of %v", results, ids[:2])
+	}
+	if r, err := s.CampaignFinishMany(ctx, nil); err != nil || len(r) != 0 {
+		t.Fatalf("an empty batch = %v, %v", r, err)
+	}
+	if _, err := s.CampaignFinishMany(ctx, make([]store.CampaignFinishParams, store.MaxBatch+1)); err == nil {
+		t.Fatal("a batch past store.MaxBatch was taken")
+	}
+}
+
 func testCampaignAdvance(t *testing.T, open Opener) {
 	s, id := freshStarted(t, open)
 	ctx := context.Background()

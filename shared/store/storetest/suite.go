@@ -180,6 +180,7 @@ var campaignCases = []suiteCase{
 	{"CampaignClaimKeepsTheFirstClaim", testCampaignFirstClaimKept},
 	{"CampaignClaimManyInOrderAllOrNothing", testCampaignClaimMany},
 	{"CampaignFinishGuardedWithHook", testCampaignFinish},
+	{"CampaignFinishManyLeaseLostPerItem", testCampaignFinishMany},
 	{"CampaignAdvanceOnce", testCampaignAdvance},
 	{"CampaignAdvanceManyInOrderAllOrNothing", testCampaignAdvanceMany},
 	{"CampaignStartManyInOrderAllOrNothing", testCampaignStartMany},
