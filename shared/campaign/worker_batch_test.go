@@ -90,27 +90,7 @@ func TestHandleCommandBatch(t *testing.T) {
 			r.topUpOnly("c", tc.provider)
 			ctx := context.Background()
 			events := []string{"e1", "e2", "e3"}
-			for _, id := range events {
-				r.Fire(t, id, "cust-"+id)
-			}
-			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cmds [][]byte
-			var ids []int64
-			for _, m := range msgs {
-				if m.Destination == topology.CampaignCommandsQueue {
-					cmds = append(cmds, m.Body)
-				}
-				ids = append(ids, m.ID)
-			}
-			if len(cmds) != 3 {
-				t.Fatalf("%d command messages, want 3", len(cmds))
-			}
-			if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
-				t.Fatal(err)
-			}
+			cmds := r.fireCommands(t, events)
 			st := &countingClaims{CampaignStore: r.Store, refuse: tc.refuse, lose: tc.lose}
 			w := *r.Worker
 			w.Store = st
@@ -174,27 +154,7 @@ func TestHandleCommandBatchFinishesTogether(t *testing.T) {
 			r.topUpOnly("c", "sim")
 			ctx := context.Background()
 			events := []string{"e1", "e2", "e3"}
-			for _, id := range events {
-				r.Fire(t, id, "cust-"+id)
-			}
-			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cmds [][]byte
-			var ids []int64
-			for _, m := range msgs {
-				if m.Destination == topology.CampaignCommandsQueue {
-					cmds = append(cmds, m.Body)
-				}
-				ids = append(ids, m.ID)
-			}
-			if len(cmds) != 3 {
-				t.Fatalf("%d command messages, want 3", len(cmds))
-			}
-			if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
-				t.Fatal(err)
-			}
+			cmds := r.fireCommands(t, events)
 			st := &countingClaims{CampaignStore: r.Store, refuseFinish: refuse}
 			w := *r.Worker
 			w.Store = st
@@ -219,7 +179,7 @@ func TestHandleCommandBatchFinishesTogether(t *testing.T) {
 					t.Fatalf("%s: %s, applied %d times; want SUCCEEDED, once", id, c.Status, sim.Applied(c.EffectKey))
 				}
 			}
-			msgs, err = r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,4 +201,34 @@ func TestHandleCommandBatchFinishesTogether(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fireCommands fires one event per id (customer "cust-"+id) and returns the bodies of the
+// campaign command messages they wrote to the outbox, one per event, after marking every
+// unpublished outbox row published (so nothing else hands them over: the test does).
+func (r *rig) fireCommands(t *testing.T, events []string) [][]byte {
+	t.Helper()
+	ctx := context.Background()
+	for _, id := range events {
+		r.Fire(t, id, "cust-"+id)
+	}
+	msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds [][]byte
+	var ids []int64
+	for _, m := range msgs {
+		if m.Destination == topology.CampaignCommandsQueue {
+			cmds = append(cmds, m.Body)
+		}
+		ids = append(ids, m.ID)
+	}
+	if len(cmds) != len(events) {
+		t.Fatalf("%d command messages, want %d", len(cmds), len(events))
+	}
+	if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return cmds
 }

@@ -26,39 +26,7 @@ func TestPageCachesStayUnderTheBound(t *testing.T) {
 	if got, want := sqlite.PageCacheBoundKiB(&sqlite.Options{MaxOpenConns: 3, CacheKiB: 1024, WriterCacheKiB: 2048}), 4*1024+2048; got != want {
 		t.Fatalf("PageCacheBoundKiB(3 × 1 MiB, writer 2 MiB) = %d KiB, want %d", got, want)
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	// 24 MiB of pages: more than the bound, and than the former 44 MiB's share of eight.
-	if _, err := st.DB().ExecContext(ctx, `CREATE TABLE big (x BLOB);
-		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
-		INSERT INTO big SELECT randomblob(4000) FROM n`); err != nil {
-		t.Fatal(err)
-	}
-	// Every pooled connection at once (the writer's and the checkpointer's are pinned
-	// outside the pool), each reading the whole table.
-	var conns []*sql.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range 8 {
-		c, err := st.DB().Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		var n int64
-		if err := c.QueryRowContext(ctx, `SELECT SUM(LENGTH(x)) FROM big`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 6000*4000 {
-			t.Fatalf("read %d bytes, want %d", n, 6000*4000)
-		}
-	}
+	conns := readBigOnEveryConn(t, ctx)
 	total := 0
 	for i, c := range conns {
 		if err := c.Raw(func(dc any) error {
@@ -92,28 +60,41 @@ func TestPageCachesComeFromTheSlab(t *testing.T) {
 	if slab.Slots != sqlite.PageSlabSlots || slab.SlotBytes < sqlite.PageSlabPageBytes || slab.SlotBytes > sqlite.PageSlabPageBytes+1024 {
 		t.Fatalf("PageSlab = %d slots of %d bytes, want %d slots of a 4 KiB page and its headers", slab.Slots, slab.SlotBytes, sqlite.PageSlabSlots)
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"), nil)
+	readBigOnEveryConn(t, ctx)
+	got := sqlite.PageSlab()
+	t.Logf("slab: %d of %d slots used (high %d), %d KiB of pages outside it", got.Used, got.Slots, got.UsedHigh, got.OverflowBytes>>10)
+	if got.Used == 0 {
+		t.Errorf("no page of the slab is used after reading 24 MiB")
+	}
+	if got.OverflowBytes > 1<<20 {
+		t.Errorf("the page cache holds %d KiB outside the slab, want at most 1 MiB", got.OverflowBytes>>10)
+	}
+}
+
+// readBigOnEveryConn opens a store in a temporary directory, writes a table of 24 MiB of
+// pages (6,000 rows of 4,000 random bytes: more than every page cache together, and than the
+// slab), and has every pooled connection at once (the writer's and the checkpointer's are
+// pinned outside the pool) read all of it. It returns the eight connections, held open (with
+// the store) until the test ends.
+func readBigOnEveryConn(t *testing.T, ctx context.Context) []*sql.Conn {
+	t.Helper()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "big.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	// 24 MiB of pages, more than the slab (about 12 MB).
+	t.Cleanup(func() { st.Close() })
 	if _, err := st.DB().ExecContext(ctx, `CREATE TABLE big (x BLOB);
 		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000)
 		INSERT INTO big SELECT randomblob(4000) FROM n`); err != nil {
 		t.Fatal(err)
 	}
 	var conns []*sql.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	for range 8 {
 		c, err := st.DB().Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { c.Close() }) // before the store's close: cleanups run last first
 		conns = append(conns, c)
 		var n int64
 		if err := c.QueryRowContext(ctx, `SELECT SUM(LENGTH(x)) FROM big`).Scan(&n); err != nil {
@@ -123,12 +104,5 @@ func TestPageCachesComeFromTheSlab(t *testing.T) {
 			t.Fatalf("read %d bytes, want %d", n, 6000*4000)
 		}
 	}
-	got := sqlite.PageSlab()
-	t.Logf("slab: %d of %d slots used (high %d), %d KiB of pages outside it", got.Used, got.Slots, got.UsedHigh, got.OverflowBytes>>10)
-	if got.Used == 0 {
-		t.Errorf("no page of the slab is used after reading 24 MiB")
-	}
-	if got.OverflowBytes > 1<<20 {
-		t.Errorf("the page cache holds %d KiB outside the slab, want at most 1 MiB", got.OverflowBytes>>10)
-	}
+	return conns
 }
