@@ -335,8 +335,8 @@ const BatchChunk = 25
 // A grown chunk is at most topology.MaxMessageBatchSize (100, host.json's batch), however
 // large a batch AUTOMATION_CONSUMER_BATCH lets the embedded bus hand over: a dispatch chunk
 // is one send claim, and a crash in the middle leaves its claims in doubt, so the claims a
-// crash can leave for a person stay bounded by 100 (docs/performance.md, "What a batch
-// costs when the process dies").
+// crash can leave for a person stay bounded by 100 (docs/performance.md, "Dispatch, per
+// batch": what a batch costs when the process dies).
 func growChunk(took time.Duration, done int, left time.Duration) int {
 	if done <= 0 || left <= 0 {
 		return BatchChunk
