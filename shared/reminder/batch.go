@@ -181,6 +181,13 @@ func (h *Handler) loadUnit(ctx context.Context, id string) (unitEntry, error) {
 // bench has 300), small in memory (a parsed setting and its body, a few hundred bytes each).
 const maxSettingParses = 4096
 
+// maxSettingParseBytes bounds settingParses in bytes too: the stored bodies it keeps, at most
+// 4 MiB (the parses take about as much again, more for long offset lists). A herd's 300
+// settings of a few hundred bytes are far below it; 4,096 of the largest valid settings
+// (about 70 KB each) would otherwise hold about 700 MiB. A body larger than the bound is
+// parsed every time, as before the cache.
+const maxSettingParseBytes = 4 << 20
+
 // settingParses keeps, across batches, the last parse of each setting with the stored body
 // it was parsed from (Handler.loadSetting). Every batch still reads each setting it names
 // from the store, so a batch never revalidates against a setting older than its own claim;
@@ -188,11 +195,13 @@ const maxSettingParses = 4096
 // body alone). Behind the 09:00 herd every batch of 100 rows names 100 settings, so the
 // 100,000 rows parsed 100,000 settings (1.1 s of CPU of a herd's run) where 300 were
 // distinct. A parsed Setting is shared read-only, as the rows of one batch already share it.
-// At most maxSettingParses entries: a full table is emptied and fills again. Safe for
+// At most maxSettingParses entries and maxSettingParseBytes of bodies: a full table is
+// emptied and fills again. Safe for
 // concurrent use; the zero value is empty.
 type settingParses struct {
 	mu     sync.Mutex
 	byGuid map[string]parsedSetting
+	bytes  int // len of the bodies in byGuid
 	parses int // ParseSetting calls made through put (tests)
 }
 
@@ -217,8 +226,16 @@ func (p *settingParses) put(rec store.ReminderSettingRecord, set Setting) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.parses++
-	if p.byGuid == nil || len(p.byGuid) >= maxSettingParses {
-		p.byGuid = make(map[string]parsedSetting)
+	if len(rec.Body) > maxSettingParseBytes {
+		return
+	}
+	if old, ok := p.byGuid[rec.Guid]; ok {
+		p.bytes -= len(old.body)
+		delete(p.byGuid, rec.Guid)
+	}
+	if p.byGuid == nil || len(p.byGuid) >= maxSettingParses || p.bytes+len(rec.Body) > maxSettingParseBytes {
+		p.byGuid, p.bytes = make(map[string]parsedSetting), 0
 	}
 	p.byGuid[rec.Guid] = parsedSetting{body: rec.Body, set: set}
+	p.bytes += len(rec.Body)
 }
