@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-// TestRevHostileSettingParsesBoundedInBytes attacks settingParses' bound: it counts
+// TestSettingParsesBoundedInBytes attacks settingParses' bound: it counts
 // entries (4,096), not bytes, and keeps each setting's stored body beside its parse. The
 // largest setting the validation accepts (MaxRecipients fixed addresses of 320
 // characters, every offset within ±MaxOffsetDays) is stored as its canonical JSON of about
 // 70 KB; 512 distinct such settings put in the table must stay within a memory budget that
 // fits the process's (issue 39: RSS ≤ 150 MB; here 64 MiB for this one cache). Kept by
 // count alone, the 4,096 entries of such settings hold about 700 MiB.
-func TestRevHostileSettingParsesBoundedInBytes(t *testing.T) {
+func TestSettingParsesBoundedInBytes(t *testing.T) {
 	t.Parallel()
 	const budget = 64 << 20
 	var fixed []string
