@@ -145,6 +145,16 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 			slots[c.Job.Channel] = make(chan struct{}, d.channelConcurrency())
 		}
 	}
+	// A batch whose context ends is given up as a crash is (abandon): its outcomes still
+	// waiting are dropped and it answers the context's error for every outcome not recorded
+	// (in doubt: its claims expire and the next attempt reconciles them), without waiting for
+	// the dispatcher's committer, which may be busy with other batches' outcomes.
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.abandon(g, context.Cause(ctx))
+	})
+	defer stop()
 	for i, c := range claims {
 		slot := slots[c.Job.Channel]
 		slot <- struct{}{}
@@ -266,12 +276,8 @@ func (g *batchRecord) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	g.outs[i] = o
 	switch {
 	case err != nil:
-		if g.crashed == nil {
-			g.crashed = err
-		}
 		g.errs[i] = err
-		r.dropCrashed()
-		r.settle.Broadcast()
+		r.abandon(g, err)
 		return
 	case rec == nil || g.crashed != nil:
 		return
@@ -285,6 +291,17 @@ func (g *batchRecord) finish(ctx context.Context, i int, o Outcome, rec *store.N
 	for g.d.oneAtATime() && !g.settled[i] && g.crashed == nil {
 		r.settle.Wait()
 	}
+}
+
+// abandon marks batch g crashed with err (its first crash stays), drops its outcomes still
+// waiting and wakes every waiter (mu held): a fault hook's crash, or the batch's context
+// ending (processBatch).
+func (r *recorder) abandon(g *batchRecord, err error) {
+	if g.crashed == nil {
+		g.crashed = err
+	}
+	r.dropCrashed()
+	r.settle.Broadcast()
 }
 
 // dropCrashed drops the waiting outcomes of every crashed batch (mu held): a crash loses
@@ -352,7 +369,31 @@ func (r *recorder) commit(ctx context.Context) {
 	if d == nil {
 		return
 	}
-	_, itemErrs, cerr := d.Store.NotificationFinishGroup(ctx, take)
+	// The group's transaction ends when the context of any batch with an outcome in it ends
+	// (the one-batch group commit used the batch's context): a store call that hangs never
+	// holds a batch past its own end. The group's outcomes then fail with it and stay in
+	// doubt, other batches' included, as any failed group's do.
+	cctx, cancel := context.WithCancel(ctx)
+	var stops []func() bool
+	watch := take
+	take = func() []store.NotificationFinishParams {
+		ps := watch()
+		r.mu.Lock()
+		seen := map[*batchRecord]bool{}
+		for _, h := range group {
+			if !seen[h.b] {
+				seen[h.b] = true
+				stops = append(stops, context.AfterFunc(h.ctx, cancel))
+			}
+		}
+		r.mu.Unlock()
+		return ps
+	}
+	_, itemErrs, cerr := d.Store.NotificationFinishGroup(cctx, take)
+	for _, stop := range stops {
+		stop()
+	}
+	cancel()
 	r.mu.Lock()
 	if !taken {
 		// The store failed before its transaction began (take not called): the outcomes
@@ -409,11 +450,23 @@ func (r *recorder) commit(ctx context.Context) {
 }
 
 // takeGroup takes the oldest waiting outcomes of dispatcher d, at most store.MaxBatch (mu
-// held). A crashed batch has none waiting (dropCrashed dropped them when it crashed).
+// held). A crashed batch has none waiting (dropCrashed dropped them when it crashed); a
+// batch whose context has ended and whose processBatch has not yet heard it is abandoned
+// here, so its outcomes do not end a group they would cancel (commit).
 func (r *recorder) takeGroup(d *Dispatcher) []handed {
 	var group []handed
 	kept := r.pending[:0]
+	dropped := false
 	for _, h := range r.pending {
+		if h.b.crashed == nil && h.ctx.Err() != nil {
+			h.b.crashed = context.Cause(h.ctx)
+		}
+		if h.b.crashed != nil {
+			h.b.settled[h.i] = true
+			h.b.open--
+			dropped = true
+			continue
+		}
 		if h.b.d == d && len(group) < store.MaxBatch {
 			group = append(group, h)
 			continue
@@ -422,6 +475,9 @@ func (r *recorder) takeGroup(d *Dispatcher) []handed {
 	}
 	clear(r.pending[len(kept):])
 	r.pending = kept
+	if dropped {
+		r.settle.Broadcast()
+	}
 	return group
 }
 
