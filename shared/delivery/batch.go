@@ -208,7 +208,9 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 //
 // The committer runs on a goroutine of its own, with the context of the send that started
 // it without its cancellation (it commits other batches' outcomes too, which one batch's
-// end must not fail). With one send at a time per channel (ChannelConcurrency 1, InOrder)
+// end must not fail while they wait); a group's transaction itself is cancelled when the
+// context of any batch with an outcome in it ends, and such a batch is abandoned as a crash
+// is (processBatch), so a hung store never holds a batch past its own end. With one send at a time per channel (ChannelConcurrency 1, InOrder)
 // a sender keeps its channel slot until its outcome's group went through, so a channel's
 // next send never starts while its last outcome is an unrecorded Sending claim. A batch's
 // crash (a fault hook's error) drops that batch's outcomes still waiting, as a crash would
