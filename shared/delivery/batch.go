@@ -342,6 +342,13 @@ func (r *recorder) commit(ctx context.Context) {
 	var group []handed
 	taken := false
 	var d *Dispatcher
+	// The group's transaction ends when the context of any batch with an outcome in it ends
+	// (the one-batch group commit used the batch's context): a store call that hangs never
+	// holds a batch past its own end. The group's outcomes then fail with it and stay in
+	// doubt, other batches' included, as any failed group's do.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stops []func() bool
 	take := func() []store.NotificationFinishParams {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -349,6 +356,11 @@ func (r *recorder) commit(ctx context.Context) {
 		group = r.takeGroup(d)
 		if len(group) == 0 {
 			return nil
+		}
+		for j, h := range group {
+			if j == 0 || h.b != group[j-1].b { // a batch's outcomes mostly lie together
+				stops = append(stops, context.AfterFunc(h.ctx, cancel))
+			}
 		}
 		now := group[0].b.d.Clock.Now()
 		ps := make([]store.NotificationFinishParams, len(group))
@@ -371,31 +383,10 @@ func (r *recorder) commit(ctx context.Context) {
 	if d == nil {
 		return
 	}
-	// The group's transaction ends when the context of any batch with an outcome in it ends
-	// (the one-batch group commit used the batch's context): a store call that hangs never
-	// holds a batch past its own end. The group's outcomes then fail with it and stay in
-	// doubt, other batches' included, as any failed group's do.
-	cctx, cancel := context.WithCancel(ctx)
-	var stops []func() bool
-	watch := take
-	take = func() []store.NotificationFinishParams {
-		ps := watch()
-		r.mu.Lock()
-		seen := map[*batchRecord]bool{}
-		for _, h := range group {
-			if !seen[h.b] {
-				seen[h.b] = true
-				stops = append(stops, context.AfterFunc(h.ctx, cancel))
-			}
-		}
-		r.mu.Unlock()
-		return ps
-	}
 	_, itemErrs, cerr := d.Store.NotificationFinishGroup(cctx, take)
 	for _, stop := range stops {
 		stop()
 	}
-	cancel()
 	r.mu.Lock()
 	if !taken {
 		// The store failed before its transaction began (take not called): the outcomes
