@@ -364,7 +364,9 @@ var ErrBatchDeadline = errors.New("the batch's deadline passed before this messa
 //
 // Deadline: the host does not renew a batch's locks (maxAutoLockRenewalDuration applies to
 // single-message functions only), so once Deps.BatchDeadline has passed since the
-// invocation began no further chunk starts; the first chunk always runs, so every
+// invocation began no further chunk starts (time passed is the Clock's forward movement
+// summed between its readings: a Clock stepped back, NTP, does not push the deadline out by
+// the step); the first chunk always runs, so every
 // invocation makes progress. The messages not started get ErrBatchDeadline and the batch
 // fails while its locks still hold: the host abandons every message, the finished ones come
 // again as no-ops (a delivery's send claim finds its job Sent, a fact's revision is already
@@ -403,11 +405,20 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 	if budget <= 0 {
 		budget = topology.BatchDeadline
 	}
-	began := d.Clock.Now()
-	deadline := began.Add(budget)
+	// elapsed is how far the Clock moved forward since the invocation began, summed reading
+	// by reading: a reading earlier than the one before it (the wall clock stepped back, an
+	// NTP correction; SystemClock's UTC readings carry no monotonic reading) adds nothing,
+	// so the deadline still comes, at most the chunk the step fell in late, and growChunk
+	// never sees a negative time taken.
+	last := d.Clock.Now()
+	var elapsed time.Duration
 	for lo, hi := 0, 0; lo < len(msgs); lo = hi {
 		now := d.Clock.Now()
-		if lo > 0 && !now.Before(deadline) {
+		if step := now.Sub(last); step > 0 {
+			elapsed += step
+		}
+		last = now
+		if lo > 0 && elapsed >= budget {
 			late := automation.RetryAfter(0, ErrBatchDeadline)
 			for j := lo; j < len(msgs); j++ {
 				errs[at[j]] = late
@@ -418,7 +429,7 @@ func (d Deps) batchInvocation(ctx context.Context, inv *funchost.Invocation, des
 		}
 		hi = lo + BatchChunk
 		if grow && lo > 0 {
-			hi = lo + growChunk(now.Sub(began), lo, deadline.Sub(now))
+			hi = lo + growChunk(elapsed, lo, budget-elapsed)
 		}
 		hi = min(hi, len(msgs))
 		for j, err := range handle(ctx, msgs[lo:hi]) {
