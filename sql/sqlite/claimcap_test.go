@@ -17,11 +17,14 @@ import (
 )
 
 // limitSpy is a database/sql driver around SQLite's that records the @Limit of every
-// statement run: what a claim asked the database for, statement by statement.
+// statement run: what a claim asked the database for, statement by statement. failQuery,
+// when set, is asked before each query (not exec) a prepared statement runs, with the
+// statement's text: its error fails the query (a read that fails, for the fallbacks).
 type limitSpy struct {
 	driver.Driver
-	mu     sync.Mutex
-	limits []int64
+	mu        sync.Mutex
+	limits    []int64
+	failQuery func(query string) error
 }
 
 func (d *limitSpy) record(args []driver.NamedValue) {
@@ -54,7 +57,7 @@ func (c *spyConn) PrepareContext(ctx context.Context, query string) (driver.Stmt
 	if err != nil {
 		return nil, err
 	}
-	return &spyStmt{Stmt: st, d: c.d}, nil
+	return &spyStmt{Stmt: st, d: c.d, query: query}, nil
 }
 
 func (c *spyConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -63,7 +66,8 @@ func (c *spyConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx
 
 type spyStmt struct {
 	driver.Stmt
-	d *limitSpy
+	d     *limitSpy
+	query string
 }
 
 func (s *spyStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
@@ -73,6 +77,11 @@ func (s *spyStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (dr
 
 func (s *spyStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	s.d.record(args)
+	if s.d.failQuery != nil {
+		if err := s.d.failQuery(s.query); err != nil {
+			return nil, err
+		}
+	}
 	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }
 

@@ -2,14 +2,21 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
+	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
+	"github.com/automation-platform/automation/sql/sqlstore"
 )
 
 // TestEnsureThatChangesNothingTakesNoWriter: a SchedulerEnsure whose candidates all decide an
@@ -81,5 +88,74 @@ func TestEnsureThatChangesNothingTakesNoWriter(t *testing.T) {
 	}
 	if row, err := s.SchedulerGetByKey(ctx, more[len(more)-1].SchedulerKey); err != nil || !row.ScheduledOn.Equal(t0.Add(time.Hour)) {
 		t.Errorf("rescheduled row %v (%v); want due %s", row.ScheduledOn, err, t0.Add(time.Hour))
+	}
+}
+
+// When SchedulerEnsure's first look (the read of SchedulerGetByKeys on the pool) fails, the
+// ensure transaction decides as it did before the first look existed: new keys are
+// inserted, a new schedule updates its row, unchanged rows answer Unchanged. The read was
+// only a shortcut, and a failed shortcut failed the whole ensure (found by the hostile
+// review). A context already done still fails at once and writes nothing. The read fails at
+// the driver (limitSpy.failQuery), the ensure transaction's own reads do not.
+func TestEnsureWhoseFirstLookFailsStillEnsures(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	spy := &limitSpy{}
+	registerSpy.Do(func() {
+		db, _ := sql.Open("sqlite", "file::memory:")
+		sql.Register("sqlite-limitspy", &limitSpyRouter{base: db.Driver()})
+		db.Close()
+	})
+	router.add(t.Name(), spy)
+	db, q := migratedDB(t, "sqlite-limitspy", t.Name()+"|file:"+filepath.Join(t.TempDir(), "e.db")+"?_pragma=busy_timeout(5000)")
+	getByKeys := q.SQL("SchedulerGetByKeys")
+	errRead := errors.New("injected: the pool's read failed")
+	var failed atomic.Int32
+	spy.failQuery = func(query string) error {
+		if query == getByKeys {
+			failed.Add(1)
+			return errRead
+		}
+		return nil
+	}
+	st := sqlstore.New(db, q, sqlite.Dialect, nil)
+
+	t0 := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	cs := []automation.Candidate{storetest.Candidate(0, t0), storetest.Candidate(1, t0), storetest.Candidate(2, t0)}
+	res, err := st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: t0, Candidates: cs})
+	if err != nil {
+		t.Fatalf("first ensure: %v; want the ensure transaction to run after the failed read", err)
+	}
+	for i, r := range res {
+		if r.Action != automation.EnsureInserted || r.Row.SchedulerKey != cs[i].SchedulerKey {
+			t.Errorf("first ensure, candidate %d: %s of %q, want Inserted", i, r.Action, r.Row.SchedulerKey)
+		}
+	}
+	// Two unchanged, one rescheduled: the answers the first look would have given, and the
+	// write it could not make.
+	again := slices.Clone(cs)
+	again[2] = storetest.Candidate(2, t0.Add(time.Hour))
+	res, err = st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: t0.Add(time.Minute), Candidates: again})
+	if err != nil {
+		t.Fatalf("second ensure: %v", err)
+	}
+	if res[0].Action != automation.EnsureUnchanged || res[1].Action != automation.EnsureUnchanged || res[2].Action != automation.EnsureUpdated {
+		t.Errorf("second ensure: %s, %s, %s; want Unchanged, Unchanged, Updated", res[0].Action, res[1].Action, res[2].Action)
+	}
+	if row, err := st.SchedulerGetByKey(ctx, again[2].SchedulerKey); err != nil || !row.ScheduledOn.Equal(t0.Add(time.Hour)) {
+		t.Errorf("rescheduled row due %v (%v); want %s", row.ScheduledOn, err, t0.Add(time.Hour))
+	}
+	if n := failed.Load(); n != 2 {
+		t.Errorf("the first look failed %d times, want 2 (once per ensure): the test's failing read was not reached", n)
+	}
+	// A context already done fails fast: its error, nothing written.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	fresh := storetest.Candidate(3, t0)
+	if _, err := st.SchedulerEnsure(cctx, store.SchedulerEnsureParams{Now: t0, Candidates: []automation.Candidate{fresh}}); err == nil {
+		t.Error("an ensure with a cancelled context succeeded")
+	}
+	if _, err := st.SchedulerGetByKey(ctx, fresh.SchedulerKey); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the cancelled ensure wrote its row (%v)", err)
 	}
 }

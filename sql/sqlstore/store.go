@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/telemetry"
@@ -714,8 +717,16 @@ func (s *Store) SchedulerEnsure(ctx context.Context, p store.SchedulerEnsurePara
 		order[i] = i
 	}
 	sort.Slice(order, func(a, b int) bool { return p.Candidates[order[a]].SchedulerKey < p.Candidates[order[b]].SchedulerKey })
-	if out, err := s.ensureNoWrite(ctx, p.Candidates); err != nil || out != nil {
-		return out, err
+	// The first look is an optimisation: when its read fails the ensure transaction, which
+	// reads every row again under its lock, decides as it did before the first look existed;
+	// only a context already done fails at once.
+	if out, err := s.ensureNoWrite(ctx, p.Candidates); err == nil && out != nil {
+		return out, nil
+	} else if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		ensureReadFailed(ctx, err)
 	}
 	out := make([]store.EnsureResult, len(p.Candidates))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -744,7 +755,9 @@ func (s *Store) SchedulerEnsure(ctx context.Context, p store.SchedulerEnsurePara
 // the instant of the read; nothing is written, so nothing can be lost to a later change.
 // It returns nil (and no error) when a candidate needs a write or its key has no row: the
 // caller then runs the ensure transaction, which reads every row again under its lock.
-// Errors: the read's.
+// Errors: the read's. SchedulerEnsure runs the ensure transaction after a failed read too
+// (a dropped pooled connection, a read timeout: the read was only a shortcut), unless ctx
+// is done; the failure is an event on the caller's span (ensureReadFailed).
 func (s *Store) ensureNoWrite(ctx context.Context, cs []automation.Candidate) ([]store.EnsureResult, error) {
 	keys := make([]string, len(cs))
 	for i, c := range cs {
@@ -756,7 +769,7 @@ func (s *Store) ensureNoWrite(ctx context.Context, cs []automation.Candidate) ([
 	}
 	rows, err := s.queryRows(ctx, nil, "SchedulerGetByKeys", sql.Named("Keys", string(keysJSON)))
 	if err != nil {
-		return nil, fmt.Errorf("%s SchedulerGetByKeys: %w", s.d.Name, err)
+		return nil, err // named by queryAll: dialect and query
 	}
 	byKey := make(map[string]int, len(rows))
 	for i, r := range rows {
@@ -776,6 +789,19 @@ func (s *Store) ensureNoWrite(ctx context.Context, cs []automation.Candidate) ([
 		}
 	}
 	return out, nil
+}
+
+// ensureReadFailed notes on the span of ctx (when it records) that SchedulerEnsure's
+// first look failed with err and the ensure transaction ran instead: event
+// scheduler.ensure.read_failed with exception.message. Not a metric and not a log line: the
+// store has neither, the ensure still answered right, and its cost (a writer turn, as every
+// ensure took before the first look) shows in the writer's hold per kind (TxObserver); the
+// event is where a read that fails every time (SchedulerGetByKeys refused by the server)
+// shows its error. Telemetry off or unsampled: nothing is built.
+func ensureReadFailed(ctx context.Context, err error) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("scheduler.ensure.read_failed", trace.WithAttributes(attribute.String("exception.message", err.Error())))
+	}
 }
 
 // validateCandidates rejects a batch that is too large, has a candidate without key or
