@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // DefaultFinishGather is the longest a command of a batch waits in step 7 for its
@@ -19,7 +22,10 @@ const DefaultFinishGather = 10 * time.Millisecond
 // store.CampaignFinishMany transactions, one writer turn for many commands instead of one
 // each (docs/performance.md, "The finishes of a batch together"). An outcome is written when
 // every command of the batch that is still running (or still to start) waits in step 7 with
-// it, or gather after the first of them began to wait. Each command still gets its own outcome: its
+// it, or gather after the first of them began to wait. The transaction runs under the
+// first outcome's context (its cancellation), each outcome's writes under its own command's
+// trace (CampaignFinishParams.Trace: its outbox rows' TraceParent, the hook's context).
+// Each command still gets its own outcome: its
 // command as written, ErrLeaseLost when its lease was lost (nothing written for it), or its
 // own error. When the batch's transaction fails, each outcome of it is written alone
 // (CampaignFinish), so one the store refuses holds back no other.
@@ -133,8 +139,14 @@ func (g *finishGroup) write(batch []finishReq) {
 		return
 	}
 	ps := make([]store.CampaignFinishParams, len(batch))
+	traced := telemetry.Enabled()
 	for i, r := range batch {
 		ps[i] = r.p
+		if traced {
+			// The batch runs under the first outcome's ctx; each outcome's outbox rows and
+			// post-result hook keep its own command's trace (store.CampaignFinishParams.Trace).
+			ps[i].Trace = trace.SpanContextFromContext(r.ctx)
+		}
 	}
 	res, err := g.st.CampaignFinishMany(batch[0].ctx, ps)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // CampaignStatus is a campaign's operator-set status (docs/campaigns.md#status).
@@ -269,6 +271,13 @@ type CampaignClaimDueParams struct {
 //
 // InTx, when set, runs inside the same transaction after the command row is written (the
 // post-result hook, shared/campaign doc.go); its error rolls everything back.
+//
+// Trace, when valid, is the trace context the outcome's writes carry instead of ctx's: its
+// Outbox rows' TraceParent (those without their own) and the ctx InTx is given (what the hook
+// writes to the outbox, the fee facts). CampaignFinishMany runs its items under one ctx, so
+// each item keeps its own command's trace this way (the campaign worker's finish group sets
+// it from each command's context); zero: ctx's. The outbox carries trace context only with
+// telemetry on (docs/observability.md), so with it off Trace changes nothing.
 type CampaignFinishParams struct {
 	CommandID     string
 	Token         int64
@@ -285,6 +294,7 @@ type CampaignFinishParams struct {
 	Wait   bool
 	Outbox []OutboxMessage
 	InTx   func(ctx context.Context, tx *sql.Tx, c CampaignCommand) error
+	Trace  trace.SpanContext
 }
 
 // CampaignAdvanceParams moves an execution's chain on from the terminal command CommandID

@@ -12,9 +12,12 @@ import (
 	"sort"
 	"time"
 
-	"github.com/automation-platform/automation/shared/store"
-	"github.com/automation-platform/automation/shared/topology"
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/topology"
 )
 
 var (
@@ -470,7 +473,8 @@ func (s *Store) CampaignFinish(ctx context.Context, p store.CampaignFinishParams
 }
 
 // CampaignFinishMany implements store.CampaignStore: each outcome as CampaignFinish writes
-// it, in one transaction; a lost lease is its item's Err, any other error the batch's.
+// it, in one transaction; a lost lease is its item's Err, any other error the batch's. Each
+// item's writes carry its own Trace (campaignFinishTx), not ctx's: one ctx serves them all.
 func (s *Store) CampaignFinishMany(ctx context.Context, ps []store.CampaignFinishParams) ([]store.CampaignFinishResult, error) {
 	if len(ps) > store.MaxBatch {
 		return nil, fmt.Errorf("CampaignFinishMany: more than %d outcomes", store.MaxBatch)
@@ -508,7 +512,12 @@ func checkFinish(p store.CampaignFinishParams) error {
 }
 
 // campaignFinishTx is one CampaignFinish inside tx: ErrLeaseLost before it writes anything.
+// Its writes run under p.Trace when it is valid and telemetry is on (the outbox rows'
+// TraceParent and InTx's ctx: store.CampaignFinishParams), else under ctx.
 func (s *Store) campaignFinishTx(ctx context.Context, tx *sql.Tx, p store.CampaignFinishParams) (out store.CampaignCommand, err error) {
+	if p.Trace.IsValid() && telemetry.Enabled() {
+		ctx = trace.ContextWithSpanContext(ctx, p.Trace)
+	}
 	err = func() error {
 		cur, err := s.commandOne(ctx, tx, "CampaignCommandGetForUpdate", p.CommandID)
 		if err != nil {
