@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/automation-platform/automation/shared/telemetry"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -133,6 +135,9 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 	outs := make([]Outcome, len(claims))
 	r := d.recorder()
 	g := &batchRecord{d: d, r: r, outs: outs, errs: errs, recorded: make([]bool, len(claims)), settled: make([]bool, len(claims))}
+	if telemetry.Enabled() {
+		g.sends = make([]trace.SpanContext, len(claims))
+	}
 	var wg sync.WaitGroup
 	sc := &templateScope{}
 	slots := map[string]chan struct{}{}
@@ -167,7 +172,11 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 			defer wg.Done()
 			// With one send at a time, finish keeps the slot until the outcome is recorded.
 			defer func() { <-slot }()
-			o, rec, err := d.attempt(ctx, c, sc)
+			var send *trace.SpanContext
+			if g.sends != nil {
+				send = &g.sends[i]
+			}
+			o, rec, err := d.attempt(ctx, c, sc, send)
 			g.finish(ctx, i, o, rec, err)
 		}()
 	}
@@ -206,9 +215,13 @@ func (d *Dispatcher) processBatch(ctx context.Context, claims []store.Notificati
 // bound, checkLimit); more wait for the next group. pending is bounded by the batches
 // running at once, each at most store.MaxBatch claims.
 //
-// The committer runs on a goroutine of its own, with the context of the send that started
-// it without its cancellation (it commits other batches' outcomes too, which one batch's
-// end must not fail while they wait); a group's transaction itself is cancelled when the
+// The committer runs on a goroutine of its own, with the context of the batch whose send
+// started it without its cancellation (it commits other batches' outcomes too, which one
+// batch's end must not fail while they wait). Each group is traced apart from every batch:
+// its span, "delivery.record", is a root (a trace of its own, sampled by the ratio) linked
+// to the "delivery.send" span of each outcome in it (OpenTelemetry's links: a group serves
+// sends of several traces, so no one of them is its parent), and what the group writes (its
+// facts' outbox row) carries that span's context; a group's transaction itself is cancelled when the
 // context of any batch with an outcome in it ends, and such a batch is abandoned as a crash
 // is (processBatch), so a hung store never holds a batch past its own end. With one send at a time per channel (ChannelConcurrency 1, InOrder)
 // a sender keeps its channel slot until its outcome's group went through, so a channel's
@@ -223,7 +236,7 @@ type recorder struct {
 }
 
 // handed is one outcome waiting for a group: outs index i of batch b, its record and the
-// context of its send (for the outcome's log line).
+// context of its batch (the outcome's log line, its cancellation).
 type handed struct {
 	b   *batchRecord
 	i   int
@@ -259,6 +272,9 @@ type batchRecord struct {
 	open     int    // outcomes handed over and not yet settled
 	crashed  error
 	bad      []error
+	// sends[i] is the span context of claim i's "delivery.send" span (attempt; zero when not
+	// sampled), which the group recording its outcome links to. Nil with telemetry off.
+	sends []trace.SpanContext
 }
 
 // crash returns the batch's crash, if any.
@@ -383,7 +399,20 @@ func (r *recorder) commit(ctx context.Context) {
 	if d == nil {
 		return
 	}
+	cctx, span := telemetry.StartRoot(cctx, "delivery.record")
 	_, itemErrs, cerr := d.Store.NotificationFinishGroup(cctx, take)
+	if span.IsRecording() {
+		// take ran inside the call (or never): group is the group the span served. Links may
+		// be added until the span ends; its context, which the facts' row carries, is fixed
+		// at its start.
+		span.SetAttributes(telemetry.Count.Int(len(group)))
+		for _, h := range group {
+			if h.b.sends != nil && h.b.sends[h.i].IsValid() {
+				span.AddLink(trace.Link{SpanContext: h.b.sends[h.i]})
+			}
+		}
+	}
+	telemetry.End(span, cerr, automation.CodeString(cerr))
 	for _, stop := range stops {
 		stop()
 	}

@@ -249,7 +249,7 @@ func (d *Dispatcher) backoff() scheduler.Backoff {
 // when the outcome could not be recorded (the claim then expires and the next attempt is
 // in doubt); a claim lost to another sender is not an error.
 func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResult) (Outcome, error) {
-	o, rec, err := d.attempt(ctx, c, nil)
+	o, rec, err := d.attempt(ctx, c, nil, nil)
 	if err != nil || rec == nil {
 		return o, err
 	}
@@ -259,11 +259,16 @@ func (d *Dispatcher) Process(ctx context.Context, c store.NotificationClaimResul
 // attempt runs one claimed job up to its outcome without recording it: rec is what to
 // record (nil: nothing, an in-doubt claim that expired before its lookup). err is a fault
 // hook's crash: nothing of the attempt is to be recorded. sc, when not nil, is the batch's
-// template scope.
-func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResult, sc *templateScope) (o Outcome, rec *store.NotificationFinishParams, err error) {
+// template scope. send, when not nil, is set to the context of the attempt's
+// "delivery.send" span (left zero with telemetry off or the span unsampled): the group
+// commit that records the outcome links to it.
+func (d *Dispatcher) attempt(ctx context.Context, c store.NotificationClaimResult, sc *templateScope, send *trace.SpanContext) (o Outcome, rec *store.NotificationFinishParams, err error) {
 	if telemetry.Enabled() {
 		var span trace.Span
 		ctx, span = telemetry.Start(sendContext(ctx, c.Job.DeliveryKey), "delivery.send "+c.Job.Channel, trace.SpanKindClient)
+		if send != nil && span.IsRecording() {
+			*send = span.SpanContext()
+		}
 		if span.IsRecording() {
 			span.SetAttributes(telemetry.DeliveryKey.String(c.Job.DeliveryKey), telemetry.SchedulerKey.String(c.Job.SchedulerKey),
 				telemetry.Channel.String(c.Job.Channel), telemetry.BusinessUnitID.String(c.Job.BusinessUnitID), attribute.Bool("automation.in_doubt", c.InDoubt))

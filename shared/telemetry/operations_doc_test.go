@@ -16,7 +16,7 @@ const repoRoot = "../.."
 var (
 	// spanStart finds the name of every span the product starts: the first string literal of
 	// a telemetry.Start or StartLinked call ("publish " of "publish "+destination).
-	spanStart = regexp.MustCompile(`telemetry\.Start(?:Linked)?\((?:[^"\n]|"")*"([^"]+)"`)
+	spanStart = regexp.MustCompile(`telemetry\.Start(?:Linked|Root)?\((?:[^"\n]|"")*"([^"]+)"`)
 	// spanAttr finds the span attribute keys written as literals, and attrKey the keys
 	// attributes.go declares.
 	spanAttr = regexp.MustCompile(`attribute\.(?:String|Int|Int64|Bool|Float64)\("([a-z_.]+)"`)

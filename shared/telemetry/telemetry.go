@@ -299,6 +299,22 @@ func StartLinked(ctx context.Context, name string, link trace.SpanContext) (cont
 	return Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithLinks(trace.Link{SpanContext: link}))
 }
 
+// StartRoot starts an internal span named name that begins a trace of its own, whatever
+// span ctx holds (ctx's values and cancellation are kept): work done at once for several
+// traces, which belongs to none of them. Its caller links it to each with span.AddLink
+// (OpenTelemetry's links, the specification's answer for a batch with many parents: the
+// dispatcher's group commit, docs/operations.md#spans). A new root is sampled by the
+// sampler's ratio. Telemetry off: ctx and the no-op span.
+func StartRoot(ctx context.Context, name string) (context.Context, trace.Span) {
+	if !enabled.Load() {
+		return ctx, noSpan
+	}
+	return Tracer().Start(ctx, name, rootOptions...)
+}
+
+// rootOptions are StartRoot's start options, built once.
+var rootOptions = []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal)}
+
 // kindOptions returns the start options of a span of kind: built once per kind and passed
 // with "...", so starting a span allocates no option and no variadic slice for them.
 func kindOptions(kind trace.SpanKind) []trace.SpanStartOption {
