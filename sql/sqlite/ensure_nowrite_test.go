@@ -4,12 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
@@ -95,7 +100,8 @@ func TestEnsureThatChangesNothingTakesNoWriter(t *testing.T) {
 // ensure transaction decides as it did before the first look existed: new keys are
 // inserted, a new schedule updates its row, unchanged rows answer Unchanged. The read was
 // only a shortcut, and a failed shortcut failed the whole ensure (found by the hostile
-// review). A context already done still fails at once and writes nothing. The read fails at
+// review); the caller's span gets the event scheduler.ensure.read_failed with the read's
+// error. A context already done still fails at once and writes nothing. The read fails at
 // the driver (limitSpy.failQuery), the ensure transaction's own reads do not.
 func TestEnsureWhoseFirstLookFailsStillEnsures(t *testing.T) {
 	t.Parallel()
@@ -122,9 +128,18 @@ func TestEnsureWhoseFirstLookFailsStillEnsures(t *testing.T) {
 
 	t0 := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
 	cs := []automation.Candidate{storetest.Candidate(0, t0), storetest.Candidate(1, t0), storetest.Candidate(2, t0)}
-	res, err := st.SchedulerEnsure(ctx, store.SchedulerEnsureParams{Now: t0, Candidates: cs})
+	// The caller's span (a provider of the test's own, not the process's globals) hears the
+	// fallback as an event.
+	spans := tracetest.NewSpanRecorder()
+	sctx, caller := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)).Tracer("test").Start(ctx, "caller")
+	res, err := st.SchedulerEnsure(sctx, store.SchedulerEnsureParams{Now: t0, Candidates: cs})
+	caller.End()
 	if err != nil {
 		t.Fatalf("first ensure: %v; want the ensure transaction to run after the failed read", err)
+	}
+	if ended := spans.Ended(); len(ended) != 1 || len(ended[0].Events()) != 1 || ended[0].Events()[0].Name != "scheduler.ensure.read_failed" ||
+		!strings.Contains(fmt.Sprint(ended[0].Events()[0].Attributes), errRead.Error()) {
+		t.Errorf("the caller's span: %+v; want one event scheduler.ensure.read_failed naming the read's error", ended)
 	}
 	for i, r := range res {
 		if r.Action != automation.EnsureInserted || r.Row.SchedulerKey != cs[i].SchedulerKey {
