@@ -131,7 +131,8 @@ func TestEnsureWhoseFirstLookFailsStillEnsures(t *testing.T) {
 	// The caller's span (a provider of the test's own, not the process's globals) hears the
 	// fallback as an event.
 	spans := tracetest.NewSpanRecorder()
-	sctx, caller := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)).Tracer("test").Start(ctx, "caller")
+	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)).Tracer("test")
+	sctx, caller := tracer.Start(ctx, "caller")
 	res, err := st.SchedulerEnsure(sctx, store.SchedulerEnsureParams{Now: t0, Candidates: cs})
 	caller.End()
 	if err != nil {
@@ -163,12 +164,19 @@ func TestEnsureWhoseFirstLookFailsStillEnsures(t *testing.T) {
 	if n := failed.Load(); n != 2 {
 		t.Errorf("the first look failed %d times, want 2 (once per ensure): the test's failing read was not reached", n)
 	}
-	// A context already done fails fast: its error, nothing written.
-	cctx, cancel := context.WithCancel(ctx)
+	// A context already done fails fast: its error, nothing written, and no fallback noted
+	// (the read failed because the caller gave up, not the store).
+	cctx, gaveUp := tracer.Start(ctx, "caller that gave up")
+	cctx, cancel := context.WithCancel(cctx)
 	cancel()
 	fresh := storetest.Candidate(3, t0)
-	if _, err := st.SchedulerEnsure(cctx, store.SchedulerEnsureParams{Now: t0, Candidates: []automation.Candidate{fresh}}); err == nil {
-		t.Error("an ensure with a cancelled context succeeded")
+	_, err = st.SchedulerEnsure(cctx, store.SchedulerEnsureParams{Now: t0, Candidates: []automation.Candidate{fresh}})
+	gaveUp.End()
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("an ensure with a cancelled context: %v, want context.Canceled", err)
+	}
+	if ended := spans.Ended(); len(ended) != 2 || len(ended[1].Events()) != 0 {
+		t.Errorf("the cancelled ensure noted a fallback on its caller's span: %+v", ended)
 	}
 	if _, err := st.SchedulerGetByKey(ctx, fresh.SchedulerKey); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the cancelled ensure wrote its row (%v)", err)
