@@ -25,10 +25,10 @@ const DefaultFinishGather = 10 * time.Millisecond
 // it, or gather after the first of them began to wait. The transaction runs under the
 // first outcome's context (its cancellation), each outcome's writes under its own command's
 // trace (CampaignFinishParams.Trace: its outbox rows' TraceParent, the hook's context).
-// Each command still gets its own outcome: its
-// command as written, ErrLeaseLost when its lease was lost (nothing written for it), or its
-// own error. When the batch's transaction fails, each outcome of it is written alone
-// (CampaignFinish), so one the store refuses holds back no other.
+// Each command still gets its own outcome: its command as written, ErrLeaseLost when its
+// lease was lost (nothing written for it), or its own error. When the batch's transaction
+// fails, each outcome of it is written alone (CampaignFinish), so one the store refuses
+// holds back no other.
 type finishGroup struct {
 	st     store.CampaignStore
 	gather time.Duration

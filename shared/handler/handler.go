@@ -366,8 +366,7 @@ var ErrBatchDeadline = errors.New("the batch's deadline passed before this messa
 // single-message functions only), so once Deps.BatchDeadline has passed since the
 // invocation began no further chunk starts (time passed is the Clock's forward movement
 // summed between its readings: a Clock stepped back, NTP, does not push the deadline out by
-// the step); the first chunk always runs, so every
-// invocation makes progress. The messages not started get ErrBatchDeadline and the batch
+// the step); the first chunk always runs, so every invocation makes progress. The messages not started get ErrBatchDeadline and the batch
 // fails while its locks still hold: the host abandons every message, the finished ones come
 // again as no-ops (a delivery's send claim finds its job Sent, a fact's revision is already
 // applied) and the rest are handled by the next invocation. Nothing is lost, nothing is
