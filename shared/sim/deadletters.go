@@ -106,9 +106,9 @@ type dlState struct {
 	busDone map[string][]store.DeadLetterAction
 	// conflicted: the ETags of the dead letters an action was answered 409 on.
 	conflicted map[string]string // ETag -> the message id
-	// last: per message id, the last action the bus did on one of its dead letters, and
-	// whether lateUnit existed then (a requeue of lateUnit's message after the fix must
-	// take effect).
+	// last: per message id, the last action the service answered done on one of its dead
+	// letters (the operator's view, not the bus's), and whether lateUnit existed then (a
+	// requeue of lateUnit's message after the fix must take effect).
 	last map[string]dlLast
 	// events: the poison events by message id (events.Identity of source and id).
 	events map[string]dlEvent
@@ -166,7 +166,6 @@ func (b dlBox) act(ctx context.Context, id string, a store.DeadLetterAction, cal
 	if err == nil {
 		et := deadletter.ETagOf(d)
 		b.s.busDone[et] = append(b.s.busDone[et], a)
-		b.s.last[d.Message.ID] = dlLast{action: a, fixed: b.s.fixed, etag: et}
 	}
 	return d, err
 }
@@ -228,7 +227,8 @@ func (d *driver) operate(ctx context.Context) error {
 		d.counts["dead-letter-fix"]++
 	}
 	d.counts["dead-letter-list"]++
-	requeued := map[string]deadletter.Item{}
+	acted := map[string]deadletter.Item{}
+	actions := map[string]store.DeadLetterAction{}
 	s.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	for _, it := range items[:min(len(items), dlActPerSession)] {
 		a := s.policy(it)
@@ -236,11 +236,12 @@ func (d *driver) operate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if done == store.DeadLetterRequeue {
-			requeued[it.ETag] = it
+		if done != "" {
+			acted[it.ETag], actions[it.ETag] = it, done
+			s.last[it.MessageID] = dlLast{action: done, fixed: s.fixed, etag: it.ETag}
 		}
 	}
-	if len(requeued) > 0 {
+	if len(acted) > 0 {
 		// The requeued messages are delivered (the in-process bus; a consumer on Service Bus).
 		if _, err := d.rt.Memory.Drain(ctx, 0); err != nil && !d.crashed {
 			return fmt.Errorf("sim: delivering the requeued dead letters: %w", err)
@@ -249,8 +250,8 @@ func (d *driver) operate(ctx context.Context) error {
 			return nil
 		}
 	}
-	for _, et := range sortedKeys(requeued) {
-		it := requeued[et]
+	for _, et := range sortedKeys(acted) {
+		it := acted[et]
 		ev := s.events[it.MessageID]
 		snap, err := d.rt.Store.SourceSnapshotGet(ctx, "ClassSession", ev.entity)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -265,10 +266,16 @@ func (d *driver) operate(ctx context.Context) error {
 		for _, x := range all {
 			again = again || (x.Message.ID == it.MessageID && deadletter.ETagOf(x) != it.ETag)
 		}
+		if actions[et] == store.DeadLetterDiscard {
+			// Gone: neither delivered nor listed again.
+			s.check(InvDLDiscarded, !done && !again, "discarded dead letter %s (message %s, unit %s): took effect %v, dead-lettered again %v",
+				it.ID, it.MessageID, it.BusinessUnitID, done, again)
+			continue
+		}
 		// Handled once: its effect happened (the unit exists now) or it was dead-lettered
 		// again (it does not), never both, never neither.
-		s.check(InvDLRequeued, done != again, "requeued dead letter %s (message %s, unit %s, fixed %v): processed %v, dead-lettered again %v",
-			it.ID, it.MessageID, it.BusinessUnitID, s.last[it.MessageID].fixed, done, again)
+		s.check(InvDLRequeued, done != again, "requeued dead letter %s (message %s, unit %s, fixed %v): took effect %v, dead-lettered again %v",
+			it.ID, it.MessageID, it.BusinessUnitID, s.fixed, done, again)
 	}
 	return nil
 }
@@ -367,6 +374,11 @@ func (d *driver) dlAct(ctx context.Context, svc *deadletter.Service, opIdx int, 
 	}
 	switch code := automation.CodeOf(err); {
 	case err == nil:
+	case code == automation.CodeConflict:
+		// Still another action's (a died one not taken over): nothing done; the dead letter
+		// must not stay so (dead-letter-no-409-for-good, at the end).
+		s.conflicted[it.ETag] = it.MessageID
+		return "", nil
 	case code == automation.CodeTooManyRequests:
 		// The pace: nothing done.
 		d.counts["dead-letter-paced"]++
