@@ -196,11 +196,11 @@ func (a dlAudit) DeadLetterAuditInsert(ctx context.Context, x store.DeadLetterAu
 	return nil
 }
 
-// operate is one step's operator session (After, on a live process): sometimes none; else
-// the dead letters listed; the fix (lateUnit created) when lateUnit's are among them, until it
-// is done; then up to dlActPerSession actions on the
-// dead letters listed, with their faults, then the bus delivers what was requeued and each
-// requeue's and discard's outcome is checked.
+// operate is one step's operator session (After, on a live process), on about one step in
+// seven: the dead letters are listed; the fix (lateUnit created) when lateUnit's are among
+// them, until it is done; up to dlActPerSession requeues or discards of listed ones, with
+// their faults; then the bus delivers what was requeued, and each action's outcome is
+// checked at once (a later restart loses the list).
 func (d *driver) operate(ctx context.Context) error {
 	s := d.dl
 	if d.off || d.crashed || d.rt == nil || d.rt.DeadLetters == nil || d.rt.Memory == nil || s.rng.Float64() >= pOperate {
