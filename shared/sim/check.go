@@ -78,6 +78,25 @@ const (
 	InvStopDuringCharge  = "stop-during-charge"  // a campaign stopped during a command's charge: that action never reaches the provider
 )
 
+// The dead-letter operator actions' invariants (deadletters.go).
+const (
+	// InvDLRequeued: a requeued dead letter leaves the list and its message is handled once:
+	// it takes effect (its cause was fixed) or is dead-lettered again (it was not), never
+	// both, never neither; a message last requeued after the fix took effect by the end.
+	InvDLRequeued = "dead-letter-requeued-once"
+	// InvDLDiscarded: a discarded dead letter leaves the list, and a message last discarded
+	// never takes effect.
+	InvDLDiscarded = "dead-letter-discarded-never"
+	// InvDLAudit: every audit row matches what the bus did (one action, the same, per ETag)
+	// and every action the bus did has its audit row; a refused or paced action leaves no
+	// row; a repeat is a replay, the other action 412, neither done again.
+	InvDLAudit = "dead-letter-audit-matches-bus"
+	// InvDLNo409: an action that died between its audit row and the bus call is answered 409
+	// while it may still be done, and is taken over after deadletter.AbandonedAfter: no dead
+	// letter answered 409 stays undone.
+	InvDLNo409 = "dead-letter-no-409-for-good"
+)
+
 // Violation is one broken invariant.
 type Violation struct {
 	Invariant string
@@ -192,6 +211,8 @@ type checker struct {
 	// lateCrashed: the sms deliveries whose first claim, at or after their number's late
 	// opt-out, died before its gate (LateOptOut): each must end Skipped, never sent.
 	lateCrashed map[string]bool
+	// dl: the dead-letter operator's record (deadletters.go).
+	dl *dlState
 	// noChannelFaults: channel fault windows are off, so every due delivery must be sent.
 	seedLabel string
 }
@@ -576,6 +597,9 @@ func (c *checker) final(ctx context.Context, now time.Time) error {
 		return err
 	}
 	if err := c.checkCampaigns(ctx, r); err != nil {
+		return err
+	}
+	if err := c.checkDeadLetters(ctx, r); err != nil {
 		return err
 	}
 	return r.err()

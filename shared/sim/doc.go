@@ -2,11 +2,14 @@
 // seed it generates a history (workload.go: business units in several zones, date-based
 // and threshold reminders, source events with duplicates, out-of-order revisions, deletions
 // and date moves, settings changes, a report subscription with run-now, gateway batches,
-// loyalty events, a campaign with a budget, price policies and a billing server),
+// loyalty events, a campaign with a budget, price policies and a billing server, poison
+// events that are dead-lettered and an operator who fixes, requeues and discards them through
+// deadletter.Service: deadletters.go),
 // runs it through the real pipeline on the embedded stack with replay's simulated clock
 // (replay.Driver), injects faults at named points (faults.go: app.Faults hooks, a broker
 // wrapper, restarts on the same SQLite file, clock jumps, channel fault windows, the
-// billing server's failures and lost answers), and checks
+// billing server's failures and lost answers, the dead-letter actions' deaths between audit
+// and bus call, refusals, lost answers and contradicting operators), and checks
 // invariants (check.go) at quiescent points and at the end against an oracle (oracle.go,
 // resolve.go) computed from the history alone.
 //

@@ -110,11 +110,26 @@ const (
 	// crashed), so it is taken over in doubt, and SMS being idempotent, the takeover is a
 	// resend: never-to-opted-out holds it to the first-claim rule (Skipped, never sent).
 	LateOptOut Kind = "late-opt-out"
+	// DLCrash: an operator's requeue or discard of a dead letter dies between its audit row
+	// and the bus call (the API process dies; the bus lives on). The operator's immediate
+	// repeat is answered 409; back after deadletter.AbandonedAfter (the clock jumps), the
+	// action takes the died one over and completes it (deadletters.go).
+	DLCrash Kind = "deadletter-crash"
+	// DLRefused: the bus refuses an operator's requeue or discard: nothing done, the audit
+	// row withdrawn; the operator tries again or leaves it listed.
+	DLRefused Kind = "deadletter-refused"
+	// DLLostAnswer: the answer to an operator's requeue or discard is lost; the operator
+	// sends the same action again with the same etag: replayed, nothing done twice.
+	DLLostAnswer Kind = "deadletter-lost-answer"
+	// DLOtherAction: after an operator's action, a second operator, with the same form,
+	// does the other action (discard after requeue, or requeue after discard): 412.
+	DLOtherAction Kind = "deadletter-other-action"
 )
 
 // AllKinds lists every fault kind.
 var AllKinds = []Kind{ClaimCrash, Lease, SendCrash, RelayCrash, BusDuplicate, BusDelay, Restart, Channel, AttributeCrash,
-	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail, LateOptOut, CampaignClaimCrash}
+	CampaignCrash, ChargeCrash, BillingFail, BillingLost, EagerLost, StopCharge, DestinationFull, PublishFail, LateOptOut, CampaignClaimCrash,
+	DLCrash, DLRefused, DLLostAnswer, DLOtherAction}
 
 // ParseKinds reads a -faults value: "all", "none" or a comma-separated list of kinds.
 func ParseKinds(s string) (map[Kind]bool, error) {
@@ -236,12 +251,14 @@ type driver struct {
 	billingAsked  map[string]int
 	billingCounts map[string]int
 	billingOff    atomic.Bool
+	// dl: the dead-letter operator (deadletters.go), on its own random stream.
+	dl *dlState
 }
 
 func newDriver(w *Workload, kinds map[Kind]bool, chk *checker) *driver {
 	return &driver{w: w, kinds: kinds, rng: rand.New(rand.NewPCG(w.Seed, 0xfa017fa017)), fullRng: rand.New(rand.NewPCG(w.Seed, 0xf0110f011)),
 		failRng: rand.New(rand.NewPCG(w.Seed, 0xfa11ed0ff)), claimRng: rand.New(rand.NewPCG(w.Seed, 0xc1a1c7a54)), counts: map[string]int{}, chk: chk,
-		billingAsked: map[string]int{}, billingCounts: map[string]int{}}
+		billingAsked: map[string]int{}, billingCounts: map[string]int{}, dl: chk.dl}
 }
 
 func (d *driver) roll(k Kind, p float64) bool {
@@ -541,6 +558,9 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 		return false, err
 	}
 	if err := d.lateOptOuts(ctx); err != nil {
+		return false, err
+	}
+	if err := d.operate(ctx); err != nil {
 		return false, err
 	}
 	restart := d.crashed

@@ -81,7 +81,7 @@ func (w *Workload) input(op Op) (json.RawMessage, error) {
 	at := op.At.UTC().Format(time.RFC3339)
 	var in obj
 	switch op.Kind {
-	case OpEvent, OpDelete:
+	case OpEvent, OpDelete, OpPoison:
 		ev := obj{"specversion": "1.0", "id": op.EventID, "source": "/sim", "type": op.SourceType + ".Upserted", "time": at,
 			"businessunitid": op.Unit, "entitytype": op.SourceType, "entityguid": op.Source, "revision": op.Revision,
 			"datacontenttype": "application/json"}

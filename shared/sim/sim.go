@@ -137,7 +137,7 @@ func RunWorkload(ctx context.Context, w *Workload, kinds map[Kind]bool) (res Res
 		defer os.RemoveAll(dir)
 	}
 	sink := &lineSink{effects: map[string][]effect{}}
-	chk := &checker{w: w, dbPath: filepath.Join(dir, "automation.db"), sink: sink, checked: map[string]int{}}
+	chk := &checker{w: w, dbPath: filepath.Join(dir, "automation.db"), sink: sink, checked: map[string]int{}, dl: newDLState(w)}
 	defer chk.close()
 	drv := newDriver(w, kinds, chk)
 	chk.attributes = func() store.AttributeStore {

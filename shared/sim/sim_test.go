@@ -80,7 +80,7 @@ func TestGenerateIsAFunctionOfTheSeed(t *testing.T) {
 			kinds[op.Kind] = true
 		}
 	}
-	for _, k := range []OpKind{OpEvent, OpDelete, OpSendTime, OpDeactivate, OpFault, OpReport, OpRegistry, OpIngest, OpCampaign} {
+	for _, k := range []OpKind{OpEvent, OpDelete, OpSendTime, OpDeactivate, OpFault, OpReport, OpRegistry, OpIngest, OpCampaign, OpPoison} {
 		if !kinds[k] {
 			t.Errorf("no %s operation in 20 seeds", k)
 		}

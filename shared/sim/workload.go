@@ -228,6 +228,7 @@ func Generate(seed uint64) *Workload {
 		w.campaigns(rng)
 	}
 	w.sms(seed, zone)
+	w.poison(seed)
 	sort.SliceStable(w.Ops, func(a, b int) bool { return w.Ops[a].At.Before(w.Ops[b].At) })
 	return w
 }
