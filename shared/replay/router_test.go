@@ -18,11 +18,7 @@ import (
 
 func parseFile(t *testing.T, path string) *replay.Scenario {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := replay.Parse(raw)
+	sc, err := replay.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
