@@ -73,10 +73,10 @@ import (
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
 // channeltest, the OpenAPI checks openapitest, the browser browsertest, the token signer
 // oidctest, the function folders funchosttest, the rigs budgettest, campaigntest and
-// sqlitetest) is imported by tests only, or by another such package (apptest's OpenAPI rig
+// sqlitetest, the simulators' starter simhttptest) is imported by tests only, or by another such package (apptest's OpenAPI rig
 // on openapitest).
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp", "shared/simhttp/simhttptest",
 		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink", "shared/oidcauth/oidctest"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack",
 		"shared/automation/automationtest"},
