@@ -9,19 +9,14 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/delivery"
-	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // Each recorded delivery outcome is counted by channel and status, the channel only when it
 // is a configured one (a row naming another counts under ""), so the label set stays
 // bounded. Not parallel: telemetry installs the process's OTel globals.
 func TestDeliveryOutcomesCountedByConfiguredChannel(t *testing.T) {
-	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	p := telemetrytest.Prometheus(t)
 	e := newEnv(t, map[string]delivery.Channel{"log": delivery.FuncChannel(func(_ context.Context, m delivery.Message) (string, error) {
 		return "ref-" + m.DeliveryKey, nil
 	})})
