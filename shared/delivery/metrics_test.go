@@ -22,24 +22,8 @@ func TestDeliveryOutcomesCountedByConfiguredChannel(t *testing.T) {
 	})})
 	e.queue(t, nil, "log", "a@example.test", "made-up-channel", "b@example.test")
 	e.pump(t)
-	fams, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range fams {
-		if f.GetName() != "automation_delivery_outcomes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			key := ""
-			for _, l := range m.GetLabel() {
-				key += l.GetName() + "=" + l.GetValue() + ";"
-			}
-			got[key] = m.GetCounter().GetValue()
-		}
-	}
-	want := map[string]float64{"automation_channel=log;automation_status=Sent;": 1, "automation_channel=;automation_status=Failed;": 1}
+	got := telemetrytest.Series(t, p.Registry, "automation_delivery_outcomes_total")
+	want := map[string]float64{"automation_channel=log,automation_status=Sent": 1, "automation_channel=,automation_status=Failed": 1}
 	if len(got) != len(want) {
 		t.Fatalf("counted %v, want %v", got, want)
 	}

@@ -139,19 +139,7 @@ func TestLevelsReadOncePerTTL(t *testing.T) {
 	}, func() time.Time { return now }, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	pending := func() float64 {
-		fams, err := p.Registry.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fams {
-			if f.GetName() == "automation_due_pending" {
-				return f.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("no automation_due_pending")
-		return 0
-	}
+	pending := func() float64 { return telemetrytest.Series(t, p.Registry, "automation_due_pending")[""] }
 	for range 5 {
 		if v := pending(); v != 1 || reads != 1 {
 			t.Fatalf("within the TTL: gauge %v after %d reads, want 1 after 1", v, reads)

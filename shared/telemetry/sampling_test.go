@@ -92,18 +92,10 @@ func TestMetricLabelSetsBuiltOnce(t *testing.T) {
 		telemetry.CountDelivery(ctx, fmt.Sprintf("ch-%d", i), "Sent")
 		telemetry.CountDelivery(ctx, fmt.Sprintf("ch-%d", i), "Sent")
 	}
-	fams, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	series, total := 0, 0.0
-	for _, f := range fams {
-		if f.GetName() == "automation_delivery_outcomes_total" {
-			for _, m := range f.GetMetric() {
-				series++
-				total += m.GetCounter().GetValue()
-			}
-		}
+	counted := telemetrytest.Series(t, p.Registry, "automation_delivery_outcomes_total")
+	series, total := len(counted), 0.0
+	for _, v := range counted {
+		total += v
 	}
 	if want := distinct + 1; series != want || total != 2*distinct+102 {
 		t.Fatalf("%d series counting %v, want %d counting %d", series, total, want, 2*distinct+102)
