@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
@@ -29,11 +30,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	st := sqlitetest.Open(t)
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-ny", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := st.BusinessUnitUpsert(context.Background(), bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, st, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, store.BusinessUnit{ID: "bu-ny", Name: "New York", TimeZoneID: "America/New_York"})
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 0, 0, 0, 0, time.UTC))
 	return &env{st: st, clock: clock, svc: &attribute.Service{Store: st, Clock: clock}}
 }

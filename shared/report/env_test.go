@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
@@ -75,12 +76,7 @@ func newEnv(t *testing.T, start time.Time) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := st.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, st, storetest.SydneyAndNewYork...)
 	e := &env{st: st, tr: tr, clock: automation.NewManualClock(start), bus: bus.NewMemory(nil)}
 	e.render = &countingRenderer{inner: &report.ActivityRenderer{Store: st}}
 	reg := report.NewRegistry()
