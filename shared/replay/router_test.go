@@ -13,7 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
-	"github.com/automation-platform/automation/shared/trace/localtrace"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 func parseFile(t *testing.T, path string) *replay.Scenario {
@@ -40,11 +40,7 @@ func TestScenarioEventsAreDeadLetteredThroughTheRouter(t *testing.T) {
 	if _, err := replay.Run(context.Background(), sc, &out, &replay.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := sqlitetest.OpenTrace(t, dir)
 	ctx := context.Background()
 	rejected := parseLines(t, out.Bytes()).rejected
 	if len(rejected) != 3 {
