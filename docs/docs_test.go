@@ -229,6 +229,20 @@ func check(root string, files []string) ([]problem, error) {
 	return out, nil
 }
 
+// repoRoot is the repository's root (the folder above docs/, holding go.mod), absolute; a
+// root without go.mod fails t.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root not found at %s: %v", root, err)
+	}
+	return root
+}
+
 // repoFiles lists the repository's files: tracked and untracked-but-not-ignored ones from
 // git, or, without git, a walk that skips .git and node_modules.
 func repoFiles(t *testing.T, root string) []string {
@@ -267,13 +281,7 @@ func repoFiles(t *testing.T, root string) []string {
 // TestRepositoryStandsAlone checks the whole repository.
 func TestRepositoryStandsAlone(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root not found at %s: %v", root, err)
-	}
+	root := repoRoot(t)
 	files := repoFiles(t, root)
 	if !slices.Contains(files, "docs/architecture.md") || len(files) < 100 {
 		t.Fatalf("listed %d files, without docs/architecture.md: the file listing is broken", len(files))

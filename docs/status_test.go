@@ -44,10 +44,7 @@ func staleProblems(file string, text []byte) []problem {
 // staleAllowed names the line and says why.
 func TestDocsCallNothingPlannedThatExists(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	files := repoFiles(t, root)
 	n := 0
 	for _, f := range files {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,23 +10,7 @@ import (
 )
 
 func TestBillingSimCommandServesTheContract(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut logsink.Buffer
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"billing-sim", "-addr", "127.0.0.1:0", "-balance", "bu-1:USD:500"}, func(string) string { return "" }, &out, &errOut)
-	}()
-	var url string
-	for i := 0; i < 200 && url == ""; i++ {
-		if _, after, ok := strings.Cut(out.String(), "listening on "); ok {
-			url = strings.TrimSpace(after)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if url == "" {
-		cancel()
-		t.Fatalf("no address printed: %q %q", out.String(), errOut.String())
-	}
+	url, _, stop := startSim(t, "billing-sim", "-addr", "127.0.0.1:0", "-balance", "bu-1:USD:500")
 	c := &billing.Client{BaseURL: url, Timeout: 2 * time.Second}
 	if b, err := c.GetBalance(context.Background(), "bu-1", "USD"); err != nil || b.Available != 500 {
 		t.Fatalf("balance %+v %v", b, err)
@@ -35,10 +18,8 @@ func TestBillingSimCommandServesTheContract(t *testing.T) {
 	if tr, err := c.CreateTransfer(context.Background(), billing.TransferRequest{OrderID: "o-1", BusinessUnitID: "bu-1", Amount: 200, Currency: "USD", TransferType: "FEE"}); err != nil || tr.Status != billing.StatusSucceeded {
 		t.Fatalf("create %+v %v", tr, err)
 	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
+	stop()
+	var out, errOut logsink.Buffer
 	for _, bad := range [][]string{{"billing-sim", "-addr", "0.0.0.0:8089"}, {"billing-sim", "-balance", "bu-1:usd:5"}, {"billing-sim", "-balance", "bu-1:USD:-5"}} {
 		if code := run(context.Background(), bad, func(string) string { return "" }, &out, &errOut); code != 2 {
 			t.Errorf("%v: exit %d", bad, code)

@@ -77,3 +77,22 @@ func startCommand(t *testing.T, args ...string) (lines *bufio.Reader, stop func(
 		}
 	}
 }
+
+// startSim is startCommand for a simulator whose first line names its base URL (the first
+// field starting "http://": provider-sim and fcm-sim print the URL alone, billing-sim and
+// otlp-sim a sentence around it); it fails t unless that line comes.
+func startSim(t *testing.T, args ...string) (url string, lines *bufio.Reader, stop func()) {
+	t.Helper()
+	lines, stop = startCommand(t, args...)
+	first, err := lines.ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s printed no address: %q %v", args[0], first, err)
+	}
+	for _, f := range strings.Fields(first) {
+		if strings.HasPrefix(f, "http://") {
+			return f, lines, stop
+		}
+	}
+	t.Fatalf("%s printed no address: %q", args[0], first)
+	return "", nil, nil
+}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -17,12 +16,7 @@ func TestFCMSimCommand(t *testing.T) {
 		t.Fatalf("without -key-file: exit %d, want 2", code)
 	}
 	key := filepath.Join(t.TempDir(), "sa.json")
-	lines, stop := startCommand(t, "fcm-sim", "-addr", "127.0.0.1:0", "-key-file", key)
-	url, err := lines.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url = strings.TrimSpace(url)
+	url, _, stop := startSim(t, "fcm-sim", "-addr", "127.0.0.1:0", "-key-file", key)
 	b, err := os.ReadFile(key)
 	if err != nil {
 		t.Fatal(err)

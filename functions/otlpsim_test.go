@@ -21,12 +21,7 @@ func TestOTLPSimPrintsExportedSpans(t *testing.T) {
 	if code := run(t.Context(), []string{"otlp-sim", "extra"}, nil, io.Discard, io.Discard); code != 2 {
 		t.Fatalf("with a stray argument: exit %d, want 2", code)
 	}
-	lines, stop := startCommand(t, "otlp-sim", "-addr", "127.0.0.1:0")
-	first, err := lines.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := strings.Fields(strings.TrimPrefix(first, "otlp-sim: listening on "))[0]
+	url, lines, stop := startSim(t, "otlp-sim", "-addr", "127.0.0.1:0")
 	host := strings.TrimPrefix(url, "http://")
 	got := make(chan string, 16) // read while the synchronous exporter waits for its answer
 	go func() {

@@ -7,9 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/automation-platform/automation/shared/logsink"
 )
 
 // `automation provider-sim` (alias providersim) serves the action protocol until stopped; bad flags are exit 2.
@@ -17,19 +14,7 @@ func TestProvidersimCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"providersim", "-mode", "sometimes"}, nil, io.Discard, io.Discard); code != 2 {
 		t.Fatalf("bad mode: exit %d", code)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &logsink.Buffer{}
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"provider-sim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup"}, nil, out, io.Discard)
-	}()
-	var url string
-	for range 200 {
-		if url = strings.TrimSpace(out.String()); url != "" {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	url, _, stop := startSim(t, "provider-sim", "-addr", "127.0.0.1:0", "-dedupe", "-lookup")
 	req, _ := http.NewRequest("POST", url+"/actions", strings.NewReader(`{}`))
 	req.Header.Set("Idempotency-Key", "k1")
 	resp, err := http.DefaultClient.Do(req)
@@ -40,10 +25,7 @@ func TestProvidersimCommand(t *testing.T) {
 	if resp, err := http.Get(url + "/actions/k1"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("lookup: %v %v", resp, err)
 	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	stop()
 }
 
 // The two simulators are named alike, listed in the usage and the command table of

@@ -223,11 +223,7 @@ func (h *Harness) seed(ctx context.Context, o Options) error {
 		}
 	}
 	if o.Scenario != "" {
-		raw, err := os.ReadFile(o.Scenario)
-		if err != nil {
-			return err
-		}
-		sc, err := replay.Parse(raw)
+		sc, err := replay.ParseFile(o.Scenario)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery/fcmsim"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/gateway"
+	"github.com/automation-platform/automation/shared/simhttp/simhttptest"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -487,14 +488,7 @@ func TestLoyaltyUseCases(t *testing.T) {
 
 func run(t *testing.T, uc useCase) {
 	ctx := context.Background()
-	fcm, err := fcmsim.New(fcmsim.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fcm.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fcm.Close() })
+	fcm := simhttptest.Start(t, fcmsim.New, fcmsim.Config{})
 	h, err := acceptance.Start(ctx, acceptance.Options{Dir: t.TempDir(), Start: ts(uc.start), Scenario: scenarioFile,
 		Registry: registryFile, FunctionsDir: functionsDir, Push: fcm, PushActions: pushActions, PushEvents: pushEvents, PushReminders: pushReminders})
 	if err != nil {

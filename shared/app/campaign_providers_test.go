@@ -12,6 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaign/campaigntest"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/config"
 	"github.com/automation-platform/automation/shared/gateway"
@@ -33,11 +34,7 @@ func TestConfiguredCampaignProviderRunsOverHTTP(t *testing.T) {
 		{"without a token", "", store.CommandFailed, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sim := providersim.New(providersim.Config{Dedupe: true, Lookup: true, Token: "sim-token-0123456789"})
-			if err := sim.Start("127.0.0.1:0"); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = sim.Close() })
+			sim := campaigntest.StartSim(t, providersim.Config{Dedupe: true, Lookup: true, Token: "sim-token-0123456789"})
 			env := map[string]string{"AUTOMATION_DATA_DIR": t.TempDir(),
 				"AUTOMATION_CAMPAIGN_PROVIDERS": `[{"name":"telco","baseUrl":"` + sim.URL() + `","actionTypes":["TOP_UP"],"dedupe":true,"lookup":true,
 					"concurrency":2,"ratePerSecond":50,"timeoutSeconds":5}]`,

@@ -14,8 +14,8 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/shared/trace"
-	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 // hungTrace is a trace store whose writes hang until their context ends.
@@ -47,11 +47,7 @@ func TestCloseReturnsWithTheTraceStoreHung(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := sqlitetest.OpenTrace(t, dir)
 	now := time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC)
 	clk := automation.NewManualClock(now)
 	h := &hungTrace{Writer: tr, started: make(chan struct{}, 1)}

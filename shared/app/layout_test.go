@@ -73,13 +73,14 @@ import (
 // package that imports "testing" (the conformance suites storetest, bustest, tracetest and
 // channeltest, the OpenAPI checks openapitest, the browser browsertest, the token signer
 // oidctest, the function folders funchosttest, the rigs budgettest, campaigntest and
-// sqlitetest) is imported by tests only, or by another such package (apptest's OpenAPI rig
+// sqlitetest, the simulators' starter simhttptest, the
+// telemetry set-up telemetrytest) is imported by tests only, or by another such package (apptest's OpenAPI rig
 // on openapitest).
 var layers = [][]string{
-	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp",
+	{"shared/automation", "shared/localtime", "shared/logctx", "shared/logmask", "shared/phonenumber", "shared/config", "shared/trace", "shared/topology", "shared/simhttp", "shared/simhttp/simhttptest",
 		"shared/telemetry", "shared/telemetry/otlptest", "shared/browsertest", "shared/logsink", "shared/oidcauth/oidctest"},
 	{"shared/store", "shared/quiethours", "shared/strictjson", "shared/funchost", "shared/bus", "shared/trace/tracetest", "sql", "shared/money", "shared/azurestack",
-		"shared/automation/automationtest"},
+		"shared/automation/automationtest", "shared/telemetry/telemetrytest"},
 	{"shared/bus/bustest", "shared/funchost/funchosttest", "shared/scheduler", "shared/metricscount", "shared/events", "shared/deadletter", "shared/httpapi", "shared/httpapi/openapitest", "shared/budget/billing", "shared/businessunit", "shared/store/storetest", "sql/sqlstore", "shared/trace/localtrace", "shared/azure", "shared/local"},
 	{"shared/delivery", "shared/apikey", "shared/session", "shared/quota", "shared/oidcauth", "shared/recipienttoken", "sql/mssql", "sql/sqlite", "shared/publish", "shared/budget/billingsim", "shared/delivery/fcmsim", "shared/delivery/acssim", "shared/attribute", "shared/api/deadletterapi"},
 	{"shared/reminder", "shared/preference", "shared/report", "shared/delivery/channel", "shared/delivery/channeltest", "shared/api/deliveryapi", "shared/gateway", "shared/inbox", "shared/campaign", "shared/campaign/providersim", "shared/budget", "sql/sqlite/sqlitetest"},

@@ -16,21 +16,10 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 )
 
-// customerPayload is a tracking message of customer cust (its session) at instant at.
+// customerPayload is a tracking message of customer cust (its session) in bu-syd at instant
+// at (trackingPayload).
 func customerPayload(id, cust, at string, ins ...string) []byte {
-	for i, in := range ins {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(in), &m); err != nil {
-			panic(err)
-		}
-		if _, ok := m["target_entity_id"]; !ok {
-			m["target_entity_id"] = cust
-		}
-		b, _ := json.Marshal(m)
-		ins[i] = string(b)
-	}
-	return []byte(`{"event_id":"` + id + `","source":"/app","source_event":"ViewItem","customer_id":"` + cust + `","business_unit_id":"bu-syd",` +
-		`"timestamp":"` + at + `","registry_version":1,"route":"tracking","instructions":[` + strings.Join(ins, ",") + `]}`)
+	return trackingPayload(id, "bu-syd", cust, at, ins...)
 }
 
 const (

@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/metricscount"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
@@ -29,11 +30,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	st := sqlitetest.Open(t)
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-ny", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := st.BusinessUnitUpsert(context.Background(), bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, st, store.BusinessUnit{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, store.BusinessUnit{ID: "bu-ny", Name: "New York", TimeZoneID: "America/New_York"})
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 0, 0, 0, 0, time.UTC))
 	return &env{st: st, clock: clock, svc: &attribute.Service{Store: st, Clock: clock}}
 }
@@ -41,19 +38,28 @@ func newEnv(t testing.TB) *env {
 const weeklyView = `{"attribute_code":"weekly_view_count","entity_type":"CUSTOMER","operation":"INCREMENT","period_type":"WEEKLY","step":"1",
  "thresholds":[{"value":10,"trigger_event":"View_10_Items_Reward","reset_policy":"RESET_ON_TRIGGER"}]}`
 
+// payload is a tracking message of customer CUST-001 in unit bu at instant at
+// (trackingPayload).
 func payload(id, bu, at string, ins ...string) []byte {
+	return trackingPayload(id, bu, "CUST-001", at, ins...)
+}
+
+// trackingPayload is a tracking message (a ViewItem of source /app, registry version 1) of
+// customer cust in unit bu at instant at carrying the instructions ins, each aimed at cust
+// unless it names its own target_entity_id.
+func trackingPayload(id, bu, cust, at string, ins ...string) []byte {
 	for i, in := range ins {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(in), &m); err != nil {
 			panic(err)
 		}
 		if _, ok := m["target_entity_id"]; !ok {
-			m["target_entity_id"] = "CUST-001"
+			m["target_entity_id"] = cust
 		}
 		b, _ := json.Marshal(m)
 		ins[i] = string(b)
 	}
-	return []byte(`{"event_id":"` + id + `","source":"/app","source_event":"ViewItem","customer_id":"CUST-001","business_unit_id":"` + bu +
+	return []byte(`{"event_id":"` + id + `","source":"/app","source_event":"ViewItem","customer_id":"` + cust + `","business_unit_id":"` + bu +
 		`","timestamp":"` + at + `","registry_version":1,"route":"tracking","instructions":[` + strings.Join(ins, ",") + `]}`)
 }
 

@@ -401,33 +401,6 @@ func TestMemoryDeadLetterReason(t *testing.T) {
 	}
 }
 
-func TestDeadLetterError(t *testing.T) {
-	t.Parallel()
-	cause := errors.New("cause")
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"nil", nil, false},
-		{"plain", cause, false},
-		{"DeadLetter", automation.Permanent(cause), true},
-		{"wrapped", fmt.Errorf("ctx: %w", automation.Permanent(cause)), true},
-		{"joined", errors.Join(errors.New("x"), automation.Permanent(cause)), true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := automation.IsPermanent(tt.err); got != tt.want {
-				t.Errorf("automation.IsPermanent(%v) = %v, want %v", tt.err, got, tt.want)
-			}
-			if tt.want && !errors.Is(tt.err, cause) {
-				t.Errorf("DeadLetter does not unwrap to its cause")
-			}
-		})
-	}
-}
-
 func TestMemoryRetryDelayAndDeadLetterCallback(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)

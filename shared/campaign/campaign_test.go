@@ -278,12 +278,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					}
 				}
 				// The crashed worker's outbox message is gone (taken); recovery is the sweep's.
-				msgs, _ := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-				var ids []int64
-				for _, m := range msgs {
-					ids = append(ids, m.ID)
-				}
-				_ = r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()})
+				r.Drain(nil)
 				r.Settle(5*time.Minute, 40)
 
 				got := r.Commands(exe)[0]
@@ -489,7 +484,7 @@ func TestProviderConcurrencyAndBackpressure(t *testing.T) {
 		}
 	}
 	// Run all command messages at once, as a bus with many deliveries would.
-	msgs, _ := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
+	msgs := r.Unpublished("")
 	var wg sync.WaitGroup
 	for _, m := range msgs {
 		wg.Go(func() {
@@ -647,12 +642,7 @@ func TestInDoubtStaysInDoubtWhileWaiting(t *testing.T) {
 	}
 	d.Status = store.CampaignActive
 	r.save("c", d, "r1")
-	msgs, _ := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-	var ids []int64
-	for _, m := range msgs {
-		ids = append(ids, m.ID)
-	}
-	_ = r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()})
+	r.Drain(nil)
 	r.Settle(time.Minute, 10)
 	got := r.Commands(exe)[0]
 	if got.Status != store.CommandUnknown || got.NextAttemptOn != nil || r.sims["plain"].Applied(c.EffectKey) != 1 {

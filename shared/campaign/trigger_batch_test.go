@@ -87,16 +87,7 @@ func TestHandleEventBatch(t *testing.T) {
 			if refuse && (st.many != 1 || st.one != 7) {
 				t.Fatalf("start transactions: %d batches and %d alone, want 1 refused and 7 alone (e1 twice; e3 stops at its refused first start)", st.many, st.one)
 			}
-			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			commands := 0
-			for _, m := range msgs {
-				if m.Destination == topology.CampaignCommandsQueue {
-					commands++
-				}
-			}
+			commands := len(r.Unpublished(topology.CampaignCommandsQueue))
 			if want := map[bool]int{false: 6, true: 4}[refuse]; commands != want {
 				t.Fatalf("%d command messages, want %d (one per execution created)", commands, want)
 			}

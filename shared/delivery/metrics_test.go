@@ -9,42 +9,21 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/delivery"
-	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // Each recorded delivery outcome is counted by channel and status, the channel only when it
 // is a configured one (a row naming another counts under ""), so the label set stays
 // bounded. Not parallel: telemetry installs the process's OTel globals.
 func TestDeliveryOutcomesCountedByConfiguredChannel(t *testing.T) {
-	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	p := telemetrytest.Prometheus(t)
 	e := newEnv(t, map[string]delivery.Channel{"log": delivery.FuncChannel(func(_ context.Context, m delivery.Message) (string, error) {
 		return "ref-" + m.DeliveryKey, nil
 	})})
 	e.queue(t, nil, "log", "a@example.test", "made-up-channel", "b@example.test")
 	e.pump(t)
-	fams, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range fams {
-		if f.GetName() != "automation_delivery_outcomes_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			key := ""
-			for _, l := range m.GetLabel() {
-				key += l.GetName() + "=" + l.GetValue() + ";"
-			}
-			got[key] = m.GetCounter().GetValue()
-		}
-	}
-	want := map[string]float64{"automation_channel=log;automation_status=Sent;": 1, "automation_channel=;automation_status=Failed;": 1}
+	got := telemetrytest.Series(t, p.Registry, "automation_delivery_outcomes_total")
+	want := map[string]float64{"automation_channel=log,automation_status=Sent": 1, "automation_channel=,automation_status=Failed": 1}
 	if len(got) != len(want) {
 		t.Fatalf("counted %v, want %v", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/telemetry/otlptest"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // The relay's spans, every new trace sampled: an outbox row is one producer span in the
@@ -18,14 +19,8 @@ import (
 // traceparent as it is (the same trace, still not sampled). An untraced row starts a trace.
 // Not parallel: telemetry installs the process's OTel globals.
 func TestRelaySpansPerRowAndUnsampledRowsPassTheirContextOn(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
+	rcv, p := telemetrytest.Export(t, telemetry.Options{Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
 	st, clock := relayStore(t)
 
 	const unsampled = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"

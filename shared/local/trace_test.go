@@ -14,7 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/local"
 	"github.com/automation-platform/automation/shared/telemetry"
-	"github.com/automation-platform/automation/shared/telemetry/otlptest"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // Trace context crosses the in-process bus as the Functions host would hand it over: a
@@ -24,14 +24,8 @@ import (
 // and the invocation's span links to every message's trace. Not parallel: telemetry
 // installs the process's OTel globals.
 func TestTraceContextCrossesRedeliveryAndBatches(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
+	rcv, tel := telemetrytest.Export(t, telemetry.Options{Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
 	ctx := context.Background()
-	tel, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tel.Shutdown(ctx)
 	clock := automation.NewManualClock(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
 	b := bus.NewMemory(&bus.MemoryOptions{MaxDeliveryCount: 3})
 	r := funchost.NewRouter(nil)

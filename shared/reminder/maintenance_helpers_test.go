@@ -10,6 +10,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
@@ -38,11 +39,7 @@ func newMaintFixture(t *testing.T) *maintFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := sq.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, sq, storetest.SydneyAndNewYork...)
 	clock := automation.NewManualClock(time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC))
 	fs := &failingStore{Store: sq, failFrom: map[string]int{}, calls: map[string]int{}}
 	f := &maintFixture{st: fs, clock: clock, svc: &Service{Store: fs, Clock: clock, Channels: map[string]bool{"log": true}}}

@@ -13,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/reminder"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/sql/sqlite"
 )
 
@@ -30,12 +31,7 @@ func newFixture(t *testing.T, settings ...string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := st.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, st, storetest.SydneyAndNewYork...)
 	f := &fixture{st: st, clock: automation.NewManualClock(utc("2026-09-01T00:00:00Z"))}
 	f.svc = &reminder.Service{Store: st, Clock: f.clock, Channels: map[string]bool{"log": true}}
 	f.h = &reminder.Handler{Store: st}

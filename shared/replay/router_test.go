@@ -13,16 +13,12 @@ import (
 	"github.com/automation-platform/automation/shared/replay"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
-	"github.com/automation-platform/automation/shared/trace/localtrace"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 func parseFile(t *testing.T, path string) *replay.Scenario {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := replay.Parse(raw)
+	sc, err := replay.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +40,7 @@ func TestScenarioEventsAreDeadLetteredThroughTheRouter(t *testing.T) {
 	if _, err := replay.Run(context.Background(), sc, &out, &replay.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := sqlitetest.OpenTrace(t, dir)
 	ctx := context.Background()
 	rejected := parseLines(t, out.Bytes()).rejected
 	if len(rejected) != 3 {

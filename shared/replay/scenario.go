@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -89,6 +90,16 @@ var (
 
 // MaxSpan bounds until − start.
 const MaxSpan = 100 * 365 * 24 * time.Hour
+
+// ParseFile reads the scenario file at path and parses it (Parse); its errors are
+// os.ReadFile's (which name the path) and Parse's, unwrapped.
+func ParseFile(path string) (*Scenario, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(raw)
+}
 
 // Parse decodes and validates a scenario. Static configuration (business units,
 // settings, times) must be valid or nothing runs; input contents are checked when they are

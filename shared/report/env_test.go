@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/report"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
@@ -70,21 +71,13 @@ func newEnv(t *testing.T, start time.Time) *env {
 	t.Helper()
 	dir := t.TempDir()
 	st := sqlitetest.OpenAt(t, filepath.Join(dir, "r.db"), nil)
-	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
-	ctx := context.Background()
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := st.BusinessUnitUpsert(ctx, bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tr := sqlitetest.OpenTrace(t, dir)
+	storetest.Units(t, st, storetest.SydneyAndNewYork...)
 	e := &env{st: st, tr: tr, clock: automation.NewManualClock(start), bus: bus.NewMemory(nil)}
 	e.render = &countingRenderer{inner: &report.ActivityRenderer{Store: st}}
 	reg := report.NewRegistry()
 	reg.Register(report.ActivityReportType, e.render)
+	var err error
 	e.svc, err = report.New(report.Config{Store: st, Blobs: tr, Renderers: reg, Channels: map[string]bool{"log": true}, Clock: e.clock, Trace: tr})
 	if err != nil {
 		t.Fatal(err)

@@ -29,12 +29,9 @@ func newEnv(t *testing.T, cfg support.Config) *env {
 	t.Helper()
 	dir := t.TempDir()
 	st := sqlitetest.OpenAt(t, filepath.Join(dir, "a.db"), nil)
-	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
+	tr := sqlitetest.OpenTrace(t, dir)
 	e := &env{st: st, tr: tr, clock: automation.NewManualClock(t0)}
+	var err error
 	e.svc, err = support.New(st, tr, e.clock, cfg, nil)
 	if err != nil {
 		t.Fatal(err)

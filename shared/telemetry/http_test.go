@@ -9,6 +9,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/telemetry/otlptest"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // HTTPTransport (the billing client's, shared/app): each call is a client span named by its
@@ -21,7 +22,7 @@ func TestHTTPTransportMakesAClientSpanAndSendsItsTraceParent(t *testing.T) {
 		t.Fatalf("telemetry off: transport %T, want http.DefaultTransport as it is", rt)
 	}
 	ctx := context.Background()
-	rcv, p := setupExport(t, telemetry.Options{Ratio: 1})
+	rcv, p := telemetrytest.Export(t, telemetry.Options{Ratio: 1})
 	var got string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("traceparent")
@@ -61,7 +62,7 @@ func TestHTTPTransportMakesAClientSpanAndSendsItsTraceParent(t *testing.T) {
 // installs the process's OTel globals.
 func TestHTTPServerSpanKeepsIdsOutOfItsPath(t *testing.T) {
 	ctx := context.Background()
-	rcv, p := setupExport(t, telemetry.Options{Ratio: 1})
+	rcv, p := telemetrytest.Export(t, telemetry.Options{Ratio: 1})
 	var seen []string
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /api/devices/{customerId}/{token}", func(w http.ResponseWriter, r *http.Request) {
@@ -107,20 +108,4 @@ func TestHTTPServerSpanKeepsIdsOutOfItsPath(t *testing.T) {
 			t.Errorf("span %q url.path %q, want the route's first two segments", s.Name, got)
 		}
 	}
-}
-
-// setupExport starts an OTLP receiver and sets telemetry up to export to it with opts (its
-// Endpoint set to the receiver's); telemetry is shut down, then the receiver closed, when
-// the test ends.
-func setupExport(t *testing.T, opts telemetry.Options) (*otlptest.Receiver, *telemetry.Providers) {
-	t.Helper()
-	rcv := otlptest.Start()
-	t.Cleanup(rcv.Close)
-	opts.Endpoint = rcv.URL
-	p, err := telemetry.Setup(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Shutdown(context.Background()) })
-	return rcv, p
 }

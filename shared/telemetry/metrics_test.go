@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // TestMetricNamesUnitsAndLabels pins every product metric as a Prometheus scraper sees it
@@ -17,7 +18,7 @@ import (
 // renamed metric, a changed unit or a new label (an id, say) fails here, and
 // docs/operations.md must follow. Not parallel: Setup installs the process's OTel globals.
 func TestMetricNamesUnitsAndLabels(t *testing.T) {
-	ctx, p := setupPrometheus(t)
+	ctx, p := context.Background(), telemetrytest.Prometheus(t)
 	telemetry.CountIngest(ctx, "bu-1", "Login", "accepted")
 	telemetry.CountAttributeApply(ctx, "Applied", 1)
 	telemetry.CountCommand(ctx, "WAITING_BUDGET", "telco")
@@ -129,7 +130,7 @@ func TestSpansOffCostNothing(t *testing.T) {
 // The gauges' callback runs on each export and scrape: one store read serves every
 // collection within the TTL, and the next collection after it reads again. Not parallel.
 func TestLevelsReadOncePerTTL(t *testing.T) {
-	_, p := setupPrometheus(t)
+	p := telemetrytest.Prometheus(t)
 	now := time.Date(2026, 9, 2, 1, 0, 0, 0, time.UTC)
 	reads := 0
 	if _, err := p.RegisterLevels(func(context.Context) (telemetry.Levels, error) {
@@ -138,19 +139,7 @@ func TestLevelsReadOncePerTTL(t *testing.T) {
 	}, func() time.Time { return now }, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	pending := func() float64 {
-		fams, err := p.Registry.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fams {
-			if f.GetName() == "automation_due_pending" {
-				return f.GetMetric()[0].GetGauge().GetValue()
-			}
-		}
-		t.Fatal("no automation_due_pending")
-		return 0
-	}
+	pending := func() float64 { return telemetrytest.Series(t, p.Registry, "automation_due_pending")[""] }
 	for range 5 {
 		if v := pending(); v != 1 || reads != 1 {
 			t.Fatalf("within the TTL: gauge %v after %d reads, want 1 after 1", v, reads)
@@ -160,17 +149,4 @@ func TestLevelsReadOncePerTTL(t *testing.T) {
 	if v := pending(); v != 2 || reads != 2 {
 		t.Fatalf("after the TTL: gauge %v after %d reads, want 2 after 2", v, reads)
 	}
-}
-
-// setupPrometheus installs the process's OTel globals with the Prometheus registry only
-// (telemetry.Setup), shut down when the test ends. Tests that call it are not parallel.
-func setupPrometheus(t *testing.T) (context.Context, *telemetry.Providers) {
-	t.Helper()
-	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Shutdown(ctx) })
-	return ctx, p
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 const (
@@ -23,7 +24,7 @@ const (
 // globals.
 func TestUnsampledParentStartsNoSpan(t *testing.T) {
 	ctx := context.Background()
-	setupExport(t, telemetry.Options{Ratio: 1}) // the default sampler, every root sampled
+	telemetrytest.Export(t, telemetry.Options{Ratio: 1}) // the default sampler, every root sampled
 
 	parent := telemetry.Extract(ctx, unsampledParent, "")
 	allocs := testing.AllocsPerRun(100, func() {
@@ -59,7 +60,7 @@ func TestUnsampledParentStartsNoSpan(t *testing.T) {
 // an unsampled parent. Not parallel.
 func TestUnsampledParentIsAskedWhenTheSamplerIsNotParentBased(t *testing.T) {
 	ctx := context.Background()
-	setupExport(t, telemetry.Options{Sampler: telemetry.SamplerTraceIDRatio, Ratio: 1})
+	telemetrytest.Export(t, telemetry.Options{Sampler: telemetry.SamplerTraceIDRatio, Ratio: 1})
 	_, span := telemetry.Start(telemetry.Extract(ctx, unsampledParent, ""), "child", 0)
 	defer span.End()
 	if !span.IsRecording() {
@@ -76,7 +77,7 @@ func TestUnsampledParentIsAskedWhenTheSamplerIsNotParentBased(t *testing.T) {
 // A recording reuses its instrument's label set, built once: counting allocates nothing,
 // and past the cache's bound every set is still counted (built per call). Not parallel.
 func TestMetricLabelSetsBuiltOnce(t *testing.T) {
-	ctx, p := setupPrometheus(t)
+	ctx, p := context.Background(), telemetrytest.Prometheus(t)
 	telemetry.CountDelivery(ctx, "email", "Sent")
 	allocs := testing.AllocsPerRun(100, func() {
 		telemetry.CountDelivery(ctx, "email", "Sent")
@@ -91,18 +92,10 @@ func TestMetricLabelSetsBuiltOnce(t *testing.T) {
 		telemetry.CountDelivery(ctx, fmt.Sprintf("ch-%d", i), "Sent")
 		telemetry.CountDelivery(ctx, fmt.Sprintf("ch-%d", i), "Sent")
 	}
-	fams, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	series, total := 0, 0.0
-	for _, f := range fams {
-		if f.GetName() == "automation_delivery_outcomes_total" {
-			for _, m := range f.GetMetric() {
-				series++
-				total += m.GetCounter().GetValue()
-			}
-		}
+	counted := telemetrytest.Series(t, p.Registry, "automation_delivery_outcomes_total")
+	series, total := len(counted), 0.0
+	for _, v := range counted {
+		total += v
 	}
 	if want := distinct + 1; series != want || total != 2*distinct+102 {
 		t.Fatalf("%d series counting %v, want %d counting %d", series, total, want, 2*distinct+102)

@@ -13,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/app"
 	"github.com/automation-platform/automation/shared/app/apptest"
 	"github.com/automation-platform/automation/shared/campaign"
+	"github.com/automation-platform/automation/shared/campaign/campaigntest"
 	"github.com/automation-platform/automation/shared/campaign/providersim"
 	"github.com/automation-platform/automation/shared/funchost"
 	"github.com/automation-platform/automation/shared/gateway"
@@ -28,11 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	sim := providersim.New(providersim.Config{}) // neither dedupes nor answers lookups
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := campaigntest.StartSim(t, providersim.Config{}) // neither dedupes nor answers lookups
 	a := apptest.OpenAPI(t, campaignapi.OpenAPI(), nil, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), app.Options{
 		WithoutBudgets: true, // the campaign API alone; budgets: shared/campaignbudget
 		CampaignProviders: map[string]app.CampaignProvider{"telco": {Provider: &campaign.HTTPProvider{BaseURL: sim.URL(),

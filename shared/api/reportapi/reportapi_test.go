@@ -20,7 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/funchost"
-	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 )
 
 //go:embed openapi.json
@@ -44,11 +44,7 @@ func newAPI(t *testing.T) *apiEnv {
 			e.sent = append(e.sent, m)
 			return m.DeliveryKey, nil
 		})}})
-	for _, bu := range []store.BusinessUnit{{ID: "bu-syd", Name: "Sydney", TimeZoneID: "Australia/Sydney"}, {ID: "bu-nyc", Name: "New York", TimeZoneID: "America/New_York"}} {
-		if err := rt.Store.BusinessUnitUpsert(context.Background(), bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, rt.Store, storetest.SydneyAndNewYork...)
 	e.rt = rt
 	e.router = rt.Functions // the report API's routes, as app.Open registers them
 	return e

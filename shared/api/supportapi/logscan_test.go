@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,11 +36,7 @@ func TestScenarioLogsCarryNoPersonalData(t *testing.T) {
 	}
 	total := 0
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := replay.Parse(raw)
+		sc, err := replay.ParseFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

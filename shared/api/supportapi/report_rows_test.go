@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
 
@@ -101,11 +100,7 @@ func reportsEnv(t *testing.T) (*env, *replay.Scenario) {
 // with the Functions router (app.Open) on a clock at the scenario's end.
 func scenarioEnv(t *testing.T, file string) (*env, *replay.Scenario) {
 	t.Helper()
-	raw, err := os.ReadFile("../../../testdata/scenarios/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := replay.Parse(raw)
+	sc, err := replay.ParseFile("../../../testdata/scenarios/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}

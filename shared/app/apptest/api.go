@@ -1,7 +1,6 @@
 package apptest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/automation-platform/automation/shared/httpapi"
 	"github.com/automation-platform/automation/shared/httpapi/openapitest"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/store/storetest"
 )
 
 // API is one API package's document test rig: the whole runtime (RT) and a client that
@@ -59,9 +59,5 @@ func Patterns(register func(*funchost.Router, *httpapi.API)) []string {
 // fails t at once.
 func Units(t testing.TB, rt *app.Runtime, units ...store.BusinessUnit) {
 	t.Helper()
-	for _, bu := range units {
-		if err := rt.Store.BusinessUnitUpsert(context.Background(), bu); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.Units(t, rt.Store, units...)
 }

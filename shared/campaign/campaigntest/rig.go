@@ -93,6 +93,26 @@ func (r *Rig) Fire(t testing.TB, id, customer string) {
 	}
 }
 
+// Unpublished is the outbox's unpublished messages to destination (every destination when
+// ""), oldest first, up to 100; an error fails the test.
+func (r *Rig) Unpublished(destination string) []store.OutboxMessage {
+	r.T.Helper()
+	msgs, err := r.Store.OutboxListUnpublished(context.Background(), store.OutboxListParams{Limit: 100})
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	if destination == "" {
+		return msgs
+	}
+	var out []store.OutboxMessage
+	for _, m := range msgs {
+		if m.Destination == destination {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Drain marks every unpublished outbox message published, handing each to fn (when not nil)
 // first, page by page, until none is left; more than MaxDrainRounds pages fail the test.
 func (r *Rig) Drain(fn func(store.OutboxMessage)) {

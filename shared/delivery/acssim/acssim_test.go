@@ -6,19 +6,13 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/delivery/acssim"
+	"github.com/automation-platform/automation/shared/simhttp/simhttptest"
 )
 
 // An unsigned request is 401 and sends nothing; bad fault switches are refused.
 func TestUnsignedRequestIsRefused(t *testing.T) {
 	t.Parallel()
-	s, err := acssim.New(acssim.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := simhttptest.Start(t, acssim.New, acssim.Config{})
 	body := `{"from":"+18005550100","smsRecipients":[{"to":"+61412345678"}],"message":"hi"}`
 	for _, path := range []string{"/sms?api-version=2021-03-07", "/messages/notifications:send?api-version=2024-08-30"} {
 		resp, err := http.Post(s.URL()+path, "application/json", strings.NewReader(body))

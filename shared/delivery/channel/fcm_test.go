@@ -15,6 +15,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
 	"github.com/automation-platform/automation/shared/delivery/fcmsim"
+	"github.com/automation-platform/automation/shared/simhttp/simhttptest"
 	"github.com/automation-platform/automation/shared/store"
 )
 
@@ -78,14 +79,7 @@ func (d *memDevices) retiredReason(tok string) string {
 // answer 2–3 s, and ModeSlow's 100 ms stays well within it.
 func startFCM(t channeltest.TB, devices channel.PushDevices) (*fcmsim.Server, *channel.FCM) {
 	t.Helper()
-	sim, err := fcmsim.New(fcmsim.Config{})
-	if err != nil {
-		t.Fatalf("fcmsim: %v", err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatalf("fcmsim start: %v", err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := simhttptest.Start(t, fcmsim.New, fcmsim.Config{})
 	ch, err := channel.NewFCM(channel.FCMConfig{CredentialsJSON: sim.ServiceAccountJSON(sim.URL()), Endpoint: sim.URL(),
 		Timeout: time.Second, Devices: devices})
 	if err != nil {

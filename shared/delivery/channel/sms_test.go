@@ -10,6 +10,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery/acssim"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
+	"github.com/automation-platform/automation/shared/simhttp/simhttptest"
 )
 
 const (
@@ -27,26 +28,12 @@ func startACS(t channeltest.TB, timeout time.Duration) (*acssim.Server, *channel
 // startACSAt is startACS with both the simulator and the channel on clock.
 func startACSAt(t channeltest.TB, timeout time.Duration, clock automation.Clock) (*acssim.Server, *channel.SMS) {
 	t.Helper()
-	sim := startACSSim(t, acssim.Config{Refused: []string{smsRefused}, Clock: clock})
+	sim := simhttptest.Start(t, acssim.New, acssim.Config{Refused: []string{smsRefused}, Clock: clock})
 	ch, err := channel.NewSMS(channel.SMSConfig{ConnectionString: sim.ConnectionString(sim.URL()), From: "+18005550100", Timeout: timeout, Clock: clock})
 	if err != nil {
 		t.Fatalf("NewSMS: %v", err)
 	}
 	return sim, ch
-}
-
-// startACSSim starts a simulated ACS with cfg on 127.0.0.1, closed when t ends.
-func startACSSim(t channeltest.TB, cfg acssim.Config) *acssim.Server {
-	t.Helper()
-	sim, err := acssim.New(cfg)
-	if err != nil {
-		t.Fatalf("acssim: %v", err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatalf("acssim start: %v", err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	return sim
 }
 
 // smsHarness: one server per case; the slow number's sends are answered after slowAnswer

@@ -13,13 +13,14 @@ import (
 	"github.com/automation-platform/automation/shared/delivery/acssim"
 	"github.com/automation-platform/automation/shared/delivery/channel"
 	"github.com/automation-platform/automation/shared/delivery/channeltest"
+	"github.com/automation-platform/automation/shared/simhttp/simhttptest"
 )
 
 const waChannel = "7c4f1e52-3a6b-4c8d-9e0f-1a2b3c4d5e6f"
 
 func startWhatsApp(t channeltest.TB, timeout time.Duration, clock automation.Clock) (*acssim.Server, *channel.WhatsApp) {
 	t.Helper()
-	sim := startACSSim(t, acssim.Config{Refused: []string{smsRefused}, Clock: clock, ChannelRegistrationID: waChannel,
+	sim := simhttptest.Start(t, acssim.New, acssim.Config{Refused: []string{smsRefused}, Clock: clock, ChannelRegistrationID: waChannel,
 		WhatsAppTemplates: map[string]int{"points_earned": 2, "otp_code": 1}})
 	ch, err := channel.NewWhatsApp(channel.WhatsAppConfig{ConnectionString: sim.ConnectionString(sim.URL()), ChannelRegistrationID: waChannel,
 		Timeout: timeout, Clock: clock})

@@ -7,20 +7,14 @@ import (
 	"testing"
 
 	"github.com/automation-platform/automation/shared/delivery/fcmsim"
+	"github.com/automation-platform/automation/shared/simhttp/simhttptest"
 )
 
 // A send without an issued access token is 401 and accepts nothing; a token request with
 // another grant or a forged assertion is refused.
 func TestAuthRefusals(t *testing.T) {
 	t.Parallel()
-	s, err := fcmsim.New(fcmsim.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := simhttptest.Start(t, fcmsim.New, fcmsim.Config{})
 	body := `{"message":{"token":"tok-1","notification":{"title":"t","body":"b"}}}`
 	for _, auth := range []string{"", "Bearer ya29.made-up"} {
 		req, _ := http.NewRequest(http.MethodPost, s.URL()+"/v1/projects/sim-project/messages:send", strings.NewReader(body))

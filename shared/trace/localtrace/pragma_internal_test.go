@@ -6,11 +6,7 @@ import "testing"
 // 10,000 pages: every pooled connection gets it from the DSN.
 func TestOpenCheckpointsEvery10000Pages(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openIn(t, t.TempDir())
 	var pages int
 	if err := s.db.QueryRow("PRAGMA wal_autocheckpoint").Scan(&pages); err != nil {
 		t.Fatal(err)

@@ -64,6 +64,17 @@ func oldDir(t *testing.T, setup string, recs ...trace.JobRecord) string {
 	return dir
 }
 
+// openIn opens the store in dir, failing t on an error; it is closed when t ends.
+func openIn(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // indexes lists the names of AutomationJob's indexes, sorted (automatic ones included).
 func indexes(t *testing.T, db *sql.DB) []string {
 	t.Helper()
@@ -168,11 +179,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 // index, JobsByBusinessUnitDay the (unit, day) index; neither scans the table.
 func TestReadsSeekIndexes(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openIn(t, t.TempDir())
 	for q, want := range map[string]string{
 		"SELECT * FROM AutomationJob " + byKey:   "USING INDEX UX_AutomationJob_Key (SchedulerKey=?)",
 		"SELECT * FROM AutomationJob " + byBuDay: "USING INDEX IX_AutomationJob_BuDay (BusinessUnitId=? AND UtcDay=?)",
@@ -257,11 +264,7 @@ PRAGMA user_version = 2;`,
 			r := trace.JobRecord{SchedulerKey: "reminder:k:g1", RowGuid: "g1", BusinessUnitID: "bu-1", AutomationType: "Reminder",
 				Attempt: 1, Version: 3, Outcome: trace.OutcomeCompleted, StartedOn: started, FinishedOn: started}
 			dir := oldDir(t, setup, r)
-			s, err := Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openIn(t, dir)
 			if got, want := indexes(t, s.db), []string{"IX_AutomationJob_BuDay", "UX_AutomationJob_Key"}; !slices.Equal(got, want) {
 				t.Errorf("indexes %v, want %v", got, want)
 			}

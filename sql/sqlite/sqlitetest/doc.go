@@ -3,5 +3,6 @@
 // test at once. It is the one copy of that set-up for every package whose tests run on the
 // embedded store (the domains, the API adapters, the commands). AtMigration opens a file as an
 // older binary left it (migrated up to a given version, as a plain database/sql pool), for the
-// tests of an upgrade or of a schema mismatch. It imports "testing", so only tests import it.
+// tests of an upgrade or of a schema mismatch. OpenTrace opens the local trace store beside
+// it. It imports "testing", so only tests import it.
 package sqlitetest

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/sqlite"
 	"github.com/automation-platform/automation/sql/sqlstore"
 )
@@ -28,6 +29,19 @@ func OpenAt(t testing.TB, path string, opts *sqlite.Options) *sqlstore.Store {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	return st
+}
+
+// OpenTrace opens the local trace store (shared/trace/localtrace) in dir/trace, beside a
+// store OpenAt opened in dir as the embedded runtime lays them out, failing t on an error;
+// it is closed when t ends.
+func OpenTrace(t testing.TB, dir string) *localtrace.Store {
+	t.Helper()
+	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
 }
 
 // AtMigration opens the SQLite file at path (created when missing) as a plain database/sql
