@@ -179,16 +179,7 @@ func TestHandleCommandBatchFinishesTogether(t *testing.T) {
 					t.Fatalf("%s: %s, applied %d times; want SUCCEEDED, once", id, c.Status, sim.Applied(c.EffectKey))
 				}
 			}
-			msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			results := 0
-			for _, m := range msgs {
-				if m.Destination == topology.CampaignResultsQueue {
-					results++
-				}
-			}
+			results := len(r.Unpublished(topology.CampaignResultsQueue))
 			if results != 3 {
 				t.Fatalf("%d result messages, want one per command (3)", results)
 			}
@@ -208,27 +199,17 @@ func TestHandleCommandBatchFinishesTogether(t *testing.T) {
 // unpublished outbox row published (so nothing else hands them over: the test does).
 func (r *rig) fireCommands(t *testing.T, events []string) [][]byte {
 	t.Helper()
-	ctx := context.Background()
 	for _, id := range events {
 		r.Fire(t, id, "cust-"+id)
 	}
-	msgs, err := r.Store.OutboxListUnpublished(ctx, store.OutboxListParams{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cmds [][]byte
-	var ids []int64
-	for _, m := range msgs {
+	r.Drain(func(m store.OutboxMessage) {
 		if m.Destination == topology.CampaignCommandsQueue {
 			cmds = append(cmds, m.Body)
 		}
-		ids = append(ids, m.ID)
-	}
+	})
 	if len(cmds) != len(events) {
 		t.Fatalf("%d command messages, want %d", len(cmds), len(events))
-	}
-	if err := r.Store.OutboxMarkPublished(ctx, store.OutboxMarkPublishedParams{IDs: ids, Now: r.Clock.Now()}); err != nil {
-		t.Fatal(err)
 	}
 	return cmds
 }

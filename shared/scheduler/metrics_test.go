@@ -1,24 +1,18 @@
 package scheduler_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/automation-platform/automation/shared/scheduler"
-	"github.com/automation-platform/automation/shared/telemetry"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // The poller counts its claims (automation.due.claimed) and each claimed row's recorded
 // outcome (automation.due.outcomes by outcome). Not parallel: telemetry installs the
 // process's OTel globals (parallel tests start after this one ends).
 func TestPollerCountsClaimsAndOutcomes(t *testing.T) {
-	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{MetricsPrometheus: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
+	p := telemetrytest.Prometheus(t)
 	e := newEnv(t, scheduler.Config{})
 	e.ensure(t, 1, t0.Add(time.Minute))
 	e.ensure(t, 2, t0.Add(time.Minute))
@@ -26,21 +20,9 @@ func TestPollerCountsClaimsAndOutcomes(t *testing.T) {
 	if r := e.run(t); r.Claimed != 2 || r.Completed != 2 {
 		t.Fatalf("result %+v", r)
 	}
-	fams, err := p.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range fams {
-		for _, m := range f.GetMetric() {
-			key := f.GetName()
-			for _, l := range m.GetLabel() {
-				key += "," + l.GetName() + "=" + l.GetValue()
-			}
-			got[key] = m.GetCounter().GetValue()
-		}
-	}
-	if got["automation_due_claimed_total"] != 2 || got["automation_due_outcomes_total,automation_outcome=Completed"] != 2 {
-		t.Fatalf("counters %v, want 2 claimed and 2 Completed", got)
+	claimed := telemetrytest.Series(t, p.Registry, "automation_due_claimed_total")
+	outcomes := telemetrytest.Series(t, p.Registry, "automation_due_outcomes_total")
+	if claimed[""] != 2 || outcomes["automation_outcome=Completed"] != 2 {
+		t.Fatalf("counters claimed %v, outcomes %v, want 2 claimed and 2 Completed", claimed, outcomes)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/automation-platform/automation/shared/trace"
 	"github.com/automation-platform/automation/shared/trace/localtrace"
 	"github.com/automation-platform/automation/sql/sqlite"
+	"github.com/automation-platform/automation/sql/sqlite/sqlitetest"
 )
 
 var t0 = storetest.T0
@@ -100,17 +101,13 @@ func newEnv(t *testing.T, cfg scheduler.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := localtrace.Open(filepath.Join(dir, "trace"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := sqlitetest.OpenTrace(t, dir)
 	e := &env{st: st, tr: tr, clock: automation.NewManualClock(t0), h: &fakeHandler{}}
 	t.Cleanup(func() {
 		if e.p != nil {
 			_ = e.p.Flush(context.Background())
 		}
 		st.Close()
-		tr.Close()
 	})
 	reg := scheduler.NewRegistry()
 	reg.Register(automation.TypeReminder, e.h)
