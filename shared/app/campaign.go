@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,12 +22,7 @@ import (
 // provider of the NOTIFICATION_* actions under its own name, beside o.CampaignProviders.
 func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel, jitter func() float64, log *slog.Logger) error {
 	providers := campaign.NewProviders(r.Clock)
-	names := make([]string, 0, len(channels))
-	for n := range channels {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(channels)) {
 		if _, clash := o.CampaignProviders[n]; clash {
 			return fmt.Errorf("app: campaign provider %q is also a delivery channel", n)
 		}
