@@ -46,7 +46,7 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 	r.Campaign = handler.CampaignDeps{
 		Dispatcher: &campaign.Dispatcher{Store: r.Store, Clock: r.Clock, Zone: zone, Log: log},
 		Worker: &campaign.Worker{Store: r.Store, Clock: r.Clock, Providers: providers, Log: log,
-			OnRecorded: o.OnCampaignAction, Parallel: o.CampaignSweepParallel, Hooks: o.Faults.campaign(),
+			OnRecorded: o.OnCampaignAction, Parallel: o.CampaignSweepParallel, Hooks: o.Faults.Campaign,
 			Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: jitter}},
 		Projection: &campaign.Projection{Store: r.Store, Clock: r.Clock},
 		Purger:     &delivery.OutboxPurger{Store: r.Store, Clock: r.Clock},
