@@ -117,8 +117,11 @@ func supportCmd(ctx context.Context, args []string, getenv func(string) string, 
 		if len(pos) != 0 {
 			return usageErr("takes no arguments, only flags")
 		}
-		q := supportclient.FindQuery{SchedulerKey: key, BusinessUnitID: bu, Status: status, OnHold: onHold, ScheduledFrom: from, ScheduledTo: to,
+		q := supportclient.FindQuery{Query: support.Query{SchedulerKey: key, BusinessUnitID: bu, Status: status, ScheduledFrom: from, ScheduledTo: to},
 			Limit: limit, Cursor: cursor}
+		if onHold {
+			q.OnHold = "true"
+		}
 		if source != "" {
 			typ, guid, ok := strings.Cut(source, "/")
 			if !ok || typ == "" || guid == "" {

@@ -34,13 +34,8 @@ say() { echo "azurite.sh: $*" >&2; }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-running_pid() {
-	local pid
-	[[ -f $pid_file ]] || return 1
-	pid=$(<"$pid_file")
-	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-	echo "$pid"
-}
+# running_pid
+. "$root/scripts/pidfile.sh"
 
 ready() { port_open "$blob_port" && port_open "$table_port"; }
 

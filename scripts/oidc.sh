@@ -20,13 +20,8 @@ issuer="http://127.0.0.1:${port}"
 
 say() { echo "oidc.sh: $*" >&2; }
 
-running_pid() {
-	local pid
-	[[ -f $pid_file ]] || return 1
-	pid=$(<"$pid_file")
-	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-	echo "$pid"
-}
+# running_pid
+. "$root/scripts/pidfile.sh"
 
 ready() { curl -fsS "$issuer/.well-known/openid-configuration" >/dev/null 2>&1; }
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -284,6 +285,9 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 	if o.Clock == nil {
 		return nil, errors.New("app: a Clock is required")
 	}
+	if o.Faults == nil {
+		o.Faults = &Faults{} // no fault point: every hook nil, every path the production one
+	}
 	if o.Log != nil {
 		o.Log = logctx.Logger(o.Log) // row, event and invocation context on every line
 	} else {
@@ -522,7 +526,7 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 		o.Billing = budget.NoBilling{}
 	}
 	r.Budget = &budget.Service{Store: r.Store, Billing: o.Billing, Clock: r.Clock, Log: o.Log, KnownActionType: r.Campaigns.Catalog.Known, Campaigns: r.Store,
-		Hooks: o.Faults.budget()}
+		Hooks: o.Faults.Budget}
 	// The browser console (/api/console/..., the Console HTTP function; docs/console.md).
 	// Its sessions are kept server-side (shared/session, docs/security.md#sessions): the
 	// console registers on a router of its own, and every route reaches it through the guard.
@@ -709,7 +713,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	reg.Register(automation.TypeReminder, &reminder.Handler{Store: r.Store})
 	r.reportRuns = metricscount.New(metricscount.FlowReport)
 	reg.Register(automation.TypeReportSubscription, &report.Handler{Service: reports, Runs: r.reportRuns})
-	pc.Hooks = o.Faults.scheduler()
+	pc.Hooks = o.Faults.Scheduler
 	poller, err := scheduler.NewPoller(pc, r.Store, reg, r.Clock, r.Trace, log)
 	if err != nil {
 		return err
@@ -720,7 +724,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.closers = append(r.closers, flushCloser(poller, closeFlushTimeout, log))
 	r.EventLog = &logctx.Sampler{Now: r.Clock.Now}
 	r.Relay = &delivery.Relay{Store: r.Store, Publisher: o.Faults.publisher(routedObserver{next: r.Publisher, on: o.OnRouted, log: log, embedded: r.Memory != nil, sample: r.EventLog}),
-		Clock: r.Clock, Log: log, Hooks: o.Faults.relay(), MarkOnSettle: r.Memory != nil, MarksGathered: r.marks.gathering}
+		Clock: r.Clock, Log: log, Hooks: o.Faults.Relay, MarkOnSettle: r.Memory != nil, MarksGathered: r.marks.gathering}
 	if r.Memory != nil {
 		// Marks of messages the bus settled since its last drain: written before the store
 		// closes (otherwise their rows are published again after their leases expire).
@@ -734,7 +738,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Templates = &delivery.Templates{Store: r.Store, Clock: r.Clock}
 	r.Dispatcher = &delivery.Dispatcher{Store: r.Store, Templates: r.Templates, Blobs: r.Trace, Channels: channels, Clock: r.Clock, Log: log,
 		Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: rng.Float64}, OnOutcome: o.OnOutcome,
-		Hooks: o.Faults.dispatch(), InOrder: o.DispatchInOrder}
+		Hooks: o.Faults.Dispatch, InOrder: o.DispatchInOrder}
 	r.Projector = &delivery.Projector{Store: r.Store, Clock: r.Clock}
 	r.DeliverySupport = &delivery.Support{Store: r.Store, Clock: r.Clock, Log: log, Units: r.Store}
 	r.Reminders = &reminder.Service{Store: r.Store, Clock: r.Clock, Channels: names, Log: log}
@@ -748,7 +752,7 @@ func (r *Runtime) wire(pc scheduler.Config, o Options) error {
 	r.Gateway = &gateway.Service{Store: r.Store, Registry: cache, Clock: r.Clock, Metrics: gateway.NewMetrics(), Log: log}
 	r.Registry = &gateway.Admin{Store: r.Store, Checker: checker, Cache: cache, Clock: r.Clock}
 	r.Attributes = &attribute.Service{Store: r.Store, Clock: r.Clock, OnApplied: o.OnAttributes, OnRefused: o.OnAttributeRefused,
-		Hooks: o.Faults.attribute(), Triggers: metricscount.New(metricscount.FlowTrigger)}
+		Hooks: o.Faults.Attribute, Triggers: metricscount.New(metricscount.FlowTrigger)}
 	r.AttributeFlusher = &attribute.Flusher{Store: r.Store, Clock: r.Clock}
 	r.AttributePurger = &attribute.ProcessedPurger{Store: r.Store, Clock: r.Clock}
 	if err := r.wireCampaigns(o, channels, rng.Float64, log); err != nil {
@@ -797,13 +801,7 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 			ID      string `json:"id"`
 		}
 		_ = json.Unmarshal(m.Body, &b)
-		id := b.EventID
-		if id == "" {
-			id = b.ID
-		}
-		if id == "" {
-			id = m.ID[:i]
-		}
+		id := cmp.Or(b.EventID, b.ID, m.ID[:i]) // the first that is set
 		p.on(gateway.Routed{Topic: m.Destination, EventID: id, SessionID: m.SessionID})
 	}
 	return nil

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,12 +22,7 @@ import (
 // provider of the NOTIFICATION_* actions under its own name, beside o.CampaignProviders.
 func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel, jitter func() float64, log *slog.Logger) error {
 	providers := campaign.NewProviders(r.Clock)
-	names := make([]string, 0, len(channels))
-	for n := range channels {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(channels)) {
 		if _, clash := o.CampaignProviders[n]; clash {
 			return fmt.Errorf("app: campaign provider %q is also a delivery channel", n)
 		}
@@ -50,7 +46,7 @@ func (r *Runtime) wireCampaigns(o Options, channels map[string]delivery.Channel,
 	r.Campaign = handler.CampaignDeps{
 		Dispatcher: &campaign.Dispatcher{Store: r.Store, Clock: r.Clock, Zone: zone, Log: log},
 		Worker: &campaign.Worker{Store: r.Store, Clock: r.Clock, Providers: providers, Log: log,
-			OnRecorded: o.OnCampaignAction, Parallel: o.CampaignSweepParallel, Hooks: o.Faults.campaign(),
+			OnRecorded: o.OnCampaignAction, Parallel: o.CampaignSweepParallel, Hooks: o.Faults.Campaign,
 			Backoff: scheduler.Backoff{Steps: scheduler.DefaultBackoff, JitterFraction: 0.10, Rand: jitter}},
 		Projection: &campaign.Projection{Store: r.Store, Clock: r.Clock},
 		Purger:     &delivery.OutboxPurger{Store: r.Store, Clock: r.Clock},

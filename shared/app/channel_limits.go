@@ -2,7 +2,8 @@ package app
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/config"
@@ -15,12 +16,7 @@ import (
 // named is left as it is (unlimited, as before); a name that is not a configured channel
 // is an error naming it, so a limit is never silently dropped.
 func LimitChannels(channels map[string]delivery.Channel, limits map[string]config.ChannelLimitConfig, clock automation.Clock) error {
-	names := make([]string, 0, len(limits))
-	for n := range limits {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(limits)) {
 		ch := channels[n]
 		if ch == nil {
 			return fmt.Errorf("app: AUTOMATION_CHANNEL_LIMITS names channel %q, which is not configured here", n)

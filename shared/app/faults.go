@@ -34,48 +34,6 @@ type Faults struct {
 	Budget *budget.Hooks
 }
 
-func (f *Faults) campaign() *campaign.WorkerHooks {
-	if f == nil {
-		return nil
-	}
-	return f.Campaign
-}
-
-func (f *Faults) budget() *budget.Hooks {
-	if f == nil {
-		return nil
-	}
-	return f.Budget
-}
-
-func (f *Faults) attribute() *attribute.Hooks {
-	if f == nil {
-		return nil
-	}
-	return f.Attribute
-}
-
-func (f *Faults) scheduler() *scheduler.Hooks {
-	if f == nil {
-		return nil
-	}
-	return f.Scheduler
-}
-
-func (f *Faults) dispatch() *delivery.DispatchHooks {
-	if f == nil {
-		return nil
-	}
-	return f.Dispatch
-}
-
-func (f *Faults) relay() *delivery.RelayHooks {
-	if f == nil {
-		return nil
-	}
-	return f.Relay
-}
-
 func (f *Faults) publisher(p bus.Publisher) bus.Publisher {
 	if f == nil || f.Publisher == nil {
 		return p

@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/automation-platform/automation/shared/apikey"
 	"github.com/automation-platform/automation/shared/httpapi"
@@ -212,12 +212,7 @@ func RouteRole(pattern string) (httpapi.Role, bool) {
 
 // RoutePatterns returns the patterns routeRoles declares, sorted.
 func RoutePatterns() []string {
-	out := make([]string, 0, len(routeRoles))
-	for p := range routeRoles {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return slices.Clip(out)
+	return slices.Clip(slices.Sorted(maps.Keys(routeRoles)))
 }
 
 // recipientRoutes are the routes a recipient token opens, for its own recipient only

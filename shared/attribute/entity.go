@@ -2,7 +2,8 @@ package attribute
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -106,13 +107,6 @@ func spend(old State, c Cap, code string, at time.Time, r Rules) (State, bool, e
 }
 
 // SortedCodes lists the codes of a state map in order (deterministic writes).
-func SortedCodes(m map[string]State) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func SortedCodes(m map[string]State) []string { return slices.Sorted(maps.Keys(m)) }
 
 func jsonNumber(d decimal.Decimal) json.Number { return json.Number(d.String()) }

@@ -1,9 +1,7 @@
 package budget
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/money"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // View is the support view of one campaign's budget. Amounts are minor units of Currency
@@ -355,13 +354,8 @@ type FeeProjector struct {
 // DecodeFeeFact decodes a fact strictly (unknown fields refused) and checks it.
 func DecodeFeeFact(body []byte) (store.CampaignFeeFact, error) {
 	var f store.CampaignFeeFact
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return f, fmt.Errorf("fee fact: %w", err)
-	}
-	if dec.More() {
-		return f, errors.New("fee fact: trailing data")
+	if err := strictjson.Decode(body, &f); err != nil {
+		return f, fmt.Errorf("fee fact: %w", err) // strictjson.ErrTrailing: "fee fact: trailing data"
 	}
 	if f.OrderID == "" || f.CommandID == "" || f.BusinessUnitID == "" || f.CampaignID == "" || f.Revision <= 0 || f.Amount < 0 || f.OccurredOn.IsZero() {
 		return f, fmt.Errorf("fee fact %q: orderId, commandId, businessUnitId, campaignId, revision > 0, amount >= 0 and occurredOn are required", f.EventID)

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -146,12 +145,7 @@ func addProviderTokens(ps []CampaignProviderConfig, v string) error {
 	if err := d.Decode(&tokens); err != nil || tokens == nil || d.More() {
 		return fmt.Errorf(`want a JSON object {"<provider name>":"<token>"} (the value is not shown)`)
 	}
-	names := make([]string, 0, len(tokens))
-	for n := range tokens {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(tokens)) {
 		i := slices.IndexFunc(ps, func(p CampaignProviderConfig) bool { return p.Name == n })
 		if i < 0 {
 			return fmt.Errorf("%q is not a provider of AUTOMATION_CAMPAIGN_PROVIDERS", clip(n))

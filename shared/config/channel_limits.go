@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -38,13 +37,8 @@ func parseChannelLimits(v string) (map[string]ChannelLimitConfig, error) {
 	if err := json.Unmarshal([]byte(v), &raw); err != nil {
 		return nil, fmt.Errorf(`want a JSON object {"<channel>":{"concurrency":4,"ratePerSecond":10,"timeoutSeconds":10}}: %v`, jsonProblem(err))
 	}
-	names := make([]string, 0, len(raw))
-	for n := range raw {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	out := make(map[string]ChannelLimitConfig, len(raw))
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(raw)) {
 		m := raw[n]
 		if !slices.Contains(ChannelNames, n) {
 			return nil, fmt.Errorf("%q: not a delivery channel (known: %s)", clip(n), strings.Join(ChannelNames, ", "))

@@ -507,21 +507,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.Billing.Token != "" && c.Billing.URL == "" {
 		bad("AUTOMATION_BILLING_TOKEN", "is set but AUTOMATION_BILLING_URL is not")
 	}
-	if urls, err := parseSourceURLs(get("AUTOMATION_SOURCE_URLS")); err != nil {
-		bad("AUTOMATION_SOURCE_URLS", "%v", err)
-	} else {
-		c.SourceURLs = urls
-	}
-	if urls, err := parseSourceURLs(get("AUTOMATION_REPORT_SOURCES")); err != nil {
-		bad("AUTOMATION_REPORT_SOURCES", "%v", err)
-	} else {
-		c.ReportSources = urls
-	}
-	if ls, err := parseChannelLimits(get("AUTOMATION_CHANNEL_LIMITS")); err != nil {
-		bad("AUTOMATION_CHANNEL_LIMITS", "%v", err)
-	} else {
-		c.ChannelLimits = ls
-	}
+	c.SourceURLs = parsed(get, bad, "AUTOMATION_SOURCE_URLS", parseSourceURLs)
+	c.ReportSources = parsed(get, bad, "AUTOMATION_REPORT_SOURCES", parseSourceURLs)
+	c.ChannelLimits = parsed(get, bad, "AUTOMATION_CHANNEL_LIMITS", parseChannelLimits)
 	if ps, err := parseCampaignProviders(get("AUTOMATION_CAMPAIGN_PROVIDERS")); err != nil {
 		bad("AUTOMATION_CAMPAIGN_PROVIDERS", "%v", err)
 	} else if err := addProviderTokens(ps, get("AUTOMATION_CAMPAIGN_PROVIDER_TOKENS")); err != nil {
@@ -594,13 +582,21 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.RecipientTokenKeys != "" && c.APIToken == "" {
 		bad("AUTOMATION_RECIPIENT_TOKEN_KEYS", "needs AUTOMATION_API_TOKEN: without it the APIs take no credentials")
 	}
-	if ps, err := parsePrefixes(get("AUTOMATION_TRUSTED_PROXIES")); err != nil {
-		bad("AUTOMATION_TRUSTED_PROXIES", "%v", err)
-	} else {
-		c.TrustedProxies = ps
-	}
+	c.TrustedProxies = parsed(get, bad, "AUTOMATION_TRUSTED_PROXIES", parsePrefixes)
 	c.Telemetry = loadTelemetry(get, bad)
 	return c, errors.Join(errs...)
+}
+
+// parsed is parse of the variable name's value (get), or, when parse refuses it, the zero
+// value after bad(name, parse's error): the setting is left unset and Load fails naming it.
+func parsed[T any](get func(string) string, bad func(name, f string, a ...any), name string, parse func(string) (T, error)) T {
+	v, err := parse(get(name))
+	if err != nil {
+		bad(name, "%v", err)
+		var zero T
+		return zero
+	}
+	return v
 }
 
 // maxTrustedProxies bounds AUTOMATION_TRUSTED_PROXIES (each request's address walks them).

@@ -1,15 +1,14 @@
 package delivery
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // FactStore is what the Projector needs from SQL.
@@ -28,13 +27,8 @@ type Projector struct {
 // fields the projection needs.
 func DecodeFact(body []byte) (store.DeliveryFact, error) {
 	var f store.DeliveryFact
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return f, fmt.Errorf("delivery fact: %w", err)
-	}
-	if dec.More() {
-		return f, fmt.Errorf("delivery fact: trailing data")
+	if err := strictjson.Decode(body, &f); err != nil {
+		return f, fmt.Errorf("delivery fact: %w", err) // strictjson.ErrTrailing: "delivery fact: trailing data"
 	}
 	if f.EventID == "" || f.CommandID == "" || f.BusinessUnitID == "" || f.Status == "" || f.Revision <= 0 || f.OccurredOn.IsZero() {
 		return f, fmt.Errorf("delivery fact %q: eventId, commandId, businessUnitId, status, revision > 0 and occurredOn are required", f.EventID)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // Template limits (bytes per part), so one template cannot bloat every message:
@@ -225,17 +226,14 @@ func compileTextPart(field, src string) (*texttemplate.Template, error) {
 	return tp, nil
 }
 
-// decodeExtra decodes a kind's Extra strictly (an unknown member is an error naming it).
+// decodeExtra decodes a kind's Extra strictly (strictjson.Decode: an unknown member is an
+// error naming it).
 func decodeExtra(extra string, into any) error {
-	dec := json.NewDecoder(strings.NewReader(extra))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		return err
-	}
-	if dec.More() {
+	err := strictjson.Decode([]byte(extra), into)
+	if errors.Is(err, strictjson.ErrTrailing) {
 		return errors.New("more than one JSON value")
 	}
-	return nil
+	return err
 }
 
 func (c *Compiled) compilePush(extra string) []error {

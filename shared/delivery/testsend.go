@@ -7,7 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -66,12 +67,8 @@ func (s *TestSender) Send(ctx context.Context, r TestSendRequest) (TestSendResul
 	}
 	ch, ok := s.Channels[r.Channel]
 	if !ok || ch == nil {
-		names := make([]string, 0, len(s.Channels))
-		for n := range s.Channels {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return TestSendResult{}, automation.Invalid("channel", "%q is not a channel configured here (configured: %s)", r.Channel, strings.Join(names, ", "))
+		return TestSendResult{}, automation.Invalid("channel", "%q is not a channel configured here (configured: %s)", r.Channel,
+			strings.Join(slices.Sorted(maps.Keys(s.Channels)), ", "))
 	}
 	if strings.TrimSpace(r.Recipient) == "" {
 		return TestSendResult{}, automation.Invalid("recipient", "is required")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // Admin manages the registry (docs/gateway.md#the-registry): every save is a new version
@@ -144,13 +145,11 @@ func (a *Admin) Export(ctx context.Context) (Document, error) {
 // ParseDocument reads an import file strictly ({"events":[definition, …]}).
 func ParseDocument(raw []byte) (Document, error) {
 	var doc Document
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return doc, automation.Invalid("/", "not a registry file ({\"events\":[…]}): %v", err)
-	}
-	if dec.More() {
+	switch err := strictjson.Decode(raw, &doc); {
+	case errors.Is(err, strictjson.ErrTrailing):
 		return doc, automation.Invalid("/", "trailing data after the registry file")
+	case err != nil:
+		return doc, automation.Invalid("/", "not a registry file ({\"events\":[…]}): %v", err)
 	}
 	return doc, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,7 +59,7 @@ func (r *Registry) EventNames() []string {
 			}
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // EntityTypes lists, sorted and once each, the entity types the registry's counter
@@ -72,7 +74,7 @@ func (r *Registry) EntityTypes() []string {
 			seen[in.EntityType] = true
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Len is the number of event types.

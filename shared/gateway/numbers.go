@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,11 +61,8 @@ func absurdNumber(v any) (pointer, reason string, ok bool) {
 			}
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.AppendSeq(make([]string, 0, len(x)), maps.Keys(x)) // one allocation: ingest's path
+		slices.Sort(keys)
 		esc := strings.NewReplacer("~", "~0", "/", "~1")
 		for _, k := range keys {
 			if p, r, bad := absurdNumber(x[k]); bad {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -296,21 +297,12 @@ func (ck Checker) CheckDefinition(raw []byte) (*Compiled, error) {
 		if ck.Channels != nil {
 			for i, ch := range n.Channels {
 				if !ck.Channels[ch] {
-					return nil, refuse(fmt.Sprintf("/notification/channels/%d", i), "unknown channel %q (known: %s)", ch, strings.Join(sortedKeys(ck.Channels), ", "))
+					return nil, refuse(fmt.Sprintf("/notification/channels/%d", i), "unknown channel %q (known: %s)", ch, strings.Join(slices.Sorted(maps.Keys(ck.Channels)), ", "))
 				}
 			}
 		}
 	}
 	return c, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // pointerOf turns a strictjson field path ("a.b[1]") into a JSON Pointer ("/a/b/1").

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +20,7 @@ import (
 	"github.com/automation-platform/automation/shared/logctx"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/topology"
 	"github.com/automation-platform/automation/shared/trace"
@@ -274,7 +274,7 @@ func (d Deps) dueWorkExecutor(ctx context.Context, inv *funchost.Invocation) (fu
 		return funchost.Result{}, d.deadLetter(ctx, inv, nil, err)
 	}
 	var m DueWorkMessage
-	if err := strictJSON(msg.Body, &m); err != nil || m.SchedulerKey == "" || m.Token <= 0 {
+	if err := strictjson.Decode(msg.Body, &m); err != nil || m.SchedulerKey == "" || m.Token <= 0 {
 		return funchost.Result{}, d.deadLetter(ctx, inv, msg, fmt.Errorf("due-work message: want {\"schedulerKey\",\"token\"}: %v", err))
 	}
 	row, err := d.Store.SchedulerGetByKey(ctx, m.SchedulerKey)
@@ -624,16 +624,4 @@ func (d Deps) deadLetter(ctx context.Context, inv *funchost.Invocation, msg *fun
 	}
 	d.Log.ErrorContext(ctx, "message dead-lettered", "step", "dead-letter", "function", inv.FunctionName, "invocationId", inv.InvocationID, "messageId", id, "errorCode", string(automation.CodeOf(reason)), "error", reason.Error(), "blob", name)
 	return automation.Permanent(fmt.Errorf("dead-lettered as %s: %w", name, reason))
-}
-
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data")
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -109,7 +110,7 @@ func DecodeJSONBytes(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return malformedJSON(err)
+		return malformedJSON(err, reflect.TypeOf(v))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return automation.Errorf(automation.CodeMalformed, "the body holds more than one JSON value")
@@ -117,7 +118,9 @@ func DecodeJSONBytes(body []byte, v any) error {
 	return strictjson.Check(body)
 }
 
-func malformedJSON(err error) error {
+// malformedJSON is the CodeMalformed error of a body that did not decode into a value of type
+// t, naming the member at fault as the body names it (memberPath).
+func malformedJSON(err error, t reflect.Type) error {
 	var (
 		syn  *json.SyntaxError
 		typ  *json.UnmarshalTypeError
@@ -127,7 +130,7 @@ func malformedJSON(err error) error {
 	case errors.As(err, &syn):
 		return automation.Errorf(automation.CodeMalformed, "the body is not valid JSON (at byte %d): %v", syn.Offset, syn)
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := memberPath(t, typ.Field)
 		if field == "" {
 			field = "(body)"
 		}
@@ -158,4 +161,44 @@ func jsonKind(goKind string) string {
 		return "number"
 	}
 	return goKind
+}
+
+// memberPath is a decoding error's path (json.UnmarshalTypeError.Field) as the body names the
+// member: encoding/json (Go 1.24 on) puts the Go name of each embedded struct on the way in
+// the path ("PolicyInput.rate"), though its members are the embedding struct's own in the
+// JSON ("rate"). So a body type that embeds a domain type reports the members a client sent,
+// as one that lists them. A segment is dropped only where t has an embedded struct of that Go
+// name without a JSON name of its own; past a segment it cannot follow, the path is kept.
+func memberPath(t reflect.Type, path string) string {
+	segs := strings.Split(path, ".")
+	out := segs[:0]
+	for _, seg := range segs {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			out, t = append(out, seg), nil
+			continue
+		}
+		if f, ok := t.FieldByName(seg); ok && f.Anonymous && len(f.Index) == 1 && jsonName(f) == "" {
+			t = f.Type // an embedded struct: its members are t's
+			continue
+		}
+		out = append(out, seg)
+		var next reflect.Type
+		for _, f := range reflect.VisibleFields(t) {
+			if !f.Anonymous && f.IsExported() && (jsonName(f) == seg || jsonName(f) == "" && f.Name == seg) {
+				next = f.Type
+				break
+			}
+		}
+		t = next
+	}
+	return strings.Join(out, ".")
+}
+
+// jsonName is the member name f's json tag gives it ("" for none).
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
 }

@@ -1,9 +1,9 @@
 package httpapi
 
 import (
+	"maps"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,11 +21,8 @@ func NewQuery(v url.Values) Query { return Query{v: v} }
 // Check returns a CodeMalformed error listing parameters not in allowed, or given twice.
 func (q Query) Check(allowed ...string) error {
 	var errs []error
-	names := make([]string, 0, len(q.v))
-	for name := range q.v {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.AppendSeq(make([]string, 0, len(q.v)), maps.Keys(q.v)) // one allocation a request
+	slices.Sort(names)
 	for _, name := range names {
 		switch {
 		case !slices.Contains(allowed, name):

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -427,11 +429,7 @@ func (h *Host) Run(ctx context.Context, interval time.Duration) error {
 	defer tk.Stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	dests := make([]string, 0, len(h.conc))
-	for d := range h.conc {
-		dests = append(dests, d)
-	}
-	sort.Strings(dests)
+	dests := slices.Sorted(maps.Keys(h.conc))
 	h.mu.Lock()
 	h.workers = nil
 	var chans [][2]any

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -70,12 +71,7 @@ func WindowsZonesCLDRVersion() string {
 // sorted.
 func WindowsZoneIDs() []string {
 	windowsOnce.Do(loadWindowsZones)
-	out := make([]string, 0, len(windowsMap))
-	for k := range windowsMap {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(windowsMap))
 }
 
 // ResolveZoneID maps a time-zone id as a user gives it to the IANA id the platform stores

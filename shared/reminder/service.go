@@ -93,11 +93,7 @@ func (s *Service) Process(ctx context.Context, ev events.Event) (EventResult, er
 	case err != nil:
 		return res, err
 	}
-	z, err := zoneOf(bu)
-	if err != nil {
-		return res, err
-	}
-	settings, versions, err := s.loadSettingsVersions(ctx, bu.ID, ev.EntityType)
+	z, settings, versions, err := s.unitSettings(ctx, bu, ev.EntityType)
 	if err != nil {
 		return res, err
 	}
@@ -185,6 +181,18 @@ func (s *Service) resyncIfSettingsChanged(ctx context.Context, buID string, src 
 // zoneOf loads a business unit's zone (businessunit.ZoneOf): an unusable zone is bad input
 // naming the unit.
 func zoneOf(bu store.BusinessUnit) (Zone, error) { return businessunit.ZoneOf(bu) }
+
+// unitSettings is what syncing a business unit's sources of one type starts from (an event,
+// a source sweep): the unit's zone (zoneOf) and its settings for the type with their
+// Versions by guid (loadSettingsVersions).
+func (s *Service) unitSettings(ctx context.Context, bu store.BusinessUnit, sourceType string) (Zone, []Setting, map[string]int64, error) {
+	z, err := zoneOf(bu)
+	if err != nil {
+		return Zone{}, nil, nil, err
+	}
+	settings, versions, err := s.loadSettingsVersions(ctx, bu.ID, sourceType)
+	return z, settings, versions, err
+}
 
 func (s *Service) loadSettings(ctx context.Context, buID, sourceType string) ([]Setting, error) {
 	out, _, err := s.loadSettingsVersions(ctx, buID, sourceType)

@@ -1,7 +1,6 @@
 package reminder
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // DefaultMaxLatenessHours is how late (after ScheduledOn) a row may still be sent (docs/architecture.md#date-based-reminders).
@@ -117,17 +117,14 @@ func ParseSetting(raw []byte) (Setting, error) {
 			return Setting{}, automation.Invalid("sendLocalTime", "%v", err)
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return Setting{}, automation.Invalid(te.Field, "must be %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return Setting{}, automation.Invalid("setting", "%s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if dec.More() {
+	var te *json.UnmarshalTypeError
+	switch err := strictjson.Decode(raw, &s); {
+	case errors.Is(err, strictjson.ErrTrailing):
 		return Setting{}, automation.Invalid("setting", "trailing data after the object")
+	case errors.As(err, &te) && te.Field != "":
+		return Setting{}, automation.Invalid(te.Field, "must be %s, got %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case err != nil:
+		return Setting{}, automation.Invalid("setting", "%s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return s, s.Validate(nil)
 }

@@ -181,11 +181,7 @@ func (r *SourceSweeper) sourceSweep(ctx context.Context, cfg SourceSweepConfig, 
 	if err != nil {
 		return run, err
 	}
-	z, err := zoneOf(bu)
-	if err != nil {
-		return run, err
-	}
-	settings, versions, err := svc.loadSettingsVersions(ctx, p.BusinessUnitID, p.SourceType)
+	z, settings, versions, err := svc.unitSettings(ctx, bu, p.SourceType)
 	if err != nil {
 		return run, err
 	}

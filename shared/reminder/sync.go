@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -33,17 +34,27 @@ type want struct {
 	evals      map[string]thresholdEval // by setting guid (ThresholdCondition settings)
 }
 
+// activeSettings yields the settings a source's rows come from, in order: its active
+// settings, none at all for a deleted or inactive source. validateSource and wanted walk the
+// same ones, so what is validated is what is computed.
+func activeSettings(src Source, settings []Setting) iter.Seq[Setting] {
+	return func(yield func(Setting) bool) {
+		if !src.Active() {
+			return
+		}
+		for _, set := range settings {
+			if set.Active() && !yield(set) {
+				return
+			}
+		}
+	}
+}
+
 // validateSource computes everything that can fail on bad input, without side effects, so a
 // bad event is rejected before anything is stored.
 func validateSource(settings []Setting, src Source, z Zone, now time.Time) error {
-	if !src.Active() {
-		return nil
-	}
 	today := localtime.DateOf(now, z.Loc)
-	for _, set := range settings {
-		if !set.Active() {
-			continue
-		}
+	for set := range activeSettings(src, settings) {
 		switch set.TriggerType {
 		case automation.TriggerThresholdCondition:
 			if _, err := evalThreshold(set, src.Data); err != nil {
@@ -65,14 +76,8 @@ func validateSource(settings []Setting, src Source, z Zone, now time.Time) error
 // (docs/architecture.md#event-flow trigger and immediate-notification providers). existing are the source's rows by key.
 func (s *Service) wanted(ctx context.Context, settings []Setting, src Source, z Zone, now time.Time, existing map[string]automation.SchedulerRow, opt syncOptions) (want, error) {
 	w := want{evals: map[string]thresholdEval{}}
-	if !src.Active() {
-		return w, nil
-	}
 	today := localtime.DateOf(now, z.Loc)
-	for _, set := range settings {
-		if !set.Active() {
-			continue
-		}
+	for set := range activeSettings(src, settings) {
 		switch set.TriggerType {
 		case automation.TriggerThresholdCondition:
 			ev, err := evalThreshold(set, src.Data)

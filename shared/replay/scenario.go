@@ -13,6 +13,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/localtime"
 	"github.com/automation-platform/automation/shared/reminder"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // Scenario is the scenario file. Unknown fields are rejected.
@@ -303,13 +304,11 @@ func Parse(raw []byte) (*Scenario, error) {
 
 // strictDecode decodes one JSON value into v, rejecting unknown fields and trailing data.
 func strictDecode(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if dec.More() {
+	switch err := strictjson.Decode(raw, v); {
+	case errors.Is(err, strictjson.ErrTrailing):
 		return errors.New("trailing data after the object")
+	case err != nil:
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
 }

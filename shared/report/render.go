@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -72,10 +73,5 @@ func (r *Registry) Types() []string {
 	if r == nil {
 		return nil
 	}
-	out := make([]string, 0, len(r.m))
-	for t := range r.m {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.m))
 }

@@ -409,30 +409,27 @@ func (s *Service) FailedRuns(ctx context.Context, scope automation.Scope, busine
 		return []RunView{}, 0, nil
 	}
 	out := []RunView{}
-	for page := 0; page < 10; page++ {
-		rows, err := s.c.Store.ReportSchedulerListFailed(ctx, store.ReportFailedListParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit})
-		if err != nil {
-			return nil, 0, err
+	ranOut, err := scanPages(limit, func() ([]automation.SchedulerRow, error) {
+		return s.c.Store.ReportSchedulerListFailed(ctx, store.ReportFailedListParams{BusinessUnitID: businessUnitID, AfterID: afterID, Limit: limit})
+	}, func(row automation.SchedulerRow) (bool, error) {
+		afterID = row.ID
+		if !scope.Allows(row.BusinessUnitID) {
+			return false, nil
 		}
-		for _, row := range rows {
-			afterID = row.ID
-			if !scope.Allows(row.BusinessUnitID) {
-				continue
-			}
-			v := RunView{SubscriptionGuid: row.SourceEntityGuid, RunKeyHash: StorageRunKeyHash(row.SchedulerKey), SchedulerKey: row.SchedulerKey, OwnershipKey: row.SchedulerKey}
-			if run, err := s.c.Store.ReportRunGetByKey(ctx, row.SchedulerKey); err == nil {
-				v.Kind, v.PeriodStartUTC, v.PeriodEndUTC, v.OwnershipKey = run.RunKind, run.PeriodStart, run.PeriodEnd, run.OwnershipKey
-				v.RequestedBy, v.Reason = run.RequestedBy, run.Reason
-			}
-			fillFromRow(&v, row)
-			out = append(out, v)
-			if len(out) == limit {
-				return out, afterID, nil
-			}
+		v := RunView{SubscriptionGuid: row.SourceEntityGuid, RunKeyHash: StorageRunKeyHash(row.SchedulerKey), SchedulerKey: row.SchedulerKey, OwnershipKey: row.SchedulerKey}
+		if run, err := s.c.Store.ReportRunGetByKey(ctx, row.SchedulerKey); err == nil {
+			v.Kind, v.PeriodStartUTC, v.PeriodEndUTC, v.OwnershipKey = run.RunKind, run.PeriodStart, run.PeriodEnd, run.OwnershipKey
+			v.RequestedBy, v.Reason = run.RequestedBy, run.Reason
 		}
-		if len(rows) < limit {
-			return out, 0, nil
-		}
+		fillFromRow(&v, row)
+		out = append(out, v)
+		return len(out) == limit, nil
+	})
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case ranOut:
+		return out, 0, nil
 	}
 	return out, afterID, nil
 }
@@ -507,18 +504,13 @@ func (s *Service) Shadow(ctx context.Context, scope automation.Scope, guid strin
 	}
 	owns := map[string]store.ReportOwnership{}
 	after := ""
-	for page := 0; page < 10; page++ {
-		list, err := s.c.Store.ReportOwnershipList(ctx, store.ReportOwnershipListParams{SubscriptionGuid: sub.Guid, AfterKey: after, Limit: store.MaxBatch})
-		if err != nil {
-			return ShadowComparison{}, err
-		}
-		for _, o := range list {
-			owns[o.SchedulerKey] = o
-			after = o.SchedulerKey
-		}
-		if len(list) < store.MaxBatch {
-			break
-		}
+	if _, err := scanPages(store.MaxBatch, func() ([]store.ReportOwnership, error) {
+		return s.c.Store.ReportOwnershipList(ctx, store.ReportOwnershipListParams{SubscriptionGuid: sub.Guid, AfterKey: after, Limit: store.MaxBatch})
+	}, func(o store.ReportOwnership) (bool, error) {
+		owns[o.SchedulerKey], after = o, o.SchedulerKey
+		return false, nil
+	}); err != nil {
+		return ShadowComparison{}, err
 	}
 	now := s.c.Clock.Now()
 	out := ShadowComparison{Expected: []ShadowKey{}, Unexpected: []string{}, FreshTo: read}

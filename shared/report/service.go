@@ -345,34 +345,33 @@ func (s *Service) List(ctx context.Context, scope automation.Scope, businessUnit
 	if businessUnitID != "" && !scope.Allows(businessUnitID) {
 		return nil, "", nil
 	}
-	// Scan forward until the page is full: rows of other business units are skipped, a
-	// bounded number of pages per call.
-	for page := 0; page < 10 && len(out) < limit; page++ {
-		recs, err := s.c.Store.ReportSubscriptionList(ctx, store.ReportSubscriptionListParams{BusinessUnitID: businessUnitID, AfterGuid: after, Limit: limit})
+	if limit < 1 {
+		return nil, after, nil
+	}
+	// Scan forward until the page is full: rows of other business units are skipped.
+	ranOut, err := scanPages(limit, func() ([]store.ReportSubscriptionRecord, error) {
+		return s.c.Store.ReportSubscriptionList(ctx, store.ReportSubscriptionListParams{BusinessUnitID: businessUnitID, AfterGuid: after, Limit: limit})
+	}, func(r store.ReportSubscriptionRecord) (bool, error) {
+		after = r.Guid
+		if !scope.Allows(r.BusinessUnitID) {
+			return false, nil
+		}
+		sub, err := fromRecord(r)
 		if err != nil {
-			return nil, "", err
+			return false, err
 		}
-		for _, r := range recs {
-			after = r.Guid
-			if !scope.Allows(r.BusinessUnitID) {
-				continue
-			}
-			sub, err := fromRecord(r)
-			if err != nil {
-				return nil, "", err
-			}
-			v, err := s.view(ctx, sub)
-			if err != nil {
-				return nil, "", err
-			}
-			out = append(out, v)
-			if len(out) == limit {
-				return out, after, nil
-			}
+		v, err := s.view(ctx, sub)
+		if err != nil {
+			return false, err
 		}
-		if len(recs) < limit {
-			return out, "", nil
-		}
+		out = append(out, v)
+		return len(out) == limit, nil
+	})
+	switch {
+	case err != nil:
+		return nil, "", err
+	case ranOut:
+		return out, "", nil
 	}
 	return out, after, nil
 }
@@ -631,34 +630,31 @@ func (s *Service) releaseForModes(ctx context.Context, subs []Subscription) (int
 // ListRollouts returns the rollout modes visible to scope (at most limit).
 func (s *Service) ListRollouts(ctx context.Context, scope automation.Scope, limit int) ([]Rollout, error) {
 	var out []Rollout
+	if limit < 1 {
+		return out, nil
+	}
 	var afterType store.ReportRolloutScope
 	afterID := ""
-	for page := 0; page < 10 && len(out) < limit; page++ {
-		recs, err := s.c.Store.ReportRolloutList(ctx, store.ReportRolloutListParams{AfterScopeType: afterType, AfterScopeID: afterID, Limit: store.MaxBatch})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range recs {
-			afterType, afterID = r.ScopeType, r.ScopeID
-			bu := r.ScopeID
-			if r.ScopeType == store.RolloutSubscription {
-				sub, err := s.c.Store.ReportSubscriptionGet(ctx, r.ScopeID)
-				if err != nil {
-					continue
-				}
-				bu = sub.BusinessUnitID
+	_, err := scanPages(store.MaxBatch, func() ([]store.ReportRolloutRecord, error) {
+		return s.c.Store.ReportRolloutList(ctx, store.ReportRolloutListParams{AfterScopeType: afterType, AfterScopeID: afterID, Limit: store.MaxBatch})
+	}, func(r store.ReportRolloutRecord) (bool, error) {
+		afterType, afterID = r.ScopeType, r.ScopeID
+		bu := r.ScopeID
+		if r.ScopeType == store.RolloutSubscription {
+			sub, err := s.c.Store.ReportSubscriptionGet(ctx, r.ScopeID)
+			if err != nil {
+				return false, nil
 			}
-			if !scope.Allows(bu) {
-				continue
-			}
-			out = append(out, Rollout{ScopeType: r.ScopeType, ScopeID: r.ScopeID, Mode: Mode(r.Mode), Version: r.Version, UpdatedOn: r.UpdatedOn, UpdatedBy: r.UpdatedBy})
-			if len(out) == limit {
-				return out, nil
-			}
+			bu = sub.BusinessUnitID
 		}
-		if len(recs) < store.MaxBatch {
-			break
+		if !scope.Allows(bu) {
+			return false, nil
 		}
+		out = append(out, Rollout{ScopeType: r.ScopeType, ScopeID: r.ScopeID, Mode: Mode(r.Mode), Version: r.Version, UpdatedOn: r.UpdatedOn, UpdatedBy: r.UpdatedBy})
+		return len(out) == limit, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -53,29 +53,48 @@ func knownStatus(st automation.Status) bool {
 	return false
 }
 
-// Canonical is the filter's stable text form; a page cursor is bound to it.
-func (f Filter) Canonical() string {
+// Query is a Filter as the query parameters of a find (supportapi's GET scheduler-rows)
+// carry it: text, each member under its parameter's name, an empty one not sent. The support
+// client sends one as it was typed (the API validates it); Canonical is a parsed Filter's.
+type Query struct {
+	SchedulerKey   string
+	SourceType     string
+	SourceGuid     string
+	BusinessUnitID string
+	Status         string
+	OnHold         string // "true" or "false"
+	ScheduledFrom  string // RFC 3339
+	ScheduledTo    string // RFC 3339
+}
+
+// Values are q's query parameters, the empty members left out.
+func (q Query) Values() url.Values {
 	v := url.Values{}
-	set := func(k, s string) {
-		if s != "" {
-			v.Set(k, s)
+	for _, p := range [...][2]string{{"schedulerKey", q.SchedulerKey}, {"sourceType", q.SourceType}, {"sourceGuid", q.SourceGuid},
+		{"businessUnitId", q.BusinessUnitID}, {"status", q.Status}, {"onHold", q.OnHold}, {"scheduledFrom", q.ScheduledFrom},
+		{"scheduledTo", q.ScheduledTo}} {
+		if p[1] != "" {
+			v.Set(p[0], p[1])
 		}
 	}
-	set("schedulerKey", f.SchedulerKey)
-	set("sourceType", f.SourceType)
-	set("sourceGuid", f.SourceGuid)
-	set("businessUnitId", f.BusinessUnitID)
-	set("status", string(f.Status))
+	return v
+}
+
+// Canonical is the filter's stable text form (its Query, instants in UTC to the
+// nanosecond); a page cursor is bound to it.
+func (f Filter) Canonical() string {
+	q := Query{SchedulerKey: f.SchedulerKey, SourceType: f.SourceType, SourceGuid: f.SourceGuid, BusinessUnitID: f.BusinessUnitID,
+		Status: string(f.Status)}
 	if f.OnHold != nil {
-		v.Set("onHold", strconv.FormatBool(*f.OnHold))
+		q.OnHold = strconv.FormatBool(*f.OnHold)
 	}
 	if f.ScheduledFrom != nil {
-		v.Set("scheduledFrom", f.ScheduledFrom.UTC().Format(time.RFC3339Nano))
+		q.ScheduledFrom = f.ScheduledFrom.UTC().Format(time.RFC3339Nano)
 	}
 	if f.ScheduledTo != nil {
-		v.Set("scheduledTo", f.ScheduledTo.UTC().Format(time.RFC3339Nano))
+		q.ScheduledTo = f.ScheduledTo.UTC().Format(time.RFC3339Nano)
 	}
-	return v.Encode()
+	return q.Values().Encode()
 }
 
 // Position is where a page ended: the last row's Id (and ScheduledOn in schedule order).

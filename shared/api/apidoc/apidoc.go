@@ -5,6 +5,7 @@ import (
 	_ "embed" // openapi.yaml
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -106,10 +107,10 @@ func Bundle(sources []Source) ([]byte, error) {
 		// Security schemes: one per kind, named by the first document that has it.
 		schemeNames := map[string]string{}
 		own, _ := comps["securitySchemes"].(map[string]any)
-		for _, name := range sortedKeys(own) {
+		for _, name := range slices.Sorted(maps.Keys(own)) {
 			s := own[name]
 			found := ""
-			for _, have := range sortedKeys(schemes) {
+			for _, have := range slices.Sorted(maps.Keys(schemes)) {
 				if sameScheme(schemes[have], s) {
 					found = have
 					break
@@ -138,7 +139,7 @@ func Bundle(sources []Source) ([]byte, error) {
 			changed = false
 			for _, kind := range componentKinds {
 				own, _ := comps[kind].(map[string]any)
-				for _, name := range sortedKeys(own) {
+				for _, name := range slices.Sorted(maps.Keys(own)) {
 					key := "#/components/" + kind + "/" + name
 					have, taken := components[kind][name]
 					if renames[key] != key || !taken {
@@ -163,7 +164,7 @@ func Bundle(sources []Source) ([]byte, error) {
 		comps, _ = doc["components"].(map[string]any)
 		for _, kind := range componentKinds {
 			own, _ := comps[kind].(map[string]any)
-			for _, name := range sortedKeys(own) {
+			for _, name := range slices.Sorted(maps.Keys(own)) {
 				target := strings.TrimPrefix(renames["#/components/"+kind+"/"+name], "#/components/"+kind+"/")
 				if components[kind] == nil {
 					components[kind] = map[string]any{}
@@ -177,7 +178,7 @@ func Bundle(sources []Source) ([]byte, error) {
 		}
 		security := renameSecurity(doc["security"], schemeNames)
 		docPaths, _ := doc["paths"].(map[string]any)
-		for _, p := range sortedKeys(docPaths) {
+		for _, p := range slices.Sorted(maps.Keys(docPaths)) {
 			if _, dup := paths[p]; dup {
 				return nil, fmt.Errorf("apidoc: %s: path %s is in another document too", src.Tag, p)
 			}
@@ -340,15 +341,6 @@ func sameScheme(a, b any) bool {
 		return c
 	}
 	return reflect.DeepEqual(strip(a), strip(b))
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Registrar is where the route goes (funchost.Router.RegisterHTTP).

@@ -194,32 +194,28 @@ func (h handlers) listPolicies(ctx context.Context, in *httpapi.In[struct{}]) (h
 	return httpapi.PageOf(items), nil
 }
 
+// policyBody is the PUT body: the domain's budget.PolicyInput, whose two fee members are
+// read here as sent (these shallower fields hide the embedded ones), so that a bad fee is a
+// 422 naming it among the policy's other errors rather than a decoding error of its own.
 type policyBody struct {
-	Formula        string          `json:"formula"`
-	Rate           string          `json:"rate"`
-	Unit           string          `json:"unit"`
-	TransferType   string          `json:"transferType"`
-	Currency       string          `json:"currency"`
-	MinFee         json.RawMessage `json:"minFee"`
-	MaxFee         json.RawMessage `json:"maxFee"`
-	ConvertTo      string          `json:"convertTo"`
-	ConversionRate string          `json:"conversionRate"`
+	budget.PolicyInput
+	MinFee json.RawMessage `json:"minFee"`
+	MaxFee json.RawMessage `json:"maxFee"`
 }
 
 func (h handlers) putPolicy(ctx context.Context, in *httpapi.In[policyBody]) (policyOut, error) {
-	b := in.Body
-	minFee, merr := money.ParseMinorJSON("minFee", b.MinFee, true)
-	maxFee, xerr := money.ParseMinorJSON("maxFee", b.MaxFee, true)
+	p := in.Body.PolicyInput
+	var merr, xerr error
+	p.MinFee, merr = money.ParseMinorJSON("minFee", in.Body.MinFee, true)
+	p.MaxFee, xerr = money.ParseMinorJSON("maxFee", in.Body.MaxFee, true)
 	if err := automation.InvalidFields(merr, xerr); err != nil {
 		return policyOut{}, err
 	}
-	p, err := h.s.PutPolicy(ctx, in.Unit, in.Path("actionType"), budget.PolicyInput{Formula: b.Formula, Rate: b.Rate, Unit: b.Unit,
-		TransferType: b.TransferType, Currency: b.Currency, MinFee: minFee, MaxFee: maxFee, ConvertTo: b.ConvertTo,
-		ConversionRate: b.ConversionRate}, in.Version, in.Operator)
+	stored, err := h.s.PutPolicy(ctx, in.Unit, in.Path("actionType"), p, in.Version, in.Operator)
 	if !in.VersionGiven {
 		in.Status = http.StatusCreated
 	}
-	return toPolicy(p), err
+	return toPolicy(stored), err
 }
 
 // feeOut is a fee transfer record as the API shows it.

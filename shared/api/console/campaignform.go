@@ -60,13 +60,11 @@ func definitionOf(d campaignDraft) (campaign.Definition, error) {
 		if err := strictjson.Text([]byte(raw)); err != nil {
 			return def, automation.Invalid("actions", "%v", err)
 		}
-		dec := json.NewDecoder(strings.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&def.Actions); err != nil {
-			return def, automation.Invalid("actions", "must be a JSON array of actions, each {\"key\", \"type\", \"provider\", \"params\"} (optional \"when\", \"next\"): %v", err)
-		}
-		if dec.More() {
+		switch err := strictjson.Decode([]byte(raw), &def.Actions); {
+		case errors.Is(err, strictjson.ErrTrailing):
 			return def, automation.Invalid("actions", "must be one JSON array; text follows it")
+		case err != nil:
+			return def, automation.Invalid("actions", "must be a JSON array of actions, each {\"key\", \"type\", \"provider\", \"params\"} (optional \"when\", \"next\"): %v", err)
 		}
 		if err := strictjson.Check([]byte(raw)); err != nil {
 			return def, automation.Invalid("actions", "%v", err)

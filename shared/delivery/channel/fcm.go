@@ -2,6 +2,7 @@ package channel
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -128,10 +129,7 @@ func NewFCM(cfg FCMConfig) (*FCM, error) {
 		ProjectID string `json:"project_id"`
 	}
 	_ = json.Unmarshal(cfg.CredentialsJSON, &file)
-	project := cfg.ProjectID
-	if project == "" {
-		project = file.ProjectID
-	}
+	project := cmp.Or(cfg.ProjectID, file.ProjectID)
 	if project == "" {
 		return nil, errors.New("fcm: no project id (neither ProjectID nor the key file's project_id)")
 	}

@@ -1,5 +1,6 @@
 -- Campaigns, executions, commands, their projection and the outbox relay's lease (SQL Server;
--- docs/campaigns.md). Same names, parameters and columns as sql/sqlite/queries/campaign.sql.
+-- docs/campaigns.md; the claims themselves are outbox_claim.sql.tmpl). Same names, parameters
+-- and columns as sql/sqlite/queries/campaign.sql.
 -- name: CampaignGet :one
 SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
 FROM dbo.Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
@@ -178,56 +179,6 @@ IF APPLOCK_MODE(N'public', N'automation:OutboxClaim', N'Transaction') <> N'Exclu
 
 -- name: OutboxLeaseExpire :exec
 DELETE FROM dbo.OutboxLease WHERE LeaseUntil <= @Now;
-
--- name: OutboxClaim :many
--- One relay's batch (as in SQLite): not published, not in a live lease's range (or an older
--- build's per-row lease), RetryAt come, oldest first; a scan of IX_Outbox_Unpublished, each
--- candidate a seek of IX_OutboxLease_LastId. The lease itself is one OutboxLeaseInsert.
--- READPAST skips rows a writer holds (an OutboxInsert not yet committed) instead of waiting.
--- READCOMMITTEDLOCK makes the read a locking one: under READ_COMMITTED_SNAPSHOT (the Azure
--- SQL Database default) READPAST alone is refused, since a versioned read takes no locks to
--- read past ("Table Hints (Transact-SQL)", READPAST). No UPDLOCK: OutboxClaimLock already
--- serialises claims, and the rows themselves are not written here. @AfterId (0: none) starts
--- the scan past the rows the relay knows are its own (store.OutboxClaimParams.AfterID): a
--- seek of IX_Outbox_Unpublished. @Skip (N'' or '|'-framed names) leaves out the rows of those
--- destinations, which the lease then lists (SkipDestinations, migration 0069): a row in a
--- lease's range whose destination the lease lists is not held by it. A row of a session whose
--- earlier row waits for its RetryAt is not claimed (as in SQLite: order per session, issue 39
--- item 4): a seek of the filtered IX_Outbox_RetryBySession (migration 0070) per candidate,
--- without READPAST (a retry row being written must hold its session, not be read past).
--- @BeforeId (the largest bigint: none) ends the scan below it (store.OutboxClaimParams.BeforeID).
--- A lease whose SkipDestinations starts with '+' ("+|name|", OutboxClaimDestination's) holds
--- only the rows of the destination it names.
-SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
-FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
-WHERE PublishedOn IS NULL AND o.Id > @AfterId AND o.Id < @BeforeId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND (@Skip = N'' OR CHARINDEX(N'|' + o.Destination + N'|', @Skip) = 0)
-  AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
-                  AND (l.SkipDestinations IS NULL
-                       OR (LEFT(l.SkipDestinations, 1) = N'|' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0)
-                       OR (LEFT(l.SkipDestinations, 1) = N'+' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) > 0)))
-  AND (o.SessionId IS NULL OR o.SessionId = N''
-       OR NOT EXISTS (SELECT 1 FROM dbo.Outbox AS p WHERE p.Destination = o.Destination AND p.SessionId = o.SessionId
-                        AND p.Id < o.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
-ORDER BY Id;
-
--- name: OutboxClaimDestination :many
--- OutboxClaim narrowed to one destination's rows (as in SQLite): a seek of the filtered
--- IX_Outbox_UnpublishedByDestination (Destination, Id), which steps over no row of another
--- destination. The same hints, lease and session rules; its own lease ("+|name|") holds
--- only this destination's rows.
-SELECT TOP (@Limit) Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
-FROM dbo.Outbox AS o WITH (READCOMMITTEDLOCK, READPAST)
-WHERE o.Destination = @Destination AND PublishedOn IS NULL AND o.Id > @AfterId AND o.Id < @BeforeId
-  AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND NOT EXISTS (SELECT 1 FROM dbo.OutboxLease AS l WHERE l.LastId >= o.Id AND l.FirstId <= o.Id
-                  AND (l.SkipDestinations IS NULL
-                       OR (LEFT(l.SkipDestinations, 1) = N'|' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) = 0)
-                       OR (LEFT(l.SkipDestinations, 1) = N'+' AND CHARINDEX(N'|' + o.Destination + N'|', l.SkipDestinations) > 0)))
-  AND (o.SessionId IS NULL OR o.SessionId = N''
-       OR NOT EXISTS (SELECT 1 FROM dbo.Outbox AS p WHERE p.Destination = o.Destination AND p.SessionId = o.SessionId
-                        AND p.Id < o.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
-ORDER BY Id;
 
 -- name: OutboxLeaseInsert :exec
 -- @SkipDestinations: NULL, or the claim's @Skip (the destinations whose rows it left out).

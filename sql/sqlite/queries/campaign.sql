@@ -1,5 +1,6 @@
 -- Campaigns, executions, commands, their projection and the outbox relay's lease (SQLite;
--- docs/campaigns.md). Same names, parameters and columns as sql/mssql/queries/campaign.sql.
+-- docs/campaigns.md; the claims themselves are outbox_claim.sql.tmpl). Same names, parameters
+-- and columns as sql/mssql/queries/campaign.sql.
 -- name: CampaignGet :one
 SELECT BusinessUnitId, CampaignId, Name, Status, RunId, DefinitionJson, Version, CreatedOn, UpdatedOn
 FROM Campaign WHERE BusinessUnitId = @BusinessUnitId AND CampaignId = @CampaignId;
@@ -167,54 +168,6 @@ SELECT 1;
 -- A claim first drops the leases that ended (a relay that died, or one that marked its rows
 -- without releasing).
 DELETE FROM OutboxLease WHERE LeaseUntil <= @Now;
-
--- name: OutboxClaim :many
--- One relay's batch: rows not published, not in the range of a live lease (OutboxLease; the
--- per-row LeaseUntil holds a row an older build leased), whose RetryAt came, oldest first. It
--- walks IX_Outbox_Unpublished; each candidate seeks IX_OutboxLease_LastId. The claim then
--- writes one OutboxLease row over the batch's Ids (OutboxLeaseInsert), in the same
--- transaction, not a lease in every row. @AfterId (0: none) starts the walk past the rows the
--- relay knows are its own and in flight (store.OutboxClaimParams.AfterID). @Skip ('' or
--- '|'-framed names, "|a|b|") leaves out the rows of those destinations; the lease then lists
--- them (SkipDestinations, migration 0069), and a row in a lease's range whose destination the
--- lease lists is not held by it. A row of a session (Destination, SessionId not empty) whose
--- earlier row waits for its RetryAt (a failed publish) is not claimed either: the session's
--- order holds (issue 39 item 4); each candidate seeks IX_Outbox_RetryBySession (migration
--- 0070), which holds only the rows waiting for a retry. @BeforeId (the largest integer: none)
--- ends the walk below it (store.OutboxClaimParams.BeforeID). A lease whose SkipDestinations
--- starts with '+' ("+|name|", OutboxClaimDestination's) holds only the rows of the destination
--- it names.
-SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
-FROM Outbox
-WHERE PublishedOn IS NULL AND Id > @AfterId AND Id < @BeforeId AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND (@Skip = '' OR instr(@Skip, '|' || Destination || '|') = 0)
-  AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
-                  AND (l.SkipDestinations IS NULL
-                       OR (substr(l.SkipDestinations, 1, 1) = '|' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0)
-                       OR (substr(l.SkipDestinations, 1, 1) = '+' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') > 0)))
-  AND (Outbox.SessionId IS NULL OR Outbox.SessionId = ''
-       OR NOT EXISTS (SELECT 1 FROM Outbox p WHERE p.Destination = Outbox.Destination AND p.SessionId = Outbox.SessionId
-                      AND p.Id < Outbox.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
-ORDER BY Id LIMIT @Limit;
-
--- name: OutboxClaimDestination :many
--- OutboxClaim narrowed to one destination's rows (store.OutboxClaimParams.Destination): a walk
--- of IX_Outbox_UnpublishedByDestination from @AfterId, which steps over no row of another
--- destination (delivery.Relay taking a held destination back while another one's backlog lies
--- between its rows: docs/performance.md, "The herd's regression"). The same lease and session
--- rules; its own lease ("+|name|") holds only this destination's rows.
-SELECT Id, MessageId, Destination, SessionId, Body, Envelope, CreatedOn, PublishedOn, Attempts, TraceParent
-FROM Outbox
-WHERE Destination = @Destination AND PublishedOn IS NULL AND Id > @AfterId AND Id < @BeforeId
-  AND (LeaseUntil IS NULL OR LeaseUntil <= @Now) AND (RetryAt IS NULL OR RetryAt <= @Now)
-  AND NOT EXISTS (SELECT 1 FROM OutboxLease l WHERE l.LastId >= Outbox.Id AND l.FirstId <= Outbox.Id
-                  AND (l.SkipDestinations IS NULL
-                       OR (substr(l.SkipDestinations, 1, 1) = '|' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') = 0)
-                       OR (substr(l.SkipDestinations, 1, 1) = '+' AND instr(l.SkipDestinations, '|' || Outbox.Destination || '|') > 0)))
-  AND (Outbox.SessionId IS NULL OR Outbox.SessionId = ''
-       OR NOT EXISTS (SELECT 1 FROM Outbox p WHERE p.Destination = Outbox.Destination AND p.SessionId = Outbox.SessionId
-                      AND p.Id < Outbox.Id AND p.PublishedOn IS NULL AND p.RetryAt IS NOT NULL AND p.RetryAt > @Now))
-ORDER BY Id LIMIT @Limit;
 
 -- name: OutboxLeaseInsert :exec
 -- @SkipDestinations: NULL, or the claim's @Skip (the destinations whose rows it left out).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/support"
 )
 
 // DefaultBaseURL is a local `automation serve` (and the Functions host's default port).
@@ -74,42 +75,22 @@ func (e *APIError) Error() string {
 	return msg
 }
 
-// FindQuery filters a find (GET scheduler-rows); empty fields are not sent. Instants are
-// RFC 3339 text, passed through for the API to validate.
+// FindQuery is a find (GET scheduler-rows): the filter as text, passed through for the API to
+// validate (empty members are not sent), a page size and the cursor of the page before.
 type FindQuery struct {
-	SchedulerKey   string
-	SourceType     string
-	SourceGuid     string
-	BusinessUnitID string
-	Status         string
-	OnHold         bool
-	ScheduledFrom  string
-	ScheduledTo    string
-	Limit          int64 // 0: the API's default
-	Cursor         string
+	support.Query
+	Limit  int64 // 0: the API's default
+	Cursor string
 }
 
 func (q FindQuery) values() url.Values {
-	v := url.Values{}
-	set := func(k, s string) {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	set("schedulerKey", q.SchedulerKey)
-	set("sourceType", q.SourceType)
-	set("sourceGuid", q.SourceGuid)
-	set("businessUnitId", q.BusinessUnitID)
-	set("status", q.Status)
-	if q.OnHold {
-		v.Set("onHold", "true")
-	}
-	set("scheduledFrom", q.ScheduledFrom)
-	set("scheduledTo", q.ScheduledTo)
+	v := q.Query.Values()
 	if q.Limit != 0 {
 		v.Set("limit", strconv.FormatInt(q.Limit, 10))
 	}
-	set("cursor", q.Cursor)
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
 	return v
 }
 

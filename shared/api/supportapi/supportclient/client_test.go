@@ -16,6 +16,7 @@ import (
 	"github.com/automation-platform/automation/shared/api/supportapi"
 	"github.com/automation-platform/automation/shared/api/supportapi/supportclient"
 	"github.com/automation-platform/automation/shared/httpapi"
+	"github.com/automation-platform/automation/shared/support"
 )
 
 // seen is one request as the test server got it.
@@ -53,8 +54,8 @@ func okJSON(body string) func(http.ResponseWriter, *http.Request) {
 func TestFindSendsFiltersCredentialsAndScope(t *testing.T) {
 	t.Parallel()
 	c, got := server(t, okJSON(`{"rows":[],"order":"newest"}`))
-	a, err := c.Find(context.Background(), supportclient.FindQuery{SchedulerKey: "reminder:k", SourceType: "PoliceVetting", SourceGuid: "g-1",
-		BusinessUnitID: "bu-syd", OnHold: true, ScheduledFrom: "2026-11-01T00:00:00Z", Limit: 5})
+	a, err := c.Find(context.Background(), supportclient.FindQuery{Query: support.Query{SchedulerKey: "reminder:k",
+		SourceType: "PoliceVetting", SourceGuid: "g-1", BusinessUnitID: "bu-syd", OnHold: "true", ScheduledFrom: "2026-11-01T00:00:00Z"}, Limit: 5})
 	if err != nil || string(a.Body) != `{"rows":[],"order":"newest"}` {
 		t.Fatalf("%q %v", a.Body, err)
 	}
