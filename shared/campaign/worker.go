@@ -167,12 +167,7 @@ func (w *Worker) lease() time.Duration {
 }
 
 func (w *Worker) backoff() scheduler.Backoff {
-	if w.Backoff.Steps == nil {
-		b := w.Backoff
-		b.Steps = scheduler.DefaultBackoff
-		return b
-	}
-	return w.Backoff
+	return w.Backoff.OrDefault()
 }
 
 // Handle runs the command named by a topology.CampaignCommandsQueue message. An unknown

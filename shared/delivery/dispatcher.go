@@ -236,12 +236,7 @@ func (d *Dispatcher) queuedGrace() time.Duration {
 }
 
 func (d *Dispatcher) backoff() scheduler.Backoff {
-	if d.Backoff.Steps == nil {
-		b := d.Backoff
-		b.Steps = scheduler.DefaultBackoff
-		return b
-	}
-	return d.Backoff
+	return d.Backoff.OrDefault()
 }
 
 // Process runs one claimed job: look up or refuse an in-doubt claim, validate the

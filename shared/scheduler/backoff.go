@@ -21,6 +21,15 @@ type Backoff struct {
 	Rand func() float64
 }
 
+// OrDefault returns b, with DefaultBackoff as its Steps when it has none (a ladder left
+// unset by the caller's configuration; its jitter is kept as set).
+func (b Backoff) OrDefault() Backoff {
+	if b.Steps == nil {
+		b.Steps = DefaultBackoff
+	}
+	return b
+}
+
 // Next returns the UTC instant of the next attempt after a failure at now, for a row that
 // had failed priorCount times before (its RetryCount before this failure). hold is true when
 // the ladder is exhausted and the row must go on support hold — unless longRunning, in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,18 @@ import (
 )
 
 var t0 = storetest.T0
+
+// OrDefault fills only a ladder left unset: a set one, and the jitter either way, stay.
+func TestBackoffOrDefault(t *testing.T) {
+	t.Parallel()
+	if b := (scheduler.Backoff{JitterFraction: 0.2}).OrDefault(); !slices.Equal(b.Steps, scheduler.DefaultBackoff) || b.JitterFraction != 0.2 {
+		t.Fatalf("unset ladder: %+v, want DefaultBackoff and the jitter kept", b)
+	}
+	own := []time.Duration{time.Second}
+	if b := (scheduler.Backoff{Steps: own}).OrDefault(); !slices.Equal(b.Steps, own) || b.JitterFraction != 0 {
+		t.Fatalf("set ladder: %+v, want it kept", b)
+	}
+}
 
 func TestBackoffLadder(t *testing.T) {
 	t.Parallel()
