@@ -543,7 +543,10 @@ func TestMalformedDispatchMessagesAreDeadLettered(t *testing.T) {
 	t.Parallel()
 	p := &provider{}
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: p}})
-	for name, body := range map[string]string{"not json": `nope`, "no key": `{}`, "unknown field": `{"deliveryKey":"x","extra":1}`, "unknown key": `{"deliveryKey":"dlv_0000"}`} {
+	key := e.queue(t, nil, "log", "a@example.test")[0]
+	one := `{"deliveryKey":"` + key + `"}`
+	for name, body := range map[string]string{"not json": `nope`, "no key": `{}`, "unknown field": `{"deliveryKey":"x","extra":1}`, "unknown key": `{"deliveryKey":"dlv_0000"}`,
+		"a second message after a real one": one + one, "text after a real one": one + "x"} {
 		err := e.disp.Handle(context.Background(), bus.Message{ID: "m", Body: []byte(body)})
 		if !automation.IsPermanent(err) {
 			t.Errorf("%s: err = %v, want dead-letter", name, err)

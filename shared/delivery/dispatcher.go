@@ -1,23 +1,23 @@
 package delivery
 
 import (
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/automation-platform/automation/shared/telemetry"
 	"log/slog"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/scheduler"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
+	"github.com/automation-platform/automation/shared/telemetry"
 )
 
 // ErrInFlight means another sender holds a live send claim on the delivery key; the
@@ -34,13 +34,12 @@ type DispatchStore interface {
 	NotificationFinishGroup(ctx context.Context, take func() []store.NotificationFinishParams) ([]store.NotificationFinishParams, []error, error)
 }
 
-// dispatchKey decodes a dispatch message's body strictly (unknown fields rejected) and
-// returns its delivery key; a malformed body is an automation.Permanent error.
+// dispatchKey decodes a dispatch message's body strictly (one value, no unknown field:
+// strictjson.Decode) and returns its delivery key; a malformed body is an
+// automation.Permanent error.
 func dispatchKey(m bus.Message) (string, error) {
 	var body DispatchMessage
-	dec := json.NewDecoder(bytes.NewReader(m.Body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil || body.DeliveryKey == "" {
+	if err := strictjson.Decode(m.Body, &body); err != nil || body.DeliveryKey == "" {
 		return "", automation.Permanent(fmt.Errorf("dispatch message %s: malformed body", m.ID))
 	}
 	return body.DeliveryKey, nil

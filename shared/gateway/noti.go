@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/automation-platform/automation/shared/delivery"
 	"github.com/automation-platform/automation/shared/events"
 	"github.com/automation-platform/automation/shared/store"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // UserMessageKey is the SchedulerKey of a noti route's deliveries: "user-message:" + the
@@ -32,9 +32,7 @@ type NotiDelivery struct {
 // are idempotent by delivery key).
 func (n *NotiDelivery) Handle(ctx context.Context, body []byte) error {
 	var p Payload
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := strictjson.Decode(body, &p); err != nil {
 		return automation.Invalid("body", "not a gateway payload: %v", err)
 	}
 	if p.EventID == "" || p.Route != RouteNoti || p.Notification == nil || len(p.Notification.Recipients) == 0 || len(p.Notification.Channels) == 0 {

@@ -1,7 +1,6 @@
 package preference
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/automation-platform/automation/shared/automation"
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // Category is a kind of message a recipient can opt out of.
@@ -50,9 +50,7 @@ var categoryName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
 // default one of them, a template key in one category only. Errors name the member.
 func ParseRegistry(b []byte) (Registry, error) {
 	var r Registry
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := strictjson.Decode(b, &r); err != nil {
 		return Registry{}, automation.Invalid("categories", "not a category registry: %v", err)
 	}
 	return r, r.Validate()

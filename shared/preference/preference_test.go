@@ -243,6 +243,7 @@ func TestRegistryValidates(t *testing.T) {
 		{`{"categories":[{"name":"a"}],"default":"b"}`, "default"},
 		{`{"categories":[{"name":"a","templates":["t"]},{"name":"b","templates":["t"]}],"default":"a"}`, "categories[1].templates[0]"},
 		{`{"categories":[{"name":"a"}],"default":"a","extra":1}`, "categories"},
+		{`{"categories":[{"name":"a"}],"default":"a"} {"default":"b"}`, "categories"},
 	} {
 		if _, err := preference.ParseRegistry([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s: %v, want an error naming %s", c.json, err, c.field)

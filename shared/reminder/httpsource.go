@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf16"
+
+	"github.com/automation-platform/automation/shared/strictjson"
 )
 
 // HTTPSourceLister reads sources from the domain app's list endpoint, so reconciliation can
@@ -110,9 +112,7 @@ func (l HTTPSourceLister) ListSources(ctx context.Context, q SourceQuery) (Sourc
 		} `json:"items"`
 		NextCursor string `json:"nextCursor"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&wire); err != nil {
+	if err := strictjson.Decode(body, &wire); err != nil {
 		return SourcePage{}, fmt.Errorf("source lister: answer is not a source page: %w", err)
 	}
 	if len(wire.Items) > q.Limit {

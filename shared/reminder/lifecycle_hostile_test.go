@@ -263,6 +263,22 @@ func TestHTTPListerRefusesOverLongCursor(t *testing.T) {
 	}
 }
 
+// A source page is one JSON value: an answer with more after it is refused naming what it
+// is, not read as its first page with the rest dropped.
+func TestHTTPListerRefusesTrailingData(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"items":[{"entityGuid":"e-1","revision":1,"changedOn":"2026-09-01T00:00:00Z","data":{"expiresOn":"2026-10-31"}}],"nextCursor":""}`+
+			`{"items":[{"entityGuid":"e-2","revision":1,"changedOn":"2026-09-01T00:00:00Z","data":{"expiresOn":"2026-10-31"}}],"nextCursor":""}`)
+	}))
+	defer srv.Close()
+	_, err := reminder.HTTPSourceLister{URL: srv.URL}.ListSources(context.Background(), reminder.SourceQuery{BusinessUnitID: "bu-syd", SourceType: "PoliceVetting", Limit: 10})
+	if err == nil || !strings.Contains(err.Error(), "not a source page: trailing data") {
+		t.Fatalf("err = %v, want the answer refused as not a source page", err)
+	}
+}
+
 // A metric is a count or an amount: a number outside ±1e15, nearer to zero than 1e-15 or
 // written in more than 64 characters is bad input naming the field (nothing stored). A
 // capacity of 1e-999999 made the percentage a million-digit number, copied as metricValue
