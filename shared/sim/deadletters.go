@@ -30,10 +30,12 @@ import (
 // dies after its insert under deadletter-crash (the API process dies between the audit row
 // and the bus call, while the bus, Service Bus on Azure, lives on).
 //
-// The in-process bus's dead-letter list is lost when its process stops (operations.md), so an
-// operator's session does all it started (a take-over included) before the step ends: the
-// simulated clock jumps past deadletter.AbandonedAfter for a take-over, as the other faults'
-// clock jumps do.
+// The in-process bus's dead-letter list survives a restart (deadletter.Kept, operations.md):
+// the operator acts through the runtime's box (d.rt.DeadLetters.Box), so a requeue or discard
+// is written to the list's index and does not come back after the next restart (acting on
+// rt.Memory alone brought them back: TestSeedsPass was red). An operator's session still
+// does all it started (a take-over included) before the step ends: the simulated clock jumps
+// past deadletter.AbandonedAfter for a take-over, as the other faults' clock jumps do.
 
 // The poison events' units and source.
 const (
@@ -207,7 +209,7 @@ func (d *driver) operate(ctx context.Context) error {
 		return nil
 	}
 	svc := *d.rt.DeadLetters
-	svc.Box, svc.Audit, svc.RequeuePerMinute = dlBox{d.rt.Memory, s}, dlAudit{d.rt.Store, s}, dlPerMinute
+	svc.Box, svc.Audit, svc.RequeuePerMinute = dlBox{d.rt.DeadLetters.Box, s}, dlAudit{d.rt.Store, s}, dlPerMinute
 	opIdx := s.rng.IntN(len(dlOperators))
 	op := dlOperators[opIdx]
 	items, _, err := svc.List(ctx, op.scope, deadletter.ListParams{Limit: 50})
