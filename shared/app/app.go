@@ -819,12 +819,17 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 
 // settled tells the outbox relay that the in-process bus settled a message, so its row is
 // marked published only now (delivery.Relay.MarkOnSettle): a message the bus still held at
-// a crash is published again from its row, where Service Bus would have kept it.
+// a crash is published again from its row, where Service Bus would have kept it; and the
+// kept dead-letter list that a requeued dead letter's message was delivered
+// (deadletter.Kept.Settled).
 func (r *Runtime) settled(log *slog.Logger) func(context.Context, bus.Message) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func(ctx context.Context, m bus.Message) {
+		if r.keptDeadLetters != nil {
+			r.keptDeadLetters.Settled(ctx, m) // a requeued dead letter's message delivered
+		}
 		if r.Relay == nil {
 			return
 		}

@@ -1,12 +1,16 @@
 package deadletter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
@@ -44,8 +48,10 @@ func RecordBlobName(destination, messageID string) string {
 // the list's index (ListBlobName): the last sequence number, each listed dead letter's id,
 // route, message id, session, reason, delivery count, DeadLetteredOn and unit, and the
 // eviction counts. Restore, at start-up, reads the index and the records it names (at most
-// the list's bound, bus.MemoryOptions.MaxDeadLetters: the index never holds more than the
-// list, so nothing is listed or scanned to find the newest) and puts the list back with the
+// the list's bound, bus.MemoryOptions.MaxDeadLetters: the index holds only the listed dead
+// letters and those requeued awaiting delivery, in id order, so the newest are its last
+// entries and no blob is listed or scanned; older ones past the bound are counted as evicted
+// unread) and puts the list back with the
 // same ids and DeadLetteredOn, so an ETag read before the restart, and the audit row keyed
 // by it, still name the same dead letter, and an action that died between its audit row and
 // the bus call is taken over after AbandonedAfter as before. New dead letters are numbered
@@ -55,9 +61,12 @@ func RecordBlobName(destination, messageID string) string {
 // whenever the in-process bus is), the list is small and bounded, and one index blob is
 // read once at start-up; the index is replaced whole (localtrace writes a temporary file and
 // renames it; a Blob Storage upload is atomic), so a crash leaves the one before or after a
-// change, never half of it. A crash between a requeue or discard and the index write lists
-// that dead letter again after the restart: its audit row (DeadLetterAudit) names it, so the
-// same action again is 409 and is taken over after AbandonedAfter, and the other one is 412;
+// change, never half of it. A requeued dead letter stays in the index, marked requeued,
+// until the bus settles its message (Settled): the in-process bus loses a queued message
+// with its process, so a restart before its delivery lists it again. A dead letter listed
+// again so, or after a crash between a discard and the index write, has its audit row
+// (DeadLetterAudit): the same action again is 409 and is taken over after AbandonedAfter,
+// and the other one is 412;
 // a dead letter listed just before a crash whose record or index write had not happened yet
 // is not listed after it (its log line and, for the bus's own, its record remain). A failed
 // blob write is logged (Error) and does not undo the change of the list: the action was done.
@@ -72,6 +81,13 @@ type Kept struct {
 
 	mu     sync.Mutex
 	labels map[string]string // list id -> business unit of its body, for the index
+	// requeued holds the dead letters requeued whose message the bus has not settled yet
+	// (destination + "\x00" + message id -> the dead letter): the in-process bus loses a
+	// queued message with its process, so the index keeps them until Settled, and a restart
+	// before lists them again (at most MaxDeadLetters; nRequeued is its size, read without mu
+	// on the bus's hot path).
+	requeued  map[string]bus.DeadLetter
+	nRequeued atomic.Int64
 }
 
 var (
@@ -99,14 +115,78 @@ func (k *Kept) DeadLetterEvicted(ctx context.Context, keep func(businessUnit str
 	return k.Memory.DeadLetterEvicted(ctx, keep)
 }
 
-// DeadLetterRequeue implements bus.DeadLetterBox: the bus requeues it, then the index is
-// written without it.
+// DeadLetterRequeue implements bus.DeadLetterBox: the bus requeues it, and the index keeps
+// it, marked requeued, until the bus settles its message (Settled): a restart before that
+// (the message lost with the in-process queue) lists it again, with its id and ETag, where
+// its audit row makes a requeue 409 and then a take-over. It is marked before the bus call,
+// so a delivery that settles the message at once is never missed.
 func (k *Kept) DeadLetterRequeue(ctx context.Context, id string) (bus.DeadLetter, error) {
-	d, err := k.Memory.DeadLetterRequeue(ctx, id)
+	d, err := k.Memory.DeadLetterGet(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	key := d.Message.Destination + "\x00" + d.Message.ID
+	k.mu.Lock()
+	if k.requeued == nil {
+		k.requeued = map[string]bus.DeadLetter{}
+	}
+	old, had := k.requeued[key]
+	k.requeued[key] = d
+	k.nRequeued.Store(int64(len(k.requeued)))
+	k.mu.Unlock()
+	d, err = k.Memory.DeadLetterRequeue(ctx, id)
+	k.mu.Lock()
+	if err != nil {
+		if had {
+			k.requeued[key] = old
+		} else {
+			delete(k.requeued, key)
+		}
+	}
+	k.boundRequeuedLocked()
+	k.nRequeued.Store(int64(len(k.requeued)))
+	k.mu.Unlock()
 	if err == nil {
 		k.Save(context.WithoutCancel(ctx))
 	}
 	return d, err
+}
+
+// boundRequeuedLocked keeps at most MaxDeadLetters requeued dead letters awaiting their
+// settlement, dropping the oldest (logged: a restart before its delivery loses it). k.mu is
+// held.
+func (k *Kept) boundRequeuedLocked() {
+	for len(k.requeued) > k.Memory.MaxDeadLetters() {
+		var oldest string
+		var seq uint64
+		for key, d := range k.requeued {
+			if n, _ := strconv.ParseUint(d.ID, 10, 64); oldest == "" || n < seq {
+				oldest, seq = key, n
+			}
+		}
+		d := k.requeued[oldest]
+		k.log().Warn("requeued dead letter no longer kept until its delivery: too many awaiting theirs", "id", d.ID,
+			"destination", d.Message.Destination, "messageId", d.Message.ID)
+		delete(k.requeued, oldest)
+	}
+}
+
+// Settled notes that the bus settled m (bus.MemoryOptions.OnSettled: completed, or
+// dead-lettered again): a requeued dead letter of that message leaves the index. Cheap when
+// none awaits its settlement (one atomic load).
+func (k *Kept) Settled(ctx context.Context, m bus.Message) {
+	if k.nRequeued.Load() == 0 {
+		return
+	}
+	key := m.Destination + "\x00" + m.ID
+	k.mu.Lock()
+	_, ok := k.requeued[key]
+	delete(k.requeued, key)
+	k.nRequeued.Store(int64(len(k.requeued)))
+	k.mu.Unlock()
+	if ok {
+		k.Save(context.WithoutCancel(ctx))
+	}
 }
 
 // DeadLetterDiscard implements bus.DeadLetterBox: the bus drops it, then the index is
@@ -160,6 +240,13 @@ type indexItem struct {
 	// counted under when its record cannot be read back.
 	BusinessUnitID string `json:"businessUnitId,omitempty"`
 	Blob           string `json:"blob"`
+	// Requeued: requeued, its message not settled yet (listed again after a restart).
+	Requeued bool `json:"requeued,omitempty"`
+}
+
+func idNumber(id string) uint64 {
+	n, _ := strconv.ParseUint(id, 10, 64)
+	return n
 }
 
 // Record keeps d, just listed by the bus (bus.MemoryOptions.OnDeadLetter's ID and
@@ -191,17 +278,27 @@ func (k *Kept) Save(ctx context.Context) error {
 	defer k.mu.Unlock()
 	st := k.Memory.DeadLetterState()
 	labels := make(map[string]string, len(st.Items))
-	ix := index{Seq: st.Seq, Items: make([]indexItem, 0, len(st.Items)), Evicted: st.Evicted}
-	for _, d := range st.Items {
+	ix := index{Seq: st.Seq, Items: make([]indexItem, 0, len(st.Items)+len(k.requeued)), Evicted: st.Evicted}
+	all := st.Items
+	if len(k.requeued) > 0 {
+		all = slices.Clone(st.Items)
+		for _, d := range k.requeued {
+			all = append(all, d)
+		}
+		slices.SortFunc(all, func(a, b bus.DeadLetter) int { return cmp.Compare(idNumber(a.ID), idNumber(b.ID)) })
+	}
+	for _, d := range all {
 		bu, ok := k.labels[d.ID]
 		if !ok {
 			bu = BusinessUnitOf(d.Message.Body)
 		}
 		labels[d.ID] = bu
 		m := d.Message
+		r, requeued := k.requeued[m.Destination+"\x00"+m.ID]
+		requeued = requeued && r.ID == d.ID
 		ix.Items = append(ix.Items, indexItem{ID: d.ID, Destination: m.Destination, MessageID: m.ID, SessionID: m.SessionID,
 			DeliveryCount: m.DeliveryCount, Reason: d.Reason, DeadLetteredOn: d.DeadLetteredOn.UTC(), TraceParent: m.TraceParent,
-			TraceState: m.TraceState, BusinessUnitID: bu, Blob: RecordBlobName(m.Destination, m.ID)})
+			TraceState: m.TraceState, BusinessUnitID: bu, Blob: RecordBlobName(m.Destination, m.ID), Requeued: requeued})
 	}
 	k.labels = labels
 	b, err := json.Marshal(ix)

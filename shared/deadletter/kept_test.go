@@ -54,6 +54,7 @@ func start(t *testing.T, bl *blobs, clock automation.Clock, maxDead int) *proces
 	t.Helper()
 	p := &process{}
 	p.mem = bus.NewMemory(&bus.MemoryOptions{Now: clock.Now, MaxDeadLetters: maxDead,
+		OnSettled:       func(ctx context.Context, m bus.Message) { p.kept.Settled(ctx, m) },
 		DeadLetterLabel: func(m bus.Message) string { return deadletter.BusinessUnitOf(m.Body) },
 		OnDeadLetter: func(d bus.DeadLettered) {
 			if _, err := p.kept.Record(context.Background(), bus.DeadLetter{ID: d.ID, Message: d.Message, Reason: d.Reason, DeadLetteredOn: d.DeadLetteredOn}); err != nil {
@@ -104,7 +105,7 @@ func listAll(t *testing.T, box bus.DeadLetterBox) map[string]bus.DeadLetter {
 
 // After a restart (a new bus over the same diagnostics store) the list shows the dead
 // letters it showed, with the same ids, DeadLetteredOn, reasons and exact bodies (so the same
-// ETags), except those requeued or discarded before; a requeue after the restart delivers
+// ETags), except those requeued (and delivered) or discarded before; a requeue after the restart delivers
 // the original bytes; new dead letters get ids no earlier one had; and a requeue or discard
 // after the restart does not come back after the next one.
 func TestKeptListSurvivesARestart(t *testing.T) {
@@ -117,8 +118,12 @@ func TestKeptListSurvivesARestart(t *testing.T) {
 	if len(before) != 4 {
 		t.Fatalf("before the restart: %+v", before)
 	}
+	p1.fixed = true
 	if _, err := p1.kept.DeadLetterRequeue(ctx, before["b"].ID); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := p1.mem.Drain(ctx, 0); err != nil || len(p1.got) != 1 {
+		t.Fatalf("the requeue of b delivered %+v, %v", p1.got, err)
 	}
 	if _, err := p1.kept.DeadLetterDiscard(ctx, before["d"].ID); err != nil {
 		t.Fatal(err)
@@ -256,5 +261,37 @@ func TestKeptRestoreRefusesAMalformedIndex(t *testing.T) {
 	}
 	if n, _ := k.DeadLetterCount(context.Background(), nil); len(n) != 0 {
 		t.Fatalf("listed: %v", n)
+	}
+}
+
+// A requeued dead letter whose message the bus has not delivered when the process stops
+// (the in-process bus loses its queue) is listed again after the restart, with its id and
+// ETag; once delivered, it is not.
+func TestKeptRequeuedUndeliveredComesBackAfterARestart(t *testing.T) {
+	ctx := context.Background()
+	bl := &blobs{m: map[string][]byte{}}
+	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	p1 := start(t, bl, clock, 0)
+	p1.deadLetter(t, "a", "b")
+	before := listAll(t, p1.kept)
+	p1.fixed = true
+	for _, id := range []string{"a", "b"} {
+		if _, err := p1.kept.DeadLetterRequeue(ctx, before[id].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// b is delivered; a is still queued when the process stops.
+	if _, err := p1.mem.DrainDestination(ctx, "q", 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(p1.got) != 1 {
+		t.Fatalf("delivered: %+v", p1.got)
+	}
+	delivered := p1.got[0].ID
+	p2 := start(t, bl, clock, 0)
+	got := listAll(t, p2.kept)
+	lost := map[string]string{"a": "b", "b": "a"}[delivered]
+	if len(got) != 1 || got[lost].ID != before[lost].ID || deadletter.ETagOf(got[lost]) != deadletter.ETagOf(before[lost]) {
+		t.Fatalf("after the restart: %+v, want %s (requeued, not delivered) with its id and ETag", got, lost)
 	}
 }
