@@ -96,6 +96,7 @@ func (p *dlProcess) visits(t *testing.T) string {
 // the message; new dead letters take ids no earlier one had; and what was requeued or
 // discarded does not come back after the next restart.
 func TestDeadLetterListSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
 	p1 := openDeadLetterProcess(t, dir, clock)
@@ -161,6 +162,7 @@ func atoi(s string) int {
 // with the ETag its audit row is keyed by, and the requeue is done (not answered "replayed"
 // for a message nobody requeued).
 func TestDeadLetterActionDiedBeforeRestartIsTakenOver(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
 	p1 := openDeadLetterProcess(t, dir, clock)

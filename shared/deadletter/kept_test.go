@@ -109,6 +109,7 @@ func listAll(t *testing.T, box bus.DeadLetterBox) map[string]bus.DeadLetter {
 // the original bytes; new dead letters get ids no earlier one had; and a requeue or discard
 // after the restart does not come back after the next one.
 func TestKeptListSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bl := &blobs{m: map[string][]byte{}}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
@@ -182,6 +183,7 @@ func mustAtoi(t *testing.T, s string) int {
 // more records than the bound) and counts the others as evicted; a dead letter whose
 // record is gone is not listed but counted as evicted, on its route and unit.
 func TestKeptListIsBoundedAndCountsEvictions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bl := &blobs{m: map[string][]byte{}}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
@@ -220,6 +222,7 @@ func TestKeptListIsBoundedAndCountsEvictions(t *testing.T) {
 // over after the restart, AbandonedAfter later, as it would have been without one: the dead
 // letter is listed again with the ETag the audit row is keyed by.
 func TestDiedActionIsTakenOverAfterARestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bl := &blobs{m: map[string][]byte{}}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
@@ -254,6 +257,7 @@ func TestDiedActionIsTakenOverAfterARestart(t *testing.T) {
 
 // A malformed index fails the restore with an error naming its blob; nothing is listed.
 func TestKeptRestoreRefusesAMalformedIndex(t *testing.T) {
+	t.Parallel()
 	bl := &blobs{m: map[string][]byte{deadletter.ListBlobName: []byte("{not json")}}
 	k := &deadletter.Kept{Memory: bus.NewMemory(nil), Blobs: bl}
 	if _, err := k.Restore(context.Background()); err == nil || !strings.Contains(err.Error(), deadletter.ListBlobName) {
@@ -268,6 +272,7 @@ func TestKeptRestoreRefusesAMalformedIndex(t *testing.T) {
 // (the in-process bus loses its queue) is listed again after the restart, with its id and
 // ETag; once delivered, it is not.
 func TestKeptRequeuedUndeliveredComesBackAfterARestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bl := &blobs{m: map[string][]byte{}}
 	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
@@ -293,5 +298,44 @@ func TestKeptRequeuedUndeliveredComesBackAfterARestart(t *testing.T) {
 	lost := map[string]string{"a": "b", "b": "a"}[delivered]
 	if len(got) != 1 || got[lost].ID != before[lost].ID || deadletter.ETagOf(got[lost]) != deadletter.ETagOf(before[lost]) {
 		t.Fatalf("after the restart: %+v, want %s (requeued, not delivered) with its id and ETag", got, lost)
+	}
+}
+
+// Requeues from many goroutines while the bus delivers: the index written last is the list
+// as it is then, so after a restart nothing requeued and delivered comes back and the one
+// left listed is.
+func TestKeptConcurrentRequeuesLeaveTheLastList(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bl := &blobs{m: map[string][]byte{}}
+	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	p1 := start(t, bl, clock, 0)
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, fmt.Sprintf("m%02d", i))
+	}
+	p1.deadLetter(t, ids...)
+	listed := listAll(t, p1.kept)
+	p1.mem.Subscribe("q", func(ctx context.Context, m bus.Message) error { return nil })
+	var wg sync.WaitGroup
+	for _, id := range ids[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := p1.kept.DeadLetterRequeue(ctx, listed[id].ID); err != nil {
+				t.Error(err)
+			}
+			if _, err := p1.mem.Drain(ctx, 0); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := p1.mem.Drain(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	p2 := start(t, bl, clock, 0)
+	if got := listAll(t, p2.kept); len(got) != 1 || got["m00"].ID != listed["m00"].ID {
+		t.Fatalf("after the restart: %d listed, want m00 only: %+v", len(got), got)
 	}
 }
