@@ -44,32 +44,33 @@ func RecordBlobName(destination, messageID string) string {
 // runtime (docs/operations.md#dead-letters): a bus.DeadLetterBox over bus.Memory that
 // writes, for each dead letter, its record blob (RecordBlobName: what the runtime always
 // wrote, plus the list id, DeadLetteredOn, session id, trace context and the exact body),
-// and after each change of the list (a dead letter listed, requeued, discarded, evicted)
-// the list's index (ListBlobName): the last sequence number, each listed dead letter's id,
-// route, message id, session, reason, delivery count, DeadLetteredOn and unit, and the
-// eviction counts. Restore, at start-up, reads the index and the records it names (at most
-// the list's bound, bus.MemoryOptions.MaxDeadLetters: the index holds only the listed dead
-// letters and those requeued awaiting delivery, in id order, so the newest are its last
-// entries and no blob is listed or scanned; older ones past the bound are counted as evicted
-// unread) and puts the list back with the
-// same ids and DeadLetteredOn, so an ETag read before the restart, and the audit row keyed
-// by it, still name the same dead letter, and an action that died between its audit row and
-// the bus call is taken over after AbandonedAfter as before. New dead letters are numbered
-// after the index's sequence number, so no id names two.
+// and after each change of the list (a dead letter listed, requeued, delivered after its
+// requeue, discarded, evicted) the list's index (ListBlobName): the last sequence number,
+// each listed dead letter's id, route, message id, session, reason, delivery count,
+// DeadLetteredOn and unit, and the eviction counts.
+//
+// Restore, at start-up, reads the index and the records it names, at most the list's bound
+// (bus.MemoryOptions.MaxDeadLetters): the index holds only the listed dead letters and those
+// requeued awaiting delivery, in id order, so the newest are its last entries and no blob is
+// listed or scanned; older ones past the bound are counted as evicted, unread. It puts the
+// list back with the same ids and DeadLetteredOn, so an ETag read before the restart, and the
+// audit row keyed by it, still name the same dead letter, and an action that died between
+// its audit row and the bus call is taken over after AbandonedAfter as before. New dead
+// letters are numbered after the index's sequence number, so no id names two.
 //
 // Why blobs and no table: the records were written already (the diagnostics store is there
 // whenever the in-process bus is), the list is small and bounded, and one index blob is
-// read once at start-up; the index is replaced whole (localtrace writes a temporary file and
-// renames it; a Blob Storage upload is atomic), so a crash leaves the one before or after a
-// change, never half of it. A requeued dead letter stays in the index, marked requeued,
-// until the bus settles its message (Settled): the in-process bus loses a queued message
-// with its process, so a restart before its delivery lists it again. A dead letter listed
-// again so, or after a crash between a discard and the index write, has its audit row
-// (DeadLetterAudit): the same action again is 409 and is taken over after AbandonedAfter,
-// and the other one is 412;
-// a dead letter listed just before a crash whose record or index write had not happened yet
-// is not listed after it (its log line and, for the bus's own, its record remain). A failed
-// blob write is logged (Error) and does not undo the change of the list: the action was done.
+// read once at start-up; no migration. The index is replaced whole (localtrace writes a
+// temporary file and renames it; a Blob Storage upload is atomic), so a crash leaves the one
+// before or after a change, never half of it. A requeued dead letter stays in the index,
+// marked requeued, until the bus settles its message (Settled): the in-process bus loses a
+// queued message with its process, so a restart before its delivery lists it again. A dead
+// letter listed again so, or after a crash between a discard and the index write, has its
+// audit row (DeadLetterAudit): the same action again is 409 and is taken over after
+// AbandonedAfter, and the other one is 412. A dead letter listed just before a crash whose
+// record or index write had not happened yet is not listed after it (its log line and, for
+// the bus's own, its record remain). A failed blob write is logged (Error) and does not undo
+// the change of the list: the action was done.
 //
 // Safe for concurrent use: the index is written under one lock, from the list as it is then,
 // so a later write never carries an older list.
