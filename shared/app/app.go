@@ -174,6 +174,9 @@ type Runtime struct {
 	// sbDeadLetters reads the Service Bus entities' dead-letter subqueues; nil on the
 	// in-process bus.
 	sbDeadLetters *azure.ServiceBusDeadLetters
+	// keptDeadLetters is the in-process bus's dead-letter list kept across restarts in the
+	// diagnostics store (deadletter.Kept); nil on Service Bus.
+	keptDeadLetters *deadletter.Kept
 }
 
 // Options are what a runtime needs beyond Config.
@@ -363,6 +366,11 @@ func Open(ctx context.Context, cfg config.Config, o Options) (*Runtime, error) {
 			Now: o.Clock.Now, OnDeadLetter: r.recordDeadLetter(o.Log), OnSettled: r.settled(o.Log), AfterDrain: r.flushSettled(o.Log),
 			DeadLetterLabel: func(m bus.Message) string { return deadletter.BusinessUnitOf(m.Body) }})
 		r.Publisher = r.Memory
+		// Its dead-letter list outlives a restart (docs/operations.md#dead-letters).
+		r.keptDeadLetters = &deadletter.Kept{Memory: r.Memory, Blobs: r.Trace, Clock: o.Clock, Log: o.Log}
+		if _, err := r.keptDeadLetters.Restore(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	pc := scheduler.Config{BatchSize: cfg.DueWorkBatchSize, Concurrency: cfg.DueWorkConcurrency, Lease: cfg.Lease}
 	if o.ReportSources == nil {
@@ -809,12 +817,17 @@ func (p routedObserver) Publish(ctx context.Context, m bus.Message) error {
 
 // settled tells the outbox relay that the in-process bus settled a message, so its row is
 // marked published only now (delivery.Relay.MarkOnSettle): a message the bus still held at
-// a crash is published again from its row, where Service Bus would have kept it.
+// a crash is published again from its row, where Service Bus would have kept it; and the
+// kept dead-letter list that a requeued dead letter's message was delivered
+// (deadletter.Kept.Settled).
 func (r *Runtime) settled(log *slog.Logger) func(context.Context, bus.Message) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func(ctx context.Context, m bus.Message) {
+		if r.keptDeadLetters != nil {
+			r.keptDeadLetters.Settled(ctx, m) // a requeued dead letter's message delivered
+		}
 		if r.Relay == nil {
 			return
 		}
@@ -850,8 +863,8 @@ func (r *Runtime) flushSettled(log *slog.Logger) func(context.Context) {
 // deadLetterBox is the bus's dead letters: the in-process bus's list, or the Service Bus
 // publisher's view of each entity's dead-letter subqueue; nil when the bus offers none.
 func (r *Runtime) deadLetterBox() bus.DeadLetterBox {
-	if r.Memory != nil {
-		return r.Memory
+	if r.keptDeadLetters != nil {
+		return r.keptDeadLetters
 	}
 	if r.sbDeadLetters != nil {
 		return r.sbDeadLetters
@@ -883,8 +896,9 @@ func deadLetterEntities() []azure.DeadLetterEntity {
 }
 
 // keepDeadLetter puts a message its function recorded as a dead letter (and completed) on
-// the in-process bus's dead-letter list, so the dead-letter API lists and requeues it; on
-// Service Bus the record (a diagnostics blob and a trace row) is all there is.
+// the in-process bus's dead-letter list, kept across restarts (deadletter.Kept.Record), so
+// the dead-letter API lists and requeues it; on Service Bus the record (a diagnostics blob
+// and a trace row) is all there is.
 func (r *Runtime) keepDeadLetter(ctx context.Context, function string, msg funchost.ServiceBusMessage, reason error) {
 	if r.Memory == nil {
 		return
@@ -893,24 +907,25 @@ func (r *Runtime) keepDeadLetter(ctx context.Context, function string, msg funch
 	if !ok || f.Destination() == "" {
 		return
 	}
-	r.Memory.RecordDeadLetter(bus.Message{ID: msg.MessageID, Destination: f.Destination(), SessionID: msg.SessionID,
+	d := r.Memory.RecordDeadLetter(bus.Message{ID: msg.MessageID, Destination: f.Destination(), SessionID: msg.SessionID,
 		Body: msg.Body, DeliveryCount: msg.DeliveryCount}, reason.Error())
+	if r.keptDeadLetters != nil {
+		_, _ = r.keptDeadLetters.Record(ctx, d) // a failure is logged; the dead letter stays listed
+	}
 }
 
 // recordDeadLetter keeps a message the in-process bus gave up on: a diagnostics blob
-// "deadletter/bus/{destination}/{id}.json" and an error log line.
+// "deadletter/bus/{destination}/{id}.json" and the list's index (deadletter.Kept.Record),
+// and an error log line.
 func (r *Runtime) recordDeadLetter(log *slog.Logger) func(bus.DeadLettered) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func(d bus.DeadLettered) {
-		name := trace.DeadLetterBlobName("bus/"+d.Message.Destination, d.Message.ID)
-		b, _ := json.MarshalIndent(map[string]any{"destination": d.Message.Destination, "messageId": d.Message.ID,
-			"deliveryCount": d.Message.DeliveryCount, "reason": d.Reason, "recordedOn": r.Clock.Now(), "body": string(d.Message.Body)}, "", "  ")
-		if r.Trace != nil {
-			if err := r.Trace.PutBlob(context.Background(), name, b); err != nil {
-				log.Error("dead-letter record not written", "messageId", d.Message.ID, "error", err)
-			}
+		name := deadletter.RecordBlobName(d.Message.Destination, d.Message.ID)
+		if r.keptDeadLetters != nil {
+			_, _ = r.keptDeadLetters.Record(context.Background(), bus.DeadLetter{ID: d.ID, Message: d.Message, Reason: d.Reason,
+				DeadLetteredOn: d.DeadLetteredOn}) // a failure is logged; the dead letter stays listed
 		}
 		log.Error("message dead-lettered by the in-process bus", "destination", d.Message.Destination, "messageId", d.Message.ID,
 			"deliveryCount", d.Message.DeliveryCount, "error", d.Reason, "blob", name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -51,10 +52,15 @@ type Handler func(ctx context.Context, m Message) error
 // the caller (the outbox relay) keeps the message and retries later.
 var ErrQueueFull = errors.New("bus: queue full")
 
-// DeadLettered is a message that was given up on, with the reason.
+// DeadLettered is a message that was given up on, with the reason. ID and DeadLetteredOn
+// are its entry in the in-process bus's dead-letter list (Memory sets them when it lists
+// it: DeadLetter.ID and DeadLetter.DeadLetteredOn), so a durable record of it can rebuild
+// the entry after a restart (RestoreDeadLetters).
 type DeadLettered struct {
-	Message Message
-	Reason  string
+	Message        Message
+	Reason         string
+	ID             string
+	DeadLetteredOn time.Time
 }
 
 // MemoryOptions configure the in-process bus. Zero values take the defaults.
@@ -354,14 +360,8 @@ func (b *Memory) settleAfter(ctx context.Context, m Message, err error) {
 	st := Settle(err, m.DeliveryCount, b.opts.MaxDeliveryCount)
 	switch {
 	case st.Action == ActionDeadLetter:
-		dl = &DeadLettered{Message: m, Reason: err.Error()}
-		b.deadSeq++
-		var on time.Time
-		if b.opts.Now != nil {
-			on = b.opts.Now().UTC()
-		}
-		b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: *dl})
-		b.trimDeadLocked()
+		e := b.listDeadLocked(m, err.Error())
+		dl = &DeadLettered{Message: m, Reason: e.d.Reason, ID: strconv.FormatUint(e.seq, 10), DeadLetteredOn: e.on}
 	case st.Delay > 0 && b.opts.Now != nil:
 		b.waiting = append(b.waiting, delayed{m: m, notBefore: b.opts.Now().Add(st.Delay)})
 	case b.opts.RetryDelay > 0:
@@ -528,6 +528,7 @@ func (b *Memory) DeadLetters() []DeadLettered {
 	out := make([]DeadLettered, len(b.dead))
 	for i, e := range b.dead {
 		out[i] = e.d
+		out[i].ID, out[i].DeadLetteredOn = strconv.FormatUint(e.seq, 10), e.on
 	}
 	return out
 }

@@ -1,8 +1,11 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -66,8 +69,9 @@ type DeadLetterBox interface {
 var _ DeadLetterBox = (*Memory)(nil)
 
 // DeadLetterList implements DeadLetterBox over the bounded in-memory list (oldest dropped
-// beyond MaxDeadLetters; the list is lost when the process stops, and each entry was also
-// recorded by OnDeadLetter).
+// beyond MaxDeadLetters). The list itself is lost when the process stops; a caller that
+// keeps it durable saves DeadLetterState after each change and puts it back with
+// RestoreDeadLetters (the embedded runtime does: shared/deadletter.Kept).
 func (b *Memory) DeadLetterList(ctx context.Context, p DeadLetterListParams) ([]DeadLetter, string, error) {
 	limit := min(max(p.Limit, 1), MaxDeadLetterPage)
 	var after uint64
@@ -165,18 +169,110 @@ func (b *Memory) DeadLetterCount(ctx context.Context, keep func(DeadLetter) bool
 // RecordDeadLetter adds m to the dead-letter list with reason, as if the bus had given up on
 // it: a message its consumer recorded as a dead letter and completed (a Functions handler
 // cannot dead-letter a message itself), so the list shows it and a requeue delivers it
-// again. OnDeadLetter is not called (the consumer kept its own record).
-func (b *Memory) RecordDeadLetter(m Message, reason string) {
+// again. OnDeadLetter is not called (the consumer kept its own record); the entry listed is
+// returned, so the caller can keep a durable record of it (RestoreDeadLetters).
+func (b *Memory) RecordDeadLetter(m Message, reason string) DeadLetter {
 	m.Body = append([]byte(nil), m.Body...)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.listDeadLocked(m, reason).public()
+}
+
+// listDeadLocked appends m to the dead-letter list under the next sequence number, stamped
+// with the bus's Now (UTC; zero without one), trims the list to MaxDeadLetters and returns
+// the entry. b.mu is held.
+func (b *Memory) listDeadLocked(m Message, reason string) deadEntry {
 	b.deadSeq++
 	var on time.Time
 	if b.opts.Now != nil {
 		on = b.opts.Now().UTC()
 	}
-	b.dead = append(b.dead, deadEntry{seq: b.deadSeq, on: on, d: DeadLettered{Message: m, Reason: reason}})
+	e := deadEntry{seq: b.deadSeq, on: on, d: DeadLettered{Message: m, Reason: reason}}
+	b.dead = append(b.dead, e)
 	b.trimDeadLocked()
+	return e
+}
+
+// MaxDeadLetters is the bound of the dead-letter list (MemoryOptions.MaxDeadLetters).
+func (b *Memory) MaxDeadLetters() int { return b.opts.MaxDeadLetters }
+
+// DeadLetterState is the in-process bus's dead-letter list as a durable record of it keeps
+// it across a restart (the embedded runtime: shared/deadletter.Kept, docs/operations.md#dead-letters).
+type DeadLetterState struct {
+	// Seq is the last sequence number the list gave (an ID is its decimal): a restored list
+	// numbers its new dead letters after it, so no ID names two of them.
+	Seq uint64
+	// Items are the dead letters listed, oldest first (at most MaxDeadLetters).
+	Items []DeadLetter
+	// Evicted are the counts of the dead letters dropped past MaxDeadLetters
+	// (DeadLetterEvicted).
+	Evicted []EvictedCount
+}
+
+// EvictedCount is one (destination, label) count of dead letters dropped from the list.
+type EvictedCount struct {
+	Destination string `json:"destination"`
+	Label       string `json:"label,omitempty"`
+	Count       int    `json:"count"`
+}
+
+// DeadLetterState returns a copy of the dead-letter list, its last sequence number and its
+// eviction counts (sorted by destination, then label).
+func (b *Memory) DeadLetterState() DeadLetterState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := DeadLetterState{Seq: b.deadSeq, Items: make([]DeadLetter, len(b.dead))}
+	for i, e := range b.dead {
+		s.Items[i] = e.public()
+	}
+	for k, n := range b.evicted {
+		s.Evicted = append(s.Evicted, EvictedCount{Destination: k.destination, Label: k.label, Count: n})
+	}
+	slices.SortFunc(s.Evicted, func(a, c EvictedCount) int {
+		return cmp.Or(cmp.Compare(a.Destination, c.Destination), cmp.Compare(a.Label, c.Label))
+	})
+	return s
+}
+
+// RestoreDeadLetters puts back, at start-up, a list DeadLetterState returned before (by the
+// process before a restart): its dead letters, with their IDs, reasons and DeadLetteredOn
+// (so an ETag read before the restart still names the same one), in ID order; the sequence
+// continues after the highest of s.Seq and every restored ID, so a new dead letter never
+// takes an old one's ID; eviction counts add up. Past MaxDeadLetters the oldest are dropped
+// and counted as evicted. Errors (nothing restored): the list is not empty (restore before
+// anything is dead-lettered), an ID that is not a positive decimal or is named twice.
+func (b *Memory) RestoreDeadLetters(s DeadLetterState) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.dead) > 0 || b.deadSeq > 0 {
+		return errors.New("bus: restore dead letters: the list has had entries already; restore it at start-up, before anything is dead-lettered")
+	}
+	seen := map[uint64]bool{}
+	restored := make([]deadEntry, 0, len(s.Items))
+	top := s.Seq
+	for i, d := range s.Items {
+		n, err := strconv.ParseUint(d.ID, 10, 64)
+		if err != nil || n == 0 || seen[n] {
+			return fmt.Errorf("bus: restore dead letters: items[%d].ID %q is not a positive decimal or names a dead letter twice", i, d.ID)
+		}
+		seen[n] = true
+		top = max(top, n)
+		m := d.Message
+		m.Body = append([]byte(nil), m.Body...)
+		restored = append(restored, deadEntry{seq: n, on: d.DeadLetteredOn.UTC(), d: DeadLettered{Message: m, Reason: d.Reason}})
+	}
+	slices.SortStableFunc(restored, func(a, c deadEntry) int { return cmp.Compare(a.seq, c.seq) })
+	b.dead = restored
+	b.deadSeq = top
+	for _, c := range s.Evicted {
+		k := evictedKey{destination: c.Destination, label: c.Label}
+		if _, ok := b.evicted[k]; !ok && len(b.evicted) >= MaxEvictedKeys {
+			k = evictedKey{}
+		}
+		b.evicted[k] += max(c.Count, 0)
+	}
+	b.trimDeadLocked()
+	return nil
 }
 
 // MaxEvictedKeys bounds Memory's evicted counts: (destination, label) keys past it count

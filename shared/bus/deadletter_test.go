@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -67,5 +68,50 @@ func TestMemoryDeadLetterBox(t *testing.T) {
 	}
 	if counts, _ := b.DeadLetterCount(ctx, nil); counts["q"] != 2 {
 		t.Fatalf("counts after the requeue: %v", counts)
+	}
+}
+
+// DeadLetterState and RestoreDeadLetters carry the list across a restart: a new bus lists
+// the same dead letters with their IDs and DeadLetteredOn, numbers its new ones after every
+// earlier ID (s.Seq: those requeued before too), keeps its bound (the oldest past it are
+// evicted and counted, on top of the evictions restored), and refuses to restore over a list
+// that has had entries.
+func TestMemoryDeadLetterStateRestores(t *testing.T) {
+	ctx := context.Background()
+	on := time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC)
+	b := bus.NewMemory(&bus.MemoryOptions{Now: func() time.Time { return on }, MaxDeadLetters: 3})
+	for i := 1; i <= 5; i++ {
+		b.RecordDeadLetter(bus.Message{ID: fmt.Sprintf("m%d", i), Destination: "q", SessionID: "s", Body: []byte{byte(i)}}, "no")
+	}
+	items, _, _ := b.DeadLetterList(ctx, bus.DeadLetterListParams{Limit: 10})
+	if _, err := b.DeadLetterRequeue(ctx, items[2].ID); err != nil { // m5, the last
+		t.Fatal(err)
+	}
+	st := b.DeadLetterState()
+	if st.Seq != 5 || len(st.Items) != 2 || len(st.Evicted) != 1 || st.Evicted[0] != (bus.EvictedCount{Destination: "q", Count: 2}) {
+		t.Fatalf("state: %+v", st)
+	}
+
+	nb := bus.NewMemory(&bus.MemoryOptions{Now: func() time.Time { return on.Add(time.Hour) }, MaxDeadLetters: 2})
+	if err := nb.RestoreDeadLetters(st); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := nb.DeadLetterList(ctx, bus.DeadLetterListParams{Limit: 10})
+	if len(got) != 2 || got[0].ID != items[0].ID || got[1].ID != items[1].ID || !got[0].DeadLetteredOn.Equal(on) ||
+		got[1].Message.SessionID != "s" || got[1].Message.Body[0] != 4 {
+		t.Fatalf("restored: %+v, want %+v", got, items[:2])
+	}
+	d := nb.RecordDeadLetter(bus.Message{ID: "m6", Destination: "q"}, "no")
+	if d.ID != "6" {
+		t.Fatalf("a new dead letter after the restore has id %q, want 6 (after m5's, requeued)", d.ID)
+	}
+	if ev, _ := nb.DeadLetterEvicted(ctx, nil); ev["q"] != 3 {
+		t.Fatalf("evicted: %v, want 3 (2 restored, m3 past the bound)", ev)
+	}
+	if err := nb.RestoreDeadLetters(st); err == nil {
+		t.Fatal("a restore over a list that has had entries was accepted")
+	}
+	if err := bus.NewMemory(nil).RestoreDeadLetters(bus.DeadLetterState{Items: []bus.DeadLetter{{ID: "x"}}}); err == nil {
+		t.Fatal("a restore of a non-numeric id was accepted")
 	}
 }

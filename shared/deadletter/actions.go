@@ -19,8 +19,12 @@ import (
 )
 
 // ETagOf names a dead letter exactly: a hash of its list id, route, message id, session and
-// the instant it was dead-lettered (32 hex characters). The list id alone is not enough: the
-// in-process list numbers its entries from 1 again after a restart.
+// the instant it was dead-lettered (32 hex characters). The list id alone is not enough on
+// every bus: an id names another dead letter once its own was requeued (a Service Bus
+// sequence number is reused by nothing, but the in-process list's ids only stay unique
+// across restarts because Kept restores its sequence). A restart of the embedded runtime
+// keeps every listed dead letter's id and DeadLetteredOn (Kept), so its ETag, and the audit
+// row keyed by it, still match.
 func ETagOf(d bus.DeadLetter) string {
 	h := sha256.New()
 	for _, p := range []string{d.ID, d.Message.Destination, d.Message.ID, d.Message.SessionID, strconv.FormatInt(d.DeadLetteredOn.UnixMilli(), 10)} {

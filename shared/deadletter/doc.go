@@ -20,8 +20,14 @@
 //	requeued/discarded ──the other action──▶ 412, naming who did what
 //	audit row written, bus call still running ──the same etag again──▶ 409 (it may yet fail)
 //
-// An action whose ETag no longer matches what its id names (the in-process list numbers from
-// 1 again after a restart) is 412; a bus that refuses the action removes the audit row, so
-// nothing is recorded as done that was not. The list masks personal data in the message
+// An action whose ETag no longer matches what its id names is 412; a bus that refuses the
+// action removes the audit row, so nothing is recorded as done that was not.
+//
+// The embedded runtime's list (the in-process bus's, bounded, in memory) is kept across
+// restarts by Kept (kept.go) in the diagnostics store: a record blob per dead letter and one
+// index blob of the list, written after each change and read once at start-up, so after a
+// restart the list shows the same dead letters with the same ids and ETags, new ones are
+// numbered after every earlier id, and an action that died between its audit row and the bus
+// call is taken over as before. On Service Bus the dead-letter subqueues are durable already. The list masks personal data in the message
 // (shared/logmask); a requeue sends the original bytes.
 package deadletter

@@ -30,10 +30,15 @@ import (
 // dies after its insert under deadletter-crash (the API process dies between the audit row
 // and the bus call, while the bus, Service Bus on Azure, lives on).
 //
-// The in-process bus's dead-letter list is lost when its process stops (operations.md), so an
-// operator's session does all it started (a take-over included) before the step ends: the
-// simulated clock jumps past deadletter.AbandonedAfter for a take-over, as the other faults'
-// clock jumps do.
+// The in-process bus's dead-letter list survives a restart (deadletter.Kept, operations.md):
+// the operator acts through the runtime's box (d.rt.DeadLetters.Box), so a requeue or discard
+// is written to the list's index and does not come back after the next restart (acting on
+// rt.Memory alone brought them back: TestSeedsPass was red). An operator's session does all
+// it started (a take-over included) before the step ends: the simulated clock jumps past
+// deadletter.AbandonedAfter for a take-over, as the other faults' clock jumps do; except
+// that, on half of the deadletter-crash faults, the process really dies there (a restart
+// point): the died action is then taken over by the first session after the restart, on the
+// dead letter listed again with the etag read before it (dead-letter-take-over-after-restart).
 
 // The poison events' units and source.
 const (
@@ -112,8 +117,12 @@ type dlState struct {
 	last map[string]dlLast
 	// events: the poison events by message id (events.Identity of source and id).
 	events map[string]dlEvent
-	// checks made during the run (the list is lost with its process): applied in final.
+	// checks made during the run: applied in final.
 	checks []dlCheck
+	// died: actions that died between their audit row and the bus call with their process
+	// (the restart point of deadletter-crash); the first session after the restart takes
+	// them over.
+	died []dlDied
 	// crashNext and refuseNext arm the audit store's and the bus's fault for the next call.
 	crashNext, refuseNext bool
 }
@@ -127,6 +136,13 @@ type dlLast struct {
 	action store.DeadLetterAction
 	fixed  bool
 	etag   string
+}
+
+type dlDied struct {
+	it    deadletter.Item
+	a     store.DeadLetterAction
+	opIdx int
+	req   deadletter.ActRequest
 }
 
 type dlCheck struct {
@@ -200,21 +216,55 @@ func (a dlAudit) DeadLetterAuditInsert(ctx context.Context, x store.DeadLetterAu
 // seven: the dead letters are listed; the fix (lateUnit created) when lateUnit's are among
 // them, until it is done; up to dlActPerSession requeues or discards of listed ones, with
 // their faults; then the bus delivers what was requeued, and each action's outcome is
-// checked at once (a later restart loses the list).
+// checked at once. The first session after a restart point (s.died) always runs, and takes
+// the died actions over first.
 func (d *driver) operate(ctx context.Context) error {
 	s := d.dl
-	if d.off || d.crashed || d.rt == nil || d.rt.DeadLetters == nil || d.rt.Memory == nil || s.rng.Float64() >= pOperate {
+	if d.off || d.crashed || d.rt == nil || d.rt.DeadLetters == nil || d.rt.Memory == nil {
+		return nil
+	}
+	if len(s.died) == 0 && s.rng.Float64() >= pOperate {
 		return nil
 	}
 	svc := *d.rt.DeadLetters
-	svc.Box, svc.Audit, svc.RequeuePerMinute = dlBox{d.rt.Memory, s}, dlAudit{d.rt.Store, s}, dlPerMinute
+	svc.Box, svc.Audit, svc.RequeuePerMinute = dlBox{d.rt.DeadLetters.Box, s}, dlAudit{d.rt.Store, s}, dlPerMinute
+	acted := map[string]deadletter.Item{}
+	actions := map[string]store.DeadLetterAction{}
+	died := len(s.died)
+	defer func() {
+		if len(s.died) > died && !d.crashed {
+			// A restart point of this session (dlAct): the process dies now.
+			d.crashed = true
+			d.kill()
+		}
+	}()
+	if len(s.died) > 0 {
+		// After the restart the dead letter is listed again with the etag read before it,
+		// and the died action is taken over once AbandonedAfter has passed.
+		d.clock.Advance(deadletter.AbandonedAfter + time.Minute)
+		for _, x := range s.died {
+			got, err := d.rt.DeadLetters.Box.DeadLetterGet(ctx, x.it.ID)
+			s.check(InvDLNo409, err == nil && deadletter.ETagOf(got) == x.it.ETag,
+				"dead letter %s (message %s), whose %s died with its process, is not listed again after the restart with etag %s (%v)", x.it.ID, x.it.MessageID, x.a, x.it.ETag, err)
+			res, err := call(ctx, &svc, dlOperators[x.opIdx], x.a, x.req)
+			s.check(InvDLNo409, err == nil && res.Action == x.a && !res.Replayed,
+				"dead letter %s: the %s that died with its process was not taken over after the restart: %+v %v", x.it.ID, x.a, res, err)
+			if err == nil && !res.Replayed {
+				d.counts["dead-letter-take-over-after-restart"]++
+				acted[x.it.ETag], actions[x.it.ETag] = x.it, x.a
+				s.last[x.it.MessageID] = dlLast{action: x.a, fixed: s.fixed, etag: x.it.ETag}
+			}
+		}
+		s.died = nil
+		died = 0
+	}
 	opIdx := s.rng.IntN(len(dlOperators))
 	op := dlOperators[opIdx]
 	items, _, err := svc.List(ctx, op.scope, deadletter.ListParams{Limit: 50})
 	if err != nil {
 		return fmt.Errorf("sim: listing the dead letters: %w", err)
 	}
-	if len(items) == 0 {
+	if len(items) == 0 && len(acted) == 0 {
 		return nil
 	}
 	if !s.fixed && s.rng.Float64() < pFix && slices.ContainsFunc(items, func(it deadletter.Item) bool { return it.BusinessUnitID == lateUnit }) {
@@ -227,8 +277,6 @@ func (d *driver) operate(ctx context.Context) error {
 		d.counts["dead-letter-fix"]++
 	}
 	d.counts["dead-letter-list"]++
-	acted := map[string]deadletter.Item{}
-	actions := map[string]store.DeadLetterAction{}
 	s.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	for _, it := range items[:min(len(items), dlActPerSession)] {
 		a := s.policy(it)
@@ -352,6 +400,15 @@ func (d *driver) dlAct(ctx context.Context, svc *deadletter.Service, opIdx int, 
 			"dead letter %s: the repeat of a %s that died answered %v, want 409", it.ID, a, err)
 		if code == automation.CodeConflict || code == automation.CodeTooManyRequests {
 			s.conflicted[it.ETag] = it.MessageID
+		}
+		if s.rng.IntN(2) == 0 {
+			// The restart point: the process dies at the end of this session (operate), after
+			// the bus delivered what the session requeued (the in-process bus loses a queued
+			// message with its process); the first session after the restart takes this
+			// action over.
+			s.died = append(s.died, dlDied{it: it, a: a, opIdx: opIdx, req: req})
+			d.counts["dead-letter-restart"]++
+			return "", nil
 		}
 		// Back after AbandonedAfter (the clock jumps): this action takes the died one over.
 		d.clock.Advance(deadletter.AbandonedAfter + time.Minute)

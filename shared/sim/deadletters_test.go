@@ -33,6 +33,23 @@ func TestDeadLetterOperatorSeed50(t *testing.T) {
 	}
 }
 
+// TestDeadLetterTakeOverAfterRestartSeed2: in seed 2 a dead-letter action dies between its
+// audit row and the bus call with its process (the restart point of deadletter-crash); after
+// the restart the dead letter is listed again with the etag read before it, and the first
+// session takes the action over; every dead-letter invariant holds. Red when a restart
+// empties the list (deadletter.Kept.Restore skipped): the dead letters are gone after the
+// seed's earlier restarts, and no action reaches the restart point or its take-over.
+func TestDeadLetterTakeOverAfterRestartSeed2(t *testing.T) {
+	kinds, _ := ParseKinds("all")
+	r := RunSeed(context.Background(), 2, kinds)
+	if r.Err != nil {
+		t.Fatalf("seed 2 (%d operations, faults %v):\n%v", r.Ops, r.Faults, r.Err)
+	}
+	if r.Faults["dead-letter-restart"] == 0 || r.Faults["dead-letter-take-over-after-restart"] != r.Faults["dead-letter-restart"] {
+		t.Fatalf("seed 2: the restart point and its take-over: %s", joinCounts(r.Faults))
+	}
+}
+
 // TestDeadLetterChecksCanFail: the final dead-letter checks report an audit row for an
 // action the bus never did, an action the bus did without its audit row, a dead letter
 // answered 409 and never acted on, a discarded message that took effect, and a message

@@ -588,6 +588,12 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 // and run the pipeline until nothing is due up to a horizon past the workload's end, then
 // check every invariant.
 func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
+	if d.dl != nil && len(d.dl.died) > 0 && !d.off {
+		// A dead-letter action died with the last step's process: take it over first.
+		if err := d.operate(ctx); err != nil {
+			return err
+		}
+	}
 	d.off = true
 	d.billingOff.Store(true)
 	for _, k := range []Kind{BusDelay, Restart, ClaimCrash, SendCrash, RelayCrash, AttributeCrash} {
