@@ -34,10 +34,18 @@ func OperatorName(v string) string {
 		}
 		return r
 	}, strings.TrimSpace(v))
-	if len(v) > MaxOperatorBytes {
-		v = strings.ToValidUTF8(v[:MaxOperatorBytes], "")
+	return Clip(v, MaxOperatorBytes)
+}
+
+// Clip returns s cut to at most n bytes at a rune boundary (a rune the cut would split is
+// dropped whole, as is any invalid UTF-8 before the cut), for a text bounded by its column or
+// record: an error kept as LastError, a reason kept in an index. s already within n is
+// returned as it is.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return v
+	return strings.ToValidUTF8(s[:n], "")
 }
 
 // CheckAudit validates who and why of a person's action, typed by that person (a form

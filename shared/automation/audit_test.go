@@ -72,3 +72,25 @@ func TestValidDisplayName(t *testing.T) {
 		}
 	}
 }
+
+// Clip cuts at a rune boundary: a rune the cut would split is dropped whole, so the result
+// is valid UTF-8 and never longer than n bytes; a text within n is returned as it is.
+func TestClipCutsAtARuneBoundary(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc"},
+		{"aé", 2, "a"}, // é is 2 bytes: cut inside it
+		{"aé", 3, "aé"},
+		{"日本語", 4, "日"}, // 3 bytes a rune
+		{"", 0, ""},
+	} {
+		if got := automation.Clip(c.in, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -227,6 +227,11 @@ type index struct {
 	Evicted []bus.EvictedCount `json:"evicted,omitempty"`
 }
 
+// MaxIndexReasonBytes bounds a dead letter's reason in the list's index (cut at a rune
+// boundary, automation.Clip), so the index stays bounded however long an error's text; the
+// record blob keeps the whole reason, and a restart lists the reason as the index kept it.
+const MaxIndexReasonBytes = 1024
+
 type indexItem struct {
 	ID             string    `json:"id"`
 	Destination    string    `json:"destination"`
@@ -298,7 +303,7 @@ func (k *Kept) Save(ctx context.Context) error {
 		r, requeued := k.requeued[m.Destination+"\x00"+m.ID]
 		requeued = requeued && r.ID == d.ID
 		ix.Items = append(ix.Items, indexItem{ID: d.ID, Destination: m.Destination, MessageID: m.ID, SessionID: m.SessionID,
-			DeliveryCount: m.DeliveryCount, Reason: d.Reason, DeadLetteredOn: d.DeadLetteredOn.UTC(), TraceParent: m.TraceParent,
+			DeliveryCount: m.DeliveryCount, Reason: automation.Clip(d.Reason, MaxIndexReasonBytes), DeadLetteredOn: d.DeadLetteredOn.UTC(), TraceParent: m.TraceParent,
 			TraceState: m.TraceState, BusinessUnitID: bu, Blob: RecordBlobName(m.Destination, m.ID), Requeued: requeued})
 	}
 	k.labels = labels

@@ -2,12 +2,14 @@ package deadletter_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
@@ -337,5 +339,45 @@ func TestKeptConcurrentRequeuesLeaveTheLastList(t *testing.T) {
 	p2 := start(t, bl, clock, 0)
 	if got := listAll(t, p2.kept); len(got) != 1 || got["m00"].ID != listed["m00"].ID {
 		t.Fatalf("after the restart: %d listed, want m00 only: %+v", len(got), got)
+	}
+}
+
+// A dead letter's reason is kept whole in its record and cut to MaxIndexReasonBytes (at a
+// rune boundary) in the list's index, so the index stays bounded however long an error's
+// text; a restart lists the reason as the index kept it.
+func TestKeptIndexBoundsTheReason(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bl := &blobs{m: map[string][]byte{}}
+	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	mem := bus.NewMemory(&bus.MemoryOptions{Now: clock.Now})
+	k := &deadletter.Kept{Memory: mem, Blobs: bl, Clock: clock}
+	long := strings.Repeat("é", deadletter.MaxIndexReasonBytes) // 2 bytes a rune: twice the bound
+	d := mem.RecordDeadLetter(bus.Message{ID: "m-1", Destination: "q", Body: []byte(`{}`)}, long)
+	name, err := k.Record(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := string(bl.m[name]); !strings.Contains(rec, long) {
+		t.Fatalf("the record does not keep the whole reason")
+	}
+	var ix struct {
+		Items []struct {
+			Reason string `json:"reason"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(bl.m[deadletter.ListBlobName], &ix); err != nil || len(ix.Items) != 1 {
+		t.Fatalf("index %s: %v", bl.m[deadletter.ListBlobName], err)
+	}
+	want := strings.Repeat("é", deadletter.MaxIndexReasonBytes/2)
+	if got := ix.Items[0].Reason; got != want {
+		t.Fatalf("index reason of %d bytes (valid UTF-8 %v), want the first %d bytes", len(got), utf8.ValidString(got), len(want))
+	}
+	after := &deadletter.Kept{Memory: bus.NewMemory(&bus.MemoryOptions{Now: clock.Now}), Blobs: bl, Clock: clock}
+	if n, err := after.Restore(ctx); err != nil || n != 1 {
+		t.Fatalf("restore: %d %v", n, err)
+	}
+	if got, err := after.DeadLetterGet(ctx, d.ID); err != nil || got.Reason != want {
+		t.Fatalf("after the restart: %q %v", got.Reason, err)
 	}
 }

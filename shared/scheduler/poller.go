@@ -660,7 +660,7 @@ func (p *Poller) fail(ctx context.Context, row automation.SchedulerRow, started,
 	if o != trace.OutcomeLeaseLost {
 		rec.TraceBlobName = blob
 	}
-	rec.Message = truncate(cause.Error(), 256)
+	rec.Message = automation.Clip(cause.Error(), 256)
 	return o, rec, err
 }
 
@@ -695,11 +695,4 @@ func (p *Poller) record(ctx context.Context, row automation.SchedulerRow, starte
 // rowContext adds a row's identity and the step to ctx for logging (logctx).
 func rowContext(ctx context.Context, row automation.SchedulerRow, step string) context.Context {
 	return logctx.With(ctx, logctx.SchedulerKey, row.SchedulerKey, logctx.BusinessUnitID, row.BusinessUnitID, logctx.Step, step)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

@@ -170,7 +170,7 @@ func (s *Service) ReleaseMany(ctx context.Context, sc automation.Scope, req Rele
 				res.Rows = append(res.Rows, ReleasedRow{ID: r.ID, SchedulerKey: r.SchedulerKey, DueOn: due})
 			}
 			rec := s.traceRecord(r, store.SupportRelease, 0, reason, now, "")
-			rec.Message = truncate("support Release (paced release "+req.ID+", due "+stamp(due)+"): "+logmask.String(reason), 256)
+			rec.Message = automation.Clip("support Release (paced release "+req.ID+", due "+stamp(due)+"): "+logmask.String(reason), 256)
 			recs = append(recs, rec)
 		}
 		s.writeTrace(ctx, recs)
@@ -183,13 +183,6 @@ func (s *Service) ReleaseMany(ctx context.Context, sc automation.Scope, req Rele
 	s.log.InfoContext(ctx, "support paced release", "step", "support-release-many", "releaseId", req.ID,
 		"released", res.Released, "batches", res.Batches, "ratePerMinute", req.RatePerMinute)
 	return res, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 func filterText(f ReleaseFilter) string {
