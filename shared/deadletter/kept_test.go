@@ -43,6 +43,11 @@ func (b *blobs) GetBlob(ctx context.Context, name string) ([]byte, error) {
 	return append([]byte(nil), d...), nil
 }
 
+// newBlobs is an empty diagnostics store and the clock of a test's runs over it.
+func newBlobs() (*blobs, *automation.ManualClock) {
+	return &blobs{m: map[string][]byte{}}, automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+}
+
 // process is one run of the embedded runtime's dead-letter list: an in-process bus whose
 // consumer of "q" fails every message for good until fixed, kept in bl (as app.Open wires it).
 type process struct {
@@ -113,8 +118,7 @@ func listAll(t *testing.T, box bus.DeadLetterBox) map[string]bus.DeadLetter {
 func TestKeptListSurvivesARestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bl := &blobs{m: map[string][]byte{}}
-	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	bl, clock := newBlobs()
 	p1 := start(t, bl, clock, 0)
 	p1.deadLetter(t, "a", "b", "c", "d")
 	before := listAll(t, p1.kept)
@@ -187,8 +191,7 @@ func mustAtoi(t *testing.T, s string) int {
 func TestKeptListIsBoundedAndCountsEvictions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bl := &blobs{m: map[string][]byte{}}
-	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	bl, clock := newBlobs()
 	p1 := start(t, bl, clock, 5)
 	p1.deadLetter(t, "m1", "m2", "m3", "m4", "m5", "m6", "m7")
 	if ev, _ := p1.kept.DeadLetterEvicted(ctx, nil); ev["q"] != 2 {
@@ -226,8 +229,7 @@ func TestKeptListIsBoundedAndCountsEvictions(t *testing.T) {
 func TestDiedActionIsTakenOverAfterARestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bl := &blobs{m: map[string][]byte{}}
-	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	bl, clock := newBlobs()
 	p1 := start(t, bl, clock, 0)
 	p1.deadLetter(t, "x")
 	d := listAll(t, p1.kept)["x"]
@@ -276,8 +278,7 @@ func TestKeptRestoreRefusesAMalformedIndex(t *testing.T) {
 func TestKeptRequeuedUndeliveredComesBackAfterARestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bl := &blobs{m: map[string][]byte{}}
-	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	bl, clock := newBlobs()
 	p1 := start(t, bl, clock, 0)
 	p1.deadLetter(t, "a", "b")
 	before := listAll(t, p1.kept)
@@ -309,8 +310,7 @@ func TestKeptRequeuedUndeliveredComesBackAfterARestart(t *testing.T) {
 func TestKeptConcurrentRequeuesLeaveTheLastList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bl := &blobs{m: map[string][]byte{}}
-	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	bl, clock := newBlobs()
 	p1 := start(t, bl, clock, 0)
 	var ids []string
 	for i := range 40 {
@@ -348,8 +348,7 @@ func TestKeptConcurrentRequeuesLeaveTheLastList(t *testing.T) {
 func TestKeptIndexBoundsTheReason(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bl := &blobs{m: map[string][]byte{}}
-	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	bl, clock := newBlobs()
 	mem := bus.NewMemory(&bus.MemoryOptions{Now: clock.Now})
 	k := &deadletter.Kept{Memory: mem, Blobs: bl, Clock: clock}
 	long := strings.Repeat("é", deadletter.MaxIndexReasonBytes) // 2 bytes a rune: twice the bound
