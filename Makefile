@@ -33,10 +33,10 @@ run: ## Replay the realistic scenario on the embedded default (SQLite, in-proces
 
 .PHONY: test
 test: node_modules test/chromium ## Run the whole test suite: npm ci, Chromium when it can (test/chromium), Azurite and the OpenID provider on 127.0.0.1, every package
-	@echo "make test: compiling the packages (a cold build cache: several minutes on 2 cores)"
+	@echo "make test: compiling the packages (seconds on a warm build cache; several minutes on a cold one with 2 cores)"
 	@set -o pipefail; $(GO) build -v ./... 2>&1 | $(progress)
-	@echo "make test: starting Azurite and the OpenID provider (oidc-provider) on 127.0.0.1 and running every package with gotestsum (about 4-5 minutes on 2 cores once compiled); it ends with the skipped tests and why"
-	@set -e; export "$$(scripts/azurite.sh start)"; export "$$(scripts/oidc.sh start)"; \
+	@echo "make test: starting Azurite and the OpenID provider (oidc-provider) on 127.0.0.1, on ports of this run's own (scripts/testports.sh), and running every package with gotestsum (about 4-5 minutes on 2 quiet cores once compiled; longer on a busy machine); it ends with the skipped tests and why"
+	@set -e; ports=$$(scripts/testports.sh); export $$ports; export "$$(scripts/azurite.sh start)"; export "$$(scripts/oidc.sh start)"; \
 	  trap 'scripts/azurite.sh stop >/dev/null; scripts/oidc.sh stop >/dev/null' EXIT; \
 	  $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -count=1 ./...
 
@@ -114,7 +114,8 @@ package: ## Build dist/functionapp.zip: linux/amd64 handler, host.json, function
 
 .PHONY: build
 build: ## Build bin/automation
-	$(GO) build -o bin/automation ./functions
+	@echo "make build: building bin/automation (seconds on a warm build cache; several minutes on a cold one with 2 cores)" >&2
+	@set -o pipefail; $(GO) build -v -o bin/automation ./functions 2>&1 | $(progress)
 
 .PHONY: lint
 lint: node_modules ## go vet, gofmt check, and Redocly CLI's recommended rules on docs/openapi.json (redocly.yaml)

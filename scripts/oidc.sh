@@ -50,8 +50,9 @@ stop() {
 	local pid
 	if pid=$(running_pid); then
 		kill "$pid"
-		rm -f "$pid_file"
 	fi
+	rm -f "$pid_file" "$log_file"
+	rmdir "$state_dir" 2>/dev/null || true
 }
 
 case "${1:-}" in
