@@ -274,6 +274,15 @@ func (k *Kept) Record(ctx context.Context, d bus.DeadLetter) (string, error) {
 			"id", d.ID, "destination", m.Destination, "messageId", m.ID, "blob", name, "error", err)
 		return name, err
 	}
+	// A new dead letter of a requeued message settles that requeue: it leaves the index in
+	// the same write, so no index names the message twice (OnDeadLetter runs before
+	// OnSettled, and a crash between them would list it twice).
+	k.mu.Lock()
+	if r, ok := k.requeued[m.Destination+"\x00"+m.ID]; ok && r.ID != d.ID {
+		delete(k.requeued, m.Destination+"\x00"+m.ID)
+		k.nRequeued.Store(int64(len(k.requeued)))
+	}
+	k.mu.Unlock()
 	return name, k.Save(ctx)
 }
 
