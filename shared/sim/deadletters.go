@@ -401,6 +401,9 @@ func (d *driver) dlAct(ctx context.Context, svc *deadletter.Service, opIdx int, 
 		if code == automation.CodeConflict || code == automation.CodeTooManyRequests {
 			s.conflicted[it.ETag] = it.MessageID
 		}
+		if code == automation.CodeConflict {
+			d.counts["dead-letter-crash-repeat-409"]++ // the take-over guard answered, not the pace
+		}
 		if s.rng.IntN(2) == 0 {
 			// The restart point: the process dies at the end of this session (operate), after
 			// the bus delivered what the session requeued (the in-process bus loses a queued
