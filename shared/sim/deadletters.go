@@ -391,9 +391,11 @@ func (d *driver) dlAct(ctx context.Context, svc *deadletter.Service, opIdx int, 
 	case crash:
 		d.counts[string(DLCrash)]++
 		s.check(InvDLAudit, errors.Is(err, errDied), "dead letter %s: the %s that died after its audit row answered %v", it.ID, a, err)
-		// The operator, without an answer, sends it again at once: the first is still
-		// recorded and its dead letter listed, so 409 (it may yet be done), or 429 when the
-		// died requeue used the pace's allowance (the pace is counted before the etag).
+		// The operator, without an answer, sends it again a little later: past the pace's
+		// minute (so the died requeue's allowance does not answer 429 before the take-over
+		// guard is reached) and past BusCallBound, well before AbandonedAfter. The first is
+		// still recorded and its dead letter listed, so 409 (it may yet be done).
+		d.clock.Advance(deadletter.BusCallBound + time.Second)
 		_, err = call(ctx, svc, op, a, req)
 		code := automation.CodeOf(err)
 		s.check(InvDLNo409, code == automation.CodeConflict || (code == automation.CodeTooManyRequests && a == store.DeadLetterRequeue),
