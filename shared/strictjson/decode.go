@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 )
 
 // ErrTrailing is Decode's error for a document with more after its value. Its text,
@@ -12,8 +13,8 @@ var ErrTrailing = errors.New("trailing data")
 
 // Decode decodes the JSON value at the start of doc into v as encoding/json does, except
 // that a member v has no field for is an error (json.Decoder.DisallowUnknownFields: `json:
-// unknown field "x"`), and so is more after the value: ErrTrailing (json.Decoder.More, so
-// white space or a closing bracket may follow, another value may not). The decoder's error
+// unknown field "x"`), and so is more after the value: ErrTrailing (only white space may
+// follow it: another value, a stray "]" or "}" are refused). The decoder's error
 // is returned as it is, for the caller to wrap. Decode does not apply Check: call it too
 // where a repeated member or a lone surrogate matters.
 func Decode(doc []byte, v any) error {
@@ -22,8 +23,8 @@ func Decode(doc []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
-		return ErrTrailing
+	if _, err := dec.Token(); err != io.EOF {
+		return ErrTrailing // another value, or a stray "]" or "}" (json.Decoder.More would miss those)
 	}
 	return nil
 }
