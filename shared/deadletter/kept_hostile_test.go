@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"strconv"
 	"testing"
 	"time"
 
@@ -83,5 +84,83 @@ func TestHostileNoCrashPointListsAMessageTwice(t *testing.T) {
 			n, err := k.Restore(ctx)
 			t.Errorf("crash after write %d: the index lists message a %d times (%+v); a restart lists %d dead letters (%v)", i, seen["a"], ix.Items, n, err)
 		}
+	}
+}
+
+// dupBlobs checks every index written: no dead-letter id twice (Restore refuses such an
+// index, and app.Open with it: the runtime does not start).
+type dupBlobs struct {
+	blobs
+	dups []string
+}
+
+func (b *dupBlobs) PutBlob(ctx context.Context, name string, data []byte) error {
+	if name == deadletter.ListBlobName {
+		var ix struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(data, &ix); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, it := range ix.Items {
+			if seen[it.ID] {
+				b.mu.Lock()
+				b.dups = append(b.dups, string(data))
+				b.mu.Unlock()
+			}
+			seen[it.ID] = true
+		}
+	}
+	return b.blobs.PutBlob(ctx, name, data)
+}
+
+// Hostile: a requeue marks its dead letter requeued (for the index) before the bus takes it
+// off the list; an index written by another change in between (a dead letter listed, a
+// discard, a settlement: each Save) holds the dead letter twice, listed and requeued, under
+// one id. A crash before the requeue's own write leaves that index, and the next start fails
+// (bus.RestoreDeadLetters: "names a dead letter twice"; app.Open returns the error).
+func TestHostileIndexNeverNamesAnIDTwice(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bl := &dupBlobs{blobs: blobs{m: map[string][]byte{}}}
+	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	mem := bus.NewMemory(&bus.MemoryOptions{Now: clock.Now, MaxDeadLetters: 1000})
+	k := &deadletter.Kept{Memory: mem, Blobs: bl, Clock: clock}
+	var ids []string
+	for i := range 300 {
+		d := mem.RecordDeadLetter(bus.Message{ID: "m" + strconv.Itoa(i), Destination: "q", Body: []byte(`{}`)}, "poison")
+		if _, err := k.Record(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, id := range ids {
+			if _, err := k.DeadLetterRequeue(ctx, id); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	for saving := true; saving; {
+		select {
+		case <-done:
+			saving = false
+		default:
+			_ = k.Save(ctx) // another change of the list writing the index
+		}
+	}
+	bl.mu.Lock()
+	defer bl.mu.Unlock()
+	if len(bl.dups) > 0 {
+		m := maps.Clone(bl.m) // the records
+		m[deadletter.ListBlobName] = []byte(bl.dups[0])
+		k2 := &deadletter.Kept{Memory: bus.NewMemory(&bus.MemoryOptions{MaxDeadLetters: 1000}), Blobs: &blobs{m: m}}
+		_, err := k2.Restore(ctx)
+		t.Fatalf("%d index writes named a dead-letter id twice; a restart after one: %v", len(bl.dups), err)
 	}
 }
