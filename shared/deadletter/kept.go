@@ -297,8 +297,14 @@ func (k *Kept) Save(ctx context.Context) error {
 	all := st.Items
 	if len(k.requeued) > 0 {
 		all = slices.Clone(st.Items)
+		listed := make(map[string]bool, len(st.Items))
+		for _, d := range st.Items {
+			listed[d.ID] = true
+		}
 		for _, d := range k.requeued {
-			all = append(all, d)
+			if !listed[d.ID] { // marked by a requeue whose bus call has not taken it off yet
+				all = append(all, d)
+			}
 		}
 		slices.SortFunc(all, func(a, b bus.DeadLetter) int { return cmp.Compare(idNumber(a.ID), idNumber(b.ID)) })
 	}
