@@ -11,6 +11,7 @@ import (
 	"github.com/automation-platform/automation/shared/automation"
 	"github.com/automation-platform/automation/shared/bus"
 	"github.com/automation-platform/automation/shared/deadletter"
+	"github.com/automation-platform/automation/shared/store"
 )
 
 // crashBlobs is a diagnostics store that keeps a copy of everything it holds after each
@@ -162,5 +163,41 @@ func TestHostileIndexNeverNamesAnIDTwice(t *testing.T) {
 		k2 := &deadletter.Kept{Memory: bus.NewMemory(&bus.MemoryOptions{MaxDeadLetters: 1000}), Blobs: &blobs{m: m}}
 		_, err := k2.Restore(ctx)
 		t.Fatalf("%d index writes named a dead-letter id twice; a restart after one: %v", len(bl.dups), err)
+	}
+}
+
+// Hostile: the reverse crash: a discard that the bus did (and the audit recorded) before the
+// index write. After the restart the dead letter is listed again with its etag; Kept's doc
+// says the other action on it is 412. It is 409 at first and, after AbandonedAfter, a
+// requeue takes the discard's audit row over (DeadLetterAuditTakeOver replaces any action
+// recorded before the cutoff): the discarded message is delivered and the audit no longer
+// says it was ever discarded.
+func TestHostileDiscardLostByACrashIsNotRequeuedLater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bl := &blobs{m: map[string][]byte{}}
+	clock := automation.NewManualClock(time.Date(2026, 7, 10, 16, 0, 0, 0, time.UTC))
+	p1 := start(t, bl, clock, 0)
+	p1.deadLetter(t, "x")
+	d := listAll(t, p1.kept)["x"]
+	before := maps.Clone(bl.m) // what the store holds if the process dies before the discard's index write
+	au := newAudit()
+	svc1 := &deadletter.Service{Box: p1.kept, Audit: au, Clock: clock}
+	if _, err := svc1.Discard(ctx, automation.BusinessUnits("bu-1"), deadletter.ActRequest{ID: d.ID, ETag: deadletter.ETagOf(d), Operator: "ann", Reason: "bad data"}); err != nil {
+		t.Fatal(err)
+	}
+	bl.m = before
+
+	clock.Advance(deadletter.AbandonedAfter + time.Second)
+	p2 := start(t, bl, clock, 0)
+	p2.fixed = true
+	svc2 := &deadletter.Service{Box: p2.kept, Audit: au, Clock: clock}
+	res, err := svc2.Requeue(ctx, automation.BusinessUnits("bu-1"), deadletter.ActRequest{ID: d.ID, ETag: deadletter.ETagOf(d), Operator: "bob", Reason: "retry"})
+	if _, derr := p2.mem.Drain(ctx, 0); derr != nil {
+		t.Fatal(derr)
+	}
+	a, _ := au.DeadLetterAuditGet(ctx, deadletter.ETagOf(d))
+	if automation.CodeOf(err) != automation.CodePreconditionFailed || len(p2.got) != 0 || a.Action != store.DeadLetterDiscard {
+		t.Fatalf("requeue of a dead letter discarded before the crash: %+v, %v (want 412); delivered %d; audit now %s by %s", res, err, len(p2.got), a.Action, a.Operator)
 	}
 }
