@@ -65,9 +65,11 @@ func RecordBlobName(destination, messageID string) string {
 // before or after a change, never half of it. A requeued dead letter stays in the index,
 // marked requeued, until the bus settles its message (Settled): the in-process bus loses a
 // queued message with its process, so a restart before its delivery lists it again. A dead
-// letter listed again so, or after a crash between a discard and the index write, has its
-// audit row (DeadLetterAudit): the same action again is 409 and is taken over after
-// AbandonedAfter, and the other one is 412. A dead letter listed just before a crash whose
+// letter listed again so, or after a crash between its requeue and the index write, has its
+// audit row (DeadLetterAudit): an action on it is 409 and, after AbandonedAfter, takes the
+// row over. A discard writes the index without its dead letter before the bus drops it, so
+// a crash between the two leaves it discarded, as its audit row says (in the other order it
+// was listed again and a requeue took the discard's row over). A dead letter listed just before a crash whose
 // record or index write had not happened yet is not listed after it (its log line and, for
 // the bus's own, its record remain). A failed blob write is logged (Error) and does not undo
 // the change of the list: the action was done.
@@ -89,6 +91,10 @@ type Kept struct {
 	// on the bus's hot path).
 	requeued  map[string]bus.DeadLetter
 	nRequeued atomic.Int64
+	// discarding holds the ids of dead letters being discarded: the index is written without
+	// them before the bus drops them (DeadLetterDiscard), so a crash in between leaves them
+	// discarded, as the audit says, not listed again.
+	discarding map[string]bool
 }
 
 var (
@@ -190,11 +196,28 @@ func (k *Kept) Settled(ctx context.Context, m bus.Message) {
 	}
 }
 
-// DeadLetterDiscard implements bus.DeadLetterBox: the bus drops it, then the index is
-// written without it.
+// DeadLetterDiscard implements bus.DeadLetterBox: the index is written without it, then the
+// bus drops it. In this order a crash in between leaves it discarded after the restart, as
+// its audit row says; in the other, it was listed again and, after AbandonedAfter, a
+// requeue took the discard's audit row over and delivered the message. A failed index write
+// is logged and the discard still done (the next change writes the index again). The bus
+// refusing (ErrDeadLetterNotFound) writes the index again with it, if listed.
 func (k *Kept) DeadLetterDiscard(ctx context.Context, id string) (bus.DeadLetter, error) {
+	if _, err := k.Memory.DeadLetterGet(ctx, id); err != nil {
+		return bus.DeadLetter{}, err
+	}
+	k.mu.Lock()
+	if k.discarding == nil {
+		k.discarding = map[string]bool{}
+	}
+	k.discarding[id] = true
+	k.mu.Unlock()
+	k.Save(context.WithoutCancel(ctx))
 	d, err := k.Memory.DeadLetterDiscard(ctx, id)
-	if err == nil {
+	k.mu.Lock()
+	delete(k.discarding, id)
+	k.mu.Unlock()
+	if err != nil {
 		k.Save(context.WithoutCancel(ctx))
 	}
 	return d, err
@@ -309,6 +332,9 @@ func (k *Kept) Save(ctx context.Context) error {
 		slices.SortFunc(all, func(a, b bus.DeadLetter) int { return cmp.Compare(idNumber(a.ID), idNumber(b.ID)) })
 	}
 	for _, d := range all {
+		if k.discarding[d.ID] {
+			continue // being discarded (DeadLetterDiscard)
+		}
 		bu, ok := k.labels[d.ID]
 		if !ok {
 			bu = BusinessUnitOf(d.Message.Body)
