@@ -398,7 +398,7 @@ func (d *driver) dlAct(ctx context.Context, svc *deadletter.Service, opIdx int, 
 		d.clock.Advance(deadletter.BusCallBound + time.Second)
 		_, err = call(ctx, svc, op, a, req)
 		code := automation.CodeOf(err)
-		s.check(InvDLNo409, code == automation.CodeConflict || (code == automation.CodeTooManyRequests && a == store.DeadLetterRequeue),
+		s.check(InvDLNo409, code == automation.CodeConflict,
 			"dead letter %s: the repeat of a %s that died answered %v, want 409", it.ID, a, err)
 		if code == automation.CodeConflict || code == automation.CodeTooManyRequests {
 			s.conflicted[it.ETag] = it.MessageID
