@@ -168,33 +168,62 @@ func jsonKind(goKind string) string {
 // the path ("PolicyInput.rate"), though its members are the embedding struct's own in the
 // JSON ("rate"). So a body type that embeds a domain type reports the members a client sent,
 // as one that lists them. A segment is dropped only where t has an embedded struct of that Go
-// name without a JSON name of its own; past a segment it cannot follow, the path is kept.
+// name without a JSON name of its own; when t also has a member of that JSON name, the
+// segment is the embedded struct's only if the next one names a member of the embedded
+// struct and not of that member. Past a segment it cannot follow, the path is kept.
 func memberPath(t reflect.Type, path string) string {
 	segs := strings.Split(path, ".")
-	out := segs[:0]
-	for _, seg := range segs {
-		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
-			t = t.Elem()
-		}
-		if t == nil || t.Kind() != reflect.Struct {
-			out, t = append(out, seg), nil
+	out := make([]string, 0, len(segs))
+	for i, seg := range segs {
+		t = structOf(t)
+		if t == nil {
+			out = append(out, seg)
 			continue
 		}
+		member := memberType(t, seg, false)
 		if f, ok := t.FieldByName(seg); ok && f.Anonymous && len(f.Index) == 1 && jsonName(f) == "" {
-			t = f.Type // an embedded struct: its members are t's
-			continue
-		}
-		out = append(out, seg)
-		var next reflect.Type
-		for _, f := range reflect.VisibleFields(t) {
-			if !f.Anonymous && f.IsExported() && (jsonName(f) == seg || jsonName(f) == "" && f.Name == seg) {
-				next = f.Type
-				break
+			if member == nil || i+1 < len(segs) && memberType(structOf(f.Type), segs[i+1], true) != nil && memberType(structOf(member), segs[i+1], true) == nil {
+				t = f.Type // an embedded struct: its members are t's
+				continue
 			}
 		}
-		t = next
+		out = append(out, seg)
+		t = member
 	}
 	return strings.Join(out, ".")
+}
+
+// structOf is t with pointers, slices, arrays and maps taken off (their elements are what a
+// path names next), or nil when that is not a struct.
+func structOf(t reflect.Type) reflect.Type {
+	for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	return t
+}
+
+// memberType is the type of struct t's member that a path segment names (its JSON name, or
+// its Go name without one), nil when t (nil allowed) has none; with embedded, an embedded
+// struct of that Go name counts too (a path may go on through it).
+func memberType(t reflect.Type, seg string, embedded bool) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() {
+			continue
+		}
+		if embedded && f.Anonymous && len(f.Index) == 1 && jsonName(f) == "" && f.Name == seg {
+			return f.Type
+		}
+		if !f.Anonymous && (jsonName(f) == seg || jsonName(f) == "" && f.Name == seg) {
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // jsonName is the member name f's json tag gives it ("" for none).
