@@ -69,7 +69,7 @@ start() {
 			--skipApiVersionCheck) </dev/null >"$log_file" 2>&1 &
 		pid=$!
 		set +m
-		echo "$pid" >"$pid_file"
+		write_pid "$pid"
 		say "started (pid $pid, log $log_file)"
 	fi
 

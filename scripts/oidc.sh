@@ -33,7 +33,7 @@ start() {
 	[[ -d $root/node_modules/oidc-provider ]] || (cd "$root" && npm ci --no-audit --no-fund >&2)
 	mkdir -p "$state_dir"
 	OIDC_PORT=$port nohup node "$root/scripts/oidc-provider.mjs" >"$log_file" 2>&1 &
-	echo $! >"$pid_file"
+	write_pid $!
 	for _ in $(seq 1 100); do
 		if ready; then
 			echo "OIDC_PROVIDER_ISSUER=$issuer"
