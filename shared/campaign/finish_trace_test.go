@@ -14,7 +14,7 @@ import (
 	"github.com/automation-platform/automation/shared/campaign"
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/telemetry"
-	"github.com/automation-platform/automation/shared/telemetry/otlptest"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 )
 
 // The outcomes of a batch's commands are written in one CampaignFinishMany, which runs under
@@ -27,14 +27,8 @@ import (
 // its own command's trace.
 // Not parallel: telemetry installs the process's OTel globals.
 func TestBatchFinishKeepsEachCommandsTrace(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
+	rcv, p := telemetrytest.Export(t, telemetry.Options{Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
 
 	r := newRig(t, campaign.ProviderConfig{})
 	r.topUpOnly("c", "sim")

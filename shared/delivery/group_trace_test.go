@@ -12,6 +12,7 @@ import (
 	"github.com/automation-platform/automation/shared/store"
 	"github.com/automation-platform/automation/shared/telemetry"
 	"github.com/automation-platform/automation/shared/telemetry/otlptest"
+	"github.com/automation-platform/automation/shared/telemetry/telemetrytest"
 	"github.com/automation-platform/automation/shared/topology"
 )
 
@@ -25,14 +26,8 @@ import (
 // first commit is held until the second batch's send has finished). Not parallel:
 // telemetry installs the process's OTel globals.
 func TestGroupCommitIsARootLinkedToEachSend(t *testing.T) {
-	rcv := otlptest.Start()
-	defer rcv.Close()
+	rcv, p := telemetrytest.Export(t, telemetry.Options{Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
 	ctx := context.Background()
-	p, err := telemetry.Setup(ctx, telemetry.Options{Endpoint: rcv.URL, Sampler: telemetry.SamplerParentBasedTraceIDRatio, Ratio: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(ctx)
 
 	prov := &provider{}
 	e := newEnv(t, map[string]delivery.Channel{"log": &testChannel{p: prov}})

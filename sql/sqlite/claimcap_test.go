@@ -87,13 +87,11 @@ func (s *spyStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (d
 
 var registerSpy sync.Once
 
-// TestClaimsNeverAskForMoreThanMaxClaim: with a dialect's MaxClaim set (SQL Server's is
-// mssql.MaxClaim, 300: lock escalation), no claiming statement asks for more rows, and a
-// scheduler claim larger than it still takes every due row, in order, in several statements.
-// Run on SQLite with MaxClaim 3; the statements' @Limit are read at the driver.
-func TestClaimsNeverAskForMoreThanMaxClaim(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// openSpied opens a migrated SQLite database in t's temporary directory through the
+// "sqlite-limitspy" driver (registered once), whose statements the returned limitSpy sees
+// (and fails, with failQuery) for t alone.
+func openSpied(t *testing.T) (*limitSpy, *sql.DB, *sqlstore.Queries) {
+	t.Helper()
 	spy := &limitSpy{}
 	registerSpy.Do(func() {
 		db, _ := sql.Open("sqlite", "file::memory:")
@@ -101,7 +99,18 @@ func TestClaimsNeverAskForMoreThanMaxClaim(t *testing.T) {
 		db.Close()
 	})
 	router.add(t.Name(), spy)
-	db, q := migratedDB(t, "sqlite-limitspy", t.Name()+"|file:"+filepath.Join(t.TempDir(), "c.db")+"?_pragma=busy_timeout(5000)")
+	db, q := migratedDB(t, "sqlite-limitspy", t.Name()+"|file:"+filepath.Join(t.TempDir(), "spied.db")+"?_pragma=busy_timeout(5000)")
+	return spy, db, q
+}
+
+// TestClaimsNeverAskForMoreThanMaxClaim: with a dialect's MaxClaim set (SQL Server's is
+// mssql.MaxClaim, 300: lock escalation), no claiming statement asks for more rows, and a
+// scheduler claim larger than it still takes every due row, in order, in several statements.
+// Run on SQLite with MaxClaim 3; the statements' @Limit are read at the driver.
+func TestClaimsNeverAskForMoreThanMaxClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	spy, db, q := openSpied(t)
 	d := sqlite.Dialect
 	d.MaxClaim = 3
 	st := sqlstore.New(db, q, d, nil)

@@ -2,10 +2,8 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -106,14 +104,7 @@ func TestEnsureThatChangesNothingTakesNoWriter(t *testing.T) {
 func TestEnsureWhoseFirstLookFailsStillEnsures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	spy := &limitSpy{}
-	registerSpy.Do(func() {
-		db, _ := sql.Open("sqlite", "file::memory:")
-		sql.Register("sqlite-limitspy", &limitSpyRouter{base: db.Driver()})
-		db.Close()
-	})
-	router.add(t.Name(), spy)
-	db, q := migratedDB(t, "sqlite-limitspy", t.Name()+"|file:"+filepath.Join(t.TempDir(), "e.db")+"?_pragma=busy_timeout(5000)")
+	spy, db, q := openSpied(t)
 	getByKeys := q.SQL("SchedulerGetByKeys")
 	errRead := errors.New("injected: the pool's read failed")
 	var failed atomic.Int32
