@@ -123,6 +123,9 @@ type dlState struct {
 	// (the restart point of deadletter-crash); the first session after the restart takes
 	// them over.
 	died []dlDied
+	// takeOverOnly: the session only takes the died actions over (Finish's, after the last
+	// step: an action drawn then could die with no session left to take it over).
+	takeOverOnly bool
 	// crashNext and refuseNext arm the audit store's and the bus's fault for the next call.
 	crashNext, refuseNext bool
 }
@@ -283,7 +286,13 @@ func (d *driver) operate(ctx context.Context) error {
 	}
 	d.counts["dead-letter-list"]++
 	s.rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
-	for _, it := range items[:min(len(items), dlActPerSession)] {
+	n := min(len(items), dlActPerSession)
+	if s.takeOverOnly {
+		// Finish's session takes the died actions over and draws no new one (with its
+		// faults): after the last step no session is left to take a died one over.
+		n = 0
+	}
+	for _, it := range items[:n] {
 		a := s.policy(it)
 		done, err := d.dlAct(ctx, &svc, opIdx, it, a)
 		if err != nil {

@@ -589,7 +589,9 @@ func (d *driver) After(ctx context.Context, now time.Time, stepErr error) (bool,
 // check every invariant.
 func (d *driver) Finish(ctx context.Context, rt *app.Runtime) error {
 	if d.dl != nil && len(d.dl.died) > 0 && !d.off {
-		// A dead-letter action died with the last step's process: take it over first.
+		// A dead-letter action died with the last step's process: take it over first (and
+		// only that: no new action, whose fault could die with no session after it).
+		d.dl.takeOverOnly = true
 		if err := d.operate(ctx); err != nil {
 			return err
 		}
